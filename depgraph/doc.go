@@ -1,0 +1,2 @@
+// Package depgraph models state as a dependency graph (work in progress).
+package depgraph

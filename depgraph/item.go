@@ -1,0 +1,83 @@
+package depgraph
+
+import "fmt"
+
+// Item is one object of the modelled state: a network interface, a route, a
+// file, a process. Items are values: a graph never mutates them, and a new
+// version of an object is a new Item put over the old one.
+type Item interface {
+	// Type names the kind of item ("route", "link"). It selects the
+	// configurator that manages items of this kind.
+	Type() string
+	// Name identifies the item among the items of its type.
+	Name() string
+	// Equal reports whether other (an item of the same type and name)
+	// describes exactly the same state. A false answer makes the reconciler
+	// modify or recreate the item.
+	Equal(other Item) bool
+	// External reports whether the item is only observed, never changed:
+	// the reconciler neither creates, modifies nor deletes it, but its
+	// presence and value decide whether its dependants may exist.
+	External() bool
+	// String is a one-line human description of the item's value.
+	String() string
+	// Dependencies lists what must exist before this item can be created.
+	// The graph calls it once per Put and keeps the result, so it must be
+	// a pure function of the item's value.
+	Dependencies() []Dependency
+}
+
+// ItemRef identifies an item: its type and name. The zero ItemRef refers to
+// nothing.
+type ItemRef struct {
+	Type string
+	Name string
+}
+
+// Ref returns the reference of item.
+func Ref(item Item) ItemRef { return ItemRef{Type: item.Type(), Name: item.Name()} }
+
+// String renders the reference as "type/name".
+func (r ItemRef) String() string { return r.Type + "/" + r.Name }
+
+// Compare orders references by type, then name. It is the order in which
+// graphs are iterated and in which the reconciler logs operations.
+func (r ItemRef) Compare(o ItemRef) int {
+	switch {
+	case r.Type < o.Type:
+		return -1
+	case r.Type > o.Type:
+		return 1
+	case r.Name < o.Name:
+		return -1
+	case r.Name > o.Name:
+		return 1
+	}
+	return 0
+}
+
+// Dependency says that the dependant item can only exist while the required
+// item exists (is created, in the current state) and, when MustSatisfy is set,
+// while the predicate holds for the required item's current value.
+type Dependency struct {
+	// RequiredItem is the item that must exist first.
+	RequiredItem ItemRef
+	// MustSatisfy, if not nil, must return true for the current value of the
+	// required item. When it turns false the dependant is withdrawn (deleted)
+	// and when it turns true again the dependant is created again.
+	MustSatisfy func(required Item) bool
+	// Description explains the requirement to a human ("link must be up").
+	// It appears in "blocked" reasons.
+	Description string
+	// RecreateWhenModified asks for the dependant to be deleted before the
+	// required item is modified and created again afterwards.
+	RecreateWhenModified bool
+}
+
+// String describes the dependency for status messages.
+func (d Dependency) String() string {
+	if d.Description != "" {
+		return fmt.Sprintf("%s (%s)", d.RequiredItem, d.Description)
+	}
+	return d.RequiredItem.String()
+}

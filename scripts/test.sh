@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Runs every netagent test on a fresh machine (as root): installs what the
+# tests need, then runs the unit, namespace and VM tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+go vet ./...
+go test -count=1 ./...
