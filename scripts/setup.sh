@@ -8,7 +8,44 @@ missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+updated=
+apt_update_once() { [ -n "$updated" ] || apt-get update; updated=1; }
 if [ ${#missing[@]} -gt 0 ]; then
-	apt-get update
+	apt_update_once
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 fi
+
+# The VM tests (test/vm) boot a full Debian kernel under qemu, because the host
+# kernel lacks bonding, 802.1Q and dummy. Fetch the kernel package and unpack it
+# into a cache without installing it into the host's /boot; test/vm reads it
+# through the "current" symlink.
+vm_cache=/var/cache/netagent-vm
+if [ ! -e "$vm_cache/current/.complete" ]; then
+	apt_update_once # old package lists may name a kernel the archive has dropped
+fi
+kernel_pkg=$(apt-cache depends linux-image-amd64 | sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n1)
+if [ -z "$kernel_pkg" ]; then
+	echo "setup.sh: cannot resolve the kernel package from linux-image-amd64's Depends" >&2
+	exit 1
+fi
+kernel_ver=$(apt-cache show --no-all-versions "$kernel_pkg" | sed -n 's/^Version: //p' | head -n1)
+kernel_dir="$vm_cache/${kernel_pkg}_${kernel_ver}"
+if [ ! -f "$kernel_dir/.complete" ]; then
+	rm -rf "$kernel_dir"
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	chown _apt "$tmp" 2>/dev/null || true # apt-get download fetches as the _apt user
+	(cd "$tmp" && apt-get download "$kernel_pkg=$kernel_ver")
+	mkdir -p "$kernel_dir"
+	dpkg-deb -x "$tmp"/*.deb "$kernel_dir"
+	# The package ships no modules.dep (its postinst makes one); test/vm reads it
+	# to work out the module load order.
+	release=$(basename "$(ls -d "$kernel_dir"/lib/modules/*)")
+	depmod -b "$kernel_dir" "$release"
+	touch "$kernel_dir/.complete"
+fi
+ln -sfn "$kernel_dir" "$vm_cache/current.new"
+mv -T "$vm_cache/current.new" "$vm_cache/current"
+for old in "$vm_cache"/linux-image-*; do
+	[ "$old" = "$kernel_dir" ] || rm -rf "$old"
+done
