@@ -1,0 +1,64 @@
+package items
+
+import (
+	"fmt"
+	"net/netip"
+
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+// Address is an IP address on an interface. Its name is "<dev>/<prefix>"
+// (see AddressName), so a different address or prefix length is another
+// item.
+type Address struct {
+	Dev string
+	// Prefix is the address with its prefix length, not masked:
+	// 192.0.2.10/24.
+	Prefix netip.Prefix
+	// Label is the IPv4 address label (ifa_label); "" for the kernel's
+	// default, the interface name. Not used for IPv6.
+	Label string
+	// Scope is the IPv4 address scope. Leave it 0 for IPv6: the kernel
+	// derives an IPv6 address's scope from the address.
+	Scope Scope
+}
+
+var _ dg.Item = (*Address)(nil)
+
+// Type returns TypeAddress.
+func (a *Address) Type() string { return TypeAddress }
+
+// Name returns "<dev>/<prefix>".
+func (a *Address) Name() string { return AddressName(a.Dev, a.Prefix) }
+
+// External returns false.
+func (a *Address) External() bool { return false }
+
+// Dependencies: the interface.
+func (a *Address) Dependencies() []dg.Dependency {
+	return []dg.Dependency{requires(InterfaceRef(a.Dev), "")}
+}
+
+// Equal compares every field.
+func (a *Address) Equal(other dg.Item) bool {
+	o, ok := other.(*Address)
+	return ok && o != nil && *a == *o
+}
+
+// String describes the address in one line, `ip addr` style.
+func (a *Address) String() string {
+	s := fmt.Sprintf("address %s dev %s scope %s", a.Prefix, a.Dev, a.Scope)
+	if a.Label != "" {
+		s += " label " + a.Label
+	}
+	return s
+}
+
+// AddressNeedsRecreate reports whether old must be deleted and added again to
+// become new: when Label or Scope differ. A new RTM_NEWADDR with
+// NLM_F_REPLACE for an existing IPv4 address only refreshes its lifetimes
+// and metric (inet_rtm_newaddr), silently keeping the old label and scope.
+// The address and prefix length are the item's name, so they never change.
+func AddressNeedsRecreate(old, new *Address) bool {
+	return old.Label != new.Label || old.Scope != new.Scope
+}
