@@ -1,0 +1,102 @@
+package depgraph
+
+import "strings"
+
+// SubGraph returns the direct subgraph of g with that name, or nil. A name
+// with "/" walks down several levels ("a/b").
+func (g *Graph) SubGraph(name string) *Graph {
+	s := g
+	for _, part := range strings.Split(name, "/") {
+		if s == nil || s.subs == nil {
+			return nil
+		}
+		s = s.subs[part]
+	}
+	return s
+}
+
+// EditSubGraph returns the subgraph with that name ("a/b" walks down),
+// creating the missing levels. Items put into it belong to it; editing it
+// edits g's tree in place.
+func (g *Graph) EditSubGraph(name string) *Graph {
+	s := g
+	for _, part := range strings.Split(name, "/") {
+		if s.subs == nil {
+			s.subs = make(map[string]*Graph)
+		}
+		child := s.subs[part]
+		if child == nil {
+			child = &Graph{name: part, parent: s, r: s.r}
+			s.subs[part] = child
+		}
+		s = child
+	}
+	return s
+}
+
+// SubGraphs returns g's direct subgraphs, ordered by name.
+func (g *Graph) SubGraphs() []*Graph {
+	out := make([]*Graph, 0, len(g.subs))
+	for _, n := range sortedNames(g.subs) {
+		out = append(out, g.subs[n])
+	}
+	return out
+}
+
+// DeleteSubGraph removes a direct subgraph and every item in it.
+func (g *Graph) DeleteSubGraph(name string) bool {
+	s := g.subs[name]
+	if s == nil {
+		return false
+	}
+	for _, ref := range s.Refs() {
+		s.Delete(ref)
+	}
+	delete(g.subs, name)
+	return true
+}
+
+// ItemAsSubGraph returns a view of g that holds only the item ref (if g
+// holds it). Reconciling such a view reconciles just that item.
+func (g *Graph) ItemAsSubGraph(ref ItemRef) *Graph {
+	return &Graph{name: ref.String(), parent: g, r: g.r, only: &ref}
+}
+
+// ScopeOf returns the path of the subgraph that directly holds the item
+// ("" for the root), and whether the item exists.
+func (g *Graph) ScopeOf(ref ItemRef) (string, bool) {
+	n, ok := g.r.nodes[ref]
+	if !ok {
+		return "", false
+	}
+	if n.owner == nil {
+		return "", true
+	}
+	return n.owner.Path(), true
+}
+
+// Meta returns a value attached to the root graph under key. Meta values
+// are how a stateless user of the graph (the reconciler) keeps its records
+// inside the graph itself.
+func (g *Graph) Meta(key string) any { return g.r.meta[key] }
+
+// SetMeta attaches (or, with nil, removes) a value to the root graph.
+func (g *Graph) SetMeta(key string, v any) {
+	if v == nil {
+		delete(g.r.meta, key)
+		return
+	}
+	if g.r.meta == nil {
+		g.r.meta = make(map[string]any)
+	}
+	g.r.meta[key] = v
+}
+
+// SingleItem reports whether g is an item view made by ItemAsSubGraph, and
+// of which item.
+func (g *Graph) SingleItem() (ItemRef, bool) {
+	if g.only == nil {
+		return ItemRef{}, false
+	}
+	return *g.only, true
+}

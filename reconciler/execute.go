@@ -1,0 +1,130 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+// execute runs the proposals of a wave: deletes, then modifies, then
+// creates, each in reference order; runs of the same type go to a
+// BatchConfigurator in one call.
+func (u *run) execute(props []proposal) {
+	slices.SortStableFunc(props, func(a, b proposal) int {
+		if ka, kb := opRank(a.op), opRank(b.op); ka != kb {
+			return ka - kb
+		}
+		return a.ref.Compare(b.ref)
+	})
+	for i := 0; i < len(props); {
+		j := i + 1
+		for j < len(props) && props[j].op == props[i].op && props[j].ref.Type == props[i].ref.Type {
+			j++
+		}
+		u.executeGroup(props[i:j])
+		i = j
+	}
+}
+
+func opRank(op Operation) int {
+	switch op {
+	case OpDelete:
+		return 0
+	case OpModify:
+		return 1
+	}
+	return 2
+}
+
+func (p proposal) item() dg.Item {
+	if p.new != nil {
+		return p.new
+	}
+	return p.old
+}
+
+func (u *run) executeGroup(group []proposal) {
+	cfg := u.r.reg.Configurator(group[0].item())
+	if b, ok := cfg.(BatchConfigurator); ok && len(group) > 1 && !u.dry {
+		u.executeBatch(b, group)
+		return
+	}
+	for _, p := range group {
+		u.executeOne(cfg, p)
+	}
+}
+
+func (u *run) executeBatch(b BatchConfigurator, group []proposal) {
+	ops := make([]BatchOp, len(group))
+	for i, p := range group {
+		ops[i] = BatchOp{Op: p.op, Old: p.old, New: p.new}
+	}
+	start := u.r.now()
+	errs := b.ApplyBatch(u.ctx, ops)
+	end := u.r.now()
+	for i, p := range group {
+		var err error
+		if i < len(errs) {
+			err = errs[i]
+		} else {
+			err = fmt.Errorf("batch returned %d results for %d operations", len(errs), len(ops))
+		}
+		u.finish(p, u.entry(p, start), end, err)
+	}
+}
+
+func (u *run) executeOne(cfg Configurator, p proposal) {
+	e := u.entry(p, u.r.now())
+	if cfg == nil {
+		u.finish(p, e, u.r.now(), fmt.Errorf("%w %q", ErrNoConfigurator, p.ref.Type))
+		return
+	}
+	if u.dry {
+		u.finish(p, e, e.Start, nil)
+		return
+	}
+	ctx := u.opContext(p, e)
+	err := call(cfg, ctx, p)
+	if ctx.isAsync() {
+		u.spare = nil
+		if err != nil { // the configurator changed its mind: no background work
+			ctx.finish(err)
+		}
+		u.started(p, e, ctx)
+		return
+	}
+	u.finish(p, e, u.r.now(), err)
+}
+
+func call(cfg Configurator, ctx context.Context, p proposal) error {
+	switch p.op {
+	case OpCreate:
+		return cfg.Create(ctx, p.new)
+	case OpModify:
+		return cfg.Modify(ctx, p.old, p.new)
+	}
+	return cfg.Delete(ctx, p.old)
+}
+
+// opContext returns the context for one call, reusing the last one if the
+// call it served stayed synchronous.
+func (u *run) opContext(p proposal, e OpLogEntry) *opCtx {
+	c := u.spare
+	if c == nil {
+		c = &opCtx{}
+		u.spare = c
+	} else {
+		c.reset()
+	}
+	c.parent, c.ref, c.op, c.item, c.start = u.ctx, p.ref, p.op, p.item(), e.Start
+	c.scope, c.notify = u.scope, u.rec.notifier
+	return c
+}
+
+func (u *run) entry(p proposal, start time.Time) OpLogEntry {
+	_, st, _ := u.cur.Lookup(p.ref)
+	return OpLogEntry{Ref: p.ref, Item: p.item(), Op: p.op, Recreate: p.recreate, Start: start, PrevErr: st.LastErr}
+}

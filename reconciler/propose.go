@@ -1,0 +1,247 @@
+package reconciler
+
+import (
+	"slices"
+
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+func sortRefs(refs []dg.ItemRef) { slices.SortFunc(refs, dg.ItemRef.Compare) }
+
+// propose is the second half of a wave: for every item it decides the one
+// operation that is ready now, if any. Operations found in the same wave
+// are mutually independent, so they can run in any order or as a batch.
+func (u *run) propose(wave []dg.ItemRef) []proposal {
+	var out []proposal
+	for _, ref := range wave {
+		if p, ok := u.decide(ref); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (u *run) decide(ref dg.ItemRef) (proposal, bool) {
+	if op, ok := u.rec.async[ref]; ok {
+		u.settleAsync(ref, op)
+		return proposal{}, false
+	}
+	if _, failed := u.failedNow[ref]; failed || u.isExternal(ref) {
+		return proposal{}, false
+	}
+	c, st, cok := u.cur.Lookup(ref)
+	w, wok := u.want(ref)
+	if !cok || st.State == dg.StateFailed && st.LastOp != dg.OpModify {
+		return u.decideAbsent(ref, c, cok, w, wok)
+	}
+	if _, ok := u.evict[ref]; ok {
+		return u.decideDelete(ref, c, wok)
+	}
+	if !wok {
+		return proposal{}, false
+	}
+	return u.decideModify(ref, c, st, w)
+}
+
+// decideAbsent handles an item with no instance: never created, or whose
+// create or delete failed.
+func (u *run) decideAbsent(ref dg.ItemRef, c dg.Item, cok bool, w dg.Item, wok bool) (proposal, bool) {
+	if !wok {
+		delete(u.rec.blocked, ref)
+		if cok && !u.exists(ref) {
+			// The record of a failed create of an item no longer wanted.
+			u.cur.Delete(ref)
+			delete(u.rec.failed, ref)
+			return proposal{}, false
+		}
+		if cok { // a failed delete: try again
+			return u.decideDelete(ref, c, false)
+		}
+		return proposal{}, false
+	}
+	if !u.ready(ref, w) {
+		return proposal{}, false
+	}
+	_, re := u.recreating[ref]
+	return proposal{op: OpCreate, ref: ref, new: w, recreate: re}, true
+}
+
+func (u *run) decideDelete(ref dg.ItemRef, c dg.Item, stillWanted bool) (proposal, bool) {
+	for _, d := range u.cur.Dependants(ref) {
+		if u.exists(d) {
+			return proposal{}, false // wait: they leave first and requeue us
+		}
+	}
+	if u.transitionNearby(ref) {
+		return proposal{}, false
+	}
+	_, re := u.recreating[ref]
+	return proposal{op: OpDelete, ref: ref, old: c, recreate: re || stillWanted}, true
+}
+
+func (u *run) decideModify(ref dg.ItemRef, c dg.Item, st dg.StateData, w dg.Item) (proposal, bool) {
+	changed := !w.Equal(c)
+	if !changed && st.State != dg.StateFailed {
+		delete(u.rec.blocked, ref)
+		return proposal{}, false
+	}
+	if !u.ready(ref, w) {
+		return proposal{}, false
+	}
+	if changed && u.evictRecreateOnModify(ref) {
+		return proposal{}, false
+	}
+	return proposal{op: OpModify, ref: ref, old: c, new: w}, true
+}
+
+// evictRecreateOnModify evicts the dependants that want to be recreated
+// when ref is modified, and reports whether any still exists.
+func (u *run) evictRecreateOnModify(ref dg.ItemRef) bool {
+	waiting := false
+	for _, d := range u.cur.Dependants(ref) {
+		if !u.exists(d) || !u.recreateWhenModified(d, ref) {
+			continue
+		}
+		waiting = true
+		if _, ok := u.evict[d]; !ok {
+			u.recreating[d] = struct{}{}
+			for _, e := range u.evictTree(d, nil) {
+				u.enqueue(e)
+			}
+		}
+	}
+	return waiting
+}
+
+// ready reports whether w (the intended value of ref) can be created or
+// modified now, recording why not otherwise.
+func (u *run) ready(ref dg.ItemRef, w dg.Item) bool {
+	if on, why := u.unsatisfied(ref, w); why != "" {
+		u.block(ref, on, why)
+		return false
+	}
+	if u.transitionNearby(ref) {
+		return false
+	}
+	delete(u.rec.blocked, ref)
+	return true
+}
+
+// unsatisfied returns the first dependency of w that is not met, and why.
+// A dependency is met when the required item exists in the current state,
+// is created (not failed, not in transition), is not about to be deleted
+// or changed, and satisfies the predicate.
+func (u *run) unsatisfied(ref dg.ItemRef, w dg.Item) (dg.ItemRef, string) {
+	for _, dep := range u.wantDeps(ref, w) {
+		if why := u.depProblem(dep); why != "" {
+			return dep.RequiredItem, why
+		}
+	}
+	return dg.ItemRef{}, ""
+}
+
+func (u *run) depProblem(dep dg.Dependency) string {
+	req := dep.RequiredItem
+	it, st, ok := u.cur.Lookup(req)
+	if !ok {
+		if _, wanted := u.want(req); !wanted {
+			return "blocked: waiting for " + req.String() + " (not in the intended state)"
+		}
+		return "blocked: waiting for " + req.String()
+	}
+	switch {
+	case st.State == dg.StateFailed:
+		return "blocked: waiting for " + req.String() + " (failed: " + errString(st.LastErr) + ")"
+	case st.State != dg.StateCreated:
+		return "blocked: waiting for " + req.String() + " (" + st.State.String() + ")"
+	}
+	if _, going := u.evict[req]; going {
+		return "blocked: waiting for " + req.String() + " (being deleted)"
+	}
+	if !it.External() {
+		if w, ok := u.want(req); ok && !w.Equal(it) {
+			return "blocked: waiting for " + req.String() + " (being changed)"
+		}
+	}
+	if dep.MustSatisfy != nil && !dep.MustSatisfy(it) {
+		return "blocked: waiting for " + dep.String()
+	}
+	return ""
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	return err.Error()
+}
+
+func (u *run) block(ref, on dg.ItemRef, why string) {
+	u.rec.blocked[ref] = blockNote{reason: why, on: on}
+	u.blockedNow = append(u.blockedNow, ref)
+}
+
+// transitionNearby reports whether an item with a dependency path to or from
+// ref has an operation in flight; ref must then wait, so that only
+// independent items are ever in transition together.
+func (u *run) transitionNearby(ref dg.ItemRef) bool {
+	if len(u.rec.async) == 0 {
+		return false
+	}
+	if on, found := u.findTransition(ref); found {
+		u.rec.waiting[ref] = struct{}{}
+		u.rec.blocked[ref] = blockNote{reason: "blocked: waiting for " + on.String() + " (in transition)", on: on}
+		return true
+	}
+	return false
+}
+
+// findTransition walks the dependencies and the dependants of ref
+// (transitively, in both graphs) looking for an item in transition.
+func (u *run) findTransition(ref dg.ItemRef) (dg.ItemRef, bool) {
+	if on, ok := u.walkFor(ref, u.upstream); ok {
+		return on, true
+	}
+	return u.walkFor(ref, u.downstream)
+}
+
+func (u *run) walkFor(start dg.ItemRef, next func(dg.ItemRef, func(dg.ItemRef))) (dg.ItemRef, bool) {
+	seen := map[dg.ItemRef]struct{}{start: {}}
+	stack := []dg.ItemRef{start}
+	for len(stack) > 0 {
+		ref := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if _, busy := u.rec.async[ref]; busy && ref != start {
+			return ref, true
+		}
+		next(ref, func(n dg.ItemRef) {
+			if _, ok := seen[n]; !ok {
+				seen[n] = struct{}{}
+				stack = append(stack, n)
+			}
+		})
+	}
+	return dg.ItemRef{}, false
+}
+
+func (u *run) upstream(ref dg.ItemRef, visit func(dg.ItemRef)) {
+	for _, d := range u.cur.Dependencies(ref) {
+		visit(d.RequiredItem)
+	}
+	if u.intRoot != nil {
+		for _, d := range u.intRoot.Dependencies(ref) {
+			visit(d.RequiredItem)
+		}
+	}
+}
+
+func (u *run) downstream(ref dg.ItemRef, visit func(dg.ItemRef)) {
+	for _, d := range u.cur.Dependants(ref) {
+		visit(d)
+	}
+	if u.intRoot != nil {
+		for _, d := range u.intRoot.Dependants(ref) {
+			visit(d)
+		}
+	}
+}

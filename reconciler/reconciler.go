@@ -1,0 +1,85 @@
+package reconciler
+
+import (
+	"context"
+	"time"
+
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+// Reconciler drives a current-state graph towards an intended one. It holds
+// no state of its own: everything it needs between calls lives in the
+// current-state graph, so a new Reconciler per call is fine.
+type Reconciler struct {
+	reg  Registry
+	now  func() time.Time
+	hook func(OpLogEntry)
+}
+
+// Option configures a Reconciler.
+type Option func(*Reconciler)
+
+// WithClock replaces time.Now (for tests).
+func WithClock(now func() time.Time) Option { return func(r *Reconciler) { r.now = now } }
+
+// WithOpHook calls f after every operation (and when an asynchronous one
+// starts), from the caller's goroutine: a place to log each kernel change.
+func WithOpHook(f func(OpLogEntry)) Option { return func(r *Reconciler) { r.hook = f } }
+
+// New returns a Reconciler that uses the configurators of reg.
+func New(reg Registry, opts ...Option) *Reconciler {
+	r := &Reconciler{reg: reg, now: time.Now}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
+
+// Reconcile runs the operations that take current towards intended and
+// returns what it did. current may be nil (nothing exists yet); intended may
+// be nil (delete everything current holds in scope). When intended is a
+// subgraph (or an item view), only that part is reconciled: items of the
+// current state outside it are deleted only if they were put there.
+//
+// Reconcile calls the configurators from the caller's goroutine and starts
+// no goroutines of its own; operations a configurator continues in the
+// background are reported in the Status.
+func (r *Reconciler) Reconcile(ctx context.Context, current, intended *dg.Graph) Status {
+	return r.reconcile(ctx, current, intended, false)
+}
+
+// Plan is a dry run of Reconcile: the same algorithm, with no configurator
+// operation called (NeedsRecreate still is). The current graph is not
+// changed; the Status holds the exact operations a Reconcile would run now,
+// in order, and in NewCurrentState the state it would leave behind.
+func (r *Reconciler) Plan(ctx context.Context, current, intended *dg.Graph) Status {
+	if current != nil {
+		root := current.Root()
+		clone := root.Clone()
+		if rec, ok := root.Meta(recordsKey).(*records); ok {
+			clone.SetMeta(recordsKey, rec.clone())
+		}
+		if !current.IsRoot() {
+			current = clone.SubGraph(current.Path())
+			if current == nil {
+				current = clone
+			}
+		} else {
+			current = clone
+		}
+	}
+	return r.reconcile(ctx, current, intended, true)
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, current, intended *dg.Graph, dry bool) Status {
+	run := newRun(r, ctx, current, intended, dry)
+	run.seed()
+	for len(run.queue) > 0 {
+		wave := run.takeWave()
+		wave = run.markEvictions(wave)
+		run.execute(run.propose(wave))
+	}
+	run.detectCycles()
+	run.saveMarks()
+	return run.status()
+}

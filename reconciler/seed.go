@@ -1,0 +1,70 @@
+package reconciler
+
+import dg "github.com/netagent/netagent/depgraph"
+
+// seed queues the items that may need work: what changed in either graph
+// since the last run over this scope, failed items (retried every time) and
+// items with operations in flight or waiting for one. Without a usable mark
+// (first run, another intended graph, a forgotten journal) it queues every
+// item in scope.
+func (u *run) seed() {
+	intKey, curKey := u.markKeys()
+	full := !u.seedFromJournal(u.intRoot, intKey, false) || !u.seedFromJournal(u.cur, curKey, true)
+	if full || u.intended == nil {
+		u.seedEverything()
+	}
+	for ref := range u.rec.failed {
+		u.seedIfInScope(ref)
+	}
+	for ref := range u.rec.async {
+		u.enqueue(ref)
+	}
+	for ref := range u.rec.waiting {
+		u.enqueue(ref)
+	}
+	clear(u.rec.waiting)
+}
+
+// seedFromJournal queues the refs g changed since the mark. For the current
+// state these are changes made by the caller (the reconciler's own changes
+// are behind the mark), so their dependants must look again.
+func (u *run) seedFromJournal(g *dg.Graph, key string, byCaller bool) bool {
+	if g == nil {
+		return true
+	}
+	mark, ok := u.rec.marks[key]
+	if !ok {
+		return false
+	}
+	refs, ok := g.ChangesSince(mark)
+	if !ok {
+		return false
+	}
+	for _, ref := range refs {
+		if byCaller {
+			u.changed[ref] = struct{}{}
+			if g.ModifiedSince(ref, mark) {
+				u.modified[ref] = struct{}{}
+			}
+			u.enqueue(ref)
+			continue
+		}
+		u.seedIfInScope(ref)
+	}
+	return true
+}
+
+func (u *run) seedEverything() {
+	if u.intended != nil {
+		u.enqueueAll(u.intended.Refs())
+	}
+	if u.curScope != nil {
+		u.enqueueAll(u.curScope.Refs())
+	}
+}
+
+func (u *run) seedIfInScope(ref dg.ItemRef) {
+	if u.inScope(ref) {
+		u.enqueue(ref)
+	}
+}
