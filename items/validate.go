@@ -1,0 +1,296 @@
+package items
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The Validate methods check what the kernel would refuse or silently
+// change, so that the renderer can reject a bad intent before anything
+// reaches the kernel. Every error wraps ErrInvalid.
+
+// validIfName reports whether the kernel would accept name as an interface
+// name (dev_valid_name): 1 to 15 bytes, not "." or "..", no '/', ':' or
+// whitespace.
+func validIfName(name string) bool {
+	if name == "" || len(name) > 15 || name == "." || name == ".." {
+		return false
+	}
+	return !strings.ContainsAny(name, "/: \t\n\r\v\f")
+}
+
+var (
+	bondModes     = []string{"", "balance-rr", "active-backup", "balance-xor", "broadcast", "802.3ad", "balance-tlb", "balance-alb"}
+	lacpRates     = []string{"", "slow", "fast"}
+	vlanProtocols = []string{"", "802.1Q", "802.1ad"}
+	macvlanModes  = []string{"", "private", "vepa", "bridge", "passthru", "source"}
+	iptTables     = []string{"filter", "nat", "mangle", "raw", "security"}
+)
+
+// Validate checks the interface name, the kind, that only the kind's
+// attributes are set, and the attributes themselves.
+func (i *Interface) Validate() error {
+	if !validIfName(i.IfName) {
+		return invalid(i, "bad interface name %q", i.IfName)
+	}
+	if i.MTU < 0 {
+		return invalid(i, "negative mtu %d", i.MTU)
+	}
+	if len(i.MAC) != 0 && len(i.MAC) != 6 {
+		return invalid(i, "mac %s is not 6 bytes", i.MAC)
+	}
+	if err := i.checkAttrsPresence(); err != nil {
+		return err
+	}
+	if reason := i.attrsProblem(); reason != "" {
+		return invalid(i, "%s", reason)
+	}
+	return nil
+}
+
+// checkAttrsPresence checks that only the kind's attributes are set and that
+// the kinds that need them have them.
+func (i *Interface) checkAttrsPresence() error {
+	attrs := []struct {
+		kind    InterfaceKind
+		present bool
+	}{
+		{KindBond, i.Bond != nil}, {KindVLAN, i.VLAN != nil}, {KindBridge, i.Bridge != nil},
+		{KindVeth, i.Veth != nil}, {KindMacvlan, i.Macvlan != nil}, {KindVxlan, i.Vxlan != nil},
+	}
+	known, own := i.Kind == KindPhysical, false
+	for _, a := range attrs {
+		if a.present && a.kind != i.Kind {
+			return invalid(i, "%s attributes on a %s interface", a.kind, i.Kind)
+		}
+		if a.kind == i.Kind {
+			known, own = true, a.present
+		}
+	}
+	if !known {
+		return invalid(i, "unknown kind %q", i.Kind)
+	}
+	switch i.Kind {
+	case KindVLAN, KindVeth, KindMacvlan, KindVxlan:
+		if !own {
+			return invalid(i, "%s interface without %s attributes", i.Kind, i.Kind)
+		}
+	}
+	return nil
+}
+
+// attrsProblem describes what is wrong with the kind's attributes, or "".
+func (i *Interface) attrsProblem() string {
+	switch {
+	case i.Bond != nil:
+		return i.Bond.problem()
+	case i.VLAN != nil:
+		return i.VLAN.problem(i.IfName)
+	case i.Bridge != nil:
+		return i.Bridge.problem()
+	case i.Veth != nil:
+		return i.Veth.problem(i.IfName)
+	case i.Macvlan != nil:
+		return i.Macvlan.problem(i.IfName)
+	case i.Vxlan != nil:
+		return i.Vxlan.problem(i.IfName)
+	}
+	return ""
+}
+
+func (a *BondAttrs) problem() string {
+	switch {
+	case !slices.Contains(bondModes, a.Mode):
+		return "unknown bond mode " + a.Mode
+	case !slices.Contains(lacpRates, a.LacpRate):
+		return "unknown lacp rate " + a.LacpRate
+	case a.Miimon < 0 || a.MinLinks < 0:
+		return "negative miimon or min_links"
+	case a.Primary != "" && !validIfName(a.Primary):
+		return "bad primary interface name " + a.Primary
+	}
+	return ""
+}
+
+func (a *VLANAttrs) problem(self string) string {
+	switch {
+	case !validIfName(a.Parent) || a.Parent == self:
+		return "bad vlan parent " + a.Parent
+	case a.ID < 1 || a.ID > 4094:
+		return "vlan id out of 1..4094"
+	case !slices.Contains(vlanProtocols, a.Protocol):
+		return "unknown vlan protocol " + a.Protocol
+	}
+	return ""
+}
+
+func (a *BridgeAttrs) problem() string {
+	if a.ForwardDelay < 0 || a.ForwardDelay%(10*time.Millisecond) != 0 {
+		return "forward delay must be a non-negative multiple of 10ms"
+	}
+	return ""
+}
+
+func (a *VethAttrs) problem(self string) string {
+	if !validIfName(a.Peer) || (a.Peer == self && a.PeerNetns == "") {
+		return "bad veth peer " + a.Peer
+	}
+	return ""
+}
+
+func (a *MacvlanAttrs) problem(self string) string {
+	switch {
+	case !validIfName(a.Parent) || a.Parent == self:
+		return "bad macvlan parent " + a.Parent
+	case !slices.Contains(macvlanModes, a.Mode):
+		return "unknown macvlan mode " + a.Mode
+	}
+	return ""
+}
+
+func (a *VxlanAttrs) problem(self string) string {
+	family := vxlanFamily(*a)
+	switch {
+	case a.VNI >= 1<<24:
+		return "vni out of 0..16777215"
+	case a.Remote.IsValid() && a.Group.IsValid():
+		return "both remote and group set"
+	case a.Group.IsValid() && !a.Group.IsMulticast():
+		return "group " + a.Group.String() + " is not multicast"
+	case a.Remote.IsValid() && a.Remote.IsMulticast():
+		return "remote " + a.Remote.String() + " is multicast (use group)"
+	case !sameFamily(family, a.Local, a.Remote, a.Group):
+		return "local, remote and group mix address families"
+	case a.Parent != "" && (!validIfName(a.Parent) || a.Parent == self):
+		return "bad vxlan parent " + a.Parent
+	}
+	return ""
+}
+
+// sameFamily reports whether every valid address is of family f.
+func sameFamily(f Family, addrs ...netip.Addr) bool {
+	for _, a := range addrs {
+		if a.IsValid() && (FamilyOf(a) != f || a.Is4In6()) {
+			return false
+		}
+	}
+	return true
+}
+
+// Validate checks the names and the master's kind.
+func (p *Port) Validate() error {
+	switch {
+	case !validIfName(p.IfName):
+		return invalid(p, "bad interface name %q", p.IfName)
+	case !validIfName(p.Master) || p.Master == p.IfName:
+		return invalid(p, "bad master %q", p.Master)
+	case p.MasterKind != KindBond && p.MasterKind != KindBridge:
+		return invalid(p, "master kind %q is neither bond nor bridge", p.MasterKind)
+	case p.Cost != 0 && p.MasterKind != KindBridge:
+		return invalid(p, "cost on a bond port")
+	}
+	return nil
+}
+
+// Validate checks the device and the address, and that a label is only set
+// on an IPv4 address and fits an interface name.
+func (a *Address) Validate() error {
+	switch {
+	case !validIfName(a.Dev):
+		return invalid(a, "bad device name %q", a.Dev)
+	case !a.Prefix.IsValid() || a.Prefix.Addr().Is4In6():
+		return invalid(a, "bad prefix")
+	case a.Label != "" && (!a.Prefix.Addr().Is4() || len(a.Label) > 15):
+		return invalid(a, "label %q: only on IPv4 addresses, at most 15 bytes", a.Label)
+	}
+	return nil
+}
+
+// Validate checks that Dst is a masked prefix, that Gw and Src are of its
+// family, and that a unicast route has a Gw or a Dev and other types have
+// neither.
+func (r *Route) Validate() error {
+	f := r.Family()
+	switch {
+	case !r.Dst.IsValid() || r.Dst.Addr().Is4In6() || r.Dst != r.Dst.Masked():
+		return invalid(r, "dst %s is not a masked prefix", r.Dst)
+	case !sameFamily(f, r.Gw, r.Src):
+		return invalid(r, "gateway or source not of the destination's family")
+	case r.Kind > RouteProhibit:
+		return invalid(r, "unknown route type %d", r.Kind)
+	case r.Kind == RouteUnicast && !r.Gw.IsValid() && r.Dev == "":
+		return invalid(r, "unicast route without gateway or device")
+	case r.Kind != RouteUnicast && (r.Gw.IsValid() || r.Dev != ""):
+		return invalid(r, "%s route with gateway or device", r.Kind)
+	case r.Dev != "" && !validIfName(r.Dev):
+		return invalid(r, "bad device name %q", r.Dev)
+	case r.CarrierLink != "" && !validIfName(r.CarrierLink):
+		return invalid(r, "bad carrier link name %q", r.CarrierLink)
+	}
+	return nil
+}
+
+// Validate checks the family, the prefixes, the interface names and that a
+// table is given.
+func (r *Rule) Validate() error {
+	switch {
+	case r.Family != FamilyIPv4 && r.Family != FamilyIPv6:
+		return invalid(r, "family must be ipv4 or ipv6")
+	case !rulePrefixOK(r.Family, r.From) || !rulePrefixOK(r.Family, r.To):
+		return invalid(r, "from or to is not a masked prefix of the rule's family")
+	case r.Table == 0:
+		return invalid(r, "no table")
+	case r.IifName != "" && !validIfName(r.IifName), r.OifName != "" && !validIfName(r.OifName):
+		return invalid(r, "bad iif or oif name")
+	}
+	return nil
+}
+
+func rulePrefixOK(f Family, p netip.Prefix) bool {
+	return !p.IsValid() || (FamilyOf(p.Addr()) == f && !p.Addr().Is4In6() && p == p.Masked())
+}
+
+// Validate checks the device, the address and that a MAC is given.
+func (n *Neighbor) Validate() error {
+	switch {
+	case !validIfName(n.Dev):
+		return invalid(n, "bad device name %q", n.Dev)
+	case !n.IP.IsValid() || n.IP.Is4In6():
+		return invalid(n, "bad address")
+	case len(n.MAC) == 0:
+		return invalid(n, "no mac")
+	}
+	return nil
+}
+
+// Validate checks the family, the table, the chain name and the rules.
+func (c *IptablesChain) Validate() error {
+	switch {
+	case c.Family != FamilyIPv4 && c.Family != FamilyIPv6:
+		return invalid(c, "family must be ipv4 or ipv6")
+	case !slices.Contains(iptTables, c.Table):
+		return invalid(c, "unknown table %q", c.Table)
+	case c.Chain == "" || len(c.Chain) > 28 || strings.HasPrefix(c.Chain, "-") || strings.ContainsAny(c.Chain, " \t\n"):
+		return invalid(c, "bad chain name %q", c.Chain)
+	case c.Position < 0:
+		return invalid(c, "negative position")
+	case slices.ContainsFunc(c.Rules, func(rule []string) bool { return len(rule) == 0 }):
+		return invalid(c, "empty rule")
+	}
+	return nil
+}
+
+// Validate checks that the key is a well-formed net.* key and that the value
+// is one line.
+func (s *Sysctl) Validate() error {
+	switch {
+	case !strings.HasPrefix(s.Key, "net.") || strings.HasSuffix(s.Key, ".") ||
+		strings.Contains(s.Key, "..") || strings.ContainsAny(s.Key, " \t\n"):
+		return invalid(s, "key is not a net.* sysctl key")
+	case strings.ContainsAny(s.Value, "\n\r"):
+		return invalid(s, "value spans lines")
+	}
+	return nil
+}
