@@ -1,0 +1,61 @@
+package intent
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// FieldError is one problem with an intent: where it is and what is wrong.
+// Parse, Validate and Merge return an errors.Join of *FieldError values; list
+// them with FieldErrors.
+type FieldError struct {
+	// File names the intent file, when the error comes from Merge or from
+	// validating a merged intent; "" otherwise.
+	File string
+	// Path is the JSON path of the offending value, like
+	// "interfaces[2].vlan.id" or `sysctls["net.ipv4.ip_forward"]`; "" for
+	// the document as a whole.
+	Path string
+	// Msg says what is wrong, in lowercase, naming the value.
+	Msg string
+}
+
+// Error returns "file: path: msg", leaving out the empty parts.
+func (e *FieldError) Error() string {
+	var b strings.Builder
+	for _, s := range []string{e.File, e.Path} {
+		if s != "" {
+			b.WriteString(s)
+			b.WriteString(": ")
+		}
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// FieldErrors lists the *FieldError values in err, which may be a single
+// error or a tree of errors.Join results, in order. Errors of other types are
+// left out.
+func FieldErrors(err error) []*FieldError {
+	if err == nil {
+		return nil
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []*FieldError
+		for _, e := range joined.Unwrap() {
+			out = append(out, FieldErrors(e)...)
+		}
+		return out
+	}
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return []*FieldError{fe}
+	}
+	return nil
+}
+
+// fieldError builds a *FieldError at o.
+func fieldError(o Origin, format string, args ...any) *FieldError {
+	return &FieldError{File: o.File, Path: o.Path, Msg: fmt.Sprintf(format, args...)}
+}
