@@ -160,7 +160,8 @@ func (r *Route) String() string {
 	if r.Dev != "" {
 		b.WriteString(" dev " + r.Dev)
 	}
-	fmt.Fprintf(&b, " %s metric %d scope %s", TableName(r.TableID()), r.EffectiveMetric(), r.Scope)
+	fmt.Fprintf(&b, " table %s metric %d scope %s",
+		strings.TrimPrefix(TableName(r.TableID()), "table "), r.EffectiveMetric(), r.Scope)
 	if r.Src.IsValid() {
 		b.WriteString(" src " + r.Src.String())
 	}

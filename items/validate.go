@@ -222,6 +222,8 @@ func (r *Route) Validate() error {
 		return invalid(r, "unknown route type %d", r.Kind)
 	case r.Kind == RouteUnicast && !r.Gw.IsValid() && r.Dev == "":
 		return invalid(r, "unicast route without gateway or device")
+	case r.Gw.IsLinkLocalUnicast() && r.Dev == "":
+		return invalid(r, "link-local gateway %s without device", r.Gw)
 	case r.Kind != RouteUnicast && (r.Gw.IsValid() || r.Dev != ""):
 		return invalid(r, "%s route with gateway or device", r.Kind)
 	case r.Dev != "" && !validIfName(r.Dev):

@@ -1,0 +1,133 @@
+// Package items defines netagent's Linux item types: the kernel objects the
+// agent manages (or observes), as depgraph items with their dependencies.
+// It is pure data. Nothing here talks to the kernel: the configurators turn
+// these items into netlink and iptables calls, and read the kernel back into
+// them; the renderer builds them from a validated intent.
+//
+// # The model
+//
+// One item is one kernel object, named the way the kernel identifies it, so
+// that an item's name says which object it is and a change of identity is a
+// different item (a delete and a create), never a modification:
+//
+//   - A Link is an interface netagent did not create and never changes (a
+//     NIC). It is external: the agent puts it into the current state from
+//     netlink events, with its carrier.
+//   - An Interface is every interface the intent declares, of any kind,
+//     physical included, so that dependants can always refer to
+//     "interface/<ifname>". For a physical interface the item is the
+//     settings netagent applies; deleting it never deletes the NIC.
+//   - A Port is the membership of an interface in a bond or a bridge (not a
+//     field of Interface, so that moving a port touches neither interface).
+//   - Address, Route, Rule, Neighbor, IptablesChain (a user chain with all
+//     its rules and its jump) and Sysctl (a net.* parameter) are one object
+//     each.
+//
+// Every type implements depgraph.Item on a pointer receiver: put *Route,
+// not Route, into a graph, and type-assert item.(*items.Route) in a
+// configurator. Items are values: never change an item after it has been
+// put into a graph; build a new one.
+//
+// # Dependencies
+//
+// An item depends only on what the kernel needs to exist first: the parent
+// of a VLAN, macvlan or VXLAN; the master and the interface of a port; the
+// device of an address, a route or a neighbour; the Link of a physical
+// interface; the address that puts a route's gateway on-link. The one
+// dependency on state rather than existence is a route's dependency on its
+// uplink's carrier (HasCarrier, "carrier up"): a route out of a physical
+// uplink is withdrawn while the cable is out and comes back with the
+// carrier, so that traffic fails over to another route. An interface's own
+// settings never depend on carrier: they are never withdrawn.
+//
+// Where a dependency needs knowledge of the whole intent, the renderer fills
+// a field that exists only to shape the dependencies: Route.CarrierLink,
+// Route.GwAddress and the Deps lists of Route, Rule and IptablesChain. These
+// fields take part in Equal, so a change of them is a Modify whose kernel
+// part is a no-op; configurators must accept that.
+//
+// # Names, recreate, and zero values
+//
+// Attributes the kernel cannot change in place are either part of the name
+// (a route's table, destination and metric; every selector of a rule; an
+// address and its prefix length) or reported by NeedsRecreate (some
+// interface attributes, an address's label and scope). NeedsRecreate answers
+// true only where the kernel refuses, or silently ignores, an in-place
+// change, because a recreate first deletes everything that depends on the
+// item. NeedsRecreate(old, new) covers every type, so configurators can
+// delegate to it.
+//
+// Where two spellings name the same kernel object, the name and Equal treat
+// them alike: route table 0 is main (254); an IPv6 route's metric 0 is 1024;
+// a rule's fwmark mask 0 with a non-zero mark is 0xffffffff; a chain's jump
+// position 0 is 1; sysctl values compare field by field. Other zero values
+// mean "the kernel's default" or "leave as is" (MTU 0, bond mode "").
+//
+// Each type has a Validate method that rejects what the kernel would refuse
+// or silently change; every error wraps ErrInvalid.
+//
+// # Types
+//
+//	type            name                               depends on                               NeedsRecreate when
+//	----            ----                               ----------                               ------------------
+//	link (external) <ifname>                           nothing                                  never changed by netagent
+//	interface       <ifname>                           physical: link/<ifname> (present)        kind changes, or
+//	                                                   vlan, macvlan: interface/<parent>          bond: Mode
+//	                                                   vxlan: interface/<parent> if Parent set    vlan: Parent, ID, Protocol
+//	                                                   bond, bridge, veth: nothing                veth: Peer, PeerNetns
+//	                                                                                              macvlan: Parent; Mode to/from passthru
+//	                                                                                              vxlan: VNI, Port, Group, Parent,
+//	                                                                                                     family of Local/Remote/Group
+//	port            <ifname>                           interface/<master>, interface/<ifname>   never (a new master is re-enslaved)
+//	address         <dev>/<addr>/<len>                 interface/<dev>                          Label or Scope changes
+//	route           <table> <dst> metric <metric>      interface/<dev> if Dev set;              never (NLM_F_REPLACE changes gw, dev,
+//	                (e.g. "main 0.0.0.0/0 metric 100") link/<CarrierLink> (carrier up);         src, scope and type in place)
+//	                                                   address/<GwAddress>; Deps
+//	rule            <family> <prio>: <selectors>       Deps                                     never (every selector is in the name)
+//	                lookup <table>
+//	neighbor        <dev>/<ip>                         interface/<dev>                          never (a new MAC is replaced in place)
+//	iptables-chain  <family>/<table>/<chain>           Deps                                     never (rules are replaced as a whole)
+//	sysctl          <key>                              interface/<if> for a per-interface key   never
+//	                                                   (see SysctlInterface)
+//
+// InterfaceNeedsRecreate and AddressNeedsRecreate give the kernel's reasons.
+//
+// # Ownership
+//
+// The route and rule configurators mark everything they create with the
+// rtnetlink protocol RouteProtocol (211, "netagent") and, reading the kernel
+// back, take as their own only what carries it. How interfaces and iptables
+// chains are marked as netagent's is the configurators' business.
+//
+// # Example: a gateway
+//
+// An uplink NIC with an address and a default route, and a LAN bridge over
+// two NICs. An arrow A ──▶ B reads "A depends on B": B is created first and
+// deleted last.
+//
+//	route/main 0.0.0.0/0 metric 100 ──(carrier up)──────────────▶ link/uplink0 (external)
+//	   │                      │                                        ▲
+//	   │ (gateway on-link)    │ (device)                               │ (present)
+//	   ▼                      ▼                                        │
+//	address/uplink0/   ──▶ interface/uplink0 ──────────────────────────┘
+//	  203.0.113.2/24          ▲
+//	                          │
+//	sysctl/net.ipv4.conf.uplink0.rp_filter
+//
+//	address/br0/192.168.1.1/24 ──▶ interface/br0 (bridge)
+//	                                 ▲         ▲
+//	                        (master) │         │ (master)
+//	               port/lan0 ────────┘         └──────── port/lan1
+//	                  │ (port)                              │ (port)
+//	                  ▼                                     ▼
+//	           interface/lan0                        interface/lan1
+//	                  │ (present)                           │ (present)
+//	                  ▼                                     ▼
+//	           link/lan0 (external)                  link/lan1 (external)
+//
+//	sysctl/net.ipv4.ip_forward, iptables-chain/ipv4/nat/NAT-OUT: no dependencies
+//
+// When uplink0 loses carrier, only the default route is withdrawn; the
+// address, the interface settings and the LAN side stay. When the NIC lan0
+// disappears, interface/lan0 and port/lan0 go with it and come back with it.
+package items
