@@ -70,7 +70,7 @@ type BondAttrs struct {
 type VLANAttrs struct {
 	Parent   string // ifname of the lower interface
 	ID       uint16 // 1..4094
-	Protocol string // "802.1Q" (also "") or "802.1ad"
+	Protocol string // "802.1q" (also "") or "802.1ad", as netlink spells them
 }
 
 // BridgeAttrs are the settings of a bridge.
@@ -274,7 +274,7 @@ func isZero(v any) bool {
 //   - a kind change;
 //   - bond: Mode ("" counts as balance-rr). The kernel refuses a mode change
 //     while the bond is up or has ports (BOND_OPTFLAG_NOSLAVES|IFDOWN);
-//   - vlan: Parent, ID, Protocol ("" counts as 802.1Q). vlan_changelink only
+//   - vlan: Parent, ID, Protocol ("" counts as 802.1q). vlan_changelink only
 //     changes flags and QoS maps;
 //   - veth: Peer, PeerNetns. The pair is created together;
 //   - macvlan: Parent; Mode only when switching to or from passthru.
@@ -320,8 +320,8 @@ func bondMode(a *BondAttrs) string {
 
 func vlanIdentity(a *VLANAttrs) VLANAttrs {
 	v := valueOf(a)
-	if strings.EqualFold(v.Protocol, "802.1q") || v.Protocol == "" {
-		v.Protocol = "802.1Q"
+	if v.Protocol == "" {
+		v.Protocol = "802.1q"
 	}
 	return v
 }

@@ -33,7 +33,7 @@ func TestInterfaceNeedsRecreate(t *testing.T) {
 		{"vlan id", vlan(VLANAttrs{Parent: "eth0", ID: 7}), vlan(VLANAttrs{Parent: "eth0", ID: 8}), true},
 		{"vlan parent", vlan(VLANAttrs{Parent: "eth0", ID: 7}), vlan(VLANAttrs{Parent: "eth1", ID: 7}), true},
 		{"vlan protocol", vlan(VLANAttrs{Parent: "eth0", ID: 7}), vlan(VLANAttrs{Parent: "eth0", ID: 7, Protocol: "802.1ad"}), true},
-		{"vlan protocol default spelled out", vlan(VLANAttrs{Parent: "eth0", ID: 7}), vlan(VLANAttrs{Parent: "eth0", ID: 7, Protocol: "802.1Q"}), false},
+		{"vlan protocol default spelled out", vlan(VLANAttrs{Parent: "eth0", ID: 7}), vlan(VLANAttrs{Parent: "eth0", ID: 7, Protocol: "802.1q"}), false},
 		{"bridge settings", &Interface{IfName: "br0", Kind: KindBridge},
 			&Interface{IfName: "br0", Kind: KindBridge, Bridge: &BridgeAttrs{STP: true, VLANFiltering: true, ForwardDelay: 4e9}}, false},
 		{"veth peer", veth(VethAttrs{Peer: "v1"}), veth(VethAttrs{Peer: "v2"}), true},

@@ -24,7 +24,7 @@ func validIfName(name string) bool {
 var (
 	bondModes     = []string{"", "balance-rr", "active-backup", "balance-xor", "broadcast", "802.3ad", "balance-tlb", "balance-alb"}
 	lacpRates     = []string{"", "slow", "fast"}
-	vlanProtocols = []string{"", "802.1Q", "802.1ad"}
+	vlanProtocols = []string{"", "802.1q", "802.1ad"}
 	macvlanModes  = []string{"", "private", "vepa", "bridge", "passthru", "source"}
 	iptTables     = []string{"filter", "nat", "mangle", "raw", "security"}
 )
