@@ -1,0 +1,165 @@
+package intent
+
+import (
+	"maps"
+	"slices"
+	"strings"
+)
+
+// sysctls checks every sysctl key and value, in key order.
+func (c *checker) sysctls() {
+	for _, k := range slices.Sorted(maps.Keys(c.in.Sysctls)) {
+		o, ok := c.in.SysctlOrigins[k]
+		if !ok {
+			o = Origin{Path: "sysctls"}.key(k)
+		}
+		c.sysctl(o, k, c.in.Sysctls[k])
+	}
+}
+
+// sysctl checks one key and value. Keys are dot-separated names under
+// "net."; each name is letters, digits, '_' and '-', so that a key can never
+// leave /proc/sys/net.
+func (c *checker) sysctl(o Origin, k, v string) {
+	switch {
+	case !strings.HasPrefix(k, "net."):
+		c.fail(o, "only net.* keys are allowed")
+	case !validSysctlKey(k):
+		c.fail(o, "not a valid key: want dot-separated names of letters, digits, '_' and '-'")
+	}
+	switch {
+	case v == "":
+		c.fail(o, "value is empty")
+	case strings.ContainsFunc(v, isControl):
+		c.fail(o, "value contains a control character")
+	}
+}
+
+// validSysctlKey reports whether every dot-separated part of k is a
+// non-empty run of letters, digits, '_' and '-'.
+func validSysctlKey(k string) bool {
+	for part := range strings.SplitSeq(k, ".") {
+		if part == "" || strings.ContainsFunc(part, func(r rune) bool { return !isSysctlNameRune(r) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// isSysctlNameRune reports whether r may appear in a part of a sysctl key.
+func isSysctlNameRune(r rune) bool {
+	return r == '_' || r == '-' || ('0' <= r && r <= '9') || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')
+}
+
+// firewall checks every chain and splits its rules into Args.
+func (c *checker) firewall() {
+	seen := map[string]Origin{}
+	for i := range c.in.Firewall.Chains {
+		ch := &c.in.Firewall.Chains[i]
+		at := locate(ch.Origin, "firewall.chains", i)
+		ok := c.chain(ch, at)
+		ch.Args = c.chainRules(ch.Rules, at.field("rules"))
+		if ok {
+			for _, k := range chainKeys(ch) {
+				c.unique(seen, k, at)
+			}
+		}
+	}
+}
+
+// chain checks a chain's own fields; it returns whether its identity is
+// sound.
+func (c *checker) chain(ch *Chain, at Origin) bool {
+	tableOK := requiredOneOf(c, at.field("table"), ch.Table, fwTables)
+	nameOK := c.chainName(at.field("name"), ch.Name)
+	famOK := oneOf(c, at.field("family"), ch.Family, chainFams)
+	if oneOf(c, at.field("jumpFrom"), ch.JumpFrom, builtins) && tableOK {
+		c.jumpFrom(ch, at.field("jumpFrom"))
+	}
+	switch {
+	case ch.Position < 0:
+		c.fail(at.field("position"), "%d is out of range (1 or more)", ch.Position)
+	case ch.Position > 0 && ch.JumpFrom == "":
+		c.fail(at.field("position"), "only allowed with jumpFrom")
+	}
+	return tableOK && nameOK && famOK
+}
+
+// jumpFrom checks that the chain jumped from is a built-in of the table.
+func (c *checker) jumpFrom(ch *Chain, o Origin) {
+	valid := builtinsOf[ch.Table]
+	if ch.JumpFrom != "" && !slices.Contains(valid, ch.JumpFrom) {
+		c.fail(o, "%q is not a built-in chain of table %s (want %s)", ch.JumpFrom, ch.Table, joinValues(valid))
+	}
+}
+
+// builtinTargets are the targets iptables reserves besides chain names.
+var builtinTargets = []string{"ACCEPT", "DROP", "QUEUE", "RETURN"}
+
+// chainName checks a user chain name: 1-28 bytes of printable ASCII without
+// spaces, not starting with '-' or '!', and not a built-in chain or target.
+func (c *checker) chainName(o Origin, name string) bool {
+	switch {
+	case name == "":
+		c.fail(o, "is required")
+	case len(name) > 28:
+		c.fail(o, "%q is longer than 28 bytes", name)
+	case strings.ContainsFunc(name, func(r rune) bool { return r <= ' ' || r > '~' }):
+		c.fail(o, "%q contains a space or a character that is not printable ASCII", name)
+	case name[0] == '-' || name[0] == '!':
+		c.fail(o, "%q cannot start with %q", name, name[0])
+	case slices.Contains(builtins, BuiltinChain(name)):
+		c.fail(o, "%q is the name of a built-in chain", name)
+	case slices.Contains(builtinTargets, name):
+		c.fail(o, "%q is the name of a built-in target", name)
+	default:
+		return true
+	}
+	return false
+}
+
+// chainRules splits each rule into arguments, reporting rules that do not
+// split, are empty, or try to choose the table or a command themselves.
+func (c *checker) chainRules(rules []string, o Origin) [][]string {
+	args := make([][]string, len(rules))
+	for j, rule := range rules {
+		a, err := SplitRule(rule)
+		switch {
+		case err != nil:
+			c.fail(o.index(j), "%v", err)
+		case len(a) == 0:
+			c.fail(o.index(j), "is empty")
+		default:
+			if bad := slices.IndexFunc(a, isCommandOption); bad >= 0 {
+				c.fail(o.index(j), "%q is not allowed in a rule: the agent chooses the table, chain and command", a[bad])
+			}
+			args[j] = a
+		}
+	}
+	return args
+}
+
+// commandLongOptions are iptables' options that pick the table or the
+// command, which a rule must leave to the agent.
+var commandLongOptions = []string{
+	"table", "append", "check", "delete", "insert", "replace", "list", "list-rules",
+	"flush", "zero", "new-chain", "delete-chain", "policy", "rename-chain",
+}
+
+// commandShortOptions are the one-letter forms of commandLongOptions.
+const commandShortOptions = "tACDIRLSFZNXPE"
+
+// isCommandOption reports whether arg is one of the command or table
+// options: "-A", "--append", "--append=X", or "-t" with its value attached
+// ("-tnat"). Abbreviated long options ("--app") are not caught here; iptables
+// itself refuses a second command or table.
+func isCommandOption(arg string) bool {
+	if name, ok := strings.CutPrefix(arg, "--"); ok {
+		name, _, _ = strings.Cut(name, "=")
+		return slices.Contains(commandLongOptions, name)
+	}
+	if len(arg) < 2 || arg[0] != '-' || strings.IndexByte(commandShortOptions, arg[1]) < 0 {
+		return false
+	}
+	return len(arg) == 2 || arg[1] == 't'
+}

@@ -1,0 +1,202 @@
+package intent
+
+import (
+	"fmt"
+	"net/netip"
+)
+
+// routes checks every route, and that no two share an identity.
+func (c *checker) routes() {
+	seen := map[string]Origin{}
+	for i := range c.in.Routes {
+		r := &c.in.Routes[i]
+		at := locate(r.Origin, "routes", i)
+		if c.route(r, at) {
+			c.unique(seen, routeKey(r), at)
+		}
+	}
+}
+
+// route checks one route; it returns whether its identity is sound.
+func (c *checker) route(r *Route, at Origin) bool {
+	typeOK := oneOf(c, at.field("type"), r.Type, routeTypes)
+	famOK := oneOf(c, at.field("family"), r.Family, families)
+	oneOf(c, at.field("scope"), r.Scope, scopes)
+	claims := []famClaim{{field: "family", text: string(r.Family), fam: r.Family}}
+	to, toOK := c.routeDst(at.field("to"), r.To)
+	claims = append(claims, to, c.gateway(r, at), c.optAddr(at, "src", r.Src))
+	famOK = c.agree(at, claims...) && famOK
+	if typeOK {
+		c.routeTarget(r, at)
+	}
+	c.table(at.field("table"), r.Table, false)
+	return toOK && famOK
+}
+
+// routeDst checks a route's destination: "default" or a CIDR prefix.
+func (c *checker) routeDst(o Origin, to string) (famClaim, bool) {
+	switch to {
+	case "":
+		c.fail(o, `is required ("default" or a CIDR prefix)`)
+		return famClaim{}, false
+	case "default":
+		return famClaim{}, true
+	}
+	p, ok := c.network(o, to)
+	if !ok {
+		return famClaim{}, false
+	}
+	return famClaim{field: "to", text: to, fam: familyOf(p.Addr())}, true
+}
+
+// gateway checks a route's via: a unicast address; a link-local one needs
+// a dev.
+func (c *checker) gateway(r *Route, at Origin) famClaim {
+	cl := c.optAddr(at, "via", r.Via)
+	if cl.fam == "" {
+		return cl
+	}
+	if a := netip.MustParseAddr(r.Via); a.IsLinkLocalUnicast() && r.Dev == "" {
+		c.fail(at.field("via"), "link-local gateway %s needs dev", a)
+	}
+	if r.Scope == ScopeHost {
+		c.fail(at.field("scope"), "%q is not allowed with via", r.Scope)
+	}
+	return cl
+}
+
+// optAddr checks the unicast address in field, if set, and returns its
+// family claim.
+func (c *checker) optAddr(at Origin, field, s string) famClaim {
+	if s == "" {
+		return famClaim{}
+	}
+	a, ok := c.unicastAddr(at.field(field), s)
+	if !ok {
+		return famClaim{}
+	}
+	return famClaim{field: field, text: s, fam: familyOf(a)}
+}
+
+// routeTarget checks via and dev against the route type: a unicast route
+// needs one of them, the others take neither.
+func (c *checker) routeTarget(r *Route, at Origin) {
+	if t := r.EffectiveType(); t != RouteUnicast {
+		for _, f := range []struct{ name, value string }{{"via", r.Via}, {"dev", r.Dev}} {
+			if f.value != "" {
+				c.fail(at.field(f.name), "not allowed for a %s route", t)
+			}
+		}
+		return
+	}
+	if r.Via == "" && r.Dev == "" {
+		c.fail(at, "a unicast route needs via or dev")
+	}
+	if r.Dev != "" {
+		c.ref(at.field("dev"), r.Dev)
+	}
+}
+
+// table checks a routing table number: 253 (default) and 255 (local) are
+// the kernel's; 0 means main for a route and is missing for a rule.
+func (c *checker) table(o Origin, t uint32, required bool) {
+	switch {
+	case t == 0 && required:
+		c.fail(o, "is required (1-4294967295)")
+	case t == 253:
+		c.fail(o, "253 is reserved for the kernel's default table")
+	case t == 255:
+		c.fail(o, "255 is reserved for the kernel's local table")
+	}
+}
+
+// rules checks every rule, and that no two share a priority and selectors.
+func (c *checker) rules() {
+	seen := map[string]Origin{}
+	for i := range c.in.Rules {
+		r := &c.in.Rules[i]
+		at := locate(r.Origin, "rules", i)
+		if c.rule(r, at) {
+			c.unique(seen, ruleKey(r), at)
+		}
+	}
+}
+
+// rule checks one rule; it returns whether its identity is sound.
+func (c *checker) rule(r *Rule, at Origin) bool {
+	if r.Priority == 0 {
+		c.fail(at.field("priority"), "is required (1-4294967295; 0 is the local table's rule)")
+	}
+	famOK := oneOf(c, at.field("family"), r.Family, families)
+	from, fromOK := c.selector(at, "from", r.From)
+	to, toOK := c.selector(at, "to", r.To)
+	famOK = c.agree(at, famClaim{field: "family", text: string(r.Family), fam: r.Family}, from, to) && famOK
+	if r.Family == "" && r.From == "" && r.To == "" {
+		c.fail(at.field("family"), "is required when neither from nor to is set (ipv4 or ipv6)")
+		famOK = false
+	}
+	if r.FwMask != 0 && r.FwMark&^r.FwMask != 0 {
+		c.fail(at.field("fwmark"), "%#x has bits outside fwmask %#x", r.FwMark, r.FwMask)
+	}
+	c.optIfname(at.field("iif"), r.IIF)
+	c.optIfname(at.field("oif"), r.OIF)
+	c.table(at.field("table"), r.Table, true)
+	return r.Priority != 0 && famOK && fromOK && toOK
+}
+
+// selector checks a rule's from or to prefix, if set.
+func (c *checker) selector(at Origin, field, s string) (famClaim, bool) {
+	if s == "" {
+		return famClaim{}, true
+	}
+	p, ok := c.network(at.field(field), s)
+	if !ok {
+		return famClaim{}, false
+	}
+	return famClaim{field: field, text: s, fam: familyOf(p.Addr())}, true
+}
+
+// optIfname checks the syntax of an interface name, if set, that may name
+// an interface the agent does not define.
+func (c *checker) optIfname(o Origin, name string) {
+	if name != "" {
+		c.ifname(o, name)
+	}
+}
+
+// neighbors checks every neighbor entry, and that no two share a dev and ip.
+func (c *checker) neighbors() {
+	seen := map[string]Origin{}
+	for i := range c.in.Neighbors {
+		n := &c.in.Neighbors[i]
+		at := locate(n.Origin, "neighbors", i)
+		if c.neighbor(n, at) {
+			c.unique(seen, neighborKey(n), at)
+		}
+	}
+}
+
+// neighbor checks one neighbor entry; it returns whether its identity is
+// sound.
+func (c *checker) neighbor(n *Neighbor, at Origin) bool {
+	devOK := c.required(at.field("dev"), n.Dev)
+	if devOK {
+		_, devOK = c.ref(at.field("dev"), n.Dev)
+	}
+	ipOK := c.required(at.field("ip"), n.IP)
+	if ipOK {
+		_, ipOK = c.unicastAddr(at.field("ip"), n.IP)
+	}
+	if c.required(at.field("mac"), n.MAC) {
+		c.mac(at.field("mac"), n.MAC, true)
+	}
+	return devOK && ipOK
+}
+
+// tableName returns "main" for TableMain, else the number.
+func tableName(t uint32) string {
+	if t == TableMain {
+		return "main"
+	}
+	return fmt.Sprint(t)
+}
