@@ -31,6 +31,7 @@ func newConsole(t testing.TB, nonce string, start time.Time) *console {
 
 // read consumes r up to EOF, which comes when qemu exits.
 func (c *console) read(r io.Reader) {
+	c.t.Helper() // so the test's lines carry the caller's position
 	br := bufio.NewReader(r)
 	for {
 		line, err := br.ReadString('\n')
@@ -44,6 +45,7 @@ func (c *console) read(r io.Reader) {
 }
 
 func (c *console) line(line string) {
+	c.t.Helper()
 	line = strings.ReplaceAll(line, "\r", "")
 	c.out.WriteString(line + "\n")
 	switch {

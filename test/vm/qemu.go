@@ -31,6 +31,7 @@ func qemuArgs(k *Kernel, initrd string, memoryMB int) []string {
 // boot runs qemu until the VM powers off or timeout passes, and reports what
 // the console showed. The error says why the run did not reach the exit marker.
 func boot(t testing.TB, qemu string, args []string, timeout time.Duration, nonce string) (Result, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, qemu, args...)

@@ -18,15 +18,22 @@ type Result struct {
 
 // recordTestLine notes a "--- PASS: TestX (0.01s)" line, indented or not.
 func (r *Result) recordTestLine(line string) {
-	line = strings.TrimLeft(line, " \t")
-	for prefix, list := range map[string]*[]string{
-		"--- PASS: ": &r.Passed, "--- FAIL: ": &r.Failed, "--- SKIP: ": &r.Skipped,
-	} {
-		if rest, ok := strings.CutPrefix(line, prefix); ok {
-			if name, _, _ := strings.Cut(rest, " "); name != "" {
-				*list = append(*list, name)
-			}
-		}
+	rest, ok := strings.CutPrefix(strings.TrimLeft(line, " \t"), "--- ")
+	if !ok {
+		return
+	}
+	verdict, rest, _ := strings.Cut(rest, ": ")
+	name, _, _ := strings.Cut(rest, " ")
+	if name == "" {
+		return
+	}
+	switch verdict {
+	case "PASS":
+		r.Passed = append(r.Passed, name)
+	case "FAIL":
+		r.Failed = append(r.Failed, name)
+	case "SKIP":
+		r.Skipped = append(r.Skipped, name)
 	}
 }
 

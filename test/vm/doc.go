@@ -1,0 +1,70 @@
+// Package vm runs Go tests inside a full Debian kernel booted under qemu, for
+// the link kinds the host kernel lacks (bonding, 802.1Q VLANs, dummy) and for
+// anything else that needs kernel modules the host cannot load.
+//
+// # How a run works
+//
+//	host (go test)                                   VM (qemu -accel tcg, 512 MiB, 1 CPU)
+//	──────────────                                   ────────────────────────────────────
+//	CGO_ENABLED=0 go test -c -tags vmtest ──┐
+//	                                        ▼
+//	initrd = base.cpio.gz (cached) + payload.cpio ──▶ /init: mount proc, sys, dev, tmp
+//	         busybox, /init, modules    test binary       insmod modules in modules.dep order
+//	                                                      ip link set lo up
+//	console lines ◀── ttyS0 ◀─────────────────────────── /test/test.bin -test.v <args>
+//	  test output streamed to t.Log,                      echo NETAGENT-VM-EXIT-<nonce> <status>
+//	  --- PASS/FAIL/SKIP lines counted                    poweroff -f
+//
+// The kernel comes from scripts/setup.sh, which downloads Debian's kernel
+// package (never installing it into the host's /boot), unpacks it under
+// /var/cache/netagent-vm/ and points /var/cache/netagent-vm/current at it
+// (override with NETAGENT_VM_KERNEL_DIR). It also keeps the uncompressed
+// vmlinux, which boots in half the time of the bzImage under TCG. The base
+// archive is cached in the user cache directory (~/.cache/netagent-vm/),
+// keyed by the kernel, busybox and /init; the payload and the test binary
+// live in t.TempDir and go away with the test. qemu gets a hard timeout
+// (Config.Timeout) and is killed when it passes.
+//
+// Inside the VM the test binary runs as root in /test, with /tmp on tmpfs,
+// the environment variable NETAGENT_VM=1 (see InGuest), no network besides
+// lo, and none of the package's testdata. The modules in DefaultModules are
+// loaded at boot with their dependencies: 8021q, bonding (max_bonds=0, so no
+// bond0 of its own), dummy, veth, bridge, macvlan and vxlan. There is no
+// iproute2, iptables or nftables binary; busybox's applets are on PATH.
+//
+// # Writing VM tests for a package
+//
+// Tests that must run in the VM live in files named *_vm_test.go that begin
+// with
+//
+//	//go:build vmtest
+//
+// and their names start with TestInVM. The tag keeps them out of every host
+// test run: they are never compiled there, so they never show up as skipped.
+// Each one makes its own network namespace (netns.New, then
+// netlink.NewHandleAt(ns, unix.NETLINK_ROUTE), then netns.Set back to the
+// original), as smoke_vm_test.go does.
+//
+// One host-side test, in a file that begins with
+//
+//	//go:build !vmtest
+//
+// so that it is not compiled into the VM's binary, runs them:
+//
+//	func TestVM(t *testing.T) {
+//		vm.RunVMTests(t)
+//	}
+//
+// RunVMTests builds the package with -tags vmtest, runs the tests matching
+// ^TestInVM in the VM, and fails unless at least one ran and none failed or
+// skipped. It logs how many passed. Use Config or RunPackageTests for other
+// tags, patterns, modules, memory or timeouts, and RunTestBinary for a binary
+// built some other way.
+//
+// # When qemu or the kernel is missing
+//
+// The harness fails the test, naming exactly what is missing and saying to
+// run scripts/setup.sh, when CI=true or when it runs as root (setup.sh could
+// have installed everything). Only a non-root run outside CI skips, with the
+// same message. Nothing else skips.
+package vm
