@@ -1,0 +1,87 @@
+// Package testns makes throwaway named network namespaces for privileged
+// tests. Each test gets its own namespace, removed in t.Cleanup; no test
+// ever changes the namespace it runs in.
+package testns
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"runtime"
+	"testing"
+
+	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/vishvananda/netns"
+)
+
+// RequireRoot fails the test unless it runs as root. Privileged tests are
+// part of the README's test command, which runs as root; a developer who
+// runs `go test` as a normal user gets a skip that says why.
+func RequireRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: creates network namespaces (run scripts/test.sh as root)")
+	}
+}
+
+// New creates a named namespace "na-test-<random>" with lo up and returns
+// it opened as a Target. The namespace is deleted when the test ends.
+func New(t testing.TB) *netnsx.Target {
+	t.Helper()
+	RequireRoot(t)
+	name := "na-test-" + randomSuffix()
+	runtime.LockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		t.Fatalf("saving namespace: %v", err)
+	}
+	ns, err := netns.NewNamed(name) // switches this thread into it
+	if serr := netns.Set(orig); serr != nil {
+		panic("testns: cannot return to the original namespace: " + serr.Error())
+	}
+	orig.Close()
+	runtime.UnlockOSThread()
+	if err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+	ns.Close()
+	t.Cleanup(func() {
+		if err := netns.DeleteNamed(name); err != nil {
+			t.Errorf("deleting namespace %s: %v", name, err)
+		}
+	})
+	tgt, err := netnsx.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tgt.Close)
+	lo, err := tgt.NL.LinkByName("lo")
+	if err != nil {
+		t.Fatalf("lo in %s: %v", name, err)
+	}
+	if err := tgt.NL.LinkSetUp(lo); err != nil {
+		t.Fatalf("lo up in %s: %v", name, err)
+	}
+	return tgt
+}
+
+// Exec runs a command inside the namespace (ip netns exec) and returns its
+// combined output, failing the test on error.
+func Exec(t testing.TB, tgt *netnsx.Target, name string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("ip", append([]string{"netns", "exec", tgt.Name, name}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v in %s: %v\n%s", name, args, tgt.Name, err, out)
+	}
+	return string(out)
+}
+
+func randomSuffix() string {
+	b := make([]byte, 4)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
