@@ -1,0 +1,175 @@
+package intent
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Merge combines intent files, keyed by file name, into one intended state.
+// Files are taken in the order of their names, and so are their objects in
+// the result.
+//
+// An object defined by more than one file (by its identity: an interface or
+// veth peer name; a route's family, table, destination and metric; a rule's
+// priority and selectors; a neighbor's dev and ip; a sysctl key; a chain's
+// family, table and name) is a conflict: it is reported on every file that
+// defines it, naming the others, and no file's version of it is kept. A file
+// that is nil or of another version is reported and left out. Everything
+// else is merged, so the result is usable even when the error is not nil.
+//
+// Merge sets the Origin of every object it keeps (and SysctlOrigins), so
+// that the errors of the merged intent's Validate name the files. Merge
+// does not validate: the caller must Validate the result, since references
+// between files (a route's dev defined in another file) can only be checked
+// there. Objects are copied shallowly: the result shares slices and the kind
+// sections with the inputs, which must not change afterwards.
+func Merge(files map[string]*Intent) (*Intent, error) {
+	m := &merger{}
+	var ok []namedIntent
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if m.accept(name, files[name]) {
+			ok = append(ok, namedIntent{name, files[name]})
+		}
+	}
+	out := &Intent{Version: Version}
+	out.Interfaces = mergeList(m, ok, "interfaces", func(in *Intent) []Interface { return in.Interfaces },
+		func(x *Interface) *Origin { return &x.Origin }, interfaceKeys)
+	out.Routes = mergeList(m, ok, "routes", func(in *Intent) []Route { return in.Routes },
+		func(x *Route) *Origin { return &x.Origin }, func(x *Route) []string { return []string{routeKey(x)} })
+	out.Rules = mergeList(m, ok, "rules", func(in *Intent) []Rule { return in.Rules },
+		func(x *Rule) *Origin { return &x.Origin }, func(x *Rule) []string { return []string{ruleKey(x)} })
+	out.Neighbors = mergeList(m, ok, "neighbors", func(in *Intent) []Neighbor { return in.Neighbors },
+		func(x *Neighbor) *Origin { return &x.Origin }, func(x *Neighbor) []string { return []string{neighborKey(x)} })
+	out.Firewall.Chains = mergeList(m, ok, "firewall.chains", func(in *Intent) []Chain { return in.Firewall.Chains },
+		func(x *Chain) *Origin { return &x.Origin }, chainKeys)
+	m.sysctls(ok, out)
+	return out, errors.Join(m.errs...)
+}
+
+// namedIntent is an intent and the name of its file.
+type namedIntent struct {
+	name string
+	in   *Intent
+}
+
+// merger collects the errors of one Merge.
+type merger struct {
+	errs []error
+}
+
+// accept reports whether a file can be merged, reporting it if not.
+func (m *merger) accept(name string, in *Intent) bool {
+	switch {
+	case in == nil:
+		m.errs = append(m.errs, fieldError(Origin{File: name}, "intent is nil"))
+	case in.Version != Version:
+		m.errs = append(m.errs, fieldError(Origin{File: name, Path: "version"}, "%d is not supported (want %d)", in.Version, Version))
+	default:
+		return true
+	}
+	return false
+}
+
+// claim is an object's origin and the identities it takes.
+type claim struct {
+	at   Origin
+	keys []string
+}
+
+// mergeList gathers one list from every file in order, setting each
+// object's origin, and keeps the objects that no two files both claim.
+func mergeList[T any](m *merger, files []namedIntent, kind string, list func(*Intent) []T,
+	origin func(*T) *Origin, keys func(*T) []string) []T {
+	var all []T
+	var claims []claim
+	for _, f := range files {
+		for i, obj := range list(f.in) {
+			*origin(&obj) = Origin{File: f.name, Path: Origin{Path: kind}.index(i).Path}
+			all = append(all, obj)
+			claims = append(claims, claim{at: *origin(&obj), keys: keys(&obj)})
+		}
+	}
+	keep := m.resolve(claims)
+	var out []T
+	for i, obj := range all {
+		if keep[i] {
+			out = append(out, obj)
+		}
+	}
+	return out
+}
+
+// sysctls merges the sysctl maps, keeping the keys no two files both set.
+func (m *merger) sysctls(files []namedIntent, out *Intent) {
+	var claims []claim
+	var keys, values []string
+	for _, f := range files {
+		for _, k := range slices.Sorted(maps.Keys(f.in.Sysctls)) {
+			claims = append(claims, claim{at: Origin{File: f.name, Path: "sysctls"}.key(k), keys: []string{sysctlKey(k)}})
+			keys, values = append(keys, k), append(values, f.in.Sysctls[k])
+		}
+	}
+	for i, ok := range m.resolve(claims) {
+		if !ok {
+			continue
+		}
+		if out.Sysctls == nil {
+			out.Sysctls, out.SysctlOrigins = map[string]string{}, map[string]Origin{}
+		}
+		k := keys[i]
+		out.Sysctls[k], out.SysctlOrigins[k] = values[i], claims[i].at
+	}
+}
+
+// resolve finds the identities claimed by more than one file, reports them
+// on every claim that takes them, and returns which claims to keep.
+func (m *merger) resolve(claims []claim) []bool {
+	byKey := map[string][]int{}
+	var order []string
+	for i, cl := range claims {
+		for _, k := range cl.keys {
+			idx := byKey[k]
+			if len(idx) == 0 {
+				order = append(order, k)
+			}
+			if len(idx) == 0 || idx[len(idx)-1] != i {
+				byKey[k] = append(idx, i)
+			}
+		}
+	}
+	keep := make([]bool, len(claims))
+	for i := range keep {
+		keep[i] = true
+	}
+	for _, k := range order {
+		m.conflict(claims, k, byKey[k], keep)
+	}
+	return keep
+}
+
+// conflict reports the identity k, claimed by the claims idx, if more than
+// one file claims it, and drops those claims.
+func (m *merger) conflict(claims []claim, k string, idx []int, keep []bool) {
+	first := claims[idx[0]].at.File
+	if !slices.ContainsFunc(idx, func(i int) bool { return claims[i].at.File != first }) {
+		return // one file: Validate reports duplicates within a file
+	}
+	for _, i := range idx {
+		keep[i] = false
+		m.errs = append(m.errs, fieldError(claims[i].at, "%s is also defined at %s", k, elsewhere(claims, idx, i)))
+	}
+}
+
+// elsewhere lists the origins of the claims idx in files other than that of
+// claim i: "interfaces[0] in b.json and routes[2] in c.json".
+func elsewhere(claims []claim, idx []int, i int) string {
+	var others []string
+	for _, j := range idx {
+		if claims[j].at.File != claims[i].at.File {
+			others = append(others, claims[j].at.String())
+		}
+	}
+	return strings.Join(others, " and ")
+}

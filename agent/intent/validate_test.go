@@ -1,0 +1,419 @@
+package intent
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestExamplesAreValid(t *testing.T) {
+	for _, name := range []string{"gateway.json", "bonded.json"} {
+		t.Run(name, func(t *testing.T) {
+			in, err := Parse(readTestdata(t, name))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if err := in.Validate(); err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+		})
+	}
+}
+
+func TestValidateFillsArgs(t *testing.T) {
+	in := mustParse(t, string(readTestdata(t, "gateway.json")))
+	if err := in.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"-i", "br-lan", "-o", "uplink0", "-j", "ACCEPT"},
+		{"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT"}}
+	if got := in.Firewall.Chains[0].Args; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("Args = %q, want %q", got, want)
+	}
+}
+
+func TestValidateVersion(t *testing.T) {
+	checkMessages(t, (&Intent{}).Validate(), []string{"version: 0 is not supported (want 1)"})
+}
+
+// validateCase is an intent document and the exact errors Validate reports.
+type validateCase struct {
+	name string
+	doc  string // the members of a version 1 intent
+	want []string
+}
+
+func runValidateCases(t *testing.T, cases []validateCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			checkMessages(t, mustParse(t, doc(tc.doc)).Validate(), tc.want)
+		})
+	}
+}
+
+func TestValidateInterfaceNames(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"too long", `"interfaces": [{"name": "abcdefghijklmnop", "type": "bridge"}]`,
+			[]string{`interfaces[0].name: "abcdefghijklmnop" is longer than 15 bytes`}},
+		{"slash", `"interfaces": [{"name": "br/lan", "type": "bridge"}]`,
+			[]string{`interfaces[0].name: "br/lan" contains '/', which an interface name cannot`}},
+		{"space", `"interfaces": [{"name": "br lan", "type": "bridge"}]`,
+			[]string{`interfaces[0].name: "br lan" contains ' ', which an interface name cannot`}},
+		{"colon", `"interfaces": [{"name": "eth0:1", "type": "physical"}]`,
+			[]string{`interfaces[0].name: "eth0:1" contains ':', which an interface name cannot`}},
+		{"dot dot", `"interfaces": [{"name": "..", "type": "bridge"}]`,
+			[]string{`interfaces[0].name: ".." is not a valid interface name`}},
+		{"missing", `"interfaces": [{"type": "bridge"}]`,
+			[]string{`interfaces[0].name: is required`}},
+		{"duplicate", `"interfaces": [{"name": "br0", "type": "bridge"}, {"name": "br0", "type": "bridge"}]`,
+			[]string{`interfaces[1].name: interface "br0" is already defined at interfaces[0]`}},
+		{"duplicate of a veth peer", `"interfaces": [
+			{"name": "a", "type": "veth", "veth": {"peer": "b"}},
+			{"name": "b", "type": "bridge"}]`,
+			[]string{`interfaces[1].name: interface "b" is already defined at interfaces[0].veth.peer`}},
+		{"peer is own name", `"interfaces": [{"name": "a", "type": "veth", "veth": {"peer": "a"}}]`,
+			[]string{`interfaces[0].veth.peer: "a" is the veth's own name`}},
+		{"peer missing", `"interfaces": [{"name": "a", "type": "veth", "veth": {}}]`,
+			[]string{`interfaces[0].veth.peer: is required`}},
+		{"peers in a netns", `"interfaces": [
+			{"name": "a", "type": "veth", "veth": {"peer": "eth0", "peerNetns": "ns1"}},
+			{"name": "b", "type": "veth", "veth": {"peer": "eth0", "peerNetns": "ns1"}},
+			{"name": "c", "type": "veth", "veth": {"peer": "eth0", "peerNetns": "ns2"}},
+			{"name": "eth0", "type": "physical"},
+			{"name": "d", "type": "veth", "veth": {"peer": "x", "peerNetns": "a/b"}}]`,
+			[]string{`interfaces[1].veth.peer: interface "eth0" in netns "ns1" is already defined at interfaces[0].veth.peer`,
+				`interfaces[4].veth.peerNetns: "a/b" contains '/', which a namespace name cannot`}},
+	})
+}
+
+func TestValidateInterfaceFields(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"type missing", `"interfaces": [{"name": "a"}]`,
+			[]string{`interfaces[0].type: is required (one of physical, bond, vlan, bridge, veth, macvlan, vxlan)`}},
+		{"type unknown", `"interfaces": [{"name": "a", "type": "vlna"}]`,
+			[]string{`interfaces[0].type: "vlna" is not one of physical, bond, vlan, bridge, veth, macvlan, vxlan`}},
+		{"mtu", `"interfaces": [{"name": "a", "type": "physical", "mtu": 67}]`,
+			[]string{`interfaces[0].mtu: 67 is out of range 68-65535`}},
+		{"mtu too small for IPv6", `"interfaces": [{"name": "a", "type": "physical", "mtu": 1000, "addresses": ["2001:db8::1/64"]}]`,
+			[]string{`interfaces[0].mtu: 1000 is below 1280, the minimum for IPv6 addresses`}},
+		{"state", `"interfaces": [{"name": "a", "type": "physical", "state": "UP"}]`,
+			[]string{`interfaces[0].state: "UP" is not one of up, down`}},
+		{"mac on physical", `"interfaces": [{"name": "a", "type": "physical", "mac": "02:00:00:00:00:01"}]`,
+			[]string{`interfaces[0].mac: can only be set on virtual interfaces, not on physical "a"`}},
+		{"bad mac", `"interfaces": [{"name": "a", "type": "bridge", "mac": "02-00-00-00-00-01"}]`,
+			[]string{`interfaces[0].mac: "02-00-00-00-00-01" is not a MAC address (like 02:00:00:00:00:01)`}},
+		{"multicast mac", `"interfaces": [{"name": "a", "type": "bridge", "mac": "01:00:5e:00:00:01"}]`,
+			[]string{`interfaces[0].mac: 01:00:5e:00:00:01 is a multicast MAC address`}},
+		{"zero mac", `"interfaces": [{"name": "a", "type": "bridge", "mac": "00:00:00:00:00:00"}]`,
+			[]string{`interfaces[0].mac: 00:00:00:00:00:00 is the zero MAC address`}},
+		{"alias", `"interfaces": [{"name": "a", "type": "bridge", "alias": "x\ny"}]`,
+			[]string{`interfaces[0].alias: contains a control character`}},
+	})
+}
+
+func TestValidateKindSections(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"vlan section on a bridge", `"interfaces": [{"name": "br0", "type": "bridge", "vlan": {"parent": "x", "id": 5}}]`,
+			[]string{`interfaces[0].vlan: not allowed for type "bridge"`}},
+		{"two sections", `"interfaces": [{"name": "a", "type": "physical", "bond": {}, "bridge": {}}]`,
+			[]string{`interfaces[0].bond: not allowed for type "physical"`, `interfaces[0].bridge: not allowed for type "physical"`}},
+		{"vlan without its section", `"interfaces": [{"name": "v", "type": "vlan"}]`,
+			[]string{`interfaces[0].vlan: is required for type "vlan"`}},
+		{"veth without its section", `"interfaces": [{"name": "v", "type": "veth"}]`,
+			[]string{`interfaces[0].veth: is required for type "veth"`}},
+		{"bond and bridge sections are optional", `"interfaces": [{"name": "b", "type": "bond"}, {"name": "br", "type": "bridge"}]`, nil},
+	})
+}
+
+func TestValidateReferences(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"master undefined", `"interfaces": [{"name": "a", "type": "physical", "master": "bond9"}]`,
+			[]string{`interfaces[0].master: interface "bond9" is not defined`}},
+		{"master not a bond or bridge", `"interfaces": [{"name": "a", "type": "physical", "master": "b"}, {"name": "b", "type": "physical"}]`,
+			[]string{`interfaces[0].master: "b" is a physical interface, not a bond or bridge`}},
+		{"master is a veth peer", `"interfaces": [{"name": "a", "type": "physical", "master": "p"}, {"name": "v", "type": "veth", "veth": {"peer": "p"}}]`,
+			[]string{`interfaces[0].master: "p" is a veth peer, not a bond or bridge`}},
+		{"own master", `"interfaces": [{"name": "br0", "type": "bridge", "master": "br0"}]`,
+			[]string{`interfaces[0].master: interface "br0" cannot be its own master`}},
+		{"bridge in a bridge", `"interfaces": [{"name": "br0", "type": "bridge", "master": "br1"}, {"name": "br1", "type": "bridge"}]`,
+			[]string{`interfaces[0].master: bridge "br0" cannot be a port of bridge "br1"`}},
+		{"cycle", `"interfaces": [{"name": "br0", "type": "bridge", "master": "bond0"}, {"name": "bond0", "type": "bond", "master": "br0"}]`,
+			[]string{`interfaces[1].master: interfaces form a cycle: bond0 -> br0 -> bond0`}},
+		{"parent cycle", `"interfaces": [
+			{"name": "v1", "type": "vlan", "vlan": {"parent": "v2", "id": 1}},
+			{"name": "v2", "type": "vlan", "vlan": {"parent": "v1", "id": 2}}]`,
+			[]string{`interfaces[0].vlan.parent: interfaces form a cycle: v1 -> v2 -> v1`}},
+		{"vlan parent undefined", `"interfaces": [{"name": "v", "type": "vlan", "vlan": {"parent": "eth9", "id": 5}}]`,
+			[]string{`interfaces[0].vlan.parent: interface "eth9" is not defined`}},
+		{"own parent", `"interfaces": [{"name": "m", "type": "macvlan", "macvlan": {"parent": "m"}}]`,
+			[]string{`interfaces[0].macvlan.parent: interface "m" cannot be its own parent`}},
+		{"parent is a veth peer", `"interfaces": [{"name": "v", "type": "veth", "veth": {"peer": "p"}},
+			{"name": "m", "type": "macvlan", "macvlan": {"parent": "p"}}]`, nil},
+		{"vxlan parent undefined", `"interfaces": [{"name": "vx", "type": "vxlan", "vxlan": {"vni": 1, "parent": "eth9"}}]`,
+			[]string{`interfaces[0].vxlan.parent: interface "eth9" is not defined`}},
+	})
+}
+
+func TestValidateBond(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"mode", `"interfaces": [{"name": "b", "type": "bond", "bond": {"mode": "lacp"}}]`,
+			[]string{`interfaces[0].bond.mode: "lacp" is not one of balance-rr, active-backup, balance-xor, broadcast, 802.3ad, balance-tlb, balance-alb`}},
+		{"lacpRate outside 802.3ad", `"interfaces": [{"name": "b", "type": "bond", "bond": {"mode": "active-backup", "lacpRate": "fast"}}]`,
+			[]string{`interfaces[0].bond.lacpRate: only allowed in mode 802.3ad, not active-backup`}},
+		{"lacpRate value", `"interfaces": [{"name": "b", "type": "bond", "bond": {"mode": "802.3ad", "lacpRate": "quick"}}]`,
+			[]string{`interfaces[0].bond.lacpRate: "quick" is not one of slow, fast`}},
+		{"xmitHashPolicy outside its modes", `"interfaces": [{"name": "b", "type": "bond", "bond": {"xmitHashPolicy": "layer3+4"}}]`,
+			[]string{`interfaces[0].bond.xmitHashPolicy: only allowed in modes balance-xor, 802.3ad, balance-tlb, not balance-rr`}},
+		{"minLinks", `"interfaces": [{"name": "b", "type": "bond", "bond": {"mode": "802.3ad", "minLinks": -1}}]`,
+			[]string{`interfaces[0].bond.minLinks: -1 is out of range 0-2147483647`}},
+		{"miimon", `"interfaces": [{"name": "b", "type": "bond", "bond": {"miimon": -100}}]`,
+			[]string{`interfaces[0].bond.miimon: -100 is out of range 0-2147483647`}},
+		{"primary not a port", `"interfaces": [
+			{"name": "bond0", "type": "bond", "bond": {"mode": "active-backup", "primary": "eth2"}},
+			{"name": "eth1", "type": "physical", "master": "bond0"},
+			{"name": "eth2", "type": "physical"}]`,
+			[]string{`interfaces[0].bond.primary: "eth2" is not a port of bond "bond0"`}},
+		{"primary is a port", `"interfaces": [
+			{"name": "bond0", "type": "bond", "bond": {"mode": "active-backup", "primary": "eth1"}},
+			{"name": "eth1", "type": "physical", "master": "bond0"}]`, nil},
+		{"primary in 802.3ad", `"interfaces": [
+			{"name": "bond0", "type": "bond", "bond": {"mode": "802.3ad", "primary": "eth1"}},
+			{"name": "eth1", "type": "physical", "master": "bond0"}]`,
+			[]string{`interfaces[0].bond.primary: only allowed in modes active-backup, balance-tlb, balance-alb, not 802.3ad`}},
+		{"port with addresses", `"interfaces": [
+			{"name": "bond0", "type": "bond"},
+			{"name": "eth1", "type": "physical", "master": "bond0", "addresses": ["192.0.2.1/24"]}]`,
+			[]string{`interfaces[1].addresses: "eth1" is a port of bond "bond0" and cannot have addresses`}},
+	})
+}
+
+func TestValidateVLANBridgeMacvlanVXLAN(t *testing.T) {
+	eth0 := `{"name": "eth0", "type": "physical"}`
+	runValidateCases(t, []validateCase{
+		{"vlan id", `"interfaces": [` + eth0 + `, {"name": "v", "type": "vlan", "vlan": {"parent": "eth0", "id": 5000}}]`,
+			[]string{`interfaces[1].vlan.id: 5000 is out of range 1-4094`}},
+		{"vlan id missing", `"interfaces": [` + eth0 + `, {"name": "v", "type": "vlan", "vlan": {"parent": "eth0"}}]`,
+			[]string{`interfaces[1].vlan.id: 0 is out of range 1-4094`}},
+		{"vlan protocol", `"interfaces": [` + eth0 + `, {"name": "v", "type": "vlan", "vlan": {"parent": "eth0", "id": 5, "protocol": "802.1Q"}}]`,
+			[]string{`interfaces[1].vlan.protocol: "802.1Q" is not one of 802.1q, 802.1ad`}},
+		{"vlan twice on a parent", `"interfaces": [` + eth0 + `,
+			{"name": "v1", "type": "vlan", "vlan": {"parent": "eth0", "id": 5}},
+			{"name": "v2", "type": "vlan", "vlan": {"parent": "eth0", "id": 5, "protocol": "802.1q"}},
+			{"name": "v3", "type": "vlan", "vlan": {"parent": "eth0", "id": 5, "protocol": "802.1ad"}}]`,
+			[]string{`interfaces[2].vlan.id: 802.1q VLAN 5 on "eth0" is already defined at interfaces[1].vlan.id`}},
+		{"forward delay with stp", `"interfaces": [{"name": "br0", "type": "bridge", "bridge": {"stp": true, "forwardDelay": 100}}]`,
+			[]string{`interfaces[0].bridge.forwardDelay: 100 is out of range 200-3000 (centiseconds) with stp on`}},
+		{"forward delay", `"interfaces": [{"name": "br0", "type": "bridge", "bridge": {"forwardDelay": 3001}}]`,
+			[]string{`interfaces[0].bridge.forwardDelay: 3001 is out of range 0-3000`}},
+		{"macvlan", `"interfaces": [{"name": "m", "type": "macvlan", "macvlan": {"mode": "bridged"}}]`,
+			[]string{`interfaces[0].macvlan.parent: is required`,
+				`interfaces[0].macvlan.mode: "bridged" is not one of private, vepa, bridge, passthru, source`}},
+		{"vni", `"interfaces": [{"name": "vx", "type": "vxlan", "vxlan": {"vni": 16777216}}]`,
+			[]string{`interfaces[0].vxlan.vni: 16777216 is out of range 1-16777215`}},
+		{"remote and group", `"interfaces": [` + eth0 + `, {"name": "vx", "type": "vxlan", "vxlan": {"vni": 1, "remote": "192.0.2.2", "group": "239.1.1.1", "parent": "eth0"}}]`,
+			[]string{`interfaces[1].vxlan.group: not allowed together with remote`}},
+		{"group not multicast", `"interfaces": [{"name": "vx", "type": "vxlan", "vxlan": {"vni": 1, "group": "192.0.2.2"}}]`,
+			[]string{`interfaces[0].vxlan.group: 192.0.2.2 is not a multicast address`}},
+		{"remote not unicast", `"interfaces": [{"name": "vx", "type": "vxlan", "vxlan": {"vni": 1, "remote": "239.1.1.1"}}]`,
+			[]string{`interfaces[0].vxlan.remote: 239.1.1.1 is not a unicast address`}},
+		{"families", `"interfaces": [{"name": "vx", "type": "vxlan", "vxlan": {"vni": 1, "local": "192.0.2.1", "remote": "2001:db8::2"}}]`,
+			[]string{`interfaces[0].vxlan.remote: 2001:db8::2 is IPv6, but local 192.0.2.1 is IPv4`}},
+		{"port", `"interfaces": [{"name": "vx", "type": "vxlan", "vxlan": {"vni": 1, "port": 65536}}]`,
+			[]string{`interfaces[0].vxlan.port: 65536 is out of range 0-65535`}},
+	})
+}
+
+func TestValidateAddresses(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"bad CIDR", `"interfaces": [{"name": "a", "type": "physical", "addresses": ["192.0.2.10/33", "192.0.2.11", "x"]}]`,
+			[]string{`interfaces[0].addresses[0]: "192.0.2.10/33" is not a valid CIDR address (like 192.0.2.10/24)`,
+				`interfaces[0].addresses[1]: "192.0.2.11" is not a valid CIDR address (like 192.0.2.10/24)`,
+				`interfaces[0].addresses[2]: "x" is not a valid CIDR address (like 192.0.2.10/24)`}},
+		{"not unicast", `"interfaces": [{"name": "a", "type": "physical", "addresses": ["224.0.0.1/24", "127.0.0.2/8", "::/0"]}]`,
+			[]string{`interfaces[0].addresses[0]: 224.0.0.1 is not a unicast address`,
+				`interfaces[0].addresses[1]: 127.0.0.2 is not a unicast address`,
+				`interfaces[0].addresses[2]: :: is not a unicast address`}},
+		{"link-local is fine", `"interfaces": [{"name": "a", "type": "physical", "addresses": ["fe80::1/64", "169.254.0.1/16"]}]`, nil},
+		{"duplicate across interfaces", `"interfaces": [
+			{"name": "a", "type": "physical", "addresses": ["192.0.2.10/24", "2001:db8::1/64"]},
+			{"name": "b", "type": "physical", "addresses": ["192.0.2.10/25", "2001:DB8::1/64"]}]`,
+			[]string{`interfaces[1].addresses[0]: address 192.0.2.10 is already assigned at interfaces[0].addresses[0]`,
+				`interfaces[1].addresses[1]: address 2001:db8::1 is already assigned at interfaces[0].addresses[1]`}},
+		{"mapped", `"interfaces": [{"name": "a", "type": "physical", "addresses": ["::ffff:192.0.2.1/120"]}]`,
+			[]string{`interfaces[0].addresses[0]: ::ffff:192.0.2.1/120 is an IPv4-mapped IPv6 address; write the IPv4 address`}},
+	})
+}
+
+const eth0Doc = `"interfaces": [{"name": "eth0", "type": "physical", "addresses": ["192.0.2.10/24", "2001:db8::10/64"]}], `
+
+func TestValidateRoutes(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"to missing", eth0Doc + `"routes": [{"dev": "eth0"}]`,
+			[]string{`routes[0].to: is required ("default" or a CIDR prefix)`}},
+		{"to bad", eth0Doc + `"routes": [{"to": "198.51.100.0", "dev": "eth0"}]`,
+			[]string{`routes[0].to: "198.51.100.0" is not a CIDR prefix (like 198.51.100.0/24)`}},
+		{"to with host bits", eth0Doc + `"routes": [{"to": "198.51.100.1/24", "dev": "eth0"}]`,
+			[]string{`routes[0].to: 198.51.100.1/24 has host bits set (did you mean 198.51.100.0/24?)`}},
+		{"IPv4 to, IPv6 via", eth0Doc + `"routes": [{"to": "198.51.100.0/24", "via": "2001:db8::1"}]`,
+			[]string{`routes[0].via: 2001:db8::1 is IPv6, but to 198.51.100.0/24 is IPv4`}},
+		{"family disagrees", eth0Doc + `"routes": [{"to": "default", "via": "192.0.2.1", "src": "2001:db8::10", "family": "ipv6"}]`,
+			[]string{`routes[0].via: 192.0.2.1 is IPv4, but family is "ipv6"`}},
+		{"src disagrees", eth0Doc + `"routes": [{"to": "default", "via": "192.0.2.1", "src": "2001:db8::10"}]`,
+			[]string{`routes[0].src: 2001:db8::10 is IPv6, but via 192.0.2.1 is IPv4`}},
+		{"blackhole with via and dev", eth0Doc + `"routes": [{"to": "203.0.113.0/24", "type": "blackhole", "via": "192.0.2.1", "dev": "eth0"}]`,
+			[]string{`routes[0].via: not allowed for a blackhole route`, `routes[0].dev: not allowed for a blackhole route`}},
+		{"unicast without via or dev", eth0Doc + `"routes": [{"to": "203.0.113.0/24"}]`,
+			[]string{`routes[0]: a unicast route needs via or dev`}},
+		{"type", eth0Doc + `"routes": [{"to": "203.0.113.0/24", "type": "drop"}]`,
+			[]string{`routes[0].type: "drop" is not one of unicast, blackhole, unreachable, prohibit`}},
+		{"dev undefined", eth0Doc + `"routes": [{"to": "203.0.113.0/24", "dev": "eth9"}]`,
+			[]string{`routes[0].dev: interface "eth9" is not defined`}},
+		{"reserved tables", eth0Doc + `"routes": [{"to": "203.0.113.0/24", "dev": "eth0", "table": 255}, {"to": "203.0.113.0/24", "dev": "eth0", "table": 253}]`,
+			[]string{`routes[0].table: 255 is reserved for the kernel's local table`,
+				`routes[1].table: 253 is reserved for the kernel's default table`}},
+		{"via not unicast", eth0Doc + `"routes": [{"to": "default", "via": "0.0.0.0"}]`,
+			[]string{`routes[0].via: 0.0.0.0 is not a unicast address`}},
+		{"link-local via without dev", eth0Doc + `"routes": [{"to": "default", "via": "fe80::1"}]`,
+			[]string{`routes[0].via: link-local gateway fe80::1 needs dev`}},
+		{"host scope with via", eth0Doc + `"routes": [{"to": "default", "via": "192.0.2.1", "scope": "host"}]`,
+			[]string{`routes[0].scope: "host" is not allowed with via`}},
+		{"duplicate default", eth0Doc + `"routes": [
+			{"to": "default", "via": "192.0.2.1", "metric": 100},
+			{"to": "0.0.0.0/0", "dev": "eth0", "metric": 100, "table": 254},
+			{"to": "default", "via": "2001:db8::1", "metric": 100}]`,
+			[]string{`routes[1]: IPv4 route to default in table main, metric 100 is already defined at routes[0]`}},
+		{"IPv6 metric 0 is 1024", eth0Doc + `"routes": [
+			{"to": "2001:db8:1::/48", "dev": "eth0"},
+			{"to": "2001:db8:1::/48", "dev": "eth0", "metric": 1024}]`,
+			[]string{`routes[1]: IPv6 route to 2001:db8:1::/48 in table main, metric 1024 is already defined at routes[0]`}},
+		{"same prefix in other tables", eth0Doc + `"routes": [
+			{"to": "198.51.100.0/24", "dev": "eth0"},
+			{"to": "198.51.100.0/24", "dev": "eth0", "table": 100},
+			{"to": "198.51.100.0/24", "dev": "eth0", "metric": 5}]`, nil},
+	})
+}
+
+func TestValidateRules(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"priority", `"rules": [{"from": "10.0.0.0/8", "table": 100}]`,
+			[]string{`rules[0].priority: is required (1-4294967295; 0 is the local table's rule)`}},
+		{"family required", `"rules": [{"priority": 10, "fwmark": 1, "table": 100}]`,
+			[]string{`rules[0].family: is required when neither from nor to is set (ipv4 or ipv6)`}},
+		{"family given", `"rules": [{"priority": 10, "fwmark": 1, "table": 100, "family": "ipv6"}]`, nil},
+		{"families disagree", `"rules": [{"priority": 10, "from": "10.0.0.0/8", "to": "2001:db8::/32", "table": 100}]`,
+			[]string{`rules[0].to: 2001:db8::/32 is IPv6, but from 10.0.0.0/8 is IPv4`}},
+		{"host bits", `"rules": [{"priority": 10, "from": "10.0.0.1/8", "table": 100}]`,
+			[]string{`rules[0].from: 10.0.0.1/8 has host bits set (did you mean 10.0.0.0/8?)`}},
+		{"fwmark outside fwmask", `"rules": [{"priority": 10, "fwmark": 3, "fwmask": 1, "table": 100, "family": "ipv4"}]`,
+			[]string{`rules[0].fwmark: 0x3 has bits outside fwmask 0x1`}},
+		{"table", `"rules": [{"priority": 10, "from": "10.0.0.0/8"}, {"priority": 11, "from": "10.0.0.0/8", "table": 255}]`,
+			[]string{`rules[0].table: is required (1-4294967295)`, `rules[1].table: 255 is reserved for the kernel's local table`}},
+		{"iif may be foreign, but must be a name", `"rules": [{"priority": 10, "iif": "wg0", "oif": "a b", "table": 100, "family": "ipv4"}]`,
+			[]string{`rules[0].oif: "a b" contains ' ', which an interface name cannot`}},
+		{"duplicate", `"rules": [
+			{"priority": 10, "from": "10.0.0.0/8", "table": 100},
+			{"priority": 10, "from": "10.0.0.0/8", "table": 200},
+			{"priority": 10, "from": "10.0.0.0/8", "iif": "eth0", "table": 200}]`,
+			[]string{`rules[1]: IPv4 rule at priority 10 from 10.0.0.0/8 to all is already defined at rules[0]`}},
+	})
+}
+
+func TestValidateNeighbors(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"everything wrong", `"neighbors": [{"dev": "eth9", "ip": "192.0.2.300", "mac": "zz:00:00:00:00:00"}]`,
+			[]string{`neighbors[0].dev: interface "eth9" is not defined`,
+				`neighbors[0].ip: "192.0.2.300" is not a valid IP address`,
+				`neighbors[0].mac: "zz:00:00:00:00:00" is not a MAC address (like 02:00:00:00:00:01)`}},
+		{"missing", `"neighbors": [{}]`,
+			[]string{`neighbors[0].dev: is required`, `neighbors[0].ip: is required`, `neighbors[0].mac: is required`}},
+		{"zone", eth0Doc + `"neighbors": [{"dev": "eth0", "ip": "fe80::1%eth0", "mac": "02:00:00:00:00:01"}]`,
+			[]string{`neighbors[0].ip: "fe80::1%eth0" has a zone, which is not allowed`}},
+		{"duplicate", eth0Doc + `"neighbors": [
+			{"dev": "eth0", "ip": "192.0.2.20", "mac": "02:00:00:00:00:01"},
+			{"dev": "eth0", "ip": "192.0.2.20", "mac": "02:00:00:00:00:02"}]`,
+			[]string{`neighbors[1]: neighbor 192.0.2.20 on "eth0" is already defined at neighbors[0]`}},
+	})
+}
+
+func TestValidateSysctls(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"not net", `"sysctls": {"kernel.panic": "1"}`,
+			[]string{`sysctls["kernel.panic"]: only net.* keys are allowed`}},
+		{"bad keys", `"sysctls": {"net..ipv4": "1", "net.ipv4/conf": "1", "net.ipv4.": "1", "net.a b": "1"}`,
+			[]string{
+				`sysctls["net..ipv4"]: not a valid key: want dot-separated names of letters, digits, '_' and '-'`,
+				`sysctls["net.a b"]: not a valid key: want dot-separated names of letters, digits, '_' and '-'`,
+				`sysctls["net.ipv4."]: not a valid key: want dot-separated names of letters, digits, '_' and '-'`,
+				`sysctls["net.ipv4/conf"]: not a valid key: want dot-separated names of letters, digits, '_' and '-'`}},
+		{"values", `"sysctls": {"net.ipv4.ip_forward": "", "net.core.somaxconn": "1\n2", "net.ipv4.tcp_rmem": "4096\t87380 6291456"}`,
+			[]string{`sysctls["net.core.somaxconn"]: value contains a control character`,
+				`sysctls["net.ipv4.ip_forward"]: value is empty`}},
+	})
+}
+
+func TestValidateFirewall(t *testing.T) {
+	chain := func(fields string) string { return `"firewall": {"chains": [` + fields + `]}` }
+	runValidateCases(t, []validateCase{
+		{"table", chain(`{"name": "X"}, {"table": "security", "name": "Y"}`),
+			[]string{`firewall.chains[0].table: is required (one of filter, nat, mangle, raw)`,
+				`firewall.chains[1].table: "security" is not one of filter, nat, mangle, raw`}},
+		{"names", chain(`{"table": "filter"}, {"table": "filter", "name": "NETAGENT-A-VERY-LONG-CHAIN-NAME"},
+			{"table": "filter", "name": "FORWARD"}, {"table": "filter", "name": "ACCEPT"},
+			{"table": "filter", "name": "-X"}, {"table": "filter", "name": "A B"}`),
+			[]string{`firewall.chains[0].name: is required`,
+				`firewall.chains[1].name: "NETAGENT-A-VERY-LONG-CHAIN-NAME" is longer than 28 bytes`,
+				`firewall.chains[2].name: "FORWARD" is the name of a built-in chain`,
+				`firewall.chains[3].name: "ACCEPT" is the name of a built-in target`,
+				`firewall.chains[4].name: "-X" cannot start with '-'`,
+				`firewall.chains[5].name: "A B" contains a space or a character that is not printable ASCII`}},
+		{"jumpFrom", chain(`{"table": "filter", "name": "A", "jumpFrom": "PREROUTING"}, {"table": "raw", "name": "B", "jumpFrom": "prerouting"}`),
+			[]string{`firewall.chains[0].jumpFrom: "PREROUTING" is not a built-in chain of table filter (want INPUT, FORWARD, OUTPUT)`,
+				`firewall.chains[1].jumpFrom: "prerouting" is not one of PREROUTING, INPUT, FORWARD, OUTPUT, POSTROUTING`}},
+		{"position", chain(`{"table": "filter", "name": "A", "position": 2}, {"table": "filter", "name": "B", "jumpFrom": "INPUT", "position": -1}`),
+			[]string{`firewall.chains[0].position: only allowed with jumpFrom`,
+				`firewall.chains[1].position: -1 is out of range (1 or more)`}},
+		{"family", chain(`{"table": "filter", "name": "A", "family": "inet"}`),
+			[]string{`firewall.chains[0].family: "inet" is not one of ipv4, ipv6, both`}},
+		{"duplicates", chain(`{"table": "filter", "name": "A", "family": "both"}, {"table": "filter", "name": "A", "family": "ipv6"},
+			{"table": "nat", "name": "A"}, {"table": "filter", "name": "A"}`),
+			[]string{`firewall.chains[1]: IPv6 chain "A" in table filter is already defined at firewall.chains[0]`,
+				`firewall.chains[3]: IPv4 chain "A" in table filter is already defined at firewall.chains[0]`}},
+		{"rules", chain(`{"table": "filter", "name": "A", "rules": ["-j ACCEPT", "-m comment --comment \"oops -j DROP", "", "-t nat -j DNAT", "-j X --append=Y", "-A OTHER -j DROP"]}`),
+			[]string{`firewall.chains[0].rules[1]: unbalanced double quote at column 22`,
+				`firewall.chains[0].rules[2]: is empty`,
+				`firewall.chains[0].rules[3]: "-t" is not allowed in a rule: the agent chooses the table, chain and command`,
+				`firewall.chains[0].rules[4]: "--append=Y" is not allowed in a rule: the agent chooses the table, chain and command`,
+				`firewall.chains[0].rules[5]: "-A" is not allowed in a rule: the agent chooses the table, chain and command`}},
+	})
+}
+
+// TestValidateReportsEverything checks that one intent with a problem in
+// every section gets all of them, in document order.
+func TestValidateReportsEverything(t *testing.T) {
+	in := mustParse(t, doc(`
+		"interfaces": [
+			{"name": "eth0", "type": "physical", "mtu": 20, "addresses": ["192.0.2.1/24"]},
+			{"name": "eth0.5000", "type": "vlan", "vlan": {"parent": "eth0", "id": 5000}},
+			{"name": "br0", "type": "bridge", "vlan": {"parent": "eth0", "id": 1}, "addresses": ["192.0.2.1/24"]},
+			{"name": "m0", "type": "macvlan", "macvlan": {"parent": "eth7"}}
+		],
+		"routes": [{"to": "10.0.0.0/8", "via": "2001:db8::1"}, {"to": "10.1.0.0/16", "type": "prohibit", "dev": "eth0"}],
+		"rules": [{"priority": 0, "from": "10.0.0.0/8", "table": 100}],
+		"neighbors": [{"dev": "eth0", "ip": "192.0.2.9", "mac": "02:00:00:00:00:0g"}],
+		"sysctls": {"kernel.sysrq": "1"},
+		"firewall": {"chains": [{"table": "filter", "name": "INPUT", "rules": ["-j 'ACCEPT"]}]}`))
+	checkMessages(t, in.Validate(), []string{
+		`interfaces[0].mtu: 20 is out of range 68-65535`,
+		`interfaces[1].vlan.id: 5000 is out of range 1-4094`,
+		`interfaces[2].vlan: not allowed for type "bridge"`,
+		`interfaces[2].addresses[0]: address 192.0.2.1 is already assigned at interfaces[0].addresses[0]`,
+		`interfaces[3].macvlan.parent: interface "eth7" is not defined`,
+		`routes[0].via: 2001:db8::1 is IPv6, but to 10.0.0.0/8 is IPv4`,
+		`routes[1].dev: not allowed for a prohibit route`,
+		`rules[0].priority: is required (1-4294967295; 0 is the local table's rule)`,
+		`neighbors[0].mac: "02:00:00:00:00:0g" is not a MAC address (like 02:00:00:00:00:01)`,
+		`sysctls["kernel.sysrq"]: only net.* keys are allowed`,
+		`firewall.chains[0].name: "INPUT" is the name of a built-in chain`,
+		`firewall.chains[0].rules[0]: unbalanced single quote at column 4`,
+	})
+}
