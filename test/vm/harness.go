@@ -44,6 +44,22 @@ func (c Config) timeout() time.Duration {
 	return DefaultTimeout
 }
 
+// timeoutFor shortens the timeout to end a little before the test binary's
+// own deadline (go test -timeout), so the harness reports a hung VM itself
+// instead of the whole binary panicking.
+func (c Config) timeoutFor(t testing.TB) time.Duration {
+	d := c.timeout()
+	if dl, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if end, ok := dl.Deadline(); ok && time.Until(end)-deadlineMargin < d {
+			d = max(time.Until(end)-deadlineMargin, time.Second)
+		}
+	}
+	return d
+}
+
+// deadlineMargin is what timeoutFor leaves before the test's deadline.
+const deadlineMargin = 10 * time.Second
+
 func (c Config) memoryMB() int {
 	if c.MemoryMB > 0 {
 		return c.MemoryMB
@@ -89,7 +105,7 @@ func (c Config) RunPackageTests(t testing.TB, pkgDir string, tags []string, runR
 	requireTools(t) // before the build: a missing tool skips or fails at once
 	bin := BuildTestBinary(t, pkgDir, tags)
 	args := []string{"-test.run=" + runRegex}
-	if d := c.timeout() - bootAllowance; d > 0 {
+	if d := c.timeoutFor(t) - bootAllowance; d > 0 {
 		args = append(args, "-test.timeout="+d.String())
 	}
 	res := c.RunTestBinary(t, bin, args...)
@@ -106,7 +122,8 @@ func (c Config) RunTestBinary(t testing.TB, binary string, args ...string) Resul
 		t.Fatal("vm: the harness was called inside the VM; give the host-side test file //go:build !" + Tag)
 	}
 	tl := requireTools(t)
-	base, err := baseImage(tl.kernel, tl.busybox, c.modules())
+	tmp := t.TempDir()
+	base, err := baseImage(tl.kernel, tl.busybox, c.modules(), tmp)
 	if err != nil {
 		t.Fatalf("vm: %v", err)
 	}
@@ -115,13 +132,13 @@ func (c Config) RunTestBinary(t testing.TB, binary string, args ...string) Resul
 	if err != nil {
 		t.Fatalf("vm: building initramfs payload for %s: %v", binary, err)
 	}
-	initrd := filepath.Join(t.TempDir(), "initrd.img")
+	initrd := filepath.Join(tmp, "initrd.img")
 	if err := writeInitrd(initrd, base, pl); err != nil {
 		t.Fatalf("vm: %v", err)
 	}
-	res, err := boot(t, tl.qemu, qemuArgs(tl.kernel, initrd, c.memoryMB()), c.timeout(), nonce)
+	res, err := boot(t, tl.qemu, qemuArgs(tl.kernel, initrd, c.memoryMB()), c.timeoutFor(t), nonce)
 	if err != nil {
-		t.Fatalf("vm: %v\nlast console lines:\n%s", err, tail(res.Output, 40))
+		t.Fatalf("vm: %v\nlast console lines:\n%s", err, orNone(tail(res.Output, 40)))
 	}
 	t.Logf("vm: kernel %s booted in %v, run took %v, test binary exited %d",
 		tl.kernel.Release, res.Boot.Round(time.Millisecond), res.Duration.Round(time.Millisecond), res.ExitCode)
@@ -170,4 +187,11 @@ func checkTests(t testing.TB, res Result, runRegex string) {
 		t.Errorf("vm: no in-VM test matched %q", runRegex)
 	}
 	t.Logf("vm: %d in-VM tests passed: %s", len(passed), strings.Join(passed, " "))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }

@@ -26,8 +26,9 @@ const baseFormat = "netagent-vm-base-1"
 const markerPrefix = "NETAGENT-VM-"
 
 // baseImage returns the path of the cached base archive for k, busybox and
-// modules, building it first if it is not cached yet.
-func baseImage(k *Kernel, busybox string, modules []Module) (string, error) {
+// modules, building it first if it is not cached yet. When the cache cannot
+// be written (a user without a home, say) it builds into tmpDir instead.
+func baseImage(k *Kernel, busybox string, modules []Module, tmpDir string) (string, error) {
 	ix, err := readModuleIndex(k.ModulesDir)
 	if err != nil {
 		return "", fmt.Errorf("kernel %s: %w", k.Dir, err)
@@ -50,7 +51,10 @@ func baseImage(k *Kernel, busybox string, modules []Module) (string, error) {
 		return "", fmt.Errorf("building initramfs %s: %w", path, err)
 	}
 	if err := writeFileAtomic(path, data); err != nil {
-		return "", fmt.Errorf("caching initramfs %s: %w", path, err)
+		path = filepath.Join(tmpDir, filepath.Base(path))
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			return "", fmt.Errorf("writing initramfs %s: %w", path, err)
+		}
 	}
 	return path, nil
 }

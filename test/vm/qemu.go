@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -36,6 +37,8 @@ func boot(t testing.TB, qemu string, args []string, timeout time.Duration, nonce
 	defer cancel()
 	cmd := exec.CommandContext(ctx, qemu, args...)
 	cmd.WaitDelay = 5 * time.Second
+	// If the test binary dies (go test -timeout panics), take qemu with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -57,7 +60,7 @@ func boot(t testing.TB, qemu string, args []string, timeout time.Duration, nonce
 func bootError(ctx context.Context, con *console, res Result, waitErr error, stderr string) error {
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("vm still running after %v, killed it", res.Duration.Round(time.Second))
+		return fmt.Errorf("qemu still running after %v, killed it", res.Duration.Round(time.Second))
 	case con.setupErr != nil:
 		return con.setupErr
 	case waitErr != nil:

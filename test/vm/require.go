@@ -61,11 +61,11 @@ func requireTools(t testing.TB) *tools {
 	if err == nil {
 		return tl
 	}
-	msg := fmt.Sprintf("vm: the VM tests need what is missing here; run scripts/setup.sh as root to install it:\n%v", err)
+	msg := fmt.Sprintf("vm: cannot run the VM tests; missing:\n%v\nrun scripts/setup.sh as root to install them", err)
 	if mustHaveTools(os.Getenv("CI"), os.Geteuid()) {
 		t.Fatal(msg)
 	}
-	t.Skip(msg + "\nvm: skipped because not running as root")
+	t.Skip(msg + "\nskipped because not running as root (and CI is not true)")
 	return nil
 }
 
