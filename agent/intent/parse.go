@@ -44,13 +44,13 @@ func checkVersion(data []byte) error {
 	}
 	raw, ok := probe["version"]
 	if !ok {
-		return fieldError(Origin{Path: "version"}, "is required (want %d)", Version)
+		return errors.Join(fieldError(Origin{Path: "version"}, "is required (want %d)", Version))
 	}
 	var n json.Number
 	if json.Unmarshal(raw, &n) != nil || n.String() == strconv.Itoa(Version) {
 		return nil
 	}
-	return fieldError(Origin{Path: "version"}, "%s is not supported (want %d)", n, Version)
+	return errors.Join(fieldError(Origin{Path: "version"}, "%s is not supported (want %d)", n, Version))
 }
 
 // errTrailing is returned for data after the top-level object.

@@ -1,0 +1,44 @@
+package intent
+
+import (
+	"testing"
+)
+
+// FuzzParseValidate checks that no input makes Parse, Validate or Merge
+// panic, and that every error they return is a list of *FieldError.
+func FuzzParseValidate(f *testing.F) {
+	f.Add(readTestdata(f, "gateway.json"))
+	f.Add(readTestdata(f, "bonded.json"))
+	f.Add([]byte(`{"version": 1, "interfaces": [{"name": "a", "type": "vlan", "vlan": {"parent": "a", "id": 0}}]}`))
+	f.Add([]byte(`{"version": 1, "routes": [{"to": "default", "via": "fe80::1"}], "rules": [{"priority": 1}]}`))
+	f.Add([]byte(`{"version": 1, "firewall": {"chains": [{"table": "nat", "name": "A", "rules": ["'"]}]}}`))
+	f.Add([]byte(`{"version": 1, "interfaces": [{"name": "a", "type": "bond", "master": "b"}, {"name": "b", "type": "bridge", "master": "a"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, err := Parse(data)
+		if err != nil {
+			checkFieldErrorsOnly(t, err)
+			return
+		}
+		checkFieldErrorsOnly(t, in.Validate())
+		merged, err := Merge(map[string]*Intent{"a": in, "b": in})
+		checkFieldErrorsOnly(t, err)
+		checkFieldErrorsOnly(t, merged.Validate())
+	})
+}
+
+// checkFieldErrorsOnly fails unless err is nil or made of *FieldError.
+func checkFieldErrorsOnly(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		t.Fatalf("error is not joined: %v", err)
+	}
+	for _, e := range joined.Unwrap() {
+		if _, ok := e.(*FieldError); !ok {
+			t.Fatalf("error %T is not a *FieldError: %v", e, e)
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package intent
+
+import (
+	"maps"
+	"slices"
+	"testing"
+)
+
+// parseFiles parses documents keyed by file name.
+func parseFiles(t *testing.T, docs map[string]string) map[string]*Intent {
+	t.Helper()
+	files := map[string]*Intent{}
+	for name, d := range docs {
+		files[name] = mustParse(t, d)
+	}
+	return files
+}
+
+// interfaceNames lists the names of the interfaces of in.
+func interfaceNames(in *Intent) []string {
+	var names []string
+	for _, ifc := range in.Interfaces {
+		names = append(names, ifc.Name)
+	}
+	return names
+}
+
+func TestMergeConflictOnBothFiles(t *testing.T) {
+	files := parseFiles(t, map[string]string{
+		"b.json": doc(`"interfaces": [{"name": "eth1", "type": "physical"}, {"name": "eth0", "type": "physical", "mtu": 9000}],
+			"routes": [{"to": "default", "via": "192.0.2.1", "metric": 100}],
+			"sysctls": {"net.ipv4.ip_forward": "1", "net.ipv6.conf.all.forwarding": "1"}`),
+		"a.json": doc(`"interfaces": [{"name": "eth0", "type": "physical"}, {"name": "eth2", "type": "physical"}],
+			"routes": [{"to": "0.0.0.0/0", "via": "192.0.2.254", "metric": 100}, {"to": "default", "via": "192.0.2.1"}],
+			"sysctls": {"net.ipv4.ip_forward": "0"}`),
+	})
+	merged, err := Merge(files)
+	checkMessages(t, err, []string{
+		`a.json: interfaces[0]: interface "eth0" is also defined at interfaces[1] in b.json`,
+		`b.json: interfaces[1]: interface "eth0" is also defined at interfaces[0] in a.json`,
+		`a.json: routes[0]: IPv4 route to default in table main, metric 100 is also defined at routes[0] in b.json`,
+		`b.json: routes[0]: IPv4 route to default in table main, metric 100 is also defined at routes[0] in a.json`,
+		`a.json: sysctls["net.ipv4.ip_forward"]: sysctl "net.ipv4.ip_forward" is also defined at sysctls["net.ipv4.ip_forward"] in b.json`,
+		`b.json: sysctls["net.ipv4.ip_forward"]: sysctl "net.ipv4.ip_forward" is also defined at sysctls["net.ipv4.ip_forward"] in a.json`,
+	})
+	if got, want := interfaceNames(merged), []string{"eth2", "eth1"}; !slices.Equal(got, want) {
+		t.Errorf("merged interfaces = %q, want %q (a.json's first, neither eth0)", got, want)
+	}
+	if len(merged.Routes) != 1 || merged.Routes[0].Metric != 0 {
+		t.Errorf("merged routes = %+v, want only a.json's metric 0 route", merged.Routes)
+	}
+	if want := map[string]string{"net.ipv6.conf.all.forwarding": "1"}; !maps.Equal(merged.Sysctls, want) {
+		t.Errorf("merged sysctls = %v, want %v", merged.Sysctls, want)
+	}
+	if got, want := merged.SysctlOrigins["net.ipv6.conf.all.forwarding"], (Origin{"b.json", `sysctls["net.ipv6.conf.all.forwarding"]`}); got != want {
+		t.Errorf("sysctl origin = %v, want %v", got, want)
+	}
+}
+
+func TestMergeIdentities(t *testing.T) {
+	files := parseFiles(t, map[string]string{
+		"1.json": doc(`"interfaces": [{"name": "v0", "type": "veth", "veth": {"peer": "v0-peer"}}],
+			"rules": [{"priority": 10, "from": "10.0.0.0/8", "table": 100}],
+			"neighbors": [{"dev": "v0", "ip": "2001:db8::1", "mac": "02:00:00:00:00:01"}],
+			"firewall": {"chains": [{"table": "filter", "name": "A", "family": "both"}, {"table": "nat", "name": "A"}]}`),
+		"2.json": doc(`"interfaces": [{"name": "v0-peer", "type": "physical"}],
+			"rules": [{"priority": 10, "from": "10.0.0.0/8", "table": 200}, {"priority": 10, "from": "10.0.0.0/8", "oif": "x", "table": 200}],
+			"neighbors": [{"dev": "v0", "ip": "2001:DB8:0::1", "mac": "02:00:00:00:00:02"}],
+			"firewall": {"chains": [{"table": "filter", "name": "A", "family": "ipv6"}, {"table": "nat", "name": "A", "family": "ipv6"}]}`),
+	})
+	merged, err := Merge(files)
+	checkMessages(t, err, []string{
+		`1.json: interfaces[0]: interface "v0-peer" is also defined at interfaces[0] in 2.json`,
+		`2.json: interfaces[0]: interface "v0-peer" is also defined at interfaces[0] in 1.json`,
+		`1.json: rules[0]: IPv4 rule at priority 10 from 10.0.0.0/8 to all is also defined at rules[0] in 2.json`,
+		`2.json: rules[0]: IPv4 rule at priority 10 from 10.0.0.0/8 to all is also defined at rules[0] in 1.json`,
+		`1.json: neighbors[0]: neighbor 2001:db8::1 on "v0" is also defined at neighbors[0] in 2.json`,
+		`2.json: neighbors[0]: neighbor 2001:db8::1 on "v0" is also defined at neighbors[0] in 1.json`,
+		`1.json: firewall.chains[0]: IPv6 chain "A" in table filter is also defined at firewall.chains[0] in 2.json`,
+		`2.json: firewall.chains[0]: IPv6 chain "A" in table filter is also defined at firewall.chains[0] in 1.json`,
+	})
+	if len(merged.Interfaces) != 0 || len(merged.Rules) != 1 || len(merged.Neighbors) != 0 || len(merged.Firewall.Chains) != 2 {
+		t.Errorf("merged = %+v", merged)
+	}
+}
+
+func TestMergeThreeFiles(t *testing.T) {
+	br := doc(`"interfaces": [{"name": "br0", "type": "bridge"}]`)
+	_, err := Merge(parseFiles(t, map[string]string{"x": br, "y": br, "z": doc("")}))
+	checkMessages(t, err, []string{
+		`x: interfaces[0]: interface "br0" is also defined at interfaces[0] in y`,
+		`y: interfaces[0]: interface "br0" is also defined at interfaces[0] in x`,
+	})
+	_, err = Merge(parseFiles(t, map[string]string{"x": br, "y": br, "z": br}))
+	checkMessages(t, err, []string{
+		`x: interfaces[0]: interface "br0" is also defined at interfaces[0] in y and interfaces[0] in z`,
+		`y: interfaces[0]: interface "br0" is also defined at interfaces[0] in x and interfaces[0] in z`,
+		`z: interfaces[0]: interface "br0" is also defined at interfaces[0] in x and interfaces[0] in y`,
+	})
+}
+
+func TestMergeDuplicatesWithinAFileAreForValidate(t *testing.T) {
+	merged, err := Merge(parseFiles(t, map[string]string{
+		"a.json": doc(`"interfaces": [{"name": "br0", "type": "bridge"}, {"name": "br0", "type": "bridge"}]`),
+	}))
+	if err != nil {
+		t.Fatalf("Merge: %v", err)
+	}
+	checkMessages(t, merged.Validate(), []string{
+		`a.json: interfaces[1].name: interface "br0" is already defined at interfaces[0] in a.json`,
+	})
+}
+
+func TestMergedValidateNamesFiles(t *testing.T) {
+	merged, err := Merge(parseFiles(t, map[string]string{
+		"links.json": string(readTestdata(t, "bonded.json")),
+		"routes.json": doc(`"routes": [{"to": "default", "via": "10.100.0.254", "dev": "bond0.100"}, {"to": "10.0.0.0/8", "dev": "eth9"}],
+			"sysctls": {"kernel.panic": "1"},
+			"firewall": {"chains": [{"table": "filter", "name": "A", "rules": ["-j \"ACCEPT"]}]}`),
+	}))
+	if err != nil {
+		t.Fatalf("Merge: %v", err)
+	}
+	checkMessages(t, merged.Validate(), []string{
+		`routes.json: routes[1].dev: interface "eth9" is not defined`,
+		`routes.json: sysctls["kernel.panic"]: only net.* keys are allowed`,
+		`routes.json: firewall.chains[0].rules[0]: unbalanced double quote at column 4`,
+	})
+}
+
+func TestMergeSkipsBadFiles(t *testing.T) {
+	merged, err := Merge(map[string]*Intent{
+		"nil.json": nil,
+		"v2.json":  {Version: 2, Interfaces: []Interface{{Name: "x", Type: LinkBridge}}},
+		"ok.json":  {Version: 1, Interfaces: []Interface{{Name: "y", Type: LinkBridge}}},
+	})
+	checkMessages(t, err, []string{`nil.json: intent is nil`, `v2.json: version: 2 is not supported (want 1)`})
+	if got := interfaceNames(merged); !slices.Equal(got, []string{"y"}) {
+		t.Errorf("merged interfaces = %q, want [y]", got)
+	}
+}
+
+func TestMergeIsDeterministic(t *testing.T) {
+	files := map[string]*Intent{}
+	for _, name := range []string{"c", "a", "e", "b", "d"} {
+		files[name] = &Intent{Version: 1, Interfaces: []Interface{{Name: "if-" + name, Type: LinkBridge}}}
+	}
+	for range 20 {
+		merged, err := Merge(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := interfaceNames(merged), []string{"if-a", "if-b", "if-c", "if-d", "if-e"}; !slices.Equal(got, want) {
+			t.Fatalf("merged interfaces = %q, want %q", got, want)
+		}
+	}
+}
+
+func TestMergeLeavesInputsAlone(t *testing.T) {
+	in := mustParse(t, string(readTestdata(t, "gateway.json")))
+	merged, err := Merge(map[string]*Intent{"gw.json": in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := merged.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if in.Interfaces[0].Origin != (Origin{}) || in.Firewall.Chains[0].Args != nil {
+		t.Errorf("Merge or Validate changed the input")
+	}
+	if got, want := merged.Interfaces[4].Origin, (Origin{"gw.json", "interfaces[4]"}); got != want {
+		t.Errorf("origin = %v, want %v", got, want)
+	}
+}
