@@ -24,7 +24,7 @@ func TestSplitRule(t *testing.T) {
 		{`--comment ""`, []string{"--comment", ""}},
 		{`--comment ''`, []string{"--comment", ""}},
 		{`pre"mid dle"'post'`, []string{"premid dlepost"}},
-		{`--comment 'no $expansion; `+"`nor this`"+`'`, []string{"--comment", "no $expansion; `nor this`"}},
+		{`--comment 'no $expansion; ` + "`nor this`" + `'`, []string{"--comment", "no $expansion; `nor this`"}},
 		{`--comment "naïve ✓"`, []string{"--comment", "naïve ✓"}},
 	}
 	for _, tc := range cases {
