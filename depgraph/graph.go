@@ -378,3 +378,13 @@ func sortedNames(m map[string]*Graph) []string {
 	slices.Sort(names)
 	return names
 }
+
+// LookupDeps returns the item if it is in g, with the dependencies recorded
+// when it was put (one map access instead of two).
+func (g *Graph) LookupDeps(ref ItemRef) (Item, []Dependency, bool) {
+	n, ok := g.r.nodes[ref]
+	if !ok || !g.holds(n, ref) {
+		return nil, nil, false
+	}
+	return n.item, n.deps, true
+}

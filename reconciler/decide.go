@@ -34,7 +34,7 @@ func (u *run) markEvictions(wave []dg.ItemRef) []dg.ItemRef {
 		}
 	}
 	if len(wave) > n {
-		wave = dedupSorted(wave)
+		wave = dedup(wave)
 	}
 	return wave
 }
@@ -71,7 +71,7 @@ func (u *run) isExternal(ref dg.ItemRef) bool {
 	if it, _, ok := u.cur.Lookup(ref); ok {
 		return it.External()
 	}
-	if it, ok := u.want(ref); ok {
+	if it, _, ok := u.want(ref); ok {
 		return it.External()
 	}
 	return false
@@ -91,7 +91,7 @@ func (u *run) mustDelete(ref dg.ItemRef) (must, recreate bool) {
 	if !ok || st.State.InTransition() || st.State == dg.StateFailed && st.LastOp == dg.OpCreate {
 		return false, false
 	}
-	w, wok := u.want(ref)
+	w, _, wok := u.want(ref)
 	switch {
 	case !wok:
 		return true, false
@@ -144,7 +144,7 @@ func (u *run) evictTree(ref dg.ItemRef, wave []dg.ItemRef) []dg.ItemRef {
 			wave = append(wave, d)
 			continue
 		}
-		if _, still := u.want(d); still {
+		if _, _, still := u.want(d); still {
 			u.recreating[d] = struct{}{}
 		}
 		wave = u.evictTree(d, wave)
@@ -155,7 +155,7 @@ func (u *run) evictTree(ref dg.ItemRef, wave []dg.ItemRef) []dg.ItemRef {
 // canModifyAway reports whether dependant d can drop its dependency on ref
 // by a modify that is ready now.
 func (u *run) canModifyAway(d, ref dg.ItemRef) bool {
-	w, ok := u.want(d)
+	w, deps, ok := u.want(d)
 	if !ok {
 		return false
 	}
@@ -163,16 +163,17 @@ func (u *run) canModifyAway(d, ref dg.ItemRef) bool {
 	if w.Equal(c) || u.needsRecreate(c, w) {
 		return false
 	}
-	for _, dep := range u.wantDeps(d, w) {
+	for _, dep := range deps {
 		if dep.RequiredItem == ref {
 			return false
 		}
 	}
-	_, why := u.unsatisfied(d, w)
-	return why == ""
+	_, blocked := u.unsatisfied(deps)
+	return !blocked
 }
 
-func dedupSorted(refs []dg.ItemRef) []dg.ItemRef {
+// dedup drops repeated refs, keeping the first occurrence of each.
+func dedup(refs []dg.ItemRef) []dg.ItemRef {
 	seen := make(map[dg.ItemRef]struct{}, len(refs))
 	out := refs[:0]
 	for _, r := range refs {
@@ -181,6 +182,5 @@ func dedupSorted(refs []dg.ItemRef) []dg.ItemRef {
 			out = append(out, r)
 		}
 	}
-	sortRefs(out)
 	return out
 }

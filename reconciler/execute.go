@@ -3,29 +3,30 @@ package reconciler
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	dg "github.com/netagent/netagent/depgraph"
 )
 
 // execute runs the proposals of a wave: deletes, then modifies, then
-// creates, each in reference order; runs of the same type go to a
-// BatchConfigurator in one call.
+// creates, each in the order they were proposed; the operations of one item
+// type are run together, so that a BatchConfigurator gets them in one call.
 func (u *run) execute(props []proposal) {
-	slices.SortStableFunc(props, func(a, b proposal) int {
-		if ka, kb := opRank(a.op), opRank(b.op); ka != kb {
-			return ka - kb
+	for rank := 0; rank < 3; rank++ {
+		var order []string // types in order of first appearance
+		groups := make(map[string][]proposal)
+		for _, p := range props {
+			if opRank(p.op) != rank {
+				continue
+			}
+			if _, seen := groups[p.ref.Type]; !seen {
+				order = append(order, p.ref.Type)
+			}
+			groups[p.ref.Type] = append(groups[p.ref.Type], p)
 		}
-		return a.ref.Compare(b.ref)
-	})
-	for i := 0; i < len(props); {
-		j := i + 1
-		for j < len(props) && props[j].op == props[i].op && props[j].ref.Type == props[i].ref.Type {
-			j++
+		for _, typ := range order {
+			u.executeGroup(groups[typ])
 		}
-		u.executeGroup(props[i:j])
-		i = j
 	}
 }
 

@@ -106,7 +106,7 @@ func (r *recorder) Modify(ctx context.Context, _, it dg.Item) error {
 	return r.do(ctx, "modify", it)
 }
 func (r *recorder) Delete(ctx context.Context, it dg.Item) error { return r.do(ctx, "delete", it) }
-func (r *recorder) NeedsRecreate(o, n dg.Item) bool         { return o.(*item).Fixed != n.(*item).Fixed }
+func (r *recorder) NeedsRecreate(o, n dg.Item) bool              { return o.(*item).Fixed != n.(*item).Fixed }
 
 func (r *recorder) Calls() []string {
 	r.mu.Lock()

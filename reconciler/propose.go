@@ -12,12 +12,13 @@ func sortRefs(refs []dg.ItemRef) { slices.SortFunc(refs, dg.ItemRef.Compare) }
 // operation that is ready now, if any. Operations found in the same wave
 // are mutually independent, so they can run in any order or as a batch.
 func (u *run) propose(wave []dg.ItemRef) []proposal {
-	var out []proposal
+	out := u.props[:0]
 	for _, ref := range wave {
 		if p, ok := u.decide(ref); ok {
 			out = append(out, p)
 		}
 	}
+	u.props = out
 	return out
 }
 
@@ -26,13 +27,16 @@ func (u *run) decide(ref dg.ItemRef) (proposal, bool) {
 		u.settleAsync(ref, op)
 		return proposal{}, false
 	}
-	if _, failed := u.failedNow[ref]; failed || u.isExternal(ref) {
+	if _, failed := u.failedNow[ref]; failed {
 		return proposal{}, false
 	}
 	c, st, cok := u.cur.Lookup(ref)
-	w, wok := u.want(ref)
+	w, deps, wok := u.want(ref)
+	if cok && c.External() || wok && w.External() {
+		return proposal{}, false
+	}
 	if !cok || st.State == dg.StateFailed && st.LastOp != dg.OpModify {
-		return u.decideAbsent(ref, c, cok, w, wok)
+		return u.decideAbsent(ref, c, cok, w, deps, wok)
 	}
 	if _, ok := u.evict[ref]; ok {
 		return u.decideDelete(ref, c, wok)
@@ -40,14 +44,13 @@ func (u *run) decide(ref dg.ItemRef) (proposal, bool) {
 	if !wok {
 		return proposal{}, false
 	}
-	return u.decideModify(ref, c, st, w)
+	return u.decideModify(ref, c, st, w, deps)
 }
 
 // decideAbsent handles an item with no instance: never created, or whose
 // create or delete failed.
-func (u *run) decideAbsent(ref dg.ItemRef, c dg.Item, cok bool, w dg.Item, wok bool) (proposal, bool) {
+func (u *run) decideAbsent(ref dg.ItemRef, c dg.Item, cok bool, w dg.Item, deps []dg.Dependency, wok bool) (proposal, bool) {
 	if !wok {
-		delete(u.rec.blocked, ref)
 		if cok && !u.exists(ref) {
 			// The record of a failed create of an item no longer wanted.
 			u.cur.Delete(ref)
@@ -57,9 +60,10 @@ func (u *run) decideAbsent(ref dg.ItemRef, c dg.Item, cok bool, w dg.Item, wok b
 		if cok { // a failed delete: try again
 			return u.decideDelete(ref, c, false)
 		}
+		delete(u.rec.blocked, ref)
 		return proposal{}, false
 	}
-	if !u.ready(ref, w) {
+	if !u.ready(ref, deps) {
 		return proposal{}, false
 	}
 	_, re := u.recreating[ref]
@@ -79,13 +83,12 @@ func (u *run) decideDelete(ref dg.ItemRef, c dg.Item, stillWanted bool) (proposa
 	return proposal{op: OpDelete, ref: ref, old: c, recreate: re || stillWanted}, true
 }
 
-func (u *run) decideModify(ref dg.ItemRef, c dg.Item, st dg.StateData, w dg.Item) (proposal, bool) {
+func (u *run) decideModify(ref dg.ItemRef, c dg.Item, st dg.StateData, w dg.Item, deps []dg.Dependency) (proposal, bool) {
 	changed := !w.Equal(c)
 	if !changed && st.State != dg.StateFailed {
-		delete(u.rec.blocked, ref)
 		return proposal{}, false
 	}
-	if !u.ready(ref, w) {
+	if !u.ready(ref, deps) {
 		return proposal{}, false
 	}
 	if changed && u.evictRecreateOnModify(ref) {
@@ -113,60 +116,110 @@ func (u *run) evictRecreateOnModify(ref dg.ItemRef) bool {
 	return waiting
 }
 
-// ready reports whether w (the intended value of ref) can be created or
-// modified now, recording why not otherwise.
-func (u *run) ready(ref dg.ItemRef, w dg.Item) bool {
-	if on, why := u.unsatisfied(ref, w); why != "" {
-		u.block(ref, on, why)
+// ready reports whether an item with these intended dependencies can be
+// created or modified now. When not, the item is noted as blocked; the
+// reason is worked out once, at the end of the run (explainBlocked).
+func (u *run) ready(ref dg.ItemRef, deps []dg.Dependency) bool {
+	if _, blocked := u.unsatisfied(deps); blocked {
+		u.blockedNow = append(u.blockedNow, ref)
 		return false
 	}
-	if u.transitionNearby(ref) {
-		return false
-	}
-	delete(u.rec.blocked, ref)
-	return true
+	return !u.transitionNearby(ref)
 }
 
-// unsatisfied returns the first dependency of w that is not met, and why.
-// A dependency is met when the required item exists in the current state,
-// is created (not failed, not in transition), is not about to be deleted
-// or changed, and satisfies the predicate.
-func (u *run) unsatisfied(ref dg.ItemRef, w dg.Item) (dg.ItemRef, string) {
-	for _, dep := range u.wantDeps(ref, w) {
-		if why := u.depProblem(dep); why != "" {
-			return dep.RequiredItem, why
+// unsatisfied returns the first dependency that is not met. A dependency is
+// met when the required item exists in the current state, is created (not
+// failed, not in transition), is not about to be deleted or changed, and
+// satisfies the predicate.
+func (u *run) unsatisfied(deps []dg.Dependency) (dg.Dependency, bool) {
+	for _, dep := range deps {
+		if u.depProblem(dep) != depMet {
+			return dep, true
 		}
 	}
-	return dg.ItemRef{}, ""
+	return dg.Dependency{}, false
 }
 
-func (u *run) depProblem(dep dg.Dependency) string {
+type depStatus int
+
+const (
+	depMet depStatus = iota
+	depMissing
+	depNotIntended
+	depNotCreated
+	depGoing
+	depChanging
+	depPredicate
+)
+
+func (u *run) depProblem(dep dg.Dependency) depStatus {
 	req := dep.RequiredItem
 	it, st, ok := u.cur.Lookup(req)
-	if !ok {
-		if _, wanted := u.want(req); !wanted {
-			return "blocked: waiting for " + req.String() + " (not in the intended state)"
-		}
-		return "blocked: waiting for " + req.String()
-	}
 	switch {
-	case st.State == dg.StateFailed:
-		return "blocked: waiting for " + req.String() + " (failed: " + errString(st.LastErr) + ")"
+	case !ok:
+		if _, _, wanted := u.want(req); !wanted {
+			return depNotIntended
+		}
+		return depMissing
 	case st.State != dg.StateCreated:
-		return "blocked: waiting for " + req.String() + " (" + st.State.String() + ")"
+		return depNotCreated
 	}
 	if _, going := u.evict[req]; going {
-		return "blocked: waiting for " + req.String() + " (being deleted)"
+		return depGoing
 	}
 	if !it.External() {
-		if w, ok := u.want(req); ok && !w.Equal(it) {
-			return "blocked: waiting for " + req.String() + " (being changed)"
+		if w, _, ok := u.want(req); ok && !w.Equal(it) {
+			return depChanging
 		}
 	}
 	if dep.MustSatisfy != nil && !dep.MustSatisfy(it) {
+		return depPredicate
+	}
+	return depMet
+}
+
+// explainBlocked records, for every item found blocked in this run that is
+// still absent or unchanged, why it waits.
+func (u *run) explainBlocked() {
+	for _, ref := range u.blockedNow {
+		w, deps, wok := u.want(ref)
+		_, st, cok := u.cur.Lookup(ref)
+		if !wok || cok && st.State == dg.StateCreated && w.Equal(mustItem(u.cur, ref)) {
+			delete(u.rec.blocked, ref)
+			continue
+		}
+		dep, blocked := u.unsatisfied(deps)
+		if !blocked {
+			continue
+		}
+		u.rec.blocked[ref] = blockNote{reason: u.reason(dep), on: dep.RequiredItem}
+	}
+}
+
+func mustItem(g *dg.Graph, ref dg.ItemRef) dg.Item {
+	it, _, _ := g.Lookup(ref)
+	return it
+}
+
+func (u *run) reason(dep dg.Dependency) string {
+	req := dep.RequiredItem.String()
+	switch u.depProblem(dep) {
+	case depNotIntended:
+		return "blocked: waiting for " + req + " (not in the intended state)"
+	case depNotCreated:
+		_, st, _ := u.cur.Lookup(dep.RequiredItem)
+		if st.State == dg.StateFailed {
+			return "blocked: waiting for " + req + " (failed: " + errString(st.LastErr) + ")"
+		}
+		return "blocked: waiting for " + req + " (" + st.State.String() + ")"
+	case depGoing:
+		return "blocked: waiting for " + req + " (being deleted)"
+	case depChanging:
+		return "blocked: waiting for " + req + " (being changed)"
+	case depPredicate:
 		return "blocked: waiting for " + dep.String()
 	}
-	return ""
+	return "blocked: waiting for " + req
 }
 
 func errString(err error) string {
@@ -174,11 +227,6 @@ func errString(err error) string {
 		return "unknown error"
 	}
 	return err.Error()
-}
-
-func (u *run) block(ref, on dg.ItemRef, why string) {
-	u.rec.blocked[ref] = blockNote{reason: why, on: on}
-	u.blockedNow = append(u.blockedNow, ref)
 }
 
 // transitionNearby reports whether an item with a dependency path to or from

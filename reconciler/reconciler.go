@@ -74,11 +74,13 @@ func (r *Reconciler) Plan(ctx context.Context, current, intended *dg.Graph) Stat
 func (r *Reconciler) reconcile(ctx context.Context, current, intended *dg.Graph, dry bool) Status {
 	run := newRun(r, ctx, current, intended, dry)
 	run.seed()
+	run.log = make(OperationLog, 0, len(run.queue))
 	for len(run.queue) > 0 {
 		wave := run.takeWave()
 		wave = run.markEvictions(wave)
 		run.execute(run.propose(wave))
 	}
+	run.explainBlocked()
 	run.detectCycles()
 	run.saveMarks()
 	return run.status()

@@ -321,7 +321,7 @@ func TestCancelAndResumeWithFreshReconciler(t *testing.T) {
 	rec.async["create t/slow2"] = make(chan error)
 	intended := dg.New("intended", mk("t", "slow"), mk("t", "slow2"), mk("t", "after", "t/slow"), mk("t", "free"))
 	st := reconciler.New(registry(rec, "t")).Reconcile(ctx, nil, intended)
-	expectOps(t, st.OperationLog, "create t/free", "create t/slow (in progress)", "create t/slow2 (in progress)")
+	expectOps(t, st.OperationLog, "create t/slow (in progress)", "create t/slow2 (in progress)", "create t/free")
 	st.CancelAsyncOps(func(r dg.ItemRef) bool { return r.Name == "slow" })
 	select {
 	case <-st.ReadyToResume:

@@ -17,6 +17,7 @@ func (u *run) finish(p proposal, e OpLogEntry, end time.Time, err error) {
 		return
 	}
 	delete(u.rec.failed, p.ref)
+	delete(u.rec.blocked, p.ref)
 	switch p.op {
 	case OpCreate:
 		u.curGraphFor(p.ref).PutWithState(p.new, dg.StateData{State: dg.StateCreated, LastOp: OpCreate, Since: end})
@@ -32,7 +33,7 @@ func (u *run) finish(p proposal, e OpLogEntry, end time.Time, err error) {
 		delete(u.evict, p.ref)
 		u.queueManaged(oldDeps)
 		u.queueIntendedDependants(p.ref)
-		if _, still := u.want(p.ref); still {
+		if _, _, still := u.want(p.ref); still {
 			u.enqueue(p.ref)
 		}
 	}

@@ -3,7 +3,6 @@ package reconciler
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -39,6 +38,7 @@ type run struct {
 	log       OperationLog
 	errs      []error
 	spare     *opCtx
+	props     []proposal
 }
 
 func newRun(r *Reconciler, ctx context.Context, current, intended *dg.Graph, dry bool) *run {
@@ -102,38 +102,25 @@ func (u *run) inScope(ref dg.ItemRef) bool {
 	return u.curScope != nil && u.curScope.Contains(ref)
 }
 
-// want returns the intended value of ref, if it should exist. Items out of
-// scope keep their intended value from the whole tree, or else their
-// current value: a run never deletes what is outside its scope.
-func (u *run) want(ref dg.ItemRef) (dg.Item, bool) {
+// want returns the intended value of ref and its dependencies, if it should
+// exist. Items out of scope keep their intended value from the whole tree,
+// or else their current value: a run never deletes what is outside its
+// scope.
+func (u *run) want(ref dg.ItemRef) (dg.Item, []dg.Dependency, bool) {
 	if u.intended != nil {
-		if it, ok := u.intended.Get(ref); ok {
-			return it, true
+		if it, deps, ok := u.intended.LookupDeps(ref); ok {
+			return it, deps, true
 		}
 	}
 	if u.inScope(ref) {
-		return nil, false
+		return nil, nil, false
 	}
 	if u.intRoot != nil {
-		if it, ok := u.intRoot.Get(ref); ok {
-			return it, true
+		if it, deps, ok := u.intRoot.LookupDeps(ref); ok {
+			return it, deps, true
 		}
 	}
-	it, _, ok := u.cur.Lookup(ref)
-	return it, ok
-}
-
-// wantDeps returns the dependencies of the intended value of ref.
-func (u *run) wantDeps(ref dg.ItemRef, w dg.Item) []dg.Dependency {
-	if u.intRoot != nil {
-		if it, ok := u.intRoot.Get(ref); ok && it == w {
-			return u.intRoot.Dependencies(ref)
-		}
-	}
-	if it, _, ok := u.cur.Lookup(ref); ok && it == w {
-		return u.cur.Dependencies(ref)
-	}
-	return w.Dependencies()
+	return u.cur.LookupDeps(ref)
 }
 
 func (u *run) enqueue(ref dg.ItemRef) {
@@ -150,12 +137,14 @@ func (u *run) enqueueAll(refs []dg.ItemRef) {
 	}
 }
 
-// takeWave returns the queued refs in order and empties the queue.
+// takeWave returns the queued refs in the order they were queued and
+// empties the queue. That order only depends on the order in which the
+// graphs were built and changed, never on map iteration, so the same
+// inputs give the same operation log.
 func (u *run) takeWave() []dg.ItemRef {
 	wave := u.queue
 	u.queue = nil
 	clear(u.queued)
-	slices.SortFunc(wave, dg.ItemRef.Compare)
 	return wave
 }
 

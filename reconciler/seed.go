@@ -13,15 +13,13 @@ func (u *run) seed() {
 	if full || u.intended == nil {
 		u.seedEverything()
 	}
-	for ref := range u.rec.failed {
+	for _, ref := range sortedKeys(u.rec.failed) {
 		u.seedIfInScope(ref)
 	}
-	for ref := range u.rec.async {
+	for _, ref := range sortedKeys(u.rec.async) {
 		u.enqueue(ref)
 	}
-	for ref := range u.rec.waiting {
-		u.enqueue(ref)
-	}
+	u.enqueueAll(sortedKeys(u.rec.waiting))
 	clear(u.rec.waiting)
 }
 
@@ -54,13 +52,37 @@ func (u *run) seedFromJournal(g *dg.Graph, key string, byCaller bool) bool {
 	return true
 }
 
+// seedEverything queues every item in scope, in the order the graphs
+// were built where the graph still remembers it (cheaper than sorting).
 func (u *run) seedEverything() {
 	if u.intended != nil {
-		u.enqueueAll(u.intended.Refs())
+		u.seedGraph(u.intended)
 	}
 	if u.curScope != nil {
-		u.enqueueAll(u.curScope.Refs())
+		u.seedGraph(u.curScope)
 	}
+}
+
+func (u *run) seedGraph(g *dg.Graph) {
+	refs, ok := g.Root().ChangesSince(0)
+	if !ok {
+		u.enqueueAll(g.Refs())
+		return
+	}
+	for _, ref := range refs {
+		if g.Contains(ref) {
+			u.enqueue(ref)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[dg.ItemRef]V) []dg.ItemRef {
+	refs := make([]dg.ItemRef, 0, len(m))
+	for ref := range m {
+		refs = append(refs, ref)
+	}
+	sortRefs(refs)
+	return refs
 }
 
 func (u *run) seedIfInScope(ref dg.ItemRef) {
