@@ -1,0 +1,256 @@
+package depgraph_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+type item struct {
+	typ, name, value string
+	external         bool
+	deps             []dg.Dependency
+}
+
+func (i *item) Type() string                  { return i.typ }
+func (i *item) Name() string                  { return i.name }
+func (i *item) External() bool                { return i.external }
+func (i *item) String() string                { return i.typ + "/" + i.name + "=" + i.value }
+func (i *item) Dependencies() []dg.Dependency { return i.deps }
+func (i *item) Equal(o dg.Item) bool          { return i.value == o.(*item).value }
+
+func mk(typ, name string, deps ...string) *item {
+	it := &item{typ: typ, name: name}
+	for _, d := range deps {
+		t, n, _ := strings.Cut(d, "/")
+		it.deps = append(it.deps, dg.Dependency{RequiredItem: dg.ItemRef{Type: t, Name: n}})
+	}
+	return it
+}
+
+func ref(s string) dg.ItemRef {
+	t, n, _ := strings.Cut(s, "/")
+	return dg.ItemRef{Type: t, Name: n}
+}
+
+func refStrings(refs []dg.ItemRef) []string {
+	var out []string
+	for _, r := range refs {
+		out = append(out, r.String())
+	}
+	return out
+}
+
+func TestPutGetDeleteAndOrder(t *testing.T) {
+	g := dg.New("g", mk("b", "2"), mk("a", "z"), mk("b", "1", "a/z"))
+	if got := refStrings(g.Refs()); !slices.Equal(got, []string{"a/z", "b/1", "b/2"}) {
+		t.Fatalf("order %v", got)
+	}
+	var seen []string
+	for it := range g.Items() {
+		seen = append(seen, dg.Ref(it).String())
+	}
+	if !slices.Equal(seen, []string{"a/z", "b/1", "b/2"}) {
+		t.Fatalf("Items order %v", seen)
+	}
+	if _, ok := g.Get(ref("b/1")); !ok || g.Len() != 3 {
+		t.Fatal("get failed")
+	}
+	if d := g.Dependants(ref("a/z")); !slices.Equal(refStrings(d), []string{"b/1"}) {
+		t.Fatalf("dependants %v", d)
+	}
+	if !g.Delete(ref("b/1")) || g.Delete(ref("b/1")) {
+		t.Fatal("delete not reporting presence")
+	}
+	if len(g.Dependants(ref("a/z"))) != 0 || g.Len() != 2 {
+		t.Fatal("dependants index not updated on delete")
+	}
+}
+
+func TestPutEqualIsNoChange(t *testing.T) {
+	g := dg.New("g", mk("a", "1"))
+	rev := g.Rev()
+	g.Put(mk("a", "1"))
+	if g.Rev() != rev {
+		t.Fatal("putting an equal item counted as a change")
+	}
+	changed := mk("a", "1")
+	changed.value = "v2"
+	g.Put(changed)
+	if g.Rev() == rev || !g.ModifiedSince(ref("a/1"), rev) {
+		t.Fatal("modification not recorded")
+	}
+	refs, ok := g.ChangesSince(rev)
+	if !ok || !slices.Equal(refStrings(refs), []string{"a/1"}) {
+		t.Fatalf("changes %v %v", refs, ok)
+	}
+}
+
+func TestDependantsReindexedOnModify(t *testing.T) {
+	g := dg.New("g", mk("r", "x", "if/eth0"))
+	g.Put(&item{typ: "r", name: "x", value: "moved", deps: []dg.Dependency{{RequiredItem: ref("if/eth1")}}})
+	if len(g.Dependants(ref("if/eth0"))) != 0 || len(g.Dependants(ref("if/eth1"))) != 1 {
+		t.Fatal("reverse index not following the new dependencies")
+	}
+}
+
+func TestManyDependantsOfOneHub(t *testing.T) {
+	g := dg.New("g")
+	for i := 0; i < 1000; i++ {
+		g.Put(mk("route", fmt.Sprint(i), "if/hub"))
+	}
+	for i := 0; i < 1000; i += 2 {
+		g.Delete(ref(fmt.Sprintf("route/%d", i)))
+	}
+	if n := len(g.Dependants(ref("if/hub"))); n != 500 {
+		t.Fatalf("%d dependants, want 500", n)
+	}
+}
+
+func TestSubgraphsEditInPlaceAndItemView(t *testing.T) {
+	g := dg.New("root")
+	net := g.EditSubGraph("net")
+	net.Put(mk("if", "eth0"))
+	g.EditSubGraph("net/vlans").Put(mk("if", "eth0.100", "if/eth0"))
+	g.EditSubGraph("fw").Put(mk("chain", "c1"))
+	g.Put(mk("sysctl", "fwd"))
+	if got := refStrings(g.SubGraph("net").Refs()); !slices.Equal(got, []string{"if/eth0", "if/eth0.100"}) {
+		t.Fatalf("net subgraph %v", got)
+	}
+	if g.SubGraph("net/vlans").Path() != "net/vlans" || g.Len() != 4 {
+		t.Fatal("nested path or root size wrong")
+	}
+	if p, _ := g.ScopeOf(ref("if/eth0.100")); p != "net/vlans" {
+		t.Fatalf("scope %q", p)
+	}
+	// Moving an item by putting it into another subgraph.
+	g.SubGraph("fw").Put(mk("if", "eth0"))
+	if g.SubGraph("net").Contains(ref("if/eth0")) || !g.SubGraph("fw").Contains(ref("if/eth0")) {
+		t.Fatal("item not moved")
+	}
+	view := g.ItemAsSubGraph(ref("chain/c1"))
+	if got := refStrings(view.Refs()); !slices.Equal(got, []string{"chain/c1"}) {
+		t.Fatalf("item view %v", got)
+	}
+	if !g.DeleteSubGraph("net") || g.Contains(ref("if/eth0.100")) || !g.Contains(ref("if/eth0")) {
+		t.Fatal("DeleteSubGraph removed the wrong items")
+	}
+}
+
+func TestJournalCompactionKeepsLatestOrForgets(t *testing.T) {
+	g := dg.New("g", mk("a", "1"))
+	mark := g.Rev()
+	for i := 0; i < 5000; i++ {
+		it := mk("a", "1")
+		it.value = fmt.Sprint(i)
+		g.Put(it)
+	}
+	refs, ok := g.ChangesSince(mark)
+	if !ok || len(refs) == 0 || len(refs) > 2*g.Len()+1024 {
+		t.Fatalf("journal not compacted: %d entries ok=%v", len(refs), ok)
+	}
+	if distinct := slices.Compact(refStrings(refs)); !slices.Equal(distinct, []string{"a/1"}) {
+		t.Fatalf("changes %v", distinct)
+	}
+	for i := 0; i < 5000; i++ { // many deleted names: the journal forgets
+		g.Put(mk("tmp", fmt.Sprint(i)))
+		g.Delete(ref(fmt.Sprintf("tmp/%d", i)))
+	}
+	if _, ok := g.ChangesSince(mark); ok {
+		t.Fatal("journal should have forgotten that far back")
+	}
+	if _, ok := g.ChangesSince(g.Rev()); !ok {
+		t.Fatal("recent marks must stay usable")
+	}
+}
+
+func TestCloneIsIndependent(t *testing.T) {
+	g := dg.New("g", mk("a", "1"))
+	g.EditSubGraph("s").Put(mk("b", "1", "a/1"))
+	c := g.Clone()
+	c.Delete(ref("a/1"))
+	c.SubGraph("s").Put(mk("b", "2"))
+	if g.Len() != 2 || c.Len() != 2 || g.SubGraph("s").Len() != 1 {
+		t.Fatalf("clone shares state: g=%d c=%d", g.Len(), c.Len())
+	}
+	if len(g.Dependants(ref("a/1"))) != 1 {
+		t.Fatal("original reverse index changed by the clone")
+	}
+}
+
+func TestStateData(t *testing.T) {
+	g := dg.New("g")
+	g.PutWithState(mk("a", "1"), dg.StateData{State: dg.StateFailed, LastOp: dg.OpCreate})
+	st, _ := g.State(ref("a/1"))
+	if st.State != dg.StateFailed || st.State.String() != "failed" || st.LastOp.String() != "create" {
+		t.Fatalf("%+v", st)
+	}
+	rev := g.Rev()
+	g.SetState(ref("a/1"), dg.StateData{State: dg.StateCreated})
+	if g.Rev() != rev {
+		t.Fatal("a state change is not an item change")
+	}
+}
+
+// requireDot finds Graphviz. The README's test command installs it; a bare
+// `go test` by a developer without it skips with the reason.
+func requireDot(t *testing.T) string {
+	path, err := exec.LookPath("dot")
+	if err != nil {
+		if os.Getenv("CI") != "" || os.Geteuid() == 0 {
+			t.Fatal("Graphviz `dot` is missing: run scripts/setup.sh (installs Debian's graphviz)")
+		}
+		t.Skip("Graphviz `dot` is not installed (scripts/setup.sh installs it)")
+	}
+	return path
+}
+
+func renderSVG(t *testing.T, dot string) string {
+	cmd := exec.Command(requireDot(t), "-Tsvg")
+	cmd.Stdin = strings.NewReader(dot)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("dot -Tsvg: %v\n%s\ninput:\n%s", err, out, dot)
+	}
+	return string(out)
+}
+
+func TestDOTRendersWithGraphviz(t *testing.T) {
+	g := dg.New(`net "config"`)
+	g.Put(&item{typ: "link", name: "eth0", external: true})
+	route := mk("route", `default "via" \ gw`, "interface/eth0", "address/missing")
+	route.deps[0].Description = "link up"
+	g.EditSubGraph("interfaces").Put(mk("interface", "eth0", "link/eth0"))
+	g.Put(route)
+	g.PutWithState(mk("chain", "X"), dg.StateData{State: dg.StateFailed})
+	dot := dg.DOT(g)
+	for _, want := range []string{`"route/default \"via\" \\ gw" -> "interface/eth0" [label="link up"]`, "cluster_1", "style=dashed", "color=red", `"address/missing"`} {
+		if !strings.Contains(dot, want) {
+			t.Errorf("DOT lacks %q:\n%s", want, dot)
+		}
+	}
+	svg := renderSVG(t, dot)
+	if !strings.Contains(svg, "<svg") || !strings.Contains(svg, "interface/eth0") {
+		t.Fatalf("no SVG:\n%s", svg)
+	}
+}
+
+func TestDiffDOTShowsChanges(t *testing.T) {
+	cur := dg.New("cur", mk("if", "eth0"), mk("addr", "old", "if/eth0"), mk("addr", "same", "if/eth0"))
+	want := dg.New("want", mk("addr", "new", "if/eth0"), mk("addr", "same", "if/eth0"))
+	changed := mk("if", "eth0")
+	changed.value = "mtu 9000"
+	want.Put(changed)
+	dot := dg.DiffDOT(cur, want)
+	for _, s := range []string{`"addr/new" [label="addr/new", color=darkgreen`, `"addr/old" [label="addr/old", color=red`, `"if/eth0" [label="if/eth0", color=blue`} {
+		if !strings.Contains(dot, s) {
+			t.Errorf("DiffDOT lacks %q:\n%s", s, dot)
+		}
+	}
+	renderSVG(t, dot)
+}
