@@ -42,11 +42,17 @@ type validateCase struct {
 	want []string
 }
 
+// runValidateCases runs Validate on each case; the valid ones must also
+// pass the schema, which must never be stricter than the agent.
 func runValidateCases(t *testing.T, cases []validateCase) {
 	t.Helper()
+	sc := loadSchema(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			checkMessages(t, mustParse(t, doc(tc.doc)).Validate(), tc.want)
+			if errs := sc.validateJSON([]byte(doc(tc.doc))); len(tc.want) == 0 && len(errs) > 0 {
+				t.Errorf("valid for Validate, not for the schema: %q", errs)
+			}
 		})
 	}
 }
