@@ -1,0 +1,100 @@
+// Package intent defines netagent's intent format: the JSON document in which
+// an operator says what the host's network should look like. It parses
+// intent files strictly, validates them as a whole, merges several files
+// into one intended state, and publishes the format as a JSON Schema.
+//
+// # The flow
+//
+//	file a.json ──Parse──┐
+//	file b.json ──Parse──┼──Merge──▶ merged Intent ──Validate──▶ renderer
+//	file c.json ──Parse──┘   (conflicts        (every problem,
+//	                          on both files)    with file and path)
+//
+// Parse checks one document's shape; Merge combines files and reports
+// objects that two files both define; Validate checks the meaning of the
+// whole, including references between files. Each step reports every
+// problem it finds at once, as an errors.Join of *FieldError values, each
+// naming the file (after Merge) and the JSON path of the offending value:
+//
+//	b.json: interfaces[2].vlan.id: 5000 is out of range 1-4094
+//
+// List them with FieldErrors. Nothing in this package touches the kernel or
+// runs a program.
+//
+// # The format, version 1
+//
+// The top level is an object with "version" (must be 1) and the optional
+// lists "interfaces", "routes", "rules", "neighbors", the map "sysctls" and
+// the object "firewall" with "chains". Field names are camelCase and exact;
+// unknown fields, fields given twice, null values and data after the object
+// are errors. Schema returns the full JSON Schema; the types in types.go
+// carry the same names in their json tags. In short:
+//
+//   - interfaces: name (1-15 bytes of printable ASCII, no '/', ':' or
+//     space), type (physical, bond, vlan, bridge, veth, macvlan, vxlan), mtu,
+//     state (up, the default, or down), mac (virtual types only), alias,
+//     master (a bond or bridge), addresses (CIDR, like "192.0.2.10/24"), and
+//     exactly the section named like the type: "bond" and "bridge" are
+//     optional, "vlan", "veth", "macvlan" and "vxlan" required. A bond's
+//     miimon is in milliseconds; a bridge's forwardDelay is in centiseconds
+//     (1500 is 15 seconds), as in ip-link and netlink. A veth's peer is
+//     created with it and its name is taken like an interface's, unless the
+//     peer goes to peerNetns.
+//   - routes: to ("default" or a CIDR prefix without host bits), via, dev,
+//     table (absent: main), metric, scope, src, type (unicast, the default;
+//     blackhole, unreachable and prohibit take no via or dev) and family.
+//     The family comes from to, via and src, which must agree; family is
+//     needed only for a default route with neither via nor src that is IPv6.
+//   - rules: priority (required, 1 or more), from, to, fwmark, fwmask, iif,
+//     oif, table (required) and family (required when neither from nor to is
+//     given). iif and oif may name interfaces the agent does not manage.
+//   - neighbors: dev, ip and mac, all required.
+//   - sysctls: keys in dot form under "net." ("net.ipv4.ip_forward"), each
+//     part letters, digits, '_' and '-'; values are strings.
+//   - firewall.chains: table (filter, nat, mangle, raw), name (a user chain,
+//     at most 28 bytes), jumpFrom (a built-in chain of that table; absent:
+//     no jump), position (of the jump, 1-based; absent: 1), family (ipv4,
+//     the default; ipv6; both) and rules, each as it would follow
+//     "-A <name>". Rules may name foreign interfaces.
+//
+// A field left out takes the default named above; the Effective* methods
+// return it. Where 0 is outside a number's documented range (an mtu, a
+// route's table, a vxlan port, a chain's position), a 0 is the same as
+// leaving the field out, since the Go types cannot tell them apart: the agent
+// accepts it, the schema does not.
+//
+// # Identities
+//
+// Two objects are the same object, which is a duplicate within one intent
+// and a conflict across files, when they share: an interface name (veth peer
+// names included); a route's family, table, destination and metric (an IPv6
+// route's metric 0 being 1024); a rule's family, priority and selectors
+// (from, to, fwmark/fwmask, iif, oif: not its table); a neighbor's dev and
+// ip; a sysctl key; a chain's family, table and name (a "both" chain is one
+// chain in each family).
+//
+// # Firewall rules
+//
+// No shell ever sees intent text. SplitRule splits each rule into arguments
+// with shell-like quoting (spaces, single and double quotes, backslashes; no
+// expansion) and rejects unbalanced quotes and control characters. Validate
+// stores the result in Chain.Args and rejects rules that pick the table or
+// a command themselves ("-t", "-A", "--append" and the like), since the
+// agent chooses those. The renderer passes Args as an argument vector, or
+// quotes each one when writing iptables-restore input.
+//
+// # The caller's duties
+//
+//   - Parse every file, Merge them (even a single one, so that errors name
+//     it), then Validate the merged intent; render it only if Validate
+//     returned nil. Merge alone does not validate.
+//   - Keep the running configuration when any step fails: the errors are
+//     meant for the operator, and the merged intent of a failed Merge is
+//     only good for reporting.
+//   - Treat a validated Intent as read-only. Validate fills the derived
+//     fields (Chain.Args) and the merged intent shares slices with the
+//     parsed files.
+//   - Physical interfaces are never created: they must exist, and the agent
+//     only configures them. Everything else named by the intent is the
+//     agent's; names reached only through iif, oif or firewall rules are not.
+package intent
