@@ -71,10 +71,8 @@ func (u *run) decideAbsent(ref dg.ItemRef, c dg.Item, cok bool, w dg.Item, deps 
 }
 
 func (u *run) decideDelete(ref dg.ItemRef, c dg.Item, stillWanted bool) (proposal, bool) {
-	for _, d := range u.cur.Dependants(ref) {
-		if u.exists(d) {
-			return proposal{}, false // wait: they leave first and requeue us
-		}
+	if u.dependantsRemain(ref) {
+		return proposal{}, false // they leave first and queue ref again
 	}
 	if u.transitionNearby(ref) {
 		return proposal{}, false
@@ -83,12 +81,35 @@ func (u *run) decideDelete(ref dg.ItemRef, c dg.Item, stillWanted bool) (proposa
 	return proposal{op: OpDelete, ref: ref, old: c, recreate: re || stillWanted}, true
 }
 
+// dependantsRemain reports whether current items still depend on ref,
+// making sure each of them is on its way out: evicted, or about to be
+// modified so that it no longer depends on ref.
+func (u *run) dependantsRemain(ref dg.ItemRef) bool {
+	remain := false
+	for _, d := range u.cur.Dependants(ref) {
+		if !u.exists(d) {
+			continue
+		}
+		remain = true
+		if _, going := u.evict[d]; going || u.canModifyAway(d, ref) {
+			u.enqueue(d)
+			continue
+		}
+		if _, _, still := u.want(d); still {
+			u.recreating[d] = struct{}{}
+		}
+		u.enqueueAll(u.evictTree(d, nil))
+	}
+	return remain
+}
+
 func (u *run) decideModify(ref dg.ItemRef, c dg.Item, st dg.StateData, w dg.Item, deps []dg.Dependency) (proposal, bool) {
 	changed := !w.Equal(c)
 	if !changed && st.State != dg.StateFailed {
 		return proposal{}, false
 	}
-	if !u.ready(ref, deps) {
+	if !u.ready(ref, deps) || changed && u.closesCycle(ref, deps) {
+		u.stalled = append(u.stalled, ref)
 		return proposal{}, false
 	}
 	if changed && u.evictRecreateOnModify(ref) {
@@ -176,6 +197,83 @@ func (u *run) depProblem(dep dg.Dependency) depStatus {
 		return depPredicate
 	}
 	return depMet
+}
+
+// closesCycle reports whether giving ref these new dependencies would
+// close a dependency cycle among existing items: a cycle can never be
+// created from nothing, so it must not form through a modify either.
+func (u *run) closesCycle(ref dg.ItemRef, deps []dg.Dependency) bool {
+	old := u.cur.Dependencies(ref)
+	var seen map[dg.ItemRef]struct{}
+	for _, d := range deps {
+		if hasDep(old, d.RequiredItem) {
+			continue
+		}
+		if seen == nil {
+			seen = make(map[dg.ItemRef]struct{})
+		}
+		if u.reaches(d.RequiredItem, ref, seen) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasDep(deps []dg.Dependency, ref dg.ItemRef) bool {
+	for _, d := range deps {
+		if d.RequiredItem == ref {
+			return true
+		}
+	}
+	return false
+}
+
+// reaches reports whether from depends, transitively in the current state,
+// on target.
+func (u *run) reaches(from, target dg.ItemRef, seen map[dg.ItemRef]struct{}) bool {
+	stack := []dg.ItemRef{from}
+	for len(stack) > 0 {
+		r := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if r == target {
+			return true
+		}
+		if _, done := seen[r]; done {
+			continue
+		}
+		seen[r] = struct{}{}
+		for _, d := range u.cur.Dependencies(r) {
+			stack = append(stack, d.RequiredItem)
+		}
+	}
+	return false
+}
+
+// withdrawStalled deletes the items whose new value could not be applied
+// because its dependencies are not met once everything else is done: an
+// item exists only in a version whose dependencies hold. It reports whether
+// it found work (the caller then runs more waves).
+func (u *run) withdrawStalled() bool {
+	stalled := u.stalled
+	u.stalled = nil
+	found := false
+	for _, ref := range stalled {
+		c, st, ok := u.cur.Lookup(ref)
+		w, deps, wok := u.want(ref)
+		if !ok || !wok || st.State != dg.StateCreated || w.Equal(c) {
+			continue
+		}
+		if _, blocked := u.unsatisfied(deps); !blocked && !u.closesCycle(ref, deps) {
+			continue
+		}
+		if _, going := u.evict[ref]; going {
+			continue
+		}
+		u.recreating[ref] = struct{}{}
+		u.enqueueAll(u.evictTree(ref, nil))
+		found = true
+	}
+	return found
 }
 
 // explainBlocked records, for every item found blocked in this run that is

@@ -75,10 +75,15 @@ func (r *Reconciler) reconcile(ctx context.Context, current, intended *dg.Graph,
 	run := newRun(r, ctx, current, intended, dry)
 	run.seed()
 	run.log = make(OperationLog, 0, len(run.queue))
-	for len(run.queue) > 0 {
-		wave := run.takeWave()
-		wave = run.markEvictions(wave)
-		run.execute(run.propose(wave))
+	for {
+		for len(run.queue) > 0 {
+			wave := run.takeWave()
+			wave = run.markEvictions(wave)
+			run.execute(run.propose(wave))
+		}
+		if !run.withdrawStalled() {
+			break
+		}
 	}
 	run.explainBlocked()
 	run.detectCycles()

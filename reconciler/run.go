@@ -33,6 +33,8 @@ type run struct {
 	failedNow map[dg.ItemRef]struct{}
 	// blockedNow holds items found blocked in this run.
 	blockedNow []dg.ItemRef
+	// stalled holds items whose change waited for a dependency.
+	stalled []dg.ItemRef
 
 	subgraphs map[string]*dg.Graph
 	log       OperationLog

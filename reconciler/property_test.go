@@ -1,0 +1,237 @@
+package reconciler_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// model is a simulated system: it applies operations and checks, on its
+// own and independently of the reconciler, that every operation respects
+// the dependencies at the moment it runs.
+type model struct {
+	t        testing.TB
+	have     map[dg.ItemRef]*item
+	current  *dg.Graph // for external items
+	failures []string
+}
+
+func (m *model) depOK(d dg.Dependency) bool {
+	var it dg.Item
+	if h, ok := m.have[d.RequiredItem]; ok {
+		it = h
+	} else if e, _, ok := m.current.Lookup(d.RequiredItem); ok && e.External() {
+		it = e
+	} else {
+		return false
+	}
+	return d.MustSatisfy == nil || d.MustSatisfy(it)
+}
+
+func (m *model) fail(format string, args ...any) {
+	m.failures = append(m.failures, fmt.Sprintf(format, args...))
+}
+
+func (m *model) Create(_ context.Context, x dg.Item) error {
+	it := x.(*item)
+	if _, dup := m.have[dg.Ref(it)]; dup {
+		m.fail("create of existing %s", dg.Ref(it))
+	}
+	for _, d := range it.deps {
+		if !m.depOK(d) {
+			m.fail("create %s before its dependency %s", dg.Ref(it), d.RequiredItem)
+		}
+	}
+	m.have[dg.Ref(it)] = it
+	return nil
+}
+
+func (m *model) Modify(_ context.Context, _, x dg.Item) error {
+	it := x.(*item)
+	if _, ok := m.have[dg.Ref(it)]; !ok {
+		m.fail("modify of missing %s", dg.Ref(it))
+	}
+	for _, d := range it.deps {
+		if !m.depOK(d) {
+			m.fail("modify %s before its dependency %s", dg.Ref(it), d.RequiredItem)
+		}
+	}
+	m.have[dg.Ref(it)] = it
+	return nil
+}
+
+func (m *model) Delete(_ context.Context, x dg.Item) error {
+	r := dg.Ref(x)
+	if _, ok := m.have[r]; !ok {
+		m.fail("delete of missing %s", r)
+	}
+	delete(m.have, r)
+	for _, other := range m.have {
+		for _, d := range other.deps {
+			if d.RequiredItem == r {
+				m.fail("delete %s while %s depends on it", r, dg.Ref(other))
+			}
+		}
+	}
+	return nil
+}
+
+func (m *model) NeedsRecreate(o, n dg.Item) bool { return o.(*item).Fixed != n.(*item).Fixed }
+
+func notBad(it dg.Item) bool { return it.(*item).Value != "bad" }
+
+// randomItem makes managed item i of n with up to 3 dependencies on other
+// managed items (cycles possible) or on one of the external items.
+func randomItem(rng *rand.Rand, i, n, externals int) *item {
+	it := &item{typ: "t", name: fmt.Sprint(i), Value: fmt.Sprint(rng.IntN(3)), Fixed: fmt.Sprint(rng.IntN(2))}
+	if rng.IntN(10) == 0 {
+		it.Value = "bad"
+	}
+	for k := rng.IntN(4); k > 0; k-- {
+		var d dg.Dependency
+		switch r := rng.IntN(10); {
+		case r < 2 && externals > 0:
+			d.RequiredItem = dg.ItemRef{Type: "x", Name: fmt.Sprint(rng.IntN(externals))}
+		case r < 9 && i > 0:
+			d.RequiredItem = dg.ItemRef{Type: "t", Name: fmt.Sprint(rng.IntN(i))}
+		default: // any item: may close a cycle or point at nothing
+			d.RequiredItem = dg.ItemRef{Type: "t", Name: fmt.Sprint(rng.IntN(n + 2))}
+		}
+		if rng.IntN(3) == 0 {
+			d.MustSatisfy = notBad
+		}
+		d.RecreateWhenModified = rng.IntN(8) == 0
+		it.deps = append(it.deps, d)
+	}
+	return it
+}
+
+// satisfiable computes by brute force which intended items can exist:
+// the least fixpoint of "every dependency exists and holds".
+func satisfiable(intended, current *dg.Graph) map[dg.ItemRef]bool {
+	ok := map[dg.ItemRef]bool{}
+	for changed := true; changed; {
+		changed = false
+		for it := range intended.Items() {
+			r := dg.Ref(it)
+			if ok[r] {
+				continue
+			}
+			all := true
+			for _, d := range it.Dependencies() {
+				var req dg.Item
+				if e, _, found := current.Lookup(d.RequiredItem); found && e.External() {
+					req = e
+				} else if w, found := intended.Get(d.RequiredItem); found && ok[d.RequiredItem] {
+					req = w
+				}
+				if req == nil || d.MustSatisfy != nil && !d.MustSatisfy(req) {
+					all = false
+					break
+				}
+			}
+			if all {
+				ok[r] = true
+				changed = true
+			}
+		}
+	}
+	return ok
+}
+
+func runScenario(t testing.TB, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	n, externals := 5+rng.IntN(25), rng.IntN(4)
+	current := dg.New("current")
+	m := &model{t: t, have: map[dg.ItemRef]*item{}, current: current}
+	reg := registry(m, "t")
+	intended := dg.New("intended")
+	for i := 0; i < n; i++ {
+		intended.Put(randomItem(rng, i, n, externals))
+	}
+	for e := 0; e < externals; e++ {
+		current.Put(&item{typ: "x", name: fmt.Sprint(e), external: true, Value: "up"})
+	}
+	for step := 0; step < 8; step++ {
+		st := reconciler.New(reg).Reconcile(context.Background(), current, intended)
+		if st.AsyncOpsInProgress {
+			t.Fatalf("seed %d: async ops with a synchronous configurator", seed)
+		}
+		for _, f := range m.failures {
+			t.Errorf("seed %d step %d: %s", seed, step, f)
+		}
+		if len(m.failures) > 0 {
+			t.Fatalf("operation log:\n%s", st.OperationLog)
+		}
+		checkConverged(t, seed, step, m, intended, current)
+		// Again with nothing changed: no operation at all.
+		if st := reconciler.New(reg).Reconcile(context.Background(), current, intended); len(st.OperationLog) != 0 {
+			t.Fatalf("seed %d step %d: unchanged reconcile ran:\n%s", seed, step, st.OperationLog)
+		}
+		mutate(rng, intended, current, n, externals)
+	}
+}
+
+func checkConverged(t testing.TB, seed uint64, step int, m *model, intended, current *dg.Graph) {
+	sat := satisfiable(intended, current)
+	for it := range intended.Items() {
+		r := dg.Ref(it)
+		have, ok := m.have[r]
+		switch {
+		case sat[r] && (!ok || !have.Equal(it)):
+			t.Fatalf("seed %d step %d: satisfiable %s not converged (have %v)", seed, step, r, have)
+		case !sat[r] && ok:
+			t.Fatalf("seed %d step %d: unsatisfiable %s exists", seed, step, r)
+		}
+	}
+	for r := range m.have {
+		if !intended.Contains(r) {
+			t.Fatalf("seed %d step %d: %s exists but is not intended", seed, step, r)
+		}
+	}
+}
+
+func mutate(rng *rand.Rand, intended, current *dg.Graph, n, externals int) {
+	for k := 1 + rng.IntN(4); k > 0; k-- {
+		i := rng.IntN(n)
+		switch rng.IntN(5) {
+		case 0:
+			intended.Delete(dg.ItemRef{Type: "t", Name: fmt.Sprint(i)})
+		case 1, 2:
+			intended.Put(randomItem(rng, i, n, externals))
+		case 3: // change in place (maybe to "bad", flipping predicates)
+			if it, ok := intended.Get(dg.ItemRef{Type: "t", Name: fmt.Sprint(i)}); ok {
+				v := []string{"0", "1", "bad"}[rng.IntN(3)]
+				intended.Put(it.(*item).with(v))
+			}
+		case 4: // an external item appears, disappears or flips
+			if externals == 0 {
+				continue
+			}
+			r := dg.ItemRef{Type: "x", Name: fmt.Sprint(rng.IntN(externals))}
+			switch rng.IntN(3) {
+			case 0:
+				current.Delete(r)
+			default:
+				current.Put(&item{typ: "x", name: r.Name, external: true, Value: []string{"up", "bad"}[rng.IntN(2)]})
+			}
+		}
+	}
+}
+
+func TestRandomGraphsConvergeRespectingDependencies(t *testing.T) {
+	for seed := uint64(1); seed <= 400; seed++ {
+		runScenario(t, seed)
+	}
+}
+
+func FuzzReconcile(f *testing.F) {
+	for _, s := range []uint64{1, 2, 3, 42, 1234} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64) { runScenario(t, seed) })
+}
