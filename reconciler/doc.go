@@ -1,0 +1,87 @@
+// Package reconciler drives a current-state graph towards an intended one
+// (both depgraph graphs), calling a configurator per item type to create,
+// modify and delete items in the managed system.
+//
+//	        intended ──┐
+//	                   ▼
+//	current ──▶ seed: what changed since the last run (graph journals),
+//	   ▲              failed items, operations in flight
+//	   │               │
+//	   │               ▼
+//	   │        ┌─ wave ───────────────────────────────────────────────┐
+//	   │        │ 1. mark evictions: not intended, recreate, broken     │
+//	   │        │    dependency → the item and, transitively, its       │
+//	   │        │    dependants must go (or modify away first)          │
+//	   │        │ 2. propose what is ready now: delete (no dependants    │◀─┐
+//	   │        │    left), modify/create (every dependency created,     │  │ items whose
+//	   │        │    settled and satisfying its predicate)               │  │ neighbours
+//	   │        │ 3. execute: deletes, modifies, creates; one call per  │  │ changed
+//	   │        │    type for a BatchConfigurator                        │──┘
+//	   │        └──────────────────────────────────────────────────────┘
+//	   └──────── results, state data, records (in the current graph)
+//
+// # The model
+//
+// Reconcile(ctx, current, intended) diffs the two graphs and runs, in a
+// valid order, the operations that make current equal intended for every
+// item whose dependencies can be met: a dependant is deleted (or modified
+// away) before what it depends on, and created only after everything it
+// depends on exists, is created, is not about to change and satisfies the
+// dependency's predicate. When a configurator says a change needs a
+// recreate (NeedsRecreate), the item is deleted and created again, and
+// everything that depends on it, transitively, is deleted first and
+// created again afterwards. External items are never touched: their
+// appearing, disappearing or changing (the caller puts them into the
+// current graph) withdraws or re-creates what depends on them.
+//
+// Items that cannot be created are reported in Status.Blocked with the
+// reason ("blocked: waiting for link/eth0 (carrier up)"); the items of a
+// dependency cycle are reported as errors and never created, while the rest
+// of the graph converges. A failed operation leaves the item in the failed
+// state with its error and time; every later Reconcile retries it, even
+// with the same intent.
+//
+// Operations run in an order that depends only on the order in which the
+// graphs were built and changed, never on map order: the same inputs give
+// the same operation log.
+//
+// # Cost
+//
+// The reconciler keeps, inside the current graph, the revision of each
+// graph it last looked at. A run starts from what changed since (plus
+// failed items and operations in flight) and spreads only to the
+// neighbours of what it changes, so its cost follows the size of the
+// change, not of the graph; a run with nothing changed does almost nothing.
+// Passing a new intended graph instance, or a current graph never
+// reconciled before, makes the run look at every item once.
+//
+// # Asynchronous operations
+//
+// A configurator may call ContinueInBackground from Create, Modify or
+// Delete, return at once and finish later from its own goroutine. The item
+// is then in transition; nothing with a dependency path to or from it
+// changes until it is done, while unrelated items go on. Status.ReadyToResume
+// fires when an operation finishes; the caller then calls Reconcile again,
+// with any Reconciler instance: the records of operations in flight live in
+// the current graph. CancelAsyncOps and WaitForAsyncOps act on them.
+//
+// # Dry run
+//
+// Plan runs the same algorithm on a copy of the current graph without
+// calling any configurator operation, and returns the exact operations a
+// Reconcile would run now. It is what `netagent plan` prints.
+//
+// # The caller's duties
+//
+//   - Own both graphs from one goroutine, and keep the current graph between
+//     calls while operations are in flight (or rebuild it by reading the
+//     system back when none are).
+//   - Put external items into the current graph as they are observed.
+//   - Keep NeedsRecreate pure, operations idempotent, and never call
+//     ContinueInBackground from ApplyBatch.
+//   - Call Reconcile again when ReadyToResume fires, when the intent changes,
+//     when external items change, and from time to time to retry failures.
+//
+// The reconciler calls configurators from the caller's goroutine, starts no
+// goroutine of its own and does no I/O of its own.
+package reconciler
