@@ -1,0 +1,147 @@
+// Command netagent is the CLI and the daemon of netagent: it takes a JSON
+// intent, works out the safe order of kernel changes and applies them.
+//
+// Every subcommand lives in its own file and registers itself in commands
+// (see register); main parses the global flags, configures logrus (the only
+// place that does) and dispatches.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+)
+
+// Exit codes, documented in --help and the README.
+const (
+	exitOK       = 0 // success; for apply/check: converged / no differences
+	exitFailed   = 1 // invalid intent, failed or blocked items, differences found
+	exitUsage    = 2 // bad command line
+	exitInternal = 3 // could not talk to the kernel or the daemon, or another internal error
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string // one line for --help
+	usage   string // argument synopsis
+	// run gets the global options and the subcommand's own arguments and
+	// returns an exit code.
+	run func(g *globals, args []string) int
+}
+
+var commands = map[string]*command{}
+
+// register adds a subcommand; files call it from init.
+func register(c *command) {
+	if _, dup := commands[c.name]; dup {
+		panic("netagent: duplicate command " + c.name)
+	}
+	commands[c.name] = c
+}
+
+// globals are the options every subcommand accepts before its name.
+type globals struct {
+	netns     string
+	logFormat string
+	logLevel  string
+	stateDir  string
+	log       *logrus.Logger
+	stdout    io.Writer
+	stderr    io.Writer
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	g := &globals{stdout: stdout, stderr: stderr}
+	fs := flag.NewFlagSet("netagent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&g.netns, "netns", "", "named network namespace to manage (default: the host's)")
+	fs.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&g.stateDir, "state-dir", "", "where netagent keeps its records (default /var/lib/netagent/<netns or host>)")
+	fs.Usage = func() { usage(stderr, fs) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() == 0 {
+		usage(stderr, fs)
+		return exitUsage
+	}
+	c, ok := commands[fs.Arg(0)]
+	if !ok {
+		fmt.Fprintf(stderr, "netagent: unknown command %q\n", fs.Arg(0))
+		usage(stderr, fs)
+		return exitUsage
+	}
+	log, err := newLogger(g.logFormat, g.logLevel, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "netagent: %v\n", err)
+		return exitUsage
+	}
+	g.log = log
+	if g.stateDir == "" {
+		g.stateDir = defaultStateDir(g.netns)
+	}
+	return c.run(g, fs.Args()[1:])
+}
+
+func defaultStateDir(netns string) string {
+	if netns == "" {
+		netns = "host"
+	}
+	return "/var/lib/netagent/" + netns
+}
+
+func newLogger(format, level string, out io.Writer) (*logrus.Logger, error) {
+	log := logrus.New()
+	log.SetOutput(out)
+	switch format {
+	case "text":
+		log.SetFormatter(&logrus.TextFormatter{DisableColors: true, FullTimestamp: true})
+	case "json":
+		log.SetFormatter(&logrus.JSONFormatter{})
+	default:
+		return nil, fmt.Errorf("--log-format %q: want text or json", format)
+	}
+	lvl, err := logrus.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	log.SetLevel(lvl)
+	return log, nil
+}
+
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintln(w, "usage: netagent [global options] <command> [arguments]")
+	fmt.Fprintln(w, "\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		c := commands[n]
+		fmt.Fprintf(w, "  %-9s %-28s %s\n", n, c.usage, c.summary)
+	}
+	fmt.Fprintln(w, "\nglobal options:")
+	fs.PrintDefaults()
+	fmt.Fprintln(w, "\nexit codes:")
+	fmt.Fprintln(w, strings.TrimSpace(`
+  0  success (apply: every item converged; check: running matches intended)
+  1  invalid intent, failed or blocked items, or differences found (check)
+  2  bad command line
+  3  internal error: the kernel, the state directory or the daemon could not be reached`))
+}
