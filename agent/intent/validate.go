@@ -276,6 +276,14 @@ func (f famClaim) describe() string {
 	return fmt.Sprintf("%s %s is %s", f.field, f.text, famName(f.fam))
 }
 
+// familyClaim is the claim of an explicit family field, if it is valid.
+func familyClaim(f Family, valid bool) famClaim {
+	if !valid {
+		return famClaim{}
+	}
+	return famClaim{field: "family", text: string(f), fam: f}
+}
+
 // agree checks that all claims name the same family, reporting each
 // disagreeing field against the first that says anything.
 func (c *checker) agree(at Origin, claims ...famClaim) bool {

@@ -22,10 +22,8 @@ func (c *checker) route(r *Route, at Origin) bool {
 	typeOK := oneOf(c, at.field("type"), r.Type, routeTypes)
 	famOK := oneOf(c, at.field("family"), r.Family, families)
 	oneOf(c, at.field("scope"), r.Scope, scopes)
-	claims := []famClaim{{field: "family", text: string(r.Family), fam: r.Family}}
 	to, toOK := c.routeDst(at.field("to"), r.To)
-	claims = append(claims, to, c.gateway(r, at), c.optAddr(at, "src", r.Src))
-	famOK = c.agree(at, claims...) && famOK
+	famOK = c.agree(at, familyClaim(r.Family, famOK), to, c.gateway(r, at), c.optAddr(at, "src", r.Src)) && famOK
 	if typeOK {
 		c.routeTarget(r, at)
 	}
@@ -130,7 +128,7 @@ func (c *checker) rule(r *Rule, at Origin) bool {
 	famOK := oneOf(c, at.field("family"), r.Family, families)
 	from, fromOK := c.selector(at, "from", r.From)
 	to, toOK := c.selector(at, "to", r.To)
-	famOK = c.agree(at, famClaim{field: "family", text: string(r.Family), fam: r.Family}, from, to) && famOK
+	famOK = c.agree(at, familyClaim(r.Family, famOK), from, to) && famOK
 	if r.Family == "" && r.From == "" && r.To == "" {
 		c.fail(at.field("family"), "is required when neither from nor to is set (ipv4 or ipv6)")
 		famOK = false

@@ -270,6 +270,8 @@ func TestValidateRoutes(t *testing.T) {
 			[]string{`routes[0].via: not allowed for a blackhole route`, `routes[0].dev: not allowed for a blackhole route`}},
 		{"unicast without via or dev", eth0Doc + `"routes": [{"to": "203.0.113.0/24"}]`,
 			[]string{`routes[0]: a unicast route needs via or dev`}},
+		{"family", eth0Doc + `"routes": [{"to": "203.0.113.0/24", "dev": "eth0", "family": "inet"}]`,
+			[]string{`routes[0].family: "inet" is not one of ipv4, ipv6`}},
 		{"type", eth0Doc + `"routes": [{"to": "203.0.113.0/24", "type": "drop"}]`,
 			[]string{`routes[0].type: "drop" is not one of unicast, blackhole, unreachable, prohibit`}},
 		{"dev undefined", eth0Doc + `"routes": [{"to": "203.0.113.0/24", "dev": "eth9"}]`,
