@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strings"
 
 	"github.com/sirupsen/logrus"
 )
@@ -124,6 +123,12 @@ func newLogger(format, level string, out io.Writer) (*logrus.Logger, error) {
 	return log, nil
 }
 
+const exitCodesHelp = `  0  success (apply: every item converged; check: running matches intended)
+  1  invalid intent, failed or blocked items, or differences found (check)
+  2  bad command line
+  3  internal error: the kernel, the state directory or the daemon could not be reached
+`
+
 func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintln(w, "usage: netagent [global options] <command> [arguments]")
 	fmt.Fprintln(w, "\ncommands:")
@@ -139,9 +144,5 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintln(w, "\nglobal options:")
 	fs.PrintDefaults()
 	fmt.Fprintln(w, "\nexit codes:")
-	fmt.Fprintln(w, strings.TrimSpace(`
-  0  success (apply: every item converged; check: running matches intended)
-  1  invalid intent, failed or blocked items, or differences found (check)
-  2  bad command line
-  3  internal error: the kernel, the state directory or the daemon could not be reached`))
+	fmt.Fprint(w, exitCodesHelp)
 }
