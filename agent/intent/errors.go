@@ -6,6 +6,19 @@ import (
 	"strings"
 )
 
+// Sentinels used inside the package; callers see them only as text in a
+// FieldError.
+var (
+	// errTrailing is reported for data after the top-level object.
+	errTrailing = errors.New("unexpected data after the intent object")
+	// errSyntax ends a shape check at a syntax error, once it is recorded.
+	errSyntax = errors.New("syntax error")
+)
+
+// errDecodeAfterShape prefixes an error from encoding/json that the shape
+// check let through, which would be a bug in the shape check.
+const errDecodeAfterShape = "internal error: decoding after the shape check"
+
 // FieldError is one problem with an intent: where it is and what is wrong.
 // Parse, Validate and Merge return an errors.Join of *FieldError values; list
 // them with FieldErrors.

@@ -1,6 +1,7 @@
 package intent
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -37,8 +38,12 @@ func checkFieldErrorsOnly(t *testing.T, err error) {
 		t.Fatalf("error is not joined: %v", err)
 	}
 	for _, e := range joined.Unwrap() {
-		if _, ok := e.(*FieldError); !ok {
+		fe, ok := e.(*FieldError)
+		if !ok {
 			t.Fatalf("error %T is not a *FieldError: %v", e, e)
+		}
+		if strings.HasPrefix(fe.Msg, errDecodeAfterShape) {
+			t.Fatalf("the shape check missed what Decode refused: %v", fe)
 		}
 	}
 }

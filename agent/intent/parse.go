@@ -29,8 +29,9 @@ func Parse(data []byte) (*Intent, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		// The shape check should have caught anything Decode refuses.
-		return nil, fmt.Errorf("decoding intent: %w", err)
+		// The shape check should have caught anything Decode refuses; the
+		// fuzz test looks for this message.
+		return nil, errors.Join(&FieldError{Msg: fmt.Sprintf("%s: %v", errDecodeAfterShape, err)})
 	}
 	return &in, nil
 }
@@ -52,6 +53,3 @@ func checkVersion(data []byte) error {
 	}
 	return errors.Join(fieldError(Origin{Path: "version"}, "%s is not supported (want %d)", n, Version))
 }
-
-// errTrailing is returned for data after the top-level object.
-var errTrailing = errors.New("unexpected data after the intent object")

@@ -22,9 +22,6 @@ type shapeChecker struct {
 	errs []error
 }
 
-// errSyntax marks the fatal error that ends a walk; it has been recorded.
-var errSyntax = errors.New("syntax error")
-
 // checkShape reports every way data does not fit an Intent.
 func checkShape(data []byte) error {
 	s := &shapeChecker{dec: json.NewDecoder(bytes.NewReader(data)), data: data}
