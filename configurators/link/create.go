@@ -1,0 +1,150 @@
+package link
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/netagent/netagent/items"
+)
+
+const netUp = net.FlagUp
+
+// create makes a virtual interface that does not exist yet: the link, its
+// mark, then every setting (converge). Whatever fails after the link exists
+// deletes it again, so that a failed create leaves nothing behind.
+func (k *kernel) create(want *items.Interface) error {
+	link, done, err := k.newLink(want)
+	if err != nil {
+		return fmt.Errorf("creating %s %s: %w", want.Kind, want.IfName, err)
+	}
+	err = k.nl.LinkAdd(link)
+	done()
+	if err != nil {
+		return fmt.Errorf("adding %s %s: %w", want.Kind, want.IfName, err)
+	}
+	if err := k.finishCreate(want); err != nil {
+		if l, lerr := k.lookup(want.IfName); lerr == nil && l != nil {
+			err = errors.Join(err, k.nl.LinkDel(l))
+		}
+		return err
+	}
+	return nil
+}
+
+// finishCreate marks a new link as netagent's (the kernel ignores
+// IFLA_IFALIAS in a create request, so this is a second step) and applies
+// the settings.
+func (k *kernel) finishCreate(want *items.Interface) error {
+	l, err := k.nl.LinkByName(want.IfName)
+	if err != nil {
+		return fmt.Errorf("reading new %s %s: %w", want.Kind, want.IfName, err)
+	}
+	if err := k.nl.LinkSetAlias(l, markedAlias(want.Alias)); err != nil {
+		return fmt.Errorf("marking %s %s: %w", want.Kind, want.IfName, err)
+	}
+	if want.Kind == items.KindVeth {
+		if err := k.markPeer(want.Veth); err != nil {
+			return fmt.Errorf("veth %s: %w", want.IfName, err)
+		}
+	}
+	if l, err = k.nl.LinkByName(want.IfName); err != nil {
+		return fmt.Errorf("reading new %s %s: %w", want.Kind, want.IfName, err)
+	}
+	return k.converge(l, want)
+}
+
+// newLink builds the netlink link for a create request with the attributes
+// the kernel fixes at creation; the rest is left to converge. The returned
+// func releases what the request borrowed (a peer namespace's handle).
+func (k *kernel) newLink(want *items.Interface) (netlink.Link, func(), error) {
+	attrs := netlink.NewLinkAttrs()
+	attrs.Name = want.IfName
+	attrs.MTU = want.MTU
+	attrs.HardwareAddr = want.MAC
+	nothing := func() {}
+	var link netlink.Link
+	var err error
+	switch want.Kind {
+	case items.KindBond:
+		link = newBond(attrs, want.Bond)
+	case items.KindBridge:
+		link = &netlink.Bridge{LinkAttrs: attrs}
+	case items.KindVeth:
+		return newVeth(attrs, want.Veth)
+	case items.KindVLAN:
+		link, err = k.newVLAN(attrs, want.VLAN)
+	case items.KindMacvlan:
+		link, err = k.newMacvlan(attrs, want.Macvlan)
+	case items.KindVxlan:
+		link, err = k.newVxlan(attrs, want.Vxlan)
+	default:
+		err = fmt.Errorf("kind %q cannot be created", want.Kind)
+	}
+	return link, nothing, err
+}
+
+func newBond(attrs netlink.LinkAttrs, b *items.BondAttrs) *netlink.Bond {
+	bond := netlink.NewLinkBond(attrs)
+	bond.Mode = netlink.StringToBondMode(bondMode(b))
+	return bond
+}
+
+func bondMode(b *items.BondAttrs) string {
+	if b == nil || b.Mode == "" {
+		return "balance-rr"
+	}
+	return b.Mode
+}
+
+func (k *kernel) newVLAN(attrs netlink.LinkAttrs, v *items.VLANAttrs) (netlink.Link, error) {
+	parent, err := k.index(v.Parent, "vlan parent")
+	if err != nil {
+		return nil, err
+	}
+	attrs.ParentIndex = parent
+	proto := netlink.VLAN_PROTOCOL_8021Q
+	if v.Protocol != "" {
+		proto = netlink.StringToVlanProtocol(v.Protocol)
+	}
+	return &netlink.Vlan{LinkAttrs: attrs, VlanId: int(v.ID), VlanProtocol: proto}, nil
+}
+
+func (k *kernel) newMacvlan(attrs netlink.LinkAttrs, m *items.MacvlanAttrs) (netlink.Link, error) {
+	parent, err := k.index(m.Parent, "macvlan parent")
+	if err != nil {
+		return nil, err
+	}
+	attrs.ParentIndex = parent
+	return &netlink.Macvlan{LinkAttrs: attrs, Mode: macvlanMode(m.Mode)}, nil
+}
+
+func (k *kernel) newVxlan(attrs netlink.LinkAttrs, v *items.VxlanAttrs) (netlink.Link, error) {
+	link := &netlink.Vxlan{LinkAttrs: attrs, VxlanId: int(v.VNI), SrcAddr: ipOf(v.Local),
+		Learning: v.Learning, Port: int(v.Port)}
+	switch {
+	case v.Group.IsValid():
+		link.Group = ipOf(v.Group)
+	case v.Remote.IsValid():
+		link.Group = ipOf(v.Remote)
+	}
+	if v.Parent != "" {
+		parent, err := k.index(v.Parent, "vxlan parent")
+		if err != nil {
+			return nil, err
+		}
+		link.VtepDevIndex = parent
+	}
+	return link, nil
+}
+
+// ipOf converts an address for netlink (nil for none).
+func ipOf(a netip.Addr) net.IP {
+	if !a.IsValid() {
+		return nil
+	}
+	return net.IP(a.AsSlice())
+}

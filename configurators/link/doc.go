@@ -1,0 +1,90 @@
+// Package link configures network interfaces: items of type "interface"
+// (every kind: physical settings, bond, vlan, bridge, veth, macvlan, vxlan)
+// and "port" (membership in a bond or bridge), and reads the kernel's links
+// back into items, the external "link" items included.
+//
+// # Model
+//
+// Everything goes through the Target's one netlink handle, behind the
+// narrow nlOps interface. The few requests netlink.Handle cannot make
+// (bridge STP and forward delay, in-place bond and VXLAN option changes,
+// a bridge port's cost, and reading those back) are raw rtnetlink messages
+// on a short-lived socket opened inside the target namespace (rawOps).
+//
+// The configurators compare against the kernel, not against the old item:
+// Create, Modify and the port operations read the link, describe it as an
+// item (observe), and write only the attributes that differ from the wanted
+// item (converge). So applying the same intent twice writes nothing, and a
+// Modify after drift repairs what drifted.
+//
+// # Ownership
+//
+// A link netagent creates carries the IFLA_IFALIAS "netagent", or
+// "netagent:<alias>" when the intent gives it an alias; read-back strips the
+// mark. The alias lives in the kernel, so a restarted agent with no memory
+// knows its links, and `ip link` shows it to an operator. The kernel ignores
+// IFLA_IFALIAS in a create request, so the mark is set right after the
+// create; if that fails the link is deleted again (a crash in between
+// leaves an unmarked link, which the next run reports as ErrNotOwned).
+//
+//   - A link of the wanted name without the mark is someone else's: Create
+//     and Delete fail with ErrNotOwned and leave it alone.
+//   - A marked link of the wrong identity (another kind, VLAN id, ...) is a
+//     leftover of netagent's own, and Create replaces it.
+//   - A veth peer created in the same namespace is marked too, so that the
+//     intent may declare either end or both. A peer created in another
+//     namespace is left unmarked: there it plays a physical link (an
+//     external link item of that namespace), as a NIC handed to a container
+//     does. Deleting either end deletes the pair.
+//   - Ports: netagent enslaves only into masters it owns, and takes a port
+//     away only from a master it owns (ErrNotOwned otherwise).
+//
+// Physical interfaces are never created, marked or deleted: Create applies
+// the settings to an existing link (ErrMissing if there is none), and
+// Delete leaves the link exactly as it is (nothing is restored: netagent
+// does not know what the settings were before).
+//
+// # Read-back
+//
+// ReadBack reports a Link (external) for every link netagent does not own
+// (NICs, veth ends playing them, loopback, foreign links of any kind): the
+// simplest rule that needs no knowledge of the intent, and it makes every
+// foreign link visible to `netagent show`. It reports an Interface for every
+// link netagent owns, and for a link it does not own that the hint declares
+// physical; and a Port for every link enslaved to a bond or bridge netagent
+// owns. With a hint, the fields an intended item leaves unset are read back
+// unset (MTU 0, MAC nil, a physical alias "", bond options 0/"", bridge
+// forward delay 0, port cost 0, and the default spellings: bond mode "",
+// VLAN protocol "", macvlan mode "", VXLAN port 0), so that Equal reports
+// only real differences. The undeclared end of a veth pair whose other end
+// the hint declares is left out (it is part of its peer's item).
+//
+// # Zero values
+//
+// The unset values above mean "leave as is": a Modify from MTU 1400 to 0
+// changes nothing in the kernel. The bridge's STP and VLAN filtering and
+// the VXLAN's Local, Remote and Learning are always applied (false and the
+// zero address are values).
+//
+// # Idempotence
+//
+// Creating what exists as wanted converges it (usually no write); deleting
+// what is gone succeeds; enslaving a port already in place writes nothing;
+// releasing a port that is not enslaved to that master succeeds.
+//
+// # Recreate
+//
+// NeedsRecreate delegates to items.NeedsRecreate, which for interfaces is
+// items.InterfaceNeedsRecreate: a kind change; bond Mode; VLAN Parent, ID,
+// Protocol; veth Peer, PeerNetns; macvlan Parent, or Mode to or from
+// passthru; VXLAN VNI, Port, Group, Parent and the tunnel's address family.
+// Ports never need a recreate (a new master is a release and an enslave).
+//
+// # Bonds
+//
+// A bond is created with its mode, then its other options are set; options
+// the kernel refuses while the bond is up (EBUSY, such as lacp_rate) are
+// applied with the bond set down for a moment. A port is set down before it
+// is enslaved, as the kernel requires, and given back its admin state after
+// (the kernel opens a new bond port, and closes a released one).
+package link

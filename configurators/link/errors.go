@@ -1,0 +1,19 @@
+package link
+
+import "errors"
+
+// Sentinel errors. Every error the configurators return names the interface
+// and wraps one of these or the kernel's error.
+var (
+	// ErrNotOwned: a link of the item's name exists but netagent did not
+	// create it (it lacks the ownership mark), so netagent neither takes it
+	// over nor deletes it. A bond or bridge port whose link is enslaved to a
+	// master that is not netagent's is not taken either.
+	ErrNotOwned = errors.New("link exists and is not owned by netagent")
+	// ErrMissing: a link the item needs is not in the namespace (the NIC of
+	// a physical interface, the parent of a VLAN, the master of a port).
+	ErrMissing = errors.New("link not found")
+	// ErrUnexpectedItem: the reconciler handed a configurator an item of a
+	// type it does not manage.
+	ErrUnexpectedItem = errors.New("unexpected item type")
+)

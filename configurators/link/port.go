@@ -1,0 +1,212 @@
+package link
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+
+	"github.com/netagent/netagent/configurators/netnsx"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// PortConfigurator manages items of type "port": the membership of a link
+// in a bond or bridge that netagent owns.
+type PortConfigurator struct {
+	k *kernel
+}
+
+var _ reconciler.Configurator = (*PortConfigurator)(nil)
+
+// NewPortConfigurator returns the port configurator for the target
+// namespace.
+func NewPortConfigurator(t *netnsx.Target) *PortConfigurator {
+	return &PortConfigurator{k: newKernel(t)}
+}
+
+// Create enslaves the port to its master (releasing it first from another
+// master of netagent's; a master that is not netagent's is ErrNotOwned),
+// and sets a bridge port's cost. A port already in place is left alone
+// apart from a differing cost.
+func (c *PortConfigurator) Create(ctx context.Context, item dg.Item) error {
+	p, err := asPort(item)
+	if err != nil {
+		return err
+	}
+	port, master, err := c.k.portLinks(p)
+	if err != nil {
+		return err
+	}
+	if port.Attrs().MasterIndex != master.Attrs().Index {
+		if err := c.k.enslave(port, master, p); err != nil {
+			return err
+		}
+	}
+	return c.k.convergeCost(port, p)
+}
+
+// Modify moves the port to its new master or changes its cost; nothing is
+// written when the kernel already matches.
+func (c *PortConfigurator) Modify(ctx context.Context, oldItem, newItem dg.Item) error {
+	return c.Create(ctx, newItem)
+}
+
+// Delete releases the port from its master. A port that is gone, or no
+// longer enslaved to that master, is fine; a master of that name that is
+// not netagent's is ErrNotOwned. A bond port's admin state is restored
+// after the release (the kernel closes a released bond port).
+func (c *PortConfigurator) Delete(ctx context.Context, item dg.Item) error {
+	p, err := asPort(item)
+	if err != nil {
+		return err
+	}
+	port, err := c.k.lookup(p.IfName)
+	if err != nil || port == nil || port.Attrs().MasterIndex == 0 {
+		return err
+	}
+	master, err := c.k.lookup(p.Master)
+	if err != nil || master == nil || master.Attrs().Index != port.Attrs().MasterIndex {
+		return err
+	}
+	if !owned(master) {
+		return fmt.Errorf("releasing port %s from %s: %w", p.IfName, p.Master, ErrNotOwned)
+	}
+	return c.k.release(port, p)
+}
+
+// NeedsRecreate is always false: a new master is a release and an enslave.
+func (c *PortConfigurator) NeedsRecreate(oldItem, newItem dg.Item) bool {
+	return items.NeedsRecreate(oldItem, newItem)
+}
+
+// portLinks finds the port's link and its master, which must be
+// netagent's bond or bridge.
+func (k *kernel) portLinks(p *items.Port) (port, master netlink.Link, err error) {
+	if port, err = k.lookup(p.IfName); err == nil && port == nil {
+		err = fmt.Errorf("port %s: %w", p.IfName, ErrMissing)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if master, err = k.lookup(p.Master); err == nil && master == nil {
+		err = fmt.Errorf("master %s of port %s: %w", p.Master, p.IfName, ErrMissing)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if !owned(master) {
+		return nil, nil, fmt.Errorf("enslaving %s to %s: %w", p.IfName, p.Master, ErrNotOwned)
+	}
+	return port, master, nil
+}
+
+// enslave moves the port under master. A port of another master is
+// released first, if that master is netagent's. A bond port is set down
+// for the enslave, as the kernel requires, and then given back the admin
+// state it had (the kernel opens a new bond port itself).
+func (k *kernel) enslave(port, master netlink.Link, p *items.Port) error {
+	if idx := port.Attrs().MasterIndex; idx != 0 {
+		if err := k.releaseFromOther(port, idx, p); err != nil {
+			return err
+		}
+	}
+	wasUp := port.Attrs().Flags&netUp != 0
+	isBond := master.Type() == string(items.KindBond)
+	if isBond && wasUp {
+		if err := k.nl.LinkSetDown(port); err != nil {
+			return fmt.Errorf("setting port %s down to enslave it: %w", p.IfName, err)
+		}
+	}
+	if err := k.nl.LinkSetMaster(port, master); err != nil {
+		return fmt.Errorf("enslaving %s to %s: %w", p.IfName, p.Master, err)
+	}
+	if isBond {
+		return k.setAdmin(port, wasUp, p)
+	}
+	return nil
+}
+
+// releaseFromOther releases a port from a master that is not the wanted
+// one, refusing to take a port from a master netagent does not own.
+func (k *kernel) releaseFromOther(port netlink.Link, masterIndex int, p *items.Port) error {
+	other, err := k.nl.LinkByIndex(masterIndex)
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("reading current master of port %s: %w", p.IfName, err)
+	}
+	if other != nil && !owned(other) {
+		return fmt.Errorf("port %s is enslaved to %s: %w", p.IfName, other.Attrs().Name, ErrNotOwned)
+	}
+	return k.release(port, p)
+}
+
+func (k *kernel) release(port netlink.Link, p *items.Port) error {
+	wasUp := port.Attrs().Flags&netUp != 0
+	if err := k.nl.LinkSetNoMaster(port); err != nil && !isNotFound(err) {
+		return fmt.Errorf("releasing port %s: %w", p.IfName, err)
+	}
+	fresh, err := k.lookup(p.IfName)
+	if err != nil || fresh == nil {
+		return err
+	}
+	return k.setAdmin(fresh, wasUp, p)
+}
+
+// setAdmin gives the port back its admin state, reading the kernel first
+// so that nothing is written when it already matches.
+func (k *kernel) setAdmin(port netlink.Link, up bool, p *items.Port) error {
+	fresh, err := k.lookup(port.Attrs().Name)
+	if err != nil || fresh == nil {
+		return err
+	}
+	isUp := fresh.Attrs().Flags&netUp != 0
+	switch {
+	case up && !isUp:
+		err = k.nl.LinkSetUp(fresh)
+	case !up && isUp:
+		err = k.nl.LinkSetDown(fresh)
+	}
+	if err != nil {
+		return fmt.Errorf("restoring admin state of port %s: %w", p.IfName, err)
+	}
+	return nil
+}
+
+// convergeCost sets a bridge port's STP path cost when it is set and
+// differs.
+func (k *kernel) convergeCost(port netlink.Link, p *items.Port) error {
+	if p.Cost == 0 || p.MasterKind != items.KindBridge {
+		return nil
+	}
+	cost, err := k.portCost(port.Attrs().Index)
+	if err != nil {
+		return fmt.Errorf("reading cost of port %s: %w", p.IfName, err)
+	}
+	if cost == p.Cost {
+		return nil
+	}
+	err = k.raw.setSlaveData(port.Attrs().Index, "bridge", []attr{u32Attr(nl.IFLA_BRPORT_COST, p.Cost)})
+	if err != nil {
+		return fmt.Errorf("setting cost %d of port %s: %w", p.Cost, p.IfName, err)
+	}
+	return nil
+}
+
+func (k *kernel) portCost(index int) (uint32, error) {
+	info, err := k.raw.linkInfo(index)
+	if err != nil {
+		return 0, err
+	}
+	cost, _ := info.slaveU32(nl.IFLA_BRPORT_COST)
+	return cost, nil
+}
+
+func asPort(item dg.Item) (*items.Port, error) {
+	p, ok := item.(*items.Port)
+	if !ok || p == nil {
+		return nil, fmt.Errorf("port configurator got %T: %w", item, ErrUnexpectedItem)
+	}
+	return p, nil
+}

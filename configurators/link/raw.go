@@ -1,0 +1,169 @@
+package link
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/vishvananda/netlink/nl"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// rawOps are the few rtnetlink requests that netlink.Handle has no call for:
+// the bridge's STP state and forward delay, the in-place change of bond and
+// VXLAN settings (netlink's LinkModify resends attributes the kernel refuses
+// to change, such as a VXLAN's port and proxy flags), and a bridge port's
+// cost.
+type rawOps interface {
+	// linkInfo reads a link's IFLA_INFO_DATA and IFLA_INFO_SLAVE_DATA.
+	linkInfo(index int) (infoAttrs, error)
+	// setInfoData changes IFLA_INFO_DATA attributes of a link of the given
+	// kind in place; only the attributes given are sent.
+	setInfoData(index int, kind string, attrs []attr) error
+	// setSlaveData changes IFLA_INFO_SLAVE_DATA attributes of a port of a
+	// master of the given kind ("bridge", "bond").
+	setSlaveData(index int, masterKind string, attrs []attr) error
+}
+
+// attr is one netlink attribute to send.
+type attr struct {
+	typ int
+	val []byte
+}
+
+func u8Attr(typ int, v uint8) attr   { return attr{typ, nl.Uint8Attr(v)} }
+func u32Attr(typ int, v uint32) attr { return attr{typ, nl.Uint32Attr(v)} }
+
+// infoAttrs are the kind-specific attributes of a link, by type.
+type infoAttrs struct {
+	data      map[uint16][]byte // IFLA_INFO_DATA
+	slaveData map[uint16][]byte // IFLA_INFO_SLAVE_DATA
+}
+
+func (a infoAttrs) dataU32(typ int) (uint32, bool) { return u32Of(a.data[uint16(typ)]) }
+func (a infoAttrs) dataU8(typ int) (uint8, bool)   { return u8Of(a.data[uint16(typ)]) }
+func (a infoAttrs) slaveU32(typ int) (uint32, bool) {
+	return u32Of(a.slaveData[uint16(typ)])
+}
+
+func u32Of(b []byte) (uint32, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	return binary.NativeEndian.Uint32(b), true
+}
+
+func u8Of(b []byte) (uint8, bool) {
+	if len(b) < 1 {
+		return 0, false
+	}
+	return b[0], true
+}
+
+// rawNL sends each request on a short-lived rtnetlink socket opened inside
+// the target namespace (never the caller's): these requests are rare (a
+// bridge or VXLAN change, a read-back of a bridge), so a socket per request
+// costs nothing that matters.
+type rawNL struct {
+	ns netns.NsHandle
+}
+
+var _ rawOps = rawNL{}
+
+func (r rawNL) execute(req *nl.NetlinkRequest, resType uint16) ([][]byte, error) {
+	s, err := nl.GetNetlinkSocketAt(r.ns, netns.None(), unix.NETLINK_ROUTE)
+	if err != nil {
+		return nil, fmt.Errorf("rtnetlink socket in target namespace: %w", err)
+	}
+	defer s.Close()
+	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: s}}
+	return req.Execute(unix.NETLINK_ROUTE, resType)
+}
+
+func (r rawNL) linkInfo(index int) (infoAttrs, error) {
+	req := nl.NewNetlinkRequest(unix.RTM_GETLINK, unix.NLM_F_ACK)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = int32(index)
+	req.AddData(msg)
+	msgs, err := r.execute(req, unix.RTM_NEWLINK)
+	if err != nil {
+		return infoAttrs{}, err
+	}
+	if len(msgs) != 1 {
+		return infoAttrs{}, fmt.Errorf("link index %d: %d answers to one request", index, len(msgs))
+	}
+	return parseLinkInfo(msgs[0])
+}
+
+// parseLinkInfo digs IFLA_LINKINFO's data and slave data out of an
+// RTM_NEWLINK message.
+func parseLinkInfo(m []byte) (infoAttrs, error) {
+	out := infoAttrs{data: map[uint16][]byte{}, slaveData: map[uint16][]byte{}}
+	if len(m) < unix.SizeofIfInfomsg {
+		return out, fmt.Errorf("short RTM_NEWLINK message")
+	}
+	top, err := nl.ParseRouteAttr(m[unix.SizeofIfInfomsg:])
+	if err != nil {
+		return out, err
+	}
+	for _, a := range top {
+		if a.Attr.Type&nlaTypeMask != unix.IFLA_LINKINFO {
+			continue
+		}
+		info, err := nl.ParseRouteAttr(a.Value)
+		if err != nil {
+			return out, err
+		}
+		for _, i := range info {
+			switch i.Attr.Type & nlaTypeMask {
+			case nl.IFLA_INFO_DATA:
+				err = collect(out.data, i.Value)
+			case nl.IFLA_INFO_SLAVE_DATA:
+				err = collect(out.slaveData, i.Value)
+			}
+			if err != nil {
+				return out, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func collect(into map[uint16][]byte, b []byte) error {
+	attrs, err := nl.ParseRouteAttr(b)
+	if err != nil {
+		return err
+	}
+	for _, a := range attrs {
+		into[a.Attr.Type&nlaTypeMask] = a.Value
+	}
+	return nil
+}
+
+func (r rawNL) setInfoData(index int, kind string, attrs []attr) error {
+	return r.setLinkInfo(index, nl.IFLA_INFO_KIND, kind, nl.IFLA_INFO_DATA, attrs)
+}
+
+func (r rawNL) setSlaveData(index int, masterKind string, attrs []attr) error {
+	return r.setLinkInfo(index, nl.IFLA_INFO_SLAVE_KIND, masterKind, nl.IFLA_INFO_SLAVE_DATA, attrs)
+}
+
+func (r rawNL) setLinkInfo(index, kindType int, kind string, dataType int, attrs []attr) error {
+	req := nl.NewNetlinkRequest(unix.RTM_NEWLINK, unix.NLM_F_ACK)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = int32(index)
+	req.AddData(msg)
+	info := nl.NewRtAttr(unix.IFLA_LINKINFO, nil)
+	info.AddRtAttr(kindType, nl.NonZeroTerminated(kind))
+	data := info.AddRtAttr(dataType, nil)
+	for _, a := range attrs {
+		data.AddRtAttr(a.typ, a.val)
+	}
+	req.AddData(info)
+	_, err := r.execute(req, 0)
+	return err
+}
+
+// nlaTypeMask strips NLA_F_NESTED and NLA_F_NET_BYTEORDER from an
+// attribute type.
+const nlaTypeMask = 0x3fff
