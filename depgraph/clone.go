@@ -7,14 +7,10 @@ package depgraph
 func (g *Graph) Clone() *Graph {
 	src := g.Root()
 	r := &root{
-		id:         graphIDs.Add(1),
-		rev:        src.r.rev,
-		nodes:      make(map[ItemRef]*node, len(src.r.nodes)),
-		dependants: make(map[ItemRef]*refSet, len(src.r.dependants)),
-		journal: journal{
-			entries: append([]change(nil), src.r.journal.entries...),
-			floor:   src.r.journal.floor,
-		},
+		id:    graphIDs.Add(1),
+		rev:   src.r.rev,
+		live:  src.r.live,
+		nodes: make(map[ItemRef]*Node, len(src.r.nodes)),
 	}
 	for k, v := range src.r.meta {
 		if r.meta == nil {
@@ -22,27 +18,37 @@ func (g *Graph) Clone() *Graph {
 		}
 		r.meta[k] = v
 	}
-	for k, s := range src.r.dependants {
-		c := &refSet{list: append([]ItemRef(nil), s.list...)}
-		if s.idx != nil {
-			c.idx = make(map[ItemRef]int, len(s.idx))
-			for m, i := range s.idx {
-				c.idx[m] = i
-			}
-		}
-		r.dependants[k] = c
-	}
 	dst := cloneTree(src, nil, r)
 	for ref, n := range src.r.nodes {
-		cn := *n
+		r.nodes[ref] = &Node{ref: ref, r: r, item: n.item, deps: n.deps, state: n.state, modRev: n.modRev}
+	}
+	for ref, n := range src.r.nodes {
+		c := r.nodes[ref]
 		if n.owner != nil {
-			cn.owner = dst.EditSubGraph(n.owner.Path())
-			if cn.owner.members == nil {
-				cn.owner.members = make(map[ItemRef]*node)
+			c.owner = dst.EditSubGraph(n.owner.Path())
+			if c.owner.members == nil {
+				c.owner.members = make(map[ItemRef]*Node)
 			}
-			cn.owner.members[ref] = &cn
+			c.owner.members[ref] = c
 		}
-		r.nodes[ref] = &cn
+		if n.req != nil {
+			c.req = make([]*Node, len(n.req))
+			for i, q := range n.req {
+				c.req[i] = r.nodes[q.ref]
+			}
+		}
+		for _, d := range n.dependants.list {
+			c.dependants.add(r.nodes[d.ref])
+		}
+	}
+	r.journal.floor = src.r.journal.floor
+	r.journal.entries = make([]change, len(src.r.journal.entries))
+	for i, e := range src.r.journal.entries {
+		c := r.nodes[e.node.ref]
+		if c == nil || e.node.dead { // a forgotten node: keep a dead copy
+			c = &Node{ref: e.node.ref, r: r, dead: true}
+		}
+		r.journal.entries[i] = change{e.rev, c}
 	}
 	return dst
 }

@@ -20,7 +20,7 @@ type Graph struct {
 	subs   map[string]*Graph
 	// members holds the items put directly into this subgraph (nil for the
 	// root, whose members are all nodes without another owner).
-	members map[ItemRef]*node
+	members map[ItemRef]*Node
 	only    *ItemRef // set for single-item views
 	r       *root
 }
@@ -28,21 +28,15 @@ type Graph struct {
 type root struct {
 	id    uint64
 	rev   uint64
-	nodes map[ItemRef]*node
-	// dependants indexes, for every referenced item (present or not), the
-	// items whose dependencies name it.
-	dependants map[ItemRef]*refSet
-	journal    journal
-	sorted     []ItemRef // cache of all refs in order, nil when stale
-	meta       map[string]any
-}
-
-type node struct {
-	item   Item
-	deps   []Dependency
-	state  StateData
-	owner  *Graph
-	modRev uint64 // revision at which the value last changed in place
+	nodes map[ItemRef]*Node // with an item, or empty but required/held
+	live  int               // nodes with an item
+	// held > 0 keeps empty nodes alive (Hold); empties lists those to drop
+	// at Release.
+	held    int
+	empties []*Node
+	journal journal
+	sorted  []ItemRef // cache of all refs in order, nil when stale
+	meta    map[string]any
 }
 
 var graphIDs atomic.Uint64
@@ -52,9 +46,8 @@ func New(name string, items ...Item) *Graph {
 	g := &Graph{
 		name: name,
 		r: &root{
-			id:         graphIDs.Add(1),
-			nodes:      make(map[ItemRef]*node, len(items)),
-			dependants: make(map[ItemRef]*refSet),
+			id:    graphIDs.Add(1),
+			nodes: make(map[ItemRef]*Node, len(items)),
 		},
 	}
 	for _, it := range items {
@@ -112,7 +105,7 @@ func (g *Graph) Len() int {
 		}
 		return 0
 	case g.parent == nil:
-		return len(g.r.nodes)
+		return g.r.live
 	}
 	n := len(g.members)
 	for _, s := range g.subs {
@@ -121,15 +114,24 @@ func (g *Graph) Len() int {
 	return n
 }
 
-// Contains reports whether the item is in g or one of its subgraphs.
-func (g *Graph) Contains(ref ItemRef) bool {
-	n, ok := g.r.nodes[ref]
-	return ok && g.holds(n, ref)
+// lookup returns the node of ref if it holds an item in g.
+func (g *Graph) lookup(ref ItemRef) *Node {
+	n := g.r.nodes[ref]
+	if n == nil || n.item == nil || !g.holds(n) {
+		return nil
+	}
+	return n
 }
 
-func (g *Graph) holds(n *node, ref ItemRef) bool {
+// Contains reports whether the item is in g or one of its subgraphs.
+func (g *Graph) Contains(ref ItemRef) bool { return g.lookup(ref) != nil }
+
+// Holds reports whether the node's item is in g or one of its subgraphs.
+func (g *Graph) Holds(n *Node) bool { return n.r == g.r && n.item != nil && g.holds(n) }
+
+func (g *Graph) holds(n *Node) bool {
 	if g.only != nil {
-		return ref == *g.only
+		return n.ref == *g.only
 	}
 	if g.parent == nil {
 		return true
@@ -144,55 +146,86 @@ func (g *Graph) holds(n *node, ref ItemRef) bool {
 
 // Get returns the item if it is in g.
 func (g *Graph) Get(ref ItemRef) (Item, bool) {
-	n, ok := g.r.nodes[ref]
-	if !ok || !g.holds(n, ref) {
-		return nil, false
+	if n := g.lookup(ref); n != nil {
+		return n.item, true
 	}
-	return n.item, true
+	return nil, false
 }
 
 // Lookup returns the item from anywhere in g's tree, with its state data.
 func (g *Graph) Lookup(ref ItemRef) (Item, StateData, bool) {
-	n, ok := g.r.nodes[ref]
-	if !ok {
+	n := g.r.nodes[ref]
+	if n == nil || n.item == nil {
 		return nil, StateData{}, false
 	}
 	return n.item, n.state, true
 }
 
+// LookupDeps returns the item if it is in g, with the dependencies recorded
+// when it was put.
+func (g *Graph) LookupDeps(ref ItemRef) (Item, []Dependency, bool) {
+	if n := g.lookup(ref); n != nil {
+		return n.item, n.deps, true
+	}
+	return nil, nil, false
+}
+
 // State returns the state data recorded next to the item.
 func (g *Graph) State(ref ItemRef) (StateData, bool) {
-	n, ok := g.r.nodes[ref]
-	if !ok || !g.holds(n, ref) {
-		return StateData{}, false
+	if n := g.lookup(ref); n != nil {
+		return n.state, true
 	}
-	return n.state, true
+	return StateData{}, false
 }
 
 // Dependencies returns the dependencies recorded when the item was put
 // (anywhere in g's tree). The slice belongs to the graph.
 func (g *Graph) Dependencies(ref ItemRef) []Dependency {
-	if n, ok := g.r.nodes[ref]; ok {
+	if n := g.r.nodes[ref]; n != nil {
 		return n.deps
 	}
 	return nil
 }
 
 // Dependants returns the references of the items in g's tree whose
-// dependencies name ref, in no particular order. The slice belongs to the
-// graph and is valid until the next change.
+// dependencies name ref, in no particular order.
 func (g *Graph) Dependants(ref ItemRef) []ItemRef {
-	if s := g.r.dependants[ref]; s != nil {
-		return s.list
+	n := g.r.nodes[ref]
+	if n == nil {
+		return nil
 	}
-	return nil
+	refs := make([]ItemRef, len(n.dependants.list))
+	for i, d := range n.dependants.list {
+		refs[i] = d.ref
+	}
+	return refs
+}
+
+// Node returns the node of ref in g's tree (with or without an item), or
+// nil if the graph has none.
+func (g *Graph) Node(ref ItemRef) *Node { return g.r.nodes[ref] }
+
+// NodeFor returns the node of ref in g's tree, creating an empty one if
+// needed.
+func (g *Graph) NodeFor(ref ItemRef) *Node { return g.r.nodeFor(ref) }
+
+func (r *root) nodeFor(ref ItemRef) *Node {
+	n := r.nodes[ref]
+	if n == nil {
+		n = &Node{ref: ref, r: r}
+		r.nodes[ref] = n
+		if r.held > 0 {
+			r.empties = append(r.empties, n)
+		}
+	}
+	return n
 }
 
 // ModifiedSince reports whether the item's value was replaced by a different
 // one (Put over an unequal item) after revision rev.
 func (g *Graph) ModifiedSince(ref ItemRef, rev uint64) bool {
-	n, ok := g.r.nodes[ref]
-	return ok && n.modRev > rev
+	n := g.r.nodes[ref]
+	return n != nil && n.item != nil && n.modRev > rev
 }
 
 // Put adds the item to g, or replaces the item of the same reference
@@ -205,23 +238,27 @@ func (g *Graph) Put(item Item) {
 
 // PutWithState is Put with explicit state data (for current-state graphs).
 func (g *Graph) PutWithState(item Item, st StateData) {
-	ref := Ref(item)
+	g.PutAt(g.r.nodeFor(Ref(item)), item, st)
+}
+
+// PutAt is PutWithState for the node n of g's tree (n.Ref() must be the
+// item's reference): it saves the lookup when the caller holds the node.
+func (g *Graph) PutAt(n *Node, item Item, st StateData) {
 	owner := g.ownerForPut()
-	if n, ok := g.r.nodes[ref]; ok {
-		g.replace(n, ref, item, owner)
+	if n.item != nil {
+		g.replace(n, item, owner)
 		n.state = st
 		return
 	}
-	n := &node{item: item, deps: item.Dependencies(), state: st, owner: owner}
-	g.r.nodes[ref] = n
+	n.item, n.deps, n.state = item, item.Dependencies(), st
+	n.owner = owner
 	if owner != nil {
-		owner.members[ref] = n
+		owner.members[n.ref] = n
 	}
-	g.r.indexDeps(ref, n.deps)
-	if g.r.sorted != nil {
-		g.r.sorted = nil
-	}
-	g.r.touch(ref)
+	g.r.live++
+	g.r.link(n)
+	g.r.sorted = nil
+	g.r.touch(n)
 }
 
 func (g *Graph) ownerForPut() *Graph {
@@ -233,88 +270,155 @@ func (g *Graph) ownerForPut() *Graph {
 		return nil
 	}
 	if s.members == nil {
-		s.members = make(map[ItemRef]*node)
+		s.members = make(map[ItemRef]*Node)
 	}
 	return s
 }
 
-func (g *Graph) replace(n *node, ref ItemRef, item Item, owner *Graph) {
+func (g *Graph) replace(n *Node, item Item, owner *Graph) {
 	moved := n.owner != owner
 	if moved {
 		if n.owner != nil {
-			delete(n.owner.members, ref)
+			delete(n.owner.members, n.ref)
 		}
 		n.owner = owner
 		if owner != nil {
-			owner.members[ref] = n
+			owner.members[n.ref] = n
 		}
 	}
 	if item.Equal(n.item) {
 		n.item = item
 		if moved {
-			g.r.touch(ref)
+			g.r.touch(n)
 		}
 		return
 	}
-	g.r.unindexDeps(ref, n.deps)
-	n.item, n.deps = item, item.Dependencies()
-	g.r.indexDeps(ref, n.deps)
-	g.r.touch(ref)
+	newDeps := item.Dependencies()
+	if !sameRequired(n.deps, newDeps) {
+		g.r.unlink(n)
+		n.deps = newDeps
+		g.r.link(n)
+	} else {
+		n.deps = newDeps
+	}
+	n.item = item
+	g.r.touch(n)
 	n.modRev = g.r.rev
+}
+
+func sameRequired(a, b []Dependency) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].RequiredItem != b[i].RequiredItem {
+			return false
+		}
+	}
+	return true
 }
 
 // SetState replaces the state data of an item anywhere in g's tree. It does
 // not count as a change (Rev is unchanged). It reports whether the item
 // exists.
 func (g *Graph) SetState(ref ItemRef, st StateData) bool {
-	n, ok := g.r.nodes[ref]
-	if ok {
-		n.state = st
-	}
-	return ok
-}
-
-// Delete removes the item from g. It reports whether it was there.
-func (g *Graph) Delete(ref ItemRef) bool {
-	n, ok := g.r.nodes[ref]
-	if !ok || !g.holds(n, ref) {
+	n := g.r.nodes[ref]
+	if n == nil || n.item == nil {
 		return false
 	}
-	delete(g.r.nodes, ref)
-	if n.owner != nil {
-		delete(n.owner.members, ref)
-	}
-	g.r.unindexDeps(ref, n.deps)
-	g.r.sorted = nil
-	g.r.touch(ref)
+	n.state = st
 	return true
 }
 
-func (r *root) touch(ref ItemRef) {
+// SetState replaces the node's state data (see Graph.SetState).
+func (n *Node) SetState(st StateData) { n.state = st }
+
+// Delete removes the item from g. It reports whether it was there.
+func (g *Graph) Delete(ref ItemRef) bool {
+	n := g.lookup(ref)
+	if n == nil {
+		return false
+	}
+	g.r.remove(n)
+	return true
+}
+
+// DeleteNode removes the node's item from its graph, if it has one.
+func (g *Graph) DeleteNode(n *Node) {
+	if n.item != nil && n.r == g.r {
+		g.r.remove(n)
+	}
+}
+
+func (r *root) remove(n *Node) {
+	if n.owner != nil {
+		delete(n.owner.members, n.ref)
+		n.owner = nil
+	}
+	r.unlink(n)
+	n.item, n.deps, n.state, n.modRev = nil, nil, StateData{}, 0
+	r.live--
+	r.sorted = nil
+	r.touch(n)
+	r.maybeDrop(n)
+}
+
+// link records n's dependencies: its required nodes and their dependants.
+func (r *root) link(n *Node) {
+	if len(n.deps) == 0 {
+		n.req = nil
+		return
+	}
+	n.req = make([]*Node, len(n.deps))
+	for i, d := range n.deps {
+		req := r.nodeFor(d.RequiredItem)
+		n.req[i] = req
+		req.dependants.add(n)
+	}
+}
+
+func (r *root) unlink(n *Node) {
+	for _, req := range n.req {
+		req.dependants.remove(n)
+		r.maybeDrop(req)
+	}
+	n.req = nil
+}
+
+// maybeDrop forgets an empty node nobody requires, unless the graph is held.
+func (r *root) maybeDrop(n *Node) {
+	if n.item != nil || n.dependants.len() > 0 || n.dead {
+		return
+	}
+	if r.held > 0 {
+		r.empties = append(r.empties, n)
+		return
+	}
+	delete(r.nodes, n.ref)
+	n.dead = true
+}
+
+// Hold keeps every node of g's tree valid (not dropped when emptied) until
+// the matching Release, so that an algorithm can keep node pointers across
+// changes.
+func (g *Graph) Hold() { g.r.held++ }
+
+// Release ends a Hold and drops the nodes that ended up empty and unused.
+func (g *Graph) Release() {
+	r := g.r
+	if r.held--; r.held > 0 {
+		return
+	}
+	empties := r.empties
+	r.empties = nil
+	for _, n := range empties {
+		r.maybeDrop(n)
+	}
+}
+
+func (r *root) touch(n *Node) {
 	r.rev++
-	r.journal.add(r.rev, ref, len(r.nodes))
-}
-
-func (r *root) indexDeps(ref ItemRef, deps []Dependency) {
-	for _, d := range deps {
-		s := r.dependants[d.RequiredItem]
-		if s == nil {
-			s = &refSet{}
-			r.dependants[d.RequiredItem] = s
-		}
-		s.add(ref)
-	}
-}
-
-func (r *root) unindexDeps(ref ItemRef, deps []Dependency) {
-	for _, d := range deps {
-		if s := r.dependants[d.RequiredItem]; s != nil {
-			s.remove(ref)
-			if s.len() == 0 {
-				delete(r.dependants, d.RequiredItem)
-			}
-		}
-	}
+	r.journal.add(r.rev, n, r.live)
 }
 
 // Refs returns the references of g's items in order (type, then name).
@@ -327,7 +431,8 @@ func (g *Graph) Refs() []ItemRef {
 		return nil
 	case g.parent == nil:
 		if g.r.sorted == nil {
-			g.r.sorted = sortedKeys(g.r.nodes)
+			g.r.sorted = g.r.liveRefs()
+			slices.SortFunc(g.r.sorted, ItemRef.Compare)
 		}
 		return g.r.sorted
 	}
@@ -341,12 +446,13 @@ func (g *Graph) Refs() []ItemRef {
 	return refs
 }
 
-func sortedKeys(m map[ItemRef]*node) []ItemRef {
-	refs := make([]ItemRef, 0, len(m))
-	for ref := range m {
-		refs = append(refs, ref)
+func (r *root) liveRefs() []ItemRef {
+	refs := make([]ItemRef, 0, r.live)
+	for ref, n := range r.nodes {
+		if n.item != nil {
+			refs = append(refs, ref)
+		}
 	}
-	slices.SortFunc(refs, ItemRef.Compare)
 	return refs
 }
 
@@ -355,8 +461,8 @@ func (g *Graph) Items() iter.Seq2[Item, StateData] {
 	refs := g.Refs()
 	return func(yield func(Item, StateData) bool) {
 		for _, ref := range refs {
-			n, ok := g.r.nodes[ref]
-			if ok && !yield(n.item, n.state) {
+			n := g.r.nodes[ref]
+			if n != nil && n.item != nil && !yield(n.item, n.state) {
 				return
 			}
 		}
@@ -377,14 +483,4 @@ func sortedNames(m map[string]*Graph) []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// LookupDeps returns the item if it is in g, with the dependencies recorded
-// when it was put (one map access instead of two).
-func (g *Graph) LookupDeps(ref ItemRef) (Item, []Dependency, bool) {
-	n, ok := g.r.nodes[ref]
-	if !ok || !g.holds(n, ref) {
-		return nil, nil, false
-	}
-	return n.item, n.deps, true
 }

@@ -11,12 +11,12 @@ type journal struct {
 }
 
 type change struct {
-	rev uint64
-	ref ItemRef
+	rev  uint64
+	node *Node
 }
 
-func (j *journal) add(rev uint64, ref ItemRef, liveItems int) {
-	j.entries = append(j.entries, change{rev, ref})
+func (j *journal) add(rev uint64, n *Node, liveItems int) {
+	j.entries = append(j.entries, change{rev, n})
 	if len(j.entries) > 2*liveItems+1024 {
 		j.compact(rev, liveItems)
 	}
@@ -28,33 +28,56 @@ func (j *journal) add(rev uint64, ref ItemRef, liveItems int) {
 func (j *journal) compact(rev uint64, liveItems int) {
 	latest := make(map[ItemRef]uint64, len(j.entries)/2)
 	for _, c := range j.entries {
-		latest[c.ref] = c.rev
+		latest[c.node.ref] = c.rev
 	}
 	kept := j.entries[:0]
 	for _, c := range j.entries {
-		if latest[c.ref] == c.rev {
+		if latest[c.node.ref] == c.rev {
 			kept = append(kept, c)
 		}
 	}
+	clear(j.entries[len(kept):])
 	j.entries = kept
 	if len(j.entries) > 2*liveItems+512 {
+		clear(j.entries)
 		j.entries = j.entries[:0]
 		j.floor = rev
 	}
+}
+
+func (j *journal) since(rev uint64) ([]change, bool) {
+	if rev < j.floor {
+		return nil, false
+	}
+	i := sort.Search(len(j.entries), func(i int) bool { return j.entries[i].rev > rev })
+	return j.entries[i:], true
 }
 
 // ChangesSince returns the references of items added, replaced by a
 // different value, moved or deleted after revision rev (possibly with
 // repeats), and false if the graph no longer remembers that far back.
 func (g *Graph) ChangesSince(rev uint64) ([]ItemRef, bool) {
-	j := &g.r.journal
-	if rev < j.floor {
+	changes, ok := g.r.journal.since(rev)
+	if !ok {
 		return nil, false
 	}
-	i := sort.Search(len(j.entries), func(i int) bool { return j.entries[i].rev > rev })
-	refs := make([]ItemRef, 0, len(j.entries)-i)
-	for _, c := range j.entries[i:] {
-		refs = append(refs, c.ref)
+	refs := make([]ItemRef, len(changes))
+	for i, c := range changes {
+		refs[i] = c.node.ref
 	}
 	return refs, true
+}
+
+// NodesChangedSince is ChangesSince returning nodes. A node may be Dead
+// (its item deleted and nobody requiring it): use its Ref then.
+func (g *Graph) NodesChangedSince(rev uint64) ([]*Node, bool) {
+	changes, ok := g.r.journal.since(rev)
+	if !ok {
+		return nil, false
+	}
+	nodes := make([]*Node, len(changes))
+	for i, c := range changes {
+		nodes[i] = c.node
+	}
+	return nodes, true
 }

@@ -65,15 +65,24 @@ func (g *Graph) ItemAsSubGraph(ref ItemRef) *Graph {
 // ScopeOf returns the path of the subgraph that directly holds the item
 // ("" for the root), and whether the item exists.
 func (g *Graph) ScopeOf(ref ItemRef) (string, bool) {
-	n, ok := g.r.nodes[ref]
-	if !ok {
+	n := g.r.nodes[ref]
+	if n == nil || n.item == nil {
 		return "", false
 	}
-	if n.owner == nil {
-		return "", true
-	}
-	return n.owner.Path(), true
+	return n.Scope(), true
 }
+
+// Scope returns the path of the subgraph that directly holds the node's
+// item ("" for the root).
+func (n *Node) Scope() string {
+	if n.owner == nil {
+		return ""
+	}
+	return n.owner.Path()
+}
+
+// HasSubGraphs reports whether g has subgraphs.
+func (g *Graph) HasSubGraphs() bool { return len(g.subs) > 0 }
 
 // Meta returns a value attached to the root graph under key. Meta values
 // are how a stateless user of the graph (the reconciler) keeps its records
