@@ -2,14 +2,14 @@
 // a route, a firewall chain, a file) and, for each, the items that must
 // exist before it can.
 //
-//	 intended state (rendered from intent)          current state (what exists)
-//	 ┌──────────────────────────────────┐           ┌────────────────────────────────┐
-//	 │ route/default ──▶ interface/eth0 │           │ interface/eth0   [created]     │
-//	 │      │   "carrier up"     │      │  Reconcile│ address/eth0/…   [created]     │
-//	 │      ▼                    ▼      │ ────────▶ │ route/default    [failed: …]   │
-//	 │ address/eth0/… ──▶   link/eth0   │           │ link/eth0        (external)    │
-//	 │                      (external)  │           │   + per-item StateData         │
-//	 └──────────────────────────────────┘           └────────────────────────────────┘
+//	intended state (rendered from intent)          current state (what exists)
+//	┌──────────────────────────────────┐           ┌────────────────────────────────┐
+//	│ route/default ──▶ interface/eth0 │           │ interface/eth0   [created]     │
+//	│      │   "carrier up"     │      │  Reconcile│ address/eth0/…   [created]     │
+//	│      ▼                    ▼      │ ────────▶ │ route/default    [failed: …]   │
+//	│ address/eth0/… ──▶   link/eth0   │           │ link/eth0        (external)    │
+//	│                      (external)  │           │   + per-item StateData         │
+//	└──────────────────────────────────┘           └────────────────────────────────┘
 //
 // # Items and dependencies
 //

@@ -60,9 +60,9 @@ func DiffDOT(current, intended *Graph) string {
 }
 
 type dotWriter struct {
-	b       strings.Builder
-	drawn   map[ItemRef]bool
-	indent  string
+	b        strings.Builder
+	drawn    map[ItemRef]bool
+	indent   string
 	clusters int
 }
 
