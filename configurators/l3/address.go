@@ -1,0 +1,205 @@
+package l3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+	"golang.org/x/sys/unix"
+)
+
+// addressConfigurator manages items.Address: addresses marked with
+// IFA_PROTO = items.RouteProtocol. Every change goes over a conn, because
+// netlink.Addr carries no IFA_PROTO.
+type addressConfigurator struct {
+	nlh  linkOps
+	open opener
+}
+
+var _ reconciler.Configurator = (*addressConfigurator)(nil)
+
+// errAddrNotOwned: the kernel holds the item's address without our mark.
+var errAddrNotOwned = fmt.Errorf("%w: the address is on the interface without netagent's IFA_PROTO mark", ErrNotOwned)
+
+func asAddress(item dg.Item) (*items.Address, error) {
+	a, ok := item.(*items.Address)
+	if !ok || a == nil {
+		return nil, fmt.Errorf("%w: %T is not an address", ErrBadItem, item)
+	}
+	return a, nil
+}
+
+// Create adds the address. Ours already there as wanted: nothing to do;
+// ours with another label or scope: deleted and added again; someone
+// else's: ErrNotOwned.
+func (c *addressConfigurator) Create(_ context.Context, item dg.Item) error {
+	a, err := asAddress(item)
+	if err != nil {
+		return err
+	}
+	return wrapIf(c.create(a), "adding address %s", a.Name())
+}
+
+func (c *addressConfigurator) create(a *items.Address) error {
+	index, err := ifIndex(c.nlh, a.Dev)
+	if err != nil {
+		return err
+	}
+	conn, err := c.open()
+	if err != nil {
+		return err
+	}
+	defer conn.close()
+	k, err := findAddr(conn, a, index)
+	switch {
+	case err != nil:
+		return err
+	case k == nil:
+		return addAddr(conn, a, index)
+	case !k.owned():
+		return errAddrNotOwned
+	case k.prefix.Bits() != a.Prefix.Bits():
+		return fmt.Errorf("netagent's address %s holds it", k.prefix)
+	case addrAsWanted(k, a):
+		return nil
+	}
+	if err := sendOne(conn, addrRequest(unix.RTM_DELADDR, 0, a, index)); err != nil {
+		return err
+	}
+	return addAddr(conn, a, index)
+}
+
+// addAddr adds a and checks that the kernel kept the mark.
+func addAddr(conn rawOps, a *items.Address, index int) error {
+	if err := sendOne(conn, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_CREATE|unix.NLM_F_EXCL, a, index)); err != nil {
+		return err
+	}
+	k, err := findAddr(conn, a, index)
+	switch {
+	case err != nil:
+		return err
+	case k == nil:
+		return errors.New("the kernel acknowledged the address but does not list it")
+	case !k.owned():
+		_ = sendOne(conn, addrRequest(unix.RTM_DELADDR, 0, a, index))
+		return fmt.Errorf("%w (IFA_PROTO needs Linux 5.18)", ErrNoMark)
+	}
+	return nil
+}
+
+// addrAsWanted compares what the kernel can differ in: an IPv4 address's
+// label ("" is the interface name) and scope.
+func addrAsWanted(k *kernelAddr, a *items.Address) bool {
+	if !a.Prefix.Addr().Is4() {
+		return true
+	}
+	label := a.Label
+	if label == "" {
+		label = a.Dev
+	}
+	return k.label == label && k.scope == uint8(a.Scope)
+}
+
+// Modify changes nothing: addresses of one name differ only in label or
+// scope, which the kernel cannot change in place (NeedsRecreate says so,
+// and the reconciler recreates); asked anyway, it fails with
+// ErrNeedsRecreate.
+func (c *addressConfigurator) Modify(_ context.Context, oldItem, newItem dg.Item) error {
+	o, err := asAddress(oldItem)
+	if err != nil {
+		return err
+	}
+	n, err := asAddress(newItem)
+	if err != nil {
+		return err
+	}
+	if items.AddressNeedsRecreate(o, n) {
+		return fmt.Errorf("modifying address %s: %w", o.Name(), ErrNeedsRecreate)
+	}
+	return nil
+}
+
+// Delete removes our address; gone (or its interface gone) is success,
+// someone else's is ErrNotOwned.
+func (c *addressConfigurator) Delete(_ context.Context, item dg.Item) error {
+	a, err := asAddress(item)
+	if err != nil {
+		return err
+	}
+	return wrapIf(c.delete(a), "deleting address %s", a.Name())
+}
+
+func (c *addressConfigurator) delete(a *items.Address) error {
+	index, err := ifIndex(c.nlh, a.Dev)
+	if errors.Is(err, ErrNoDevice) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	conn, err := c.open()
+	if err != nil {
+		return err
+	}
+	defer conn.close()
+	k, err := findAddr(conn, a, index)
+	switch {
+	case err != nil:
+		return err
+	case k == nil || (k.owned() && k.prefix.Bits() != a.Prefix.Bits()):
+		return nil
+	case !k.owned():
+		return errAddrNotOwned
+	}
+	err = sendOne(conn, addrRequest(unix.RTM_DELADDR, 0, a, index))
+	if isErrno(err, unix.EADDRNOTAVAIL) {
+		return nil
+	}
+	return err
+}
+
+// NeedsRecreate delegates to items.NeedsRecreate: a new label or scope.
+func (c *addressConfigurator) NeedsRecreate(oldItem, newItem dg.Item) bool {
+	return items.NeedsRecreate(oldItem, newItem)
+}
+
+// findAddr returns the kernel's address that is a's kernel object, or nil:
+// on a's interface, the same address and, for IPv4, the same prefix length
+// (the kernel keys an IPv6 address by the address alone).
+func findAddr(conn rawOps, a *items.Address, index int) (*kernelAddr, error) {
+	list, err := dumpAddrs(conn, int(afOf(items.FamilyOf(a.Prefix.Addr()))))
+	if err != nil {
+		return nil, err
+	}
+	for i := range list {
+		k := &list[i]
+		if k.index == index && k.prefix.Addr() == a.Prefix.Addr() &&
+			(k.prefix.Bits() == a.Prefix.Bits() || !a.Prefix.Addr().Is4()) {
+			return k, nil
+		}
+	}
+	return nil, nil
+}
+
+// dumpAddrs lists the addresses of one family (unix.AF_UNSPEC for both).
+func dumpAddrs(conn rawOps, family int) ([]kernelAddr, error) {
+	var list []kernelAddr
+	err := retryDump("addresses", func() error {
+		msgs, err := conn.dump(addrDumpRequest(family), unix.RTM_NEWADDR)
+		list = list[:0]
+		for _, m := range msgs {
+			if k, ok := parseAddr(m); ok {
+				list = append(list, k)
+			}
+		}
+		return err
+	})
+	return list, err
+}
+
+// sendOne sends one request and returns the kernel's answer.
+func sendOne(conn rawOps, req *nlRequest) error {
+	return conn.exchange([]*nlRequest{req})[0]
+}

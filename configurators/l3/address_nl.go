@@ -1,0 +1,119 @@
+package l3
+
+import (
+	"net/netip"
+
+	"github.com/netagent/netagent/items"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// kernelAddr is one address as the kernel reports it (RTM_NEWADDR).
+type kernelAddr struct {
+	index  int
+	prefix netip.Prefix // address and prefix length, not masked
+	label  string       // IPv4 only
+	scope  uint8
+	proto  uint8 // IFA_PROTO, 0 when absent
+}
+
+// owned reports whether the address carries netagent's mark.
+func (k *kernelAddr) owned() bool { return k.proto == items.RouteProtocol }
+
+// addrRequest builds an RTM_NEWADDR or RTM_DELADDR message for a on the
+// interface index. A new address carries IFA_PROTO = items.RouteProtocol
+// (the ownership mark), is permanent (no IFA_CACHEINFO), and an IPv6 one
+// has IFA_F_NODAD: it is usable at once instead of staying tentative for
+// the duplicate address detection (about a second, and forever on a link
+// without carrier). An IPv4 address gets the subnet's broadcast address,
+// as netlink.AddrAdd and `ip addr add ... brd +` give it.
+func addrRequest(msgType uint16, flags int, a *items.Address, index int) *nl.NetlinkRequest {
+	req := newRequest(msgType, flags)
+	v4 := a.Prefix.Addr().Is4()
+	family := unix.AF_INET6
+	if v4 {
+		family = unix.AF_INET
+	}
+	msg := nl.NewIfAddrmsg(family)
+	msg.Prefixlen = uint8(a.Prefix.Bits())
+	msg.Index = uint32(index)
+	local := a.Prefix.Addr().AsSlice()
+	if msgType == unix.RTM_DELADDR {
+		req.AddData(msg)
+		req.AddData(nl.NewRtAttr(unix.IFA_LOCAL, local))
+		req.AddData(nl.NewRtAttr(unix.IFA_ADDRESS, local))
+		return req
+	}
+	var ifaFlags uint32
+	if !v4 {
+		ifaFlags = unix.IFA_F_NODAD
+	}
+	msg.Flags = uint8(ifaFlags)
+	msg.Scope = uint8(a.Scope)
+	req.AddData(msg)
+	req.AddData(nl.NewRtAttr(unix.IFA_LOCAL, local))
+	req.AddData(nl.NewRtAttr(unix.IFA_ADDRESS, local))
+	req.AddData(nl.NewRtAttr(unix.IFA_FLAGS, nl.Uint32Attr(ifaFlags)))
+	if v4 && a.Prefix.Bits() < 31 {
+		req.AddData(nl.NewRtAttr(unix.IFA_BROADCAST, broadcastOf(a.Prefix).AsSlice()))
+	}
+	if v4 && a.Label != "" {
+		req.AddData(nl.NewRtAttr(unix.IFA_LABEL, nl.ZeroTerminated(a.Label)))
+	}
+	req.AddData(nl.NewRtAttr(ifaProto, nl.Uint8Attr(items.RouteProtocol)))
+	return req
+}
+
+// broadcastOf returns the last address of an IPv4 prefix.
+func broadcastOf(p netip.Prefix) netip.Addr {
+	b := p.Masked().Addr().As4()
+	host := uint32(1)<<(32-p.Bits()) - 1
+	for i := 3; i >= 0; i-- {
+		b[i] |= byte(host >> (8 * (3 - i)))
+	}
+	return netip.AddrFrom4(b)
+}
+
+// addrDumpRequest asks for every address of one family.
+func addrDumpRequest(family int) *nl.NetlinkRequest {
+	req := newDump(unix.RTM_GETADDR)
+	req.AddData(nl.NewIfAddrmsg(family))
+	return req
+}
+
+// parseAddr decodes one RTM_NEWADDR payload; ok is false for anything but
+// an IPv4 or IPv6 address.
+func parseAddr(m []byte) (kernelAddr, bool) {
+	if len(m) < unix.SizeofIfAddrmsg {
+		return kernelAddr{}, false
+	}
+	msg := nl.DeserializeIfAddrmsg(m)
+	attrs, err := nl.ParseRouteAttr(m[msg.Len():])
+	if err != nil || (msg.Family != unix.AF_INET && msg.Family != unix.AF_INET6) {
+		return kernelAddr{}, false
+	}
+	k := kernelAddr{index: int(msg.Index), scope: msg.Scope}
+	var local, address netip.Addr
+	for _, a := range attrs {
+		switch a.Attr.Type {
+		case unix.IFA_LOCAL:
+			local, _ = netip.AddrFromSlice(a.Value)
+		case unix.IFA_ADDRESS:
+			address, _ = netip.AddrFromSlice(a.Value)
+		case unix.IFA_LABEL:
+			k.label = unix.ByteSliceToString(a.Value)
+		case ifaProto:
+			if len(a.Value) > 0 {
+				k.proto = a.Value[0]
+			}
+		}
+	}
+	if !local.IsValid() {
+		local = address // IPv6 reports only IFA_ADDRESS
+	}
+	if !local.IsValid() {
+		return kernelAddr{}, false
+	}
+	k.prefix = netip.PrefixFrom(local, int(msg.Prefixlen))
+	return k, true
+}

@@ -1,0 +1,88 @@
+package l3
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vishvananda/netlink"
+)
+
+// dumpAttempts is how often a dump is tried when the kernel reports that
+// the table changed under it (NLM_F_DUMP_INTR).
+const dumpAttempts = 5
+
+// retryDump runs f until it returns something other than
+// netlink.ErrDumpInterrupted, at most dumpAttempts times.
+func retryDump(what string, f func() error) error {
+	var err error
+	for range dumpAttempts {
+		if err = f(); !errors.Is(err, netlink.ErrDumpInterrupted) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("dumping %s: %w", what, err)
+	}
+	return nil
+}
+
+// linkOps resolves interface names; netlink.Handle implements it.
+type linkOps interface {
+	LinkByName(name string) (netlink.Link, error)
+	LinkList() ([]netlink.Link, error)
+}
+
+var _ linkOps = (*netlink.Handle)(nil)
+
+// ifIndex returns the index of the named interface, wrapping ErrNoDevice
+// when there is none.
+func ifIndex(nlh linkOps, name string) (int, error) {
+	l, err := nlh.LinkByName(name)
+	if err != nil {
+		var notFound netlink.LinkNotFoundError
+		if errors.As(err, &notFound) {
+			return 0, fmt.Errorf("%w %s", ErrNoDevice, name)
+		}
+		return 0, fmt.Errorf("looking up device %s: %w", name, err)
+	}
+	return l.Attrs().Index, nil
+}
+
+// linkNames maps every interface index in the namespace to its name.
+func linkNames(nlh linkOps) (map[int]string, error) {
+	var links []netlink.Link
+	err := retryDump("links", func() error {
+		var err error
+		links, err = nlh.LinkList()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[int]string, len(links))
+	for _, l := range links {
+		names[l.Attrs().Index] = l.Attrs().Name
+	}
+	return names, nil
+}
+
+// devIndexes resolves names to indexes once per batch.
+type devIndexes struct {
+	nlh linkOps
+	idx map[string]int
+}
+
+func (d *devIndexes) get(name string) (int, error) {
+	if i, ok := d.idx[name]; ok {
+		return i, nil
+	}
+	i, err := ifIndex(d.nlh, name)
+	if err != nil {
+		return 0, err
+	}
+	if d.idx == nil {
+		d.idx = make(map[string]int)
+	}
+	d.idx[name] = i
+	return i, nil
+}

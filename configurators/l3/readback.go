@@ -1,0 +1,163 @@
+package l3
+
+import (
+	"fmt"
+
+	"github.com/netagent/netagent/configurators/netnsx"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// ReadBack returns netagent's own addresses, routes (every table, both
+// families), rules and neighbours in t's namespace as items: those that
+// carry the ownership mark (see the package doc). Everything else is left
+// out: foreign objects, kernel routes, link-local addresses. Objects an
+// item cannot describe (a multipath route, a rule with a tos) are left out
+// too.
+//
+// hint is the intended graph, or nil. For an object whose item is in hint,
+// the fields the kernel fills in by itself are read back as the intended
+// item has them (a route's device when only a gateway was given, an IPv6
+// route's scope, an IPv4 address's label when it is the interface name,
+// a rule's fwmark mask, table 0 for main, IPv6 metric 0 for 1024), and the
+// fields that only shape dependencies (Route.CarrierLink, GwAddress, Deps;
+// Rule.Deps) are copied from it, so that what was applied reads back Equal.
+func ReadBack(t *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) {
+	names, err := linkNames(t.NL)
+	if err != nil {
+		return nil, fmt.Errorf("l3 read-back: %w", err)
+	}
+	conn, err := openConn(t)
+	if err != nil {
+		return nil, fmt.Errorf("l3 read-back: %w", err)
+	}
+	defer conn.close()
+	h := hinter{hint}
+	var out []dg.Item
+	for _, read := range []func() ([]dg.Item, error){
+		func() ([]dg.Item, error) { return readAddresses(conn, names, h) },
+		func() ([]dg.Item, error) { return readRoutes(t.NL, names, h) },
+		func() ([]dg.Item, error) { return readRules(t.NL, h) },
+		func() ([]dg.Item, error) { return readNeighbors(conn, names, h) },
+	} {
+		got, err := read()
+		if err != nil {
+			return nil, fmt.Errorf("l3 read-back: %w", err)
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}
+
+// hinter looks items up in the intended graph (which may be nil).
+type hinter struct{ g *dg.Graph }
+
+func (h hinter) get(typ, name string) dg.Item {
+	if h.g == nil {
+		return nil
+	}
+	it, _, ok := h.g.Lookup(dg.ItemRef{Type: typ, Name: name})
+	if !ok {
+		return nil
+	}
+	return it
+}
+
+func readAddresses(conn rawOps, names map[int]string, h hinter) ([]dg.Item, error) {
+	list, err := dumpAddrs(conn, unix.AF_UNSPEC)
+	if err != nil {
+		return nil, err
+	}
+	var out []dg.Item
+	for i := range list {
+		k := &list[i]
+		dev, ok := names[k.index]
+		if !k.owned() || !ok {
+			continue
+		}
+		a := &items.Address{Dev: dev, Prefix: k.prefix}
+		hint, _ := h.get(items.TypeAddress, a.Name()).(*items.Address)
+		addrFromKernel(a, k, hint)
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// addrFromKernel fills label and scope. An IPv4 label equal to the
+// interface name is the default, "" (unless hint spells it out); an IPv6
+// address has neither (its scope comes from the address: read back as the
+// hint has it).
+func addrFromKernel(a *items.Address, k *kernelAddr, hint *items.Address) {
+	if !a.Prefix.Addr().Is4() {
+		if hint != nil {
+			a.Scope = hint.Scope
+		}
+		return
+	}
+	a.Scope = items.Scope(k.scope)
+	if k.label != a.Dev || (hint != nil && hint.Label == k.label) {
+		a.Label = k.label
+	}
+}
+
+func readRoutes(nlh routeNL, names map[int]string, h hinter) ([]dg.Item, error) {
+	var out []dg.Item
+	filter := &netlink.Route{Protocol: items.RouteProtocol}
+	err := retryDump("routes", func() error {
+		out = out[:0]
+		return nlh.RouteListFilteredIter(netlink.FAMILY_ALL, filter, netlink.RT_FILTER_TABLE|netlink.RT_FILTER_PROTOCOL,
+			func(r netlink.Route) bool {
+				hint, _ := h.get(items.TypeRoute, routeIdentity(&r)).(*items.Route)
+				if it, ok := routeFromKernel(&r, names, hint); ok {
+					out = append(out, it)
+				}
+				return true
+			})
+	})
+	return out, err
+}
+
+func readRules(nlh ruleNL, h hinter) ([]dg.Item, error) {
+	var list []netlink.Rule
+	err := retryDump("rules", func() error {
+		var err error
+		list, err = nlh.RuleList(netlink.FAMILY_ALL)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []dg.Item
+	for i := range list {
+		if list[i].Protocol != items.RouteProtocol {
+			continue
+		}
+		plain, ok := ruleFromKernel(&list[i], nil)
+		if !ok {
+			continue
+		}
+		hint, _ := h.get(items.TypeRule, plain.Name()).(*items.Rule)
+		r, _ := ruleFromKernel(&list[i], hint)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func readNeighbors(conn rawOps, names map[int]string, h hinter) ([]dg.Item, error) {
+	list, err := dumpNeighs(conn, unix.AF_UNSPEC)
+	if err != nil {
+		return nil, err
+	}
+	var out []dg.Item
+	for i := range list {
+		k := &list[i]
+		dev, ok := names[k.index]
+		if !k.owned() || !ok {
+			continue
+		}
+		out = append(out, &items.Neighbor{Dev: dev, IP: k.ip, MAC: k.mac})
+	}
+	return out, nil
+}

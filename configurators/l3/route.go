@@ -1,0 +1,130 @@
+package l3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// routeNL is the part of netlink.Handle the route configurator uses: dumps
+// and interface names. Route changes go over a conn (see routeBatch).
+type routeNL interface {
+	linkOps
+	RouteListFilteredIter(family int, filter *netlink.Route, filterMask uint64, f func(netlink.Route) bool) error
+}
+
+var _ routeNL = (*netlink.Handle)(nil)
+
+// routeConfigurator manages items.Route. Every operation is a batch of
+// one; ApplyBatch handles many routes with one socket, pipelined requests
+// and at most one dump per family.
+type routeConfigurator struct {
+	nlh  routeNL
+	open opener
+}
+
+var _ reconciler.BatchConfigurator = (*routeConfigurator)(nil)
+
+// Create adds the route, marked with items.RouteProtocol.
+func (c *routeConfigurator) Create(ctx context.Context, item dg.Item) error {
+	return c.ApplyBatch(ctx, []reconciler.BatchOp{{Op: reconciler.OpCreate, New: item}})[0]
+}
+
+// Modify replaces the route in place (NLM_F_REPLACE), unless the kernel
+// already holds it as wanted.
+func (c *routeConfigurator) Modify(ctx context.Context, oldItem, newItem dg.Item) error {
+	return c.ApplyBatch(ctx, []reconciler.BatchOp{{Op: reconciler.OpModify, Old: oldItem, New: newItem}})[0]
+}
+
+// Delete removes the route if it carries netagent's protocol.
+func (c *routeConfigurator) Delete(ctx context.Context, item dg.Item) error {
+	return c.ApplyBatch(ctx, []reconciler.BatchOp{{Op: reconciler.OpDelete, Old: item}})[0]
+}
+
+// NeedsRecreate delegates to items.NeedsRecreate (never, for routes).
+func (c *routeConfigurator) NeedsRecreate(oldItem, newItem dg.Item) bool {
+	return items.NeedsRecreate(oldItem, newItem)
+}
+
+// ApplyBatch applies the route operations together; see routeBatch.
+func (c *routeConfigurator) ApplyBatch(ctx context.Context, ops []reconciler.BatchOp) []error {
+	b := &routeBatch{c: c, ops: ops, errs: make([]error, len(ops)), devs: devIndexes{nlh: c.nlh}}
+	if err := ctx.Err(); err != nil {
+		fillErr(b.errs, err)
+		return b.errs
+	}
+	b.run()
+	return b.errs
+}
+
+// kernelRoutes indexes the kernel's routes of one family by identity (the
+// Name their item would have), tos 0 only: routes with a tos are other
+// kernel objects.
+type kernelRoutes map[string][]netlink.Route
+
+// ownedOf splits the routes of one identity into netagent's (the first
+// one) and whether any other is there.
+func ownedOf(rs []netlink.Route) (owned *netlink.Route, foreign bool) {
+	for i := range rs {
+		if rs[i].Protocol == items.RouteProtocol {
+			if owned == nil {
+				owned = &rs[i]
+			}
+		} else {
+			foreign = true
+		}
+	}
+	return owned, foreign
+}
+
+// dumpRoutes indexes every route of family (all tables).
+func dumpRoutes(nlh routeNL, family int) (kernelRoutes, error) {
+	var idx kernelRoutes
+	err := retryDump("routes", func() error {
+		idx = make(kernelRoutes)
+		return nlh.RouteListFilteredIter(family, &netlink.Route{}, netlink.RT_FILTER_TABLE, func(r netlink.Route) bool {
+			if r.Tos == 0 {
+				id := routeIdentity(&r)
+				idx[id] = append(idx[id], r)
+			}
+			return true
+		})
+	})
+	return idx, err
+}
+
+// asRoute type-asserts an item.
+func asRoute(item dg.Item) (*items.Route, error) {
+	r, ok := item.(*items.Route)
+	if !ok || r == nil {
+		return nil, fmt.Errorf("%w: %T is not a route", ErrBadItem, item)
+	}
+	return r, nil
+}
+
+// errRouteNotOwned: a route of another protocol holds the item's identity.
+var errRouteNotOwned = fmt.Errorf("%w: a route of another protocol has this table, destination and metric", ErrNotOwned)
+
+// sameRoute reports whether the kernel route k is want, as far as the
+// kernel knows it.
+func sameRoute(k *netlink.Route, want *items.Route, names map[int]string) bool {
+	got, ok := routeFromKernel(k, names, want)
+	return ok && got.Equal(want)
+}
+
+// oifOf resolves the route's device, 0 for none.
+func oifOf(d *devIndexes, r *items.Route) (int, error) {
+	if r.Dev == "" {
+		return 0, nil
+	}
+	return d.get(r.Dev)
+}
+
+// errno reports whether err is the given errno.
+func isErrno(err error, errno unix.Errno) bool { return errors.Is(err, errno) }

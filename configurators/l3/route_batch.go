@@ -1,0 +1,227 @@
+package l3
+
+import (
+	"fmt"
+
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// maxRounds bounds the request rounds of one batch: the first round, the
+// follow-ups of its EEXIST/ESRCH answers, and their own follow-ups.
+const maxRounds = 3
+
+// routeBatch applies route operations over one conn. Requests are sent
+// pipelined (conn.exchange); the kernel's routes are dumped only where the
+// outcome depends on what else is there:
+//
+//	create  RTM_NEWROUTE CREATE|EXCL. EEXIST: look at the routes of that
+//	        identity (dump): another protocol's → ErrNotOwned; ours and as
+//	        wanted → done; ours but different → REPLACE.
+//	modify  dump, then: another protocol's → ErrNotOwned; ours as wanted →
+//	        nothing (no kernel write); ours different → REPLACE; none →
+//	        CREATE|EXCL.
+//	delete  RTM_DELROUTE with the protocol (the kernel deletes only ours).
+//	        ESRCH: another protocol's route of that identity → ErrNotOwned,
+//	        none → done (already gone). An IPv4 route of metric 0 is
+//	        checked against the dump first: the kernel takes metric 0 in a
+//	        delete as "any metric", and could hit another of our routes.
+type routeBatch struct {
+	c    *routeConfigurator
+	ops  []reconciler.BatchOp
+	errs []error
+	devs devIndexes
+	conn rawOps
+	// kernel holds the dump of each family once loaded.
+	kernel map[uint8]kernelRoutes
+	// The requests of the current round and what to do with each answer.
+	reqs  []*nl.NetlinkRequest
+	thens []func(error)
+}
+
+func (b *routeBatch) run() {
+	conn, err := b.c.open()
+	if err != nil {
+		fillErr(b.errs, err)
+		return
+	}
+	b.conn = conn
+	defer conn.close()
+	for i, op := range b.ops {
+		b.plan(i, op)
+	}
+	for round := 0; round < maxRounds && len(b.reqs) > 0; round++ {
+		b.flush()
+	}
+}
+
+// queue adds a request to the round; then receives the kernel's answer.
+func (b *routeBatch) queue(req *nl.NetlinkRequest, then func(error)) {
+	b.reqs = append(b.reqs, req)
+	b.thens = append(b.thens, then)
+}
+
+// flush sends the queued requests and hands out the answers, which may
+// queue the next round.
+func (b *routeBatch) flush() {
+	reqs, thens := b.reqs, b.thens
+	b.reqs, b.thens = nil, nil
+	for i, err := range b.conn.exchange(reqs) {
+		thens[i](err)
+	}
+}
+
+func (b *routeBatch) plan(i int, op reconciler.BatchOp) {
+	var err error
+	switch op.Op {
+	case reconciler.OpCreate:
+		err = b.planCreate(i, op)
+	case reconciler.OpModify:
+		err = b.planModify(i, op)
+	case reconciler.OpDelete:
+		err = b.planDelete(i, op)
+	default:
+		err = fmt.Errorf("route operation %v: unknown", op.Op)
+	}
+	if err != nil {
+		b.errs[i] = err
+	}
+}
+
+func (b *routeBatch) planCreate(i int, op reconciler.BatchOp) error {
+	r, err := asRoute(op.New)
+	if err != nil {
+		return err
+	}
+	oif, err := oifOf(&b.devs, r)
+	if err != nil {
+		return fmt.Errorf("adding route %s: %w", r.Name(), err)
+	}
+	b.queueAdd(i, r, oif, true)
+	return nil
+}
+
+// queueAdd queues an exclusive add; on EEXIST, settle decides (once).
+func (b *routeBatch) queueAdd(i int, r *items.Route, oif int, settleOnExist bool) {
+	req := routeRequest(unix.RTM_NEWROUTE, unix.NLM_F_CREATE|unix.NLM_F_EXCL, r, oif)
+	b.queue(req, func(err error) {
+		if err != nil && isErrno(err, unix.EEXIST) && settleOnExist {
+			b.errs[i] = wrapIf(b.settle(i, r, oif), "adding route %s", r.Name())
+			return
+		}
+		b.errs[i] = wrapIf(err, "adding route %s", r.Name())
+	})
+}
+
+func (b *routeBatch) planModify(i int, op reconciler.BatchOp) error {
+	r, err := asRoute(op.New)
+	if err != nil {
+		return err
+	}
+	oif, err := oifOf(&b.devs, r)
+	if err != nil {
+		return fmt.Errorf("replacing route %s: %w", r.Name(), err)
+	}
+	return wrapIf(b.settle(i, r, oif), "replacing route %s", r.Name())
+}
+
+// settle compares the kernel's routes of r's identity with r and queues
+// what is missing: nothing, a replace of ours, or an add.
+func (b *routeBatch) settle(i int, r *items.Route, oif int) error {
+	idx, err := b.index(r.Family())
+	if err != nil {
+		return err
+	}
+	owned, foreign := ownedOf(idx[r.Name()])
+	switch {
+	case foreign:
+		return errRouteNotOwned
+	case owned == nil:
+		b.queueAdd(i, r, oif, false)
+	case !sameRoute(owned, r, map[int]string{oif: r.Dev}):
+		req := routeRequest(unix.RTM_NEWROUTE, unix.NLM_F_CREATE|unix.NLM_F_REPLACE, r, oif)
+		b.queue(req, func(err error) { b.errs[i] = wrapIf(err, "replacing route %s", r.Name()) })
+	}
+	return nil
+}
+
+func (b *routeBatch) planDelete(i int, op reconciler.BatchOp) error {
+	r, err := asRoute(op.Old)
+	if err != nil {
+		return err
+	}
+	_, loaded := b.kernel[afOf(r.Family())]
+	if loaded || (r.Family() == items.FamilyIPv4 && r.Metric == 0) {
+		return b.deleteChecked(i, r)
+	}
+	req := routeRequest(unix.RTM_DELROUTE, 0, r, 0)
+	b.queue(req, func(err error) {
+		if err != nil && isErrno(err, unix.ESRCH) {
+			err = b.gone(r)
+		}
+		b.errs[i] = wrapIf(err, "deleting route %s", r.Name())
+	})
+	return nil
+}
+
+// deleteChecked deletes r after finding it in the dump.
+func (b *routeBatch) deleteChecked(i int, r *items.Route) error {
+	idx, err := b.index(r.Family())
+	if err != nil {
+		return fmt.Errorf("deleting route %s: %w", r.Name(), err)
+	}
+	owned, foreign := ownedOf(idx[r.Name()])
+	switch {
+	case owned != nil:
+		req := routeRequest(unix.RTM_DELROUTE, 0, r, 0)
+		b.queue(req, func(err error) {
+			if err != nil && isErrno(err, unix.ESRCH) {
+				err = nil // gone meanwhile
+			}
+			b.errs[i] = wrapIf(err, "deleting route %s", r.Name())
+		})
+	case foreign:
+		return fmt.Errorf("deleting route %s: %w", r.Name(), errRouteNotOwned)
+	}
+	return nil
+}
+
+// gone explains an ESRCH of a delete: nil when no route of r's identity is
+// left, ErrNotOwned when another protocol's route holds it.
+func (b *routeBatch) gone(r *items.Route) error {
+	idx, err := b.index(r.Family())
+	if err != nil {
+		return err
+	}
+	if _, foreign := ownedOf(idx[r.Name()]); foreign {
+		return errRouteNotOwned
+	}
+	return nil
+}
+
+// index returns the dump of family f, loading it once per batch.
+func (b *routeBatch) index(f items.Family) (kernelRoutes, error) {
+	af := afOf(f)
+	if idx, ok := b.kernel[af]; ok {
+		return idx, nil
+	}
+	idx, err := dumpRoutes(b.c.nlh, int(af))
+	if err != nil {
+		return nil, err
+	}
+	if b.kernel == nil {
+		b.kernel = make(map[uint8]kernelRoutes)
+	}
+	b.kernel[af] = idx
+	return idx, nil
+}
+
+// wrapIf wraps a non-nil err with what was done.
+func wrapIf(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
+}
