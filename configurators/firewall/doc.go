@@ -1,0 +1,104 @@
+// Package firewall configures iptables chains (items.IptablesChain) and
+// net.* sysctls (items.Sysctl) in one network namespace, and reads them
+// back into items.
+//
+//	Register(reg, target, stateDir)          ReadBack(target, stateDir, hint)
+//	        │                                         │
+//	        ▼                                         ▼
+//	chainConfigurator ── backend (per family) ──▶ iptables -S (go-iptables), iptables-save,
+//	   (BatchConfigurator)                         iptables-restore --noflush, run inside
+//	                                               the namespace (Target.Do + exec, no shell)
+//	sysctlConfigurator ── sysctlFS ────────────▶ /proc/sys/net/... opened inside the namespace
+//	        │
+//	        └── <stateDir>/sysctl.json           original values, per namespace instance
+//	chainConfigurator ── <stateDir>/iptables/    the kernel's form of the rules last written
+//
+// # Chains
+//
+// An IptablesChain item is a user chain with all its rules and, optionally,
+// one jump to it from a built-in chain at a 1-based position. Every write
+// is one iptables-restore --noflush transaction for the chain's table:
+//
+//	*filter
+//	:NA-FWD - [0:0]                                      creates the chain or flushes it
+//	-D FORWARD -m comment --comment netagent -j NA-FWD   only if the jump moves
+//	-A NA-FWD -m comment --comment netagent              the ownership mark
+//	-A NA-FWD -i br-lan -o uplink0 -j ACCEPT             the rules, quoted for the format
+//	-I FORWARD 2 -m comment --comment netagent -j NA-FWD
+//	COMMIT
+//
+// The kernel commits a table's transaction at once or not at all, so no
+// packet and no reader ever sees a chain half written, and a failed write
+// changes nothing (a failed Create leaves nothing behind). Modify is in
+// place (NeedsRecreate is items.NeedsRecreate: never for chains): only the
+// parts that differ are written: the chain when its rules differ, the jump
+// when it is not exactly one jump at the intended position. A position past
+// the end of the built-in chain appends the jump and reads back as the
+// intended position while the jump is last. Jumps are deleted by rule
+// spec, never by number, so a rule inserted by someone else in between can
+// never be hit. Delete removes the jump, flushes and deletes the chain, in
+// one transaction.
+//
+// Rules are argument vectors; they never pass through a shell. Each
+// argument is written bare or in double quotes with '"' and '\' escaped, as
+// iptables' own parser reads it; an argument with a newline or NUL is
+// refused (ErrBadArgument). Chain names must be bare words.
+//
+// ApplyBatch (reconciler.BatchConfigurator) turns the ready operations of a
+// family and table into one transaction, with one iptables-save per family
+// before and one per table after; a failed transaction is retried one
+// operation at a time, so each operation gets its own error.
+//
+// # Ownership of chains
+//
+// The mark lives in the kernel, so a restarted agent with no memory knows
+// its own chains: every chain netagent creates starts with the rule
+// "-m comment --comment netagent" (no target: it only counts and falls
+// through), and its jump carries the same comment. The mark is on the chain
+// itself rather than only on the jump because a chain need not have a jump.
+// A chain of the item's name that does not start with the mark is someone
+// else's: Create, Modify and Delete fail with ErrNotOwned and leave it alone.
+// Read-back returns only marked chains and ignores every other rule, so
+// foreign chains and rules, also in the built-in chains, are never touched.
+// A jump is recognised as netagent's only if it is exactly
+// "-m comment --comment netagent -j <chain>".
+//
+// # Read-back and the kernel's spelling of rules
+//
+// iptables prints rules back in a normal form: "-s 10.0.0.1" as
+// "-s 10.0.0.1/32", "-p tcp --dport 22" as "-p tcp -m tcp --dport 22",
+// "--ctstate ESTABLISHED,RELATED" as "--ctstate RELATED,ESTABLISHED", and
+// one rule with two source addresses as two rules. Rather than imitate
+// iptables, the configurator lets the kernel normalise: after each write it
+// reads the chain back and records the pair (intended rules, kernel rules)
+// in <stateDir>/iptables/<namespace>/<family>.<table>.<chain>.json (written
+// atomically). The kernel holds an item's rules when its rules equal the
+// item's as written, or equal the recorded kernel form of exactly the
+// item's rules. Create and Modify write nothing then, and read-back
+// returns the rules as the intent spells them (taken from the hint, or
+// from the record without a hint); otherwise read-back returns the kernel's
+// form, which is what applying it would produce. So applying the same
+// intent twice plans zero operations and writes nothing, also after a
+// restart. The record is only a cache: it counts only while it matches the
+// kernel, and losing it costs one atomic rewrite of the chain. Deps, which
+// the kernel cannot know, are copied from the hint.
+//
+// # Sysctls
+//
+// A Sysctl item is a net.* parameter of the namespace, written as a file
+// under /proc/sys/net opened on a thread inside the namespace (Target.Do).
+// Before netagent first changes a parameter, it saves the value found in
+// <stateDir>/sysctl.json (written atomically, re-read under a process-wide
+// lock on every change, keyed by namespace instance: boot id, namespace
+// name, and the namespace file's device and inode); the save comes before
+// the write, so a crash in between still knows the original. Ownership is
+// presence in that record: read-back returns exactly the recorded keys
+// with their current values (those whose file vanished with its interface
+// are skipped). Create and Modify write only when the value differs
+// (compared field by field) and keep the first saved original; Delete
+// writes the original back and forgets it. A parameter has no foreign
+// owner to clash with; deleting one with no saved original is a no-op that
+// leaves the value alone, which also makes Delete idempotent. Keys use "/"
+// for a dot inside an interface name; keys that would leave /proc/sys/net
+// are refused (ErrBadKey).
+package firewall

@@ -1,0 +1,19 @@
+package firewall
+
+import "errors"
+
+// Sentinel errors; the errors the configurators return wrap them and name
+// the object.
+var (
+	// ErrNotOwned: a chain of that name exists but carries no netagent
+	// mark. It is someone else's and is neither taken over nor deleted.
+	ErrNotOwned = errors.New("not owned by netagent")
+	// ErrBadArgument: a rule argument holds a character (newline, NUL) that
+	// the line-based iptables-restore format cannot carry.
+	ErrBadArgument = errors.New("argument cannot be passed to iptables-restore")
+	// ErrBadKey: a sysctl key is not a net.* key that maps to a file under
+	// /proc/sys/net.
+	ErrBadKey = errors.New("not a net.* sysctl key")
+	// ErrFamily: an item names an address family other than ipv4 or ipv6.
+	ErrFamily = errors.New("unsupported address family")
+)

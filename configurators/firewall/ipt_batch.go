@@ -1,0 +1,196 @@
+package firewall
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// ApplyBatch applies independent chain operations with one iptables-restore
+// transaction per family and table: one iptables-save per family to see the
+// kernel, one restore per table, and one save after it to learn the
+// kernel's form of the rules (which is also the view for the family's next
+// table). If a transaction fails, nothing of it was applied, and its
+// operations are retried one by one so that each gets its own error.
+func (c *chainConfigurator) ApplyBatch(ctx context.Context, ops []reconciler.BatchOp) []error {
+	errs := make([]error, len(ops))
+	views := make(map[items.Family]map[string]*tableView)
+	for _, g := range groupBatch(ops, errs) {
+		c.applyGroup(ctx, g, ops, errs, views)
+	}
+	return errs
+}
+
+// batchGroup is the operations of one family and table, by index.
+type batchGroup struct {
+	fam   items.Family
+	table string
+	idx   []int
+}
+
+// groupBatch groups ops by family and table, in order of first appearance.
+func groupBatch(ops []reconciler.BatchOp, errs []error) []batchGroup {
+	var groups []batchGroup
+	at := make(map[string]int)
+	for i, op := range ops {
+		ch, err := opChain(op)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		key := ch.Family.String() + "/" + ch.Table
+		g, ok := at[key]
+		if !ok {
+			g = len(groups)
+			at[key] = g
+			groups = append(groups, batchGroup{fam: ch.Family, table: ch.Table})
+		}
+		groups[g].idx = append(groups[g].idx, i)
+	}
+	return groups
+}
+
+// opChain returns the chain an operation is about.
+func opChain(op reconciler.BatchOp) (*items.IptablesChain, error) {
+	if op.Op == reconciler.OpDelete {
+		return asChain(op.Old)
+	}
+	return asChain(op.New)
+}
+
+// applyGroup applies the operations of one family and table. views caches
+// the family's tables as last saved.
+func (c *chainConfigurator) applyGroup(ctx context.Context, g batchGroup, ops []reconciler.BatchOp,
+	errs []error, views map[items.Family]map[string]*tableView) {
+	v, err := c.groupView(ctx, g.fam, g.table, views)
+	if err != nil {
+		for _, i := range g.idx {
+			errs[i] = opError(ops[i], err)
+		}
+		return
+	}
+	plans := make(map[int]*chainPlan)
+	var ordered []*chainPlan
+	for _, i := range g.idx {
+		p, err := planOp(v, ops[i], c.records)
+		switch {
+		case err != nil:
+			errs[i] = opError(ops[i], err)
+		case !p.empty():
+			plans[i] = p
+			ordered = append(ordered, p)
+		}
+	}
+	if len(ordered) > 0 {
+		delete(views, g.fam) // the kernel changes now
+		if err := c.backends[g.fam].restore(ctx, renderTable(g.table, v, ordered)); err != nil {
+			for i := range plans {
+				errs[i] = c.applyOne(ctx, ops[i])
+			}
+			return
+		}
+	}
+	c.learnGroup(ctx, g, ops, errs, plans, views)
+}
+
+// groupView returns the view of one table, saving the family's tables
+// unless views holds them.
+func (c *chainConfigurator) groupView(ctx context.Context, fam items.Family, table string,
+	views map[items.Family]map[string]*tableView) (*tableView, error) {
+	b, err := c.backend(fam)
+	if err != nil {
+		return nil, err
+	}
+	tables, ok := views[fam]
+	if !ok {
+		if tables, err = b.save(ctx); err != nil {
+			return nil, err
+		}
+		views[fam] = tables
+	}
+	if v := tables[table]; v != nil {
+		return v, nil
+	}
+	return newTableView(), nil
+}
+
+// learnGroup updates the records after a successful transaction: deleted
+// chains are forgotten, written ones recorded in the kernel's form.
+func (c *chainConfigurator) learnGroup(ctx context.Context, g batchGroup, ops []reconciler.BatchOp,
+	errs []error, plans map[int]*chainPlan, views map[items.Family]map[string]*tableView) {
+	var after *tableView
+	if len(plans) > 0 {
+		if tables, err := c.backends[g.fam].save(ctx); err == nil {
+			views[g.fam] = tables
+			after = tables[g.table]
+		}
+	}
+	for _, i := range g.idx {
+		switch {
+		case errs[i] != nil:
+		case ops[i].Op == reconciler.OpDelete:
+			ch, _ := asChain(ops[i].Old)
+			_ = c.records.drop(ch) // see learn
+		case plans[i] != nil && plans[i].write && after != nil:
+			ch, _ := asChain(ops[i].New)
+			c.learnFrom(after, ch)
+		}
+	}
+}
+
+// planOp plans one batched operation against the view.
+func planOp(v *tableView, op reconciler.BatchOp, recs *recordStore) (*chainPlan, error) {
+	switch op.Op {
+	case reconciler.OpDelete:
+		ch, err := asChain(op.Old)
+		if err != nil {
+			return nil, err
+		}
+		return planDelete(v, ch)
+	case reconciler.OpModify:
+		old, err := asChain(op.Old)
+		if err != nil {
+			return nil, err
+		}
+		ch, err := asChain(op.New)
+		if err != nil {
+			return nil, err
+		}
+		return planApply(v, old, ch, recs.get(ch.Name()))
+	}
+	ch, err := asChain(op.New)
+	if err != nil {
+		return nil, err
+	}
+	return planApply(v, nil, ch, recs.get(ch.Name()))
+}
+
+// applyOne applies one operation on its own.
+func (c *chainConfigurator) applyOne(ctx context.Context, op reconciler.BatchOp) error {
+	switch op.Op {
+	case reconciler.OpDelete:
+		return c.Delete(ctx, op.Old)
+	case reconciler.OpModify:
+		return c.Modify(ctx, op.Old, op.New)
+	}
+	return c.Create(ctx, op.New)
+}
+
+// opError names the operation and its chain, as Create, Modify and Delete
+// do.
+func opError(op reconciler.BatchOp, err error) error {
+	ch, cerr := opChain(op)
+	if cerr != nil {
+		return err
+	}
+	verb := "creating"
+	switch op.Op {
+	case reconciler.OpDelete:
+		verb = "deleting"
+	case reconciler.OpModify:
+		verb = "modifying"
+	}
+	return fmt.Errorf("%s iptables chain %s: %w", verb, ch.Name(), err)
+}

@@ -1,0 +1,154 @@
+package firewall
+
+import (
+	"context"
+	"fmt"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// chainConfigurator manages iptables-chain items: a user chain with all its
+// rules and the jump to it, replaced as a whole in one iptables-restore
+// transaction.
+type chainConfigurator struct {
+	backends map[items.Family]backend
+	records  *recordStore
+}
+
+var _ reconciler.BatchConfigurator = (*chainConfigurator)(nil)
+
+// asChain type-asserts an item handed to the configurator.
+func asChain(item dg.Item) (*items.IptablesChain, error) {
+	c, ok := item.(*items.IptablesChain)
+	if !ok || c == nil {
+		return nil, fmt.Errorf("iptables-chain configurator got %T", item)
+	}
+	return c, nil
+}
+
+// Create makes the chain exist with its rules and jump. A chain of that
+// name that netagent owns is brought to the item (so creating twice is a
+// no-op); one it does not own is an ErrNotOwned error.
+func (c *chainConfigurator) Create(ctx context.Context, item dg.Item) error {
+	ch, err := asChain(item)
+	if err != nil {
+		return err
+	}
+	if err := c.apply(ctx, nil, ch); err != nil {
+		return fmt.Errorf("creating iptables chain %s: %w", ch.Name(), err)
+	}
+	return nil
+}
+
+// Modify rewrites the chain's rules and moves its jump, in one transaction,
+// writing nothing when the kernel already holds newItem.
+func (c *chainConfigurator) Modify(ctx context.Context, oldItem, newItem dg.Item) error {
+	old, err := asChain(oldItem)
+	if err != nil {
+		return err
+	}
+	ch, err := asChain(newItem)
+	if err != nil {
+		return err
+	}
+	if err := c.apply(ctx, old, ch); err != nil {
+		return fmt.Errorf("modifying iptables chain %s: %w", ch.Name(), err)
+	}
+	return nil
+}
+
+// Delete removes the jump and the chain in one transaction. A chain that is
+// gone is fine; one netagent does not own is an ErrNotOwned error.
+func (c *chainConfigurator) Delete(ctx context.Context, item dg.Item) error {
+	ch, err := asChain(item)
+	if err != nil {
+		return err
+	}
+	if err := c.remove(ctx, ch); err != nil {
+		return fmt.Errorf("deleting iptables chain %s: %w", ch.Name(), err)
+	}
+	return nil
+}
+
+// NeedsRecreate delegates to items.NeedsRecreate: a chain is always
+// changed in place.
+func (c *chainConfigurator) NeedsRecreate(oldItem, newItem dg.Item) bool {
+	return items.NeedsRecreate(oldItem, newItem)
+}
+
+func (c *chainConfigurator) backend(fam items.Family) (backend, error) {
+	b, ok := c.backends[fam]
+	if !ok {
+		return nil, fmt.Errorf("family %v: %w", fam, ErrFamily)
+	}
+	return b, nil
+}
+
+// apply turns old (nil for a create) into ch.
+func (c *chainConfigurator) apply(ctx context.Context, old, ch *items.IptablesChain) error {
+	b, err := c.backend(ch.Family)
+	if err != nil {
+		return err
+	}
+	v, err := b.list(ctx, ch.Table, append([]string{ch.Chain}, jumpSources(old, ch)...)...)
+	if err != nil {
+		return err
+	}
+	p, err := planApply(v, old, ch, c.records.get(ch.Name()))
+	if err != nil || p.empty() {
+		return err
+	}
+	if err := b.restore(ctx, renderTable(ch.Table, v, []*chainPlan{p})); err != nil {
+		return err
+	}
+	if p.write {
+		c.learn(ctx, b, ch)
+	}
+	return nil
+}
+
+// remove deletes ch.
+func (c *chainConfigurator) remove(ctx context.Context, ch *items.IptablesChain) error {
+	b, err := c.backend(ch.Family)
+	if err != nil {
+		return err
+	}
+	v, err := b.list(ctx, ch.Table, append([]string{ch.Chain}, jumpSources(nil, ch)...)...)
+	if err != nil {
+		return err
+	}
+	p, err := planDelete(v, ch)
+	if err != nil {
+		return err
+	}
+	if !p.empty() {
+		if err := b.restore(ctx, renderTable(ch.Table, v, []*chainPlan{p})); err != nil {
+			return err
+		}
+	}
+	_ = c.records.drop(ch) // a stale record is harmless: it never matches again
+	return nil
+}
+
+// learn reads back the chain just written and records the kernel's form of
+// its rules. Failures only cost a rewrite later, so they are not errors of
+// the operation, which has succeeded.
+func (c *chainConfigurator) learn(ctx context.Context, b backend, ch *items.IptablesChain) {
+	v, err := b.list(ctx, ch.Table, ch.Chain)
+	if err != nil {
+		return
+	}
+	c.learnFrom(v, ch)
+}
+
+// learnFrom records the kernel form of ch's rules as v shows them.
+func (c *chainConfigurator) learnFrom(v *tableView, ch *items.IptablesChain) {
+	rules, ok := v.rules(ch.Chain)
+	if !ok || !ownedRules(rules) {
+		_ = c.records.drop(ch) // see learn
+		return
+	}
+	_ = c.records.put(ch, rules[1:]) // see learn
+}

@@ -1,0 +1,114 @@
+package firewall
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+)
+
+// families are the address families, in read-back order.
+var families = []items.Family{items.FamilyIPv4, items.FamilyIPv6}
+
+// readBackChains returns the chains netagent owns (those starting with the
+// marker rule), one iptables-save per family.
+func readBackChains(ctx context.Context, backends map[items.Family]backend, recs *recordStore,
+	hint *dg.Graph) ([]dg.Item, error) {
+	var out []dg.Item
+	for _, fam := range families {
+		b, ok := backends[fam]
+		if !ok {
+			continue
+		}
+		tables, err := b.save(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading back %v iptables chains: %w", fam, err)
+		}
+		for _, table := range sortedKeys(tables) {
+			out = append(out, readBackTable(fam, table, tables[table], recs, hint)...)
+		}
+	}
+	return out, nil
+}
+
+// readBackTable returns the owned chains of one table.
+func readBackTable(fam items.Family, table string, v *tableView, recs *recordStore, hint *dg.Graph) []dg.Item {
+	var out []dg.Item
+	for _, chain := range v.order {
+		rules := v.chains[chain]
+		if !ownedRules(rules) {
+			continue
+		}
+		c := &items.IptablesChain{Family: fam, Table: table, Chain: chain, Rules: cloneRules(rules[1:])}
+		from, at, n := findJump(v, chain)
+		c.JumpFrom, c.Position = from, at
+		h := hintChain(hint, c.Name())
+		c.Rules = readBackRules(c.Rules, recs.get(c.Name()), h)
+		if h != nil {
+			alignWithHint(c, h, n)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// findJump finds netagent's first jump to chain: the chain holding it, its
+// 1-based position and the length of that chain.
+func findJump(v *tableView, chain string) (from string, at, n int) {
+	for _, f := range v.order {
+		if pos := v.jumps(f, chain); len(pos) > 0 {
+			return f, pos[0], len(v.chains[f])
+		}
+	}
+	return "", 0, 0
+}
+
+// readBackRules returns the rules as the intent spells them when the
+// kernel is known to hold them (see rulesMatch), else the kernel's form.
+func readBackRules(kernel [][]string, rec *chainRecord, h *items.IptablesChain) [][]string {
+	switch {
+	case h != nil && rulesMatch(kernel, h.Rules, rec):
+		return cloneRules(h.Rules)
+	case rec != nil && equalRules(rec.Kernel, kernel):
+		return cloneRules(rec.Intended)
+	}
+	return kernel
+}
+
+// alignWithHint takes from the intended chain what the kernel cannot tell
+// apart: the renderer's Deps, and a position that means the same place (a
+// position past the end of the chain is the end; any position without a
+// jump is none).
+func alignWithHint(c, h *items.IptablesChain, n int) {
+	c.Deps = slices.Clone(h.Deps)
+	switch {
+	case c.JumpFrom == "" && h.JumpFrom == "":
+		c.Position = h.Position
+	case c.JumpFrom == h.JumpFrom && positionMatches(c.Position, n, h.EffectivePosition()):
+		c.Position = h.Position
+	}
+}
+
+// hintChain returns the intended chain of that name, or nil.
+func hintChain(hint *dg.Graph, name string) *items.IptablesChain {
+	if hint == nil {
+		return nil
+	}
+	item, ok := hint.Get(dg.ItemRef{Type: items.TypeIptablesChain, Name: name})
+	if !ok {
+		return nil
+	}
+	c, _ := item.(*items.IptablesChain)
+	return c
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,147 @@
+package firewall
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/netagent/netagent/items"
+)
+
+// chainRecord remembers how the kernel wrote down a chain's intended rules
+// the last time netagent wrote them: iptables -S prints rules in its own
+// normal form ("-s 10.0.0.1" comes back as "-s 10.0.0.1/32", "-p tcp
+// --dport 22" as "-p tcp -m tcp --dport 22"). With it, a chain whose kernel
+// rules equal Kernel is known to hold exactly Intended, so applying the
+// same intent again writes nothing, and read-back returns the rules as the
+// intent spelled them.
+//
+// A record is a cache, never a claim of ownership (the kernel mark is):
+// it counts only while Kernel equals what the kernel holds, and losing it
+// costs one atomic rewrite of the chain.
+type chainRecord struct {
+	Family   string     `json:"family"`
+	Table    string     `json:"table"`
+	Chain    string     `json:"chain"`
+	Intended [][]string `json:"intended"`
+	Kernel   [][]string `json:"kernel"`
+}
+
+// recordStore keeps the chain records of one namespace, in memory and, when
+// dir is set, one JSON file per chain under dir (written atomically).
+type recordStore struct {
+	dir  string
+	mu   sync.Mutex
+	recs map[string]*chainRecord // by item name
+}
+
+// chainRecordDir is where a namespace's chain records live.
+func chainRecordDir(stateDir, nsName string) string {
+	if stateDir == "" {
+		return ""
+	}
+	return filepath.Join(stateDir, "iptables", nsDirName(nsName))
+}
+
+// nsDirName names a namespace's directory: "self" for our own, "ns-<name>"
+// for a named one.
+func nsDirName(nsName string) string {
+	if nsName == "" {
+		return "self"
+	}
+	return "ns-" + url.PathEscape(nsName)
+}
+
+// loadRecords reads the records under dir. Unreadable records are skipped:
+// they are a cache.
+func loadRecords(dir string) (*recordStore, error) {
+	s := &recordStore{dir: dir, recs: make(map[string]*chainRecord)}
+	if dir == "" {
+		return s, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		var rec chainRecord
+		if err != nil || json.Unmarshal(data, &rec) != nil {
+			continue
+		}
+		s.recs[rec.name()] = &rec
+	}
+	return s, nil
+}
+
+// name is the record's item name, "<family>/<table>/<chain>".
+func (r *chainRecord) name() string { return r.Family + "/" + r.Table + "/" + r.Chain }
+
+// fileName is the record's file under the store's dir.
+func (r *chainRecord) fileName() string {
+	return r.Family + "." + r.Table + "." + url.PathEscape(r.Chain) + ".json"
+}
+
+// get returns the record of a chain, or nil.
+func (s *recordStore) get(name string) *chainRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.recs[name]
+}
+
+// put remembers that c's rules are held by the kernel as kernel.
+func (s *recordStore) put(c *items.IptablesChain, kernel [][]string) error {
+	rec := &chainRecord{Family: c.Family.String(), Table: c.Table, Chain: c.Chain,
+		Intended: cloneRules(c.Rules), Kernel: cloneRules(kernel)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs[rec.name()] = rec
+	if s.dir == "" {
+		return nil
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(s.dir, rec.fileName()), data)
+}
+
+// drop forgets the record of c.
+func (s *recordStore) drop(c *items.IptablesChain) error {
+	rec := &chainRecord{Family: c.Family.String(), Table: c.Table, Chain: c.Chain}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.recs, rec.name())
+	if s.dir == "" {
+		return nil
+	}
+	err := os.Remove(filepath.Join(s.dir, rec.fileName()))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// cloneRules copies rules deeply, so that records never share slices with
+// items.
+func cloneRules(rules [][]string) [][]string {
+	if rules == nil {
+		return nil
+	}
+	out := make([][]string, len(rules))
+	for i, r := range rules {
+		out[i] = append([]string(nil), r...)
+	}
+	return out
+}

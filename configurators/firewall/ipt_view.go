@@ -1,0 +1,139 @@
+package firewall
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// OwnerComment is the comment that marks what netagent owns in iptables.
+// Every chain netagent creates starts with the rule
+//
+//	-A <chain> -m comment --comment netagent
+//
+// (no target: it matches, counts and falls through), and the jump netagent
+// puts into a built-in chain is
+//
+//	-A <builtin> -m comment --comment netagent -j <chain>
+//
+// The marks live in the kernel, so a restarted agent with no memory knows
+// its chains, and a chain of the same name without the mark is someone
+// else's.
+const OwnerComment = "netagent"
+
+// markerRule is the first rule of every chain netagent owns.
+var markerRule = []string{"-m", "comment", "--comment", OwnerComment}
+
+// jumpRule is netagent's jump to chain.
+func jumpRule(chain string) []string {
+	return []string{"-m", "comment", "--comment", OwnerComment, "-j", chain}
+}
+
+// ownedRules reports whether a chain's rules (kernel form) start with the
+// marker.
+func ownedRules(rules [][]string) bool {
+	return len(rules) > 0 && slices.Equal(rules[0], markerRule)
+}
+
+// tableView is what is known of one table: chains in the order the kernel
+// lists them, each with its rules in kernel form (the arguments after
+// "-A <chain>"). A chain not in the view does not exist, or was not loaded.
+type tableView struct {
+	order  []string
+	chains map[string][][]string
+}
+
+func newTableView() *tableView { return &tableView{chains: make(map[string][][]string)} }
+
+// addChain records that chain exists (with no rules yet).
+func (v *tableView) addChain(chain string) {
+	if _, ok := v.chains[chain]; !ok {
+		v.order = append(v.order, chain)
+		v.chains[chain] = nil
+	}
+}
+
+// addRule appends a rule to chain, creating the chain's entry.
+func (v *tableView) addRule(chain string, args []string) {
+	v.addChain(chain)
+	v.chains[chain] = append(v.chains[chain], args)
+}
+
+// rules returns the chain's rules and whether it exists.
+func (v *tableView) rules(chain string) ([][]string, bool) {
+	r, ok := v.chains[chain]
+	return r, ok
+}
+
+// jumps returns the 1-based positions of netagent's jumps to target in
+// chain from.
+func (v *tableView) jumps(from, target string) []int {
+	var pos []int
+	want := jumpRule(target)
+	for i, r := range v.chains[from] {
+		if slices.Equal(r, want) {
+			pos = append(pos, i+1)
+		}
+	}
+	return pos
+}
+
+// parseSave parses iptables-save output into one view per table.
+func parseSave(out []byte) (map[string]*tableView, error) {
+	views := make(map[string]*tableView)
+	var cur *tableView
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "" || line[0] == '#' || line == "COMMIT":
+		case line[0] == '*':
+			cur = newTableView()
+			views[line[1:]] = cur
+		case cur == nil:
+			return nil, fmt.Errorf("iptables-save line %q outside a table", line)
+		case line[0] == ':':
+			name, _, _ := strings.Cut(line[1:], " ")
+			cur.addChain(name)
+		default:
+			if err := addRuleLine(cur, line); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return views, sc.Err()
+}
+
+// parseList parses iptables -S output (what go-iptables' List returns) into
+// a view.
+func parseList(lines []string) (*tableView, error) {
+	v := newTableView()
+	for _, line := range lines {
+		switch {
+		case strings.HasPrefix(line, "-P ") || strings.HasPrefix(line, "-N "):
+			name, _, _ := strings.Cut(line[3:], " ")
+			v.addChain(name)
+		case strings.HasPrefix(line, "-A "):
+			if err := addRuleLine(v, line); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return v, nil
+}
+
+// addRuleLine adds one "-A <chain> <args...>" line to v.
+func addRuleLine(v *tableView, line string) error {
+	args, err := splitLine(line)
+	if err != nil {
+		return err
+	}
+	if len(args) < 2 || args[0] != "-A" {
+		return fmt.Errorf("unexpected iptables line %q", line)
+	}
+	v.addRule(args[1], args[2:])
+	return nil
+}

@@ -1,0 +1,160 @@
+package firewall
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/netagent/netagent/configurators/netnsx"
+)
+
+// sysctlStateFile is the state record's name under the state directory.
+const sysctlStateFile = "sysctl.json"
+
+// nsIdentity identifies one instance of a network namespace: its name, the
+// device and inode of its namespace file, and the boot. A namespace that is
+// deleted and made again is a new instance whose parameters start from the
+// kernel's defaults, so originals saved for the old one do not apply.
+type nsIdentity struct {
+	BootID string `json:"boot_id"`
+	Netns  string `json:"netns"` // "" is the agent's own namespace
+	NsID   string `json:"ns_id"` // "NS(<dev>:<inode>)"
+}
+
+// identify returns t's identity.
+func identify(t *netnsx.Target) (nsIdentity, error) {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return nsIdentity{}, fmt.Errorf("reading boot id: %w", err)
+	}
+	return nsIdentity{BootID: strings.TrimSpace(string(boot)), Netns: t.Name, NsID: t.NsHandle().UniqueId()}, nil
+}
+
+// sysctlFile is the JSON state record: per namespace instance, the value
+// each parameter had before netagent first set it.
+type sysctlFile struct {
+	Namespaces []sysctlNS `json:"namespaces"`
+}
+
+type sysctlNS struct {
+	nsIdentity
+	Originals map[string]string `json:"originals"`
+}
+
+// sysctlStore reads and updates one namespace's entry in the state record.
+// Every access re-reads the file under a process-wide lock, because the
+// configurators of all namespaces (and a restarted agent) share it.
+type sysctlStore struct {
+	path string
+	ns   nsIdentity
+}
+
+func newSysctlStore(stateDir string, ns nsIdentity) *sysctlStore {
+	return &sysctlStore{path: filepath.Join(stateDir, sysctlStateFile), ns: ns}
+}
+
+// originals returns the saved originals of the namespace: its owned keys.
+func (s *sysctlStore) originals() (map[string]string, error) {
+	defer lockFile(s.path)()
+	f, err := s.load()
+	if err != nil {
+		return nil, err
+	}
+	if e := f.entry(s.ns); e != nil {
+		return maps.Clone(e.Originals), nil
+	}
+	return map[string]string{}, nil
+}
+
+// remember saves value as key's original unless one is saved already.
+func (s *sysctlStore) remember(key, value string) error {
+	return s.update(func(orig map[string]string) bool {
+		if _, ok := orig[key]; ok {
+			return false
+		}
+		orig[key] = value
+		return true
+	})
+}
+
+// forget drops key's original.
+func (s *sysctlStore) forget(key string) error {
+	return s.update(func(orig map[string]string) bool {
+		_, ok := orig[key]
+		delete(orig, key)
+		return ok
+	})
+}
+
+// update changes the namespace's originals with f and writes the record
+// back if f reports a change. Entries of earlier boots are dropped then:
+// their namespaces are gone.
+func (s *sysctlStore) update(f func(map[string]string) bool) error {
+	defer lockFile(s.path)()
+	file, err := s.load()
+	if err != nil {
+		return err
+	}
+	e := file.entry(s.ns)
+	if e == nil {
+		file.Namespaces = append(file.Namespaces, sysctlNS{nsIdentity: s.ns, Originals: map[string]string{}})
+		e = &file.Namespaces[len(file.Namespaces)-1]
+	}
+	if !f(e.Originals) {
+		return nil
+	}
+	file.prune(s.ns.BootID)
+	data, err := json.MarshalIndent(file, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(s.path, data); err != nil {
+		return fmt.Errorf("writing %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// load reads the record; a missing file is an empty record.
+func (s *sysctlStore) load() (*sysctlFile, error) {
+	var f sysctlFile
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &f, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", s.path, err)
+	}
+	return &f, nil
+}
+
+// entry returns the namespace's entry, or nil.
+func (f *sysctlFile) entry(ns nsIdentity) *sysctlNS {
+	for i := range f.Namespaces {
+		if f.Namespaces[i].nsIdentity == ns {
+			if f.Namespaces[i].Originals == nil {
+				f.Namespaces[i].Originals = map[string]string{}
+			}
+			return &f.Namespaces[i]
+		}
+	}
+	return nil
+}
+
+// prune drops the entries of other boots and the empty ones.
+func (f *sysctlFile) prune(bootID string) {
+	kept := f.Namespaces[:0]
+	for _, e := range f.Namespaces {
+		if e.BootID == bootID && len(e.Originals) > 0 {
+			kept = append(kept, e)
+		}
+	}
+	f.Namespaces = kept
+}

@@ -1,0 +1,117 @@
+package firewall
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"testing"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+)
+
+// fakeProcSys is an in-memory /proc/sys that counts writes.
+type fakeProcSys struct {
+	files  map[string]string
+	writes int
+}
+
+func (f *fakeProcSys) read(path string) (string, error) {
+	v, ok := f.files[path]
+	if !ok {
+		return "", fs.ErrNotExist
+	}
+	return v, nil
+}
+
+func (f *fakeProcSys) write(path, value string) error {
+	if _, ok := f.files[path]; !ok {
+		return fs.ErrNotExist
+	}
+	f.files[path] = value
+	f.writes++
+	return nil
+}
+
+func TestSysctlPath(t *testing.T) {
+	for key, want := range map[string]string{
+		"net.ipv4.ip_forward":              "/proc/sys/net/ipv4/ip_forward",
+		"net.ipv4.conf.eth0/100.rp_filter": "/proc/sys/net/ipv4/conf/eth0.100/rp_filter",
+	} {
+		if got, err := sysctlPath(key); err != nil || got != want {
+			t.Errorf("sysctlPath(%q) = %q, %v", key, got, err)
+		}
+	}
+	for _, bad := range []string{"kernel.panic", "net", "net..x", "net.ipv4.conf.//.x", "net.ipv4./.x", "net.a b"} {
+		if _, err := sysctlPath(bad); !errors.Is(err, ErrBadKey) {
+			t.Errorf("sysctlPath(%q) err = %v, want ErrBadKey", bad, err)
+		}
+	}
+}
+
+func TestSysctlLifecycle(t *testing.T) {
+	const path = "/proc/sys/net/ipv4/tcp_rmem"
+	pfs := &fakeProcSys{files: map[string]string{path: "4096\t131072\t6291456"}}
+	dir := t.TempDir()
+	ns := nsIdentity{BootID: "b", Netns: "x", NsID: "NS(1:2)"}
+	c := &sysctlConfigurator{fs: pfs, store: newSysctlStore(dir, ns)}
+	ctx := context.Background()
+	s := &items.Sysctl{Key: "net.ipv4.tcp_rmem", Value: "4096 87380 6291456"}
+	if err := c.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	// The kernel prints tabs: still equal, no write.
+	pfs.files[path] = "4096\t87380\t6291456"
+	if err := c.Modify(ctx, s, s); err != nil {
+		t.Fatal(err)
+	}
+	if pfs.writes != 1 {
+		t.Errorf("writes = %d, want 1", pfs.writes)
+	}
+	s2 := &items.Sysctl{Key: s.Key, Value: "4096 65536 6291456"}
+	if err := c.Modify(ctx, s, s2); err != nil {
+		t.Fatal(err)
+	}
+	// A restarted configurator reads the original from the record.
+	c2 := &sysctlConfigurator{fs: pfs, store: newSysctlStore(dir, ns)}
+	got, err := readBackSysctls(pfs, c2.store, dg.New("intent", s2))
+	if err != nil || len(got) != 1 || got[0].(*items.Sysctl).Value != s2.Value {
+		t.Fatalf("read back %v, %v", got, err)
+	}
+	for range 2 {
+		if err := c2.Delete(ctx, s2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pfs.files[path] != "4096\t131072\t6291456" {
+		t.Errorf("after delete %q, want the original", pfs.files[path])
+	}
+	// Another namespace's record is separate.
+	other := &sysctlConfigurator{fs: pfs, store: newSysctlStore(dir, nsIdentity{BootID: "b", Netns: "y"})}
+	if orig, _ := other.store.originals(); len(orig) != 0 {
+		t.Errorf("other namespace owns %v", orig)
+	}
+}
+
+func TestSysctlInterfaceGone(t *testing.T) {
+	const path = "/proc/sys/net/ipv4/conf/v0/forwarding"
+	pfs := &fakeProcSys{files: map[string]string{path: "0"}}
+	c := &sysctlConfigurator{fs: pfs, store: newSysctlStore(t.TempDir(), nsIdentity{BootID: "b"})}
+	s := &items.Sysctl{Key: "net.ipv4.conf.v0.forwarding", Value: "1"}
+	if err := c.Create(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	delete(pfs.files, path)
+	if got, err := readBackSysctls(pfs, c.store, nil); err != nil || len(got) != 0 {
+		t.Errorf("read back %v, %v; want nothing", got, err)
+	}
+	if err := c.Delete(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if orig, _ := c.store.originals(); len(orig) != 0 {
+		t.Errorf("record kept: %v", orig)
+	}
+}
