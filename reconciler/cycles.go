@@ -16,7 +16,7 @@ func (u *run) detectCycles() {
 	state := make(map[dg.ItemRef]int8) // 1: on the current path, 2: done
 	for _, start := range u.blockedNow {
 		var path []dg.ItemRef
-		ref := start
+		ref := start.Ref()
 		for {
 			if state[ref] == 2 {
 				break
@@ -64,7 +64,7 @@ func (u *run) status() Status {
 	s := Status{NewCurrentState: u.cur, OperationLog: u.log}
 	errs := u.errs
 	for ref, note := range u.rec.blocked {
-		if !u.inScope(ref) {
+		if !u.inScopeRef(ref) {
 			continue
 		}
 		if s.Blocked == nil {

@@ -7,6 +7,7 @@ import (
 // proposal is an operation found ready in a wave.
 type proposal struct {
 	op       Operation
+	node     *dg.Node // the current-state node
 	ref      dg.ItemRef
 	old, new dg.Item
 	recreate bool
@@ -16,25 +17,37 @@ type proposal struct {
 // that must go (not intended any more, to be recreated, or whose
 // dependencies broke) and marks them and everything that depends on them
 // for deletion. Dependants join the wave, so the leaves are deleted first.
-func (u *run) markEvictions(wave []dg.ItemRef) []dg.ItemRef {
-	n := len(wave)
+func (u *run) markEvictions(wave []*dg.Node) []*dg.Node {
 	for i := 0; i < len(wave); i++ {
-		ref := wave[i]
-		if _, ok := u.changed[ref]; ok {
-			wave = u.reactToCallerChange(ref, wave)
+		c := wave[i]
+		if u.has(c, fChanged) {
+			wave = u.reactToCallerChange(c, wave)
 		}
-		if u.isExternal(ref) {
+		if u.isExternal(c) {
 			continue
 		}
-		if must, recreate := u.mustDelete(ref); must {
+		if must, recreate := u.mustDelete(c); must {
 			if recreate {
-				u.recreating[ref] = struct{}{}
+				u.set(c, fRecreating)
 			}
-			wave = u.evictTree(ref, wave)
+			wave = u.addAllToWave(u.evictTree(c, nil), wave)
 		}
 	}
-	if len(wave) > n {
-		wave = dedup(wave)
+	return wave
+}
+
+// addToWave appends c to the wave unless it is in it already.
+func (u *run) addToWave(c *dg.Node, wave []*dg.Node) []*dg.Node {
+	if u.has(c, fInWave) {
+		return wave
+	}
+	u.set(c, fInWave)
+	return append(wave, c)
+}
+
+func (u *run) addAllToWave(nodes, wave []*dg.Node) []*dg.Node {
+	for _, n := range nodes {
+		wave = u.addToWave(n, wave)
 	}
 	return wave
 }
@@ -42,64 +55,72 @@ func (u *run) markEvictions(wave []dg.ItemRef) []dg.ItemRef {
 // reactToCallerChange brings the dependants of an item the caller changed
 // into the wave, and evicts those that asked to be recreated when it is
 // modified.
-func (u *run) reactToCallerChange(ref dg.ItemRef, wave []dg.ItemRef) []dg.ItemRef {
-	delete(u.changed, ref)
-	_, modified := u.modified[ref]
-	for _, d := range u.cur.Dependants(ref) {
-		wave = append(wave, d)
-		if modified && u.recreateWhenModified(d, ref) && u.exists(d) {
-			u.recreating[d] = struct{}{}
-			wave = u.evictTree(d, wave)
+func (u *run) reactToCallerChange(c *dg.Node, wave []*dg.Node) []*dg.Node {
+	u.unset(c, fChanged)
+	modified := u.has(c, fModified)
+	for _, d := range c.Dependants() {
+		wave = u.addToWave(d, wave)
+		if modified && u.recreateWhenModified(d, c) && u.exists(d) {
+			u.set(d, fRecreating)
+			wave = u.addAllToWave(u.evictTree(d, nil), wave)
 		}
 	}
-	if u.intRoot != nil {
-		wave = append(wave, u.intRoot.Dependants(ref)...)
+	if i := u.intNode(c); i != nil {
+		for _, d := range i.Dependants() {
+			wave = u.addToWave(u.asCur(d), wave)
+		}
 	}
 	return wave
 }
 
-func (u *run) recreateWhenModified(dependant, required dg.ItemRef) bool {
-	for _, dep := range u.cur.Dependencies(dependant) {
-		if dep.RequiredItem == required && dep.RecreateWhenModified {
+func (u *run) recreateWhenModified(d, c *dg.Node) bool {
+	for k, req := range d.Required() {
+		if req == c && d.Dependencies()[k].RecreateWhenModified {
 			return true
 		}
 	}
 	return false
 }
 
-func (u *run) isExternal(ref dg.ItemRef) bool {
-	if it, _, ok := u.cur.Lookup(ref); ok {
-		return it.External()
+func (u *run) isExternal(c *dg.Node) bool {
+	if c.Present() {
+		return c.Item().External()
 	}
-	if it, _, ok := u.want(ref); ok {
-		return it.External()
+	if i := u.intNode(c); i != nil && i.Present() {
+		return i.Item().External()
 	}
 	return false
 }
 
-// exists reports whether the current state holds a real instance of ref:
-// present and not the record of a failed create.
-func (u *run) exists(ref dg.ItemRef) bool {
-	_, st, ok := u.cur.Lookup(ref)
-	return ok && !(st.State == dg.StateFailed && st.LastOp == dg.OpCreate)
+// exists reports whether the current state holds a real instance: present
+// and not the record of a failed create.
+func (u *run) exists(c *dg.Node) bool {
+	if !c.Present() {
+		return false
+	}
+	st := c.State()
+	return !(st.State == dg.StateFailed && st.LastOp == dg.OpCreate)
 }
 
-// mustDelete reports whether the current instance of ref has to be deleted
+// mustDelete reports whether the current instance of c has to be deleted
 // for its own reasons, and whether it is a recreate (it is still intended).
-func (u *run) mustDelete(ref dg.ItemRef) (must, recreate bool) {
-	c, st, ok := u.cur.Lookup(ref)
-	if !ok || st.State.InTransition() || st.State == dg.StateFailed && st.LastOp == dg.OpCreate {
+func (u *run) mustDelete(c *dg.Node) (must, recreate bool) {
+	if !c.Present() {
 		return false, false
 	}
-	w, _, wok := u.want(ref)
+	st := c.State()
+	if st.State.InTransition() || st.State == dg.StateFailed && st.LastOp == dg.OpCreate {
+		return false, false
+	}
+	w := u.want(c)
 	switch {
-	case !wok:
+	case !w.ok:
 		return true, false
 	case st.State == dg.StateFailed && st.LastOp == dg.OpDelete:
 		return false, false
-	case u.depsBroken(ref):
+	case u.depsBroken(c):
 		return true, true
-	case !w.Equal(c) && u.needsRecreate(c, w):
+	case !w.item.Equal(c.Item()) && u.needsRecreate(c.Item(), w.item):
 		return true, true
 	}
 	return false, false
@@ -107,13 +128,13 @@ func (u *run) mustDelete(ref dg.ItemRef) (must, recreate bool) {
 
 // depsBroken reports whether a dependency of the current instance is gone
 // or its predicate no longer holds: the instance must be withdrawn.
-func (u *run) depsBroken(ref dg.ItemRef) bool {
-	for _, dep := range u.cur.Dependencies(ref) {
-		it, _, ok := u.cur.Lookup(dep.RequiredItem)
-		if !ok || !u.exists(dep.RequiredItem) {
+func (u *run) depsBroken(c *dg.Node) bool {
+	deps := c.Dependencies()
+	for k, req := range c.Required() {
+		if !u.exists(req) {
 			return true
 		}
-		if dep.MustSatisfy != nil && !dep.MustSatisfy(it) {
+		if f := deps[k].MustSatisfy; f != nil && !f(req.Item()) {
 			return true
 		}
 	}
@@ -127,60 +148,44 @@ func (u *run) needsRecreate(old, new dg.Item) bool {
 	return false
 }
 
-// evictTree marks ref for deletion with, transitively, every current item
+// evictTree marks c for deletion with, transitively, every current item
 // depending on it, except dependants whose intended value no longer depends
-// on ref and can be modified now: those are modified first instead.
-func (u *run) evictTree(ref dg.ItemRef, wave []dg.ItemRef) []dg.ItemRef {
-	if _, done := u.evict[ref]; done {
-		return wave
+// on c and can be modified now: those are modified first instead. It
+// appends to out the nodes that must be looked at (possibly repeated).
+func (u *run) evictTree(c *dg.Node, out []*dg.Node) []*dg.Node {
+	if u.has(c, fEvict) {
+		return out
 	}
-	u.evict[ref] = struct{}{}
-	wave = append(wave, ref)
-	for _, d := range u.cur.Dependants(ref) {
+	u.set(c, fEvict)
+	out = append(out, c)
+	for _, d := range c.Dependants() {
 		if !u.exists(d) {
 			continue
 		}
-		if u.canModifyAway(d, ref) {
-			wave = append(wave, d)
+		if u.canModifyAway(d, c) {
+			out = append(out, d)
 			continue
 		}
-		if _, _, still := u.want(d); still {
-			u.recreating[d] = struct{}{}
+		if u.want(d).ok {
+			u.set(d, fRecreating)
 		}
-		wave = u.evictTree(d, wave)
+		out = u.evictTree(d, out)
 	}
-	return wave
+	return out
 }
 
-// canModifyAway reports whether dependant d can drop its dependency on ref
+// canModifyAway reports whether dependant d can drop its dependency on c
 // by a modify that is ready now.
-func (u *run) canModifyAway(d, ref dg.ItemRef) bool {
-	w, deps, ok := u.want(d)
-	if !ok {
+func (u *run) canModifyAway(d, c *dg.Node) bool {
+	w := u.want(d)
+	if !w.ok || w.item.Equal(d.Item()) || u.needsRecreate(d.Item(), w.item) {
 		return false
 	}
-	c, _, _ := u.cur.Lookup(d)
-	if w.Equal(c) || u.needsRecreate(c, w) {
-		return false
-	}
-	for _, dep := range deps {
-		if dep.RequiredItem == ref {
+	for _, dep := range w.deps {
+		if dep.RequiredItem == c.Ref() {
 			return false
 		}
 	}
-	_, blocked := u.unsatisfied(deps)
+	_, _, blocked := u.unsatisfied(w)
 	return !blocked
-}
-
-// dedup drops repeated refs, keeping the first occurrence of each.
-func dedup(refs []dg.ItemRef) []dg.ItemRef {
-	seen := make(map[dg.ItemRef]struct{}, len(refs))
-	out := refs[:0]
-	for _, r := range refs {
-		if _, dup := seen[r]; !dup {
-			seen[r] = struct{}{}
-			out = append(out, r)
-		}
-	}
-	return out
 }

@@ -126,6 +126,5 @@ func (u *run) opContext(p proposal, e OpLogEntry) *opCtx {
 }
 
 func (u *run) entry(p proposal, start time.Time) OpLogEntry {
-	_, st, _ := u.cur.Lookup(p.ref)
-	return OpLogEntry{Ref: p.ref, Item: p.item(), Op: p.op, Recreate: p.recreate, Start: start, PrevErr: st.LastErr}
+	return OpLogEntry{Ref: p.ref, Item: p.item(), Op: p.op, Recreate: p.recreate, Start: start, PrevErr: p.node.State().LastErr}
 }

@@ -1,20 +1,16 @@
 package reconciler
 
 import (
-	"slices"
-
 	dg "github.com/netagent/netagent/depgraph"
 )
-
-func sortRefs(refs []dg.ItemRef) { slices.SortFunc(refs, dg.ItemRef.Compare) }
 
 // propose is the second half of a wave: for every item it decides the one
 // operation that is ready now, if any. Operations found in the same wave
 // are mutually independent, so they can run in any order or as a batch.
-func (u *run) propose(wave []dg.ItemRef) []proposal {
+func (u *run) propose(wave []*dg.Node) []proposal {
 	out := u.props[:0]
-	for _, ref := range wave {
-		if p, ok := u.decide(ref); ok {
+	for _, c := range wave {
+		if p, ok := u.decide(c); ok {
 			out = append(out, p)
 		}
 	}
@@ -22,143 +18,148 @@ func (u *run) propose(wave []dg.ItemRef) []proposal {
 	return out
 }
 
-func (u *run) decide(ref dg.ItemRef) (proposal, bool) {
-	if op, ok := u.rec.async[ref]; ok {
-		u.settleAsync(ref, op)
+func (u *run) decide(c *dg.Node) (proposal, bool) {
+	if len(u.rec.async) > 0 {
+		if op, ok := u.rec.async[c.Ref()]; ok {
+			u.settleAsync(c, op)
+			return proposal{}, false
+		}
+	}
+	if u.has(c, fFailedNow) || u.isExternal(c) {
 		return proposal{}, false
 	}
-	if _, failed := u.failedNow[ref]; failed {
+	w := u.want(c)
+	st := c.State()
+	if !c.Present() || st.State == dg.StateFailed && st.LastOp != dg.OpModify {
+		return u.decideAbsent(c, w)
+	}
+	if u.has(c, fEvict) {
+		return u.decideDelete(c, w.ok)
+	}
+	if !w.ok {
 		return proposal{}, false
 	}
-	c, st, cok := u.cur.Lookup(ref)
-	w, deps, wok := u.want(ref)
-	if cok && c.External() || wok && w.External() {
-		return proposal{}, false
-	}
-	if !cok || st.State == dg.StateFailed && st.LastOp != dg.OpModify {
-		return u.decideAbsent(ref, c, cok, w, deps, wok)
-	}
-	if _, ok := u.evict[ref]; ok {
-		return u.decideDelete(ref, c, wok)
-	}
-	if !wok {
-		return proposal{}, false
-	}
-	return u.decideModify(ref, c, st, w, deps)
+	return u.decideModify(c, st, w)
 }
 
 // decideAbsent handles an item with no instance: never created, or whose
 // create or delete failed.
-func (u *run) decideAbsent(ref dg.ItemRef, c dg.Item, cok bool, w dg.Item, deps []dg.Dependency, wok bool) (proposal, bool) {
-	if !wok {
-		if cok && !u.exists(ref) {
+func (u *run) decideAbsent(c *dg.Node, w target) (proposal, bool) {
+	if !w.ok {
+		switch {
+		case c.Present() && !u.exists(c):
 			// The record of a failed create of an item no longer wanted.
-			u.cur.Delete(ref)
-			delete(u.rec.failed, ref)
-			return proposal{}, false
+			u.cur.DeleteNode(c)
+			delete(u.rec.failed, c.Ref())
+		case c.Present(): // a failed delete: try again
+			return u.decideDelete(c, false)
 		}
-		if cok { // a failed delete: try again
-			return u.decideDelete(ref, c, false)
-		}
-		delete(u.rec.blocked, ref)
+		u.forgetBlocked(c)
 		return proposal{}, false
 	}
-	if !u.ready(ref, deps) {
+	if !u.ready(c, w) {
 		return proposal{}, false
 	}
-	_, re := u.recreating[ref]
-	return proposal{op: OpCreate, ref: ref, new: w, recreate: re}, true
+	return proposal{op: OpCreate, node: c, ref: c.Ref(), new: w.item, recreate: u.has(c, fRecreating)}, true
 }
 
-func (u *run) decideDelete(ref dg.ItemRef, c dg.Item, stillWanted bool) (proposal, bool) {
-	if u.dependantsRemain(ref) {
-		return proposal{}, false // they leave first and queue ref again
+func (u *run) decideDelete(c *dg.Node, stillWanted bool) (proposal, bool) {
+	if u.dependantsRemain(c) {
+		return proposal{}, false // they leave first and queue c again
 	}
-	if u.transitionNearby(ref) {
+	if u.transitionNearby(c.Ref()) {
 		return proposal{}, false
 	}
-	_, re := u.recreating[ref]
-	return proposal{op: OpDelete, ref: ref, old: c, recreate: re || stillWanted}, true
+	re := u.has(c, fRecreating) || stillWanted
+	return proposal{op: OpDelete, node: c, ref: c.Ref(), old: c.Item(), recreate: re}, true
 }
 
-// dependantsRemain reports whether current items still depend on ref,
+// dependantsRemain reports whether current items still depend on c,
 // making sure each of them is on its way out: evicted, or about to be
-// modified so that it no longer depends on ref.
-func (u *run) dependantsRemain(ref dg.ItemRef) bool {
+// modified so that it no longer depends on c.
+func (u *run) dependantsRemain(c *dg.Node) bool {
 	remain := false
-	for _, d := range u.cur.Dependants(ref) {
+	for _, d := range c.Dependants() {
 		if !u.exists(d) {
 			continue
 		}
 		remain = true
-		if _, going := u.evict[d]; going || u.canModifyAway(d, ref) {
+		if u.has(d, fEvict) || u.canModifyAway(d, c) {
 			u.enqueue(d)
 			continue
 		}
-		if _, _, still := u.want(d); still {
-			u.recreating[d] = struct{}{}
+		if u.want(d).ok {
+			u.set(d, fRecreating)
 		}
 		u.enqueueAll(u.evictTree(d, nil))
 	}
 	return remain
 }
 
-func (u *run) decideModify(ref dg.ItemRef, c dg.Item, st dg.StateData, w dg.Item, deps []dg.Dependency) (proposal, bool) {
-	changed := !w.Equal(c)
+func (u *run) decideModify(c *dg.Node, st dg.StateData, w target) (proposal, bool) {
+	changed := !w.item.Equal(c.Item())
 	if !changed && st.State != dg.StateFailed {
 		return proposal{}, false
 	}
-	if !u.ready(ref, deps) || changed && u.closesCycle(ref, deps) {
-		u.stalled = append(u.stalled, ref)
+	if !u.ready(c, w) || changed && u.closesCycle(c, w) {
+		u.stall(c)
 		return proposal{}, false
 	}
-	if changed && u.evictRecreateOnModify(ref) {
+	if changed && u.evictRecreateOnModify(c) {
 		return proposal{}, false
 	}
-	return proposal{op: OpModify, ref: ref, old: c, new: w}, true
+	return proposal{op: OpModify, node: c, ref: c.Ref(), old: c.Item(), new: w.item}, true
+}
+
+func (u *run) stall(c *dg.Node) {
+	if !u.has(c, fStalled) {
+		u.set(c, fStalled)
+		u.stalled = append(u.stalled, c)
+	}
 }
 
 // evictRecreateOnModify evicts the dependants that want to be recreated
-// when ref is modified, and reports whether any still exists.
-func (u *run) evictRecreateOnModify(ref dg.ItemRef) bool {
+// when c is modified, and reports whether any still exists.
+func (u *run) evictRecreateOnModify(c *dg.Node) bool {
 	waiting := false
-	for _, d := range u.cur.Dependants(ref) {
-		if !u.exists(d) || !u.recreateWhenModified(d, ref) {
+	for _, d := range c.Dependants() {
+		if !u.exists(d) || !u.recreateWhenModified(d, c) {
 			continue
 		}
 		waiting = true
-		if _, ok := u.evict[d]; !ok {
-			u.recreating[d] = struct{}{}
-			for _, e := range u.evictTree(d, nil) {
-				u.enqueue(e)
-			}
+		if !u.has(d, fEvict) {
+			u.set(d, fRecreating)
+			u.enqueueAll(u.evictTree(d, nil))
 		}
 	}
 	return waiting
 }
 
-// ready reports whether an item with these intended dependencies can be
-// created or modified now. When not, the item is noted as blocked; the
-// reason is worked out once, at the end of the run (explainBlocked).
-func (u *run) ready(ref dg.ItemRef, deps []dg.Dependency) bool {
-	if _, blocked := u.unsatisfied(deps); blocked {
-		u.blockedNow = append(u.blockedNow, ref)
+// ready reports whether the intended value w of c can be created or
+// modified now. When not, c is noted as blocked; the reason is worked out
+// once, at the end of the run (explainBlocked).
+func (u *run) ready(c *dg.Node, w target) bool {
+	if _, _, blocked := u.unsatisfied(w); blocked {
+		if !u.has(c, fBlocked) {
+			u.set(c, fBlocked)
+			u.blockedNow = append(u.blockedNow, c)
+		}
 		return false
 	}
-	return !u.transitionNearby(ref)
+	return !u.transitionNearby(c.Ref())
 }
 
-// unsatisfied returns the first dependency that is not met. A dependency is
-// met when the required item exists in the current state, is created (not
-// failed, not in transition), is not about to be deleted or changed, and
-// satisfies the predicate.
-func (u *run) unsatisfied(deps []dg.Dependency) (dg.Dependency, bool) {
-	for _, dep := range deps {
-		if u.depProblem(dep) != depMet {
-			return dep, true
+// unsatisfied returns the first dependency of w that is not met, with its
+// node. A dependency is met when the required item exists in the current
+// state, is created (not failed, not in transition), is not about to be
+// deleted or changed, and satisfies the predicate.
+func (u *run) unsatisfied(w target) (dg.Dependency, *dg.Node, bool) {
+	for k, dep := range w.deps {
+		if u.depProblem(dep, w.req[k]) != depMet {
+			return dep, w.req[k], true
 		}
 	}
-	return dg.Dependency{}, false
+	return dg.Dependency{}, nil, false
 }
 
 type depStatus int
@@ -173,23 +174,23 @@ const (
 	depPredicate
 )
 
-func (u *run) depProblem(dep dg.Dependency) depStatus {
-	req := dep.RequiredItem
-	it, st, ok := u.cur.Lookup(req)
-	switch {
-	case !ok:
-		if _, _, wanted := u.want(req); !wanted {
+func (u *run) depProblem(dep dg.Dependency, req *dg.Node) depStatus {
+	rc := u.asCur(req)
+	if !rc.Present() {
+		if !u.want(rc).ok {
 			return depNotIntended
 		}
 		return depMissing
-	case st.State != dg.StateCreated:
+	}
+	if rc.State().State != dg.StateCreated {
 		return depNotCreated
 	}
-	if _, going := u.evict[req]; going {
+	if u.has(rc, fEvict) {
 		return depGoing
 	}
+	it := rc.Item()
 	if !it.External() {
-		if w, _, ok := u.want(req); ok && !w.Equal(it) {
+		if w := u.want(rc); w.ok && !w.item.Equal(it) {
 			return depChanging
 		}
 	}
@@ -199,20 +200,19 @@ func (u *run) depProblem(dep dg.Dependency) depStatus {
 	return depMet
 }
 
-// closesCycle reports whether giving ref these new dependencies would
-// close a dependency cycle among existing items: a cycle can never be
-// created from nothing, so it must not form through a modify either.
-func (u *run) closesCycle(ref dg.ItemRef, deps []dg.Dependency) bool {
-	old := u.cur.Dependencies(ref)
-	var seen map[dg.ItemRef]struct{}
-	for _, d := range deps {
-		if hasDep(old, d.RequiredItem) {
+// closesCycle reports whether giving c the dependencies of w would close a
+// dependency cycle among existing items: a cycle can never be created from
+// nothing, so it must not form through a modify either.
+func (u *run) closesCycle(c *dg.Node, w target) bool {
+	var seen map[*dg.Node]struct{}
+	for k, dep := range w.deps {
+		if hasDep(c.Dependencies(), dep.RequiredItem) {
 			continue
 		}
 		if seen == nil {
-			seen = make(map[dg.ItemRef]struct{})
+			seen = make(map[*dg.Node]struct{})
 		}
-		if u.reaches(d.RequiredItem, ref, seen) {
+		if u.reaches(u.asCur(w.req[k]), c, seen) {
 			return true
 		}
 	}
@@ -230,21 +230,19 @@ func hasDep(deps []dg.Dependency, ref dg.ItemRef) bool {
 
 // reaches reports whether from depends, transitively in the current state,
 // on target.
-func (u *run) reaches(from, target dg.ItemRef, seen map[dg.ItemRef]struct{}) bool {
-	stack := []dg.ItemRef{from}
+func (u *run) reaches(from, target *dg.Node, seen map[*dg.Node]struct{}) bool {
+	stack := []*dg.Node{from}
 	for len(stack) > 0 {
-		r := stack[len(stack)-1]
+		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if r == target {
+		if n == target {
 			return true
 		}
-		if _, done := seen[r]; done {
+		if _, done := seen[n]; done {
 			continue
 		}
-		seen[r] = struct{}{}
-		for _, d := range u.cur.Dependencies(r) {
-			stack = append(stack, d.RequiredItem)
-		}
+		seen[n] = struct{}{}
+		stack = append(stack, n.Required()...)
 	}
 	return false
 }
@@ -257,67 +255,68 @@ func (u *run) withdrawStalled() bool {
 	stalled := u.stalled
 	u.stalled = nil
 	found := false
-	for _, ref := range stalled {
-		c, st, ok := u.cur.Lookup(ref)
-		w, deps, wok := u.want(ref)
-		if !ok || !wok || st.State != dg.StateCreated || w.Equal(c) {
+	for _, c := range stalled {
+		u.unset(c, fStalled)
+		if !c.Present() || c.State().State != dg.StateCreated || u.has(c, fEvict) {
 			continue
 		}
-		if _, blocked := u.unsatisfied(deps); !blocked && !u.closesCycle(ref, deps) {
+		w := u.want(c)
+		if !w.ok || w.item.Equal(c.Item()) {
 			continue
 		}
-		if _, going := u.evict[ref]; going {
+		if _, _, blocked := u.unsatisfied(w); !blocked && !u.closesCycle(c, w) {
 			continue
 		}
-		u.recreating[ref] = struct{}{}
-		u.enqueueAll(u.evictTree(ref, nil))
+		u.set(c, fRecreating)
+		u.enqueueAll(u.evictTree(c, nil))
 		found = true
 	}
 	return found
 }
 
+func (u *run) forgetBlocked(c *dg.Node) {
+	if len(u.rec.blocked) > 0 {
+		delete(u.rec.blocked, c.Ref())
+	}
+}
+
 // explainBlocked records, for every item found blocked in this run that is
-// still absent or unchanged, why it waits.
+// still not as intended, why it waits.
 func (u *run) explainBlocked() {
-	for _, ref := range u.blockedNow {
-		w, deps, wok := u.want(ref)
-		_, st, cok := u.cur.Lookup(ref)
-		if !wok || cok && st.State == dg.StateCreated && w.Equal(mustItem(u.cur, ref)) {
-			delete(u.rec.blocked, ref)
+	for _, c := range u.blockedNow {
+		u.unset(c, fBlocked)
+		w := u.want(c)
+		if !w.ok || c.Present() && c.State().State == dg.StateCreated && w.item.Equal(c.Item()) {
+			u.forgetBlocked(c)
 			continue
 		}
-		dep, blocked := u.unsatisfied(deps)
+		dep, req, blocked := u.unsatisfied(w)
 		if !blocked {
 			continue
 		}
-		u.rec.blocked[ref] = blockNote{reason: u.reason(dep), on: dep.RequiredItem}
+		u.rec.blocked[c.Ref()] = blockNote{reason: u.reason(dep, req), on: dep.RequiredItem}
 	}
 }
 
-func mustItem(g *dg.Graph, ref dg.ItemRef) dg.Item {
-	it, _, _ := g.Lookup(ref)
-	return it
-}
-
-func (u *run) reason(dep dg.Dependency) string {
-	req := dep.RequiredItem.String()
-	switch u.depProblem(dep) {
+func (u *run) reason(dep dg.Dependency, req *dg.Node) string {
+	name := dep.RequiredItem.String()
+	switch u.depProblem(dep, req) {
 	case depNotIntended:
-		return "blocked: waiting for " + req + " (not in the intended state)"
+		return "blocked: waiting for " + name + " (not in the intended state)"
 	case depNotCreated:
-		_, st, _ := u.cur.Lookup(dep.RequiredItem)
+		st := u.asCur(req).State()
 		if st.State == dg.StateFailed {
-			return "blocked: waiting for " + req + " (failed: " + errString(st.LastErr) + ")"
+			return "blocked: waiting for " + name + " (failed: " + errString(st.LastErr) + ")"
 		}
-		return "blocked: waiting for " + req + " (" + st.State.String() + ")"
+		return "blocked: waiting for " + name + " (" + st.State.String() + ")"
 	case depGoing:
-		return "blocked: waiting for " + req + " (being deleted)"
+		return "blocked: waiting for " + name + " (being deleted)"
 	case depChanging:
-		return "blocked: waiting for " + req + " (being changed)"
+		return "blocked: waiting for " + name + " (being changed)"
 	case depPredicate:
 		return "blocked: waiting for " + dep.String()
 	}
-	return "blocked: waiting for " + req
+	return "blocked: waiting for " + name
 }
 
 func errString(err error) string {
@@ -325,69 +324,4 @@ func errString(err error) string {
 		return "unknown error"
 	}
 	return err.Error()
-}
-
-// transitionNearby reports whether an item with a dependency path to or from
-// ref has an operation in flight; ref must then wait, so that only
-// independent items are ever in transition together.
-func (u *run) transitionNearby(ref dg.ItemRef) bool {
-	if len(u.rec.async) == 0 {
-		return false
-	}
-	if on, found := u.findTransition(ref); found {
-		u.rec.waiting[ref] = struct{}{}
-		u.rec.blocked[ref] = blockNote{reason: "blocked: waiting for " + on.String() + " (in transition)", on: on}
-		return true
-	}
-	return false
-}
-
-// findTransition walks the dependencies and the dependants of ref
-// (transitively, in both graphs) looking for an item in transition.
-func (u *run) findTransition(ref dg.ItemRef) (dg.ItemRef, bool) {
-	if on, ok := u.walkFor(ref, u.upstream); ok {
-		return on, true
-	}
-	return u.walkFor(ref, u.downstream)
-}
-
-func (u *run) walkFor(start dg.ItemRef, next func(dg.ItemRef, func(dg.ItemRef))) (dg.ItemRef, bool) {
-	seen := map[dg.ItemRef]struct{}{start: {}}
-	stack := []dg.ItemRef{start}
-	for len(stack) > 0 {
-		ref := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if _, busy := u.rec.async[ref]; busy && ref != start {
-			return ref, true
-		}
-		next(ref, func(n dg.ItemRef) {
-			if _, ok := seen[n]; !ok {
-				seen[n] = struct{}{}
-				stack = append(stack, n)
-			}
-		})
-	}
-	return dg.ItemRef{}, false
-}
-
-func (u *run) upstream(ref dg.ItemRef, visit func(dg.ItemRef)) {
-	for _, d := range u.cur.Dependencies(ref) {
-		visit(d.RequiredItem)
-	}
-	if u.intRoot != nil {
-		for _, d := range u.intRoot.Dependencies(ref) {
-			visit(d.RequiredItem)
-		}
-	}
-}
-
-func (u *run) downstream(ref dg.ItemRef, visit func(dg.ItemRef)) {
-	for _, d := range u.cur.Dependants(ref) {
-		visit(d)
-	}
-	if u.intRoot != nil {
-		for _, d := range u.intRoot.Dependants(ref) {
-			visit(d)
-		}
-	}
 }

@@ -73,13 +73,17 @@ func (r *Reconciler) Plan(ctx context.Context, current, intended *dg.Graph) Stat
 
 func (r *Reconciler) reconcile(ctx context.Context, current, intended *dg.Graph, dry bool) Status {
 	run := newRun(r, ctx, current, intended, dry)
+	run.cur.Hold()
+	defer run.cur.Release()
 	run.seed()
 	run.log = make(OperationLog, 0, len(run.queue))
 	for {
 		for len(run.queue) > 0 {
 			wave := run.takeWave()
 			wave = run.markEvictions(wave)
-			run.execute(run.propose(wave))
+			props := run.propose(wave)
+			run.endWave(wave)
+			run.execute(props)
 		}
 		if !run.withdrawStalled() {
 			break

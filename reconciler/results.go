@@ -16,25 +16,28 @@ func (u *run) finish(p proposal, e OpLogEntry, end time.Time, err error) {
 		u.failed(p, end, err)
 		return
 	}
-	delete(u.rec.failed, p.ref)
-	delete(u.rec.blocked, p.ref)
+	c := p.node
+	if len(u.rec.failed) > 0 {
+		delete(u.rec.failed, p.ref)
+	}
+	u.forgetBlocked(c)
 	switch p.op {
 	case OpCreate:
-		u.curGraphFor(p.ref).PutWithState(p.new, dg.StateData{State: dg.StateCreated, LastOp: OpCreate, Since: end})
-		u.queueDependants(p.ref)
+		u.graphFor(c).PutAt(c, p.new, dg.StateData{State: dg.StateCreated, LastOp: OpCreate, Since: end})
+		u.queueDependants(c)
 	case OpModify:
-		oldDeps := u.cur.Dependencies(p.ref)
-		u.curGraphFor(p.ref).PutWithState(p.new, dg.StateData{State: dg.StateCreated, LastOp: OpModify, Since: end})
-		u.queueManaged(oldDeps)
-		u.queueDependants(p.ref)
+		oldReq := c.Required()
+		u.graphFor(c).PutAt(c, p.new, dg.StateData{State: dg.StateCreated, LastOp: OpModify, Since: end})
+		u.queueManaged(oldReq)
+		u.queueDependants(c)
 	case OpDelete:
-		oldDeps := u.cur.Dependencies(p.ref)
-		u.cur.Delete(p.ref)
-		delete(u.evict, p.ref)
-		u.queueManaged(oldDeps)
-		u.queueIntendedDependants(p.ref)
-		if _, _, still := u.want(p.ref); still {
-			u.enqueue(p.ref)
+		oldReq := c.Required()
+		u.cur.DeleteNode(c)
+		u.unset(c, fEvict)
+		u.queueManaged(oldReq)
+		u.queueIntendedDependants(c)
+		if u.want(c).ok {
+			u.enqueue(c)
 		}
 	}
 }
@@ -42,20 +45,21 @@ func (u *run) finish(p proposal, e OpLogEntry, end time.Time, err error) {
 // failed records a failed operation. The item is not tried again in this
 // run; every later Reconcile retries it.
 func (u *run) failed(p proposal, at time.Time, err error) {
+	c := p.node
 	u.errs = append(u.errs, fmt.Errorf("%s %s: %w", p.op, p.ref, err))
-	u.failedNow[p.ref] = struct{}{}
+	u.set(c, fFailedNow)
 	u.rec.failed[p.ref] = struct{}{}
 	st := dg.StateData{State: dg.StateFailed, LastOp: p.op, LastErr: err, Since: at, FailedAt: at}
-	switch p.op {
-	case OpCreate:
-		u.curGraphFor(p.ref).PutWithState(p.new, st)
-	default:
-		u.cur.SetState(p.ref, st)
+	switch {
+	case p.op == OpCreate:
+		u.graphFor(c).PutAt(c, p.new, st)
+	case c.Present():
+		c.SetState(st)
 	}
 	if p.op == OpDelete {
-		delete(u.evict, p.ref)
+		u.unset(c, fEvict)
 	}
-	u.queueIntendedDependants(p.ref) // they now wait for a failed item
+	u.queueIntendedDependants(c) // they now wait for a failed item
 }
 
 // started records an operation that continues in the background.
@@ -63,13 +67,14 @@ func (u *run) started(p proposal, e OpLogEntry, op *opCtx) {
 	e.InProgress = true
 	u.logEntry(e)
 	u.rec.async[p.ref] = op
-	u.queueIntendedDependants(p.ref) // they now wait for an item in transition
+	c := p.node
 	st := dg.StateData{State: transitionState(p.op), LastOp: p.op, Since: e.Start, Async: op}
 	if p.new != nil {
-		u.curGraphFor(p.ref).PutWithState(p.new, st)
+		u.graphFor(c).PutAt(c, p.new, st)
 	} else {
-		u.cur.SetState(p.ref, st)
+		c.SetState(st)
 	}
+	u.queueIntendedDependants(c) // they now wait for an item in transition
 }
 
 func transitionState(op Operation) dg.State {
@@ -84,24 +89,23 @@ func transitionState(op Operation) dg.State {
 
 // settleAsync finishes the bookkeeping of a background operation that has
 // completed, or leaves it alone while it runs.
-func (u *run) settleAsync(ref dg.ItemRef, op *opCtx) {
+func (u *run) settleAsync(c *dg.Node, op *opCtx) {
 	done, err := op.result()
 	if !done {
 		return
 	}
-	delete(u.rec.async, ref)
+	delete(u.rec.async, c.Ref())
 	now := u.r.now()
-	_, st, _ := u.cur.Lookup(ref)
-	e := OpLogEntry{Ref: ref, Item: op.item, Op: op.op, Start: op.start, End: now, Err: err, PrevErr: st.LastErr}
-	p := proposal{op: op.op, ref: ref}
+	e := OpLogEntry{Ref: c.Ref(), Item: op.item, Op: op.op, Start: op.start, End: now, Err: err, PrevErr: c.State().LastErr}
+	p := proposal{op: op.op, node: c, ref: c.Ref()}
 	if op.op == OpDelete {
 		p.old = op.item
 	} else {
 		p.new = op.item
 	}
 	u.finish(p, e, now, err)
-	for w := range u.rec.waiting {
-		u.enqueue(w)
+	for _, ref := range sortedKeys(u.rec.waiting) {
+		u.enqueue(u.cur.NodeFor(ref))
 	}
 	clear(u.rec.waiting)
 }
@@ -114,28 +118,28 @@ func (u *run) logEntry(e OpLogEntry) {
 }
 
 // queueDependants queues the items (current and intended) that depend on
-// ref: they may now be created, or must be withdrawn.
-func (u *run) queueDependants(ref dg.ItemRef) {
-	u.enqueueAll(u.cur.Dependants(ref))
-	if u.intRoot != nil {
-		u.enqueueAll(u.intRoot.Dependants(ref))
+// c: they may now be created, or must be withdrawn.
+func (u *run) queueDependants(c *dg.Node) {
+	u.enqueueAll(c.Dependants())
+	u.queueIntendedDependants(c)
+}
+
+// queueIntendedDependants queues the intended items that depend on c, so
+// that they move (or their "blocked" reasons follow c's state).
+func (u *run) queueIntendedDependants(c *dg.Node) {
+	if i := u.intNode(c); i != nil {
+		for _, d := range i.Dependants() {
+			u.enqueue(u.asCur(d))
+		}
 	}
 }
 
-// queueIntendedDependants queues the intended items that depend on ref, so
-// that their "blocked" reasons follow ref's state.
-func (u *run) queueIntendedDependants(ref dg.ItemRef) {
-	if u.intRoot != nil {
-		u.enqueueAll(u.intRoot.Dependants(ref))
-	}
-}
-
-// queueManaged queues the managed items among deps: one of them may have
+// queueManaged queues the managed items among reqs: one of them may have
 // been waiting for its dependant to leave.
-func (u *run) queueManaged(deps []dg.Dependency) {
-	for _, d := range deps {
-		if it, _, ok := u.cur.Lookup(d.RequiredItem); ok && !it.External() {
-			u.enqueue(d.RequiredItem)
+func (u *run) queueManaged(reqs []*dg.Node) {
+	for _, req := range reqs {
+		if req.Present() && !req.Item().External() {
+			u.enqueue(req)
 		}
 	}
 }

@@ -3,44 +3,75 @@ package reconciler
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	dg "github.com/netagent/netagent/depgraph"
 )
 
 // run is one Reconcile call: the graphs, the scope and the work queue.
+//
+// Items are handled through the nodes of the current graph (created empty
+// for intended items that do not exist yet), which link to their intended
+// counterparts, dependencies and dependants, so a run follows pointers
+// instead of looking references up. Per-run marks (queued, evicted, ...)
+// live in the nodes' scratch flags, stamped with the run's epoch.
 type run struct {
 	r        *Reconciler
 	ctx      context.Context
 	dry      bool
-	cur      *dg.Graph // root of the current state
+	cur      *dg.Graph // root of the current state (held during the run)
 	curScope *dg.Graph // the part of the current state in scope (may be nil)
 	intended *dg.Graph // the part of the intended state in scope (may be nil)
 	intRoot  *dg.Graph
 	scope    string
 	rec      *records
+	epoch    uint64
 
-	queue  []dg.ItemRef
-	queued map[dg.ItemRef]struct{}
-	// changed holds refs the caller changed in the current state since the
-	// last look; modified those among them replaced in place.
-	changed  map[dg.ItemRef]struct{}
-	modified map[dg.ItemRef]struct{}
-	// evict holds items whose current instance must be deleted in this run;
-	// recreating those of them that will be created again.
-	evict      map[dg.ItemRef]struct{}
-	recreating map[dg.ItemRef]struct{}
-	// failedNow holds items that failed in this run (not retried again).
-	failedNow map[dg.ItemRef]struct{}
-	// blockedNow holds items found blocked in this run.
-	blockedNow []dg.ItemRef
-	// stalled holds items whose change waited for a dependency.
-	stalled []dg.ItemRef
+	queue      []*dg.Node
+	blockedNow []*dg.Node // found blocked in this run
+	stalled    []*dg.Node // a change waited for a dependency
+	subgraphs  map[string]*dg.Graph
+	log        OperationLog
+	errs       []error
+	spare      *opCtx
+	props      []proposal
+}
 
-	subgraphs map[string]*dg.Graph
-	log       OperationLog
-	errs      []error
-	spare     *opCtx
-	props     []proposal
+// Per-run marks on current-state nodes.
+const (
+	fQueued     uint32 = 1 << iota // in the queue for the next wave
+	fInWave                        // in the wave being processed
+	fChanged                       // the caller changed it since the last run
+	fModified                      // ... by replacing its value in place
+	fEvict                         // its current instance must be deleted
+	fRecreating                    // deleted to be created again
+	fFailedNow                     // failed in this run: not retried in it
+	fBlocked                       // in blockedNow
+	fStalled                       // in stalled
+)
+
+var epochs atomic.Uint64
+
+func (u *run) flags(n *dg.Node) uint32 {
+	if n.Epoch != u.epoch {
+		return 0
+	}
+	return n.Flags
+}
+
+func (u *run) has(n *dg.Node, f uint32) bool { return u.flags(n)&f != 0 }
+
+func (u *run) set(n *dg.Node, f uint32) {
+	if n.Epoch != u.epoch {
+		n.Epoch, n.Flags = u.epoch, 0
+	}
+	n.Flags |= f
+}
+
+func (u *run) unset(n *dg.Node, f uint32) {
+	if n.Epoch == u.epoch {
+		n.Flags &^= f
+	}
 }
 
 func newRun(r *Reconciler, ctx context.Context, current, intended *dg.Graph, dry bool) *run {
@@ -53,15 +84,10 @@ func newRun(r *Reconciler, ctx context.Context, current, intended *dg.Graph, dry
 	}
 	u := &run{
 		r: r, ctx: ctx, dry: dry,
-		cur:        current.Root(),
-		intended:   intended,
-		queued:     make(map[dg.ItemRef]struct{}),
-		changed:    make(map[dg.ItemRef]struct{}),
-		modified:   make(map[dg.ItemRef]struct{}),
-		evict:      make(map[dg.ItemRef]struct{}),
-		recreating: make(map[dg.ItemRef]struct{}),
-		failedNow:  make(map[dg.ItemRef]struct{}),
-		subgraphs:  make(map[string]*dg.Graph),
+		cur:       current.Root(),
+		intended:  intended,
+		epoch:     epochs.Add(1),
+		subgraphs: make(map[string]*dg.Graph),
 	}
 	u.rec = recordsOf(u.cur)
 	u.setScope(current)
@@ -74,7 +100,7 @@ func (u *run) setScope(current *dg.Graph) {
 	case u.intended != nil:
 		u.intRoot = u.intended.Root()
 		u.scope = scopeKey(u.intended)
-		if only, ok := singleItem(u.intended); ok {
+		if only, ok := u.intended.SingleItem(); ok {
 			u.curScope = u.cur.ItemAsSubGraph(only)
 		} else if p := u.intended.Path(); p == "" {
 			u.curScope = u.cur
@@ -88,75 +114,112 @@ func (u *run) setScope(current *dg.Graph) {
 }
 
 func scopeKey(g *dg.Graph) string {
-	if only, ok := singleItem(g); ok {
+	if only, ok := g.SingleItem(); ok {
 		return g.Path() + "#" + only.String()
 	}
 	return g.Path()
 }
 
-// singleItem tells whether g is an item view (ItemAsSubGraph).
-func singleItem(g *dg.Graph) (dg.ItemRef, bool) { return g.SingleItem() }
+// asCur returns the current-state node of a node of either graph.
+func (u *run) asCur(n *dg.Node) *dg.Node {
+	if n.RootID() == u.cur.ID() {
+		return n
+	}
+	return n.In(u.cur)
+}
 
-func (u *run) inScope(ref dg.ItemRef) bool {
+// intNode returns the intended-state node of a current-state node, if any.
+func (u *run) intNode(c *dg.Node) *dg.Node {
+	if u.intRoot == nil {
+		return nil
+	}
+	return c.Peer(u.intRoot)
+}
+
+func (u *run) inScope(c, i *dg.Node) bool {
+	if u.intended != nil && i != nil && u.intended.Holds(i) {
+		return true
+	}
+	return u.curScope != nil && u.curScope.Holds(c)
+}
+
+func (u *run) inScopeRef(ref dg.ItemRef) bool {
 	if u.intended != nil && u.intended.Contains(ref) {
 		return true
 	}
 	return u.curScope != nil && u.curScope.Contains(ref)
 }
 
-// want returns the intended value of ref and its dependencies, if it should
-// exist. Items out of scope keep their intended value from the whole tree,
-// or else their current value: a run never deletes what is outside its
-// scope.
-func (u *run) want(ref dg.ItemRef) (dg.Item, []dg.Dependency, bool) {
-	if u.intended != nil {
-		if it, deps, ok := u.intended.LookupDeps(ref); ok {
-			return it, deps, true
-		}
-	}
-	if u.inScope(ref) {
-		return nil, nil, false
-	}
-	if u.intRoot != nil {
-		if it, deps, ok := u.intRoot.LookupDeps(ref); ok {
-			return it, deps, true
-		}
-	}
-	return u.cur.LookupDeps(ref)
+// target is the intended value of an item: what should exist.
+type target struct {
+	item dg.Item
+	deps []dg.Dependency
+	req  []*dg.Node // nodes of deps[i].RequiredItem (of either graph)
+	ok   bool
 }
 
-func (u *run) enqueue(ref dg.ItemRef) {
-	if _, ok := u.queued[ref]; ok {
+// want returns the intended value of c's item, if it should exist. Items
+// out of scope keep their intended value from the whole tree, or else their
+// current value: a run never deletes what is outside its scope.
+func (u *run) want(c *dg.Node) target {
+	i := u.intNode(c)
+	if u.intended != nil && i != nil && u.intended.Holds(i) {
+		return target{i.Item(), i.Dependencies(), i.Required(), true}
+	}
+	if u.inScope(c, i) {
+		return target{}
+	}
+	if i != nil && i.Present() {
+		return target{i.Item(), i.Dependencies(), i.Required(), true}
+	}
+	if c.Present() {
+		return target{c.Item(), c.Dependencies(), c.Required(), true}
+	}
+	return target{}
+}
+
+func (u *run) enqueue(c *dg.Node) {
+	if u.has(c, fQueued) {
 		return
 	}
-	u.queued[ref] = struct{}{}
-	u.queue = append(u.queue, ref)
+	u.set(c, fQueued)
+	u.queue = append(u.queue, c)
 }
 
-func (u *run) enqueueAll(refs []dg.ItemRef) {
-	for _, ref := range refs {
-		u.enqueue(ref)
+func (u *run) enqueueAll(nodes []*dg.Node) {
+	for _, c := range nodes {
+		u.enqueue(c)
 	}
 }
 
-// takeWave returns the queued refs in the order they were queued and
+// takeWave returns the queued nodes in the order they were queued and
 // empties the queue. That order only depends on the order in which the
 // graphs were built and changed, never on map iteration, so the same
 // inputs give the same operation log.
-func (u *run) takeWave() []dg.ItemRef {
+func (u *run) takeWave() []*dg.Node {
 	wave := u.queue
 	u.queue = nil
-	clear(u.queued)
+	for _, c := range wave {
+		u.unset(c, fQueued)
+		u.set(c, fInWave)
+	}
 	return wave
 }
 
-// curGraphFor returns the subgraph of the current state where ref belongs:
-// the same path as in the intended state.
-func (u *run) curGraphFor(ref dg.ItemRef) *dg.Graph {
-	path := ""
-	if u.intRoot != nil {
-		path, _ = u.intRoot.ScopeOf(ref)
+func (u *run) endWave(wave []*dg.Node) {
+	for _, c := range wave {
+		u.unset(c, fInWave)
 	}
+}
+
+// graphFor returns the subgraph of the current state where c's item
+// belongs: the same path as in the intended state.
+func (u *run) graphFor(c *dg.Node) *dg.Graph {
+	i := u.intNode(c)
+	if i == nil || !i.Present() {
+		return u.cur
+	}
+	path := i.Scope()
 	if path == "" {
 		return u.cur
 	}

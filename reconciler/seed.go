@@ -1,6 +1,10 @@
 package reconciler
 
-import dg "github.com/netagent/netagent/depgraph"
+import (
+	"slices"
+
+	dg "github.com/netagent/netagent/depgraph"
+)
 
 // seed queues the items that may need work: what changed in either graph
 // since the last run over this scope, failed items (retried every time) and
@@ -9,51 +13,72 @@ import dg "github.com/netagent/netagent/depgraph"
 // item in scope.
 func (u *run) seed() {
 	intKey, curKey := u.markKeys()
-	full := !u.seedFromJournal(u.intRoot, intKey, false) || !u.seedFromJournal(u.cur, curKey, true)
+	full := !u.seedIntended(intKey) || !u.seedCurrent(curKey)
 	if full || u.intended == nil {
 		u.seedEverything()
 	}
 	for _, ref := range sortedKeys(u.rec.failed) {
-		u.seedIfInScope(ref)
+		if u.inScopeRef(ref) {
+			u.enqueue(u.cur.NodeFor(ref))
+		}
 	}
 	for _, ref := range sortedKeys(u.rec.async) {
-		u.enqueue(ref)
+		u.enqueue(u.cur.NodeFor(ref))
 	}
-	u.enqueueAll(sortedKeys(u.rec.waiting))
+	for _, ref := range sortedKeys(u.rec.waiting) {
+		u.enqueue(u.cur.NodeFor(ref))
+	}
 	clear(u.rec.waiting)
 }
 
-// seedFromJournal queues the refs g changed since the mark. For the current
-// state these are changes made by the caller (the reconciler's own changes
-// are behind the mark), so their dependants must look again.
-func (u *run) seedFromJournal(g *dg.Graph, key string, byCaller bool) bool {
-	if g == nil {
+func (u *run) seedIntended(key string) bool {
+	if u.intRoot == nil {
 		return true
 	}
 	mark, ok := u.rec.marks[key]
 	if !ok {
 		return false
 	}
-	refs, ok := g.ChangesSince(mark)
+	nodes, ok := u.intRoot.NodesChangedSince(mark)
 	if !ok {
 		return false
 	}
-	for _, ref := range refs {
-		if byCaller {
-			u.changed[ref] = struct{}{}
-			if g.ModifiedSince(ref, mark) {
-				u.modified[ref] = struct{}{}
-			}
-			u.enqueue(ref)
-			continue
+	for _, i := range nodes {
+		c := u.asCur(i)
+		if u.inScope(c, u.intNode(c)) {
+			u.enqueue(c)
 		}
-		u.seedIfInScope(ref)
 	}
 	return true
 }
 
-// seedEverything queues every item in scope, in the order the graphs
-// were built where the graph still remembers it (cheaper than sorting).
+// seedCurrent queues what the caller changed in the current state (the
+// reconciler's own changes are behind the mark): their dependants must
+// look again.
+func (u *run) seedCurrent(key string) bool {
+	mark, ok := u.rec.marks[key]
+	if !ok {
+		return false
+	}
+	nodes, ok := u.cur.NodesChangedSince(mark)
+	if !ok {
+		return false
+	}
+	for _, c := range nodes {
+		if c.Dead() {
+			c = u.cur.NodeFor(c.Ref())
+		}
+		u.set(c, fChanged)
+		if u.cur.ModifiedSince(c.Ref(), mark) {
+			u.set(c, fModified)
+		}
+		u.enqueue(c)
+	}
+	return true
+}
+
+// seedEverything queues every item in scope, in the order the graphs were
+// built where the graph still remembers it (cheaper than sorting).
 func (u *run) seedEverything() {
 	if u.intended != nil {
 		u.seedGraph(u.intended)
@@ -64,29 +89,28 @@ func (u *run) seedEverything() {
 }
 
 func (u *run) seedGraph(g *dg.Graph) {
-	refs, ok := g.Root().ChangesSince(0)
+	nodes, ok := g.Root().NodesChangedSince(0)
 	if !ok {
-		u.enqueueAll(g.Refs())
+		for _, ref := range g.Refs() {
+			u.enqueue(u.asCur(g.Node(ref)))
+		}
 		return
 	}
-	for _, ref := range refs {
-		if g.Contains(ref) {
-			u.enqueue(ref)
+	for _, n := range nodes {
+		if !n.Dead() && g.Holds(n) {
+			u.enqueue(u.asCur(n))
 		}
 	}
 }
 
 func sortedKeys[V any](m map[dg.ItemRef]V) []dg.ItemRef {
+	if len(m) == 0 {
+		return nil
+	}
 	refs := make([]dg.ItemRef, 0, len(m))
 	for ref := range m {
 		refs = append(refs, ref)
 	}
-	sortRefs(refs)
+	slices.SortFunc(refs, dg.ItemRef.Compare)
 	return refs
-}
-
-func (u *run) seedIfInScope(ref dg.ItemRef) {
-	if u.inScope(ref) {
-		u.enqueue(ref)
-	}
 }
