@@ -63,7 +63,9 @@ func (k *kernel) finishCreate(want *items.Interface) error {
 func (k *kernel) newLink(want *items.Interface) (netlink.Link, func(), error) {
 	attrs := netlink.NewLinkAttrs()
 	attrs.Name = want.IfName
-	attrs.MTU = want.MTU
+	// The MTU is left to converge: a bridge given its MTU at creation
+	// drops it for its ports' as soon as one joins, one set afterwards
+	// (by "the user") it keeps; and a veth's peer would get it too.
 	attrs.HardwareAddr = want.MAC
 	nothing := func() {}
 	var link netlink.Link

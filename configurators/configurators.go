@@ -1,0 +1,53 @@
+package configurators
+
+import (
+	"fmt"
+
+	"github.com/netagent/netagent/configurators/firewall"
+	"github.com/netagent/netagent/configurators/l3"
+	"github.com/netagent/netagent/configurators/link"
+	"github.com/netagent/netagent/configurators/netnsx"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// NewRegistry returns a registry with the configurators of every item type
+// for the target namespace. stateDir is where the firewall configurators
+// keep what must survive a restart.
+func NewRegistry(t *netnsx.Target, stateDir string) (*reconciler.TypeRegistry, error) {
+	reg := &reconciler.TypeRegistry{}
+	if err := link.Register(reg, t); err != nil {
+		return nil, fmt.Errorf("registering link configurators: %w", err)
+	}
+	if err := l3.Register(reg, t); err != nil {
+		return nil, fmt.Errorf("registering l3 configurators: %w", err)
+	}
+	if err := firewall.Register(reg, t, stateDir); err != nil {
+		return nil, fmt.Errorf("registering firewall configurators: %w", err)
+	}
+	return reg, nil
+}
+
+// ReadBack reads the target namespace into a current-state graph: the
+// external link items and every object netagent owns, each in state
+// Created. hint is the intended graph (may be nil); see each package's
+// ReadBack for how it shapes the items.
+func ReadBack(t *netnsx.Target, stateDir string, hint *dg.Graph) (*dg.Graph, error) {
+	readers := []struct {
+		what string
+		read func() ([]dg.Item, error)
+	}{
+		{"links", func() ([]dg.Item, error) { return link.ReadBack(t, hint) }},
+		{"l3", func() ([]dg.Item, error) { return l3.ReadBack(t, hint) }},
+		{"firewall", func() ([]dg.Item, error) { return firewall.ReadBack(t, stateDir, hint) }},
+	}
+	var all []dg.Item
+	for _, r := range readers {
+		got, err := r.read()
+		if err != nil {
+			return nil, fmt.Errorf("reading back %s: %w", r.what, err)
+		}
+		all = append(all, got...)
+	}
+	return dg.New("current", all...), nil
+}
