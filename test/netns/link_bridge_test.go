@@ -10,7 +10,6 @@ import (
 	"github.com/netagent/netagent/items"
 )
 
-
 // TestLinkBridge builds a bridge over two NICs (veth ends made by ip) with
 // STP, a forward delay and a port cost; changes them in place; releases a
 // port; and deletes the bridge, leaving the NICs.
