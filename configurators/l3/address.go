@@ -17,6 +17,11 @@ import (
 type addressConfigurator struct {
 	nlh  linkOps
 	open opener
+	// promotes reports whether the kernel promotes a secondary IPv4
+	// address when the primary of its subnet goes (the sysctl
+	// net.ipv4.conf.{all,<dev>}.promote_secondaries) instead of deleting
+	// the secondaries with it.
+	promotes func(dev string) (bool, error)
 }
 
 var _ reconciler.Configurator = (*addressConfigurator)(nil)
@@ -53,7 +58,7 @@ func (c *addressConfigurator) create(a *items.Address) error {
 		return err
 	}
 	defer conn.close()
-	k, err := findAddr(conn, a, index)
+	list, k, err := lookupAddr(conn, a, index)
 	switch {
 	case err != nil:
 		return err
@@ -66,7 +71,7 @@ func (c *addressConfigurator) create(a *items.Address) error {
 	case addrAsWanted(k, a):
 		return nil
 	}
-	if err := sendOne(conn, addrRequest(unix.RTM_DELADDR, 0, a, index)); err != nil {
+	if err := c.delAddr(conn, list, k, a, index); err != nil {
 		return err
 	}
 	return addAddr(conn, a, index)
@@ -77,7 +82,7 @@ func addAddr(conn rawOps, a *items.Address, index int) error {
 	if err := sendOne(conn, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_CREATE|unix.NLM_F_EXCL, a, index)); err != nil {
 		return err
 	}
-	k, err := findAddr(conn, a, index)
+	_, k, err := lookupAddr(conn, a, index)
 	switch {
 	case err != nil:
 		return err
@@ -144,7 +149,7 @@ func (c *addressConfigurator) delete(a *items.Address) error {
 		return err
 	}
 	defer conn.close()
-	k, err := findAddr(conn, a, index)
+	list, k, err := lookupAddr(conn, a, index)
 	switch {
 	case err != nil:
 		return err
@@ -153,11 +158,56 @@ func (c *addressConfigurator) delete(a *items.Address) error {
 	case !k.owned():
 		return errAddrNotOwned
 	}
-	err = sendOne(conn, addrRequest(unix.RTM_DELADDR, 0, a, index))
-	if isErrno(err, unix.EADDRNOTAVAIL) {
+	return c.delAddr(conn, list, k, a, index)
+}
+
+// delAddr deletes our address k (a's kernel object). When k is the primary
+// IPv4 address of its subnet and the kernel does not promote secondaries,
+// deleting k deletes every secondary of the subnet too: if one of them is
+// not ours, nothing is deleted (ErrNotOwned); ours are added back.
+func (c *addressConfigurator) delAddr(conn rawOps, list []kernelAddr, k *kernelAddr, a *items.Address, index int) error {
+	secs := secondariesOf(list, k)
+	if len(secs) > 0 {
+		promotes, err := c.promotes(a.Dev)
+		if err != nil {
+			return err
+		}
+		if promotes {
+			secs = nil
+		}
+	}
+	for _, s := range secs {
+		if !s.owned() {
+			return fmt.Errorf("%w: it is the primary address of secondary %s, which the kernel would delete with it (promote_secondaries is off)", ErrNotOwned, s.prefix)
+		}
+	}
+	err := sendOne(conn, addrRequest(unix.RTM_DELADDR, 0, a, index))
+	if err != nil && !isErrno(err, unix.EADDRNOTAVAIL) {
+		return err
+	}
+	var errs []error
+	for _, s := range secs {
+		it := addrItemOf(&s, a.Dev, nil)
+		if err := sendOne(conn, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_CREATE|unix.NLM_F_EXCL, it, index)); err != nil {
+			errs = append(errs, fmt.Errorf("adding back secondary address %s: %w", it.Prefix, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// secondariesOf returns the secondary addresses of primary k's subnet.
+func secondariesOf(list []kernelAddr, k *kernelAddr) []kernelAddr {
+	if !k.prefix.Addr().Is4() || k.secondary() {
 		return nil
 	}
-	return err
+	var secs []kernelAddr
+	for _, s := range list {
+		if s.index == k.index && s.secondary() && s.prefix.Bits() == k.prefix.Bits() &&
+			s.prefix.Masked() == k.prefix.Masked() {
+			secs = append(secs, s)
+		}
+	}
+	return secs
 }
 
 // NeedsRecreate delegates to items.NeedsRecreate: a new label or scope.
@@ -165,22 +215,23 @@ func (c *addressConfigurator) NeedsRecreate(oldItem, newItem dg.Item) bool {
 	return items.NeedsRecreate(oldItem, newItem)
 }
 
-// findAddr returns the kernel's address that is a's kernel object, or nil:
-// on a's interface, the same address and, for IPv4, the same prefix length
-// (the kernel keys an IPv6 address by the address alone).
-func findAddr(conn rawOps, a *items.Address, index int) (*kernelAddr, error) {
+// lookupAddr dumps the addresses of a's family and returns them with a's
+// kernel object, or nil: on a's interface, the same address and, for
+// IPv4, the same prefix length (the kernel keys an IPv6 address by the
+// address alone).
+func lookupAddr(conn rawOps, a *items.Address, index int) ([]kernelAddr, *kernelAddr, error) {
 	list, err := dumpAddrs(conn, int(afOf(items.FamilyOf(a.Prefix.Addr()))))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i := range list {
 		k := &list[i]
 		if k.index == index && k.prefix.Addr() == a.Prefix.Addr() &&
 			(k.prefix.Bits() == a.Prefix.Bits() || !a.Prefix.Addr().Is4()) {
-			return k, nil
+			return list, k, nil
 		}
 	}
-	return nil, nil
+	return list, nil, nil
 }
 
 // dumpAddrs lists the addresses of one family (unix.AF_UNSPEC for both).

@@ -14,8 +14,13 @@ type kernelAddr struct {
 	prefix netip.Prefix // address and prefix length, not masked
 	label  string       // IPv4 only
 	scope  uint8
-	proto  uint8 // IFA_PROTO, 0 when absent
+	flags  uint32 // IFA_FLAGS (IFA_F_SECONDARY, ...)
+	proto  uint8  // IFA_PROTO, 0 when absent
 }
+
+// secondary reports whether the kernel holds k as a secondary address of
+// its subnet (IPv4).
+func (k *kernelAddr) secondary() bool { return k.flags&unix.IFA_F_SECONDARY != 0 }
 
 // owned reports whether the address carries netagent's mark.
 func (k *kernelAddr) owned() bool { return k.proto == items.RouteProtocol }
@@ -92,7 +97,7 @@ func parseAddr(m []byte) (kernelAddr, bool) {
 	if err != nil || (msg.Family != unix.AF_INET && msg.Family != unix.AF_INET6) {
 		return kernelAddr{}, false
 	}
-	k := kernelAddr{index: int(msg.Index), scope: msg.Scope}
+	k := kernelAddr{index: int(msg.Index), scope: msg.Scope, flags: uint32(msg.Flags)}
 	var local, address netip.Addr
 	for _, a := range attrs {
 		switch a.Attr.Type {
@@ -100,6 +105,10 @@ func parseAddr(m []byte) (kernelAddr, bool) {
 			local, _ = netip.AddrFromSlice(a.Value)
 		case unix.IFA_ADDRESS:
 			address, _ = netip.AddrFromSlice(a.Value)
+		case unix.IFA_FLAGS:
+			if len(a.Value) >= 4 {
+				k.flags = nl.NativeEndian().Uint32(a.Value)
+			}
 		case unix.IFA_LABEL:
 			k.label = unix.ByteSliceToString(a.Value)
 		case ifaProto:

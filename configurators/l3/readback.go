@@ -77,29 +77,29 @@ func readAddresses(conn rawOps, names map[int]string, h hinter) ([]dg.Item, erro
 		if !k.owned() || !ok {
 			continue
 		}
-		a := &items.Address{Dev: dev, Prefix: k.prefix}
-		hint, _ := h.get(items.TypeAddress, a.Name()).(*items.Address)
-		addrFromKernel(a, k, hint)
-		out = append(out, a)
+		hint, _ := h.get(items.TypeAddress, items.AddressName(dev, k.prefix)).(*items.Address)
+		out = append(out, addrItemOf(k, dev, hint))
 	}
 	return out, nil
 }
 
-// addrFromKernel fills label and scope. An IPv4 label equal to the
-// interface name is the default, "" (unless hint spells it out); an IPv6
-// address has neither (its scope comes from the address: read back as the
-// hint has it).
-func addrFromKernel(a *items.Address, k *kernelAddr, hint *items.Address) {
+// addrItemOf converts a kernel address on dev into an item. An IPv4 label
+// equal to the interface name is the default, "" (unless hint spells it
+// out); an IPv6 address has neither label nor scope of its own (the kernel
+// derives the scope from the address: it is read back as the hint has it).
+func addrItemOf(k *kernelAddr, dev string, hint *items.Address) *items.Address {
+	a := &items.Address{Dev: dev, Prefix: k.prefix}
 	if !a.Prefix.Addr().Is4() {
 		if hint != nil {
 			a.Scope = hint.Scope
 		}
-		return
+		return a
 	}
 	a.Scope = items.Scope(k.scope)
-	if k.label != a.Dev || (hint != nil && hint.Label == k.label) {
+	if k.label != dev || (hint != nil && hint.Label == k.label) {
 		a.Label = k.label
 	}
+	return a
 }
 
 func readRoutes(nlh routeNL, names map[int]string, h hinter) ([]dg.Item, error) {

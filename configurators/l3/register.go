@@ -2,6 +2,8 @@ package l3
 
 import (
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/netagent/netagent/configurators/netnsx"
 	"github.com/netagent/netagent/items"
@@ -17,7 +19,7 @@ func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error {
 		typ string
 		cfg reconciler.Configurator
 	}{
-		{items.TypeAddress, &addressConfigurator{nlh: t.NL, open: open}},
+		{items.TypeAddress, &addressConfigurator{nlh: t.NL, open: open, promotes: promotesIn(t)}},
 		{items.TypeRoute, &routeConfigurator{nlh: t.NL, open: open}},
 		{items.TypeRule, &ruleConfigurator{nlh: t.NL, open: open}},
 		{items.TypeNeighbor, &neighborConfigurator{nlh: t.NL, open: open}},
@@ -28,4 +30,23 @@ func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error {
 		}
 	}
 	return nil
+}
+
+// promotesIn reads net.ipv4.conf.{all,<dev>}.promote_secondaries inside
+// t's namespace (the kernel promotes if either is set).
+func promotesIn(t *netnsx.Target) func(dev string) (bool, error) {
+	return func(dev string) (bool, error) {
+		var on bool
+		err := t.Do(func() error {
+			for _, conf := range []string{"all", dev} {
+				b, err := os.ReadFile("/proc/sys/net/ipv4/conf/" + conf + "/promote_secondaries")
+				if err != nil {
+					return fmt.Errorf("reading promote_secondaries: %w", err)
+				}
+				on = on || strings.TrimSpace(string(b)) != "0"
+			}
+			return nil
+		})
+		return on, err
+	}
 }
