@@ -35,7 +35,10 @@ type root struct {
 	held    int
 	empties []*Node
 	journal journal
-	sorted  []ItemRef // cache of all refs in order, nil when stale
+	// unjournaled > 0: changes bump the revision but are not journaled
+	// (see WithoutJournal).
+	unjournaled int
+	sorted      []ItemRef // cache of all refs in order, nil when stale
 	meta    map[string]any
 }
 
@@ -418,7 +421,19 @@ func (g *Graph) Release() {
 
 func (r *root) touch(n *Node) {
 	r.rev++
-	r.journal.add(r.rev, n, r.live)
+	if r.unjournaled == 0 {
+		r.journal.add(r.rev, n, r.live)
+	}
+}
+
+// WithoutJournal runs f with g's tree changing without journal entries:
+// the revision still grows, but ChangesSince does not report these changes.
+// A consumer uses it for its own writes when it only wants to learn, later,
+// about everybody else's (the reconciler writing the current state).
+func (g *Graph) WithoutJournal(f func()) {
+	g.r.unjournaled++
+	defer func() { g.r.unjournaled-- }()
+	f()
 }
 
 // Refs returns the references of g's items in order (type, then name).

@@ -173,6 +173,13 @@ func runScenario(t testing.TB, seed uint64) {
 			t.Fatalf("seed %d step %d: unchanged reconcile ran:\n%s", seed, step, st.OperationLog)
 		}
 		mutate(rng, intended, current, n, externals)
+		if rng.IntN(3) == 0 { // a new intended instance: the run looks at everything
+			fresh := dg.New("intended")
+			for it := range intended.Items() {
+				fresh.Put(it)
+			}
+			intended = fresh
+		}
 	}
 }
 

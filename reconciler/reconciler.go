@@ -73,6 +73,16 @@ func (r *Reconciler) Plan(ctx context.Context, current, intended *dg.Graph) Stat
 
 func (r *Reconciler) reconcile(ctx context.Context, current, intended *dg.Graph, dry bool) Status {
 	run := newRun(r, ctx, current, intended, dry)
+	var st Status
+	run.cur.WithoutJournal(func() { st = run.reconcile() })
+	return st
+}
+
+// reconcile runs the waves. The reconciler's own writes to the current
+// state are not journaled: the journal tells the next run only what the
+// caller changed.
+func (u *run) reconcile() Status {
+	run := u
 	run.cur.Hold()
 	defer run.cur.Release()
 	run.seed()

@@ -77,18 +77,22 @@ func (u *run) seedCurrent(key string) bool {
 	return true
 }
 
-// seedEverything queues every item in scope, in the order the graphs were
-// built where the graph still remembers it (cheaper than sorting).
+// seedEverything queues every item in scope: the intended ones in the
+// order the graph was built where it still remembers it (cheaper than
+// sorting), then the current ones in reference order (the current graph's
+// journal does not hold the reconciler's own writes).
 func (u *run) seedEverything() {
 	if u.intended != nil {
-		u.seedGraph(u.intended)
+		u.seedIntendedGraph(u.intended)
 	}
 	if u.curScope != nil {
-		u.seedGraph(u.curScope)
+		for _, ref := range u.curScope.Refs() {
+			u.enqueue(u.cur.NodeFor(ref))
+		}
 	}
 }
 
-func (u *run) seedGraph(g *dg.Graph) {
+func (u *run) seedIntendedGraph(g *dg.Graph) {
 	nodes, ok := g.Root().NodesChangedSince(0)
 	if !ok {
 		for _, ref := range g.Refs() {
