@@ -39,7 +39,7 @@ type root struct {
 	// (see WithoutJournal).
 	unjournaled int
 	sorted      []ItemRef // cache of all refs in order, nil when stale
-	meta    map[string]any
+	meta        map[string]any
 }
 
 var graphIDs atomic.Uint64
