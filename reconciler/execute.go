@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -13,20 +14,31 @@ import (
 // type are run together, so that a BatchConfigurator gets them in one call.
 func (u *run) execute(props []proposal) {
 	for rank := 0; rank < 3; rank++ {
-		var order []string // types in order of first appearance
-		groups := make(map[string][]proposal)
+		group := u.groupBuf[:0]
+		types := u.typeBuf[:0]
 		for _, p := range props {
 			if opRank(p.op) != rank {
 				continue
 			}
-			if _, seen := groups[p.ref.Type]; !seen {
-				order = append(order, p.ref.Type)
+			if !slices.Contains(types, p.ref.Type) {
+				types = append(types, p.ref.Type)
 			}
-			groups[p.ref.Type] = append(groups[p.ref.Type], p)
+			group = append(group, p)
 		}
-		for _, typ := range order {
-			u.executeGroup(groups[typ])
+		if len(types) > 1 { // keep first-appearance order of types, stable within
+			slices.SortStableFunc(group, func(a, b proposal) int {
+				return slices.Index(types, a.ref.Type) - slices.Index(types, b.ref.Type)
+			})
 		}
+		for i := 0; i < len(group); {
+			j := i + 1
+			for j < len(group) && group[j].ref.Type == group[i].ref.Type {
+				j++
+			}
+			u.executeGroup(group[i:j])
+			i = j
+		}
+		u.groupBuf, u.typeBuf = group[:0], types[:0]
 	}
 }
 

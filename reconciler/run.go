@@ -35,6 +35,8 @@ type run struct {
 	errs       []error
 	spare      *opCtx
 	props      []proposal
+	groupBuf   []proposal // reused by execute
+	typeBuf    []string
 }
 
 // Per-run marks on current-state nodes.
