@@ -1,0 +1,55 @@
+package render
+
+import (
+	"errors"
+	"maps"
+	"slices"
+
+	"github.com/netagent/netagent/agent/intent"
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+// ParseFiles parses the contents of intent files, keyed by file name, and
+// returns the files that parsed. Every problem is reported, as an
+// errors.Join of *intent.FieldError values that name their file.
+func ParseFiles(files map[string][]byte) (map[string]*intent.Intent, error) {
+	out := make(map[string]*intent.Intent, len(files))
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		in, err := intent.Parse(files[name])
+		if err != nil {
+			errs = append(errs, inFile(name, err)...)
+			continue
+		}
+		out[name] = in
+	}
+	return out, errors.Join(errs...)
+}
+
+// inFile returns the problems of err with their file set to name.
+func inFile(name string, err error) []error {
+	fes := intent.FieldErrors(err)
+	if len(fes) == 0 {
+		return []error{&intent.FieldError{File: name, Msg: err.Error()}}
+	}
+	out := make([]error, len(fes))
+	for i, fe := range fes {
+		c := *fe
+		c.File = name
+		out[i] = &c
+	}
+	return out
+}
+
+// Load parses, merges, validates and renders intent files, keyed by file
+// name: ParseFiles then RenderFiles. It is what `netagent validate` runs,
+// and what every command that takes intent files runs before anything
+// else. An error lists every problem found, with its file and JSON path;
+// the graph is nil then.
+func Load(files map[string][]byte) (*dg.Graph, error) {
+	parsed, err := ParseFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	return RenderFiles(parsed)
+}

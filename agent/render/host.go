@@ -1,0 +1,67 @@
+package render
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/items"
+)
+
+// sysctls renders every sysctl, in key order. A per-interface key must
+// name a declared interface: the item depends on it.
+func (b *builder) sysctls() {
+	for _, k := range slices.Sorted(maps.Keys(b.in.Sysctls)) {
+		at, ok := b.in.SysctlOrigins[k]
+		if !ok {
+			at = intent.Origin{Path: "sysctls[" + strconv.Quote(k) + "]"}
+		}
+		key := b.sysctlKey(k)
+		if ifname, perIf := items.SysctlInterface(key); perIf {
+			if _, ok := b.deviceRef(at, ifname); !ok {
+				continue
+			}
+		}
+		b.put(&items.Sysctl{Key: key, Value: b.in.Sysctls[k]}, at)
+	}
+}
+
+// sysctlKey turns an intent key into the item's: the dots inside a
+// declared interface name ("net.ipv4.conf.bond0.100.rp_filter" for
+// interface bond0.100) become slashes, as sysctl(8) writes them.
+func (b *builder) sysctlKey(k string) string {
+	for _, name := range slices.Sorted(maps.Keys(b.idx.ifaces)) {
+		if !strings.Contains(name, ".") || !strings.Contains(k, "."+name+".") {
+			continue
+		}
+		cand := strings.Replace(k, "."+name+".", "."+strings.ReplaceAll(name, ".", "/")+".", 1)
+		if got, ok := items.SysctlInterface(cand); ok && got == name {
+			return cand
+		}
+	}
+	return k
+}
+
+// intentSysctlKey is the inverse of sysctlKey.
+func intentSysctlKey(key string) string { return strings.ReplaceAll(key, "/", ".") }
+
+// chains renders every firewall chain: one item per family, so a chain of
+// family "both" is two items, in iptables and in ip6tables.
+func (b *builder) chains() {
+	for i := range b.in.Firewall.Chains {
+		ch := &b.in.Firewall.Chains[i]
+		at := locate(ch.Origin, "firewall.chains", i)
+		for _, f := range ch.Families() {
+			b.put(&items.IptablesChain{
+				Family:   families[f],
+				Table:    string(ch.Table),
+				Chain:    ch.Name,
+				JumpFrom: string(ch.JumpFrom),
+				Position: ch.Position,
+				Rules:    ch.Args,
+			}, at)
+		}
+	}
+}

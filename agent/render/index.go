@@ -1,0 +1,81 @@
+package render
+
+import (
+	"net/netip"
+
+	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/items"
+)
+
+// index is what rendering one object needs to know about the others: the
+// declared interfaces, the veth peers and the declared addresses.
+type index struct {
+	ifaces map[string]*intent.Interface
+	// peers maps the name of a veth peer in this namespace to its veth.
+	peers map[string]*intent.Interface
+	// addrs lists the declared addresses in intent order.
+	addrs []declaredAddr
+}
+
+// declaredAddr is an address of a declared interface.
+type declaredAddr struct {
+	dev    string
+	prefix netip.Prefix
+}
+
+// name is the Name of the address's item.
+func (a declaredAddr) name() string { return items.AddressName(a.dev, a.prefix) }
+
+// newIndex indexes a validated intent.
+func newIndex(in *intent.Intent) *index {
+	x := &index{ifaces: map[string]*intent.Interface{}, peers: map[string]*intent.Interface{}}
+	for i := range in.Interfaces {
+		ifc := &in.Interfaces[i]
+		x.ifaces[ifc.Name] = ifc
+		if ifc.Veth != nil && ifc.Veth.PeerNetns == "" {
+			x.peers[ifc.Veth.Peer] = ifc
+		}
+		for _, s := range ifc.Addresses {
+			if p, err := netip.ParsePrefix(s); err == nil {
+				x.addrs = append(x.addrs, declaredAddr{dev: ifc.Name, prefix: p})
+			}
+		}
+	}
+	return x
+}
+
+// isPhysical reports whether name is a declared physical interface.
+func (x *index) isPhysical(name string) bool {
+	ifc, ok := x.ifaces[name]
+	return ok && ifc.Type == intent.LinkPhysical
+}
+
+// onLink returns the declared address whose subnet holds gw, preferring
+// one on dev, and whether there is one.
+func (x *index) onLink(gw netip.Addr, dev string) (declaredAddr, bool) {
+	var found declaredAddr
+	ok := false
+	for _, a := range x.addrs {
+		if !a.prefix.Contains(gw) || a.prefix.Addr() == gw {
+			continue
+		}
+		if a.dev == dev {
+			return a, true
+		}
+		if !ok {
+			found, ok = a, true
+		}
+	}
+	return found, ok
+}
+
+// holding returns the declared address equal to ip, and whether there is
+// one.
+func (x *index) holding(ip netip.Addr) (declaredAddr, bool) {
+	for _, a := range x.addrs {
+		if a.prefix.Addr() == ip {
+			return a, true
+		}
+	}
+	return declaredAddr{}, false
+}

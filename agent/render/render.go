@@ -1,0 +1,142 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/netagent/netagent/agent/intent"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+)
+
+// GraphName is the name of the graphs Render returns.
+const GraphName = "intended"
+
+// Render validates the intent as a whole and turns it into the intended
+// graph: one item per kernel object, with its dependencies. It returns a
+// nil graph and every problem (as *intent.FieldError values, see
+// intent.FieldErrors) when the intent is invalid or cannot be rendered.
+//
+// Objects whose Origin names a file (a merged intent, see RenderFiles) go
+// into the subgraph SubgraphName(file); the others into the root.
+//
+// Render fills the intent's derived fields (intent.Validate does) and
+// changes nothing else. It touches no kernel and no file.
+func Render(in *intent.Intent) (*dg.Graph, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	b := newBuilder(in)
+	b.interfaces()
+	b.routes()
+	b.rules()
+	b.neighbors()
+	b.sysctls()
+	b.chains()
+	if len(b.errs) > 0 {
+		return nil, errors.Join(b.errs...)
+	}
+	return b.g, nil
+}
+
+// RenderFiles merges intent files, keyed by file name (intent.Merge), and
+// renders the result (Render), with each object in the subgraph named
+// after the file that defines it (SubgraphName). Items that exist only
+// because of another object (a port, an address) go with that object. An
+// object defined by two files is reported on both, and then nothing is
+// rendered: an error means a nil graph.
+func RenderFiles(files map[string]*intent.Intent) (*dg.Graph, error) {
+	merged, err := intent.Merge(files)
+	if err != nil {
+		return nil, err
+	}
+	return Render(merged)
+}
+
+// SubgraphName is the name of the subgraph that holds the objects of an
+// intent file: the file name, with each "/" written as "%2F" so that a
+// path stays one level of subgraph (depgraph reads "/" as a path
+// separator). FileOfSubgraph is its inverse.
+func SubgraphName(file string) string { return strings.ReplaceAll(file, "/", "%2F") }
+
+// FileOfSubgraph returns the file whose objects the subgraph named name
+// holds (see SubgraphName).
+func FileOfSubgraph(name string) string { return strings.ReplaceAll(name, "%2F", "/") }
+
+// builder collects the items and problems of one Render.
+type builder struct {
+	in   *intent.Intent
+	idx  *index
+	g    *dg.Graph
+	errs []error
+}
+
+func newBuilder(in *intent.Intent) *builder {
+	return &builder{in: in, idx: newIndex(in), g: dg.New(GraphName)}
+}
+
+// validator is what every item type of package items implements.
+type validator interface {
+	dg.Item
+	Validate() error
+}
+
+// put adds item to the subgraph of the file at names, after checking it
+// with its Validate method and that no other object rendered to it.
+func (b *builder) put(item validator, at intent.Origin) {
+	if err := item.Validate(); err != nil {
+		b.fail(at, "%v", err)
+		return
+	}
+	ref := dg.Ref(item)
+	if b.g.Contains(ref) {
+		b.fail(at, "renders to %s, which another object of the intent already is", ref)
+		return
+	}
+	g := b.g
+	if at.File != "" {
+		g = g.EditSubGraph(SubgraphName(at.File))
+	}
+	g.Put(item)
+}
+
+// fail records a problem at o.
+func (b *builder) fail(o intent.Origin, format string, args ...any) {
+	b.errs = append(b.errs, &intent.FieldError{File: o.File, Path: o.Path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// locate returns o, or the path kind[i] when o is the zero Origin (an
+// intent that did not come through Merge).
+func locate(o intent.Origin, kind string, i int) intent.Origin {
+	if o != (intent.Origin{}) {
+		return o
+	}
+	return intent.Origin{Path: fmt.Sprintf("%s[%d]", kind, i)}
+}
+
+// field returns the origin of member name of o.
+func field(o intent.Origin, name string) intent.Origin {
+	return intent.Origin{File: o.File, Path: o.Path + "." + name}
+}
+
+// element returns the origin of element i of o.
+func element(o intent.Origin, i int) intent.Origin {
+	return intent.Origin{File: o.File, Path: fmt.Sprintf("%s[%d]", o.Path, i)}
+}
+
+// deviceRef checks that dev, the device of an object at o, has an
+// interface item of its own, and returns that item's ref. A veth peer has
+// none (it is part of its veth's item), so nothing can name it as a device.
+func (b *builder) deviceRef(o intent.Origin, dev string) (dg.ItemRef, bool) {
+	if _, ok := b.idx.ifaces[dev]; ok {
+		return items.InterfaceRef(dev), true
+	}
+	if veth, ok := b.idx.peers[dev]; ok {
+		b.fail(o, "%q is the peer of veth %q, which netagent cannot use as a device yet: "+
+			"declare the pair from the other end, or use %q", dev, veth.Name, veth.Name)
+		return dg.ItemRef{}, false
+	}
+	b.fail(o, "interface %q is not defined", dev)
+	return dg.ItemRef{}, false
+}

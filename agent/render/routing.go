@@ -1,0 +1,158 @@
+package render
+
+import (
+	"net"
+	"net/netip"
+
+	"github.com/netagent/netagent/agent/intent"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+)
+
+// routes renders every route.
+func (b *builder) routes() {
+	for i := range b.in.Routes {
+		r := &b.in.Routes[i]
+		at := locate(r.Origin, "routes", i)
+		if r.Dev != "" {
+			if _, ok := b.deviceRef(field(at, "dev"), r.Dev); !ok {
+				continue
+			}
+		}
+		b.put(b.routeItem(r), at)
+	}
+}
+
+// routeItem converts a route with its defaults made explicit, and fills
+// the fields that shape its dependencies: the carrier of a physical
+// device, the declared address that puts the gateway on-link, and the
+// declared address holding the preferred source.
+func (b *builder) routeItem(r *intent.Route) *items.Route {
+	dst, _ := r.Dst() // Validate checked it
+	it := &items.Route{
+		Dst:    dst,
+		Gw:     optAddr(r.Via),
+		Dev:    r.Dev,
+		Table:  r.EffectiveTable(),
+		Metric: r.EffectiveMetric(),
+		Scope:  routeScope(r),
+		Src:    optAddr(r.Src),
+		Kind:   routeKinds[r.EffectiveType()],
+	}
+	if b.idx.isPhysical(r.Dev) {
+		it.CarrierLink = r.Dev
+	}
+	if it.Gw.IsValid() {
+		if a, ok := b.idx.onLink(it.Gw, r.Dev); ok {
+			it.GwAddress = a.name()
+		}
+	}
+	if it.Src.IsValid() {
+		if a, ok := b.idx.holding(it.Src); ok {
+			it.Deps = []dg.ItemRef{items.AddressRef(a.dev, a.prefix)}
+		}
+	}
+	return it
+}
+
+var routeKinds = map[intent.RouteType]items.RouteType{
+	intent.RouteUnicast:     items.RouteUnicast,
+	intent.RouteBlackhole:   items.RouteBlackhole,
+	intent.RouteUnreachable: items.RouteUnreachable,
+	intent.RouteProhibit:    items.RouteProhibit,
+}
+
+var scopes = map[intent.Scope]items.Scope{
+	intent.ScopeGlobal: items.ScopeUniverse,
+	intent.ScopeLink:   items.ScopeLink,
+	intent.ScopeHost:   items.ScopeHost,
+}
+
+// routeScope returns the route's scope, or the one `ip route add` picks
+// when the intent leaves it out: link for an IPv4 unicast route without a
+// gateway, global otherwise (IPv6 routes have no scope).
+func routeScope(r *intent.Route) items.Scope {
+	if r.Scope != "" {
+		return scopes[r.Scope]
+	}
+	return defaultScope(r.EffectiveFamily() == intent.FamilyIPv4, r.EffectiveType() == intent.RouteUnicast, r.Via != "")
+}
+
+// defaultScope is the scope `ip route add` gives a route of that family,
+// type and gateway presence.
+func defaultScope(ipv4, unicast, gateway bool) items.Scope {
+	if ipv4 && unicast && !gateway {
+		return items.ScopeLink
+	}
+	return items.ScopeUniverse
+}
+
+// rules renders every rule. A rule depends on the interfaces it names that
+// the intent declares (on its veth for a veth peer); others may be foreign.
+func (b *builder) rules() {
+	for i := range b.in.Rules {
+		r := &b.in.Rules[i]
+		at := locate(r.Origin, "rules", i)
+		it := &items.Rule{
+			Priority: r.Priority,
+			Family:   families[r.EffectiveFamily()],
+			From:     optPrefix(r.From),
+			To:       optPrefix(r.To),
+			Mark:     r.FwMark,
+			Mask:     r.FwMask,
+			IifName:  r.IIF,
+			OifName:  r.OIF,
+			Table:    r.Table,
+			Deps:     b.ruleDeps(r.IIF, r.OIF),
+		}
+		b.put(it, at)
+	}
+}
+
+var families = map[intent.Family]items.Family{intent.FamilyIPv4: items.FamilyIPv4, intent.FamilyIPv6: items.FamilyIPv6}
+
+// ruleDeps returns the interface items that the named interfaces are, in
+// order and without duplicates.
+func (b *builder) ruleDeps(names ...string) []dg.ItemRef {
+	var deps []dg.ItemRef
+	for _, n := range names {
+		owner := n
+		if veth, ok := b.idx.peers[n]; ok {
+			owner = veth.Name
+		} else if _, ok := b.idx.ifaces[n]; !ok {
+			continue
+		}
+		if ref := items.InterfaceRef(owner); !containsRef(deps, ref) {
+			deps = append(deps, ref)
+		}
+	}
+	return deps
+}
+
+func containsRef(refs []dg.ItemRef, ref dg.ItemRef) bool {
+	for _, r := range refs {
+		if r == ref {
+			return true
+		}
+	}
+	return false
+}
+
+// optPrefix parses an optional prefix ("" gives the zero Prefix).
+func optPrefix(s string) netip.Prefix {
+	p, _ := netip.ParsePrefix(s) // Validate checked it
+	return p
+}
+
+// neighbors renders every neighbor entry.
+func (b *builder) neighbors() {
+	for i := range b.in.Neighbors {
+		n := &b.in.Neighbors[i]
+		at := locate(n.Origin, "neighbors", i)
+		if _, ok := b.deviceRef(field(at, "dev"), n.Dev); !ok {
+			continue
+		}
+		mac, _ := net.ParseMAC(n.MAC) // Validate checked it
+		b.put(&items.Neighbor{Dev: n.Dev, IP: optAddr(n.IP), MAC: mac}, at)
+	}
+}

@@ -1,0 +1,288 @@
+package render
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/items"
+)
+
+// interfaceToIntent converts an Interface item. An owned veth whose peer
+// is out of reach (in a namespace without a name) cannot be declared as a
+// veth; it is described as physical: it exists, and is not created.
+func interfaceToIntent(it *items.Interface) *intent.Interface {
+	ifc := &intent.Interface{
+		Name:  it.IfName,
+		Type:  intent.LinkType(it.Kind),
+		MTU:   it.MTU,
+		State: stateOf(it.AdminUp),
+		Alias: it.Alias,
+	}
+	if len(it.MAC) > 0 && it.Kind != items.KindPhysical {
+		ifc.MAC = it.MAC.String()
+	}
+	switch it.Kind {
+	case items.KindBond:
+		ifc.Bond = bondToIntent(it.Bond)
+	case items.KindVLAN:
+		ifc.VLAN = vlanToIntent(it.VLAN)
+	case items.KindBridge:
+		ifc.Bridge = bridgeToIntent(it.Bridge)
+	case items.KindVeth:
+		ifc.Veth = vethToIntent(it.Veth)
+	case items.KindMacvlan:
+		ifc.Macvlan = macvlanToIntent(it.Macvlan)
+	case items.KindVxlan:
+		ifc.VXLAN = vxlanToIntent(it.Vxlan)
+	}
+	if it.Kind == items.KindVeth && ifc.Veth == nil {
+		ifc.Type, ifc.MAC = intent.LinkPhysical, ""
+	}
+	return ifc
+}
+
+// Bond modes in which the intent allows each mode-dependent option (the
+// kernel reports them in every mode).
+var (
+	lacpModes    = []string{"802.3ad"}
+	hashModes    = []string{"balance-xor", "802.3ad", "balance-tlb"}
+	minLinkModes = []string{"802.3ad"}
+	primaryModes = []string{"active-backup", "balance-tlb", "balance-alb"}
+)
+
+func bondToIntent(a *items.BondAttrs) *intent.Bond {
+	if a == nil {
+		return nil
+	}
+	mode := a.Mode
+	if mode == "" {
+		mode = string(intent.BondBalanceRR)
+	}
+	b := &intent.Bond{Mode: intent.BondMode(a.Mode), MIIMon: a.Miimon}
+	if slices.Contains(lacpModes, mode) {
+		b.LACPRate = intent.LACPRate(a.LacpRate)
+	}
+	if slices.Contains(hashModes, mode) {
+		b.XmitHashPolicy = intent.XmitHashPolicy(a.XmitHashPolicy)
+	}
+	if slices.Contains(minLinkModes, mode) {
+		b.MinLinks = a.MinLinks
+	}
+	if slices.Contains(primaryModes, mode) {
+		b.Primary = a.Primary
+	}
+	return b
+}
+
+func vlanToIntent(a *items.VLANAttrs) *intent.VLAN {
+	if a == nil {
+		return nil
+	}
+	v := &intent.VLAN{Parent: a.Parent, ID: int(a.ID), Protocol: intent.VLANProtocol(a.Protocol)}
+	if v.Protocol == intent.VLAN8021Q {
+		v.Protocol = ""
+	}
+	return v
+}
+
+func bridgeToIntent(a *items.BridgeAttrs) *intent.Bridge {
+	if a == nil {
+		return nil
+	}
+	return &intent.Bridge{STP: a.STP, VLANFiltering: a.VLANFiltering, ForwardDelay: int(a.ForwardDelay / centisecond)}
+}
+
+func vethToIntent(a *items.VethAttrs) *intent.Veth {
+	if a == nil || a.Peer == "" {
+		return nil
+	}
+	return &intent.Veth{Peer: a.Peer, PeerNetns: a.PeerNetns}
+}
+
+func macvlanToIntent(a *items.MacvlanAttrs) *intent.Macvlan {
+	if a == nil {
+		return nil
+	}
+	m := &intent.Macvlan{Parent: a.Parent, Mode: intent.MacvlanMode(a.Mode)}
+	if m.Mode == intent.MacvlanVEPA {
+		m.Mode = ""
+	}
+	return m
+}
+
+// vxlanKernelPort is the port the kernel gives a VXLAN created without one
+// (an items.VxlanAttrs with Port 0).
+const vxlanKernelPort = 8472
+
+func vxlanToIntent(a *items.VxlanAttrs) *intent.VXLAN {
+	if a == nil {
+		return nil
+	}
+	v := &intent.VXLAN{VNI: int(a.VNI), Port: int(a.Port), Parent: a.Parent,
+		Local: addrString(a.Local), Remote: addrString(a.Remote), Group: addrString(a.Group)}
+	switch v.Port {
+	case 0:
+		v.Port = vxlanKernelPort
+	case intent.DefaultVXLANPort:
+		v.Port = 0
+	}
+	if !a.Learning {
+		v.Learning = new(bool)
+	}
+	return v
+}
+
+// routeToIntent converts a Route item, leaving out the defaults.
+func routeToIntent(r *items.Route) intent.Route {
+	ipv6 := r.Family() == items.FamilyIPv6
+	out := intent.Route{
+		To:     r.Dst.String(),
+		Via:    addrString(r.Gw),
+		Dev:    r.Dev,
+		Metric: r.EffectiveMetric(),
+		Src:    addrString(r.Src),
+		Type:   routeTypeNames[r.Kind],
+	}
+	if r.Dst.Bits() == 0 {
+		out.To = "default"
+		if ipv6 && out.Via == "" && out.Src == "" {
+			out.Family = intent.FamilyIPv6
+		}
+	}
+	if t := r.TableID(); t != items.TableMain {
+		out.Table = t
+	}
+	if ipv6 && out.Metric == items.IPv6DefaultMetric {
+		out.Metric = 0
+	}
+	if r.Scope != defaultScope(!ipv6, r.Kind == items.RouteUnicast, r.Gw.IsValid()) {
+		out.Scope = scopeNames[r.Scope]
+	}
+	return out
+}
+
+var routeTypeNames = map[items.RouteType]intent.RouteType{
+	items.RouteBlackhole:   intent.RouteBlackhole,
+	items.RouteUnreachable: intent.RouteUnreachable,
+	items.RouteProhibit:    intent.RouteProhibit,
+}
+
+var scopeNames = map[items.Scope]intent.Scope{
+	items.ScopeUniverse: intent.ScopeGlobal,
+	items.ScopeLink:     intent.ScopeLink,
+	items.ScopeHost:     intent.ScopeHost,
+}
+
+// ruleToIntent converts a Rule item, leaving out the defaults.
+func ruleToIntent(r *items.Rule) intent.Rule {
+	out := intent.Rule{
+		Priority: r.Priority,
+		From:     addrString(r.From),
+		To:       addrString(r.To),
+		FwMark:   r.Mark,
+		FwMask:   r.EffectiveMask(),
+		IIF:      r.IifName,
+		OIF:      r.OifName,
+		Table:    r.Table,
+	}
+	if r.Mark != 0 && out.FwMask == 0xffffffff {
+		out.FwMask = 0
+	}
+	if out.From == "" && out.To == "" {
+		out.Family = intent.FamilyIPv4
+		if r.Family == items.FamilyIPv6 {
+			out.Family = intent.FamilyIPv6
+		}
+	}
+	return out
+}
+
+// chainsToIntent converts iptables chains, merging the ipv4 and ipv6
+// versions of a chain into one of family "both" when they are the same.
+func chainsToIntent(chains []*items.IptablesChain) []intent.Chain {
+	var out []intent.Chain
+	merged := map[*items.IptablesChain]bool{}
+	for _, c := range chains {
+		if merged[c] {
+			continue
+		}
+		ch := chainToIntent(c)
+		if c.Family == items.FamilyIPv4 {
+			if twin := findTwin(chains, c); twin != nil {
+				ch.Family, merged[twin] = intent.ChainBoth, true
+			}
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// findTwin returns the ipv6 chain of c's table and name if it is otherwise
+// the same as c.
+func findTwin(chains []*items.IptablesChain, c *items.IptablesChain) *items.IptablesChain {
+	for _, o := range chains {
+		if o.Family != items.FamilyIPv6 {
+			continue
+		}
+		v6 := *o
+		v6.Family = c.Family
+		if v6.Equal(c) {
+			return o
+		}
+	}
+	return nil
+}
+
+func chainToIntent(c *items.IptablesChain) intent.Chain {
+	ch := intent.Chain{Table: intent.FirewallTable(c.Table), Name: c.Chain, JumpFrom: intent.BuiltinChain(c.JumpFrom)}
+	if c.Family == items.FamilyIPv6 {
+		ch.Family = intent.ChainIPv6
+	}
+	if c.JumpFrom != "" && c.EffectivePosition() != 1 {
+		ch.Position = c.EffectivePosition()
+	}
+	for _, args := range c.Rules {
+		ch.Rules = append(ch.Rules, JoinRule(args))
+	}
+	return ch
+}
+
+// JoinRule writes a rule's arguments as one string that intent.SplitRule
+// splits back into the same arguments: plain arguments as they are, the
+// others in single quotes.
+func JoinRule(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = quoteArg(a)
+	}
+	return strings.Join(quoted, " ")
+}
+
+// quoteArg quotes a when it holds anything but letters, digits and
+// -_./:,=+@%!. A single quote inside is written as '\''.
+func quoteArg(a string) string {
+	if a != "" && strings.IndexFunc(a, func(r rune) bool { return !isPlain(r) }) < 0 {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}
+
+func isPlain(r rune) bool {
+	return ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') ||
+		strings.ContainsRune("-_./:,=+@%!", r)
+}
+
+// optional is a netip.Addr or netip.Prefix.
+type optional interface {
+	IsValid() bool
+	String() string
+}
+
+// addrString returns a's text, or "" for the zero value.
+func addrString(a optional) string {
+	if !a.IsValid() {
+		return ""
+	}
+	return a.String()
+}
