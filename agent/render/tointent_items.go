@@ -260,7 +260,8 @@ func JoinRule(args []string) string {
 }
 
 // quoteArg quotes a when it holds anything but letters, digits and
-// -_./:,=+@%!. A single quote inside is written as '\”.
+// -_./:,=+@%!. A single quote inside closes the quotes, is written with
+// a backslash, and opens them again.
 func quoteArg(a string) string {
 	if a != "" && strings.IndexFunc(a, func(r rune) bool { return !isPlain(r) }) < 0 {
 		return a
