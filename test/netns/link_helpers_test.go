@@ -190,6 +190,9 @@ func linkWantOps(t testing.TB, log reconciler.OperationLog, want ...string) {
 	}
 }
 
+// netlinkUp is the admin-up flag of netlink.LinkAttrs.Flags.
+const netlinkUp = net.FlagUp
+
 func linkMAC(s string) net.HardwareAddr {
 	mac, err := net.ParseMAC(s)
 	if err != nil {
