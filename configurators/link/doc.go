@@ -86,5 +86,9 @@
 // the kernel refuses while the bond is up (EBUSY, such as lacp_rate) are
 // applied with the bond set down for a moment. A port is set down before it
 // is enslaved, as the kernel requires, and given back its admin state after
-// (the kernel opens a new bond port, and closes a released one).
+// (the kernel opens a new bond port, and closes a released one). A bond's
+// Primary names a link that must exist when the bond is configured (the
+// kernel takes it by ifindex): otherwise the bond's create fails with
+// ErrMissing and is retried by the next reconcile. The kernel reports a
+// primary only once it is enslaved, so until then read-back sees none.
 package link
