@@ -8,6 +8,7 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -15,7 +16,7 @@ import (
 // IFA_PROTO = items.RouteProtocol. Every change goes over a conn, because
 // netlink.Addr carries no IFA_PROTO.
 type addressConfigurator struct {
-	nlh  linkOps
+	nlh  addressNL
 	open opener
 	// promotes reports whether the kernel promotes a secondary IPv4
 	// address when the primary of its subnet goes (the sysctl
@@ -25,6 +26,15 @@ type addressConfigurator struct {
 }
 
 var _ reconciler.Configurator = (*addressConfigurator)(nil)
+
+// addressNL is the part of netlink.Handle the address configurator uses:
+// interface names, and the routes through an interface (see delAddr).
+type addressNL interface {
+	linkOps
+	RouteListFilteredIter(family int, filter *netlink.Route, filterMask uint64, f func(netlink.Route) bool) error
+}
+
+var _ addressNL = (*netlink.Handle)(nil)
 
 // errAddrNotOwned: the kernel holds the item's address without our mark.
 var errAddrNotOwned = fmt.Errorf("%w: the address is on the interface without netagent's IFA_PROTO mark", ErrNotOwned)
@@ -161,11 +171,23 @@ func (c *addressConfigurator) delete(a *items.Address) error {
 	return c.delAddr(conn, list, k, a, index)
 }
 
-// delAddr deletes our address k (a's kernel object). When k is the primary
-// IPv4 address of its subnet and the kernel does not promote secondaries,
-// deleting k deletes every secondary of the subnet too: if one of them is
-// not ours, nothing is deleted (ErrNotOwned); ours are added back.
+// delAddr deletes our address k (a's kernel object), unless the kernel
+// would take someone else's objects with it (ErrNotOwned):
+//
+//   - When k is the primary IPv4 address of its subnet and the kernel does
+//     not promote secondaries, it deletes every secondary of the subnet with
+//     k. Ours are added back; one of someone else's blocks the delete.
+//   - When k is the last IPv4 address of its interface, the kernel flushes
+//     every IPv4 route through the interface (fib_disable_ip). Another
+//     protocol's route through it blocks the delete (kernel routes go with
+//     the address anyway; ours are the reconciler's business). The block
+//     is temporary when the intent adds another address in the same pass.
 func (c *addressConfigurator) delAddr(conn rawOps, list []kernelAddr, k *kernelAddr, a *items.Address, index int) error {
+	if lastIPv4(list, k) {
+		if err := c.checkNoForeignRoutes(index, a.Dev); err != nil {
+			return err
+		}
+	}
 	secs := secondariesOf(list, k)
 	if len(secs) > 0 {
 		promotes, err := c.promotes(a.Dev)
@@ -193,6 +215,55 @@ func (c *addressConfigurator) delAddr(conn rawOps, list []kernelAddr, k *kernelA
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// lastIPv4 reports whether k is the only IPv4 address of its interface in
+// list (a dump of IPv4 addresses).
+func lastIPv4(list []kernelAddr, k *kernelAddr) bool {
+	if !k.prefix.Addr().Is4() {
+		return false
+	}
+	for i := range list {
+		if list[i].index == k.index && list[i].prefix != k.prefix {
+			return false
+		}
+	}
+	return true
+}
+
+// checkNoForeignRoutes fails with ErrNotOwned if an IPv4 route of another
+// protocol than netagent's and the kernel's goes through the interface.
+func (c *addressConfigurator) checkNoForeignRoutes(index int, dev string) error {
+	var found []string
+	err := retryDump("routes", func() error {
+		found = found[:0]
+		return c.nlh.RouteListFilteredIter(netlink.FAMILY_V4, &netlink.Route{}, netlink.RT_FILTER_TABLE, func(r netlink.Route) bool {
+			if r.Protocol != items.RouteProtocol && r.Protocol != unix.RTPROT_KERNEL && routeVia(&r, index) {
+				found = append(found, r.String())
+			}
+			return true
+		})
+	})
+	switch {
+	case err != nil:
+		return err
+	case len(found) > 0:
+		return fmt.Errorf("%w: it is the last IPv4 address of %s, and the kernel would flush routes of others through it with it: %v", ErrNotOwned, dev, found)
+	}
+	return nil
+}
+
+// routeVia reports whether a route goes out of the interface index.
+func routeVia(r *netlink.Route, index int) bool {
+	if r.LinkIndex == index {
+		return true
+	}
+	for _, nh := range r.MultiPath {
+		if nh.LinkIndex == index {
+			return true
+		}
+	}
+	return false
 }
 
 // secondariesOf returns the secondary addresses of primary k's subnet.

@@ -179,6 +179,27 @@ func TestL3AddressPrimaryWithSecondaries(t *testing.T) {
 	e.mustReadBackNone(items.TypeAddress)
 }
 
+// The kernel flushes every IPv4 route through an interface when its last
+// IPv4 address goes: a foreign route there blocks the delete of our last
+// address, and stays.
+func TestL3AddressLastKeepsForeignRoutes(t *testing.T) {
+	e := l3NewEnv(t)
+	a := &items.Address{Dev: "up0", Prefix: l3Prefix("192.0.2.10/24")}
+	b := &items.Address{Dev: "up0", Prefix: l3Prefix("198.51.100.10/24")}
+	e.create(a)
+	e.create(b)
+	e.ip("route", "add", "203.0.113.0/24", "via", "192.0.2.1", "table", "7")
+	e.delete(a) // not the last one
+	l3MustNotOwn(t, "deleting the last address", e.cfg(b).Delete(e.ctx, b))
+	e.mustAddr("up0", "local", "198.51.100.10")
+	if got := l3Find(e.l3Routes(), "dst", "203.0.113.0/24", "gateway", "192.0.2.1"); len(got) != 1 {
+		t.Errorf("foreign route gone: %v", got)
+	}
+	e.ip("route", "del", "203.0.113.0/24", "table", "7")
+	e.delete(b)
+	e.mustReadBackNone(items.TypeAddress)
+}
+
 func TestL3AddressMissingDevice(t *testing.T) {
 	e := l3NewEnv(t)
 	a := &items.Address{Dev: "nosuch0", Prefix: l3Prefix("192.0.2.1/24")}
