@@ -3,6 +3,7 @@ package firewall
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -86,13 +87,35 @@ func (c *chainConfigurator) applyGroup(ctx context.Context, g batchGroup, ops []
 	if len(ordered) > 0 {
 		delete(views, g.fam) // the kernel changes now
 		if err := c.backends[g.fam].restore(ctx, renderTable(g.table, v, ordered)); err != nil {
-			for i := range plans {
+			for _, i := range retryOrder(g.idx, plans) {
 				errs[i] = c.applyOne(ctx, ops[i])
 			}
 			return
 		}
 	}
 	c.learnGroup(ctx, g, ops, errs, plans, views)
+}
+
+// retryOrder lists the planned operations for a one-by-one retry: in the
+// batch's order, but jumps by ascending position, as in a transaction, so
+// that each lands where its item says.
+func retryOrder(idx []int, plans map[int]*chainPlan) []int {
+	var out []int
+	for _, i := range idx {
+		if plans[i] != nil {
+			out = append(out, i)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b int) int { return jumpPos(plans[a]) - jumpPos(plans[b]) })
+	return out
+}
+
+// jumpPos is the position a plan inserts its jump at (0 for none).
+func jumpPos(p *chainPlan) int {
+	if p.jump == nil {
+		return 0
+	}
+	return p.jump.pos
 }
 
 // groupView returns the view of one table, saving the family's tables
