@@ -50,23 +50,34 @@ func (x *index) isPhysical(name string) bool {
 	return ok && ifc.Type == intent.LinkPhysical
 }
 
-// onLink returns the declared address whose subnet holds gw, preferring
-// one on dev, and whether there is one.
+// onLink returns the declared address whose subnet holds gw, and whether
+// there is one. Where several do, it prefers one on dev, then one on a
+// physical interface, then the longest prefix, then the first name, so
+// that the choice does not depend on the order of the intent.
 func (x *index) onLink(gw netip.Addr, dev string) (declaredAddr, bool) {
-	var found declaredAddr
+	var best declaredAddr
 	ok := false
 	for _, a := range x.addrs {
-		if !a.prefix.Contains(gw) || a.prefix.Addr() == gw {
-			continue
-		}
-		if a.dev == dev {
-			return a, true
-		}
-		if !ok {
-			found, ok = a, true
+		if a.prefix.Contains(gw) && a.prefix.Addr() != gw && (!ok || x.better(a, best, dev)) {
+			best, ok = a, true
 		}
 	}
-	return found, ok
+	return best, ok
+}
+
+// better reports whether a is a better on-link address than b for a
+// route out of dev (see onLink).
+func (x *index) better(a, b declaredAddr, dev string) bool {
+	if (a.dev == dev) != (b.dev == dev) {
+		return a.dev == dev
+	}
+	if x.isPhysical(a.dev) != x.isPhysical(b.dev) {
+		return x.isPhysical(a.dev)
+	}
+	if a.prefix.Bits() != b.prefix.Bits() {
+		return a.prefix.Bits() > b.prefix.Bits()
+	}
+	return a.name() < b.name()
 }
 
 // holding returns the declared address equal to ip, and whether there is

@@ -48,7 +48,7 @@ func (b *builder) routeItem(r *intent.Route) *items.Route {
 		}
 	}
 	if it.Src.IsValid() {
-		if a, ok := b.idx.holding(it.Src); ok {
+		if a, ok := b.idx.holding(it.Src); ok && a.name() != it.GwAddress {
 			it.Deps = []dg.ItemRef{items.AddressRef(a.dev, a.prefix)}
 		}
 	}

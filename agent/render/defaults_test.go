@@ -1,0 +1,173 @@
+package render
+
+import (
+	"net/netip"
+	"slices"
+	"testing"
+	"time"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+)
+
+// Units and defaults are converted between the intent and the items: each
+// case renders one document and checks one item.
+func TestRenderInterfaceDefaults(t *testing.T) {
+	cases := []struct {
+		name, doc string
+		check     func(*items.Interface) bool
+	}{
+		{"bridge forward delay: centiseconds to a duration",
+			`{"name": "br0", "type": "bridge", "bridge": {"stp": true, "forwardDelay": 400}}`,
+			func(i *items.Interface) bool { return i.Bridge.ForwardDelay == 4*time.Second && i.Bridge.STP }},
+		{"bridge without section: kernel defaults",
+			`{"name": "br0", "type": "bridge"}`,
+			func(i *items.Interface) bool { return i.Bridge == nil }},
+		{"vxlan without port: IANA's 4789, explicitly; learning on",
+			`{"name": "vx0", "type": "vxlan", "vxlan": {"vni": 7, "remote": "192.0.2.2"}}`,
+			func(i *items.Interface) bool {
+				return i.Vxlan.Port == 4789 && i.Vxlan.Learning && i.Vxlan.VNI == 7 &&
+					i.Vxlan.Remote == netip.MustParseAddr("192.0.2.2") && !i.Vxlan.Local.IsValid()
+			}},
+		{"vxlan learning off",
+			`{"name": "vx0", "type": "vxlan", "vxlan": {"vni": 7, "port": 8472, "learning": false}}`,
+			func(i *items.Interface) bool { return i.Vxlan.Port == 8472 && !i.Vxlan.Learning }},
+		{"mtu 0 leaves the kernel's; state up by default",
+			`{"name": "br0", "type": "bridge"}`,
+			func(i *items.Interface) bool { return i.MTU == 0 && i.AdminUp }},
+		{"state down, mtu, mac, alias",
+			`{"name": "br0", "type": "bridge", "state": "down", "mtu": 9000, "mac": "02:00:00:00:00:01", "alias": "lan"}`,
+			func(i *items.Interface) bool {
+				return !i.AdminUp && i.MTU == 9000 && i.MAC.String() == "02:00:00:00:00:01" && i.Alias == "lan"
+			}},
+		{"bond: kernel names, unset stays unset",
+			`{"name": "bond0", "type": "bond", "bond": {"mode": "active-backup", "miimon": 100}}`,
+			func(i *items.Interface) bool {
+				return *i.Bond == items.BondAttrs{Mode: "active-backup", Miimon: 100}
+			}},
+		{"vlan protocol left to the default",
+			`{"name": "br0.7", "type": "vlan", "vlan": {"parent": "eth0", "id": 7}}, {"name": "eth0", "type": "physical"}`,
+			func(i *items.Interface) bool { return *i.VLAN == items.VLANAttrs{Parent: "eth0", ID: 7} }},
+		{"macvlan mode",
+			`{"name": "mv0", "type": "macvlan", "macvlan": {"parent": "eth0", "mode": "bridge"}}, {"name": "eth0", "type": "physical"}`,
+			func(i *items.Interface) bool { return *i.Macvlan == items.MacvlanAttrs{Parent: "eth0", Mode: "bridge"} }},
+		{"veth in another namespace",
+			`{"name": "v0", "type": "veth", "veth": {"peer": "eth0", "peerNetns": "ctr"}}`,
+			func(i *items.Interface) bool { return *i.Veth == items.VethAttrs{Peer: "eth0", PeerNetns: "ctr"} }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := mustRender(t, parse(t, `{"version": 1, "interfaces": [`+c.doc+`]}`))
+			var it *items.Interface // the one under test: not the physical parent
+			for x := range g.Items() {
+				if i, ok := x.(*items.Interface); ok && i.Kind != items.KindPhysical {
+					it = i
+				}
+			}
+			if !c.check(it) {
+				t.Errorf("rendered %s", it)
+			}
+		})
+	}
+}
+
+// Routes get the table, metric and scope the kernel would give them, so
+// that read-back compares equal.
+func TestRenderRouteDefaults(t *testing.T) {
+	cases := []struct {
+		route string
+		want  items.Route
+	}{
+		{`{"to": "2001:db8::/32", "dev": "eth0"}`,
+			items.Route{Dst: mustPrefix("2001:db8::/32"), Dev: "eth0", Table: 254, Metric: 1024, CarrierLink: "eth0"}},
+		{`{"to": "10.1.0.0/16", "dev": "eth0"}`,
+			items.Route{Dst: mustPrefix("10.1.0.0/16"), Dev: "eth0", Table: 254, Scope: items.ScopeLink, CarrierLink: "eth0"}},
+		{`{"to": "10.2.0.0/16", "via": "192.0.2.1", "table": 100, "metric": 5, "src": "192.0.2.10"}`,
+			items.Route{Dst: mustPrefix("10.2.0.0/16"), Gw: netip.MustParseAddr("192.0.2.1"), Table: 100, Metric: 5,
+				Src: netip.MustParseAddr("192.0.2.10"), GwAddress: "eth0/192.0.2.10/24"}},
+		{`{"to": "10.3.0.0/16", "via": "198.51.100.1", "src": "203.0.113.5"}`,
+			items.Route{Dst: mustPrefix("10.3.0.0/16"), Gw: netip.MustParseAddr("198.51.100.1"), Table: 254,
+				Src: netip.MustParseAddr("203.0.113.5"), Deps: []dg.ItemRef{items.AddressRef("br0", mustPrefix("203.0.113.5/32"))}}},
+		{`{"to": "default", "type": "unreachable", "family": "ipv6"}`,
+			items.Route{Dst: mustPrefix("::/0"), Table: 254, Metric: 1024, Kind: items.RouteUnreachable}},
+		{`{"to": "10.4.0.0/16", "dev": "br0", "scope": "global"}`,
+			items.Route{Dst: mustPrefix("10.4.0.0/16"), Dev: "br0", Table: 254}},
+	}
+	for _, c := range cases {
+		t.Run(c.route, func(t *testing.T) {
+			g := mustRender(t, parse(t, `{"version": 1, "interfaces": [
+				{"name": "eth0", "type": "physical", "addresses": ["192.0.2.10/24"]},
+				{"name": "br0", "type": "bridge", "addresses": ["203.0.113.5/32"]}],
+				"routes": [`+c.route+`]}`))
+			got := only[*items.Route](t, g)
+			if !slices.Equal(got.Deps, c.want.Deps) || got.Scope != c.want.Scope || got.Table != c.want.Table ||
+				got.Metric != c.want.Metric || !got.Equal(&c.want) {
+				t.Errorf("rendered %+v\nwant     %+v", *got, c.want)
+			}
+		})
+	}
+}
+
+// A rule names its family, keeps its mask as given and depends on the
+// interfaces it names that the intent declares (a veth peer through its
+// veth); foreign names are no dependency.
+func TestRenderRule(t *testing.T) {
+	g := mustRender(t, parse(t, `{"version": 1,
+		"interfaces": [{"name": "v0", "type": "veth", "veth": {"peer": "v0p"}}, {"name": "br0", "type": "bridge"}],
+		"rules": [{"priority": 10, "fwmark": 1, "iif": "v0p", "oif": "br0", "table": 7, "family": "ipv6"},
+		          {"priority": 11, "to": "10.0.0.0/8", "iif": "eth9", "table": 8}]}`))
+	want := []*items.Rule{
+		{Priority: 10, Family: items.FamilyIPv6, Mark: 1, IifName: "v0p", OifName: "br0", Table: 7,
+			Deps: []dg.ItemRef{items.InterfaceRef("v0"), items.InterfaceRef("br0")}},
+		{Priority: 11, Family: items.FamilyIPv4, To: mustPrefix("10.0.0.0/8"), IifName: "eth9", Table: 8},
+	}
+	for _, w := range want {
+		got, ok := g.Get(dg.Ref(w))
+		if !ok || !got.Equal(w) {
+			t.Errorf("rule %s: got %v", w.Name(), got)
+		}
+	}
+}
+
+// A chain of family "both" is one item per family, its rules split into
+// arguments; the jump position stays as given (0 is 1).
+func TestRenderChains(t *testing.T) {
+	g := mustRender(t, parse(t, `{"version": 1, "firewall": {"chains": [
+		{"table": "filter", "name": "IN", "jumpFrom": "INPUT", "position": 2, "family": "both",
+		 "rules": ["-p tcp --dport 22 -m comment --comment 'ssh in' -j ACCEPT"]}]}}`))
+	for _, f := range []items.Family{items.FamilyIPv4, items.FamilyIPv6} {
+		want := &items.IptablesChain{Family: f, Table: "filter", Chain: "IN", JumpFrom: "INPUT", Position: 2,
+			Rules: [][]string{{"-p", "tcp", "--dport", "22", "-m", "comment", "--comment", "ssh in", "-j", "ACCEPT"}}}
+		got, ok := g.Get(dg.Ref(want))
+		if !ok || !got.Equal(want) {
+			t.Errorf("chain %s: got %v", want.Name(), got)
+		}
+	}
+}
+
+// Sysctl keys of interfaces whose name has a dot get the slash sysctl(8)
+// uses, and depend on the interface.
+func TestRenderSysctlKeys(t *testing.T) {
+	g := mustRender(t, parse(t, `{"version": 1,
+		"interfaces": [{"name": "br0", "type": "bridge"}, {"name": "br0.7", "type": "vlan", "vlan": {"parent": "br0", "id": 7}}],
+		"sysctls": {"net.ipv4.conf.br0.7.rp_filter": "2", "net.ipv4.conf.br0.rp_filter": "1", "net.core.somaxconn": "4096"}}`))
+	want := map[string][]dg.ItemRef{
+		"net.ipv4.conf.br0/7.rp_filter": {items.InterfaceRef("br0.7")},
+		"net.ipv4.conf.br0.rp_filter":   {items.InterfaceRef("br0")},
+		"net.core.somaxconn":            nil,
+	}
+	for key, deps := range want {
+		ref := dg.ItemRef{Type: items.TypeSysctl, Name: key}
+		if !g.Contains(ref) {
+			t.Errorf("%s missing", ref)
+			continue
+		}
+		var got []dg.ItemRef
+		for _, d := range g.Dependencies(ref) {
+			got = append(got, d.RequiredItem)
+		}
+		if !slices.Equal(got, deps) {
+			t.Errorf("%s depends on %v, want %v", key, got, deps)
+		}
+	}
+}

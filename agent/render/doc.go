@@ -1,0 +1,77 @@
+// Package render turns a validated intent into the intended graph: one
+// depgraph item per kernel object (package items), with its dependencies.
+// It is a pure function of the intent. Nothing here touches the kernel, a
+// file or the clock, so it is tested without privileges, and rendering the
+// same intent twice gives equal graphs (which costs the reconciler nothing).
+//
+//	files ──ParseFiles──▶ intents ──RenderFiles──▶ intended graph
+//	                                (intent.Merge,      │ one subgraph per file
+//	                                 Validate, Render)  ▼
+//	                                               reconciler
+//	kernel ──read-back──▶ items ──ToIntent──▶ intent (netagent show --json)
+//
+// # From intent to items
+//
+//	intent                              items
+//	------                              -----
+//	interface (any type)                interface/<name> of that kind; a physical
+//	                                    one depends on the external link/<name>
+//	interface.master                    port/<name> (bond or bridge)
+//	interface.addresses[]               address/<dev>/<addr>/<len>
+//	route                               route/<table> <dst> metric <metric>
+//	rule                                rule/<family> <prio>: <selectors> lookup <table>
+//	neighbor                            neighbor/<dev>/<ip>
+//	sysctls{}                           sysctl/<key>
+//	firewall.chains[] (family "both":   iptables-chain/<family>/<table>/<name>
+//	  one item per family)
+//
+// Defaults are made explicit where the intent's and the kernel's differ
+// or where read-back reports the kernel's value: a VXLAN's port (the
+// intent's default is IANA's 4789, the kernel's 8472) and learning (on); a
+// route's table (main, 254), an IPv6 route's metric (0 is 1024) and a
+// route's scope (link for an IPv4 unicast route without a gateway, as `ip
+// route add` picks; global otherwise). Units are converted: a bridge's
+// forward delay is centiseconds in the intent and a time.Duration in the
+// item. Everything the intent leaves out that means "leave as is" (MTU 0,
+// no MAC, no bond or bridge section, a bond option of 0 or "") stays unset
+// in the item, and read-back reads it back unset.
+//
+// Fields that only shape dependencies are filled from the whole intent: a
+// route out of a physical interface depends on that link's carrier
+// (CarrierLink), and on the declared address whose subnet holds its gateway
+// (GwAddress: on the route's device if it has one, else on a physical
+// interface, else the longest prefix, else the first name); a route whose
+// preferred source is a declared address depends on that address; a rule
+// depends on the declared interfaces it names (iif, oif). A sysctl whose key
+// names an interface depends on it, and the dots inside a declared
+// interface name become slashes ("net.ipv4.conf.bond0/100.rp_filter"), as
+// sysctl(8) writes them.
+//
+// Render rejects, with the object's path, what the items cannot express
+// although the intent's Validate accepts it: a veth peer used as the device
+// of a route or neighbor, or in a sysctl key (the peer has no item of its
+// own: its veth creates it), and a sysctl key naming an interface the intent
+// does not declare. Rendering those would leave items blocked for ever.
+//
+// # Files and subgraphs
+//
+// RenderFiles merges several files (intent.Merge: an object defined by two
+// files is reported on both) and puts every item into the subgraph named
+// after the file that defines its object (SubgraphName): status can be
+// reported, and a file reconciled, on its own. Items that exist because of
+// another object (the port and addresses of an interface) go with it.
+// Dependencies cross files freely.
+//
+// # Back from items
+//
+// ToIntent is the inverse: it turns items, typically read back from the
+// kernel, into an intent that Parse and Validate accept, leaving out the
+// defaults. Render(ToIntent(Render(x))) renders the same items as x.
+//
+// # The caller's duties
+//
+//   - Render (or RenderFiles, or Load) before anything changes: an error
+//     means the whole intent is rejected, and the running state must stay.
+//   - Treat the intent as read-only afterwards (Validate filled its derived
+//     fields) and the graph's items as immutable.
+package render
