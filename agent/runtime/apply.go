@@ -1,0 +1,141 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// Result is the outcome of an Apply or a Plan.
+type Result struct {
+	// Ops lists the operations run (Apply) or that an apply would run now
+	// (Plan), in order.
+	Ops reconciler.OperationLog
+	// Problems lists, by item, what did not converge: failed operations
+	// and blocked items, sorted by ref.
+	Problems []Problem
+	// Err joins the reconciler's errors (one per failed operation, and per
+	// item of a dependency cycle); nil when there were none.
+	Err error
+	// Current is the current state after the run (predicted, for Plan).
+	Current *dg.Graph
+}
+
+// Problem is an item that did not converge, and why.
+type Problem struct {
+	Ref dg.ItemRef
+	// Blocked: the item waits for a dependency; otherwise an operation on
+	// it failed or it could not be created.
+	Blocked bool
+	Reason  string
+}
+
+// String renders the problem as "route/x: failed: why".
+func (p Problem) String() string {
+	state := "failed"
+	if p.Blocked {
+		state = "blocked"
+	}
+	return fmt.Sprintf("%s: %s: %s", p.Ref, state, p.Reason)
+}
+
+// Converged reports whether every item converged: no problems, no errors.
+func (r *Result) Converged() bool { return len(r.Problems) == 0 && r.Err == nil }
+
+// Apply converges the namespace once: it reads the current state back,
+// reconciles it towards intended, waits for operations that continue in
+// the background (reconciling again as they finish) and reports the
+// outcome per item. Every owned object that intended does not hold is
+// deleted. The error is for a failed read-back; item failures are in the
+// Result.
+func (r *Runtime) Apply(ctx context.Context, intended *dg.Graph) (*Result, error) {
+	cur, err := r.ReadCurrent(intended)
+	if err != nil {
+		return nil, err
+	}
+	rec := r.Reconciler()
+	st := rec.Reconcile(ctx, cur, intended)
+	ops := st.OperationLog
+	for st.AsyncOpsInProgress {
+		select {
+		case <-st.ReadyToResume:
+		case <-ctx.Done():
+			st.CancelAsyncOps(nil)
+			st.WaitForAsyncOps()
+		}
+		st = rec.Reconcile(ctx, cur, intended)
+		ops = append(ops, st.OperationLog...)
+	}
+	st.OperationLog = ops
+	return Summarize(st, intended), nil
+}
+
+// Plan returns the exact operations an Apply would run now, in order,
+// without changing anything (reconciler.Plan on the read-back state).
+func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*Result, error) {
+	cur, err := r.ReadCurrent(intended)
+	if err != nil {
+		return nil, err
+	}
+	st := reconciler.New(r.reg).Plan(ctx, cur, intended)
+	return Summarize(st, intended), nil
+}
+
+// Summarize turns a reconciler Status into a Result: blocked items with
+// their reason; intended items that failed or are missing, and current
+// items that should be gone, with their last error.
+func Summarize(st reconciler.Status, intended *dg.Graph) *Result {
+	if intended == nil {
+		intended = dg.New("intended")
+	}
+	res := &Result{Ops: st.OperationLog, Err: st.Err, Current: st.NewCurrentState}
+	for ref, reason := range st.Blocked {
+		reason = strings.TrimPrefix(reason, "blocked: ")
+		res.Problems = append(res.Problems, Problem{Ref: ref, Blocked: true, Reason: reason})
+	}
+	for _, ref := range unionRefs(intended, st.NewCurrentState) {
+		if _, blocked := st.Blocked[ref]; blocked {
+			continue
+		}
+		if reason, bad := problem(ref, intended, st.NewCurrentState); bad {
+			res.Problems = append(res.Problems, Problem{Ref: ref, Reason: reason})
+		}
+	}
+	slices.SortFunc(res.Problems, func(a, b Problem) int { return a.Ref.Compare(b.Ref) })
+	return res
+}
+
+// problem says why ref has not converged, if it has not.
+func problem(ref dg.ItemRef, intended, cur *dg.Graph) (string, bool) {
+	want, wanted := intended.Get(ref)
+	have, st, exists := cur.Lookup(ref)
+	switch {
+	case exists && have.External() || wanted && want.External():
+		return "", false
+	case st.State == dg.StateFailed:
+		return fmt.Sprintf("%s failed: %v", st.LastOp, st.LastErr), true
+	case wanted && !exists:
+		return "not created", true
+	case !wanted && exists:
+		return "not deleted", true
+	case wanted && !have.Equal(want):
+		return "not changed", true
+	}
+	return "", false
+}
+
+// unionRefs returns the refs of both graphs (either may be nil), sorted.
+func unionRefs(a, b *dg.Graph) []dg.ItemRef {
+	var refs []dg.ItemRef
+	for _, g := range []*dg.Graph{a, b} {
+		if g != nil {
+			refs = append(refs, g.Refs()...)
+		}
+	}
+	slices.SortFunc(refs, dg.ItemRef.Compare)
+	return slices.Compact(refs)
+}

@@ -1,0 +1,29 @@
+// Package runtime acts on one target network namespace, once: what both
+// the one-shot CLI (`netagent apply`, `plan`, `check`, `show`) and the
+// daemon need. It holds no memory between calls: every call rebuilds the
+// current state by reading the kernel back (configurators.ReadBack), with
+// the intended graph as the hint, so a restarted agent, or a CLI run that
+// never ran before, sees exactly what the kernel holds.
+//
+//	intended graph ─┐
+//	                ▼
+//	kernel ──ReadCurrent──▶ current graph ──reconciler──▶ configurators ──▶ kernel
+//	                              │              │
+//	                              │              └─ one log line per operation (LogOp)
+//	                              ▼
+//	               Plan: the operations an Apply would run (nothing changes)
+//	               Apply: run them, wait for background ones, report per item
+//	               Check: running vs intended, field by field (nothing changes)
+//
+// Apply deletes every object netagent owns that the intended graph does
+// not hold: apply an intent and the namespace holds that intent, no more.
+// Objects netagent does not own (foreign links, routes, rules, chains) are
+// never touched; the configurators tell them apart by their marks.
+//
+// Applying the same intent twice makes no kernel write the second time:
+// read-back spells unset fields as the hint does, so every item compares
+// Equal and the reconciler plans nothing.
+//
+// The package logs through a logrus.FieldLogger given by the caller and
+// configures no logger itself.
+package runtime

@@ -1,0 +1,115 @@
+package runtime
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/configurators/netnsx"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// Runtime is what it takes to act on one target namespace: a handle on the
+// namespace, its state directory, the configurators of every item type and
+// a logger. It keeps no state between calls: every call reads the kernel
+// back. A Runtime is not safe for concurrent use.
+type Runtime struct {
+	target   *netnsx.Target
+	stateDir string
+	reg      reconciler.Registry
+	log      logrus.FieldLogger
+}
+
+// Open opens the named network namespace ("" for the caller's own),
+// creates the state directory if needed and registers the configurators.
+// Close releases the namespace handle.
+func Open(netns, stateDir string, log logrus.FieldLogger) (*Runtime, error) {
+	if stateDir == "" {
+		return nil, fmt.Errorf("opening namespace %q: no state directory", netns)
+	}
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating state directory: %w", err)
+	}
+	t, err := netnsx.Open(netns)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := configurators.NewRegistry(t, stateDir)
+	if err != nil {
+		t.Close()
+		return nil, fmt.Errorf("namespace %q: %w", netns, err)
+	}
+	return &Runtime{target: t, stateDir: stateDir, reg: reg, log: log}, nil
+}
+
+// Close releases the namespace handle.
+func (r *Runtime) Close() { r.target.Close() }
+
+// Target returns the namespace handle.
+func (r *Runtime) Target() *netnsx.Target { return r.target }
+
+// Reconciler returns a reconciler over the Runtime's configurators that
+// logs every kernel operation (see LogOp). The daemon keeps its own
+// current-state graph and calls it directly.
+func (r *Runtime) Reconciler() *reconciler.Reconciler {
+	return reconciler.New(r.reg, reconciler.WithOpHook(LogOp(r.log)))
+}
+
+// ReadCurrent reads the kernel back into a current-state graph: the
+// external links and every object netagent owns. intended (may be nil) is
+// the hint that makes read-back spell "leave as is" fields as the intent
+// does; an item that intended holds goes into the same subgraph as there,
+// the others into the root.
+func (r *Runtime) ReadCurrent(intended *dg.Graph) (*dg.Graph, error) {
+	got, err := configurators.ReadBack(r.target, r.stateDir, intended)
+	if err != nil {
+		return nil, err
+	}
+	if intended == nil {
+		return got, nil
+	}
+	cur := dg.New("current")
+	for it, st := range got.Items() {
+		g := cur
+		if path, ok := intended.Root().ScopeOf(dg.Ref(it)); ok && path != "" {
+			g = cur.EditSubGraph(path)
+		}
+		g.PutWithState(it, st)
+	}
+	return cur, nil
+}
+
+// LogOp returns an operation hook (reconciler.WithOpHook) that logs one
+// line per kernel operation with the fields item, op, outcome ("ok",
+// "failed", "in progress"), duration and, for a recreate, recreate=true:
+// at info level, or at warning level with the error for a failure.
+func LogOp(log logrus.FieldLogger) func(reconciler.OpLogEntry) {
+	return func(e reconciler.OpLogEntry) {
+		fields := logrus.Fields{"item": e.Ref.String(), "op": e.Op.String(), "outcome": outcome(e)}
+		if !e.InProgress {
+			fields["duration"] = e.End.Sub(e.Start)
+		}
+		if e.Recreate {
+			fields["recreate"] = true
+		}
+		l := log.WithFields(fields)
+		if e.Err != nil {
+			l.WithError(e.Err).Warn("kernel operation failed")
+			return
+		}
+		l.Info("kernel operation")
+	}
+}
+
+func outcome(e reconciler.OpLogEntry) string {
+	switch {
+	case e.InProgress:
+		return "in progress"
+	case e.Err != nil:
+		return "failed"
+	}
+	return "ok"
+}
