@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/netagent/netagent/agent/runtime"
+)
+
+func init() {
+	register(&command{
+		name:    "apply",
+		summary: "converge once to the intent files and exit (no daemon needed)",
+		usage:   "[--netns NAME] FILE...",
+		run:     runApply,
+	})
+}
+
+func runApply(g *globals, args []string) int {
+	fs := newFlagSet(g, "apply", "FILE...")
+	k := kernelFlags(g, fs)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		return usageError(g, fs, "no intent file given")
+	}
+	intended, code := loadIntent(g, fs.Args())
+	if intended == nil {
+		return code
+	}
+	rt, code := k.open(g)
+	if rt == nil {
+		return code
+	}
+	defer rt.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := rt.Apply(ctx, intended)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: apply: %v\n", err)
+		return exitInternal
+	}
+	return reportApply(g, res)
+}
+
+// reportApply prints the outcome of an apply: a summary on stdout, and
+// each item that did not converge, with why, on stderr.
+func reportApply(g *globals, res *runtime.Result) int {
+	if res.Converged() {
+		fmt.Fprintf(g.stdout, "converged: %d operations\n", len(res.Ops))
+		return exitOK
+	}
+	for _, p := range res.Problems {
+		fmt.Fprintf(g.stderr, "%s\n", p)
+	}
+	if len(res.Problems) == 0 && res.Err != nil {
+		fmt.Fprintf(g.stderr, "%v\n", res.Err)
+	}
+	fmt.Fprintf(g.stdout, "not converged: %d items failed or blocked (%d operations)\n", len(res.Problems), len(res.Ops))
+	return exitFailed
+}
+
+// kernelOpts are the options of a command that acts on a namespace.
+type kernelOpts struct {
+	netns string
+}
+
+// kernelFlags adds --netns to a command's flags, defaulting to the global
+// option.
+func kernelFlags(g *globals, fs *flag.FlagSet) *kernelOpts {
+	k := &kernelOpts{}
+	fs.StringVar(&k.netns, "netns", g.netns, "named network namespace to act on (default: the global --netns, else the host's)")
+	return k
+}
+
+// open opens the namespace for the command. The state directory follows a
+// command-level --netns unless the global --state-dir was given.
+func (k *kernelOpts) open(g *globals) (*runtime.Runtime, int) {
+	stateDir := g.stateDir
+	if k.netns != g.netns && stateDir == defaultStateDir(g.netns) {
+		stateDir = defaultStateDir(k.netns)
+	}
+	rt, err := runtime.Open(k.netns, stateDir, g.log)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return nil, exitInternal
+	}
+	return rt, exitOK
+}

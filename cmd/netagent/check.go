@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+)
+
+func init() {
+	register(&command{
+		name:    "check",
+		summary: "compare the running state with the intent files, attribute by attribute",
+		usage:   "[--netns NAME] FILE...",
+		run:     runCheck,
+	})
+}
+
+func runCheck(g *globals, args []string) int {
+	fs := newFlagSet(g, "check", "FILE...")
+	k := kernelFlags(g, fs)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		return usageError(g, fs, "no intent file given")
+	}
+	intended, code := loadIntent(g, fs.Args())
+	if intended == nil {
+		return code
+	}
+	rt, code := k.open(g)
+	if rt == nil {
+		return code
+	}
+	defer rt.Close()
+	rep, err := rt.Check(intended)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: check: %v\n", err)
+		return exitInternal
+	}
+	if rep.Converged() {
+		fmt.Fprintf(g.stdout, "ok: running matches intended (%d items)\n", len(intended.Refs()))
+		return exitOK
+	}
+	for _, d := range rep.Diffs {
+		fmt.Fprintln(g.stdout, d)
+	}
+	fmt.Fprintf(g.stdout, "%d items differ from the intent\n", len(rep.Diffs))
+	return exitFailed
+}
