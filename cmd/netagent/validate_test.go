@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the command line and returns its exit code and outputs.
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// writeIntent writes an intent file into a temporary directory.
+func writeIntent(t *testing.T, name, doc string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestValidateExamples(t *testing.T) {
+	for _, f := range []string{"gateway.json", "bonded.json"} {
+		code, out, errOut := runCLI("validate", "../../examples/"+f)
+		if code != exitOK || !strings.HasPrefix(out, "valid: 1 files,") {
+			t.Errorf("validate %s: exit %d\n%s%s", f, code, out, errOut)
+		}
+	}
+}
+
+// Every problem is printed with its file and JSON path, and the exit code
+// is 1.
+func TestValidateInvalid(t *testing.T) {
+	bad := writeIntent(t, "bad.json", `{"version": 1,
+		"interfaces": [{"name": "v", "type": "vlan", "vlan": {"parent": "eth9", "id": 5000}}],
+		"routes": [{"to": "10.0.0.0/8", "via": "2001:db8::1"}]}`)
+	code, _, errOut := runCLI("validate", bad)
+	if code != exitFailed {
+		t.Errorf("exit %d, want %d", code, exitFailed)
+	}
+	for _, want := range []string{
+		bad + `: interfaces[0].vlan.parent: interface "eth9" is not defined`,
+		bad + ": interfaces[0].vlan.id: 5000 is out of range 1-4094",
+		bad + ": routes[0].via: 2001:db8::1 is IPv6, but to 10.0.0.0/8 is IPv4",
+		"invalid intent: 3 problems; nothing was changed",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+}
+
+// Several files are merged: references cross files, and an object defined
+// twice is reported on both files.
+func TestValidateSeveralFiles(t *testing.T) {
+	a := writeIntent(t, "a.json", `{"version": 1, "interfaces": [{"name": "eth0", "type": "physical"}]}`)
+	b := writeIntent(t, "b.json", `{"version": 1, "routes": [{"to": "default", "via": "192.0.2.1", "dev": "eth0"}]}`)
+	if code, out, errOut := runCLI("validate", a, b); code != exitOK {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	c := writeIntent(t, "c.json", `{"version": 1, "interfaces": [{"name": "eth0", "type": "physical", "mtu": 9000}]}`)
+	code, _, errOut := runCLI("validate", a, b, c)
+	if code != exitFailed || !strings.Contains(errOut, a+`: interfaces[0]: interface "eth0" is also defined at interfaces[0] in `+c) {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+}
+
+func TestValidateUsage(t *testing.T) {
+	if code, _, _ := runCLI("validate"); code != exitUsage {
+		t.Errorf("no files: exit %d", code)
+	}
+	if code, _, errOut := runCLI("validate", "/nonexistent.json"); code != exitFailed || !strings.Contains(errOut, "no such file") {
+		t.Errorf("missing file: exit %d: %s", code, errOut)
+	}
+	if code, _, _ := runCLI("validate", "-h"); code != exitOK {
+		t.Errorf("-h: exit %d", code)
+	}
+}
+
+// The commands that change or read the kernel validate the intent before
+// they open the namespace: an invalid intent is exit 1 even for a
+// namespace that does not exist.
+func TestInvalidIntentNeverReachesTheKernel(t *testing.T) {
+	bad := writeIntent(t, "bad.json", `{"version": 1, "routes": [{"to": "10.0.0.0/8"}]}`)
+	for _, cmd := range []string{"apply", "plan", "check"} {
+		code, _, errOut := runCLI("--state-dir", t.TempDir(), cmd, "--netns", "na-does-not-exist", bad)
+		if code != exitFailed || !strings.Contains(errOut, "routes[0]: a unicast route needs via or dev") {
+			t.Errorf("%s: exit %d\n%s", cmd, code, errOut)
+		}
+	}
+	code, _, _ := runCLI("--state-dir", t.TempDir(), "plan", "--netns", "na-does-not-exist", "../../examples/gateway.json")
+	if code != exitInternal {
+		t.Errorf("valid intent, missing namespace: exit %d, want %d", code, exitInternal)
+	}
+}
