@@ -1,0 +1,193 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/render"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// Kernel is the target namespace as the loop sees it: reading it back,
+// and reconciling a current-state graph against an intended one. The
+// daemon backs it with agent/runtime; tests back it with a fake.
+type Kernel interface {
+	// ReadCurrent reads back the objects netagent owns and the external
+	// links into a new current-state graph. hint is the intended graph:
+	// fields it leaves unset are read back unset.
+	ReadCurrent(ctx context.Context, hint *dg.Graph) (*dg.Graph, error)
+	// ReadLinks lists the namespace's external links (the interfaces
+	// netagent did not create), as the current state records them.
+	ReadLinks(ctx context.Context) ([]*items.Link, error)
+	// Reconcile and Plan are those of the reconciler, with the target's
+	// configurators. Reconcile logs one line per kernel operation.
+	Reconcile(ctx context.Context, current, intended *dg.Graph) reconciler.Status
+	Plan(ctx context.Context, current, intended *dg.Graph) reconciler.Status
+}
+
+// Renderer merges, validates and renders intent documents, by name, into
+// the intended graph, with one subgraph per document
+// (render.SubgraphName). Its errors are *intent.FieldError values naming
+// the documents (render.RenderFiles is the one the daemon uses).
+type Renderer func(files map[string]*intent.Intent) (*dg.Graph, error)
+
+// Notifier tells a service manager how the agent is doing (sd_notify).
+// Every method is called from the loop goroutine.
+type Notifier interface {
+	Ready() error            // the first reconcile is done, or a reload
+	Reloading() error        // a reload (SIGHUP) starts
+	Stopping() error         // the agent is shutting down
+	Watchdog() error         // the loop is alive
+	Status(line string) error // a one-line summary
+}
+
+// Config is what New needs. Kernel and Log are required.
+type Config struct {
+	Kernel Kernel
+	Log    logrus.FieldLogger
+	// Render defaults to render.RenderFiles.
+	Render Renderer
+	// Sources deliver intent documents (besides the socket API, which is
+	// built in). Document names must be unique across sources.
+	Sources []IntentSource
+	// Links reports link changes in the target namespace; nil: none.
+	Links LinkWatcher
+	// Notifier is told about readiness and pinged by the loop; nil: none.
+	Notifier Notifier
+	// StateDir keeps the last accepted version of every document (and the
+	// socket API's document) across restarts; "": nowhere.
+	StateDir string
+
+	// DriftInterval is how often owned objects are read back and repaired
+	// (default DefaultDriftInterval; negative: never).
+	DriftInterval time.Duration
+	// WatchdogInterval is how often the loop pings the Notifier (0: never).
+	// Use half of systemd's WATCHDOG_USEC.
+	WatchdogInterval time.Duration
+	// IntentDebounce and LinkDebounce are the quiet periods that end a
+	// burst of intent changes or link events (defaults 200 ms, 100 ms); a
+	// burst is handled at the latest ten times that long after it began.
+	IntentDebounce, LinkDebounce time.Duration
+	// RetryBase and RetryMax bound the exponential backoff of retries of
+	// failed items (defaults 100 ms and 1 min).
+	RetryBase, RetryMax time.Duration
+	// Rand returns a number in [0, 1) for the retry jitter (default
+	// math/rand/v2.Float64).
+	Rand func() float64
+}
+
+// Defaults of Config.
+const (
+	DefaultDriftInterval  = 5 * time.Minute
+	DefaultIntentDebounce = 200 * time.Millisecond
+	DefaultLinkDebounce   = 100 * time.Millisecond
+	DefaultRetryBase      = 100 * time.Millisecond
+	DefaultRetryMax       = time.Minute
+)
+
+// Agent is the daemon's state and its event loop. Run owns the state; the
+// other methods are safe to call from any goroutine and only send events.
+type Agent struct {
+	cfg   Config
+	log   logrus.FieldLogger
+	store *goodStore
+	api   *apiSource
+
+	changed chan string   // a source's name: it has changed
+	links   chan LinkEvent // from the link watcher
+	reloadc chan struct{} // SIGHUP
+	calls   chan call     // socket API requests
+	done    chan struct{} // closed when Run returns
+
+	st *loopState // owned by the loop goroutine
+}
+
+// New checks cfg, fills in the defaults and returns an Agent ready to Run.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Kernel == nil || cfg.Log == nil {
+		return nil, errors.New("agent: Kernel and Log are required")
+	}
+	cfg = withDefaults(cfg)
+	a := &Agent{
+		cfg:     cfg,
+		log:     cfg.Log,
+		changed: make(chan string),
+		links:   make(chan LinkEvent),
+		reloadc: make(chan struct{}, 1),
+		calls:   make(chan call),
+		done:    make(chan struct{}),
+	}
+	if cfg.StateDir != "" {
+		a.store = &goodStore{dir: cfg.StateDir}
+	}
+	a.api = &apiSource{}
+	for _, s := range cfg.Sources {
+		if s.Name() == a.api.Name() {
+			return nil, fmt.Errorf("agent: source name %q is reserved", s.Name())
+		}
+	}
+	return a, nil
+}
+
+func withDefaults(c Config) Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&c.DriftInterval, DefaultDriftInterval)
+	def(&c.IntentDebounce, DefaultIntentDebounce)
+	def(&c.LinkDebounce, DefaultLinkDebounce)
+	def(&c.RetryBase, DefaultRetryBase)
+	def(&c.RetryMax, DefaultRetryMax)
+	if c.Rand == nil {
+		c.Rand = rand.Float64
+	}
+	if c.Render == nil {
+		c.Render = render.RenderFiles
+	}
+	if c.Notifier == nil {
+		c.Notifier = nopNotifier{}
+	}
+	return c
+}
+
+type nopNotifier struct{}
+
+func (nopNotifier) Ready() error         { return nil }
+func (nopNotifier) Reloading() error     { return nil }
+func (nopNotifier) Stopping() error      { return nil }
+func (nopNotifier) Watchdog() error      { return nil }
+func (nopNotifier) Status(string) error  { return nil }
+
+// Reload asks the loop to read every intent source again (SIGHUP). It
+// never blocks; reloads asked for while one is pending are one reload.
+func (a *Agent) Reload() {
+	select {
+	case a.reloadc <- struct{}{}:
+	default:
+	}
+}
+
+// Run starts the sources and the link watcher, reads the kernel back,
+// reconciles once (then tells the Notifier it is ready) and handles events
+// until ctx ends. It returns an error only when it cannot start.
+func (a *Agent) Run(ctx context.Context) error {
+	defer close(a.done)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := a.start(ctx); err != nil {
+		return err
+	}
+	a.loop(ctx)
+	a.notify("stopping", a.cfg.Notifier.Stopping)
+	return nil
+}

@@ -1,0 +1,225 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// The commands of the socket API.
+const (
+	CmdApply  = "apply"  // replace the API's document, reconcile, report
+	CmdPlan   = "plan"   // what a reconcile would do now (or with Intent as the API's document)
+	CmdCheck  = "check"  // read the kernel back and list what differs from the intent
+	CmdShow   = "show"   // the current state as the agent holds it
+	CmdStatus = "status" // Status
+)
+
+// Request is one call of the socket API: one JSON object per connection.
+type Request struct {
+	Command string `json:"command"`
+	// Intent is an intent document, for apply (required) and plan
+	// (optional). It becomes the API's document: see the package doc.
+	Intent json.RawMessage `json:"intent,omitempty"`
+}
+
+// Response answers a Request. Error is set when the request failed as a
+// whole; Problems when its intent was rejected (nothing changed then).
+type Response struct {
+	Error    string   `json:"error,omitempty"`
+	Problems []string `json:"problems,omitempty"`
+	// Operations: for apply, those run; for plan, those a reconcile would
+	// run; for check, those that would make the kernel match the intent.
+	Operations []OpResult `json:"operations,omitempty"`
+	// Blocked: items that cannot be created now, with why.
+	Blocked []BlockedItem `json:"blocked,omitempty"`
+	// Status: for status, and for apply (after its reconcile).
+	Status *Status `json:"status,omitempty"`
+	// Items: for show.
+	Items []ShownItem `json:"items,omitempty"`
+}
+
+// OpResult is one operation run or planned.
+type OpResult struct {
+	Op         string `json:"op"`
+	Item       string `json:"item"`
+	Value      string `json:"value,omitempty"`
+	Recreate   bool   `json:"recreate,omitempty"`
+	InProgress bool   `json:"inProgress,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+// BlockedItem is an item that cannot be created now.
+type BlockedItem struct {
+	Item   string `json:"item"`
+	Reason string `json:"reason"`
+}
+
+// ShownItem is one item of the current state.
+type ShownItem struct {
+	Item     string `json:"item"`
+	Value    string `json:"value"`
+	State    string `json:"state"`
+	External bool   `json:"external,omitempty"`
+	File     string `json:"file,omitempty"`
+}
+
+// call is a Request on its way to the loop, with where to answer.
+type call struct {
+	req   Request
+	reply chan Response
+}
+
+// Call hands req to the loop and waits for the answer. It is what the
+// socket server does for each connection; tests call it directly.
+func (a *Agent) Call(ctx context.Context, req Request) (Response, error) {
+	c := call{req: req, reply: make(chan Response, 1)}
+	select {
+	case a.calls <- c:
+	case <-a.done:
+		return Response{}, ErrNotRunning
+	case <-ctx.Done():
+		return Response{}, ctx.Err()
+	}
+	select {
+	case r := <-c.reply:
+		return r, nil
+	case <-a.done:
+		return Response{}, ErrNotRunning
+	case <-ctx.Done():
+		return Response{}, ctx.Err()
+	}
+}
+
+// handle answers a call, in the loop.
+func (a *Agent) handle(ctx context.Context, c call) {
+	c.reply <- a.answer(ctx, c.req)
+}
+
+func (a *Agent) answer(ctx context.Context, req Request) Response {
+	switch req.Command {
+	case CmdStatus:
+		st := a.status()
+		return Response{Status: &st}
+	case CmdShow:
+		return Response{Items: showItems(a.st.current)}
+	case CmdApply:
+		return a.apply(ctx, req.Intent)
+	case CmdPlan:
+		return a.plan(ctx, req.Intent)
+	case CmdCheck:
+		return a.check(ctx)
+	}
+	return Response{Error: fmt.Sprintf("unknown command %q (want apply, plan, check, show or status)", req.Command)}
+}
+
+// withAPIDoc returns the loop's documents with raw as the API's document,
+// resolved; problems lists why raw was rejected (nil: it was accepted).
+func (a *Agent) withAPIDoc(raw []byte) (next *docSet, res resolution, problems []string, err error) {
+	next = a.st.docs.clone()
+	contents := map[string][]byte{apiDocName: raw}
+	next.update(a.api.Name(), contents)
+	res, err = next.resolve(time.Now(), a.cfg.Render)
+	if err != nil {
+		return nil, res, nil, err
+	}
+	if bad, ok := res.rejected[apiDocName]; ok {
+		return nil, res, bad, nil
+	}
+	if d := next.docs[apiDocName]; d != nil && len(d.errs) > 0 {
+		return nil, res, d.errs, nil // does not parse
+	}
+	return next, res, nil, nil
+}
+
+// apply makes raw the API's document, if the documents stay valid with it,
+// and reconciles at once. A rejected document changes nothing.
+func (a *Agent) apply(ctx context.Context, raw json.RawMessage) Response {
+	if len(raw) == 0 {
+		return Response{Error: errNoIntent.Error()}
+	}
+	next, res, problems, err := a.withAPIDoc(raw)
+	switch {
+	case err != nil:
+		return Response{Error: err.Error()}
+	case problems != nil:
+		a.log.WithField("problems", len(problems)).Warn("api: intent rejected; nothing changed")
+		return Response{Error: "intent rejected", Problems: problems}
+	}
+	a.adoptResolved(next, res, reasonAPI)
+	a.api.set(raw)
+	a.st.want(reasonAPI)
+	rs := a.reconcile(ctx)
+	st := a.status()
+	return Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked), Status: &st}
+}
+
+// plan is a dry run: of the running intent, or of the documents with raw
+// as the API's document.
+func (a *Agent) plan(ctx context.Context, raw json.RawMessage) Response {
+	intended := a.st.intended
+	if len(raw) > 0 {
+		_, res, problems, err := a.withAPIDoc(raw)
+		switch {
+		case err != nil:
+			return Response{Error: err.Error()}
+		case problems != nil:
+			return Response{Error: "intent rejected", Problems: problems}
+		}
+		if res.changed {
+			intended = res.graph
+		}
+	}
+	rs := a.cfg.Kernel.Plan(ctx, a.st.current, intended)
+	return Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked)}
+}
+
+// check reads the kernel back and plans against the running intent, so
+// that it reports what differs in the kernel, not in the agent's memory.
+func (a *Agent) check(ctx context.Context) Response {
+	rb, err := a.cfg.Kernel.ReadCurrent(ctx, a.st.intended)
+	if err != nil {
+		return Response{Error: fmt.Sprintf("reading the kernel back: %v", err)}
+	}
+	rs := a.cfg.Kernel.Plan(ctx, rb, a.st.intended)
+	return Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked)}
+}
+
+func opResults(log reconciler.OperationLog) []OpResult {
+	out := make([]OpResult, 0, len(log))
+	for _, e := range log {
+		r := OpResult{Op: e.Op.String(), Item: e.Ref.String(), Recreate: e.Recreate, InProgress: e.InProgress}
+		if e.Item != nil {
+			r.Value = e.Item.String()
+		}
+		if e.Err != nil {
+			r.Error = e.Err.Error()
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func blockedItems(m map[dg.ItemRef]string) []BlockedItem {
+	out := make([]BlockedItem, 0, len(m))
+	for _, ref := range slices.SortedFunc(maps.Keys(m), dg.ItemRef.Compare) {
+		out = append(out, BlockedItem{Item: ref.String(), Reason: m[ref]})
+	}
+	return out
+}
+
+func showItems(g *dg.Graph) []ShownItem {
+	var out []ShownItem
+	for _, ref := range g.Refs() {
+		it, st, _ := g.Lookup(ref)
+		out = append(out, ShownItem{Item: ref.String(), Value: it.String(), State: st.State.String(),
+			External: it.External(), File: fileOf(g, ref)})
+	}
+	return out
+}

@@ -1,0 +1,18 @@
+package agent
+
+import "errors"
+
+// Errors of the socket API.
+var (
+	// ErrSocketInUse: the socket path is taken by a running agent, or by
+	// something that is not a socket.
+	ErrSocketInUse = errors.New("socket in use")
+	// ErrPermission: the peer is neither root nor the agent's user.
+	ErrPermission = errors.New("permission denied")
+	// ErrNotRunning: the agent's loop has stopped.
+	ErrNotRunning = errors.New("agent is not running")
+)
+
+// errNoIntent is returned for an apply without a document.
+var errNoIntent = errors.New("apply needs an intent document")
+

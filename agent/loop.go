@@ -1,0 +1,152 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+// Why a reconcile ran; logged with every reconcile as the field "reason".
+const (
+	reasonStart  = "start"  // the first reconcile after Run began
+	reasonIntent = "intent" // a source's documents changed
+	reasonReload = "reload" // SIGHUP: every source read again
+	reasonLink   = "link"   // an external link appeared, went or changed
+	reasonRetry  = "retry"  // the backoff of a failed item ran out
+	reasonDrift  = "drift"  // the read-back found objects changed behind our back
+	reasonAPI    = "api"    // an apply over the socket
+	reasonResume = "resume" // an asynchronous operation finished
+)
+
+// loopState is everything the loop goroutine owns. Nothing else touches it.
+type loopState struct {
+	docs     *docSet
+	intended *dg.Graph // one graph for the agent's life, edited in place
+	current  *dg.Graph
+
+	reasons []string        // why the next reconcile runs; none: no reconcile
+	dirty   map[string]bool // sources to load when the intent burst ends
+
+	intentDeb, linkDeb *debouncer
+	linkNames          map[string]struct{} // links named by the events of a burst
+	linkResync         bool                // the link subscription was (re)made
+
+	resume   <-chan string // Status.ReadyToResume of the last reconcile
+	retry    alarm
+	drift    alarm
+	watchdog *time.Ticker // nil: no watchdog
+
+	results results // what the reconciles did, for status and retries
+	notes   notes   // errors outside any item (sources, rendering)
+	conds   condMemo
+}
+
+// alarm is a one-shot timer whose channel is nil while it is not set, so
+// that the loop's select case is off.
+type alarm struct {
+	t  *time.Timer
+	at time.Time
+}
+
+func (a *alarm) set(d time.Duration) {
+	a.at = time.Now().Add(d)
+	if a.t == nil {
+		a.t = time.NewTimer(d)
+		return
+	}
+	a.t.Reset(d)
+}
+
+func (a *alarm) stop() {
+	if a.t != nil {
+		a.t.Stop()
+	}
+	a.at = time.Time{}
+}
+
+func (a *alarm) C() <-chan time.Time {
+	if a.at.IsZero() {
+		return nil
+	}
+	return a.t.C
+}
+
+// fired marks the alarm handled; call it after receiving from C.
+func (a *alarm) fired() { a.at = time.Time{} }
+
+func (s *loopState) watchdogC() <-chan time.Time {
+	if s.watchdog == nil {
+		return nil
+	}
+	return s.watchdog.C
+}
+
+// want asks for a reconcile at the end of this turn of the loop.
+func (s *loopState) want(reason string) {
+	for _, r := range s.reasons {
+		if r == reason {
+			return
+		}
+	}
+	s.reasons = append(s.reasons, reason)
+}
+
+// loop is the agent's only goroutine with state: it handles one event at a
+// time and reconciles at the end of a turn that asked for it.
+func (a *Agent) loop(ctx context.Context) {
+	s := a.st
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case name := <-a.changed:
+			s.dirty[name] = true
+			s.intentDeb.touch()
+		case <-s.intentDeb.C():
+			s.intentDeb.fired()
+			a.loadSources(s.takeDirty(), reasonIntent)
+		case ev := <-a.links:
+			s.noteLinks(ev)
+			s.linkDeb.touch()
+		case <-s.linkDeb.C():
+			s.linkDeb.fired()
+			a.refreshLinks(ctx)
+		case <-s.retry.C():
+			s.retry.fired()
+			s.want(reasonRetry)
+		case <-s.drift.C():
+			s.drift.fired()
+			a.checkDrift(ctx)
+		case <-s.resume:
+			s.resume = nil
+			s.want(reasonResume)
+		case <-a.reloadc:
+			a.reload(ctx)
+		case c := <-a.calls:
+			a.handle(ctx, c)
+		case <-s.watchdogC():
+			a.notify("watchdog", a.cfg.Notifier.Watchdog)
+		}
+		if len(s.reasons) > 0 {
+			a.reconcile(ctx)
+		}
+	}
+}
+
+// takeDirty returns the sources marked changed and clears the marks.
+func (s *loopState) takeDirty() []string {
+	names := make([]string, 0, len(s.dirty))
+	for n := range s.dirty {
+		names = append(names, n)
+	}
+	clear(s.dirty)
+	return names
+}
+
+// notify calls a Notifier method, logging a failure.
+func (a *Agent) notify(what string, f func() error) {
+	if err := f(); err != nil {
+		a.log.WithError(err).WithField("notify", what).Warn("service manager notification failed")
+	}
+}

@@ -1,0 +1,174 @@
+package agent
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/sirupsen/logrus"
+)
+
+// IntentSource delivers intent documents: a directory of files today, a
+// key prefix of a distributed store tomorrow. The loop calls Load; Watch
+// runs in a goroutine of its own.
+type IntentSource interface {
+	// Name identifies the source in logs and status ("dir:/etc/netagent").
+	Name() string
+	// Load returns every document the source holds now, keyed by a name
+	// unique across sources (a file name). An error leaves the source's
+	// documents as they were: a source that cannot be read is not a source
+	// that is empty.
+	Load() (map[string][]byte, error)
+	// Watch sends Name on changed whenever the documents may have changed,
+	// until ctx ends. It coalesces: while a send is pending, further
+	// changes are the same change. It handles its own errors (logging
+	// them, watching again) and returns when ctx ends.
+	Watch(ctx context.Context, changed chan<- string)
+}
+
+// apiDocName names the socket API's one document among the documents of
+// every source. Intent files end in ".json", so it cannot clash with one.
+const apiDocName = "api"
+
+// apiSource is the socket API as a source: one in-memory document that
+// every apply replaces. It lives in the loop: apply sets it and loads it at
+// once, so it needs no Watch.
+type apiSource struct {
+	raw []byte // nil: no document
+}
+
+func (s *apiSource) Name() string { return "api" }
+
+func (s *apiSource) set(raw []byte) { s.raw = raw }
+
+func (s *apiSource) Load() (map[string][]byte, error) {
+	if s.raw == nil {
+		return map[string][]byte{}, nil
+	}
+	return map[string][]byte{apiDocName: s.raw}, nil
+}
+
+func (s *apiSource) Watch(ctx context.Context, _ chan<- string) { <-ctx.Done() }
+
+// source returns the source called name, or nil.
+func (a *Agent) source(name string) IntentSource {
+	if name == a.api.Name() {
+		return a.api
+	}
+	for _, src := range a.cfg.Sources {
+		if src.Name() == name {
+			return src
+		}
+	}
+	return nil
+}
+
+// loadSources reads the named sources and applies what changed.
+func (a *Agent) loadSources(names []string, reason string) {
+	next := a.st.docs.clone()
+	for _, name := range names {
+		a.loadInto(next, name)
+	}
+	a.adopt(next, reason)
+}
+
+// loadInto reads one source into next, remembering a failure to read it.
+func (a *Agent) loadInto(next *docSet, name string) {
+	src := a.source(name)
+	if src == nil {
+		return
+	}
+	contents, err := src.Load()
+	if err != nil {
+		a.log.WithError(err).WithField("source", name).Error("reading intent source; keeping its documents as they were")
+		a.st.notes.sources[name] = err.Error()
+		return
+	}
+	delete(a.st.notes.sources, name)
+	next.update(name, contents)
+}
+
+// reload reads every source again (SIGHUP).
+func (a *Agent) reload(ctx context.Context) {
+	a.notify("reloading", a.cfg.Notifier.Reloading)
+	a.log.Info("reloading every intent source")
+	a.loadSources(a.sourceNames(), reasonReload)
+	a.st.want(reasonReload)
+	a.reconcile(ctx)
+	a.notify("ready", a.cfg.Notifier.Ready)
+}
+
+// adopt resolves next (see resolve) and adopts it.
+func (a *Agent) adopt(next *docSet, reason string) {
+	res, err := next.resolve(time.Now(), a.cfg.Render)
+	if err != nil {
+		a.log.WithError(err).Error("resolving intents; keeping the running configuration")
+		a.st.notes.setIntent(err)
+		return
+	}
+	a.adoptResolved(next, res, reason)
+}
+
+// adoptResolved makes next the loop's document set and, if the accepted
+// documents changed, their graph the intended one, asking for a reconcile
+// for reason.
+func (a *Agent) adoptResolved(next *docSet, res resolution, reason string) {
+	s := a.st
+	a.logRejected(next)
+	if res.changed {
+		syncGraph(s.intended, res.graph)
+		s.want(reason)
+		a.logAccepted(next)
+	}
+	s.notes.setIntent(nil)
+	s.docs = next
+	a.saveDocs()
+}
+
+// logRejected logs the problems of every document whose new content was
+// not applied, once per new set of problems.
+func (a *Agent) logRejected(next *docSet) {
+	for name, d := range next.docs {
+		if d.accepted() || slices.Equal(d.errs, a.st.docs.errsOf(name)) {
+			continue
+		}
+		log := a.log.WithFields(logrus.Fields{"file": name, "source": d.source})
+		if d.good != nil {
+			log = log.WithField("kept", d.goodAt.Format(time.RFC3339))
+		}
+		for _, e := range d.errs {
+			log.WithField("problem", e).Warn("intent rejected; its last good version stays applied")
+		}
+	}
+}
+
+func (a *Agent) logAccepted(next *docSet) {
+	for name, d := range next.docs {
+		old := a.st.docs.docs[name]
+		if d.good != nil && (old == nil || old.good != d.good) {
+			a.log.WithFields(logrus.Fields{"file": name, "source": d.source}).Info("intent accepted")
+		}
+	}
+	for name, old := range a.st.docs.docs {
+		if _, still := next.docs[name]; !still && old.good != nil {
+			a.log.WithFields(logrus.Fields{"file": name, "source": old.source}).Info("intent removed")
+		}
+	}
+}
+
+func (s *docSet) errsOf(name string) []string {
+	if d := s.docs[name]; d != nil {
+		return d.errs
+	}
+	return nil
+}
+
+// saveDocs writes the accepted documents to the state directory.
+func (a *Agent) saveDocs() {
+	if a.store == nil {
+		return
+	}
+	if err := a.store.save(a.st.docs); err != nil {
+		a.log.WithError(err).Warn("saving the accepted intents to the state directory")
+	}
+}

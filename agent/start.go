@@ -1,0 +1,94 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+// start builds the loop's state: the documents accepted in an earlier run,
+// every source's documents now, the intended graph, and the current state
+// read back from the kernel. It starts the watchers (before the first
+// reconcile, so that no change after the read-back is missed), reconciles
+// once and tells the Notifier the agent is ready.
+func (a *Agent) start(ctx context.Context) error {
+	s := a.newState()
+	a.st = s
+	if err := a.seedDocs(); err != nil {
+		return err
+	}
+	a.loadSources(a.sourceNames(), reasonStart)
+	cur, err := a.cfg.Kernel.ReadCurrent(ctx, s.intended)
+	if err != nil {
+		return fmt.Errorf("reading the kernel's state back: %w", err)
+	}
+	s.current = cur
+	a.startWatchers(ctx)
+	s.want(reasonStart)
+	a.reconcile(ctx)
+	a.notify("ready", a.cfg.Notifier.Ready)
+	if a.cfg.DriftInterval > 0 {
+		s.drift.set(a.cfg.DriftInterval)
+	}
+	if a.cfg.WatchdogInterval > 0 {
+		s.watchdog = time.NewTicker(a.cfg.WatchdogInterval)
+	}
+	return nil
+}
+
+func (a *Agent) newState() *loopState {
+	c := a.cfg
+	return &loopState{
+		docs:      newDocSet(),
+		intended:  dg.New("intended"),
+		dirty:     map[string]bool{},
+		intentDeb: newDebouncer(c.IntentDebounce, 10*c.IntentDebounce),
+		linkDeb:   newDebouncer(c.LinkDebounce, 10*c.LinkDebounce),
+		linkNames: map[string]struct{}{},
+		results:   newResults(backoff{base: c.RetryBase, limit: c.RetryMax, rand: c.Rand}),
+		notes:     notes{sources: map[string]string{}},
+		conds:     condMemo{},
+	}
+}
+
+// seedDocs loads the documents accepted in an earlier run, and the socket
+// API's document, from the state directory.
+func (a *Agent) seedDocs() error {
+	if a.store == nil {
+		return nil
+	}
+	stored, err := a.store.load()
+	if err != nil {
+		return err
+	}
+	for name, raw := range stored {
+		if err := a.st.docs.seedGood(name, raw); err != nil {
+			a.log.WithError(err).WithField("file", name).Warn("ignoring a stored intent")
+			continue
+		}
+		if name == apiDocName {
+			a.api.set(raw)
+		}
+	}
+	return nil
+}
+
+// sourceNames lists every source, the socket API's included.
+func (a *Agent) sourceNames() []string {
+	names := []string{a.api.Name()}
+	for _, src := range a.cfg.Sources {
+		names = append(names, src.Name())
+	}
+	return names
+}
+
+func (a *Agent) startWatchers(ctx context.Context) {
+	for _, src := range a.cfg.Sources {
+		go src.Watch(ctx, a.changed)
+	}
+	if a.cfg.Links != nil {
+		go a.cfg.Links.Watch(ctx, a.links)
+	}
+}

@@ -1,0 +1,247 @@
+package agent
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/items"
+)
+
+// Status is what `netagent status` shows: the agent as a whole, each
+// intent document and each item. It is built by the loop on request.
+type Status struct {
+	// Ready: the first reconcile is done, every source can be read, every
+	// document is valid and converged, and nothing failed.
+	Ready          bool      `json:"ready"`
+	Reconciles     int       `json:"reconciles"`
+	LastReconcile  time.Time `json:"lastReconcile,omitzero"`
+	LastReasons    []string  `json:"lastReasons,omitempty"`
+	NextRetry      time.Time `json:"nextRetry,omitzero"`
+	NextDriftCheck time.Time `json:"nextDriftCheck,omitzero"`
+	// Errors outside any item: a source that cannot be read, a rendering
+	// failure, dependency cycles.
+	Errors []string       `json:"errors,omitempty"`
+	Files  []FileStatus   `json:"files"`
+	Items  []ItemStatus   `json:"items"`
+	Links  []LinkStatus   `json:"links,omitempty"`
+}
+
+// FileStatus is the status of one intent document.
+type FileStatus struct {
+	Name   string `json:"name"`
+	Source string `json:"source,omitempty"`
+	// Conditions are Valid, Converged, Degraded and Ready, in that order.
+	Conditions []Condition `json:"conditions"`
+	// Errors are the problems of the source's current content.
+	Errors []string `json:"errors,omitempty"`
+	// AcceptedAt is when the applied version was accepted (zero if none).
+	AcceptedAt time.Time `json:"acceptedAt,omitzero"`
+	Items      int       `json:"items"`
+}
+
+// Condition is one aspect of a document's status.
+type Condition struct {
+	Type    string    `json:"type"`
+	Status  bool      `json:"status"`
+	Reason  string    `json:"reason"`
+	Message string    `json:"message,omitempty"`
+	Since   time.Time `json:"since"` // when Status last changed
+}
+
+// The condition types, in the order FileStatus lists them.
+const (
+	CondValid     = "Valid"     // the source's content is the applied one
+	CondConverged = "Converged" // every item of the document is in place
+	CondDegraded  = "Degraded"  // some item failed or is blocked
+	CondReady     = "Ready"     // Valid and Converged
+)
+
+// The item states of ItemStatus.State, besides the depgraph states
+// (created, failed, creating, modifying, deleting).
+const (
+	StateBlocked = "blocked" // intended, but cannot be created now (BlockedOn says why)
+	StatePending = "pending" // to be created, changed or deleted by the next reconcile
+)
+
+// ItemStatus is the status of one managed item.
+type ItemStatus struct {
+	Item      string    `json:"item"` // type/name
+	File      string    `json:"file,omitempty"`
+	State     string    `json:"state"`
+	Intended  bool      `json:"intended"`
+	LastOp    string    `json:"lastOp,omitempty"`
+	LastError string    `json:"lastError,omitempty"`
+	Since     time.Time `json:"since,omitzero"`
+	BlockedOn string    `json:"blockedOn,omitempty"`
+	Failures  int       `json:"failures,omitempty"` // consecutive
+}
+
+// LinkStatus is an external link as the agent last saw it.
+type LinkStatus struct {
+	Name    string `json:"name"`
+	Carrier bool   `json:"carrier"`
+	OperUp  bool   `json:"operUp"`
+	AdminUp bool   `json:"adminUp"`
+}
+
+// notes are the errors the loop met outside any item.
+type notes struct {
+	sources map[string]string // source → why it cannot be read
+	intent  string            // why the accepted intents could not be resolved or rendered
+}
+
+func (n *notes) setIntent(err error) {
+	n.intent = ""
+	if err != nil {
+		n.intent = err.Error()
+	}
+}
+
+func (n *notes) list() []string {
+	var out []string
+	for _, src := range slices.Sorted(maps.Keys(n.sources)) {
+		out = append(out, fmt.Sprintf("source %s: %s", src, n.sources[src]))
+	}
+	if n.intent != "" {
+		out = append(out, n.intent)
+	}
+	return out
+}
+
+// status builds the Status from the loop's state.
+func (a *Agent) status() Status {
+	s := a.st
+	r := &s.results
+	out := Status{
+		Reconciles:     r.runs,
+		LastReconcile:  r.lastEnd,
+		LastReasons:    r.lastReasons,
+		NextRetry:      s.retry.at,
+		NextDriftCheck: s.drift.at,
+		Errors:         append(s.notes.list(), cycleErrors(r.err)...),
+		Items:          a.itemStatuses(),
+		Links:          linkStatuses(s.current),
+	}
+	out.Files = a.fileStatuses(out.Items)
+	out.Ready = r.runs > 0 && len(out.Errors) == 0 && allReady(out.Files) && noneFailed(out.Items)
+	return out
+}
+
+// cycleErrors lists the errors of the last run that no failed item
+// explains (dependency cycles).
+func cycleErrors(err error) []string {
+	var out []string
+	for _, e := range unjoin(err) {
+		if strings.Contains(e.Error(), "cycle") {
+			out = append(out, e.Error())
+		}
+	}
+	return out
+}
+
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func allReady(files []FileStatus) bool {
+	for _, f := range files {
+		if !f.Conditions[3].Status {
+			return false
+		}
+	}
+	return true
+}
+
+func noneFailed(items []ItemStatus) bool {
+	for _, it := range items {
+		if it.State == dg.StateFailed.String() {
+			return false
+		}
+	}
+	return true
+}
+
+// itemStatuses lists every intended item and every managed item of the
+// current state, in ref order.
+func (a *Agent) itemStatuses() []ItemStatus {
+	s := a.st
+	refs := s.intended.Refs()
+	for _, ref := range s.current.Refs() {
+		if it, _ := s.current.Get(ref); !it.External() && !s.intended.Contains(ref) {
+			refs = append(refs, ref)
+		}
+	}
+	slices.SortFunc(refs, dg.ItemRef.Compare)
+	out := make([]ItemStatus, 0, len(refs))
+	for _, ref := range refs {
+		out = append(out, a.itemStatus(ref))
+	}
+	return out
+}
+
+func (a *Agent) itemStatus(ref dg.ItemRef) ItemStatus {
+	s := a.st
+	want, intended := s.intended.Get(ref)
+	have, st, exists := s.current.Lookup(ref)
+	is := ItemStatus{Item: ref.String(), Intended: intended, Failures: s.results.failures[ref]}
+	is.File = fileOf(s.intended, ref)
+	if is.File == "" {
+		is.File = fileOf(s.current, ref)
+	}
+	if exists {
+		is.Since = st.Since
+		if st.LastOp != dg.OpNone {
+			is.LastOp = st.LastOp.String()
+		}
+		if st.LastErr != nil {
+			is.LastError = st.LastErr.Error()
+		}
+	}
+	is.State = itemState(intended, exists, want, have, st)
+	if why, blocked := s.results.blocked[ref]; blocked && is.State != dg.StateFailed.String() {
+		is.State, is.BlockedOn, is.Since = StateBlocked, why, s.results.blockedSince[ref]
+	}
+	return is
+}
+
+func itemState(intended, exists bool, want, have dg.Item, st dg.StateData) string {
+	switch {
+	case !exists:
+		return StatePending
+	case st.State == dg.StateFailed || st.State.InTransition():
+		return st.State.String()
+	case intended && want.Equal(have):
+		return dg.StateCreated.String()
+	}
+	return StatePending
+}
+
+// fileOf names the document of an item: the file of its subgraph.
+func fileOf(g *dg.Graph, ref dg.ItemRef) string {
+	p, _ := g.ScopeOf(ref)
+	return render.FileOfSubgraph(p)
+}
+
+func linkStatuses(g *dg.Graph) []LinkStatus {
+	var out []LinkStatus
+	for _, ref := range g.Refs() {
+		if ref.Type != items.TypeLink {
+			continue
+		}
+		if l, ok := currentLink(g, ref.Name); ok {
+			out = append(out, LinkStatus{Name: l.IfName, Carrier: l.Carrier, OperUp: l.OperUp, AdminUp: l.AdminUp})
+		}
+	}
+	return out
+}
