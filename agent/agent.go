@@ -42,10 +42,10 @@ type Renderer func(files map[string]*intent.Intent) (*dg.Graph, error)
 // Notifier tells a service manager how the agent is doing (sd_notify).
 // Every method is called from the loop goroutine.
 type Notifier interface {
-	Ready() error            // the first reconcile is done, or a reload
-	Reloading() error        // a reload (SIGHUP) starts
-	Stopping() error         // the agent is shutting down
-	Watchdog() error         // the loop is alive
+	Ready() error             // the first reconcile is done, or a reload
+	Reloading() error         // a reload (SIGHUP) starts
+	Stopping() error          // the agent is shutting down
+	Watchdog() error          // the loop is alive
 	Status(line string) error // a one-line summary
 }
 
@@ -101,11 +101,11 @@ type Agent struct {
 	store *goodStore
 	api   *apiSource
 
-	changed chan string   // a source's name: it has changed
+	changed chan string    // a source's name: it has changed
 	links   chan LinkEvent // from the link watcher
-	reloadc chan struct{} // SIGHUP
-	calls   chan call     // socket API requests
-	done    chan struct{} // closed when Run returns
+	reloadc chan struct{}  // SIGHUP
+	calls   chan call      // socket API requests
+	done    chan struct{}  // closed when Run returns
 
 	st *loopState // owned by the loop goroutine
 }
@@ -162,11 +162,11 @@ func withDefaults(c Config) Config {
 
 type nopNotifier struct{}
 
-func (nopNotifier) Ready() error         { return nil }
-func (nopNotifier) Reloading() error     { return nil }
-func (nopNotifier) Stopping() error      { return nil }
-func (nopNotifier) Watchdog() error      { return nil }
-func (nopNotifier) Status(string) error  { return nil }
+func (nopNotifier) Ready() error        { return nil }
+func (nopNotifier) Reloading() error    { return nil }
+func (nopNotifier) Stopping() error     { return nil }
+func (nopNotifier) Watchdog() error     { return nil }
+func (nopNotifier) Status(string) error { return nil }
 
 // Reload asks the loop to read every intent source again (SIGHUP). It
 // never blocks; reloads asked for while one is pending are one reload.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/agent/render"
+	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
 
@@ -25,10 +25,10 @@ type Status struct {
 	NextDriftCheck time.Time `json:"nextDriftCheck,omitzero"`
 	// Errors outside any item: a source that cannot be read, a rendering
 	// failure, dependency cycles.
-	Errors []string       `json:"errors,omitempty"`
-	Files  []FileStatus   `json:"files"`
-	Items  []ItemStatus   `json:"items"`
-	Links  []LinkStatus   `json:"links,omitempty"`
+	Errors []string     `json:"errors,omitempty"`
+	Files  []FileStatus `json:"files"`
+	Items  []ItemStatus `json:"items"`
+	Links  []LinkStatus `json:"links,omitempty"`
 }
 
 // FileStatus is the status of one intent document.

@@ -105,4 +105,3 @@ func (g *goodStore) remove(name string) error {
 	delete(g.written, name)
 	return nil
 }
-
