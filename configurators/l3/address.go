@@ -323,5 +323,5 @@ func dumpAddrs(conn rawOps, family int) ([]kernelAddr, error) {
 
 // sendOne sends one request and returns the kernel's answer.
 func sendOne(conn rawOps, req *nlRequest) error {
-	return conn.exchange([]*nlRequest{req})[0]
+	return conn.exchange([]*nlRequest{req})[0].err
 }

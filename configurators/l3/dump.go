@@ -3,6 +3,7 @@ package l3
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/vishvananda/netlink"
 )
@@ -66,23 +67,39 @@ func linkNames(nlh linkOps) (map[int]string, error) {
 	return names, nil
 }
 
-// devIndexes resolves names to indexes once per batch.
-type devIndexes struct {
+// ifIndexCache maps interface names to indexes for the route
+// configurator, so that a route does not cost a link lookup. An entry goes
+// stale only when its interface is deleted (or renamed): the kernel then
+// answers ENODEV for the old index, and the caller forgets the name and
+// looks it up again (interface indexes are not reused until they wrap
+// around at 2^31).
+type ifIndexCache struct {
 	nlh linkOps
+	mu  sync.Mutex
 	idx map[string]int
 }
 
-func (d *devIndexes) get(name string) (int, error) {
-	if i, ok := d.idx[name]; ok {
+func (c *ifIndexCache) get(name string) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i, ok := c.idx[name]; ok {
 		return i, nil
 	}
-	i, err := ifIndex(d.nlh, name)
+	i, err := ifIndex(c.nlh, name)
 	if err != nil {
 		return 0, err
 	}
-	if d.idx == nil {
-		d.idx = make(map[string]int)
+	if c.idx == nil {
+		c.idx = make(map[string]int)
 	}
-	d.idx[name] = i
+	c.idx[name] = i
 	return i, nil
+}
+
+// refresh forgets name and looks it up again.
+func (c *ifIndexCache) refresh(name string) (int, error) {
+	c.mu.Lock()
+	delete(c.idx, name)
+	c.mu.Unlock()
+	return c.get(name)
 }

@@ -3,6 +3,7 @@ package l3
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"syscall"
 
 	"github.com/netagent/netagent/configurators/netnsx"
@@ -31,13 +32,22 @@ const (
 // dumps. The configurators hold it as an interface so that unit tests can
 // replace the kernel.
 type rawOps interface {
-	// exchange sends every request and returns one error (or nil) per
-	// request, in order.
-	exchange(reqs []*nl.NetlinkRequest) []error
+	// exchange sends every request and returns one reply per request, in
+	// order.
+	exchange(reqs []*nl.NetlinkRequest) []reply
 	// dump runs one dump request and returns the payloads of the messages
 	// of type resType.
 	dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, error)
+	// close releases the conn (a shared conn goes back to its owner).
 	close()
+}
+
+// reply is the kernel's answer to one request: its ack (err is nil) or
+// error, and the notifications it echoed back for a request with
+// NLM_F_ECHO (the payloads, in order).
+type reply struct {
+	err  error
+	echo [][]byte
 }
 
 // nlRequest is one rtnetlink request.
@@ -58,12 +68,14 @@ type conn struct {
 	s   *nl.NetlinkSocket
 	pid uint32
 	seq uint32
+	// broken: the socket failed (not a request): do not reuse it.
+	broken bool
 }
 
 var _ rawOps = (*conn)(nil)
 
 // openConn opens a conn in t's namespace.
-func openConn(t *netnsx.Target) (rawOps, error) {
+func openConn(t *netnsx.Target) (*conn, error) {
 	s, err := nl.GetNetlinkSocketAt(t.NsHandle(), netns.None(), unix.NETLINK_ROUTE)
 	if err != nil {
 		return nil, fmt.Errorf("opening rtnetlink socket in namespace %q: %w", t.Name, err)
@@ -87,16 +99,16 @@ func (c *conn) close() { c.s.Close() }
 // exchange sends reqs in chunks of chunkSize, each chunk in one sendmsg,
 // and collects the kernel's ack for each request. Every request must ask
 // for an ack (NLM_F_ACK).
-func (c *conn) exchange(reqs []*nl.NetlinkRequest) []error {
-	errs := make([]error, len(reqs))
+func (c *conn) exchange(reqs []*nl.NetlinkRequest) []reply {
+	replies := make([]reply, len(reqs))
 	for start := 0; start < len(reqs); start += chunkSize {
 		end := min(start+chunkSize, len(reqs))
-		c.exchangeChunk(reqs[start:end], errs[start:end])
+		c.exchangeChunk(reqs[start:end], replies[start:end])
 	}
-	return errs
+	return replies
 }
 
-func (c *conn) exchangeChunk(reqs []*nl.NetlinkRequest, errs []error) {
+func (c *conn) exchangeChunk(reqs []*nl.NetlinkRequest, replies []reply) {
 	first := c.seq + 1
 	var buf []byte
 	for _, r := range reqs {
@@ -105,39 +117,53 @@ func (c *conn) exchangeChunk(reqs []*nl.NetlinkRequest, errs []error) {
 		buf = append(buf, r.Serialize()...)
 	}
 	if err := unix.Sendto(c.s.GetFd(), buf, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		fillErr(errs, fmt.Errorf("sending netlink requests: %w", err))
+		c.broken = true
+		fillUnacked(replies, make([]bool, len(reqs)), fmt.Errorf("sending netlink requests: %w", err))
 		return
 	}
-	pending := len(reqs)
 	acked := make([]bool, len(reqs))
-	for pending > 0 {
+	for pending := len(reqs); pending > 0; {
 		msgs, _, err := c.s.Receive()
 		if err != nil {
-			fillUnacked(errs, acked, fmt.Errorf("reading netlink acks: %w", err))
+			c.broken = true
+			fillUnacked(replies, acked, fmt.Errorf("reading netlink acks: %w", err))
 			return
 		}
 		for _, m := range msgs {
 			i := int(m.Header.Seq - first)
-			if m.Header.Type != unix.NLMSG_ERROR || i < 0 || i >= len(reqs) || acked[i] {
-				continue
+			switch {
+			case i < 0 || i >= len(reqs) || acked[i]:
+			case m.Header.Type != unix.NLMSG_ERROR:
+				replies[i].echo = append(replies[i].echo, m.Data)
+			default:
+				acked[i], pending = true, pending-1
+				replies[i].err = ackError(m)
 			}
-			acked[i], pending = true, pending-1
-			errs[i] = ackError(m)
 		}
 	}
 }
 
+func fillUnacked(replies []reply, acked []bool, err error) {
+	for i := range replies {
+		if !acked[i] {
+			replies[i].err = err
+		}
+	}
+}
+
+// errsOf returns the errors of replies.
+func errsOf(replies []reply) []error {
+	errs := make([]error, len(replies))
+	for i, r := range replies {
+		errs[i] = r.err
+	}
+	return errs
+}
+
+// fillErr sets every element of errs to err.
 func fillErr(errs []error, err error) {
 	for i := range errs {
 		errs[i] = err
-	}
-}
-
-func fillUnacked(errs []error, acked []bool, err error) {
-	for i := range errs {
-		if !acked[i] {
-			errs[i] = err
-		}
 	}
 }
 
@@ -189,8 +215,49 @@ func (c *conn) dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, error) {
 	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Seq: c.seq, Socket: c.s}}
 	msgs, err := req.Execute(unix.NETLINK_ROUTE, resType)
 	c.seq = req.Seq
+	var errno syscall.Errno
+	if err != nil && !errors.As(err, &errno) && !errors.Is(err, nl.ErrDumpInterrupted) {
+		c.broken = true
+	}
 	return msgs, err
 }
+
+// sharedConn is the one conn the configurators of a target share, opened
+// on first use and kept (a new one replaces a broken one). Opening a
+// socket in another namespace costs about as much as a route change, so
+// one per operation would halve the speed of single operations. Users take
+// it with open and give it back with close; one at a time.
+type sharedConn struct {
+	t  *netnsx.Target
+	mu sync.Mutex
+	c  *conn
+}
+
+// open takes the shared conn, opening it if needed.
+func (s *sharedConn) open() (rawOps, error) {
+	s.mu.Lock()
+	if s.c == nil || s.c.broken {
+		if s.c != nil {
+			s.c.close()
+		}
+		c, err := openConn(s.t)
+		if err != nil {
+			s.c = nil
+			s.mu.Unlock()
+			return nil, err
+		}
+		s.c = c
+	}
+	return lentConn{s.c, s}, nil
+}
+
+// lentConn is the shared conn while taken; close gives it back.
+type lentConn struct {
+	*conn
+	owner *sharedConn
+}
+
+func (l lentConn) close() { l.owner.mu.Unlock() }
 
 // newRequest starts a request that asks for an ack.
 func newRequest(msgType uint16, flags int) *nl.NetlinkRequest {

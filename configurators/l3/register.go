@@ -14,13 +14,13 @@ import (
 // for target t in reg. The route configurator is a
 // reconciler.BatchConfigurator.
 func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error {
-	open := func() (rawOps, error) { return openConn(t) }
+	open := (&sharedConn{t: t}).open
 	cfgs := []struct {
 		typ string
 		cfg reconciler.Configurator
 	}{
 		{items.TypeAddress, &addressConfigurator{nlh: t.NL, open: open, promotes: promotesIn(t)}},
-		{items.TypeRoute, &routeConfigurator{nlh: t.NL, open: open}},
+		{items.TypeRoute, &routeConfigurator{nlh: t.NL, open: open, ifindex: &ifIndexCache{nlh: t.NL}}},
 		{items.TypeRule, &ruleConfigurator{nlh: t.NL, open: open}},
 		{items.TypeNeighbor, &neighborConfigurator{nlh: t.NL, open: open}},
 	}

@@ -25,8 +25,9 @@ var _ routeNL = (*netlink.Handle)(nil)
 // one; ApplyBatch handles many routes with one socket, pipelined requests
 // and at most one dump per family.
 type routeConfigurator struct {
-	nlh  routeNL
-	open opener
+	nlh     routeNL
+	open    opener
+	ifindex *ifIndexCache
 }
 
 var _ reconciler.BatchConfigurator = (*routeConfigurator)(nil)
@@ -54,7 +55,7 @@ func (c *routeConfigurator) NeedsRecreate(oldItem, newItem dg.Item) bool {
 
 // ApplyBatch applies the route operations together; see routeBatch.
 func (c *routeConfigurator) ApplyBatch(ctx context.Context, ops []reconciler.BatchOp) []error {
-	b := &routeBatch{c: c, ops: ops, errs: make([]error, len(ops)), devs: devIndexes{nlh: c.nlh}}
+	b := &routeBatch{c: c, ops: ops, errs: make([]error, len(ops))}
 	if err := ctx.Err(); err != nil {
 		fillErr(b.errs, err)
 		return b.errs
@@ -116,14 +117,6 @@ var errRouteNotOwned = fmt.Errorf("%w: a route of another protocol has this tabl
 func sameRoute(k *netlink.Route, want *items.Route, names map[int]string) bool {
 	got, ok := routeFromKernel(k, names, want)
 	return ok && got.Equal(want)
-}
-
-// oifOf resolves the route's device, 0 for none.
-func oifOf(d *devIndexes, r *items.Route) (int, error) {
-	if r.Dev == "" {
-		return 0, nil
-	}
-	return d.get(r.Dev)
 }
 
 // errno reports whether err is the given errno.

@@ -9,13 +9,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxRounds bounds the request rounds of one batch: the first round, the
-// follow-ups of its EEXIST/ESRCH answers, and their own follow-ups.
-const maxRounds = 3
+// maxRounds bounds the request rounds of one batch: the first round and
+// the follow-ups of its answers (EEXIST, ESRCH, a stale interface index, a
+// delete that hit the wrong route).
+const maxRounds = 4
 
-// routeBatch applies route operations over one conn. Requests are sent
-// pipelined (conn.exchange); the kernel's routes are dumped only where the
-// outcome depends on what else is there:
+// routeBatch applies route operations over the shared conn. Requests are
+// sent pipelined (conn.exchange); the kernel's routes are dumped (once per
+// family and batch) only where the outcome depends on what else is there:
 //
 //	create  RTM_NEWROUTE CREATE|EXCL. EEXIST: look at the routes of that
 //	        identity (dump): another protocol's → ErrNotOwned; ours and as
@@ -25,20 +26,22 @@ const maxRounds = 3
 //	        CREATE|EXCL.
 //	delete  RTM_DELROUTE with the protocol (the kernel deletes only ours).
 //	        ESRCH: another protocol's route of that identity → ErrNotOwned,
-//	        none → done (already gone). An IPv4 route of metric 0 is
-//	        checked against the dump first: the kernel takes metric 0 in a
-//	        delete as "any metric", and could hit another of our routes.
+//	        none → done (already gone).
+//
+// The kernel reads metric 0 in an IPv4 delete as "any metric": with ours
+// of metric 0 gone, it would delete our route of the same destination with
+// the next metric. So such a delete asks for the deleted route back
+// (NLM_F_ECHO), and if it was another, adds it again as it was.
 type routeBatch struct {
 	c    *routeConfigurator
 	ops  []reconciler.BatchOp
 	errs []error
-	devs devIndexes
 	conn rawOps
 	// kernel holds the dump of each family once loaded.
 	kernel map[uint8]kernelRoutes
 	// The requests of the current round and what to do with each answer.
 	reqs  []*nl.NetlinkRequest
-	thens []func(error)
+	thens []func(reply)
 }
 
 func (b *routeBatch) run() {
@@ -55,10 +58,13 @@ func (b *routeBatch) run() {
 	for round := 0; round < maxRounds && len(b.reqs) > 0; round++ {
 		b.flush()
 	}
+	for i := range b.reqs { // still pending after maxRounds
+		b.thens[i](reply{err: fmt.Errorf("no answer after %d rounds", maxRounds)})
+	}
 }
 
 // queue adds a request to the round; then receives the kernel's answer.
-func (b *routeBatch) queue(req *nl.NetlinkRequest, then func(error)) {
+func (b *routeBatch) queue(req *nl.NetlinkRequest, then func(reply)) {
 	b.reqs = append(b.reqs, req)
 	b.thens = append(b.thens, then)
 }
@@ -68,8 +74,8 @@ func (b *routeBatch) queue(req *nl.NetlinkRequest, then func(error)) {
 func (b *routeBatch) flush() {
 	reqs, thens := b.reqs, b.thens
 	b.reqs, b.thens = nil, nil
-	for i, err := range b.conn.exchange(reqs) {
-		thens[i](err)
+	for i, r := range b.conn.exchange(reqs) {
+		thens[i](r)
 	}
 }
 
@@ -95,7 +101,7 @@ func (b *routeBatch) planCreate(i int, op reconciler.BatchOp) error {
 	if err != nil {
 		return err
 	}
-	oif, err := oifOf(&b.devs, r)
+	oif, err := b.oif(r)
 	if err != nil {
 		return fmt.Errorf("adding route %s: %w", r.Name(), err)
 	}
@@ -103,15 +109,50 @@ func (b *routeBatch) planCreate(i int, op reconciler.BatchOp) error {
 	return nil
 }
 
+// oif resolves the route's device, 0 for none.
+func (b *routeBatch) oif(r *items.Route) (int, error) {
+	if r.Dev == "" {
+		return 0, nil
+	}
+	return b.c.ifindex.get(r.Dev)
+}
+
+// staleOif handles ENODEV for a request sent with a cached index: it
+// looks the device up again and, if its index changed, resends. It
+// reports whether it took the answer over.
+func (b *routeBatch) staleOif(rep reply, r *items.Route, oif int, resend func(oif int)) bool {
+	if rep.err == nil || !isErrno(rep.err, unix.ENODEV) || r.Dev == "" {
+		return false
+	}
+	fresh, err := b.c.ifindex.refresh(r.Dev)
+	if err != nil || fresh == oif {
+		return false
+	}
+	resend(fresh)
+	return true
+}
+
 // queueAdd queues an exclusive add; on EEXIST, settle decides (once).
 func (b *routeBatch) queueAdd(i int, r *items.Route, oif int, settleOnExist bool) {
 	req := routeRequest(unix.RTM_NEWROUTE, unix.NLM_F_CREATE|unix.NLM_F_EXCL, r, oif)
-	b.queue(req, func(err error) {
-		if err != nil && isErrno(err, unix.EEXIST) && settleOnExist {
+	b.queue(req, func(rep reply) {
+		switch {
+		case b.staleOif(rep, r, oif, func(oif int) { b.queueAdd(i, r, oif, settleOnExist) }):
+		case rep.err != nil && isErrno(rep.err, unix.EEXIST) && settleOnExist:
 			b.errs[i] = wrapIf(b.settle(i, r, oif), "adding route %s", r.Name())
-			return
+		default:
+			b.errs[i] = wrapIf(rep.err, "adding route %s", r.Name())
 		}
-		b.errs[i] = wrapIf(err, "adding route %s", r.Name())
+	})
+}
+
+// queueReplace queues an in-place change of our route.
+func (b *routeBatch) queueReplace(i int, r *items.Route, oif int) {
+	req := routeRequest(unix.RTM_NEWROUTE, unix.NLM_F_CREATE|unix.NLM_F_REPLACE, r, oif)
+	b.queue(req, func(rep reply) {
+		if !b.staleOif(rep, r, oif, func(oif int) { b.queueReplace(i, r, oif) }) {
+			b.errs[i] = wrapIf(rep.err, "replacing route %s", r.Name())
+		}
 	})
 }
 
@@ -120,7 +161,7 @@ func (b *routeBatch) planModify(i int, op reconciler.BatchOp) error {
 	if err != nil {
 		return err
 	}
-	oif, err := oifOf(&b.devs, r)
+	oif, err := b.oif(r)
 	if err != nil {
 		return fmt.Errorf("replacing route %s: %w", r.Name(), err)
 	}
@@ -141,8 +182,7 @@ func (b *routeBatch) settle(i int, r *items.Route, oif int) error {
 	case owned == nil:
 		b.queueAdd(i, r, oif, false)
 	case !sameRoute(owned, r, map[int]string{oif: r.Dev}):
-		req := routeRequest(unix.RTM_NEWROUTE, unix.NLM_F_CREATE|unix.NLM_F_REPLACE, r, oif)
-		b.queue(req, func(err error) { b.errs[i] = wrapIf(err, "replacing route %s", r.Name()) })
+		b.queueReplace(i, r, oif)
 	}
 	return nil
 }
@@ -152,18 +192,51 @@ func (b *routeBatch) planDelete(i int, op reconciler.BatchOp) error {
 	if err != nil {
 		return err
 	}
-	_, loaded := b.kernel[afOf(r.Family())]
-	if loaded || (r.Family() == items.FamilyIPv4 && r.Metric == 0) {
+	if _, loaded := b.kernel[afOf(r.Family())]; loaded {
 		return b.deleteChecked(i, r)
 	}
-	req := routeRequest(unix.RTM_DELROUTE, 0, r, 0)
-	b.queue(req, func(err error) {
-		if err != nil && isErrno(err, unix.ESRCH) {
-			err = b.gone(r)
-		}
-		b.errs[i] = wrapIf(err, "deleting route %s", r.Name())
+	if r.Family() == items.FamilyIPv4 && r.Metric == 0 {
+		b.queueDeleteEcho(i, r)
+		return nil
+	}
+	b.queue(routeRequest(unix.RTM_DELROUTE, 0, r, 0), func(rep reply) {
+		b.errs[i] = wrapIf(b.deleted(rep, r), "deleting route %s", r.Name())
 	})
 	return nil
+}
+
+// deleted interprets the answer to a delete: ESRCH is success unless
+// another protocol's route holds the identity.
+func (b *routeBatch) deleted(rep reply, r *items.Route) error {
+	if rep.err != nil && isErrno(rep.err, unix.ESRCH) {
+		return b.gone(r)
+	}
+	return rep.err
+}
+
+// queueDeleteEcho deletes an IPv4 route of metric 0 and checks, from the
+// echo, that the kernel deleted that one; if it took another route of ours
+// (the same destination, a higher metric), it adds that one back.
+func (b *routeBatch) queueDeleteEcho(i int, r *items.Route) {
+	b.queue(routeRequest(unix.RTM_DELROUTE, unix.NLM_F_ECHO, r, 0), func(rep reply) {
+		if rep.err != nil {
+			b.errs[i] = wrapIf(b.deleted(rep, r), "deleting route %s", r.Name())
+			return
+		}
+		for _, m := range rep.echo {
+			if routeMetric(m) == 0 {
+				continue
+			}
+			// Ours of metric 0 was not there: it was the first match.
+			b.queue(restoreRequest(m), func(back reply) {
+				err := back.err
+				if err == nil {
+					err = b.gone(r)
+				}
+				b.errs[i] = wrapIf(err, "deleting route %s (restoring the route deleted in its place)", r.Name())
+			})
+		}
+	})
 }
 
 // deleteChecked deletes r after finding it in the dump.
@@ -175,12 +248,11 @@ func (b *routeBatch) deleteChecked(i int, r *items.Route) error {
 	owned, foreign := ownedOf(idx[r.Name()])
 	switch {
 	case owned != nil:
-		req := routeRequest(unix.RTM_DELROUTE, 0, r, 0)
-		b.queue(req, func(err error) {
-			if err != nil && isErrno(err, unix.ESRCH) {
-				err = nil // gone meanwhile
+		b.queue(routeRequest(unix.RTM_DELROUTE, 0, r, 0), func(rep reply) {
+			if rep.err != nil && isErrno(rep.err, unix.ESRCH) {
+				rep.err = nil // gone meanwhile
 			}
-			b.errs[i] = wrapIf(err, "deleting route %s", r.Name())
+			b.errs[i] = wrapIf(rep.err, "deleting route %s", r.Name())
 		})
 	case foreign:
 		return fmt.Errorf("deleting route %s: %w", r.Name(), errRouteNotOwned)

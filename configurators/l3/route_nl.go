@@ -182,3 +182,36 @@ func applyRouteHint(it, hint *items.Route) {
 	}
 	it.CarrierLink, it.GwAddress, it.Deps = hint.CarrierLink, hint.GwAddress, hint.Deps
 }
+
+// routeMetric returns the RTA_PRIORITY of a route message payload (0 if
+// none).
+func routeMetric(m []byte) uint32 {
+	if len(m) < unix.SizeofRtMsg {
+		return 0
+	}
+	attrs, err := nl.ParseRouteAttr(m[unix.SizeofRtMsg:])
+	if err != nil {
+		return 0
+	}
+	for _, a := range attrs {
+		if a.Attr.Type == unix.RTA_PRIORITY && len(a.Value) >= 4 {
+			return nl.NativeEndian().Uint32(a.Value)
+		}
+	}
+	return 0
+}
+
+// restoreRequest turns the kernel's description of a deleted route (an
+// echoed RTM_DELROUTE payload) into the request that adds it again, as
+// `ip route restore` does; only the onlink flag of rtm_flags is kept (the
+// kernel refuses "dead" or "linkdown" in a request).
+func restoreRequest(m []byte) *nl.NetlinkRequest {
+	req := newRequest(unix.RTM_NEWROUTE, unix.NLM_F_CREATE|unix.NLM_F_EXCL)
+	payload := append([]byte(nil), m...)
+	if len(payload) >= unix.SizeofRtMsg {
+		flags := nl.NativeEndian().Uint32(payload[8:12]) & unix.RTNH_F_ONLINK
+		nl.NativeEndian().PutUint32(payload[8:12], flags)
+	}
+	req.AddRawData(payload)
+	return req
+}

@@ -201,9 +201,9 @@ func (c *ruleConfigurator) send(reqs ...*nlRequest) error {
 		return err
 	}
 	defer conn.close()
-	for _, err := range conn.exchange(reqs) {
-		if err != nil {
-			return err
+	for _, r := range conn.exchange(reqs) {
+		if r.err != nil {
+			return r.err
 		}
 	}
 	return nil
