@@ -70,9 +70,10 @@
 // "--ctstate ESTABLISHED,RELATED" as "--ctstate RELATED,ESTABLISHED", and
 // one rule with two source addresses as two rules. Rather than imitate
 // iptables, the configurator lets the kernel normalise: after each write it
-// reads the chain back and records the pair (intended rules, kernel rules)
-// in <stateDir>/iptables/<namespace>/<family>.<table>.<chain>.json (written
-// atomically). The kernel holds an item's rules when its rules equal the
+// reads the chain back and, if the kernel spells the rules differently,
+// records the pair (intended rules, kernel rules) in
+// <stateDir>/iptables/<namespace>/<family>.<table>.<chain>.json (replaced
+// by a rename; not synced, as it is a cache). The kernel holds an item's rules when its rules equal the
 // item's as written, or equal the recorded kernel form of exactly the
 // item's rules. Create and Modify write nothing then, and read-back
 // returns the rules as the intent spells them (taken from the hint, or

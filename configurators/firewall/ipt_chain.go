@@ -150,5 +150,9 @@ func (c *chainConfigurator) learnFrom(v *tableView, ch *items.IptablesChain) {
 		_ = c.records.drop(ch) // see learn
 		return
 	}
+	if equalRules(rules[1:], ch.Rules) {
+		_ = c.records.drop(ch) // the kernel spells the rules as the item does
+		return
+	}
 	_ = c.records.put(ch, rules[1:]) // see learn
 }

@@ -60,6 +60,9 @@ func ruleLine(cmd, chain string, args []string) (string, error) {
 // splitLine splits one line of iptables -S / iptables-save output into
 // arguments, undoing the quoting.
 func splitLine(line string) ([]string, error) {
+	if !strings.Contains(line, `"`) {
+		return strings.Fields(line), nil
+	}
 	var args []string
 	var cur strings.Builder
 	inArg, quoted, escaped := false, false, false

@@ -33,7 +33,8 @@ type chainRecord struct {
 }
 
 // recordStore keeps the chain records of one namespace, in memory and, when
-// dir is set, one JSON file per chain under dir (written atomically).
+// dir is set, one JSON file per chain under dir (replaced by a rename,
+// not synced: it is a cache).
 type recordStore struct {
 	dir  string
 	mu   sync.Mutex
@@ -114,7 +115,7 @@ func (s *recordStore) put(c *items.IptablesChain, kernel [][]string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(s.dir, rec.fileName()), data)
+	return writeCacheFile(filepath.Join(s.dir, rec.fileName()), data)
 }
 
 // drop forgets the record of c.
@@ -122,10 +123,11 @@ func (s *recordStore) drop(c *items.IptablesChain) error {
 	rec := &chainRecord{Family: c.Family.String(), Table: c.Table, Chain: c.Chain}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.recs, rec.name())
-	if s.dir == "" {
+	if _, ok := s.recs[rec.name()]; !ok || s.dir == "" {
+		delete(s.recs, rec.name())
 		return nil
 	}
+	delete(s.recs, rec.name())
 	err := os.Remove(filepath.Join(s.dir, rec.fileName()))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -9,7 +9,14 @@ import (
 // writeFileAtomic replaces path with data: written to a temporary file in
 // the same directory, synced, renamed over path, and the directory synced,
 // so that a crash leaves either the old file or the new one.
-func writeFileAtomic(path string, data []byte) error {
+func writeFileAtomic(path string, data []byte) error { return writeFile(path, data, true) }
+
+// writeCacheFile replaces path with data by a rename, without syncing: for
+// caches, where a crash may lose the new file (or leave it empty) but
+// never leaves a mix of old and new.
+func writeCacheFile(path string, data []byte) error { return writeFile(path, data, false) }
+
+func writeFile(path string, data []byte, durable bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -24,14 +31,16 @@ func writeFileAtomic(path string, data []byte) error {
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if durable {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := os.Rename(tmp, path); err != nil || !durable {
 		return err
 	}
 	return syncDir(dir)
