@@ -54,12 +54,12 @@ func (s *docSet) clone() *docSet {
 
 // seedGood records a version accepted in an earlier run of the agent (from
 // the state directory), as a document its source has not delivered yet.
-func (s *docSet) seedGood(name string, raw []byte) error {
+func (s *docSet) seedGood(name string, raw []byte, at time.Time) error {
 	in, err := intent.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("stored intent %s: %w", name, err)
 	}
-	s.docs[name] = &doc{good: in, goodRaw: raw, gone: true}
+	s.docs[name] = &doc{good: in, goodRaw: raw, goodAt: at, gone: true}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -146,7 +147,10 @@ func (s *docSet) commit(cand map[string]*intent.Intent, rejected map[string][]st
 			changed = changed || d.good != nil
 			d.good, d.goodRaw, d.goodAt = nil, nil, time.Time{}
 		case v != d.good:
-			d.good, d.goodRaw, d.goodAt = v, d.raw, now
+			if !bytes.Equal(d.raw, d.goodRaw) {
+				d.goodAt = now // not when a restart parses the same bytes again
+			}
+			d.good, d.goodRaw = v, d.raw
 			changed = true
 		}
 		if errs, bad := rejected[name]; bad {

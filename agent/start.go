@@ -63,13 +63,13 @@ func (a *Agent) seedDocs() error {
 	if err != nil {
 		return err
 	}
-	for name, raw := range stored {
-		if err := a.st.docs.seedGood(name, raw); err != nil {
+	for name, doc := range stored {
+		if err := a.st.docs.seedGood(name, doc.raw, doc.at); err != nil {
 			a.log.WithError(err).WithField("file", name).Warn("ignoring a stored intent")
 			continue
 		}
 		if name == apiDocName {
-			a.api.set(raw)
+			a.api.set(doc.raw)
 		}
 	}
 	return nil

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // goodStore keeps the last accepted version of every document in
@@ -25,29 +25,48 @@ type goodStore struct {
 
 func (g *goodStore) path() string { return filepath.Join(g.dir, "accepted") }
 
+// stored is a document as the store holds it.
+type stored struct {
+	raw []byte
+	at  time.Time // when it was accepted (the file's mtime)
+}
+
 // load reads every stored document.
-func (g *goodStore) load() (map[string][]byte, error) {
+func (g *goodStore) load() (map[string]stored, error) {
 	entries, err := os.ReadDir(g.path())
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string][]byte{}, nil
+		return map[string]stored{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading accepted intents: %w", err)
 	}
-	out := make(map[string][]byte, len(entries))
+	out := make(map[string]stored, len(entries))
+	g.written = map[string][]byte{}
 	for _, e := range entries {
 		name, err := url.PathUnescape(e.Name())
 		if err != nil || strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
 			continue
 		}
-		raw, err := os.ReadFile(filepath.Join(g.path(), e.Name()))
+		doc, err := readStored(filepath.Join(g.path(), e.Name()))
 		if err != nil {
 			return nil, fmt.Errorf("reading accepted intent %s: %w", name, err)
 		}
-		out[name] = raw
+		out[name] = doc
+		g.written[name] = doc.raw
 	}
-	g.written = maps.Clone(out)
 	return out, nil
+}
+
+func readStored(path string) (stored, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return stored{}, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return stored{}, err
+	}
+	return stored{raw: raw, at: fi.ModTime()}, nil
 }
 
 // save makes the store hold exactly the accepted documents of docs.

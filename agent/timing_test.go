@@ -1,0 +1,248 @@
+package agent
+
+import (
+	"net/netip"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+)
+
+func TestBackoffDoublesUpToTheLimit(t *testing.T) {
+	b := backoff{base: 100 * time.Millisecond, limit: time.Minute, rand: func() float64 { return 0 }}
+	want := []time.Duration{100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 51200, 60000, 60000}
+	for i, w := range want {
+		if got := b.nominal(i + 1); got != w*time.Millisecond {
+			t.Errorf("nominal(%d) = %v, want %v", i+1, got, w*time.Millisecond)
+		}
+	}
+	if got := b.nominal(1000); got != time.Minute {
+		t.Errorf("nominal(1000) = %v: no overflow past the limit", got)
+	}
+}
+
+func TestBackoffJitterStaysInTheUpperHalf(t *testing.T) {
+	for _, r := range []float64{0, 0.25, 0.999999} {
+		b := backoff{base: 100 * time.Millisecond, limit: time.Minute, rand: func() float64 { return r }}
+		for attempt := 1; attempt < 15; attempt++ {
+			d, n := b.delay(attempt), b.nominal(attempt)
+			if d < n/2 || d >= n {
+				t.Errorf("rand %v attempt %d: delay %v outside [%v, %v)", r, attempt, d, n/2, n)
+			}
+		}
+	}
+}
+
+func TestDebouncerQuietAndMaxWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newDebouncer(200*time.Millisecond, time.Second)
+		if d.C() != nil || d.pending() {
+			t.Fatal("an idle debouncer has a channel")
+		}
+		start := time.Now()
+		d.touch()
+		time.Sleep(150 * time.Millisecond)
+		d.touch() // pushes the end to 350 ms
+		<-d.C()
+		d.fired()
+		if got := time.Since(start); got != 350*time.Millisecond {
+			t.Errorf("fired after %v, want 350ms", got)
+		}
+		// A stream of touches every 100 ms fires at maxWait.
+		start = time.Now()
+		d.touch()
+		fired := make(chan time.Duration, 1)
+		go func() {
+			<-d.C()
+			fired <- time.Since(start)
+		}()
+		for range 20 {
+			time.Sleep(100 * time.Millisecond)
+			select {
+			case got := <-fired:
+				if got != time.Second {
+					t.Errorf("fired after %v under a stream, want 1s", got)
+				}
+				return
+			default:
+				d.touch()
+			}
+		}
+		t.Error("never fired under a stream of events")
+	})
+}
+
+// TestRetryBackoffTiming drives a route whose create fails five times and
+// checks that each retry comes after the backoff's delay: 50, 100, 200,
+// 400, 800 ms with the jitter pinned at its lowest (half the nominal).
+func TestRetryBackoffTiming(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, baseDocs(), func(c *Config) { c.Rand = func() float64 { return 0 } })
+		r.k.failNext(routeRef, 5)
+		r.start()
+		start := time.Now()
+		var at []time.Duration
+		for range 5 {
+			runs := r.k.reconciles()
+			for r.k.reconciles() == runs {
+				time.Sleep(time.Millisecond)
+				synctest.Wait()
+			}
+			at = append(at, time.Since(start))
+		}
+		want := []time.Duration{50, 150, 350, 750, 1550} // cumulative
+		for i := range want {
+			want[i] *= time.Millisecond
+		}
+		if !slices.Equal(at, want) {
+			t.Errorf("retries at %v, want %v", at, want)
+		}
+		if !r.k.has(routeRef) {
+			t.Fatal("the route was not created by the fifth retry")
+		}
+		st := r.status()
+		if !st.NextRetry.IsZero() {
+			t.Errorf("a retry is still scheduled at %v after success", st.NextRetry)
+		}
+		if !st.Ready {
+			t.Error("not ready after the retries succeeded")
+		}
+		runs := r.k.reconciles()
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		if got := r.k.reconciles() - runs; got != 0 { // two drift checks, nothing drifted
+			t.Errorf("%d reconciles in 10 idle minutes, want 0", got)
+		}
+		for _, reason := range r.reasons()[1:6] {
+			if reason != reasonRetry {
+				t.Errorf("reasons %v, want retries", r.reasons())
+				break
+			}
+		}
+	})
+}
+
+func TestRetryBackoffIsCappedAtTheLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, baseDocs(), func(c *Config) {
+			c.Rand = func() float64 { return 0.999999 }
+			c.DriftInterval = -1
+		})
+		r.k.failNext(routeRef, 1000)
+		r.start()
+		var last time.Time
+		var gaps []time.Duration
+		for range 14 {
+			runs := r.k.reconciles()
+			for r.k.reconciles() == runs {
+				time.Sleep(10 * time.Millisecond)
+				synctest.Wait()
+			}
+			if !last.IsZero() {
+				gaps = append(gaps, time.Since(last))
+			}
+			last = time.Now()
+		}
+		for _, g := range gaps[len(gaps)-3:] {
+			if g > time.Minute+10*time.Millisecond || g < 59*time.Second {
+				t.Errorf("late gaps %v, want about 1 min", gaps)
+				break
+			}
+		}
+		is := itemNamed(t, r.status(), routeRef)
+		if is.State != dg.StateFailed.String() || is.Failures < 14 || is.LastError == "" {
+			t.Errorf("route status %+v", is)
+		}
+		f := fileNamed(t, r.status(), "20-routes.json")
+		if !f.Conditions[2].Status || f.Conditions[2].Reason != "ItemsFailed" {
+			t.Errorf("Degraded %+v", f.Conditions[2])
+		}
+	})
+}
+
+func TestDriftCheckRepairs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, baseDocs(), func(c *Config) { c.DriftInterval = time.Minute }).start()
+		r.k.takeOps()
+		leftover := &items.Route{Dst: mustPrefix(t, "10.9.0.0/16"), Dev: "uplink0", Table: 254}
+		changed := &items.Address{}
+		r.k.tamper(func(objs map[dg.ItemRef]dg.Item) {
+			delete(objs, routeRef)           // someone deleted an owned route
+			objs[dg.Ref(leftover)] = leftover // an owned object nobody intends
+			a := *objs[addrRef].(*items.Address)
+			a.Label = "uplink0:x" // someone changed an owned address
+			changed = &a
+			objs[addrRef] = changed
+		})
+		time.Sleep(59 * time.Second)
+		synctest.Wait()
+		if r.k.has(routeRef) {
+			t.Fatal("repaired before the drift interval")
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		ops := r.k.takeOps()
+		if !r.k.has(routeRef) || r.k.has(dg.Ref(leftover)) {
+			t.Errorf("drift not repaired; ops %v", ops)
+		}
+		if !slices.Contains(ops, "create "+routeRef.String()) || !slices.Contains(ops, "delete "+dg.Ref(leftover).String()) {
+			t.Errorf("ops %v", ops)
+		}
+		if !slices.ContainsFunc(ops, func(op string) bool { return op == "modify "+addrRef.String() || op == "create "+addrRef.String() }) {
+			t.Errorf("the changed address was not put back; ops %v", ops)
+		}
+		if got := r.reasons(); got[len(got)-1] != reasonDrift {
+			t.Errorf("reasons %v", got)
+		}
+		// Nothing drifted: the next check changes nothing.
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if ops := r.k.takeOps(); len(ops) != 0 {
+			t.Errorf("a drift check without drift ran %v", ops)
+		}
+	})
+}
+
+// TestWatchdogStopsWhenTheLoopIsStuck: the loop pings from its own select;
+// while a reconcile hangs, no ping goes out, and pings resume after it.
+func TestWatchdogStopsWhenTheLoopIsStuck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, baseDocs(), func(c *Config) { c.WatchdogInterval = 10 * time.Second }).start()
+		time.Sleep(35 * time.Second)
+		synctest.Wait()
+		if got := r.notify.count("watchdog"); got != 3 {
+			t.Fatalf("%d pings in 35 s at 10 s, want 3", got)
+		}
+		stuck := make(chan struct{})
+		r.k.mu.Lock()
+		r.k.stuck = stuck
+		r.k.mu.Unlock()
+		r.src.set("20-routes.json", twoRoutesDoc)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if got := r.notify.count("watchdog"); got != 3 {
+			t.Errorf("%d pings while the loop was stuck, want none after the 3 before", got-3)
+		}
+		r.k.mu.Lock()
+		r.k.stuck = nil
+		r.k.mu.Unlock()
+		close(stuck)
+		time.Sleep(25 * time.Second)
+		synctest.Wait()
+		if got := r.notify.count("watchdog"); got < 5 {
+			t.Errorf("pings did not resume after the loop came back: %d", got)
+		}
+	})
+}
+
+func mustPrefix(t *testing.T, s string) netip.Prefix {
+	t.Helper()
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
