@@ -170,7 +170,7 @@ func TestDriftCheckRepairs(t *testing.T) {
 		leftover := &items.Route{Dst: mustPrefix(t, "10.9.0.0/16"), Dev: "uplink0", Table: 254}
 		changed := &items.Address{}
 		r.k.tamper(func(objs map[dg.ItemRef]dg.Item) {
-			delete(objs, routeRef)           // someone deleted an owned route
+			delete(objs, routeRef)            // someone deleted an owned route
 			objs[dg.Ref(leftover)] = leftover // an owned object nobody intends
 			a := *objs[addrRef].(*items.Address)
 			a.Label = "uplink0:x" // someone changed an owned address
