@@ -317,3 +317,23 @@ func TestReadBackRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestChainRecordOnlyWhenRespelled(t *testing.T) {
+	c, _ := newFakeChains(t)
+	ctx := context.Background()
+	plain := fwdChain(ruleLAN)
+	respelled := fwdChain(ruleHost)
+	respelled.Chain = "NA-HOST"
+	for _, ch := range []*items.IptablesChain{plain, respelled} {
+		if err := c.Create(ctx, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.records.get(plain.Name()) != nil {
+		t.Error("record kept for rules the kernel spells as written")
+	}
+	rec := c.records.get(respelled.Name())
+	if rec == nil || rec.Kernel[0][1] != "10.0.0.1/32" || !equalRules(rec.Intended, respelled.Rules) {
+		t.Errorf("record %+v", rec)
+	}
+}
