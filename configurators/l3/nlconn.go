@@ -108,56 +108,58 @@ func (c *conn) exchange(reqs []*nl.NetlinkRequest) []reply {
 	return replies
 }
 
+// exchangeChunk sends one chunk. Only its last request asks for an ack:
+// the kernel handles the messages of one sendmsg in order and answers a
+// request without NLM_F_ACK only when it fails, so when the last ack
+// arrives, every earlier request without an error message succeeded. That
+// saves a receive per request.
 func (c *conn) exchangeChunk(reqs []*nl.NetlinkRequest, replies []reply) {
 	first := c.seq + 1
 	var buf []byte
-	for _, r := range reqs {
+	for i, r := range reqs {
 		c.seq++
 		r.Seq = c.seq
+		r.Flags |= unix.NLM_F_ACK
+		if i < len(reqs)-1 {
+			r.Flags &^= unix.NLM_F_ACK
+		}
 		buf = append(buf, r.Serialize()...)
 	}
 	if err := unix.Sendto(c.s.GetFd(), buf, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		c.broken = true
-		fillUnacked(replies, make([]bool, len(reqs)), fmt.Errorf("sending netlink requests: %w", err))
+		fillErrs(replies, fmt.Errorf("sending netlink requests: %w", err))
 		return
 	}
-	acked := make([]bool, len(reqs))
-	for pending := len(reqs); pending > 0; {
+	last := len(reqs) - 1
+	for done := false; !done; {
 		msgs, _, err := c.s.Receive()
 		if err != nil {
 			c.broken = true
-			fillUnacked(replies, acked, fmt.Errorf("reading netlink acks: %w", err))
+			fillErrs(replies, fmt.Errorf("reading netlink acks: %w", err))
 			return
 		}
 		for _, m := range msgs {
 			i := int(m.Header.Seq - first)
 			switch {
-			case i < 0 || i >= len(reqs) || acked[i]:
+			case i < 0 || i > last:
 			case m.Header.Type != unix.NLMSG_ERROR:
 				replies[i].echo = append(replies[i].echo, m.Data)
 			default:
-				acked[i], pending = true, pending-1
 				replies[i].err = ackError(m)
+				done = done || i == last
 			}
 		}
 	}
 }
 
-func fillUnacked(replies []reply, acked []bool, err error) {
+// fillErrs sets err on every reply that has none: after a socket error the
+// outcome of the requests is unknown.
+func fillErrs(replies []reply, err error) {
 	for i := range replies {
-		if !acked[i] {
+		if replies[i].err == nil {
 			replies[i].err = err
 		}
 	}
-}
-
-// errsOf returns the errors of replies.
-func errsOf(replies []reply) []error {
-	errs := make([]error, len(replies))
-	for i, r := range replies {
-		errs[i] = r.err
-	}
-	return errs
 }
 
 // fillErr sets every element of errs to err.
