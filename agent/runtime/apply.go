@@ -46,13 +46,45 @@ func (p Problem) String() string {
 // Converged reports whether every item converged: no problems, no errors.
 func (r *Result) Converged() bool { return len(r.Problems) == 0 && r.Err == nil }
 
-// Apply converges the namespace once: it reads the current state back,
+// MaxPasses bounds the read-back and reconcile passes of one Apply.
+const MaxPasses = 3
+
+// Apply converges the namespace: it reads the current state back,
 // reconciles it towards intended, waits for operations that continue in
 // the background (reconciling again as they finish) and reports the
 // outcome per item. Every owned object that intended does not hold is
 // deleted. The error is for a failed read-back; item failures are in the
 // Result.
+//
+// A pass that ran operations, all successful, is followed by another pass
+// on a fresh read-back, because the kernel sometimes undoes one change as a
+// side effect of another (a bridge whose MAC changes when a port leaves
+// flushes its neighbor entries, permanent ones included). The pass that
+// runs no operation confirms convergence; after MaxPasses passes that all
+// ran operations, the items of the last pass are reported as problems.
 func (r *Runtime) Apply(ctx context.Context, intended *dg.Graph) (*Result, error) {
+	var ops reconciler.OperationLog
+	for pass := 1; ; pass++ {
+		res, err := r.applyPass(ctx, intended)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, res.Ops...)
+		last := res.Ops
+		res.Ops = ops
+		switch {
+		case len(last) == 0 || !res.Converged() || ctx.Err() != nil:
+			return res, nil
+		case pass == MaxPasses:
+			res.Problems = append(res.Problems, unsettled(last)...)
+			return res, nil
+		}
+	}
+}
+
+// applyPass reads back and reconciles once, waiting for background
+// operations.
+func (r *Runtime) applyPass(ctx context.Context, intended *dg.Graph) (*Result, error) {
 	cur, err := r.ReadCurrent(intended)
 	if err != nil {
 		return nil, err
@@ -72,6 +104,18 @@ func (r *Runtime) Apply(ctx context.Context, intended *dg.Graph) (*Result, error
 	}
 	st.OperationLog = ops
 	return Summarize(st, intended), nil
+}
+
+// unsettled reports the items of ops as problems: the kernel did not keep
+// what the operations did.
+func unsettled(ops reconciler.OperationLog) []Problem {
+	var out []Problem
+	for _, e := range ops {
+		if !slices.ContainsFunc(out, func(p Problem) bool { return p.Ref == e.Ref }) {
+			out = append(out, Problem{Ref: e.Ref, Reason: fmt.Sprintf("the kernel did not keep the change: still a %s after %d passes", e.Op, MaxPasses)})
+		}
+	}
+	return out
 }
 
 // Plan returns the exact operations an Apply would run now, in order,
