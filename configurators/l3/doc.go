@@ -1,0 +1,123 @@
+// Package l3 configures the layer-3 objects of a network namespace:
+// addresses, routes, policy rules and permanent neighbour entries, one
+// configurator per item type of package items, and reads the kernel's
+// objects of these kinds back into items.
+//
+//	Register(reg, t)                      ReadBack(t, hint)
+//	   │                                       │
+//	   ├─ address   ──┐                        ├─ addresses with IFA_PROTO 211
+//	   ├─ route     ──┼─▶ shared conn ──▶ kernel (rtnetlink in t's namespace)
+//	   ├─ rule      ──┤   (pipelined)          ├─ routes, rules with protocol 211
+//	   └─ neighbor  ──┘                        └─ neighbours with NDA_PROTOCOL 211
+//	        │
+//	        └─ dumps and interface names: t.NL (netlink.Handle)
+//
+// # Ownership marks
+//
+// Everything netagent creates carries the number items.RouteProtocol (211)
+// in the kernel object itself, and only objects carrying it are read back,
+// changed or deleted; an object of the same identity without it is someone
+// else's, and managing it fails with ErrNotOwned, never a takeover:
+//
+//	route     rtm_protocol 211
+//	rule      FRA_PROTOCOL 211
+//	address   IFA_PROTO 211      (Linux 5.18; the library's netlink.Addr has no such field)
+//	neighbor  NDA_PROTOCOL 211   (Linux 5.0; netlink.Neigh has no such field)
+//
+// A mark in the kernel object survives an agent restart (a new process
+// reads it back), dies with the object, and is never on an object someone
+// else re-adds later. The alternatives were worse: an address label exists
+// only for IPv4 and is the intent's to set; a state file under a state
+// directory claims whatever has the recorded address, including an address
+// an administrator added after ours went away, and goes stale across
+// reboots. Create checks that the kernel kept IFA_PROTO or NDA_PROTOCOL and
+// fails with ErrNoMark (removing the object again) on a kernel too old to
+// keep it, so an old kernel fails safe rather than leaving objects a
+// restarted agent would take for someone else's. iproute2 shows the marks
+// as "proto 211" (routes, rules, neighbours; addresses from iproute2 6.2).
+//
+// The library cannot send IFA_PROTO or NDA_PROTOCOL, a rule add without
+// NLM_F_EXCL, or many requests at once, so every change goes over one
+// extra rtnetlink socket per target (conn), opened lazily inside the
+// target's namespace with the Target's namespace handle, shared by the four
+// configurators one operation at a time, and kept for the life of the
+// process (a broken one is replaced). The messages are the library's own
+// types (package nl). Dumps of routes and rules and interface lookups use
+// t.NL; dumps of addresses and neighbours use the conn, to see the marks.
+//
+// # Operations, idempotence, and the kernel's surprises
+//
+// Routes (a reconciler.BatchConfigurator). Create is RTM_NEWROUTE with
+// NLM_F_CREATE|NLM_F_EXCL; on EEXIST the routes of that identity (table,
+// dst, metric, tos 0) are looked at: ours as wanted is success, ours
+// otherwise is replaced, another protocol's is ErrNotOwned. Modify
+// compares the kernel's route with the new item and sends NLM_F_REPLACE
+// only if they differ (no write when the kernel already matches; gateway,
+// device, source, scope and type change in place). Delete is RTM_DELROUTE
+// naming the protocol, which both fib_table_delete and ip6_route_del
+// compare, so the kernel itself never deletes another protocol's route;
+// ESRCH is success unless another protocol's route holds the identity
+// (ErrNotOwned). The kernel takes metric 0 in an IPv4 delete as "any
+// metric": such a delete asks for the deleted route back (NLM_F_ECHO) and
+// re-adds it if it was not the one meant. ApplyBatch sends all its requests
+// pipelined, 128 per sendmsg with one ack per chunk, and dumps a family's
+// routes at most once per batch, only when an answer or a modify needs it.
+// Device names are resolved once and cached; ENODEV refreshes the entry.
+//
+// Rules. The item's name holds every selector, and the kernel cannot
+// change a rule in place, so Modify never writes (two items of one name
+// differ only in Deps; anything else is ErrNeedsRecreate). Create looks for
+// a rule with exactly the item's selectors: ours is success, another
+// protocol's is ErrNotOwned; otherwise it adds without NLM_F_EXCL, because
+// the kernel's existence check takes an unset source as a wildcard ("from
+// all" would clash with "from 10.0.0.0/8" of the same priority and table).
+// A delete matches the same way (a request without iif hits a rule with
+// one), so Delete first takes out our rules of the same priority and table
+// listed before the item that the request would hit, and puts them back.
+//
+// Addresses. Create adds with NLM_F_EXCL, the mark and, for IPv6,
+// IFA_F_NODAD: the address is usable at once rather than tentative during
+// duplicate address detection (which never ends on a link without
+// carrier); netagent addresses are planned, not autoconfigured. IPv4
+// addresses get the subnet broadcast. Ours already there as wanted is
+// success; ours with another label or scope is deleted and added again;
+// someone else's (the same IPv4 address and length, or the same IPv6
+// address of any length) is ErrNotOwned. Label and scope cannot change in
+// place (a replace keeps the old ones), so Modify never writes and items'
+// NeedsRecreate asks for a recreate. Delete refuses (ErrNotOwned) when the
+// kernel would take others' objects with the address: a primary IPv4
+// address deletes its subnet's secondaries unless promote_secondaries is on
+// (ours are added back), and the last IPv4 address of an interface flushes
+// every IPv4 route through it. Addresses the intent does not declare (the
+// kernel's fe80:: link-local addresses, an administrator's) carry no mark
+// and are never read back or deleted.
+//
+// Neighbours. A permanent entry with the mark. Create and Modify add it, or
+// replace ours if the MAC differs (no write if the kernel has it). An entry
+// the kernel learned (reachable, stale, failed...) is only its cache and is
+// replaced; someone's static entry (permanent, noarp, externally learned)
+// is ErrNotOwned. Delete leaves a learned entry that took ours' place.
+//
+// Deleting what is gone (or whose interface is gone) succeeds everywhere.
+//
+// # NeedsRecreate
+//
+// Every configurator delegates to items.NeedsRecreate: an address whose
+// Label or Scope changes is recreated; routes, rules and neighbours never
+// are (a route's identity and every selector of a rule are in their names;
+// a neighbour's MAC changes in place).
+//
+// # Read-back
+//
+// ReadBack returns the marked objects of every table and both families as
+// items that Equal what was applied. The kernel fills some fields in by
+// itself; with the intended graph as hint, they read back as the intended
+// item has them: a route's device when only a gateway was given, an IPv6
+// route's scope (the kernel keeps none), table 0 for main, IPv6 metric 0
+// for 1024, an IPv4 address label equal to the interface name, a rule's
+// default fwmark mask. The fields that only shape dependencies (a route's
+// CarrierLink, GwAddress and Deps, a rule's Deps) are copied from the hint.
+// IPv6 reject routes, which the kernel puts on lo, read back without a
+// device. Objects an item cannot describe (a multipath route, a route with
+// a tos, a rule with other selectors) are left out.
+package l3
