@@ -25,7 +25,9 @@ const (
 type Request struct {
 	Command string `json:"command"`
 	// Intent is an intent document, for apply (required) and plan
-	// (optional). It becomes the API's document: see the package doc.
+	// (optional). It becomes the API's document: see the package doc. It
+	// must be well-formed JSON (else the request as a whole is refused);
+	// everything else is checked like a file and reported in Problems.
 	Intent json.RawMessage `json:"intent,omitempty"`
 }
 
