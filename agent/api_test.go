@@ -180,3 +180,30 @@ func TestRestartAppliesLastGoodVersion(t *testing.T) {
 		t.Error("the API document did not come back as the api source's")
 	}
 }
+
+// TestRestartWithAnUnreadableSourceKeepsItsDocuments: the stored versions
+// of a source that cannot be read at start stay applied; once it can be
+// read, what it no longer holds goes.
+func TestRestartWithAnUnreadableSourceKeepsItsDocuments(t *testing.T) {
+	dir := t.TempDir()
+	withState := func(c *Config) { c.StateDir = dir }
+	r := newRig(t, baseDocs(), withState).start()
+	r.stop()
+
+	r2 := newRig(t, map[string]string{"10-uplink.json": uplinkDoc}, withState)
+	r2.src.failing = os.ErrPermission
+	r2.k = r.k
+	r2.a.cfg.Kernel = r.k
+	r2.start()
+	if !r.k.has(routeRef) {
+		t.Fatal("the documents of an unreadable source were withdrawn at start")
+	}
+	r2.src.mu.Lock()
+	r2.src.failing = nil
+	r2.src.mu.Unlock()
+	r2.a.Reload()
+	r2.call(Request{Command: CmdStatus}) // the reload is done
+	if r.k.has(routeRef) {
+		t.Error("a file gone while the agent was down was kept after its source could be read")
+	}
+}

@@ -37,6 +37,13 @@ func (d *doc) accepted() bool { return len(d.errs) == 0 && !d.gone }
 // for the directory, "api" for the socket).
 type docSet struct {
 	docs map[string]*doc
+	// holdUnclaimed keeps the documents seeded from an earlier run that
+	// no source has delivered yet (source ""), until every source has been
+	// read once: a source that cannot be read at start is not empty.
+	holdUnclaimed bool
+	// rendered: the accepted documents have been rendered once (a new set
+	// must render even if no document changed: the agent just started).
+	rendered bool
 }
 
 func newDocSet() *docSet { return &docSet{docs: map[string]*doc{}} }
@@ -44,7 +51,7 @@ func newDocSet() *docSet { return &docSet{docs: map[string]*doc{}} }
 // clone copies the set so that a trial (plan, a rejected apply) can be
 // thrown away. Intents are shared: they are read-only once parsed.
 func (s *docSet) clone() *docSet {
-	c := &docSet{docs: make(map[string]*doc, len(s.docs))}
+	c := &docSet{docs: make(map[string]*doc, len(s.docs)), holdUnclaimed: s.holdUnclaimed, rendered: s.rendered}
 	for n, d := range s.docs {
 		dd := *d
 		c.docs[n] = &dd

@@ -27,6 +27,7 @@ type loopState struct {
 
 	reasons []string        // why the next reconcile runs; none: no reconcile
 	dirty   map[string]bool // sources to load when the intent burst ends
+	read    map[string]bool // sources read at least once
 
 	intentDeb, linkDeb *debouncer
 	linkNames          map[string]struct{} // links named by the events of a burst

@@ -38,7 +38,7 @@ type resolution struct {
 func (s *docSet) resolve(now time.Time, render Renderer) (resolution, error) {
 	cand := s.candidates()
 	res := resolution{rejected: map[string][]string{}}
-	if !s.anyFresh(cand) {
+	if s.rendered && !s.anyFresh(cand) {
 		s.commit(cand, res.rejected, now)
 		return res, nil
 	}
@@ -49,7 +49,8 @@ func (s *docSet) resolve(now time.Time, render Renderer) (resolution, error) {
 		}
 		g, err = render(cand)
 	}
-	res.changed = s.commit(cand, res.rejected, now)
+	res.changed = s.commit(cand, res.rejected, now) || !s.rendered
+	s.rendered = true
 	if res.changed {
 		res.graph = g
 	}
@@ -73,7 +74,7 @@ func (s *docSet) candidates() map[string]*intent.Intent {
 		switch {
 		case d.parsed != nil:
 			cand[n] = d.parsed
-		case !d.gone && d.good != nil:
+		case d.good != nil && (!d.gone || d.source == "" && s.holdUnclaimed):
 			cand[n] = d.good
 		}
 	}

@@ -69,6 +69,9 @@ func (a *Agent) loadSources(names []string, reason string) {
 	for _, name := range names {
 		a.loadInto(next, name)
 	}
+	if next.holdUnclaimed && a.everySourceRead() {
+		next.holdUnclaimed = false
+	}
 	a.adopt(next, reason)
 }
 
@@ -85,7 +88,18 @@ func (a *Agent) loadInto(next *docSet, name string) {
 		return
 	}
 	delete(a.st.notes.sources, name)
+	a.st.read[name] = true
 	next.update(name, contents)
+}
+
+// everySourceRead reports whether every source has been read once.
+func (a *Agent) everySourceRead() bool {
+	for _, name := range a.sourceNames() {
+		if !a.st.read[name] {
+			return false
+		}
+	}
+	return true
 }
 
 // reload reads every source again (SIGHUP).

@@ -44,6 +44,7 @@ func (a *Agent) newState() *loopState {
 		docs:      newDocSet(),
 		intended:  dg.New("intended"),
 		dirty:     map[string]bool{},
+		read:      map[string]bool{},
 		intentDeb: newDebouncer(c.IntentDebounce, 10*c.IntentDebounce),
 		linkDeb:   newDebouncer(c.LinkDebounce, 10*c.LinkDebounce),
 		linkNames: map[string]struct{}{},
@@ -63,6 +64,7 @@ func (a *Agent) seedDocs() error {
 	if err != nil {
 		return err
 	}
+	a.st.docs.holdUnclaimed = true
 	for name, doc := range stored {
 		if err := a.st.docs.seedGood(name, doc.raw, doc.at); err != nil {
 			a.log.WithError(err).WithField("file", name).Warn("ignoring a stored intent")
