@@ -189,7 +189,13 @@ func (e *cliEnv) checkShow() {
 	if len(in.Routes) != 3 || len(in.Rules) != 1 || len(in.Firewall.Chains) != 2 || in.Sysctls["net.ipv4.ip_forward"] != "1" {
 		t.Errorf("show --json: %s", res.stdout)
 	}
-	e.mustRun(0, "validate", e.writeFile("shown.json", res.stdout))
+	shown := e.writeFile("shown.json", res.stdout)
+	e.mustRun(0, "validate", shown)
+	// What show prints is what the kernel holds: applied, it changes
+	// nothing.
+	if res := e.mustRun(0, "apply", shown); !strings.Contains(res.stdout, "converged: 0 operations") {
+		t.Errorf("applying show --json: %s", res)
+	}
 }
 
 // checkGraph: graph and graph --current print DOT that Graphviz renders.
@@ -231,9 +237,17 @@ func TestAgentCLIEdit(t *testing.T) {
 	if ops := e.planOps(edited); !slices.Equal(ops, wantOps) {
 		t.Errorf("plan of the edit:\n got %q\nwant %q", ops, wantOps)
 	}
+	w := e.watch() // the control for the zero-writes check: it sees changes
+	w.quiesce(time.Second)
 	res := e.mustRun(0, "apply", edited)
 	if !strings.Contains(res.stdout, "converged: 3 operations") {
 		t.Errorf("apply edit: %s", res)
+	}
+	events := strings.Join(w.collect(500*time.Millisecond), "\n")
+	for _, want := range []string{"198.51.100.0/24 table 100", "addr new=false 192.0.2.50/24", "addr new=true 192.0.2.51/24"} {
+		if !strings.Contains(events, want) {
+			t.Errorf("the netlink watch missed %q:\n%s", want, events)
+		}
 	}
 	if r := e.ipJSON("route", "show", "table", "100"); len(r) != 0 {
 		t.Errorf("table 100 still holds %v", r)
