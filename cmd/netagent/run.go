@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/runtime"
+	"github.com/netagent/netagent/configurators/link"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+	"github.com/netagent/netagent/systemd"
+)
+
+// defaultSocket is where the daemon listens (systemd's RuntimeDirectory).
+const defaultSocket = "/run/netagent/netagent.sock"
+
+func init() {
+	register(&command{
+		name:    "run",
+		summary: "run the daemon: keep the network as the intent directory (and the socket API) say",
+		usage:   "[--intent-dir DIR] [--socket PATH]",
+		run:     runDaemon,
+	})
+}
+
+// daemonOpts are the options of `netagent run`.
+type daemonOpts struct {
+	intentDir string
+	socket    string
+	drift     time.Duration
+	kernel    *kernelOpts
+}
+
+func runDaemon(g *globals, args []string) int {
+	fs := newFlagSet(g, "run", "[--intent-dir DIR] [--socket PATH]")
+	o := &daemonOpts{kernel: kernelFlags(g, fs)}
+	fs.StringVar(&o.intentDir, "intent-dir", "/etc/netagent", "directory of intent files (*.json); watched for changes")
+	fs.StringVar(&o.socket, "socket", defaultSocket, "unix socket of the API (created with mode 0600)")
+	fs.DurationVar(&o.drift, "drift-interval", agent.DefaultDriftInterval,
+		"how often owned objects are read back and repaired (0: never)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageError(g, fs, "unexpected arguments")
+	}
+	if o.drift < 0 {
+		return usageError(g, fs, "--drift-interval must not be negative")
+	}
+	if fi, err := os.Stat(o.intentDir); err != nil || !fi.IsDir() {
+		fmt.Fprintf(g.stderr, "netagent: intent directory %s: not a directory (%v)\n", o.intentDir, err)
+		return exitInternal
+	}
+	return serveDaemon(g, o)
+}
+
+// serveDaemon wires the agent to the kernel, the intent directory, netlink,
+// systemd and the socket, and runs it until SIGTERM or SIGINT.
+func serveDaemon(g *globals, o *daemonOpts) int {
+	rt, code := o.kernel.open(g)
+	if rt == nil {
+		return code
+	}
+	defer rt.Close()
+	ln, err := agent.Listen(o.socket)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitInternal
+	}
+	cfg, err := daemonConfig(g, o, rt)
+	if err != nil {
+		ln.Close()
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitInternal
+	}
+	a, err := agent.New(cfg)
+	if err != nil {
+		ln.Close()
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitInternal
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	go reloadOnHangup(ctx, a)
+	go func() {
+		if err := a.Serve(ctx, ln); err != nil {
+			g.log.WithError(err).Error("the socket API stopped")
+		}
+	}()
+	g.log.WithFields(logrus.Fields{"intent_dir": o.intentDir, "socket": o.socket, "netns": o.kernel.netns,
+		"drift_interval": o.drift, "watchdog": cfg.WatchdogInterval}).Info("netagent daemon starting")
+	if err := a.Run(ctx); err != nil {
+		ln.Close()
+		g.log.WithError(err).Error("netagent daemon could not start")
+		return exitInternal
+	}
+	g.log.Info("netagent daemon stopped")
+	return exitOK
+}
+
+// daemonConfig builds the agent's Config.
+func daemonConfig(g *globals, o *daemonOpts, rt *runtime.Runtime) (agent.Config, error) {
+	wd, err := systemd.WatchdogInterval()
+	if err != nil {
+		return agent.Config{}, err
+	}
+	drift := o.drift
+	if drift == 0 {
+		drift = -1 // Config: negative means never
+	}
+	return agent.Config{
+		Kernel:           newRuntimeKernel(rt),
+		Log:              g.log,
+		Sources:          []agent.IntentSource{agent.NewDirSource(o.intentDir, g.log)},
+		Links:            agent.NewNetlinkWatcher(o.kernel.netns, g.log),
+		Notifier:         systemd.NewNotifier(),
+		StateDir:         daemonStateDir(g, o.kernel),
+		DriftInterval:    drift,
+		WatchdogInterval: wd / 2,
+	}, nil
+}
+
+// daemonStateDir is the state directory kernelOpts.open gives the runtime:
+// the agent keeps its accepted intents next to the runtime's records.
+func daemonStateDir(g *globals, k *kernelOpts) string {
+	if k.netns != g.netns && g.stateDir == defaultStateDir(g.netns) {
+		return defaultStateDir(k.netns)
+	}
+	return g.stateDir
+}
+
+// reloadOnHangup turns SIGHUP (systemctl reload) into Agent.Reload.
+func reloadOnHangup(ctx context.Context, a *agent.Agent) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			a.Reload()
+		}
+	}
+}
+
+// runtimeKernel is the agent's Kernel over agent/runtime: its read-back,
+// and a reconciler over its configurators that logs one line per kernel
+// operation (runtime.LogOp).
+type runtimeKernel struct {
+	rt  *runtime.Runtime
+	rec *reconciler.Reconciler
+}
+
+func newRuntimeKernel(rt *runtime.Runtime) *runtimeKernel {
+	return &runtimeKernel{rt: rt, rec: rt.Reconciler()}
+}
+
+func (k *runtimeKernel) ReadCurrent(_ context.Context, hint *dg.Graph) (*dg.Graph, error) {
+	return k.rt.ReadCurrent(hint)
+}
+
+// ReadLinks lists the links netagent does not own, from one link dump.
+func (k *runtimeKernel) ReadLinks(context.Context) ([]*items.Link, error) {
+	list, err := link.ReadBack(k.rt.Target(), nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []*items.Link
+	for _, it := range list {
+		if l, ok := it.(*items.Link); ok {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+func (k *runtimeKernel) Reconcile(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
+	return k.rec.Reconcile(ctx, current, intended)
+}
+
+func (k *runtimeKernel) Plan(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
+	return k.rec.Plan(ctx, current, intended)
+}

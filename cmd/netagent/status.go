@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/netagent/netagent/agent"
+)
+
+func init() {
+	register(&command{
+		name:    "status",
+		summary: "show the daemon's status: per intent file and per item (asks it over the socket)",
+		usage:   "[--socket PATH] [--json] [--all]",
+		run:     runStatus,
+	})
+}
+
+func runStatus(g *globals, args []string) int {
+	fs := newFlagSet(g, "status", "[--socket PATH] [--json] [--all]")
+	socket := fs.String("socket", defaultSocket, "unix socket of the daemon's API")
+	asJSON := fs.Bool("json", false, "print the status as JSON")
+	all := fs.Bool("all", false, "list every item, not only those that are not created")
+	timeout := fs.Duration("timeout", 30*time.Second, "how long to wait for the daemon")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageError(g, fs, "unexpected arguments")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	resp, err := agent.Call(ctx, *socket, agent.Request{Command: agent.CmdStatus})
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitInternal
+	}
+	if resp.Error != "" || resp.Status == nil {
+		fmt.Fprintf(g.stderr, "netagent: the daemon answered: %s\n", resp.Error)
+		return exitInternal
+	}
+	st := resp.Status
+	if *asJSON {
+		if writeJSON(g, st) != nil {
+			return exitInternal
+		}
+	} else {
+		printStatus(g.stdout, st, *all, time.Now())
+	}
+	if !st.Ready {
+		return exitFailed
+	}
+	return exitOK
+}
+
+// printStatus writes the status as a headline and two tables: the intent
+// files with their conditions, and the items (those not created, or all).
+func printStatus(w io.Writer, st *agent.Status, all bool, now time.Time) {
+	printHeadline(w, st, now)
+	for _, e := range st.Errors {
+		fmt.Fprintf(w, "  error: %s\n", e)
+	}
+	fmt.Fprintln(w)
+	printFiles(w, st.Files, now)
+	fmt.Fprintln(w)
+	printItems(w, st.Items, all, now)
+}
+
+func printHeadline(w io.Writer, st *agent.Status, now time.Time) {
+	state := "READY"
+	if !st.Ready {
+		state = "NOT READY"
+	}
+	fmt.Fprintf(w, "netagent: %s, %d reconciles", state, st.Reconciles)
+	if !st.LastReconcile.IsZero() {
+		fmt.Fprintf(w, ", last %s ago (%s)", ago(now, st.LastReconcile), strings.Join(st.LastReasons, ", "))
+	}
+	if !st.NextRetry.IsZero() {
+		fmt.Fprintf(w, ", next retry in %s", ago(st.NextRetry, now))
+	}
+	fmt.Fprintln(w)
+}
+
+func printFiles(w io.Writer, files []agent.FileStatus, now time.Time) {
+	if len(files) == 0 {
+		fmt.Fprintln(w, "no intent files")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FILE\tVALID\tCONVERGED\tDEGRADED\tREADY\tITEMS\tSINCE\tMESSAGE")
+	for _, f := range files {
+		c := f.Conditions
+		ready := c[len(c)-1]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", f.Name, yesNo(c[0].Status), yesNo(c[1].Status),
+			yesNo(c[2].Status), yesNo(ready.Status), f.Items, ago(now, ready.Since), firstMessage(c))
+	}
+	tw.Flush()
+	for _, f := range files {
+		for _, e := range f.Errors {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
+}
+
+// firstMessage is the message of the first condition that is not as it
+// should be (Valid, Converged true; Degraded false).
+func firstMessage(conds []agent.Condition) string {
+	for _, c := range conds {
+		bad := !c.Status
+		if c.Type == agent.CondDegraded {
+			bad = c.Status
+		}
+		if bad && c.Message != "" {
+			return c.Message
+		}
+	}
+	return ""
+}
+
+func printItems(w io.Writer, list []agent.ItemStatus, all bool, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ITEM\tFILE\tSTATE\tLAST OP\tSINCE\tDETAIL")
+	hidden := 0
+	for _, it := range list {
+		if !all && it.State == "created" {
+			hidden++
+			continue
+		}
+		detail := it.BlockedOn
+		if it.LastError != "" {
+			detail = it.LastError
+			if it.Failures > 0 {
+				detail = fmt.Sprintf("%s (%d failures)", detail, it.Failures)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", it.Item, it.File, it.State, it.LastOp, ago(now, it.Since), detail)
+	}
+	tw.Flush()
+	if hidden > 0 {
+		fmt.Fprintf(w, "%d items created (--all lists them)\n", hidden)
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}
+
+// ago renders now-t for a table: "12s", "3m4s", "-" for a zero time.
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	if d < 0 {
+		d = 0
+	}
+	return d.Round(time.Second).String()
+}

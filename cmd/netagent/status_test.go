@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netagent/netagent/agent"
+)
+
+// fakeDaemon answers every request on a unix socket with resp.
+func fakeDaemon(t *testing.T, resp agent.Response) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "d.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			var req agent.Request
+			json.NewDecoder(c).Decode(&req)
+			if req.Command != agent.CmdStatus {
+				json.NewEncoder(c).Encode(agent.Response{Error: "want status"})
+			} else {
+				json.NewEncoder(c).Encode(resp)
+			}
+			c.Close()
+		}
+	}()
+	return path
+}
+
+func sampleStatus(ready bool) *agent.Status {
+	at := time.Now().Add(-time.Minute)
+	cond := func(typ string, ok bool, msg string) agent.Condition {
+		return agent.Condition{Type: typ, Status: ok, Reason: "R", Message: msg, Since: at}
+	}
+	return &agent.Status{
+		Ready: ready, Reconciles: 7, LastReconcile: at, LastReasons: []string{"link"},
+		Files: []agent.FileStatus{{
+			Name: "20-routes.json", Items: 2,
+			Conditions: []agent.Condition{cond("Valid", true, ""), cond("Converged", ready, "1 blocked"),
+				cond("Degraded", !ready, "route/x: blocked: waiting for link/uplink0 (carrier up)"), cond("Ready", ready, "")},
+		}},
+		Items: []agent.ItemStatus{
+			{Item: "route/main 198.51.100.0/24 metric 0", File: "20-routes.json", State: "blocked",
+				BlockedOn: "blocked: waiting for link/uplink0 (carrier up)", Since: at},
+			{Item: "address/uplink0/192.0.2.2/24", File: "20-routes.json", State: "created", LastOp: "create", Since: at},
+		},
+	}
+}
+
+func TestStatusPrintsTables(t *testing.T) {
+	path := fakeDaemon(t, agent.Response{Status: sampleStatus(false)})
+	var out, errb bytes.Buffer
+	code := run([]string{"status", "--socket", path}, &out, &errb)
+	if code != exitFailed {
+		t.Errorf("exit %d for a daemon that is not ready, want %d; stderr %s", code, exitFailed, errb.String())
+	}
+	text := out.String()
+	for _, want := range []string{"NOT READY", "7 reconciles", "(link)", "FILE", "20-routes.json", "False",
+		"waiting for link/uplink0 (carrier up)", "route/main 198.51.100.0/24 metric 0", "blocked",
+		"1 items created (--all lists them)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "address/uplink0") {
+		t.Errorf("a created item listed without --all:\n%s", text)
+	}
+	out.Reset()
+	run([]string{"status", "--socket", path, "--all"}, &out, &errb)
+	if !strings.Contains(out.String(), "address/uplink0/192.0.2.2/24") {
+		t.Errorf("--all does not list created items:\n%s", out.String())
+	}
+}
+
+func TestStatusJSON(t *testing.T) {
+	path := fakeDaemon(t, agent.Response{Status: sampleStatus(true)})
+	var out, errb bytes.Buffer
+	if code := run([]string{"status", "--socket", path, "--json"}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d; stderr %s", code, errb.String())
+	}
+	var st agent.Status
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.String())
+	}
+	if !st.Ready || len(st.Files) != 1 || st.Files[0].Conditions[3].Type != "Ready" || len(st.Items) != 2 {
+		t.Errorf("decoded %+v", st)
+	}
+}
+
+func TestStatusWithoutDaemon(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"status", "--socket", filepath.Join(t.TempDir(), "none.sock"), "--timeout", "2s"}, &out, &errb)
+	if code != exitInternal || !strings.Contains(errb.String(), "connecting to the agent") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+func TestRunRejectsBadCommandLines(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		args []string
+		want int
+	}{
+		{[]string{"run", "--intent-dir", filepath.Join(dir, "missing")}, exitInternal},
+		{[]string{"run", "--intent-dir", dir, "extra"}, exitUsage},
+		{[]string{"run", "--intent-dir", dir, "--drift-interval", "-1s"}, exitUsage},
+		{[]string{"run", "--drift-interval", "soon"}, exitUsage},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		if code := run(tt.args, &out, &errb); code != tt.want {
+			t.Errorf("%v: exit %d, want %d; stderr %s", tt.args, code, tt.want, errb.String())
+		}
+	}
+}
