@@ -62,7 +62,8 @@
 // re-adds it if it was not the one meant. ApplyBatch sends all its requests
 // pipelined, 128 per sendmsg with one ack per chunk, and dumps a family's
 // routes at most once per batch, only when an answer or a modify needs it.
-// Device names are resolved once and cached; ENODEV refreshes the entry.
+// Device names are resolved once per batch (an interface can be renamed
+// and its name reused, so indexes are not remembered longer).
 //
 // Rules. The item's name holds every selector, and the kernel cannot
 // change a rule in place, so Modify never writes (two items of one name

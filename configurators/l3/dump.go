@@ -3,7 +3,6 @@ package l3
 import (
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/vishvananda/netlink"
 )
@@ -67,21 +66,18 @@ func linkNames(nlh linkOps) (map[int]string, error) {
 	return names, nil
 }
 
-// ifIndexCache maps interface names to indexes for the route
-// configurator, so that a route does not cost a link lookup. An entry goes
-// stale only when its interface is deleted (or renamed): the kernel then
-// answers ENODEV for the old index, and the caller forgets the name and
-// looks it up again (interface indexes are not reused until they wrap
-// around at 2^31).
+// ifIndexCache maps interface names to indexes for one route batch, so
+// that a batch looks each device up once. It lives no longer than a batch:
+// an interface can be renamed and another created under its name, and a
+// remembered index would then put routes on the wrong interface. If the
+// interface goes during the batch, the kernel answers ENODEV for the old
+// index and the caller looks the name up again (refresh).
 type ifIndexCache struct {
 	nlh linkOps
-	mu  sync.Mutex
 	idx map[string]int
 }
 
 func (c *ifIndexCache) get(name string) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if i, ok := c.idx[name]; ok {
 		return i, nil
 	}
@@ -98,8 +94,6 @@ func (c *ifIndexCache) get(name string) (int, error) {
 
 // refresh forgets name and looks it up again.
 func (c *ifIndexCache) refresh(name string) (int, error) {
-	c.mu.Lock()
 	delete(c.idx, name)
-	c.mu.Unlock()
 	return c.get(name)
 }

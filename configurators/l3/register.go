@@ -20,7 +20,7 @@ func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error {
 		cfg reconciler.Configurator
 	}{
 		{items.TypeAddress, &addressConfigurator{nlh: t.NL, open: open, promotes: promotesIn(t)}},
-		{items.TypeRoute, &routeConfigurator{nlh: t.NL, open: open, ifindex: &ifIndexCache{nlh: t.NL}}},
+		{items.TypeRoute, &routeConfigurator{nlh: t.NL, open: open}},
 		{items.TypeRule, &ruleConfigurator{nlh: t.NL, open: open}},
 		{items.TypeNeighbor, &neighborConfigurator{nlh: t.NL, open: open}},
 	}

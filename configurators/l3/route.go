@@ -25,9 +25,8 @@ var _ routeNL = (*netlink.Handle)(nil)
 // one; ApplyBatch handles many routes with one socket, pipelined requests
 // and at most one dump per family.
 type routeConfigurator struct {
-	nlh     routeNL
-	open    opener
-	ifindex *ifIndexCache
+	nlh  routeNL
+	open opener
 }
 
 var _ reconciler.BatchConfigurator = (*routeConfigurator)(nil)
@@ -55,7 +54,7 @@ func (c *routeConfigurator) NeedsRecreate(oldItem, newItem dg.Item) bool {
 
 // ApplyBatch applies the route operations together; see routeBatch.
 func (c *routeConfigurator) ApplyBatch(ctx context.Context, ops []reconciler.BatchOp) []error {
-	b := &routeBatch{c: c, ops: ops, errs: make([]error, len(ops))}
+	b := &routeBatch{c: c, ops: ops, errs: make([]error, len(ops)), ifindex: ifIndexCache{nlh: c.nlh}}
 	if err := ctx.Err(); err != nil {
 		fillErr(b.errs, err)
 		return b.errs

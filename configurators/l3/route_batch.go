@@ -37,6 +37,8 @@ type routeBatch struct {
 	ops  []reconciler.BatchOp
 	errs []error
 	conn rawOps
+	// ifindex resolves device names, once per batch.
+	ifindex ifIndexCache
 	// kernel holds the dump of each family once loaded.
 	kernel map[uint8]kernelRoutes
 	// The requests of the current round and what to do with each answer.
@@ -114,17 +116,17 @@ func (b *routeBatch) oif(r *items.Route) (int, error) {
 	if r.Dev == "" {
 		return 0, nil
 	}
-	return b.c.ifindex.get(r.Dev)
+	return b.ifindex.get(r.Dev)
 }
 
-// staleOif handles ENODEV for a request sent with a cached index: it
-// looks the device up again and, if its index changed, resends. It
-// reports whether it took the answer over.
+// staleOif handles ENODEV for a request sent with an index looked up
+// earlier in the batch: it looks the device up again and, if its index
+// changed, resends. It reports whether it took the answer over.
 func (b *routeBatch) staleOif(rep reply, r *items.Route, oif int, resend func(oif int)) bool {
 	if rep.err == nil || !isErrno(rep.err, unix.ENODEV) || r.Dev == "" {
 		return false
 	}
-	fresh, err := b.c.ifindex.refresh(r.Dev)
+	fresh, err := b.ifindex.refresh(r.Dev)
 	if err != nil || fresh == oif {
 		return false
 	}

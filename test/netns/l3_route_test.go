@@ -286,3 +286,20 @@ func (ev *l3Events) mustBeQuiet(t *testing.T, what string) {
 	}
 	ev.stop()
 }
+
+// Interface indexes are not remembered across operations: after up0 is
+// renamed and a new up0 appears, a route names the new one.
+func TestL3RouteDeviceRenamed(t *testing.T) {
+	e := l3NewEnv(t)
+	r := &items.Route{Dst: l3Prefix("192.0.2.0/24"), Dev: "up0", Scope: items.ScopeLink}
+	e.create(r)
+	e.delete(r)
+	e.ip("link", "set", "up0", "down")
+	e.ip("link", "set", "up0", "name", "old0")
+	e.ip("link", "add", "up0", "type", "veth", "peer", "name", "peer1")
+	e.ip("link", "set", "up0", "up")
+	e.ip("link", "set", "peer1", "up")
+	e.create(r)
+	e.mustRoute("dst", "192.0.2.0/24", "dev", "up0", "protocol", "211")
+	e.mustReadBack(r)
+}
