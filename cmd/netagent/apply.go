@@ -81,14 +81,20 @@ func kernelFlags(g *globals, fs *flag.FlagSet) *kernelOpts {
 // open opens the namespace for the command. The state directory follows a
 // command-level --netns unless the global --state-dir was given.
 func (k *kernelOpts) open(g *globals) (*runtime.Runtime, int) {
-	stateDir := g.stateDir
-	if k.netns != g.netns && stateDir == defaultStateDir(g.netns) {
-		stateDir = defaultStateDir(k.netns)
-	}
-	rt, err := runtime.Open(k.netns, stateDir, g.log)
+	rt, err := runtime.Open(k.netns, k.stateDir(g), g.log)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return nil, exitInternal
 	}
 	return rt, exitOK
+}
+
+// stateDir is the global --state-dir, or, when that was left to its
+// default and the command names another namespace, that namespace's
+// default.
+func (k *kernelOpts) stateDir(g *globals) string {
+	if k.netns != g.netns && g.stateDir == defaultStateDir(g.netns) {
+		return defaultStateDir(k.netns)
+	}
+	return g.stateDir
 }
