@@ -1,0 +1,363 @@
+//go:build !vmtest
+
+package netns_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/testns"
+)
+
+// daemonWait bounds every wait for the daemon to react.
+const daemonWait = 30 * time.Second
+
+var (
+	daemonBuildOnce sync.Once
+	daemonBinPath   string
+	daemonBuildErr  error
+)
+
+// daemonBinary builds cmd/netagent once per run of the package (into the
+// system's temporary directory: without a TestMain there is no hook to
+// remove it).
+func daemonBinary(t *testing.T) string {
+	t.Helper()
+	daemonBuildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "netagent-daemon-test-")
+		if err != nil {
+			daemonBuildErr = err
+			return
+		}
+		daemonBinPath = filepath.Join(dir, "netagent")
+		out, err := exec.Command("go", "build", "-o", daemonBinPath, "github.com/netagent/netagent/cmd/netagent").CombinedOutput()
+		if err != nil {
+			daemonBuildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if daemonBuildErr != nil {
+		t.Fatal(daemonBuildErr)
+	}
+	return daemonBinPath
+}
+
+// daemonEnv is a throwaway namespace with a veth pair uplink0/uplink0-peer
+// (uplink0 plays the physical uplink), an intent directory, a state
+// directory and a socket path for one daemon.
+type daemonEnv struct {
+	t         *testing.T
+	tgt       *netnsx.Target
+	bin       string
+	intentDir string
+	stateDir  string
+	socket    string
+	logs      *daemonLog
+	cmd       *exec.Cmd
+	exited    chan struct{}
+}
+
+func daemonNewEnv(t *testing.T) *daemonEnv {
+	t.Helper()
+	dir := t.TempDir()
+	e := &daemonEnv{
+		t: t, tgt: testns.New(t), bin: daemonBinary(t),
+		intentDir: filepath.Join(dir, "intents"), stateDir: filepath.Join(dir, "state"),
+		socket: filepath.Join(dir, "run", "netagent.sock"), logs: &daemonLog{},
+	}
+	for _, d := range []string{e.intentDir, filepath.Dir(e.socket)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.exec("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0")
+	e.addUplink()
+	return e
+}
+
+// addUplink creates the veth pair, both ends up.
+func (e *daemonEnv) addUplink() {
+	e.ip("link", "add", "uplink0", "type", "veth", "peer", "name", "uplink0-peer")
+	e.ip("link", "set", "uplink0", "up")
+	e.ip("link", "set", "uplink0-peer", "up")
+}
+
+func (e *daemonEnv) exec(name string, args ...string) string {
+	e.t.Helper()
+	return testns.Exec(e.t, e.tgt, name, args...)
+}
+
+func (e *daemonEnv) ip(args ...string) string {
+	e.t.Helper()
+	return e.exec("ip", args...)
+}
+
+// start runs `netagent run` against the namespace; t.Cleanup stops it
+// (SIGTERM, then SIGKILL) and checks that a SIGTERM ends it cleanly.
+func (e *daemonEnv) start(runArgs ...string) {
+	e.t.Helper()
+	args := []string{"--netns", e.tgt.Name, "--state-dir", e.stateDir, "--log-format", "json", "--log-level", "debug",
+		"run", "--intent-dir", e.intentDir, "--socket", e.socket}
+	e.cmd = exec.Command(e.bin, append(args, runArgs...)...)
+	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
+	if err := e.cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.exited = make(chan struct{})
+	go func() {
+		e.cmd.Wait()
+		close(e.exited)
+	}()
+	e.t.Cleanup(e.stop)
+	e.waitFor("the daemon to be ready", func() (bool, string) {
+		st, err := e.status()
+		if err != nil {
+			return false, err.Error()
+		}
+		return st.Ready, fmt.Sprintf("%+v", st)
+	})
+}
+
+// stop ends the daemon: SIGTERM, and SIGKILL if it lingers.
+func (e *daemonEnv) stop() {
+	if e.cmd == nil || e.cmd.Process == nil {
+		return
+	}
+	e.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-e.exited:
+		if code := e.cmd.ProcessState.ExitCode(); code != 0 {
+			e.t.Errorf("the daemon exited with %d after SIGTERM\n%s", code, e.logs.String())
+		}
+	case <-time.After(10 * time.Second):
+		e.cmd.Process.Kill()
+		<-e.exited
+		e.t.Errorf("the daemon ignored SIGTERM for 10 s\n%s", e.logs.String())
+	}
+	if _, err := os.Stat(e.socket); err == nil {
+		e.t.Errorf("the socket %s is left behind", e.socket)
+	}
+	e.cmd = nil
+}
+
+// status asks the daemon through `netagent status --json`.
+func (e *daemonEnv) status() (agent.Status, error) {
+	var st agent.Status
+	out, err := exec.Command(e.bin, "status", "--socket", e.socket, "--json", "--timeout", "5s").Output()
+	if len(out) == 0 {
+		return st, fmt.Errorf("netagent status: %v", err)
+	}
+	if err := json.Unmarshal(out, &st); err != nil {
+		return st, fmt.Errorf("netagent status --json: %v\n%s", err, out)
+	}
+	return st, nil
+}
+
+// waitFor polls cond until it holds or daemonWait passes; cond returns
+// what it saw, for the failure message.
+func (e *daemonEnv) waitFor(what string, cond func() (bool, string)) {
+	e.t.Helper()
+	deadline := time.Now().Add(daemonWait)
+	var seen string
+	for time.Now().Before(deadline) {
+		var ok bool
+		if ok, seen = cond(); ok {
+			return
+		}
+		select {
+		case <-e.exited:
+			e.t.Fatalf("the daemon exited while waiting for %s\n%s", what, e.logs.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	e.t.Fatalf("timed out waiting for %s; last seen: %s\ndaemon log:\n%s", what, seen, e.logs.String())
+}
+
+// writeIntent writes an intent file the way editors and config management
+// do: a temporary file renamed over the old one.
+func (e *daemonEnv) writeIntent(name, content string) {
+	e.t.Helper()
+	tmp := filepath.Join(e.intentDir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(e.intentDir, name)); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// daemonRoute is a route as `ip -j route` shows it.
+type daemonRoute struct {
+	Dst      string `json:"dst"`
+	Gateway  string `json:"gateway"`
+	Dev      string `json:"dev"`
+	Protocol string `json:"protocol"`
+	Table    string `json:"table"`
+}
+
+// routes lists the namespace's IPv4 routes in every table.
+func (e *daemonEnv) routes() []daemonRoute {
+	e.t.Helper()
+	var out []daemonRoute
+	if err := json.Unmarshal([]byte(e.ip("-j", "-4", "route", "show", "table", "all")), &out); err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// route finds the route to dst in the main table.
+func (e *daemonEnv) route(dst string) (daemonRoute, bool) {
+	for _, r := range e.routes() {
+		if r.Dst == dst && (r.Table == "" || r.Table == "main") {
+			return r, true
+		}
+	}
+	return daemonRoute{}, false
+}
+
+// hasAddress reports whether uplink0 holds addr (CIDR).
+func (e *daemonEnv) hasAddress(cidr string) bool {
+	e.t.Helper()
+	var links []struct {
+		AddrInfo []struct {
+			Local     string `json:"local"`
+			PrefixLen int    `json:"prefixlen"`
+		} `json:"addr_info"`
+	}
+	out, err := exec.Command("ip", "netns", "exec", e.tgt.Name, "ip", "-j", "addr", "show", "dev", "uplink0").Output()
+	if err != nil {
+		return false // the link is gone
+	}
+	if err := json.Unmarshal(out, &links); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, l := range links {
+		for _, a := range l.AddrInfo {
+			if fmt.Sprintf("%s/%d", a.Local, a.PrefixLen) == cidr {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// item finds an item in a status.
+func daemonItem(st agent.Status, ref string) (agent.ItemStatus, bool) {
+	for _, it := range st.Items {
+		if it.Item == ref {
+			return it, true
+		}
+	}
+	return agent.ItemStatus{}, false
+}
+
+// call talks to the daemon's socket API directly.
+func (e *daemonEnv) call(req agent.Request) *agent.Response {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), daemonWait)
+	defer cancel()
+	resp, err := agent.Call(ctx, e.socket, req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return resp
+}
+
+// daemonLog collects the daemon's JSON log lines.
+type daemonLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *daemonLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *daemonLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// entries returns the log lines whose fields include every key=value of
+// match.
+func (l *daemonLog) entries(match map[string]string) []map[string]any {
+	var out []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(l.String()))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var e map[string]any
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		if daemonMatches(e, match) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func daemonMatches(e map[string]any, match map[string]string) bool {
+	for k, v := range match {
+		got, _ := e[k].(string)
+		if !strings.Contains(got, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// The intent files of the daemon tests.
+const (
+	daemonUplinkFile = `{"version": 1,
+	  "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.2/24"]}]}`
+	daemonRoutesFile = `{"version": 1,
+	  "routes": [{"to": "198.51.100.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10}]}`
+	daemonRoutes2File = `{"version": 1,
+	  "routes": [{"to": "198.51.100.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10},
+	             {"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10}]}`
+	daemonRouteRef = "route/main 198.51.100.0/24 metric 10"
+)
+
+// converge writes the uplink and routes files and starts the daemon with
+// extra run arguments; it returns once the daemon is ready.
+func (e *daemonEnv) converge(runArgs ...string) {
+	e.t.Helper()
+	e.writeIntent("10-uplink.json", daemonUplinkFile)
+	e.writeIntent("20-routes.json", daemonRoutesFile)
+	e.start(runArgs...)
+	if r, ok := e.route("198.51.100.0/24"); !ok || r.Gateway != "192.0.2.1" || r.Dev != "uplink0" {
+		e.t.Fatalf("route after start: %+v %v\n%s", r, ok, e.ip("route"))
+	}
+}
+
+// placeForeign adds a route and an address netagent does not own, and
+// returns a check that they are untouched.
+func (e *daemonEnv) placeForeign() func() {
+	e.t.Helper()
+	e.ip("addr", "add", "192.0.2.99/24", "dev", "uplink0")
+	e.ip("route", "add", "10.99.0.0/16", "via", "192.0.2.254", "dev", "uplink0", "proto", "static")
+	return func() {
+		e.t.Helper()
+		if r, ok := e.route("10.99.0.0/16"); !ok || r.Protocol != "static" || r.Gateway != "192.0.2.254" {
+			e.t.Errorf("the foreign route was touched: %+v %v", r, ok)
+		}
+		if !e.hasAddress("192.0.2.99/24") {
+			e.t.Error("the foreign address was touched")
+		}
+	}
+}
