@@ -28,9 +28,8 @@ type addressConfigurator struct {
 var _ reconciler.Configurator = (*addressConfigurator)(nil)
 
 // addressNL is the part of netlink.Handle the address configurator uses:
-// interface names, and the routes through an interface (see delAddr).
+// the routes through an interface (see delAddr).
 type addressNL interface {
-	linkOps
 	RouteListFilteredIter(family int, filter *netlink.Route, filterMask uint64, f func(netlink.Route) bool) error
 }
 
@@ -59,15 +58,15 @@ func (c *addressConfigurator) Create(_ context.Context, item dg.Item) error {
 }
 
 func (c *addressConfigurator) create(a *items.Address) error {
-	index, err := ifIndex(c.nlh, a.Dev)
-	if err != nil {
-		return err
-	}
 	conn, err := c.open()
 	if err != nil {
 		return err
 	}
 	defer conn.close()
+	index, err := conn.ifIndex(a.Dev)
+	if err != nil {
+		return err
+	}
 	list, k, err := lookupAddr(conn, a, index)
 	switch {
 	case err != nil:
@@ -148,17 +147,17 @@ func (c *addressConfigurator) Delete(_ context.Context, item dg.Item) error {
 }
 
 func (c *addressConfigurator) delete(a *items.Address) error {
-	index, err := ifIndex(c.nlh, a.Dev)
-	if errors.Is(err, ErrNoDevice) {
-		return nil
-	} else if err != nil {
-		return err
-	}
 	conn, err := c.open()
 	if err != nil {
 		return err
 	}
 	defer conn.close()
+	index, err := conn.ifIndex(a.Dev)
+	if errors.Is(err, ErrNoDevice) {
+		return nil
+	} else if err != nil {
+		return err
+	}
 	list, k, err := lookupAddr(conn, a, index)
 	switch {
 	case err != nil:

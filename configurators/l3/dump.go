@@ -26,27 +26,12 @@ func retryDump(what string, f func() error) error {
 	return nil
 }
 
-// linkOps resolves interface names; netlink.Handle implements it.
+// linkOps lists interfaces; netlink.Handle implements it.
 type linkOps interface {
-	LinkByName(name string) (netlink.Link, error)
 	LinkList() ([]netlink.Link, error)
 }
 
 var _ linkOps = (*netlink.Handle)(nil)
-
-// ifIndex returns the index of the named interface, wrapping ErrNoDevice
-// when there is none.
-func ifIndex(nlh linkOps, name string) (int, error) {
-	l, err := nlh.LinkByName(name)
-	if err != nil {
-		var notFound netlink.LinkNotFoundError
-		if errors.As(err, &notFound) {
-			return 0, fmt.Errorf("%w %s", ErrNoDevice, name)
-		}
-		return 0, fmt.Errorf("looking up device %s: %w", name, err)
-	}
-	return l.Attrs().Index, nil
-}
 
 // linkNames maps every interface index in the namespace to its name.
 func linkNames(nlh linkOps) (map[int]string, error) {
@@ -73,15 +58,15 @@ func linkNames(nlh linkOps) (map[int]string, error) {
 // interface goes during the batch, the kernel answers ENODEV for the old
 // index and the caller looks the name up again (refresh).
 type ifIndexCache struct {
-	nlh linkOps
-	idx map[string]int
+	conn rawOps
+	idx  map[string]int
 }
 
 func (c *ifIndexCache) get(name string) (int, error) {
 	if i, ok := c.idx[name]; ok {
 		return i, nil
 	}
-	i, err := ifIndex(c.nlh, name)
+	i, err := c.conn.ifIndex(name)
 	if err != nil {
 		return 0, err
 	}

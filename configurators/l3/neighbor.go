@@ -17,7 +17,6 @@ import (
 // with NDA_PROTOCOL = items.RouteProtocol. Every change goes over a conn,
 // because netlink.Neigh carries no NDA_PROTOCOL.
 type neighborConfigurator struct {
-	nlh  linkOps
 	open opener
 }
 
@@ -58,15 +57,15 @@ func (c *neighborConfigurator) Modify(_ context.Context, _, newItem dg.Item) err
 // (dynamic) entry → replace it with ours; someone's static entry →
 // ErrNotOwned.
 func (c *neighborConfigurator) ensure(n *items.Neighbor) error {
-	index, err := ifIndex(c.nlh, n.Dev)
-	if err != nil {
-		return err
-	}
 	conn, err := c.open()
 	if err != nil {
 		return err
 	}
 	defer conn.close()
+	index, err := conn.ifIndex(n.Dev)
+	if err != nil {
+		return err
+	}
 	k, err := findNeigh(conn, n, index)
 	switch {
 	case err != nil:
@@ -114,17 +113,17 @@ func (c *neighborConfigurator) Delete(_ context.Context, item dg.Item) error {
 }
 
 func (c *neighborConfigurator) delete(n *items.Neighbor) error {
-	index, err := ifIndex(c.nlh, n.Dev)
-	if errors.Is(err, ErrNoDevice) {
-		return nil
-	} else if err != nil {
-		return err
-	}
 	conn, err := c.open()
 	if err != nil {
 		return err
 	}
 	defer conn.close()
+	index, err := conn.ifIndex(n.Dev)
+	if errors.Is(err, ErrNoDevice) {
+		return nil
+	} else if err != nil {
+		return err
+	}
 	k, err := findNeigh(conn, n, index)
 	switch {
 	case err != nil:

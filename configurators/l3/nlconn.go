@@ -38,6 +38,9 @@ type rawOps interface {
 	// dump runs one dump request and returns the payloads of the messages
 	// of type resType.
 	dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, error)
+	// ifIndex returns the index of the named interface in the conn's
+	// namespace, wrapping ErrNoDevice when there is none.
+	ifIndex(name string) (int, error)
 	// close releases the conn (a shared conn goes back to its owner).
 	close()
 }
@@ -222,6 +225,23 @@ func (c *conn) dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, error) {
 		c.broken = true
 	}
 	return msgs, err
+}
+
+// ifIndex asks for the interface index with SIOCGIFINDEX on the conn's
+// socket: the kernel answers it for any socket, in the socket's namespace,
+// for a fraction of the cost of an RTM_GETLINK.
+func (c *conn) ifIndex(name string) (int, error) {
+	ifr, err := unix.NewIfreq(name)
+	if err != nil {
+		return 0, fmt.Errorf("%w %q: %w", ErrNoDevice, name, err)
+	}
+	if err := unix.IoctlIfreq(c.s.GetFd(), unix.SIOCGIFINDEX, ifr); err != nil {
+		if errors.Is(err, unix.ENODEV) {
+			return 0, fmt.Errorf("%w %s", ErrNoDevice, name)
+		}
+		return 0, fmt.Errorf("looking up device %s: %w", name, err)
+	}
+	return int(ifr.Uint32()), nil
 }
 
 // sharedConn is the one conn the configurators of a target share, opened

@@ -22,7 +22,7 @@ func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error {
 		{items.TypeAddress, &addressConfigurator{nlh: t.NL, open: open, promotes: promotesIn(t)}},
 		{items.TypeRoute, &routeConfigurator{nlh: t.NL, open: open}},
 		{items.TypeRule, &ruleConfigurator{nlh: t.NL, open: open}},
-		{items.TypeNeighbor, &neighborConfigurator{nlh: t.NL, open: open}},
+		{items.TypeNeighbor, &neighborConfigurator{open: open}},
 	}
 	for _, c := range cfgs {
 		if err := reg.Register(c.typ, c.cfg); err != nil {

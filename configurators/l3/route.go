@@ -12,10 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// routeNL is the part of netlink.Handle the route configurator uses: dumps
-// and interface names. Route changes go over a conn (see routeBatch).
+// routeNL is the part of netlink.Handle the route configurator uses: the
+// dumps. Route changes go over a conn (see routeBatch).
 type routeNL interface {
-	linkOps
 	RouteListFilteredIter(family int, filter *netlink.Route, filterMask uint64, f func(netlink.Route) bool) error
 }
 
@@ -54,7 +53,7 @@ func (c *routeConfigurator) NeedsRecreate(oldItem, newItem dg.Item) bool {
 
 // ApplyBatch applies the route operations together; see routeBatch.
 func (c *routeConfigurator) ApplyBatch(ctx context.Context, ops []reconciler.BatchOp) []error {
-	b := &routeBatch{c: c, ops: ops, errs: make([]error, len(ops)), ifindex: ifIndexCache{nlh: c.nlh}}
+	b := &routeBatch{c: c, ops: ops, errs: make([]error, len(ops))}
 	if err := ctx.Err(); err != nil {
 		fillErr(b.errs, err)
 		return b.errs

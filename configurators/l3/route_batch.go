@@ -53,6 +53,7 @@ func (b *routeBatch) run() {
 		return
 	}
 	b.conn = conn
+	b.ifindex.conn = conn
 	defer conn.close()
 	for i, op := range b.ops {
 		b.plan(i, op)
