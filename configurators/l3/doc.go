@@ -10,7 +10,7 @@
 //	   ├─ rule      ──┤   (pipelined)          ├─ routes, rules with protocol 211
 //	   └─ neighbor  ──┘                        └─ neighbours with NDA_PROTOCOL 211
 //	        │
-//	        └─ dumps and interface names: t.NL (netlink.Handle)
+//	        └─ route, rule and link dumps: t.NL (netlink.Handle)
 //
 // # Ownership marks
 //
@@ -42,8 +42,9 @@
 // target's namespace with the Target's namespace handle, shared by the four
 // configurators one operation at a time, and kept for the life of the
 // process (a broken one is replaced). The messages are the library's own
-// types (package nl). Dumps of routes and rules and interface lookups use
-// t.NL; dumps of addresses and neighbours use the conn, to see the marks.
+// types (package nl). Dumps of routes, rules and links use t.NL; dumps of
+// addresses and neighbours use the conn, to see the marks; interface names
+// are resolved with SIOCGIFINDEX on the conn's socket (in its namespace).
 //
 // # Operations, idempotence, and the kernel's surprises
 //
