@@ -137,6 +137,9 @@ func (a *Agent) adoptResolved(next *docSet, res resolution, reason string) {
 	s.notes.setIntent(nil)
 	s.docs = next
 	a.saveDocs()
+	if s.current != nil {
+		a.observeConditions() // Valid changes without a reconcile
+	}
 }
 
 // logRejected logs the problems of every document whose new content was

@@ -1,0 +1,100 @@
+// Package agent is netagent's daemon: one event loop that keeps a network
+// namespace as the intent says, reacting to intent changes, link events,
+// failures and drift, and answering a unix-socket API.
+//
+//	 DirSource (fsnotify) ──name──┐                        ┌── Kernel.ReadLinks
+//	 (later: etcd, Consul)        │   ┌──────────────────┐ │   (external link items)
+//	 NetlinkWatcher ──LinkEvent───┼──▶│   the loop       │─┼── Kernel.Reconcile ──▶ configurators
+//	 socket API ──call{req,reply}─┤   │ (one goroutine,  │ │   (current ◀─▶ intended)
+//	 SIGHUP ──Reload──────────────┤   │  one select)     │ ├── Kernel.ReadCurrent (drift)
+//	 timers: debounce, retry, ────┘   └──────────────────┘ └── Notifier: READY, WATCHDOG, STATUS
+//	         drift, watchdog
+//
+// # One goroutine owns the state
+//
+// Run owns everything: the intent documents, the intended and current
+// graphs, the timers and what the reconciles did. Other goroutines only
+// send events: a source's name when it may have changed, a LinkEvent, a
+// call from the socket, a reload. The loop is one select; a case whose
+// channel is nil is off (no pending burst: no debounce timer; no failed
+// item: no retry timer; no asynchronous operation: no resume channel).
+// Each turn handles one event and, if that event asked for it, runs one
+// Reconcile, logged with why it ran: start, intent, reload, link, retry,
+// drift, api or resume. The Kernel logs one line per kernel operation.
+//
+// # Intent sources and documents
+//
+// An IntentSource holds documents by name (NewDirSource: the *.json files
+// of a directory, watched as a directory so that rename-based writes are
+// seen). Watch only says "changed"; after a quiet period (200 ms, at most
+// 2 s for a steady stream) the loop Loads the source and compares contents.
+//
+// The socket API is a source too, built in and in memory: `apply` replaces
+// its one document, named "api", with the request's intent. It never
+// writes to the intent directory. The "api" document is merged with the
+// files like any file: an object both define is a conflict, and the apply
+// is rejected. Its accepted version survives a restart (see the state
+// directory below); apply a document with nothing in it to clear it.
+//
+// Documents are applied together, and a change is only applied if the
+// whole stays valid (resolve): the new content of every changed document
+// is tried; a document the errors blame falls back to its last good version
+// (or, if new, is left out), and if the errors blame only unchanged
+// documents (a file removed that others refer to) every change falls back.
+// So an invalid file never reaches the kernel and never withdraws its last
+// good version; its errors are logged once and shown in status until it is
+// fixed. Rendering (agent/render) is part of the check: the graph of the
+// accepted set is the intended graph, edited in place so that a small
+// change costs the reconciler a small amount of work.
+//
+// With a state directory, every accepted version is kept in
+// <state dir>/accepted/, so that an agent restarted with a broken file
+// applies that file's last good version rather than deleting what it
+// created; a stored document whose source cannot be read at start stays
+// until the source has been read.
+//
+// # Links
+//
+// A LinkWatcher (NewNetlinkWatcher: an RTNLGRP_LINK subscription made in
+// the target namespace, listing existing links, re-made after any error or
+// ENOBUFS) says that links may have changed. After a burst (100 ms) the
+// loop lists the external links again (netlink is lossy; the list is the
+// truth) and puts the differences into the current state as external
+// `link` items. The reconciler does the rest: what depends on a link that
+// went or lost its carrier is withdrawn and shows as blocked, and comes
+// back when the link returns. A link replaced within one burst (a new
+// ifindex) is first taken out and reconciled without, since the kernel
+// dropped every object on it.
+//
+// # Retries and drift
+//
+// A failed operation leaves its item failed; the loop reconciles again
+// after a backoff of 100 ms doubling up to 1 min, each delay jittered into
+// [d/2, d). Each item counts its consecutive failures; the soonest due
+// retry wins (every Reconcile retries every failed item). Every
+// DriftInterval (5 min) the loop reads the kernel back and puts into the
+// current state what someone else changed (an owned object deleted,
+// modified, or left over), so that the reconciler repairs it.
+//
+// # Status
+//
+// Status (the socket's `status`, `netagent status`) gives per item its
+// state (created, failed, blocked, pending, or in transition), last
+// operation and error, since when, consecutive failures and, when blocked,
+// on what; per document the conditions Valid, Converged, Degraded and Ready
+// with since when each holds; and Ready for the agent: started, every
+// source readable, every document valid and converged, nothing failed.
+//
+// # Service manager
+//
+// The Notifier (package systemd) gets READY after the first reconcile,
+// RELOADING and READY around a reload, STOPPING at the end, a STATUS line
+// after every reconcile, and a WATCHDOG ping from the loop's own select
+// every WatchdogInterval: a loop stuck in a reconcile stops pinging.
+//
+// # The caller's duties
+//
+// Configure logging (the agent takes a logrus.FieldLogger), provide a
+// Kernel, Listen on the socket and Serve it, call Reload on SIGHUP, and
+// cancel Run's context to stop.
+package agent
