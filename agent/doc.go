@@ -2,13 +2,13 @@
 // namespace as the intent says, reacting to intent changes, link events,
 // failures and drift, and answering a unix-socket API.
 //
-//	 DirSource (fsnotify) ──name──┐                        ┌── Kernel.ReadLinks
-//	 (later: etcd, Consul)        │   ┌──────────────────┐ │   (external link items)
-//	 NetlinkWatcher ──LinkEvent───┼──▶│   the loop       │─┼── Kernel.Reconcile ──▶ configurators
-//	 socket API ──call{req,reply}─┤   │ (one goroutine,  │ │   (current ◀─▶ intended)
-//	 SIGHUP ──Reload──────────────┤   │  one select)     │ ├── Kernel.ReadCurrent (drift)
-//	 timers: debounce, retry, ────┘   └──────────────────┘ └── Notifier: READY, WATCHDOG, STATUS
-//	         drift, watchdog
+//	DirSource (fsnotify) ──name──┐                        ┌── Kernel.ReadLinks
+//	(later: etcd, Consul)        │   ┌──────────────────┐ │   (external link items)
+//	NetlinkWatcher ──LinkEvent───┼──▶│   the loop       │─┼── Kernel.Reconcile ──▶ configurators
+//	socket API ──call{req,reply}─┤   │ (one goroutine,  │ │   (current ◀─▶ intended)
+//	SIGHUP ──Reload──────────────┤   │  one select)     │ ├── Kernel.ReadCurrent (drift)
+//	timers: debounce, retry, ────┘   └──────────────────┘ └── Notifier: READY, WATCHDOG, STATUS
+//	        drift, watchdog
 //
 // # One goroutine owns the state
 //
