@@ -28,17 +28,19 @@ type fakeKernel struct {
 	mu      sync.Mutex
 	objects map[dg.ItemRef]dg.Item
 	links   map[string]*items.Link
-	fail    map[dg.ItemRef]int // the next n operations on ref fail
-	ops     []string           // "create route/..." in order
-	runs    int                // Reconcile calls
-	stuck   chan struct{}      // non-nil: Reconcile waits until it is closed
+	fail    map[dg.ItemRef]int           // the next n operations on ref fail
+	ops     []string                     // "create route/..." in order
+	runs    int                          // Reconcile calls
+	stuck   chan struct{}                // non-nil: Reconcile waits until it is closed
+	slow    map[dg.ItemRef]chan struct{} // creates of ref go on in the background until closed
 	rec     *reconciler.Reconciler
 }
 
 var errFake = errors.New("fake kernel says no")
 
 func newFakeKernel(links ...*items.Link) *fakeKernel {
-	k := &fakeKernel{objects: map[dg.ItemRef]dg.Item{}, links: map[string]*items.Link{}, fail: map[dg.ItemRef]int{}}
+	k := &fakeKernel{objects: map[dg.ItemRef]dg.Item{}, links: map[string]*items.Link{}, fail: map[dg.ItemRef]int{},
+		slow: map[dg.ItemRef]chan struct{}{}}
 	for _, l := range links {
 		k.links[l.IfName] = l
 	}
@@ -57,7 +59,18 @@ func (r fakeRegistry) Configurator(dg.Item) reconciler.Configurator { return fak
 
 type fakeConfigurator struct{ k *fakeKernel }
 
-func (c fakeConfigurator) Create(_ context.Context, it dg.Item) error {
+func (c fakeConfigurator) Create(ctx context.Context, it dg.Item) error {
+	if release, ok := c.k.slow[dg.Ref(it)]; ok {
+		done := reconciler.ContinueInBackground(ctx)
+		go func() {
+			<-release
+			c.k.mu.Lock()
+			err := c.k.write("create", dg.Ref(it), it)
+			c.k.mu.Unlock()
+			done(err)
+		}()
+		return nil
+	}
 	return c.k.write("create", dg.Ref(it), it)
 }
 

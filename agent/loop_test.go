@@ -320,3 +320,32 @@ func loggedProblem(r *rig, file string) bool {
 	}
 	return false
 }
+
+// TestAsynchronousOperationResumes: a create that goes on in the
+// background leaves its item in transition (and its dependants waiting);
+// when it finishes, ReadyToResume wakes the loop, which reconciles again.
+func TestAsynchronousOperationResumes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		r := newRig(t, baseDocs())
+		r.k.slow[addrRef] = release // the route waits for the address (its gateway is on-link through it)
+		r.start()
+		if r.k.has(routeRef) {
+			t.Fatal("the route was created before the address it depends on")
+		}
+		if is := itemNamed(t, r.status(), addrRef); is.State != "creating" {
+			t.Errorf("address state %q, want creating", is.State)
+		}
+		close(release)
+		synctest.Wait()
+		if !r.k.has(addrRef) || !r.k.has(routeRef) {
+			t.Fatalf("not resumed: ops %v", r.k.takeOps())
+		}
+		if got := r.reasons(); !slices.Contains(got, reasonResume) {
+			t.Errorf("reasons %v lack %q", got, reasonResume)
+		}
+		if !r.status().Ready {
+			t.Error("not ready after the background operation")
+		}
+	})
+}
