@@ -1,15 +1,16 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/netagent/netagent/agent/render"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
 )
 
 // Status is what `netagent status` shows: the agent as a whole, each
@@ -133,11 +134,11 @@ func (a *Agent) status() Status {
 }
 
 // cycleErrors lists the errors of the last run that no failed item
-// explains (dependency cycles).
+// explains: dependency cycles.
 func cycleErrors(err error) []string {
 	var out []string
 	for _, e := range unjoin(err) {
-		if strings.Contains(e.Error(), "cycle") {
+		if errors.Is(e, reconciler.ErrCycle) {
 			out = append(out, e.Error())
 		}
 	}
