@@ -49,7 +49,7 @@ func runStatus(g *globals, args []string) int {
 			return exitInternal
 		}
 	} else {
-		printStatus(g.stdout, st, *all, time.Now())
+		statusPrint(g.stdout, st, *all, time.Now())
 	}
 	if !st.Ready {
 		return exitFailed
@@ -57,35 +57,35 @@ func runStatus(g *globals, args []string) int {
 	return exitOK
 }
 
-// printStatus writes the status as a headline and two tables: the intent
+// statusPrint writes the status as a headline and two tables: the intent
 // files with their conditions, and the items (those not created, or all).
-func printStatus(w io.Writer, st *agent.Status, all bool, now time.Time) {
-	printHeadline(w, st, now)
+func statusPrint(w io.Writer, st *agent.Status, all bool, now time.Time) {
+	statusPrintHeadline(w, st, now)
 	for _, e := range st.Errors {
 		fmt.Fprintf(w, "  error: %s\n", e)
 	}
 	fmt.Fprintln(w)
-	printFiles(w, st.Files, now)
+	statusPrintFiles(w, st.Files, now)
 	fmt.Fprintln(w)
-	printItems(w, st.Items, all, now)
+	statusPrintItems(w, st.Items, all, now)
 }
 
-func printHeadline(w io.Writer, st *agent.Status, now time.Time) {
+func statusPrintHeadline(w io.Writer, st *agent.Status, now time.Time) {
 	state := "READY"
 	if !st.Ready {
 		state = "NOT READY"
 	}
 	fmt.Fprintf(w, "netagent: %s, %d reconciles", state, st.Reconciles)
 	if !st.LastReconcile.IsZero() {
-		fmt.Fprintf(w, ", last %s ago (%s)", ago(now, st.LastReconcile), strings.Join(st.LastReasons, ", "))
+		fmt.Fprintf(w, ", last %s ago (%s)", statusAgo(now, st.LastReconcile), strings.Join(st.LastReasons, ", "))
 	}
 	if !st.NextRetry.IsZero() {
-		fmt.Fprintf(w, ", next retry in %s", ago(st.NextRetry, now))
+		fmt.Fprintf(w, ", next retry in %s", statusAgo(st.NextRetry, now))
 	}
 	fmt.Fprintln(w)
 }
 
-func printFiles(w io.Writer, files []agent.FileStatus, now time.Time) {
+func statusPrintFiles(w io.Writer, files []agent.FileStatus, now time.Time) {
 	if len(files) == 0 {
 		fmt.Fprintln(w, "no intent files")
 		return
@@ -95,8 +95,8 @@ func printFiles(w io.Writer, files []agent.FileStatus, now time.Time) {
 	for _, f := range files {
 		c := f.Conditions
 		ready := c[len(c)-1]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", f.Name, yesNo(c[0].Status), yesNo(c[1].Status),
-			yesNo(c[2].Status), yesNo(ready.Status), f.Items, ago(now, ready.Since), firstMessage(c))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", f.Name, statusYesNo(c[0].Status), statusYesNo(c[1].Status),
+			statusYesNo(c[2].Status), statusYesNo(ready.Status), f.Items, statusAgo(now, ready.Since), statusFirstMessage(c))
 	}
 	tw.Flush()
 	for _, f := range files {
@@ -106,9 +106,9 @@ func printFiles(w io.Writer, files []agent.FileStatus, now time.Time) {
 	}
 }
 
-// firstMessage is the message of the first condition that is not as it
+// statusFirstMessage is the message of the first condition that is not as it
 // should be (Valid, Converged true; Degraded false).
-func firstMessage(conds []agent.Condition) string {
+func statusFirstMessage(conds []agent.Condition) string {
 	for _, c := range conds {
 		bad := !c.Status
 		if c.Type == agent.CondDegraded {
@@ -121,7 +121,7 @@ func firstMessage(conds []agent.Condition) string {
 	return ""
 }
 
-func printItems(w io.Writer, list []agent.ItemStatus, all bool, now time.Time) {
+func statusPrintItems(w io.Writer, list []agent.ItemStatus, all bool, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ITEM\tFILE\tSTATE\tLAST OP\tSINCE\tDETAIL")
 	hidden := 0
@@ -137,7 +137,7 @@ func printItems(w io.Writer, list []agent.ItemStatus, all bool, now time.Time) {
 				detail = fmt.Sprintf("%s (%d failures)", detail, it.Failures)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", it.Item, it.File, it.State, it.LastOp, ago(now, it.Since), detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", it.Item, it.File, it.State, it.LastOp, statusAgo(now, it.Since), detail)
 	}
 	tw.Flush()
 	if hidden > 0 {
@@ -145,15 +145,15 @@ func printItems(w io.Writer, list []agent.ItemStatus, all bool, now time.Time) {
 	}
 }
 
-func yesNo(b bool) string {
+func statusYesNo(b bool) string {
 	if b {
 		return "True"
 	}
 	return "False"
 }
 
-// ago renders now-t for a table: "12s", "3m4s", "-" for a zero time.
-func ago(now, t time.Time) string {
+// statusAgo renders now-t for a table: "12s", "3m4s", "-" for a zero time.
+func statusAgo(now, t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}

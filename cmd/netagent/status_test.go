@@ -12,8 +12,8 @@ import (
 	"github.com/netagent/netagent/agent"
 )
 
-// fakeDaemon answers every request on a unix socket with resp.
-func fakeDaemon(t *testing.T, resp agent.Response) string {
+// statusFakeDaemon answers every request on a unix socket with resp.
+func statusFakeDaemon(t *testing.T, resp agent.Response) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "d.sock")
 	ln, err := net.Listen("unix", path)
@@ -40,7 +40,7 @@ func fakeDaemon(t *testing.T, resp agent.Response) string {
 	return path
 }
 
-func sampleStatus(ready bool) *agent.Status {
+func statusSample(ready bool) *agent.Status {
 	at := time.Now().Add(-time.Minute)
 	cond := func(typ string, ok bool, msg string) agent.Condition {
 		return agent.Condition{Type: typ, Status: ok, Reason: "R", Message: msg, Since: at}
@@ -61,7 +61,7 @@ func sampleStatus(ready bool) *agent.Status {
 }
 
 func TestStatusPrintsTables(t *testing.T) {
-	path := fakeDaemon(t, agent.Response{Status: sampleStatus(false)})
+	path := statusFakeDaemon(t, agent.Response{Status: statusSample(false)})
 	var out, errb bytes.Buffer
 	code := run([]string{"status", "--socket", path}, &out, &errb)
 	if code != exitFailed {
@@ -86,7 +86,7 @@ func TestStatusPrintsTables(t *testing.T) {
 }
 
 func TestStatusJSON(t *testing.T) {
-	path := fakeDaemon(t, agent.Response{Status: sampleStatus(true)})
+	path := statusFakeDaemon(t, agent.Response{Status: statusSample(true)})
 	var out, errb bytes.Buffer
 	if code := run([]string{"status", "--socket", path, "--json"}, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d; stderr %s", code, errb.String())

@@ -57,7 +57,7 @@ func TestAgentDaemonReactsToIntentFiles(t *testing.T) {
 				return strings.Contains(strings.Join(f.Errors, "\n"), "routes[0].dev"), strings.Join(f.Errors, "\n")
 			}
 		}
-		return false, "no invalid file yet: " + errString(err)
+		return false, "no invalid file yet: " + daemonErrString(err)
 	})
 	if _, ok := e.route("203.0.113.0/24"); !ok {
 		t.Fatal("the last good version of the file was withdrawn")
@@ -93,7 +93,7 @@ func TestAgentDaemonReactsToIntentFiles(t *testing.T) {
 	foreignUntouched()
 }
 
-func errString(err error) string {
+func daemonErrString(err error) string {
 	if err == nil {
 		return ""
 	}
