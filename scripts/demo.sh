@@ -64,7 +64,8 @@ na apply "$intent"
 step "netagent run: the daemon keeps the namespace converged"
 mkdir -p "$work/intents"
 cp "$intent" "$work/intents/"
-na --log-level warn run --intent-dir "$work/intents" --socket "$work/netagent.sock" &
+bin/netagent --netns "$ns" --state-dir "$work/state" --log-level warn \
+	run --intent-dir "$work/intents" --socket "$work/netagent.sock" &
 daemon=$!
 for _ in $(seq 100); do
 	bin/netagent status --socket "$work/netagent.sock" --json 2>/dev/null | grep -q '"ready": *true' && break
