@@ -36,25 +36,54 @@ func (m condMemo) forget(known func(string) bool) {
 }
 
 // observeConditions updates the condition memos after a reconcile, so
-// that Since is when a condition changed, not when someone asked.
+// that Since is when a condition changed, not when someone asked. It only
+// counts item states per document (no ItemStatus values, no sorting).
 func (a *Agent) observeConditions() {
-	a.fileStatuses(a.itemStatuses())
+	t := tallies{}
+	a.eachItem(func(ref dg.ItemRef) {
+		file, state, why := a.itemState(ref)
+		t.add(file, ref, state, why)
+	})
+	a.fileStatuses(t)
 }
 
-// fileStatuses computes the status of every document from the statuses
-// of its items.
-func (a *Agent) fileStatuses(itemStats []ItemStatus) []FileStatus {
-	s := a.st
-	byFile := map[string][]ItemStatus{}
-	for _, is := range itemStats {
-		byFile[is.File] = append(byFile[is.File], is)
+// tally counts the states of one document's items.
+type tally struct {
+	count    map[string]int
+	total    int
+	firstBad string // "item: why" of the first failed or blocked item
+}
+
+// tallies are the tallies of every document, by name.
+type tallies map[string]*tally
+
+func (ts tallies) add(file string, ref dg.ItemRef, state, why string) {
+	t := ts[file]
+	if t == nil {
+		t = &tally{count: map[string]int{}}
+		ts[file] = t
 	}
+	t.count[state]++
+	t.total++
+	if t.firstBad == "" && (state == StateBlocked || state == dg.StateFailed.String()) {
+		t.firstBad = ref.String() + ": " + why
+	}
+}
+
+// fileStatuses computes the status of every document from the tallies of
+// its items.
+func (a *Agent) fileStatuses(ts tallies) []FileStatus {
+	s := a.st
 	now := time.Now()
 	out := make([]FileStatus, 0, len(s.docs.docs))
 	for _, name := range slices.Sorted(maps.Keys(s.docs.docs)) {
 		d := s.docs.docs[name]
-		fs := FileStatus{Name: name, Source: d.source, Errors: d.errs, AcceptedAt: d.goodAt, Items: len(byFile[name])}
-		conds := fileConditions(d, byFile[name])
+		t := ts[name]
+		if t == nil {
+			t = &tally{count: map[string]int{}}
+		}
+		fs := FileStatus{Name: name, Source: d.source, Errors: d.errs, AcceptedAt: d.goodAt, Items: t.total}
+		conds := fileConditions(d, t)
 		for i := range conds {
 			conds[i] = s.conds.stamp(name, conds[i], now)
 		}
@@ -66,9 +95,9 @@ func (a *Agent) fileStatuses(itemStats []ItemStatus) []FileStatus {
 }
 
 // fileConditions derives Valid, Converged, Degraded and Ready.
-func fileConditions(d *doc, itemStats []ItemStatus) []Condition {
+func fileConditions(d *doc, t *tally) []Condition {
 	valid := validCondition(d)
-	conv, degr := convergence(itemStats)
+	conv, degr := convergence(t)
 	ready := Condition{Type: CondReady, Status: valid.Status && conv.Status, Reason: "Ready"}
 	switch {
 	case !valid.Status:
@@ -96,20 +125,12 @@ func validCondition(d *doc) Condition {
 }
 
 // convergence derives Converged and Degraded from the items' states.
-func convergence(itemStats []ItemStatus) (conv, degr Condition) {
-	count := map[string]int{}
-	var firstBad string
-	for _, is := range itemStats {
-		count[is.State]++
-		if firstBad == "" && (is.State == StateBlocked || is.State == dg.StateFailed.String()) {
-			firstBad = is.Item + ": " + firstNonEmpty(is.BlockedOn, is.LastError)
-		}
-	}
-	failed, blocked := count[dg.StateFailed.String()], count[StateBlocked]
-	notDone := len(itemStats) - count[dg.StateCreated.String()]
+func convergence(t *tally) (conv, degr Condition) {
+	failed, blocked := t.count[dg.StateFailed.String()], t.count[StateBlocked]
+	notDone := t.total - t.count[dg.StateCreated.String()]
 	conv = Condition{Type: CondConverged, Status: notDone == 0, Reason: "Converged"}
 	if notDone > 0 {
-		conv.Reason, conv.Message = "InProgress", describeCounts(count)
+		conv.Reason, conv.Message = "InProgress", describeCounts(t.count)
 		if failed+blocked > 0 {
 			conv.Reason = "ItemsNotCreated"
 		}
@@ -117,9 +138,9 @@ func convergence(itemStats []ItemStatus) (conv, degr Condition) {
 	degr = Condition{Type: CondDegraded, Status: failed+blocked > 0, Reason: "AsIntended"}
 	switch {
 	case failed > 0:
-		degr.Reason, degr.Message = "ItemsFailed", firstBad
+		degr.Reason, degr.Message = "ItemsFailed", t.firstBad
 	case blocked > 0:
-		degr.Reason, degr.Message = "ItemsBlocked", firstBad
+		degr.Reason, degr.Message = "ItemsBlocked", t.firstBad
 	}
 	return conv, degr
 }
@@ -142,11 +163,4 @@ func firstOf(list []string) string {
 		return list[0]
 	}
 	return fmt.Sprintf("%s (and %d more)", list[0], len(list)-1)
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

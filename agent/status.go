@@ -80,6 +80,8 @@ type ItemStatus struct {
 	Since     time.Time `json:"since,omitzero"`
 	BlockedOn string    `json:"blockedOn,omitempty"`
 	Failures  int       `json:"failures,omitempty"` // consecutive
+
+	ref dg.ItemRef
 }
 
 // LinkStatus is an external link as the agent last saw it.
@@ -128,7 +130,11 @@ func (a *Agent) status() Status {
 		Items:          a.itemStatuses(),
 		Links:          linkStatuses(s.current),
 	}
-	out.Files = a.fileStatuses(out.Items)
+	t := tallies{}
+	for _, is := range out.Items {
+		t.add(is.File, is.ref, is.State, firstNonEmpty(is.BlockedOn, is.LastError))
+	}
+	out.Files = a.fileStatuses(t)
 	out.Ready = r.runs > 0 && len(out.Errors) == 0 && allReady(out.Files) && noneFailed(out.Items)
 	return out
 }
@@ -173,34 +179,35 @@ func noneFailed(items []ItemStatus) bool {
 	return true
 }
 
-// itemStatuses lists every intended item and every managed item of the
-// current state, in ref order.
-func (a *Agent) itemStatuses() []ItemStatus {
+// eachItem calls f for every intended item and every managed item of the
+// current state that is not intended (on its way out).
+func (a *Agent) eachItem(f func(dg.ItemRef)) {
 	s := a.st
-	refs := s.intended.Refs()
+	for _, ref := range s.intended.Refs() {
+		f(ref)
+	}
 	for _, ref := range s.current.Refs() {
 		if it, _ := s.current.Get(ref); !it.External() && !s.intended.Contains(ref) {
-			refs = append(refs, ref)
+			f(ref)
 		}
 	}
-	slices.SortFunc(refs, dg.ItemRef.Compare)
-	out := make([]ItemStatus, 0, len(refs))
-	for _, ref := range refs {
-		out = append(out, a.itemStatus(ref))
-	}
+}
+
+// itemStatuses lists the status of every item of eachItem, in ref order.
+func (a *Agent) itemStatuses() []ItemStatus {
+	var out []ItemStatus
+	a.eachItem(func(ref dg.ItemRef) { out = append(out, a.itemStatus(ref)) })
+	slices.SortFunc(out, func(x, y ItemStatus) int { return x.ref.Compare(y.ref) })
 	return out
 }
 
 func (a *Agent) itemStatus(ref dg.ItemRef) ItemStatus {
 	s := a.st
-	want, intended := s.intended.Get(ref)
-	have, st, exists := s.current.Lookup(ref)
-	is := ItemStatus{Item: ref.String(), Intended: intended, Failures: s.results.failures[ref]}
-	is.File = fileOf(s.intended, ref)
-	if is.File == "" {
-		is.File = fileOf(s.current, ref)
-	}
-	if exists {
+	file, state, why := a.itemState(ref)
+	_, intended := s.intended.Get(ref)
+	is := ItemStatus{ref: ref, Item: ref.String(), File: file, State: state, Intended: intended,
+		Failures: s.results.failures[ref]}
+	if _, st, exists := s.current.Lookup(ref); exists {
 		is.Since = st.Since
 		if st.LastOp != dg.OpNone {
 			is.LastOp = st.LastOp.String()
@@ -209,14 +216,33 @@ func (a *Agent) itemStatus(ref dg.ItemRef) ItemStatus {
 			is.LastError = st.LastErr.Error()
 		}
 	}
-	is.State = itemState(intended, exists, want, have, st)
-	if why, blocked := s.results.blocked[ref]; blocked && is.State != dg.StateFailed.String() {
-		is.State, is.BlockedOn, is.Since = StateBlocked, why, s.results.blockedSince[ref]
+	if state == StateBlocked {
+		is.BlockedOn, is.Since = why, s.results.blockedSince[ref]
 	}
 	return is
 }
 
-func itemState(intended, exists bool, want, have dg.Item, st dg.StateData) string {
+// itemState returns an item's document, its state and, for a blocked or
+// failed item, why.
+func (a *Agent) itemState(ref dg.ItemRef) (file, state, why string) {
+	s := a.st
+	want, intended := s.intended.Get(ref)
+	have, st, exists := s.current.Lookup(ref)
+	file = fileOf(s.intended, ref)
+	if file == "" {
+		file = fileOf(s.current, ref)
+	}
+	state = stateOf(intended, exists, want, have, st)
+	if state == dg.StateFailed.String() && st.LastErr != nil {
+		why = st.LastErr.Error()
+	}
+	if reason, blocked := s.results.blocked[ref]; blocked && state != dg.StateFailed.String() {
+		state, why = StateBlocked, reason
+	}
+	return file, state, why
+}
+
+func stateOf(intended, exists bool, want, have dg.Item, st dg.StateData) string {
 	switch {
 	case !exists:
 		return StatePending
@@ -245,4 +271,11 @@ func linkStatuses(g *dg.Graph) []LinkStatus {
 		}
 	}
 	return out
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
