@@ -22,10 +22,14 @@
 //
 // Privileges: root, but with only CAP_NET_ADMIN (netlink changes,
 // iptables) and CAP_NET_RAW (iptables opens raw sockets) in the bounding
-// set. CAP_SYS_ADMIN is added because setns(2) into a named network
-// namespace (--netns, /run/netns/NAME) requires CAP_SYS_ADMIN besides
-// CAP_NET_ADMIN; a unit for the host namespace only can drop it (see the
-// comment in the unit). The sandbox: ProtectSystem=strict with the state
+// set, plus CAP_SYS_ADMIN: setns(2) into a network namespace requires it,
+// and netagent enters one even for the host's own namespace
+// (configurators/netnsx opens its netlink handle with netlink.NewHandleAt,
+// which switches the thread into the namespace to open the socket, and
+// runs iptables and sysctl writes through Target.Do). Checked on this
+// kernel with the bounding set reduced to CAP_NET_ADMIN and CAP_NET_RAW:
+// netlink.NewHandleAt fails with EPERM, for the own namespace as for a
+// named one. The sandbox: ProtectSystem=strict with the state
 // directory writable (StateDirectory=), the socket in RuntimeDirectory=,
 // ProtectHome, PrivateTmp, NoNewPrivileges, address families limited to
 // AF_UNIX (the API, sd_notify), AF_NETLINK (rtnetlink) and AF_INET/AF_INET6
