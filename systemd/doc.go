@@ -21,8 +21,9 @@
 // or a watchdog timeout.
 //
 // Privileges: root, but with only CAP_NET_ADMIN (netlink changes,
-// iptables) and CAP_NET_RAW (iptables opens raw sockets) in the bounding
-// set, plus CAP_SYS_ADMIN: setns(2) into a network namespace requires it,
+// iptables) and CAP_NET_RAW (iptables-legacy opens a raw socket;
+// iptables-nft, Debian's default, does not) in the bounding set, plus
+// CAP_SYS_ADMIN: setns(2) into a network namespace requires it,
 // and netagent enters one even for the host's own namespace
 // (configurators/netnsx opens its netlink handle with netlink.NewHandleAt,
 // which switches the thread into the namespace to open the socket, and

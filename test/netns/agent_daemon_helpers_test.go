@@ -65,6 +65,7 @@ type daemonEnv struct {
 	stateDir  string
 	socket    string
 	logs      *daemonLog
+	wrap      []string // a command the daemon runs under (setpriv ...)
 	cmd       *exec.Cmd
 	exited    chan struct{}
 }
@@ -104,13 +105,19 @@ func (e *daemonEnv) ip(args ...string) string {
 	return e.exec("ip", args...)
 }
 
+// command is the daemon's command line, under e.wrap.
+func (e *daemonEnv) command(runArgs ...string) *exec.Cmd {
+	args := append([]string{e.bin, "--netns", e.tgt.Name, "--state-dir", e.stateDir, "--log-format", "json",
+		"--log-level", "debug", "run", "--intent-dir", e.intentDir, "--socket", e.socket}, runArgs...)
+	args = append(append([]string(nil), e.wrap...), args...)
+	return exec.Command(args[0], args[1:]...)
+}
+
 // start runs `netagent run` against the namespace; t.Cleanup stops it
 // (SIGTERM, then SIGKILL) and checks that a SIGTERM ends it cleanly.
 func (e *daemonEnv) start(runArgs ...string) {
 	e.t.Helper()
-	args := []string{"--netns", e.tgt.Name, "--state-dir", e.stateDir, "--log-format", "json", "--log-level", "debug",
-		"run", "--intent-dir", e.intentDir, "--socket", e.socket}
-	e.cmd = exec.Command(e.bin, append(args, runArgs...)...)
+	e.cmd = e.command(runArgs...)
 	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
 	if err := e.cmd.Start(); err != nil {
 		e.t.Fatal(err)
