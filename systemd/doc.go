@@ -34,5 +34,11 @@
 // directory writable (StateDirectory=), the socket in RuntimeDirectory=,
 // ProtectHome, PrivateTmp, NoNewPrivileges, address families limited to
 // AF_UNIX (the API, sd_notify), AF_NETLINK (rtnetlink) and AF_INET/AF_INET6
-// (iptables and the kernel's socket ioctls).
+// (iptables and the kernel's socket ioctls), namespaces limited to net.
+// Left out on purpose: ProtectKernelTunables= (it makes /proc/sys
+// read-only, and the agent writes /proc/sys/net) and SystemCallFilter= (an
+// allow-list that misses one call kills the agent mid-change; it needs a
+// run under a real systemd to be set safely, which this repository's tests
+// cannot do). WatchdogSec=2min leaves room for a long first reconcile or a
+// reconcile of 100k routes, during which the loop does not ping.
 package systemd
