@@ -23,7 +23,9 @@ const requestTimeout = 30 * time.Second
 
 // Listen creates the API's unix socket at path, mode 0600. A socket left
 // behind by an agent that died is removed; a socket some running agent
-// answers on, or a path that is not a socket, is an error.
+// answers on, or a path that is not a socket, is an error. It sets the
+// process's umask for the moment of the bind (so that the socket is never
+// open to others): call it before starting goroutines that create files.
 func Listen(path string) (*net.UnixListener, error) {
 	if err := removeStale(path); err != nil {
 		return nil, err
