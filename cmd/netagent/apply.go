@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/netagent/netagent/agent/runtime"
+	dg "github.com/netagent/netagent/depgraph"
 )
 
 func init() {
@@ -23,17 +24,7 @@ func init() {
 func runApply(g *globals, args []string) int {
 	fs := newFlagSet(g, "apply", "FILE...")
 	k := kernelFlags(g, fs)
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() == 0 {
-		return usageError(g, fs, "no intent file given")
-	}
-	intended, code := loadIntent(g, fs.Args())
-	if intended == nil {
-		return code
-	}
-	rt, code := k.open(g)
+	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
 		return code
 	}
@@ -80,6 +71,27 @@ func kernelFlags(g *globals, fs *flag.FlagSet) *kernelOpts {
 
 // open opens the namespace for the command. The state directory follows a
 // command-level --netns unless the global --state-dir was given.
+// prepare parses the command line, validates and renders the intent files
+// it names, and opens the target namespace: the start that plan, apply and
+// check share. A nil runtime comes with the exit code to return.
+func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.Graph, *runtime.Runtime, int) {
+	if code, ok := parseFlags(fs, args); !ok {
+		return nil, nil, code
+	}
+	if fs.NArg() == 0 {
+		return nil, nil, usageError(g, fs, "no intent file given")
+	}
+	intended, code := loadIntent(g, fs.Args())
+	if intended == nil {
+		return nil, nil, code
+	}
+	rt, code := k.open(g)
+	if rt == nil {
+		return nil, nil, code
+	}
+	return intended, rt, exitOK
+}
+
 func (k *kernelOpts) open(g *globals) (*runtime.Runtime, int) {
 	rt, err := runtime.Open(k.netns, k.stateDir(g), g.log)
 	if err != nil {

@@ -16,17 +16,7 @@ func init() {
 func runCheck(g *globals, args []string) int {
 	fs := newFlagSet(g, "check", "FILE...")
 	k := kernelFlags(g, fs)
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() == 0 {
-		return usageError(g, fs, "no intent file given")
-	}
-	intended, code := loadIntent(g, fs.Args())
-	if intended == nil {
-		return code
-	}
-	rt, code := k.open(g)
+	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
 		return code
 	}

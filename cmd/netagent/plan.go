@@ -22,17 +22,7 @@ func runPlan(g *globals, args []string) int {
 	fs := newFlagSet(g, "plan", "FILE...")
 	k := kernelFlags(g, fs)
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	if fs.NArg() == 0 {
-		return usageError(g, fs, "no intent file given")
-	}
-	intended, code := loadIntent(g, fs.Args())
-	if intended == nil {
-		return code
-	}
-	rt, code := k.open(g)
+	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
 		return code
 	}
