@@ -56,9 +56,9 @@ func groupBatch(ops []reconciler.BatchOp, errs []error) []batchGroup {
 // opChain returns the chain an operation is about.
 func opChain(op reconciler.BatchOp) (*items.IptablesChain, error) {
 	if op.Op == reconciler.OpDelete {
-		return asChain(op.Old)
+		return items.As[*items.IptablesChain](op.Old)
 	}
-	return asChain(op.New)
+	return items.As[*items.IptablesChain](op.New)
 }
 
 // applyGroup applies the operations of one family and table. views caches
@@ -154,10 +154,10 @@ func (c *chainConfigurator) learnGroup(ctx context.Context, g batchGroup, ops []
 		switch {
 		case errs[i] != nil:
 		case ops[i].Op == reconciler.OpDelete:
-			ch, _ := asChain(ops[i].Old)
+			ch, _ := items.As[*items.IptablesChain](ops[i].Old)
 			_ = c.records.drop(ch) // see learn
 		case plans[i] != nil && plans[i].write && after != nil:
-			ch, _ := asChain(ops[i].New)
+			ch, _ := items.As[*items.IptablesChain](ops[i].New)
 			c.learnFrom(after, ch)
 		}
 	}
@@ -167,23 +167,23 @@ func (c *chainConfigurator) learnGroup(ctx context.Context, g batchGroup, ops []
 func planOp(v *tableView, op reconciler.BatchOp, recs *recordStore) (*chainPlan, error) {
 	switch op.Op {
 	case reconciler.OpDelete:
-		ch, err := asChain(op.Old)
+		ch, err := items.As[*items.IptablesChain](op.Old)
 		if err != nil {
 			return nil, err
 		}
 		return planDelete(v, ch)
 	case reconciler.OpModify:
-		old, err := asChain(op.Old)
+		old, err := items.As[*items.IptablesChain](op.Old)
 		if err != nil {
 			return nil, err
 		}
-		ch, err := asChain(op.New)
+		ch, err := items.As[*items.IptablesChain](op.New)
 		if err != nil {
 			return nil, err
 		}
 		return planApply(v, old, ch, recs.get(ch.Name()))
 	}
-	ch, err := asChain(op.New)
+	ch, err := items.As[*items.IptablesChain](op.New)
 	if err != nil {
 		return nil, err
 	}

@@ -19,20 +19,11 @@ type chainConfigurator struct {
 
 var _ reconciler.BatchConfigurator = (*chainConfigurator)(nil)
 
-// asChain type-asserts an item handed to the configurator.
-func asChain(item dg.Item) (*items.IptablesChain, error) {
-	c, ok := item.(*items.IptablesChain)
-	if !ok || c == nil {
-		return nil, fmt.Errorf("iptables-chain configurator got %T", item)
-	}
-	return c, nil
-}
-
 // Create makes the chain exist with its rules and jump. A chain of that
 // name that netagent owns is brought to the item (so creating twice is a
 // no-op); one it does not own is an ErrNotOwned error.
 func (c *chainConfigurator) Create(ctx context.Context, item dg.Item) error {
-	ch, err := asChain(item)
+	ch, err := items.As[*items.IptablesChain](item)
 	if err != nil {
 		return err
 	}
@@ -45,11 +36,11 @@ func (c *chainConfigurator) Create(ctx context.Context, item dg.Item) error {
 // Modify rewrites the chain's rules and moves its jump, in one transaction,
 // writing nothing when the kernel already holds newItem.
 func (c *chainConfigurator) Modify(ctx context.Context, oldItem, newItem dg.Item) error {
-	old, err := asChain(oldItem)
+	old, err := items.As[*items.IptablesChain](oldItem)
 	if err != nil {
 		return err
 	}
-	ch, err := asChain(newItem)
+	ch, err := items.As[*items.IptablesChain](newItem)
 	if err != nil {
 		return err
 	}
@@ -62,7 +53,7 @@ func (c *chainConfigurator) Modify(ctx context.Context, oldItem, newItem dg.Item
 // Delete removes the jump and the chain in one transaction. A chain that is
 // gone is fine; one netagent does not own is an ErrNotOwned error.
 func (c *chainConfigurator) Delete(ctx context.Context, item dg.Item) error {
-	ch, err := asChain(item)
+	ch, err := items.As[*items.IptablesChain](item)
 	if err != nil {
 		return err
 	}

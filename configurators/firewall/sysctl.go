@@ -68,18 +68,10 @@ type sysctlConfigurator struct {
 	store *sysctlStore
 }
 
-func asSysctl(item dg.Item) (*items.Sysctl, error) {
-	s, ok := item.(*items.Sysctl)
-	if !ok || s == nil {
-		return nil, fmt.Errorf("sysctl configurator got %T", item)
-	}
-	return s, nil
-}
-
 // Create saves the current value as the original (unless one is saved)
 // and writes the item's value if it differs.
 func (c *sysctlConfigurator) Create(_ context.Context, item dg.Item) error {
-	s, err := asSysctl(item)
+	s, err := items.As[*items.Sysctl](item)
 	if err != nil {
 		return err
 	}
@@ -92,7 +84,7 @@ func (c *sysctlConfigurator) Create(_ context.Context, item dg.Item) error {
 // Modify writes the new value if the kernel holds another one; the first
 // saved original stays.
 func (c *sysctlConfigurator) Modify(_ context.Context, _, newItem dg.Item) error {
-	s, err := asSysctl(newItem)
+	s, err := items.As[*items.Sysctl](newItem)
 	if err != nil {
 		return err
 	}
@@ -105,7 +97,7 @@ func (c *sysctlConfigurator) Modify(_ context.Context, _, newItem dg.Item) error
 // Delete writes the saved original back and forgets it. Without a saved
 // original there is nothing of netagent's to undo: the value is left alone.
 func (c *sysctlConfigurator) Delete(_ context.Context, item dg.Item) error {
-	s, err := asSysctl(item)
+	s, err := items.As[*items.Sysctl](item)
 	if err != nil {
 		return err
 	}

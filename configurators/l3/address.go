@@ -38,19 +38,11 @@ var _ addressNL = (*netlink.Handle)(nil)
 // errAddrNotOwned: the kernel holds the item's address without our mark.
 var errAddrNotOwned = fmt.Errorf("%w: the address is on the interface without netagent's IFA_PROTO mark", ErrNotOwned)
 
-func asAddress(item dg.Item) (*items.Address, error) {
-	a, ok := item.(*items.Address)
-	if !ok || a == nil {
-		return nil, fmt.Errorf("%w: %T is not an address", ErrBadItem, item)
-	}
-	return a, nil
-}
-
 // Create adds the address. Ours already there as wanted: nothing to do;
 // ours with another label or scope: deleted and added again; someone
 // else's: ErrNotOwned.
 func (c *addressConfigurator) Create(_ context.Context, item dg.Item) error {
-	a, err := asAddress(item)
+	a, err := items.As[*items.Address](item)
 	if err != nil {
 		return err
 	}
@@ -122,11 +114,11 @@ func addrAsWanted(k *kernelAddr, a *items.Address) bool {
 // and the reconciler recreates); asked anyway, it fails with
 // ErrNeedsRecreate.
 func (c *addressConfigurator) Modify(_ context.Context, oldItem, newItem dg.Item) error {
-	o, err := asAddress(oldItem)
+	o, err := items.As[*items.Address](oldItem)
 	if err != nil {
 		return err
 	}
-	n, err := asAddress(newItem)
+	n, err := items.As[*items.Address](newItem)
 	if err != nil {
 		return err
 	}
@@ -139,7 +131,7 @@ func (c *addressConfigurator) Modify(_ context.Context, oldItem, newItem dg.Item
 // Delete removes our address; gone (or its interface gone) is success,
 // someone else's is ErrNotOwned.
 func (c *addressConfigurator) Delete(_ context.Context, item dg.Item) error {
-	a, err := asAddress(item)
+	a, err := items.As[*items.Address](item)
 	if err != nil {
 		return err
 	}

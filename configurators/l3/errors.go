@@ -18,6 +18,4 @@ var (
 	// ErrNeedsRecreate: Modify was asked for a change the kernel cannot make
 	// in place (items.NeedsRecreate reports it; the reconciler recreates).
 	ErrNeedsRecreate = errors.New("change needs a recreate")
-	// ErrBadItem: the configurator was handed an item of another type.
-	ErrBadItem = errors.New("item of the wrong type")
 )

@@ -25,17 +25,9 @@ var _ reconciler.Configurator = (*neighborConfigurator)(nil)
 // errNeighNotOwned: a static entry for the item's address is someone else's.
 var errNeighNotOwned = fmt.Errorf("%w: a static entry without netagent's NDA_PROTOCOL mark holds the address", ErrNotOwned)
 
-func asNeighbor(item dg.Item) (*items.Neighbor, error) {
-	n, ok := item.(*items.Neighbor)
-	if !ok || n == nil {
-		return nil, fmt.Errorf("%w: %T is not a neighbor", ErrBadItem, item)
-	}
-	return n, nil
-}
-
 // Create makes the permanent entry exist as wanted (see ensure).
 func (c *neighborConfigurator) Create(_ context.Context, item dg.Item) error {
-	n, err := asNeighbor(item)
+	n, err := items.As[*items.Neighbor](item)
 	if err != nil {
 		return err
 	}
@@ -45,7 +37,7 @@ func (c *neighborConfigurator) Create(_ context.Context, item dg.Item) error {
 // Modify gives the entry its new MAC in place (NLM_F_REPLACE), unless the
 // kernel already has it.
 func (c *neighborConfigurator) Modify(_ context.Context, _, newItem dg.Item) error {
-	n, err := asNeighbor(newItem)
+	n, err := items.As[*items.Neighbor](newItem)
 	if err != nil {
 		return err
 	}
@@ -105,7 +97,7 @@ func neighAsWanted(k *kernelNeigh, n *items.Neighbor) bool {
 // Delete removes our entry. Gone, replaced by a learned entry, or its
 // interface gone: success. Someone's static entry: ErrNotOwned.
 func (c *neighborConfigurator) Delete(_ context.Context, item dg.Item) error {
-	n, err := asNeighbor(item)
+	n, err := items.As[*items.Neighbor](item)
 	if err != nil {
 		return err
 	}

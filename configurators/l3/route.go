@@ -98,15 +98,6 @@ func dumpRoutes(nlh routeNL, family int) (kernelRoutes, error) {
 	return idx, err
 }
 
-// asRoute type-asserts an item.
-func asRoute(item dg.Item) (*items.Route, error) {
-	r, ok := item.(*items.Route)
-	if !ok || r == nil {
-		return nil, fmt.Errorf("%w: %T is not a route", ErrBadItem, item)
-	}
-	return r, nil
-}
-
 // errRouteNotOwned: a route of another protocol holds the item's identity.
 var errRouteNotOwned = fmt.Errorf("%w: a route of another protocol has this table, destination and metric", ErrNotOwned)
 

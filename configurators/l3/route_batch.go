@@ -100,7 +100,7 @@ func (b *routeBatch) plan(i int, op reconciler.BatchOp) {
 }
 
 func (b *routeBatch) planCreate(i int, op reconciler.BatchOp) error {
-	r, err := asRoute(op.New)
+	r, err := items.As[*items.Route](op.New)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func (b *routeBatch) queueReplace(i int, r *items.Route, oif int) {
 }
 
 func (b *routeBatch) planModify(i int, op reconciler.BatchOp) error {
-	r, err := asRoute(op.New)
+	r, err := items.As[*items.Route](op.New)
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func (b *routeBatch) settle(i int, r *items.Route, oif int) error {
 }
 
 func (b *routeBatch) planDelete(i int, op reconciler.BatchOp) error {
-	r, err := asRoute(op.Old)
+	r, err := items.As[*items.Route](op.Old)
 	if err != nil {
 		return err
 	}

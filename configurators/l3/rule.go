@@ -34,18 +34,10 @@ var _ reconciler.Configurator = (*ruleConfigurator)(nil)
 // errRuleNotOwned: a rule of another protocol has every selector of the item.
 var errRuleNotOwned = fmt.Errorf("%w: a rule of another protocol has the same selectors", ErrNotOwned)
 
-func asRule(item dg.Item) (*items.Rule, error) {
-	r, ok := item.(*items.Rule)
-	if !ok || r == nil {
-		return nil, fmt.Errorf("%w: %T is not a rule", ErrBadItem, item)
-	}
-	return r, nil
-}
-
 // Create adds the rule unless netagent's is already there; a rule of
 // another protocol with the same selectors is ErrNotOwned.
 func (c *ruleConfigurator) Create(_ context.Context, item dg.Item) error {
-	r, err := asRule(item)
+	r, err := items.As[*items.Rule](item)
 	if err != nil {
 		return err
 	}
@@ -66,11 +58,11 @@ func (c *ruleConfigurator) Create(_ context.Context, item dg.Item) error {
 // Modify changes nothing in the kernel: two rules of one name differ only
 // in Deps. Any other difference is an error (ErrNeedsRecreate).
 func (c *ruleConfigurator) Modify(_ context.Context, oldItem, newItem dg.Item) error {
-	o, err := asRule(oldItem)
+	o, err := items.As[*items.Rule](oldItem)
 	if err != nil {
 		return err
 	}
-	n, err := asRule(newItem)
+	n, err := items.As[*items.Rule](newItem)
 	if err != nil {
 		return err
 	}
@@ -84,7 +76,7 @@ func (c *ruleConfigurator) Modify(_ context.Context, oldItem, newItem dg.Item) e
 
 // Delete removes netagent's rule; see deleteRule.
 func (c *ruleConfigurator) Delete(_ context.Context, item dg.Item) error {
-	r, err := asRule(item)
+	r, err := items.As[*items.Rule](item)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,4 @@ var (
 	// ErrMissing: a link the item needs is not in the namespace (the NIC of
 	// a physical interface, the parent of a VLAN, the master of a port).
 	ErrMissing = errors.New("link not found")
-	// ErrUnexpectedItem: the reconciler handed a configurator an item of a
-	// type it does not manage.
-	ErrUnexpectedItem = errors.New("unexpected item type")
 )

@@ -36,7 +36,7 @@ func newKernel(t *netnsx.Target) *kernel {
 // converged); an owned one of another identity (a leftover of an
 // interrupted recreate) is replaced; one without the mark is ErrNotOwned.
 func (c *InterfaceConfigurator) Create(ctx context.Context, item dg.Item) error {
-	want, err := asInterface(item)
+	want, err := items.As[*items.Interface](item)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (c *InterfaceConfigurator) Modify(ctx context.Context, oldItem, newItem dg.
 // it did not; success when it is already gone). A physical interface is
 // left exactly as it is: its settings are not undone.
 func (c *InterfaceConfigurator) Delete(ctx context.Context, item dg.Item) error {
-	old, err := asInterface(item)
+	old, err := items.As[*items.Interface](item)
 	if err != nil || old.Kind == items.KindPhysical {
 		return err
 	}
@@ -106,12 +106,4 @@ func (c *InterfaceConfigurator) Delete(ctx context.Context, item dg.Item) error 
 // items.InterfaceNeedsRecreate for the kernel's reasons).
 func (c *InterfaceConfigurator) NeedsRecreate(oldItem, newItem dg.Item) bool {
 	return items.NeedsRecreate(oldItem, newItem)
-}
-
-func asInterface(item dg.Item) (*items.Interface, error) {
-	i, ok := item.(*items.Interface)
-	if !ok || i == nil {
-		return nil, fmt.Errorf("interface configurator got %T: %w", item, ErrUnexpectedItem)
-	}
-	return i, nil
 }

@@ -32,7 +32,7 @@ func NewPortConfigurator(t *netnsx.Target) *PortConfigurator {
 // and sets a bridge port's cost. A port already in place is left alone
 // apart from a differing cost.
 func (c *PortConfigurator) Create(ctx context.Context, item dg.Item) error {
-	p, err := asPort(item)
+	p, err := items.As[*items.Port](item)
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (c *PortConfigurator) Modify(ctx context.Context, oldItem, newItem dg.Item)
 // not netagent's is ErrNotOwned. A bond port's admin state is restored
 // after the release (the kernel closes a released bond port).
 func (c *PortConfigurator) Delete(ctx context.Context, item dg.Item) error {
-	p, err := asPort(item)
+	p, err := items.As[*items.Port](item)
 	if err != nil {
 		return err
 	}
@@ -201,12 +201,4 @@ func (k *kernel) portCost(index int) (uint32, error) {
 	}
 	cost, _ := info.slaveU32(nl.IFLA_BRPORT_COST)
 	return cost, nil
-}
-
-func asPort(item dg.Item) (*items.Port, error) {
-	p, ok := item.(*items.Port)
-	if !ok || p == nil {
-		return nil, fmt.Errorf("port configurator got %T: %w", item, ErrUnexpectedItem)
-	}
-	return p, nil
 }
