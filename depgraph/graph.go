@@ -499,3 +499,18 @@ func sortedNames(m map[string]*Graph) []string {
 	slices.Sort(names)
 	return names
 }
+
+// Reserve prepares g's tree for about n more nodes (a reconciler about to
+// create a whole intended graph), so that the index does not grow step by
+// step. It only acts when n is large next to what the graph holds.
+func (g *Graph) Reserve(n int) {
+	r := g.r
+	if n <= 2*len(r.nodes) || n < 1024 {
+		return
+	}
+	nodes := make(map[ItemRef]*Node, len(r.nodes)+n)
+	for ref, node := range r.nodes {
+		nodes[ref] = node
+	}
+	r.nodes = nodes
+}

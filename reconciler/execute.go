@@ -12,24 +12,9 @@ import (
 // execute runs the proposals of a wave: deletes, then modifies, then
 // creates, each in the order they were proposed; the operations of one item
 // type are run together, so that a BatchConfigurator gets them in one call.
-func (u *run) execute(props []proposal) {
-	for rank := 0; rank < 3; rank++ {
-		group := u.groupBuf[:0]
-		types := u.typeBuf[:0]
-		for _, p := range props {
-			if opRank(p.op) != rank {
-				continue
-			}
-			if !slices.Contains(types, p.ref.Type) {
-				types = append(types, p.ref.Type)
-			}
-			group = append(group, p)
-		}
-		if len(types) > 1 { // keep first-appearance order of types, stable within
-			slices.SortStableFunc(group, func(a, b proposal) int {
-				return slices.Index(types, a.ref.Type) - slices.Index(types, b.ref.Type)
-			})
-		}
+func (u *run) execute(props *[3][]proposal) {
+	for _, group := range props {
+		groupByType(group)
 		for i := 0; i < len(group); {
 			j := i + 1
 			for j < len(group) && group[j].ref.Type == group[i].ref.Type {
@@ -38,7 +23,23 @@ func (u *run) execute(props []proposal) {
 			u.executeGroup(group[i:j])
 			i = j
 		}
-		u.groupBuf, u.typeBuf = group[:0], types[:0]
+	}
+}
+
+// groupByType orders the proposals by item type, types in order of first
+// appearance, keeping the order within a type. A single type (the common
+// case) costs one pass.
+func groupByType(group []proposal) {
+	var types []string
+	for _, p := range group {
+		if !slices.Contains(types, p.ref.Type) {
+			types = append(types, p.ref.Type)
+		}
+	}
+	if len(types) > 1 {
+		slices.SortStableFunc(group, func(a, b proposal) int {
+			return slices.Index(types, a.ref.Type) - slices.Index(types, b.ref.Type)
+		})
 	}
 }
 

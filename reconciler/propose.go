@@ -5,17 +5,20 @@ import (
 )
 
 // propose is the second half of a wave: for every item it decides the one
-// operation that is ready now, if any. Operations found in the same wave
-// are mutually independent, so they can run in any order or as a batch.
-func (u *run) propose(wave []*dg.Node) []proposal {
-	out := u.props[:0]
+// operation that is ready now, if any, and files it by kind (deletes,
+// modifies, creates). Operations found in the same wave are mutually
+// independent, so they can run in any order or as a batch.
+func (u *run) propose(wave []*dg.Node) *[3][]proposal {
+	for k := range u.props {
+		u.props[k] = u.props[k][:0]
+	}
 	for _, c := range wave {
 		if p, ok := u.decide(c); ok {
-			out = append(out, p)
+			k := opRank(p.op)
+			u.props[k] = append(u.props[k], p)
 		}
 	}
-	u.props = out
-	return out
+	return &u.props
 }
 
 func (u *run) decide(c *dg.Node) (proposal, bool) {

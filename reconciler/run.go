@@ -34,9 +34,8 @@ type run struct {
 	log        OperationLog
 	errs       []error
 	spare      *opCtx
-	props      []proposal
-	groupBuf   []proposal // reused by execute
-	typeBuf    []string
+	props      [3][]proposal // a wave's deletes, modifies, creates (reused)
+	spareQueue []*dg.Node     // the last wave's array, reused for the next queue
 }
 
 // Per-run marks on current-state nodes.
@@ -200,7 +199,8 @@ func (u *run) enqueueAll(nodes []*dg.Node) {
 // inputs give the same operation log.
 func (u *run) takeWave() []*dg.Node {
 	wave := u.queue
-	u.queue = nil
+	u.queue = u.spareQueue[:0]
+	u.spareQueue = nil
 	for _, c := range wave {
 		u.unset(c, fQueued)
 		u.set(c, fInWave)
@@ -212,6 +212,8 @@ func (u *run) endWave(wave []*dg.Node) {
 	for _, c := range wave {
 		u.unset(c, fInWave)
 	}
+	clear(wave)
+	u.spareQueue = wave[:0]
 }
 
 // graphFor returns the subgraph of the current state where c's item

@@ -83,6 +83,7 @@ func (u *run) seedCurrent(key string) bool {
 // journal does not hold the reconciler's own writes).
 func (u *run) seedEverything() {
 	if u.intended != nil {
+		u.cur.Reserve(u.intended.Len())
 		u.seedIntendedGraph(u.intended)
 	}
 	if u.curScope != nil {
