@@ -35,7 +35,7 @@ type run struct {
 	errs       []error
 	spare      *opCtx
 	props      [3][]proposal // a wave's deletes, modifies, creates (reused)
-	spareQueue []*dg.Node     // the last wave's array, reused for the next queue
+	spareQueue []*dg.Node    // the last wave's array, reused for the next queue
 }
 
 // Per-run marks on current-state nodes.
