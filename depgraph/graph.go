@@ -247,19 +247,31 @@ func (g *Graph) PutWithState(item Item, st StateData) {
 // PutAt is PutWithState for the node n of g's tree (n.Ref() must be the
 // item's reference): it saves the lookup when the caller holds the node.
 func (g *Graph) PutAt(n *Node, item Item, st StateData) {
+	g.putAt(n, item, item.Dependencies(), nil, st)
+}
+
+// PutFrom is PutAt with the item of src, a node of the same reference in
+// another graph (the intended state): it reuses the dependencies src
+// recorded and finds their nodes in g through the nodes' cached
+// counterparts, instead of asking the item and looking each one up.
+func (g *Graph) PutFrom(n, src *Node, st StateData) {
+	g.putAt(n, src.item, src.deps, src.req, st)
+}
+
+func (g *Graph) putAt(n *Node, item Item, deps []Dependency, srcReq []*Node, st StateData) {
 	owner := g.ownerForPut()
 	if n.item != nil {
-		g.replace(n, item, owner)
+		g.replace(n, item, deps, srcReq, owner)
 		n.state = st
 		return
 	}
-	n.item, n.deps, n.state = item, item.Dependencies(), st
+	n.item, n.deps, n.state = item, deps, st
 	n.owner = owner
 	if owner != nil {
 		owner.members[n.ref] = n
 	}
 	g.r.live++
-	g.r.link(n)
+	g.r.link(n, srcReq)
 	g.r.sorted = nil
 	g.r.touch(n)
 }
@@ -278,7 +290,7 @@ func (g *Graph) ownerForPut() *Graph {
 	return s
 }
 
-func (g *Graph) replace(n *Node, item Item, owner *Graph) {
+func (g *Graph) replace(n *Node, item Item, newDeps []Dependency, srcReq []*Node, owner *Graph) {
 	moved := n.owner != owner
 	if moved {
 		if n.owner != nil {
@@ -296,11 +308,10 @@ func (g *Graph) replace(n *Node, item Item, owner *Graph) {
 		}
 		return
 	}
-	newDeps := item.Dependencies()
 	if !sameRequired(n.deps, newDeps) {
 		g.r.unlink(n)
 		n.deps = newDeps
-		g.r.link(n)
+		g.r.link(n, srcReq)
 	} else {
 		n.deps = newDeps
 	}
@@ -367,14 +378,20 @@ func (r *root) remove(n *Node) {
 }
 
 // link records n's dependencies: its required nodes and their dependants.
-func (r *root) link(n *Node) {
+// srcReq, if not nil, holds the same dependencies' nodes in another graph.
+func (r *root) link(n *Node, srcReq []*Node) {
 	if len(n.deps) == 0 {
 		n.req = nil
 		return
 	}
 	n.req = make([]*Node, len(n.deps))
 	for i, d := range n.deps {
-		req := r.nodeFor(d.RequiredItem)
+		var req *Node
+		if srcReq != nil {
+			req = srcReq[i].in(r)
+		} else {
+			req = r.nodeFor(d.RequiredItem)
+		}
 		n.req[i] = req
 		req.dependants.add(n)
 	}

@@ -58,11 +58,16 @@ func (n *Node) Dead() bool { return n.dead }
 
 // In returns the node of the same reference in g (created empty if g has
 // none), caching the answer so that the next call is a pointer read.
-func (n *Node) In(g *Graph) *Node {
-	if p := n.peer; p != nil && p.r == g.r && !p.dead {
+func (n *Node) In(g *Graph) *Node { return n.in(g.r) }
+
+func (n *Node) in(r *root) *Node {
+	if n.r == r {
+		return n
+	}
+	if p := n.peer; p != nil && p.r == r && !p.dead {
 		return p
 	}
-	p := g.r.nodeFor(n.ref)
+	p := r.nodeFor(n.ref)
 	n.peer = p
 	if p.peer == nil || p.peer.dead {
 		p.peer = n

@@ -23,11 +23,11 @@ func (u *run) finish(p proposal, e OpLogEntry, end time.Time, err error) {
 	u.forgetBlocked(c)
 	switch p.op {
 	case OpCreate:
-		u.graphFor(c).PutAt(c, p.new, dg.StateData{State: dg.StateCreated, LastOp: OpCreate, Since: end})
+		u.put(c, p.new, dg.StateData{State: dg.StateCreated, LastOp: OpCreate, Since: end})
 		u.queueDependants(c)
 	case OpModify:
 		oldReq := c.Required()
-		u.graphFor(c).PutAt(c, p.new, dg.StateData{State: dg.StateCreated, LastOp: OpModify, Since: end})
+		u.put(c, p.new, dg.StateData{State: dg.StateCreated, LastOp: OpModify, Since: end})
 		u.queueManaged(oldReq)
 		u.queueDependants(c)
 	case OpDelete:
@@ -42,6 +42,17 @@ func (u *run) finish(p proposal, e OpLogEntry, end time.Time, err error) {
 	}
 }
 
+// put records item as c's current value, in the subgraph where the
+// intended state has it; an item taken from the intended state brings its
+// already resolved dependencies along.
+func (u *run) put(c *dg.Node, item dg.Item, st dg.StateData) {
+	if i := u.intNode(c); i != nil && i.Item() == item {
+		u.graphFor(c).PutFrom(c, i, st)
+		return
+	}
+	u.graphFor(c).PutAt(c, item, st)
+}
+
 // failed records a failed operation. The item is not tried again in this
 // run; every later Reconcile retries it.
 func (u *run) failed(p proposal, at time.Time, err error) {
@@ -52,7 +63,7 @@ func (u *run) failed(p proposal, at time.Time, err error) {
 	st := dg.StateData{State: dg.StateFailed, LastOp: p.op, LastErr: err, Since: at, FailedAt: at}
 	switch {
 	case p.op == OpCreate:
-		u.graphFor(c).PutAt(c, p.new, st)
+		u.put(c, p.new, st)
 	case c.Present():
 		c.SetState(st)
 	}
@@ -70,7 +81,7 @@ func (u *run) started(p proposal, e OpLogEntry, op *opCtx) {
 	c := p.node
 	st := dg.StateData{State: transitionState(p.op), LastOp: p.op, Since: e.Start, Async: op}
 	if p.new != nil {
-		u.graphFor(c).PutAt(c, p.new, st)
+		u.put(c, p.new, st)
 	} else {
 		c.SetState(st)
 	}
