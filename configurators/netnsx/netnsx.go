@@ -10,6 +10,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // Target is a network namespace that configurators act on.
@@ -34,7 +35,9 @@ func Open(name string) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening network namespace %q: %w", name, err)
 	}
-	h, err := netlink.NewHandleAt(ns)
+	// Route netlink only: configurators use nothing else, and a kernel
+	// without xfrm or netfilter netlink (a minimal VM) can still be managed.
+	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
 	if err != nil {
 		ns.Close()
 		return nil, fmt.Errorf("netlink handle in namespace %q: %w", name, err)
