@@ -122,19 +122,10 @@ func daemonConfig(g *globals, o *daemonOpts, rt *runtime.Runtime) (agent.Config,
 		Sources:          []agent.IntentSource{agent.NewDirSource(o.intentDir, g.log)},
 		Links:            agent.NewNetlinkWatcher(o.kernel.netns, g.log),
 		Notifier:         systemd.NewNotifier(),
-		StateDir:         daemonStateDir(g, o.kernel),
+		StateDir:         o.kernel.stateDir(g), // the agent keeps its accepted intents next to the runtime's records
 		DriftInterval:    drift,
 		WatchdogInterval: wd / 2,
 	}, nil
-}
-
-// daemonStateDir is the state directory kernelOpts.open gives the runtime:
-// the agent keeps its accepted intents next to the runtime's records.
-func daemonStateDir(g *globals, k *kernelOpts) string {
-	if k.netns != g.netns && g.stateDir == defaultStateDir(g.netns) {
-		return defaultStateDir(k.netns)
-	}
-	return g.stateDir
 }
 
 // reloadOnHangup turns SIGHUP (systemctl reload) into Agent.Reload.
