@@ -30,10 +30,31 @@ func (a *Agent) reconcile(ctx context.Context) reconciler.Status {
 	s.resume = st.ReadyToResume
 	s.results.record(st, s.current, reasons, start, end)
 	a.scheduleRetry(log)
+	if len(st.OperationLog) > 0 {
+		a.verifySoon()
+	}
 	a.observeConditions()
 	log.WithFields(s.results.summaryFields()).WithField("took", end.Sub(start).Round(time.Microsecond)).Info("reconciled")
 	a.notify("status", func() error { return a.cfg.Notifier.Status(s.results.summary()) })
 	return st
+}
+
+// verifyDelay is how soon after a reconcile that changed the kernel the
+// agent reads it back (a drift check), because the kernel may undo part of
+// a change as a side effect: a bridge whose MAC changes when a port joins
+// flushes its permanent neighbour entries.
+const verifyDelay = time.Second
+
+// verifySoon brings the next drift check forward to verifyDelay from now
+// (or the drift interval, if shorter). With drift checks off it does nothing.
+func (a *Agent) verifySoon() {
+	if a.cfg.DriftInterval <= 0 {
+		return
+	}
+	d := min(verifyDelay, a.cfg.DriftInterval)
+	if at := a.st.drift.at; at.IsZero() || time.Until(at) > d {
+		a.st.drift.set(d)
+	}
 }
 
 // scheduleRetry sets the retry alarm for the failed items: each has its

@@ -26,12 +26,12 @@ func (a *Agent) start(ctx context.Context) error {
 	}
 	s.current = cur
 	a.startWatchers(ctx)
+	if a.cfg.DriftInterval > 0 {
+		s.drift.set(a.cfg.DriftInterval) // before: a reconcile that changes the kernel brings it forward
+	}
 	s.want(reasonStart)
 	a.reconcile(ctx)
 	a.notify("ready", a.cfg.Notifier.Ready)
-	if a.cfg.DriftInterval > 0 {
-		s.drift.set(a.cfg.DriftInterval)
-	}
 	if a.cfg.WatchdogInterval > 0 {
 		s.watchdog = time.NewTicker(a.cfg.WatchdogInterval)
 	}

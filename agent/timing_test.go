@@ -167,6 +167,8 @@ func TestDriftCheckRepairs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, baseDocs(), func(c *Config) { c.DriftInterval = time.Minute }).start()
 		r.k.takeOps()
+		time.Sleep(2 * time.Second) // past the check that verifies the first reconcile
+		synctest.Wait()
 		leftover := &items.Route{Dst: mustPrefix(t, "10.9.0.0/16"), Dev: "uplink0", Table: 254}
 		changed := &items.Address{}
 		r.k.tamper(func(objs map[dg.ItemRef]dg.Item) {
@@ -177,12 +179,12 @@ func TestDriftCheckRepairs(t *testing.T) {
 			changed = &a
 			objs[addrRef] = changed
 		})
-		time.Sleep(59 * time.Second)
+		time.Sleep(58 * time.Second) // the next check: a minute after the verify at 1 s
 		synctest.Wait()
 		if r.k.has(routeRef) {
 			t.Fatal("repaired before the drift interval")
 		}
-		time.Sleep(time.Second)
+		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		ops := r.k.takeOps()
 		if !r.k.has(routeRef) || r.k.has(dg.Ref(leftover)) {
@@ -245,4 +247,26 @@ func mustPrefix(t *testing.T, s string) netip.Prefix {
 		t.Fatal(err)
 	}
 	return p
+}
+
+func TestChangesAreVerifiedByAReadBackSoonAfter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, baseDocs(), func(c *Config) { c.DriftInterval = time.Hour }).start()
+		if ops := r.k.takeOps(); len(ops) == 0 {
+			t.Fatal("the first reconcile changed nothing")
+		}
+		// The kernel undoes part of the change as a side effect.
+		r.k.tamper(func(objs map[dg.ItemRef]dg.Item) { delete(objs, routeRef) })
+		time.Sleep(verifyDelay + 10*time.Millisecond)
+		synctest.Wait()
+		if ops := r.k.takeOps(); !slices.Contains(ops, "create "+routeRef.String()) {
+			t.Fatalf("not repaired by the verify check; ops %v", ops)
+		}
+		// The repair is verified too, then the checks go back to the interval.
+		time.Sleep(10 * time.Minute)
+		synctest.Wait()
+		if ops := r.k.takeOps(); len(ops) != 0 {
+			t.Errorf("checks without drift ran %v", ops)
+		}
+	})
 }
