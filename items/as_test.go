@@ -23,3 +23,25 @@ func TestAs(t *testing.T) {
 		t.Fatalf("As on a nil route: %v", err)
 	}
 }
+
+func TestForwardingSysctlKeys(t *testing.T) {
+	for _, tt := range []struct {
+		key           string
+		global, perIf string // family, "" when not
+	}{
+		{"net.ipv4.ip_forward", "ipv4", ""},
+		{"net.ipv4.conf.all.forwarding", "ipv4", ""},
+		{"net.ipv6.conf.all.forwarding", "ipv6", ""},
+		{"net.ipv4.conf.eth0.forwarding", "", "ipv4"},
+		{"net.ipv6.conf.eth0/100.forwarding", "", "ipv6"},
+		{"net.ipv6.conf.default.forwarding", "", "ipv6"},
+		{"net.ipv4.conf.eth0.rp_filter", "", ""},
+		{"net.ipv6.conf.eth0.forwarding.x", "", ""},
+	} {
+		g, gok := items.GlobalForwardingSysctl(tt.key)
+		p, pok := items.InterfaceForwardingSysctl(tt.key)
+		if g != tt.global || gok != (tt.global != "") || p != tt.perIf || pok != (tt.perIf != "") {
+			t.Errorf("%s: global %q %v, per-interface %q %v", tt.key, g, gok, p, pok)
+		}
+	}
+}

@@ -79,6 +79,8 @@ func samples() map[string]func() dg.Item {
 				Position: 2, Rules: [][]string{{"-o", "eth0", "-j", "MASQUERADE"}},
 				Deps: []dg.ItemRef{InterfaceRef("eth0")}}
 		},
-		"sysctl": func() dg.Item { return &Sysctl{Key: "net.ipv4.ip_forward", Value: "1"} },
+		"sysctl": func() dg.Item {
+			return &Sysctl{Key: "net.ipv4.ip_forward", Value: "1", Deps: []dg.ItemRef{{Type: TypeSysctl, Name: "net.ipv4.conf.eth0.forwarding"}}}
+		},
 	}
 }

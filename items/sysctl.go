@@ -1,6 +1,7 @@
 package items
 
 import (
+	"slices"
 	"strings"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -15,6 +16,12 @@ type Sysctl struct {
 	// field by field ("4096 87380" equals "4096\t87380", as the kernel
 	// prints it).
 	Value string
+	// Deps are further items that must exist first. The renderer uses them
+	// to order keys whose writes change other keys: net.ipv4.ip_forward
+	// (and the conf.all.forwarding keys) rewrite every interface's
+	// forwarding, so those keys are set first, their originals saved
+	// untouched, and restored after the global one.
+	Deps []dg.ItemRef
 }
 
 var _ dg.Item = (*Sysctl)(nil)
@@ -29,18 +36,51 @@ func (s *Sysctl) Name() string { return s.Key }
 func (s *Sysctl) External() bool { return false }
 
 // Dependencies: interface/<ifname> when the key is a per-interface one (see
-// SysctlInterface).
+// SysctlInterface); then Deps.
 func (s *Sysctl) Dependencies() []dg.Dependency {
+	var deps []dg.Dependency
 	if ifname, ok := SysctlInterface(s.Key); ok {
-		return []dg.Dependency{requires(InterfaceRef(ifname), "per-interface key")}
+		deps = []dg.Dependency{requires(InterfaceRef(ifname), "per-interface key")}
 	}
-	return nil
+	return extraDeps(deps, s.Deps)
 }
 
-// Equal compares the key and the whitespace-separated fields of the value.
+// Equal compares the key, the whitespace-separated fields of the value and
+// Deps.
 func (s *Sysctl) Equal(other dg.Item) bool {
 	o, ok := other.(*Sysctl)
-	return ok && o != nil && s.Key == o.Key && NormalizeSysctlValue(s.Value) == NormalizeSysctlValue(o.Value)
+	return ok && o != nil && s.Key == o.Key && NormalizeSysctlValue(s.Value) == NormalizeSysctlValue(o.Value) &&
+		slices.Equal(s.Deps, o.Deps)
+}
+
+// GlobalForwardingSysctl reports whether writing key rewrites the
+// forwarding key of every interface of its family, and which family
+// ("ipv4" or "ipv6").
+func GlobalForwardingSysctl(key string) (family string, ok bool) {
+	switch key {
+	case "net.ipv4.ip_forward", "net.ipv4.conf.all.forwarding":
+		return "ipv4", true
+	case "net.ipv6.conf.all.forwarding":
+		return "ipv6", true
+	}
+	return "", false
+}
+
+// InterfaceForwardingSysctl reports whether key is the forwarding key of
+// one interface (or of "default", the template of new ones), and its
+// family: what a global forwarding key overwrites.
+func InterfaceForwardingSysctl(key string) (family string, ok bool) {
+	for _, fam := range []string{"ipv4", "ipv6"} {
+		rest, found := strings.CutPrefix(key, "net."+fam+".conf.")
+		if !found {
+			continue
+		}
+		ifname, found := strings.CutSuffix(rest, ".forwarding")
+		if found && ifname != "" && ifname != "all" && !strings.Contains(ifname, ".") {
+			return fam, true
+		}
+	}
+	return "", false
 }
 
 // String describes the parameter in one line.

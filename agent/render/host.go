@@ -7,25 +7,51 @@ import (
 	"strings"
 
 	"github.com/netagent/netagent/agent/intent"
+	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
 
 // sysctls renders every sysctl, in key order. A per-interface key must
-// name a declared interface: the item depends on it.
+// name a declared interface: the item depends on it. A global forwarding
+// key depends on the intent's per-interface forwarding keys of its family
+// (see forwardingDeps).
 func (b *builder) sysctls() {
+	keys := make(map[string]string, len(b.in.Sysctls)) // intent key -> item key
+	for k := range b.in.Sysctls {
+		keys[k] = b.sysctlKey(k)
+	}
 	for _, k := range slices.Sorted(maps.Keys(b.in.Sysctls)) {
 		at, ok := b.in.SysctlOrigins[k]
 		if !ok {
 			at = intent.Origin{Path: "sysctls[" + strconv.Quote(k) + "]"}
 		}
-		key := b.sysctlKey(k)
+		key := keys[k]
 		if ifname, perIf := items.SysctlInterface(key); perIf {
 			if _, ok := b.deviceRef(at, ifname); !ok {
 				continue
 			}
 		}
-		b.put(&items.Sysctl{Key: key, Value: b.in.Sysctls[k]}, at)
+		b.put(&items.Sysctl{Key: key, Value: b.in.Sysctls[k], Deps: forwardingDeps(key, keys)}, at)
 	}
+}
+
+// forwardingDeps returns, for a key whose write rewrites every interface's
+// forwarding key (net.ipv4.ip_forward, net.ipv{4,6}.conf.all.forwarding),
+// the references of the per-interface forwarding keys of the same family
+// in the intent, in key order. Those are then set first, so that the values
+// saved to be restored are the real originals, and restored last.
+func forwardingDeps(key string, keys map[string]string) []dg.ItemRef {
+	fam, global := items.GlobalForwardingSysctl(key)
+	if !global {
+		return nil
+	}
+	var deps []dg.ItemRef
+	for _, k := range slices.Sorted(maps.Values(keys)) {
+		if f, ok := items.InterfaceForwardingSysctl(k); ok && f == fam {
+			deps = append(deps, dg.ItemRef{Type: items.TypeSysctl, Name: k})
+		}
+	}
+	return deps
 }
 
 // sysctlKey turns an intent key into the item's: the dots inside a

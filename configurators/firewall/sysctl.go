@@ -196,8 +196,12 @@ func readBackSysctl(sfs sysctlFS, key string, hint *dg.Graph) (*items.Sysctl, er
 	}
 	s := &items.Sysctl{Key: key, Value: cur}
 	if hint != nil {
-		if h, ok := hint.Get(dg.Ref(s)); ok && h.Equal(s) {
-			s.Value = h.(*items.Sysctl).Value
+		if h, ok := hint.Get(dg.Ref(s)); ok {
+			hs := h.(*items.Sysctl)
+			s.Deps = slices.Clone(hs.Deps) // the renderer's ordering, not kernel state
+			if hs.Equal(s) {
+				s.Value = hs.Value
+			}
 		}
 	}
 	return s, nil

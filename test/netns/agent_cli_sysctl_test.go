@@ -1,0 +1,37 @@
+package netns_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// Writing net.ipv6.conf.all.forwarding (like net.ipv4.ip_forward) rewrites
+// every interface's forwarding key. With both in the intent, the
+// per-interface key must be set first, so that the value saved to be
+// restored is its real original, and restored after the global one:
+// removing the intent brings both back. ("all" sorts before "uplink0", so
+// the intent's own order would get this wrong.)
+func TestAgentCLISysctlForwardingOriginals(t *testing.T) {
+	e := cliNewEnv(t)
+	get := func(key string) string { return strings.TrimSpace(e.exec("sysctl", "-n", key)) }
+	e.exec("sysctl", "-qw", "net.ipv6.conf.all.forwarding=0", "net.ipv6.conf.uplink0.forwarding=0")
+
+	on := e.writeFile("fwd.json", `{"version": 1,
+  "interfaces": [{"name": "uplink0", "type": "physical"}],
+  "sysctls": {"net.ipv6.conf.all.forwarding": "1", "net.ipv6.conf.uplink0.forwarding": "1"}}`)
+	ops := e.planOps(on)
+	if len(ops) != 2 || !strings.Contains(ops[0], "uplink0.forwarding") || !strings.Contains(ops[1], "all.forwarding") {
+		t.Fatalf("plan %q: want the per-interface key first", ops)
+	}
+	e.mustRun(0, "apply", on)
+	if get("net.ipv6.conf.all.forwarding") != "1" || get("net.ipv6.conf.uplink0.forwarding") != "1" {
+		t.Fatal("sysctls not applied")
+	}
+	e.mustRun(0, "apply", on) // and again: nothing to write
+
+	off := e.writeFile("off.json", `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical"}]}`)
+	e.mustRun(0, "apply", off)
+	if f, i := get("net.ipv6.conf.all.forwarding"), get("net.ipv6.conf.uplink0.forwarding"); f != "0" || i != "0" {
+		t.Fatalf("after removal all.forwarding=%s uplink0.forwarding=%s, want the originals 0 and 0", f, i)
+	}
+}
