@@ -40,6 +40,7 @@ type root struct {
 	unjournaled int
 	sorted      []ItemRef // cache of all refs in order, nil when stale
 	meta        map[string]any
+	slab        []Node // where the next nodes are allocated (see newNode)
 }
 
 var graphIDs atomic.Uint64
@@ -215,13 +216,30 @@ func (g *Graph) NodeFor(ref ItemRef) *Node { return g.r.nodeFor(ref) }
 func (r *root) nodeFor(ref ItemRef) *Node {
 	n := r.nodes[ref]
 	if n == nil {
-		n = &Node{ref: ref, r: r}
+		n = r.newNode()
+		n.ref, n.r = ref, r
 		r.nodes[ref] = n
 		if r.held > 0 {
 			r.empties = append(r.empties, n)
 		}
 	}
 	return n
+}
+
+// nodeSlab is how many nodes are allocated together: nodes made one after
+// the other (as a reconcile or a build makes them) sit next to each other
+// in memory, and the garbage collector has fewer objects to track. The
+// price: a slab stays allocated while any of its nodes is in use, so a
+// graph whose items all churn may keep up to nodeSlab times the memory of
+// its live nodes.
+const nodeSlab = 64
+
+func (r *root) newNode() *Node {
+	if len(r.slab) == cap(r.slab) {
+		r.slab = make([]Node, 0, nodeSlab)
+	}
+	r.slab = r.slab[:len(r.slab)+1]
+	return &r.slab[len(r.slab)-1]
 }
 
 // ModifiedSince reports whether the item's value was replaced by a different
