@@ -82,14 +82,16 @@ func (u *run) seedCurrent(key string) bool {
 // sorting), then the current ones in reference order (the current graph's
 // journal does not hold the reconciler's own writes).
 func (u *run) seedEverything() {
+	var curRefs []dg.ItemRef
+	if u.curScope != nil {
+		curRefs = u.curScope.Refs() // before the intended items add empty nodes
+	}
 	if u.intended != nil {
 		u.cur.Reserve(u.intended.Len())
 		u.seedIntendedGraph(u.intended)
 	}
-	if u.curScope != nil {
-		for _, ref := range u.curScope.Refs() {
-			u.enqueue(u.cur.NodeFor(ref))
-		}
+	for _, ref := range curRefs {
+		u.enqueue(u.cur.NodeFor(ref))
 	}
 }
 
