@@ -42,11 +42,7 @@ var errAddrNotOwned = fmt.Errorf("%w: the address is on the interface without ne
 // ours with another label or scope: deleted and added again; someone
 // else's: ErrNotOwned.
 func (c *addressConfigurator) Create(_ context.Context, item dg.Item) error {
-	a, err := items.As[*items.Address](item)
-	if err != nil {
-		return err
-	}
-	return wrapIf(c.create(a), "adding address %s", a.Name())
+	return onItem[*items.Address](item, "adding address", c.create)
 }
 
 func (c *addressConfigurator) create(a *items.Address) error {
@@ -131,11 +127,7 @@ func (c *addressConfigurator) Modify(_ context.Context, oldItem, newItem dg.Item
 // Delete removes our address; gone (or its interface gone) is success,
 // someone else's is ErrNotOwned.
 func (c *addressConfigurator) Delete(_ context.Context, item dg.Item) error {
-	a, err := items.As[*items.Address](item)
-	if err != nil {
-		return err
-	}
-	return wrapIf(c.delete(a), "deleting address %s", a.Name())
+	return onItem[*items.Address](item, "deleting address", c.delete)
 }
 
 func (c *addressConfigurator) delete(a *items.Address) error {

@@ -27,21 +27,13 @@ var errNeighNotOwned = fmt.Errorf("%w: a static entry without netagent's NDA_PRO
 
 // Create makes the permanent entry exist as wanted (see ensure).
 func (c *neighborConfigurator) Create(_ context.Context, item dg.Item) error {
-	n, err := items.As[*items.Neighbor](item)
-	if err != nil {
-		return err
-	}
-	return wrapIf(c.ensure(n), "adding neighbor %s", n.Name())
+	return onItem[*items.Neighbor](item, "adding neighbor", c.ensure)
 }
 
 // Modify gives the entry its new MAC in place (NLM_F_REPLACE), unless the
 // kernel already has it.
 func (c *neighborConfigurator) Modify(_ context.Context, _, newItem dg.Item) error {
-	n, err := items.As[*items.Neighbor](newItem)
-	if err != nil {
-		return err
-	}
-	return wrapIf(c.ensure(n), "replacing neighbor %s", n.Name())
+	return onItem[*items.Neighbor](newItem, "replacing neighbor", c.ensure)
 }
 
 // ensure looks at the kernel's entry for n's address on n's interface:
@@ -97,11 +89,7 @@ func neighAsWanted(k *kernelNeigh, n *items.Neighbor) bool {
 // Delete removes our entry. Gone, replaced by a learned entry, or its
 // interface gone: success. Someone's static entry: ErrNotOwned.
 func (c *neighborConfigurator) Delete(_ context.Context, item dg.Item) error {
-	n, err := items.As[*items.Neighbor](item)
-	if err != nil {
-		return err
-	}
-	return wrapIf(c.delete(n), "deleting neighbor %s", n.Name())
+	return onItem[*items.Neighbor](item, "deleting neighbor", c.delete)
 }
 
 func (c *neighborConfigurator) delete(n *items.Neighbor) error {

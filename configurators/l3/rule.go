@@ -76,11 +76,7 @@ func (c *ruleConfigurator) Modify(_ context.Context, oldItem, newItem dg.Item) e
 
 // Delete removes netagent's rule; see deleteRule.
 func (c *ruleConfigurator) Delete(_ context.Context, item dg.Item) error {
-	r, err := items.As[*items.Rule](item)
-	if err != nil {
-		return err
-	}
-	return wrapIf(c.deleteRule(r), "deleting rule %s", r.Name())
+	return onItem[*items.Rule](item, "deleting rule", c.deleteRule)
 }
 
 // NeedsRecreate delegates to items.NeedsRecreate (never, for rules).
