@@ -55,7 +55,7 @@
 //
 // # Links
 //
-// A LinkWatcher (NewNetlinkWatcher: an RTNLGRP_LINK subscription made in
+// A LinkWatcher (linkwatch.NewNetlink: an RTNLGRP_LINK subscription made in
 // the target namespace, listing existing links, re-made after any error or
 // ENOBUFS) says that links may have changed. After a burst (100 ms) the
 // loop lists the external links again (netlink is lossy; the list is the

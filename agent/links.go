@@ -7,26 +7,19 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/agent/linkwatch"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
 
-// LinkWatcher reports link changes in the target namespace.
-type LinkWatcher interface {
-	// Watch sends events until ctx ends. It handles its own errors: when
-	// its subscription fails or overflows, it subscribes again and sends an
-	// event with Resync set.
-	Watch(ctx context.Context, events chan<- LinkEvent)
-}
+// LinkWatcher reports link changes in the target namespace
+// (linkwatch.NewNetlink).
+type LinkWatcher = linkwatch.Watcher
 
 // LinkEvent says that links may have changed. The loop does not trust its
 // details: after a burst it lists the links again (netlink is lossy), so an
 // event only needs to say "look again", and which links, for the log.
-type LinkEvent struct {
-	Names []string
-	// Resync: the watcher (re)subscribed, events may have been lost.
-	Resync bool
-}
+type LinkEvent = linkwatch.Event
 
 func (s *loopState) noteLinks(ev LinkEvent) {
 	for _, n := range ev.Names {

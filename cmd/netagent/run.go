@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/linkwatch"
 	"github.com/netagent/netagent/agent/runtime"
 	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
@@ -120,7 +121,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *runtime.Runtime) (agent.Config,
 		Kernel:           newRuntimeKernel(rt),
 		Log:              g.log,
 		Sources:          []agent.IntentSource{agent.NewDirSource(o.intentDir, g.log)},
-		Links:            agent.NewNetlinkWatcher(o.kernel.netns, g.log),
+		Links:            linkwatch.NewNetlink(o.kernel.netns, g.log),
 		Notifier:         systemd.NewNotifier(),
 		StateDir:         o.kernel.stateDir(g), // the agent keeps its accepted intents next to the runtime's records
 		DriftInterval:    drift,

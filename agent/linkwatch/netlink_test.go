@@ -1,4 +1,4 @@
-package agent
+package linkwatch
 
 import (
 	"context"
@@ -48,21 +48,21 @@ func update(name string) netlink.LinkUpdate {
 	return netlink.LinkUpdate{Link: &netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: name}}}
 }
 
-func newTestWatcher() (*NetlinkWatcher, *fakeSubscriptions) {
+func newTestWatcher() (*Netlink, *fakeSubscriptions) {
 	log := logrus.New()
 	log.SetLevel(logrus.PanicLevel)
-	w := NewNetlinkWatcher("", log)
+	w := NewNetlink("", log)
 	f := &fakeSubscriptions{made: make(chan *fakeSub, 10)}
 	w.subscribe = f.subscribe
 	return w, f
 }
 
-func TestNetlinkWatcherResubscribesAndResyncs(t *testing.T) {
+func TestNetlinkResubscribesAndResyncs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, f := newTestWatcher()
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		events := make(chan LinkEvent)
+		events := make(chan Event)
 		go w.Watch(ctx, events)
 
 		sub := <-f.made
@@ -99,14 +99,14 @@ func TestNetlinkWatcherResubscribesAndResyncs(t *testing.T) {
 	})
 }
 
-// TestNetlinkWatcherCoalesces: while the loop does not take events, the
+// TestNetlinkCoalesces: while the loop does not take events, the
 // watcher keeps reading the subscription and merges what it reads.
-func TestNetlinkWatcherCoalesces(t *testing.T) {
+func TestNetlinkCoalesces(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, f := newTestWatcher()
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		events := make(chan LinkEvent)
+		events := make(chan Event)
 		go w.Watch(ctx, events)
 		sub := <-f.made
 		for i := range 100 {

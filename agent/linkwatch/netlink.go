@@ -1,4 +1,4 @@
-package agent
+package linkwatch
 
 import (
 	"context"
@@ -11,35 +11,49 @@ import (
 	"github.com/vishvananda/netns"
 )
 
-// NetlinkWatcher watches the links of a network namespace with an
-// RTNLGRP_LINK subscription made in that namespace.
+// Netlink watches the links of a network namespace with an RTNLGRP_LINK
+// subscription made in that namespace.
 //
 // Netlink is lossy: when the kernel cannot queue an event (ENOBUFS) the
 // subscription ends. Any error ends the subscription here too; the watcher
 // subscribes again (with a short backoff) and sends a Resync event, after
 // which the loop lists every link again. Events are coalesced while the
 // loop is busy, so that the watcher keeps draining the socket.
-type NetlinkWatcher struct {
+type Netlink struct {
 	netns string
 	log   logrus.FieldLogger
 	// subscribe is netlink.LinkSubscribeWithOptions (replaced in tests).
 	subscribe func(ch chan<- netlink.LinkUpdate, done <-chan struct{}, opts netlink.LinkSubscribeOptions) error
-	backoff   backoff
 }
 
-// NewNetlinkWatcher returns a watcher of the named namespace ("" = the
-// agent's own).
-func NewNetlinkWatcher(netnsName string, log logrus.FieldLogger) *NetlinkWatcher {
-	return &NetlinkWatcher{
+// NewNetlink returns a watcher of the named namespace ("" = the caller's
+// own).
+func NewNetlink(netnsName string, log logrus.FieldLogger) *Netlink {
+	return &Netlink{
 		netns:     netnsName,
 		log:       log.WithField("watch", "links"),
 		subscribe: netlink.LinkSubscribeWithOptions,
-		backoff:   backoff{base: 100 * time.Millisecond, limit: 5 * time.Second, rand: func() float64 { return 0.5 }},
 	}
 }
 
-// Watch sends link events until ctx ends.
-func (w *NetlinkWatcher) Watch(ctx context.Context, events chan<- LinkEvent) {
+// Resubscribe delays: 75 ms after the first failure, doubling up to 3.75 s.
+const (
+	resubscribeBase  = 75 * time.Millisecond
+	resubscribeLimit = 3750 * time.Millisecond
+)
+
+// resubscribeDelay is the wait before subscription number attempt+1.
+func resubscribeDelay(attempt int) time.Duration {
+	d := resubscribeBase
+	for i := 1; i < attempt && d < resubscribeLimit; i++ {
+		d *= 2
+	}
+	return min(d, resubscribeLimit)
+}
+
+// Watch sends link events until ctx ends. The first event, a Resync, says
+// that the subscription is made: a change after it is not missed.
+func (w *Netlink) Watch(ctx context.Context, events chan<- Event) {
 	attempt := 0
 	for ctx.Err() == nil {
 		err := w.session(ctx, events)
@@ -47,7 +61,7 @@ func (w *NetlinkWatcher) Watch(ctx context.Context, events chan<- LinkEvent) {
 			return
 		}
 		attempt++
-		d := w.backoff.delay(attempt)
+		d := resubscribeDelay(attempt)
 		w.log.WithError(err).WithField("in", d).Warn("link subscription ended; subscribing again")
 		select {
 		case <-ctx.Done():
@@ -58,7 +72,7 @@ func (w *NetlinkWatcher) Watch(ctx context.Context, events chan<- LinkEvent) {
 }
 
 // session is one subscription: it lasts until an error or ctx's end.
-func (w *NetlinkWatcher) session(ctx context.Context, events chan<- LinkEvent) error {
+func (w *Netlink) session(ctx context.Context, events chan<- Event) error {
 	ns, err := w.openNetns()
 	if err != nil {
 		return err
@@ -91,7 +105,7 @@ func (w *NetlinkWatcher) session(ctx context.Context, events chan<- LinkEvent) e
 	return w.pump(ctx, updates, errc, events)
 }
 
-func (w *NetlinkWatcher) openNetns() (netns.NsHandle, error) {
+func (w *Netlink) openNetns() (netns.NsHandle, error) {
 	if w.netns == "" {
 		return netns.Get()
 	}
@@ -108,11 +122,11 @@ var errSubscriptionClosed = errors.New("link subscription closed")
 
 // pump forwards updates as coalesced events: the send case is on only
 // while something is pending (a nil channel otherwise).
-func (w *NetlinkWatcher) pump(ctx context.Context, updates <-chan netlink.LinkUpdate,
-	errc <-chan error, events chan<- LinkEvent) error {
-	pending := LinkEvent{Resync: true}
+func (w *Netlink) pump(ctx context.Context, updates <-chan netlink.LinkUpdate,
+	errc <-chan error, events chan<- Event) error {
+	pending := Event{Resync: true}
 	for {
-		var out chan<- LinkEvent
+		var out chan<- Event
 		if pending.Resync || len(pending.Names) > 0 {
 			out = events
 		}
@@ -120,7 +134,7 @@ func (w *NetlinkWatcher) pump(ctx context.Context, updates <-chan netlink.LinkUp
 		case <-ctx.Done():
 			return ctx.Err()
 		case out <- pending:
-			pending = LinkEvent{}
+			pending = Event{}
 		case u, ok := <-updates:
 			if !ok {
 				return errSubscriptionClosed

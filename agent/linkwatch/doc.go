@@ -1,0 +1,31 @@
+// Package linkwatch says when the links of a network namespace may have
+// changed: the daemon's loop (package agent) and the one-shot apply
+// (package runtime, which waits for the link events its own changes
+// cause) both use it.
+//
+// An Event only says "look again", and which links, for the log: netlink
+// is lossy, so a consumer lists the links again after an event rather than
+// trusting its details. Netlink is the Watcher over an RTNLGRP_LINK
+// subscription made in the target namespace: its first event (a Resync)
+// comes once the subscription is made, so that a consumer that waits for
+// it before changing the kernel misses no event those changes cause. After
+// any error or ENOBUFS it subscribes again, with a short backoff, and sends
+// another Resync.
+package linkwatch
+
+import "context"
+
+// Watcher reports link changes in a namespace.
+type Watcher interface {
+	// Watch sends events until ctx ends. It handles its own errors: when
+	// its subscription fails or overflows, it subscribes again and sends an
+	// event with Resync set.
+	Watch(ctx context.Context, events chan<- Event)
+}
+
+// Event says that links may have changed.
+type Event struct {
+	Names []string
+	// Resync: the watcher (re)subscribed, events may have been lost.
+	Resync bool
+}
