@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/netagent/netagent/agent/linkwatch"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -49,6 +51,13 @@ func (r *Result) Converged() bool { return len(r.Problems) == 0 && r.Err == nil 
 // MaxPasses bounds the read-back and reconcile passes of one Apply.
 const MaxPasses = 3
 
+// ApplyOptions are the options of Apply.
+type ApplyOptions struct {
+	// Wait bounds how long Apply waits, when items are blocked, for the
+	// link events that would unblock them (see Apply). 0: no wait.
+	Wait time.Duration
+}
+
 // Apply converges the namespace: it reads the current state back,
 // reconciles it towards intended, waits for operations that continue in
 // the background (reconciling again as they finish) and reports the
@@ -56,13 +65,35 @@ const MaxPasses = 3
 // deleted. The error is for a failed read-back; item failures are in the
 // Result.
 //
+// With opts.Wait, Apply subscribes to the namespace's link events before
+// it changes anything, and while items are blocked (a route waiting for
+// its link's carrier, which comes a moment after Apply set the link up) it
+// converges again at every link event, for at most opts.Wait in all. It
+// returns as soon as nothing is blocked; items still blocked when the wait
+// ends are reported with their reason.
+func (r *Runtime) Apply(ctx context.Context, intended *dg.Graph, opts ApplyOptions) (*Result, error) {
+	converge := func(ctx context.Context) (*Result, error) { return r.converge(ctx, intended) }
+	if opts.Wait <= 0 {
+		return converge(ctx)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := make(chan linkwatch.Event)
+	go linkwatch.NewNetlink(r.target.Name, r.log).Watch(ctx, events)
+	w := waiter{converge: converge, events: events, after: time.After, wait: opts.Wait, log: r.log}
+	return w.run(ctx)
+}
+
+// converge reconciles, on a fresh read-back each time, until a pass runs
+// no operation, fails, or MaxPasses passes ran.
+//
 // A pass that ran operations, all successful, is followed by another pass
 // on a fresh read-back, because the kernel sometimes undoes one change as a
 // side effect of another (a bridge whose MAC changes when a port leaves
 // flushes its neighbor entries, permanent ones included). The pass that
 // runs no operation confirms convergence; after MaxPasses passes that all
 // ran operations, the items of the last pass are reported as problems.
-func (r *Runtime) Apply(ctx context.Context, intended *dg.Graph) (*Result, error) {
+func (r *Runtime) converge(ctx context.Context, intended *dg.Graph) (*Result, error) {
 	var ops reconciler.OperationLog
 	for pass := 1; ; pass++ {
 		res, err := r.applyPass(ctx, intended)

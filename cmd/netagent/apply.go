@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/netagent/netagent/agent/runtime"
 	dg "github.com/netagent/netagent/depgraph"
@@ -16,22 +17,32 @@ func init() {
 	register(&command{
 		name:    "apply",
 		summary: "converge once to the intent files and exit (no daemon needed)",
-		usage:   "[--netns NAME] FILE...",
+		usage:   "[--netns NAME] [--wait D] FILE...",
 		run:     runApply,
 	})
 }
 
+// defaultApplyWait is apply's --wait: long enough for a NIC's carrier to
+// come up after the apply set it up.
+const defaultApplyWait = 10 * time.Second
+
 func runApply(g *globals, args []string) int {
 	fs := newFlagSet(g, "apply", "FILE...")
 	k := kernelFlags(g, fs)
+	var opts runtime.ApplyOptions
+	fs.DurationVar(&opts.Wait, "wait", defaultApplyWait,
+		"how long to wait, while items are blocked, for the link events the apply causes (a carrier coming up); 0: do not wait")
 	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
+	if opts.Wait < 0 {
+		return usageError(g, fs, "--wait must not be negative")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := rt.Apply(ctx, intended)
+	res, err := rt.Apply(ctx, intended, opts)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: apply: %v\n", err)
 		return exitInternal

@@ -1,0 +1,137 @@
+package runtime
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/netagent/netagent/agent/linkwatch"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// fakeWait drives a waiter: converge returns the next result of a script
+// (the last one for ever), link events and the end of the wait come when
+// the test says.
+type fakeWait struct {
+	script  []*Result
+	calls   int
+	events  chan linkwatch.Event
+	timeout chan time.Time
+	waited  time.Duration
+}
+
+func newFakeWait(script ...*Result) *fakeWait {
+	return &fakeWait{script: script, events: make(chan linkwatch.Event), timeout: make(chan time.Time)}
+}
+
+func (f *fakeWait) waiter() *waiter {
+	log := logrus.New()
+	log.SetLevel(logrus.PanicLevel)
+	return &waiter{
+		converge: func(context.Context) (*Result, error) {
+			res := f.script[min(f.calls, len(f.script)-1)]
+			f.calls++
+			return &Result{Ops: res.Ops, Problems: res.Problems}, nil
+		},
+		events: f.events,
+		after:  func(d time.Duration) <-chan time.Time { f.waited = d; return f.timeout },
+		wait:   time.Hour,
+		log:    log,
+	}
+}
+
+var (
+	routeRef  = dg.ItemRef{Type: items.TypeRoute, Name: "main 0.0.0.0/0"}
+	blocked   = &Result{Ops: oneOp("interface/wan0"), Problems: []Problem{{Ref: routeRef, Blocked: true, Reason: "waiting for link/wan0 (carrier up)"}}}
+	converged = &Result{Ops: oneOp("route/main 0.0.0.0/0")}
+	failed    = &Result{Problems: []Problem{{Ref: routeRef, Reason: "create failed: boom"}}}
+)
+
+func oneOp(name string) reconciler.OperationLog {
+	return reconciler.OperationLog{{Ref: dg.ItemRef{Type: "x", Name: name}, Op: dg.OpCreate}}
+}
+
+// run starts the waiter and returns where its outcome arrives.
+func (f *fakeWait) run() <-chan *Result {
+	out := make(chan *Result, 1)
+	go func() {
+		res, _ := f.waiter().run(context.Background())
+		out <- res
+	}()
+	return out
+}
+
+// A link event after a blocked convergence converges again, and the wait
+// ends as soon as nothing is blocked, long before its end.
+func TestWaitConvergesAtLinkEvent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeWait(blocked, converged)
+		out := f.run()
+		synctest.Wait()
+		if f.calls != 0 {
+			t.Fatal("converged before the link subscription was made")
+		}
+		f.events <- linkwatch.Event{Resync: true} // subscribed
+		synctest.Wait()
+		if f.calls != 1 {
+			t.Fatalf("%d convergences after subscribing, want 1", f.calls)
+		}
+		f.events <- linkwatch.Event{Names: []string{"wan0"}} // carrier up
+		res := <-out                                         // never the timeout: synctest fails a deadlock
+		if !res.Converged() || f.calls != 2 || len(res.Ops) != 2 {
+			t.Errorf("after the event: converged %v, %d convergences, ops %v", res.Converged(), f.calls, res.Ops)
+		}
+		if f.waited != time.Hour {
+			t.Errorf("the wait is %v, want the option's", f.waited)
+		}
+	})
+}
+
+// Items still blocked when the wait ends are reported blocked.
+func TestWaitReportsBlockedAfterTheWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeWait(blocked)
+		out := f.run()
+		f.events <- linkwatch.Event{Resync: true}
+		f.events <- linkwatch.Event{Names: []string{"wan0-peer"}} // not the carrier
+		synctest.Wait()
+		f.timeout <- time.Time{}
+		res := <-out
+		if res.Converged() || !res.Problems[0].Blocked || f.calls != 2 {
+			t.Errorf("converged %v, problems %v, %d convergences", res.Converged(), res.Problems, f.calls)
+		}
+	})
+}
+
+// Failures that no dependency blocks are not waited for, nor a convergence
+// without problems.
+func TestWaitReturnsAtOnceWhenNothingIsBlocked(t *testing.T) {
+	for _, script := range []*Result{failed, converged} {
+		synctest.Test(t, func(t *testing.T) {
+			f := newFakeWait(script)
+			out := f.run()
+			f.events <- linkwatch.Event{Resync: true}
+			if res := <-out; f.calls != 1 || len(res.Problems) != len(script.Problems) {
+				t.Errorf("%d convergences, problems %v", f.calls, res.Problems)
+			}
+		})
+	}
+}
+
+// Without a subscription by the end of the wait, it converges once.
+func TestWaitWithoutSubscription(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeWait(blocked)
+		out := f.run()
+		synctest.Wait()
+		f.timeout <- time.Time{}
+		if res := <-out; f.calls != 1 || res.Converged() {
+			t.Errorf("%d convergences, converged %v", f.calls, res.Converged())
+		}
+	})
+}
