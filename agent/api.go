@@ -24,7 +24,7 @@ const (
 // Request is one call of the socket API: one JSON object per connection.
 type Request struct {
 	Command string `json:"command"`
-	// Intent is an intent document, for apply (required) and plan
+	// Intent is an intent document, for apply (required), plan and check
 	// (optional). It becomes the API's document: see the package doc. It
 	// must be well-formed JSON (else the request as a whole is refused);
 	// everything else is checked like a file and reported in Problems.
@@ -116,7 +116,7 @@ func (a *Agent) answer(ctx context.Context, req Request) Response {
 	case CmdPlan:
 		return a.plan(ctx, req.Intent)
 	case CmdCheck:
-		return a.check(ctx)
+		return a.check(ctx, req.Intent)
 	}
 	return Response{Error: fmt.Sprintf("unknown command %q (want apply, plan, check, show or status)", req.Command)}
 }
@@ -165,31 +165,46 @@ func (a *Agent) apply(ctx context.Context, raw json.RawMessage) Response {
 // plan is a dry run: of the running intent, or of the documents with raw
 // as the API's document.
 func (a *Agent) plan(ctx context.Context, raw json.RawMessage) Response {
-	intended := a.st.intended
-	if len(raw) > 0 {
-		_, res, problems, err := a.withAPIDoc(raw)
-		switch {
-		case err != nil:
-			return Response{Error: err.Error()}
-		case problems != nil:
-			return Response{Error: "intent rejected", Problems: problems}
-		}
-		if res.changed {
-			intended = res.graph
-		}
+	intended, refused := a.intendedWith(raw)
+	if refused != nil {
+		return *refused
 	}
 	rs := a.cfg.Kernel.Plan(ctx, a.st.current, intended)
 	return Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked)}
 }
 
-// check reads the kernel back and plans against the running intent, so
-// that it reports what differs in the kernel, not in the agent's memory.
-func (a *Agent) check(ctx context.Context) Response {
-	rb, err := a.cfg.Kernel.ReadCurrent(ctx, a.st.intended)
+// intendedWith is the running intended graph, or, with raw, the graph of
+// the documents with raw as the API's document (nothing changes); a
+// response when raw is refused.
+func (a *Agent) intendedWith(raw json.RawMessage) (*dg.Graph, *Response) {
+	if len(raw) == 0 {
+		return a.st.intended, nil
+	}
+	_, res, problems, err := a.withAPIDoc(raw)
+	switch {
+	case err != nil:
+		return nil, &Response{Error: err.Error()}
+	case problems != nil:
+		return nil, &Response{Error: "intent rejected", Problems: problems}
+	case res.changed:
+		return res.graph, nil
+	}
+	return a.st.intended, nil
+}
+
+// check reads the kernel back and plans against the running intent (or
+// the documents with raw as the API's document, as plan), so that it
+// reports what differs in the kernel, not in the agent's memory.
+func (a *Agent) check(ctx context.Context, raw json.RawMessage) Response {
+	intended, refused := a.intendedWith(raw)
+	if refused != nil {
+		return *refused
+	}
+	rb, err := a.cfg.Kernel.ReadCurrent(ctx, intended)
 	if err != nil {
 		return Response{Error: fmt.Sprintf("reading the kernel back: %v", err)}
 	}
-	rs := a.cfg.Kernel.Plan(ctx, rb, a.st.intended)
+	rs := a.cfg.Kernel.Plan(ctx, rb, intended)
 	return Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked)}
 }
 

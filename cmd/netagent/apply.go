@@ -17,7 +17,7 @@ func init() {
 	register(&command{
 		name:    "apply",
 		summary: "converge once to the intent files and exit (no daemon needed)",
-		usage:   "[--netns NAME] [--wait D] FILE...",
+		usage:   "[--netns NAME] [--wait D] [--lock-timeout D] [--via-daemon] FILE...",
 		run:     runApply,
 	})
 }
@@ -32,6 +32,7 @@ func runApply(g *globals, args []string) int {
 	var opts runtime.ApplyOptions
 	fs.DurationVar(&opts.Wait, "wait", defaultApplyWait,
 		"how long to wait, while items are blocked, for the link events the apply causes (a carrier coming up); 0: do not wait")
+	k.gateFlags(fs, true, applyViaDaemon(g, &opts.Wait))
 	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
 		return code
@@ -70,6 +71,18 @@ func reportApply(g *globals, res *runtime.Result) int {
 // kernelOpts are the options of a command that acts on a namespace.
 type kernelOpts struct {
 	netns string
+	// viaDaemon: send the command to the daemon that serves the target
+	// instead of refusing (see gate).
+	viaDaemon bool
+	// lockTimeout bounds the wait for the target's lock (writers only).
+	lockTimeout time.Duration
+	// write: the command changes the kernel; prepare takes the target's
+	// lock (held until the process ends) before it opens the target.
+	write bool
+	// daemon, when set, serves the command through the daemon's socket
+	// API (--via-daemon); it gets the intent files and returns the exit
+	// code.
+	daemon func(h runtime.Holder, files []string) int
 }
 
 // kernelFlags adds --netns to a command's flags, defaulting to the global
@@ -80,11 +93,11 @@ func kernelFlags(g *globals, fs *flag.FlagSet) *kernelOpts {
 	return k
 }
 
-// open opens the namespace for the command. The state directory follows a
-// command-level --netns unless the global --state-dir was given.
 // prepare parses the command line, validates and renders the intent files
-// it names, and opens the target namespace: the start that plan, apply and
-// check share. A nil runtime comes with the exit code to return.
+// it names, makes sure that no daemon serves the target (or sends the
+// command to it: see gate), takes the target's lock for a writer and
+// opens the target namespace: the start that plan, apply and check share.
+// A nil runtime comes with the exit code to return.
 func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.Graph, *runtime.Runtime, int) {
 	if code, ok := parseFlags(fs, args); !ok {
 		return nil, nil, code
@@ -96,6 +109,9 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 	if intended == nil {
 		return nil, nil, code
 	}
+	if code, done := k.gate(g, fs.Args()); done {
+		return nil, nil, code
+	}
 	rt, code := k.open(g)
 	if rt == nil {
 		return nil, nil, code
@@ -103,6 +119,8 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 	return intended, rt, exitOK
 }
 
+// open opens the namespace for the command. The state directory follows a
+// command-level --netns unless the global --state-dir was given.
 func (k *kernelOpts) open(g *globals) (*runtime.Runtime, int) {
 	rt, err := runtime.Open(k.netns, k.stateDir(g), g.log)
 	if err != nil {

@@ -16,6 +16,7 @@ func init() {
 func runCheck(g *globals, args []string) int {
 	fs := newFlagSet(g, "check", "FILE...")
 	k := kernelFlags(g, fs)
+	k.gateFlags(fs, false, checkViaDaemon(g))
 	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
 		return code

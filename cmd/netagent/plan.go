@@ -22,6 +22,7 @@ func runPlan(g *globals, args []string) int {
 	fs := newFlagSet(g, "plan", "FILE...")
 	k := kernelFlags(g, fs)
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	k.gateFlags(fs, false, planViaDaemon(g))
 	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
 		return code

@@ -37,7 +37,9 @@ type daemonOpts struct {
 	intentDir string
 	socket    string
 	drift     time.Duration
-	kernel    *kernelOpts
+	// lockTimeout bounds the wait for a one-shot apply at start.
+	lockTimeout time.Duration
+	kernel      *kernelOpts
 }
 
 func runDaemon(g *globals, args []string) int {
@@ -47,6 +49,7 @@ func runDaemon(g *globals, args []string) int {
 	fs.StringVar(&o.socket, "socket", defaultSocket, "unix socket of the API (created with mode 0600)")
 	fs.DurationVar(&o.drift, "drift-interval", agent.DefaultDriftInterval,
 		"how often owned objects are read back and repaired (0: never)")
+	fs.DurationVar(&o.lockTimeout, "lock-timeout", defaultLockTimeout, "how long to wait at start while a netagent apply changes the namespace")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -66,6 +69,11 @@ func runDaemon(g *globals, args []string) int {
 // serveDaemon wires the agent to the kernel, the intent directory, netlink,
 // systemd and the socket, and runs it until SIGTERM or SIGINT.
 func serveDaemon(g *globals, o *daemonOpts) int {
+	lk, code := lockDaemon(g, o)
+	if lk == nil {
+		return code
+	}
+	defer lk.Release()
 	rt, code := o.kernel.open(g)
 	if rt == nil {
 		return code

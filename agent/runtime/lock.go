@@ -1,0 +1,178 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// LockFile is the name of a target's writer lock in its state directory.
+const LockFile = "lock"
+
+// Holder says who holds a target's lock: the holder writes it into the
+// lock file once it has the lock, and empties the file when it lets go.
+// Its content is only believed while the lock is held (an flock, which the
+// kernel releases when its holder dies, however it dies).
+type Holder struct {
+	PID     int    `json:"pid"`
+	Command string `json:"command"` // "apply", "run"
+	// Socket is the daemon's API, for a daemon ("run").
+	Socket string    `json:"socket,omitempty"`
+	Since  time.Time `json:"since"`
+}
+
+// Daemon reports whether the holder is a daemon serving its socket API.
+func (h Holder) Daemon() bool { return h.Socket != "" }
+
+// String names the holder: "netagent run (pid 42, socket /run/netagent/netagent.sock)".
+func (h Holder) String() string {
+	if h.PID == 0 {
+		return "an unknown netagent process"
+	}
+	s := fmt.Sprintf("netagent %s (pid %d", h.Command, h.PID)
+	if h.Socket != "" {
+		s += ", socket " + h.Socket
+	}
+	if !h.Since.IsZero() {
+		s += ", since " + h.Since.UTC().Format(time.RFC3339)
+	}
+	return s + ")"
+}
+
+// Lock is a target's writer lock, held: every writer of a target (a
+// one-shot apply for its whole run, the daemon for its lifetime) holds it,
+// so that two never interleave their changes or their records (sysctl
+// originals).
+type Lock struct {
+	fd   int
+	path string
+}
+
+// TryLock takes the lock of the target whose state directory is stateDir,
+// if it is free. When it is not, it returns a nil Lock and who holds it.
+func TryLock(stateDir string, me Holder) (*Lock, *Holder, error) {
+	fd, path, err := openLock(stateDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		syscall.Close(fd)
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		h := readHolder(path)
+		return nil, &h, nil
+	}
+	return held(fd, path, me)
+}
+
+// WaitLock waits for the lock until ctx ends; then it fails with ErrLocked
+// and names the holder.
+func WaitLock(ctx context.Context, stateDir string, me Holder) (*Lock, error) {
+	fd, path, err := openLock(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	got := make(chan error, 1)
+	go func() { got <- flock(fd, syscall.LOCK_EX) }() // a blocking flock cannot be cancelled: abandoned below
+	select {
+	case err := <-got:
+		if err != nil {
+			syscall.Close(fd)
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		l, _, err := held(fd, path, me)
+		return l, err
+	case <-ctx.Done():
+		go func() {
+			<-got
+			syscall.Close(fd) // lets go of the lock if it came after all
+		}()
+		return nil, fmt.Errorf("%w: %s holds %s (%v)", ErrLocked, readHolder(path), path, context.Cause(ctx))
+	}
+}
+
+// HolderOf returns who holds the target's lock, or nil when no one does.
+// It never waits and takes no lock that a writer could wait for.
+func HolderOf(stateDir string) (*Holder, error) {
+	path := filepath.Join(stateDir, LockFile)
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, syscall.ENOENT) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer syscall.Close(fd)
+	// A shared lock that is free at once says that no writer holds it;
+	// held for a moment only.
+	if err := flock(fd, syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
+		return nil, nil
+	} else if !errors.Is(err, syscall.EWOULDBLOCK) {
+		return nil, fmt.Errorf("probing %s: %w", path, err)
+	}
+	h := readHolder(path)
+	return &h, nil
+}
+
+// Release empties the lock file and lets go of the lock.
+func (l *Lock) Release() {
+	if l == nil || l.fd < 0 {
+		return
+	}
+	syscall.Ftruncate(l.fd, 0)
+	syscall.Close(l.fd)
+	l.fd = -1
+}
+
+func openLock(stateDir string) (int, string, error) {
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return -1, "", fmt.Errorf("creating state directory: %w", err)
+	}
+	path := filepath.Join(stateDir, LockFile)
+	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return -1, "", fmt.Errorf("opening %s: %w", path, err)
+	}
+	return fd, path, nil
+}
+
+// held writes me into the lock file of a lock just taken.
+func held(fd int, path string, me Holder) (*Lock, *Holder, error) {
+	data, _ := json.Marshal(me)
+	if err := syscall.Ftruncate(fd, 0); err != nil {
+		syscall.Close(fd)
+		return nil, nil, fmt.Errorf("writing %s: %w", path, err)
+	}
+	if _, err := syscall.Pwrite(fd, append(data, '\n'), 0); err != nil {
+		syscall.Close(fd)
+		return nil, nil, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return &Lock{fd: fd, path: path}, nil, nil
+}
+
+// readHolder reads who holds the lock; the zero Holder when the file says
+// nothing (yet).
+func readHolder(path string) Holder {
+	var h Holder
+	data, err := os.ReadFile(path)
+	if err == nil {
+		json.Unmarshal(data, &h)
+	}
+	return h
+}
+
+// flock is flock(2), retried when a signal interrupts it.
+func flock(fd, how int) error {
+	for {
+		err := syscall.Flock(fd, how)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
