@@ -93,10 +93,10 @@ func kernelFlags(g *globals, fs *flag.FlagSet) *kernelOpts {
 	return k
 }
 
-// prepare parses the command line, validates and renders the intent files
-// it names, makes sure that no daemon serves the target (or sends the
-// command to it: see gate), takes the target's lock for a writer and
-// opens the target namespace: the start that plan, apply and check share.
+// prepare parses the command line, makes sure that no daemon serves the
+// target (or sends the command to it: see gate), takes the target's lock
+// for a writer, validates and renders the intent files it names and opens
+// the target namespace: the start that plan, apply and check share.
 // A nil runtime comes with the exit code to return.
 func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.Graph, *runtime.Runtime, int) {
 	if code, ok := parseFlags(fs, args); !ok {
@@ -105,11 +105,11 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 	if fs.NArg() == 0 {
 		return nil, nil, usageError(g, fs, "no intent file given")
 	}
+	if code, done := k.gate(g, fs.Args()); done {
+		return nil, nil, code // the daemon validates the files with its own
+	}
 	intended, code := loadIntent(g, fs.Args())
 	if intended == nil {
-		return nil, nil, code
-	}
-	if code, done := k.gate(g, fs.Args()); done {
 		return nil, nil, code
 	}
 	rt, code := k.open(g)

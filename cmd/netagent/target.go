@@ -96,8 +96,8 @@ func (k *kernelOpts) toDaemon(g *globals, h runtime.Holder, files []string) int 
 }
 
 // daemonDocument is the intent files as one document for the socket API:
-// a single file as it is, several merged (they are valid: loadIntent
-// checked them together).
+// a single file as it is, several parsed and merged. The daemon validates
+// the document together with its own.
 func daemonDocument(files []string) (json.RawMessage, error) {
 	if len(files) == 1 {
 		return os.ReadFile(files[0])
