@@ -55,9 +55,9 @@
 //
 // # Links
 //
-// A LinkWatcher (linkwatch.NewNetlink: an RTNLGRP_LINK subscription made in
-// the target namespace, listing existing links, re-made after any error or
-// ENOBUFS) says that links may have changed. After a burst (100 ms) the
+// A LinkWatcher (linkwatch.NewNetlink: an RTNLGRP_LINK subscription made
+// in the target namespace, re-made after any error or ENOBUFS) says that
+// links may have changed. After a burst (100 ms) the
 // loop lists the external links again (netlink is lossy; the list is the
 // truth) and puts the differences into the current state as external
 // `link` items. The reconciler does the rest: what depends on a link that

@@ -82,8 +82,12 @@ func (w *Netlink) session(ctx context.Context, events chan<- Event) error {
 	done := make(chan struct{})
 	errc := make(chan error, 1)
 	err = w.subscribe(updates, done, netlink.LinkSubscribeOptions{
-		Namespace:    &ns,
-		ListExisting: true,
+		// No ListExisting: the library sends its dump request to the
+		// socket's own address, groups included, so every other link
+		// subscriber in the namespace receives it (and reports "Wrong
+		// sender portid"). The first event, a Resync, makes the
+		// consumer list the links anyway.
+		Namespace: &ns,
 		ErrorCallback: func(err error) {
 			select {
 			case errc <- err:

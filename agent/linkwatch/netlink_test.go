@@ -66,7 +66,7 @@ func TestNetlinkResubscribesAndResyncs(t *testing.T) {
 		go w.Watch(ctx, events)
 
 		sub := <-f.made
-		if !sub.opts.ListExisting || sub.opts.Namespace == nil || sub.opts.ErrorCallback == nil {
+		if sub.opts.ListExisting || sub.opts.Namespace == nil || sub.opts.ErrorCallback == nil {
 			t.Fatalf("subscription options %+v", sub.opts)
 		}
 		if ev := <-events; !ev.Resync {
