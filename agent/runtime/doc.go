@@ -20,6 +20,20 @@
 // Objects netagent does not own (foreign links, routes, rules, chains) are
 // never touched; the configurators tell them apart by their marks.
 //
+// Apply can wait (ApplyOptions.Wait) for the link events its own changes
+// cause: it subscribes to the namespace's link events (agent/linkwatch)
+// before it changes anything, and while items are blocked (routes over a
+// link whose carrier comes a moment after Apply set it up) converges again
+// at each event, returning as soon as nothing is blocked or the wait ends.
+//
+// One writer at a time: TryLock and WaitLock take a target's lock, an
+// flock on <state dir>/lock that the kernel releases when its holder dies
+// however it dies; the holder writes who it is (pid, command, and a
+// daemon's socket) into the file, and HolderOf reads it without waiting.
+// The CLI's apply holds it for its run, the daemon for its life, and both
+// take it before Open, so that no two writers interleave their changes or
+// their records.
+//
 // Applying the same intent twice makes no kernel write the second time:
 // read-back spells unset fields as the hint does, so every item compares
 // Equal and the reconciler plans nothing.

@@ -126,7 +126,8 @@ func newLogger(format, level string, out io.Writer) (*logrus.Logger, error) {
 const exitCodesHelp = `  0  success (apply: every item converged; check: running matches intended)
   1  invalid intent, failed or blocked items, or differences found (check)
   2  bad command line
-  3  internal error: the kernel, the state directory or the daemon could not be reached
+  3  internal error: the kernel, the state directory or the daemon could not be reached,
+     or another netagent holds the namespace (a daemon serves it; the lock wait timed out)
 `
 
 func usage(w io.Writer, fs *flag.FlagSet) {
