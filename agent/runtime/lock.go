@@ -157,12 +157,17 @@ func held(fd int, path string, me Holder) (*Lock, *Holder, error) {
 }
 
 // readHolder reads who holds the lock; the zero Holder when the file says
-// nothing (yet).
+// nothing (yet), or names a process that is gone: the lock is then held
+// for a moment by a reader's probe (HolderOf) or a new holder that has not
+// written itself yet, and the content is a dead holder's.
 func readHolder(path string) Holder {
 	var h Holder
 	data, err := os.ReadFile(path)
-	if err == nil {
-		json.Unmarshal(data, &h)
+	if err != nil || json.Unmarshal(data, &h) != nil {
+		return Holder{}
+	}
+	if h.PID <= 0 || errors.Is(syscall.Kill(h.PID, 0), syscall.ESRCH) {
+		return Holder{}
 	}
 	return h
 }

@@ -98,6 +98,19 @@ func TestLockKilledHolder(t *testing.T) {
 	if h, err := HolderOf(dir); err != nil || h != nil {
 		t.Fatalf("HolderOf after the kill: %+v, %v", h, err)
 	}
+	// The file still names the dead holder: while a reader's probe holds
+	// the lock for a moment, a writer does not take it for the holder.
+	probe, err := syscall.Open(dir+"/"+LockFile, syscall.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(probe, syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	if _, h, err := TryLock(dir, Holder{PID: os.Getpid()}); err != nil || h == nil || h.PID != 0 {
+		t.Fatalf("TryLock during a probe: %+v, %v (the dead holder is %d)", h, err, cmd.Process.Pid)
+	}
+	syscall.Close(probe)
 	lk, h, err := TryLock(dir, Holder{PID: os.Getpid()})
 	if err != nil || lk == nil {
 		t.Fatalf("TryLock after the kill: %+v, %v", h, err)
