@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -29,18 +30,22 @@ const defaultApplyWait = 10 * time.Second
 func runApply(g *globals, args []string) int {
 	fs := newFlagSet(g, "apply", "FILE...")
 	k := kernelFlags(g, fs)
-	var opts runtime.ApplyOptions
-	fs.DurationVar(&opts.Wait, "wait", defaultApplyWait,
-		"how long to wait, while items are blocked, for the link events the apply causes (a carrier coming up); 0: do not wait")
+	opts := runtime.ApplyOptions{Wait: defaultApplyWait}
+	fs.Func("wait", fmt.Sprintf("how long to wait, while items are blocked, for the link events the apply causes "+
+		"(a carrier coming up); 0: do not wait (default %v)", defaultApplyWait), func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err == nil && d < 0 {
+			err = errors.New("must not be negative")
+		}
+		opts.Wait = d
+		return err
+	})
 	k.gateFlags(fs, true, applyViaDaemon(g, &opts.Wait))
 	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
-	if opts.Wait < 0 {
-		return usageError(g, fs, "--wait must not be negative")
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := rt.Apply(ctx, intended, opts)
