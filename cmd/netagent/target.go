@@ -44,40 +44,54 @@ func (k *kernelOpts) gate(g *globals, files []string) (code int, done bool) {
 	if k.daemon == nil {
 		return exitOK, false
 	}
-	dir := k.stateDir(g)
 	if !k.write {
-		h, err := runtime.HolderOf(dir)
-		switch {
-		case err != nil:
-			fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-			return exitInternal, true
-		case h != nil && h.Daemon():
-			return k.toDaemon(g, *h, files), true
-		case h != nil:
-			g.log.WithField("holder", h.String()).Warn("another netagent is changing the namespace now: what this reads may change under it")
-		}
-		return exitOK, false
+		return k.gateReader(g, files)
 	}
 	me := runtime.Holder{PID: os.Getpid(), Command: "apply", Since: time.Now()}
-	lk, h, err := runtime.TryLock(dir, me)
+	_, daemon, err := takeLock(g, k.stateDir(g), me, k.lockTimeout)
 	switch {
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return exitInternal, true
-	case lk != nil:
-		return exitOK, false
-	case h.Daemon():
-		return k.toDaemon(g, *h, files), true
-	}
-	g.log.WithField("holder", h.String()).Info("another netagent is changing the namespace; waiting for it")
-	ctx, cancel := context.WithTimeoutCause(context.Background(), k.lockTimeout,
-		fmt.Errorf("gave up after --lock-timeout %v", k.lockTimeout))
-	defer cancel()
-	if _, err := runtime.WaitLock(ctx, dir, me); err != nil {
-		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return exitInternal, true
+	case daemon != nil:
+		return k.toDaemon(g, *daemon, files), true
 	}
 	return exitOK, false // the lock is held until the process ends
+}
+
+// gateReader sends a reader to the daemon that serves the target, if one
+// does. It takes no lock: it never waits for a writer.
+func (k *kernelOpts) gateReader(g *globals, files []string) (code int, done bool) {
+	h, err := runtime.HolderOf(k.stateDir(g))
+	switch {
+	case err != nil:
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitInternal, true
+	case h != nil && h.Daemon():
+		return k.toDaemon(g, *h, files), true
+	case h != nil:
+		g.log.WithField("holder", h.String()).Warn("another netagent is changing the namespace now: what this reads may change under it")
+	}
+	return exitOK, false
+}
+
+// takeLock takes the target's lock for me, waiting up to timeout for a
+// one-shot holder; when a daemon holds it, it returns the daemon and
+// waits for nothing.
+func takeLock(g *globals, dir string, me runtime.Holder, timeout time.Duration) (*runtime.Lock, *runtime.Holder, error) {
+	lk, h, err := runtime.TryLock(dir, me)
+	switch {
+	case err != nil || lk != nil:
+		return lk, nil, err
+	case h.Daemon():
+		return nil, h, nil
+	}
+	g.log.WithField("holder", h.String()).Info("another netagent is changing the namespace; waiting for it")
+	ctx, cancel := context.WithTimeoutCause(context.Background(), timeout,
+		fmt.Errorf("gave up after --lock-timeout %v", timeout))
+	defer cancel()
+	lk, err = runtime.WaitLock(ctx, dir, me)
+	return lk, nil, err
 }
 
 // toDaemon does the command through the daemon h, with --via-daemon, or
@@ -102,26 +116,14 @@ func lockDaemon(g *globals, o *daemonOpts) (*runtime.Lock, int) {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return nil, exitInternal
 	}
-	dir := o.kernel.stateDir(g)
 	me := runtime.Holder{PID: os.Getpid(), Command: "run", Socket: socket, Since: time.Now()}
-	lk, h, err := runtime.TryLock(dir, me)
+	lk, daemon, err := takeLock(g, o.kernel.stateDir(g), me, o.lockTimeout)
 	switch {
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return nil, exitInternal
-	case lk != nil:
-		return lk, exitOK
-	case h.Daemon():
-		fmt.Fprintf(g.stderr, "netagent: the namespace is already served by the daemon %s\n", h)
-		return nil, exitInternal
-	}
-	g.log.WithField("holder", h.String()).Info("another netagent is changing the namespace; waiting for it")
-	ctx, cancel := context.WithTimeoutCause(context.Background(), o.lockTimeout,
-		fmt.Errorf("gave up after --lock-timeout %v", o.lockTimeout))
-	defer cancel()
-	lk, err = runtime.WaitLock(ctx, dir, me)
-	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+	case daemon != nil:
+		fmt.Fprintf(g.stderr, "netagent: the namespace is already served by the daemon %s\n", daemon)
 		return nil, exitInternal
 	}
 	return lk, exitOK
