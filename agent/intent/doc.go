@@ -50,7 +50,10 @@
 //     given). iif and oif may name interfaces the agent does not manage.
 //   - neighbors: dev, ip and mac, all required.
 //   - sysctls: keys in dot form under "net." ("net.ipv4.ip_forward"), each
-//     part letters, digits, '_' and '-'; values are strings.
+//     part letters, digits, '_' and '-'; values are strings. Two names of
+//     one kernel value (net.ipv4.ip_forward and net.ipv4.conf.all.forwarding)
+//     may not both be set, also from two files: each is reported, naming
+//     the other.
 //   - firewall.chains: table (filter, nat, mangle, raw), name (a user chain,
 //     at most 28 bytes), jumpFrom (a built-in chain of that table; absent:
 //     no jump), position (of the jump, 1-based; absent: 1), family (ipv4,

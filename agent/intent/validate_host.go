@@ -6,15 +6,40 @@ import (
 	"strings"
 )
 
-// sysctls checks every sysctl key and value, in key order.
+// sysctls checks every sysctl key and value, in key order, and that no
+// kernel value is set under two names.
 func (c *checker) sysctls() {
 	for _, k := range slices.Sorted(maps.Keys(c.in.Sysctls)) {
-		o, ok := c.in.SysctlOrigins[k]
-		if !ok {
-			o = Origin{Path: "sysctls"}.key(k)
+		c.sysctl(c.sysctlOrigin(k), k, c.in.Sysctls[k])
+		if alias, ok := sysctlAliases[k]; ok {
+			if _, both := c.in.Sysctls[alias]; both {
+				c.fail(c.sysctlOrigin(k), "is the same kernel value as %s (at %s): set only one of them",
+					alias, c.sysctlOrigin(alias))
+			}
 		}
-		c.sysctl(o, k, c.in.Sysctls[k])
 	}
+}
+
+// sysctlOrigin returns where the key k was defined.
+func (c *checker) sysctlOrigin(k string) Origin {
+	if o, ok := c.in.SysctlOrigins[k]; ok {
+		return o
+	}
+	return Origin{Path: "sysctls"}.key(k)
+}
+
+// sysctlAliases maps each name of a kernel value that has two names to the
+// other name. Writing either writes the one value, so an intent with both
+// would save as the original of the second the value netagent wrote for the
+// first, and could hold two values for it. Checked in the kernel (6.18,
+// net/ipv4/devinet.c: ip_forward is IPV4_DEVCONF_ALL(FORWARDING)): IPv4
+// forwarding is the only such pair; IPv6 has no second name for
+// net.ipv6.conf.all.forwarding. Keys that only write through to others
+// (conf.all.forwarding also sets conf.default and every interface's
+// forwarding) are separate values and are not listed.
+var sysctlAliases = map[string]string{
+	"net.ipv4.ip_forward":          "net.ipv4.conf.all.forwarding",
+	"net.ipv4.conf.all.forwarding": "net.ipv4.ip_forward",
 }
 
 // sysctl checks one key and value. Keys are dot-separated names under

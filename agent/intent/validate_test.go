@@ -425,3 +425,38 @@ func TestValidateReportsEverything(t *testing.T) {
 		`firewall.chains[0].rules[0]: unbalanced single quote at column 4`,
 	})
 }
+
+// TestValidateSysctlAliases checks that two names of one kernel value in
+// one intent are both rejected, naming each other, whatever their values:
+// with both, the original saved for the second is the value netagent wrote
+// for the first.
+func TestValidateSysctlAliases(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"same value", `"sysctls": {"net.ipv4.ip_forward": "1", "net.ipv4.conf.all.forwarding": "1"}`,
+			[]string{
+				`sysctls["net.ipv4.conf.all.forwarding"]: is the same kernel value as net.ipv4.ip_forward (at sysctls["net.ipv4.ip_forward"]): set only one of them`,
+				`sysctls["net.ipv4.ip_forward"]: is the same kernel value as net.ipv4.conf.all.forwarding (at sysctls["net.ipv4.conf.all.forwarding"]): set only one of them`}},
+		{"contradictory", `"sysctls": {"net.ipv4.ip_forward": "0", "net.ipv4.conf.all.forwarding": "1"}`,
+			[]string{
+				`sysctls["net.ipv4.conf.all.forwarding"]: is the same kernel value as net.ipv4.ip_forward (at sysctls["net.ipv4.ip_forward"]): set only one of them`,
+				`sysctls["net.ipv4.ip_forward"]: is the same kernel value as net.ipv4.conf.all.forwarding (at sysctls["net.ipv4.conf.all.forwarding"]): set only one of them`}},
+		{"one name each family", `"sysctls": {"net.ipv4.ip_forward": "1", "net.ipv6.conf.all.forwarding": "1", "net.ipv4.conf.default.forwarding": "1"}`, nil},
+	})
+}
+
+// TestMergeSysctlAliasesAcrossFiles checks that two files each setting one
+// name of the same kernel value are rejected on both, with the file of the
+// other name.
+func TestMergeSysctlAliasesAcrossFiles(t *testing.T) {
+	merged, err := Merge(parseFiles(t, map[string]string{
+		"a.json": doc(`"sysctls": {"net.ipv4.ip_forward": "1"}`),
+		"b.json": doc(`"sysctls": {"net.ipv4.conf.all.forwarding": "0"}`),
+	}))
+	if err != nil {
+		t.Fatalf("Merge: %v", err)
+	}
+	checkMessages(t, merged.Validate(), []string{
+		`b.json: sysctls["net.ipv4.conf.all.forwarding"]: is the same kernel value as net.ipv4.ip_forward (at sysctls["net.ipv4.ip_forward"] in a.json): set only one of them`,
+		`a.json: sysctls["net.ipv4.ip_forward"]: is the same kernel value as net.ipv4.conf.all.forwarding (at sysctls["net.ipv4.conf.all.forwarding"] in b.json): set only one of them`,
+	})
+}
