@@ -25,6 +25,13 @@ type IptablesChain struct {
 	// Position is the 1-based position of the jump in JumpFrom; 0 means 1,
 	// in Equal too.
 	Position int
+	// BlockStart, when not 0, says that the jump belongs to netagent's block
+	// of jumps in JumpFrom (all of netagent's jumps from one built-in chain
+	// of one family and table), which starts at BlockStart: the jump is the
+	// (Position-BlockStart+1)-th of the block. A block starting past the
+	// built-in chain's own rules starts right after them, and its jumps
+	// follow on in order (see JumpAt). 0 means Position is absolute.
+	BlockStart int
 	// Rules are the chain's rules in order, each split into arguments as
 	// after "-A <chain>": {"-o", "uplink0", "-j", "MASQUERADE"}.
 	Rules [][]string
@@ -53,6 +60,16 @@ func (c *IptablesChain) EffectivePosition() int {
 	return c.Position
 }
 
+// JumpAt returns the 1-based position the jump must take in a built-in
+// chain holding foreign rules that are not netagent's jumps. An absolute
+// Position is returned as is.
+func (c *IptablesChain) JumpAt(foreign int) int {
+	if c.BlockStart == 0 {
+		return c.EffectivePosition()
+	}
+	return min(c.BlockStart, foreign+1) + max(c.EffectivePosition()-c.BlockStart, 0)
+}
+
 // Dependencies: Deps.
 func (c *IptablesChain) Dependencies() []dg.Dependency { return extraDeps(nil, c.Deps) }
 
@@ -63,7 +80,7 @@ func (c *IptablesChain) Equal(other dg.Item) bool {
 		return false
 	}
 	return c.Family == o.Family && c.Table == o.Table && c.Chain == o.Chain &&
-		c.JumpFrom == o.JumpFrom && c.EffectivePosition() == o.EffectivePosition() &&
+		c.JumpFrom == o.JumpFrom && c.EffectivePosition() == o.EffectivePosition() && c.BlockStart == o.BlockStart &&
 		slices.EqualFunc(c.Rules, o.Rules, slices.Equal) && slices.Equal(c.Deps, o.Deps)
 }
 
@@ -72,6 +89,9 @@ func (c *IptablesChain) String() string {
 	s := fmt.Sprintf("iptables-chain %s %d rules", c.Name(), len(c.Rules))
 	if c.JumpFrom != "" {
 		s += fmt.Sprintf(", jump from %s at %d", c.JumpFrom, c.EffectivePosition())
+	}
+	if c.JumpFrom != "" && c.BlockStart != 0 && c.BlockStart != c.EffectivePosition() {
+		s += fmt.Sprintf(" (block from %d)", c.BlockStart)
 	}
 	return s
 }

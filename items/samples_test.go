@@ -76,7 +76,7 @@ func samples() map[string]func() dg.Item {
 		},
 		"iptables-chain": func() dg.Item {
 			return &IptablesChain{Family: FamilyIPv4, Table: "nat", Chain: "NAT-OUT", JumpFrom: "POSTROUTING",
-				Position: 2, Rules: [][]string{{"-o", "eth0", "-j", "MASQUERADE"}},
+				Position: 3, BlockStart: 2, Rules: [][]string{{"-o", "eth0", "-j", "MASQUERADE"}},
 				Deps: []dg.ItemRef{InterfaceRef("eth0")}}
 		},
 		"sysctl": func() dg.Item {

@@ -278,6 +278,8 @@ func (c *IptablesChain) Validate() error {
 		return invalid(c, "bad chain name %q", c.Chain)
 	case c.Position < 0:
 		return invalid(c, "negative position")
+	case c.BlockStart < 0 || c.BlockStart > c.EffectivePosition():
+		return invalid(c, "block start %d is not in 1-%d", c.BlockStart, c.EffectivePosition())
 	case slices.ContainsFunc(c.Rules, func(rule []string) bool { return len(rule) == 0 }):
 		return invalid(c, "empty rule")
 	}

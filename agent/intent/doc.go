@@ -58,7 +58,12 @@
 //     at most 28 bytes), jumpFrom (a built-in chain of that table; absent:
 //     no jump), position (of the jump, 1-based; absent: 1), family (ipv4,
 //     the default; ipv6; both) and rules, each as it would follow
-//     "-A <name>". Rules may name foreign interfaces.
+//     "-A <name>". Rules may name foreign interfaces. netagent's jumps from
+//     one built-in chain (per family and table) are one block: ordered by
+//     position, an explicit position before an absent one, then by name,
+//     the block starting at the first position (or right after the
+//     chain's own rules, if fewer). Two chains on one hook may not give the
+//     same explicit position.
 //
 // A field left out takes the default named above; the Effective* methods
 // return it. Where 0 is outside a number's documented range (an mtu, a

@@ -1,6 +1,7 @@
 package intent
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -87,6 +88,45 @@ func (c *checker) firewall() {
 		if ok {
 			for _, k := range chainKeys(ch) {
 				c.unique(seen, k, at)
+			}
+		}
+	}
+	c.jumpPositions()
+}
+
+// jumpPositions reports explicit jump positions that two chains claim in
+// one built-in chain of one family and table: netagent's jumps there form
+// one block ordered by position, so equal positions contradict each other.
+// Each claim is reported, naming the others.
+func (c *checker) jumpPositions() {
+	type claim struct {
+		at   Origin
+		fams []Family
+	}
+	claims := map[string][]claim{}
+	var order []string
+	for i := range c.in.Firewall.Chains {
+		ch := &c.in.Firewall.Chains[i]
+		if ch.Position <= 0 || ch.JumpFrom == "" {
+			continue
+		}
+		k := fmt.Sprintf("position %d of the jumps from %s in table %s", ch.Position, ch.JumpFrom, ch.Table)
+		if len(claims[k]) == 0 {
+			order = append(order, k)
+		}
+		claims[k] = append(claims[k], claim{locate(ch.Origin, "firewall.chains", i).field("position"), ch.Families()})
+	}
+	for _, k := range order {
+		for i, cl := range claims[k] {
+			var others []string
+			for j, o := range claims[k] {
+				if j != i && slices.ContainsFunc(o.fams, func(f Family) bool { return slices.Contains(cl.fams, f) }) {
+					others = append(others, o.at.String())
+				}
+			}
+			if len(others) > 0 {
+				c.fail(cl.at, "%s is also claimed at %s: the jumps from one built-in chain are one block ordered by position, so positions must differ",
+					k, strings.Join(others, " and "))
 			}
 		}
 	}

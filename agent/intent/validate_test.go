@@ -460,3 +460,42 @@ func TestMergeSysctlAliasesAcrossFiles(t *testing.T) {
 		`a.json: sysctls["net.ipv4.ip_forward"]: is the same kernel value as net.ipv4.conf.all.forwarding (at sysctls["net.ipv4.conf.all.forwarding"] in b.json): set only one of them`,
 	})
 }
+
+// TestValidateJumpPositions: netagent's jumps from one built-in chain are
+// one block ordered by position, so two chains there (in a family they
+// share) cannot both ask for one explicit position; each is reported
+// naming the other. Absent positions tie and are ordered by name.
+func TestValidateJumpPositions(t *testing.T) {
+	chain := func(fields string) string { return `"firewall": {"chains": [` + fields + `]}` }
+	runValidateCases(t, []validateCase{
+		{"same position", chain(`{"table": "filter", "name": "A", "jumpFrom": "FORWARD", "position": 2},
+			{"table": "filter", "name": "B", "jumpFrom": "FORWARD", "family": "both", "position": 2},
+			{"table": "filter", "name": "C", "jumpFrom": "FORWARD", "family": "ipv6", "position": 2}`),
+			[]string{
+				`firewall.chains[0].position: position 2 of the jumps from FORWARD in table filter is also claimed at firewall.chains[1].position: the jumps from one built-in chain are one block ordered by position, so positions must differ`,
+				`firewall.chains[1].position: position 2 of the jumps from FORWARD in table filter is also claimed at firewall.chains[0].position and firewall.chains[2].position: the jumps from one built-in chain are one block ordered by position, so positions must differ`,
+				`firewall.chains[2].position: position 2 of the jumps from FORWARD in table filter is also claimed at firewall.chains[1].position: the jumps from one built-in chain are one block ordered by position, so positions must differ`}},
+		{"no conflict", chain(`{"table": "filter", "name": "A", "jumpFrom": "FORWARD"},
+			{"table": "filter", "name": "B", "jumpFrom": "FORWARD"},
+			{"table": "filter", "name": "C", "jumpFrom": "FORWARD", "position": 1},
+			{"table": "filter", "name": "D", "jumpFrom": "INPUT", "position": 1},
+			{"table": "nat", "name": "E", "jumpFrom": "OUTPUT", "position": 1},
+			{"table": "filter", "name": "F", "jumpFrom": "FORWARD", "family": "ipv6", "position": 1}`), nil},
+	})
+}
+
+// TestMergeJumpPositionsAcrossFiles: the clash is found in the merged
+// intent and names both files.
+func TestMergeJumpPositionsAcrossFiles(t *testing.T) {
+	merged, err := Merge(parseFiles(t, map[string]string{
+		"a.json": doc(`"firewall": {"chains": [{"table": "filter", "name": "A", "jumpFrom": "FORWARD", "position": 3}]}`),
+		"b.json": doc(`"firewall": {"chains": [{"table": "filter", "name": "B", "jumpFrom": "FORWARD", "position": 3}]}`),
+	}))
+	if err != nil {
+		t.Fatalf("Merge: %v", err)
+	}
+	checkMessages(t, merged.Validate(), []string{
+		`a.json: firewall.chains[0].position: position 3 of the jumps from FORWARD in table filter is also claimed at firewall.chains[0].position in b.json: the jumps from one built-in chain are one block ordered by position, so positions must differ`,
+		`b.json: firewall.chains[0].position: position 3 of the jumps from FORWARD in table filter is also claimed at firewall.chains[0].position in a.json: the jumps from one built-in chain are one block ordered by position, so positions must differ`,
+	})
+}

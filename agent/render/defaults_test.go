@@ -130,17 +130,52 @@ func TestRenderRule(t *testing.T) {
 }
 
 // A chain of family "both" is one item per family, its rules split into
-// arguments; the jump position stays as given (0 is 1).
+// arguments; the jump position stays as given (0 is 1), and a lone jump's
+// block starts there.
 func TestRenderChains(t *testing.T) {
 	g := mustRender(t, parse(t, `{"version": 1, "firewall": {"chains": [
 		{"table": "filter", "name": "IN", "jumpFrom": "INPUT", "position": 2, "family": "both",
 		 "rules": ["-p tcp --dport 22 -m comment --comment 'ssh in' -j ACCEPT"]}]}}`))
 	for _, f := range []items.Family{items.FamilyIPv4, items.FamilyIPv6} {
-		want := &items.IptablesChain{Family: f, Table: "filter", Chain: "IN", JumpFrom: "INPUT", Position: 2,
+		want := &items.IptablesChain{Family: f, Table: "filter", Chain: "IN", JumpFrom: "INPUT", Position: 2, BlockStart: 2,
 			Rules: [][]string{{"-p", "tcp", "--dport", "22", "-m", "comment", "--comment", "ssh in", "-j", "ACCEPT"}}}
 		got, ok := g.Get(dg.Ref(want))
 		if !ok || !got.Equal(want) {
 			t.Errorf("chain %s: got %v", want.Name(), got)
+		}
+	}
+}
+
+// Chains jumped to from one built-in chain form one block per family:
+// ordered by position (absent: 1; explicit first at a tie), then by name,
+// starting at the first position. Issue 7: two chains with no position
+// both claimed position 1 and swapped on every apply.
+func TestRenderChainBlocks(t *testing.T) {
+	g := mustRender(t, parse(t, `{"version": 1, "firewall": {"chains": [
+		{"table": "filter", "name": "Z", "jumpFrom": "FORWARD", "family": "both", "position": 1},
+		{"table": "filter", "name": "B", "jumpFrom": "FORWARD", "family": "both"},
+		{"table": "filter", "name": "A", "jumpFrom": "FORWARD"},
+		{"table": "filter", "name": "X", "jumpFrom": "FORWARD", "family": "ipv6", "position": 7},
+		{"table": "filter", "name": "IN", "jumpFrom": "INPUT", "position": 4},
+		{"table": "nat", "name": "A", "jumpFrom": "POSTROUTING", "position": 3},
+		{"table": "filter", "name": "NOJUMP"}]}}`))
+	for _, want := range []struct {
+		fam                  items.Family
+		table, name          string
+		position, blockStart int
+	}{
+		{items.FamilyIPv4, "filter", "Z", 1, 1}, {items.FamilyIPv4, "filter", "A", 2, 1},
+		{items.FamilyIPv4, "filter", "B", 3, 1},
+		{items.FamilyIPv6, "filter", "Z", 1, 1}, {items.FamilyIPv6, "filter", "B", 2, 1},
+		{items.FamilyIPv6, "filter", "X", 3, 1},
+		{items.FamilyIPv4, "filter", "IN", 4, 4}, {items.FamilyIPv4, "nat", "A", 3, 3},
+		{items.FamilyIPv4, "filter", "NOJUMP", 0, 0},
+	} {
+		ref := dg.Ref(&items.IptablesChain{Family: want.fam, Table: want.table, Chain: want.name})
+		got, ok := g.Get(ref)
+		c, _ := got.(*items.IptablesChain)
+		if !ok || c.Position != want.position || c.BlockStart != want.blockStart {
+			t.Errorf("%s: got %v, want position %d in the block from %d", ref.Name, got, want.position, want.blockStart)
 		}
 	}
 }

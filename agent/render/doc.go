@@ -45,7 +45,11 @@
 // depends on the declared interfaces it names (iif, oif). A sysctl whose key
 // names an interface depends on it, and the dots inside a declared
 // interface name become slashes ("net.ipv4.conf.bond0/100.rp_filter"), as
-// sysctl(8) writes them.
+// sysctl(8) writes them. The jumps of the chains jumped to from one
+// built-in chain (per family and table) are placed as one block: ordered by
+// position (absent: 1; an explicit one first at a tie), then by name, the
+// block starting at the first position (IptablesChain.BlockStart), each
+// jump's Position its place in the block.
 //
 // Render rejects, with the object's path, what the items cannot express
 // although the intent's Validate accepts it: a veth peer used as the device

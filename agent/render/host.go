@@ -74,20 +74,80 @@ func (b *builder) sysctlKey(k string) string {
 func intentSysctlKey(key string) string { return strings.ReplaceAll(key, "/", ".") }
 
 // chains renders every firewall chain: one item per family, so a chain of
-// family "both" is two items, in iptables and in ip6tables.
+// family "both" is two items, in iptables and in ip6tables. The jumps from
+// one built-in chain are placed as one block (see jumpBlocks).
 func (b *builder) chains() {
+	slots := jumpBlocks(b.in.Firewall.Chains)
 	for i := range b.in.Firewall.Chains {
 		ch := &b.in.Firewall.Chains[i]
 		at := locate(ch.Origin, "firewall.chains", i)
 		for _, f := range ch.Families() {
+			slot := slots[jumpKey{f, ch.Table, ch.JumpFrom, ch.Name}]
 			b.put(&items.IptablesChain{
-				Family:   families[f],
-				Table:    string(ch.Table),
-				Chain:    ch.Name,
-				JumpFrom: string(ch.JumpFrom),
-				Position: ch.Position,
-				Rules:    ch.Args,
+				Family:     families[f],
+				Table:      string(ch.Table),
+				Chain:      ch.Name,
+				JumpFrom:   string(ch.JumpFrom),
+				Position:   slot.pos,
+				BlockStart: slot.start,
+				Rules:      ch.Args,
 			}, at)
 		}
 	}
+}
+
+// jumpKey names a chain's jump in one family: hooks are per family, table
+// and built-in chain.
+type jumpKey struct {
+	fam   intent.Family
+	table intent.FirewallTable
+	from  intent.BuiltinChain
+	name  string
+}
+
+// jumpSlot is where a jump goes: its position, in the block starting at
+// start.
+type jumpSlot struct{ start, pos int }
+
+// jumpBlocks places the jumps of the chains. netagent's jumps from one
+// built-in chain (per family and table) form one block in order of
+// position (absent: 1), a position given explicitly before an absent one,
+// then by name; the block starts at its first position. So chains sharing
+// a hook never claim one place, and the order holds whatever the order of
+// the intent (Validate rejects two explicit positions that are equal).
+func jumpBlocks(chains []intent.Chain) map[jumpKey]jumpSlot {
+	blocks := map[jumpKey][]*intent.Chain{} // name left empty
+	for i := range chains {
+		ch := &chains[i]
+		for _, f := range ch.Families() {
+			if ch.JumpFrom != "" {
+				hook := jumpKey{f, ch.Table, ch.JumpFrom, ""}
+				blocks[hook] = append(blocks[hook], ch)
+			}
+		}
+	}
+	slots := map[jumpKey]jumpSlot{}
+	for hook, members := range blocks {
+		slices.SortFunc(members, blockOrder)
+		start := members[0].EffectivePosition()
+		for i, ch := range members {
+			hook.name = ch.Name
+			slots[hook] = jumpSlot{start: start, pos: start + i}
+		}
+	}
+	return slots
+}
+
+// blockOrder orders the chains of one block.
+func blockOrder(a, b *intent.Chain) int {
+	if c := a.EffectivePosition() - b.EffectivePosition(); c != 0 {
+		return c
+	}
+	if ea, eb := a.Position != 0, b.Position != 0; ea != eb {
+		if ea {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a.Name, b.Name)
 }

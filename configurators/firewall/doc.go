@@ -39,6 +39,16 @@
 // never be hit. Delete removes the jump, flushes and deletes the chain, in
 // one transaction.
 //
+// The jumps of several chains from one built-in chain form netagent's block
+// there (the renderer sets each item's BlockStart and Position): the block
+// starts at BlockStart, or right after the built-in chain's foreign rules
+// (those that are not netagent's jumps) when there are fewer, and each jump
+// has its place in it (items.IptablesChain.JumpAt). So chains sharing a hook
+// never claim one position, a chain leaving the middle of the block lets the
+// rest close up, and foreign rules keep their order among themselves. A
+// jump in its place reads back with the item's Position and BlockStart; one
+// elsewhere at its absolute position, with BlockStart 0.
+//
 // Rules are argument vectors; they never pass through a shell. Each
 // argument is written bare or in double quotes with '"' and '\' escaped, as
 // iptables' own parser reads it; an argument with a newline or NUL is

@@ -66,7 +66,7 @@ func planApply(v *tableView, old, c *items.IptablesChain, rec *chainRecord) (*ch
 	if !jumpInPlace(v, sources, c) {
 		p.delJumps = countJumps(v, sources, c.Chain)
 		if c.JumpFrom != "" {
-			p.jump = &jumpSpec{from: c.JumpFrom, pos: c.EffectivePosition()}
+			p.jump = &jumpSpec{from: c.JumpFrom, pos: v.jumpAt(c)}
 		}
 	}
 	return p, nil
@@ -152,7 +152,7 @@ func jumpInPlace(v *tableView, sources []string, c *items.IptablesChain) bool {
 	}
 	at := v.jumps(c.JumpFrom, c.Chain)
 	n := len(v.chains[c.JumpFrom])
-	return total == 1 && len(at) == 1 && positionMatches(at[0], n, c.EffectivePosition())
+	return total == 1 && len(at) == 1 && positionMatches(at[0], n, v.jumpAt(c))
 }
 
 // positionMatches reports whether a jump found at position at of a chain

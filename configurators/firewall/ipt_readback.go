@@ -47,7 +47,7 @@ func readBackTable(fam items.Family, table string, v *tableView, recs *recordSto
 		h := hintChain(hint, c.Name())
 		c.Rules = readBackRules(c.Rules, recs.get(c.Name()), h)
 		if h != nil {
-			alignWithHint(c, h, n)
+			alignWithHint(c, h, n, v)
 		}
 		out = append(out, c)
 	}
@@ -79,15 +79,16 @@ func readBackRules(kernel [][]string, rec *chainRecord, h *items.IptablesChain) 
 
 // alignWithHint takes from the intended chain what the kernel cannot tell
 // apart: the renderer's Deps, and a position that means the same place (a
-// position past the end of the chain is the end; any position without a
-// jump is none).
-func alignWithHint(c, h *items.IptablesChain, n int) {
+// position past the end of the chain is the end; a jump in its place in
+// netagent's block is at the block's position; any position without a
+// jump is none). A jump elsewhere reads back at its absolute position.
+func alignWithHint(c, h *items.IptablesChain, n int, v *tableView) {
 	c.Deps = slices.Clone(h.Deps)
 	switch {
 	case c.JumpFrom == "" && h.JumpFrom == "":
-		c.Position = h.Position
-	case c.JumpFrom == h.JumpFrom && positionMatches(c.Position, n, h.EffectivePosition()):
-		c.Position = h.Position
+		c.Position, c.BlockStart = h.Position, h.BlockStart
+	case c.JumpFrom == h.JumpFrom && positionMatches(c.Position, n, v.jumpAt(h)):
+		c.Position, c.BlockStart = h.Position, h.BlockStart
 	}
 }
 

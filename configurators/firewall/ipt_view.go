@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/netagent/netagent/items"
 )
 
 // OwnerComment is the comment that marks what netagent owns in iptables.
@@ -78,6 +80,28 @@ func (v *tableView) jumps(from, target string) []int {
 		}
 	}
 	return pos
+}
+
+// isJump reports whether a rule is a jump of netagent's, to any chain.
+func isJump(r []string) bool {
+	return len(r) == len(markerRule)+2 && slices.Equal(r[:len(markerRule)], markerRule) && r[len(markerRule)] == "-j"
+}
+
+// foreign counts the rules of chain that are not netagent's jumps.
+func (v *tableView) foreign(chain string) int {
+	n := 0
+	for _, r := range v.chains[chain] {
+		if !isJump(r) {
+			n++
+		}
+	}
+	return n
+}
+
+// jumpAt is where c's jump must be in the view: see
+// items.IptablesChain.JumpAt.
+func (v *tableView) jumpAt(c *items.IptablesChain) int {
+	return c.JumpAt(v.foreign(c.JumpFrom))
 }
 
 // parseSave parses iptables-save output into one view per table.
