@@ -42,7 +42,8 @@
 //
 // Where a dependency needs knowledge of the whole intent, the renderer fills
 // a field that exists only to shape the dependencies: Route.CarrierLink,
-// Route.GwAddress and the Deps lists of Route, Rule and IptablesChain. These
+// Route.GwAddress and the Deps lists of Route, Rule, Neighbor, Sysctl and
+// IptablesChain. These
 // fields take part in Equal, so a change of them is a Modify whose kernel
 // part is a no-op; configurators must accept that.
 //
@@ -85,7 +86,7 @@
 //	                                                   address/<GwAddress>; Deps
 //	rule            <family> <prio>: <selectors>       Deps                                     never (every selector is in the name)
 //	                lookup <table>
-//	neighbor        <dev>/<ip>                         interface/<dev>                          never (a new MAC is replaced in place)
+//	neighbor        <dev>/<ip>                         interface/<dev>; Deps                    never (a new MAC is replaced in place)
 //	iptables-chain  <family>/<table>/<chain>           Deps                                     never (rules are replaced as a whole)
 //	sysctl          <key>                              interface/<if> for a per-interface key   never
 //	                                                   (see SysctlInterface)

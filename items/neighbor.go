@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -15,6 +16,11 @@ type Neighbor struct {
 	Dev string
 	IP  netip.Addr
 	MAC net.HardwareAddr
+	// Deps are further items that must exist first. The renderer lists the
+	// ports of Dev when it is a bond or bridge: enslaving a port can change
+	// the master's MAC, and the kernel then flushes the master's
+	// neighbours, permanent ones too.
+	Deps []dg.ItemRef
 }
 
 var _ dg.Item = (*Neighbor)(nil)
@@ -28,15 +34,16 @@ func (n *Neighbor) Name() string { return n.Dev + "/" + n.IP.String() }
 // External returns false.
 func (n *Neighbor) External() bool { return false }
 
-// Dependencies: the interface.
+// Dependencies: the interface, then Deps.
 func (n *Neighbor) Dependencies() []dg.Dependency {
-	return []dg.Dependency{requires(InterfaceRef(n.Dev), "")}
+	return extraDeps([]dg.Dependency{requires(InterfaceRef(n.Dev), "")}, n.Deps)
 }
 
 // Equal compares every field.
 func (n *Neighbor) Equal(other dg.Item) bool {
 	o, ok := other.(*Neighbor)
-	return ok && o != nil && n.Dev == o.Dev && n.IP == o.IP && bytes.Equal(n.MAC, o.MAC)
+	return ok && o != nil && n.Dev == o.Dev && n.IP == o.IP && bytes.Equal(n.MAC, o.MAC) &&
+		slices.Equal(n.Deps, o.Deps)
 }
 
 // String describes the entry in one line, `ip neigh` style.

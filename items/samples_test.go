@@ -72,7 +72,8 @@ func samples() map[string]func() dg.Item {
 				OifName: "eth0", Table: 100, Deps: []dg.ItemRef{InterfaceRef("lan0")}}
 		},
 		"neighbor": func() dg.Item {
-			return &Neighbor{Dev: "eth0", IP: netip.MustParseAddr("192.0.2.1"), MAC: mac()}
+			return &Neighbor{Dev: "br0", IP: netip.MustParseAddr("192.0.2.1"), MAC: mac(),
+				Deps: []dg.ItemRef{{Type: TypePort, Name: "eth0"}}}
 		},
 		"iptables-chain": func() dg.Item {
 			return &IptablesChain{Family: FamilyIPv4, Table: "nat", Chain: "NAT-OUT", JumpFrom: "POSTROUTING",

@@ -2,6 +2,7 @@ package render
 
 import (
 	"net/netip"
+	"slices"
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/items"
@@ -15,6 +16,9 @@ type index struct {
 	peers map[string]*intent.Interface
 	// addrs lists the declared addresses in intent order.
 	addrs []declaredAddr
+	// ports maps a master's name to the names of its declared ports, in
+	// name order.
+	ports map[string][]string
 }
 
 // declaredAddr is an address of a declared interface.
@@ -28,10 +32,14 @@ func (a declaredAddr) name() string { return items.AddressName(a.dev, a.prefix) 
 
 // newIndex indexes a validated intent.
 func newIndex(in *intent.Intent) *index {
-	x := &index{ifaces: map[string]*intent.Interface{}, peers: map[string]*intent.Interface{}}
+	x := &index{ifaces: map[string]*intent.Interface{}, peers: map[string]*intent.Interface{},
+		ports: map[string][]string{}}
 	for i := range in.Interfaces {
 		ifc := &in.Interfaces[i]
 		x.ifaces[ifc.Name] = ifc
+		if ifc.Master != "" {
+			x.ports[ifc.Master] = append(x.ports[ifc.Master], ifc.Name)
+		}
 		if ifc.Veth != nil && ifc.Veth.PeerNetns == "" {
 			x.peers[ifc.Veth.Peer] = ifc
 		}
@@ -40,6 +48,9 @@ func newIndex(in *intent.Intent) *index {
 				x.addrs = append(x.addrs, declaredAddr{dev: ifc.Name, prefix: p})
 			}
 		}
+	}
+	for _, names := range x.ports {
+		slices.Sort(names)
 	}
 	return x
 }

@@ -153,6 +153,23 @@ func (b *builder) neighbors() {
 			continue
 		}
 		mac, _ := net.ParseMAC(n.MAC) // Validate checked it
-		b.put(&items.Neighbor{Dev: n.Dev, IP: optAddr(n.IP), MAC: mac}, at)
+		b.put(&items.Neighbor{Dev: n.Dev, IP: optAddr(n.IP), MAC: mac, Deps: b.portsOf(n.Dev)}, at)
 	}
+}
+
+// portsOf returns the port items of the declared interfaces whose master
+// is dev, in name order, unless the intent sets dev's MAC. Enslaving a
+// port can change a bond's or bridge's MAC (a bridge takes its lowest
+// port's, a bond its first's), which makes the kernel flush the master's
+// neighbours: a neighbour on the master is created after its ports. A MAC
+// set on the master stays, so its neighbours need not wait.
+func (b *builder) portsOf(dev string) []dg.ItemRef {
+	if m, ok := b.idx.ifaces[dev]; !ok || m.MAC != "" {
+		return nil
+	}
+	var deps []dg.ItemRef
+	for _, name := range b.idx.ports[dev] {
+		deps = append(deps, dg.ItemRef{Type: items.TypePort, Name: name})
+	}
+	return deps
 }

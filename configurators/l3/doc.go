@@ -118,7 +118,8 @@
 // route's scope (the kernel keeps none), table 0 for main, IPv6 metric 0
 // for 1024, an IPv4 address label equal to the interface name, a rule's
 // default fwmark mask. The fields that only shape dependencies (a route's
-// CarrierLink, GwAddress and Deps, a rule's Deps) are copied from the hint.
+// CarrierLink, GwAddress and Deps, a rule's and a neighbour's Deps) are
+// copied from the hint.
 // IPv6 reject routes, which the kernel puts on lo, read back without a
 // device. Objects an item cannot describe (a multipath route, a route with
 // a tos, a rule with other selectors) are left out.

@@ -23,7 +23,7 @@ import (
 // route's scope, an IPv4 address's label when it is the interface name,
 // a rule's fwmark mask, table 0 for main, IPv6 metric 0 for 1024), and the
 // fields that only shape dependencies (Route.CarrierLink, GwAddress, Deps;
-// Rule.Deps) are copied from it, so that what was applied reads back Equal.
+// Rule.Deps; Neighbor.Deps) are copied from it, so that what was applied reads back Equal.
 func ReadBack(t *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) {
 	names, err := linkNames(t.NL)
 	if err != nil {
@@ -157,7 +157,11 @@ func readNeighbors(conn rawOps, names map[int]string, h hinter) ([]dg.Item, erro
 		if !k.owned() || !ok {
 			continue
 		}
-		out = append(out, &items.Neighbor{Dev: dev, IP: k.ip, MAC: k.mac})
+		n := &items.Neighbor{Dev: dev, IP: k.ip, MAC: k.mac}
+		if hint, ok := h.get(items.TypeNeighbor, n.Name()).(*items.Neighbor); ok {
+			n.Deps = hint.Deps // the renderer's ordering, not kernel state
+		}
+		out = append(out, n)
 	}
 	return out, nil
 }
