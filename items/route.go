@@ -66,8 +66,9 @@ type Route struct {
 
 	// CarrierLink names the external Link whose carrier gates the route: the
 	// route is withdrawn while the link has no carrier and comes back with
-	// it. The renderer sets it to Dev when Dev is a physical interface, and
-	// leaves it "" otherwise.
+	// it. The renderer sets it to Dev when Dev is a physical interface, for
+	// a route with a gateway and no Dev to the physical interface the
+	// gateway is reached through, and leaves it "" otherwise.
 	CarrierLink string
 	// GwAddress is the Name of the Address item (see AddressName) whose
 	// subnet holds Gw, so that the route is added after the address that

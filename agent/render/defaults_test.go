@@ -84,7 +84,7 @@ func TestRenderRouteDefaults(t *testing.T) {
 			items.Route{Dst: mustPrefix("10.1.0.0/16"), Dev: "eth0", Table: 254, Scope: items.ScopeLink, CarrierLink: "eth0"}},
 		{`{"to": "10.2.0.0/16", "via": "192.0.2.1", "table": 100, "metric": 5, "src": "192.0.2.10"}`,
 			items.Route{Dst: mustPrefix("10.2.0.0/16"), Gw: netip.MustParseAddr("192.0.2.1"), Table: 100, Metric: 5,
-				Src: netip.MustParseAddr("192.0.2.10"), GwAddress: "eth0/192.0.2.10/24"}},
+				Src: netip.MustParseAddr("192.0.2.10"), GwAddress: "eth0/192.0.2.10/24", CarrierLink: "eth0"}},
 		{`{"to": "10.3.0.0/16", "via": "198.51.100.1", "src": "203.0.113.5"}`,
 			items.Route{Dst: mustPrefix("10.3.0.0/16"), Gw: netip.MustParseAddr("198.51.100.1"), Table: 254,
 				Src: netip.MustParseAddr("203.0.113.5"), Deps: []dg.ItemRef{items.AddressRef("br0", mustPrefix("203.0.113.5/32"))}}},

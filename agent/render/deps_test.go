@@ -58,3 +58,62 @@ func TestRenderNeighborAfterMasterPorts(t *testing.T) {
 		}
 	}
 }
+
+// Issue 7: a route with a gateway and no dev was not withdrawn when the
+// link its gateway is reached through lost carrier, unlike the same route
+// with dev. The renderer now resolves the device as the kernel does: the
+// longest declared subnet (an address's, or an on-link route's with dev,
+// in the route's table first, then main) holding the gateway; a tie goes
+// to an address, then to a physical interface, then to the first name. No
+// match keeps the route without a device dependency.
+func TestRenderRouteWithoutDevResolvesItsDevice(t *testing.T) {
+	g := mustRender(t, parse(t, `{"version": 1,
+		"interfaces": [
+			{"name": "eth0", "type": "physical", "addresses": ["10.0.0.2/8", "2001:db8::2/64"]},
+			{"name": "eth1", "type": "physical", "addresses": ["10.1.0.2/16"]},
+			{"name": "eth2", "type": "physical"},
+			{"name": "eth3", "type": "physical"},
+			{"name": "br0", "type": "bridge", "addresses": ["192.168.1.1/24"]}
+		],
+		"routes": [
+			{"to": "198.51.100.0/24", "via": "10.1.0.1"},
+			{"to": "198.51.101.0/24", "via": "10.2.0.1"},
+			{"to": "172.16.0.0/24", "dev": "eth2"},
+			{"to": "198.51.102.0/24", "via": "172.16.0.1"},
+			{"to": "10.1.5.0/24", "dev": "eth3", "table": 100},
+			{"to": "198.51.103.0/24", "via": "10.1.5.1", "table": 100},
+			{"to": "198.51.104.0/24", "via": "10.1.5.1"},
+			{"to": "2001:db8:1::/64", "via": "2001:db8::1"},
+			{"to": "198.51.105.0/24", "via": "192.168.1.254"},
+			{"to": "198.51.106.0/24", "via": "203.0.113.1"},
+			{"to": "198.51.107.0/24", "via": "10.1.0.1", "dev": "eth1"}
+		]}`))
+	route := func(table, dst string) dg.ItemRef {
+		return dg.ItemRef{Type: items.TypeRoute, Name: table + " " + dst}
+	}
+	for _, tc := range []struct {
+		ref  dg.ItemRef
+		want []string
+	}{
+		// Longest prefix: 10.1.0.0/16 on eth1, not 10.0.0.0/8 on eth0.
+		{route("main", "198.51.100.0/24 metric 0"), []string{"link/eth1", "address/eth1/10.1.0.2/16"}},
+		{route("main", "198.51.101.0/24 metric 0"), []string{"link/eth0", "address/eth0/10.0.0.2/8"}},
+		// An on-link route with dev puts the gateway on eth2.
+		{route("main", "198.51.102.0/24 metric 0"), []string{"link/eth2", "route/main 172.16.0.0/24 metric 0"}},
+		// In table 100, its own on-link route wins; main's route to the same
+		// gateway does not see table 100's.
+		{route("table 100", "198.51.103.0/24 metric 0"), []string{"link/eth3", "route/table 100 10.1.5.0/24 metric 0"}},
+		{route("main", "198.51.104.0/24 metric 0"), []string{"link/eth1", "address/eth1/10.1.0.2/16"}},
+		{route("main", "2001:db8:1::/64 metric 1024"), []string{"link/eth0", "address/eth0/2001:db8::2/64"}},
+		// A bridge has no carrier of its own to wait for, as with dev.
+		{route("main", "198.51.105.0/24 metric 0"), []string{"address/br0/192.168.1.1/24"}},
+		// Nothing declared holds the gateway: as before, no device.
+		{route("main", "198.51.106.0/24 metric 0"), nil},
+		// With dev, unchanged.
+		{route("main", "198.51.107.0/24 metric 0"), []string{"interface/eth1", "link/eth1", "address/eth1/10.1.0.2/16"}},
+	} {
+		if got := needs(t, g, tc.ref); !slices.Equal(got, tc.want) {
+			t.Errorf("%v needs %q, want %q", tc.ref, got, tc.want)
+		}
+	}
+}

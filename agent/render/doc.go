@@ -39,8 +39,16 @@
 // Fields that only shape dependencies are filled from the whole intent: a
 // route out of a physical interface depends on that link's carrier
 // (CarrierLink), and on the declared address whose subnet holds its gateway
-// (GwAddress: on the route's device if it has one, else on a physical
-// interface, else the longest prefix, else the first name); a route whose
+// (GwAddress: on the route's device, else on a physical interface, else the
+// longest prefix, else the first name). A route with a gateway and no
+// device is treated as the same route with the device the kernel picks:
+// the longest declared subnet holding the gateway, an address's or an
+// on-link route's (dev, no gateway; in the route's table first, then
+// main), a tie going to an address, then a physical interface, then the
+// first name; it depends on that link's carrier if physical, and on that
+// address (GwAddress) or on-link route (Deps). When nothing declared holds
+// the gateway it has no device dependency: the kernel may reach the gateway
+// through foreign objects netagent does not track. A route whose
 // preferred source is a declared address depends on that address; a rule
 // depends on the declared interfaces it names (iif, oif). A sysctl whose key
 // names an interface depends on it, and the dots inside a declared

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/netagent/netagent/agent/intent"
+	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
 
@@ -16,9 +17,21 @@ type index struct {
 	peers map[string]*intent.Interface
 	// addrs lists the declared addresses in intent order.
 	addrs []declaredAddr
+	// onLinkRoutes lists the declared on-link routes in intent order.
+	onLinkRoutes []hop
 	// ports maps a master's name to the names of its declared ports, in
 	// name order.
 	ports map[string][]string
+}
+
+// hop is a declared subnet on a device through which the kernel reaches a
+// gateway: a declared address's (route is zero), or an on-link route's (a
+// unicast route with dev and no gateway) in table.
+type hop struct {
+	dev    string
+	prefix netip.Prefix
+	table  uint32
+	route  dg.ItemRef
 }
 
 // declaredAddr is an address of a declared interface.
@@ -49,10 +62,78 @@ func newIndex(in *intent.Intent) *index {
 			}
 		}
 	}
+	for i := range in.Routes {
+		x.addOnLink(&in.Routes[i])
+	}
 	for _, names := range x.ports {
 		slices.Sort(names)
 	}
 	return x
+}
+
+// addOnLink indexes r if it is an on-link route: unicast, with dev and no
+// gateway.
+func (x *index) addOnLink(r *intent.Route) {
+	dst, err := r.Dst()
+	if r.Dev == "" || r.Via != "" || r.EffectiveType() != intent.RouteUnicast || err != nil {
+		return
+	}
+	ref := dg.Ref(&items.Route{Dst: dst, Table: r.EffectiveTable(), Metric: r.EffectiveMetric()})
+	x.onLinkRoutes = append(x.onLinkRoutes, hop{dev: r.Dev, prefix: dst, table: r.EffectiveTable(), route: ref})
+}
+
+// gatewayHop returns the declared subnet through which the kernel reaches
+// gw for a route without a device in table, and whether there is one. Like
+// the kernel's nexthop check, it looks in the route's own table first
+// (its on-link routes), then in main (the declared addresses and main's
+// on-link routes), and takes the longest prefix holding gw; a tie goes to
+// an address, then to a physical device, then to the first device name,
+// so that the choice never depends on the order of the intent.
+func (x *index) gatewayHop(gw netip.Addr, table uint32) (hop, bool) {
+	if table != items.TableMain {
+		if h, ok := x.bestHop(gw, table, false); ok {
+			return h, true
+		}
+	}
+	return x.bestHop(gw, items.TableMain, true)
+}
+
+// bestHop returns the best subnet holding gw among table's on-link routes
+// and, with addrs, the declared addresses.
+func (x *index) bestHop(gw netip.Addr, table uint32, addrs bool) (hop, bool) {
+	var best hop
+	ok := false
+	consider := func(h hop) {
+		if h.prefix.Contains(gw) && h.prefix.Addr() != gw && (!ok || x.betterHop(h, best)) {
+			best, ok = h, true
+		}
+	}
+	if addrs {
+		for _, a := range x.addrs {
+			consider(hop{dev: a.dev, prefix: a.prefix, table: items.TableMain})
+		}
+	}
+	for _, r := range x.onLinkRoutes {
+		if r.table == table {
+			consider(r)
+		}
+	}
+	return best, ok
+}
+
+// betterHop reports whether a is a better hop than b (see gatewayHop).
+func (x *index) betterHop(a, b hop) bool {
+	switch {
+	case a.prefix.Bits() != b.prefix.Bits():
+		return a.prefix.Bits() > b.prefix.Bits()
+	case (a.route == dg.ItemRef{}) != (b.route == dg.ItemRef{}):
+		return a.route == dg.ItemRef{}
+	case x.isPhysical(a.dev) != x.isPhysical(b.dev):
+		return x.isPhysical(a.dev)
+	case a.dev != b.dev:
+		return a.dev < b.dev
+	}
+	return a.prefix.String() < b.prefix.String()
 }
 
 // isPhysical reports whether name is a declared physical interface.

@@ -39,20 +39,45 @@ func (b *builder) routeItem(r *intent.Route) *items.Route {
 		Src:    optAddr(r.Src),
 		Kind:   routeKinds[r.EffectiveType()],
 	}
-	if b.idx.isPhysical(r.Dev) {
-		it.CarrierLink = r.Dev
-	}
-	if it.Gw.IsValid() {
+	switch {
+	case r.Dev == "" && it.Gw.IsValid():
+		b.gatewayDeps(it)
+	case it.Gw.IsValid():
 		if a, ok := b.idx.onLink(it.Gw, r.Dev); ok {
 			it.GwAddress = a.name()
 		}
 	}
+	if b.idx.isPhysical(r.Dev) {
+		it.CarrierLink = r.Dev
+	}
 	if it.Src.IsValid() {
 		if a, ok := b.idx.holding(it.Src); ok && a.name() != it.GwAddress {
-			it.Deps = []dg.ItemRef{items.AddressRef(a.dev, a.prefix)}
+			it.Deps = append(it.Deps, items.AddressRef(a.dev, a.prefix))
 		}
 	}
 	return it
+}
+
+// gatewayDeps fills the dependencies of a route with a gateway and no
+// device from the device the kernel will pick (index.gatewayHop), so that
+// it is treated as the same route with dev: it waits for the subnet that
+// holds the gateway (the address, or the on-link route), and for the
+// carrier of a physical device. When nothing declared holds the gateway,
+// the route has neither: the kernel may still reach it through a foreign
+// address or route, which netagent does not track.
+func (b *builder) gatewayDeps(it *items.Route) {
+	hop, ok := b.idx.gatewayHop(it.Gw, it.TableID())
+	if !ok {
+		return
+	}
+	if b.idx.isPhysical(hop.dev) {
+		it.CarrierLink = hop.dev
+	}
+	if hop.route != (dg.ItemRef{}) {
+		it.Deps = append(it.Deps, hop.route)
+	} else {
+		it.GwAddress = items.AddressName(hop.dev, hop.prefix)
+	}
 }
 
 var routeKinds = map[intent.RouteType]items.RouteType{
