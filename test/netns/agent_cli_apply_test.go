@@ -264,11 +264,16 @@ func TestAgentCLIEdit(t *testing.T) {
 
 	in.Interfaces[4].VXLAN.VNI = 101 // vx100
 	vni := e.writeIntent("vni.json", in)
+	// The neighbour on br-lan goes and comes back with the port: a port
+	// leaving or joining can change the bridge's MAC, which flushes the
+	// bridge's neighbours (issue 7).
 	wantOps = []string{
+		"delete neighbor/br-lan/192.168.50.20 (recreate)",
 		"delete port/vx100 (recreate)",
 		"delete interface/vx100 (recreate)",
 		"create interface/vx100 (recreate)",
 		"create port/vx100 (recreate)",
+		"create neighbor/br-lan/192.168.50.20 (recreate)",
 	}
 	if ops := e.planOps(vni); !slices.Equal(ops, wantOps) {
 		t.Errorf("plan of the VNI change:\n got %q\nwant %q", ops, wantOps)
