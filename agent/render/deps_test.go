@@ -35,12 +35,20 @@ func TestRenderNeighborAfterMasterPorts(t *testing.T) {
 			{"name": "lan0", "type": "veth", "veth": {"peer": "lan0-peer"}, "master": "br-lan"},
 			{"name": "br-mac", "type": "bridge", "mac": "02:00:00:00:00:aa"},
 			{"name": "mac0", "type": "veth", "veth": {"peer": "mac0-peer"}, "master": "br-mac"},
-			{"name": "eth0", "type": "physical"}
+			{"name": "eth0", "type": "physical"},
+			{"name": "bond0", "type": "bond", "bond": {"mode": "active-backup"}},
+			{"name": "eth2", "type": "physical", "master": "bond0"},
+			{"name": "eth1", "type": "physical", "master": "bond0"},
+			{"name": "bond0.7", "type": "vlan", "vlan": {"parent": "bond0", "id": 7}},
+			{"name": "br-lan.9", "type": "vlan", "vlan": {"parent": "br-lan", "id": 9}, "mac": "02:00:00:00:00:bb"}
 		],
 		"neighbors": [
 			{"dev": "br-lan", "ip": "192.168.50.20", "mac": "02:00:00:00:00:20"},
 			{"dev": "br-mac", "ip": "192.168.60.20", "mac": "02:00:00:00:00:21"},
-			{"dev": "eth0", "ip": "192.0.2.20", "mac": "02:00:00:00:00:22"}
+			{"dev": "eth0", "ip": "192.0.2.20", "mac": "02:00:00:00:00:22"},
+			{"dev": "bond0", "ip": "192.0.2.21", "mac": "02:00:00:00:00:23"},
+			{"dev": "bond0.7", "ip": "192.0.2.22", "mac": "02:00:00:00:00:24"},
+			{"dev": "br-lan.9", "ip": "192.0.2.23", "mac": "02:00:00:00:00:25"}
 		]}`))
 	neighbor := func(dev, ip string) dg.ItemRef {
 		return dg.ItemRef{Type: items.TypeNeighbor, Name: dev + "/" + ip}
@@ -52,6 +60,11 @@ func TestRenderNeighborAfterMasterPorts(t *testing.T) {
 		{neighbor("br-lan", "192.168.50.20"), []string{"interface/br-lan", "port/lan0", "port/lan1"}},
 		{neighbor("br-mac", "192.168.60.20"), []string{"interface/br-mac"}},
 		{neighbor("eth0", "192.0.2.20"), []string{"interface/eth0"}},
+		// A bond takes its first port's MAC; a VLAN follows its parent's,
+		// unless the intent sets its own.
+		{neighbor("bond0", "192.0.2.21"), []string{"interface/bond0", "port/eth1", "port/eth2"}},
+		{neighbor("bond0.7", "192.0.2.22"), []string{"interface/bond0.7", "port/eth1", "port/eth2"}},
+		{neighbor("br-lan.9", "192.0.2.23"), []string{"interface/br-lan.9"}},
 	} {
 		if got := needs(t, g, tc.ref); !slices.Equal(got, tc.want) {
 			t.Errorf("%v needs %q, want %q", tc.ref, got, tc.want)

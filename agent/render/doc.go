@@ -50,10 +50,13 @@
 // the gateway it has no device dependency: the kernel may reach the gateway
 // through foreign objects netagent does not track. A route whose
 // preferred source is a declared address depends on that address; a rule
-// depends on the declared interfaces it names (iif, oif). A sysctl whose key
-// names an interface depends on it, and the dots inside a declared
-// interface name become slashes ("net.ipv4.conf.bond0/100.rp_filter"), as
-// sysctl(8) writes them. The jumps of the chains jumped to from one
+// depends on the declared interfaces it names (iif, oif). A neighbour on a
+// bond or bridge (or on a VLAN over one) depends on the master's declared
+// ports, unless the intent sets the device's MAC: enslaving a port changes
+// the master's MAC, and the kernel then flushes its neighbours. A sysctl
+// whose key names an interface depends on it, and the dots inside a
+// declared interface name become slashes
+// ("net.ipv4.conf.bond0/100.rp_filter"), as sysctl(8) writes them. The jumps of the chains jumped to from one
 // built-in chain (per family and table) are placed as one block: ordered by
 // position (absent: 1; an explicit one first at a tie), then by name, the
 // block starting at the first position (IptablesChain.BlockStart), each

@@ -182,19 +182,28 @@ func (b *builder) neighbors() {
 	}
 }
 
-// portsOf returns the port items of the declared interfaces whose master
-// is dev, in name order, unless the intent sets dev's MAC. Enslaving a
-// port can change a bond's or bridge's MAC (a bridge takes its lowest
-// port's, a bond its first's), which makes the kernel flush the master's
-// neighbours: a neighbour on the master is created after its ports. A MAC
-// set on the master stays, so its neighbours need not wait.
+// portsOf returns the port items a neighbour on dev waits for: the
+// declared ports of dev and, for a VLAN, of the interfaces below it, in name
+// order. Enslaving a port can change a bond's or bridge's MAC (a bridge
+// takes its lowest port's, a bond its first's), and a VLAN follows its
+// parent's MAC; each change makes the kernel flush the device's
+// neighbours, permanent ones too, so the neighbour is created after the
+// ports. A MAC the intent sets stays, so it ends the walk.
 func (b *builder) portsOf(dev string) []dg.ItemRef {
-	if m, ok := b.idx.ifaces[dev]; !ok || m.MAC != "" {
-		return nil
-	}
 	var deps []dg.ItemRef
-	for _, name := range b.idx.ports[dev] {
-		deps = append(deps, dg.ItemRef{Type: items.TypePort, Name: name})
+	for seen := map[string]bool{}; !seen[dev]; {
+		seen[dev] = true
+		ifc, ok := b.idx.ifaces[dev]
+		if !ok || ifc.MAC != "" {
+			break
+		}
+		for _, name := range b.idx.ports[dev] {
+			deps = append(deps, dg.ItemRef{Type: items.TypePort, Name: name})
+		}
+		if ifc.Type != intent.LinkVLAN || ifc.VLAN == nil {
+			break
+		}
+		dev = ifc.VLAN.Parent
 	}
 	return deps
 }
