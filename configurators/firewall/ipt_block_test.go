@@ -181,3 +181,24 @@ func TestChainRemovedFromBlock(t *testing.T) {
 		t.Error("NA-B still exists")
 	}
 }
+
+// TestChainBlockPastTheEnd: a block asked to start past the built-in
+// chain's own rules starts right after them, its jumps in order, and reads
+// back as asked.
+func TestChainBlockPastTheEnd(t *testing.T) {
+	c, fakes := newFakeDualChains(t)
+	v4 := fakes[items.FamilyIPv4]
+	seedForward(v4)
+	chains := renderChains(t, `
+		{"table": "filter", "name": "NA-Y", "jumpFrom": "FORWARD", "position": 5},
+		{"table": "filter", "name": "NA-X", "jumpFrom": "FORWARD", "position": 7}`)
+	applyTwice(t, c, fakes, chains)
+	checkOrder(t, v4, "filter", "FORWARD", "foreign:-j LOG", "NA-Y", "NA-X")
+
+	// Someone appends two rules after the block: it was asked at 5, still
+	// past the three foreign rules, so it moves to right after them.
+	v4.tables["filter"].addRule("FORWARD", []string{"-j", "DROP"})
+	v4.tables["filter"].addRule("FORWARD", []string{"-j", "ACCEPT"})
+	applyTwice(t, c, fakes, chains)
+	checkOrder(t, v4, "filter", "FORWARD", "foreign:-j LOG", "foreign:-j DROP", "foreign:-j ACCEPT", "NA-Y", "NA-X")
+}

@@ -32,7 +32,8 @@ func (e *cliEnv) checkForward(want ...string) {
 }
 
 // applyConverges applies an intent file and checks that one apply was
-// enough: a second plans nothing and leaves the kernel as it was.
+// enough: a second plans nothing and leaves the kernel as it was, and check
+// finds no difference.
 func (e *cliEnv) applyConverges(file string) {
 	e.t.Helper()
 	e.mustRun(0, "apply", file)
@@ -41,6 +42,7 @@ func (e *cliEnv) applyConverges(file string) {
 		e.t.Errorf("plan after apply: %q, want nothing", ops)
 	}
 	e.mustRun(0, "apply", file)
+	e.mustRun(0, "check", file)
 	if after := e.snapshot(); after != before {
 		e.t.Errorf("the second apply changed the kernel:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
