@@ -22,11 +22,12 @@ func Call(ctx context.Context, path string, req Request) (*Response, error) {
 	}
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
 	defer stop()
-	if err := json.NewEncoder(conn).Encode(req); err != nil {
-		return nil, fmt.Errorf("sending the request to %s: %w", path, err)
-	}
+	sendErr := json.NewEncoder(conn).Encode(req)
 	var resp Response
 	if err := json.NewDecoder(conn).Decode(&resp); err != nil {
+		if sendErr != nil { // the agent may have answered before it stopped reading
+			return nil, fmt.Errorf("sending the request to %s: %w", path, sendErr)
+		}
 		return nil, fmt.Errorf("reading the answer from %s: %w", path, err)
 	}
 	return &resp, nil

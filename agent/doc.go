@@ -96,5 +96,6 @@
 //
 // Configure logging (the agent takes a logrus.FieldLogger), provide a
 // Kernel, Listen on the socket and Serve it, call Reload on SIGHUP, and
-// cancel Run's context to stop.
+// cancel Run's context to stop. Serve removes the socket when its context
+// ends and returns only after that: wait for it before the process exits.
 package agent

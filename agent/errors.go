@@ -9,6 +9,10 @@ var (
 	ErrSocketInUse = errors.New("socket in use")
 	// ErrPermission: the peer is neither root nor the agent's user.
 	ErrPermission = errors.New("permission denied")
+	// ErrRequestTooLarge: a request is longer than MaxRequestSize.
+	ErrRequestTooLarge = errors.New("request too large")
+	// ErrBusy: MaxConnections are being served already.
+	ErrBusy = errors.New("busy")
 	// ErrNotRunning: the agent's loop has stopped.
 	ErrNotRunning = errors.New("agent is not running")
 )

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -130,5 +133,116 @@ func TestCallAfterStopFails(t *testing.T) {
 	}
 	if r.notify.count("stopping") != 1 {
 		t.Error("STOPPING not sent")
+	}
+}
+
+// serveRig runs the agent over fakes and serves it on a socket in a
+// temporary directory; t.Cleanup stops both and checks the socket is gone.
+func serveRig(t *testing.T) (*rig, string) {
+	t.Helper()
+	r := newRig(t, baseDocs()).start()
+	path := filepath.Join(t.TempDir(), "a.sock")
+	ln, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- r.a.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("socket left behind after Serve returned: %v", err)
+		}
+	})
+	return r, path
+}
+
+// TestServeRefusesAnOversizeRequest sends an apply larger than
+// MaxRequestSize: it gets an error answer naming the limit (not a closed
+// connection), and the agent goes on answering.
+func TestServeRefusesAnOversizeRequest(t *testing.T) {
+	r, path := serveRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pad := strings.Repeat("x", MaxRequestSize+1<<20)
+	resp, err := Call(ctx, path, Request{Command: CmdApply, Intent: json.RawMessage(`{"version": 1, "pad": "` + pad + `"}`)})
+	if err != nil {
+		t.Fatalf("an over-size request got no answer: %v", err)
+	}
+	if !strings.Contains(resp.Error, "more than 32 MiB") || !strings.Contains(resp.Error, ErrRequestTooLarge.Error()) {
+		t.Errorf("answer to an over-size request: %q, want the limit named", resp.Error)
+	}
+	if got := r.status(); !got.Ready || got.Reconciles != 1 {
+		t.Errorf("an over-size request changed the agent: %+v", got)
+	}
+	// A request of 100k routes fits (about 9 MB: MaxRequestSize's doc).
+	big := bigIntent(100_000)
+	if len(big) > MaxRequestSize/3 {
+		t.Errorf("an intent of 100k routes is %d bytes: less than a third of MaxRequestSize's margin", len(big))
+	}
+	resp, err = Call(ctx, path, Request{Command: CmdPlan, Intent: big})
+	if err != nil || resp.Error != "" {
+		t.Errorf("plan of 100k routes over the socket: %v %q", err, resp.Error)
+	}
+}
+
+// bigIntent is an intent with n routes over uplink0 (which the rig's
+// files define), each with via, dev, metric and table.
+func bigIntent(n int) json.RawMessage {
+	var b strings.Builder
+	b.WriteString(`{"version":1,"routes":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"to":"10.%d.%d.0/24","via":"192.0.2.1","dev":"uplink0","metric":%d,"table":%d}`,
+			i>>8&0xff, i&0xff, 100+i>>16, 100+i%3)
+	}
+	b.WriteString(`]}`)
+	return json.RawMessage(b.String())
+}
+
+// TestServeBoundsConnections holds MaxConnections connections that send
+// nothing: one more is answered at once with an error, and once one of
+// them goes, requests are answered again.
+func TestServeBoundsConnections(t *testing.T) {
+	_, path := serveRig(t)
+	var idle []net.Conn
+	for range MaxConnections {
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		idle = append(idle, c)
+	}
+	// The server takes the connections in order: once a status call on a
+	// new connection is refused, all of them are held.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := Call(ctx, path, Request{Command: CmdStatus})
+	if err != nil {
+		t.Fatalf("a connection over the limit got no answer: %v", err)
+	}
+	if !strings.Contains(resp.Error, "too many connections") || resp.Status != nil {
+		t.Errorf("a connection over the limit: %+v", resp)
+	}
+	idle[0].Close()
+	for {
+		resp, err := Call(ctx, path, Request{Command: CmdStatus})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Status != nil {
+			break // the freed slot is taken
+		}
+		if !strings.Contains(resp.Error, "too many connections") {
+			t.Fatalf("unexpected answer: %+v", resp)
+		}
+		runtime.Gosched() // the server has not seen the close yet
 	}
 }

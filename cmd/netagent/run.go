@@ -99,15 +99,22 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	go reloadOnHangup(ctx, a)
+	served := make(chan struct{})
 	go func() {
+		defer close(served)
 		if err := a.Serve(ctx, ln); err != nil {
 			g.log.WithError(err).Error("the socket API stopped")
 		}
 	}()
 	g.log.WithFields(logrus.Fields{"intent_dir": o.intentDir, "socket": o.socket, "netns": o.kernel.netns,
 		"drift_interval": o.drift, "watchdog": cfg.WatchdogInterval}).Info("netagent daemon starting")
-	if err := a.Run(ctx); err != nil {
-		ln.Close()
+	err = a.Run(ctx)
+	// Serve removes the socket when ctx ends and returns after: wait for
+	// it, or the process may exit before the socket is gone.
+	stop()
+	ln.Close()
+	<-served
+	if err != nil {
 		g.log.WithError(err).Error("netagent daemon could not start")
 		return exitInternal
 	}

@@ -22,9 +22,8 @@ import (
 	"github.com/netagent/netagent/internal/testns"
 )
 
-// The netagent binary, built once per test run of the package into a
-// directory of its own (left in the system's temporary directory: there is
-// no end-of-package hook without a TestMain).
+// The netagent binary, built once per test run of the package into binDir
+// (see TestMain), which goes away when the run ends.
 var (
 	cliBuildOnce sync.Once
 	cliBinPath   string
@@ -35,12 +34,7 @@ var (
 func cliBinary(t *testing.T) string {
 	t.Helper()
 	cliBuildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "netagent-cli-test-")
-		if err != nil {
-			cliBuildErr = err
-			return
-		}
-		cliBinPath = filepath.Join(dir, "netagent")
+		cliBinPath = filepath.Join(binDir, "netagent")
 		out, err := exec.Command("go", "build", "-o", cliBinPath, "github.com/netagent/netagent/cmd/netagent").CombinedOutput()
 		if err != nil {
 			cliBuildErr = fmt.Errorf("go build: %v\n%s", err, out)

@@ -25,33 +25,10 @@ import (
 // daemonWait bounds every wait for the daemon to react.
 const daemonWait = 30 * time.Second
 
-var (
-	daemonBuildOnce sync.Once
-	daemonBinPath   string
-	daemonBuildErr  error
-)
-
-// daemonBinary builds cmd/netagent once per run of the package (into the
-// system's temporary directory: without a TestMain there is no hook to
-// remove it).
+// daemonBinary is the netagent binary the CLI tests use (cliBinary).
 func daemonBinary(t *testing.T) string {
 	t.Helper()
-	daemonBuildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "netagent-daemon-test-")
-		if err != nil {
-			daemonBuildErr = err
-			return
-		}
-		daemonBinPath = filepath.Join(dir, "netagent")
-		out, err := exec.Command("go", "build", "-o", daemonBinPath, "github.com/netagent/netagent/cmd/netagent").CombinedOutput()
-		if err != nil {
-			daemonBuildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if daemonBuildErr != nil {
-		t.Fatal(daemonBuildErr)
-	}
-	return daemonBinPath
+	return cliBinary(t)
 }
 
 // daemonEnv is a throwaway namespace with a veth pair uplink0/uplink0-peer
