@@ -65,7 +65,7 @@ func (ts tallies) add(file string, ref dg.ItemRef, state, why string) {
 	}
 	t.count[state]++
 	t.total++
-	if t.firstBad == "" && (state == StateBlocked || state == dg.StateFailed.String()) {
+	if t.firstBad == "" && (state == StateBlocked || state == dg.StateFailed.String() || state == StateNotConverging) {
 		t.firstBad = ref.String() + ": " + why
 	}
 }
@@ -126,19 +126,23 @@ func validCondition(d *doc) Condition {
 
 // convergence derives Converged and Degraded from the items' states.
 func convergence(t *tally) (conv, degr Condition) {
-	failed, blocked := t.count[dg.StateFailed.String()], t.count[StateBlocked]
+	failed, blocked, unkept := t.count[dg.StateFailed.String()], t.count[StateBlocked], t.count[StateNotConverging]
 	notDone := t.total - t.count[dg.StateCreated.String()]
 	conv = Condition{Type: CondConverged, Status: notDone == 0, Reason: "Converged"}
 	if notDone > 0 {
 		conv.Reason, conv.Message = "InProgress", describeCounts(t.count)
 		if failed+blocked > 0 {
 			conv.Reason = "ItemsNotCreated"
+		} else if unkept > 0 {
+			conv.Reason = "ItemsNotConverging"
 		}
 	}
-	degr = Condition{Type: CondDegraded, Status: failed+blocked > 0, Reason: "AsIntended"}
+	degr = Condition{Type: CondDegraded, Status: failed+blocked+unkept > 0, Reason: "AsIntended"}
 	switch {
 	case failed > 0:
 		degr.Reason, degr.Message = "ItemsFailed", t.firstBad
+	case unkept > 0:
+		degr.Reason, degr.Message = "ItemsNotConverging", t.firstBad
 	case blocked > 0:
 		degr.Reason, degr.Message = "ItemsBlocked", t.firstBad
 	}

@@ -74,12 +74,24 @@
 // retry wins (every Reconcile retries every failed item). Every
 // DriftInterval (5 min) the loop reads the kernel back and puts into the
 // current state what someone else changed (an owned object deleted,
-// modified, or left over), so that the reconciler repairs it.
+// modified, or left over), so that the reconciler repairs it. After a
+// reconcile that changed the kernel the check comes after 1 s, since the
+// kernel may undo part of a change as a side effect.
+//
+// A difference the check finds in an item the agent wrote since the last
+// check is a change the kernel did not keep (it clamps a sysctl, another
+// program takes a chain's position back). Such an item is not repaired at
+// once, which would rewrite it every second for ever: it falls under the
+// backoff of a failed item (its own count, doubling up to the maximum),
+// shows in status as not-converging with the reason ("the kernel did not
+// keep the change: ..."), and is forgotten, the count with it, once a
+// check finds the change kept.
 //
 // # Status
 //
 // Status (the socket's `status`, `netagent status`) gives per item its
-// state (created, failed, blocked, pending, or in transition), last
+// state (created, failed, blocked, pending, not-converging, or in
+// transition), last
 // operation and error, since when, consecutive failures and, when blocked,
 // on what; per document the conditions Valid, Converged, Degraded and Ready
 // with since when each holds; and Ready for the agent: started, every

@@ -28,11 +28,13 @@ type fakeKernel struct {
 	mu      sync.Mutex
 	objects map[dg.ItemRef]dg.Item
 	links   map[string]*items.Link
-	fail    map[dg.ItemRef]int           // the next n operations on ref fail
-	ops     []string                     // "create route/..." in order
-	runs    int                          // Reconcile calls
-	stuck   chan struct{}                // non-nil: Reconcile waits until it is closed
-	slow    map[dg.ItemRef]chan struct{} // creates of ref go on in the background until closed
+	fail    map[dg.ItemRef]int                   // the next n operations on ref fail
+	ops     []string                             // "create route/..." in order
+	opsAt   []time.Time                          // when each of ops ran
+	rewrite map[dg.ItemRef]func(dg.Item) dg.Item // the kernel keeps its own value, not what was written
+	runs    int                                  // Reconcile calls
+	stuck   chan struct{}                        // non-nil: Reconcile waits until it is closed
+	slow    map[dg.ItemRef]chan struct{}         // creates of ref go on in the background until closed
 	rec     *reconciler.Reconciler
 }
 
@@ -40,7 +42,7 @@ var errFake = errors.New("fake kernel says no")
 
 func newFakeKernel(links ...*items.Link) *fakeKernel {
 	k := &fakeKernel{objects: map[dg.ItemRef]dg.Item{}, links: map[string]*items.Link{}, fail: map[dg.ItemRef]int{},
-		slow: map[dg.ItemRef]chan struct{}{}}
+		slow: map[dg.ItemRef]chan struct{}{}, rewrite: map[dg.ItemRef]func(dg.Item) dg.Item{}}
 	for _, l := range links {
 		k.links[l.IfName] = l
 	}
@@ -88,6 +90,10 @@ func (c fakeConfigurator) NeedsRecreate(old, new dg.Item) bool { return items.Ne
 // Reconcile).
 func (k *fakeKernel) write(op string, ref dg.ItemRef, it dg.Item) error {
 	k.ops = append(k.ops, op+" "+ref.String())
+	k.opsAt = append(k.opsAt, time.Now())
+	if f := k.rewrite[ref]; f != nil && it != nil {
+		it = f(it)
+	}
 	if k.fail[ref] > 0 {
 		k.fail[ref]--
 		return fmt.Errorf("%s %s: %w", op, ref, errFake)
@@ -159,8 +165,29 @@ func (k *fakeKernel) takeOps() []string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	ops := k.ops
-	k.ops = nil
+	k.ops, k.opsAt = nil, nil
 	return ops
+}
+
+// writesOf returns when the creates and modifies of ref ran.
+func (k *fakeKernel) writesOf(ref dg.ItemRef) []time.Time {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []time.Time
+	for i, op := range k.ops {
+		if op == "create "+ref.String() || op == "modify "+ref.String() {
+			out = append(out, k.opsAt[i])
+		}
+	}
+	return out
+}
+
+// rewriteWith makes the kernel keep f's version of whatever is written to
+// ref (nil: keep what is written).
+func (k *fakeKernel) rewriteWith(ref dg.ItemRef, f func(dg.Item) dg.Item) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.rewrite[ref] = f
 }
 
 func (k *fakeKernel) has(ref dg.ItemRef) bool {

@@ -115,7 +115,7 @@ func (a *Agent) loop(ctx context.Context) {
 			a.refreshLinks(ctx)
 		case <-s.retry.C():
 			s.retry.fired()
-			s.want(reasonRetry)
+			a.retryDue()
 		case <-s.drift.C():
 			s.drift.fired()
 			a.checkDrift(ctx)

@@ -22,6 +22,7 @@ func (a *Agent) reconcile(ctx context.Context) reconciler.Status {
 	log := a.log.WithField("reason", strings.Join(reasons, ","))
 	log.Info("reconciling")
 	start := time.Now()
+	a.pruneUnkept(start)
 	st := a.cfg.Kernel.Reconcile(ctx, s.current, s.intended)
 	if st.NewCurrentState != nil {
 		s.current = st.NewCurrentState
@@ -57,19 +58,43 @@ func (a *Agent) verifySoon() {
 	}
 }
 
-// scheduleRetry sets the retry alarm for the failed items: each has its
-// own count of consecutive failures, and the soonest due retry wins (a
-// Reconcile retries every failed item anyway).
+// scheduleRetry sets the retry alarm for the failed items and the held
+// changes the kernel did not keep: each failed item has its own count of
+// consecutive failures, each unkept item its due time, and the soonest
+// wins (a Reconcile retries every failed item anyway).
 func (a *Agent) scheduleRetry(log logrus.FieldLogger) {
 	s := a.st
-	attempt, ok := s.results.nextAttempt()
-	if !ok {
+	now := time.Now()
+	var at time.Time
+	if attempt, ok := s.results.nextAttempt(); ok {
+		d := s.results.backoff.delay(attempt)
+		at = now.Add(d)
+		log.WithFields(logrus.Fields{"attempt": attempt, "in": d.Round(time.Millisecond)}).Info("retrying failed items")
+	}
+	if due, ok := s.results.nextUnkept(); ok && (at.IsZero() || due.Before(at)) {
+		at = due
+	}
+	if at.IsZero() {
 		s.retry.stop()
 		return
 	}
-	d := s.results.backoff.delay(attempt)
-	s.retry.set(d)
-	log.WithFields(logrus.Fields{"attempt": attempt, "in": d.Round(time.Millisecond)}).Info("retrying failed items")
+	s.retry.set(max(at.Sub(now), 0))
+}
+
+// scheduleUnkept brings the retry alarm forward to the soonest held
+// change, if that is sooner.
+func (a *Agent) scheduleUnkept() {
+	s := a.st
+	if due, ok := s.results.nextUnkept(); ok && (s.retry.at.IsZero() || due.Before(s.retry.at)) {
+		s.retry.set(max(time.Until(due), 0))
+	}
+}
+
+// retryDue handles the retry alarm: the held changes that are due are
+// released, and a reconcile retries them and every failed item.
+func (a *Agent) retryDue() {
+	a.releaseUnkept(time.Now())
+	a.st.want(reasonRetry)
 }
 
 // results remembers what the reconciles did: per item, the consecutive
@@ -82,6 +107,10 @@ type results struct {
 	blockedSince map[dg.ItemRef]time.Time
 	err          error // the last run's Status.Err
 	async        bool
+	// written: the items operated on since the last drift check, whose
+	// read-back tells whether the kernel kept the change.
+	written map[dg.ItemRef]bool
+	unkept  map[dg.ItemRef]*unkept
 
 	runs        int
 	lastStart   time.Time
@@ -96,6 +125,8 @@ func newResults(b backoff) results {
 		failures:     map[dg.ItemRef]int{},
 		blocked:      map[dg.ItemRef]string{},
 		blockedSince: map[dg.ItemRef]time.Time{},
+		written:      map[dg.ItemRef]bool{},
+		unkept:       map[dg.ItemRef]*unkept{},
 	}
 }
 
@@ -111,6 +142,7 @@ func (r *results) record(st reconciler.Status, current *dg.Graph, reasons []stri
 			r.failures[e.Ref]++
 		default:
 			delete(r.failures, e.Ref)
+			r.written[e.Ref] = true
 		}
 	}
 	for ref := range r.failures {
@@ -138,6 +170,24 @@ func (r *results) recordBlocked(blocked map[dg.ItemRef]string, now time.Time) {
 	}
 }
 
+// takeWritten returns the items written since the last call.
+func (r *results) takeWritten() map[dg.ItemRef]bool {
+	w := r.written
+	r.written = map[dg.ItemRef]bool{}
+	return w
+}
+
+// nextUnkept returns when the soonest held change is due.
+func (r *results) nextUnkept() (time.Time, bool) {
+	var at time.Time
+	for _, u := range r.unkept {
+		if u.found != nil && (at.IsZero() || u.due.Before(at)) {
+			at = u.due
+		}
+	}
+	return at, !at.IsZero()
+}
+
 // nextAttempt returns the retry number due soonest: the fewest
 // consecutive failures of any failed item.
 func (r *results) nextAttempt() (int, bool) {
@@ -152,6 +202,9 @@ func (r *results) nextAttempt() (int, bool) {
 
 func (r *results) summaryFields() logrus.Fields {
 	f := logrus.Fields{"ops": r.lastOps, "failed": len(r.failures), "blocked": len(r.blocked)}
+	if len(r.unkept) > 0 {
+		f["not_converging"] = len(r.unkept)
+	}
 	if r.async {
 		f["async"] = true
 	}
@@ -160,8 +213,11 @@ func (r *results) summaryFields() logrus.Fields {
 
 // summary is the one-line status for the service manager.
 func (r *results) summary() string {
-	if len(r.failures) == 0 && len(r.blocked) == 0 {
+	if len(r.failures) == 0 && len(r.blocked) == 0 && len(r.unkept) == 0 {
 		return fmt.Sprintf("converged (%d reconciles)", r.runs)
+	}
+	if len(r.unkept) > 0 {
+		return fmt.Sprintf("%d failed, %d blocked, %d not converging (%d reconciles)", len(r.failures), len(r.blocked), len(r.unkept), r.runs)
 	}
 	return fmt.Sprintf("%d failed, %d blocked (%d reconciles)", len(r.failures), len(r.blocked), r.runs)
 }

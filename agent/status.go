@@ -67,6 +67,10 @@ const (
 const (
 	StateBlocked = "blocked" // intended, but cannot be created now (BlockedOn says why)
 	StatePending = "pending" // to be created, changed or deleted by the next reconcile
+	// StateNotConverging: the kernel did not keep the item's last change
+	// (LastError says how); it is written again after a backoff, Failures
+	// counting the read-backs that found it undone.
+	StateNotConverging = "not-converging"
 )
 
 // ItemStatus is the status of one managed item.
@@ -172,7 +176,7 @@ func allReady(files []FileStatus) bool {
 
 func noneFailed(items []ItemStatus) bool {
 	for _, it := range items {
-		if it.State == dg.StateFailed.String() {
+		if it.State == dg.StateFailed.String() || it.State == StateNotConverging {
 			return false
 		}
 	}
@@ -216,8 +220,12 @@ func (a *Agent) itemStatus(ref dg.ItemRef) ItemStatus {
 			is.LastError = st.LastErr.Error()
 		}
 	}
-	if state == StateBlocked {
+	switch state {
+	case StateBlocked:
 		is.BlockedOn, is.Since = why, s.results.blockedSince[ref]
+	case StateNotConverging:
+		u := s.results.unkept[ref]
+		is.LastError, is.Failures, is.Since = why, u.count, u.since
 	}
 	return is
 }
@@ -238,6 +246,9 @@ func (a *Agent) itemState(ref dg.ItemRef) (file, state, why string) {
 	}
 	if reason, blocked := s.results.blocked[ref]; blocked && state != dg.StateFailed.String() {
 		state, why = StateBlocked, reason
+	}
+	if u := s.results.unkept[ref]; u != nil && state != dg.StateFailed.String() && !st.State.InTransition() {
+		state, why = StateNotConverging, u.reason
 	}
 	return file, state, why
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -255,9 +256,11 @@ func TestChangesAreVerifiedByAReadBackSoonAfter(t *testing.T) {
 		if ops := r.k.takeOps(); len(ops) == 0 {
 			t.Fatal("the first reconcile changed nothing")
 		}
-		// The kernel undoes part of the change as a side effect.
+		// The kernel undoes part of the change as a side effect: the
+		// verify check finds it, and it is written again after the first
+		// step of the backoff (a change the kernel did not keep).
 		r.k.tamper(func(objs map[dg.ItemRef]dg.Item) { delete(objs, routeRef) })
-		time.Sleep(verifyDelay + 10*time.Millisecond)
+		time.Sleep(verifyDelay + DefaultRetryBase)
 		synctest.Wait()
 		if ops := r.k.takeOps(); !slices.Contains(ops, "create "+routeRef.String()) {
 			t.Fatalf("not repaired by the verify check; ops %v", ops)
@@ -269,4 +272,107 @@ func TestChangesAreVerifiedByAReadBackSoonAfter(t *testing.T) {
 			t.Errorf("checks without drift ran %v", ops)
 		}
 	})
+}
+
+// TestAChangeTheKernelDoesNotKeepBacksOff: the kernel keeps its own label
+// on the address whatever the agent writes (as it clamps a sysctl, or as
+// another program rewrites a chain). The read-back after each write finds
+// the change undone; the agent writes it again after the backoff of a
+// failed item (here 50, 100, 200 ms ... up to 30 s: the jitter is pinned at
+// half), not every second, and says so in status. Once the kernel keeps
+// the change the backoff is forgotten: the next time it starts over.
+func TestAChangeTheKernelDoesNotKeepBacksOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, baseDocs(), func(c *Config) {
+			c.Rand = func() float64 { return 0 }
+			c.DriftInterval = time.Hour
+		})
+		kernelLabel := func(it dg.Item) dg.Item {
+			a := *it.(*items.Address)
+			a.Label = "uplink0:k"
+			return &a
+		}
+		r.k.rewriteWith(addrRef, kernelLabel)
+		t0 := time.Now()
+		r.start()
+		time.Sleep(3 * time.Minute)
+		synctest.Wait()
+
+		var got []time.Duration
+		for _, at := range r.k.writesOf(addrRef) {
+			got = append(got, at.Sub(t0))
+		}
+		// Each write is read back verifyDelay (1 s) later and found undone;
+		// the next write follows after the backoff of that attempt.
+		var want []time.Duration
+		w := time.Duration(0)
+		for _, d := range []time.Duration{0, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 30000, 30000, 30000} {
+			if d > 0 {
+				w += verifyDelay + d*time.Millisecond
+			}
+			if w <= 3*time.Minute {
+				want = append(want, w)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("writes of the address at %v, want %v", got, want)
+		}
+		if n := countBefore(got, 30*time.Second); n > 9 {
+			t.Errorf("%d writes in the first 30 s", n)
+		}
+
+		st := r.status()
+		is := itemNamed(t, st, addrRef)
+		if is.State != StateNotConverging || is.Failures != len(want) ||
+			!strings.HasPrefix(is.LastError, "the kernel did not keep the change: ") || !strings.Contains(is.LastError, "uplink0:k") {
+			t.Errorf("address status %+v", is)
+		}
+		if st.Ready || st.NextRetry.Sub(t0) != want[len(want)-1]+verifyDelay+30*time.Second {
+			t.Errorf("ready %v, next retry at %v", st.Ready, st.NextRetry.Sub(t0))
+		}
+		f := fileNamed(t, st, "10-uplink.json")
+		if c := f.Conditions; c[1].Status || !c[2].Status || c[2].Reason != "ItemsNotConverging" ||
+			!strings.Contains(c[2].Message, "did not keep") {
+			t.Errorf("conditions %+v", c)
+		}
+		if route := itemNamed(t, st, routeRef); route.State != dg.StateCreated.String() {
+			t.Errorf("the route, which the kernel keeps, is %s", route.State)
+		}
+
+		// The kernel keeps the next write: converged, the backoff forgotten.
+		r.k.rewriteWith(addrRef, nil)
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		st = r.status()
+		if is := itemNamed(t, st, addrRef); is.State != dg.StateCreated.String() || is.Failures != 0 || !st.Ready || !st.NextRetry.IsZero() {
+			t.Fatalf("after the kernel kept the change: %+v, ready %v, next retry %v", is, st.Ready, st.NextRetry)
+		}
+
+		// Someone changes the label, and the kernel undoes the repair: the
+		// backoff starts again at its first step.
+		r.k.takeOps()
+		r.k.rewriteWith(addrRef, kernelLabel)
+		r.k.tamper(func(objs map[dg.ItemRef]dg.Item) {
+			a := *objs[addrRef].(*items.Address)
+			a.Label = "uplink0:x"
+			objs[addrRef] = &a
+		})
+		time.Sleep(time.Hour + 5*time.Second) // the periodic drift check, and after
+		synctest.Wait()
+		writes := r.k.writesOf(addrRef)
+		if len(writes) < 3 || writes[1].Sub(writes[0]) != verifyDelay+50*time.Millisecond ||
+			writes[2].Sub(writes[1]) != verifyDelay+100*time.Millisecond {
+			t.Errorf("writes after the kernel undid a repair: %v", writes)
+		}
+	})
+}
+
+func countBefore(ds []time.Duration, limit time.Duration) int {
+	n := 0
+	for _, d := range ds {
+		if d < limit {
+			n++
+		}
+	}
+	return n
 }
