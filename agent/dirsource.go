@@ -2,10 +2,14 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -16,21 +20,42 @@ import (
 // ends in ".json" and does not start with "." (editors' temporary and swap
 // files do) is a document named by its file name.
 //
+// A file is read only if no one but root (or the agent's own user) can
+// change it: the file, the intent directory, and every directory and
+// symbolic link on the way to it (see strictModes). Any other file is
+// refused: Load reports it in a *RefusedError, so that the loop keeps the
+// file's last good version and shows why in status. A symbolic link is
+// followed under the same rules, wherever it points.
+//
 // It watches the directory, not the files, so that editors and tools that
 // write a temporary file and rename it over the old one are seen, and it
 // reports any event in the directory as a change: the loop debounces the
-// burst and reads the whole directory again, comparing contents.
+// burst and reads the whole directory again, comparing contents. The
+// target of a symbolic link elsewhere is watched too (its directory, for
+// events naming the target or a link on the way to it).
 type DirSource struct {
 	dir string
+	abs string // dir as an absolute path
 	log logrus.FieldLogger
 	// retry is how long Watch waits before watching again after the
 	// watch failed (the directory was removed, say).
 	retry time.Duration
+	// uid is the agent's own user, trusted besides root.
+	uid int
+
+	mu       sync.Mutex
+	deps     map[string]bool // paths outside dir whose change changes a document
+	retarget chan struct{}   // deps changed (capacity 1)
 }
 
 // NewDirSource returns the source for dir.
 func NewDirSource(dir string, log logrus.FieldLogger) *DirSource {
-	return &DirSource{dir: dir, log: log.WithField("source", "dir:"+dir), retry: 5 * time.Second}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = filepath.Clean(dir)
+	}
+	return &DirSource{dir: dir, abs: abs, log: log.WithField("source", "dir:"+dir), retry: 5 * time.Second,
+		uid: os.Geteuid(), deps: map[string]bool{}, retarget: make(chan struct{}, 1)}
 }
 
 // Name returns "dir:<dir>".
@@ -41,29 +66,94 @@ func IsIntentFile(name string) bool {
 	return strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".")
 }
 
-// Load reads every intent file of the directory.
+// Load reads every intent file of the directory. Files that fail the
+// ownership and mode checks are left out and named in a *RefusedError
+// returned with the others.
 func (s *DirSource) Load() (map[string][]byte, error) {
-	entries, err := os.ReadDir(s.dir)
+	dir := s.abs
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading intent directory: %w", err)
 	}
+	modes := strictModes{uid: s.uid, dir: dir}
+	dirErr := modes.checkDir()
+	if dirErr != nil && !errors.Is(dirErr, errRefused) {
+		return nil, fmt.Errorf("checking intent directory: %w", dirErr)
+	}
 	out := map[string][]byte{}
+	refused := &RefusedError{Docs: map[string]error{}}
+	deps := map[string]bool{}
 	for _, e := range entries {
 		if !IsIntentFile(e.Name()) {
 			continue
 		}
-		path := filepath.Join(s.dir, e.Name())
-		fi, err := os.Stat(path) // follows symlinks
-		if err != nil || !fi.Mode().IsRegular() {
-			continue // a dangling link, a directory: not a document
+		if dirErr != nil {
+			refused.Docs[e.Name()] = fmt.Errorf("the intent directory: %w", dirErr)
+			continue
 		}
-		raw, err := os.ReadFile(path)
-		if err != nil {
+		raw, err := s.read(modes, filepath.Join(dir, e.Name()), deps)
+		switch {
+		case errors.Is(err, errRefused):
+			refused.Docs[e.Name()] = err
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, errNotRegular):
+			// a dangling link, a directory: not a document
+		case err != nil:
 			return nil, fmt.Errorf("reading intent file: %w", err)
+		default:
+			out[e.Name()] = raw
 		}
-		out[e.Name()] = raw
+	}
+	s.setDeps(dir, deps)
+	if len(refused.Docs) > 0 {
+		return out, refused
 	}
 	return out, nil
+}
+
+// read checks and reads one intent file, adding to deps the paths whose
+// change changes it (the links followed and the real file), even when it
+// is refused: fixing a target's mode must be seen too.
+func (s *DirSource) read(modes strictModes, path string, deps map[string]bool) ([]byte, error) {
+	r, err := modes.check(path)
+	for _, p := range r.deps {
+		deps[p] = true
+	}
+	if err != nil {
+		return nil, err
+	}
+	return modes.readChecked(r.real)
+}
+
+// setDeps records the paths outside dir to watch, and tells the watch if
+// they changed.
+func (s *DirSource) setDeps(dir string, deps map[string]bool) {
+	for p := range deps {
+		if filepath.Dir(p) == dir {
+			delete(deps, p) // the directory's own watch sees it
+		}
+	}
+	s.mu.Lock()
+	same := maps.Equal(s.deps, deps)
+	s.deps = deps
+	s.mu.Unlock()
+	if !same {
+		select {
+		case s.retarget <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// depDirs returns the paths to watch outside the directory, and their
+// directories.
+func (s *DirSource) depDirs() (deps, dirs map[string]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	deps, dirs = maps.Clone(s.deps), map[string]bool{}
+	for p := range deps {
+		dirs[filepath.Dir(p)] = true
+	}
+	return deps, dirs
 }
 
 // Watch reports changes of the directory until ctx ends.
@@ -79,18 +169,21 @@ func (s *DirSource) Watch(ctx context.Context, changed chan<- string) {
 	}
 }
 
-// watch is one fsnotify watch of the directory. It reports a change when
-// it starts (anything may have happened while nobody watched) and after
-// every event; a pending change is sent whenever the loop takes it.
+// watch is one fsnotify watch of the directory (and of the directories of
+// the targets of its links). It reports a change when it starts (anything
+// may have happened while nobody watched) and after every event; a pending
+// change is sent whenever the loop takes it.
 func (s *DirSource) watch(ctx context.Context, changed chan<- string) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	if err := w.Add(s.dir); err != nil {
+	dir := s.abs
+	if err := w.Add(dir); err != nil {
 		return err
 	}
+	deps, watched := s.watchDeps(w, nil)
 	pending := true
 	for {
 		var out chan<- string
@@ -102,13 +195,17 @@ func (s *DirSource) watch(ctx context.Context, changed chan<- string) error {
 			return nil
 		case out <- s.Name():
 			pending = false
+		case <-s.retarget:
+			deps, watched = s.watchDeps(w, watched)
 		case ev, ok := <-w.Events:
 			if !ok {
 				return fmt.Errorf("watch of %s closed", s.dir)
 			}
-			pending = true
-			if ev.Name == s.dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+			if ev.Name == dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
 				return fmt.Errorf("intent directory %s was removed", s.dir)
+			}
+			if ev.Name == dir || filepath.Dir(ev.Name) == dir || deps[ev.Name] {
+				pending = true
 			}
 		case err, ok := <-w.Errors:
 			if !ok {
@@ -119,4 +216,30 @@ func (s *DirSource) watch(ctx context.Context, changed chan<- string) error {
 			pending = true
 		}
 	}
+}
+
+// watchDeps watches the directories of the paths outside the intent
+// directory that its documents depend on, and stops watching those no
+// longer needed. A directory that cannot be watched (it is gone) is
+// skipped: the next Load finds the document gone and says so.
+func (s *DirSource) watchDeps(w *fsnotify.Watcher, watched map[string]bool) (deps, now map[string]bool) {
+	deps, dirs := s.depDirs()
+	now = map[string]bool{}
+	for d := range dirs {
+		if watched[d] {
+			now[d] = true
+			continue
+		}
+		if err := w.Add(d); err != nil {
+			s.log.WithError(err).WithField("dir", d).Warn("cannot watch the directory of a linked intent file")
+			continue
+		}
+		now[d] = true
+	}
+	for d := range watched {
+		if !now[d] && d != s.abs {
+			w.Remove(d)
+		}
+	}
+	return deps, now
 }

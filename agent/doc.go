@@ -28,6 +28,9 @@
 // of a directory, watched as a directory so that rename-based writes are
 // seen). Watch only says "changed"; after a quiet period (200 ms, at most
 // 2 s for a steady stream) the loop Loads the source and compares contents.
+// A document the source must not trust (an intent file that a user other
+// than root can change: see DirSource) comes back in a *RefusedError; it is
+// treated like a document that does not parse.
 //
 // The socket API is a source too, built in and in memory: `apply` replaces
 // its one document, named "api", with the request's intent. It never

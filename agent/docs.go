@@ -17,6 +17,9 @@ type doc struct {
 	raw    []byte         // the source's content; nil once the source dropped it
 	parsed *intent.Intent // raw parsed; nil if it does not parse or is gone
 	gone   bool           // the source no longer has it
+	// refused: the source has it but must not be trusted (a file others
+	// can write); errs says why.
+	refused bool
 
 	good    *intent.Intent // last accepted version; nil if none
 	goodRaw []byte
@@ -95,10 +98,10 @@ func (s *docSet) put(source, name string, raw []byte) {
 		d.errs = append(d.errs, fmt.Sprintf("%s: source %s also has a document of this name (ignored)", name, source))
 		return
 	}
-	if d.source == source && !d.gone && bytes.Equal(d.raw, raw) {
+	if d.source == source && !d.gone && !d.refused && bytes.Equal(d.raw, raw) {
 		return
 	}
-	d.source, d.raw, d.gone, d.errs = source, raw, false, nil
+	d.source, d.raw, d.gone, d.refused, d.errs = source, raw, false, false, nil
 	in, err := intent.Parse(raw)
 	if err != nil {
 		d.parsed = nil
@@ -106,6 +109,22 @@ func (s *docSet) put(source, name string, raw []byte) {
 		return
 	}
 	d.parsed = in
+}
+
+// refuse records that the source has the document name but it must not be
+// applied: like a document that does not parse, it keeps its last good
+// version (if any) and shows why.
+func (s *docSet) refuse(source, name string, why error) {
+	d := s.docs[name]
+	if d == nil {
+		d = &doc{}
+		s.docs[name] = d
+	}
+	if d.source != "" && d.source != source && !d.gone {
+		return // another source's document: put reports the clash
+	}
+	d.source, d.raw, d.parsed, d.gone, d.refused = source, nil, nil, false, true
+	d.errs = []string{fmt.Sprintf("%s: %v", name, why)}
 }
 
 // errStrings lists the problems of err, each naming the document.

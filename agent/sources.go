@@ -2,7 +2,11 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -24,6 +28,22 @@ type IntentSource interface {
 	// changes are the same change. It handles its own errors (logging
 	// them, watching again) and returns when ctx ends.
 	Watch(ctx context.Context, changed chan<- string)
+}
+
+// RefusedError is what Load returns, with the other documents, when some
+// documents exist but must not be applied (an intent file that a user
+// other than root can change): the loop keeps each one's last good version
+// and shows the reason in status.
+type RefusedError struct {
+	Docs map[string]error // by document name
+}
+
+func (e *RefusedError) Error() string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(e.Docs)) {
+		parts = append(parts, fmt.Sprintf("%s: %v", name, e.Docs[name]))
+	}
+	return "refusing intent files: " + strings.Join(parts, "; ")
 }
 
 // apiDocName names the socket API's one document among the documents of
@@ -82,7 +102,8 @@ func (a *Agent) loadInto(next *docSet, name string) {
 		return
 	}
 	contents, err := src.Load()
-	if err != nil {
+	var refused *RefusedError
+	if err != nil && !errors.As(err, &refused) {
 		a.log.WithError(err).WithField("source", name).Error("reading intent source; keeping its documents as they were")
 		a.st.notes.sources[name] = err.Error()
 		return
@@ -90,6 +111,11 @@ func (a *Agent) loadInto(next *docSet, name string) {
 	delete(a.st.notes.sources, name)
 	a.st.read[name] = true
 	next.update(name, contents)
+	if refused != nil {
+		for _, doc := range slices.Sorted(maps.Keys(refused.Docs)) {
+			next.refuse(name, doc, refused.Docs[doc])
+		}
+	}
 }
 
 // everySourceRead reports whether every source has been read once.
