@@ -134,6 +134,9 @@ func (a *Agent) withAPIDoc(raw []byte) (next *docSet, res resolution, problems [
 	if bad, ok := res.rejected[apiDocName]; ok {
 		return nil, res, bad, nil
 	}
+	if bad := res.conflicts[apiDocName]; len(bad) > 0 {
+		return nil, res, bad, nil // an apply that takes an object of a file is refused
+	}
 	if d := next.docs[apiDocName]; d != nil && len(d.errs) > 0 {
 		return nil, res, d.errs, nil // does not parse
 	}

@@ -82,7 +82,7 @@ func (a *Agent) fileStatuses(ts tallies) []FileStatus {
 		if t == nil {
 			t = &tally{count: map[string]int{}}
 		}
-		fs := FileStatus{Name: name, Source: d.source, Errors: d.errs, AcceptedAt: d.goodAt, Items: t.total}
+		fs := FileStatus{Name: name, Source: d.source, Errors: slices.Concat(d.errs, d.conflicts), AcceptedAt: d.goodAt, Items: t.total}
 		conds := fileConditions(d, t)
 		for i := range conds {
 			conds[i] = s.conds.stamp(name, conds[i], now)
@@ -110,6 +110,12 @@ func fileConditions(d *doc, t *tally) []Condition {
 
 func validCondition(d *doc) Condition {
 	c := Condition{Type: CondValid, Status: d.accepted(), Reason: "Accepted"}
+	if c.Status && len(d.conflicts) > 0 {
+		c.Status, c.Reason = false, "Conflict"
+		c.Message = fmt.Sprintf("%d object(s) also defined in another file, applied from neither: %s",
+			len(d.conflicts), firstOf(d.conflicts))
+		return c
+	}
 	if c.Status {
 		return c
 	}

@@ -36,7 +36,11 @@
 // its one document, named "api", with the request's intent. It never
 // writes to the intent directory. The "api" document is merged with the
 // files like any file: an object both define is a conflict, and the apply
-// is rejected. Its accepted version survives a restart (see the state
+// is rejected. An object that two files define is applied from neither
+// (intent.WithoutConflicts): both files show the conflict (Valid false,
+// reason Conflict) and the rest of each is applied, unless leaving the
+// object out breaks something (see resolve): then the change that brought
+// it is rejected whole. Its accepted version survives a restart (see the state
 // directory below); apply a document with nothing in it to clear it.
 //
 // Documents are applied together, and a change is only applied if the

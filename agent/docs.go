@@ -26,6 +26,9 @@ type doc struct {
 	goodAt  time.Time
 
 	errs []string // why the source's content is not applied; nil if it is
+	// conflicts: the objects of the applied version that another document
+	// defines too; they are applied from neither (see resolve).
+	conflicts []string
 }
 
 // current is the version the source asks for: parsed, or nil when the

@@ -18,6 +18,9 @@ type resolution struct {
 	changed  bool
 	graph    *dg.Graph
 	rejected map[string][]string
+	// conflicts: per document, the objects it defines that another
+	// document defines too, left out of both (intent.WithoutConflicts).
+	conflicts map[string][]string
 }
 
 // resolve decides which version of every document to apply, so that the
@@ -32,6 +35,12 @@ type resolution struct {
 //     them: a deleted file that others refer to), fall back for every
 //     changed document: the set that was applied before comes back.
 //
+// An object that two documents define is left out of both (neither version
+// is applied; the rest of each is) and reported on both as a conflict,
+// unless leaving it out breaks something: then step 2 or 3 takes back the
+// changed document, with the conflict among its problems, and the set
+// applied before stays.
+//
 // The rejected documents keep their errors for the status. Unchanged
 // documents are never dropped: the agent never withdraws a good
 // configuration because someone else's edit is wrong.
@@ -42,12 +51,16 @@ func (s *docSet) resolve(now time.Time, render Renderer) (resolution, error) {
 		s.commit(cand, res.rejected, now)
 		return res, nil
 	}
-	g, err := render(cand)
+	g, conflicts, err := renderWithout(cand, render)
 	for err != nil {
-		if !s.fallBack(cand, err, res.rejected) {
+		if !s.fallBack(cand, err, res.rejected, conflicts) {
 			return res, fmt.Errorf("the last accepted intents no longer render: %w", err)
 		}
-		g, err = render(cand)
+		g, conflicts, err = renderWithout(cand, render)
+	}
+	res.conflicts = conflicts
+	for name, d := range s.docs {
+		d.conflicts = conflicts[name]
 	}
 	res.changed = s.commit(cand, res.rejected, now) || !s.rendered
 	s.rendered = true
@@ -55,6 +68,18 @@ func (s *docSet) resolve(now time.Time, render Renderer) (resolution, error) {
 		res.graph = g
 	}
 	return res, nil
+}
+
+// renderWithout renders the candidates with every object that two of them
+// define left out of both, and returns those conflicts by document.
+func renderWithout(cand map[string]*intent.Intent, render Renderer) (*dg.Graph, map[string][]string, error) {
+	files, cerr := intent.WithoutConflicts(cand)
+	conflicts := map[string][]string{}
+	for _, fe := range intent.FieldErrors(cerr) {
+		conflicts[fe.File] = append(conflicts[fe.File], fe.Error())
+	}
+	g, err := render(files)
+	return g, conflicts, err
 }
 
 // anyFresh reports whether some candidate differs from what is applied.
@@ -90,12 +115,14 @@ func (s *docSet) fresh(cand map[string]*intent.Intent, name string) bool {
 // fallBack reverts the changed documents that err blames (or all changed
 // documents, if it blames none), recording why. It reports false when
 // nothing is left to revert.
-func (s *docSet) fallBack(cand map[string]*intent.Intent, err error, rejected map[string][]string) bool {
+// The conflicts of a reverted document come first among its problems.
+func (s *docSet) fallBack(cand map[string]*intent.Intent, err error, rejected, conflicts map[string][]string) bool {
 	blamed := blame(err)
 	var reverted bool
 	for _, name := range slices.Sorted(maps.Keys(blamed)) {
 		if s.docs[name] != nil && s.fresh(cand, name) {
 			s.revert(cand, name)
+			rejected[name] = append(rejected[name], conflicts[name]...)
 			rejected[name] = append(rejected[name], blamed[name]...)
 			reverted = true
 		}
@@ -107,6 +134,7 @@ func (s *docSet) fallBack(cand map[string]*intent.Intent, err error, rejected ma
 	for _, name := range slices.Sorted(maps.Keys(s.docs)) {
 		if s.fresh(cand, name) {
 			s.revert(cand, name)
+			rejected[name] = append(rejected[name], conflicts[name]...)
 			rejected[name] = append(rejected[name], all...)
 			reverted = true
 		}

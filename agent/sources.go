@@ -172,6 +172,12 @@ func (a *Agent) adoptResolved(next *docSet, res resolution, reason string) {
 // not applied, once per new set of problems.
 func (a *Agent) logRejected(next *docSet) {
 	for name, d := range next.docs {
+		if old := a.st.docs.docs[name]; !d.gone && (old == nil || !slices.Equal(d.conflicts, old.conflicts)) {
+			for _, c := range d.conflicts {
+				a.log.WithFields(logrus.Fields{"file": name, "source": d.source, "problem": c}).
+					Warn("intent conflict: an object defined in two files is applied from neither")
+			}
+		}
 		if d.accepted() || slices.Equal(d.errs, a.st.docs.errsOf(name)) {
 			continue
 		}

@@ -38,7 +38,9 @@ type FileStatus struct {
 	Source string `json:"source,omitempty"`
 	// Conditions are Valid, Converged, Degraded and Ready, in that order.
 	Conditions []Condition `json:"conditions"`
-	// Errors are the problems of the source's current content.
+	// Errors are the problems of the source's current content, and the
+	// objects it defines that another document defines too (applied from
+	// neither).
 	Errors []string `json:"errors,omitempty"`
 	// AcceptedAt is when the applied version was accepted (zero if none).
 	AcceptedAt time.Time `json:"acceptedAt,omitzero"`

@@ -99,6 +99,10 @@
 //   - Keep the running configuration when any step fails: the errors are
 //     meant for the operator, and the merged intent of a failed Merge is
 //     only good for reporting.
+//   - A caller that must go on with the files despite a conflict (the
+//     daemon, which reports it on both files) takes WithoutConflicts
+//     first: the files with every conflicting object left out of all of
+//     them, so that neither version is applied and the rest of each is.
 //   - Treat a validated Intent as read-only. Validate fills the derived
 //     fields (Chain.Args) and the merged intent shares slices with the
 //     parsed files.

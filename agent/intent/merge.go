@@ -34,18 +34,106 @@ func Merge(files map[string]*Intent) (*Intent, error) {
 		}
 	}
 	out := &Intent{Version: Version}
-	out.Interfaces = mergeList(m, ok, "interfaces", func(in *Intent) []Interface { return in.Interfaces },
-		func(x *Interface) *Origin { return &x.Origin }, interfaceKeys)
-	out.Routes = mergeList(m, ok, "routes", func(in *Intent) []Route { return in.Routes },
-		func(x *Route) *Origin { return &x.Origin }, func(x *Route) []string { return []string{routeKey(x)} })
-	out.Rules = mergeList(m, ok, "rules", func(in *Intent) []Rule { return in.Rules },
-		func(x *Rule) *Origin { return &x.Origin }, func(x *Rule) []string { return []string{ruleKey(x)} })
-	out.Neighbors = mergeList(m, ok, "neighbors", func(in *Intent) []Neighbor { return in.Neighbors },
-		func(x *Neighbor) *Origin { return &x.Origin }, func(x *Neighbor) []string { return []string{neighborKey(x)} })
-	out.Firewall.Chains = mergeList(m, ok, "firewall.chains", func(in *Intent) []Chain { return in.Firewall.Chains },
-		func(x *Chain) *Origin { return &x.Origin }, chainKeys)
+	for _, sec := range mergeSections {
+		sec.merge(m, ok, out)
+	}
 	m.sysctls(ok, out)
 	return out, errors.Join(m.errs...)
+}
+
+// WithoutConflicts returns files with every object that more than one file
+// defines left out of each of them, and the conflicts, as Merge reports
+// them (one error per file that defines the object, naming the others).
+// Rendering the result applies neither version of a conflicting object and
+// everything else of every file, which is what the daemon does: a
+// conflict is an error of both files, not a reason to prefer one. A file
+// with no conflict is returned as it is; the others are shallow copies
+// (the inputs do not change). Files that Merge leaves out (nil, another
+// version) are returned as they are, for Merge to report.
+func WithoutConflicts(files map[string]*Intent) (map[string]*Intent, error) {
+	m := &merger{}
+	var ok []namedIntent
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if in := files[name]; in != nil && in.Version == Version {
+			ok = append(ok, namedIntent{name, in})
+		}
+	}
+	out := maps.Clone(files)
+	copied := map[string]bool{}
+	edit := func(name string) *Intent {
+		if !copied[name] {
+			c := *out[name]
+			out[name], copied[name] = &c, true
+		}
+		return out[name]
+	}
+	for _, sec := range mergeSections {
+		sec.without(m, ok, edit)
+	}
+	m.withoutSysctls(ok, edit)
+	return out, errors.Join(m.errs...)
+}
+
+// mergeSection is one list of an intent, for Merge and WithoutConflicts.
+type mergeSection struct {
+	merge   func(m *merger, files []namedIntent, out *Intent)
+	without func(m *merger, files []namedIntent, edit func(string) *Intent)
+}
+
+// mergeSections are the lists of an intent, in the order Merge takes them.
+var mergeSections = []mergeSection{
+	listMergeSection("interfaces", func(in *Intent) *[]Interface { return &in.Interfaces },
+		func(x *Interface) *Origin { return &x.Origin }, interfaceKeys),
+	listMergeSection("routes", func(in *Intent) *[]Route { return &in.Routes },
+		func(x *Route) *Origin { return &x.Origin }, func(x *Route) []string { return []string{routeKey(x)} }),
+	listMergeSection("rules", func(in *Intent) *[]Rule { return &in.Rules },
+		func(x *Rule) *Origin { return &x.Origin }, func(x *Rule) []string { return []string{ruleKey(x)} }),
+	listMergeSection("neighbors", func(in *Intent) *[]Neighbor { return &in.Neighbors },
+		func(x *Neighbor) *Origin { return &x.Origin }, func(x *Neighbor) []string { return []string{neighborKey(x)} }),
+	listMergeSection("firewall.chains", func(in *Intent) *[]Chain { return &in.Firewall.Chains },
+		func(x *Chain) *Origin { return &x.Origin }, chainKeys),
+}
+
+// listMergeSection describes the list of objects of one kind: where it is in an
+// intent (kind is its JSON path), an object's origin and the identities it
+// takes.
+func listMergeSection[T any](kind string, list func(*Intent) *[]T, origin func(*T) *Origin, keys func(*T) []string) mergeSection {
+	return mergeSection{
+		merge: func(m *merger, files []namedIntent, out *Intent) {
+			*list(out) = mergeList(m, files, kind, func(in *Intent) []T { return *list(in) }, origin, keys)
+		},
+		without: func(m *merger, files []namedIntent, edit func(string) *Intent) {
+			withoutList(m, files, kind, list, keys, edit)
+		},
+	}
+}
+
+// withoutList leaves the objects of one list that several files claim out
+// of every file that has them.
+func withoutList[T any](m *merger, files []namedIntent, kind string, list func(*Intent) *[]T,
+	keys func(*T) []string, edit func(string) *Intent) {
+	var claims []claim
+	for _, f := range files {
+		for i := range *list(f.in) {
+			claims = append(claims, claim{at: Origin{File: f.name, Path: Origin{Path: kind}.index(i).Path}, keys: keys(&(*list(f.in))[i])})
+		}
+	}
+	keep := m.resolve(claims)
+	for _, f := range files {
+		objs := *list(f.in)
+		mine := keep[:len(objs)]
+		keep = keep[len(objs):]
+		if !slices.Contains(mine, false) {
+			continue
+		}
+		var kept []T
+		for i, obj := range objs {
+			if mine[i] {
+				kept = append(kept, obj)
+			}
+		}
+		*list(edit(f.name)) = kept
+	}
 }
 
 // namedIntent is an intent and the name of its file.
@@ -56,7 +144,8 @@ type namedIntent struct {
 
 // merger collects the errors of one Merge.
 type merger struct {
-	errs []error
+	errs          []error
+	clonedSysctls map[*Intent]bool // WithoutConflicts: sysctl maps already copied
 }
 
 // accept reports whether a file can be merged, reporting it if not.
@@ -120,6 +209,33 @@ func (m *merger) sysctls(files []namedIntent, out *Intent) {
 		}
 		k := keys[i]
 		out.Sysctls[k], out.SysctlOrigins[k] = values[i], claims[i].at
+	}
+}
+
+// withoutSysctls leaves the sysctl keys that several files set out of
+// every file that sets them.
+func (m *merger) withoutSysctls(files []namedIntent, edit func(string) *Intent) {
+	var claims []claim
+	var keys []string
+	for _, f := range files {
+		for _, k := range slices.Sorted(maps.Keys(f.in.Sysctls)) {
+			claims = append(claims, claim{at: Origin{File: f.name, Path: "sysctls"}.key(k), keys: []string{sysctlKey(k)}})
+			keys = append(keys, k)
+		}
+	}
+	for i, ok := range m.resolve(claims) {
+		if ok {
+			continue
+		}
+		in := edit(claims[i].at.File)
+		if !m.clonedSysctls[in] {
+			in.Sysctls = maps.Clone(in.Sysctls)
+			if m.clonedSysctls == nil {
+				m.clonedSysctls = map[*Intent]bool{}
+			}
+			m.clonedSysctls[in] = true
+		}
+		delete(in.Sysctls, keys[i])
 	}
 }
 

@@ -3,6 +3,7 @@ package intent
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -170,5 +171,71 @@ func TestMergeLeavesInputsAlone(t *testing.T) {
 	}
 	if got, want := merged.Interfaces[4].Origin, (Origin{"gw.json", "interfaces[4]"}); got != want {
 		t.Errorf("origin = %v, want %v", got, want)
+	}
+}
+
+// TestWithoutConflictsLeavesTheObjectOutOfEveryFile: an object two files
+// define is left out of both, the rest of each file stays, a third file
+// without conflict is returned as it is, the inputs do not change, and
+// merging the result gives what Merge keeps, without errors.
+func TestWithoutConflictsLeavesTheObjectOutOfEveryFile(t *testing.T) {
+	files := parseFiles(t, map[string]string{
+		"a.json": doc(`"interfaces": [{"name": "eth0", "type": "physical"}, {"name": "eth2", "type": "physical"}],
+			"routes": [{"to": "0.0.0.0/0", "via": "192.0.2.254", "metric": 100}, {"to": "default", "via": "192.0.2.1"}],
+			"sysctls": {"net.ipv4.ip_forward": "0", "net.ipv4.conf.all.rp_filter": "1"},
+			"firewall": {"chains": [{"table": "filter", "name": "NA-IN", "rules": ["-j ACCEPT"]}]}`),
+		"b.json": doc(`"interfaces": [{"name": "eth1", "type": "physical"}, {"name": "eth0", "type": "physical", "mtu": 9000},
+				{"name": "v0", "type": "veth", "veth": {"peer": "eth2"}}],
+			"routes": [{"to": "default", "via": "192.0.2.1", "metric": 100}],
+			"sysctls": {"net.ipv4.ip_forward": "1"},
+			"firewall": {"chains": [{"table": "filter", "name": "NA-IN", "rules": ["-j DROP"]}]}`),
+		"c.json": doc(`"routes": [{"to": "198.51.100.0/24", "via": "192.0.2.1"}]`),
+	})
+	before := maps.Clone(files)
+	beforeA := *files["a.json"]
+	out, err := WithoutConflicts(files)
+	_, mergeErr := Merge(files)
+	if err == nil || err.Error() != mergeErr.Error() {
+		t.Errorf("conflicts:\n%v\nwant Merge's:\n%v", err, mergeErr)
+	}
+	for _, want := range []string{
+		`a.json: interfaces[1]: interface "eth2" is also defined at interfaces[2] in b.json`,
+		`b.json: firewall.chains[0]: `,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("conflicts lack %q", want)
+		}
+	}
+	a, b := out["a.json"], out["b.json"]
+	if got := interfaceNames(a); len(got) != 0 {
+		t.Errorf("a.json interfaces %q, want none (eth0 and eth2, b's veth peer, are both conflicts)", got)
+	}
+	if got, want := interfaceNames(b), []string{"eth1"}; !slices.Equal(got, want) {
+		t.Errorf("b.json interfaces %q, want %q", got, want)
+	}
+	if len(a.Routes) != 1 || a.Routes[0].Metric != 0 || len(b.Routes) != 0 {
+		t.Errorf("routes: a %+v, b %+v; want only a's metric 0 route", a.Routes, b.Routes)
+	}
+	if !maps.Equal(a.Sysctls, map[string]string{"net.ipv4.conf.all.rp_filter": "1"}) || len(b.Sysctls) != 0 {
+		t.Errorf("sysctls: a %v, b %v", a.Sysctls, b.Sysctls)
+	}
+	if len(a.Firewall.Chains) != 0 || len(b.Firewall.Chains) != 0 {
+		t.Errorf("chains: a %v, b %v", a.Firewall.Chains, b.Firewall.Chains)
+	}
+	if out["c.json"] != files["c.json"] {
+		t.Error("c.json, without conflicts, was copied")
+	}
+	if !maps.Equal(files, before) || len(files["a.json"].Interfaces) != 2 || len(files["a.json"].Sysctls) != 2 ||
+		len(beforeA.Routes) != 2 || len(files["b.json"].Firewall.Chains) != 1 {
+		t.Error("the inputs changed")
+	}
+	merged, err := Merge(out)
+	if err != nil {
+		t.Fatalf("merging the result: %v", err)
+	}
+	want, _ := Merge(files)
+	if !slices.Equal(interfaceNames(merged), interfaceNames(want)) || len(merged.Routes) != len(want.Routes) ||
+		!maps.Equal(merged.Sysctls, want.Sysctls) || len(merged.Firewall.Chains) != len(want.Firewall.Chains) {
+		t.Errorf("Merge(WithoutConflicts) = %+v, want what Merge keeps: %+v", merged, want)
 	}
 }
