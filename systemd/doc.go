@@ -14,6 +14,10 @@
 //
 // # The unit
 //
+// scripts/install.sh installs it (and the binary it runs, at
+// /usr/local/sbin/netagent, or under $PREFIX); TestUnitVerifiesAsInstalled
+// installs both into a temporary root and verifies the unit there.
+//
 // netagent.service runs `netagent run` as Type=notify: systemd considers
 // the agent started when it sends READY=1, after its first reconcile.
 // ExecReload= sends SIGHUP (the agent reads every intent again and sends

@@ -1,6 +1,8 @@
 package systemd
 
 import (
+	"bytes"
+	"cmp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,12 +10,61 @@ import (
 	"testing"
 )
 
-// TestUnitVerifies runs `systemd-analyze verify` on netagent.service, with
-// ExecStart= pointing at an executable that exists (verify checks it). The
+// TestUnitVerifiesAsInstalled installs the unit as shipped, with a netagent
+// binary built from this tree, into a temporary root with
+// scripts/install.sh (DESTDIR), and runs `systemd-analyze verify --root` on
+// it: the unit's ExecStart= must name the installed binary, and every
+// other command and unit it refers to must exist (the root gets copies of
+// the host's systemd units and of the other commands the unit runs). The
 // tool comes with Debian's systemd package; without it the test skips on
 // a developer's machine but fails in CI or as root, where scripts/setup.sh
 // installs it.
-func TestUnitVerifies(t *testing.T) {
+func TestUnitVerifiesAsInstalled(t *testing.T) {
+	tool := systemdAnalyze(t)
+	bin := buildNetagent(t)
+	for _, c := range []struct {
+		prefix, unitDir string
+	}{
+		{"", "/usr/local/lib/systemd/system"}, // the default: /usr/local
+		{"/opt/netagent", "/etc/systemd/system"},
+	} {
+		t.Run("prefix="+c.prefix, func(t *testing.T) {
+			root := t.TempDir()
+			install(t, root, c.prefix, bin)
+			prefix := cmp.Or(c.prefix, "/usr/local")
+			unitPath := filepath.Join(root, c.unitDir, "netagent.service")
+			unit, err := os.ReadFile(unitPath)
+			if err != nil {
+				t.Fatalf("the unit is not installed: %v", err)
+			}
+			if shipped, _ := os.ReadFile("netagent.service"); c.prefix == "" && !bytes.Equal(unit, shipped) {
+				t.Error("with the default PREFIX the installed unit differs from systemd/netagent.service")
+			}
+			if !strings.Contains(string(unit), "\nExecStart="+prefix+"/sbin/netagent ") {
+				t.Errorf("the installed unit does not run %s/sbin/netagent", prefix)
+			}
+			if !sameFile(t, bin, filepath.Join(root, prefix, "sbin/netagent")) {
+				t.Error("the installed binary is not the one built")
+			}
+			if fi, err := os.Stat(filepath.Join(root, "etc/netagent")); err != nil || fi.Mode().Perm() != 0o750 {
+				t.Errorf("the intent directory: %v %v", fi, err)
+			}
+			hostTree(t, root, string(unit))
+			out, err := exec.Command(tool, "verify", "--root="+root, "netagent.service").CombinedOutput()
+			if err != nil || len(bytes.TrimSpace(out)) > 0 {
+				t.Fatalf("systemd-analyze verify --root: %v\n%s", err, out)
+			}
+			// The check has teeth: without the binary, verify fails.
+			os.Remove(filepath.Join(root, prefix, "sbin/netagent"))
+			if out, err := exec.Command(tool, "verify", "--root="+root, "netagent.service").CombinedOutput(); err == nil {
+				t.Errorf("verify passed without the binary:\n%s", out)
+			}
+		})
+	}
+}
+
+func systemdAnalyze(t *testing.T) string {
+	t.Helper()
 	tool, err := exec.LookPath("systemd-analyze")
 	if err != nil {
 		if os.Getenv("CI") == "true" || os.Geteuid() == 0 {
@@ -21,22 +72,83 @@ func TestUnitVerifies(t *testing.T) {
 		}
 		t.Skip("systemd-analyze is missing (apt-get install systemd)")
 	}
-	unit, err := os.ReadFile("netagent.service")
+	return tool
+}
+
+// buildNetagent builds cmd/netagent into the test's temporary directory.
+func buildNetagent(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "netagent")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/netagent/netagent/cmd/netagent").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// install runs scripts/install.sh with DESTDIR=root (and PREFIX, if set).
+func install(t *testing.T, root, prefix, bin string) {
+	t.Helper()
+	cmd := exec.Command("sh", "../scripts/install.sh", bin)
+	cmd.Env = append(os.Environ(), "DESTDIR="+root)
+	if prefix != "" {
+		cmd.Env = append(cmd.Env, "PREFIX="+prefix)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("install.sh: %v\n%s", err, out)
+	}
+}
+
+func sameFile(t *testing.T, a, b string) bool {
+	t.Helper()
+	x, err := os.ReadFile(a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	self, err := os.Executable()
+	y, err := os.ReadFile(b)
+	return err == nil && bytes.Equal(x, y)
+}
+
+// hostTree gives root what the unit needs from the host besides netagent:
+// the host's top-level links (/bin -> usr/bin on a merged-/usr system),
+// its systemd units (the targets the unit is ordered against), and a copy
+// of every other absolute command the unit runs.
+func hostTree(t *testing.T, root, unit string) {
+	t.Helper()
+	for _, top := range []string{"bin", "sbin", "lib", "lib64"} {
+		if target, err := os.Readlink("/" + top); err == nil && !filepath.IsAbs(target) {
+			if err := os.Symlink(target, filepath.Join(root, top)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	units, err := filepath.EvalSymlinks("/lib/systemd/system")
 	if err != nil {
+		t.Fatalf("the host's systemd units: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, filepath.Dir(units)), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	text := strings.ReplaceAll(string(unit), "/usr/local/sbin/netagent", self)
-	path := filepath.Join(t.TempDir(), "netagent.service")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
+	if out, err := exec.Command("cp", "-a", units, filepath.Join(root, filepath.Dir(units))).CombinedOutput(); err != nil {
+		t.Fatalf("copying %s: %v\n%s", units, err, out)
 	}
-	out, err := exec.Command(tool, "verify", path).CombinedOutput()
-	if err != nil || strings.Contains(string(out), "netagent.service") {
-		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+	for _, line := range strings.Split(unit, "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || !strings.HasPrefix(k, "Exec") {
+			continue
+		}
+		cmd := strings.TrimLeft(strings.Fields(v)[0], "+-@:!")
+		if strings.HasSuffix(cmd, "/netagent") {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(cmd)
+		if err != nil {
+			t.Fatalf("%s runs %s, which the host lacks: %v", k, cmd, err)
+		}
+		out, err := exec.Command("install", "-D", "-m", "0755", real, filepath.Join(root, real)).CombinedOutput()
+		if err != nil {
+			t.Fatalf("copying %s: %v\n%s", real, err, out)
+		}
 	}
 }
 

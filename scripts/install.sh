@@ -1,0 +1,71 @@
+#!/bin/sh
+# Installs netagent: the binary and the systemd unit (as root).
+#
+#   scripts/install.sh [BINARY]
+#
+# BINARY is a netagent binary built already; without it, the script builds
+# one from this checkout (Go 1.26 on the PATH).
+#
+# Where the files go (every path is prefixed with $DESTDIR):
+#   $PREFIX/sbin/netagent                    the binary (PREFIX: /usr/local)
+#   $UNITDIR/netagent.service                the unit (UNITDIR: $PREFIX/lib/systemd/system
+#                                            for /usr and /usr/local, which systemd searches;
+#                                            /etc/systemd/system for any other PREFIX)
+#   $PREFIX/share/doc/netagent/README.md     the documentation the unit points to
+#   /etc/netagent/                           the intent directory (mode 0750, kept if present)
+#
+# DESTDIR (default: none, the running system) is a staging root for
+# packages and tests: the files land under it, but name the paths they will
+# have on the target, $PREFIX/... The unit names $PREFIX/sbin/netagent in
+# ExecStart= (the shipped unit says /usr/local; another PREFIX rewrites it).
+#
+# Then: systemctl daemon-reload && systemctl enable --now netagent
+set -eu
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+PREFIX=${PREFIX:-/usr/local}
+DESTDIR=${DESTDIR:-}
+case "$PREFIX" in
+/usr | /usr/local) UNITDIR=${UNITDIR:-$PREFIX/lib/systemd/system} ;;
+*) UNITDIR=${UNITDIR:-/etc/systemd/system} ;;
+esac
+case "$PREFIX" in
+/*) ;;
+*)
+	echo "install.sh: PREFIX must be an absolute path: $PREFIX" >&2
+	exit 2
+	;;
+esac
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if [ $# -ge 1 ]; then
+	bin=$1
+else
+	bin=$tmp/netagent
+	(cd "$here" && go build -trimpath -o "$bin" ./cmd/netagent)
+fi
+if [ ! -x "$bin" ]; then
+	echo "install.sh: $bin is not an executable" >&2
+	exit 2
+fi
+
+# The unit, with the paths of this PREFIX.
+sed -e "s#^ExecStart=/usr/local/sbin/netagent #ExecStart=$PREFIX/sbin/netagent #" \
+	-e "s#^Documentation=file:///usr/local/share/doc/#Documentation=file://$PREFIX/share/doc/#" \
+	"$here/systemd/netagent.service" >"$tmp/netagent.service"
+grep -q "^ExecStart=$PREFIX/sbin/netagent " "$tmp/netagent.service" || {
+	echo "install.sh: systemd/netagent.service has no ExecStart=/usr/local/sbin/netagent to rewrite" >&2
+	exit 1
+}
+
+install -D -m 0755 "$bin" "$DESTDIR$PREFIX/sbin/netagent"
+install -D -m 0644 "$tmp/netagent.service" "$DESTDIR$UNITDIR/netagent.service"
+install -D -m 0644 "$here/README.md" "$DESTDIR$PREFIX/share/doc/netagent/README.md"
+[ -d "$DESTDIR/etc/netagent" ] || install -d -m 0750 "$DESTDIR/etc/netagent"
+
+echo "installed $DESTDIR$PREFIX/sbin/netagent and $DESTDIR$UNITDIR/netagent.service"
+if [ -z "$DESTDIR" ]; then
+	echo "next: put intent files in /etc/netagent (owned by root, not writable by others), then"
+	echo "      systemctl daemon-reload && systemctl enable --now netagent"
+fi
