@@ -37,16 +37,17 @@ func (a *Agent) checkDrift(ctx context.Context) {
 	drifts := diffReadBack(s.current, rb)
 	repaired := false
 	for _, d := range drifts {
-		switch u := s.results.unkept[d.ref]; {
-		case written[d.ref]:
-			a.notKept(d, now)
-		case u != nil:
-			u.found = &d // still undone: held until due
-		default:
-			a.log.WithFields(logrus.Fields{"item": d.ref.String(), "drift": d.what()}).Warn("drift: repairing")
-			d.apply(s.current, now)
-			repaired = true
+		u := s.results.unkept[d.ref]
+		if written[d.ref] {
+			u = a.notKept(d, now)
 		}
+		if u != nil && u.held() {
+			u.found = &d // held until due
+			continue
+		}
+		a.log.WithFields(logrus.Fields{"item": d.ref.String(), "drift": d.what()}).Warn("drift: repairing")
+		d.apply(s.current, now)
+		repaired = true
 	}
 	a.forgetKept(drifts)
 	if repaired {
@@ -58,13 +59,16 @@ func (a *Agent) checkDrift(ctx context.Context) {
 // unkept is an item whose change the kernel did not keep: the read-back
 // that followed the agent's write found it otherwise (the kernel clamped a
 // sysctl, another program took a chain's position back, an object came
-// back or went away). Repairing it at once would rewrite it after every
-// read-back, that is every second, for ever; instead the difference is
-// held (the current state keeps what the agent wrote, so no reconcile
-// touches it) and released for a reconcile after the backoff of a failed
-// item, doubling with every read-back that finds the change undone again.
-// The item shows as not converging, with the reason, until a read-back
-// finds the change kept; the count then starts over.
+// back or went away). The first time, it is repaired at once like any
+// drift: the kernel may have undone it once as a side effect (a bridge
+// flushes its neighbours when a port joins). From the second time in a
+// row, repairing it at once would rewrite it after every read-back, that
+// is every second, for ever; instead the difference is held (the current
+// state keeps what the agent wrote, so no reconcile touches it) and
+// released for a reconcile after the backoff of a failed item (the first
+// step, then doubling). Held, the item shows as not converging, with the
+// reason, until a read-back finds the change kept; the count then starts
+// over.
 type unkept struct {
 	count  int    // consecutive read-backs that found the change undone
 	reason string // "the kernel did not keep the change: ..."
@@ -74,9 +78,14 @@ type unkept struct {
 	found  *drift    // the kernel's version, held; nil once released
 }
 
-// notKept records that the kernel undid the agent's last write of d.ref,
-// and holds the difference until the backoff of this attempt has passed.
-func (a *Agent) notKept(d drift, now time.Time) {
+// held reports whether the item falls under the backoff: the kernel undid
+// the agent's change more than once in a row.
+func (u *unkept) held() bool { return u.count > 1 }
+
+// notKept records that the kernel undid the agent's last write of d.ref;
+// from the second time in a row, the difference is held until the backoff
+// has passed.
+func (a *Agent) notKept(d drift, now time.Time) *unkept {
 	r := &a.st.results
 	u := r.unkept[d.ref]
 	if u == nil {
@@ -85,12 +94,16 @@ func (a *Agent) notKept(d drift, now time.Time) {
 	}
 	u.count++
 	u.want, _ = a.st.intended.Get(d.ref)
-	u.found = &d
 	u.reason = "the kernel did not keep the change: " + d.describe()
-	delay := r.backoff.delay(u.count)
+	if !u.held() {
+		return u
+	}
+	u.found = &d
+	delay := r.backoff.delay(u.count - 1)
 	u.due = now.Add(delay)
-	a.log.WithFields(logrus.Fields{"item": d.ref.String(), "attempt": u.count, "in": delay.Round(time.Millisecond),
-		"problem": u.reason}).Warn("the kernel did not keep a change; writing it again after a backoff")
+	a.log.WithFields(logrus.Fields{"item": d.ref.String(), "attempt": u.count - 1, "in": delay.Round(time.Millisecond),
+		"problem": u.reason}).Warn("the kernel did not keep a change again; writing it after a backoff")
+	return u
 }
 
 // forgetKept drops the unkept items that the read-back found as the agent

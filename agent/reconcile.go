@@ -188,6 +188,17 @@ func (r *results) nextUnkept() (time.Time, bool) {
 	return at, !at.IsZero()
 }
 
+// notConverging counts the items under the backoff of unkept changes.
+func (r *results) notConverging() int {
+	n := 0
+	for _, u := range r.unkept {
+		if u.held() {
+			n++
+		}
+	}
+	return n
+}
+
 // nextAttempt returns the retry number due soonest: the fewest
 // consecutive failures of any failed item.
 func (r *results) nextAttempt() (int, bool) {
@@ -202,8 +213,8 @@ func (r *results) nextAttempt() (int, bool) {
 
 func (r *results) summaryFields() logrus.Fields {
 	f := logrus.Fields{"ops": r.lastOps, "failed": len(r.failures), "blocked": len(r.blocked)}
-	if len(r.unkept) > 0 {
-		f["not_converging"] = len(r.unkept)
+	if n := r.notConverging(); n > 0 {
+		f["not_converging"] = n
 	}
 	if r.async {
 		f["async"] = true
@@ -213,11 +224,12 @@ func (r *results) summaryFields() logrus.Fields {
 
 // summary is the one-line status for the service manager.
 func (r *results) summary() string {
-	if len(r.failures) == 0 && len(r.blocked) == 0 && len(r.unkept) == 0 {
+	n := r.notConverging()
+	if len(r.failures) == 0 && len(r.blocked) == 0 && n == 0 {
 		return fmt.Sprintf("converged (%d reconciles)", r.runs)
 	}
-	if len(r.unkept) > 0 {
-		return fmt.Sprintf("%d failed, %d blocked, %d not converging (%d reconciles)", len(r.failures), len(r.blocked), len(r.unkept), r.runs)
+	if n > 0 {
+		return fmt.Sprintf("%d failed, %d blocked, %d not converging (%d reconciles)", len(r.failures), len(r.blocked), n, r.runs)
 	}
 	return fmt.Sprintf("%d failed, %d blocked (%d reconciles)", len(r.failures), len(r.blocked), r.runs)
 }

@@ -249,7 +249,7 @@ func (a *Agent) itemState(ref dg.ItemRef) (file, state, why string) {
 	if reason, blocked := s.results.blocked[ref]; blocked && state != dg.StateFailed.String() {
 		state, why = StateBlocked, reason
 	}
-	if u := s.results.unkept[ref]; u != nil && state != dg.StateFailed.String() && !st.State.InTransition() {
+	if u := s.results.unkept[ref]; u != nil && u.held() && state != dg.StateFailed.String() && !st.State.InTransition() {
 		state, why = StateNotConverging, u.reason
 	}
 	return file, state, why
