@@ -318,9 +318,15 @@ func TestDirSourceWatchesLinkTargets(t *testing.T) {
 	}
 	st.chmod(target, 0o666)
 	waitChange("a chmod of the link's target")
+	drainChange(changed)
 	var refused *RefusedError
 	if got, err := src.Load(); !errors.As(err, &refused) || len(got) != 0 {
 		t.Errorf("after the chmod: %q %v", got, err)
+	}
+	st.chmod(target, 0o644) // the refused target made safe again
+	waitChange("the refused target made safe")
+	if got, err := src.Load(); err != nil || string(got["b.json"]) != "two" {
+		t.Errorf("after the target was made safe: %q %v", got, err)
 	}
 }
 

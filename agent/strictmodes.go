@@ -66,23 +66,28 @@ func (m strictModes) checkDir() error {
 // everything on the way to it. An error wraps errRefused when the file is
 // not to be trusted, fs.ErrNotExist when it (or a link's target) is
 // missing.
+//
+// The paths to watch (deps) are returned also with an error, as far as the
+// resolution got: a refused target must be seen when it is made safe.
 func (m strictModes) check(path string) (resolved, error) {
 	w := &walker{m: m}
 	real, err := w.resolve(path, false)
 	if err != nil {
-		return resolved{}, err
+		return resolved{deps: w.links}, err
 	}
+	r := resolved{deps: append(w.links, real)}
 	fi, err := os.Lstat(real)
 	if err != nil {
-		return resolved{}, err
+		return r, err
 	}
 	if !fi.Mode().IsRegular() {
-		return resolved{}, fmt.Errorf("%s is not a regular file: %w", real, errNotRegular)
+		return r, fmt.Errorf("%s is not a regular file: %w", real, errNotRegular)
 	}
 	if err := m.ownedAndPrivate(real, fi, false); err != nil {
-		return resolved{}, err
+		return r, err
 	}
-	return resolved{real: real, deps: append(w.links, real)}, nil
+	r.real = real
+	return r, nil
 }
 
 // errNotRegular: a directory or a device named like an intent file; not a
