@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -244,5 +245,39 @@ func TestServeBoundsConnections(t *testing.T) {
 			t.Fatalf("unexpected answer: %+v", resp)
 		}
 		runtime.Gosched() // the server has not seen the close yet
+	}
+}
+
+// TestListenLeavesABusySocketAlone: a live agent whose backlog is full
+// (connecting fails with EAGAIN, not ECONNREFUSED) is not a stale socket:
+// Listen refuses and leaves the socket in place.
+func TestListenLeavesABusySocketAlone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "busy.sock")
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil { // room for one pending connection
+		t.Fatal(err)
+	}
+	for range 2 { // fill the backlog; the agent is busy and accepts nothing
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			break
+		}
+		defer c.Close()
+	}
+	if _, err := net.DialTimeout("unix", path, time.Second); err == nil || errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("the backlog is not full: %v", err)
+	}
+	if _, err := Listen(path); !errors.Is(err, ErrSocketInUse) {
+		t.Errorf("Listen on a busy socket: %v, want ErrSocketInUse", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("Listen removed a live agent's socket: %v", err)
 	}
 }
