@@ -69,7 +69,10 @@
 //
 // Plan runs the same algorithm on a copy of the current graph without
 // calling any configurator operation, and returns the exact operations a
-// Reconcile would run now. It is what `netagent plan` prints.
+// Reconcile would run now. It is what `netagent plan` prints. The caller
+// may say which operations would fail (WithPrediction: it knows what the
+// managed system holds that a configurator would refuse); the dry run then
+// fails them and blocks their dependants as a real run would.
 //
 // # The caller's duties
 //

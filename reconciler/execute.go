@@ -97,7 +97,7 @@ func (u *run) executeOne(cfg Configurator, p proposal) {
 		return
 	}
 	if u.dry {
-		u.finish(p, e, e.Start, nil)
+		u.finish(p, e, e.Start, u.predicted(p))
 		return
 	}
 	ctx := u.opContext(p, e)
@@ -111,6 +111,14 @@ func (u *run) executeOne(cfg Configurator, p proposal) {
 		return
 	}
 	u.finish(p, e, u.r.now(), err)
+}
+
+// predicted is the error a dry run predicts for p (see WithPrediction).
+func (u *run) predicted(p proposal) error {
+	if u.r.predict == nil {
+		return nil
+	}
+	return u.r.predict(p.op, p.item())
 }
 
 func call(cfg Configurator, ctx context.Context, p proposal) error {

@@ -11,9 +11,10 @@ import (
 // no state of its own: everything it needs between calls lives in the
 // current-state graph, so a new Reconciler per call is fine.
 type Reconciler struct {
-	reg  Registry
-	now  func() time.Time
-	hook func(OpLogEntry)
+	reg     Registry
+	now     func() time.Time
+	hook    func(OpLogEntry)
+	predict func(op Operation, item dg.Item) error
 }
 
 // Option configures a Reconciler.
@@ -25,6 +26,17 @@ func WithClock(now func() time.Time) Option { return func(r *Reconciler) { r.now
 // WithOpHook calls f after every operation (and when an asynchronous one
 // starts), from the caller's goroutine: a place to log each kernel change.
 func WithOpHook(f func(OpLogEntry)) Option { return func(r *Reconciler) { r.hook = f } }
+
+// WithPrediction tells a dry run (Plan) which operations would fail: f
+// returns the error an operation on item would fail with now, or nil. The
+// caller knows what the managed system holds that the configurator would
+// refuse (an object someone else owns where the item goes); the dry run
+// then plans what a real run does after such a failure: the item is
+// failed with that error and what depends on it is blocked. Reconcile
+// never calls f.
+func WithPrediction(f func(op Operation, item dg.Item) error) Option {
+	return func(r *Reconciler) { r.predict = f }
+}
 
 // New returns a Reconciler that uses the configurators of reg.
 func New(reg Registry, opts ...Option) *Reconciler {
@@ -51,7 +63,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, current, intended *dg.Graph)
 // Plan is a dry run of Reconcile: the same algorithm, with no configurator
 // operation called (NeedsRecreate still is). The current graph is not
 // changed; the Status holds the exact operations a Reconcile would run now,
-// in order, and in NewCurrentState the state it would leave behind.
+// in order, and in NewCurrentState the state it would leave behind. An
+// operation that WithPrediction says fails is logged with its error and
+// fails as in a real run.
 func (r *Reconciler) Plan(ctx context.Context, current, intended *dg.Graph) Status {
 	if current != nil {
 		root := current.Root()
