@@ -149,17 +149,6 @@ func unsettled(ops reconciler.OperationLog) []Problem {
 	return out
 }
 
-// Plan returns the exact operations an Apply would run now, in order,
-// without changing anything (reconciler.Plan on the read-back state).
-func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*Result, error) {
-	cur, err := r.ReadCurrent(intended)
-	if err != nil {
-		return nil, err
-	}
-	st := reconciler.New(r.reg).Plan(ctx, cur, intended)
-	return Summarize(st, intended), nil
-}
-
 // Summarize turns a reconciler Status into a Result: blocked items with
 // their reason; intended items that failed or are missing, and current
 // items that should be gone, with their last error.

@@ -280,8 +280,7 @@ func lookupAddr(conn rawOps, a *items.Address, index int) ([]kernelAddr, *kernel
 	}
 	for i := range list {
 		k := &list[i]
-		if k.index == index && k.prefix.Addr() == a.Prefix.Addr() &&
-			(k.prefix.Bits() == a.Prefix.Bits() || !a.Prefix.Addr().Is4()) {
+		if k.index == index && sameAddr(k.prefix, a.Prefix) {
 			return list, k, nil
 		}
 	}

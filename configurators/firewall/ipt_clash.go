@@ -1,0 +1,64 @@
+package firewall
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/netagent/netagent/configurators/netnsx"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+)
+
+// Clashes finds the chains of hint (the intended graph) whose name a
+// chain without netagent's marker rule already has in the same family and
+// table, and returns for each the error its create fails with
+// (ErrNotOwned). It is ReadBack's counterpart for `plan`, which predicts
+// these failures instead of planning creates that apply would then fail.
+// Sysctls have no owner: nothing clashes with them.
+func Clashes(t *netnsx.Target, stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error) {
+	if hint == nil {
+		return nil, nil
+	}
+	chains, err := newChainConfigurator(t, stateDir)
+	if err != nil {
+		return nil, err
+	}
+	return chainClashes(context.Background(), chains.backends, hint)
+}
+
+// chainClashes reads each family that hint has chains of once.
+func chainClashes(ctx context.Context, backends map[items.Family]backend, hint *dg.Graph) (map[dg.ItemRef]error, error) {
+	want := make(map[items.Family][]*items.IptablesChain)
+	for it := range hint.Items() {
+		if c, ok := it.(*items.IptablesChain); ok {
+			want[c.Family] = append(want[c.Family], c)
+		}
+	}
+	out := make(map[dg.ItemRef]error)
+	for _, fam := range families {
+		b, ok := backends[fam]
+		if !ok || len(want[fam]) == 0 {
+			continue
+		}
+		tables, err := b.save(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading %v iptables chains: %w", fam, err)
+		}
+		for _, c := range want[fam] {
+			if foreignChain(tables[c.Table], c.Chain) {
+				out[dg.Ref(c)] = fmt.Errorf("creating iptables chain %s: %w", c.Name(), errForeign)
+			}
+		}
+	}
+	return out, nil
+}
+
+// foreignChain reports whether v (nil: the table is not loaded) holds a
+// chain of that name without the marker rule (see planApply).
+func foreignChain(v *tableView, chain string) bool {
+	if v == nil {
+		return false
+	}
+	rules, exists := v.rules(chain)
+	return exists && !ownedRules(rules)
+}

@@ -1,0 +1,145 @@
+package l3
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/netagent/netagent/configurators/netnsx"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+)
+
+// Clashes finds the items of hint (the intended graph) whose identity in
+// the kernel an object without netagent's mark holds, and returns for
+// each the error its create fails with (ErrNotOwned), as the configurator
+// decides it:
+//
+//	address   the same IPv4 address and length, or the same IPv6 address
+//	          of any length, on the item's interface
+//	route     a route of another protocol with the item's table,
+//	          destination and metric (tos 0)
+//	rule      a rule of another protocol with every selector of the item
+//	neighbor  a static entry (permanent, noarp, externally learned) for the
+//	          item's address on its interface; a learned one is replaced
+//
+// It is ReadBack's counterpart for `plan`, which predicts these failures
+// instead of planning creates that apply would then fail.
+func Clashes(t *netnsx.Target, hint *dg.Graph) (map[dg.ItemRef]error, error) {
+	if hint == nil {
+		return nil, nil
+	}
+	s, err := snapshot(t)
+	if err != nil {
+		return nil, fmt.Errorf("l3 clashes: %w", err)
+	}
+	out := make(map[dg.ItemRef]error)
+	for it := range hint.Items() {
+		if err := s.clash(it); err != nil {
+			out[dg.Ref(it)] = err
+		}
+	}
+	return out, nil
+}
+
+// kernelState is every address, route, rule and neighbour of a namespace,
+// indexed by the identity their items have.
+type kernelState struct {
+	indexes map[string]int // interface name → index
+	addrs   []kernelAddr
+	routes  kernelRoutes
+	rules   []netlink.Rule
+	neighs  []kernelNeigh
+}
+
+func snapshot(t *netnsx.Target) (*kernelState, error) {
+	names, err := linkNames(t.NL)
+	if err != nil {
+		return nil, err
+	}
+	s := &kernelState{indexes: make(map[string]int, len(names))}
+	for i, n := range names {
+		s.indexes[n] = i
+	}
+	if s.routes, err = dumpRoutes(t.NL, netlink.FAMILY_ALL); err != nil {
+		return nil, err
+	}
+	if err := retryDump("rules", func() error {
+		var err error
+		s.rules, err = t.NL.RuleList(netlink.FAMILY_ALL)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	conn, err := openConn(t)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.close()
+	if s.addrs, err = dumpAddrs(conn, unix.AF_UNSPEC); err != nil {
+		return nil, err
+	}
+	s.neighs, err = dumpNeighs(conn, unix.AF_UNSPEC)
+	return s, err
+}
+
+// clash is the error creating it fails with, or nil.
+func (s *kernelState) clash(it dg.Item) error {
+	switch x := it.(type) {
+	case *items.Address:
+		if s.foreignAddr(x) {
+			return fmt.Errorf("adding address %s: %w", x.Name(), errAddrNotOwned)
+		}
+	case *items.Route:
+		if _, foreign := ownedOf(s.routes[x.Name()]); foreign {
+			return fmt.Errorf("adding route %s: %w", x.Name(), errRouteNotOwned)
+		}
+	case *items.Rule:
+		if _, foreign := findRule(s.rules, x); foreign {
+			return fmt.Errorf("adding rule %s: %w", x.Name(), errRuleNotOwned)
+		}
+	case *items.Neighbor:
+		if s.foreignNeigh(x) {
+			return fmt.Errorf("adding neighbor %s: %w", x.Name(), errNeighNotOwned)
+		}
+	}
+	return nil
+}
+
+// foreignAddr reports whether the kernel address of a's identity (see
+// lookupAddr) is someone else's.
+func (s *kernelState) foreignAddr(a *items.Address) bool {
+	index, ok := s.indexes[a.Dev]
+	if !ok {
+		return false
+	}
+	for i := range s.addrs {
+		k := &s.addrs[i]
+		if k.index == index && sameAddr(k.prefix, a.Prefix) {
+			return !k.owned()
+		}
+	}
+	return false
+}
+
+// sameAddr: the same IPv4 address and length, or the same IPv6 address.
+func sameAddr(k, a netip.Prefix) bool {
+	return k.Addr() == a.Addr() && (k.Bits() == a.Bits() || !a.Addr().Is4())
+}
+
+// foreignNeigh reports whether someone's static entry holds n's address.
+func (s *kernelState) foreignNeigh(n *items.Neighbor) bool {
+	index, ok := s.indexes[n.Dev]
+	if !ok {
+		return false
+	}
+	for i := range s.neighs {
+		k := &s.neighs[i]
+		if k.index == index && k.ip == n.IP {
+			return !k.owned() && k.static()
+		}
+	}
+	return false
+}

@@ -1,0 +1,88 @@
+package link
+
+import (
+	"fmt"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/netagent/netagent/configurators/netnsx"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+)
+
+// Clashes finds the items of hint (the intended graph) whose place in the
+// kernel a link netagent does not own already holds, and returns for each
+// the error that creating it fails with (ErrNotOwned):
+//
+//   - a virtual interface whose name a link without netagent's mark has
+//     (a physical interface is not owned by design: no clash);
+//   - a veth not there yet whose peer name a link of this namespace
+//     without the mark has (the kernel refuses the create);
+//   - a port enslaved to a master that is not netagent's and not its
+//     intended one (the port is never taken from it).
+//
+// It is ReadBack's counterpart for `plan`, which predicts these failures
+// instead of planning creates that apply would then fail.
+func Clashes(t *netnsx.Target, hint *dg.Graph) (map[dg.ItemRef]error, error) {
+	if hint == nil {
+		return nil, nil
+	}
+	links, err := newKernel(t).listLinks()
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]netlink.Link, len(links))
+	byIndex := make(map[int]netlink.Link, len(links))
+	for _, l := range links {
+		byName[l.Attrs().Name] = l
+		byIndex[l.Attrs().Index] = l
+	}
+	out := make(map[dg.ItemRef]error)
+	for it := range hint.Items() {
+		var err error
+		switch x := it.(type) {
+		case *items.Interface:
+			err = interfaceClash(x, byName)
+		case *items.Port:
+			err = portClash(x, byName, byIndex)
+		}
+		if err != nil {
+			out[dg.Ref(it)] = err
+		}
+	}
+	return out, nil
+}
+
+// interfaceClash is the error creating want fails with, if a foreign link
+// holds its name or, for a new veth, its peer's name.
+func interfaceClash(want *items.Interface, byName map[string]netlink.Link) error {
+	if want.Kind == items.KindPhysical {
+		return nil
+	}
+	l, exists := byName[want.IfName]
+	switch {
+	case exists && !owned(l):
+		return fmt.Errorf("creating %s %s: %w", want.Kind, want.IfName, ErrNotOwned)
+	case exists || want.Kind != items.KindVeth || want.Veth == nil || want.Veth.PeerNetns != "":
+		return nil
+	}
+	if peer, taken := byName[want.Veth.Peer]; taken && !owned(peer) {
+		return fmt.Errorf("creating veth %s: its peer's name %s: %w", want.IfName, want.Veth.Peer, ErrNotOwned)
+	}
+	return nil
+}
+
+// portClash is the error enslaving p fails with, if its link is enslaved
+// to a master that is not netagent's (and not the intended master, whose
+// own clash is the interface's).
+func portClash(p *items.Port, byName map[string]netlink.Link, byIndex map[int]netlink.Link) error {
+	l, ok := byName[p.IfName]
+	if !ok {
+		return nil
+	}
+	master, ok := byIndex[l.Attrs().MasterIndex]
+	if !ok || owned(master) || master.Attrs().Name == p.Master {
+		return nil
+	}
+	return fmt.Errorf("port %s is enslaved to %s: %w", p.IfName, master.Attrs().Name, ErrNotOwned)
+}

@@ -1,0 +1,214 @@
+//go:build !vmtest
+
+package netns_test
+
+import (
+	"encoding/json"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// planClashIntent declares, beside objects nothing else holds, one object
+// of every kind whose place in the kernel placeClashes gives to someone
+// else.
+const planClashIntent = `{
+  "version": 1,
+  "interfaces": [
+    {"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24", "2001:db8::10/64", "192.0.2.11/24"]},
+    {"name": "br-lan", "type": "bridge", "addresses": ["192.168.50.1/24"]},
+    {"name": "p0", "type": "physical", "master": "br-lan"},
+    {"name": "mv-svc", "type": "macvlan", "macvlan": {"parent": "uplink0", "mode": "bridge"}, "addresses": ["192.0.2.50/24"]},
+    {"name": "v1", "type": "veth", "veth": {"peer": "v1-peer"}},
+    {"name": "v2", "type": "veth", "veth": {"peer": "v2-peer"}, "master": "br-lan"}
+  ],
+  "routes": [
+    {"to": "default", "via": "192.0.2.1", "dev": "uplink0", "metric": 100},
+    {"to": "203.0.113.0/24", "type": "blackhole"},
+    {"to": "198.51.100.0/24", "dev": "uplink0", "table": 100, "metric": 50},
+    {"to": "198.51.100.0/24", "dev": "uplink0", "table": 100, "metric": 60},
+    {"to": "10.20.0.0/16", "dev": "br-lan"}
+  ],
+  "rules": [
+    {"from": "192.168.50.0/24", "table": 100, "priority": 1000},
+    {"from": "192.168.60.0/24", "table": 100, "priority": 1000}
+  ],
+  "neighbors": [
+    {"dev": "uplink0", "ip": "192.0.2.77", "mac": "02:00:00:00:00:77"},
+    {"dev": "uplink0", "ip": "192.0.2.78", "mac": "02:00:00:00:00:78"}
+  ],
+  "firewall": {"chains": [
+    {"table": "filter", "name": "NA-FWD", "jumpFrom": "FORWARD", "rules": ["-i br-lan -j ACCEPT"]},
+    {"table": "nat", "name": "NA-NAT", "jumpFrom": "POSTROUTING", "rules": ["-s 192.168.50.0/24 -o uplink0 -j MASQUERADE"]}
+  ]}
+}`
+
+// planClashes are the items of planClashIntent that placeClashes takes
+// the place of: each must be predicted to fail, and fail.
+var planClashes = []string{
+	"address/uplink0/192.0.2.10/24",                   // the same address, another protocol
+	"address/uplink0/2001:db8::10/64",                 // the same IPv6 address, another length
+	"interface/mv-svc",                                // a foreign link of that name
+	"interface/v1",                                    // the veth's peer name is taken
+	"iptables-chain/ipv4/filter/NA-FWD",               // an unmarked chain of that name
+	"neighbor/uplink0/192.0.2.77",                     // someone's permanent entry
+	"port/p0",                                         // enslaved to someone's bridge
+	"route/main 203.0.113.0/24 metric 0",              // another protocol's route
+	"route/table 100 198.51.100.0/24 metric 50",       // the same key, protocol static
+	"rule/ipv4 1000: from 192.168.50.0/24 lookup 100", // the same selectors, another protocol
+}
+
+// placeClashes fills the namespace with objects netagent does not own,
+// most at the place of an item of planClashIntent, some beside one (which
+// must not clash): a learned neighbour entry, an address of another
+// length, a route of another metric, a rule of another source, and the
+// physical interfaces themselves.
+func (e *cliEnv) placeClashes() {
+	e.t.Helper()
+	e.ip("link", "add", "mv-svc", "type", "bridge")
+	e.ip("link", "add", "v1-peer", "type", "bridge")
+	e.ip("link", "add", "fbr", "type", "bridge")
+	e.ip("link", "add", "p0", "type", "veth", "peer", "name", "p0-peer")
+	e.ip("link", "set", "p0", "master", "fbr")
+	e.ip("addr", "add", "192.0.2.10/24", "dev", "uplink0")
+	e.ip("addr", "add", "192.0.2.11/25", "dev", "uplink0")
+	e.ip("addr", "add", "2001:db8::10/128", "dev", "uplink0", "nodad")
+	e.ip("route", "add", "blackhole", "203.0.113.0/24")
+	e.ip("route", "add", "198.51.100.0/24", "dev", "uplink0", "table", "100", "metric", "50", "proto", "static")
+	e.ip("route", "add", "198.51.100.0/24", "dev", "uplink0", "table", "100", "metric", "70", "proto", "static")
+	e.ip("rule", "add", "from", "192.168.50.0/24", "table", "100", "priority", "1000")
+	e.ip("neigh", "add", "192.0.2.77", "lladdr", "02:00:00:00:01:77", "dev", "uplink0", "nud", "permanent")
+	e.ip("neigh", "add", "192.0.2.78", "lladdr", "02:00:00:00:01:78", "dev", "uplink0", "nud", "stale")
+	e.exec("iptables", "-N", "NA-FWD")
+	e.exec("iptables", "-A", "NA-FWD", "-j", "RETURN")
+}
+
+// planDoc is what `plan --json` prints.
+type planDoc struct {
+	Operations []struct {
+		Op, Item, Error string
+		Recreate        bool
+	}
+	Problems []struct {
+		Item, State, Reason string
+		Blocked             bool
+	}
+}
+
+// Plan flags every object whose place someone else's object holds as a
+// predicted failure (exit 1), with the error apply then fails it with;
+// apply runs exactly the planned operations and fails exactly those items;
+// once the foreign objects are gone, apply converges and plan says "no
+// changes" (exit 0).
+func TestAgentCLIPlanPredictsClashes(t *testing.T) {
+	e := cliNewEnv(t)
+	e.placeClashes()
+	file := e.writeFile("clash.json", planClashIntent)
+
+	res := e.mustRun(1, "plan", file)
+	for _, ref := range planClashes {
+		if !strings.Contains(res.stdout, "  !  "+ref+": predicted to fail: ") {
+			t.Errorf("plan does not predict that %s fails:\n%s", ref, res.stdout)
+		}
+	}
+	if strings.Contains(res.stdout, "no changes") {
+		t.Errorf("plan: %s", res)
+	}
+	if !strings.Contains(res.stdout, "create interface/mv-svc: creating macvlan mv-svc: link exists and is not owned by netagent") {
+		t.Errorf("plan does not show the failing operation with its error:\n%s", res.stdout)
+	}
+
+	var doc planDoc
+	if err := json.Unmarshal([]byte(e.mustRun(1, "plan", "--json", file).stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	predicted, blocked := map[string]string{}, map[string]bool{}
+	for _, p := range doc.Problems {
+		if p.Blocked {
+			blocked[p.Item] = true
+			continue
+		}
+		if p.State != "predicted to fail" {
+			t.Errorf("problem %+v", p)
+		}
+		predicted[p.Item] = p.Reason
+	}
+	if got := slices.Sorted(maps.Keys(predicted)); !slices.Equal(got, planClashes) {
+		t.Errorf("predicted failures:\n got %q\nwant %q", got, planClashes)
+	}
+	for ref, reason := range predicted {
+		if !strings.Contains(reason, "not owned by netagent") {
+			t.Errorf("%s: %s", ref, reason)
+		}
+	}
+	var planned []string
+	for _, o := range doc.Operations {
+		planned = append(planned, o.Op+" "+o.Item)
+		if _, clash := predicted[o.Item]; clash != (o.Error != "") {
+			t.Errorf("operation %+v", o)
+		}
+	}
+	for _, ref := range []string{"route/main 0.0.0.0/0 metric 100", "address/mv-svc/192.0.2.50/24"} {
+		if !blocked[ref] {
+			t.Errorf("%s is not blocked behind its failed dependency: %v", ref, blocked)
+		}
+	}
+
+	res = e.mustRun(1, "apply", file)
+	failed, applyBlocked := map[string]bool{}, map[string]bool{}
+	for _, line := range strings.Split(res.stderr, "\n") {
+		if m := problemLine.FindStringSubmatch(line); m != nil {
+			if m[2] == "failed" {
+				failed[m[1]] = true
+			} else {
+				applyBlocked[m[1]] = true
+			}
+		}
+	}
+	if got := slices.Sorted(maps.Keys(failed)); !slices.Equal(got, planClashes) {
+		t.Errorf("apply failed:\n got %q\nwant %q\n%s", got, planClashes, res)
+	}
+	if !maps.Equal(applyBlocked, blocked) {
+		t.Errorf("apply blocked %v, plan said %v", applyBlocked, blocked)
+	}
+	if ran := appliedOps(res.stderr); !slices.Equal(ran, planned) {
+		t.Errorf("apply ran other operations than planned:\n ran %q\nplan %q", ran, planned)
+	}
+
+	// Someone removes their objects: the rest converges, and a plan of the
+	// converged namespace is empty.
+	for _, args := range [][]string{
+		{"link", "del", "mv-svc"}, {"link", "del", "v1-peer"}, {"link", "set", "p0", "nomaster"},
+		{"addr", "del", "192.0.2.10/24", "dev", "uplink0"}, {"addr", "del", "2001:db8::10/128", "dev", "uplink0"},
+		{"route", "del", "blackhole", "203.0.113.0/24"}, {"route", "del", "198.51.100.0/24", "table", "100", "metric", "50"},
+		{"rule", "del", "from", "192.168.50.0/24", "table", "100", "priority", "1000"},
+		{"neigh", "del", "192.0.2.77", "dev", "uplink0"},
+	} {
+		e.ip(args...)
+	}
+	e.exec("iptables", "-F", "NA-FWD")
+	e.exec("iptables", "-X", "NA-FWD")
+	if res := e.mustRun(0, "plan", file); strings.Contains(res.stdout, "!") || strings.Contains(res.stdout, "no changes") {
+		t.Errorf("plan after the foreign objects went: %s", res)
+	}
+	e.mustRun(0, "apply", file)
+	if res := e.mustRun(0, "plan", file); !strings.Contains(res.stdout, "no changes: the kernel already matches the intent") {
+		t.Errorf("plan of the converged namespace: %s", res)
+	}
+}
+
+// problemLine matches apply's report of an item that did not converge.
+var problemLine = regexp.MustCompile(`^(\S+/.+?): (failed|blocked): `)
+
+// appliedOps lists the operations apply logged, as "op item".
+func appliedOps(stderr string) []string {
+	var out []string
+	for _, m := range opLine.FindAllStringSubmatch(stderr, -1) {
+		out = append(out, m[2]+" "+m[1])
+	}
+	return out
+}
+
+var opLine = regexp.MustCompile(`item="?(.+?)"? op=(\w+) outcome=`)
