@@ -8,8 +8,9 @@ import (
 // DOT renders g in Graphviz's DOT language: one node per item (external
 // items dashed, failed ones red, those in transition orange), one edge per
 // dependency from the dependant to the required item (labelled with the
-// predicate's description), subgraphs as clusters. Required items that are
-// missing appear as grey dotted nodes. Render it with `dot -Tsvg`.
+// predicate's description), subgraphs as clusters labelled with their
+// description (SetDescription), or else their name. Required items that
+// are missing appear as grey dotted nodes. Render it with `dot -Tsvg`.
 func DOT(g *Graph) string {
 	w := newDotWriter(g.name)
 	w.cluster(g, func(ref ItemRef) (string, bool) {
@@ -22,8 +23,10 @@ func DOT(g *Graph) string {
 
 // DiffDOT renders current and intended together, showing what a reconcile
 // would change: items to create in green, to delete in red, to modify in
-// blue, unchanged ones in black. Edges are the intended dependencies (the
-// current ones for items that will be deleted).
+// blue, unchanged ones in black. External items of current that intended
+// does not hold are drawn dashed, as in DOT: a reconcile never deletes
+// them. Edges are the intended dependencies (the current ones for items
+// that will be deleted).
 func DiffDOT(current, intended *Graph) string {
 	w := newDotWriter("plan: " + intended.Root().Name())
 	union := map[ItemRef]struct{}{}
@@ -45,8 +48,12 @@ func DiffDOT(current, intended *Graph) string {
 		}
 	}
 	for _, r := range gone {
-		it, _ := current.Get(r)
-		w.node(r, diffStyle(it, nil))
+		it, st, _ := current.Lookup(r)
+		if it.External() {
+			w.node(r, nodeStyle(it, st))
+		} else {
+			w.node(r, diffStyle(it, nil))
+		}
 	}
 	deps := func(r ItemRef) []Dependency {
 		if intended.Contains(r) {
@@ -81,7 +88,11 @@ func (w *dotWriter) cluster(g *Graph, style func(ItemRef) (string, bool)) {
 	}
 	for _, sub := range g.SubGraphs() {
 		w.clusters++
-		fmt.Fprintf(&w.b, "%ssubgraph cluster_%d {\n%s  label=%s;\n", w.indent, w.clusters, w.indent, quote(sub.name))
+		label := sub.name
+		if sub.desc != "" {
+			label = sub.desc
+		}
+		fmt.Fprintf(&w.b, "%ssubgraph cluster_%d {\n%s  label=%s;\n", w.indent, w.clusters, w.indent, quote(label))
 		saved := w.indent
 		w.indent += "  "
 		w.cluster(sub, style)

@@ -3,7 +3,10 @@ package main
 import (
 	"fmt"
 
+	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/runtime"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
 )
 
 func init() {
@@ -36,6 +39,9 @@ func runGraph(g *globals, args []string) int {
 			return code
 		}
 	}
+	if intended != nil {
+		describeFiles(intended)
+	}
 	if !*current {
 		fmt.Fprint(g.stdout, dg.DOT(intended))
 		return exitOK
@@ -45,7 +51,7 @@ func runGraph(g *globals, args []string) int {
 		return code
 	}
 	defer rt.Close()
-	cur, err := rt.ReadCurrent(intended)
+	cur, err := readCurrent(rt, intended)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: graph: %v\n", err)
 		return exitInternal
@@ -56,4 +62,38 @@ func runGraph(g *globals, args []string) int {
 		fmt.Fprint(g.stdout, dg.DiffDOT(cur, intended))
 	}
 	return exitOK
+}
+
+// describeFiles labels each file's subgraph with the file's name (the
+// subgraph's own name has each "/" escaped: see render.SubgraphName), so
+// that a DOT cluster reads "/etc/netagent/lan.json".
+func describeFiles(intended *dg.Graph) {
+	for _, sub := range intended.SubGraphs() {
+		sub.SetDescription(render.FileOfSubgraph(sub.Name()))
+	}
+}
+
+// readCurrent reads the kernel back for graph --current. Without an intent
+// (intended nil), a link netagent does not own but that its objects sit on
+// (the uplink an address or a route is on, a port of its bridge) is read
+// back as the physical interface it is to them, as an intent would declare
+// it, so that it is drawn present, under its link, rather than missing.
+func readCurrent(rt *runtime.Runtime, intended *dg.Graph) (*dg.Graph, error) {
+	cur, err := rt.ReadCurrent(intended)
+	if err != nil || intended != nil {
+		return cur, err
+	}
+	hint := dg.New("physical")
+	for _, ref := range cur.Refs() {
+		for _, d := range cur.Dependencies(ref) {
+			req := d.RequiredItem
+			if req.Type == items.TypeInterface && !cur.Contains(req) && cur.Contains(items.LinkRef(req.Name)) {
+				hint.Put(&items.Interface{IfName: req.Name, Kind: items.KindPhysical})
+			}
+		}
+	}
+	if hint.Len() == 0 {
+		return cur, nil
+	}
+	return rt.ReadCurrent(hint)
 }
