@@ -8,14 +8,37 @@ import (
 	"github.com/netagent/netagent/reconciler"
 )
 
+// PlanResult is the outcome of a Plan: the Result an Apply would have,
+// with the passes it would run told apart, and what the kernel changes by
+// itself as the operations run.
+type PlanResult struct {
+	Result
+	// FollowUps gives, for each pass after the first, the index in Ops of
+	// its first operation.
+	FollowUps []int
+	// SideEffects lists the intended items the kernel changes by itself
+	// when the planned operations run (configurators.SideEffects). Apply
+	// reads the kernel back after a pass and writes them again in a
+	// follow-up pass: the certain ones are planned as such (Ops from
+	// FollowUps on); the others make Apply run one if the kernel does it.
+	SideEffects []configurators.SideEffect
+}
+
 // Plan returns the exact operations an Apply would run now, in order,
-// without changing anything: reconciler.Plan on the read-back state. An
-// operation on an item whose place in the kernel someone else's object
-// holds (configurators.Clashes) is predicted to fail as Apply's would, with
-// the same error: it is in the log with its error and in Problems, and what
-// depends on it is blocked. Every other problem (a blocked item) is one
-// Apply would report too.
-func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*Result, error) {
+// without changing anything: reconciler.Plan on the read-back state.
+//
+// An operation on an item whose place in the kernel someone else's object
+// holds (configurators.Clashes) is predicted to fail as Apply's would,
+// with the same error: it is in the log with its error and in Problems,
+// and what depends on it is blocked.
+//
+// Where the kernel undoes an intended item as a side effect of a planned
+// operation (a global forwarding sysctl rewrites the interfaces' keys; a
+// link set down loses its neighbours), Apply's next pass writes it again:
+// Plan plans that pass too, on the state the first leaves as the kernel
+// changes it, up to MaxPasses passes as Apply, and lists every side effect,
+// also those the kernel may or may not have (SideEffects).
+func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, error) {
 	cur, err := r.ReadCurrent(intended)
 	if err != nil {
 		return nil, err
@@ -24,19 +47,111 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	rec := reconciler.New(r.reg, reconciler.WithPrediction(predictClashes(clashes)))
-	st := rec.Plan(ctx, cur, intended)
-	return Summarize(st, intended), nil
+	out := &PlanResult{}
+	var ops reconciler.OperationLog
+	refused := make(map[dg.ItemRef]error)
+	for pass := 1; ; pass++ {
+		rec := reconciler.New(r.reg, reconciler.WithPrediction(predict(clashes, refused)))
+		st := rec.Plan(ctx, cur, intended)
+		last := st.OperationLog
+		effects := configurators.SideEffects(last, cur, intended)
+		out.SideEffects = append(out.SideEffects, effects...)
+		ops = append(ops, last...)
+		st.OperationLog = ops
+		out.Result = *Summarize(st, intended)
+		certain := certainOnly(effects)
+		if len(last) == 0 || !out.Converged() || len(certain) == 0 || pass == MaxPasses || ctx.Err() != nil {
+			return out, nil
+		}
+		cur = reread(st.NewCurrentState, intended)
+		undo(cur, certain, refused)
+		out.FollowUps = append(out.FollowUps, len(ops))
+	}
 }
 
-// predictClashes predicts that creating or modifying an item of clashes
-// fails with its error. Deleting never clashes: netagent deletes only
-// what it owns, and the object at that place is then its own.
-func predictClashes(clashes map[dg.ItemRef]error) func(reconciler.Operation, dg.Item) error {
+// PlanStatus is one dry run of the reconciler from current (the daemon's
+// own current state) with the failures Plan predicts for items whose place
+// someone else's object holds. Without a way to find those (the kernel
+// could not be read), it plans without predictions.
+func (r *Runtime) PlanStatus(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
+	clashes, err := configurators.Clashes(r.target, r.stateDir, intended)
+	if err != nil {
+		r.log.WithError(err).Warn("plan: looking for objects in the way of intended ones")
+	}
+	rec := reconciler.New(r.reg, reconciler.WithPrediction(predict(clashes, nil)))
+	return rec.Plan(ctx, current, intended)
+}
+
+// predict predicts that creating or modifying an item of clashes fails
+// with its error (deleting never clashes: netagent deletes only what it
+// owns, and the object at that place is then its own), and that writing an
+// item of refused again fails with its error.
+func predict(clashes, refused map[dg.ItemRef]error) func(reconciler.Operation, dg.Item) error {
 	return func(op reconciler.Operation, it dg.Item) error {
 		if op == reconciler.OpDelete {
 			return nil
 		}
-		return clashes[dg.Ref(it)]
+		ref := dg.Ref(it)
+		if err := clashes[ref]; err != nil {
+			return err
+		}
+		return refused[ref]
+	}
+}
+
+func certainOnly(effects []configurators.SideEffect) []configurators.SideEffect {
+	var out []configurators.SideEffect
+	for _, e := range effects {
+		if e.Certain {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// reread returns the predicted state pred as Apply's next pass finds it:
+// a fresh read-back (ReadCurrent) of what the kernel then holds, built in
+// the same order and shape, so that the dry run of the next pass plans
+// the operations in the order that pass runs them.
+func reread(pred, intended *dg.Graph) *dg.Graph {
+	cur := dg.New("current")
+	for it := range pred.Items() {
+		subgraph(cur, scopeIn(intended, dg.Ref(it))).Put(it)
+	}
+	return cur
+}
+
+// scopeIn is the path of the subgraph of g that holds ref ("" for the
+// root or when g does not hold it).
+func scopeIn(g *dg.Graph, ref dg.ItemRef) string {
+	if g == nil {
+		return ""
+	}
+	path, _ := g.Root().ScopeOf(ref)
+	return path
+}
+
+// subgraph returns the subgraph of g at path, g itself for "".
+func subgraph(g *dg.Graph, path string) *dg.Graph {
+	if path == "" {
+		return g
+	}
+	return g.EditSubGraph(path)
+}
+
+// undo changes the predicted current state cur as the kernel does by
+// itself (see configurators.SideEffects), and records the writes the
+// kernel will refuse.
+func undo(cur *dg.Graph, effects []configurators.SideEffect, refused map[dg.ItemRef]error) {
+	for _, e := range effects {
+		if e.Refused != nil {
+			refused[e.Ref] = e.Refused
+		}
+		if e.After == nil {
+			cur.Delete(e.Ref)
+			continue
+		}
+		st, _ := cur.State(e.Ref)
+		subgraph(cur, scopeIn(cur, e.Ref)).PutWithState(e.After, st)
 	}
 }

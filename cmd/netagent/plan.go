@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/netagent/netagent/agent/runtime"
+	"github.com/netagent/netagent/configurators"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -47,11 +48,16 @@ func runPlan(g *globals, args []string) int {
 }
 
 // printPlanText prints one numbered line per operation (an operation
-// predicted to fail with its error), then the items an apply would leave
-// failed or blocked, and a summary line. "no changes" means exactly that:
-// no operation, and nothing blocked or predicted to fail.
-func printPlanText(g *globals, res *runtime.Result) {
+// predicted to fail with its error), a header before each follow-up pass,
+// then the items an apply would leave failed or blocked, what the kernel
+// changes by itself as the operations run, and a summary line. "no
+// changes" means exactly that: no operation, and nothing blocked or
+// predicted to fail.
+func printPlanText(g *globals, res *runtime.PlanResult) {
 	for i, e := range res.Ops {
+		if pass := passOf(res, i); pass > 1 && passStart(res, pass) == i {
+			fmt.Fprintf(g.stdout, "  -- pass %d: apply reads the kernel back and writes again what it changed by itself:\n", pass)
+		}
 		fmt.Fprintf(g.stdout, "%3d. %s\n       %s\n", i+1, e, e.Item)
 	}
 	for _, p := range res.Problems {
@@ -60,14 +66,47 @@ func printPlanText(g *globals, res *runtime.Result) {
 	if len(res.Problems) == 0 && res.Err != nil {
 		fmt.Fprintf(g.stdout, "  !  %v\n", res.Err)
 	}
+	for _, e := range res.SideEffects {
+		fmt.Fprintf(g.stdout, "  ~  %s\n", sideEffectText(e))
+	}
+	passes := ""
+	if len(res.FollowUps) > 0 {
+		passes = fmt.Sprintf(" in %d passes", len(res.FollowUps)+1)
+	}
 	switch failed := len(res.Problems); {
 	case len(res.Ops) == 0 && failed == 0 && res.Err == nil:
 		fmt.Fprintln(g.stdout, "no changes: the kernel already matches the intent")
 	case failed == 0 && res.Err == nil:
-		fmt.Fprintf(g.stdout, "plan: %d operations\n", len(res.Ops))
+		fmt.Fprintf(g.stdout, "plan: %d operations%s\n", len(res.Ops), passes)
 	default:
-		fmt.Fprintf(g.stdout, "plan: %d operations; %d items would not converge (predicted to fail or blocked)\n", len(res.Ops), failed)
+		fmt.Fprintf(g.stdout, "plan: %d operations%s; %d items would not converge (predicted to fail or blocked)\n", len(res.Ops), passes, failed)
 	}
+}
+
+// passOf returns the 1-based pass of the i-th operation.
+func passOf(res *runtime.PlanResult, i int) int {
+	pass := 1
+	for _, start := range res.FollowUps {
+		if i >= start {
+			pass++
+		}
+	}
+	return pass
+}
+
+// passStart returns the index of the first operation of a pass (> 1).
+func passStart(res *runtime.PlanResult, pass int) int { return res.FollowUps[pass-2] }
+
+// sideEffectText says what the kernel does to an item, after which
+// operation, and what apply does about it.
+func sideEffectText(e configurators.SideEffect) string {
+	switch {
+	case e.Certain && e.Refused != nil:
+		return fmt.Sprintf("%s: changed by the kernel after %q: %s; a follow-up pass tries to write it again: %v", e.Ref, e.Cause, e.Reason, e.Refused)
+	case e.Certain:
+		return fmt.Sprintf("%s: changed by the kernel after %q: %s; a follow-up pass writes it again", e.Ref, e.Cause, e.Reason)
+	}
+	return fmt.Sprintf("%s: may be changed by the kernel after %q: %s; apply then runs a follow-up pass to write it again", e.Ref, e.Cause, e.Reason)
 }
 
 // problemState names what an apply would leave an item in: blocked, or
@@ -81,8 +120,9 @@ func problemState(p runtime.Problem) string {
 
 // planJSON is the document `plan --json` prints.
 type planJSON struct {
-	Operations []opJSON      `json:"operations"`
-	Problems   []problemJSON `json:"problems,omitempty"`
+	Operations  []opJSON         `json:"operations"`
+	Problems    []problemJSON    `json:"problems,omitempty"`
+	SideEffects []sideEffectJSON `json:"sideEffects,omitempty"`
 }
 
 type opJSON struct {
@@ -92,6 +132,9 @@ type opJSON struct {
 	Description string `json:"description"`
 	// Error is the error the operation is predicted to fail with.
 	Error string `json:"error,omitempty"`
+	// Pass is the apply pass that runs it: 1, or a follow-up pass that
+	// writes again what the kernel changed by itself.
+	Pass int `json:"pass"`
 }
 
 // problemJSON is an item an apply would leave failed or blocked: State is
@@ -103,10 +146,25 @@ type problemJSON struct {
 	Reason  string `json:"reason"`
 }
 
-func printPlanJSON(g *globals, res *runtime.Result) error {
+// sideEffectJSON is an intended item the kernel changes by itself after
+// an operation (Cause): certainly, or depending on what it decides then.
+type sideEffectJSON struct {
+	Item    string `json:"item"`
+	Cause   string `json:"cause"`
+	Reason  string `json:"reason"`
+	Certain bool   `json:"certain"`
+}
+
+func printPlanJSON(g *globals, res *runtime.PlanResult) error {
 	doc := planJSON{Operations: opsJSON(res.Ops)}
+	for i := range doc.Operations {
+		doc.Operations[i].Pass = passOf(res, i)
+	}
 	for _, p := range res.Problems {
 		doc.Problems = append(doc.Problems, problemJSON{Item: p.Ref.String(), State: problemState(p), Blocked: p.Blocked, Reason: p.Reason})
+	}
+	for _, e := range res.SideEffects {
+		doc.SideEffects = append(doc.SideEffects, sideEffectJSON{Item: e.Ref.String(), Cause: e.Cause, Reason: e.Reason, Certain: e.Certain})
 	}
 	return writeJSON(g, doc)
 }

@@ -9,22 +9,23 @@ import (
 	"testing"
 
 	"github.com/netagent/netagent/agent/runtime"
+	"github.com/netagent/netagent/configurators"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
-func planSample() *runtime.Result {
+func planSample() *runtime.PlanResult {
 	route := &items.Route{Dst: netip.MustParsePrefix("10.0.0.0/8"), Dev: "br0", Scope: items.ScopeLink}
 	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
-	return &runtime.Result{
+	return &runtime.PlanResult{Result: runtime.Result{
 		Ops: reconciler.OperationLog{
 			{Ref: dg.Ref(br), Item: br, Op: reconciler.OpDelete, Recreate: true},
 			{Ref: dg.Ref(br), Item: br, Op: reconciler.OpCreate, Recreate: true},
 			{Ref: dg.Ref(route), Item: route, Op: reconciler.OpCreate},
 		},
 		Problems: []runtime.Problem{{Ref: items.InterfaceRef("eth0"), Blocked: true, Reason: "waiting for link/eth0"}},
-	}
+	}}
 }
 
 // plan prints one numbered operation per line with the item under it, and
@@ -45,7 +46,7 @@ plan: 3 operations; 1 items would not converge (predicted to fail or blocked)
 		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
 	}
 	out.Reset()
-	printPlanText(&globals{stdout: &out}, &runtime.Result{})
+	printPlanText(&globals{stdout: &out}, &runtime.PlanResult{})
 	if !strings.HasPrefix(out.String(), "no changes") {
 		t.Errorf("empty plan: %q", out.String())
 	}
@@ -54,17 +55,17 @@ plan: 3 operations; 1 items would not converge (predicted to fail or blocked)
 // planClash is the plan of a bridge whose name a foreign link has: the
 // create is predicted to fail, with the configurator's error, and the
 // address on the bridge is blocked.
-func planClash() *runtime.Result {
+func planClash() *runtime.PlanResult {
 	br := &items.Interface{IfName: "br1", Kind: items.KindBridge, AdminUp: true}
 	errClash := errors.New("creating bridge br1: link exists and is not owned by netagent")
-	return &runtime.Result{
+	return &runtime.PlanResult{Result: runtime.Result{
 		Ops: reconciler.OperationLog{{Ref: dg.Ref(br), Item: br, Op: reconciler.OpCreate, Err: errClash}},
 		Problems: []runtime.Problem{
 			{Ref: items.AddressRef("br1", netip.MustParsePrefix("10.1.0.1/24")), Blocked: true, Reason: "waiting for interface/br1 (failed: ...)"},
 			{Ref: dg.Ref(br), Reason: "create failed: " + errClash.Error()},
 		},
 		Err: errClash,
-	}
+	}}
 }
 
 // A plan with an operation predicted to fail shows the operation with its
@@ -82,10 +83,10 @@ plan: 1 operations; 2 items would not converge (predicted to fail or blocked)
 	if out.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
 	}
-	for _, res := range []*runtime.Result{
-		{Problems: planClash().Problems},
-		{Problems: planSample().Problems},
-		{Err: errors.New("cycle: interface/a")},
+	for _, res := range []*runtime.PlanResult{
+		{Result: runtime.Result{Problems: planClash().Problems}},
+		{Result: runtime.Result{Problems: planSample().Problems}},
+		{Result: runtime.Result{Err: errors.New("cycle: interface/a")}},
 	} {
 		out.Reset()
 		printPlanText(&globals{stdout: &out}, res)
@@ -122,15 +123,62 @@ func TestPrintPlanJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(doc.Operations) != 3 || doc.Operations[0] != (opJSON{Op: "delete", Item: "interface/br0", Recreate: true,
-		Description: "interface br0 bridge up"}) || doc.Operations[2].Item != "route/main 10.0.0.0/8 metric 0" {
+		Description: "interface br0 bridge up", Pass: 1}) || doc.Operations[2].Item != "route/main 10.0.0.0/8 metric 0" {
 		t.Errorf("operations: %+v", doc.Operations)
 	}
 	if len(doc.Problems) != 1 || !doc.Problems[0].Blocked || doc.Problems[0].Item != "interface/eth0" {
 		t.Errorf("problems: %+v", doc.Problems)
 	}
 	out.Reset()
-	printPlanJSON(&globals{stdout: &out}, &runtime.Result{})
+	printPlanJSON(&globals{stdout: &out}, &runtime.PlanResult{})
 	if !strings.Contains(out.String(), `"operations": []`) {
 		t.Errorf("an empty plan is not an empty list: %s", out.String())
+	}
+}
+
+// A plan with a follow-up pass marks where it starts, in the text and in
+// the JSON, and prints the side effects that cause it.
+func TestPrintPlanFollowUpPass(t *testing.T) {
+	all := &items.Sysctl{Key: "net.ipv4.conf.all.forwarding", Value: "0"}
+	eth := &items.Sysctl{Key: "net.ipv4.conf.eth0.forwarding", Value: "1"}
+	nb := &items.Neighbor{Dev: "br0", IP: netip.MustParseAddr("10.0.0.9"), MAC: []byte{2, 0, 0, 0, 0, 9}}
+	res := &runtime.PlanResult{
+		Result: runtime.Result{Ops: reconciler.OperationLog{
+			{Ref: dg.Ref(all), Item: all, Op: reconciler.OpModify},
+			{Ref: dg.Ref(eth), Item: eth, Op: reconciler.OpModify},
+		}},
+		FollowUps: []int{1},
+		SideEffects: []configurators.SideEffect{
+			{Ref: dg.Ref(eth), Cause: "modify sysctl/net.ipv4.conf.all.forwarding", Reason: "writing it sets every ipv4 interface's forwarding to 0", Certain: true},
+			{Ref: dg.Ref(nb), Cause: "delete port/lan0", Reason: "br0 may change its MAC"},
+		},
+	}
+	var out bytes.Buffer
+	printPlanText(&globals{stdout: &out}, res)
+	want := `  1. modify sysctl/net.ipv4.conf.all.forwarding
+       sysctl net.ipv4.conf.all.forwarding = 0
+  -- pass 2: apply reads the kernel back and writes again what it changed by itself:
+  2. modify sysctl/net.ipv4.conf.eth0.forwarding
+       sysctl net.ipv4.conf.eth0.forwarding = 1
+  ~  sysctl/net.ipv4.conf.eth0.forwarding: changed by the kernel after "modify sysctl/net.ipv4.conf.all.forwarding": writing it sets every ipv4 interface's forwarding to 0; a follow-up pass writes it again
+  ~  neighbor/br0/10.0.0.9: may be changed by the kernel after "delete port/lan0": br0 may change its MAC; apply then runs a follow-up pass to write it again
+plan: 2 operations in 2 passes
+`
+	if out.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
+	}
+	out.Reset()
+	if err := printPlanJSON(&globals{stdout: &out}, res); err != nil {
+		t.Fatal(err)
+	}
+	var doc planJSON
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Operations) != 2 || doc.Operations[0].Pass != 1 || doc.Operations[1].Pass != 2 {
+		t.Errorf("operations: %+v", doc.Operations)
+	}
+	if len(doc.SideEffects) != 2 || !doc.SideEffects[0].Certain || doc.SideEffects[1].Certain || doc.SideEffects[1].Cause != "delete port/lan0" {
+		t.Errorf("side effects: %+v", doc.SideEffects)
 	}
 }
