@@ -4,6 +4,7 @@ package netns_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -212,3 +213,126 @@ func appliedOps(stderr string) []string {
 }
 
 var opLine = regexp.MustCompile(`item="?(.+?)"? op=(\w+) outcome=`)
+
+// planFull returns every operation `plan --json` lists, as "op item",
+// with its pass, whatever the exit code; and the side effects.
+func (e *cliEnv) planFull(code int, file string) (ops []string, passes []int, doc planDocFull) {
+	e.t.Helper()
+	res := e.mustRun(code, "plan", "--json", file)
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		e.t.Fatalf("plan --json: %v\n%s", err, res.stdout)
+	}
+	for _, o := range doc.Operations {
+		ops = append(ops, o.Op+" "+o.Item)
+		passes = append(passes, o.Pass)
+	}
+	return ops, passes, doc
+}
+
+type planDocFull struct {
+	Operations []struct {
+		Op, Item, Error string
+		Pass            int
+	}
+	Problems []struct {
+		Item, State string
+	}
+	SideEffects []struct {
+		Item, Cause, Reason string
+		Certain             bool
+	}
+}
+
+// Where the kernel undoes an intended item as a side effect of a planned
+// operation, apply's next pass writes it again, and plan plans that pass:
+// apply runs exactly the planned operations, in the planned order, with
+// the planned outcome.
+//
+//   - a global forwarding key written to a new value rewrites the
+//     interfaces' keys (pass 2 writes uplink0's back);
+//   - a link set down loses its neighbours, IPv6 addresses and routes
+//     (pass 2 adds the first two back; the kernel refuses the IPv4 route);
+//   - a port leaving a bridge without a MAC of its own may change its MAC
+//     and flush its neighbours: plan says so (it cannot know for sure).
+func TestAgentCLIPlanFollowUpPass(t *testing.T) {
+	e := cliNewEnv(t)
+	base := `{"version": 1,
+  "interfaces": [
+    {"name": "uplink0", "type": "physical"},
+    {"name": "v5", "type": "veth", "veth": {"peer": "v5-peer"}, "state": "%s", "addresses": ["10.5.0.1/24", "2001:db8:5::1/64"]},
+    {"name": "br0", "type": "bridge", "addresses": ["192.168.50.1/24"]}%s
+  ],
+  "routes": [{"to": "10.6.0.0/16", "via": "10.5.0.2"}],
+  "neighbors": [
+    {"dev": "v5", "ip": "10.5.0.9", "mac": "02:00:00:00:05:09"},
+    {"dev": "br0", "ip": "192.168.50.20", "mac": "02:00:00:00:00:20"}
+  ],
+  "sysctls": {"net.ipv4.conf.all.forwarding": "%s", "net.ipv4.conf.uplink0.forwarding": "1"}
+}`
+	ports := `,
+    {"name": "lan0", "type": "veth", "veth": {"peer": "lan0-peer"}, "master": "br0"},
+    {"name": "lan1", "type": "veth", "veth": {"peer": "lan1-peer"}, "master": "br0"}`
+	write := func(name, state, ports, fwd string) string {
+		return e.writeFile(name, fmt.Sprintf(base, state, ports, fwd))
+	}
+	e.mustRun(0, "apply", write("start.json", "up", ports, "1"))
+
+	// The forwarding key.
+	fwd := write("fwd.json", "up", ports, "0")
+	ops, passes, doc := e.planFull(0, fwd)
+	want := []string{"modify sysctl/net.ipv4.conf.all.forwarding", "modify sysctl/net.ipv4.conf.uplink0.forwarding"}
+	if !slices.Equal(ops, want) || !slices.Equal(passes, []int{1, 2}) {
+		t.Errorf("plan of the forwarding change: %q passes %v, want %q in passes 1, 2", ops, passes, want)
+	}
+	if len(doc.SideEffects) != 1 || !doc.SideEffects[0].Certain || doc.SideEffects[0].Item != "sysctl/net.ipv4.conf.uplink0.forwarding" {
+		t.Errorf("side effects: %+v", doc.SideEffects)
+	}
+	res := e.mustRun(0, "apply", fwd)
+	if ran := appliedOps(res.stderr); !slices.Equal(ran, ops) {
+		t.Errorf("apply ran %q, plan said %q", ran, ops)
+	}
+	if got := strings.TrimSpace(e.exec("sysctl", "-n", "net.ipv4.conf.uplink0.forwarding")); got != "1" {
+		t.Errorf("uplink0 forwarding is %s", got)
+	}
+	if res := e.mustRun(0, "plan", fwd); !strings.Contains(res.stdout, "no changes") {
+		t.Errorf("plan after apply: %s", res)
+	}
+
+	// The link goes down.
+	down := write("down.json", "down", ports, "0")
+	ops, passes, doc = e.planFull(1, down)
+	want = []string{"modify interface/v5", "create address/v5/2001:db8:5::1/64", "create route/main 10.6.0.0/16 metric 0",
+		"create neighbor/v5/10.5.0.9"}
+	if !slices.Equal(ops, want) || !slices.Equal(passes, []int{1, 2, 2, 2}) {
+		t.Errorf("plan of the link going down: %q passes %v, want %q", ops, passes, want)
+	}
+	if len(doc.Problems) != 1 || doc.Problems[0].Item != "route/main 10.6.0.0/16 metric 0" || doc.Problems[0].State != "predicted to fail" {
+		t.Errorf("problems: %+v", doc.Problems)
+	}
+	res = e.mustRun(1, "apply", down)
+	if ran := appliedOps(res.stderr); !slices.Equal(ran, ops) {
+		t.Errorf("apply ran %q, plan said %q", ran, ops)
+	}
+	if !strings.Contains(res.stderr, "route/main 10.6.0.0/16 metric 0: failed: ") {
+		t.Errorf("apply: %s", res)
+	}
+	e.mustRun(0, "apply", fwd)
+
+	// A port leaves the bridge.
+	leave := write("leave.json", "up", ports[:strings.Index(ports, `,
+    {"name": "lan1"`)], "0")
+	_, _, doc = e.planFull(0, leave)
+	found := false
+	for _, s := range doc.SideEffects {
+		if s.Item == "neighbor/br0/192.168.50.20" && s.Cause == "delete port/lan1" && !s.Certain {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("plan does not say that br0's neighbour may be flushed: %+v", doc.SideEffects)
+	}
+	e.mustRun(0, "apply", leave)
+	if res := e.mustRun(0, "plan", leave); !strings.Contains(res.stdout, "no changes") {
+		t.Errorf("plan after apply: %s", res)
+	}
+}
