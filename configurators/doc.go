@@ -12,4 +12,16 @@
 // Each package marks what it creates in the kernel and reads back only its
 // own objects (plus, for links, the external link items that physical
 // interfaces and carrier-dependent routes need); see each package's doc.
+//
+// Two more things serve a plan (`netagent plan`), which must say what an
+// apply would do without doing it:
+//
+//   - Clashes: the intended items whose place in the kernel an object
+//     netagent does not own already holds (each package's Clashes, next to
+//     its read-back, with the configurator's own key and error): their
+//     create fails.
+//   - SideEffects: what the kernel undoes by itself when an operation runs
+//     (a global forwarding key rewrites the interfaces' keys; a link set
+//     down or given a new MAC loses its neighbours; ...): apply writes it
+//     again in a follow-up pass.
 package configurators

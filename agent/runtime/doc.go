@@ -11,7 +11,9 @@
 //	                              │              │
 //	                              │              └─ one log line per operation (LogOp)
 //	                              ▼
-//	               Plan: the operations an Apply would run (nothing changes)
+//	               Plan: the operations an Apply would run (nothing changes),
+//	                     with the failures configurators.Clashes predicts and
+//	                     the follow-up passes configurators.SideEffects does
 //	               Apply: run them, wait for background ones, report per item
 //	               Check: running vs intended, field by field (nothing changes)
 //

@@ -123,4 +123,8 @@
 // IPv6 reject routes, which the kernel puts on lo, read back without a
 // device. Objects an item cannot describe (a multipath route, a route with
 // a tos, a rule with other selectors) are left out.
+//
+// Clashes is read-back's counterpart for a plan: the intended items whose
+// identity an object of another protocol holds, each with the ErrNotOwned
+// error its create fails with.
 package l3
