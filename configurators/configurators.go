@@ -2,7 +2,6 @@ package configurators
 
 import (
 	"fmt"
-	"maps"
 
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
@@ -51,31 +50,4 @@ func ReadBack(t *netnsx.Target, stateDir string, hint *dg.Graph) (*dg.Graph, err
 		all = append(all, got...)
 	}
 	return dg.New("current", all...), nil
-}
-
-// Clashes returns, for every item of intended whose place in the kernel
-// an object netagent does not own already holds (a foreign link of the
-// item's name, an address, route, rule or neighbour of another protocol
-// with the item's identity, an unmarked chain of the item's name), the
-// error its create would fail with. Each package decides this next to its
-// read-back, as its configurator does (see link.Clashes, l3.Clashes,
-// firewall.Clashes); a dry run uses it to predict those failures.
-func Clashes(t *netnsx.Target, stateDir string, intended *dg.Graph) (map[dg.ItemRef]error, error) {
-	finders := []struct {
-		what string
-		find func() (map[dg.ItemRef]error, error)
-	}{
-		{"links", func() (map[dg.ItemRef]error, error) { return link.Clashes(t, intended) }},
-		{"l3", func() (map[dg.ItemRef]error, error) { return l3.Clashes(t, intended) }},
-		{"firewall", func() (map[dg.ItemRef]error, error) { return firewall.Clashes(t, stateDir, intended) }},
-	}
-	all := make(map[dg.ItemRef]error)
-	for _, f := range finders {
-		got, err := f.find()
-		if err != nil {
-			return nil, fmt.Errorf("looking for clashes with %s: %w", f.what, err)
-		}
-		maps.Copy(all, got)
-	}
-	return all, nil
 }

@@ -28,9 +28,10 @@ type PlanResult struct {
 // without changing anything: reconciler.Plan on the read-back state.
 //
 // An operation on an item whose place in the kernel someone else's object
-// holds (configurators.Clashes) is predicted to fail as Apply's would,
-// with the same error: it is in the log with its error and in Problems,
-// and what depends on it is blocked.
+// holds (configurators.Clashes), and a delete that would take someone
+// else's objects with it (configurators.Refusals), is predicted to fail as
+// Apply's would, with the same error: it is in the log with its error and
+// in Problems, and what depends on it is blocked.
 //
 // Where the kernel undoes an intended item as a side effect of a planned
 // operation (a global forwarding sysctl rewrites the interfaces' keys; a
@@ -47,11 +48,15 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 	if err != nil {
 		return nil, err
 	}
+	refusals, err := configurators.Refusals(r.target)
+	if err != nil {
+		return nil, err
+	}
 	out := &PlanResult{}
 	var ops reconciler.OperationLog
 	refused := make(map[dg.ItemRef]error)
 	for pass := 1; ; pass++ {
-		rec := reconciler.New(r.reg, reconciler.WithPrediction(predict(clashes, refused)))
+		rec := reconciler.New(r.reg, reconciler.WithPrediction(predict(clashes, refused, refusals)))
 		st := rec.Plan(ctx, cur, intended)
 		last := st.OperationLog
 		effects := configurators.SideEffects(last, cur, intended)
@@ -70,32 +75,42 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 }
 
 // PlanStatus is one dry run of the reconciler from current (the daemon's
-// own current state) with the failures Plan predicts for items whose place
-// someone else's object holds. Without a way to find those (the kernel
-// could not be read), it plans without predictions.
+// own current state) with the failures Plan predicts from someone else's
+// objects in the way. Without a way to find those (the kernel could not be
+// read), it plans without them.
 func (r *Runtime) PlanStatus(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
 	clashes, err := configurators.Clashes(r.target, r.stateDir, intended)
 	if err != nil {
 		r.log.WithError(err).Warn("plan: looking for objects in the way of intended ones")
 	}
-	rec := reconciler.New(r.reg, reconciler.WithPrediction(predict(clashes, nil)))
+	refusals, err := configurators.Refusals(r.target)
+	if err != nil {
+		r.log.WithError(err).Warn("plan: looking for objects a delete would take along")
+	}
+	rec := reconciler.New(r.reg, reconciler.WithPrediction(predict(clashes, nil, refusals)))
 	return rec.Plan(ctx, current, intended)
 }
 
 // predict predicts that creating or modifying an item of clashes fails
 // with its error (deleting never clashes: netagent deletes only what it
-// owns, and the object at that place is then its own), and that writing an
-// item of refused again fails with its error.
-func predict(clashes, refused map[dg.ItemRef]error) func(reconciler.Operation, dg.Item) error {
+// owns, and the object at that place is then its own), that writing an
+// item of refused again fails with its error, and, for the rest, what
+// refusals says (it follows every operation predicted to run; may be nil).
+func predict(clashes, refused map[dg.ItemRef]error, refusals func(reconciler.Operation, dg.Item) error) func(reconciler.Operation, dg.Item) error {
 	return func(op reconciler.Operation, it dg.Item) error {
-		if op == reconciler.OpDelete {
+		ref := dg.Ref(it)
+		if op != reconciler.OpDelete {
+			if err := clashes[ref]; err != nil {
+				return err
+			}
+			if err := refused[ref]; err != nil {
+				return err
+			}
+		}
+		if refusals == nil {
 			return nil
 		}
-		ref := dg.Ref(it)
-		if err := clashes[ref]; err != nil {
-			return err
-		}
-		return refused[ref]
+		return refusals(op, it)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -183,7 +184,7 @@ func (c *addressConfigurator) delAddr(conn rawOps, list []kernelAddr, k *kernelA
 	}
 	for _, s := range secs {
 		if !s.owned() {
-			return fmt.Errorf("%w: it is the primary address of secondary %s, which the kernel would delete with it (promote_secondaries is off)", ErrNotOwned, s.prefix)
+			return errPrimaryOf(s.prefix)
 		}
 	}
 	err := sendOne(conn, addrRequest(unix.RTM_DELADDR, 0, a, index))
@@ -231,9 +232,20 @@ func (c *addressConfigurator) checkNoForeignRoutes(index int, dev string) error 
 	case err != nil:
 		return err
 	case len(found) > 0:
-		return fmt.Errorf("%w: it is the last IPv4 address of %s, and the kernel would flush routes of others through it with it: %v", ErrNotOwned, dev, found)
+		return errLastAddress(dev, found)
 	}
 	return nil
+}
+
+// errPrimaryOf: deleting the address would delete someone's secondary.
+func errPrimaryOf(secondary netip.Prefix) error {
+	return fmt.Errorf("%w: it is the primary address of secondary %s, which the kernel would delete with it (promote_secondaries is off)", ErrNotOwned, secondary)
+}
+
+// errLastAddress: deleting dev's last IPv4 address would flush the routes
+// of others through dev (found, as netlink.Route prints them).
+func errLastAddress(dev string, found []string) error {
+	return fmt.Errorf("%w: it is the last IPv4 address of %s, and the kernel would flush routes of others through it with it: %v", ErrNotOwned, dev, found)
 }
 
 // routeVia reports whether a route goes out of the interface index.

@@ -336,3 +336,77 @@ func TestAgentCLIPlanFollowUpPass(t *testing.T) {
 		t.Errorf("plan after apply: %s", res)
 	}
 }
+
+// A delete of netagent's address that would take someone else's objects
+// with it is refused by apply, and plan predicts it: the primary address
+// of someone's secondary (promote_secondaries off), and the last IPv4
+// address of an interface that someone's route goes through. Replacing
+// that address by another is not refused when the new one is added first;
+// plan follows apply's order either way: apply runs exactly the planned
+// operations with the planned outcomes.
+func TestAgentCLIPlanPredictsRefusedDeletes(t *testing.T) {
+	e := cliNewEnv(t)
+	e.exec("sysctl", "-qw", "net.ipv4.conf.all.promote_secondaries=0", "net.ipv4.conf.default.promote_secondaries=0")
+	intent := func(name, v8, v9 string) string {
+		return e.writeFile(name, fmt.Sprintf(`{"version": 1, "interfaces": [
+  {"name": "v8", "type": "veth", "veth": {"peer": "v8-peer"}, "addresses": [%s]},
+  {"name": "v9", "type": "veth", "veth": {"peer": "v9-peer"}, "addresses": [%s]}]}`, v8, v9))
+	}
+	e.mustRun(0, "apply", intent("start.json", `"10.8.0.1/24"`, `"10.9.0.1/24"`))
+	e.ip("addr", "add", "10.8.0.2/24", "dev", "v8")
+	e.ip("link", "set", "v9", "up")
+	e.ip("link", "set", "v9-peer", "up")
+	e.ip("route", "add", "10.99.0.0/16", "via", "10.9.0.254", "dev", "v9", "proto", "static")
+
+	// check plans and applies file: plan exits with code and predicts
+	// exactly refused (code -1: whatever plan says), and apply runs the
+	// planned operations with the planned outcomes.
+	check := func(file string, code int, refused []string) int {
+		t.Helper()
+		anyCode := code < 0
+		if anyCode {
+			code = e.netagent("plan", file).code
+		}
+		ops, _, doc := e.planFull(code, file)
+		var predicted []string
+		for _, p := range doc.Problems {
+			if p.State == "predicted to fail" {
+				predicted = append(predicted, p.Item)
+			}
+		}
+		if !anyCode && !slices.Equal(predicted, refused) {
+			t.Errorf("%s: predicted failures %q, want %q", file, predicted, refused)
+		}
+		var planned []string
+		for i, o := range doc.Operations {
+			planned = append(planned, ops[i]+" failed="+fmt.Sprint(o.Error != ""))
+		}
+		res := e.mustRun(code, "apply", file)
+		var ran []string
+		for _, m := range opOutcome.FindAllStringSubmatch(res.stderr, -1) {
+			ran = append(ran, m[2]+" "+m[1]+" failed="+fmt.Sprint(m[3] == "failed"))
+		}
+		if !slices.Equal(ran, planned) {
+			t.Errorf("%s: apply ran %q\nplan said %q\n%s", file, ran, planned, res)
+		}
+		for _, ref := range refused {
+			if !strings.Contains(res.stderr, ref+": failed: delete failed: deleting address ") || !strings.Contains(res.stderr, "not owned by netagent") {
+				t.Errorf("%s: apply does not fail %s: %s", file, ref, res)
+			}
+		}
+		return code
+	}
+	check(intent("gone.json", "", ""), 1, []string{"address/v8/10.8.0.1/24", "address/v9/10.9.0.1/24"})
+	// Whether the old address goes before the new one comes is the
+	// reconciler's order (make before break, where they can coexist).
+	if check(intent("moved.json", `"10.8.0.1/24"`, `"10.9.0.5/24"`), -1, nil) == 0 {
+		if got := e.ip("-br", "-4", "addr", "show", "dev", "v9"); !strings.Contains(got, "10.9.0.5/24") || strings.Contains(got, "10.9.0.1/") {
+			t.Errorf("v9: %s", got)
+		}
+	}
+	if got := e.ip("route", "show", "10.99.0.0/16"); !strings.Contains(got, "10.99.0.0/16 via 10.9.0.254") {
+		t.Errorf("someone's route went: %q", got)
+	}
+}
+
+var opOutcome = regexp.MustCompile(`item="?(.+?)"? op=(\w+) outcome=(\w+)`)

@@ -1,0 +1,143 @@
+package l3
+
+import (
+	"slices"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/netagent/netagent/configurators/netnsx"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// Refusals follows the IPv4 addresses of a namespace through the
+// operations of a dry run, one by one in the order they would run, and
+// predicts the deletes of netagent's addresses that the address
+// configurator refuses because the kernel would take someone else's
+// objects with them (see delAddr): the primary address of someone's
+// secondary (promote_secondaries off), and an interface's last IPv4
+// address while someone's IPv4 routes go through it. A plan uses it with
+// Clashes, which covers the creates.
+type Refusals struct {
+	names    map[string]int   // interface name → index
+	addrs    []kernelAddr     // the IPv4 addresses, as the operations so far leave them
+	foreign  map[int][]string // per interface index: others' IPv4 routes through it
+	promotes func(string) (bool, error)
+}
+
+// NewRefusals reads the IPv4 addresses and the routes of others through
+// each interface.
+func NewRefusals(t *netnsx.Target) (*Refusals, error) {
+	names, err := linkNames(t.NL)
+	if err != nil {
+		return nil, err
+	}
+	r := &Refusals{names: make(map[string]int, len(names)), foreign: make(map[int][]string), promotes: promotesIn(t)}
+	for i, n := range names {
+		r.names[n] = i
+	}
+	conn, err := openConn(t)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.close()
+	if r.addrs, err = dumpAddrs(conn, unix.AF_INET); err != nil {
+		return nil, err
+	}
+	err = retryDump("routes", func() error {
+		clear(r.foreign)
+		return t.NL.RouteListFilteredIter(netlink.FAMILY_V4, &netlink.Route{}, netlink.RT_FILTER_TABLE, func(rt netlink.Route) bool {
+			if rt.Protocol == items.RouteProtocol || rt.Protocol == unix.RTPROT_KERNEL {
+				return true
+			}
+			for i := range names {
+				if routeVia(&rt, i) {
+					r.foreign[i] = append(r.foreign[i], rt.String())
+				}
+			}
+			return true
+		})
+	})
+	return r, err
+}
+
+// Predict returns the error the operation fails with, or nil, and
+// follows its effect on the addresses. It must see every operation that
+// runs (and none that fails), in order.
+func (r *Refusals) Predict(op reconciler.Operation, it dg.Item) error {
+	a, ok := it.(*items.Address)
+	if !ok || !a.Prefix.Addr().Is4() {
+		return nil
+	}
+	index, ok := r.names[a.Dev]
+	if !ok {
+		return nil
+	}
+	switch op {
+	case reconciler.OpCreate:
+		r.add(a, index)
+	case reconciler.OpDelete:
+		return wrapIf(r.remove(a, index), "deleting address %s", a.Name())
+	}
+	return nil
+}
+
+// add records a new address of ours: secondary if its subnet has a
+// primary already.
+func (r *Refusals) add(a *items.Address, index int) {
+	if r.find(a, index) != nil {
+		return
+	}
+	k := kernelAddr{index: index, prefix: a.Prefix, proto: items.RouteProtocol}
+	if slices.ContainsFunc(r.addrs, func(p kernelAddr) bool {
+		return p.index == index && !p.secondary() && p.prefix.Bits() == a.Prefix.Bits() && p.prefix.Masked() == a.Prefix.Masked()
+	}) {
+		k.flags |= unix.IFA_F_SECONDARY
+	}
+	r.addrs = append(r.addrs, k)
+}
+
+// remove deletes our address, as delAddr would, or says why it would not.
+func (r *Refusals) remove(a *items.Address, index int) error {
+	k := r.find(a, index)
+	if k == nil || !k.owned() {
+		return nil
+	}
+	if lastIPv4(r.addrs, k) && len(r.foreign[index]) > 0 {
+		return errLastAddress(a.Dev, r.foreign[index])
+	}
+	secs := secondariesOf(r.addrs, k)
+	promotes := false
+	if len(secs) > 0 {
+		var err error
+		if promotes, err = r.promotes(a.Dev); err != nil {
+			return nil // the delete fails reading it too; nothing to predict
+		}
+	}
+	for _, s := range secs {
+		if !promotes && !s.owned() {
+			return errPrimaryOf(s.prefix)
+		}
+	}
+	gone := k.prefix
+	r.addrs = slices.DeleteFunc(r.addrs, func(x kernelAddr) bool { return x.index == index && x.prefix == gone })
+	if len(secs) > 0 { // promoted, or ours added back: the first is the primary now
+		for i := range r.addrs {
+			if r.addrs[i].index == index && r.addrs[i].prefix == secs[0].prefix {
+				r.addrs[i].flags &^= unix.IFA_F_SECONDARY
+			}
+		}
+	}
+	return nil
+}
+
+func (r *Refusals) find(a *items.Address, index int) *kernelAddr {
+	for i := range r.addrs {
+		if k := &r.addrs[i]; k.index == index && sameAddr(k.prefix, a.Prefix) {
+			return k
+		}
+	}
+	return nil
+}

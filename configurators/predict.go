@@ -1,0 +1,54 @@
+package configurators
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/netagent/netagent/configurators/firewall"
+	"github.com/netagent/netagent/configurators/l3"
+	"github.com/netagent/netagent/configurators/link"
+	"github.com/netagent/netagent/configurators/netnsx"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// Clashes returns, for every item of intended whose place in the kernel
+// an object netagent does not own already holds (a foreign link of the
+// item's name, an address, route, rule or neighbour of another protocol
+// with the item's identity, an unmarked chain of the item's name), the
+// error its create would fail with. Each package decides this next to its
+// read-back, as its configurator does (see link.Clashes, l3.Clashes,
+// firewall.Clashes); a dry run uses it to predict those failures.
+func Clashes(t *netnsx.Target, stateDir string, intended *dg.Graph) (map[dg.ItemRef]error, error) {
+	finders := []struct {
+		what string
+		find func() (map[dg.ItemRef]error, error)
+	}{
+		{"links", func() (map[dg.ItemRef]error, error) { return link.Clashes(t, intended) }},
+		{"l3", func() (map[dg.ItemRef]error, error) { return l3.Clashes(t, intended) }},
+		{"firewall", func() (map[dg.ItemRef]error, error) { return firewall.Clashes(t, stateDir, intended) }},
+	}
+	all := make(map[dg.ItemRef]error)
+	for _, f := range finders {
+		got, err := f.find()
+		if err != nil {
+			return nil, fmt.Errorf("looking for clashes with %s: %w", f.what, err)
+		}
+		maps.Copy(all, got)
+	}
+	return all, nil
+}
+
+// Refusals returns a function that predicts, operation by operation in
+// the order a dry run runs them, the deletes the configurators refuse
+// because the kernel would take someone else's objects with them (an
+// address whose removal deletes someone's secondary address or flushes
+// someone's routes: see l3.Refusals). It must see every operation that
+// would run, and none that would fail.
+func Refusals(t *netnsx.Target) (func(reconciler.Operation, dg.Item) error, error) {
+	r, err := l3.NewRefusals(t)
+	if err != nil {
+		return nil, fmt.Errorf("reading the addresses and routes: %w", err)
+	}
+	return r.Predict, nil
+}
