@@ -45,10 +45,13 @@ type SideEffect struct {
 //   - a link set down loses its IPv6 addresses (keep_addr_on_down is off
 //     by default) and the routes through it; the kernel refuses IPv4 routes
 //     through it while it is down;
+//   - deleting the last IPv4 address of an interface flushes every IPv4
+//     route through it (dry, which followed the pass, knows which delete
+//     is the last; nil knows none);
 //   - a bridge without a MAC of its own takes the lowest MAC of its ports,
 //     so a port that joins or leaves may change it (and flush the
 //     bridge's neighbours).
-func SideEffects(ops reconciler.OperationLog, before, intended *dg.Graph) []SideEffect {
+func SideEffects(ops reconciler.OperationLog, before, intended *dg.Graph, dry *DryRun) []SideEffect {
 	var out []SideEffect
 	for i, e := range ops {
 		if e.Err != nil || e.InProgress {
@@ -67,6 +70,10 @@ func SideEffects(ops reconciler.OperationLog, before, intended *dg.Graph) []Side
 		case *items.Port:
 			if it.MasterKind == items.KindBridge {
 				s.bridgePorts(it.Master)
+			}
+		case *items.Address:
+			if e.Op == reconciler.OpDelete && dry.lastIPv4Gone(e.Ref) {
+				s.routesThrough(it.Dev, items.FamilyIPv4, fmt.Sprintf("deleting %s, the last IPv4 address of %s, makes the kernel flush the IPv4 routes through %s", it.Prefix, it.Dev, it.Dev), nil)
 			}
 		}
 		out = append(out, s.out...)
@@ -146,15 +153,18 @@ func (s *sideEffects) linkDown(dev string) {
 				Reason: fmt.Sprintf("the kernel removes the IPv6 addresses of %s when it goes down (keep_addr_on_down is off)", dev)})
 		}
 	}
+	reason := fmt.Sprintf("the kernel removes the routes through %s when it goes down", dev)
+	s.routesThrough(dev, items.FamilyIPv4, reason, fmt.Errorf("the kernel refuses an IPv4 route through %s while it is down", dev))
+	s.routesThrough(dev, items.FamilyIPv6, reason, nil)
+}
+
+// routesThrough: the kernel removes the routes of family through dev;
+// refused, if not nil, is why it refuses them back.
+func (s *sideEffects) routesThrough(dev string, fam items.Family, reason string, refused error) {
 	for r := range all[*items.Route](s.intended) {
-		if !s.through(r, dev) {
-			continue
+		if r.Family() == fam && s.through(r, dev) {
+			s.add(dg.Ref(r), SideEffect{Certain: true, Reason: reason, Refused: refused})
 		}
-		e := SideEffect{Certain: true, Reason: fmt.Sprintf("the kernel removes the routes through %s when it goes down", dev)}
-		if r.Family() == items.FamilyIPv4 {
-			e.Refused = fmt.Errorf("the kernel refuses an IPv4 route through %s while it is down", dev)
-		}
-		s.add(dg.Ref(r), e)
 	}
 }
 

@@ -42,7 +42,7 @@ func TestSideEffectsForwarding(t *testing.T) {
 		op(reconciler.OpModify, sysctl("net.ipv4.conf.eth2.forwarding", "1")),
 		op(reconciler.OpModify, sysctl("net.ipv4.conf.all.forwarding", "0")),
 	}
-	got := SideEffects(ops, before, intended)
+	got := SideEffects(ops, before, intended, nil)
 	want := []string{"sysctl/net.ipv4.conf.eth0.forwarding", "sysctl/net.ipv4.conf.eth2.forwarding"}
 	if refs := refsOf(got, true); !slices.Equal(refs, want) || len(got) != 2 {
 		t.Fatalf("side effects %+v, want certain %v", got, want)
@@ -52,20 +52,20 @@ func TestSideEffectsForwarding(t *testing.T) {
 	}
 
 	ops = append(ops, op(reconciler.OpModify, sysctl("net.ipv4.conf.eth0.forwarding", "1")))
-	if refs := refsOf(SideEffects(ops, before, intended), true); !slices.Equal(refs, want[1:]) {
+	if refs := refsOf(SideEffects(ops, before, intended, nil), true); !slices.Equal(refs, want[1:]) {
 		t.Errorf("a key written after the global one: %v", refs)
 	}
-	created := SideEffects(ops[1:2], dg.New("current"), intended)
+	created := SideEffects(ops[1:2], dg.New("current"), intended, nil)
 	if refs := refsOf(created, false); len(refs) != 2 || len(refsOf(created, true)) != 0 {
 		t.Errorf("a create of the global key: %+v", created)
 	}
 	unchanged := dg.New("current", sysctl("net.ipv4.conf.all.forwarding", "0"))
-	if got := SideEffects(ops[1:2], unchanged, intended); len(got) != 0 {
+	if got := SideEffects(ops[1:2], unchanged, intended, nil); len(got) != 0 {
 		t.Errorf("a write of the value the kernel holds: %+v", got)
 	}
 	failed := ops[1]
 	failed.Err = reconciler.ErrNoConfigurator
-	if got := SideEffects(reconciler.OperationLog{failed}, before, intended); len(got) != 0 {
+	if got := SideEffects(reconciler.OperationLog{failed}, before, intended, nil); len(got) != 0 {
 		t.Errorf("a failed write: %+v", got)
 	}
 }
@@ -85,7 +85,7 @@ func TestSideEffectsLinkDownAndMAC(t *testing.T) {
 	r6 := &items.Route{Dst: netip.MustParsePrefix("2001:db8:7::/48"), Dev: "v5"}
 	intended := dg.New("intended", &down, neigh, other, a4, a6, r4, r6)
 	before := dg.New("current", up, neigh, other, a4, a6, r4, r6)
-	got := SideEffects(reconciler.OperationLog{op(reconciler.OpModify, &down)}, before, intended)
+	got := SideEffects(reconciler.OperationLog{op(reconciler.OpModify, &down)}, before, intended, nil)
 	want := []string{dg.Ref(a6).String(), dg.Ref(neigh).String(), dg.Ref(r4).String(), dg.Ref(r6).String()}
 	slices.Sort(want)
 	if refs := refsOf(got, true); !slices.Equal(refs, want) || len(got) != len(want) {
@@ -100,7 +100,7 @@ func TestSideEffectsLinkDownAndMAC(t *testing.T) {
 	newMAC := *up
 	newMAC.MAC = net.HardwareAddr{2, 0, 0, 0, 0, 0x55}
 	intended = dg.New("intended", &newMAC, neigh, a6)
-	got = SideEffects(reconciler.OperationLog{op(reconciler.OpModify, &newMAC)}, before, intended)
+	got = SideEffects(reconciler.OperationLog{op(reconciler.OpModify, &newMAC)}, before, intended, nil)
 	if refs := refsOf(got, true); !slices.Equal(refs, []string{dg.Ref(neigh).String()}) || !strings.Contains(got[0].Reason, "MAC") {
 		t.Errorf("MAC change: %+v", got)
 	}
@@ -113,17 +113,17 @@ func TestSideEffectsBridgePorts(t *testing.T) {
 	port := &items.Port{IfName: "lan0", Master: "br0", MasterKind: items.KindBridge}
 	neigh := &items.Neighbor{Dev: "br0", IP: netip.MustParseAddr("10.0.0.9"), MAC: net.HardwareAddr{2, 0, 0, 0, 0, 9}}
 	intended := dg.New("intended", br, neigh)
-	got := SideEffects(reconciler.OperationLog{op(reconciler.OpDelete, port)}, dg.New("current", br, port, neigh), intended)
+	got := SideEffects(reconciler.OperationLog{op(reconciler.OpDelete, port)}, dg.New("current", br, port, neigh), intended, nil)
 	if refs := refsOf(got, false); len(got) != 1 || !slices.Equal(refs, []string{dg.Ref(neigh).String()}) || got[0].Cause != "delete port/lan0" {
 		t.Errorf("port leaving: %+v", got)
 	}
 	ops := reconciler.OperationLog{op(reconciler.OpCreate, port), op(reconciler.OpCreate, neigh)}
-	if got := SideEffects(ops, dg.New("current"), intended); len(got) != 0 {
+	if got := SideEffects(ops, dg.New("current"), intended, nil); len(got) != 0 {
 		t.Errorf("neighbour created after the port: %+v", got)
 	}
 	withMAC := *br
 	withMAC.MAC = net.HardwareAddr{2, 0, 0, 0, 0, 1}
-	if got := SideEffects(ops[:1], dg.New("current"), dg.New("intended", &withMAC, neigh)); len(got) != 0 {
+	if got := SideEffects(ops[:1], dg.New("current"), dg.New("intended", &withMAC, neigh), nil); len(got) != 0 {
 		t.Errorf("bridge with its own MAC: %+v", got)
 	}
 }

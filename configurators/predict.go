@@ -39,16 +39,31 @@ func Clashes(t *netnsx.Target, stateDir string, intended *dg.Graph) (map[dg.Item
 	return all, nil
 }
 
-// Refusals returns a function that predicts, operation by operation in
-// the order a dry run runs them, the deletes the configurators refuse
-// because the kernel would take someone else's objects with them (an
-// address whose removal deletes someone's secondary address or flushes
-// someone's routes: see l3.Refusals). It must see every operation that
-// would run, and none that would fail.
-func Refusals(t *netnsx.Target) (func(reconciler.Operation, dg.Item) error, error) {
+// DryRun follows a dry run operation by operation, in the order the
+// reconciler runs them, as the kernel would see them: it predicts the
+// deletes the configurators refuse because the kernel would take someone
+// else's objects with them (an address whose removal deletes someone's
+// secondary address or flushes someone's routes: see l3.Refusals), and
+// knows what the operations leave behind for SideEffects.
+type DryRun struct {
+	addrs *l3.Refusals
+}
+
+// NewDryRun reads what DryRun needs of the namespace.
+func NewDryRun(t *netnsx.Target) (*DryRun, error) {
 	r, err := l3.NewRefusals(t)
 	if err != nil {
 		return nil, fmt.Errorf("reading the addresses and routes: %w", err)
 	}
-	return r.Predict, nil
+	return &DryRun{addrs: r}, nil
 }
+
+// Predict returns the error the operation fails with, or nil. It must see
+// every operation that would run, and none that would fail.
+func (d *DryRun) Predict(op reconciler.Operation, it dg.Item) error {
+	return d.addrs.Predict(op, it)
+}
+
+// lastIPv4Gone reports whether the delete of the address ref left its
+// interface without an IPv4 address (false for a nil d).
+func (d *DryRun) lastIPv4Gone(ref dg.ItemRef) bool { return d != nil && d.addrs.Emptied(ref) }

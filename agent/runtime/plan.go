@@ -29,7 +29,7 @@ type PlanResult struct {
 //
 // An operation on an item whose place in the kernel someone else's object
 // holds (configurators.Clashes), and a delete that would take someone
-// else's objects with it (configurators.Refusals), is predicted to fail as
+// else's objects with it (configurators.DryRun), is predicted to fail as
 // Apply's would, with the same error: it is in the log with its error and
 // in Problems, and what depends on it is blocked.
 //
@@ -48,7 +48,7 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 	if err != nil {
 		return nil, err
 	}
-	refusals, err := configurators.Refusals(r.target)
+	dry, err := configurators.NewDryRun(r.target)
 	if err != nil {
 		return nil, err
 	}
@@ -56,10 +56,10 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 	var ops reconciler.OperationLog
 	refused := make(map[dg.ItemRef]error)
 	for pass := 1; ; pass++ {
-		rec := reconciler.New(r.reg, reconciler.WithPrediction(predict(clashes, refused, refusals)))
+		rec := reconciler.New(r.reg, reconciler.WithPrediction(predict(clashes, refused, dry.Predict)))
 		st := rec.Plan(ctx, cur, intended)
 		last := st.OperationLog
-		effects := configurators.SideEffects(last, cur, intended)
+		effects := configurators.SideEffects(last, cur, intended, dry)
 		out.SideEffects = append(out.SideEffects, effects...)
 		ops = append(ops, last...)
 		st.OperationLog = ops
@@ -83,9 +83,11 @@ func (r *Runtime) PlanStatus(ctx context.Context, current, intended *dg.Graph) r
 	if err != nil {
 		r.log.WithError(err).Warn("plan: looking for objects in the way of intended ones")
 	}
-	refusals, err := configurators.Refusals(r.target)
-	if err != nil {
+	var refusals func(reconciler.Operation, dg.Item) error
+	if dry, err := configurators.NewDryRun(r.target); err != nil {
 		r.log.WithError(err).Warn("plan: looking for objects a delete would take along")
+	} else {
+		refusals = dry.Predict
 	}
 	rec := reconciler.New(r.reg, reconciler.WithPrediction(predict(clashes, nil, refusals)))
 	return rec.Plan(ctx, current, intended)

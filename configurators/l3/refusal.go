@@ -25,6 +25,10 @@ type Refusals struct {
 	addrs    []kernelAddr     // the IPv4 addresses, as the operations so far leave them
 	foreign  map[int][]string // per interface index: others' IPv4 routes through it
 	promotes func(string) (bool, error)
+	// emptied holds the addresses whose delete left their interface
+	// without an IPv4 address: the kernel then flushes every IPv4 route
+	// through it (fib_disable_ip).
+	emptied map[dg.ItemRef]bool
 }
 
 // NewRefusals reads the IPv4 addresses and the routes of others through
@@ -34,7 +38,8 @@ func NewRefusals(t *netnsx.Target) (*Refusals, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Refusals{names: make(map[string]int, len(names)), foreign: make(map[int][]string), promotes: promotesIn(t)}
+	r := &Refusals{names: make(map[string]int, len(names)), foreign: make(map[int][]string), promotes: promotesIn(t),
+		emptied: make(map[dg.ItemRef]bool)}
 	for i, n := range names {
 		r.names[n] = i
 	}
@@ -121,6 +126,9 @@ func (r *Refusals) remove(a *items.Address, index int) error {
 			return errPrimaryOf(s.prefix)
 		}
 	}
+	if lastIPv4(r.addrs, k) {
+		r.emptied[dg.Ref(a)] = true
+	}
 	gone := k.prefix
 	r.addrs = slices.DeleteFunc(r.addrs, func(x kernelAddr) bool { return x.index == index && x.prefix == gone })
 	if len(secs) > 0 { // promoted, or ours added back: the first is the primary now
@@ -141,3 +149,8 @@ func (r *Refusals) find(a *items.Address, index int) *kernelAddr {
 	}
 	return nil
 }
+
+// Emptied reports whether the delete of the address ref (predicted to
+// succeed) left its interface without an IPv4 address, so that the kernel
+// flushes the IPv4 routes through it.
+func (r *Refusals) Emptied(ref dg.ItemRef) bool { return r.emptied[ref] }

@@ -237,10 +237,12 @@ type planDocFull struct {
 	Problems []struct {
 		Item, State string
 	}
-	SideEffects []struct {
-		Item, Cause, Reason string
-		Certain             bool
-	}
+	SideEffects []sideEffectDoc
+}
+
+type sideEffectDoc struct {
+	Item, Cause, Reason string
+	Certain             bool
 }
 
 // Where the kernel undoes an intended item as a side effect of a planned
@@ -410,3 +412,37 @@ func TestAgentCLIPlanPredictsRefusedDeletes(t *testing.T) {
 }
 
 var opOutcome = regexp.MustCompile(`item="?(.+?)"? op=(\w+) outcome=(\w+)`)
+
+// Moving an interface's only IPv4 address deletes it before adding the
+// new one: the kernel then flushes the IPv4 routes through the interface,
+// and apply's follow-up pass adds netagent's back. Plan plans that pass:
+// apply runs exactly the planned operations, in order.
+func TestAgentCLIPlanFollowUpLastAddress(t *testing.T) {
+	e := cliNewEnv(t)
+	intent := func(name, addr string) string {
+		return e.writeFile(name, fmt.Sprintf(`{"version": 1,
+  "interfaces": [{"name": "v9", "type": "veth", "veth": {"peer": "v9-peer"}, "addresses": ["%s"]}],
+  "routes": [{"to": "10.77.0.0/16", "dev": "v9"}, {"to": "10.78.0.0/16", "via": "10.9.0.254"}]}`, addr))
+	}
+	e.mustRun(0, "apply", intent("start.json", "10.9.0.1/24"))
+	moved := intent("moved.json", "10.9.0.5/24")
+	ops, passes, doc := e.planFull(0, moved)
+	res := e.mustRun(0, "apply", moved)
+	if ran := appliedOps(res.stderr); !slices.Equal(ran, ops) {
+		t.Errorf("apply ran %q\nplan said %q", ran, ops)
+	}
+	flushed := slices.IndexFunc(doc.SideEffects, func(s sideEffectDoc) bool {
+		return s.Item == "route/main 10.77.0.0/16 metric 0" && s.Certain
+	})
+	if i := slices.Index(ops, "delete address/v9/10.9.0.1/24"); i >= 0 && i < slices.Index(ops, "create address/v9/10.9.0.5/24") {
+		// Break before make: the follow-up pass must be planned.
+		if flushed < 0 || passes[len(passes)-1] != 2 || ops[len(ops)-1] != "create route/main 10.77.0.0/16 metric 0" {
+			t.Errorf("plan %q passes %v, side effects %+v", ops, passes, doc.SideEffects)
+		}
+	} else if flushed >= 0 {
+		t.Errorf("make before break: nothing is flushed, but plan says so: %+v", doc.SideEffects)
+	}
+	if res := e.mustRun(0, "plan", moved); !strings.Contains(res.stdout, "no changes") {
+		t.Errorf("plan after apply: %s", res)
+	}
+}
