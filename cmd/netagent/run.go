@@ -194,8 +194,8 @@ func (k *runtimeKernel) Reconcile(ctx context.Context, current, intended *dg.Gra
 	return k.rec.Reconcile(ctx, current, intended)
 }
 
-// Plan is a dry run that predicts the failures of items whose place
-// someone else's object holds (runtime.PlanStatus).
+// Plan is a dry run that predicts the failures someone else's objects in
+// the way cause (runtime.PlanStatus).
 func (k *runtimeKernel) Plan(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
 	return k.rt.PlanStatus(ctx, current, intended)
 }
