@@ -65,7 +65,14 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 		st.OperationLog = ops
 		out.Result = *Summarize(st, intended)
 		certain := certainOnly(effects)
-		if len(last) == 0 || !out.Converged() || len(certain) == 0 || pass == MaxPasses || ctx.Err() != nil {
+		if len(last) == 0 && pass > 1 {
+			out.FollowUps = out.FollowUps[:len(out.FollowUps)-1] // nothing to write again after all
+		}
+		switch {
+		case len(last) > 0 && out.Converged() && pass == MaxPasses:
+			out.Problems = append(out.Problems, unsettled(last)...) // as Apply
+			return out, nil
+		case len(last) == 0 || !out.Converged() || len(certain) == 0 || ctx.Err() != nil:
 			return out, nil
 		}
 		cur = reread(st.NewCurrentState, intended)
