@@ -27,7 +27,12 @@ func DOT(g *Graph) string {
 // does not hold are drawn dashed, as in DOT: a reconcile never deletes
 // them. Edges are the intended dependencies (the current ones for items
 // that will be deleted).
-func DiffDOT(current, intended *Graph) string {
+func DiffDOT(current, intended *Graph) string { return DiffDOTFailing(current, intended, nil) }
+
+// DiffDOTFailing is DiffDOT with the items of failing (a reason each) drawn
+// as failing: red with a double border, the reason in the tooltip (the
+// operations a dry run predicts to fail).
+func DiffDOTFailing(current, intended *Graph, failing map[ItemRef]string) string {
 	w := newDotWriter("plan: " + intended.Root().Name())
 	union := map[ItemRef]struct{}{}
 	for _, r := range intended.Refs() {
@@ -37,6 +42,9 @@ func DiffDOT(current, intended *Graph) string {
 		union[r] = struct{}{}
 	}
 	w.cluster(intended, func(ref ItemRef) (string, bool) {
+		if why, fails := failing[ref]; fails {
+			return failingStyle(why), true
+		}
 		want, _ := intended.Get(ref)
 		have, _ := current.Get(ref)
 		return diffStyle(have, want), true
@@ -49,7 +57,9 @@ func DiffDOT(current, intended *Graph) string {
 	}
 	for _, r := range gone {
 		it, st, _ := current.Lookup(r)
-		if it.External() {
+		if why, fails := failing[r]; fails {
+			w.node(r, failingStyle(why))
+		} else if it.External() {
 			w.node(r, nodeStyle(it, st))
 		} else {
 			w.node(r, diffStyle(it, nil))
@@ -140,6 +150,10 @@ func nodeStyle(it Item, st StateData) string {
 	}
 	s = append(s, "tooltip="+quote(it.String()))
 	return ", " + strings.Join(s, ", ")
+}
+
+func failingStyle(why string) string {
+	return ", color=red, fontcolor=red, peripheries=2, tooltip=" + quote("fails: "+why)
 }
 
 func diffStyle(have, want Item) string {

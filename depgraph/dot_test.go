@@ -61,3 +61,18 @@ func dotNode(t *testing.T, dot, ref string) string {
 	t.Fatalf("no node %s in:\n%s", ref, dot)
 	return ""
 }
+
+// DiffDOTFailing draws the failing items red with a double border and the
+// reason, the others as DiffDOT does.
+func TestDiffDOTFailing(t *testing.T) {
+	cur := dg.New("cur", &item{typ: "link", name: "br0", external: true})
+	want := dg.New("want", mk("if", "br0"), mk("addr", "a", "if/br0"))
+	dot := dg.DiffDOTFailing(cur, want, map[dg.ItemRef]string{ref("if/br0"): `create failed: "br0" is not ours`})
+	if line := dotNode(t, dot, "if/br0"); !strings.Contains(line, "peripheries=2") || !strings.Contains(line, `fails: create failed: \"br0\" is not ours`) {
+		t.Errorf("failing if/br0 drawn as %s", line)
+	}
+	if line := dotNode(t, dot, "addr/a"); !strings.Contains(line, "create: ") || strings.Contains(line, "peripheries") {
+		t.Errorf("addr/a drawn as %s", line)
+	}
+	renderSVG(t, dot)
+}

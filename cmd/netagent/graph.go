@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/netagent/netagent/agent/render"
@@ -21,7 +22,7 @@ func init() {
 // runGraph prints DOT for `dot -Tsvg`: the intended graph of the files;
 // with --current, the current state read back from the kernel, or, with
 // files, current and intended together coloured by what an apply would
-// change (depgraph.DiffDOT).
+// change, the items a plan predicts to fail marked (depgraph.DiffDOTFailing).
 func runGraph(g *globals, args []string) int {
 	fs := newFlagSet(g, "graph", "[FILE...]")
 	k := kernelFlags(g, fs)
@@ -58,10 +59,26 @@ func runGraph(g *globals, args []string) int {
 	}
 	if intended == nil {
 		fmt.Fprint(g.stdout, dg.DOT(cur))
-	} else {
-		fmt.Fprint(g.stdout, dg.DiffDOT(cur, intended))
+		return exitOK
 	}
+	res, err := rt.Plan(context.Background(), intended)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: graph: %v\n", err)
+		return exitInternal
+	}
+	fmt.Fprint(g.stdout, dg.DiffDOTFailing(cur, intended, predictedFailures(res)))
 	return exitOK
+}
+
+// predictedFailures are the items a plan predicts to fail, with why.
+func predictedFailures(res *runtime.PlanResult) map[dg.ItemRef]string {
+	out := make(map[dg.ItemRef]string)
+	for _, p := range res.Problems {
+		if !p.Blocked {
+			out[p.Ref] = p.Reason
+		}
+	}
+	return out
 }
 
 // describeFiles labels each file's subgraph with the file's name (the

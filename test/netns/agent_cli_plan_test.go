@@ -5,6 +5,7 @@ package netns_test
 import (
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"maps"
 	"regexp"
 	"slices"
@@ -155,6 +156,22 @@ func TestAgentCLIPlanPredictsClashes(t *testing.T) {
 		if !blocked[ref] {
 			t.Errorf("%s is not blocked behind its failed dependency: %v", ref, blocked)
 		}
+	}
+
+	// graph --current marks the same items as failing.
+	dot := e.mustRun(0, "graph", "--current", file).stdout
+	for _, ref := range planClashes {
+		if line := graphNode(t, dot, ref); !strings.Contains(line, "peripheries=2") || !strings.Contains(line, "fails: ") {
+			t.Errorf("graph --current draws %s, predicted to fail, as %s", ref, line)
+		}
+	}
+	if line := graphNode(t, dot, "interface/br-lan"); strings.Contains(line, "fails") {
+		t.Errorf("graph --current: %s", line)
+	}
+	cmd := exec.Command("dot", "-Tsvg")
+	cmd.Stdin = strings.NewReader(dot)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("dot -Tsvg: %v\n%s\n%s", err, out, dot)
 	}
 
 	res = e.mustRun(1, "apply", file)
