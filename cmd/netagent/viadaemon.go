@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/netagent/netagent/agent"
@@ -127,6 +128,11 @@ func daemonOps(g *globals, resp *agent.Response) {
 	for i, op := range resp.Operations {
 		fmt.Fprintf(g.stdout, "%3d. %s %s\n       %s\n", i+1, op.Op, op.Item, op.Value)
 	}
+	for _, op := range resp.Operations {
+		if op.Error != "" {
+			fmt.Fprintf(g.stdout, "  !  %s: predicted to fail: %s failed: %s\n", op.Item, op.Op, op.Error)
+		}
+	}
 	for _, b := range resp.Blocked {
 		fmt.Fprintf(g.stdout, "  !  %s: blocked: %s\n", b.Item, b.Reason)
 	}
@@ -143,10 +149,13 @@ func planViaDaemon(g *globals) func(h runtime.Holder, files []string) int {
 			return code
 		}
 		fmt.Fprintf(g.stdout, "plan of the daemon %s with the files as its API document:\n", h)
-		if len(resp.Operations) == 0 {
+		if len(resp.Operations) == 0 && len(resp.Blocked) == 0 {
 			fmt.Fprintln(g.stdout, "no changes")
 		}
 		daemonOps(g, resp)
+		if len(resp.Blocked) > 0 || slices.ContainsFunc(resp.Operations, func(op agent.OpResult) bool { return op.Error != "" }) {
+			return exitFailed // as plan: something would not converge
+		}
 		return exitOK
 	}
 }
