@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/netagent/netagent/agent/runtime"
 	"github.com/netagent/netagent/configurators"
@@ -69,6 +70,9 @@ func printPlanText(g *globals, res *runtime.PlanResult) {
 	for _, e := range res.SideEffects {
 		fmt.Fprintf(g.stdout, "  ~  %s\n", sideEffectText(e))
 	}
+	if note := waitNote(res); note != "" {
+		fmt.Fprintf(g.stdout, "  ~  %s\n", note)
+	}
 	passes := ""
 	if len(res.FollowUps) > 0 {
 		passes = fmt.Sprintf(" in %d passes", len(res.FollowUps)+1)
@@ -107,6 +111,21 @@ func sideEffectText(e configurators.SideEffect) string {
 		return fmt.Sprintf("%s: changed by the kernel after %q: %s; a follow-up pass writes it again", e.Ref, e.Cause, e.Reason)
 	}
 	return fmt.Sprintf("%s: may be changed by the kernel after %q: %s; apply then runs a follow-up pass to write it again", e.Ref, e.Cause, e.Reason)
+}
+
+// waitNote says what apply does beyond the planned passes while items are
+// blocked: it waits for link events (--wait) and converges again at each,
+// which retries the operations that failed; how often depends on the
+// events, so a plan cannot list those.
+func waitNote(res *runtime.PlanResult) string {
+	if !slices.ContainsFunc(res.Problems, func(p runtime.Problem) bool { return p.Blocked }) {
+		return ""
+	}
+	note := "while items are blocked, apply waits for link events (up to --wait) and converges again at each"
+	if slices.ContainsFunc(res.Ops, func(e reconciler.OpLogEntry) bool { return e.Err != nil }) {
+		note += "; the failed operations are retried then, and fail again unless what is in their way is gone"
+	}
+	return note
 }
 
 // problemState names what an apply would leave an item in: blocked, or
