@@ -33,7 +33,12 @@ type Problem struct {
 	// Blocked: the item waits for a dependency; otherwise an operation on
 	// it failed or it could not be created.
 	Blocked bool
-	Reason  string
+	// WaitsOnLink: the item is blocked on an external item (a link's
+	// presence, carrier or state), directly or through other blocked
+	// items, so a link event may unblock it. An item blocked only behind a
+	// failed item or a cycle has it false: Apply does not wait for it.
+	WaitsOnLink bool
+	Reason      string
 }
 
 // String renders the problem as "route/x: failed: why".
@@ -157,9 +162,10 @@ func Summarize(st reconciler.Status, intended *dg.Graph) *Result {
 		intended = dg.New("intended")
 	}
 	res := &Result{Ops: st.OperationLog, Err: st.Err, Current: st.NewCurrentState}
+	waits := newLinkWaits(intended, st.NewCurrentState, st.Blocked)
 	for ref, reason := range st.Blocked {
 		reason = strings.TrimPrefix(reason, "blocked: ")
-		res.Problems = append(res.Problems, Problem{Ref: ref, Blocked: true, Reason: reason})
+		res.Problems = append(res.Problems, Problem{Ref: ref, Blocked: true, WaitsOnLink: waits.of(ref), Reason: reason})
 	}
 	for _, ref := range unionRefs(intended, st.NewCurrentState) {
 		if _, blocked := st.Blocked[ref]; blocked {

@@ -63,14 +63,14 @@ func (w *waiter) run(ctx context.Context) (*Result, error) {
 	}
 }
 
-// anyBlocked reports whether an item of res waits for a dependency: only
-// then can a link event change the outcome.
+// anyBlocked reports whether an item of res waits for a link (see
+// Problem.WaitsOnLink): only then can a link event change the outcome.
 func anyBlocked(res *Result) bool { return countBlocked(res) > 0 }
 
 func countBlocked(res *Result) int {
 	n := 0
 	for _, p := range res.Problems {
-		if p.Blocked {
+		if p.WaitsOnLink {
 			n++
 		}
 	}

@@ -47,7 +47,7 @@ func (f *fakeWait) waiter() *waiter {
 
 var (
 	routeRef  = dg.ItemRef{Type: items.TypeRoute, Name: "main 0.0.0.0/0"}
-	blocked   = &Result{Ops: oneOp("interface/wan0"), Problems: []Problem{{Ref: routeRef, Blocked: true, Reason: "waiting for link/wan0 (carrier up)"}}}
+	blocked   = &Result{Ops: oneOp("interface/wan0"), Problems: []Problem{{Ref: routeRef, Blocked: true, WaitsOnLink: true, Reason: "waiting for link/wan0 (carrier up)"}}}
 	converged = &Result{Ops: oneOp("route/main 0.0.0.0/0")}
 	failed    = &Result{Problems: []Problem{{Ref: routeRef, Reason: "create failed: boom"}}}
 )
@@ -132,6 +132,23 @@ func TestWaitWithoutSubscription(t *testing.T) {
 		f.timeout <- time.Time{}
 		if res := <-out; f.calls != 1 || res.Converged() {
 			t.Errorf("%d convergences, converged %v", f.calls, res.Converged())
+		}
+	})
+}
+
+// An item blocked only behind a failed one waits for nothing a link event
+// brings: the wait ends at once.
+func TestWaitReturnsAtOnceWhenBlockedOnlyBehindAFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		behind := &Result{Problems: []Problem{
+			{Ref: dg.ItemRef{Type: items.TypeAddress, Name: "wan0 192.0.2.1/24"}, Reason: "create failed: exists and is not owned by netagent"},
+			{Ref: routeRef, Blocked: true, Reason: "waiting for address/wan0 192.0.2.1/24 (failed: ...)"},
+		}}
+		f := newFakeWait(behind)
+		out := f.run()
+		f.events <- linkwatch.Event{Resync: true}
+		if res := <-out; f.calls != 1 || len(res.Problems) != 2 {
+			t.Errorf("%d convergences, problems %v", f.calls, res.Problems)
 		}
 	})
 }

@@ -113,15 +113,16 @@ func sideEffectText(e configurators.SideEffect) string {
 	return fmt.Sprintf("%s: may be changed by the kernel after %q: %s; apply then runs a follow-up pass to write it again", e.Ref, e.Cause, e.Reason)
 }
 
-// waitNote says what apply does beyond the planned passes while items are
-// blocked: it waits for link events (--wait) and converges again at each,
-// which retries the operations that failed; how often depends on the
-// events, so a plan cannot list those.
+// waitNote says what apply does beyond the planned passes while items wait
+// for a link: it waits for link events (--wait) and converges again at
+// each, which retries the operations that failed; how often depends on the
+// events, so a plan cannot list those. Items blocked only behind a failure
+// are not waited for.
 func waitNote(res *runtime.PlanResult) string {
-	if !slices.ContainsFunc(res.Problems, func(p runtime.Problem) bool { return p.Blocked }) {
+	if !slices.ContainsFunc(res.Problems, func(p runtime.Problem) bool { return p.WaitsOnLink }) {
 		return ""
 	}
-	note := "while items are blocked, apply waits for link events (up to --wait) and converges again at each"
+	note := "while items wait for a link, apply waits for link events (up to --wait) and converges again at each"
 	if slices.ContainsFunc(res.Ops, func(e reconciler.OpLogEntry) bool { return e.Err != nil }) {
 		note += "; the failed operations are retried then, and fail again unless what is in their way is gone"
 	}

@@ -24,7 +24,7 @@ func planSample() *runtime.PlanResult {
 			{Ref: dg.Ref(br), Item: br, Op: reconciler.OpCreate, Recreate: true},
 			{Ref: dg.Ref(route), Item: route, Op: reconciler.OpCreate},
 		},
-		Problems: []runtime.Problem{{Ref: items.InterfaceRef("eth0"), Blocked: true, Reason: "waiting for link/eth0"}},
+		Problems: []runtime.Problem{{Ref: items.InterfaceRef("eth0"), Blocked: true, WaitsOnLink: true, Reason: "waiting for link/eth0"}},
 	}}
 }
 
@@ -40,7 +40,7 @@ func TestPrintPlanText(t *testing.T) {
   3. create route/main 10.0.0.0/8 metric 0
        route 10.0.0.0/8 dev br0 table main metric 0 scope link
   !  interface/eth0: blocked: waiting for link/eth0
-  ~  while items are blocked, apply waits for link events (up to --wait) and converges again at each
+  ~  while items wait for a link, apply waits for link events (up to --wait) and converges again at each
 plan: 3 operations; 1 items would not converge (predicted to fail or blocked)
 `
 	if out.String() != want {
@@ -79,7 +79,6 @@ func TestPrintPlanPredictedFailure(t *testing.T) {
        interface br1 bridge up
   !  address/br1/10.1.0.1/24: blocked: waiting for interface/br1 (failed: ...)
   !  interface/br1: predicted to fail: create failed: creating bridge br1: link exists and is not owned by netagent
-  ~  while items are blocked, apply waits for link events (up to --wait) and converges again at each; the failed operations are retried then, and fail again unless what is in their way is gone
 plan: 1 operations; 2 items would not converge (predicted to fail or blocked)
 `
 	if out.String() != want {
