@@ -26,10 +26,12 @@ func (u *run) markEvictions(wave []*dg.Node) []*dg.Node {
 		if u.isExternal(c) {
 			continue
 		}
-		if must, recreate := u.mustDelete(c); must {
-			if recreate {
-				u.set(c, fRecreating)
-			}
+		must, recreate := u.mustDelete(c)
+		switch {
+		case must && !recreate:
+			u.retire(c) // make before break: deleted at the end
+		case must:
+			u.set(c, fRecreating)
 			wave = u.addAllToWave(u.evictTree(c, nil), wave)
 		}
 	}

@@ -13,7 +13,10 @@ import (
 // creates, each in the order they were proposed; the operations of one item
 // type are run together, so that a BatchConfigurator gets them in one call.
 func (u *run) execute(props *[3][]proposal) {
-	for _, group := range props {
+	for k, group := range props {
+		if k > 0 {
+			group = u.stillReady(group)
+		}
 		groupByType(group)
 		for i := 0; i < len(group); {
 			j := i + 1
@@ -24,6 +27,24 @@ func (u *run) execute(props *[3][]proposal) {
 			i = j
 		}
 	}
+}
+
+// stillReady drops the creates and modifies whose item was evicted, or a
+// dependency of which was, after they were proposed (by an item later in
+// the same wave): they are looked at again in the next wave.
+func (u *run) stillReady(group []proposal) []proposal {
+	kept := group[:0]
+	for _, p := range group {
+		w := u.want(p.node)
+		if !u.has(p.node, fEvict) && w.ok {
+			if _, _, blocked := u.unsatisfied(w); !blocked {
+				kept = append(kept, p)
+				continue
+			}
+		}
+		u.enqueue(p.node)
+	}
+	return kept
 }
 
 // groupByType orders the proposals by item type, types in order of first

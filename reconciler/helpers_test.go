@@ -19,6 +19,16 @@ type item struct {
 	Fixed     string
 	external  bool
 	deps      []dg.Dependency
+	key       string // conflict key (dg.Conflicter); "" for none
+}
+
+func (i *item) ConflictKey() string { return i.key }
+
+// conflicting returns a copy of i with conflict key k.
+func (i *item) conflicting(k string) *item {
+	c := *i
+	c.key = k
+	return &c
 }
 
 func (i *item) Type() string                  { return i.typ }

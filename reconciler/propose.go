@@ -54,13 +54,15 @@ func (u *run) decideAbsent(c *dg.Node, w target) (proposal, bool) {
 			// The record of a failed create of an item no longer wanted.
 			u.cur.DeleteNode(c)
 			delete(u.rec.failed, c.Ref())
+		case c.Present() && u.has(c, fRetiring) && !u.has(c, fEvict):
+			// a failed delete, tried again at the end
 		case c.Present(): // a failed delete: try again
 			return u.decideDelete(c, false)
 		}
 		u.forgetBlocked(c)
 		return proposal{}, false
 	}
-	if !u.ready(c, w) {
+	if !u.ready(c, w) || u.conflictPending(c, w.item) {
 		return proposal{}, false
 	}
 	return proposal{op: OpCreate, node: c, ref: c.Ref(), new: w.item, recreate: u.has(c, fRecreating)}, true
@@ -108,7 +110,7 @@ func (u *run) decideModify(c *dg.Node, st dg.StateData, w target) (proposal, boo
 		u.stall(c)
 		return proposal{}, false
 	}
-	if changed && u.evictRecreateOnModify(c) {
+	if changed && (u.evictRecreateOnModify(c) || u.conflictPending(c, w.item)) {
 		return proposal{}, false
 	}
 	return proposal{op: OpModify, node: c, ref: c.Ref(), old: c.Item(), new: w.item}, true

@@ -109,6 +109,9 @@ func (u *run) reconcile() Status {
 			run.endWave(wave)
 			run.execute(props)
 		}
+		if run.evictRetiring() {
+			continue // make before break: what is no longer wanted goes last
+		}
 		if !run.withdrawStalled() {
 			break
 		}

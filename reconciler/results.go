@@ -32,6 +32,7 @@ func (u *run) finish(p proposal, e OpLogEntry, end time.Time, err error) {
 		u.queueDependants(c)
 	case OpDelete:
 		oldReq := c.Required()
+		u.wakeConflictWaiters(c)
 		u.cur.DeleteNode(c)
 		u.unset(c, fEvict)
 		u.queueManaged(oldReq)
@@ -69,6 +70,7 @@ func (u *run) failed(p proposal, at time.Time, err error) {
 	}
 	if p.op == OpDelete {
 		u.unset(c, fEvict)
+		u.wakeConflictWaiters(c) // they now wait for a failed delete
 	}
 	u.queueIntendedDependants(c) // they now wait for a failed item
 }

@@ -36,6 +36,10 @@ type run struct {
 	spare      *opCtx
 	props      [3][]proposal // a wave's deletes, modifies, creates (reused)
 	spareQueue []*dg.Node    // the last wave's array, reused for the next queue
+
+	retiring        []*dg.Node              // no longer intended: deleted at the end (retire.go)
+	conflicts       map[string][]*dg.Node   // retiring items by conflict key
+	conflictWaiters map[*dg.Node][]*dg.Node // items waiting for a conflicting item's delete
 }
 
 // Per-run marks on current-state nodes.
@@ -49,6 +53,7 @@ const (
 	fFailedNow                     // failed in this run: not retried in it
 	fBlocked                       // in blockedNow
 	fStalled                       // in stalled
+	fRetiring                      // in retiring
 )
 
 var epochs atomic.Uint64

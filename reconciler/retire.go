@@ -1,0 +1,136 @@
+package reconciler
+
+import (
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+// Make before break.
+//
+// An item that is no longer intended (retiring) is not deleted in the wave
+// that finds it: it stays until the run has made every create and modify
+// it can, so that a new object (a route with another metric, another
+// address on the uplink) is in place before the one it replaces goes, and
+// a dependant can move to the new object by a modify instead of being
+// deleted with the old one. Then the retiring items are evicted, leaves
+// first, as any other deletion.
+//
+// Two items the managed system cannot hold at once (equal
+// dg.ConflictKeyOf) are the exception: before an item is created (or
+// modified to that key), the retiring items conflicting with it are
+// evicted, and it waits for their deletion.
+//
+// Recreates, withdrawals (a dependency gone or its predicate false) and
+// what depends on an item being deleted are not deferred: those items
+// cannot stay.
+
+// retire defers the deletion of c, which is no longer intended, to the
+// end of the run.
+func (u *run) retire(c *dg.Node) {
+	if u.has(c, fRetiring) {
+		return
+	}
+	u.set(c, fRetiring)
+	u.retiring = append(u.retiring, c)
+	if key := dg.ConflictKeyOf(c.Item()); key != "" {
+		if u.conflicts == nil {
+			u.conflicts = make(map[string][]*dg.Node)
+		}
+		u.conflicts[key] = append(u.conflicts[key], c)
+	}
+}
+
+// evictRetiring evicts the items whose deletion was deferred, once the
+// waves have nothing more to create or modify, and reports whether it
+// found any (the caller then runs more waves). While creates or modifies
+// run in the background, the retiring items wait for them: they are
+// looked at again when those finish.
+func (u *run) evictRetiring() bool {
+	list := u.retiring
+	if len(list) == 0 {
+		return false
+	}
+	u.retiring = nil
+	wait := u.makingInBackground()
+	found := false
+	for _, c := range list {
+		u.unset(c, fRetiring)
+		if !c.Present() || u.has(c, fEvict) || u.want(c).ok {
+			continue
+		}
+		if wait {
+			u.rec.waiting[c.Ref()] = struct{}{}
+			continue
+		}
+		u.enqueueAll(u.evictTree(c, nil))
+		found = true
+	}
+	return found
+}
+
+// makingInBackground reports whether a create or a modify is in flight.
+func (u *run) makingInBackground() bool {
+	for _, op := range u.rec.async {
+		if op.op != OpDelete {
+			return true
+		}
+	}
+	return false
+}
+
+// conflictPending reports whether item (c's intended value) must wait for
+// retiring items it conflicts with to be deleted; it evicts them.
+func (u *run) conflictPending(c *dg.Node, item dg.Item) bool {
+	if len(u.conflicts) == 0 {
+		return false
+	}
+	key := dg.ConflictKeyOf(item)
+	if key == "" {
+		return false
+	}
+	pending := false
+	for _, r := range u.conflicts[key] {
+		if r == c || !u.exists(r) {
+			continue
+		}
+		pending = true
+		u.waitForConflict(c, r)
+	}
+	return pending
+}
+
+// waitForConflict makes c wait for the deletion of r.
+func (u *run) waitForConflict(c, r *dg.Node) {
+	switch st := r.State(); {
+	case u.has(r, fFailedNow):
+		u.noteConflict(c, r, "failed: "+errString(st.LastErr))
+		return
+	case st.State.InTransition():
+		u.noteConflict(c, r, st.State.String())
+		return
+	}
+	if u.conflictWaiters == nil {
+		u.conflictWaiters = make(map[*dg.Node][]*dg.Node)
+	}
+	u.conflictWaiters[r] = append(u.conflictWaiters[r], c)
+	if !u.has(r, fEvict) {
+		u.enqueueAll(u.evictTree(r, nil))
+	}
+}
+
+// noteConflict records why c waits for r, and has the next run look at c
+// again (the conflict is no edge of the graph that would bring it back).
+func (u *run) noteConflict(c, r *dg.Node, why string) {
+	u.rec.waiting[c.Ref()] = struct{}{}
+	u.rec.blocked[c.Ref()] = blockNote{
+		reason: "blocked: waiting for " + r.Ref().String() + " to be deleted (conflicts with it; " + why + ")",
+		on:     r.Ref(),
+	}
+}
+
+// wakeConflictWaiters queues the items that waited for c's deletion.
+func (u *run) wakeConflictWaiters(c *dg.Node) {
+	if ws, ok := u.conflictWaiters[c]; ok {
+		delete(u.conflictWaiters, c)
+		u.enqueueAll(ws)
+	}
+}
