@@ -93,6 +93,29 @@
 //
 // InterfaceNeedsRecreate and AddressNeedsRecreate give the kernel's reasons.
 //
+// # Kernel keys and make before break
+//
+// The reconciler adds a new object before it deletes the one it replaces,
+// unless the kernel cannot hold both (their depgraph conflict keys are
+// equal); only then is the old one deleted first. Each kind's kernel key:
+//
+//	interface  the interface name: the item name (a changed kind is a recreate)
+//	port       the port's name: the item name (a new master is re-enslaved)
+//	address    IPv4: interface, address and prefix length: the item name, so
+//	           192.0.2.11/24 is added before 192.0.2.10/24 goes;
+//	           IPv6: interface and address only: ConflictKey
+//	           "address <dev> <addr>", so 2001:db8::1/64 goes before
+//	           2001:db8::1/56 is added
+//	route      table, family, destination, tos (always 0) and metric: the
+//	           item name, so a route with another metric is added before the
+//	           old one goes, and a new gateway, device, source, scope or type
+//	           is a Modify (NLM_F_REPLACE), never a delete
+//	rule       every selector, priority, table and action: the item name, so
+//	           a changed rule is added before the old one goes
+//	neighbor   interface and IP: the item name (a new MAC is replaced)
+//	chain      family, table and chain name: the item name
+//	sysctl     the key: the item name
+//
 // # Ownership
 //
 // The route and rule configurators mark everything they create with the

@@ -1,0 +1,37 @@
+package items_test
+
+import (
+	"net/netip"
+	"testing"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+)
+
+// Two items conflict when the kernel keys them alike: an IPv6 address under
+// two prefix lengths does; IPv4 addresses and routes with other metrics
+// do not (their names are their kernel keys).
+func TestConflictKeys(t *testing.T) {
+	addr := func(dev, p string) dg.Item {
+		return &items.Address{Dev: dev, Prefix: netip.MustParsePrefix(p)}
+	}
+	route := func(metric uint32) dg.Item {
+		return &items.Route{Dst: netip.MustParsePrefix("0.0.0.0/0"), Gw: netip.MustParseAddr("192.0.2.1"), Metric: metric}
+	}
+	for _, c := range []struct {
+		a, b     dg.Item
+		conflict bool
+	}{
+		{addr("eth0", "2001:db8::1/64"), addr("eth0", "2001:db8::1/56"), true},
+		{addr("eth0", "2001:db8::1/64"), addr("eth1", "2001:db8::1/64"), false},
+		{addr("eth0", "2001:db8::1/64"), addr("eth0", "2001:db8::2/64"), false},
+		{addr("eth0", "192.0.2.10/24"), addr("eth0", "192.0.2.10/25"), false},
+		{addr("eth0", "192.0.2.10/24"), addr("eth0", "192.0.2.11/24"), false},
+		{route(100), route(200), false},
+	} {
+		ka, kb := dg.ConflictKeyOf(c.a), dg.ConflictKeyOf(c.b)
+		if got := ka != "" && ka == kb; got != c.conflict {
+			t.Errorf("%s and %s: conflict %v (keys %q, %q), want %v", c.a, c.b, got, ka, kb, c.conflict)
+		}
+	}
+}
