@@ -24,6 +24,9 @@ type addressConfigurator struct {
 	// net.ipv4.conf.{all,<dev>}.promote_secondaries) instead of deleting
 	// the secondaries with it.
 	promotes func(dev string) (bool, error)
+	// promoting runs f with net.ipv4.conf.<dev>.promote_secondaries on,
+	// and then puts the sysctl back; nil where it cannot (a fake kernel).
+	promoting func(dev string, f func() error) error
 }
 
 var _ reconciler.Configurator = (*addressConfigurator)(nil)
@@ -160,7 +163,12 @@ func (c *addressConfigurator) delete(a *items.Address) error {
 //
 //   - When k is the primary IPv4 address of its subnet and the kernel does
 //     not promote secondaries, it deletes every secondary of the subnet with
-//     k. Ours are added back; one of someone else's blocks the delete.
+//     k, and with the last address of the interface every route through
+//     it: a new address added beside the old one (make before break) would
+//     go with it. So the delete runs with promote_secondaries on for the
+//     interface, put back after; a secondary becomes primary and every
+//     route stays. Where that cannot be done, ours are added back and one
+//     of someone else's blocks the delete.
 //   - When k is the last IPv4 address of its interface, the kernel flushes
 //     every IPv4 route through the interface (fib_disable_ip). Another
 //     protocol's route through it blocks the delete (kernel routes go with
@@ -180,6 +188,8 @@ func (c *addressConfigurator) delAddr(conn rawOps, list []kernelAddr, k *kernelA
 		}
 		if promotes {
 			secs = nil
+		} else if c.promoting != nil {
+			return c.promoting(a.Dev, func() error { return delOne(conn, a, index) })
 		}
 	}
 	for _, s := range secs {
@@ -187,8 +197,7 @@ func (c *addressConfigurator) delAddr(conn rawOps, list []kernelAddr, k *kernelA
 			return errPrimaryOf(s.prefix)
 		}
 	}
-	err := sendOne(conn, addrRequest(unix.RTM_DELADDR, 0, a, index))
-	if err != nil && !isErrno(err, unix.EADDRNOTAVAIL) {
+	if err := delOne(conn, a, index); err != nil {
 		return err
 	}
 	var errs []error
@@ -199,6 +208,15 @@ func (c *addressConfigurator) delAddr(conn rawOps, list []kernelAddr, k *kernelA
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// delOne sends the delete of a; already gone is success.
+func delOne(conn rawOps, a *items.Address, index int) error {
+	err := sendOne(conn, addrRequest(unix.RTM_DELADDR, 0, a, index))
+	if err != nil && !isErrno(err, unix.EADDRNOTAVAIL) {
+		return err
+	}
+	return nil
 }
 
 // lastIPv4 reports whether k is the only IPv4 address of its interface in

@@ -87,10 +87,13 @@
 // address of any length) is ErrNotOwned. Label and scope cannot change in
 // place (a replace keeps the old ones), so Modify never writes and items'
 // NeedsRecreate asks for a recreate. Delete refuses (ErrNotOwned) when the
-// kernel would take others' objects with the address: a primary IPv4
-// address deletes its subnet's secondaries unless promote_secondaries is on
-// (ours are added back), and the last IPv4 address of an interface flushes
-// every IPv4 route through it. Addresses the intent does not declare (the
+// kernel would take others' objects with the address: the last IPv4
+// address of an interface flushes every IPv4 route through it. A primary
+// IPv4 address would take its subnet's secondaries with it (and, with the
+// last of them, every route through the interface) unless
+// promote_secondaries is on: Delete turns it on for the interface for the
+// one delete and puts it back, so that a new address added beside the old
+// one (make before break) is promoted and the routes stay. Addresses the intent does not declare (the
 // kernel's fe80:: link-local addresses, an administrator's) carry no mark
 // and are never read back or deleted.
 //

@@ -1,6 +1,7 @@
 package l3
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -19,7 +20,7 @@ func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error {
 		typ string
 		cfg reconciler.Configurator
 	}{
-		{items.TypeAddress, &addressConfigurator{nlh: t.NL, open: open, promotes: promotesIn(t)}},
+		{items.TypeAddress, &addressConfigurator{nlh: t.NL, open: open, promotes: promotesIn(t), promoting: promotingIn(t)}},
 		{items.TypeRoute, &routeConfigurator{nlh: t.NL, open: open}},
 		{items.TypeRule, &ruleConfigurator{nlh: t.NL, open: open}},
 		{items.TypeNeighbor, &neighborConfigurator{open: open}},
@@ -48,5 +49,31 @@ func promotesIn(t *netnsx.Target) func(dev string) (bool, error) {
 			return nil
 		})
 		return on, err
+	}
+}
+
+// promotingIn runs f with net.ipv4.conf.<dev>.promote_secondaries set to 1
+// inside t's namespace, and sets the previous value back after, even when
+// f fails.
+func promotingIn(t *netnsx.Target) func(dev string, f func() error) error {
+	return func(dev string, f func() error) error {
+		path := "/proc/sys/net/ipv4/conf/" + dev + "/promote_secondaries"
+		var old []byte
+		err := t.Do(func() error {
+			var err error
+			if old, err = os.ReadFile(path); err != nil {
+				return err
+			}
+			return os.WriteFile(path, []byte("1"), 0o644)
+		})
+		if err != nil {
+			return fmt.Errorf("turning promote_secondaries on for %s: %w", dev, err)
+		}
+		ferr := f()
+		err = t.Do(func() error { return os.WriteFile(path, old, 0o644) })
+		if err != nil {
+			err = fmt.Errorf("putting promote_secondaries of %s back: %w", dev, err)
+		}
+		return errors.Join(ferr, err)
 	}
 }

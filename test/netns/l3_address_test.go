@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,8 +153,9 @@ func TestL3AddressForeignUntouched(t *testing.T) {
 }
 
 // Deleting the primary IPv4 address of a subnet makes the kernel delete its
-// secondaries too, unless promote_secondaries is on: ours come back, and a
-// foreign one blocks the delete.
+// secondaries too, unless promote_secondaries is on: the configurator turns
+// it on for the delete (and back off), so that ours and foreign ones alike
+// are promoted and stay, and routes through the interface with them.
 func TestL3AddressPrimaryWithSecondaries(t *testing.T) {
 	e := l3NewEnv(t)
 	primary := &items.Address{Dev: "up0", Prefix: l3Prefix("192.0.2.10/24")}
@@ -166,17 +168,32 @@ func TestL3AddressPrimaryWithSecondaries(t *testing.T) {
 	e.mustAddr("up0", "local", "192.0.2.11", "label", "up0:b")
 	e.delete(secondary)
 
+	promote := func() string {
+		return strings.TrimSpace(testns.Exec(t, e.tgt, "sysctl", "-n", "net.ipv4.conf.up0.promote_secondaries"))
+	}
 	e.create(primary)
 	e.ip("addr", "add", "192.0.2.21/24", "dev", "up0") // a foreign secondary
-	l3MustNotOwn(t, "deleting the primary of a foreign secondary", e.cfg(primary).Delete(e.ctx, primary))
-	e.mustAddr("up0", "local", "192.0.2.10")
-	e.mustAddr("up0", "local", "192.0.2.21")
-
-	testns.Exec(t, e.tgt, "sysctl", "-qw", "net.ipv4.conf.up0.promote_secondaries=1")
+	e.ip("route", "add", "198.51.100.0/24", "via", "192.0.2.1", "dev", "up0")
 	e.delete(primary)
 	e.mustNoAddr("up0", "local", "192.0.2.10")
 	e.mustAddr("up0", "local", "192.0.2.21")
+	if got := l3Find(e.l3Routes(), "dst", "198.51.100.0/24"); len(got) != 1 {
+		t.Errorf("the route through up0 went with the primary address: %v", got)
+	}
+	if got := promote(); got != "0" {
+		t.Errorf("promote_secondaries left at %s", got)
+	}
 	e.mustReadBackNone(items.TypeAddress)
+
+	e.ip("addr", "del", "192.0.2.21/24", "dev", "up0")
+	testns.Exec(t, e.tgt, "sysctl", "-qw", "net.ipv4.conf.up0.promote_secondaries=1")
+	e.create(primary)
+	e.create(secondary)
+	e.delete(primary)
+	e.mustAddr("up0", "local", "192.0.2.11", "label", "up0:b")
+	if got := promote(); got != "1" {
+		t.Errorf("promote_secondaries set on by the operator is now %s", got)
+	}
 }
 
 // The kernel flushes every IPv4 route through an interface when its last
