@@ -23,7 +23,9 @@ import (
 // route's scope, an IPv4 address's label when it is the interface name,
 // a rule's fwmark mask, table 0 for main, IPv6 metric 0 for 1024), and the
 // fields that only shape dependencies (Route.CarrierLink, GwAddress, Deps;
-// Rule.Deps; Neighbor.Deps) are copied from it, so that what was applied reads back Equal.
+// Rule.Deps; Neighbor.Deps) are copied from it, so that what was applied
+// reads back Equal. A route's address dependencies are then anchored to
+// the addresses read back (see anchorRouteDeps).
 func ReadBack(t *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) {
 	names, err := linkNames(t.NL)
 	if err != nil {
@@ -48,7 +50,77 @@ func ReadBack(t *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) {
 		}
 		out = append(out, got...)
 	}
+	anchorRouteDeps(out)
 	return out, nil
+}
+
+// anchorRouteDeps makes the address dependencies of the routes in out
+// (GwAddress, address refs in Deps) name addresses of out that do what the
+// dependency says, for the kernel's route as it is: the intended route's
+// address when it is there, else one there that holds the gateway (on the
+// route's device) or the source, else none. A route in the current state
+// depends on what holds it up now, not on what the intent will give it:
+// when the intent moves the uplink to a new address, the route moves to it
+// by a modify once it exists, and is never withdrawn for want of an
+// address the kernel has not got yet.
+func anchorRouteDeps(out []dg.Item) {
+	addrs := make(map[string]*items.Address)
+	var list []*items.Address
+	for _, it := range out {
+		if a, ok := it.(*items.Address); ok {
+			addrs[a.Name()] = a
+			list = append(list, a)
+		}
+	}
+	find := func(name string, holds func(*items.Address) bool) string {
+		if a, ok := addrs[name]; ok && holds(a) {
+			return name
+		}
+		for _, a := range list {
+			if holds(a) {
+				return a.Name()
+			}
+		}
+		return ""
+	}
+	for _, it := range out {
+		r, ok := it.(*items.Route)
+		if !ok {
+			continue
+		}
+		if r.GwAddress != "" {
+			r.GwAddress = find(r.GwAddress, func(a *items.Address) bool {
+				return (r.Dev == "" || a.Dev == r.Dev) && a.Prefix.Contains(r.Gw)
+			})
+		}
+		r.Deps = anchorSrcDeps(r, find)
+	}
+}
+
+// anchorSrcDeps returns r.Deps (a copy when it changes: the slice may be
+// the intended item's) with each address ref anchored to the address
+// holding r.Src, or dropped.
+func anchorSrcDeps(r *items.Route, find func(string, func(*items.Address) bool) string) []dg.ItemRef {
+	var deps []dg.ItemRef
+	for i, d := range r.Deps {
+		name := d.Name
+		if d.Type == items.TypeAddress {
+			name = find(d.Name, func(a *items.Address) bool { return r.Src.IsValid() && a.Prefix.Addr() == r.Src })
+		}
+		if name == d.Name && deps == nil {
+			continue
+		}
+		if deps == nil {
+			deps = append(make([]dg.ItemRef, 0, len(r.Deps)), r.Deps[:i]...)
+		}
+		if name != "" {
+			deps = append(deps, dg.ItemRef{Type: d.Type, Name: name})
+		}
+	}
+	if deps == nil {
+		return r.Deps
+	}
+	return deps
 }
 
 // hinter looks items up in the intended graph (which may be nil).
