@@ -229,10 +229,10 @@ func TestAgentCLIEdit(t *testing.T) {
 	in.Routes = slices.DeleteFunc(in.Routes, func(r intent.Route) bool { return r.To == "198.51.100.0/24" })
 	in.Interfaces[3].Addresses = []string{"192.0.2.51/24"} // mv-svc
 	edited := e.writeIntent("edited.json", in)
-	wantOps := []string{
+	wantOps := []string{ // make before break: the new address first
+		"create address/mv-svc/192.0.2.51/24",
 		"delete address/mv-svc/192.0.2.50/24",
 		"delete route/table 100 198.51.100.0/24 metric 0",
-		"create address/mv-svc/192.0.2.51/24",
 	}
 	if ops := e.planOps(edited); !slices.Equal(ops, wantOps) {
 		t.Errorf("plan of the edit:\n got %q\nwant %q", ops, wantOps)
