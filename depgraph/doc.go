@@ -22,6 +22,12 @@
 // ask for the dependant to be recreated when the required item is modified
 // (RecreateWhenModified).
 //
+// An item whose identity in the managed system is wider than its reference
+// implements Conflicter: items with equal non-empty ConflictKeys cannot
+// exist at once (an IPv6 address under two prefix lengths). The reconciler
+// creates a new item before it deletes the one it replaces (make before
+// break) except for such conflicting pairs, which it deletes first.
+//
 // # Graphs
 //
 // A Graph holds items, their dependencies and a reverse index (Dependants),

@@ -9,15 +9,20 @@
 //	   │               │
 //	   │               ▼
 //	   │        ┌─ wave ───────────────────────────────────────────────┐
-//	   │        │ 1. mark evictions: not intended, recreate, broken     │
-//	   │        │    dependency → the item and, transitively, its       │
-//	   │        │    dependants must go (or modify away first)          │
-//	   │        │ 2. propose what is ready now: delete (no dependants    │◀─┐
-//	   │        │    left), modify/create (every dependency created,     │  │ items whose
-//	   │        │    settled and satisfying its predicate)               │  │ neighbours
-//	   │        │ 3. execute: deletes, modifies, creates; one call per  │  │ changed
-//	   │        │    type for a BatchConfigurator                        │──┘
+//	   │        │ 1. mark evictions: recreate, broken dependency → the │
+//	   │        │    item and, transitively, its dependants must go    │
+//	   │        │    (or modify away first); not intended → retiring   │
+//	   │        │ 2. propose what is ready now: delete (no dependants  │◀─┐
+//	   │        │    left), modify/create (every dependency created,   │  │ items whose
+//	   │        │    settled and satisfying its predicate; a retiring  │  │ neighbours
+//	   │        │    item with its conflict key is evicted first)      │  │ changed
+//	   │        │ 3. execute: deletes, modifies, creates; one call per │  │
+//	   │        │    type for a BatchConfigurator                      │──┘
 //	   │        └──────────────────────────────────────────────────────┘
+//	   │               │ queue empty
+//	   │               ▼
+//	   │        4. evict the retiring items (make before break) and run
+//	   │           waves again; then withdraw items stalled for good
 //	   └──────── results, state data, records (in the current graph)
 //
 // # The model
@@ -33,6 +38,22 @@
 // created again afterwards. External items are never touched: their
 // appearing, disappearing or changing (the caller puts them into the
 // current graph) withdraws or re-creates what depends on them.
+//
+// # Make before break
+//
+// An item that is no longer intended is deleted only after the run has
+// made every create and modify it could: a new object is in place before
+// the one it replaces goes (a route with another metric, a new address),
+// and a dependant whose intended value depends on the new item instead of
+// the old one moves to it by a modify, before the old one is deleted,
+// rather than being deleted with it. Dependants still go before what they
+// depend on. Two items the managed system cannot hold at once declare it:
+// items with equal non-empty keys (depgraph.Conflicter) conflict, and the
+// old one is deleted (with what depends on it and cannot move) before the
+// new one is created. A recreate is by nature delete first; so is the
+// withdrawal of an item whose dependency broke. While a create or modify
+// runs in the background, the items no longer intended wait for it. Plan
+// runs the same algorithm, so a plan shows this order.
 //
 // Items that cannot be created are reported in Status.Blocked with the
 // reason ("blocked: waiting for link/eth0 (carrier up)"); the items of a

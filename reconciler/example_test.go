@@ -80,3 +80,48 @@ func ExampleStatus_blocked() {
 	// create interface/eth1: device busy
 	// blocked: waiting for interface/eth1 (failed: device busy)
 }
+
+// Make before break, as plan shows it and apply runs it: a default route
+// with a new metric, and a new address on the uplink for the routes'
+// gateway. The new objects are made first; the route that stays moves to
+// the new address by a modify; what is no longer wanted goes last. An IPv6 address under a new prefix length is the same kernel
+// object (equal conflict keys): the old one goes first.
+func ExampleReconciler_Reconcile_makeBeforeBreak() {
+	reg := &reconciler.TypeRegistry{}
+	for _, t := range []string{"interface", "address", "route"} {
+		reg.Register(t, logger{})
+	}
+	v6 := func(prefix string) *item {
+		return mk("address", "eth0/"+prefix, "interface/eth0").conflicting("address eth0 2001:db8::1")
+	}
+	intended := dg.New("intended",
+		mk("interface", "eth0"),
+		mk("address", "eth0/192.0.2.10/24", "interface/eth0"),
+		v6("2001:db8::1/64"),
+		mk("route", "default metric 100", "interface/eth0", "address/eth0/192.0.2.10/24"),
+		mk("route", "10.0.0.0/8", "interface/eth0", "address/eth0/192.0.2.10/24"),
+	)
+	r := reconciler.New(reg)
+	st := r.Reconcile(context.Background(), nil, intended)
+
+	intended = dg.New("intended",
+		mk("interface", "eth0"),
+		mk("address", "eth0/192.0.2.11/24", "interface/eth0"),
+		v6("2001:db8::1/56"),
+		mk("route", "default metric 200", "interface/eth0", "address/eth0/192.0.2.11/24"),
+		mk("route", "10.0.0.0/8", "interface/eth0", "address/eth0/192.0.2.11/24"),
+	)
+	plan := r.Plan(context.Background(), st.NewCurrentState, intended)
+	fmt.Print(plan.OperationLog)
+	st = r.Reconcile(context.Background(), st.NewCurrentState, intended)
+	fmt.Println(st.OperationLog.String() == plan.OperationLog.String())
+	// Output:
+	// delete address/eth0/2001:db8::1/64
+	// create address/eth0/192.0.2.11/24
+	// modify route/10.0.0.0/8
+	// create address/eth0/2001:db8::1/56
+	// create route/default metric 200
+	// delete route/default metric 100
+	// delete address/eth0/192.0.2.10/24
+	// true
+}
