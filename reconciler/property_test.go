@@ -3,6 +3,7 @@ package reconciler_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"testing"
 
@@ -40,6 +41,11 @@ func (m *model) Create(_ context.Context, x dg.Item) error {
 	it := x.(*item)
 	if _, dup := m.have[dg.Ref(it)]; dup {
 		m.fail("create of existing %s", dg.Ref(it))
+	}
+	for r, other := range m.have {
+		if it.key != "" && other.key == it.key {
+			m.fail("create %s while %s, with the same conflict key, exists", dg.Ref(it), r)
+		}
 	}
 	for _, d := range it.deps {
 		if !m.depOK(d) {
@@ -87,7 +93,7 @@ func notBad(it dg.Item) bool { return it.(*item).Value != "bad" }
 // randomItem makes managed item i of n with up to 3 dependencies on other
 // managed items (cycles possible) or on one of the external items.
 func randomItem(rng *rand.Rand, i, n, externals int) *item {
-	it := &item{typ: "t", name: fmt.Sprint(i), Value: fmt.Sprint(rng.IntN(3)), Fixed: fmt.Sprint(rng.IntN(2))}
+	it := &item{typ: "t", name: fmt.Sprint(i), Value: fmt.Sprint(rng.IntN(3)), Fixed: fmt.Sprint(rng.IntN(2)), key: fmt.Sprint("k", i)}
 	if rng.IntN(10) == 0 {
 		it.Value = "bad"
 	}
@@ -157,6 +163,7 @@ func runScenario(t testing.TB, seed uint64) {
 		current.Put(&item{typ: "x", name: fmt.Sprint(e), external: true, Value: "up"})
 	}
 	for step := 0; step < 8; step++ {
+		before := maps.Clone(m.have)
 		st := reconciler.New(reg).Reconcile(context.Background(), current, intended)
 		if st.AsyncOpsInProgress {
 			t.Fatalf("seed %d: async ops with a synchronous configurator", seed)
@@ -168,6 +175,7 @@ func runScenario(t testing.TB, seed uint64) {
 			t.Fatalf("operation log:\n%s", st.OperationLog)
 		}
 		checkConverged(t, seed, step, m, intended, current)
+		checkMakeBeforeBreak(t, seed, step, st.OperationLog, before, m, intended)
 		// Again with nothing changed: no operation at all.
 		if st := reconciler.New(reg).Reconcile(context.Background(), current, intended); len(st.OperationLog) != 0 {
 			t.Fatalf("seed %d step %d: unchanged reconcile ran:\n%s", seed, step, st.OperationLog)
@@ -202,13 +210,78 @@ func checkConverged(t testing.TB, seed uint64, step int, m *model, intended, cur
 	}
 }
 
+// checkMakeBeforeBreak checks that an item deleted because it is no longer
+// intended went after every create and modify of the run, unless the
+// kernel could not hold it beside a created item (same conflict key) or it
+// went with a dependency (deleted in the run, or broken before it).
+func checkMakeBeforeBreak(t testing.TB, seed uint64, step int, log reconciler.OperationLog, before map[dg.ItemRef]*item, m *model, intended *dg.Graph) {
+	deleted, created := map[dg.ItemRef]bool{}, map[string]bool{}
+	lastMake := -1
+	for k, e := range log {
+		switch e.Op {
+		case reconciler.OpDelete:
+			deleted[e.Ref] = true
+		case reconciler.OpCreate:
+			created[e.Item.(*item).key] = true
+			lastMake = k
+		default:
+			lastMake = k
+		}
+	}
+	var goesWithDep func(r dg.ItemRef, seen map[dg.ItemRef]bool) bool
+	goesWithDep = func(r dg.ItemRef, seen map[dg.ItemRef]bool) bool {
+		it, ok := before[r]
+		if !ok || seen[r] {
+			return false
+		}
+		seen[r] = true
+		for _, d := range it.deps {
+			if deleted[d.RequiredItem] || !m.depOKIn(before, d) || goesWithDep(d.RequiredItem, seen) {
+				return true
+			}
+		}
+		return false
+	}
+	for k, e := range log {
+		if e.Op != reconciler.OpDelete || e.Recreate || k > lastMake || intended.Contains(e.Ref) {
+			continue
+		}
+		if created[before[e.Ref].key] || goesWithDep(e.Ref, map[dg.ItemRef]bool{}) {
+			continue
+		}
+		t.Fatalf("seed %d step %d: %s, no longer intended, was deleted before the run's creates and modifies ended:\n%s",
+			seed, step, e.Ref, log)
+	}
+}
+
+// depOKIn is depOK against a past state of the model.
+func (m *model) depOKIn(have map[dg.ItemRef]*item, d dg.Dependency) bool {
+	saved := m.have
+	m.have = have
+	defer func() { m.have = saved }()
+	return m.depOK(d)
+}
+
+// renamed is the name under which item i is replaced by an item with
+// another name but the same conflict key (a route with another metric):
+// no dependency names it.
+func renamed(i, n int) dg.ItemRef { return dg.ItemRef{Type: "t", Name: fmt.Sprint(i + n + 2)} }
+
 func mutate(rng *rand.Rand, intended, current *dg.Graph, n, externals int) {
 	for k := 1 + rng.IntN(4); k > 0; k-- {
 		i := rng.IntN(n)
-		switch rng.IntN(5) {
+		switch rng.IntN(6) {
 		case 0:
 			intended.Delete(dg.ItemRef{Type: "t", Name: fmt.Sprint(i)})
+		case 5: // replaced by a conflicting item of another name
+			if it, ok := intended.Get(dg.ItemRef{Type: "t", Name: fmt.Sprint(i)}); ok {
+				c := *it.(*item)
+				c.name = renamed(i, n).Name
+				intended.Delete(dg.Ref(it))
+				intended.Put(&c)
+			}
 		case 1, 2:
+			intended.Delete(renamed(i, n))
 			intended.Put(randomItem(rng, i, n, externals))
 		case 3: // change in place (maybe to "bad", flipping predicates)
 			if it, ok := intended.Get(dg.ItemRef{Type: "t", Name: fmt.Sprint(i)}); ok {
