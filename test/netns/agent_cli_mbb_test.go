@@ -230,6 +230,20 @@ func TestAgentCLIMakeBeforeBreakUplink(t *testing.T) {
 	}
 	e.mustRun(0, "check", addr11)
 
+	// A new gateway: the same kernel object (table, destination, metric),
+	// replaced in place (NLM_F_REPLACE): one RTM_NEWROUTE, no delete.
+	gw := e.writeFile("uplink.json", `{"version": 1,
+  "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.11/24"]}],
+  "routes": [{"to": "default", "via": "192.0.2.254", "dev": "uplink0", "metric": 200}]}`)
+	if plan := e.planOps(gw); !slices.Equal(plan, []string{"modify route/main 0.0.0.0/0 metric 200"}) {
+		t.Errorf("plan for a new gateway: %q", plan)
+	}
+	evs = w.apply(gw)
+	if got := mbbKinds(evs, "route"); !slices.Equal(got, []string{"new route default metric 200"}) {
+		t.Errorf("gateway change: the default route was not replaced in place: %v", got)
+	}
+	e.mbbMustRoute("default", "via 192.0.2.254")
+
 	// The default route takes the uplink's address as its source: a new
 	// address replaces the route in place (a new src) once it exists, and
 	// the old address goes last.
