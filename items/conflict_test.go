@@ -9,14 +9,21 @@ import (
 )
 
 // Two items conflict when the kernel keys them alike: an IPv6 address under
-// two prefix lengths does; IPv4 addresses and routes with other metrics
-// do not (their names are their kernel keys).
+// two prefix lengths does, and so do two VLANs with one parent and ID or two
+// VXLANs with one VNI and port; IPv4 addresses and routes with other
+// metrics do not (their names are their kernel keys).
 func TestConflictKeys(t *testing.T) {
 	addr := func(dev, p string) dg.Item {
 		return &items.Address{Dev: dev, Prefix: netip.MustParsePrefix(p)}
 	}
 	route := func(metric uint32) dg.Item {
 		return &items.Route{Dst: netip.MustParsePrefix("0.0.0.0/0"), Gw: netip.MustParseAddr("192.0.2.1"), Metric: metric}
+	}
+	vlan := func(name, parent string, id uint16) dg.Item {
+		return &items.Interface{IfName: name, Kind: items.KindVLAN, VLAN: &items.VLANAttrs{Parent: parent, ID: id}}
+	}
+	vxlan := func(name string, vni uint32, port uint16) dg.Item {
+		return &items.Interface{IfName: name, Kind: items.KindVxlan, Vxlan: &items.VxlanAttrs{VNI: vni, Port: port}}
 	}
 	for _, c := range []struct {
 		a, b     dg.Item
@@ -28,6 +35,12 @@ func TestConflictKeys(t *testing.T) {
 		{addr("eth0", "192.0.2.10/24"), addr("eth0", "192.0.2.10/25"), false},
 		{addr("eth0", "192.0.2.10/24"), addr("eth0", "192.0.2.11/24"), false},
 		{route(100), route(200), false},
+		{vlan("eth0.100", "eth0", 100), vlan("uplink.100", "eth0", 100), true},
+		{vlan("eth0.100", "eth0", 100), vlan("eth0.200", "eth0", 200), false},
+		{vlan("eth0.100", "eth0", 100), vlan("eth1.100", "eth1", 100), false},
+		{vxlan("vx100", 100, 0), vxlan("vxlan100", 100, 8472), true},
+		{vxlan("vx100", 100, 4789), vxlan("vxlan100", 100, 8472), false},
+		{vxlan("vx100", 100, 4789), vxlan("vx101", 101, 4789), false},
 	} {
 		ka, kb := dg.ConflictKeyOf(c.a), dg.ConflictKeyOf(c.b)
 		if got := ka != "" && ka == kb; got != c.conflict {

@@ -99,7 +99,10 @@
 // unless the kernel cannot hold both (their depgraph conflict keys are
 // equal); only then is the old one deleted first. Each kind's kernel key:
 //
-//	interface  the interface name: the item name (a changed kind is a recreate)
+//	interface  the interface name: the item name (a changed kind is a
+//	           recreate); a VLAN also by parent, protocol and ID, a VXLAN by
+//	           VNI, port and family: ConflictKey, so a renamed VLAN or VXLAN
+//	           goes before its successor is created
 //	port       the port's name: the item name (a new master is re-enslaved)
 //	address    IPv4: interface, address and prefix length: the item name, so
 //	           192.0.2.11/24 is added before 192.0.2.10/24 goes;

@@ -145,6 +145,26 @@ func (i *Interface) Dependencies() []dg.Dependency {
 	return nil
 }
 
+// ConflictKey implements depgraph.Conflicter: besides its name, the kernel
+// keys a VLAN by its parent, protocol and ID ("vlan <parent> <protocol>
+// <id>") and a VXLAN by its VNI, UDP port and family ("vxlan <vni> port
+// <port> <family>"): another interface with the same key is refused
+// (EEXIST), so a renamed VLAN or VXLAN is deleted before its successor is
+// created. Other kinds: "" (the name is the key).
+func (i *Interface) ConflictKey() string {
+	switch {
+	case i.Kind == KindVLAN && i.VLAN != nil:
+		proto := i.VLAN.Protocol
+		if proto == "" {
+			proto = "802.1q"
+		}
+		return fmt.Sprintf("vlan %s %s %d", i.VLAN.Parent, proto, i.VLAN.ID)
+	case i.Kind == KindVxlan && i.Vxlan != nil:
+		return fmt.Sprintf("vxlan %d port %d %s", i.Vxlan.VNI, vxlanPort(*i.Vxlan), vxlanFamily(*i.Vxlan))
+	}
+	return ""
+}
+
 // Equal compares every field, and the attributes by value.
 func (i *Interface) Equal(other dg.Item) bool {
 	o, ok := other.(*Interface)

@@ -334,3 +334,31 @@ func (e *cliEnv) mbbMustRoute(dst, want string) {
 		e.t.Errorf("route %s: want %q in\n%s", dst, want, got)
 	}
 }
+
+// A renamed VXLAN keeps its VNI and port: the kernel refuses a second
+// tunnel with them (EEXIST), so the old one goes first and one apply
+// converges.
+func TestAgentCLIRenamedVxlanDeletedFirst(t *testing.T) {
+	e := cliNewEnv(t)
+	vx := func(name string) string {
+		return e.writeFile("vx.json", fmt.Sprintf(`{"version": 1,
+  "interfaces": [
+    {"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24"]},
+    {"name": %q, "type": "vxlan", "vxlan": {"vni": 100, "local": "192.0.2.10", "remote": "192.0.2.20", "port": 4789, "parent": "uplink0"}}
+  ]}`, name))
+	}
+	e.mustRun(0, "apply", vx("vx100"))
+	next := vx("vxlan100")
+	plan := e.planOps(next)
+	if mbbOrder(t, plan, "delete interface/vx100") > mbbOrder(t, plan, "create interface/vxlan100") {
+		t.Errorf("plan creates the new tunnel beside the old one: %q", plan)
+	}
+	e.mustRun(0, "apply", next)
+	if got := e.ip("-d", "link", "show", "vxlan100"); !strings.Contains(got, "vxlan id 100") {
+		t.Errorf("vxlan100:\n%s", got)
+	}
+	if got := e.ip("-br", "link", "show"); strings.Contains(got, "vx100") {
+		t.Errorf("vx100 is still there:\n%s", got)
+	}
+	e.mustRun(0, "check", next)
+}
