@@ -23,7 +23,7 @@
 // (RecreateWhenModified).
 //
 // An item whose identity in the managed system is wider than its reference
-// implements Conflicter: items with equal non-empty ConflictKeys cannot
+// implements Conflicter: items sharing one of their ConflictKeys cannot
 // exist at once (an IPv6 address under two prefix lengths). The reconciler
 // creates a new item before it deletes the one it replaces (make before
 // break) except for such conflicting pairs, which it deletes first.

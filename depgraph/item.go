@@ -85,25 +85,27 @@ func (d Dependency) String() string {
 // Conflicter is an optional interface of an Item whose identity in the
 // managed system is wider than its reference: two items with different
 // references that the managed system cannot hold at once (an IPv6 address
-// under two prefix lengths: the kernel keys it by the address alone).
+// under two prefix lengths: the kernel keys it by the address alone; a
+// veth whose peer takes the name of another interface).
 //
-// Items with equal non-empty keys conflict. The reconciler creates a new
+// Two items conflict when they share a key. The reconciler creates a new
 // item before it deletes an old one it no longer wants (make before
 // break), except when the two conflict: then the old one is deleted first.
 // An item whose reference already is its whole identity in the system (a
 // route named by table, destination and metric) need not implement it.
 //
-// A key names the item's kind as well ("address eth0 2001:db8::1"), so
-// that items of different types conflict only when meant to. Like
-// Dependencies, it must be a pure function of the item's value.
+// A key names the item's kind as well ("address eth0 2001:db8::1",
+// "link veth0"), so that items of different types conflict only when
+// meant to. Like Dependencies, the keys must be a pure function of the
+// item's value.
 type Conflicter interface {
-	ConflictKey() string
+	ConflictKeys() []string
 }
 
-// ConflictKeyOf returns the conflict key of item, or "" when it has none.
-func ConflictKeyOf(item Item) string {
+// ConflictKeysOf returns the conflict keys of item (nil when it has none).
+func ConflictKeysOf(item Item) []string {
 	if c, ok := item.(Conflicter); ok {
-		return c.ConflictKey()
+		return c.ConflictKeys()
 	}
-	return ""
+	return nil
 }

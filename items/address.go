@@ -39,17 +39,17 @@ func (a *Address) Dependencies() []dg.Dependency {
 	return []dg.Dependency{requires(InterfaceRef(a.Dev), "")}
 }
 
-// ConflictKey implements depgraph.Conflicter. The kernel keys an IPv6
+// ConflictKeys implements depgraph.Conflicter. The kernel keys an IPv6
 // address by interface and address alone, so two items that differ only in
 // the prefix length cannot exist together: "address <dev> <addr>", and the
 // reconciler deletes the old one before it adds the new. An IPv4 address
-// is keyed by interface, address and prefix length (its name): "", so a
+// is keyed by interface, address and prefix length (its name): none, so a
 // new IPv4 address is added before the old one goes.
-func (a *Address) ConflictKey() string {
+func (a *Address) ConflictKeys() []string {
 	if a.Prefix.Addr().Is4() {
-		return ""
+		return nil
 	}
-	return "address " + a.Dev + " " + a.Prefix.Addr().String()
+	return []string{"address " + a.Dev + " " + a.Prefix.Addr().String()}
 }
 
 // Equal compares every field.

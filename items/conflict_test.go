@@ -2,6 +2,7 @@ package items_test
 
 import (
 	"net/netip"
+	"slices"
 	"testing"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -9,8 +10,9 @@ import (
 )
 
 // Two items conflict when the kernel keys them alike: an IPv6 address under
-// two prefix lengths does, and so do two VLANs with one parent and ID or two
-// VXLANs with one VNI and port; IPv4 addresses and routes with other
+// two prefix lengths does, and so do two VLANs with one parent and ID, two
+// VXLANs with one VNI and port, or a veth's peer and another interface of
+// that name; IPv4 addresses and routes with other
 // metrics do not (their names are their kernel keys).
 func TestConflictKeys(t *testing.T) {
 	addr := func(dev, p string) dg.Item {
@@ -24,6 +26,9 @@ func TestConflictKeys(t *testing.T) {
 	}
 	vxlan := func(name string, vni uint32, port uint16) dg.Item {
 		return &items.Interface{IfName: name, Kind: items.KindVxlan, Vxlan: &items.VxlanAttrs{VNI: vni, Port: port}}
+	}
+	veth := func(name, peer string) dg.Item {
+		return &items.Interface{IfName: name, Kind: items.KindVeth, Veth: &items.VethAttrs{Peer: peer}}
 	}
 	for _, c := range []struct {
 		a, b     dg.Item
@@ -41,9 +46,13 @@ func TestConflictKeys(t *testing.T) {
 		{vxlan("vx100", 100, 0), vxlan("vxlan100", 100, 8472), true},
 		{vxlan("vx100", 100, 4789), vxlan("vxlan100", 100, 8472), false},
 		{vxlan("vx100", 100, 4789), vxlan("vx101", 101, 4789), false},
+		{veth("lan0", "lan0-peer"), veth("lan1", "lan0-peer"), true},
+		{veth("lan0", "lan0-peer"), &items.Interface{IfName: "lan0-peer", Kind: items.KindBridge}, true},
+		{veth("lan0", "lan0-peer"), veth("lan1", "lan1-peer"), false},
 	} {
-		ka, kb := dg.ConflictKeyOf(c.a), dg.ConflictKeyOf(c.b)
-		if got := ka != "" && ka == kb; got != c.conflict {
+		ka, kb := dg.ConflictKeysOf(c.a), dg.ConflictKeysOf(c.b)
+		got := slices.ContainsFunc(ka, func(k string) bool { return slices.Contains(kb, k) })
+		if got != c.conflict {
 			t.Errorf("%s and %s: conflict %v (keys %q, %q), want %v", c.a, c.b, got, ka, kb, c.conflict)
 		}
 	}

@@ -100,13 +100,14 @@
 // equal); only then is the old one deleted first. Each kind's kernel key:
 //
 //	interface  the interface name: the item name (a changed kind is a
-//	           recreate); a VLAN also by parent, protocol and ID, a VXLAN by
-//	           VNI, port and family: ConflictKey, so a renamed VLAN or VXLAN
-//	           goes before its successor is created
+//	           recreate); ConflictKeys "link <name>", a veth's peer name
+//	           too, a VLAN's parent, protocol and ID, a VXLAN's VNI, port
+//	           and family, so a renamed VLAN or VXLAN, or an interface
+//	           taking a veth peer's name, comes after the old one goes
 //	port       the port's name: the item name (a new master is re-enslaved)
 //	address    IPv4: interface, address and prefix length: the item name, so
 //	           192.0.2.11/24 is added before 192.0.2.10/24 goes;
-//	           IPv6: interface and address only: ConflictKey
+//	           IPv6: interface and address only: ConflictKeys
 //	           "address <dev> <addr>", so 2001:db8::1/64 goes before
 //	           2001:db8::1/56 is added
 //	route      table, family, destination, tos (always 0) and metric: the

@@ -145,24 +145,28 @@ func (i *Interface) Dependencies() []dg.Dependency {
 	return nil
 }
 
-// ConflictKey implements depgraph.Conflicter: besides its name, the kernel
-// keys a VLAN by its parent, protocol and ID ("vlan <parent> <protocol>
-// <id>") and a VXLAN by its VNI, UDP port and family ("vxlan <vni> port
-// <port> <family>"): another interface with the same key is refused
-// (EEXIST), so a renamed VLAN or VXLAN is deleted before its successor is
-// created. Other kinds: "" (the name is the key).
-func (i *Interface) ConflictKey() string {
+// ConflictKeys implements depgraph.Conflicter, with the kernel's keys of
+// the interface: its name, "link <ifname>", and a veth's peer name too
+// (another interface cannot take it); a VLAN's parent, protocol and ID
+// ("vlan <parent> <protocol> <id>") and a VXLAN's VNI, UDP port and family
+// ("vxlan <vni> port <port> <family>"): the kernel refuses a second one
+// (EEXIST). So a renamed VLAN or VXLAN, or an interface taking the name of
+// a veth's peer, is created only after the old one is deleted.
+func (i *Interface) ConflictKeys() []string {
+	keys := []string{"link " + i.IfName}
 	switch {
+	case i.Kind == KindVeth && i.Veth != nil && i.Veth.PeerNetns == "":
+		keys = append(keys, "link "+i.Veth.Peer)
 	case i.Kind == KindVLAN && i.VLAN != nil:
 		proto := i.VLAN.Protocol
 		if proto == "" {
 			proto = "802.1q"
 		}
-		return fmt.Sprintf("vlan %s %s %d", i.VLAN.Parent, proto, i.VLAN.ID)
+		keys = append(keys, fmt.Sprintf("vlan %s %s %d", i.VLAN.Parent, proto, i.VLAN.ID))
 	case i.Kind == KindVxlan && i.Vxlan != nil:
-		return fmt.Sprintf("vxlan %d port %d %s", i.Vxlan.VNI, vxlanPort(*i.Vxlan), vxlanFamily(*i.Vxlan))
+		keys = append(keys, fmt.Sprintf("vxlan %d port %d %s", i.Vxlan.VNI, vxlanPort(*i.Vxlan), vxlanFamily(*i.Vxlan)))
 	}
-	return ""
+	return keys
 }
 
 // Equal compares every field, and the attributes by value.

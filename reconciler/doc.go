@@ -48,7 +48,7 @@
 // the old one moves to it by a modify, before the old one is deleted,
 // rather than being deleted with it. Dependants still go before what they
 // depend on. Two items the managed system cannot hold at once declare it:
-// items with equal non-empty keys (depgraph.Conflicter) conflict, and the
+// items sharing a key (depgraph.Conflicter) conflict, and the
 // old one is deleted (with what depends on it and cannot move) before the
 // new one is created. A recreate is by nature delete first; so is the
 // withdrawal of an item whose dependency broke. While a create or modify

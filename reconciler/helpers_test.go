@@ -22,7 +22,12 @@ type item struct {
 	key       string // conflict key (dg.Conflicter); "" for none
 }
 
-func (i *item) ConflictKey() string { return i.key }
+func (i *item) ConflictKeys() []string {
+	if i.key == "" {
+		return nil
+	}
+	return []string{i.key}
+}
 
 // conflicting returns a copy of i with conflict key k.
 func (i *item) conflicting(k string) *item {

@@ -1,6 +1,8 @@
 package reconciler
 
 import (
+	"slices"
+
 	dg "github.com/netagent/netagent/depgraph"
 )
 
@@ -14,8 +16,8 @@ import (
 // deleted with the old one. Then the retiring items are evicted, leaves
 // first, as any other deletion.
 //
-// Two items the managed system cannot hold at once (equal
-// dg.ConflictKeyOf) are the exception: before an item is created (or
+// Two items the managed system cannot hold at once (sharing one of their
+// dg.ConflictKeysOf) are the exception: before an item is created (or
 // modified to that key), the retiring items conflicting with it are
 // evicted, and it waits for their deletion.
 //
@@ -31,7 +33,7 @@ func (u *run) retire(c *dg.Node) {
 	}
 	u.set(c, fRetiring)
 	u.retiring = append(u.retiring, c)
-	if key := dg.ConflictKeyOf(c.Item()); key != "" {
+	for _, key := range dg.ConflictKeysOf(c.Item()) {
 		if u.conflicts == nil {
 			u.conflicts = make(map[string][]*dg.Node)
 		}
@@ -83,23 +85,24 @@ func (u *run) conflictPending(c *dg.Node, item dg.Item) bool {
 	if len(u.conflicts) == 0 {
 		return false
 	}
-	key := dg.ConflictKeyOf(item)
-	if key == "" {
-		return false
-	}
 	pending := false
-	for _, r := range u.conflicts[key] {
-		if r == c || !u.exists(r) {
-			continue
+	for _, key := range dg.ConflictKeysOf(item) {
+		for _, r := range u.conflicts[key] {
+			if r == c || !u.exists(r) {
+				continue
+			}
+			pending = true
+			u.waitForConflict(c, r)
 		}
-		pending = true
-		u.waitForConflict(c, r)
 	}
 	return pending
 }
 
 // waitForConflict makes c wait for the deletion of r.
 func (u *run) waitForConflict(c, r *dg.Node) {
+	if slices.Contains(u.conflictWaiters[r], c) {
+		return // r shares more than one key with c
+	}
 	switch st := r.State(); {
 	case u.has(r, fFailedNow):
 		u.noteConflict(c, r, "failed: "+errString(st.LastErr))

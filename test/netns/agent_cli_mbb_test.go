@@ -362,3 +362,25 @@ func TestAgentCLIRenamedVxlanDeletedFirst(t *testing.T) {
 	}
 	e.mustRun(0, "check", next)
 }
+
+// A renamed veth that keeps its peer's name: the peer's name is taken
+// until the old pair goes, so the old pair goes first and one apply
+// converges.
+func TestAgentCLIRenamedVethDeletedFirst(t *testing.T) {
+	e := cliNewEnv(t)
+	veth := func(name string) string {
+		return e.writeFile("veth.json", fmt.Sprintf(`{"version": 1,
+  "interfaces": [{"name": %q, "type": "veth", "veth": {"peer": "lan-peer"}, "addresses": ["192.168.50.1/24"]}]}`, name))
+	}
+	e.mustRun(0, "apply", veth("lan0"))
+	next := veth("lan1")
+	plan := e.planOps(next)
+	if mbbOrder(t, plan, "delete interface/lan0") > mbbOrder(t, plan, "create interface/lan1") {
+		t.Errorf("plan creates the new pair beside the old one: %q", plan)
+	}
+	e.mustRun(0, "apply", next)
+	if got := e.ip("-br", "link", "show"); !strings.Contains(got, "lan1@lan-peer") || strings.Contains(got, "lan0") {
+		t.Errorf("links:\n%s", got)
+	}
+	e.mustRun(0, "check", next)
+}
