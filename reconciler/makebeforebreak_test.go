@@ -194,3 +194,25 @@ func TestMakeBeforeBreakWaitsForAsyncCreate(t *testing.T) {
 	st = r.Reconcile(ctx, st.NewCurrentState, intended)
 	expectOps(t, st.OperationLog, "create t/new", "delete t/old")
 }
+
+// A failed delete of an item no longer wanted is reported, is not retried
+// in the same run, and is retried (and done) by the next.
+func TestMakeBeforeBreakFailedDeleteRetried(t *testing.T) {
+	rec := newRecorder()
+	r := reconciler.New(registry(rec, "t"))
+	intended := dg.New("intended", mk("t", "a"), mk("t", "b", "t/a"), mk("t", "c"))
+	st := r.Reconcile(ctx, nil, intended)
+	rec.fail["delete t/a"] = errors.New("busy")
+	intended = dg.New("intended", mk("t", "c").with("v2"), mk("t", "d"))
+	st = r.Reconcile(ctx, st.NewCurrentState, intended)
+	expectOps(t, st.OperationLog, "modify t/c", "create t/d", "delete t/b", "delete t/a (failed)")
+	if st.Err == nil {
+		t.Fatal("no error for the failed delete")
+	}
+	delete(rec.fail, "delete t/a")
+	st = r.Reconcile(ctx, st.NewCurrentState, intended)
+	expectOps(t, st.OperationLog, "delete t/a")
+	if st.Err != nil || st.NewCurrentState.Len() != 2 {
+		t.Fatalf("err=%v len=%d", st.Err, st.NewCurrentState.Len())
+	}
+}
