@@ -13,6 +13,8 @@ import (
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/netagent/netagent/configurators/netnsx"
 )
 
 // mbbEvent is one IPv4 address or main-table default route the kernel
@@ -35,18 +37,21 @@ func (ev mbbEvent) String() string {
 // address and route notifications, so that they arrive in the order the
 // kernel made the changes.
 type mbbWatcher struct {
-	e      *cliEnv
+	t      *testing.T
+	ip     func(args ...string) string
 	events chan mbbEvent
 }
 
-func (e *cliEnv) mbbWatch() *mbbWatcher {
-	e.t.Helper()
-	s, err := nl.SubscribeAt(e.tgt.NsHandle(), netns.None(), unix.NETLINK_ROUTE,
+func (e *cliEnv) mbbWatch() *mbbWatcher { return mbbWatch(e.t, e.tgt, e.ip) }
+
+func mbbWatch(t *testing.T, tgt *netnsx.Target, ip func(args ...string) string) *mbbWatcher {
+	t.Helper()
+	s, err := nl.SubscribeAt(tgt.NsHandle(), netns.None(), unix.NETLINK_ROUTE,
 		unix.RTNLGRP_IPV4_IFADDR, unix.RTNLGRP_IPV4_ROUTE)
 	if err != nil {
-		e.t.Fatalf("subscribing to netlink: %v", err)
+		t.Fatalf("subscribing to netlink: %v", err)
 	}
-	w := &mbbWatcher{e: e, events: make(chan mbbEvent, 4096)}
+	w := &mbbWatcher{t: t, ip: ip, events: make(chan mbbEvent, 4096)}
 	go func() {
 		defer close(w.events)
 		for {
@@ -61,7 +66,7 @@ func (e *cliEnv) mbbWatch() *mbbWatcher {
 			}
 		}
 	}()
-	e.t.Cleanup(s.Close)
+	t.Cleanup(s.Close)
 	return w
 }
 
@@ -111,41 +116,43 @@ func mbbParse(typ uint16, data []byte) (mbbEvent, bool) {
 var native = nl.NativeEndian()
 
 // apply runs `netagent apply file` and returns every change the kernel
-// notified while it ran: a sentinel route added afterwards marks the end
-// (notifications of one socket come in order), so nothing is timed.
-func (w *mbbWatcher) apply(file string) []mbbEvent {
-	w.e.t.Helper()
-	w.e.mustRun(0, "apply", file)
-	w.e.ip("route", "add", "blackhole", "192.0.2.123/32", "table", "250")
-	defer w.e.ip("route", "del", "blackhole", "192.0.2.123/32", "table", "250")
+// notified while it ran.
+func (w *mbbWatcher) apply(e *cliEnv, file string) []mbbEvent {
+	w.t.Helper()
+	e.mustRun(0, "apply", file)
+	return w.flush()
+}
+
+// flush returns the changes notified so far: a sentinel route added now
+// marks the end (notifications of one socket come in order), so nothing
+// is timed.
+func (w *mbbWatcher) flush() []mbbEvent {
+	w.t.Helper()
+	w.ip("route", "add", "blackhole", "192.0.2.123/32", "table", "250")
+	defer w.ip("route", "del", "blackhole", "192.0.2.123/32", "table", "250")
+	return w.until(func(ev mbbEvent) bool { return ev.kind == "sentinel" && ev.new })
+}
+
+// until returns the changes notified up to the one done accepts (not
+// included if it is the sentinel's).
+func (w *mbbWatcher) until(done func(mbbEvent) bool) []mbbEvent {
+	w.t.Helper()
 	var got []mbbEvent
 	deadline := time.After(30 * time.Second) // a bound, not a timing assumption
 	for {
 		select {
 		case ev, ok := <-w.events:
-			switch {
-			case !ok:
-				w.e.t.Fatalf("netlink subscription closed; got %v", got)
-			case ev.kind == "sentinel" && ev.new:
-				return got
-			case ev.kind != "sentinel":
+			if !ok {
+				w.t.Fatalf("netlink subscription closed; got %v", got)
+			}
+			if ev.kind != "sentinel" {
 				got = append(got, ev)
 			}
+			if done(ev) {
+				return got
+			}
 		case <-deadline:
-			w.e.t.Fatalf("the sentinel route was never notified; got %v", got)
-		}
-	}
-}
-
-// drain reads the notifications up to a sentinel, so that the next apply
-// starts from a quiet socket.
-func (w *mbbWatcher) drain() {
-	w.e.t.Helper()
-	w.e.ip("route", "add", "blackhole", "192.0.2.123/32", "table", "250")
-	defer w.e.ip("route", "del", "blackhole", "192.0.2.123/32", "table", "250")
-	for ev := range w.events {
-		if ev.kind == "sentinel" && ev.new {
-			return
+			w.t.Fatalf("the awaited change was never notified; got %v", got)
 		}
 	}
 }
@@ -185,7 +192,7 @@ func TestAgentCLIMakeBeforeBreakUplink(t *testing.T) {
 	e.mustRun(0, "apply", e.mbbUplink("192.0.2.10/24", 100))
 	e.mbbMustRoute("default", "metric 100")
 	w := e.mbbWatch()
-	w.drain()
+	w.flush()
 
 	// A new metric: another kernel object (the kernel keys routes by metric).
 	metric200 := e.mbbUplink("192.0.2.10/24", 200)
@@ -193,7 +200,7 @@ func TestAgentCLIMakeBeforeBreakUplink(t *testing.T) {
 	if mbbOrder(t, plan, "create", "0.0.0.0/0 metric 200") > mbbOrder(t, plan, "delete", "0.0.0.0/0 metric 100") {
 		t.Errorf("plan deletes the old default route before it creates the new one: %q", plan)
 	}
-	evs := w.apply(metric200)
+	evs := w.apply(e, metric200)
 	mbbNeverWithoutDefault(t, evs, "default metric 100")
 	if !slices.Equal(mbbKinds(evs, "route"), []string{"new route default metric 200", "del route default metric 100"}) {
 		t.Errorf("metric change: kernel notified %v", evs)
@@ -210,7 +217,7 @@ func TestAgentCLIMakeBeforeBreakUplink(t *testing.T) {
 	if slices.ContainsFunc(plan, func(op string) bool { return strings.Contains(op, "route/") && !strings.HasPrefix(op, "modify ") }) {
 		t.Errorf("plan deletes or creates the default route for an address change: %q", plan)
 	}
-	evs = w.apply(addr11)
+	evs = w.apply(e, addr11)
 	mbbNeverWithoutDefault(t, evs, "default metric 200")
 	if got := mbbKinds(evs, "route"); len(got) != 0 {
 		t.Errorf("address change touched the default route: %v", got)
@@ -238,7 +245,7 @@ func TestAgentCLIMakeBeforeBreakUplink(t *testing.T) {
 	if plan := e.planOps(gw); !slices.Equal(plan, []string{"modify route/main 0.0.0.0/0 metric 200"}) {
 		t.Errorf("plan for a new gateway: %q", plan)
 	}
-	evs = w.apply(gw)
+	evs = w.apply(e, gw)
 	if got := mbbKinds(evs, "route"); !slices.Equal(got, []string{"new route default metric 200"}) {
 		t.Errorf("gateway change: the default route was not replaced in place: %v", got)
 	}
@@ -249,14 +256,14 @@ func TestAgentCLIMakeBeforeBreakUplink(t *testing.T) {
 	// the old address goes last.
 	src11 := e.mbbUplinkSrc("192.0.2.11/24", "192.0.2.11")
 	e.mustRun(0, "apply", src11)
-	w.drain()
+	w.flush()
 	src12 := e.mbbUplinkSrc("192.0.2.12/24", "192.0.2.12")
 	plan = e.planOps(src12)
 	want := []string{"create address/uplink0/192.0.2.12/24", "modify route/main 0.0.0.0/0 metric 200", "delete address/uplink0/192.0.2.11/24"}
 	if !slices.Equal(plan, want) {
 		t.Errorf("plan for a new source address:\n got  %q\n want %q", plan, want)
 	}
-	evs = w.apply(src12)
+	evs = w.apply(e, src12)
 	mbbNeverWithoutDefault(t, evs, "default metric 200")
 	if got := mbbKinds(evs, "route"); !slices.Equal(got, []string{"new route default metric 200"}) {
 		t.Errorf("source change: the default route was not replaced in place: %v", got)
