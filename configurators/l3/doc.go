@@ -122,7 +122,13 @@
 // for 1024, an IPv4 address label equal to the interface name, a rule's
 // default fwmark mask. The fields that only shape dependencies (a route's
 // CarrierLink, GwAddress and Deps, a rule's and a neighbour's Deps) are
-// copied from the hint.
+// copied from the hint, except that a route's address dependencies are
+// anchored to the addresses the kernel has: the hint's address when it is
+// there, else the read-back address that holds the gateway (or the
+// source). A route depends on what holds it up now, so that when the
+// intent moves it to a new address it is modified once that address
+// exists (make before break) instead of being withdrawn at once for want
+// of it.
 // IPv6 reject routes, which the kernel puts on lo, read back without a
 // device. Objects an item cannot describe (a multipath route, a route with
 // a tos, a rule with other selectors) are left out.
