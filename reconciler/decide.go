@@ -11,6 +11,7 @@ type proposal struct {
 	ref      dg.ItemRef
 	old, new dg.Item
 	recreate bool
+	evictSeq uint64 // run.evictSeq when it was proposed
 }
 
 // markEvictions is the first half of a wave: it finds the current items
@@ -159,6 +160,7 @@ func (u *run) evictTree(c *dg.Node, out []*dg.Node) []*dg.Node {
 		return out
 	}
 	u.set(c, fEvict)
+	u.evictSeq++
 	out = append(out, c)
 	for _, d := range c.Dependants() {
 		if !u.exists(d) {

@@ -31,10 +31,15 @@ func (u *run) execute(props *[3][]proposal) {
 
 // stillReady drops the creates and modifies whose item was evicted, or a
 // dependency of which was, after they were proposed (by an item later in
-// the same wave): they are looked at again in the next wave.
+// the same wave): they are looked at again in the next wave. A proposal
+// with no eviction since is kept without a look.
 func (u *run) stillReady(group []proposal) []proposal {
 	kept := group[:0]
 	for _, p := range group {
+		if p.evictSeq == u.evictSeq {
+			kept = append(kept, p)
+			continue
+		}
 		w := u.want(p.node)
 		if !u.has(p.node, fEvict) && w.ok {
 			if _, _, blocked := u.unsatisfied(w); !blocked {

@@ -14,6 +14,7 @@ func (u *run) propose(wave []*dg.Node) *[3][]proposal {
 	}
 	for _, c := range wave {
 		if p, ok := u.decide(c); ok {
+			p.evictSeq = u.evictSeq
 			k := opRank(p.op)
 			u.props[k] = append(u.props[k], p)
 		}

@@ -37,6 +37,7 @@ type run struct {
 	props      [3][]proposal // a wave's deletes, modifies, creates (reused)
 	spareQueue []*dg.Node    // the last wave's array, reused for the next queue
 
+	evictSeq        uint64                  // evictions so far (see stillReady)
 	retiring        []*dg.Node              // no longer intended: deleted at the end (retire.go)
 	conflicts       map[string][]*dg.Node   // retiring items by conflict key
 	conflictWaiters map[*dg.Node][]*dg.Node // items waiting for a conflicting item's delete
