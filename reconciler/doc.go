@@ -52,8 +52,10 @@
 // old one is deleted (with what depends on it and cannot move) before the
 // new one is created. A recreate is by nature delete first; so is the
 // withdrawal of an item whose dependency broke. While a create or modify
-// runs in the background, the items no longer intended wait for it. Plan
-// runs the same algorithm, so a plan shows this order.
+// runs in the background, the items no longer intended wait for it; a
+// create or modify that failed does not hold them back (the run goes on to
+// the intended state as far as it can). Plan runs the same algorithm, so a
+// plan shows this order.
 //
 // Items that cannot be created are reported in Status.Blocked with the
 // reason ("blocked: waiting for link/eth0 (carrier up)"); the items of a
