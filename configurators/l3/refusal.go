@@ -16,15 +16,15 @@ import (
 // operations of a dry run, one by one in the order they would run, and
 // predicts the deletes of netagent's addresses that the address
 // configurator refuses because the kernel would take someone else's
-// objects with them (see delAddr): the primary address of someone's
-// secondary (promote_secondaries off), and an interface's last IPv4
-// address while someone's IPv4 routes go through it. A plan uses it with
-// Clashes, which covers the creates.
+// objects with them (see delAddr): an interface's last IPv4 address while
+// someone's IPv4 routes go through it. (The primary address of a subnet
+// is deleted with promote_secondaries on: its secondaries, ours or
+// someone's, are promoted, never deleted.) A plan uses it with Clashes,
+// which covers the creates.
 type Refusals struct {
-	names    map[string]int   // interface name → index
-	addrs    []kernelAddr     // the IPv4 addresses, as the operations so far leave them
-	foreign  map[int][]string // per interface index: others' IPv4 routes through it
-	promotes func(string) (bool, error)
+	names   map[string]int   // interface name → index
+	addrs   []kernelAddr     // the IPv4 addresses, as the operations so far leave them
+	foreign map[int][]string // per interface index: others' IPv4 routes through it
 	// emptied holds the addresses whose delete left their interface
 	// without an IPv4 address: the kernel then flushes every IPv4 route
 	// through it (fib_disable_ip).
@@ -38,7 +38,7 @@ func NewRefusals(t *netnsx.Target) (*Refusals, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Refusals{names: make(map[string]int, len(names)), foreign: make(map[int][]string), promotes: promotesIn(t),
+	r := &Refusals{names: make(map[string]int, len(names)), foreign: make(map[int][]string),
 		emptied: make(map[dg.ItemRef]bool)}
 	for i, n := range names {
 		r.names[n] = i
@@ -114,24 +114,12 @@ func (r *Refusals) remove(a *items.Address, index int) error {
 		return errLastAddress(a.Dev, r.foreign[index])
 	}
 	secs := secondariesOf(r.addrs, k)
-	promotes := false
-	if len(secs) > 0 {
-		var err error
-		if promotes, err = r.promotes(a.Dev); err != nil {
-			return nil // the delete fails reading it too; nothing to predict
-		}
-	}
-	for _, s := range secs {
-		if !promotes && !s.owned() {
-			return errPrimaryOf(s.prefix)
-		}
-	}
 	if lastIPv4(r.addrs, k) {
 		r.emptied[dg.Ref(a)] = true
 	}
 	gone := k.prefix
 	r.addrs = slices.DeleteFunc(r.addrs, func(x kernelAddr) bool { return x.index == index && x.prefix == gone })
-	if len(secs) > 0 { // promoted, or ours added back: the first is the primary now
+	if len(secs) > 0 { // promoted: the first is the primary now
 		for i := range r.addrs {
 			if r.addrs[i].index == index && r.addrs[i].prefix == secs[0].prefix {
 				r.addrs[i].flags &^= unix.IFA_F_SECONDARY

@@ -367,9 +367,10 @@ func TestAgentCLIPlanFollowUpPass(t *testing.T) {
 }
 
 // A delete of netagent's address that would take someone else's objects
-// with it is refused by apply, and plan predicts it: the primary address
-// of someone's secondary (promote_secondaries off), and the last IPv4
-// address of an interface that someone's route goes through. Replacing
+// with it is refused by apply, and plan predicts it: the last IPv4
+// address of an interface that someone's route goes through. (The primary
+// address of someone's secondary is deleted with promote_secondaries on:
+// the secondary is promoted and stays.) Replacing
 // that address by another is not refused when the new one is added first;
 // plan follows apply's order either way: apply runs exactly the planned
 // operations with the planned outcomes.
@@ -425,7 +426,13 @@ func TestAgentCLIPlanPredictsRefusedDeletes(t *testing.T) {
 		}
 		return code
 	}
-	check(intent("gone.json", "", ""), 1, []string{"address/v8/10.8.0.1/24", "address/v9/10.9.0.1/24"})
+	check(intent("gone.json", "", ""), 1, []string{"address/v9/10.9.0.1/24"})
+	if got := e.ip("-br", "-4", "addr", "show", "dev", "v8"); !strings.Contains(got, "10.8.0.2/24") || strings.Contains(got, "10.8.0.1/") {
+		t.Errorf("v8: %s", got)
+	}
+	if got := strings.TrimSpace(e.exec("sysctl", "-n", "net.ipv4.conf.v8.promote_secondaries")); got != "0" {
+		t.Errorf("promote_secondaries of v8 left at %s", got)
+	}
 	// Whether the old address goes before the new one comes is the
 	// reconciler's order (make before break, where they can coexist).
 	if check(intent("moved.json", `"10.8.0.1/24"`, `"10.9.0.5/24"`), -1, nil) == 0 {
