@@ -61,7 +61,7 @@ func (u *run) markCycle(path []dg.ItemRef, ref dg.ItemRef) {
 }
 
 func (u *run) status() Status {
-	s := Status{NewCurrentState: u.cur, OperationLog: u.log}
+	s := Status{NewCurrentState: u.cur, OperationLog: u.log, Held: u.held}
 	errs := u.errs
 	for ref, note := range u.rec.blocked {
 		if !u.inScopeRef(ref) {

@@ -52,10 +52,12 @@
 // old one is deleted (with what depends on it and cannot move) before the
 // new one is created. A recreate is by nature delete first; so is the
 // withdrawal of an item whose dependency broke. While a create or modify
-// runs in the background, the items no longer intended wait for it; a
-// create or modify that failed does not hold them back (the run goes on to
-// the intended state as far as it can). Plan runs the same algorithm, so a
-// plan shows this order.
+// runs in the background, the items no longer intended wait for it. When
+// the create or modify of an item failed, the items of its type that are
+// no longer intended are held back (Status.Held says why; the next run
+// looks at them again), so a replacement the system refused never takes
+// the old object with it: a new default route that fails leaves the old
+// one in place. Plan runs the same algorithm, so a plan shows this order.
 //
 // Items that cannot be created are reported in Status.Blocked with the
 // reason ("blocked: waiting for link/eth0 (carrier up)"); the items of a

@@ -216,3 +216,45 @@ func TestMakeBeforeBreakFailedDeleteRetried(t *testing.T) {
 		t.Fatalf("err=%v len=%d", st.Err, st.NewCurrentState.Len())
 	}
 }
+
+// A replacement the system refuses does not take the old item with it:
+// the old default route stays (Status.Held says why) while the new one
+// fails, and goes in the run where the new one is made. A failure of
+// another type holds nothing back.
+func TestMakeBeforeBreakFailedMakeHoldsOldItem(t *testing.T) {
+	rec := newRecorder()
+	r := reconciler.New(uplinkRegistry(rec))
+	st := r.Reconcile(ctx, nil, uplink("192.0.2.10/24", "default metric 100"))
+	intended := uplink("192.0.2.10/24", "default metric 200")
+	rec.fail["create route/default metric 200"] = errors.New("network unreachable")
+
+	st = r.Reconcile(ctx, st.NewCurrentState, intended)
+	expectOps(t, st.OperationLog, "create route/default metric 200 (failed)")
+	old := ref("route/default metric 100")
+	if _, ok := st.NewCurrentState.Get(old); !ok {
+		t.Fatal("the old default route was deleted although its replacement failed")
+	}
+	if why := st.Held[old]; !strings.Contains(why, "route/default metric 200") {
+		t.Errorf("Held[%s] = %q, want the failed route named", old, why)
+	}
+
+	delete(rec.fail, "create route/default metric 200")
+	st = r.Reconcile(ctx, st.NewCurrentState, intended)
+	expectOps(t, st.OperationLog, "create route/default metric 200", "delete route/default metric 100")
+	if len(st.Held) != 0 || st.Err != nil {
+		t.Errorf("held %v, err %v", st.Held, st.Err)
+	}
+
+	// A failed address does not hold back a route no longer wanted.
+	intended = dg.New("intended",
+		mk("interface", "eth0"),
+		mk("address", "192.0.2.10/24", "interface/eth0"),
+		mk("address", "192.0.2.99/24", "interface/eth0"),
+	)
+	rec.fail["create address/192.0.2.99/24"] = errors.New("refused")
+	st = r.Reconcile(ctx, st.NewCurrentState, intended)
+	expectOps(t, st.OperationLog, "create address/192.0.2.99/24 (failed)", "delete route/default metric 200")
+	if len(st.Held) != 0 {
+		t.Errorf("held %v", st.Held)
+	}
+}

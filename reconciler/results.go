@@ -61,6 +61,9 @@ func (u *run) failed(p proposal, at time.Time, err error) {
 	u.errs = append(u.errs, fmt.Errorf("%s %s: %w", p.op, p.ref, err))
 	u.set(c, fFailedNow)
 	u.rec.failed[p.ref] = struct{}{}
+	if p.op != OpDelete {
+		u.failedMake(p.ref)
+	}
 	st := dg.StateData{State: dg.StateFailed, LastOp: p.op, LastErr: err, Since: at, FailedAt: at}
 	switch {
 	case p.op == OpCreate:

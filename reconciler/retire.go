@@ -21,6 +21,13 @@ import (
 // modified to that key), the retiring items conflicting with it are
 // evicted, and it waits for their deletion.
 //
+// A retiring item is held back, not deleted, while an item of its type
+// failed to be created or modified in the run: the new default route that
+// the kernel refused must not take the old one with it. The held item
+// stays (Status.Held says why) and the next run looks at it again; it goes
+// once nothing of its type fails. An item held back may be no replacement
+// of the failed one at all: keeping it a while longer is the safe side.
+//
 // Recreates, withdrawals (a dependency gone or its predicate false) and
 // what depends on an item being deleted are not deferred: those items
 // cannot stay.
@@ -63,10 +70,40 @@ func (u *run) evictRetiring() bool {
 			u.rec.waiting[c.Ref()] = struct{}{}
 			continue
 		}
+		if u.holdBack(c) {
+			continue
+		}
 		u.enqueueAll(u.evictTree(c, nil))
 		found = true
 	}
 	return found
+}
+
+// failedMake notes that the create or modify of ref failed in this run.
+func (u *run) failedMake(ref dg.ItemRef) {
+	if u.failedMakes == nil {
+		u.failedMakes = make(map[string]dg.ItemRef)
+	}
+	if _, ok := u.failedMakes[ref.Type]; !ok {
+		u.failedMakes[ref.Type] = ref
+	}
+}
+
+// holdBack keeps the retiring item c when an item of its type failed to
+// be made in this run, and reports whether it did. The next run looks at c
+// again.
+func (u *run) holdBack(c *dg.Node) bool {
+	failed, ok := u.failedMakes[c.Ref().Type]
+	if !ok {
+		return false
+	}
+	u.rec.waiting[c.Ref()] = struct{}{}
+	if u.held == nil {
+		u.held = make(map[dg.ItemRef]string)
+	}
+	u.held[c.Ref()] = "kept until " + failed.String() + " and any other " + failed.Type +
+		" that failed is made (make before break)"
+	return true
 }
 
 // makingInBackground reports whether a create or a modify is in flight.

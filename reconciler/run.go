@@ -41,6 +41,8 @@ type run struct {
 	retiring        []*dg.Node              // no longer intended: deleted at the end (retire.go)
 	conflicts       map[string][]*dg.Node   // retiring items by conflict key
 	conflictWaiters map[*dg.Node][]*dg.Node // items waiting for a conflicting item's delete
+	failedMakes     map[string]dg.ItemRef   // by type: an item whose create or modify failed in this run
+	held            map[dg.ItemRef]string   // retiring items held back, and why (retire.go)
 }
 
 // Per-run marks on current-state nodes.

@@ -75,6 +75,10 @@ type Status struct {
 	// Blocked gives, for every intended item in scope that does not exist
 	// and cannot be created now, why ("blocked: waiting for link/eth0").
 	Blocked map[dg.ItemRef]string
+	// Held gives, for every item no longer intended that the run did not
+	// delete because an item of its type failed to be created or modified
+	// (make before break), why. The next run looks at it again.
+	Held map[dg.ItemRef]string
 	// AsyncOpsInProgress: some operations continue in the background.
 	AsyncOpsInProgress bool
 	// ReadyToResume receives the path of the subgraph that can resume when

@@ -172,6 +172,9 @@ func Summarize(st reconciler.Status, intended *dg.Graph) *Result {
 			continue
 		}
 		if reason, bad := problem(ref, intended, st.NewCurrentState); bad {
+			if held, ok := st.Held[ref]; ok {
+				reason = "not deleted: " + held
+			}
 			res.Problems = append(res.Problems, Problem{Ref: ref, Reason: reason})
 		}
 	}
