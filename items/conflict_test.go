@@ -49,6 +49,9 @@ func TestConflictKeys(t *testing.T) {
 		{veth("lan0", "lan0-peer"), veth("lan1", "lan0-peer"), true},
 		{veth("lan0", "lan0-peer"), &items.Interface{IfName: "lan0-peer", Kind: items.KindBridge}, true},
 		{veth("lan0", "lan0-peer"), veth("lan1", "lan1-peer"), false},
+		{&items.Sysctl{Key: "net.ipv4.ip_forward"}, &items.Sysctl{Key: "net.ipv4.conf.all.forwarding"}, true},
+		{&items.Sysctl{Key: "net.ipv4.ip_forward"}, &items.Sysctl{Key: "net.ipv4.conf.default.forwarding"}, false},
+		{&items.Sysctl{Key: "net.ipv6.conf.all.forwarding"}, &items.Sysctl{Key: "net.ipv4.conf.all.forwarding"}, false},
 	} {
 		ka, kb := dg.ConflictKeysOf(c.a), dg.ConflictKeysOf(c.b)
 		got := slices.ContainsFunc(ka, func(k string) bool { return slices.Contains(kb, k) })

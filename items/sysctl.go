@@ -53,6 +53,20 @@ func (s *Sysctl) Equal(other dg.Item) bool {
 		slices.Equal(s.Deps, o.Deps)
 }
 
+// ConflictKeys implements depgraph.Conflicter: net.ipv4.ip_forward and
+// net.ipv4.conf.all.forwarding are two names of one kernel value
+// ("sysctl net.ipv4.conf.all.forwarding"), so an intent that moves from
+// one name to the other has the old item deleted (its original restored)
+// before the new one saves the original and writes; otherwise the new item
+// would save netagent's own value as the original. Every other key is its
+// own value: no keys.
+func (s *Sysctl) ConflictKeys() []string {
+	if s.Key == "net.ipv4.ip_forward" || s.Key == "net.ipv4.conf.all.forwarding" {
+		return []string{"sysctl net.ipv4.conf.all.forwarding"}
+	}
+	return nil
+}
+
 // GlobalForwardingSysctl reports whether writing key rewrites the
 // forwarding key of every interface of its family, and which family
 // ("ipv4" or "ipv6").

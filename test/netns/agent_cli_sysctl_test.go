@@ -37,3 +37,27 @@ func TestAgentCLISysctlForwardingOriginals(t *testing.T) {
 		t.Fatalf("after removal all.forwarding=%s uplink0.forwarding=%s, want the originals 0 and 0", f, i)
 	}
 }
+
+// net.ipv4.ip_forward and net.ipv4.conf.all.forwarding are one kernel
+// value. An intent that moves from one name to the other must keep the
+// real original: the old name's original is restored before the new name
+// saves it, so removing the intent brings forwarding back off, and at no
+// step does the value the intent asks for go missing at the end.
+func TestAgentCLISysctlForwardingRenamed(t *testing.T) {
+	e := cliNewEnv(t)
+	get := func() string { return strings.TrimSpace(e.exec("sysctl", "-n", "net.ipv4.ip_forward")) }
+	e.exec("sysctl", "-qw", "net.ipv4.ip_forward=0")
+	intent := func(key string) string {
+		return e.writeFile("fwd.json", `{"version": 1, "sysctls": {"`+key+`": "1"}}`)
+	}
+	e.mustRun(0, "apply", intent("net.ipv4.ip_forward"))
+	e.mustRun(0, "apply", intent("net.ipv4.conf.all.forwarding"))
+	if get() != "1" {
+		t.Fatalf("forwarding %s after the rename, want 1", get())
+	}
+	e.mustRun(0, "check", intent("net.ipv4.conf.all.forwarding"))
+	e.mustRun(0, "apply", e.writeFile("off.json", `{"version": 1}`))
+	if get() != "0" {
+		t.Fatalf("forwarding %s after removal, want the original 0", get())
+	}
+}
