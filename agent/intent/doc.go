@@ -32,8 +32,9 @@
 //
 //   - interfaces: name (1-15 bytes of printable ASCII, no '/', ':' or
 //     space), type (physical, bond, vlan, bridge, veth, macvlan, vxlan), mtu,
-//     state (up, the default, or down), mac (virtual types only), alias,
-//     master (a bond or bridge), addresses (CIDR, like "192.0.2.10/24"), and
+//     state (up, the default, or down), mac (virtual types only), alias (at
+//     most 246 bytes; "netagent" and "netagent:..." are reserved for
+//     netagent's ownership mark), master (a bond or bridge), addresses (CIDR, like "192.0.2.10/24"), and
 //     exactly the section named like the type: "bond" and "bridge" are
 //     optional, "vlan", "veth", "macvlan" and "vxlan" required. A bond's
 //     miimon is in milliseconds; a bridge's forwardDelay is in centiseconds
@@ -63,7 +64,8 @@
 //     position, an explicit position before an absent one, then by name,
 //     the block starting at the first position (or right after the
 //     chain's own rules, if fewer). Two chains on one hook may not give the
-//     same explicit position.
+//     same explicit position. A comment starting with "netagent" is
+//     reserved for netagent's own chain mark.
 //
 // A field left out takes the default named above; the Effective* methods
 // return it. Where 0 is outside a number's documented range (an mtu, a

@@ -198,6 +198,7 @@ func (c *checker) chainRules(rules []string, o Origin) [][]string {
 			if bad := slices.IndexFunc(a, isCommandOption); bad >= 0 {
 				c.fail(o.index(j), "%q is not allowed in a rule: the agent chooses the table, chain and command", a[bad])
 			}
+			c.markedRule(o.index(j), a)
 			args[j] = a
 		}
 	}

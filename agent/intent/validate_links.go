@@ -121,13 +121,17 @@ func (c *checker) ifaceMAC(ifc *Interface, o Origin) {
 	c.mac(o, ifc.MAC, false)
 }
 
-// alias checks an interface alias: at most 255 bytes, no control characters.
+// alias checks an interface alias: at most MaxAlias bytes, no control
+// characters, and not netagent's ownership mark (see validate_marks.go).
 func (c *checker) alias(o Origin, alias string) {
 	switch {
-	case len(alias) > 255:
-		c.fail(o, "is longer than 255 bytes")
+	case len(alias) > MaxAlias:
+		c.fail(o, "is %d bytes long, longer than %d (the kernel's %d less the %d of netagent's mark %q)",
+			len(alias), MaxAlias, maxKernelAlias, len(markAlias+markSep), markAlias+markSep)
 	case strings.ContainsFunc(alias, isControl):
 		c.fail(o, "contains a control character")
+	case carriesLinkMark(alias):
+		c.fail(o, "%q is reserved: netagent marks the links it owns with it, so netagent would take the interface for its own", alias)
 	}
 }
 
