@@ -1,68 +1,16 @@
 package firewall
 
-import (
-	"os"
-	"path/filepath"
-	"sync"
+import "github.com/netagent/netagent/configurators/statefile"
+
+// The state directory's helpers, shared with the other configurators (see
+// package statefile).
+var (
+	writeFileAtomic = statefile.WriteAtomic
+	writeCacheFile  = statefile.WriteCache
+	lockFile        = statefile.Lock
+	identify        = statefile.Identify
 )
 
-// writeFileAtomic replaces path with data: written to a temporary file in
-// the same directory, synced, renamed over path, and the directory synced,
-// so that a crash leaves either the old file or the new one.
-func writeFileAtomic(path string, data []byte) error { return writeFile(path, data, true) }
-
-// writeCacheFile replaces path with data by a rename, without syncing: for
-// caches, where a crash may lose the new file (or leave it empty) but
-// never leaves a mix of old and new.
-func writeCacheFile(path string, data []byte) error { return writeFile(path, data, false) }
-
-func writeFile(path string, data []byte, durable bool) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op once renamed
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if durable {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil || !durable {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-// fileLocks serialises read-modify-write cycles on one state file among the
-// configurators of all namespaces in this process.
-var fileLocks sync.Map // path → *sync.Mutex
-
-// lockFile locks path and returns the unlock function.
-func lockFile(path string) func() {
-	m, _ := fileLocks.LoadOrStore(path, new(sync.Mutex))
-	mu := m.(*sync.Mutex)
-	mu.Lock()
-	return mu.Unlock
-}
+// nsIdentity identifies one instance of a network namespace (see
+// statefile.NsIdentity).
+type nsIdentity = statefile.NsIdentity

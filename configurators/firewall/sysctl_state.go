@@ -8,32 +8,10 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"strings"
-
-	"github.com/netagent/netagent/configurators/netnsx"
 )
 
 // sysctlStateFile is the state record's name under the state directory.
 const sysctlStateFile = "sysctl.json"
-
-// nsIdentity identifies one instance of a network namespace: its name, the
-// device and inode of its namespace file, and the boot. A namespace that is
-// deleted and made again is a new instance whose parameters start from the
-// kernel's defaults, so originals saved for the old one do not apply.
-type nsIdentity struct {
-	BootID string `json:"boot_id"`
-	Netns  string `json:"netns"` // "" is the agent's own namespace
-	NsID   string `json:"ns_id"` // "NS(<dev>:<inode>)"
-}
-
-// identify returns t's identity.
-func identify(t *netnsx.Target) (nsIdentity, error) {
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return nsIdentity{}, fmt.Errorf("reading boot id: %w", err)
-	}
-	return nsIdentity{BootID: strings.TrimSpace(string(boot)), Netns: t.Name, NsID: t.NsHandle().UniqueId()}, nil
-}
 
 // sysctlFile is the JSON state record: per namespace instance, the value
 // each parameter had before netagent first set it.
