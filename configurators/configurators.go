@@ -16,7 +16,7 @@ import (
 // keep what must survive a restart.
 func NewRegistry(t *netnsx.Target, stateDir string) (*reconciler.TypeRegistry, error) {
 	reg := &reconciler.TypeRegistry{}
-	if err := link.Register(reg, t); err != nil {
+	if err := link.Register(reg, t, stateDir); err != nil {
 		return nil, fmt.Errorf("registering link configurators: %w", err)
 	}
 	if err := l3.Register(reg, t); err != nil {
@@ -37,7 +37,7 @@ func ReadBack(t *netnsx.Target, stateDir string, hint *dg.Graph) (*dg.Graph, err
 		what string
 		read func() ([]dg.Item, error)
 	}{
-		{"links", func() ([]dg.Item, error) { return link.ReadBack(t, hint) }},
+		{"links", func() ([]dg.Item, error) { return link.ReadBack(t, stateDir, hint) }},
 		{"l3", func() ([]dg.Item, error) { return l3.ReadBack(t, hint) }},
 		{"firewall", func() ([]dg.Item, error) { return firewall.ReadBack(t, stateDir, hint) }},
 	}

@@ -11,24 +11,27 @@ import (
 	"github.com/netagent/netagent/items"
 )
 
-// converge changes an existing link into want, writing only what differs
-// from what the kernel holds: when the kernel already matches, it makes no
-// write at all. Attributes that cannot change in place are not its
-// business (see InterfaceNeedsRecreate). The link is set down first when
-// want has it down, and up last when want has it up, so that it never
+// converge changes an existing link netagent owns into want, writing only
+// what differs from what the kernel holds: when the kernel already matches,
+// it makes no write at all. Attributes that cannot change in place are not
+// its business (see InterfaceNeedsRecreate). The link is set down first
+// when want has it down, and up last when want has it up, so that it never
 // runs with half its settings.
 func (k *kernel) converge(l netlink.Link, want *items.Interface) error {
-	obs, err := k.observe(l, k.nameOf)
+	obs, err := k.observe(l, k.nameOf, true)
 	if err != nil {
 		return err
 	}
 	if mask(obs, want).Equal(want) {
 		return nil
 	}
-	steps := []func(netlink.Link, *items.Interface, *items.Interface) error{
-		k.convergeDown, k.convergeMTU, k.convergeMAC, k.convergeAlias,
-		k.convergeKind, k.convergeUp,
-	}
+	return k.runSteps(l, obs, want, k.convergeAlias)
+}
+
+// runSteps runs the converge steps in their order, with alias as the step
+// that sets the alias.
+func (k *kernel) runSteps(l netlink.Link, obs, want *items.Interface, alias convergeStep) error {
+	steps := []convergeStep{k.convergeDown, k.convergeMTU, k.convergeMAC, alias, k.convergeKind, k.convergeUp}
 	for _, step := range steps {
 		if err := step(l, obs, want); err != nil {
 			return fmt.Errorf("configuring %s %s: %w", want.Kind, want.IfName, err)
@@ -36,6 +39,10 @@ func (k *kernel) converge(l netlink.Link, want *items.Interface) error {
 	}
 	return nil
 }
+
+// convergeStep changes one thing of l from obs (what the kernel holds) to
+// want, if it differs.
+type convergeStep func(l netlink.Link, obs, want *items.Interface) error
 
 func (k *kernel) convergeDown(l netlink.Link, obs, want *items.Interface) error {
 	if want.AdminUp || !obs.AdminUp {
@@ -79,16 +86,14 @@ func (k *kernel) convergeMAC(l netlink.Link, obs, want *items.Interface) error {
 	return nil
 }
 
-// convergeAlias keeps the mark on an owned link; on a physical one it sets
-// the intent's alias, and leaves the kernel's alone when the intent has
-// none.
+// convergeAlias keeps the mark on an owned link, with the intent's alias
+// after it.
 func (k *kernel) convergeAlias(l netlink.Link, obs, want *items.Interface) error {
-	kernelAlias := want.Alias
-	if owned(l) {
-		kernelAlias = markedAlias(want.Alias)
-	} else if want.Alias == "" {
-		return nil
-	}
+	return k.setAlias(l, markedAlias(want.Alias))
+}
+
+// setAlias sets the kernel alias of l, if it differs.
+func (k *kernel) setAlias(l netlink.Link, kernelAlias string) error {
 	if l.Attrs().Alias == kernelAlias {
 		return nil
 	}

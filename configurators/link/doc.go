@@ -23,12 +23,19 @@
 // "netagent:<alias>" when the intent gives it an alias; read-back strips the
 // mark. The alias lives in the kernel, so a restarted agent with no memory
 // knows its links, and `ip link` shows it to an operator. The kernel ignores
-// IFLA_IFALIAS in a create request, so the mark is set right after the
-// create; if that fails the link is deleted again (a crash in between
-// leaves an unmarked link, which the next run reports as ErrNotOwned).
+// IFLA_IFALIAS in a create request (checked on Linux 6.18), so the mark is
+// a second request right after the create. Before the create, the link is
+// recorded in the create journal (<stateDir>/links.json, synced before the
+// create, the entry cleared once the mark is set); if the mark fails the
+// link is deleted again. A crash in between leaves an unmarked link that
+// the journal names: the next run adopts exactly that link (the journal's
+// name and kind, and a veth's peer): Create marks and converges it when the
+// intent still holds it, read-back reports it as owned so that it is
+// deleted when the intent does not.
 //
-//   - A link of the wanted name without the mark is someone else's: Create
-//     and Delete fail with ErrNotOwned and leave it alone.
+//   - A link of the wanted name that is not netagent's (no mark, no
+//     journal entry of its name and kind) is someone else's: Create and
+//     Delete fail with ErrNotOwned and leave it alone.
 //   - A marked link of the wrong identity (another kind, VLAN id, ...) is a
 //     leftover of netagent's own, and Create replaces it.
 //   - A veth peer created in the same namespace is marked too, so that the
@@ -39,10 +46,26 @@
 //   - Ports: netagent enslaves only into masters it owns, and takes a port
 //     away only from a master it owns (ErrNotOwned otherwise).
 //
-// Physical interfaces are never created, marked or deleted: Create applies
-// the settings to an existing link (ErrMissing if there is none), and
-// Delete leaves the link exactly as it is (nothing is restored: netagent
-// does not know what the settings were before).
+// # Physical interfaces
+//
+// Physical interfaces are never created, marked or deleted, whatever their
+// alias: Create applies the settings to an existing link (ErrMissing if
+// there is none) and refuses an alias that carries the mark
+// (ErrReservedAlias: the intent cannot forge ownership). A link the hint
+// declares physical, or whose originals are recorded, is never taken for
+// netagent's, even if it carries the mark (a NIC found with the mark stays
+// recorded, without settings, for that reason).
+//
+// Before netagent first changes a setting of a NIC (MTU, admin state,
+// alias, MAC), it records the value found in <stateDir>/links.json (per
+// namespace instance and NIC ifindex, synced before the write; the first
+// value recorded stays the original, so a restart never takes netagent's
+// own value for it). Delete (the NIC left the intent) writes the originals
+// back and forgets them; a setting the intent no longer sets is given back
+// by Modify in the same way. Read-back reports a physical Interface for
+// every NIC with recorded originals, so that a one-shot apply that no longer
+// declares it deletes (restores) it. A NIC's master is a Port: its delete
+// releases it (netagent never takes a NIC from a master it does not own).
 //
 // # Read-back
 //
@@ -50,8 +73,8 @@
 // (NICs, veth ends playing them, loopback, foreign links of any kind): the
 // simplest rule that needs no knowledge of the intent, and it makes every
 // foreign link visible to `netagent show`. It reports an Interface for every
-// link netagent owns, and for a link it does not own that the hint declares
-// physical; and a Port for every link enslaved to a bond or bridge netagent
+// link netagent owns, for a link it does not own that the hint declares
+// physical, and for a NIC with recorded originals; and a Port for every link enslaved to a bond or bridge netagent
 // owns. With a hint, the fields an intended item leaves unset are read back
 // unset (MTU 0, MAC nil, a physical alias "", bond options 0/"", bridge
 // forward delay 0, port cost 0, and the default spellings: bond mode "",

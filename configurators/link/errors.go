@@ -13,4 +13,9 @@ var (
 	// ErrMissing: a link the item needs is not in the namespace (the NIC of
 	// a physical interface, the parent of a VLAN, the master of a port).
 	ErrMissing = errors.New("link not found")
+	// ErrReservedAlias: the alias wanted for a physical interface carries
+	// netagent's ownership mark ("netagent", "netagent:..."), which only
+	// links netagent creates may carry: netagent would take the NIC for
+	// its own, and delete it once it left the intent.
+	ErrReservedAlias = errors.New("alias carries netagent's ownership mark")
 )

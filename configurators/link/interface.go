@@ -2,6 +2,7 @@ package link
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/vishvananda/netlink"
@@ -20,21 +21,35 @@ type InterfaceConfigurator struct {
 var _ reconciler.Configurator = (*InterfaceConfigurator)(nil)
 
 // NewInterfaceConfigurator returns the interface configurator for the
-// target namespace.
-func NewInterfaceConfigurator(t *netnsx.Target) *InterfaceConfigurator {
-	return &InterfaceConfigurator{k: newKernel(t)}
+// target namespace. stateDir holds the create journal and the original
+// settings of physical interfaces (<stateDir>/links.json).
+func NewInterfaceConfigurator(t *netnsx.Target, stateDir string) (*InterfaceConfigurator, error) {
+	if stateDir == "" {
+		return nil, errors.New("interface configurator: no state directory for the create journal and the physical originals")
+	}
+	k, err := newKernel(t, stateDir)
+	if err != nil {
+		return nil, err
+	}
+	return &InterfaceConfigurator{k: k}, nil
 }
 
-func newKernel(t *netnsx.Target) *kernel {
-	return &kernel{nl: t.NL, raw: rawNL{ns: t.NsHandle()}}
+// newKernel returns the kernel of t with its state in stateDir ("": none).
+func newKernel(t *netnsx.Target, stateDir string) (*kernel, error) {
+	st, err := newStateStore(t, stateDir)
+	if err != nil {
+		return nil, err
+	}
+	return &kernel{nl: t.NL, raw: rawNL{ns: t.NsHandle()}, st: st}, nil
 }
 
 // Create makes the interface exist as wanted. A physical interface must
-// already exist (ErrMissing otherwise) and only gets its settings. A
-// virtual one that already exists is taken as is when it carries
-// netagent's mark and has the wanted identity (its settings are then
-// converged); an owned one of another identity (a leftover of an
-// interrupted recreate) is replaced; one without the mark is ErrNotOwned.
+// already exist (ErrMissing otherwise) and only gets its settings (see
+// convergePhysical). A virtual one that already exists is taken as is when
+// netagent owns it (its mark, or the create journal of an interrupted
+// create, which it then marks) and has the wanted identity (its settings
+// are then converged); an owned one of another identity (a leftover of an
+// interrupted recreate) is replaced; any other is ErrNotOwned.
 func (c *InterfaceConfigurator) Create(ctx context.Context, item dg.Item) error {
 	want, err := items.As[*items.Interface](item)
 	if err != nil {
@@ -48,7 +63,7 @@ func (c *InterfaceConfigurator) Create(ctx context.Context, item dg.Item) error 
 		if l == nil {
 			return fmt.Errorf("physical interface %s: %w", want.IfName, ErrMissing)
 		}
-		return c.k.converge(l, want)
+		return c.k.convergePhysical(l, want)
 	}
 	if l == nil {
 		return c.k.create(want)
@@ -58,10 +73,19 @@ func (c *InterfaceConfigurator) Create(ctx context.Context, item dg.Item) error 
 
 // adopt handles a create over an existing link of the wanted name.
 func (k *kernel) adopt(l netlink.Link, want *items.Interface) error {
-	if !owned(l) {
+	st, err := k.st.snapshot()
+	if err != nil {
+		return err
+	}
+	if !owns(l, st, k.nameOf) {
 		return fmt.Errorf("creating %s %s: %w", want.Kind, want.IfName, ErrNotOwned)
 	}
-	obs, err := k.observe(l, k.nameOf)
+	if !owned(l) {
+		if l, err = k.finishJournaled(l, st); err != nil {
+			return fmt.Errorf("creating %s %s: %w", want.Kind, want.IfName, err)
+		}
+	}
+	obs, err := k.observe(l, k.nameOf, true)
 	if err != nil {
 		return err
 	}
@@ -81,23 +105,34 @@ func (c *InterfaceConfigurator) Modify(ctx context.Context, oldItem, newItem dg.
 	return c.Create(ctx, newItem)
 }
 
-// Delete removes a virtual interface netagent created (ErrNotOwned for one
-// it did not; success when it is already gone). A physical interface is
-// left exactly as it is: its settings are not undone.
+// Delete removes a virtual interface netagent owns (ErrNotOwned for one it
+// does not; success when it is already gone). A physical interface is
+// never deleted: it gets back the settings netagent changed, as they were
+// before (restorePhysical).
 func (c *InterfaceConfigurator) Delete(ctx context.Context, item dg.Item) error {
 	old, err := items.As[*items.Interface](item)
-	if err != nil || old.Kind == items.KindPhysical {
+	if err != nil {
 		return err
+	}
+	if old.Kind == items.KindPhysical {
+		return c.k.restorePhysical(old.IfName)
 	}
 	l, err := c.k.lookup(old.IfName)
 	if err != nil || l == nil {
 		return err
 	}
-	if !owned(l) {
+	st, err := c.k.st.snapshot()
+	if err != nil {
+		return err
+	}
+	if !owns(l, st, c.k.nameOf) {
 		return fmt.Errorf("deleting %s %s: %w", old.Kind, old.IfName, ErrNotOwned)
 	}
 	if err := c.k.nl.LinkDel(l); err != nil && !isNotFound(err) {
 		return fmt.Errorf("deleting %s %s: %w", old.Kind, old.IfName, err)
+	}
+	if !owned(l) {
+		return c.k.st.unjournal(old.IfName)
 	}
 	return nil
 }

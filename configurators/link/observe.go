@@ -12,10 +12,12 @@ import (
 	"github.com/netagent/netagent/items"
 )
 
-// kernel reads and writes links in one namespace.
+// kernel reads and writes links in one namespace. st is the namespace's
+// state in the state directory (nil: none).
 type kernel struct {
 	nl  nlOps
 	raw rawOps
+	st  *stateStore
 }
 
 // kindOf maps a netlink link type to the managed kind, "" for the types
@@ -29,14 +31,26 @@ func kindOf(l netlink.Link) items.InterfaceKind {
 	return ""
 }
 
-// owned reports whether netagent created the link.
+// owned reports whether the link carries netagent's mark.
 func owned(l netlink.Link) bool { return ownedAlias(l.Attrs().Alias) }
+
+// owns reports whether netagent owns l, given the namespace's state: l
+// carries the mark, or the create journal names it (a create interrupted
+// between the add and the mark); and l is not a physical link whose
+// settings netagent changed (its originals are recorded), whatever its
+// alias says.
+func owns(l netlink.Link, st nsState, nameOf func(int) string) bool {
+	if st.originalOf(l) != nil {
+		return false
+	}
+	return owned(l) || st.journaled(l, nameOf)
+}
 
 // observe describes a link as an Interface with every value the kernel
 // reports (no "leave as is" zero values: see mask). A link netagent does
-// not own is described as physical; nameOf turns an ifindex of the same
-// namespace into a name.
-func (k *kernel) observe(l netlink.Link, nameOf func(int) string) (*items.Interface, error) {
+// not own (isOwned false) is described as physical, its alias as it is;
+// nameOf turns an ifindex of the same namespace into a name.
+func (k *kernel) observe(l netlink.Link, nameOf func(int) string, isOwned bool) (*items.Interface, error) {
 	a := l.Attrs()
 	obs := &items.Interface{
 		IfName:  a.Name,
@@ -46,7 +60,7 @@ func (k *kernel) observe(l netlink.Link, nameOf func(int) string) (*items.Interf
 		MAC:     cloneMAC(a.HardwareAddr),
 		Alias:   a.Alias,
 	}
-	if !owned(l) {
+	if !isOwned {
 		return obs, nil
 	}
 	obs.Alias = unmarkedAlias(a.Alias)

@@ -19,25 +19,45 @@ const dumpAttempts = 5
 //
 //   - a Link (external) for every link netagent does not own;
 //   - an Interface for every link netagent owns (bond, vlan, bridge, veth,
-//     macvlan, vxlan), and for every link it does not own that hint declares
-//     as a physical interface;
+//     macvlan, vxlan), for every link it does not own that hint declares
+//     as a physical interface, and for every physical link whose original
+//     settings are recorded (so that, once it leaves the intent, its
+//     delete gives them back);
 //   - a Port for every link enslaved to a bond or bridge netagent owns.
 //
-// hint is the intended graph (may be nil). For an item of hint, the fields
-// it leaves unset are read back unset (see mask), so that the read-back item
-// Equals the intended one when the kernel matches it. Without a hint every
-// value is the kernel's. One end of a veth pair whose other end is declared
-// in hint while it is not is left out: it is part of its peer's item.
-func ReadBack(t *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) {
-	return newKernel(t).readBack(hint)
+// Ownership is the mark, or the create journal of an interrupted create
+// (see owns); a link hint declares physical, or whose originals are
+// recorded, is never owned, whatever its alias. A journaled link without
+// the mark that hint declares is read back as an external link only, so
+// that its create adopts (and marks) it; one hint does not declare is read
+// back as owned, so that it is deleted.
+//
+// stateDir is the state directory ("": none, only the marks count). hint
+// is the intended graph (may be nil). For an item of hint, the fields it
+// leaves unset are read back unset (see mask), so that the read-back item
+// Equals the intended one when the kernel matches it; a physical setting
+// netagent changed that hint now leaves unset is read back as the kernel
+// holds it, so that a modify gives it back. Without a hint every value is
+// the kernel's. One end of a veth pair whose other end is declared in hint
+// while it is not is left out: it is part of its peer's item.
+func ReadBack(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, error) {
+	k, err := newKernel(t, stateDir)
+	if err != nil {
+		return nil, err
+	}
+	return k.readBack(hint)
 }
 
 func (k *kernel) readBack(hint *dg.Graph) ([]dg.Item, error) {
+	st, err := k.st.snapshot()
+	if err != nil {
+		return nil, err
+	}
 	links, err := k.listLinks()
 	if err != nil {
 		return nil, err
 	}
-	r := &reader{k: k, hint: hint, byIndex: make(map[int]netlink.Link, len(links))}
+	r := &reader{k: k, hint: hint, st: st, byIndex: make(map[int]netlink.Link, len(links))}
 	for _, l := range links {
 		r.byIndex[l.Attrs().Index] = l
 	}
@@ -67,6 +87,7 @@ func (k *kernel) listLinks() ([]netlink.Link, error) {
 type reader struct {
 	k       *kernel
 	hint    *dg.Graph
+	st      nsState
 	byIndex map[int]netlink.Link
 	out     []dg.Item
 }
@@ -78,30 +99,73 @@ func (r *reader) nameOf(index int) string {
 	return ""
 }
 
+// owns reports whether the read-back takes l as netagent's (see ReadBack).
+func (r *reader) owns(l netlink.Link) bool {
+	want := r.hintInterface(l.Attrs().Name)
+	switch {
+	case want != nil && want.Kind == items.KindPhysical:
+		return false
+	case owned(l):
+		return owns(l, r.st, r.nameOf)
+	}
+	return want == nil && owns(l, r.st, r.nameOf)
+}
+
 func (r *reader) read(l netlink.Link) error {
-	if err := r.readInterface(l); err != nil {
+	isOwned := r.owns(l)
+	if err := r.readInterface(l, isOwned); err != nil {
 		return err
 	}
-	if !owned(l) {
+	if !isOwned {
 		r.out = append(r.out, externalLink(l))
 	}
 	return r.readPort(l)
 }
 
-func (r *reader) readInterface(l netlink.Link) error {
+func (r *reader) readInterface(l netlink.Link, isOwned bool) error {
 	want := r.hintInterface(l.Attrs().Name)
-	if !owned(l) && (want == nil || want.Kind != items.KindPhysical) {
+	orig := r.st.originalOf(l)
+	physical := !isOwned && (want != nil && want.Kind == items.KindPhysical || orig != nil && !orig.empty())
+	if !isOwned && !physical {
 		return nil
 	}
-	if owned(l) && (kindOf(l) == "" || r.isDeclaredPeer(l, want)) {
+	if isOwned && (kindOf(l) == "" || r.isDeclaredPeer(l, want)) {
 		return nil
 	}
-	obs, err := r.k.observe(l, r.nameOf)
+	obs, err := r.k.observe(l, r.nameOf, isOwned)
 	if err != nil {
 		return err
 	}
-	r.out = append(r.out, mask(obs, want))
+	got := mask(obs, want)
+	if physical && want != nil {
+		unmaskChanged(got, obs, want, orig)
+		if owned(l) && orig == nil {
+			// A declared NIC that carries the mark and is not recorded
+			// yet: read back as different, so that a modify records it
+			// (see convergePhysical) and it is never taken for netagent's.
+			got.Alias = obs.Alias
+		}
+	}
+	r.out = append(r.out, got)
 	return nil
+}
+
+// unmaskChanged reads back, as the kernel holds them, the settings of a
+// physical link that netagent changed (orig records them) and want now
+// leaves unset, so that the item differs and a modify gives them back.
+func unmaskChanged(got, obs, want *items.Interface, orig *original) {
+	if orig == nil || want.Kind != items.KindPhysical {
+		return
+	}
+	if orig.MTU != nil && want.MTU == 0 && obs.MTU != *orig.MTU {
+		got.MTU = obs.MTU
+	}
+	if orig.MAC != nil && want.MAC == nil && obs.MAC.String() != *orig.MAC {
+		got.MAC = obs.MAC
+	}
+	if orig.Alias != nil && want.Alias == "" && obs.Alias != *orig.Alias {
+		got.Alias = obs.Alias
+	}
 }
 
 // isDeclaredPeer reports whether l is the undeclared end of a veth pair
@@ -116,7 +180,7 @@ func (r *reader) isDeclaredPeer(l netlink.Link, want *items.Interface) bool {
 
 func (r *reader) readPort(l netlink.Link) error {
 	master, ok := r.byIndex[l.Attrs().MasterIndex]
-	if !ok || !owned(master) {
+	if !ok || !r.owns(master) {
 		return nil
 	}
 	kind := kindOf(master)

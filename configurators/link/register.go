@@ -7,9 +7,15 @@ import (
 )
 
 // Register registers the interface and port configurators of the target
-// namespace. Link items are external: they have no configurator.
-func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error {
-	if err := reg.Register(items.TypeInterface, NewInterfaceConfigurator(t)); err != nil {
+// namespace. stateDir holds the create journal and the original settings
+// of physical interfaces. Link items are external: they have no
+// configurator.
+func Register(reg *reconciler.TypeRegistry, t *netnsx.Target, stateDir string) error {
+	ifaces, err := NewInterfaceConfigurator(t, stateDir)
+	if err != nil {
+		return err
+	}
+	if err := reg.Register(items.TypeInterface, ifaces); err != nil {
 		return err
 	}
 	return reg.Register(items.TypePort, NewPortConfigurator(t))

@@ -39,7 +39,7 @@ func TestInVMAgentRenderBonded(t *testing.T) {
 		}
 	}
 	reg := &reconciler.TypeRegistry{}
-	if err := link.Register(reg, tgt); err != nil {
+	if err := link.Register(reg, tgt, t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 	if err := l3.Register(reg, tgt); err != nil {
@@ -117,7 +117,8 @@ func cliRenderNoSysctls(t *testing.T, in *intent.Intent) *dg.Graph {
 func cliVMApply(t *testing.T, tgt *netnsx.Target, reg reconciler.Registry, intended *dg.Graph) reconciler.OperationLog {
 	t.Helper()
 	var cur []dg.Item
-	for _, read := range []func(*netnsx.Target, *dg.Graph) ([]dg.Item, error){link.ReadBack, l3.ReadBack} {
+	linkReadBack := func(tgt *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) { return link.ReadBack(tgt, "", hint) }
+	for _, read := range []func(*netnsx.Target, *dg.Graph) ([]dg.Item, error){linkReadBack, l3.ReadBack} {
 		got, err := read(tgt, intended)
 		if err != nil {
 			t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netagent/netagent/configurators/link"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/items"
 )
@@ -66,15 +65,16 @@ func TestLinkBridge(t *testing.T) {
 	if m := linkMustShow(t, tgt, "eth1"); m.Master != "" || !m.up() {
 		t.Errorf("eth1 after the bridge went = %+v", m)
 	}
-	// Deleting the physical interfaces leaves the links as they are.
-	cfg := link.NewInterfaceConfigurator(tgt)
+	// Deleting the physical interfaces gives them back what netagent
+	// changed: they were down before it set them up.
+	cfg := env.ifaces()
 	for _, nic := range []*items.Interface{eth1, eth2} {
 		if err := cfg.Delete(context.Background(), nic); err != nil {
 			t.Errorf("deleting physical %s: %v", nic.IfName, err)
 		}
 	}
-	if m := linkMustShow(t, tgt, "eth1"); !m.up() {
-		t.Errorf("eth1 after delete = %+v, want left up", m)
+	if m := linkMustShow(t, tgt, "eth1"); m.up() || m.Master != "" {
+		t.Errorf("eth1 after delete = %+v, want down as found, without master", m)
 	}
 }
 

@@ -36,7 +36,7 @@ func TestLinkForeign(t *testing.T) {
 			t.Errorf("intent with %s: err %v, want ErrNotOwned", clash.IfName, st.Err)
 		}
 	}
-	cfg := link.NewInterfaceConfigurator(tgt)
+	cfg := env.ifaces()
 	if err := cfg.Delete(context.Background(), clashBr); !errors.Is(err, link.ErrNotOwned) {
 		t.Errorf("deleting foreign br9: %v, want ErrNotOwned", err)
 	}

@@ -16,27 +16,46 @@ import (
 	"github.com/netagent/netagent/reconciler"
 )
 
-// linkEnv is one namespace with the link configurators registered.
+// linkEnv is one namespace with the link configurators registered, and
+// their state directory.
 type linkEnv struct {
-	t   testing.TB
-	tgt *netnsx.Target
-	reg *reconciler.TypeRegistry
+	t        testing.TB
+	tgt      *netnsx.Target
+	reg      *reconciler.TypeRegistry
+	stateDir string
 }
 
 func newLinkEnv(t testing.TB, tgt *netnsx.Target) *linkEnv {
 	t.Helper()
+	return newLinkEnvAt(t, tgt, t.TempDir())
+}
+
+// newLinkEnvAt is newLinkEnv with the state directory given: a second env
+// over the same directory is the agent restarted.
+func newLinkEnvAt(t testing.TB, tgt *netnsx.Target, stateDir string) *linkEnv {
+	t.Helper()
 	reg := &reconciler.TypeRegistry{}
-	if err := link.Register(reg, tgt); err != nil {
+	if err := link.Register(reg, tgt, stateDir); err != nil {
 		t.Fatalf("registering link configurators: %v", err)
 	}
-	return &linkEnv{t: t, tgt: tgt, reg: reg}
+	return &linkEnv{t: t, tgt: tgt, reg: reg, stateDir: stateDir}
+}
+
+// ifaces returns a fresh interface configurator over the env's state.
+func (e *linkEnv) ifaces() *link.InterfaceConfigurator {
+	e.t.Helper()
+	c, err := link.NewInterfaceConfigurator(e.tgt, e.stateDir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
 }
 
 // readBack reads the namespace into a current-state graph, with intended as
 // the hint.
 func (e *linkEnv) readBack(intended *dg.Graph) *dg.Graph {
 	e.t.Helper()
-	got, err := link.ReadBack(e.tgt, intended)
+	got, err := link.ReadBack(e.tgt, e.stateDir, intended)
 	if err != nil {
 		e.t.Fatalf("read-back: %v", err)
 	}

@@ -59,7 +59,7 @@ func TestInVMVLANOnDummy(t *testing.T) {
 	if !errors.Is(st.Err, link.ErrNotOwned) {
 		t.Errorf("managing foreign v30: %v, want ErrNotOwned", st.Err)
 	}
-	if err := link.NewInterfaceConfigurator(tgt).Delete(context.Background(), vlan("v30", "eth0", 30, "", 0, true)); !errors.Is(err, link.ErrNotOwned) {
+	if err := env.ifaces().Delete(context.Background(), vlan("v30", "eth0", 30, "", 0, true)); !errors.Is(err, link.ErrNotOwned) {
 		t.Errorf("deleting foreign v30: %v, want ErrNotOwned", err)
 	}
 

@@ -1,0 +1,168 @@
+package link
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/netagent/netagent/items"
+)
+
+// convergePhysical gives a physical link (a NIC: netagent never owns,
+// creates or deletes it) the settings of want. Before it first changes a
+// setting it records the value it found (durably, before the write), so
+// that the setting can be given back when the NIC leaves the intent
+// (restorePhysical); a setting it changed earlier that want now leaves
+// unset is given back at once, and its original forgotten. The first
+// recorded value stays the original: a later change, or a restart, never
+// records netagent's own value as the original. The alias is the intent's
+// own and may never carry netagent's mark (ErrReservedAlias).
+func (k *kernel) convergePhysical(l netlink.Link, want *items.Interface) error {
+	if ownedAlias(want.Alias) {
+		return fmt.Errorf("physical interface %s: alias %q: %w", want.IfName, want.Alias, ErrReservedAlias)
+	}
+	st, err := k.st.snapshot()
+	if err != nil {
+		return err
+	}
+	obs, err := k.observe(l, k.nameOf, false)
+	if err != nil {
+		return err
+	}
+	target := physicalTarget{want: *want}
+	if want.Alias != "" {
+		target.alias = new(want.Alias)
+	}
+	restoring := target.restoreUnset(st.originalOf(l))
+	if owned(l) && st.originalOf(l) == nil {
+		// A NIC that carries netagent's mark (written by someone else, or
+		// an older netagent): recorded, so that it is never taken for a
+		// link netagent owns, also once it leaves the intent.
+		if err := k.st.rememberOriginals(l, nil); err != nil {
+			return err
+		}
+	}
+	if err := k.applyPhysical(l, obs, target); err != nil {
+		return err
+	}
+	if len(restoring) == 0 {
+		return nil
+	}
+	return k.st.forgetOriginals(want.IfName, restoring)
+}
+
+// restorePhysical gives the physical link back every setting netagent
+// changed, as it was before, and forgets the originals. A link that is
+// gone, or is another link of that name by now, has nothing to restore.
+func (k *kernel) restorePhysical(name string) error {
+	st, err := k.st.snapshot()
+	if err != nil || st.Originals[name] == nil {
+		return err
+	}
+	l, err := k.lookup(name)
+	if err != nil {
+		return err
+	}
+	if o := st.originalOf(l); l != nil && o != nil {
+		obs, err := k.observe(l, k.nameOf, false)
+		if err != nil {
+			return err
+		}
+		target := physicalTarget{want: items.Interface{IfName: name, Kind: items.KindPhysical, AdminUp: obs.AdminUp}}
+		target.restore(o, settingSet{"mtu", "up", "alias", "mac"})
+		if err := k.applyPhysical(l, obs, target); err != nil {
+			return fmt.Errorf("restoring physical interface %s: %w", name, err)
+		}
+		if o.Marked {
+			// The NIC was found with netagent's mark (written by someone
+			// else, or an older netagent): its record stays, without
+			// settings, so that it is never taken for netagent's own.
+			return k.st.forgetOriginals(name, settingSet{"mtu", "up", "alias", "mac"})
+		}
+	}
+	return k.st.forgetOriginals(name, nil)
+}
+
+// physicalTarget is what a physical link should hold: want's settings, and
+// the alias to set (nil: leave it; "" clears it).
+type physicalTarget struct {
+	want  items.Interface
+	alias *string
+}
+
+// restoreUnset puts the recorded originals of the settings want leaves
+// unset (MTU 0, MAC nil, alias "") into the target, and returns them.
+func (t *physicalTarget) restoreUnset(o *original) settingSet {
+	if o == nil {
+		return nil
+	}
+	var unset settingSet
+	if t.want.MTU == 0 && o.MTU != nil {
+		unset = append(unset, "mtu")
+	}
+	if t.want.MAC == nil && o.MAC != nil {
+		unset = append(unset, "mac")
+	}
+	if t.alias == nil && o.Alias != nil {
+		unset = append(unset, "alias")
+	}
+	t.restore(o, unset)
+	return unset
+}
+
+// restore puts the recorded originals of fields into the target.
+func (t *physicalTarget) restore(o *original, fields settingSet) {
+	if fields.has("mtu") && o.MTU != nil {
+		t.want.MTU = *o.MTU
+	}
+	if fields.has("up") && o.Up != nil {
+		t.want.AdminUp = *o.Up
+	}
+	if fields.has("alias") && o.Alias != nil {
+		t.alias = new(*o.Alias)
+	}
+	if fields.has("mac") && o.MAC != nil {
+		if mac, err := net.ParseMAC(*o.MAC); err == nil {
+			t.want.MAC = mac
+		}
+	}
+}
+
+// changes lists the settings of obs that the target changes.
+func (t *physicalTarget) changes(obs *items.Interface) settingSet {
+	var out settingSet
+	if t.want.MTU != 0 && t.want.MTU != obs.MTU {
+		out = append(out, "mtu")
+	}
+	if t.want.AdminUp != obs.AdminUp {
+		out = append(out, "up")
+	}
+	if t.alias != nil && *t.alias != obs.Alias {
+		out = append(out, "alias")
+	}
+	if t.want.MAC != nil && !bytes.Equal(t.want.MAC, obs.MAC) {
+		out = append(out, "mac")
+	}
+	return out
+}
+
+// applyPhysical records the originals of what the target changes, then
+// changes it.
+func (k *kernel) applyPhysical(l netlink.Link, obs *items.Interface, t physicalTarget) error {
+	changes := t.changes(obs)
+	if len(changes) == 0 {
+		return nil
+	}
+	if err := k.st.rememberOriginals(l, changes); err != nil {
+		return err
+	}
+	alias := func(l netlink.Link, _, _ *items.Interface) error {
+		if t.alias == nil {
+			return nil
+		}
+		return k.setAlias(l, *t.alias)
+	}
+	return k.runSteps(l, obs, &t.want, alias)
+}

@@ -1,0 +1,323 @@
+package link
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/items"
+)
+
+// stateFileName is the link record's name under the state directory.
+const stateFileName = "links.json"
+
+// stateRecord is <stateDir>/links.json: per namespace instance, the
+// settings of physical links as found before netagent first changed them,
+// and the create journal.
+type stateRecord struct {
+	Namespaces []nsState `json:"namespaces"`
+}
+
+type nsState struct {
+	statefile.NsIdentity
+	// Originals holds, by link name, each setting of a physical link as it
+	// was before netagent first changed it.
+	Originals map[string]*original `json:"originals,omitempty"`
+	// Creating is the create journal: by name, the links netagent is about
+	// to create and has not marked yet.
+	Creating map[string]journalEntry `json:"creating,omitempty"`
+}
+
+// original is what a physical link held before netagent changed it; nil
+// fields were never changed by netagent. Index tells the NIC apart from a
+// new one of the same name (hot-plugged again), whose settings start from
+// the kernel's.
+type original struct {
+	Index int `json:"index"`
+	// Marked: the link was found carrying netagent's mark. Its record is
+	// kept, empty, after its settings are given back, so that it is never
+	// taken for a link netagent owns.
+	Marked bool    `json:"marked,omitempty"`
+	MTU    *int    `json:"mtu,omitempty"`
+	Up     *bool   `json:"up,omitempty"`
+	Alias  *string `json:"alias,omitempty"`
+	MAC    *string `json:"mac,omitempty"`
+}
+
+func (o *original) empty() bool {
+	return o.MTU == nil && o.Up == nil && o.Alias == nil && o.MAC == nil
+}
+
+// journalEntry is a link about to be created: its kind, and a veth's peer
+// when it is created in the same namespace (it is marked with it).
+type journalEntry struct {
+	Kind items.InterfaceKind `json:"kind"`
+	Peer string              `json:"peer,omitempty"`
+}
+
+// stateStore reads and updates one namespace's entry of the link record.
+// Every update re-reads the file under a process-wide lock and writes it
+// back durably (synced, renamed, directory synced) before returning, so
+// what it records survives a crash that follows. A nil *stateStore (no
+// state directory: read-back for `show`) records nothing and knows
+// nothing.
+type stateStore struct {
+	path string
+	ns   statefile.NsIdentity
+}
+
+// newStateStore returns the store of t in stateDir, nil for "".
+func newStateStore(t *netnsx.Target, stateDir string) (*stateStore, error) {
+	if stateDir == "" {
+		return nil, nil
+	}
+	ns, err := statefile.Identify(t)
+	if err != nil {
+		return nil, fmt.Errorf("link state: %w", err)
+	}
+	return &stateStore{path: filepath.Join(stateDir, stateFileName), ns: ns}, nil
+}
+
+// snapshot returns a copy of the namespace's entry (empty when none).
+func (s *stateStore) snapshot() (nsState, error) {
+	if s == nil {
+		return nsState{}, nil
+	}
+	defer statefile.Lock(s.path)()
+	rec, err := s.load()
+	if err != nil {
+		return nsState{}, err
+	}
+	if e := rec.entry(s.ns); e != nil {
+		return *e, nil
+	}
+	return nsState{}, nil
+}
+
+// update changes the namespace's entry with f and writes the record back
+// if f reports a change. Entries of earlier boots, and empty ones, are
+// dropped then: their namespaces are gone.
+func (s *stateStore) update(f func(*nsState) bool) error {
+	if s == nil {
+		return nil
+	}
+	defer statefile.Lock(s.path)()
+	rec, err := s.load()
+	if err != nil {
+		return err
+	}
+	e := rec.entry(s.ns)
+	if e == nil {
+		rec.Namespaces = append(rec.Namespaces, nsState{NsIdentity: s.ns})
+		e = &rec.Namespaces[len(rec.Namespaces)-1]
+	}
+	if e.Originals == nil {
+		e.Originals = map[string]*original{}
+	}
+	if e.Creating == nil {
+		e.Creating = map[string]journalEntry{}
+	}
+	if !f(e) {
+		return nil
+	}
+	rec.prune(s.ns.BootID)
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := statefile.WriteAtomic(s.path, data); err != nil {
+		return fmt.Errorf("writing %s: %w", s.path, err)
+	}
+	return nil
+}
+
+func (s *stateStore) load() (*stateRecord, error) {
+	var rec stateRecord
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &rec, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", s.path, err)
+	}
+	return &rec, nil
+}
+
+func (r *stateRecord) entry(ns statefile.NsIdentity) *nsState {
+	for i := range r.Namespaces {
+		if r.Namespaces[i].NsIdentity == ns {
+			return &r.Namespaces[i]
+		}
+	}
+	return nil
+}
+
+func (r *stateRecord) prune(bootID string) {
+	kept := r.Namespaces[:0]
+	for _, e := range r.Namespaces {
+		if e.BootID == bootID && (len(e.Originals) > 0 || len(e.Creating) > 0) {
+			kept = append(kept, e)
+		}
+	}
+	r.Namespaces = kept
+}
+
+// journal records that the link is about to be created.
+func (s *stateStore) journal(want *items.Interface) error {
+	entry := journalEntry{Kind: want.Kind}
+	if want.Kind == items.KindVeth && want.Veth != nil && want.Veth.PeerNetns == "" {
+		entry.Peer = want.Veth.Peer
+	}
+	err := s.update(func(e *nsState) bool {
+		if e.Creating[want.IfName] == entry {
+			return false
+		}
+		e.Creating[want.IfName] = entry
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("journaling the create of %s %s: %w", want.Kind, want.IfName, err)
+	}
+	return nil
+}
+
+// unjournal clears the journal entry of a link, and of a veth whose peer
+// it is: it is marked, or gone.
+func (s *stateStore) unjournal(name string) error {
+	err := s.update(func(e *nsState) bool {
+		changed := false
+		for n, entry := range e.Creating {
+			if n == name || (entry.Kind == items.KindVeth && entry.Peer == name) {
+				delete(e.Creating, n)
+				changed = true
+			}
+		}
+		return changed
+	})
+	if err != nil {
+		return fmt.Errorf("clearing the create journal of %s: %w", name, err)
+	}
+	return nil
+}
+
+// rememberOriginals records, for each setting of the physical link l that
+// changes says is about to change, the value l holds now, unless an
+// original is recorded already (the first one is the original). A record
+// of another link of that name (another ifindex) is replaced.
+func (s *stateStore) rememberOriginals(l netlink.Link, changes settingSet) error {
+	a := l.Attrs()
+	err := s.update(func(e *nsState) bool {
+		o := e.Originals[a.Name]
+		if o == nil || o.Index != a.Index {
+			o = &original{Index: a.Index, Marked: ownedAlias(a.Alias)}
+		}
+		changed := e.Originals[a.Name] != o // a new record
+		set := func(have bool, field string) bool { return changes.has(field) && !have }
+		if set(o.MTU != nil, "mtu") {
+			o.MTU, changed = new(a.MTU), true
+		}
+		if set(o.Up != nil, "up") {
+			o.Up, changed = new(a.Flags&net.FlagUp != 0), true
+		}
+		if set(o.Alias != nil, "alias") {
+			o.Alias, changed = new(a.Alias), true
+		}
+		if set(o.MAC != nil, "mac") {
+			o.MAC, changed = new(a.HardwareAddr.String()), true
+		}
+		if changed && (!o.empty() || o.Marked) {
+			e.Originals[a.Name] = o
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return fmt.Errorf("recording the original settings of %s: %w", a.Name, err)
+	}
+	return nil
+}
+
+// forgetOriginals drops the recorded originals of the named link's
+// settings in fields (all of them when fields is nil).
+func (s *stateStore) forgetOriginals(name string, fields settingSet) error {
+	err := s.update(func(e *nsState) bool {
+		o := e.Originals[name]
+		if o == nil {
+			return false
+		}
+		if fields == nil {
+			delete(e.Originals, name)
+			return true
+		}
+		for _, f := range fields {
+			switch f {
+			case "mtu":
+				o.MTU = nil
+			case "up":
+				o.Up = nil
+			case "alias":
+				o.Alias = nil
+			case "mac":
+				o.MAC = nil
+			}
+		}
+		if o.empty() && !o.Marked {
+			delete(e.Originals, name)
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("forgetting the original settings of %s: %w", name, err)
+	}
+	return nil
+}
+
+// settingSet names settings of a physical link: "mtu", "up", "alias",
+// "mac".
+type settingSet []string
+
+func (s settingSet) has(f string) bool {
+	for _, x := range s {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// originalOf returns the recorded originals of l (nil if none, or if they
+// were recorded for another link of that name).
+func (st nsState) originalOf(l netlink.Link) *original {
+	o := st.Originals[l.Attrs().Name]
+	if o == nil || o.Index != l.Attrs().Index {
+		return nil
+	}
+	return o
+}
+
+// journaled reports whether the create journal names l: an entry of its
+// name and kind (and, for a veth, its peer), or l is the peer of a
+// journaled veth.
+func (st nsState) journaled(l netlink.Link, nameOf func(int) string) bool {
+	a := l.Attrs()
+	if e, ok := st.Creating[a.Name]; ok && kindOf(l) == e.Kind {
+		return e.Kind != items.KindVeth || e.Peer == "" || (a.NetNsID < 0 && nameOf(a.ParentIndex) == e.Peer)
+	}
+	if kindOf(l) != items.KindVeth || a.NetNsID >= 0 {
+		return false
+	}
+	peer := nameOf(a.ParentIndex)
+	e, ok := st.Creating[peer]
+	return ok && e.Kind == items.KindVeth && e.Peer == a.Name
+}

@@ -1,0 +1,226 @@
+package link
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/netagent/netagent/configurators/netnsx"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/testns"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+)
+
+var errKilled = errors.New("killed")
+
+// killedAfterAdd plays an agent killed right after a link's add: the add
+// goes through, nothing after it does (the mark, the cleanup).
+type killedAfterAdd struct{ nlOps }
+
+func (killedAfterAdd) LinkSetAlias(netlink.Link, string) error { return errKilled }
+func (killedAfterAdd) LinkDel(netlink.Link) error              { return errKilled }
+
+// stateEnv is a namespace, a state directory and the apply of a restarted
+// agent (a fresh configurator and read-back over them).
+type stateEnv struct {
+	t   *testing.T
+	tgt *netnsx.Target
+	dir string
+}
+
+func (e stateEnv) ip(args ...string) {
+	e.t.Helper()
+	if out, err := exec.Command("ip", append([]string{"-n", e.tgt.Name}, args...)...).CombinedOutput(); err != nil {
+		e.t.Fatalf("ip %v: %v\n%s", args, err, out)
+	}
+}
+
+func (e stateEnv) kernel() *kernel {
+	e.t.Helper()
+	k, err := newKernel(e.tgt, e.dir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return k
+}
+
+// apply reconciles towards want as a restarted agent does.
+func (e stateEnv) apply(want ...dg.Item) reconciler.Status {
+	e.t.Helper()
+	reg := &reconciler.TypeRegistry{}
+	if err := Register(reg, e.tgt, e.dir); err != nil {
+		e.t.Fatal(err)
+	}
+	intended := dg.New("intended", want...)
+	cur, err := e.kernel().readBack(intended)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return reconciler.New(reg).Reconcile(context.Background(), dg.New("current", cur...), intended)
+}
+
+func (e stateEnv) link(name string) netlink.Link {
+	e.t.Helper()
+	l, err := e.tgt.NL.LinkByName(name)
+	if err != nil {
+		e.t.Fatalf("link %s: %v", name, err)
+	}
+	return l
+}
+
+func (e stateEnv) gone(name string) bool {
+	_, err := e.tgt.NL.LinkByName(name)
+	return isNotFound(err)
+}
+
+func (e stateEnv) journal() map[string]journalEntry {
+	e.t.Helper()
+	st, err := e.kernel().st.snapshot()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return st.Creating
+}
+
+// TestCreateJournalAdoptsAfterKill: an agent killed between a link's add
+// and its mark leaves an unmarked link. The create journal, written before
+// the add, makes the next run adopt exactly that link (name and kind, and a
+// veth's peer): it marks it and converges it when the intent still holds
+// it, and deletes it when the intent no longer does. A foreign link of the
+// same name and no journal entry, or of another kind than journaled, is
+// still refused.
+func TestCreateJournalAdoptsAfterKill(t *testing.T) {
+	e := stateEnv{t: t, tgt: testns.New(t), dir: t.TempDir()}
+	br0 := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, Alias: "lan"}
+	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "v1"}}
+	br2 := &items.Interface{IfName: "br2", Kind: items.KindBridge, AdminUp: true}
+	k := e.kernel()
+	k.nl = killedAfterAdd{k.nl}
+	for _, want := range []*items.Interface{br0, v0, br2} {
+		if err := k.create(want); !errors.Is(err, errKilled) {
+			t.Fatalf("killed create of %s: %v", want.IfName, err)
+		}
+		if a := e.link(want.IfName).Attrs().Alias; a != "" {
+			t.Fatalf("killed create left %s with alias %q", want.IfName, a)
+		}
+	}
+	if j := e.journal(); len(j) != 3 {
+		t.Fatalf("journal after the kills: %v", j)
+	}
+
+	// Next run: br0 and v0 are still intended and adopted; br2 is not and
+	// is deleted.
+	st := e.apply(br0, v0)
+	if st.Err != nil || len(st.Blocked) > 0 {
+		t.Fatalf("apply after the kill: %v %v\n%s", st.Err, st.Blocked, st.OperationLog)
+	}
+	for name, alias := range map[string]string{"br0": "netagent:lan", "v0": "netagent", "v1": "netagent"} {
+		if l := e.link(name); l.Attrs().Alias != alias || l.Attrs().Flags&netUp == 0 && name != "v1" {
+			t.Errorf("%s after adoption: alias %q flags %v, want %q and up", name, l.Attrs().Alias, l.Attrs().Flags, alias)
+		}
+	}
+	if !e.gone("br2") {
+		t.Error("br2, journaled and no longer intended, still exists")
+	}
+	if j := e.journal(); len(j) != 0 {
+		t.Errorf("journal after adoption: %v", j)
+	}
+	if st := e.apply(br0, v0); len(st.OperationLog) != 0 || st.Err != nil {
+		t.Errorf("second apply: %v\n%s", st.Err, st.OperationLog)
+	}
+
+	// Foreign links: one of a journaled name but another kind, one with no
+	// journal entry at all.
+	k = e.kernel()
+	k.nl = killedAfterAdd{k.nl}
+	br3 := &items.Interface{IfName: "br3", Kind: items.KindBridge, AdminUp: true}
+	if err := k.st.journal(br3); err != nil {
+		t.Fatal(err)
+	}
+	e.ip("link", "add", "br3", "type", "veth", "peer", "name", "br3p")
+	e.ip("link", "add", "br4", "type", "bridge")
+	br4 := &items.Interface{IfName: "br4", Kind: items.KindBridge, AdminUp: true}
+	st = e.apply(br0, v0, br3, br4)
+	for _, ref := range []dg.ItemRef{dg.Ref(br3), dg.Ref(br4)} {
+		if _, state, _ := st.NewCurrentState.Lookup(ref); !errors.Is(state.LastErr, ErrNotOwned) {
+			t.Errorf("%s over a foreign link: %v, want ErrNotOwned", ref, state.LastErr)
+		}
+	}
+	st = e.apply(br0, v0)
+	if st.Err != nil {
+		t.Errorf("apply without br3, br4: %v\n%s", st.Err, st.OperationLog)
+	}
+	for _, name := range []string{"br3", "br3p", "br4"} {
+		if l := e.link(name); l.Attrs().Alias != "" {
+			t.Errorf("foreign %s got alias %q", name, l.Attrs().Alias)
+		}
+	}
+}
+
+// recordCheckingNL checks, at every write to a physical link, that the
+// original of what it changes is on disk already.
+type recordCheckingNL struct {
+	nlOps
+	t    *testing.T
+	path string
+}
+
+func (r recordCheckingNL) check(field string, l netlink.Link) {
+	r.t.Helper()
+	data, err := os.ReadFile(r.path)
+	var rec stateRecord
+	if err == nil {
+		err = json.Unmarshal(data, &rec)
+	}
+	if err != nil || len(rec.Namespaces) != 1 {
+		r.t.Fatalf("writing %s of %s with no record on disk: %v %s", field, l.Attrs().Name, err, data)
+	}
+	o := rec.Namespaces[0].Originals[l.Attrs().Name]
+	ok := o != nil && map[string]bool{"mtu": o.MTU != nil, "up": o.Up != nil, "alias": o.Alias != nil}[field]
+	if !ok {
+		r.t.Errorf("writing %s of %s before its original is on disk: %s", field, l.Attrs().Name, data)
+	}
+}
+
+func (r recordCheckingNL) LinkSetMTU(l netlink.Link, mtu int) error {
+	r.check("mtu", l)
+	return r.nlOps.LinkSetMTU(l, mtu)
+}
+
+func (r recordCheckingNL) LinkSetUp(l netlink.Link) error {
+	r.check("up", l)
+	return r.nlOps.LinkSetUp(l)
+}
+
+func (r recordCheckingNL) LinkSetAlias(l netlink.Link, a string) error {
+	r.check("alias", l)
+	return r.nlOps.LinkSetAlias(l, a)
+}
+
+// TestPhysicalOriginalsBeforeWrite: the original of every setting netagent
+// changes on a NIC is on disk before the write.
+func TestPhysicalOriginalsBeforeWrite(t *testing.T) {
+	e := stateEnv{t: t, tgt: testns.New(t), dir: t.TempDir()}
+	e.ip("link", "add", "eth0", "type", "veth", "peer", "name", "eth0p")
+	k := e.kernel()
+	k.nl = recordCheckingNL{nlOps: k.nl, t: t, path: filepath.Join(e.dir, stateFileName)}
+	nic := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true, MTU: 1400, Alias: "wan"}
+	if err := (&InterfaceConfigurator{k: k}).Create(context.Background(), nic); err != nil {
+		t.Fatal(err)
+	}
+	st, err := k.st.snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := st.Originals["eth0"]
+	if o == nil || *o.MTU != 1500 || *o.Up || *o.Alias != "" || o.MAC != nil {
+		t.Errorf("originals %+v", o)
+	}
+}
