@@ -51,3 +51,11 @@ func ReadBack(t *netnsx.Target, stateDir string, hint *dg.Graph) (*dg.Graph, err
 	}
 	return dg.New("current", all...), nil
 }
+
+// MissingTools reports the programs that some item types need and that are
+// not on PATH, nil when none is missing. Everything else works without
+// them: today only firewall chains need programs (iptables-save and
+// iptables-restore of their family), and a chain of a family without them
+// fails as its own item, while read-back skips that family. Callers warn
+// about it once.
+func MissingTools() error { return firewall.MissingTools() }

@@ -25,7 +25,9 @@ type Runtime struct {
 
 // Open opens the named network namespace ("" for the caller's own),
 // creates the state directory if needed and registers the configurators.
-// Close releases the namespace handle.
+// Programs that some items need and that are missing (iptables) are logged
+// here, once, as a warning: those items fail on their own, and read-back
+// skips what it cannot read. Close releases the namespace handle.
 func Open(netns, stateDir string, log logrus.FieldLogger) (*Runtime, error) {
 	if stateDir == "" {
 		return nil, fmt.Errorf("opening namespace %q: no state directory", netns)
@@ -41,6 +43,9 @@ func Open(netns, stateDir string, log logrus.FieldLogger) (*Runtime, error) {
 	if err != nil {
 		t.Close()
 		return nil, fmt.Errorf("namespace %q: %w", netns, err)
+	}
+	if err := configurators.MissingTools(); err != nil {
+		log.WithError(err).Warn("firewall chains of the families named cannot be applied, and are not read back")
 	}
 	return &Runtime{target: t, stateDir: stateDir, reg: reg, log: log}, nil
 }

@@ -54,6 +54,13 @@
 // iptables' own parser reads it; an argument with a newline or NUL is
 // refused (ErrBadArgument). Chain names must be bare words.
 //
+// The programs are found on PATH per family: iptables, iptables-save and
+// iptables-restore (ip6tables... for IPv6), else their -nft, else their
+// -legacy names, whichever variant has all three. A family without them
+// does not stop anything else: its chains fail as their own items
+// (ErrNoTools, "iptables-restore not found"), read-back skips it, and
+// MissingTools tells the caller, who warns once.
+//
 // ApplyBatch (reconciler.BatchConfigurator) turns the ready operations of a
 // family and table into one transaction, with one iptables-save per family
 // before and one per table after; a failed transaction is retried one

@@ -14,6 +14,10 @@ var (
 	// ErrBadKey: a sysctl key is not a net.* key that maps to a file under
 	// /proc/sys/net.
 	ErrBadKey = errors.New("not a net.* sysctl key")
+	// ErrNoTools: the iptables programs of the item's address family
+	// (iptables, iptables-save, iptables-restore, or the ip6tables ones, in
+	// any variant) are not on PATH. Only firewall chains need them.
+	ErrNoTools = errors.New("iptables programs not found")
 	// ErrFamily: an item names an address family other than ipv4 or ipv6.
 	ErrFamily = errors.New("unsupported address family")
 )

@@ -50,24 +50,81 @@ type execBackend struct {
 var _ backend = (*execBackend)(nil)
 
 // newExecBackend returns the backend of one family in t's namespace, using
-// whichever iptables variant (nf_tables or legacy) is on PATH.
-func newExecBackend(t *netnsx.Target, fam items.Family) (*execBackend, error) {
+// the first iptables variant whose three programs (iptables, -save,
+// -restore) are all on PATH: the plain names (whichever variant the system
+// chose), then the nf_tables ones, then the legacy ones. When none is
+// complete it returns a backend whose every call fails with ErrNoTools, so
+// that a chain of the family fails as its own item and the rest of the
+// intent still works.
+func newExecBackend(t *netnsx.Target, fam items.Family) (backend, error) {
 	proto, prefix, err := familyCommands(fam)
 	if err != nil {
 		return nil, err
 	}
-	ipt, err := iptables.New(iptables.IPFamily(proto))
+	cmds, err := findCommands(prefix)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", prefix, err)
+		return missingBackend{err: err}, nil
 	}
-	b := &execBackend{do: t.Do, ipt: ipt, run: nsRunner{t}}
-	if b.saveCmd, err = exec.LookPath(prefix + "-save"); err != nil {
-		return nil, err
+	ipt, err := iptables.New(iptables.IPFamily(proto), iptables.Path(cmds.list))
+	if err != nil {
+		return missingBackend{err: fmt.Errorf("%s: %w: %w", cmds.list, ErrNoTools, err)}, nil
 	}
-	if b.restoreCmd, err = exec.LookPath(prefix + "-restore"); err != nil {
-		return nil, err
+	return &execBackend{do: t.Do, ipt: ipt, run: nsRunner{t}, saveCmd: cmds.save, restoreCmd: cmds.restore}, nil
+}
+
+// iptVariants are the spellings of an iptables variant's program names,
+// tried in order: "iptables", "iptables-nft", "iptables-legacy".
+var iptVariants = []string{"", "-nft", "-legacy"}
+
+// commands are the paths of one variant's programs.
+type commands struct{ list, save, restore string }
+
+// findCommands finds the first variant of prefix ("iptables" or
+// "ip6tables") with all three programs on PATH.
+func findCommands(prefix string) (commands, error) {
+	for _, v := range iptVariants {
+		var c commands
+		var err error
+		for _, p := range []struct {
+			dst  *string
+			name string
+		}{{&c.list, prefix + v}, {&c.save, prefix + v + "-save"}, {&c.restore, prefix + v + "-restore"}} {
+			if *p.dst, err = exec.LookPath(p.name); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			return c, nil
+		}
 	}
-	return b, nil
+	return commands{}, fmt.Errorf("%s-restore not found (no %s, %s-nft or %s-legacy with its -save and -restore on PATH): %w",
+		prefix, prefix, prefix, prefix, ErrNoTools)
+}
+
+// missingBackend stands for a family whose iptables programs are missing:
+// every call fails with err.
+type missingBackend struct{ err error }
+
+var _ backend = missingBackend{}
+
+func (m missingBackend) list(context.Context, string, ...string) (*tableView, error) {
+	return nil, m.err
+}
+func (m missingBackend) save(context.Context) (map[string]*tableView, error) { return nil, m.err }
+func (m missingBackend) restore(context.Context, []byte) error            { return m.err }
+
+// MissingTools reports, joined, the address families whose iptables
+// programs are not on PATH (nil when both are there): their chains cannot
+// be applied, and read-back skips them.
+func MissingTools() error {
+	var errs []error
+	for _, fam := range families {
+		_, prefix, _ := familyCommands(fam)
+		if _, err := findCommands(prefix); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // familyCommands returns go-iptables' protocol and the command prefix of a

@@ -13,14 +13,16 @@ import (
 var families = []items.Family{items.FamilyIPv4, items.FamilyIPv6}
 
 // readBackChains returns the chains netagent owns (those starting with the
-// marker rule), one iptables-save per family.
+// marker rule), one iptables-save per family. A family whose iptables
+// programs are missing is skipped: netagent can neither read nor change its
+// chains (MissingTools says so, for the caller to warn once).
 func readBackChains(ctx context.Context, backends map[items.Family]backend, recs *recordStore,
 	hint *dg.Graph) ([]dg.Item, error) {
 	var out []dg.Item
 	for _, fam := range families {
 		b, ok := backends[fam]
-		if !ok {
-			continue
+		if _, missing := b.(missingBackend); !ok || missing {
+			continue // no programs: no chains to read (see MissingTools)
 		}
 		tables, err := b.save(ctx)
 		if err != nil {
