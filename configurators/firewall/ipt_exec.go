@@ -111,7 +111,7 @@ func (m missingBackend) list(context.Context, string, ...string) (*tableView, er
 	return nil, m.err
 }
 func (m missingBackend) save(context.Context) (map[string]*tableView, error) { return nil, m.err }
-func (m missingBackend) restore(context.Context, []byte) error            { return m.err }
+func (m missingBackend) restore(context.Context, []byte) error               { return m.err }
 
 // MissingTools reports, joined, the address families whose iptables
 // programs are not on PATH (nil when both are there): their chains cannot
