@@ -56,6 +56,9 @@ func (r *Runtime) Close() { r.target.Close() }
 // Target returns the namespace handle.
 func (r *Runtime) Target() *netnsx.Target { return r.target }
 
+// StateDir returns the state directory.
+func (r *Runtime) StateDir() string { return r.stateDir }
+
 // Reconciler returns a reconciler over the Runtime's configurators that
 // logs every kernel operation (see LogOp). The daemon keeps its own
 // current-state graph and calls it directly.

@@ -177,7 +177,7 @@ func (k *runtimeKernel) ReadCurrent(_ context.Context, hint *dg.Graph) (*dg.Grap
 
 // ReadLinks lists the links netagent does not own, from one link dump.
 func (k *runtimeKernel) ReadLinks(context.Context) ([]*items.Link, error) {
-	list, err := link.ReadBack(k.rt.Target(), "", nil)
+	list, err := link.ReadBack(k.rt.Target(), k.rt.StateDir(), nil)
 	if err != nil {
 		return nil, err
 	}
