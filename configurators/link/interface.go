@@ -131,10 +131,7 @@ func (c *InterfaceConfigurator) Delete(ctx context.Context, item dg.Item) error 
 	if err := c.k.nl.LinkDel(l); err != nil && !isNotFound(err) {
 		return fmt.Errorf("deleting %s %s: %w", old.Kind, old.IfName, err)
 	}
-	if !owned(l) {
-		return c.k.st.unjournal(old.IfName)
-	}
-	return nil
+	return c.k.st.unjournal(old.IfName) // a journaled link, or a stale entry: gone with it
 }
 
 // NeedsRecreate delegates to items.NeedsRecreate (see
