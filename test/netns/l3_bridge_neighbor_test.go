@@ -22,7 +22,8 @@ import (
 func TestL3NeighborOnBridgeSurvivesPorts(t *testing.T) {
 	tgt := testns.New(t)
 	reg := &reconciler.TypeRegistry{}
-	if err := link.Register(reg, tgt); err != nil {
+	stateDir := t.TempDir()
+	if err := link.Register(reg, tgt, stateDir); err != nil {
 		t.Fatal(err)
 	}
 	if err := l3.Register(reg, tgt); err != nil {
@@ -48,7 +49,8 @@ func TestL3NeighborOnBridgeSurvivesPorts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cur []dg.Item
-	for _, read := range []func(*netnsx.Target, *dg.Graph) ([]dg.Item, error){link.ReadBack, l3.ReadBack} {
+	linkReadBack := func(tgt *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) { return link.ReadBack(tgt, stateDir, hint) }
+	for _, read := range []func(*netnsx.Target, *dg.Graph) ([]dg.Item, error){linkReadBack, l3.ReadBack} {
 		got, err := read(tgt, intended)
 		if err != nil {
 			t.Fatal(err)
