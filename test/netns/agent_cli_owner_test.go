@@ -3,6 +3,7 @@
 package netns_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -89,5 +90,38 @@ func TestAgentCLIOwnershipCannotBeForged(t *testing.T) {
 	e.mustRun(0, "apply", e.writeFile("empty.json", `{"version": 1}`))
 	if after := view(); after != before {
 		t.Errorf("after the empty intent, foreign objects changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+// TestAgentCLIPhysicalRestored: a NIC's settings that an apply changed
+// (MTU 1400, an alias) come back, as found, when the NIC leaves the intent;
+// every run is a new process, so the originals come from the state
+// directory alone. Plan says so first; afterwards nothing is left to do.
+func TestAgentCLIPhysicalRestored(t *testing.T) {
+	e := cliNewEnv(t)
+	found := e.link("uplink0")
+	with := e.writeFile("with.json", `{"version": 1, "interfaces": [
+		{"name": "uplink0", "type": "physical", "mtu": 1400, "alias": "wan", "addresses": ["192.0.2.10/24"]},
+		{"name": "br-lan", "type": "bridge"}]}`)
+	without := e.writeFile("without.json", `{"version": 1, "interfaces": [{"name": "br-lan", "type": "bridge"}]}`)
+
+	e.mustRun(0, "apply", with)
+	if l := e.link("uplink0"); l["mtu"] != 1400.0 || l["ifalias"] != "wan" {
+		t.Fatalf("uplink0 after apply: mtu %v alias %v", l["mtu"], l["ifalias"])
+	}
+	if res := e.mustRun(0, "apply", with); !strings.Contains(res.stdout, "converged: 0 operations") {
+		t.Errorf("second apply: %s", res)
+	}
+	if ops := e.planOps(without); !slices.Contains(ops, "delete interface/uplink0") {
+		t.Errorf("plan without uplink0: %v, want the delete that restores it", ops)
+	}
+	e.mustRun(0, "apply", without)
+	l := e.link("uplink0")
+	if l["mtu"] != found["mtu"] || l["ifalias"] != found["ifalias"] || l["operstate"] != found["operstate"] {
+		t.Errorf("uplink0 after it left the intent: mtu %v alias %v state %v, want as found: %v %v %v",
+			l["mtu"], l["ifalias"], l["operstate"], found["mtu"], found["ifalias"], found["operstate"])
+	}
+	if res := e.mustRun(0, "apply", without); !strings.Contains(res.stdout, "converged: 0 operations") {
+		t.Errorf("apply after the restore: %s", res)
 	}
 }
