@@ -27,7 +27,11 @@ func (k *kernel) create(want *items.Interface) error {
 		return fmt.Errorf("creating %s %s: %w", want.Kind, want.IfName, err)
 	}
 	defer done()
-	if err := k.st.journal(want); err != nil {
+	stale, err := k.staleJournal()
+	if err != nil {
+		return err
+	}
+	if err := k.st.journal(want, stale); err != nil {
 		return err
 	}
 	if err = k.nl.LinkAdd(link); err != nil {
@@ -66,6 +70,28 @@ func (k *kernel) finishCreate(want *items.Interface) error {
 		return fmt.Errorf("reading new %s %s: %w", want.Kind, want.IfName, err)
 	}
 	return k.converge(l, want)
+}
+
+// staleJournal lists the create journal's entries whose link does not
+// exist, or exists with another kind: the agent was stopped before their
+// add, and the entry must not make a link made later by someone else
+// netagent's.
+func (k *kernel) staleJournal() ([]string, error) {
+	st, err := k.st.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	var stale []string
+	for name, entry := range st.Creating {
+		l, err := k.lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		if l == nil || kindOf(l) != entry.Kind {
+			stale = append(stale, name)
+		}
+	}
+	return stale, nil
 }
 
 // finishJournaled finishes the create of a link the journal names but that

@@ -31,7 +31,11 @@
 // the journal names: the next run adopts exactly that link (the journal's
 // name and kind, and a veth's peer): Create marks and converges it when the
 // intent still holds it, read-back reports it as owned so that it is
-// deleted when the intent does not.
+// deleted when the intent does not. An entry whose link does not exist, or
+// has another kind (the agent was stopped before the add), is stale: the
+// next create drops it, so that it never makes a link someone else makes
+// later netagent's. The journal costs two synced writes per create (about
+// 5 ms on ext4: 200 bridges take 1.1 s instead of 0.18 s).
 //
 //   - A link of the wanted name that is not netagent's (no mark, no
 //     journal entry of its name and kind) is someone else's: Create and

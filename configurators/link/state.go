@@ -173,18 +173,27 @@ func (r *stateRecord) prune(bootID string) {
 	r.Namespaces = kept
 }
 
-// journal records that the link is about to be created.
-func (s *stateStore) journal(want *items.Interface) error {
+// journal records that the link is about to be created, and drops the
+// entries of stale (links that do not exist: an agent killed before their
+// add left them, and no link of that name may be adopted by them later).
+func (s *stateStore) journal(want *items.Interface, stale []string) error {
 	entry := journalEntry{Kind: want.Kind}
 	if want.Kind == items.KindVeth && want.Veth != nil && want.Veth.PeerNetns == "" {
 		entry.Peer = want.Veth.Peer
 	}
 	err := s.update(func(e *nsState) bool {
-		if e.Creating[want.IfName] == entry {
-			return false
+		changed := false
+		for _, name := range stale {
+			if _, ok := e.Creating[name]; ok && name != want.IfName {
+				delete(e.Creating, name)
+				changed = true
+			}
 		}
-		e.Creating[want.IfName] = entry
-		return true
+		if e.Creating[want.IfName] != entry {
+			e.Creating[want.IfName] = entry
+			changed = true
+		}
+		return changed
 	})
 	if err != nil {
 		return fmt.Errorf("journaling the create of %s %s: %w", want.Kind, want.IfName, err)

@@ -141,7 +141,7 @@ func TestCreateJournalAdoptsAfterKill(t *testing.T) {
 	k = e.kernel()
 	k.nl = killedAfterAdd{k.nl}
 	br3 := &items.Interface{IfName: "br3", Kind: items.KindBridge, AdminUp: true}
-	if err := k.st.journal(br3); err != nil {
+	if err := k.st.journal(br3, nil); err != nil {
 		t.Fatal(err)
 	}
 	e.ip("link", "add", "br3", "type", "veth", "peer", "name", "br3p")
@@ -161,6 +161,25 @@ func TestCreateJournalAdoptsAfterKill(t *testing.T) {
 		if l := e.link(name); l.Attrs().Alias != "" {
 			t.Errorf("foreign %s got alias %q", name, l.Attrs().Alias)
 		}
+	}
+
+	// Killed before the add: the entry names no link. The next create
+	// drops it, so that a link of that name made by someone else later is
+	// not taken for netagent's.
+	br5 := &items.Interface{IfName: "br5", Kind: items.KindBridge, AdminUp: true}
+	if err := e.kernel().st.journal(br5, nil); err != nil {
+		t.Fatal(err)
+	}
+	br6 := &items.Interface{IfName: "br6", Kind: items.KindBridge, AdminUp: true}
+	if st := e.apply(br0, v0, br6); st.Err != nil {
+		t.Fatalf("apply with br6: %v", st.Err)
+	}
+	if j := e.journal(); len(j) != 0 {
+		t.Errorf("journal after a create: %v, want the stale entries of br3 (a veth of that name) and br5 (none) dropped", j)
+	}
+	e.ip("link", "add", "br5", "type", "bridge")
+	if st := e.apply(br0, v0, br6); st.Err != nil || e.gone("br5") {
+		t.Errorf("a foreign br5 made after the stale entry was dropped: err %v, gone %v", st.Err, e.gone("br5"))
 	}
 }
 
