@@ -5,9 +5,14 @@
 //
 //	package        item types                          read back
 //	-------        ----------                          ---------
-//	link           interface, port                     link (external), interface, port
+//	link           interface, port                     link (external), interface, port (create journal
+//	                                                   and NIC originals under stateDir)
 //	l3             address, route, rule, neighbor      the owned ones (rtnetlink protocol 211, ...)
 //	firewall       iptables-chain, sysctl              the owned ones (state under stateDir)
+//	statefile      —                                   (the state directory's files, shared)
+//
+// Item types whose programs are missing (iptables) still register: their
+// items fail one by one, and MissingTools says what is missing.
 //
 // Each package marks what it creates in the kernel and reads back only its
 // own objects (plus, for links, the external link items that physical

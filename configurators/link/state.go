@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/vishvananda/netlink"
 
@@ -296,14 +297,7 @@ func (s *stateStore) forgetOriginals(name string, fields settingSet) error {
 // "mac".
 type settingSet []string
 
-func (s settingSet) has(f string) bool {
-	for _, x := range s {
-		if x == f {
-			return true
-		}
-	}
-	return false
-}
+func (s settingSet) has(f string) bool { return slices.Contains(s, f) }
 
 // originalOf returns the recorded originals of l (nil if none, or if they
 // were recorded for another link of that name).
