@@ -25,20 +25,38 @@ func TestAgentCLIKilledApplyRecovers(t *testing.T) {
 	full := e.writeFile("full.json", `{"version": 1, "interfaces": [`+strings.Join(ifaces, ",")+`]}`)
 	empty := e.writeFile("empty.json", `{"version": 1}`)
 
+	w := e.watch()
 	for _, k := range []int{1, 2, 3, 5, 8, 13, 21} {
 		e.mustRun(0, "apply", empty)
-		w := e.watch()
+		for drained := false; !drained; {
+			select {
+			case <-w.events:
+			default:
+				drained = true
+			}
+		}
 		cmd := exec.Command(e.bin, "--state-dir", e.stateDir, "apply", "--netns", e.tgt.Name, full)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		for seen := 0; seen < k; {
-			if ev := <-w.events; strings.HasPrefix(ev, "link 16 k") {
-				seen++
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		killed := false
+		for seen := 0; !killed; {
+			select {
+			case ev := <-w.events:
+				if strings.HasPrefix(ev, "link 16 k") {
+					seen++
+				}
+				if seen >= k {
+					_ = cmd.Process.Kill() // it may have finished
+					<-exited
+					killed = true
+				}
+			case <-exited: // finished before the kill: the next round kills earlier
+				killed = true
 			}
 		}
-		_ = cmd.Process.Kill() // it may have finished
-		_ = cmd.Wait()
 
 		if res := e.netagent("apply", full); res.code != 0 {
 			t.Fatalf("apply after a kill at link notification %d: %s", k, res)
