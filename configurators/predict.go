@@ -24,7 +24,7 @@ func Clashes(t *netnsx.Target, stateDir string, intended *dg.Graph) (map[dg.Item
 		what string
 		find func() (map[dg.ItemRef]error, error)
 	}{
-		{"links", func() (map[dg.ItemRef]error, error) { return link.Clashes(t, intended) }},
+		{"links", func() (map[dg.ItemRef]error, error) { return link.Clashes(t, stateDir, intended) }},
 		{"l3", func() (map[dg.ItemRef]error, error) { return l3.Clashes(t, intended) }},
 		{"firewall", func() (map[dg.ItemRef]error, error) { return firewall.Clashes(t, stateDir, intended) }},
 	}

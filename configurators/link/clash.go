@@ -21,13 +21,25 @@ import (
 //   - a port enslaved to a master that is not netagent's and not its
 //     intended one (the port is never taken from it).
 //
+// A link is netagent's as the configurators see it (see owns): its mark,
+// or the create journal in stateDir ("": none), so that a link a killed
+// agent added and did not mark is no clash (the create adopts it).
+//
 // It is ReadBack's counterpart for `plan`, which predicts these failures
 // instead of planning creates that apply would then fail.
-func Clashes(t *netnsx.Target, hint *dg.Graph) (map[dg.ItemRef]error, error) {
+func Clashes(t *netnsx.Target, stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error) {
 	if hint == nil {
 		return nil, nil
 	}
-	links, err := newKernel(t).listLinks()
+	k, err := newKernel(t, stateDir)
+	if err != nil {
+		return nil, err
+	}
+	st, err := k.st.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	links, err := k.listLinks()
 	if err != nil {
 		return nil, err
 	}
@@ -37,14 +49,21 @@ func Clashes(t *netnsx.Target, hint *dg.Graph) (map[dg.ItemRef]error, error) {
 		byName[l.Attrs().Name] = l
 		byIndex[l.Attrs().Index] = l
 	}
+	nameOf := func(i int) string {
+		if l, ok := byIndex[i]; ok {
+			return l.Attrs().Name
+		}
+		return ""
+	}
+	isOwned := func(l netlink.Link) bool { return owns(l, st, nameOf) }
 	out := make(map[dg.ItemRef]error)
 	for it := range hint.Items() {
 		var err error
 		switch x := it.(type) {
 		case *items.Interface:
-			err = interfaceClash(x, byName)
+			err = interfaceClash(x, byName, isOwned)
 		case *items.Port:
-			err = portClash(x, byName, byIndex)
+			err = portClash(x, byName, byIndex, isOwned)
 		}
 		if err != nil {
 			out[dg.Ref(it)] = err
@@ -55,7 +74,7 @@ func Clashes(t *netnsx.Target, hint *dg.Graph) (map[dg.ItemRef]error, error) {
 
 // interfaceClash is the error creating want fails with, if a foreign link
 // holds its name or, for a new veth, its peer's name.
-func interfaceClash(want *items.Interface, byName map[string]netlink.Link) error {
+func interfaceClash(want *items.Interface, byName map[string]netlink.Link, owned func(netlink.Link) bool) error {
 	if want.Kind == items.KindPhysical {
 		return nil
 	}
@@ -75,7 +94,8 @@ func interfaceClash(want *items.Interface, byName map[string]netlink.Link) error
 // portClash is the error enslaving p fails with, if its link is enslaved
 // to a master that is not netagent's (and not the intended master, whose
 // own clash is the interface's).
-func portClash(p *items.Port, byName map[string]netlink.Link, byIndex map[int]netlink.Link) error {
+func portClash(p *items.Port, byName map[string]netlink.Link, byIndex map[int]netlink.Link,
+	owned func(netlink.Link) bool) error {
 	l, ok := byName[p.IfName]
 	if !ok {
 		return nil

@@ -114,6 +114,10 @@ func TestCreateJournalAdoptsAfterKill(t *testing.T) {
 	if j := e.journal(); len(j) != 3 {
 		t.Fatalf("journal after the kills: %v", j)
 	}
+	// plan predicts no failure for them: the create adopts them.
+	if c, err := Clashes(e.tgt, e.dir, dg.New("intended", br0, v0)); err != nil || len(c) != 0 {
+		t.Errorf("clashes with the journaled links: %v %v", c, err)
+	}
 
 	// Next run: br0 and v0 are still intended and adopted; br2 is not and
 	// is deleted.
@@ -147,6 +151,10 @@ func TestCreateJournalAdoptsAfterKill(t *testing.T) {
 	e.ip("link", "add", "br3", "type", "veth", "peer", "name", "br3p")
 	e.ip("link", "add", "br4", "type", "bridge")
 	br4 := &items.Interface{IfName: "br4", Kind: items.KindBridge, AdminUp: true}
+	c, err := Clashes(e.tgt, e.dir, dg.New("intended", br3, br4))
+	if err != nil || !errors.Is(c[dg.Ref(br3)], ErrNotOwned) || !errors.Is(c[dg.Ref(br4)], ErrNotOwned) {
+		t.Errorf("clashes with foreign br3, br4: %v %v", c, err)
+	}
 	st = e.apply(br0, v0, br3, br4)
 	for _, ref := range []dg.ItemRef{dg.Ref(br3), dg.Ref(br4)} {
 		if _, state, _ := st.NewCurrentState.Lookup(ref); !errors.Is(state.LastErr, ErrNotOwned) {
