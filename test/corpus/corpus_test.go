@@ -1,0 +1,194 @@
+//go:build !vmtest
+
+package corpus_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// nsCase is one intent of the corpus that runs in a namespace of this
+// host's kernel. Every interface of type "physical" in the intent (but lo)
+// is made by the test before the apply: a veth end whose peer is up, in the
+// case's namespace or, with peerNS, in a peer namespace.
+type nsCase struct {
+	file string
+	// down lists the physical links left admin-down before the apply:
+	// links that start down, as after a boot.
+	down []string
+	// peerNS puts the peers of the physical links into a second namespace,
+	// whose name replaces @PEERNS@ in the intent.
+	peerNS bool
+	// extra runs per-case checks after the first apply.
+	extra func(e *env)
+}
+
+// nsCases are the corpus cases for the host's kernel, by file. README.md
+// says which public configuration each mirrors.
+var nsCases = []nsCase{
+	{file: "netplan-static-routes.json"},
+	{file: "netplan-static-routes-many.json", extra: func(e *env) {
+		if n := len(e.ipJSON("-4", "route", "show", "proto", "211", "dev", "enp3s0")); n != 301 {
+			e.t.Errorf("IPv4 routes of netagent over enp3s0: %d, want 301", n)
+		}
+	}},
+	{file: "netplan-multi-gateway.json"},
+	{file: "netplan-source-routing.json"},
+	{file: "netplan-source-routing-blackhole.json"},
+	{file: "netplan-ipv6-only.json", peerNS: true},
+	{file: "netplan-virtual-ethernet.json"},
+	{file: "netplan-vxlan.json"},
+	{file: "nmstate-route-rule.json", peerNS: true},
+	{file: "nmstate-linux-bridge.json"},
+	{file: "nmstate-macvlan.json"},
+	{file: "nmstate-veth-peer-netns.json", peerNS: true},
+	{file: "systemd-route-static.json"},
+	{file: "systemd-neighbor-section.json"},
+	{file: "systemd-routing-policy-rule.json"},
+	{file: "systemd-sysctl.json"},
+	{file: "systemd-veth.json"},
+	{file: "systemd-macvlan.json"},
+	{file: "systemd-vxlan.json"},
+	{file: "systemd-bridge.json"},
+	{file: "systemd-activation-policy-up.json", down: []string{"test1"}},
+	{file: "systemd-activation-policy-down.json", down: []string{"test2"}},
+	{file: "systemd-address-static.json"},
+	{file: "systemd-container-nat.json"},
+	{file: "systemd-container-nat-two-networks.json"},
+	{file: "systemd-container-nat-unordered.json"},
+	{file: "ifupdown2-bridge-many-ports.json", down: []string{"swp9", "swp10", "swp11", "swp12"}},
+	{file: "ifupdown2-address-virtual.json"},
+	{file: "ifupdown2-vxlan.json"},
+}
+
+// Every intent of the corpus converges in one apply, and the kernel's own
+// tools see it; a second apply writes nothing; check is clean; and the
+// empty intent removes exactly netagent's objects.
+func TestCorpus(t *testing.T) {
+	listed := map[string]bool{}
+	for _, c := range nsCases {
+		listed[c.file] = true
+	}
+	for _, c := range vmCaseFiles() {
+		listed[c] = true
+	}
+	files, err := filepath.Glob("*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if !listed[f] {
+			t.Errorf("%s is in the corpus but in no case list", f)
+		}
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f := range listed {
+		if !strings.Contains(string(readme), "`"+f+"`") {
+			t.Errorf("README.md does not describe %s", f)
+		}
+	}
+	for _, c := range nsCases {
+		t.Run(strings.TrimSuffix(c.file, ".json"), func(t *testing.T) { runNSCase(t, c) })
+	}
+}
+
+// runNSCase runs one case: setup, apply, kernel checks, a second apply,
+// check, removal.
+func runNSCase(t *testing.T, c nsCase) {
+	e := newEnv(t, c.peerNS)
+	in := e.loadIntent(c.file)
+	for _, ifc := range in.Interfaces {
+		if ifc.Type == "physical" && ifc.Name != "lo" {
+			e.addPhysical(ifc.Name, !slices.Contains(c.down, ifc.Name))
+		}
+	}
+	unchanged := e.placeForeign()
+	sysctlsBefore := e.sysctls(in)
+	before := e.stableSnapshot()
+
+	if res := e.netagent("apply", e.file); res.code != 0 {
+		t.Fatalf("apply: %s", res)
+	}
+	e.checkKernel(in)
+	if c.extra != nil {
+		c.extra(e)
+	}
+
+	applied := e.stableSnapshot()
+	if res := e.netagent("apply", e.file); res.code != 0 || !strings.Contains(res.stdout, "converged: 0 operations") {
+		t.Errorf("second apply wrote: %s", res)
+	}
+	if again := e.stableSnapshot(); again != applied {
+		t.Errorf("second apply changed the kernel:\n%s", lineDiff(applied, again))
+	}
+	if res := e.netagent("check", e.file); res.code != 0 {
+		t.Errorf("check: %s", res)
+	}
+
+	empty := e.writeFile("empty.json", `{"version": 1}`)
+	if res := e.netagent("apply", empty); res.code != 0 {
+		t.Fatalf("apply of the empty intent: %s", res)
+	}
+	if after := e.stableSnapshot(); after != before {
+		t.Errorf("removing the intent did not leave the namespace as it was:\n%s", lineDiff(before, after))
+	}
+	if after := e.sysctls(in); !mapsEqual(after, sysctlsBefore) {
+		t.Errorf("sysctls after removal: %v, before: %v", after, sysctlsBefore)
+	}
+	unchanged()
+}
+
+// stableSnapshot waits until two snapshots in a row are the same (links
+// settle for a moment after they change) and returns it.
+func (e *env) stableSnapshot() string {
+	e.t.Helper()
+	prev := ""
+	wait := 20 * time.Millisecond
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
+		cur := e.snapshot()
+		if cur == prev && e.carrierSettled() {
+			return cur
+		}
+		prev = cur
+		time.Sleep(wait)
+		wait = min(2*wait, 300*time.Millisecond)
+	}
+	e.t.Fatal("the namespace never settled")
+	return ""
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// lineDiff lists the lines only in a (-) and only in b (+).
+func lineDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	var out strings.Builder
+	for _, l := range al {
+		if !slices.Contains(bl, l) {
+			out.WriteString("- " + l + "\n")
+		}
+	}
+	for _, l := range bl {
+		if !slices.Contains(al, l) {
+			out.WriteString("+ " + l + "\n")
+		}
+	}
+	return out.String()
+}
