@@ -48,7 +48,8 @@
 //     needed only for a default route with neither via nor src that is IPv6.
 //   - rules: priority (required, 1 or more), from, to, fwmark, fwmask, iif,
 //     oif, table (required) and family (required when neither from nor to is
-//     given). iif and oif may name interfaces the agent does not manage.
+//     given). iif and oif may name interfaces the agent does not manage. A
+//     from or to of length 0 ("::/0") is the same as none, as in the kernel.
 //   - neighbors: dev, ip and mac, all required.
 //   - sysctls: keys in dot form under "net." ("net.ipv4.ip_forward"), each
 //     part letters, digits, '_' and '-'; values are strings. Two names of

@@ -58,13 +58,17 @@ func ruleKey(r *Rule) string {
 	return b.String()
 }
 
-// normPrefix returns the canonical form of a prefix, "all" for none, or s
-// itself if it is not a prefix.
+// normPrefix returns the canonical form of a rule's selector: "all" for
+// none and for a prefix of length 0 (the kernel keeps no selector for it),
+// or s itself if it is not a prefix.
 func normPrefix(s string) string {
 	if s == "" {
 		return "all"
 	}
 	if p, err := netip.ParsePrefix(s); err == nil {
+		if p.Bits() == 0 {
+			return "all"
+		}
 		return p.Masked().String()
 	}
 	return s

@@ -323,6 +323,10 @@ func TestValidateRules(t *testing.T) {
 			{"priority": 10, "from": "10.0.0.0/8", "table": 200},
 			{"priority": 10, "from": "10.0.0.0/8", "iif": "eth0", "table": 200}]`,
 			[]string{`rules[1]: IPv4 rule at priority 10 from 10.0.0.0/8 to all is already defined at rules[0]`}},
+		{"a /0 selector is none", `"rules": [
+			{"priority": 10, "from": "0.0.0.0/0", "table": 100},
+			{"priority": 10, "family": "ipv4", "to": "0.0.0.0/0", "table": 200}]`,
+			[]string{`rules[1]: IPv4 rule at priority 10 from all to all is already defined at rules[0]`}},
 	})
 }
 

@@ -129,6 +129,25 @@ func TestRenderRule(t *testing.T) {
 	}
 }
 
+// A from or to of length 0 ("::/0", as systemd-networkd's test
+// configurations write "from all") is no selector at all: the kernel keeps
+// none, and an item that kept it would differ from the read-back for ever.
+func TestRenderRuleAllPrefix(t *testing.T) {
+	g := mustRender(t, parse(t, `{"version": 1,
+		"rules": [{"priority": 100, "from": "::/0", "table": 8},
+		          {"priority": 101, "from": "0.0.0.0/0", "to": "0.0.0.0/0", "table": 9}]}`))
+	want := []*items.Rule{
+		{Priority: 100, Family: items.FamilyIPv6, Table: 8},
+		{Priority: 101, Family: items.FamilyIPv4, Table: 9},
+	}
+	for _, w := range want {
+		got, ok := g.Get(dg.Ref(w))
+		if !ok || !got.Equal(w) {
+			t.Errorf("rule %s: got %v", w.Name(), got)
+		}
+	}
+}
+
 // A chain of family "both" is one item per family, its rules split into
 // arguments; the jump position stays as given (0 is 1), and a lone jump's
 // block starts there.

@@ -121,8 +121,8 @@ func (b *builder) rules() {
 		it := &items.Rule{
 			Priority: r.Priority,
 			Family:   families[r.EffectiveFamily()],
-			From:     optPrefix(r.From),
-			To:       optPrefix(r.To),
+			From:     ruleSelector(r.From),
+			To:       ruleSelector(r.To),
 			Mark:     r.FwMark,
 			Mask:     r.FwMask,
 			IifName:  r.IIF,
@@ -167,6 +167,15 @@ func containsRef(refs []dg.ItemRef, ref dg.ItemRef) bool {
 func optPrefix(s string) netip.Prefix {
 	p, _ := netip.ParsePrefix(s) // Validate checked it
 	return p
+}
+
+// ruleSelector is a rule's from or to: the zero Prefix for none and for a
+// prefix of length 0 ("0.0.0.0/0", "::/0"), which the kernel keeps as none.
+func ruleSelector(s string) netip.Prefix {
+	if p := optPrefix(s); p.Bits() > 0 {
+		return p
+	}
+	return netip.Prefix{}
 }
 
 // neighbors renders every neighbor entry.
