@@ -35,7 +35,8 @@ type IptablesChain struct {
 	// Rules are the chain's rules in order, each split into arguments as
 	// after "-A <chain>": {"-o", "uplink0", "-j", "MASQUERADE"}.
 	Rules [][]string
-	// Deps are items that must exist first; none by default.
+	// Deps are items that must exist first: the renderer lists the chains
+	// of the intent that Rules jump or go to.
 	Deps []dg.ItemRef
 }
 

@@ -199,6 +199,30 @@ func TestRenderChainBlocks(t *testing.T) {
 	}
 }
 
+// A chain whose rules jump or go to another chain of the intent, in the
+// same table and family, depends on it, so that it is created after it and
+// deleted before it; built-in targets and foreign chains are no dependency.
+func TestRenderChainJumpsToChain(t *testing.T) {
+	g := mustRender(t, parse(t, `{"version": 1, "firewall": {"chains": [
+		{"table": "filter", "name": "IN", "jumpFrom": "INPUT", "family": "both",
+		 "rules": ["-p tcp --dport 22 -j ACCEPT", "-i eth0 -j LOG-DROP", "-i eth1 --goto V4-ONLY", "-j FOREIGN", "-j IN-TOO"]},
+		{"table": "filter", "name": "LOG-DROP", "family": "both", "rules": ["-j LOG", "-j DROP"]},
+		{"table": "filter", "name": "V4-ONLY", "rules": ["-j RETURN"]},
+		{"table": "nat", "name": "IN-TOO", "rules": ["-j RETURN"]}]}}`))
+	for f, want := range map[items.Family][]dg.ItemRef{
+		items.FamilyIPv4: {chainRef(items.FamilyIPv4, "filter", "LOG-DROP"), chainRef(items.FamilyIPv4, "filter", "V4-ONLY")},
+		items.FamilyIPv6: {chainRef(items.FamilyIPv6, "filter", "LOG-DROP")},
+	} {
+		got, ok := g.Get(chainRef(f, "filter", "IN"))
+		if !ok {
+			t.Fatalf("chain IN of %s not rendered", f)
+		}
+		if deps := got.(*items.IptablesChain).Deps; !slices.Equal(deps, want) {
+			t.Errorf("chain IN of %s depends on %v, want %v", f, deps, want)
+		}
+	}
+}
+
 // Sysctl keys of interfaces whose name has a dot get the slash sysctl(8)
 // uses, and depend on the interface.
 func TestRenderSysctlKeys(t *testing.T) {

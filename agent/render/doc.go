@@ -50,7 +50,9 @@
 // the gateway it has no device dependency: the kernel may reach the gateway
 // through foreign objects netagent does not track. A route whose
 // preferred source is a declared address depends on that address; a rule
-// depends on the declared interfaces it names (iif, oif). A neighbour on a
+// depends on the declared interfaces it names (iif, oif); a chain depends on
+// the intent's chains of its table and family that its rules jump or go to
+// ("-j", "-g"). A neighbour on a
 // bond or bridge (or on a VLAN over one) depends on the master's declared
 // ports, unless the intent sets the device's MAC: enslaving a port changes
 // the master's MAC, and the kernel then flushes its neighbours. A sysctl

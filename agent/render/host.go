@@ -75,14 +75,31 @@ func intentSysctlKey(key string) string { return strings.ReplaceAll(key, "/", ".
 
 // chains renders every firewall chain: one item per family, so a chain of
 // family "both" is two items, in iptables and in ip6tables. The jumps from
-// one built-in chain are placed as one block (see jumpBlocks).
+// one built-in chain are placed as one block (see jumpBlocks). A chain whose
+// rules jump to (or go to) another chain of the intent, in its table and
+// family, depends on that chain: iptables-restore refuses a jump to a
+// chain that does not exist yet, and a chain still jumped to cannot go.
 func (b *builder) chains() {
 	slots := jumpBlocks(b.in.Firewall.Chains)
+	declared := map[dg.ItemRef]bool{}
+	for i := range b.in.Firewall.Chains {
+		ch := &b.in.Firewall.Chains[i]
+		for _, f := range ch.Families() {
+			declared[chainRef(families[f], string(ch.Table), ch.Name)] = true
+		}
+	}
 	for i := range b.in.Firewall.Chains {
 		ch := &b.in.Firewall.Chains[i]
 		at := locate(ch.Origin, "firewall.chains", i)
 		for _, f := range ch.Families() {
 			slot := slots[jumpKey{f, ch.Table, ch.JumpFrom, ch.Name}]
+			var deps []dg.ItemRef
+			for _, target := range jumpTargets(ch.Args) {
+				ref := chainRef(families[f], string(ch.Table), target)
+				if target != ch.Name && declared[ref] && !containsRef(deps, ref) {
+					deps = append(deps, ref)
+				}
+			}
 			b.put(&items.IptablesChain{
 				Family:     families[f],
 				Table:      string(ch.Table),
@@ -91,6 +108,7 @@ func (b *builder) chains() {
 				Position:   slot.pos,
 				BlockStart: slot.start,
 				Rules:      ch.Args,
+				Deps:       deps,
 			}, at)
 		}
 	}
@@ -150,4 +168,24 @@ func blockOrder(a, b *intent.Chain) int {
 		return 1
 	}
 	return strings.Compare(a.Name, b.Name)
+}
+
+// chainRef is the reference of the chain item of a family, table and name.
+func chainRef(f items.Family, table, name string) dg.ItemRef {
+	return dg.Ref(&items.IptablesChain{Family: f, Table: table, Chain: name})
+}
+
+// jumpTargets lists the targets of the "-j"/"--jump" and "-g"/"--goto"
+// options of rules split into arguments, in order.
+func jumpTargets(rules [][]string) []string {
+	var out []string
+	for _, args := range rules {
+		for i := 0; i+1 < len(args); i++ {
+			switch args[i] {
+			case "-j", "--jump", "-g", "--goto":
+				out = append(out, args[i+1])
+			}
+		}
+	}
+	return out
 }
