@@ -67,6 +67,10 @@
 //     chain's own rules, if fewer). Two chains on one hook may not give the
 //     same explicit position. A comment starting with "netagent" is
 //     reserved for netagent's own chain mark.
+//     A rule must fit every family of its chain: no address of another
+//     family (-s, -d, --to-source, --to-destination; none at all in a
+//     "both" chain), and no jump to a chain of the intent that lacks one of
+//     its families.
 //
 // A field left out takes the default named above; the Effective* methods
 // return it. Where 0 is outside a number's documented range (an mtu, a

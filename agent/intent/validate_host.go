@@ -3,6 +3,7 @@ package intent
 import (
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"strings"
 )
@@ -92,6 +93,11 @@ func (c *checker) firewall() {
 		}
 	}
 	c.jumpPositions()
+	defined := chainFamilies(c.in.Firewall.Chains)
+	for i := range c.in.Firewall.Chains {
+		ch := &c.in.Firewall.Chains[i]
+		c.ruleFamilies(ch, locate(ch.Origin, "firewall.chains", i).field("rules"), defined)
+	}
 }
 
 // jumpPositions reports explicit jump positions that two chains claim in
@@ -130,6 +136,87 @@ func (c *checker) jumpPositions() {
 			}
 		}
 	}
+}
+
+// chainFamilies maps "<table> <name>" of every chain to the families the
+// intent defines it in.
+func chainFamilies(chains []Chain) map[string][]Family {
+	out := map[string][]Family{}
+	for i := range chains {
+		k := string(chains[i].Table) + " " + chains[i].Name
+		for _, f := range chains[i].Families() {
+			if !slices.Contains(out[k], f) {
+				out[k] = append(out[k], f)
+			}
+		}
+	}
+	return out
+}
+
+// ruleFamilies checks that every rule of a chain can be written in each of
+// the chain's families (a "both" chain goes to iptables and ip6tables
+// alike): its addresses (-s, -d, --to-source, --to-destination) are of
+// that family, and the chains of the intent it jumps or goes to exist in
+// it. The kernel would refuse the rule when the chain is applied.
+func (c *checker) ruleFamilies(ch *Chain, o Origin, defined map[string][]Family) {
+	fams := ch.Families()
+	for j, args := range ch.Args {
+		for i := 0; i+1 < len(args); i++ {
+			opt, val := args[i], args[i+1]
+			switch opt {
+			case "-s", "--source", "--src", "-d", "--destination", "--dst", "--to-source", "--to-destination":
+				for _, a := range ruleAddrs(val) {
+					if f := familyOf(a); len(fams) > 1 || !slices.Contains(fams, f) {
+						c.fail(o.index(j), "%s %s is %s, but the chain is %s", opt, val, famName(f), chainFamName(ch))
+						break
+					}
+				}
+			case "-j", "--jump", "-g", "--goto":
+				have, ok := defined[string(ch.Table)+" "+val]
+				if !ok {
+					continue
+				}
+				for _, f := range fams {
+					if !slices.Contains(have, f) {
+						c.fail(o.index(j), "%s %s: chain %q of table %s is not defined for %s", opt, val, val, ch.Table, famName(f))
+					}
+				}
+			}
+		}
+	}
+}
+
+// chainFamName describes a chain's families for an error message.
+func chainFamName(ch *Chain) string {
+	if ch.EffectiveFamily() == ChainBoth {
+		return `for both families (family "both" writes every rule to iptables and ip6tables)`
+	}
+	return famName(ch.Families()[0]) + " only"
+}
+
+// ruleAddrs returns the addresses of an address option's value: a
+// comma-separated list of addresses or prefixes, and for NAT targets an
+// address or range with a port ("192.0.2.1-192.0.2.9:80", "[2001:db8::1]:80").
+// Host names and anything else it cannot read are left out.
+func ruleAddrs(val string) []netip.Addr {
+	var out []netip.Addr
+	for _, part := range strings.Split(val, ",") {
+		if strings.HasPrefix(part, "[") {
+			if end := strings.Index(part, "]"); end > 0 {
+				part = part[1:end]
+			}
+		} else if strings.Count(part, ":") == 1 && strings.Contains(part, ".") {
+			part = part[:strings.Index(part, ":")] // IPv4 with a port
+		}
+		for _, one := range strings.Split(part, "-") {
+			if p, err := netip.ParsePrefix(one); err == nil {
+				out = append(out, p.Addr())
+			} else if a, err := netip.ParseAddr(one); err == nil {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // chain checks a chain's own fields; it returns whether its identity is

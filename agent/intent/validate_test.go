@@ -396,6 +396,15 @@ func TestValidateFirewall(t *testing.T) {
 				`firewall.chains[0].rules[3]: "-t" is not allowed in a rule: the agent chooses the table, chain and command`,
 				`firewall.chains[0].rules[4]: "--append=Y" is not allowed in a rule: the agent chooses the table, chain and command`,
 				`firewall.chains[0].rules[5]: "-A" is not allowed in a rule: the agent chooses the table, chain and command`}},
+		{"rule families", chain(`{"table": "filter", "name": "A", "family": "both", "rules": ["-s 10.0.0.0/8 -j ACCEPT", "-d 2001:db8::/32,192.0.2.1 -j ACCEPT", "-j V4", "-s host.example -j ACCEPT", "-j B"]},
+			{"table": "filter", "name": "V4", "rules": ["-d 2001:db8::1 -j DROP"]},
+			{"table": "filter", "name": "B", "family": "both"},
+			{"table": "nat", "name": "N", "family": "ipv6", "rules": ["-j DNAT --to-destination 192.0.2.1:80", "-j DNAT --to-destination [2001:db8::1]:80"]}`),
+			[]string{`firewall.chains[0].rules[0]: -s 10.0.0.0/8 is IPv4, but the chain is for both families (family "both" writes every rule to iptables and ip6tables)`,
+				`firewall.chains[0].rules[1]: -d 2001:db8::/32,192.0.2.1 is IPv6, but the chain is for both families (family "both" writes every rule to iptables and ip6tables)`,
+				`firewall.chains[0].rules[2]: -j V4: chain "V4" of table filter is not defined for IPv6`,
+				`firewall.chains[1].rules[0]: -d 2001:db8::1 is IPv6, but the chain is IPv4 only`,
+				`firewall.chains[3].rules[0]: --to-destination 192.0.2.1:80 is IPv4, but the chain is IPv6 only`}},
 	})
 }
 
