@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netagent/netagent/test/vm"
 )
 
 // nsCase is one intent of the corpus that runs in a namespace of this
@@ -63,6 +65,12 @@ var nsCases = []nsCase{
 	{file: "ifupdown2-bridge-many-ports.json", down: []string{"swp9", "swp10", "swp11", "swp12"}},
 	{file: "ifupdown2-address-virtual.json"},
 	{file: "ifupdown2-vxlan.json"},
+}
+
+// TestVMCorpus boots a Debian kernel once and runs the corpus cases that
+// need bonding, 802.1Q or bridge VLAN filtering in it (TestInVMCorpus).
+func TestVMCorpus(t *testing.T) {
+	vm.RunVMTests(t)
 }
 
 // Every intent of the corpus converges in one apply, and the kernel's own
@@ -174,21 +182,4 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
-}
-
-// lineDiff lists the lines only in a (-) and only in b (+).
-func lineDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	var out strings.Builder
-	for _, l := range al {
-		if !slices.Contains(bl, l) {
-			out.WriteString("- " + l + "\n")
-		}
-	}
-	for _, l := range bl {
-		if !slices.Contains(al, l) {
-			out.WriteString("+ " + l + "\n")
-		}
-	}
-	return out.String()
 }
