@@ -160,8 +160,9 @@ func (e *env) stableSnapshot() string {
 	prev := ""
 	wait := 20 * time.Millisecond
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
+		settled := e.carrierSettled() // before the snapshot, which it vouches for
 		cur := e.snapshot()
-		if cur == prev && e.carrierSettled() {
+		if cur == prev && settled {
 			return cur
 		}
 		prev = cur

@@ -150,6 +150,11 @@ func (e *env) placeForeign() func() {
 		e.exec(prog, "-A", "FORWARD", "-i", "foreign0", "-j", "ACCEPT")
 	}
 	e.exec("iptables", "-t", "nat", "-A", "POSTROUTING", "-s", "10.97.0.0/24", "-j", "RETURN")
+	// With iptables-nft, a table's built-in chains exist from its first
+	// rule on and stay when the rules go: give each family's nat table a
+	// foreign rule now, so that netagent's first use does not show as a
+	// change.
+	e.exec("ip6tables", "-t", "nat", "-A", "POSTROUTING", "-s", "fd97::/64", "-j", "RETURN")
 	view := func() string {
 		return e.ip("link", "show", "foreign0") + e.ip("addr", "show", "dev", "foreign0") +
 			e.ip("route", "show", "10.99.0.0/16") + e.ip("rule", "show", "priority", "500") +
