@@ -205,20 +205,22 @@ func TestRenderChainBlocks(t *testing.T) {
 func TestRenderChainJumpsToChain(t *testing.T) {
 	g := mustRender(t, parse(t, `{"version": 1, "firewall": {"chains": [
 		{"table": "filter", "name": "IN", "jumpFrom": "INPUT", "family": "both",
-		 "rules": ["-p tcp --dport 22 -j ACCEPT", "-i eth0 -j LOG-DROP", "-i eth1 --goto V4-ONLY", "-j FOREIGN", "-j IN-TOO"]},
+		 "rules": ["-p tcp --dport 22 -j ACCEPT", "-i eth0 -j LOG-DROP", "-j FOREIGN", "-j IN-TOO"]},
+		{"table": "filter", "name": "IN4", "rules": ["-i eth1 --goto V4-ONLY", "-j LOG-DROP"]},
 		{"table": "filter", "name": "LOG-DROP", "family": "both", "rules": ["-j LOG", "-j DROP"]},
 		{"table": "filter", "name": "V4-ONLY", "rules": ["-j RETURN"]},
 		{"table": "nat", "name": "IN-TOO", "rules": ["-j RETURN"]}]}}`))
-	for f, want := range map[items.Family][]dg.ItemRef{
-		items.FamilyIPv4: {chainRef(items.FamilyIPv4, "filter", "LOG-DROP"), chainRef(items.FamilyIPv4, "filter", "V4-ONLY")},
-		items.FamilyIPv6: {chainRef(items.FamilyIPv6, "filter", "LOG-DROP")},
+	for ref, want := range map[dg.ItemRef][]dg.ItemRef{
+		chainRef(items.FamilyIPv4, "filter", "IN"):  {chainRef(items.FamilyIPv4, "filter", "LOG-DROP")},
+		chainRef(items.FamilyIPv6, "filter", "IN"):  {chainRef(items.FamilyIPv6, "filter", "LOG-DROP")},
+		chainRef(items.FamilyIPv4, "filter", "IN4"): {chainRef(items.FamilyIPv4, "filter", "V4-ONLY"), chainRef(items.FamilyIPv4, "filter", "LOG-DROP")},
 	} {
-		got, ok := g.Get(chainRef(f, "filter", "IN"))
+		got, ok := g.Get(ref)
 		if !ok {
-			t.Fatalf("chain IN of %s not rendered", f)
+			t.Fatalf("%s not rendered", ref)
 		}
 		if deps := got.(*items.IptablesChain).Deps; !slices.Equal(deps, want) {
-			t.Errorf("chain IN of %s depends on %v, want %v", f, deps, want)
+			t.Errorf("%s depends on %v, want %v", ref, deps, want)
 		}
 	}
 }

@@ -73,7 +73,7 @@ func TestToIntentRoundTrip(t *testing.T) {
 // is written out, twin chains merge into "both", and slashes in sysctl
 // keys go back to dots.
 func TestToIntentReadBack(t *testing.T) {
-	rules := [][]string{{"-s", "10.0.0.0/8", "-m", "comment", "--comment", "it's \"lan\"", "-j", "ACCEPT"}}
+	rules := [][]string{{"-i", "lan0", "-m", "comment", "--comment", "it's \"lan\"", "-j", "ACCEPT"}}
 	list := []dg.Item{
 		&items.Link{IfName: "lo", Index: 1, AdminUp: true},
 		&items.Link{IfName: "uplink0", Index: 2, AdminUp: true, Carrier: true},
