@@ -46,6 +46,9 @@
 //     blackhole, unreachable and prohibit take no via or dev) and family.
 //     The family comes from to, via and src, which must agree; family is
 //     needed only for a default route with neither via nor src that is IPv6.
+//     A route cannot go over an interface declared "state": "down" (its dev,
+//     or the only interfaces whose subnets hold its via): the kernel keeps
+//     no route over a link that is down.
 //   - rules: priority (required, 1 or more), from, to, fwmark, fwmask, iif,
 //     oif, table (required) and family (required when neither from nor to is
 //     given). iif and oif may name interfaces the agent does not manage. A

@@ -93,6 +93,52 @@ func (c *checker) routeTarget(r *Route, at Origin) {
 	if r.Dev != "" {
 		c.ref(at.field("dev"), r.Dev)
 	}
+	c.overDownLink(r, at)
+}
+
+// downNote ends the error of a route over a link declared down.
+const downNote = `is declared "state": "down", and the kernel keeps no route over a link that is down`
+
+// overDownLink rejects a unicast route that could only go over an interface
+// the intent declares down: its dev, or, without a dev, the only declared
+// interfaces whose addresses hold its gateway. The kernel refuses such a
+// route ("Device for nexthop is not up", "Nexthop has invalid gateway"), so
+// the intent could never converge.
+func (c *checker) overDownLink(r *Route, at Origin) {
+	if r.Dev != "" {
+		if def, ok := c.links[r.Dev]; ok && !def.peer && def.ifc.State == StateDown {
+			c.fail(at.field("dev"), "%q %s", r.Dev, downNote)
+		}
+		return
+	}
+	gw, err := netip.ParseAddr(r.Via)
+	if err != nil {
+		return
+	}
+	var down []string
+	for i := range c.in.Interfaces {
+		ifc := &c.in.Interfaces[i]
+		if !holds(ifc.Addresses, gw) {
+			continue
+		}
+		if ifc.State != StateDown {
+			return
+		}
+		down = append(down, ifc.Name)
+	}
+	if len(down) > 0 {
+		c.fail(at.field("via"), "%s is reached only over %q, which %s", gw, down[0], downNote)
+	}
+}
+
+// holds reports whether one of the addresses (CIDR) has gw in its subnet.
+func holds(addrs []string, gw netip.Addr) bool {
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a); err == nil && p.Masked().Contains(gw) {
+			return true
+		}
+	}
+	return false
 }
 
 // table checks a routing table number: 253 (default) and 255 (local) are

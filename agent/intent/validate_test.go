@@ -290,6 +290,19 @@ func TestValidateRoutes(t *testing.T) {
 			{"to": "0.0.0.0/0", "dev": "eth0", "metric": 100, "table": 254},
 			{"to": "default", "via": "2001:db8::1", "metric": 100}]`,
 			[]string{`routes[1]: IPv4 route to default in table main, metric 100 is already defined at routes[0]`}},
+		{"over a link declared down", `"interfaces": [
+			{"name": "eth0", "type": "physical", "state": "down", "addresses": ["192.0.2.10/24", "2001:db8::10/64"]},
+			{"name": "eth1", "type": "physical", "addresses": ["198.51.100.10/24"]},
+			{"name": "eth2", "type": "physical", "state": "down", "addresses": ["198.51.100.20/24"]}],
+			"routes": [
+			{"to": "203.0.113.0/24", "dev": "eth0"},
+			{"to": "default", "via": "192.0.2.1"},
+			{"to": "2001:db8:1::/48", "via": "fe80::1", "dev": "eth0"},
+			{"to": "203.0.114.0/24", "via": "198.51.100.1"},
+			{"to": "203.0.115.0/24", "type": "blackhole"}]`,
+			[]string{`routes[0].dev: "eth0" is declared "state": "down", and the kernel keeps no route over a link that is down`,
+				`routes[1].via: 192.0.2.1 is reached only over "eth0", which is declared "state": "down", and the kernel keeps no route over a link that is down`,
+				`routes[2].dev: "eth0" is declared "state": "down", and the kernel keeps no route over a link that is down`}},
 		{"IPv6 metric 0 is 1024", eth0Doc + `"routes": [
 			{"to": "2001:db8:1::/48", "dev": "eth0"},
 			{"to": "2001:db8:1::/48", "dev": "eth0", "metric": 1024}]`,
