@@ -40,7 +40,8 @@
 //     miimon is in milliseconds; a bridge's forwardDelay is in centiseconds
 //     (1500 is 15 seconds), as in ip-link and netlink. A veth's peer is
 //     created with it and its name is taken like an interface's, unless the
-//     peer goes to peerNetns.
+//     peer goes to peerNetns. A macvlan's parent cannot be a bond or bridge
+//     port (the kernel gives a link to one of them).
 //   - routes: to ("default" or a CIDR prefix without host bits), via, dev,
 //     table (absent: main), metric, scope, src, type (unicast, the default;
 //     blackhole, unreachable and prohibit take no via or dev) and family.

@@ -199,9 +199,20 @@ func (c *checker) kind(ifc *Interface, at Origin, vlans map[string]Origin) {
 		c.bridge(ifc.Bridge, at.field("bridge"))
 	case ifc.Type == LinkMacvlan && ifc.Macvlan != nil:
 		c.parent(ifc, at.field("macvlan").field("parent"), ifc.Macvlan.Parent, true)
+		c.macvlanParentNotPort(ifc.Macvlan.Parent, at.field("macvlan").field("parent"))
 		oneOf(c, at.field("macvlan").field("mode"), ifc.Macvlan.Mode, macvlanModes)
 	case ifc.Type == LinkVXLAN && ifc.VXLAN != nil:
 		c.vxlan(ifc, at.field("vxlan"))
+	}
+}
+
+// macvlanParentNotPort rejects a macvlan on a bond or bridge port: a link
+// has one receive handler, which the bond or bridge, or the macvlans, take
+// (the kernel answers "device or resource busy", for ever).
+func (c *checker) macvlanParentNotPort(parent string, o Origin) {
+	if def, ok := c.links[parent]; ok && !def.peer && def.ifc.Master != "" {
+		c.fail(o, "%q is a port of %q: the kernel lets a link be a bond or bridge port or the parent of macvlans, not both",
+			parent, def.ifc.Master)
 	}
 }
 
