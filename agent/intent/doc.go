@@ -41,7 +41,8 @@
 //     (1500 is 15 seconds), as in ip-link and netlink. A veth's peer is
 //     created with it and its name is taken like an interface's, unless the
 //     peer goes to peerNetns. A macvlan's parent cannot be a bond or bridge
-//     port (the kernel gives a link to one of them).
+//     port (the kernel gives a link to one of them). Two VXLANs cannot share
+//     family, VNI, port and parent, nor two VLANs protocol, id and parent.
 //   - routes: to ("default" or a CIDR prefix without host bits), via, dev,
 //     table (absent: main), metric, scope, src, type (unicast, the default;
 //     blackhole, unreachable and prohibit take no via or dev) and family.

@@ -202,7 +202,7 @@ func (c *checker) kind(ifc *Interface, at Origin, vlans map[string]Origin) {
 		c.macvlanParentNotPort(ifc.Macvlan.Parent, at.field("macvlan").field("parent"))
 		oneOf(c, at.field("macvlan").field("mode"), ifc.Macvlan.Mode, macvlanModes)
 	case ifc.Type == LinkVXLAN && ifc.VXLAN != nil:
-		c.vxlan(ifc, at.field("vxlan"))
+		c.vxlan(ifc, at.field("vxlan"), vlans)
 	}
 }
 
@@ -310,10 +310,10 @@ func (c *checker) bridge(b *Bridge, o Origin) {
 }
 
 // vxlan checks a VXLAN's settings.
-func (c *checker) vxlan(ifc *Interface, o Origin) {
+func (c *checker) vxlan(ifc *Interface, o Origin, seen map[string]Origin) {
 	v := ifc.VXLAN
-	c.inRange(o.field("vni"), v.VNI, 1, 1<<24-1)
-	c.inRange(o.field("port"), v.Port, 0, 65535)
+	vniOK := c.inRange(o.field("vni"), v.VNI, 1, 1<<24-1)
+	portOK := c.inRange(o.field("port"), v.Port, 0, 65535)
 	c.parent(ifc, o.field("parent"), v.Parent, false)
 	claims := []famClaim{c.vxlanAddr(o, "local", v.Local, false)}
 	if v.Remote != "" && v.Group != "" {
@@ -321,7 +321,27 @@ func (c *checker) vxlan(ifc *Interface, o Origin) {
 	} else {
 		claims = append(claims, c.vxlanAddr(o, "remote", v.Remote, false), c.vxlanAddr(o, "group", v.Group, true))
 	}
-	c.agree(o, claims...)
+	if c.agree(o, claims...) && vniOK && portOK {
+		c.unique(seen, vxlanKey(v, claims), o.field("vni"))
+	}
+}
+
+// vxlanKey is what the kernel keeps unique among the VXLANs of a namespace
+// (vxlan_vni_in_use): the family, the VNI, the UDP port and the parent
+// link. A second VXLAN with the same is refused ("file exists").
+func vxlanKey(v *VXLAN, claims []famClaim) string {
+	fam := FamilyIPv4
+	for _, cl := range claims {
+		if cl.fam != "" {
+			fam = cl.fam
+			break
+		}
+	}
+	key := fmt.Sprintf("%s VXLAN %d on UDP port %d", famName(fam), v.VNI, v.EffectivePort())
+	if v.Parent != "" {
+		key += fmt.Sprintf(" over %q", v.Parent)
+	}
+	return key
 }
 
 // vxlanAddr checks one of a VXLAN's addresses, if set: unicast, or multicast
