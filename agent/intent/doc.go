@@ -43,6 +43,8 @@
 //     peer goes to peerNetns. A macvlan's parent cannot be a bond or bridge
 //     port (the kernel gives a link to one of them). Two VXLANs cannot share
 //     family, VNI, port and parent, nor two VLANs protocol, id and parent.
+//     A VLAN's or macvlan's mtu cannot exceed its parent's, a VXLAN's its
+//     parent's less 50 (IPv4) or 70 (IPv6), when the intent gives both.
 //   - routes: to ("default" or a CIDR prefix without host bits), via, dev,
 //     table (absent: main), metric, scope, src, type (unicast, the default;
 //     blackhole, unreachable and prohibit take no via or dev) and family.

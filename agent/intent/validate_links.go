@@ -94,7 +94,48 @@ func (c *checker) iface(ifc *Interface, at Origin, vlans map[string]Origin) {
 	if typeOK {
 		c.sections(ifc, at)
 		c.kind(ifc, at, vlans)
+		c.mtuUnderParent(ifc, at.field("mtu"))
 	}
+}
+
+// mtuUnderParent rejects an MTU that the kernel refuses for a link on top
+// of another ("invalid argument"): a VLAN's or macvlan's above its parent's,
+// a VXLAN's above its parent's less the VXLAN header. It can tell only
+// when both MTUs are in the intent.
+func (c *checker) mtuUnderParent(ifc *Interface, o Origin) {
+	if ifc.MTU == 0 {
+		return
+	}
+	var parent, note string
+	overhead := 0
+	switch {
+	case ifc.VLAN != nil && ifc.Type == LinkVLAN:
+		parent = ifc.VLAN.Parent
+	case ifc.Macvlan != nil && ifc.Type == LinkMacvlan:
+		parent = ifc.Macvlan.Parent
+	case ifc.VXLAN != nil && ifc.Type == LinkVXLAN:
+		parent, overhead, note = ifc.VXLAN.Parent, 50, " less the IPv4 VXLAN header (50)"
+		if vxlanIPv6(ifc.VXLAN) {
+			overhead, note = 70, " less the IPv6 VXLAN header (70)"
+		}
+	}
+	def, ok := c.links[parent]
+	if !ok || def.peer || def.ifc.MTU == 0 {
+		return
+	}
+	if max := def.ifc.MTU - overhead; ifc.MTU > max {
+		c.fail(o, "%d is above %d, the mtu of its parent %q%s", ifc.MTU, max, parent, note)
+	}
+}
+
+// vxlanIPv6 reports whether a VXLAN's addresses are IPv6.
+func vxlanIPv6(v *VXLAN) bool {
+	for _, s := range []string{v.Local, v.Remote, v.Group} {
+		if f := addrFamily(s); f != "" {
+			return f == FamilyIPv6
+		}
+	}
+	return false
 }
 
 // mtu checks the MTU: 0 (unset) or 68-65535, and 1280 or more with IPv6
