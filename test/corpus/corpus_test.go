@@ -139,6 +139,13 @@ func runNSCase(t *testing.T, c nsCase) {
 	if res := e.netagent("check", e.file); res.code != 0 {
 		t.Errorf("check: %s", res)
 	}
+	// What show prints is an intent that the kernel already matches.
+	if res := e.netagent("show", "--json"); res.code != 0 {
+		t.Errorf("show: %s", res)
+	} else if res := e.netagent("apply", e.writeFile("shown.json", res.stdout)); res.code != 0 ||
+		!strings.Contains(res.stdout, "converged: 0 operations") {
+		t.Errorf("apply of what show printed: %s", res)
+	}
 
 	empty := e.writeFile("empty.json", `{"version": 1}`)
 	if res := e.netagent("apply", empty); res.code != 0 {
