@@ -256,6 +256,9 @@ func (e *env) snapshot() string {
 		{"-4", "rule"}, {"-6", "rule"}, {"neigh", "show", "nud", "permanent"},
 	} {
 		for _, obj := range e.ipJSON(args...) {
+			// A link gets its qdisc when it first comes up, and keeps it:
+			// the kernel's doing, not netagent's.
+			delete(obj, "qdisc")
 			data, _ := json.Marshal(obj)
 			fmt.Fprintf(&b, "ip %s: %s\n", strings.Join(args, " "), data)
 		}
