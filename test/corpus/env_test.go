@@ -269,6 +269,12 @@ func (e *env) snapshot() string {
 			fmt.Fprintf(&b, "peer link: %s\n", data)
 		}
 	}
+	// The kernel lists routes and links in the order it holds them, which
+	// re-creating an object changes; iptables rules keep their order.
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	sort.Strings(lines)
+	b.Reset()
+	b.WriteString(strings.Join(lines, "\n") + "\n")
 	for _, prog := range []string{"iptables-save", "ip6tables-save"} {
 		for _, line := range strings.Split(e.exec(prog), "\n") {
 			if !strings.HasPrefix(line, "#") && line != "" {
