@@ -124,6 +124,9 @@ func (e *env) addPhysical(name string, up bool) {
 		testns.Exec(e.t, e.peer, "ip", "link", "set", peer, "up")
 	} else {
 		e.ip(args...)
+		// The peer plays the switch: no IPv6 of its own (a link-local
+		// address and routes it would get with its first carrier and keep).
+		e.exec("sysctl", "-qw", "net.ipv6.conf."+peer+".disable_ipv6=1")
 		e.ip("link", "set", peer, "up")
 	}
 	if up {
