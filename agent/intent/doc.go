@@ -59,7 +59,10 @@
 //     from or to of length 0 ("::/0") is the same as none, as in the kernel.
 //   - neighbors: dev, ip and mac, all required.
 //   - sysctls: keys in dot form under "net." ("net.ipv4.ip_forward"), each
-//     part letters, digits, '_' and '-'; values are strings. Two names of
+//     part letters, digits, '_' and '-'; values are strings. An interface
+//     whose IPv6 they disable (its own disable_ipv6, else "all", else
+//     "default" for a link netagent creates) cannot have IPv6 addresses,
+//     routes or neighbours. Two names of
 //     one kernel value (net.ipv4.ip_forward and net.ipv4.conf.all.forwarding)
 //     may not both be set, also from two files: each is reported, naming
 //     the other.

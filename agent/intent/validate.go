@@ -26,6 +26,7 @@ func (in *Intent) Validate() error {
 	c.neighbors()
 	c.sysctls()
 	c.firewall()
+	c.ipv6Disabled()
 	return errors.Join(c.errs...)
 }
 

@@ -78,6 +78,60 @@ func isSysctlNameRune(r rune) bool {
 	return r == '_' || r == '-' || ('0' <= r && r <= '9') || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')
 }
 
+// ipv6Disabled rejects IPv6 addresses, routes (with a dev) and neighbours on
+// an interface whose IPv6 the intent's sysctls disable: the kernel refuses
+// them ("IPv6 is disabled on this device"), and setting the sysctl after
+// them flushes them, so the intent could never converge. An interface's own
+// disable_ipv6 key decides, else "all", else, for an interface netagent
+// creates, "default".
+func (c *checker) ipv6Disabled() {
+	for i := range c.in.Interfaces {
+		ifc := &c.in.Interfaces[i]
+		at := locate(ifc.Origin, "interfaces", i)
+		for j, a := range ifc.Addresses {
+			if prefixFamily(a) == FamilyIPv6 {
+				if key := c.disablesIPv6(ifc.Name); key != "" {
+					c.fail(at.field("addresses").index(j), "%s is IPv6, but sysctls[%q] disables IPv6 on %q", a, key, ifc.Name)
+				}
+			}
+		}
+	}
+	for i := range c.in.Routes {
+		r := &c.in.Routes[i]
+		if r.Dev != "" && r.EffectiveFamily() == FamilyIPv6 {
+			if key := c.disablesIPv6(r.Dev); key != "" {
+				c.fail(locate(r.Origin, "routes", i).field("dev"), "the route is IPv6, but sysctls[%q] disables IPv6 on %q", key, r.Dev)
+			}
+		}
+	}
+	for i := range c.in.Neighbors {
+		n := &c.in.Neighbors[i]
+		if addrFamily(n.IP) == FamilyIPv6 {
+			if key := c.disablesIPv6(n.Dev); key != "" {
+				c.fail(locate(n.Origin, "neighbors", i).field("ip"), "%s is IPv6, but sysctls[%q] disables IPv6 on %q", n.IP, key, n.Dev)
+			}
+		}
+	}
+}
+
+// disablesIPv6 returns the sysctl key that disables IPv6 on the named
+// interface, or "".
+func (c *checker) disablesIPv6(name string) string {
+	keys := []string{"net.ipv6.conf." + name + ".disable_ipv6", "net.ipv6.conf.all.disable_ipv6"}
+	if def, ok := c.links[name]; ok && (def.peer || def.ifc.Type != LinkPhysical) {
+		keys = append(keys, "net.ipv6.conf.default.disable_ipv6")
+	}
+	for _, k := range keys {
+		if v, ok := c.in.Sysctls[k]; ok {
+			if strings.TrimSpace(v) != "0" {
+				return k
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
 // firewall checks every chain and splits its rules into Args.
 func (c *checker) firewall() {
 	seen := map[string]Origin{}

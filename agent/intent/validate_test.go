@@ -390,6 +390,23 @@ func TestValidateNeighbors(t *testing.T) {
 
 func TestValidateSysctls(t *testing.T) {
 	runValidateCases(t, []validateCase{
+		{"IPv6 on a link where it is disabled", `"interfaces": [
+			{"name": "eth0", "type": "physical", "addresses": ["192.0.2.10/24", "2001:db8::10/64"]},
+			{"name": "bond0.200", "type": "physical", "addresses": ["2001:db8:200::1/64"]},
+			{"name": "br0", "type": "bridge", "addresses": ["2001:db8:1::1/64"]},
+			{"name": "eth1", "type": "physical", "addresses": ["2001:db8:2::1/64"]}],
+			"routes": [{"to": "2001:db8:5::/48", "dev": "eth0"}, {"to": "198.51.100.0/24", "dev": "eth0"}],
+			"neighbors": [{"dev": "eth0", "ip": "2001:db8::1", "mac": "02:00:00:00:00:01"}, {"dev": "eth0", "ip": "192.0.2.1", "mac": "02:00:00:00:00:01"}],
+			"sysctls": {"net.ipv6.conf.eth0.disable_ipv6": "1", "net.ipv6.conf.bond0.200.disable_ipv6": "1",
+				"net.ipv6.conf.default.disable_ipv6": "1", "net.ipv6.conf.eth1.disable_ipv6": "0"}`,
+			[]string{`interfaces[0].addresses[1]: 2001:db8::10/64 is IPv6, but sysctls["net.ipv6.conf.eth0.disable_ipv6"] disables IPv6 on "eth0"`,
+				`interfaces[1].addresses[0]: 2001:db8:200::1/64 is IPv6, but sysctls["net.ipv6.conf.bond0.200.disable_ipv6"] disables IPv6 on "bond0.200"`,
+				`interfaces[2].addresses[0]: 2001:db8:1::1/64 is IPv6, but sysctls["net.ipv6.conf.default.disable_ipv6"] disables IPv6 on "br0"`,
+				`routes[0].dev: the route is IPv6, but sysctls["net.ipv6.conf.eth0.disable_ipv6"] disables IPv6 on "eth0"`,
+				`neighbors[0].ip: 2001:db8::1 is IPv6, but sysctls["net.ipv6.conf.eth0.disable_ipv6"] disables IPv6 on "eth0"`}},
+		{"IPv6 disabled everywhere", `"interfaces": [{"name": "eth0", "type": "physical", "addresses": ["2001:db8::10/64"]}],
+			"sysctls": {"net.ipv6.conf.all.disable_ipv6": "1"}`,
+			[]string{`interfaces[0].addresses[0]: 2001:db8::10/64 is IPv6, but sysctls["net.ipv6.conf.all.disable_ipv6"] disables IPv6 on "eth0"`}},
 		{"not net", `"sysctls": {"kernel.panic": "1"}`,
 			[]string{`sysctls["kernel.panic"]: only net.* keys are allowed`}},
 		{"bad keys", `"sysctls": {"net..ipv4": "1", "net.ipv4/conf": "1", "net.ipv4.": "1", "net.a b": "1"}`,
