@@ -80,7 +80,11 @@
 //     A rule must fit every family of its chain: no address of another
 //     family (-s, -d, --to-source, --to-destination; none at all in a
 //     "both" chain), and no jump to a chain of the intent that lacks one of
-//     its families.
+//     its families. NAT targets (DNAT, SNAT, MASQUERADE,
+//     REDIRECT, NETMAP) belong in table nat, CT and NOTRACK in raw, and a
+//     chain jumped to from a built-in chain holds only the NAT targets the
+//     kernel allows from there (MASQUERADE from POSTROUTING, DNAT from
+//     PREROUTING or OUTPUT, ...).
 //
 // A field left out takes the default named above; the Effective* methods
 // return it. Where 0 is outside a number's documented range (an mtu, a

@@ -151,6 +151,7 @@ func (c *checker) firewall() {
 	for i := range c.in.Firewall.Chains {
 		ch := &c.in.Firewall.Chains[i]
 		c.ruleFamilies(ch, locate(ch.Origin, "firewall.chains", i).field("rules"), defined)
+		c.ruleTargets(ch, locate(ch.Origin, "firewall.chains", i).field("rules"))
 	}
 }
 
@@ -187,6 +188,48 @@ func (c *checker) jumpPositions() {
 			if len(others) > 0 {
 				c.fail(cl.at, "%s is also claimed at %s: the jumps from one built-in chain are one block ordered by position, so positions must differ",
 					k, strings.Join(others, " and "))
+			}
+		}
+	}
+}
+
+// targetTables are the targets the kernel accepts in one table only.
+var targetTables = map[string]FirewallTable{
+	"DNAT": "nat", "SNAT": "nat", "MASQUERADE": "nat", "REDIRECT": "nat", "NETMAP": "nat",
+	"CT": "raw", "NOTRACK": "raw",
+}
+
+// targetHooks are the built-in chains from which the kernel lets a NAT
+// target be reached.
+var targetHooks = map[string][]BuiltinChain{
+	"MASQUERADE": {"POSTROUTING"},
+	"SNAT":       {"POSTROUTING", "INPUT"},
+	"DNAT":       {"PREROUTING", "OUTPUT"},
+	"REDIRECT":   {"PREROUTING", "OUTPUT"},
+}
+
+// ruleTargets rejects a rule whose target the kernel refuses in the
+// chain's table, or from the built-in chain the chain is jumped to from
+// (iptables-nft only says "Invalid argument" at apply time).
+func (c *checker) ruleTargets(ch *Chain, o Origin) {
+	for j, args := range ch.Args {
+		for i := 0; i+1 < len(args); i++ {
+			if args[i] != "-j" && args[i] != "--jump" {
+				continue
+			}
+			target := args[i+1]
+			if table, ok := targetTables[target]; ok && table != ch.Table {
+				c.fail(o.index(j), "target %s is only valid in table %s, not %s", target, table, ch.Table)
+				continue
+			}
+			hooks, ok := targetHooks[target]
+			if ok && ch.JumpFrom != "" && !slices.Contains(hooks, ch.JumpFrom) {
+				names := make([]string, len(hooks))
+				for k, h := range hooks {
+					names[k] = string(h)
+				}
+				c.fail(o.index(j), "target %s is only valid from %s, but the chain is jumped to from %s",
+					target, strings.Join(names, ", "), ch.JumpFrom)
 			}
 		}
 	}
