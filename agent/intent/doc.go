@@ -52,7 +52,9 @@
 //     needed only for a default route with neither via nor src that is IPv6.
 //     A route cannot go over an interface declared "state": "down" (its dev,
 //     or the only interfaces whose subnets hold its via): the kernel keeps
-//     no route over a link that is down.
+//     no route over a link that is down. Nor can it be the prefix route the
+//     kernel adds itself for an address of the intent (table main, metric 0
+//     for IPv4, 256 for IPv6): give it another metric or table.
 //   - rules: priority (required, 1 or more), from, to, fwmark, fwmask, iif,
 //     oif, table (required) and family (required when neither from nor to is
 //     given). iif and oif may name interfaces the agent does not manage. A

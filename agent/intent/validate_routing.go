@@ -13,6 +13,39 @@ func (c *checker) routes() {
 		at := locate(r.Origin, "routes", i)
 		if c.route(r, at) {
 			c.unique(seen, routeKey(r), at)
+			c.kernelPrefixRoute(r, at)
+		}
+	}
+}
+
+// kernelPrefixRoute rejects a route that the kernel adds itself, with its
+// own protocol, for an address of the intent: the prefix route of an IPv4
+// address (table main, metric 0) or of an IPv6 one (metric 256). netagent
+// would find it taken by a route it does not own, at every apply.
+func (c *checker) kernelPrefixRoute(r *Route, at Origin) {
+	dst, err := r.Dst()
+	if err != nil || r.EffectiveTable() != TableMain || r.EffectiveType() != RouteUnicast {
+		return
+	}
+	for i := range c.in.Interfaces {
+		ifc := &c.in.Interfaces[i]
+		if ifc.State == StateDown {
+			continue
+		}
+		for _, a := range ifc.Addresses {
+			p, err := netip.ParsePrefix(a)
+			if err != nil || p.Bits() == p.Addr().BitLen() || p.Masked() != dst {
+				continue
+			}
+			metric := uint32(0)
+			if p.Addr().Is6() {
+				metric = 256
+			}
+			if r.EffectiveMetric() == metric {
+				c.fail(at, "the kernel adds this route itself for address %s of %q (table main, metric %d): leave it out, or give it another metric or table",
+					a, ifc.Name, metric)
+				return
+			}
 		}
 	}
 }

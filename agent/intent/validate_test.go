@@ -331,6 +331,17 @@ func TestValidateRoutes(t *testing.T) {
 			[]string{`routes[0].dev: "eth0" is declared "state": "down", and the kernel keeps no route over a link that is down`,
 				`routes[1].via: 192.0.2.1 is reached only over "eth0", which is declared "state": "down", and the kernel keeps no route over a link that is down`,
 				`routes[2].dev: "eth0" is declared "state": "down", and the kernel keeps no route over a link that is down`}},
+		{"the kernel's own prefix routes", `"interfaces": [
+			{"name": "eth0", "type": "physical", "addresses": ["192.0.2.10/24", "2001:db8::10/64", "198.51.100.7/32", "2001:db8:1::1/128"]}],
+			"routes": [
+			{"to": "192.0.2.0/24", "dev": "eth0"},
+			{"to": "2001:db8::/64", "dev": "eth0", "metric": 256},
+			{"to": "2001:db8::/64", "dev": "eth0"},
+			{"to": "192.0.2.0/24", "dev": "eth0", "metric": 10},
+			{"to": "192.0.2.0/24", "dev": "eth0", "table": 100},
+			{"to": "198.51.100.7/32", "dev": "eth0"}]`,
+			[]string{`routes[0]: the kernel adds this route itself for address 192.0.2.10/24 of "eth0" (table main, metric 0): leave it out, or give it another metric or table`,
+				`routes[1]: the kernel adds this route itself for address 2001:db8::10/64 of "eth0" (table main, metric 256): leave it out, or give it another metric or table`}},
 		{"IPv6 metric 0 is 1024", eth0Doc + `"routes": [
 			{"to": "2001:db8:1::/48", "dev": "eth0"},
 			{"to": "2001:db8:1::/48", "dev": "eth0", "metric": 1024}]`,
