@@ -90,8 +90,11 @@ func (c *checker) gateway(r *Route, at Origin) famClaim {
 	if a := netip.MustParseAddr(r.Via); a.IsLinkLocalUnicast() && r.Dev == "" {
 		c.fail(at.field("via"), "link-local gateway %s needs dev", a)
 	}
-	if r.Scope == ScopeHost {
+	switch {
+	case r.Scope == ScopeHost:
 		c.fail(at.field("scope"), "%q is not allowed with via", r.Scope)
+	case r.Scope == ScopeLink && cl.fam == FamilyIPv4:
+		c.fail(at.field("scope"), `%q is not allowed with an IPv4 via: the kernel refuses a gateway at link scope ("Nexthop has invalid gateway")`, r.Scope)
 	}
 	return cl
 }
