@@ -61,13 +61,12 @@
 //     from or to of length 0 ("::/0") is the same as none, as in the kernel.
 //   - neighbors: dev, ip and mac, all required.
 //   - sysctls: keys in dot form under "net." ("net.ipv4.ip_forward"), each
-//     part letters, digits, '_' and '-'; values are strings. An interface
-//     whose IPv6 they disable (its own disable_ipv6, else "all", else
-//     "default" for a link netagent creates) cannot have IPv6 addresses,
-//     routes or neighbours. Two names of
+//     part letters, digits, '_' and '-'; values are strings. Two names of
 //     one kernel value (net.ipv4.ip_forward and net.ipv4.conf.all.forwarding)
 //     may not both be set, also from two files: each is reported, naming
-//     the other.
+//     the other. An interface whose IPv6 they disable (its own
+//     disable_ipv6, else "all", else "default" for a link netagent creates)
+//     cannot have IPv6 addresses, routes or neighbours.
 //   - firewall.chains: table (filter, nat, mangle, raw), name (a user chain,
 //     at most 28 bytes), jumpFrom (a built-in chain of that table; absent:
 //     no jump), position (of the jump, 1-based; absent: 1), family (ipv4,
@@ -82,11 +81,11 @@
 //     A rule must fit every family of its chain: no address of another
 //     family (-s, -d, --to-source, --to-destination; none at all in a
 //     "both" chain), and no jump to a chain of the intent that lacks one of
-//     its families. NAT targets (DNAT, SNAT, MASQUERADE,
-//     REDIRECT, NETMAP) belong in table nat, CT and NOTRACK in raw, and a
-//     chain jumped to from a built-in chain holds only the NAT targets the
-//     kernel allows from there (MASQUERADE from POSTROUTING, DNAT from
-//     PREROUTING or OUTPUT, ...).
+//     its families. NAT targets (DNAT, SNAT, MASQUERADE, REDIRECT, NETMAP)
+//     belong in table nat, CT and NOTRACK in raw, and a chain jumped to from
+//     a built-in chain holds only the NAT targets the kernel allows from
+//     there (MASQUERADE from POSTROUTING, DNAT from PREROUTING or OUTPUT,
+//     ...).
 //
 // A field left out takes the default named above; the Effective* methods
 // return it. Where 0 is outside a number's documented range (an mtu, a
