@@ -87,8 +87,12 @@ func (c *checker) gateway(r *Route, at Origin) famClaim {
 	if cl.fam == "" {
 		return cl
 	}
-	if a := netip.MustParseAddr(r.Via); a.IsLinkLocalUnicast() && r.Dev == "" {
+	a := netip.MustParseAddr(r.Via)
+	if a.IsLinkLocalUnicast() && r.Dev == "" {
 		c.fail(at.field("via"), "link-local gateway %s needs dev", a)
+	}
+	if owner := c.addressOwner(a); owner != "" && a.Is6() {
+		c.fail(at.field("via"), "%s is an address of %q in the intent: the kernel refuses a local IPv6 gateway", a, owner)
 	}
 	switch {
 	case r.Scope == ScopeHost:
@@ -97,6 +101,19 @@ func (c *checker) gateway(r *Route, at Origin) famClaim {
 		c.fail(at.field("scope"), `%q is not allowed with an IPv4 via: the kernel refuses a gateway at link scope ("Nexthop has invalid gateway")`, r.Scope)
 	}
 	return cl
+}
+
+// addressOwner returns the interface of the intent that has the address a,
+// or "".
+func (c *checker) addressOwner(a netip.Addr) string {
+	for i := range c.in.Interfaces {
+		for _, s := range c.in.Interfaces[i].Addresses {
+			if p, err := netip.ParsePrefix(s); err == nil && p.Addr() == a {
+				return c.in.Interfaces[i].Name
+			}
+		}
+	}
+	return ""
 }
 
 // optAddr checks the unicast address in field, if set, and returns its

@@ -313,6 +313,8 @@ func TestValidateRoutes(t *testing.T) {
 			[]string{`routes[0].via: link-local gateway fe80::1 needs dev`}},
 		{"host scope with via", eth0Doc + `"routes": [{"to": "default", "via": "192.0.2.1", "scope": "host"}]`,
 			[]string{`routes[0].scope: "host" is not allowed with via`}},
+		{"local IPv6 gateway", eth0Doc + `"routes": [{"to": "2001:db8:1::/48", "via": "2001:db8::10"}, {"to": "198.51.100.0/24", "via": "192.0.2.10"}]`,
+			[]string{`routes[0].via: 2001:db8::10 is an address of "eth0" in the intent: the kernel refuses a local IPv6 gateway`}},
 		{"link scope with an IPv4 via", eth0Doc + `"routes": [{"to": "198.51.100.0/24", "via": "192.0.2.1", "scope": "link"},
 			{"to": "2001:db8:1::/48", "via": "2001:db8::1", "scope": "link"}, {"to": "203.0.113.0/24", "dev": "eth0", "scope": "link"}]`,
 			[]string{`routes[0].scope: "link" is not allowed with an IPv4 via: the kernel refuses a gateway at link scope ("Nexthop has invalid gateway")`}},
