@@ -259,9 +259,10 @@ func (e *env) snapshot() string {
 		{"-4", "rule"}, {"-6", "rule"}, {"neigh", "show", "nud", "permanent"},
 	} {
 		for _, obj := range e.ipJSON(args...) {
-			// A link gets its qdisc when it first comes up, and keeps it:
-			// the kernel's doing, not netagent's.
-			delete(obj, "qdisc")
+			if carrierRoute(obj) {
+				continue
+			}
+			withoutCarrier(obj)
 			data, _ := json.Marshal(obj)
 			fmt.Fprintf(&b, "ip %s: %s\n", strings.Join(args, " "), data)
 		}
@@ -286,6 +287,38 @@ func (e *env) snapshot() string {
 		}
 	}
 	return b.String()
+}
+
+// withoutCarrier removes from an `ip -j link` or `addr` object what
+// follows the carrier, which the kernel changes by itself, seconds after
+// netagent is done when a bridge with STP starts forwarding: the carrier
+// flags, the operational state, IPv6 link-local addresses; and the qdisc,
+// which a link gets when it first comes up and keeps.
+func withoutCarrier(obj map[string]any) {
+	delete(obj, "qdisc")
+	delete(obj, "operstate")
+	if flags, ok := obj["flags"].([]any); ok {
+		obj["flags"] = slices.DeleteFunc(flags, func(f any) bool {
+			return f == "NO-CARRIER" || f == "LOWER_UP" || f == "M-DOWN"
+		})
+	}
+	if addrs, ok := obj["addr_info"].([]any); ok {
+		obj["addr_info"] = slices.DeleteFunc(addrs, func(a any) bool {
+			m, _ := a.(map[string]any)
+			return m["family"] == "inet6" && m["scope"] == "link"
+		})
+	}
+}
+
+// carrierRoute reports whether an `ip -j route` object is an IPv6 route the
+// kernel adds when a link gets its carrier (fe80::/64, ff00::/8, the local
+// route of a link-local address).
+func carrierRoute(obj map[string]any) bool {
+	if obj["protocol"] != "kernel" {
+		return false
+	}
+	dst, _ := obj["dst"].(string)
+	return strings.HasPrefix(dst, "fe80:") || dst == "ff00::/8"
 }
 
 // sysctls reads the intent's sysctl keys that exist now.
