@@ -68,8 +68,9 @@ func runVMCase(t *testing.T, file string) {
 	vmPlaceForeign(t, tgt)
 	before := vmStableSnapshot(t, tgt)
 
+	stateDir := t.TempDir()
 	reg := &reconciler.TypeRegistry{}
-	if err := link.Register(reg, tgt); err != nil {
+	if err := link.Register(reg, tgt, stateDir); err != nil {
 		t.Fatal(err)
 	}
 	if err := l3.Register(reg, tgt); err != nil {
@@ -79,21 +80,21 @@ func runVMCase(t *testing.T, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := vmApply(t, tgt, reg, intended); n == 0 {
+	if n := vmApply(t, tgt, stateDir, reg, intended); n == 0 {
 		t.Fatal("the first apply ran nothing")
 	}
 	vmCheckKernel(t, tgt, in)
 	applied := vmStableSnapshot(t, tgt)
-	if n := vmApply(t, tgt, reg, intended); n != 0 {
+	if n := vmApply(t, tgt, stateDir, reg, intended); n != 0 {
 		t.Errorf("the second apply ran %d operations", n)
 	}
 	if again := vmStableSnapshot(t, tgt); again != applied {
 		t.Errorf("the second apply changed the kernel:\n%s", lineDiff(applied, again))
 	}
-	if rep := runtime.Compare(vmReadBack(t, tgt, intended), intended); !rep.Converged() {
+	if rep := runtime.Compare(vmReadBack(t, tgt, stateDir, intended), intended); !rep.Converged() {
 		t.Errorf("check: %v", rep.Diffs)
 	}
-	vmApply(t, tgt, reg, dg.New("intended"))
+	vmApply(t, tgt, stateDir, reg, dg.New("intended"))
 	if after := vmStableSnapshot(t, tgt); after != before {
 		t.Errorf("removing the intent did not leave the namespace as it was:\n%s", lineDiff(before, after))
 	}
@@ -158,10 +159,11 @@ func vmPlaceForeign(t *testing.T, tgt *netnsx.Target) {
 }
 
 // vmReadBack reads the namespace back as `netagent apply` does.
-func vmReadBack(t *testing.T, tgt *netnsx.Target, hint *dg.Graph) *dg.Graph {
+func vmReadBack(t *testing.T, tgt *netnsx.Target, stateDir string, hint *dg.Graph) *dg.Graph {
 	t.Helper()
 	var cur []dg.Item
-	for _, read := range []func(*netnsx.Target, *dg.Graph) ([]dg.Item, error){link.ReadBack, l3.ReadBack} {
+	linkReadBack := func(tgt *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) { return link.ReadBack(tgt, stateDir, hint) }
+	for _, read := range []func(*netnsx.Target, *dg.Graph) ([]dg.Item, error){linkReadBack, l3.ReadBack} {
 		got, err := read(tgt, hint)
 		if err != nil {
 			t.Fatal(err)
@@ -175,11 +177,11 @@ func vmReadBack(t *testing.T, tgt *netnsx.Target, hint *dg.Graph) *dg.Graph {
 // runs nothing (at most runtime.MaxPasses passes that run something, as
 // apply does), failing on an error or a blocked item, and returns the
 // number of operations run.
-func vmApply(t *testing.T, tgt *netnsx.Target, reg reconciler.Registry, intended *dg.Graph) int {
+func vmApply(t *testing.T, tgt *netnsx.Target, stateDir string, reg reconciler.Registry, intended *dg.Graph) int {
 	t.Helper()
 	total := 0
 	for pass := 0; pass <= runtime.MaxPasses; pass++ {
-		st := reconciler.New(reg).Reconcile(context.Background(), vmReadBack(t, tgt, intended), intended)
+		st := reconciler.New(reg).Reconcile(context.Background(), vmReadBack(t, tgt, stateDir, intended), intended)
 		if st.WaitForAsyncOps != nil {
 			st.WaitForAsyncOps()
 		}
