@@ -65,11 +65,20 @@ type journalEntry struct {
 }
 
 // stateStore reads and updates one namespace's entry of the link record.
-// Every update re-reads the file under a process-wide lock and writes it
-// back durably (synced, renamed, directory synced) before returning, so
-// what it records survives a crash that follows. A nil *stateStore (no
-// state directory: read-back for `show`) records nothing and knows
-// nothing.
+// Every update re-reads the file under a process-wide lock and replaces it
+// by a rename before returning, so what it records survives the agent's
+// crash or kill that follows: the file is in the kernel's page cache,
+// whole, for every later reader of this boot.
+//
+// It is not synced, on purpose: everything the record holds is about this
+// boot (entries are keyed by boot ID and pruned at the next one). A crash
+// that loses unsynced files is a crash of the kernel, and that takes the
+// links the journal speaks of, and the settings it recorded, with it. The
+// two syncs a durable write costs would double the time of creating a
+// link. A file a power loss left empty reads as an empty record.
+//
+// A nil *stateStore (no state directory: read-back for `show`) records
+// nothing and knows nothing.
 type stateStore struct {
 	path string
 	ns   statefile.NsIdentity
@@ -134,7 +143,7 @@ func (s *stateStore) update(f func(*nsState) bool) error {
 	if err != nil {
 		return err
 	}
-	if err := statefile.WriteAtomic(s.path, data); err != nil {
+	if err := statefile.WriteCache(s.path, data); err != nil {
 		return fmt.Errorf("writing %s: %w", s.path, err)
 	}
 	return nil
@@ -148,6 +157,9 @@ func (s *stateStore) load() (*stateRecord, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if len(data) == 0 { // a power loss before the page cache was written
+		return &rec, nil
 	}
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", s.path, err)
