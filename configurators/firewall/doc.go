@@ -77,6 +77,14 @@
 // else's: Create, Modify and Delete fail with ErrNotOwned and leave it alone.
 // Read-back returns only marked chains and ignores every other rule, so
 // foreign chains and rules, also in the built-in chains, are never touched.
+//
+// The mark is a rule, and a rule is easily lost by hand (iptables -F). So
+// the state directory also records, per namespace instance and boot, the
+// chains netagent wrote and has not deleted since (ipt_made.go). A chain
+// without the mark that is in that record and holds nothing, or exactly
+// its intended rules, is still netagent's: read back, repaired by the next
+// apply or drift check, and deletable. A chain with rules of someone
+// else's, or that netagent never made in this namespace instance, never is.
 // A jump is recognised as netagent's only if it is exactly
 // "-m comment --comment netagent -j <chain>".
 //

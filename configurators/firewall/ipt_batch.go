@@ -75,7 +75,10 @@ func (c *chainConfigurator) applyGroup(ctx context.Context, g batchGroup, ops []
 	plans := make(map[int]*chainPlan)
 	var ordered []*chainPlan
 	for _, i := range g.idx {
-		p, err := planOp(v, ops[i], c.records)
+		p, err := planOp(v, ops[i], c.records, c.made)
+		if err == nil && p.write {
+			err = c.recordMade(ops[i])
+		}
 		switch {
 		case err != nil:
 			errs[i] = opError(ops[i], err)
@@ -94,6 +97,19 @@ func (c *chainConfigurator) applyGroup(ctx context.Context, g batchGroup, ops []
 		}
 	}
 	c.learnGroup(ctx, g, ops, errs, plans, views)
+}
+
+// recordMade records, before the chain an operation writes is written,
+// that netagent made it (see madeStore).
+func (c *chainConfigurator) recordMade(op reconciler.BatchOp) error {
+	ch, err := opChain(op)
+	if err != nil {
+		return err
+	}
+	if err := c.made.add(ch.Name()); err != nil {
+		return fmt.Errorf("recording the chain: %w", err)
+	}
+	return nil
 }
 
 // retryOrder lists the planned operations for a one-by-one retry: in the
@@ -155,7 +171,8 @@ func (c *chainConfigurator) learnGroup(ctx context.Context, g batchGroup, ops []
 		case errs[i] != nil:
 		case ops[i].Op == reconciler.OpDelete:
 			ch, _ := items.As[*items.IptablesChain](ops[i].Old)
-			_ = c.records.drop(ch) // see learn
+			_ = c.records.drop(ch)       // see learn
+			_ = c.made.remove(ch.Name()) // see learn: at worst an empty chain of that name stays adoptable
 		case plans[i] != nil && plans[i].write && after != nil:
 			ch, _ := items.As[*items.IptablesChain](ops[i].New)
 			c.learnFrom(after, ch)
@@ -164,14 +181,14 @@ func (c *chainConfigurator) learnGroup(ctx context.Context, g batchGroup, ops []
 }
 
 // planOp plans one batched operation against the view.
-func planOp(v *tableView, op reconciler.BatchOp, recs *recordStore) (*chainPlan, error) {
+func planOp(v *tableView, op reconciler.BatchOp, recs *recordStore, made *madeStore) (*chainPlan, error) {
 	switch op.Op {
 	case reconciler.OpDelete:
 		ch, err := items.As[*items.IptablesChain](op.Old)
 		if err != nil {
 			return nil, err
 		}
-		return planDelete(v, ch)
+		return planDelete(v, ch, made.has(ch.Name()))
 	case reconciler.OpModify:
 		old, err := items.As[*items.IptablesChain](op.Old)
 		if err != nil {
@@ -181,13 +198,13 @@ func planOp(v *tableView, op reconciler.BatchOp, recs *recordStore) (*chainPlan,
 		if err != nil {
 			return nil, err
 		}
-		return planApply(v, old, ch, recs.get(ch.Name()))
+		return planApply(v, old, ch, recs.get(ch.Name()), made.has(ch.Name()))
 	}
 	ch, err := items.As[*items.IptablesChain](op.New)
 	if err != nil {
 		return nil, err
 	}
-	return planApply(v, nil, ch, recs.get(ch.Name()))
+	return planApply(v, nil, ch, recs.get(ch.Name()), made.has(ch.Name()))
 }
 
 // applyOne applies one operation on its own.

@@ -40,7 +40,7 @@ func renderChains(t *testing.T, chains string) *dg.Graph {
 func syncChains(t *testing.T, c *chainConfigurator, intended *dg.Graph) []reconciler.BatchOp {
 	t.Helper()
 	ctx := context.Background()
-	current, err := readBackChains(ctx, c.backends, c.records, intended)
+	current, err := readBackChains(ctx, c.backends, c.records, c.made, intended)
 	if err != nil {
 		t.Fatal(err)
 	}

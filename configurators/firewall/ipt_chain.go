@@ -15,6 +15,7 @@ import (
 type chainConfigurator struct {
 	backends map[items.Family]backend
 	records  *recordStore
+	made     *madeStore // the chains netagent wrote in this namespace instance
 }
 
 var _ reconciler.BatchConfigurator = (*chainConfigurator)(nil)
@@ -87,9 +88,14 @@ func (c *chainConfigurator) apply(ctx context.Context, old, ch *items.IptablesCh
 	if err != nil {
 		return err
 	}
-	p, err := planApply(v, old, ch, c.records.get(ch.Name()))
+	p, err := planApply(v, old, ch, c.records.get(ch.Name()), c.made.has(ch.Name()))
 	if err != nil || p.empty() {
 		return err
+	}
+	if p.write {
+		if err := c.made.add(ch.Name()); err != nil {
+			return fmt.Errorf("recording the chain: %w", err)
+		}
 	}
 	if err := b.restore(ctx, renderTable(ch.Table, v, []*chainPlan{p})); err != nil {
 		return err
@@ -110,7 +116,7 @@ func (c *chainConfigurator) remove(ctx context.Context, ch *items.IptablesChain)
 	if err != nil {
 		return err
 	}
-	p, err := planDelete(v, ch)
+	p, err := planDelete(v, ch, c.made.has(ch.Name()))
 	if err != nil {
 		return err
 	}
@@ -120,7 +126,7 @@ func (c *chainConfigurator) remove(ctx context.Context, ch *items.IptablesChain)
 		}
 	}
 	_ = c.records.drop(ch) // a stale record is harmless: it never matches again
-	return nil
+	return c.made.remove(ch.Name())
 }
 
 // learn reads back the chain just written and records the kernel's form of

@@ -288,7 +288,7 @@ func TestReadBackRoundTrip(t *testing.T) {
 		}
 	}
 	hint := dg.New("intent", ch, far, noJump)
-	got, err := readBackChains(ctx, c.backends, c.records, hint)
+	got, err := readBackChains(ctx, c.backends, c.records, c.made, hint)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,14 +303,14 @@ func TestReadBackRoundTrip(t *testing.T) {
 	}
 	// Without a hint the record still gives the intended spelling; without
 	// the record, the kernel's form.
-	got, _ = readBackChains(ctx, c.backends, c.records, nil)
+	got, _ = readBackChains(ctx, c.backends, c.records, c.made, nil)
 	for _, it := range got {
 		if it.Name() == ch.Name() && !equalRules(it.(*items.IptablesChain).Rules, ch.Rules) {
 			t.Errorf("no hint: rules %q", it.(*items.IptablesChain).Rules)
 		}
 	}
 	empty, _ := loadRecords("")
-	got, _ = readBackChains(ctx, c.backends, empty, nil)
+	got, _ = readBackChains(ctx, c.backends, empty, c.made, nil)
 	for _, it := range got {
 		if it.Name() == ch.Name() && it.(*items.IptablesChain).Rules[2][1] != "10.0.0.1/32" {
 			t.Errorf("no record: rules %q, want the kernel's form", it.(*items.IptablesChain).Rules)

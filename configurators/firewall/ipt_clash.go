@@ -23,11 +23,11 @@ func Clashes(t *netnsx.Target, stateDir string, hint *dg.Graph) (map[dg.ItemRef]
 	if err != nil {
 		return nil, err
 	}
-	return chainClashes(context.Background(), chains.backends, hint)
+	return chainClashes(context.Background(), chains, hint)
 }
 
 // chainClashes reads each family that hint has chains of once.
-func chainClashes(ctx context.Context, backends map[items.Family]backend, hint *dg.Graph) (map[dg.ItemRef]error, error) {
+func chainClashes(ctx context.Context, chains *chainConfigurator, hint *dg.Graph) (map[dg.ItemRef]error, error) {
 	want := make(map[items.Family][]*items.IptablesChain)
 	for it := range hint.Items() {
 		if c, ok := it.(*items.IptablesChain); ok {
@@ -36,7 +36,7 @@ func chainClashes(ctx context.Context, backends map[items.Family]backend, hint *
 	}
 	out := make(map[dg.ItemRef]error)
 	for _, fam := range families {
-		b, ok := backends[fam]
+		b, ok := chains.backends[fam]
 		if !ok || len(want[fam]) == 0 {
 			continue
 		}
@@ -45,7 +45,7 @@ func chainClashes(ctx context.Context, backends map[items.Family]backend, hint *
 			return nil, fmt.Errorf("reading %v iptables chains: %w", fam, err)
 		}
 		for _, c := range want[fam] {
-			if foreignChain(tables[c.Table], c.Chain) {
+			if foreignChain(tables[c.Table], c, chains.records.get(c.Name()), chains.made.has(c.Name())) {
 				out[dg.Ref(c)] = fmt.Errorf("creating iptables chain %s: %w", c.Name(), errForeign)
 			}
 		}
@@ -54,11 +54,12 @@ func chainClashes(ctx context.Context, backends map[items.Family]backend, hint *
 }
 
 // foreignChain reports whether v (nil: the table is not loaded) holds a
-// chain of that name without the marker rule (see planApply).
-func foreignChain(v *tableView, chain string) bool {
+// chain of c's name without the marker rule that netagent cannot take
+// back (see planApply).
+func foreignChain(v *tableView, c *items.IptablesChain, rec *chainRecord, made bool) bool {
 	if v == nil {
 		return false
 	}
-	rules, exists := v.rules(chain)
-	return exists && !ownedRules(rules)
+	rules, exists := v.rules(c.Chain)
+	return exists && !ownedRules(rules) && !adoptable(rules, c.Rules, rec, made)
 }

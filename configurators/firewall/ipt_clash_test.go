@@ -25,7 +25,7 @@ func TestChainClashes(t *testing.T) {
 	}
 	intended := dg.New("intended", chain("filter", "NA-FWD"), chain("filter", "NA-EMPTY"), chain("filter", "NA-OURS"),
 		chain("filter", "NA-NEW"), chain("nat", "NA-FWD"), chain("mangle", "NA-X"))
-	got, err := chainClashes(context.Background(), c.backends, intended)
+	got, err := chainClashes(context.Background(), c, intended)
 	if err != nil {
 		t.Fatal(err)
 	}

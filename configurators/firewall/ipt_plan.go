@@ -45,17 +45,21 @@ var errForeign = fmt.Errorf("a chain of that name exists without the %q mark: %w
 
 // planApply plans turning old (nil for a create) into c, given the kernel
 // view v (which must hold c.Chain and the jump sources if they exist) and
-// the chain's record (nil if none). It writes only what differs.
-func planApply(v *tableView, old, c *items.IptablesChain, rec *chainRecord) (*chainPlan, error) {
+// the chain's record (nil if none). made says that netagent made a chain
+// of that name in this namespace instance (see adoptable): one whose mark
+// was removed by hand is then rewritten whole. It writes only what
+// differs.
+func planApply(v *tableView, old, c *items.IptablesChain, rec *chainRecord, made bool) (*chainPlan, error) {
 	if err := checkChainName(c); err != nil {
 		return nil, err
 	}
 	p := &chainPlan{chain: c.Chain}
 	rules, exists := v.rules(c.Chain)
-	if exists && !ownedRules(rules) {
+	unmarked := exists && !ownedRules(rules)
+	if unmarked && !adoptable(rules, c.Rules, rec, made) {
 		return nil, errForeign
 	}
-	if !exists || !rulesMatch(rules[1:], c.Rules, rec) {
+	if !exists || unmarked || !rulesMatch(rules[1:], c.Rules, rec) {
 		fill, err := fillLines(c)
 		if err != nil {
 			return nil, err
@@ -73,8 +77,9 @@ func planApply(v *tableView, old, c *items.IptablesChain, rec *chainRecord) (*ch
 }
 
 // planDelete plans removing c: its jumps from c.JumpFrom, then the chain.
-// A chain that is gone needs nothing; one without the mark is refused.
-func planDelete(v *tableView, c *items.IptablesChain) (*chainPlan, error) {
+// A chain that is gone needs nothing; one without the mark is refused,
+// unless it is adoptable (made: see planApply).
+func planDelete(v *tableView, c *items.IptablesChain, made bool) (*chainPlan, error) {
 	if err := checkChainName(c); err != nil {
 		return nil, err
 	}
@@ -83,7 +88,7 @@ func planDelete(v *tableView, c *items.IptablesChain) (*chainPlan, error) {
 	if !exists {
 		return p, nil
 	}
-	if !ownedRules(rules) {
+	if !ownedRules(rules) && !adoptable(rules, c.Rules, nil, made) {
 		return nil, errForeign
 	}
 	p.delJumps = countJumps(v, jumpSources(nil, c), c.Chain)

@@ -17,7 +17,7 @@ var families = []items.Family{items.FamilyIPv4, items.FamilyIPv6}
 // programs are missing is skipped: netagent can neither read nor change its
 // chains (MissingTools says so, for the caller to warn once).
 func readBackChains(ctx context.Context, backends map[items.Family]backend, recs *recordStore,
-	hint *dg.Graph) ([]dg.Item, error) {
+	made *madeStore, hint *dg.Graph) ([]dg.Item, error) {
 	var out []dg.Item
 	for _, fam := range families {
 		b, ok := backends[fam]
@@ -29,21 +29,26 @@ func readBackChains(ctx context.Context, backends map[items.Family]backend, recs
 			return nil, fmt.Errorf("reading back %v iptables chains: %w", fam, err)
 		}
 		for _, table := range sortedKeys(tables) {
-			out = append(out, readBackTable(fam, table, tables[table], recs, hint)...)
+			out = append(out, readBackTable(fam, table, tables[table], recs, made, hint)...)
 		}
 	}
 	return out, nil
 }
 
-// readBackTable returns the owned chains of one table.
-func readBackTable(fam items.Family, table string, v *tableView, recs *recordStore, hint *dg.Graph) []dg.Item {
+// readBackTable returns the owned chains of one table: those with the
+// marker rule, and those netagent made whose marker was removed by hand
+// (adoptable, with hint's rules; read back as they are, so that the
+// reconciler rewrites them).
+func readBackTable(fam items.Family, table string, v *tableView, recs *recordStore, made *madeStore, hint *dg.Graph) []dg.Item {
 	var out []dg.Item
 	for _, chain := range v.order {
 		rules := v.chains[chain]
-		if !ownedRules(rules) {
+		if ownedRules(rules) {
+			rules = rules[1:]
+		} else if !adoptedChain(fam, table, chain, rules, recs, made, hint) {
 			continue
 		}
-		c := &items.IptablesChain{Family: fam, Table: table, Chain: chain, Rules: cloneRules(rules[1:])}
+		c := &items.IptablesChain{Family: fam, Table: table, Chain: chain, Rules: cloneRules(rules)}
 		from, at, n := findJump(v, chain)
 		c.JumpFrom, c.Position = from, at
 		h := hintChain(hint, c.Name())
@@ -54,6 +59,20 @@ func readBackTable(fam items.Family, table string, v *tableView, recs *recordSto
 		out = append(out, c)
 	}
 	return out
+}
+
+// adoptedChain reports whether the unmarked chain is netagent's all the
+// same (see adoptable).
+func adoptedChain(fam items.Family, table, chain string, rules [][]string, recs *recordStore, made *madeStore, hint *dg.Graph) bool {
+	name := (&items.IptablesChain{Family: fam, Table: table, Chain: chain}).Name()
+	if !made.has(name) {
+		return false
+	}
+	var intended [][]string
+	if h := hintChain(hint, name); h != nil {
+		intended = h.Rules
+	}
+	return adoptable(rules, intended, recs.get(name), true)
 }
 
 // findJump finds netagent's first jump to chain: the chain holding it, its

@@ -44,7 +44,7 @@ func ReadBack(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, err
 	if err != nil {
 		return nil, err
 	}
-	out, err := readBackChains(context.Background(), chains.backends, chains.records, hint)
+	out, err := readBackChains(context.Background(), chains.backends, chains.records, chains.made, hint)
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +70,13 @@ func newChainConfigurator(t *netnsx.Target, stateDir string) (*chainConfigurator
 		return nil, fmt.Errorf("iptables-chain configurator: loading records: %w", err)
 	}
 	c.records = recs
+	if stateDir != "" {
+		ns, err := identify(t)
+		if err != nil {
+			return nil, fmt.Errorf("iptables-chain configurator: %w", err)
+		}
+		c.made = loadMade(chainRecordDir(stateDir, t.Name), ns)
+	}
 	return c, nil
 }
 
