@@ -13,50 +13,19 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/testbin"
 	"github.com/netagent/netagent/internal/testns"
 )
 
-// The netagent binary, built once per run of the package.
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
-)
+// TestMain removes the netagent binary's directory at the end (testbin).
+func TestMain(m *testing.M) { testbin.Main(m) }
 
-// TestMain removes the binary's directory at the end.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// netagentBinary builds cmd/netagent once and returns its path.
-func netagentBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "netagent-corpus-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "netagent")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/netagent/netagent/cmd/netagent").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
+// netagentBinary returns the netagent binary, built once per run.
+func netagentBinary(t *testing.T) string { return testbin.Netagent(t) }
 
 // env is one case's namespace (and peer namespace), the netagent binary,
 // a state directory and the intent file as applied.

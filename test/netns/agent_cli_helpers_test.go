@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,32 +18,12 @@ import (
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/testbin"
 	"github.com/netagent/netagent/internal/testns"
 )
 
-// The netagent binary, built once per test run of the package into binDir
-// (see TestMain), which goes away when the run ends.
-var (
-	cliBuildOnce sync.Once
-	cliBinPath   string
-	cliBuildErr  error
-)
-
-// cliBinary builds cmd/netagent once and returns the binary's path.
-func cliBinary(t *testing.T) string {
-	t.Helper()
-	cliBuildOnce.Do(func() {
-		cliBinPath = filepath.Join(binDir, "netagent")
-		out, err := exec.Command("go", "build", "-o", cliBinPath, "github.com/netagent/netagent/cmd/netagent").CombinedOutput()
-		if err != nil {
-			cliBuildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if cliBuildErr != nil {
-		t.Fatal(cliBuildErr)
-	}
-	return cliBinPath
-}
+// cliBinary returns the netagent binary, built once per run (testbin).
+func cliBinary(t *testing.T) string { return testbin.Netagent(t) }
 
 // cliEnv is a throwaway namespace with a veth pair uplink0/uplink0-peer in
 // it (uplink0 plays the physical uplink: netagent does not own it), both
