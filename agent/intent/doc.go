@@ -41,7 +41,8 @@
 //     (1500 is 15 seconds), as in ip-link and netlink. A veth's peer is
 //     created with it and its name is taken like an interface's, unless the
 //     peer goes to peerNetns. A macvlan's parent cannot be a bond or bridge
-//     port (the kernel gives a link to one of them). Two VXLANs cannot share
+//     port (the kernel gives a link to one of them), nor can lo be the
+//     parent of a VLAN or a macvlan. Two VXLANs cannot share
 //     family, VNI, port and parent, nor two VLANs protocol, id and parent.
 //     A VLAN's or macvlan's mtu cannot exceed its parent's, a VXLAN's its
 //     parent's less 50 (IPv4) or 70 (IPv6), when the intent gives both.

@@ -240,10 +240,20 @@ func (c *checker) kind(ifc *Interface, at Origin, vlans map[string]Origin) {
 		c.bridge(ifc.Bridge, at.field("bridge"))
 	case ifc.Type == LinkMacvlan && ifc.Macvlan != nil:
 		c.parent(ifc, at.field("macvlan").field("parent"), ifc.Macvlan.Parent, true)
+		c.notOnLoopback(at.field("macvlan").field("parent"), ifc.Macvlan.Parent, "a macvlan")
 		c.macvlanParentNotPort(ifc.Macvlan.Parent, at.field("macvlan").field("parent"))
 		oneOf(c, at.field("macvlan").field("mode"), ifc.Macvlan.Mode, macvlanModes)
 	case ifc.Type == LinkVXLAN && ifc.VXLAN != nil:
 		c.vxlan(ifc, at.field("vxlan"), vlans)
+	}
+}
+
+// notOnLoopback rejects the loopback interface as the parent of a VLAN or
+// a macvlan: the kernel refuses both (lo is VLAN-challenged, and a macvlan
+// needs an Ethernet parent that is no loopback).
+func (c *checker) notOnLoopback(o Origin, parent, what string) {
+	if parent == "lo" {
+		c.fail(o, "the loopback interface cannot be the parent of %s (the kernel refuses it)", what)
 	}
 }
 
@@ -329,6 +339,7 @@ func (c *checker) primary(ifc *Interface, o Origin) {
 func (c *checker) vlan(ifc *Interface, o Origin, seen map[string]Origin) {
 	v := ifc.VLAN
 	c.parent(ifc, o.field("parent"), v.Parent, true)
+	c.notOnLoopback(o.field("parent"), v.Parent, "a VLAN")
 	idOK := c.inRange(o.field("id"), v.ID, 1, 4094)
 	protoOK := oneOf(c, o.field("protocol"), v.Protocol, vlanProtos)
 	if idOK && protoOK && v.Parent != "" {
