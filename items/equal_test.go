@@ -174,6 +174,12 @@ func TestEqualNormalizesIdentity(t *testing.T) {
 		{"sysctl value whitespace",
 			&Sysctl{Key: "net.ipv4.tcp_rmem", Value: "4096 131072 6291456"},
 			&Sysctl{Key: "net.ipv4.tcp_rmem", Value: "4096\t131072\t6291456\n"}},
+		{"sysctl value with a leading zero, as the kernel reads it",
+			&Sysctl{Key: "net.ipv4.conf.all.rp_filter", Value: "02"},
+			&Sysctl{Key: "net.ipv4.conf.all.rp_filter", Value: "2"}},
+		{"sysctl octal and hexadecimal values",
+			&Sysctl{Key: "net.ipv4.ip_local_port_range", Value: "0x8000 010"},
+			&Sysctl{Key: "net.ipv4.ip_local_port_range", Value: "32768 8"}},
 	}
 	for _, p := range pairs {
 		if !p.a.Equal(p.b) || !p.b.Equal(p.a) {
@@ -182,5 +188,22 @@ func TestEqualNormalizesIdentity(t *testing.T) {
 		if p.a.Name() != p.b.Name() {
 			t.Errorf("%s: names differ: %q, %q", p.name, p.a.Name(), p.b.Name())
 		}
+	}
+}
+
+// Values the kernel does not read as integers stay as written, and
+// different integers stay different.
+func TestNormalizeSysctlValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"02": "2", "010": "8", "0x1F": "31", "-1": "-1", "-0": "0", "0": "0", "00": "0",
+		"cubic reno": "cubic reno", "08": "08", "0x": "0x", "1_000": "1_000", "+1": "+1",
+		"::": "::", "4096\t87380 6291456": "4096 87380 6291456",
+	} {
+		if got := NormalizeSysctlValue(in); got != want {
+			t.Errorf("NormalizeSysctlValue(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if (&Sysctl{Key: "k", Value: "010"}).Equal(&Sysctl{Key: "k", Value: "10"}) {
+		t.Error(`"010" (8) equals "10"`)
 	}
 }

@@ -2,6 +2,7 @@ package items
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -100,9 +101,44 @@ func InterfaceForwardingSysctl(key string) (family string, ok bool) {
 // String describes the parameter in one line.
 func (s *Sysctl) String() string { return "sysctl " + s.Key + " = " + s.Value }
 
-// NormalizeSysctlValue joins the whitespace-separated fields of v with single
-// spaces.
-func NormalizeSysctlValue(v string) string { return strings.Join(strings.Fields(v), " ") }
+// NormalizeSysctlValue returns v as the kernel prints it back: the
+// whitespace-separated fields joined with single spaces, and each field
+// that the kernel reads as an integer (base 0, as its proc handlers do:
+// "0x1f" hexadecimal, "010" octal, "-1") in decimal. So "02" equals "2"
+// and "010" equals "8", as the kernel holds them, and a value written
+// with a leading zero is not rewritten at every apply.
+func NormalizeSysctlValue(v string) string {
+	fields := strings.Fields(v)
+	for i, f := range fields {
+		if n, ok := kernelInt(f); ok {
+			fields[i] = n
+		}
+	}
+	return strings.Join(fields, " ")
+}
+
+// kernelInt parses f as the kernel's proc handlers do (strtoul with base
+// 0, an optional leading minus) and returns it in decimal.
+func kernelInt(f string) (string, bool) {
+	neg := strings.HasPrefix(f, "-")
+	digits := strings.TrimPrefix(f, "-")
+	base := 10
+	switch {
+	case len(digits) > 2 && (digits[:2] == "0x" || digits[:2] == "0X"):
+		base, digits = 16, digits[2:]
+	case len(digits) > 1 && digits[0] == '0':
+		base, digits = 8, digits[1:]
+	}
+	n, err := strconv.ParseUint(digits, base, 64)
+	if err != nil || digits == "" || strings.ContainsAny(digits, "+-_") {
+		return "", false
+	}
+	out := strconv.FormatUint(n, 10)
+	if neg && n != 0 {
+		out = "-" + out
+	}
+	return out, true
+}
 
 // perInterfaceSysctl are the key prefixes followed by an interface name.
 var perInterfaceSysctl = []string{

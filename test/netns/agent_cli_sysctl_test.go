@@ -61,3 +61,20 @@ func TestAgentCLISysctlForwardingRenamed(t *testing.T) {
 		t.Fatalf("forwarding %s after removal, want the original 0", get())
 	}
 }
+
+// A value the kernel reads as a number in another spelling ("02", as an
+// operator may write it) is not rewritten at every apply, and check finds
+// no difference: netagent compares values as the kernel reads them.
+func TestAgentCLISysctlLeadingZero(t *testing.T) {
+	e := cliNewEnv(t)
+	file := e.writeFile("rp.json", `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical"}],
+  "sysctls": {"net.ipv4.conf.uplink0.rp_filter": "02"}}`)
+	e.mustRun(0, "apply", file)
+	if got := strings.TrimSpace(e.exec("sysctl", "-n", "net.ipv4.conf.uplink0.rp_filter")); got != "2" {
+		t.Fatalf("rp_filter %s, want 2", got)
+	}
+	if res := e.mustRun(0, "apply", file); !strings.Contains(res.stdout, "converged: 0 operations") {
+		t.Errorf("second apply: %s", res)
+	}
+	e.mustRun(0, "check", file)
+}
