@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/netagent/netagent/agent/runtime"
+	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
 )
 
@@ -30,7 +30,7 @@ const defaultApplyWait = 10 * time.Second
 func runApply(g *globals, args []string) int {
 	fs := newFlagSet(g, "apply", "FILE...")
 	k := kernelFlags(g, fs)
-	opts := runtime.ApplyOptions{Wait: defaultApplyWait}
+	opts := target.ApplyOptions{Wait: defaultApplyWait}
 	fs.Func("wait", fmt.Sprintf("how long to wait, while items are blocked, for the link events the apply causes "+
 		"(a carrier coming up); 0: do not wait (default %v)", defaultApplyWait), func(v string) error {
 		d, err := time.ParseDuration(v)
@@ -58,7 +58,7 @@ func runApply(g *globals, args []string) int {
 
 // reportApply prints the outcome of an apply: a summary on stdout, and
 // each item that did not converge, with why, on stderr.
-func reportApply(g *globals, res *runtime.Result) int {
+func reportApply(g *globals, res *target.Result) int {
 	if res.Converged() {
 		fmt.Fprintf(g.stdout, "converged: %d operations\n", len(res.Ops))
 		return exitOK
@@ -87,7 +87,7 @@ type kernelOpts struct {
 	// daemon, when set, serves the command through the daemon's socket
 	// API (--via-daemon); it gets the intent files and returns the exit
 	// code.
-	daemon func(h runtime.Holder, files []string) int
+	daemon func(h target.Holder, files []string) int
 }
 
 // kernelFlags adds --netns to a command's flags, defaulting to the global
@@ -103,7 +103,7 @@ func kernelFlags(g *globals, fs *flag.FlagSet) *kernelOpts {
 // for a writer, validates and renders the intent files it names and opens
 // the target namespace: the start that plan, apply and check share.
 // A nil runtime comes with the exit code to return.
-func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.Graph, *runtime.Runtime, int) {
+func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.Graph, *target.Runtime, int) {
 	if code, ok := parseFlags(fs, args); !ok {
 		return nil, nil, code
 	}
@@ -126,8 +126,8 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 
 // open opens the namespace for the command. The state directory follows a
 // command-level --netns unless the global --state-dir was given.
-func (k *kernelOpts) open(g *globals) (*runtime.Runtime, int) {
-	rt, err := runtime.Open(k.netns, k.stateDir(g), g.log)
+func (k *kernelOpts) open(g *globals) (*target.Runtime, int) {
+	rt, err := target.Open(k.netns, k.stateDir(g), g.log)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return nil, exitInternal

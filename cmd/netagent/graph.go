@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/agent/runtime"
+	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -71,7 +71,7 @@ func runGraph(g *globals, args []string) int {
 }
 
 // predictedFailures are the items a plan predicts to fail, with why.
-func predictedFailures(res *runtime.PlanResult) map[dg.ItemRef]string {
+func predictedFailures(res *target.PlanResult) map[dg.ItemRef]string {
 	out := make(map[dg.ItemRef]string)
 	for _, p := range res.Problems {
 		if !p.Blocked {
@@ -95,7 +95,7 @@ func describeFiles(intended *dg.Graph) {
 // (the uplink an address or a route is on, a port of its bridge) is read
 // back as the physical interface it is to them, as an intent would declare
 // it, so that it is drawn present, under its link, rather than missing.
-func readCurrent(rt *runtime.Runtime, intended *dg.Graph) (*dg.Graph, error) {
+func readCurrent(rt *target.Runtime, intended *dg.Graph) (*dg.Graph, error) {
 	cur, err := rt.ReadCurrent(intended)
 	if err != nil || intended != nil {
 		return cur, err

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/netagent/netagent/agent/runtime"
+	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/configurators"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -54,7 +54,7 @@ func runPlan(g *globals, args []string) int {
 // changes by itself as the operations run, and a summary line. "no
 // changes" means exactly that: no operation, and nothing blocked or
 // predicted to fail.
-func printPlanText(g *globals, res *runtime.PlanResult) {
+func printPlanText(g *globals, res *target.PlanResult) {
 	for i, e := range res.Ops {
 		if pass := passOf(res, i); pass > 1 && passStart(res, pass) == i {
 			fmt.Fprintf(g.stdout, "  -- pass %d: apply reads the kernel back and writes again what it changed by itself:\n", pass)
@@ -88,7 +88,7 @@ func printPlanText(g *globals, res *runtime.PlanResult) {
 }
 
 // passOf returns the 1-based pass of the i-th operation.
-func passOf(res *runtime.PlanResult, i int) int {
+func passOf(res *target.PlanResult, i int) int {
 	pass := 1
 	for _, start := range res.FollowUps {
 		if i >= start {
@@ -99,7 +99,7 @@ func passOf(res *runtime.PlanResult, i int) int {
 }
 
 // passStart returns the index of the first operation of a pass (> 1).
-func passStart(res *runtime.PlanResult, pass int) int { return res.FollowUps[pass-2] }
+func passStart(res *target.PlanResult, pass int) int { return res.FollowUps[pass-2] }
 
 // sideEffectText says what the kernel does to an item, after which
 // operation, and what apply does about it.
@@ -118,8 +118,8 @@ func sideEffectText(e configurators.SideEffect) string {
 // each, which retries the operations that failed; how often depends on the
 // events, so a plan cannot list those. Items blocked only behind a failure
 // are not waited for.
-func waitNote(res *runtime.PlanResult) string {
-	if !slices.ContainsFunc(res.Problems, func(p runtime.Problem) bool { return p.WaitsOnLink }) {
+func waitNote(res *target.PlanResult) string {
+	if !slices.ContainsFunc(res.Problems, func(p target.Problem) bool { return p.WaitsOnLink }) {
 		return ""
 	}
 	note := "while items wait for a link, apply waits for link events (up to --wait) and converges again at each"
@@ -131,7 +131,7 @@ func waitNote(res *runtime.PlanResult) string {
 
 // problemState names what an apply would leave an item in: blocked, or
 // failed (a plan predicts the failure: nothing ran).
-func problemState(p runtime.Problem) string {
+func problemState(p target.Problem) string {
 	if p.Blocked {
 		return "blocked"
 	}
@@ -175,7 +175,7 @@ type sideEffectJSON struct {
 	Certain bool   `json:"certain"`
 }
 
-func printPlanJSON(g *globals, res *runtime.PlanResult) error {
+func printPlanJSON(g *globals, res *target.PlanResult) error {
 	doc := planJSON{Operations: opsJSON(res.Ops)}
 	for i := range doc.Operations {
 		doc.Operations[i].Pass = passOf(res, i)

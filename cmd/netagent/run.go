@@ -12,7 +12,7 @@ import (
 
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/linkwatch"
-	"github.com/netagent/netagent/agent/runtime"
+	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -123,7 +123,7 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 }
 
 // daemonConfig builds the agent's Config.
-func daemonConfig(g *globals, o *daemonOpts, rt *runtime.Runtime) (agent.Config, error) {
+func daemonConfig(g *globals, o *daemonOpts, rt *target.Runtime) (agent.Config, error) {
 	wd, err := systemd.WatchdogInterval()
 	if err != nil {
 		return agent.Config{}, err
@@ -159,15 +159,15 @@ func reloadOnHangup(ctx context.Context, a *agent.Agent) {
 	}
 }
 
-// runtimeKernel is the agent's Kernel over agent/runtime: its read-back,
+// runtimeKernel is the agent's Kernel over agent/target: its read-back,
 // and a reconciler over its configurators that logs one line per kernel
-// operation (runtime.LogOp).
+// operation (target.LogOp).
 type runtimeKernel struct {
-	rt  *runtime.Runtime
+	rt  *target.Runtime
 	rec *reconciler.Reconciler
 }
 
-func newRuntimeKernel(rt *runtime.Runtime) *runtimeKernel {
+func newRuntimeKernel(rt *target.Runtime) *runtimeKernel {
 	return &runtimeKernel{rt: rt, rec: rt.Reconciler()}
 }
 
@@ -195,7 +195,7 @@ func (k *runtimeKernel) Reconcile(ctx context.Context, current, intended *dg.Gra
 }
 
 // Plan is a dry run that predicts the failures someone else's objects in
-// the way cause (runtime.PlanStatus).
+// the way cause (target.PlanStatus).
 func (k *runtimeKernel) Plan(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
 	return k.rt.PlanStatus(ctx, current, intended)
 }

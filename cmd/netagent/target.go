@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/netagent/netagent/agent/runtime"
+	"github.com/netagent/netagent/agent/target"
 )
 
 // One writer at a time: every command that changes a target (apply, the
-// daemon) holds the target's lock (runtime.TryLock: an flock on
+// daemon) holds the target's lock (target.TryLock: an flock on
 // <state dir>/lock, released by the kernel when the holder dies). A
 // one-shot apply waits for a one-shot holder, up to --lock-timeout. When a
 // daemon serves the target, apply, plan and check never act behind its
@@ -25,7 +25,7 @@ const defaultLockTimeout = 30 * time.Second
 
 // gateFlags adds --via-daemon to apply, plan and check, and --lock-timeout
 // to apply; serve is the command done through the daemon.
-func (k *kernelOpts) gateFlags(fs *flag.FlagSet, write bool, serve func(h runtime.Holder, files []string) int) {
+func (k *kernelOpts) gateFlags(fs *flag.FlagSet, write bool, serve func(h target.Holder, files []string) int) {
 	k.write, k.daemon = write, serve
 	fs.BoolVar(&k.viaDaemon, "via-daemon", false,
 		"when a daemon serves the namespace, send the intent to its socket API (it becomes the API's document) instead of refusing")
@@ -47,7 +47,7 @@ func (k *kernelOpts) gate(g *globals, files []string) (code int, done bool) {
 	if !k.write {
 		return k.gateReader(g, files)
 	}
-	me := runtime.Holder{PID: os.Getpid(), Command: "apply", Since: time.Now()}
+	me := target.Holder{PID: os.Getpid(), Command: "apply", Since: time.Now()}
 	_, daemon, err := takeLock(g, k.stateDir(g), me, k.lockTimeout)
 	switch {
 	case err != nil:
@@ -62,7 +62,7 @@ func (k *kernelOpts) gate(g *globals, files []string) (code int, done bool) {
 // gateReader sends a reader to the daemon that serves the target, if one
 // does. It takes no lock: it never waits for a writer.
 func (k *kernelOpts) gateReader(g *globals, files []string) (code int, done bool) {
-	h, err := runtime.HolderOf(k.stateDir(g))
+	h, err := target.HolderOf(k.stateDir(g))
 	switch {
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
@@ -78,8 +78,8 @@ func (k *kernelOpts) gateReader(g *globals, files []string) (code int, done bool
 // takeLock takes the target's lock for me, waiting up to timeout for a
 // one-shot holder; when a daemon holds it, it returns the daemon and
 // waits for nothing.
-func takeLock(g *globals, dir string, me runtime.Holder, timeout time.Duration) (*runtime.Lock, *runtime.Holder, error) {
-	lk, h, err := runtime.TryLock(dir, me)
+func takeLock(g *globals, dir string, me target.Holder, timeout time.Duration) (*target.Lock, *target.Holder, error) {
+	lk, h, err := target.TryLock(dir, me)
 	switch {
 	case err != nil || lk != nil:
 		return lk, nil, err
@@ -90,13 +90,13 @@ func takeLock(g *globals, dir string, me runtime.Holder, timeout time.Duration) 
 	ctx, cancel := context.WithTimeoutCause(context.Background(), timeout,
 		fmt.Errorf("gave up after --lock-timeout %v", timeout))
 	defer cancel()
-	lk, err = runtime.WaitLock(ctx, dir, me)
+	lk, err = target.WaitLock(ctx, dir, me)
 	return lk, nil, err
 }
 
 // toDaemon does the command through the daemon h, with --via-daemon, or
 // refuses.
-func (k *kernelOpts) toDaemon(g *globals, h runtime.Holder, files []string) int {
+func (k *kernelOpts) toDaemon(g *globals, h target.Holder, files []string) int {
 	if !k.viaDaemon {
 		fmt.Fprintf(g.stderr, "netagent: the namespace is served by the daemon %s: acting on it here would go behind the daemon's back.\n"+
 			"  Put the intent into the daemon's intent directory, or send it to the daemon with --via-daemon.\n", h)
@@ -110,13 +110,13 @@ func (k *kernelOpts) toDaemon(g *globals, h runtime.Holder, files []string) int 
 // socket in the lock file for apply, plan and check to find. It waits for
 // a one-shot apply up to --lock-timeout, and fails at once when another
 // daemon serves the target.
-func lockDaemon(g *globals, o *daemonOpts) (*runtime.Lock, int) {
+func lockDaemon(g *globals, o *daemonOpts) (*target.Lock, int) {
 	socket, err := filepath.Abs(o.socket)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return nil, exitInternal
 	}
-	me := runtime.Holder{PID: os.Getpid(), Command: "run", Socket: socket, Since: time.Now()}
+	me := target.Holder{PID: os.Getpid(), Command: "run", Socket: socket, Since: time.Now()}
 	lk, daemon, err := takeLock(g, o.kernel.stateDir(g), me, o.lockTimeout)
 	switch {
 	case err != nil:

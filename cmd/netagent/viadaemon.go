@@ -15,7 +15,7 @@ import (
 
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/intent"
-	"github.com/netagent/netagent/agent/runtime"
+	"github.com/netagent/netagent/agent/target"
 )
 
 // daemonDocument is the intent files as one document for the socket API:
@@ -46,7 +46,7 @@ func daemonDocument(files []string) (json.RawMessage, error) {
 
 // callDaemon sends a command with the intent files to the daemon h and
 // returns its answer; nil after printing why (the exit code is code).
-func callDaemon(g *globals, ctx context.Context, h runtime.Holder, command string, files []string) (resp *agent.Response, code int) {
+func callDaemon(g *globals, ctx context.Context, h target.Holder, command string, files []string) (resp *agent.Response, code int) {
 	doc, err := daemonDocument(files)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
@@ -72,8 +72,8 @@ const daemonTimeout = time.Minute
 
 // applyViaDaemon makes the files the daemon's API document, then waits up
 // to wait for the daemon to report every item of that document created.
-func applyViaDaemon(g *globals, wait *time.Duration) func(h runtime.Holder, files []string) int {
-	return func(h runtime.Holder, files []string) int {
+func applyViaDaemon(g *globals, wait *time.Duration) func(h target.Holder, files []string) int {
+	return func(h target.Holder, files []string) int {
 		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+*wait)
 		defer cancel()
 		resp, code := callDaemon(g, ctx, h, agent.CmdApply, files)
@@ -140,8 +140,8 @@ func daemonOps(g *globals, resp *agent.Response) {
 
 // planViaDaemon asks the daemon what it would do with the files as its
 // API document.
-func planViaDaemon(g *globals) func(h runtime.Holder, files []string) int {
-	return func(h runtime.Holder, files []string) int {
+func planViaDaemon(g *globals) func(h target.Holder, files []string) int {
+	return func(h target.Holder, files []string) int {
 		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
 		defer cancel()
 		resp, code := callDaemon(g, ctx, h, agent.CmdPlan, files)
@@ -162,8 +162,8 @@ func planViaDaemon(g *globals) func(h runtime.Holder, files []string) int {
 
 // checkViaDaemon asks the daemon to compare the kernel with its intent,
 // the files being its API document.
-func checkViaDaemon(g *globals) func(h runtime.Holder, files []string) int {
-	return func(h runtime.Holder, files []string) int {
+func checkViaDaemon(g *globals) func(h target.Holder, files []string) int {
+	return func(h target.Holder, files []string) int {
 		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
 		defer cancel()
 		resp, code := callDaemon(g, ctx, h, agent.CmdCheck, files)

@@ -19,7 +19,7 @@ import (
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/agent/runtime"
+	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
 	"github.com/netagent/netagent/configurators/netnsx"
@@ -91,7 +91,7 @@ func runVMCase(t *testing.T, file string) {
 	if again := vmStableSnapshot(t, tgt); again != applied {
 		t.Errorf("the second apply changed the kernel:\n%s", lineDiff(applied, again))
 	}
-	if rep := runtime.Compare(vmReadBack(t, tgt, stateDir, intended), intended); !rep.Converged() {
+	if rep := target.Compare(vmReadBack(t, tgt, stateDir, intended), intended); !rep.Converged() {
 		t.Errorf("check: %v", rep.Diffs)
 	}
 	vmApply(t, tgt, stateDir, reg, dg.New("intended"))
@@ -174,13 +174,13 @@ func vmReadBack(t *testing.T, tgt *netnsx.Target, stateDir string, hint *dg.Grap
 }
 
 // vmApply reconciles towards intended on fresh read-backs until a pass
-// runs nothing (at most runtime.MaxPasses passes that run something, as
+// runs nothing (at most target.MaxPasses passes that run something, as
 // apply does), failing on an error or a blocked item, and returns the
 // number of operations run.
 func vmApply(t *testing.T, tgt *netnsx.Target, stateDir string, reg reconciler.Registry, intended *dg.Graph) int {
 	t.Helper()
 	total := 0
-	for pass := 0; pass <= runtime.MaxPasses; pass++ {
+	for pass := 0; pass <= target.MaxPasses; pass++ {
 		st := reconciler.New(reg).Reconcile(context.Background(), vmReadBack(t, tgt, stateDir, intended), intended)
 		if st.WaitForAsyncOps != nil {
 			st.WaitForAsyncOps()
@@ -193,7 +193,7 @@ func vmApply(t *testing.T, tgt *netnsx.Target, stateDir string, reg reconciler.R
 		}
 		total += len(st.OperationLog)
 	}
-	t.Fatalf("apply: still operations after %d passes", runtime.MaxPasses)
+	t.Fatalf("apply: still operations after %d passes", target.MaxPasses)
 	return total
 }
 

@@ -1,4 +1,4 @@
-package runtime
+package target
 
 import dg "github.com/netagent/netagent/depgraph"
 

@@ -1,4 +1,4 @@
-// Package runtime acts on one target network namespace, once: what both
+// Package target acts on one target network namespace, once: what both
 // the one-shot CLI (`netagent apply`, `plan`, `check`, `show`) and the
 // daemon need. It holds no memory between calls: every call rebuilds the
 // current state by reading the kernel back (configurators.ReadBack), with
@@ -42,4 +42,4 @@
 //
 // The package logs through a logrus.FieldLogger given by the caller and
 // configures no logger itself.
-package runtime
+package target
