@@ -13,10 +13,6 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/linkwatch"
 	"github.com/netagent/netagent/agent/target"
-	"github.com/netagent/netagent/configurators/link"
-	dg "github.com/netagent/netagent/depgraph"
-	"github.com/netagent/netagent/items"
-	"github.com/netagent/netagent/reconciler"
 	"github.com/netagent/netagent/systemd"
 )
 
@@ -133,7 +129,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *target.Runtime) (agent.Config, 
 		drift = -1 // Config: negative means never
 	}
 	return agent.Config{
-		Kernel:           newRuntimeKernel(rt),
+		Kernel:           rt.Kernel(),
 		Log:              g.log,
 		Sources:          []agent.IntentSource{agent.NewDirSource(o.intentDir, g.log)},
 		Links:            linkwatch.NewNetlink(o.kernel.netns, g.log),
@@ -159,43 +155,5 @@ func reloadOnHangup(ctx context.Context, a *agent.Agent) {
 	}
 }
 
-// runtimeKernel is the agent's Kernel over agent/target: its read-back,
-// and a reconciler over its configurators that logs one line per kernel
-// operation (target.LogOp).
-type runtimeKernel struct {
-	rt  *target.Runtime
-	rec *reconciler.Reconciler
-}
-
-func newRuntimeKernel(rt *target.Runtime) *runtimeKernel {
-	return &runtimeKernel{rt: rt, rec: rt.Reconciler()}
-}
-
-func (k *runtimeKernel) ReadCurrent(_ context.Context, hint *dg.Graph) (*dg.Graph, error) {
-	return k.rt.ReadCurrent(hint)
-}
-
-// ReadLinks lists the links netagent does not own, from one link dump.
-func (k *runtimeKernel) ReadLinks(context.Context) ([]*items.Link, error) {
-	list, err := link.ReadBack(k.rt.Target(), k.rt.StateDir(), nil)
-	if err != nil {
-		return nil, err
-	}
-	var out []*items.Link
-	for _, it := range list {
-		if l, ok := it.(*items.Link); ok {
-			out = append(out, l)
-		}
-	}
-	return out, nil
-}
-
-func (k *runtimeKernel) Reconcile(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
-	return k.rec.Reconcile(ctx, current, intended)
-}
-
-// Plan is a dry run that predicts the failures someone else's objects in
-// the way cause (target.PlanStatus).
-func (k *runtimeKernel) Plan(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
-	return k.rt.PlanStatus(ctx, current, intended)
-}
+// The daemon's kernel is the target's (target.Kernel).
+var _ agent.Kernel = (*target.Kernel)(nil)

@@ -1,0 +1,53 @@
+package target
+
+import (
+	"context"
+
+	"github.com/netagent/netagent/configurators/link"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// Kernel is what the daemon needs of the target (the agent's Kernel
+// interface): the read-back, the external links, and a reconciler over
+// the configurators that logs one line per kernel operation (LogOp) and
+// keeps its records between calls, as the daemon keeps its current graph.
+type Kernel struct {
+	rt  *Runtime
+	rec *reconciler.Reconciler
+}
+
+// Kernel returns the daemon's view of the target.
+func (r *Runtime) Kernel() *Kernel { return &Kernel{rt: r, rec: r.Reconciler()} }
+
+// ReadCurrent reads the kernel back (Runtime.ReadCurrent).
+func (k *Kernel) ReadCurrent(_ context.Context, hint *dg.Graph) (*dg.Graph, error) {
+	return k.rt.ReadCurrent(hint)
+}
+
+// ReadLinks lists the links netagent does not own, from one link dump.
+func (k *Kernel) ReadLinks(context.Context) ([]*items.Link, error) {
+	list, err := link.ReadBack(k.rt.Target(), k.rt.StateDir(), nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []*items.Link
+	for _, it := range list {
+		if l, ok := it.(*items.Link); ok {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// Reconcile runs the reconciler.
+func (k *Kernel) Reconcile(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
+	return k.rec.Reconcile(ctx, current, intended)
+}
+
+// Plan is a dry run that predicts the failures someone else's objects in
+// the way cause (PlanStatus).
+func (k *Kernel) Plan(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
+	return k.rt.PlanStatus(ctx, current, intended)
+}
