@@ -34,8 +34,10 @@
 //     space), type (physical, bond, vlan, bridge, veth, macvlan, vxlan), mtu,
 //     state (up, the default, or down), mac (virtual types only), alias (at
 //     most 246 bytes; "netagent" and "netagent:..." are reserved for
-//     netagent's ownership mark), master (a bond or bridge), addresses (CIDR, like "192.0.2.10/24"), and
-//     exactly the section named like the type: "bond" and "bridge" are
+//     netagent's ownership mark), master (a bond or bridge), addresses
+//     (CIDR, like "192.0.2.10/24"; an address once per intent, but for a
+//     host address, /32 or /128, which several interfaces may share as
+//     unnumbered links do), and exactly the section named like the type: "bond" and "bridge" are
 //     optional, "vlan", "veth", "macvlan" and "vxlan" required. A bond's
 //     miimon is in milliseconds; a bridge's forwardDelay is in centiseconds
 //     (1500 is 15 seconds), as in ip-link and netlink. A veth's peer is

@@ -12,7 +12,7 @@ import (
 // refers to and its addresses.
 func (c *checker) interfaces() {
 	c.defineLinks()
-	addrs := map[netip.Addr]Origin{}
+	addrs := map[netip.Addr]assigned{}
 	vlans := map[string]Origin{}
 	for i := range c.in.Interfaces {
 		ifc := &c.in.Interfaces[i]
@@ -416,23 +416,42 @@ func (c *checker) vxlanAddr(o Origin, field, s string, multicast bool) famClaim 
 	return famClaim{field: field, text: s, fam: familyOf(a)}
 }
 
+// assigned is where an address was first assigned.
+type assigned struct {
+	at   Origin
+	host bool // a host prefix: /32 or /128
+}
+
 // addresses checks an interface's addresses, and that no address is
-// assigned twice, here or on another interface.
-func (c *checker) addresses(ifc *Interface, at Origin, seen map[netip.Addr]Origin) {
+// assigned twice, here or on another interface, but for host addresses
+// (/32, /128) on different interfaces: the kernel allows the same address
+// on several links, and unnumbered point-to-point links (a router's
+// loopback address reused on each of its links, as ifupdown2 and FRR
+// configurations do) rely on it.
+func (c *checker) addresses(ifc *Interface, at Origin, seen map[netip.Addr]assigned) {
 	o := at.field("addresses")
 	if len(ifc.Addresses) > 0 && c.isBondPort(ifc) {
 		c.fail(o, "%q is a port of bond %q and cannot have addresses", ifc.Name, ifc.Master)
 	}
+	own := map[netip.Addr]Origin{}
 	for j, s := range ifc.Addresses {
 		p, ok := c.ifaddr(o.index(j), s)
 		if !ok {
 			continue
 		}
-		if prev, dup := seen[p.Addr()]; dup {
+		host := p.Bits() == p.Addr().BitLen()
+		if prev, dup := own[p.Addr()]; dup {
 			c.fail(o.index(j), "address %s is already assigned at %s", p.Addr(), prev)
 			continue
 		}
-		seen[p.Addr()] = o.index(j)
+		own[p.Addr()] = o.index(j)
+		if prev, dup := seen[p.Addr()]; dup {
+			if !host || !prev.host {
+				c.fail(o.index(j), "address %s is already assigned at %s", p.Addr(), prev.at)
+			}
+			continue
+		}
+		seen[p.Addr()] = assigned{at: o.index(j), host: host}
 	}
 }
 

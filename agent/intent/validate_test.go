@@ -279,6 +279,11 @@ func TestValidateAddresses(t *testing.T) {
 			{"name": "b", "type": "physical", "addresses": ["192.0.2.10/25", "2001:DB8::1/64"]}]`,
 			[]string{`interfaces[1].addresses[0]: address 192.0.2.10 is already assigned at interfaces[0].addresses[0]`,
 				`interfaces[1].addresses[1]: address 2001:db8::1 is already assigned at interfaces[0].addresses[1]`}},
+		{"a host address on several interfaces (unnumbered links)", `"interfaces": [
+			{"name": "a", "type": "physical", "addresses": ["192.0.2.10/32", "2001:db8::1/128"]},
+			{"name": "b", "type": "physical", "addresses": ["192.0.2.10/32", "2001:db8::1/128"]},
+			{"name": "c", "type": "physical", "addresses": ["192.0.2.10/32", "192.0.2.10/32"]}]`,
+			[]string{`interfaces[2].addresses[1]: address 192.0.2.10 is already assigned at interfaces[2].addresses[0]`}},
 		{"mapped", `"interfaces": [{"name": "a", "type": "physical", "addresses": ["::ffff:192.0.2.1/120"]}]`,
 			[]string{`interfaces[0].addresses[0]: ::ffff:192.0.2.1/120 is an IPv4-mapped IPv6 address; write the IPv4 address`}},
 	})
