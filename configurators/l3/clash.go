@@ -31,7 +31,18 @@ func Clashes(t *netnsx.Target, hint *dg.Graph) (map[dg.ItemRef]error, error) {
 	if hint == nil {
 		return nil, nil
 	}
-	s, err := snapshot(t)
+	conn, err := openConn(t)
+	if err != nil {
+		return nil, fmt.Errorf("l3 clashes: %w", err)
+	}
+	defer conn.close()
+	return clashes(t.NL, conn, hint)
+}
+
+// clashes is Clashes over the narrow interfaces (a fake kernel in unit
+// tests).
+func clashes(nlh dumpNL, conn rawOps, hint *dg.Graph) (map[dg.ItemRef]error, error) {
+	s, err := snapshot(nlh, conn)
 	if err != nil {
 		return nil, fmt.Errorf("l3 clashes: %w", err)
 	}
@@ -54,8 +65,8 @@ type kernelState struct {
 	neighs  []kernelNeigh
 }
 
-func snapshot(t *netnsx.Target) (*kernelState, error) {
-	names, err := linkNames(t.NL)
+func snapshot(nlh dumpNL, conn rawOps) (*kernelState, error) {
+	names, err := linkNames(nlh)
 	if err != nil {
 		return nil, err
 	}
@@ -63,21 +74,16 @@ func snapshot(t *netnsx.Target) (*kernelState, error) {
 	for i, n := range names {
 		s.indexes[n] = i
 	}
-	if s.routes, err = dumpRoutes(t.NL, netlink.FAMILY_ALL); err != nil {
+	if s.routes, err = dumpRoutes(nlh, netlink.FAMILY_ALL); err != nil {
 		return nil, err
 	}
 	if err := retryDump("rules", func() error {
 		var err error
-		s.rules, err = t.NL.RuleList(netlink.FAMILY_ALL)
+		s.rules, err = nlh.RuleList(netlink.FAMILY_ALL)
 		return err
 	}); err != nil {
 		return nil, err
 	}
-	conn, err := openConn(t)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.close()
 	if s.addrs, err = dumpAddrs(conn, unix.AF_UNSPEC); err != nil {
 		return nil, err
 	}

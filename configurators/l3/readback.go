@@ -27,21 +27,38 @@ import (
 // reads back Equal. A route's address dependencies are then anchored to
 // the addresses read back (see anchorRouteDeps).
 func ReadBack(t *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) {
-	names, err := linkNames(t.NL)
-	if err != nil {
-		return nil, fmt.Errorf("l3 read-back: %w", err)
-	}
 	conn, err := openConn(t)
 	if err != nil {
 		return nil, fmt.Errorf("l3 read-back: %w", err)
 	}
 	defer conn.close()
+	return readBack(t.NL, conn, hint)
+}
+
+// dumpNL is the part of netlink.Handle that read-back and the plan
+// helpers (Clashes, NewRefusals) use: the dumps of links, routes and
+// rules.
+type dumpNL interface {
+	linkOps
+	routeNL
+	ruleNL
+}
+
+var _ dumpNL = (*netlink.Handle)(nil)
+
+// readBack is ReadBack over the narrow interfaces (a fake kernel in unit
+// tests).
+func readBack(nlh dumpNL, conn rawOps, hint *dg.Graph) ([]dg.Item, error) {
+	names, err := linkNames(nlh)
+	if err != nil {
+		return nil, fmt.Errorf("l3 read-back: %w", err)
+	}
 	h := hinter{hint}
 	var out []dg.Item
 	for _, read := range []func() ([]dg.Item, error){
 		func() ([]dg.Item, error) { return readAddresses(conn, names, h) },
-		func() ([]dg.Item, error) { return readRoutes(t.NL, names, h) },
-		func() ([]dg.Item, error) { return readRules(t.NL, h) },
+		func() ([]dg.Item, error) { return readRoutes(nlh, names, h) },
+		func() ([]dg.Item, error) { return readRules(nlh, h) },
 		func() ([]dg.Item, error) { return readNeighbors(conn, names, h) },
 	} {
 		got, err := read()

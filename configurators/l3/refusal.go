@@ -34,7 +34,18 @@ type Refusals struct {
 // NewRefusals reads the IPv4 addresses and the routes of others through
 // each interface.
 func NewRefusals(t *netnsx.Target) (*Refusals, error) {
-	names, err := linkNames(t.NL)
+	conn, err := openConn(t)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.close()
+	return newRefusals(t.NL, conn)
+}
+
+// newRefusals is NewRefusals over the narrow interfaces (a fake kernel in
+// unit tests).
+func newRefusals(nlh dumpNL, conn rawOps) (*Refusals, error) {
+	names, err := linkNames(nlh)
 	if err != nil {
 		return nil, err
 	}
@@ -43,17 +54,12 @@ func NewRefusals(t *netnsx.Target) (*Refusals, error) {
 	for i, n := range names {
 		r.names[n] = i
 	}
-	conn, err := openConn(t)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.close()
 	if r.addrs, err = dumpAddrs(conn, unix.AF_INET); err != nil {
 		return nil, err
 	}
 	err = retryDump("routes", func() error {
 		clear(r.foreign)
-		return t.NL.RouteListFilteredIter(netlink.FAMILY_V4, &netlink.Route{}, netlink.RT_FILTER_TABLE, func(rt netlink.Route) bool {
+		return nlh.RouteListFilteredIter(netlink.FAMILY_V4, &netlink.Route{}, netlink.RT_FILTER_TABLE, func(rt netlink.Route) bool {
 			if rt.Protocol == items.RouteProtocol || rt.Protocol == unix.RTPROT_KERNEL {
 				return true
 			}

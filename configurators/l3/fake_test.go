@@ -1,0 +1,850 @@
+package l3
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"sync"
+	"syscall"
+
+	"github.com/netagent/netagent/items"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+)
+
+// fakeKernel is an in-memory rtnetlink of one namespace: interfaces
+// (names and indexes only), IPv4/IPv6 addresses, routes of every table,
+// policy rules, neighbour entries and the promote_secondaries sysctl. It
+// implements every narrow interface the configurators use (rawOps,
+// routeNL, addressNL, ruleNL, linkOps) and parses the very requests the
+// configurators serialize, so the configurators' logic runs unchanged
+// without root.
+//
+// It keys each object the way the kernel does and answers with the
+// kernel's errors:
+//
+//	route     family, table, dst/len, tos, priority (IPv4 priority 0 in a
+//	          delete means any; IPv6 priority 0 is stored as 1024).
+//	          CREATE|EXCL on a taken key: EEXIST; REPLACE replaces the first
+//	          route of the key whatever its protocol; neither: an identical
+//	          route is EEXIST, another is appended (IPv4 aliases). No key and
+//	          no CREATE: ENOENT. Delete: the first route with every field
+//	          the request sets (protocol, type, scope unless "nowhere", dev,
+//	          gateway, metric), else ESRCH. Gateway without a device:
+//	          resolved through an address's subnet, else ENETUNREACH; an
+//	          unknown device: ENODEV; host bits in an IPv4 dst: EINVAL.
+//	address   IPv4: ifindex, local, prefixlen; IPv6: ifindex, address.
+//	          EEXIST on a duplicate; an IPv4 address in the subnet of a
+//	          primary becomes secondary. Delete of a missing one:
+//	          EADDRNOTAVAIL. Deleting a primary deletes its secondaries
+//	          unless promote_secondaries (all or the device) is on, then
+//	          the first is promoted; deleting the last IPv4 address of an
+//	          interface flushes every IPv4 route through it. An address
+//	          adds its subnet's route (protocol kernel), as the kernel does.
+//	rule      every selector and the priority; added after the last rule of
+//	          a lower or equal priority (duplicates allowed without EXCL);
+//	          delete removes the first rule that has every selector the
+//	          request sets (rule_find), else ENOENT. The default rules
+//	          (local, main, default) are there from the start.
+//	neighbour ifindex, ip; CREATE|EXCL on a taken key: EEXIST; REPLACE
+//	          overwrites; delete of a missing one: ENOENT.
+//
+// Every object keeps the protocol it was given (netagent's 211, others'
+// anything else). Foreign objects are planted with the add* helpers.
+type fakeKernel struct {
+	mu      sync.Mutex
+	links   []string // index-1 → name ("" when deleted)
+	addrs   []kernelAddr
+	routes  []netlink.Route
+	rules   []netlink.Rule
+	neighs  []kernelNeigh
+	promote map[string]bool // "all" or a device → promote_secondaries
+	// writes counts the change requests the kernel received (successful
+	// or not); opens and closes count the conns taken and given back.
+	writes, opens, closes int
+	// fail, if set, answers a request before the fake handles it: a
+	// non-nil error is returned instead.
+	fail func(msgType uint16) error
+}
+
+var (
+	_ rawOps    = (*fakeKernel)(nil)
+	_ routeNL   = (*fakeKernel)(nil)
+	_ addressNL = (*fakeKernel)(nil)
+	_ ruleNL    = (*fakeKernel)(nil)
+	_ linkOps   = (*fakeKernel)(nil)
+)
+
+// newFakeKernel returns a kernel with lo (index 1) and the named links
+// (index 2, 3, ...) and the three default rules of each family.
+func newFakeKernel(links ...string) *fakeKernel {
+	k := &fakeKernel{links: append([]string{"lo"}, links...), promote: map[string]bool{}}
+	for _, f := range []int{unix.AF_INET, unix.AF_INET6} {
+		for _, d := range []struct{ prio, table int }{{0, unix.RT_TABLE_LOCAL}, {32766, unix.RT_TABLE_MAIN}, {32767, unix.RT_TABLE_DEFAULT}} {
+			if f == unix.AF_INET6 && d.table == unix.RT_TABLE_DEFAULT {
+				continue // IPv6 has no "default" rule
+			}
+			r := netlink.NewRule()
+			r.Family, r.Priority, r.Table, r.Protocol, r.Type = f, d.prio, d.table, unix.RTPROT_KERNEL, frActToTbl
+			k.rules = append(k.rules, *r)
+		}
+	}
+	return k
+}
+
+// open is an opener handing out the fake itself.
+func (k *fakeKernel) open() (rawOps, error) {
+	k.mu.Lock()
+	k.opens++
+	k.mu.Unlock()
+	return k, nil
+}
+
+func (k *fakeKernel) close() {
+	k.mu.Lock()
+	k.closes++
+	k.mu.Unlock()
+}
+
+// index returns the index of a link, 0 if none.
+func (k *fakeKernel) index(name string) int {
+	if i := slices.Index(k.links, name); i >= 0 && name != "" {
+		return i + 1
+	}
+	return 0
+}
+
+func (k *fakeKernel) hasLink(index int) bool {
+	return index > 0 && index <= len(k.links) && k.links[index-1] != ""
+}
+
+func (k *fakeKernel) ifIndex(name string) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if i := k.index(name); i > 0 {
+		return i, nil
+	}
+	return 0, fmt.Errorf("%w %s", ErrNoDevice, name)
+}
+
+// LinkList lists the links as netlink.Dummy (only index and name matter).
+func (k *fakeKernel) LinkList() ([]netlink.Link, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []netlink.Link
+	for i, n := range k.links {
+		if n != "" {
+			la := netlink.NewLinkAttrs()
+			la.Index, la.Name = i+1, n
+			out = append(out, &netlink.Dummy{LinkAttrs: la})
+		}
+	}
+	return out, nil
+}
+
+// delLink removes an interface with everything on it, as the kernel does.
+func (k *fakeKernel) delLink(name string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	i := k.index(name)
+	k.links[i-1] = ""
+	k.addrs = slices.DeleteFunc(k.addrs, func(a kernelAddr) bool { return a.index == i })
+	k.neighs = slices.DeleteFunc(k.neighs, func(n kernelNeigh) bool { return n.index == i })
+	k.routes = slices.DeleteFunc(k.routes, func(r netlink.Route) bool { return routeVia(&r, i) })
+}
+
+// exchange handles each request in order.
+func (k *fakeKernel) exchange(reqs []*nl.NetlinkRequest) []reply {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := make([]reply, len(reqs))
+	for i, req := range reqs {
+		k.writes++
+		b := req.Serialize()
+		typ, flags := req.Type, int(req.Flags)
+		if k.fail != nil {
+			if err := k.fail(typ); err != nil {
+				out[i].err = err
+				continue
+			}
+		}
+		out[i] = k.handle(typ, flags, b[unix.SizeofNlMsghdr:])
+	}
+	return out
+}
+
+func (k *fakeKernel) handle(typ uint16, flags int, m []byte) reply {
+	switch typ {
+	case unix.RTM_NEWROUTE, unix.RTM_DELROUTE:
+		r, err := parseRouteRequest(m)
+		if err != nil {
+			return reply{err: err}
+		}
+		if typ == unix.RTM_NEWROUTE {
+			return k.newRoute(flags, r)
+		}
+		return k.delRoute(flags, r)
+	case unix.RTM_NEWADDR, unix.RTM_DELADDR:
+		a, ok := parseAddr(m)
+		if !ok {
+			return reply{err: unix.EINVAL}
+		}
+		if typ == unix.RTM_NEWADDR {
+			return reply{err: k.newAddr(flags, a)}
+		}
+		return reply{err: k.delAddr(a, hasAttr(m[unix.SizeofIfAddrmsg:], unix.IFA_ADDRESS))}
+	case unix.RTM_NEWRULE, unix.RTM_DELRULE:
+		r, err := parseRuleRequest(m)
+		if err != nil {
+			return reply{err: err}
+		}
+		if typ == unix.RTM_NEWRULE {
+			return reply{err: k.newRule(flags, r)}
+		}
+		return reply{err: k.delRule(r)}
+	case unix.RTM_NEWNEIGH, unix.RTM_DELNEIGH:
+		n, ok := parseNeigh(m)
+		if !ok {
+			return reply{err: unix.EINVAL}
+		}
+		if typ == unix.RTM_NEWNEIGH {
+			return reply{err: k.newNeigh(flags, n)}
+		}
+		return reply{err: k.delNeigh(n)}
+	}
+	return reply{err: unix.EOPNOTSUPP}
+}
+
+// dump answers RTM_GETADDR and RTM_GETNEIGH from the state.
+func (k *fakeKernel) dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	b := req.Serialize()
+	family := b[unix.SizeofNlMsghdr]
+	var out [][]byte
+	switch {
+	case req.Type == unix.RTM_GETADDR && resType == unix.RTM_NEWADDR:
+		for _, a := range k.addrs {
+			if family == unix.AF_UNSPEC || family == familyOfAddr(a.prefix.Addr()) {
+				out = append(out, encodeAddr(a))
+			}
+		}
+	case req.Type == unix.RTM_GETNEIGH && resType == unix.RTM_NEWNEIGH:
+		for _, n := range k.neighs {
+			if family == unix.AF_UNSPEC || family == familyOfAddr(n.ip) {
+				out = append(out, encodeNeigh(n))
+			}
+		}
+	default:
+		return nil, unix.EOPNOTSUPP
+	}
+	return out, nil
+}
+
+func familyOfAddr(a netip.Addr) uint8 {
+	if a.Is4() {
+		return unix.AF_INET
+	}
+	return unix.AF_INET6
+}
+
+// --- routes ---
+
+// RouteListFilteredIter filters as netlink.Handle does: routes of tables
+// other than main only with RT_FILTER_TABLE, then table and protocol.
+func (k *fakeKernel) RouteListFilteredIter(family int, filter *netlink.Route, mask uint64, f func(netlink.Route) bool) error {
+	k.mu.Lock()
+	list := slices.Clone(k.routes)
+	k.mu.Unlock()
+	for _, r := range list {
+		switch {
+		case family != netlink.FAMILY_ALL && r.Family != family:
+		case r.Table != unix.RT_TABLE_MAIN && (filter == nil || mask&netlink.RT_FILTER_TABLE == 0):
+		case filter != nil && mask&netlink.RT_FILTER_TABLE != 0 && filter.Table != 0 && r.Table != filter.Table:
+		case filter != nil && mask&netlink.RT_FILTER_PROTOCOL != 0 && r.Protocol != filter.Protocol:
+		default:
+			if !f(r) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// addRoute plants a route (someone else's: any protocol, multipath, tos).
+func (k *fakeKernel) addRoute(r netlink.Route) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if r.Table == 0 {
+		r.Table = unix.RT_TABLE_MAIN
+	}
+	if r.Type == 0 {
+		r.Type = unix.RTN_UNICAST
+	}
+	k.routes = append(k.routes, r)
+}
+
+// parseRouteRequest decodes an RTM_NEWROUTE/RTM_DELROUTE payload.
+func parseRouteRequest(m []byte) (netlink.Route, error) {
+	if len(m) < unix.SizeofRtMsg {
+		return netlink.Route{}, unix.EINVAL
+	}
+	msg := nl.DeserializeRtMsg(m)
+	attrs, err := nl.ParseRouteAttr(m[unix.SizeofRtMsg:])
+	if err != nil {
+		return netlink.Route{}, unix.EINVAL
+	}
+	size := net.IPv4len
+	if msg.Family == unix.AF_INET6 {
+		size = net.IPv6len
+	} else if msg.Family != unix.AF_INET {
+		return netlink.Route{}, unix.EAFNOSUPPORT
+	}
+	r := netlink.Route{Family: int(msg.Family), Tos: int(msg.Tos), Table: int(msg.Table), Protocol: netlink.RouteProtocol(msg.Protocol),
+		Scope: netlink.Scope(msg.Scope), Type: int(msg.Type), Flags: int(msg.Flags),
+		Dst: &net.IPNet{IP: make(net.IP, size), Mask: net.CIDRMask(int(msg.Dst_len), 8*size)}}
+	ne := nl.NativeEndian()
+	for _, a := range attrs {
+		switch a.Attr.Type {
+		case unix.RTA_TABLE:
+			r.Table = int(ne.Uint32(a.Value))
+		case unix.RTA_DST:
+			r.Dst.IP = net.IP(slices.Clone(a.Value))
+		case unix.RTA_PRIORITY:
+			r.Priority = int(ne.Uint32(a.Value))
+		case unix.RTA_GATEWAY:
+			r.Gw = net.IP(slices.Clone(a.Value))
+		case unix.RTA_OIF:
+			r.LinkIndex = int(ne.Uint32(a.Value))
+		case unix.RTA_PREFSRC:
+			r.Src = net.IP(slices.Clone(a.Value))
+		}
+	}
+	if r.Table == 0 {
+		r.Table = unix.RT_TABLE_MAIN
+	}
+	return r, nil
+}
+
+// encodeRoute is the kernel's description of r (a dump entry or a
+// notification payload).
+func encodeRoute(r netlink.Route) []byte {
+	req := nl.NewNetlinkRequest(unix.RTM_NEWROUTE, 0)
+	msg := nl.NewRtMsg()
+	bits, _ := r.Dst.Mask.Size()
+	msg.Family, msg.Dst_len, msg.Tos = uint8(r.Family), uint8(bits), uint8(r.Tos)
+	msg.Protocol, msg.Scope, msg.Type, msg.Flags = uint8(r.Protocol), uint8(r.Scope), uint8(r.Type), uint32(r.Flags)
+	msg.Table = unix.RT_TABLE_UNSPEC
+	if r.Table < 256 {
+		msg.Table = uint8(r.Table)
+	}
+	req.AddData(msg)
+	req.AddData(nl.NewRtAttr(unix.RTA_TABLE, nl.Uint32Attr(uint32(r.Table))))
+	if bits > 0 {
+		req.AddData(nl.NewRtAttr(unix.RTA_DST, r.Dst.IP))
+	}
+	if r.Priority > 0 {
+		req.AddData(nl.NewRtAttr(unix.RTA_PRIORITY, nl.Uint32Attr(uint32(r.Priority))))
+	}
+	if r.Gw != nil {
+		req.AddData(nl.NewRtAttr(unix.RTA_GATEWAY, r.Gw))
+	}
+	if r.LinkIndex > 0 {
+		req.AddData(nl.NewRtAttr(unix.RTA_OIF, nl.Uint32Attr(uint32(r.LinkIndex))))
+	}
+	if r.Src != nil {
+		req.AddData(nl.NewRtAttr(unix.RTA_PREFSRC, r.Src))
+	}
+	return req.Serialize()[unix.SizeofNlMsghdr:]
+}
+
+// routeKey is what the kernel keys a route by.
+func routeKey(r *netlink.Route) string {
+	return fmt.Sprintf("%d %d %s %d %d", r.Family, r.Table, r.Dst, r.Tos, r.Priority)
+}
+
+func (k *fakeKernel) newRoute(flags int, r netlink.Route) reply {
+	if r.Family == unix.AF_INET6 && r.Priority == 0 {
+		r.Priority = items.IPv6DefaultMetric
+	}
+	if err := k.resolveNexthop(&r); err != nil {
+		return reply{err: err}
+	}
+	if r.Family == unix.AF_INET6 {
+		r.Scope = unix.RT_SCOPE_UNIVERSE // IPv6 routes have no scope
+	}
+	key := routeKey(&r)
+	at := slices.IndexFunc(k.routes, func(x netlink.Route) bool { return routeKey(&x) == key })
+	switch {
+	case at >= 0 && flags&unix.NLM_F_EXCL != 0:
+		return reply{err: unix.EEXIST}
+	case at >= 0 && flags&unix.NLM_F_REPLACE != 0:
+		k.routes[at] = r
+	case at >= 0 && slices.ContainsFunc(k.routes, func(x netlink.Route) bool { return routeKey(&x) == key && sameNexthop(&x, &r) }):
+		return reply{err: unix.EEXIST}
+	case flags&unix.NLM_F_CREATE == 0:
+		return reply{err: unix.ENOENT}
+	default:
+		k.routes = append(k.routes, r)
+	}
+	if flags&unix.NLM_F_ECHO != 0 {
+		return reply{echo: [][]byte{encodeRoute(r)}}
+	}
+	return reply{}
+}
+
+func sameNexthop(a, b *netlink.Route) bool {
+	return a.Type == b.Type && a.Scope == b.Scope && a.LinkIndex == b.LinkIndex && a.Gw.Equal(b.Gw) && a.Protocol == b.Protocol
+}
+
+// resolveNexthop checks a new route's destination and nexthop as the
+// kernel does, and fills in the device the kernel picks.
+func (k *fakeKernel) resolveNexthop(r *netlink.Route) error {
+	if r.Family == unix.AF_INET && !r.Dst.IP.Equal(r.Dst.IP.Mask(r.Dst.Mask)) {
+		return fmt.Errorf("%w: invalid prefix for given prefix length", unix.EINVAL)
+	}
+	if r.LinkIndex > 0 && !k.hasLink(r.LinkIndex) {
+		return unix.ENODEV
+	}
+	if r.Type != unix.RTN_UNICAST {
+		if r.Family == unix.AF_INET6 {
+			r.LinkIndex = 1 // IPv6 attaches reject routes to lo
+		}
+		return nil
+	}
+	if r.Gw == nil {
+		if r.LinkIndex == 0 {
+			return fmt.Errorf("%w: device for nexthop is not given", unix.ENODEV)
+		}
+		return nil
+	}
+	gw, _ := netip.AddrFromSlice(r.Gw)
+	gw = gw.Unmap()
+	if gw.IsLinkLocalUnicast() && r.LinkIndex > 0 {
+		return nil
+	}
+	for _, a := range k.addrs {
+		if (r.LinkIndex == 0 || a.index == r.LinkIndex) && a.prefix.Masked().Contains(gw) {
+			r.LinkIndex = a.index
+			return nil
+		}
+	}
+	return unix.ENETUNREACH
+}
+
+func (k *fakeKernel) delRoute(flags int, req netlink.Route) reply {
+	best := -1
+	for i := range k.routes {
+		r := &k.routes[i]
+		if r.Family != req.Family || r.Table != req.Table || r.Dst.String() != req.Dst.String() || r.Tos != req.Tos ||
+			(req.Priority != 0 && r.Priority != req.Priority) || (req.Protocol != 0 && r.Protocol != req.Protocol) ||
+			(req.Type != 0 && r.Type != req.Type) || (req.Family == unix.AF_INET && req.Scope != unix.RT_SCOPE_NOWHERE && r.Scope != req.Scope) ||
+			(req.LinkIndex != 0 && r.LinkIndex != req.LinkIndex) || (req.Gw != nil && !r.Gw.Equal(req.Gw)) {
+			continue
+		}
+		if best < 0 || r.Priority < k.routes[best].Priority { // aliases are sorted by priority
+			best = i
+		}
+	}
+	if best < 0 {
+		return reply{err: unix.ESRCH}
+	}
+	gone := k.routes[best]
+	k.routes = slices.Delete(k.routes, best, best+1)
+	if flags&unix.NLM_F_ECHO != 0 {
+		return reply{echo: [][]byte{encodeRoute(gone)}}
+	}
+	return reply{}
+}
+
+// --- addresses ---
+
+func encodeAddr(a kernelAddr) []byte {
+	req := nl.NewNetlinkRequest(unix.RTM_NEWADDR, 0)
+	v4 := a.prefix.Addr().Is4()
+	family := unix.AF_INET6
+	if v4 {
+		family = unix.AF_INET
+	}
+	msg := nl.NewIfAddrmsg(family)
+	msg.Prefixlen, msg.Index, msg.Scope, msg.Flags = uint8(a.prefix.Bits()), uint32(a.index), a.scope, uint8(a.flags)
+	req.AddData(msg)
+	ip := a.prefix.Addr().AsSlice()
+	if v4 {
+		req.AddData(nl.NewRtAttr(unix.IFA_LOCAL, ip))
+	}
+	req.AddData(nl.NewRtAttr(unix.IFA_ADDRESS, ip))
+	req.AddData(nl.NewRtAttr(unix.IFA_FLAGS, nl.Uint32Attr(a.flags)))
+	if v4 {
+		req.AddData(nl.NewRtAttr(unix.IFA_LABEL, nl.ZeroTerminated(a.label)))
+	}
+	if a.proto != 0 {
+		req.AddData(nl.NewRtAttr(ifaProto, nl.Uint8Attr(a.proto)))
+	}
+	return req.Serialize()[unix.SizeofNlMsghdr:]
+}
+
+func hasAttr(b []byte, typ uint16) bool {
+	attrs, _ := nl.ParseRouteAttr(b)
+	return slices.ContainsFunc(attrs, func(a syscall.NetlinkRouteAttr) bool { return a.Attr.Type == typ })
+}
+
+// addAddr plants an address (someone else's when proto is not 211) the
+// way the kernel adds it.
+func (k *fakeKernel) addAddr(dev, prefix string, proto uint8) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	a := kernelAddr{index: k.index(dev), prefix: netip.MustParsePrefix(prefix), proto: proto}
+	if err := k.newAddr(unix.NLM_F_CREATE|unix.NLM_F_EXCL, a); err != nil {
+		panic(err)
+	}
+}
+
+func (k *fakeKernel) findAddr(index int, p netip.Prefix) int {
+	return slices.IndexFunc(k.addrs, func(x kernelAddr) bool {
+		return x.index == index && x.prefix.Addr() == p.Addr() && (x.prefix.Bits() == p.Bits() || !p.Addr().Is4())
+	})
+}
+
+func sameSubnet(a, b netip.Prefix) bool { return a.Bits() == b.Bits() && a.Masked() == b.Masked() }
+
+func (k *fakeKernel) newAddr(flags int, a kernelAddr) error {
+	if !k.hasLink(a.index) {
+		return unix.ENODEV
+	}
+	if k.findAddr(a.index, a.prefix) >= 0 {
+		return unix.EEXIST // a replace of an address is not modelled: netagent never sends one
+	}
+	v4 := a.prefix.Addr().Is4()
+	a.flags = a.flags&unix.IFA_F_NODAD | unix.IFA_F_PERMANENT
+	if v4 {
+		if a.label == "" {
+			a.label = k.links[a.index-1]
+		}
+		for _, x := range k.addrs {
+			if x.index == a.index && x.prefix.Addr().Is4() && sameSubnet(x.prefix, a.prefix) {
+				if x.scope != a.scope {
+					return unix.EINVAL
+				}
+				a.flags |= unix.IFA_F_SECONDARY
+			}
+		}
+	} else {
+		a.label, a.scope = "", unix.RT_SCOPE_UNIVERSE
+		if a.prefix.Addr().IsLinkLocalUnicast() {
+			a.scope = unix.RT_SCOPE_LINK
+		}
+	}
+	k.addrs = append(k.addrs, a)
+	if !a.secondary() {
+		k.addPrefixRoute(a)
+	}
+	return nil
+}
+
+// addPrefixRoute adds the route to an address's subnet (protocol kernel).
+func (k *fakeKernel) addPrefixRoute(a kernelAddr) {
+	if a.prefix.Bits() == a.prefix.Addr().BitLen() {
+		return
+	}
+	p := a.prefix.Masked()
+	r := netlink.Route{Family: int(familyOfAddr(p.Addr())), Table: unix.RT_TABLE_MAIN, Protocol: unix.RTPROT_KERNEL,
+		Type: unix.RTN_UNICAST, LinkIndex: a.index,
+		Dst: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}}
+	if p.Addr().Is4() {
+		r.Scope, r.Src = unix.RT_SCOPE_LINK, a.prefix.Addr().AsSlice()
+	} else {
+		r.Priority = 256
+	}
+	k.routes = append(k.routes, r)
+}
+
+func (k *fakeKernel) delPrefixRoute(a kernelAddr) {
+	p := a.prefix.Masked()
+	k.routes = slices.DeleteFunc(k.routes, func(r netlink.Route) bool {
+		return r.Protocol == unix.RTPROT_KERNEL && r.LinkIndex == a.index && prefixOf(r.Dst, familyOfAF(r.Family)) == p
+	})
+}
+
+func (k *fakeKernel) delAddr(req kernelAddr, withAddress bool) error {
+	at := slices.IndexFunc(k.addrs, func(x kernelAddr) bool {
+		return x.index == req.index && x.prefix.Addr() == req.prefix.Addr() &&
+			(!withAddress || x.prefix.Bits() == req.prefix.Bits()) &&
+			(req.label == "" || x.label == req.label)
+	})
+	if at < 0 {
+		return unix.EADDRNOTAVAIL
+	}
+	gone := k.addrs[at]
+	k.addrs = slices.Delete(k.addrs, at, at+1)
+	if !gone.prefix.Addr().Is4() {
+		k.delPrefixRoute(gone)
+		return nil
+	}
+	if !gone.secondary() {
+		k.delPrefixRoute(gone)
+		promote := k.promote["all"] || k.promote[k.links[gone.index-1]]
+		promoted := false
+		k.addrs = slices.DeleteFunc(k.addrs, func(x kernelAddr) bool {
+			return x.index == gone.index && x.prefix.Addr().Is4() && sameSubnet(x.prefix, gone.prefix) && !promote
+		})
+		for i := range k.addrs {
+			x := &k.addrs[i]
+			if promote && !promoted && x.index == gone.index && x.prefix.Addr().Is4() && sameSubnet(x.prefix, gone.prefix) {
+				x.flags &^= unix.IFA_F_SECONDARY
+				k.addPrefixRoute(*x)
+				promoted = true
+			}
+		}
+	}
+	if !slices.ContainsFunc(k.addrs, func(x kernelAddr) bool { return x.index == gone.index && x.prefix.Addr().Is4() }) {
+		// fib_disable_ip: the interface's last IPv4 address is gone.
+		k.routes = slices.DeleteFunc(k.routes, func(r netlink.Route) bool {
+			return r.Family == unix.AF_INET && routeVia(&r, gone.index)
+		})
+	}
+	return nil
+}
+
+// promotesFor and promotingFor back addressConfigurator's sysctl hooks.
+func (k *fakeKernel) promotes(dev string) (bool, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.index(dev) == 0 {
+		return false, fmt.Errorf("reading promote_secondaries: %w", errors.New("no such file or directory"))
+	}
+	return k.promote["all"] || k.promote[dev], nil
+}
+
+func (k *fakeKernel) promoting(dev string, f func() error) error {
+	k.mu.Lock()
+	old := k.promote[dev]
+	k.promote[dev] = true
+	k.mu.Unlock()
+	err := f()
+	k.mu.Lock()
+	k.promote[dev] = old
+	k.mu.Unlock()
+	return err
+}
+
+// --- neighbours ---
+
+func encodeNeigh(n kernelNeigh) []byte {
+	req := nl.NewNetlinkRequest(unix.RTM_NEWNEIGH, 0)
+	req.AddData(&netlink.Ndmsg{Family: familyOfAddr(n.ip), Index: uint32(n.index), State: n.state, Flags: n.flags})
+	req.AddData(nl.NewRtAttr(netlink.NDA_DST, n.ip.AsSlice()))
+	if n.mac != nil {
+		req.AddData(nl.NewRtAttr(netlink.NDA_LLADDR, []byte(n.mac)))
+	}
+	if n.proto != 0 {
+		req.AddData(nl.NewRtAttr(ndaProtocol, nl.Uint8Attr(n.proto)))
+	}
+	return req.Serialize()[unix.SizeofNlMsghdr:]
+}
+
+// addNeigh plants an entry (someone's static one, or a learned one).
+func (k *fakeKernel) addNeigh(dev, ip, mac string, state uint16, proto uint8) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	hw, err := net.ParseMAC(mac)
+	if err != nil {
+		panic(err)
+	}
+	k.neighs = append(k.neighs, kernelNeigh{index: k.index(dev), ip: netip.MustParseAddr(ip), mac: hw, state: state, proto: proto})
+}
+
+func (k *fakeKernel) findNeigh(n kernelNeigh) int {
+	return slices.IndexFunc(k.neighs, func(x kernelNeigh) bool { return x.index == n.index && x.ip == n.ip })
+}
+
+func (k *fakeKernel) newNeigh(flags int, n kernelNeigh) error {
+	if !k.hasLink(n.index) {
+		return unix.ENODEV
+	}
+	at := k.findNeigh(n)
+	switch {
+	case at >= 0 && flags&unix.NLM_F_EXCL != 0:
+		return unix.EEXIST
+	case at >= 0 && flags&unix.NLM_F_REPLACE != 0:
+		k.neighs[at] = n
+	case at >= 0: // no override: the kernel keeps a permanent entry's address
+		return nil
+	case flags&unix.NLM_F_CREATE == 0:
+		return unix.ENOENT
+	default:
+		k.neighs = append(k.neighs, n)
+	}
+	return nil
+}
+
+func (k *fakeKernel) delNeigh(n kernelNeigh) error {
+	at := k.findNeigh(n)
+	if at < 0 {
+		return unix.ENOENT
+	}
+	k.neighs = slices.Delete(k.neighs, at, at+1)
+	return nil
+}
+
+// --- rules ---
+
+// RuleList lists the rules of family in the kernel's order.
+func (k *fakeKernel) RuleList(family int) ([]netlink.Rule, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []netlink.Rule
+	for _, r := range k.rules {
+		if family == netlink.FAMILY_ALL || r.Family == family {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// addRule plants a rule as the kernel orders it.
+func (k *fakeKernel) addRule(r *netlink.Rule) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err := k.newRule(unix.NLM_F_CREATE, *r); err != nil {
+		panic(err)
+	}
+}
+
+func parseRuleRequest(m []byte) (netlink.Rule, error) {
+	if len(m) < unix.SizeofRtMsg {
+		return netlink.Rule{}, unix.EINVAL
+	}
+	msg := nl.DeserializeRtMsg(m)
+	attrs, err := nl.ParseRouteAttr(m[unix.SizeofRtMsg:])
+	if err != nil {
+		return netlink.Rule{}, unix.EINVAL
+	}
+	r := netlink.NewRule()
+	r.Family, r.Table, r.Tos, r.Type, r.Priority = int(msg.Family), int(msg.Table), uint(msg.Tos), msg.Type, 0
+	bits := 32
+	if msg.Family == unix.AF_INET6 {
+		bits = 128
+	}
+	ne := nl.NativeEndian()
+	hasMark := false
+	for _, a := range attrs {
+		switch a.Attr.Type {
+		case nl.FRA_SRC:
+			r.Src = &net.IPNet{IP: net.IP(slices.Clone(a.Value)), Mask: net.CIDRMask(int(msg.Src_len), bits)}
+		case nl.FRA_DST:
+			r.Dst = &net.IPNet{IP: net.IP(slices.Clone(a.Value)), Mask: net.CIDRMask(int(msg.Dst_len), bits)}
+		case nl.FRA_PRIORITY:
+			r.Priority = int(ne.Uint32(a.Value))
+		case nl.FRA_TABLE:
+			r.Table = int(ne.Uint32(a.Value))
+		case nl.FRA_FWMARK:
+			r.Mark, hasMark = ne.Uint32(a.Value), true
+		case nl.FRA_FWMASK:
+			m := ne.Uint32(a.Value)
+			r.Mask = &m
+		case nl.FRA_IIFNAME:
+			r.IifName = unix.ByteSliceToString(a.Value)
+		case nl.FRA_OIFNAME:
+			r.OifName = unix.ByteSliceToString(a.Value)
+		case nl.FRA_PROTOCOL:
+			r.Protocol = a.Value[0]
+		}
+	}
+	if hasMark && r.Mask == nil {
+		all := uint32(0xffffffff)
+		r.Mask = &all
+	}
+	return *r, nil
+}
+
+func maskOf(r *netlink.Rule) uint32 {
+	if r.Mask == nil {
+		return 0
+	}
+	return *r.Mask
+}
+
+// sameRule compares every selector, the action and the priority.
+func sameRule(a, b *netlink.Rule) bool {
+	return a.Family == b.Family && a.Priority == b.Priority && a.Table == b.Table && a.Type == b.Type &&
+		a.Src.String() == b.Src.String() && a.Dst.String() == b.Dst.String() && a.Mark == b.Mark &&
+		maskOf(a) == maskOf(b) && a.IifName == b.IifName && a.OifName == b.OifName && a.Tos == b.Tos &&
+		a.IPProto == b.IPProto && a.Invert == b.Invert
+}
+
+func (k *fakeKernel) newRule(flags int, r netlink.Rule) error {
+	if flags&unix.NLM_F_EXCL != 0 && slices.ContainsFunc(k.rules, func(x netlink.Rule) bool { return sameRule(&x, &r) }) {
+		return unix.EEXIST
+	}
+	at := len(k.rules)
+	for i := range k.rules {
+		if k.rules[i].Priority > r.Priority {
+			at = i
+			break
+		}
+	}
+	k.rules = slices.Insert(k.rules, at, r)
+	return nil
+}
+
+// delRule removes the first rule with every selector the request sets.
+func (k *fakeKernel) delRule(req netlink.Rule) error {
+	at := slices.IndexFunc(k.rules, func(r netlink.Rule) bool {
+		return r.Family == req.Family && (req.Type == 0 || r.Type == req.Type) &&
+			(req.Table == 0 || r.Table == req.Table) && (req.Priority == 0 || r.Priority == req.Priority) &&
+			(req.Src == nil || r.Src.String() == req.Src.String()) && (req.Dst == nil || r.Dst.String() == req.Dst.String()) &&
+			(req.Mark == 0 || r.Mark == req.Mark) && (maskOf(&req) == 0 || maskOf(&r) == maskOf(&req)) &&
+			(req.IifName == "" || r.IifName == req.IifName) && (req.OifName == "" || r.OifName == req.OifName) &&
+			(req.Protocol == 0 || r.Protocol == req.Protocol)
+	})
+	if at < 0 {
+		return unix.ENOENT
+	}
+	k.rules = slices.Delete(k.rules, at, at+1)
+	return nil
+}
+
+// --- views for the tests ---
+
+// ownedRoutes lists the routes carrying netagent's protocol.
+func (k *fakeKernel) routesWith(proto int) []netlink.Route {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []netlink.Route
+	for _, r := range k.routes {
+		if int(r.Protocol) == proto {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// addrOn returns the kernel address with that prefix on dev, if any.
+func (k *fakeKernel) addrOn(dev, prefix string) (kernelAddr, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	p := netip.MustParsePrefix(prefix)
+	at := slices.IndexFunc(k.addrs, func(x kernelAddr) bool { return x.index == k.index(dev) && x.prefix == p })
+	if at < 0 {
+		return kernelAddr{}, false
+	}
+	return k.addrs[at], true
+}
+
+// neighOn returns the kernel entry for ip on dev, if any.
+func (k *fakeKernel) neighOn(dev, ip string) (kernelNeigh, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	at := k.findNeigh(kernelNeigh{index: k.index(dev), ip: netip.MustParseAddr(ip)})
+	if at < 0 {
+		return kernelNeigh{}, false
+	}
+	return k.neighs[at], true
+}
+
+func macEq(a, b net.HardwareAddr) bool { return bytes.Equal(a, b) }
