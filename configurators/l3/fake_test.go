@@ -66,6 +66,11 @@ type fakeKernel struct {
 	// writes counts the change requests the kernel received (successful
 	// or not); opens and closes count the conns taken and given back.
 	writes, opens, closes int
+	// routeDumps counts route dumps (RouteListFilteredIter).
+	routeDumps int
+	// dropMarks makes the kernel drop IFA_PROTO and NDA_PROTOCOL, as
+	// kernels older than 5.18 and 5.0 do.
+	dropMarks bool
 	// fail, if set, answers a request before the fake handles it: a
 	// non-nil error is returned instead.
 	fail func(msgType uint16) error
@@ -258,6 +263,7 @@ func familyOfAddr(a netip.Addr) uint8 {
 // other than main only with RT_FILTER_TABLE, then table and protocol.
 func (k *fakeKernel) RouteListFilteredIter(family int, filter *netlink.Route, mask uint64, f func(netlink.Route) bool) error {
 	k.mu.Lock()
+	k.routeDumps++
 	list := slices.Clone(k.routes)
 	k.mu.Unlock()
 	for _, r := range list {
@@ -521,6 +527,9 @@ func (k *fakeKernel) newAddr(flags int, a kernelAddr) error {
 	}
 	v4 := a.prefix.Addr().Is4()
 	a.flags = a.flags&unix.IFA_F_NODAD | unix.IFA_F_PERMANENT
+	if k.dropMarks {
+		a.proto = 0
+	}
 	if v4 {
 		if a.label == "" {
 			a.label = k.links[a.index-1]
@@ -665,6 +674,9 @@ func (k *fakeKernel) findNeigh(n kernelNeigh) int {
 func (k *fakeKernel) newNeigh(flags int, n kernelNeigh) error {
 	if !k.hasLink(n.index) {
 		return unix.ENODEV
+	}
+	if k.dropMarks {
+		n.proto = 0
 	}
 	at := k.findNeigh(n)
 	switch {

@@ -15,15 +15,29 @@ import (
 // for target t in reg. The route configurator is a
 // reconciler.BatchConfigurator.
 func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error {
-	open := (&sharedConn{t: t}).open
+	k := kernel{nlh: t.NL, open: (&sharedConn{t: t}).open, promotes: promotesIn(t), promoting: promotingIn(t)}
+	return register(reg, k)
+}
+
+// kernel is how the configurators reach a namespace's kernel: the
+// interfaces a unit test backs with a fake (see fake_test.go).
+type kernel struct {
+	nlh       dumpNL
+	open      opener
+	promotes  func(dev string) (bool, error)
+	promoting func(dev string, f func() error) error
+}
+
+// register registers the four configurators over k.
+func register(reg *reconciler.TypeRegistry, k kernel) error {
 	cfgs := []struct {
 		typ string
 		cfg reconciler.Configurator
 	}{
-		{items.TypeAddress, &addressConfigurator{nlh: t.NL, open: open, promotes: promotesIn(t), promoting: promotingIn(t)}},
-		{items.TypeRoute, &routeConfigurator{nlh: t.NL, open: open}},
-		{items.TypeRule, &ruleConfigurator{nlh: t.NL, open: open}},
-		{items.TypeNeighbor, &neighborConfigurator{open: open}},
+		{items.TypeAddress, &addressConfigurator{nlh: k.nlh, open: k.open, promotes: k.promotes, promoting: k.promoting}},
+		{items.TypeRoute, &routeConfigurator{nlh: k.nlh, open: k.open}},
+		{items.TypeRule, &ruleConfigurator{nlh: k.nlh, open: k.open}},
+		{items.TypeNeighbor, &neighborConfigurator{open: k.open}},
 	}
 	for _, c := range cfgs {
 		if err := reg.Register(c.typ, c.cfg); err != nil {
