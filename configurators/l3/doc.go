@@ -136,4 +136,35 @@
 // Clashes is read-back's counterpart for a plan: the intended items whose
 // identity an object of another protocol holds, each with the ErrNotOwned
 // error its create fails with.
+//
+// # Testing without root
+//
+// The configurators reach the kernel only through narrow interfaces,
+// gathered in kernel (register.go): rawOps (requests, address and
+// neighbour dumps, interface indexes), dumpNL (the link, route and rule
+// dumps of netlink.Handle) and the two promote_secondaries hooks.
+// ReadBack, Clashes and NewRefusals run over the same interfaces
+// (readBack, clashes, newRefusals). fake_test.go backs them all with
+// fakeKernel, an in-memory rtnetlink: it parses the requests the
+// configurators serialize, keys each object as the kernel does (route:
+// table, dst, tos, priority; IPv4 address: interface, local, length; IPv6
+// address: interface, address; neighbour: interface, address; rule: every
+// selector and the priority), keeps the protocol each object was given,
+// answers with the kernel's errors (EEXIST, ESRCH, ENOENT, EADDRNOTAVAIL,
+// ENODEV, ENETUNREACH) and follows the kernel's side effects (subnet
+// routes of addresses, promotion or loss of secondaries, the route flush
+// with an interface's last IPv4 address, "any metric" in an IPv4 route
+// delete, rule_find's partial match). fake_configurators_test.go runs
+// every configurator over it; the real-kernel tests (l3_test.go,
+// test/netns/l3_*) stay the reference, and a behaviour the fake gets wrong
+// is fixed in the fake against them.
+//
+// To test a new kind with the fake: teach fakeKernel its request and dump
+// messages (parse the request, key the object as the kernel does, return
+// the kernel's errno, keep the protocol; add an add* helper that plants
+// someone else's object); then, with newFakeEnv, test create, create again
+// (no write: fakeEnv.writes), modify in place, delete and delete again, a
+// foreign object at the same key (ErrNotOwned, untouched), read-back of
+// only the owned objects Equal to what was applied, and a clash; and check
+// each test fails when the behaviour it names is broken.
 package l3
