@@ -444,6 +444,20 @@ func TestFakeAddressNoDevice(t *testing.T) {
 	if err := e.addr.Delete(ctx, a); err != nil {
 		t.Errorf("delete on a missing device: %v", err)
 	}
+	// An interface that goes takes its objects with it: deleting ours then
+	// succeeds.
+	on1 := &items.Address{Dev: "up1", Prefix: pfx("192.0.2.10/24")}
+	n := &items.Neighbor{Dev: "up1", IP: ip("192.0.2.1"), MAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}}
+	r := &items.Route{Dst: pfx("10.1.0.0/16"), Gw: ip("192.0.2.1"), Dev: "up1"}
+	for _, it := range []dg.Item{on1, n, r} {
+		must(t, e.reg.Configurator(it).Create(ctx, it))
+	}
+	e.k.delLink("up1")
+	for _, it := range []dg.Item{on1, n, r} {
+		if err := e.reg.Configurator(it).Delete(ctx, it); err != nil {
+			t.Errorf("deleting %s after its interface went: %v", dg.Ref(it), err)
+		}
+	}
 }
 
 // A kernel that drops IFA_PROTO / NDA_PROTOCOL: the create fails with
