@@ -265,11 +265,16 @@ func TestFakeRouteBatch(t *testing.T) {
 		t.Errorf("%d routes of ours, want %d", got, n-1)
 	}
 
-	// Again: nothing to change, nothing written but the exclusive adds.
-	for i, err := range e.route.ApplyBatch(ctx, batchOps(reconciler.OpCreate, routes)) {
-		if err != nil && i != 5 {
-			t.Errorf("second batch, op %d: %v", i, err)
+	// Again: nothing to change, nothing written but the exclusive adds
+	// (answered EEXIST).
+	if w := e.writes(func() {
+		for i, err := range e.route.ApplyBatch(ctx, batchOps(reconciler.OpCreate, routes)) {
+			if err != nil && i != 5 {
+				t.Errorf("second batch, op %d: %v", i, err)
+			}
 		}
+	}); w != n {
+		t.Errorf("second batch sent %d requests, want %d (one exclusive add each)", w, n)
 	}
 
 	// A batch of modifies moves them all in place.
