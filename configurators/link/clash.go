@@ -35,6 +35,10 @@ func Clashes(t *netnsx.Target, stateDir string, hint *dg.Graph) (map[dg.ItemRef]
 	if err != nil {
 		return nil, err
 	}
+	return k.clashes(hint)
+}
+
+func (k *kernel) clashes(hint *dg.Graph) (map[dg.ItemRef]error, error) {
 	st, err := k.st.snapshot()
 	if err != nil {
 		return nil, err

@@ -1,0 +1,802 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/netagent/netagent/configurators/statefile"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// These tests run the link configurators over fakeKernel: no root, no
+// namespace. The real-kernel tests (testns, test/netns/link_*) stay the
+// reference for what the kernel does; these cover the configurators'
+// logic, bonds and VLANs included (the host has no bonding nor 8021q).
+
+// fakeEnv is a fake namespace and a state directory, and the apply of a
+// restarted agent over them (fresh configurators and read-back).
+type fakeEnv struct {
+	t   *testing.T
+	f   *fakeKernel
+	dir string
+}
+
+func newFakeEnv(t *testing.T) fakeEnv {
+	return fakeEnv{t: t, f: newFakeKernel(), dir: t.TempDir()}
+}
+
+var fakeNsIdentity = statefile.NsIdentity{BootID: "fake-boot", Netns: "fake", NsID: "NS(0:1)"}
+
+func (e fakeEnv) kernel() *kernel {
+	return &kernel{nl: e.f, raw: e.f,
+		st: &stateStore{path: filepath.Join(e.dir, stateFileName), ns: fakeNsIdentity}}
+}
+
+// apply reconciles towards want as a restarted agent does.
+func (e fakeEnv) apply(want ...dg.Item) reconciler.Status {
+	e.t.Helper()
+	k := e.kernel()
+	reg := &reconciler.TypeRegistry{}
+	if err := reg.Register(items.TypeInterface, &InterfaceConfigurator{k: k}); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := reg.Register(items.TypePort, &PortConfigurator{k: &kernel{nl: e.f, raw: e.f}}); err != nil {
+		e.t.Fatal(err)
+	}
+	intended := dg.New("intended", want...)
+	cur, err := k.readBack(intended)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return reconciler.New(reg).Reconcile(context.Background(), dg.New("current", cur...), intended)
+}
+
+// converge applies want, which must succeed; a second apply must run no
+// operation and make no write, and read-back must equal want. It returns
+// the first apply's writes.
+func (e fakeEnv) converge(want ...dg.Item) []string {
+	e.t.Helper()
+	st := e.apply(want...)
+	if st.Err != nil || len(st.Blocked) > 0 {
+		e.t.Fatalf("apply: %v %v\n%s", st.Err, st.Blocked, st.OperationLog)
+	}
+	writes := e.f.take()
+	st = e.apply(want...)
+	if w := e.f.take(); st.Err != nil || len(st.OperationLog) != 0 || len(w) != 0 {
+		e.t.Errorf("second apply: %v, writes %v\n%s", st.Err, w, st.OperationLog)
+	}
+	e.readBackEquals(want...)
+	return writes
+}
+
+// readBackEquals checks that read-back with want as the hint holds every
+// item of want, equal.
+func (e fakeEnv) readBackEquals(want ...dg.Item) {
+	e.t.Helper()
+	got, err := e.kernel().readBack(dg.New("intended", want...))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	byRef := map[dg.ItemRef]dg.Item{}
+	for _, it := range got {
+		byRef[dg.Ref(it)] = it
+	}
+	for _, w := range want {
+		if g, ok := byRef[dg.Ref(w)]; !ok || !g.Equal(w) {
+			e.t.Errorf("read back %v: %v, want %v", dg.Ref(w), g, w)
+		}
+	}
+}
+
+func (e fakeEnv) link(name string) netlink.Link {
+	e.t.Helper()
+	l, err := e.f.LinkByName(name)
+	if err != nil {
+		e.t.Fatalf("link %s: %v", name, err)
+	}
+	return l
+}
+
+func (e fakeEnv) gone(name string) bool {
+	_, err := e.f.LinkByName(name)
+	return isNotFound(err)
+}
+
+func opsOf(log reconciler.OperationLog) []string {
+	var out []string
+	for _, op := range log {
+		s := op.Op.String() + " " + op.Ref.Name
+		if op.Recreate {
+			s += " (recreate)"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestFakeKernelSemantics: the fake answers as the kernel does, so that
+// the configurators' error paths are exercised for real.
+func TestFakeKernelSemantics(t *testing.T) {
+	f := newFakeKernel()
+	eth0 := f.addNIC("eth0", 1500)
+	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(f.LinkAdd(br))
+	if err := f.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}}); !errors.Is(err, unix.EEXIST) {
+		t.Errorf("second br0: %v, want EEXIST", err)
+	}
+	if err := f.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "v0"}, PeerName: "eth0"}); !errors.Is(err, unix.EEXIST) || !f.gone("v0") {
+		t.Errorf("veth over eth0's name: %v, v0 gone %v", err, f.gone("v0"))
+	}
+	if _, err := f.LinkByName("nope"); !isNotFound(err) || err.Error() != "Link not found" {
+		t.Errorf("missing link: %v", err)
+	}
+	if err := f.LinkSetUp(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "nope"}}); !errors.Is(err, unix.ENODEV) {
+		t.Errorf("setting up a missing link: %v, want ENODEV", err)
+	}
+	if err := f.LinkAdd(&netlink.Vlan{LinkAttrs: netlink.LinkAttrs{Name: "v10", ParentIndex: 99}, VlanId: 10}); !errors.Is(err, unix.ENODEV) {
+		t.Errorf("vlan on a missing parent: %v, want ENODEV", err)
+	}
+	must(f.LinkAdd(&netlink.Vlan{LinkAttrs: netlink.LinkAttrs{Name: "eth0.10", ParentIndex: eth0.Attrs().Index}, VlanId: 10}))
+	if err := f.LinkAdd(&netlink.Vlan{LinkAttrs: netlink.LinkAttrs{Name: "again", ParentIndex: eth0.Attrs().Index}, VlanId: 10}); !errors.Is(err, unix.EEXIST) {
+		t.Errorf("second vlan 10 on eth0: %v, want EEXIST", err)
+	}
+	if err := f.LinkSetMTU(f.mustLink(t, "eth0.10"), 1600); !errors.Is(err, unix.ERANGE) {
+		t.Errorf("vlan mtu above its parent: %v, want ERANGE", err)
+	}
+	must(f.LinkSetMTU(eth0, 1400))
+	if mtu := f.mustLink(t, "eth0.10").Attrs().MTU; mtu != 1400 {
+		t.Errorf("vlan mtu after its parent's shrank: %d", mtu)
+	}
+	if err := f.LinkSetAlias(eth0, strings.Repeat("a", 256)); !errors.Is(err, unix.ERANGE) {
+		t.Errorf("256-byte alias: %v, want ERANGE", err)
+	}
+	must(f.LinkSetAlias(eth0, strings.Repeat("a", 255)))
+	if err := f.LinkDel(eth0); !errors.Is(err, unix.EOPNOTSUPP) {
+		t.Errorf("deleting a NIC: %v, want EOPNOTSUPP", err)
+	}
+
+	// Carrier: a veth has it when both ends are up.
+	must(f.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "v0"}, PeerName: "v1"}))
+	must(f.LinkSetUp(f.mustLink(t, "v0")))
+	if f.mustLink(t, "v0").Attrs().RawFlags&iffLowerUp != 0 {
+		t.Error("v0 has carrier with v1 down")
+	}
+	must(f.LinkSetUp(f.mustLink(t, "v1")))
+	if f.mustLink(t, "v0").Attrs().RawFlags&iffLowerUp == 0 || f.mustLink(t, "v0").Attrs().OperState != netlink.OperUp {
+		t.Error("v0 has no carrier with both ends up")
+	}
+
+	// Masters: a bond takes a port only down, and opens it; a port has
+	// one master.
+	must(f.LinkAdd(netlink.NewLinkBond(netlink.LinkAttrs{Name: "bond0"})))
+	bond := f.mustLink(t, "bond0")
+	if err := f.LinkSetMaster(f.mustLink(t, "v0"), bond); !errors.Is(err, unix.EPERM) {
+		t.Errorf("enslaving an up port to a bond: %v, want EPERM", err)
+	}
+	must(f.LinkSetMaster(f.mustLink(t, "v1"), f.mustLink(t, "br0")))
+	must(f.LinkSetDown(f.mustLink(t, "v1")))
+	if err := f.LinkSetMaster(f.mustLink(t, "v1"), bond); !errors.Is(err, unix.EBUSY) {
+		t.Errorf("enslaving a bridge port to a bond: %v, want EBUSY", err)
+	}
+	must(f.LinkSetDown(f.mustLink(t, "v0")))
+	must(f.LinkSetMaster(f.mustLink(t, "v0"), bond))
+	if v0 := f.mustLink(t, "v0"); v0.Attrs().Flags&net.FlagUp == 0 || v0.Attrs().MasterIndex != bond.Attrs().Index {
+		t.Errorf("bond port after the enslave: flags %v master %d", v0.Attrs().Flags, v0.Attrs().MasterIndex)
+	}
+	// Deleting one end deletes the pair; deleting a parent its VLANs.
+	must(f.LinkDel(f.mustLink(t, "v1")))
+	if !f.gone("v0") || !f.gone("v1") {
+		t.Error("veth pair not deleted together")
+	}
+	must(f.LinkAdd(&netlink.Macvlan{LinkAttrs: netlink.LinkAttrs{Name: "mv0", ParentIndex: f.mustLink(t, "eth0.10").Attrs().Index}}))
+	must(f.LinkDel(f.mustLink(t, "eth0.10")))
+	if !f.gone("mv0") || !f.gone("eth0.10") {
+		t.Error("macvlan over a deleted vlan survives")
+	}
+	// Bridge options the kernel refuses.
+	if err := f.setInfoData(f.mustLink(t, "br0").Attrs().Index, "bridge",
+		[]attr{u32Attr(0x5 /* IFLA_BR_STP_STATE */, 1), u32Attr(0x1 /* IFLA_BR_FORWARD_DELAY */, 100)}); !errors.Is(err, unix.ERANGE) {
+		t.Errorf("stp with a 1s forward delay: %v, want ERANGE", err)
+	}
+}
+
+func (f *fakeKernel) mustLink(t *testing.T, name string) netlink.Link {
+	t.Helper()
+	l, err := f.LinkByName(name)
+	if err != nil {
+		t.Fatalf("link %s: %v", name, err)
+	}
+	return l
+}
+
+func (f *fakeKernel) gone(name string) bool {
+	_, err := f.LinkByName(name)
+	return isNotFound(err)
+}
+
+// kindCase is one kind's life: create, a change in place, a change that
+// needs a recreate (nil: none), and what the kernel must show.
+type kindCase struct {
+	name     string
+	create   *items.Interface
+	modify   func(i *items.Interface)
+	recreate func(i *items.Interface)
+	check    func(e fakeEnv, i *items.Interface)
+}
+
+func clone(i *items.Interface) *items.Interface {
+	c := *i
+	c.Bond, c.VLAN, c.Bridge, c.Veth, c.Macvlan, c.Vxlan = cp(i.Bond), cp(i.VLAN), cp(i.Bridge), cp(i.Veth), cp(i.Macvlan), cp(i.Vxlan)
+	return &c
+}
+
+func cp[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
+}
+
+func kindCases() []kindCase {
+	return []kindCase{{
+		name:   "bridge",
+		create: &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, Alias: "lan"},
+		modify: func(i *items.Interface) {
+			i.MTU, i.Alias = 1400, "lan2"
+			i.Bridge = &items.BridgeAttrs{STP: true, VLANFiltering: true, ForwardDelay: 4 * time.Second}
+		},
+		check: func(e fakeEnv, i *items.Interface) {
+			fl := e.f.byName("br0")
+			if i.Bridge == nil {
+				if fl.stp || fl.vlanFiltering || fl.fwdDelay != 1500 {
+					e.t.Errorf("new bridge: stp %v filtering %v delay %d", fl.stp, fl.vlanFiltering, fl.fwdDelay)
+				}
+				return
+			}
+			if !fl.stp || !fl.vlanFiltering || fl.fwdDelay != 400 || fl.attrs().Alias != "netagent:lan2" {
+				e.t.Errorf("bridge: stp %v filtering %v delay %d alias %q", fl.stp, fl.vlanFiltering, fl.fwdDelay, fl.attrs().Alias)
+			}
+		},
+	}, {
+		name:   "veth",
+		create: &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "v1"}},
+		modify: func(i *items.Interface) {
+			i.MTU, i.MAC = 9000, net.HardwareAddr{2, 0, 0, 0, 0, 0x42}
+		},
+		recreate: func(i *items.Interface) { i.Veth = &items.VethAttrs{Peer: "v2"} },
+		check: func(e fakeEnv, i *items.Interface) {
+			if a := e.link(i.Veth.Peer).Attrs(); a.Alias != "netagent" || a.ParentIndex != e.link("v0").Attrs().Index {
+				e.t.Errorf("veth peer %s: alias %q parent %d", i.Veth.Peer, a.Alias, a.ParentIndex)
+			}
+			if i.Veth.Peer == "v2" && !e.gone("v1") {
+				e.t.Error("old peer v1 survives the recreate")
+			}
+		},
+	}, {
+		name:     "macvlan",
+		create:   &items.Interface{IfName: "mv0", Kind: items.KindMacvlan, AdminUp: true, Macvlan: &items.MacvlanAttrs{Parent: "eth0"}},
+		modify:   func(i *items.Interface) { i.Macvlan.Mode, i.MTU = "bridge", 1400 },
+		recreate: func(i *items.Interface) { i.Macvlan.Mode = "passthru" },
+		check: func(e fakeEnv, i *items.Interface) {
+			if m := e.link("mv0").(*netlink.Macvlan); macvlanModeName(m.Mode) != valueOr(i.Macvlan).Mode && i.Macvlan.Mode != "" {
+				e.t.Errorf("macvlan mode %v, want %s", m.Mode, i.Macvlan.Mode)
+			}
+		},
+	}, {
+		name: "vxlan",
+		create: &items.Interface{IfName: "vx0", Kind: items.KindVxlan, AdminUp: true,
+			Vxlan: &items.VxlanAttrs{VNI: 42, Local: netip.MustParseAddr("192.0.2.1"), Remote: netip.MustParseAddr("192.0.2.2"), Port: 4789}},
+		modify: func(i *items.Interface) {
+			i.Vxlan.Remote, i.Vxlan.Learning, i.MTU = netip.MustParseAddr("192.0.2.3"), true, 1400
+		},
+		recreate: func(i *items.Interface) { i.Vxlan.VNI = 43 },
+		check: func(e fakeEnv, i *items.Interface) {
+			v := e.link("vx0").(*netlink.Vxlan)
+			if v.VxlanId != int(i.Vxlan.VNI) || addrOf(v.Group) != i.Vxlan.Remote || v.Learning != i.Vxlan.Learning {
+				e.t.Errorf("vxlan %d remote %v learning %v", v.VxlanId, v.Group, v.Learning)
+			}
+		},
+	}, {
+		name:     "vlan",
+		create:   &items.Interface{IfName: "eth0.10", Kind: items.KindVLAN, AdminUp: true, VLAN: &items.VLANAttrs{Parent: "eth0", ID: 10}},
+		modify:   func(i *items.Interface) { i.MTU, i.Alias = 1496, "uplink" },
+		recreate: func(i *items.Interface) { i.VLAN.ID = 20 },
+		check: func(e fakeEnv, i *items.Interface) {
+			if v := e.link("eth0.10").(*netlink.Vlan); v.VlanId != int(i.VLAN.ID) || v.ParentIndex != e.link("eth0").Attrs().Index {
+				e.t.Errorf("vlan id %d parent %d", v.VlanId, v.ParentIndex)
+			}
+		},
+	}, {
+		name:   "bond",
+		create: &items.Interface{IfName: "bond0", Kind: items.KindBond, AdminUp: true, Bond: &items.BondAttrs{Mode: "802.3ad"}},
+		modify: func(i *items.Interface) {
+			// lacp_rate is refused while the bond is up: whileDown.
+			i.Bond = &items.BondAttrs{Mode: "802.3ad", Miimon: 200, LacpRate: "fast", XmitHashPolicy: "layer3+4", MinLinks: 1}
+		},
+		recreate: func(i *items.Interface) { i.Bond = &items.BondAttrs{Mode: "active-backup"} },
+		check: func(e fakeEnv, i *items.Interface) {
+			b := e.link("bond0").(*netlink.Bond)
+			if b.Mode.String() != bondMode(i.Bond) || b.Flags&net.FlagUp == 0 {
+				e.t.Errorf("bond mode %v flags %v", b.Mode, b.Flags)
+			}
+			if i.Bond.LacpRate == "fast" && (b.LacpRate != netlink.BOND_LACP_RATE_FAST || b.Miimon != 200 || b.MinLinks != 1) {
+				e.t.Errorf("bond options %+v", b)
+			}
+		},
+	}}
+}
+
+// TestFakeKindLifecycle: for every kind netagent manages, create, modify
+// in place, recreate where the kernel needs it, and delete, each done
+// twice: the second run makes no operation and no write, and read-back
+// equals the intent after each step.
+func TestFakeKindLifecycle(t *testing.T) {
+	for _, c := range kindCases() {
+		t.Run(c.name, func(t *testing.T) {
+			e := newFakeEnv(t)
+			e.f.addNIC("eth0", 1500)
+			nic := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true}
+			want := clone(c.create)
+			if w := e.converge(want, nic); !slices.Contains(w, "add "+want.IfName) {
+				t.Errorf("create writes %v", w)
+			}
+			if a := e.link(want.IfName).Attrs().Alias; a != markedAlias(want.Alias) {
+				t.Errorf("alias after create %q, want the mark %q", a, markedAlias(want.Alias))
+			}
+			index := e.link(want.IfName).Attrs().Index
+			c.check(e, want)
+
+			want = clone(want)
+			c.modify(want)
+			if w := e.converge(want, nic); slices.Contains(w, "add "+want.IfName) || slices.Contains(w, "del "+want.IfName) {
+				t.Errorf("modify in place recreated: %v", w)
+			}
+			if e.link(want.IfName).Attrs().Index != index {
+				t.Error("modify in place changed the ifindex")
+			}
+			if want.MTU != 0 && e.link(want.IfName).Attrs().MTU != want.MTU {
+				t.Errorf("mtu %d, want %d", e.link(want.IfName).Attrs().MTU, want.MTU)
+			}
+			if want.MAC != nil && e.link(want.IfName).Attrs().HardwareAddr.String() != want.MAC.String() {
+				t.Errorf("mac %v, want %v", e.link(want.IfName).Attrs().HardwareAddr, want.MAC)
+			}
+			c.check(e, want)
+
+			if c.recreate != nil {
+				want = clone(want)
+				c.recreate(want)
+				st := e.apply(want, nic)
+				if st.Err != nil || !slices.Contains(opsOf(st.OperationLog), "create "+want.IfName+" (recreate)") {
+					t.Errorf("recreate: %v %v", st.Err, opsOf(st.OperationLog))
+				}
+				e.f.take()
+				e.converge(want, nic)
+				if e.link(want.IfName).Attrs().Index == index {
+					t.Error("recreate kept the ifindex")
+				}
+				c.check(e, want)
+			}
+
+			st := e.apply()
+			if st.Err != nil || !e.gone(want.IfName) {
+				t.Fatalf("delete: %v, gone %v\n%s", st.Err, e.gone(want.IfName), st.OperationLog)
+			}
+			if want.Veth != nil && !e.gone(want.Veth.Peer) {
+				t.Error("veth peer survives the delete")
+			}
+			e.f.take()
+			if st := e.apply(); st.Err != nil || len(st.OperationLog) != 0 || len(e.f.take()) != 0 {
+				t.Errorf("second delete: %v\n%s", st.Err, st.OperationLog)
+			}
+			if e.gone("eth0") {
+				t.Error("the NIC was deleted")
+			}
+		})
+	}
+}
+
+// TestFakeDriftRepaired: a change made behind netagent's back (MTU, admin
+// state, alias, bridge STP) is read back as a difference and repaired by
+// the next apply, writing only what drifted.
+func TestFakeDriftRepaired(t *testing.T) {
+	e := newFakeEnv(t)
+	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, MTU: 1400, Alias: "lan"}
+	e.converge(br)
+	l := e.link("br0")
+	if err := e.f.LinkSetDown(l); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.f.LinkSetAlias(l, "netagent:other"); err != nil {
+		t.Fatal(err)
+	}
+	e.f.byName("br0").stp = true
+	e.f.take()
+	w := e.converge(br)
+	slices.Sort(w)
+	if want := []string{"alias br0", "data br0", "up br0"}; !slices.Equal(w, want) {
+		t.Errorf("repair writes %v, want %v", w, want)
+	}
+}
+
+// TestFakeForeignUntouched: a link of the wanted name that netagent does
+// not own (no mark, no journal entry) is ErrNotOwned for create and
+// delete, predicted by Clashes, and never written to; a foreign link is
+// read back as an external Link.
+func TestFakeForeignUntouched(t *testing.T) {
+	e := newFakeEnv(t)
+	if err := e.f.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0", Alias: "docker"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.f.LinkSetAlias(e.link("br0"), "docker"); err != nil {
+		t.Fatal(err)
+	}
+	e.f.take()
+	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, MTU: 1400}
+	if c, err := e.kernel().clashes(dg.New("intended", br)); err != nil || !errors.Is(c[dg.Ref(br)], ErrNotOwned) {
+		t.Errorf("clashes: %v %v", c, err)
+	}
+	st := e.apply(br)
+	if _, state, _ := st.NewCurrentState.Lookup(dg.Ref(br)); !errors.Is(state.LastErr, ErrNotOwned) {
+		t.Errorf("create over a foreign br0: %v, want ErrNotOwned", state.LastErr)
+	}
+	ic := &InterfaceConfigurator{k: e.kernel()}
+	if err := ic.Delete(context.Background(), br); !errors.Is(err, ErrNotOwned) {
+		t.Errorf("delete of a foreign br0: %v, want ErrNotOwned", err)
+	}
+	if err := ic.Create(context.Background(), br); !errors.Is(err, ErrNotOwned) {
+		t.Errorf("create over a foreign br0: %v, want ErrNotOwned", err)
+	}
+	if w := e.f.take(); len(w) != 0 || e.link("br0").Attrs().Alias != "docker" || e.link("br0").Attrs().MTU != 1500 {
+		t.Errorf("foreign br0 written: %v, alias %q", w, e.link("br0").Attrs().Alias)
+	}
+	got, err := e.kernel().readBack(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ext []string
+	for _, it := range got {
+		if l, ok := it.(*items.Link); ok {
+			ext = append(ext, l.IfName+"/"+l.Kind)
+		} else {
+			t.Errorf("read back %v as netagent's", it)
+		}
+	}
+	if !slices.Equal(ext, []string{"lo/", "br0/bridge"}) {
+		t.Errorf("external links %v", ext)
+	}
+	// A foreign veth end holding the peer's name makes the create fail
+	// and leaves nothing behind.
+	if err := e.f.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "x0"}, PeerName: "x1"}); err != nil {
+		t.Fatal(err)
+	}
+	v := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "x1"}}
+	if err := ic.Create(context.Background(), v); !errors.Is(err, unix.EEXIST) || !e.gone("v0") {
+		t.Errorf("veth over a foreign peer name: %v, v0 gone %v", err, e.gone("v0"))
+	}
+	if j := e.journalOf(); len(j) != 0 {
+		t.Errorf("journal after a failed add: %v", j)
+	}
+}
+
+func (e fakeEnv) journalOf() map[string]journalEntry {
+	e.t.Helper()
+	st, err := e.kernel().st.snapshot()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return st.Creating
+}
+
+// TestFakePhysical: a NIC is never created, marked or deleted, whatever
+// its alias. Its original settings are recorded before netagent first
+// changes them, a setting the intent drops is given back, and the delete
+// restores the rest; a marked alias in the intent is refused.
+func TestFakePhysical(t *testing.T) {
+	e := newFakeEnv(t)
+	e.f.addNIC("eth0", 1500)
+	ic := &InterfaceConfigurator{k: e.kernel()}
+	missing := &items.Interface{IfName: "eth9", Kind: items.KindPhysical, AdminUp: true}
+	if err := ic.Create(context.Background(), missing); !errors.Is(err, ErrMissing) {
+		t.Errorf("missing NIC: %v, want ErrMissing", err)
+	}
+	forged := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true, Alias: "netagent:x"}
+	if err := ic.Create(context.Background(), forged); !errors.Is(err, ErrReservedAlias) {
+		t.Errorf("marked alias on a NIC: %v, want ErrReservedAlias", err)
+	}
+	mac := net.HardwareAddr{2, 0, 0, 0, 0, 0x99}
+	nic := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true, MTU: 9000, Alias: "wan", MAC: mac}
+	origMAC := e.link("eth0").Attrs().HardwareAddr.String()
+	// The NIC refuses a MAC change while up: whileDown sets it down.
+	e.f.byName("eth0").liveMAC = false
+	e.f.take()
+	e.converge(nic)
+	st, err := e.kernel().st.snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := st.Originals["eth0"]
+	if o == nil || *o.MTU != 1500 || *o.Up || *o.Alias != "" || *o.MAC != origMAC {
+		t.Fatalf("originals %+v", o)
+	}
+	if a := e.link("eth0").Attrs(); a.MTU != 9000 || a.Alias != "wan" || a.HardwareAddr.String() != mac.String() {
+		t.Errorf("eth0 after apply: %+v", a)
+	}
+	// The intent drops the MTU: it is given back at once.
+	nic2 := clone(nic)
+	nic2.MTU = 0
+	e.converge(nic2)
+	if mtu := e.link("eth0").Attrs().MTU; mtu != 1500 {
+		t.Errorf("mtu after the intent dropped it: %d", mtu)
+	}
+	// The NIC leaves the intent: everything comes back, the link stays.
+	if st := e.apply(); st.Err != nil {
+		t.Fatal(st.Err)
+	}
+	if a := e.link("eth0").Attrs(); a.Alias != "" || a.Flags&net.FlagUp != 0 || a.HardwareAddr.String() != origMAC || a.MTU != 1500 {
+		t.Errorf("eth0 after the restore: %+v", a)
+	}
+	if st, _ := e.kernel().st.snapshot(); len(st.Originals) != 0 {
+		t.Errorf("originals after the restore: %+v", st.Originals)
+	}
+
+	// A NIC carrying the mark (someone else wrote it) is still never
+	// deleted: as a declared physical interface, or when it leaves.
+	if err := e.f.LinkSetAlias(e.link("eth0"), "netagent"); err != nil {
+		t.Fatal(err)
+	}
+	e.f.take()
+	up := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true}
+	if st := e.apply(up); st.Err != nil {
+		t.Fatal(st.Err)
+	}
+	if st := e.apply(); st.Err != nil || e.gone("eth0") {
+		t.Fatalf("marked NIC left the intent: %v, gone %v", st.Err, e.gone("eth0"))
+	}
+	if err := ic.Delete(context.Background(), up); err != nil || e.gone("eth0") {
+		t.Errorf("delete of a physical interface: %v, gone %v", err, e.gone("eth0"))
+	}
+	for _, w := range e.f.take() {
+		if strings.HasPrefix(w, "del ") || w == "alias eth0" {
+			t.Errorf("marked NIC written: %s", w)
+		}
+	}
+}
+
+// TestFakePorts: ports join a bridge (with a cost) and a bond (set down
+// for the enslave, given back their admin state), move from one master to
+// the other, and leave; a master netagent does not own is ErrNotOwned,
+// and a port is never taken from one.
+func TestFakePorts(t *testing.T) {
+	e := newFakeEnv(t)
+	e.f.addNIC("eth0", 1500)
+	e.f.addNIC("eth1", 1500)
+	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
+	bond := &items.Interface{IfName: "bond0", Kind: items.KindBond, AdminUp: true, MTU: 9000,
+		Bond: &items.BondAttrs{Mode: "active-backup", Primary: "eth1"}}
+	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "v1"}}
+	eth0 := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true}
+	eth1 := &items.Interface{IfName: "eth1", Kind: items.KindPhysical, AdminUp: true}
+	pv0 := &items.Port{IfName: "v0", Master: "br0", MasterKind: items.KindBridge, Cost: 7}
+	pe0 := &items.Port{IfName: "eth0", Master: "bond0", MasterKind: items.KindBond}
+	pe1 := &items.Port{IfName: "eth1", Master: "bond0", MasterKind: items.KindBond}
+	all := []dg.Item{br, bond, v0, eth0, eth1, pv0, pe0, pe1}
+	e.converge(all...)
+	for name, master := range map[string]string{"v0": "br0", "eth0": "bond0", "eth1": "bond0"} {
+		a := e.link(name).Attrs()
+		if a.MasterIndex != e.link(master).Attrs().Index || a.Flags&net.FlagUp == 0 {
+			t.Errorf("%s: master %d flags %v, want %s and up", name, a.MasterIndex, a.Flags, master)
+		}
+	}
+	if b := e.link("bond0").(*netlink.Bond); b.Primary != e.link("eth1").Attrs().Index {
+		t.Errorf("bond primary %d, want eth1", b.Primary)
+	}
+	if e.f.byName("v0").cost != 7 || e.link("eth0").Attrs().MTU != 9000 {
+		t.Errorf("v0 cost %d, eth0 mtu %d", e.f.byName("v0").cost, e.link("eth0").Attrs().MTU)
+	}
+	// The bridge's MAC follows its port (it has none of its own).
+	if e.link("br0").Attrs().HardwareAddr.String() != e.link("v0").Attrs().HardwareAddr.String() {
+		t.Error("bridge MAC does not follow its only port")
+	}
+
+	// v0 moves to the bond, eth0 to the bridge (a bridge port may stay up).
+	pv0b := &items.Port{IfName: "v0", Master: "bond0", MasterKind: items.KindBond}
+	pe0b := &items.Port{IfName: "eth0", Master: "br0", MasterKind: items.KindBridge}
+	e.converge(br, bond, v0, eth0, eth1, pv0b, pe0b, pe1)
+	if e.link("v0").Attrs().MasterIndex != e.link("bond0").Attrs().Index || e.link("eth0").Attrs().MasterIndex != e.link("br0").Attrs().Index {
+		t.Error("ports did not move")
+	}
+	// They leave: a released bond port gets back its admin state. (The
+	// bond's primary leaves with eth1: the kernel reports a primary only
+	// while it is a port.)
+	noPrimary := clone(bond)
+	noPrimary.Bond.Primary = ""
+	e.converge(br, noPrimary, v0, eth0, eth1)
+	for _, name := range []string{"v0", "eth0", "eth1"} {
+		if a := e.link(name).Attrs(); a.MasterIndex != 0 || a.Flags&net.FlagUp == 0 {
+			t.Errorf("%s after leaving: master %d flags %v", name, a.MasterIndex, a.Flags)
+		}
+	}
+
+	// A foreign bridge: netagent neither enslaves into it nor takes its
+	// port away.
+	if err := e.f.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "docker0"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.f.LinkSetMaster(e.link("eth1"), e.link("docker0")); err != nil {
+		t.Fatal(err)
+	}
+	e.f.take()
+	pc := &PortConfigurator{k: &kernel{nl: e.f, raw: e.f}}
+	toForeign := &items.Port{IfName: "eth0", Master: "docker0", MasterKind: items.KindBridge}
+	if err := pc.Create(context.Background(), toForeign); !errors.Is(err, ErrNotOwned) {
+		t.Errorf("enslaving into a foreign bridge: %v, want ErrNotOwned", err)
+	}
+	fromForeign := &items.Port{IfName: "eth1", Master: "br0", MasterKind: items.KindBridge}
+	if err := pc.Create(context.Background(), fromForeign); !errors.Is(err, ErrNotOwned) {
+		t.Errorf("taking a port from a foreign bridge: %v, want ErrNotOwned", err)
+	}
+	if err := pc.Delete(context.Background(), &items.Port{IfName: "eth1", Master: "docker0", MasterKind: items.KindBridge}); !errors.Is(err, ErrNotOwned) {
+		t.Errorf("releasing from a foreign bridge: %v, want ErrNotOwned", err)
+	}
+	if w := e.f.take(); len(w) != 0 || e.link("eth1").Attrs().MasterIndex != e.link("docker0").Attrs().Index {
+		t.Errorf("foreign port written: %v", w)
+	}
+}
+
+// TestFakeBondPrimaryMissing: a bond's primary must exist when the bond
+// is configured (ErrMissing, nothing left behind); once it does, the next
+// apply creates the bond.
+func TestFakeBondPrimaryMissing(t *testing.T) {
+	e := newFakeEnv(t)
+	bond := &items.Interface{IfName: "bond0", Kind: items.KindBond, AdminUp: true,
+		Bond: &items.BondAttrs{Mode: "active-backup", Primary: "eth0"}}
+	ic := &InterfaceConfigurator{k: e.kernel()}
+	if err := ic.Create(context.Background(), bond); !errors.Is(err, ErrMissing) || !e.gone("bond0") {
+		t.Errorf("bond with a missing primary: %v, bond0 gone %v", err, e.gone("bond0"))
+	}
+	if j := e.journalOf(); len(j) != 0 {
+		t.Errorf("journal after the failed create: %v", j)
+	}
+	e.f.addNIC("eth0", 1500)
+	if err := ic.Create(context.Background(), bond); err != nil {
+		t.Fatal(err)
+	}
+	if fl := e.f.byName("bond0"); fl.primary != "eth0" {
+		t.Errorf("bond primary %q", fl.primary)
+	}
+}
+
+// TestFakeJournalAdoption: an agent killed between a link's add and its
+// mark leaves an unmarked link the create journal names; the next run
+// adopts it (marks, converges) when the intent holds it and deletes it
+// when it does not. A stale entry never makes a later foreign link
+// netagent's.
+func TestFakeJournalAdoption(t *testing.T) {
+	e := newFakeEnv(t)
+	e.f.addNIC("eth0", 1500)
+	br0 := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, Alias: "lan"}
+	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "v1"}}
+	vl := &items.Interface{IfName: "eth0.5", Kind: items.KindVLAN, AdminUp: true, VLAN: &items.VLANAttrs{Parent: "eth0", ID: 5}}
+	k := e.kernel()
+	e.f.fail = func(op, name string) error {
+		if op == "alias" || op == "del" {
+			return errKilled
+		}
+		return nil
+	}
+	for _, want := range []*items.Interface{br0, v0, vl} {
+		if err := k.create(want); !errors.Is(err, errKilled) || e.gone(want.IfName) {
+			t.Fatalf("killed create of %s: %v", want.IfName, err)
+		}
+	}
+	e.f.fail = nil
+	if j := e.journalOf(); len(j) != 3 {
+		t.Fatalf("journal after the kills: %v", j)
+	}
+	if c, err := e.kernel().clashes(dg.New("intended", br0, v0)); err != nil || len(c) != 0 {
+		t.Errorf("clashes with journaled links: %v %v", c, err)
+	}
+	e.converge(br0, v0)
+	for name, alias := range map[string]string{"br0": "netagent:lan", "v0": "netagent", "v1": "netagent"} {
+		if a := e.link(name).Attrs().Alias; a != alias {
+			t.Errorf("%s adopted with alias %q, want %q", name, a, alias)
+		}
+	}
+	if !e.gone("eth0.5") || e.gone("eth0") {
+		t.Error("journaled eth0.5 not intended any more: not deleted (or its parent was)")
+	}
+	if j := e.journalOf(); len(j) != 0 {
+		t.Errorf("journal after adoption: %v", j)
+	}
+
+	// Killed before the add: a stale entry. A foreign br5 made later is
+	// not netagent's.
+	br5 := &items.Interface{IfName: "br5", Kind: items.KindBridge}
+	if err := e.kernel().st.journal(br5, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.converge(br0, v0, &items.Interface{IfName: "br6", Kind: items.KindBridge, AdminUp: true})
+	if j := e.journalOf(); len(j) != 0 {
+		t.Errorf("stale entry kept: %v", j)
+	}
+	if err := e.f.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br5"}}); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.apply(br0, v0); st.Err != nil || e.gone("br5") {
+		t.Errorf("foreign br5 after a stale entry: %v, gone %v", st.Err, e.gone("br5"))
+	}
+}
+
+// TestFakeReadBack: without a hint every value is the kernel's; with one,
+// unset fields read back unset, the undeclared end of a declared veth is
+// left out, and a port of netagent's bridge is a Port.
+func TestFakeReadBack(t *testing.T) {
+	e := newFakeEnv(t)
+	e.f.addNIC("eth0", 1500)
+	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
+	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "v1"}}
+	vx := &items.Interface{IfName: "vx0", Kind: items.KindVxlan, AdminUp: true,
+		Vxlan: &items.VxlanAttrs{VNI: 7, Group: netip.MustParseAddr("239.1.1.1"), Parent: "eth0"}}
+	p := &items.Port{IfName: "v0", Master: "br0", MasterKind: items.KindBridge}
+	nic := &items.Interface{IfName: "eth0", Kind: items.KindPhysical}
+	e.converge(br, v0, vx, p, nic)
+
+	got, err := e.kernel().readBack(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRef := map[dg.ItemRef]dg.Item{}
+	for _, it := range got {
+		byRef[dg.Ref(it)] = it
+	}
+	b, _ := byRef[items.InterfaceRef("br0")].(*items.Interface)
+	if b == nil || b.Bridge == nil || b.Bridge.ForwardDelay != 15*time.Second || b.MTU != 1500 {
+		t.Errorf("bridge without a hint: %v", b)
+	}
+	x, _ := byRef[items.InterfaceRef("vx0")].(*items.Interface)
+	if x == nil || x.Vxlan.Port != vxlanDefaultPort || x.Vxlan.Group != vx.Vxlan.Group || x.Vxlan.Parent != "eth0" || x.MTU != 1450 {
+		t.Errorf("vxlan without a hint: %v", x)
+	}
+	if _, ok := byRef[items.InterfaceRef("v1")]; !ok {
+		t.Error("undeclared veth end v1 missing without a hint")
+	}
+	port, _ := byRef[dg.Ref(p)].(*items.Port)
+	if port == nil || port.Cost != 2 || port.Master != "br0" {
+		t.Errorf("port without a hint: %v", port)
+	}
+	if l, _ := byRef[items.LinkRef("eth0")].(*items.Link); l == nil || l.Carrier || l.AdminUp {
+		t.Errorf("eth0 (down) as an external link: %v", l)
+	}
+	if l, _ := byRef[items.LinkRef("lo")].(*items.Link); l == nil {
+		t.Error("lo missing")
+	}
+
+	got, err = e.kernel().readBack(dg.New("intended", br, v0, vx, p, nic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range got {
+		if dg.Ref(it) == items.InterfaceRef("v1") {
+			t.Error("undeclared end v1 of declared v0 read back")
+		}
+	}
+}
