@@ -107,6 +107,31 @@
 // passthru; VXLAN VNI, Port, Group, Parent and the tunnel's address family.
 // Ports never need a recreate (a new master is a release and an enslave).
 //
+// # Testing without root
+//
+// fake_test.go holds fakeKernel, an in-memory namespace behind both nlOps
+// and rawOps that answers as the kernel does (ifindexes, EEXIST, ENODEV
+// and netlink's "Link not found", veth pairs made and deleted together,
+// children deleted with their parent, one master per port, bond ports
+// enslaved down, MTU and alias limits, carrier, and only the in-place
+// changes the kernel accepts). It logs every write, so a test can assert
+// that a second run writes nothing. fakeEnv (fake_kinds_test.go) builds
+// the configurators over it with a state directory in t.TempDir() and
+// applies an intent as a restarted agent does; these tests run as any
+// user, bonds and VLANs included. The testns tests and test/netns remain
+// the reference for the real kernel. To test a new link kind:
+//
+//  1. teach fakeKernel the kind: a build case for its create request
+//     (its parent, defaults and refusals), its attributes in copyOf,
+//     linkInfo/setInfoData if it has raw attributes, what deletes it
+//     (unregister), and its carrier (lowerUp);
+//  2. add a kindCase to kindCases (create, a change in place, a change
+//     that needs a recreate, and a check of the fake's state): it is
+//     then created, modified, recreated and deleted, each twice, with
+//     read-back compared at every step;
+//  3. keep a real-kernel test (testns, or the VM for a missing module),
+//     so that the fake's rules stay the kernel's.
+//
 // # Bonds
 //
 // A bond is created with its mode, then its other options are set; options

@@ -579,6 +579,21 @@ func TestFakePhysical(t *testing.T) {
 			t.Errorf("marked NIC written: %s", w)
 		}
 	}
+
+	// A veth end playing a NIC (as one handed to a container does) can be
+	// deleted by the kernel: once its settings are recorded, a mark
+	// someone writes on it later never makes it netagent's.
+	if err := e.f.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "eth1"}, PeerName: "eth1p"}); err != nil {
+		t.Fatal(err)
+	}
+	eth1 := &items.Interface{IfName: "eth1", Kind: items.KindPhysical, AdminUp: true, MTU: 1400}
+	e.converge(eth1)
+	if err := e.f.LinkSetAlias(e.link("eth1"), "netagent"); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.apply(); st.Err != nil || e.gone("eth1") || e.link("eth1").Attrs().MTU != 1500 {
+		t.Errorf("marked veth NIC left the intent: %v, gone %v", st.Err, e.gone("eth1"))
+	}
 }
 
 // TestFakePorts: ports join a bridge (with a cost) and a bond (set down
@@ -798,5 +813,58 @@ func TestFakeReadBack(t *testing.T) {
 		if dg.Ref(it) == items.InterfaceRef("v1") {
 			t.Error("undeclared end v1 of declared v0 read back")
 		}
+	}
+}
+
+// TestFakeKernelRefusals: a setting the kernel refuses fails the create
+// with the kernel's errno, wrapped naming the interface, and leaves no
+// link and no journal entry behind; a modify the kernel refuses leaves
+// the link as it was.
+func TestFakeKernelRefusals(t *testing.T) {
+	e := newFakeEnv(t)
+	e.f.addNIC("eth0", 1500)
+	ic := &InterfaceConfigurator{k: e.kernel()}
+	ctx := context.Background()
+	for _, c := range []struct {
+		want  *items.Interface
+		errno unix.Errno
+	}{
+		{&items.Interface{IfName: "eth0.10", Kind: items.KindVLAN, MTU: 1600, VLAN: &items.VLANAttrs{Parent: "eth0", ID: 10}}, unix.ERANGE},
+		{&items.Interface{IfName: "mv0", Kind: items.KindMacvlan, MTU: 1600, Macvlan: &items.MacvlanAttrs{Parent: "eth0"}}, unix.EINVAL},
+		{&items.Interface{IfName: "br0", Kind: items.KindBridge, Alias: strings.Repeat("x", 250)}, unix.ERANGE},
+		{&items.Interface{IfName: "br1", Kind: items.KindBridge, Bridge: &items.BridgeAttrs{STP: true, ForwardDelay: time.Second}}, unix.ERANGE},
+		{&items.Interface{IfName: "bond0", Kind: items.KindBond, Bond: &items.BondAttrs{LacpRate: "fast"}}, unix.EACCES},
+	} {
+		err := ic.Create(ctx, c.want)
+		if !errors.Is(err, c.errno) || !strings.Contains(err.Error(), c.want.IfName) || !e.gone(c.want.IfName) {
+			t.Errorf("create %v: %v (gone %v), want %v naming it and no link", c.want, err, e.gone(c.want.IfName), c.errno)
+		}
+	}
+	if j := e.journalOf(); len(j) != 0 {
+		t.Errorf("journal after the refused creates: %v", j)
+	}
+	if err := ic.Create(ctx, &items.Interface{IfName: "vx0", Kind: items.KindVxlan, Vxlan: &items.VxlanAttrs{VNI: 1, Parent: "missing"}}); !errors.Is(err, ErrMissing) {
+		t.Errorf("vxlan over a missing parent: %v, want ErrMissing", err)
+	}
+	mv := &items.Interface{IfName: "mv0", Kind: items.KindMacvlan, Macvlan: &items.MacvlanAttrs{Parent: "eth0", Mode: "bridge"}}
+	if err := ic.Create(ctx, mv); err != nil {
+		t.Fatal(err)
+	}
+	// The kernel cannot turn a macvlan into passthru in place (EINVAL):
+	// NeedsRecreate says so, and a Modify called anyway replaces the link.
+	pt := clone(mv)
+	pt.Macvlan.Mode = "passthru"
+	if !ic.NeedsRecreate(mv, pt) {
+		t.Error("macvlan to passthru without a recreate")
+	}
+	if err := ic.k.converge(e.link("mv0"), pt); !errors.Is(err, unix.EINVAL) || !strings.Contains(err.Error(), "mv0") {
+		t.Errorf("converge to passthru: %v, want EINVAL naming mv0", err)
+	}
+	index := e.link("mv0").Attrs().Index
+	if err := ic.Modify(ctx, mv, pt); err != nil {
+		t.Fatal(err)
+	}
+	if m := e.link("mv0").(*netlink.Macvlan); m.Mode != netlink.MACVLAN_MODE_PASSTHRU || m.Index == index {
+		t.Errorf("macvlan after a modify to passthru: mode %v, index %d (was %d)", m.Mode, m.Index, index)
 	}
 }
