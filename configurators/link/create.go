@@ -148,7 +148,7 @@ func (k *kernel) newLink(want *items.Interface) (netlink.Link, func(), error) {
 	case items.KindBridge:
 		link = &netlink.Bridge{LinkAttrs: attrs}
 	case items.KindVeth:
-		return newVeth(attrs, want.Veth)
+		return k.newVeth(attrs, want.Veth)
 	case items.KindVLAN:
 		link, err = k.newVLAN(attrs, want.VLAN)
 	case items.KindMacvlan:

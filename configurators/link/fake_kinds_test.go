@@ -40,7 +40,7 @@ func newFakeEnv(t *testing.T) fakeEnv {
 var fakeNsIdentity = statefile.NsIdentity{BootID: "fake-boot", Netns: "fake", NsID: "NS(0:1)"}
 
 func (e fakeEnv) kernel() *kernel {
-	return &kernel{nl: e.f, raw: e.f,
+	return &kernel{nl: e.f, raw: e.f, ns: e.f,
 		st: &stateStore{path: filepath.Join(e.dir, stateFileName), ns: fakeNsIdentity}}
 }
 
@@ -52,7 +52,7 @@ func (e fakeEnv) apply(want ...dg.Item) reconciler.Status {
 	if err := reg.Register(items.TypeInterface, &InterfaceConfigurator{k: k}); err != nil {
 		e.t.Fatal(err)
 	}
-	if err := reg.Register(items.TypePort, &PortConfigurator{k: &kernel{nl: e.f, raw: e.f}}); err != nil {
+	if err := reg.Register(items.TypePort, &PortConfigurator{k: &kernel{nl: e.f, raw: e.f, ns: e.f}}); err != nil {
 		e.t.Fatal(err)
 	}
 	intended := dg.New("intended", want...)
@@ -660,7 +660,7 @@ func TestFakePorts(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.f.take()
-	pc := &PortConfigurator{k: &kernel{nl: e.f, raw: e.f}}
+	pc := &PortConfigurator{k: &kernel{nl: e.f, raw: e.f, ns: e.f}}
 	toForeign := &items.Port{IfName: "eth0", Master: "docker0", MasterKind: items.KindBridge}
 	if err := pc.Create(context.Background(), toForeign); !errors.Is(err, ErrNotOwned) {
 		t.Errorf("enslaving into a foreign bridge: %v, want ErrNotOwned", err)
@@ -866,5 +866,56 @@ func TestFakeKernelRefusals(t *testing.T) {
 	}
 	if m := e.link("mv0").(*netlink.Macvlan); m.Mode != netlink.MACVLAN_MODE_PASSTHRU || m.Index == index {
 		t.Errorf("macvlan after a modify to passthru: mode %v, index %d (was %d)", m.Mode, m.Index, index)
+	}
+}
+
+// TestFakeVethPeerNamespace: a veth whose peer is created in another named
+// namespace: the end here is marked and read back with its peer's name
+// and namespace, the peer there is left unmarked (it plays a NIC: an
+// external link of that namespace), a second run writes nothing, and the
+// delete takes both ends. A missing peer namespace fails the create and
+// leaves nothing behind.
+func TestFakeVethPeerNamespace(t *testing.T) {
+	e := newFakeEnv(t)
+	c1 := e.f.newNamespace("c1")
+	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "eth0", PeerNetns: "c1"}}
+	e.converge(v0)
+	if a := e.link("v0").Attrs(); a.Alias != "netagent" || a.NetNsID < 0 {
+		t.Errorf("v0: alias %q nsid %d", a.Alias, a.NetNsID)
+	}
+	peer := c1.mustLink(t, "eth0")
+	if a := peer.Attrs(); a.Alias != "" || a.ParentIndex != e.link("v0").Attrs().Index {
+		t.Errorf("peer in c1: alias %q parent %d", a.Alias, a.ParentIndex)
+	}
+	// Carrier crosses the namespaces: the peer comes up there.
+	if e.link("v0").Attrs().RawFlags&iffLowerUp != 0 {
+		t.Error("v0 has carrier with its peer down")
+	}
+	if err := c1.LinkSetUp(peer); err != nil {
+		t.Fatal(err)
+	}
+	if e.link("v0").Attrs().RawFlags&iffLowerUp == 0 {
+		t.Error("v0 has no carrier with its peer up")
+	}
+	inC1 := fakeEnv{t: t, f: c1, dir: t.TempDir()}
+	got, err := inC1.kernel().readBack(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range got {
+		if _, ok := it.(*items.Link); !ok {
+			t.Errorf("c1 read back %v as netagent's", it)
+		}
+	}
+	if st := e.apply(); st.Err != nil || !e.gone("v0") || !c1.gone("eth0") {
+		t.Errorf("delete: %v, v0 gone %v, peer gone %v", st.Err, e.gone("v0"), c1.gone("eth0"))
+	}
+
+	v1 := &items.Interface{IfName: "v1", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "eth0", PeerNetns: "nope"}}
+	if err := (&InterfaceConfigurator{k: e.kernel()}).Create(context.Background(), v1); err == nil || !strings.Contains(err.Error(), "nope") || !e.gone("v1") {
+		t.Errorf("veth into a missing namespace: %v, v1 gone %v", err, e.gone("v1"))
+	}
+	if len(e.f.world.fds) != 0 {
+		t.Errorf("namespace fds left open: %v", e.f.world.fds)
 	}
 }

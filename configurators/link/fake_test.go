@@ -30,7 +30,15 @@ import (
 // ...), so that a test can assert that a second run writes nothing. fail,
 // if set, is asked before each write and may refuse it (a killed agent, a
 // kernel error).
+//
+// It is one namespace of a fakeWorld: a veth's peer may be created in
+// another named one (IFLA_NET_NS_FD), where it shows the nsid this one
+// has there (IFLA_LINK_NETNSID); fakeKernel is also the nsOps that finds
+// them.
 type fakeKernel struct {
+	name   string // under /run/netns; "" for the agent's own
+	world  *fakeWorld
+	nsids  map[*fakeKernel]int // the nsids of other namespaces here
 	links  map[int]*fakeLink
 	next   int
 	writes []string
@@ -38,9 +46,18 @@ type fakeKernel struct {
 	macSeq byte
 }
 
+// fakeWorld holds the fake namespaces by name, and the open namespace
+// fds.
+type fakeWorld struct {
+	byName map[string]*fakeKernel
+	fds    map[int]*fakeKernel
+	nextFd int
+}
+
 var (
 	_ nlOps  = (*fakeKernel)(nil)
 	_ rawOps = (*fakeKernel)(nil)
+	_ nsOps  = (*fakeKernel)(nil)
 )
 
 // fakeLink is one link: link is what a dump reports (a netlink type as
@@ -62,14 +79,71 @@ type fakeLink struct {
 	// bond state: the primary by name (the kernel keeps a name, and
 	// reports its ifindex only once it is a port).
 	primary string
+	// peerNS is the namespace of a veth's peer (nil: this one).
+	peerNS *fakeKernel
 }
 
 func newFakeKernel() *fakeKernel {
-	f := &fakeKernel{links: map[int]*fakeLink{}, next: 1}
+	w := &fakeWorld{byName: map[string]*fakeKernel{}, fds: map[int]*fakeKernel{}, nextFd: 100}
+	return w.add("")
+}
+
+// newNamespace adds a named namespace to f's world.
+func (f *fakeKernel) newNamespace(name string) *fakeKernel { return f.world.add(name) }
+
+func (w *fakeWorld) add(name string) *fakeKernel {
+	f := &fakeKernel{name: name, world: w, nsids: map[*fakeKernel]int{}, links: map[int]*fakeLink{}, next: 1}
+	w.byName[name] = f
 	lo := &netlink.Device{LinkAttrs: netlink.NewLinkAttrs()}
 	lo.Name, lo.MTU = "lo", 65536
 	f.insert(&fakeLink{link: lo, maxMTU: 1 << 31 / 2})
+	f.refresh()
 	return f
+}
+
+// nsidOf is the nsid other has here, allocated at first use (as
+// peernet2id_alloc does).
+func (f *fakeKernel) nsidOf(other *fakeKernel) int {
+	id, ok := f.nsids[other]
+	if !ok {
+		id = len(f.nsids)
+		f.nsids[other] = id
+	}
+	return id
+}
+
+// The nsOps of the fake world.
+
+func (f *fakeKernel) open(name string) (netlink.NsFd, func(), error) {
+	k := f.world.byName[name]
+	if k == nil || name == "" {
+		return 0, nil, fmt.Errorf("opening peer namespace %s: %w", name, unix.ENOENT)
+	}
+	fd := f.world.nextFd
+	f.world.nextFd++
+	f.world.fds[fd] = k
+	return netlink.NsFd(fd), func() { delete(f.world.fds, fd) }, nil
+}
+
+func (f *fakeKernel) namespaceByID(nsid int) (string, error) {
+	for k, id := range f.nsids {
+		if id == nsid && k.name != "" && f.world.byName[k.name] == k {
+			return k.name, nil
+		}
+	}
+	return "", nil
+}
+
+func (f *fakeKernel) linkNameIn(nsName string, index int) (string, error) {
+	k := f.world.byName[nsName]
+	if k == nil || nsName == "" {
+		return "", fmt.Errorf("opening namespace %s: %w", nsName, unix.ENOENT)
+	}
+	l, err := k.LinkByIndex(index)
+	if err != nil {
+		return "", fmt.Errorf("link index %d in namespace %s: %w", index, nsName, err)
+	}
+	return l.Attrs().Name, nil
 }
 
 // addNIC plugs in a physical NIC (kind "device"), down, with carrier.
@@ -149,6 +223,14 @@ func notFound() error {
 	return e
 }
 
+// peer is the namespace of a veth's peer, f being fl's own.
+func (fl *fakeLink) peer(f *fakeKernel) *fakeKernel {
+	if fl.peerNS != nil {
+		return fl.peerNS
+	}
+	return f
+}
+
 func (fl *fakeLink) attrs() *netlink.LinkAttrs { return fl.link.Attrs() }
 func (fl *fakeLink) kind() string              { return fl.link.Type() }
 func (fl *fakeLink) up() bool                  { return fl.attrs().Flags&net.FlagUp != 0 }
@@ -224,7 +306,16 @@ func (f *fakeKernel) indexes() []int {
 	return idx
 }
 
-func (f *fakeKernel) GetNetNsIdByFd(int) (int, error) { return -1, unix.EOPNOTSUPP }
+func (f *fakeKernel) GetNetNsIdByFd(fd int) (int, error) {
+	k := f.world.fds[fd]
+	if k == nil {
+		return 0, unix.EBADF
+	}
+	if id, ok := f.nsids[k]; ok {
+		return id, nil
+	}
+	return -1, nil // NETNSA_NSID_NOT_ASSIGNED
+}
 
 // Create and delete.
 
@@ -245,8 +336,16 @@ func (f *fakeKernel) LinkAdd(link netlink.Link) error {
 	}
 	f.insert(fl)
 	if peer != nil {
-		f.insert(peer)
+		pk := f
+		if fl.peerNS != nil {
+			pk = fl.peerNS
+		}
+		pk.insert(peer)
 		fl.attrs().ParentIndex, peer.attrs().ParentIndex = peer.attrs().Index, fl.attrs().Index
+		if pk != f {
+			fl.attrs().NetNsID, peer.attrs().NetNsID = f.nsidOf(pk), pk.nsidOf(f)
+			peer.peerNS = f
+		}
 	}
 	if a.Flags&net.FlagUp != 0 {
 		fl.attrs().Flags |= net.FlagUp
@@ -310,8 +409,12 @@ func (f *fakeKernel) build(link netlink.Link) (*fakeLink, *fakeLink, error) {
 }
 
 func (f *fakeKernel) buildVeth(x *netlink.Veth) (*fakeLink, *fakeLink, error) {
+	pk := f
 	if x.PeerNamespace != nil {
-		return nil, nil, fmt.Errorf("fake kernel: veth peer in another namespace: %w", unix.EOPNOTSUPP)
+		fd, ok := x.PeerNamespace.(netlink.NsFd)
+		if pk = f.world.fds[int(fd)]; !ok || pk == nil {
+			return nil, nil, unix.EBADF
+		}
 	}
 	peerName := x.PeerName
 	if peerName == "" {
@@ -320,7 +423,7 @@ func (f *fakeKernel) buildVeth(x *netlink.Veth) (*fakeLink, *fakeLink, error) {
 	if err := validName(peerName); err != nil {
 		return nil, nil, err
 	}
-	if f.byName(peerName) != nil || peerName == x.Name {
+	if pk.byName(peerName) != nil || peerName == x.Name && pk == f {
 		return nil, nil, unix.EEXIST
 	}
 	end := &fakeLink{link: &netlink.Veth{LinkAttrs: f.base(&x.LinkAttrs, 1500)}, maxMTU: 65535, liveMAC: true}
@@ -329,6 +432,9 @@ func (f *fakeKernel) buildVeth(x *netlink.Veth) (*fakeLink, *fakeLink, error) {
 		pa.MTU = end.attrs().MTU
 	}
 	peer := &fakeLink{link: &netlink.Veth{LinkAttrs: f.base(&pa, 1500)}, maxMTU: 65535, liveMAC: true}
+	if pk != f {
+		end.peerNS = pk
+	}
 	return end, peer, nil
 }
 
@@ -476,8 +582,8 @@ func (f *fakeKernel) unregister(fl *fakeLink) {
 	}
 	delete(f.links, idx)
 	if _, ok := fl.link.(*netlink.Veth); ok {
-		if peer := f.links[fl.attrs().ParentIndex]; peer != nil {
-			f.unregister(peer)
+		if pk := fl.peer(f); pk.links[fl.attrs().ParentIndex] != nil {
+			pk.unregister(pk.links[fl.attrs().ParentIndex])
 		}
 	}
 	for _, i := range f.indexes() {
@@ -718,7 +824,15 @@ func (f *fakeKernel) LinkSetMacvlanMode(link netlink.Link, mode netlink.MacvlanM
 
 // refresh recomputes what the kernel derives: carrier and operstate, and a
 // bridge's MTU and MAC from its ports while they are not set.
+// (A veth's carrier depends on its peer's namespace: every namespace of
+// the world is refreshed.)
 func (f *fakeKernel) refresh() {
+	for _, k := range f.world.byName {
+		k.refreshOne()
+	}
+}
+
+func (f *fakeKernel) refreshOne() {
 	for _, fl := range f.links {
 		br, ok := fl.link.(*netlink.Bridge)
 		if !ok {
@@ -778,7 +892,7 @@ func (f *fakeKernel) lowerUp(fl *fakeLink, carrier map[int]bool) bool {
 	case *netlink.Device:
 		return fl.carrier || a.Name == "lo"
 	case *netlink.Veth:
-		peer := f.links[a.ParentIndex]
+		peer := fl.peer(f).links[a.ParentIndex]
 		return peer != nil && peer.up()
 	case *netlink.Vlan, *netlink.Macvlan:
 		return carrier[a.ParentIndex]

@@ -86,7 +86,7 @@ func TestDoItTwice(t *testing.T) {
 		t.Fatalf("adding eth0: %v\n%s", err, out)
 	}
 	nl := &countingNL{nlOps: tgt.NL}
-	k := &kernel{nl: nl, raw: countingRaw{rawOps: rawNL{ns: tgt.NsHandle()}, writes: &nl.writes}}
+	k := &kernel{nl: nl, raw: countingRaw{rawOps: rawNL{ns: tgt.NsHandle()}, writes: &nl.writes}, ns: namedNamespaces{nl: nl}}
 	ifc, ports := &InterfaceConfigurator{k: k}, &PortConfigurator{k: k}
 	ctx := context.Background()
 

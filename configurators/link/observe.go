@@ -12,11 +12,14 @@ import (
 	"github.com/netagent/netagent/items"
 )
 
-// kernel reads and writes links in one namespace. st is the namespace's
-// state in the state directory (nil: none).
+// kernel reads and writes links in one namespace: through its netlink
+// handle (nl), raw rtnetlink requests (raw), and the named namespaces a
+// veth's peer may be in (ns). st is the namespace's state in the state
+// directory (nil: none).
 type kernel struct {
 	nl  nlOps
 	raw rawOps
+	ns  nsOps
 	st  *stateStore
 }
 

@@ -22,20 +22,49 @@ func (k *kernel) observeVeth(v *netlink.Veth, nameOf func(int) string) (*items.V
 	if a.NetNsID < 0 {
 		return &items.VethAttrs{Peer: nameOf(a.ParentIndex)}, nil
 	}
-	nsName, err := k.namespaceByID(a.NetNsID)
+	nsName, err := k.ns.namespaceByID(a.NetNsID)
 	if err != nil || nsName == "" {
 		return &items.VethAttrs{}, err
 	}
-	peer, err := linkNameIn(nsName, a.ParentIndex)
+	peer, err := k.ns.linkNameIn(nsName, a.ParentIndex)
 	if err != nil {
 		return nil, err
 	}
 	return &items.VethAttrs{Peer: peer, PeerNetns: nsName}, nil
 }
 
-// namespaceByID finds the named namespace that this namespace knows by
-// nsid, or "" if none of them is.
-func (k *kernel) namespaceByID(nsid int) (string, error) {
+// nsOps reaches the named namespaces a veth's peer may be created in or
+// live in: the only requests of the configurators that leave the target
+// namespace's handle.
+type nsOps interface {
+	// open opens the named namespace for a create request
+	// (IFLA_NET_NS_FD); the returned func closes it.
+	open(name string) (netlink.NsFd, func(), error)
+	// namespaceByID finds the named namespace that the target namespace
+	// knows by nsid, or "" if none of them is.
+	namespaceByID(nsid int) (string, error)
+	// linkNameIn returns the name of the link with the index in the named
+	// namespace.
+	linkNameIn(nsName string, index int) (string, error)
+}
+
+// namedNamespaces are the namespaces under /run/netns, seen from the
+// target namespace's handle nl.
+type namedNamespaces struct {
+	nl nlOps
+}
+
+var _ nsOps = namedNamespaces{}
+
+func (namedNamespaces) open(name string) (netlink.NsFd, func(), error) {
+	ns, err := netns.GetFromName(name)
+	if err != nil {
+		return 0, nil, fmt.Errorf("opening peer namespace %s: %w", name, err)
+	}
+	return netlink.NsFd(int(ns)), func() { ns.Close() }, nil
+}
+
+func (n namedNamespaces) namespaceByID(nsid int) (string, error) {
 	entries, err := os.ReadDir(netnsDir)
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -48,7 +77,7 @@ func (k *kernel) namespaceByID(nsid int) (string, error) {
 		if err != nil {
 			continue // removed meanwhile, or not a namespace
 		}
-		id, err := k.nl.GetNetNsIdByFd(int(ns))
+		id, err := n.nl.GetNetNsIdByFd(int(ns))
 		ns.Close()
 		if err == nil && id == nsid {
 			return e.Name(), nil
@@ -57,9 +86,9 @@ func (k *kernel) namespaceByID(nsid int) (string, error) {
 	return "", nil
 }
 
-// linkNameIn returns the name of the link with the index in the named
-// namespace, through a handle opened there for this one question.
-func linkNameIn(nsName string, index int) (string, error) {
+// linkNameIn asks through a handle opened in that namespace for this one
+// question.
+func (namedNamespaces) linkNameIn(nsName string, index int) (string, error) {
 	ns, err := netns.GetFromName(nsName)
 	if err != nil {
 		return "", fmt.Errorf("opening namespace %s: %w", nsName, err)
@@ -79,17 +108,17 @@ func linkNameIn(nsName string, index int) (string, error) {
 
 // newVeth builds a veth pair. A peer in another namespace goes there at
 // once (IFLA_NET_NS_FD); the returned func closes that namespace's handle.
-func newVeth(attrs netlink.LinkAttrs, v *items.VethAttrs) (*netlink.Veth, func(), error) {
+func (k *kernel) newVeth(attrs netlink.LinkAttrs, v *items.VethAttrs) (*netlink.Veth, func(), error) {
 	link := &netlink.Veth{LinkAttrs: attrs, PeerName: v.Peer, PeerTxQLen: -1}
 	if v.PeerNetns == "" {
 		return link, func() {}, nil
 	}
-	ns, err := netns.GetFromName(v.PeerNetns)
+	fd, done, err := k.ns.open(v.PeerNetns)
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening peer namespace %s: %w", v.PeerNetns, err)
+		return nil, nil, err
 	}
-	link.PeerNamespace = netlink.NsFd(int(ns))
-	return link, func() { ns.Close() }, nil
+	link.PeerNamespace = fd
+	return link, done, nil
 }
 
 // markPeer marks the peer end of a new pair as netagent's when it stays in
