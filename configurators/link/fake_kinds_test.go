@@ -604,7 +604,8 @@ func TestFakePorts(t *testing.T) {
 	e := newFakeEnv(t)
 	e.f.addNIC("eth0", 1500)
 	e.f.addNIC("eth1", 1500)
-	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
+	// A bridge keeps an MTU set after its creation when ports join.
+	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, MTU: 1400}
 	bond := &items.Interface{IfName: "bond0", Kind: items.KindBond, AdminUp: true, MTU: 9000,
 		Bond: &items.BondAttrs{Mode: "active-backup", Primary: "eth1"}}
 	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "v1"}}

@@ -389,7 +389,7 @@ func (f *fakeKernel) build(link netlink.Link) (*fakeLink, *fakeLink, error) {
 	switch x := link.(type) {
 	case *netlink.Bridge:
 		fl := &fakeLink{link: &netlink.Bridge{LinkAttrs: f.base(a, 1500)}, maxMTU: 65535,
-			fwdDelay: 1500, mtuSetByUser: a.MTU != 0, macSetByUser: a.HardwareAddr != nil}
+			fwdDelay: 1500, macSetByUser: a.HardwareAddr != nil} // an IFLA_MTU at creation is not "set by the user"
 		if x.VlanFiltering != nil {
 			fl.vlanFiltering = *x.VlanFiltering
 		}
