@@ -10,6 +10,9 @@
 // (bridge STP and forward delay, in-place bond and VXLAN option changes,
 // a bridge port's cost, and reading those back) are raw rtnetlink messages
 // on a short-lived socket opened inside the target namespace (rawOps).
+// The only requests that leave the target namespace, for a veth whose
+// peer is in another named namespace (opening it for the create, its
+// nsid, the peer's name), are behind nsOps.
 //
 // The configurators compare against the kernel, not against the old item:
 // Create, Modify and the port operations read the link, describe it as an
@@ -109,8 +112,8 @@
 //
 // # Testing without root
 //
-// fake_test.go holds fakeKernel, an in-memory namespace behind both nlOps
-// and rawOps that answers as the kernel does (ifindexes, EEXIST, ENODEV
+// fake_test.go holds fakeKernel, an in-memory namespace behind nlOps,
+// rawOps and nsOps (other named namespaces for veth peers) that answers as the kernel does (ifindexes, EEXIST, ENODEV
 // and netlink's "Link not found", veth pairs made and deleted together,
 // children deleted with their parent, one master per port, bond ports
 // enslaved down, MTU and alias limits, carrier, and only the in-place
