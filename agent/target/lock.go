@@ -71,29 +71,37 @@ func TryLock(stateDir string, me Holder) (*Lock, *Holder, error) {
 	return held(fd, path, me)
 }
 
+// lockPoll is how often WaitLock tries the lock again.
+const lockPoll = 20 * time.Millisecond
+
 // WaitLock waits for the lock until ctx ends; then it fails with ErrLocked
-// and names the holder.
+// and names the holder. It tries the lock every lockPoll rather than
+// blocking in flock(2), which cannot be cancelled: an abandoned blocking
+// waiter would take the lock later, behind everyone's back, if only for a
+// moment.
 func WaitLock(ctx context.Context, stateDir string, me Holder) (*Lock, error) {
 	fd, path, err := openLock(stateDir)
 	if err != nil {
 		return nil, err
 	}
-	got := make(chan error, 1)
-	go func() { got <- flock(fd, syscall.LOCK_EX) }() // a blocking flock cannot be cancelled: abandoned below
-	select {
-	case err := <-got:
-		if err != nil {
+	tick := time.NewTicker(lockPoll)
+	defer tick.Stop()
+	for {
+		err := flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			l, _, err := held(fd, path, me)
+			return l, err
+		case !errors.Is(err, syscall.EWOULDBLOCK):
 			syscall.Close(fd)
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
-		l, _, err := held(fd, path, me)
-		return l, err
-	case <-ctx.Done():
-		go func() {
-			<-got
-			syscall.Close(fd) // lets go of the lock if it came after all
-		}()
-		return nil, fmt.Errorf("%w: %s holds %s (%v)", ErrLocked, readHolder(path), path, context.Cause(ctx))
+		select {
+		case <-ctx.Done():
+			syscall.Close(fd)
+			return nil, fmt.Errorf("%w: %s holds %s (%v)", ErrLocked, readHolder(path), path, context.Cause(ctx))
+		case <-tick.C:
+		}
 	}
 }
 
