@@ -10,16 +10,19 @@
 # It validates, plans and applies the intent, runs the daemon on it, then
 # shows the daemon's status, `netagent check` and the kernel's own view
 # (ip, iptables). Both namespaces are deleted at the end (KEEP=1 keeps them).
+# DEMO_NS names the namespace (and DEMO_NS-up the router's) and DEMO_BIN the
+# directory of the binary, for the test that runs this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ns=netagent-demo
-up=netagent-demo-up
+ns=${DEMO_NS:-netagent-demo}
+up=$ns-up
 intent=examples/gateway.json
+bindir=${DEMO_BIN:-bin}
 
 ./scripts/setup.sh >/dev/null
-mkdir -p bin
-go build -o bin/netagent ./cmd/netagent
+mkdir -p "$bindir"
+go build -o "$bindir/netagent" ./cmd/netagent
 work=$(mktemp -d)
 daemon=
 
@@ -34,7 +37,7 @@ cleanup() {
 trap cleanup EXIT
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-na() { bin/netagent --netns "$ns" --state-dir "$work/state" "$@"; }
+na() { "$bindir/netagent" --netns "$ns" --state-dir "$work/state" "$@"; }
 
 step "a throwaway namespace $ns with uplink0 (a veth end) to the upstream router in $up"
 ip netns del "$ns" 2>/dev/null || true
@@ -50,7 +53,7 @@ ip -n "$ns" link set uplink0 up
 ip -n "$ns" -br link
 
 step "netagent validate $intent"
-bin/netagent validate "$intent"
+"$bindir/netagent" validate "$intent"
 
 step "netagent plan $intent (a dry run: nothing changes)"
 na plan "$intent"
@@ -64,19 +67,19 @@ na apply "$intent"
 step "netagent run: the daemon keeps the namespace converged"
 mkdir -p "$work/intents"
 cp "$intent" "$work/intents/"
-bin/netagent --netns "$ns" --state-dir "$work/state" --log-level warn \
+"$bindir/netagent" --netns "$ns" --state-dir "$work/state" --log-level warn \
 	run --intent-dir "$work/intents" --socket "$work/netagent.sock" &
 daemon=$!
 for _ in $(seq 100); do
-	bin/netagent status --socket "$work/netagent.sock" --json 2>/dev/null | grep -q '"ready": *true' && break
+	"$bindir/netagent" status --socket "$work/netagent.sock" --json 2>/dev/null | grep -q '"ready": *true' && break
 	sleep 0.1
 done
 
 step "netagent status"
-bin/netagent status --socket "$work/netagent.sock"
+"$bindir/netagent" status --socket "$work/netagent.sock"
 
-step "netagent check $intent"
-na check "$intent"
+step "netagent check --via-daemon (the daemon serves the namespace: the kernel against the daemon's intent)"
+na check --via-daemon
 
 step "the kernel's own view"
 ip -n "$ns" -br link

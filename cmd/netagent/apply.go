@@ -107,11 +107,15 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 	if code, ok := parseFlags(fs, args); !ok {
 		return nil, nil, code
 	}
-	if fs.NArg() == 0 {
+	if fs.NArg() == 0 && !k.daemonsOwn() {
 		return nil, nil, usageError(g, fs, "no intent file given")
 	}
 	if code, done := k.gate(g, fs.Args()); done {
 		return nil, nil, code // the daemon validates the files with its own
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(g.stderr, "netagent: no intent file given, and no daemon serves the namespace to compare with its own intent\n")
+		return nil, nil, exitUsage
 	}
 	intended, code := loadIntent(g, fs.Args())
 	if intended == nil {

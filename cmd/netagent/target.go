@@ -94,6 +94,10 @@ func takeLock(g *globals, dir string, me target.Holder, timeout time.Duration) (
 	return lk, nil, err
 }
 
+// daemonsOwn reports whether a reader (plan, check) may go without intent
+// files: with --via-daemon, it then asks about the daemon's own intent.
+func (k *kernelOpts) daemonsOwn() bool { return k.viaDaemon && !k.write && k.daemon != nil }
+
 // toDaemon does the command through the daemon h, with --via-daemon, or
 // refuses.
 func (k *kernelOpts) toDaemon(g *globals, h target.Holder, files []string) int {

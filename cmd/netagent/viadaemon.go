@@ -22,7 +22,10 @@ import (
 // a single file as it is, several parsed and merged. The daemon validates
 // the document together with its own.
 func daemonDocument(files []string) (json.RawMessage, error) {
-	if len(files) == 1 {
+	switch len(files) {
+	case 0: // the daemon's own intent alone (plan, check)
+		return nil, nil
+	case 1:
 		return os.ReadFile(files[0])
 	}
 	parsed := make(map[string]*intent.Intent, len(files))

@@ -78,6 +78,10 @@ func Exec(t testing.TB, tgt *netnsx.Target, name string, args ...string) string 
 	return string(out)
 }
 
+// Name returns a fresh name for a namespace a test makes some other way
+// (a script, say): prefix and a random suffix. The test deletes it.
+func Name(prefix string) string { return prefix + randomSuffix() }
+
 func randomSuffix() string {
 	b := make([]byte, 4)
 	if _, err := rand.Read(b); err != nil {

@@ -83,6 +83,17 @@ func TestAgentDaemonOneWriter(t *testing.T) {
 	if res := e.cli("check", "--via-daemon", other); res.code != 0 {
 		t.Errorf("check --via-daemon: %s", res)
 	}
+	// Without a file: the kernel against the daemon's own intent, as the
+	// demo asks it; a plain check without a file is still a usage error.
+	if res := e.cli("check", "--via-daemon"); res.code != 0 || !strings.Contains(res.stdout, "running matches the daemon's intent") {
+		t.Errorf("check --via-daemon without a file: %s", res)
+	}
+	if res := e.cli("plan", "--via-daemon"); res.code != 0 {
+		t.Errorf("plan --via-daemon without a file: %s", res)
+	}
+	if res := e.cli("check"); res.code != 2 {
+		t.Errorf("check without a file: want exit 2, got %s", res)
+	}
 
 	second := exec.Command(e.bin, "--netns", e.tgt.Name, "--state-dir", e.stateDir, "run",
 		"--intent-dir", e.intentDir, "--socket", filepath.Join(t.TempDir(), "second.sock"))
