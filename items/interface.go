@@ -335,6 +335,9 @@ func InterfaceNeedsRecreate(old, new *Interface) bool {
 	return false
 }
 
+// bondMode is the bond's mode as the kernel holds it: "" is the kernel's
+// default, balance-rr (the intent states its own default in
+// intent.Bond.EffectiveMode, the same one).
 func bondMode(a *BondAttrs) string {
 	if a == nil || a.Mode == "" {
 		return "balance-rr"

@@ -17,6 +17,17 @@ const (
 // IsUp reports whether the interface should be administratively up.
 func (i *Interface) IsUp() bool { return i.State != StateDown }
 
+// The bond modes in which each mode-dependent bond option applies, from the
+// kernel's bonding documentation (the kernel reports the options in every
+// mode). Stated once: validation allows an option only in its modes, and
+// reading the kernel back into an intent keeps it only there.
+var (
+	LACPRateModes       = []BondMode{Bond8023AD}
+	XmitHashPolicyModes = []BondMode{BondBalanceXOR, Bond8023AD, BondBalanceTLB}
+	MinLinksModes       = []BondMode{Bond8023AD}
+	PrimaryModes        = []BondMode{BondActiveBackup, BondBalanceTLB, BondBalanceALB}
+)
+
 // EffectiveMode returns the bond mode, balance-rr when unset.
 func (b *Bond) EffectiveMode() BondMode { return orDefault(b.Mode, BondBalanceRR) }
 

@@ -281,15 +281,6 @@ func (c *checker) parent(ifc *Interface, o Origin, name string, required bool) {
 	}
 }
 
-// Bond modes that the options below apply to, from the kernel's bonding
-// documentation.
-var (
-	lacpModes    = []BondMode{Bond8023AD}
-	hashModes    = []BondMode{BondBalanceXOR, Bond8023AD, BondBalanceTLB}
-	minLinkModes = []BondMode{Bond8023AD}
-	primaryModes = []BondMode{BondActiveBackup, BondBalanceTLB, BondBalanceALB}
-)
-
 // bond checks a bond's settings.
 func (c *checker) bond(ifc *Interface, o Origin) {
 	b := ifc.Bond
@@ -299,15 +290,15 @@ func (c *checker) bond(ifc *Interface, o Origin) {
 	mode := b.EffectiveMode()
 	c.inRange(o.field("miimon"), b.MIIMon, 0, math.MaxInt32)
 	if oneOf(c, o.field("lacpRate"), b.LACPRate, lacpRates) {
-		c.onlyInModes(o.field("lacpRate"), b.LACPRate != "", mode, lacpModes)
+		c.onlyInModes(o.field("lacpRate"), b.LACPRate != "", mode, LACPRateModes)
 	}
 	if oneOf(c, o.field("xmitHashPolicy"), b.XmitHashPolicy, hashPolicies) {
-		c.onlyInModes(o.field("xmitHashPolicy"), b.XmitHashPolicy != "", mode, hashModes)
+		c.onlyInModes(o.field("xmitHashPolicy"), b.XmitHashPolicy != "", mode, XmitHashPolicyModes)
 	}
 	if c.inRange(o.field("minLinks"), b.MinLinks, 0, math.MaxInt32) {
-		c.onlyInModes(o.field("minLinks"), b.MinLinks != 0, mode, minLinkModes)
+		c.onlyInModes(o.field("minLinks"), b.MinLinks != 0, mode, MinLinksModes)
 	}
-	if b.Primary != "" && c.onlyInModes(o.field("primary"), true, mode, primaryModes) {
+	if b.Primary != "" && c.onlyInModes(o.field("primary"), true, mode, PrimaryModes) {
 		c.primary(ifc, o.field("primary"))
 	}
 }

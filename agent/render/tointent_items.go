@@ -42,34 +42,22 @@ func interfaceToIntent(it *items.Interface) *intent.Interface {
 	return ifc
 }
 
-// Bond modes in which the intent allows each mode-dependent option (the
-// kernel reports them in every mode).
-var (
-	lacpModes    = []string{"802.3ad"}
-	hashModes    = []string{"balance-xor", "802.3ad", "balance-tlb"}
-	minLinkModes = []string{"802.3ad"}
-	primaryModes = []string{"active-backup", "balance-tlb", "balance-alb"}
-)
-
 func bondToIntent(a *items.BondAttrs) *intent.Bond {
 	if a == nil {
 		return nil
 	}
-	mode := a.Mode
-	if mode == "" {
-		mode = string(intent.BondBalanceRR)
-	}
 	b := &intent.Bond{Mode: intent.BondMode(a.Mode), MIIMon: a.Miimon}
-	if slices.Contains(lacpModes, mode) {
+	mode := b.EffectiveMode()
+	if slices.Contains(intent.LACPRateModes, mode) {
 		b.LACPRate = intent.LACPRate(a.LacpRate)
 	}
-	if slices.Contains(hashModes, mode) {
+	if slices.Contains(intent.XmitHashPolicyModes, mode) {
 		b.XmitHashPolicy = intent.XmitHashPolicy(a.XmitHashPolicy)
 	}
-	if slices.Contains(minLinkModes, mode) {
+	if slices.Contains(intent.MinLinksModes, mode) {
 		b.MinLinks = a.MinLinks
 	}
-	if slices.Contains(primaryModes, mode) {
+	if slices.Contains(intent.PrimaryModes, mode) {
 		b.Primary = a.Primary
 	}
 	return b
