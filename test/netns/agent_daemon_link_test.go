@@ -61,3 +61,26 @@ func (e *daemonEnv) waitForRestoredRoute(after string) {
 		return ok && r.Gateway == "192.0.2.1" && st.Ready, fmt.Sprintf("kernel %+v %v, ready %v", r, ok, st.Ready)
 	})
 }
+
+// TestAgentDaemonUplinkFlaps: the uplink's carrier flaps many times in a
+// row, faster than the daemon reconciles. Whatever it saw in between, the
+// daemon ends where the last state says: the route withdrawn and blocked
+// when the flapping ends down, restored and Ready when it ends up.
+func TestAgentDaemonUplinkFlaps(t *testing.T) {
+	e := daemonNewEnv(t)
+	e.converge()
+	flap := func(n int, last string) {
+		for range n {
+			e.ip("link", "set", "uplink0-peer", "down")
+			e.ip("link", "set", "uplink0-peer", "up")
+		}
+		e.ip("link", "set", "uplink0-peer", last)
+	}
+	flap(20, "down")
+	e.waitForBlockedRoute("20 flaps ending down")
+	flap(20, "up")
+	e.waitForRestoredRoute("20 flaps ending up")
+	if !e.hasAddress("192.0.2.2/24") {
+		t.Error("the address went with the flapping carrier")
+	}
+}
