@@ -66,7 +66,7 @@ type fakeKernel struct {
 	// writes counts the change requests the kernel received (successful
 	// or not); opens and closes count the conns taken and given back.
 	writes, opens, closes int
-	// routeDumps counts route dumps (RouteListFilteredIter).
+	// routeDumps counts route dumps (RouteListFilteredIter and RTM_GETROUTE).
 	routeDumps int
 	// dropMarks makes the kernel drop IFA_PROTO and NDA_PROTOCOL, as
 	// kernels older than 5.18 and 5.0 do.
@@ -224,7 +224,7 @@ func (k *fakeKernel) handle(typ uint16, flags int, m []byte) reply {
 	return reply{err: unix.EOPNOTSUPP}
 }
 
-// dump answers RTM_GETADDR and RTM_GETNEIGH from the state.
+// dump answers RTM_GETADDR, RTM_GETNEIGH and RTM_GETROUTE from the state.
 func (k *fakeKernel) dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -242,6 +242,13 @@ func (k *fakeKernel) dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, err
 		for _, n := range k.neighs {
 			if family == unix.AF_UNSPEC || family == familyOfAddr(n.ip) {
 				out = append(out, encodeNeigh(n))
+			}
+		}
+	case req.Type == unix.RTM_GETROUTE && resType == unix.RTM_NEWROUTE:
+		k.routeDumps++
+		for _, r := range k.routes {
+			if family == unix.AF_UNSPEC || int(family) == r.Family {
+				out = append(out, dumpEntry(r))
 			}
 		}
 	default:
@@ -336,12 +343,15 @@ func parseRouteRequest(m []byte) (netlink.Route, error) {
 	return r, nil
 }
 
-// encodeRoute is the kernel's description of r (a dump entry or a
+// dumpEntry is the kernel's description of r (a dump entry or a
 // notification payload).
-func encodeRoute(r netlink.Route) []byte {
+func dumpEntry(r netlink.Route) []byte {
 	req := nl.NewNetlinkRequest(unix.RTM_NEWROUTE, 0)
 	msg := nl.NewRtMsg()
-	bits, _ := r.Dst.Mask.Size()
+	bits := 0
+	if r.Dst != nil {
+		bits, _ = r.Dst.Mask.Size()
+	}
 	msg.Family, msg.Dst_len, msg.Tos = uint8(r.Family), uint8(bits), uint8(r.Tos)
 	msg.Protocol, msg.Scope, msg.Type, msg.Flags = uint8(r.Protocol), uint8(r.Scope), uint8(r.Type), uint32(r.Flags)
 	msg.Table = unix.RT_TABLE_UNSPEC
@@ -364,6 +374,17 @@ func encodeRoute(r netlink.Route) []byte {
 	}
 	if r.Src != nil {
 		req.AddData(nl.NewRtAttr(unix.RTA_PREFSRC, r.Src))
+	}
+	if len(r.MultiPath) > 0 {
+		var hops []byte // struct rtnexthop each, without attributes
+		for _, nh := range r.MultiPath {
+			hop := make([]byte, unix.SizeofRtNexthop)
+			nl.NativeEndian().PutUint16(hop[0:2], unix.SizeofRtNexthop)
+			hop[3] = uint8(nh.Hops)
+			nl.NativeEndian().PutUint32(hop[4:8], uint32(nh.LinkIndex))
+			hops = append(hops, hop...)
+		}
+		req.AddData(nl.NewRtAttr(unix.RTA_MULTIPATH, hops))
 	}
 	return req.Serialize()[unix.SizeofNlMsghdr:]
 }
@@ -398,7 +419,7 @@ func (k *fakeKernel) newRoute(flags int, r netlink.Route) reply {
 		k.routes = append(k.routes, r)
 	}
 	if flags&unix.NLM_F_ECHO != 0 {
-		return reply{echo: [][]byte{encodeRoute(r)}}
+		return reply{echo: [][]byte{dumpEntry(r)}}
 	}
 	return reply{}
 }
@@ -462,7 +483,7 @@ func (k *fakeKernel) delRoute(flags int, req netlink.Route) reply {
 	gone := k.routes[best]
 	k.routes = slices.Delete(k.routes, best, best+1)
 	if flags&unix.NLM_F_ECHO != 0 {
-		return reply{echo: [][]byte{encodeRoute(gone)}}
+		return reply{echo: [][]byte{dumpEntry(gone)}}
 	}
 	return reply{}
 }

@@ -57,7 +57,7 @@ func readBack(nlh dumpNL, conn rawOps, hint *dg.Graph) ([]dg.Item, error) {
 	var out []dg.Item
 	for _, read := range []func() ([]dg.Item, error){
 		func() ([]dg.Item, error) { return readAddresses(conn, names, h) },
-		func() ([]dg.Item, error) { return readRoutes(nlh, names, h) },
+		func() ([]dg.Item, error) { return readRoutes(conn, names, h) },
 		func() ([]dg.Item, error) { return readRules(nlh, h) },
 		func() ([]dg.Item, error) { return readNeighbors(conn, names, h) },
 	} {
@@ -191,21 +191,27 @@ func addrItemOf(k *kernelAddr, dev string, hint *items.Address) *items.Address {
 	return a
 }
 
-func readRoutes(nlh routeNL, names map[int]string, h hinter) ([]dg.Item, error) {
+// readRoutes decodes the raw route dump with the codec the writer uses
+// (routeMsg): netagent's routes, every table, both families.
+func readRoutes(conn rawOps, names map[int]string, h hinter) ([]dg.Item, error) {
+	list, err := dumpRouteMsgs(conn, unix.AF_UNSPEC)
+	if err != nil {
+		return nil, err
+	}
 	var out []dg.Item
-	filter := &netlink.Route{Protocol: items.RouteProtocol}
-	err := retryDump("routes", func() error {
-		out = out[:0]
-		return nlh.RouteListFilteredIter(netlink.FAMILY_ALL, filter, netlink.RT_FILTER_TABLE|netlink.RT_FILTER_PROTOCOL,
-			func(r netlink.Route) bool {
-				hint, _ := h.get(items.TypeRoute, routeIdentity(&r)).(*items.Route)
-				if it, ok := routeFromKernel(&r, names, hint); ok {
-					out = append(out, it)
-				}
-				return true
-			})
-	})
-	return out, err
+	for _, m := range list {
+		if m.Protocol != items.RouteProtocol {
+			continue
+		}
+		it, ok := decodeRoute(m, names)
+		if !ok {
+			continue
+		}
+		hint, _ := h.get(items.TypeRoute, m.identity()).(*items.Route)
+		applyRouteHint(it, hint)
+		out = append(out, it)
+	}
+	return out, nil
 }
 
 func readRules(nlh ruleNL, h hinter) ([]dg.Item, error) {

@@ -1,6 +1,7 @@
 package l3
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 
@@ -58,48 +59,246 @@ func kindOfRTN(t int) (items.RouteType, bool) {
 	return 0, false
 }
 
-// routeRequest builds an RTM_NEWROUTE or RTM_DELROUTE message for r with
-// netagent's protocol. A delete names only the route's identity (table,
-// dst, metric) and the protocol, with scope "nowhere" and type unspec so
-// that the kernel matches any scope and type, and only routes carrying
-// RouteProtocol (both fib_table_delete and ip6_route_del compare the
-// protocol when one is given).
-func routeRequest(msgType uint16, flags int, r *items.Route, oif int) *nl.NetlinkRequest {
+// routeMsg is a route as rtnetlink carries it: the rtmsg header and the
+// attributes netagent writes and reads. It is the one codec of routes:
+// encodeRoute and decodeRoute map items.Route to and from it, request and
+// parseRouteMsg map it to and from the wire, and routeMsgOf maps a route of
+// a netlink.Handle dump to it, so each attribute is written and read in
+// exactly one place.
+type routeMsg struct {
+	Family   uint8
+	DstLen   uint8
+	Tos      uint8
+	Protocol uint8
+	Scope    uint8
+	Type     uint8 // rtm_type
+	Flags    uint32
+	// Table is RTA_TABLE, which holds every table; rtm_table holds only
+	// those below 256 (RT_TABLE_UNSPEC above) and is read when RTA_TABLE
+	// is absent.
+	Table     uint32
+	Dst       netip.Addr // RTA_DST; zero for a default route
+	Gw        netip.Addr // RTA_GATEWAY
+	OIF       int        // RTA_OIF; 0 for none
+	Priority  uint32     // RTA_PRIORITY (the metric); 0 for none
+	PrefSrc   netip.Addr // RTA_PREFSRC
+	Multipath bool       // RTA_MULTIPATH is present
+}
+
+// encodeRoute is r as netagent writes it: with RouteProtocol, the
+// effective table and metric, and oif for r.Dev (0 for none).
+func encodeRoute(r *items.Route, oif int) routeMsg {
+	m := routeMsg{
+		Family:   afOf(r.Family()),
+		DstLen:   uint8(r.Dst.Bits()),
+		Protocol: items.RouteProtocol,
+		Scope:    uint8(r.Scope),
+		Type:     rtnOf(r.Kind),
+		Table:    r.TableID(),
+		Gw:       r.Gw,
+		OIF:      oif,
+		Priority: r.EffectiveMetric(),
+		PrefSrc:  r.Src,
+	}
+	if r.Dst.Bits() > 0 {
+		m.Dst = r.Dst.Addr()
+	}
+	return m
+}
+
+// decodeRoute is the item m describes, its device named by names; ok is
+// false for routes an item cannot describe (another family, multipath, a
+// tos, a type netagent does not manage). A reject route has no device
+// (IPv6 attaches them to lo).
+func decodeRoute(m routeMsg, names map[int]string) (*items.Route, bool) {
+	f := familyOfAF(int(m.Family))
+	kind, ok := kindOfRTN(int(m.Type))
+	if f == 0 || !ok || m.Tos != 0 || m.Multipath {
+		return nil, false
+	}
+	it := &items.Route{
+		Dst:    m.prefix(),
+		Gw:     m.Gw,
+		Dev:    names[m.OIF],
+		Table:  m.Table,
+		Metric: m.Priority,
+		Scope:  items.Scope(m.Scope),
+		Src:    m.PrefSrc,
+		Kind:   kind,
+	}
+	if kind != items.RouteUnicast {
+		it.Dev = ""
+	}
+	return it, true
+}
+
+// prefix is the destination: Dst/DstLen, or the default route of the
+// family.
+func (m routeMsg) prefix() netip.Prefix {
+	dst := m.Dst
+	if !dst.IsValid() {
+		dst = netip.IPv4Unspecified()
+		if m.Family == unix.AF_INET6 {
+			dst = netip.IPv6Unspecified()
+		}
+	}
+	return netip.PrefixFrom(dst, int(m.DstLen))
+}
+
+// identity is the Name of the item a route of m's identity would be:
+// "<table> <dst> metric <metric>".
+func (m routeMsg) identity() string {
+	it := items.Route{Dst: m.prefix(), Table: m.Table, Metric: m.Priority}
+	return it.Name()
+}
+
+// request builds an RTM_NEWROUTE or RTM_DELROUTE message of m. A delete
+// names only the route's identity (table, dst, metric) and the protocol,
+// with scope "nowhere" and type unspec so that the kernel matches any
+// scope and type, and only routes carrying m's protocol (both
+// fib_table_delete and ip6_route_del compare the protocol when one is
+// given).
+func (m routeMsg) request(msgType uint16, flags int) *nl.NetlinkRequest {
 	req := newRequest(msgType, flags)
-	table := r.TableID()
 	msg := nl.NewRtDelMsg()
-	msg.Family = afOf(r.Family())
-	msg.Dst_len = uint8(r.Dst.Bits())
-	msg.Protocol = items.RouteProtocol
+	msg.Family, msg.Dst_len, msg.Tos, msg.Protocol, msg.Flags = m.Family, m.DstLen, m.Tos, m.Protocol, m.Flags
 	msg.Table = unix.RT_TABLE_UNSPEC
-	if table < 256 {
-		msg.Table = uint8(table)
+	if m.Table < 256 {
+		msg.Table = uint8(m.Table)
 	}
 	if msgType != unix.RTM_DELROUTE {
-		msg.Scope = uint8(r.Scope)
-		msg.Type = rtnOf(r.Kind)
+		msg.Scope, msg.Type = m.Scope, m.Type
 	}
 	req.AddData(msg)
-	req.AddData(nl.NewRtAttr(unix.RTA_TABLE, nl.Uint32Attr(table)))
-	if r.Dst.Bits() > 0 {
-		req.AddData(nl.NewRtAttr(unix.RTA_DST, r.Dst.Addr().AsSlice()))
+	req.AddData(nl.NewRtAttr(unix.RTA_TABLE, nl.Uint32Attr(m.Table)))
+	if m.DstLen > 0 {
+		req.AddData(nl.NewRtAttr(unix.RTA_DST, m.Dst.AsSlice()))
 	}
-	if m := r.EffectiveMetric(); m > 0 {
-		req.AddData(nl.NewRtAttr(unix.RTA_PRIORITY, nl.Uint32Attr(m)))
+	if m.Priority > 0 {
+		req.AddData(nl.NewRtAttr(unix.RTA_PRIORITY, nl.Uint32Attr(m.Priority)))
 	}
 	if msgType == unix.RTM_DELROUTE {
 		return req
 	}
-	if r.Gw.IsValid() {
-		req.AddData(nl.NewRtAttr(unix.RTA_GATEWAY, r.Gw.AsSlice()))
+	if m.Gw.IsValid() {
+		req.AddData(nl.NewRtAttr(unix.RTA_GATEWAY, m.Gw.AsSlice()))
 	}
-	if oif > 0 {
-		req.AddData(nl.NewRtAttr(unix.RTA_OIF, nl.Uint32Attr(uint32(oif))))
+	if m.OIF > 0 {
+		req.AddData(nl.NewRtAttr(unix.RTA_OIF, nl.Uint32Attr(uint32(m.OIF))))
 	}
-	if r.Src.IsValid() {
-		req.AddData(nl.NewRtAttr(unix.RTA_PREFSRC, r.Src.AsSlice()))
+	if m.PrefSrc.IsValid() {
+		req.AddData(nl.NewRtAttr(unix.RTA_PREFSRC, m.PrefSrc.AsSlice()))
 	}
 	return req
+}
+
+// parseRouteMsg is the inverse of request: it decodes a route message
+// payload (rtmsg and attributes, no netlink header), as the kernel sends
+// in dumps, notifications and echoes.
+func parseRouteMsg(b []byte) (routeMsg, error) {
+	if len(b) < unix.SizeofRtMsg {
+		return routeMsg{}, fmt.Errorf("route message of %d bytes: %w", len(b), unix.EINVAL)
+	}
+	h := nl.DeserializeRtMsg(b)
+	attrs, err := nl.ParseRouteAttr(b[unix.SizeofRtMsg:])
+	if err != nil {
+		return routeMsg{}, fmt.Errorf("route attributes: %w", err)
+	}
+	m := routeMsg{Family: h.Family, DstLen: h.Dst_len, Tos: h.Tos, Protocol: h.Protocol,
+		Scope: h.Scope, Type: h.Type, Flags: h.Flags, Table: uint32(h.Table)}
+	ne := nl.NativeEndian()
+	u32 := func(v []byte) uint32 {
+		if len(v) < 4 {
+			return 0
+		}
+		return ne.Uint32(v)
+	}
+	for _, a := range attrs {
+		switch a.Attr.Type {
+		case unix.RTA_TABLE:
+			m.Table = u32(a.Value)
+		case unix.RTA_DST:
+			m.Dst = addrOfBytes(a.Value)
+		case unix.RTA_GATEWAY:
+			m.Gw = addrOfBytes(a.Value)
+		case unix.RTA_OIF:
+			m.OIF = int(u32(a.Value))
+		case unix.RTA_PRIORITY:
+			m.Priority = u32(a.Value)
+		case unix.RTA_PREFSRC:
+			m.PrefSrc = addrOfBytes(a.Value)
+		case unix.RTA_MULTIPATH:
+			m.Multipath = true
+		}
+	}
+	return m, nil
+}
+
+// addrOfBytes is an address attribute's value; the zero Addr for a
+// malformed one.
+func addrOfBytes(b []byte) netip.Addr {
+	a, _ := netip.AddrFromSlice(b)
+	return a
+}
+
+// routeMsgOf is a route of a netlink.Handle dump as a routeMsg: the one
+// place netlink.Route fields are read.
+func routeMsgOf(r *netlink.Route) routeMsg {
+	f := familyOfAF(r.Family)
+	m := routeMsg{
+		Family:    uint8(r.Family),
+		Tos:       uint8(r.Tos),
+		Protocol:  uint8(r.Protocol),
+		Scope:     uint8(r.Scope),
+		Type:      uint8(r.Type),
+		Flags:     uint32(r.Flags),
+		Table:     uint32(r.Table),
+		Gw:        addrOf(r.Gw, f),
+		OIF:       r.LinkIndex,
+		Priority:  uint32(r.Priority),
+		PrefSrc:   addrOf(r.Src, f),
+		Multipath: len(r.MultiPath) > 0,
+	}
+	if r.Dst != nil {
+		p := prefixOf(r.Dst, f)
+		m.DstLen = uint8(p.Bits())
+		if p.Bits() > 0 {
+			m.Dst = p.Addr()
+		}
+	}
+	return m
+}
+
+// routeDumpRequest asks for every route of family (AF_UNSPEC: both) in
+// every table.
+func routeDumpRequest(family int) *nl.NetlinkRequest {
+	req := newDump(unix.RTM_GETROUTE)
+	req.AddData(&nl.RtMsg{RtMsg: unix.RtMsg{Family: uint8(family)}})
+	return req
+}
+
+// dumpRouteMsgs dumps the routes of family over conn, decoded with
+// parseRouteMsg; cloned routes (the IPv6 exception cache) are left out,
+// as netlink.Handle leaves them out.
+func dumpRouteMsgs(conn rawOps, family int) ([]routeMsg, error) {
+	var list []routeMsg
+	err := retryDump("routes", func() error {
+		msgs, err := conn.dump(routeDumpRequest(family), unix.RTM_NEWROUTE)
+		list = list[:0]
+		for _, b := range msgs {
+			if m, perr := parseRouteMsg(b); perr == nil && m.Flags&unix.RTM_F_CLONED == 0 {
+				list = append(list, m)
+			}
+		}
+		return err
+	})
+	return list, err
+}
+
+// routeRequest builds the RTM_NEWROUTE or RTM_DELROUTE message for r with
+// netagent's protocol (see routeMsg.request).
+func routeRequest(msgType uint16, flags int, r *items.Route, oif int) *nl.NetlinkRequest {
+	return encodeRoute(r, oif).request(msgType, flags)
 }
 
 // addrOf converts a kernel address of the given family; the zero Addr for
@@ -129,34 +328,16 @@ func prefixOf(n *net.IPNet, f items.Family) netip.Prefix {
 
 // routeIdentity is the Name of the item a kernel route of this identity
 // would be: "<table> <dst> metric <metric>".
-func routeIdentity(r *netlink.Route) string {
-	f := familyOfAF(r.Family)
-	it := items.Route{Dst: prefixOf(r.Dst, f), Table: uint32(r.Table), Metric: uint32(r.Priority)}
-	return it.Name()
-}
+func routeIdentity(r *netlink.Route) string { return routeMsgOf(r).identity() }
 
-// routeFromKernel converts a kernel route into an item; ok is false for
-// routes an item cannot describe (multipath, a tos, another type). hint is
-// the intended item of the same name, or nil: where it leaves a field to
-// the kernel, the field is read back as the hint has it (see ReadBack).
+// routeFromKernel converts a kernel route into an item (see decodeRoute);
+// ok is false for routes an item cannot describe. hint is the intended
+// item of the same name, or nil: where it leaves a field to the kernel,
+// the field is read back as the hint has it (see ReadBack).
 func routeFromKernel(r *netlink.Route, names map[int]string, hint *items.Route) (*items.Route, bool) {
-	f := familyOfAF(r.Family)
-	kind, ok := kindOfRTN(r.Type)
-	if f == 0 || !ok || r.Tos != 0 || len(r.MultiPath) > 0 {
+	it, ok := decodeRoute(routeMsgOf(r), names)
+	if !ok {
 		return nil, false
-	}
-	it := &items.Route{
-		Dst:    prefixOf(r.Dst, f),
-		Gw:     addrOf(r.Gw, f),
-		Dev:    names[r.LinkIndex],
-		Table:  uint32(r.Table),
-		Metric: uint32(r.Priority),
-		Scope:  items.Scope(r.Scope),
-		Src:    addrOf(r.Src, f),
-		Kind:   kind,
-	}
-	if kind != items.RouteUnicast {
-		it.Dev = "" // IPv6 attaches reject routes to lo
 	}
 	applyRouteHint(it, hint)
 	return it, true
@@ -184,21 +365,13 @@ func applyRouteHint(it, hint *items.Route) {
 }
 
 // routeMetric returns the RTA_PRIORITY of a route message payload (0 if
-// none).
+// none or malformed).
 func routeMetric(m []byte) uint32 {
-	if len(m) < unix.SizeofRtMsg {
-		return 0
-	}
-	attrs, err := nl.ParseRouteAttr(m[unix.SizeofRtMsg:])
+	rm, err := parseRouteMsg(m)
 	if err != nil {
 		return 0
 	}
-	for _, a := range attrs {
-		if a.Attr.Type == unix.RTA_PRIORITY && len(a.Value) >= 4 {
-			return nl.NativeEndian().Uint32(a.Value)
-		}
-	}
-	return 0
+	return rm.Priority
 }
 
 // restoreRequest turns the kernel's description of a deleted route (an
