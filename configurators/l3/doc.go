@@ -10,7 +10,7 @@
 //	   ├─ rule      ──┤   (pipelined)          ├─ routes, rules with protocol 211
 //	   └─ neighbor  ──┘                        └─ neighbours with NDA_PROTOCOL 211
 //	        │
-//	        └─ route, rule and link dumps: t.NL (netlink.Handle)
+//	        └─ route (configurator), rule and link dumps: t.NL (netlink.Handle)
 //
 // # Ownership marks
 //
@@ -42,9 +42,21 @@
 // target's namespace with the Target's namespace handle, shared by the four
 // configurators one operation at a time, and kept for the life of the
 // process (a broken one is replaced). The messages are the library's own
-// types (package nl). Dumps of routes, rules and links use t.NL; dumps of
-// addresses and neighbours use the conn, to see the marks; interface names
-// are resolved with SIOCGIFINDEX on the conn's socket (in its namespace).
+// types (package nl). Dumps of rules and links, and the route
+// configurator's own route dumps, use t.NL; dumps of addresses and
+// neighbours, and read-back's route dump, use the conn, to see the marks;
+// interface names are resolved with SIOCGIFINDEX on the conn's socket (in
+// its namespace).
+//
+// Routes have one codec (route_nl.go): routeMsg is the rtmsg and the
+// attributes netagent writes and reads (table in RTA_TABLE, rtm_table
+// only below 256; dst, gateway, oif, priority, prefsrc, scope, type,
+// protocol). encodeRoute and decodeRoute map an items.Route to and from
+// it, request and parseRouteMsg map it to and from the wire (the writer's
+// requests; read-back's raw RTM_GETROUTE dump), and routeMsgOf maps a
+// netlink.Route of t.NL's dumps to it, so each attribute is encoded and
+// decoded in exactly one place; route_codec_test.go round-trips every
+// route shape.
 //
 // # Operations, idempotence, and the kernel's surprises
 //
@@ -140,8 +152,8 @@
 // # Testing without root
 //
 // The configurators reach the kernel only through narrow interfaces,
-// gathered in kernel (register.go): rawOps (requests, address and
-// neighbour dumps, interface indexes), dumpNL (the link, route and rule
+// gathered in kernel (register.go): rawOps (requests, address,
+// neighbour and read-back's route dumps, interface indexes), dumpNL (the link, route and rule
 // dumps of netlink.Handle) and the two promote_secondaries hooks.
 // ReadBack, Clashes and NewRefusals run over the same interfaces
 // (readBack, clashes, newRefusals). fake_test.go backs them all with

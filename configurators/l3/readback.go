@@ -36,8 +36,8 @@ func ReadBack(t *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) {
 }
 
 // dumpNL is the part of netlink.Handle that read-back and the plan
-// helpers (Clashes, NewRefusals) use: the dumps of links, routes and
-// rules.
+// helpers (Clashes, NewRefusals) use: the dumps of links, routes (the
+// plan helpers; read-back dumps routes raw over the conn) and rules.
 type dumpNL interface {
 	linkOps
 	routeNL
