@@ -3,18 +3,10 @@
 package netns_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
-
-	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/configurators/l3"
-	"github.com/netagent/netagent/configurators/link"
-	"github.com/netagent/netagent/configurators/netnsx"
-	dg "github.com/netagent/netagent/depgraph"
-	"github.com/netagent/netagent/reconciler"
 )
 
 // Issue 7, defect 7, on a bond: enslaving the first port gives the bond
@@ -29,15 +21,7 @@ import (
 func TestInVMNeighborOnBondSurvivesPorts(t *testing.T) {
 	tgt := linkVMNamespace(t)
 	linkDummies(t, tgt, "eth0", "eth1")
-	reg := &reconciler.TypeRegistry{}
-	stateDir := t.TempDir()
-	if err := link.Register(reg, tgt, stateDir); err != nil {
-		t.Fatal(err)
-	}
-	if err := l3.Register(reg, tgt); err != nil {
-		t.Fatal(err)
-	}
-	intended, err := render.Load(map[string][]byte{"bond.json": []byte(`{"version": 1,
+	st := l3ReconcileOnce(t, tgt, "bond.json", `{"version": 1,
 		"interfaces": [
 			{"name": "bond0", "type": "bond", "bond": {"mode": "active-backup", "miimon": 100}},
 			{"name": "p0", "type": "veth", "veth": {"peer": "p0-peer"}, "master": "bond0"},
@@ -47,23 +31,7 @@ func TestInVMNeighborOnBondSurvivesPorts(t *testing.T) {
 		"neighbors": [
 			{"dev": "bond0", "ip": "10.9.0.20", "mac": "02:00:00:00:09:20"},
 			{"dev": "bond0.100", "ip": "10.100.0.20", "mac": "02:00:00:00:64:20"}
-		]}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cur []dg.Item
-	linkReadBack := func(tgt *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) { return link.ReadBack(tgt, stateDir, hint) }
-	for _, read := range []func(*netnsx.Target, *dg.Graph) ([]dg.Item, error){linkReadBack, l3.ReadBack} {
-		got, err := read(tgt, intended)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cur = append(cur, got...)
-	}
-	st := reconciler.New(reg).Reconcile(context.Background(), dg.New("current", cur...), intended)
-	if st.Err != nil || len(st.Blocked) > 0 {
-		t.Fatalf("reconcile: %v, blocked %v\n%s", st.Err, st.Blocked, st.OperationLog)
-	}
+		]}`)
 	for dev, want := range map[string]string{"bond0": "10.9.0.20", "bond0.100": "10.100.0.20"} {
 		l, err := tgt.NL.LinkByName(dev)
 		if err != nil {
