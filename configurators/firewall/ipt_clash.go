@@ -40,6 +40,12 @@ func chainClashes(ctx context.Context, chains *chainConfigurator, hint *dg.Graph
 		if !ok || len(want[fam]) == 0 {
 			continue
 		}
+		if m, missing := b.(missingBackend); missing {
+			for _, c := range want[fam] { // apply fails them so (see MissingTools)
+				out[dg.Ref(c)] = fmt.Errorf("creating iptables chain %s: %w", c.Name(), m.err)
+			}
+			continue
+		}
 		tables, err := b.save(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("reading %v iptables chains: %w", fam, err)
@@ -61,5 +67,5 @@ func foreignChain(v *tableView, c *items.IptablesChain, rec *chainRecord, made b
 		return false
 	}
 	rules, exists := v.rules(c.Chain)
-	return exists && !ownedRules(rules) && !adoptable(rules, c.Rules, rec, made)
+	return exists && !chainOwned(rules, c.Rules, rec, made)
 }

@@ -40,3 +40,44 @@ func TestChainClashes(t *testing.T) {
 		}
 	}
 }
+
+// A family without its iptables programs: plan predicts, for each of its
+// chains, the error apply fails it with, and the other family's clashes
+// are still found (the plan does not fail as a whole).
+func TestChainClashesWithoutPrograms(t *testing.T) {
+	c, fb := newFakeChains(t)
+	c.backends[items.FamilyIPv6] = missingBackend{err: ErrNoTools}
+	filter := newTableView()
+	filter.addRule("NA-FWD", []string{"-j", "ACCEPT"})
+	fb.tables["filter"] = filter
+	v4 := &items.IptablesChain{Family: items.FamilyIPv4, Table: "filter", Chain: "NA-FWD"}
+	v6 := &items.IptablesChain{Family: items.FamilyIPv6, Table: "filter", Chain: "NA-V6"}
+	got, err := chainClashes(context.Background(), c, dg.New("intended", v4, v6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(got[dg.Ref(v4)], ErrNotOwned) {
+		t.Errorf("ipv4 clash %v", got[dg.Ref(v4)])
+	}
+	want := c.Create(context.Background(), v6)
+	if err := got[dg.Ref(v6)]; !errors.Is(err, ErrNoTools) || err.Error() != want.Error() {
+		t.Errorf("ipv6 chain: predicted %v, create fails with %v", err, want)
+	}
+}
+
+// The record of made chains shares the records' directory and is no
+// chain record.
+func TestMadeFileIsNoChainRecord(t *testing.T) {
+	dir := t.TempDir()
+	m := loadMade(dir, testNs)
+	if err := m.add("ipv4/filter/NA-FWD"); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := loadRecords(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs.recs) != 0 {
+		t.Errorf("records %v, want none", recs.recs)
+	}
+}

@@ -116,6 +116,12 @@ func (s *madeStore) change(name string, made bool) error {
 	return statefile.WriteCache(s.path, data)
 }
 
+// chainOwned reports whether a chain holding rules (kernel form) is
+// netagent's: it carries the marker rule, or it is adoptable.
+func chainOwned(rules, intended [][]string, rec *chainRecord, made bool) bool {
+	return ownedRules(rules) || adoptable(rules, intended, rec, made)
+}
+
 // adoptable reports whether a chain without the marker rule (its kernel
 // rules) is netagent's all the same: made by netagent in this namespace
 // instance, and holding nothing, or exactly the intended rules (see

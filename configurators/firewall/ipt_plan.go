@@ -55,10 +55,10 @@ func planApply(v *tableView, old, c *items.IptablesChain, rec *chainRecord, made
 	}
 	p := &chainPlan{chain: c.Chain}
 	rules, exists := v.rules(c.Chain)
-	unmarked := exists && !ownedRules(rules)
-	if unmarked && !adoptable(rules, c.Rules, rec, made) {
+	if exists && !chainOwned(rules, c.Rules, rec, made) {
 		return nil, errForeign
 	}
+	unmarked := exists && !ownedRules(rules) // adopted: rewritten whole, marker included
 	if !exists || unmarked || !rulesMatch(rules[1:], c.Rules, rec) {
 		fill, err := fillLines(c)
 		if err != nil {
@@ -88,7 +88,7 @@ func planDelete(v *tableView, c *items.IptablesChain, made bool) (*chainPlan, er
 	if !exists {
 		return p, nil
 	}
-	if !ownedRules(rules) && !adoptable(rules, c.Rules, nil, made) {
+	if !chainOwned(rules, c.Rules, nil, made) {
 		return nil, errForeign
 	}
 	p.delJumps = countJumps(v, jumpSources(nil, c), c.Chain)

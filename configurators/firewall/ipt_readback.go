@@ -65,14 +65,11 @@ func readBackTable(fam items.Family, table string, v *tableView, recs *recordSto
 // same (see adoptable).
 func adoptedChain(fam items.Family, table, chain string, rules [][]string, recs *recordStore, made *madeStore, hint *dg.Graph) bool {
 	name := (&items.IptablesChain{Family: fam, Table: table, Chain: chain}).Name()
-	if !made.has(name) {
-		return false
-	}
 	var intended [][]string
 	if h := hintChain(hint, name); h != nil {
 		intended = h.Rules
 	}
-	return adoptable(rules, intended, recs.get(name), true)
+	return adoptable(rules, intended, recs.get(name), made.has(name))
 }
 
 // findJump finds netagent's first jump to chain: the chain holding it, its

@@ -73,8 +73,8 @@ func loadRecords(dir string) (*recordStore, error) {
 		return nil, err
 	}
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".json") {
-			continue
+		if !strings.HasSuffix(e.Name(), ".json") || e.Name() == madeFileName {
+			continue // madeFileName shares the directory (ipt_made.go)
 		}
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		var rec chainRecord
