@@ -15,9 +15,10 @@ type proposal struct {
 }
 
 // markEvictions is the first half of a wave: it finds the current items
-// that must go (not intended any more, to be recreated, or whose
-// dependencies broke) and marks them and everything that depends on them
-// for deletion. Dependants join the wave, so the leaves are deleted first.
+// that must go now (to be recreated, or whose dependencies broke) and
+// marks them and everything that depends on them for deletion; items not
+// intended any more are retired instead, deleted at the end of the run
+// (retire.go). Dependants join the wave, so the leaves are deleted first.
 func (u *run) markEvictions(wave []*dg.Node) []*dg.Node {
 	for i := 0; i < len(wave); i++ {
 		c := wave[i]

@@ -258,3 +258,30 @@ func TestMakeBeforeBreakFailedMakeHoldsOldItem(t *testing.T) {
 		t.Errorf("held %v", st.Held)
 	}
 }
+
+// The delete of a conflicting item that continues in the background: the
+// new item waits for it across runs and is created in the run that sees
+// the delete done.
+func TestConflictWaitsForAsyncDelete(t *testing.T) {
+	rec := newRecorder()
+	r := reconciler.New(registry(rec, "t"))
+	intended := dg.New("intended", mk("t", "old").conflicting("K"))
+	st := r.Reconcile(ctx, nil, intended)
+	release := make(chan error)
+	rec.async["delete t/old"] = release
+	intended = dg.New("intended", mk("t", "new").conflicting("K"))
+	st = r.Reconcile(ctx, st.NewCurrentState, intended)
+	expectOps(t, st.OperationLog, "delete t/old (in progress)")
+
+	release <- nil
+	select {
+	case <-st.ReadyToResume:
+	case <-time.After(5 * time.Second):
+		t.Fatal("ReadyToResume never fired")
+	}
+	st = r.Reconcile(ctx, st.NewCurrentState, intended)
+	expectOps(t, st.OperationLog, "delete t/old", "create t/new")
+	if _, ok := st.NewCurrentState.Get(ref("t/new")); !ok || st.Err != nil {
+		t.Fatalf("t/new not created: err %v, blocked %v", st.Err, st.Blocked)
+	}
+}

@@ -16,8 +16,10 @@ type records struct {
 	failed map[dg.ItemRef]struct{}
 	// async holds the operations in flight.
 	async map[dg.ItemRef]*opCtx
-	// waiting holds items that could not start because a related item was
-	// in transition.
+	// waiting holds items the next run must look at again although nothing
+	// changed them: they could not start because a related item was in
+	// transition, they wait for a conflicting item's deletion, or they are
+	// retiring items kept back (a create or modify in flight or failed).
 	waiting map[dg.ItemRef]struct{}
 	// blocked explains intended items that do not exist.
 	blocked  map[dg.ItemRef]blockNote

@@ -91,6 +91,9 @@ func (u *run) started(p proposal, e OpLogEntry, op *opCtx) {
 		c.SetState(st)
 	}
 	u.queueIntendedDependants(c) // they now wait for an item in transition
+	if p.op == OpDelete {
+		u.carryConflictWaiters(c)
+	}
 }
 
 func transitionState(op Operation) dg.State {

@@ -167,6 +167,17 @@ func (u *run) noteConflict(c, r *dg.Node, why string) {
 	}
 }
 
+// carryConflictWaiters hands the items waiting for c's deletion, which
+// continues in the background, to the next runs: the per-run list of
+// waiters ends with this run, and the run that sees the delete done must
+// look at them again.
+func (u *run) carryConflictWaiters(c *dg.Node) {
+	for _, w := range u.conflictWaiters[c] {
+		u.rec.waiting[w.Ref()] = struct{}{}
+	}
+	delete(u.conflictWaiters, c)
+}
+
 // wakeConflictWaiters queues the items that waited for c's deletion.
 func (u *run) wakeConflictWaiters(c *dg.Node) {
 	if ws, ok := u.conflictWaiters[c]; ok {

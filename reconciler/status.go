@@ -73,7 +73,8 @@ type Status struct {
 	// OperationLog lists the operations run, in order.
 	OperationLog OperationLog
 	// Blocked gives, for every intended item in scope that does not exist
-	// and cannot be created now, why ("blocked: waiting for link/eth0").
+	// and cannot be created now, or whose modify waits for a conflicting
+	// item's deletion, why ("blocked: waiting for link/eth0").
 	Blocked map[dg.ItemRef]string
 	// Held gives, for every item no longer intended that the run did not
 	// delete because an item of its type failed to be created or modified
