@@ -158,11 +158,8 @@ func (i *Interface) ConflictKeys() []string {
 	case i.Kind == KindVeth && i.Veth != nil && i.Veth.PeerNetns == "":
 		keys = append(keys, "link "+i.Veth.Peer)
 	case i.Kind == KindVLAN && i.VLAN != nil:
-		proto := i.VLAN.Protocol
-		if proto == "" {
-			proto = "802.1q"
-		}
-		keys = append(keys, fmt.Sprintf("vlan %s %s %d", i.VLAN.Parent, proto, i.VLAN.ID))
+		v := vlanIdentity(i.VLAN)
+		keys = append(keys, fmt.Sprintf("vlan %s %s %d", v.Parent, v.Protocol, v.ID))
 	case i.Kind == KindVxlan && i.Vxlan != nil:
 		keys = append(keys, fmt.Sprintf("vxlan %d port %d %s", i.Vxlan.VNI, vxlanPort(*i.Vxlan), vxlanFamily(*i.Vxlan)))
 	}

@@ -50,7 +50,8 @@ func (s *Sysctl) Dependencies() []dg.Dependency {
 // Deps.
 func (s *Sysctl) Equal(other dg.Item) bool {
 	o, ok := other.(*Sysctl)
-	return ok && o != nil && s.Key == o.Key && NormalizeSysctlValue(s.Value) == NormalizeSysctlValue(o.Value) &&
+	return ok && o != nil && s.Key == o.Key &&
+		(s.Value == o.Value || NormalizeSysctlValue(s.Value) == NormalizeSysctlValue(o.Value)) &&
 		slices.Equal(s.Deps, o.Deps)
 }
 
@@ -129,8 +130,8 @@ func kernelInt(f string) (string, bool) {
 	case len(digits) > 1 && digits[0] == '0':
 		base, digits = 8, digits[1:]
 	}
-	n, err := strconv.ParseUint(digits, base, 64)
-	if err != nil || digits == "" || strings.ContainsAny(digits, "+-_") {
+	n, err := strconv.ParseUint(digits, base, 64) // an explicit base: no sign, no "_"
+	if err != nil {
 		return "", false
 	}
 	out := strconv.FormatUint(n, 10)
