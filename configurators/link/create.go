@@ -16,7 +16,7 @@ const netUp = net.FlagUp
 // create makes a virtual interface that does not exist yet: the link, its
 // mark, then every setting (converge). The kernel ignores IFLA_IFALIAS in
 // a create request, so the mark is a second request: before the add, the
-// create is recorded in the create journal (durably), and the entry is
+// create is recorded in the create journal (before the add), and the entry is
 // cleared once the link carries the mark, so that a crash in between
 // leaves a link the next run adopts (adopt, read-back) rather than one it
 // refuses for ever. Whatever fails after the link exists deletes it again,

@@ -12,7 +12,7 @@ import (
 
 // convergePhysical gives a physical link (a NIC: netagent never owns,
 // creates or deletes it) the settings of want. Before it first changes a
-// setting it records the value it found (durably, before the write), so
+// setting it records the value it found (before the write), so
 // that the setting can be given back when the NIC leaves the intent
 // (restorePhysical); a setting it changed earlier that want now leaves
 // unset is given back at once, and its original forgotten. The first
