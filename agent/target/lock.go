@@ -74,36 +74,45 @@ func TryLock(stateDir string, me Holder) (*Lock, *Holder, error) {
 // lockPoll is how often WaitLock tries the lock again.
 const lockPoll = 20 * time.Millisecond
 
-// WaitLock waits for the lock until ctx ends; then it fails with ErrLocked
-// and names the holder. It tries the lock every lockPoll rather than
-// blocking in flock(2), which cannot be cancelled: an abandoned blocking
-// waiter would take the lock later, behind everyone's back, if only for a
-// moment.
+// WaitLock waits for the lock until ctx ends, or until a daemon holds it
+// (a daemon holds it for its life: there is no point waiting); then it
+// fails with a *LockedError (errors.Is ErrLocked) naming the holder. It
+// tries the lock every lockPoll rather than blocking in flock(2), which
+// cannot be cancelled: an abandoned blocking waiter would take the lock
+// later, behind everyone's back, if only for a moment.
 func WaitLock(ctx context.Context, stateDir string, me Holder) (*Lock, error) {
-	fd, path, err := openLock(stateDir)
-	if err != nil {
-		return nil, err
-	}
 	tick := time.NewTicker(lockPoll)
 	defer tick.Stop()
 	for {
-		err := flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		lk, h, err := TryLock(stateDir, me)
 		switch {
-		case err == nil:
-			l, _, err := held(fd, path, me)
-			return l, err
-		case !errors.Is(err, syscall.EWOULDBLOCK):
-			syscall.Close(fd)
-			return nil, fmt.Errorf("locking %s: %w", path, err)
+		case err != nil || lk != nil:
+			return lk, err
+		case h.Daemon():
+			return nil, &LockedError{Holder: *h, Path: filepath.Join(stateDir, LockFile), Cause: errors.New("a daemon serves it")}
 		}
 		select {
 		case <-ctx.Done():
-			syscall.Close(fd)
-			return nil, fmt.Errorf("%w: %s holds %s (%v)", ErrLocked, readHolder(path), path, context.Cause(ctx))
+			return nil, &LockedError{Holder: *h, Path: filepath.Join(stateDir, LockFile), Cause: context.Cause(ctx)}
 		case <-tick.C:
 		}
 	}
 }
+
+// LockedError is a lock another netagent holds: who, and why the wait
+// for it ended.
+type LockedError struct {
+	Holder Holder
+	Path   string
+	Cause  error
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("%v: %s holds %s (%v)", ErrLocked, e.Holder, e.Path, e.Cause)
+}
+
+// Is makes errors.Is(err, ErrLocked) hold.
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 
 // HolderOf returns who holds the target's lock, or nil when no one does.
 // It never waits and takes no lock that a writer could wait for.

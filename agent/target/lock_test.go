@@ -117,3 +117,20 @@ func TestLockKilledHolder(t *testing.T) {
 	}
 	lk.Release()
 }
+
+// A wait for the lock ends at once when a daemon holds it: a daemon holds
+// it for its life. The error names the daemon.
+func TestWaitLockStopsAtADaemon(t *testing.T) {
+	dir := t.TempDir()
+	daemon := Holder{PID: os.Getpid(), Command: "run", Socket: "/run/netagent/netagent.sock"}
+	lk, _, err := TryLock(dir, daemon)
+	if err != nil || lk == nil {
+		t.Fatal(err)
+	}
+	defer lk.Release()
+	_, err = WaitLock(context.Background(), dir, Holder{PID: os.Getpid(), Command: "apply"})
+	var le *LockedError
+	if !errors.As(err, &le) || !errors.Is(err, ErrLocked) || le.Holder.Socket != daemon.Socket {
+		t.Fatalf("WaitLock with a daemon holding the lock: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -91,6 +92,9 @@ func takeLock(g *globals, dir string, me target.Holder, timeout time.Duration) (
 		fmt.Errorf("gave up after --lock-timeout %v", timeout))
 	defer cancel()
 	lk, err = target.WaitLock(ctx, dir, me)
+	if le := (*target.LockedError)(nil); errors.As(err, &le) && le.Holder.Daemon() {
+		return nil, &le.Holder, nil // a daemon took it meanwhile
+	}
 	return lk, nil, err
 }
 
