@@ -69,8 +69,10 @@ func (u *run) status() Status {
 		}
 		if s.Blocked == nil {
 			s.Blocked = make(map[dg.ItemRef]string)
+			s.BlockedOn = make(map[dg.ItemRef]dg.ItemRef)
 		}
 		s.Blocked[ref] = note.reason
+		s.BlockedOn[ref] = note.on
 		if note.err != nil {
 			errs = append(errs, note.err)
 		}

@@ -76,6 +76,9 @@ type Status struct {
 	// and cannot be created now, or whose modify waits for a conflicting
 	// item's deletion, why ("blocked: waiting for link/eth0").
 	Blocked map[dg.ItemRef]string
+	// BlockedOn gives, for every item of Blocked, the item it waits for
+	// (which may itself be blocked, or failed, or external).
+	BlockedOn map[dg.ItemRef]dg.ItemRef
 	// Held gives, for every item no longer intended that the run did not
 	// delete because an item of its type failed to be created or modified
 	// (make before break), why. The next run looks at it again.

@@ -162,7 +162,7 @@ func Summarize(st reconciler.Status, intended *dg.Graph) *Result {
 		intended = dg.New("intended")
 	}
 	res := &Result{Ops: st.OperationLog, Err: st.Err, Current: st.NewCurrentState}
-	waits := newLinkWaits(intended, st.NewCurrentState, st.Blocked)
+	waits := newLinkWaits(intended, st.NewCurrentState, st.Blocked, st.BlockedOn)
 	for ref, reason := range st.Blocked {
 		reason = strings.TrimPrefix(reason, "blocked: ")
 		res.Problems = append(res.Problems, Problem{Ref: ref, Blocked: true, WaitsOnLink: waits.of(ref), Reason: reason})

@@ -4,12 +4,15 @@ import dg "github.com/netagent/netagent/depgraph"
 
 // linkWaits tells, for blocked items, whether each waits for something a
 // link event can bring: an external item (a link's presence, carrier or
-// state), directly or through other blocked items. An item blocked only
-// behind a failed item or a dependency cycle waits for nothing that a link
-// event changes, so Apply does not wait for it.
+// state), directly or through other blocked items, following the
+// reconciler's own record of what each waits for (Status.BlockedOn). An
+// item blocked only behind a failed item, one in transition or a
+// dependency cycle waits for nothing that a link event changes, so Apply
+// does not wait for it.
 type linkWaits struct {
 	intended, cur *dg.Graph
 	blocked       map[dg.ItemRef]string
+	on            map[dg.ItemRef]dg.ItemRef
 	memo          map[dg.ItemRef]verdict
 }
 
@@ -22,11 +25,11 @@ const (
 	waitsNot
 )
 
-func newLinkWaits(intended, cur *dg.Graph, blocked map[dg.ItemRef]string) *linkWaits {
+func newLinkWaits(intended, cur *dg.Graph, blocked map[dg.ItemRef]string, on map[dg.ItemRef]dg.ItemRef) *linkWaits {
 	if cur == nil {
 		cur = dg.New("current")
 	}
-	return &linkWaits{intended: intended, cur: cur, blocked: blocked, memo: map[dg.ItemRef]verdict{}}
+	return &linkWaits{intended: intended, cur: cur, blocked: blocked, on: on, memo: map[dg.ItemRef]verdict{}}
 }
 
 // of reports whether the blocked item ref waits for an external item.
@@ -39,47 +42,24 @@ func (w *linkWaits) of(ref dg.ItemRef) bool {
 	}
 	w.memo[ref] = visiting
 	v := waitsNot
-	if w.anyDepWaits(ref) {
+	if w.waitsFor(w.on[ref]) {
 		v = waits
 	}
 	w.memo[ref] = v
 	return v == waits
 }
 
-func (w *linkWaits) anyDepWaits(ref dg.ItemRef) bool {
-	_, deps, ok := w.intended.LookupDeps(ref)
-	if !ok {
+// waitsFor reports whether on, what a blocked item waits for, is an
+// external item (or one neither graph holds: a link that does not exist
+// yet), or a blocked item that itself waits for one.
+func (w *linkWaits) waitsFor(on dg.ItemRef) bool {
+	if on == (dg.ItemRef{}) {
 		return false
 	}
-	for _, d := range deps {
-		if w.depWaits(d) {
-			return true
-		}
+	if _, blocked := w.blocked[on]; blocked {
+		return w.of(on)
 	}
-	return false
-}
-
-// depWaits reports whether the unmet dependency d is an external item, or
-// a blocked item that itself waits for one.
-func (w *linkWaits) depWaits(d dg.Dependency) bool {
-	req := d.RequiredItem
-	have, st, exists := w.cur.Lookup(req)
-	want, wanted := w.intended.Get(req)
-	external := exists && have.External() || wanted && want.External() || !wanted && !exists
-	if external {
-		return !met(d, have, st, exists)
-	}
-	if _, blocked := w.blocked[req]; blocked {
-		return w.of(req)
-	}
-	return false
-}
-
-// met reports whether the dependency holds for the required item's
-// current value.
-func met(d dg.Dependency, have dg.Item, st dg.StateData, exists bool) bool {
-	if !exists || st.State == dg.StateFailed || st.State.InTransition() {
-		return false
-	}
-	return d.MustSatisfy == nil || d.MustSatisfy(have)
+	have, _, exists := w.cur.Lookup(on)
+	want, wanted := w.intended.Get(on)
+	return exists && have.External() || wanted && want.External() || !wanted && !exists
 }

@@ -54,9 +54,11 @@ func (tConf) Modify(context.Context, dg.Item, dg.Item) error { return nil }
 func (tConf) Delete(context.Context, dg.Item) error          { return nil }
 func (tConf) NeedsRecreate(dg.Item, dg.Item) bool            { return false }
 
-// Summarize says which blocked items wait for a link: those whose unmet
-// dependencies lead to an external item, not those behind a failure, a
-// cycle or only items that exist.
+// Summarize says which blocked items wait for a link: those whose
+// blocking dependency (the one the reconciler names) leads to an external
+// item, not those behind a failure or a cycle. An item that needs both a
+// failed item and a link (behind-both) is not waited for: the link alone
+// cannot make it converge.
 func TestSummarizeWaitsOnLink(t *testing.T) {
 	wan := &tItem{typ: "link", name: "wan0", external: true}
 	intended := dg.New("intended",
@@ -80,7 +82,7 @@ func TestSummarizeWaitsOnLink(t *testing.T) {
 	st := reconciler.New(reg).Reconcile(context.Background(), current, intended)
 	res := Summarize(st, intended)
 	want := map[string]bool{
-		"via-wan": true, "behind-via-wan": true, "via-missing": true, "behind-both": true,
+		"via-wan": true, "behind-via-wan": true, "via-missing": true, "behind-both": false,
 		"behind-refused": false, "cycle-a": false, "cycle-b": false,
 	}
 	seen := map[string]bool{}
