@@ -4,7 +4,7 @@
 //
 //	DirSource (fsnotify) ──name──┐                        ┌── Kernel.ReadLinks
 //	(later: etcd, Consul)        │   ┌──────────────────┐ │   (external link items)
-//	NetlinkWatcher ──LinkEvent───┼──▶│   the loop       │─┼── Kernel.Reconcile ──▶ configurators
+//	linkwatch ─────LinkEvent─────┼──▶│   the loop       │─┼── Kernel.Reconcile ──▶ configurators
 //	socket API ──call{req,reply}─┤   │ (one goroutine,  │ │   (current ◀─▶ intended)
 //	SIGHUP ──Reload──────────────┤   │  one select)     │ ├── Kernel.ReadCurrent (drift)
 //	timers: debounce, retry, ────┘   └──────────────────┘ └── Notifier: READY, WATCHDOG, STATUS

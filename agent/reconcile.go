@@ -64,21 +64,13 @@ func (a *Agent) verifySoon() {
 // wins (a Reconcile retries every failed item anyway).
 func (a *Agent) scheduleRetry(log logrus.FieldLogger) {
 	s := a.st
-	now := time.Now()
-	var at time.Time
+	s.retry.stop()
 	if attempt, ok := s.results.nextAttempt(); ok {
 		d := s.results.backoff.delay(attempt)
-		at = now.Add(d)
+		s.retry.set(d)
 		log.WithFields(logrus.Fields{"attempt": attempt, "in": d.Round(time.Millisecond)}).Info("retrying failed items")
 	}
-	if due, ok := s.results.nextUnkept(); ok && (at.IsZero() || due.Before(at)) {
-		at = due
-	}
-	if at.IsZero() {
-		s.retry.stop()
-		return
-	}
-	s.retry.set(max(at.Sub(now), 0))
+	a.scheduleUnkept()
 }
 
 // scheduleUnkept brings the retry alarm forward to the soonest held
