@@ -2,6 +2,8 @@ package target
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/netagent/netagent/configurators"
 	dg "github.com/netagent/netagent/depgraph"
@@ -44,11 +46,7 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 	if err != nil {
 		return nil, err
 	}
-	clashes, err := configurators.Clashes(r.target, r.stateDir, intended)
-	if err != nil {
-		return nil, err
-	}
-	dry, err := configurators.NewDryRun(r.target)
+	clashes, dry, err := r.obstacles(intended)
 	if err != nil {
 		return nil, err
 	}
@@ -86,18 +84,33 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 // objects in the way. Without a way to find those (the kernel could not be
 // read), it plans without them.
 func (r *Runtime) PlanStatus(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
-	clashes, err := configurators.Clashes(r.target, r.stateDir, intended)
+	clashes, dry, err := r.obstacles(intended)
 	if err != nil {
-		r.log.WithError(err).Warn("plan: looking for objects in the way of intended ones")
+		r.log.WithError(err).Warn("plan: looking in the kernel for what stands in the way")
 	}
 	var refusals func(reconciler.Operation, dg.Item) error
-	if dry, err := configurators.NewDryRun(r.target); err != nil {
-		r.log.WithError(err).Warn("plan: looking for objects a delete would take along")
-	} else {
+	if dry != nil {
 		refusals = dry.Predict
 	}
 	rec := reconciler.New(r.reg, reconciler.WithPrediction(predict(clashes, nil, refusals)))
 	return rec.Plan(ctx, current, intended)
+}
+
+// obstacles looks in the kernel for what stands in the way of intended:
+// someone else's objects at intended places (configurators.Clashes), and
+// the dry run that follows which deletes the kernel would refuse
+// (configurators.NewDryRun). What could not be found is nil, and err says
+// why.
+func (r *Runtime) obstacles(intended *dg.Graph) (map[dg.ItemRef]error, *configurators.DryRun, error) {
+	clashes, cerr := configurators.Clashes(r.target, r.stateDir, intended)
+	if cerr != nil {
+		cerr = fmt.Errorf("looking for objects in the way of intended ones: %w", cerr)
+	}
+	dry, derr := configurators.NewDryRun(r.target)
+	if derr != nil {
+		derr = fmt.Errorf("looking for objects a delete would take along: %w", derr)
+	}
+	return clashes, dry, errors.Join(cerr, derr)
 }
 
 // predict predicts that creating or modifying an item of clashes fails
