@@ -3,6 +3,7 @@ package firewall
 import (
 	"encoding/json"
 	"errors"
+	"github.com/netagent/netagent/configurators/statefile"
 	"io/fs"
 	"net/url"
 	"os"
@@ -115,7 +116,7 @@ func (s *recordStore) put(c *items.IptablesChain, kernel [][]string) error {
 	if err != nil {
 		return err
 	}
-	return writeCacheFile(filepath.Join(s.dir, rec.fileName()), data)
+	return statefile.WriteCache(filepath.Join(s.dir, rec.fileName()), data)
 }
 
 // drop forgets the record of c.

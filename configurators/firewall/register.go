@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/netagent/netagent/configurators/statefile"
 
 	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
@@ -71,7 +72,7 @@ func newChainConfigurator(t *netnsx.Target, stateDir string) (*chainConfigurator
 	}
 	c.records = recs
 	if stateDir != "" {
-		ns, err := identify(t)
+		ns, err := statefile.Identify(t)
 		if err != nil {
 			return nil, fmt.Errorf("iptables-chain configurator: %w", err)
 		}
@@ -85,7 +86,7 @@ func newSysctlConfigurator(t *netnsx.Target, stateDir string) (*sysctlConfigurat
 	if stateDir == "" {
 		return nil, errors.New("sysctl configurator: no state directory for the original values")
 	}
-	ns, err := identify(t)
+	ns, err := statefile.Identify(t)
 	if err != nil {
 		return nil, fmt.Errorf("sysctl configurator: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/netagent/netagent/configurators/statefile"
 	"io/fs"
 	"maps"
 	"os"
@@ -20,7 +21,7 @@ type sysctlFile struct {
 }
 
 type sysctlNS struct {
-	nsIdentity
+	statefile.NsIdentity
 	Originals map[string]string `json:"originals"`
 }
 
@@ -29,16 +30,16 @@ type sysctlNS struct {
 // configurators of all namespaces (and a restarted agent) share it.
 type sysctlStore struct {
 	path string
-	ns   nsIdentity
+	ns   statefile.NsIdentity
 }
 
-func newSysctlStore(stateDir string, ns nsIdentity) *sysctlStore {
+func newSysctlStore(stateDir string, ns statefile.NsIdentity) *sysctlStore {
 	return &sysctlStore{path: filepath.Join(stateDir, sysctlStateFile), ns: ns}
 }
 
 // originals returns the saved originals of the namespace: its owned keys.
 func (s *sysctlStore) originals() (map[string]string, error) {
-	defer lockFile(s.path)()
+	defer statefile.Lock(s.path)()
 	f, err := s.load()
 	if err != nil {
 		return nil, err
@@ -73,14 +74,14 @@ func (s *sysctlStore) forget(key string) error {
 // back if f reports a change. Entries of earlier boots are dropped then:
 // their namespaces are gone.
 func (s *sysctlStore) update(f func(map[string]string) bool) error {
-	defer lockFile(s.path)()
+	defer statefile.Lock(s.path)()
 	file, err := s.load()
 	if err != nil {
 		return err
 	}
 	e := file.entry(s.ns)
 	if e == nil {
-		file.Namespaces = append(file.Namespaces, sysctlNS{nsIdentity: s.ns, Originals: map[string]string{}})
+		file.Namespaces = append(file.Namespaces, sysctlNS{NsIdentity: s.ns, Originals: map[string]string{}})
 		e = &file.Namespaces[len(file.Namespaces)-1]
 	}
 	if !f(e.Originals) {
@@ -91,7 +92,7 @@ func (s *sysctlStore) update(f func(map[string]string) bool) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.path, data); err != nil {
+	if err := statefile.WriteAtomic(s.path, data); err != nil {
 		return fmt.Errorf("writing %s: %w", s.path, err)
 	}
 	return nil
@@ -114,9 +115,9 @@ func (s *sysctlStore) load() (*sysctlFile, error) {
 }
 
 // entry returns the namespace's entry, or nil.
-func (f *sysctlFile) entry(ns nsIdentity) *sysctlNS {
+func (f *sysctlFile) entry(ns statefile.NsIdentity) *sysctlNS {
 	for i := range f.Namespaces {
-		if f.Namespaces[i].nsIdentity == ns {
+		if f.Namespaces[i].NsIdentity == ns {
 			if f.Namespaces[i].Originals == nil {
 				f.Namespaces[i].Originals = map[string]string{}
 			}

@@ -3,6 +3,7 @@ package firewall
 import (
 	"context"
 	"errors"
+	"github.com/netagent/netagent/configurators/statefile"
 	"io/fs"
 	"testing"
 
@@ -53,7 +54,7 @@ func TestSysctlLifecycle(t *testing.T) {
 	const path = "/proc/sys/net/ipv4/tcp_rmem"
 	pfs := &fakeProcSys{files: map[string]string{path: "4096\t131072\t6291456"}}
 	dir := t.TempDir()
-	ns := nsIdentity{BootID: "b", Netns: "x", NsID: "NS(1:2)"}
+	ns := statefile.NsIdentity{BootID: "b", Netns: "x", NsID: "NS(1:2)"}
 	c := &sysctlConfigurator{fs: pfs, store: newSysctlStore(dir, ns)}
 	ctx := context.Background()
 	s := &items.Sysctl{Key: "net.ipv4.tcp_rmem", Value: "4096 87380 6291456"}
@@ -90,7 +91,7 @@ func TestSysctlLifecycle(t *testing.T) {
 		t.Errorf("after delete %q, want the original", pfs.files[path])
 	}
 	// Another namespace's record is separate.
-	other := &sysctlConfigurator{fs: pfs, store: newSysctlStore(dir, nsIdentity{BootID: "b", Netns: "y"})}
+	other := &sysctlConfigurator{fs: pfs, store: newSysctlStore(dir, statefile.NsIdentity{BootID: "b", Netns: "y"})}
 	if orig, _ := other.store.originals(); len(orig) != 0 {
 		t.Errorf("other namespace owns %v", orig)
 	}
@@ -99,7 +100,7 @@ func TestSysctlLifecycle(t *testing.T) {
 func TestSysctlInterfaceGone(t *testing.T) {
 	const path = "/proc/sys/net/ipv4/conf/v0/forwarding"
 	pfs := &fakeProcSys{files: map[string]string{path: "0"}}
-	c := &sysctlConfigurator{fs: pfs, store: newSysctlStore(t.TempDir(), nsIdentity{BootID: "b"})}
+	c := &sysctlConfigurator{fs: pfs, store: newSysctlStore(t.TempDir(), statefile.NsIdentity{BootID: "b"})}
 	s := &items.Sysctl{Key: "net.ipv4.conf.v0.forwarding", Value: "1"}
 	if err := c.Create(context.Background(), s); err != nil {
 		t.Fatal(err)
