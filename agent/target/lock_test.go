@@ -37,6 +37,13 @@ func TestLockOneWriter(t *testing.T) {
 		t.Fatalf("WaitLock on a held lock: %v", err)
 	}
 
+	// A wait ends when a one-shot holder lets go (a daemon would hold it
+	// for its life: WaitLock stops at one, see TestWaitLockStopsAtADaemon).
+	lk.Release()
+	lk, _, err = TryLock(dir, Holder{PID: os.Getpid(), Command: "apply"})
+	if err != nil || lk == nil {
+		t.Fatalf("TryLock of a one-shot holder: %v, %v", lk, err)
+	}
 	got := make(chan error, 1)
 	go func() {
 		lk2, err := WaitLock(context.Background(), dir, other)
