@@ -74,7 +74,7 @@ func TestSideEffectsForwarding(t *testing.T) {
 // through it (the IPv4 ones cannot come back while it is down); a new MAC
 // flushes its neighbours.
 func TestSideEffectsLinkDownAndMAC(t *testing.T) {
-	up := &items.Interface{IfName: "v5", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "v5-peer"}}
+	up := &items.Interface{IfName: "v5", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v5-peer"}}
 	down := *up
 	down.AdminUp = false
 	neigh := &items.Neighbor{Dev: "v5", IP: netip.MustParseAddr("10.5.0.9"), MAC: net.HardwareAddr{2, 0, 0, 0, 5, 9}}

@@ -22,13 +22,13 @@ func TestConflictKeys(t *testing.T) {
 		return &items.Route{Dst: netip.MustParsePrefix("0.0.0.0/0"), Gw: netip.MustParseAddr("192.0.2.1"), Metric: metric}
 	}
 	vlan := func(name, parent string, id uint16) dg.Item {
-		return &items.Interface{IfName: name, Kind: items.KindVLAN, VLAN: &items.VLANAttrs{Parent: parent, ID: id}}
+		return &items.Interface{IfName: name, Kind: items.KindVLAN, Attrs: &items.VLANAttrs{Parent: parent, ID: id}}
 	}
 	vxlan := func(name string, vni uint32, port uint16) dg.Item {
-		return &items.Interface{IfName: name, Kind: items.KindVxlan, Vxlan: &items.VxlanAttrs{VNI: vni, Port: port}}
+		return &items.Interface{IfName: name, Kind: items.KindVxlan, Attrs: &items.VxlanAttrs{VNI: vni, Port: port}}
 	}
 	veth := func(name, peer string) dg.Item {
-		return &items.Interface{IfName: name, Kind: items.KindVeth, Veth: &items.VethAttrs{Peer: peer}}
+		return &items.Interface{IfName: name, Kind: items.KindVeth, Attrs: &items.VethAttrs{Peer: peer}}
 	}
 	for _, c := range []struct {
 		a, b     dg.Item

@@ -69,6 +69,12 @@ func mutationsOf(f reflect.Value, p string, at []step, zero *[]string) []mutatio
 		return mutations(f, p, at, zero)
 	case reflect.Pointer:
 		return pointerMutations(f, p, at, zero)
+	case reflect.Interface: // KindAttrs: a pointer to a struct, or nil
+		if f.IsNil() {
+			return nil
+		}
+		ms := []mutation{{path: p + "=nil", at: at, apply: func(v reflect.Value) { v.SetZero() }}}
+		return append(ms, mutationsOf(f.Elem().Elem(), p, at, zero)...)
 	case reflect.Slice:
 		return sliceMutations(f, p, at, zero)
 	}
@@ -100,7 +106,7 @@ func sliceMutations(f reflect.Value, p string, at []step, zero *[]string) []muta
 func locate(item dg.Item, at []step) reflect.Value {
 	v := reflect.ValueOf(item).Elem()
 	for _, s := range at {
-		if v.Kind() == reflect.Pointer {
+		for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
 			v = v.Elem()
 		}
 		if s.slice {

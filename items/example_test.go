@@ -21,7 +21,7 @@ func Example() {
 			Dev: "uplink0", Metric: 100,
 			CarrierLink: "uplink0", GwAddress: items.AddressName("uplink0", uplinkAddr),
 		},
-		&items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, Bridge: &items.BridgeAttrs{}},
+		&items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, Attrs: &items.BridgeAttrs{}},
 		&items.Port{IfName: "lan0", Master: "br0", MasterKind: items.KindBridge},
 		&items.Sysctl{Key: "net.ipv4.conf.uplink0.rp_filter", Value: "1"},
 	}

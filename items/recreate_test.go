@@ -9,11 +9,11 @@ import (
 
 func TestInterfaceNeedsRecreate(t *testing.T) {
 	addr := netip.MustParseAddr
-	bond := func(a BondAttrs) *Interface { return &Interface{IfName: "bond0", Kind: KindBond, Bond: &a} }
-	vlan := func(a VLANAttrs) *Interface { return &Interface{IfName: "v", Kind: KindVLAN, VLAN: &a} }
-	veth := func(a VethAttrs) *Interface { return &Interface{IfName: "v0", Kind: KindVeth, Veth: &a} }
-	macvlan := func(a MacvlanAttrs) *Interface { return &Interface{IfName: "mv0", Kind: KindMacvlan, Macvlan: &a} }
-	vxlan := func(a VxlanAttrs) *Interface { return &Interface{IfName: "vx0", Kind: KindVxlan, Vxlan: &a} }
+	bond := func(a BondAttrs) *Interface { return &Interface{IfName: "bond0", Kind: KindBond, Attrs: &a} }
+	vlan := func(a VLANAttrs) *Interface { return &Interface{IfName: "v", Kind: KindVLAN, Attrs: &a} }
+	veth := func(a VethAttrs) *Interface { return &Interface{IfName: "v0", Kind: KindVeth, Attrs: &a} }
+	macvlan := func(a MacvlanAttrs) *Interface { return &Interface{IfName: "mv0", Kind: KindMacvlan, Attrs: &a} }
+	vxlan := func(a VxlanAttrs) *Interface { return &Interface{IfName: "vx0", Kind: KindVxlan, Attrs: &a} }
 	vx := VxlanAttrs{VNI: 42, Local: addr("192.0.2.1"), Remote: addr("192.0.2.2"), Port: 4789, Parent: "eth0"}
 	with := func(f func(*VxlanAttrs)) VxlanAttrs { a := vx; f(&a); return a }
 
@@ -35,10 +35,10 @@ func TestInterfaceNeedsRecreate(t *testing.T) {
 		{"vlan protocol", vlan(VLANAttrs{Parent: "eth0", ID: 7}), vlan(VLANAttrs{Parent: "eth0", ID: 7, Protocol: "802.1ad"}), true},
 		{"vlan protocol default spelled out", vlan(VLANAttrs{Parent: "eth0", ID: 7}), vlan(VLANAttrs{Parent: "eth0", ID: 7, Protocol: "802.1q"}), false},
 		{"bridge settings", &Interface{IfName: "br0", Kind: KindBridge},
-			&Interface{IfName: "br0", Kind: KindBridge, Bridge: &BridgeAttrs{STP: true, VLANFiltering: true, ForwardDelay: 4e9}}, false},
+			&Interface{IfName: "br0", Kind: KindBridge, Attrs: &BridgeAttrs{STP: true, VLANFiltering: true, ForwardDelay: 4e9}}, false},
 		{"veth peer", veth(VethAttrs{Peer: "v1"}), veth(VethAttrs{Peer: "v2"}), true},
 		{"veth peer netns", veth(VethAttrs{Peer: "v1"}), veth(VethAttrs{Peer: "v1", PeerNetns: "blue"}), true},
-		{"veth mtu", veth(VethAttrs{Peer: "v1"}), &Interface{IfName: "v0", Kind: KindVeth, MTU: 9000, Veth: &VethAttrs{Peer: "v1"}}, false},
+		{"veth mtu", veth(VethAttrs{Peer: "v1"}), &Interface{IfName: "v0", Kind: KindVeth, MTU: 9000, Attrs: &VethAttrs{Peer: "v1"}}, false},
 		{"macvlan parent", macvlan(MacvlanAttrs{Parent: "eth0"}), macvlan(MacvlanAttrs{Parent: "eth1"}), true},
 		{"macvlan mode", macvlan(MacvlanAttrs{Parent: "eth0", Mode: "vepa"}), macvlan(MacvlanAttrs{Parent: "eth0", Mode: "bridge"}), false},
 		{"macvlan to passthru", macvlan(MacvlanAttrs{Parent: "eth0", Mode: "bridge"}), macvlan(MacvlanAttrs{Parent: "eth0", Mode: "passthru"}), true},

@@ -24,32 +24,32 @@ func samples() map[string]func() dg.Item {
 		"interface/physical": func() dg.Item { return iface(KindPhysical) },
 		"interface/bond": func() dg.Item {
 			i := iface(KindBond)
-			i.Bond = &BondAttrs{Mode: "802.3ad", Miimon: 100, LacpRate: "fast", XmitHashPolicy: "layer3+4", MinLinks: 1, Primary: "eth0"}
+			i.Attrs = &BondAttrs{Mode: "802.3ad", Miimon: 100, LacpRate: "fast", XmitHashPolicy: "layer3+4", MinLinks: 1, Primary: "eth0"}
 			return i
 		},
 		"interface/vlan": func() dg.Item {
 			i := iface(KindVLAN)
-			i.VLAN = &VLANAttrs{Parent: "eth0", ID: 100, Protocol: "802.1ad"}
+			i.Attrs = &VLANAttrs{Parent: "eth0", ID: 100, Protocol: "802.1ad"}
 			return i
 		},
 		"interface/bridge": func() dg.Item {
 			i := iface(KindBridge)
-			i.Bridge = &BridgeAttrs{STP: true, VLANFiltering: true, ForwardDelay: 4 * time.Second}
+			i.Attrs = &BridgeAttrs{STP: true, VLANFiltering: true, ForwardDelay: 4 * time.Second}
 			return i
 		},
 		"interface/veth": func() dg.Item {
 			i := iface(KindVeth)
-			i.Veth = &VethAttrs{Peer: "if1", PeerNetns: "blue"}
+			i.Attrs = &VethAttrs{Peer: "if1", PeerNetns: "blue"}
 			return i
 		},
 		"interface/macvlan": func() dg.Item {
 			i := iface(KindMacvlan)
-			i.Macvlan = &MacvlanAttrs{Parent: "eth0", Mode: "bridge"}
+			i.Attrs = &MacvlanAttrs{Parent: "eth0", Mode: "bridge"}
 			return i
 		},
 		"interface/vxlan": func() dg.Item {
 			i := iface(KindVxlan)
-			i.Vxlan = &VxlanAttrs{VNI: 42, Local: netip.MustParseAddr("192.0.2.1"),
+			i.Attrs = &VxlanAttrs{VNI: 42, Local: netip.MustParseAddr("192.0.2.1"),
 				Remote: netip.MustParseAddr("192.0.2.2"), Group: netip.MustParseAddr("239.1.1.1"),
 				Port: 4789, Parent: "eth0", Learning: true}
 			return i

@@ -4,7 +4,6 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"time"
 )
 
 // The Validate methods check what the kernel would refuse or silently
@@ -22,15 +21,11 @@ func validIfName(name string) bool {
 }
 
 var (
-	bondModes     = []string{"", "balance-rr", "active-backup", "balance-xor", "broadcast", "802.3ad", "balance-tlb", "balance-alb"}
-	lacpRates     = []string{"", "slow", "fast"}
-	vlanProtocols = []string{"", "802.1q", "802.1ad"}
-	macvlanModes  = []string{"", "private", "vepa", "bridge", "passthru", "source"}
-	iptTables     = []string{"filter", "nat", "mangle", "raw", "security"}
+	iptTables = []string{"filter", "nat", "mangle", "raw", "security"}
 )
 
 // Validate checks the interface name, the kind, that only the kind's
-// attributes are set, and the attributes themselves.
+// attributes are set, and the attributes themselves (KindAttrs.Problem).
 func (i *Interface) Validate() error {
 	if !validIfName(i.IfName) {
 		return invalid(i, "bad interface name %q", i.IfName)
@@ -41,132 +36,7 @@ func (i *Interface) Validate() error {
 	if len(i.MAC) != 0 && len(i.MAC) != 6 {
 		return invalid(i, "mac %s is not 6 bytes", i.MAC)
 	}
-	if err := i.checkAttrsPresence(); err != nil {
-		return err
-	}
-	if reason := i.attrsProblem(); reason != "" {
-		return invalid(i, "%s", reason)
-	}
-	return nil
-}
-
-// checkAttrsPresence checks that only the kind's attributes are set and that
-// the kinds that need them have them.
-func (i *Interface) checkAttrsPresence() error {
-	attrs := []struct {
-		kind    InterfaceKind
-		present bool
-	}{
-		{KindBond, i.Bond != nil}, {KindVLAN, i.VLAN != nil}, {KindBridge, i.Bridge != nil},
-		{KindVeth, i.Veth != nil}, {KindMacvlan, i.Macvlan != nil}, {KindVxlan, i.Vxlan != nil},
-	}
-	known, own := i.Kind == KindPhysical, false
-	for _, a := range attrs {
-		if a.present && a.kind != i.Kind {
-			return invalid(i, "%s attributes on a %s interface", a.kind, i.Kind)
-		}
-		if a.kind == i.Kind {
-			known, own = true, a.present
-		}
-	}
-	if !known {
-		return invalid(i, "unknown kind %q", i.Kind)
-	}
-	switch i.Kind {
-	case KindVLAN, KindVeth, KindMacvlan, KindVxlan:
-		if !own {
-			return invalid(i, "%s interface without %s attributes", i.Kind, i.Kind)
-		}
-	}
-	return nil
-}
-
-// attrsProblem describes what is wrong with the kind's attributes, or "".
-func (i *Interface) attrsProblem() string {
-	switch {
-	case i.Bond != nil:
-		return i.Bond.problem()
-	case i.VLAN != nil:
-		return i.VLAN.problem(i.IfName)
-	case i.Bridge != nil:
-		return i.Bridge.problem()
-	case i.Veth != nil:
-		return i.Veth.problem(i.IfName)
-	case i.Macvlan != nil:
-		return i.Macvlan.problem(i.IfName)
-	case i.Vxlan != nil:
-		return i.Vxlan.problem(i.IfName)
-	}
-	return ""
-}
-
-func (a *BondAttrs) problem() string {
-	switch {
-	case !slices.Contains(bondModes, a.Mode):
-		return "unknown bond mode " + a.Mode
-	case !slices.Contains(lacpRates, a.LacpRate):
-		return "unknown lacp rate " + a.LacpRate
-	case a.Miimon < 0 || a.MinLinks < 0:
-		return "negative miimon or min_links"
-	case a.Primary != "" && !validIfName(a.Primary):
-		return "bad primary interface name " + a.Primary
-	}
-	return ""
-}
-
-func (a *VLANAttrs) problem(self string) string {
-	switch {
-	case !validIfName(a.Parent) || a.Parent == self:
-		return "bad vlan parent " + a.Parent
-	case a.ID < 1 || a.ID > 4094:
-		return "vlan id out of 1..4094"
-	case !slices.Contains(vlanProtocols, a.Protocol):
-		return "unknown vlan protocol " + a.Protocol
-	}
-	return ""
-}
-
-func (a *BridgeAttrs) problem() string {
-	if a.ForwardDelay < 0 || a.ForwardDelay%(10*time.Millisecond) != 0 {
-		return "forward delay must be a non-negative multiple of 10ms"
-	}
-	return ""
-}
-
-func (a *VethAttrs) problem(self string) string {
-	if !validIfName(a.Peer) || (a.Peer == self && a.PeerNetns == "") {
-		return "bad veth peer " + a.Peer
-	}
-	return ""
-}
-
-func (a *MacvlanAttrs) problem(self string) string {
-	switch {
-	case !validIfName(a.Parent) || a.Parent == self:
-		return "bad macvlan parent " + a.Parent
-	case !slices.Contains(macvlanModes, a.Mode):
-		return "unknown macvlan mode " + a.Mode
-	}
-	return ""
-}
-
-func (a *VxlanAttrs) problem(self string) string {
-	family := vxlanFamily(*a)
-	switch {
-	case a.VNI >= 1<<24:
-		return "vni out of 0..16777215"
-	case a.Remote.IsValid() && a.Group.IsValid():
-		return "both remote and group set"
-	case a.Group.IsValid() && !a.Group.IsMulticast():
-		return "group " + a.Group.String() + " is not multicast"
-	case a.Remote.IsValid() && a.Remote.IsMulticast():
-		return "remote " + a.Remote.String() + " is multicast (use group)"
-	case !sameFamily(family, a.Local, a.Remote, a.Group):
-		return "local, remote and group mix address families"
-	case a.Parent != "" && (!validIfName(a.Parent) || a.Parent == self):
-		return "bad vxlan parent " + a.Parent
-	}
-	return ""
+	return i.checkAttrs()
 }
 
 // sameFamily reports whether every valid address is of family f.

@@ -19,19 +19,23 @@ func TestRenderInterfaceDefaults(t *testing.T) {
 	}{
 		{"bridge forward delay: centiseconds to a duration",
 			`{"name": "br0", "type": "bridge", "bridge": {"stp": true, "forwardDelay": 400}}`,
-			func(i *items.Interface) bool { return i.Bridge.ForwardDelay == 4*time.Second && i.Bridge.STP }},
+			func(i *items.Interface) bool {
+				return items.AttrsOf[*items.BridgeAttrs](i).ForwardDelay == 4*time.Second && items.AttrsOf[*items.BridgeAttrs](i).STP
+			}},
 		{"bridge without section: kernel defaults",
 			`{"name": "br0", "type": "bridge"}`,
-			func(i *items.Interface) bool { return i.Bridge == nil }},
+			func(i *items.Interface) bool { return i.Attrs == nil }},
 		{"vxlan without port: IANA's 4789, explicitly; learning on",
 			`{"name": "vx0", "type": "vxlan", "vxlan": {"vni": 7, "remote": "192.0.2.2"}}`,
 			func(i *items.Interface) bool {
-				return i.Vxlan.Port == 4789 && i.Vxlan.Learning && i.Vxlan.VNI == 7 &&
-					i.Vxlan.Remote == netip.MustParseAddr("192.0.2.2") && !i.Vxlan.Local.IsValid()
+				return items.AttrsOf[*items.VxlanAttrs](i).Port == 4789 && items.AttrsOf[*items.VxlanAttrs](i).Learning && items.AttrsOf[*items.VxlanAttrs](i).VNI == 7 &&
+					items.AttrsOf[*items.VxlanAttrs](i).Remote == netip.MustParseAddr("192.0.2.2") && !items.AttrsOf[*items.VxlanAttrs](i).Local.IsValid()
 			}},
 		{"vxlan learning off",
 			`{"name": "vx0", "type": "vxlan", "vxlan": {"vni": 7, "port": 8472, "learning": false}}`,
-			func(i *items.Interface) bool { return i.Vxlan.Port == 8472 && !i.Vxlan.Learning }},
+			func(i *items.Interface) bool {
+				return items.AttrsOf[*items.VxlanAttrs](i).Port == 8472 && !items.AttrsOf[*items.VxlanAttrs](i).Learning
+			}},
 		{"mtu 0 leaves the kernel's; state up by default",
 			`{"name": "br0", "type": "bridge"}`,
 			func(i *items.Interface) bool { return i.MTU == 0 && i.AdminUp }},
@@ -43,17 +47,23 @@ func TestRenderInterfaceDefaults(t *testing.T) {
 		{"bond: kernel names, unset stays unset",
 			`{"name": "bond0", "type": "bond", "bond": {"mode": "active-backup", "miimon": 100}}`,
 			func(i *items.Interface) bool {
-				return *i.Bond == items.BondAttrs{Mode: "active-backup", Miimon: 100}
+				return *items.AttrsOf[*items.BondAttrs](i) == items.BondAttrs{Mode: "active-backup", Miimon: 100}
 			}},
 		{"vlan protocol left to the default",
 			`{"name": "br0.7", "type": "vlan", "vlan": {"parent": "eth0", "id": 7}}, {"name": "eth0", "type": "physical"}`,
-			func(i *items.Interface) bool { return *i.VLAN == items.VLANAttrs{Parent: "eth0", ID: 7} }},
+			func(i *items.Interface) bool {
+				return *items.AttrsOf[*items.VLANAttrs](i) == items.VLANAttrs{Parent: "eth0", ID: 7}
+			}},
 		{"macvlan mode",
 			`{"name": "mv0", "type": "macvlan", "macvlan": {"parent": "eth0", "mode": "bridge"}}, {"name": "eth0", "type": "physical"}`,
-			func(i *items.Interface) bool { return *i.Macvlan == items.MacvlanAttrs{Parent: "eth0", Mode: "bridge"} }},
+			func(i *items.Interface) bool {
+				return *items.AttrsOf[*items.MacvlanAttrs](i) == items.MacvlanAttrs{Parent: "eth0", Mode: "bridge"}
+			}},
 		{"veth in another namespace",
 			`{"name": "v0", "type": "veth", "veth": {"peer": "eth0", "peerNetns": "ctr"}}`,
-			func(i *items.Interface) bool { return *i.Veth == items.VethAttrs{Peer: "eth0", PeerNetns: "ctr"} }},
+			func(i *items.Interface) bool {
+				return *items.AttrsOf[*items.VethAttrs](i) == items.VethAttrs{Peer: "eth0", PeerNetns: "ctr"}
+			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -84,7 +84,7 @@ func (inv *inverter) index(it dg.Item) {
 	switch it := it.(type) {
 	case *items.Interface:
 		inv.ifaces[it.IfName] = it
-		inv.name(parentOf(it))
+		inv.name(items.ParentOf(it))
 	case *items.Link:
 		inv.links[it.IfName] = it
 	case *items.Port:
@@ -150,11 +150,12 @@ func (inv *inverter) interfaces() []intent.Interface {
 // redundantVethEnd reports whether it is the end of a veth pair to leave
 // out because its peer, also an item, is kept and creates it.
 func (inv *inverter) redundantVethEnd(it *items.Interface) bool {
-	if it.Kind != items.KindVeth || it.Veth == nil || it.Veth.PeerNetns != "" {
+	name := items.LocalPeer(it)
+	if name == "" {
 		return false
 	}
-	peer, ok := inv.ifaces[it.Veth.Peer]
-	if !ok || peer.Kind != items.KindVeth || peer.Veth == nil || peer.Veth.Peer != it.IfName || peer.Veth.PeerNetns != "" {
+	peer, ok := inv.ifaces[name]
+	if !ok || items.LocalPeer(peer) != it.IfName {
 		return false
 	}
 	mine, theirs := inv.configured(it.IfName), inv.configured(peer.IfName)
@@ -185,17 +186,4 @@ func stateOf(up bool) intent.LinkState {
 		return ""
 	}
 	return intent.StateDown
-}
-
-// parentOf returns the interface's lower interface, if any.
-func parentOf(it *items.Interface) string {
-	switch {
-	case it.VLAN != nil:
-		return it.VLAN.Parent
-	case it.Macvlan != nil:
-		return it.Macvlan.Parent
-	case it.Vxlan != nil:
-		return it.Vxlan.Parent
-	}
-	return ""
 }

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/netagent/netagent/agent/intent"
@@ -22,103 +21,10 @@ func interfaceToIntent(it *items.Interface) *intent.Interface {
 	if len(it.MAC) > 0 && it.Kind != items.KindPhysical {
 		ifc.MAC = it.MAC.String()
 	}
-	switch it.Kind {
-	case items.KindBond:
-		ifc.Bond = bondToIntent(it.Bond)
-	case items.KindVLAN:
-		ifc.VLAN = vlanToIntent(it.VLAN)
-	case items.KindBridge:
-		ifc.Bridge = bridgeToIntent(it.Bridge)
-	case items.KindVeth:
-		ifc.Veth = vethToIntent(it.Veth)
-	case items.KindMacvlan:
-		ifc.Macvlan = macvlanToIntent(it.Macvlan)
-	case items.KindVxlan:
-		ifc.VXLAN = vxlanToIntent(it.Vxlan)
-	}
-	if it.Kind == items.KindVeth && ifc.Veth == nil {
-		ifc.Type, ifc.MAC = intent.LinkPhysical, ""
+	if kind, ok := linkKinds[ifc.Type]; ok {
+		kind.toIntent(it, ifc)
 	}
 	return ifc
-}
-
-func bondToIntent(a *items.BondAttrs) *intent.Bond {
-	if a == nil {
-		return nil
-	}
-	b := &intent.Bond{Mode: intent.BondMode(a.Mode), MIIMon: a.Miimon}
-	mode := b.EffectiveMode()
-	if slices.Contains(intent.LACPRateModes, mode) {
-		b.LACPRate = intent.LACPRate(a.LacpRate)
-	}
-	if slices.Contains(intent.XmitHashPolicyModes, mode) {
-		b.XmitHashPolicy = intent.XmitHashPolicy(a.XmitHashPolicy)
-	}
-	if slices.Contains(intent.MinLinksModes, mode) {
-		b.MinLinks = a.MinLinks
-	}
-	if slices.Contains(intent.PrimaryModes, mode) {
-		b.Primary = a.Primary
-	}
-	return b
-}
-
-func vlanToIntent(a *items.VLANAttrs) *intent.VLAN {
-	if a == nil {
-		return nil
-	}
-	v := &intent.VLAN{Parent: a.Parent, ID: int(a.ID), Protocol: intent.VLANProtocol(a.Protocol)}
-	if v.Protocol == intent.VLAN8021Q {
-		v.Protocol = ""
-	}
-	return v
-}
-
-func bridgeToIntent(a *items.BridgeAttrs) *intent.Bridge {
-	if a == nil {
-		return nil
-	}
-	return &intent.Bridge{STP: a.STP, VLANFiltering: a.VLANFiltering, ForwardDelay: int(a.ForwardDelay / centisecond)}
-}
-
-func vethToIntent(a *items.VethAttrs) *intent.Veth {
-	if a == nil || a.Peer == "" {
-		return nil
-	}
-	return &intent.Veth{Peer: a.Peer, PeerNetns: a.PeerNetns}
-}
-
-func macvlanToIntent(a *items.MacvlanAttrs) *intent.Macvlan {
-	if a == nil {
-		return nil
-	}
-	m := &intent.Macvlan{Parent: a.Parent, Mode: intent.MacvlanMode(a.Mode)}
-	if m.Mode == intent.MacvlanVEPA {
-		m.Mode = ""
-	}
-	return m
-}
-
-// vxlanKernelPort is the port the kernel gives a VXLAN created without one
-// (an items.VxlanAttrs with Port 0).
-const vxlanKernelPort = 8472
-
-func vxlanToIntent(a *items.VxlanAttrs) *intent.VXLAN {
-	if a == nil {
-		return nil
-	}
-	v := &intent.VXLAN{VNI: int(a.VNI), Port: int(a.Port), Parent: a.Parent,
-		Local: addrString(a.Local), Remote: addrString(a.Remote), Group: addrString(a.Group)}
-	switch v.Port {
-	case 0:
-		v.Port = vxlanKernelPort
-	case intent.DefaultVXLANPort:
-		v.Port = 0
-	}
-	if !a.Learning {
-		v.Learning = new(bool)
-	}
-	return v
 }
 
 // routeToIntent converts a Route item, leaving out the defaults.

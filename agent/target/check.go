@@ -126,6 +126,8 @@ func diffValue(path string, w, h reflect.Value, out *[]FieldDiff) {
 		return
 	}
 	switch {
+	case w.Kind() == reflect.Interface:
+		diffDynamic(path, w, h, out)
 	case w.Kind() == reflect.Pointer && isRecord(w.Type().Elem()):
 		if w.IsNil() || h.IsNil() {
 			if w.IsNil() != h.IsNil() {
@@ -144,6 +146,32 @@ func diffValue(path string, w, h reflect.Value, out *[]FieldDiff) {
 	case !reflect.DeepEqual(w.Interface(), h.Interface()):
 		*out = append(*out, FieldDiff{Field: orWhole(path), Want: show(w), Have: show(h)})
 	}
+}
+
+// diffDynamic compares two values of an interface field (an Interface's
+// kind attributes), named after their type: the field Attrs holding an
+// *items.VxlanAttrs is "Vxlan".
+func diffDynamic(path string, w, h reflect.Value, out *[]FieldDiff) {
+	if w.IsNil() && h.IsNil() {
+		return
+	}
+	set := w
+	if set.IsNil() {
+		set = h
+	}
+	t := set.Elem().Type()
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	name := strings.TrimSuffix(t.Name(), "Attrs")
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		name = path[:i+1] + name
+	}
+	if w.IsNil() || h.IsNil() {
+		*out = append(*out, FieldDiff{Field: name, Want: show(w), Have: show(h)})
+		return
+	}
+	diffValue(name, w.Elem(), h.Elem(), out)
 }
 
 // isRecord reports whether t is a struct to compare field by field: one
@@ -167,8 +195,11 @@ func orWhole(path string) string {
 // show prints a value for a FieldDiff: "none" for a nil pointer or an
 // empty value, the value's own String where it has one.
 func show(v reflect.Value) string {
-	if (v.Kind() == reflect.Pointer || v.Kind() == reflect.Slice) && v.IsNil() {
+	if (v.Kind() == reflect.Pointer || v.Kind() == reflect.Slice || v.Kind() == reflect.Interface) && v.IsNil() {
 		return "none"
+	}
+	if v.Kind() == reflect.Interface {
+		v = v.Elem()
 	}
 	if v.Kind() == reflect.Pointer && isRecord(v.Type().Elem()) {
 		v = v.Elem()

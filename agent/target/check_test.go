@@ -16,9 +16,9 @@ import (
 // the kind's attributes.
 func TestDiffFields(t *testing.T) {
 	want := &items.Interface{IfName: "vx0", Kind: items.KindVxlan, MTU: 1450, AdminUp: true,
-		Vxlan: &items.VxlanAttrs{VNI: 5, Port: 4789, Learning: true, Remote: netip.MustParseAddr("192.0.2.2")}}
+		Attrs: &items.VxlanAttrs{VNI: 5, Port: 4789, Learning: true, Remote: netip.MustParseAddr("192.0.2.2")}}
 	have := &items.Interface{IfName: "vx0", Kind: items.KindVxlan, MTU: 1500, AdminUp: true,
-		MAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, Vxlan: &items.VxlanAttrs{VNI: 5, Port: 4789, Remote: netip.MustParseAddr("192.0.2.3")}}
+		MAC: net.HardwareAddr{2, 0, 0, 0, 0, 1}, Attrs: &items.VxlanAttrs{VNI: 5, Port: 4789, Remote: netip.MustParseAddr("192.0.2.3")}}
 	got := DiffFields(want, have)
 	wantDiffs := []FieldDiff{
 		{Field: "MTU", Want: "1450", Have: "1500"},
@@ -30,7 +30,7 @@ func TestDiffFields(t *testing.T) {
 		t.Errorf("got  %+v\nwant %+v", got, wantDiffs)
 	}
 
-	bridgeW := &items.Interface{IfName: "br0", Kind: items.KindBridge, Bridge: &items.BridgeAttrs{STP: true}}
+	bridgeW := &items.Interface{IfName: "br0", Kind: items.KindBridge, Attrs: &items.BridgeAttrs{STP: true}}
 	bridgeH := &items.Interface{IfName: "br0", Kind: items.KindBridge}
 	if got := DiffFields(bridgeW, bridgeH); len(got) != 1 || got[0].Field != "Bridge" || got[0].Have != "none" {
 		t.Errorf("nil attributes: %+v", got)

@@ -86,11 +86,11 @@ func interfaceClash(want *items.Interface, byName map[string]netlink.Link, owned
 	switch {
 	case exists && !owned(l):
 		return fmt.Errorf("creating %s %s: %w", want.Kind, want.IfName, ErrNotOwned)
-	case exists || want.Kind != items.KindVeth || want.Veth == nil || want.Veth.PeerNetns != "":
+	case exists || items.LocalPeer(want) == "":
 		return nil
 	}
-	if peer, taken := byName[want.Veth.Peer]; taken && !owned(peer) {
-		return fmt.Errorf("creating veth %s: its peer's name %s: %w", want.IfName, want.Veth.Peer, ErrNotOwned)
+	if peer, taken := byName[items.LocalPeer(want)]; taken && !owned(peer) {
+		return fmt.Errorf("creating veth %s: its peer's name %s: %w", want.IfName, items.LocalPeer(want), ErrNotOwned)
 	}
 	return nil
 }

@@ -3,10 +3,8 @@ package link
 import (
 	"bytes"
 	"fmt"
-	"net/netip"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netlink/nl"
 
 	"github.com/netagent/netagent/items"
 )
@@ -106,130 +104,11 @@ func (k *kernel) setAlias(l netlink.Link, kernelAlias string) error {
 // convergeKind changes the kind's own settings that the kernel changes in
 // place.
 func (k *kernel) convergeKind(l netlink.Link, obs, want *items.Interface) error {
-	if obs.Kind != want.Kind {
+	kind, ok := linkKinds[want.Kind]
+	if obs.Kind != want.Kind || !ok {
 		return nil
 	}
-	switch want.Kind {
-	case items.KindBond:
-		return k.convergeBond(l, valueOr(obs.Bond), valueOr(want.Bond))
-	case items.KindBridge:
-		return k.convergeBridge(l, valueOr(obs.Bridge), valueOr(want.Bridge))
-	case items.KindMacvlan:
-		return k.convergeMacvlan(l, valueOr(obs.Macvlan), valueOr(want.Macvlan))
-	case items.KindVxlan:
-		return k.convergeVxlan(l, valueOr(obs.Vxlan), valueOr(want.Vxlan))
-	}
-	return nil
-}
-
-func (k *kernel) convergeBond(l netlink.Link, obs, want items.BondAttrs) error {
-	var attrs []attr
-	if want.Miimon != 0 && want.Miimon != obs.Miimon {
-		attrs = append(attrs, u32Attr(nl.IFLA_BOND_MIIMON, uint32(want.Miimon)))
-	}
-	if want.LacpRate != "" && want.LacpRate != obs.LacpRate {
-		rate := netlink.StringToBondLacpRate(want.LacpRate)
-		attrs = append(attrs, u8Attr(nl.IFLA_BOND_AD_LACP_RATE, uint8(rate)))
-	}
-	if want.XmitHashPolicy != "" && want.XmitHashPolicy != obs.XmitHashPolicy {
-		policy := netlink.StringToBondXmitHashPolicy(want.XmitHashPolicy)
-		attrs = append(attrs, u8Attr(nl.IFLA_BOND_XMIT_HASH_POLICY, uint8(policy)))
-	}
-	if want.MinLinks != 0 && want.MinLinks != obs.MinLinks {
-		attrs = append(attrs, u32Attr(nl.IFLA_BOND_MIN_LINKS, uint32(want.MinLinks)))
-	}
-	if want.Primary != "" && want.Primary != obs.Primary {
-		primary, err := k.index(want.Primary, "bond primary")
-		if err != nil {
-			return err
-		}
-		attrs = append(attrs, u32Attr(nl.IFLA_BOND_PRIMARY, uint32(primary)))
-	}
-	if len(attrs) == 0 {
-		return nil
-	}
-	err := k.whileDown(l, func() error { return k.raw.setInfoData(l.Attrs().Index, "bond", attrs) })
-	if err != nil {
-		return fmt.Errorf("setting bond options: %w", err)
-	}
-	return nil
-}
-
-func (k *kernel) convergeBridge(l netlink.Link, obs, want items.BridgeAttrs) error {
-	var attrs []attr
-	if want.ForwardDelay != 0 && want.ForwardDelay != obs.ForwardDelay {
-		attrs = append(attrs, u32Attr(nl.IFLA_BR_FORWARD_DELAY, uint32(want.ForwardDelay/centisecond)))
-	}
-	if want.STP != obs.STP {
-		attrs = append(attrs, u32Attr(nl.IFLA_BR_STP_STATE, boolU32(want.STP)))
-	}
-	if want.VLANFiltering != obs.VLANFiltering {
-		attrs = append(attrs, u8Attr(nl.IFLA_BR_VLAN_FILTERING, uint8(boolU32(want.VLANFiltering))))
-	}
-	if len(attrs) == 0 {
-		return nil
-	}
-	if err := k.raw.setInfoData(l.Attrs().Index, "bridge", attrs); err != nil {
-		return fmt.Errorf("setting bridge options: %w", err)
-	}
-	return nil
-}
-
-func (k *kernel) convergeMacvlan(l netlink.Link, obs, want items.MacvlanAttrs) error {
-	if macvlanMode(want.Mode) == macvlanMode(obs.Mode) {
-		return nil
-	}
-	if err := k.nl.LinkSetMacvlanMode(l, macvlanMode(want.Mode)); err != nil {
-		return fmt.Errorf("setting macvlan mode %s: %w", want.Mode, err)
-	}
-	return nil
-}
-
-// convergeVxlan changes what vxlan_changelink accepts: the local address,
-// the unicast remote (within the tunnel's family) and learning.
-func (k *kernel) convergeVxlan(l netlink.Link, obs, want items.VxlanAttrs) error {
-	v6 := tunnelIs6(want) || tunnelIs6(obs)
-	var attrs []attr
-	if want.Local != obs.Local {
-		attrs = append(attrs, addrAttr(nl.IFLA_VXLAN_LOCAL, nl.IFLA_VXLAN_LOCAL6, want.Local, v6))
-	}
-	if !want.Group.IsValid() && want.Remote != obs.Remote {
-		attrs = append(attrs, addrAttr(nl.IFLA_VXLAN_GROUP, nl.IFLA_VXLAN_GROUP6, want.Remote, v6))
-	}
-	if want.Learning != obs.Learning {
-		attrs = append(attrs, u8Attr(nl.IFLA_VXLAN_LEARNING, uint8(boolU32(want.Learning))))
-	}
-	if len(attrs) == 0 {
-		return nil
-	}
-	if err := k.raw.setInfoData(l.Attrs().Index, "vxlan", attrs); err != nil {
-		return fmt.Errorf("setting vxlan options: %w", err)
-	}
-	return nil
-}
-
-func tunnelIs6(v items.VxlanAttrs) bool {
-	for _, a := range []netip.Addr{v.Local, v.Remote, v.Group} {
-		if a.IsValid() {
-			return a.Is6()
-		}
-	}
-	return false
-}
-
-// addrAttr is an address attribute of the tunnel's family; the zero Addr
-// is sent as the unspecified address, which clears it.
-func addrAttr(typ4, typ6 int, a netip.Addr, v6 bool) attr {
-	switch {
-	case v6 && !a.IsValid():
-		a = netip.IPv6Unspecified()
-	case !a.IsValid():
-		a = netip.IPv4Unspecified()
-	}
-	if a.Is6() {
-		return attr{typ6, a.AsSlice()}
-	}
-	return attr{typ4, a.AsSlice()}
+	return kind.converge(k, l, obs, want)
 }
 
 func boolU32(b bool) uint32 {

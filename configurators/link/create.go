@@ -58,10 +58,8 @@ func (k *kernel) finishCreate(want *items.Interface) error {
 	if err := k.nl.LinkSetAlias(l, markedAlias(want.Alias)); err != nil {
 		return fmt.Errorf("marking %s %s: %w", want.Kind, want.IfName, err)
 	}
-	if want.Kind == items.KindVeth {
-		if err := k.markPeer(want.Veth); err != nil {
-			return fmt.Errorf("veth %s: %w", want.IfName, err)
-		}
+	if err := linkKinds[want.Kind].afterCreate(k, want); err != nil {
+		return fmt.Errorf("%s %s: %w", want.Kind, want.IfName, err)
 	}
 	if err := k.st.unjournal(want.IfName); err != nil {
 		return err
@@ -139,80 +137,11 @@ func (k *kernel) newLink(want *items.Interface) (netlink.Link, func(), error) {
 	// drops it for its ports' as soon as one joins, one set afterwards
 	// (by "the user") it keeps; and a veth's peer would get it too.
 	attrs.HardwareAddr = want.MAC
-	nothing := func() {}
-	var link netlink.Link
-	var err error
-	switch want.Kind {
-	case items.KindBond:
-		link = newBond(attrs, want.Bond)
-	case items.KindBridge:
-		link = &netlink.Bridge{LinkAttrs: attrs}
-	case items.KindVeth:
-		return k.newVeth(attrs, want.Veth)
-	case items.KindVLAN:
-		link, err = k.newVLAN(attrs, want.VLAN)
-	case items.KindMacvlan:
-		link, err = k.newMacvlan(attrs, want.Macvlan)
-	case items.KindVxlan:
-		link, err = k.newVxlan(attrs, want.Vxlan)
-	default:
-		err = fmt.Errorf("kind %q cannot be created", want.Kind)
+	kind, ok := linkKinds[want.Kind]
+	if !ok {
+		return nil, noRelease, fmt.Errorf("kind %q cannot be created", want.Kind)
 	}
-	return link, nothing, err
-}
-
-func newBond(attrs netlink.LinkAttrs, b *items.BondAttrs) *netlink.Bond {
-	bond := netlink.NewLinkBond(attrs)
-	bond.Mode = netlink.StringToBondMode(bondMode(b))
-	return bond
-}
-
-func bondMode(b *items.BondAttrs) string {
-	if b == nil || b.Mode == "" {
-		return "balance-rr"
-	}
-	return b.Mode
-}
-
-func (k *kernel) newVLAN(attrs netlink.LinkAttrs, v *items.VLANAttrs) (netlink.Link, error) {
-	parent, err := k.index(v.Parent, "vlan parent")
-	if err != nil {
-		return nil, err
-	}
-	attrs.ParentIndex = parent
-	proto := netlink.VLAN_PROTOCOL_8021Q
-	if v.Protocol != "" {
-		proto = netlink.StringToVlanProtocol(v.Protocol)
-	}
-	return &netlink.Vlan{LinkAttrs: attrs, VlanId: int(v.ID), VlanProtocol: proto}, nil
-}
-
-func (k *kernel) newMacvlan(attrs netlink.LinkAttrs, m *items.MacvlanAttrs) (netlink.Link, error) {
-	parent, err := k.index(m.Parent, "macvlan parent")
-	if err != nil {
-		return nil, err
-	}
-	attrs.ParentIndex = parent
-	return &netlink.Macvlan{LinkAttrs: attrs, Mode: macvlanMode(m.Mode)}, nil
-}
-
-func (k *kernel) newVxlan(attrs netlink.LinkAttrs, v *items.VxlanAttrs) (netlink.Link, error) {
-	link := &netlink.Vxlan{LinkAttrs: attrs, VxlanId: int(v.VNI), SrcAddr: ipOf(v.Local),
-		Learning: v.Learning, Port: int(v.Port)}
-	switch {
-	case v.Group.IsValid():
-		link.Group = ipOf(v.Group)
-	case v.Remote.IsValid():
-		link.Group = ipOf(v.Remote)
-	}
-	if v.Parent != "" {
-		parent, err := k.index(v.Parent, "vxlan parent")
-		if err != nil {
-			return nil, err
-		}
-		link.VtepDevIndex = parent
-	}
-	return link, nil
+	return kind.newLink(k, attrs, want)
 }
 
 // ipOf converts an address for netlink (nil for none).

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -244,15 +245,11 @@ type kindCase struct {
 
 func clone(i *items.Interface) *items.Interface {
 	c := *i
-	c.Bond, c.VLAN, c.Bridge, c.Veth, c.Macvlan, c.Vxlan = cp(i.Bond), cp(i.VLAN), cp(i.Bridge), cp(i.Veth), cp(i.Macvlan), cp(i.Vxlan)
-	return &c
-}
-
-func cp[T any](p *T) *T {
-	if p == nil {
-		return nil
+	if i.Attrs != nil { // a copy of the attributes, which modify changes
+		v := reflect.New(reflect.TypeOf(i.Attrs).Elem())
+		v.Elem().Set(reflect.ValueOf(i.Attrs).Elem())
+		c.Attrs = v.Interface().(items.KindAttrs)
 	}
-	c := *p
 	return &c
 }
 
@@ -262,11 +259,11 @@ func kindCases() []kindCase {
 		create: &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, Alias: "lan"},
 		modify: func(i *items.Interface) {
 			i.MTU, i.Alias = 1400, "lan2"
-			i.Bridge = &items.BridgeAttrs{STP: true, VLANFiltering: true, ForwardDelay: 4 * time.Second}
+			i.Attrs = &items.BridgeAttrs{STP: true, VLANFiltering: true, ForwardDelay: 4 * time.Second}
 		},
 		check: func(e fakeEnv, i *items.Interface) {
 			fl := e.f.byName("br0")
-			if i.Bridge == nil {
+			if items.AttrsOf[*items.BridgeAttrs](i) == nil {
 				if fl.stp || fl.vlanFiltering || fl.fwdDelay != 1500 {
 					e.t.Errorf("new bridge: stp %v filtering %v delay %d", fl.stp, fl.vlanFiltering, fl.fwdDelay)
 				}
@@ -278,67 +275,67 @@ func kindCases() []kindCase {
 		},
 	}, {
 		name:   "veth",
-		create: &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "v1"}},
+		create: &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v1"}},
 		modify: func(i *items.Interface) {
 			i.MTU, i.MAC = 9000, net.HardwareAddr{2, 0, 0, 0, 0, 0x42}
 		},
-		recreate: func(i *items.Interface) { i.Veth = &items.VethAttrs{Peer: "v2"} },
+		recreate: func(i *items.Interface) { i.Attrs = &items.VethAttrs{Peer: "v2"} },
 		check: func(e fakeEnv, i *items.Interface) {
-			if a := e.link(i.Veth.Peer).Attrs(); a.Alias != "netagent" || a.ParentIndex != e.link("v0").Attrs().Index {
-				e.t.Errorf("veth peer %s: alias %q parent %d", i.Veth.Peer, a.Alias, a.ParentIndex)
+			if a := e.link(items.AttrsOf[*items.VethAttrs](i).Peer).Attrs(); a.Alias != "netagent" || a.ParentIndex != e.link("v0").Attrs().Index {
+				e.t.Errorf("veth peer %s: alias %q parent %d", items.AttrsOf[*items.VethAttrs](i).Peer, a.Alias, a.ParentIndex)
 			}
-			if i.Veth.Peer == "v2" && !e.gone("v1") {
+			if items.AttrsOf[*items.VethAttrs](i).Peer == "v2" && !e.gone("v1") {
 				e.t.Error("old peer v1 survives the recreate")
 			}
 		},
 	}, {
 		name:     "macvlan",
-		create:   &items.Interface{IfName: "mv0", Kind: items.KindMacvlan, AdminUp: true, Macvlan: &items.MacvlanAttrs{Parent: "eth0"}},
-		modify:   func(i *items.Interface) { i.Macvlan.Mode, i.MTU = "bridge", 1400 },
-		recreate: func(i *items.Interface) { i.Macvlan.Mode = "passthru" },
+		create:   &items.Interface{IfName: "mv0", Kind: items.KindMacvlan, AdminUp: true, Attrs: &items.MacvlanAttrs{Parent: "eth0"}},
+		modify:   func(i *items.Interface) { items.AttrsOf[*items.MacvlanAttrs](i).Mode, i.MTU = "bridge", 1400 },
+		recreate: func(i *items.Interface) { items.AttrsOf[*items.MacvlanAttrs](i).Mode = "passthru" },
 		check: func(e fakeEnv, i *items.Interface) {
-			if m := e.link("mv0").(*netlink.Macvlan); macvlanModeName(m.Mode) != valueOr(i.Macvlan).Mode && i.Macvlan.Mode != "" {
-				e.t.Errorf("macvlan mode %v, want %s", m.Mode, i.Macvlan.Mode)
+			if m := e.link("mv0").(*netlink.Macvlan); macvlanModes[m.Mode] != valueOr(items.AttrsOf[*items.MacvlanAttrs](i)).Mode && items.AttrsOf[*items.MacvlanAttrs](i).Mode != "" {
+				e.t.Errorf("macvlan mode %v, want %s", m.Mode, items.AttrsOf[*items.MacvlanAttrs](i).Mode)
 			}
 		},
 	}, {
 		name: "vxlan",
 		create: &items.Interface{IfName: "vx0", Kind: items.KindVxlan, AdminUp: true,
-			Vxlan: &items.VxlanAttrs{VNI: 42, Local: netip.MustParseAddr("192.0.2.1"), Remote: netip.MustParseAddr("192.0.2.2"), Port: 4789}},
+			Attrs: &items.VxlanAttrs{VNI: 42, Local: netip.MustParseAddr("192.0.2.1"), Remote: netip.MustParseAddr("192.0.2.2"), Port: 4789}},
 		modify: func(i *items.Interface) {
-			i.Vxlan.Remote, i.Vxlan.Learning, i.MTU = netip.MustParseAddr("192.0.2.3"), true, 1400
+			items.AttrsOf[*items.VxlanAttrs](i).Remote, items.AttrsOf[*items.VxlanAttrs](i).Learning, i.MTU = netip.MustParseAddr("192.0.2.3"), true, 1400
 		},
-		recreate: func(i *items.Interface) { i.Vxlan.VNI = 43 },
+		recreate: func(i *items.Interface) { items.AttrsOf[*items.VxlanAttrs](i).VNI = 43 },
 		check: func(e fakeEnv, i *items.Interface) {
 			v := e.link("vx0").(*netlink.Vxlan)
-			if v.VxlanId != int(i.Vxlan.VNI) || addrOf(v.Group) != i.Vxlan.Remote || v.Learning != i.Vxlan.Learning {
+			if v.VxlanId != int(items.AttrsOf[*items.VxlanAttrs](i).VNI) || addrOf(v.Group) != items.AttrsOf[*items.VxlanAttrs](i).Remote || v.Learning != items.AttrsOf[*items.VxlanAttrs](i).Learning {
 				e.t.Errorf("vxlan %d remote %v learning %v", v.VxlanId, v.Group, v.Learning)
 			}
 		},
 	}, {
 		name:     "vlan",
-		create:   &items.Interface{IfName: "eth0.10", Kind: items.KindVLAN, AdminUp: true, VLAN: &items.VLANAttrs{Parent: "eth0", ID: 10}},
+		create:   &items.Interface{IfName: "eth0.10", Kind: items.KindVLAN, AdminUp: true, Attrs: &items.VLANAttrs{Parent: "eth0", ID: 10}},
 		modify:   func(i *items.Interface) { i.MTU, i.Alias = 1496, "uplink" },
-		recreate: func(i *items.Interface) { i.VLAN.ID = 20 },
+		recreate: func(i *items.Interface) { items.AttrsOf[*items.VLANAttrs](i).ID = 20 },
 		check: func(e fakeEnv, i *items.Interface) {
-			if v := e.link("eth0.10").(*netlink.Vlan); v.VlanId != int(i.VLAN.ID) || v.ParentIndex != e.link("eth0").Attrs().Index {
+			if v := e.link("eth0.10").(*netlink.Vlan); v.VlanId != int(items.AttrsOf[*items.VLANAttrs](i).ID) || v.ParentIndex != e.link("eth0").Attrs().Index {
 				e.t.Errorf("vlan id %d parent %d", v.VlanId, v.ParentIndex)
 			}
 		},
 	}, {
 		name:   "bond",
-		create: &items.Interface{IfName: "bond0", Kind: items.KindBond, AdminUp: true, Bond: &items.BondAttrs{Mode: "802.3ad"}},
+		create: &items.Interface{IfName: "bond0", Kind: items.KindBond, AdminUp: true, Attrs: &items.BondAttrs{Mode: "802.3ad"}},
 		modify: func(i *items.Interface) {
 			// lacp_rate is refused while the bond is up: whileDown.
-			i.Bond = &items.BondAttrs{Mode: "802.3ad", Miimon: 200, LacpRate: "fast", XmitHashPolicy: "layer3+4", MinLinks: 1}
+			i.Attrs = &items.BondAttrs{Mode: "802.3ad", Miimon: 200, LacpRate: "fast", XmitHashPolicy: "layer3+4", MinLinks: 1}
 		},
-		recreate: func(i *items.Interface) { i.Bond = &items.BondAttrs{Mode: "active-backup"} },
+		recreate: func(i *items.Interface) { i.Attrs = &items.BondAttrs{Mode: "active-backup"} },
 		check: func(e fakeEnv, i *items.Interface) {
 			b := e.link("bond0").(*netlink.Bond)
-			if b.Mode.String() != bondMode(i.Bond) || b.Flags&net.FlagUp == 0 {
+			if b.Mode.String() != items.AttrsOf[*items.BondAttrs](i).EffectiveMode() || b.Flags&net.FlagUp == 0 {
 				e.t.Errorf("bond mode %v flags %v", b.Mode, b.Flags)
 			}
-			if i.Bond.LacpRate == "fast" && (b.LacpRate != netlink.BOND_LACP_RATE_FAST || b.Miimon != 200 || b.MinLinks != 1) {
+			if items.AttrsOf[*items.BondAttrs](i).LacpRate == "fast" && (b.LacpRate != netlink.BOND_LACP_RATE_FAST || b.Miimon != 200 || b.MinLinks != 1) {
 				e.t.Errorf("bond options %+v", b)
 			}
 		},
@@ -400,7 +397,7 @@ func TestFakeKindLifecycle(t *testing.T) {
 			if st.Err != nil || !e.gone(want.IfName) {
 				t.Fatalf("delete: %v, gone %v\n%s", st.Err, e.gone(want.IfName), st.OperationLog)
 			}
-			if want.Veth != nil && !e.gone(want.Veth.Peer) {
+			if items.AttrsOf[*items.VethAttrs](want) != nil && !e.gone(items.AttrsOf[*items.VethAttrs](want).Peer) {
 				t.Error("veth peer survives the delete")
 			}
 			e.f.take()
@@ -488,7 +485,7 @@ func TestFakeForeignUntouched(t *testing.T) {
 	if err := e.f.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "x0"}, PeerName: "x1"}); err != nil {
 		t.Fatal(err)
 	}
-	v := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "x1"}}
+	v := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "x1"}}
 	if err := ic.Create(context.Background(), v); !errors.Is(err, unix.EEXIST) || !e.gone("v0") {
 		t.Errorf("veth over a foreign peer name: %v, v0 gone %v", err, e.gone("v0"))
 	}
@@ -607,8 +604,8 @@ func TestFakePorts(t *testing.T) {
 	// A bridge keeps an MTU set after its creation when ports join.
 	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, MTU: 1400}
 	bond := &items.Interface{IfName: "bond0", Kind: items.KindBond, AdminUp: true, MTU: 9000,
-		Bond: &items.BondAttrs{Mode: "active-backup", Primary: "eth1"}}
-	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "v1"}}
+		Attrs: &items.BondAttrs{Mode: "active-backup", Primary: "eth1"}}
+	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v1"}}
 	eth0 := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true}
 	eth1 := &items.Interface{IfName: "eth1", Kind: items.KindPhysical, AdminUp: true}
 	pv0 := &items.Port{IfName: "v0", Master: "br0", MasterKind: items.KindBridge, Cost: 7}
@@ -644,7 +641,7 @@ func TestFakePorts(t *testing.T) {
 	// bond's primary leaves with eth1: the kernel reports a primary only
 	// while it is a port.)
 	noPrimary := clone(bond)
-	noPrimary.Bond.Primary = ""
+	items.AttrsOf[*items.BondAttrs](noPrimary).Primary = ""
 	e.converge(br, noPrimary, v0, eth0, eth1)
 	for _, name := range []string{"v0", "eth0", "eth1"} {
 		if a := e.link(name).Attrs(); a.MasterIndex != 0 || a.Flags&net.FlagUp == 0 {
@@ -684,7 +681,7 @@ func TestFakePorts(t *testing.T) {
 func TestFakeBondPrimaryMissing(t *testing.T) {
 	e := newFakeEnv(t)
 	bond := &items.Interface{IfName: "bond0", Kind: items.KindBond, AdminUp: true,
-		Bond: &items.BondAttrs{Mode: "active-backup", Primary: "eth0"}}
+		Attrs: &items.BondAttrs{Mode: "active-backup", Primary: "eth0"}}
 	ic := &InterfaceConfigurator{k: e.kernel()}
 	if err := ic.Create(context.Background(), bond); !errors.Is(err, ErrMissing) || !e.gone("bond0") {
 		t.Errorf("bond with a missing primary: %v, bond0 gone %v", err, e.gone("bond0"))
@@ -710,8 +707,8 @@ func TestFakeJournalAdoption(t *testing.T) {
 	e := newFakeEnv(t)
 	e.f.addNIC("eth0", 1500)
 	br0 := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, Alias: "lan"}
-	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "v1"}}
-	vl := &items.Interface{IfName: "eth0.5", Kind: items.KindVLAN, AdminUp: true, VLAN: &items.VLANAttrs{Parent: "eth0", ID: 5}}
+	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v1"}}
+	vl := &items.Interface{IfName: "eth0.5", Kind: items.KindVLAN, AdminUp: true, Attrs: &items.VLANAttrs{Parent: "eth0", ID: 5}}
 	k := e.kernel()
 	e.f.fail = func(op, name string) error {
 		if op == "alias" || op == "del" {
@@ -769,9 +766,9 @@ func TestFakeReadBack(t *testing.T) {
 	e := newFakeEnv(t)
 	e.f.addNIC("eth0", 1500)
 	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
-	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "v1"}}
+	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v1"}}
 	vx := &items.Interface{IfName: "vx0", Kind: items.KindVxlan, AdminUp: true,
-		Vxlan: &items.VxlanAttrs{VNI: 7, Group: netip.MustParseAddr("239.1.1.1"), Parent: "eth0"}}
+		Attrs: &items.VxlanAttrs{VNI: 7, Group: netip.MustParseAddr("239.1.1.1"), Parent: "eth0"}}
 	p := &items.Port{IfName: "v0", Master: "br0", MasterKind: items.KindBridge}
 	nic := &items.Interface{IfName: "eth0", Kind: items.KindPhysical}
 	e.converge(br, v0, vx, p, nic)
@@ -785,11 +782,11 @@ func TestFakeReadBack(t *testing.T) {
 		byRef[dg.Ref(it)] = it
 	}
 	b, _ := byRef[items.InterfaceRef("br0")].(*items.Interface)
-	if b == nil || b.Bridge == nil || b.Bridge.ForwardDelay != 15*time.Second || b.MTU != 1500 {
+	if b == nil || items.AttrsOf[*items.BridgeAttrs](b) == nil || items.AttrsOf[*items.BridgeAttrs](b).ForwardDelay != 15*time.Second || b.MTU != 1500 {
 		t.Errorf("bridge without a hint: %v", b)
 	}
 	x, _ := byRef[items.InterfaceRef("vx0")].(*items.Interface)
-	if x == nil || x.Vxlan.Port != vxlanDefaultPort || x.Vxlan.Group != vx.Vxlan.Group || x.Vxlan.Parent != "eth0" || x.MTU != 1450 {
+	if x == nil || items.AttrsOf[*items.VxlanAttrs](x).Port != items.VxlanDefaultPort || items.AttrsOf[*items.VxlanAttrs](x).Group != items.AttrsOf[*items.VxlanAttrs](vx).Group || items.AttrsOf[*items.VxlanAttrs](x).Parent != "eth0" || x.MTU != 1450 {
 		t.Errorf("vxlan without a hint: %v", x)
 	}
 	if _, ok := byRef[items.InterfaceRef("v1")]; !ok {
@@ -830,11 +827,11 @@ func TestFakeKernelRefusals(t *testing.T) {
 		want  *items.Interface
 		errno unix.Errno
 	}{
-		{&items.Interface{IfName: "eth0.10", Kind: items.KindVLAN, MTU: 1600, VLAN: &items.VLANAttrs{Parent: "eth0", ID: 10}}, unix.ERANGE},
-		{&items.Interface{IfName: "mv0", Kind: items.KindMacvlan, MTU: 1600, Macvlan: &items.MacvlanAttrs{Parent: "eth0"}}, unix.EINVAL},
+		{&items.Interface{IfName: "eth0.10", Kind: items.KindVLAN, MTU: 1600, Attrs: &items.VLANAttrs{Parent: "eth0", ID: 10}}, unix.ERANGE},
+		{&items.Interface{IfName: "mv0", Kind: items.KindMacvlan, MTU: 1600, Attrs: &items.MacvlanAttrs{Parent: "eth0"}}, unix.EINVAL},
 		{&items.Interface{IfName: "br0", Kind: items.KindBridge, Alias: strings.Repeat("x", 250)}, unix.ERANGE},
-		{&items.Interface{IfName: "br1", Kind: items.KindBridge, Bridge: &items.BridgeAttrs{STP: true, ForwardDelay: time.Second}}, unix.ERANGE},
-		{&items.Interface{IfName: "bond0", Kind: items.KindBond, Bond: &items.BondAttrs{LacpRate: "fast"}}, unix.EACCES},
+		{&items.Interface{IfName: "br1", Kind: items.KindBridge, Attrs: &items.BridgeAttrs{STP: true, ForwardDelay: time.Second}}, unix.ERANGE},
+		{&items.Interface{IfName: "bond0", Kind: items.KindBond, Attrs: &items.BondAttrs{LacpRate: "fast"}}, unix.EACCES},
 	} {
 		err := ic.Create(ctx, c.want)
 		if !errors.Is(err, c.errno) || !strings.Contains(err.Error(), c.want.IfName) || !e.gone(c.want.IfName) {
@@ -844,17 +841,17 @@ func TestFakeKernelRefusals(t *testing.T) {
 	if j := e.journalOf(); len(j) != 0 {
 		t.Errorf("journal after the refused creates: %v", j)
 	}
-	if err := ic.Create(ctx, &items.Interface{IfName: "vx0", Kind: items.KindVxlan, Vxlan: &items.VxlanAttrs{VNI: 1, Parent: "missing"}}); !errors.Is(err, ErrMissing) {
+	if err := ic.Create(ctx, &items.Interface{IfName: "vx0", Kind: items.KindVxlan, Attrs: &items.VxlanAttrs{VNI: 1, Parent: "missing"}}); !errors.Is(err, ErrMissing) {
 		t.Errorf("vxlan over a missing parent: %v, want ErrMissing", err)
 	}
-	mv := &items.Interface{IfName: "mv0", Kind: items.KindMacvlan, Macvlan: &items.MacvlanAttrs{Parent: "eth0", Mode: "bridge"}}
+	mv := &items.Interface{IfName: "mv0", Kind: items.KindMacvlan, Attrs: &items.MacvlanAttrs{Parent: "eth0", Mode: "bridge"}}
 	if err := ic.Create(ctx, mv); err != nil {
 		t.Fatal(err)
 	}
 	// The kernel cannot turn a macvlan into passthru in place (EINVAL):
 	// NeedsRecreate says so, and a Modify called anyway replaces the link.
 	pt := clone(mv)
-	pt.Macvlan.Mode = "passthru"
+	items.AttrsOf[*items.MacvlanAttrs](pt).Mode = "passthru"
 	if !ic.NeedsRecreate(mv, pt) {
 		t.Error("macvlan to passthru without a recreate")
 	}
@@ -879,7 +876,7 @@ func TestFakeKernelRefusals(t *testing.T) {
 func TestFakeVethPeerNamespace(t *testing.T) {
 	e := newFakeEnv(t)
 	c1 := e.f.newNamespace("c1")
-	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "eth0", PeerNetns: "c1"}}
+	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "eth0", PeerNetns: "c1"}}
 	e.converge(v0)
 	if a := e.link("v0").Attrs(); a.Alias != "netagent" || a.NetNsID < 0 {
 		t.Errorf("v0: alias %q nsid %d", a.Alias, a.NetNsID)
@@ -912,7 +909,7 @@ func TestFakeVethPeerNamespace(t *testing.T) {
 		t.Errorf("delete: %v, v0 gone %v, peer gone %v", st.Err, e.gone("v0"), c1.gone("eth0"))
 	}
 
-	v1 := &items.Interface{IfName: "v1", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "eth0", PeerNetns: "nope"}}
+	v1 := &items.Interface{IfName: "v1", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "eth0", PeerNetns: "nope"}}
 	if err := (&InterfaceConfigurator{k: e.kernel()}).Create(context.Background(), v1); err == nil || !strings.Contains(err.Error(), "nope") || !e.gone("v1") {
 		t.Errorf("veth into a missing namespace: %v, v1 gone %v", err, e.gone("v1"))
 	}

@@ -513,7 +513,7 @@ func (f *fakeKernel) buildVxlan(x *netlink.Vxlan) (*fakeLink, *fakeLink, error) 
 	}
 	port := x.Port
 	if port == 0 {
-		port = vxlanDefaultPort
+		port = 8472 // the kernel's default
 	}
 	mtu, maxMTU := 1500, 65535-vxlanHeadroom
 	if x.VtepDevIndex != 0 {

@@ -93,12 +93,12 @@ func TestDoItTwice(t *testing.T) {
 	all := []dg.Item{
 		&items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true, MTU: 1400, Alias: "nic"},
 		&items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, MTU: 1400,
-			Bridge: &items.BridgeAttrs{STP: true, ForwardDelay: 5 * time.Second}},
-		&items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "v1"}},
+			Attrs: &items.BridgeAttrs{STP: true, ForwardDelay: 5 * time.Second}},
+		&items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v1"}},
 		&items.Interface{IfName: "mv0", Kind: items.KindMacvlan, AdminUp: true,
-			Macvlan: &items.MacvlanAttrs{Parent: "eth0", Mode: "bridge"}},
+			Attrs: &items.MacvlanAttrs{Parent: "eth0", Mode: "bridge"}},
 		&items.Interface{IfName: "vx0", Kind: items.KindVxlan, AdminUp: true,
-			Vxlan: &items.VxlanAttrs{VNI: 7, Local: netip.MustParseAddr("192.0.2.1"),
+			Attrs: &items.VxlanAttrs{VNI: 7, Local: netip.MustParseAddr("192.0.2.1"),
 				Remote: netip.MustParseAddr("192.0.2.2"), Learning: true}},
 		&items.Port{IfName: "v0", Master: "br0", MasterKind: items.KindBridge, Cost: 33},
 	}

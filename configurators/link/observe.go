@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"time"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netlink/nl"
 
 	"github.com/netagent/netagent/items"
 )
@@ -21,17 +19,6 @@ type kernel struct {
 	raw rawOps
 	ns  nsOps
 	st  *stateStore
-}
-
-// kindOf maps a netlink link type to the managed kind, "" for the types
-// netagent never creates.
-func kindOf(l netlink.Link) items.InterfaceKind {
-	switch k := items.InterfaceKind(l.Type()); k {
-	case items.KindBond, items.KindVLAN, items.KindBridge, items.KindVeth,
-		items.KindMacvlan, items.KindVxlan:
-		return k
-	}
-	return ""
 }
 
 // owned reports whether the link carries netagent's mark.
@@ -68,72 +55,14 @@ func (k *kernel) observe(l netlink.Link, nameOf func(int) string, isOwned bool) 
 	}
 	obs.Alias = unmarkedAlias(a.Alias)
 	obs.Kind = kindOf(l)
-	var err error
-	switch link := l.(type) {
-	case *netlink.Bond:
-		obs.Bond = observeBond(link, nameOf)
-	case *netlink.Vlan:
-		obs.VLAN = &items.VLANAttrs{Parent: nameOf(a.ParentIndex), ID: uint16(link.VlanId),
-			Protocol: link.VlanProtocol.String()}
-	case *netlink.Bridge:
-		obs.Bridge, err = k.observeBridge(a.Index)
-	case *netlink.Veth:
-		obs.Veth, err = k.observeVeth(link, nameOf)
-	case *netlink.Macvlan:
-		obs.Macvlan = &items.MacvlanAttrs{Parent: nameOf(a.ParentIndex), Mode: macvlanModeName(link.Mode)}
-	case *netlink.Vxlan:
-		obs.Vxlan = observeVxlan(link, nameOf)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s %s: %w", obs.Kind, obs.IfName, err)
+	if kind, ok := linkKinds[obs.Kind]; ok {
+		attrs, err := kind.observe(k, l, nameOf)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s %s: %w", obs.Kind, obs.IfName, err)
+		}
+		obs.Attrs = attrs
 	}
 	return obs, nil
-}
-
-func observeBond(b *netlink.Bond, nameOf func(int) string) *items.BondAttrs {
-	attrs := &items.BondAttrs{Mode: b.Mode.String(), Miimon: max(b.Miimon, 0),
-		MinLinks: max(b.MinLinks, 0)}
-	if b.LacpRate >= 0 && b.LacpRate < netlink.BOND_LACP_RATE_UNKNOWN {
-		attrs.LacpRate = b.LacpRate.String()
-	}
-	if b.XmitHashPolicy >= 0 && b.XmitHashPolicy < netlink.BOND_XMIT_HASH_POLICY_UNKNOWN {
-		attrs.XmitHashPolicy = b.XmitHashPolicy.String()
-	}
-	if b.Primary > 0 {
-		attrs.Primary = nameOf(b.Primary)
-	}
-	return attrs
-}
-
-// centisecond is the kernel's unit of bridge timers (USER_HZ).
-const centisecond = 10 * time.Millisecond
-
-func (k *kernel) observeBridge(index int) (*items.BridgeAttrs, error) {
-	info, err := k.raw.linkInfo(index)
-	if err != nil {
-		return nil, err
-	}
-	stp, _ := info.dataU32(nl.IFLA_BR_STP_STATE)
-	filtering, _ := info.dataU8(nl.IFLA_BR_VLAN_FILTERING)
-	delay, _ := info.dataU32(nl.IFLA_BR_FORWARD_DELAY)
-	return &items.BridgeAttrs{STP: stp != 0, VLANFiltering: filtering != 0,
-		ForwardDelay: time.Duration(delay) * centisecond}, nil
-}
-
-func observeVxlan(v *netlink.Vxlan, nameOf func(int) string) *items.VxlanAttrs {
-	attrs := &items.VxlanAttrs{VNI: uint32(v.VxlanId), Local: addrOf(v.SrcAddr),
-		Port: uint16(v.Port), Learning: v.Learning}
-	if v.VtepDevIndex > 0 {
-		attrs.Parent = nameOf(v.VtepDevIndex)
-	}
-	// The kernel keeps the unicast remote and the multicast group in one
-	// field (IFLA_VXLAN_GROUP).
-	if dst := addrOf(v.Group); dst.IsMulticast() {
-		attrs.Group = dst
-	} else {
-		attrs.Remote = dst
-	}
-	return attrs
 }
 
 // addrOf converts a kernel address; the unspecified address is none.
@@ -150,24 +79,4 @@ func cloneMAC(mac net.HardwareAddr) net.HardwareAddr {
 		return nil
 	}
 	return append(net.HardwareAddr(nil), mac...)
-}
-
-var macvlanModes = map[netlink.MacvlanMode]string{
-	netlink.MACVLAN_MODE_PRIVATE:  "private",
-	netlink.MACVLAN_MODE_VEPA:     "vepa",
-	netlink.MACVLAN_MODE_BRIDGE:   "bridge",
-	netlink.MACVLAN_MODE_PASSTHRU: "passthru",
-	netlink.MACVLAN_MODE_SOURCE:   "source",
-}
-
-func macvlanModeName(m netlink.MacvlanMode) string { return macvlanModes[m] }
-
-// macvlanMode turns an item's mode into netlink's ("" is vepa).
-func macvlanMode(name string) netlink.MacvlanMode {
-	for m, n := range macvlanModes {
-		if n == name {
-			return m
-		}
-	}
-	return netlink.MACVLAN_MODE_VEPA
 }

@@ -191,9 +191,7 @@ func (r *stateRecord) prune(bootID string) {
 // add left them, and no link of that name may be adopted by them later).
 func (s *stateStore) journal(want *items.Interface, stale []string) error {
 	entry := journalEntry{Kind: want.Kind}
-	if want.Kind == items.KindVeth && want.Veth != nil && want.Veth.PeerNetns == "" {
-		entry.Peer = want.Veth.Peer
-	}
+	entry.Peer = items.LocalPeer(want)
 	err := s.update(func(e *nsState) bool {
 		changed := false
 		for _, name := range stale {

@@ -99,7 +99,7 @@ func (e stateEnv) journal() map[string]journalEntry {
 func TestCreateJournalAdoptsAfterKill(t *testing.T) {
 	e := stateEnv{t: t, tgt: testns.New(t), dir: t.TempDir()}
 	br0 := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, Alias: "lan"}
-	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "v1"}}
+	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v1"}}
 	br2 := &items.Interface{IfName: "br2", Kind: items.KindBridge, AdminUp: true}
 	k := e.kernel()
 	k.nl = killedAfterAdd{k.nl}

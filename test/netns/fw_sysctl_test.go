@@ -52,7 +52,7 @@ func TestFwSysctlLifecycle(t *testing.T) {
 	hostBefore := fwReadHost(t)
 	e := fwNewEnv(t)
 	testns.Exec(t, e.tgt, "ip", "link", "add", "fwv0", "type", "veth", "peer", "name", "fwv1")
-	iface := &items.Interface{IfName: "fwv0", Kind: items.KindVeth, Veth: &items.VethAttrs{Peer: "fwv1"}}
+	iface := &items.Interface{IfName: "fwv0", Kind: items.KindVeth, Attrs: &items.VethAttrs{Peer: "fwv1"}}
 	const (
 		fwdKey = "net.ipv4.ip_forward"
 		ifKey  = "net.ipv4.conf.fwv0.forwarding"

@@ -85,10 +85,10 @@ func TestInVMBondVLAN(t *testing.T) {
 	linkDummies(t, tgt, "d0", "d1", "d2")
 	nics := linkNICs("d0", "d1", "d2")
 	bond := func(attrs items.BondAttrs) *items.Interface {
-		return &items.Interface{IfName: "bond0", Kind: items.KindBond, AdminUp: true, MTU: 1500, Bond: &attrs}
+		return &items.Interface{IfName: "bond0", Kind: items.KindBond, AdminUp: true, MTU: 1500, Attrs: &attrs}
 	}
 	vlan := &items.Interface{IfName: "bond0.100", Kind: items.KindVLAN, AdminUp: true,
-		VLAN: &items.VLANAttrs{Parent: "bond0", ID: 100}}
+		Attrs: &items.VLANAttrs{Parent: "bond0", ID: 100}}
 	ab := items.BondAttrs{Mode: "active-backup", Miimon: 100, Primary: "d0", MinLinks: 1}
 	all := func(b *items.Interface, ports ...string) []dg.Item {
 		out := []dg.Item{nics[0], nics[1], nics[2], b, vlan}

@@ -21,7 +21,7 @@ func TestLinkBridge(t *testing.T) {
 	eth1 := &items.Interface{IfName: "eth1", Kind: items.KindPhysical, AdminUp: true}
 	eth2 := &items.Interface{IfName: "eth2", Kind: items.KindPhysical, AdminUp: true}
 	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, MTU: 1400,
-		Bridge: &items.BridgeAttrs{STP: true, ForwardDelay: 4 * time.Second}}
+		Attrs: &items.BridgeAttrs{STP: true, ForwardDelay: 4 * time.Second}}
 	p1 := &items.Port{IfName: "eth1", Master: "br0", MasterKind: items.KindBridge, Cost: 55}
 	p2 := &items.Port{IfName: "eth2", Master: "br0", MasterKind: items.KindBridge}
 	// The NICs exist, so their settings items are read back: they are
@@ -44,7 +44,7 @@ func TestLinkBridge(t *testing.T) {
 
 	// In place: STP off, another delay and cost; eth2 leaves the bridge.
 	br2 := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, MTU: 1400,
-		Bridge: &items.BridgeAttrs{ForwardDelay: 10 * time.Second}}
+		Attrs: &items.BridgeAttrs{ForwardDelay: 10 * time.Second}}
 	p1b := &items.Port{IfName: "eth1", Master: "br0", MasterKind: items.KindBridge, Cost: 77}
 	linkWantOps(t, env.applyTwice(eth1, eth2, br2, p1b), "modify interface/br0",
 		"modify port/eth1", "delete port/eth2")

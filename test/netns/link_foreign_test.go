@@ -29,7 +29,7 @@ func TestLinkForeign(t *testing.T) {
 
 	// Clashing names.
 	clashBr := &items.Interface{IfName: "br9", Kind: items.KindBridge, AdminUp: true}
-	clashVeth := &items.Interface{IfName: "fv0", Kind: items.KindVeth, Veth: &items.VethAttrs{Peer: "fv1"}}
+	clashVeth := &items.Interface{IfName: "fv0", Kind: items.KindVeth, Attrs: &items.VethAttrs{Peer: "fv1"}}
 	for _, clash := range []*items.Interface{clashBr, clashVeth} {
 		st := env.tryApply(clash)
 		if !errors.Is(st.Err, link.ErrNotOwned) {
@@ -70,7 +70,7 @@ func TestLinkForeign(t *testing.T) {
 	}
 
 	// A full cycle of netagent's own links beside them.
-	own := &items.Interface{IfName: "own0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "own1"}}
+	own := &items.Interface{IfName: "own0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "own1"}}
 	env.applyTwice(own)
 	env.applyTwice()
 	if after := linkSnapshot(t, tgt); after != before {

@@ -16,7 +16,7 @@ func TestLinkMacvlan(t *testing.T) {
 	eth0 := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true}
 	mv := func(mode string, mtu int) *items.Interface {
 		return &items.Interface{IfName: "mv0", Kind: items.KindMacvlan, AdminUp: true, MTU: mtu,
-			Macvlan: &items.MacvlanAttrs{Parent: "eth0", Mode: mode}}
+			Attrs: &items.MacvlanAttrs{Parent: "eth0", Mode: mode}}
 	}
 	linkWantOps(t, env.applyTwice(eth0, mv("bridge", 1400)), "modify interface/eth0", "create interface/mv0")
 	got := linkMustShow(t, tgt, "mv0")

@@ -28,7 +28,7 @@ func TestLinkReadBackNoHint(t *testing.T) {
 		t.Fatalf("no interface/br0 in read-back")
 	}
 	got := item.(*items.Interface)
-	if got.MTU != 1500 || len(got.MAC) != 6 || got.Bridge == nil || got.Bridge.ForwardDelay != 15*time.Second {
+	if got.MTU != 1500 || len(got.MAC) != 6 || items.AttrsOf[*items.BridgeAttrs](got) == nil || items.AttrsOf[*items.BridgeAttrs](got).ForwardDelay != 15*time.Second {
 		t.Errorf("br0 without hint = %s, want MTU, MAC and the 15s forward delay spelled out", got)
 	}
 	if _, ok := cur.Get(items.InterfaceRef("eth0")); ok {
@@ -55,7 +55,7 @@ func TestLinkRegistry(t *testing.T) {
 		t.Fatalf("NewRegistry: %v", err)
 	}
 	env := &linkEnv{t: t, tgt: tgt, reg: reg}
-	v := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "v1"}}
+	v := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v1"}}
 	env.applyTwice(v)
 	intended := dg.New("intended", v)
 	cur, err := configurators.ReadBack(tgt, stateDir, intended)

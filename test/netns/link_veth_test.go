@@ -14,7 +14,7 @@ func TestLinkVeth(t *testing.T) {
 	env := newLinkEnv(t, tgt)
 
 	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, MTU: 1400,
-		Alias: "to v1", MAC: linkMAC("02:00:00:00:00:01"), Veth: &items.VethAttrs{Peer: "v1"}}
+		Alias: "to v1", MAC: linkMAC("02:00:00:00:00:01"), Attrs: &items.VethAttrs{Peer: "v1"}}
 	log := env.applyTwice(v0)
 	linkWantOps(t, log, "create interface/v0")
 
@@ -29,7 +29,7 @@ func TestLinkVeth(t *testing.T) {
 
 	// In place: MTU, alias, down.
 	v0b := &items.Interface{IfName: "v0", Kind: items.KindVeth, MTU: 1300, Alias: "renamed",
-		Veth: &items.VethAttrs{Peer: "v1"}}
+		Attrs: &items.VethAttrs{Peer: "v1"}}
 	linkWantOps(t, env.applyTwice(v0b), "modify interface/v0")
 	got = linkMustShow(t, tgt, "v0")
 	if got.MTU != 1300 || got.up() || got.IfAlias != "netagent:renamed" || got.Address != "02:00:00:00:00:01" {
@@ -37,7 +37,7 @@ func TestLinkVeth(t *testing.T) {
 	}
 
 	// A new peer name cannot change in place: recreate.
-	v0c := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "v2"}}
+	v0c := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v2"}}
 	linkWantOps(t, env.applyTwice(v0c), "delete interface/v0", "create interface/v0")
 	if got := linkMustShow(t, tgt, "v0"); got.Link != "v2" {
 		t.Errorf("after recreate: v0 links to %q, want v2", got.Link)
@@ -60,9 +60,9 @@ func TestLinkVeth(t *testing.T) {
 func TestLinkVethBothEnds(t *testing.T) {
 	tgt := testns.New(t)
 	env := newLinkEnv(t, tgt)
-	a := &items.Interface{IfName: "va", Kind: items.KindVeth, AdminUp: true, Veth: &items.VethAttrs{Peer: "vb"}}
+	a := &items.Interface{IfName: "va", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "vb"}}
 	b := &items.Interface{IfName: "vb", Kind: items.KindVeth, AdminUp: true, MTU: 1280,
-		Alias: "b end", Veth: &items.VethAttrs{Peer: "va"}}
+		Alias: "b end", Attrs: &items.VethAttrs{Peer: "va"}}
 	linkWantOps(t, env.applyTwice(a, b), "create interface/va", "create interface/vb")
 	if got := linkMustShow(t, tgt, "vb"); got.MTU != 1280 || !got.up() || got.IfAlias != "netagent:b end" {
 		t.Errorf("ip link vb = %+v", got)
@@ -81,7 +81,7 @@ func TestLinkVethPeerNamespace(t *testing.T) {
 	other := testns.New(t)
 	env := newLinkEnv(t, tgt)
 	v := &items.Interface{IfName: "vh", Kind: items.KindVeth, AdminUp: true,
-		Veth: &items.VethAttrs{Peer: "eth0", PeerNetns: other.Name}}
+		Attrs: &items.VethAttrs{Peer: "eth0", PeerNetns: other.Name}}
 	linkWantOps(t, env.applyTwice(v), "create interface/vh")
 	peer := linkMustShow(t, other, "eth0")
 	if peer.IfAlias != "" || peer.LinkInfo.InfoKind != "veth" {

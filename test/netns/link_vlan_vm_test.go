@@ -24,7 +24,7 @@ func TestInVMVLANOnDummy(t *testing.T) {
 	nics := linkNICs("eth0", "eth1")
 	vlan := func(name, parent string, id uint16, proto string, mtu int, up bool) *items.Interface {
 		return &items.Interface{IfName: name, Kind: items.KindVLAN, AdminUp: up, MTU: mtu,
-			VLAN: &items.VLANAttrs{Parent: parent, ID: id, Protocol: proto}}
+			Attrs: &items.VLANAttrs{Parent: parent, ID: id, Protocol: proto}}
 	}
 	v10 := vlan("v10", "eth0", 10, "", 0, true)
 	v20 := vlan("v20", "eth0", 20, "802.1ad", 1400, true)
@@ -81,7 +81,7 @@ func TestInVMBondOptions(t *testing.T) {
 	linkDummies(t, tgt, "d0")
 	nic := linkNICs("d0")[0]
 	bond := func(attrs items.BondAttrs) *items.Interface {
-		return &items.Interface{IfName: "bond1", Kind: items.KindBond, AdminUp: true, Bond: &attrs}
+		return &items.Interface{IfName: "bond1", Kind: items.KindBond, AdminUp: true, Attrs: &attrs}
 	}
 	port := linkBondPort("d0", "bond1")
 	xor := items.BondAttrs{Mode: "balance-xor", Miimon: 50, MinLinks: 1, XmitHashPolicy: "layer2+3"}
@@ -117,7 +117,7 @@ func TestInVMBridgeVLANFiltering(t *testing.T) {
 	env := newLinkEnv(t, tgt)
 	br := func(filtering bool) *items.Interface {
 		return &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true,
-			Bridge: &items.BridgeAttrs{VLANFiltering: filtering}}
+			Attrs: &items.BridgeAttrs{VLANFiltering: filtering}}
 	}
 	linkWantOps(t, env.applyTwice(br(true)), "create interface/br0")
 	if f := linkNL(t, tgt, "br0").(*netlink.Bridge).VlanFiltering; f == nil || !*f {

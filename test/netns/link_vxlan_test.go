@@ -16,7 +16,7 @@ func TestLinkVxlan(t *testing.T) {
 	env := newLinkEnv(t, tgt)
 	vx := func(vni uint32, local, remote string, learning bool) *items.Interface {
 		return &items.Interface{IfName: "vx0", Kind: items.KindVxlan, AdminUp: true, MTU: 1400,
-			Vxlan: &items.VxlanAttrs{VNI: vni, Local: netip.MustParseAddr(local),
+			Attrs: &items.VxlanAttrs{VNI: vni, Local: netip.MustParseAddr(local),
 				Remote: netip.MustParseAddr(remote), Port: 4789, Learning: learning}}
 	}
 	linkWantOps(t, env.applyTwice(vx(100, "192.0.2.1", "192.0.2.2", true)), "create interface/vx0")
@@ -51,7 +51,7 @@ func TestLinkVxlanMulticast(t *testing.T) {
 	linkExec(t, tgt, "ip", "link", "add", "eth0", "type", "veth", "peer", "name", "eth0p")
 	eth0 := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true}
 	vx := &items.Interface{IfName: "vx1", Kind: items.KindVxlan,
-		Vxlan: &items.VxlanAttrs{VNI: 42, Group: netip.MustParseAddr("239.1.1.1"), Parent: "eth0", Learning: true}}
+		Attrs: &items.VxlanAttrs{VNI: 42, Group: netip.MustParseAddr("239.1.1.1"), Parent: "eth0", Learning: true}}
 	linkWantOps(t, env.applyTwice(eth0, vx), "modify interface/eth0", "create interface/vx1")
 	d := linkMustShow(t, tgt, "vx1").LinkInfo.InfoData
 	if d["group"] != "239.1.1.1" || d["link"] != "eth0" || d["port"] != 8472.0 {
@@ -59,6 +59,6 @@ func TestLinkVxlanMulticast(t *testing.T) {
 	}
 	// Another group is a recreate.
 	vx2 := &items.Interface{IfName: "vx1", Kind: items.KindVxlan,
-		Vxlan: &items.VxlanAttrs{VNI: 42, Group: netip.MustParseAddr("239.1.1.2"), Parent: "eth0", Learning: true}}
+		Attrs: &items.VxlanAttrs{VNI: 42, Group: netip.MustParseAddr("239.1.1.2"), Parent: "eth0", Learning: true}}
 	linkWantOps(t, env.applyTwice(eth0, vx2), "delete interface/vx1", "create interface/vx1")
 }

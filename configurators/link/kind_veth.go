@@ -14,6 +14,31 @@ import (
 // netnsDir is where named network namespaces are bind-mounted.
 const netnsDir = "/run/netns"
 
+// vethKind creates veth pairs: the peer is created with the link (in its
+// namespace when it has one) and marked as netagent's when it stays in
+// this one. Nothing of a pair changes in place.
+type vethKind struct{ plainKind }
+
+func (vethKind) newLink(k *kernel, attrs netlink.LinkAttrs, want *items.Interface) (netlink.Link, func(), error) {
+	return k.newVeth(attrs, items.AttrsOf[*items.VethAttrs](want))
+}
+
+func (vethKind) afterCreate(k *kernel, want *items.Interface) error {
+	return k.markPeer(items.AttrsOf[*items.VethAttrs](want))
+}
+
+func (vethKind) observe(k *kernel, l netlink.Link, nameOf func(int) string) (items.KindAttrs, error) {
+	v, ok := l.(*netlink.Veth)
+	if !ok {
+		return nil, nil
+	}
+	attrs, err := k.observeVeth(v, nameOf)
+	if err != nil {
+		return nil, err
+	}
+	return attrs, nil
+}
+
 // observeVeth names a veth's peer. In the same namespace the peer is
 // IFLA_LINK; in another one it is IFLA_LINK in the namespace that
 // IFLA_LINK_NETNSID designates, found among the named namespaces.
