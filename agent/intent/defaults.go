@@ -17,33 +17,6 @@ const (
 // IsUp reports whether the interface should be administratively up.
 func (i *Interface) IsUp() bool { return i.State != StateDown }
 
-// The bond modes in which each mode-dependent bond option applies, from the
-// kernel's bonding documentation (the kernel reports the options in every
-// mode). Stated once: validation allows an option only in its modes, and
-// reading the kernel back into an intent keeps it only there.
-var (
-	LACPRateModes       = []BondMode{Bond8023AD}
-	XmitHashPolicyModes = []BondMode{BondBalanceXOR, Bond8023AD, BondBalanceTLB}
-	MinLinksModes       = []BondMode{Bond8023AD}
-	PrimaryModes        = []BondMode{BondActiveBackup, BondBalanceTLB, BondBalanceALB}
-)
-
-// EffectiveMode returns the bond mode, balance-rr when unset.
-func (b *Bond) EffectiveMode() BondMode { return orDefault(b.Mode, BondBalanceRR) }
-
-// EffectiveProtocol returns the VLAN protocol, 802.1q when unset.
-func (v *VLAN) EffectiveProtocol() VLANProtocol { return orDefault(v.Protocol, VLAN8021Q) }
-
-// EffectiveMode returns the macvlan mode, vepa when unset.
-func (m *Macvlan) EffectiveMode() MacvlanMode { return orDefault(m.Mode, MacvlanVEPA) }
-
-// EffectivePort returns the UDP port, DefaultVXLANPort when unset.
-func (v *VXLAN) EffectivePort() int { return orDefault(v.Port, DefaultVXLANPort) }
-
-// EffectiveLearning reports whether the VXLAN learns remote MAC addresses
-// (true unless Learning is false).
-func (v *VXLAN) EffectiveLearning() bool { return v.Learning == nil || *v.Learning }
-
 // EffectiveType returns the route type, unicast when unset.
 func (r *Route) EffectiveType() RouteType { return orDefault(r.Type, RouteUnicast) }
 

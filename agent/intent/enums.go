@@ -27,62 +27,6 @@ const (
 	StateDown LinkState = "down"
 )
 
-// BondMode is a bond's mode.
-type BondMode string
-
-// The bond modes, as the kernel names them.
-const (
-	BondBalanceRR    BondMode = "balance-rr"
-	BondActiveBackup BondMode = "active-backup"
-	BondBalanceXOR   BondMode = "balance-xor"
-	BondBroadcast    BondMode = "broadcast"
-	Bond8023AD       BondMode = "802.3ad"
-	BondBalanceTLB   BondMode = "balance-tlb"
-	BondBalanceALB   BondMode = "balance-alb"
-)
-
-// LACPRate is how often an 802.3ad bond asks its partner for LACPDUs.
-type LACPRate string
-
-// The LACP rates.
-const (
-	LACPSlow LACPRate = "slow"
-	LACPFast LACPRate = "fast"
-)
-
-// XmitHashPolicy is how a bond picks the port for a packet.
-type XmitHashPolicy string
-
-// The transmit hash policies.
-const (
-	HashLayer2  XmitHashPolicy = "layer2"
-	HashLayer34 XmitHashPolicy = "layer3+4"
-	HashLayer23 XmitHashPolicy = "layer2+3"
-	HashEncap23 XmitHashPolicy = "encap2+3"
-	HashEncap34 XmitHashPolicy = "encap3+4"
-)
-
-// VLANProtocol is a VLAN's tag protocol.
-type VLANProtocol string
-
-// The VLAN protocols.
-const (
-	VLAN8021Q  VLANProtocol = "802.1q"
-	VLAN8021AD VLANProtocol = "802.1ad"
-)
-
-// MacvlanMode is a macvlan's mode.
-type MacvlanMode string
-
-// The macvlan modes.
-const (
-	MacvlanPrivate  MacvlanMode = "private"
-	MacvlanVEPA     MacvlanMode = "vepa"
-	MacvlanBridge   MacvlanMode = "bridge"
-	MacvlanPassthru MacvlanMode = "passthru"
-	MacvlanSource   MacvlanMode = "source"
-)
-
 // RouteType is a route's type. Only unicast routes have a via or a dev.
 type RouteType string
 
@@ -147,19 +91,13 @@ const (
 )
 
 var (
-	linkTypes    = []LinkType{LinkPhysical, LinkBond, LinkVLAN, LinkBridge, LinkVeth, LinkMacvlan, LinkVXLAN}
-	linkStates   = []LinkState{StateUp, StateDown}
-	bondModes    = []BondMode{BondBalanceRR, BondActiveBackup, BondBalanceXOR, BondBroadcast, Bond8023AD, BondBalanceTLB, BondBalanceALB}
-	lacpRates    = []LACPRate{LACPSlow, LACPFast}
-	hashPolicies = []XmitHashPolicy{HashLayer2, HashLayer34, HashLayer23, HashEncap23, HashEncap34}
-	vlanProtos   = []VLANProtocol{VLAN8021Q, VLAN8021AD}
-	macvlanModes = []MacvlanMode{MacvlanPrivate, MacvlanVEPA, MacvlanBridge, MacvlanPassthru, MacvlanSource}
-	routeTypes   = []RouteType{RouteUnicast, RouteBlackhole, RouteUnreachable, RouteProhibit}
-	scopes       = []Scope{ScopeGlobal, ScopeLink, ScopeHost}
-	families     = []Family{FamilyIPv4, FamilyIPv6}
-	chainFams    = []ChainFamily{ChainIPv4, ChainIPv6, ChainBoth}
-	fwTables     = []FirewallTable{TableFilter, TableNAT, TableMangle, TableRaw}
-	builtins     = []BuiltinChain{ChainPrerouting, ChainInput, ChainForward, ChainOutput, ChainPostrouting}
+	linkStates = []LinkState{StateUp, StateDown}
+	routeTypes = []RouteType{RouteUnicast, RouteBlackhole, RouteUnreachable, RouteProhibit}
+	scopes     = []Scope{ScopeGlobal, ScopeLink, ScopeHost}
+	families   = []Family{FamilyIPv4, FamilyIPv6}
+	chainFams  = []ChainFamily{ChainIPv4, ChainIPv6, ChainBoth}
+	fwTables   = []FirewallTable{TableFilter, TableNAT, TableMangle, TableRaw}
+	builtins   = []BuiltinChain{ChainPrerouting, ChainInput, ChainForward, ChainOutput, ChainPostrouting}
 )
 
 // builtinsOf lists the built-in chains of each table.

@@ -11,14 +11,12 @@ import (
 // readable description of the object, used in messages.
 
 // interfaceKeys returns the interface names an interface defines: its own,
-// and its veth peer's.
+// and those of its section (a veth's peer).
 func interfaceKeys(ifc *Interface) []string {
 	keys := []string{fmt.Sprintf("interface %q", ifc.Name)}
-	if ifc.Veth != nil && ifc.Veth.Peer != "" {
-		if ifc.Veth.PeerNetns == "" {
-			keys = append(keys, fmt.Sprintf("interface %q", ifc.Veth.Peer))
-		} else {
-			keys = append(keys, fmt.Sprintf("interface %q in netns %q", ifc.Veth.Peer, ifc.Veth.PeerNetns))
+	for _, s := range linkSections {
+		if s.keys != nil && s.present(ifc) {
+			keys = append(keys, s.keys(ifc)...)
 		}
 	}
 	return keys

@@ -43,60 +43,6 @@ type Interface struct {
 	Origin Origin `json:"-"`
 }
 
-// Bond holds the settings of a bond. Its ports are the interfaces whose
-// Master names it.
-type Bond struct {
-	Mode           BondMode       `json:"mode,omitempty"`   // "": balance-rr
-	MIIMon         int            `json:"miimon,omitempty"` // milliseconds; 0: off
-	LACPRate       LACPRate       `json:"lacpRate,omitempty"`
-	XmitHashPolicy XmitHashPolicy `json:"xmitHashPolicy,omitempty"`
-	MinLinks       int            `json:"minLinks,omitempty"`
-	Primary        string         `json:"primary,omitempty"` // a port of this bond
-}
-
-// VLAN holds the settings of an 802.1Q or 802.1ad VLAN interface.
-type VLAN struct {
-	Parent   string       `json:"parent"`
-	ID       int          `json:"id"`                 // 1-4094
-	Protocol VLANProtocol `json:"protocol,omitempty"` // "": 802.1q
-}
-
-// Bridge holds the settings of a bridge. Its ports are the interfaces whose
-// Master names it.
-type Bridge struct {
-	STP           bool `json:"stp,omitempty"`
-	VLANFiltering bool `json:"vlanFiltering,omitempty"`
-	// ForwardDelay is in centiseconds, as in `ip link ... forward_delay`
-	// and netlink: 1500 is 15 seconds. 0 leaves the kernel's default.
-	ForwardDelay int `json:"forwardDelay,omitempty"`
-}
-
-// Veth holds the settings of a veth pair. The Interface is one end; Peer
-// names the other, which the agent creates with it (in PeerNetns when set).
-type Veth struct {
-	Peer      string `json:"peer"`
-	PeerNetns string `json:"peerNetns,omitempty"` // a name under /var/run/netns
-}
-
-// Macvlan holds the settings of a macvlan interface.
-type Macvlan struct {
-	Parent string      `json:"parent"`
-	Mode   MacvlanMode `json:"mode,omitempty"` // "": vepa, the kernel's default
-}
-
-// VXLAN holds the settings of a VXLAN interface. Remote (unicast) and Group
-// (multicast) exclude each other; with neither, the forwarding database is
-// left to learning or to someone else.
-type VXLAN struct {
-	VNI      int    `json:"vni"` // 1-16777215
-	Local    string `json:"local,omitempty"`
-	Remote   string `json:"remote,omitempty"`
-	Group    string `json:"group,omitempty"`
-	Port     int    `json:"port,omitempty"` // UDP; 0: 4789
-	Parent   string `json:"parent,omitempty"`
-	Learning *bool  `json:"learning,omitempty"` // nil: true
-}
-
 // Route is a route. To is "default" or a CIDR prefix; the family comes from
 // To, Via, Src or Family, which must agree (IPv4 when nothing says).
 type Route struct {

@@ -1,8 +1,6 @@
 package intent
 
 import (
-	"fmt"
-	"math"
 	"net/netip"
 	"slices"
 	"strings"
@@ -13,11 +11,11 @@ import (
 func (c *checker) interfaces() {
 	c.defineLinks()
 	addrs := map[netip.Addr]assigned{}
-	vlans := map[string]Origin{}
+	unique := map[string]Origin{}
 	for i := range c.in.Interfaces {
 		ifc := &c.in.Interfaces[i]
 		at := locate(ifc.Origin, "interfaces", i)
-		c.iface(ifc, at, vlans)
+		c.iface(ifc, at, unique)
 		c.addresses(ifc, at, addrs)
 	}
 	c.linkCycles()
@@ -34,8 +32,8 @@ func (c *checker) defineLinks() {
 		if c.ifname(at.field("name"), ifc.Name) {
 			c.define(ifc.Name, linkDef{ifc: ifc, at: at}, at.field("name"))
 		}
-		if ifc.Type == LinkVeth && ifc.Veth != nil {
-			c.definePeer(ifc, at.field("veth"), netnsPeers)
+		if s, ok := sectionOf(ifc.Type); ok && s.define != nil && s.present(ifc) {
+			s.define(c, ifc, at.field(string(s.typ)), netnsPeers)
 		}
 	}
 }
@@ -49,42 +47,8 @@ func (c *checker) define(name string, def linkDef, o Origin) {
 	c.links[name] = def
 }
 
-// definePeer checks a veth's peer and indexes its name: in the host
-// namespace with the interfaces, or among the peers of its namespace.
-func (c *checker) definePeer(ifc *Interface, o Origin, netnsPeers map[string]Origin) {
-	v := ifc.Veth
-	po := o.field("peer")
-	switch {
-	case !c.ifname(po, v.Peer):
-	case v.Peer == ifc.Name:
-		c.fail(po, "%q is the veth's own name", v.Peer)
-	case v.PeerNetns == "":
-		c.define(v.Peer, linkDef{ifc: ifc, at: po, peer: true}, po)
-	case c.netnsName(o.field("peerNetns"), v.PeerNetns):
-		key := fmt.Sprintf("interface %q in netns %q", v.Peer, v.PeerNetns)
-		c.unique(netnsPeers, key, po)
-	}
-}
-
-// netnsName checks the name of a network namespace under /var/run/netns.
-func (c *checker) netnsName(o Origin, name string) bool {
-	switch {
-	case len(name) > 255:
-		c.fail(o, "%q is longer than 255 bytes", name)
-		return false
-	case name == "." || name == "..":
-		c.fail(o, "%q is not a valid namespace name", name)
-		return false
-	}
-	if i := strings.IndexFunc(name, func(r rune) bool { return r <= ' ' || r > '~' || r == '/' }); i >= 0 {
-		c.fail(o, "%q contains %q, which a namespace name cannot", name, rune(name[i]))
-		return false
-	}
-	return true
-}
-
 // iface checks one interface's own fields and its kind's section.
-func (c *checker) iface(ifc *Interface, at Origin, vlans map[string]Origin) {
+func (c *checker) iface(ifc *Interface, at Origin, unique map[string]Origin) {
 	typeOK := requiredOneOf(c, at.field("type"), ifc.Type, linkTypes)
 	c.mtu(ifc, at.field("mtu"))
 	oneOf(c, at.field("state"), ifc.State, linkStates)
@@ -93,32 +57,24 @@ func (c *checker) iface(ifc *Interface, at Origin, vlans map[string]Origin) {
 	c.master(ifc, at.field("master"))
 	if typeOK {
 		c.sections(ifc, at)
-		c.kind(ifc, at, vlans)
+		c.kind(ifc, at, unique)
 		c.mtuUnderParent(ifc, at.field("mtu"))
 	}
 }
 
 // mtuUnderParent rejects an MTU that the kernel refuses for a link on top
 // of another ("invalid argument"): a VLAN's or macvlan's above its parent's,
-// a VXLAN's above its parent's less the VXLAN header. It can tell only
-// when both MTUs are in the intent.
+// a VXLAN's above its parent's less the VXLAN header (the section's
+// parent). It can tell only when both MTUs are in the intent.
 func (c *checker) mtuUnderParent(ifc *Interface, o Origin) {
 	if ifc.MTU == 0 {
 		return
 	}
-	var parent, note string
-	overhead := 0
-	switch {
-	case ifc.VLAN != nil && ifc.Type == LinkVLAN:
-		parent = ifc.VLAN.Parent
-	case ifc.Macvlan != nil && ifc.Type == LinkMacvlan:
-		parent = ifc.Macvlan.Parent
-	case ifc.VXLAN != nil && ifc.Type == LinkVXLAN:
-		parent, overhead, note = ifc.VXLAN.Parent, 50, " less the IPv4 VXLAN header (50)"
-		if vxlanIPv6(ifc.VXLAN) {
-			overhead, note = 70, " less the IPv6 VXLAN header (70)"
-		}
+	s, ok := sectionOf(ifc.Type)
+	if !ok || s.parent == nil || !s.present(ifc) {
+		return
 	}
+	parent, overhead, note := s.parent(ifc)
 	def, ok := c.links[parent]
 	if !ok || def.peer || def.ifc.MTU == 0 {
 		return
@@ -126,16 +82,6 @@ func (c *checker) mtuUnderParent(ifc *Interface, o Origin) {
 	if max := def.ifc.MTU - overhead; ifc.MTU > max {
 		c.fail(o, "%d is above %d, the mtu of its parent %q%s", ifc.MTU, max, parent, note)
 	}
-}
-
-// vxlanIPv6 reports whether a VXLAN's addresses are IPv6.
-func vxlanIPv6(v *VXLAN) bool {
-	for _, s := range []string{v.Local, v.Remote, v.Group} {
-		if f := addrFamily(s); f != "" {
-			return f == FamilyIPv6
-		}
-	}
-	return false
 }
 
 // mtu checks the MTU: 0 (unset) or 68-65535, and 1280 or more with IPv6
@@ -195,56 +141,24 @@ func (c *checker) master(ifc *Interface, o Origin) {
 	}
 }
 
-// section is a kind's settings section and whether an interface has it.
-type section struct {
-	kind    LinkType
-	present bool
-}
-
-// sectionsOf lists the kind sections of ifc.
-func sectionsOf(ifc *Interface) []section {
-	return []section{
-		{LinkBond, ifc.Bond != nil},
-		{LinkVLAN, ifc.VLAN != nil},
-		{LinkBridge, ifc.Bridge != nil},
-		{LinkVeth, ifc.Veth != nil},
-		{LinkMacvlan, ifc.Macvlan != nil},
-		{LinkVXLAN, ifc.VXLAN != nil},
-	}
-}
-
-// sectionRequired lists the kinds that cannot do without their section.
-var sectionRequired = map[LinkType]bool{LinkVLAN: true, LinkVeth: true, LinkMacvlan: true, LinkVXLAN: true}
-
 // sections checks that ifc has the section of its type, if that is
 // required, and no other.
 func (c *checker) sections(ifc *Interface, at Origin) {
-	for _, s := range sectionsOf(ifc) {
+	for _, s := range linkSections {
+		present := s.present(ifc)
 		switch {
-		case s.present && s.kind != ifc.Type:
-			c.fail(at.field(string(s.kind)), "not allowed for type %q", ifc.Type)
-		case !s.present && s.kind == ifc.Type && sectionRequired[s.kind]:
-			c.fail(at.field(string(s.kind)), "is required for type %q", s.kind)
+		case present && s.typ != ifc.Type:
+			c.fail(at.field(string(s.typ)), "not allowed for type %q", ifc.Type)
+		case !present && s.typ == ifc.Type && s.required:
+			c.fail(at.field(string(s.typ)), "is required for type %q", s.typ)
 		}
 	}
 }
 
 // kind checks the section of ifc's type, if present.
-func (c *checker) kind(ifc *Interface, at Origin, vlans map[string]Origin) {
-	switch {
-	case ifc.Type == LinkBond && ifc.Bond != nil:
-		c.bond(ifc, at.field("bond"))
-	case ifc.Type == LinkVLAN && ifc.VLAN != nil:
-		c.vlan(ifc, at.field("vlan"), vlans)
-	case ifc.Type == LinkBridge && ifc.Bridge != nil:
-		c.bridge(ifc.Bridge, at.field("bridge"))
-	case ifc.Type == LinkMacvlan && ifc.Macvlan != nil:
-		c.parent(ifc, at.field("macvlan").field("parent"), ifc.Macvlan.Parent, true)
-		c.notOnLoopback(at.field("macvlan").field("parent"), ifc.Macvlan.Parent, "a macvlan")
-		c.macvlanParentNotPort(ifc.Macvlan.Parent, at.field("macvlan").field("parent"))
-		oneOf(c, at.field("macvlan").field("mode"), ifc.Macvlan.Mode, macvlanModes)
-	case ifc.Type == LinkVXLAN && ifc.VXLAN != nil:
-		c.vxlan(ifc, at.field("vxlan"), vlans)
+func (c *checker) kind(ifc *Interface, at Origin, unique map[string]Origin) {
+	if s, ok := sectionOf(ifc.Type); ok && s.present(ifc) {
+		s.check(c, ifc, at.field(string(s.typ)), unique)
 	}
 }
 
@@ -254,16 +168,6 @@ func (c *checker) kind(ifc *Interface, at Origin, vlans map[string]Origin) {
 func (c *checker) notOnLoopback(o Origin, parent, what string) {
 	if parent == "lo" {
 		c.fail(o, "the loopback interface cannot be the parent of %s (the kernel refuses it)", what)
-	}
-}
-
-// macvlanParentNotPort rejects a macvlan on a bond or bridge port: a link
-// has one receive handler, which the bond or bridge, or the macvlans, take
-// (the kernel answers "device or resource busy", for ever).
-func (c *checker) macvlanParentNotPort(parent string, o Origin) {
-	if def, ok := c.links[parent]; ok && !def.peer && def.ifc.Master != "" {
-		c.fail(o, "%q is a port of %q: the kernel lets a link be a bond or bridge port or the parent of macvlans, not both",
-			parent, def.ifc.Master)
 	}
 }
 
@@ -279,132 +183,6 @@ func (c *checker) parent(ifc *Interface, o Origin, name string, required bool) {
 	default:
 		c.ref(o, name)
 	}
-}
-
-// bond checks a bond's settings.
-func (c *checker) bond(ifc *Interface, o Origin) {
-	b := ifc.Bond
-	if !oneOf(c, o.field("mode"), b.Mode, bondModes) {
-		return // the mode-dependent checks would only add noise
-	}
-	mode := b.EffectiveMode()
-	c.inRange(o.field("miimon"), b.MIIMon, 0, math.MaxInt32)
-	if oneOf(c, o.field("lacpRate"), b.LACPRate, lacpRates) {
-		c.onlyInModes(o.field("lacpRate"), b.LACPRate != "", mode, LACPRateModes)
-	}
-	if oneOf(c, o.field("xmitHashPolicy"), b.XmitHashPolicy, hashPolicies) {
-		c.onlyInModes(o.field("xmitHashPolicy"), b.XmitHashPolicy != "", mode, XmitHashPolicyModes)
-	}
-	if c.inRange(o.field("minLinks"), b.MinLinks, 0, math.MaxInt32) {
-		c.onlyInModes(o.field("minLinks"), b.MinLinks != 0, mode, MinLinksModes)
-	}
-	if b.Primary != "" && c.onlyInModes(o.field("primary"), true, mode, PrimaryModes) {
-		c.primary(ifc, o.field("primary"))
-	}
-}
-
-// onlyInModes checks that an option that is set is allowed in mode.
-func (c *checker) onlyInModes(o Origin, set bool, mode BondMode, modes []BondMode) bool {
-	if !set || slices.Contains(modes, mode) {
-		return true
-	}
-	noun := "mode"
-	if len(modes) > 1 {
-		noun = "modes"
-	}
-	c.fail(o, "only allowed in %s %s, not %s", noun, joinValues(modes), mode)
-	return false
-}
-
-// primary checks that a bond's primary is one of its ports.
-func (c *checker) primary(ifc *Interface, o Origin) {
-	name := ifc.Bond.Primary
-	def, ok := c.ref(o, name)
-	if ok && (def.peer || def.ifc.Master != ifc.Name) {
-		c.fail(o, "%q is not a port of bond %q", name, ifc.Name)
-	}
-}
-
-// vlan checks a VLAN's settings, and that no other VLAN has the same parent,
-// protocol and id.
-func (c *checker) vlan(ifc *Interface, o Origin, seen map[string]Origin) {
-	v := ifc.VLAN
-	c.parent(ifc, o.field("parent"), v.Parent, true)
-	c.notOnLoopback(o.field("parent"), v.Parent, "a VLAN")
-	idOK := c.inRange(o.field("id"), v.ID, 1, 4094)
-	protoOK := oneOf(c, o.field("protocol"), v.Protocol, vlanProtos)
-	if idOK && protoOK && v.Parent != "" {
-		key := fmt.Sprintf("%s VLAN %d on %q", v.EffectiveProtocol(), v.ID, v.Parent)
-		c.unique(seen, key, o.field("id"))
-	}
-}
-
-// bridge checks a bridge's settings. The forward delay is in centiseconds;
-// with STP on, the kernel takes only 2 to 30 seconds.
-func (c *checker) bridge(b *Bridge, o Origin) {
-	fd := b.ForwardDelay
-	switch {
-	case fd == 0:
-	case b.STP && (fd < 200 || fd > 3000):
-		c.fail(o.field("forwardDelay"), "%d is out of range 200-3000 (centiseconds) with stp on", fd)
-	default:
-		c.inRange(o.field("forwardDelay"), fd, 0, 3000)
-	}
-}
-
-// vxlan checks a VXLAN's settings.
-func (c *checker) vxlan(ifc *Interface, o Origin, seen map[string]Origin) {
-	v := ifc.VXLAN
-	vniOK := c.inRange(o.field("vni"), v.VNI, 1, 1<<24-1)
-	portOK := c.inRange(o.field("port"), v.Port, 0, 65535)
-	c.parent(ifc, o.field("parent"), v.Parent, false)
-	claims := []famClaim{c.vxlanAddr(o, "local", v.Local, false)}
-	if v.Remote != "" && v.Group != "" {
-		c.fail(o.field("group"), "not allowed together with remote")
-	} else {
-		claims = append(claims, c.vxlanAddr(o, "remote", v.Remote, false), c.vxlanAddr(o, "group", v.Group, true))
-	}
-	if c.agree(o, claims...) && vniOK && portOK {
-		c.unique(seen, vxlanKey(v, claims), o.field("vni"))
-	}
-}
-
-// vxlanKey is what the kernel keeps unique among the VXLANs of a namespace
-// (vxlan_vni_in_use): the family, the VNI, the UDP port and the parent
-// link. A second VXLAN with the same is refused ("file exists").
-func vxlanKey(v *VXLAN, claims []famClaim) string {
-	fam := FamilyIPv4
-	for _, cl := range claims {
-		if cl.fam != "" {
-			fam = cl.fam
-			break
-		}
-	}
-	key := fmt.Sprintf("%s VXLAN %d on UDP port %d", famName(fam), v.VNI, v.EffectivePort())
-	if v.Parent != "" {
-		key += fmt.Sprintf(" over %q", v.Parent)
-	}
-	return key
-}
-
-// vxlanAddr checks one of a VXLAN's addresses, if set: unicast, or multicast
-// for the group.
-func (c *checker) vxlanAddr(o Origin, field, s string, multicast bool) famClaim {
-	if s == "" {
-		return famClaim{}
-	}
-	a, ok := c.addr(o.field(field), s)
-	switch {
-	case !ok:
-		return famClaim{}
-	case multicast && !a.IsMulticast():
-		c.fail(o.field(field), "%s is not a multicast address", a)
-		return famClaim{}
-	case !multicast && !isUnicast(a):
-		c.fail(o.field(field), "%s is not a unicast address", a)
-		return famClaim{}
-	}
-	return famClaim{field: field, text: s, fam: familyOf(a)}
 }
 
 // assigned is where an address was first assigned.
@@ -521,14 +299,11 @@ func upEdges(ifc *Interface) []linkEdge {
 		}
 	}
 	add("master", ifc.Master)
-	if ifc.VLAN != nil {
-		add("vlan.parent", ifc.VLAN.Parent)
-	}
-	if ifc.Macvlan != nil {
-		add("macvlan.parent", ifc.Macvlan.Parent)
-	}
-	if ifc.VXLAN != nil {
-		add("vxlan.parent", ifc.VXLAN.Parent)
+	for _, s := range linkSections {
+		if s.parent != nil && s.present(ifc) {
+			name, _, _ := s.parent(ifc)
+			add(string(s.typ)+".parent", name)
+		}
 	}
 	return edges
 }

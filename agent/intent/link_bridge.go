@@ -1,0 +1,31 @@
+package intent
+
+// Bridge holds the settings of a bridge. Its ports are the interfaces whose
+// Master names it.
+type Bridge struct {
+	STP           bool `json:"stp,omitempty"`
+	VLANFiltering bool `json:"vlanFiltering,omitempty"`
+	// ForwardDelay is in centiseconds, as in `ip link ... forward_delay`
+	// and netlink: 1500 is 15 seconds. 0 leaves the kernel's default.
+	ForwardDelay int `json:"forwardDelay,omitempty"`
+}
+
+// bridgeSection: optional (all defaults).
+var bridgeSection = linkSection{
+	typ:     LinkBridge,
+	present: func(ifc *Interface) bool { return ifc.Bridge != nil },
+	check:   func(c *checker, ifc *Interface, o Origin, _ map[string]Origin) { c.bridge(ifc.Bridge, o) },
+}
+
+// bridge checks a bridge's settings. The forward delay is in centiseconds;
+// with STP on, the kernel takes only 2 to 30 seconds.
+func (c *checker) bridge(b *Bridge, o Origin) {
+	fd := b.ForwardDelay
+	switch {
+	case fd == 0:
+	case b.STP && (fd < 200 || fd > 3000):
+		c.fail(o.field("forwardDelay"), "%d is out of range 200-3000 (centiseconds) with stp on", fd)
+	default:
+		c.inRange(o.field("forwardDelay"), fd, 0, 3000)
+	}
+}
