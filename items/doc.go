@@ -158,4 +158,33 @@
 // When uplink0 loses carrier, only the default route is withdrawn; the
 // address, the interface settings and the LAN side stay. When the NIC lan0
 // disappears, interface/lan0 and port/lan0 go with it and come back with it.
+//
+// # Adding an interface kind
+//
+// In this package, a kind is its InterfaceKind constant, one line in the
+// kinds table (kinds.go: whether its attributes are required, whether the
+// interface exists already rather than being created) and, if it has
+// attributes, a kind_<kind>.go with its KindAttrs type; Interface itself
+// does not change. The whole checklist, across the layers:
+//
+//   - agent/intent: link_<type>.go (the section struct, its enums,
+//     defaults and checks, and a linkSection), one line in linkSections
+//     (link_kinds.go), the LinkType constant (enums.go), the section
+//     field of Interface (types.go, none for a type without a section),
+//     and schema.json;
+//   - agent/render: link_<type>.go (a linkKind: section to attributes and
+//     back) and one line in linkKinds (link_kinds.go);
+//   - items: kind_<kind>.go (the KindAttrs: Equal, NeedsRecreate with the
+//     defaults, Dependencies, ConflictKeys, Problem, String; none for a
+//     kind without attributes), one line in kinds (kinds.go) and the
+//     InterfaceKind constant (interface.go);
+//   - configurators/link: kind_<kind>.go (a linkKind: newLink, observe,
+//     and converge, mask and afterCreate where the kind needs them, from
+//     plainKind otherwise) and one line in linkKinds (kinds.go); the
+//     fake's build case and a kindCase in fake_kinds_test.go;
+//   - a real-kernel test in test/netns (link_<kind>_test.go), or in the VM
+//     (link_<kind>_vm_test.go, -tags vmtest) when the host kernel lacks
+//     the module (add it to vm.DefaultModules if it is not there: see
+//     go doc ./test/vm);
+//   - a line in the README's list of interface types.
 package items

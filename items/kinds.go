@@ -57,12 +57,6 @@ var kinds = map[InterfaceKind]kindSpec{
 	KindVxlan:    {zero: func() KindAttrs { return &VxlanAttrs{} }, required: true},
 }
 
-// KnownKind reports whether k is a kind of interface items know.
-func KnownKind(k InterfaceKind) bool {
-	_, ok := kinds[k]
-	return ok
-}
-
 // AttrsOf returns the interface's attributes if they are a T (for instance
 // *BondAttrs), else the zero T (nil).
 func AttrsOf[T KindAttrs](i *Interface) T {

@@ -134,4 +134,34 @@
 //   - Physical interfaces are never created: they must exist, and the agent
 //     only configures them. Everything else named by the intent is the
 //     agent's; names reached only through iif, oif or firewall rules are not.
+//
+// # Adding an interface type
+//
+// In this package, a type is its LinkType constant, the section field of
+// Interface if it has one, a link_<type>.go with the section's struct,
+// enums, defaults, checks (with JSON paths) and its linkSection, one line
+// in linkSections (link_kinds.go; linkTypes follows from it), and
+// schema.json, which stays the contract (the schema tests compare it with
+// the types). The whole checklist, across the layers:
+//
+//   - agent/intent: link_<type>.go (the section struct, its enums,
+//     defaults and checks, and a linkSection), one line in linkSections
+//     (link_kinds.go), the LinkType constant (enums.go), the section
+//     field of Interface (types.go, none for a type without a section),
+//     and schema.json;
+//   - agent/render: link_<type>.go (a linkKind: section to attributes and
+//     back) and one line in linkKinds (link_kinds.go);
+//   - items: kind_<kind>.go (the KindAttrs: Equal, NeedsRecreate with the
+//     defaults, Dependencies, ConflictKeys, Problem, String; none for a
+//     kind without attributes), one line in kinds (kinds.go) and the
+//     InterfaceKind constant (interface.go);
+//   - configurators/link: kind_<kind>.go (a linkKind: newLink, observe,
+//     and converge, mask and afterCreate where the kind needs them, from
+//     plainKind otherwise) and one line in linkKinds (kinds.go); the
+//     fake's build case and a kindCase in fake_kinds_test.go;
+//   - a real-kernel test in test/netns (link_<kind>_test.go), or in the VM
+//     (link_<kind>_vm_test.go, -tags vmtest) when the host kernel lacks
+//     the module (add it to vm.DefaultModules if it is not there: see
+//     go doc ./test/vm);
+//   - a line in the README's list of interface types.
 package intent
