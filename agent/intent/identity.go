@@ -15,7 +15,7 @@ import (
 func interfaceKeys(ifc *Interface) []string {
 	keys := []string{fmt.Sprintf("interface %q", ifc.Name)}
 	for _, s := range linkSections {
-		if s.keys != nil && s.present(ifc) {
+		if s.keys != nil && s.has(ifc) {
 			keys = append(keys, s.keys(ifc)...)
 		}
 	}

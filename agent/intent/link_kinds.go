@@ -8,7 +8,8 @@ type linkSection struct {
 	typ LinkType // also the section's JSON name
 	// required: an interface of the type cannot do without the section.
 	required bool
-	// present reports whether ifc has the section.
+	// present reports whether ifc has the section; nil for a type without
+	// one (dummy), whose entry only makes the type known.
 	present func(ifc *Interface) bool
 	// check checks the section of ifc (of the type, with the section) at
 	// o. unique holds what the kernel keeps unique among the links of a
@@ -26,8 +27,8 @@ type linkSection struct {
 	parent func(ifc *Interface) (name string, overhead int, note string)
 }
 
-// linkSections is the table of the interface types with a section, in the
-// order of the schema; physical has none.
+// linkSections is the table of the interface types but physical, in the
+// order of the schema.
 var linkSections = []linkSection{bondSection, vlanSection, bridgeSection, vethSection, macvlanSection, vxlanSection}
 
 // linkTypes lists every interface type: physical, then those of
@@ -39,6 +40,9 @@ var linkTypes = func() []LinkType {
 	}
 	return types
 }()
+
+// has reports whether ifc has the section.
+func (s linkSection) has(ifc *Interface) bool { return s.present != nil && s.present(ifc) }
 
 // sectionOf returns the section of the type t.
 func sectionOf(t LinkType) (linkSection, bool) {

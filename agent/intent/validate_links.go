@@ -32,7 +32,7 @@ func (c *checker) defineLinks() {
 		if c.ifname(at.field("name"), ifc.Name) {
 			c.define(ifc.Name, linkDef{ifc: ifc, at: at}, at.field("name"))
 		}
-		if s, ok := sectionOf(ifc.Type); ok && s.define != nil && s.present(ifc) {
+		if s, ok := sectionOf(ifc.Type); ok && s.define != nil && s.has(ifc) {
 			s.define(c, ifc, at.field(string(s.typ)), netnsPeers)
 		}
 	}
@@ -71,7 +71,7 @@ func (c *checker) mtuUnderParent(ifc *Interface, o Origin) {
 		return
 	}
 	s, ok := sectionOf(ifc.Type)
-	if !ok || s.parent == nil || !s.present(ifc) {
+	if !ok || s.parent == nil || !s.has(ifc) {
 		return
 	}
 	parent, overhead, note := s.parent(ifc)
@@ -145,7 +145,7 @@ func (c *checker) master(ifc *Interface, o Origin) {
 // required, and no other.
 func (c *checker) sections(ifc *Interface, at Origin) {
 	for _, s := range linkSections {
-		present := s.present(ifc)
+		present := s.has(ifc)
 		switch {
 		case present && s.typ != ifc.Type:
 			c.fail(at.field(string(s.typ)), "not allowed for type %q", ifc.Type)
@@ -157,7 +157,7 @@ func (c *checker) sections(ifc *Interface, at Origin) {
 
 // kind checks the section of ifc's type, if present.
 func (c *checker) kind(ifc *Interface, at Origin, unique map[string]Origin) {
-	if s, ok := sectionOf(ifc.Type); ok && s.present(ifc) {
+	if s, ok := sectionOf(ifc.Type); ok && s.has(ifc) {
 		s.check(c, ifc, at.field(string(s.typ)), unique)
 	}
 }
@@ -300,7 +300,7 @@ func upEdges(ifc *Interface) []linkEdge {
 	}
 	add("master", ifc.Master)
 	for _, s := range linkSections {
-		if s.parent != nil && s.present(ifc) {
+		if s.parent != nil && s.has(ifc) {
 			name, _, _ := s.parent(ifc)
 			add(string(s.typ)+".parent", name)
 		}
