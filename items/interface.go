@@ -23,6 +23,7 @@ const (
 	KindVeth     InterfaceKind = "veth"
 	KindMacvlan  InterfaceKind = "macvlan"
 	KindVxlan    InterfaceKind = "vxlan"
+	KindDummy    InterfaceKind = "dummy"
 )
 
 // Interface is a managed network interface: every interface the intent

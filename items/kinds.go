@@ -55,6 +55,7 @@ var kinds = map[InterfaceKind]kindSpec{
 	KindVeth:     {zero: func() KindAttrs { return &VethAttrs{} }, required: true},
 	KindMacvlan:  {zero: func() KindAttrs { return &MacvlanAttrs{} }, required: true},
 	KindVxlan:    {zero: func() KindAttrs { return &VxlanAttrs{} }, required: true},
+	KindDummy:    {}, // no attributes
 }
 
 // AttrsOf returns the interface's attributes if they are a T (for instance

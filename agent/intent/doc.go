@@ -31,14 +31,16 @@
 // carry the same names in their json tags. In short:
 //
 //   - interfaces: name (1-15 bytes of printable ASCII, no '/', ':' or
-//     space), type (physical, bond, vlan, bridge, veth, macvlan, vxlan), mtu,
+//     space), type (physical, bond, vlan, bridge, veth, macvlan, vxlan,
+//     dummy), mtu,
 //     state (up, the default, or down), mac (virtual types only), alias (at
 //     most 246 bytes; "netagent" and "netagent:..." are reserved for
 //     netagent's ownership mark), master (a bond or bridge), addresses
 //     (CIDR, like "192.0.2.10/24"; an address once per intent, but for a
 //     host address, /32 or /128, which several interfaces may share as
 //     unnumbered links do), and exactly the section named like the type: "bond" and "bridge" are
-//     optional, "vlan", "veth", "macvlan" and "vxlan" required. A bond's
+//     optional, "vlan", "veth", "macvlan" and "vxlan" required, and a
+//     dummy has none. A bond's
 //     miimon is in milliseconds; a bridge's forwardDelay is in centiseconds
 //     (1500 is 15 seconds), as in ip-link and netlink. A veth's peer is
 //     created with it and its name is taken like an interface's, unless the

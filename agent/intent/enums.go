@@ -16,6 +16,7 @@ const (
 	LinkVeth     LinkType = "veth"
 	LinkMacvlan  LinkType = "macvlan"
 	LinkVXLAN    LinkType = "vxlan"
+	LinkDummy    LinkType = "dummy"
 )
 
 // LinkState is an interface's administrative state.

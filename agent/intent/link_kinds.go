@@ -29,7 +29,9 @@ type linkSection struct {
 
 // linkSections is the table of the interface types but physical, in the
 // order of the schema.
-var linkSections = []linkSection{bondSection, vlanSection, bridgeSection, vethSection, macvlanSection, vxlanSection}
+var linkSections = []linkSection{bondSection, vlanSection, bridgeSection, vethSection, macvlanSection, vxlanSection,
+	{typ: LinkDummy}, // no section
+}
 
 // linkTypes lists every interface type: physical, then those of
 // linkSections.

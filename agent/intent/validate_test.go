@@ -95,9 +95,9 @@ func TestValidateInterfaceNames(t *testing.T) {
 func TestValidateInterfaceFields(t *testing.T) {
 	runValidateCases(t, []validateCase{
 		{"type missing", `"interfaces": [{"name": "a"}]`,
-			[]string{`interfaces[0].type: is required (one of physical, bond, vlan, bridge, veth, macvlan, vxlan)`}},
+			[]string{`interfaces[0].type: is required (one of physical, bond, vlan, bridge, veth, macvlan, vxlan, dummy)`}},
 		{"type unknown", `"interfaces": [{"name": "a", "type": "vlna"}]`,
-			[]string{`interfaces[0].type: "vlna" is not one of physical, bond, vlan, bridge, veth, macvlan, vxlan`}},
+			[]string{`interfaces[0].type: "vlna" is not one of physical, bond, vlan, bridge, veth, macvlan, vxlan, dummy`}},
 		{"mtu", `"interfaces": [{"name": "a", "type": "physical", "mtu": 67}]`,
 			[]string{`interfaces[0].mtu: 67 is out of range 68-65535`}},
 		{"mtu too small for IPv6", `"interfaces": [{"name": "a", "type": "physical", "mtu": 1000, "addresses": ["2001:db8::1/64"]}]`,
@@ -606,4 +606,26 @@ func TestMergeJumpPositionsAcrossFiles(t *testing.T) {
 		`a.json: firewall.chains[0].position: position 3 of the jumps from FORWARD in table filter is also claimed at firewall.chains[0].position in b.json: the jumps from one built-in chain are one block ordered by position, so positions must differ`,
 		`b.json: firewall.chains[0].position: position 3 of the jumps from FORWARD in table filter is also claimed at firewall.chains[0].position in a.json: the jumps from one built-in chain are one block ordered by position, so positions must differ`,
 	})
+}
+
+// TestValidateDummy: a dummy has no section and takes the common fields
+// (mtu, mac, alias, state, master, addresses); it is neither a master nor a
+// parent of anything that needs an Ethernet one, and another type's
+// section is refused on it.
+func TestValidateDummy(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"valid", `"interfaces": [{"name": "br0", "type": "bridge"},
+			{"name": "dm0", "type": "dummy", "mtu": 9000, "mac": "02:00:00:00:00:01", "alias": "svc", "state": "down",
+			 "master": "br0", "addresses": ["192.0.2.1/32", "2001:db8::1/128"]},
+			{"name": "dm1", "type": "dummy"}, {"name": "v1", "type": "vlan", "vlan": {"parent": "dm1", "id": 7}}]`, nil},
+		{"another type's section", `"interfaces": [{"name": "dm0", "type": "dummy", "bond": {"mode": "802.3ad"}, "vlan": {"parent": "eth0", "id": 1}}]`,
+			[]string{`interfaces[0].bond: not allowed for type "dummy"`, `interfaces[0].vlan: not allowed for type "dummy"`}},
+		{"not a master", `"interfaces": [{"name": "dm0", "type": "dummy"}, {"name": "dm1", "type": "dummy", "master": "dm0"}]`,
+			[]string{`interfaces[1].master: "dm0" is a dummy interface, not a bond or bridge`}},
+		{"bad mac", `"interfaces": [{"name": "dm0", "type": "dummy", "mac": "01:00:00:00:00:01"}]`,
+			[]string{`interfaces[0].mac: 01:00:00:00:00:01 is a multicast MAC address`}},
+	})
+	if _, err := Parse([]byte(doc(`"interfaces": [{"name": "dm0", "type": "dummy", "dummy": {}}]`))); err == nil {
+		t.Error(`a "dummy" section parses`)
+	}
 }

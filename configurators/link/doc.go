@@ -1,7 +1,7 @@
 // Package link configures network interfaces: items of type "interface"
-// (every kind: physical settings, bond, vlan, bridge, veth, macvlan, vxlan)
-// and "port" (membership in a bond or bridge), and reads the kernel's links
-// back into items, the external "link" items included.
+// (every kind: physical settings, bond, vlan, bridge, veth, macvlan, vxlan,
+// dummy) and "port" (membership in a bond or bridge), and reads the
+// kernel's links back into items, the external "link" items included.
 //
 // # Model
 //

@@ -255,6 +255,18 @@ func clone(i *items.Interface) *items.Interface {
 
 func kindCases() []kindCase {
 	return []kindCase{{
+		name:   "dummy",
+		create: &items.Interface{IfName: "dm0", Kind: items.KindDummy, AdminUp: true},
+		modify: func(i *items.Interface) {
+			i.MTU, i.MAC, i.Alias, i.AdminUp = 9000, net.HardwareAddr{2, 0, 0, 0, 0, 0x43}, "svc", false
+		},
+		check: func(e fakeEnv, i *items.Interface) {
+			fl := e.f.byName("dm0")
+			if _, ok := fl.link.(*netlink.Dummy); !ok || fl.up() != i.AdminUp || fl.attrs().Alias != markedAlias(i.Alias) {
+				e.t.Errorf("dummy: %T up %v alias %q, want up %v alias %q", fl.link, fl.up(), fl.attrs().Alias, i.AdminUp, markedAlias(i.Alias))
+			}
+		},
+	}, {
 		name:   "bridge",
 		create: &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, Alias: "lan"},
 		modify: func(i *items.Interface) {
@@ -916,4 +928,45 @@ func TestFakeVethPeerNamespace(t *testing.T) {
 	if len(e.f.world.fds) != 0 {
 		t.Errorf("namespace fds left open: %v", e.f.world.fds)
 	}
+}
+
+// TestFakeDummyForeignUntouched: netagent's dummy and a foreign one side by
+// side; the foreign dummy, even of a name the intent once held, is never
+// written, deleted or read back as netagent's.
+func TestFakeDummyForeignUntouched(t *testing.T) {
+	e := newFakeEnv(t)
+	if err := e.f.LinkAdd(&netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: "dm9"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.f.LinkSetAlias(e.link("dm9"), "someone"); err != nil {
+		t.Fatal(err)
+	}
+	e.f.take()
+	dm := &items.Interface{IfName: "dm0", Kind: items.KindDummy, AdminUp: true, MTU: 1400}
+	e.converge(dm)
+	foreign := &items.Interface{IfName: "dm9", Kind: items.KindDummy, AdminUp: true}
+	if st := e.apply(dm, foreign); !errors.Is(stateOf(st, foreign).LastErr, ErrNotOwned) {
+		t.Errorf("create over a foreign dm9: %v, want ErrNotOwned", stateOf(st, foreign).LastErr)
+	}
+	e.apply()
+	if !e.gone("dm0") || e.gone("dm9") {
+		t.Errorf("after the delete: dm0 gone %v, dm9 gone %v", e.gone("dm0"), e.gone("dm9"))
+	}
+	if w := e.f.take(); slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, "dm9") }) {
+		t.Errorf("foreign dm9 written: %v", w)
+	}
+	got, err := e.kernel().readBack(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range got {
+		if l, ok := it.(*items.Link); !ok || (l.IfName == "dm9" && l.Kind != "dummy") {
+			t.Errorf("read back %v", it)
+		}
+	}
+}
+
+func stateOf(st reconciler.Status, it dg.Item) dg.StateData {
+	_, state, _ := st.NewCurrentState.Lookup(dg.Ref(it))
+	return state
 }

@@ -254,6 +254,9 @@ func (f *fakeKernel) copyOf(fl *fakeLink) netlink.Link {
 	case *netlink.Macvlan:
 		v := *x
 		c = &v
+	case *netlink.Dummy:
+		v := *x
+		c = &v
 	case *netlink.Vxlan:
 		v := *x
 		v.SrcAddr = slices.Clone(x.SrcAddr)
@@ -404,6 +407,9 @@ func (f *fakeKernel) build(link netlink.Link) (*fakeLink, *fakeLink, error) {
 		return f.buildVxlan(x)
 	case *netlink.Bond:
 		return f.buildBond(x)
+	case *netlink.Dummy:
+		// dummy_setup: no MTU limit, a MAC that changes while up
+		return &fakeLink{link: &netlink.Dummy{LinkAttrs: f.base(a, 1500)}, maxMTU: 65535, liveMAC: true}, nil, nil
 	}
 	return nil, nil, unix.EOPNOTSUPP // no such rtnl_link_ops in this kernel
 }
@@ -904,7 +910,7 @@ func (f *fakeKernel) lowerUp(fl *fakeLink, carrier map[int]bool) bool {
 		}
 		return false
 	}
-	return true // vxlan
+	return true // vxlan, dummy
 }
 
 // Raw rtnetlink: IFLA_INFO_DATA and IFLA_INFO_SLAVE_DATA.

@@ -40,6 +40,7 @@ var linkKinds = map[items.InterfaceKind]linkKind{
 	items.KindVeth:    vethKind{},
 	items.KindMacvlan: macvlanKind{},
 	items.KindVxlan:   vxlanKind{},
+	items.KindDummy:   dummyKind{},
 }
 
 // kindOf maps a netlink link type to the managed kind, "" for the types
