@@ -88,7 +88,14 @@ func pointerMutations(f reflect.Value, p string, at []step, zero *[]string) []mu
 		return []mutation{{path: p + "=new", at: at, apply: func(v reflect.Value) { v.Set(reflect.New(v.Type().Elem())) }}}
 	}
 	ms := []mutation{{path: p + "=nil", at: at, apply: func(v reflect.Value) { v.SetZero() }}}
-	return append(ms, mutationsOf(f.Elem(), p, at, zero)...)
+	for _, m := range mutationsOf(f.Elem(), p, at, zero) {
+		if len(m.at) == len(at) { // a leaf behind the pointer: mutate the pointee
+			apply := m.apply
+			m.apply = func(v reflect.Value) { apply(v.Elem()) }
+		}
+		ms = append(ms, m)
+	}
+	return ms
 }
 
 // sliceMutations appends a copy of the first element and mutates the first

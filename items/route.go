@@ -39,8 +39,11 @@ func (t RouteType) String() string {
 // the route: "<table> <dst> metric <metric>" ("main 0.0.0.0/0 metric 100",
 // "table 100 2001:db8::/32 metric 1024"); the family is that of Dst. (The
 // kernel keys IPv4 routes by table, dst, tos and priority, IPv6 routes by
-// table, dst and metric; netagent never sets a tos.) Every other field is
-// changed in place with NLM_F_REPLACE, so a Route never needs a recreate.
+// table, dst and metric; netagent never sets a tos.) A multipath (ECMP)
+// route is one route: its Nexthops replace Gw, Dev and OnLink. Every field
+// outside the name (nexthops, onlink, mtu, pref included) is changed in
+// place with NLM_F_REPLACE, so a Route never needs a recreate: a different
+// key is a different item.
 //
 // The configurator sets RouteProtocol on every route it creates.
 type Route struct {
@@ -61,6 +64,18 @@ type Route struct {
 	// Kind is the route type (rtm_type); a field named Type would clash
 	// with the Type method.
 	Kind RouteType
+	// OnLink (RTNH_F_ONLINK) takes Gw as on the link of Dev even when no
+	// address of Dev covers it.
+	OnLink bool
+	// Nexthops makes a multipath route (RTA_MULTIPATH, two or more); Gw,
+	// Dev and OnLink are then unset. Their order does not matter (Equal
+	// compares them as a set).
+	Nexthops []Nexthop
+	// MTU is the path MTU (RTAX_MTU in RTA_METRICS); 0 for none.
+	MTU uint32
+	// Pref is an IPv6 route's preference (RTA_PREF); the zero value is
+	// medium, the kernel's default. IPv4 routes have none.
+	Pref RoutePref
 
 	// The fields below only shape the dependencies; the renderer fills them.
 
@@ -80,6 +95,95 @@ type Route struct {
 }
 
 var _ dg.Item = (*Route)(nil)
+
+// Nexthop is one path of a multipath route.
+type Nexthop struct {
+	Gw  netip.Addr // zero for none (then Dev is set)
+	Dev string     // "" for none: the kernel resolves it from Gw
+	// Weight is 1-256; 0 means 1. The kernel stores Weight-1 in rtnh_hops.
+	Weight uint16
+	// OnLink is RTNH_F_ONLINK on this nexthop.
+	OnLink bool
+}
+
+// EffectiveWeight returns Weight, or 1 for 0.
+func (n Nexthop) EffectiveWeight() uint16 {
+	if n.Weight == 0 {
+		return 1
+	}
+	return n.Weight
+}
+
+// String describes the nexthop `ip route` style.
+func (n Nexthop) String() string {
+	var b strings.Builder
+	b.WriteString("nexthop")
+	if n.Gw.IsValid() {
+		b.WriteString(" via " + n.Gw.String())
+	}
+	if n.Dev != "" {
+		b.WriteString(" dev " + n.Dev)
+	}
+	fmt.Fprintf(&b, " weight %d", n.EffectiveWeight())
+	if n.OnLink {
+		b.WriteString(" onlink")
+	}
+	return b.String()
+}
+
+// compareNexthops orders nexthops for set comparison.
+func compareNexthops(a, b Nexthop) int {
+	if c := a.Gw.Compare(b.Gw); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Dev, b.Dev); c != 0 {
+		return c
+	}
+	if c := int(a.EffectiveWeight()) - int(b.EffectiveWeight()); c != 0 {
+		return c
+	}
+	switch {
+	case a.OnLink == b.OnLink:
+		return 0
+	case b.OnLink:
+		return -1
+	}
+	return 1
+}
+
+// SortedNexthops returns a sorted copy of ns (weights as EffectiveWeight).
+func SortedNexthops(ns []Nexthop) []Nexthop {
+	out := slices.Clone(ns)
+	for i := range out {
+		out[i].Weight = out[i].EffectiveWeight()
+	}
+	slices.SortFunc(out, compareNexthops)
+	return out
+}
+
+// RoutePref is an IPv6 route preference (RFC 4191). The zero value is
+// medium.
+type RoutePref uint8
+
+// The preferences, medium first: the kernel's default.
+const (
+	RoutePrefMedium RoutePref = iota
+	RoutePrefLow
+	RoutePrefHigh
+)
+
+// String returns "medium", "low" or "high".
+func (p RoutePref) String() string {
+	switch p {
+	case RoutePrefMedium:
+		return "medium"
+	case RoutePrefLow:
+		return "low"
+	case RoutePrefHigh:
+		return "high"
+	}
+	return fmt.Sprintf("pref(%d)", uint8(p))
+}
 
 // Type returns TypeRoute.
 func (r *Route) Type() string { return TypeRoute }
@@ -112,13 +216,21 @@ func (r *Route) EffectiveMetric() uint32 {
 	return r.Metric
 }
 
-// Dependencies: interface/<Dev> when Dev is set; link/<CarrierLink> with
-// the "carrier up" predicate (HasCarrier) when CarrierLink is set;
-// address/<GwAddress> when GwAddress is set; then Deps.
+// Dependencies: interface/<Dev> when Dev is set, and that of every
+// nexthop's Dev (once each); link/<CarrierLink> with the "carrier up"
+// predicate (HasCarrier) when CarrierLink is set; address/<GwAddress> when
+// GwAddress is set; then Deps.
 func (r *Route) Dependencies() []dg.Dependency {
 	var deps []dg.Dependency
 	if r.Dev != "" {
 		deps = append(deps, requires(InterfaceRef(r.Dev), "device"))
+	}
+	seen := map[string]bool{r.Dev: true}
+	for _, n := range r.Nexthops {
+		if !seen[n.Dev] {
+			seen[n.Dev] = true
+			deps = append(deps, requires(InterfaceRef(n.Dev), "nexthop device"))
+		}
 	}
 	if r.CarrierLink != "" {
 		deps = append(deps, dg.Dependency{
@@ -143,6 +255,8 @@ func (r *Route) Equal(other dg.Item) bool {
 	return r.Dst == o.Dst && r.Gw == o.Gw && r.Dev == o.Dev &&
 		r.TableID() == o.TableID() && r.EffectiveMetric() == o.EffectiveMetric() &&
 		r.Scope == o.Scope && r.Src == o.Src && r.Kind == o.Kind &&
+		r.OnLink == o.OnLink && r.MTU == o.MTU && r.Pref == o.Pref &&
+		slices.Equal(SortedNexthops(r.Nexthops), SortedNexthops(o.Nexthops)) &&
 		r.CarrierLink == o.CarrierLink && r.GwAddress == o.GwAddress &&
 		slices.Equal(r.Deps, o.Deps)
 }
@@ -161,10 +275,22 @@ func (r *Route) String() string {
 	if r.Dev != "" {
 		b.WriteString(" dev " + r.Dev)
 	}
+	if r.OnLink {
+		b.WriteString(" onlink")
+	}
 	fmt.Fprintf(&b, " table %s metric %d scope %s",
 		strings.TrimPrefix(TableName(r.TableID()), "table "), r.EffectiveMetric(), r.Scope)
 	if r.Src.IsValid() {
 		b.WriteString(" src " + r.Src.String())
+	}
+	if r.MTU != 0 {
+		fmt.Fprintf(&b, " mtu %d", r.MTU)
+	}
+	if r.Pref != RoutePrefMedium {
+		b.WriteString(" pref " + r.Pref.String())
+	}
+	for _, n := range r.Nexthops {
+		b.WriteString(" " + n.String())
 	}
 	return b.String()
 }

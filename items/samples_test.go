@@ -63,13 +63,17 @@ func samples() map[string]func() dg.Item {
 		"route": func() dg.Item {
 			return &Route{Dst: netip.MustParsePrefix("198.51.100.0/24"), Gw: netip.MustParseAddr("192.0.2.1"),
 				Dev: "eth0", Table: 100, Metric: 10, Scope: ScopeLink, Src: netip.MustParseAddr("192.0.2.10"),
-				Kind: RouteBlackhole, CarrierLink: "eth0", GwAddress: "eth0/192.0.2.10/24",
+				Kind: RouteBlackhole, OnLink: true, MTU: 1400, Pref: RoutePrefHigh,
+				Nexthops:    []Nexthop{{Gw: netip.MustParseAddr("192.0.2.2"), Dev: "eth1", Weight: 2, OnLink: true}},
+				CarrierLink: "eth0", GwAddress: "eth0/192.0.2.10/24",
 				Deps: []dg.ItemRef{{Type: TypeAddress, Name: "eth0/192.0.2.10/24"}}}
 		},
 		"rule": func() dg.Item {
 			return &Rule{Priority: 100, Family: FamilyIPv4, From: netip.MustParsePrefix("10.0.0.0/8"),
 				To: netip.MustParsePrefix("10.1.0.0/16"), Mark: 1, Mask: 0xff, IifName: "lan0",
-				OifName: "eth0", Table: 100, Deps: []dg.ItemRef{InterfaceRef("lan0")}}
+				OifName: "eth0", IPProto: 6, SPort: PortRange{1000, 2000}, DPort: PortRange{80, 80},
+				UIDs: &UIDRange{1000, 1999}, Invert: true, Action: RuleGoto, Table: 100, Goto: 200,
+				SuppressPrefixlen: new(uint8(1)), Deps: []dg.ItemRef{InterfaceRef("lan0")}}
 		},
 		"neighbor": func() dg.Item {
 			return &Neighbor{Dev: "br0", IP: netip.MustParseAddr("192.0.2.1"), MAC: mac(),
