@@ -39,7 +39,11 @@ func (r *Route) EffectiveFamily() Family {
 	if r.Family != "" {
 		return r.Family
 	}
-	return firstFamily(FamilyIPv4, prefixFamily(r.To), addrFamily(r.Via), addrFamily(r.Src))
+	fams := []Family{prefixFamily(r.To), addrFamily(r.Via), addrFamily(r.Src)}
+	for _, n := range r.Nexthops {
+		fams = append(fams, addrFamily(n.Via))
+	}
+	return firstFamily(FamilyIPv4, fams...)
 }
 
 // Dst returns the route's destination prefix, masked; "default" is
@@ -57,6 +61,12 @@ func (r *Route) Dst() (netip.Prefix, error) {
 	}
 	return p.Masked(), nil
 }
+
+// EffectiveAction returns the rule's action, lookup when unset.
+func (r *Rule) EffectiveAction() RuleAction { return orDefault(r.Action, ActionLookup) }
+
+// EffectivePref returns the route's preference, medium when unset.
+func (r *Route) EffectivePref() RoutePref { return orDefault(r.Pref, PrefMedium) }
 
 // EffectiveFamily returns the rule's family: Family if set, else that of
 // From or To, else IPv4 (which Validate does not accept).

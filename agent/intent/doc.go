@@ -59,11 +59,24 @@
 //     or the only interfaces whose subnets hold its via): the kernel keeps
 //     no route over a link that is down. Nor can it be the prefix route the
 //     kernel adds itself for an address of the intent (table main, metric 0
-//     for IPv4, 256 for IPv6): give it another metric or table.
-//   - rules: priority (required, 1 or more), from, to, fwmark, fwmask, iif,
-//     oif, table (required) and family (required when neither from nor to is
-//     given). iif and oif may name interfaces the agent does not manage. A
-//     from or to of length 0 ("::/0") is the same as none, as in the kernel.
+//     for IPv4, 256 for IPv6): give it another metric or table. onlink needs
+//     via and dev; mtu is 68 (IPv6: 1280) to 65535; pref (low, medium,
+//     high) is for IPv6 routes only. nexthops makes a multipath (ECMP)
+//     route, one route of its table, destination and metric: two or more
+//     nexthops, each with via, dev or both (IPv6: via), weight 1-256
+//     (absent: 1) and onlink, no two alike; it excludes the route's own
+//     via, dev and onlink.
+//   - rules: priority (required, 1 or more), not, from, to, fwmark, fwmask,
+//     iif, oif, ipproto (a name or number), sport and dport ("80",
+//     "1000-2000"; not for a protocol without ports), uidrange
+//     ("1000-1999"), suppressPrefixlength, action (lookup, the default;
+//     goto, blackhole, unreachable, prohibit), table (required for lookup,
+//     refused otherwise), goto (required for goto: the priority of a later
+//     rule of the intent of the same family) and family (required when
+//     neither from nor to is given). iif and oif may name interfaces the
+//     agent does not manage. A from or to of length 0 ("::/0") is the same
+//     as none, as in the kernel. Two rules of one priority may not have the
+//     same selectors.
 //   - neighbors: dev, ip and mac, all required.
 //   - sysctls: keys in dot form under "net." ("net.ipv4.ip_forward"), each
 //     part letters, digits, '_' and '-'; values are strings. Two names of

@@ -36,11 +36,24 @@ func routeKey(r *Route) string {
 		famName(r.EffectiveFamily()), to, tableName(r.EffectiveTable()), r.EffectiveMetric())
 }
 
-// ruleKey is a rule's priority and selectors; the table is not part of it.
+// ruleKey is a rule's priority and selectors; the action (and table) is
+// not part of it.
 func ruleKey(r *Rule) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s rule at priority %d", famName(r.EffectiveFamily()), r.Priority)
+	if r.Not {
+		b.WriteString(" not")
+	}
 	fmt.Fprintf(&b, " from %s to %s", normPrefix(r.From), normPrefix(r.To))
+	if r.IPProto != "" {
+		fmt.Fprintf(&b, " ipproto %d", ParseIPProto(r.IPProto))
+	}
+	for _, sel := range []struct{ name, v string }{{"sport", r.SPort}, {"dport", r.DPort}, {"uidrange", r.UIDRange}} {
+		if sel.v != "" {
+			start, end := ParseRange(sel.v)
+			fmt.Fprintf(&b, " %s %d-%d", sel.name, start, end)
+		}
+	}
 	if r.FwMark != 0 || r.FwMask != 0 {
 		mask := r.FwMask
 		if mask == 0 {

@@ -19,6 +19,8 @@ var goEnums = map[reflect.Type][]string{
 	reflect.TypeFor[VLANProtocol]():   enumStrings(vlanProtos),
 	reflect.TypeFor[MacvlanMode]():    enumStrings(macvlanModes),
 	reflect.TypeFor[RouteType]():      enumStrings(routeTypes),
+	reflect.TypeFor[RoutePref]():      enumStrings(routePrefs),
+	reflect.TypeFor[RuleAction]():     enumStrings(ruleActions),
 	reflect.TypeFor[Scope]():          enumStrings(scopes),
 	reflect.TypeFor[Family]():         enumStrings(families),
 	reflect.TypeFor[ChainFamily]():    enumStrings(chainFams),

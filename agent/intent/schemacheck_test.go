@@ -117,6 +117,10 @@ func (sc *schemaChecker) keyword(s map[string]any, kw string, v any, path string
 		if obj, ok := v.(map[string]any); ok {
 			return sc.object(s, kw, obj, path)
 		}
+	case "minItems":
+		if arr, ok := v.([]any); ok && float64(len(arr)) < arg.(float64) {
+			return fail("%v: got %d", arg, len(arr))
+		}
 	case "items":
 		var errs []string
 		arr, _ := v.([]any)

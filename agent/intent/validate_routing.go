@@ -3,6 +3,8 @@ package intent
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
+	"strings"
 )
 
 // routes checks every route, and that no two share an identity.
@@ -55,13 +57,104 @@ func (c *checker) route(r *Route, at Origin) bool {
 	typeOK := oneOf(c, at.field("type"), r.Type, routeTypes)
 	famOK := oneOf(c, at.field("family"), r.Family, families)
 	oneOf(c, at.field("scope"), r.Scope, scopes)
+	oneOf(c, at.field("pref"), r.Pref, routePrefs)
 	to, toOK := c.routeDst(at.field("to"), r.To)
-	famOK = c.agree(at, familyClaim(r.Family, famOK), to, c.gateway(r, at), c.optAddr(at, "src", r.Src)) && famOK
+	claims := []famClaim{familyClaim(r.Family, famOK), to, c.gateway(r, at), c.optAddr(at, "src", r.Src)}
+	claims = append(claims, c.nexthops(r, at)...)
+	famOK = c.agree(at, claims...) && famOK
 	if typeOK {
 		c.routeTarget(r, at)
 	}
 	c.table(at.field("table"), r.Table, false)
+	c.routeMTU(r, at)
+	if r.Pref != "" && r.EffectiveFamily() != FamilyIPv6 {
+		c.fail(at.field("pref"), "is for IPv6 routes only (the kernel keeps no preference on IPv4 routes)")
+	}
 	return toOK && famOK
+}
+
+// routeMTU checks a route's mtu: 68 (IPv4) or 1280 (IPv6) up to 65535.
+func (c *checker) routeMTU(r *Route, at Origin) {
+	if r.MTU == 0 {
+		return
+	}
+	least := uint32(68)
+	if r.EffectiveFamily() == FamilyIPv6 {
+		least = 1280
+	}
+	if r.MTU < least || r.MTU > 65535 {
+		c.fail(at.field("mtu"), "%d is out of range (%d-65535 for %s)", r.MTU, least, famName(r.EffectiveFamily()))
+	}
+}
+
+// nexthops checks a multipath route's nexthops and returns the family
+// claims of their vias: at least two, each with a via or a dev (IPv6: a
+// via, the kernel joins only gateway routes into one multipath route), a
+// weight of 1-256, onlink only with both, no two alike; exclusive with the
+// route's own via, dev and onlink.
+func (c *checker) nexthops(r *Route, at Origin) []famClaim {
+	if len(r.Nexthops) == 0 {
+		return nil
+	}
+	o := at.field("nexthops")
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"via", r.Via != ""}, {"dev", r.Dev != ""}, {"onlink", r.OnLink}} {
+		if f.set {
+			c.fail(at.field(f.name), "not allowed with nexthops (give it per nexthop)")
+		}
+	}
+	if len(r.Nexthops) < 2 {
+		c.fail(o, "needs at least two nexthops (one is a plain route: use via and dev)")
+	}
+	var claims []famClaim
+	seen := map[string]Origin{}
+	for i := range r.Nexthops {
+		n := &r.Nexthops[i]
+		no := o.index(i)
+		cl := c.optAddr(no, "via", n.Via)
+		cl.field = fmt.Sprintf("nexthops[%d].via", i)
+		claims = append(claims, cl)
+		switch {
+		case n.Via == "" && n.Dev == "":
+			c.fail(no, "needs via or dev")
+		case n.Via == "" && r.EffectiveFamily() == FamilyIPv6:
+			c.fail(no.field("via"), "is required in an IPv6 multipath route")
+		}
+		if cl.fam != "" {
+			if a := netip.MustParseAddr(n.Via); a.IsLinkLocalUnicast() && n.Dev == "" {
+				c.fail(no.field("via"), "link-local gateway %s needs dev", a)
+			}
+		}
+		if n.Dev != "" {
+			c.ref(no.field("dev"), n.Dev)
+			if def, ok := c.links[n.Dev]; ok && !def.peer && def.ifc.State == StateDown {
+				c.fail(no.field("dev"), "%q %s", n.Dev, downNote)
+			}
+		}
+		if n.Weight < 0 || n.Weight > 256 {
+			c.fail(no.field("weight"), "%d is out of range (1-256)", n.Weight)
+		}
+		if n.OnLink && (n.Via == "" || n.Dev == "") {
+			c.fail(no.field("onlink"), "needs via and dev")
+		}
+		key := normAddr(n.Via) + " dev " + n.Dev
+		if first, dup := seen[key]; dup {
+			c.fail(no, "the same nexthop as %s", first.Path)
+		} else {
+			seen[key] = no
+		}
+	}
+	return claims
+}
+
+// normAddr returns the canonical form of an address, or s.
+func normAddr(s string) string {
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.String()
+	}
+	return s
 }
 
 // routeDst checks a route's destination: "default" or a CIDR prefix.
@@ -133,15 +226,24 @@ func (c *checker) optAddr(at Origin, field, s string) famClaim {
 // needs one of them, the others take neither.
 func (c *checker) routeTarget(r *Route, at Origin) {
 	if t := r.EffectiveType(); t != RouteUnicast {
-		for _, f := range []struct{ name, value string }{{"via", r.Via}, {"dev", r.Dev}} {
-			if f.value != "" {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"via", r.Via != ""}, {"dev", r.Dev != ""}, {"onlink", r.OnLink}, {"nexthops", len(r.Nexthops) > 0}} {
+			if f.set {
 				c.fail(at.field(f.name), "not allowed for a %s route", t)
 			}
 		}
 		return
 	}
+	if r.OnLink && (r.Via == "" || r.Dev == "") {
+		c.fail(at.field("onlink"), "needs via and dev")
+	}
+	if len(r.Nexthops) > 0 {
+		return // checked by nexthops
+	}
 	if r.Via == "" && r.Dev == "" {
-		c.fail(at, "a unicast route needs via or dev")
+		c.fail(at, "a unicast route needs via, dev or nexthops")
 	}
 	if r.Dev != "" {
 		c.ref(at.field("dev"), r.Dev)
@@ -215,8 +317,28 @@ func (c *checker) rules() {
 		at := locate(r.Origin, "rules", i)
 		if c.rule(r, at) {
 			c.unique(seen, ruleKey(r), at)
+			c.gotoTarget(r, at)
 		}
 	}
+}
+
+// gotoTarget checks that a goto rule jumps forward to a priority that a
+// rule of the intent of the same family has (the kernel refuses a jump
+// back or to itself, and a jump to no rule never matches anything).
+func (c *checker) gotoTarget(r *Rule, at Origin) {
+	if r.EffectiveAction() != ActionGoto || r.Goto == 0 {
+		return
+	}
+	if r.Goto <= r.Priority {
+		c.fail(at.field("goto"), "%d is not after this rule's priority %d (a goto jumps forward)", r.Goto, r.Priority)
+		return
+	}
+	for i := range c.in.Rules {
+		if o := &c.in.Rules[i]; o.Priority == r.Goto && o.EffectiveFamily() == r.EffectiveFamily() {
+			return
+		}
+	}
+	c.fail(at.field("goto"), "no %s rule of the intent has priority %d", famName(r.EffectiveFamily()), r.Goto)
 }
 
 // rule checks one rule; it returns whether its identity is sound.
@@ -237,8 +359,123 @@ func (c *checker) rule(r *Rule, at Origin) bool {
 	}
 	c.optIfname(at.field("iif"), r.IIF)
 	c.optIfname(at.field("oif"), r.OIF)
-	c.table(at.field("table"), r.Table, true)
-	return r.Priority != 0 && famOK && fromOK && toOK
+	selOK := c.ruleSelectors(r, at)
+	return c.ruleAction(r, at) && r.Priority != 0 && famOK && fromOK && toOK && selOK
+}
+
+// ruleAction checks the action and what it takes: lookup a table, goto a
+// priority, the others neither.
+func (c *checker) ruleAction(r *Rule, at Origin) bool {
+	if !oneOf(c, at.field("action"), r.Action, ruleActions) {
+		return false
+	}
+	act := r.EffectiveAction()
+	if act == ActionLookup {
+		c.table(at.field("table"), r.Table, true)
+	} else if r.Table != 0 {
+		c.fail(at.field("table"), "not allowed with action %q (only lookup takes a table)", act)
+	}
+	switch {
+	case act == ActionGoto && r.Goto == 0:
+		c.fail(at.field("goto"), "is required with action \"goto\" (the priority of a later rule)")
+	case act != ActionGoto && r.Goto != 0:
+		c.fail(at.field("goto"), "needs action \"goto\"")
+	}
+	if r.SuppressPrefixlength != nil && act != ActionLookup {
+		c.fail(at.field("suppressPrefixlength"), "needs action \"lookup\"")
+	}
+	return true
+}
+
+// ruleSelectors checks ipproto, sport, dport, uidrange and
+// suppressPrefixlength; it returns whether they are sound (they are part of
+// the rule's identity).
+func (c *checker) ruleSelectors(r *Rule, at Origin) bool {
+	ok := true
+	proto, protoOK := uint8(0), true
+	if r.IPProto != "" {
+		proto, protoOK = parseIPProto(r.IPProto)
+		if !protoOK {
+			c.fail(at.field("ipproto"), "%q is not a protocol (a name: tcp, udp, sctp, dccp, icmp, ipv6-icmp, gre, esp, ah; or a number 1-255)", r.IPProto)
+			ok = false
+		}
+	}
+	for _, f := range []struct{ name, value string }{{"sport", r.SPort}, {"dport", r.DPort}} {
+		if f.value == "" {
+			continue
+		}
+		if _, _, err := parseRange(f.value, 1, 65535); err != nil {
+			c.fail(at.field(f.name), "%q: %v", f.value, err)
+			ok = false
+		} else if protoOK && proto != 0 && !hasPorts(proto) {
+			c.fail(at.field(f.name), "ipproto %s has no ports (tcp, udp, sctp or dccp have)", r.IPProto)
+		}
+	}
+	if r.UIDRange != "" {
+		if _, _, err := parseRange(r.UIDRange, 0, 4294967294); err != nil {
+			c.fail(at.field("uidrange"), "%q: %v", r.UIDRange, err)
+			ok = false
+		}
+	}
+	if p := r.SuppressPrefixlength; p != nil {
+		most := 32
+		if r.EffectiveFamily() == FamilyIPv6 {
+			most = 128
+		}
+		if *p < 0 || *p > most {
+			c.fail(at.field("suppressPrefixlength"), "%d is out of range (0-%d for %s)", *p, most, famName(r.EffectiveFamily()))
+			ok = false
+		}
+	}
+	return ok
+}
+
+// ipProtos are the protocol names ipproto takes, as iproute2 spells them.
+var ipProtos = map[string]uint8{"icmp": 1, "tcp": 6, "udp": 17, "dccp": 33, "gre": 47, "esp": 50,
+	"ah": 51, "ipv6-icmp": 58, "icmpv6": 58, "sctp": 132}
+
+// parseIPProto reads a protocol name or number (1-255).
+func parseIPProto(s string) (uint8, bool) {
+	if p, ok := ipProtos[strings.ToLower(s)]; ok {
+		return p, true
+	}
+	n, err := strconv.ParseUint(s, 10, 8)
+	return uint8(n), err == nil && n > 0
+}
+
+// ParseIPProto returns the number of an ipproto Validate accepts.
+func ParseIPProto(s string) uint8 {
+	p, _ := parseIPProto(s)
+	return p
+}
+
+// hasPorts reports whether the protocol carries ports the kernel matches.
+func hasPorts(p uint8) bool { return p == 6 || p == 17 || p == 33 || p == 132 }
+
+// parseRange reads "N" or "N-M" with lo <= N <= M <= hi.
+func parseRange(s string, lo, hi uint64) (uint64, uint64, error) {
+	a, b, isRange := strings.Cut(s, "-")
+	if !isRange {
+		b = a
+	}
+	start, err1 := strconv.ParseUint(a, 10, 32)
+	end, err2 := strconv.ParseUint(b, 10, 32)
+	switch {
+	case err1 != nil || err2 != nil:
+		return 0, 0, fmt.Errorf("want a number or a range N-M of numbers %d-%d", lo, hi)
+	case start < lo || end > hi:
+		return 0, 0, fmt.Errorf("out of range (%d-%d)", lo, hi)
+	case start > end:
+		return 0, 0, fmt.Errorf("the range ends before it starts")
+	}
+	return start, end, nil
+}
+
+// ParseRange returns the bounds of a sport, dport or uidrange Validate
+// accepts.
+func ParseRange(s string) (start, end uint32) {
+	a, b, _ := parseRange(s, 0, 4294967295)
+	return uint32(a), uint32(b)
 }
 
 // selector checks a rule's from or to prefix, if set.

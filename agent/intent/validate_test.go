@@ -308,7 +308,7 @@ func TestValidateRoutes(t *testing.T) {
 		{"blackhole with via and dev", eth0Doc + `"routes": [{"to": "203.0.113.0/24", "type": "blackhole", "via": "192.0.2.1", "dev": "eth0"}]`,
 			[]string{`routes[0].via: not allowed for a blackhole route`, `routes[0].dev: not allowed for a blackhole route`}},
 		{"unicast without via or dev", eth0Doc + `"routes": [{"to": "203.0.113.0/24"}]`,
-			[]string{`routes[0]: a unicast route needs via or dev`}},
+			[]string{`routes[0]: a unicast route needs via, dev or nexthops`}},
 		{"family", eth0Doc + `"routes": [{"to": "203.0.113.0/24", "dev": "eth0", "family": "inet"}]`,
 			[]string{`routes[0].family: "inet" is not one of ipv4, ipv6`}},
 		{"type", eth0Doc + `"routes": [{"to": "203.0.113.0/24", "type": "drop"}]`,
@@ -628,4 +628,75 @@ func TestValidateDummy(t *testing.T) {
 	if _, err := Parse([]byte(doc(`"interfaces": [{"name": "dm0", "type": "dummy", "dummy": {}}]`))); err == nil {
 		t.Error(`a "dummy" section parses`)
 	}
+}
+
+const twoLinkDoc = `"interfaces": [{"name": "eth0", "type": "physical", "addresses": ["192.0.2.10/24", "2001:db8::10/64"]},
+	{"name": "eth1", "type": "physical", "addresses": ["198.51.100.10/24"]}], `
+
+func TestValidateRouteNexthops(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"ecmp", twoLinkDoc + `"routes": [{"to": "10.200.0.0/16", "nexthops": [{"via": "192.0.2.2", "dev": "eth0", "weight": 1},
+			{"via": "198.51.100.2", "dev": "eth1", "weight": 3}, {"dev": "eth1"}], "mtu": 1400}]`, nil},
+		{"ipv6 ecmp with pref", twoLinkDoc + `"routes": [{"to": "2001:db8:9::/48", "pref": "high", "nexthops": [{"via": "2001:db8::1"}, {"via": "fe80::1", "dev": "eth1", "onlink": true}]}]`, nil},
+		{"with via, dev and onlink", twoLinkDoc + `"routes": [{"to": "10.200.0.0/16", "via": "192.0.2.2", "dev": "eth0", "onlink": true,
+			"nexthops": [{"via": "192.0.2.2"}, {"via": "198.51.100.2"}]}]`,
+			[]string{`routes[0].via: not allowed with nexthops (give it per nexthop)`, `routes[0].dev: not allowed with nexthops (give it per nexthop)`,
+				`routes[0].onlink: not allowed with nexthops (give it per nexthop)`}},
+		{"one nexthop", twoLinkDoc + `"routes": [{"to": "10.200.0.0/16", "nexthops": [{"via": "192.0.2.2"}]}]`,
+			[]string{`routes[0].nexthops: needs at least two nexthops (one is a plain route: use via and dev)`}},
+		{"bad nexthops", twoLinkDoc + `"routes": [{"to": "10.200.0.0/16", "nexthops": [{}, {"via": "2001:db8::1", "weight": 257},
+			{"dev": "eth9", "onlink": true}, {"via": "192.0.2.2"}, {"via": "192.0.2.2"}]}]`,
+			[]string{`routes[0].nexthops[0]: needs via or dev`, `routes[0].nexthops[1].weight: 257 is out of range (1-256)`,
+				`routes[0].nexthops[2].dev: interface "eth9" is not defined`, `routes[0].nexthops[2].onlink: needs via and dev`,
+				`routes[0].nexthops[4]: the same nexthop as routes[0].nexthops[3]`,
+				`routes[0].nexthops[1].via: 2001:db8::1 is IPv6, but to 10.200.0.0/16 is IPv4`}},
+		{"ipv6 nexthop without via", twoLinkDoc + `"routes": [{"to": "2001:db8:9::/48", "nexthops": [{"via": "2001:db8::1"}, {"dev": "eth1"}]}]`,
+			[]string{`routes[0].nexthops[1].via: is required in an IPv6 multipath route`}},
+		{"blackhole with nexthops", twoLinkDoc + `"routes": [{"to": "10.200.0.0/16", "type": "blackhole", "nexthops": [{"via": "192.0.2.2"}, {"via": "198.51.100.2"}]}]`,
+			[]string{`routes[0].nexthops: not allowed for a blackhole route`}},
+		{"onlink needs via and dev", twoLinkDoc + `"routes": [{"to": "10.200.0.0/16", "via": "192.0.2.2", "onlink": true}]`,
+			[]string{`routes[0].onlink: needs via and dev`}},
+		{"pref on ipv4, bad pref, mtu", twoLinkDoc + `"routes": [{"to": "10.200.0.0/16", "dev": "eth0", "pref": "high", "mtu": 60},
+			{"to": "2001:db8:9::/48", "dev": "eth0", "pref": "top", "mtu": 1200}]`,
+			[]string{`routes[0].mtu: 60 is out of range (68-65535 for IPv4)`,
+				`routes[0].pref: is for IPv6 routes only (the kernel keeps no preference on IPv4 routes)`, `routes[1].pref: "top" is not one of low, medium, high`,
+				`routes[1].mtu: 1200 is out of range (1280-65535 for IPv6)`}},
+		{"ecmp twice is one route", twoLinkDoc + `"routes": [{"to": "10.200.0.0/16", "nexthops": [{"via": "192.0.2.2"}, {"via": "198.51.100.2"}]},
+			{"to": "10.200.0.0/16", "via": "192.0.2.3"}]`,
+			[]string{`routes[1]: IPv4 route to 10.200.0.0/16 in table main, metric 0 is already defined at routes[0]`}},
+	})
+}
+
+func TestValidateRuleSelectorsAndActions(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"every selector", `"rules": [{"priority": 10, "not": true, "from": "10.0.0.0/8", "ipproto": "tcp", "sport": "1000-2000", "dport": "443",
+			"uidrange": "1000-1999", "suppressPrefixlength": 0, "table": 100},
+			{"priority": 11, "family": "ipv6", "ipproto": "58", "action": "unreachable"},
+			{"priority": 12, "family": "ipv4", "action": "goto", "goto": 20}, {"priority": 20, "family": "ipv4", "action": "prohibit"},
+			{"priority": 21, "family": "ipv4", "action": "blackhole", "uidrange": "0"}]`, nil},
+		{"bad selectors", `"rules": [{"priority": 10, "family": "ipv4", "ipproto": "tcpx", "sport": "2000-1000", "dport": "70000",
+			"uidrange": "a-b", "suppressPrefixlength": 33, "table": 100}]`,
+			[]string{`rules[0].ipproto: "tcpx" is not a protocol (a name: tcp, udp, sctp, dccp, icmp, ipv6-icmp, gre, esp, ah; or a number 1-255)`,
+				`rules[0].sport: "2000-1000": the range ends before it starts`, `rules[0].dport: "70000": out of range (1-65535)`,
+				`rules[0].uidrange: "a-b": want a number or a range N-M of numbers 0-4294967294`,
+				`rules[0].suppressPrefixlength: 33 is out of range (0-32 for IPv4)`}},
+		{"ports of icmp", `"rules": [{"priority": 10, "family": "ipv4", "ipproto": "icmp", "dport": "80", "table": 100}]`,
+			[]string{`rules[0].dport: ipproto icmp has no ports (tcp, udp, sctp or dccp have)`}},
+		{"actions and what they take", `"rules": [{"priority": 10, "family": "ipv4", "action": "blackhole", "table": 100, "suppressPrefixlength": 0},
+			{"priority": 11, "family": "ipv4", "action": "goto"}, {"priority": 12, "family": "ipv4", "table": 100, "goto": 20},
+			{"priority": 13, "family": "ipv4", "action": "jump"}]`,
+			[]string{`rules[0].table: not allowed with action "blackhole" (only lookup takes a table)`,
+				`rules[0].suppressPrefixlength: needs action "lookup"`,
+				`rules[1].goto: is required with action "goto" (the priority of a later rule)`, `rules[2].goto: needs action "goto"`,
+				`rules[3].action: "jump" is not one of lookup, goto, blackhole, unreachable, prohibit`}},
+		{"goto targets", `"rules": [{"priority": 10, "family": "ipv4", "action": "goto", "goto": 5}, {"priority": 5, "family": "ipv4", "table": 100},
+			{"priority": 11, "family": "ipv4", "action": "goto", "goto": 30}, {"priority": 12, "family": "ipv4", "action": "goto", "goto": 40},
+			{"priority": 40, "family": "ipv6", "table": 100}]`,
+			[]string{`rules[0].goto: 5 is not after this rule's priority 10 (a goto jumps forward)`,
+				`rules[2].goto: no IPv4 rule of the intent has priority 30`, `rules[3].goto: no IPv4 rule of the intent has priority 40`}},
+		{"selectors are identity", `"rules": [{"priority": 10, "family": "ipv4", "dport": "80", "table": 100},
+			{"priority": 10, "family": "ipv4", "dport": "80-80", "action": "blackhole"},
+			{"priority": 10, "family": "ipv4", "dport": "81", "table": 100}, {"priority": 10, "family": "ipv4", "not": true, "dport": "80", "table": 100}]`,
+			[]string{`rules[1]: IPv4 rule at priority 10 from all to all dport 80-80 is already defined at rules[0]`}},
+	})
 }
