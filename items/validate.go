@@ -79,11 +79,19 @@ func (a *Address) Validate() error {
 }
 
 // Validate checks that Dst is a masked prefix, that Gw and Src are of its
-// family, and that a unicast route has a Gw or a Dev and other types have
-// neither.
+// family, that a unicast route has a Gw or a Dev or two or more Nexthops
+// (and not both) and other types have none, that OnLink has a Gw and a
+// Dev, that Pref is only on IPv6 routes, and each nexthop.
 func (r *Route) Validate() error {
 	f := r.Family()
+	if len(r.Nexthops) > 0 {
+		return r.validateMultipath()
+	}
 	switch {
+	case r.OnLink && (!r.Gw.IsValid() || r.Dev == ""):
+		return invalid(r, "onlink without gateway and device")
+	case r.Pref != RoutePrefMedium && (f != FamilyIPv6 || r.Pref > RoutePrefHigh):
+		return invalid(r, "pref %s on an IPv4 route or unknown", r.Pref)
 	case !r.Dst.IsValid() || r.Dst.Addr().Is4In6() || r.Dst != r.Dst.Masked():
 		return invalid(r, "dst %s is not a masked prefix", r.Dst)
 	case !sameFamily(f, r.Gw, r.Src):
@@ -104,20 +112,72 @@ func (r *Route) Validate() error {
 	return nil
 }
 
-// Validate checks the family, the prefixes, the interface names and that a
-// table is given.
+// validateMultipath checks a route with Nexthops.
+func (r *Route) validateMultipath() error {
+	switch {
+	case r.Kind != RouteUnicast:
+		return invalid(r, "%s route with nexthops", r.Kind)
+	case len(r.Nexthops) < 2:
+		return invalid(r, "one nexthop: a plain route")
+	case r.Gw.IsValid() || r.Dev != "" || r.OnLink:
+		return invalid(r, "nexthops with a gateway, device or onlink of the route")
+	case !sameFamily(r.Family(), r.Src):
+		return invalid(r, "source not of the destination's family")
+	case r.Pref != RoutePrefMedium && (r.Family() != FamilyIPv6 || r.Pref > RoutePrefHigh):
+		return invalid(r, "pref %s on an IPv4 route or unknown", r.Pref)
+	}
+	for _, n := range r.Nexthops {
+		switch {
+		case !n.Gw.IsValid() && n.Dev == "":
+			return invalid(r, "%s without gateway or device", n)
+		case n.Gw.IsValid() && !sameFamily(r.Family(), n.Gw):
+			return invalid(r, "%s not of the destination's family", n)
+		case n.Gw.IsLinkLocalUnicast() && n.Dev == "":
+			return invalid(r, "%s: link-local gateway without device", n)
+		case n.Dev != "" && !validIfName(n.Dev):
+			return invalid(r, "%s: bad device name", n)
+		case n.OnLink && (!n.Gw.IsValid() || n.Dev == ""):
+			return invalid(r, "%s: onlink without gateway and device", n)
+		case n.Weight > 256:
+			return invalid(r, "%s: weight above 256", n)
+		}
+	}
+	return nil
+}
+
+// Validate checks the family, the prefixes, the interface names, the
+// action, that exactly a lookup has a table and exactly a goto a later
+// priority, and that port and uid ranges do not end before they start.
 func (r *Rule) Validate() error {
+	switch {
+	case r.Action > RuleProhibit:
+		return invalid(r, "unknown action %d", r.Action)
+	case (r.Action == RuleLookup) != (r.Table != 0):
+		return invalid(r, "a table without lookup, or no table")
+	case (r.Action == RuleGoto) != (r.Goto != 0), r.Goto != 0 && r.Goto <= r.Priority:
+		return invalid(r, "goto without a later priority, or a goto target without goto")
+	case r.SPort.Start > r.SPort.End || r.DPort.Start > r.DPort.End || r.UIDs != nil && r.UIDs.Start > r.UIDs.End:
+		return invalid(r, "a port or uid range ends before it starts")
+	case r.SuppressPrefixlen != nil && (r.Action != RuleLookup || int(*r.SuppressPrefixlen) > familyBits(r.Family)):
+		return invalid(r, "suppress_prefixlength without lookup or beyond the family's length")
+	}
 	switch {
 	case r.Family != FamilyIPv4 && r.Family != FamilyIPv6:
 		return invalid(r, "family must be ipv4 or ipv6")
 	case !rulePrefixOK(r.Family, r.From) || !rulePrefixOK(r.Family, r.To):
 		return invalid(r, "from or to is not a masked prefix of the rule's family")
-	case r.Table == 0:
-		return invalid(r, "no table")
 	case r.IifName != "" && !validIfName(r.IifName), r.OifName != "" && !validIfName(r.OifName):
 		return invalid(r, "bad iif or oif name")
 	}
 	return nil
+}
+
+// familyBits is the address length of f in bits.
+func familyBits(f Family) int {
+	if f == FamilyIPv6 {
+		return 128
+	}
+	return 32
 }
 
 func rulePrefixOK(f Family, p netip.Prefix) bool {

@@ -3,6 +3,8 @@ package render
 import (
 	"net"
 	"net/netip"
+	"slices"
+	"strings"
 
 	"github.com/netagent/netagent/agent/intent"
 	dg "github.com/netagent/netagent/depgraph"
@@ -18,6 +20,9 @@ func (b *builder) routes() {
 			if _, ok := b.deviceRef(field(at, "dev"), r.Dev); !ok {
 				continue
 			}
+		}
+		if !b.nexthopDevs(r, at) {
+			continue
 		}
 		b.put(b.routeItem(r), at)
 	}
@@ -38,6 +43,13 @@ func (b *builder) routeItem(r *intent.Route) *items.Route {
 		Scope:  routeScope(r),
 		Src:    optAddr(r.Src),
 		Kind:   routeKinds[r.EffectiveType()],
+		OnLink: r.OnLink,
+		MTU:    r.MTU,
+		Pref:   routePrefs[r.EffectivePref()],
+	}
+	if len(r.Nexthops) > 0 {
+		b.multipath(it, r)
+		return it
 	}
 	switch {
 	case r.Dev == "" && it.Gw.IsValid():
@@ -56,6 +68,59 @@ func (b *builder) routeItem(r *intent.Route) *items.Route {
 		}
 	}
 	return it
+}
+
+// nexthopDevs checks the devices of a multipath route's nexthops.
+func (b *builder) nexthopDevs(r *intent.Route, at intent.Origin) bool {
+	ok := true
+	for i, n := range r.Nexthops {
+		if n.Dev != "" {
+			if _, found := b.deviceRef(field(element(field(at, "nexthops"), i), "dev"), n.Dev); !found {
+				ok = false
+			}
+		}
+	}
+	return ok
+}
+
+// multipath fills a multipath route's nexthops and their dependencies:
+// each nexthop's device (items.Route.Dependencies) and the declared address
+// that puts its gateway on-link (in Deps, after the source's). A multipath
+// route has no CarrierLink: one nexthop's link going down does not take
+// the route with it.
+func (b *builder) multipath(it *items.Route, r *intent.Route) {
+	for _, n := range r.Nexthops {
+		hop := items.Nexthop{Gw: optAddr(n.Via), Dev: n.Dev, Weight: uint16(n.Weight), OnLink: n.OnLink}
+		if hop.Weight == 0 {
+			hop.Weight = 1
+		}
+		it.Nexthops = append(it.Nexthops, hop)
+	}
+	if it.Src.IsValid() {
+		if a, ok := b.idx.holding(it.Src); ok {
+			it.Deps = append(it.Deps, items.AddressRef(a.dev, a.prefix))
+		}
+	}
+	for _, n := range it.Nexthops {
+		if !n.Gw.IsValid() {
+			continue
+		}
+		a, ok := b.idx.onLink(n.Gw, n.Dev)
+		if !ok && n.Dev == "" {
+			if hop, found := b.idx.gatewayHop(n.Gw, it.TableID()); found && hop.route == (dg.ItemRef{}) {
+				a, ok = declaredAddr{dev: hop.dev, prefix: hop.prefix}, true
+			}
+		}
+		if ref := items.AddressRef(a.dev, a.prefix); ok && !containsRef(it.Deps, ref) {
+			it.Deps = append(it.Deps, ref)
+		}
+	}
+}
+
+var routePrefs = map[intent.RoutePref]items.RoutePref{
+	intent.PrefMedium: items.RoutePrefMedium,
+	intent.PrefLow:    items.RoutePrefLow,
+	intent.PrefHigh:   items.RoutePrefHigh,
 }
 
 // gatewayDeps fills the dependencies of a route with a gateway and no
@@ -100,7 +165,8 @@ func routeScope(r *intent.Route) items.Scope {
 	if r.Scope != "" {
 		return scopes[r.Scope]
 	}
-	return defaultScope(r.EffectiveFamily() == intent.FamilyIPv4, r.EffectiveType() == intent.RouteUnicast, r.Via != "")
+	return defaultScope(r.EffectiveFamily() == intent.FamilyIPv4, r.EffectiveType() == intent.RouteUnicast,
+		r.Via != "" || len(r.Nexthops) > 0)
 }
 
 // defaultScope is the scope `ip route add` gives a route of that family,
@@ -114,24 +180,75 @@ func defaultScope(ipv4, unicast, gateway bool) items.Scope {
 
 // rules renders every rule. A rule depends on the interfaces it names that
 // the intent declares (on its veth for a veth peer); others may be foreign.
+// A goto rule depends on the rules of its family at the priority it jumps
+// to, so that it is never left pointing at nothing (the kernel marks such
+// a rule unresolved and skips it).
 func (b *builder) rules() {
+	list := make([]*items.Rule, len(b.in.Rules))
 	for i := range b.in.Rules {
-		r := &b.in.Rules[i]
-		at := locate(r.Origin, "rules", i)
-		it := &items.Rule{
-			Priority: r.Priority,
-			Family:   families[r.EffectiveFamily()],
-			From:     ruleSelector(r.From),
-			To:       ruleSelector(r.To),
-			Mark:     r.FwMark,
-			Mask:     r.FwMask,
-			IifName:  r.IIF,
-			OifName:  r.OIF,
-			Table:    r.Table,
-			Deps:     b.ruleDeps(r.IIF, r.OIF),
-		}
-		b.put(it, at)
+		list[i] = ruleItem(&b.in.Rules[i])
+		list[i].Deps = b.ruleDeps(b.in.Rules[i].IIF, b.in.Rules[i].OIF)
 	}
+	for i, it := range list {
+		if it.Action == items.RuleGoto {
+			var targets []dg.ItemRef
+			for _, t := range list {
+				if t.Priority == it.Goto && t.Family == it.Family {
+					targets = append(targets, dg.Ref(t))
+				}
+			}
+			slices.SortFunc(targets, func(a, b dg.ItemRef) int { return strings.Compare(a.Name, b.Name) })
+			it.Deps = append(it.Deps, targets...)
+		}
+		b.put(it, locate(b.in.Rules[i].Origin, "rules", i))
+	}
+}
+
+// ruleItem converts a rule (without its dependencies).
+func ruleItem(r *intent.Rule) *items.Rule {
+	it := &items.Rule{
+		Priority: r.Priority,
+		Family:   families[r.EffectiveFamily()],
+		From:     ruleSelector(r.From),
+		To:       ruleSelector(r.To),
+		Mark:     r.FwMark,
+		Mask:     r.FwMask,
+		IifName:  r.IIF,
+		OifName:  r.OIF,
+		IPProto:  intent.ParseIPProto(r.IPProto),
+		SPort:    portRange(r.SPort),
+		DPort:    portRange(r.DPort),
+		Invert:   r.Not,
+		Action:   ruleActions[r.EffectiveAction()],
+		Table:    r.Table,
+		Goto:     r.Goto,
+	}
+	if r.UIDRange != "" {
+		start, end := intent.ParseRange(r.UIDRange)
+		it.UIDs = &items.UIDRange{Start: start, End: end}
+	}
+	if p := r.SuppressPrefixlength; p != nil {
+		v := uint8(*p)
+		it.SuppressPrefixlen = &v
+	}
+	return it
+}
+
+// portRange converts a sport or dport ("" is none).
+func portRange(s string) items.PortRange {
+	if s == "" {
+		return items.PortRange{}
+	}
+	start, end := intent.ParseRange(s)
+	return items.PortRange{Start: uint16(start), End: uint16(end)}
+}
+
+var ruleActions = map[intent.RuleAction]items.RuleAction{
+	intent.ActionLookup:      items.RuleLookup,
+	intent.ActionGoto:        items.RuleGoto,
+	intent.ActionBlackhole:   items.RuleBlackhole,
+	intent.ActionUnreachable: items.RuleUnreachable,
+	intent.ActionProhibit:    items.RuleProhibit,
 }
 
 var families = map[intent.Family]items.Family{intent.FamilyIPv4: items.FamilyIPv4, intent.FamilyIPv6: items.FamilyIPv6}

@@ -50,10 +50,29 @@ func routeToIntent(r *items.Route) intent.Route {
 	if ipv6 && out.Metric == items.IPv6DefaultMetric {
 		out.Metric = 0
 	}
-	if r.Scope != defaultScope(!ipv6, r.Kind == items.RouteUnicast, r.Gw.IsValid()) {
+	if r.Scope != defaultScope(!ipv6, r.Kind == items.RouteUnicast, r.Gw.IsValid() || len(r.Nexthops) > 0) {
 		out.Scope = scopeNames[r.Scope]
 	}
+	out.OnLink, out.MTU = r.OnLink, r.MTU
+	if r.Pref != items.RoutePrefMedium {
+		out.Pref = routePrefNames[r.Pref]
+	}
+	for _, n := range r.Nexthops {
+		hop := intent.Nexthop{Via: addrString(n.Gw), Dev: n.Dev, OnLink: n.OnLink}
+		if w := n.EffectiveWeight(); w != 1 {
+			hop.Weight = int(w)
+		}
+		out.Nexthops = append(out.Nexthops, hop)
+	}
+	if len(r.Nexthops) > 0 && r.Dst.Bits() == 0 && ipv6 {
+		out.Family = "" // the nexthops' vias say it
+	}
 	return out
+}
+
+var routePrefNames = map[items.RoutePref]intent.RoutePref{
+	items.RoutePrefLow:  intent.PrefLow,
+	items.RoutePrefHigh: intent.PrefHigh,
 }
 
 var routeTypeNames = map[items.RouteType]intent.RouteType{
@@ -79,9 +98,30 @@ func ruleToIntent(r *items.Rule) intent.Rule {
 		IIF:      r.IifName,
 		OIF:      r.OifName,
 		Table:    r.Table,
+		Not:      r.Invert,
+		Goto:     r.Goto,
 	}
 	if r.Mark != 0 && out.FwMask == 0xffffffff {
 		out.FwMask = 0
+	}
+	if r.Action != items.RuleLookup {
+		out.Action = ruleActionNames[r.Action]
+	}
+	if r.IPProto != 0 {
+		out.IPProto = items.IPProtoName(r.IPProto)
+	}
+	if r.SPort.IsSet() {
+		out.SPort = r.SPort.String()
+	}
+	if r.DPort.IsSet() {
+		out.DPort = r.DPort.String()
+	}
+	if r.UIDs != nil {
+		out.UIDRange = r.UIDs.String()
+	}
+	if p := r.SuppressPrefixlen; p != nil {
+		v := int(*p)
+		out.SuppressPrefixlength = &v
 	}
 	if out.From == "" && out.To == "" {
 		out.Family = intent.FamilyIPv4
@@ -90,6 +130,13 @@ func ruleToIntent(r *items.Rule) intent.Rule {
 		}
 	}
 	return out
+}
+
+var ruleActionNames = map[items.RuleAction]intent.RuleAction{
+	items.RuleGoto:        intent.ActionGoto,
+	items.RuleBlackhole:   intent.ActionBlackhole,
+	items.RuleUnreachable: intent.ActionUnreachable,
+	items.RuleProhibit:    intent.ActionProhibit,
 }
 
 // chainsToIntent converts iptables chains, merging the ipv4 and ipv6
