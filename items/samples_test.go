@@ -75,6 +75,10 @@ func samples() map[string]func() dg.Item {
 				UIDs: &UIDRange{1000, 1999}, Invert: true, Action: RuleGoto, Table: 100, Goto: 200,
 				SuppressPrefixlen: new(uint8(1)), Deps: []dg.ItemRef{InterfaceRef("lan0")}}
 		},
+		"foreign": func() dg.Item {
+			return &Foreign{Kind: TypeRoute, Desc: "main 10.0.0.0/8 metric 0 tos 4 proto static", Owned: true,
+				Holds: dg.ItemRef{Type: TypeRoute, Name: "main 10.0.0.0/8 metric 0"}}
+		},
 		"neighbor": func() dg.Item {
 			return &Neighbor{Dev: "br0", IP: netip.MustParseAddr("192.0.2.1"), MAC: mac(),
 				Deps: []dg.ItemRef{{Type: TypePort, Name: "eth0"}}}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/netagent/netagent/configurators/netnsx"
@@ -61,7 +60,7 @@ type kernelState struct {
 	indexes map[string]int // interface name → index
 	addrs   []kernelAddr
 	routes  kernelRoutes
-	rules   []netlink.Rule
+	rules   []ruleMsg
 	neighs  []kernelNeigh
 }
 
@@ -74,14 +73,10 @@ func snapshot(nlh dumpNL, conn rawOps) (*kernelState, error) {
 	for i, n := range names {
 		s.indexes[n] = i
 	}
-	if s.routes, err = dumpRoutes(nlh, netlink.FAMILY_ALL); err != nil {
+	if s.routes, err = dumpRoutes(conn, unix.AF_UNSPEC); err != nil {
 		return nil, err
 	}
-	if err := retryDump("rules", func() error {
-		var err error
-		s.rules, err = nlh.RuleList(netlink.FAMILY_ALL)
-		return err
-	}); err != nil {
+	if s.rules, err = dumpRuleMsgs(conn, unix.AF_UNSPEC); err != nil {
 		return nil, err
 	}
 	if s.addrs, err = dumpAddrs(conn, unix.AF_UNSPEC); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"slices"
 	"testing"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -708,28 +709,62 @@ func TestFakeReadBackAndClashes(t *testing.T) {
 	for _, it := range mine {
 		must(t, e.reg.Configurator(it).Create(ctx, it))
 	}
-	// Others' objects, and ours that no item describes.
+	// Others' objects, ours that only now an item describes (multipath, an
+	// ip proto selector), and ours that no item describes (a tos).
 	e.k.addRoute(netlink.Route{Family: unix.AF_INET, Dst: ipnet("10.50.0.0/16"), Gw: net.IPv4(10, 0, 0, 1).To4(), LinkIndex: 2, Protocol: unix.RTPROT_BOOT})
 	e.k.addRoute(netlink.Route{Family: unix.AF_INET, Dst: ipnet("10.51.0.0/16"), Protocol: items.RouteProtocol,
-		MultiPath: []*netlink.NexthopInfo{{LinkIndex: 2, Gw: net.IPv4(10, 0, 0, 1).To4()}}})
+		MultiPath: []*netlink.NexthopInfo{{LinkIndex: 2, Gw: net.IPv4(10, 0, 0, 1).To4(), Hops: 2}, {LinkIndex: 2, Gw: net.IPv4(10, 0, 0, 3).To4()}}})
 	e.k.addRoute(netlink.Route{Family: unix.AF_INET, Dst: ipnet("10.52.0.0/16"), LinkIndex: 2, Tos: 4, Protocol: items.RouteProtocol})
+	e.k.addRoute(netlink.Route{Family: unix.AF_INET, Dst: ipnet("10.53.0.0/16"), Protocol: unix.RTPROT_STATIC,
+		MultiPath: []*netlink.NexthopInfo{{LinkIndex: 2, Gw: net.IPv4(10, 0, 0, 1).To4()}, {LinkIndex: 3}}})
 	proto := netlink.NewRule()
 	proto.Family, proto.Priority, proto.Table, proto.IPProto, proto.Protocol = unix.AF_INET, 150, 100, 6, items.RouteProtocol
 	e.k.addRule(proto)
+	tos := netlink.NewRule()
+	tos.Family, tos.Priority, tos.Table, tos.Tos, tos.Protocol = unix.AF_INET, 151, 100, 4, items.RouteProtocol
+	e.k.addRule(tos)
+	theirs := netlink.NewRule()
+	theirs.Family, theirs.Priority, theirs.Type, theirs.Dport, theirs.Protocol = unix.AF_INET6, 152, frActProhibit, netlink.NewRulePortRange(53, 53), unix.RTPROT_STATIC
+	theirs.IPProto = 17
+	e.k.addRule(theirs)
 	e.k.addAddr("up1", "192.0.2.1/24", 0)
 	e.k.addNeigh("up0", "10.0.0.9", "02:00:00:00:00:09", netlink.NUD_PERMANENT, 0)
 
 	hint := dg.New("intended", mine...)
 	got, err := readBack(e.k, e.k, hint)
 	must(t, err)
-	if len(got) != len(mine) {
-		t.Errorf("read back %d items, want %d: %v", len(got), len(mine), got)
+	now := append(slices.Clone(mine),
+		&items.Route{Dst: pfx("10.51.0.0/16"), Nexthops: []items.Nexthop{{Gw: ip("10.0.0.1"), Dev: "up0", Weight: 3}, {Gw: ip("10.0.0.3"), Dev: "up0"}}},
+		&items.Rule{Priority: 150, Family: items.FamilyIPv4, IPProto: 6, Table: 100})
+	foreign := map[string]*items.Foreign{
+		"route 10.50.0.0/16 via 10.0.0.1 dev up0 table main metric 0 scope global proto 3": {
+			Holds: dg.ItemRef{Type: items.TypeRoute, Name: "main 10.50.0.0/16 metric 0"}},
+		"route main 10.52.0.0/16 metric 0 tos 0x4 type 1 dev up0 proto 211": {Owned: true},
+		"route 10.53.0.0/16 table main metric 0 scope global nexthop via 10.0.0.1 dev up0 weight 1 nexthop dev up1 weight 1 proto 4": {
+			Holds: dg.ItemRef{Type: items.TypeRoute, Name: "main 10.53.0.0/16 metric 0"}},
+		"rule ipv4 151: tos 0x4 action 1 table 100 proto 211": {Owned: true},
+		"rule ipv6 152: from all ipproto udp dport 53 prohibit proto 4": {
+			Holds: dg.ItemRef{Type: items.TypeRule, Name: "ipv6 152: from all ipproto udp dport 53 prohibit"}},
 	}
 	byRef := make(map[dg.ItemRef]dg.Item)
 	for _, it := range got {
+		if f, ok := it.(*items.Foreign); ok {
+			want, found := foreign[f.Name()]
+			if !found || f.Holds != want.Holds || f.Owned != want.Owned {
+				t.Errorf("foreign %q (holds %v, owned %v): want %+v", f.Name(), f.Holds, f.Owned, want)
+			}
+			delete(foreign, f.Name())
+			continue
+		}
 		byRef[dg.Ref(it)] = it
 	}
-	for _, want := range mine {
+	for name := range foreign {
+		t.Errorf("foreign %q not read back", name)
+	}
+	if len(byRef) != len(now) {
+		t.Errorf("read back %d items, want %d: %v", len(byRef), len(now), got)
+	}
+	for _, want := range now {
 		if it, ok := byRef[dg.Ref(want)]; !ok || !it.Equal(want) {
 			t.Errorf("%s read back as %v", dg.Ref(want), it)
 		}

@@ -59,7 +59,7 @@ type fakeKernel struct {
 	mu      sync.Mutex
 	links   []string // index-1 → name ("" when deleted)
 	addrs   []kernelAddr
-	routes  []netlink.Route
+	routes  []fakeRoute
 	rules   []netlink.Rule
 	neighs  []kernelNeigh
 	promote map[string]bool // "all" or a device → promote_secondaries
@@ -159,7 +159,7 @@ func (k *fakeKernel) delLink(name string) {
 	k.links[i-1] = ""
 	k.addrs = slices.DeleteFunc(k.addrs, func(a kernelAddr) bool { return a.index == i })
 	k.neighs = slices.DeleteFunc(k.neighs, func(n kernelNeigh) bool { return n.index == i })
-	k.routes = slices.DeleteFunc(k.routes, func(r netlink.Route) bool { return routeVia(&r, i) })
+	k.routes = slices.DeleteFunc(k.routes, func(r fakeRoute) bool { return routeVia(&r.Route, i) })
 }
 
 // exchange handles each request in order.
@@ -244,6 +244,12 @@ func (k *fakeKernel) dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, err
 				out = append(out, encodeNeigh(n))
 			}
 		}
+	case req.Type == unix.RTM_GETRULE && resType == unix.RTM_NEWRULE:
+		for _, r := range k.rules {
+			if family == unix.AF_UNSPEC || int(family) == r.Family {
+				out = append(out, ruleDumpEntry(r))
+			}
+		}
 	case req.Type == unix.RTM_GETROUTE && resType == unix.RTM_NEWROUTE:
 		k.routeDumps++
 		for _, r := range k.routes {
@@ -271,7 +277,10 @@ func familyOfAddr(a netip.Addr) uint8 {
 func (k *fakeKernel) RouteListFilteredIter(family int, filter *netlink.Route, mask uint64, f func(netlink.Route) bool) error {
 	k.mu.Lock()
 	k.routeDumps++
-	list := slices.Clone(k.routes)
+	var list []netlink.Route
+	for _, r := range k.routes {
+		list = append(list, r.Route)
+	}
 	k.mu.Unlock()
 	for _, r := range list {
 		switch {
@@ -298,28 +307,37 @@ func (k *fakeKernel) addRoute(r netlink.Route) {
 	if r.Type == 0 {
 		r.Type = unix.RTN_UNICAST
 	}
-	k.routes = append(k.routes, r)
+	k.routes = append(k.routes, fakeRoute{Route: r, HasPref: r.Family == unix.AF_INET6})
 }
 
-// parseRouteRequest decodes an RTM_NEWROUTE/RTM_DELROUTE payload.
-func parseRouteRequest(m []byte) (netlink.Route, error) {
+// fakeRoute is a route of the fake: netlink.Route has no RTA_PREF.
+type fakeRoute struct {
+	netlink.Route
+	Pref    uint8
+	HasPref bool
+}
+
+// parseRouteRequest decodes an RTM_NEWROUTE/RTM_DELROUTE payload,
+// multipath, metrics and preference included.
+func parseRouteRequest(m []byte) (fakeRoute, error) {
 	if len(m) < unix.SizeofRtMsg {
-		return netlink.Route{}, unix.EINVAL
+		return fakeRoute{}, unix.EINVAL
 	}
 	msg := nl.DeserializeRtMsg(m)
 	attrs, err := nl.ParseRouteAttr(m[unix.SizeofRtMsg:])
 	if err != nil {
-		return netlink.Route{}, unix.EINVAL
+		return fakeRoute{}, unix.EINVAL
 	}
 	size := net.IPv4len
 	if msg.Family == unix.AF_INET6 {
 		size = net.IPv6len
 	} else if msg.Family != unix.AF_INET {
-		return netlink.Route{}, unix.EAFNOSUPPORT
+		return fakeRoute{}, unix.EAFNOSUPPORT
 	}
 	r := netlink.Route{Family: int(msg.Family), Tos: int(msg.Tos), Table: int(msg.Table), Protocol: netlink.RouteProtocol(msg.Protocol),
 		Scope: netlink.Scope(msg.Scope), Type: int(msg.Type), Flags: int(msg.Flags),
 		Dst: &net.IPNet{IP: make(net.IP, size), Mask: net.CIDRMask(int(msg.Dst_len), 8*size)}}
+	fr := fakeRoute{}
 	ne := nl.NativeEndian()
 	for _, a := range attrs {
 		switch a.Attr.Type {
@@ -335,17 +353,50 @@ func parseRouteRequest(m []byte) (netlink.Route, error) {
 			r.LinkIndex = int(ne.Uint32(a.Value))
 		case unix.RTA_PREFSRC:
 			r.Src = net.IP(slices.Clone(a.Value))
+		case unix.RTA_MULTIPATH:
+			for b := a.Value; len(b) >= unix.SizeofRtNexthop; {
+				n := int(ne.Uint16(b[0:2]))
+				if n < unix.SizeofRtNexthop || n > len(b) {
+					return fakeRoute{}, unix.EINVAL
+				}
+				hop := &netlink.NexthopInfo{Flags: int(b[2]), Hops: int(b[3]), LinkIndex: int(ne.Uint32(b[4:8]))}
+				sub, err := nl.ParseRouteAttr(b[unix.SizeofRtNexthop:n])
+				if err != nil {
+					return fakeRoute{}, unix.EINVAL
+				}
+				for _, x := range sub {
+					if x.Attr.Type == unix.RTA_GATEWAY {
+						hop.Gw = net.IP(slices.Clone(x.Value))
+					}
+				}
+				r.MultiPath = append(r.MultiPath, hop)
+				b = b[min((n+3)&^3, len(b)):]
+			}
+		case unix.RTA_METRICS:
+			sub, err := nl.ParseRouteAttr(a.Value)
+			if err != nil {
+				return fakeRoute{}, unix.EINVAL
+			}
+			for _, x := range sub {
+				if x.Attr.Type == unix.RTAX_MTU {
+					r.MTU = int(ne.Uint32(x.Value))
+				}
+			}
+		case unix.RTA_PREF:
+			fr.Pref, fr.HasPref = a.Value[0], true
 		}
 	}
 	if r.Table == 0 {
 		r.Table = unix.RT_TABLE_MAIN
 	}
-	return r, nil
+	fr.Route = r
+	return fr, nil
 }
 
 // dumpEntry is the kernel's description of r (a dump entry or a
-// notification payload).
-func dumpEntry(r netlink.Route) []byte {
+// notification payload): an IPv6 route always with its preference.
+func dumpEntry(fr fakeRoute) []byte {
+	r := fr.Route
 	req := nl.NewNetlinkRequest(unix.RTM_NEWROUTE, 0)
 	msg := nl.NewRtMsg()
 	bits := 0
@@ -366,6 +417,11 @@ func dumpEntry(r netlink.Route) []byte {
 	if r.Priority > 0 {
 		req.AddData(nl.NewRtAttr(unix.RTA_PRIORITY, nl.Uint32Attr(uint32(r.Priority))))
 	}
+	if r.MTU > 0 {
+		metrics := nl.NewRtAttr(unix.RTA_METRICS, nil)
+		metrics.AddRtAttr(unix.RTAX_MTU, nl.Uint32Attr(uint32(r.MTU)))
+		req.AddData(metrics)
+	}
 	if r.Gw != nil {
 		req.AddData(nl.NewRtAttr(unix.RTA_GATEWAY, r.Gw))
 	}
@@ -376,15 +432,22 @@ func dumpEntry(r netlink.Route) []byte {
 		req.AddData(nl.NewRtAttr(unix.RTA_PREFSRC, r.Src))
 	}
 	if len(r.MultiPath) > 0 {
-		var hops []byte // struct rtnexthop each, without attributes
+		var hops []byte // struct rtnexthop each, with its gateway
 		for _, nh := range r.MultiPath {
+			var gw []byte
+			if nh.Gw != nil {
+				gw = nl.NewRtAttr(unix.RTA_GATEWAY, nh.Gw).Serialize()
+			}
 			hop := make([]byte, unix.SizeofRtNexthop)
-			nl.NativeEndian().PutUint16(hop[0:2], unix.SizeofRtNexthop)
-			hop[3] = uint8(nh.Hops)
+			nl.NativeEndian().PutUint16(hop[0:2], uint16(unix.SizeofRtNexthop+len(gw)))
+			hop[2], hop[3] = uint8(nh.Flags), uint8(nh.Hops)
 			nl.NativeEndian().PutUint32(hop[4:8], uint32(nh.LinkIndex))
-			hops = append(hops, hop...)
+			hops = append(hops, append(hop, gw...)...) // gw is a multiple of 4 long
 		}
 		req.AddData(nl.NewRtAttr(unix.RTA_MULTIPATH, hops))
+	}
+	if r.Family == unix.AF_INET6 {
+		req.AddData(nl.NewRtAttr(unix.RTA_PREF, []byte{fr.Pref}))
 	}
 	return req.Serialize()[unix.SizeofNlMsghdr:]
 }
@@ -394,32 +457,36 @@ func routeKey(r *netlink.Route) string {
 	return fmt.Sprintf("%d %d %s %d %d", r.Family, r.Table, r.Dst, r.Tos, r.Priority)
 }
 
-func (k *fakeKernel) newRoute(flags int, r netlink.Route) reply {
+func (k *fakeKernel) newRoute(flags int, fr fakeRoute) reply {
+	r := &fr.Route
 	if r.Family == unix.AF_INET6 && r.Priority == 0 {
 		r.Priority = items.IPv6DefaultMetric
 	}
-	if err := k.resolveNexthop(&r); err != nil {
+	if err := k.resolveNexthop(r); err != nil {
 		return reply{err: err}
 	}
 	if r.Family == unix.AF_INET6 {
 		r.Scope = unix.RT_SCOPE_UNIVERSE // IPv6 routes have no scope
+		fr.HasPref = true                // and always a preference (medium: 0)
+	} else {
+		fr.Pref, fr.HasPref = 0, false // IPv4 routes have none
 	}
-	key := routeKey(&r)
-	at := slices.IndexFunc(k.routes, func(x netlink.Route) bool { return routeKey(&x) == key })
+	key := routeKey(r)
+	at := slices.IndexFunc(k.routes, func(x fakeRoute) bool { return routeKey(&x.Route) == key })
 	switch {
 	case at >= 0 && flags&unix.NLM_F_EXCL != 0:
 		return reply{err: unix.EEXIST}
 	case at >= 0 && flags&unix.NLM_F_REPLACE != 0:
-		k.routes[at] = r
-	case at >= 0 && slices.ContainsFunc(k.routes, func(x netlink.Route) bool { return routeKey(&x) == key && sameNexthop(&x, &r) }):
+		k.routes[at] = fr
+	case at >= 0 && slices.ContainsFunc(k.routes, func(x fakeRoute) bool { return routeKey(&x.Route) == key && sameNexthop(&x.Route, r) }):
 		return reply{err: unix.EEXIST}
 	case flags&unix.NLM_F_CREATE == 0:
 		return reply{err: unix.ENOENT}
 	default:
-		k.routes = append(k.routes, r)
+		k.routes = append(k.routes, fr)
 	}
 	if flags&unix.NLM_F_ECHO != 0 {
-		return reply{echo: [][]byte{dumpEntry(r)}}
+		return reply{echo: [][]byte{dumpEntry(fr)}}
 	}
 	return reply{}
 }
@@ -428,52 +495,93 @@ func sameNexthop(a, b *netlink.Route) bool {
 	return a.Type == b.Type && a.Scope == b.Scope && a.LinkIndex == b.LinkIndex && a.Gw.Equal(b.Gw) && a.Protocol == b.Protocol
 }
 
-// resolveNexthop checks a new route's destination and nexthop as the
-// kernel does, and fills in the device the kernel picks.
+// resolveNexthop checks a new route's destination and nexthops as the
+// kernel does, and fills in the devices the kernel picks. A multipath
+// route of one nexthop becomes a plain route (its weight is lost); IPv6
+// multipath nexthops need a gateway.
 func (k *fakeKernel) resolveNexthop(r *netlink.Route) error {
 	if r.Family == unix.AF_INET && !r.Dst.IP.Equal(r.Dst.IP.Mask(r.Dst.Mask)) {
 		return fmt.Errorf("%w: invalid prefix for given prefix length", unix.EINVAL)
 	}
-	if r.LinkIndex > 0 && !k.hasLink(r.LinkIndex) {
-		return unix.ENODEV
-	}
 	if r.Type != unix.RTN_UNICAST {
+		if r.LinkIndex > 0 && !k.hasLink(r.LinkIndex) {
+			return unix.ENODEV
+		}
 		if r.Family == unix.AF_INET6 {
 			r.LinkIndex = 1 // IPv6 attaches reject routes to lo
 		}
 		return nil
 	}
-	if r.Gw == nil {
-		if r.LinkIndex == 0 {
-			return fmt.Errorf("%w: device for nexthop is not given", unix.ENODEV)
+	switch len(r.MultiPath) {
+	case 0:
+		idx, err := k.resolveHop(r.Family, r.Gw, r.LinkIndex, r.Flags)
+		r.LinkIndex = idx
+		return err
+	case 1:
+		h := r.MultiPath[0]
+		r.Gw, r.LinkIndex, r.Flags, r.MultiPath = h.Gw, h.LinkIndex, r.Flags|h.Flags, nil
+		return k.resolveNexthop(r)
+	}
+	if r.Gw != nil || r.LinkIndex != 0 {
+		return fmt.Errorf("%w: gateway or device beside RTA_MULTIPATH", unix.EINVAL)
+	}
+	for _, h := range r.MultiPath {
+		if r.Family == unix.AF_INET6 && h.Gw == nil {
+			return fmt.Errorf("%w: device only routes can not be added for IPv6 using the multipath API", unix.EINVAL)
 		}
-		return nil
-	}
-	gw, _ := netip.AddrFromSlice(r.Gw)
-	gw = gw.Unmap()
-	if gw.IsLinkLocalUnicast() && r.LinkIndex > 0 {
-		return nil
-	}
-	for _, a := range k.addrs {
-		if (r.LinkIndex == 0 || a.index == r.LinkIndex) && a.prefix.Masked().Contains(gw) {
-			r.LinkIndex = a.index
-			return nil
+		idx, err := k.resolveHop(r.Family, h.Gw, h.LinkIndex, h.Flags)
+		if err != nil {
+			return err
 		}
+		h.LinkIndex = idx
 	}
-	return unix.ENETUNREACH
+	return nil
 }
 
-func (k *fakeKernel) delRoute(flags int, req netlink.Route) reply {
+// resolveHop checks one nexthop and returns its device: the given one, or
+// the one whose address's subnet holds gw. An onlink gateway needs a
+// device and no subnet.
+func (k *fakeKernel) resolveHop(family int, gwIP net.IP, index, flags int) (int, error) {
+	if index > 0 && !k.hasLink(index) {
+		return 0, unix.ENODEV
+	}
+	if gwIP == nil {
+		if index == 0 {
+			return 0, fmt.Errorf("%w: device for nexthop is not given", unix.ENODEV)
+		}
+		return index, nil
+	}
+	gw, _ := netip.AddrFromSlice(gwIP)
+	gw = gw.Unmap()
+	if flags&unix.RTNH_F_ONLINK != 0 {
+		if index == 0 {
+			return 0, fmt.Errorf("%w: nexthop device required for onlink", unix.EINVAL)
+		}
+		return index, nil
+	}
+	if gw.IsLinkLocalUnicast() && index > 0 {
+		return index, nil
+	}
+	for _, a := range k.addrs {
+		if (index == 0 || a.index == index) && a.prefix.Masked().Contains(gw) {
+			return a.index, nil
+		}
+	}
+	return 0, unix.ENETUNREACH
+}
+
+func (k *fakeKernel) delRoute(flags int, freq fakeRoute) reply {
+	req := freq.Route
 	best := -1
 	for i := range k.routes {
-		r := &k.routes[i]
+		r := &k.routes[i].Route
 		if r.Family != req.Family || r.Table != req.Table || r.Dst.String() != req.Dst.String() || r.Tos != req.Tos ||
 			(req.Priority != 0 && r.Priority != req.Priority) || (req.Protocol != 0 && r.Protocol != req.Protocol) ||
 			(req.Type != 0 && r.Type != req.Type) || (req.Family == unix.AF_INET && req.Scope != unix.RT_SCOPE_NOWHERE && r.Scope != req.Scope) ||
 			(req.LinkIndex != 0 && r.LinkIndex != req.LinkIndex) || (req.Gw != nil && !r.Gw.Equal(req.Gw)) {
 			continue
 		}
-		if best < 0 || r.Priority < k.routes[best].Priority { // aliases are sorted by priority
+		if best < 0 || r.Priority < k.routes[best].Route.Priority { // aliases are sorted by priority
 			best = i
 		}
 	}
@@ -590,12 +698,12 @@ func (k *fakeKernel) addPrefixRoute(a kernelAddr) {
 	} else {
 		r.Priority = 256
 	}
-	k.routes = append(k.routes, r)
+	k.routes = append(k.routes, fakeRoute{Route: r, HasPref: r.Family == unix.AF_INET6})
 }
 
 func (k *fakeKernel) delPrefixRoute(a kernelAddr) {
 	p := a.prefix.Masked()
-	k.routes = slices.DeleteFunc(k.routes, func(r netlink.Route) bool {
+	k.routes = slices.DeleteFunc(k.routes, func(r fakeRoute) bool {
 		return r.Protocol == unix.RTPROT_KERNEL && r.LinkIndex == a.index && prefixOf(r.Dst, familyOfAF(r.Family)) == p
 	})
 }
@@ -633,8 +741,8 @@ func (k *fakeKernel) delAddr(req kernelAddr, withAddress bool) error {
 	}
 	if !slices.ContainsFunc(k.addrs, func(x kernelAddr) bool { return x.index == gone.index && x.prefix.Addr().Is4() }) {
 		// fib_disable_ip: the interface's last IPv4 address is gone.
-		k.routes = slices.DeleteFunc(k.routes, func(r netlink.Route) bool {
-			return r.Family == unix.AF_INET && routeVia(&r, gone.index)
+		k.routes = slices.DeleteFunc(k.routes, func(r fakeRoute) bool {
+			return r.Family == unix.AF_INET && routeVia(&r.Route, gone.index)
 		})
 	}
 	return nil
@@ -743,6 +851,9 @@ func (k *fakeKernel) RuleList(family int) ([]netlink.Rule, error) {
 func (k *fakeKernel) addRule(r *netlink.Rule) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if r.Type == 0 { // what `ip rule add ... lookup` sends
+		r.Type = frActToTbl
+	}
 	if err := k.newRule(unix.NLM_F_CREATE, *r); err != nil {
 		panic(err)
 	}
@@ -759,6 +870,7 @@ func parseRuleRequest(m []byte) (netlink.Rule, error) {
 	}
 	r := netlink.NewRule()
 	r.Family, r.Table, r.Tos, r.Type, r.Priority = int(msg.Family), int(msg.Table), uint(msg.Tos), msg.Type, 0
+	r.Invert = msg.Flags&fibRuleInvert != 0
 	bits := 32
 	if msg.Family == unix.AF_INET6 {
 		bits = 128
@@ -786,6 +898,18 @@ func parseRuleRequest(m []byte) (netlink.Rule, error) {
 			r.OifName = unix.ByteSliceToString(a.Value)
 		case nl.FRA_PROTOCOL:
 			r.Protocol = a.Value[0]
+		case nl.FRA_GOTO:
+			r.Goto = int(ne.Uint32(a.Value))
+		case nl.FRA_IP_PROTO:
+			r.IPProto = int(a.Value[0])
+		case nl.FRA_SPORT_RANGE:
+			r.Sport = netlink.NewRulePortRange(ne.Uint16(a.Value[0:2]), ne.Uint16(a.Value[2:4]))
+		case nl.FRA_DPORT_RANGE:
+			r.Dport = netlink.NewRulePortRange(ne.Uint16(a.Value[0:2]), ne.Uint16(a.Value[2:4]))
+		case nl.FRA_UID_RANGE:
+			r.UIDRange = netlink.NewRuleUIDRange(ne.Uint32(a.Value[0:4]), ne.Uint32(a.Value[4:8]))
+		case nl.FRA_SUPPRESS_PREFIXLEN:
+			r.SuppressPrefixlen = int(int32(ne.Uint32(a.Value)))
 		}
 	}
 	if hasMark && r.Mask == nil {
@@ -795,6 +919,79 @@ func parseRuleRequest(m []byte) (netlink.Rule, error) {
 	return *r, nil
 }
 
+// ruleDumpEntry is the kernel's description of r in a dump: FRA_TABLE
+// always (0 for the actions without a table), the rest when set.
+func ruleDumpEntry(r netlink.Rule) []byte {
+	req := nl.NewNetlinkRequest(unix.RTM_NEWRULE, 0)
+	msg := nl.NewRtMsg()
+	msg.Family, msg.Tos, msg.Type = uint8(r.Family), uint8(r.Tos), r.Type
+	msg.Protocol, msg.Scope = 0, 0
+	msg.Table = unix.RT_TABLE_UNSPEC
+	if r.Table < 256 {
+		msg.Table = uint8(r.Table)
+	}
+	if r.Invert {
+		msg.Flags |= fibRuleInvert
+	}
+	prefix := func(typ int, n *net.IPNet, lenAt *uint8) {
+		if n != nil {
+			bits, _ := n.Mask.Size()
+			if bits > 0 {
+				*lenAt = uint8(bits)
+				req.AddData(nl.NewRtAttr(typ, n.IP))
+			}
+		}
+	}
+	var attrs []*nl.RtAttr
+	req.AddData(msg)
+	prefix(nl.FRA_SRC, r.Src, &msg.Src_len)
+	prefix(nl.FRA_DST, r.Dst, &msg.Dst_len)
+	attrs = append(attrs, nl.NewRtAttr(nl.FRA_TABLE, nl.Uint32Attr(uint32(r.Table))))
+	if r.Priority > 0 {
+		attrs = append(attrs, nl.NewRtAttr(nl.FRA_PRIORITY, nl.Uint32Attr(uint32(r.Priority))))
+	}
+	if r.Mark != 0 || maskOf(&r) != 0 {
+		attrs = append(attrs, nl.NewRtAttr(nl.FRA_FWMARK, nl.Uint32Attr(r.Mark)), nl.NewRtAttr(nl.FRA_FWMASK, nl.Uint32Attr(maskOf(&r))))
+	}
+	if r.IifName != "" {
+		attrs = append(attrs, nl.NewRtAttr(nl.FRA_IIFNAME, nl.ZeroTerminated(r.IifName)))
+	}
+	if r.OifName != "" {
+		attrs = append(attrs, nl.NewRtAttr(nl.FRA_OIFNAME, nl.ZeroTerminated(r.OifName)))
+	}
+	if r.Goto > 0 {
+		attrs = append(attrs, nl.NewRtAttr(nl.FRA_GOTO, nl.Uint32Attr(uint32(r.Goto))))
+	}
+	if r.SuppressPrefixlen >= 0 {
+		attrs = append(attrs, nl.NewRtAttr(nl.FRA_SUPPRESS_PREFIXLEN, nl.Uint32Attr(uint32(r.SuppressPrefixlen))))
+	}
+	if r.UIDRange != nil {
+		b := make([]byte, 8)
+		nl.NativeEndian().PutUint32(b[0:4], r.UIDRange.Start)
+		nl.NativeEndian().PutUint32(b[4:8], r.UIDRange.End)
+		attrs = append(attrs, nl.NewRtAttr(nl.FRA_UID_RANGE, b))
+	}
+	if r.IPProto != 0 {
+		attrs = append(attrs, nl.NewRtAttr(nl.FRA_IP_PROTO, []byte{uint8(r.IPProto)}))
+	}
+	for typ, pr := range map[int]*netlink.RulePortRange{nl.FRA_SPORT_RANGE: r.Sport, nl.FRA_DPORT_RANGE: r.Dport} {
+		if pr != nil {
+			b := make([]byte, 4)
+			nl.NativeEndian().PutUint16(b[0:2], pr.Start)
+			nl.NativeEndian().PutUint16(b[2:4], pr.End)
+			attrs = append(attrs, nl.NewRtAttr(typ, b))
+		}
+	}
+	if r.TunID != 0 {
+		attrs = append(attrs, nl.NewRtAttr(nl.FRA_TUN_ID, make([]byte, 8)))
+	}
+	attrs = append(attrs, nl.NewRtAttr(nl.FRA_PROTOCOL, []byte{r.Protocol}))
+	for _, a := range attrs {
+		req.AddData(a)
+	}
+	return req.Serialize()[unix.SizeofNlMsghdr:]
+}
+
 func maskOf(r *netlink.Rule) uint32 {
 	if r.Mask == nil {
 		return 0
@@ -802,15 +999,32 @@ func maskOf(r *netlink.Rule) uint32 {
 	return *r.Mask
 }
 
+func portEq(a, b *netlink.RulePortRange) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
+func uidEq(a, b *netlink.RuleUIDRange) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
 // sameRule compares every selector, the action and the priority.
 func sameRule(a, b *netlink.Rule) bool {
 	return a.Family == b.Family && a.Priority == b.Priority && a.Table == b.Table && a.Type == b.Type &&
 		a.Src.String() == b.Src.String() && a.Dst.String() == b.Dst.String() && a.Mark == b.Mark &&
 		maskOf(a) == maskOf(b) && a.IifName == b.IifName && a.OifName == b.OifName && a.Tos == b.Tos &&
-		a.IPProto == b.IPProto && a.Invert == b.Invert
+		a.IPProto == b.IPProto && a.Invert == b.Invert && a.Goto == b.Goto && portEq(a.Sport, b.Sport) &&
+		portEq(a.Dport, b.Dport) && uidEq(a.UIDRange, b.UIDRange) && a.SuppressPrefixlen == b.SuppressPrefixlen
 }
 
+// newRule adds a rule as fib_nl_newrule does: a lookup needs a table, a
+// goto a later priority ("Backward goto not supported").
 func (k *fakeKernel) newRule(flags int, r netlink.Rule) error {
+	switch {
+	case r.Type == frActToTbl && r.Table == 0:
+		return fmt.Errorf("%w: invalid table", unix.EINVAL)
+	case r.Type == frActGoto && r.Goto <= r.Priority:
+		return fmt.Errorf("%w: backward goto not supported", unix.EINVAL)
+	}
 	if flags&unix.NLM_F_EXCL != 0 && slices.ContainsFunc(k.rules, func(x netlink.Rule) bool { return sameRule(&x, &r) }) {
 		return unix.EEXIST
 	}
@@ -825,7 +1039,8 @@ func (k *fakeKernel) newRule(flags int, r netlink.Rule) error {
 	return nil
 }
 
-// delRule removes the first rule with every selector the request sets.
+// delRule removes the first rule with every selector the request sets
+// (rule_find: the "not" flag and a goto's target are not compared).
 func (k *fakeKernel) delRule(req netlink.Rule) error {
 	at := slices.IndexFunc(k.rules, func(r netlink.Rule) bool {
 		return r.Family == req.Family && (req.Type == 0 || r.Type == req.Type) &&
@@ -833,7 +1048,10 @@ func (k *fakeKernel) delRule(req netlink.Rule) error {
 			(req.Src == nil || r.Src.String() == req.Src.String()) && (req.Dst == nil || r.Dst.String() == req.Dst.String()) &&
 			(req.Mark == 0 || r.Mark == req.Mark) && (maskOf(&req) == 0 || maskOf(&r) == maskOf(&req)) &&
 			(req.IifName == "" || r.IifName == req.IifName) && (req.OifName == "" || r.OifName == req.OifName) &&
-			(req.Protocol == 0 || r.Protocol == req.Protocol)
+			(req.Protocol == 0 || r.Protocol == req.Protocol) && (req.IPProto == 0 || r.IPProto == req.IPProto) &&
+			(req.Sport == nil || portEq(r.Sport, req.Sport)) && (req.Dport == nil || portEq(r.Dport, req.Dport)) &&
+			(req.UIDRange == nil || uidEq(r.UIDRange, req.UIDRange)) &&
+			(req.SuppressPrefixlen < 0 || r.SuppressPrefixlen == req.SuppressPrefixlen)
 	})
 	if at < 0 {
 		return unix.ENOENT
@@ -851,7 +1069,7 @@ func (k *fakeKernel) routesWith(proto int) []netlink.Route {
 	var out []netlink.Route
 	for _, r := range k.routes {
 		if int(r.Protocol) == proto {
-			out = append(out, r)
+			out = append(out, r.Route)
 		}
 	}
 	return out

@@ -39,9 +39,9 @@ func TestRouteKindsRoundTrip(t *testing.T) {
 }
 
 func TestRouteRequest(t *testing.T) {
-	r := &items.Route{Dst: netip.MustParsePrefix("192.0.2.0/24"), Gw: netip.MustParseAddr("10.0.0.1"),
+	r := &items.Route{Dst: netip.MustParsePrefix("192.0.2.0/24"), Gw: netip.MustParseAddr("10.0.0.1"), Dev: "up0",
 		Table: 1000, Metric: 5, Src: netip.MustParseAddr("10.0.0.2"), Scope: items.ScopeLink}
-	add := payload(routeRequest(unix.RTM_NEWROUTE, unix.NLM_F_CREATE, r, 7))
+	add := payload(routeRequest(unix.RTM_NEWROUTE, unix.NLM_F_CREATE, r, routeDevs{"up0": 7}))
 	msg := nl.DeserializeRtMsg(add)
 	if msg.Protocol != items.RouteProtocol || msg.Dst_len != 24 || msg.Scope != unix.RT_SCOPE_LINK || msg.Type != unix.RTN_UNICAST || msg.Table != unix.RT_TABLE_UNSPEC {
 		t.Errorf("add header: %+v", msg.RtMsg)
@@ -55,7 +55,7 @@ func TestRouteRequest(t *testing.T) {
 			t.Errorf("add attribute %d = %v, want %v", typ, attrs[typ], want)
 		}
 	}
-	del := payload(routeRequest(unix.RTM_DELROUTE, 0, r, 7))
+	del := payload(routeRequest(unix.RTM_DELROUTE, 0, r, routeDevs{"up0": 7}))
 	msg = nl.DeserializeRtMsg(del)
 	attrs = attrMap(t, del[unix.SizeofRtMsg:])
 	if msg.Protocol != items.RouteProtocol || msg.Scope != unix.RT_SCOPE_NOWHERE || msg.Type != 0 ||
@@ -68,7 +68,7 @@ func TestRouteRequest(t *testing.T) {
 	// An IPv6 route of metric 0 is sent with the kernel's 1024, so that a
 	// delete never matches "any metric".
 	v6 := &items.Route{Dst: netip.MustParsePrefix("2001:db8::/32"), Kind: items.RouteBlackhole}
-	if got := routeMetric(payload(routeRequest(unix.RTM_DELROUTE, 0, v6, 0))); got != items.IPv6DefaultMetric {
+	if got := routeMetric(payload(routeRequest(unix.RTM_DELROUTE, 0, v6, nil))); got != items.IPv6DefaultMetric {
 		t.Errorf("IPv6 delete metric = %d", got)
 	}
 }
@@ -134,44 +134,44 @@ func mustNet(s string) *net.IPNet {
 }
 
 func TestRuleFromKernel(t *testing.T) {
-	mask := uint32(0xffffffff)
-	k := netlink.NewRule()
-	k.Family, k.Priority, k.Table, k.Mark, k.Mask = unix.AF_INET, 100, 100, 1, &mask
-	k.Src = mustNet("10.0.0.0/8")
+	k := ruleMsg{Family: unix.AF_INET, Prio: 100, Table: 100, Action: frActToTbl, Mark: 1, Mask: 0xffffffff,
+		SrcLen: 8, Src: netip.MustParseAddr("10.0.0.0")}
 	hint := &items.Rule{Priority: 100, Family: items.FamilyIPv4, From: netip.MustParsePrefix("10.0.0.0/8"), Mark: 1, Table: 100,
 		Deps: []dg.ItemRef{items.InterfaceRef("up0")}}
-	got, ok := ruleFromKernel(k, hint)
+	got, ok := decodeRule(k, hint)
 	if !ok || !got.Equal(hint) || got.Mask != 0 {
 		t.Errorf("got %+v, want %+v (the default mask spelled as the hint spells it)", got, hint)
 	}
-	k.IPProto = 6
-	if _, ok := ruleFromKernel(k, nil); ok {
-		t.Error("a rule with an ip proto selector read back")
+	k.Tos = 4
+	if _, ok := decodeRule(k, nil); ok {
+		t.Error("a rule with a tos selector read back")
 	}
 }
 
 func TestDeleteMatches(t *testing.T) {
-	v4 := unix.AF_INET
-	req := &items.Rule{Priority: 300, Family: items.FamilyIPv4, From: netip.MustParsePrefix("10.0.0.0/8"), Table: 100}
-	rule := func(f func(r *netlink.Rule)) *netlink.Rule {
-		r := netlink.NewRule()
-		r.Family, r.Priority, r.Table, r.Src = v4, 300, 100, mustNet("10.0.0.0/8")
+	req := encodeRule(&items.Rule{Priority: 300, Family: items.FamilyIPv4, From: netip.MustParsePrefix("10.0.0.0/8"), Table: 100})
+	rule := func(f func(r *items.Rule)) *ruleMsg {
+		r := &items.Rule{Priority: 300, Family: items.FamilyIPv4, From: netip.MustParsePrefix("10.0.0.0/8"), Table: 100}
 		f(r)
-		return r
+		m := encodeRule(r)
+		return &m
 	}
 	for name, c := range map[string]struct {
-		k    *netlink.Rule
+		k    *ruleMsg
 		want bool
 	}{
-		"itself":           {rule(func(*netlink.Rule) {}), true},
-		"with an iif":      {rule(func(r *netlink.Rule) { r.IifName = "up0" }), true},
-		"with a mark":      {rule(func(r *netlink.Rule) { r.Mark = 1 }), true},
-		"another source":   {rule(func(r *netlink.Rule) { r.Src = mustNet("10.1.0.0/16") }), false},
-		"no source":        {rule(func(r *netlink.Rule) { r.Src = nil }), false},
-		"another table":    {rule(func(r *netlink.Rule) { r.Table = 101 }), false},
-		"another priority": {rule(func(r *netlink.Rule) { r.Priority = 301 }), false},
+		"itself":           {rule(func(*items.Rule) {}), true},
+		"with an iif":      {rule(func(r *items.Rule) { r.IifName = "up0" }), true},
+		"with a mark":      {rule(func(r *items.Rule) { r.Mark = 1 }), true},
+		"with ports":       {rule(func(r *items.Rule) { r.IPProto, r.DPort = 6, items.PortRange{Start: 80, End: 80} }), true},
+		"inverted":         {rule(func(r *items.Rule) { r.Invert = true }), true},
+		"another source":   {rule(func(r *items.Rule) { r.From = netip.MustParsePrefix("10.1.0.0/16") }), false},
+		"no source":        {rule(func(r *items.Rule) { r.From = netip.Prefix{} }), false},
+		"another table":    {rule(func(r *items.Rule) { r.Table = 101 }), false},
+		"another priority": {rule(func(r *items.Rule) { r.Priority = 301 }), false},
+		"another action":   {rule(func(r *items.Rule) { r.Table, r.Action = 0, items.RuleBlackhole }), false},
 	} {
-		if got := deleteMatches(req, c.k); got != c.want {
+		if got := deleteMatches(&req, c.k); got != c.want {
 			t.Errorf("%s: deleteMatches = %v, want %v", name, got, c.want)
 		}
 	}

@@ -2,6 +2,7 @@ package l3
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
@@ -12,10 +13,12 @@ import (
 
 // ReadBack returns netagent's own addresses, routes (every table, both
 // families), rules and neighbours in t's namespace as items: those that
-// carry the ownership mark (see the package doc). Everything else is left
-// out: foreign objects, kernel routes, link-local addresses. Objects an
-// item cannot describe (a multipath route, a rule with a tos) are left out
-// too.
+// carry the ownership mark (see the package doc). Every other route and
+// rule (another protocol's, or one of ours that no item can describe: a
+// route with a tos, a rule with a tos or realm) comes back as an
+// items.Foreign, so that show and check list it; the kernel's own
+// (protocol kernel) are left out, as are others' addresses and neighbours
+// and link-local addresses.
 //
 // hint is the intended graph, or nil. For an object whose item is in hint,
 // the fields the kernel fills in by itself are read back as the intended
@@ -58,7 +61,7 @@ func readBack(nlh dumpNL, conn rawOps, hint *dg.Graph) ([]dg.Item, error) {
 	for _, read := range []func() ([]dg.Item, error){
 		func() ([]dg.Item, error) { return readAddresses(conn, names, h) },
 		func() ([]dg.Item, error) { return readRoutes(conn, names, h) },
-		func() ([]dg.Item, error) { return readRules(nlh, h) },
+		func() ([]dg.Item, error) { return readRules(conn, h) },
 		func() ([]dg.Item, error) { return readNeighbors(conn, names, h) },
 	} {
 		got, err := read()
@@ -192,52 +195,137 @@ func addrItemOf(k *kernelAddr, dev string, hint *items.Address) *items.Address {
 }
 
 // readRoutes decodes the raw route dump with the codec the writer uses
-// (routeMsg): netagent's routes, every table, both families.
+// (routeMsg): netagent's routes, every table, both families, and the
+// others as Foreign.
 func readRoutes(conn rawOps, names map[int]string, h hinter) ([]dg.Item, error) {
 	list, err := dumpRouteMsgs(conn, unix.AF_UNSPEC)
 	if err != nil {
 		return nil, err
 	}
 	var out []dg.Item
+	seen := map[string]int{}
 	for _, m := range list {
-		if m.Protocol != items.RouteProtocol {
+		if m.Protocol == unix.RTPROT_KERNEL {
 			continue
 		}
 		it, ok := decodeRoute(m, names)
-		if !ok {
+		if ok && m.Protocol == items.RouteProtocol {
+			hint, _ := h.get(items.TypeRoute, m.identity()).(*items.Route)
+			applyRouteHint(it, hint)
+			out = append(out, it)
 			continue
 		}
-		hint, _ := h.get(items.TypeRoute, m.identity()).(*items.Route)
-		applyRouteHint(it, hint)
-		out = append(out, it)
+		out = append(out, foreignRoute(m, it, names, seen))
 	}
 	return out, nil
 }
 
-func readRules(nlh ruleNL, h hinter) ([]dg.Item, error) {
-	var list []netlink.Rule
-	err := retryDump("rules", func() error {
-		var err error
-		list, err = nlh.RuleList(netlink.FAMILY_ALL)
-		return err
-	})
+// foreignRoute describes a route netagent does not own or cannot express;
+// it is m decoded, or nil.
+func foreignRoute(m routeMsg, it *items.Route, names map[int]string, seen map[string]int) *items.Foreign {
+	f := &items.Foreign{Kind: items.TypeRoute, Owned: m.Protocol == items.RouteProtocol}
+	var b strings.Builder
+	if it != nil {
+		b.WriteString(strings.TrimPrefix(it.String(), "route "))
+	} else {
+		b.WriteString(m.identity())
+		if m.Tos != 0 {
+			fmt.Fprintf(&b, " tos %#x", m.Tos)
+		}
+		fmt.Fprintf(&b, " type %d", m.Type)
+		if m.Gw.IsValid() {
+			b.WriteString(" via " + m.Gw.String())
+		}
+		if n, ok := names[m.OIF]; ok {
+			b.WriteString(" dev " + n)
+		}
+		for _, h := range m.Nexthops {
+			fmt.Fprintf(&b, " nexthop via %s dev %s weight %d", h.Gw, names[h.OIF], int(h.Hops)+1)
+		}
+		if m.Other {
+			b.WriteString(" (with attributes netagent does not manage)")
+		}
+	}
+	fmt.Fprintf(&b, " proto %d", m.Protocol)
+	if m.Tos == 0 {
+		f.Holds = dg.ItemRef{Type: items.TypeRoute, Name: m.identity()}
+	}
+	f.Desc = unique(b.String(), seen)
+	return f
+}
+
+// unique returns desc, or desc with " #n" for its n-th repetition.
+func unique(desc string, seen map[string]int) string {
+	seen[desc]++
+	if n := seen[desc]; n > 1 {
+		return fmt.Sprintf("%s #%d", desc, n)
+	}
+	return desc
+}
+
+// readRules decodes the raw rule dump with the writer's codec (ruleMsg):
+// netagent's rules, and the others (not the kernel's) as Foreign.
+func readRules(conn rawOps, h hinter) ([]dg.Item, error) {
+	list, err := dumpRuleMsgs(conn, unix.AF_UNSPEC)
 	if err != nil {
 		return nil, err
 	}
 	var out []dg.Item
-	for i := range list {
-		if list[i].Protocol != items.RouteProtocol {
+	seen := map[string]int{}
+	for _, m := range list {
+		if m.Proto == unix.RTPROT_KERNEL {
 			continue
 		}
-		plain, ok := ruleFromKernel(&list[i], nil)
-		if !ok {
+		plain, ok := decodeRule(m, nil)
+		if ok && m.Proto == items.RouteProtocol {
+			hint, _ := h.get(items.TypeRule, plain.Name()).(*items.Rule)
+			r, _ := decodeRule(m, hint)
+			out = append(out, r)
 			continue
 		}
-		hint, _ := h.get(items.TypeRule, plain.Name()).(*items.Rule)
-		r, _ := ruleFromKernel(&list[i], hint)
-		out = append(out, r)
+		out = append(out, foreignRule(m, plain, seen))
 	}
 	return out, nil
+}
+
+// foreignRule describes a rule netagent does not own or cannot express;
+// it is m decoded, or nil.
+func foreignRule(m ruleMsg, it *items.Rule, seen map[string]int) *items.Foreign {
+	f := &items.Foreign{Kind: items.TypeRule, Owned: m.Proto == items.RouteProtocol}
+	var desc string
+	if it != nil {
+		desc = it.Name()
+		f.Holds = dg.Ref(it)
+	} else {
+		desc = fmt.Sprintf("%s %d: %s", familyOfAF(int(m.Family)), m.Prio, ruleFields(m))
+	}
+	f.Desc = unique(fmt.Sprintf("%s proto %d", desc, m.Proto), seen)
+	return f
+}
+
+// ruleFields describes the fields of a rule no item can describe.
+func ruleFields(m ruleMsg) string {
+	var b strings.Builder
+	if m.SrcLen > 0 {
+		fmt.Fprintf(&b, "from %s/%d ", m.Src, m.SrcLen)
+	}
+	if m.DstLen > 0 {
+		fmt.Fprintf(&b, "to %s/%d ", m.Dst, m.DstLen)
+	}
+	if m.Tos != 0 {
+		fmt.Fprintf(&b, "tos %#x ", m.Tos)
+	}
+	if m.IifName != "" {
+		b.WriteString("iif " + m.IifName + " ")
+	}
+	if m.OifName != "" {
+		b.WriteString("oif " + m.OifName + " ")
+	}
+	fmt.Fprintf(&b, "action %d table %d", m.Action, m.Table)
+	if m.Other {
+		b.WriteString(" (with selectors netagent does not manage)")
+	}
+	return b.String()
 }
 
 func readNeighbors(conn rawOps, names map[int]string, h hinter) ([]dg.Item, error) {

@@ -36,7 +36,7 @@ func register(reg *reconciler.TypeRegistry, k kernel) error {
 	}{
 		{items.TypeAddress, &addressConfigurator{nlh: k.nlh, open: k.open, promotes: k.promotes, promoting: k.promoting}},
 		{items.TypeRoute, &routeConfigurator{nlh: k.nlh, open: k.open}},
-		{items.TypeRule, &ruleConfigurator{nlh: k.nlh, open: k.open}},
+		{items.TypeRule, &ruleConfigurator{open: k.open}},
 		{items.TypeNeighbor, &neighborConfigurator{open: k.open}},
 	}
 	for _, c := range cfgs {

@@ -65,11 +65,11 @@ func (c *routeConfigurator) ApplyBatch(ctx context.Context, ops []reconciler.Bat
 // kernelRoutes indexes the kernel's routes of one family by identity (the
 // Name their item would have), tos 0 only: routes with a tos are other
 // kernel objects.
-type kernelRoutes map[string][]netlink.Route
+type kernelRoutes map[string][]routeMsg
 
 // ownedOf splits the routes of one identity into netagent's (the first
 // one) and whether any other is there.
-func ownedOf(rs []netlink.Route) (owned *netlink.Route, foreign bool) {
+func ownedOf(rs []routeMsg) (owned *routeMsg, foreign bool) {
 	for i := range rs {
 		if rs[i].Protocol == items.RouteProtocol {
 			if owned == nil {
@@ -82,20 +82,21 @@ func ownedOf(rs []netlink.Route) (owned *netlink.Route, foreign bool) {
 	return owned, foreign
 }
 
-// dumpRoutes indexes every route of family (all tables).
-func dumpRoutes(nlh routeNL, family int) (kernelRoutes, error) {
-	var idx kernelRoutes
-	err := retryDump("routes", func() error {
-		idx = make(kernelRoutes)
-		return nlh.RouteListFilteredIter(family, &netlink.Route{}, netlink.RT_FILTER_TABLE, func(r netlink.Route) bool {
-			if r.Tos == 0 {
-				id := routeIdentity(&r)
-				idx[id] = append(idx[id], r)
-			}
-			return true
-		})
-	})
-	return idx, err
+// dumpRoutes indexes every route of family (all tables), dumped raw over
+// conn and decoded with the writer's codec (routeMsg).
+func dumpRoutes(conn rawOps, family int) (kernelRoutes, error) {
+	list, err := dumpRouteMsgs(conn, family)
+	if err != nil {
+		return nil, err
+	}
+	idx := make(kernelRoutes)
+	for _, m := range list {
+		if m.Tos == 0 {
+			id := m.identity()
+			idx[id] = append(idx[id], m)
+		}
+	}
+	return idx, nil
 }
 
 // errRouteNotOwned: a route of another protocol holds the item's identity.
@@ -103,9 +104,13 @@ var errRouteNotOwned = fmt.Errorf("%w: a route of another protocol has this tabl
 
 // sameRoute reports whether the kernel route k is want, as far as the
 // kernel knows it.
-func sameRoute(k *netlink.Route, want *items.Route, names map[int]string) bool {
-	got, ok := routeFromKernel(k, names, want)
-	return ok && got.Equal(want)
+func sameRoute(k *routeMsg, want *items.Route, names map[int]string) bool {
+	got, ok := decodeRoute(*k, names)
+	if !ok {
+		return false
+	}
+	applyRouteHint(got, want)
+	return got.Equal(want)
 }
 
 // errno reports whether err is the given errno.

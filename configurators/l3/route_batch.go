@@ -104,31 +104,45 @@ func (b *routeBatch) planCreate(i int, op reconciler.BatchOp) error {
 	if err != nil {
 		return err
 	}
-	oif, err := b.oif(r)
+	devs, err := b.devs(r)
 	if err != nil {
 		return fmt.Errorf("adding route %s: %w", r.Name(), err)
 	}
-	b.queueAdd(i, r, oif, true)
+	b.queueAdd(i, r, devs, true)
 	return nil
 }
 
-// oif resolves the route's device, 0 for none.
-func (b *routeBatch) oif(r *items.Route) (int, error) {
-	if r.Dev == "" {
-		return 0, nil
+// devs resolves the route's devices (its Dev and its nexthops').
+func (b *routeBatch) devs(r *items.Route) (routeDevs, error) {
+	devs := routeDevs{}
+	for _, d := range devsOf(r) {
+		i, err := b.ifindex.get(d)
+		if err != nil {
+			return nil, err
+		}
+		devs[d] = i
 	}
-	return b.ifindex.get(r.Dev)
+	return devs, nil
 }
 
-// staleOif handles ENODEV for a request sent with an index looked up
-// earlier in the batch: it looks the device up again and, if its index
+// staleOif handles ENODEV for a request sent with indexes looked up
+// earlier in the batch: it looks the devices up again and, if an index
 // changed, resends. It reports whether it took the answer over.
-func (b *routeBatch) staleOif(rep reply, r *items.Route, oif int, resend func(oif int)) bool {
-	if rep.err == nil || !isErrno(rep.err, unix.ENODEV) || r.Dev == "" {
+func (b *routeBatch) staleOif(rep reply, r *items.Route, devs routeDevs, resend func(routeDevs)) bool {
+	if rep.err == nil || !isErrno(rep.err, unix.ENODEV) || len(devs) == 0 {
 		return false
 	}
-	fresh, err := b.ifindex.refresh(r.Dev)
-	if err != nil || fresh == oif {
+	fresh := routeDevs{}
+	changed := false
+	for d, old := range devs {
+		i, err := b.ifindex.refresh(d)
+		if err != nil {
+			return false
+		}
+		fresh[d] = i
+		changed = changed || i != old
+	}
+	if !changed {
 		return false
 	}
 	resend(fresh)
@@ -136,13 +150,13 @@ func (b *routeBatch) staleOif(rep reply, r *items.Route, oif int, resend func(oi
 }
 
 // queueAdd queues an exclusive add; on EEXIST, settle decides (once).
-func (b *routeBatch) queueAdd(i int, r *items.Route, oif int, settleOnExist bool) {
-	req := routeRequest(unix.RTM_NEWROUTE, unix.NLM_F_CREATE|unix.NLM_F_EXCL, r, oif)
+func (b *routeBatch) queueAdd(i int, r *items.Route, devs routeDevs, settleOnExist bool) {
+	req := routeRequest(unix.RTM_NEWROUTE, unix.NLM_F_CREATE|unix.NLM_F_EXCL, r, devs)
 	b.queue(req, func(rep reply) {
 		switch {
-		case b.staleOif(rep, r, oif, func(oif int) { b.queueAdd(i, r, oif, settleOnExist) }):
+		case b.staleOif(rep, r, devs, func(devs routeDevs) { b.queueAdd(i, r, devs, settleOnExist) }):
 		case rep.err != nil && isErrno(rep.err, unix.EEXIST) && settleOnExist:
-			b.errs[i] = wrapIf(b.settle(i, r, oif), "adding route %s", r.Name())
+			b.errs[i] = wrapIf(b.settle(i, r, devs), "adding route %s", r.Name())
 		default:
 			b.errs[i] = wrapIf(rep.err, "adding route %s", r.Name())
 		}
@@ -150,10 +164,10 @@ func (b *routeBatch) queueAdd(i int, r *items.Route, oif int, settleOnExist bool
 }
 
 // queueReplace queues an in-place change of our route.
-func (b *routeBatch) queueReplace(i int, r *items.Route, oif int) {
-	req := routeRequest(unix.RTM_NEWROUTE, unix.NLM_F_CREATE|unix.NLM_F_REPLACE, r, oif)
+func (b *routeBatch) queueReplace(i int, r *items.Route, devs routeDevs) {
+	req := routeRequest(unix.RTM_NEWROUTE, unix.NLM_F_CREATE|unix.NLM_F_REPLACE, r, devs)
 	b.queue(req, func(rep reply) {
-		if !b.staleOif(rep, r, oif, func(oif int) { b.queueReplace(i, r, oif) }) {
+		if !b.staleOif(rep, r, devs, func(devs routeDevs) { b.queueReplace(i, r, devs) }) {
 			b.errs[i] = wrapIf(rep.err, "replacing route %s", r.Name())
 		}
 	})
@@ -164,16 +178,16 @@ func (b *routeBatch) planModify(i int, op reconciler.BatchOp) error {
 	if err != nil {
 		return err
 	}
-	oif, err := b.oif(r)
+	devs, err := b.devs(r)
 	if err != nil {
 		return fmt.Errorf("replacing route %s: %w", r.Name(), err)
 	}
-	return wrapIf(b.settle(i, r, oif), "replacing route %s", r.Name())
+	return wrapIf(b.settle(i, r, devs), "replacing route %s", r.Name())
 }
 
 // settle compares the kernel's routes of r's identity with r and queues
 // what is missing: nothing, a replace of ours, or an add.
-func (b *routeBatch) settle(i int, r *items.Route, oif int) error {
+func (b *routeBatch) settle(i int, r *items.Route, devs routeDevs) error {
 	idx, err := b.index(r.Family())
 	if err != nil {
 		return err
@@ -183,9 +197,9 @@ func (b *routeBatch) settle(i int, r *items.Route, oif int) error {
 	case foreign:
 		return errRouteNotOwned
 	case owned == nil:
-		b.queueAdd(i, r, oif, false)
-	case !sameRoute(owned, r, map[int]string{oif: r.Dev}):
-		b.queueReplace(i, r, oif)
+		b.queueAdd(i, r, devs, false)
+	case !sameRoute(owned, r, devs.names()):
+		b.queueReplace(i, r, devs)
 	}
 	return nil
 }
@@ -202,7 +216,7 @@ func (b *routeBatch) planDelete(i int, op reconciler.BatchOp) error {
 		b.queueDeleteEcho(i, r)
 		return nil
 	}
-	b.queue(routeRequest(unix.RTM_DELROUTE, 0, r, 0), func(rep reply) {
+	b.queue(routeRequest(unix.RTM_DELROUTE, 0, r, nil), func(rep reply) {
 		b.errs[i] = wrapIf(b.deleted(rep, r), "deleting route %s", r.Name())
 	})
 	return nil
@@ -221,7 +235,7 @@ func (b *routeBatch) deleted(rep reply, r *items.Route) error {
 // echo, that the kernel deleted that one; if it took another route of ours
 // (the same destination, a higher metric), it adds that one back.
 func (b *routeBatch) queueDeleteEcho(i int, r *items.Route) {
-	b.queue(routeRequest(unix.RTM_DELROUTE, unix.NLM_F_ECHO, r, 0), func(rep reply) {
+	b.queue(routeRequest(unix.RTM_DELROUTE, unix.NLM_F_ECHO, r, nil), func(rep reply) {
 		if rep.err != nil {
 			b.errs[i] = wrapIf(b.deleted(rep, r), "deleting route %s", r.Name())
 			return
@@ -251,7 +265,7 @@ func (b *routeBatch) deleteChecked(i int, r *items.Route) error {
 	owned, foreign := ownedOf(idx[r.Name()])
 	switch {
 	case owned != nil:
-		b.queue(routeRequest(unix.RTM_DELROUTE, 0, r, 0), func(rep reply) {
+		b.queue(routeRequest(unix.RTM_DELROUTE, 0, r, nil), func(rep reply) {
 			if rep.err != nil && isErrno(rep.err, unix.ESRCH) {
 				rep.err = nil // gone meanwhile
 			}
@@ -282,7 +296,7 @@ func (b *routeBatch) index(f items.Family) (kernelRoutes, error) {
 	if idx, ok := b.kernel[af]; ok {
 		return idx, nil
 	}
-	idx, err := dumpRoutes(b.c.nlh, int(af))
+	idx, err := dumpRoutes(b.conn, int(af))
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 
 	"github.com/netagent/netagent/items"
 	"github.com/vishvananda/netlink"
@@ -59,6 +60,15 @@ func kindOfRTN(t int) (items.RouteType, bool) {
 	return 0, false
 }
 
+// Route attribute numbers newer than golang.org/x/sys v0.13.0, and the
+// wire values of RTA_PREF (ICMPV6_ROUTER_PREF_*).
+const (
+	rtaNHID     = 30 // RTA_NH_ID, Linux 5.3: a route using a nexthop object
+	prefWireLow = 3
+	prefWireMed = 0
+	prefWireHi  = 1
+)
+
 // routeMsg is a route as rtnetlink carries it: the rtmsg header and the
 // attributes netagent writes and reads. It is the one codec of routes:
 // encodeRoute and decodeRoute map items.Route to and from it, request and
@@ -76,18 +86,63 @@ type routeMsg struct {
 	// Table is RTA_TABLE, which holds every table; rtm_table holds only
 	// those below 256 (RT_TABLE_UNSPEC above) and is read when RTA_TABLE
 	// is absent.
-	Table     uint32
-	Dst       netip.Addr // RTA_DST; zero for a default route
-	Gw        netip.Addr // RTA_GATEWAY
-	OIF       int        // RTA_OIF; 0 for none
-	Priority  uint32     // RTA_PRIORITY (the metric); 0 for none
-	PrefSrc   netip.Addr // RTA_PREFSRC
-	Multipath bool       // RTA_MULTIPATH is present
+	Table    uint32
+	Dst      netip.Addr // RTA_DST; zero for a default route
+	Gw       netip.Addr // RTA_GATEWAY
+	OIF      int        // RTA_OIF; 0 for none
+	Priority uint32     // RTA_PRIORITY (the metric); 0 for none
+	PrefSrc  netip.Addr // RTA_PREFSRC
+	// Nexthops is RTA_MULTIPATH: one rtnexthop each, with its gateway.
+	Nexthops []routeNexthop
+	MTU      uint32 // RTAX_MTU in RTA_METRICS; 0 for none
+	// Pref is RTA_PREF as on the wire (ICMPV6_ROUTER_PREF_*); IPv6 only.
+	Pref    uint8
+	HasPref bool
+	// Other is set when the route carries something no item describes: a
+	// nexthop object, an encapsulation, a realm, a metric other than the
+	// MTU, a nexthop attribute other than its gateway.
+	Other bool
+}
+
+// routeNexthop is one rtnexthop of RTA_MULTIPATH.
+type routeNexthop struct {
+	Gw    netip.Addr // RTA_GATEWAY nested in the rtnexthop
+	OIF   int        // rtnh_ifindex
+	Hops  uint8      // rtnh_hops: the weight less one
+	Flags uint8      // rtnh_flags
+}
+
+// routeDevs maps the devices a route names (its Dev, its nexthops') to
+// their interface indexes.
+type routeDevs map[string]int
+
+// names is the inverse of d.
+func (d routeDevs) names() map[int]string {
+	out := make(map[int]string, len(d))
+	for n, i := range d {
+		out[i] = n
+	}
+	return out
+}
+
+// devsOf lists the devices of r, Dev first, each once.
+func devsOf(r *items.Route) []string {
+	var out []string
+	if r.Dev != "" {
+		out = append(out, r.Dev)
+	}
+	for _, n := range r.Nexthops {
+		if n.Dev != "" && !slices.Contains(out, n.Dev) {
+			out = append(out, n.Dev)
+		}
+	}
+	return out
 }
 
 // encodeRoute is r as netagent writes it: with RouteProtocol, the
-// effective table and metric, and oif for r.Dev (0 for none).
-func encodeRoute(r *items.Route, oif int) routeMsg {
+// effective table and metric, and the interface indexes of its devices
+// from devs (0 for none).
+func encodeRoute(r *items.Route, devs routeDevs) routeMsg {
 	m := routeMsg{
 		Family:   afOf(r.Family()),
 		DstLen:   uint8(r.Dst.Bits()),
@@ -96,24 +151,62 @@ func encodeRoute(r *items.Route, oif int) routeMsg {
 		Type:     rtnOf(r.Kind),
 		Table:    r.TableID(),
 		Gw:       r.Gw,
-		OIF:      oif,
+		OIF:      devs[r.Dev],
 		Priority: r.EffectiveMetric(),
 		PrefSrc:  r.Src,
+		MTU:      r.MTU,
+	}
+	if r.Dev == "" {
+		m.OIF = 0
 	}
 	if r.Dst.Bits() > 0 {
 		m.Dst = r.Dst.Addr()
 	}
+	if r.OnLink {
+		m.Flags |= unix.RTNH_F_ONLINK
+	}
+	for _, n := range r.Nexthops {
+		hop := routeNexthop{Gw: n.Gw, Hops: uint8(n.EffectiveWeight() - 1)}
+		if n.Dev != "" {
+			hop.OIF = devs[n.Dev]
+		}
+		if n.OnLink {
+			hop.Flags |= unix.RTNH_F_ONLINK
+		}
+		m.Nexthops = append(m.Nexthops, hop)
+	}
+	if r.Family() == items.FamilyIPv6 {
+		m.Pref, m.HasPref = prefWire[r.Pref], true
+	}
 	return m
 }
 
-// decodeRoute is the item m describes, its device named by names; ok is
-// false for routes an item cannot describe (another family, multipath, a
-// tos, a type netagent does not manage). A reject route has no device
-// (IPv6 attaches them to lo).
+var prefWire = map[items.RoutePref]uint8{
+	items.RoutePrefMedium: prefWireMed, items.RoutePrefLow: prefWireLow, items.RoutePrefHigh: prefWireHi,
+}
+
+// prefOfWire is the inverse of prefWire; the kernel takes any other value
+// as medium.
+func prefOfWire(v uint8) items.RoutePref {
+	switch v {
+	case prefWireLow:
+		return items.RoutePrefLow
+	case prefWireHi:
+		return items.RoutePrefHigh
+	}
+	return items.RoutePrefMedium
+}
+
+// decodeRoute is the item m describes, its devices named by names; ok is
+// false for routes an item cannot describe (another family, a tos, a type
+// netagent does not manage, a nexthop object, an encapsulation, other
+// metrics). A reject route has no device (IPv6 attaches them to lo). Only
+// the onlink flag of rtm_flags and rtnh_flags is read: the kernel adds
+// others (linkdown, dead) by itself.
 func decodeRoute(m routeMsg, names map[int]string) (*items.Route, bool) {
 	f := familyOfAF(int(m.Family))
 	kind, ok := kindOfRTN(int(m.Type))
-	if f == 0 || !ok || m.Tos != 0 || m.Multipath {
+	if f == 0 || !ok || m.Tos != 0 || m.Other {
 		return nil, false
 	}
 	it := &items.Route{
@@ -125,6 +218,18 @@ func decodeRoute(m routeMsg, names map[int]string) (*items.Route, bool) {
 		Scope:  items.Scope(m.Scope),
 		Src:    m.PrefSrc,
 		Kind:   kind,
+		OnLink: m.Flags&unix.RTNH_F_ONLINK != 0,
+		MTU:    m.MTU,
+	}
+	if m.HasPref && f == items.FamilyIPv6 {
+		it.Pref = prefOfWire(m.Pref)
+	}
+	for _, h := range m.Nexthops {
+		it.Nexthops = append(it.Nexthops, items.Nexthop{Gw: h.Gw, Dev: names[h.OIF],
+			Weight: uint16(h.Hops) + 1, OnLink: h.Flags&unix.RTNH_F_ONLINK != 0})
+	}
+	if len(it.Nexthops) == 1 { // the kernel never reports one; an item cannot hold it
+		return nil, false
 	}
 	if kind != items.RouteUnicast {
 		it.Dev = ""
@@ -189,7 +294,84 @@ func (m routeMsg) request(msgType uint16, flags int) *nl.NetlinkRequest {
 	if m.PrefSrc.IsValid() {
 		req.AddData(nl.NewRtAttr(unix.RTA_PREFSRC, m.PrefSrc.AsSlice()))
 	}
+	if len(m.Nexthops) > 0 {
+		req.AddData(nl.NewRtAttr(unix.RTA_MULTIPATH, encodeNexthops(m.Nexthops)))
+	}
+	if m.MTU > 0 {
+		metrics := nl.NewRtAttr(unix.RTA_METRICS, nil)
+		metrics.AddRtAttr(unix.RTAX_MTU, nl.Uint32Attr(m.MTU))
+		req.AddData(metrics)
+	}
+	if m.HasPref {
+		req.AddData(nl.NewRtAttr(unix.RTA_PREF, []byte{m.Pref}))
+	}
 	return req
+}
+
+// encodeNexthops is the payload of RTA_MULTIPATH: a struct rtnexthop per
+// nexthop, each followed by its RTA_GATEWAY, aligned to 4 bytes.
+func encodeNexthops(hops []routeNexthop) []byte {
+	ne := nl.NativeEndian()
+	var b []byte
+	for _, h := range hops {
+		var attrs []byte
+		if h.Gw.IsValid() {
+			attrs = nl.NewRtAttr(unix.RTA_GATEWAY, h.Gw.AsSlice()).Serialize()
+		}
+		hop := make([]byte, unix.SizeofRtNexthop, unix.SizeofRtNexthop+len(attrs))
+		ne.PutUint16(hop[0:2], uint16(unix.SizeofRtNexthop+len(attrs)))
+		hop[2], hop[3] = h.Flags, h.Hops
+		ne.PutUint32(hop[4:8], uint32(h.OIF))
+		b = append(b, append(hop, attrs...)...)
+		for len(b)%4 != 0 {
+			b = append(b, 0)
+		}
+	}
+	return b
+}
+
+// decodeNexthops parses RTA_MULTIPATH; other is set when a nexthop carries
+// an attribute besides its gateway.
+func decodeNexthops(b []byte) (hops []routeNexthop, other bool, err error) {
+	ne := nl.NativeEndian()
+	for len(b) >= unix.SizeofRtNexthop {
+		n := int(ne.Uint16(b[0:2]))
+		if n < unix.SizeofRtNexthop || n > len(b) {
+			return nil, false, fmt.Errorf("rtnexthop of %d bytes: %w", n, unix.EINVAL)
+		}
+		h := routeNexthop{Flags: b[2], Hops: b[3], OIF: int(ne.Uint32(b[4:8]))}
+		attrs, perr := nl.ParseRouteAttr(b[unix.SizeofRtNexthop:n])
+		if perr != nil {
+			return nil, false, fmt.Errorf("rtnexthop attributes: %w", perr)
+		}
+		for _, a := range attrs {
+			if a.Attr.Type == unix.RTA_GATEWAY {
+				h.Gw = addrOfBytes(a.Value)
+			} else {
+				other = true
+			}
+		}
+		hops = append(hops, h)
+		b = b[min((n+3)&^3, len(b)):]
+	}
+	return hops, other, nil
+}
+
+// decodeMetrics reads RTAX_MTU from RTA_METRICS; other is set for any
+// other metric.
+func decodeMetrics(b []byte) (mtu uint32, other bool, err error) {
+	attrs, err := nl.ParseRouteAttr(b)
+	if err != nil {
+		return 0, false, fmt.Errorf("route metrics: %w", err)
+	}
+	for _, a := range attrs {
+		if a.Attr.Type == unix.RTAX_MTU && len(a.Value) >= 4 {
+			mtu = nl.NativeEndian().Uint32(a.Value)
+		} else {
+			other = true
+		}
+	}
+	return mtu, other, nil
 }
 
 // parseRouteMsg is the inverse of request: it decodes a route message
@@ -228,7 +410,23 @@ func parseRouteMsg(b []byte) (routeMsg, error) {
 		case unix.RTA_PREFSRC:
 			m.PrefSrc = addrOfBytes(a.Value)
 		case unix.RTA_MULTIPATH:
-			m.Multipath = true
+			hops, other, err := decodeNexthops(a.Value)
+			if err != nil {
+				return routeMsg{}, err
+			}
+			m.Nexthops, m.Other = hops, m.Other || other
+		case unix.RTA_METRICS:
+			mtu, other, err := decodeMetrics(a.Value)
+			if err != nil {
+				return routeMsg{}, err
+			}
+			m.MTU, m.Other = mtu, m.Other || other
+		case unix.RTA_PREF:
+			if len(a.Value) > 0 {
+				m.Pref, m.HasPref = a.Value[0], true
+			}
+		case rtaNHID, unix.RTA_ENCAP, unix.RTA_FLOW, unix.RTA_VIA, unix.RTA_NEWDST:
+			m.Other = true
 		}
 	}
 	return m, nil
@@ -246,18 +444,23 @@ func addrOfBytes(b []byte) netip.Addr {
 func routeMsgOf(r *netlink.Route) routeMsg {
 	f := familyOfAF(r.Family)
 	m := routeMsg{
-		Family:    uint8(r.Family),
-		Tos:       uint8(r.Tos),
-		Protocol:  uint8(r.Protocol),
-		Scope:     uint8(r.Scope),
-		Type:      uint8(r.Type),
-		Flags:     uint32(r.Flags),
-		Table:     uint32(r.Table),
-		Gw:        addrOf(r.Gw, f),
-		OIF:       r.LinkIndex,
-		Priority:  uint32(r.Priority),
-		PrefSrc:   addrOf(r.Src, f),
-		Multipath: len(r.MultiPath) > 0,
+		Family:   uint8(r.Family),
+		Tos:      uint8(r.Tos),
+		Protocol: uint8(r.Protocol),
+		Scope:    uint8(r.Scope),
+		Type:     uint8(r.Type),
+		Flags:    uint32(r.Flags),
+		Table:    uint32(r.Table),
+		Gw:       addrOf(r.Gw, f),
+		OIF:      r.LinkIndex,
+		Priority: uint32(r.Priority),
+		PrefSrc:  addrOf(r.Src, f),
+		MTU:      uint32(r.MTU),
+		Other:    r.Encap != nil || r.Realm != 0 || r.Via != nil || r.NewDst != nil,
+	}
+	for _, h := range r.MultiPath {
+		m.Nexthops = append(m.Nexthops, routeNexthop{Gw: addrOf(h.Gw, f), OIF: h.LinkIndex,
+			Hops: uint8(h.Hops), Flags: uint8(h.Flags)})
 	}
 	if r.Dst != nil {
 		p := prefixOf(r.Dst, f)
@@ -297,8 +500,8 @@ func dumpRouteMsgs(conn rawOps, family int) ([]routeMsg, error) {
 
 // routeRequest builds the RTM_NEWROUTE or RTM_DELROUTE message for r with
 // netagent's protocol (see routeMsg.request).
-func routeRequest(msgType uint16, flags int, r *items.Route, oif int) *nl.NetlinkRequest {
-	return encodeRoute(r, oif).request(msgType, flags)
+func routeRequest(msgType uint16, flags int, r *items.Route, devs routeDevs) *nl.NetlinkRequest {
+	return encodeRoute(r, devs).request(msgType, flags)
 }
 
 // addrOf converts a kernel address of the given family; the zero Addr for
@@ -351,6 +554,13 @@ func applyRouteHint(it, hint *items.Route) {
 	}
 	if hint.Dev == "" {
 		it.Dev = "" // the kernel resolved the gateway's device
+	}
+	for i := range it.Nexthops {
+		n := &it.Nexthops[i]
+		if slices.ContainsFunc(hint.Nexthops, func(h items.Nexthop) bool { return h.Dev == "" && h.Gw.IsValid() && h.Gw == n.Gw }) &&
+			!slices.ContainsFunc(hint.Nexthops, func(h items.Nexthop) bool { return h.Gw == n.Gw && h.Dev == n.Dev }) {
+			n.Dev = "" // likewise for a nexthop's gateway
+		}
 	}
 	if it.Family() == items.FamilyIPv6 {
 		it.Scope = hint.Scope // IPv6 routes have no scope: always "global"
