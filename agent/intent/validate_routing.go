@@ -243,7 +243,7 @@ func (c *checker) routeTarget(r *Route, at Origin) {
 		return // checked by nexthops
 	}
 	if r.Via == "" && r.Dev == "" {
-		c.fail(at, "a unicast route needs via, dev or nexthops")
+		c.fail(at, "a unicast route needs via or dev")
 	}
 	if r.Dev != "" {
 		c.ref(at.field("dev"), r.Dev)

@@ -308,7 +308,7 @@ func TestValidateRoutes(t *testing.T) {
 		{"blackhole with via and dev", eth0Doc + `"routes": [{"to": "203.0.113.0/24", "type": "blackhole", "via": "192.0.2.1", "dev": "eth0"}]`,
 			[]string{`routes[0].via: not allowed for a blackhole route`, `routes[0].dev: not allowed for a blackhole route`}},
 		{"unicast without via or dev", eth0Doc + `"routes": [{"to": "203.0.113.0/24"}]`,
-			[]string{`routes[0]: a unicast route needs via, dev or nexthops`}},
+			[]string{`routes[0]: a unicast route needs via or dev`}},
 		{"family", eth0Doc + `"routes": [{"to": "203.0.113.0/24", "dev": "eth0", "family": "inet"}]`,
 			[]string{`routes[0].family: "inet" is not one of ipv4, ipv6`}},
 		{"type", eth0Doc + `"routes": [{"to": "203.0.113.0/24", "type": "drop"}]`,
