@@ -271,3 +271,24 @@ func TestFakeReconcileRouting(t *testing.T) {
 		t.Errorf("after removing everything: %+v %+v", got, ownRules(e.k))
 	}
 }
+
+// A multipath route's dependencies on the addresses that put its gateways
+// on-link read back as rendered (they are anchored like a gateway's), so
+// that read-back is Equal to what was applied.
+func TestFakeRouteMultipathAddressDeps(t *testing.T) {
+	e := newFakeEnv(t)
+	a0 := &items.Address{Dev: "up0", Prefix: pfx("10.0.0.2/24")}
+	a1 := &items.Address{Dev: "up1", Prefix: pfx("10.0.1.2/24")}
+	r := &items.Route{Dst: pfx("10.200.0.0/16"), Nexthops: []items.Nexthop{{Gw: ip("10.0.0.1"), Dev: "up0"}, {Gw: ip("10.0.1.1")}},
+		Deps: []dg.ItemRef{dg.Ref(a0), dg.Ref(a1)}}
+	for _, it := range []dg.Item{a0, a1, r} {
+		must(t, e.reg.Configurator(it).Create(ctx, it))
+	}
+	got, err := readBack(e.k, e.k, dg.New("intended", a0, a1, r))
+	must(t, err)
+	for _, it := range got {
+		if dg.Ref(it) == dg.Ref(r) && !it.Equal(r) {
+			t.Errorf("read back %v deps %v, want deps %v", it, it.(*items.Route).Deps, r.Deps)
+		}
+	}
+}

@@ -119,13 +119,15 @@ func anchorRouteDeps(out []dg.Item) {
 
 // anchorSrcDeps returns r.Deps (a copy when it changes: the slice may be
 // the intended item's) with each address ref anchored to the address
-// holding r.Src, or dropped.
+// holding r.Src or a nexthop's gateway, or dropped.
 func anchorSrcDeps(r *items.Route, find func(string, func(*items.Address) bool) string) []dg.ItemRef {
 	var deps []dg.ItemRef
 	for i, d := range r.Deps {
 		name := d.Name
 		if d.Type == items.TypeAddress {
-			name = find(d.Name, func(a *items.Address) bool { return r.Src.IsValid() && a.Prefix.Addr() == r.Src })
+			name = find(d.Name, func(a *items.Address) bool {
+				return r.Src.IsValid() && a.Prefix.Addr() == r.Src || holdsNexthop(r, a)
+			})
 		}
 		if name == d.Name && deps == nil {
 			continue
@@ -141,6 +143,17 @@ func anchorSrcDeps(r *items.Route, find func(string, func(*items.Address) bool) 
 		return r.Deps
 	}
 	return deps
+}
+
+// holdsNexthop reports whether a puts a gateway of one of r's nexthops
+// on-link (on the nexthop's device, if it names one).
+func holdsNexthop(r *items.Route, a *items.Address) bool {
+	for _, n := range r.Nexthops {
+		if n.Gw.IsValid() && (n.Dev == "" || a.Dev == n.Dev) && a.Prefix.Masked().Contains(n.Gw) {
+			return true
+		}
+	}
+	return false
 }
 
 // hinter looks items up in the intended graph (which may be nil).
