@@ -3,9 +3,11 @@ package target
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
 )
 
 // DiffKind says how a running item differs from the intended one.
@@ -29,6 +31,10 @@ type Difference struct {
 	Fields []FieldDiff
 	// Want and Have are the intended and running items (nil when absent).
 	Want, Have dg.Item
+	// HeldBy, for Missing, lists the objects netagent does not own that
+	// hold the item's identity in the kernel (items.Foreign): why it is
+	// missing, and why apply would fail with ErrNotOwned.
+	HeldBy []dg.Item
 }
 
 // FieldDiff is one field of an item, with the intended and running values.
@@ -44,7 +50,11 @@ type FieldDiff struct {
 func (d Difference) String() string {
 	switch d.Kind {
 	case Missing:
-		return fmt.Sprintf("%s: missing (want %s)", d.Ref, d.Want)
+		held := ""
+		for _, h := range d.HeldBy {
+			held += "; held by " + h.String()
+		}
+		return fmt.Sprintf("%s: missing (want %s)%s", d.Ref, d.Want, held)
 	case Extra:
 		return fmt.Sprintf("%s: extra (have %s)", d.Ref, d.Have)
 	}
@@ -61,6 +71,10 @@ func (d Difference) String() string {
 // Report is the outcome of a Check.
 type Report struct {
 	Diffs []Difference // sorted by ref
+	// Foreign lists the objects that carry netagent's mark but that no
+	// item can describe (items.Foreign with Owned): netagent leaves them
+	// alone; they do not make the state differ from the intent.
+	Foreign []dg.Item
 }
 
 // Converged reports whether running matches intended.
@@ -85,13 +99,25 @@ func Compare(current, intended *dg.Graph) *Report {
 		intended = dg.New("intended")
 	}
 	rep := &Report{}
+	heldBy := make(map[dg.ItemRef][]dg.Item)
+	for it := range current.Items() {
+		if f, ok := it.(*items.Foreign); ok {
+			if f.Holds != (dg.ItemRef{}) {
+				heldBy[f.Holds] = append(heldBy[f.Holds], f)
+			}
+			if f.Owned {
+				rep.Foreign = append(rep.Foreign, f)
+			}
+		}
+	}
+	slices.SortFunc(rep.Foreign, func(a, b dg.Item) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, ref := range unionRefs(intended, current) {
 		want, wanted := intended.Get(ref)
 		have, exists := current.Get(ref)
 		switch {
 		case exists && have.External() || wanted && want.External():
 		case wanted && !exists:
-			rep.Diffs = append(rep.Diffs, Difference{Ref: ref, Kind: Missing, Want: want})
+			rep.Diffs = append(rep.Diffs, Difference{Ref: ref, Kind: Missing, Want: want, HeldBy: heldBy[ref]})
 		case exists && !wanted:
 			rep.Diffs = append(rep.Diffs, Difference{Ref: ref, Kind: Extra, Have: have})
 		case !have.Equal(want):

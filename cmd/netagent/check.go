@@ -27,6 +27,9 @@ func runCheck(g *globals, args []string) int {
 		fmt.Fprintf(g.stderr, "netagent: check: %v\n", err)
 		return exitInternal
 	}
+	for _, f := range rep.Foreign {
+		fmt.Fprintf(g.stdout, "note: %s: left alone\n", f)
+	}
 	if rep.Converged() {
 		fmt.Fprintf(g.stdout, "ok: running matches intended (%d items)\n", len(intended.Refs()))
 		return exitOK

@@ -64,6 +64,7 @@ var showSections = []struct{ typ, title string }{
 	{items.TypeNeighbor, "neighbors"},
 	{items.TypeSysctl, "sysctls"},
 	{items.TypeIptablesChain, "firewall chains"},
+	{items.TypeForeign, "routes and rules (not netagent's, left alone)"},
 }
 
 // printShowText prints one section per item type, one line per item.
