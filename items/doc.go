@@ -21,7 +21,9 @@
 //     field of Interface, so that moving a port touches neither interface).
 //   - Address, Route, Rule, Neighbor, IptablesChain (a user chain with all
 //     its rules and its jump) and Sysctl (a net.* parameter) are one object
-//     each.
+//     each; a multipath route, all its nexthops, is one Route.
+//   - A Foreign is external: a route or rule netagent does not own or cannot
+//     describe, read back so that show and check see it; never intended.
 //
 // Every type implements depgraph.Item on a pointer receiver: put *Route,
 // not Route, into a graph, and type-assert item.(*items.Route) in a
@@ -81,11 +83,11 @@
 //	                                                                                                     family of Local/Remote/Group
 //	port            <ifname>                           interface/<master>, interface/<ifname>   never (a new master is re-enslaved)
 //	address         <dev>/<addr>/<len>                 interface/<dev>                          Label or Scope changes
-//	route           <table> <dst> metric <metric>      interface/<dev> if Dev set;              never (NLM_F_REPLACE changes gw, dev,
-//	                (e.g. "main 0.0.0.0/0 metric 100") link/<CarrierLink> (carrier up);         src, scope and type in place)
-//	                                                   address/<GwAddress>; Deps
-//	rule            <family> <prio>: <selectors>       Deps                                     never (every selector is in the name)
-//	                lookup <table>
+//	route           <table> <dst> metric <metric>      interface/<dev> if Dev set, and each     never (NLM_F_REPLACE changes gw, dev,
+//	                (e.g. "main 0.0.0.0/0 metric 100") nexthop's; link/<CarrierLink>            src, scope, type, onlink, nexthops,
+//	                                                   (carrier up); address/<GwAddress>; Deps  mtu and pref in place)
+//	rule            <family> <prio>: <selectors>       Deps (a goto: the rules it jumps to)     never (every selector and the action
+//	                lookup <table> | goto <prio> | ...                                                   are in the name)
 //	neighbor        <dev>/<ip>                         interface/<dev>; Deps                    never (a new MAC is replaced in place)
 //	iptables-chain  <family>/<table>/<chain>           Deps                                     never (rules are replaced as a whole)
 //	sysctl          <key>                              interface/<if> for a per-interface key   never
@@ -112,8 +114,9 @@
 //	           2001:db8::1/56 is added
 //	route      table, family, destination, tos (always 0) and metric: the
 //	           item name, so a route with another metric is added before the
-//	           old one goes, and a new gateway, device, source, scope or type
-//	           is a Modify (NLM_F_REPLACE), never a delete
+//	           old one goes, and a new gateway, device, source, scope, type,
+//	           nexthop set, weight, onlink, mtu or pref is a Modify
+//	           (NLM_F_REPLACE), never a delete
 //	rule       every selector, priority, table and action: the item name, so
 //	           a changed rule is added before the old one goes
 //	neighbor   interface and IP: the item name (a new MAC is replaced)

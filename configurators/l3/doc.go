@@ -51,12 +51,24 @@
 // Routes have one codec (route_nl.go): routeMsg is the rtmsg and the
 // attributes netagent writes and reads (table in RTA_TABLE, rtm_table
 // only below 256; dst, gateway, oif, priority, prefsrc, scope, type,
-// protocol). encodeRoute and decodeRoute map an items.Route to and from
-// it, request and parseRouteMsg map it to and from the wire (the writer's
-// requests; read-back's raw RTM_GETROUTE dump), and routeMsgOf maps a
-// netlink.Route of t.NL's dumps to it, so each attribute is encoded and
-// decoded in exactly one place; route_codec_test.go round-trips every
-// route shape.
+// protocol, the onlink flag, RTA_MULTIPATH with each nexthop's gateway,
+// device, weight less one in rtnh_hops and onlink flag, RTAX_MTU in
+// RTA_METRICS, RTA_PREF). encodeRoute and decodeRoute map an items.Route
+// to and from it, request and parseRouteMsg map it to and from the wire
+// (the writer's requests; the raw RTM_GETROUTE dumps of the route batch,
+// Clashes and read-back), and routeMsgOf maps a netlink.Route to it, so
+// each attribute is encoded and decoded in exactly one place;
+// route_codec_test.go round-trips every route shape. Only the onlink bit
+// of the flags is read: the kernel adds linkdown and dead by itself. A
+// route with what no item holds (a tos, a nexthop object, an
+// encapsulation, another metric) decodes to nothing.
+//
+// Rules likewise (rule_nl.go): ruleMsg is the fib_rule_hdr and every
+// attribute netagent writes (src, dst, priority, table, fwmark/mask,
+// iif, oif, goto, protocol, ip proto, port ranges, uid range,
+// suppress_prefixlength; the invert flag and the action in the header);
+// encodeRule/decodeRule and request/parseRuleMsg, over raw RTM_GETRULE
+// dumps (the library's netlink.Rule does not read the action).
 //
 // # Operations, idempotence, and the kernel's surprises
 //
@@ -78,16 +90,17 @@
 // Device names are resolved once per batch (an interface can be renamed
 // and its name reused, so indexes are not remembered longer).
 //
-// Rules. The item's name holds every selector, and the kernel cannot
-// change a rule in place, so Modify never writes (two items of one name
+// Rules. The item's name holds every selector and the action, and the
+// kernel cannot change a rule in place, so Modify never writes (two items of one name
 // differ only in Deps; anything else is ErrNeedsRecreate). Create looks for
 // a rule with exactly the item's selectors: ours is success, another
 // protocol's is ErrNotOwned; otherwise it adds without NLM_F_EXCL, because
 // the kernel's existence check takes an unset source as a wildcard ("from
 // all" would clash with "from 10.0.0.0/8" of the same priority and table).
 // A delete matches the same way (a request without iif hits a rule with
-// one), so Delete first takes out our rules of the same priority and table
-// listed before the item that the request would hit, and puts them back.
+// one; the "not" flag and a goto's target are not compared at all), so
+// Delete first takes out our rules of the same priority and action listed
+// before the item that the request would hit, and puts them back.
 //
 // Addresses. Create adds with NLM_F_EXCL, the mark and, for IPv6,
 // IFA_F_NODAD: the address is usable at once rather than tentative during
@@ -142,8 +155,14 @@
 // exists (make before break) instead of being withdrawn at once for want
 // of it.
 // IPv6 reject routes, which the kernel puts on lo, read back without a
-// device. Objects an item cannot describe (a multipath route, a route with
-// a tos, a rule with other selectors) are left out.
+// device. Every other route and rule, except the kernel's own (protocol
+// kernel), is read back as an items.Foreign (an external item: never
+// changed or deleted, listed by show, named by check when it holds an
+// intended item's identity): those of other protocols, and those with our
+// mark that no item can describe (a route with a tos, a rule with a tos,
+// realm or tunnel id), which are not silently dropped. A multipath route's
+// address dependencies are anchored like a gateway's, to the addresses
+// that put its nexthops' gateways on-link.
 //
 // Clashes is read-back's counterpart for a plan: the intended items whose
 // identity an object of another protocol holds, each with the ErrNotOwned
