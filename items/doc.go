@@ -76,11 +76,13 @@
 //	link (external) <ifname>                           nothing                                  never changed by netagent
 //	interface       <ifname>                           physical: link/<ifname> (present)        kind changes, or
 //	                                                   vlan, macvlan: interface/<parent>          bond: Mode
-//	                                                   vxlan: interface/<parent> if Parent set    vlan: Parent, ID, Protocol
-//	                                                   bond, bridge, veth: nothing                veth: Peer, PeerNetns
-//	                                                                                              macvlan: Parent; Mode to/from passthru
+//	                                                   vxlan, gre, ipip, sit, ip6tnl:             vlan: Parent, ID, Protocol
+//	                                                     interface/<parent> if Parent set         veth: Peer, PeerNetns
+//	                                                   bond, bridge, veth: nothing                macvlan: Parent; Mode to/from passthru
 //	                                                                                              vxlan: VNI, Port, Group, Parent,
 //	                                                                                                     family of Local/Remote/Group
+//	                                                                                              gre, ipip, sit: Remote set or not, Mode
+//	                                                                                              ip6tnl: never
 //	port            <ifname>                           interface/<master>, interface/<ifname>   never (a new master is re-enslaved)
 //	address         <dev>/<addr>/<len>                 interface/<dev>                          Label or Scope changes
 //	route           <table> <dst> metric <metric>      interface/<dev> if Dev set, and each     never (NLM_F_REPLACE changes gw, dev,

@@ -24,6 +24,10 @@ const (
 	KindMacvlan  InterfaceKind = "macvlan"
 	KindVxlan    InterfaceKind = "vxlan"
 	KindDummy    InterfaceKind = "dummy"
+	KindGRE      InterfaceKind = "gre"
+	KindIPIP     InterfaceKind = "ipip"
+	KindSIT      InterfaceKind = "sit"
+	KindIP6Tnl   InterfaceKind = "ip6tnl"
 )
 
 // Interface is a managed network interface: every interface the intent
@@ -187,7 +191,15 @@ func isZero(v any) bool {
 //     a new Group or Parent would be accepted but the multicast membership
 //     is joined only when the device is opened, so the change would not take
 //     effect. Local and Remote within the family, and Learning, change in
-//     place.
+//     place;
+//   - gre, ipip, sit: having a remote or not, and the mode (the inner
+//     protocol). ip_tunnel_changelink and ipip6_changelink refuse (EINVAL)
+//     to turn a point-to-point tunnel into one without a remote or back,
+//     and never copy the protocol; local, remote, ttl, pmtudisc, parent and
+//     the GRE keys change in place;
+//   - ip6tnl: nothing. ip6_tnl_changelink copies every parameter, the mode
+//     included. The fallback devices (gre0, tunl0, sit0, ip6tnl0, ...)
+//     refuse every change, and are never netagent's.
 //
 // Everything else (MTU, AdminUp, MAC, Alias, the other bond settings, bridge
 // settings) changes in place. Some bond settings (lacp_rate on older

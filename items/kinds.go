@@ -5,7 +5,8 @@ import (
 )
 
 // KindAttrs are the settings of one kind of interface: *BondAttrs,
-// *VLANAttrs, *BridgeAttrs, *VethAttrs, *MacvlanAttrs or *VxlanAttrs. Each
+// *VLANAttrs, *BridgeAttrs, *VethAttrs, *MacvlanAttrs, *VxlanAttrs or
+// *TunnelAttrs (gre, ipip, sit and ip6tnl share it). Each
 // kind's file (kind_<kind>.go) holds its attributes and every rule about
 // them: its defaults (stated once), what the kernel cannot change in place,
 // what it refers to and what it keeps unique.
@@ -56,6 +57,15 @@ var kinds = map[InterfaceKind]kindSpec{
 	KindMacvlan:  {zero: func() KindAttrs { return &MacvlanAttrs{} }, required: true},
 	KindVxlan:    {zero: func() KindAttrs { return &VxlanAttrs{} }, required: true},
 	KindDummy:    {}, // no attributes
+	KindGRE:      tunnelSpec(KindGRE),
+	KindIPIP:     tunnelSpec(KindIPIP),
+	KindSIT:      tunnelSpec(KindSIT),
+	KindIP6Tnl:   tunnelSpec(KindIP6Tnl),
+}
+
+// tunnelSpec is the spec of a tunnel kind: TunnelAttrs of that type.
+func tunnelSpec(kind InterfaceKind) kindSpec {
+	return kindSpec{zero: func() KindAttrs { return &TunnelAttrs{Type: kind} }, required: true}
 }
 
 // AttrsOf returns the interface's attributes if they are a T (for instance

@@ -32,15 +32,15 @@
 //
 //   - interfaces: name (1-15 bytes of printable ASCII, no '/', ':' or
 //     space), type (physical, bond, vlan, bridge, veth, macvlan, vxlan,
-//     dummy), mtu,
+//     dummy, gre, ipip, sit, ip6tnl), mtu,
 //     state (up, the default, or down), mac (virtual types only), alias (at
 //     most 246 bytes; "netagent" and "netagent:..." are reserved for
 //     netagent's ownership mark), master (a bond or bridge), addresses
 //     (CIDR, like "192.0.2.10/24"; an address once per intent, but for a
 //     host address, /32 or /128, which several interfaces may share as
 //     unnumbered links do), and exactly the section named like the type: "bond" and "bridge" are
-//     optional, "vlan", "veth", "macvlan" and "vxlan" required, and a
-//     dummy has none. A bond's
+//     optional, "vlan", "veth", "macvlan", "vxlan" and the tunnels'
+//     required, and a dummy has none. A bond's
 //     miimon is in milliseconds; a bridge's forwardDelay is in centiseconds
 //     (1500 is 15 seconds), as in ip-link and netlink. A veth's peer is
 //     created with it and its name is taken like an interface's, unless the
@@ -50,6 +50,24 @@
 //     family, VNI, port and parent, nor two VLANs protocol, id and parent.
 //     A VLAN's or macvlan's mtu cannot exceed its parent's, a VXLAN's its
 //     parent's less 50 (IPv4) or 70 (IPv6), when the intent gives both.
+//   - tunnels: "gre", "ipip" and "sit" (sections of the same name, all
+//     required) have local and remote (IPv4: sit carries IPv6 over IPv4),
+//     ttl (0-255; 0, the default, inherits the inner packet's), parent (the
+//     link the outer packets are bound to), pmtudisc (default true; false
+//     needs ttl 0); a gre also key (both directions), or ikey and okey
+//     (1-4294967295). "ip6tnl" has local and remote (IPv6), hopLimit
+//     (default 64; 0 inherits), parent, mode (ip6ip6, ipip6 or any, the
+//     default) and encapLimit (0-255, default 4). An endpoint left out is
+//     "any": without a remote the tunnel sends to a destination chosen
+//     per packet and receives from anyone; without a local the kernel
+//     picks the source. A tunnel has no mac. The kernel keeps a tunnel's
+//     identity unique per type (local, remote, parent and a gre's input
+//     key): two such tunnels are refused, naming both, and so is one with
+//     neither local, remote, key nor parent, which is the identity of the
+//     device the module makes itself. Those devices (gre0, gretap0,
+//     erspan0, tunl0, sit0, ip6tnl0, ip6gre0) are the kernel's: no
+//     interface of a type netagent creates may take their names (a
+//     physical one may, for its settings).
 //   - routes: to ("default" or a CIDR prefix without host bits), via, dev,
 //     table (absent: main), metric, scope, src, type (unicast, the default;
 //     blackhole, unreachable and prohibit take no via or dev) and family.

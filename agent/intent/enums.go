@@ -17,6 +17,10 @@ const (
 	LinkMacvlan  LinkType = "macvlan"
 	LinkVXLAN    LinkType = "vxlan"
 	LinkDummy    LinkType = "dummy"
+	LinkGRE      LinkType = "gre"
+	LinkIPIP     LinkType = "ipip"
+	LinkSIT      LinkType = "sit"
+	LinkIP6Tnl   LinkType = "ip6tnl"
 )
 
 // LinkState is an interface's administrative state.

@@ -18,6 +18,7 @@ var goEnums = map[reflect.Type][]string{
 	reflect.TypeFor[XmitHashPolicy](): enumStrings(hashPolicies),
 	reflect.TypeFor[VLANProtocol]():   enumStrings(vlanProtos),
 	reflect.TypeFor[MacvlanMode]():    enumStrings(macvlanModes),
+	reflect.TypeFor[IP6TnlMode]():     enumStrings(ip6tnlModes),
 	reflect.TypeFor[RouteType]():      enumStrings(routeTypes),
 	reflect.TypeFor[RoutePref]():      enumStrings(routePrefs),
 	reflect.TypeFor[RuleAction]():     enumStrings(ruleActions),

@@ -22,7 +22,7 @@ type Intent struct {
 // Interface is a network interface. Physical interfaces must exist already
 // (the agent configures but never creates them); every other type is created.
 // Exactly the section matching Type may be set (Bond for "bond", and so on);
-// it is required for vlan, veth, macvlan and vxlan.
+// it is required for vlan, veth, macvlan, vxlan, gre, ipip, sit and ip6tnl.
 type Interface struct {
 	Name      string    `json:"name"`
 	Type      LinkType  `json:"type"`
@@ -39,6 +39,10 @@ type Interface struct {
 	Veth    *Veth    `json:"veth,omitempty"`
 	Macvlan *Macvlan `json:"macvlan,omitempty"`
 	VXLAN   *VXLAN   `json:"vxlan,omitempty"`
+	GRE     *Tunnel  `json:"gre,omitempty"`
+	IPIP    *Tunnel  `json:"ipip,omitempty"`
+	SIT     *Tunnel  `json:"sit,omitempty"`
+	IP6Tnl  *IP6Tnl  `json:"ip6tnl,omitempty"`
 
 	Origin Origin `json:"-"`
 }

@@ -56,6 +56,7 @@ func (c *checker) iface(ifc *Interface, at Origin, unique map[string]Origin) {
 	c.alias(at.field("alias"), ifc.Alias)
 	c.master(ifc, at.field("master"))
 	if typeOK {
+		c.notFallbackName(ifc, at.field("name"))
 		c.sections(ifc, at)
 		c.kind(ifc, at, unique)
 		c.mtuUnderParent(ifc, at.field("mtu"))

@@ -27,4 +27,8 @@ var linkKinds = map[intent.LinkType]linkKind{
 	intent.LinkVeth:    vethKind,
 	intent.LinkMacvlan: macvlanKind,
 	intent.LinkVXLAN:   vxlanKind,
+	intent.LinkGRE:     greKind,
+	intent.LinkIPIP:    ipipKind,
+	intent.LinkSIT:     sitKind,
+	intent.LinkIP6Tnl:  ip6tnlKind,
 }

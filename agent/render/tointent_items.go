@@ -7,7 +7,8 @@ import (
 	"github.com/netagent/netagent/items"
 )
 
-// interfaceToIntent converts an Interface item. An owned veth whose peer
+// interfaceToIntent converts an Interface item, its MAC only if it is an
+// Ethernet one. An owned veth whose peer
 // is out of reach (in a namespace without a name) cannot be declared as a
 // veth; it is described as physical: it exists, and is not created.
 func interfaceToIntent(it *items.Interface) *intent.Interface {
@@ -18,7 +19,9 @@ func interfaceToIntent(it *items.Interface) *intent.Interface {
 		State: stateOf(it.AdminUp),
 		Alias: it.Alias,
 	}
-	if len(it.MAC) > 0 && it.Kind != items.KindPhysical {
+	// Only an Ethernet address is a MAC: a tunnel's device address is its
+	// local endpoint (4 or 16 bytes), which the intent does not set.
+	if len(it.MAC) == 6 && it.Kind != items.KindPhysical {
 		ifc.MAC = it.MAC.String()
 	}
 	if kind, ok := linkKinds[ifc.Type]; ok {

@@ -1,6 +1,7 @@
 // Package link configures network interfaces: items of type "interface"
 // (every kind: physical settings, bond, vlan, bridge, veth, macvlan, vxlan,
-// dummy) and "port" (membership in a bond or bridge), and reads the
+// dummy, and the tunnels gre, ipip, sit and ip6tnl, which share one
+// tunnelKind) and "port" (membership in a bond or bridge), and reads the
 // kernel's links back into items, the external "link" items included.
 //
 // # Model

@@ -254,7 +254,7 @@ func clone(i *items.Interface) *items.Interface {
 }
 
 func kindCases() []kindCase {
-	return []kindCase{{
+	return append([]kindCase{{
 		name:   "dummy",
 		create: &items.Interface{IfName: "dm0", Kind: items.KindDummy, AdminUp: true},
 		modify: func(i *items.Interface) {
@@ -351,7 +351,7 @@ func kindCases() []kindCase {
 				e.t.Errorf("bond options %+v", b)
 			}
 		},
-	}}
+	}}, tunnelCases()...)
 }
 
 // TestFakeKindLifecycle: for every kind netagent manages, create, modify

@@ -81,6 +81,8 @@ type fakeLink struct {
 	primary string
 	// peerNS is the namespace of a veth's peer (nil: this one).
 	peerNS *fakeKernel
+	// tunnel is an IP tunnel's parameters (fake_tunnel_test.go).
+	tunnel *fakeTunnel
 }
 
 func newFakeKernel() *fakeKernel {
@@ -257,6 +259,8 @@ func (f *fakeKernel) copyOf(fl *fakeLink) netlink.Link {
 	case *netlink.Dummy:
 		v := *x
 		c = &v
+	case *netlink.Gretun, *netlink.Iptun, *netlink.Sittun, *netlink.Ip6tnl:
+		c = fl.tunnel.netlinkLink(*x.Attrs())
 	case *netlink.Vxlan:
 		v := *x
 		v.SrcAddr = slices.Clone(x.SrcAddr)
@@ -410,6 +414,8 @@ func (f *fakeKernel) build(link netlink.Link) (*fakeLink, *fakeLink, error) {
 	case *netlink.Dummy:
 		// dummy_setup: no MTU limit, a MAC that changes while up
 		return &fakeLink{link: &netlink.Dummy{LinkAttrs: f.base(a, 1500)}, maxMTU: 65535, liveMAC: true}, nil, nil
+	case *netlink.Gretun, *netlink.Iptun, *netlink.Sittun, *netlink.Ip6tnl:
+		return f.buildTunnel(x)
 	}
 	return nil, nil, unix.EOPNOTSUPP // no such rtnl_link_ops in this kernel
 }
@@ -567,8 +573,8 @@ func (f *fakeKernel) LinkDel(link netlink.Link) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := fl.link.(*netlink.Device); ok {
-		return unix.EOPNOTSUPP // a NIC (or lo) has no rtnl_link_ops: it cannot be deleted
+	if _, ok := fl.link.(*netlink.Device); ok || fl.tunnel != nil && fl.tunnel.fallback {
+		return unix.EOPNOTSUPP // a NIC (or lo) has no rtnl_link_ops, a tunnel module keeps its fallback device
 	}
 	if err := f.write("del", fl.attrs().Name); err != nil {
 		return err
@@ -910,7 +916,7 @@ func (f *fakeKernel) lowerUp(fl *fakeLink, carrier map[int]bool) bool {
 		}
 		return false
 	}
-	return true // vxlan, dummy
+	return true // vxlan, dummy, tunnels
 }
 
 // Raw rtnetlink: IFLA_INFO_DATA and IFLA_INFO_SLAVE_DATA.
@@ -961,6 +967,8 @@ func (f *fakeKernel) setInfoData(index int, kind string, attrs []attr) error {
 		apply, err = f.bondData(fl, x, attrs)
 	case *netlink.Vxlan:
 		apply, err = vxlanData(x, attrs)
+	case *netlink.Gretun, *netlink.Iptun, *netlink.Sittun, *netlink.Ip6tnl:
+		apply, err = f.tunnelData(fl, attrs)
 	default:
 		err = unix.EOPNOTSUPP
 	}

@@ -41,6 +41,10 @@ var linkKinds = map[items.InterfaceKind]linkKind{
 	items.KindMacvlan: macvlanKind{},
 	items.KindVxlan:   vxlanKind{},
 	items.KindDummy:   dummyKind{},
+	items.KindGRE:     greTunnel,
+	items.KindIPIP:    ipipTunnel,
+	items.KindSIT:     sitTunnel,
+	items.KindIP6Tnl:  ip6tnlTunnel,
 }
 
 // kindOf maps a netlink link type to the managed kind, "" for the types

@@ -16,7 +16,8 @@ type Module struct {
 }
 
 // DefaultModules are the link kinds netagent manages that the host kernel may
-// lack. Their dependencies (llc, stp, garp, mrp, tls, udp_tunnel, ...) are
+// lack. Their dependencies (llc, stp, garp, mrp, tls, udp_tunnel, gre,
+// ip_tunnel, tunnel4, tunnel6, ...) are
 // found in modules.dep and loaded first. bonding gets max_bonds=0, or it makes
 // a bond0 of its own.
 var DefaultModules = []Module{
@@ -27,6 +28,10 @@ var DefaultModules = []Module{
 	{Name: "bridge"},
 	{Name: "macvlan"},
 	{Name: "vxlan"},
+	{Name: "ip_gre"},     // gre (and its fallback devices gre0, gretap0, erspan0)
+	{Name: "ipip"},       // ipip (tunl0)
+	{Name: "sit"},        // sit (sit0)
+	{Name: "ip6_tunnel"}, // ip6tnl (ip6tnl0)
 }
 
 // moduleIndex is what modules.dep and modules.builtin say about a kernel.
