@@ -23,7 +23,8 @@ type linkSection struct {
 	keys func(ifc *Interface) []string
 	// parent, if set, returns the interface the link sits on ("" for none)
 	// and what the kernel takes from its MTU (the VXLAN header), with a
-	// note saying so.
+	// note saying so; a negative overhead when the kernel does not bound
+	// the link's MTU by its parent's (a tunnel's outer packets fragment).
 	parent func(ifc *Interface) (name string, overhead int, note string)
 }
 

@@ -88,7 +88,7 @@ func intOr(p *int, def int) int {
 }
 
 // The four tunnel sections: required, sitting on their parent when they
-// have one.
+// have one, whose MTU does not bound theirs (the outer packets fragment).
 var (
 	greSection    = tunnelSection(LinkGRE, func(ifc *Interface) *Tunnel { return ifc.GRE })
 	ipipSection   = tunnelSection(LinkIPIP, func(ifc *Interface) *Tunnel { return ifc.IPIP })
@@ -98,7 +98,7 @@ var (
 		required: true,
 		present:  func(ifc *Interface) bool { return ifc.IP6Tnl != nil },
 		check:    (*checker).ip6tnl,
-		parent:   func(ifc *Interface) (string, int, string) { return ifc.IP6Tnl.Parent, 0, "" },
+		parent:   func(ifc *Interface) (string, int, string) { return ifc.IP6Tnl.Parent, -1, "" },
 	}
 )
 
@@ -111,7 +111,7 @@ func tunnelSection(typ LinkType, get func(*Interface) *Tunnel) linkSection {
 		check: func(c *checker, ifc *Interface, o Origin, unique map[string]Origin) {
 			c.tunnel4(ifc, get(ifc), o, unique)
 		},
-		parent: func(ifc *Interface) (string, int, string) { return get(ifc).Parent, 0, "" },
+		parent: func(ifc *Interface) (string, int, string) { return get(ifc).Parent, -1, "" },
 	}
 }
 

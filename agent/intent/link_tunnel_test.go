@@ -10,6 +10,8 @@ func TestValidateTunnels(t *testing.T) {
 	runValidateCases(t, []validateCase{
 		{"valid", `"interfaces": [{"name": "eth0", "type": "physical", "mtu": 9000},
 			{"name": "gre1", "type": "gre", "gre": {"local": "192.0.2.1", "remote": "198.51.100.2", "ttl": 64, "key": 42, "parent": "eth0"}, "mtu": 1400},
+			{"name": "eth1", "type": "physical", "mtu": 1500},
+			{"name": "gre4", "type": "gre", "gre": {"local": "192.0.2.4", "parent": "eth1"}, "mtu": 9000},
 			{"name": "gre2", "type": "gre", "gre": {"local": "192.0.2.1", "remote": "198.51.100.2", "key": 43}},
 			{"name": "gre3", "type": "gre", "gre": {"remote": "198.51.100.2", "ikey": 1, "okey": 2, "pmtudisc": false}},
 			{"name": "ipip1", "type": "ipip", "ipip": {"local": "192.0.2.1", "remote": "198.51.100.2"}, "addresses": ["10.0.0.1/30"]},

@@ -76,6 +76,9 @@ func (c *checker) mtuUnderParent(ifc *Interface, o Origin) {
 		return
 	}
 	parent, overhead, note := s.parent(ifc)
+	if overhead < 0 {
+		return
+	}
 	def, ok := c.links[parent]
 	if !ok || def.peer || def.ifc.MTU == 0 {
 		return
