@@ -24,6 +24,8 @@ const (
 	KindMacvlan  InterfaceKind = "macvlan"
 	KindVxlan    InterfaceKind = "vxlan"
 	KindDummy    InterfaceKind = "dummy"
+
+	KindWireguard InterfaceKind = "wireguard"
 )
 
 // Interface is a managed network interface: every interface the intent

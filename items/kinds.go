@@ -56,6 +56,8 @@ var kinds = map[InterfaceKind]kindSpec{
 	KindMacvlan:  {zero: func() KindAttrs { return &MacvlanAttrs{} }, required: true},
 	KindVxlan:    {zero: func() KindAttrs { return &VxlanAttrs{} }, required: true},
 	KindDummy:    {}, // no attributes
+
+	KindWireguard: {zero: func() KindAttrs { return &WireguardAttrs{} }, required: true},
 }
 
 // AttrsOf returns the interface's attributes if they are a T (for instance

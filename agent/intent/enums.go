@@ -17,6 +17,8 @@ const (
 	LinkMacvlan  LinkType = "macvlan"
 	LinkVXLAN    LinkType = "vxlan"
 	LinkDummy    LinkType = "dummy"
+
+	LinkWireguard LinkType = "wireguard"
 )
 
 // LinkState is an interface's administrative state.

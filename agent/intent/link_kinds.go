@@ -31,6 +31,7 @@ type linkSection struct {
 // order of the schema.
 var linkSections = []linkSection{bondSection, vlanSection, bridgeSection, vethSection, macvlanSection, vxlanSection,
 	{typ: LinkDummy}, // no section
+	wireguardSection,
 }
 
 // linkTypes lists every interface type: physical, then those of

@@ -40,6 +40,8 @@ type Interface struct {
 	Macvlan *Macvlan `json:"macvlan,omitempty"`
 	VXLAN   *VXLAN   `json:"vxlan,omitempty"`
 
+	Wireguard *Wireguard `json:"wireguard,omitempty"`
+
 	Origin Origin `json:"-"`
 }
 

@@ -27,4 +27,6 @@ var linkKinds = map[intent.LinkType]linkKind{
 	intent.LinkVeth:    vethKind,
 	intent.LinkMacvlan: macvlanKind,
 	intent.LinkVXLAN:   vxlanKind,
+
+	intent.LinkWireguard: wireguardKind,
 }

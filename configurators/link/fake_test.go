@@ -81,6 +81,8 @@ type fakeLink struct {
 	primary string
 	// peerNS is the namespace of a veth's peer (nil: this one).
 	peerNS *fakeKernel
+	// wg is a WireGuard device's configuration (fake_wireguard_test.go).
+	wg *fakeWG
 }
 
 func newFakeKernel() *fakeKernel {
@@ -257,6 +259,9 @@ func (f *fakeKernel) copyOf(fl *fakeLink) netlink.Link {
 	case *netlink.Dummy:
 		v := *x
 		c = &v
+	case *netlink.Wireguard:
+		v := *x
+		c = &v
 	case *netlink.Vxlan:
 		v := *x
 		v.SrcAddr = slices.Clone(x.SrcAddr)
@@ -410,6 +415,8 @@ func (f *fakeKernel) build(link netlink.Link) (*fakeLink, *fakeLink, error) {
 	case *netlink.Dummy:
 		// dummy_setup: no MTU limit, a MAC that changes while up
 		return &fakeLink{link: &netlink.Dummy{LinkAttrs: f.base(a, 1500)}, maxMTU: 65535, liveMAC: true}, nil, nil
+	case *netlink.Wireguard:
+		return f.buildWireguard(a)
 	}
 	return nil, nil, unix.EOPNOTSUPP // no such rtnl_link_ops in this kernel
 }
@@ -910,7 +917,7 @@ func (f *fakeKernel) lowerUp(fl *fakeLink, carrier map[int]bool) bool {
 		}
 		return false
 	}
-	return true // vxlan, dummy
+	return true // vxlan, dummy, wireguard
 }
 
 // Raw rtnetlink: IFLA_INFO_DATA and IFLA_INFO_SLAVE_DATA.

@@ -41,6 +41,8 @@ var linkKinds = map[items.InterfaceKind]linkKind{
 	items.KindMacvlan: macvlanKind{},
 	items.KindVxlan:   vxlanKind{},
 	items.KindDummy:   dummyKind{},
+
+	items.KindWireguard: wireguardKind{},
 }
 
 // kindOf maps a netlink link type to the managed kind, "" for the types

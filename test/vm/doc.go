@@ -29,7 +29,7 @@
 // the environment variable NETAGENT_VM=1 (see InGuest), no network besides
 // lo, and none of the package's testdata. The modules in DefaultModules are
 // loaded at boot with their dependencies: 8021q, bonding (max_bonds=0, so no
-// bond0 of its own), dummy, veth, bridge, macvlan and vxlan. There is no
+// bond0 of its own), dummy, veth, bridge, macvlan, vxlan and wireguard. There is no
 // iproute2, iptables or nftables binary; busybox's applets are on PATH.
 //
 // # Writing VM tests for a package
