@@ -16,18 +16,19 @@ type InterfaceKind string
 
 // The kinds of managed interface.
 const (
-	KindPhysical InterfaceKind = "physical"
-	KindBond     InterfaceKind = "bond"
-	KindVLAN     InterfaceKind = "vlan"
-	KindBridge   InterfaceKind = "bridge"
-	KindVeth     InterfaceKind = "veth"
-	KindMacvlan  InterfaceKind = "macvlan"
-	KindVxlan    InterfaceKind = "vxlan"
-	KindDummy    InterfaceKind = "dummy"
-	KindGRE      InterfaceKind = "gre"
-	KindIPIP     InterfaceKind = "ipip"
-	KindSIT      InterfaceKind = "sit"
-	KindIP6Tnl   InterfaceKind = "ip6tnl"
+	KindPhysical  InterfaceKind = "physical"
+	KindBond      InterfaceKind = "bond"
+	KindVLAN      InterfaceKind = "vlan"
+	KindBridge    InterfaceKind = "bridge"
+	KindVeth      InterfaceKind = "veth"
+	KindMacvlan   InterfaceKind = "macvlan"
+	KindVxlan     InterfaceKind = "vxlan"
+	KindDummy     InterfaceKind = "dummy"
+	KindGRE       InterfaceKind = "gre"
+	KindIPIP      InterfaceKind = "ipip"
+	KindSIT       InterfaceKind = "sit"
+	KindIP6Tnl    InterfaceKind = "ip6tnl"
+	KindWireguard InterfaceKind = "wireguard"
 )
 
 // Interface is a managed network interface: every interface the intent

@@ -49,18 +49,19 @@ type kindSpec struct {
 // kinds is the table of interface kinds. Adding a kind is one line here
 // and a kind_<kind>.go file with its attributes.
 var kinds = map[InterfaceKind]kindSpec{
-	KindPhysical: {existing: true},
-	KindBond:     {zero: func() KindAttrs { return &BondAttrs{} }},
-	KindVLAN:     {zero: func() KindAttrs { return &VLANAttrs{} }, required: true},
-	KindBridge:   {zero: func() KindAttrs { return &BridgeAttrs{} }},
-	KindVeth:     {zero: func() KindAttrs { return &VethAttrs{} }, required: true},
-	KindMacvlan:  {zero: func() KindAttrs { return &MacvlanAttrs{} }, required: true},
-	KindVxlan:    {zero: func() KindAttrs { return &VxlanAttrs{} }, required: true},
-	KindDummy:    {}, // no attributes
-	KindGRE:      tunnelSpec(KindGRE),
-	KindIPIP:     tunnelSpec(KindIPIP),
-	KindSIT:      tunnelSpec(KindSIT),
-	KindIP6Tnl:   tunnelSpec(KindIP6Tnl),
+	KindPhysical:  {existing: true},
+	KindBond:      {zero: func() KindAttrs { return &BondAttrs{} }},
+	KindVLAN:      {zero: func() KindAttrs { return &VLANAttrs{} }, required: true},
+	KindBridge:    {zero: func() KindAttrs { return &BridgeAttrs{} }},
+	KindVeth:      {zero: func() KindAttrs { return &VethAttrs{} }, required: true},
+	KindMacvlan:   {zero: func() KindAttrs { return &MacvlanAttrs{} }, required: true},
+	KindVxlan:     {zero: func() KindAttrs { return &VxlanAttrs{} }, required: true},
+	KindDummy:     {}, // no attributes
+	KindGRE:       tunnelSpec(KindGRE),
+	KindIPIP:      tunnelSpec(KindIPIP),
+	KindSIT:       tunnelSpec(KindSIT),
+	KindIP6Tnl:    tunnelSpec(KindIP6Tnl),
+	KindWireguard: {zero: func() KindAttrs { return &WireguardAttrs{} }, required: true},
 }
 
 // tunnelSpec is the spec of a tunnel kind: TunnelAttrs of that type.

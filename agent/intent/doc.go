@@ -32,15 +32,20 @@
 //
 //   - interfaces: name (1-15 bytes of printable ASCII, no '/', ':' or
 //     space), type (physical, bond, vlan, bridge, veth, macvlan, vxlan,
-//     dummy, gre, ipip, sit, ip6tnl), mtu,
+//     dummy, gre, ipip, sit, ip6tnl, wireguard), mtu,
 //     state (up, the default, or down), mac (virtual types only), alias (at
 //     most 246 bytes; "netagent" and "netagent:..." are reserved for
 //     netagent's ownership mark), master (a bond or bridge), addresses
 //     (CIDR, like "192.0.2.10/24"; an address once per intent, but for a
 //     host address, /32 or /128, which several interfaces may share as
 //     unnumbered links do), and exactly the section named like the type: "bond" and "bridge" are
-//     optional, "vlan", "veth", "macvlan", "vxlan" and the tunnels'
-//     required, and a dummy has none. A bond's
+//     optional, "vlan", "veth", "macvlan", "vxlan", "wireguard" and the
+//     tunnels' required, and a dummy has none. A wireguard interface has no mac and
+//     no master; its privateKeyFile (and a peer's presharedKeyFile) is an
+//     absolute path, its peers' publicKeys base64 keys, once per interface,
+//     their allowedIPs prefixes without host bits, each on one peer, and
+//     their endpoints address:port or [v6]:port (no host names); two
+//     wireguard interfaces cannot listen on the same nonzero port. A bond's
 //     miimon is in milliseconds; a bridge's forwardDelay is in centiseconds
 //     (1500 is 15 seconds), as in ip-link and netlink. A veth's peer is
 //     created with it and its name is taken like an interface's, unless the

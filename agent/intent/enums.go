@@ -9,18 +9,19 @@ type LinkType string
 
 // The interface types.
 const (
-	LinkPhysical LinkType = "physical"
-	LinkBond     LinkType = "bond"
-	LinkVLAN     LinkType = "vlan"
-	LinkBridge   LinkType = "bridge"
-	LinkVeth     LinkType = "veth"
-	LinkMacvlan  LinkType = "macvlan"
-	LinkVXLAN    LinkType = "vxlan"
-	LinkDummy    LinkType = "dummy"
-	LinkGRE      LinkType = "gre"
-	LinkIPIP     LinkType = "ipip"
-	LinkSIT      LinkType = "sit"
-	LinkIP6Tnl   LinkType = "ip6tnl"
+	LinkPhysical  LinkType = "physical"
+	LinkBond      LinkType = "bond"
+	LinkVLAN      LinkType = "vlan"
+	LinkBridge    LinkType = "bridge"
+	LinkVeth      LinkType = "veth"
+	LinkMacvlan   LinkType = "macvlan"
+	LinkVXLAN     LinkType = "vxlan"
+	LinkDummy     LinkType = "dummy"
+	LinkGRE       LinkType = "gre"
+	LinkIPIP      LinkType = "ipip"
+	LinkSIT       LinkType = "sit"
+	LinkIP6Tnl    LinkType = "ip6tnl"
+	LinkWireguard LinkType = "wireguard"
 )
 
 // LinkState is an interface's administrative state.

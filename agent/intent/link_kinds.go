@@ -33,6 +33,7 @@ type linkSection struct {
 var linkSections = []linkSection{bondSection, vlanSection, bridgeSection, vethSection, macvlanSection, vxlanSection,
 	{typ: LinkDummy}, // no section
 	greSection, ipipSection, sitSection, ip6tnlSection,
+	wireguardSection,
 }
 
 // linkTypes lists every interface type: physical, then those of

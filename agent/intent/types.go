@@ -44,6 +44,8 @@ type Interface struct {
 	SIT     *Tunnel  `json:"sit,omitempty"`
 	IP6Tnl  *IP6Tnl  `json:"ip6tnl,omitempty"`
 
+	Wireguard *Wireguard `json:"wireguard,omitempty"`
+
 	Origin Origin `json:"-"`
 }
 

@@ -95,9 +95,9 @@ func TestValidateInterfaceNames(t *testing.T) {
 func TestValidateInterfaceFields(t *testing.T) {
 	runValidateCases(t, []validateCase{
 		{"type missing", `"interfaces": [{"name": "a"}]`,
-			[]string{`interfaces[0].type: is required (one of physical, bond, vlan, bridge, veth, macvlan, vxlan, dummy, gre, ipip, sit, ip6tnl)`}},
+			[]string{`interfaces[0].type: is required (one of physical, bond, vlan, bridge, veth, macvlan, vxlan, dummy, gre, ipip, sit, ip6tnl, wireguard)`}},
 		{"type unknown", `"interfaces": [{"name": "a", "type": "vlna"}]`,
-			[]string{`interfaces[0].type: "vlna" is not one of physical, bond, vlan, bridge, veth, macvlan, vxlan, dummy, gre, ipip, sit, ip6tnl`}},
+			[]string{`interfaces[0].type: "vlna" is not one of physical, bond, vlan, bridge, veth, macvlan, vxlan, dummy, gre, ipip, sit, ip6tnl, wireguard`}},
 		{"mtu", `"interfaces": [{"name": "a", "type": "physical", "mtu": 67}]`,
 			[]string{`interfaces[0].mtu: 67 is out of range 68-65535`}},
 		{"mtu too small for IPv6", `"interfaces": [{"name": "a", "type": "physical", "mtu": 1000, "addresses": ["2001:db8::1/64"]}]`,

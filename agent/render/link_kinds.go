@@ -21,14 +21,15 @@ type linkKind struct {
 // linkKinds is the table of the interface types that have a section
 // (physical has none).
 var linkKinds = map[intent.LinkType]linkKind{
-	intent.LinkBond:    bondKind,
-	intent.LinkVLAN:    vlanKind,
-	intent.LinkBridge:  bridgeKind,
-	intent.LinkVeth:    vethKind,
-	intent.LinkMacvlan: macvlanKind,
-	intent.LinkVXLAN:   vxlanKind,
-	intent.LinkGRE:     greKind,
-	intent.LinkIPIP:    ipipKind,
-	intent.LinkSIT:     sitKind,
-	intent.LinkIP6Tnl:  ip6tnlKind,
+	intent.LinkBond:      bondKind,
+	intent.LinkVLAN:      vlanKind,
+	intent.LinkBridge:    bridgeKind,
+	intent.LinkVeth:      vethKind,
+	intent.LinkMacvlan:   macvlanKind,
+	intent.LinkVXLAN:     vxlanKind,
+	intent.LinkGRE:       greKind,
+	intent.LinkIPIP:      ipipKind,
+	intent.LinkSIT:       sitKind,
+	intent.LinkIP6Tnl:    ip6tnlKind,
+	intent.LinkWireguard: wireguardKind,
 }

@@ -1,8 +1,8 @@
 // Package link configures network interfaces: items of type "interface"
 // (every kind: physical settings, bond, vlan, bridge, veth, macvlan, vxlan,
-// dummy, and the tunnels gre, ipip, sit and ip6tnl, which share one
-// tunnelKind) and "port" (membership in a bond or bridge), and reads the
-// kernel's links back into items, the external "link" items included.
+// dummy, wireguard, and the tunnels gre, ipip, sit and ip6tnl, which share
+// one tunnelKind) and "port" (membership in a bond or bridge), and reads
+// the kernel's links back into items, the external "link" items included.
 //
 // # Model
 //
@@ -13,7 +13,11 @@
 // on a short-lived socket opened inside the target namespace (rawOps).
 // The only requests that leave the target namespace, for a veth whose
 // peer is in another named namespace (opening it for the create, its
-// nsid, the peer's name), are behind nsOps.
+// nsid, the peer's name), are behind nsOps. A WireGuard device's
+// configuration (keys, port, fwmark, peers) is generic netlink, through a
+// wgctrl client opened inside the target namespace for each call (wgOps; see
+// kind_wireguard.go); its key files are read when it is configured and read
+// back, and never kept in an item, a log or an error.
 //
 // The configurators compare against the kernel, not against the old item:
 // Create, Modify and the port operations read the link, describe it as an

@@ -18,4 +18,8 @@ var (
 	// links netagent creates may carry: netagent would take the NIC for
 	// its own, and delete it once it left the intent.
 	ErrReservedAlias = errors.New("alias carries netagent's ownership mark")
+	// ErrKeyFile: a WireGuard key file (private or preshared) is missing,
+	// unreadable, accessible to others or not one base64 key. The error
+	// names the interface and the file, never its content.
+	ErrKeyFile = errors.New("unusable key file")
 )

@@ -41,7 +41,7 @@ func newFakeEnv(t *testing.T) fakeEnv {
 var fakeNsIdentity = statefile.NsIdentity{BootID: "fake-boot", Netns: "fake", NsID: "NS(0:1)"}
 
 func (e fakeEnv) kernel() *kernel {
-	return &kernel{nl: e.f, raw: e.f, ns: e.f,
+	return &kernel{nl: e.f, raw: e.f, ns: e.f, wg: e.f,
 		st: &stateStore{path: filepath.Join(e.dir, stateFileName), ns: fakeNsIdentity}}
 }
 

@@ -83,6 +83,8 @@ type fakeLink struct {
 	peerNS *fakeKernel
 	// tunnel is an IP tunnel's parameters (fake_tunnel_test.go).
 	tunnel *fakeTunnel
+	// wg is a WireGuard device's configuration (fake_wireguard_test.go).
+	wg *fakeWG
 }
 
 func newFakeKernel() *fakeKernel {
@@ -261,6 +263,9 @@ func (f *fakeKernel) copyOf(fl *fakeLink) netlink.Link {
 		c = &v
 	case *netlink.Gretun, *netlink.Iptun, *netlink.Sittun, *netlink.Ip6tnl:
 		c = fl.tunnel.netlinkLink(*x.Attrs())
+	case *netlink.Wireguard:
+		v := *x
+		c = &v
 	case *netlink.Vxlan:
 		v := *x
 		v.SrcAddr = slices.Clone(x.SrcAddr)
@@ -416,6 +421,8 @@ func (f *fakeKernel) build(link netlink.Link) (*fakeLink, *fakeLink, error) {
 		return &fakeLink{link: &netlink.Dummy{LinkAttrs: f.base(a, 1500)}, maxMTU: 65535, liveMAC: true}, nil, nil
 	case *netlink.Gretun, *netlink.Iptun, *netlink.Sittun, *netlink.Ip6tnl:
 		return f.buildTunnel(x)
+	case *netlink.Wireguard:
+		return f.buildWireguard(a)
 	}
 	return nil, nil, unix.EOPNOTSUPP // no such rtnl_link_ops in this kernel
 }
@@ -916,7 +923,7 @@ func (f *fakeKernel) lowerUp(fl *fakeLink, carrier map[int]bool) bool {
 		}
 		return false
 	}
-	return true // vxlan, dummy, tunnels
+	return true // vxlan, dummy, tunnels, wireguard
 }
 
 // Raw rtnetlink: IFLA_INFO_DATA and IFLA_INFO_SLAVE_DATA.

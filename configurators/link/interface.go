@@ -40,7 +40,7 @@ func newKernel(t *netnsx.Target, stateDir string) (*kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &kernel{nl: t.NL, raw: rawNL{ns: t.NsHandle()}, ns: namedNamespaces{nl: t.NL}, st: st}, nil
+	return &kernel{nl: t.NL, raw: rawNL{ns: t.NsHandle()}, ns: namedNamespaces{nl: t.NL}, st: st, wg: netnsWG{t}}, nil
 }
 
 // Create makes the interface exist as wanted. A physical interface must

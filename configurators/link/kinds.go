@@ -34,17 +34,18 @@ type linkKind interface {
 // linkKinds is the table of the kinds the configurator creates, by the
 // items' kind, which is also the netlink link type (IFLA_INFO_KIND).
 var linkKinds = map[items.InterfaceKind]linkKind{
-	items.KindBond:    bondKind{},
-	items.KindVLAN:    vlanKind{},
-	items.KindBridge:  bridgeKind{},
-	items.KindVeth:    vethKind{},
-	items.KindMacvlan: macvlanKind{},
-	items.KindVxlan:   vxlanKind{},
-	items.KindDummy:   dummyKind{},
-	items.KindGRE:     greTunnel,
-	items.KindIPIP:    ipipTunnel,
-	items.KindSIT:     sitTunnel,
-	items.KindIP6Tnl:  ip6tnlTunnel,
+	items.KindBond:      bondKind{},
+	items.KindVLAN:      vlanKind{},
+	items.KindBridge:    bridgeKind{},
+	items.KindVeth:      vethKind{},
+	items.KindMacvlan:   macvlanKind{},
+	items.KindVxlan:     vxlanKind{},
+	items.KindDummy:     dummyKind{},
+	items.KindGRE:       greTunnel,
+	items.KindIPIP:      ipipTunnel,
+	items.KindSIT:       sitTunnel,
+	items.KindIP6Tnl:    ip6tnlTunnel,
+	items.KindWireguard: wireguardKind{},
 }
 
 // kindOf maps a netlink link type to the managed kind, "" for the types

@@ -13,12 +13,14 @@ import (
 // kernel reads and writes links in one namespace: through its netlink
 // handle (nl), raw rtnetlink requests (raw), and the named namespaces a
 // veth's peer may be in (ns). st is the namespace's state in the state
-// directory (nil: none).
+// directory (nil: none). wg configures WireGuard devices (nil: none, for
+// the port configurator).
 type kernel struct {
 	nl  nlOps
 	raw rawOps
 	ns  nsOps
 	st  *stateStore
+	wg  wgOps
 }
 
 // owned reports whether the link carries netagent's mark.

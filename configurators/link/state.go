@@ -35,6 +35,9 @@ type nsState struct {
 	// Creating is the create journal: by name, the links netagent is about
 	// to create and has not marked yet.
 	Creating map[string]journalEntry `json:"creating,omitempty"`
+	// Wireguard holds, by link name, the key files of the WireGuard
+	// devices netagent configured (kind_wireguard.go).
+	Wireguard map[string]wgKeyFiles `json:"wireguard,omitempty"`
 }
 
 // original is what a physical link held before netagent changed it; nil
@@ -179,7 +182,7 @@ func (r *stateRecord) entry(ns statefile.NsIdentity) *nsState {
 func (r *stateRecord) prune(bootID string) {
 	kept := r.Namespaces[:0]
 	for _, e := range r.Namespaces {
-		if e.BootID == bootID && (len(e.Originals) > 0 || len(e.Creating) > 0) {
+		if e.BootID == bootID && (len(e.Originals) > 0 || len(e.Creating) > 0 || len(e.Wireguard) > 0) {
 			kept = append(kept, e)
 		}
 	}

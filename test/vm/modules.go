@@ -32,6 +32,10 @@ var DefaultModules = []Module{
 	{Name: "ipip"},       // ipip (tunl0)
 	{Name: "sit"},        // sit (sit0)
 	{Name: "ip6_tunnel"}, // ip6tnl (ip6tnl0)
+	// wireguard needs the crypto library modules (chacha, poly1305,
+	// curve25519: their x86 versions fall back to the generic code on a
+	// CPU without SSSE3/AVX/ADX, as qemu's TCG one) and udp_tunnel.
+	{Name: "wireguard"},
 }
 
 // moduleIndex is what modules.dep and modules.builtin say about a kernel.
