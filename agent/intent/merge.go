@@ -18,6 +18,9 @@ import (
 // defines it, naming the others, and no file's version of it is kept. A file
 // that is nil or of another version is reported and left out. Everything
 // else is merged, so the result is usable even when the error is not nil.
+// Conflicts are reported section by section, in the order of the schema
+// (interfaces, routes, rules, neighbors, sysctls, firewall.chains), as
+// Validate reports its problems.
 //
 // Merge sets the Origin of every object it keeps (and SysctlOrigins), so
 // that the errors of the merged intent's Validate name the files. Merge
@@ -34,10 +37,9 @@ func Merge(files map[string]*Intent) (*Intent, error) {
 		}
 	}
 	out := &Intent{Version: Version}
-	for _, sec := range mergeSections {
-		sec.merge(m, ok, out)
+	for _, s := range sections {
+		s.merge(m, ok, out)
 	}
-	m.sysctls(ok, out)
 	return out, errors.Join(m.errs...)
 }
 
@@ -67,45 +69,10 @@ func WithoutConflicts(files map[string]*Intent) (map[string]*Intent, error) {
 		}
 		return out[name]
 	}
-	for _, sec := range mergeSections {
-		sec.without(m, ok, edit)
+	for _, s := range sections {
+		s.without(m, ok, edit)
 	}
-	m.withoutSysctls(ok, edit)
 	return out, errors.Join(m.errs...)
-}
-
-// mergeSection is one list of an intent, for Merge and WithoutConflicts.
-type mergeSection struct {
-	merge   func(m *merger, files []namedIntent, out *Intent)
-	without func(m *merger, files []namedIntent, edit func(string) *Intent)
-}
-
-// mergeSections are the lists of an intent, in the order Merge takes them.
-var mergeSections = []mergeSection{
-	listMergeSection("interfaces", func(in *Intent) *[]Interface { return &in.Interfaces },
-		func(x *Interface) *Origin { return &x.Origin }, interfaceKeys),
-	listMergeSection("routes", func(in *Intent) *[]Route { return &in.Routes },
-		func(x *Route) *Origin { return &x.Origin }, func(x *Route) []string { return []string{routeKey(x)} }),
-	listMergeSection("rules", func(in *Intent) *[]Rule { return &in.Rules },
-		func(x *Rule) *Origin { return &x.Origin }, func(x *Rule) []string { return []string{ruleKey(x)} }),
-	listMergeSection("neighbors", func(in *Intent) *[]Neighbor { return &in.Neighbors },
-		func(x *Neighbor) *Origin { return &x.Origin }, func(x *Neighbor) []string { return []string{neighborKey(x)} }),
-	listMergeSection("firewall.chains", func(in *Intent) *[]Chain { return &in.Firewall.Chains },
-		func(x *Chain) *Origin { return &x.Origin }, chainKeys),
-}
-
-// listMergeSection describes the list of objects of one kind: where it is in an
-// intent (kind is its JSON path), an object's origin and the identities it
-// takes.
-func listMergeSection[T any](kind string, list func(*Intent) *[]T, origin func(*T) *Origin, keys func(*T) []string) mergeSection {
-	return mergeSection{
-		merge: func(m *merger, files []namedIntent, out *Intent) {
-			*list(out) = mergeList(m, files, kind, func(in *Intent) []T { return *list(in) }, origin, keys)
-		},
-		without: func(m *merger, files []namedIntent, edit func(string) *Intent) {
-			withoutList(m, files, kind, list, keys, edit)
-		},
-	}
 }
 
 // withoutList leaves the objects of one list that several files claim out
@@ -188,55 +155,6 @@ func mergeList[T any](m *merger, files []namedIntent, kind string, list func(*In
 		}
 	}
 	return out
-}
-
-// sysctls merges the sysctl maps, keeping the keys no two files both set.
-func (m *merger) sysctls(files []namedIntent, out *Intent) {
-	var claims []claim
-	var keys, values []string
-	for _, f := range files {
-		for _, k := range slices.Sorted(maps.Keys(f.in.Sysctls)) {
-			claims = append(claims, claim{at: Origin{File: f.name, Path: "sysctls"}.key(k), keys: []string{sysctlKey(k)}})
-			keys, values = append(keys, k), append(values, f.in.Sysctls[k])
-		}
-	}
-	for i, ok := range m.resolve(claims) {
-		if !ok {
-			continue
-		}
-		if out.Sysctls == nil {
-			out.Sysctls, out.SysctlOrigins = map[string]string{}, map[string]Origin{}
-		}
-		k := keys[i]
-		out.Sysctls[k], out.SysctlOrigins[k] = values[i], claims[i].at
-	}
-}
-
-// withoutSysctls leaves the sysctl keys that several files set out of
-// every file that sets them.
-func (m *merger) withoutSysctls(files []namedIntent, edit func(string) *Intent) {
-	var claims []claim
-	var keys []string
-	for _, f := range files {
-		for _, k := range slices.Sorted(maps.Keys(f.in.Sysctls)) {
-			claims = append(claims, claim{at: Origin{File: f.name, Path: "sysctls"}.key(k), keys: []string{sysctlKey(k)}})
-			keys = append(keys, k)
-		}
-	}
-	for i, ok := range m.resolve(claims) {
-		if ok {
-			continue
-		}
-		in := edit(claims[i].at.File)
-		if !m.clonedSysctls[in] {
-			in.Sysctls = maps.Clone(in.Sysctls)
-			if m.clonedSysctls == nil {
-				m.clonedSysctls = map[*Intent]bool{}
-			}
-			m.clonedSysctls[in] = true
-		}
-		delete(in.Sysctls, keys[i])
-	}
 }
 
 // resolve finds the identities claimed by more than one file, reports them

@@ -239,3 +239,33 @@ func TestWithoutConflictsLeavesTheObjectOutOfEveryFile(t *testing.T) {
 		t.Errorf("Merge(WithoutConflicts) = %+v, want what Merge keeps: %+v", merged, want)
 	}
 }
+
+// TestConflictsComeInSectionOrder: Merge and WithoutConflicts report
+// conflicts section by section in the order of the schema, the sysctls
+// before the chains, as Validate reports its problems.
+func TestConflictsComeInSectionOrder(t *testing.T) {
+	one := `"interfaces": [{"name": "eth0", "type": "physical"}],
+		"routes": [{"to": "default", "via": "192.0.2.1"}],
+		"rules": [{"priority": 100, "from": "10.0.0.0/8", "table": 10}],
+		"neighbors": [{"dev": "eth0", "ip": "192.0.2.9", "mac": "02:00:00:00:00:09"}],
+		"sysctls": {"net.ipv4.ip_forward": "1"},
+		"firewall": {"chains": [{"table": "filter", "name": "NA-IN"}]}`
+	files := parseFiles(t, map[string]string{"a.json": doc(one), "b.json": doc(one)})
+	var want []string
+	for _, what := range []struct{ path, key string }{
+		{"interfaces[0]", `interface "eth0"`},
+		{"routes[0]", "IPv4 route to default in table main, metric 0"},
+		{"rules[0]", "IPv4 rule at priority 100 from 10.0.0.0/8 to all"},
+		{"neighbors[0]", `neighbor 192.0.2.9 on "eth0"`},
+		{`sysctls["net.ipv4.ip_forward"]`, `sysctl "net.ipv4.ip_forward"`},
+		{"firewall.chains[0]", `IPv4 chain "NA-IN" in table filter`},
+	} {
+		want = append(want,
+			"a.json: "+what.path+": "+what.key+" is also defined at "+what.path+" in b.json",
+			"b.json: "+what.path+": "+what.key+" is also defined at "+what.path+" in a.json")
+	}
+	_, err := Merge(files)
+	checkMessages(t, err, want)
+	_, err = WithoutConflicts(files)
+	checkMessages(t, err, want)
+}

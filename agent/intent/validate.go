@@ -20,13 +20,14 @@ func (in *Intent) Validate() error {
 	if in.Version != Version {
 		c.fail(Origin{Path: "version"}, "%d is not supported (want %d)", in.Version, Version)
 	}
-	c.interfaces()
-	c.routes()
-	c.rules()
-	c.neighbors()
-	c.sysctls()
-	c.firewall()
-	c.ipv6Disabled()
+	for _, s := range sections {
+		s.check(c)
+	}
+	for _, s := range sections {
+		if s.crossCheck != nil {
+			s.crossCheck(c)
+		}
+	}
 	return errors.Join(c.errs...)
 }
 

@@ -3,9 +3,11 @@ package intent
 import (
 	"fmt"
 	"net/netip"
-	"strconv"
-	"strings"
 )
+
+// The routes section.
+var routesSection = listSection("routes", func(in *Intent) *[]Route { return &in.Routes },
+	func(x *Route) *Origin { return &x.Origin }, oneKey(routeKey), (*checker).routes)
 
 // routes checks every route, and that no two share an identity.
 func (c *checker) routes() {
@@ -309,222 +311,18 @@ func (c *checker) table(o Origin, t uint32, required bool) {
 	}
 }
 
-// rules checks every rule, and that no two share a priority and selectors.
-func (c *checker) rules() {
-	seen := map[string]Origin{}
-	for i := range c.in.Rules {
-		r := &c.in.Rules[i]
-		at := locate(r.Origin, "rules", i)
-		if c.rule(r, at) {
-			c.unique(seen, ruleKey(r), at)
-			c.gotoTarget(r, at)
+// routeKey is the kernel's identity of a route: family, table, destination
+// and metric (an IPv6 metric 0 being 1024).
+func routeKey(r *Route) string {
+	to := r.To
+	if dst, err := r.Dst(); err == nil {
+		to = dst.String()
+		if dst.Bits() == 0 {
+			to = "default"
 		}
 	}
-}
-
-// gotoTarget checks that a goto rule jumps forward to a priority that a
-// rule of the intent of the same family has (the kernel refuses a jump
-// back or to itself, and a jump to no rule never matches anything).
-func (c *checker) gotoTarget(r *Rule, at Origin) {
-	if r.EffectiveAction() != ActionGoto || r.Goto == 0 {
-		return
-	}
-	if r.Goto <= r.Priority {
-		c.fail(at.field("goto"), "%d is not after this rule's priority %d (a goto jumps forward)", r.Goto, r.Priority)
-		return
-	}
-	for i := range c.in.Rules {
-		if o := &c.in.Rules[i]; o.Priority == r.Goto && o.EffectiveFamily() == r.EffectiveFamily() {
-			return
-		}
-	}
-	c.fail(at.field("goto"), "no %s rule of the intent has priority %d", famName(r.EffectiveFamily()), r.Goto)
-}
-
-// rule checks one rule; it returns whether its identity is sound.
-func (c *checker) rule(r *Rule, at Origin) bool {
-	if r.Priority == 0 {
-		c.fail(at.field("priority"), "is required (1-4294967295; 0 is the local table's rule)")
-	}
-	famOK := oneOf(c, at.field("family"), r.Family, families)
-	from, fromOK := c.selector(at, "from", r.From)
-	to, toOK := c.selector(at, "to", r.To)
-	famOK = c.agree(at, familyClaim(r.Family, famOK), from, to) && famOK
-	if r.Family == "" && r.From == "" && r.To == "" {
-		c.fail(at.field("family"), "is required when neither from nor to is set (ipv4 or ipv6)")
-		famOK = false
-	}
-	if r.FwMask != 0 && r.FwMark&^r.FwMask != 0 {
-		c.fail(at.field("fwmark"), "%#x has bits outside fwmask %#x", r.FwMark, r.FwMask)
-	}
-	c.optIfname(at.field("iif"), r.IIF)
-	c.optIfname(at.field("oif"), r.OIF)
-	selOK := c.ruleSelectors(r, at)
-	return c.ruleAction(r, at) && r.Priority != 0 && famOK && fromOK && toOK && selOK
-}
-
-// ruleAction checks the action and what it takes: lookup a table, goto a
-// priority, the others neither.
-func (c *checker) ruleAction(r *Rule, at Origin) bool {
-	if !oneOf(c, at.field("action"), r.Action, ruleActions) {
-		return false
-	}
-	act := r.EffectiveAction()
-	if act == ActionLookup {
-		c.table(at.field("table"), r.Table, true)
-	} else if r.Table != 0 {
-		c.fail(at.field("table"), "not allowed with action %q (only lookup takes a table)", act)
-	}
-	switch {
-	case act == ActionGoto && r.Goto == 0:
-		c.fail(at.field("goto"), "is required with action \"goto\" (the priority of a later rule)")
-	case act != ActionGoto && r.Goto != 0:
-		c.fail(at.field("goto"), "needs action \"goto\"")
-	}
-	if r.SuppressPrefixlength != nil && act != ActionLookup {
-		c.fail(at.field("suppressPrefixlength"), "needs action \"lookup\"")
-	}
-	return true
-}
-
-// ruleSelectors checks ipproto, sport, dport, uidrange and
-// suppressPrefixlength; it returns whether they are sound (they are part of
-// the rule's identity).
-func (c *checker) ruleSelectors(r *Rule, at Origin) bool {
-	ok := true
-	proto, protoOK := uint8(0), true
-	if r.IPProto != "" {
-		proto, protoOK = parseIPProto(r.IPProto)
-		if !protoOK {
-			c.fail(at.field("ipproto"), "%q is not a protocol (a name: tcp, udp, sctp, dccp, icmp, ipv6-icmp, gre, esp, ah; or a number 1-255)", r.IPProto)
-			ok = false
-		}
-	}
-	for _, f := range []struct{ name, value string }{{"sport", r.SPort}, {"dport", r.DPort}} {
-		if f.value == "" {
-			continue
-		}
-		if _, _, err := parseRange(f.value, 1, 65535); err != nil {
-			c.fail(at.field(f.name), "%q: %v", f.value, err)
-			ok = false
-		} else if protoOK && proto != 0 && !hasPorts(proto) {
-			c.fail(at.field(f.name), "ipproto %s has no ports (tcp, udp, sctp or dccp have)", r.IPProto)
-		}
-	}
-	if r.UIDRange != "" {
-		if _, _, err := parseRange(r.UIDRange, 0, 4294967294); err != nil {
-			c.fail(at.field("uidrange"), "%q: %v", r.UIDRange, err)
-			ok = false
-		}
-	}
-	if p := r.SuppressPrefixlength; p != nil {
-		most := 32
-		if r.EffectiveFamily() == FamilyIPv6 {
-			most = 128
-		}
-		if *p < 0 || *p > most {
-			c.fail(at.field("suppressPrefixlength"), "%d is out of range (0-%d for %s)", *p, most, famName(r.EffectiveFamily()))
-			ok = false
-		}
-	}
-	return ok
-}
-
-// ipProtos are the protocol names ipproto takes, as iproute2 spells them.
-var ipProtos = map[string]uint8{"icmp": 1, "tcp": 6, "udp": 17, "dccp": 33, "gre": 47, "esp": 50,
-	"ah": 51, "ipv6-icmp": 58, "icmpv6": 58, "sctp": 132}
-
-// parseIPProto reads a protocol name or number (1-255).
-func parseIPProto(s string) (uint8, bool) {
-	if p, ok := ipProtos[strings.ToLower(s)]; ok {
-		return p, true
-	}
-	n, err := strconv.ParseUint(s, 10, 8)
-	return uint8(n), err == nil && n > 0
-}
-
-// ParseIPProto returns the number of an ipproto Validate accepts.
-func ParseIPProto(s string) uint8 {
-	p, _ := parseIPProto(s)
-	return p
-}
-
-// hasPorts reports whether the protocol carries ports the kernel matches.
-func hasPorts(p uint8) bool { return p == 6 || p == 17 || p == 33 || p == 132 }
-
-// parseRange reads "N" or "N-M" with lo <= N <= M <= hi.
-func parseRange(s string, lo, hi uint64) (uint64, uint64, error) {
-	a, b, isRange := strings.Cut(s, "-")
-	if !isRange {
-		b = a
-	}
-	start, err1 := strconv.ParseUint(a, 10, 32)
-	end, err2 := strconv.ParseUint(b, 10, 32)
-	switch {
-	case err1 != nil || err2 != nil:
-		return 0, 0, fmt.Errorf("want a number or a range N-M of numbers %d-%d", lo, hi)
-	case start < lo || end > hi:
-		return 0, 0, fmt.Errorf("out of range (%d-%d)", lo, hi)
-	case start > end:
-		return 0, 0, fmt.Errorf("the range ends before it starts")
-	}
-	return start, end, nil
-}
-
-// ParseRange returns the bounds of a sport, dport or uidrange Validate
-// accepts.
-func ParseRange(s string) (start, end uint32) {
-	a, b, _ := parseRange(s, 0, 4294967295)
-	return uint32(a), uint32(b)
-}
-
-// selector checks a rule's from or to prefix, if set.
-func (c *checker) selector(at Origin, field, s string) (famClaim, bool) {
-	if s == "" {
-		return famClaim{}, true
-	}
-	p, ok := c.network(at.field(field), s)
-	if !ok {
-		return famClaim{}, false
-	}
-	return famClaim{field: field, text: s, fam: familyOf(p.Addr())}, true
-}
-
-// optIfname checks the syntax of an interface name, if set, that may name
-// an interface the agent does not define.
-func (c *checker) optIfname(o Origin, name string) {
-	if name != "" {
-		c.ifname(o, name)
-	}
-}
-
-// neighbors checks every neighbor entry, and that no two share a dev and ip.
-func (c *checker) neighbors() {
-	seen := map[string]Origin{}
-	for i := range c.in.Neighbors {
-		n := &c.in.Neighbors[i]
-		at := locate(n.Origin, "neighbors", i)
-		if c.neighbor(n, at) {
-			c.unique(seen, neighborKey(n), at)
-		}
-	}
-}
-
-// neighbor checks one neighbor entry; it returns whether its identity is
-// sound.
-func (c *checker) neighbor(n *Neighbor, at Origin) bool {
-	devOK := c.required(at.field("dev"), n.Dev)
-	if devOK {
-		_, devOK = c.ref(at.field("dev"), n.Dev)
-	}
-	ipOK := c.required(at.field("ip"), n.IP)
-	if ipOK {
-		_, ipOK = c.unicastAddr(at.field("ip"), n.IP)
-	}
-	if c.required(at.field("mac"), n.MAC) {
-		c.mac(at.field("mac"), n.MAC, true)
-	}
-	return devOK && ipOK
+	return fmt.Sprintf("%s route to %s in table %s, metric %d",
+		famName(r.EffectiveFamily()), to, tableName(r.EffectiveTable()), r.EffectiveMetric())
 }
 
 // tableName returns "main" for TableMain, else the number.
