@@ -18,7 +18,7 @@ type linkSection struct {
 	// define, if set, checks and indexes the names the section defines
 	// besides the interface's (a veth's peer), whatever the type.
 	define func(c *checker, ifc *Interface, o Origin, netnsPeers map[string]Origin)
-	// keys, if set, returns the identities (see identity.go) of the names
+	// keys, if set, returns the identities (see sections.go) of the names
 	// the section defines besides the interface's, whatever the type.
 	keys func(ifc *Interface) []string
 	// parent, if set, returns the interface the link sits on ("" for none)

@@ -28,12 +28,9 @@ func Render(in *intent.Intent) (*dg.Graph, error) {
 		return nil, err
 	}
 	b := newBuilder(in)
-	b.interfaces()
-	b.routes()
-	b.rules()
-	b.neighbors()
-	b.sysctls()
-	b.chains()
+	for _, s := range sections {
+		s.render(b)
+	}
 	if len(b.errs) > 0 {
 		return nil, errors.Join(b.errs...)
 	}

@@ -34,23 +34,9 @@ import (
 func ToIntent(list []dg.Item) *intent.Intent {
 	inv := newInverter(list)
 	out := &intent.Intent{Version: intent.Version}
-	out.Interfaces = inv.interfaces()
-	for _, it := range inv.sorted {
-		switch it := it.(type) {
-		case *items.Route:
-			out.Routes = append(out.Routes, routeToIntent(it))
-		case *items.Rule:
-			out.Rules = append(out.Rules, ruleToIntent(it))
-		case *items.Neighbor:
-			out.Neighbors = append(out.Neighbors, intent.Neighbor{Dev: it.Dev, IP: it.IP.String(), MAC: it.MAC.String()})
-		case *items.Sysctl:
-			if out.Sysctls == nil {
-				out.Sysctls = map[string]string{}
-			}
-			out.Sysctls[intentSysctlKey(it.Key)] = items.NormalizeSysctlValue(it.Value)
-		}
+	for _, s := range sections {
+		s.toIntent(inv, out)
 	}
-	out.Firewall.Chains = chainsToIntent(inv.chains)
 	return out
 }
 
@@ -61,7 +47,6 @@ type inverter struct {
 	links  map[string]*items.Link
 	ports  map[string]*items.Port
 	addrs  map[string][]string
-	chains []*items.IptablesChain
 	// named holds the interface names that other items refer to.
 	named map[string]bool
 }
@@ -79,7 +64,8 @@ func newInverter(list []dg.Item) *inverter {
 	return inv
 }
 
-// index files one item and notes the interface names it refers to.
+// index files one item of the interfaces section and notes the interface
+// names any item refers to (section.refs).
 func (inv *inverter) index(it dg.Item) {
 	switch it := it.(type) {
 	case *items.Interface:
@@ -93,16 +79,11 @@ func (inv *inverter) index(it dg.Item) {
 	case *items.Address:
 		inv.addrs[it.Dev] = append(inv.addrs[it.Dev], it.Prefix.String())
 		inv.name(it.Dev)
-	case *items.Route:
-		inv.name(it.Dev)
-	case *items.Neighbor:
-		inv.name(it.Dev)
-	case *items.Sysctl:
-		if ifname, ok := items.SysctlInterface(it.Key); ok {
-			inv.name(ifname)
+	}
+	for _, s := range sections {
+		if s.refs != nil {
+			inv.name(s.refs(it)...)
 		}
-	case *items.IptablesChain:
-		inv.chains = append(inv.chains, it)
 	}
 }
 

@@ -1,9 +1,7 @@
 package render
 
 import (
-	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/netagent/netagent/agent/intent"
@@ -11,67 +9,15 @@ import (
 	"github.com/netagent/netagent/items"
 )
 
-// sysctls renders every sysctl, in key order. A per-interface key must
-// name a declared interface: the item depends on it. A global forwarding
-// key depends on the intent's per-interface forwarding keys of its family
-// (see forwardingDeps).
-func (b *builder) sysctls() {
-	keys := make(map[string]string, len(b.in.Sysctls)) // intent key -> item key
-	for k := range b.in.Sysctls {
-		keys[k] = b.sysctlKey(k)
-	}
-	for _, k := range slices.Sorted(maps.Keys(b.in.Sysctls)) {
-		at, ok := b.in.SysctlOrigins[k]
-		if !ok {
-			at = intent.Origin{Path: "sysctls[" + strconv.Quote(k) + "]"}
-		}
-		key := keys[k]
-		if ifname, perIf := items.SysctlInterface(key); perIf {
-			if _, ok := b.deviceRef(at, ifname); !ok {
-				continue
-			}
-		}
-		b.put(&items.Sysctl{Key: key, Value: b.in.Sysctls[k], Deps: forwardingDeps(key, keys)}, at)
-	}
+// The firewall section: the chains, "firewall.chains". Their rules may
+// name foreign interfaces, which ToIntent leaves undeclared.
+var firewallSection = section{
+	path:   "firewall.chains",
+	render: (*builder).chains,
+	toIntent: func(inv *inverter, out *intent.Intent) {
+		out.Firewall.Chains = chainsToIntent(sectionItems[*items.IptablesChain](inv))
+	},
 }
-
-// forwardingDeps returns, for a key whose write rewrites every interface's
-// forwarding key (net.ipv4.ip_forward, net.ipv{4,6}.conf.all.forwarding),
-// the references of the per-interface forwarding keys of the same family
-// in the intent, in key order. Those are then set first, so that the values
-// saved to be restored are the real originals, and restored last.
-func forwardingDeps(key string, keys map[string]string) []dg.ItemRef {
-	fam, global := items.GlobalForwardingSysctl(key)
-	if !global {
-		return nil
-	}
-	var deps []dg.ItemRef
-	for _, k := range slices.Sorted(maps.Values(keys)) {
-		if f, ok := items.InterfaceForwardingSysctl(k); ok && f == fam {
-			deps = append(deps, dg.ItemRef{Type: items.TypeSysctl, Name: k})
-		}
-	}
-	return deps
-}
-
-// sysctlKey turns an intent key into the item's: the dots inside a
-// declared interface name ("net.ipv4.conf.bond0.100.rp_filter" for
-// interface bond0.100) become slashes, as sysctl(8) writes them.
-func (b *builder) sysctlKey(k string) string {
-	for _, name := range slices.Sorted(maps.Keys(b.idx.ifaces)) {
-		if !strings.Contains(name, ".") || !strings.Contains(k, "."+name+".") {
-			continue
-		}
-		cand := strings.Replace(k, "."+name+".", "."+strings.ReplaceAll(name, ".", "/")+".", 1)
-		if got, ok := items.SysctlInterface(cand); ok && got == name {
-			return cand
-		}
-	}
-	return k
-}
-
-// intentSysctlKey is the inverse of sysctlKey.
-func intentSysctlKey(key string) string { return strings.ReplaceAll(key, "/", ".") }
 
 // chains renders every firewall chain: one item per family, so a chain of
 // family "both" is two items, in iptables and in ip6tables. The jumps from
@@ -188,4 +134,80 @@ func jumpTargets(rules [][]string) []string {
 		}
 	}
 	return out
+}
+
+// chainsToIntent converts iptables chains, merging the ipv4 and ipv6
+// versions of a chain into one of family "both" when they are the same.
+func chainsToIntent(chains []*items.IptablesChain) []intent.Chain {
+	var out []intent.Chain
+	merged := map[*items.IptablesChain]bool{}
+	for _, c := range chains {
+		if merged[c] {
+			continue
+		}
+		ch := chainToIntent(c)
+		if c.Family == items.FamilyIPv4 {
+			if twin := findTwin(chains, c); twin != nil {
+				ch.Family, merged[twin] = intent.ChainBoth, true
+			}
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// findTwin returns the ipv6 chain of c's table and name if it is otherwise
+// the same as c.
+func findTwin(chains []*items.IptablesChain, c *items.IptablesChain) *items.IptablesChain {
+	for _, o := range chains {
+		if o.Family != items.FamilyIPv6 {
+			continue
+		}
+		v6 := *o
+		v6.Family = c.Family
+		if v6.Equal(c) {
+			return o
+		}
+	}
+	return nil
+}
+
+func chainToIntent(c *items.IptablesChain) intent.Chain {
+	ch := intent.Chain{Table: intent.FirewallTable(c.Table), Name: c.Chain, JumpFrom: intent.BuiltinChain(c.JumpFrom)}
+	if c.Family == items.FamilyIPv6 {
+		ch.Family = intent.ChainIPv6
+	}
+	if c.JumpFrom != "" && c.EffectivePosition() != 1 {
+		ch.Position = c.EffectivePosition()
+	}
+	for _, args := range c.Rules {
+		ch.Rules = append(ch.Rules, JoinRule(args))
+	}
+	return ch
+}
+
+// JoinRule writes a rule's arguments as one string that intent.SplitRule
+// splits back into the same arguments: plain arguments as they are, the
+// others in single quotes.
+func JoinRule(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		quoted[i] = quoteArg(a)
+	}
+	return strings.Join(quoted, " ")
+}
+
+// quoteArg quotes a when it holds anything but letters, digits and
+// -_./:,=+@%!. A single quote inside closes the quotes, is written with
+// a backslash, and opens them again.
+func quoteArg(a string) string {
+	if a != "" && strings.IndexFunc(a, func(r rune) bool { return !isPlain(r) }) < 0 {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}
+
+func isPlain(r rune) bool {
+	return ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') ||
+		strings.ContainsRune("-_./:,=+@%!", r)
 }

@@ -1,15 +1,27 @@
 package render
 
 import (
-	"net"
-	"net/netip"
-	"slices"
-	"strings"
-
 	"github.com/netagent/netagent/agent/intent"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
+
+// The routes section.
+var routesSection = section{
+	path:   "routes",
+	render: (*builder).routes,
+	refs: func(it dg.Item) []string {
+		if r, ok := it.(*items.Route); ok {
+			return []string{r.Dev}
+		}
+		return nil
+	},
+	toIntent: func(inv *inverter, out *intent.Intent) {
+		for _, r := range sectionItems[*items.Route](inv) {
+			out.Routes = append(out.Routes, routeToIntent(r))
+		}
+	},
+}
 
 // routes renders every route.
 func (b *builder) routes() {
@@ -178,158 +190,62 @@ func defaultScope(ipv4, unicast, gateway bool) items.Scope {
 	return items.ScopeUniverse
 }
 
-// rules renders every rule. A rule depends on the interfaces it names that
-// the intent declares (on its veth for a veth peer); others may be foreign.
-// A goto rule depends on the rules of its family at the priority it jumps
-// to, so that it is never left pointing at nothing (the kernel marks such
-// a rule unresolved and skips it).
-func (b *builder) rules() {
-	list := make([]*items.Rule, len(b.in.Rules))
-	for i := range b.in.Rules {
-		list[i] = ruleItem(&b.in.Rules[i])
-		list[i].Deps = b.ruleDeps(b.in.Rules[i].IIF, b.in.Rules[i].OIF)
+// routeToIntent converts a Route item, leaving out the defaults.
+func routeToIntent(r *items.Route) intent.Route {
+	ipv6 := r.Family() == items.FamilyIPv6
+	out := intent.Route{
+		To:     r.Dst.String(),
+		Via:    addrString(r.Gw),
+		Dev:    r.Dev,
+		Metric: r.EffectiveMetric(),
+		Src:    addrString(r.Src),
+		Type:   routeTypeNames[r.Kind],
 	}
-	for i, it := range list {
-		if it.Action == items.RuleGoto {
-			var targets []dg.ItemRef
-			for _, t := range list {
-				if t.Priority == it.Goto && t.Family == it.Family {
-					targets = append(targets, dg.Ref(t))
-				}
-			}
-			slices.SortFunc(targets, func(a, b dg.ItemRef) int { return strings.Compare(a.Name, b.Name) })
-			it.Deps = append(it.Deps, targets...)
-		}
-		b.put(it, locate(b.in.Rules[i].Origin, "rules", i))
-	}
-}
-
-// ruleItem converts a rule (without its dependencies).
-func ruleItem(r *intent.Rule) *items.Rule {
-	it := &items.Rule{
-		Priority: r.Priority,
-		Family:   families[r.EffectiveFamily()],
-		From:     ruleSelector(r.From),
-		To:       ruleSelector(r.To),
-		Mark:     r.FwMark,
-		Mask:     r.FwMask,
-		IifName:  r.IIF,
-		OifName:  r.OIF,
-		IPProto:  intent.ParseIPProto(r.IPProto),
-		SPort:    portRange(r.SPort),
-		DPort:    portRange(r.DPort),
-		Invert:   r.Not,
-		Action:   ruleActions[r.EffectiveAction()],
-		Table:    r.Table,
-		Goto:     r.Goto,
-	}
-	if r.UIDRange != "" {
-		start, end := intent.ParseRange(r.UIDRange)
-		it.UIDs = &items.UIDRange{Start: start, End: end}
-	}
-	if p := r.SuppressPrefixlength; p != nil {
-		v := uint8(*p)
-		it.SuppressPrefixlen = &v
-	}
-	return it
-}
-
-// portRange converts a sport or dport ("" is none).
-func portRange(s string) items.PortRange {
-	if s == "" {
-		return items.PortRange{}
-	}
-	start, end := intent.ParseRange(s)
-	return items.PortRange{Start: uint16(start), End: uint16(end)}
-}
-
-var ruleActions = map[intent.RuleAction]items.RuleAction{
-	intent.ActionLookup:      items.RuleLookup,
-	intent.ActionGoto:        items.RuleGoto,
-	intent.ActionBlackhole:   items.RuleBlackhole,
-	intent.ActionUnreachable: items.RuleUnreachable,
-	intent.ActionProhibit:    items.RuleProhibit,
-}
-
-var families = map[intent.Family]items.Family{intent.FamilyIPv4: items.FamilyIPv4, intent.FamilyIPv6: items.FamilyIPv6}
-
-// ruleDeps returns the interface items that the named interfaces are, in
-// order and without duplicates.
-func (b *builder) ruleDeps(names ...string) []dg.ItemRef {
-	var deps []dg.ItemRef
-	for _, n := range names {
-		owner := n
-		if veth, ok := b.idx.peers[n]; ok {
-			owner = veth.Name
-		} else if _, ok := b.idx.ifaces[n]; !ok {
-			continue
-		}
-		if ref := items.InterfaceRef(owner); !containsRef(deps, ref) {
-			deps = append(deps, ref)
+	if r.Dst.Bits() == 0 {
+		out.To = "default"
+		if ipv6 && out.Via == "" && out.Src == "" {
+			out.Family = intent.FamilyIPv6
 		}
 	}
-	return deps
-}
-
-func containsRef(refs []dg.ItemRef, ref dg.ItemRef) bool {
-	for _, r := range refs {
-		if r == ref {
-			return true
-		}
+	if t := r.TableID(); t != items.TableMain {
+		out.Table = t
 	}
-	return false
-}
-
-// optPrefix parses an optional prefix ("" gives the zero Prefix).
-func optPrefix(s string) netip.Prefix {
-	p, _ := netip.ParsePrefix(s) // Validate checked it
-	return p
-}
-
-// ruleSelector is a rule's from or to: the zero Prefix for none and for a
-// prefix of length 0 ("0.0.0.0/0", "::/0"), which the kernel keeps as none.
-func ruleSelector(s string) netip.Prefix {
-	if p := optPrefix(s); p.Bits() > 0 {
-		return p
+	if ipv6 && out.Metric == items.IPv6DefaultMetric {
+		out.Metric = 0
 	}
-	return netip.Prefix{}
+	if r.Scope != defaultScope(!ipv6, r.Kind == items.RouteUnicast, r.Gw.IsValid() || len(r.Nexthops) > 0) {
+		out.Scope = scopeNames[r.Scope]
+	}
+	out.OnLink, out.MTU = r.OnLink, r.MTU
+	if r.Pref != items.RoutePrefMedium {
+		out.Pref = routePrefNames[r.Pref]
+	}
+	for _, n := range r.Nexthops {
+		hop := intent.Nexthop{Via: addrString(n.Gw), Dev: n.Dev, OnLink: n.OnLink}
+		if w := n.EffectiveWeight(); w != 1 {
+			hop.Weight = int(w)
+		}
+		out.Nexthops = append(out.Nexthops, hop)
+	}
+	if len(r.Nexthops) > 0 && r.Dst.Bits() == 0 && ipv6 {
+		out.Family = "" // the nexthops' vias say it
+	}
+	return out
 }
 
-// neighbors renders every neighbor entry.
-func (b *builder) neighbors() {
-	for i := range b.in.Neighbors {
-		n := &b.in.Neighbors[i]
-		at := locate(n.Origin, "neighbors", i)
-		if _, ok := b.deviceRef(field(at, "dev"), n.Dev); !ok {
-			continue
-		}
-		mac, _ := net.ParseMAC(n.MAC) // Validate checked it
-		b.put(&items.Neighbor{Dev: n.Dev, IP: optAddr(n.IP), MAC: mac, Deps: b.portsOf(n.Dev)}, at)
-	}
+var routePrefNames = map[items.RoutePref]intent.RoutePref{
+	items.RoutePrefLow:  intent.PrefLow,
+	items.RoutePrefHigh: intent.PrefHigh,
 }
 
-// portsOf returns the port items a neighbour on dev waits for: the
-// declared ports of dev and, for a VLAN, of the interfaces below it, in name
-// order. Enslaving a port can change a bond's or bridge's MAC (a bridge
-// takes its lowest port's, a bond its first's), and a VLAN follows its
-// parent's MAC; each change makes the kernel flush the device's
-// neighbours, permanent ones too, so the neighbour is created after the
-// ports. A MAC the intent sets stays, so it ends the walk.
-func (b *builder) portsOf(dev string) []dg.ItemRef {
-	var deps []dg.ItemRef
-	for seen := map[string]bool{}; !seen[dev]; {
-		seen[dev] = true
-		ifc, ok := b.idx.ifaces[dev]
-		if !ok || ifc.MAC != "" {
-			break
-		}
-		for _, name := range b.idx.ports[dev] {
-			deps = append(deps, dg.ItemRef{Type: items.TypePort, Name: name})
-		}
-		if ifc.Type != intent.LinkVLAN || ifc.VLAN == nil {
-			break
-		}
-		dev = ifc.VLAN.Parent
-	}
-	return deps
+var routeTypeNames = map[items.RouteType]intent.RouteType{
+	items.RouteBlackhole:   intent.RouteBlackhole,
+	items.RouteUnreachable: intent.RouteUnreachable,
+	items.RouteProhibit:    intent.RouteProhibit,
+}
+
+var scopeNames = map[items.Scope]intent.Scope{
+	items.ScopeUniverse: intent.ScopeGlobal,
+	items.ScopeLink:     intent.ScopeLink,
+	items.ScopeHost:     intent.ScopeHost,
 }
