@@ -11,6 +11,45 @@ import (
 var firewallSection = listSection("firewall.chains", func(in *Intent) *[]Chain { return &in.Firewall.Chains },
 	func(x *Chain) *Origin { return &x.Origin }, chainKeys, (*checker).firewall)
 
+// Firewall is the agent's part of the iptables configuration.
+type Firewall struct {
+	Chains []Chain `json:"chains,omitempty"`
+}
+
+// Chain is a user chain the agent owns, with all its rules, and optionally
+// a jump to it from a built-in chain of the same table.
+type Chain struct {
+	Table    FirewallTable `json:"table"`
+	Name     string        `json:"name"`
+	JumpFrom BuiltinChain  `json:"jumpFrom,omitempty"` // "": no jump
+	Position int           `json:"position,omitempty"` // of the jump; 0: 1, first
+	Family   ChainFamily   `json:"family,omitempty"`   // "": ipv4
+	Rules    []string      `json:"rules,omitempty"`    // as after "-A <name>"
+
+	// Args holds Rules split by SplitRule, one []string per rule. Validate
+	// fills it; it is meaningful only when Validate returned nil.
+	Args [][]string `json:"-"`
+
+	Origin Origin `json:"-"`
+}
+
+// EffectiveFamily returns the chain's family, ipv4 when unset.
+func (c *Chain) EffectiveFamily() ChainFamily { return orDefault(c.Family, ChainIPv4) }
+
+// EffectivePosition returns the jump's position, 1 when unset.
+func (c *Chain) EffectivePosition() int { return orDefault(c.Position, 1) }
+
+// Families returns the families the chain goes to: one, or both.
+func (c *Chain) Families() []Family {
+	switch c.EffectiveFamily() {
+	case ChainIPv6:
+		return []Family{FamilyIPv6}
+	case ChainBoth:
+		return []Family{FamilyIPv4, FamilyIPv6}
+	}
+	return []Family{FamilyIPv4}
+}
+
 // firewall checks every chain and splits its rules into Args.
 func (c *checker) firewall() {
 	seen := map[string]Origin{}

@@ -9,6 +9,15 @@ import (
 var neighborsSection = listSection("neighbors", func(in *Intent) *[]Neighbor { return &in.Neighbors },
 	func(x *Neighbor) *Origin { return &x.Origin }, oneKey(neighborKey), (*checker).neighbors)
 
+// Neighbor is a permanent neighbor (ARP or NDP) entry.
+type Neighbor struct {
+	Dev string `json:"dev"`
+	IP  string `json:"ip"`
+	MAC string `json:"mac"`
+
+	Origin Origin `json:"-"`
+}
+
 // neighbors checks every neighbor entry, and that no two share a dev and ip.
 func (c *checker) neighbors() {
 	seen := map[string]Origin{}

@@ -9,6 +9,97 @@ import (
 var routesSection = listSection("routes", func(in *Intent) *[]Route { return &in.Routes },
 	func(x *Route) *Origin { return &x.Origin }, oneKey(routeKey), (*checker).routes)
 
+// Route is a route. To is "default" or a CIDR prefix; the family comes from
+// To, Via, Src, the nexthops' Via or Family, which must agree (IPv4 when
+// nothing says). Nexthops makes a multipath (ECMP) route and excludes Via,
+// Dev and OnLink.
+type Route struct {
+	To       string    `json:"to"`
+	Via      string    `json:"via,omitempty"`
+	Dev      string    `json:"dev,omitempty"`
+	OnLink   bool      `json:"onlink,omitempty"` // needs via and dev
+	Nexthops []Nexthop `json:"nexthops,omitempty"`
+	Table    uint32    `json:"table,omitempty"` // 0: main (254)
+	Metric   uint32    `json:"metric,omitempty"`
+	Scope    Scope     `json:"scope,omitempty"` // "": the kernel's choice
+	Src      string    `json:"src,omitempty"`
+	Type     RouteType `json:"type,omitempty"` // "": unicast
+	MTU      uint32    `json:"mtu,omitempty"`  // 0: none
+	Pref     RoutePref `json:"pref,omitempty"` // IPv6 only; "": medium
+	Family   Family    `json:"family,omitempty"`
+
+	Origin Origin `json:"-"`
+}
+
+// Nexthop is one path of a multipath route: a via, a dev, or both.
+type Nexthop struct {
+	Via    string `json:"via,omitempty"`
+	Dev    string `json:"dev,omitempty"`
+	Weight int    `json:"weight,omitempty"` // 1-256; 0: 1
+	OnLink bool   `json:"onlink,omitempty"` // needs via and dev
+}
+
+// RoutePref is an IPv6 route's preference (RFC 4191).
+type RoutePref string
+
+// The route preferences.
+const (
+	PrefLow    RoutePref = "low"
+	PrefMedium RoutePref = "medium"
+	PrefHigh   RoutePref = "high"
+)
+
+// routePrefs are the route preferences, for Validate.
+var routePrefs = []RoutePref{PrefLow, PrefMedium, PrefHigh}
+
+// EffectiveType returns the route type, unicast when unset.
+func (r *Route) EffectiveType() RouteType { return orDefault(r.Type, RouteUnicast) }
+
+// EffectiveTable returns the routing table, TableMain when unset.
+func (r *Route) EffectiveTable() uint32 { return orDefault(r.Table, TableMain) }
+
+// EffectiveMetric returns the metric as the kernel keeps it: an IPv6 route's
+// metric 0 is IPv6DefaultMetric.
+func (r *Route) EffectiveMetric() uint32 {
+	if r.Metric == 0 && r.EffectiveFamily() == FamilyIPv6 {
+		return IPv6DefaultMetric
+	}
+	return r.Metric
+}
+
+// EffectiveFamily returns the route's family: Family if set, else that of
+// To, Via or Src (the first that is an address), else IPv4. Validate checks
+// that they agree.
+func (r *Route) EffectiveFamily() Family {
+	if r.Family != "" {
+		return r.Family
+	}
+	fams := []Family{prefixFamily(r.To), addrFamily(r.Via), addrFamily(r.Src)}
+	for _, n := range r.Nexthops {
+		fams = append(fams, addrFamily(n.Via))
+	}
+	return firstFamily(FamilyIPv4, fams...)
+}
+
+// Dst returns the route's destination prefix, masked; "default" is
+// 0.0.0.0/0 or ::/0 by EffectiveFamily.
+func (r *Route) Dst() (netip.Prefix, error) {
+	if r.To == "default" {
+		if r.EffectiveFamily() == FamilyIPv6 {
+			return netip.PrefixFrom(netip.IPv6Unspecified(), 0), nil
+		}
+		return netip.PrefixFrom(netip.IPv4Unspecified(), 0), nil
+	}
+	p, err := netip.ParsePrefix(r.To)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("route destination %q: %w", r.To, err)
+	}
+	return p.Masked(), nil
+}
+
+// EffectivePref returns the route's preference, medium when unset.
+func (r *Route) EffectivePref() RoutePref { return orDefault(r.Pref, PrefMedium) }
+
 // routes checks every route, and that no two share an identity.
 func (c *checker) routes() {
 	seen := map[string]Origin{}

@@ -11,6 +11,62 @@ import (
 var rulesSection = listSection("rules", func(in *Intent) *[]Rule { return &in.Rules },
 	func(x *Rule) *Origin { return &x.Origin }, oneKey(ruleKey), (*checker).rules)
 
+// RuleAction is what a rule does with the packets it matches.
+type RuleAction string
+
+// The rule actions.
+const (
+	ActionLookup      RuleAction = "lookup"
+	ActionGoto        RuleAction = "goto"
+	ActionBlackhole   RuleAction = "blackhole"
+	ActionUnreachable RuleAction = "unreachable"
+	ActionProhibit    RuleAction = "prohibit"
+)
+
+// ruleActions are the rule actions, for Validate.
+var ruleActions = []RuleAction{ActionLookup, ActionGoto, ActionBlackhole, ActionUnreachable, ActionProhibit}
+
+// Rule is a routing policy rule. The family comes from From or To; Family
+// is required when neither is set. Action (default lookup) says what it
+// does: look up Table, jump to the rule at priority Goto, or drop the packet
+// (blackhole, unreachable, prohibit: no table).
+type Rule struct {
+	Priority uint32 `json:"priority"` // 1-4294967295
+	Not      bool   `json:"not,omitempty"`
+	From     string `json:"from,omitempty"`
+	To       string `json:"to,omitempty"`
+	FwMark   uint32 `json:"fwmark,omitempty"`
+	FwMask   uint32 `json:"fwmask,omitempty"` // 0 with FwMark set: 0xffffffff
+	IIF      string `json:"iif,omitempty"`    // may name a foreign interface
+	OIF      string `json:"oif,omitempty"`    // may name a foreign interface
+	// IPProto is a protocol name (tcp, udp, icmp, ...) or number.
+	IPProto  string `json:"ipproto,omitempty"`
+	SPort    string `json:"sport,omitempty"`    // "80" or "1000-2000"
+	DPort    string `json:"dport,omitempty"`    // "80" or "1000-2000"
+	UIDRange string `json:"uidrange,omitempty"` // "1000-1999" or "0"
+	// SuppressPrefixlength rejects a lookup's result of this prefix length
+	// or less (0: ignore default routes of the table).
+	SuppressPrefixlength *int       `json:"suppressPrefixlength,omitempty"`
+	Action               RuleAction `json:"action,omitempty"` // "": lookup
+	Table                uint32     `json:"table,omitempty"`  // lookup only, required there
+	Goto                 uint32     `json:"goto,omitempty"`   // goto only: a later priority
+	Family               Family     `json:"family,omitempty"`
+
+	Origin Origin `json:"-"`
+}
+
+// EffectiveAction returns the rule's action, lookup when unset.
+func (r *Rule) EffectiveAction() RuleAction { return orDefault(r.Action, ActionLookup) }
+
+// EffectiveFamily returns the rule's family: Family if set, else that of
+// From or To, else IPv4 (which Validate does not accept).
+func (r *Rule) EffectiveFamily() Family {
+	if r.Family != "" {
+		return r.Family
+	}
+	return firstFamily(FamilyIPv4, prefixFamily(r.From), prefixFamily(r.To))
+}
+
 // rules checks every rule, and that no two share a priority and selectors.
 func (c *checker) rules() {
 	seen := map[string]Origin{}
