@@ -19,7 +19,9 @@
 //	b.json: interfaces[2].vlan.id: 5000 is out of range 1-4094
 //
 // List them with FieldErrors. Nothing in this package touches the kernel or
-// runs a program.
+// runs a program. Each section of the format has its file and its line in
+// one table (sections.go), which Validate, Merge and WithoutConflicts go
+// through in the order of the schema.
 //
 // # The format, version 1
 //
@@ -202,4 +204,42 @@
 //     the module (add it to vm.DefaultModules if it is not there: see
 //     go doc ./test/vm);
 //   - a line in the README's list of interface types.
+//
+// # Adding an intent section
+//
+// A section is a top-level member of the format ("routes", "sysctls",
+// "firewall.chains", ...). In this package a section is one file,
+// section_<name>.go, holding the type of its objects and the Effective*
+// methods of its defaults, its checks (checker methods reporting every
+// problem with its JSON path: c.fail, and duplicates by identity with
+// c.unique), its identity (the readable key that makes two objects the
+// same, for Validate and Merge alike) and its entry: a section value,
+// made with listSection for a list (the JSON path, where the list is in
+// an Intent, an object's origin, its identities, its check). The table
+// sections (sections.go) lists the entries in the order of the schema;
+// Validate checks, and Merge and WithoutConflicts combine, the sections in
+// that order, so a section's errors come there. A check that relates the
+// section to the objects of other sections is its crossCheck, run after
+// every section's check (the sysctls disabling IPv6 under addresses,
+// routes and neighbours). The interfaces section points at
+// validate_links.go and the interface types (above). The whole
+// checklist, across the layers:
+//
+//   - agent/intent: section_<name>.go, one line in sections
+//     (sections.go), the member of Intent (types.go), its enumerated
+//     types and their value lists (enums.go), schema.json (the schema
+//     tests compare it with the types), and its description and identity
+//     in this documentation;
+//   - agent/render: section_<name>.go (a section: render its objects into
+//     items; toIntent, the items back, leaving out the defaults; refs, the
+//     interface names its items name) and one line in sections
+//     (sections.go); its line in the package's intent-to-items table;
+//   - items: the item type of its objects (go doc ./items);
+//   - configurators: the configurator that applies the items and reads
+//     them back, registered in configurators.NewRegistry and
+//     configurators.ReadBack;
+//   - its description in the README's section on the intent.
+//
+// TestSectionsCoverTheFormat, in both packages, fails until both tables
+// have an entry for each member of Intent.
 package intent

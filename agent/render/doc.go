@@ -1,5 +1,7 @@
 // Package render turns a validated intent into the intended graph: one
 // depgraph item per kernel object (package items), with its dependencies.
+// Each section of the intent has its file and its line in one table
+// (sections.go), which Render and ToIntent go through.
 // It is a pure function of the intent. Nothing here touches the kernel, a
 // file or the clock, so it is tested without privileges, and rendering the
 // same intent twice gives equal graphs (which costs the reconciler nothing).
@@ -120,4 +122,21 @@
 //     the module (add it to vm.DefaultModules if it is not there: see
 //     go doc ./test/vm);
 //   - a line in the README's list of interface types.
+//
+// # Adding an intent section
+//
+// In this package a section of the intent ("routes", "sysctls", ...) is
+// one file, section_<name>.go, holding its entry in sections
+// (sections.go): render, which puts an item for each of its objects into
+// the builder (b.put, with the object's origin) and fills the
+// dependencies from the whole intent (the index); toIntent, which turns
+// its items back into the section, leaving out the defaults, in the
+// order of the sorted items; and refs, the interface names its items
+// name, which ToIntent declares. One line in sections, in the order of
+// the schema: Render renders, and ToIntent fills, the sections in that
+// order. The interfaces section points at links.go and tointent.go and
+// the interface types (above). The whole checklist is in the
+// documentation of package intent (Adding an intent section): the
+// intent's section file and table line, schema.json, the items type, its
+// configurator and the README.
 package render
