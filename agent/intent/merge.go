@@ -111,8 +111,7 @@ type namedIntent struct {
 
 // merger collects the errors of one Merge.
 type merger struct {
-	errs          []error
-	clonedSysctls map[*Intent]bool // WithoutConflicts: sysctl maps already copied
+	errs []error
 }
 
 // accept reports whether a file can be merged, reporting it if not.

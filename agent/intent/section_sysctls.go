@@ -178,17 +178,14 @@ func (m *merger) withoutSysctls(files []namedIntent, edit func(string) *Intent) 
 			keys = append(keys, k)
 		}
 	}
+	cloned := map[*Intent]bool{} // the copies whose map is copied too
 	for i, ok := range m.resolve(claims) {
 		if ok {
 			continue
 		}
 		in := edit(claims[i].at.File)
-		if !m.clonedSysctls[in] {
-			in.Sysctls = maps.Clone(in.Sysctls)
-			if m.clonedSysctls == nil {
-				m.clonedSysctls = map[*Intent]bool{}
-			}
-			m.clonedSysctls[in] = true
+		if !cloned[in] {
+			in.Sysctls, cloned[in] = maps.Clone(in.Sysctls), true
 		}
 		delete(in.Sysctls, keys[i])
 	}

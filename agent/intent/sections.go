@@ -33,7 +33,9 @@ type section struct {
 
 // sections is the table of an intent's sections, in the order of the
 // schema. Validate checks them in this order, and Merge and
-// WithoutConflicts take them in it, so that their errors come in it.
+// WithoutConflicts take them in it, so that their errors come in it. The
+// interfaces come first: their check indexes the interface names
+// (checker.links) that the other sections refer to.
 var sections = []section{
 	interfacesSection, // section_interfaces.go
 	routesSection,     // section_routes.go
