@@ -129,7 +129,10 @@
 // one file, section_<name>.go, holding its entry in sections
 // (sections.go): render, which puts an item for each of its objects into
 // the builder (b.put, with the object's origin) and fills the
-// dependencies from the whole intent (the index); toIntent, which turns
+// dependencies from the whole intent (the index); addToIndex, if the
+// other sections need to know something of its objects (the interfaces'
+// names and addresses, the on-link routes), which files it in the index
+// (index.go) before anything renders; toIntent, which turns
 // its items back into the section, leaving out the defaults, in the
 // order of the sorted items; and refs, the interface names its items
 // name, which ToIntent declares. One line in sections, in the order of

@@ -43,10 +43,22 @@ type declaredAddr struct {
 // name is the Name of the address's item.
 func (a declaredAddr) name() string { return items.AddressName(a.dev, a.prefix) }
 
-// newIndex indexes a validated intent.
+// newIndex indexes a validated intent: what each section's objects tell
+// the others (section.addToIndex).
 func newIndex(in *intent.Intent) *index {
 	x := &index{ifaces: map[string]*intent.Interface{}, peers: map[string]*intent.Interface{},
 		ports: map[string][]string{}}
+	for _, s := range sections {
+		if s.addToIndex != nil {
+			s.addToIndex(x, in)
+		}
+	}
+	return x
+}
+
+// addInterfaces indexes the declared interfaces, veth peers, ports and
+// addresses.
+func (x *index) addInterfaces(in *intent.Intent) {
 	for i := range in.Interfaces {
 		ifc := &in.Interfaces[i]
 		x.ifaces[ifc.Name] = ifc
@@ -62,24 +74,9 @@ func newIndex(in *intent.Intent) *index {
 			}
 		}
 	}
-	for i := range in.Routes {
-		x.addOnLink(&in.Routes[i])
-	}
 	for _, names := range x.ports {
 		slices.Sort(names)
 	}
-	return x
-}
-
-// addOnLink indexes r if it is an on-link route: unicast, with dev and no
-// gateway.
-func (x *index) addOnLink(r *intent.Route) {
-	dst, err := r.Dst()
-	if r.Dev == "" || r.Via != "" || r.EffectiveType() != intent.RouteUnicast || err != nil {
-		return
-	}
-	ref := dg.Ref(&items.Route{Dst: dst, Table: r.EffectiveTable(), Metric: r.EffectiveMetric()})
-	x.onLinkRoutes = append(x.onLinkRoutes, hop{dev: r.Dev, prefix: dst, table: r.EffectiveTable(), route: ref})
 }
 
 // gatewayHop returns the declared subnet through which the kernel reaches

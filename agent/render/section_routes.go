@@ -8,8 +8,9 @@ import (
 
 // The routes section.
 var routesSection = section{
-	path:   "routes",
-	render: (*builder).routes,
+	path:       "routes",
+	addToIndex: (*index).addRoutes,
+	render:     (*builder).routes,
 	refs: func(it dg.Item) []string {
 		if r, ok := it.(*items.Route); ok {
 			return []string{r.Dev}
@@ -21,6 +22,24 @@ var routesSection = section{
 			out.Routes = append(out.Routes, routeToIntent(r))
 		}
 	},
+}
+
+// addRoutes indexes the on-link routes.
+func (x *index) addRoutes(in *intent.Intent) {
+	for i := range in.Routes {
+		x.addOnLink(&in.Routes[i])
+	}
+}
+
+// addOnLink indexes r if it is an on-link route: unicast, with dev and no
+// gateway.
+func (x *index) addOnLink(r *intent.Route) {
+	dst, err := r.Dst()
+	if r.Dev == "" || r.Via != "" || r.EffectiveType() != intent.RouteUnicast || err != nil {
+		return
+	}
+	ref := dg.Ref(&items.Route{Dst: dst, Table: r.EffectiveTable(), Metric: r.EffectiveMetric()})
+	x.onLinkRoutes = append(x.onLinkRoutes, hop{dev: r.Dev, prefix: dst, table: r.EffectiveTable(), route: ref})
 }
 
 // routes renders every route.

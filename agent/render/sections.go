@@ -14,6 +14,11 @@ import (
 type section struct {
 	// path is the section's JSON path ("firewall.chains").
 	path string
+	// addToIndex, if set, files into x what the section's objects tell
+	// the other sections (the declared interfaces and addresses, the
+	// on-link routes), from the validated intent. newIndex runs it for
+	// every section, before anything renders.
+	addToIndex func(x *index, in *intent.Intent)
 	// render puts the items of the section's objects into b, reporting
 	// what the items cannot express with b.fail.
 	render func(b *builder)
@@ -43,9 +48,10 @@ var sections = []section{
 // their addresses, rendered by builder.interfaces (links.go) and inverted
 // by inverter.interfaces (tointent.go), which indexes them itself.
 var interfacesSection = section{
-	path:     "interfaces",
-	render:   (*builder).interfaces,
-	toIntent: func(inv *inverter, out *intent.Intent) { out.Interfaces = inv.interfaces() },
+	path:       "interfaces",
+	addToIndex: (*index).addInterfaces,
+	render:     (*builder).interfaces,
+	toIntent:   func(inv *inverter, out *intent.Intent) { out.Interfaces = inv.interfaces() },
 }
 
 // sectionItems returns the items of inv of type T, in the order of inv.sorted.
