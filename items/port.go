@@ -17,10 +17,21 @@ type Port struct {
 	IfName     string
 	Master     string        // ifname of the bond or bridge
 	MasterKind InterfaceKind // KindBond or KindBridge
-	// Cost is the bridge port's STP path cost; 0 leaves the kernel's
-	// (speed-derived) default. Bridge ports only.
+	// Cost is the bridge port's STP path cost (1-65535); 0 leaves the
+	// kernel's value (speed-derived for a new port). Bridge ports only.
 	Cost uint32
+	// Priority is the bridge port's STP priority (0-63); nil leaves the
+	// kernel's value (32 for a new port). Bridge ports only.
+	Priority *uint16
 }
+
+// The kernel's limits of a bridge port's cost and priority
+// (BR_MIN_PATH_COST, BR_MAX_PATH_COST, BR_MAX_PORT_PRIORITY).
+const (
+	MinPortCost     = 1
+	MaxPortCost     = 65535
+	MaxPortPriority = 63
+)
 
 var _ dg.Item = (*Port)(nil)
 
@@ -41,10 +52,11 @@ func (p *Port) Dependencies() []dg.Dependency {
 	}
 }
 
-// Equal compares every field.
+// Equal compares every field (the priority by value).
 func (p *Port) Equal(other dg.Item) bool {
 	o, ok := other.(*Port)
-	return ok && o != nil && *p == *o
+	return ok && o != nil && p.IfName == o.IfName && p.Master == o.Master &&
+		p.MasterKind == o.MasterKind && p.Cost == o.Cost && ptrEqual(p.Priority, o.Priority)
 }
 
 // String describes the port in one line.
@@ -53,5 +65,22 @@ func (p *Port) String() string {
 	if p.Cost != 0 {
 		s += fmt.Sprintf(" cost %d", p.Cost)
 	}
+	if p.Priority != nil {
+		s += fmt.Sprintf(" priority %d", *p.Priority)
+	}
 	return s
+}
+
+// bridgeProblem checks a bridge port's cost and priority against the
+// kernel's limits (ERANGE otherwise), and that a bond port has neither.
+func (p *Port) bridgeProblem() error {
+	switch {
+	case p.Priority != nil && p.MasterKind != KindBridge:
+		return invalid(p, "priority on a bond port")
+	case p.Cost > MaxPortCost:
+		return invalid(p, "cost %d is not %d-%d", p.Cost, MinPortCost, MaxPortCost)
+	case p.Priority != nil && *p.Priority > MaxPortPriority:
+		return invalid(p, "priority %d is not 0-%d", *p.Priority, MaxPortPriority)
+	}
+	return nil
 }

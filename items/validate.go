@@ -61,7 +61,7 @@ func (p *Port) Validate() error {
 	case p.Cost != 0 && p.MasterKind != KindBridge:
 		return invalid(p, "cost on a bond port")
 	}
-	return nil
+	return p.bridgeProblem()
 }
 
 // Validate checks the device and the address, and that a label is only set

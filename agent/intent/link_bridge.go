@@ -8,6 +8,9 @@ type Bridge struct {
 	// ForwardDelay is in centiseconds, as in `ip link ... forward_delay`
 	// and netlink: 1500 is 15 seconds. 0 leaves the kernel's default.
 	ForwardDelay int `json:"forwardDelay,omitempty"`
+	// VLANs is the bridge's own membership (`bridge vlan ... self`), which
+	// the host needs to talk on a VLAN with vlanFiltering; see BridgePort.
+	VLANs []BridgeVLAN `json:"vlans,omitzero"`
 }
 
 // bridgeSection: optional (all defaults).

@@ -48,5 +48,7 @@ type Interface struct {
 
 	Wireguard *Wireguard `json:"wireguard,omitempty"`
 
+	BridgePort *BridgePort `json:"bridgePort,omitempty"` // a bridge port's settings
+
 	Origin Origin `json:"-"`
 }
