@@ -19,6 +19,9 @@
 //	interface (any type)                interface/<name> of that kind; a physical
 //	                                    one depends on the external link/<name>
 //	interface.master                    port/<name> (bond or bridge)
+//	interface.bridgePort.cost/priority  port/<name> Cost, Priority
+//	interface.bridgePort.vlans,         bridge-vlans/<name> (a port's, or the
+//	  bridge.vlans                        bridge's own; canonical ranges)
 //	interface.addresses[]               address/<dev>/<addr>/<len>
 //	route                               route/<table> <dst> metric <metric>
 //	rule                                rule/<family> <prio>: <selectors> lookup <table>

@@ -18,6 +18,7 @@ func (b *builder) interfaces() {
 		if ifc.Master != "" {
 			b.put(b.portItem(ifc), field(at, "master"))
 		}
+		b.bridgeMembership(ifc, at)
 		for j, s := range ifc.Addresses {
 			p, _ := netip.ParsePrefix(s) // Validate checked it
 			b.put(&items.Address{Dev: ifc.Name, Prefix: p}, element(field(at, "addresses"), j))
@@ -49,7 +50,9 @@ func (b *builder) portItem(ifc *intent.Interface) *items.Port {
 	if m, ok := b.idx.ifaces[ifc.Master]; ok && m.Type == intent.LinkBond {
 		kind = items.KindBond
 	}
-	return &items.Port{IfName: ifc.Name, Master: ifc.Master, MasterKind: kind}
+	p := &items.Port{IfName: ifc.Name, Master: ifc.Master, MasterKind: kind}
+	bridgePortSettings(p, ifc.BridgePort)
+	return p
 }
 
 // optAddr parses an optional address ("" gives the zero Addr).

@@ -46,6 +46,7 @@ type inverter struct {
 	ifaces map[string]*items.Interface
 	links  map[string]*items.Link
 	ports  map[string]*items.Port
+	bvlans map[string]*items.BridgeVLANs
 	addrs  map[string][]string
 	// named holds the interface names that other items refer to.
 	named map[string]bool
@@ -55,7 +56,7 @@ func newInverter(list []dg.Item) *inverter {
 	inv := &inverter{
 		sorted: slices.Clone(list),
 		ifaces: map[string]*items.Interface{}, links: map[string]*items.Link{},
-		ports: map[string]*items.Port{}, addrs: map[string][]string{}, named: map[string]bool{},
+		ports: map[string]*items.Port{}, bvlans: map[string]*items.BridgeVLANs{}, addrs: map[string][]string{}, named: map[string]bool{},
 	}
 	slices.SortStableFunc(inv.sorted, func(a, b dg.Item) int { return dg.Ref(a).Compare(dg.Ref(b)) })
 	for _, it := range inv.sorted {
@@ -76,6 +77,8 @@ func (inv *inverter) index(it dg.Item) {
 	case *items.Port:
 		inv.ports[it.IfName] = it
 		inv.name(it.IfName, it.Master)
+	case *items.BridgeVLANs:
+		inv.bvlans[it.IfName] = it
 	case *items.Address:
 		inv.addrs[it.Dev] = append(inv.addrs[it.Dev], it.Prefix.String())
 		inv.name(it.Dev)
@@ -122,6 +125,7 @@ func (inv *inverter) interfaces() []intent.Interface {
 		if p, ok := inv.ports[name]; ok {
 			ifc.Master = p.Master
 		}
+		inv.bridgePortToIntent(ifc, inv.ports[name], inv.bvlans[name])
 		ifc.Addresses = inv.addrs[name]
 		out = append(out, *ifc)
 	}
