@@ -1,8 +1,10 @@
 // Package link configures network interfaces: items of type "interface"
 // (every kind: physical settings, bond, vlan, bridge, veth, macvlan, vxlan,
 // dummy, wireguard, and the tunnels gre, ipip, sit and ip6tnl, which share
-// one tunnelKind) and "port" (membership in a bond or bridge), and reads
-// the kernel's links back into items, the external "link" items included.
+// one tunnelKind), "port" (membership in a bond or bridge, a bridge port's
+// STP cost and priority) and "bridge-vlans" (a bridge port's, or a
+// bridge's own, VLAN membership), and reads the kernel's links back into
+// items, the external "link" items included.
 //
 // # Model
 //
@@ -87,10 +89,11 @@
 // simplest rule that needs no knowledge of the intent, and it makes every
 // foreign link visible to `netagent show`. It reports an Interface for every
 // link netagent owns, for a link it does not own that the hint declares
-// physical, and for a NIC with recorded originals; and a Port for every link enslaved to a bond or bridge netagent
-// owns. With a hint, the fields an intended item leaves unset are read back
+// physical, and for a NIC with recorded originals; a Port for every link
+// enslaved to a bond or bridge netagent owns; and the bridge-vlans items
+// described below. With a hint, the fields an intended item leaves unset are read back
 // unset (MTU 0, MAC nil, a physical alias "", bond options 0/"", bridge
-// forward delay 0, port cost 0, and the default spellings: bond mode "",
+// forward delay 0, port cost 0 and priority nil, and the default spellings: bond mode "",
 // VLAN protocol "", macvlan mode "", VXLAN port 0), so that Equal reports
 // only real differences. The undeclared end of a veth pair whose other end
 // the hint declares is left out (it is part of its peer's item).
@@ -115,6 +118,26 @@
 // Protocol; veth Peer, PeerNetns; macvlan Parent, or Mode to or from
 // passthru; VXLAN VNI, Port, Group, Parent and the tunnel's address family.
 // Ports never need a recreate (a new master is a release and an enslave).
+//
+// # Bridge VLANs and port settings
+//
+// A bridge port's cost and priority are IFLA_BRPORT_COST and
+// IFLA_BRPORT_PRIORITY, written in one raw request when they differ and
+// left as the kernel holds them when unset (0 and nil). A bridge-vlans item
+// (port_vlan.go) is the whole VLAN membership of a port of an owned bridge
+// or of the bridge itself (`bridge vlan ... master` / `self`), read with
+// one AF_BRIDGE dump (RTEXT_FILTER_BRVLAN) and converged as a diff: one
+// RTM_SETLINK with what is missing or has other flags (a pvid moves before
+// the old one goes, ranges as RANGE_BEGIN/RANGE_END pairs) and one
+// RTM_DELLINK with what is extra. Without an item a member has the
+// kernel's default membership (the bridge's default_pvid, 1, as pvid and
+// untagged, which every new port gets): read-back reports an item only
+// when the hint declares one or the membership differs from that default,
+// so that VLANs someone added to netagent's bridge go, and deleting an item
+// gives the default back. A kernel built without
+// CONFIG_BRIDGE_VLAN_FILTERING reports no VLANs and no default_pvid (its
+// default is none) and refuses VLAN writes (EOPNOTSUPP); the real-kernel
+// tests of VLANs run in the VM (test/netns, TestInVMBridgeVLANs).
 //
 // # Testing without root
 //

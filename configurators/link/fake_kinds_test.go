@@ -56,6 +56,9 @@ func (e fakeEnv) apply(want ...dg.Item) reconciler.Status {
 	if err := reg.Register(items.TypePort, &PortConfigurator{k: &kernel{nl: e.f, raw: e.f, ns: e.f}}); err != nil {
 		e.t.Fatal(err)
 	}
+	if err := reg.Register(items.TypeBridgeVLANs, &BridgeVLANConfigurator{k: &kernel{nl: e.f, raw: e.f, ns: e.f}}); err != nil {
+		e.t.Fatal(err)
+	}
 	intended := dg.New("intended", want...)
 	cur, err := k.readBack(intended)
 	if err != nil {

@@ -76,6 +76,8 @@ type fakeLink struct {
 	macSetByUser       bool
 	// bridge port state.
 	cost uint32
+	// bridge and bridge port VLANs, default_pvid, port priority.
+	bm fakeBridgeMember
 	// bond state: the primary by name (the kernel keeps a name, and
 	// reports its ifindex only once it is a port).
 	primary string
@@ -401,7 +403,8 @@ func (f *fakeKernel) build(link netlink.Link) (*fakeLink, *fakeLink, error) {
 	switch x := link.(type) {
 	case *netlink.Bridge:
 		fl := &fakeLink{link: &netlink.Bridge{LinkAttrs: f.base(a, 1500)}, maxMTU: 65535,
-			fwdDelay: 1500, macSetByUser: a.HardwareAddr != nil} // an IFLA_MTU at creation is not "set by the user"
+			fwdDelay: 1500, macSetByUser: a.HardwareAddr != nil, // an IFLA_MTU at creation is not "set by the user"
+			bm: newBridgeMember()}
 		if x.VlanFiltering != nil {
 			fl.vlanFiltering = *x.VlanFiltering
 		}
@@ -788,6 +791,9 @@ func (f *fakeKernel) LinkSetMaster(link, master netlink.Link) error {
 		return err
 	}
 	fl.attrs().MasterIndex = m.attrs().Index
+	if m.kind() == "bridge" {
+		f.joinBridge(fl, m)
+	}
 	if m.kind() == "bond" {
 		f.changeMTU(fl, m.attrs().MTU)
 		f.changeAdmin(fl, true) // the bond opens its new port
@@ -817,6 +823,7 @@ func (f *fakeKernel) LinkSetNoMaster(link netlink.Link) error {
 func (f *fakeKernel) releasePort(port, master *fakeLink) {
 	port.attrs().MasterIndex = 0
 	port.cost = 0
+	port.bm = fakeBridgeMember{}
 	if master.kind() == "bond" {
 		f.changeAdmin(port, false)
 	}
@@ -942,6 +949,7 @@ func (f *fakeKernel) linkInfo(index int) (infoAttrs, error) {
 	if m := f.links[fl.attrs().MasterIndex]; m != nil && m.kind() == "bridge" {
 		out.slaveData[nl.IFLA_BRPORT_COST] = nl.Uint32Attr(f.portCost(fl))
 	}
+	f.bridgeInfo(fl, f.links[fl.attrs().MasterIndex], &out)
 	return out, nil
 }
 
@@ -1103,20 +1111,22 @@ func (f *fakeKernel) setSlaveData(index int, masterKind string, attrs []attr) er
 	if m == nil || m.kind() != masterKind {
 		return unix.EINVAL // no master of that kind
 	}
-	cost := fl.cost
+	var changes []func()
 	for _, a := range attrs {
-		if masterKind != "bridge" || a.typ != nl.IFLA_BRPORT_COST {
+		if masterKind != "bridge" {
 			return fmt.Errorf("fake kernel: %s port attribute %d: %w", masterKind, a.typ, unix.EOPNOTSUPP)
 		}
-		v, _ := u32Of(a.val)
-		if v == 0 {
-			return unix.EINVAL
+		change, err := bridgePortData(fl, a)
+		if err != nil {
+			return err
 		}
-		cost = v
+		changes = append(changes, change)
 	}
 	if err := f.write("slave-data", fl.attrs().Name); err != nil {
 		return err
 	}
-	fl.cost = cost
+	for _, change := range changes {
+		change()
+	}
 	return nil
 }

@@ -45,10 +45,11 @@ func (c *PortConfigurator) Create(ctx context.Context, item dg.Item) error {
 			return err
 		}
 	}
-	return c.k.convergeCost(port, p)
+	return c.k.convergeBridgePort(port, p)
 }
 
-// Modify moves the port to its new master or changes its cost; nothing is
+// Modify moves the port to its new master or changes its cost or
+// priority; nothing is
 // written when the kernel already matches.
 func (c *PortConfigurator) Modify(ctx context.Context, oldItem, newItem dg.Item) error {
 	return c.Create(ctx, newItem)
@@ -174,31 +175,39 @@ func (k *kernel) setAdmin(port netlink.Link, up bool, p *items.Port) error {
 	return nil
 }
 
-// convergeCost sets a bridge port's STP path cost when it is set and
-// differs.
-func (k *kernel) convergeCost(port netlink.Link, p *items.Port) error {
-	if p.Cost == 0 || p.MasterKind != items.KindBridge {
+// convergeBridgePort sets a bridge port's STP cost and priority, those
+// that are set and differ, in one request.
+func (k *kernel) convergeBridgePort(port netlink.Link, p *items.Port) error {
+	if p.MasterKind != items.KindBridge || p.Cost == 0 && p.Priority == nil {
 		return nil
 	}
-	cost, err := k.portCost(port.Attrs().Index)
+	cost, prio, err := k.portSettings(port.Attrs().Index)
 	if err != nil {
-		return fmt.Errorf("reading cost of port %s: %w", p.IfName, err)
+		return fmt.Errorf("reading cost and priority of port %s: %w", p.IfName, err)
 	}
-	if cost == p.Cost {
+	var attrs []attr
+	if p.Cost != 0 && cost != p.Cost {
+		attrs = append(attrs, u32Attr(nl.IFLA_BRPORT_COST, p.Cost))
+	}
+	if p.Priority != nil && prio != *p.Priority {
+		attrs = append(attrs, attr{nl.IFLA_BRPORT_PRIORITY, nl.Uint16Attr(*p.Priority)})
+	}
+	if len(attrs) == 0 {
 		return nil
 	}
-	err = k.raw.setSlaveData(port.Attrs().Index, "bridge", []attr{u32Attr(nl.IFLA_BRPORT_COST, p.Cost)})
-	if err != nil {
-		return fmt.Errorf("setting cost %d of port %s: %w", p.Cost, p.IfName, err)
+	if err := k.raw.setSlaveData(port.Attrs().Index, "bridge", attrs); err != nil {
+		return fmt.Errorf("setting cost and priority of port %s (%s): %w", p.IfName, p, err)
 	}
 	return nil
 }
 
-func (k *kernel) portCost(index int) (uint32, error) {
+// portSettings reads a bridge port's STP cost and priority.
+func (k *kernel) portSettings(index int) (cost uint32, prio uint16, err error) {
 	info, err := k.raw.linkInfo(index)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	cost, _ := info.slaveU32(nl.IFLA_BRPORT_COST)
-	return cost, nil
+	cost, _ = info.slaveU32(nl.IFLA_BRPORT_COST)
+	prio, _ = u16Of(info.slaveData[nl.IFLA_BRPORT_PRIORITY])
+	return cost, prio, nil
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/netagent/netagent/items"
 )
 
 // rawOps are the few rtnetlink requests that netlink.Handle has no call for:
@@ -23,6 +25,11 @@ type rawOps interface {
 	// setSlaveData changes IFLA_INFO_SLAVE_DATA attributes of a port of a
 	// master of the given kind ("bridge", "bond").
 	setSlaveData(index int, masterKind string, attrs []attr) error
+	// bridgeVLANs dumps the VLANs of every bridge member (the bridges
+	// themselves included) by ifindex; setBridgeVLANs adds (or changes
+	// the flags of) or deletes VLANs of one (see port_vlan.go).
+	bridgeVLANs() (map[int]map[uint16]items.VLANFlags, error)
+	setBridgeVLANs(index int, self, del bool, vlans items.VLANSet) error
 }
 
 // attr is one netlink attribute to send.

@@ -23,7 +23,10 @@ const dumpAttempts = 5
 //     as a physical interface, and for every physical link whose original
 //     settings are recorded (so that, once it leaves the intent, its
 //     delete gives them back);
-//   - a Port for every link enslaved to a bond or bridge netagent owns.
+//   - a Port for every link enslaved to a bond or bridge netagent owns;
+//   - a BridgeVLANs for such a bridge and each of its ports, when hint
+//     declares one or the membership is not the kernel's default (see
+//     readBridgeVLANs).
 //
 // Ownership is the mark, or the create journal of an interrupted create
 // (see owns); a link hint declares physical, or whose originals are
@@ -90,6 +93,7 @@ type reader struct {
 	st      nsState
 	byIndex map[int]netlink.Link
 	out     []dg.Item
+	vlans   map[int]map[uint16]items.VLANFlags // bridge VLANs, dumped at first need
 }
 
 func (r *reader) nameOf(index int) string {
@@ -119,7 +123,10 @@ func (r *reader) read(l netlink.Link) error {
 	if !isOwned {
 		r.out = append(r.out, externalLink(l))
 	}
-	return r.readPort(l)
+	if err := r.readPort(l); err != nil {
+		return err
+	}
+	return r.readBridgeVLANs(l)
 }
 
 func (r *reader) readInterface(l netlink.Link, isOwned bool) error {
@@ -189,11 +196,11 @@ func (r *reader) readPort(l netlink.Link) error {
 	}
 	p := &items.Port{IfName: l.Attrs().Name, Master: master.Attrs().Name, MasterKind: kind}
 	if kind == items.KindBridge {
-		cost, err := r.k.portCost(l.Attrs().Index)
+		cost, prio, err := r.k.portSettings(l.Attrs().Index)
 		if err != nil {
 			return fmt.Errorf("reading port %s: %w", p.IfName, err)
 		}
-		p.Cost = cost
+		p.Cost, p.Priority = cost, &prio
 	}
 	r.out = append(r.out, maskPort(p, r.hintPort(p.IfName)))
 	return nil

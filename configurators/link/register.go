@@ -6,7 +6,7 @@ import (
 	"github.com/netagent/netagent/reconciler"
 )
 
-// Register registers the interface and port configurators of the target
+// Register registers the interface, port and bridge VLAN configurators of the target
 // namespace. stateDir holds the create journal and the original settings
 // of physical interfaces. Link items are external: they have no
 // configurator.
@@ -18,5 +18,8 @@ func Register(reg *reconciler.TypeRegistry, t *netnsx.Target, stateDir string) e
 	if err := reg.Register(items.TypeInterface, ifaces); err != nil {
 		return err
 	}
-	return reg.Register(items.TypePort, NewPortConfigurator(t))
+	if err := reg.Register(items.TypePort, NewPortConfigurator(t)); err != nil {
+		return err
+	}
+	return reg.Register(items.TypeBridgeVLANs, NewBridgeVLANConfigurator(t))
 }

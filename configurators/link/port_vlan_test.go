@@ -1,0 +1,261 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+)
+
+func vset(rs ...items.VLANRange) items.VLANSet { return items.VLANSet(rs) }
+func vr(from, to uint16, pvid, untagged bool) items.VLANRange {
+	return items.VLANRange{From: from, To: to, PVID: pvid, Untagged: untagged}
+}
+func prio(p uint16) *uint16 { return &p }
+
+// vlansOf is the fake kernel's membership of a link, canonical.
+func (e fakeEnv) vlansOf(name string) items.VLANSet {
+	e.t.Helper()
+	fl := e.f.byName(name)
+	if fl == nil {
+		e.t.Fatalf("no link %s", name)
+	}
+	return items.CanonicalVLANs(fl.bm.vlans)
+}
+
+// bridgeVLANScene is a filtering bridge br0 with veth ports v0 and v2.
+type bridgeVLANScene struct {
+	br, v0, v2 *items.Interface
+	p0, p2     *items.Port
+}
+
+func newBridgeVLANScene() bridgeVLANScene {
+	return bridgeVLANScene{
+		br: &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, Attrs: &items.BridgeAttrs{VLANFiltering: true}},
+		v0: &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v1"}},
+		v2: &items.Interface{IfName: "v2", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v3"}},
+		p0: &items.Port{IfName: "v0", Master: "br0", MasterKind: items.KindBridge},
+		p2: &items.Port{IfName: "v2", Master: "br0", MasterKind: items.KindBridge},
+	}
+}
+
+func (s bridgeVLANScene) with(extra ...dg.Item) []dg.Item {
+	return append([]dg.Item{s.br, s.v0, s.v2, s.p0, s.p2}, extra...)
+}
+
+// TestFakeBridgeVLANs: a port's and the bridge's own VLANs are created,
+// changed in place as a diff (the pvid moves, VLANs come and go, one add
+// and one delete request), and given back the kernel's default when the
+// item goes; a second run writes nothing and read-back equals the intent.
+func TestFakeBridgeVLANs(t *testing.T) {
+	e := newFakeEnv(t)
+	s := newBridgeVLANScene()
+	self := &items.BridgeVLANs{IfName: "br0", Bridge: "br0", VLANs: vset(vr(10, 10, true, true), vr(20, 20, false, false))}
+	port := &items.BridgeVLANs{IfName: "v0", Bridge: "br0",
+		VLANs: vset(vr(10, 10, true, true), vr(20, 30, false, false), vr(40, 40, false, true))}
+	e.converge(s.with(self, port)...)
+	if got := e.vlansOf("v0"); !slices.Equal(got, port.VLANs) {
+		t.Errorf("v0 vlans %s, want %s", got, port.VLANs)
+	}
+	if got := e.vlansOf("br0"); !slices.Equal(got, self.VLANs) {
+		t.Errorf("br0 vlans %s, want %s", got, self.VLANs)
+	}
+	if got := e.vlansOf("v2"); !slices.Equal(got, items.DefaultVLANs(1)) {
+		t.Errorf("v2 (no vlans declared) %s, want the default", got)
+	}
+
+	// In place: the pvid moves to 20, 25-30 and 40 go, 50 comes.
+	port2 := &items.BridgeVLANs{IfName: "v0", Bridge: "br0",
+		VLANs: vset(vr(10, 10, false, false), vr(20, 20, true, true), vr(21, 24, false, false), vr(50, 50, false, false))}
+	st := e.apply(s.with(self, port2)...)
+	if got := opsOf(st.OperationLog); !slices.Equal(got, []string{"modify v0"}) || st.Err != nil {
+		t.Errorf("ops %v err %v, want one modify", got, st.Err)
+	}
+	if w := e.f.take(); !slices.Equal(w, []string{"vlan-add v0", "vlan-del v0"}) {
+		t.Errorf("writes %v, want one add and one delete", w)
+	}
+	if got := e.vlansOf("v0"); !slices.Equal(got, port2.VLANs) {
+		t.Errorf("v0 vlans %s, want %s", got, port2.VLANs)
+	}
+	e.converge(s.with(self, port2)...)
+
+	// The sections go: both members get the kernel's default back.
+	st = e.apply(s.with()...)
+	if got := opsOf(st.OperationLog); len(got) != 2 || st.Err != nil {
+		t.Errorf("ops %v err %v, want two deletes", got, st.Err)
+	}
+	e.converge(s.with()...)
+	for _, name := range []string{"br0", "v0"} {
+		if got := e.vlansOf(name); !slices.Equal(got, items.DefaultVLANs(1)) {
+			t.Errorf("%s after its vlans went: %s, want the default", name, got)
+		}
+	}
+
+	// The empty set: no VLAN at all, and it reads back as such.
+	none := &items.BridgeVLANs{IfName: "v0", Bridge: "br0", VLANs: items.VLANSet{}}
+	e.converge(s.with(none)...)
+	if got := e.vlansOf("v0"); len(got) != 0 {
+		t.Errorf("v0 with the empty set: %s", got)
+	}
+
+	// The port leaves the bridge: the kernel drops its VLANs with it.
+	e.converge(s.br, s.v0, s.v2, s.p2)
+	if e.f.byName("v0").bm.vlans != nil {
+		t.Errorf("released v0 keeps vlans %v", e.f.byName("v0").bm.vlans)
+	}
+}
+
+// TestFakeBridgeVLANDrift: VLANs someone added to a declared member, or to
+// a member of netagent's bridge the intent declares none for, are taken
+// away by the next apply; a write the kernel refuses fails the item and
+// the next apply repairs it.
+func TestFakeBridgeVLANDrift(t *testing.T) {
+	e := newFakeEnv(t)
+	s := newBridgeVLANScene()
+	port := &items.BridgeVLANs{IfName: "v0", Bridge: "br0", VLANs: vset(vr(10, 10, true, true))}
+	e.converge(s.with(port)...)
+	for _, name := range []string{"v0", "v2"} {
+		if err := e.f.setBridgeVLANs(e.link(name).Attrs().Index, false, false, vset(vr(99, 99, true, false))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.f.take()
+	st := e.apply(s.with(port)...)
+	if got := opsOf(st.OperationLog); !slices.Equal(got, []string{"delete v2", "modify v0"}) && !slices.Equal(got, []string{"modify v0", "delete v2"}) {
+		t.Errorf("ops %v, want the modify of v0 and the delete of v2's", got)
+	}
+	if got := e.vlansOf("v0"); !slices.Equal(got, port.VLANs) {
+		t.Errorf("v0 after the drift: %s", got)
+	}
+	if got := e.vlansOf("v2"); !slices.Equal(got, items.DefaultVLANs(1)) {
+		t.Errorf("v2 after the drift: %s", got)
+	}
+
+	port2 := &items.BridgeVLANs{IfName: "v0", Bridge: "br0", VLANs: vset(vr(11, 11, true, true))}
+	e.f.fail = func(op, name string) error {
+		if op == "vlan-add" {
+			return unix.ENOMEM
+		}
+		return nil
+	}
+	if st := e.apply(s.with(port2)...); !errors.Is(st.Err, unix.ENOMEM) {
+		t.Errorf("refused add: %v", st.Err)
+	}
+	e.f.fail = nil
+	e.converge(s.with(port2)...)
+	if got := e.vlansOf("v0"); !slices.Equal(got, port2.VLANs) {
+		t.Errorf("v0 after the repair: %s", got)
+	}
+}
+
+// TestFakePortCostPriority: cost and priority are written in one request
+// when they differ, priority 0 included; unset, they are left as the
+// kernel holds them and read back unset.
+func TestFakePortCostPriority(t *testing.T) {
+	e := newFakeEnv(t)
+	s := newBridgeVLANScene()
+	p0 := &items.Port{IfName: "v0", Master: "br0", MasterKind: items.KindBridge, Cost: 100, Priority: prio(0)}
+	s.p0 = p0
+	e.converge(s.with()...)
+	if fl := e.f.byName("v0"); fl.cost != 100 || fl.bm.priority != 0 {
+		t.Errorf("v0 cost %d priority %d", fl.cost, fl.bm.priority)
+	}
+	s.p0 = &items.Port{IfName: "v0", Master: "br0", MasterKind: items.KindBridge, Cost: 100, Priority: prio(63)}
+	e.apply(s.with()...)
+	if w := e.f.take(); !slices.Equal(w, []string{"slave-data v0"}) {
+		t.Errorf("writes %v, want one slave-data", w)
+	}
+	// Unset: left as is.
+	s.p0 = &items.Port{IfName: "v0", Master: "br0", MasterKind: items.KindBridge}
+	if w := e.converge(s.with()...); len(w) != 0 {
+		t.Errorf("unsetting cost and priority wrote %v", w)
+	}
+	if fl := e.f.byName("v0"); fl.cost != 100 || fl.bm.priority != 63 {
+		t.Errorf("v0 cost %d priority %d after unsetting, want them kept", fl.cost, fl.bm.priority)
+	}
+	// The kernel refuses what is out of its range.
+	pc := &PortConfigurator{k: &kernel{nl: e.f, raw: e.f, ns: e.f}}
+	bad := &items.Port{IfName: "v0", Master: "br0", MasterKind: items.KindBridge, Priority: prio(64)}
+	if err := pc.Create(context.Background(), bad); !errors.Is(err, unix.ERANGE) {
+		t.Errorf("priority 64: %v, want ERANGE", err)
+	}
+}
+
+// TestFakeBridgeVLANsForeign: the VLANs of a bridge netagent does not own,
+// and of its ports, are never read back nor written (ErrNotOwned); a
+// member that is not a port of the bridge is ErrMissing, and its delete
+// is a no-op.
+func TestFakeBridgeVLANsForeign(t *testing.T) {
+	e := newFakeEnv(t)
+	e.f.addNIC("eth1", 1500)
+	if err := e.f.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "docker0"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.f.LinkSetMaster(e.link("eth1"), e.link("docker0")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.f.setBridgeVLANs(e.link("eth1").Attrs().Index, false, false, vset(vr(5, 5, true, false))); err != nil {
+		t.Fatal(err)
+	}
+	before := maps.Clone(e.f.byName("eth1").bm.vlans)
+	s := newBridgeVLANScene()
+	e.converge(s.with()...)
+	got, err := e.kernel().readBack(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range got {
+		if b, ok := it.(*items.BridgeVLANs); ok && (b.Bridge == "docker0") {
+			t.Errorf("read back a foreign bridge's vlans: %s", b)
+		}
+	}
+	c := &BridgeVLANConfigurator{k: &kernel{nl: e.f, raw: e.f, ns: e.f}}
+	foreign := &items.BridgeVLANs{IfName: "eth1", Bridge: "docker0", VLANs: vset(vr(7, 7, false, false))}
+	for name, err := range map[string]error{
+		"create": c.Create(context.Background(), foreign),
+		"delete": c.Delete(context.Background(), foreign),
+	} {
+		if !errors.Is(err, ErrNotOwned) {
+			t.Errorf("%s on a foreign bridge: %v, want ErrNotOwned", name, err)
+		}
+	}
+	notPort := &items.BridgeVLANs{IfName: "eth1", Bridge: "br0", VLANs: vset(vr(7, 7, false, false))}
+	if err := c.Create(context.Background(), notPort); !errors.Is(err, ErrMissing) {
+		t.Errorf("vlans of a link that is not a port: %v, want ErrMissing", err)
+	}
+	if err := c.Delete(context.Background(), notPort); err != nil {
+		t.Errorf("deleting vlans of a link that is not a port: %v", err)
+	}
+	if w := e.f.take(); len(w) != 0 || !maps.Equal(before, e.f.byName("eth1").bm.vlans) {
+		t.Errorf("foreign port written: %v, vlans %v", w, e.f.byName("eth1").bm.vlans)
+	}
+}
+
+// The VLAN requests encode as `bridge vlan` sends them: a flags attribute
+// (self or master), a single VID as one entry, a range as a begin and an
+// end entry with the same flags; and the dump parser reads them back.
+func TestBridgeVLANSpecRoundTrip(t *testing.T) {
+	set := vset(vr(1, 1, true, true), vr(20, 30, false, true), vr(4094, 4094, false, false))
+	for _, self := range []bool{false, true} {
+		spec := bridgeVLANSpec(self, set)
+		msg := append(make([]byte, unix.SizeofIfInfomsg), spec.Serialize()...)
+		msg[4] = 7 // ifi_index, little-endian
+		out := map[int]map[uint16]items.VLANFlags{}
+		if err := parseBridgeVLANs(msg, out); err != nil {
+			t.Fatal(err)
+		}
+		// A range's begin and end carry the flags; the parser sees the two
+		// ends, the kernel expands them.
+		want := map[uint16]items.VLANFlags{1: {PVID: true, Untagged: true}, 20: {Untagged: true}, 30: {Untagged: true}, 4094: {}}
+		if !maps.Equal(out[7], want) {
+			t.Errorf("self %v: parsed %v, want %v", self, out[7], want)
+		}
+	}
+}
