@@ -18,7 +18,11 @@
 //     "interface/<ifname>". For a physical interface the item is the
 //     settings netagent applies; deleting it never deletes the NIC.
 //   - A Port is the membership of an interface in a bond or a bridge (not a
-//     field of Interface, so that moving a port touches neither interface).
+//     field of Interface, so that moving a port touches neither interface),
+//     with a bridge port's STP cost and priority.
+//   - A BridgeVLANs is the whole VLAN membership of a bridge port, or of a
+//     bridge itself (its name is the bridge's); without one a member has
+//     the kernel's default (DefaultVLANs).
 //   - Address, Route, Rule, Neighbor, IptablesChain (a user chain with all
 //     its rules and its jump) and Sysctl (a net.* parameter) are one object
 //     each; a multipath route, all its nexthops, is one Route.
@@ -84,6 +88,8 @@
 //	                                                                                              gre, ipip, sit: Remote set or not, Mode
 //	                                                                                              ip6tnl: never
 //	port            <ifname>                           interface/<master>, interface/<ifname>   never (a new master is re-enslaved)
+//	bridge-vlans    <ifname> (a port, or the bridge)   port/<ifname> while its master is the    never (the set is converged in place)
+//	                                                   bridge; the bridge's own: interface/<br>
 //	address         <dev>/<addr>/<len>                 interface/<dev>                          Label or Scope changes
 //	route           <table> <dst> metric <metric>      interface/<dev> if Dev set, and each     never (NLM_F_REPLACE changes gw, dev,
 //	                (e.g. "main 0.0.0.0/0 metric 100") nexthop's; link/<CarrierLink>            src, scope, type, onlink, nexthops,
@@ -109,6 +115,7 @@
 //	           and family, so a renamed VLAN or VXLAN, or an interface
 //	           taking a veth peer's name, comes after the old one goes
 //	port       the port's name: the item name (a new master is re-enslaved)
+//	bridge-vlans  the member's name: the item name
 //	address    IPv4: interface, address and prefix length: the item name, so
 //	           192.0.2.11/24 is added before 192.0.2.10/24 goes;
 //	           IPv6: interface and address only: ConflictKeys

@@ -58,6 +58,7 @@ var showSections = []struct{ typ, title string }{
 	{items.TypeLink, "links (not netagent's)"},
 	{items.TypeInterface, "interfaces"},
 	{items.TypePort, "ports"},
+	{items.TypeBridgeVLANs, "bridge vlans"},
 	{items.TypeAddress, "addresses"},
 	{items.TypeRoute, "routes"},
 	{items.TypeRule, "rules"},
