@@ -84,6 +84,7 @@ func runVMCase(t *testing.T, file string) {
 		t.Fatal("the first apply ran nothing")
 	}
 	vmCheckKernel(t, tgt, in)
+	vmCheckBridgeVLANs(t, tgt, intended)
 	applied := vmStableSnapshot(t, tgt)
 	if n := vmApply(t, tgt, stateDir, reg, intended); n != 0 {
 		t.Errorf("the second apply ran %d operations", n)
