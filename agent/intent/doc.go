@@ -57,6 +57,15 @@
 //     family, VNI, port and parent, nor two VLANs protocol, id and parent.
 //     A VLAN's or macvlan's mtu cannot exceed its parent's, a VXLAN's its
 //     parent's less 50 (IPv4) or 70 (IPv6), when the intent gives both.
+//     A bridge port may have "bridgePort" (see bridgeport.go): cost
+//     (1-65535) and priority (0-63), absent: the kernel's; and "vlans", the
+//     port's whole VLAN membership, entries of vid (1-4094) or vids
+//     ("20-30"), pvid (one per member, a single vid) and untagged, no VLAN
+//     twice. A bridge's own "vlans" (bridge.vlans) are the same. VLANs need
+//     the bridge's vlanFiltering (without it the kernel forwards every VLAN
+//     everywhere); absent, a member has the kernel's default (VLAN 1, pvid,
+//     untagged), and [] is no VLAN. bridgePort is only for an interface
+//     whose master is a bridge.
 //   - tunnels: "gre", "ipip" and "sit" (sections of the same name, all
 //     required) have local and remote (IPv4: sit carries IPv6 over IPv4),
 //     ttl (0-255; 0, the default, inherits the inner packet's), parent (the
