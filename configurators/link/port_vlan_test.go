@@ -259,3 +259,29 @@ func TestBridgeVLANSpecRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestFakeBridgeVLANsPortMoves: a port moving to another bridge with its
+// VLANs converges in one apply (the kernel drops the VLANs with the old
+// bridge; the item follows the port), and the old bridge's own VLANs are
+// not touched.
+func TestFakeBridgeVLANsPortMoves(t *testing.T) {
+	e := newFakeEnv(t)
+	s := newBridgeVLANScene()
+	br1 := &items.Interface{IfName: "br1", Kind: items.KindBridge, AdminUp: true, Attrs: &items.BridgeAttrs{VLANFiltering: true}}
+	vl := func(bridge string) *items.BridgeVLANs {
+		return &items.BridgeVLANs{IfName: "v0", Bridge: bridge, VLANs: vset(vr(7, 7, true, true), vr(8, 9, false, false))}
+	}
+	e.converge(s.with(br1, vl("br0"))...)
+	s.p0 = &items.Port{IfName: "v0", Master: "br1", MasterKind: items.KindBridge}
+	st := e.apply(s.with(br1, vl("br1"))...)
+	if st.Err != nil || len(st.Blocked) > 0 {
+		t.Fatalf("moving v0: %v %v\n%s", st.Err, st.Blocked, st.OperationLog)
+	}
+	e.f.take()
+	if w := e.converge(s.with(br1, vl("br1"))...); len(w) != 0 {
+		t.Errorf("the move needed a second apply: %v", w)
+	}
+	if got := e.vlansOf("v0"); !slices.Equal(got, vl("br1").VLANs) || e.link("v0").Attrs().MasterIndex != e.link("br1").Attrs().Index {
+		t.Errorf("v0 after the move: vlans %s master %d", got, e.link("v0").Attrs().MasterIndex)
+	}
+}
