@@ -176,6 +176,14 @@ func u16Of(b []byte) (uint16, bool) {
 	return binary.NativeEndian.Uint16(b), true
 }
 
+// bridgeVLANReads are what one read-back learns of bridge VLANs: one
+// dump of every member's VLANs, and each bridge's default_pvid, by
+// ifindex.
+type bridgeVLANReads struct {
+	vlans map[int]map[uint16]items.VLANFlags
+	dpvid map[int]uint16
+}
+
 // readBridgeVLANs is the read-back of bridge-vlans items: for l, an
 // owned bridge itself or a port of one, an item when the intent (hint)
 // declares one or when the membership differs from the kernel's default
@@ -189,22 +197,26 @@ func (r *reader) readBridgeVLANs(l netlink.Link) error {
 		}
 		bridge = m
 	}
-	if r.vlans == nil {
+	if r.bv.vlans == nil {
 		all, err := r.k.raw.bridgeVLANs()
 		if err != nil {
 			return fmt.Errorf("reading bridge vlans: %w", err)
 		}
-		r.vlans = all
+		r.bv = bridgeVLANReads{vlans: all, dpvid: map[int]uint16{}}
 	}
 	got := &items.BridgeVLANs{IfName: l.Attrs().Name, Bridge: bridge.Attrs().Name,
-		VLANs: items.CanonicalVLANs(r.vlans[l.Attrs().Index])}
+		VLANs: items.CanonicalVLANs(r.bv.vlans[l.Attrs().Index])}
 	if got.VLANs == nil {
 		got.VLANs = items.VLANSet{}
 	}
 	if r.hintBridgeVLANs(got.IfName) == nil {
-		dpvid, err := r.k.defaultPVID(bridge)
-		if err != nil {
-			return err
+		dpvid, ok := r.bv.dpvid[bridge.Attrs().Index]
+		if !ok {
+			var err error
+			if dpvid, err = r.k.defaultPVID(bridge); err != nil {
+				return err
+			}
+			r.bv.dpvid[bridge.Attrs().Index] = dpvid
 		}
 		if slices.Equal(got.VLANs, items.DefaultVLANs(dpvid)) {
 			return nil

@@ -93,7 +93,7 @@ type reader struct {
 	st      nsState
 	byIndex map[int]netlink.Link
 	out     []dg.Item
-	vlans   map[int]map[uint16]items.VLANFlags // bridge VLANs, dumped at first need
+	bv      bridgeVLANReads // bridge VLANs and default_pvids, read at first need
 }
 
 func (r *reader) nameOf(index int) string {
