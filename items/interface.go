@@ -29,6 +29,7 @@ const (
 	KindSIT       InterfaceKind = "sit"
 	KindIP6Tnl    InterfaceKind = "ip6tnl"
 	KindWireguard InterfaceKind = "wireguard"
+	KindIpvlan    InterfaceKind = "ipvlan"
 )
 
 // Interface is a managed network interface: every interface the intent
@@ -186,6 +187,9 @@ func isZero(v any) bool {
 //   - macvlan: Parent; Mode only when switching to or from passthru.
 //     macvlan_changelink accepts IFLA_MACVLAN_MODE but refuses to set or
 //     clear passthru, and never moves to another lower device;
+//   - ipvlan: Parent. ipvlan_nl_changelink changes the mode and the flags
+//     in place (for every ipvlan of the parent: the kernel keeps them per
+//     parent), never the lower device;
 //   - vxlan: VNI, Port (0 counts as 8472), Group, Parent, and the address
 //     family of the tunnel. vxlan_nl2conf refuses to change the VNI, the
 //     port, or the family of Local/Remote/Group ("Cannot change VNI/port");

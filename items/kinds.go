@@ -6,7 +6,7 @@ import (
 
 // KindAttrs are the settings of one kind of interface: *BondAttrs,
 // *VLANAttrs, *BridgeAttrs, *VethAttrs, *MacvlanAttrs, *VxlanAttrs or
-// *TunnelAttrs (gre, ipip, sit and ip6tnl share it). Each
+// *TunnelAttrs (gre, ipip, sit and ip6tnl share it) or *IpvlanAttrs. Each
 // kind's file (kind_<kind>.go) holds its attributes and every rule about
 // them: its defaults (stated once), what the kernel cannot change in place,
 // what it refers to and what it keeps unique.
@@ -62,6 +62,7 @@ var kinds = map[InterfaceKind]kindSpec{
 	KindSIT:       tunnelSpec(KindSIT),
 	KindIP6Tnl:    tunnelSpec(KindIP6Tnl),
 	KindWireguard: {zero: func() KindAttrs { return &WireguardAttrs{} }, required: true},
+	KindIpvlan:    {zero: func() KindAttrs { return &IpvlanAttrs{} }, required: true},
 }
 
 // tunnelSpec is the spec of a tunnel kind: TunnelAttrs of that type.

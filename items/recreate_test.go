@@ -13,6 +13,7 @@ func TestInterfaceNeedsRecreate(t *testing.T) {
 	vlan := func(a VLANAttrs) *Interface { return &Interface{IfName: "v", Kind: KindVLAN, Attrs: &a} }
 	veth := func(a VethAttrs) *Interface { return &Interface{IfName: "v0", Kind: KindVeth, Attrs: &a} }
 	macvlan := func(a MacvlanAttrs) *Interface { return &Interface{IfName: "mv0", Kind: KindMacvlan, Attrs: &a} }
+	ipvlan := func(a IpvlanAttrs) *Interface { return &Interface{IfName: "iv0", Kind: KindIpvlan, Attrs: &a} }
 	vxlan := func(a VxlanAttrs) *Interface { return &Interface{IfName: "vx0", Kind: KindVxlan, Attrs: &a} }
 	vx := VxlanAttrs{VNI: 42, Local: addr("192.0.2.1"), Remote: addr("192.0.2.2"), Port: 4789, Parent: "eth0"}
 	with := func(f func(*VxlanAttrs)) VxlanAttrs { a := vx; f(&a); return a }
@@ -42,6 +43,9 @@ func TestInterfaceNeedsRecreate(t *testing.T) {
 		{"macvlan parent", macvlan(MacvlanAttrs{Parent: "eth0"}), macvlan(MacvlanAttrs{Parent: "eth1"}), true},
 		{"macvlan mode", macvlan(MacvlanAttrs{Parent: "eth0", Mode: "vepa"}), macvlan(MacvlanAttrs{Parent: "eth0", Mode: "bridge"}), false},
 		{"macvlan to passthru", macvlan(MacvlanAttrs{Parent: "eth0", Mode: "bridge"}), macvlan(MacvlanAttrs{Parent: "eth0", Mode: "passthru"}), true},
+		{"ipvlan parent", ipvlan(IpvlanAttrs{Parent: "eth0"}), ipvlan(IpvlanAttrs{Parent: "eth1"}), true},
+		{"ipvlan mode and flag", ipvlan(IpvlanAttrs{Parent: "eth0", Mode: "l2"}), ipvlan(IpvlanAttrs{Parent: "eth0", Mode: "l3s", Flag: "vepa"}), false},
+		{"ipvlan to the defaults", ipvlan(IpvlanAttrs{Parent: "eth0", Mode: "l2", Flag: "private"}), ipvlan(IpvlanAttrs{Parent: "eth0"}), false},
 		{"macvlan from passthru", macvlan(MacvlanAttrs{Parent: "eth0", Mode: "passthru"}), macvlan(MacvlanAttrs{Parent: "eth0"}), true},
 		{"vxlan same", vxlan(vx), vxlan(vx), false},
 		{"vxlan vni", vxlan(vx), vxlan(with(func(a *VxlanAttrs) { a.VNI = 43 })), true},

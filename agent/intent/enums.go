@@ -22,6 +22,7 @@ const (
 	LinkSIT       LinkType = "sit"
 	LinkIP6Tnl    LinkType = "ip6tnl"
 	LinkWireguard LinkType = "wireguard"
+	LinkIpvlan    LinkType = "ipvlan"
 )
 
 // LinkState is an interface's administrative state.

@@ -26,6 +26,12 @@ type linkSection struct {
 	// note saying so; a negative overhead when the kernel does not bound
 	// the link's MTU by its parent's (a tunnel's outer packets fragment).
 	parent func(ifc *Interface) (name string, overhead int, note string)
+	// fixedMAC, if set, says why an interface of the type cannot have a
+	// mac.
+	fixedMAC string
+	// notPort, if set, says why an interface of the type cannot be a bond
+	// or bridge port.
+	notPort string
 }
 
 // linkSections is the table of the interface types but physical, in the
@@ -34,6 +40,7 @@ var linkSections = []linkSection{bondSection, vlanSection, bridgeSection, vethSe
 	{typ: LinkDummy}, // no section
 	greSection, ipipSection, sitSection, ip6tnlSection,
 	wireguardSection,
+	ipvlanSection,
 }
 
 // linkTypes lists every interface type: physical, then those of

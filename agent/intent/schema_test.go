@@ -19,6 +19,8 @@ var goEnums = map[reflect.Type][]string{
 	reflect.TypeFor[VLANProtocol]():   enumStrings(vlanProtos),
 	reflect.TypeFor[MacvlanMode]():    enumStrings(macvlanModes),
 	reflect.TypeFor[IP6TnlMode]():     enumStrings(ip6tnlModes),
+	reflect.TypeFor[IpvlanMode]():     enumStrings(ipvlanModes),
+	reflect.TypeFor[IpvlanFlag]():     enumStrings(ipvlanFlags),
 	reflect.TypeFor[RouteType]():      enumStrings(routeTypes),
 	reflect.TypeFor[RoutePref]():      enumStrings(routePrefs),
 	reflect.TypeFor[RuleAction]():     enumStrings(ruleActions),

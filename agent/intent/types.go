@@ -24,7 +24,7 @@ type Intent struct {
 // Interface is a network interface. Physical interfaces must exist already
 // (the agent configures but never creates them); every other type is created.
 // Exactly the section matching Type may be set (Bond for "bond", and so on);
-// it is required for vlan, veth, macvlan, vxlan, gre, ipip, sit and ip6tnl.
+// it is required for vlan, veth, macvlan, vxlan, gre, ipip, sit, ip6tnl and ipvlan.
 type Interface struct {
 	Name      string    `json:"name"`
 	Type      LinkType  `json:"type"`
@@ -45,6 +45,7 @@ type Interface struct {
 	IPIP    *Tunnel  `json:"ipip,omitempty"`
 	SIT     *Tunnel  `json:"sit,omitempty"`
 	IP6Tnl  *IP6Tnl  `json:"ip6tnl,omitempty"`
+	Ipvlan  *Ipvlan  `json:"ipvlan,omitempty"`
 
 	Wireguard *Wireguard `json:"wireguard,omitempty"`
 

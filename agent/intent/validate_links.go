@@ -110,6 +110,10 @@ func (c *checker) ifaceMAC(ifc *Interface, o Origin) {
 		c.fail(o, "can only be set on virtual interfaces, not on physical %q", ifc.Name)
 		return
 	}
+	if s, ok := sectionOf(ifc.Type); ok && s.fixedMAC != "" {
+		c.fail(o, "%s", s.fixedMAC)
+		return
+	}
 	c.mac(o, ifc.MAC, false)
 }
 
@@ -143,6 +147,10 @@ func (c *checker) master(ifc *Interface, o Origin) {
 		c.fail(o, "%q is %s, not a bond or bridge", ifc.Master, def.describe())
 	case def.ifc.Type == LinkBridge && ifc.Type == LinkBridge:
 		c.fail(o, "bridge %q cannot be a port of bridge %q", ifc.Name, ifc.Master)
+	default:
+		if s, ok := sectionOf(ifc.Type); ok && s.notPort != "" {
+			c.fail(o, "%s %q cannot be a port of %s %q: %s", ifc.Type, ifc.Name, def.ifc.Type, ifc.Master, s.notPort)
+		}
 	}
 }
 

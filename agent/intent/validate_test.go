@@ -95,9 +95,9 @@ func TestValidateInterfaceNames(t *testing.T) {
 func TestValidateInterfaceFields(t *testing.T) {
 	runValidateCases(t, []validateCase{
 		{"type missing", `"interfaces": [{"name": "a"}]`,
-			[]string{`interfaces[0].type: is required (one of physical, bond, vlan, bridge, veth, macvlan, vxlan, dummy, gre, ipip, sit, ip6tnl, wireguard)`}},
+			[]string{`interfaces[0].type: is required (one of physical, bond, vlan, bridge, veth, macvlan, vxlan, dummy, gre, ipip, sit, ip6tnl, wireguard, ipvlan)`}},
 		{"type unknown", `"interfaces": [{"name": "a", "type": "vlna"}]`,
-			[]string{`interfaces[0].type: "vlna" is not one of physical, bond, vlan, bridge, veth, macvlan, vxlan, dummy, gre, ipip, sit, ip6tnl, wireguard`}},
+			[]string{`interfaces[0].type: "vlna" is not one of physical, bond, vlan, bridge, veth, macvlan, vxlan, dummy, gre, ipip, sit, ip6tnl, wireguard, ipvlan`}},
 		{"mtu", `"interfaces": [{"name": "a", "type": "physical", "mtu": 67}]`,
 			[]string{`interfaces[0].mtu: 67 is out of range 68-65535`}},
 		{"mtu too small for IPv6", `"interfaces": [{"name": "a", "type": "physical", "mtu": 1000, "addresses": ["2001:db8::1/64"]}]`,
@@ -698,5 +698,66 @@ func TestValidateRuleSelectorsAndActions(t *testing.T) {
 			{"priority": 10, "family": "ipv4", "dport": "80-80", "action": "blackhole"},
 			{"priority": 10, "family": "ipv4", "dport": "81", "table": 100}, {"priority": 10, "family": "ipv4", "not": true, "dport": "80", "table": 100}]`,
 			[]string{`rules[1]: IPv4 rule at priority 10 from all to all dport 80-80 is already defined at rules[0]`}},
+	})
+}
+
+// TestValidateIpvlan: an ipvlan needs an Ethernet parent of the intent
+// that is not itself, lo, another ipvlan, a bond or bridge port or a
+// macvlan parent; its parent's ipvlans agree on mode and flag; it has no
+// MAC of its own, is no bond or bridge port and carries no VLAN or
+// macvlan; its MTU is not above its parent's.
+func TestValidateIpvlan(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"valid", `"interfaces": [{"name": "eth0", "type": "physical", "mtu": 9000},
+			{"name": "iv0", "type": "ipvlan", "mtu": 9000, "alias": "pod", "addresses": ["192.0.2.1/24"], "ipvlan": {"parent": "eth0", "mode": "l2", "flag": "private"}},
+			{"name": "iv1", "type": "ipvlan", "ipvlan": {"parent": "eth0", "mode": "l2", "flag": "private"}},
+			{"name": "eth1", "type": "physical"},
+			{"name": "iv2", "type": "ipvlan", "ipvlan": {"parent": "eth1"}}, {"name": "iv3", "type": "ipvlan", "ipvlan": {"parent": "eth1", "mode": "l3", "flag": "bridge"}},
+			{"name": "vx0", "type": "vxlan", "vxlan": {"vni": 5, "parent": "iv2"}}]`, nil},
+		{"section missing", `"interfaces": [{"name": "iv0", "type": "ipvlan"}]`,
+			[]string{`interfaces[0].ipvlan: is required for type "ipvlan"`}},
+		{"parent", `"interfaces": [{"name": "iv0", "type": "ipvlan", "ipvlan": {"parent": ""}},
+			{"name": "iv1", "type": "ipvlan", "ipvlan": {"parent": "iv1"}},
+			{"name": "iv2", "type": "ipvlan", "ipvlan": {"parent": "nope"}},
+			{"name": "lo", "type": "physical"}, {"name": "iv3", "type": "ipvlan", "ipvlan": {"parent": "lo"}}]`,
+			[]string{`interfaces[0].ipvlan.parent: is required`,
+				`interfaces[1].ipvlan.parent: interface "iv1" cannot be its own parent`,
+				`interfaces[2].ipvlan.parent: interface "nope" is not defined`,
+				`interfaces[4].ipvlan.parent: the loopback interface cannot be the parent of an ipvlan (the kernel refuses it)`}},
+		{"enums", `"interfaces": [{"name": "eth0", "type": "physical"}, {"name": "iv0", "type": "ipvlan", "ipvlan": {"parent": "eth0", "mode": "l4", "flag": "open"}}]`,
+			[]string{`interfaces[1].ipvlan.mode: "l4" is not one of l2, l3, l3s`, `interfaces[1].ipvlan.flag: "open" is not one of bridge, private, vepa`}},
+		{"modes differ on one parent", `"interfaces": [{"name": "eth0", "type": "physical"},
+			{"name": "iv0", "type": "ipvlan", "ipvlan": {"parent": "eth0", "mode": "l2"}},
+			{"name": "iv1", "type": "ipvlan", "ipvlan": {"parent": "eth0"}}]`,
+			[]string{`interfaces[1].ipvlan.mode: mode l2 flag bridge differs from ipvlan "iv1" at interfaces[2].ipvlan (mode l3 flag bridge): the kernel keeps one mode and flag for all the ipvlans of parent "eth0"`,
+				`interfaces[2].ipvlan.mode: mode l3 flag bridge differs from ipvlan "iv0" at interfaces[1].ipvlan (mode l2 flag bridge): the kernel keeps one mode and flag for all the ipvlans of parent "eth0"`}},
+		{"flags differ on one parent", `"interfaces": [{"name": "eth0", "type": "physical"},
+			{"name": "iv0", "type": "ipvlan", "ipvlan": {"parent": "eth0", "flag": "bridge"}},
+			{"name": "iv1", "type": "ipvlan", "ipvlan": {"parent": "eth0", "flag": "vepa"}}]`,
+			[]string{`interfaces[1].ipvlan.mode: mode l3 flag bridge differs from ipvlan "iv1" at interfaces[2].ipvlan (mode l3 flag vepa): the kernel keeps one mode and flag for all the ipvlans of parent "eth0"`,
+				`interfaces[2].ipvlan.mode: mode l3 flag vepa differs from ipvlan "iv0" at interfaces[1].ipvlan (mode l3 flag bridge): the kernel keeps one mode and flag for all the ipvlans of parent "eth0"`}},
+		{"macvlan and ipvlan on one parent", `"interfaces": [{"name": "eth0", "type": "physical"},
+			{"name": "mv0", "type": "macvlan", "macvlan": {"parent": "eth0"}},
+			{"name": "iv0", "type": "ipvlan", "ipvlan": {"parent": "eth0"}}]`,
+			[]string{`interfaces[2].ipvlan.parent: "eth0" is also the parent of macvlan "mv0" at interfaces[1].macvlan.parent: the kernel lets a link carry macvlans or ipvlans, not both`}},
+		{"parent an ipvlan or a port", `"interfaces": [{"name": "eth0", "type": "physical"}, {"name": "br0", "type": "bridge"},
+			{"name": "eth1", "type": "physical", "master": "br0"},
+			{"name": "iv0", "type": "ipvlan", "ipvlan": {"parent": "eth0"}},
+			{"name": "iv1", "type": "ipvlan", "ipvlan": {"parent": "iv0"}},
+			{"name": "iv2", "type": "ipvlan", "ipvlan": {"parent": "eth1"}}]`,
+			[]string{`interfaces[4].ipvlan.parent: "iv0" is an ipvlan: the kernel puts an ipvlan on an ipvlan on that one's parent; name "iv0"'s parent`,
+				`interfaces[5].ipvlan.parent: "eth1" is a port of "br0": the kernel lets a link be a bond or bridge port or the parent of macvlans, not both`}},
+		{"mac, port, children", `"interfaces": [{"name": "eth0", "type": "physical"}, {"name": "br0", "type": "bridge"},
+			{"name": "iv0", "type": "ipvlan", "mac": "02:00:00:00:00:01", "master": "br0", "ipvlan": {"parent": "eth0"}},
+			{"name": "v7", "type": "vlan", "vlan": {"parent": "iv0", "id": 7}},
+			{"name": "mv0", "type": "macvlan", "macvlan": {"parent": "iv0"}}]`,
+			[]string{`interfaces[2].mac: an ipvlan has the MAC address of its parent and cannot change it`,
+				`interfaces[2].master: ipvlan "iv0" cannot be a port of bridge "br0": an ipvlan takes no receive handler, which a bond or bridge port needs`,
+				`interfaces[3].vlan.parent: "iv0" is an ipvlan, which cannot carry VLANs (the kernel marks it VLAN-challenged)`,
+				`interfaces[4].macvlan.parent: "iv0" is an ipvlan, which cannot carry macvlans (it takes no receive handler)`,
+				`interfaces[4].macvlan.parent: "iv0" is a port of "br0": the kernel lets a link be a bond or bridge port or the parent of macvlans, not both`}},
+		{"mtu above the parent's", `"interfaces": [{"name": "eth0", "type": "physical", "mtu": 1500},
+			{"name": "iv0", "type": "ipvlan", "mtu": 9000, "ipvlan": {"parent": "eth0"}}]`,
+			[]string{`interfaces[1].mtu: 9000 is above 1500, the mtu of its parent "eth0"`}},
 	})
 }

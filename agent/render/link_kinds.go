@@ -32,4 +32,5 @@ var linkKinds = map[intent.LinkType]linkKind{
 	intent.LinkSIT:       sitKind,
 	intent.LinkIP6Tnl:    ip6tnlKind,
 	intent.LinkWireguard: wireguardKind,
+	intent.LinkIpvlan:    ipvlanKind,
 }

@@ -1,10 +1,10 @@
 // Package link configures network interfaces: items of type "interface"
 // (every kind: physical settings, bond, vlan, bridge, veth, macvlan, vxlan,
-// dummy, wireguard, and the tunnels gre, ipip, sit and ip6tnl, which share
-// one tunnelKind), "port" (membership in a bond or bridge, a bridge port's
-// STP cost and priority) and "bridge-vlans" (a bridge port's, or a
-// bridge's own, VLAN membership), and reads the kernel's links back into
-// items, the external "link" items included.
+// dummy, wireguard, ipvlan, and the tunnels gre, ipip, sit and ip6tnl,
+// which share one tunnelKind), "port" (membership in a bond or bridge, a
+// bridge port's STP cost and priority) and "bridge-vlans" (a bridge
+// port's, or a bridge's own, VLAN membership), and reads the kernel's
+// links back into items, the external "link" items included.
 //
 // # Model
 //

@@ -258,6 +258,20 @@ func clone(i *items.Interface) *items.Interface {
 
 func kindCases() []kindCase {
 	return append([]kindCase{{
+		name:   "ipvlan",
+		create: &items.Interface{IfName: "iv0", Kind: items.KindIpvlan, AdminUp: true, Attrs: &items.IpvlanAttrs{Parent: "eth0", Mode: "l2"}},
+		modify: func(i *items.Interface) {
+			a := items.AttrsOf[*items.IpvlanAttrs](i)
+			a.Mode, a.Flag, i.MTU, i.Alias = "l3s", "private", 1400, "pod"
+		},
+		check: func(e fakeEnv, i *items.Interface) {
+			a := items.AttrsOf[*items.IpvlanAttrs](i)
+			v := e.link("iv0").(*netlink.IPVlan)
+			if v.Mode != ipvlanMode(a.Mode) || v.Flag != ipvlanFlag(a.Flag) || v.ParentIndex != e.link("eth0").Attrs().Index {
+				e.t.Errorf("ipvlan mode %v flag %v parent %d, want %s %s on eth0", v.Mode, v.Flag, v.ParentIndex, a.Mode, a.Flag)
+			}
+		},
+	}, {
 		name:   "dummy",
 		create: &items.Interface{IfName: "dm0", Kind: items.KindDummy, AdminUp: true},
 		modify: func(i *items.Interface) {
@@ -972,4 +986,57 @@ func TestFakeDummyForeignUntouched(t *testing.T) {
 func stateOf(st reconciler.Status, it dg.Item) dg.StateData {
 	_, state, _ := st.NewCurrentState.Lookup(dg.Ref(it))
 	return state
+}
+
+// TestFakeIpvlanParentAndSharers: ipvlans share their parent's mode and
+// flags. Two of netagent's on one parent change together in place; a new
+// parent is a recreate; a foreign ipvlan on the parent whose mode netagent
+// would change makes the create (and a change) fail with ErrNotOwned and
+// is never written; one that already has the wanted mode is no obstacle.
+func TestFakeIpvlanParentAndSharers(t *testing.T) {
+	e := newFakeEnv(t)
+	e.f.addNIC("eth0", 1500)
+	e.f.addNIC("eth1", 9000)
+	nics := []dg.Item{&items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true},
+		&items.Interface{IfName: "eth1", Kind: items.KindPhysical, AdminUp: true}}
+	iv := func(name, parent, mode string) *items.Interface {
+		return &items.Interface{IfName: name, Kind: items.KindIpvlan, AdminUp: true, Attrs: &items.IpvlanAttrs{Parent: parent, Mode: mode}}
+	}
+	e.converge(append(nics, iv("iv0", "eth0", "l2"), iv("iv1", "eth0", "l2"))...)
+	w := e.converge(append(nics, iv("iv0", "eth0", "l3"), iv("iv1", "eth0", "l3"))...)
+	if n := len(slices.DeleteFunc(slices.Clone(w), func(s string) bool { return !strings.HasPrefix(s, "data ") })); n != 1 {
+		t.Errorf("mode change of two ipvlans of one parent: writes %v, want one", w)
+	}
+	index := e.link("iv0").Attrs().Index
+	st := e.apply(append(nics, iv("iv0", "eth1", "l3"), iv("iv1", "eth0", "l3"))...)
+	if st.Err != nil || !slices.Contains(opsOf(st.OperationLog), "create iv0 (recreate)") {
+		t.Errorf("new parent: %v %v", st.Err, opsOf(st.OperationLog))
+	}
+	if l := e.link("iv0"); l.Attrs().Index == index || l.Attrs().ParentIndex != e.link("eth1").Attrs().Index || l.Attrs().MTU != 9000 {
+		t.Errorf("iv0 after the new parent: index %d (was %d) parent %d mtu %d", l.Attrs().Index, index, l.Attrs().ParentIndex, l.Attrs().MTU)
+	}
+	e.converge(append(nics, iv("iv0", "eth1", "l3"), iv("iv1", "eth0", "l3"))...)
+
+	// A foreign ipvlan on eth1, in l3 like netagent's.
+	if err := e.f.LinkAdd(&netlink.IPVlan{LinkAttrs: netlink.LinkAttrs{Name: "pod0", ParentIndex: e.link("eth1").Attrs().Index}, Mode: netlink.IPVLAN_MODE_L3}); err != nil {
+		t.Fatal(err)
+	}
+	e.f.take()
+	st = e.apply(append(nics, iv("iv0", "eth1", "l2"), iv("iv1", "eth0", "l3"))...)
+	if !errors.Is(stateOf(st, iv("iv0", "", "")).LastErr, ErrNotOwned) {
+		t.Errorf("changing the mode under a foreign ipvlan: %v, want ErrNotOwned", stateOf(st, iv("iv0", "", "")).LastErr)
+	}
+	st = e.apply(append(nics, iv("iv0", "eth1", "l3"), iv("iv1", "eth0", "l3"), iv("iv2", "eth1", "l3s"))...)
+	if !errors.Is(stateOf(st, iv("iv2", "", "")).LastErr, ErrNotOwned) || !e.gone("iv2") {
+		t.Errorf("creating an l3s ipvlan next to a foreign l3 one: %v, gone %v", stateOf(st, iv("iv2", "", "")).LastErr, e.gone("iv2"))
+	}
+	if w := e.f.take(); slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, "pod0") }) ||
+		e.link("pod0").(*netlink.IPVlan).Mode != netlink.IPVLAN_MODE_L3 {
+		t.Errorf("foreign pod0 written: %v, mode %v", w, e.link("pod0").(*netlink.IPVlan).Mode)
+	}
+	e.converge(append(nics, iv("iv0", "eth1", "l3"), iv("iv1", "eth0", "l3"), iv("iv2", "eth1", ""))...)
+	e.apply(nics...)
+	if !e.gone("iv0") || !e.gone("iv1") || !e.gone("iv2") || e.gone("pod0") {
+		t.Errorf("after the delete: iv0 %v iv1 %v iv2 %v gone, pod0 gone %v", e.gone("iv0"), e.gone("iv1"), e.gone("iv2"), e.gone("pod0"))
+	}
 }

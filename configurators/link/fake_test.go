@@ -268,6 +268,9 @@ func (f *fakeKernel) copyOf(fl *fakeLink) netlink.Link {
 	case *netlink.Wireguard:
 		v := *x
 		c = &v
+	case *netlink.IPVlan:
+		v := *x
+		c = &v
 	case *netlink.Vxlan:
 		v := *x
 		v.SrcAddr = slices.Clone(x.SrcAddr)
@@ -419,6 +422,8 @@ func (f *fakeKernel) build(link netlink.Link) (*fakeLink, *fakeLink, error) {
 		return f.buildVxlan(x)
 	case *netlink.Bond:
 		return f.buildBond(x)
+	case *netlink.IPVlan:
+		return f.buildIpvlan(x)
 	case *netlink.Dummy:
 		// dummy_setup: no MTU limit, a MAC that changes while up
 		return &fakeLink{link: &netlink.Dummy{LinkAttrs: f.base(a, 1500)}, maxMTU: 65535, liveMAC: true}, nil, nil
@@ -524,6 +529,71 @@ func (f *fakeKernel) buildMacvlan(x *netlink.Macvlan) (*fakeLink, *fakeLink, err
 	attrs := f.base(&x.LinkAttrs, p.attrs().MTU)
 	attrs.ParentIndex = x.ParentIndex
 	return &fakeLink{link: &netlink.Macvlan{LinkAttrs: attrs, Mode: mode}, liveMAC: true}, nil, nil
+}
+
+// buildIpvlan: an Ethernet parent that is not lo, a bond or bridge port
+// or a macvlan parent (its rx handler is taken); an ipvlan as parent means
+// its parent; the MAC is the parent's and cannot change; the mode and the
+// flags are the parent's (ipvlan_set_port_mode): a new ipvlan sets them
+// for all of the parent's.
+func (f *fakeKernel) buildIpvlan(x *netlink.IPVlan) (*fakeLink, *fakeLink, error) {
+	p, err := f.parent(x.ParentIndex)
+	if err != nil {
+		return nil, nil, err
+	}
+	if v, ok := p.link.(*netlink.IPVlan); ok {
+		p = f.links[v.ParentIndex]
+	}
+	switch {
+	case p.attrs().Name == "lo" || p.attrs().MasterIndex != 0:
+		return nil, nil, unix.EINVAL
+	case x.HardwareAddr != nil:
+		return nil, nil, unix.EOPNOTSUPP // no ndo_set_mac_address
+	}
+	for _, o := range f.links {
+		if m, ok := o.link.(*netlink.Macvlan); ok && m.ParentIndex == p.attrs().Index {
+			return nil, nil, unix.EBUSY // netdev_is_rx_handler_busy
+		}
+	}
+	attrs := f.base(&x.LinkAttrs, p.attrs().MTU)
+	attrs.ParentIndex = p.attrs().Index
+	attrs.HardwareAddr = slices.Clone(p.attrs().HardwareAddr)
+	v := &netlink.IPVlan{LinkAttrs: attrs, Mode: x.Mode, Flag: x.Flag}
+	f.ipvlanPort(attrs.ParentIndex, x.Mode, x.Flag)
+	return &fakeLink{link: v, maxMTU: 65535}, nil, nil
+}
+
+// ipvlanPort gives every ipvlan of the parent the mode and the flags.
+func (f *fakeKernel) ipvlanPort(parent int, mode netlink.IPVlanMode, flag netlink.IPVlanFlag) {
+	for _, o := range f.links {
+		if v, ok := o.link.(*netlink.IPVlan); ok && v.ParentIndex == parent {
+			v.Mode, v.Flag = mode, flag
+		}
+	}
+}
+
+// ipvlanData takes what ipvlan_nl_changelink does: the mode and the flags,
+// for the whole parent.
+func (f *fakeKernel) ipvlanData(v *netlink.IPVlan, attrs []attr) (func() error, error) {
+	mode, flag := v.Mode, v.Flag
+	for _, a := range attrs {
+		if len(a.val) != 2 {
+			return nil, unix.EINVAL
+		}
+		n := netlink.IPVlanFlag(uint16(a.val[0]) | uint16(a.val[1])<<8)
+		switch {
+		case a.typ == nl.IFLA_IPVLAN_MODE && n < 3:
+			mode = netlink.IPVlanMode(n)
+		case a.typ == nl.IFLA_IPVLAN_FLAG && n < 3:
+			flag = n
+		default:
+			return nil, unix.EINVAL
+		}
+	}
+	return func() error {
+		f.ipvlanPort(v.ParentIndex, mode, flag)
+		return nil
+	}, nil
 }
 
 // vxlanHeadroom is what VXLAN over IPv4 adds to a frame.
@@ -920,7 +990,7 @@ func (f *fakeKernel) lowerUp(fl *fakeLink, carrier map[int]bool) bool {
 	case *netlink.Veth:
 		peer := fl.peer(f).links[a.ParentIndex]
 		return peer != nil && peer.up()
-	case *netlink.Vlan, *netlink.Macvlan:
+	case *netlink.Vlan, *netlink.Macvlan, *netlink.IPVlan:
 		return carrier[a.ParentIndex]
 	case *netlink.Bridge, *netlink.Bond:
 		for i, o := range f.links {
@@ -984,6 +1054,8 @@ func (f *fakeKernel) setInfoData(index int, kind string, attrs []attr) error {
 		apply, err = vxlanData(x, attrs)
 	case *netlink.Gretun, *netlink.Iptun, *netlink.Sittun, *netlink.Ip6tnl:
 		apply, err = f.tunnelData(fl, attrs)
+	case *netlink.IPVlan:
+		apply, err = f.ipvlanData(x, attrs)
 	default:
 		err = unix.EOPNOTSUPP
 	}

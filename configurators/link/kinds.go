@@ -46,6 +46,7 @@ var linkKinds = map[items.InterfaceKind]linkKind{
 	items.KindSIT:       sitTunnel,
 	items.KindIP6Tnl:    ip6tnlTunnel,
 	items.KindWireguard: wireguardKind{},
+	items.KindIpvlan:    ipvlanKind{},
 }
 
 // kindOf maps a netlink link type to the managed kind, "" for the types

@@ -36,6 +36,7 @@ var DefaultModules = []Module{
 	// curve25519: their x86 versions fall back to the generic code on a
 	// CPU without SSSE3/AVX/ADX, as qemu's TCG one) and udp_tunnel.
 	{Name: "wireguard"},
+	{Name: "ipvlan"},
 }
 
 // moduleIndex is what modules.dep and modules.builtin say about a kernel.
