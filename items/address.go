@@ -3,6 +3,7 @@ package items
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -21,6 +22,10 @@ type Address struct {
 	// Scope is the IPv4 address scope. Leave it 0 for IPv6: the kernel
 	// derives an IPv6 address's scope from the address.
 	Scope Scope
+	// Deps are further items that must exist first: the renderer lists the
+	// Port of a vrf's port, whose enslaving flushes the IPv6 addresses.
+	// Not kernel state: read-back copies them from the hint.
+	Deps []dg.ItemRef
 }
 
 var _ dg.Item = (*Address)(nil)
@@ -34,9 +39,15 @@ func (a *Address) Name() string { return AddressName(a.Dev, a.Prefix) }
 // External returns false.
 func (a *Address) External() bool { return false }
 
-// Dependencies: the interface.
+// Dependencies: the interface; then Deps, a Port among them recreating
+// the address when it is modified (a vrf's port moved to another vrf is
+// cycled, which flushes its IPv6 addresses).
 func (a *Address) Dependencies() []dg.Dependency {
-	return []dg.Dependency{requires(InterfaceRef(a.Dev), "")}
+	deps := extraDeps([]dg.Dependency{requires(InterfaceRef(a.Dev), "")}, a.Deps)
+	for i := range deps {
+		deps[i].RecreateWhenModified = deps[i].RequiredItem.Type == TypePort
+	}
+	return deps
 }
 
 // ConflictKeys implements depgraph.Conflicter. The kernel keys an IPv6
@@ -55,7 +66,8 @@ func (a *Address) ConflictKeys() []string {
 // Equal compares every field.
 func (a *Address) Equal(other dg.Item) bool {
 	o, ok := other.(*Address)
-	return ok && o != nil && *a == *o
+	return ok && o != nil && a.Dev == o.Dev && a.Prefix == o.Prefix && a.Label == o.Label &&
+		a.Scope == o.Scope && slices.Equal(a.Deps, o.Deps)
 }
 
 // String describes the address in one line, `ip addr` style.

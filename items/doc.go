@@ -48,8 +48,8 @@
 //
 // Where a dependency needs knowledge of the whole intent, the renderer fills
 // a field that exists only to shape the dependencies: Route.CarrierLink,
-// Route.GwAddress and the Deps lists of Route, Rule, Neighbor, Sysctl and
-// IptablesChain. These
+// Route.GwAddress and the Deps lists of Route, Rule, Neighbor, Sysctl,
+// Address and IptablesChain. These
 // fields take part in Equal, so a change of them is a Modify whose kernel
 // part is a no-op; configurators must accept that.
 //
@@ -79,10 +79,12 @@
 //	----            ----                               ----------                               ------------------
 //	link (external) <ifname>                           nothing                                  never changed by netagent
 //	interface       <ifname>                           physical: link/<ifname> (present)        kind changes, or
-//	                                                   vlan, macvlan: interface/<parent>          bond: Mode
+//	                                                   vlan, macvlan, ipvlan: interface/<parent>  bond: Mode
 //	                                                   vxlan, gre, ipip, sit, ip6tnl:             vlan: Parent, ID, Protocol
 //	                                                     interface/<parent> if Parent set         veth: Peer, PeerNetns
-//	                                                   bond, bridge, veth: nothing                macvlan: Parent; Mode to/from passthru
+//	                                                   bond, bridge, veth, vrf: nothing           macvlan: Parent; Mode to/from passthru
+//	                                                                                              ipvlan: Parent
+//	                                                                                              vrf: Table
 //	                                                                                              vxlan: VNI, Port, Group, Parent,
 //	                                                                                                     family of Local/Remote/Group
 //	                                                                                              gre, ipip, sit: Remote set or not, Mode
@@ -90,7 +92,8 @@
 //	port            <ifname>                           interface/<master>, interface/<ifname>   never (a new master is re-enslaved)
 //	bridge-vlans    <ifname> (a port, or the bridge)   port/<ifname> while its master is the    never (the set is converged in place)
 //	                                                   bridge; the bridge's own: interface/<br>
-//	address         <dev>/<addr>/<len>                 interface/<dev>                          Label or Scope changes
+//	address         <dev>/<addr>/<len>                 interface/<dev>; Deps (a vrf port's      Label or Scope changes
+//	                                                   port/<dev>, recreating on its Modify)
 //	route           <table> <dst> metric <metric>      interface/<dev> if Dev set, and each     never (NLM_F_REPLACE changes gw, dev,
 //	                (e.g. "main 0.0.0.0/0 metric 100") nexthop's; link/<CarrierLink>            src, scope, type, onlink, nexthops,
 //	                                                   (carrier up); address/<GwAddress>; Deps  mtu and pref in place)

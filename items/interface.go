@@ -30,6 +30,7 @@ const (
 	KindIP6Tnl    InterfaceKind = "ip6tnl"
 	KindWireguard InterfaceKind = "wireguard"
 	KindIpvlan    InterfaceKind = "ipvlan"
+	KindVRF       InterfaceKind = "vrf"
 )
 
 // Interface is a managed network interface: every interface the intent
@@ -37,7 +38,7 @@ const (
 // "interface/<ifname>". For kind physical the interface itself is not
 // created: the item is the settings netagent applies to an existing NIC, it
 // depends on the NIC's Link, and deleting it must never delete the NIC.
-// Membership in a bond or bridge is a Port, not a field of Interface.
+// Membership in a bond, bridge or vrf is a Port, not a field of Interface.
 //
 // Attrs holds the settings of the interface's kind (a *BondAttrs for a
 // bond, and so on: see the kinds table in kinds.go); nil leaves them to the
@@ -190,6 +191,7 @@ func isZero(v any) bool {
 //   - ipvlan: Parent. ipvlan_nl_changelink changes the mode and the flags
 //     in place (for every ipvlan of the parent: the kernel keeps them per
 //     parent), never the lower device;
+//   - vrf: Table. vrf_link_ops has no changelink;
 //   - vxlan: VNI, Port (0 counts as 8472), Group, Parent, and the address
 //     family of the tunnel. vxlan_nl2conf refuses to change the VNI, the
 //     port, or the family of Local/Remote/Group ("Cannot change VNI/port");

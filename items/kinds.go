@@ -5,8 +5,9 @@ import (
 )
 
 // KindAttrs are the settings of one kind of interface: *BondAttrs,
-// *VLANAttrs, *BridgeAttrs, *VethAttrs, *MacvlanAttrs, *VxlanAttrs or
-// *TunnelAttrs (gre, ipip, sit and ip6tnl share it) or *IpvlanAttrs. Each
+// *VLANAttrs, *BridgeAttrs, *VethAttrs, *MacvlanAttrs, *VxlanAttrs,
+// *TunnelAttrs (gre, ipip, sit and ip6tnl share it), *IpvlanAttrs or
+// *VRFAttrs. Each
 // kind's file (kind_<kind>.go) holds its attributes and every rule about
 // them: its defaults (stated once), what the kernel cannot change in place,
 // what it refers to and what it keeps unique.
@@ -44,15 +45,18 @@ type kindSpec struct {
 	// existing: the interface is not created but exists already (a NIC);
 	// it depends on its Link.
 	existing bool
+	// master: the kind takes ports (IFLA_MASTER), which are Ports of
+	// MasterKind the kind.
+	master bool
 }
 
 // kinds is the table of interface kinds. Adding a kind is one line here
 // and a kind_<kind>.go file with its attributes.
 var kinds = map[InterfaceKind]kindSpec{
 	KindPhysical:  {existing: true},
-	KindBond:      {zero: func() KindAttrs { return &BondAttrs{} }},
+	KindBond:      {zero: func() KindAttrs { return &BondAttrs{} }, master: true},
 	KindVLAN:      {zero: func() KindAttrs { return &VLANAttrs{} }, required: true},
-	KindBridge:    {zero: func() KindAttrs { return &BridgeAttrs{} }},
+	KindBridge:    {zero: func() KindAttrs { return &BridgeAttrs{} }, master: true},
 	KindVeth:      {zero: func() KindAttrs { return &VethAttrs{} }, required: true},
 	KindMacvlan:   {zero: func() KindAttrs { return &MacvlanAttrs{} }, required: true},
 	KindVxlan:     {zero: func() KindAttrs { return &VxlanAttrs{} }, required: true},
@@ -63,12 +67,17 @@ var kinds = map[InterfaceKind]kindSpec{
 	KindIP6Tnl:    tunnelSpec(KindIP6Tnl),
 	KindWireguard: {zero: func() KindAttrs { return &WireguardAttrs{} }, required: true},
 	KindIpvlan:    {zero: func() KindAttrs { return &IpvlanAttrs{} }, required: true},
+	KindVRF:       {zero: func() KindAttrs { return &VRFAttrs{} }, required: true, master: true},
 }
 
 // tunnelSpec is the spec of a tunnel kind: TunnelAttrs of that type.
 func tunnelSpec(kind InterfaceKind) kindSpec {
 	return kindSpec{zero: func() KindAttrs { return &TunnelAttrs{Type: kind} }, required: true}
 }
+
+// TakesPorts reports whether interfaces of the kind are masters of Ports:
+// bond, bridge, vrf.
+func TakesPorts(kind InterfaceKind) bool { return kinds[kind].master }
 
 // AttrsOf returns the interface's attributes if they are a T (for instance
 // *BondAttrs), else the zero T (nil).

@@ -6,17 +6,20 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 )
 
-// Port is the membership of an interface in a bond or a bridge. Its name is
-// the port's interface name (an interface has at most one master).
+// Port is the membership of an interface in a bond, a bridge or a vrf. Its
+// name is the port's interface name (an interface has at most one master).
 //
 // Moving a port to another master is a Modify (the configurator releases and
 // enslaves again), never a recreate. Before enslaving into a bond the
 // configurator sets the port down, as the kernel requires, and up again
-// after.
+// after. Enslaving into a vrf, or releasing from one, the kernel cycles
+// the port itself (cycle_netdev), which flushes its routes, neighbours
+// and IPv6 addresses: the renderer makes those of a vrf's port wait for
+// the Port.
 type Port struct {
 	IfName     string
-	Master     string        // ifname of the bond or bridge
-	MasterKind InterfaceKind // KindBond or KindBridge
+	Master     string        // ifname of the bond, bridge or vrf
+	MasterKind InterfaceKind // KindBond, KindBridge or KindVRF (see TakesPorts)
 	// Cost is the bridge port's STP path cost (1-65535); 0 leaves the
 	// kernel's value (speed-derived for a new port). Bridge ports only.
 	Cost uint32

@@ -58,7 +58,8 @@ func samples() map[string]func() dg.Item {
 			return &Port{IfName: "lan0", Master: "br0", MasterKind: KindBridge, Cost: 100}
 		},
 		"address": func() dg.Item {
-			return &Address{Dev: "eth0", Prefix: netip.MustParsePrefix("192.0.2.10/24"), Label: "eth0:1", Scope: ScopeLink}
+			return &Address{Dev: "eth0", Prefix: netip.MustParsePrefix("192.0.2.10/24"), Label: "eth0:1", Scope: ScopeLink,
+				Deps: []dg.ItemRef{{Type: TypePort, Name: "eth0"}}}
 		},
 		"route": func() dg.Item {
 			return &Route{Dst: netip.MustParsePrefix("198.51.100.0/24"), Gw: netip.MustParseAddr("192.0.2.1"),

@@ -56,10 +56,10 @@ func (p *Port) Validate() error {
 		return invalid(p, "bad interface name %q", p.IfName)
 	case !validIfName(p.Master) || p.Master == p.IfName:
 		return invalid(p, "bad master %q", p.Master)
-	case p.MasterKind != KindBond && p.MasterKind != KindBridge:
-		return invalid(p, "master kind %q is neither bond nor bridge", p.MasterKind)
+	case !TakesPorts(p.MasterKind):
+		return invalid(p, "master kind %q takes no ports", p.MasterKind)
 	case p.Cost != 0 && p.MasterKind != KindBridge:
-		return invalid(p, "cost on a bond port")
+		return invalid(p, "cost on a %s port", p.MasterKind)
 	}
 	return p.bridgeProblem()
 }

@@ -35,15 +35,15 @@
 //   - interfaces: name (1-15 bytes of printable ASCII, no '/', ':' or
 //     space), type (physical, bond, vlan, bridge, veth, macvlan, vxlan,
 //     dummy, gre, ipip, sit, ip6tnl, wireguard,
-//     ipvlan), mtu,
+//     ipvlan, vrf), mtu,
 //     state (up, the default, or down), mac (virtual types only), alias (at
 //     most 246 bytes; "netagent" and "netagent:..." are reserved for
-//     netagent's ownership mark), master (a bond or bridge), addresses
+//     netagent's ownership mark), master (a bond, bridge or vrf), addresses
 //     (CIDR, like "192.0.2.10/24"; an address once per intent, but for a
 //     host address, /32 or /128, which several interfaces may share as
 //     unnumbered links do), and exactly the section named like the type: "bond" and "bridge" are
-//     optional, "vlan", "veth", "macvlan", "vxlan", "wireguard", "ipvlan"
-//     and the tunnels' required, and a dummy has none. A wireguard interface has no mac and
+//     optional, "vlan", "veth", "macvlan", "vxlan", "wireguard", "ipvlan",
+//     "vrf" and the tunnels' required, and a dummy has none. A wireguard interface has no mac and
 //     no master; its privateKeyFile (and a peer's presharedKeyFile) is an
 //     absolute path, its peers' publicKeys base64 keys, once per interface,
 //     their allowedIPs prefixes without host bits, each on one peer, and
@@ -61,6 +61,9 @@
 //     must agree, and a parent carries macvlans or ipvlans, not both; an
 //     ipvlan has its parent's MAC, is no bond or bridge port and carries
 //     no VLAN or macvlan.
+//     A vrf's table is its own: not 0, 253, 254 or 255, nor another
+//     vrf's; a vrf is no port of a bond, bridge or vrf, lo no port of a
+//     vrf, and a vrf's mtu is 1280 or more.
 //     A VLAN's, macvlan's or ipvlan's mtu cannot exceed its parent's, a VXLAN's its
 //     parent's less 50 (IPv4) or 70 (IPv6), when the intent gives both.
 //     A bridge port may have "bridgePort" (see bridgeport.go): cost

@@ -23,6 +23,7 @@ const (
 	LinkIP6Tnl    LinkType = "ip6tnl"
 	LinkWireguard LinkType = "wireguard"
 	LinkIpvlan    LinkType = "ipvlan"
+	LinkVRF       LinkType = "vrf"
 )
 
 // LinkState is an interface's administrative state.

@@ -21,6 +21,7 @@ var bondSection = linkSection{
 	typ:     LinkBond,
 	present: func(ifc *Interface) bool { return ifc.Bond != nil },
 	check:   func(c *checker, ifc *Interface, o Origin, _ map[string]Origin) { c.bond(ifc, o) },
+	master:  true,
 }
 
 // BondMode is a bond's mode.

@@ -18,6 +18,7 @@ var bridgeSection = linkSection{
 	typ:     LinkBridge,
 	present: func(ifc *Interface) bool { return ifc.Bridge != nil },
 	check:   func(c *checker, ifc *Interface, o Origin, _ map[string]Origin) { c.bridge(ifc.Bridge, o) },
+	master:  true,
 }
 
 // bridge checks a bridge's settings. The forward delay is in centiseconds;

@@ -32,6 +32,10 @@ type linkSection struct {
 	// notPort, if set, says why an interface of the type cannot be a bond
 	// or bridge port.
 	notPort string
+	// master: interfaces of the type take ports (name them as master).
+	master bool
+	// minMTU, if set, is the least mtu the kernel takes for the type.
+	minMTU int
 }
 
 // linkSections is the table of the interface types but physical, in the
@@ -40,7 +44,7 @@ var linkSections = []linkSection{bondSection, vlanSection, bridgeSection, vethSe
 	{typ: LinkDummy}, // no section
 	greSection, ipipSection, sitSection, ip6tnlSection,
 	wireguardSection,
-	ipvlanSection,
+	ipvlanSection, vrfSection,
 }
 
 // linkTypes lists every interface type: physical, then those of

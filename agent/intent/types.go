@@ -24,7 +24,7 @@ type Intent struct {
 // Interface is a network interface. Physical interfaces must exist already
 // (the agent configures but never creates them); every other type is created.
 // Exactly the section matching Type may be set (Bond for "bond", and so on);
-// it is required for vlan, veth, macvlan, vxlan, gre, ipip, sit, ip6tnl and ipvlan.
+// it is required for vlan, veth, macvlan, vxlan, gre, ipip, sit, ip6tnl, ipvlan and vrf.
 type Interface struct {
 	Name      string    `json:"name"`
 	Type      LinkType  `json:"type"`
@@ -32,7 +32,7 @@ type Interface struct {
 	State     LinkState `json:"state,omitempty"` // "": up
 	MAC       string    `json:"mac,omitempty"`   // virtual types only
 	Alias     string    `json:"alias,omitempty"`
-	Master    string    `json:"master,omitempty"`    // a bond or bridge
+	Master    string    `json:"master,omitempty"`    // a bond, bridge or vrf
 	Addresses []string  `json:"addresses,omitempty"` // CIDR: "192.0.2.10/24"
 
 	Bond    *Bond    `json:"bond,omitempty"`
@@ -46,6 +46,7 @@ type Interface struct {
 	SIT     *Tunnel  `json:"sit,omitempty"`
 	IP6Tnl  *IP6Tnl  `json:"ip6tnl,omitempty"`
 	Ipvlan  *Ipvlan  `json:"ipvlan,omitempty"`
+	VRF     *VRF     `json:"vrf,omitempty"`
 
 	Wireguard *Wireguard `json:"wireguard,omitempty"`
 

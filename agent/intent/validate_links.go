@@ -95,6 +95,10 @@ func (c *checker) mtu(ifc *Interface, o Origin) {
 	if ifc.MTU == 0 || !c.inRange(o, ifc.MTU, 68, 65535) || ifc.MTU >= 1280 {
 		return
 	}
+	if s, ok := sectionOf(ifc.Type); ok && ifc.MTU < s.minMTU {
+		c.fail(o, "%d is below %d, the least mtu of a %s", ifc.MTU, s.minMTU, ifc.Type)
+		return
+	}
 	if slices.ContainsFunc(ifc.Addresses, func(s string) bool { return prefixFamily(s) == FamilyIPv6 }) {
 		c.fail(o, "%d is below 1280, the minimum for IPv6 addresses", ifc.MTU)
 	}
@@ -131,7 +135,10 @@ func (c *checker) alias(o Origin, alias string) {
 	}
 }
 
-// master checks that an interface's master is a defined bond or bridge.
+// master checks that an interface's master is a defined bond, bridge or
+// vrf (a type whose section is a master), and what the kernel refuses to
+// enslave: a bridge to a bridge, a vrf to a vrf, lo to a vrf, and a type
+// without a receive handler (notPort) to a bond or bridge.
 func (c *checker) master(ifc *Interface, o Origin) {
 	if ifc.Master == "" {
 		return
@@ -141,16 +148,21 @@ func (c *checker) master(ifc *Interface, o Origin) {
 		return
 	}
 	def, ok := c.ref(o, ifc.Master)
-	switch {
-	case !ok:
-	case def.peer || (def.ifc.Type != LinkBond && def.ifc.Type != LinkBridge):
-		c.fail(o, "%q is %s, not a bond or bridge", ifc.Master, def.describe())
+	if !ok {
+		return
+	}
+	s, _ := sectionOf(ifc.Type)
+	switch ms, _ := sectionOf(def.ifc.Type); {
+	case def.peer || !ms.master:
+		c.fail(o, "%q is %s, not a bond, bridge or vrf", ifc.Master, def.describe())
 	case def.ifc.Type == LinkBridge && ifc.Type == LinkBridge:
 		c.fail(o, "bridge %q cannot be a port of bridge %q", ifc.Name, ifc.Master)
-	default:
-		if s, ok := sectionOf(ifc.Type); ok && s.notPort != "" {
-			c.fail(o, "%s %q cannot be a port of %s %q: %s", ifc.Type, ifc.Name, def.ifc.Type, ifc.Master, s.notPort)
-		}
+	case def.ifc.Type == LinkVRF && ifc.Type == LinkVRF:
+		c.fail(o, "vrf %q cannot be a port of vrf %q (the kernel enslaves no L3 master device to a vrf)", ifc.Name, ifc.Master)
+	case def.ifc.Type == LinkVRF && ifc.Name == "lo":
+		c.fail(o, "the loopback interface cannot be a port of vrf %q (the kernel refuses it: the vrf is its ports' loopback)", ifc.Master)
+	case def.ifc.Type != LinkVRF && s.notPort != "":
+		c.fail(o, "%s %q cannot be a port of %s %q: %s", ifc.Type, ifc.Name, def.ifc.Type, ifc.Master, s.notPort)
 	}
 }
 

@@ -95,9 +95,9 @@ func TestValidateInterfaceNames(t *testing.T) {
 func TestValidateInterfaceFields(t *testing.T) {
 	runValidateCases(t, []validateCase{
 		{"type missing", `"interfaces": [{"name": "a"}]`,
-			[]string{`interfaces[0].type: is required (one of physical, bond, vlan, bridge, veth, macvlan, vxlan, dummy, gre, ipip, sit, ip6tnl, wireguard, ipvlan)`}},
+			[]string{`interfaces[0].type: is required (one of physical, bond, vlan, bridge, veth, macvlan, vxlan, dummy, gre, ipip, sit, ip6tnl, wireguard, ipvlan, vrf)`}},
 		{"type unknown", `"interfaces": [{"name": "a", "type": "vlna"}]`,
-			[]string{`interfaces[0].type: "vlna" is not one of physical, bond, vlan, bridge, veth, macvlan, vxlan, dummy, gre, ipip, sit, ip6tnl, wireguard, ipvlan`}},
+			[]string{`interfaces[0].type: "vlna" is not one of physical, bond, vlan, bridge, veth, macvlan, vxlan, dummy, gre, ipip, sit, ip6tnl, wireguard, ipvlan, vrf`}},
 		{"mtu", `"interfaces": [{"name": "a", "type": "physical", "mtu": 67}]`,
 			[]string{`interfaces[0].mtu: 67 is out of range 68-65535`}},
 		{"mtu too small for IPv6", `"interfaces": [{"name": "a", "type": "physical", "mtu": 1000, "addresses": ["2001:db8::1/64"]}]`,
@@ -147,9 +147,9 @@ func TestValidateReferences(t *testing.T) {
 		{"master undefined", `"interfaces": [{"name": "a", "type": "physical", "master": "bond9"}]`,
 			[]string{`interfaces[0].master: interface "bond9" is not defined`}},
 		{"master not a bond or bridge", `"interfaces": [{"name": "a", "type": "physical", "master": "b"}, {"name": "b", "type": "physical"}]`,
-			[]string{`interfaces[0].master: "b" is a physical interface, not a bond or bridge`}},
+			[]string{`interfaces[0].master: "b" is a physical interface, not a bond, bridge or vrf`}},
 		{"master is a veth peer", `"interfaces": [{"name": "a", "type": "physical", "master": "p"}, {"name": "v", "type": "veth", "veth": {"peer": "p"}}]`,
-			[]string{`interfaces[0].master: "p" is a veth peer, not a bond or bridge`}},
+			[]string{`interfaces[0].master: "p" is a veth peer, not a bond, bridge or vrf`}},
 		{"own master", `"interfaces": [{"name": "br0", "type": "bridge", "master": "br0"}]`,
 			[]string{`interfaces[0].master: interface "br0" cannot be its own master`}},
 		{"bridge in a bridge", `"interfaces": [{"name": "br0", "type": "bridge", "master": "br1"}, {"name": "br1", "type": "bridge"}]`,
@@ -621,7 +621,7 @@ func TestValidateDummy(t *testing.T) {
 		{"another type's section", `"interfaces": [{"name": "dm0", "type": "dummy", "bond": {"mode": "802.3ad"}, "vlan": {"parent": "eth0", "id": 1}}]`,
 			[]string{`interfaces[0].bond: not allowed for type "dummy"`, `interfaces[0].vlan: not allowed for type "dummy"`}},
 		{"not a master", `"interfaces": [{"name": "dm0", "type": "dummy"}, {"name": "dm1", "type": "dummy", "master": "dm0"}]`,
-			[]string{`interfaces[1].master: "dm0" is a dummy interface, not a bond or bridge`}},
+			[]string{`interfaces[1].master: "dm0" is a dummy interface, not a bond, bridge or vrf`}},
 		{"bad mac", `"interfaces": [{"name": "dm0", "type": "dummy", "mac": "01:00:00:00:00:01"}]`,
 			[]string{`interfaces[0].mac: 01:00:00:00:00:01 is a multicast MAC address`}},
 	})
@@ -759,5 +759,41 @@ func TestValidateIpvlan(t *testing.T) {
 		{"mtu above the parent's", `"interfaces": [{"name": "eth0", "type": "physical", "mtu": 1500},
 			{"name": "iv0", "type": "ipvlan", "mtu": 9000, "ipvlan": {"parent": "eth0"}}]`,
 			[]string{`interfaces[1].mtu: 9000 is above 1500, the mtu of its parent "eth0"`}},
+	})
+}
+
+// TestValidateVRF: a vrf needs a table of its own (not 0, 253, 254, 255,
+// nor another vrf's: both paths named); it is a master for any interface
+// but another vrf and lo, and no bond or bridge port itself; its mtu is
+// 1280 or more.
+func TestValidateVRF(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"valid", `"interfaces": [{"name": "blue", "type": "vrf", "mtu": 9000, "mac": "02:00:00:00:00:01", "addresses": ["10.0.0.1/32"], "vrf": {"table": 10}},
+			{"name": "green", "type": "vrf", "vrf": {"table": 4294967295}},
+			{"name": "eth0", "type": "physical", "master": "blue", "addresses": ["192.0.2.1/24", "2001:db8::1/64"]},
+			{"name": "br0", "type": "bridge", "master": "blue"}, {"name": "bond0", "type": "bond", "master": "green"},
+			{"name": "eth1", "type": "physical"}, {"name": "iv0", "type": "ipvlan", "master": "green", "ipvlan": {"parent": "eth1"}},
+			{"name": "eth1.7", "type": "vlan", "master": "blue", "vlan": {"parent": "eth1", "id": 7}}]`, nil},
+		{"section missing", `"interfaces": [{"name": "blue", "type": "vrf"}]`,
+			[]string{`interfaces[0].vrf: is required for type "vrf"`}},
+		{"reserved tables", `"interfaces": [{"name": "a", "type": "vrf", "vrf": {"table": 0}}, {"name": "b", "type": "vrf", "vrf": {"table": 253}},
+			{"name": "c", "type": "vrf", "vrf": {"table": 254}}, {"name": "d", "type": "vrf", "vrf": {"table": 255}}]`,
+			[]string{`interfaces[0].vrf.table: 0 is the unspec table; a vrf needs a table of its own (1-252, 256-4294967295)`,
+				`interfaces[1].vrf.table: 253 is the default table; a vrf needs a table of its own (1-252, 256-4294967295)`,
+				`interfaces[2].vrf.table: 254 is the main table; a vrf needs a table of its own (1-252, 256-4294967295)`,
+				`interfaces[3].vrf.table: 255 is the local table; a vrf needs a table of its own (1-252, 256-4294967295)`}},
+		{"one table, two vrfs", `"interfaces": [{"name": "blue", "type": "vrf", "vrf": {"table": 10}}, {"name": "red", "type": "vrf", "vrf": {"table": 10}}]`,
+			[]string{`interfaces[1].vrf.table: vrf table 10 is already defined at interfaces[0].vrf.table`}},
+		{"what cannot be a port", `"interfaces": [{"name": "blue", "type": "vrf", "vrf": {"table": 10}},
+			{"name": "red", "type": "vrf", "master": "blue", "vrf": {"table": 20}},
+			{"name": "lo", "type": "physical", "master": "blue"},
+			{"name": "br0", "type": "bridge"}, {"name": "green", "type": "vrf", "master": "br0", "vrf": {"table": 30}},
+			{"name": "bond0", "type": "bond"}, {"name": "white", "type": "vrf", "master": "bond0", "vrf": {"table": 40}}]`,
+			[]string{`interfaces[1].master: vrf "red" cannot be a port of vrf "blue" (the kernel enslaves no L3 master device to a vrf)`,
+				`interfaces[2].master: the loopback interface cannot be a port of vrf "blue" (the kernel refuses it: the vrf is its ports' loopback)`,
+				`interfaces[4].master: vrf "green" cannot be a port of bridge "br0": a vrf takes no receive handler, which a bond or bridge port needs`,
+				`interfaces[6].master: vrf "white" cannot be a port of bond "bond0": a vrf takes no receive handler, which a bond or bridge port needs`}},
+		{"mtu", `"interfaces": [{"name": "blue", "type": "vrf", "mtu": 1000, "vrf": {"table": 10}}]`,
+			[]string{`interfaces[0].mtu: 1000 is below 1280, the least mtu of a vrf`}},
 	})
 }

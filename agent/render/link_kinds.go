@@ -33,4 +33,5 @@ var linkKinds = map[intent.LinkType]linkKind{
 	intent.LinkIP6Tnl:    ip6tnlKind,
 	intent.LinkWireguard: wireguardKind,
 	intent.LinkIpvlan:    ipvlanKind,
+	intent.LinkVRF:       vrfKind,
 }

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/netagent/netagent/agent/intent"
+	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
 
@@ -21,7 +22,7 @@ func (b *builder) interfaces() {
 		b.bridgeMembership(ifc, at)
 		for j, s := range ifc.Addresses {
 			p, _ := netip.ParsePrefix(s) // Validate checked it
-			b.put(&items.Address{Dev: ifc.Name, Prefix: p}, element(field(at, "addresses"), j))
+			b.put(&items.Address{Dev: ifc.Name, Prefix: p, Deps: b.vrfPort(ifc.Name)}, element(field(at, "addresses"), j))
 		}
 	}
 }
@@ -44,15 +45,32 @@ func interfaceItem(ifc *intent.Interface) *items.Interface {
 	return it
 }
 
-// portItem renders an interface's membership of its master.
+// portItem renders an interface's membership of its master (a bond, a
+// bridge or a vrf: Validate checked it).
 func (b *builder) portItem(ifc *intent.Interface) *items.Port {
 	kind := items.KindBridge
-	if m, ok := b.idx.ifaces[ifc.Master]; ok && m.Type == intent.LinkBond {
-		kind = items.KindBond
+	if m, ok := b.idx.ifaces[ifc.Master]; ok {
+		kind = items.InterfaceKind(m.Type)
 	}
 	p := &items.Port{IfName: ifc.Name, Master: ifc.Master, MasterKind: kind}
 	bridgePortSettings(p, ifc.BridgePort)
 	return p
+}
+
+// vrfPort returns the Port of dev when dev is a port of a vrf, for the
+// addresses, routes and neighbours on dev to wait for: enslaving dev to a
+// vrf (and moving it to another) makes the kernel cycle it, which flushes
+// its routes, neighbours and IPv6 addresses (cycle_netdev, and addrconf on
+// NETDEV_CHANGEUPPER to an L3 master).
+func (b *builder) vrfPort(dev string) []dg.ItemRef {
+	ifc, ok := b.idx.ifaces[dev]
+	if !ok || ifc.Master == "" {
+		return nil
+	}
+	if m, ok := b.idx.ifaces[ifc.Master]; !ok || m.Type != intent.LinkVRF {
+		return nil
+	}
+	return []dg.ItemRef{{Type: items.TypePort, Name: dev}}
 }
 
 // optAddr parses an optional address ("" gives the zero Addr).

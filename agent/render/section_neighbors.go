@@ -34,7 +34,7 @@ func (b *builder) neighbors() {
 			continue
 		}
 		mac, _ := net.ParseMAC(n.MAC) // Validate checked it
-		b.put(&items.Neighbor{Dev: n.Dev, IP: optAddr(n.IP), MAC: mac, Deps: b.portsOf(n.Dev)}, at)
+		b.put(&items.Neighbor{Dev: n.Dev, IP: optAddr(n.IP), MAC: mac, Deps: append(b.portsOf(n.Dev), b.vrfPort(n.Dev)...)}, at)
 	}
 }
 

@@ -80,6 +80,13 @@ func (b *builder) routeItem(r *intent.Route) *items.Route {
 	}
 	if len(r.Nexthops) > 0 {
 		b.multipath(it, r)
+		for _, n := range r.Nexthops {
+			for _, ref := range b.vrfPort(n.Dev) {
+				if !containsRef(it.Deps, ref) {
+					it.Deps = append(it.Deps, ref)
+				}
+			}
+		}
 		return it
 	}
 	switch {
@@ -98,6 +105,7 @@ func (b *builder) routeItem(r *intent.Route) *items.Route {
 			it.Deps = append(it.Deps, items.AddressRef(a.dev, a.prefix))
 		}
 	}
+	it.Deps = append(it.Deps, b.vrfPort(r.Dev)...)
 	return it
 }
 

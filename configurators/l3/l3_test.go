@@ -183,7 +183,7 @@ func TestAddrMessageRoundTrip(t *testing.T) {
 	if !ok || k.index != 3 || k.prefix != a.Prefix || k.label != "up0:web" || k.scope != uint8(items.ScopeLink) || !k.owned() {
 		t.Errorf("parsed %+v", k)
 	}
-	if got := addrItemOf(&k, "up0", nil); *got != *a {
+	if got := addrItemOf(&k, "up0", nil); !got.Equal(a) {
 		t.Errorf("item %v, want %v", got, a)
 	}
 	v6 := &items.Address{Dev: "up0", Prefix: netip.MustParsePrefix("2001:db8::1/64")}

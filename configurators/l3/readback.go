@@ -194,6 +194,9 @@ func readAddresses(conn rawOps, names map[int]string, h hinter) ([]dg.Item, erro
 // derives the scope from the address: it is read back as the hint has it).
 func addrItemOf(k *kernelAddr, dev string, hint *items.Address) *items.Address {
 	a := &items.Address{Dev: dev, Prefix: k.prefix}
+	if hint != nil {
+		a.Deps = hint.Deps // the renderer's ordering, not kernel state
+	}
 	if !a.Prefix.Addr().Is4() {
 		if hint != nil {
 			a.Scope = hint.Scope

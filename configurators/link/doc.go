@@ -1,10 +1,11 @@
 // Package link configures network interfaces: items of type "interface"
 // (every kind: physical settings, bond, vlan, bridge, veth, macvlan, vxlan,
-// dummy, wireguard, ipvlan, and the tunnels gre, ipip, sit and ip6tnl,
-// which share one tunnelKind), "port" (membership in a bond or bridge, a
-// bridge port's STP cost and priority) and "bridge-vlans" (a bridge
-// port's, or a bridge's own, VLAN membership), and reads the kernel's
-// links back into items, the external "link" items included.
+// dummy, wireguard, ipvlan, vrf, and the tunnels gre, ipip, sit and
+// ip6tnl, which share one tunnelKind), "port" (membership in a bond,
+// bridge or vrf, a bridge port's STP cost and priority) and
+// "bridge-vlans" (a bridge port's, or a bridge's own, VLAN membership),
+// and reads the kernel's links back into items, the external "link" items
+// included.
 //
 // # Model
 //
@@ -90,11 +91,11 @@
 // foreign link visible to `netagent show`. It reports an Interface for every
 // link netagent owns, for a link it does not own that the hint declares
 // physical, and for a NIC with recorded originals; a Port for every link
-// enslaved to a bond or bridge netagent owns; and the bridge-vlans items
+// enslaved to a bond, bridge or vrf netagent owns; and the bridge-vlans items
 // described below. With a hint, the fields an intended item leaves unset are read back
 // unset (MTU 0, MAC nil, a physical alias "", bond options 0/"", bridge
 // forward delay 0, port cost 0 and priority nil, and the default spellings: bond mode "",
-// VLAN protocol "", macvlan mode "", VXLAN port 0), so that Equal reports
+// VLAN protocol "", macvlan mode "", VXLAN port 0, ipvlan mode and flag ""), so that Equal reports
 // only real differences. The undeclared end of a veth pair whose other end
 // the hint declares is left out (it is part of its peer's item).
 //

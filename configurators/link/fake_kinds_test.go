@@ -258,6 +258,18 @@ func clone(i *items.Interface) *items.Interface {
 
 func kindCases() []kindCase {
 	return append([]kindCase{{
+		name:   "vrf",
+		create: &items.Interface{IfName: "blue", Kind: items.KindVRF, AdminUp: true, Attrs: &items.VRFAttrs{Table: 10}},
+		modify: func(i *items.Interface) {
+			i.MTU, i.MAC, i.Alias, i.AdminUp = 9000, net.HardwareAddr{2, 0, 0, 0, 0, 0x44}, "tenant", false
+		},
+		recreate: func(i *items.Interface) { items.AttrsOf[*items.VRFAttrs](i).Table = 20 },
+		check: func(e fakeEnv, i *items.Interface) {
+			if v := e.link("blue").(*netlink.Vrf); v.Table != items.AttrsOf[*items.VRFAttrs](i).Table {
+				e.t.Errorf("vrf table %d, want %d", v.Table, items.AttrsOf[*items.VRFAttrs](i).Table)
+			}
+		},
+	}, {
 		name:   "ipvlan",
 		create: &items.Interface{IfName: "iv0", Kind: items.KindIpvlan, AdminUp: true, Attrs: &items.IpvlanAttrs{Parent: "eth0", Mode: "l2"}},
 		modify: func(i *items.Interface) {
@@ -1038,5 +1050,57 @@ func TestFakeIpvlanParentAndSharers(t *testing.T) {
 	e.apply(nics...)
 	if !e.gone("iv0") || !e.gone("iv1") || !e.gone("iv2") || e.gone("pod0") {
 		t.Errorf("after the delete: iv0 %v iv1 %v iv2 %v gone, pod0 gone %v", e.gone("iv0"), e.gone("iv1"), e.gone("iv2"), e.gone("pod0"))
+	}
+}
+
+// TestFakeVRFPorts: a NIC and a veth are enslaved to netagent's vrf (a
+// Port of MasterKind vrf, read back as such), move to another vrf in
+// place, and are released when their Port goes; a foreign vrf is never
+// written, and a port of a foreign vrf is not taken.
+func TestFakeVRFPorts(t *testing.T) {
+	e := newFakeEnv(t)
+	e.f.addNIC("eth0", 1500)
+	if err := e.f.LinkAdd(&netlink.Vrf{LinkAttrs: netlink.LinkAttrs{Name: "red"}, Table: 30}); err != nil {
+		t.Fatal(err)
+	}
+	e.f.addNIC("eth9", 1500)
+	if err := e.f.LinkSetMaster(e.link("eth9"), e.link("red")); err != nil {
+		t.Fatal(err)
+	}
+	e.f.take()
+	vrf := func(name string, table uint32) *items.Interface {
+		return &items.Interface{IfName: name, Kind: items.KindVRF, AdminUp: true, Attrs: &items.VRFAttrs{Table: table}}
+	}
+	nic := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true}
+	veth := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v0p"}}
+	port := func(name, master string) *items.Port {
+		return &items.Port{IfName: name, Master: master, MasterKind: items.KindVRF}
+	}
+	e.converge(vrf("blue", 10), vrf("green", 20), nic, veth, port("eth0", "blue"), port("v0", "blue"))
+	if e.link("eth0").Attrs().MasterIndex != e.link("blue").Attrs().Index || e.link("v0").Attrs().MasterIndex != e.link("blue").Attrs().Index {
+		t.Error("ports not enslaved to blue")
+	}
+	if e.link("eth0").Attrs().Flags&net.FlagUp == 0 {
+		t.Error("eth0 down after the enslave")
+	}
+	w := e.converge(vrf("blue", 10), vrf("green", 20), nic, veth, port("eth0", "green"), port("v0", "blue"))
+	if !slices.Contains(w, "master eth0") || e.link("eth0").Attrs().MasterIndex != e.link("green").Attrs().Index {
+		t.Errorf("moving eth0 to green: writes %v", w)
+	}
+	// A port of the foreign vrf red is not taken.
+	st := e.apply(vrf("blue", 10), vrf("green", 20), nic, veth, port("eth0", "green"), port("v0", "blue"),
+		&items.Interface{IfName: "eth9", Kind: items.KindPhysical, AdminUp: true}, port("eth9", "blue"))
+	if !errors.Is(stateOf(st, port("eth9", "")).LastErr, ErrNotOwned) {
+		t.Errorf("taking eth9 from the foreign red: %v, want ErrNotOwned", stateOf(st, port("eth9", "")).LastErr)
+	}
+	e.f.take()
+	e.converge(vrf("blue", 10), nic, veth)
+	if e.link("eth0").Attrs().MasterIndex != 0 || e.link("v0").Attrs().MasterIndex != 0 || !e.gone("green") {
+		t.Error("ports not released, or green not deleted")
+	}
+	e.apply()
+	if w := e.f.take(); slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, "red") || strings.Contains(s, "eth9") }) ||
+		e.gone("red") || e.link("eth9").Attrs().MasterIndex != e.link("red").Attrs().Index {
+		t.Errorf("foreign red or its port written: %v", w)
 	}
 }

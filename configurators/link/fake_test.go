@@ -271,6 +271,9 @@ func (f *fakeKernel) copyOf(fl *fakeLink) netlink.Link {
 	case *netlink.IPVlan:
 		v := *x
 		c = &v
+	case *netlink.Vrf:
+		v := *x
+		c = &v
 	case *netlink.Vxlan:
 		v := *x
 		v.SrcAddr = slices.Clone(x.SrcAddr)
@@ -424,6 +427,12 @@ func (f *fakeKernel) build(link netlink.Link) (*fakeLink, *fakeLink, error) {
 		return f.buildBond(x)
 	case *netlink.IPVlan:
 		return f.buildIpvlan(x)
+	case *netlink.Vrf:
+		if x.Table == 0 {
+			return nil, nil, unix.EINVAL // "Invalid VRF table id"
+		}
+		// vrf_setup: mtu 65575 (IP6_MAX_MTU), min 1280
+		return &fakeLink{link: &netlink.Vrf{LinkAttrs: f.base(&x.LinkAttrs, 65575), Table: x.Table}, maxMTU: 65575, liveMAC: true}, nil, nil
 	case *netlink.Dummy:
 		// dummy_setup: no MTU limit, a MAC that changes while up
 		return &fakeLink{link: &netlink.Dummy{LinkAttrs: f.base(a, 1500)}, maxMTU: 65535, liveMAC: true}, nil, nil
@@ -844,8 +853,12 @@ func (f *fakeKernel) LinkSetMaster(link, master netlink.Link) error {
 		return unix.EINVAL // do_set_master: no such upper device
 	case fl.attrs().MasterIndex == m.attrs().Index:
 		return nil
-	case m.kind() != "bridge" && m.kind() != "bond":
+	case m.kind() != "bridge" && m.kind() != "bond" && m.kind() != "vrf":
 		return unix.EOPNOTSUPP // no ndo_add_slave
+	case m.kind() == "vrf" && fl.kind() == "vrf":
+		return unix.EINVAL // "Can not enslave an L3 master device to a VRF"
+	case m.kind() != "vrf" && (fl.kind() == "vrf" || fl.kind() == "ipvlan"):
+		return unix.EINVAL // IFF_NO_RX_HANDLER: netdev_rx_handler_register
 	case fl == m:
 		return unix.EBUSY
 	case fl.kind() == "bridge" && m.kind() == "bridge":
@@ -863,6 +876,10 @@ func (f *fakeKernel) LinkSetMaster(link, master netlink.Link) error {
 	fl.attrs().MasterIndex = m.attrs().Index
 	if m.kind() == "bridge" {
 		f.joinBridge(fl, m)
+	}
+	if m.kind() == "vrf" && fl.up() { // cycle_netdev
+		f.changeAdmin(fl, false)
+		f.changeAdmin(fl, true)
 	}
 	if m.kind() == "bond" {
 		f.changeMTU(fl, m.attrs().MTU)

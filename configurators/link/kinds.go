@@ -47,6 +47,7 @@ var linkKinds = map[items.InterfaceKind]linkKind{
 	items.KindIP6Tnl:    ip6tnlTunnel,
 	items.KindWireguard: wireguardKind{},
 	items.KindIpvlan:    ipvlanKind{},
+	items.KindVRF:       vrfKind{},
 }
 
 // kindOf maps a netlink link type to the managed kind, "" for the types

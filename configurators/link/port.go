@@ -14,7 +14,7 @@ import (
 )
 
 // PortConfigurator manages items of type "port": the membership of a link
-// in a bond or bridge that netagent owns.
+// in a bond, bridge or vrf that netagent owns.
 type PortConfigurator struct {
 	k *kernel
 }
@@ -84,7 +84,7 @@ func (c *PortConfigurator) NeedsRecreate(oldItem, newItem dg.Item) bool {
 }
 
 // portLinks finds the port's link and its master, which must be
-// netagent's bond or bridge.
+// netagent's bond, bridge or vrf.
 func (k *kernel) portLinks(p *items.Port) (port, master netlink.Link, err error) {
 	if port, err = k.lookup(p.IfName); err == nil && port == nil {
 		err = fmt.Errorf("port %s: %w", p.IfName, ErrMissing)

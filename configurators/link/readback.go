@@ -23,7 +23,7 @@ const dumpAttempts = 5
 //     as a physical interface, and for every physical link whose original
 //     settings are recorded (so that, once it leaves the intent, its
 //     delete gives them back);
-//   - a Port for every link enslaved to a bond or bridge netagent owns;
+//   - a Port for every link enslaved to a bond, bridge or vrf netagent owns;
 //   - a BridgeVLANs for such a bridge and each of its ports, when hint
 //     declares one or the membership is not the kernel's default (see
 //     readBridgeVLANs).
@@ -191,7 +191,7 @@ func (r *reader) readPort(l netlink.Link) error {
 		return nil
 	}
 	kind := kindOf(master)
-	if kind != items.KindBond && kind != items.KindBridge {
+	if !items.TakesPorts(kind) {
 		return nil
 	}
 	p := &items.Port{IfName: l.Attrs().Name, Master: master.Attrs().Name, MasterKind: kind}

@@ -37,6 +37,7 @@ var DefaultModules = []Module{
 	// CPU without SSSE3/AVX/ADX, as qemu's TCG one) and udp_tunnel.
 	{Name: "wireguard"},
 	{Name: "ipvlan"},
+	{Name: "vrf"},
 }
 
 // moduleIndex is what modules.dep and modules.builtin say about a kernel.

@@ -1,0 +1,39 @@
+package intent
+
+import "fmt"
+
+// VRF holds the settings of a vrf interface: the routing table of the
+// interfaces enslaved to it (those naming it as their master). Routes with
+// that table over its ports are the vrf's routes.
+type VRF struct {
+	Table uint32 `json:"table"`
+}
+
+// vrfSection: required; a vrf is a master, takes no receive handler (no
+// bond or bridge port) and has an MTU of at least 1280 (vrf_setup's
+// min_mtu, IPV6_MIN_MTU).
+var vrfSection = linkSection{
+	typ:      LinkVRF,
+	required: true,
+	present:  func(ifc *Interface) bool { return ifc.VRF != nil },
+	check:    (*checker).vrf,
+	master:   true,
+	notPort:  "a vrf takes no receive handler, which a bond or bridge port needs",
+	minMTU:   1280,
+}
+
+// reservedTables are the tables a vrf cannot take: unspec (vrf_newlink
+// refuses 0) and the kernel's own default, main and local.
+var reservedTables = map[uint32]string{0: "unspec", 253: "default", 254: "main", 255: "local"}
+
+// vrf checks a vrf's table: not reserved, and no other vrf's (the kernel
+// lets vrfs share a table unless net.vrf.strict_mode is on, but their
+// routes would mix).
+func (c *checker) vrf(ifc *Interface, o Origin, unique map[string]Origin) {
+	t := ifc.VRF.Table
+	if name, ok := reservedTables[t]; ok {
+		c.fail(o.field("table"), "%d is the %s table; a vrf needs a table of its own (1-252, 256-4294967295)", t, name)
+		return
+	}
+	c.unique(unique, fmt.Sprintf("vrf table %d", t), o.field("table"))
+}
