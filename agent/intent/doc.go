@@ -63,7 +63,8 @@
 //     no VLAN or macvlan.
 //     A vrf's table is its own: not 0, 253, 254 or 255, nor another
 //     vrf's; a vrf is no port of a bond, bridge or vrf, lo no port of a
-//     vrf, and a vrf's mtu is 1280 or more.
+//     vrf, nor does a VLAN, macvlan or ipvlan sit on a vrf; a vrf's mtu is
+//     1280 or more.
 //     A VLAN's, macvlan's or ipvlan's mtu cannot exceed its parent's, a VXLAN's its
 //     parent's less 50 (IPv4) or 70 (IPv6), when the intent gives both.
 //     A bridge port may have "bridgePort" (see bridgeport.go): cost

@@ -19,6 +19,7 @@ var ipvlanSection = linkSection{
 	parent:   func(ifc *Interface) (string, int, string) { return ifc.Ipvlan.Parent, 0, "" },
 	fixedMAC: "an ipvlan has the MAC address of its parent and cannot change it",
 	notPort:  "an ipvlan takes no receive handler, which a bond or bridge port needs",
+	uppers:   ipvlanUppers,
 }
 
 // IpvlanMode is an ipvlan's mode.
@@ -55,8 +56,9 @@ func (v *Ipvlan) EffectiveFlag() IpvlanFlag { return orDefault(v.Flag, IpvlanBri
 // it: a parent that is lo, not Ethernet-like (another ipvlan: the kernel
 // would put the new one on that one's parent), a bond or bridge port, or
 // also the parent of macvlans (one receive handler per link); another
-// mode or flag than the parent's other ipvlans; being the parent of a VLAN
-// or macvlan (NETIF_F_VLAN_CHALLENGED, IFF_NO_RX_HANDLER). A MAC (the
+// mode or flag than the parent's other ipvlans. Being the parent of a VLAN
+// or macvlan (NETIF_F_VLAN_CHALLENGED, IFF_NO_RX_HANDLER) is refused
+// through the section's uppers; a MAC (the
 // ipvlan has its parent's: no ndo_set_mac_address) and being a bond or
 // bridge port (IFF_NO_RX_HANDLER) are refused through the section's
 // fixedMAC and notPort.
@@ -71,7 +73,6 @@ func (c *checker) ipvlan(ifc *Interface, o Origin, _ map[string]Origin) {
 		c.fail(o.field("parent"), "%q is an ipvlan: the kernel puts an ipvlan on an ipvlan on that one's parent; name %q's parent", v.Parent, v.Parent)
 	}
 	c.ipvlanSharers(ifc, o)
-	c.ipvlanChildren(ifc)
 }
 
 // ipvlanSharers compares ifc with the first other interface on its
@@ -100,17 +101,8 @@ func (c *checker) ipvlanSharers(ifc *Interface, o Origin) {
 	}
 }
 
-// ipvlanChildren refuses a VLAN or macvlan on the ipvlan ifc, reported at
-// the child's parent.
-func (c *checker) ipvlanChildren(ifc *Interface) {
-	for i := range c.in.Interfaces {
-		child := &c.in.Interfaces[i]
-		at := locate(child.Origin, "interfaces", i)
-		switch {
-		case child.Type == LinkVLAN && child.VLAN != nil && child.VLAN.Parent == ifc.Name:
-			c.fail(at.field("vlan.parent"), "%q is an ipvlan, which cannot carry VLANs (the kernel marks it VLAN-challenged)", ifc.Name)
-		case child.Type == LinkMacvlan && child.Macvlan != nil && child.Macvlan.Parent == ifc.Name:
-			c.fail(at.field("macvlan.parent"), "%q is an ipvlan, which cannot carry macvlans (it takes no receive handler)", ifc.Name)
-		}
-	}
+// ipvlanUppers are the types the kernel refuses on an ipvlan, and why.
+var ipvlanUppers = map[LinkType]string{
+	LinkVLAN:    "which cannot carry VLANs (the kernel marks it VLAN-challenged)",
+	LinkMacvlan: "which cannot carry macvlans (it takes no receive handler)",
 }

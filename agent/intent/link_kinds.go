@@ -36,6 +36,9 @@ type linkSection struct {
 	master bool
 	// minMTU, if set, is the least mtu the kernel takes for the type.
 	minMTU int
+	// uppers, if set, are the types the kernel refuses on an interface of
+	// the type (as their parent), and why.
+	uppers map[LinkType]string
 }
 
 // linkSections is the table of the interface types but physical, in the

@@ -20,6 +20,7 @@ var vrfSection = linkSection{
 	master:   true,
 	notPort:  "a vrf takes no receive handler, which a bond or bridge port needs",
 	minMTU:   1280,
+	uppers:   vrfUppers,
 }
 
 // reservedTables are the tables a vrf cannot take: unspec (vrf_newlink
@@ -28,7 +29,7 @@ var reservedTables = map[uint32]string{0: "unspec", 253: "default", 254: "main",
 
 // vrf checks a vrf's table: not reserved, and no other vrf's (the kernel
 // lets vrfs share a table unless net.vrf.strict_mode is on, but their
-// routes would mix).
+// routes would mix). No VLAN, macvlan or ipvlan sits on it (uppers).
 func (c *checker) vrf(ifc *Interface, o Origin, unique map[string]Origin) {
 	t := ifc.VRF.Table
 	if name, ok := reservedTables[t]; ok {
@@ -36,4 +37,13 @@ func (c *checker) vrf(ifc *Interface, o Origin, unique map[string]Origin) {
 		return
 	}
 	c.unique(unique, fmt.Sprintf("vrf table %d", t), o.field("table"))
+}
+
+// vrfUppers are the types the kernel refuses on a vrf, and why: a vrf is
+// VLAN-challenged (vrf_setup) and takes no receive handler, which macvlans
+// and ipvlans need.
+var vrfUppers = map[LinkType]string{
+	LinkVLAN:    "which cannot carry VLANs (the kernel marks it VLAN-challenged)",
+	LinkMacvlan: "which cannot carry macvlans (it takes no receive handler)",
+	LinkIpvlan:  "which cannot carry ipvlans (it takes no receive handler)",
 }

@@ -60,6 +60,7 @@ func (c *checker) iface(ifc *Interface, at Origin, unique map[string]Origin) {
 		c.notFallbackName(ifc, at.field("name"))
 		c.sections(ifc, at)
 		c.kind(ifc, at, unique)
+		c.refuseUppers(ifc)
 		c.mtuUnderParent(ifc, at.field("mtu"))
 	}
 }
@@ -193,6 +194,32 @@ func (c *checker) kind(ifc *Interface, at Origin, unique map[string]Origin) {
 func (c *checker) notOnLoopback(o Origin, parent, what string) {
 	if parent == "lo" {
 		c.fail(o, "the loopback interface cannot be the parent of %s (the kernel refuses it)", what)
+	}
+}
+
+// refuseUppers reports every interface of the intent whose section puts
+// it on ifc (its parent) while the uppers of ifc's section refuse its
+// type there, at that interface's <type>.parent.
+func (c *checker) refuseUppers(ifc *Interface) {
+	own, ok := sectionOf(ifc.Type)
+	if !ok || own.uppers == nil {
+		return
+	}
+	what := "a " + string(ifc.Type)
+	if strings.ContainsRune("aeiou", rune(ifc.Type[0])) {
+		what = "an " + string(ifc.Type)
+	}
+	for i := range c.in.Interfaces {
+		upper := &c.in.Interfaces[i]
+		reason, refused := own.uppers[upper.Type]
+		s, ok := sectionOf(upper.Type)
+		if !refused || !ok || s.parent == nil || !s.has(upper) {
+			continue
+		}
+		if parent, _, _ := s.parent(upper); parent == ifc.Name {
+			at := locate(upper.Origin, "interfaces", i)
+			c.fail(at.field(string(s.typ)).field("parent"), "%q is %s, %s", ifc.Name, what, reason)
+		}
 	}
 }
 

@@ -795,5 +795,14 @@ func TestValidateVRF(t *testing.T) {
 				`interfaces[6].master: vrf "white" cannot be a port of bond "bond0": a vrf takes no receive handler, which a bond or bridge port needs`}},
 		{"mtu", `"interfaces": [{"name": "blue", "type": "vrf", "mtu": 1000, "vrf": {"table": 10}}]`,
 			[]string{`interfaces[0].mtu: 1000 is below 1280, the least mtu of a vrf`}},
+		{"nothing Ethernet on a vrf", `"interfaces": [{"name": "blue", "type": "vrf", "vrf": {"table": 10}},
+			{"name": "v7", "type": "vlan", "vlan": {"parent": "blue", "id": 7}},
+			{"name": "mv0", "type": "macvlan", "macvlan": {"parent": "blue"}},
+			{"name": "iv0", "type": "ipvlan", "ipvlan": {"parent": "blue"}},
+			{"name": "vx0", "type": "vxlan", "vxlan": {"vni": 9, "parent": "blue"}}]`,
+			[]string{`interfaces[1].vlan.parent: "blue" is a vrf, which cannot carry VLANs (the kernel marks it VLAN-challenged)`,
+				`interfaces[2].macvlan.parent: "blue" is a vrf, which cannot carry macvlans (it takes no receive handler)`,
+				`interfaces[3].ipvlan.parent: "blue" is a vrf, which cannot carry ipvlans (it takes no receive handler)`,
+				`interfaces[3].ipvlan.parent: "blue" is also the parent of macvlan "mv0" at interfaces[2].macvlan.parent: the kernel lets a link carry macvlans or ipvlans, not both`}},
 	})
 }
