@@ -39,15 +39,10 @@ func (a *Address) Name() string { return AddressName(a.Dev, a.Prefix) }
 // External returns false.
 func (a *Address) External() bool { return false }
 
-// Dependencies: the interface; then Deps, a Port among them recreating
-// the address when it is modified (a vrf's port moved to another vrf is
-// cycled, which flushes its IPv6 addresses).
+// Dependencies: the interface; then Deps, the device's own Port among
+// them recreating the address when it is modified (see ownPortRecreates).
 func (a *Address) Dependencies() []dg.Dependency {
-	deps := extraDeps([]dg.Dependency{requires(InterfaceRef(a.Dev), "")}, a.Deps)
-	for i := range deps {
-		deps[i].RecreateWhenModified = deps[i].RequiredItem.Type == TypePort
-	}
-	return deps
+	return ownPortRecreates(extraDeps([]dg.Dependency{requires(InterfaceRef(a.Dev), "")}, a.Deps), a.Dev)
 }
 
 // ConflictKeys implements depgraph.Conflicter. The kernel keys an IPv6

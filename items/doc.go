@@ -99,7 +99,8 @@
 //	                                                   (carrier up); address/<GwAddress>; Deps  mtu and pref in place)
 //	rule            <family> <prio>: <selectors>       Deps (a goto: the rules it jumps to)     never (every selector and the action
 //	                lookup <table> | goto <prio> | ...                                                   are in the name)
-//	neighbor        <dev>/<ip>                         interface/<dev>; Deps                    never (a new MAC is replaced in place)
+//	neighbor        <dev>/<ip>                         interface/<dev>; Deps (a vrf port's      never (a new MAC is replaced in place)
+//	                                                   port/<dev>, recreating on its Modify)
 //	iptables-chain  <family>/<table>/<chain>           Deps                                     never (rules are replaced as a whole)
 //	sysctl          <key>                              interface/<if> for a per-interface key   never
 //	                                                   (see SysctlInterface)

@@ -181,6 +181,19 @@ func extraDeps(deps []dg.Dependency, refs []dg.ItemRef) []dg.Dependency {
 	return deps
 }
 
+// ownPortRecreates marks the dependency on dev's own Port (the renderer
+// lists it for a vrf's port) RecreateWhenModified: moving dev to another
+// vrf makes the kernel cycle it, which flushes its IPv6 addresses and its
+// neighbours, so they are deleted before and made again after.
+func ownPortRecreates(deps []dg.Dependency, dev string) []dg.Dependency {
+	for i, d := range deps {
+		if d.RequiredItem == (dg.ItemRef{Type: TypePort, Name: dev}) {
+			deps[i].RecreateWhenModified = true
+		}
+	}
+	return deps
+}
+
 // valueOf returns *p, or the zero T for a nil p.
 func valueOf[T any](p *T) T {
 	if p == nil {

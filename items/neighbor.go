@@ -34,9 +34,11 @@ func (n *Neighbor) Name() string { return n.Dev + "/" + n.IP.String() }
 // External returns false.
 func (n *Neighbor) External() bool { return false }
 
-// Dependencies: the interface, then Deps.
+// Dependencies: the interface, then Deps, the device's own Port among
+// them (a vrf's port) recreating the neighbour when it is modified (see
+// ownPortRecreates).
 func (n *Neighbor) Dependencies() []dg.Dependency {
-	return extraDeps([]dg.Dependency{requires(InterfaceRef(n.Dev), "")}, n.Deps)
+	return ownPortRecreates(extraDeps([]dg.Dependency{requires(InterfaceRef(n.Dev), "")}, n.Deps), n.Dev)
 }
 
 // Equal compares every field.

@@ -144,7 +144,8 @@ func vrfIntent(table int, eth1Master string) string {
 	"routes": [{"to": "10.9.0.0/16", "via": "192.0.2.2", "dev": "eth0", "table": %d},
 		{"to": "2001:db8:9::/48", "via": "2001:db8::2", "dev": "eth0", "table": %d}],
 	"rules": [{"priority": 1000, "from": "192.0.2.0/24", "table": %d}],
-	"neighbors": [{"dev": "eth0", "ip": "192.0.2.3", "mac": "02:00:00:00:00:03"}]`, table, master, table, table, table)
+	"neighbors": [{"dev": "eth0", "ip": "192.0.2.3", "mac": "02:00:00:00:00:03"},
+		{"dev": "eth1", "ip": "198.51.100.3", "mac": "02:00:00:00:00:13"}]`, table, master, table, table, table)
 }
 
 // TestInVMVRF drives a vrf and its ports through the link and l3
@@ -205,7 +206,8 @@ func TestInVMVRF(t *testing.T) {
 	}
 
 	// eth1 moves to green in one pass (a Modify of its Port, which cycles
-	// it): its addresses are there after it, and back again to blue.
+	// it): its addresses and neighbour are there after it (the second pass
+	// has nothing to do), and back again to blue.
 	green := strings.Replace(vrfIntent(10, "green"), `{"name": "blue",`, `{"name": "green", "type": "vrf", "vrf": {"table": 40}}, {"name": "blue",`, 1)
 	if log := e.applyTwice(green); !slices.ContainsFunc(linkOps(log), func(s string) bool { return strings.HasPrefix(s, "modify port/eth1") }) {
 		t.Errorf("moving eth1 to green is no port modify:\n%s", log)
