@@ -34,8 +34,9 @@ type linkSection struct {
 	notPort string
 	// master: interfaces of the type take ports (name them as master).
 	master bool
-	// minMTU, if set, is the least mtu the kernel takes for the type.
-	minMTU int
+	// minMTU and maxMTU, if set, are the least and the greatest mtu the
+	// kernel takes for the type (68 and 65535 otherwise).
+	minMTU, maxMTU int
 	// uppers, if set, are the types the kernel refuses on an interface of
 	// the type (as their parent), and why.
 	uppers map[LinkType]string

@@ -10,8 +10,9 @@ type VRF struct {
 }
 
 // vrfSection: required; a vrf is a master, takes no receive handler (no
-// bond or bridge port) and has an MTU of at least 1280 (vrf_setup's
-// min_mtu, IPV6_MIN_MTU).
+// bond or bridge port) and has an MTU of 1280 to 65575 (vrf_setup's
+// min_mtu and max_mtu, IPV6_MIN_MTU and IP6_MAX_MTU, which is also the
+// MTU it starts with, and `netagent show` reports).
 var vrfSection = linkSection{
 	typ:      LinkVRF,
 	required: true,
@@ -20,6 +21,7 @@ var vrfSection = linkSection{
 	master:   true,
 	notPort:  "a vrf takes no receive handler, which a bond or bridge port needs",
 	minMTU:   1280,
+	maxMTU:   65575,
 	uppers:   vrfUppers,
 }
 

@@ -90,13 +90,18 @@ func (c *checker) mtuUnderParent(ifc *Interface, o Origin) {
 	}
 }
 
-// mtu checks the MTU: 0 (unset) or 68-65535, and 1280 or more with IPv6
-// addresses.
+// mtu checks the MTU: 0 (unset) or 68-65535 (the type's own bounds, where
+// its section has them), and 1280 or more with IPv6 addresses.
 func (c *checker) mtu(ifc *Interface, o Origin) {
-	if ifc.MTU == 0 || !c.inRange(o, ifc.MTU, 68, 65535) || ifc.MTU >= 1280 {
+	most := 65535
+	s, ok := sectionOf(ifc.Type)
+	if ok && s.maxMTU != 0 {
+		most = s.maxMTU
+	}
+	if ifc.MTU == 0 || !c.inRange(o, ifc.MTU, 68, most) || ifc.MTU >= 1280 {
 		return
 	}
-	if s, ok := sectionOf(ifc.Type); ok && ifc.MTU < s.minMTU {
+	if ok && ifc.MTU < s.minMTU {
 		c.fail(o, "%d is below %d, the least mtu of a %s", ifc.MTU, s.minMTU, ifc.Type)
 		return
 	}

@@ -55,3 +55,15 @@ func TestVRFRenderAndBack(t *testing.T) {
 	}
 	sameItems(t, mustRender(t, back), g)
 }
+
+// `netagent show` reads a vrf back without a hint, with the MTU the kernel
+// gives it (65575, IP6_MAX_MTU): that intent validates and renders back to
+// the same items.
+func TestVRFShownWithKernelMTU(t *testing.T) {
+	shown := []dg.Item{&items.Interface{IfName: "blue", Kind: items.KindVRF, MTU: 65575, AdminUp: true, Attrs: &items.VRFAttrs{Table: 10}}}
+	back, data := reparse(t, ToIntent(shown))
+	if err := back.Validate(); err != nil {
+		t.Fatalf("invalid: %v\n%s", err, data)
+	}
+	sameItems(t, mustRender(t, back), dg.New("shown", shown...))
+}

@@ -94,10 +94,12 @@
 // enslaved to a bond, bridge or vrf netagent owns; and the bridge-vlans items
 // described below. With a hint, the fields an intended item leaves unset are read back
 // unset (MTU 0, MAC nil, a physical alias "", bond options 0/"", bridge
-// forward delay 0, port cost 0 and priority nil, and the default spellings: bond mode "",
-// VLAN protocol "", macvlan mode "", VXLAN port 0, ipvlan mode and flag ""), so that Equal reports
-// only real differences. The undeclared end of a veth pair whose other end
-// the hint declares is left out (it is part of its peer's item).
+// forward delay 0, port cost 0 and priority nil, and the default
+// spellings: bond mode "", VLAN protocol "", macvlan mode "", VXLAN port
+// 0, ipvlan mode and flag ""), so that Equal reports only real
+// differences. An ipvlan's MAC, its parent's, always reads back nil
+// (parentMAC). The undeclared end of a veth pair whose other end the hint
+// declares is left out (it is part of its peer's item).
 //
 // # Zero values
 //

@@ -1028,6 +1028,17 @@ func TestFakeIpvlanParentAndSharers(t *testing.T) {
 		t.Errorf("iv0 after the new parent: index %d (was %d) parent %d mtu %d", l.Attrs().Index, index, l.Attrs().ParentIndex, l.Attrs().MTU)
 	}
 	e.converge(append(nics, iv("iv0", "eth1", "l3"), iv("iv1", "eth0", "l3"))...)
+	// Read back without a hint (`netagent show`): no MAC, the parent's is
+	// not the ipvlan's to set.
+	shown, err := e.kernel().readBack(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range shown {
+		if i, ok := it.(*items.Interface); ok && i.Kind == items.KindIpvlan && i.MAC != nil {
+			t.Errorf("%s read back with mac %v", i.IfName, i.MAC)
+		}
+	}
 
 	// A foreign ipvlan on eth1, in l3 like netagent's.
 	if err := e.f.LinkAdd(&netlink.IPVlan{LinkAttrs: netlink.LinkAttrs{Name: "pod0", ParentIndex: e.link("eth1").Attrs().Index}, Mode: netlink.IPVLAN_MODE_L3}); err != nil {

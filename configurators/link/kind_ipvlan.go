@@ -17,6 +17,9 @@ import (
 // mode to l3.
 type ipvlanKind struct{ plainKind }
 
+// parentMAC: an ipvlan has its parent's MAC (no ndo_set_mac_address).
+func (ipvlanKind) parentMAC() {}
+
 func (ipvlanKind) newLink(k *kernel, attrs netlink.LinkAttrs, want *items.Interface) (netlink.Link, func(), error) {
 	a := items.AttrsOf[*items.IpvlanAttrs](want)
 	parent, err := k.index(a.Parent, "ipvlan parent")

@@ -60,6 +60,11 @@ func kindOf(l netlink.Link) items.InterfaceKind {
 	return ""
 }
 
+// parentMAC is implemented by the kinds whose links have their parent's
+// MAC and cannot have one of their own (ipvlan): the MAC is not the
+// link's setting, so it reads back nil, as an intent leaves it.
+type parentMAC interface{ parentMAC() }
+
 // plainKind gives a kind the defaults of linkKind: nothing to finish after
 // the create, nothing to change in place, nothing to mask.
 type plainKind struct{}

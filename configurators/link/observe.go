@@ -63,6 +63,9 @@ func (k *kernel) observe(l netlink.Link, nameOf func(int) string, isOwned bool) 
 			return nil, fmt.Errorf("reading %s %s: %w", obs.Kind, obs.IfName, err)
 		}
 		obs.Attrs = attrs
+		if _, borrowed := kind.(parentMAC); borrowed {
+			obs.MAC = nil
+		}
 	}
 	return obs, nil
 }

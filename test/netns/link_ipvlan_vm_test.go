@@ -63,6 +63,9 @@ func TestInVMIpvlan(t *testing.T) {
 		t.Errorf("iv1 at the defaults: mode %v flag %v", v.Mode, v.Flag)
 	}
 
+	// `netagent show --json` applied back does nothing.
+	(&vrfEnv{t: t, tgt: tgt, reg: env.reg, stateDir: env.stateDir}).showRoundTrip()
+
 	// Recreate: another parent.
 	linkWantOps(t, env.applyTwice((with(iv("iv0", "eth1", "", "", 1400), iv("iv1", "eth0", "", "", 0)))...),
 		"delete interface/iv0", "create interface/iv0")

@@ -4,6 +4,7 @@ package netns_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -85,6 +86,28 @@ func (e *vrfEnv) applyTwice(intent string) reconciler.OperationLog {
 		}
 	}
 	return st.OperationLog
+}
+
+// showRoundTrip does what `netagent show --json` and an apply of its
+// output do: read everything back without a hint, turn it into an intent,
+// render that and reconcile towards it, which must run no operation.
+func (e *vrfEnv) showRoundTrip() {
+	e.t.Helper()
+	var shown []dg.Item
+	for it := range e.current(nil).Items() {
+		shown = append(shown, it)
+	}
+	data, err := json.Marshal(render.ToIntent(shown))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	intended, err := render.Load(map[string][]byte{"shown.json": data})
+	if err != nil {
+		e.t.Fatalf("show --json does not load: %v\n%s", err, data)
+	}
+	if st := reconciler.New(e.reg).Reconcile(context.Background(), e.current(intended), intended); st.Err != nil || len(st.OperationLog) != 0 {
+		e.t.Errorf("applying show --json: %v\n%s\n%s", st.Err, st.OperationLog, data)
+	}
 }
 
 // addrsOf lists the addresses on dev, as "addr/len".
@@ -216,6 +239,7 @@ func TestInVMVRF(t *testing.T) {
 		t.Errorf("eth1 after moving to green in one pass: addresses %v, prefix route in 40 %v", got, e.routeIn(40, "198.51.100.0/24", "eth1"))
 	}
 	e.applyTwice(vrfIntent(10, "blue"))
+	e.showRoundTrip()
 
 	// In place: mtu and alias of the vrf.
 	index := linkNL(t, tgt, "blue").Attrs().Index
