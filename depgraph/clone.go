@@ -1,9 +1,9 @@
 package depgraph
 
 // Clone returns a deep copy of g's whole tree (items are shared: they are
-// immutable values). The copy has a new ID, and the same revision, journal
-// and meta values (meta values are shared, not copied). It is how a dry run
-// works on a current state without changing it.
+// immutable values). The copy has a new ID, and the same revision and
+// journal. It is how a dry run works on a current state without changing
+// it.
 func (g *Graph) Clone() *Graph {
 	src := g.Root()
 	r := &root{
@@ -11,12 +11,6 @@ func (g *Graph) Clone() *Graph {
 		rev:   src.r.rev,
 		live:  src.r.live,
 		nodes: make(map[ItemRef]*Node, len(src.r.nodes)),
-	}
-	for k, v := range src.r.meta {
-		if r.meta == nil {
-			r.meta = make(map[string]any, len(src.r.meta))
-		}
-		r.meta[k] = v
 	}
 	dst := cloneTree(src, nil, r)
 	for ref, n := range src.r.nodes {

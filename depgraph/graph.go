@@ -39,8 +39,7 @@ type root struct {
 	// (see WithoutJournal).
 	unjournaled int
 	sorted      []ItemRef // cache of all refs in order, nil when stale
-	meta        map[string]any
-	slab        []Node // where the next nodes are allocated (see newNode)
+	slab        []Node    // where the next nodes are allocated (see newNode)
 }
 
 var graphIDs atomic.Uint64

@@ -21,12 +21,6 @@ type Node struct {
 	modRev     uint64 // revision at which the value last changed in place
 	peer       *Node  // cached: the node of the same reference in another graph
 	dead       bool
-
-	// Epoch and Flags are scratch space for the exclusive use of one
-	// algorithm at a time (the reconciler marks nodes it queued or evicted
-	// in a run). Flags mean nothing unless Epoch is the caller's own.
-	Epoch uint64
-	Flags uint32
 }
 
 // Ref returns the node's reference.

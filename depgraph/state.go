@@ -76,8 +76,4 @@ type StateData struct {
 	// Since is when the item last changed state (the end of its last
 	// operation, or the start of one in flight).
 	Since time.Time
-	// FailedAt is when the last failure happened (zero if none yet).
-	FailedAt time.Time
-	// Async belongs to the reconciler: the handle of an operation in flight.
-	Async any
 }

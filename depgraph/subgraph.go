@@ -84,23 +84,6 @@ func (n *Node) Scope() string {
 // HasSubGraphs reports whether g has subgraphs.
 func (g *Graph) HasSubGraphs() bool { return len(g.subs) > 0 }
 
-// Meta returns a value attached to the root graph under key. Meta values
-// are how a stateless user of the graph (the reconciler) keeps its records
-// inside the graph itself.
-func (g *Graph) Meta(key string) any { return g.r.meta[key] }
-
-// SetMeta attaches (or, with nil, removes) a value to the root graph.
-func (g *Graph) SetMeta(key string, v any) {
-	if v == nil {
-		delete(g.r.meta, key)
-		return
-	}
-	if g.r.meta == nil {
-		g.r.meta = make(map[string]any)
-	}
-	g.r.meta[key] = v
-}
-
 // SingleItem reports whether g is an item view made by ItemAsSubGraph, and
 // of which item.
 func (g *Graph) SingleItem() (ItemRef, bool) {

@@ -143,8 +143,8 @@ func (c *opCtx) isAsync() bool {
 }
 
 // notifier delivers "an operation finished" to whoever reconciled last.
-// It lives in the current-state graph's records so that a new Reconciler
-// instance takes it over.
+// It lives in the caller's Records so that a new Reconciler instance takes
+// it over.
 type notifier struct {
 	mu sync.Mutex
 	ch chan string

@@ -33,6 +33,13 @@ type scenario struct {
 	links    []*item
 	intended *dg.Graph
 	current  *dg.Graph
+	records  *reconciler.Records // the caller's, next to current
+}
+
+// reconciler returns a new Reconciler over the scenario's records, as a
+// caller that keeps its records next to its current graph makes one.
+func (s *scenario) reconciler() *reconciler.Reconciler {
+	return reconciler.New(noopRegistry(), reconciler.WithRecords(s.records))
 }
 
 func groupItems(g int) (link *item, items []*item) {
@@ -75,7 +82,8 @@ func newScenario(b *testing.B, n int) *scenario {
 	s := &scenario{groups: n / 10}
 	s.intended, s.links = buildIntended(s.groups)
 	s.current = s.freshCurrent()
-	st := reconciler.New(noopRegistry()).Reconcile(context.Background(), s.current, s.intended)
+	s.records = reconciler.NewRecords()
+	st := s.reconciler().Reconcile(context.Background(), s.current, s.intended)
 	if st.Err != nil || s.current.Len() != n {
 		b.Fatalf("initial reconcile: err=%v len=%d want %d", st.Err, s.current.Len(), n)
 	}
@@ -134,7 +142,7 @@ func benchUnchanged(b *testing.B, n int) {
 	s := newScenario(b, n)
 	b.ReportAllocs()
 	for b.Loop() {
-		st := reconciler.New(noopRegistry()).Reconcile(context.Background(), s.current, s.intended)
+		st := s.reconciler().Reconcile(context.Background(), s.current, s.intended)
 		if len(st.OperationLog) != 0 {
 			b.Fatal("ops on an unchanged graph")
 		}
@@ -155,7 +163,7 @@ func benchRoutes(b *testing.B, n int) {
 			s.intended.Put(it.(*item).with(fmt.Sprint("metric ", i)))
 		}
 		b.StartTimer()
-		st := reconciler.New(noopRegistry()).Reconcile(context.Background(), s.current, s.intended)
+		st := s.reconciler().Reconcile(context.Background(), s.current, s.intended)
 		if len(st.OperationLog) != routes {
 			b.Fatalf("%d ops, want %d", len(st.OperationLog), routes)
 		}
@@ -173,7 +181,7 @@ func benchRecreate(b *testing.B, n int) {
 		it, _ := s.intended.Get(ref)
 		s.intended.Put(it.(*item).fixed(fmt.Sprint("kind ", i)))
 		b.StartTimer()
-		st := reconciler.New(noopRegistry()).Reconcile(context.Background(), s.current, s.intended)
+		st := s.reconciler().Reconcile(context.Background(), s.current, s.intended)
 		if len(st.OperationLog) != 18 {
 			b.Fatalf("%d ops, want 18", len(st.OperationLog))
 		}
@@ -186,12 +194,12 @@ func benchLinkFlap(b *testing.B, n int) {
 	b.ReportAllocs()
 	for b.Loop() {
 		s.current.Delete(dg.Ref(link))
-		st := reconciler.New(noopRegistry()).Reconcile(context.Background(), s.current, s.intended)
+		st := s.reconciler().Reconcile(context.Background(), s.current, s.intended)
 		if len(st.OperationLog) != 9 {
 			b.Fatalf("%d ops on link loss, want 9", len(st.OperationLog))
 		}
 		s.current.Put(link)
-		st = reconciler.New(noopRegistry()).Reconcile(context.Background(), s.current, s.intended)
+		st = s.reconciler().Reconcile(context.Background(), s.current, s.intended)
 		if len(st.OperationLog) != 9 {
 			b.Fatalf("%d ops on link return, want 9", len(st.OperationLog))
 		}

@@ -31,7 +31,7 @@ func (u *run) detectCycles() {
 			}
 			state[ref] = 1
 			path = append(path, ref)
-			ref = note.on
+			ref = note.On
 		}
 		for _, p := range path {
 			state[p] = 2
@@ -54,7 +54,7 @@ func (u *run) markCycle(path []dg.ItemRef, ref dg.ItemRef) {
 	desc := strings.Join(names, " -> ")
 	for _, r := range loop {
 		note := u.rec.blocked[r]
-		note.reason = "blocked: dependency cycle " + desc
+		note.Reason = "blocked: dependency cycle " + desc
 		note.err = fmt.Errorf("%s: %w: %s", r, ErrCycle, desc)
 		u.rec.blocked[r] = note
 	}
@@ -71,8 +71,8 @@ func (u *run) status() Status {
 			s.Blocked = make(map[dg.ItemRef]string)
 			s.BlockedOn = make(map[dg.ItemRef]dg.ItemRef)
 		}
-		s.Blocked[ref] = note.reason
-		s.BlockedOn[ref] = note.on
+		s.Blocked[ref] = note.Reason
+		s.BlockedOn[ref] = note.On
 		if note.err != nil {
 			errs = append(errs, note.err)
 		}

@@ -23,7 +23,7 @@
 //	   │               ▼
 //	   │        4. evict the retiring items (make before break) and run
 //	   │           waves again; then withdraw items stalled for good
-//	   └──────── results, state data, records (in the current graph)
+//	   └──────── results, state data (in the current graph), Records (the caller's)
 //
 // # The model
 //
@@ -72,7 +72,7 @@
 //
 // # Cost
 //
-// The reconciler keeps, inside the current graph, the revision of each
+// The reconciler keeps, in the Records, the revision of each
 // graph it last looked at. A run starts from what changed since (plus
 // failed items and operations in flight) and spreads only to the
 // neighbours of what it changes, so its cost follows the size of the
@@ -87,8 +87,22 @@
 // is then in transition; nothing with a dependency path to or from it
 // changes until it is done, while unrelated items go on. Status.ReadyToResume
 // fires when an operation finishes; the caller then calls Reconcile again,
-// with any Reconciler instance: the records of operations in flight live in
-// the current graph. CancelAsyncOps and WaitForAsyncOps act on them.
+// with any Reconciler instance given the same Records (WithRecords): the
+// handles of operations in flight live there. CancelAsyncOps and
+// WaitForAsyncOps act on them. Handles do not survive the process: an item
+// that the current graph shows in transition and the records do not know is
+// taken as failed (ErrOperationLost) and its operation run again.
+//
+// # Records
+//
+// What a run leaves for the next one about a current graph is a Records
+// value the caller owns and holds next to that graph (WithRecords; a
+// Reconciler made without one keeps its own, Reconciler.Records): failed
+// items with their count of failures in a row, blocked items with the item
+// each waits for, the operations in flight, and how far the last run looked
+// into each graph. The caller reads per-item status from it (Failure, Block,
+// InFlight) and saves what outlives a restart (Save, RestoreRecords, JSON):
+// failures and blocked notes; operation handles and revision marks do not.
 //
 // # Dry run
 //
@@ -101,9 +115,9 @@
 //
 // # The caller's duties
 //
-//   - Own both graphs from one goroutine, and keep the current graph between
-//     calls while operations are in flight (or rebuild it by reading the
-//     system back when none are).
+//   - Own both graphs and the Records from one goroutine, and keep the
+//     current graph between calls while operations are in flight (or rebuild
+//     it by reading the system back when none are).
 //   - Put external items into the current graph as they are observed.
 //   - Keep NeedsRecreate pure, operations idempotent, and never call
 //     ContinueInBackground from ApplyBatch.

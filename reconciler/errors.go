@@ -12,4 +12,8 @@ var (
 	ErrCycle = errors.New("dependency cycle")
 	// ErrCanceled: an asynchronous operation was canceled.
 	ErrCanceled = errors.New("operation canceled")
+	// ErrOperationLost: the current state shows an operation in flight
+	// that the records do not know (records restored, or of another
+	// graph): its outcome is unknown, and the run does it again.
+	ErrOperationLost = errors.New("operation in flight lost with its records")
 )

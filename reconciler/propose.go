@@ -32,6 +32,10 @@ func (u *run) decide(c *dg.Node) (proposal, bool) {
 	if u.has(c, fFailedNow) || u.isExternal(c) {
 		return proposal{}, false
 	}
+	if st := c.State(); st.State.InTransition() && c.Present() {
+		// No handle: treat the operation as failed, and do it again now.
+		c.SetState(dg.StateData{State: dg.StateFailed, LastOp: st.LastOp, LastErr: ErrOperationLost, Since: st.Since})
+	}
 	w := u.want(c)
 	st := c.State()
 	if !c.Present() || st.State == dg.StateFailed && st.LastOp != dg.OpModify {
@@ -300,8 +304,14 @@ func (u *run) explainBlocked() {
 		if !blocked {
 			continue
 		}
-		u.rec.blocked[c.Ref()] = blockNote{reason: u.reason(dep, req), on: dep.RequiredItem}
+		u.block(c.Ref(), u.reason(dep, req), dep.RequiredItem)
 	}
+}
+
+// block records why ref is blocked (since the start of this run if it was
+// not already).
+func (u *run) block(ref dg.ItemRef, reason string, on dg.ItemRef) {
+	u.rec.noteBlocked(ref, blockNote{Block: Block{Reason: reason, On: on}}, u.start)
 }
 
 func (u *run) reason(dep dg.Dependency, req *dg.Node) string {

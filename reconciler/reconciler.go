@@ -7,14 +7,17 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 )
 
-// Reconciler drives a current-state graph towards an intended one. It holds
-// no state of its own: everything it needs between calls lives in the
-// current-state graph, so a new Reconciler per call is fine.
+// Reconciler drives a current-state graph towards an intended one. What it
+// needs between calls is in the current-state graph and in the Records the
+// caller owns (WithRecords); a Reconciler made without them makes its own,
+// used by every call through it (Records returns them). A new Reconciler
+// with new records looks at every item once.
 type Reconciler struct {
 	reg     Registry
 	now     func() time.Time
 	hook    func(OpLogEntry)
 	predict func(op Operation, item dg.Item) error
+	rec     *Records
 }
 
 // Option configures a Reconciler.
@@ -38,14 +41,27 @@ func WithPrediction(f func(op Operation, item dg.Item) error) Option {
 	return func(r *Reconciler) { r.predict = f }
 }
 
+// WithRecords makes the Reconciler keep its records in rec, which the
+// caller owns: it holds them next to its current-state graph, reads status
+// from them and may save them (Records.Save). A dry run (Plan) works on a
+// copy and leaves rec as it is.
+func WithRecords(rec *Records) Option { return func(r *Reconciler) { r.rec = rec } }
+
 // New returns a Reconciler that uses the configurators of reg.
 func New(reg Registry, opts ...Option) *Reconciler {
 	r := &Reconciler{reg: reg, now: time.Now}
 	for _, o := range opts {
 		o(r)
 	}
+	if r.rec == nil {
+		r.rec = NewRecords()
+	}
 	return r
 }
+
+// Records returns the records the Reconciler keeps (WithRecords, or its
+// own).
+func (r *Reconciler) Records() *Records { return r.rec }
 
 // Reconcile runs the operations that take current towards intended and
 // returns what it did. current may be nil (nothing exists yet); intended may
@@ -57,7 +73,7 @@ func New(reg Registry, opts ...Option) *Reconciler {
 // no goroutines of its own; operations a configurator continues in the
 // background are reported in the Status.
 func (r *Reconciler) Reconcile(ctx context.Context, current, intended *dg.Graph) Status {
-	return r.reconcile(ctx, current, intended, false)
+	return r.reconcile(ctx, r.rec, current, intended, false)
 }
 
 // Plan is a dry run of Reconcile: the same algorithm, with no configurator
@@ -67,11 +83,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, current, intended *dg.Graph)
 // operation that WithPrediction says fails is logged with its error and
 // fails as in a real run.
 func (r *Reconciler) Plan(ctx context.Context, current, intended *dg.Graph) Status {
+	rec := r.rec.clone()
 	if current != nil {
 		root := current.Root()
 		clone := root.Clone()
-		if rec, ok := root.Meta(recordsKey).(*records); ok {
-			clone.SetMeta(recordsKey, rec.clone())
+		if rec.graph == root.ID() {
+			rec.graph = clone.ID() // same revisions and journal: the marks hold
 		}
 		if !current.IsRoot() {
 			current = clone.SubGraph(current.Path())
@@ -82,11 +99,11 @@ func (r *Reconciler) Plan(ctx context.Context, current, intended *dg.Graph) Stat
 			current = clone
 		}
 	}
-	return r.reconcile(ctx, current, intended, true)
+	return r.reconcile(ctx, rec, current, intended, true)
 }
 
-func (r *Reconciler) reconcile(ctx context.Context, current, intended *dg.Graph, dry bool) Status {
-	run := newRun(r, ctx, current, intended, dry)
+func (r *Reconciler) reconcile(ctx context.Context, rec *Records, current, intended *dg.Graph, dry bool) Status {
+	run := newRun(r, ctx, rec, current, intended, dry)
 	var st Status
 	run.cur.WithoutJournal(func() { st = run.reconcile() })
 	return st

@@ -42,11 +42,12 @@ func TestSyncCreatesDependencyFirst(t *testing.T) {
 // The second: B is created asynchronously; A waits for the resume signal.
 func TestAsyncCreateResumesWithNewReconciler(t *testing.T) {
 	rec := newRecorder()
+	records := reconciler.NewRecords() // the caller's: each new Reconciler continues from them
 	release := make(chan error)
 	rec.async["create t/B"] = release
 	intended := dg.New("intended", mk("t", "A", "t/B"), mk("t", "B"))
 
-	st := reconciler.New(registry(rec, "t")).Reconcile(ctx, nil, intended)
+	st := reconciler.New(registry(rec, "t"), reconciler.WithRecords(records)).Reconcile(ctx, nil, intended)
 	expectOps(t, st.OperationLog, "create t/B (in progress)")
 	if !st.AsyncOpsInProgress || st.ReadyToResume == nil {
 		t.Fatal("want an async operation in progress")
@@ -66,7 +67,7 @@ func TestAsyncCreateResumesWithNewReconciler(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("ReadyToResume never fired")
 	}
-	st = reconciler.New(registry(rec, "t")).Reconcile(ctx, st.NewCurrentState, intended)
+	st = reconciler.New(registry(rec, "t"), reconciler.WithRecords(records)).Reconcile(ctx, st.NewCurrentState, intended)
 	expectOps(t, st.OperationLog, "create t/B", "create t/A")
 	if st.AsyncOpsInProgress || st.Err != nil || len(st.Blocked) != 0 {
 		t.Fatalf("after resume: async=%v err=%v blocked=%v", st.AsyncOpsInProgress, st.Err, st.Blocked)
@@ -242,8 +243,11 @@ func TestRetryFailedCreateWithSameIntent(t *testing.T) {
 		t.Fatalf("err %v", st.Err)
 	}
 	s, _ := st.NewCurrentState.State(ref("t/a"))
-	if s.State != dg.StateFailed || s.LastErr != boom || !s.FailedAt.Equal(now) {
+	if s.State != dg.StateFailed || s.LastErr != boom || !s.Since.Equal(now) {
 		t.Fatalf("state %+v", s)
+	}
+	if f, ok := r.Records().Failure(ref("t/a")); !ok || f.Count != 1 || !f.At.Equal(now) || f.Op != reconciler.OpCreate {
+		t.Fatalf("failure record %+v %v", f, ok)
 	}
 	delete(rec.fail, "create t/a")
 	st = r.Reconcile(ctx, st.NewCurrentState, intended)
@@ -317,10 +321,11 @@ func TestSubgraphOnlyReconcile(t *testing.T) {
 
 func TestCancelAndResumeWithFreshReconciler(t *testing.T) {
 	rec := newRecorder()
+	records := reconciler.NewRecords()            // the caller's: each new Reconciler continues from them
 	rec.async["create t/slow"] = make(chan error) // never released
 	rec.async["create t/slow2"] = make(chan error)
 	intended := dg.New("intended", mk("t", "slow"), mk("t", "slow2"), mk("t", "after", "t/slow"), mk("t", "free"))
-	st := reconciler.New(registry(rec, "t")).Reconcile(ctx, nil, intended)
+	st := reconciler.New(registry(rec, "t"), reconciler.WithRecords(records)).Reconcile(ctx, nil, intended)
 	expectOps(t, st.OperationLog, "create t/slow (in progress)", "create t/slow2 (in progress)", "create t/free")
 	st.CancelAsyncOps(func(r dg.ItemRef) bool { return r.Name == "slow" })
 	select {
@@ -329,7 +334,7 @@ func TestCancelAndResumeWithFreshReconciler(t *testing.T) {
 		t.Fatal("no resume after cancel")
 	}
 	delete(rec.async, "create t/slow")
-	st = reconciler.New(registry(rec, "t")).Reconcile(ctx, st.NewCurrentState, intended)
+	st = reconciler.New(registry(rec, "t"), reconciler.WithRecords(records)).Reconcile(ctx, st.NewCurrentState, intended)
 	// The canceled create failed; slow2 still runs. The failure is retried
 	// by the next Reconcile, not by this one.
 	expectOps(t, st.OperationLog, "create t/slow (failed)")
@@ -338,9 +343,9 @@ func TestCancelAndResumeWithFreshReconciler(t *testing.T) {
 	}
 	st.CancelAsyncOps(nil)
 	st.WaitForAsyncOps()
-	st = reconciler.New(registry(rec, "t")).Reconcile(ctx, st.NewCurrentState, intended)
+	st = reconciler.New(registry(rec, "t"), reconciler.WithRecords(records)).Reconcile(ctx, st.NewCurrentState, intended)
 	delete(rec.async, "create t/slow2")
-	st = reconciler.New(registry(rec, "t")).Reconcile(ctx, st.NewCurrentState, intended)
+	st = reconciler.New(registry(rec, "t"), reconciler.WithRecords(records)).Reconcile(ctx, st.NewCurrentState, intended)
 	if st.Err != nil || st.NewCurrentState.Len() != 4 {
 		t.Fatalf("err=%v len=%d log=%v", st.Err, st.NewCurrentState.Len(), st.OperationLog)
 	}
@@ -348,14 +353,15 @@ func TestCancelAndResumeWithFreshReconciler(t *testing.T) {
 
 func TestAsyncDoesNotStallUnrelatedItems(t *testing.T) {
 	rec := newRecorder()
+	records := reconciler.NewRecords() // the caller's: each new Reconciler continues from them
 	release := make(chan error, 1)
 	rec.async["create t/a"] = release
 	intended := dg.New("intended", mk("t", "a"), mk("t", "a2", "t/a"), mk("t", "b"), mk("t", "b2", "t/b"))
-	st := reconciler.New(registry(rec, "t")).Reconcile(ctx, nil, intended)
+	st := reconciler.New(registry(rec, "t"), reconciler.WithRecords(records)).Reconcile(ctx, nil, intended)
 	expectOps(t, st.OperationLog, "create t/a (in progress)", "create t/b", "create t/b2")
 	release <- nil
 	<-st.ReadyToResume
-	st = reconciler.New(registry(rec, "t")).Reconcile(ctx, st.NewCurrentState, intended)
+	st = reconciler.New(registry(rec, "t"), reconciler.WithRecords(records)).Reconcile(ctx, st.NewCurrentState, intended)
 	expectOps(t, st.OperationLog, "create t/a", "create t/a2")
 }
 

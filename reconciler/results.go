@@ -60,11 +60,11 @@ func (u *run) failed(p proposal, at time.Time, err error) {
 	c := p.node
 	u.errs = append(u.errs, fmt.Errorf("%s %s: %w", p.op, p.ref, err))
 	u.set(c, fFailedNow)
-	u.rec.failed[p.ref] = struct{}{}
+	u.rec.noteFailure(p.ref, p.op, at)
 	if p.op != OpDelete {
 		u.failedMake(p.ref)
 	}
-	st := dg.StateData{State: dg.StateFailed, LastOp: p.op, LastErr: err, Since: at, FailedAt: at}
+	st := dg.StateData{State: dg.StateFailed, LastOp: p.op, LastErr: err, Since: at}
 	switch {
 	case p.op == OpCreate:
 		u.put(c, p.new, st)
@@ -84,7 +84,7 @@ func (u *run) started(p proposal, e OpLogEntry, op *opCtx) {
 	u.logEntry(e)
 	u.rec.async[p.ref] = op
 	c := p.node
-	st := dg.StateData{State: transitionState(p.op), LastOp: p.op, Since: e.Start, Async: op}
+	st := dg.StateData{State: transitionState(p.op), LastOp: p.op, Since: e.Start}
 	if p.new != nil {
 		u.put(c, p.new, st)
 	} else {

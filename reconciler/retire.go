@@ -161,10 +161,7 @@ func (u *run) waitForConflict(c, r *dg.Node) {
 // again (the conflict is no edge of the graph that would bring it back).
 func (u *run) noteConflict(c, r *dg.Node, why string) {
 	u.rec.waiting[c.Ref()] = struct{}{}
-	u.rec.blocked[c.Ref()] = blockNote{
-		reason: "blocked: waiting for " + r.Ref().String() + " to be deleted (conflicts with it; " + why + ")",
-		on:     r.Ref(),
-	}
+	u.block(c.Ref(), "blocked: waiting for "+r.Ref().String()+" to be deleted (conflicts with it; "+why+")", r.Ref())
 }
 
 // carryConflictWaiters hands the items waiting for c's deletion, which

@@ -3,7 +3,7 @@ package reconciler
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
+	"time"
 
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -14,7 +14,7 @@ import (
 // for intended items that do not exist yet), which link to their intended
 // counterparts, dependencies and dependants, so a run follows pointers
 // instead of looking references up. Per-run marks (queued, evicted, ...)
-// live in the nodes' scratch flags, stamped with the run's epoch.
+// live in the run's own map, by node.
 type run struct {
 	r        *Reconciler
 	ctx      context.Context
@@ -24,8 +24,9 @@ type run struct {
 	intended *dg.Graph // the part of the intended state in scope (may be nil)
 	intRoot  *dg.Graph
 	scope    string
-	rec      *records
-	epoch    uint64
+	rec      *Records
+	marks    map[*dg.Node]uint32 // per-run marks (fQueued, ...) of current-state nodes
+	start    time.Time           // when the run started
 
 	queue      []*dg.Node
 	blockedNow []*dg.Node // found blocked in this run
@@ -59,31 +60,17 @@ const (
 	fRetiring                      // in retiring
 )
 
-var epochs atomic.Uint64
+func (u *run) has(n *dg.Node, f uint32) bool { return u.marks[n]&f != 0 }
 
-func (u *run) flags(n *dg.Node) uint32 {
-	if n.Epoch != u.epoch {
-		return 0
-	}
-	return n.Flags
-}
-
-func (u *run) has(n *dg.Node, f uint32) bool { return u.flags(n)&f != 0 }
-
-func (u *run) set(n *dg.Node, f uint32) {
-	if n.Epoch != u.epoch {
-		n.Epoch, n.Flags = u.epoch, 0
-	}
-	n.Flags |= f
-}
+func (u *run) set(n *dg.Node, f uint32) { u.marks[n] |= f }
 
 func (u *run) unset(n *dg.Node, f uint32) {
-	if n.Epoch == u.epoch {
-		n.Flags &^= f
+	if m, ok := u.marks[n]; ok && m&f != 0 {
+		u.marks[n] = m &^ f
 	}
 }
 
-func newRun(r *Reconciler, ctx context.Context, current, intended *dg.Graph, dry bool) *run {
+func newRun(r *Reconciler, ctx context.Context, rec *Records, current, intended *dg.Graph, dry bool) *run {
 	if current == nil {
 		name := "current state"
 		if intended != nil {
@@ -95,10 +82,12 @@ func newRun(r *Reconciler, ctx context.Context, current, intended *dg.Graph, dry
 		r: r, ctx: ctx, dry: dry,
 		cur:       current.Root(),
 		intended:  intended,
-		epoch:     epochs.Add(1),
+		rec:       rec,
+		marks:     make(map[*dg.Node]uint32),
+		start:     r.now(),
 		subgraphs: make(map[string]*dg.Graph),
 	}
-	u.rec = recordsOf(u.cur)
+	rec.bind(u.cur)
 	u.setScope(current)
 	return u
 }

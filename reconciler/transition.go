@@ -12,7 +12,7 @@ func (u *run) transitionNearby(ref dg.ItemRef) bool {
 	}
 	if on, found := u.findTransition(ref); found {
 		u.rec.waiting[ref] = struct{}{}
-		u.rec.blocked[ref] = blockNote{reason: "blocked: waiting for " + on.String() + " (in transition)", on: on}
+		u.block(ref, "blocked: waiting for "+on.String()+" (in transition)", on)
 		return true
 	}
 	return false
