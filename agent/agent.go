@@ -28,9 +28,11 @@ type Kernel interface {
 	// netagent did not create), as the current state records them.
 	ReadLinks(ctx context.Context) ([]*items.Link, error)
 	// Reconcile and Plan are those of the reconciler, with the target's
-	// configurators. Reconcile logs one line per kernel operation.
-	Reconcile(ctx context.Context, current, intended *dg.Graph) reconciler.Status
-	Plan(ctx context.Context, current, intended *dg.Graph) reconciler.Status
+	// configurators and the agent's records of the current graph (Plan
+	// leaves them as they are). Reconcile logs one line per kernel
+	// operation.
+	Reconcile(ctx context.Context, records *reconciler.Records, current, intended *dg.Graph) reconciler.Status
+	Plan(ctx context.Context, records *reconciler.Records, current, intended *dg.Graph) reconciler.Status
 }
 
 // Renderer merges, validates and renders intent documents, by name, into

@@ -172,7 +172,7 @@ func (a *Agent) plan(ctx context.Context, raw json.RawMessage) Response {
 	if refused != nil {
 		return *refused
 	}
-	rs := a.cfg.Kernel.Plan(ctx, a.st.current, intended)
+	rs := a.cfg.Kernel.Plan(ctx, a.st.results.records, a.st.current, intended)
 	return Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked)}
 }
 
@@ -207,7 +207,7 @@ func (a *Agent) check(ctx context.Context, raw json.RawMessage) Response {
 	if err != nil {
 		return Response{Error: fmt.Sprintf("reading the kernel back: %v", err)}
 	}
-	rs := a.cfg.Kernel.Plan(ctx, rb, intended)
+	rs := a.cfg.Kernel.Plan(ctx, a.st.results.records, rb, intended)
 	return Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked)}
 }
 

@@ -23,7 +23,7 @@ import (
 func (a *Agent) checkDrift(ctx context.Context) {
 	s := a.st
 	defer s.drift.set(a.cfg.DriftInterval)
-	if s.results.async {
+	if s.results.records.AnyInFlight() {
 		a.log.Debug("drift check postponed: operations in progress")
 		return
 	}

@@ -35,7 +35,6 @@ type fakeKernel struct {
 	runs    int                                  // Reconcile calls
 	stuck   chan struct{}                        // non-nil: Reconcile waits until it is closed
 	slow    map[dg.ItemRef]chan struct{}         // creates of ref go on in the background until closed
-	rec     *reconciler.Reconciler
 }
 
 var errFake = errors.New("fake kernel says no")
@@ -46,7 +45,6 @@ func newFakeKernel(links ...*items.Link) *fakeKernel {
 	for _, l := range links {
 		k.links[l.IfName] = l
 	}
-	k.rec = reconciler.New(fakeRegistry{k})
 	return k
 }
 
@@ -141,7 +139,7 @@ func slicesOf(m map[string]*items.Link) []*items.Link {
 	return out
 }
 
-func (k *fakeKernel) Reconcile(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
+func (k *fakeKernel) Reconcile(ctx context.Context, records *reconciler.Records, current, intended *dg.Graph) reconciler.Status {
 	k.mu.Lock()
 	stuck := k.stuck
 	k.runs++
@@ -151,13 +149,17 @@ func (k *fakeKernel) Reconcile(ctx context.Context, current, intended *dg.Graph)
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.rec.Reconcile(ctx, current, intended)
+	return k.reconciler(records).Reconcile(ctx, current, intended)
 }
 
-func (k *fakeKernel) Plan(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
+func (k *fakeKernel) Plan(ctx context.Context, records *reconciler.Records, current, intended *dg.Graph) reconciler.Status {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.rec.Plan(ctx, current, intended)
+	return k.reconciler(records).Plan(ctx, current, intended)
+}
+
+func (k *fakeKernel) reconciler(records *reconciler.Records) *reconciler.Reconciler {
+	return reconciler.New(fakeRegistry{k}, reconciler.WithRecords(records))
 }
 
 // takeOps returns the operations run since the last call.

@@ -38,7 +38,7 @@ type loopState struct {
 	drift    alarm
 	watchdog *time.Ticker // nil: no watchdog
 
-	results results // what the reconciles did, for status and retries
+	results results // per-item status: the reconciler's records of current, and the agent's own
 	notes   notes   // errors outside any item (sources, rendering)
 	conds   condMemo
 }

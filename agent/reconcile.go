@@ -23,20 +23,20 @@ func (a *Agent) reconcile(ctx context.Context) reconciler.Status {
 	log.Info("reconciling")
 	start := time.Now()
 	a.pruneUnkept(start)
-	st := a.cfg.Kernel.Reconcile(ctx, s.current, s.intended)
+	st := a.cfg.Kernel.Reconcile(ctx, s.results.records, s.current, s.intended)
 	if st.NewCurrentState != nil {
 		s.current = st.NewCurrentState
 	}
 	end := time.Now()
 	s.resume = st.ReadyToResume
-	s.results.record(st, s.current, reasons, start, end)
+	s.results.record(st, reasons, start, end)
 	a.scheduleRetry(log)
 	if len(st.OperationLog) > 0 {
 		a.verifySoon()
 	}
 	a.observeConditions()
-	log.WithFields(s.results.summaryFields()).WithField("took", end.Sub(start).Round(time.Microsecond)).Info("reconciled")
-	a.notify("status", func() error { return a.cfg.Notifier.Status(s.results.summary()) })
+	log.WithFields(s.results.summaryFields(s.current, s.intended)).WithField("took", end.Sub(start).Round(time.Microsecond)).Info("reconciled")
+	a.notify("status", func() error { return a.cfg.Notifier.Status(s.results.summary(s.current, s.intended)) })
 	return st
 }
 
@@ -65,7 +65,7 @@ func (a *Agent) verifySoon() {
 func (a *Agent) scheduleRetry(log logrus.FieldLogger) {
 	s := a.st
 	s.retry.stop()
-	if attempt, ok := s.results.nextAttempt(); ok {
+	if attempt, ok := s.results.nextAttempt(s.current); ok {
 		d := s.results.backoff.delay(attempt)
 		s.retry.set(d)
 		log.WithFields(logrus.Fields{"attempt": attempt, "in": d.Round(time.Millisecond)}).Info("retrying failed items")
@@ -89,16 +89,17 @@ func (a *Agent) retryDue() {
 	a.st.want(reasonRetry)
 }
 
-// results remembers what the reconciles did: per item, the consecutive
-// failures and when it became blocked; the last run's blocked reasons and
-// errors; counters for the status.
+// results is the one place the agent reads per-item status from: the
+// reconciler's records of the current graph (per item: failures in a row
+// and since when, blocked notes and since when, operations in flight),
+// which the agent owns and hands to every Reconcile, plus what is the
+// agent's own: the items written since the last drift check, the changes
+// the kernel did not keep (unkept, with their backoff), and counters of
+// the runs.
 type results struct {
-	backoff      backoff
-	failures     map[dg.ItemRef]int
-	blocked      map[dg.ItemRef]string
-	blockedSince map[dg.ItemRef]time.Time
-	err          error // the last run's Status.Err
-	async        bool
+	records *reconciler.Records
+	backoff backoff
+	err     error // the last run's Status.Err
 	// written: the items operated on since the last drift check, whose
 	// read-back tells whether the kernel kept the change.
 	written map[dg.ItemRef]bool
@@ -113,53 +114,67 @@ type results struct {
 
 func newResults(b backoff) results {
 	return results{
-		backoff:      b,
-		failures:     map[dg.ItemRef]int{},
-		blocked:      map[dg.ItemRef]string{},
-		blockedSince: map[dg.ItemRef]time.Time{},
-		written:      map[dg.ItemRef]bool{},
-		unkept:       map[dg.ItemRef]*unkept{},
+		records: reconciler.NewRecords(),
+		backoff: b,
+		written: map[dg.ItemRef]bool{},
+		unkept:  map[dg.ItemRef]*unkept{},
 	}
 }
 
-// record takes in the outcome of a run.
-func (r *results) record(st reconciler.Status, current *dg.Graph, reasons []string, start, end time.Time) {
+// record takes in the outcome of a run (the records took in theirs).
+func (r *results) record(st reconciler.Status, reasons []string, start, end time.Time) {
 	r.runs++
 	r.lastStart, r.lastEnd, r.lastReasons, r.lastOps = start, end, reasons, len(st.OperationLog)
-	r.err, r.async = st.Err, st.AsyncOpsInProgress
+	r.err = st.Err
 	for _, e := range st.OperationLog {
-		switch {
-		case e.InProgress:
-		case e.Err != nil:
-			r.failures[e.Ref]++
-		default:
-			delete(r.failures, e.Ref)
+		if !e.InProgress && e.Err == nil {
 			r.written[e.Ref] = true
 		}
 	}
-	for ref := range r.failures {
-		if s, ok := current.State(ref); !ok || s.State != dg.StateFailed {
-			delete(r.failures, ref)
-		}
-	}
-	r.recordBlocked(st.Blocked, end)
 }
 
-func (r *results) recordBlocked(blocked map[dg.ItemRef]string, now time.Time) {
-	for ref := range r.blockedSince {
-		if _, still := blocked[ref]; !still {
-			delete(r.blockedSince, ref)
+// failures returns how many operations on ref failed in a row, if the
+// item is failed now.
+func (r *results) failures(current *dg.Graph, ref dg.ItemRef) int {
+	f, ok := r.records.Failure(ref)
+	if !ok {
+		return 0
+	}
+	if st, ok := current.State(ref); !ok || st.State != dg.StateFailed {
+		return 0
+	}
+	return f.Count
+}
+
+// failed returns the items failed now.
+func (r *results) failed(current *dg.Graph) []dg.ItemRef {
+	var out []dg.ItemRef
+	for _, ref := range r.records.Failed() {
+		if r.failures(current, ref) > 0 {
+			out = append(out, ref)
 		}
 	}
-	for ref := range blocked {
-		if _, ok := r.blockedSince[ref]; !ok {
-			r.blockedSince[ref] = now
+	return out
+}
+
+// block returns why ref is blocked, if it is (an item intended or
+// current: the records may hold notes of items since gone).
+func (r *results) block(current, intended *dg.Graph, ref dg.ItemRef) (reconciler.Block, bool) {
+	b, ok := r.records.Block(ref)
+	if !ok || !intended.Contains(ref) && !current.Contains(ref) {
+		return reconciler.Block{}, false
+	}
+	return b, true
+}
+
+func (r *results) blocked(current, intended *dg.Graph) int {
+	n := 0
+	for _, ref := range r.records.Blocked() {
+		if _, ok := r.block(current, intended, ref); ok {
+			n++
 		}
 	}
-	r.blocked = blocked
-	if r.blocked == nil {
-		r.blocked = map[dg.ItemRef]string{}
-	}
+	return n
 }
 
 // takeWritten returns the items written since the last call.
@@ -193,35 +208,36 @@ func (r *results) notConverging() int {
 
 // nextAttempt returns the retry number due soonest: the fewest
 // consecutive failures of any failed item.
-func (r *results) nextAttempt() (int, bool) {
+func (r *results) nextAttempt(current *dg.Graph) (int, bool) {
 	best := 0
-	for _, n := range r.failures {
-		if best == 0 || n < best {
+	for _, ref := range r.failed(current) {
+		if n := r.failures(current, ref); best == 0 || n < best {
 			best = n
 		}
 	}
 	return best, best > 0
 }
 
-func (r *results) summaryFields() logrus.Fields {
-	f := logrus.Fields{"ops": r.lastOps, "failed": len(r.failures), "blocked": len(r.blocked)}
+func (r *results) summaryFields(current, intended *dg.Graph) logrus.Fields {
+	f := logrus.Fields{"ops": r.lastOps, "failed": len(r.failed(current)), "blocked": r.blocked(current, intended)}
 	if n := r.notConverging(); n > 0 {
 		f["not_converging"] = n
 	}
-	if r.async {
+	if r.records.AnyInFlight() {
 		f["async"] = true
 	}
 	return f
 }
 
 // summary is the one-line status for the service manager.
-func (r *results) summary() string {
+func (r *results) summary(current, intended *dg.Graph) string {
 	n := r.notConverging()
-	if len(r.failures) == 0 && len(r.blocked) == 0 && n == 0 {
+	failed, blocked := len(r.failed(current)), r.blocked(current, intended)
+	if failed == 0 && blocked == 0 && n == 0 {
 		return fmt.Sprintf("converged (%d reconciles)", r.runs)
 	}
 	if n > 0 {
-		return fmt.Sprintf("%d failed, %d blocked, %d not converging (%d reconciles)", len(r.failures), len(r.blocked), n, r.runs)
+		return fmt.Sprintf("%d failed, %d blocked, %d not converging (%d reconciles)", failed, blocked, n, r.runs)
 	}
-	return fmt.Sprintf("%d failed, %d blocked (%d reconciles)", len(r.failures), len(r.blocked), r.runs)
+	return fmt.Sprintf("%d failed, %d blocked (%d reconciles)", failed, blocked, r.runs)
 }

@@ -212,7 +212,7 @@ func (a *Agent) itemStatus(ref dg.ItemRef) ItemStatus {
 	file, state, why := a.itemState(ref)
 	_, intended := s.intended.Get(ref)
 	is := ItemStatus{ref: ref, Item: ref.String(), File: file, State: state, Intended: intended,
-		Failures: s.results.failures[ref]}
+		Failures: s.results.failures(s.current, ref)}
 	if _, st, exists := s.current.Lookup(ref); exists {
 		is.Since = st.Since
 		if st.LastOp != dg.OpNone {
@@ -224,7 +224,8 @@ func (a *Agent) itemStatus(ref dg.ItemRef) ItemStatus {
 	}
 	switch state {
 	case StateBlocked:
-		is.BlockedOn, is.Since = why, s.results.blockedSince[ref]
+		b, _ := s.results.block(s.current, s.intended, ref)
+		is.BlockedOn, is.Since = why, b.Since
 	case StateNotConverging:
 		u := s.results.unkept[ref]
 		is.LastError, is.Failures, is.Since = why, u.count, u.since
@@ -246,8 +247,8 @@ func (a *Agent) itemState(ref dg.ItemRef) (file, state, why string) {
 	if state == dg.StateFailed.String() && st.LastErr != nil {
 		why = st.LastErr.Error()
 	}
-	if reason, blocked := s.results.blocked[ref]; blocked && state != dg.StateFailed.String() {
-		state, why = StateBlocked, reason
+	if b, blocked := s.results.block(s.current, s.intended, ref); blocked && state != dg.StateFailed.String() {
+		state, why = StateBlocked, b.Reason
 	}
 	if u := s.results.unkept[ref]; u != nil && u.held() && state != dg.StateFailed.String() && !st.State.InTransition() {
 		state, why = StateNotConverging, u.reason

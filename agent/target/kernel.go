@@ -11,15 +11,15 @@ import (
 
 // Kernel is what the daemon needs of the target (the agent's Kernel
 // interface): the read-back, the external links, and a reconciler over
-// the configurators that logs one line per kernel operation (LogOp) and
-// keeps its records between calls, as the daemon keeps its current graph.
+// the configurators that logs one line per kernel operation (LogOp). The
+// daemon keeps the reconciler's records next to its current graph and
+// passes them in.
 type Kernel struct {
-	rt  *Runtime
-	rec *reconciler.Reconciler
+	rt *Runtime
 }
 
 // Kernel returns the daemon's view of the target.
-func (r *Runtime) Kernel() *Kernel { return &Kernel{rt: r, rec: r.Reconciler()} }
+func (r *Runtime) Kernel() *Kernel { return &Kernel{rt: r} }
 
 // ReadCurrent reads the kernel back (Runtime.ReadCurrent).
 func (k *Kernel) ReadCurrent(_ context.Context, hint *dg.Graph) (*dg.Graph, error) {
@@ -41,13 +41,13 @@ func (k *Kernel) ReadLinks(context.Context) ([]*items.Link, error) {
 	return out, nil
 }
 
-// Reconcile runs the reconciler.
-func (k *Kernel) Reconcile(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
-	return k.rec.Reconcile(ctx, current, intended)
+// Reconcile runs the reconciler with the caller's records.
+func (k *Kernel) Reconcile(ctx context.Context, records *reconciler.Records, current, intended *dg.Graph) reconciler.Status {
+	return k.rt.Reconciler(reconciler.WithRecords(records)).Reconcile(ctx, current, intended)
 }
 
 // Plan is a dry run that predicts the failures someone else's objects in
-// the way cause (PlanStatus).
-func (k *Kernel) Plan(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
-	return k.rt.PlanStatus(ctx, current, intended)
+// the way cause (PlanStatus); the records are left as they are.
+func (k *Kernel) Plan(ctx context.Context, records *reconciler.Records, current, intended *dg.Graph) reconciler.Status {
+	return k.rt.PlanStatus(ctx, records, current, intended)
 }

@@ -80,10 +80,11 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 }
 
 // PlanStatus is one dry run of the reconciler from current (the daemon's
-// own current state) with the failures Plan predicts from someone else's
-// objects in the way. Without a way to find those (the kernel could not be
-// read), it plans without them.
-func (r *Runtime) PlanStatus(ctx context.Context, current, intended *dg.Graph) reconciler.Status {
+// own current state) and its records (nil: none), with the failures Plan
+// predicts from someone else's objects in the way. Without a way to find
+// those (the kernel could not be read), it plans without them. The records
+// are left as they are.
+func (r *Runtime) PlanStatus(ctx context.Context, records *reconciler.Records, current, intended *dg.Graph) reconciler.Status {
 	clashes, dry, err := r.obstacles(intended)
 	if err != nil {
 		r.log.WithError(err).Warn("plan: looking in the kernel for what stands in the way")
@@ -92,8 +93,11 @@ func (r *Runtime) PlanStatus(ctx context.Context, current, intended *dg.Graph) r
 	if dry != nil {
 		refusals = dry.Predict
 	}
-	rec := reconciler.New(r.reg, reconciler.WithPrediction(predict(clashes, nil, refusals)))
-	return rec.Plan(ctx, current, intended)
+	opts := []reconciler.Option{reconciler.WithPrediction(predict(clashes, nil, refusals))}
+	if records != nil {
+		opts = append(opts, reconciler.WithRecords(records))
+	}
+	return reconciler.New(r.reg, opts...).Plan(ctx, current, intended)
 }
 
 // obstacles looks in the kernel for what stands in the way of intended:

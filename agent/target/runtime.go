@@ -60,10 +60,10 @@ func (r *Runtime) Target() *netnsx.Target { return r.target }
 func (r *Runtime) StateDir() string { return r.stateDir }
 
 // Reconciler returns a reconciler over the Runtime's configurators that
-// logs every kernel operation (see LogOp). The daemon keeps its own
-// current-state graph and calls it directly.
-func (r *Runtime) Reconciler() *reconciler.Reconciler {
-	return reconciler.New(r.reg, reconciler.WithOpHook(LogOp(r.log)))
+// logs every kernel operation (see LogOp), with opts (WithRecords: the
+// daemon keeps its records next to its current-state graph).
+func (r *Runtime) Reconciler(opts ...reconciler.Option) *reconciler.Reconciler {
+	return reconciler.New(r.reg, append([]reconciler.Option{reconciler.WithOpHook(LogOp(r.log))}, opts...)...)
 }
 
 // ReadCurrent reads the kernel back into a current-state graph: the
