@@ -87,13 +87,20 @@
 //
 // A difference the check finds in an item the agent wrote since the last
 // check is a change the kernel did not keep (it clamps a sysctl, another
-// program takes a chain's position back). The first time it is repaired at
-// once, like any drift (the kernel may have undone it once as a side
-// effect); found undone again, it is not, which would rewrite it every
-// second for ever: it falls under the backoff of a failed item (its own
-// count, doubling up to the maximum), shows in status as not-converging
-// with the reason ("the kernel did not keep the change: ..."), and is
-// forgotten, the count with it, once a check finds the change kept.
+// program takes a chain's position back). The rule is the one the one-shot
+// apply follows (target.Verifier): the first time it is repaired at once,
+// like any drift (the kernel may have undone it once as a side effect);
+// found undone again, it is not, which would rewrite it every second for
+// ever: it shows in status as not-converging with the reason ("the kernel
+// did not keep the change: ..."), and is forgotten, the count with it,
+// once a check finds the change kept. The daemon adds only the timing: a
+// held change falls under the backoff of a failed item (its own count,
+// doubling up to the maximum).
+//
+// Per-item status has one source: the reconciler's Records of the current
+// graph, which the agent owns and hands to every Reconcile (failures in a
+// row, blocked notes, operations in flight), next to what is the agent's
+// own (the changes the kernel did not keep, and their backoff).
 //
 // # Status
 //

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -103,7 +104,10 @@ type results struct {
 	// written: the items operated on since the last drift check, whose
 	// read-back tells whether the kernel kept the change.
 	written map[dg.ItemRef]bool
-	unkept  map[dg.ItemRef]*unkept
+	// verifier holds the changes the kernel did not keep (the rule of
+	// target.Verifier), held: the daemon's timing of those it holds.
+	verifier *target.Verifier
+	held     map[dg.ItemRef]*held
 
 	runs        int
 	lastStart   time.Time
@@ -114,10 +118,11 @@ type results struct {
 
 func newResults(b backoff) results {
 	return results{
-		records: reconciler.NewRecords(),
-		backoff: b,
-		written: map[dg.ItemRef]bool{},
-		unkept:  map[dg.ItemRef]*unkept{},
+		records:  reconciler.NewRecords(),
+		backoff:  b,
+		written:  map[dg.ItemRef]bool{},
+		verifier: target.NewVerifier(),
+		held:     map[dg.ItemRef]*held{},
 	}
 }
 
@@ -187,24 +192,16 @@ func (r *results) takeWritten() map[dg.ItemRef]bool {
 // nextUnkept returns when the soonest held change is due.
 func (r *results) nextUnkept() (time.Time, bool) {
 	var at time.Time
-	for _, u := range r.unkept {
-		if u.found != nil && (at.IsZero() || u.due.Before(at)) {
-			at = u.due
+	for _, h := range r.held {
+		if h.found != nil && (at.IsZero() || h.due.Before(at)) {
+			at = h.due
 		}
 	}
 	return at, !at.IsZero()
 }
 
 // notConverging counts the items under the backoff of unkept changes.
-func (r *results) notConverging() int {
-	n := 0
-	for _, u := range r.unkept {
-		if u.held() {
-			n++
-		}
-	}
-	return n
-}
+func (r *results) notConverging() int { return r.verifier.NotConverging() }
 
 // nextAttempt returns the retry number due soonest: the fewest
 // consecutive failures of any failed item.

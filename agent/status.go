@@ -227,8 +227,8 @@ func (a *Agent) itemStatus(ref dg.ItemRef) ItemStatus {
 		b, _ := s.results.block(s.current, s.intended, ref)
 		is.BlockedOn, is.Since = why, b.Since
 	case StateNotConverging:
-		u := s.results.unkept[ref]
-		is.LastError, is.Failures, is.Since = why, u.count, u.since
+		u := s.results.unkeptOf(ref)
+		is.LastError, is.Failures, is.Since = why, u.Count, u.Since
 	}
 	return is
 }
@@ -250,8 +250,8 @@ func (a *Agent) itemState(ref dg.ItemRef) (file, state, why string) {
 	if b, blocked := s.results.block(s.current, s.intended, ref); blocked && state != dg.StateFailed.String() {
 		state, why = StateBlocked, b.Reason
 	}
-	if u := s.results.unkept[ref]; u != nil && u.held() && state != dg.StateFailed.String() && !st.State.InTransition() {
-		state, why = StateNotConverging, u.reason
+	if u := s.results.unkeptOf(ref); u != nil && state != dg.StateFailed.String() && !st.State.InTransition() {
+		state, why = StateNotConverging, u.Reason
 	}
 	return file, state, why
 }

@@ -38,14 +38,21 @@ type Problem struct {
 	// items, so a link event may unblock it. An item blocked only behind a
 	// failed item or a cycle has it false: Apply does not wait for it.
 	WaitsOnLink bool
-	Reason      string
+	// Unkept: the kernel did not keep the change (see Verifier); the
+	// item is not converging, Reason says what the kernel holds.
+	Unkept bool
+	Reason string
 }
 
-// String renders the problem as "route/x: failed: why".
+// String renders the problem as "route/x: failed: why" (or blocked, or
+// not-converging).
 func (p Problem) String() string {
 	state := "failed"
-	if p.Blocked {
+	switch {
+	case p.Blocked:
 		state = "blocked"
+	case p.Unkept:
+		state = "not-converging"
 	}
 	return fmt.Sprintf("%s: %s: %s", p.Ref, state, p.Reason)
 }
@@ -53,7 +60,7 @@ func (p Problem) String() string {
 // Converged reports whether every item converged: no problems, no errors.
 func (r *Result) Converged() bool { return len(r.Problems) == 0 && r.Err == nil }
 
-// MaxPasses bounds the read-back and reconcile passes of one Apply.
+// MaxPasses bounds the reconcile passes of one Apply.
 const MaxPasses = 3
 
 // ApplyOptions are the options of Apply.
@@ -89,44 +96,67 @@ func (r *Runtime) Apply(ctx context.Context, intended *dg.Graph, opts ApplyOptio
 	return w.run(ctx)
 }
 
-// converge reconciles, on a fresh read-back each time, until a pass runs
-// no operation, fails, or MaxPasses passes ran.
+func (r *Runtime) converge(ctx context.Context, intended *dg.Graph) (*Result, error) {
+	return Converge(ctx, r.Kernel(), intended)
+}
+
+// Backend is what Converge needs of a target: Kernel is one, and so is the
+// daemon's view of the kernel (agent.Kernel), or a test's fake.
+type Backend interface {
+	ReadCurrent(ctx context.Context, hint *dg.Graph) (*dg.Graph, error)
+	Reconcile(ctx context.Context, records *reconciler.Records, current, intended *dg.Graph) reconciler.Status
+}
+
+// Converge is the one-shot driver: it reconciles on a fresh read-back
+// each time until a pass runs no operation, fails, or MaxPasses passes
+// ran, and reports the changes the kernel did not keep as Verifier's rule
+// says (the daemon's drift check follows it too).
 //
 // A pass that ran operations, all successful, is followed by another pass
 // on a fresh read-back, because the kernel sometimes undoes one change as a
 // side effect of another (a bridge whose MAC changes when a port leaves
-// flushes its neighbor entries, permanent ones included). The pass that
-// runs no operation confirms convergence; after MaxPasses passes that all
-// ran operations, the items of the last pass are reported as problems.
-func (r *Runtime) converge(ctx context.Context, intended *dg.Graph) (*Result, error) {
-	var ops reconciler.OperationLog
+// flushes its neighbor entries, permanent ones included): the item is
+// written again. An item found undone a second time in a row is not
+// written again but reported as not converging (Problem.Unkept), with what
+// the kernel holds. The pass that runs no operation confirms convergence;
+// after MaxPasses passes that all ran operations, a last read-back reports
+// the changes of the last pass the kernel did not keep.
+func Converge(ctx context.Context, b Backend, intended *dg.Graph) (*Result, error) {
+	v := NewVerifier()
+	var (
+		ops     reconciler.OperationLog
+		last    *Result
+		written map[dg.ItemRef]bool
+	)
 	for pass := 1; ; pass++ {
-		res, err := r.applyPass(ctx, intended)
+		cur, err := b.ReadCurrent(ctx, intended)
 		if err != nil {
 			return nil, err
 		}
-		ops = append(ops, res.Ops...)
-		last := res.Ops
-		res.Ops = ops
-		switch {
-		case len(last) == 0 || !res.Converged() || ctx.Err() != nil:
-			return res, nil
-		case pass == MaxPasses:
-			res.Problems = append(res.Problems, unsettled(last)...)
-			return res, nil
+		var found []Finding
+		if last != nil {
+			found, _ = v.Verify(last.Current, cur, intended, written, time.Now())
+			holdUnkept(cur, found)
 		}
+		if pass > MaxPasses {
+			return reportUnkept(last, found, true), nil
+		}
+		res := applyPass(ctx, b, cur, intended)
+		ops = append(ops, res.Ops...)
+		n := len(res.Ops)
+		written = writtenBy(res.Ops)
+		res.Ops = ops
+		if n == 0 || !res.Converged() || ctx.Err() != nil {
+			return reportUnkept(res, found, false), nil
+		}
+		last = res
 	}
 }
 
-// applyPass reads back and reconciles once, waiting for background
-// operations.
-func (r *Runtime) applyPass(ctx context.Context, intended *dg.Graph) (*Result, error) {
-	cur, err := r.ReadCurrent(intended)
-	if err != nil {
-		return nil, err
-	}
-	rec := r.Reconciler()
-	st := rec.Reconcile(ctx, cur, intended)
+// applyPass reconciles cur once, waiting for background operations.
+func applyPass(ctx context.Context, b Backend, cur, intended *dg.Graph) *Result {
+	records := reconciler.NewRecords()
+	st := b.Reconcile(ctx, records, cur, intended)
 	ops := st.OperationLog
 	for st.AsyncOpsInProgress {
 		select {
@@ -135,20 +165,57 @@ func (r *Runtime) applyPass(ctx context.Context, intended *dg.Graph) (*Result, e
 			st.CancelAsyncOps(nil)
 			st.WaitForAsyncOps()
 		}
-		st = rec.Reconcile(ctx, cur, intended)
+		st = b.Reconcile(ctx, records, cur, intended)
 		ops = append(ops, st.OperationLog...)
 	}
 	st.OperationLog = ops
-	return Summarize(st, intended), nil
+	return Summarize(st, intended)
 }
 
-// unsettled reports the items of ops as problems: the kernel did not keep
-// what the operations did.
+// writtenBy returns the items the successful operations of ops wrote.
+func writtenBy(ops reconciler.OperationLog) map[dg.ItemRef]bool {
+	w := make(map[dg.ItemRef]bool, len(ops))
+	for _, e := range ops {
+		if !e.InProgress && e.Err == nil {
+			w[e.Ref] = true
+		}
+	}
+	return w
+}
+
+// holdUnkept puts back into cur what was written of the held items, so
+// that the pass leaves them alone.
+func holdUnkept(cur *dg.Graph, found []Finding) {
+	for _, f := range found {
+		if f.Held() {
+			f.Hold(cur, time.Now())
+		}
+	}
+}
+
+// reportUnkept adds the held items of found (all with all: the last
+// read-back, after which nothing is written again) to res's problems, and
+// puts the kernel's version of each into res.Current.
+func reportUnkept(res *Result, found []Finding, all bool) *Result {
+	for _, f := range found {
+		if f.Unkept == nil || !all && !f.Held() {
+			continue
+		}
+		f.Apply(res.Current, time.Now())
+		res.Problems = slices.DeleteFunc(res.Problems, func(p Problem) bool { return p.Ref == f.Ref })
+		res.Problems = append(res.Problems, Problem{Ref: f.Ref, Unkept: true, Reason: f.Unkept.Reason})
+	}
+	slices.SortFunc(res.Problems, func(a, b Problem) int { return a.Ref.Compare(b.Ref) })
+	return res
+}
+
+// unsettled reports the items of ops as problems: a plan predicts that
+// the kernel does not keep what the operations did.
 func unsettled(ops reconciler.OperationLog) []Problem {
 	var out []Problem
 	for _, e := range ops {
 		if !slices.ContainsFunc(out, func(p Problem) bool { return p.Ref == e.Ref }) {
-			out = append(out, Problem{Ref: e.Ref, Reason: fmt.Sprintf("the kernel did not keep the change: still a %s after %d passes", e.Op, MaxPasses)})
+			out = append(out, Problem{Ref: e.Ref, Unkept: true, Reason: fmt.Sprintf("the kernel did not keep the change: still a %s after %d passes", e.Op, MaxPasses)})
 		}
 	}
 	return out

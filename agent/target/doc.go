@@ -22,6 +22,11 @@
 // Objects netagent does not own (foreign links, routes, rules, chains) are
 // never touched; the configurators tell them apart by their marks.
 //
+// Apply writes, reads back and writes again what the kernel undid, by the
+// rule the daemon's drift check follows too (Verifier, Converge): a change
+// undone twice in a row is not written again but reported as not
+// converging (Problem.Unkept) with what the kernel holds.
+//
 // Apply can wait (ApplyOptions.Wait) for the link events its own changes
 // cause: it subscribes to the namespace's link events (agent/linkwatch)
 // before it changes anything, and while items are blocked (routes over a
