@@ -51,7 +51,8 @@ func (n *Node) Dependants() []*Node { return n.dependants.list }
 func (n *Node) Dead() bool { return n.dead }
 
 // In returns the node of the same reference in g (created empty if g has
-// none), caching the answer so that the next call is a pointer read.
+// none; n itself if n is g's), caching the answer so that the next call is
+// a pointer read.
 func (n *Node) In(g *Graph) *Node { return n.in(g.r) }
 
 func (n *Node) in(r *root) *Node {
@@ -157,5 +158,3 @@ func (n *Node) Peer(g *Graph) *Node {
 	return p
 }
 
-// Graph returns the root graph the node belongs to.
-func (n *Node) RootID() uint64 { return n.r.id }

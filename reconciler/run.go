@@ -119,12 +119,7 @@ func scopeKey(g *dg.Graph) string {
 }
 
 // asCur returns the current-state node of a node of either graph.
-func (u *run) asCur(n *dg.Node) *dg.Node {
-	if n.RootID() == u.cur.ID() {
-		return n
-	}
-	return n.In(u.cur)
-}
+func (u *run) asCur(n *dg.Node) *dg.Node { return n.In(u.cur) }
 
 // intNode returns the intended-state node of a current-state node, if any.
 func (u *run) intNode(c *dg.Node) *dg.Node {
