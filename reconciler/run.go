@@ -62,7 +62,21 @@ const (
 
 func (u *run) has(n *dg.Node, f uint32) bool { return u.marks[n]&f != 0 }
 
-func (u *run) set(n *dg.Node, f uint32) { u.marks[n] |= f }
+func (u *run) set(n *dg.Node, f uint32) {
+	if u.marks == nil {
+		u.sizeMarks(64)
+	}
+	u.marks[n] |= f
+}
+
+// sizeMarks makes the map of marks for about n nodes, if there is none
+// yet: a run that changes nothing makes none, one that looks at every item
+// makes it once at its size.
+func (u *run) sizeMarks(n int) {
+	if u.marks == nil {
+		u.marks = make(map[*dg.Node]uint32, n)
+	}
+}
 
 func (u *run) unset(n *dg.Node, f uint32) {
 	if m, ok := u.marks[n]; ok && m&f != 0 {
@@ -83,7 +97,6 @@ func newRun(r *Reconciler, ctx context.Context, rec *Records, current, intended 
 		cur:       current.Root(),
 		intended:  intended,
 		rec:       rec,
-		marks:     make(map[*dg.Node]uint32),
 		start:     r.now(),
 		subgraphs: make(map[string]*dg.Graph),
 	}
