@@ -21,8 +21,8 @@ import (
 // looked and looks at every item once; failures and blocked notes carry
 // over, and a run updates them as it goes.
 //
-// Records are not safe for concurrent use: the goroutine that owns the
-// current graph owns them.
+// The zero value is empty records, ready to use. Records are not safe for
+// concurrent use: the goroutine that owns the current graph owns them.
 type Records struct {
 	// graph is the ID of the current-state graph the marks belong to.
 	graph uint64
@@ -75,19 +75,27 @@ type blockNote struct {
 // NewRecords returns empty records: the first run with them looks at every
 // item.
 func NewRecords() *Records {
-	return &Records{
-		marks:    make(map[string]uint64),
-		failed:   make(map[dg.ItemRef]Failure),
-		async:    make(map[dg.ItemRef]*opCtx),
-		waiting:  make(map[dg.ItemRef]struct{}),
-		blocked:  make(map[dg.ItemRef]blockNote),
-		notifier: &notifier{},
+	r := &Records{}
+	r.init()
+	return r
+}
+
+func (r *Records) init() {
+	if r.marks != nil {
+		return
 	}
+	r.marks = make(map[string]uint64)
+	r.failed = make(map[dg.ItemRef]Failure)
+	r.async = make(map[dg.ItemRef]*opCtx)
+	r.waiting = make(map[dg.ItemRef]struct{})
+	r.blocked = make(map[dg.ItemRef]blockNote)
+	r.notifier = &notifier{}
 }
 
 // bind makes the records those of the current graph cur: records of
 // another graph keep what they know of items but not their marks.
 func (r *Records) bind(cur *dg.Graph) {
+	r.init()
 	if id := cur.ID(); r.graph != id {
 		clear(r.marks)
 		r.graph = id
@@ -96,6 +104,7 @@ func (r *Records) bind(cur *dg.Graph) {
 
 // clone copies the records for a dry run (in-flight handles are shared).
 func (r *Records) clone() *Records {
+	r.init()
 	c := NewRecords()
 	c.graph = r.graph
 	maps.Copy(c.marks, r.marks)

@@ -88,7 +88,7 @@ func jsonEqual(t *testing.T, a, b any) bool {
 // far they looked into the last one: the run looks at every item.
 func TestRecordsOfAnotherGraphLookAtEverything(t *testing.T) {
 	rec := newRecorder()
-	records := reconciler.NewRecords()
+	records := &reconciler.Records{} // the zero value is ready to use
 	r := reconciler.New(registry(rec, "t"), reconciler.WithRecords(records))
 	intended := dg.New("intended", mk("t", "a"), mk("t", "b"))
 	st := r.Reconcile(ctx, nil, intended)
