@@ -14,8 +14,10 @@ func (g *Graph) Clone() *Graph {
 	}
 	dst := cloneTree(src, nil, r)
 	for ref, n := range src.r.nodes {
-		r.nodes[ref] = &Node{ref: ref, r: r, item: n.item, deps: n.deps, state: n.state, modRev: n.modRev}
+		r.nodes[ref] = &Node{ref: ref, r: r, item: n.item, deps: n.deps, state: n.state, modRev: n.modRev, idx: n.idx}
 	}
+	r.nextIdx = src.r.nextIdx
+	r.free = append([]int(nil), src.r.free...)
 	for ref, n := range src.r.nodes {
 		c := r.nodes[ref]
 		if n.owner != nil {

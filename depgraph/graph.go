@@ -40,6 +40,8 @@ type root struct {
 	unjournaled int
 	sorted      []ItemRef // cache of all refs in order, nil when stale
 	slab        []Node    // where the next nodes are allocated (see newNode)
+	nextIdx     int       // the Index of the next new node, unless free has one
+	free        []int     // the Index numbers of dropped nodes
 }
 
 var graphIDs atomic.Uint64
@@ -238,7 +240,15 @@ func (r *root) newNode() *Node {
 		r.slab = make([]Node, 0, nodeSlab)
 	}
 	r.slab = r.slab[:len(r.slab)+1]
-	return &r.slab[len(r.slab)-1]
+	n := &r.slab[len(r.slab)-1]
+	if k := len(r.free); k > 0 {
+		n.idx = r.free[k-1]
+		r.free = r.free[:k-1]
+	} else {
+		n.idx = r.nextIdx
+		r.nextIdx++
+	}
+	return n
 }
 
 // ModifiedSince reports whether the item's value was replaced by a different
@@ -433,6 +443,7 @@ func (r *root) maybeDrop(n *Node) {
 	}
 	delete(r.nodes, n.ref)
 	n.dead = true
+	r.free = append(r.free, n.idx)
 }
 
 // Hold keeps every node of g's tree valid (not dropped when emptied) until

@@ -254,3 +254,39 @@ func TestDiffDOTShowsChanges(t *testing.T) {
 	}
 	renderSVG(t, dot)
 }
+
+// Live nodes of one graph have distinct Index numbers, small (the number of
+// a dropped node goes to a later one), and none is given again while the
+// graph is held; a clone keeps them.
+func TestNodeIndex(t *testing.T) {
+	g := dg.New("g", mk("t", "a"), mk("t", "b", "t/c"))
+	seen := map[int]dg.ItemRef{}
+	for _, ref := range []dg.ItemRef{{Type: "t", Name: "a"}, {Type: "t", Name: "b"}, {Type: "t", Name: "c"}} {
+		n := g.Node(ref)
+		if other, dup := seen[n.Index()]; dup || n.Index() > 2 {
+			t.Fatalf("%s has index %d (as %s)", ref, n.Index(), other)
+		}
+		seen[n.Index()] = ref
+	}
+	a := g.Node(dg.ItemRef{Type: "t", Name: "a"})
+	g.Hold()
+	g.Delete(a.Ref())
+	d := g.NodeFor(dg.ItemRef{Type: "t", Name: "d"})
+	if d.Index() == a.Index() {
+		t.Fatal("a number given again while the graph is held")
+	}
+	g.Release()
+	if !a.Dead() || !d.Dead() {
+		t.Fatal("a or d not dropped")
+	}
+	e, f := g.NodeFor(dg.ItemRef{Type: "t", Name: "e"}), g.NodeFor(dg.ItemRef{Type: "t", Name: "f"})
+	if got := []int{e.Index(), f.Index()}; !slices.Contains(got, a.Index()) || !slices.Contains(got, d.Index()) {
+		t.Fatalf("e and f have %v, want a's %d and d's %d again", got, a.Index(), d.Index())
+	}
+	c := g.Clone()
+	for _, ref := range g.Refs() {
+		if c.Node(ref).Index() != g.Node(ref).Index() {
+			t.Fatalf("clone: %s index %d, was %d", ref, c.Node(ref).Index(), g.Node(ref).Index())
+		}
+	}
+}

@@ -21,7 +21,16 @@ type Node struct {
 	modRev     uint64 // revision at which the value last changed in place
 	peer       *Node  // cached: the node of the same reference in another graph
 	dead       bool
+	idx        int // see Index
 }
+
+// Index is a small number that no other live node of the same root graph
+// has: from 0 up to about the most nodes the graph held at once (the
+// number of a dropped node is given to a later one). An algorithm keeps
+// its own data about the nodes of one graph in a slice by Index, instead
+// of a map. It means nothing once the node is Dead; while the graph is
+// held (Hold), no node is dropped, so no number is given again.
+func (n *Node) Index() int { return n.idx }
 
 // Ref returns the node's reference.
 func (n *Node) Ref() ItemRef { return n.ref }
@@ -157,4 +166,3 @@ func (n *Node) Peer(g *Graph) *Node {
 	}
 	return p
 }
-

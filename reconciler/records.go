@@ -42,6 +42,28 @@ type Records struct {
 	// blocked explains intended items that do not exist.
 	blocked  map[dg.ItemRef]blockNote
 	notifier *notifier
+	// scratch holds the per-run marks of the current graph's nodes, by
+	// node Index, stamped with the run's epoch: kept from run to run so
+	// that a run neither allocates nor clears it.
+	scratch []mark
+	epoch   uint32
+}
+
+// mark is the per-run marks of one node (fQueued, ...); they mean nothing
+// unless epoch is the run's.
+type mark struct {
+	epoch uint32
+	flags uint32
+}
+
+// nextEpoch returns the epoch of a new run.
+func (r *Records) nextEpoch() uint32 {
+	r.epoch++
+	if r.epoch == 0 { // wrapped: old stamps could match again
+		clear(r.scratch)
+		r.epoch = 1
+	}
+	return r.epoch
 }
 
 // Failure is the record of an item whose last operation failed.
@@ -98,6 +120,7 @@ func (r *Records) bind(cur *dg.Graph) {
 	r.init()
 	if id := cur.ID(); r.graph != id {
 		clear(r.marks)
+		r.scratch = nil // by the Index of another graph's nodes
 		r.graph = id
 	}
 }
@@ -106,7 +129,7 @@ func (r *Records) bind(cur *dg.Graph) {
 func (r *Records) clone() *Records {
 	r.init()
 	c := NewRecords()
-	c.graph = r.graph
+	c.graph = r.graph // scratch: a new one, the dry run's own
 	maps.Copy(c.marks, r.marks)
 	maps.Copy(c.failed, r.failed)
 	maps.Copy(c.async, r.async)

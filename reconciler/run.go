@@ -14,7 +14,8 @@ import (
 // for intended items that do not exist yet), which link to their intended
 // counterparts, dependencies and dependants, so a run follows pointers
 // instead of looking references up. Per-run marks (queued, evicted, ...)
-// live in the run's own map, by node.
+// live in the caller's Records, in a slice by node Index stamped with the
+// run's epoch.
 type run struct {
 	r        *Reconciler
 	ctx      context.Context
@@ -25,8 +26,8 @@ type run struct {
 	intRoot  *dg.Graph
 	scope    string
 	rec      *Records
-	marks    map[*dg.Node]uint32 // per-run marks (fQueued, ...) of current-state nodes
-	start    time.Time           // when the run started
+	epoch    uint32    // stamps the run's marks (fQueued, ...) in rec.scratch
+	start    time.Time // when the run started
 
 	queue      []*dg.Node
 	blockedNow []*dg.Node // found blocked in this run
@@ -60,28 +61,38 @@ const (
 	fRetiring                      // in retiring
 )
 
-func (u *run) has(n *dg.Node, f uint32) bool { return u.marks[n]&f != 0 }
-
-func (u *run) set(n *dg.Node, f uint32) {
-	if u.marks == nil {
-		u.sizeMarks(64)
-	}
-	u.marks[n] |= f
+func (u *run) has(n *dg.Node, f uint32) bool {
+	i := n.Index()
+	return i < len(u.rec.scratch) && u.rec.scratch[i].epoch == u.epoch && u.rec.scratch[i].flags&f != 0
 }
 
-// sizeMarks makes the map of marks for about n nodes, if there is none
-// yet: a run that changes nothing makes none, one that looks at every item
-// makes it once at its size.
-func (u *run) sizeMarks(n int) {
-	if u.marks == nil {
-		u.marks = make(map[*dg.Node]uint32, n)
+func (u *run) set(n *dg.Node, f uint32) {
+	i := n.Index()
+	if i >= len(u.rec.scratch) {
+		u.growScratch(i + 1)
 	}
+	m := &u.rec.scratch[i]
+	if m.epoch != u.epoch {
+		*m = mark{epoch: u.epoch}
+	}
+	m.flags |= f
 }
 
 func (u *run) unset(n *dg.Node, f uint32) {
-	if m, ok := u.marks[n]; ok && m&f != 0 {
-		u.marks[n] = m &^ f
+	if i := n.Index(); i < len(u.rec.scratch) && u.rec.scratch[i].epoch == u.epoch {
+		u.rec.scratch[i].flags &^= f
 	}
+}
+
+// growScratch makes room for the marks of n nodes (new entries hold no
+// run's epoch).
+func (u *run) growScratch(n int) {
+	s := u.rec.scratch
+	if n <= cap(s) {
+		u.rec.scratch = s[:cap(s)]
+		return
+	}
+	u.rec.scratch = append(s[:cap(s)], make([]mark, max(n, 2*cap(s), 64)-cap(s))...)
 }
 
 func newRun(r *Reconciler, ctx context.Context, rec *Records, current, intended *dg.Graph, dry bool) *run {
@@ -101,6 +112,7 @@ func newRun(r *Reconciler, ctx context.Context, rec *Records, current, intended 
 		subgraphs: make(map[string]*dg.Graph),
 	}
 	rec.bind(u.cur)
+	u.epoch = rec.nextEpoch()
 	u.setScope(current)
 	return u
 }

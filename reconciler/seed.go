@@ -86,11 +86,6 @@ func (u *run) seedEverything() {
 	if u.curScope != nil {
 		curRefs = u.curScope.Refs() // before the intended items add empty nodes
 	}
-	n := len(curRefs)
-	if u.intended != nil {
-		n += u.intended.Len()
-	}
-	u.sizeMarks(n)
 	if u.intended != nil {
 		u.cur.Reserve(u.intended.Len())
 		u.seedIntendedGraph(u.intended)
