@@ -26,7 +26,8 @@ type run struct {
 	intRoot  *dg.Graph
 	scope    string
 	rec      *Records
-	epoch    uint32    // stamps the run's marks (fQueued, ...) in rec.scratch
+	epoch    uint32    // stamps the run's marks (fQueued, ...) in scratch
+	scratch  []mark    // rec.scratch: the marks by node Index
 	start    time.Time // when the run started
 
 	queue      []*dg.Node
@@ -63,15 +64,15 @@ const (
 
 func (u *run) has(n *dg.Node, f uint32) bool {
 	i := n.Index()
-	return i < len(u.rec.scratch) && u.rec.scratch[i].epoch == u.epoch && u.rec.scratch[i].flags&f != 0
+	return i < len(u.scratch) && u.scratch[i].epoch == u.epoch && u.scratch[i].flags&f != 0
 }
 
 func (u *run) set(n *dg.Node, f uint32) {
 	i := n.Index()
-	if i >= len(u.rec.scratch) {
+	if i >= len(u.scratch) {
 		u.growScratch(i + 1)
 	}
-	m := &u.rec.scratch[i]
+	m := &u.scratch[i]
 	if m.epoch != u.epoch {
 		*m = mark{epoch: u.epoch}
 	}
@@ -79,20 +80,21 @@ func (u *run) set(n *dg.Node, f uint32) {
 }
 
 func (u *run) unset(n *dg.Node, f uint32) {
-	if i := n.Index(); i < len(u.rec.scratch) && u.rec.scratch[i].epoch == u.epoch {
-		u.rec.scratch[i].flags &^= f
+	if i := n.Index(); i < len(u.scratch) && u.scratch[i].epoch == u.epoch {
+		u.scratch[i].flags &^= f
 	}
 }
 
 // growScratch makes room for the marks of n nodes (new entries hold no
-// run's epoch).
+// run's epoch), in the records too.
 func (u *run) growScratch(n int) {
-	s := u.rec.scratch
+	s := u.scratch
 	if n <= cap(s) {
-		u.rec.scratch = s[:cap(s)]
-		return
+		s = s[:cap(s)]
+	} else {
+		s = append(s[:cap(s)], make([]mark, max(n, 2*cap(s), 64)-cap(s))...)
 	}
-	u.rec.scratch = append(s[:cap(s)], make([]mark, max(n, 2*cap(s), 64)-cap(s))...)
+	u.scratch, u.rec.scratch = s, s
 }
 
 func newRun(r *Reconciler, ctx context.Context, rec *Records, current, intended *dg.Graph, dry bool) *run {
@@ -112,7 +114,7 @@ func newRun(r *Reconciler, ctx context.Context, rec *Records, current, intended 
 		subgraphs: make(map[string]*dg.Graph),
 	}
 	rec.bind(u.cur)
-	u.epoch = rec.nextEpoch()
+	u.epoch, u.scratch = rec.nextEpoch(), rec.scratch
 	u.setScope(current)
 	return u
 }
