@@ -14,24 +14,10 @@ import (
 // InterfaceKind is the kind of a managed interface.
 type InterfaceKind string
 
-// The kinds of managed interface.
-const (
-	KindPhysical  InterfaceKind = "physical"
-	KindBond      InterfaceKind = "bond"
-	KindVLAN      InterfaceKind = "vlan"
-	KindBridge    InterfaceKind = "bridge"
-	KindVeth      InterfaceKind = "veth"
-	KindMacvlan   InterfaceKind = "macvlan"
-	KindVxlan     InterfaceKind = "vxlan"
-	KindDummy     InterfaceKind = "dummy"
-	KindGRE       InterfaceKind = "gre"
-	KindIPIP      InterfaceKind = "ipip"
-	KindSIT       InterfaceKind = "sit"
-	KindIP6Tnl    InterfaceKind = "ip6tnl"
-	KindWireguard InterfaceKind = "wireguard"
-	KindIpvlan    InterfaceKind = "ipvlan"
-	KindVRF       InterfaceKind = "vrf"
-)
+// KindPhysical is the kind of an existing NIC, which netagent configures
+// but never creates. Every other kind is declared in its file,
+// kind_<kind>.go, and listed in the kinds table (kinds.go).
+const KindPhysical InterfaceKind = "physical"
 
 // Interface is a managed network interface: every interface the intent
 // declares, whatever its kind, so that dependants can always refer to

@@ -6,6 +6,9 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 )
 
+// KindBond is the kind of a bond (Linux bonding).
+const KindBond InterfaceKind = "bond"
+
 // BondAttrs are the settings of a bond. Strings use the kernel's names (as
 // in /sys/class/net/<bond>/bonding/*); "" and 0 mean the kernel default.
 // A bond may have none (nil Attrs: all defaults).

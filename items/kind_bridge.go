@@ -6,6 +6,9 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 )
 
+// KindBridge is the kind of a bridge.
+const KindBridge InterfaceKind = "bridge"
+
 // BridgeAttrs are the settings of a bridge. A bridge may have none (nil
 // Attrs: all defaults).
 type BridgeAttrs struct {

@@ -6,6 +6,9 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 )
 
+// KindIpvlan is the kind of an ipvlan on a parent.
+const KindIpvlan InterfaceKind = "ipvlan"
+
 // IpvlanAttrs are the settings of an ipvlan interface (required).
 //
 // The kernel keeps the mode and the flags per parent (struct ipvl_port),

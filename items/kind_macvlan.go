@@ -6,6 +6,9 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 )
 
+// KindMacvlan is the kind of a macvlan on a parent.
+const KindMacvlan InterfaceKind = "macvlan"
+
 // MacvlanAttrs are the settings of a macvlan interface (required).
 type MacvlanAttrs struct {
 	Parent string // ifname of the lower interface

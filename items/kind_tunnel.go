@@ -8,6 +8,14 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 )
 
+// The tunnel kinds, which share TunnelAttrs.
+const (
+	KindGRE    InterfaceKind = "gre"
+	KindIPIP   InterfaceKind = "ipip"
+	KindSIT    InterfaceKind = "sit"
+	KindIP6Tnl InterfaceKind = "ip6tnl"
+)
+
 // TunnelAttrs are the settings of an IP tunnel (required), one type for the
 // four kinds: gre and ipip (IPv4 over IPv4, net/ipv4/ip_gre.c, ipip.c on
 // ip_tunnel.c), sit (IPv6 over IPv4, net/ipv6/sit.c) and ip6tnl (IPv4 or

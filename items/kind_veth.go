@@ -4,6 +4,9 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 )
 
+// KindVeth is the kind of a veth pair (the Interface is one end).
+const KindVeth InterfaceKind = "veth"
+
 // VethAttrs are the settings of one end of a veth pair (required).
 type VethAttrs struct {
 	Peer string // ifname of the other end

@@ -7,6 +7,9 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 )
 
+// KindVLAN is the kind of an 802.1Q or 802.1ad VLAN on a parent.
+const KindVLAN InterfaceKind = "vlan"
+
 // VLANAttrs are the settings of an 802.1Q/802.1ad VLAN interface
 // (required).
 type VLANAttrs struct {

@@ -6,6 +6,9 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 )
 
+// KindVRF is the kind of a VRF (an l3mdev master with its routing table).
+const KindVRF InterfaceKind = "vrf"
+
 // VRFAttrs are the settings of a vrf interface (required): the routing
 // table its ports' routes go to. Ports are enslaved to it like a bridge's
 // (a Port with MasterKind KindVRF).

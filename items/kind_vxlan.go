@@ -7,6 +7,9 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 )
 
+// KindVxlan is the kind of a VXLAN.
+const KindVxlan InterfaceKind = "vxlan"
+
 // VxlanAttrs are the settings of a VXLAN interface (required). The
 // configurator always sends Learning (the kernel's default when it is
 // absent is on).

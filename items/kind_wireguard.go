@@ -12,6 +12,9 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 )
 
+// KindWireguard is the kind of a WireGuard interface.
+const KindWireguard InterfaceKind = "wireguard"
+
 // WireguardAttrs are the settings of a WireGuard interface (required). The
 // link is made over rtnetlink; everything here is the device's
 // configuration (generic netlink), which the kernel changes in place: a

@@ -7,24 +7,11 @@ package intent
 // LinkType is an interface's type.
 type LinkType string
 
-// The interface types.
-const (
-	LinkPhysical  LinkType = "physical"
-	LinkBond      LinkType = "bond"
-	LinkVLAN      LinkType = "vlan"
-	LinkBridge    LinkType = "bridge"
-	LinkVeth      LinkType = "veth"
-	LinkMacvlan   LinkType = "macvlan"
-	LinkVXLAN     LinkType = "vxlan"
-	LinkDummy     LinkType = "dummy"
-	LinkGRE       LinkType = "gre"
-	LinkIPIP      LinkType = "ipip"
-	LinkSIT       LinkType = "sit"
-	LinkIP6Tnl    LinkType = "ip6tnl"
-	LinkWireguard LinkType = "wireguard"
-	LinkIpvlan    LinkType = "ipvlan"
-	LinkVRF       LinkType = "vrf"
-)
+// LinkPhysical is the type of an existing NIC, which netagent configures
+// but never creates. Every other type is declared in its file,
+// link_<type>.go, and listed in linkSections (link_kinds.go), from which
+// the list of valid types (linkTypes) follows.
+const LinkPhysical LinkType = "physical"
 
 // LinkState is an interface's administrative state.
 type LinkState string

@@ -5,6 +5,9 @@ import (
 	"slices"
 )
 
+// LinkBond is the type of a bond interface, whose section is "bond".
+const LinkBond LinkType = "bond"
+
 // Bond holds the settings of a bond. Its ports are the interfaces whose
 // Master names it.
 type Bond struct {

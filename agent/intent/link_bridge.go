@@ -1,5 +1,8 @@
 package intent
 
+// LinkBridge is the type of a bridge interface, whose section is "bridge".
+const LinkBridge LinkType = "bridge"
+
 // Bridge holds the settings of a bridge. Its ports are the interfaces whose
 // Master names it.
 type Bridge struct {

@@ -1,5 +1,8 @@
 package intent
 
+// LinkIpvlan is the type of an ipvlan interface, whose section is "ipvlan".
+const LinkIpvlan LinkType = "ipvlan"
+
 // Ipvlan holds the settings of an ipvlan interface. The kernel keeps the
 // mode and the flag per parent: every ipvlan of one parent must say the
 // same.

@@ -45,7 +45,7 @@ type linkSection struct {
 // linkSections is the table of the interface types but physical, in the
 // order of the schema.
 var linkSections = []linkSection{bondSection, vlanSection, bridgeSection, vethSection, macvlanSection, vxlanSection,
-	{typ: LinkDummy}, // no section
+	dummySection,
 	greSection, ipipSection, sitSection, ip6tnlSection,
 	wireguardSection,
 	ipvlanSection, vrfSection,

@@ -1,5 +1,8 @@
 package intent
 
+// LinkMacvlan is the type of a macvlan interface, whose section is "macvlan".
+const LinkMacvlan LinkType = "macvlan"
+
 // Macvlan holds the settings of a macvlan interface.
 type Macvlan struct {
 	Parent string      `json:"parent"`

@@ -7,6 +7,14 @@ import (
 	"strings"
 )
 
+// The tunnel types, whose sections (named like the type) are all a Tunnel.
+const (
+	LinkGRE    LinkType = "gre"
+	LinkIPIP   LinkType = "ipip"
+	LinkSIT    LinkType = "sit"
+	LinkIP6Tnl LinkType = "ip6tnl"
+)
+
 // Tunnel holds the settings of a gre, ipip or sit tunnel: IPv4 endpoints
 // (sit carries IPv6 over IPv4). An endpoint left out is "any": a tunnel
 // without a remote sends to a destination chosen per packet (an NBMA

@@ -5,6 +5,9 @@ import (
 	"strings"
 )
 
+// LinkVeth is the type of a veth interface, whose section is "veth".
+const LinkVeth LinkType = "veth"
+
 // Veth holds the settings of a veth pair. The Interface is one end; Peer
 // names the other, which the agent creates with it (in PeerNetns when set).
 type Veth struct {

@@ -4,6 +4,9 @@ import (
 	"fmt"
 )
 
+// LinkVLAN is the type of a vlan interface, whose section is "vlan".
+const LinkVLAN LinkType = "vlan"
+
 // VLAN holds the settings of an 802.1Q or 802.1ad VLAN interface.
 type VLAN struct {
 	Parent   string       `json:"parent"`

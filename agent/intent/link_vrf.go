@@ -2,6 +2,9 @@ package intent
 
 import "fmt"
 
+// LinkVRF is the type of a vrf interface, whose section is "vrf".
+const LinkVRF LinkType = "vrf"
+
 // VRF holds the settings of a vrf interface: the routing table of the
 // interfaces enslaved to it (those naming it as their master). Routes with
 // that table over its ports are the vrf's routes.

@@ -4,6 +4,9 @@ import (
 	"fmt"
 )
 
+// LinkVXLAN is the type of a vxlan interface, whose section is "vxlan".
+const LinkVXLAN LinkType = "vxlan"
+
 // VXLAN holds the settings of a VXLAN interface. Remote (unicast) and Group
 // (multicast) exclude each other; with neither, the forwarding database is
 // left to learning or to someone else.

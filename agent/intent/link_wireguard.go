@@ -10,6 +10,9 @@ import (
 	"strings"
 )
 
+// LinkWireguard is the type of a wireguard interface, whose section is "wireguard".
+const LinkWireguard LinkType = "wireguard"
+
 // Wireguard holds the settings of a WireGuard interface. Keys are never in
 // the intent: PrivateKeyFile (and a peer's PresharedKeyFile) names a file
 // holding one base64 key, as wg genkey writes it, which netagent reads when
