@@ -177,30 +177,38 @@
 //
 // # Adding an interface kind
 //
-// In this package, a kind is its InterfaceKind constant, one line in the
-// kinds table (kinds.go: whether its attributes are required, whether the
-// interface exists already rather than being created) and, if it has
-// attributes, a kind_<kind>.go with its KindAttrs type; Interface itself
-// does not change. The whole checklist, across the layers:
+// In this package, a kind is its file, kind_<kind>.go (its InterfaceKind
+// constant and, if it has attributes, its KindAttrs type), and one line in
+// the kinds table (kinds.go: whether its attributes are required, whether
+// the interface exists already rather than being created, whether it
+// takes ports); Interface itself does not change. The whole checklist,
+// across the layers:
 //
-//   - agent/intent: link_<type>.go (the section struct, its enums,
-//     defaults and checks, and a linkSection), one line in linkSections
-//     (link_kinds.go), the LinkType constant (enums.go), the section
-//     field of Interface (types.go, none for a type without a section),
-//     and schema.json;
+//   - agent/intent: link_<type>.go (the LinkType constant; the section
+//     struct, whose doc comment is the format's reference for the
+//     section, its enums, defaults and checks with JSON paths; and a
+//     linkSection), one line in linkSections (link_kinds.go), the section
+//     field of Interface (types.go) and schema.json (the contract: the
+//     schema tests compare it with the types);
 //   - agent/render: link_<type>.go (a linkKind: section to attributes and
 //     back) and one line in linkKinds (link_kinds.go);
-//   - items: kind_<kind>.go (the KindAttrs: Equal, NeedsRecreate with the
-//     defaults, Dependencies, ConflictKeys, Problem, String; none for a
-//     kind without attributes), one line in kinds (kinds.go) and the
-//     InterfaceKind constant (interface.go);
+//   - items: kind_<kind>.go (the InterfaceKind constant and the KindAttrs:
+//     Equal, NeedsRecreate with the defaults, Dependencies, ConflictKeys,
+//     Problem, String) and one line in kinds (kinds.go);
 //   - configurators/link: kind_<kind>.go (a linkKind: newLink, observe,
 //     and converge, mask and afterCreate where the kind needs them, from
-//     plainKind otherwise) and one line in linkKinds (kinds.go); the
-//     fake's build case and a kindCase in fake_kinds_test.go;
-//   - a real-kernel test in test/netns (link_<kind>_test.go), or in the VM
+//     plainKind otherwise) and one line in linkKinds (kinds.go);
+//   - the README's line for the type;
+//   - tests: the fake's build case and a kindCase in
+//     configurators/link/fake_kinds_test.go, and a real-kernel test in
+//     test/netns (link_<kind>_test.go), or in the VM
 //     (link_<kind>_vm_test.go, -tags vmtest) when the host kernel lacks
-//     the module (add it to vm.DefaultModules if it is not there: see
-//     go doc ./test/vm);
-//   - a line in the README's list of interface types.
+//     the module, which then needs its line in vm.DefaultModules
+//     (test/vm/modules.go) if it has none.
+//
+// That is 4 new files and 6 lines elsewhere (7 with a module for the VM).
+// A type without a section (dummy) has no section field, schema section,
+// render file or attributes: its files hold only its constants, its
+// linkSection and its linkKind. No package doc lists the kinds: the tables
+// do, and the README.
 package items

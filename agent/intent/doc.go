@@ -33,67 +33,32 @@
 // carry the same names in their json tags. In short:
 //
 //   - interfaces: name (1-15 bytes of printable ASCII, no '/', ':' or
-//     space), type (physical, bond, vlan, bridge, veth, macvlan, vxlan,
-//     dummy, gre, ipip, sit, ip6tnl, wireguard,
-//     ipvlan, vrf), mtu,
-//     state (up, the default, or down), mac (virtual types only), alias (at
-//     most 246 bytes; "netagent" and "netagent:..." are reserved for
-//     netagent's ownership mark), master (a bond, bridge or vrf), addresses
-//     (CIDR, like "192.0.2.10/24"; an address once per intent, but for a
-//     host address, /32 or /128, which several interfaces may share as
-//     unnumbered links do), and exactly the section named like the type: "bond" and "bridge" are
-//     optional, "vlan", "veth", "macvlan", "vxlan", "wireguard", "ipvlan",
-//     "vrf" and the tunnels' required, and a dummy has none. A wireguard interface has no mac and
-//     no master; its privateKeyFile (and a peer's presharedKeyFile) is an
-//     absolute path, its peers' publicKeys base64 keys, once per interface,
-//     their allowedIPs prefixes without host bits, each on one peer, and
-//     their endpoints address:port or [v6]:port (no host names); two
-//     wireguard interfaces cannot listen on the same nonzero port. A bond's
-//     miimon is in milliseconds; a bridge's forwardDelay is in centiseconds
-//     (1500 is 15 seconds), as in ip-link and netlink. A veth's peer is
-//     created with it and its name is taken like an interface's, unless the
-//     peer goes to peerNetns. A macvlan's parent cannot be a bond or bridge
-//     port (the kernel gives a link to one of them), nor can lo be the
-//     parent of a VLAN or a macvlan. Two VXLANs cannot share
-//     family, VNI, port and parent, nor two VLANs protocol, id and parent.
-//     An ipvlan's mode (l2, l3 the default, l3s) and flag (bridge the
-//     default, private, vepa) are its parent's: the ipvlans of a parent
-//     must agree, and a parent carries macvlans or ipvlans, not both; an
-//     ipvlan has its parent's MAC, is no bond or bridge port and carries
-//     no VLAN or macvlan.
-//     A vrf's table is its own: not 0, 253, 254 or 255, nor another
-//     vrf's; a vrf is no port of a bond, bridge or vrf, lo no port of a
-//     vrf, nor does a VLAN, macvlan or ipvlan sit on a vrf; a vrf's mtu is
-//     1280 or more.
-//     A VLAN's, macvlan's or ipvlan's mtu cannot exceed its parent's, a VXLAN's its
-//     parent's less 50 (IPv4) or 70 (IPv6), when the intent gives both.
-//     A bridge port may have "bridgePort" (see bridgeport.go): cost
-//     (1-65535) and priority (0-63), absent: the kernel's; and "vlans", the
-//     port's whole VLAN membership, entries of vid (1-4094) or vids
-//     ("20-30"), pvid (one per member, a single vid) and untagged, no VLAN
-//     twice. A bridge's own "vlans" (bridge.vlans) are the same. VLANs need
-//     the bridge's vlanFiltering (without it the kernel forwards every VLAN
-//     everywhere); absent, a member has the kernel's default (VLAN 1, pvid,
-//     untagged), and [] is no VLAN. bridgePort is only for an interface
-//     whose master is a bridge.
-//   - tunnels: "gre", "ipip" and "sit" (sections of the same name, all
-//     required) have local and remote (IPv4: sit carries IPv6 over IPv4),
-//     ttl (0-255; 0, the default, inherits the inner packet's), parent (the
-//     link the outer packets are bound to), pmtudisc (default true; false
-//     needs ttl 0); a gre also key (both directions), or ikey and okey
-//     (1-4294967295). "ip6tnl" has local and remote (IPv6), hopLimit
-//     (default 64; 0 inherits), parent, mode (ip6ip6, ipip6 or any, the
-//     default) and encapLimit (0-255, default 4). An endpoint left out is
-//     "any": without a remote the tunnel sends to a destination chosen
-//     per packet and receives from anyone; without a local the kernel
-//     picks the source. A tunnel has no mac. The kernel keeps a tunnel's
-//     identity unique per type (local, remote, parent and a gre's input
-//     key): two such tunnels are refused, naming both, and so is one with
-//     neither local, remote, key nor parent, which is the identity of the
-//     device the module makes itself. Those devices (gre0, gretap0,
-//     erspan0, tunl0, sit0, ip6tnl0, ip6gre0) are the kernel's: no
-//     interface of a type netagent creates may take their names (a
-//     physical one may, for its settings).
+//     space), type, mtu, state (up, the default, or down), mac (virtual
+//     types only), alias (at most 246 bytes; "netagent" and
+//     "netagent:..." are reserved for netagent's ownership mark), master
+//     (an interface of a type that takes ports), addresses (CIDR, like
+//     "192.0.2.10/24"; an address once per intent, but for a host
+//     address, /32 or /128, which several interfaces may share as
+//     unnumbered links do), and the section named like the type, if the
+//     type has one, and no other. The types are physical (an existing NIC)
+//     and those of the table linkSections (link_kinds.go; the README lists
+//     them). Each type's section (whether it is required, its defaults
+//     and its rules) is documented on its struct, in the type's file
+//     link_<type>.go: the struct is the type of the section's field of
+//     Interface (go doc intent.Interface), so `go doc intent.Bond` shows
+//     the "bond" section, `go doc intent.Tunnel` the "gre", "ipip" and
+//     "sit" ones; a dummy has no section. An interface whose section
+//     names a parent cannot have a greater mtu than its parent (less the
+//     header its type adds), when the intent gives both.
+//     A bridge port may have "bridgePort" (see BridgePort, bridgeport.go):
+//     cost (1-65535) and priority (0-63), absent: the kernel's; and
+//     "vlans", the port's whole VLAN membership, entries of vid (1-4094)
+//     or vids ("20-30"), pvid (one per member, a single vid) and untagged,
+//     no VLAN twice. A bridge's own "vlans" (bridge.vlans) are the same.
+//     VLANs need the bridge's vlanFiltering (without it the kernel
+//     forwards every VLAN everywhere); absent, a member has the kernel's
+//     default (VLAN 1, pvid, untagged), and [] is no VLAN. bridgePort is
+//     only for an interface whose master is a bridge.
 //   - routes: to ("default" or a CIDR prefix without host bits), via, dev,
 //     table (absent: main), metric, scope, src, type (unicast, the default;
 //     blackhole, unreachable and prohibit take no via or dev) and family.
@@ -196,33 +161,41 @@
 //
 // # Adding an interface type
 //
-// In this package, a type is its LinkType constant, the section field of
-// Interface if it has one, a link_<type>.go with the section's struct,
-// enums, defaults, checks (with JSON paths) and its linkSection, one line
-// in linkSections (link_kinds.go; linkTypes follows from it), and
-// schema.json, which stays the contract (the schema tests compare it with
-// the types). The whole checklist, across the layers:
+// In this package, a type is its file, link_<type>.go (its LinkType
+// constant, the section's struct with its format documentation, enums,
+// defaults, checks with JSON paths, and its linkSection), one line in
+// linkSections (link_kinds.go; the list of valid types, linkTypes, follows
+// from it), the section field of Interface (types.go) and schema.json,
+// which stays the contract (the schema tests compare it with the types).
+// The whole checklist, across the layers:
 //
-//   - agent/intent: link_<type>.go (the section struct, its enums,
-//     defaults and checks, and a linkSection), one line in linkSections
-//     (link_kinds.go), the LinkType constant (enums.go), the section
-//     field of Interface (types.go, none for a type without a section),
-//     and schema.json;
+//   - agent/intent: link_<type>.go (the LinkType constant; the section
+//     struct, whose doc comment is the format's reference for the
+//     section, its enums, defaults and checks with JSON paths; and a
+//     linkSection), one line in linkSections (link_kinds.go), the section
+//     field of Interface (types.go) and schema.json (the contract: the
+//     schema tests compare it with the types);
 //   - agent/render: link_<type>.go (a linkKind: section to attributes and
 //     back) and one line in linkKinds (link_kinds.go);
-//   - items: kind_<kind>.go (the KindAttrs: Equal, NeedsRecreate with the
-//     defaults, Dependencies, ConflictKeys, Problem, String; none for a
-//     kind without attributes), one line in kinds (kinds.go) and the
-//     InterfaceKind constant (interface.go);
+//   - items: kind_<kind>.go (the InterfaceKind constant and the KindAttrs:
+//     Equal, NeedsRecreate with the defaults, Dependencies, ConflictKeys,
+//     Problem, String) and one line in kinds (kinds.go);
 //   - configurators/link: kind_<kind>.go (a linkKind: newLink, observe,
 //     and converge, mask and afterCreate where the kind needs them, from
-//     plainKind otherwise) and one line in linkKinds (kinds.go); the
-//     fake's build case and a kindCase in fake_kinds_test.go;
-//   - a real-kernel test in test/netns (link_<kind>_test.go), or in the VM
+//     plainKind otherwise) and one line in linkKinds (kinds.go);
+//   - the README's line for the type;
+//   - tests: the fake's build case and a kindCase in
+//     configurators/link/fake_kinds_test.go, and a real-kernel test in
+//     test/netns (link_<kind>_test.go), or in the VM
 //     (link_<kind>_vm_test.go, -tags vmtest) when the host kernel lacks
-//     the module (add it to vm.DefaultModules if it is not there: see
-//     go doc ./test/vm);
-//   - a line in the README's list of interface types.
+//     the module, which then needs its line in vm.DefaultModules
+//     (test/vm/modules.go) if it has none.
+//
+// That is 4 new files and 6 lines elsewhere (7 with a module for the VM).
+// A type without a section (dummy) has no section field, schema section,
+// render file or attributes: its files hold only its constants, its
+// linkSection and its linkKind. No package doc lists the kinds: the tables
+// do, and the README.
 //
 // # Adding an intent section
 //

@@ -8,8 +8,10 @@ import (
 // LinkBond is the type of a bond interface, whose section is "bond".
 const LinkBond LinkType = "bond"
 
-// Bond holds the settings of a bond. Its ports are the interfaces whose
-// Master names it.
+// Bond holds the settings of a bond: {"type": "bond", "bond": {"mode":
+// "802.3ad", "miimon": 100}}. The section is optional (absent: the
+// kernel's defaults). Its ports are the interfaces whose Master names it.
+// MIIMon is in milliseconds, as in ip-link and netlink.
 type Bond struct {
 	Mode           BondMode       `json:"mode,omitempty"`   // "": balance-rr
 	MIIMon         int            `json:"miimon,omitempty"` // milliseconds; 0: off

@@ -3,8 +3,12 @@ package intent
 // LinkBridge is the type of a bridge interface, whose section is "bridge".
 const LinkBridge LinkType = "bridge"
 
-// Bridge holds the settings of a bridge. Its ports are the interfaces whose
-// Master names it.
+// Bridge holds the settings of a bridge: {"type": "bridge", "bridge":
+// {"stp": true}}. The section is optional (absent: the kernel's defaults).
+// Its ports are the interfaces whose Master names it. ForwardDelay is in
+// centiseconds (1500 is 15 seconds), as in ip-link and netlink. VLANs are
+// the bridge's own VLAN membership, entries as in a port's bridgePort
+// (see BridgePort), and need VLANFiltering.
 type Bridge struct {
 	STP           bool `json:"stp,omitempty"`
 	VLANFiltering bool `json:"vlanFiltering,omitempty"`

@@ -3,9 +3,14 @@ package intent
 // LinkIpvlan is the type of an ipvlan interface, whose section is "ipvlan".
 const LinkIpvlan LinkType = "ipvlan"
 
-// Ipvlan holds the settings of an ipvlan interface. The kernel keeps the
-// mode and the flag per parent: every ipvlan of one parent must say the
-// same.
+// Ipvlan holds the settings of an ipvlan interface: {"type": "ipvlan",
+// "ipvlan": {"parent": "eth0", "mode": "l2"}}. The section is required.
+// Mode is l2, l3 (the default) or l3s, Flag bridge (the default), private
+// or vepa. The kernel keeps the mode and the flag per parent: every ipvlan
+// of one parent must say the same, and a parent carries macvlans or
+// ipvlans, not both. An ipvlan has its parent's MAC (no mac of its own),
+// is no bond or bridge port, carries no VLAN or macvlan, and its mtu
+// cannot exceed its parent's when the intent gives both.
 type Ipvlan struct {
 	Parent string     `json:"parent"`
 	Mode   IpvlanMode `json:"mode,omitempty"` // "": l3, the kernel's default

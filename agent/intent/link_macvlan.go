@@ -3,7 +3,11 @@ package intent
 // LinkMacvlan is the type of a macvlan interface, whose section is "macvlan".
 const LinkMacvlan LinkType = "macvlan"
 
-// Macvlan holds the settings of a macvlan interface.
+// Macvlan holds the settings of a macvlan interface: {"type": "macvlan",
+// "macvlan": {"parent": "eth0", "mode": "bridge"}}. The section is
+// required. The parent cannot be a bond or bridge port (the kernel gives a
+// link to one of them), nor lo, nor carry ipvlans too (see Ipvlan); the
+// macvlan's mtu cannot exceed its parent's when the intent gives both.
 type Macvlan struct {
 	Parent string      `json:"parent"`
 	Mode   MacvlanMode `json:"mode,omitempty"` // "": vepa, the kernel's default

@@ -15,11 +15,24 @@ const (
 	LinkIP6Tnl LinkType = "ip6tnl"
 )
 
-// Tunnel holds the settings of a gre, ipip or sit tunnel: IPv4 endpoints
-// (sit carries IPv6 over IPv4). An endpoint left out is "any": a tunnel
-// without a remote sends to a destination chosen per packet (an NBMA
-// tunnel) and receives from anyone; without a local, the kernel picks the
-// source address.
+// Tunnel holds the settings of a gre, ipip or sit tunnel: {"type": "gre",
+// "gre": {"local": "192.0.2.1", "remote": "198.51.100.1"}} (likewise
+// "ipip" and "sit"). The section, named like the type, is required. The
+// endpoints are IPv4 (sit carries IPv6 over IPv4). TTL is 0-255 (0, the
+// default, inherits the inner packet's), Parent the link the outer
+// packets are bound to, PMTUDisc true by default (false needs ttl 0); a
+// gre also has Key (both directions), or IKey and OKey (1-4294967295).
+//
+// An endpoint left out is "any": a tunnel without a remote sends to a
+// destination chosen per packet (an NBMA tunnel) and receives from anyone;
+// without a local, the kernel picks the source address. A tunnel has no
+// mac. The kernel keeps a tunnel's identity unique per type (local,
+// remote, parent and a gre's input key): two such tunnels are refused,
+// naming both, and so is one with neither local, remote, key nor parent,
+// which is the identity of the device the module makes itself. Those
+// devices (TunnelFallbackNames: gre0, gretap0, erspan0, tunl0, sit0,
+// ip6tnl0, ip6gre0) are the kernel's: no interface of a type netagent
+// creates may take their names (a physical one may, for its settings).
 type Tunnel struct {
 	Local  string `json:"local,omitempty"`
 	Remote string `json:"remote,omitempty"`
@@ -35,8 +48,12 @@ type Tunnel struct {
 	OKey int `json:"okey,omitempty"`
 }
 
-// IP6Tnl holds the settings of an ip6tnl tunnel: IPv6 endpoints, any
-// ("" for either) as for Tunnel.
+// IP6Tnl holds the settings of an ip6tnl tunnel: {"type": "ip6tnl",
+// "ip6tnl": {"local": "2001:db8::1", "remote": "2001:db8::2"}}. The
+// section is required. The endpoints are IPv6, "any" when left out as for
+// Tunnel, whose rules of identity and fallback devices apply too. HopLimit
+// defaults to 64 (0 inherits), Mode is ip6ip6, ipip6 or any (the default),
+// EncapLimit 0-255, default 4.
 type IP6Tnl struct {
 	Local  string `json:"local,omitempty"`
 	Remote string `json:"remote,omitempty"`

@@ -8,8 +8,11 @@ import (
 // LinkVeth is the type of a veth interface, whose section is "veth".
 const LinkVeth LinkType = "veth"
 
-// Veth holds the settings of a veth pair. The Interface is one end; Peer
-// names the other, which the agent creates with it (in PeerNetns when set).
+// Veth holds the settings of a veth pair: {"type": "veth", "veth":
+// {"peer": "v1"}}. The section is required. The Interface is one end; Peer
+// names the other, which the agent creates with it (in PeerNetns when
+// set). The peer's name is taken like an interface's (no other interface
+// may have it), unless the peer goes to PeerNetns.
 type Veth struct {
 	Peer      string `json:"peer"`
 	PeerNetns string `json:"peerNetns,omitempty"` // a name under /var/run/netns

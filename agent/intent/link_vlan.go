@@ -7,7 +7,11 @@ import (
 // LinkVLAN is the type of a vlan interface, whose section is "vlan".
 const LinkVLAN LinkType = "vlan"
 
-// VLAN holds the settings of an 802.1Q or 802.1ad VLAN interface.
+// VLAN holds the settings of an 802.1Q or 802.1ad VLAN interface:
+// {"type": "vlan", "vlan": {"parent": "eth0", "id": 10}}. The section is
+// required. lo cannot be a VLAN's parent, two VLANs cannot share protocol,
+// id and parent, and a VLAN's mtu cannot exceed its parent's when the
+// intent gives both.
 type VLAN struct {
 	Parent   string       `json:"parent"`
 	ID       int          `json:"id"`                 // 1-4094

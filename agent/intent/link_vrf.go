@@ -5,9 +5,13 @@ import "fmt"
 // LinkVRF is the type of a vrf interface, whose section is "vrf".
 const LinkVRF LinkType = "vrf"
 
-// VRF holds the settings of a vrf interface: the routing table of the
-// interfaces enslaved to it (those naming it as their master). Routes with
-// that table over its ports are the vrf's routes.
+// VRF holds the settings of a vrf interface: {"type": "vrf", "vrf":
+// {"table": 10}}, the routing table of the interfaces enslaved to it
+// (those naming it as their master). The section is required. Routes with
+// that table over its ports are the vrf's routes. The table is the vrf's
+// own: not 0, 253, 254 or 255, nor another vrf's. A vrf is no port of a
+// bond, bridge or vrf, lo is no port of a vrf, no VLAN, macvlan or ipvlan
+// sits on a vrf, and a vrf's mtu is 1280 or more.
 type VRF struct {
 	Table uint32 `json:"table"`
 }

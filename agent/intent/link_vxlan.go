@@ -7,9 +7,13 @@ import (
 // LinkVXLAN is the type of a vxlan interface, whose section is "vxlan".
 const LinkVXLAN LinkType = "vxlan"
 
-// VXLAN holds the settings of a VXLAN interface. Remote (unicast) and Group
-// (multicast) exclude each other; with neither, the forwarding database is
-// left to learning or to someone else.
+// VXLAN holds the settings of a VXLAN interface: {"type": "vxlan",
+// "vxlan": {"vni": 100, "remote": "192.0.2.2"}}. The section is required.
+// Remote (unicast) and Group (multicast) exclude each other; with neither,
+// the forwarding database is left to learning or to someone else. Two
+// VXLANs cannot share family, VNI, port and parent, and a VXLAN's mtu
+// cannot exceed its parent's less 50 (IPv4) or 70 (IPv6) when the intent
+// gives both.
 type VXLAN struct {
 	VNI      int    `json:"vni"` // 1-16777215
 	Local    string `json:"local,omitempty"`

@@ -13,11 +13,18 @@ import (
 // LinkWireguard is the type of a wireguard interface, whose section is "wireguard".
 const LinkWireguard LinkType = "wireguard"
 
-// Wireguard holds the settings of a WireGuard interface. Keys are never in
-// the intent: PrivateKeyFile (and a peer's PresharedKeyFile) names a file
-// holding one base64 key, as wg genkey writes it, which netagent reads when
-// it applies (the file may change: a new key is applied by the next
-// reconcile). The file must not be accessible to others (o-rwx).
+// Wireguard holds the settings of a WireGuard interface: {"type":
+// "wireguard", "wireguard": {"privateKeyFile": "/etc/netagent/wg0.key",
+// "listenPort": 51820, "peers": [...]}}. The section is required. Keys are
+// never in the intent: PrivateKeyFile (and a peer's PresharedKeyFile), an
+// absolute path, names a file holding one base64 key, as wg genkey writes
+// it, which netagent reads when it applies (the file may change: a new key
+// is applied by the next reconcile). The file must not be accessible to
+// others (o-rwx). A peer's PublicKey is a base64 key, once per interface;
+// its AllowedIPs are prefixes without host bits, each on one peer; its
+// Endpoint is address:port or [v6]:port (no host names). Two wireguard
+// interfaces cannot listen on the same nonzero port. A wireguard
+// interface has no mac and no master.
 type Wireguard struct {
 	PrivateKeyFile string          `json:"privateKeyFile"`
 	ListenPort     int             `json:"listenPort,omitempty"` // 0: the kernel picks one
