@@ -78,17 +78,10 @@
 //	type            name                               depends on                               NeedsRecreate when
 //	----            ----                               ----------                               ------------------
 //	link (external) <ifname>                           nothing                                  never changed by netagent
-//	interface       <ifname>                           physical: link/<ifname> (present)        kind changes, or
-//	                                                   vlan, macvlan, ipvlan: interface/<parent>  bond: Mode
-//	                                                   vxlan, gre, ipip, sit, ip6tnl:             vlan: Parent, ID, Protocol
-//	                                                     interface/<parent> if Parent set         veth: Peer, PeerNetns
-//	                                                   bond, bridge, veth, vrf: nothing           macvlan: Parent; Mode to/from passthru
-//	                                                                                              ipvlan: Parent
-//	                                                                                              vrf: Table
-//	                                                                                              vxlan: VNI, Port, Group, Parent,
-//	                                                                                                     family of Local/Remote/Group
-//	                                                                                              gre, ipip, sit: Remote set or not, Mode
-//	                                                                                              ip6tnl: never
+//	interface       <ifname>                           physical: link/<ifname> (present);       kind changes, or the kind's
+//	                                                   another kind: what its attributes'       attributes say so (NeedsRecreate,
+//	                                                   Dependencies name (interface/<parent>    in kind_<kind>.go: a bond's Mode,
+//	                                                   of a vlan, ...), in kind_<kind>.go       a VLAN's Parent, ID, Protocol, ...)
 //	port            <ifname>                           interface/<master>, interface/<ifname>   never (a new master is re-enslaved)
 //	bridge-vlans    <ifname> (a port, or the bridge)   port/<ifname> while its master is the    never (the set is converged in place)
 //	                                                   bridge; the bridge's own: interface/<br>

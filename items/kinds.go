@@ -4,10 +4,8 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 )
 
-// KindAttrs are the settings of one kind of interface: *BondAttrs,
-// *VLANAttrs, *BridgeAttrs, *VethAttrs, *MacvlanAttrs, *VxlanAttrs,
-// *TunnelAttrs (gre, ipip, sit and ip6tnl share it), *IpvlanAttrs or
-// *VRFAttrs. Each
+// KindAttrs are the settings of one kind of interface (*BondAttrs for a
+// bond, *TunnelAttrs for the tunnels gre, ipip, sit and ip6tnl, ...). Each
 // kind's file (kind_<kind>.go) holds its attributes and every rule about
 // them: its defaults (stated once), what the kernel cannot change in place,
 // what it refers to and what it keeps unique.

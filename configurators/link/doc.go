@@ -1,8 +1,7 @@
 // Package link configures network interfaces: items of type "interface"
-// (every kind: physical settings, bond, vlan, bridge, veth, macvlan, vxlan,
-// dummy, wireguard, ipvlan, vrf, and the tunnels gre, ipip, sit and
-// ip6tnl, which share one tunnelKind), "port" (membership in a bond,
-// bridge or vrf, a bridge port's STP cost and priority) and
+// (every kind of the linkKinds table, kinds.go, each in its file
+// kind_<kind>.go, and the settings of physical NICs), "port" (membership
+// in a bond, bridge or vrf, a bridge port's STP cost and priority) and
 // "bridge-vlans" (a bridge port's, or a bridge's own, VLAN membership),
 // and reads the kernel's links back into items, the external "link" items
 // included.
@@ -92,12 +91,11 @@
 // link netagent owns, for a link it does not own that the hint declares
 // physical, and for a NIC with recorded originals; a Port for every link
 // enslaved to a bond, bridge or vrf netagent owns; and the bridge-vlans items
-// described below. With a hint, the fields an intended item leaves unset are read back
-// unset (MTU 0, MAC nil, a physical alias "", bond options 0/"", bridge
-// forward delay 0, port cost 0 and priority nil, and the default
-// spellings: bond mode "", VLAN protocol "", macvlan mode "", VXLAN port
-// 0, ipvlan mode and flag ""), so that Equal reports only real
-// differences. An ipvlan's MAC, its parent's, always reads back nil
+// described below. With a hint, the fields an intended item leaves unset
+// are read back unset (MTU 0, MAC nil, a physical alias ""; each kind's
+// mask, in its file, does the same for its attributes: bond options
+// 0/"", bridge forward delay 0, the default spellings such as bond mode
+// "", ...), so that Equal reports only real differences. An ipvlan's MAC, its parent's, always reads back nil
 // (parentMAC). The undeclared end of a veth pair whose other end the hint
 // declares is left out (it is part of its peer's item).
 //
@@ -117,9 +115,9 @@
 // # Recreate
 //
 // NeedsRecreate delegates to items.NeedsRecreate, which for interfaces is
-// items.InterfaceNeedsRecreate: a kind change; bond Mode; VLAN Parent, ID,
-// Protocol; veth Peer, PeerNetns; macvlan Parent, or Mode to or from
-// passthru; VXLAN VNI, Port, Group, Parent and the tunnel's address family.
+// items.InterfaceNeedsRecreate: a kind change, or what the kind's
+// attributes' NeedsRecreate says (items/kind_<kind>.go: a bond's Mode, a
+// VLAN's Parent, ID and Protocol, ...).
 // Ports never need a recreate (a new master is a release and an enslave).
 //
 // # Bridge VLANs and port settings

@@ -27,12 +27,10 @@
 //
 // Inside the VM the test binary runs as root in /test, with /tmp on tmpfs,
 // the environment variable NETAGENT_VM=1 (see InGuest), no network besides
-// lo, and none of the package's testdata. The modules in DefaultModules are
-// loaded at boot with their dependencies: 8021q, bonding (max_bonds=0, so no
-// bond0 of its own), dummy, veth, bridge, macvlan, vxlan, wireguard, ipvlan, vrf, and the tunnels
-// ip_gre, ipip, sit and ip6_tunnel (each of which makes its fallback
-// device, gre0, gretap0, erspan0, tunl0, sit0, ip6tnl0, in every
-// namespace). There is no
+// lo, and none of the package's testdata. The modules in DefaultModules
+// (modules.go: one line per link kind netagent manages that the host
+// kernel may lack, with its parameters and what it makes when loaded) are
+// loaded at boot with their dependencies, found in modules.dep. There is no
 // iproute2, iptables or nftables binary; busybox's applets are on PATH.
 //
 // # Writing VM tests for a package
