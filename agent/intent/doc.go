@@ -191,7 +191,10 @@
 //     the module, which then needs its line in vm.DefaultModules
 //     (test/vm/modules.go) if it has none.
 //
-// That is 4 new files and 6 lines elsewhere (7 with a module for the VM).
+// Outside tests that is 4 new files (link_<type>.go twice, kind_<kind>.go
+// twice) and 7 shared ones: a line in each of the four tables, the field
+// in types.go, the type and its section in schema.json, and the README; 8
+// with a module for the VM.
 // A type without a section (dummy) has no section field, schema section,
 // render file or attributes: its files hold only its constants, its
 // linkSection and its linkKind. No package doc lists the kinds: the tables
