@@ -36,7 +36,8 @@
 //     space), type, mtu, state (up, the default, or down), mac (virtual
 //     types only), alias (at most 246 bytes; "netagent" and
 //     "netagent:..." are reserved for netagent's ownership mark), master
-//     (an interface of a type that takes ports), addresses (CIDR, like
+//     (an interface of a type that takes ports: a bond, a bridge, ...; its
+//     section's doc says so), addresses (CIDR, like
 //     "192.0.2.10/24"; an address once per intent, but for a host
 //     address, /32 or /128, which several interfaces may share as
 //     unnumbered links do), and the section named like the type, if the
