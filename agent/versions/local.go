@@ -1,0 +1,215 @@
+package versions
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Dir is the versions' directory in a state directory.
+const Dir = "versions"
+
+// Local is the Store in a state directory (see the package doc).
+type Local struct {
+	dir  string
+	keep int
+}
+
+// Open returns the store of the state directory stateDir, keeping the
+// newest keep versions (DefaultKeep if keep < 1). The directory is made on
+// the first write.
+func Open(stateDir string, keep int) *Local {
+	if keep < 1 {
+		keep = DefaultKeep
+	}
+	return &Local{dir: filepath.Join(stateDir, Dir), keep: keep}
+}
+
+var _ Store = (*Local)(nil)
+
+func (l *Local) path(n int) string { return filepath.Join(l.dir, fmt.Sprintf("%08d.json", n)) }
+
+// numbers lists the kept numbers, ascending.
+func (l *Local) numbers() ([]int, error) {
+	entries, err := os.ReadDir(l.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading versions: %w", err)
+	}
+	var out []int
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(name, ".") || !e.Type().IsRegular() {
+			continue
+		}
+		if n, err := strconv.Atoi(name); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Read returns version n.
+func (l *Local) Read(n int) (*Version, error) {
+	data, err := os.ReadFile(l.path(n))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("version %d: %w", n, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading version %d: %w", n, err)
+	}
+	var v Version
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("reading version %d: %w", n, err)
+	}
+	var compact bytes.Buffer // the file is indented for people; the digest is of the compact form
+	if err := json.Compact(&compact, v.Intent); err != nil {
+		return nil, fmt.Errorf("reading version %d: %w", n, err)
+	}
+	v.Intent = compact.Bytes()
+	return &v, nil
+}
+
+// Current returns the newest version, nil if none.
+func (l *Local) Current() (*Version, error) {
+	for {
+		nums, err := l.numbers()
+		if err != nil || len(nums) == 0 {
+			return nil, err
+		}
+		v, err := l.Read(nums[len(nums)-1])
+		if errors.Is(err, ErrNotFound) {
+			continue // pruned meanwhile (only older ones are): list again
+		}
+		return v, err
+	}
+}
+
+// List returns the kept versions, oldest first.
+func (l *Local) List() ([]Meta, error) {
+	nums, err := l.numbers()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Meta, 0, len(nums))
+	for _, n := range nums {
+		v, err := l.Read(n)
+		if errors.Is(err, ErrNotFound) {
+			continue // pruned meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v.Meta())
+	}
+	return out, nil
+}
+
+// Write records v as the next version (see Store.Write).
+func (l *Local) Write(v Version, expect int) (*Version, bool, error) {
+	if err := os.MkdirAll(l.dir, 0o700); err != nil {
+		return nil, false, fmt.Errorf("creating %s: %w", l.dir, err)
+	}
+	for {
+		cur, err := l.Current()
+		if err != nil {
+			return nil, false, err
+		}
+		if n := number(cur); expect != Any && n != expect {
+			return nil, false, &ConflictError{Current: n, Expected: expect}
+		}
+		if cur != nil && cur.Digest == v.Digest {
+			return cur, false, nil
+		}
+		v.Number = number(cur) + 1
+		err = l.create(v)
+		if errors.Is(err, fs.ErrExist) {
+			continue // another writer took the number: look again
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		l.prune(v.Number)
+		return &v, true, nil
+	}
+}
+
+// create writes v under its number, failing with fs.ErrExist if that
+// number is taken: a temporary file, synced, hard-linked to the final
+// name, the directory synced.
+func (l *Local) create(v Version) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding version %d: %w", v.Number, err)
+	}
+	f, err := os.CreateTemp(l.dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing version %d: %w", v.Number, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = f.Write(append(data, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Link(tmp, l.path(v.Number))
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if err == nil {
+		err = syncDir(l.dir)
+	}
+	if err != nil {
+		return fmt.Errorf("writing version %d: %w", v.Number, err)
+	}
+	return nil
+}
+
+// prune removes all but the newest keep versions up to newest, and
+// temporary files a crashed writer left. Failures are left for the next
+// write.
+func (l *Local) prune(newest int) {
+	nums, _ := l.numbers()
+	for _, n := range nums {
+		if n <= newest-l.keep {
+			os.Remove(l.path(n))
+		}
+	}
+	entries, _ := os.ReadDir(l.dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".tmp-") {
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTemp {
+				os.Remove(filepath.Join(l.dir, e.Name()))
+			}
+		}
+	}
+}
+
+// staleTemp is the age after which a temporary file is a crashed
+// writer's, not one being written.
+const staleTemp = time.Minute
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,166 @@
+package versions
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/netagent/netagent/agent/intent"
+)
+
+// DefaultKeep is how many versions are kept unless told otherwise.
+const DefaultKeep = 50
+
+// Any is the expected number of a Write that compares nothing.
+const Any = -1
+
+// Version is one accepted intended state.
+type Version struct {
+	Number int       `json:"number"`
+	Time   time.Time `json:"time"`
+	Source string    `json:"source"`
+	// Digest is "sha256:" and the hex digest of Intent.
+	Digest string `json:"digest"`
+	// Intent is the merged intent, canonical JSON (see Canonical).
+	Intent json.RawMessage `json:"intent"`
+	// Files are the documents it was merged from, by name, as accepted.
+	Files map[string]json.RawMessage `json:"files,omitempty"`
+}
+
+// Meta is a Version without its intent: what List returns.
+type Meta struct {
+	Number int       `json:"number"`
+	Time   time.Time `json:"time"`
+	Source string    `json:"source"`
+	Digest string    `json:"digest"`
+}
+
+// Meta returns v's metadata.
+func (v *Version) Meta() Meta {
+	return Meta{Number: v.Number, Time: v.Time, Source: v.Source, Digest: v.Digest}
+}
+
+// Short is the digest's first 12 hex digits.
+func Short(digest string) string {
+	const p = len("sha256:")
+	if len(digest) < p+12 {
+		return digest
+	}
+	return digest[p : p+12]
+}
+
+// Store keeps the versions of one target.
+type Store interface {
+	// Current returns the current (newest) version, nil if none.
+	Current() (*Version, error)
+	// Read returns version n (errors.Is ErrNotFound when it is not kept).
+	Read(n int) (*Version, error)
+	// List returns the kept versions, oldest first.
+	List() ([]Meta, error)
+	// Write records v (its Number is assigned) as the new current version
+	// unless its digest is the current one's; expect is the number the
+	// current version must have (0: none yet), or Any. It returns the
+	// current version after the write and whether it is a new one.
+	Write(v Version, expect int) (*Version, bool, error)
+}
+
+// ErrNotFound: the version is not kept.
+var ErrNotFound = errors.New("no such version")
+
+// ErrConflict: the current version is not the one expected.
+var ErrConflict = errors.New("version conflict")
+
+// ConflictError is a Write refused because the current version is not the
+// expected one.
+type ConflictError struct {
+	Current, Expected int
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("current version is %d, not %d: someone else changed the intent; see netagent history", e.Current, e.Expected)
+}
+
+// Is makes errors.Is(err, ErrConflict) hold.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// Canonical returns the canonical JSON of files merged: the objects that
+// several files define are left out of each (as the daemon applies them),
+// the rest merged in file-name order and marshalled, and its digest.
+// Rendering the result as one document gives the same items as rendering
+// the files.
+func Canonical(files map[string]*intent.Intent) (json.RawMessage, string, error) {
+	without, _ := intent.WithoutConflicts(files) // conflicts are the caller's to report
+	merged, err := intent.Merge(without)
+	if err != nil {
+		return nil, "", fmt.Errorf("merging the intent: %w", err)
+	}
+	data, err := json.Marshal(merged)
+	if err != nil {
+		return nil, "", fmt.Errorf("encoding the intent: %w", err)
+	}
+	return data, Digest(data), nil
+}
+
+// Digest is the digest of a canonical intent.
+func Digest(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// New builds the version of files (raw documents by name) from source,
+// to be written.
+func New(source string, files map[string][]byte) (Version, error) {
+	parsed := make(map[string]*intent.Intent, len(files))
+	raws := make(map[string]json.RawMessage, len(files))
+	for name, raw := range files {
+		in, err := intent.Parse(raw)
+		if err != nil {
+			return Version{}, fmt.Errorf("%s: %w", name, err)
+		}
+		parsed[name] = in
+		raws[name] = json.RawMessage(raw)
+	}
+	data, digest, err := Canonical(parsed)
+	if err != nil {
+		return Version{}, err
+	}
+	return Version{Time: time.Now(), Source: source, Digest: digest, Intent: data, Files: raws}, nil
+}
+
+// Record writes the version of files from source into s: the one function
+// every writer (apply, the daemon, rollback, a confirmed trial) calls.
+// expect is as for Store.Write.
+func Record(s Store, source string, files map[string][]byte, expect int) (*Version, bool, error) {
+	v, err := New(source, files)
+	if err != nil {
+		return nil, false, err
+	}
+	return s.Write(v, expect)
+}
+
+// Check fails with a *ConflictError when the current version of s is not
+// expect (Any: never). Callers that hold the target's lock check before
+// they change anything.
+func Check(s Store, expect int) error {
+	if expect == Any {
+		return nil
+	}
+	cur, err := s.Current()
+	if err != nil {
+		return err
+	}
+	if n := number(cur); n != expect {
+		return &ConflictError{Current: n, Expected: expect}
+	}
+	return nil
+}
+
+func number(v *Version) int {
+	if v == nil {
+		return 0
+	}
+	return v.Number
+}
