@@ -67,6 +67,9 @@ type Config struct {
 	// StateDir keeps the last accepted version of every document (and the
 	// socket API's document) across restarts; "": nowhere.
 	StateDir string
+	// KeepVersions is how many versions of the intent the state directory
+	// keeps (default versions.DefaultKeep); see history.go.
+	KeepVersions int
 
 	// DriftInterval is how often owned objects are read back and repaired
 	// (default DefaultDriftInterval; negative: never).
@@ -102,6 +105,7 @@ type Agent struct {
 	log   logrus.FieldLogger
 	store *goodStore
 	api   *apiSource
+	hist  *history // owned by the loop goroutine
 
 	changed chan string    // a source's name: it has changed
 	links   chan LinkEvent // from the link watcher
@@ -131,6 +135,7 @@ func New(cfg Config) (*Agent, error) {
 		a.store = &goodStore{dir: cfg.StateDir}
 	}
 	a.api = &apiSource{}
+	a.hist = newHistory(cfg.StateDir, cfg.KeepVersions)
 	for _, s := range cfg.Sources {
 		if s.Name() == a.api.Name() {
 			return nil, fmt.Errorf("agent: source name %q is reserved", s.Name())

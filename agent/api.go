@@ -19,6 +19,9 @@ const (
 	CmdCheck  = "check"  // read the kernel back and list what differs from the intent
 	CmdShow   = "show"   // the current state as the agent holds it
 	CmdStatus = "status" // Status
+	// CmdRollback makes version Version (0: the one before the current)
+	// the intended state in place of the documents' until one changes.
+	CmdRollback = "rollback"
 )
 
 // Request is one call of the socket API: one JSON object per connection.
@@ -29,6 +32,12 @@ type Request struct {
 	// must be well-formed JSON (else the request as a whole is refused);
 	// everything else is checked like a file and reported in Problems.
 	Intent json.RawMessage `json:"intent,omitempty"`
+	// IfVersion, for apply and rollback: refuse (Response.Conflict) unless
+	// the current version of the intent is this one (0: none yet).
+	IfVersion *int `json:"ifVersion,omitempty"`
+	// Version is the version to roll back to (0: the one before the
+	// current).
+	Version int `json:"version,omitempty"`
 }
 
 // Response answers a Request. Error is set when the request failed as a
@@ -36,6 +45,9 @@ type Request struct {
 type Response struct {
 	Error    string   `json:"error,omitempty"`
 	Problems []string `json:"problems,omitempty"`
+	// Conflict: the request was refused because the current version is
+	// not its IfVersion; Error says which it is.
+	Conflict bool `json:"conflict,omitempty"`
 	// Operations: for apply, those run; for plan, those a reconcile would
 	// run; for check, those that would make the kernel match the intent.
 	Operations []OpResult `json:"operations,omitempty"`
@@ -112,13 +124,18 @@ func (a *Agent) answer(ctx context.Context, req Request) Response {
 	case CmdShow:
 		return Response{Items: showItems(a.st.current)}
 	case CmdApply:
+		if err := a.checkVersion(req.IfVersion); err != nil {
+			return errorResponse(err)
+		}
 		return a.apply(ctx, req.Intent)
+	case CmdRollback:
+		return a.rollback(ctx, req)
 	case CmdPlan:
 		return a.plan(ctx, req.Intent)
 	case CmdCheck:
 		return a.check(ctx, req.Intent)
 	}
-	return Response{Error: fmt.Sprintf("unknown command %q (want apply, plan, check, show or status)", req.Command)}
+	return Response{Error: fmt.Sprintf("unknown command %q (want apply, plan, check, show, status or rollback)", req.Command)}
 }
 
 // withAPIDoc returns the loop's documents with raw as the API's document,

@@ -9,14 +9,15 @@ import (
 
 // Why a reconcile ran; logged with every reconcile as the field "reason".
 const (
-	reasonStart  = "start"  // the first reconcile after Run began
-	reasonIntent = "intent" // a source's documents changed
-	reasonReload = "reload" // SIGHUP: every source read again
-	reasonLink   = "link"   // an external link appeared, went or changed
-	reasonRetry  = "retry"  // the backoff of a failed item ran out
-	reasonDrift  = "drift"  // the read-back found objects changed behind our back
-	reasonAPI    = "api"    // an apply over the socket
-	reasonResume = "resume" // an asynchronous operation finished
+	reasonStart    = "start"    // the first reconcile after Run began
+	reasonIntent   = "intent"   // a source's documents changed
+	reasonReload   = "reload"   // SIGHUP: every source read again
+	reasonLink     = "link"     // an external link appeared, went or changed
+	reasonRetry    = "retry"    // the backoff of a failed item ran out
+	reasonDrift    = "drift"    // the read-back found objects changed behind our back
+	reasonAPI      = "api"      // an apply over the socket
+	reasonResume   = "resume"   // an asynchronous operation finished
+	reasonRollback = "rollback" // a rollback over the socket
 )
 
 // loopState is everything the loop goroutine owns. Nothing else touches it.

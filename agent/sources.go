@@ -156,7 +156,7 @@ func (a *Agent) adoptResolved(next *docSet, res resolution, reason string) {
 	s := a.st
 	a.logRejected(next)
 	if res.changed {
-		syncGraph(s.intended, res.graph)
+		syncGraph(s.intended, a.intendedFor(next, res.graph, reason))
 		s.want(reason)
 		a.logAccepted(next)
 	}

@@ -19,6 +19,9 @@ func (a *Agent) start(ctx context.Context) error {
 	if err := a.seedDocs(); err != nil {
 		return err
 	}
+	if err := a.loadHistory(); err != nil {
+		return err
+	}
 	a.loadSources(a.sourceNames(), reasonStart)
 	cur, err := a.cfg.Kernel.ReadCurrent(ctx, s.intended)
 	if err != nil {

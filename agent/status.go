@@ -30,6 +30,11 @@ type Status struct {
 	Files  []FileStatus `json:"files"`
 	Items  []ItemStatus `json:"items"`
 	Links  []LinkStatus `json:"links,omitempty"`
+	// Version and Digest are the current version of the intent (0: the
+	// daemon keeps none); Override says that a rollback is in force.
+	Version  int    `json:"version,omitempty"`
+	Digest   string `json:"digest,omitempty"`
+	Override string `json:"override,omitempty"`
 }
 
 // FileStatus is the status of one intent document.
@@ -141,6 +146,7 @@ func (a *Agent) status() Status {
 		t.add(is.File, is.ref, is.State, firstNonEmpty(is.BlockedOn, is.LastError))
 	}
 	out.Files = a.fileStatuses(t)
+	a.versionStatus(&out)
 	out.Ready = r.runs > 0 && len(out.Errors) == 0 && allReady(out.Files) && noneFailed(out.Items)
 	return out
 }

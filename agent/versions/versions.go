@@ -123,6 +123,12 @@ func New(source string, files map[string][]byte) (Version, error) {
 		parsed[name] = in
 		raws[name] = json.RawMessage(raw)
 	}
+	return NewParsed(source, parsed, raws)
+}
+
+// NewParsed is New for documents parsed already (parsed), with their
+// contents (raws).
+func NewParsed(source string, parsed map[string]*intent.Intent, raws map[string]json.RawMessage) (Version, error) {
 	data, digest, err := Canonical(parsed)
 	if err != nil {
 		return Version{}, err
@@ -163,4 +169,20 @@ func number(v *Version) int {
 		return 0
 	}
 	return v.Number
+}
+
+// Pick returns version n of s, or for 0 the one before the current (what
+// rollback goes back to by default).
+func Pick(s Store, n int) (*Version, error) {
+	if n > 0 {
+		return s.Read(n)
+	}
+	list, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	if len(list) < 2 {
+		return nil, fmt.Errorf("no version before the current one: %w", ErrNotFound)
+	}
+	return s.Read(list[len(list)-2].Number)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,7 +19,7 @@ func init() {
 	register(&command{
 		name:    "apply",
 		summary: "converge once to the intent files and exit (no daemon needed)",
-		usage:   "[--netns NAME] [--wait D] [--lock-timeout D] [--via-daemon] FILE...",
+		usage:   "[--netns NAME] [--wait D] [--lock-timeout D] [--via-daemon] [--if-version N] FILE...",
 		run:     runApply,
 	})
 }
@@ -40,12 +41,16 @@ func runApply(g *globals, args []string) int {
 		opts.Wait = d
 		return err
 	})
-	k.gateFlags(fs, true, applyViaDaemon(g, &opts.Wait))
+	vo := versionFlags(fs)
+	k.gateFlags(fs, true, applyViaDaemon(g, &opts.Wait, vo))
 	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
+	if code, ok := vo.record(g, k, "apply "+strings.Join(fs.Args(), " "), k.files); !ok {
+		return code
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := rt.Apply(ctx, intended, opts)
@@ -88,6 +93,8 @@ type kernelOpts struct {
 	// API (--via-daemon); it gets the intent files and returns the exit
 	// code.
 	daemon func(h target.Holder, files []string) int
+	// files are the intent files prepare loaded, by path, as read.
+	files map[string][]byte
 }
 
 // kernelFlags adds --netns to a command's flags, defaulting to the global
@@ -117,7 +124,7 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 		fmt.Fprintf(g.stderr, "netagent: no intent file given, and no daemon serves the namespace to compare with its own intent\n")
 		return nil, nil, exitUsage
 	}
-	intended, code := loadIntent(g, fs.Args())
+	intended, files, code := loadIntentFiles(g, fs.Args())
 	if intended == nil {
 		return nil, nil, code
 	}
@@ -125,6 +132,7 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 	if rt == nil {
 		return nil, nil, code
 	}
+	k.files = files
 	return intended, rt, exitOK
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/linkwatch"
 	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/systemd"
 )
 
@@ -36,6 +37,8 @@ type daemonOpts struct {
 	// lockTimeout bounds the wait for a one-shot apply at start.
 	lockTimeout time.Duration
 	kernel      *kernelOpts
+	// keepVersions: how many versions of the intent to keep.
+	keepVersions int
 }
 
 func runDaemon(g *globals, args []string) int {
@@ -46,6 +49,7 @@ func runDaemon(g *globals, args []string) int {
 	fs.DurationVar(&o.drift, "drift-interval", agent.DefaultDriftInterval,
 		"how often owned objects are read back and repaired (0: never)")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", defaultLockTimeout, "how long to wait at start while a netagent apply changes the namespace")
+	fs.IntVar(&o.keepVersions, "keep-versions", versions.DefaultKeep, "how many versions of the intent to keep in the state directory")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -135,6 +139,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *target.Runtime) (agent.Config, 
 		Links:            linkwatch.NewNetlink(o.kernel.netns, g.log),
 		Notifier:         systemd.NewNotifier(),
 		StateDir:         o.kernel.stateDir(g), // the agent keeps its accepted intents next to the runtime's records
+		KeepVersions:     o.keepVersions,
 		DriftInterval:    drift,
 		WatchdogInterval: wd / 2,
 	}, nil

@@ -42,25 +42,32 @@ func runValidate(g *globals, args []string) int {
 // and the exit code. Every command that takes intent files calls it before
 // it touches anything, so an invalid intent never reaches the kernel.
 func loadIntent(g *globals, paths []string) (*dg.Graph, int) {
+	intended, _, code := loadIntentFiles(g, paths)
+	return intended, code
+}
+
+// loadIntentFiles is loadIntent, also returning the files' contents as
+// read, by path.
+func loadIntentFiles(g *globals, paths []string) (*dg.Graph, map[string][]byte, int) {
 	files := make(map[string][]byte, len(paths))
 	for _, p := range paths {
 		if _, dup := files[p]; dup {
 			fmt.Fprintf(g.stderr, "netagent: %s: given twice\n", p)
-			return nil, exitUsage
+			return nil, nil, exitUsage
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-			return nil, exitFailed
+			return nil, nil, exitFailed
 		}
 		files[p] = data
 	}
 	intended, err := render.Load(files)
 	if err != nil {
 		printIntentErrors(g, err)
-		return nil, exitFailed
+		return nil, nil, exitFailed
 	}
-	return intended, exitOK
+	return intended, files, exitOK
 }
 
 // printIntentErrors prints every problem of an intent, one per line.

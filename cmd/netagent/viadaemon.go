@@ -49,13 +49,18 @@ func daemonDocument(files []string) (json.RawMessage, error) {
 
 // callDaemon sends a command with the intent files to the daemon h and
 // returns its answer; nil after printing why (the exit code is code).
-func callDaemon(g *globals, ctx context.Context, h target.Holder, command string, files []string) (resp *agent.Response, code int) {
+// with, if given, completes the request.
+func callDaemon(g *globals, ctx context.Context, h target.Holder, command string, files []string, with ...func(*agent.Request)) (resp *agent.Response, code int) {
 	doc, err := daemonDocument(files)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return nil, exitFailed
 	}
-	resp, err = agent.Call(ctx, h.Socket, agent.Request{Command: command, Intent: doc})
+	req := agent.Request{Command: command, Intent: doc}
+	for _, f := range with {
+		f(&req)
+	}
+	resp, err = agent.Call(ctx, h.Socket, req)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: the daemon %s: %v\n", h, err)
 		return nil, exitInternal
@@ -65,6 +70,9 @@ func callDaemon(g *globals, ctx context.Context, h target.Holder, command string
 			fmt.Fprintln(g.stderr, p)
 		}
 		fmt.Fprintf(g.stderr, "netagent: the daemon %s answered: %s; nothing was changed\n", h, resp.Error)
+		if resp.Conflict {
+			return nil, exitConflict
+		}
 		return nil, exitFailed
 	}
 	return resp, exitOK
@@ -75,11 +83,11 @@ const daemonTimeout = time.Minute
 
 // applyViaDaemon makes the files the daemon's API document, then waits up
 // to wait for the daemon to report every item of that document created.
-func applyViaDaemon(g *globals, wait *time.Duration) func(h target.Holder, files []string) int {
+func applyViaDaemon(g *globals, wait *time.Duration, vo *versionOpts) func(h target.Holder, files []string) int {
 	return func(h target.Holder, files []string) int {
 		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+*wait)
 		defer cancel()
-		resp, code := callDaemon(g, ctx, h, agent.CmdApply, files)
+		resp, code := callDaemon(g, ctx, h, agent.CmdApply, files, vo.request)
 		if resp == nil {
 			return code
 		}

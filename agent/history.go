@@ -1,0 +1,261 @@
+package agent
+
+// Versions of the daemon's intent (package agent/versions): every change
+// of the accepted documents' merged intent is recorded as a version, with
+// the source "daemon: files a.json,b.json" (the socket API's document is
+// "api" among them), or "api" when an apply over the socket brought it.
+//
+// Rollback through the daemon is an override: version N's merged intent
+// takes the place of the documents' (files and API) as the intended state,
+// recorded as a new version "rollback N", without touching the intent
+// directory, which the daemon does not own. The override lasts while the
+// documents' merged intent is the one it set aside: the next change of any
+// document (a file edited, an API apply) ends it, and the documents apply
+// again as a new version. It is kept in <state dir>/override.json, so that
+// it survives a restart of the daemon with the same files.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/versions"
+	"github.com/netagent/netagent/configurators/statefile"
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+// overrideFile holds the rollback in force, in the state directory.
+const overrideFile = "override.json"
+
+// override is a rollback through the daemon in force.
+type override struct {
+	// Version is the version rolled back to; Intent its merged intent.
+	Version int             `json:"version"`
+	Intent  json.RawMessage `json:"intent"`
+	// SetAside is the digest of the documents' merged intent that the
+	// rollback took the place of.
+	SetAside string `json:"setAside"`
+
+	graph *dg.Graph
+}
+
+// history is the daemon's versions: the store (nil without a state
+// directory), the current version, and the override in force.
+type history struct {
+	store    versions.Store
+	stateDir string
+	current  *versions.Meta
+	override *override
+}
+
+func newHistory(stateDir string, keep int) *history {
+	if stateDir == "" {
+		return &history{}
+	}
+	return &history{store: versions.Open(stateDir, keep), stateDir: stateDir}
+}
+
+// load reads the current version and the override in force, at start.
+func (a *Agent) loadHistory() error {
+	h := a.hist
+	if h.store == nil {
+		return nil
+	}
+	cur, err := h.store.Current()
+	if err != nil {
+		return err
+	}
+	if cur != nil {
+		m := cur.Meta()
+		h.current = &m
+	}
+	data, err := os.ReadFile(filepath.Join(h.stateDir, overrideFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var o override
+	if err == nil {
+		err = json.Unmarshal(data, &o)
+	}
+	if err == nil {
+		o.graph, err = a.renderVersion(o.Version, o.Intent)
+	}
+	if err != nil {
+		a.log.WithError(err).Warn("ignoring the stored rollback override")
+		return nil
+	}
+	h.override = &o
+	return nil
+}
+
+// renderVersion renders a version's merged intent as one document.
+func (a *Agent) renderVersion(n int, raw []byte) (*dg.Graph, error) {
+	in, err := intent.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("version %d: %w", n, err)
+	}
+	g, err := a.cfg.Render(map[string]*intent.Intent{fmt.Sprintf("rollback-%d", n): in})
+	if err != nil {
+		return nil, fmt.Errorf("version %d no longer renders: %w", n, err)
+	}
+	return g, nil
+}
+
+// intendedFor returns the graph to adopt for the documents next (resolved
+// into graph): graph, or the override's while it holds. It ends an
+// override the documents' change makes void and records the version.
+func (a *Agent) intendedFor(next *docSet, graph *dg.Graph, reason string) *dg.Graph {
+	h := a.hist
+	v, err := a.versionOf(next, reason)
+	if err != nil {
+		a.log.WithError(err).Warn("recording the version of the intent")
+		return graph
+	}
+	if o := h.override; o != nil {
+		if v.Digest == o.SetAside {
+			return o.graph
+		}
+		a.log.WithField("version", o.Version).Info("the intent documents changed: the rollback ends; they apply again")
+		a.endOverride()
+	}
+	a.recordVersion(v, versions.Any)
+	return graph
+}
+
+// versionOf is the version of the accepted documents of next.
+func (a *Agent) versionOf(next *docSet, reason string) (versions.Version, error) {
+	files := next.acceptedFiles()
+	raws := make(map[string]json.RawMessage, len(files))
+	for name := range files {
+		raws[name] = next.docs[name].goodRaw
+	}
+	source := "daemon: files " + strings.Join(slices.Sorted(maps.Keys(files)), ",")
+	if reason == reasonAPI {
+		source = "api"
+	}
+	return versions.NewParsed(source, files, raws)
+}
+
+// recordVersion writes v, if the agent keeps versions.
+func (a *Agent) recordVersion(v versions.Version, expect int) error {
+	h := a.hist
+	if h.store == nil {
+		return nil
+	}
+	cur, isNew, err := h.store.Write(v, expect)
+	if err != nil {
+		return err
+	}
+	m := cur.Meta()
+	h.current = &m
+	if isNew {
+		a.log.WithFields(map[string]any{"version": m.Number, "digest": versions.Short(m.Digest), "source": m.Source}).Info("new version of the intent")
+	}
+	return nil
+}
+
+func (a *Agent) endOverride() {
+	h := a.hist
+	h.override = nil
+	if err := os.Remove(filepath.Join(h.stateDir, overrideFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		a.log.WithError(err).Warn("removing the rollback override")
+	}
+}
+
+// checkVersion refuses a write that expects another current version.
+func (a *Agent) checkVersion(expect *int) error {
+	if expect == nil {
+		return nil
+	}
+	if a.hist.store == nil {
+		return errors.New("the daemon keeps no versions (no state directory): --if-version cannot be checked")
+	}
+	cur := 0
+	if a.hist.current != nil {
+		cur = a.hist.current.Number
+	}
+	if cur != *expect {
+		return &versions.ConflictError{Current: cur, Expected: *expect}
+	}
+	return nil
+}
+
+// rollback makes version n (0: the one before the current) the intended
+// state in place of the documents' (see above) and reconciles.
+func (a *Agent) rollbackTo(n int, expect *int) (*dg.Graph, error) {
+	h := a.hist
+	if h.store == nil {
+		return nil, errors.New("the daemon keeps no versions (no state directory)")
+	}
+	if err := a.checkVersion(expect); err != nil {
+		return nil, err
+	}
+	v, err := versions.Pick(h.store, n)
+	if err != nil {
+		return nil, err
+	}
+	graph, err := a.renderVersion(v.Number, v.Intent)
+	if err != nil {
+		return nil, err
+	}
+	sources, err := a.versionOf(a.st.docs, "")
+	if err != nil {
+		return nil, err
+	}
+	rb := versions.Version{Time: v.Time, Source: fmt.Sprintf("rollback %d", v.Number), Digest: v.Digest, Intent: v.Intent,
+		Files: map[string]json.RawMessage{fmt.Sprintf("rollback-%d", v.Number): v.Intent}}
+	rb.Time = time.Now()
+	if err := a.recordVersion(rb, versions.Any); err != nil {
+		return nil, err
+	}
+	if sources.Digest == v.Digest { // back to what the documents say: no override
+		a.endOverride()
+		g, _, err := renderWithout(a.st.docs.acceptedFiles(), a.cfg.Render)
+		return g, err
+	}
+	o := &override{Version: v.Number, Intent: v.Intent, SetAside: sources.Digest, graph: graph}
+	data, _ := json.Marshal(o)
+	if err := statefile.WriteAtomic(filepath.Join(h.stateDir, overrideFile), data); err != nil {
+		return nil, fmt.Errorf("storing the rollback: %w", err)
+	}
+	h.override = o
+	return graph, nil
+}
+
+// rollback answers CmdRollback.
+func (a *Agent) rollback(ctx context.Context, req Request) Response {
+	graph, err := a.rollbackTo(req.Version, req.IfVersion)
+	if err != nil {
+		return errorResponse(err)
+	}
+	syncGraph(a.st.intended, graph)
+	a.st.want(reasonRollback)
+	rs := a.reconcile(ctx)
+	st := a.status()
+	return Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked), Status: &st}
+}
+
+// errorResponse answers a request refused with err.
+func errorResponse(err error) Response {
+	return Response{Error: err.Error(), Conflict: errors.Is(err, versions.ErrConflict)}
+}
+
+// versionStatus puts the current version into st.
+func (a *Agent) versionStatus(st *Status) {
+	h := a.hist
+	if h.current != nil {
+		st.Version, st.Digest = h.current.Number, h.current.Digest
+	}
+	if o := h.override; o != nil {
+		st.Override = fmt.Sprintf("rollback to version %d: the intent documents are set aside until one changes", o.Version)
+	}
+}

@@ -1,0 +1,143 @@
+package main
+
+// Every intent a writer accepts for a namespace (apply, the daemon,
+// rollback) becomes a numbered version in its state directory (package
+// agent/versions): history lists them, diff compares two, rollback goes
+// back to one. apply and rollback take --if-version N, refused (exit
+// exitConflict) when the current version is not N: checked and written
+// under the target's lock, so that of two writers expecting N exactly one
+// wins.
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/versions"
+)
+
+func init() {
+	register(&command{
+		name:    "history",
+		summary: "list the versions of the intent accepted for the namespace (newest last)",
+		usage:   "[--netns NAME] [--json]",
+		run:     runHistory,
+	})
+}
+
+// versionOpts are --if-version and --keep-versions.
+type versionOpts struct {
+	ifVersion int
+	keep      int
+}
+
+// versionFlags adds --if-version and --keep-versions to a writer.
+func versionFlags(fs *flag.FlagSet) *versionOpts {
+	v := &versionOpts{ifVersion: versions.Any}
+	fs.Func("if-version", "refuse (exit 4) unless the current version of the intent is N (0: none yet); see netagent history",
+		func(s string) error {
+			n, err := parseVersion(s)
+			v.ifVersion = n
+			return err
+		})
+	fs.IntVar(&v.keep, "keep-versions", versions.DefaultKeep, "how many versions of the intent to keep in the state directory")
+	return v
+}
+
+func parseVersion(s string) (int, error) {
+	var n int
+	if _, err := fmt.Sscanf(s, "%d", &n); err != nil || n < 0 || fmt.Sprint(n) != s {
+		return 0, fmt.Errorf("%q: want a version number", s)
+	}
+	return n, nil
+}
+
+// store is the namespace's version store.
+func (v *versionOpts) store(g *globals, k *kernelOpts) *versions.Local {
+	return versions.Open(k.stateDir(g), v.keep)
+}
+
+// record checks --if-version and records files (the accepted intent, by
+// name) as the new version from source. The caller holds the target's
+// lock. ok is false when the command must end with code.
+func (v *versionOpts) record(g *globals, k *kernelOpts, source string, files map[string][]byte) (code int, ok bool) {
+	ver, isNew, err := versions.Record(v.store(g, k), source, files, v.ifVersion)
+	if err != nil {
+		return versionError(g, err), false
+	}
+	if isNew {
+		g.log.WithFields(map[string]any{"version": ver.Number, "digest": versions.Short(ver.Digest), "source": source}).Info("new version of the intent")
+	}
+	return exitOK, true
+}
+
+// versionError prints err and returns its exit code: exitConflict for a
+// compare-and-swap refused.
+func versionError(g *globals, err error) int {
+	fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+	switch {
+	case errors.Is(err, versions.ErrConflict):
+		return exitConflict
+	case errors.Is(err, versions.ErrNotFound):
+		return exitFailed
+	}
+	return exitInternal
+}
+
+// historyJSON is one line of `history --json`.
+type historyJSON struct {
+	versions.Meta
+	Current bool `json:"current"`
+}
+
+func runHistory(g *globals, args []string) int {
+	fs := newFlagSet(g, "history", "[--json]")
+	k := kernelFlags(g, fs)
+	asJSON := fs.Bool("json", false, "print the versions as JSON")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageError(g, fs, "unexpected arguments")
+	}
+	list, err := versions.Open(k.stateDir(g), 0).List()
+	if err != nil {
+		return versionError(g, err)
+	}
+	if *asJSON {
+		out := make([]historyJSON, 0, len(list))
+		for i, m := range list {
+			out = append(out, historyJSON{Meta: m, Current: i == len(list)-1})
+		}
+		if writeJSON(g, out) != nil {
+			return exitInternal
+		}
+		return exitOK
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(g.stdout, "no versions yet: nothing has been applied to this namespace with this state directory")
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VERSION\tTIME\tDIGEST\tSOURCE")
+	for i, m := range list {
+		mark := ""
+		if i == len(list)-1 {
+			mark = " (current)"
+		}
+		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\n", m.Number, mark, m.Time.Local().Format(time.DateTime), versions.Short(m.Digest), m.Source)
+	}
+	tw.Flush()
+	return exitOK
+}
+
+// request puts --if-version into a request to the daemon.
+func (v *versionOpts) request(req *agent.Request) {
+	if v.ifVersion != versions.Any {
+		n := v.ifVersion
+		req.IfVersion = &n
+	}
+}
