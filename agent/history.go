@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/versions"
@@ -199,35 +198,42 @@ func (a *Agent) rollbackTo(n int, expect *int) (*dg.Graph, error) {
 	if err := a.checkVersion(expect); err != nil {
 		return nil, err
 	}
+	sources, err := a.versionOf(a.st.docs, "")
+	if err != nil {
+		return nil, err
+	}
 	v, err := versions.Pick(h.store, n)
 	if err != nil {
 		return nil, err
 	}
 	graph, err := a.renderVersion(v.Number, v.Intent)
 	if err != nil {
-		return nil, err
+		return nil, err // before anything is recorded
 	}
-	sources, err := a.versionOf(a.st.docs, "")
-	if err != nil {
-		return nil, err
-	}
-	rb := versions.Version{Time: v.Time, Source: fmt.Sprintf("rollback %d", v.Number), Digest: v.Digest, Intent: v.Intent,
-		Files: map[string]json.RawMessage{fmt.Sprintf("rollback-%d", v.Number): v.Intent}}
-	rb.Time = time.Now()
-	if err := a.recordVersion(rb, versions.Any); err != nil {
-		return nil, err
-	}
+	// The override is on disk before the version that says it is in
+	// force: a crash between leaves the documents' version current and an
+	// override that the next start ends or keeps as their digest says.
 	if sources.Digest == v.Digest { // back to what the documents say: no override
 		a.endOverride()
-		g, _, err := renderWithout(a.st.docs.acceptedFiles(), a.cfg.Render)
-		return g, err
+		if graph, _, err = renderWithout(a.st.docs.acceptedFiles(), a.cfg.Render); err != nil {
+			return nil, err
+		}
+	} else {
+		o := &override{Version: v.Number, Intent: v.Intent, SetAside: sources.Digest, graph: graph}
+		data, _ := json.Marshal(o)
+		if err := statefile.WriteAtomic(filepath.Join(h.stateDir, overrideFile), data); err != nil {
+			return nil, fmt.Errorf("storing the rollback: %w", err)
+		}
+		h.override = o
 	}
-	o := &override{Version: v.Number, Intent: v.Intent, SetAside: sources.Digest, graph: graph}
-	data, _ := json.Marshal(o)
-	if err := statefile.WriteAtomic(filepath.Join(h.stateDir, overrideFile), data); err != nil {
-		return nil, fmt.Errorf("storing the rollback: %w", err)
+	_, cur, err := versions.Rollback(h.store, v.Number, versions.Any)
+	if err != nil {
+		a.endOverride()
+		return nil, err
 	}
-	h.override = o
+	m := cur.Meta()
+	h.current = &m
+	a.log.WithFields(map[string]any{"version": m.Number, "digest": versions.Short(m.Digest), "source": m.Source}).Info("rollback")
 	return graph, nil
 }
 

@@ -186,3 +186,27 @@ func Pick(s Store, n int) (*Version, error) {
 	}
 	return s.Read(list[len(list)-2].Number)
 }
+
+// Rollback records version n of s (0: the one before the current) as a
+// new version whose source is "rollback <n>" and whose intent and digest
+// are n's (JunOS's rollback: n becomes the candidate, committed as a new
+// version), unless n's digest is the current one's. expect is as for
+// Store.Write. It returns version n and the current version after.
+func Rollback(s Store, n, expect int) (back, cur *Version, err error) {
+	if err := Check(s, expect); err != nil {
+		return nil, nil, err
+	}
+	back, err = Pick(s, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	v := Version{
+		Time:   time.Now(),
+		Source: fmt.Sprintf("rollback %d", back.Number),
+		Digest: back.Digest,
+		Intent: back.Intent,
+		Files:  map[string]json.RawMessage{fmt.Sprintf("version-%d", back.Number): back.Intent},
+	}
+	cur, _, err = s.Write(v, expect)
+	return back, cur, err
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+
+	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/versions"
+)
+
+func init() {
+	register(&command{
+		name:    "rollback",
+		summary: "apply an earlier version of the intent (default: the one before the current) as a new version",
+		usage:   "[--netns NAME] [--if-version N] [--via-daemon] [N]",
+		run:     runRollback,
+	})
+}
+
+// runRollback applies version N's intent, recorded as a new version
+// "rollback N", under the target's lock as apply does. Through the daemon
+// (--via-daemon), N takes the place of the daemon's documents until one of
+// them changes (see agent/history.go).
+func runRollback(g *globals, args []string) int {
+	fs := newFlagSet(g, "rollback", "[N]")
+	k := kernelFlags(g, fs)
+	opts := target.ApplyOptions{Wait: defaultApplyWait}
+	fs.DurationVar(&opts.Wait, "wait", defaultApplyWait, "how long to wait, while items are blocked, for the link events the rollback causes")
+	vo := versionFlags(fs)
+	n := 0
+	k.gateFlags(fs, true, func(h target.Holder, _ []string) int { return rollbackViaDaemon(g, h, n, vo) })
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	switch {
+	case fs.NArg() > 1:
+		return usageError(g, fs, "at most one version")
+	case fs.NArg() == 1:
+		v, err := parseVersion(fs.Arg(0))
+		if err != nil || v == 0 {
+			return usageError(g, fs, fmt.Sprintf("%q: want a version number (see netagent history)", fs.Arg(0)))
+		}
+		n = v
+	}
+	if code, done := k.gate(g, nil); done {
+		return code
+	}
+	store := vo.store(g, k)
+	back, err := versions.Pick(store, n)
+	if err != nil {
+		return versionError(g, err)
+	}
+	intended, err := renderVersion(back)
+	if err != nil {
+		return versionError(g, err)
+	}
+	rt, code := k.open(g)
+	if rt == nil {
+		return code
+	}
+	defer rt.Close()
+	_, cur, err := versions.Rollback(store, back.Number, vo.ifVersion)
+	if err != nil {
+		return versionError(g, err)
+	}
+	fmt.Fprintf(g.stdout, "rollback to version %d: now version %d\n", back.Number, cur.Number)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := rt.Apply(ctx, intended, opts)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: rollback: %v\n", err)
+		return exitInternal
+	}
+	return reportApply(g, res)
+}
+
+// rollbackViaDaemon asks the daemon h to roll back to version n.
+func rollbackViaDaemon(g *globals, h target.Holder, n int, vo *versionOpts) int {
+	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
+	defer cancel()
+	req := agent.Request{Command: agent.CmdRollback, Version: n}
+	vo.request(&req)
+	resp, err := agent.Call(ctx, h.Socket, req)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: the daemon %s: %v\n", h, err)
+		return exitInternal
+	}
+	if resp.Error != "" {
+		fmt.Fprintf(g.stderr, "netagent: the daemon %s answered: %s; nothing was changed\n", h, resp.Error)
+		if resp.Conflict {
+			return exitConflict
+		}
+		return exitFailed
+	}
+	st := resp.Status
+	fmt.Fprintf(g.stdout, "rolled back through the daemon %s: now version %d", h, st.Version)
+	if st.Override != "" {
+		fmt.Fprintf(g.stdout, " (%s)", st.Override)
+	}
+	fmt.Fprintln(g.stdout)
+	if len(resp.Blocked) > 0 || len(st.Errors) > 0 || slices.ContainsFunc(resp.Operations, func(op agent.OpResult) bool { return op.Error != "" }) {
+		daemonOps(g, resp)
+		return exitFailed
+	}
+	fmt.Fprintf(g.stdout, "converged: %d operations\n", len(resp.Operations))
+	return exitOK
+}
