@@ -121,6 +121,14 @@ func (a *Agent) intendedFor(next *docSet, graph *dg.Graph, reason string) *dg.Gr
 	}
 	if o := h.override; o != nil {
 		if v.Digest == o.SetAside {
+			// A crash between storing the override and its version
+			// leaves another version current: record it now.
+			back := &versions.Version{Number: o.Version, Intent: o.Intent, Digest: versions.Digest(o.Intent)}
+			if h.current == nil || h.current.Digest != back.Digest {
+				if err := a.recordVersion(versions.RollbackTo(back), versions.Any); err != nil {
+					a.log.WithError(err).Warn("recording the version of the rollback")
+				}
+			}
 			return o.graph
 		}
 		a.log.WithField("version", o.Version).Info("the intent documents changed: the rollback ends; they apply again")

@@ -231,3 +231,28 @@ func sameItems(t *testing.T, name string, want, got *dg.Graph) {
 		}
 	}
 }
+
+// A rollback records the old intent, digest and all, as a new version;
+// the canonical intent is its own canonical form, so applying it again as
+// a file makes no new version.
+func TestRollback(t *testing.T) {
+	s := Open(t.TempDir(), 0)
+	if _, _, err := Rollback(s, 0, Any); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("rollback with no versions: %v", err)
+	}
+	v1, _, _ := s.Write(version(t, 1), Any)
+	s.Write(version(t, 2), Any)
+	if _, _, err := Rollback(s, 0, 1); !errors.Is(err, ErrConflict) {
+		t.Fatalf("stale rollback: %v", err)
+	}
+	back, cur, err := Rollback(s, 0, 2)
+	if err != nil || back.Number != 1 || cur.Number != 3 || cur.Source != "rollback 1" || cur.Digest != v1.Digest {
+		t.Fatalf("rollback: %+v %+v %v", back, cur, err)
+	}
+	if _, isNew, err := Record(s, "apply again", map[string][]byte{"x.json": back.Intent}, Any); err != nil || isNew {
+		t.Fatalf("the canonical intent as a file made a new version: %v %v", isNew, err)
+	}
+	if _, cur, _ = Rollback(s, 3, Any); cur.Number != 3 {
+		t.Fatalf("a rollback to the current intent made version %d", cur.Number)
+	}
+}

@@ -200,13 +200,17 @@ func Rollback(s Store, n, expect int) (back, cur *Version, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	v := Version{
+	cur, _, err = s.Write(RollbackTo(back), expect)
+	return back, cur, err
+}
+
+// RollbackTo is the version to write for a rollback to back.
+func RollbackTo(back *Version) Version {
+	return Version{
 		Time:   time.Now(),
 		Source: fmt.Sprintf("rollback %d", back.Number),
 		Digest: back.Digest,
 		Intent: back.Intent,
 		Files:  map[string]json.RawMessage{fmt.Sprintf("version-%d", back.Number): back.Intent},
 	}
-	cur, _, err = s.Write(v, expect)
-	return back, cur, err
 }

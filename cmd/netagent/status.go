@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/versions"
 )
 
 func init() {
@@ -61,6 +62,9 @@ func runStatus(g *globals, args []string) int {
 // files with their conditions, and the items (those not created, or all).
 func statusPrint(w io.Writer, st *agent.Status, all bool, now time.Time) {
 	statusPrintHeadline(w, st, now)
+	if st.Override != "" {
+		fmt.Fprintf(w, "  %s\n", st.Override)
+	}
 	for _, e := range st.Errors {
 		fmt.Fprintf(w, "  error: %s\n", e)
 	}
@@ -76,6 +80,9 @@ func statusPrintHeadline(w io.Writer, st *agent.Status, now time.Time) {
 		state = "NOT READY"
 	}
 	fmt.Fprintf(w, "netagent: %s, %d reconciles", state, st.Reconciles)
+	if st.Version > 0 {
+		fmt.Fprintf(w, ", intent version %d (%s)", st.Version, versions.Short(st.Digest))
+	}
 	if !st.LastReconcile.IsZero() {
 		fmt.Fprintf(w, ", last %s ago (%s)", statusAgo(now, st.LastReconcile), strings.Join(st.LastReasons, ", "))
 	}
