@@ -60,6 +60,12 @@
 // created; a stored document whose source cannot be read at start stays
 // until the source has been read.
 //
+// Every change of the accepted documents' merged intent is also a numbered
+// version (package agent/versions; see history.go): status shows the
+// current one, an apply over the socket with ifVersion is refused when it
+// is another, and a rollback (CmdRollback) puts an earlier version in the
+// place of the documents until one of them changes.
+//
 // # Links
 //
 // A LinkWatcher (linkwatch.NewNetlink: an RTNLGRP_LINK subscription made
