@@ -43,8 +43,22 @@ func versionFlags(fs *flag.FlagSet) *versionOpts {
 			v.ifVersion = n
 			return err
 		})
-	fs.IntVar(&v.keep, "keep-versions", versions.DefaultKeep, "how many versions of the intent to keep in the state directory")
+	keepFlag(fs, &v.keep)
 	return v
+}
+
+// keepFlag adds --keep-versions.
+func keepFlag(fs *flag.FlagSet, keep *int) {
+	*keep = versions.DefaultKeep
+	fs.Func("keep-versions", fmt.Sprintf("how many versions of the intent to keep in the state directory (default %d)", versions.DefaultKeep),
+		func(s string) error {
+			n, err := parseVersion(s)
+			if err == nil && n < 1 {
+				err = errors.New("must be at least 1")
+			}
+			*keep = n
+			return err
+		})
 }
 
 func parseVersion(s string) (int, error) {

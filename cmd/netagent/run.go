@@ -13,7 +13,6 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/linkwatch"
 	"github.com/netagent/netagent/agent/target"
-	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/systemd"
 )
 
@@ -49,7 +48,7 @@ func runDaemon(g *globals, args []string) int {
 	fs.DurationVar(&o.drift, "drift-interval", agent.DefaultDriftInterval,
 		"how often owned objects are read back and repaired (0: never)")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", defaultLockTimeout, "how long to wait at start while a netagent apply changes the namespace")
-	fs.IntVar(&o.keepVersions, "keep-versions", versions.DefaultKeep, "how many versions of the intent to keep in the state directory")
+	keepFlag(fs, &o.keepVersions)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
