@@ -126,3 +126,18 @@ func TestRunRejectsBadCommandLines(t *testing.T) {
 		}
 	}
 }
+
+// The headline names the intent's current version, and a rollback in
+// force.
+func TestStatusPrintsTheVersion(t *testing.T) {
+	st := statusSample(true)
+	st.Version, st.Digest = 12, "sha256:0123456789abcdef0123"
+	st.Override = "rollback to version 9: the intent documents are set aside until one changes"
+	var out bytes.Buffer
+	statusPrint(&out, st, false, time.Now())
+	for _, want := range []string{"intent version 12 (0123456789ab)", "rollback to version 9"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
