@@ -141,15 +141,11 @@ func (a *Agent) intendedFor(next *docSet, graph *dg.Graph, reason string) *dg.Gr
 // versionOf is the version of the accepted documents of next.
 func (a *Agent) versionOf(next *docSet, reason string) (versions.Version, error) {
 	files := next.acceptedFiles()
-	raws := make(map[string]json.RawMessage, len(files))
-	for name := range files {
-		raws[name] = next.docs[name].goodRaw
-	}
 	source := "daemon: files " + strings.Join(slices.Sorted(maps.Keys(files)), ",")
 	if reason == reasonAPI {
 		source = "api"
 	}
-	return versions.NewParsed(source, files, raws)
+	return versions.NewParsed(source, files)
 }
 
 // recordVersion writes v, if the agent keeps versions.

@@ -11,8 +11,9 @@
 // holding its number, time, source ("apply a.json b.json", "daemon: files
 // a.json,b.json", "api", "rollback 7"), digest and the merged intent as
 // canonical JSON (Canonical: the documents without the objects two of them
-// define, merged in name order, marshalled), plus the documents it was
-// merged from. A version file is written once and never changed: written to
+// define, merged in name order, marshalled), and the names of the
+// documents it was merged from (not their contents: one copy of the intent
+// per version is what an edge device can keep). A version file is written once and never changed: written to
 // a temporary file, synced, hard-linked to its final name (which fails if
 // another writer made that number first: no number is lost or given twice)
 // and the directory synced; a crash leaves either no version or the whole

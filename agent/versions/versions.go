@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/netagent/netagent/agent/intent"
@@ -26,8 +28,11 @@ type Version struct {
 	Digest string `json:"digest"`
 	// Intent is the merged intent, canonical JSON (see Canonical).
 	Intent json.RawMessage `json:"intent"`
-	// Files are the documents it was merged from, by name, as accepted.
-	Files map[string]json.RawMessage `json:"files,omitempty"`
+	// Documents names the documents it was merged from. Their contents
+	// are not kept: the merged intent is what rollback applies, and an
+	// edge device keeping 50 versions of 100k routes cannot afford two
+	// copies of each.
+	Documents []string `json:"documents,omitempty"`
 }
 
 // Meta is a Version without its intent: what List returns.
@@ -114,26 +119,23 @@ func Digest(canonical []byte) string {
 // to be written.
 func New(source string, files map[string][]byte) (Version, error) {
 	parsed := make(map[string]*intent.Intent, len(files))
-	raws := make(map[string]json.RawMessage, len(files))
 	for name, raw := range files {
 		in, err := intent.Parse(raw)
 		if err != nil {
 			return Version{}, fmt.Errorf("%s: %w", name, err)
 		}
 		parsed[name] = in
-		raws[name] = json.RawMessage(raw)
 	}
-	return NewParsed(source, parsed, raws)
+	return NewParsed(source, parsed)
 }
 
-// NewParsed is New for documents parsed already (parsed), with their
-// contents (raws).
-func NewParsed(source string, parsed map[string]*intent.Intent, raws map[string]json.RawMessage) (Version, error) {
+// NewParsed is New for documents parsed already.
+func NewParsed(source string, parsed map[string]*intent.Intent) (Version, error) {
 	data, digest, err := Canonical(parsed)
 	if err != nil {
 		return Version{}, err
 	}
-	return Version{Time: time.Now(), Source: source, Digest: digest, Intent: data, Files: raws}, nil
+	return Version{Time: time.Now(), Source: source, Digest: digest, Intent: data, Documents: slices.Sorted(maps.Keys(parsed))}, nil
 }
 
 // Record writes the version of files from source into s: the one function
@@ -211,6 +213,5 @@ func RollbackTo(back *Version) Version {
 		Source: fmt.Sprintf("rollback %d", back.Number),
 		Digest: back.Digest,
 		Intent: back.Intent,
-		Files:  map[string]json.RawMessage{fmt.Sprintf("version-%d", back.Number): back.Intent},
 	}
 }
