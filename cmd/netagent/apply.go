@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -93,8 +94,8 @@ type kernelOpts struct {
 	// API (--via-daemon); it gets the intent files and returns the exit
 	// code.
 	daemon func(h target.Holder, files []string) int
-	// files are the intent files prepare loaded, by path, as read.
-	files map[string][]byte
+	// files are the intent files prepare loaded, by path, parsed.
+	files map[string]*intent.Intent
 }
 
 // kernelFlags adds --netns to a command's flags, defaulting to the global

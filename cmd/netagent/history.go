@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/versions"
 )
 
@@ -77,13 +78,18 @@ func (v *versionOpts) store(g *globals, k *kernelOpts) *versions.Local {
 // record checks --if-version and records files (the accepted intent, by
 // name) as the new version from source. The caller holds the target's
 // lock. ok is false when the command must end with code.
-func (v *versionOpts) record(g *globals, k *kernelOpts, source string, files map[string][]byte) (code int, ok bool) {
-	ver, isNew, err := versions.Record(v.store(g, k), source, files, v.ifVersion)
+func (v *versionOpts) record(g *globals, k *kernelOpts, source string, files map[string]*intent.Intent) (code int, ok bool) {
+	ver, err := versions.NewParsed(source, files)
+	var cur *versions.Version
+	isNew := false
+	if err == nil {
+		cur, isNew, err = v.store(g, k).Write(ver, v.ifVersion)
+	}
 	if err != nil {
 		return versionError(g, err), false
 	}
 	if isNew {
-		g.log.WithFields(map[string]any{"version": ver.Number, "digest": versions.Short(ver.Digest), "source": source}).Info("new version of the intent")
+		g.log.WithFields(map[string]any{"version": cur.Number, "digest": versions.Short(cur.Digest), "source": source}).Info("new version of the intent")
 	}
 	return exitOK, true
 }

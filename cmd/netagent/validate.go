@@ -46,9 +46,9 @@ func loadIntent(g *globals, paths []string) (*dg.Graph, int) {
 	return intended, code
 }
 
-// loadIntentFiles is loadIntent, also returning the files' contents as
-// read, by path.
-func loadIntentFiles(g *globals, paths []string) (*dg.Graph, map[string][]byte, int) {
+// loadIntentFiles is loadIntent, also returning the files parsed, by path
+// (render.Load in its two steps).
+func loadIntentFiles(g *globals, paths []string) (*dg.Graph, map[string]*intent.Intent, int) {
 	files := make(map[string][]byte, len(paths))
 	for _, p := range paths {
 		if _, dup := files[p]; dup {
@@ -62,12 +62,16 @@ func loadIntentFiles(g *globals, paths []string) (*dg.Graph, map[string][]byte, 
 		}
 		files[p] = data
 	}
-	intended, err := render.Load(files)
+	parsed, err := render.ParseFiles(files)
+	var intended *dg.Graph
+	if err == nil {
+		intended, err = render.RenderFiles(parsed)
+	}
 	if err != nil {
 		printIntentErrors(g, err)
 		return nil, nil, exitFailed
 	}
-	return intended, files, exitOK
+	return intended, parsed, exitOK
 }
 
 // printIntentErrors prints every problem of an intent, one per line.
