@@ -34,6 +34,7 @@ func Render(in *intent.Intent) (*dg.Graph, error) {
 	if len(b.errs) > 0 {
 		return nil, errors.Join(b.errs...)
 	}
+	setProtected(b.g, in)
 	return b.g, nil
 }
 
