@@ -165,7 +165,7 @@ func TestJudgeSetDownAndPortChanges(t *testing.T) {
 // say; nothing runs in a dry run.
 type fakeConf struct{}
 
-func (fakeConf) Create(context.Context, dg.Item) error         { return nil }
+func (fakeConf) Create(context.Context, dg.Item) error          { return nil }
 func (fakeConf) Modify(context.Context, dg.Item, dg.Item) error { return nil }
 func (fakeConf) Delete(context.Context, dg.Item) error          { return nil }
 func (fakeConf) NeedsRecreate(o, n dg.Item) bool {
