@@ -18,7 +18,7 @@ func init() {
 	register(&command{
 		name:    "apply",
 		summary: "converge once to the intent files and exit (no daemon needed)",
-		usage:   "[--netns NAME] [--wait D] [--lock-timeout D] [--via-daemon] FILE...",
+		usage:   "[--netns NAME] [--wait D] [--lock-timeout D] [--via-daemon] [--protect LINK]... [--force] FILE...",
 		run:     runApply,
 	})
 }
@@ -41,18 +41,30 @@ func runApply(g *globals, args []string) int {
 		return err
 	})
 	k.gateFlags(fs, true, applyViaDaemon(g, &opts.Wait))
+	prot := protectFlags(fs, true)
 	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
+	gd, code := prot.guard(g, rt, intended)
+	if gd == nil {
+		return code
+	}
+	if prot.refuse(g, gd, "netagent: apply: ") {
+		return exitRefused
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := rt.Apply(ctx, intended, opts)
+	res, err := rt.Apply(ctx, gd.apply, opts)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: apply: %v\n", err)
 		return exitInternal
 	}
+	if err := rt.Remember(gd.prot, intended, res.Current, prot.force); err != nil {
+		fmt.Fprintf(g.stderr, "netagent: apply: %v\n", err)
+	}
+	prot.orphanLines(g, gd, "")
 	return reportApply(g, res)
 }
 
