@@ -140,7 +140,7 @@ func (a *Agent) reload(ctx context.Context) {
 
 // adopt resolves next (see resolve) and adopts it.
 func (a *Agent) adopt(next *docSet, reason string) {
-	res, err := next.resolve(time.Now(), a.cfg.Render)
+	res, err := next.resolve(time.Now(), a.renderer())
 	if err != nil {
 		a.log.WithError(err).Error("resolving intents; keeping the running configuration")
 		a.st.notes.setIntent(err)
@@ -157,6 +157,7 @@ func (a *Agent) adoptResolved(next *docSet, res resolution, reason string) {
 	a.logRejected(next)
 	if res.changed {
 		syncGraph(s.intended, res.graph)
+		s.orphans = orphansOf(res.graph)
 		s.want(reason)
 		a.logAccepted(next)
 	}

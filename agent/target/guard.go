@@ -61,7 +61,12 @@ func (r *Runtime) Guard(ctx context.Context, intended *dg.Graph, p Protection) (
 	if err != nil {
 		return nil, err
 	}
-	return GuardPlan(ctx, reconciler.New(r.reg), cur, intended, p), nil
+	return r.GuardCurrent(ctx, cur, intended, p), nil
+}
+
+// GuardCurrent is Guard on a current state already read (the daemon's).
+func (r *Runtime) GuardCurrent(ctx context.Context, cur, intended *dg.Graph, p Protection) *Guarded {
+	return GuardPlan(ctx, reconciler.New(r.reg), cur, intended, p)
 }
 
 // GuardPlan is Guard on a current state already read, with the planner

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
@@ -98,5 +99,36 @@ func (p *protectOpts) orphanLines(g *globals, res *guarded, prefix string) {
 	}
 	for _, o := range res.Orphans {
 		fmt.Fprintf(g.stdout, "%s%s\n", prefix, o)
+	}
+}
+
+// daemonGuard is the daemon's agent.Guard: every set of intent documents
+// is judged against the protected links (--protect, and "protected" in the
+// intent) before the daemon adopts it. A disruption rejects the change
+// (the documents keep their previous version; status says why); the
+// daemon has no --force. Orphans are kept in the intended graph.
+func daemonGuard(rt *target.Runtime, links []string) agent.Guard {
+	return func(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, error) {
+		prot, err := rt.Protection(links, render.ProtectedLinks(intended), intended)
+		if err != nil || prot.Empty() {
+			return intended, nil, err
+		}
+		if current == nil {
+			if current, err = rt.ReadCurrent(intended); err != nil {
+				return nil, nil, err
+			}
+		}
+		gd := rt.GuardCurrent(ctx, current, intended, prot)
+		if len(gd.Refused) > 0 {
+			return nil, nil, &target.RefusedError{Refused: gd.Refused}
+		}
+		if err := rt.Remember(prot, intended, current, false); err != nil {
+			return nil, nil, err
+		}
+		orphans := make(map[dg.ItemRef]string, len(gd.Orphans))
+		for _, o := range gd.Orphans {
+			orphans[o.Ref] = o.Reason
+		}
+		return gd.Intended, orphans, nil
 	}
 }
