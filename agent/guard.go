@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"maps"
 
 	"github.com/netagent/netagent/agent/intent"
@@ -11,13 +12,22 @@ import (
 // Guard judges every set of intent documents the agent would adopt (from
 // its sources or the socket API), after rendering and before anything
 // changes: it returns the graph to adopt (intended, or a copy with the
-// objects to keep as orphans added) and the orphans with why each is kept,
-// or an error that rejects the change like an invalid document: the
-// changed documents keep their previous version, and the error is their
-// problem in status. current is the agent's current state, nil before
-// the first read-back (the guard then reads the kernel itself). The daemon
-// backs it with the protected links (agent/target.Protection).
-type Guard func(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, error)
+// objects to keep as orphans added) and the orphans with why each is kept;
+// or the disruptions it refuses, which reject the change like an invalid
+// document: the document that holds (or held) each refused item keeps its
+// previous version, and the refusal is its problem in status. current is
+// the agent's current state, nil before the first read-back (the guard
+// then reads the kernel itself). The daemon backs it with the protected
+// links (agent/target.Protection).
+type Guard func(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []GuardRefusal, error)
+
+// GuardRefusal is one disruption a Guard refuses: the item operated on,
+// and why ("route 0.0.0.0/0 via 192.0.2.1 dev eth0 would be withdrawn:
+// eth0 is protected").
+type GuardRefusal struct {
+	Ref dg.ItemRef
+	Why string
+}
 
 // metaOrphans is the graph Meta key under which render leaves the orphans
 // the Guard kept, for adoptResolved to take into the loop's state.
@@ -37,9 +47,12 @@ func (a *Agent) renderer() Renderer {
 		if a.st != nil {
 			cur = a.st.current
 		}
-		kept, orphans, err := a.cfg.Guard(context.Background(), cur, g)
+		kept, orphans, refused, err := a.cfg.Guard(context.Background(), cur, g)
 		if err != nil {
 			return nil, err
+		}
+		if len(refused) > 0 {
+			return nil, a.blameRefusals(g, refused)
 		}
 		if kept == g && len(orphans) > 0 {
 			kept = g.Root().Clone()
@@ -58,4 +71,19 @@ func orphansOf(g *dg.Graph) map[dg.ItemRef]string {
 	}
 	o, _ := g.Meta(metaOrphans).(map[dg.ItemRef]string)
 	return o
+}
+
+// blameRefusals turns refusals into errors naming the document that holds
+// the item in the new graph g, or held it in the adopted one (a removal),
+// so that resolve takes back only that document's change.
+func (a *Agent) blameRefusals(g *dg.Graph, refused []GuardRefusal) error {
+	errs := make([]error, 0, len(refused))
+	for _, r := range refused {
+		file := fileOf(g, r.Ref)
+		if file == "" && a.st != nil {
+			file = fileOf(a.st.intended, r.Ref)
+		}
+		errs = append(errs, &intent.FieldError{File: file, Msg: "refused: " + r.Why + " (it would disrupt a protected link)"})
+	}
+	return errors.Join(errs...)
 }

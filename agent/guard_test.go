@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -13,31 +12,31 @@ import (
 
 // refuseWithdrawal is a Guard that refuses any intent that leaves out the
 // route of routeDoc while the kernel holds it, as protecting uplink0 does.
-func refuseWithdrawal(_ context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, error) {
+func refuseWithdrawal(_ context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []GuardRefusal, error) {
 	if current == nil {
-		return intended, nil, nil
+		return intended, nil, nil, nil
 	}
 	_, has := current.Get(routeRef)
 	_, wants := intended.Get(routeRef)
 	if has && !wants {
-		return nil, nil, errors.New("refused: route 198.51.100.0/24 via 192.0.2.1 dev uplink0 would be withdrawn: uplink0 is protected")
+		return nil, nil, []GuardRefusal{{Ref: routeRef, Why: "route 198.51.100.0/24 via 192.0.2.1 dev uplink0 would be withdrawn: uplink0 is protected"}}, nil
 	}
-	return intended, nil, nil
+	return intended, nil, nil, nil
 }
 
 // keepOrphan is a Guard that keeps that route, as the kernel holds it,
 // when the intent leaves it out: an orphan.
-func keepOrphan(_ context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, error) {
+func keepOrphan(_ context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []GuardRefusal, error) {
 	if current == nil {
-		return intended, nil, nil
+		return intended, nil, nil, nil
 	}
 	have, has := current.Get(routeRef)
 	if _, wants := intended.Get(routeRef); !has || wants {
-		return intended, nil, nil
+		return intended, nil, nil, nil
 	}
 	kept := intended.Clone()
 	kept.Put(have)
-	return kept, map[dg.ItemRef]string{routeRef: "no longer in the intent; deleting it would withdraw it: uplink0 is protected"}, nil
+	return kept, map[dg.ItemRef]string{routeRef: "no longer in the intent; deleting it would withdraw it: uplink0 is protected"}, nil, nil
 }
 
 func withGuard(g Guard) rigOption { return func(c *Config) { c.Guard = g } }
@@ -60,6 +59,17 @@ func TestGuardRefusalKeepsThePreviousIntent(t *testing.T) {
 		f := fileNamed(t, r.status(), "20-routes.json")
 		if f.Conditions[0].Status || len(f.Errors) == 0 || !strings.Contains(f.Errors[0], "uplink0 is protected") {
 			t.Errorf("Valid %+v, errors %v: the refusal is not in status", f.Conditions[0], f.Errors)
+		}
+		if !strings.HasPrefix(f.Errors[0], "20-routes.json: refused: ") {
+			t.Errorf("the refusal does not name its file: %q", f.Errors[0])
+		}
+		// Another file's change is adopted while the refused one waits.
+		r.src.set("10-uplink.json", `{"version": 1,
+			"interfaces": [{"name": "uplink0", "type": "physical", "mtu": 1400, "addresses": ["192.0.2.2/24"]}]}`)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if ops := r.k.takeOps(); len(ops) != 1 || !strings.HasPrefix(ops[0], "modify interface/uplink0") {
+			t.Errorf("the other file's change: %v", ops)
 		}
 		// A change that keeps the route is adopted.
 		r.src.set("20-routes.json", twoRoutesDoc)

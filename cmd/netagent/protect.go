@@ -108,27 +108,31 @@ func (p *protectOpts) orphanLines(g *globals, res *guarded, prefix string) {
 // (the documents keep their previous version; status says why); the
 // daemon has no --force. Orphans are kept in the intended graph.
 func daemonGuard(rt *target.Runtime, links []string) agent.Guard {
-	return func(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, error) {
+	return func(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []agent.GuardRefusal, error) {
 		prot, err := rt.Protection(links, render.ProtectedLinks(intended), intended)
 		if err != nil || prot.Empty() {
-			return intended, nil, err
+			return intended, nil, nil, err
 		}
 		if current == nil {
 			if current, err = rt.ReadCurrent(intended); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 		gd := rt.GuardCurrent(ctx, current, intended, prot)
 		if len(gd.Refused) > 0 {
-			return nil, nil, &target.RefusedError{Refused: gd.Refused}
+			refused := make([]agent.GuardRefusal, 0, len(gd.Refused))
+			for _, r := range gd.Refused {
+				refused = append(refused, agent.GuardRefusal{Ref: r.Ref, Why: r.Why})
+			}
+			return nil, nil, refused, nil
 		}
 		if err := rt.Remember(prot, intended, current, false); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		orphans := make(map[dg.ItemRef]string, len(gd.Orphans))
 		for _, o := range gd.Orphans {
 			orphans[o.Ref] = o.Reason
 		}
-		return gd.Intended, orphans, nil
+		return gd.Intended, orphans, nil, nil
 	}
 }
