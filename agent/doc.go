@@ -60,6 +60,16 @@
 // created; a stored document whose source cannot be read at start stays
 // until the source has been read.
 //
+// # Protected links
+//
+// A Guard (Config.Guard; the daemon's judges against its protected links)
+// sees every set of documents after rendering and before it is adopted.
+// What it refuses rejects the change like an invalid document, blamed on
+// the document that holds (or held) each refused item: that document keeps
+// its previous version, the refusal is its error in status, and other
+// documents' changes still apply. What it keeps as an orphan stays in the
+// intended graph, and status shows it as orphaned with why.
+//
 // # Links
 //
 // A LinkWatcher (linkwatch.NewNetlink: an RTNLGRP_LINK subscription made
