@@ -11,15 +11,23 @@ import (
 
 // Guard judges every set of intent documents the agent would adopt (from
 // its sources or the socket API), after rendering and before anything
-// changes: it returns the graph to adopt (intended, or a copy with the
-// objects to keep as orphans added) and the orphans with why each is kept;
-// or the disruptions it refuses, which reject the change like an invalid
-// document: the document that holds (or held) each refused item keeps its
-// previous version, and the refusal is its problem in status. current is
-// the agent's current state, nil before the first read-back (the guard
-// then reads the kernel itself). The daemon backs it with the protected
-// links (agent/target.Protection).
-type Guard func(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []GuardRefusal, error)
+// changes. The daemon backs it with the protected links
+// (agent/target.Protection).
+type Guard interface {
+	// Judge returns the graph to adopt (intended, or a copy with the
+	// objects to keep as orphans added) and the orphans with why each is
+	// kept; or the disruptions it refuses, which reject the change like an
+	// invalid document: the document that holds (or held) each refused
+	// item keeps its previous version, and the refusal is its problem in
+	// status. current is the agent's current state, nil before the first
+	// read-back (Judge then reads the kernel itself). Judge must not
+	// remember anything: a plan or a check judges too.
+	Judge(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []GuardRefusal, error)
+	// Adopted is told when the agent adopts a graph Judge returned;
+	// current is the agent's current state (nil before the first
+	// read-back).
+	Adopted(current, intended *dg.Graph)
+}
 
 // GuardRefusal is one disruption a Guard refuses: the item operated on,
 // and why ("route 0.0.0.0/0 via 192.0.2.1 dev eth0 would be withdrawn:
@@ -47,7 +55,7 @@ func (a *Agent) renderer() Renderer {
 		if a.st != nil {
 			cur = a.st.current
 		}
-		kept, orphans, refused, err := a.cfg.Guard(context.Background(), cur, g)
+		kept, orphans, refused, err := a.cfg.Guard.Judge(context.Background(), cur, g)
 		if err != nil {
 			return nil, err
 		}
@@ -86,4 +94,42 @@ func (a *Agent) blameRefusals(g *dg.Graph, refused []GuardRefusal) error {
 		errs = append(errs, &intent.FieldError{File: file, Msg: "refused: " + r.Why + " (it would disrupt a protected link)"})
 	}
 	return errors.Join(errs...)
+}
+
+// adopted takes in the orphans of g, the graph the loop adopted, and
+// tells the Guard. The orphans g declares again are read back with g as
+// the hint: the current state holds them as read back without one (after
+// a restart), spelled differently from the intent, which would make the
+// reconcile modify them for nothing.
+func (a *Agent) adopted(g *dg.Graph) {
+	s := a.st
+	prev := s.orphans
+	s.orphans = orphansOf(g)
+	if a.cfg.Guard == nil {
+		return
+	}
+	a.cfg.Guard.Adopted(s.current, g)
+	var back []dg.ItemRef
+	for ref := range prev {
+		if _, still := s.orphans[ref]; !still && g.Contains(ref) {
+			back = append(back, ref)
+		}
+	}
+	if len(back) == 0 || s.current == nil {
+		return
+	}
+	fresh, err := a.cfg.Kernel.ReadCurrent(context.Background(), g)
+	if err != nil {
+		a.log.WithError(err).Warn("reading back the orphans the intent declares again")
+		return
+	}
+	for _, ref := range back {
+		it, ok := fresh.Get(ref)
+		st, had := s.current.State(ref)
+		if !ok || !had {
+			continue
+		}
+		scope, _ := s.current.Root().ScopeOf(ref)
+		into(s.current, scope).PutWithState(it, st)
+	}
 }

@@ -39,7 +39,16 @@ func keepOrphan(_ context.Context, current, intended *dg.Graph) (*dg.Graph, map[
 	return kept, map[dg.ItemRef]string{routeRef: "no longer in the intent; deleting it would withdraw it: uplink0 is protected"}, nil, nil
 }
 
-func withGuard(g Guard) rigOption { return func(c *Config) { c.Guard = g } }
+// guardFunc is a Guard from its Judge.
+type guardFunc func(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []GuardRefusal, error)
+
+func (f guardFunc) Judge(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []GuardRefusal, error) {
+	return f(ctx, current, intended)
+}
+
+func (guardFunc) Adopted(_, _ *dg.Graph) {}
+
+func withGuard(g guardFunc) rigOption { return func(c *Config) { c.Guard = g } }
 
 // An intent change the Guard refuses changes nothing: the previous
 // version stays applied, and the document's status says why.

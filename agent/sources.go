@@ -157,7 +157,7 @@ func (a *Agent) adoptResolved(next *docSet, res resolution, reason string) {
 	a.logRejected(next)
 	if res.changed {
 		syncGraph(s.intended, res.graph)
-		s.orphans = orphansOf(res.graph)
+		a.adopted(res.graph)
 		s.want(reason)
 		a.logAccepted(next)
 	}

@@ -128,13 +128,14 @@ func (r *Runtime) Protection(flags, inIntent []string, intended *dg.Graph) (Prot
 
 // Remember records the links p's intent protects that still matter after
 // an apply whose outcome is current: those declared protected, and those
-// the kernel still holds something of (the orphans' links). With force,
-// the undeclared ones are forgotten: the apply deleted them.
+// the kernel still holds something of (the orphans' links; all of them
+// when current is nil: not known). With force, the undeclared ones are
+// forgotten: the apply deleted them.
 func (r *Runtime) Remember(p Protection, intended, current *dg.Graph, force bool) error {
 	var keep []string
 	for _, n := range p.Intent {
 		_, declared := intended.Get(items.InterfaceRef(n))
-		if declared || !force && holdsLink(current, n) {
+		if declared || !force && (current == nil || holdsLink(current, n)) {
 			keep = append(keep, n)
 		}
 	}

@@ -106,33 +106,54 @@ func (p *protectOpts) orphanLines(g *globals, res *guarded, prefix string) {
 // is judged against the protected links (--protect, and "protected" in the
 // intent) before the daemon adopts it. A disruption rejects the change
 // (the documents keep their previous version; status says why); the
-// daemon has no --force. Orphans are kept in the intended graph.
-func daemonGuard(rt *target.Runtime, links []string) agent.Guard {
-	return func(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []agent.GuardRefusal, error) {
-		prot, err := rt.Protection(links, render.ProtectedLinks(intended), intended)
-		if err != nil || prot.Empty() {
-			return intended, nil, nil, err
-		}
-		if current == nil {
-			if current, err = rt.ReadCurrent(intended); err != nil {
-				return nil, nil, nil, err
-			}
-		}
-		gd := rt.GuardCurrent(ctx, current, intended, prot)
-		if len(gd.Refused) > 0 {
-			refused := make([]agent.GuardRefusal, 0, len(gd.Refused))
-			for _, r := range gd.Refused {
-				refused = append(refused, agent.GuardRefusal{Ref: r.Ref, Why: r.Why})
-			}
-			return nil, nil, refused, nil
-		}
-		if err := rt.Remember(prot, intended, current, false); err != nil {
+// daemon has no --force. Orphans are kept in the intended graph. The links
+// an adopted intent protects are remembered in the state directory.
+type daemonGuard struct {
+	rt    *target.Runtime
+	links []string
+}
+
+var _ agent.Guard = daemonGuard{}
+
+// Judge implements agent.Guard.
+func (d daemonGuard) Judge(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []agent.GuardRefusal, error) {
+	prot, err := d.rt.Protection(d.links, render.ProtectedLinks(intended), intended)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if prot.Empty() {
+		return intended, nil, nil, nil
+	}
+	if current == nil {
+		if current, err = d.rt.ReadCurrent(intended); err != nil {
 			return nil, nil, nil, err
 		}
-		orphans := make(map[dg.ItemRef]string, len(gd.Orphans))
-		for _, o := range gd.Orphans {
-			orphans[o.Ref] = o.Reason
+	}
+	gd := d.rt.GuardCurrent(ctx, current, intended, prot)
+	if len(gd.Refused) > 0 {
+		refused := make([]agent.GuardRefusal, 0, len(gd.Refused))
+		for _, r := range gd.Refused {
+			refused = append(refused, agent.GuardRefusal{Ref: r.Ref, Why: r.Why})
 		}
-		return gd.Intended, orphans, nil, nil
+		return nil, nil, refused, nil
+	}
+	orphans := make(map[dg.ItemRef]string, len(gd.Orphans))
+	for _, o := range gd.Orphans {
+		orphans[o.Ref] = o.Reason
+	}
+	gd.Intended.SetMeta(metaProtection, prot) // for Adopted: the orphans in it are not declared
+	return gd.Intended, orphans, nil, nil
+}
+
+// metaProtection is the graph Meta key under which Judge leaves the
+// protection it judged by.
+const metaProtection = "netagent.protection"
+
+// Adopted implements agent.Guard: it remembers the links the adopted
+// intent protects.
+func (d daemonGuard) Adopted(current, intended *dg.Graph) {
+	prot, _ := intended.Meta(metaProtection).(target.Protection)
+	if err := d.rt.Remember(prot, intended, current, false); err != nil {
+		d.rt.Log().WithError(err).Warn("remembering the protected links")
 	}
 }

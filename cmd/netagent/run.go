@@ -137,7 +137,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *target.Runtime) (agent.Config, 
 		Links:            linkwatch.NewNetlink(o.kernel.netns, g.log),
 		Notifier:         systemd.NewNotifier(),
 		StateDir:         o.kernel.stateDir(g), // the agent keeps its accepted intents next to the runtime's records
-		Guard:            daemonGuard(rt, o.protect.links),
+		Guard:            daemonGuard{rt: rt, links: o.protect.links},
 		DriftInterval:    drift,
 		WatchdogInterval: wd / 2,
 	}, nil

@@ -84,8 +84,8 @@ func TestAgentDaemonProtectRefusesIntentChange(t *testing.T) {
 }
 
 // Without --protect, an uplink the intent marked "protected" and then
-// left out stays as an orphan that status reports with why; declaring it
-// again adopts it without a kernel operation.
+// left out stays as an orphan that status reports with why, also after a
+// restart; declaring it again adopts it without a kernel operation.
 func TestAgentDaemonProtectOrphans(t *testing.T) {
 	e := daemonNewEnv(t)
 	e.writeIntent("10-wan.json", daemonWANFile(true))
@@ -116,6 +116,16 @@ func TestAgentDaemonProtectOrphans(t *testing.T) {
 	if after := e.wanView(); after != before {
 		t.Errorf("the orphaned uplink changed:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
+	// A restart keeps it: the state directory remembers the protection.
+	e.stop()
+	e.start()
+	st, _ = e.status()
+	if it, ok := daemonItem(st, "interface/wan0"); !ok || it.State != agent.StateOrphaned {
+		t.Errorf("after a restart: %+v", it)
+	}
+	if after := e.wanView(); after != before {
+		t.Errorf("the orphaned uplink changed over a restart:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
 	n := ops()
 	e.writeIntent("10-wan.json", daemonWANFile(true))
 	e.waitFor("wan0 adopted", func() (bool, string) {
@@ -124,6 +134,6 @@ func TestAgentDaemonProtectOrphans(t *testing.T) {
 		return ok && it.State == "created", it.State
 	})
 	if got := ops(); got != n {
-		t.Errorf("adopting the orphan ran %d kernel operations", got-n)
+		t.Errorf("adopting the orphan ran %d kernel operations: %v", got-n, e.logs.entries(map[string]string{"msg": "kernel operation"})[n:])
 	}
 }
