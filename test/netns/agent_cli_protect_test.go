@@ -114,8 +114,8 @@ func TestAgentCLIProtectOrphans(t *testing.T) {
 	}
 	for range 2 { // the second apply knows the orphan from the state directory
 		res = e.mustRun(0, "apply", noWAN)
-		if !strings.Contains(res.stdout, "interface/wan0: orphaned") {
-			t.Errorf("apply does not report the orphan:\n%s", res)
+		if !strings.Contains(res.stdout, "interface/wan0: orphaned") || !strings.Contains(res.stdout, "converged: 0 operations") {
+			t.Errorf("apply does not report the orphan, or writes:\n%s", res)
 		}
 		if got := e.wanView(); got != kept {
 			t.Fatalf("the orphaned uplink changed:\nbefore:\n%s\nafter:\n%s", kept, got)
