@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/render"
 	dg "github.com/netagent/netagent/depgraph"
 )
 
@@ -14,19 +15,32 @@ import (
 // changes. The daemon backs it with the protected links
 // (agent/target.Protection).
 type Guard interface {
-	// Judge returns the graph to adopt (intended, or a copy with the
-	// objects to keep as orphans added) and the orphans with why each is
-	// kept; or the disruptions it refuses, which reject the change like an
-	// invalid document: the document that holds (or held) each refused
-	// item keeps its previous version, and the refusal is its problem in
-	// status. current is the agent's current state, nil before the first
-	// read-back (Judge then reads the kernel itself). Judge must not
-	// remember anything: a plan or a check judges too.
-	Judge(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []GuardRefusal, error)
-	// Adopted is told when the agent adopts a graph Judge returned;
+	// Judge judges intended, rendered from documents that mark the links
+	// protected "protected": true. current is the agent's current state,
+	// nil before the first read-back (Judge then reads the kernel
+	// itself). Judge must not remember anything: a plan or a check judges
+	// too.
+	Judge(ctx context.Context, current, intended *dg.Graph, protected []string) (Judgement, error)
+	// Adopted is told when the agent adopts the graph of a Judgement;
 	// current is the agent's current state (nil before the first
 	// read-back).
-	Adopted(current, intended *dg.Graph)
+	Adopted(current *dg.Graph, j Judgement)
+}
+
+// Judgement is what a Guard decided about an intended graph.
+type Judgement struct {
+	// Graph is the graph to adopt: the intended one, or a copy with the
+	// objects to keep as orphans added.
+	Graph *dg.Graph
+	// Orphans gives, for every object kept although no document holds it,
+	// why.
+	Orphans map[dg.ItemRef]string
+	// Refused lists the disruptions that reject the change like an invalid
+	// document: the document that holds (or held) each refused item keeps
+	// its previous version, and the refusal is its problem in status.
+	Refused []GuardRefusal
+	// Protected are the links the documents mark protected.
+	Protected []string
 }
 
 // GuardRefusal is one disruption a Guard refuses: the item operated on,
@@ -37,11 +51,10 @@ type GuardRefusal struct {
 	Why string
 }
 
-// metaOrphans is the graph Meta key under which render leaves the orphans
-// the Guard kept, for adoptResolved to take into the loop's state.
-const metaOrphans = "agent.orphans"
-
 // renderer is the Renderer resolve uses: Config.Render, then the Guard.
+// The Judgement of the last graph it returned is kept (a.st.judged), for
+// adopted to take when the loop adopts that graph: resolve returns the
+// graph of its last render.
 func (a *Agent) renderer() Renderer {
 	if a.cfg.Guard == nil {
 		return a.cfg.Render
@@ -55,30 +68,22 @@ func (a *Agent) renderer() Renderer {
 		if a.st != nil {
 			cur = a.st.current
 		}
-		kept, orphans, refused, err := a.cfg.Guard.Judge(context.Background(), cur, g)
+		j, err := a.cfg.Guard.Judge(context.Background(), cur, g, render.ProtectedLinks(files))
 		if err != nil {
 			return nil, err
 		}
-		if len(refused) > 0 {
-			return nil, a.blameRefusals(g, refused)
+		if len(j.Refused) > 0 {
+			return nil, a.blameRefusals(g, j.Refused)
 		}
-		if kept == g && len(orphans) > 0 {
-			kept = g.Root().Clone()
+		if j.Graph == nil {
+			j.Graph = g
 		}
-		if len(orphans) > 0 {
-			kept.SetMeta(metaOrphans, maps.Clone(orphans))
+		j.Orphans = maps.Clone(j.Orphans)
+		if a.st != nil {
+			a.st.judged = &j
 		}
-		return kept, nil
+		return j.Graph, nil
 	}
-}
-
-// orphansOf returns the orphans the Guard kept in g.
-func orphansOf(g *dg.Graph) map[dg.ItemRef]string {
-	if g == nil {
-		return nil
-	}
-	o, _ := g.Meta(metaOrphans).(map[dg.ItemRef]string)
-	return o
 }
 
 // blameRefusals turns refusals into errors naming the document that holds
@@ -103,12 +108,18 @@ func (a *Agent) blameRefusals(g *dg.Graph, refused []GuardRefusal) error {
 // reconcile modify them for nothing.
 func (a *Agent) adopted(g *dg.Graph) {
 	s := a.st
-	prev := s.orphans
-	s.orphans = orphansOf(g)
 	if a.cfg.Guard == nil {
 		return
 	}
-	a.cfg.Guard.Adopted(s.current, g)
+	prev := s.orphans
+	s.orphans = nil
+	j := s.judged
+	s.judged = nil
+	if j == nil || j.Graph != g {
+		return // not judged: cannot happen, resolve renders what it adopts
+	}
+	s.orphans = j.Orphans
+	a.cfg.Guard.Adopted(s.current, *j)
 	var back []dg.ItemRef
 	for ref := range prev {
 		if _, still := s.orphans[ref]; !still && g.Contains(ref) {

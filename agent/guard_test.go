@@ -42,11 +42,12 @@ func keepOrphan(_ context.Context, current, intended *dg.Graph) (*dg.Graph, map[
 // guardFunc is a Guard from its Judge.
 type guardFunc func(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []GuardRefusal, error)
 
-func (f guardFunc) Judge(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []GuardRefusal, error) {
-	return f(ctx, current, intended)
+func (f guardFunc) Judge(ctx context.Context, current, intended *dg.Graph, _ []string) (Judgement, error) {
+	g, orphans, refused, err := f(ctx, current, intended)
+	return Judgement{Graph: g, Orphans: orphans, Refused: refused}, err
 }
 
-func (guardFunc) Adopted(_, _ *dg.Graph) {}
+func (guardFunc) Adopted(*dg.Graph, Judgement) {}
 
 func withGuard(g guardFunc) rigOption { return func(c *Config) { c.Guard = g } }
 

@@ -27,6 +27,8 @@ type loopState struct {
 	// orphans are the intended items the Guard keeps although no document
 	// holds them, with why (see Guard).
 	orphans map[dg.ItemRef]string
+	// judged is the Guard's Judgement of the graph resolve rendered last.
+	judged *Judgement
 
 	reasons []string        // why the next reconcile runs; none: no reconcile
 	dirty   map[string]bool // sources to load when the intent burst ends

@@ -7,33 +7,35 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 )
 
-// metaProtected is the graph Meta key under which Render leaves the names
-// of the interfaces the intent marks "protected".
-const metaProtected = "render.protected"
-
-// setProtected records the protected interfaces of in on g (see
-// ProtectedLinks). Protection is not a kernel attribute: it stays out of
-// the items, so that toggling it changes no item and writes nothing.
-func setProtected(g *dg.Graph, in *intent.Intent) {
+// ProtectedLinks returns the names of the interfaces that the intent files
+// mark "protected": true, sorted, once each; nil for none. Protection is
+// not a kernel attribute: it stays out of the items, so that toggling it
+// changes no item and writes nothing, and goes along beside the graph.
+func ProtectedLinks(files map[string]*intent.Intent) []string {
 	var names []string
-	for _, ifc := range in.Interfaces {
-		if ifc.Protected {
-			names = append(names, ifc.Name)
+	for _, in := range files {
+		if in == nil {
+			continue
+		}
+		for _, ifc := range in.Interfaces {
+			if ifc.Protected {
+				names = append(names, ifc.Name)
+			}
 		}
 	}
-	if len(names) > 0 {
-		slices.Sort(names)
-		g.SetMeta(metaProtected, names)
-	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
-// ProtectedLinks returns the names of the interfaces that the intent
-// rendered into g marks "protected": true, sorted; nil for none (or a
-// graph Render did not make).
-func ProtectedLinks(g *dg.Graph) []string {
-	if g == nil {
-		return nil
+// LoadProtected is Load that also returns ProtectedLinks of the files.
+func LoadProtected(files map[string][]byte) (*dg.Graph, []string, error) {
+	parsed, err := ParseFiles(files)
+	if err != nil {
+		return nil, nil, err
 	}
-	names, _ := g.Meta(metaProtected).([]string)
-	return slices.Clone(names)
+	g, err := RenderFiles(parsed)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, ProtectedLinks(parsed), nil
 }

@@ -34,7 +34,6 @@ func Render(in *intent.Intent) (*dg.Graph, error) {
 	if len(b.errs) > 0 {
 		return nil, errors.Join(b.errs...)
 	}
-	setProtected(b.g, in)
 	return b.g, nil
 }
 

@@ -106,19 +106,26 @@ type protectedDoc struct {
 	Links []string `json:"links"`
 }
 
-// Protection returns the protection of an apply of intended: flags
-// (--protect), the links intended marks protected (inIntent), and those an
-// earlier intent protected (remembered in the state directory) that
-// intended no longer declares. A link intended declares without
-// "protected" is no longer protected by the intent.
-func (r *Runtime) Protection(flags, inIntent []string, intended *dg.Graph) (Protection, error) {
+// Declares returns the declared function of Protection for an intended
+// graph: whether it holds the interface.
+func Declares(intended *dg.Graph) func(string) bool {
+	return func(name string) bool { return intended.Contains(items.InterfaceRef(name)) }
+}
+
+// Protection returns the protection of an apply: flags (--protect), the
+// links the intent marks protected (inIntent), and those an earlier
+// intent protected (remembered in the state directory) that the intent no
+// longer declares (declared: whether the intent declares the interface,
+// see Declares). A link the intent declares without "protected" is no
+// longer protected by the intent.
+func (r *Runtime) Protection(flags, inIntent []string, declared func(string) bool) (Protection, error) {
 	remembered, err := readProtected(r.stateDir)
 	if err != nil {
 		return Protection{}, err
 	}
 	names := slices.Clone(inIntent)
 	for _, n := range remembered {
-		if _, declared := intended.Get(items.InterfaceRef(n)); !declared {
+		if !declared(n) {
 			names = append(names, n)
 		}
 	}
@@ -127,15 +134,14 @@ func (r *Runtime) Protection(flags, inIntent []string, intended *dg.Graph) (Prot
 }
 
 // Remember records the links p's intent protects that still matter after
-// an apply whose outcome is current: those declared protected, and those
+// an apply whose outcome is current: those the intent declares, and those
 // the kernel still holds something of (the orphans' links; all of them
 // when current is nil: not known). With force, the undeclared ones are
 // forgotten: the apply deleted them.
-func (r *Runtime) Remember(p Protection, intended, current *dg.Graph, force bool) error {
+func (r *Runtime) Remember(p Protection, declared func(string) bool, current *dg.Graph, force bool) error {
 	var keep []string
 	for _, n := range p.Intent {
-		_, declared := intended.Get(items.InterfaceRef(n))
-		if declared || !force && (current == nil || holdsLink(current, n)) {
+		if declared(n) || !force && (current == nil || holdsLink(current, n)) {
 			keep = append(keep, n)
 		}
 	}

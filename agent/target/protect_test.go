@@ -239,29 +239,30 @@ func TestGuardPlanRefusesWithFlag(t *testing.T) {
 func TestProtectionRemembered(t *testing.T) {
 	rt := &Runtime{stateDir: t.TempDir()}
 	withUplink := dg.New("intended", uplink)
-	p, err := rt.Protection([]string{"eth9"}, []string{"uplink"}, withUplink)
+	none := Declares(dg.New("intended"))
+	p, err := rt.Protection([]string{"eth9"}, []string{"uplink"}, Declares(withUplink))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.Remember(p, withUplink, dg.New("current", uplink), false); err != nil {
+	if err := rt.Remember(p, Declares(withUplink), dg.New("current", uplink), false); err != nil {
 		t.Fatal(err)
 	}
 	// Left out of the next intent: still protected by the intent.
-	p, _ = rt.Protection(nil, nil, dg.New("intended"))
+	p, _ = rt.Protection(nil, nil, none)
 	if !slices.Equal(p.Intent, []string{"uplink"}) || len(p.Flags) != 0 {
 		t.Errorf("protection %+v, want the remembered uplink", p)
 	}
 	// Declared again without "protected": no longer.
-	p, _ = rt.Protection(nil, nil, withUplink)
+	p, _ = rt.Protection(nil, nil, Declares(withUplink))
 	if len(p.Intent) != 0 {
 		t.Errorf("protection %+v: the intent lifted it", p)
 	}
 	// --force deletes the orphans and forgets them.
-	p, _ = rt.Protection(nil, nil, dg.New("intended"))
-	if err := rt.Remember(p, dg.New("intended"), dg.New("current", uplink), true); err != nil {
+	p, _ = rt.Protection(nil, nil, none)
+	if err := rt.Remember(p, none, dg.New("current", uplink), true); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ = rt.Protection(nil, nil, dg.New("intended")); len(p.Intent) != 0 {
+	if p, _ = rt.Protection(nil, nil, none); len(p.Intent) != 0 {
 		t.Errorf("protection %+v after --force", p)
 	}
 }

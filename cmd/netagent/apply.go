@@ -47,7 +47,7 @@ func runApply(g *globals, args []string) int {
 		return code
 	}
 	defer rt.Close()
-	gd, code := prot.guard(g, rt, intended)
+	gd, code := prot.guard(g, k, rt, intended)
 	if gd == nil {
 		return code
 	}
@@ -61,7 +61,7 @@ func runApply(g *globals, args []string) int {
 		fmt.Fprintf(g.stderr, "netagent: apply: %v\n", err)
 		return exitInternal
 	}
-	if err := rt.Remember(gd.prot, intended, res.Current, prot.force); err != nil {
+	if err := rt.Remember(gd.prot, target.Declares(intended), res.Current, prot.force); err != nil {
 		fmt.Fprintf(g.stderr, "netagent: apply: %v\n", err)
 	}
 	prot.orphanLines(g, gd, "")
@@ -100,6 +100,9 @@ type kernelOpts struct {
 	// API (--via-daemon); it gets the intent files and returns the exit
 	// code.
 	daemon func(h target.Holder, files []string) int
+	// protected are the links the intent files mark "protected": true
+	// (prepare fills it).
+	protected []string
 }
 
 // kernelFlags adds --netns to a command's flags, defaulting to the global
@@ -129,10 +132,11 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 		fmt.Fprintf(g.stderr, "netagent: no intent file given, and no daemon serves the namespace to compare with its own intent\n")
 		return nil, nil, exitUsage
 	}
-	intended, code := loadIntent(g, fs.Args())
+	intended, protected, code := loadIntentProtected(g, fs.Args())
 	if intended == nil {
 		return nil, nil, code
 	}
+	k.protected = protected
 	rt, code := k.open(g)
 	if rt == nil {
 		return nil, nil, code

@@ -23,7 +23,7 @@ func runCheck(g *globals, args []string) int {
 		return code
 	}
 	defer rt.Close()
-	gd, code := prot.guard(g, rt, intended)
+	gd, code := prot.guard(g, k, rt, intended)
 	if gd == nil {
 		return code
 	}

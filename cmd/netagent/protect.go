@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/netagent/netagent/agent"
-	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
 )
 
 // Protected links (see target.Protection): --protect LINK on apply, plan,
@@ -52,8 +52,8 @@ type guarded struct {
 
 // guard works out the protection of intended and what it decides (see
 // target.Runtime.Guard). It prints nothing.
-func (p *protectOpts) guard(g *globals, rt *target.Runtime, intended *dg.Graph) (*guarded, int) {
-	prot, err := rt.Protection(p.links, render.ProtectedLinks(intended), intended)
+func (p *protectOpts) guard(g *globals, k *kernelOpts, rt *target.Runtime, intended *dg.Graph) (*guarded, int) {
+	prot, err := rt.Protection(p.links, k.protected, target.Declares(intended))
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return nil, exitInternal
@@ -116,44 +116,44 @@ type daemonGuard struct {
 var _ agent.Guard = daemonGuard{}
 
 // Judge implements agent.Guard.
-func (d daemonGuard) Judge(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []agent.GuardRefusal, error) {
-	prot, err := d.rt.Protection(d.links, render.ProtectedLinks(intended), intended)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if prot.Empty() {
-		return intended, nil, nil, nil
+func (d daemonGuard) Judge(ctx context.Context, current, intended *dg.Graph, protected []string) (agent.Judgement, error) {
+	j := agent.Judgement{Graph: intended, Protected: protected}
+	prot, err := d.rt.Protection(d.links, protected, target.Declares(intended))
+	if err != nil || prot.Empty() {
+		return j, err
 	}
 	if current == nil {
 		if current, err = d.rt.ReadCurrent(intended); err != nil {
-			return nil, nil, nil, err
+			return j, err
 		}
 	}
 	gd := d.rt.GuardCurrent(ctx, current, intended, prot)
-	if len(gd.Refused) > 0 {
-		refused := make([]agent.GuardRefusal, 0, len(gd.Refused))
-		for _, r := range gd.Refused {
-			refused = append(refused, agent.GuardRefusal{Ref: r.Ref, Why: r.Why})
+	for _, r := range gd.Refused {
+		j.Refused = append(j.Refused, agent.GuardRefusal{Ref: r.Ref, Why: r.Why})
+	}
+	if len(gd.Orphans) > 0 {
+		j.Graph = gd.Intended
+		j.Orphans = make(map[dg.ItemRef]string, len(gd.Orphans))
+		for _, o := range gd.Orphans {
+			j.Orphans[o.Ref] = o.Reason
 		}
-		return nil, nil, refused, nil
 	}
-	orphans := make(map[dg.ItemRef]string, len(gd.Orphans))
-	for _, o := range gd.Orphans {
-		orphans[o.Ref] = o.Reason
-	}
-	gd.Intended.SetMeta(metaProtection, prot) // for Adopted: the orphans in it are not declared
-	return gd.Intended, orphans, nil, nil
+	return j, nil
 }
 
-// metaProtection is the graph Meta key under which Judge leaves the
-// protection it judged by.
-const metaProtection = "netagent.protection"
-
 // Adopted implements agent.Guard: it remembers the links the adopted
-// intent protects.
-func (d daemonGuard) Adopted(current, intended *dg.Graph) {
-	prot, _ := intended.Meta(metaProtection).(target.Protection)
-	if err := d.rt.Remember(prot, intended, current, false); err != nil {
+// intent protects (its orphans are not declarations).
+func (d daemonGuard) Adopted(current *dg.Graph, j agent.Judgement) {
+	declared := func(name string) bool {
+		ref := items.InterfaceRef(name)
+		_, orphan := j.Orphans[ref]
+		return j.Graph.Contains(ref) && !orphan
+	}
+	prot, err := d.rt.Protection(d.links, j.Protected, declared)
+	if err == nil {
+		err = d.rt.Remember(prot, declared, current, false)
+	}
+	if err != nil {
 		d.rt.Log().WithError(err).Warn("remembering the protected links")
 	}
 }

@@ -42,25 +42,32 @@ func runValidate(g *globals, args []string) int {
 // and the exit code. Every command that takes intent files calls it before
 // it touches anything, so an invalid intent never reaches the kernel.
 func loadIntent(g *globals, paths []string) (*dg.Graph, int) {
+	intended, _, code := loadIntentProtected(g, paths)
+	return intended, code
+}
+
+// loadIntentProtected is loadIntent that also returns the links the files
+// mark "protected": true (render.ProtectedLinks).
+func loadIntentProtected(g *globals, paths []string) (*dg.Graph, []string, int) {
 	files := make(map[string][]byte, len(paths))
 	for _, p := range paths {
 		if _, dup := files[p]; dup {
 			fmt.Fprintf(g.stderr, "netagent: %s: given twice\n", p)
-			return nil, exitUsage
+			return nil, nil, exitUsage
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-			return nil, exitFailed
+			return nil, nil, exitFailed
 		}
 		files[p] = data
 	}
-	intended, err := render.Load(files)
+	intended, protected, err := render.LoadProtected(files)
 	if err != nil {
 		printIntentErrors(g, err)
-		return nil, exitFailed
+		return nil, nil, exitFailed
 	}
-	return intended, exitOK
+	return intended, protected, exitOK
 }
 
 // printIntentErrors prints every problem of an intent, one per line.
