@@ -154,6 +154,12 @@ func TestJudgeSetDownAndPortChanges(t *testing.T) {
 	if got := whys(refused); !slices.Equal(got, want) {
 		t.Errorf("refused:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// Its master recreated: the port is released and enslaved again.
+	_, refused = Judge(reconciler.OperationLog{op(reconciler.OpDelete, port, true), op(reconciler.OpCreate, port, true)}, cur, nil, p)
+	want = []string{"port eth0 of bond0 would be recreated (deleted and created again): eth0 is protected"}
+	if got := whys(refused); !slices.Equal(got, want) {
+		t.Errorf("refused %v, want %v", got, want)
+	}
 	_, refused = Judge(reconciler.OperationLog{op(reconciler.OpModify, mtu, false), op(reconciler.OpDelete, port, false)}, cur, nil, p)
 	want = []string{"port eth0 of bond0 would leave bond0: eth0 is protected"}
 	if got := whys(refused); !slices.Equal(got, want) {
