@@ -3,9 +3,12 @@ package probe
 import (
 	"encoding/binary"
 	"net/netip"
+	"os"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/netagent/netagent/internal/testns"
 )
 
 // Only this probe's reply from its address to a request it sent counts.
@@ -77,5 +80,31 @@ func TestChecksum(t *testing.T) {
 	}
 	if got := checksum([]byte{0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7}); got != ^uint16(0xddf2) {
 		t.Errorf("RFC 1071 example: %#x, want %#x", got, ^uint16(0xddf2))
+	}
+}
+
+// Root in a fresh namespace gets a raw socket (ping_group_range "1 0"
+// admits nobody); once the range admits it, the unprivileged ping socket.
+func TestSocketKindFollowsPingGroupRange(t *testing.T) {
+	tgt := testns.New(t)
+	kind := func() bool {
+		t.Helper()
+		c, err := openEcho(tgt, netip.MustParseAddr("127.0.0.1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.close()
+		return c.raw
+	}
+	if !kind() {
+		t.Error("with the default ping_group_range the socket is a ping socket, want raw")
+	}
+	if err := tgt.Do(func() error {
+		return os.WriteFile("/proc/sys/net/ipv4/ping_group_range", []byte("0 0"), 0o644)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if kind() {
+		t.Error("with ping_group_range admitting root the socket is raw, want a ping socket")
 	}
 }

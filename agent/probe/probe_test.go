@@ -1,10 +1,12 @@
 package probe_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -145,6 +147,34 @@ func TestPingAbsentAddressFailsAtTheTimeout(t *testing.T) {
 	here, _ := pair(t)
 	mustFail(t, here, "ping:"+absent4+",count=2,interval=50ms,timeout=300ms", "no reply to 2 echo requests within 300ms")
 	mustFail(t, here, "ping:"+absent6+",count=2,interval=50ms,timeout=300ms", "no reply to 2 echo requests within 300ms")
+}
+
+// Echo replies to someone else (ping(8) from the same namespace, which a
+// raw socket sees too) never pass the probe of an absent address.
+func TestPingIgnoresOtherReplies(t *testing.T) {
+	here, _ := pair(t)
+	for _, peer := range []string{peer4, peer6} {
+		cmd := exec.Command("ip", "netns", "exec", here.Name, "ping", "-n", "-i", "0.02", peer)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := bufio.NewScanner(out)
+		for lines.Scan() && !strings.Contains(lines.Text(), "bytes from") {
+		}
+		go func() { // keep reading: the replies go on while the probe runs
+			for lines.Scan() {
+			}
+		}()
+		absent := strings.Replace(peer, "2", "3", 1)
+		// Many requests, so the sequence numbers of ping(8) are among ours.
+		mustFail(t, here, "ping:"+absent+",count=100,interval=3ms,timeout=300ms", "no reply")
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
 }
 
 // No route at all: the sends fail and the error says why.
