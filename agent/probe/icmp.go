@@ -2,6 +2,7 @@ package probe
 
 import (
 	"bytes"
+	"context"
 	crand "crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -209,7 +210,10 @@ func fromAddr(sa unix.Sockaddr) netip.Addr {
 	return netip.Addr{}
 }
 
-func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
+// isTimeout reports a deadline reached (a socket's or a context's).
+func isTimeout(err error) bool {
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded)
+}
 
 // isTransient reports an error a later echo may still overcome: ICMP
 // errors the kernel hands to the socket, like an unreachable host.

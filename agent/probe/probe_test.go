@@ -197,7 +197,7 @@ func TestTCPClosedPortIsRefused(t *testing.T) {
 
 func TestTCPAbsentHostTimesOut(t *testing.T) {
 	here, _ := pair(t)
-	mustFail(t, here, "tcp:"+absent4+":22,timeout=300ms", "")
+	mustFail(t, here, "tcp:"+absent4+":22,timeout=300ms", "no connection within 300ms")
 }
 
 // The probes act from the target namespace: the peer is reachable from

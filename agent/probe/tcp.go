@@ -46,7 +46,7 @@ func (p *TCP) Run(ctx context.Context, tgt *netnsx.Target) error {
 		return fmt.Errorf("probe %s: %w", p, err)
 	case dialErr != nil && ctx.Err() != nil:
 		return fmt.Errorf("probe %s: %w", p, ctx.Err())
-	case dialErr != nil && dctx.Err() != nil:
+	case dialErr != nil && (dctx.Err() != nil || isTimeout(dialErr)):
 		return fmt.Errorf("probe %s: %w: no connection within %v", p, ErrFailed, p.Timeout)
 	case dialErr != nil:
 		return fmt.Errorf("probe %s: %w: %w", p, ErrFailed, dialErr)
