@@ -64,6 +64,9 @@ type Config struct {
 	Links LinkWatcher
 	// Notifier is told about readiness and pinged by the loop; nil: none.
 	Notifier Notifier
+	// Guard, when set, judges every set of documents before it is
+	// adopted (protected links): see Guard.
+	Guard Guard
 	// StateDir keeps the last accepted version of every document (and the
 	// socket API's document) across restarts; "": nowhere.
 	StateDir string

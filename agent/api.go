@@ -144,7 +144,7 @@ func (a *Agent) withAPIDoc(raw []byte) (next *docSet, res resolution, problems [
 	next = a.st.docs.clone()
 	contents := map[string][]byte{apiDocName: raw}
 	next.update(a.api.Name(), contents)
-	res, err = next.resolve(time.Now(), a.cfg.Render)
+	res, err = next.resolve(time.Now(), a.renderer())
 	if err != nil {
 		return nil, res, nil, err
 	}

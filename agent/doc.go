@@ -66,6 +66,16 @@
 // is another, and a rollback (CmdRollback) puts an earlier version in the
 // place of the documents until one of them changes.
 //
+// # Protected links
+//
+// A Guard (Config.Guard; the daemon's judges against its protected links)
+// sees every set of documents after rendering and before it is adopted.
+// What it refuses rejects the change like an invalid document, blamed on
+// the document that holds (or held) each refused item: that document keeps
+// its previous version, the refusal is its error in status, and other
+// documents' changes still apply. What it keeps as an orphan stays in the
+// intended graph, and status shows it as orphaned with why.
+//
 // # Links
 //
 // A LinkWatcher (linkwatch.NewNetlink: an RTNLGRP_LINK subscription made

@@ -25,6 +25,11 @@ type loopState struct {
 	docs     *docSet
 	intended *dg.Graph // one graph for the agent's life, edited in place
 	current  *dg.Graph
+	// orphans are the intended items the Guard keeps although no document
+	// holds them, with why (see Guard).
+	orphans map[dg.ItemRef]string
+	// judged is the Guard's Judgement of the graph resolve rendered last.
+	judged *Judgement
 
 	reasons []string        // why the next reconcile runs; none: no reconcile
 	dirty   map[string]bool // sources to load when the intent burst ends

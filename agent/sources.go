@@ -140,7 +140,7 @@ func (a *Agent) reload(ctx context.Context) {
 
 // adopt resolves next (see resolve) and adopts it.
 func (a *Agent) adopt(next *docSet, reason string) {
-	res, err := next.resolve(time.Now(), a.cfg.Render)
+	res, err := next.resolve(time.Now(), a.renderer())
 	if err != nil {
 		a.log.WithError(err).Error("resolving intents; keeping the running configuration")
 		a.st.notes.setIntent(err)
@@ -156,7 +156,12 @@ func (a *Agent) adoptResolved(next *docSet, res resolution, reason string) {
 	s := a.st
 	a.logRejected(next)
 	if res.changed {
-		syncGraph(s.intended, a.intendedFor(next, res.graph, reason))
+		// The Guard judged next inside resolve: a refused document kept
+		// its previous version, so what intendedFor records as a version
+		// is only what is adopted.
+		g := a.intendedFor(next, res.graph, reason)
+		syncGraph(s.intended, g)
+		a.adopted(g)
 		s.want(reason)
 		a.logAccepted(next)
 	}

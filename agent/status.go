@@ -78,6 +78,10 @@ const (
 	// (LastError says how); it is written again after a backoff, Failures
 	// counting the read-backs that found it undone.
 	StateNotConverging = "not-converging"
+	// StateOrphaned: no document holds the item any more, but deleting it
+	// would disrupt a protected link, so it is kept in the kernel as it is
+	// (Orphaned says why); a document that declares it again adopts it.
+	StateOrphaned = "orphaned"
 )
 
 // ItemStatus is the status of one managed item.
@@ -91,6 +95,8 @@ type ItemStatus struct {
 	Since     time.Time `json:"since,omitzero"`
 	BlockedOn string    `json:"blockedOn,omitempty"`
 	Failures  int       `json:"failures,omitempty"` // consecutive
+	// Orphaned says why an orphaned item is kept.
+	Orphaned string `json:"orphaned,omitempty"`
 
 	ref dg.ItemRef
 }
@@ -235,6 +241,8 @@ func (a *Agent) itemStatus(ref dg.ItemRef) ItemStatus {
 	case StateNotConverging:
 		u := s.results.unkeptOf(ref)
 		is.LastError, is.Failures, is.Since = why, u.Count, u.Since
+	case StateOrphaned:
+		is.Orphaned, is.Intended = why, false
 	}
 	return is
 }
@@ -258,6 +266,9 @@ func (a *Agent) itemState(ref dg.ItemRef) (file, state, why string) {
 	}
 	if u := s.results.unkeptOf(ref); u != nil && state != dg.StateFailed.String() && !st.State.InTransition() {
 		state, why = StateNotConverging, u.Reason
+	}
+	if reason, kept := s.orphans[ref]; kept && state == dg.StateCreated.String() {
+		state, why = StateOrphaned, reason
 	}
 	return file, state, why
 }

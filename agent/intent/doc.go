@@ -40,7 +40,10 @@
 //     section's doc says so), addresses (CIDR, like
 //     "192.0.2.10/24"; an address once per intent, but for a host
 //     address, /32 or /128, which several interfaces may share as
-//     unnumbered links do), and the section named like the type, if the
+//     unnumbered links do), protected (true: no apply disrupts the
+//     interface without --force, and removed from the intent it stays in
+//     the kernel as an orphan; see the README's "Protected links"), and
+//     the section named like the type, if the
 //     type has one, and no other. The types are physical (an existing NIC)
 //     and those of the table linkSections (link_kinds.go; the README lists
 //     them). Each type's section (whether it is required, its defaults

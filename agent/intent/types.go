@@ -34,6 +34,12 @@ type Interface struct {
 	Alias     string    `json:"alias,omitempty"`
 	Master    string    `json:"master,omitempty"`    // a bond, bridge or vrf
 	Addresses []string  `json:"addresses,omitempty"` // CIDR: "192.0.2.10/24"
+	// Protected: no apply may disrupt the interface (delete or recreate
+	// it, remove its addresses, withdraw the routes through it) without
+	// --force; removed from the intent, it is kept as an orphan. Not a
+	// kernel attribute: render passes it along beside the graph
+	// (render.ProtectedLinks), never in the interface's item.
+	Protected bool `json:"protected,omitempty"`
 
 	Bond    *Bond    `json:"bond,omitempty"`
 	VLAN    *VLAN    `json:"vlan,omitempty"`

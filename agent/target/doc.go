@@ -41,6 +41,16 @@
 // take it before Open, so that no two writers interleave their changes or
 // their records.
 //
+// Protected links (Protection: --protect, and "protected" in the intent):
+// Guard runs the apply as a dry run first and Judge sorts out every
+// operation that would disrupt one: a removal from an intent that
+// protected the link becomes an Orphan, put back into a copy of the
+// intended graph as the kernel holds it so that the apply keeps it; every
+// other disruption is a Refusal, and the caller refuses the apply
+// (RefusedError, ErrProtected) before anything changes. The links an
+// applied intent protected are remembered in <state dir>/protected.json,
+// so that a later intent leaving them out orphans them.
+//
 // Applying the same intent twice makes no kernel write the second time:
 // read-back spells unset fields as the hint does, so every item compares
 // Equal and the reconciler plans nothing.

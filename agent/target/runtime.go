@@ -56,6 +56,9 @@ func (r *Runtime) Close() { r.target.Close() }
 // Target returns the namespace handle.
 func (r *Runtime) Target() *netnsx.Target { return r.target }
 
+// Log returns the Runtime's logger.
+func (r *Runtime) Log() logrus.FieldLogger { return r.log }
+
 // StateDir returns the state directory.
 func (r *Runtime) StateDir() string { return r.stateDir }
 

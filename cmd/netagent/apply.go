@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -20,7 +21,7 @@ func init() {
 	register(&command{
 		name:    "apply",
 		summary: "converge once to the intent files and exit (no daemon needed)",
-		usage:   "[--netns NAME] [--wait D] [--lock-timeout D] [--via-daemon] [--if-version N] FILE...",
+		usage:   "[--netns NAME] [--wait D] [--lock-timeout D] [--via-daemon] [--if-version N] [--protect LINK]... [--force] FILE...",
 		run:     runApply,
 	})
 }
@@ -44,21 +45,36 @@ func runApply(g *globals, args []string) int {
 	})
 	vo := versionFlags(fs)
 	k.gateFlags(fs, true, applyViaDaemon(g, &opts.Wait, vo))
+	prot := protectFlags(fs, true)
 	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
+	gd, code := prot.guard(g, k, rt, intended)
+	if gd == nil {
+		return code
+	}
+	if prot.refuse(g, gd, "netagent: apply: ") {
+		return exitRefused
+	}
+	// The judgement first: a refused change is no version. The version
+	// (and --if-version) then, under the namespace's lock, before the
+	// kernel changes.
 	if code, ok := vo.record(g, k, "apply "+strings.Join(fs.Args(), " "), k.files); !ok {
 		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := rt.Apply(ctx, intended, opts)
+	res, err := rt.Apply(ctx, gd.apply, opts)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: apply: %v\n", err)
 		return exitInternal
 	}
+	if err := rt.Remember(gd.prot, target.Declares(intended), res.Current, prot.force); err != nil {
+		fmt.Fprintf(g.stderr, "netagent: apply: %v\n", err)
+	}
+	prot.orphanLines(g, gd, "")
 	return reportApply(g, res)
 }
 
@@ -96,6 +112,9 @@ type kernelOpts struct {
 	daemon func(h target.Holder, files []string) int
 	// files are the intent files prepare loaded, by path, parsed.
 	files map[string]*intent.Intent
+	// protected are the links the intent files mark "protected": true
+	// (prepare fills it).
+	protected []string
 }
 
 // kernelFlags adds --netns to a command's flags, defaulting to the global
@@ -129,6 +148,7 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 	if intended == nil {
 		return nil, nil, code
 	}
+	k.protected = render.ProtectedLinks(files)
 	rt, code := k.open(g)
 	if rt == nil {
 		return nil, nil, code

@@ -8,7 +8,7 @@ func init() {
 	register(&command{
 		name:    "check",
 		summary: "compare the running state with the intent files, attribute by attribute",
-		usage:   "[--netns NAME] FILE...",
+		usage:   "[--netns NAME] [--protect LINK]... FILE...",
 		run:     runCheck,
 	})
 }
@@ -17,12 +17,18 @@ func runCheck(g *globals, args []string) int {
 	fs := newFlagSet(g, "check", "FILE...")
 	k := kernelFlags(g, fs)
 	k.gateFlags(fs, false, checkViaDaemon(g))
+	prot := protectFlags(fs, false)
 	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
-	rep, err := rt.Check(intended)
+	gd, code := prot.guard(g, k, rt, intended)
+	if gd == nil {
+		return code
+	}
+	prot.orphanLines(g, gd, "note: ") // kept on purpose: not a difference
+	rep, err := rt.Check(gd.apply)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: check: %v\n", err)
 		return exitInternal

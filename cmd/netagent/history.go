@@ -38,7 +38,7 @@ type versionOpts struct {
 // versionFlags adds --if-version and --keep-versions to a writer.
 func versionFlags(fs *flag.FlagSet) *versionOpts {
 	v := &versionOpts{ifVersion: versions.Any}
-	fs.Func("if-version", "refuse (exit 4) unless the current version of the intent is N (0: none yet); see netagent history",
+	fs.Func("if-version", "refuse (exit 5) unless the current version of the intent is N (0: none yet); see netagent history",
 		func(s string) error {
 			n, err := parseVersion(s)
 			v.ifVersion = n

@@ -15,7 +15,7 @@ func init() {
 	register(&command{
 		name:    "plan",
 		summary: "print the exact operations an apply would run now and what would fail; changes nothing",
-		usage:   "[--netns NAME] [--json] FILE...",
+		usage:   "[--netns NAME] [--json] [--protect LINK]... [--force] FILE...",
 		run:     runPlan,
 	})
 }
@@ -25,22 +25,31 @@ func runPlan(g *globals, args []string) int {
 	k := kernelFlags(g, fs)
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
 	k.gateFlags(fs, false, planViaDaemon(g))
+	prot := protectFlags(fs, true)
 	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
-	res, err := rt.Plan(context.Background(), intended)
+	gd, code := prot.guard(g, k, rt, intended)
+	if gd == nil {
+		return code
+	}
+	res, err := rt.Plan(context.Background(), gd.apply)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: plan: %v\n", err)
 		return exitInternal
 	}
 	if *asJSON {
-		if err := printPlanJSON(g, res); err != nil {
+		if err := printPlanJSONGuarded(g, res, gd, prot.force); err != nil {
 			return exitInternal
 		}
 	} else {
 		printPlanText(g, res)
+		prot.orphanLines(g, gd, "  =  ")
+	}
+	if prot.refuse(g, gd, "netagent: plan: ") {
+		return exitRefused
 	}
 	if len(res.Problems) > 0 || res.Err != nil {
 		return exitFailed
@@ -143,6 +152,19 @@ type planJSON struct {
 	Operations  []opJSON         `json:"operations"`
 	Problems    []problemJSON    `json:"problems,omitempty"`
 	SideEffects []sideEffectJSON `json:"sideEffects,omitempty"`
+	// Orphans are the objects kept in the kernel although the intent no
+	// longer holds them (a link it protected); Refused the disruptions of
+	// protected links that make apply refuse (with --force: that it runs
+	// anyway, Forced).
+	Orphans []orphanJSON `json:"orphans,omitempty"`
+	Refused []string     `json:"refused,omitempty"`
+	Forced  bool         `json:"forced,omitempty"`
+}
+
+type orphanJSON struct {
+	Item   string `json:"item"`
+	Link   string `json:"link"`
+	Reason string `json:"reason"`
 }
 
 type opJSON struct {
@@ -176,7 +198,21 @@ type sideEffectJSON struct {
 }
 
 func printPlanJSON(g *globals, res *target.PlanResult) error {
-	doc := planJSON{Operations: opsJSON(res.Ops)}
+	return printPlanJSONGuarded(g, res, &guarded{Guarded: &target.Guarded{}}, false)
+}
+
+// printPlanJSONGuarded prints the plan with what the protection of links
+// decided.
+func printPlanJSONGuarded(g *globals, res *target.PlanResult, gd *guarded, force bool) error {
+	doc := planJSON{Operations: opsJSON(res.Ops), Forced: force && len(gd.Refused) > 0}
+	for _, r := range gd.Refused {
+		doc.Refused = append(doc.Refused, r.Why)
+	}
+	if !force {
+		for _, o := range gd.Orphans {
+			doc.Orphans = append(doc.Orphans, orphanJSON{Item: o.Ref.String(), Link: o.Link, Reason: o.Reason})
+		}
+	}
 	for i := range doc.Operations {
 		doc.Operations[i].Pass = passOf(res, i)
 	}

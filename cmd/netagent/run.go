@@ -23,7 +23,7 @@ func init() {
 	register(&command{
 		name:    "run",
 		summary: "run the daemon: keep the network as the intent directory (and the socket API) say",
-		usage:   "[--intent-dir DIR] [--socket PATH]",
+		usage:   "[--intent-dir DIR] [--socket PATH] [--protect LINK]...",
 		run:     runDaemon,
 	})
 }
@@ -36,6 +36,7 @@ type daemonOpts struct {
 	// lockTimeout bounds the wait for a one-shot apply at start.
 	lockTimeout time.Duration
 	kernel      *kernelOpts
+	protect     *protectOpts
 	// keepVersions: how many versions of the intent to keep.
 	keepVersions int
 }
@@ -49,6 +50,7 @@ func runDaemon(g *globals, args []string) int {
 		"how often owned objects are read back and repaired (0: never)")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", defaultLockTimeout, "how long to wait at start while a netagent apply changes the namespace")
 	keepFlag(fs, &o.keepVersions)
+	o.protect = protectFlags(fs, false)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -139,6 +141,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *target.Runtime) (agent.Config, 
 		Notifier:         systemd.NewNotifier(),
 		StateDir:         o.kernel.stateDir(g), // the agent keeps its accepted intents next to the runtime's records
 		KeepVersions:     o.keepVersions,
+		Guard:            daemonGuard{rt: rt, links: o.protect.links},
 		DriftInterval:    drift,
 		WatchdogInterval: wd / 2,
 	}, nil

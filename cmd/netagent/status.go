@@ -144,6 +144,9 @@ func statusPrintItems(w io.Writer, list []agent.ItemStatus, all bool, now time.T
 				detail = fmt.Sprintf("%s (%d failures)", detail, it.Failures)
 			}
 		}
+		if it.Orphaned != "" {
+			detail = it.Orphaned
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", it.Item, it.File, it.State, it.LastOp, statusAgo(now, it.Since), detail)
 	}
 	tw.Flush()

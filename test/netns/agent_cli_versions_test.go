@@ -90,7 +90,7 @@ func TestAgentCLIVersions(t *testing.T) {
 }
 
 // Two applies expecting the same version race, round after round: exactly
-// one wins, the other is refused with the conflict and exit code 4, and
+// one wins, the other is refused with the conflict and exit code 5, and
 // the kernel matches the winner.
 func TestAgentCLIIfVersionRace(t *testing.T) {
 	e := cliNewEnv(t)
@@ -115,7 +115,7 @@ func TestAgentCLIIfVersionRace(t *testing.T) {
 					t.Fatalf("round %d: both won:\n%s\n%s", round, results[0], results[1])
 				}
 				winner = i
-			case 4:
+			case 5:
 				want := fmt.Sprintf("current version is %d, not %d: someone else changed the intent; see netagent history", expect+1, expect)
 				if !strings.Contains(res.stderr, want) {
 					t.Errorf("round %d: the loser's message: %s", round, res)
@@ -132,7 +132,7 @@ func TestAgentCLIIfVersionRace(t *testing.T) {
 			t.Fatalf("round %d: history %+v", round, h)
 		}
 	}
-	if res := e.netagent("rollback", "--if-version", "1"); res.code != 4 {
+	if res := e.netagent("rollback", "--if-version", "1"); res.code != 5 {
 		t.Errorf("rollback with a stale --if-version: %s", res)
 	}
 }
@@ -177,7 +177,7 @@ func TestAgentDaemonVersions(t *testing.T) {
 		t.Fatal("the refused apply changed the kernel")
 	}
 	file := versionsTempFile(t, api)
-	if res := cli("apply", "--netns", e.tgt.Name, "--via-daemon", "--if-version", "1", file); res.code != 4 {
+	if res := cli("apply", "--netns", e.tgt.Name, "--via-daemon", "--if-version", "1", file); res.code != 5 {
 		t.Fatalf("apply --via-daemon with a stale --if-version: %+v", res)
 	}
 	if res := cli("apply", "--netns", e.tgt.Name, "--via-daemon", "--if-version", "2", file); res.code != 0 {
