@@ -57,6 +57,11 @@ func TestAgentDaemonProtectRefusesIntentChange(t *testing.T) {
 		return strings.Contains(v, "default via 192.0.2.1"), v
 	})
 	before := e.wanView()
+	st, err := e.status()
+	if err != nil || st.Version == 0 {
+		t.Fatalf("no version of the intent: %+v %v", st, err)
+	}
+	adopted := st.Version
 
 	e.writeIntent("10-wan.json", `{"version": 1}`)
 	e.waitFor("the refusal in status", func() (bool, string) {
@@ -69,6 +74,9 @@ func TestAgentDaemonProtectRefusesIntentChange(t *testing.T) {
 	if after := e.wanView(); after != before {
 		t.Errorf("the refused change reached the kernel:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
+	if st, err := e.status(); err != nil || st.Version != adopted {
+		t.Errorf("the refused change became a version: %d, want %d (%v)", st.Version, adopted, err)
+	}
 	if n := len(e.logs.entries(map[string]string{"msg": "kernel operation", "op": "delete"})); n != 0 {
 		t.Errorf("%d deletes ran:\n%s", n, e.logs.String())
 	}
@@ -78,6 +86,9 @@ func TestAgentDaemonProtectRefusesIntentChange(t *testing.T) {
 		out := e.ip("-br", "addr", "show", "dev", "lan1")
 		return strings.Contains(out, "198.51.100.1/24"), out
 	})
+	if st, err := e.status(); err != nil || st.Version != adopted+1 {
+		t.Errorf("the change of 20-lan.json: version %d, want %d (%v)", st.Version, adopted+1, err)
+	}
 	if after := e.wanView(); after != before {
 		t.Errorf("the uplink changed:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
