@@ -113,11 +113,18 @@ func diffPlan(g *globals, k *kernelOpts, a, b *versions.Version) int {
 
 // renderVersion renders a version's merged intent as one document.
 func renderVersion(v *versions.Version) (*dg.Graph, error) {
-	gr, err := render.Load(map[string][]byte{"intent": v.Intent})
+	gr, _, err := renderVersionProtected(v)
+	return gr, err
+}
+
+// renderVersionProtected is renderVersion that also returns the links the
+// version marks "protected": true.
+func renderVersionProtected(v *versions.Version) (*dg.Graph, []string, error) {
+	gr, protected, err := render.LoadProtected(map[string][]byte{"intent": v.Intent})
 	if err != nil {
-		return nil, fmt.Errorf("version %d does not render: %w", v.Number, err)
+		return nil, nil, fmt.Errorf("version %d does not render: %w", v.Number, err)
 	}
-	return gr, nil
+	return gr, protected, nil
 }
 
 // change is one difference between two intents: an object added (+),

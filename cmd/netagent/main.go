@@ -23,7 +23,7 @@ const (
 	exitFailed   = 1 // invalid intent, failed or blocked items, differences found
 	exitUsage    = 2 // bad command line
 	exitInternal = 3 // could not talk to the kernel or the daemon, or another internal error
-	exitRefused  = 4 // apply, plan: it would disrupt a protected link; nothing changed (--force)
+	exitRefused  = 4 // apply, plan, rollback: it would disrupt a protected link; nothing changed (--force)
 	exitConflict = 5 // --if-version: the current version of the intent is another
 )
 
@@ -130,7 +130,7 @@ const exitCodesHelp = `  0  success (apply: every item converged; check: running
   2  bad command line
   3  internal error: the kernel, the state directory or the daemon could not be reached,
      or another netagent holds the namespace (a daemon serves it; the lock wait timed out)
-  4  apply, plan: refused, it would disrupt a protected link (--protect, "protected": true);
+  4  apply, plan, rollback: refused, it would disrupt a protected link (--protect, "protected": true);
      nothing was changed (--force applies it anyway)
   5  --if-version N: the current version of the intent is not N (someone else changed it)
 `

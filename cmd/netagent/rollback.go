@@ -17,7 +17,7 @@ func init() {
 	register(&command{
 		name:    "rollback",
 		summary: "apply an earlier version of the intent (default: the one before the current) as a new version",
-		usage:   "[--netns NAME] [--if-version N] [--via-daemon] [N]",
+		usage:   "[--netns NAME] [--if-version N] [--via-daemon] [--protect LINK]... [--force] [N]",
 		run:     runRollback,
 	})
 }
@@ -25,7 +25,9 @@ func init() {
 // runRollback applies version N's intent, recorded as a new version
 // "rollback N", under the target's lock as apply does. Through the daemon
 // (--via-daemon), N takes the place of the daemon's documents until one of
-// them changes (see agent/history.go).
+// them changes (see agent/history.go). The protection of links judges the
+// rollback as it does an apply, before the version is recorded: a refused
+// rollback (exitRefused) records nothing and changes nothing.
 func runRollback(g *globals, args []string) int {
 	fs := newFlagSet(g, "rollback", "[N]")
 	k := kernelFlags(g, fs)
@@ -34,6 +36,7 @@ func runRollback(g *globals, args []string) int {
 	vo := versionFlags(fs)
 	n := 0
 	k.gateFlags(fs, true, func(h target.Holder, _ []string) int { return rollbackViaDaemon(g, h, n, vo) })
+	prot := protectFlags(fs, true)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -55,15 +58,23 @@ func runRollback(g *globals, args []string) int {
 	if err != nil {
 		return versionError(g, err)
 	}
-	intended, err := renderVersion(back)
+	intended, protected, err := renderVersionProtected(back)
 	if err != nil {
 		return versionError(g, err)
 	}
+	k.protected = protected
 	rt, code := k.open(g)
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
+	gd, code := prot.guard(g, k, rt, intended)
+	if gd == nil {
+		return code
+	}
+	if prot.refuse(g, gd, "netagent: rollback: ") {
+		return exitRefused
+	}
 	_, cur, err := versions.Rollback(store, back.Number, vo.ifVersion)
 	if err != nil {
 		return versionError(g, err)
@@ -71,11 +82,15 @@ func runRollback(g *globals, args []string) int {
 	fmt.Fprintf(g.stdout, "rollback to version %d: now version %d\n", back.Number, cur.Number)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := rt.Apply(ctx, intended, opts)
+	res, err := rt.Apply(ctx, gd.apply, opts)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: rollback: %v\n", err)
 		return exitInternal
 	}
+	if err := rt.Remember(gd.prot, target.Declares(intended), res.Current, prot.force); err != nil {
+		fmt.Fprintf(g.stderr, "netagent: rollback: %v\n", err)
+	}
+	prot.orphanLines(g, gd, "")
 	return reportApply(g, res)
 }
 
