@@ -64,7 +64,9 @@
 // version (package agent/versions; see history.go): status shows the
 // current one, an apply over the socket with ifVersion is refused when it
 // is another, and a rollback (CmdRollback) puts an earlier version in the
-// place of the documents until one of them changes.
+// place of the documents until one of them changes. The Guard (below)
+// judges a rollback like any other change, before its version is
+// recorded; a refused change of a document is no version.
 //
 // # Protected links
 //

@@ -116,7 +116,7 @@ func (a *Agent) adopted(g *dg.Graph) {
 	j := s.judged
 	s.judged = nil
 	if j == nil || j.Graph != g {
-		return // not judged: a rollback override's graph (history.go) has no orphans
+		return // not judged (a rollback in force the Guard failed to judge, history.go): no orphans
 	}
 	s.orphans = j.Orphans
 	a.cfg.Guard.Adopted(s.current, *j)

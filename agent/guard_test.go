@@ -130,3 +130,42 @@ func TestGuardOrphansAreKeptAndReported(t *testing.T) {
 		}
 	})
 }
+
+// A rollback is judged by the Guard before it is recorded: refused, it is
+// an error and no version, and the kernel keeps what it has; what the
+// Guard keeps as an orphan stays.
+func TestGuardJudgesRollback(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		guard guardFunc
+	}{{"refused", refuseWithdrawal}, {"orphan", keepOrphan}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				dir := t.TempDir()
+				withState := func(c *Config) { c.StateDir = dir }
+				r := newRig(t, map[string]string{"10-uplink.json": uplinkDoc}, withState, withGuard(tc.guard)).start()
+				r.src.set("20-routes.json", routeDoc)
+				time.Sleep(DefaultIntentDebounce + time.Millisecond)
+				synctest.Wait()
+				if st := r.status(); st.Version != 2 || !r.k.has(routeRef) {
+					t.Fatalf("after adding the route: version %d", st.Version)
+				}
+				r.k.takeOps()
+				resp := r.call(Request{Command: CmdRollback})
+				if tc.name == "refused" {
+					if !strings.Contains(resp.Error, "would be withdrawn: uplink0 is protected") {
+						t.Fatalf("rollback: %+v", resp)
+					}
+					if st := r.status(); st.Version != 2 || st.Override != "" {
+						t.Fatalf("the refused rollback: version %d override %q", st.Version, st.Override)
+					}
+				} else if resp.Error != "" || resp.Status.Version != 3 || resp.Status.Override == "" {
+					t.Fatalf("rollback: %+v", resp)
+				}
+				if ops := r.k.takeOps(); len(ops) != 0 || !r.k.has(routeRef) {
+					t.Fatalf("the route was withdrawn (ops %v)", ops)
+				}
+			})
+		})
+	}
+}

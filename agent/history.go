@@ -86,7 +86,9 @@ func (a *Agent) loadHistory() error {
 		err = json.Unmarshal(data, &o)
 	}
 	if err == nil {
-		o.graph, err = a.renderVersion(o.Version, o.Intent)
+		// Not judged here: the Guard judges it when it is adopted
+		// (intendedFor), against the kernel read back by then.
+		o.graph, err = a.renderVersionWith(a.cfg.Render, o.Version, o.Intent)
 	}
 	if err != nil {
 		a.log.WithError(err).Warn("ignoring the stored rollback override")
@@ -96,13 +98,18 @@ func (a *Agent) loadHistory() error {
 	return nil
 }
 
-// renderVersion renders a version's merged intent as one document.
+// renderVersion renders a version's merged intent as one document, judged
+// by the Guard like any intent the agent adopts (a refusal is an error).
 func (a *Agent) renderVersion(n int, raw []byte) (*dg.Graph, error) {
+	return a.renderVersionWith(a.renderer(), n, raw)
+}
+
+func (a *Agent) renderVersionWith(render Renderer, n int, raw []byte) (*dg.Graph, error) {
 	in, err := intent.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("version %d: %w", n, err)
 	}
-	g, err := a.cfg.Render(map[string]*intent.Intent{fmt.Sprintf("rollback-%d", n): in})
+	g, err := render(map[string]*intent.Intent{fmt.Sprintf("rollback-%d", n): in})
 	if err != nil {
 		return nil, fmt.Errorf("version %d no longer renders: %w", n, err)
 	}
@@ -128,6 +135,13 @@ func (a *Agent) intendedFor(next *docSet, graph *dg.Graph, reason string) *dg.Gr
 				if err := a.recordVersion(versions.RollbackTo(back), versions.Any); err != nil {
 					a.log.WithError(err).Warn("recording the version of the rollback")
 				}
+			}
+			// Judged again against the current state, so that the
+			// orphans it keeps are adopted with it.
+			if g, err := a.renderVersion(o.Version, o.Intent); err != nil {
+				a.log.WithError(err).Warn("judging the rollback in force; keeping it as it was")
+			} else {
+				o.graph = g
 			}
 			return o.graph
 		}
@@ -193,7 +207,9 @@ func (a *Agent) checkVersion(expect *int) error {
 }
 
 // rollback makes version n (0: the one before the current) the intended
-// state in place of the documents' (see above) and reconciles.
+// state in place of the documents' (see above) and reconciles. The Guard
+// judges it before anything is recorded: a refused rollback is an error
+// and no version.
 func (a *Agent) rollbackTo(n int, expect *int) (*dg.Graph, error) {
 	h := a.hist
 	if h.store == nil {
@@ -219,7 +235,7 @@ func (a *Agent) rollbackTo(n int, expect *int) (*dg.Graph, error) {
 	// override that the next start ends or keeps as their digest says.
 	if sources.Digest == v.Digest { // back to what the documents say: no override
 		a.endOverride()
-		if graph, _, err = renderWithout(a.st.docs.acceptedFiles(), a.cfg.Render); err != nil {
+		if graph, _, err = renderWithout(a.st.docs.acceptedFiles(), a.renderer()); err != nil {
 			return nil, err
 		}
 	} else {
@@ -248,6 +264,7 @@ func (a *Agent) rollback(ctx context.Context, req Request) Response {
 		return errorResponse(err)
 	}
 	syncGraph(a.st.intended, graph)
+	a.adopted(graph)
 	a.st.want(reasonRollback)
 	rs := a.reconcile(ctx)
 	st := a.status()
