@@ -1,6 +1,7 @@
 package intent
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -15,6 +16,7 @@ func FuzzParseValidate(f *testing.F) {
 	f.Add([]byte(`{"version": 1, "firewall": {"chains": [{"table": "nat", "name": "A", "rules": ["'"]}]}}`))
 	f.Add([]byte(`{"version": 1, "interfaces": [{"name": "a", "type": "bond", "master": "b"}, {"name": "b", "type": "bridge", "master": "a"}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkFastMatchesSlow(t, data)
 		in, err := Parse(data)
 		if err != nil {
 			checkFieldErrorsOnly(t, err)
@@ -45,5 +47,22 @@ func checkFieldErrorsOnly(t *testing.T, err error) {
 		if strings.HasPrefix(fe.Msg, errDecodeAfterShape) {
 			t.Fatalf("the shape check missed what Decode refused: %v", fe)
 		}
+	}
+}
+
+// checkFastMatchesSlow fails if parseFast accepts data that parseSlow
+// refuses, or decodes it otherwise.
+func checkFastMatchesSlow(t *testing.T, data []byte) {
+	t.Helper()
+	fast, ok := parseFast(data)
+	if !ok {
+		return
+	}
+	slow, err := parseSlow(data)
+	if err != nil {
+		t.Fatalf("parseFast accepted what parseSlow refuses: %v\n%s", err, data)
+	}
+	if !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("parseFast decoded\n%+v\nparseSlow\n%+v\nfrom %s", fast, slow, data)
 	}
 }

@@ -19,6 +19,17 @@ import (
 // Parse checks the shape only; call Validate (on the merged intent, when
 // there are several files) for the meaning.
 func Parse(data []byte) (*Intent, error) {
+	if in, ok := parseFast(data); ok {
+		return in, nil
+	}
+	return parseSlow(data)
+}
+
+// parseSlow is Parse in three passes over data: the version, the shape
+// (every problem, with its path), then encoding/json. It decides what
+// Parse accepts and says why it refuses; parseFast takes the documents it
+// accepts, in one pass.
+func parseSlow(data []byte) (*Intent, error) {
 	if err := checkVersion(data); err != nil {
 		return nil, err
 	}

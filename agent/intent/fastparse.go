@@ -1,0 +1,465 @@
+package intent
+
+import (
+	"encoding/json"
+	"reflect"
+	"sync"
+	"unicode/utf8"
+)
+
+// parseFast decodes a well-formed document that fits an Intent exactly in
+// one pass over its bytes, without the token-by-token shape check and the
+// second decoding of the slow path (checkVersion, checkShape and
+// encoding/json). It refuses, returning false, anything it is not sure of:
+// every document the slow path rejects (syntax, types, null, integer
+// ranges, unknown or duplicate members, trailing data, the version), and
+// also what it leaves to the slow path to decode (numbers that are not
+// plain integers, strings with invalid UTF-8). Parse then takes the slow
+// path, which reports the problems with their JSON paths, so the errors
+// are the slow path's. When it accepts, the result is what the slow path
+// returns; the fuzz test compares them.
+func parseFast(data []byte) (*Intent, bool) {
+	d := fastDecoder{data: data, strs: map[string]string{}}
+	var in Intent
+	seen, ok := d.object(planOf(reflect.TypeFor[Intent]()), reflect.ValueOf(&in).Elem())
+	if !ok || d.space() != len(data) || in.Version != Version || seen&1 == 0 {
+		return nil, false
+	}
+	return &in, true
+}
+
+// fastPlan is how parseFast decodes a Go type; nil for a type it leaves to
+// the slow path.
+type fastPlan struct {
+	kind   reflect.Kind
+	typ    reflect.Type
+	elem   *fastPlan      // slice, pointer and map elements
+	fields []fastField    // a struct's JSON members, at most 64
+	byName map[string]int // index in fields
+	bits   int            // integer size
+}
+
+// fastField is a struct member: its name, its field index and its plan.
+type fastField struct {
+	name  string
+	index int
+	plan  *fastPlan
+}
+
+var fastPlans sync.Map // reflect.Type -> *fastPlan (nil: unsupported)
+
+// planOf returns the plan of t, nil if parseFast cannot decode it.
+func planOf(t reflect.Type) *fastPlan {
+	if p, ok := fastPlans.Load(t); ok {
+		return p.(*fastPlan)
+	}
+	p := buildPlan(t)
+	fastPlans.Store(t, p)
+	return p
+}
+
+// buildPlan makes the plan of t: plain strings, booleans, integers,
+// slices, pointers, maps with string keys and structs of them, with no
+// method of their own that encoding/json would call.
+func buildPlan(t reflect.Type) *fastPlan {
+	if reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) ||
+		reflect.PointerTo(t).Implements(reflect.TypeFor[interface{ UnmarshalText([]byte) error }]()) {
+		return nil
+	}
+	p := &fastPlan{kind: t.Kind(), typ: t}
+	switch t.Kind() {
+	case reflect.String, reflect.Bool:
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		p.bits = t.Bits()
+	case reflect.Slice, reflect.Pointer:
+		p.elem = planOf(t.Elem())
+		if p.elem == nil {
+			return nil
+		}
+	case reflect.Map:
+		p.elem = planOf(t.Elem())
+		if p.elem == nil || t.Key().Kind() != reflect.String || t.Key() != reflect.TypeFor[string]() {
+			return nil
+		}
+	case reflect.Struct:
+		p.byName = map[string]int{}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Anonymous {
+				return nil
+			}
+			name, opts, _ := cutTag(f.Tag.Get("json"))
+			if !f.IsExported() || name == "-" { // as fieldsOf
+				continue
+			}
+			if opts != "" && opts != "omitempty" && opts != "omitzero" {
+				return nil
+			}
+			if name == "" {
+				name = f.Name
+			}
+			fp := planOf(f.Type)
+			if _, dup := p.byName[name]; fp == nil || dup || len(p.fields) == 64 {
+				return nil
+			}
+			p.byName[name] = len(p.fields)
+			p.fields = append(p.fields, fastField{name, i, fp})
+		}
+	default:
+		return nil
+	}
+	return p
+}
+
+// cutTag splits a json tag into its name and options.
+func cutTag(tag string) (name, opts string, found bool) {
+	for i := range len(tag) {
+		if tag[i] == ',' {
+			return tag[:i], tag[i+1:], true
+		}
+	}
+	return tag, "", false
+}
+
+// fastDecoder reads one document.
+type fastDecoder struct {
+	data []byte
+	pos  int
+	strs map[string]string // strings already made, to share repeated ones
+}
+
+// space skips white space and returns the position.
+func (d *fastDecoder) space() int {
+	for d.pos < len(d.data) {
+		switch d.data[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return d.pos
+		}
+	}
+	return d.pos
+}
+
+// peek returns the next byte after white space, 0 at the end.
+func (d *fastDecoder) peek() byte {
+	if d.space() == len(d.data) {
+		return 0
+	}
+	return d.data[d.pos]
+}
+
+// value decodes the next value into v, which has plan p.
+func (d *fastDecoder) value(p *fastPlan, v reflect.Value) bool {
+	if p == nil {
+		return false
+	}
+	switch p.kind {
+	case reflect.String:
+		s, ok := d.str()
+		v.SetString(s)
+		return ok
+	case reflect.Bool:
+		return d.boolean(v)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, ok := d.integer(p.bits, true)
+		v.SetInt(n)
+		return ok
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, ok := d.integer(p.bits, false)
+		v.SetUint(uint64(n))
+		return ok
+	case reflect.Slice:
+		return d.array(p, v)
+	case reflect.Pointer:
+		if d.peek() != '{' && p.elem.kind == reflect.Struct {
+			return false
+		}
+		e := reflect.New(p.elem.typ)
+		v.Set(e)
+		return d.value(p.elem, e.Elem())
+	case reflect.Map:
+		return d.mapObject(p, v)
+	case reflect.Struct:
+		_, ok := d.object(p, v)
+		return ok
+	}
+	return false
+}
+
+// object decodes an object into the struct v, returning the members seen
+// as a bit set of p.fields.
+func (d *fastDecoder) object(p *fastPlan, v reflect.Value) (uint64, bool) {
+	var seen uint64
+	if p == nil || d.peek() != '{' {
+		return 0, false
+	}
+	d.pos++
+	if d.peek() == '}' {
+		d.pos++
+		return 0, true
+	}
+	for {
+		key, ok := d.key()
+		if !ok {
+			return 0, false
+		}
+		i, known := p.byName[key]
+		if !known || seen&(1<<i) != 0 {
+			return 0, false
+		}
+		seen |= 1 << i
+		f := &p.fields[i]
+		if !d.value(f.plan, v.Field(f.index)) {
+			return 0, false
+		}
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			return seen, true
+		default:
+			return 0, false
+		}
+	}
+}
+
+// key reads a member name and its colon.
+func (d *fastDecoder) key() (string, bool) {
+	k, ok := d.str()
+	if !ok || d.peek() != ':' {
+		return "", false
+	}
+	d.pos++
+	return k, true
+}
+
+// mapObject decodes an object into the map v.
+func (d *fastDecoder) mapObject(p *fastPlan, v reflect.Value) bool {
+	if d.peek() != '{' {
+		return false
+	}
+	d.pos++
+	m := reflect.MakeMap(p.typ)
+	v.Set(m)
+	if d.peek() == '}' {
+		d.pos++
+		return true
+	}
+	for {
+		key, ok := d.key()
+		if !ok {
+			return false
+		}
+		k := reflect.ValueOf(key)
+		if m.MapIndex(k).IsValid() {
+			return false // given twice
+		}
+		e := reflect.New(p.elem.typ).Elem()
+		if !d.value(p.elem, e) {
+			return false
+		}
+		m.SetMapIndex(k, e)
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// array decodes an array into the slice v, made to the array's length.
+func (d *fastDecoder) array(p *fastPlan, v reflect.Value) bool {
+	if d.peek() != '[' {
+		return false
+	}
+	n, ok := d.count()
+	if !ok {
+		return false
+	}
+	d.pos++
+	s := reflect.MakeSlice(p.typ, n, n)
+	v.Set(s)
+	for i := range n {
+		if i > 0 {
+			if d.peek() != ',' {
+				return false
+			}
+			d.pos++
+		}
+		if !d.value(p.elem, s.Index(i)) {
+			return false
+		}
+	}
+	if d.peek() != ']' {
+		return false
+	}
+	d.pos++
+	return true
+}
+
+// count returns the number of elements of the array at d.pos, by its
+// commas at depth 1; it refuses what is not well nested.
+func (d *fastDecoder) count() (int, bool) {
+	n, depth, empty := 0, 0, true
+	for i := d.pos; i < len(d.data); i++ {
+		switch c := d.data[i]; c {
+		case '"':
+			for i++; i < len(d.data) && d.data[i] != '"'; i++ {
+				if d.data[i] == '\\' {
+					i++
+				}
+			}
+			empty = false
+		case '[', '{':
+			if depth++; depth > 1 {
+				empty = false
+			}
+		case ']', '}':
+			if depth--; depth == 0 {
+				if empty {
+					return 0, c == ']'
+				}
+				return n + 1, c == ']'
+			}
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		case ' ', '\t', '\n', '\r':
+		default:
+			empty = false
+		}
+	}
+	return 0, false
+}
+
+// str reads a string. One with escapes goes through encoding/json; one
+// with invalid UTF-8 is refused (encoding/json would replace the bytes).
+func (d *fastDecoder) str() (string, bool) {
+	if d.peek() != '"' {
+		return "", false
+	}
+	start := d.pos + 1
+	ascii := true
+	for i := start; i < len(d.data); i++ {
+		switch c := d.data[i]; {
+		case c == '"':
+			d.pos = i + 1
+			b := d.data[start:i]
+			if !ascii && !utf8.Valid(b) {
+				return "", false
+			}
+			return d.intern(b), true
+		case c == '\\':
+			return d.escaped(start - 1)
+		case c < 0x20:
+			return "", false
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return "", false
+}
+
+// escaped reads the string with escapes that starts at start.
+func (d *fastDecoder) escaped(start int) (string, bool) {
+	i := start + 1
+	for ; i < len(d.data) && d.data[i] != '"'; i++ {
+		if d.data[i] == '\\' {
+			i++
+		}
+	}
+	if i >= len(d.data) {
+		return "", false
+	}
+	raw := d.data[start : i+1]
+	if !utf8.Valid(raw) {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	d.pos = i + 1
+	return s, true
+}
+
+// intern returns b as a string, sharing the strings already made for the
+// first thousands of distinct values (a route's via and dev repeat).
+func (d *fastDecoder) intern(b []byte) string {
+	if s, ok := d.strs[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(d.strs) < 4096 && len(b) <= 64 {
+		d.strs[s] = s
+	}
+	return s
+}
+
+// boolean reads true or false into v.
+func (d *fastDecoder) boolean(v reflect.Value) bool {
+	d.space()
+	switch rest := d.data[d.pos:]; {
+	case len(rest) >= 4 && string(rest[:4]) == "true":
+		d.pos += 4
+		v.SetBool(true)
+	case len(rest) >= 5 && string(rest[:5]) == "false":
+		d.pos += 5
+	default:
+		return false
+	}
+	return d.delimited()
+}
+
+// delimited reports whether a literal or number ends where it should.
+func (d *fastDecoder) delimited() bool {
+	if d.pos == len(d.data) {
+		return true
+	}
+	switch d.data[d.pos] {
+	case ',', '}', ']', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+// integer reads a plain JSON integer (no fraction, no exponent) that fits
+// bits bits, signed or not.
+func (d *fastDecoder) integer(bits int, signed bool) (int64, bool) {
+	d.space()
+	neg := d.pos < len(d.data) && d.data[d.pos] == '-'
+	if neg {
+		if !signed {
+			return 0, false
+		}
+		d.pos++
+	}
+	start := d.pos
+	var u uint64
+	for d.pos < len(d.data) && '0' <= d.data[d.pos] && d.data[d.pos] <= '9' {
+		if d.pos-start == 19 {
+			return 0, false
+		}
+		u = u*10 + uint64(d.data[d.pos]-'0')
+		d.pos++
+	}
+	digits := d.pos - start
+	if digits == 0 || digits > 1 && d.data[start] == '0' || !d.delimited() {
+		return 0, false
+	}
+	switch {
+	case !signed:
+		return int64(u), u <= 1<<bits-1
+	case neg:
+		return -int64(u), u <= 1<<(bits-1)
+	}
+	return int64(u), u <= 1<<(bits-1)-1
+}
