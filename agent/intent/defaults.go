@@ -35,6 +35,9 @@ func firstFamily(def Family, fams ...Family) Family {
 
 // addrFamily returns the family of the address s, or "" if s is not one.
 func addrFamily(s string) Family {
+	if s == "" {
+		return "" // without the error ParseAddr would make
+	}
 	a, err := netip.ParseAddr(s)
 	if err != nil {
 		return ""
@@ -44,6 +47,9 @@ func addrFamily(s string) Family {
 
 // prefixFamily returns the family of the prefix s, or "" if s is not one.
 func prefixFamily(s string) Family {
+	if s == "" {
+		return ""
+	}
 	p, err := netip.ParsePrefix(s)
 	if err != nil {
 		return ""

@@ -74,11 +74,15 @@ func (r *Route) EffectiveFamily() Family {
 	if r.Family != "" {
 		return r.Family
 	}
-	fams := []Family{prefixFamily(r.To), addrFamily(r.Via), addrFamily(r.Src)}
-	for _, n := range r.Nexthops {
-		fams = append(fams, addrFamily(n.Via))
+	if f := firstFamily("", prefixFamily(r.To), addrFamily(r.Via), addrFamily(r.Src)); f != "" {
+		return f
 	}
-	return firstFamily(FamilyIPv4, fams...)
+	for _, n := range r.Nexthops {
+		if f := addrFamily(n.Via); f != "" {
+			return f
+		}
+	}
+	return FamilyIPv4
 }
 
 // Dst returns the route's destination prefix, masked; "default" is
@@ -100,17 +104,50 @@ func (r *Route) Dst() (netip.Prefix, error) {
 // EffectivePref returns the route's preference, medium when unset.
 func (r *Route) EffectivePref() RoutePref { return orDefault(r.Pref, PrefMedium) }
 
-// routes checks every route, and that no two share an identity.
+// routes checks every route, and that no two share an identity. A route is
+// checked first at the empty path, which costs no string; only a route
+// with a problem is checked again at its own path, for the messages.
 func (c *checker) routes() {
-	seen := map[string]Origin{}
+	seen := make(map[routeID]int, len(c.in.Routes))
+	at := func(i int) Origin { return locate(c.in.Routes[i].Origin, "routes", i) }
 	for i := range c.in.Routes {
 		r := &c.in.Routes[i]
-		at := locate(r.Origin, "routes", i)
-		if c.route(r, at) {
-			c.unique(seen, routeKey(r), at)
-			c.kernelPrefixRoute(r, at)
+		n := len(c.errs)
+		ok := c.route(r, Origin{})
+		if len(c.errs) > n {
+			c.errs = c.errs[:n]
+			ok = c.route(r, at(i))
+		}
+		if !ok {
+			continue
+		}
+		id := routeIdentity(r)
+		if first, dup := seen[id]; dup {
+			c.fail(at(i), "%s is already defined at %s", routeKey(r), at(first))
+		} else {
+			seen[id] = i
+		}
+		n = len(c.errs)
+		c.kernelPrefixRoute(r, Origin{})
+		if len(c.errs) > n {
+			c.errs = c.errs[:n]
+			c.kernelPrefixRoute(r, at(i))
 		}
 	}
+}
+
+// routeID is routeKey as a comparable value: equal for two sound routes
+// exactly when their routeKey is.
+type routeID struct {
+	dst           netip.Prefix
+	v6            bool
+	table, metric uint32
+}
+
+// routeIdentity returns the routeID of a sound route.
+func routeIdentity(r *Route) routeID {
+	dst, _ := r.Dst()
+	return routeID{dst: dst, v6: r.EffectiveFamily() == FamilyIPv6, table: r.EffectiveTable(), metric: r.EffectiveMetric()}
 }
 
 // kernelPrefixRoute rejects a route that the kernel adds itself, with its
@@ -122,6 +159,29 @@ func (c *checker) kernelPrefixRoute(r *Route, at Origin) {
 	if err != nil || r.EffectiveTable() != TableMain || r.EffectiveType() != RouteUnicast {
 		return
 	}
+	for _, k := range c.kernelRoutes()[dst] {
+		if r.EffectiveMetric() == k.metric {
+			c.fail(at, "the kernel adds this route itself for address %s of %q (table main, metric %d): leave it out, or give it another metric or table",
+				k.addr, k.ifc, k.metric)
+			return
+		}
+	}
+}
+
+// kernelRoute is the prefix route the kernel adds for an address.
+type kernelRoute struct {
+	addr, ifc string // the address as written, and its interface
+	metric    uint32
+}
+
+// kernelRoutes returns, by destination, the prefix routes the kernel adds
+// for the addresses of the interfaces that are not declared down, in the
+// order of the intent. It is made once per Validate.
+func (c *checker) kernelRoutes() map[netip.Prefix][]kernelRoute {
+	if c.prefixRoutes != nil {
+		return c.prefixRoutes
+	}
+	c.prefixRoutes = map[netip.Prefix][]kernelRoute{}
 	for i := range c.in.Interfaces {
 		ifc := &c.in.Interfaces[i]
 		if ifc.State == StateDown {
@@ -129,20 +189,17 @@ func (c *checker) kernelPrefixRoute(r *Route, at Origin) {
 		}
 		for _, a := range ifc.Addresses {
 			p, err := netip.ParsePrefix(a)
-			if err != nil || p.Bits() == p.Addr().BitLen() || p.Masked() != dst {
+			if err != nil || p.Bits() == p.Addr().BitLen() {
 				continue
 			}
 			metric := uint32(0)
 			if p.Addr().Is6() {
 				metric = 256
 			}
-			if r.EffectiveMetric() == metric {
-				c.fail(at, "the kernel adds this route itself for address %s of %q (table main, metric %d): leave it out, or give it another metric or table",
-					a, ifc.Name, metric)
-				return
-			}
+			c.prefixRoutes[p.Masked()] = append(c.prefixRoutes[p.Masked()], kernelRoute{a, ifc.Name, metric})
 		}
 	}
+	return c.prefixRoutes
 }
 
 // route checks one route; it returns whether its identity is sound.
@@ -290,16 +347,22 @@ func (c *checker) gateway(r *Route, at Origin) famClaim {
 }
 
 // addressOwner returns the interface of the intent that has the address a,
-// or "".
+// or "": the first in the intent's order. The index is made once per
+// Validate.
 func (c *checker) addressOwner(a netip.Addr) string {
-	for i := range c.in.Interfaces {
-		for _, s := range c.in.Interfaces[i].Addresses {
-			if p, err := netip.ParsePrefix(s); err == nil && p.Addr() == a {
-				return c.in.Interfaces[i].Name
+	if c.owners == nil {
+		c.owners = map[netip.Addr]string{}
+		for i := range c.in.Interfaces {
+			for _, s := range c.in.Interfaces[i].Addresses {
+				if p, err := netip.ParsePrefix(s); err == nil {
+					if _, ok := c.owners[p.Addr()]; !ok {
+						c.owners[p.Addr()] = c.in.Interfaces[i].Name
+					}
+				}
 			}
 		}
 	}
-	return ""
+	return c.owners[a]
 }
 
 // optAddr checks the unicast address in field, if set, and returns its

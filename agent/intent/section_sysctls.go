@@ -93,6 +93,9 @@ func isSysctlNameRune(r rune) bool {
 // disable_ipv6 key decides, else "all", else, for an interface netagent
 // creates, "default".
 func (c *checker) ipv6Disabled() {
+	if len(c.in.Sysctls) == 0 {
+		return // nothing disables IPv6
+	}
 	for i := range c.in.Interfaces {
 		ifc := &c.in.Interfaces[i]
 		at := locate(ifc.Origin, "interfaces", i)

@@ -36,6 +36,10 @@ type checker struct {
 	in    *Intent
 	links map[string]linkDef // every interface name defined in the host namespace
 	errs  []error
+
+	// Indexes of the interfaces' addresses, made on first use.
+	prefixRoutes map[netip.Prefix][]kernelRoute // kernelRoutes
+	owners       map[netip.Addr]string          // addressOwner
 }
 
 // linkDef is where an interface name is defined: by an interface, or as the
