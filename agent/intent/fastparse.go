@@ -19,9 +19,12 @@ import (
 // are the slow path's. When it accepts, the result is what the slow path
 // returns; the fuzz test compares them.
 func parseFast(data []byte) (*Intent, bool) {
-	d := fastDecoder{data: data, strs: map[string]string{}}
+	p := planOf(reflect.TypeFor[Intent]())
+	fastSlots.Lock()
+	d := fastDecoder{data: data, last: make([]string, fastSlots.n)}
+	fastSlots.Unlock()
 	var in Intent
-	seen, ok := d.object(planOf(reflect.TypeFor[Intent]()), reflect.ValueOf(&in).Elem())
+	seen, ok := d.object(p, reflect.ValueOf(&in).Elem())
 	if !ok || d.space() != len(data) || in.Version != Version || seen&1 == 0 {
 		return nil, false
 	}
@@ -44,6 +47,13 @@ type fastField struct {
 	name  string
 	index int
 	plan  *fastPlan
+	slot  int // of the field's last string, in fastDecoder.last
+}
+
+// fastSlots counts the string fields of all plans.
+var fastSlots struct {
+	sync.Mutex
+	n int
 }
 
 var fastPlans sync.Map // reflect.Type -> *fastPlan (nil: unsupported)
@@ -83,7 +93,7 @@ func buildPlan(t reflect.Type) *fastPlan {
 			return nil
 		}
 	case reflect.Struct:
-		p.byName = map[string]int{}
+		names := map[string]bool{}
 		for i := range t.NumField() {
 			f := t.Field(i)
 			if f.Anonymous {
@@ -100,11 +110,15 @@ func buildPlan(t reflect.Type) *fastPlan {
 				name = f.Name
 			}
 			fp := planOf(f.Type)
-			if _, dup := p.byName[name]; fp == nil || dup || len(p.fields) == 64 {
+			if fp == nil || names[name] || len(p.fields) == 64 {
 				return nil
 			}
-			p.byName[name] = len(p.fields)
-			p.fields = append(p.fields, fastField{name, i, fp})
+			names[name] = true
+			fastSlots.Lock()
+			slot := fastSlots.n
+			fastSlots.n++
+			fastSlots.Unlock()
+			p.fields = append(p.fields, fastField{name, i, fp, slot})
 		}
 	default:
 		return nil
@@ -126,7 +140,7 @@ func cutTag(tag string) (name, opts string, found bool) {
 type fastDecoder struct {
 	data []byte
 	pos  int
-	strs map[string]string // strings already made, to share repeated ones
+	last []string // the last string of each string field, to share repeats
 }
 
 // space skips white space and returns the position.
@@ -157,7 +171,7 @@ func (d *fastDecoder) value(p *fastPlan, v reflect.Value) bool {
 	}
 	switch p.kind {
 	case reflect.String:
-		s, ok := d.str()
+		s, ok := d.str(nil)
 		v.SetString(s)
 		return ok
 	case reflect.Bool:
@@ -205,13 +219,19 @@ func (d *fastDecoder) object(p *fastPlan, v reflect.Value) (uint64, bool) {
 		if !ok {
 			return 0, false
 		}
-		i, known := p.byName[key]
-		if !known || seen&(1<<i) != 0 {
+		i := p.field(key)
+		if i < 0 || seen&(1<<i) != 0 {
 			return 0, false
 		}
 		seen |= 1 << i
 		f := &p.fields[i]
-		if !d.value(f.plan, v.Field(f.index)) {
+		if f.plan.kind == reflect.String {
+			s, ok := d.str(&d.last[f.slot])
+			if !ok {
+				return 0, false
+			}
+			v.Field(f.index).SetString(s)
+		} else if !d.value(f.plan, v.Field(f.index)) {
 			return 0, false
 		}
 		switch d.peek() {
@@ -226,14 +246,41 @@ func (d *fastDecoder) object(p *fastPlan, v reflect.Value) (uint64, bool) {
 	}
 }
 
-// key reads a member name and its colon.
-func (d *fastDecoder) key() (string, bool) {
-	k, ok := d.str()
+// field returns the index in p.fields of the member named key, or -1.
+func (p *fastPlan) field(key []byte) int {
+	for i := range p.fields {
+		if p.fields[i].name == string(key) {
+			return i
+		}
+	}
+	return -1
+}
+
+// key reads a member name and its colon. The name is the document's bytes
+// when it has no escapes.
+func (d *fastDecoder) key() ([]byte, bool) {
+	if d.peek() != '"' {
+		return nil, false
+	}
+	start := d.pos + 1
+	for i := start; i < len(d.data); i++ {
+		if c := d.data[i]; c == '"' {
+			d.pos = i + 1
+			if !utf8.Valid(d.data[start:i]) || d.peek() != ':' {
+				return nil, false
+			}
+			d.pos++
+			return d.data[start:i], true
+		} else if c == '\\' || c < 0x20 {
+			break
+		}
+	}
+	k, ok := d.escaped(start - 1)
 	if !ok || d.peek() != ':' {
-		return "", false
+		return nil, false
 	}
 	d.pos++
-	return k, true
+	return []byte(k), true
 }
 
 // mapObject decodes an object into the map v.
@@ -253,7 +300,7 @@ func (d *fastDecoder) mapObject(p *fastPlan, v reflect.Value) bool {
 		if !ok {
 			return false
 		}
-		k := reflect.ValueOf(key)
+		k := reflect.ValueOf(string(key))
 		if m.MapIndex(k).IsValid() {
 			return false // given twice
 		}
@@ -342,7 +389,9 @@ func (d *fastDecoder) count() (int, bool) {
 
 // str reads a string. One with escapes goes through encoding/json; one
 // with invalid UTF-8 is refused (encoding/json would replace the bytes).
-func (d *fastDecoder) str() (string, bool) {
+// If last is not nil, it holds the field's previous string, which is
+// returned again if equal (a route's via and dev repeat), else replaced.
+func (d *fastDecoder) str(last *string) (string, bool) {
 	if d.peek() != '"' {
 		return "", false
 	}
@@ -356,7 +405,13 @@ func (d *fastDecoder) str() (string, bool) {
 			if !ascii && !utf8.Valid(b) {
 				return "", false
 			}
-			return d.intern(b), true
+			if last == nil {
+				return string(b), true
+			}
+			if *last != string(b) {
+				*last = string(b)
+			}
+			return *last, true
 		case c == '\\':
 			return d.escaped(start - 1)
 		case c < 0x20:
@@ -389,19 +444,6 @@ func (d *fastDecoder) escaped(start int) (string, bool) {
 	}
 	d.pos = i + 1
 	return s, true
-}
-
-// intern returns b as a string, sharing the strings already made for the
-// first thousands of distinct values (a route's via and dev repeat).
-func (d *fastDecoder) intern(b []byte) string {
-	if s, ok := d.strs[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	if len(d.strs) < 4096 && len(b) <= 64 {
-		d.strs[s] = s
-	}
-	return s
 }
 
 // boolean reads true or false into v.

@@ -127,12 +127,7 @@ func (c *checker) routes() {
 		} else {
 			seen[id] = i
 		}
-		n = len(c.errs)
-		c.kernelPrefixRoute(r, Origin{})
-		if len(c.errs) > n {
-			c.errs = c.errs[:n]
-			c.kernelPrefixRoute(r, at(i))
-		}
+		c.kernelPrefixRoute(r, id, at, i)
 	}
 }
 
@@ -144,24 +139,36 @@ type routeID struct {
 	table, metric uint32
 }
 
-// routeIdentity returns the routeID of a sound route.
+// routeIdentity returns the routeID of a sound route, parsing its
+// destination once.
 func routeIdentity(r *Route) routeID {
 	dst, _ := r.Dst()
-	return routeID{dst: dst, v6: r.EffectiveFamily() == FamilyIPv6, table: r.EffectiveTable(), metric: r.EffectiveMetric()}
+	fam := r.Family
+	switch {
+	case fam != "":
+	case r.To != "default":
+		fam = familyOf(dst.Addr()) // To comes first in EffectiveFamily
+	default:
+		fam = r.EffectiveFamily()
+	}
+	id := routeID{dst: dst, v6: fam == FamilyIPv6, table: r.EffectiveTable(), metric: r.Metric}
+	if id.metric == 0 && id.v6 {
+		id.metric = IPv6DefaultMetric // as EffectiveMetric
+	}
+	return id
 }
 
 // kernelPrefixRoute rejects a route that the kernel adds itself, with its
 // own protocol, for an address of the intent: the prefix route of an IPv4
 // address (table main, metric 0) or of an IPv6 one (metric 256). netagent
 // would find it taken by a route it does not own, at every apply.
-func (c *checker) kernelPrefixRoute(r *Route, at Origin) {
-	dst, err := r.Dst()
-	if err != nil || r.EffectiveTable() != TableMain || r.EffectiveType() != RouteUnicast {
+func (c *checker) kernelPrefixRoute(r *Route, id routeID, at func(int) Origin, i int) {
+	if id.table != TableMain || r.EffectiveType() != RouteUnicast {
 		return
 	}
-	for _, k := range c.kernelRoutes()[dst] {
-		if r.EffectiveMetric() == k.metric {
-			c.fail(at, "the kernel adds this route itself for address %s of %q (table main, metric %d): leave it out, or give it another metric or table",
+	for _, k := range c.kernelRoutes()[id.dst] {
+		if id.metric == k.metric {
+			c.fail(at(i), "the kernel adds this route itself for address %s of %q (table main, metric %d): leave it out, or give it another metric or table",
 				k.addr, k.ifc, k.metric)
 			return
 		}
@@ -273,7 +280,7 @@ func (c *checker) nexthops(r *Route, at Origin) []famClaim {
 			c.fail(no.field("via"), "is required in an IPv6 multipath route")
 		}
 		if cl.fam != "" {
-			if a := netip.MustParseAddr(n.Via); a.IsLinkLocalUnicast() && n.Dev == "" {
+			if a := cl.addr; a.IsLinkLocalUnicast() && n.Dev == "" {
 				c.fail(no.field("via"), "link-local gateway %s needs dev", a)
 			}
 		}
@@ -330,7 +337,7 @@ func (c *checker) gateway(r *Route, at Origin) famClaim {
 	if cl.fam == "" {
 		return cl
 	}
-	a := netip.MustParseAddr(r.Via)
+	a := cl.addr
 	if a.IsLinkLocalUnicast() && r.Dev == "" {
 		c.fail(at.field("via"), "link-local gateway %s needs dev", a)
 	}
@@ -375,7 +382,7 @@ func (c *checker) optAddr(at Origin, field, s string) famClaim {
 	if !ok {
 		return famClaim{}
 	}
-	return famClaim{field: field, text: s, fam: familyOf(a)}
+	return famClaim{field: field, text: s, fam: familyOf(a), addr: a}
 }
 
 // routeTarget checks via and dev against the route type: a unicast route

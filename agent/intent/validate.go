@@ -269,9 +269,10 @@ func famName(f Family) string {
 
 // famClaim is one field's say about an object's address family.
 type famClaim struct {
-	field string // "family", "to", "via", ...
-	text  string // the field's value
-	fam   Family // "" when the field says nothing
+	field string     // "family", "to", "via", ...
+	text  string     // the field's value
+	fam   Family     // "" when the field says nothing
+	addr  netip.Addr // the address, for optAddr's claims
 }
 
 // describe returns `to 198.51.100.0/24 is IPv4`, or `family is "ipv6"`.
