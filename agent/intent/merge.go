@@ -135,16 +135,30 @@ type claim struct {
 
 // mergeList gathers one list from every file in order, setting each
 // object's origin, and keeps the objects that no two files both claim.
+// A single file claims nothing against another: its list is copied with
+// the origins set, without the identities.
 func mergeList[T any](m *merger, files []namedIntent, kind string, list func(*Intent) []T,
 	origin func(*T) *Origin, keys func(*T) []string) []T {
-	var all []T
-	var claims []claim
+	n := 0
+	for _, f := range files {
+		n += len(list(f.in))
+	}
+	if n == 0 {
+		return nil
+	}
+	all := make([]T, 0, n)
 	for _, f := range files {
 		for i, obj := range list(f.in) {
 			*origin(&obj) = Origin{File: f.name, Path: Origin{Path: kind}.index(i).Path}
 			all = append(all, obj)
-			claims = append(claims, claim{at: *origin(&obj), keys: keys(&obj)})
 		}
+	}
+	if len(files) == 1 {
+		return all
+	}
+	claims := make([]claim, len(all))
+	for i := range all {
+		claims[i] = claim{at: *origin(&all[i]), keys: keys(&all[i])}
 	}
 	keep := m.resolve(claims)
 	var out []T

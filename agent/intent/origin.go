@@ -1,9 +1,6 @@
 package intent
 
-import (
-	"fmt"
-	"strconv"
-)
+import "strconv"
 
 // Origin says where an object was defined: a file and the object's JSON
 // path in that file. Merge sets it on every object it keeps, so that errors
@@ -33,7 +30,10 @@ func (o Origin) field(name string) Origin {
 
 // index returns the origin of element i of o.
 func (o Origin) index(i int) Origin {
-	return Origin{File: o.File, Path: fmt.Sprintf("%s[%d]", o.Path, i)}
+	var buf [64]byte
+	b := append(append(buf[:0], o.Path...), '[')
+	b = append(strconv.AppendInt(b, int64(i), 10), ']')
+	return Origin{File: o.File, Path: string(b)}
 }
 
 // key returns the origin of the map entry k of o.
