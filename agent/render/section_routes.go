@@ -47,10 +47,9 @@ func (b *builder) routes() {
 	for i := range b.in.Routes {
 		r := &b.in.Routes[i]
 		at := locate(r.Origin, "routes", i)
-		if r.Dev != "" {
-			if _, ok := b.deviceRef(field(at, "dev"), r.Dev); !ok {
-				continue
-			}
+		if _, known := b.idx.ifaces[r.Dev]; r.Dev != "" && !known {
+			b.deviceRef(field(at, "dev"), r.Dev) // says why, at the path made only now
+			continue
 		}
 		if !b.nexthopDevs(r, at) {
 			continue
