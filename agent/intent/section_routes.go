@@ -166,7 +166,10 @@ func (c *checker) kernelPrefixRoute(r *Route, id routeID, at func(int) Origin, i
 	if id.table != TableMain || r.EffectiveType() != RouteUnicast {
 		return
 	}
-	for _, k := range c.kernelRoutes()[id.dst] {
+	if !c.kernelRoutes().bits[id.dst.Bits()] {
+		return // no address has a prefix of this length
+	}
+	for _, k := range c.kernelRoutes().byDst[id.dst] {
 		if id.metric == k.metric {
 			c.fail(at(i), "the kernel adds this route itself for address %s of %q (table main, metric %d): leave it out, or give it another metric or table",
 				k.addr, k.ifc, k.metric)
@@ -181,14 +184,21 @@ type kernelRoute struct {
 	metric    uint32
 }
 
+// kernelRoutes are the prefix routes the kernel adds, by destination, and
+// the lengths of their prefixes, which spare most routes the lookup.
+type kernelRoutes struct {
+	byDst map[netip.Prefix][]kernelRoute
+	bits  [129]bool
+}
+
 // kernelRoutes returns, by destination, the prefix routes the kernel adds
 // for the addresses of the interfaces that are not declared down, in the
 // order of the intent. It is made once per Validate.
-func (c *checker) kernelRoutes() map[netip.Prefix][]kernelRoute {
+func (c *checker) kernelRoutes() *kernelRoutes {
 	if c.prefixRoutes != nil {
 		return c.prefixRoutes
 	}
-	c.prefixRoutes = map[netip.Prefix][]kernelRoute{}
+	c.prefixRoutes = &kernelRoutes{byDst: map[netip.Prefix][]kernelRoute{}}
 	for i := range c.in.Interfaces {
 		ifc := &c.in.Interfaces[i]
 		if ifc.State == StateDown {
@@ -203,7 +213,8 @@ func (c *checker) kernelRoutes() map[netip.Prefix][]kernelRoute {
 			if p.Addr().Is6() {
 				metric = 256
 			}
-			c.prefixRoutes[p.Masked()] = append(c.prefixRoutes[p.Masked()], kernelRoute{a, ifc.Name, metric})
+			c.prefixRoutes.byDst[p.Masked()] = append(c.prefixRoutes.byDst[p.Masked()], kernelRoute{a, ifc.Name, metric})
+			c.prefixRoutes.bits[p.Bits()] = true
 		}
 	}
 	return c.prefixRoutes
@@ -341,8 +352,10 @@ func (c *checker) gateway(r *Route, at Origin) famClaim {
 	if a.IsLinkLocalUnicast() && r.Dev == "" {
 		c.fail(at.field("via"), "link-local gateway %s needs dev", a)
 	}
-	if owner := c.addressOwner(a); owner != "" && a.Is6() {
-		c.fail(at.field("via"), "%s is an address of %q in the intent: the kernel refuses a local IPv6 gateway", a, owner)
+	if a.Is6() {
+		if owner := c.addressOwner(a); owner != "" {
+			c.fail(at.field("via"), "%s is an address of %q in the intent: the kernel refuses a local IPv6 gateway", a, owner)
+		}
 	}
 	switch {
 	case r.Scope == ScopeHost:

@@ -38,8 +38,8 @@ type checker struct {
 	errs  []error
 
 	// Indexes of the interfaces' addresses, made on first use.
-	prefixRoutes map[netip.Prefix][]kernelRoute // kernelRoutes
-	owners       map[netip.Addr]string          // addressOwner
+	prefixRoutes *kernelRoutes         // kernelRoutes
+	owners       map[netip.Addr]string // addressOwner
 }
 
 // linkDef is where an interface name is defined: by an interface, or as the
