@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# Times netagent against the kernel's own batch tools on the same work, in
+# fresh network namespaces (never the host's), and prints a markdown table
+# (run as root):
+#
+#   work | batch tool | netagent apply | ratio | no-op | one change | check | max RSS
+#
+#   batch tool      `ip -batch` (routes, pairs) or `iptables-restore` (rules),
+#                   run in a fresh namespace
+#   netagent apply  `netagent apply` of the same objects in another fresh one;
+#                   ratio = apply / batch tool
+#   no-op           the same apply again (nothing to do)
+#   one change      an apply of the intent with one object edited (a route's
+#                   gateway, a bridge's address, a rule's port)
+#   check           `netagent check` of the edited intent
+#   max RSS         the largest peak resident set of those four netagent runs
+#
+# The work: 10k and 100k IPv4 routes via a gateway over one link; 500 and
+# 2000 bridge+vxlan pairs, each bridge with an address; 10k iptables rules in
+# 100 filter chains jumped to from FORWARD. internal/benchgen writes each
+# work once for the batch tool and once as an intent, with the same objects
+# (netagent's marks included); the script checks that both sides leave the
+# same objects in the kernel (ip link/addr/route, iptables-save).
+# netagent runs with --log-level warn (the cost of its per-operation log
+# lines is not the work) and a --state-dir in a temporary directory.
+#
+# Each measurement gets a new namespace; deleting one keeps the kernel busy
+# (holding the rtnl lock) for a while after `ip netns del` returns, so the
+# script waits until a no-op link change in an idle scratch namespace is fast
+# again (several in a row) before the next measurement. Every namespace is
+# removed at the end, also on error or interrupt.
+#
+# Options:
+#   --quick         one size per kind: 10k routes, 500 pairs, 10k rules
+#   --only KIND     routes, pairs or iptables (repeatable)
+#   --repeat N      each cell is the median of N runs (default 1)
+#   --sizes small   200 routes, 20 pairs, 200 rules in 10 chains: seconds,
+#                   for the test that keeps this script working
+# BENCH_NS names the namespaces' prefix (default na-bench-<random>).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() {
+	sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+	exit 2
+}
+
+quick= repeat=1 sizes=full only=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) quick=1 ;;
+	--only)
+		[ $# -ge 2 ] || usage
+		case $2 in routes | pairs | iptables) only+=("$2") ;; *) usage ;; esac
+		shift
+		;;
+	--repeat)
+		[ $# -ge 2 ] && [[ $2 =~ ^[1-9][0-9]*$ ]] || usage
+		repeat=$2
+		shift
+		;;
+	--sizes)
+		[ $# -ge 2 ] || usage
+		case $2 in small | full) sizes=$2 ;; *) usage ;; esac
+		shift
+		;;
+	-h | --help) usage ;;
+	*) usage ;;
+	esac
+	shift
+done
+[ ${#only[@]} -gt 0 ] || only=(routes pairs iptables)
+
+# The sizes of each kind; rules come with their number of chains.
+if [ "$sizes" = small ]; then
+	route_sizes=(200) pair_sizes=(20) rule_sizes=(200) chains=10
+elif [ -n "$quick" ]; then
+	route_sizes=(10000) pair_sizes=(500) rule_sizes=(10000) chains=100
+else
+	route_sizes=(10000 100000) pair_sizes=(500 2000) rule_sizes=(10000) chains=100
+fi
+
+if [ "$(id -u)" != 0 ]; then
+	echo "bench.sh: run as root (it creates network namespaces)" >&2
+	exit 1
+fi
+for tool in go ip iptables-restore; do
+	command -v "$tool" >/dev/null || {
+		echo "bench.sh: $tool not found (scripts/setup.sh installs what is needed)" >&2
+		exit 1
+	}
+done
+
+prefix=${BENCH_NS:-na-bench-$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')}
+work=$(mktemp -d)
+declare -A live=() # the namespaces to remove on exit
+cleanup() {
+	for ns in "${!live[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'echo "bench.sh: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+log() { printf '%s\n' "$*" >&2; }
+die() {
+	log "bench.sh: $*"
+	exit 1
+}
+
+# now_us prints the wall clock in microseconds.
+now_us() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }
+
+log "building netagent and benchgen into $work/bin"
+go build -o "$work/bin/netagent" ./cmd/netagent
+go build -o "$work/bin/benchgen" ./internal/benchgen
+netagent=$work/bin/netagent benchgen=$work/bin/benchgen
+
+# A scratch namespace whose lo is set up again and again to see whether
+# the kernel is still busy tearing down a deleted namespace.
+idle=$prefix-idle
+ip netns add "$idle"
+live[$idle]=1
+ip -n "$idle" link set lo up
+
+# lo_up_us prints how long a no-op link change takes, in microseconds.
+lo_up_us() {
+	local t0
+	t0=$(now_us)
+	ip -n "$idle" link set lo up
+	echo $(($(now_us) - t0))
+}
+
+# The idle machine's time for a no-op link change (the fastest of 10); a
+# change is "fast" within 3 times that plus 5 ms.
+base=1000000000
+for _ in $(seq 10); do
+	t=$(lo_up_us)
+	[ "$t" -lt "$base" ] && base=$t
+done
+fast_us=$((3 * base + 5000))
+
+# settle waits until 5 no-op link changes in a row are fast, for at most
+# 120 s.
+settle() {
+	local start run=0 t
+	start=$(now_us)
+	while [ "$run" -lt 5 ]; do
+		t=$(lo_up_us)
+		if [ "$t" -le "$fast_us" ]; then run=$((run + 1)); else run=0; fi
+		if [ $(($(now_us) - start)) -gt 120000000 ]; then
+			log "bench.sh: warning: the kernel is still slow ($t us for a no-op link change) after 120 s; measuring anyway"
+			return
+		fi
+	done
+}
+
+# newns NAME SETUP makes a fresh namespace and runs the setup batch in it.
+seq_ns=0
+newns() {
+	seq_ns=$((seq_ns + 1))
+	ns=$prefix-$seq_ns
+	ip netns add "$ns"
+	live[$ns]=1
+	ip -n "$ns" -batch "$1"
+}
+
+# delns removes the namespace and waits for the kernel to finish with it.
+delns() {
+	ip netns del "$1"
+	unset "live[$1]"
+	settle
+}
+
+# timed LABEL COMMAND... runs the command through benchgen time; it sets
+# secs and rss_kb, or stops the script with the command's output.
+timed() {
+	local label=$1
+	shift
+	if ! "$benchgen" time -o "$work/time" -- "$@" >"$work/out" 2>&1; then
+		die "$label failed: $*"$'\n'"$(tail -n 20 "$work/out")"
+	fi
+	read -r secs rss_kb <"$work/time"
+}
+
+# median prints the median of its arguments.
+median() {
+	printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {
+		if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# human prints a count as the issue's table does: 10000 as 10k.
+human() {
+	if [ "$1" -ge 10000 ] && [ $(($1 % 1000)) = 0 ]; then echo "$(($1 / 1000))k"; else echo "$1"; fi
+}
+
+# secs prints seconds with three significant digits at most.
+fmt_secs() { awk -v s="$1" 'BEGIN { if (s >= 1) printf "%.2f s", s; else printf "%.3f s", s }'; }
+
+# snapshot NS prints what the namespace holds, sorted, without what differs
+# between two namespaces made alike (interface indexes, MAC addresses and
+# what derives from them, timers, operstates still settling): the batch
+# tool's result and netagent's must print the same.
+snapshot() {
+	{
+		ip -n "$1" -o -d link show
+		ip -n "$1" -o addr show
+		ip -n "$1" -d route show table all
+		ip -n "$1" -6 -d route show table all
+		ip netns exec "$1" iptables-save
+	} | grep -v -e 'fe80::' -e '^#' | sed -E 's/^[0-9]+: //; s/@if[0-9]+/@if/; s/(link\/ether|brd|bridge_id|designated_root|designated_bridge) [0-9a-f.:]+/\1/g; s/[a-z_]+_timer +[0-9.]+//g; s/ state [A-Z]+ / /' |
+		sort
+}
+
+rows=()
+
+# measure KIND N LABEL [GEN-ARG...] times one work on both sides and adds
+# its row to the table.
+measure() {
+	local kind=$1 n=$2 label=$3
+	shift 3
+	local dir=$work/$kind-$n
+	mkdir -p "$dir"
+	"$benchgen" gen -kind "$kind" -n "$n" -dir "$dir" "$@"
+	local batch=() b=() a=() noop=() change=() check=() rss=() i
+	if [ "$kind" = iptables ]; then
+		batch=(iptables-restore "$dir/kernel.rules")
+	else
+		batch=(-batch "$dir/kernel.batch")
+	fi
+	for ((i = 1; i <= repeat; i++)); do
+		log "$label: run $i of $repeat"
+		newns "$dir/setup.batch"
+		settle
+		if [ "$kind" = iptables ]; then
+			timed "iptables-restore" ip netns exec "$ns" "${batch[@]}"
+		else
+			timed "ip -batch" ip -n "$ns" "${batch[@]}"
+		fi
+		b+=("$secs")
+		snapshot "$ns" >"$work/kernel.snap"
+		delns "$ns"
+
+		newns "$dir/setup.batch"
+		settle
+		local na=("$netagent" --netns "$ns" --state-dir "$work/state-$ns" --log-level warn)
+		local peak=0
+		timed "netagent apply" "${na[@]}" apply "$dir/intent.json"
+		a+=("$secs") peak=$((rss_kb > peak ? rss_kb : peak))
+		snapshot "$ns" >"$work/netagent.snap"
+		if ! diff -u "$work/kernel.snap" "$work/netagent.snap" >"$work/snap.diff"; then
+			die "the batch tool and netagent made different objects:"$'\n'"$(head -n 12 "$work/snap.diff" | cut -c1-300)"
+		fi
+		timed "netagent apply (no-op)" "${na[@]}" apply "$dir/intent.json"
+		grep -q 'converged: 0 operations' "$work/out" || die "the no-op apply did something: $(cat "$work/out")"
+		noop+=("$secs") peak=$((rss_kb > peak ? rss_kb : peak))
+		timed "netagent apply (one change)" "${na[@]}" apply "$dir/change.json"
+		grep -q 'converged: 0 operations' "$work/out" && die "the one-change apply changed nothing"
+		change+=("$secs") peak=$((rss_kb > peak ? rss_kb : peak))
+		timed "netagent check" "${na[@]}" check "$dir/change.json"
+		check+=("$secs") peak=$((rss_kb > peak ? rss_kb : peak))
+		rss+=("$peak")
+		delns "$ns"
+	done
+	local mb ma
+	mb=$(median "${b[@]}") ma=$(median "${a[@]}")
+	local row
+	row="| $label | $(fmt_secs "$mb") | $(fmt_secs "$ma") | "
+	row+=$(awk -v a="$ma" -v b="$mb" 'BEGIN { if (b > 0) printf "%.1f×", a / b; else printf "—" }')
+	row+=" | $(fmt_secs "$(median "${noop[@]}")") | $(fmt_secs "$(median "${change[@]}")")"
+	row+=" | $(fmt_secs "$(median "${check[@]}")") | $(awk -v k="$(median "${rss[@]}")" 'BEGIN { printf "%.0f MB", k / 1024 }') |"
+	log "$row"
+	rows+=("$row")
+}
+
+settle
+for kind in "${only[@]}"; do
+	case $kind in
+	routes) for n in "${route_sizes[@]}"; do measure routes "$n" "$(human "$n") routes over one link"; done ;;
+	pairs) for n in "${pair_sizes[@]}"; do measure pairs "$n" "$n bridge+vxlan pairs with addresses"; done ;;
+	iptables) for n in "${rule_sizes[@]}"; do
+		measure iptables "$n" "$(human "$n") iptables rules in $chains chains" -chains "$chains"
+	done ;;
+	esac
+done
+
+echo "| work | \`ip -batch\` / \`iptables-restore\` | \`netagent apply\` | ratio | no-op | one change | check | max RSS |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+printf '%s\n' "${rows[@]}"
+if [ "$repeat" -gt 1 ]; then echo; echo "medians of $repeat runs"; fi
