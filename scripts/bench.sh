@@ -37,11 +37,11 @@
 #   --sizes small   200 routes, 20 pairs, 200 rules in 10 chains: seconds,
 #                   for the test that keeps this script working
 # BENCH_NS names the namespaces' prefix (default na-bench-<random>).
-set -euo pipefail
+set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-	sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+	sed -n '2,/^set -Eeuo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -137,7 +137,7 @@ lo_up_us() {
 base=1000000000
 for _ in $(seq 10); do
 	t=$(lo_up_us)
-	[ "$t" -lt "$base" ] && base=$t
+	if [ "$t" -lt "$base" ]; then base=$t; fi
 done
 fast_us=$((3 * base + 5000))
 
@@ -256,7 +256,7 @@ measure() {
 		grep -q 'converged: 0 operations' "$work/out" || die "the no-op apply did something: $(cat "$work/out")"
 		noop+=("$secs") peak=$((rss_kb > peak ? rss_kb : peak))
 		timed "netagent apply (one change)" "${na[@]}" apply "$dir/change.json"
-		grep -q 'converged: 0 operations' "$work/out" && die "the one-change apply changed nothing"
+		if grep -q 'converged: 0 operations' "$work/out"; then die "the one-change apply changed nothing"; fi
 		change+=("$secs") peak=$((rss_kb > peak ? rss_kb : peak))
 		timed "netagent check" "${na[@]}" check "$dir/change.json"
 		check+=("$secs") peak=$((rss_kb > peak ? rss_kb : peak))
