@@ -45,7 +45,7 @@ usage() {
 	exit 2
 }
 
-quick= repeat=1 sizes=full only=()
+quick='' repeat=1 sizes=full only=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
@@ -55,7 +55,7 @@ while [ $# -gt 0 ]; do
 		shift
 		;;
 	--repeat)
-		[ $# -ge 2 ] && [[ $2 =~ ^[1-9][0-9]*$ ]] || usage
+		if [ $# -lt 2 ] || ! [[ $2 =~ ^[1-9][0-9]*$ ]]; then usage; fi
 		repeat=$2
 		shift
 		;;
@@ -120,8 +120,8 @@ netagent=$work/bin/netagent benchgen=$work/bin/benchgen
 # A scratch namespace whose lo is set up again and again to see whether
 # the kernel is still busy tearing down a deleted namespace.
 idle=$prefix-idle
+live[$idle]=1 # before it exists: an interrupt in between must not leak it
 ip netns add "$idle"
-live[$idle]=1
 ip -n "$idle" link set lo up
 
 # lo_up_us prints how long a no-op link change takes, in microseconds.
@@ -156,13 +156,14 @@ settle() {
 	done
 }
 
-# newns NAME SETUP makes a fresh namespace and runs the setup batch in it.
+# newns SETUP makes a fresh namespace, named in ns, and runs the setup
+# batch file in it.
 seq_ns=0
 newns() {
 	seq_ns=$((seq_ns + 1))
 	ns=$prefix-$seq_ns
-	ip netns add "$ns"
 	live[$ns]=1
+	ip netns add "$ns"
 	ip -n "$ns" -batch "$1"
 }
 
@@ -195,7 +196,7 @@ human() {
 	if [ "$1" -ge 10000 ] && [ $(($1 % 1000)) = 0 ]; then echo "$(($1 / 1000))k"; else echo "$1"; fi
 }
 
-# secs prints seconds with three significant digits at most.
+# fmt_secs prints seconds with two decimals from 1 s, three below.
 fmt_secs() { awk -v s="$1" 'BEGIN { if (s >= 1) printf "%.2f s", s; else printf "%.3f s", s }'; }
 
 # snapshot NS prints what the namespace holds, sorted, without what differs
@@ -207,7 +208,7 @@ snapshot() {
 		ip -n "$1" -o -d link show
 		ip -n "$1" -o addr show
 		ip -n "$1" -d route show table all
-		ip -n "$1" -6 -d route show table all
+		ip -n "$1" -6 -d route show table all | grep -v 'proto kernel' || true # addrconf's, still coming
 		ip netns exec "$1" iptables-save
 	} | grep -v -e 'fe80::' -e '^#' | sed -E 's/^[0-9]+: //; s/@if[0-9]+/@if/; s/(link\/ether|brd|bridge_id|designated_root|designated_bridge) [0-9a-f.:]+/\1/g; s/[a-z_]+_timer +[0-9.]+//g; s/ state [A-Z]+ / /' |
 		sort
