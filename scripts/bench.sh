@@ -207,7 +207,7 @@ snapshot() {
 	{
 		ip -n "$1" -o -d link show
 		ip -n "$1" -o addr show
-		ip -n "$1" -d route show table all
+		ip -n "$1" -4 -d route show table all
 		ip -n "$1" -6 -d route show table all | grep -v 'proto kernel' || true # addrconf's, still coming
 		ip netns exec "$1" iptables-save
 	} | grep -v -e 'fe80::' -e '^#' | sed -E 's/^[0-9]+: //; s/@if[0-9]+/@if/; s/(link\/ether|brd|bridge_id|designated_root|designated_bridge) [0-9a-f.:]+/\1/g; s/[a-z_]+_timer +[0-9.]+//g; s/ state [A-Z]+ / /' |
