@@ -199,16 +199,28 @@ human() {
 # fmt_secs prints seconds with two decimals from 1 s, three below.
 fmt_secs() { awk -v s="$1" 'BEGIN { if (s >= 1) printf "%.2f s", s; else printf "%.3f s", s }'; }
 
+# ipdump ARG... runs ip, again while it says a change in the kernel
+# interrupted its dump (up to 5 times).
+ipdump() {
+	local _
+	for _ in 1 2 3 4 5; do
+		ip "$@" >"$work/dump" 2>"$work/dump.err"
+		grep -q 'Dump was interrupted' "$work/dump.err" || break
+	done
+	cat "$work/dump.err" >&2
+	cat "$work/dump"
+}
+
 # snapshot NS prints what the namespace holds, sorted, without what differs
 # between two namespaces made alike (interface indexes, MAC addresses and
 # what derives from them, timers, operstates still settling): the batch
 # tool's result and netagent's must print the same.
 snapshot() {
 	{
-		ip -n "$1" -o -d link show
-		ip -n "$1" -o addr show
-		ip -n "$1" -4 -d route show table all
-		ip -n "$1" -6 -d route show table all | grep -v 'proto kernel' || true # addrconf's, still coming
+		ipdump -n "$1" -o -d link show
+		ipdump -n "$1" -o addr show
+		ipdump -n "$1" -4 -d route show table all
+		ipdump -n "$1" -6 -d route show table all | grep -v 'proto kernel' || true # addrconf's, still coming
 		ip netns exec "$1" iptables-save
 	} | grep -v -e 'fe80::' -e '^#' | sed -E 's/^[0-9]+: //; s/@if[0-9]+/@if/; s/(link\/ether|brd|bridge_id|designated_root|designated_bridge) [0-9a-f.:]+/\1/g; s/[a-z_]+_timer +[0-9.]+//g; s/ state [A-Z]+ / /' |
 		sort
