@@ -126,6 +126,7 @@ func benchInitial(b *testing.B, n int) {
 	s := &scenario{groups: n / 10}
 	s.intended, s.links = buildIntended(s.groups)
 	b.ReportAllocs()
+	var heap uint64
 	for b.Loop() {
 		b.StopTimer()
 		cur := s.freshCurrent()
@@ -135,7 +136,21 @@ func benchInitial(b *testing.B, n int) {
 		if len(st.OperationLog) != n-s.groups {
 			b.Fatalf("%d ops", len(st.OperationLog))
 		}
+		b.StopTimer()
+		heap = max(heap, heapInuse())
+		runtime.KeepAlive(cur)
+		b.StartTimer()
 	}
+	b.ReportMetric(float64(heap)/(1<<20), "heap-MB")
+}
+
+// heapInuse returns the heap in use after a collection: with both graphs
+// of a scenario live, what a process holding them needs.
+func heapInuse() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
 }
 
 func benchUnchanged(b *testing.B, n int) {
