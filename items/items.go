@@ -124,6 +124,15 @@ func TableName(table uint32) string {
 	return "table " + strconv.FormatUint(uint64(table), 10)
 }
 
+// appendTableName appends TableName(table) to b.
+func appendTableName(b []byte, table uint32) []byte {
+	switch table {
+	case TableMain, TableLocal, TableDefault:
+		return append(b, TableName(table)...)
+	}
+	return strconv.AppendUint(append(b, "table "...), uint64(table), 10)
+}
+
 // LinkRef refers to the external link item of an interface name.
 func LinkRef(ifname string) dg.ItemRef { return dg.ItemRef{Type: TypeLink, Name: ifname} }
 

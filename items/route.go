@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -190,7 +191,17 @@ func (r *Route) Type() string { return TypeRoute }
 
 // Name returns "<table> <dst> metric <metric>".
 func (r *Route) Name() string {
-	return fmt.Sprintf("%s %s metric %d", TableName(r.TableID()), r.Dst, r.EffectiveMetric())
+	var buf [96]byte
+	b := appendTableName(buf[:0], r.TableID())
+	b = append(b, ' ')
+	if r.Dst.IsValid() {
+		b = r.Dst.AppendTo(b)
+	} else {
+		b = append(b, r.Dst.String()...)
+	}
+	b = append(b, " metric "...)
+	b = strconv.AppendUint(b, uint64(r.EffectiveMetric()), 10)
+	return string(b)
 }
 
 // External returns false.
@@ -221,14 +232,12 @@ func (r *Route) EffectiveMetric() uint32 {
 // predicate (HasCarrier) when CarrierLink is set; address/<GwAddress> when
 // GwAddress is set; then Deps.
 func (r *Route) Dependencies() []dg.Dependency {
-	var deps []dg.Dependency
+	deps := make([]dg.Dependency, 0, r.depCount())
 	if r.Dev != "" {
 		deps = append(deps, requires(InterfaceRef(r.Dev), "device"))
 	}
-	seen := map[string]bool{r.Dev: true}
-	for _, n := range r.Nexthops {
-		if !seen[n.Dev] {
-			seen[n.Dev] = true
+	for i, n := range r.Nexthops {
+		if r.firstNexthopDev(i) {
 			deps = append(deps, requires(InterfaceRef(n.Dev), "nexthop device"))
 		}
 	}
@@ -243,6 +252,41 @@ func (r *Route) Dependencies() []dg.Dependency {
 		deps = append(deps, requires(dg.ItemRef{Type: TypeAddress, Name: r.GwAddress}, "gateway on-link"))
 	}
 	return extraDeps(deps, r.Deps)
+}
+
+// depCount returns how many dependencies Dependencies lists.
+func (r *Route) depCount() int {
+	k := len(r.Deps)
+	if r.Dev != "" {
+		k++
+	}
+	for i := range r.Nexthops {
+		if r.firstNexthopDev(i) {
+			k++
+		}
+	}
+	if r.CarrierLink != "" {
+		k++
+	}
+	if r.GwAddress != "" {
+		k++
+	}
+	return k
+}
+
+// firstNexthopDev reports whether nexthop i's Dev is neither the route's
+// Dev nor that of an earlier nexthop (a handful at most: no map).
+func (r *Route) firstNexthopDev(i int) bool {
+	dev := r.Nexthops[i].Dev
+	if dev == r.Dev {
+		return false
+	}
+	for _, n := range r.Nexthops[:i] {
+		if n.Dev == dev {
+			return false
+		}
+	}
+	return true
 }
 
 // Equal compares every field (Table and Metric as TableID and

@@ -80,3 +80,27 @@ func TestRuleSelectorsAndActions(t *testing.T) {
 		}
 	}
 }
+
+func TestRouteNameAndDependencies(t *testing.T) {
+	for _, tc := range []struct {
+		r    Route
+		name string
+		deps int
+	}{
+		{Route{Dst: netip.MustParsePrefix("10.0.0.0/8"), Metric: 100, Dev: "eth0"}, "main 10.0.0.0/8 metric 100", 1},
+		{Route{Dst: netip.MustParsePrefix("2001:db8::/32"), Table: 100}, "table 100 2001:db8::/32 metric 1024", 0},
+		{Route{Dst: netip.MustParsePrefix("::ffff:10.0.0.0/104"), Table: TableLocal}, "local ::ffff:10.0.0.0/104 metric 1024", 0},
+		{Route{Table: TableDefault}, "default invalid Prefix metric 0", 0},
+		{Route{Dst: netip.MustParsePrefix("0.0.0.0/0"), CarrierLink: "eth0", GwAddress: "eth0/10.0.0.1/24",
+			Nexthops: []Nexthop{{Dev: "eth1"}, {Dev: "eth0"}, {Dev: "eth1"}, {Dev: "eth2"}}, Dev: "eth0",
+			Deps: []dg.ItemRef{AddressRef("eth3", netip.MustParsePrefix("10.1.0.1/24"))}}, "main 0.0.0.0/0 metric 0", 6},
+	} {
+		if got := tc.r.Name(); got != tc.name {
+			t.Errorf("Name() = %q, want %q", got, tc.name)
+		}
+		deps := tc.r.Dependencies()
+		if len(deps) != tc.deps || cap(deps) != tc.deps {
+			t.Errorf("%s: %d dependencies (cap %d), want %d: %v", tc.name, len(deps), cap(deps), tc.deps, deps)
+		}
+	}
+}

@@ -87,7 +87,8 @@ func (b *builder) put(item validator, at intent.Origin) {
 		return
 	}
 	ref := dg.Ref(item)
-	if b.g.Contains(ref) {
+	n := b.g.NodeFor(ref) // the node the item goes into: no second lookup
+	if n.Present() {
 		b.fail(at, "renders to %s, which another object of the intent already is", ref)
 		return
 	}
@@ -95,7 +96,7 @@ func (b *builder) put(item validator, at intent.Origin) {
 	if at.File != "" {
 		g = g.EditSubGraph(SubgraphName(at.File))
 	}
-	g.Put(item)
+	g.PutAt(n, item, dg.StateData{State: dg.StateCreated})
 }
 
 // fail records a problem at o.
