@@ -14,10 +14,12 @@ func (g *Graph) Clone() *Graph {
 	}
 	dst := cloneTree(src, nil, r)
 	for ref, n := range src.r.nodes {
-		r.nodes[ref] = &Node{ref: ref, r: r, item: n.item, deps: n.deps, state: n.state, modRev: n.modRev, idx: n.idx}
+		c := &Node{ref: ref, r: r, item: n.item, deps: n.deps, modRev: n.modRev, idx: n.idx}
+		c.setState(n.State())
+		r.nodes[ref] = c
 	}
 	r.nextIdx = src.r.nextIdx
-	r.free = append([]int(nil), src.r.free...)
+	r.free = append([]int32(nil), src.r.free...)
 	for ref, n := range src.r.nodes {
 		c := r.nodes[ref]
 		if n.owner != nil {
@@ -33,16 +35,19 @@ func (g *Graph) Clone() *Graph {
 				c.req[i] = r.nodes[q.ref]
 			}
 		}
-		for _, d := range n.dependants.list {
-			c.dependants.add(r.nodes[d.ref])
+		if n.dependants != nil {
+			c.dependants = make([]*Node, len(n.dependants))
+			for i, d := range n.dependants {
+				c.dependants[i] = r.nodes[d.ref]
+			}
 		}
 	}
 	r.journal.floor = src.r.journal.floor
 	r.journal.entries = make([]change, len(src.r.journal.entries))
 	for i, e := range src.r.journal.entries {
 		c := r.nodes[e.node.ref]
-		if c == nil || e.node.dead { // a forgotten node: keep a dead copy
-			c = &Node{ref: e.node.ref, r: r, dead: true}
+		if c == nil || e.node.dead() { // a forgotten node: keep a dead copy
+			c = &Node{ref: e.node.ref, r: r, flags: nodeDead}
 		}
 		r.journal.entries[i] = change{e.rev, c}
 	}

@@ -15,7 +15,7 @@ func DOT(g *Graph) string {
 	w := newDotWriter(g.name)
 	w.cluster(g, func(ref ItemRef) (string, bool) {
 		n := g.r.nodes[ref]
-		return nodeStyle(n.item, n.state), true
+		return nodeStyle(n.item, n.State()), true
 	})
 	w.edges(g.Refs(), g.Dependencies, func(ref ItemRef) bool { return g.Contains(ref) })
 	return w.finish()

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Graph is a set of items with their dependencies, organised in a tree of
@@ -40,8 +41,12 @@ type root struct {
 	unjournaled int
 	sorted      []ItemRef // cache of all refs in order, nil when stale
 	slab        []Node    // where the next nodes are allocated (see newNode)
-	nextIdx     int       // the Index of the next new node, unless free has one
-	free        []int     // the Index numbers of dropped nodes
+	nextIdx     int32     // the Index of the next new node, unless free has one
+	free        []int32   // the Index numbers of dropped nodes
+	// cold holds the state data that a Node cannot pack (see setState).
+	cold map[*Node]StateData
+	// hubs indexes the dependants of nodes with many (see removeDependant).
+	hubs map[*Node]map[*Node]int
 }
 
 var graphIDs atomic.Uint64
@@ -163,7 +168,7 @@ func (g *Graph) Lookup(ref ItemRef) (Item, StateData, bool) {
 	if n == nil || n.item == nil {
 		return nil, StateData{}, false
 	}
-	return n.item, n.state, true
+	return n.item, n.State(), true
 }
 
 // LookupDeps returns the item if it is in g, with the dependencies recorded
@@ -178,7 +183,7 @@ func (g *Graph) LookupDeps(ref ItemRef) (Item, []Dependency, bool) {
 // State returns the state data recorded next to the item.
 func (g *Graph) State(ref ItemRef) (StateData, bool) {
 	if n := g.lookup(ref); n != nil {
-		return n.state, true
+		return n.State(), true
 	}
 	return StateData{}, false
 }
@@ -199,8 +204,8 @@ func (g *Graph) Dependants(ref ItemRef) []ItemRef {
 	if n == nil {
 		return nil
 	}
-	refs := make([]ItemRef, len(n.dependants.list))
-	for i, d := range n.dependants.list {
+	refs := make([]ItemRef, len(n.dependants))
+	for i, d := range n.dependants {
 		refs[i] = d.ref
 	}
 	return refs
@@ -233,7 +238,10 @@ func (r *root) nodeFor(ref ItemRef) *Node {
 // price: a slab stays allocated while any of its nodes is in use, so a
 // graph whose items all churn may keep up to nodeSlab times the memory of
 // its live nodes.
-const nodeSlab = 64
+//
+// A slab is 16 KiB, one of the allocator's size classes, so that none of it
+// is lost to rounding.
+const nodeSlab = 16384 / int(unsafe.Sizeof(Node{}))
 
 func (r *root) newNode() *Node {
 	if len(r.slab) == cap(r.slab) {
@@ -289,10 +297,11 @@ func (g *Graph) putAt(n *Node, item Item, deps []Dependency, srcReq []*Node, st 
 	owner := g.ownerForPut()
 	if n.item != nil {
 		g.replace(n, item, deps, srcReq, owner)
-		n.state = st
+		n.setState(st)
 		return
 	}
-	n.item, n.deps, n.state = item, deps, st
+	n.item, n.deps = item, deps
+	n.setState(st)
 	n.owner = owner
 	if owner != nil {
 		owner.members[n.ref] = n
@@ -367,12 +376,12 @@ func (g *Graph) SetState(ref ItemRef, st StateData) bool {
 	if n == nil || n.item == nil {
 		return false
 	}
-	n.state = st
+	n.setState(st)
 	return true
 }
 
 // SetState replaces the node's state data (see Graph.SetState).
-func (n *Node) SetState(st StateData) { n.state = st }
+func (n *Node) SetState(st StateData) { n.setState(st) }
 
 // Delete removes the item from g. It reports whether it was there.
 func (g *Graph) Delete(ref ItemRef) bool {
@@ -397,7 +406,8 @@ func (r *root) remove(n *Node) {
 		n.owner = nil
 	}
 	r.unlink(n)
-	n.item, n.deps, n.state, n.modRev = nil, nil, StateData{}, 0
+	n.item, n.deps, n.modRev = nil, nil, 0
+	n.setState(StateData{})
 	r.live--
 	r.sorted = nil
 	r.touch(n)
@@ -420,13 +430,15 @@ func (r *root) link(n *Node, srcReq []*Node) {
 			req = r.nodeFor(d.RequiredItem)
 		}
 		n.req[i] = req
-		req.dependants.add(n)
+		if !slices.Contains(n.req[:i], req) {
+			r.addDependant(req, n)
+		}
 	}
 }
 
 func (r *root) unlink(n *Node) {
 	for _, req := range n.req {
-		req.dependants.remove(n)
+		r.removeDependant(req, n)
 		r.maybeDrop(req)
 	}
 	n.req = nil
@@ -434,7 +446,7 @@ func (r *root) unlink(n *Node) {
 
 // maybeDrop forgets an empty node nobody requires, unless the graph is held.
 func (r *root) maybeDrop(n *Node) {
-	if n.item != nil || n.dependants.len() > 0 || n.dead {
+	if n.item != nil || len(n.dependants) > 0 || n.dead() {
 		return
 	}
 	if r.held > 0 {
@@ -442,7 +454,7 @@ func (r *root) maybeDrop(n *Node) {
 		return
 	}
 	delete(r.nodes, n.ref)
-	n.dead = true
+	n.flags |= nodeDead
 	r.free = append(r.free, n.idx)
 }
 
@@ -522,7 +534,7 @@ func (g *Graph) Items() iter.Seq2[Item, StateData] {
 	return func(yield func(Item, StateData) bool) {
 		for _, ref := range refs {
 			n := g.r.nodes[ref]
-			if n != nil && n.item != nil && !yield(n.item, n.state) {
+			if n != nil && n.item != nil && !yield(n.item, n.State()) {
 				return
 			}
 		}

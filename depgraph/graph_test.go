@@ -1,12 +1,14 @@
 package depgraph_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -288,5 +290,83 @@ func TestNodeIndex(t *testing.T) {
 		if c.Node(ref).Index() != g.Node(ref).Index() {
 			t.Fatalf("clone: %s index %d, was %d", ref, c.Node(ref).Index(), g.Node(ref).Index())
 		}
+	}
+}
+
+// State data comes back exactly as set, whether the node packs it or keeps
+// it aside (an error, values beyond a byte), and a reset leaves nothing.
+func TestStateDataRoundTrip(t *testing.T) {
+	g := dg.New("g", mk("a", "1"))
+	now := time.Now() // with a monotonic reading
+	for _, st := range []dg.StateData{
+		{State: dg.StateCreated, LastOp: dg.OpModify, Since: now},
+		{State: dg.StateFailed, LastOp: dg.OpCreate, LastErr: errors.New("boom"), Since: now},
+		{State: dg.State(1000), LastOp: dg.Operation(-1)},
+		{State: dg.StateDeleting, LastOp: dg.OpDelete, Since: now.Add(time.Second)},
+		{},
+	} {
+		g.SetState(ref("a/1"), st)
+		got, _ := g.State(ref("a/1"))
+		if got.State != st.State || got.LastOp != st.LastOp || got.LastErr != st.LastErr || got.Since != st.Since {
+			t.Fatalf("state %+v, want %+v", got, st)
+		}
+		if c, _ := g.Clone().State(ref("a/1")); c != got {
+			t.Fatalf("clone's state %+v, want %+v", c, got)
+		}
+	}
+	g.PutWithState(mk("b", "1"), dg.StateData{State: dg.StateFailed, LastErr: errors.New("x")})
+	g.Delete(ref("b/1"))
+	g.Put(mk("b", "1"))
+	if st, _ := g.State(ref("b/1")); st != (dg.StateData{State: dg.StateCreated}) {
+		t.Fatalf("a deleted item's state survives: %+v", st)
+	}
+}
+
+// A hub's dependants stay exact through removals (indexed past a
+// threshold), additions after them and items naming the hub twice.
+func TestHubDependantsThroughChurn(t *testing.T) {
+	g := dg.New("g")
+	want := map[string]bool{}
+	for i := 0; i < 100; i++ {
+		g.Put(mk("route", fmt.Sprint(i), "if/hub", "if/hub"))
+		want[fmt.Sprintf("route/%d", i)] = true
+	}
+	for round := 0; round < 3; round++ {
+		for i := round; i < 100; i += 3 {
+			r := fmt.Sprintf("route/%d", i)
+			if want[r] {
+				g.Delete(ref(r))
+			} else {
+				g.Put(mk("route", fmt.Sprint(i), "if/hub"))
+			}
+			want[r] = !want[r]
+		}
+		got := map[string]bool{}
+		for _, d := range g.Dependants(ref("if/hub")) {
+			if got[d.String()] {
+				t.Fatalf("round %d: %s listed twice", round, d)
+			}
+			got[d.String()] = true
+		}
+		for r, in := range want {
+			if in != got[r] {
+				t.Fatalf("round %d: %s dependant=%v, want %v", round, r, got[r], in)
+			}
+		}
+		if len(got) != len(slices.Collect(func(yield func(string) bool) {
+			for r, in := range want {
+				if in && !yield(r) {
+					return
+				}
+			}
+		})) {
+			t.Fatalf("round %d: %d dependants", round, len(got))
+		}
+	}
+	for i := 0; i < 100; i++ {
+		g.Delete(ref(fmt.Sprintf("route/%d", i)))
+	}
+	if n := g.Node(ref("if/hub")); n != nil {
+		t.Fatalf("the hub's empty node outlives its dependants: %d left", len(n.Dependants()))
 	}
 }

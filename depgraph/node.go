@@ -1,5 +1,7 @@
 package depgraph
 
+import "time"
+
 // Node is the place of one reference in one graph: the item there (nil
 // while the reference is only required by others, or looked at), its state
 // data, and links to the nodes it requires and that require it. Nodes let
@@ -15,13 +17,42 @@ type Node struct {
 	item       Item
 	deps       []Dependency
 	req        []*Node // the nodes of deps[i].RequiredItem, in the same graph
-	dependants nodeSet
-	state      StateData
+	dependants []*Node // see root.addDependant
 	owner      *Graph
 	modRev     uint64 // revision at which the value last changed in place
 	peer       *Node  // cached: the node of the same reference in another graph
-	dead       bool
-	idx        int // see Index
+	// The state data, packed (see setState): a StateData with an error or
+	// with a State or LastOp beyond a byte is kept in root.cold instead.
+	since time.Time
+	idx   int32 // see Index
+	state uint8
+	op    uint8
+	flags uint8 // nodeDead, nodeCold
+}
+
+const (
+	nodeDead uint8 = 1 << iota // dropped from its graph
+	nodeCold                   // the state data is in root.cold
+)
+
+func (n *Node) dead() bool { return n.flags&nodeDead != 0 }
+
+// setState records st next to the item.
+func (n *Node) setState(st StateData) {
+	if n.flags&nodeCold != 0 {
+		delete(n.r.cold, n)
+		n.flags &^= nodeCold
+	}
+	if st.LastErr == nil && st.State >= 0 && st.State <= 255 && st.LastOp >= 0 && st.LastOp <= 255 {
+		n.state, n.op, n.since = uint8(st.State), uint8(st.LastOp), st.Since
+		return
+	}
+	if n.r.cold == nil {
+		n.r.cold = make(map[*Node]StateData)
+	}
+	n.r.cold[n] = st
+	n.flags |= nodeCold
+	n.state, n.op, n.since = 0, 0, time.Time{}
 }
 
 // Index is a small number that no other live node of the same root graph
@@ -30,7 +61,7 @@ type Node struct {
 // its own data about the nodes of one graph in a slice by Index, instead
 // of a map. It means nothing once the node is Dead; while the graph is
 // held (Hold), no node is dropped, so no number is given again.
-func (n *Node) Index() int { return n.idx }
+func (n *Node) Index() int { return int(n.idx) }
 
 // Ref returns the node's reference.
 func (n *Node) Ref() ItemRef { return n.ref }
@@ -42,7 +73,12 @@ func (n *Node) Item() Item { return n.item }
 func (n *Node) Present() bool { return n.item != nil }
 
 // State returns the state data recorded next to the item.
-func (n *Node) State() StateData { return n.state }
+func (n *Node) State() StateData {
+	if n.flags&nodeCold != 0 {
+		return n.r.cold[n]
+	}
+	return StateData{State: State(n.state), LastOp: Operation(n.op), Since: n.since}
+}
 
 // Dependencies returns the item's dependencies (nil without an item).
 func (n *Node) Dependencies() []Dependency { return n.deps }
@@ -54,10 +90,10 @@ func (n *Node) Required() []*Node { return n.req }
 // Dependants returns the nodes whose items depend on this reference, in
 // no particular order. The slice belongs to the graph and is valid until
 // the next change.
-func (n *Node) Dependants() []*Node { return n.dependants.list }
+func (n *Node) Dependants() []*Node { return n.dependants }
 
 // Dead reports whether the node was dropped from its graph.
-func (n *Node) Dead() bool { return n.dead }
+func (n *Node) Dead() bool { return n.dead() }
 
 // In returns the node of the same reference in g (created empty if g has
 // none; n itself if n is g's), caching the answer so that the next call is
@@ -68,65 +104,48 @@ func (n *Node) in(r *root) *Node {
 	if n.r == r {
 		return n
 	}
-	if p := n.peer; p != nil && p.r == r && !p.dead {
+	if p := n.peer; p != nil && p.r == r && !p.dead() {
 		return p
 	}
 	p := r.nodeFor(n.ref)
 	n.peer = p
-	if p.peer == nil || p.peer.dead {
+	if p.peer == nil || p.peer.dead() {
 		p.peer = n
 	}
 	return p
 }
 
-// nodeSet is a set of nodes that keeps insertion order; past a threshold it
-// adds an index so that removal stays O(1) for hubs with many dependants.
-type nodeSet struct {
-	list []*Node
-	idx  map[*Node]int
-}
-
-const nodeSetIndexThreshold = 16
-
-func (s *nodeSet) add(n *Node) {
-	if s.has(n) {
-		return
-	}
-	s.list = append(s.list, n)
-	if s.idx != nil {
-		s.idx[n] = len(s.list) - 1
-	} else if len(s.list) > nodeSetIndexThreshold {
-		s.idx = make(map[*Node]int, len(s.list)*2)
-		for i, m := range s.list {
-			s.idx[m] = i
+// addDependant records that d requires n. A node lists each dependant
+// once: link adds a node once per distinct required reference.
+func (r *root) addDependant(n, d *Node) {
+	n.dependants = append(n.dependants, d)
+	if len(r.hubs) > 0 && len(n.dependants) > hubThreshold {
+		if pos := r.hubs[n]; pos != nil {
+			pos[d] = len(n.dependants) - 1
 		}
 	}
 }
 
-func (s *nodeSet) has(n *Node) bool {
-	if s.idx != nil {
-		_, ok := s.idx[n]
-		return ok
-	}
-	for _, m := range s.list {
-		if m == n {
-			return true
-		}
-	}
-	return false
-}
+// hubThreshold is the number of dependants past which removing one uses an
+// index (root.hubs), made at the first removal, so that removals stay O(1)
+// for hubs with many dependants. Building a graph makes none.
+const hubThreshold = 16
 
-// remove deletes n by moving the last member into its place.
-func (s *nodeSet) remove(n *Node) {
+// removeDependant forgets that d requires n, moving n's last dependant
+// into its place.
+func (r *root) removeDependant(n, d *Node) {
+	list := n.dependants
+	var pos map[*Node]int
 	i := -1
-	if s.idx != nil {
-		if j, ok := s.idx[n]; ok {
+	if len(list) > hubThreshold {
+		pos = r.hubIndex(n)
+		if j, ok := pos[d]; ok {
 			i = j
-			delete(s.idx, n)
+			delete(pos, d)
 		}
 	} else {
-		for j, m := range s.list {
-			if m == n {
+		for j, m := range list {
+			if m == d {
 				i = j
 				break
 			}
@@ -135,32 +154,49 @@ func (s *nodeSet) remove(n *Node) {
 	if i < 0 {
 		return
 	}
-	last := len(s.list) - 1
+	last := len(list) - 1
 	if i != last {
-		s.list[i] = s.list[last]
-		if s.idx != nil {
-			s.idx[s.list[i]] = i
+		list[i] = list[last]
+		if pos != nil {
+			pos[list[i]] = i
 		}
 	}
-	s.list[last] = nil
-	s.list = s.list[:last]
-	if len(s.list) == 0 {
-		s.list, s.idx = nil, nil
+	list[last] = nil
+	n.dependants = list[:last]
+	if len(n.dependants) <= hubThreshold && r.hubs[n] != nil {
+		delete(r.hubs, n)
+	}
+	if len(n.dependants) == 0 {
+		n.dependants = nil
 	}
 }
 
-func (s *nodeSet) len() int { return len(s.list) }
+// hubIndex returns the positions of n's dependants, making them if needed.
+func (r *root) hubIndex(n *Node) map[*Node]int {
+	if pos := r.hubs[n]; pos != nil {
+		return pos
+	}
+	pos := make(map[*Node]int, len(n.dependants))
+	for i, m := range n.dependants {
+		pos[m] = i
+	}
+	if r.hubs == nil {
+		r.hubs = make(map[*Node]map[*Node]int)
+	}
+	r.hubs[n] = pos
+	return pos
+}
 
 // Peer returns the node of the same reference in g if g has one (without
 // creating it), caching the answer.
 func (n *Node) Peer(g *Graph) *Node {
-	if p := n.peer; p != nil && p.r == g.r && !p.dead {
+	if p := n.peer; p != nil && p.r == g.r && !p.dead() {
 		return p
 	}
 	p := g.r.nodes[n.ref]
 	if p != nil {
 		n.peer = p
-		if p.peer == nil || p.peer.dead {
+		if p.peer == nil || p.peer.dead() {
 			p.peer = n
 		}
 	}
