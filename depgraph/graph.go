@@ -2,6 +2,7 @@ package depgraph
 
 import (
 	"iter"
+	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -43,6 +44,7 @@ type root struct {
 	slab        []Node    // where the next nodes are allocated (see newNode)
 	nextIdx     int32     // the Index of the next new node, unless free has one
 	free        []int32   // the Index numbers of dropped nodes
+	types       []string  // the item types of the nodes, by Node.typ
 	// cold holds the state data that a Node cannot pack (see setState).
 	cold map[*Node]StateData
 	// hubs indexes the dependants of nodes with many (see removeDependant).
@@ -141,7 +143,7 @@ func (g *Graph) Holds(n *Node) bool { return n.r == g.r && n.item != nil && g.ho
 
 func (g *Graph) holds(n *Node) bool {
 	if g.only != nil {
-		return n.ref == *g.only
+		return n.Ref() == *g.only
 	}
 	if g.parent == nil {
 		return true
@@ -206,7 +208,7 @@ func (g *Graph) Dependants(ref ItemRef) []ItemRef {
 	}
 	refs := make([]ItemRef, len(n.dependants))
 	for i, d := range n.dependants {
-		refs[i] = d.ref
+		refs[i] = d.Ref()
 	}
 	return refs
 }
@@ -223,7 +225,7 @@ func (r *root) nodeFor(ref ItemRef) *Node {
 	n := r.nodes[ref]
 	if n == nil {
 		n = r.newNode()
-		n.ref, n.r = ref, r
+		n.name, n.typ, n.r = ref.Name, r.typeID(ref.Type), r
 		r.nodes[ref] = n
 		if r.held > 0 {
 			r.empties = append(r.empties, n)
@@ -242,6 +244,21 @@ func (r *root) nodeFor(ref ItemRef) *Node {
 // A slab is 16 KiB, one of the allocator's size classes, so that none of it
 // is lost to rounding.
 const nodeSlab = 16384 / int(unsafe.Sizeof(Node{}))
+
+// typeID returns the number of an item type in r.types, adding it if new.
+// A graph holds few types: a scan of them costs less than a map.
+func (r *root) typeID(typ string) uint16 {
+	for i, t := range r.types {
+		if t == typ {
+			return uint16(i)
+		}
+	}
+	if len(r.types) > math.MaxUint16 {
+		panic("depgraph: more than 65536 item types in one graph")
+	}
+	r.types = append(r.types, typ)
+	return uint16(len(r.types) - 1)
+}
 
 func (r *root) newNode() *Node {
 	if len(r.slab) == cap(r.slab) {
@@ -290,7 +307,7 @@ func (g *Graph) PutAt(n *Node, item Item, st StateData) {
 // recorded and finds their nodes in g through the nodes' cached
 // counterparts, instead of asking the item and looking each one up.
 func (g *Graph) PutFrom(n, src *Node, st StateData) {
-	g.putAt(n, src.item, src.deps, src.req, st)
+	g.putAt(n, src.item, src.deps, src.required(), st)
 }
 
 func (g *Graph) putAt(n *Node, item Item, deps []Dependency, srcReq []*Node, st StateData) {
@@ -304,7 +321,7 @@ func (g *Graph) putAt(n *Node, item Item, deps []Dependency, srcReq []*Node, st 
 	n.setState(st)
 	n.owner = owner
 	if owner != nil {
-		owner.members[n.ref] = n
+		owner.members[n.Ref()] = n
 	}
 	g.r.live++
 	g.r.link(n, srcReq)
@@ -330,11 +347,11 @@ func (g *Graph) replace(n *Node, item Item, newDeps []Dependency, srcReq []*Node
 	moved := n.owner != owner
 	if moved {
 		if n.owner != nil {
-			delete(n.owner.members, n.ref)
+			delete(n.owner.members, n.Ref())
 		}
 		n.owner = owner
 		if owner != nil {
-			owner.members[n.ref] = n
+			owner.members[n.Ref()] = n
 		}
 	}
 	if item.Equal(n.item) {
@@ -402,7 +419,7 @@ func (g *Graph) DeleteNode(n *Node) {
 
 func (r *root) remove(n *Node) {
 	if n.owner != nil {
-		delete(n.owner.members, n.ref)
+		delete(n.owner.members, n.Ref())
 		n.owner = nil
 	}
 	r.unlink(n)
@@ -421,7 +438,7 @@ func (r *root) link(n *Node, srcReq []*Node) {
 		n.req = nil
 		return
 	}
-	n.req = make([]*Node, len(n.deps))
+	reqs := make([]*Node, len(n.deps))
 	for i, d := range n.deps {
 		var req *Node
 		if srcReq != nil {
@@ -429,15 +446,16 @@ func (r *root) link(n *Node, srcReq []*Node) {
 		} else {
 			req = r.nodeFor(d.RequiredItem)
 		}
-		n.req[i] = req
-		if !slices.Contains(n.req[:i], req) {
+		reqs[i] = req
+		if !slices.Contains(reqs[:i], req) {
 			r.addDependant(req, n)
 		}
 	}
+	n.setRequired(reqs)
 }
 
 func (r *root) unlink(n *Node) {
-	for _, req := range n.req {
+	for _, req := range n.required() {
 		r.removeDependant(req, n)
 		r.maybeDrop(req)
 	}
@@ -453,7 +471,7 @@ func (r *root) maybeDrop(n *Node) {
 		r.empties = append(r.empties, n)
 		return
 	}
-	delete(r.nodes, n.ref)
+	delete(r.nodes, n.Ref())
 	n.flags |= nodeDead
 	r.free = append(r.free, n.idx)
 }

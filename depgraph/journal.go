@@ -28,11 +28,11 @@ func (j *journal) add(rev uint64, n *Node, liveItems int) {
 func (j *journal) compact(rev uint64, liveItems int) {
 	latest := make(map[ItemRef]uint64, len(j.entries)/2)
 	for _, c := range j.entries {
-		latest[c.node.ref] = c.rev
+		latest[c.node.Ref()] = c.rev
 	}
 	kept := j.entries[:0]
 	for _, c := range j.entries {
-		if latest[c.node.ref] == c.rev {
+		if latest[c.node.Ref()] == c.rev {
 			kept = append(kept, c)
 		}
 	}
@@ -63,7 +63,7 @@ func (g *Graph) ChangesSince(rev uint64) ([]ItemRef, bool) {
 	}
 	refs := make([]ItemRef, len(changes))
 	for i, c := range changes {
-		refs[i] = c.node.ref
+		refs[i] = c.node.Ref()
 	}
 	return refs, true
 }

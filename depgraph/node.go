@@ -1,6 +1,9 @@
 package depgraph
 
-import "time"
+import (
+	"time"
+	"unsafe"
+)
 
 // Node is the place of one reference in one graph: the item there (nil
 // while the reference is only required by others, or looked at), its state
@@ -12,22 +15,25 @@ import "time"
 // while its graph is held (Hold); otherwise it is dropped from the graph and
 // Dead reports true: look the reference up again with NodeFor.
 type Node struct {
-	ref        ItemRef
-	r          *root
-	item       Item
-	deps       []Dependency
-	req        []*Node // the nodes of deps[i].RequiredItem, in the same graph
+	name string // the reference's Name; its Type is r.types[typ]
+	r    *root
+	item Item
+	deps []Dependency
+	// req points to the nodes of deps[i].RequiredItem (as many as deps),
+	// in the same graph; nil without deps (see required: a slice header
+	// here would cost 16 bytes more per node).
+	req        **Node
 	dependants []*Node // see root.addDependant
 	owner      *Graph
 	modRev     uint64 // revision at which the value last changed in place
 	peer       *Node  // cached: the node of the same reference in another graph
 	// The state data, packed (see setState): a StateData with an error or
-	// with a State or LastOp beyond a byte is kept in root.cold instead.
+	// with a State or LastOp beyond 15 is kept in root.cold instead.
 	since time.Time
-	idx   int32 // see Index
-	state uint8
-	op    uint8
-	flags uint8 // nodeDead, nodeCold
+	idx   int32  // see Index
+	typ   uint16 // see root.typeID
+	so    uint8  // State in the low 4 bits, LastOp in the high 4
+	flags uint8  // nodeDead, nodeCold
 }
 
 const (
@@ -43,8 +49,8 @@ func (n *Node) setState(st StateData) {
 		delete(n.r.cold, n)
 		n.flags &^= nodeCold
 	}
-	if st.LastErr == nil && st.State >= 0 && st.State <= 255 && st.LastOp >= 0 && st.LastOp <= 255 {
-		n.state, n.op, n.since = uint8(st.State), uint8(st.LastOp), st.Since
+	if st.LastErr == nil && st.State >= 0 && st.State < 16 && st.LastOp >= 0 && st.LastOp < 16 {
+		n.so, n.since = uint8(st.State)|uint8(st.LastOp)<<4, st.Since
 		return
 	}
 	if n.r.cold == nil {
@@ -52,7 +58,7 @@ func (n *Node) setState(st StateData) {
 	}
 	n.r.cold[n] = st
 	n.flags |= nodeCold
-	n.state, n.op, n.since = 0, 0, time.Time{}
+	n.so, n.since = 0, time.Time{}
 }
 
 // Index is a small number that no other live node of the same root graph
@@ -64,7 +70,7 @@ func (n *Node) setState(st StateData) {
 func (n *Node) Index() int { return int(n.idx) }
 
 // Ref returns the node's reference.
-func (n *Node) Ref() ItemRef { return n.ref }
+func (n *Node) Ref() ItemRef { return ItemRef{Type: n.r.types[n.typ], Name: n.name} }
 
 // Item returns the item, or nil if the reference has none in this graph.
 func (n *Node) Item() Item { return n.item }
@@ -77,7 +83,7 @@ func (n *Node) State() StateData {
 	if n.flags&nodeCold != 0 {
 		return n.r.cold[n]
 	}
-	return StateData{State: State(n.state), LastOp: Operation(n.op), Since: n.since}
+	return StateData{State: State(n.so & 15), LastOp: Operation(n.so >> 4), Since: n.since}
 }
 
 // Dependencies returns the item's dependencies (nil without an item).
@@ -85,7 +91,23 @@ func (n *Node) Dependencies() []Dependency { return n.deps }
 
 // Required returns the nodes of the required items, in the same order as
 // Dependencies, in the same graph. The slice belongs to the graph.
-func (n *Node) Required() []*Node { return n.req }
+func (n *Node) Required() []*Node { return n.required() }
+
+func (n *Node) required() []*Node {
+	if n.req == nil {
+		return nil
+	}
+	return unsafe.Slice(n.req, len(n.deps))
+}
+
+// setRequired records req, whose length is that of n.deps.
+func (n *Node) setRequired(req []*Node) {
+	if len(req) == 0 {
+		n.req = nil
+		return
+	}
+	n.req = &req[0]
+}
 
 // Dependants returns the nodes whose items depend on this reference, in
 // no particular order. The slice belongs to the graph and is valid until
@@ -107,7 +129,7 @@ func (n *Node) in(r *root) *Node {
 	if p := n.peer; p != nil && p.r == r && !p.dead() {
 		return p
 	}
-	p := r.nodeFor(n.ref)
+	p := r.nodeFor(n.Ref())
 	n.peer = p
 	if p.peer == nil || p.peer.dead() {
 		p.peer = n
@@ -193,7 +215,7 @@ func (n *Node) Peer(g *Graph) *Node {
 	if p := n.peer; p != nil && p.r == g.r && !p.dead() {
 		return p
 	}
-	p := g.r.nodes[n.ref]
+	p := g.r.nodes[n.Ref()]
 	if p != nil {
 		n.peer = p
 		if p.peer == nil || p.peer.dead() {
