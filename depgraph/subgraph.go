@@ -20,7 +20,9 @@ func (g *Graph) SubGraph(name string) *Graph {
 // edits g's tree in place.
 func (g *Graph) EditSubGraph(name string) *Graph {
 	s := g
-	for _, part := range strings.Split(name, "/") {
+	for rest, more := name, true; more; {
+		var part string
+		part, rest, more = strings.Cut(rest, "/")
 		if s.subs == nil {
 			s.subs = make(map[string]*Graph)
 		}

@@ -38,10 +38,17 @@ type hop struct {
 type declaredAddr struct {
 	dev    string
 	prefix netip.Prefix
+	item   string // the Name of its item, when known (see name)
 }
 
-// name is the Name of the address's item.
-func (a declaredAddr) name() string { return items.AddressName(a.dev, a.prefix) }
+// name is the Name of the address's item: made once per declared address,
+// not once per route that names it.
+func (a declaredAddr) name() string {
+	if a.item != "" {
+		return a.item
+	}
+	return items.AddressName(a.dev, a.prefix)
+}
 
 // newIndex indexes a validated intent: what each section's objects tell
 // the others (section.addToIndex).
@@ -70,7 +77,7 @@ func (x *index) addInterfaces(in *intent.Intent) {
 		}
 		for _, s := range ifc.Addresses {
 			if p, err := netip.ParsePrefix(s); err == nil {
-				x.addrs = append(x.addrs, declaredAddr{dev: ifc.Name, prefix: p})
+				x.addrs = append(x.addrs, declaredAddr{dev: ifc.Name, prefix: p, item: items.AddressName(ifc.Name, p)})
 			}
 		}
 	}

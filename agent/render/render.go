@@ -70,7 +70,12 @@ type builder struct {
 }
 
 func newBuilder(in *intent.Intent) *builder {
-	return &builder{in: in, idx: newIndex(in), g: dg.New(GraphName)}
+	g := dg.New(GraphName)
+	// Room for about as many items as objects (a route, a rule, a
+	// neighbour: one each; an interface: a few), so that the graph's index
+	// does not grow step by step with 100k routes.
+	g.Reserve(len(in.Routes) + len(in.Rules) + len(in.Neighbors) + 4*len(in.Interfaces))
+	return &builder{in: in, idx: newIndex(in), g: g}
 }
 
 // validator is what every item type of package items implements.
