@@ -47,6 +47,12 @@
 // graph costs no reconcile work. SetState changes state data without
 // counting as a change.
 //
+// Memory: a reference costs a Node of 152 bytes (64-bit), allocated with
+// its neighbours in 16 KiB slabs, and an entry in the graph's index (about
+// 50 bytes), on top of the item and its dependencies, which the graph
+// shares with the caller. A node packs its state data; one with an error
+// is kept aside. A graph holds at most 65536 item types.
+//
 // DOT renders a graph for Graphviz; DiffDOT renders current and intended
 // state together, coloured by what a reconcile would change.
 //
