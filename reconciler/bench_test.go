@@ -141,7 +141,7 @@ func benchInitial(b *testing.B, n int) {
 		runtime.KeepAlive(cur)
 		b.StartTimer()
 	}
-	b.ReportMetric(float64(heap)/(1<<20), "heap-MB")
+	b.ReportMetric(float64(heap), "heap-B")
 }
 
 // heapInuse returns the heap in use after a collection: with both graphs
