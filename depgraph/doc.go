@@ -47,7 +47,7 @@
 // graph costs no reconcile work. SetState changes state data without
 // counting as a change.
 //
-// Memory: a reference costs a Node of 152 bytes (64-bit), allocated with
+// Memory: a reference costs a Node of 168 bytes (64-bit), allocated with
 // its neighbours in 16 KiB slabs, and an entry in the graph's index (about
 // 50 bytes), on top of the item and its dependencies, which the graph
 // shares with the caller. A node packs its state data; one with an error

@@ -2,7 +2,6 @@ package depgraph
 
 import (
 	"time"
-	"unsafe"
 )
 
 // Node is the place of one reference in one graph: the item there (nil
@@ -19,10 +18,9 @@ type Node struct {
 	r    *root
 	item Item
 	deps []Dependency
-	// req points to the nodes of deps[i].RequiredItem (as many as deps),
-	// in the same graph; nil without deps (see required: a slice header
-	// here would cost 16 bytes more per node).
-	req        **Node
+	// req holds the nodes of deps[i].RequiredItem (as many as deps), in
+	// the same graph; nil without deps.
+	req        []*Node
 	dependants []*Node // see root.addDependant
 	owner      *Graph
 	modRev     uint64 // revision at which the value last changed in place
@@ -94,10 +92,7 @@ func (n *Node) Dependencies() []Dependency { return n.deps }
 func (n *Node) Required() []*Node { return n.required() }
 
 func (n *Node) required() []*Node {
-	if n.req == nil {
-		return nil
-	}
-	return unsafe.Slice(n.req, len(n.deps))
+	return n.req
 }
 
 // setRequired records req, whose length is that of n.deps.
@@ -106,7 +101,7 @@ func (n *Node) setRequired(req []*Node) {
 		n.req = nil
 		return
 	}
-	n.req = &req[0]
+	n.req = req
 }
 
 // Dependants returns the nodes whose items depend on this reference, in
