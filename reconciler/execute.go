@@ -13,6 +13,9 @@ import (
 // creates, each in the order they were proposed; the operations of one item
 // type are run together, so that a BatchConfigurator gets them in one call.
 func (u *run) execute(props *[3][]proposal) {
+	if !u.beforeChange(props) {
+		return
+	}
 	for k, group := range props {
 		if k > 0 {
 			group = u.stillReady(group)

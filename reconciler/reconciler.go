@@ -17,6 +17,7 @@ type Reconciler struct {
 	now     func() time.Time
 	hook    func(OpLogEntry)
 	predict func(op Operation, item dg.Item) error
+	before  func(ops []PlannedOp) error
 	rec     *Records
 }
 
