@@ -84,6 +84,16 @@ func AttrsOf[T KindAttrs](i *Interface) T {
 	return t
 }
 
+// ZeroAttrs returns a new value of the kind's attributes, all zero (nil
+// for a kind without attributes): what to decode a stored interface's
+// attributes into.
+func ZeroAttrs(kind InterfaceKind) KindAttrs {
+	if spec := kinds[kind]; spec.zero != nil {
+		return spec.zero()
+	}
+	return nil
+}
+
 // attrsOrZero returns the interface's attributes, or its kind's zero ones
 // when it has none (nil for a kind without attributes).
 func attrsOrZero(i *Interface) KindAttrs {

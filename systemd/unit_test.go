@@ -192,6 +192,9 @@ func TestUnitSettings(t *testing.T) {
 	if _, set := settings["ProtectKernelTunables"]; set {
 		t.Error("ProtectKernelTunables would make /proc/sys/net read-only: the sysctl configurator writes there")
 	}
+	if !strings.Contains(string(raw), "\nExecStartPre=/usr/local/sbin/netagent --state-dir /var/lib/netagent/host recover --all\n") {
+		t.Error("no ExecStartPre runs `netagent recover --all`: a trial left pending by a crash or a reboot would not be reverted at boot")
+	}
 	exec := settings["ExecStart"]
 	for _, arg := range []string{" run ", "--intent-dir /etc/netagent", "--socket /run/netagent/"} {
 		if !strings.Contains(exec, arg) {

@@ -9,3 +9,14 @@ var ErrLocked = errors.New("another netagent holds the target's lock")
 // ErrProtected: an apply would disrupt a protected link (see Protection),
 // and was refused before it changed anything.
 var ErrProtected = errors.New("the apply would disrupt a protected link")
+
+// ErrUnknownItemType: a stored item (a journal's before-image) names a
+// type this netagent cannot decode.
+var ErrUnknownItemType = errors.New("unknown item type")
+
+// ErrJournal: the trial journal could not be written; the change it was to
+// cover did not run.
+var ErrJournal = errors.New("trial journal")
+
+// ErrNoTrial: no trial is pending on the target.
+var ErrNoTrial = errors.New("no trial is pending")

@@ -21,6 +21,9 @@ type Runtime struct {
 	stateDir string
 	reg      reconciler.Registry
 	log      logrus.FieldLogger
+	// before journals each wave's before-images while a trial runs (see
+	// BeginTrial); nil otherwise.
+	before func([]reconciler.PlannedOp) error
 }
 
 // Open opens the named network namespace ("" for the caller's own),
@@ -66,7 +69,16 @@ func (r *Runtime) StateDir() string { return r.stateDir }
 // logs every kernel operation (see LogOp), with opts (WithRecords: the
 // daemon keeps its records next to its current-state graph).
 func (r *Runtime) Reconciler(opts ...reconciler.Option) *reconciler.Reconciler {
-	return reconciler.New(r.reg, append([]reconciler.Option{reconciler.WithOpHook(LogOp(r.log))}, opts...)...)
+	hook := LogOp(r.log)
+	if killAfter != 0 {
+		log := hook
+		hook = func(e reconciler.OpLogEntry) { log(e); killPoint() }
+	}
+	base := []reconciler.Option{reconciler.WithOpHook(hook)}
+	if r.before != nil {
+		base = append(base, reconciler.WithBeforeChange(r.before))
+	}
+	return reconciler.New(r.reg, append(base, opts...)...)
 }
 
 // ReadCurrent reads the kernel back into a current-state graph: the

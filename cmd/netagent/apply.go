@@ -115,6 +115,16 @@ type kernelOpts struct {
 	// protected are the links the intent files mark "protected": true
 	// (prepare fills it).
 	protected []string
+	// name is the command, for the lock's holder ("apply" when unset).
+	name string
+}
+
+// command names the command in the lock's holder.
+func (k *kernelOpts) command() string {
+	if k.name == "" {
+		return "apply"
+	}
+	return k.name
 }
 
 // kernelFlags adds --netns to a command's flags, defaulting to the global
@@ -154,6 +164,10 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 		return nil, nil, code
 	}
 	k.files = files
+	if code, ok := k.recoverFirst(g, rt); !ok {
+		rt.Close()
+		return nil, nil, code
+	}
 	return intended, rt, exitOK
 }
 

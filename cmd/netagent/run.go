@@ -80,6 +80,9 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 		return code
 	}
 	defer rt.Close()
+	if code, ok := recoverUnderLock(g, rt); !ok {
+		return code
+	}
 	ln, err := agent.Listen(o.socket)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)

@@ -48,7 +48,7 @@ func (k *kernelOpts) gate(g *globals, files []string) (code int, done bool) {
 	if !k.write {
 		return k.gateReader(g, files)
 	}
-	me := target.Holder{PID: os.Getpid(), Command: "apply", Since: time.Now()}
+	me := target.Holder{PID: os.Getpid(), Command: k.command(), Since: time.Now()}
 	_, daemon, err := takeLock(g, k.stateDir(g), me, k.lockTimeout)
 	switch {
 	case err != nil:

@@ -1,0 +1,338 @@
+package target
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/configurators/statefile"
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+// A trial is a change that reverts unless confirmed (`netagent try`). Its
+// files live in <state dir>/trial/:
+//
+//	trial.json      the pending trial (Trial), written atomically before
+//	                the trial's first change and removed when it is
+//	                confirmed or reverted: while it exists, the trial is
+//	                pending, and whoever next takes the target's lock and
+//	                finds it reverts it first (Recover)
+//	journal         the before-images of everything the trial changed
+//	                (journal.go), fsynced before each change
+//	confirm, revert requests from another process (`netagent confirm`,
+//	                `netagent rollback`) to the process that runs the trial
+//	                (RequestConfirm, RequestRevert)
+//
+// Reverting is a reconcile: the intended state is what the kernel holds
+// now, with every journaled item replaced by its before-image (deleted
+// where it was absent, put back with its old attributes where it existed).
+// Like every reconcile it is idempotent, so a revert that is killed is
+// finished by reverting again. Settings netagent took from objects it does
+// not own (a NIC's MTU, a sysctl) come back with the item: the item was
+// absent before the trial, so the revert deletes it, and the configurator
+// gives back the originals it recorded.
+
+// TrialDir is the trial directory's name in the state directory.
+const TrialDir = "trial"
+
+const (
+	trialName   = "trial.json"
+	confirmName = "confirm"
+	revertName  = "revert"
+)
+
+// Trial is a pending trial: trial.json.
+type Trial struct {
+	// Identity is the namespace instance (and boot) the trial changed: a
+	// trial found on another one (after a reboot, or the namespace made
+	// anew) changed a kernel state that is gone.
+	Identity statefile.NsIdentity `json:"identity"`
+	PID      int                  `json:"pid"`
+	Started  time.Time            `json:"started"`
+	Deadline time.Time            `json:"deadline"`
+	// Files are the trial's intent files (render.Load), the read-back
+	// hint of the revert.
+	Files map[string][]byte `json:"files"`
+	// Previous, if known, is the intent that ran before the trial (the
+	// daemon's): after a reboot the revert converges to it.
+	Previous map[string][]byte `json:"previous,omitempty"`
+	Probes   []string          `json:"probes,omitempty"`
+}
+
+// TrialRun is a trial in progress in this process.
+type TrialRun struct {
+	rt      *Runtime
+	journal *Journal
+	Trial   Trial
+}
+
+func trialPath(stateDir, name string) string { return filepath.Join(stateDir, TrialDir, name) }
+
+// PendingTrial returns the pending trial of the target whose state
+// directory is stateDir, or nil.
+func PendingTrial(stateDir string) (*Trial, error) {
+	data, err := os.ReadFile(trialPath(stateDir, trialName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the pending trial: %w", err)
+	}
+	var t Trial
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("reading the pending trial %s: %w", trialPath(stateDir, trialName), err)
+	}
+	return &t, nil
+}
+
+// BeginTrial records the trial t (its Identity and PID are filled in) and
+// starts its journal; from then on every reconcile of the Runtime journals
+// before-images before it changes the kernel. The caller holds the
+// target's lock, and has recovered any earlier pending trial (Recover).
+func (r *Runtime) BeginTrial(t Trial) (*TrialRun, error) {
+	if old, err := PendingTrial(r.stateDir); err != nil || old != nil {
+		if err == nil {
+			err = fmt.Errorf("a trial (pid %d, started %s) is pending: recover it first", old.PID, old.Started.Format(time.RFC3339))
+		}
+		return nil, err
+	}
+	id, err := statefile.Identify(r.target)
+	if err != nil {
+		return nil, err
+	}
+	t.Identity, t.PID = id, os.Getpid()
+	dir := filepath.Join(r.stateDir, TrialDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	for _, n := range []string{confirmName, revertName} {
+		os.Remove(filepath.Join(dir, n)) // stale requests
+	}
+	j, err := createJournal(filepath.Join(dir, journalName))
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(t)
+	if err != nil {
+		j.Close()
+		return nil, err
+	}
+	if err := statefile.WriteAtomic(filepath.Join(dir, trialName), data); err != nil {
+		j.Close()
+		return nil, fmt.Errorf("recording the trial: %w", err)
+	}
+	r.before = j.Record
+	return &TrialRun{rt: r, journal: j, Trial: t}, nil
+}
+
+// Confirm makes the trial permanent: its record and journal are removed.
+func (tr *TrialRun) Confirm() error {
+	tr.stop()
+	if err := RecordOutcome(tr.rt.stateDir, Outcome{PID: tr.Trial.PID, Result: "confirmed", At: time.Now()}); err != nil {
+		return err
+	}
+	return removeTrial(tr.rt.stateDir)
+}
+
+// Revert puts back what the trial changed (see RevertIntended) and
+// removes the trial, recording why it was reverted.
+func (tr *TrialRun) Revert(ctx context.Context, reason string) (*Result, error) {
+	tr.stop()
+	return tr.rt.revert(ctx, &tr.Trial, reason)
+}
+
+// Batches returns how many journal records the trial wrote.
+func (tr *TrialRun) Batches() int { return tr.journal.batches }
+
+func (tr *TrialRun) stop() {
+	tr.rt.before = nil
+	tr.journal.Close()
+}
+
+// Recovery says what Recover did.
+type Recovery struct {
+	Trial Trial
+	// Lost: the trial ran on another boot or namespace instance, whose
+	// kernel state is gone; the revert converged to what the journal (and
+	// Previous) say the state was before it.
+	Lost bool
+	// Torn: the journal's last record was cut short by the crash (its
+	// change never started).
+	Torn   bool
+	Result *Result
+}
+
+// Recover reverts the target's pending trial, if there is one (a process
+// that ran it died: the caller holds the target's lock, so no trial runs
+// now), and returns what it did; nil when no trial was pending.
+func (r *Runtime) Recover(ctx context.Context) (*Recovery, error) {
+	t, err := PendingTrial(r.stateDir)
+	if err != nil || t == nil {
+		return nil, err
+	}
+	rec := &Recovery{Trial: *t}
+	if id, err := statefile.Identify(r.target); err == nil && (id.BootID != t.Identity.BootID || id.NsID != t.Identity.NsID) {
+		rec.Lost = true
+	}
+	_, rec.Torn, _ = ReadJournal(trialPath(r.stateDir, journalName))
+	if rec.Lost && len(t.Previous) > 0 {
+		prev, err := render.Load(t.Previous)
+		if err != nil {
+			return nil, fmt.Errorf("rendering the intent before the trial: %w", err)
+		}
+		if rec.Result, err = Converge(ctx, r.Kernel(), prev); err != nil {
+			return nil, err
+		}
+		RecordOutcome(r.stateDir, Outcome{PID: t.PID, Result: "reverted", Reason: "recovered after a reboot: converged to the intent before the trial", At: time.Now()})
+		return rec, removeTrial(r.stateDir)
+	}
+	reason := fmt.Sprintf("recovered: the process that ran it (pid %d) ended without confirming or reverting it", t.PID)
+	if rec.Lost {
+		reason = "recovered after a reboot (or the namespace was made anew): the kernel lost the trial's changes"
+	}
+	rec.Result, err = r.revert(ctx, t, reason)
+	return rec, err
+}
+
+// revert converges to the before-images of t's journal and removes the
+// trial once that converged; a failed revert leaves it pending, for the
+// next Recover.
+func (r *Runtime) revert(ctx context.Context, t *Trial, reason string) (*Result, error) {
+	images, _, err := ReadJournal(trialPath(r.stateDir, journalName))
+	if err != nil {
+		return nil, err
+	}
+	var hint *dg.Graph
+	if len(t.Files) > 0 {
+		if hint, err = render.Load(t.Files); err != nil {
+			hint = nil // read back without a hint: only the spelling differs
+		}
+	}
+	cur, err := r.ReadCurrent(hint)
+	if err != nil {
+		return nil, err
+	}
+	res, err := Converge(ctx, r.Kernel(), RevertIntended(cur, images))
+	if err != nil {
+		return nil, err
+	}
+	if !res.Converged() {
+		return res, fmt.Errorf("the revert did not converge (%d items); the trial stays pending: `netagent recover` tries again", len(res.Problems))
+	}
+	if err := RecordOutcome(r.stateDir, Outcome{PID: t.PID, Result: "reverted", Reason: reason, At: time.Now()}); err != nil {
+		return res, err
+	}
+	return res, removeTrial(r.stateDir)
+}
+
+// RevertIntended is the intended state of a revert: the owned items of cur
+// as they are, with each journaled item replaced by its before-image
+// (removed where it was absent).
+func RevertIntended(cur *dg.Graph, images []BeforeImage) *dg.Graph {
+	g := dg.New("revert")
+	for it := range cur.Items() {
+		if !it.External() {
+			g.Put(it)
+		}
+	}
+	for _, im := range images {
+		if im.Absent {
+			g.Delete(im.Ref)
+		} else {
+			g.Put(im.Item)
+		}
+	}
+	return g
+}
+
+// removeTrial removes a trial's record (durably: the trial is no longer
+// pending), then its journal and requests.
+func removeTrial(stateDir string) error {
+	dir := filepath.Join(stateDir, TrialDir)
+	if err := os.Remove(filepath.Join(dir, trialName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing the trial record: %w", err)
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("removing the trial record: %w", err)
+	}
+	for _, n := range []string{journalName, confirmName, revertName} {
+		os.Remove(filepath.Join(dir, n))
+	}
+	return nil
+}
+
+// RequestConfirm asks the process that runs the target's trial to confirm
+// it; RequestRevert, to revert it now. The process watches the trial
+// directory (WatchRequests).
+func RequestConfirm(stateDir string) error { return request(stateDir, confirmName) }
+
+// RequestRevert: see RequestConfirm.
+func RequestRevert(stateDir string) error { return request(stateDir, revertName) }
+
+func request(stateDir, name string) error {
+	t, err := PendingTrial(stateDir)
+	if err != nil {
+		return err
+	}
+	if t == nil {
+		return ErrNoTrial
+	}
+	return statefile.WriteAtomic(trialPath(stateDir, name), []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"))
+}
+
+// Outcome is how the target's last trial ended: <state dir>/trial/last.json,
+// written before the trial's record is removed, for `netagent confirm`
+// and status to report.
+type Outcome struct {
+	PID int `json:"pid"`
+	// Result is "confirmed" or "reverted".
+	Result string    `json:"result"`
+	Reason string    `json:"reason,omitempty"`
+	At     time.Time `json:"at"`
+}
+
+const outcomeName = "last.json"
+
+// RecordOutcome writes the outcome of the target's last trial.
+func RecordOutcome(stateDir string, o Outcome) error {
+	data, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	return statefile.WriteCache(trialPath(stateDir, outcomeName), data)
+}
+
+// LastOutcome reads the outcome of the target's last trial; nil when none
+// was recorded.
+func LastOutcome(stateDir string) (*Outcome, error) {
+	data, err := os.ReadFile(trialPath(stateDir, outcomeName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var o Outcome
+	if err := json.Unmarshal(data, &o); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", trialPath(stateDir, outcomeName), err)
+	}
+	return &o, nil
+}
+
+// DiscardTrial removes the pending trial of a target whose namespace is
+// gone (the kernel state it changed went with it), recording why.
+func DiscardTrial(stateDir, reason string) error {
+	t, err := PendingTrial(stateDir)
+	if err != nil || t == nil {
+		return err
+	}
+	if err := RecordOutcome(stateDir, Outcome{PID: t.PID, Result: "reverted", Reason: reason, At: time.Now()}); err != nil {
+		return err
+	}
+	return removeTrial(stateDir)
+}

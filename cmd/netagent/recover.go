@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/netagent/netagent/agent/target"
+)
+
+// A trial that its process did not see through (killed, a crash, a reboot)
+// stays pending on disk (target.PendingTrial). The next netagent that
+// touches the target reverts it first and says so on stderr: apply, try
+// and the daemon under the target's lock, plan and check by taking the
+// lock for the revert when no one holds it, and `netagent recover`, which
+// the systemd unit runs before the daemon starts (ExecStartPre).
+
+func init() {
+	register(&command{
+		name:    "recover",
+		summary: "revert a trial left pending by a netagent that died (the unit runs it at boot)",
+		usage:   "[--netns NAME] [--all]",
+		run:     runRecover,
+	})
+}
+
+func runRecover(g *globals, args []string) int {
+	fs := newFlagSet(g, "recover", "[--netns NAME] [--all]")
+	k := kernelFlags(g, fs)
+	all := fs.Bool("all", false, "every target under the state directory's parent (one directory per namespace, \"host\" for the host's)")
+	timeout := fs.Duration("lock-timeout", defaultLockTimeout, "how long to wait while another netagent apply changes the namespace")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageError(g, fs, "unexpected arguments")
+	}
+	if !*all {
+		return recoverTarget(g, k.netns, k.stateDir(g), *timeout)
+	}
+	root := filepath.Dir(k.stateDir(g))
+	dirs, err := os.ReadDir(root)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(g.stderr, "netagent: recover: %v\n", err)
+		return exitInternal
+	}
+	code := exitOK
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		netns := d.Name()
+		if netns == "host" {
+			netns = ""
+		}
+		if c := recoverTarget(g, netns, filepath.Join(root, d.Name()), *timeout); c != exitOK {
+			code = c
+		}
+	}
+	return code
+}
+
+// recoverTarget reverts the pending trial of one target, if any.
+func recoverTarget(g *globals, netns, stateDir string, timeout time.Duration) int {
+	t, err := target.PendingTrial(stateDir)
+	switch {
+	case err != nil:
+		fmt.Fprintf(g.stderr, "netagent: recover: %v\n", err)
+		return exitInternal
+	case t == nil:
+		return exitOK
+	}
+	me := target.Holder{PID: os.Getpid(), Command: "recover", Since: time.Now()}
+	lk, daemon, err := takeLock(g, stateDir, me, timeout)
+	switch {
+	case err != nil:
+		fmt.Fprintf(g.stderr, "netagent: recover: %v\n", err)
+		return exitInternal
+	case daemon != nil:
+		fmt.Fprintf(g.stderr, "netagent: recover: the daemon %s serves the namespace and recovers its trials itself\n", daemon)
+		return exitOK
+	}
+	defer lk.Release()
+	rt, err := target.Open(netns, stateDir, g.log)
+	if err != nil {
+		// The namespace is gone, and with it what the trial changed.
+		reason := fmt.Sprintf("the namespace is gone (%v): nothing to revert", err)
+		if err := target.DiscardTrial(stateDir, reason); err != nil {
+			fmt.Fprintf(g.stderr, "netagent: recover: %v\n", err)
+			return exitInternal
+		}
+		fmt.Fprintf(g.stderr, "netagent: dropped the pending trial of pid %d: %s\n", t.PID, reason)
+		return exitOK
+	}
+	defer rt.Close()
+	if code, ok := recoverUnderLock(g, rt); !ok {
+		return code
+	}
+	return exitOK
+}
+
+// recoverFirst reverts the target's pending trial before a command acts
+// on it. A writer holds the lock already; a reader takes it for the
+// revert, unless a process holds it (that may be the trial running now:
+// the reader then only says so).
+func (k *kernelOpts) recoverFirst(g *globals, rt *target.Runtime) (int, bool) {
+	if k.write {
+		return recoverUnderLock(g, rt)
+	}
+	t, err := target.PendingTrial(rt.StateDir())
+	if err != nil || t == nil {
+		return exitOK, true
+	}
+	me := target.Holder{PID: os.Getpid(), Command: "recover", Since: time.Now()}
+	lk, h, err := target.TryLock(rt.StateDir(), me)
+	switch {
+	case err != nil:
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitInternal, false
+	case lk == nil:
+		fmt.Fprintf(g.stderr, "netagent: a trial is in progress (%s, started %s, reverts at %s unless confirmed): this shows the trial's state\n",
+			h, t.Started.Format(time.RFC3339), t.Deadline.Format(time.RFC3339))
+		return exitOK, true
+	}
+	defer lk.Release()
+	return recoverUnderLock(g, rt)
+}
+
+// recoverUnderLock reverts the pending trial, the caller holding the lock.
+func recoverUnderLock(g *globals, rt *target.Runtime) (int, bool) {
+	rec, err := rt.Recover(context.Background())
+	if rec == nil && err == nil {
+		return exitOK, true
+	}
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: reverting the pending trial: %v\n", err)
+		return exitInternal, false
+	}
+	how := "the process that ran it died"
+	if rec.Lost {
+		how = "the kernel lost its changes in a reboot (or the namespace was made anew)"
+	}
+	fmt.Fprintf(g.stderr, "netagent: reverted the pending trial of pid %d (started %s): %s; %d operations\n",
+		rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339), how, len(rec.Result.Ops))
+	return exitOK, true
+}
+

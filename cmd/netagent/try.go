@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/netagent/netagent/agent/target"
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+// Exit codes of try beyond the common ones: the trial was reverted, and
+// why.
+const (
+	exitRevertedTimeout = 4 // not confirmed in time, or reverted on request (a signal, `netagent rollback`)
+	exitRevertedFailed  = 5 // an item failed or stayed blocked
+	exitRevertedVerify  = 6 // the read-back after the apply differs from the intent
+	exitRevertedProbe   = 7 // a probe did not pass
+)
+
+func init() {
+	register(&command{
+		name:    "try",
+		summary: "apply, then revert exactly unless confirmed (Enter, `netagent confirm`) before the timeout",
+		usage:   "[--timeout D] [--probe P]... [--keep-partial] [--confirm-when-probes-pass] FILE...",
+		run:     runTry,
+	})
+}
+
+// tryOpts are the options of try.
+type tryOpts struct {
+	timeout      time.Duration
+	probeTimeout time.Duration
+	probes       []string
+	keepPartial  bool
+	autoConfirm  bool
+	apply        target.ApplyOptions
+}
+
+func runTry(g *globals, args []string) int {
+	fs := newFlagSet(g, "try", "FILE...")
+	k := kernelFlags(g, fs)
+	k.name = "try"
+	o := &tryOpts{apply: target.ApplyOptions{Wait: defaultApplyWait}}
+	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "revert unless confirmed within this time")
+	fs.DurationVar(&o.probeTimeout, "probe-timeout", 10*time.Second, "how long the probes may take to pass after the apply (at most --timeout)")
+	fs.Func("probe", "ping:HOST or tcp:HOST:PORT, run in the namespace after the apply: the trial reverts unless it passes (repeatable)",
+		func(v string) error { o.probes = append(o.probes, v); return nil })
+	fs.BoolVar(&o.keepPartial, "keep-partial", false, "do not revert when items fail: wait for confirm or the timeout with what converged")
+	fs.BoolVar(&o.autoConfirm, "confirm-when-probes-pass", false, "confirm as soon as the apply verified and every probe passed (unattended)")
+	fs.DurationVar(&o.apply.Wait, "wait", defaultApplyWait, "how long to wait, while items are blocked, for the link events the apply causes")
+	k.gateFlags(fs, true, func(target.Holder, []string) int {
+		fmt.Fprintln(g.stderr, "netagent: try through the daemon is not supported yet: stop the daemon, or apply through it")
+		return exitInternal
+	})
+	intended, rt, code := k.prepare(g, fs, args)
+	if rt == nil {
+		return code
+	}
+	defer rt.Close()
+	defer reportKillPoints(g)
+	files, code := readFiles(g, fs.Args())
+	if files == nil {
+		return code
+	}
+	probes := make([]target.Prober, 0, len(o.probes))
+	for _, s := range o.probes {
+		p, err := parseProbe(s, rt.Target())
+		if err != nil {
+			return usageError(g, fs, err.Error())
+		}
+		probes = append(probes, p)
+	}
+	return (&trial{g: g, o: o, rt: rt, intended: intended, probes: probes}).run(files)
+}
+
+// trial is one `netagent try`.
+type trial struct {
+	g        *globals
+	o        *tryOpts
+	rt       *target.Runtime
+	intended *dg.Graph
+	probes   []target.Prober
+	tr       *target.TrialRun
+	// stop is closed by SIGINT/SIGTERM.
+	stop chan os.Signal
+}
+
+func (t *trial) run(files map[string][]byte) int {
+	t.stop = make(chan os.Signal, 1)
+	signal.Notify(t.stop, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(t.stop)
+	now := time.Now()
+	tr, err := t.rt.BeginTrial(target.Trial{Started: now, Deadline: now.Add(t.o.timeout), Files: files, Probes: t.o.probes})
+	if err != nil {
+		fmt.Fprintf(t.g.stderr, "netagent: try: %v\n", err)
+		return exitInternal
+	}
+	t.tr = tr
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-t.stop:
+			cancel() // the apply stops; the revert below puts back what it did
+		case <-ctx.Done():
+		}
+	}()
+	res, err := t.rt.Apply(ctx, t.intended, t.o.apply)
+	cancel()
+	switch {
+	case err != nil:
+		return t.revert(exitInternal, fmt.Sprintf("the apply failed: %v", err))
+	case ctx.Err() != nil && !res.Converged():
+		return t.revert(exitRevertedTimeout, "interrupted by a signal during the apply")
+	case !res.Converged() && !t.o.keepPartial:
+		for _, p := range res.Problems {
+			fmt.Fprintf(t.g.stderr, "%s\n", p)
+		}
+		return t.revert(exitRevertedFailed, fmt.Sprintf("%d items failed or stayed blocked", len(res.Problems)))
+	}
+	fmt.Fprintf(t.g.stdout, "applied: %d operations (journal: %d records)\n", len(res.Ops), tr.Batches())
+	if res.Converged() {
+		if code, reverted := t.verify(); reverted {
+			return code
+		}
+	}
+	if code, reverted := t.probe(); reverted {
+		return code
+	}
+	if t.o.autoConfirm {
+		return t.confirm("the apply verified and every probe passed")
+	}
+	return t.wait()
+}
+
+// verify compares a fresh read-back with the intent.
+func (t *trial) verify() (int, bool) {
+	rep, err := t.rt.Check(t.intended)
+	if err != nil {
+		return t.revert(exitInternal, fmt.Sprintf("verifying: %v", err)), true
+	}
+	if rep.Converged() {
+		return exitOK, false
+	}
+	for _, d := range rep.Diffs {
+		fmt.Fprintln(t.g.stderr, d)
+	}
+	return t.revert(exitRevertedVerify, fmt.Sprintf("verification found %d differences from the intent", len(rep.Diffs))), true
+}
+
+// probe runs the probes until each passed once, for --probe-timeout at
+// most (and never past the trial's deadline).
+func (t *trial) probe() (int, bool) {
+	if len(t.probes) == 0 {
+		return exitOK, false
+	}
+	end := time.Now().Add(t.o.probeTimeout)
+	if t.tr.Trial.Deadline.Before(end) {
+		end = t.tr.Trial.Deadline
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), end)
+	defer cancel()
+	for _, p := range t.probes {
+		var err error
+		for {
+			if err = p.Probe(ctx); err == nil || ctx.Err() != nil {
+				break
+			}
+			select {
+			case <-t.stop:
+				return t.revert(exitRevertedTimeout, "interrupted by a signal while probing"), true
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		if err != nil {
+			return t.revert(exitRevertedProbe, fmt.Sprintf("probe %s did not pass: %v", p, err)), true
+		}
+		fmt.Fprintf(t.g.stderr, "probe %s passed\n", p)
+	}
+	return exitOK, false
+}
+
+// wait waits for a confirmation until the deadline: Enter on a terminal,
+// `netagent confirm`; the deadline, a signal or `netagent rollback`
+// revert.
+func (t *trial) wait() int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reqs, err := target.WatchRequests(ctx, t.rt.StateDir())
+	if err != nil {
+		return t.revert(exitInternal, err.Error())
+	}
+	enter := make(chan struct{}, 1)
+	tty := isTerminal(os.Stdin) && isTerminal(os.Stderr)
+	if tty {
+		go func() {
+			if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err == nil {
+				enter <- struct{}{}
+			}
+		}()
+	}
+	deadline := time.NewTimer(time.Until(t.tr.Trial.Deadline))
+	defer deadline.Stop()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	fmt.Fprintf(t.g.stderr, "trial applied: confirm with `netagent confirm`%s before %s, or it reverts\n",
+		map[bool]string{true: " or Enter", false: ""}[tty], t.tr.Trial.Deadline.Format(time.RFC3339))
+	for {
+		select {
+		case <-tick.C:
+			if tty {
+				fmt.Fprintf(t.g.stderr, "\rreverting in %3ds (Enter confirms) ", int(time.Until(t.tr.Trial.Deadline).Round(time.Second).Seconds()))
+			}
+		case <-enter:
+			return t.confirm("confirmed on the terminal")
+		case r, ok := <-reqs:
+			switch {
+			case !ok:
+				return t.revert(exitInternal, "lost the watch on the trial directory")
+			case r == target.RequestConfirmed:
+				return t.confirm("confirmed by `netagent confirm`")
+			default:
+				return t.revert(exitRevertedTimeout, "reverted on request (`netagent rollback`)")
+			}
+		case <-deadline.C:
+			return t.revert(exitRevertedTimeout, fmt.Sprintf("not confirmed within %v", t.o.timeout))
+		case s := <-t.stop:
+			return t.revert(exitRevertedTimeout, fmt.Sprintf("interrupted by %v", s))
+		}
+	}
+}
+
+func (t *trial) confirm(how string) int {
+	if err := t.tr.Confirm(); err != nil {
+		fmt.Fprintf(t.g.stderr, "\nnetagent: confirming: %v\n", err)
+		return exitInternal
+	}
+	fmt.Fprintf(t.g.stdout, "confirmed: %s\n", how)
+	return exitOK
+}
+
+// revert reverts the trial for reason and returns code, or exitInternal
+// when the revert itself failed (the trial stays pending: the next netagent
+// that touches the target reverts it).
+func (t *trial) revert(code int, reason string) int {
+	t.g.log.WithField("reason", reason).Warn("reverting the trial")
+	res, err := t.tr.Revert(context.Background(), reason)
+	if err != nil {
+		if res != nil {
+			for _, p := range res.Problems {
+				fmt.Fprintf(t.g.stderr, "%s\n", p)
+			}
+		}
+		fmt.Fprintf(t.g.stderr, "\nnetagent: the trial (%s) could not be reverted: %v\n", reason, err)
+		return exitInternal
+	}
+	fmt.Fprintf(t.g.stderr, "\nreverted: %s (%d operations)\n", reason, len(res.Ops))
+	return code
+}
+
+// readFiles reads the intent files again, for the trial's record.
+func readFiles(g *globals, paths []string) (map[string][]byte, int) {
+	files := make(map[string][]byte, len(paths))
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+			return nil, exitFailed
+		}
+		files[p] = data
+	}
+	return files, exitOK
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// reportKillPoints tells the crash tests how many kill points the run
+// passed (only with NETAGENT_TEST_KILL_AFTER set).
+func reportKillPoints(g *globals) {
+	if os.Getenv("NETAGENT_TEST_KILL_AFTER") != "" {
+		fmt.Fprintf(g.stderr, "test kill points passed: %d\n", target.KillPoints())
+	}
+}
