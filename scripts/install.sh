@@ -52,6 +52,7 @@ fi
 
 # The unit, with the paths of this PREFIX.
 sed -e "s#^ExecStart=/usr/local/sbin/netagent #ExecStart=$PREFIX/sbin/netagent #" \
+	-e "s#^ExecStartPre=/usr/local/sbin/netagent #ExecStartPre=$PREFIX/sbin/netagent #" \
 	-e "s#^Documentation=file:///usr/local/share/doc/#Documentation=file://$PREFIX/share/doc/#" \
 	"$here/systemd/netagent.service" >"$tmp/netagent.service"
 grep -q "^ExecStart=$PREFIX/sbin/netagent " "$tmp/netagent.service" || {
