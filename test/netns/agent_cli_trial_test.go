@@ -1,0 +1,280 @@
+//go:build !vmtest
+
+package netns_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// trialSysctls are the sysctls the trial tests touch, compared in every
+// snapshot.
+var trialSysctls = []string{"net.ipv4.ip_forward", "net.ipv4.conf.all.rp_filter", "net.ipv6.conf.all.forwarding"}
+
+// trialSnapshot is the namespace as the issue's exactness check sees it:
+// `ip -j -d link` without ifindexes (a recreated link gets a new one) and
+// the bridges' running timers, `ip -j addr`, the routes of every table of
+// both families, the rules, the neighbours, iptables-save and
+// ip6tables-save without comments and counters, and trialSysctls. Lists
+// the kernel orders by creation time (addresses of a link, links,
+// neighbours) are sorted.
+func (e *cliEnv) trialSnapshot() string {
+	e.t.Helper()
+	var b strings.Builder
+	for _, args := range [][]string{
+		{"-d", "link"}, {"addr"}, {"route", "show", "table", "all"}, {"-6", "route", "show", "table", "all"},
+		{"rule"}, {"-6", "rule"}, {"neigh"},
+	} {
+		var list []any
+		if err := json.Unmarshal([]byte(e.ip(append([]string{"-j"}, args...)...)), &list); err != nil {
+			e.t.Fatalf("ip -j %v: %v", args, err)
+		}
+		var lines []string
+		for _, x := range list {
+			if dynamicNeighbour(x) {
+				continue
+			}
+			data, _ := json.Marshal(scrub(x))
+			lines = append(lines, string(data))
+		}
+		slices.Sort(lines)
+		fmt.Fprintf(&b, "ip %v\n%s\n", args, strings.Join(lines, "\n"))
+	}
+	for _, prog := range []string{"iptables-save", "ip6tables-save"} {
+		b.WriteString(iptablesTables(e.exec(prog)))
+	}
+	for _, k := range trialSysctls {
+		fmt.Fprintf(&b, "%s = %s\n", k, strings.TrimSpace(e.exec("sysctl", "-n", k)))
+	}
+	return b.String()
+}
+
+// dynamicNeighbour: an entry of the kernel's neighbour cache (resolving,
+// reachable, stale, failed: traffic made it) rather than an entry someone
+// configured (permanent, noarp).
+func dynamicNeighbour(x any) bool {
+	m, ok := x.(map[string]any)
+	if !ok {
+		return false
+	}
+	states, ok := m["state"].([]any)
+	if !ok {
+		return false
+	}
+	for _, st := range states {
+		if st == "PERMANENT" || st == "NOARP" {
+			return false
+		}
+	}
+	return true
+}
+
+// iptablesTables is iptables-save's output without comments and counters,
+// and without the tables that hold nothing (built-in chains with policy
+// ACCEPT and no rules): a table the kernel instantiated when someone
+// looked at it, which no one can remove again, says nothing of the state.
+func iptablesTables(save string) string {
+	var b, table strings.Builder
+	empty := true
+	for _, line := range strings.Split(save, "\n") {
+		line = iptablesCounters.ReplaceAllString(line, "")
+		switch {
+		case strings.HasPrefix(line, "#") || line == "":
+			continue
+		case strings.HasPrefix(line, "*"):
+			table.Reset()
+			empty = true
+		case line == "COMMIT":
+			table.WriteString(line + "\n")
+			if !empty {
+				b.WriteString(table.String())
+			}
+			continue
+		case strings.HasPrefix(line, ":") && strings.HasSuffix(strings.TrimSpace(line), "ACCEPT") && strings.ToUpper(line) == line:
+		default:
+			empty = false
+		}
+		table.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// scrub drops what says when an object was made rather than what it is:
+// ifindexes, the running timers of bridges and their ports, and sorts
+// address lists.
+func scrub(x any) any {
+	switch v := x.(type) {
+	case map[string]any:
+		for k := range v {
+			if k == "ifindex" || k == "link_index" || strings.HasSuffix(k, "_timer") {
+				delete(v, k)
+				continue
+			}
+			v[k] = scrub(v[k])
+		}
+		if ai, ok := v["addr_info"].([]any); ok {
+			slices.SortFunc(ai, func(a, b any) int {
+				x, _ := json.Marshal(a)
+				y, _ := json.Marshal(b)
+				return strings.Compare(string(x), string(y))
+			})
+		}
+	case []any:
+		for i := range v {
+			v[i] = scrub(v[i])
+		}
+	}
+	return x
+}
+
+// trialRun runs `netagent try` with the environment env added.
+func (e *cliEnv) trialRun(env []string, args ...string) cliResult {
+	e.t.Helper()
+	argv := append([]string{"--state-dir", e.stateDir, "try", "--netns", e.tgt.Name}, args...)
+	return e.run(env, argv...)
+}
+
+// run runs the binary with argv and the environment env added.
+func (e *cliEnv) run(env []string, argv ...string) cliResult {
+	e.t.Helper()
+	cmd := exec.Command(e.bin, argv...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	res := cliResult{stdout: out.String(), stderr: errOut.String()}
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			e.t.Fatalf("running netagent %v: %v", argv, err)
+		}
+		res.code = ee.ExitCode()
+	}
+	return res
+}
+
+var killPointsRe = regexp.MustCompile(`test kill points (after the apply|passed): (\d+)`)
+
+// killPoints returns the counts the run printed: after the apply, and in all.
+func killPoints(t *testing.T, res cliResult) (apply, all int) {
+	t.Helper()
+	for _, m := range killPointsRe.FindAllStringSubmatch(res.stderr, -1) {
+		n, _ := strconv.Atoi(m[2])
+		if m[1] == "passed" {
+			all = n
+		} else {
+			apply = n
+		}
+	}
+	if apply == 0 || all <= apply {
+		t.Fatalf("kill point counts apply=%d all=%d:\n%s", apply, all, res)
+	}
+	return apply, all
+}
+
+// trialIntents are the intent before a trial (a bridge with a vxlan port,
+// addresses, 300 routes, a rule, a neighbour, a chain, a sysctl) and the
+// trial's, which changes or replaces every one of them, adds a bridge, a
+// vxlan, 1000 routes and chains, a sysctl, and takes the MTU of phys1, a
+// veth end that plays a NIC netagent does not own.
+func trialIntents(e *cliEnv, routes int) (before, trial string) {
+	var r1, r2 []string
+	for i := range 300 {
+		r1 = append(r1, fmt.Sprintf(`{"to": "10.%d.%d.0/24", "via": "10.0.0.254", "table": 100}`, 100+i/256, i%256))
+	}
+	for i := range routes {
+		r2 = append(r2, fmt.Sprintf(`{"to": "10.%d.%d.0/24", "via": "10.0.1.254", "table": 200}`, 150+i/256, i%256))
+	}
+	before = e.writeFile("before.json", `{"version": 1,
+  "interfaces": [
+    {"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24"]},
+    {"name": "br0", "type": "bridge", "mac": "02:00:00:00:01:00", "bridge": {"stp": false}, "addresses": ["10.0.0.1/24", "fd00::1/64"]},
+    {"name": "vx0", "type": "vxlan", "mac": "02:00:00:00:01:01", "vxlan": {"vni": 100, "local": "192.0.2.10", "remote": "192.0.2.20", "port": 4789, "parent": "uplink0"}, "master": "br0"}
+  ],
+  "routes": [`+strings.Join(r1, ",\n")+`],
+  "rules": [{"from": "10.0.0.0/24", "table": 100, "priority": 1000}],
+  "neighbors": [{"dev": "br0", "ip": "10.0.0.20", "mac": "02:00:00:00:00:20"}],
+  "sysctls": {"net.ipv4.ip_forward": "1"},
+  "firewall": {"chains": [
+    {"table": "filter", "name": "NETAGENT-FWD", "jumpFrom": "FORWARD", "rules": ["-i br0 -o uplink0 -j ACCEPT"]}
+  ]}
+}`)
+	trial = e.writeFile("trial.json", `{"version": 1,
+  "interfaces": [
+    {"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24", "2001:db8::10/64"]},
+    {"name": "phys1", "type": "physical", "mtu": 1400},
+    {"name": "br0", "type": "bridge", "mtu": 1450, "mac": "02:00:00:00:01:00", "bridge": {"stp": false}, "addresses": ["10.0.1.1/24", "fd00::1/64"]},
+    {"name": "vx0", "type": "vxlan", "mac": "02:00:00:00:01:01", "vxlan": {"vni": 200, "local": "192.0.2.10", "remote": "192.0.2.21", "port": 4789, "parent": "uplink0"}, "master": "br0"},
+    {"name": "br1", "type": "bridge", "bridge": {"stp": false}, "addresses": ["10.9.0.1/24"]},
+    {"name": "vx1", "type": "vxlan", "vxlan": {"vni": 300, "local": "192.0.2.10", "remote": "192.0.2.22", "port": 4789, "parent": "uplink0"}, "master": "br1"}
+  ],
+  "routes": [`+strings.Join(r2, ",\n")+`],
+  "rules": [{"from": "10.0.1.0/24", "table": 200, "priority": 1000}, {"from": "10.9.0.0/24", "table": 200, "priority": 1001}],
+  "neighbors": [{"dev": "br0", "ip": "10.0.1.20", "mac": "02:00:00:00:00:21"}, {"dev": "br1", "ip": "10.9.0.20", "mac": "02:00:00:00:00:22"}],
+  "sysctls": {"net.ipv4.ip_forward": "0", "net.ipv4.conf.all.rp_filter": "2", "net.ipv6.conf.all.forwarding": "1"},
+  "firewall": {"chains": [
+    {"table": "filter", "name": "NETAGENT-FWD", "jumpFrom": "FORWARD", "rules": ["-i br0 -o uplink0 -j ACCEPT", "-i br1 -j DROP"]},
+    {"table": "nat", "name": "NETAGENT-NAT", "jumpFrom": "POSTROUTING", "rules": ["-s 10.0.1.0/24 -o uplink0 -j MASQUERADE"]}
+  ]}
+}`)
+	return before, trial
+}
+
+// trialEnv is a namespace holding the intent before a trial, with phys1
+// (a veth end, MTU 1500) beside the uplink.
+func trialEnv(t *testing.T) (e *cliEnv, trial string) {
+	e = cliNewEnv(t)
+	e.ip("link", "add", "phys1", "type", "veth", "peer", "name", "phys1-peer")
+	e.ip("link", "set", "phys1", "up")
+	e.ip("link", "set", "phys1-peer", "up")
+	before, trial := trialIntents(e, 1000)
+	e.mustRun(0, "apply", before)
+	return e, trial
+}
+
+// A trial that is not confirmed reverts exactly: the namespace is again
+// what it was, the NIC's MTU and the sysctls included.
+func TestTrialTimeoutRevertsExactly(t *testing.T) {
+	e, trial := trialEnv(t)
+	want := e.stableSnapshot()
+	wantT := e.trialSnapshot()
+	res := e.trialRun(nil, "--timeout", "0s", trial)
+	if res.code != 4 {
+		t.Fatalf("want exit 4 (not confirmed), got %s", res)
+	}
+	if !strings.Contains(res.stderr, "reverted: not confirmed") {
+		t.Errorf("no reason on stderr:\n%s", res)
+	}
+	_ = want
+	if got := e.trialSnapshot(); got != wantT {
+		t.Fatalf("the revert is not exact:\n%s", lineDiff(wantT, got))
+	}
+	if _, err := os.Stat(filepath.Join(e.stateDir, "trial", "trial.json")); err == nil {
+		t.Fatal("the trial is still pending")
+	}
+}
+
+// lineDiff lists the lines only in a or only in b.
+func lineDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	var out []string
+	for _, l := range al {
+		if !slices.Contains(bl, l) {
+			out = append(out, "- "+l)
+		}
+	}
+	for _, l := range bl {
+		if !slices.Contains(al, l) {
+			out = append(out, "+ "+l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
