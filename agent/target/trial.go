@@ -12,6 +12,7 @@ import (
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/reconciler"
 )
 
 // A trial is a change that reverts unless confirmed (`netagent try`). Its
@@ -213,11 +214,7 @@ func (r *Runtime) revert(ctx context.Context, t *Trial, reason string) (*Result,
 			hint = nil // read back without a hint: only the spelling differs
 		}
 	}
-	cur, err := r.ReadCurrent(hint)
-	if err != nil {
-		return nil, err
-	}
-	res, err := Converge(ctx, r.Kernel(), RevertIntended(cur, images))
+	res, err := r.revertConverge(ctx, hint, images)
 	if err != nil {
 		return nil, err
 	}
@@ -228,6 +225,29 @@ func (r *Runtime) revert(ctx context.Context, t *Trial, reason string) (*Result,
 		return res, err
 	}
 	return res, removeTrial(r.stateDir)
+}
+
+// revertConverge reconciles towards the before-images until a pass runs
+// no operation (at most MaxPasses+1 passes). Each pass reads the kernel
+// back and takes the intended value of every item the trial did not touch
+// from that same read-back, so the revert never writes them: what the
+// kernel derives by itself (a bridge's MTU from its ports) follows the
+// journaled items as it did before the trial.
+func (r *Runtime) revertConverge(ctx context.Context, hint *dg.Graph, images []BeforeImage) (*Result, error) {
+	var ops reconciler.OperationLog
+	for pass := 1; ; pass++ {
+		cur, err := r.ReadCurrent(hint)
+		if err != nil {
+			return nil, err
+		}
+		res := applyPass(ctx, r.Kernel(), cur, RevertIntended(cur, images))
+		n := len(res.Ops)
+		ops = append(ops, res.Ops...)
+		res.Ops = ops
+		if n == 0 || !res.Converged() || ctx.Err() != nil || pass > MaxPasses {
+			return res, nil
+		}
+	}
 }
 
 // RevertIntended is the intended state of a revert: the owned items of cur

@@ -278,3 +278,67 @@ func lineDiff(a, b string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestTrialKillPoints kills `netagent try` (SIGKILL, at kill points the
+// binary passes after each fsynced journal record and each kernel
+// operation: NETAGENT_TEST_KILL_AFTER) at points spread over the trial's
+// apply and over its revert, and `netagent recover` at points of its own
+// revert; after the next `netagent recover` the namespace equals the
+// snapshot taken before the trial.
+func TestTrialKillPoints(t *testing.T) {
+	e, trial := trialEnv(t)
+	want := e.trialSnapshot()
+	full := e.trialRun([]string{"NETAGENT_TEST_KILL_AFTER=100000000"}, "--timeout", "0s", trial)
+	if full.code != 4 {
+		t.Fatalf("the whole trial: want exit 4, got %s", full)
+	}
+	apply, all := killPoints(t, full)
+	t.Logf("kill points: %d in the apply, %d in the revert", apply, all-apply)
+	var points []int
+	for i := 1; i <= 14; i++ { // the apply, first and last point included
+		points = append(points, 1+(apply-1)*(i-1)/13)
+	}
+	for i := 1; i <= 8; i++ { // the revert
+		points = append(points, apply+1+(all-apply-1)*(i-1)/7)
+	}
+	points = slices.Compact(points)
+	exact := 0
+	for _, k := range points {
+		res := e.trialRun([]string{fmt.Sprintf("NETAGENT_TEST_KILL_AFTER=%d", k)}, "--timeout", "0s", trial)
+		if res.code != -1 {
+			t.Fatalf("kill point %d: the trial was not killed: %s", k, res)
+		}
+		rec := e.run(nil, "--state-dir", e.stateDir, "recover", "--netns", e.tgt.Name)
+		if rec.code != 0 || !strings.Contains(rec.stderr, "reverted the pending trial") {
+			t.Fatalf("recover after kill point %d: %s", k, rec)
+		}
+		if got := e.trialSnapshot(); got != want {
+			t.Errorf("after kill point %d of %d (apply %d), recover is not exact:\n%s", k, all, apply, lineDiff(want, got))
+			continue
+		}
+		exact++
+	}
+	// Kill the recover itself, then recover again.
+	var recPoints int
+	for _, frac := range []int{1, 3} {
+		res := e.trialRun([]string{fmt.Sprintf("NETAGENT_TEST_KILL_AFTER=%d", apply)}, "--timeout", "0s", trial)
+		if res.code != -1 {
+			t.Fatalf("the trial was not killed: %s", res)
+		}
+		k := max(1, (all-apply)*frac/4)
+		rec := e.run([]string{fmt.Sprintf("NETAGENT_TEST_KILL_AFTER=%d", k)}, "--state-dir", e.stateDir, "recover", "--netns", e.tgt.Name)
+		if rec.code != -1 {
+			t.Fatalf("recover was not killed at %d: %s", k, rec)
+		}
+		recPoints++
+		if rec := e.run(nil, "--state-dir", e.stateDir, "recover", "--netns", e.tgt.Name); rec.code != 0 {
+			t.Fatalf("recover after a killed recover: %s", rec)
+		}
+		if got := e.trialSnapshot(); got != want {
+			t.Errorf("after a recover killed at %d, recover is not exact:\n%s", k, lineDiff(want, got))
+			continue
+		}
+		exact++
+	}
+	t.Logf("%d kill points (%d in try, %d in recover): %d exact", len(points)+recPoints, len(points), recPoints, exact)
+}
