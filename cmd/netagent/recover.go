@@ -147,4 +147,3 @@ func recoverUnderLock(g *globals, rt *target.Runtime) (int, bool) {
 		rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339), how, len(rec.Result.Ops))
 	return exitOK, true
 }
-

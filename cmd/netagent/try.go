@@ -126,6 +126,9 @@ func (t *trial) run(files map[string][]byte) int {
 		return t.revert(exitRevertedFailed, fmt.Sprintf("%d items failed or stayed blocked", len(res.Problems)))
 	}
 	fmt.Fprintf(t.g.stdout, "applied: %d operations (journal: %d records)\n", len(res.Ops), tr.Batches())
+	if os.Getenv("NETAGENT_TEST_KILL_AFTER") != "" {
+		fmt.Fprintf(t.g.stderr, "test kill points after the apply: %d\n", target.KillPoints())
+	}
 	if res.Converged() {
 		if code, reverted := t.verify(); reverted {
 			return code
