@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -234,6 +236,10 @@ func (r *Runtime) revert(ctx context.Context, t *Trial, reason string) (*Result,
 // kernel derives by itself (a bridge's MTU from its ports) follows the
 // journaled items as it did before the trial.
 func (r *Runtime) revertConverge(ctx context.Context, hint *dg.Graph, images []BeforeImage) (*Result, error) {
+	hint, err := r.revertHint(hint, images)
+	if err != nil {
+		return nil, err
+	}
 	var ops reconciler.OperationLog
 	for pass := 1; ; pass++ {
 		cur, err := r.ReadCurrent(hint)
@@ -248,6 +254,45 @@ func (r *Runtime) revertConverge(ctx context.Context, hint *dg.Graph, images []B
 			return res, nil
 		}
 	}
+}
+
+// revertHint is the read-back hint of a revert: the trial's intent, plus
+// the NICs that before-images need (an address on an uplink the trial's
+// intent no longer names) and that the read-back does not report without
+// a hint, declared as physical with every setting left as it is.
+func (r *Runtime) revertHint(hint *dg.Graph, images []BeforeImage) (*dg.Graph, error) {
+	cur, err := r.ReadCurrent(hint)
+	if err != nil {
+		return nil, err
+	}
+	imaged := make(map[dg.ItemRef]bool, len(images))
+	for _, im := range images {
+		imaged[im.Ref] = !im.Absent
+	}
+	var missing []string
+	for _, im := range images {
+		if im.Absent {
+			continue
+		}
+		for _, d := range im.Item.Dependencies() {
+			ref := d.RequiredItem
+			if ref.Type == items.TypeInterface && !imaged[ref] && !cur.Contains(ref) && !slices.Contains(missing, ref.Name) {
+				missing = append(missing, ref.Name)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return hint, nil
+	}
+	if hint == nil {
+		hint = dg.New("hint")
+	} else {
+		hint = hint.Root().Clone()
+	}
+	for _, name := range missing {
+		hint.Put(&items.Interface{IfName: name, Kind: items.KindPhysical, AdminUp: true})
+	}
+	return hint, nil
 }
 
 // RevertIntended is the intended state of a revert: the owned items of cur

@@ -139,7 +139,7 @@ func recoverUnderLock(g *globals, rt *target.Runtime) (int, bool) {
 		fmt.Fprintf(g.stderr, "netagent: reverting the pending trial: %v\n", err)
 		return exitInternal, false
 	}
-	how := "the process that ran it died"
+	how := "the process that ran it died (or could not revert it)"
 	if rec.Lost {
 		how = "the kernel lost its changes in a reboot (or the namespace was made anew)"
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -105,9 +106,11 @@ func (t *trial) run(files map[string][]byte) int {
 	t.tr = tr
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	var interrupted atomic.Bool
 	go func() {
 		select {
 		case <-t.stop:
+			interrupted.Store(true)
 			cancel() // the apply stops; the revert below puts back what it did
 		case <-ctx.Done():
 		}
@@ -117,7 +120,7 @@ func (t *trial) run(files map[string][]byte) int {
 	switch {
 	case err != nil:
 		return t.revert(exitInternal, fmt.Sprintf("the apply failed: %v", err))
-	case ctx.Err() != nil && !res.Converged():
+	case interrupted.Load():
 		return t.revert(exitRevertedTimeout, "interrupted by a signal during the apply")
 	case !res.Converged() && !t.o.keepPartial:
 		for _, p := range res.Problems {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/netagent/netagent/agent/target"
 )
 
 // trialSysctls are the sysctls the trial tests touch, compared in every
@@ -341,4 +343,162 @@ func TestTrialKillPoints(t *testing.T) {
 		exact++
 	}
 	t.Logf("%d kill points (%d in try, %d in recover): %d exact", len(points)+recPoints, len(points), recPoints, exact)
+}
+
+// startTrial starts `netagent try` in the background (stdin not a
+// terminal: it waits for confirm, the probes or the timeout) and returns
+// once it waits for a confirmation; wait returns its outcome.
+func (e *cliEnv) startTrial(args ...string) (wait func() cliResult) {
+	e.t.Helper()
+	argv := append([]string{"--state-dir", e.stateDir, "try", "--netns", e.tgt.Name}, args...)
+	cmd := exec.Command(e.bin, argv...)
+	var out strings.Builder
+	cmd.Stdout = &out
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	var errOut strings.Builder
+	waiting := make(chan struct{})
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		buf := make([]byte, 4096)
+		signalled := false
+		for {
+			n, err := errPipe.Read(buf)
+			errOut.Write(buf[:n])
+			if !signalled && strings.Contains(errOut.String(), "trial applied: confirm") {
+				close(waiting)
+				signalled = true
+			}
+			if err != nil {
+				if !signalled {
+					close(waiting)
+				}
+				return
+			}
+		}
+	}()
+	<-waiting
+	return func() cliResult {
+		<-copied
+		err := cmd.Wait()
+		res := cliResult{stdout: out.String(), stderr: errOut.String()}
+		if ee, ok := err.(*exec.ExitError); ok {
+			res.code = ee.ExitCode()
+		}
+		return res
+	}
+}
+
+// Confirm from another shell: the trial stays, after the process ended
+// and after a recover; the outcome is recorded.
+func TestTrialConfirm(t *testing.T) {
+	e, trial := trialEnv(t)
+	before := e.trialSnapshot()
+	wait := e.startTrial("--timeout", "5m", trial)
+	during := e.trialSnapshot()
+	if during == before {
+		t.Fatal("the trial changed nothing")
+	}
+	res := e.mustRun(0, "confirm")
+	if !strings.Contains(res.stdout, "confirmed") {
+		t.Errorf("confirm says: %s", res)
+	}
+	if r := wait(); r.code != 0 || !strings.Contains(r.stdout, "confirmed: confirmed by `netagent confirm`") {
+		t.Fatalf("try after confirm: %s", r)
+	}
+	e.mustRun(0, "recover")
+	if got := e.trialSnapshot(); got != during {
+		t.Fatalf("the confirmed trial changed after recover:\n%s", lineDiff(during, got))
+	}
+	if res := e.netagent("confirm"); res.code != 1 || !strings.Contains(res.stderr, "no trial is pending") {
+		t.Errorf("a second confirm: %s", res)
+	}
+}
+
+// A revert request (what `netagent rollback` does with a trial pending)
+// reverts at once.
+func TestTrialRevertRequest(t *testing.T) {
+	e, trial := trialEnv(t)
+	before := e.trialSnapshot()
+	wait := e.startTrial("--timeout", "5m", trial)
+	if err := target.RequestRevert(e.stateDir); err != nil {
+		t.Fatal(err)
+	}
+	if r := wait(); r.code != 4 || !strings.Contains(r.stderr, "reverted on request") {
+		t.Fatalf("try after a revert request: %s", r)
+	}
+	if got := e.trialSnapshot(); got != before {
+		t.Fatalf("not exact:\n%s", lineDiff(before, got))
+	}
+}
+
+// Reboot and a fresh process: a trial left pending (its process killed
+// once its apply was done, then the record made to look as if from
+// another boot) is reverted by the next netagent command, which says so.
+func TestTrialPendingRecoveredByNextCommand(t *testing.T) {
+	for _, reboot := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reboot=%v", reboot), func(t *testing.T) {
+			e, trial := trialEnv(t)
+			before := e.trialSnapshot()
+			full := e.trialRun([]string{"NETAGENT_TEST_KILL_AFTER=100000000"}, "--timeout", "0s", trial)
+			apply, _ := killPoints(t, full)
+			res := e.trialRun([]string{fmt.Sprintf("NETAGENT_TEST_KILL_AFTER=%d", apply)}, "--timeout", "0s", trial)
+			if res.code != -1 {
+				t.Fatalf("not killed: %s", res)
+			}
+			if e.trialSnapshot() == before {
+				t.Fatal("the killed trial changed nothing")
+			}
+			if reboot {
+				path := filepath.Join(e.stateDir, "trial", "trial.json")
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var rec map[string]any
+				json.Unmarshal(data, &rec)
+				rec["identity"].(map[string]any)["boot_id"] = "00000000-0000-0000-0000-000000000000"
+				data, _ = json.Marshal(rec)
+				if err := os.WriteFile(path, data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// plan is a reader: it takes the free lock for the revert.
+			res = e.netagent("plan", trial)
+			want := "the process that ran it died"
+			if reboot {
+				want = "reboot"
+			}
+			if !strings.Contains(res.stderr, "reverted the pending trial") || !strings.Contains(res.stderr, want) {
+				t.Fatalf("plan did not say it reverted the trial (%q): %s", want, res)
+			}
+			if got := e.trialSnapshot(); got != before {
+				t.Fatalf("not exact:\n%s", lineDiff(before, got))
+			}
+		})
+	}
+}
+
+// A trial whose items do not all converge reverts at once (exit 5), unless
+// --keep-partial.
+func TestTrialFailedItemReverts(t *testing.T) {
+	e, _ := trialEnv(t)
+	before := e.trialSnapshot()
+	bad := e.writeFile("bad.json", `{"version": 1,
+  "interfaces": [{"name": "br9", "type": "bridge", "addresses": ["10.99.0.1/24"]},
+    {"name": "nosuch0", "type": "physical", "addresses": ["10.98.0.1/24"]}],
+  "sysctls": {"net.ipv4.conf.all.rp_filter": "2"}}`)
+	res := e.trialRun(nil, "--timeout", "5m", "--wait", "0s", bad)
+	if res.code != 5 || !strings.Contains(res.stderr, "reverted: 2 items failed or stayed blocked") {
+		t.Fatalf("want exit 5: %s", res)
+	}
+	if got := e.trialSnapshot(); got != before {
+		t.Fatalf("not exact:\n%s", lineDiff(before, got))
+	}
 }
