@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/internal/testns"
 )
 
 // trialSysctls are the sysctls the trial tests touch, compared in every
@@ -501,4 +502,55 @@ func TestTrialFailedItemReverts(t *testing.T) {
 	if got := e.trialSnapshot(); got != before {
 		t.Fatalf("not exact:\n%s", lineDiff(before, got))
 	}
+}
+
+// uplinkEnv is a namespace whose uplink0 leads to a peer namespace, the
+// upstream router: 192.0.2.1 on the link, 198.51.100.1 behind it. The
+// intent before the trial routes the default through it.
+func uplinkEnv(t *testing.T) *cliEnv {
+	e := cliNewEnv(t)
+	up := testns.New(t)
+	e.ip("link", "set", "uplink0-peer", "netns", up.Name)
+	testns.Exec(t, up, "ip", "addr", "add", "192.0.2.1/24", "dev", "uplink0-peer")
+	testns.Exec(t, up, "ip", "link", "set", "uplink0-peer", "up")
+	testns.Exec(t, up, "ip", "link", "set", "lo", "up")
+	testns.Exec(t, up, "ip", "addr", "add", "198.51.100.1/32", "dev", "lo")
+	good := e.writeFile("good.json", `{"version": 1,
+  "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24"]}],
+  "routes": [{"to": "default", "via": "192.0.2.1", "dev": "uplink0"}]}`)
+	e.mustRun(0, "apply", good)
+	e.exec("ping", "-c", "1", "-W", "2", "198.51.100.1")
+	return e
+}
+
+// A trial that breaks the uplink (a wrong default gateway) fails its
+// probe to the upstream and reverts (exit 7): the ping works again.
+func TestTrialProbeRevertsBrokenUplink(t *testing.T) {
+	e := uplinkEnv(t)
+	before := e.trialSnapshot()
+	bad := e.writeFile("bad.json", `{"version": 1,
+  "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24"]}],
+  "routes": [{"to": "default", "via": "192.0.2.99", "dev": "uplink0"}]}`)
+	res := e.trialRun(nil, "--timeout", "60s", "--probe-timeout", "3s", "--probe", "ping:198.51.100.1", bad)
+	if res.code != 7 || !strings.Contains(res.stderr, "reverted: probe ping:198.51.100.1 did not pass") {
+		t.Fatalf("want exit 7 (probe failed): %s", res)
+	}
+	e.exec("ping", "-c", "1", "-W", "2", "198.51.100.1")
+	if got := e.trialSnapshot(); got != before {
+		t.Fatalf("not exact:\n%s", lineDiff(before, got))
+	}
+}
+
+// Unattended: --confirm-when-probes-pass confirms a trial whose probe
+// passes.
+func TestTrialConfirmWhenProbesPass(t *testing.T) {
+	e := uplinkEnv(t)
+	next := e.writeFile("next.json", `{"version": 1,
+  "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24", "192.0.2.11/24"]}],
+  "routes": [{"to": "default", "via": "192.0.2.1", "dev": "uplink0"}]}`)
+	res := e.trialRun(nil, "--timeout", "60s", "--confirm-when-probes-pass", "--probe", "ping:198.51.100.1", next)
+	if res.code != 0 || !strings.Contains(res.stdout, "confirmed") {
+		t.Fatalf("want the trial confirmed: %s", res)
+	}
+	e.mustRun(0, "check", next)
 }
