@@ -1,0 +1,123 @@
+package target
+
+import (
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+)
+
+func u8(v uint8) *uint8    { return &v }
+func u16(v uint16) *uint16 { return &v }
+
+// journalSamples are items of every type the journal stores, with the
+// fields a lossy encoding would get wrong: pointers to zero values, nil
+// versus empty, kind attributes behind an interface.
+func journalSamples() []dg.Item {
+	mac, _ := net.ParseMAC("02:00:00:00:00:01")
+	return []dg.Item{
+		&items.Interface{IfName: "vx0", Kind: items.KindVxlan, MTU: 1450, AdminUp: true, MAC: mac,
+			Attrs: &items.VxlanAttrs{VNI: 100, Local: netip.MustParseAddr("192.0.2.10"), Remote: netip.MustParseAddr("192.0.2.20"), Port: 4789, Parent: "uplink0", Learning: true}},
+		&items.Interface{IfName: "bond0", Kind: items.KindBond, Attrs: &items.BondAttrs{Mode: "active-backup", Miimon: 100}},
+		&items.Interface{IfName: "uplink0", Kind: items.KindPhysical, MTU: 1500},
+		&items.Interface{IfName: "d0", Kind: items.KindDummy},
+		&items.Port{IfName: "vx0", Master: "br0", MasterKind: items.KindBridge, Priority: u16(0)},
+		&items.Address{Dev: "br0", Prefix: netip.MustParsePrefix("10.0.0.1/24"), Deps: []dg.ItemRef{items.InterfaceRef("x")}},
+		&items.Route{Dst: netip.MustParsePrefix("0.0.0.0/0"), Table: 100, Nexthops: []items.Nexthop{
+			{Gw: netip.MustParseAddr("192.0.2.1"), Dev: "uplink0", Weight: 2}, {Gw: netip.MustParseAddr("192.0.2.2"), OnLink: true}}},
+		&items.Rule{Priority: 1000, Family: items.FamilyIPv4, From: netip.MustParsePrefix("10.0.0.0/24"), Action: items.RuleLookup, Table: 100, SuppressPrefixlen: u8(0)},
+		&items.Neighbor{Dev: "br0", IP: netip.MustParseAddr("10.0.0.20"), MAC: mac},
+		&items.Sysctl{Key: "net.ipv4.ip_forward", Value: "1"},
+		&items.IptablesChain{Family: items.FamilyIPv4, Table: "filter", Chain: "NETAGENT-FWD", JumpFrom: "FORWARD", Rules: [][]string{{"-j", "ACCEPT"}}},
+	}
+}
+
+// Every sample survives the journal: same type, Equal, and deeply equal.
+func TestJournalItemRoundTrip(t *testing.T) {
+	for _, it := range journalSamples() {
+		data, err := encodeItem(it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeItem(it.Type(), data)
+		if err != nil {
+			t.Fatalf("%s: %v", dg.Ref(it), err)
+		}
+		if !it.Equal(got) || !reflect.DeepEqual(it, got) {
+			t.Errorf("%s: stored %v, read back %#v", dg.Ref(it), it, got)
+		}
+	}
+}
+
+// The journal keeps each item's first image, and a record cut short by a
+// crash ends it: what the torn record held is not reported (its wave never
+// ran), what came before is.
+func TestJournalTornTailIgnored(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal")
+	j, err := createJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := journalSamples()
+	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, MTU: 1400}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(j.Record([]reconciler.PlannedOp{{Op: reconciler.OpModify, Ref: dg.Ref(br), Old: br, New: s[0]}, {Op: reconciler.OpCreate, Ref: dg.Ref(s[0]), New: s[0]}}))
+	br2 := &items.Interface{IfName: "br0", Kind: items.KindBridge, MTU: 9000}
+	must(j.Record([]reconciler.PlannedOp{{Op: reconciler.OpModify, Ref: dg.Ref(br), Old: br2, New: br}}))
+	must(j.Record([]reconciler.PlannedOp{{Op: reconciler.OpDelete, Ref: dg.Ref(s[9]), Old: s[9]}}))
+	must(j.Close())
+	if j.batches != 2 {
+		t.Errorf("%d records written, want 2 (the second held only an item journaled already)", j.batches)
+	}
+	full, _ := os.ReadFile(path)
+	images, torn, err := ReadJournal(path)
+	if err != nil || torn || len(images) != 3 {
+		t.Fatalf("whole journal: %d images, torn %v, err %v", len(images), torn, err)
+	}
+	if !images[0].Item.Equal(br) || !images[1].Absent || !images[2].Item.Equal(s[9]) {
+		t.Fatalf("images %+v", images)
+	}
+	// Cut the last record short; then flip a byte of it instead.
+	for name, data := range map[string][]byte{
+		"cut":     full[:len(full)-5],
+		"flipped": append(append([]byte{}, full[:len(full)-5]...), 'x', '"', '}', ']', '}', '\n')[:len(full)],
+	} {
+		must(os.WriteFile(path, data, 0o600))
+		images, torn, err := ReadJournal(path)
+		if err != nil || !torn || len(images) != 2 {
+			t.Errorf("%s: %d images, torn %v, err %v; want the first 2, torn", name, len(images), torn, err)
+		}
+	}
+}
+
+// The revert's intent is the current state with each journaled item
+// replaced by its before-image.
+func TestRevertIntended(t *testing.T) {
+	s := journalSamples()
+	cur := dg.New("current", s[0], s[5], s[9], &items.Link{IfName: "uplink0"})
+	old := &items.Sysctl{Key: "net.ipv4.ip_forward", Value: "0"}
+	got := RevertIntended(cur, []BeforeImage{
+		{Ref: dg.Ref(s[0]), Absent: true}, // created by the trial
+		{Ref: dg.Ref(old), Item: old},     // changed by it
+		{Ref: dg.Ref(s[10]), Item: s[10]}, // deleted by it
+	})
+	want := dg.New("want", s[5], old, s[10])
+	for _, ref := range unionRefs(got, want) {
+		a, okA := got.Get(ref)
+		b, okB := want.Get(ref)
+		if okA != okB || okA && !a.Equal(b) {
+			t.Errorf("%s: got %v (%v), want %v (%v)", ref, a, okA, b, okB)
+		}
+	}
+}
