@@ -55,6 +55,15 @@
 // read-back spells unset fields as the hint does, so every item compares
 // Equal and the reconciler plans nothing.
 //
+// A trial (BeginTrial, `netagent try`) is a change that can be undone
+// exactly, also after a crash: the trial is recorded in the state
+// directory before its first change, and the before-image of every item
+// it changes is journaled (fsynced, one record per reconciler wave, through
+// the reconciler's WithBeforeChange hook) before the kernel changes it.
+// Confirm removes the record; a revert reconciles to the current state
+// with each journaled item replaced by its before-image; Recover reverts a
+// trial whose process died (see trial.go and journal.go).
+//
 // The package logs through a logrus.FieldLogger given by the caller and
 // configures no logger itself.
 package target
