@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/netagent/netagent/agent/target"
@@ -350,6 +351,12 @@ func TestTrialKillPoints(t *testing.T) {
 // terminal: it waits for confirm, the probes or the timeout) and returns
 // once it waits for a confirmation; wait returns its outcome.
 func (e *cliEnv) startTrial(args ...string) (wait func() cliResult) {
+	_, wait = e.startTrialCmd(args...)
+	return wait
+}
+
+// startTrialCmd is startTrial, with the process.
+func (e *cliEnv) startTrialCmd(args ...string) (proc *os.Process, wait func() cliResult) {
 	e.t.Helper()
 	argv := append([]string{"--state-dir", e.stateDir, "try", "--netns", e.tgt.Name}, args...)
 	cmd := exec.Command(e.bin, argv...)
@@ -385,7 +392,7 @@ func (e *cliEnv) startTrial(args ...string) (wait func() cliResult) {
 		}
 	}()
 	<-waiting
-	return func() cliResult {
+	return cmd.Process, func() cliResult {
 		<-copied
 		err := cmd.Wait()
 		res := cliResult{stdout: out.String(), stderr: errOut.String()}
@@ -553,4 +560,37 @@ func TestTrialConfirmWhenProbesPass(t *testing.T) {
 		t.Fatalf("want the trial confirmed: %s", res)
 	}
 	e.mustRun(0, "check", next)
+}
+
+// SIGTERM (or SIGINT) to the trial's process reverts it (exit 4).
+func TestTrialSignalReverts(t *testing.T) {
+	e, trial := trialEnv(t)
+	before := e.trialSnapshot()
+	proc, wait := e.startTrialCmd("--timeout", "5m", trial)
+	if err := proc.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if r := wait(); r.code != 4 || !strings.Contains(r.stderr, "reverted: interrupted by terminated") {
+		t.Fatalf("try after SIGTERM: %s", r)
+	}
+	if got := e.trialSnapshot(); got != before {
+		t.Fatalf("not exact:\n%s", lineDiff(before, got))
+	}
+}
+
+// --keep-partial keeps a trial whose items did not all converge: it waits
+// for confirm or the timeout (exit 4 here), and the timeout reverts it.
+func TestTrialKeepPartial(t *testing.T) {
+	e, _ := trialEnv(t)
+	before := e.trialSnapshot()
+	bad := e.writeFile("bad.json", `{"version": 1,
+  "interfaces": [{"name": "br9", "type": "bridge", "addresses": ["10.99.0.1/24"]},
+    {"name": "nosuch0", "type": "physical", "addresses": ["10.98.0.1/24"]}]}`)
+	res := e.trialRun(nil, "--timeout", "0s", "--wait", "0s", "--keep-partial", bad)
+	if res.code != 4 || !strings.Contains(res.stderr, "reverted: not confirmed") {
+		t.Fatalf("want exit 4 (kept, then not confirmed): %s", res)
+	}
+	if got := e.trialSnapshot(); got != before {
+		t.Fatalf("not exact:\n%s", lineDiff(before, got))
+	}
 }
