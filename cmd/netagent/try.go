@@ -18,18 +18,19 @@ import (
 
 // Exit codes of try beyond the common ones: the trial was reverted, and
 // why.
+// (4, exitRefused: a protected link would be disrupted; nothing changed.)
 const (
-	exitRevertedTimeout = 4 // not confirmed in time, or reverted on request (a signal, `netagent rollback`)
-	exitRevertedFailed  = 5 // an item failed or stayed blocked
-	exitRevertedVerify  = 6 // the read-back after the apply differs from the intent
-	exitRevertedProbe   = 7 // a probe did not pass
+	exitRevertedTimeout = 5 // not confirmed in time, or reverted on request (a signal, `netagent rollback`)
+	exitRevertedFailed  = 6 // an item failed or stayed blocked
+	exitRevertedVerify  = 7 // the read-back after the apply differs from the intent
+	exitRevertedProbe   = 8 // a probe did not pass
 )
 
 func init() {
 	register(&command{
 		name:    "try",
 		summary: "apply, then revert exactly unless confirmed (Enter, `netagent confirm`) before the timeout",
-		usage:   "[--timeout D] [--probe P]... [--keep-partial] [--confirm-when-probes-pass] FILE...",
+		usage:   "[--timeout D] [--probe P]... [--keep-partial] [--confirm-when-probes-pass] [--protect LINK]... [--force] FILE...",
 		run:     runTry,
 	})
 }
@@ -51,7 +52,7 @@ func runTry(g *globals, args []string) int {
 	o := &tryOpts{apply: target.ApplyOptions{Wait: defaultApplyWait}}
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "revert unless confirmed within this time")
 	fs.DurationVar(&o.probeTimeout, "probe-timeout", 10*time.Second, "how long the probes may take to pass after the apply (at most --timeout)")
-	fs.Func("probe", "ping:HOST or tcp:HOST:PORT, run in the namespace after the apply: the trial reverts unless it passes (repeatable)",
+	fs.Func("probe", "ping:HOST or tcp:HOST:PORT (see `go doc agent/probe`), run in the namespace after the apply: the trial reverts unless it passes (repeatable)",
 		func(v string) error { o.probes = append(o.probes, v); return nil })
 	fs.BoolVar(&o.keepPartial, "keep-partial", false, "do not revert when items fail: wait for confirm or the timeout with what converged")
 	fs.BoolVar(&o.autoConfirm, "confirm-when-probes-pass", false, "confirm as soon as the apply verified and every probe passed (unattended)")
@@ -60,12 +61,20 @@ func runTry(g *globals, args []string) int {
 		fmt.Fprintln(g.stderr, "netagent: try through the daemon is not supported yet: stop the daemon, or apply through it")
 		return exitInternal
 	})
+	prot := protectFlags(fs, true)
 	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
 	defer reportKillPoints(g)
+	gd, code := prot.guard(g, k, rt, intended)
+	if gd == nil {
+		return code
+	}
+	if prot.refuse(g, gd, "netagent: try: ") {
+		return exitRefused
+	}
 	files, code := readFiles(g, fs.Args())
 	if files == nil {
 		return code
@@ -78,7 +87,7 @@ func runTry(g *globals, args []string) int {
 		}
 		probes = append(probes, p)
 	}
-	return (&trial{g: g, o: o, rt: rt, intended: intended, probes: probes}).run(files)
+	return (&trial{g: g, o: o, rt: rt, intended: gd.apply, probes: probes}).run(files)
 }
 
 // trial is one `netagent try`.

@@ -251,8 +251,8 @@ func TestTrialTimeoutRevertsExactly(t *testing.T) {
 	want := e.stableSnapshot()
 	wantT := e.trialSnapshot()
 	res := e.trialRun(nil, "--timeout", "0s", trial)
-	if res.code != 4 {
-		t.Fatalf("want exit 4 (not confirmed), got %s", res)
+	if res.code != 5 {
+		t.Fatalf("want exit 5 (not confirmed), got %s", res)
 	}
 	if !strings.Contains(res.stderr, "reverted: not confirmed") {
 		t.Errorf("no reason on stderr:\n%s", res)
@@ -293,8 +293,8 @@ func TestTrialKillPoints(t *testing.T) {
 	e, trial := trialEnv(t)
 	want := e.trialSnapshot()
 	full := e.trialRun([]string{"NETAGENT_TEST_KILL_AFTER=100000000"}, "--timeout", "0s", trial)
-	if full.code != 4 {
-		t.Fatalf("the whole trial: want exit 4, got %s", full)
+	if full.code != 5 {
+		t.Fatalf("the whole trial: want exit 5, got %s", full)
 	}
 	apply, all := killPoints(t, full)
 	t.Logf("kill points: %d in the apply, %d in the revert", apply, all-apply)
@@ -438,7 +438,7 @@ func TestTrialRevertRequest(t *testing.T) {
 	if err := target.RequestRevert(e.stateDir); err != nil {
 		t.Fatal(err)
 	}
-	if r := wait(); r.code != 4 || !strings.Contains(r.stderr, "reverted on request") {
+	if r := wait(); r.code != 5 || !strings.Contains(r.stderr, "reverted on request") {
 		t.Fatalf("try after a revert request: %s", r)
 	}
 	if got := e.trialSnapshot(); got != before {
@@ -493,7 +493,7 @@ func TestTrialPendingRecoveredByNextCommand(t *testing.T) {
 	}
 }
 
-// A trial whose items do not all converge reverts at once (exit 5), unless
+// A trial whose items do not all converge reverts at once (exit 6), unless
 // --keep-partial.
 func TestTrialFailedItemReverts(t *testing.T) {
 	e, _ := trialEnv(t)
@@ -503,8 +503,8 @@ func TestTrialFailedItemReverts(t *testing.T) {
     {"name": "nosuch0", "type": "physical", "addresses": ["10.98.0.1/24"]}],
   "sysctls": {"net.ipv4.conf.all.rp_filter": "2"}}`)
 	res := e.trialRun(nil, "--timeout", "5m", "--wait", "0s", bad)
-	if res.code != 5 || !strings.Contains(res.stderr, "reverted: 2 items failed or stayed blocked") {
-		t.Fatalf("want exit 5: %s", res)
+	if res.code != 6 || !strings.Contains(res.stderr, "reverted: 2 items failed or stayed blocked") {
+		t.Fatalf("want exit 6: %s", res)
 	}
 	if got := e.trialSnapshot(); got != before {
 		t.Fatalf("not exact:\n%s", lineDiff(before, got))
@@ -531,7 +531,7 @@ func uplinkEnv(t *testing.T) *cliEnv {
 }
 
 // A trial that breaks the uplink (a wrong default gateway) fails its
-// probe to the upstream and reverts (exit 7): the ping works again.
+// probe to the upstream and reverts (exit 8): the ping works again.
 func TestTrialProbeRevertsBrokenUplink(t *testing.T) {
 	e := uplinkEnv(t)
 	before := e.trialSnapshot()
@@ -539,8 +539,8 @@ func TestTrialProbeRevertsBrokenUplink(t *testing.T) {
   "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24"]}],
   "routes": [{"to": "default", "via": "192.0.2.99", "dev": "uplink0"}]}`)
 	res := e.trialRun(nil, "--timeout", "60s", "--probe-timeout", "3s", "--probe", "ping:198.51.100.1", bad)
-	if res.code != 7 || !strings.Contains(res.stderr, "reverted: probe ping:198.51.100.1 did not pass") {
-		t.Fatalf("want exit 7 (probe failed): %s", res)
+	if res.code != 8 || !strings.Contains(res.stderr, "reverted: probe ping:198.51.100.1 did not pass") {
+		t.Fatalf("want exit 8 (probe failed): %s", res)
 	}
 	e.exec("ping", "-c", "1", "-W", "2", "198.51.100.1")
 	if got := e.trialSnapshot(); got != before {
@@ -562,7 +562,7 @@ func TestTrialConfirmWhenProbesPass(t *testing.T) {
 	e.mustRun(0, "check", next)
 }
 
-// SIGTERM (or SIGINT) to the trial's process reverts it (exit 4).
+// SIGTERM (or SIGINT) to the trial's process reverts it (exit 5).
 func TestTrialSignalReverts(t *testing.T) {
 	e, trial := trialEnv(t)
 	before := e.trialSnapshot()
@@ -570,7 +570,7 @@ func TestTrialSignalReverts(t *testing.T) {
 	if err := proc.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if r := wait(); r.code != 4 || !strings.Contains(r.stderr, "reverted: interrupted by terminated") {
+	if r := wait(); r.code != 5 || !strings.Contains(r.stderr, "reverted: interrupted by terminated") {
 		t.Fatalf("try after SIGTERM: %s", r)
 	}
 	if got := e.trialSnapshot(); got != before {
@@ -579,7 +579,7 @@ func TestTrialSignalReverts(t *testing.T) {
 }
 
 // --keep-partial keeps a trial whose items did not all converge: it waits
-// for confirm or the timeout (exit 4 here), and the timeout reverts it.
+// for confirm or the timeout (exit 5 here), and the timeout reverts it.
 func TestTrialKeepPartial(t *testing.T) {
 	e, _ := trialEnv(t)
 	before := e.trialSnapshot()
@@ -587,8 +587,8 @@ func TestTrialKeepPartial(t *testing.T) {
   "interfaces": [{"name": "br9", "type": "bridge", "addresses": ["10.99.0.1/24"]},
     {"name": "nosuch0", "type": "physical", "addresses": ["10.98.0.1/24"]}]}`)
 	res := e.trialRun(nil, "--timeout", "0s", "--wait", "0s", "--keep-partial", bad)
-	if res.code != 4 || !strings.Contains(res.stderr, "reverted: not confirmed") {
-		t.Fatalf("want exit 4 (kept, then not confirmed): %s", res)
+	if res.code != 5 || !strings.Contains(res.stderr, "reverted: not confirmed") {
+		t.Fatalf("want exit 5 (kept, then not confirmed): %s", res)
 	}
 	if got := e.trialSnapshot(); got != before {
 		t.Fatalf("not exact:\n%s", lineDiff(before, got))
