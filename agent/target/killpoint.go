@@ -10,7 +10,9 @@ import (
 // Test-only kill points. NETAGENT_TEST_KILL_AFTER=N makes the process kill
 // itself (SIGKILL) at the Nth kill point: a kill point is passed after each
 // journal record is fsynced (before its wave runs) and after each kernel
-// operation a trial or a revert runs. The crash tests of the commit model
+// operation a trial or a revert runs, a batch of operations (a
+// configurator's ApplyBatch: 1000 routes in one netlink exchange) counting
+// as one: each point is a distinct state of the kernel and the records. The crash tests of the commit model
 // use it to stop `netagent try` at exact places of its apply and its
 // revert; KillPoints tells them how many a whole run passes. Unset, the
 // check is one load.

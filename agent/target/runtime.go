@@ -3,6 +3,7 @@ package target
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -72,7 +73,14 @@ func (r *Runtime) Reconciler(opts ...reconciler.Option) *reconciler.Reconciler {
 	hook := LogOp(r.log)
 	if killAfter != 0 {
 		log := hook
-		hook = func(e reconciler.OpLogEntry) { log(e); killPoint() }
+		var batch time.Time
+		hook = func(e reconciler.OpLogEntry) {
+			log(e)
+			if !e.Start.Equal(batch) { // the entries of one batch share their start
+				batch = e.Start
+				killPoint()
+			}
+		}
 	}
 	base := []reconciler.Option{reconciler.WithOpHook(hook)}
 	if r.before != nil {

@@ -298,14 +298,10 @@ func TestTrialKillPoints(t *testing.T) {
 	}
 	apply, all := killPoints(t, full)
 	t.Logf("kill points: %d in the apply, %d in the revert", apply, all-apply)
-	var points []int
-	for i := 1; i <= 14; i++ { // the apply, first and last point included
-		points = append(points, 1+(apply-1)*(i-1)/13)
-	}
-	for i := 1; i <= 8; i++ { // the revert
-		points = append(points, apply+1+(all-apply-1)*(i-1)/7)
-	}
-	points = slices.Compact(points)
+	// Every kill point is a distinct state (a batch of operations counts
+	// as one): 14 spread over the apply, 8 over the revert, the first and
+	// last of each included.
+	points := append(spread(1, apply, 14), spread(apply+1, all, 8)...)
 	exact := 0
 	for _, k := range points {
 		res := e.trialRun([]string{fmt.Sprintf("NETAGENT_TEST_KILL_AFTER=%d", k)}, "--timeout", "0s", trial)
@@ -345,6 +341,16 @@ func TestTrialKillPoints(t *testing.T) {
 		exact++
 	}
 	t.Logf("%d kill points (%d in try, %d in recover): %d exact", len(points)+recPoints, len(points), recPoints, exact)
+}
+
+// spread returns n points from lo to hi (both included), evenly spread,
+// or every point when there are fewer.
+func spread(lo, hi, n int) []int {
+	var out []int
+	for i := range n {
+		out = append(out, lo+(hi-lo)*i/(n-1))
+	}
+	return slices.Compact(out)
 }
 
 // startTrial starts `netagent try` in the background (stdin not a
