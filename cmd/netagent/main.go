@@ -133,10 +133,10 @@ const exitCodesHelp = `  0  success (apply: every item converged; check: running
   4  apply, plan, rollback: refused, it would disrupt a protected link (--protect, "protected": true);
      nothing was changed (--force applies it anyway)
   5  --if-version N: the current version of the intent is not N (someone else changed it)
-  5  try: reverted, not confirmed before --timeout, or on request (SIGINT, SIGTERM, rollback)
-  6  try: reverted, an item failed or stayed blocked (unless --keep-partial)
-  7  try: reverted, the read-back after the apply differs from the intent
-  8  try: reverted, a probe did not pass
+  6  try: reverted, not confirmed before --timeout, or on request (SIGINT, SIGTERM, rollback)
+  7  try: reverted, an item failed or stayed blocked (unless --keep-partial)
+  8  try: reverted, the read-back after the apply differs from the intent
+  9  try: reverted, a probe did not pass
 `
 
 func usage(w io.Writer, fs *flag.FlagSet) {

@@ -40,6 +40,10 @@ func runRollback(g *globals, args []string) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	// A trial pending: rollback reverts it now (confirm.go).
+	if code, handled := rollbackTrial(g, k.netns, k.stateDir(g)); handled {
+		return code
+	}
 	switch {
 	case fs.NArg() > 1:
 		return usageError(g, fs, "at most one version")

@@ -3,9 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -13,24 +15,26 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
 )
 
 // Exit codes of try beyond the common ones: the trial was reverted, and
 // why.
-// (4, exitRefused: a protected link would be disrupted; nothing changed.)
+// (4, exitRefused: a protected link would be disrupted; 5, exitConflict:
+// --if-version names another version; nothing changed in both.)
 const (
-	exitRevertedTimeout = 5 // not confirmed in time, or reverted on request (a signal, `netagent rollback`)
-	exitRevertedFailed  = 6 // an item failed or stayed blocked
-	exitRevertedVerify  = 7 // the read-back after the apply differs from the intent
-	exitRevertedProbe   = 8 // a probe did not pass
+	exitRevertedTimeout = 6 // not confirmed in time, or reverted on request (a signal, `netagent rollback`)
+	exitRevertedFailed  = 7 // an item failed or stayed blocked
+	exitRevertedVerify  = 8 // the read-back after the apply differs from the intent
+	exitRevertedProbe   = 9 // a probe did not pass
 )
 
 func init() {
 	register(&command{
 		name:    "try",
 		summary: "apply, then revert exactly unless confirmed (Enter, `netagent confirm`) before the timeout",
-		usage:   "[--timeout D] [--probe P]... [--keep-partial] [--confirm-when-probes-pass] [--protect LINK]... [--force] FILE...",
+		usage:   "[--timeout D] [--probe P]... [--keep-partial] [--confirm-when-probes-pass] [--if-version N] [--protect LINK]... [--force] FILE...",
 		run:     runTry,
 	})
 }
@@ -61,6 +65,7 @@ func runTry(g *globals, args []string) int {
 		fmt.Fprintln(g.stderr, "netagent: try through the daemon is not supported yet: stop the daemon, or apply through it")
 		return exitInternal
 	})
+	vo := versionFlags(fs)
 	prot := protectFlags(fs, true)
 	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
@@ -75,6 +80,9 @@ func runTry(g *globals, args []string) int {
 	if prot.refuse(g, gd, "netagent: try: ") {
 		return exitRefused
 	}
+	if code, ok := checkVersion(g, vo.store(g, k), vo.ifVersion); !ok {
+		return code
+	}
 	files, code := readFiles(g, fs.Args())
 	if files == nil {
 		return code
@@ -87,7 +95,9 @@ func runTry(g *globals, args []string) int {
 		}
 		probes = append(probes, p)
 	}
-	return (&trial{g: g, o: o, rt: rt, intended: gd.apply, probes: probes}).run(files)
+	// Confirming records the trial's intent as the new version.
+	record := func() (int, bool) { return vo.record(g, k, "try "+strings.Join(fs.Args(), " "), k.files) }
+	return (&trial{g: g, o: o, rt: rt, intended: gd.apply, probes: probes, record: record}).run(files)
 }
 
 // trial is one `netagent try`.
@@ -97,7 +107,9 @@ type trial struct {
 	rt       *target.Runtime
 	intended *dg.Graph
 	probes   []target.Prober
-	tr       *target.TrialRun
+	// record records the trial's intent as the new version, on confirm.
+	record func() (int, bool)
+	tr     *target.TrialRun
 	// stop is closed by SIGINT/SIGTERM.
 	stop chan os.Signal
 }
@@ -254,6 +266,9 @@ func (t *trial) wait() int {
 }
 
 func (t *trial) confirm(how string) int {
+	if code, ok := t.record(); !ok {
+		return t.revert(code, "the trial's intent could not be recorded as the new version")
+	}
 	if err := t.tr.Confirm(); err != nil {
 		fmt.Fprintf(t.g.stderr, "\nnetagent: confirming: %v\n", err)
 		return exitInternal
@@ -306,4 +321,26 @@ func reportKillPoints(g *globals) {
 	if os.Getenv("NETAGENT_TEST_KILL_AFTER") != "" {
 		fmt.Fprintf(g.stderr, "test kill points passed: %d\n", target.KillPoints())
 	}
+}
+
+// checkVersion refuses a trial whose --if-version is not the current
+// version, before anything changes (confirming records the version, and
+// checks again, under the same lock).
+func checkVersion(g *globals, store versions.Store, want int) (int, bool) {
+	if want == versions.Any {
+		return exitOK, true
+	}
+	have := 0
+	cur, err := versions.Pick(store, 0)
+	switch {
+	case err == nil:
+		have = cur.Number
+	case !errors.Is(err, versions.ErrNotFound):
+		return versionError(g, err), false
+	}
+	if have != want {
+		fmt.Fprintf(g.stderr, "netagent: try: %v: --if-version %d, but the current version is %d\n", versions.ErrConflict, want, have)
+		return exitConflict, false
+	}
+	return exitOK, true
 }

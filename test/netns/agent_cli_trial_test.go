@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/internal/testns"
 )
 
@@ -251,8 +250,8 @@ func TestTrialTimeoutRevertsExactly(t *testing.T) {
 	want := e.stableSnapshot()
 	wantT := e.trialSnapshot()
 	res := e.trialRun(nil, "--timeout", "0s", trial)
-	if res.code != 5 {
-		t.Fatalf("want exit 5 (not confirmed), got %s", res)
+	if res.code != 6 {
+		t.Fatalf("want exit 6 (not confirmed), got %s", res)
 	}
 	if !strings.Contains(res.stderr, "reverted: not confirmed") {
 		t.Errorf("no reason on stderr:\n%s", res)
@@ -293,8 +292,8 @@ func TestTrialKillPoints(t *testing.T) {
 	e, trial := trialEnv(t)
 	want := e.trialSnapshot()
 	full := e.trialRun([]string{"NETAGENT_TEST_KILL_AFTER=100000000"}, "--timeout", "0s", trial)
-	if full.code != 5 {
-		t.Fatalf("the whole trial: want exit 5, got %s", full)
+	if full.code != 6 {
+		t.Fatalf("the whole trial: want exit 6, got %s", full)
 	}
 	apply, all := killPoints(t, full)
 	t.Logf("kill points: %d in the apply, %d in the revert", apply, all-apply)
@@ -433,18 +432,24 @@ func TestTrialConfirm(t *testing.T) {
 	if res := e.netagent("confirm"); res.code != 1 || !strings.Contains(res.stderr, "no trial is pending") {
 		t.Errorf("a second confirm: %s", res)
 	}
+	if h := e.mustRun(0, "history"); !strings.Contains(h.stdout, "try ") {
+		t.Errorf("history does not show the confirmed trial:\n%s", h)
+	}
+	e.mustRun(0, "rollback")
+	if got := e.trialSnapshot(); got != before {
+		t.Fatalf("rollback after the confirmed trial is not the state before it:\n%s", lineDiff(before, got))
+	}
 }
 
-// A revert request (what `netagent rollback` does with a trial pending)
-// reverts at once.
+// `netagent rollback` while a trial runs reverts it at once.
 func TestTrialRevertRequest(t *testing.T) {
 	e, trial := trialEnv(t)
 	before := e.trialSnapshot()
 	wait := e.startTrial("--timeout", "5m", trial)
-	if err := target.RequestRevert(e.stateDir); err != nil {
-		t.Fatal(err)
+	if res := e.mustRun(0, "rollback"); !strings.Contains(res.stdout, "reverted") {
+		t.Errorf("rollback says: %s", res)
 	}
-	if r := wait(); r.code != 5 || !strings.Contains(r.stderr, "reverted on request") {
+	if r := wait(); r.code != 6 || !strings.Contains(r.stderr, "reverted on request") {
 		t.Fatalf("try after a revert request: %s", r)
 	}
 	if got := e.trialSnapshot(); got != before {
@@ -499,7 +504,7 @@ func TestTrialPendingRecoveredByNextCommand(t *testing.T) {
 	}
 }
 
-// A trial whose items do not all converge reverts at once (exit 6), unless
+// A trial whose items do not all converge reverts at once (exit 7), unless
 // --keep-partial.
 func TestTrialFailedItemReverts(t *testing.T) {
 	e, _ := trialEnv(t)
@@ -509,8 +514,8 @@ func TestTrialFailedItemReverts(t *testing.T) {
     {"name": "nosuch0", "type": "physical", "addresses": ["10.98.0.1/24"]}],
   "sysctls": {"net.ipv4.conf.all.rp_filter": "2"}}`)
 	res := e.trialRun(nil, "--timeout", "5m", "--wait", "0s", bad)
-	if res.code != 6 || !strings.Contains(res.stderr, "reverted: 2 items failed or stayed blocked") {
-		t.Fatalf("want exit 6: %s", res)
+	if res.code != 7 || !strings.Contains(res.stderr, "reverted: 2 items failed or stayed blocked") {
+		t.Fatalf("want exit 7: %s", res)
 	}
 	if got := e.trialSnapshot(); got != before {
 		t.Fatalf("not exact:\n%s", lineDiff(before, got))
@@ -537,7 +542,7 @@ func uplinkEnv(t *testing.T) *cliEnv {
 }
 
 // A trial that breaks the uplink (a wrong default gateway) fails its
-// probe to the upstream and reverts (exit 8): the ping works again.
+// probe to the upstream and reverts (exit 9): the ping works again.
 func TestTrialProbeRevertsBrokenUplink(t *testing.T) {
 	e := uplinkEnv(t)
 	before := e.trialSnapshot()
@@ -545,8 +550,8 @@ func TestTrialProbeRevertsBrokenUplink(t *testing.T) {
   "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24"]}],
   "routes": [{"to": "default", "via": "192.0.2.99", "dev": "uplink0"}]}`)
 	res := e.trialRun(nil, "--timeout", "60s", "--probe-timeout", "3s", "--probe", "ping:198.51.100.1", bad)
-	if res.code != 8 || !strings.Contains(res.stderr, "reverted: probe ping:198.51.100.1 did not pass") {
-		t.Fatalf("want exit 8 (probe failed): %s", res)
+	if res.code != 9 || !strings.Contains(res.stderr, "reverted: probe ping:198.51.100.1 did not pass") {
+		t.Fatalf("want exit 9 (probe failed): %s", res)
 	}
 	e.exec("ping", "-c", "1", "-W", "2", "198.51.100.1")
 	if got := e.trialSnapshot(); got != before {
@@ -568,7 +573,7 @@ func TestTrialConfirmWhenProbesPass(t *testing.T) {
 	e.mustRun(0, "check", next)
 }
 
-// SIGTERM (or SIGINT) to the trial's process reverts it (exit 5).
+// SIGTERM (or SIGINT) to the trial's process reverts it (exit 6).
 func TestTrialSignalReverts(t *testing.T) {
 	e, trial := trialEnv(t)
 	before := e.trialSnapshot()
@@ -576,7 +581,7 @@ func TestTrialSignalReverts(t *testing.T) {
 	if err := proc.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if r := wait(); r.code != 5 || !strings.Contains(r.stderr, "reverted: interrupted by terminated") {
+	if r := wait(); r.code != 6 || !strings.Contains(r.stderr, "reverted: interrupted by terminated") {
 		t.Fatalf("try after SIGTERM: %s", r)
 	}
 	if got := e.trialSnapshot(); got != before {
@@ -585,7 +590,7 @@ func TestTrialSignalReverts(t *testing.T) {
 }
 
 // --keep-partial keeps a trial whose items did not all converge: it waits
-// for confirm or the timeout (exit 5 here), and the timeout reverts it.
+// for confirm or the timeout (exit 6 here), and the timeout reverts it.
 func TestTrialKeepPartial(t *testing.T) {
 	e, _ := trialEnv(t)
 	before := e.trialSnapshot()
@@ -593,8 +598,8 @@ func TestTrialKeepPartial(t *testing.T) {
   "interfaces": [{"name": "br9", "type": "bridge", "addresses": ["10.99.0.1/24"]},
     {"name": "nosuch0", "type": "physical", "addresses": ["10.98.0.1/24"]}]}`)
 	res := e.trialRun(nil, "--timeout", "0s", "--wait", "0s", "--keep-partial", bad)
-	if res.code != 5 || !strings.Contains(res.stderr, "reverted: not confirmed") {
-		t.Fatalf("want exit 5 (kept, then not confirmed): %s", res)
+	if res.code != 6 || !strings.Contains(res.stderr, "reverted: not confirmed") {
+		t.Fatalf("want exit 6 (kept, then not confirmed): %s", res)
 	}
 	if got := e.trialSnapshot(); got != before {
 		t.Fatalf("not exact:\n%s", lineDiff(before, got))
