@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -173,7 +174,7 @@ func readProtected(dir string) ([]string, error) {
 	return doc.Links, nil
 }
 
-// writeProtected writes the file atomically (temp file, fsync, rename);
+// writeProtected writes the file atomically (statefile.WriteAtomic);
 // with no links it removes it.
 func writeProtected(dir string, links []string) error {
 	path := filepath.Join(dir, protectedFile)
@@ -187,22 +188,7 @@ func writeProtected(dir string, links []string) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, protectedFile+".*")
-	if err != nil {
-		return fmt.Errorf("recording the protected links: %w", err)
-	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(append(data, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
+	if err := statefile.WriteAtomic(path, append(data, '\n')); err != nil {
 		return fmt.Errorf("recording the protected links: %w", err)
 	}
 	return nil

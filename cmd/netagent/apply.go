@@ -64,15 +64,23 @@ func runApply(g *globals, args []string) int {
 	if code, ok := vo.record(g, k, "apply "+strings.Join(fs.Args(), " "), k.files); !ok {
 		return code
 	}
+	return applyGuarded(g, "apply", rt, gd, prot, intended, opts)
+}
+
+// applyGuarded applies what the protection of links let through (gd),
+// until SIGINT or SIGTERM, remembers the protected links of the intent
+// and reports: the end of apply and of rollback, named by verb.
+func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot *protectOpts,
+	intended *dg.Graph, opts target.ApplyOptions) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := rt.Apply(ctx, gd.apply, opts)
 	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: apply: %v\n", err)
+		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, err)
 		return exitInternal
 	}
 	if err := rt.Remember(gd.prot, target.Declares(intended), res.Current, prot.force); err != nil {
-		fmt.Fprintf(g.stderr, "netagent: apply: %v\n", err)
+		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, err)
 	}
 	prot.orphanLines(g, gd, "")
 	return reportApply(g, res)

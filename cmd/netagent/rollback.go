@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"slices"
-	"syscall"
 
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/target"
@@ -84,18 +81,7 @@ func runRollback(g *globals, args []string) int {
 		return versionError(g, err)
 	}
 	fmt.Fprintf(g.stdout, "rollback to version %d: now version %d\n", back.Number, cur.Number)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	res, err := rt.Apply(ctx, gd.apply, opts)
-	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: rollback: %v\n", err)
-		return exitInternal
-	}
-	if err := rt.Remember(gd.prot, target.Declares(intended), res.Current, prot.force); err != nil {
-		fmt.Fprintf(g.stderr, "netagent: rollback: %v\n", err)
-	}
-	prot.orphanLines(g, gd, "")
-	return reportApply(g, res)
+	return applyGuarded(g, "rollback", rt, gd, prot, intended, opts)
 }
 
 // rollbackViaDaemon asks the daemon h to roll back to version n.
