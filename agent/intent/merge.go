@@ -61,6 +61,9 @@ func WithoutConflicts(files map[string]*Intent) (map[string]*Intent, error) {
 		}
 	}
 	out := maps.Clone(files)
+	if len(ok) < 2 {
+		return out, nil // one file conflicts with no other: Validate reports duplicates within it
+	}
 	copied := map[string]bool{}
 	edit := func(name string) *Intent {
 		if !copied[name] {

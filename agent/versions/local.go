@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,6 +22,12 @@ const Dir = "versions"
 type Local struct {
 	dir  string
 	keep int
+
+	// metas caches the metadata of versions read or written: a version
+	// file never changes once it has its number, so a Write need not read
+	// (and decode megabytes of) the current one again to learn its digest.
+	mu    sync.Mutex
+	metas map[int]Meta
 }
 
 // Open returns the store of the state directory stateDir, keeping the
@@ -78,6 +85,7 @@ func (l *Local) Read(n int) (*Version, error) {
 		return nil, fmt.Errorf("reading version %d: %w", n, err)
 	}
 	v.Intent = compact.Bytes()
+	l.remember(v.Meta())
 	return &v, nil
 }
 
@@ -122,17 +130,25 @@ func (l *Local) Write(v Version, expect int) (*Version, bool, error) {
 		return nil, false, fmt.Errorf("creating %s: %w", l.dir, err)
 	}
 	for {
-		cur, err := l.Current()
+		cur, err := l.currentMeta()
 		if err != nil {
 			return nil, false, err
 		}
-		if n := number(cur); expect != Any && n != expect {
+		n := 0
+		if cur != nil {
+			n = cur.Number
+		}
+		if expect != Any && n != expect {
 			return nil, false, &ConflictError{Current: n, Expected: expect}
 		}
 		if cur != nil && cur.Digest == v.Digest {
-			return cur, false, nil
+			full, err := l.Read(n)
+			if errors.Is(err, ErrNotFound) {
+				continue // pruned meanwhile: a newer one is current
+			}
+			return full, false, err
 		}
-		v.Number = number(cur) + 1
+		v.Number = n + 1
 		err = l.create(v)
 		if errors.Is(err, fs.ErrExist) {
 			continue // another writer took the number: look again
@@ -140,8 +156,51 @@ func (l *Local) Write(v Version, expect int) (*Version, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
+		l.remember(v.Meta())
 		l.prune(v.Number)
 		return &v, true, nil
+	}
+}
+
+// currentMeta returns the metadata of the newest version, nil if none,
+// from the cache when it holds that number.
+func (l *Local) currentMeta() (*Meta, error) {
+	for {
+		nums, err := l.numbers()
+		if err != nil || len(nums) == 0 {
+			return nil, err
+		}
+		n := nums[len(nums)-1]
+		l.mu.Lock()
+		m, ok := l.metas[n]
+		l.mu.Unlock()
+		if ok {
+			return &m, nil
+		}
+		v, err := l.Read(n)
+		if errors.Is(err, ErrNotFound) {
+			continue // pruned meanwhile (only older ones are): list again
+		}
+		if err != nil {
+			return nil, err
+		}
+		m = v.Meta()
+		return &m, nil
+	}
+}
+
+// remember caches m, forgetting the versions no longer kept.
+func (l *Local) remember(m Meta) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.metas == nil {
+		l.metas = map[int]Meta{}
+	}
+	l.metas[m.Number] = m
+	for n := range l.metas {
+		if n <= m.Number-l.keep {
+			delete(l.metas, n)
+		}
 	}
 }
 
@@ -149,7 +208,7 @@ func (l *Local) Write(v Version, expect int) (*Version, bool, error) {
 // number is taken: a temporary file, synced, hard-linked to the final
 // name, the directory synced.
 func (l *Local) create(v Version) error {
-	data, err := json.Marshal(v) // compact: an intent of 100k routes indented is half whitespace
+	data, err := encode(v)
 	if err != nil {
 		return fmt.Errorf("encoding version %d: %w", v.Number, err)
 	}
@@ -159,7 +218,7 @@ func (l *Local) create(v Version) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
-	_, err = f.Write(append(data, '\n'))
+	_, err = f.Write(data)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -212,4 +271,29 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// encode returns the file of v: compact JSON (an intent of 100k routes
+// indented is half whitespace) and a newline. v.Intent, canonical JSON
+// already, is copied as it is: json.Marshal would compact and validate
+// megabytes again.
+func encode(v Version) ([]byte, error) {
+	head, err := json.Marshal(struct {
+		Number    int       `json:"number"`
+		Time      time.Time `json:"time"`
+		Source    string    `json:"source"`
+		Digest    string    `json:"digest"`
+		Documents []string  `json:"documents,omitempty"`
+	}{v.Number, v.Time, v.Source, v.Digest, v.Documents})
+	if err != nil {
+		return nil, err
+	}
+	if len(v.Intent) == 0 {
+		return nil, errors.New("no intent")
+	}
+	data := make([]byte, 0, len(head)+len(v.Intent)+len(`,"intent":`)+2)
+	data = append(data, head[:len(head)-1]...)
+	data = append(data, `,"intent":`...)
+	data = append(data, v.Intent...)
+	return append(data, '}', '\n'), nil
 }
