@@ -42,6 +42,8 @@ func BenchmarkRecord100kRoutes(b *testing.B) {
 			}
 		}
 	})
+	// The daemon's path: a long-lived store, the version of its
+	// accepted documents recorded on every change.
 	b.Run("version+write", func(b *testing.B) {
 		for i := range b.N {
 			v, err := NewParsed("bench", docs[i%2])
@@ -53,4 +55,50 @@ func BenchmarkRecord100kRoutes(b *testing.B) {
 			}
 		}
 	})
+	// The one-shot CLI's path: a fresh store, the current version
+	// (100k routes) on disk.
+	b.Run("version+write/fresh", func(b *testing.B) {
+		for i := range b.N {
+			v, err := NewParsed("bench", docs[i%2])
+			if err == nil {
+				_, _, err = Open(s.dir[:len(s.dir)-len(Dir)-1], 3).Write(v, Any)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// netagent history: three versions of 100k routes.
+	b.Run("list", func(b *testing.B) {
+		for range b.N {
+			if _, err := Open(s.dir[:len(s.dir)-len(Dir)-1], 3).List(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkRecord100kRoutesTwoFiles: the daemon's documents in two
+// files (50k routes each, no object in both): WithoutConflicts and Merge
+// compare them.
+func BenchmarkRecord100kRoutesTwoFiles(b *testing.B) {
+	var docs []map[string]*intent.Intent
+	for salt := range 2 {
+		all := routesDoc(100_000, salt)
+		in, err := intent.Parse(all)
+		if err != nil {
+			b.Fatal(err)
+		}
+		second := *in
+		second.Interfaces = nil
+		second.Routes = in.Routes[50_000:]
+		first := *in
+		first.Routes = in.Routes[:50_000]
+		docs = append(docs, map[string]*intent.Intent{"a.json": &first, "b.json": &second})
+	}
+	for i := range b.N {
+		if _, err := NewParsed("bench", docs[i%2]); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

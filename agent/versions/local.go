@@ -112,14 +112,14 @@ func (l *Local) List() ([]Meta, error) {
 	}
 	out := make([]Meta, 0, len(nums))
 	for _, n := range nums {
-		v, err := l.Read(n)
+		m, err := l.meta(n)
 		if errors.Is(err, ErrNotFound) {
 			continue // pruned meanwhile
 		}
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, v.Meta())
+		out = append(out, m)
 	}
 	return out, nil
 }
@@ -171,22 +171,85 @@ func (l *Local) currentMeta() (*Meta, error) {
 			return nil, err
 		}
 		n := nums[len(nums)-1]
-		l.mu.Lock()
-		m, ok := l.metas[n]
-		l.mu.Unlock()
-		if ok {
-			return &m, nil
-		}
-		v, err := l.Read(n)
+		m, err := l.meta(n)
 		if errors.Is(err, ErrNotFound) {
 			continue // pruned meanwhile (only older ones are): list again
 		}
 		if err != nil {
 			return nil, err
 		}
-		m = v.Meta()
 		return &m, nil
 	}
+}
+
+// meta returns the metadata of version n, from the cache or the file.
+func (l *Local) meta(n int) (Meta, error) {
+	l.mu.Lock()
+	m, ok := l.metas[n]
+	l.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	return l.readMeta(n)
+}
+
+// readMeta reads the metadata of version n from its file, which holds
+// them before the intent (whoever wrote it: json.Marshal of a Version
+// or encode), and stops there: the megabytes of the intent are neither
+// decoded nor checked (Read does that).
+func (l *Local) readMeta(n int) (Meta, error) {
+	f, err := os.Open(l.path(n))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Meta{}, fmt.Errorf("version %d: %w", n, ErrNotFound)
+	}
+	if err != nil {
+		return Meta{}, fmt.Errorf("reading version %d: %w", n, err)
+	}
+	defer f.Close()
+	m, err := decodeMeta(json.NewDecoder(f))
+	if err != nil {
+		return Meta{}, fmt.Errorf("reading version %d: %w", n, err)
+	}
+	l.remember(m)
+	return m, nil
+}
+
+// decodeMeta decodes the members of a version's object up to its intent
+// (or all of them, if the intent comes last or not at all).
+func decodeMeta(dec *json.Decoder) (Meta, error) {
+	var m Meta
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return m, fmt.Errorf("not a version object: %v", errors.Join(err, errors.New("want {")))
+	}
+	seen := 0
+	for dec.More() && seen < 4 {
+		t, err := dec.Token()
+		if err != nil {
+			return m, err
+		}
+		var dst any
+		switch t {
+		case "number":
+			dst = &m.Number
+		case "time":
+			dst = &m.Time
+		case "source":
+			dst = &m.Source
+		case "digest":
+			dst = &m.Digest
+		default:
+			dst = new(json.RawMessage)
+			seen-- // not one of the four
+		}
+		if err := dec.Decode(dst); err != nil {
+			return m, err
+		}
+		seen++
+	}
+	if seen < 4 {
+		return m, errors.New("incomplete version object")
+	}
+	return m, nil
 }
 
 // remember caches m, forgetting the versions no longer kept.
@@ -196,6 +259,7 @@ func (l *Local) remember(m Meta) {
 	if l.metas == nil {
 		l.metas = map[int]Meta{}
 	}
+	m.Time = m.Time.Round(0) // as read back: no monotonic reading
 	l.metas[m.Number] = m
 	for n := range l.metas {
 		if n <= m.Number-l.keep {

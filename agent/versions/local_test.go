@@ -1,6 +1,7 @@
 package versions
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -256,4 +257,54 @@ func TestRollback(t *testing.T) {
 	if _, cur, _ = Rollback(s, 3, Any); cur.Number != 3 {
 		t.Fatalf("a rollback to the current intent made version %d", cur.Number)
 	}
+}
+
+// A version file written by json.Marshal (the intent before the
+// documents, as releases before the streamed encoding wrote them) and one
+// written now read back the same, through a fresh store (no cache) and
+// the one that wrote them; a Write after them takes the next number and
+// sees the current digest without reading the intent.
+func TestFileFormatsAndCache(t *testing.T) {
+	dir := t.TempDir()
+	s := Open(dir, 0)
+	if _, _, err := s.Write(version(t, 1), Any); err != nil {
+		t.Fatal(err)
+	}
+	old := version(t, 2)
+	old.Number = 2
+	data, err := json.MarshalIndent(old, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.path(2), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []*Local{s, Open(dir, 0)} {
+		list, err := st.List()
+		if err != nil || len(list) != 2 || !sameMeta(list[1], old.Meta()) || list[0].Source != "apply 1" {
+			t.Fatalf("list: %+v %v", list, err)
+		}
+		v, err := st.Read(1)
+		if err != nil || v.Digest != Digest(v.Intent) || !slices.Equal(v.Documents, []string{"a.json"}) {
+			t.Fatalf("read 1: %+v %v", v, err)
+		}
+	}
+	fresh := Open(dir, 0)
+	if cur, isNew, err := fresh.Write(version(t, 2), Any); err != nil || isNew || cur.Number != 2 || string(cur.Intent) != string(old.Intent) {
+		t.Fatalf("same digest again: %+v new %v err %v", cur, isNew, err)
+	}
+	if cur, isNew, err := fresh.Write(version(t, 3), 2); err != nil || !isNew || cur.Number != 3 {
+		t.Fatalf("next: %+v new %v err %v", cur, isNew, err)
+	}
+	// Another store's write is seen: the cache is by number.
+	if _, _, err := Open(dir, 0).Write(version(t, 4), 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := fresh.Write(version(t, 5), 3); !errors.Is(err, ErrConflict) {
+		t.Fatalf("stale expectation: %v", err)
+	}
+}
+
+func sameMeta(a, b Meta) bool {
+	return a.Number == b.Number && a.Time.Equal(b.Time) && a.Source == b.Source && a.Digest == b.Digest
 }
