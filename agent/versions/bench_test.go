@@ -8,7 +8,7 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 )
 
-// routesDoc is an intent of n routes.
+// routesDoc is an intent of n distinct routes.
 func routesDoc(n, salt int) []byte {
 	var b strings.Builder
 	b.WriteString(`{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.2/24"]}], "routes": [`)
@@ -16,7 +16,7 @@ func routesDoc(n, salt int) []byte {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(&b, `{"to": "10.%d.%d.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": %d}`, i>>8&255, i&255, salt)
+		fmt.Fprintf(&b, `{"to": "%d.%d.%d.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": %d}`, 10+i>>16, i>>8&255, i&255, salt)
 	}
 	b.WriteString("]}")
 	return []byte(b.String())

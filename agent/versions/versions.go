@@ -96,12 +96,23 @@ func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 // the rest merged in file-name order and marshalled, and its digest.
 // Rendering the result as one document gives the same items as rendering
 // the files.
+//
+// Merge leaves out of the result every object that several files define,
+// as WithoutConflicts leaves it out of each file, so the files are merged
+// once: their conflicts are the caller's to report, and the identities of
+// their objects are computed once (none for one file).
 func Canonical(files map[string]*intent.Intent) (json.RawMessage, string, error) {
-	without, _ := intent.WithoutConflicts(files) // conflicts are the caller's to report
-	merged, err := intent.Merge(without)
-	if err != nil {
+	unfit := map[string]*intent.Intent{} // nil or another version: Merge reports them
+	for name, in := range files {
+		if in == nil || in.Version != intent.Version {
+			unfit[name] = in
+		}
+	}
+	if len(unfit) > 0 {
+		_, err := intent.Merge(unfit)
 		return nil, "", fmt.Errorf("merging the intent: %w", err)
 	}
+	merged, _ := intent.Merge(files) // only conflicts: the caller's to report
 	data, err := json.Marshal(merged)
 	if err != nil {
 		return nil, "", fmt.Errorf("encoding the intent: %w", err)
