@@ -13,7 +13,10 @@
 // canonical JSON (Canonical: the documents without the objects two of them
 // define, merged in name order, marshalled), and the names of the
 // documents it was merged from (not their contents: one copy of the intent
-// per version is what an edge device can keep). A version file is written once and never changed: written to
+// per version is what an edge device can keep). The metadata come before
+// the intent in the file, so that List (and a Write learning the current
+// digest) reads them without decoding the intent; a Local also keeps the
+// metadata it has read or written, by number. A version file is written once and never changed: written to
 // a temporary file, synced, hard-linked to its final name (which fails if
 // another writer made that number first: no number is lost or given twice)
 // and the directory synced; a crash leaves either no version or the whole
