@@ -26,8 +26,15 @@ type Local struct {
 	// metas caches the metadata of versions read or written: a version
 	// file never changes once it has its number, so a Write need not read
 	// (and decode megabytes of) the current one again to learn its digest.
+	// The file's identity is kept too, in case the directory was removed
+	// and its numbers given again.
 	mu    sync.Mutex
-	metas map[int]Meta
+	metas map[int]cachedMeta
+}
+
+type cachedMeta struct {
+	Meta
+	file os.FileInfo
 }
 
 // Open returns the store of the state directory stateDir, keeping the
@@ -185,10 +192,12 @@ func (l *Local) currentMeta() (*Meta, error) {
 // meta returns the metadata of version n, from the cache or the file.
 func (l *Local) meta(n int) (Meta, error) {
 	l.mu.Lock()
-	m, ok := l.metas[n]
+	c, ok := l.metas[n]
 	l.mu.Unlock()
 	if ok {
-		return m, nil
+		if fi, err := os.Stat(l.path(n)); err == nil && os.SameFile(fi, c.file) && fi.ModTime().Equal(c.file.ModTime()) {
+			return c.Meta, nil
+		}
 	}
 	return l.readMeta(n)
 }
@@ -254,13 +263,17 @@ func decodeMeta(dec *json.Decoder) (Meta, error) {
 
 // remember caches m, forgetting the versions no longer kept.
 func (l *Local) remember(m Meta) {
+	fi, err := os.Stat(l.path(m.Number))
+	if err != nil {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.metas == nil {
-		l.metas = map[int]Meta{}
+		l.metas = map[int]cachedMeta{}
 	}
 	m.Time = m.Time.Round(0) // as read back: no monotonic reading
-	l.metas[m.Number] = m
+	l.metas[m.Number] = cachedMeta{m, fi}
 	for n := range l.metas {
 		if n <= m.Number-l.keep {
 			delete(l.metas, n)

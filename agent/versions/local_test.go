@@ -308,3 +308,26 @@ func TestFileFormatsAndCache(t *testing.T) {
 func sameMeta(a, b Meta) bool {
 	return a.Number == b.Number && a.Time.Equal(b.Time) && a.Source == b.Source && a.Digest == b.Digest
 }
+
+// A store that outlives its directory (removed by hand, numbers given
+// again by another writer) does not take the new version 1 for the one it
+// remembers.
+func TestCacheAfterDirectoryRemoved(t *testing.T) {
+	dir := t.TempDir()
+	s := Open(dir, 0)
+	if _, _, err := s.Write(version(t, 1), Any); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, Dir)); err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := Open(dir, 0).Write(version(t, 2), 0)
+	if err != nil || other.Number != 1 {
+		t.Fatalf("other writer: %+v %v", other, err)
+	}
+	// Version 1 of the first store again: a new version, not a repeat.
+	cur, isNew, err := s.Write(version(t, 1), 1)
+	if err != nil || !isNew || cur.Number != 2 {
+		t.Fatalf("after the directory was replaced: %+v new %v err %v", cur, isNew, err)
+	}
+}
