@@ -165,7 +165,7 @@ func (a *Agent) versionOf(next *docSet, reason string) (versions.Version, error)
 // recordVersion writes v, if the agent keeps versions.
 func (a *Agent) recordVersion(v versions.Version, expect int) error {
 	h := a.hist
-	if h.store == nil {
+	if h.store == nil || a.st.trial != nil { // a trial is a version once confirmed
 		return nil
 	}
 	cur, isNew, err := h.store.Write(v, expect)
