@@ -64,8 +64,11 @@ type TrialStatus struct {
 	Since    time.Time `json:"since"`
 	Deadline time.Time `json:"deadline"`
 	Probes   []string  `json:"probes,omitempty"`
-	// Name is the intent file that confirming writes.
-	Name string `json:"name"`
+	// Name is the intent file that confirming writes (the daemon's).
+	Name string `json:"name,omitempty"`
+	// PID runs the trial: a one-shot `netagent try` (status reads it from
+	// the state directory, target.PendingTrial).
+	PID int `json:"pid,omitempty"`
 }
 
 // TrialOutcome is how the last trial ended, in Status.
