@@ -20,7 +20,9 @@ package agent
 //     that it takes the API document's place, and records the version.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -134,14 +136,19 @@ func (a *Agent) try(ctx context.Context, req Request) Response {
 	t := &pendingTrial{raw: req.Intent, prevAPI: a.api.raw,
 		status: TrialStatus{Since: now, Deadline: now.Add(timeout), Probes: req.Probes, Name: name}}
 	if a.cfg.Trials != nil {
-		prev := map[string][]byte{}
+		// Files: the whole intent of the trial (the read-back hint of
+		// a revert); Previous: the intent before it.
+		prev, files := map[string][]byte{}, map[string][]byte{apiDocName: req.Intent}
 		for n, d := range s.docs.docs {
 			if d.goodRaw != nil {
 				prev[n] = d.goodRaw
+				if n != apiDocName {
+					files[n] = d.goodRaw
+				}
 			}
 		}
 		h, err := a.cfg.Trials.Begin(target.Trial{Started: now, Deadline: t.status.Deadline,
-			Files: map[string][]byte{apiDocName: req.Intent}, Previous: prev, Probes: req.Probes})
+			Files: files, Previous: prev, Probes: req.Probes})
 		if err != nil {
 			return Response{Error: fmt.Sprintf("beginning the trial: %v", err)}
 		}
@@ -230,7 +237,13 @@ func (a *Agent) confirmTrial(ctx context.Context) Response {
 	}
 	src := a.source("dir:" + a.cfg.TrialDir)
 	path := filepath.Join(a.cfg.TrialDir, t.status.Name)
-	if err := statefile.WriteAtomic(path, t.raw); err != nil {
+	var doc bytes.Buffer
+	if json.Indent(&doc, t.raw, "", "  ") != nil { // the socket's encoding compacts it
+		doc.Reset()
+		doc.Write(t.raw)
+	}
+	doc.WriteByte('\n')
+	if err := statefile.WriteAtomic(path, doc.Bytes()); err != nil {
 		return Response{Error: fmt.Sprintf("writing %s: %v (the trial stays pending)", path, err)}
 	}
 	s.trialAlarm.stop()
