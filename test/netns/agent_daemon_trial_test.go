@@ -5,7 +5,9 @@ package netns_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -175,4 +177,52 @@ func (e *daemonEnv) mustStatus() agent.Status {
 		e.t.Fatal(err)
 	}
 	return st
+}
+
+// In the foreground, try --via-daemon waits: `netagent confirm` from
+// another shell ends it with exit 0; a second trial, then `netagent
+// rollback`, reverts it exactly and try exits 6.
+func TestDaemonTrialForegroundConfirmAndRollback(t *testing.T) {
+	e, cli, doc := daemonTrialEnv(t)
+	want := cli.trialSnapshot()
+	start := func() (wait func() cliResult) {
+		cmd := exec.Command(e.bin, "--netns", e.tgt.Name, "--state-dir", e.stateDir, "try", "--via-daemon", "--timeout", "5m", doc)
+		var out, errOut strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		e.waitFor("the trial", func() (bool, string) {
+			st, err := e.status()
+			return err == nil && st.Trial != nil, fmt.Sprint(st.Trial, err)
+		})
+		return func() cliResult {
+			err := cmd.Wait()
+			res := cliResult{stdout: out.String(), stderr: errOut.String()}
+			if ee, ok := err.(*exec.ExitError); ok {
+				res.code = ee.ExitCode()
+			}
+			return res
+		}
+	}
+	wait := start()
+	if res := e.netagent("rollback"); res.code != 0 || !strings.Contains(res.stdout, "reverted") {
+		t.Fatalf("rollback: %s", res)
+	}
+	if res := wait(); res.code != 6 || !strings.Contains(res.stderr, "rolled back on request") {
+		t.Fatalf("the waiting try: %s", res)
+	}
+	if got := cli.trialSnapshot(); got != want {
+		t.Fatalf("the rollback is not exact:\n%s", lineDiff(want, got))
+	}
+	wait = start()
+	if res := e.netagent("confirm"); res.code != 0 {
+		t.Fatalf("confirm: %s", res)
+	}
+	if res := wait(); res.code != 0 || !strings.Contains(res.stdout, "confirmed") {
+		t.Fatalf("the waiting try: %s", res)
+	}
+	if _, err := os.Stat(filepath.Join(e.intentDir, "trial-2.json")); err != nil {
+		t.Errorf("the confirmed file: %v (files %v)", err, e.intentFiles())
+	}
 }
