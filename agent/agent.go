@@ -78,6 +78,9 @@ type Config struct {
 	Trials   Trials
 	Probe    Prober
 	TrialDir string
+	// LastTrial is how the last trial ended before this start (status
+	// shows it until the next one ends); nil: unknown.
+	LastTrial *TrialOutcome
 	// KeepVersions is how many versions of the intent the state directory
 	// keeps (default versions.DefaultKeep); see history.go.
 	KeepVersions int

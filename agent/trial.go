@@ -122,6 +122,9 @@ func (a *Agent) try(ctx context.Context, req Request) Response {
 	if a.cfg.TrialDir == "" {
 		return Response{Error: "the daemon has no intent directory to write a confirmed trial to"}
 	}
+	if a.source("dir:"+a.cfg.TrialDir) == nil {
+		return Response{Error: fmt.Sprintf("the intent directory %s is not among the daemon's sources", a.cfg.TrialDir)}
+	}
 	if _, err := os.Stat(filepath.Join(a.cfg.TrialDir, name)); err == nil {
 		return Response{Error: fmt.Sprintf("name %q: the intent directory has a file of that name", name)}
 	}

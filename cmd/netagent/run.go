@@ -148,6 +148,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *target.Runtime) (agent.Config, 
 		Trials:           daemonTrials{rt},
 		Probe:            daemonProber(rt),
 		TrialDir:         o.intentDir,
+		LastTrial:        lastTrialOutcome(o.kernel.stateDir(g)), // a trial recovered at start, or before
 		DriftInterval:    drift,
 		WatchdogInterval: wd / 2,
 	}, nil

@@ -47,7 +47,7 @@ func runStatus(g *globals, args []string) int {
 	}
 	st := resp.Status
 	if st.LastTrial == nil { // the daemon's trials before its start, or a one-shot's
-		st.LastTrial = lastTrialOutcome(g)
+		st.LastTrial = lastTrialOutcome(g.stateDir)
 	}
 	if *asJSON {
 		if writeJSON(g, st) != nil {
@@ -209,8 +209,8 @@ func statusPrintTrial(w io.Writer, t *agent.TrialStatus, last *agent.TrialOutcom
 
 // lastTrialOutcome is the last trial's outcome recorded in the state
 // directory (target.LastOutcome), or nil.
-func lastTrialOutcome(g *globals) *agent.TrialOutcome {
-	o, err := target.LastOutcome(g.stateDir)
+func lastTrialOutcome(stateDir string) *agent.TrialOutcome {
+	o, err := target.LastOutcome(stateDir)
 	if err != nil || o == nil {
 		return nil
 	}
@@ -229,7 +229,7 @@ type oneShotStatus struct {
 // state directory when no daemon answers; exitFailed when it printed them
 // (no daemon: not ready), exitInternal when there is none.
 func oneShotTrialStatus(g *globals, asJSON bool) int {
-	st := oneShotStatus{Daemon: "not running", LastTrial: lastTrialOutcome(g)}
+	st := oneShotStatus{Daemon: "not running", LastTrial: lastTrialOutcome(g.stateDir)}
 	if t, err := target.PendingTrial(g.stateDir); err == nil && t != nil {
 		st.Trial = &agent.TrialStatus{Since: t.Started, Deadline: t.Deadline, Probes: t.Probes, PID: t.PID}
 	}

@@ -163,10 +163,9 @@ func TestDaemonTrialKilledRevertsAtStart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.stateDir, "trial", "trial.json")); err == nil {
 		t.Error("the trial is still pending")
 	}
-	out := e.netagent("status", "--socket", e.socket, "--json")
-	var st agent.Status
-	if err := json.Unmarshal([]byte(out.stdout), &st); err != nil || st.LastTrial == nil || st.LastTrial.Result != "reverted" {
-		t.Errorf("status after the restart: %v %s", err, out)
+	resp := e.call(agent.Request{Command: agent.CmdStatus})
+	if o := resp.Status.LastTrial; o == nil || o.Result != "reverted" || !strings.Contains(o.Reason, "recovered") {
+		t.Errorf("the daemon's status after the restart: %+v", o)
 	}
 }
 
