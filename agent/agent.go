@@ -70,6 +70,17 @@ type Config struct {
 	// StateDir keeps the last accepted version of every document (and the
 	// socket API's document) across restarts; "": nowhere.
 	StateDir string
+	// Trials begins trials on the target (nil: a trial's revert only
+	// reconciles back to the documents before it); Probe runs a trial's
+	// probes (nil: trials with probes are refused); TrialDir is the
+	// intent directory a confirmed trial is written to (the directory of
+	// a DirSource among Sources; "": trials are refused). See trial.go.
+	Trials   Trials
+	Probe    Prober
+	TrialDir string
+	// LastTrial is how the last trial ended before this start (status
+	// shows it until the next one ends); nil: unknown.
+	LastTrial *TrialOutcome
 	// KeepVersions is how many versions of the intent the state directory
 	// keeps (default versions.DefaultKeep); see history.go.
 	KeepVersions int

@@ -38,6 +38,13 @@ type Request struct {
 	// Version is the version to roll back to (0: the one before the
 	// current).
 	Version int `json:"version,omitempty"`
+	// Timeout, Probes and Name are those of a trial (CmdTry, trial.go):
+	// how long until it reverts unless confirmed (a Go duration, default
+	// 60s), the probes that must pass, and the intent file that
+	// confirming writes (default trial-<version>.json).
+	Timeout string   `json:"timeout,omitempty"`
+	Probes  []string `json:"probes,omitempty"`
+	Name    string   `json:"name,omitempty"`
 }
 
 // Response answers a Request. Error is set when the request failed as a
@@ -129,13 +136,20 @@ func (a *Agent) answer(ctx context.Context, req Request) Response {
 		}
 		return a.apply(ctx, req.Intent)
 	case CmdRollback:
+		if a.st.trial != nil {
+			return a.rollbackTrial(ctx)
+		}
 		return a.rollback(ctx, req)
+	case CmdTry:
+		return a.try(ctx, req)
+	case CmdConfirm:
+		return a.confirmTrial(ctx)
 	case CmdPlan:
 		return a.plan(ctx, req.Intent)
 	case CmdCheck:
 		return a.check(ctx, req.Intent)
 	}
-	return Response{Error: fmt.Sprintf("unknown command %q (want apply, plan, check, show, status or rollback)", req.Command)}
+	return Response{Error: fmt.Sprintf("unknown command %q (want apply, plan, check, show, status, rollback, try or confirm)", req.Command)}
 }
 
 // withAPIDoc returns the loop's documents with raw as the API's document,

@@ -68,6 +68,12 @@
 // judges a rollback like any other change, before its version is
 // recorded; a refused change of a document is no version.
 //
+// A trial (CmdTry; trial.go) applies a document as the socket API's that
+// reverts unless confirmed (CmdConfirm) before its deadline, an alarm of
+// the loop: with Config.Trials the target journals before-images for an
+// exact revert. Until it is confirmed no version is recorded and no
+// document saved; confirming writes it into Config.TrialDir.
+//
 // # Protected links
 //
 // A Guard (Config.Guard; the daemon's judges against its protected links)

@@ -176,7 +176,7 @@ func (a *Agent) versionOf(next *docSet, reason string) (versions.Version, error)
 // versions.BenchmarkRecord100kRoutes).
 func (a *Agent) recordVersion(v versions.Version, expect int) error {
 	h := a.hist
-	if h.store == nil {
+	if h.store == nil || a.st.trial != nil { // a trial is a version once confirmed
 		return nil
 	}
 	cur, isNew, err := h.store.Write(v, expect)

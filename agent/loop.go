@@ -18,6 +18,8 @@ const (
 	reasonAPI      = "api"      // an apply over the socket
 	reasonResume   = "resume"   // an asynchronous operation finished
 	reasonRollback = "rollback" // a rollback over the socket
+	reasonTry      = "try"      // a trial applied or reverted (trial.go)
+	reasonConfirm  = "confirm"  // a trial confirmed
 )
 
 // loopState is everything the loop goroutine owns. Nothing else touches it.
@@ -47,6 +49,10 @@ type loopState struct {
 	results results // per-item status: the reconciler's records of current, and the agent's own
 	notes   notes   // errors outside any item (sources, rendering)
 	conds   condMemo
+
+	trial      *pendingTrial // nil: none pending (trial.go)
+	trialAlarm alarm         // the pending trial's deadline
+	lastTrial  *TrialOutcome
 }
 
 // alarm is a one-shot timer whose channel is nil while it is not set, so
@@ -132,6 +138,11 @@ func (a *Agent) loop(ctx context.Context) {
 			a.reload(ctx)
 		case c := <-a.calls:
 			a.handle(ctx, c)
+		case <-s.trialAlarm.C():
+			s.trialAlarm.fired()
+			if s.trial != nil {
+				a.revertTrial(ctx, "timeout: not confirmed by "+s.trial.status.Deadline.Format(time.RFC3339))
+			}
 		case <-s.watchdogC():
 			a.notify("watchdog", a.cfg.Notifier.Watchdog)
 		}

@@ -219,7 +219,7 @@ func (s *docSet) errsOf(name string) []string {
 
 // saveDocs writes the accepted documents to the state directory.
 func (a *Agent) saveDocs() {
-	if a.store == nil {
+	if a.store == nil || a.st.trial != nil { // a restart during a trial starts from the documents before it
 		return
 	}
 	if err := a.store.save(a.st.docs); err != nil {

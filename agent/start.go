@@ -54,6 +54,7 @@ func (a *Agent) newState() *loopState {
 		results:   newResults(backoff{base: c.RetryBase, limit: c.RetryMax, rand: c.Rand}),
 		notes:     notes{sources: map[string]string{}},
 		conds:     condMemo{},
+		lastTrial: c.LastTrial,
 	}
 }
 

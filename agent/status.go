@@ -35,6 +35,10 @@ type Status struct {
 	Version  int    `json:"version,omitempty"`
 	Digest   string `json:"digest,omitempty"`
 	Override string `json:"override,omitempty"`
+	// Trial is the pending trial (nil: none); LastTrial how the last one
+	// ended (trial.go).
+	Trial     *TrialStatus  `json:"trial,omitempty"`
+	LastTrial *TrialOutcome `json:"lastTrial,omitempty"`
 }
 
 // FileStatus is the status of one intent document.
@@ -153,6 +157,7 @@ func (a *Agent) status() Status {
 	}
 	out.Files = a.fileStatuses(t)
 	a.versionStatus(&out)
+	a.trialStatus(&out)
 	out.Ready = r.runs > 0 && len(out.Errors) == 0 && allReady(out.Files) && noneFailed(out.Items)
 	return out
 }

@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/target"
 )
 
 func init() {
 	register(&command{
 		name:    "confirm",
-		summary: "make the running trial (`netagent try`) permanent",
+		summary: "make the running trial (`netagent try`, also through the daemon) permanent",
 		usage:   "[--netns NAME]",
 		run:     runConfirm,
 	})
@@ -67,6 +68,12 @@ func requestTrial(g *globals, stateDir string, r target.Request) int {
 		fmt.Fprintf(g.stderr, "netagent: %s: the trial of pid %d is not running (its process ended without seeing it through): "+
 			"the next netagent that touches the namespace reverts it, or `netagent recover` now\n", r, t.PID)
 		return exitFailed
+	}
+	if h, _ := target.HolderOf(stateDir); h.Daemon() { // the daemon's trial (try --via-daemon): over its socket
+		if r == target.RequestConfirmed {
+			return daemonTrialRequest(g, *h, agent.CmdConfirm)
+		}
+		return daemonTrialRequest(g, *h, agent.CmdRollback)
 	}
 	req := target.RequestConfirm
 	if r == target.RequestReverted {

@@ -145,6 +145,10 @@ func daemonConfig(g *globals, o *daemonOpts, rt *target.Runtime) (agent.Config, 
 		StateDir:         o.kernel.stateDir(g), // the agent keeps its accepted intents next to the runtime's records
 		KeepVersions:     o.keepVersions,
 		Guard:            daemonGuard{rt: rt, links: o.protect.links},
+		Trials:           daemonTrials{rt},
+		Probe:            daemonProber(rt),
+		TrialDir:         o.intentDir,
+		LastTrial:        lastTrialOutcome(o.kernel.stateDir(g)), // a trial recovered at start, or before
 		DriftInterval:    drift,
 		WatchdogInterval: wd / 2,
 	}, nil

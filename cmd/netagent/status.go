@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/agent/versions"
 )
 
@@ -38,13 +39,16 @@ func runStatus(g *globals, args []string) int {
 	resp, err := agent.Call(ctx, *socket, agent.Request{Command: agent.CmdStatus})
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return exitInternal
+		return oneShotTrialStatus(g, *asJSON) // no daemon: the one-shot try's trial, if any
 	}
 	if resp.Error != "" || resp.Status == nil {
 		fmt.Fprintf(g.stderr, "netagent: the daemon answered: %s\n", resp.Error)
 		return exitInternal
 	}
 	st := resp.Status
+	if st.LastTrial == nil { // the daemon's trials before its start, or a one-shot's
+		st.LastTrial = lastTrialOutcome(g.stateDir)
+	}
 	if *asJSON {
 		if writeJSON(g, st) != nil {
 			return exitInternal
@@ -65,6 +69,7 @@ func statusPrint(w io.Writer, st *agent.Status, all bool, now time.Time) {
 	if st.Override != "" {
 		fmt.Fprintf(w, "  %s\n", st.Override)
 	}
+	statusPrintTrial(w, st.Trial, st.LastTrial, now)
 	for _, e := range st.Errors {
 		fmt.Fprintf(w, "  error: %s\n", e)
 	}
@@ -172,4 +177,72 @@ func statusAgo(now, t time.Time) string {
 		d = 0
 	}
 	return d.Round(time.Second).String()
+}
+
+// statusPrintTrial writes the pending trial and how the last one ended.
+func statusPrintTrial(w io.Writer, t *agent.TrialStatus, last *agent.TrialOutcome, now time.Time) {
+	if t != nil {
+		fmt.Fprintf(w, "  trial pending since %s (%s ago), reverts at %s (in %s) unless confirmed",
+			t.Since.Format(time.RFC3339), statusAgo(now, t.Since), t.Deadline.Format(time.RFC3339), statusAgo(t.Deadline, now))
+		if t.Name != "" {
+			fmt.Fprintf(w, "; confirming writes %s", t.Name)
+		}
+		if t.PID != 0 {
+			fmt.Fprintf(w, "; run by pid %d", t.PID)
+		}
+		if len(t.Probes) > 0 {
+			fmt.Fprintf(w, "; probes %s", strings.Join(t.Probes, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	if last != nil {
+		fmt.Fprintf(w, "  last trial %s at %s", last.Result, last.At.Format(time.RFC3339))
+		if last.Reason != "" {
+			fmt.Fprintf(w, ": %s", last.Reason)
+		}
+		if last.File != "" {
+			fmt.Fprintf(w, " (%s)", last.File)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// lastTrialOutcome is the last trial's outcome recorded in the state
+// directory (target.LastOutcome), or nil.
+func lastTrialOutcome(stateDir string) *agent.TrialOutcome {
+	o, err := target.LastOutcome(stateDir)
+	if err != nil || o == nil {
+		return nil
+	}
+	return &agent.TrialOutcome{Result: o.Result, Reason: o.Reason, At: o.At}
+}
+
+// oneShotStatus is status without a daemon: the trial of a one-shot
+// `netagent try`, from the state directory.
+type oneShotStatus struct {
+	Daemon    string              `json:"daemon"`
+	Trial     *agent.TrialStatus  `json:"trial,omitempty"`
+	LastTrial *agent.TrialOutcome `json:"lastTrial,omitempty"`
+}
+
+// oneShotTrialStatus prints the pending trial and the last outcome of the
+// state directory when no daemon answers; exitFailed when it printed them
+// (no daemon: not ready), exitInternal when there is none.
+func oneShotTrialStatus(g *globals, asJSON bool) int {
+	st := oneShotStatus{Daemon: "not running", LastTrial: lastTrialOutcome(g.stateDir)}
+	if t, err := target.PendingTrial(g.stateDir); err == nil && t != nil {
+		st.Trial = &agent.TrialStatus{Since: t.Started, Deadline: t.Deadline, Probes: t.Probes, PID: t.PID}
+	}
+	if st.Trial == nil && st.LastTrial == nil {
+		return exitInternal
+	}
+	if asJSON {
+		if writeJSON(g, st) != nil {
+			return exitInternal
+		}
+		return exitFailed
+	}
+	fmt.Fprintf(g.stdout, "netagent: no daemon; state directory %s\n", g.stateDir)
+	statusPrintTrial(g.stdout, st.Trial, st.LastTrial, time.Now())
+	return exitFailed
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/target"
 )
 
 // statusFakeDaemon answers every request on a unix socket with resp.
@@ -102,7 +104,7 @@ func TestStatusJSON(t *testing.T) {
 
 func TestStatusWithoutDaemon(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := run([]string{"status", "--socket", filepath.Join(t.TempDir(), "none.sock"), "--timeout", "2s"}, &out, &errb)
+	code := run([]string{"--state-dir", t.TempDir(), "status", "--socket", filepath.Join(t.TempDir(), "none.sock"), "--timeout", "2s"}, &out, &errb)
 	if code != exitInternal || !strings.Contains(errb.String(), "connecting to the agent") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
 	}
@@ -139,5 +141,54 @@ func TestStatusPrintsTheVersion(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// The daemon's pending trial and the last trial's outcome are in the
+// headline's block.
+func TestStatusPrintsTheTrial(t *testing.T) {
+	st := statusSample(true)
+	now := time.Now()
+	st.Trial = &agent.TrialStatus{Since: now.Add(-10 * time.Second), Deadline: now.Add(50 * time.Second),
+		Probes: []string{"ping:192.0.2.1"}, Name: "trial-3.json"}
+	st.LastTrial = &agent.TrialOutcome{Result: "reverted", Reason: "probe failed: no reply", At: now.Add(-time.Hour)}
+	var out bytes.Buffer
+	statusPrint(&out, st, false, now)
+	for _, want := range []string{"trial pending since", "(10s ago)", "(in 50s)", "confirming writes trial-3.json",
+		"probes ping:192.0.2.1", "last trial reverted at", "probe failed: no reply"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// Without a daemon, status shows the one-shot try's trial from the state
+// directory, and its last outcome (also as JSON).
+func TestStatusShowsTheOneShotTrial(t *testing.T) {
+	state := t.TempDir()
+	now := time.Now()
+	if err := target.RecordOutcome(state, target.Outcome{PID: 7, Result: "confirmed", At: now}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(target.Trial{PID: 42, Started: now, Deadline: now.Add(time.Minute), Probes: []string{"tcp:192.0.2.1:22"}})
+	if err := os.WriteFile(filepath.Join(state, target.TrialDir, "trial.json"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(t.TempDir(), "none.sock")
+	var out, errb bytes.Buffer
+	code := run([]string{"--state-dir", state, "status", "--socket", sock, "--timeout", "2s"}, &out, &errb)
+	if code != exitFailed {
+		t.Errorf("exit %d, want %d; stderr %s", code, exitFailed, errb.String())
+	}
+	for _, want := range []string{"no daemon", "trial pending since", "run by pid 42", "probes tcp:192.0.2.1:22", "last trial confirmed"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	run([]string{"--state-dir", state, "status", "--socket", sock, "--json"}, &out, &errb)
+	var st oneShotStatus
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil || st.Trial == nil || st.Trial.PID != 42 || st.LastTrial.Result != "confirmed" {
+		t.Errorf("JSON %s: %v", out.String(), err)
 	}
 }

@@ -61,11 +61,11 @@ func runTry(g *globals, args []string) int {
 	fs.BoolVar(&o.keepPartial, "keep-partial", false, "do not revert when items fail: wait for confirm or the timeout with what converged")
 	fs.BoolVar(&o.autoConfirm, "confirm-when-probes-pass", false, "confirm as soon as the apply verified and every probe passed (unattended)")
 	fs.DurationVar(&o.apply.Wait, "wait", defaultApplyWait, "how long to wait, while items are blocked, for the link events the apply causes")
-	k.gateFlags(fs, true, func(target.Holder, []string) int {
-		fmt.Fprintln(g.stderr, "netagent: try through the daemon is not supported yet: stop the daemon, or apply through it")
-		return exitInternal
-	})
 	vo := versionFlags(fs)
+	d := &daemonTrialOpts{}
+	fs.StringVar(&d.name, "name", "", "with --via-daemon: the intent file that confirming writes in the daemon's intent directory (default trial-<version>.json)")
+	fs.BoolVar(&d.detach, "detach", false, "with --via-daemon: return once the trial is applied; the daemon keeps its deadline")
+	k.gateFlags(fs, true, tryViaDaemon(g, o, d, vo))
 	prot := protectFlags(fs, true)
 	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {

@@ -1,0 +1,217 @@
+package main
+
+// `netagent try --via-daemon`: the trial runs in the daemon (agent/trial.go),
+// which applies the document as its API document, journals the kernel's
+// before-images (the same target trial code as the one-shot try), runs the
+// probes, and reverts at the deadline by itself. In the foreground the
+// command shows the countdown and waits like the one-shot: Enter (on a
+// terminal), `netagent confirm`, or --confirm-when-probes-pass confirm;
+// the deadline, a signal or `netagent rollback` revert. With --detach it
+// returns once the trial is applied: the daemon keeps the deadline.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/probe"
+	"github.com/netagent/netagent/agent/target"
+)
+
+// daemonTrialOpts are try's options that only --via-daemon uses.
+type daemonTrialOpts struct {
+	name   string
+	detach bool
+}
+
+// tryViaDaemon runs the trial of files in the daemon h.
+func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) func(h target.Holder, files []string) int {
+	return func(h target.Holder, files []string) int {
+		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+o.timeout)
+		defer cancel()
+		resp, code := callDaemon(g, ctx, h, agent.CmdTry, files, vo.request, func(r *agent.Request) {
+			r.Timeout, r.Probes, r.Name = o.timeout.String(), o.probes, d.name
+		})
+		if resp == nil {
+			return code
+		}
+		st := resp.Status
+		if st == nil || st.Trial == nil {
+			return daemonTrialEnded(g, st)
+		}
+		since := st.Trial.Since
+		fmt.Fprintf(g.stdout, "trial applied through the daemon %s (%d operations); confirming writes %s\n", h, len(resp.Operations), st.Trial.Name)
+		if o.autoConfirm { // the daemon ran the probes before answering
+			return daemonTrialRequest(g, h, agent.CmdConfirm)
+		}
+		if d.detach {
+			fmt.Fprintf(g.stdout, "reverts at %s unless `netagent confirm`\n", st.Trial.Deadline.Format(time.RFC3339))
+			return exitOK
+		}
+		return waitDaemonTrial(g, h, since, st.Trial.Deadline)
+	}
+}
+
+// waitDaemonTrial waits in the foreground for the daemon's trial begun at
+// since to end, confirming it on Enter and reverting it on a signal.
+func waitDaemonTrial(g *globals, h target.Holder, since, deadline time.Time) int {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sig)
+	enter := make(chan struct{}, 1)
+	tty := isTerminal(os.Stdin) && isTerminal(os.Stderr)
+	if tty {
+		go func() {
+			if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err == nil {
+				enter <- struct{}{}
+			}
+		}()
+	}
+	fmt.Fprintf(g.stderr, "confirm with `netagent confirm`%s before %s, or it reverts\n",
+		map[bool]string{true: " or Enter", false: ""}[tty], deadline.Format(time.RFC3339))
+	// The daemon has no event stream: its status is polled.
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-enter:
+			return daemonTrialRequest(g, h, agent.CmdConfirm)
+		case s := <-sig:
+			fmt.Fprintf(g.stderr, "\ninterrupted by %v: reverting\n", s)
+			if code := daemonTrialRequest(g, h, agent.CmdRollback); code != exitOK {
+				return code
+			}
+			return exitRevertedTimeout
+		case <-tick.C:
+			ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
+			resp, err := agent.Call(ctx, h.Socket, agent.Request{Command: agent.CmdStatus})
+			cancel()
+			if err != nil || resp.Status == nil {
+				fmt.Fprintf(g.stderr, "\nnetagent: the daemon %s: %v; it keeps the trial's deadline\n", h, err)
+				return exitInternal
+			}
+			if t := resp.Status.Trial; t == nil || !t.Since.Equal(since) {
+				return daemonTrialEnded(g, resp.Status)
+			}
+			if tty {
+				fmt.Fprintf(g.stderr, "\rreverting in %3ds (Enter confirms) ", int(time.Until(deadline).Round(time.Second).Seconds()))
+			}
+		}
+	}
+}
+
+// daemonTrialEnded reports how the daemon's trial ended (Status.LastTrial)
+// and returns try's exit code for it.
+func daemonTrialEnded(g *globals, st *agent.Status) int {
+	if st == nil || st.LastTrial == nil {
+		fmt.Fprintln(g.stderr, "netagent: the daemon's trial ended; its outcome is unknown")
+		return exitInternal
+	}
+	o := st.LastTrial
+	if o.Result == "confirmed" {
+		fmt.Fprintf(g.stdout, "\nconfirmed: %s written\n", o.File)
+		return exitOK
+	}
+	fmt.Fprintf(g.stderr, "\nreverted: %s\n", o.Reason)
+	return revertedCode(o.Reason)
+}
+
+// revertedCode is try's exit code for a revert's reason as the daemon
+// words it (agent.trialFault).
+func revertedCode(reason string) int {
+	switch {
+	case strings.HasPrefix(reason, "probe"):
+		return exitRevertedProbe
+	case strings.HasPrefix(reason, "verification"):
+		return exitRevertedVerify
+	case strings.Contains(reason, "items failed"):
+		return exitRevertedFailed
+	}
+	return exitRevertedTimeout
+}
+
+// daemonTrialRequest sends confirm or rollback of the pending trial to
+// the daemon h and reports the outcome.
+func daemonTrialRequest(g *globals, h target.Holder, command string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
+	defer cancel()
+	resp, err := agent.Call(ctx, h.Socket, agent.Request{Command: command})
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: the daemon %s: %v\n", h, err)
+		return exitInternal
+	}
+	if resp.Error != "" {
+		fmt.Fprintf(g.stderr, "netagent: %s: the daemon %s answered: %s\n", command, h, resp.Error)
+		return exitFailed
+	}
+	if o := resp.Status.LastTrial; o != nil {
+		fmt.Fprintf(g.stdout, "%s", o.Result)
+		if o.Reason != "" {
+			fmt.Fprintf(g.stdout, ": %s", o.Reason)
+		}
+		if o.File != "" {
+			fmt.Fprintf(g.stdout, ": %s written", o.File)
+		}
+		fmt.Fprintln(g.stdout)
+	}
+	return exitOK
+}
+
+// daemonTrials begins the daemon's trials on its Runtime: the journal
+// and trial record of agent/target, as the one-shot try.
+type daemonTrials struct{ rt *target.Runtime }
+
+func (d daemonTrials) Begin(t target.Trial) (agent.TrialHandle, error) {
+	tr, err := d.rt.BeginTrial(t)
+	if err != nil {
+		return nil, err
+	}
+	return daemonTrial{tr}, nil
+}
+
+type daemonTrial struct{ tr *target.TrialRun }
+
+func (d daemonTrial) Confirm() error { return d.tr.Confirm() }
+
+func (d daemonTrial) Revert(ctx context.Context, reason string) error {
+	_, err := d.tr.Revert(ctx, reason)
+	return err
+}
+
+// daemonProbeTimeout bounds how long the daemon retries a trial's probes.
+const daemonProbeTimeout = 10 * time.Second
+
+// daemonProber runs a trial's probes inside the daemon's namespace, each
+// retried until it passes, for daemonProbeTimeout at most.
+func daemonProber(rt *target.Runtime) agent.Prober {
+	return func(ctx context.Context, specs []string) error {
+		ps, err := probe.ParseAll(specs)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(ctx, daemonProbeTimeout)
+		defer cancel()
+		for _, p := range ps {
+			for {
+				err = p.Run(ctx, rt.Target())
+				if err == nil || ctx.Err() != nil {
+					break
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("%s did not pass: %w", p, err)
+			}
+		}
+		return nil
+	}
+}
