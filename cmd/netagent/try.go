@@ -26,7 +26,7 @@ import (
 const (
 	exitRevertedTimeout = 6 // not confirmed in time, or reverted on request (a signal, `netagent rollback`)
 	exitRevertedFailed  = 7 // an item failed or stayed blocked
-	exitRevertedVerify  = 8 // the read-back after the apply differs from the intent
+	exitRevertedVerify  = 8 // the read-back after the apply differs from the intent (the kernel did not keep a change)
 	exitRevertedProbe   = 9 // a probe did not pass
 )
 
@@ -143,6 +143,14 @@ func (t *trial) run(files map[string][]byte) int {
 		return t.revert(exitInternal, fmt.Sprintf("the apply failed: %v", err))
 	case interrupted.Load():
 		return t.revert(exitRevertedTimeout, "interrupted by a signal during the apply")
+	case !res.Converged() && res.Err == nil && allUnkept(res.Problems):
+		// The apply's own read-back found what the kernel did not keep:
+		// a difference from the intent, not a failed item (--keep-partial
+		// keeps failed items only).
+		for _, p := range res.Problems {
+			fmt.Fprintf(t.g.stderr, "%s\n", p)
+		}
+		return t.revert(exitRevertedVerify, fmt.Sprintf("verification found %d differences from the intent", len(res.Problems)))
 	case !res.Converged() && !t.o.keepPartial:
 		for _, p := range res.Problems {
 			fmt.Fprintf(t.g.stderr, "%s\n", p)
@@ -165,6 +173,17 @@ func (t *trial) run(files map[string][]byte) int {
 		return t.confirm("the apply verified and every probe passed")
 	}
 	return t.wait()
+}
+
+// allUnkept reports whether every problem is a change the kernel did not
+// keep (target.Problem.Unkept).
+func allUnkept(problems []target.Problem) bool {
+	for _, p := range problems {
+		if !p.Unkept {
+			return false
+		}
+	}
+	return len(problems) > 0
 }
 
 // verify compares a fresh read-back with the intent.
