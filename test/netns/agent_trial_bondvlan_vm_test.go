@@ -195,11 +195,12 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// trialChildEnv, when set ("<namespace> <state dir>"), makes the test
+// trialChildEnv, when set ("try <namespace> <state dir>"), makes the test
 // binary a stand-in for `netagent try` (init below): it begins the trial
 // of trialBondTrial in the namespace, applies it and exits without
 // reverting it, printing how many kill points the apply passed; with
 // NETAGENT_TEST_KILL_AFTER it kills itself at that point of the apply.
+// With "recover ..." it stands in for `netagent recover`.
 const trialChildEnv = "NETAGENT_VMTEST_TRIAL_CHILD"
 
 func init() {
@@ -209,11 +210,19 @@ func init() {
 }
 
 func trialChild(arg string) int {
+	what, arg, _ := strings.Cut(arg, " ")
 	ns, stateDir, _ := strings.Cut(arg, " ")
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, "trial child:", err); return 3 }
 	rt, err := target.Open(ns, stateDir, logrus.New())
 	if err != nil {
 		return fail(err)
+	}
+	if what == "recover" {
+		if rec, err := rt.Recover(context.Background()); err != nil || rec == nil {
+			return fail(fmt.Errorf("recover: %+v %v", rec, err))
+		}
+		fmt.Printf("kill points: %d\n", target.KillPoints())
+		return 0
 	}
 	files := map[string][]byte{"trial.json": []byte(trialBondTrial)}
 	intended, err := render.Load(files)
@@ -233,7 +242,8 @@ func trialChild(arg string) int {
 
 // A process running the trial is killed (SIGKILL) at points spread over
 // its apply, or ends right after it: Recover, as `netagent recover` runs
-// it, puts the bond's mode and the VLAN's id back exactly.
+// it, puts the bond's mode and the VLAN's id back exactly, also when a
+// recover is itself killed at points spread over its revert.
 func TestInVMTrialBondModeVLANIDKilled(t *testing.T) {
 	if !vm.InGuest() {
 		t.Fatal("this test runs in the VM only: go test -run '^TestVM$' ./test/netns/")
@@ -254,9 +264,9 @@ func TestInVMTrialBondModeVLANIDKilled(t *testing.T) {
 	defer rt.Close()
 	trialBondApply(t, rt, trialBondBefore)
 	before := trialBondSnapshot(t, tgt.NL)
-	child := func(killAfter int) (out string, killed bool) {
+	child := func(what string, killAfter int) (out string, killed bool) {
 		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), trialChildEnv+"="+tgt.Name+" "+stateDir, "NETAGENT_TEST_KILL_AFTER="+strconv.Itoa(killAfter))
+		cmd.Env = append(os.Environ(), trialChildEnv+"="+what+" "+tgt.Name+" "+stateDir, "NETAGENT_TEST_KILL_AFTER="+strconv.Itoa(killAfter))
 		data, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == -1 {
 			return string(data), true
@@ -275,23 +285,45 @@ func TestInVMTrialBondModeVLANIDKilled(t *testing.T) {
 			t.Fatalf("%s: recover is not exact:\nbefore:\n%s\nafter:\n%s", what, before, got)
 		}
 	}
-	out, killed := child(1 << 30)
-	var points int
-	if _, err := fmt.Sscanf(strings.TrimSpace(out[strings.LastIndex(out, "kill points:"):]), "kill points: %d", &points); err != nil || killed || points < 2 {
-		t.Fatalf("the whole trial: killed=%v %q", killed, out)
+	countPoints := func(what string) int {
+		t.Helper()
+		out, killed := child(what, 1<<30)
+		var points int
+		if i := strings.LastIndex(out, "kill points:"); i < 0 || killed {
+			t.Fatalf("the whole %s: killed=%v %q", what, killed, out)
+		} else if _, err := fmt.Sscanf(out[i:], "kill points: %d", &points); err != nil || points < 2 {
+			t.Fatalf("the whole %s: %v %q", what, err, out)
+		}
+		return points
 	}
+	points := countPoints("try")
 	if got := trialBondSnapshot(t, tgt.NL); !strings.Contains(got, "mode=802.3ad") || !strings.Contains(got, "vlan id=20") {
 		t.Fatalf("the trial is not in the kernel:\n%s", got)
 	}
 	recoverExact("after the whole apply")
 	ks := spreadVM(1, points, 8)
 	for _, k := range ks {
-		if _, killed := child(k); !killed {
+		if _, killed := child("try", k); !killed {
 			t.Fatalf("kill point %d of %d: not killed", k, points)
 		}
 		recoverExact(fmt.Sprintf("killed at point %d of %d", k, points))
 	}
-	t.Logf("%d kill points of the apply's %d tried: all exact", len(ks), points)
+	// The recover itself killed, at points spread over its revert, then
+	// recovered again.
+	child("try", 1<<30)
+	recPoints := countPoints("recover")
+	if got := trialBondSnapshot(t, tgt.NL); got != before {
+		t.Fatalf("recover is not exact:\nbefore:\n%s\nafter:\n%s", before, got)
+	}
+	rks := spreadVM(1, recPoints, 5)
+	for _, k := range rks {
+		child("try", 1<<30)
+		if _, killed := child("recover", k); !killed {
+			t.Fatalf("recover's kill point %d of %d: not killed", k, recPoints)
+		}
+		recoverExact(fmt.Sprintf("recover killed at point %d of %d", k, recPoints))
+	}
+	t.Logf("%d kill points of the apply's %d and %d of the revert's %d tried: all exact", len(ks), points, len(rks), recPoints)
 }
 
 // spreadVM returns n points from lo to hi (both included), evenly spread,
