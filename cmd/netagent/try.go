@@ -247,6 +247,12 @@ func (t *trial) wait() int {
 	enter := make(chan struct{}, 1)
 	tty := isTerminal(os.Stdin) && isTerminal(os.Stderr)
 	if tty {
+		// An Enter typed before now came over the connection as it was
+		// before the change: it proves nothing about the new one, so it
+		// must not confirm. Drop what the terminal holds.
+		if err := unix.IoctlSetInt(int(os.Stdin.Fd()), unix.TCFLSH, unix.TCIFLUSH); err != nil {
+			return t.revert(exitInternal, fmt.Sprintf("flushing the terminal's input: %v", err))
+		}
 		go func() {
 			if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err == nil {
 				enter <- struct{}{}

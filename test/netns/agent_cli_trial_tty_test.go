@@ -37,7 +37,10 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 }
 
 // On a terminal, `netagent try` counts down and Enter confirms: exit 0,
-// the trial's intent kept and recorded as a version.
+// the trial's intent kept and recorded as a version. An Enter typed
+// before the change (it came over the connection as it was before, so it
+// proves nothing about the new one) does not confirm: the terminal's
+// input is flushed when the trial starts waiting.
 func TestTrialTerminalEnterConfirms(t *testing.T) {
 	e := cliNewEnv(t)
 	before := e.writeFile("before.json", `{"version": 1,
@@ -55,6 +58,10 @@ func TestTrialTerminalEnterConfirms(t *testing.T) {
 		t.Fatal(err)
 	}
 	slave.Close() // the child holds it; reads of the master end when it exits
+	// Typed ahead, during the apply: in the terminal's input queue.
+	if _, err := master.Write([]byte("\n")); err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
 	var term strings.Builder
 	go func() {
