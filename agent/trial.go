@@ -215,13 +215,7 @@ func (a *Agent) revertTrial(ctx context.Context, reason string) error {
 		}
 	}
 	s.trial = nil
-	next := s.docs.clone()
-	contents := map[string][]byte{}
-	if t.prevAPI != nil {
-		contents[apiDocName] = t.prevAPI
-	}
-	next.update(a.api.Name(), contents)
-	a.api.set(t.prevAPI)
+	next := a.withPrevAPI(t)
 	a.adopt(next, reasonTry)
 	s.want(reasonTry)
 	a.reconcile(ctx)
@@ -257,13 +251,7 @@ func (a *Agent) confirmTrial(ctx context.Context) Response {
 			errs = append(errs, err)
 		}
 	}
-	next := s.docs.clone()
-	contents := map[string][]byte{}
-	if t.prevAPI != nil {
-		contents[apiDocName] = t.prevAPI
-	}
-	next.update(a.api.Name(), contents)
-	a.api.set(t.prevAPI)
+	next := a.withPrevAPI(t)
 	if src != nil {
 		a.loadInto(next, src.Name())
 	}
@@ -321,4 +309,17 @@ func (a *Agent) rollbackTrial(ctx context.Context) Response {
 	st := a.status()
 	resp.Status = &st
 	return resp
+}
+
+// withPrevAPI gives the API its document from before trial t back: the
+// document set to adopt once the trial has ended.
+func (a *Agent) withPrevAPI(t *pendingTrial) *docSet {
+	next := a.st.docs.clone()
+	contents := map[string][]byte{}
+	if t.prevAPI != nil {
+		contents[apiDocName] = t.prevAPI
+	}
+	next.update(a.api.Name(), contents)
+	a.api.set(t.prevAPI)
+	return next
 }
