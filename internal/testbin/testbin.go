@@ -2,7 +2,8 @@
 // the tests that run it as a user would (the CLI, the daemon, the corpus).
 // The binary lives in a temporary directory that Main removes when the
 // package's tests end, so that no run leaves anything behind in the
-// system's temporary directory.
+// system's temporary directory; the directory of a test process that died
+// first (a -timeout panic, a kill) is removed by the next build.
 package testbin
 
 import (
@@ -10,8 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 var (
@@ -33,7 +38,8 @@ func Netagent(t testing.TB) string {
 }
 
 func build() {
-	dir, err = os.MkdirTemp("", "netagent-testbin-")
+	sweep()
+	dir, err = os.MkdirTemp("", fmt.Sprintf("netagent-testbin-%d-", os.Getpid()))
 	if err != nil {
 		return
 	}
@@ -41,6 +47,21 @@ func build() {
 	out, berr := exec.Command("go", "build", "-o", path, "github.com/netagent/netagent/cmd/netagent").CombinedOutput()
 	if berr != nil {
 		err = fmt.Errorf("go build: %v\n%s", berr, out)
+	}
+}
+
+// sweep removes the binaries of test processes that died before their
+// Main could (a -timeout panic, a kill): "netagent-testbin-<pid>-*" whose
+// process no longer runs.
+func sweep() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "netagent-testbin-*-*"))
+	for _, d := range dirs {
+		f := strings.Split(filepath.Base(d), "-")
+		pid, perr := strconv.Atoi(f[2])
+		if perr != nil || unix.Kill(pid, 0) != unix.ESRCH {
+			continue
+		}
+		os.RemoveAll(d)
 	}
 }
 

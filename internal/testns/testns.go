@@ -6,13 +6,19 @@ package testns
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
+	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/netagent/netagent/configurators/netnsx"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // RequireRoot fails the test unless it runs as root. Privileged tests are
@@ -25,12 +31,15 @@ func RequireRoot(t testing.TB) {
 	}
 }
 
-// New creates a named namespace "na-test-<random>" with lo up and returns
-// it opened as a Target. The namespace is deleted when the test ends.
+// New creates a named namespace "na-test-<pid>-<random>" with lo up and
+// returns it opened as a Target. The namespace is deleted when the test
+// ends; one left by a test process that died first (a -timeout panic, a
+// kill) is deleted by the next New (see sweep).
 func New(t testing.TB) *netnsx.Target {
 	t.Helper()
 	RequireRoot(t)
-	name := "na-test-" + randomSuffix()
+	sweepOnce.Do(sweep)
+	name := Name("na-test-")
 	runtime.LockOSThread()
 	orig, err := netns.Get()
 	if err != nil {
@@ -79,8 +88,42 @@ func Exec(t testing.TB, tgt *netnsx.Target, name string, args ...string) string 
 }
 
 // Name returns a fresh name for a namespace a test makes some other way
-// (a script, say): prefix and a random suffix. The test deletes it.
-func Name(prefix string) string { return prefix + randomSuffix() }
+// (a script, say): prefix, the test process's pid and a random suffix. The
+// test deletes it; if the process dies first, sweep does.
+func Name(prefix string) string {
+	return fmt.Sprintf("%s%d-%s", prefix, os.Getpid(), randomSuffix())
+}
+
+// leftover matches the names Name makes ("na-<word>-<pid>-<random>"), and
+// the names a script derives from one by appending "-<anything>".
+var leftover = regexp.MustCompile(`^na-[a-z]+-([0-9]+)-[0-9a-f]{8}(-.*)?$`)
+
+var sweepOnce sync.Once
+
+// sweep deletes the namespaces that Name named for a test process that no
+// longer runs: its cleanups never ran. Namespaces of live processes (other
+// packages' tests running at the same time) are left alone.
+func sweep() {
+	entries, err := os.ReadDir("/run/netns")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		m := leftover.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(m[1]); err == nil && !alive(pid) {
+			netns.DeleteNamed(e.Name())
+		}
+	}
+}
+
+// alive reports whether process pid exists.
+func alive(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}
 
 func randomSuffix() string {
 	b := make([]byte, 4)
