@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -78,7 +79,7 @@ func createJournal(path string) (*Journal, error) {
 		f.Close()
 		return nil, fmt.Errorf("%w: %v", ErrJournal, err)
 	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
+	if err := statefile.SyncDir(filepath.Dir(path)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%w: %v", ErrJournal, err)
 	}
@@ -199,13 +200,4 @@ func parseRecord(line []byte) (recordJSON, bool) {
 		return rec, false
 	}
 	return rec, json.Unmarshal(data, &rec) == nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

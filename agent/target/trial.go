@@ -322,7 +322,7 @@ func removeTrial(stateDir string) error {
 	if err := os.Remove(filepath.Join(dir, trialName)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("removing the trial record: %w", err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := statefile.SyncDir(dir); err != nil {
 		return fmt.Errorf("removing the trial record: %w", err)
 	}
 	for _, n := range []string{journalName, confirmName, revertName} {

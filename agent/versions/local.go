@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/netagent/netagent/configurators/statefile"
 )
 
 // Dir is the versions' directory in a state directory.
@@ -309,7 +311,7 @@ func (l *Local) create(v Version) error {
 		return err
 	}
 	if err == nil {
-		err = syncDir(l.dir)
+		err = statefile.SyncDir(l.dir)
 	}
 	if err != nil {
 		return fmt.Errorf("writing version %d: %w", v.Number, err)
@@ -340,15 +342,6 @@ func (l *Local) prune(newest int) {
 // staleTemp is the age after which a temporary file is a crashed
 // writer's, not one being written.
 const staleTemp = time.Minute
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
 
 // encode returns the file of v: compact JSON (an intent of 100k routes
 // indented is half whitespace) and a newline. v.Intent, canonical JSON

@@ -53,10 +53,12 @@ func write(path string, data []byte, durable bool) error {
 	if err := os.Rename(tmp, path); err != nil || !durable {
 		return err
 	}
-	return syncDir(dir)
+	return SyncDir(dir)
 }
 
-func syncDir(dir string) error {
+// SyncDir fsyncs a directory, so that the names created, renamed or
+// removed in it survive a crash.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
