@@ -96,6 +96,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if g.stateDir == "" {
 		g.stateDir = defaultStateDir(g.netns)
 	}
+	defer startProfiles(stderr)()
 	return c.run(g, fs.Args()[1:])
 }
 
