@@ -47,15 +47,24 @@ func register(c *command) {
 	commands[c.name] = c
 }
 
-// globals are the options every subcommand accepts before its name.
+// globals are the options every subcommand accepts before its name (and
+// after it: see parseFlags).
 type globals struct {
 	netns     string
 	logFormat string
 	logLevel  string
 	stateDir  string
-	log       *logrus.Logger
-	stdout    io.Writer
-	stderr    io.Writer
+	// stateDirGiven: --state-dir was given; otherwise stateDir follows
+	// the namespace.
+	stateDirGiven bool
+	log           *logrus.Logger
+	// logBuilt is the format and level log was made with.
+	logBuilt [2]string
+	stdout   io.Writer
+	stderr   io.Writer
+	// collect, when set, gets each command's flag set instead of a run
+	// (netagent completion reads the commands' options with it).
+	collect func(fs *flag.FlagSet)
 }
 
 func main() {
@@ -63,18 +72,17 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	g := &globals{stdout: stdout, stderr: stderr}
+	g := &globals{stdout: stdout, stderr: stderr, logFormat: "text", logLevel: "info"}
 	fs := flag.NewFlagSet("netagent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&g.netns, "netns", "", "named network namespace to manage (default: the host's)")
-	fs.StringVar(&g.logFormat, "log-format", "text", "log format: text or json")
-	fs.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.StringVar(&g.stateDir, "state-dir", "", "where netagent keeps its records (default /var/lib/netagent/<netns or host>)")
-	fs.Usage = func() { usage(stderr, fs) }
+	defineGlobals(g, fs, globalNames...)
+	fs.Usage = func() {} // printed below: on stdout when asked for
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout, fs)
 			return exitOK
 		}
+		usage(stderr, fs)
 		return exitUsage
 	}
 	if fs.NArg() == 0 {
@@ -83,21 +91,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands[fs.Arg(0)]
 	if !ok {
-		fmt.Fprintf(stderr, "netagent: unknown command %q\n", fs.Arg(0))
-		usage(stderr, fs)
-		return exitUsage
+		return unknownCommand(g, fs.Arg(0))
 	}
-	log, err := newLogger(g.logFormat, g.logLevel, stderr)
-	if err != nil {
+	if err := g.settle(); err != nil {
 		fmt.Fprintf(stderr, "netagent: %v\n", err)
 		return exitUsage
 	}
-	g.log = log
-	if g.stateDir == "" {
-		g.stateDir = defaultStateDir(g.netns)
-	}
 	defer startProfiles(stderr)()
 	return c.run(g, fs.Args()[1:])
+}
+
+// settle makes the logger the log options ask for (again, when options
+// after the command's name changed them) and the default state directory
+// of the namespace, unless --state-dir was given.
+func (g *globals) settle() error {
+	if !g.stateDirGiven || g.stateDir == "" {
+		g.stateDir = defaultStateDir(g.netns)
+	}
+	if g.log != nil && g.logBuilt == [2]string{g.logFormat, g.logLevel} {
+		return nil
+	}
+	log, err := newLogger(g.logFormat, g.logLevel, g.stderr)
+	if err != nil {
+		return err
+	}
+	g.log, g.logBuilt = log, [2]string{g.logFormat, g.logLevel}
+	return nil
 }
 
 func defaultStateDir(netns string) string {
@@ -140,20 +159,29 @@ const exitCodesHelp = `  0  success (apply: every item converged; check: running
   9  try: reverted, a probe did not pass
 `
 
+// usage prints the commands, the global options and the exit codes.
 func usage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintln(w, "usage: netagent [global options] <command> [arguments]")
+	fmt.Fprintln(w, "usage: netagent [global options] <command> [options] [arguments]")
 	fmt.Fprintln(w, "\ncommands:")
+	for _, n := range commandNames() {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\n`netagent help COMMAND` (or `netagent COMMAND --help`) prints a command's arguments and options.")
+	fmt.Fprintln(w, "Options go before or after the arguments; -- ends them.")
+	fmt.Fprintln(w, "\nglobal options (also accepted after the command; given in both places, the later one wins):")
+	var flags []*flag.Flag
+	fs.VisitAll(func(f *flag.Flag) { flags = append(flags, f) })
+	printFlags(w, flags)
+	fmt.Fprintln(w, "\nexit codes:")
+	fmt.Fprint(w, exitCodesHelp)
+}
+
+// commandNames returns the names of the commands, sorted.
+func commandNames() []string {
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	for _, n := range names {
-		c := commands[n]
-		fmt.Fprintf(w, "  %-9s %-28s %s\n", n, c.usage, c.summary)
-	}
-	fmt.Fprintln(w, "\nglobal options:")
-	fs.PrintDefaults()
-	fmt.Fprintln(w, "\nexit codes:")
-	fmt.Fprint(w, exitCodesHelp)
+	return names
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"os"
 
@@ -84,41 +82,4 @@ func printIntentErrors(g *globals, err error) {
 		fmt.Fprintln(g.stderr, err)
 	}
 	fmt.Fprintf(g.stderr, "netagent: invalid intent: %d problems; nothing was changed\n", max(len(fes), 1))
-}
-
-// newFlagSet returns the flag set of a subcommand, printing its usage
-// (with the exit codes) on error or -h.
-func newFlagSet(g *globals, name, synopsis string) *flag.FlagSet {
-	fs := flag.NewFlagSet("netagent "+name, flag.ContinueOnError)
-	fs.SetOutput(g.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(g.stderr, "usage: netagent [global options] %s [options] %s\n", name, synopsis)
-		if c, ok := commands[name]; ok {
-			fmt.Fprintf(g.stderr, "\n%s\n", c.summary)
-		}
-		fmt.Fprintln(g.stderr, "\noptions:")
-		fs.PrintDefaults()
-		fmt.Fprintln(g.stderr, "\nexit codes:")
-		fmt.Fprint(g.stderr, exitCodesHelp)
-	}
-	return fs
-}
-
-// parseFlags parses a subcommand's arguments; ok is false when the command
-// must end with code (after -h, or a bad flag).
-func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK, false
-		}
-		return exitUsage, false
-	}
-	return exitOK, true
-}
-
-// usageError reports a bad command line.
-func usageError(g *globals, fs *flag.FlagSet, msg string) int {
-	fmt.Fprintf(g.stderr, "%s: %s\n", fs.Name(), msg)
-	fs.Usage()
-	return exitUsage
 }

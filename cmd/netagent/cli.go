@@ -1,0 +1,249 @@
+package main
+
+// The command line, parsed the same way for every command: newFlagSet
+// gives a command its flag set, parseFlags parses it.
+//
+//   - Options go anywhere: before, between or after the arguments
+//     (`netagent plan f.json --json`); `--` ends them, so that a file named
+//     `--x` can still be given (`netagent validate -- --x`).
+//   - The global options (--netns, --state-dir, --log-level, --log-format)
+//     are accepted before the command's name and after it; given in both
+//     places, the later one wins, as with any option given twice.
+//   - -h, -help and --help print the command's usage on stdout (exit 0),
+//     as `netagent help COMMAND` does; a bad option prints the error and
+//     the usage on stderr (exit 2).
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// globalNames are the global options, in the order usage prints them.
+var globalNames = []string{"netns", "state-dir", "log-level", "log-format"}
+
+// globalUsage describes the global options.
+var globalUsage = map[string]string{
+	"netns":      "the named network namespace `NAME` to manage (default: the host's)",
+	"state-dir":  "keep netagent's records in `DIR` (default /var/lib/netagent/<netns or host>)",
+	"log-level":  "log `LEVEL`: debug, info, warn, error",
+	"log-format": "log `FORMAT`: text or json",
+}
+
+// fs0 holds the global options as documented, for their placeholders.
+var fs0 = func() *flag.FlagSet {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	defineGlobals(&globals{}, fs, globalNames...)
+	return fs
+}()
+
+func isGlobal(name string) bool {
+	for _, n := range globalNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// defineGlobals defines the global options named on fs, bound to the
+// fields of g that the same options before the command's name set.
+func defineGlobals(g *globals, fs *flag.FlagSet, names ...string) {
+	for _, name := range names {
+		gf := &globalFlag{g: g}
+		switch name {
+		case "netns":
+			gf.p = &g.netns
+		case "state-dir":
+			gf.p, gf.given = &g.stateDir, &g.stateDirGiven
+		case "log-level":
+			gf.p = &g.logLevel
+		case "log-format":
+			gf.p = &g.logFormat
+		}
+		fs.Var(gf, name, globalUsage[name])
+	}
+}
+
+// globalFlag is a global option in a command's flag set. It also carries
+// the globals from newFlagSet to parseFlags.
+type globalFlag struct {
+	g *globals
+	p *string
+	// given, when set, records that the option was given.
+	given *bool
+}
+
+func (f *globalFlag) String() string {
+	if f == nil || f.p == nil {
+		return ""
+	}
+	return *f.p
+}
+
+func (f *globalFlag) Set(v string) error {
+	*f.p = v
+	if f.given != nil {
+		*f.given = true
+	}
+	return nil
+}
+
+// globalsOf returns the globals of a flag set made by newFlagSet.
+func globalsOf(fs *flag.FlagSet) *globals {
+	if f := fs.Lookup("log-level"); f != nil {
+		if gf, ok := f.Value.(*globalFlag); ok {
+			return gf.g
+		}
+	}
+	return nil
+}
+
+// newFlagSet returns the flag set of a subcommand, with the global options
+// (--netns is added by parseFlags unless the command defines its own:
+// kernelFlags does, defaulting to the global one). Its usage goes to
+// stderr on a bad command line, to stdout on -h.
+func newFlagSet(g *globals, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet("netagent "+name, flag.ContinueOnError)
+	fs.SetOutput(g.stderr)
+	defineGlobals(g, fs, "state-dir", "log-level", "log-format")
+	fs.Usage = func() { commandUsage(fs.Output(), fs, name, synopsis) }
+	return fs
+}
+
+// parseFlags parses a subcommand's arguments, options anywhere among them
+// (see the top of this file), then settles the globals (the logger, the
+// state directory). ok is false when the command must end with code:
+// after -h, or a bad option.
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	g := globalsOf(fs)
+	if g != nil && fs.Lookup("netns") == nil {
+		defineGlobals(g, fs, "netns")
+	}
+	if g != nil && g.collect != nil { // netagent completion: the flags, nothing run
+		g.collect(fs)
+		return exitOK, false
+	}
+	flags, positional, help := splitArgs(fs, args)
+	if help {
+		out := fs.Output()
+		if g != nil {
+			fs.SetOutput(g.stdout)
+		}
+		fs.Usage()
+		fs.SetOutput(out)
+		return exitOK, false
+	}
+	if err := fs.Parse(flags); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	if fs.NArg() > 0 { // not expected: splitArgs left only options
+		return usageError(g, fs, fmt.Sprintf("unexpected %q", fs.Arg(0))), false
+	}
+	// Parse again to set the arguments: "--" ends the options at once.
+	if err := fs.Parse(append([]string{"--"}, positional...)); err != nil {
+		return exitUsage, false
+	}
+	if g != nil {
+		if err := g.settle(); err != nil {
+			return usageError(g, fs, err.Error()), false
+		}
+	}
+	return exitOK, true
+}
+
+// splitArgs separates the options of a command line (with their values)
+// from its arguments, as the flag package reads them: "-x" and "--x" are
+// options, "-" and what does not start with "-" are arguments, a value
+// follows an option that is not boolean unless given as "--x=v", and
+// everything after "--" is an argument. help reports -h, -help or --help
+// among the options (unless the command defines them).
+func splitArgs(fs *flag.FlagSet, args []string) (flags, positional []string, help bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			positional = append(positional, a)
+			continue
+		}
+		flags = append(flags, a)
+		name, _, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		f := fs.Lookup(name)
+		if f == nil && (name == "h" || name == "help") {
+			help = true
+		}
+		if f != nil && !hasValue && !isBoolFlag(f) && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	return flags, positional, help
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// usageError reports a bad command line.
+func usageError(g *globals, fs *flag.FlagSet, msg string) int {
+	fmt.Fprintf(g.stderr, "%s: %s\n", fs.Name(), msg)
+	fs.Usage()
+	return exitUsage
+}
+
+// commandUsage prints a command's usage: its synopsis and summary, its
+// options, the global ones and the exit codes.
+func commandUsage(w io.Writer, fs *flag.FlagSet, name, synopsis string) {
+	fmt.Fprintf(w, "usage: netagent %s [options] %s\n", name, synopsis)
+	if c, ok := commands[name]; ok {
+		fmt.Fprintf(w, "\n%s\n", c.summary)
+	}
+	var own, global []*flag.Flag
+	fs.VisitAll(func(f *flag.Flag) {
+		if isGlobal(f.Name) { // kernelFlags' --netns too
+			global = append(global, f)
+		} else {
+			own = append(own, f)
+		}
+	})
+	if len(own) > 0 {
+		fmt.Fprintln(w, "\noptions (before or after the arguments; -- ends them):")
+		printFlags(w, own)
+	}
+	if len(global) > 0 {
+		fmt.Fprintln(w, "\nglobal options (also accepted before the command; given in both places, the later one wins):")
+		printFlags(w, global)
+	}
+	fmt.Fprintln(w, "\nexit codes:")
+	fmt.Fprint(w, exitCodesHelp)
+}
+
+// printFlags prints options as "--name TYPE" and their description, with
+// the default when it is not the zero value and the description does not
+// say it.
+func printFlags(w io.Writer, flags []*flag.Flag) {
+	for _, f := range flags {
+		typ, usage := flag.UnquoteUsage(f)
+		if g := fs0.Lookup(f.Name); g != nil && typ != "" { // a global: its own placeholder
+			typ, _ = flag.UnquoteUsage(g)
+		}
+		line := "  --" + f.Name
+		if typ != "" {
+			line += " " + strings.ToUpper(typ)
+		}
+		fmt.Fprintf(w, "%s\n        %s", line, strings.ReplaceAll(usage, "\n", "\n        "))
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "0s" && !strings.Contains(usage, "(default") {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	}
+}
