@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/agent/versions"
 )
 
@@ -138,7 +140,7 @@ func TestHelp(t *testing.T) {
 		if code != exitOK || errOut != "" {
 			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)
 		}
-		for _, want := range []string{"usage: netagent plan [options] FILE...", "--json", "--protect", "global options", "--state-dir DIR", "--netns NAME", "exit codes:"} {
+		for _, want := range []string{"usage: netagent plan [options] FILE...", "--json", "--protect", "global options", "--state-dir DIR", "--netns NAME", "exit codes:", "an intent file could not be read"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%q: no %q in\n%s", args, want, out)
 			}
@@ -160,5 +162,36 @@ func TestHelp(t *testing.T) {
 	}
 	if code, _, _ := runCLI(); code != exitUsage {
 		t.Errorf("no command: exit %d", code)
+	}
+}
+
+// A missing or unreadable intent file is exit 3 (I/O), not 1 (an
+// invalid intent), for every command that reads intent files. The
+// namespace does not exist: the files are read before it is opened.
+func TestMissingFileIsIO(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	dir := t.TempDir() // a directory: unreadable as a file
+	for _, cmd := range []string{"validate", "plan", "check", "apply", "try", "graph"} {
+		for _, f := range []string{missing, dir} {
+			code, _, errOut := runCLI("--state-dir", t.TempDir(), cmd, "--netns", "na-does-not-exist", "../../examples/gateway.json", f)
+			if code != exitInternal || !strings.Contains(errOut, f) {
+				t.Errorf("%s %s: exit %d, want %d\n%s", cmd, f, code, exitInternal, errOut)
+			}
+		}
+	}
+	// Through the daemon: the files are read before it is asked.
+	g := testGlobals()
+	var errOut strings.Builder
+	g.stderr = &errOut
+	h := target.Holder{PID: 1, Command: "run", Socket: filepath.Join(t.TempDir(), "none.sock")}
+	for _, files := range [][]string{{missing}, {"../../examples/gateway.json", missing}} {
+		if _, code := callDaemon(g, context.Background(), h, "plan", files); code != exitInternal || !strings.Contains(errOut.String(), missing) {
+			t.Errorf("via the daemon, %q: exit %d, want %d\n%s", files, code, exitInternal, errOut.String())
+		}
+	}
+	// An invalid intent stays 1.
+	bad := writeIntent(t, "bad.json", `{"version": 1, "interfaces": [{"name": "br0"`)
+	if _, code := callDaemon(g, context.Background(), h, "plan", []string{"../../examples/gateway.json", bad}); code != exitFailed {
+		t.Errorf("via the daemon, a truncated file: exit %d, want %d", code, exitFailed)
 	}
 }

@@ -22,7 +22,7 @@ const (
 	exitOK       = 0 // success; for apply/check: converged / no differences
 	exitFailed   = 1 // invalid intent, failed or blocked items, differences found
 	exitUsage    = 2 // bad command line
-	exitInternal = 3 // could not talk to the kernel or the daemon, or another internal error
+	exitInternal = 3 // I/O: an intent file could not be read, the kernel or the daemon could not be reached; or another internal error
 	exitRefused  = 4 // apply, plan, rollback: it would disrupt a protected link; nothing changed (--force)
 	exitConflict = 5 // --if-version: the current version of the intent is another
 )
@@ -148,8 +148,9 @@ func newLogger(format, level string, out io.Writer) (*logrus.Logger, error) {
 const exitCodesHelp = `  0  success (apply: every item converged; check: running matches intended)
   1  invalid intent, failed or blocked items, or differences found (check)
   2  bad command line
-  3  internal error: the kernel, the state directory or the daemon could not be reached,
-     or another netagent holds the namespace (a daemon serves it; the lock wait timed out)
+  3  I/O or internal error: an intent file could not be read (missing, unreadable); the kernel,
+     the state directory or the daemon could not be reached; or another netagent holds the
+     namespace (a daemon serves it; the lock wait timed out)
   4  apply, plan, rollback: refused, it would disrupt a protected link (--protect, "protected": true);
      nothing was changed (--force applies it anyway)
   5  --if-version N: the current version of the intent is not N (someone else changed it)

@@ -328,7 +328,7 @@ func readFiles(g *globals, paths []string) (map[string][]byte, int) {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-			return nil, exitFailed
+			return nil, exitInternal // I/O
 		}
 		files[p] = data
 	}

@@ -56,7 +56,7 @@ func loadIntentFiles(g *globals, paths []string) (*dg.Graph, map[string]*intent.
 		data, err := os.ReadFile(p)
 		if err != nil {
 			fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-			return nil, nil, exitFailed
+			return nil, nil, exitInternal // I/O, not an invalid intent
 		}
 		files[p] = data
 	}

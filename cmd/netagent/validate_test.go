@@ -75,7 +75,7 @@ func TestValidateUsage(t *testing.T) {
 	if code, _, _ := runCLI("validate"); code != exitUsage {
 		t.Errorf("no files: exit %d", code)
 	}
-	if code, _, errOut := runCLI("validate", "/nonexistent.json"); code != exitFailed || !strings.Contains(errOut, "no such file") {
+	if code, _, errOut := runCLI("validate", "/nonexistent.json"); code != exitInternal || !strings.Contains(errOut, "no such file") {
 		t.Errorf("missing file: exit %d: %s", code, errOut)
 	}
 	if code, _, _ := runCLI("validate", "-h"); code != exitOK {

@@ -7,7 +7,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,6 +54,10 @@ func daemonDocument(files []string) (json.RawMessage, error) {
 // with, if given, completes the request.
 func callDaemon(g *globals, ctx context.Context, h target.Holder, command string, files []string, with ...func(*agent.Request)) (resp *agent.Response, code int) {
 	doc, err := daemonDocument(files)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return nil, exitInternal // I/O: a file could not be read
+	}
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return nil, exitFailed
