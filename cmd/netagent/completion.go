@@ -1,0 +1,195 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+func init() {
+	register(&command{
+		name:    "completion",
+		summary: "print a shell completion script: `source <(netagent completion bash)`",
+		usage:   "bash",
+		run:     runCompletion,
+	})
+}
+
+func runCompletion(g *globals, args []string) int {
+	fs := newFlagSet(g, "completion", "bash")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 || fs.Arg(0) != "bash" {
+		return usageError(g, fs, "want a shell: bash")
+	}
+	writeBashCompletion(g.stdout, completionSpecs())
+	return exitOK
+}
+
+// completionSpec is what completion knows of a command.
+type completionSpec struct {
+	name string
+	// flags are its options (the global ones included), valued those
+	// that take a value.
+	flags, valued []string
+	// files: its arguments are intent files.
+	files bool
+}
+
+// completionSpecs reads every command's options out of its flag set: each
+// command is run with globals.collect set, which parseFlags hands the flag
+// set to before anything is parsed or done.
+func completionSpecs() []completionSpec {
+	var specs []completionSpec
+	for _, name := range commandNames() {
+		c := commands[name]
+		spec := completionSpec{name: name, files: strings.Contains(c.usage, "FILE")}
+		g := &globals{stdout: io.Discard, stderr: io.Discard, logFormat: "text", logLevel: "info"}
+		g.collect = func(fs *flag.FlagSet) {
+			fs.VisitAll(func(f *flag.Flag) {
+				spec.flags = append(spec.flags, "--"+f.Name)
+				if !isBoolFlag(f) {
+					spec.valued = append(spec.valued, "--"+f.Name)
+				}
+			})
+		}
+		c.run(g, nil)
+		spec.flags = append(spec.flags, "--help")
+		sort.Strings(spec.flags)
+		specs = append(specs, spec)
+	}
+	return specs
+}
+
+// writeBashCompletion writes the bash script: the command names after the
+// global options; after a command, its options (on "-") and, for those
+// that take intent files, *.json files and directories (any file when
+// none matches); after --, only files. Values: namespaces (ip netns list)
+// for --netns, directories for --state-dir and --intent-dir, files for
+// --socket, the levels and formats of --log-level and --log-format;
+// nothing for the other options that take a value (a duration, a number,
+// a link).
+func writeBashCompletion(w io.Writer, specs []completionSpec) {
+	var names, flagCases, valuedCases, fileCmds []string
+	for _, s := range specs {
+		names = append(names, s.name)
+		flagCases = append(flagCases, fmt.Sprintf("    %s) echo %q ;;", s.name, strings.Join(s.flags, " ")))
+		if len(s.valued) > 0 {
+			valuedCases = append(valuedCases, fmt.Sprintf("    %s) echo %q ;;", s.name, " "+strings.Join(s.valued, " ")+" "))
+		}
+		if s.files {
+			fileCmds = append(fileCmds, s.name)
+		}
+	}
+	globalsFlags := make([]string, 0, len(globalNames)+1)
+	for _, n := range globalNames {
+		globalsFlags = append(globalsFlags, "--"+n)
+	}
+	r := strings.NewReplacer(
+		"@COMMANDS@", strings.Join(names, " "),
+		"@GLOBALS@", strings.Join(globalsFlags, " "),
+		"@GLOBALS_CASE@", strings.Join(globalsFlags, "|"),
+		"@FLAG_CASES@", strings.Join(flagCases, "\n"),
+		"@VALUED_CASES@", strings.Join(valuedCases, "\n"),
+		"@FILE_COMMANDS@", strings.Join(fileCmds, "|"),
+	)
+	r.WriteString(w, bashCompletionScript)
+}
+
+const bashCompletionScript = `# bash completion for netagent, made by 'netagent completion bash'.
+# Load it in a shell:   source <(netagent completion bash)
+# or for every shell:   netagent completion bash > /etc/bash_completion.d/netagent
+
+# _netagent_flags CMD: the options of CMD.
+_netagent_flags() {
+    case $1 in
+@FLAG_CASES@
+    esac
+}
+
+# _netagent_valued CMD: the options of CMD that take a value, space-delimited.
+_netagent_valued() {
+    case $1 in
+@VALUED_CASES@
+    esac
+}
+
+# _netagent_files WORD: intent files (*.json) and directories, or any file
+# when none matches.
+_netagent_files() {
+    local IFS=$'\n'
+    compopt -o filenames 2>/dev/null
+    COMPREPLY=($(compgen -d -- "$1") $(compgen -f -X '!*.json' -- "$1"))
+    if ((${#COMPREPLY[@]} == 0)); then
+        COMPREPLY=($(compgen -f -- "$1"))
+    fi
+}
+
+_netagent() {
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
+    local i w cmd= dashdash=
+    COMPREPLY=()
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        w=${COMP_WORDS[i]}
+        if [[ -z $cmd ]]; then
+            case $w in
+            @GLOBALS_CASE@) ((i++)) ;;
+            -*) ;;
+            *) cmd=$w ;;
+            esac
+        elif [[ $w == -- ]]; then
+            dashdash=1
+        elif [[ -z $dashdash && $w == -* && $w != *=* && $(_netagent_valued "$cmd") == *" $w "* ]]; then
+            ((i++))
+        fi
+    done
+
+    if [[ -z $dashdash ]]; then
+        case $prev in
+        --netns)
+            COMPREPLY=($(compgen -W "$(ip netns list 2>/dev/null | cut -d' ' -f1)" -- "$cur"))
+            return ;;
+        --state-dir | --intent-dir)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -d -- "$cur"))
+            return ;;
+        --socket)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return ;;
+        --log-level)
+            COMPREPLY=($(compgen -W "debug info warn error" -- "$cur"))
+            return ;;
+        --log-format)
+            COMPREPLY=($(compgen -W "text json" -- "$cur"))
+            return ;;
+        esac
+        if [[ $prev == -* && -n $cmd && $(_netagent_valued "$cmd") == *" $prev "* ]]; then
+            return # a value netagent cannot guess: a duration, a number, a link
+        fi
+    fi
+
+    if [[ -z $cmd ]]; then
+        if [[ $cur == -* ]]; then
+            COMPREPLY=($(compgen -W "@GLOBALS@ --help" -- "$cur"))
+        else
+            COMPREPLY=($(compgen -W "@COMMANDS@" -- "$cur"))
+        fi
+        return
+    fi
+    if [[ -z $dashdash && $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$(_netagent_flags "$cmd")" -- "$cur"))
+        return
+    fi
+    case $cmd in
+    help) [[ -z $dashdash ]] && COMPREPLY=($(compgen -W "@COMMANDS@" -- "$cur")) ;;
+    completion) COMPREPLY=($(compgen -W "bash" -- "$cur")) ;;
+    @FILE_COMMANDS@) _netagent_files "$cur" ;;
+    esac
+}
+
+complete -F _netagent netagent
+`
