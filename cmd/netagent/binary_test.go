@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/netagent/netagent/internal/testbin"
+)
+
+// TestMain removes the binary testbin builds when the tests end.
+func TestMain(m *testing.M) { testbin.Main(m) }
+
+// runBinary runs the built netagent as a user would.
+func runBinary(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	cmd := exec.Command(testbin.Netagent(t), args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+		return ee.ExitCode(), out.String(), errOut.String()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, out.String(), errOut.String()
+}
+
+// The command line of the built binary: options after the files, the
+// global ones after the command, help, version from the build info, exit
+// 3 for a missing file, and the completion script it prints.
+func TestBinaryCommandLine(t *testing.T) {
+	gateway, err := filepath.Abs("../../examples/gateway.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := t.TempDir()
+	code, _, errOut := runBinary(t, "plan", gateway, "--json", "--state-dir", sd, "--netns", "na-does-not-exist")
+	if code != exitInternal || !strings.Contains(errOut, "na-does-not-exist") || strings.Contains(errOut, "open --json") {
+		t.Errorf("plan f.json --json --state-dir D --netns X: exit %d, want %d naming the namespace\n%s", code, exitInternal, errOut)
+	}
+	if code, out, errOut := runBinary(t, "validate", gateway, "--log-level", "warn"); code != exitOK || !strings.HasPrefix(out, "valid: 1 files,") {
+		t.Errorf("validate f.json --log-level warn: exit %d\n%s%s", code, out, errOut)
+	}
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	if code, _, errOut := runBinary(t, "--state-dir", sd, "apply", missing); code != exitInternal || !strings.Contains(errOut, "no such file") {
+		t.Errorf("apply MISSING: exit %d, want %d\n%s", code, exitInternal, errOut)
+	}
+	if code, out, errOut := runBinary(t, "help", "apply"); code != exitOK || errOut != "" || !strings.Contains(out, "--lock-timeout DURATION") {
+		t.Errorf("help apply: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := runBinary(t, "aply", "f.json"); code != exitUsage || !strings.Contains(errOut, `did you mean "apply"?`) {
+		t.Errorf("aply: exit %d\n%s", code, errOut)
+	}
+	code, out, _ := runBinary(t, "version", "--json")
+	var v versionInfo
+	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v.Version != "(devel)" || v.Go != runtime.Version() {
+		t.Errorf("version --json: exit %d\n%s", code, out)
+	}
+
+	code, script, _ := runBinary(t, "completion", "bash")
+	if code != exitOK {
+		t.Fatalf("completion bash: exit %d", code)
+	}
+	p := filepath.Join(t.TempDir(), "netagent.bash")
+	if err := os.WriteFile(p, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "site.json"), []byte("{}"), 0o600)
+	if got := completeBash(t, p, dir, "netagent", "--state-dir", sd, "pla"); !slices.Equal(got, []string{"plan"}) {
+		t.Errorf("netagent --state-dir D pla: %q", got)
+	}
+	if got := completeBash(t, p, dir, "netagent", "plan", "s"); !slices.Equal(got, []string{"site.json"}) {
+		t.Errorf("netagent plan s: %q", got)
+	}
+	if got := completeBash(t, p, dir, "netagent", "plan", "site.json", "--f"); !slices.Equal(got, []string{"--force"}) {
+		t.Errorf("netagent plan site.json --f: %q", got)
+	}
+}
