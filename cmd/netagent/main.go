@@ -3,7 +3,9 @@
 //
 // Every subcommand lives in its own file and registers itself in commands
 // (see register); main parses the global flags, configures logrus (the only
-// place that does) and dispatches.
+// place that does) and dispatches. Each subcommand parses its arguments
+// with newFlagSet and parseFlags (cli.go): options anywhere among the
+// arguments, the global options also after the command's name.
 package main
 
 import (
