@@ -4,8 +4,9 @@ package main
 // gives a command its flag set, parseFlags parses it.
 //
 //   - Options go anywhere: before, between or after the arguments
-//     (`netagent plan f.json --json`); `--` ends them, so that a file named
-//     `--x` can still be given (`netagent validate -- --x`).
+//     (`netagent plan f.json --json`), even before the command's name
+//     (splitCommand); `--` ends them, so that a file named `--x` can
+//     still be given (`netagent validate -- --x`).
 //   - The global options (--netns, --state-dir, --log-level, --log-format)
 //     are accepted before the command's name and after it; given in both
 //     places, the later one wins, as with any option given twice.

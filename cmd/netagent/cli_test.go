@@ -74,6 +74,23 @@ func testGlobals() *globals {
 	return g
 }
 
+// A command's option before the command's name is the command's:
+// `netagent --json history` is `netagent history --json`; an unknown
+// option is still a bad command line, the command's.
+func TestCommandOptionsBeforeTheCommand(t *testing.T) {
+	code, out, errOut := runCLI("--json", "--state-dir", t.TempDir(), "history")
+	if code != exitOK || strings.TrimSpace(out) != "[]" {
+		t.Errorf("--json --state-dir D history: exit %d\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = runCLI("--bogus", "history")
+	if code != exitUsage || !strings.Contains(errOut, "-bogus") || !strings.Contains(errOut, "usage: netagent history") {
+		t.Errorf("--bogus history: exit %d\n%s", code, errOut)
+	}
+	if code, _, errOut := runCLI("--bogus"); code != exitUsage || !strings.Contains(errOut, "-bogus") {
+		t.Errorf("--bogus: exit %d\n%s", code, errOut)
+	}
+}
+
 // The global options are accepted after the command's name: the later of
 // two wins. history reads the versions of the state directory given last.
 func TestGlobalOptionsAfterTheCommand(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/sirupsen/logrus"
@@ -76,31 +77,55 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	g := &globals{stdout: stdout, stderr: stderr, logFormat: "text", logLevel: "info"}
 	fs := flag.NewFlagSet("netagent", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // errors and usage printed below
 	defineGlobals(g, fs, globalNames...)
-	fs.Usage = func() {} // printed below: on stdout when asked for
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(stdout, fs)
-			return exitOK
-		}
+	fs.Usage = func() {}
+	name, rest, err := splitCommand(fs, args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		usage(stdout, fs)
+		return exitOK
+	case err != nil:
+		fmt.Fprintf(stderr, "netagent: %v\n", err)
+		usage(stderr, fs)
+		return exitUsage
+	case name == "":
 		usage(stderr, fs)
 		return exitUsage
 	}
-	if fs.NArg() == 0 {
-		usage(stderr, fs)
-		return exitUsage
-	}
-	c, ok := commands[fs.Arg(0)]
+	c, ok := commands[name]
 	if !ok {
-		return unknownCommand(g, fs.Arg(0))
+		return unknownCommand(g, name)
 	}
 	if err := g.settle(); err != nil {
 		fmt.Fprintf(stderr, "netagent: %v\n", err)
 		return exitUsage
 	}
 	defer startProfiles(stderr)()
-	return c.run(g, fs.Args()[1:])
+	return c.run(g, rest)
+}
+
+// splitCommand parses the global options before the command's name and
+// returns the name ("" when none is given) and the command's arguments.
+// An option before the name that is no global one (`netagent --json plan
+// f.json`) is taken for the command's: what precedes the name is then
+// given to the command, in its order, before the rest.
+func splitCommand(fs *flag.FlagSet, args []string) (name string, rest []string, err error) {
+	if err = fs.Parse(args); err == nil {
+		if fs.NArg() == 0 {
+			return "", nil, nil
+		}
+		return fs.Arg(0), fs.Args()[1:], nil
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return "", nil, err
+	}
+	for i, a := range args {
+		if _, ok := commands[a]; ok {
+			return a, append(slices.Clone(args[:i]), args[i+1:]...), nil
+		}
+	}
+	return "", nil, err
 }
 
 // settle makes the logger the log options ask for (again, when options
@@ -170,7 +195,7 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\n`netagent help COMMAND` (or `netagent COMMAND --help`) prints a command's arguments and options.")
-	fmt.Fprintln(w, "Options go before or after the arguments; -- ends them.")
+	fmt.Fprintln(w, "Options go before or after the arguments (or the command's name); -- ends them.")
 	fmt.Fprintln(w, "\nglobal options (also accepted after the command; given in both places, the later one wins):")
 	var flags []*flag.Flag
 	fs.VisitAll(func(f *flag.Flag) { flags = append(flags, f) })
