@@ -144,7 +144,8 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 		return exitUsage, false
 	}
 	if fs.NArg() > 0 { // not expected: splitArgs left only options
-		return usageError(g, fs, fmt.Sprintf("unexpected %q", fs.Arg(0))), false
+		fmt.Fprintf(fs.Output(), "%s: unexpected %q\n", fs.Name(), fs.Arg(0))
+		return exitUsage, false
 	}
 	// Parse again to set the arguments: "--" ends the options at once.
 	if err := fs.Parse(append([]string{"--"}, positional...)); err != nil {
