@@ -19,10 +19,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
-// globalNames are the global options, in the order usage prints them.
+// globalNames are the global options.
 var globalNames = []string{"netns", "state-dir", "log-level", "log-format"}
 
 // globalUsage describes the global options.
@@ -33,21 +34,15 @@ var globalUsage = map[string]string{
 	"log-format": "log `FORMAT`: text or json",
 }
 
-// fs0 holds the global options as documented, for their placeholders.
-var fs0 = func() *flag.FlagSet {
+// globalDocs holds the global options as documented, for their
+// placeholders (a command's own --netns has none).
+var globalDocs = func() *flag.FlagSet {
 	fs := flag.NewFlagSet("", flag.ContinueOnError)
 	defineGlobals(&globals{}, fs, globalNames...)
 	return fs
 }()
 
-func isGlobal(name string) bool {
-	for _, n := range globalNames {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
+func isGlobal(name string) bool { return slices.Contains(globalNames, name) }
 
 // defineGlobals defines the global options named on fs, bound to the
 // fields of g that the same options before the command's name set.
@@ -235,7 +230,7 @@ func commandUsage(w io.Writer, fs *flag.FlagSet, name, synopsis string) {
 func printFlags(w io.Writer, flags []*flag.Flag) {
 	for _, f := range flags {
 		typ, usage := flag.UnquoteUsage(f)
-		if g := fs0.Lookup(f.Name); g != nil && typ != "" { // a global: its own placeholder
+		if g := globalDocs.Lookup(f.Name); g != nil && typ != "" { // a global: its own placeholder
 			typ, _ = flag.UnquoteUsage(g)
 		}
 		line := "  --" + f.Name
