@@ -3,17 +3,23 @@
 # fresh network namespaces (never the host's), and prints a markdown table
 # (run as root):
 #
-#   work | batch tool | netagent apply | ratio | no-op | one change | check | max RSS
+#   work | batch tool | netagent apply | ratio | try | try/apply | no-op | one change | check | max RSS
 #
 #   batch tool      `ip -batch` (routes, pairs) or `iptables-restore` (rules),
 #                   run in a fresh namespace
 #   netagent apply  `netagent apply` of the same objects in another fresh one;
 #                   ratio = apply / batch tool
+#   try             `netagent try --confirm-when-probes-pass` of the same
+#                   objects in a third fresh namespace: a trial (its record,
+#                   the before-image journal fsynced before every wave, the
+#                   verification read-back) that confirms as soon as it is
+#                   verified (no probes); try/apply is the trial's cost
+#                   (issue 9's target: at most 1.2×)
 #   no-op           the same apply again (nothing to do)
 #   one change      an apply of the intent with one object edited (a route's
 #                   gateway, a bridge's address, a rule's port)
 #   check           `netagent check` of the edited intent
-#   max RSS         the largest peak resident set of those four netagent runs
+#   max RSS         the largest peak resident set of those five netagent runs
 #
 # The work: 10k and 100k IPv4 routes via a gateway over one link; 500 and
 # 2000 bridge+vxlan pairs, each bridge with an address; 10k iptables rules in
@@ -236,7 +242,7 @@ measure() {
 	local dir=$work/$kind-$n
 	mkdir -p "$dir"
 	"$benchgen" gen -kind "$kind" -n "$n" -dir "$dir" "$@"
-	local batch=() b=() a=() noop=() change=() check=() rss=() i
+	local batch=() b=() a=() tr=() noop=() change=() check=() rss=() i
 	if [ "$kind" = iptables ]; then
 		batch=(iptables-restore "$dir/kernel.rules")
 	else
@@ -273,14 +279,28 @@ measure() {
 		change+=("$secs") peak=$((rss_kb > peak ? rss_kb : peak))
 		timed "netagent check" "${na[@]}" check "$dir/change.json"
 		check+=("$secs") peak=$((rss_kb > peak ? rss_kb : peak))
+		delns "$ns"
+
+		newns "$dir/setup.batch"
+		settle
+		na=("$netagent" --netns "$ns" --state-dir "$work/state-$ns" --log-level warn)
+		timed "netagent try" "${na[@]}" try --confirm-when-probes-pass "$dir/intent.json"
+		grep -q '^confirmed: ' "$work/out" || die "the trial was not confirmed: $(cat "$work/out")"
+		tr+=("$secs") peak=$((rss_kb > peak ? rss_kb : peak))
+		snapshot "$ns" >"$work/try.snap"
+		if ! diff -u "$work/kernel.snap" "$work/try.snap" >"$work/snap.diff"; then
+			die "the batch tool and netagent try made different objects:"$'\n'"$(head -n 12 "$work/snap.diff" | cut -c1-300)"
+		fi
 		rss+=("$peak")
 		delns "$ns"
 	done
-	local mb ma
-	mb=$(median "${b[@]}") ma=$(median "${a[@]}")
+	local mb ma mt
+	mb=$(median "${b[@]}") ma=$(median "${a[@]}") mt=$(median "${tr[@]}")
 	local row
 	row="| $label | $(fmt_secs "$mb") | $(fmt_secs "$ma") | "
 	row+=$(awk -v a="$ma" -v b="$mb" 'BEGIN { if (b > 0) printf "%.1f×", a / b; else printf "—" }')
+	row+=" | $(fmt_secs "$mt") | "
+	row+=$(awk -v t="$mt" -v a="$ma" 'BEGIN { if (a > 0) printf "%.2f×", t / a; else printf "—" }')
 	row+=" | $(fmt_secs "$(median "${noop[@]}")") | $(fmt_secs "$(median "${change[@]}")")"
 	row+=" | $(fmt_secs "$(median "${check[@]}")") | $(awk -v k="$(median "${rss[@]}")" 'BEGIN { printf "%.0f MB", k / 1024 }') |"
 	log "$row"
@@ -298,7 +318,7 @@ for kind in "${only[@]}"; do
 	esac
 done
 
-echo "| work | \`ip -batch\` / \`iptables-restore\` | \`netagent apply\` | ratio | no-op | one change | check | max RSS |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+echo "| work | \`ip -batch\` / \`iptables-restore\` | \`netagent apply\` | ratio | \`netagent try\` | try/apply | no-op | one change | check | max RSS |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
 if [ "$repeat" -gt 1 ]; then echo; echo "medians of $repeat runs"; fi
