@@ -64,6 +64,16 @@
 // with each journaled item replaced by its before-image; Recover reverts a
 // trial whose process died (see trial.go and journal.go).
 //
+// The kernel also drops objects by itself when a link goes (deleted,
+// recreated, set down, moved to another master, or stripped of an
+// address): the routes through it and its neighbour entries, someone
+// else's included. Before a wave that can do that to a link, the same
+// record saves what is at risk on it: the before-images of netagent's
+// items that depend on the link, and someone else's routes and permanent
+// neighbours on it (l3.ForeignAtRisk; once per link, never for a link the
+// trial created). The revert, once converged, puts back those of them the
+// kernel does not hold (l3.RestoreForeign).
+//
 // The package logs through a logrus.FieldLogger given by the caller and
 // configures no logger itself.
 package target

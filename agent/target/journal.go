@@ -12,9 +12,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
+	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -28,9 +31,16 @@ import (
 //	<crc32c of the JSON, 8 hex digits> <JSON>\n
 //
 // where the JSON is {"images":[{"type":T,"name":N,"absent":true} |
-// {"type":T,"name":N,"item":{...fields...}}]}: "absent" for an item the
-// wave creates (it did not exist before the trial), the item's fields as
-// read back before the change for one it modifies or deletes. A record
+// {"type":T,"name":N,"item":{...fields...}}],"foreign":[...]}: "absent"
+// for an item the wave creates (it did not exist before the trial), the
+// item's fields as read back before the change for one it modifies or
+// deletes. "foreign" holds someone else's objects that the wave puts at
+// risk (l3.ForeignAtRisk): the routes through, and the permanent
+// neighbours on, each link the wave deletes, changes, moves to another
+// master or takes an address from, saved the first time a wave touches
+// the link (not for links the trial created: what is on them came during
+// the trial). The kernel drops them by itself with the link; the revert
+// puts back those missing (RestoreForeign). A record
 // that a crash tore (no newline, or a checksum that does not match) ends
 // the journal: it was never fsynced, so its wave never started, and
 // nothing after it was written.
@@ -56,7 +66,8 @@ type imageJSON struct {
 }
 
 type recordJSON struct {
-	Images []imageJSON `json:"images"`
+	Images  []imageJSON        `json:"images"`
+	Foreign []l3.ForeignObject `json:"foreign,omitempty"`
 }
 
 // Journal appends before-images to a trial's journal.
@@ -64,6 +75,14 @@ type Journal struct {
 	f    *os.File
 	path string
 	seen map[dg.ItemRef]bool
+	// atRisk saves the foreign objects on links (l3.ForeignAtRisk in the
+	// trial's namespace); nil saves none.
+	atRisk func(devs []string) ([]l3.ForeignObject, error)
+	// current is the current state of the running reconcile.
+	current *dg.Graph
+	// guarded holds the links whose foreign objects are saved, or were
+	// created by the trial.
+	guarded map[string]bool
 	// batches counts the records written.
 	batches int
 }
@@ -83,46 +102,166 @@ func createJournal(path string) (*Journal, error) {
 		f.Close()
 		return nil, fmt.Errorf("%w: %v", ErrJournal, err)
 	}
-	return &Journal{f: f, path: path, seen: make(map[dg.ItemRef]bool)}, nil
+	return &Journal{f: f, path: path, seen: make(map[dg.ItemRef]bool), guarded: make(map[string]bool)}, nil
 }
 
 // Record writes the before-images of the items of ops that no earlier
 // record holds, as one record, and fsyncs it. It is the reconciler's
 // before-change hook (reconciler.WithBeforeChange).
 func (j *Journal) Record(ops []reconciler.PlannedOp) error {
-	var rec recordJSON
+	rec := newRecord(len(ops))
 	for _, op := range ops {
-		if j.seen[op.Ref] {
-			continue
+		if !j.seen[op.Ref] {
+			if err := rec.image(op.Ref, op.Old); err != nil {
+				return err
+			}
 		}
-		im := imageJSON{Type: op.Ref.Type, Name: op.Ref.Name}
-		if op.Old == nil {
-			im.Absent = true
-		} else {
-			data, err := encodeItem(op.Old)
-			if err != nil {
+	}
+	devs := j.linksAtRisk(ops)
+	if len(devs) > 0 {
+		// What netagent owns on those links goes with them too (an
+		// IPv6 address when its link goes down): its before-image is
+		// what it is now.
+		inOps := make(map[dg.ItemRef]bool, len(ops))
+		for _, op := range ops {
+			inOps[op.Ref] = true
+		}
+		for _, it := range j.ownedOn(devs) {
+			if ref := dg.Ref(it); !j.seen[ref] && !inOps[ref] {
+				if err := rec.image(ref, it); err != nil {
+					return err
+				}
+			}
+		}
+		if j.atRisk != nil {
+			var err error
+			if rec.foreign, err = j.atRisk(devs); err != nil {
 				return fmt.Errorf("%w: %v", ErrJournal, err)
 			}
-			im.Item = data
 		}
-		rec.Images = append(rec.Images, im)
 	}
-	if len(rec.Images) == 0 {
+	if len(rec.refs) == 0 && len(rec.foreign) == 0 {
 		return nil
 	}
 	if err := j.write(rec); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrJournal, j.path, err)
 	}
-	for _, im := range rec.Images {
-		j.seen[dg.ItemRef{Type: im.Type, Name: im.Name}] = true
+	for i, ref := range rec.refs {
+		j.seen[ref] = true
+		if rec.absent[i] && ref.Type == items.TypeInterface {
+			j.guarded[ref.Name] = true
+		}
+	}
+	for _, d := range devs {
+		j.guarded[d] = true
 	}
 	j.batches++
 	killPoint()
 	return nil
 }
 
-func (j *Journal) write(rec recordJSON) error {
-	data, err := json.Marshal(rec)
+// record is one journal record being built.
+type record struct {
+	json    recordJSON
+	refs    []dg.ItemRef
+	absent  []bool
+	foreign []l3.ForeignObject
+}
+
+func newRecord(int) *record { return &record{} }
+
+// image adds the before-image of ref: old, or absent for nil.
+func (r *record) image(ref dg.ItemRef, old dg.Item) error {
+	im := imageJSON{Type: ref.Type, Name: ref.Name}
+	if old == nil {
+		im.Absent = true
+	} else {
+		data, err := encodeItem(old)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrJournal, err)
+		}
+		im.Item = data
+	}
+	r.json.Images = append(r.json.Images, im)
+	r.refs = append(r.refs, ref)
+	r.absent = append(r.absent, old == nil)
+	return nil
+}
+
+// ownedOn returns the items of the current state (SetCurrent) that
+// depend on one of the links devs, directly or through an address on
+// them: what the kernel may drop with them.
+func (j *Journal) ownedOn(devs []string) []dg.Item {
+	if j.current == nil {
+		return nil
+	}
+	on := make(map[dg.ItemRef]bool, 2*len(devs))
+	for _, d := range devs {
+		on[items.InterfaceRef(d)], on[items.LinkRef(d)] = true, true
+	}
+	var out []dg.Item
+	for range 3 { // addresses on the links, then what depends on those
+		n := len(out)
+		for it := range j.current.Items() {
+			ref := dg.Ref(it)
+			if it.External() || on[ref] {
+				continue
+			}
+			for _, d := range it.Dependencies() {
+				if on[d.RequiredItem] {
+					on[ref] = true
+					out = append(out, it)
+					break
+				}
+			}
+		}
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+// SetCurrent gives the journal the current state a reconcile starts from
+// (see ownedOn).
+func (j *Journal) SetCurrent(g *dg.Graph) { j.current = g }
+
+// linksAtRisk returns the links whose foreign objects the kernel may drop
+// when ops run, and that no earlier record guarded: the links the ops
+// delete or change (a link set down, given another MAC or MTU, recreated),
+// the ports and masters of the ports they add, change or remove (a bridge
+// changes its MAC when its ports change), and the links of the addresses
+// they delete or recreate (the last address of a link takes the routes
+// through it). Links the trial created are left out.
+func (j *Journal) linksAtRisk(ops []reconciler.PlannedOp) []string {
+	var devs []string
+	add := func(name string) {
+		if name != "" && !j.guarded[name] && !slices.Contains(devs, name) {
+			devs = append(devs, name)
+		}
+	}
+	for _, op := range ops {
+		switch old := op.Old.(type) {
+		case *items.Interface:
+			add(old.IfName)
+		case *items.Address:
+			if op.Op != reconciler.OpCreate {
+				add(old.Dev)
+			}
+		}
+		for _, it := range []dg.Item{op.Old, op.New} {
+			if p, ok := it.(*items.Port); ok {
+				add(p.IfName)
+				add(p.Master)
+			}
+		}
+	}
+	return devs
+}
+
+func (j *Journal) write(rec *record) error {
+	rec.json.Foreign = rec.foreign
+	data, err := json.Marshal(rec.json)
 	if err != nil {
 		return err
 	}
@@ -145,12 +284,27 @@ func (j *Journal) Close() error { return j.f.Close() }
 // torn reports a record that a crash cut short, which ends the journal. A
 // missing journal holds nothing.
 func ReadJournal(path string) (images []BeforeImage, torn bool, err error) {
+	j, err := readJournal(path)
+	return j.Images, j.Torn, err
+}
+
+// journaled is what a journal holds: the before-images, and the foreign
+// objects at risk, first record first.
+type journaled struct {
+	Images  []BeforeImage
+	Foreign []l3.ForeignObject
+	Torn    bool
+}
+
+// readJournal reads a journal (see ReadJournal).
+func readJournal(path string) (journaled, error) {
+	var out journaled
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
+		return out, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("reading the trial journal: %w", err)
+		return out, fmt.Errorf("reading the trial journal: %w", err)
 	}
 	defer f.Close()
 	seen := make(map[dg.ItemRef]bool)
@@ -158,15 +312,18 @@ func ReadJournal(path string) (images []BeforeImage, torn bool, err error) {
 	for {
 		line, err := r.ReadBytes('\n')
 		if err == io.EOF {
-			return images, len(line) > 0, nil
+			out.Torn = len(line) > 0
+			return out, nil
 		}
 		if err != nil {
-			return nil, false, fmt.Errorf("reading %s: %w", path, err)
+			return journaled{}, fmt.Errorf("reading %s: %w", path, err)
 		}
 		rec, ok := parseRecord(line[:len(line)-1])
 		if !ok {
-			return images, true, nil
+			out.Torn = true
+			return out, nil
 		}
+		out.Foreign = append(out.Foreign, rec.Foreign...)
 		for _, im := range rec.Images {
 			ref := dg.ItemRef{Type: im.Type, Name: im.Name}
 			if seen[ref] {
@@ -176,10 +333,10 @@ func ReadJournal(path string) (images []BeforeImage, torn bool, err error) {
 			b := BeforeImage{Ref: ref, Absent: im.Absent}
 			if !im.Absent {
 				if b.Item, err = decodeItem(im.Type, im.Item); err != nil {
-					return nil, false, fmt.Errorf("%s: %s: %w", path, ref, err)
+					return journaled{}, fmt.Errorf("%s: %s: %w", path, ref, err)
 				}
 			}
-			images = append(images, b)
+			out.Images = append(out.Images, b)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/netagent/netagent/configurators/l3"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -118,6 +119,72 @@ func TestRevertIntended(t *testing.T) {
 		b, okB := want.Get(ref)
 		if okA != okB || okA && !a.Equal(b) {
 			t.Errorf("%s: got %v (%v), want %v (%v)", ref, a, okA, b, okB)
+		}
+	}
+}
+
+// Before a wave that can make the kernel drop objects with a link (a link
+// changed or deleted, a port moved, an address removed), the journal
+// saves the foreign objects on that link, once per link, and the
+// before-images of netagent's items that go with it (an address on it, a
+// route through that address); a wave that only creates, or touches
+// only links the trial created, saves nothing.
+func TestJournalSavesWhatLinksTakeWithThem(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal")
+	j, err := createJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked [][]string
+	j.atRisk = func(devs []string) ([]l3.ForeignObject, error) {
+		asked = append(asked, devs)
+		var out []l3.ForeignObject
+		for _, d := range devs {
+			out = append(out, l3.ForeignObject{Kind: items.TypeRoute, Msg: []byte(d), Devs: []string{d}})
+		}
+		return out, nil
+	}
+	lan := &items.Interface{IfName: "lan0", Kind: items.KindBridge, AdminUp: true}
+	down := &items.Interface{IfName: "lan0", Kind: items.KindBridge}
+	addr := &items.Address{Dev: "lan0", Prefix: netip.MustParsePrefix("10.0.0.1/24")}
+	route := &items.Route{Dst: netip.MustParsePrefix("10.9.0.0/16"), Gw: netip.MustParseAddr("10.0.0.9"), GwAddress: addr.Name()}
+	other := &items.Address{Dev: "lan1", Prefix: netip.MustParsePrefix("10.1.0.1/24")}
+	j.SetCurrent(dg.New("current", lan, addr, route, other))
+	created := &items.Interface{IfName: "new0", Kind: items.KindBridge}
+	newAddr := &items.Address{Dev: "new0", Prefix: netip.MustParsePrefix("10.2.0.1/24")}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(j.Record([]reconciler.PlannedOp{{Op: reconciler.OpCreate, Ref: dg.Ref(created), New: created}}))
+	must(j.Record([]reconciler.PlannedOp{{Op: reconciler.OpCreate, Ref: dg.Ref(newAddr), New: newAddr}}))
+	must(j.Record([]reconciler.PlannedOp{{Op: reconciler.OpModify, Ref: dg.Ref(created), Old: created, New: created}}))
+	if len(asked) != 0 {
+		t.Fatalf("creates and changes of created links saved foreign objects of %v", asked)
+	}
+	must(j.Record([]reconciler.PlannedOp{{Op: reconciler.OpModify, Ref: dg.Ref(lan), Old: lan, New: down}}))
+	must(j.Record([]reconciler.PlannedOp{{Op: reconciler.OpDelete, Ref: dg.Ref(addr), Old: addr}}))
+	must(j.Record([]reconciler.PlannedOp{{Op: reconciler.OpDelete, Ref: dg.Ref(other), Old: other}}))
+	must(j.Close())
+	if !reflect.DeepEqual(asked, [][]string{{"lan0"}, {"lan1"}}) {
+		t.Errorf("foreign objects saved for %v, want lan0 once, then lan1", asked)
+	}
+	got, err := readJournal(path)
+	if err != nil || got.Torn {
+		t.Fatal(got.Torn, err)
+	}
+	if len(got.Foreign) != 2 || got.Foreign[0].Devs[0] != "lan0" || got.Foreign[1].Devs[0] != "lan1" {
+		t.Errorf("foreign objects read back %+v", got.Foreign)
+	}
+	images := map[dg.ItemRef]BeforeImage{}
+	for _, im := range got.Images {
+		images[im.Ref] = im
+	}
+	for _, it := range []dg.Item{lan, addr, route, other} {
+		if im, ok := images[dg.Ref(it)]; !ok || im.Absent || !im.Item.Equal(it) {
+			t.Errorf("%s: before-image %+v, want it as it was", dg.Ref(it), im)
 		}
 	}
 }

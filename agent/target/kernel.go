@@ -43,6 +43,9 @@ func (k *Kernel) ReadLinks(context.Context) ([]*items.Link, error) {
 
 // Reconcile runs the reconciler with the caller's records.
 func (k *Kernel) Reconcile(ctx context.Context, records *reconciler.Records, current, intended *dg.Graph) reconciler.Status {
+	if k.rt.journal != nil {
+		k.rt.journal.SetCurrent(current)
+	}
 	return k.rt.Reconciler(reconciler.WithRecords(records)).Reconcile(ctx, current, intended)
 }
 

@@ -25,6 +25,9 @@ type Runtime struct {
 	// before journals each wave's before-images while a trial runs (see
 	// BeginTrial); nil otherwise.
 	before func([]reconciler.PlannedOp) error
+	// journal is the running trial's journal, which the current state of
+	// each reconcile goes to; nil otherwise.
+	journal *Journal
 }
 
 // Open opens the named network namespace ("" for the caller's own),

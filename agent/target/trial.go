@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -35,7 +36,9 @@ import (
 // now, with every journaled item replaced by its before-image (deleted
 // where it was absent, put back with its old attributes where it existed).
 // Like every reconcile it is idempotent, so a revert that is killed is
-// finished by reverting again. Settings netagent took from objects it does
+// finished by reverting again. Once it converged, the foreign objects the
+// journal saved that the kernel no longer holds (dropped with a link the
+// trial changed) are added back; that is idempotent too. Settings netagent took from objects it does
 // not own (a NIC's MTU, a sysctl) come back with the item: the item was
 // absent before the trial, so the revert deletes it, and the configurator
 // gives back the originals it recorded.
@@ -129,7 +132,8 @@ func (r *Runtime) BeginTrial(t Trial) (*TrialRun, error) {
 		j.Close()
 		return nil, fmt.Errorf("recording the trial: %w", err)
 	}
-	r.before = j.Record
+	j.atRisk = func(devs []string) ([]l3.ForeignObject, error) { return l3.ForeignAtRisk(r.target, devs) }
+	r.before, r.journal = j.Record, j
 	return &TrialRun{rt: r, journal: j, Trial: t}, nil
 }
 
@@ -146,14 +150,14 @@ func (tr *TrialRun) Confirm() error {
 // removes the trial, recording why it was reverted.
 func (tr *TrialRun) Revert(ctx context.Context, reason string) (*Result, error) {
 	tr.stop()
-	return tr.rt.revert(ctx, &tr.Trial, reason)
+	return tr.rt.revert(ctx, &tr.Trial, reason, true)
 }
 
 // Batches returns how many journal records the trial wrote.
 func (tr *TrialRun) Batches() int { return tr.journal.batches }
 
 func (tr *TrialRun) stop() {
-	tr.rt.before = nil
+	tr.rt.before, tr.rt.journal = nil, nil
 	tr.journal.Close()
 }
 
@@ -198,18 +202,21 @@ func (r *Runtime) Recover(ctx context.Context) (*Recovery, error) {
 	if rec.Lost {
 		reason = "recovered after a reboot (or the namespace was made anew): the kernel lost the trial's changes"
 	}
-	rec.Result, err = r.revert(ctx, t, reason)
+	rec.Result, err = r.revert(ctx, t, reason, !rec.Lost)
 	return rec, err
 }
 
-// revert converges to the before-images of t's journal and removes the
-// trial once that converged; a failed revert leaves it pending, for the
-// next Recover.
-func (r *Runtime) revert(ctx context.Context, t *Trial, reason string) (*Result, error) {
-	images, _, err := ReadJournal(trialPath(r.stateDir, journalName))
+// revert converges to the before-images of t's journal, then (with
+// foreign: the kernel that the trial changed is still there) puts back
+// the foreign objects the journal saved that the kernel dropped, and
+// removes the trial once all that succeeded; a failed revert leaves it
+// pending, for the next Recover.
+func (r *Runtime) revert(ctx context.Context, t *Trial, reason string, foreign bool) (*Result, error) {
+	jd, err := readJournal(trialPath(r.stateDir, journalName))
 	if err != nil {
 		return nil, err
 	}
+	images := jd.Images
 	var hint *dg.Graph
 	if len(t.Files) > 0 {
 		if hint, err = render.Load(t.Files); err != nil {
@@ -222,6 +229,16 @@ func (r *Runtime) revert(ctx context.Context, t *Trial, reason string) (*Result,
 	}
 	if !res.Converged() {
 		return res, fmt.Errorf("the revert did not converge (%d items); the trial stays pending: `netagent recover` tries again", len(res.Problems))
+	}
+	if foreign && len(jd.Foreign) > 0 {
+		n, err := l3.RestoreForeign(r.target, jd.Foreign)
+		killPoint()
+		if n > 0 {
+			r.log.WithField("objects", n).Info("the revert put back foreign objects the trial's changes had made the kernel drop")
+		}
+		if err != nil {
+			return res, fmt.Errorf("the revert converged, but %w; the trial stays pending: `netagent recover` tries again", err)
+		}
 	}
 	if err := RecordOutcome(r.stateDir, Outcome{PID: t.PID, Result: "reverted", Reason: reason, At: time.Now()}); err != nil {
 		return res, err

@@ -164,6 +164,13 @@
 // address dependencies are anchored like a gateway's, to the addresses
 // that put its nexthops' gateways on-link.
 //
+// ForeignAtRisk and RestoreForeign (atrisk.go) are for a trial's exact
+// revert: the first saves, as the kernel describes them, the routes
+// (of the kernel's own, only an IPv6 link's multicast route) and static
+// neighbours not marked ours through some links, which the kernel drops by itself
+// when those links go, are set down or lose an address; the second adds
+// back the ones missing, on the interfaces of the same names.
+//
 // Clashes is read-back's counterpart for a plan: the intended items whose
 // identity an object of another protocol holds, each with the ErrNotOwned
 // error its create fails with.
