@@ -110,6 +110,9 @@ func createJournal(path string) (*Journal, error) {
 // before-change hook (reconciler.WithBeforeChange).
 func (j *Journal) Record(ops []reconciler.PlannedOp) error {
 	rec := newRecord(len(ops))
+	if len(j.seen) == 0 && len(ops) > 64 {
+		j.seen = make(map[dg.ItemRef]bool, len(ops)) // no growing in steps
+	}
 	for _, op := range ops {
 		if !j.seen[op.Ref] {
 			if err := rec.image(op.Ref, op.Old); err != nil {
@@ -160,32 +163,66 @@ func (j *Journal) Record(ops []reconciler.PlannedOp) error {
 	return nil
 }
 
-// record is one journal record being built.
+// record is one journal record being encoded: the JSON of recordJSON,
+// written directly (encoding/json's reflection and its re-validation of
+// each item's raw JSON cost as much as the wave's kernel changes).
 type record struct {
-	json    recordJSON
+	// line is the record's line so far: room for the checksum and the
+	// space, then the JSON up to the last element of "images".
+	line    []byte
 	refs    []dg.ItemRef
 	absent  []bool
 	foreign []l3.ForeignObject
 }
 
-func newRecord(int) *record { return &record{} }
+// imageSize is about the size of an absent image of a route.
+const imageSize = 72
+
+// newRecord starts a record of about n images.
+func newRecord(n int) *record {
+	r := &record{line: make([]byte, 9, 9+len(`{"images":[`)+n*imageSize), refs: make([]dg.ItemRef, 0, n), absent: make([]bool, 0, n)}
+	r.line = append(r.line, `{"images":[`...)
+	return r
+}
 
 // image adds the before-image of ref: old, or absent for nil.
 func (r *record) image(ref dg.ItemRef, old dg.Item) error {
-	im := imageJSON{Type: ref.Type, Name: ref.Name}
+	if len(r.refs) > 0 {
+		r.line = append(r.line, ',')
+	}
+	r.line = append(r.line, `{"type":`...)
+	r.line = appendJSONString(r.line, ref.Type)
+	r.line = append(r.line, `,"name":`...)
+	r.line = appendJSONString(r.line, ref.Name)
 	if old == nil {
-		im.Absent = true
+		r.line = append(r.line, `,"absent":true}`...)
 	} else {
 		data, err := encodeItem(old)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrJournal, err)
 		}
-		im.Item = data
+		r.line = append(r.line, `,"item":`...)
+		r.line = append(r.line, data...)
+		r.line = append(r.line, '}')
 	}
-	r.json.Images = append(r.json.Images, im)
 	r.refs = append(r.refs, ref)
 	r.absent = append(r.absent, old == nil)
 	return nil
+}
+
+// appendJSONString appends s as a JSON string: as it is when it holds
+// only printable ASCII that needs no escape (every name netagent makes),
+// else as encoding/json writes it.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // ownedOn returns the items of the current state (SetCurrent) that
@@ -260,15 +297,19 @@ func (j *Journal) linksAtRisk(ops []reconciler.PlannedOp) []string {
 }
 
 func (j *Journal) write(rec *record) error {
-	rec.json.Foreign = rec.foreign
-	data, err := json.Marshal(rec.json)
-	if err != nil {
-		return err
+	line := append(rec.line, ']')
+	if len(rec.foreign) > 0 {
+		data, err := json.Marshal(rec.foreign)
+		if err != nil {
+			return err
+		}
+		line = append(line, `,"foreign":`...)
+		line = append(line, data...)
 	}
-	line := make([]byte, 0, len(data)+10)
-	line = hex.AppendEncode(line, binary.BigEndian.AppendUint32(nil, crc32.Checksum(data, crcTable)))
-	line = append(line, ' ')
-	line = append(line, data...)
+	line = append(line, '}')
+	sum := binary.BigEndian.AppendUint32(nil, crc32.Checksum(line[9:], crcTable))
+	hex.Encode(line[:8], sum)
+	line[8] = ' '
 	line = append(line, '\n')
 	if _, err := j.f.Write(line); err != nil {
 		return err

@@ -188,3 +188,26 @@ func TestJournalSavesWhatLinksTakeWithThem(t *testing.T) {
 		}
 	}
 }
+
+// Names that JSON must escape (quotes, backslashes, control and non-ASCII
+// characters) survive the journal's own encoding.
+func TestJournalEscapedNames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal")
+	j, err := createJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd := &items.Sysctl{Key: "net.ipv4.conf.a\"b\\c\td\u00e9.forwarding", Value: "1"}
+	plain := &items.Sysctl{Key: "net.ipv4.ip_forward", Value: "0"}
+	if err := j.Record([]reconciler.PlannedOp{{Op: reconciler.OpDelete, Ref: dg.Ref(odd), Old: odd}, {Op: reconciler.OpCreate, Ref: dg.Ref(plain), New: plain}}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	images, torn, err := ReadJournal(path)
+	if err != nil || torn || len(images) != 2 {
+		t.Fatalf("%d images, torn %v, err %v", len(images), torn, err)
+	}
+	if images[0].Ref != dg.Ref(odd) || !images[0].Item.Equal(odd) || images[1].Ref != dg.Ref(plain) || !images[1].Absent {
+		t.Errorf("read back %+v", images)
+	}
+}
