@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/statefile"
@@ -272,10 +271,16 @@ func (j *Journal) SetCurrent(g *dg.Graph) { j.current = g }
 // through it). Links the trial created are left out.
 func (j *Journal) linksAtRisk(ops []reconciler.PlannedOp) []string {
 	var devs []string
+	var added map[string]bool
 	add := func(name string) {
-		if name != "" && !j.guarded[name] && !slices.Contains(devs, name) {
-			devs = append(devs, name)
+		if name == "" || j.guarded[name] || added[name] {
+			return
 		}
+		if added == nil {
+			added = make(map[string]bool)
+		}
+		added[name] = true
+		devs = append(devs, name)
 	}
 	for _, op := range ops {
 		switch old := op.Old.(type) {
