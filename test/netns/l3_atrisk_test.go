@@ -81,6 +81,9 @@ func TestForeignAtRiskAndRestore(t *testing.T) {
 	// Sorted: a route added again is listed after the others of its table.
 	show := func(args ...string) string {
 		lines := strings.Split(strings.TrimSpace(e.ip(args...)), "\n")
+		for i := range lines {
+			lines[i] = strings.TrimSpace(lines[i])
+		}
 		slices.Sort(lines)
 		return strings.Join(lines, "\n")
 	}
