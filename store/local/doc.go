@@ -1,0 +1,45 @@
+// Package local is the store backend of one host: a store.Store in a
+// directory (under the agent's state directory), shared safely by the
+// processes of the host (the daemon, the CLI), durable across crashes.
+//
+// # On disk
+//
+//	<dir>/lock               flock(2): one writer at a time, across processes
+//	<dir>/log                one JSON line per write: {"op":"put","rev":7,"key":"a/b"},
+//	                         {"op":"del","rev":8,"key":"a/b"}; a compacted log
+//	                         starts with {"op":"base","rev":R,"compacted":C}
+//	<dir>/values/<rev>       the value written at revision rev (16 digits)
+//
+// A write takes the lock, reads the log's new lines (another process may
+// have written), checks the expected version, writes the value file
+// (statefile.WriteAtomic: temporary file, fsync, rename, directory
+// fsync), then appends its line to the log and fsyncs it. The revision
+// is the log's last one (the base line keeps it across compactions, even
+// with every key deleted), so it survives a restart and strictly
+// increases. A crash before the append leaves a value file that nothing
+// names (the next write of that revision replaces it); a crash in the
+// middle of the append leaves a torn last line, which readers ignore and
+// the next writer cuts. Reads take no lock: value files are written once
+// and removed only by compaction, after the log no longer names them.
+//
+// # Watches
+//
+// Each Store keeps the log in memory (the live keys and the history since
+// the last compaction) and reads only what was appended since. A watch
+// delivers the history after its revision, reading each value at its
+// revision, so several writes of one key each arrive. Watches wake on
+// this Store's own writes, on inotify (fsnotify) events for the log (the
+// writes of other Stores and processes), and every PollInterval in case
+// inotify is unavailable or misses one.
+//
+// # Compaction
+//
+// When the history holds 2×Retain revisions, a writer rewrites the log
+// (atomically) keeping the live keys and the last Retain revisions, and
+// removes the values no longer live from before them. A watch resuming
+// from before the compaction, or that has not yet read what was dropped,
+// ends with store.ErrWatchClosed. Compact does it on demand.
+//
+// Local has no leases (store.Leaser): on one host nobody is left to see
+// a writer's status expire.
+package local

@@ -1,0 +1,371 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/store"
+)
+
+// Names in a store's directory.
+const (
+	LogFile   = "log"
+	LockFile  = "lock"
+	ValuesDir = "values"
+)
+
+// Defaults of Options.
+const (
+	DefaultRetain       = 1000
+	DefaultPollInterval = time.Second
+)
+
+// Options tune a Store; the zero value is the defaults.
+type Options struct {
+	// Retain is how many revisions of history a compaction keeps for
+	// watches that lag or resume (DefaultRetain); the log is compacted
+	// when it holds twice that.
+	Retain int
+	// PollInterval is how often a watch looks at the log even when no
+	// change notification came (DefaultPollInterval): a safety net for
+	// writers in other processes should inotify miss them.
+	PollInterval time.Duration
+	// NoFSNotify turns inotify off: writes from other Stores and
+	// processes are then seen by polling only.
+	NoFSNotify bool
+}
+
+// Store is the local backend (see the package doc).
+type Store struct {
+	dir  string
+	opts Options
+
+	wmu    sync.Mutex // serialises this Store's writers; the flock serialises Stores
+	lockFD int
+
+	mu      sync.Mutex
+	idx     *index
+	changed chan struct{} // closed and replaced when the log may have changed
+	notify  *fsnotify.Watcher
+	closed  chan struct{}
+	once    sync.Once
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (making it if need be) the store in directory dir.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.Retain < 1 {
+		opts.Retain = DefaultRetain
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ValuesDir), 0o700); err != nil {
+		return nil, fmt.Errorf("creating store %s: %w", dir, err)
+	}
+	fd, err := syscall.Open(filepath.Join(dir, LockFile), syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening store lock: %w", err)
+	}
+	s := &Store{dir: dir, opts: opts, lockFD: fd, idx: newIndex(), changed: make(chan struct{}), closed: make(chan struct{})}
+	if err := s.refresh(); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) logPath() string { return filepath.Join(s.dir, LogFile) }
+
+func (s *Store) valuePath(v store.Version) string {
+	return filepath.Join(s.dir, ValuesDir, fmt.Sprintf("%016d", v))
+}
+
+// refresh reads what other writers appended; s.mu must not be held.
+func (s *Store) refresh() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.idx.refresh(s.logPath())
+}
+
+func (s *Store) check(ctx context.Context) error {
+	select {
+	case <-s.closed:
+		return store.ErrClosed
+	default:
+	}
+	return ctx.Err()
+}
+
+// Read returns key's entry.
+func (s *Store) Read(ctx context.Context, key string) (store.Entry, error) {
+	if err := store.ValidateKey(key); err != nil {
+		return store.Entry{}, err
+	}
+	for {
+		if err := s.check(ctx); err != nil {
+			return store.Entry{}, err
+		}
+		if err := s.refresh(); err != nil {
+			return store.Entry{}, err
+		}
+		s.mu.Lock()
+		v, ok := s.idx.keys[key]
+		s.mu.Unlock()
+		if !ok {
+			return store.Entry{}, store.NotFound(key)
+		}
+		value, err := os.ReadFile(s.valuePath(v))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // replaced and compacted meanwhile: read the log again
+		}
+		if err != nil {
+			return store.Entry{}, fmt.Errorf("reading %q: %w", key, err)
+		}
+		return store.Entry{Key: key, Value: value, Version: v}, nil
+	}
+}
+
+// List returns the entries under prefix and the revision of the listing.
+func (s *Store) List(ctx context.Context, prefix string) ([]store.Entry, store.Version, error) {
+	dir, err := store.ValidatePrefix(prefix)
+	if err != nil {
+		return nil, 0, err
+	}
+	for {
+		if err := s.check(ctx); err != nil {
+			return nil, 0, err
+		}
+		entries, rev, err := s.list(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a value replaced and compacted meanwhile
+		}
+		return entries, rev, err
+	}
+}
+
+func (s *Store) list(dir string) ([]store.Entry, store.Version, error) {
+	if err := s.refresh(); err != nil {
+		return nil, 0, err
+	}
+	s.mu.Lock()
+	rev := s.idx.rev
+	keys := s.idx.live(dir)
+	versions := make([]store.Version, len(keys))
+	for i, k := range keys {
+		versions[i] = s.idx.keys[k]
+	}
+	s.mu.Unlock()
+	entries := make([]store.Entry, 0, len(keys))
+	for i, k := range keys {
+		value, err := os.ReadFile(s.valuePath(versions[i]))
+		if err != nil {
+			return nil, 0, fmt.Errorf("reading %q: %w", k, err)
+		}
+		entries = append(entries, store.Entry{Key: k, Value: value, Version: versions[i]})
+	}
+	return entries, rev, nil
+}
+
+// WriteCAS stores value under key if its version is expect.
+func (s *Store) WriteCAS(ctx context.Context, key string, value []byte, expect store.Version) (store.Version, error) {
+	if err := store.ValidateKey(key); err != nil {
+		return 0, err
+	}
+	var rev store.Version
+	err := s.write(ctx, func(idx *index) (*record, error) {
+		if cur := idx.keys[key]; cur != expect {
+			return nil, &store.CASError{Key: key, Expected: expect, Stored: cur}
+		}
+		rev = idx.rev + 1
+		if err := statefile.WriteAtomic(s.valuePath(rev), value); err != nil {
+			return nil, fmt.Errorf("writing %q: %w", key, err)
+		}
+		return &record{Op: opPut, Rev: rev, Key: key}, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return rev, nil
+}
+
+// DeleteCAS removes key if its version is expect.
+func (s *Store) DeleteCAS(ctx context.Context, key string, expect store.Version) error {
+	if err := store.ValidateKey(key); err != nil {
+		return err
+	}
+	return s.write(ctx, func(idx *index) (*record, error) {
+		cur, ok := idx.keys[key]
+		if !ok {
+			return nil, store.NotFound(key)
+		}
+		if cur != expect {
+			return nil, &store.CASError{Key: key, Expected: expect, Stored: cur}
+		}
+		return &record{Op: opDel, Rev: idx.rev + 1, Key: key}, nil
+	})
+}
+
+// write runs one write under the locks: change checks the index, which
+// is up to date, and returns the record to append.
+func (s *Store) write(ctx context.Context, change func(*index) (*record, error)) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := flock(s.lockFD, syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("locking store %s: %w", s.dir, err)
+	}
+	defer flock(s.lockFD, syscall.LOCK_UN)
+	if err := s.refresh(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	r, err := change(s.idx)
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := s.appendRecord(*r); err != nil {
+		return err
+	}
+	if err := s.refresh(); err != nil {
+		return err
+	}
+	s.broadcast()
+	return s.maybeCompact()
+}
+
+// appendRecord appends r to the log and syncs it. A torn line left by a
+// writer that died is cut first (the caller holds the lock).
+func (s *Store) appendRecord(r record) error {
+	path := s.logPath()
+	s.mu.Lock()
+	off, size := s.idx.off, s.idx.size
+	s.mu.Unlock()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer f.Close()
+	if size > off {
+		if err := f.Truncate(off); err != nil {
+			return fmt.Errorf("cutting the torn end of %s: %w", path, err)
+		}
+	}
+	line, _ := json.Marshal(r)
+	if _, err := f.WriteAt(append(line, '\n'), off); err != nil {
+		return fmt.Errorf("appending to %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", path, err)
+	}
+	if off == 0 {
+		return statefile.SyncDir(s.dir) // a new log: its name must survive too
+	}
+	return nil
+}
+
+// maybeCompact compacts when the history holds twice Retain revisions.
+func (s *Store) maybeCompact() error {
+	s.mu.Lock()
+	rev, compacted := s.idx.rev, s.idx.compacted
+	s.mu.Unlock()
+	if rev-compacted <= store.Version(2*s.opts.Retain) {
+		return nil
+	}
+	return s.compactLocked(rev - store.Version(s.opts.Retain))
+}
+
+// Compact drops the history up to revision rev (at most the current
+// revision): watches from before it, and running watches that have not
+// read past it, end with ErrWatchClosed; values replaced or deleted by
+// then are removed.
+func (s *Store) Compact(ctx context.Context, rev store.Version) error {
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := flock(s.lockFD, syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("locking store %s: %w", s.dir, err)
+	}
+	defer flock(s.lockFD, syscall.LOCK_UN)
+	if err := s.refresh(); err != nil {
+		return err
+	}
+	return s.compactLocked(rev)
+}
+
+func (s *Store) compactLocked(c store.Version) error {
+	s.mu.Lock()
+	c = min(c, s.idx.rev)
+	if c <= s.idx.compacted {
+		s.mu.Unlock()
+		return nil
+	}
+	data := s.idx.compactedLog(c)
+	dead := s.idx.deadValues(c)
+	s.mu.Unlock()
+	if err := statefile.WriteAtomic(s.logPath(), data); err != nil {
+		return fmt.Errorf("compacting %s: %w", s.dir, err)
+	}
+	for _, v := range dead {
+		if err := os.Remove(s.valuePath(v)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("compacting %s: %w", s.dir, err)
+		}
+	}
+	if err := s.refresh(); err != nil {
+		return err
+	}
+	s.broadcast()
+	return nil
+}
+
+// broadcast wakes the watches.
+func (s *Store) broadcast() {
+	s.mu.Lock()
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// Close ends the running watches and releases the store.
+func (s *Store) Close() error {
+	s.once.Do(func() {
+		close(s.closed)
+		s.mu.Lock()
+		n := s.notify
+		s.mu.Unlock()
+		if n != nil {
+			n.Close() // outside s.mu: its loop may be waiting for it
+		}
+		s.wmu.Lock()
+		syscall.Close(s.lockFD)
+		s.wmu.Unlock()
+	})
+	return nil
+}
+
+// flock is flock(2), retried when a signal interrupts it.
+func flock(fd, how int) error {
+	for {
+		err := syscall.Flock(fd, how)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package local
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"sort"
+	"syscall"
+
+	"github.com/netagent/netagent/store"
+)
+
+// record is one line of the log.
+type record struct {
+	Op  string        `json:"op"` // opPut, opDel, opBase
+	Rev store.Version `json:"rev"`
+	Key string        `json:"key,omitempty"`
+	// Compacted is a base line's compaction revision: the history up
+	// to it is gone.
+	Compacted store.Version `json:"compacted,omitempty"`
+}
+
+const (
+	opPut  = "put"
+	opDel  = "del"
+	opBase = "base" // first line of a compacted log: Rev is the revision then
+)
+
+// index is what a Store knows of the log: the live keys and the history
+// since the last compaction, and how far into which log file it read.
+type index struct {
+	dev, ino  uint64
+	off       int64         // bytes of whole lines read
+	size      int64         // the file's size when last read: more than off means a torn last line
+	rev       store.Version // the newest revision
+	compacted store.Version // watches from before it cannot be served
+	keys      map[string]store.Version
+	hist      []record // ordered by Rev
+}
+
+func newIndex() *index { return &index{keys: map[string]store.Version{}} }
+
+// refresh brings idx up to the log at path: the lines appended since it
+// was last read, or the whole file when it was replaced (compacted).
+func (idx *index) refresh(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // nothing written yet
+	}
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer f.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return fmt.Errorf("stat %s: %w", path, err)
+	}
+	if st.Dev != idx.dev || st.Ino != idx.ino {
+		*idx = *newIndex()
+		idx.dev, idx.ino = st.Dev, st.Ino
+	}
+	idx.size = st.Size
+	if st.Size <= idx.off {
+		return nil
+	}
+	data := make([]byte, st.Size-idx.off)
+	n, err := f.ReadAt(data, idx.off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	data = data[:n]
+	for {
+		line, rest, ok := bytes.Cut(data, []byte("\n"))
+		if !ok {
+			return nil // a torn last line (its writer died): not a record
+		}
+		var r record
+		if err := json.Unmarshal(line, &r); err != nil {
+			return fmt.Errorf("%s at byte %d: %w", path, idx.off, err)
+		}
+		idx.apply(r)
+		idx.off += int64(len(line) + 1)
+		data = rest
+	}
+}
+
+func (idx *index) apply(r record) {
+	switch r.Op {
+	case opBase:
+		idx.compacted = r.Compacted
+		idx.rev = max(idx.rev, r.Rev)
+		return
+	case opPut:
+		idx.keys[r.Key] = r.Rev
+	case opDel:
+		delete(idx.keys, r.Key)
+	}
+	idx.rev = max(idx.rev, r.Rev)
+	idx.hist = append(idx.hist, r)
+}
+
+// since returns the records under dir after revision from, or an error
+// wrapping ErrWatchClosed when the history before them was compacted.
+func (idx *index) since(dir string, from store.Version) ([]record, error) {
+	if from < idx.compacted {
+		return nil, fmt.Errorf("%w: revision %s was compacted (history starts after %s)", store.ErrWatchClosed, from, idx.compacted)
+	}
+	i := sort.Search(len(idx.hist), func(i int) bool { return idx.hist[i].Rev > from })
+	var out []record
+	for _, r := range idx.hist[i:] {
+		if store.InPrefix(r.Key, dir) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// live returns the live keys under dir, sorted.
+func (idx *index) live(dir string) []string {
+	var out []string
+	for k := range idx.keys {
+		if store.InPrefix(k, dir) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// compactedLog renders the log compacted at revision c: a base line, the
+// live entries written at or before c, then the history after c.
+func (idx *index) compactedLog(c store.Version) []byte {
+	var buf bytes.Buffer
+	line := func(r record) {
+		data, _ := json.Marshal(r)
+		buf.Write(data)
+		buf.WriteByte('\n')
+	}
+	line(record{Op: opBase, Rev: idx.rev, Compacted: c})
+	var old []record
+	for k, v := range idx.keys {
+		if v <= c {
+			old = append(old, record{Op: opPut, Rev: v, Key: k})
+		}
+	}
+	slices.SortFunc(old, func(a, b record) int { return int(a.Rev - b.Rev) })
+	for _, r := range old {
+		line(r)
+	}
+	for _, r := range idx.hist {
+		if r.Rev > c {
+			line(r)
+		}
+	}
+	return buf.Bytes()
+}
+
+// deadValues returns the revisions of values that a compaction at c
+// drops: puts at or before c that are no longer live.
+func (idx *index) deadValues(c store.Version) []store.Version {
+	var out []store.Version
+	for _, r := range idx.hist {
+		if r.Rev > c {
+			break
+		}
+		if r.Op == opPut && idx.keys[r.Key] != r.Rev {
+			out = append(out, r.Rev)
+		}
+	}
+	return out
+}
