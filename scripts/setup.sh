@@ -3,7 +3,8 @@
 # (run as root). Safe to run again: it installs only what is missing.
 set -euo pipefail
 
-packages=(iproute2 iptables iputils-ping graphviz busybox-static qemu-system-x86 kmod cpio xz-utils systemd util-linux)
+# etcd-server: the store/etcd tests start their own etcd (internal/etcdtest).
+packages=(iproute2 iptables iputils-ping graphviz busybox-static qemu-system-x86 kmod cpio xz-utils systemd util-linux etcd-server)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -13,6 +14,12 @@ apt_update_once() { [ -n "$updated" ] || apt-get update; updated=1; }
 if [ ${#missing[@]} -gt 0 ]; then
 	apt_update_once
 	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+	# The tests want the binary, not a cluster member: where systemd runs,
+	# the package starts and enables etcd.service; stop what this run
+	# installed (an etcd installed before is the operator's and left alone).
+	if [[ " ${missing[*]} " == *" etcd-server "* ]] && [ -d /run/systemd/system ]; then
+		systemctl disable --now etcd.service || true
+	fi
 fi
 
 # The VM tests (test/vm) boot a full Debian kernel under qemu, because the host
