@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,12 +31,14 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return open(t, t.TempDir(), local.Options{}) })
 }
 
-// Every operation through one Store instance, every watch through
-// another on the same directory: what crosses is the log and inotify.
+// Two Store instances on one directory, as two processes would have:
+// the operations alternate between them (racing writers hold different
+// flocks) and the watches run on the second, so what crosses is the
+// log, the lock and inotify.
 func TestConformanceTwoInstances(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
 		dir := t.TempDir()
-		return split{open(t, dir, local.Options{}), open(t, dir, local.Options{})}
+		return &pair{a: open(t, dir, local.Options{}), b: open(t, dir, local.Options{})}
 	})
 }
 
@@ -45,19 +48,44 @@ func TestConformancePolling(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
 		dir := t.TempDir()
 		opts := local.Options{NoFSNotify: true, PollInterval: 5 * time.Millisecond}
-		return split{open(t, dir, opts), open(t, dir, opts)}
+		return &pair{a: open(t, dir, opts), b: open(t, dir, opts)}
 	})
 }
 
-// split writes and reads through one Store and watches through another.
-type split struct {
-	*local.Store
-	watcher *local.Store
+// pair is a store.Store over two instances on one directory.
+type pair struct {
+	a, b *local.Store
+	n    atomic.Int64
 }
 
-func (s split) Watch(ctx context.Context, prefix string, from store.Version) (*store.Watch, error) {
-	return s.watcher.Watch(ctx, prefix, from)
+func (p *pair) next() *local.Store {
+	if p.n.Add(1)%2 == 0 {
+		return p.a
+	}
+	return p.b
 }
+
+func (p *pair) Read(ctx context.Context, key string) (store.Entry, error) {
+	return p.next().Read(ctx, key)
+}
+
+func (p *pair) WriteCAS(ctx context.Context, key string, value []byte, expect store.Version) (store.Version, error) {
+	return p.next().WriteCAS(ctx, key, value, expect)
+}
+
+func (p *pair) DeleteCAS(ctx context.Context, key string, expect store.Version) error {
+	return p.next().DeleteCAS(ctx, key, expect)
+}
+
+func (p *pair) List(ctx context.Context, prefix string) ([]store.Entry, store.Version, error) {
+	return p.next().List(ctx, prefix)
+}
+
+func (p *pair) Watch(ctx context.Context, prefix string, from store.Version) (*store.Watch, error) {
+	return p.b.Watch(ctx, prefix, from)
+}
+
+func (p *pair) Close() error { return errors.Join(p.a.Close(), p.b.Close()) }
 
 func TestReopenKeepsDataAndRevision(t *testing.T) {
 	ctx := t.Context()
