@@ -114,6 +114,7 @@ func (s *Store) Read(ctx context.Context, key string) (store.Entry, error) {
 	if err := store.ValidateKey(key); err != nil {
 		return store.Entry{}, err
 	}
+	var tried store.Version
 	for {
 		if err := s.check(ctx); err != nil {
 			return store.Entry{}, err
@@ -128,11 +129,12 @@ func (s *Store) Read(ctx context.Context, key string) (store.Entry, error) {
 			return store.Entry{}, store.NotFound(key)
 		}
 		value, err := os.ReadFile(s.valuePath(v))
-		if errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, fs.ErrNotExist) && v != tried {
+			tried = v
 			continue // replaced and compacted meanwhile: read the log again
 		}
 		if err != nil {
-			return store.Entry{}, fmt.Errorf("reading %q: %w", key, err)
+			return store.Entry{}, fmt.Errorf("reading %q at revision %s: %w", key, v, err)
 		}
 		return store.Entry{Key: key, Value: value, Version: v}, nil
 	}
@@ -144,13 +146,15 @@ func (s *Store) List(ctx context.Context, prefix string) ([]store.Entry, store.V
 	if err != nil {
 		return nil, 0, err
 	}
+	var tried store.Version
 	for {
 		if err := s.check(ctx); err != nil {
 			return nil, 0, err
 		}
 		entries, rev, err := s.list(dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // a value replaced and compacted meanwhile
+		if errors.Is(err, fs.ErrNotExist) && rev != tried {
+			tried = rev
+			continue // a value replaced and compacted meanwhile: read the log again
 		}
 		return entries, rev, err
 	}
@@ -172,7 +176,7 @@ func (s *Store) list(dir string) ([]store.Entry, store.Version, error) {
 	for i, k := range keys {
 		value, err := os.ReadFile(s.valuePath(versions[i]))
 		if err != nil {
-			return nil, 0, fmt.Errorf("reading %q: %w", k, err)
+			return nil, rev, fmt.Errorf("reading %q at revision %s: %w", k, versions[i], err)
 		}
 		entries = append(entries, store.Entry{Key: k, Value: value, Version: versions[i]})
 	}
@@ -242,11 +246,13 @@ func (s *Store) write(ctx context.Context, change func(*index) (*record, error))
 	if err := s.appendRecord(*r); err != nil {
 		return err
 	}
-	if err := s.refresh(); err != nil {
-		return err
-	}
+	// The write is done and durable: what follows cannot undo it, so
+	// its failures are not the write's. A failed refresh is redone by the
+	// next operation, a failed compaction by the next write.
+	_ = s.refresh()
 	s.broadcast()
-	return s.maybeCompact()
+	_ = s.maybeCompact()
+	return nil
 }
 
 // appendRecord appends r to the log and syncs it. A torn line left by a

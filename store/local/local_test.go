@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -295,5 +296,25 @@ func TestWritersInOtherProcesses(t *testing.T) {
 	}
 	if e, err := s.Read(t.Context(), "counter"); err != nil || string(e.Value) != strconv.Itoa(total) {
 		t.Fatalf("counter = %q, %v; want %d", e.Value, err, total)
+	}
+}
+
+// A value file removed behind the store's back is an error naming the
+// key, not an endless retry.
+func TestMissingValueFile(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := open(t, dir, local.Options{})
+	if _, err := s.WriteCAS(ctx, "k", []byte("a"), store.NoVersion); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, local.ValuesDir)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Read(ctx, "k"); err == nil || !strings.Contains(err.Error(), `"k"`) {
+		t.Fatalf("Read with its value file gone: %v", err)
+	}
+	if _, _, err := s.List(ctx, ""); err == nil {
+		t.Fatal("List with a value file gone succeeded")
 	}
 }
