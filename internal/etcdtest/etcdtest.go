@@ -11,6 +11,7 @@ package etcdtest
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -112,17 +113,33 @@ func Start(t testing.TB, opts Options) *Server {
 
 func findBinary(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath(Binary)
-	if err != nil {
-		if _, serr := os.Stat("/usr/bin/" + Binary); serr == nil {
-			return "/usr/bin/" + Binary
-		}
-		if os.Getenv("CI") != "" {
-			t.Fatalf("etcd server not installed (%v): scripts/setup.sh installs Debian's etcd-server, and CI must run the etcd tests", err)
-		}
-		t.Skipf("etcd server not installed (%v): run scripts/setup.sh", err)
+	bin, err := lookBinary(exec.LookPath, "/usr/bin/"+Binary, os.Getenv("CI"))
+	switch {
+	case errors.Is(err, errMissingInCI):
+		t.Fatal(err)
+	case err != nil:
+		t.Skip(err)
 	}
 	return bin
+}
+
+// errMissingInCI: the etcd binary is missing where the tests must run.
+var errMissingInCI = errors.New("CI must run the etcd tests")
+
+// lookBinary finds etcd with look ($PATH), then at fallback. Missing, it
+// is an error wrapping errMissingInCI when ci (the CI variable) is set.
+func lookBinary(look func(string) (string, error), fallback, ci string) (string, error) {
+	bin, err := look(Binary)
+	if err == nil {
+		return bin, nil
+	}
+	if _, serr := os.Stat(fallback); serr == nil {
+		return fallback, nil
+	}
+	if ci != "" {
+		return "", fmt.Errorf("etcd server not installed (%v): scripts/setup.sh installs Debian's etcd-server, and %w", err, errMissingInCI)
+	}
+	return "", fmt.Errorf("etcd server not installed (%v): run scripts/setup.sh", err)
 }
 
 // Endpoints returns the client URLs, for clientv3.
