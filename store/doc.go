@@ -54,7 +54,8 @@
 //
 // A backend that can tell when a writer died implements Leaser: keys
 // written under a lease disappear when their writer stops renewing it.
-// This is how an agent's status expires with the agent.
+// This is how an agent's status expires with the agent. A backend that
+// can drop its history on demand implements Compactor.
 //
 // # Backends
 //

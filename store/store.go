@@ -99,3 +99,12 @@ type Leaser interface {
 	// with the lease. An expired lease fails with ErrLeaseExpired.
 	WriteLeased(ctx context.Context, key string, value []byte, expect Version, id LeaseID) (Version, error)
 }
+
+// Compactor is the optional part of a Store that drops history on
+// demand (both backends have it; etcd also compacts by itself when its
+// operator says so, the local backend when its log grows).
+type Compactor interface {
+	// Compact drops the history up to revision rev: a Watch from before
+	// it ends with ErrWatchClosed; entries live at rev stay.
+	Compact(ctx context.Context, rev Version) error
+}

@@ -59,8 +59,9 @@ type Store struct {
 }
 
 var (
-	_ store.Store  = (*Store)(nil)
-	_ store.Leaser = (*Store)(nil)
+	_ store.Store     = (*Store)(nil)
+	_ store.Leaser    = (*Store)(nil)
+	_ store.Compactor = (*Store)(nil)
 )
 
 // New connects to the cluster of cfg. It does not wait for a member to

@@ -62,7 +62,10 @@ type Store struct {
 	once    sync.Once
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Compactor = (*Store)(nil)
+)
 
 // Open opens (making it if need be) the store in directory dir.
 func Open(dir string, opts Options) (*Store, error) {

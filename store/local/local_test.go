@@ -86,6 +86,10 @@ func (p *pair) Watch(ctx context.Context, prefix string, from store.Version) (*s
 	return p.b.Watch(ctx, prefix, from)
 }
 
+func (p *pair) Compact(ctx context.Context, rev store.Version) error {
+	return p.next().Compact(ctx, rev)
+}
+
 func (p *pair) Close() error { return errors.Join(p.a.Close(), p.b.Close()) }
 
 func TestReopenKeepsDataAndRevision(t *testing.T) {

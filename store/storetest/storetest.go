@@ -46,6 +46,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"WatchFromVersion", testWatchFromVersion},
 		{"WatchCancel", testWatchCancel},
 		{"Leases", testLeases},
+		{"Compaction", testCompaction},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
@@ -755,4 +756,46 @@ func testLeases(t *testing.T, s store.Store) {
 	if _, err := l.WriteLeased(ctx, "status/h1", []byte("x"), store.NoVersion, id); !errors.Is(err, store.ErrLeaseExpired) {
 		t.Fatalf("WriteLeased on a revoked lease: %v, want ErrLeaseExpired", err)
 	}
+}
+
+func testCompaction(t *testing.T, s store.Store) {
+	c, ok := s.(store.Compactor)
+	if !ok {
+		t.Skipf("%T cannot compact (store.Compactor)", s)
+	}
+	ctx := ctxT(t)
+	v1 := mustWrite(t, s, "cp/k", "1", store.NoVersion)
+	v2 := mustWrite(t, s, "cp/k", "2", v1)
+	other := mustWrite(t, s, "cp/other", "o", store.NoVersion)
+	if err := c.Compact(ctx, other); err != nil {
+		t.Fatalf("Compact: %v", err)
+	}
+	w, err := s.Watch(ctx, "cp", v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev := range w.C {
+		t.Errorf("a watch from a compacted revision delivered %s", describe(ev))
+	}
+	if err := w.Err(); !errors.Is(err, store.ErrWatchClosed) {
+		t.Fatalf("a watch from a compacted revision ended with %v, want ErrWatchClosed", err)
+	}
+	// What was live stays, and so does a watch from the compaction on.
+	entries, _, err := s.List(ctx, "cp")
+	if err != nil || len(entries) != 2 || entries[0].Version != v2 || string(entries[0].Value) != "2" {
+		t.Fatalf("after the compaction: %v, %v", entries, err)
+	}
+	w2, err := s.Watch(ctx, "cp", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3 := mustWrite(t, s, "cp/k", "3", v2)
+	wantEvent(t, w2, store.Put, "cp/k", "3", v3)
+	// From NoVersion, a watch always works.
+	w3, err := s.Watch(ctx, "cp", store.NoVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEvent(t, w3, store.Put, "cp/k", "3", v3)
+	wantEvent(t, w3, store.Put, "cp/other", "o", other)
 }
