@@ -1,6 +1,18 @@
 // Package storetest is the conformance suite of store backends: Run
 // checks that a backend keeps every promise of store.Store (and of
-// store.Leaser when it has one). Each backend's tests call Run.
+// store.Leaser and store.Compactor when it has them). Each backend's
+// tests call Run.
+//
+// It checks: compare-and-swap (create, replace, mismatches naming both
+// versions), races of 8 writers from one version over 10 rounds (exactly
+// one wins), delete semantics, strictly increasing versions (deletes
+// included), prefixes as directories, invalid keys refused with nothing
+// written, values over 1 MiB, and watches: the snapshot then the changes,
+// order and exactly-once under concurrent writers, a watch started while
+// writers run (its snapshot is exactly the writes up to its revision, its
+// changes exactly the ones after), resuming from a version, cancellation,
+// leases ending in a delete, compaction ending a watch with
+// store.ErrWatchClosed.
 package storetest
 
 import (
@@ -23,9 +35,9 @@ import (
 // how fast anything is.
 const eventWait = 60 * time.Second
 
-// Run runs the suite; newStore returns a new, empty store, closed by the
-// caller (t.Cleanup) or by the suite. Stores from two calls in one test
-// must be independent.
+// Run runs the suite; newStore returns a new, empty store for one
+// subtest and closes it when the subtest ends (t.Cleanup). Stores from
+// two calls must not see each other's keys.
 func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	tests := []struct {
 		name string
