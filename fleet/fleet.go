@@ -1,0 +1,139 @@
+// Package fleet is netagent's layout in a shared store (package store): where
+// an agent finds its intent documents, where it writes its status, and what
+// the status says. The daemon (a fleet member) and `netagent fleet` (the
+// operator's side) both use it, so they agree on every key.
+//
+// Under a prefix P (`--etcd-prefix`, default /netagent):
+//
+//	P/hosts/<host>/<doc>    intent documents of one host
+//	P/groups/<group>/<doc>  intent documents of every member of a group
+//	P/status/<host>         the host's Status (JSON), written under a lease
+//
+// A host reads its own documents and those of the groups it is given, and
+// merges them as it merges files: a document is named by where it came from
+// (hosts/<host>/<doc>, groups/<group>/<doc>), and an object defined by two
+// documents is an error naming both. Names are store path segments: no
+// "/", not empty, not "." or "..".
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+)
+
+// DefaultPrefix is the prefix when none is given.
+const DefaultPrefix = "/netagent"
+
+// Layout maps netagent's objects to store keys under Prefix.
+type Layout struct {
+	Prefix string
+}
+
+// ErrInvalidName is wrapped by the errors of CheckName.
+var ErrInvalidName = errors.New("invalid name")
+
+// CheckName checks a host, group or document name: one store path segment.
+func CheckName(kind, name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%s name is empty: %w", kind, ErrInvalidName)
+	case name == "." || name == "..":
+		return fmt.Errorf("%s name %q: %w", kind, name, ErrInvalidName)
+	case strings.ContainsAny(name, "/\x00"):
+		return fmt.Errorf("%s name %q contains a slash or NUL: %w", kind, name, ErrInvalidName)
+	}
+	return nil
+}
+
+func (l Layout) root() string {
+	if l.Prefix == "" {
+		return DefaultPrefix
+	}
+	return path.Clean("/" + l.Prefix)
+}
+
+// Hosts is the directory of every host's documents.
+func (l Layout) Hosts() string { return l.root() + "/hosts" }
+
+// Host is the directory of host's documents.
+func (l Layout) Host(host string) string { return l.Hosts() + "/" + host }
+
+// HostDoc is the key of one document of host.
+func (l Layout) HostDoc(host, doc string) string { return l.Host(host) + "/" + doc }
+
+// Groups is the directory of every group's documents.
+func (l Layout) Groups() string { return l.root() + "/groups" }
+
+// Group is the directory of group's documents.
+func (l Layout) Group(group string) string { return l.Groups() + "/" + group }
+
+// GroupDoc is the key of one document of group.
+func (l Layout) GroupDoc(group, doc string) string { return l.Group(group) + "/" + doc }
+
+// StatusDir is the directory of every host's status.
+func (l Layout) StatusDir() string { return l.root() + "/status" }
+
+// Status is the key of host's status.
+func (l Layout) Status(host string) string { return l.StatusDir() + "/" + host }
+
+// Source names a document by where it came from, relative to the prefix
+// ("hosts/h1/base.json", "groups/edge-eu/dns.json"): the name merge errors
+// and status use. It returns "" for a key outside the layout.
+func (l Layout) Source(key string) string {
+	rel, ok := strings.CutPrefix(key, l.root()+"/")
+	if !ok {
+		return ""
+	}
+	parts := strings.Split(rel, "/")
+	if len(parts) != 3 || (parts[0] != "hosts" && parts[0] != "groups") {
+		return ""
+	}
+	return rel
+}
+
+// Status is what a host writes to Layout.Status: what it converged to and
+// how it is. `netagent fleet status` reads these.
+type Status struct {
+	Host string `json:"host"`
+	// Version is the number of the agent's intent version (the commit
+	// model's history) it last converged to, Digest that version's digest.
+	Version uint64 `json:"version"`
+	Digest  string `json:"digest,omitempty"`
+	// Revisions are the store revisions of the documents that version was
+	// made of, by Source name: a pusher sees whether its write arrived.
+	Revisions map[string]int64 `json:"revisions,omitempty"`
+	// Ready: the last reconcile converged every item. Degraded: something
+	// needs attention (Conditions say what), e.g. "intent source
+	// unreachable" while the store is down.
+	Ready      bool        `json:"ready"`
+	Degraded   bool        `json:"degraded"`
+	Conditions []Condition `json:"conditions,omitempty"`
+	// Converged is when the last converged reconcile ended (zero: never).
+	Converged time.Time `json:"converged,omitzero"`
+	// Updated is when this status was written: the host's "last seen".
+	Updated time.Time `json:"updated"`
+	// Trial is the state of a trial pushed to this host, if any.
+	Trial *Trial `json:"trial,omitempty"`
+}
+
+// Condition is one of the host's conditions, as `netagent status` shows it.
+type Condition struct {
+	Type    string `json:"type"`
+	Status  bool   `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Trial is a host's account of a trial pushed to it.
+type Trial struct {
+	// Source and Revision name the pushed document the trial applied.
+	Source   string `json:"source"`
+	Revision int64  `json:"revision"`
+	// State is "pending", "confirmed" or "reverted"; Reason says why a
+	// trial reverted (timeout, probe, items failed, verification).
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+}
