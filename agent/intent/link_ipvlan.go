@@ -92,7 +92,7 @@ func (c *checker) ipvlanSharers(ifc *Interface, o Origin) {
 		if other == ifc {
 			continue
 		}
-		at := locate(other.Origin, "interfaces", i)
+		at := c.in.Locate(other.Origin, "interfaces", i)
 		switch {
 		case other.Macvlan != nil && other.Type == LinkMacvlan && other.Macvlan.Parent == ifc.Ipvlan.Parent:
 			c.fail(o.field("parent"), "%q is also the parent of macvlan %q at %s: the kernel lets a link carry macvlans or ipvlans, not both",

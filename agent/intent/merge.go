@@ -37,6 +37,9 @@ func Merge(files map[string]*Intent) (*Intent, error) {
 		}
 	}
 	out := &Intent{Version: Version}
+	if len(ok) == 1 {
+		out.file = ok[0].name // the file of the objects mergeList shares
+	}
 	for _, s := range sections {
 		s.merge(m, ok, out)
 	}
@@ -139,15 +142,22 @@ type claim struct {
 // mergeList gathers one list from every file in order, setting each
 // object's origin, and keeps the objects that no two files both claim.
 // A single file claims nothing against another: its list is copied with
-// the origins set, without the identities.
+// the origins set, without the identities; or, with share, when no object
+// of it has an origin yet (a parsed file), it is the result as it is (a
+// list of 100k routes is not copied): Merge records the file in the
+// result (Intent.file), and Locate gives such an object the origin a copy
+// would have had.
 func mergeList[T any](m *merger, files []namedIntent, kind string, list func(*Intent) []T,
-	origin func(*T) *Origin, keys func(*T) []string) []T {
+	origin func(*T) *Origin, keys func(*T) []string, share bool) []T {
 	n := 0
 	for _, f := range files {
 		n += len(list(f.in))
 	}
 	if n == 0 {
 		return nil
+	}
+	if share && len(files) == 1 && noOrigins(list(files[0].in), origin) {
+		return list(files[0].in)
 	}
 	all := make([]T, 0, n)
 	for _, f := range files {
@@ -171,6 +181,16 @@ func mergeList[T any](m *merger, files []namedIntent, kind string, list func(*In
 		}
 	}
 	return out
+}
+
+// noOrigins reports whether no object of objs has an origin.
+func noOrigins[T any](objs []T, origin func(*T) *Origin) bool {
+	for i := range objs {
+		if *origin(&objs[i]) != (Origin{}) {
+			return false
+		}
+	}
+	return true
 }
 
 // resolve finds the identities claimed by more than one file, reports them

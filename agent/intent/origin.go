@@ -41,10 +41,22 @@ func (o Origin) key(k string) Origin {
 	return Origin{File: o.File, Path: o.Path + "[" + strconv.Quote(k) + "]"}
 }
 
-// locate returns o, or the path kind[i] when o is the zero Origin.
-func locate(o Origin, kind string, i int) Origin {
+// Locate returns the origin of the object at index i of in's list kind
+// ("routes", "firewall.chains"), whose own Origin is o: o, or, when o is
+// the zero Origin, the path kind[i] in the file Merge took the list from
+// as it is (none for an intent that did not come through Merge).
+func (in *Intent) Locate(o Origin, kind string, i int) Origin {
 	if o != (Origin{}) {
 		return o
 	}
-	return Origin{Path: kind}.index(i)
+	return Origin{File: in.file, Path: kind}.index(i)
+}
+
+// FileOf returns the file of an object of in whose Origin is o: what
+// Locate's File is, without making the path.
+func (in *Intent) FileOf(o Origin) string {
+	if o != (Origin{}) {
+		return o.File
+	}
+	return in.file
 }

@@ -9,7 +9,7 @@ import (
 
 // The firewall section: the chains, "firewall.chains".
 var firewallSection = listSection("firewall.chains", func(in *Intent) *[]Chain { return &in.Firewall.Chains },
-	func(x *Chain) *Origin { return &x.Origin }, chainKeys, (*checker).firewall)
+	func(x *Chain) *Origin { return &x.Origin }, chainKeys, (*checker).firewall, false) // Validate fills Chain.Args
 
 // Firewall is the agent's part of the iptables configuration.
 type Firewall struct {
@@ -55,7 +55,7 @@ func (c *checker) firewall() {
 	seen := map[string]Origin{}
 	for i := range c.in.Firewall.Chains {
 		ch := &c.in.Firewall.Chains[i]
-		at := locate(ch.Origin, "firewall.chains", i)
+		at := c.in.Locate(ch.Origin, "firewall.chains", i)
 		ok := c.chain(ch, at)
 		ch.Args = c.chainRules(ch.Rules, at.field("rules"))
 		if ok {
@@ -68,8 +68,8 @@ func (c *checker) firewall() {
 	defined := chainFamilies(c.in.Firewall.Chains)
 	for i := range c.in.Firewall.Chains {
 		ch := &c.in.Firewall.Chains[i]
-		c.ruleFamilies(ch, locate(ch.Origin, "firewall.chains", i).field("rules"), defined)
-		c.ruleTargets(ch, locate(ch.Origin, "firewall.chains", i).field("rules"))
+		c.ruleFamilies(ch, c.in.Locate(ch.Origin, "firewall.chains", i).field("rules"), defined)
+		c.ruleTargets(ch, c.in.Locate(ch.Origin, "firewall.chains", i).field("rules"))
 	}
 }
 
@@ -93,7 +93,7 @@ func (c *checker) jumpPositions() {
 		if len(claims[k]) == 0 {
 			order = append(order, k)
 		}
-		claims[k] = append(claims[k], claim{locate(ch.Origin, "firewall.chains", i).field("position"), ch.Families()})
+		claims[k] = append(claims[k], claim{c.in.Locate(ch.Origin, "firewall.chains", i).field("position"), ch.Families()})
 	}
 	for _, k := range order {
 		for i, cl := range claims[k] {

@@ -7,7 +7,7 @@ import (
 // The interfaces section: its checks are in validate_links.go, the
 // interface types' sections in link_<type>.go (see link_kinds.go).
 var interfacesSection = listSection("interfaces", func(in *Intent) *[]Interface { return &in.Interfaces },
-	func(x *Interface) *Origin { return &x.Origin }, interfaceKeys, (*checker).interfaces)
+	func(x *Interface) *Origin { return &x.Origin }, interfaceKeys, (*checker).interfaces, false)
 
 // interfaceKeys returns the interface names an interface defines: its own,
 // and those of its section (a veth's peer).

@@ -7,7 +7,7 @@ import (
 
 // The neighbors section.
 var neighborsSection = listSection("neighbors", func(in *Intent) *[]Neighbor { return &in.Neighbors },
-	func(x *Neighbor) *Origin { return &x.Origin }, oneKey(neighborKey), (*checker).neighbors)
+	func(x *Neighbor) *Origin { return &x.Origin }, oneKey(neighborKey), (*checker).neighbors, true)
 
 // Neighbor is a permanent neighbor (ARP or NDP) entry.
 type Neighbor struct {
@@ -23,7 +23,7 @@ func (c *checker) neighbors() {
 	seen := map[string]Origin{}
 	for i := range c.in.Neighbors {
 		n := &c.in.Neighbors[i]
-		at := locate(n.Origin, "neighbors", i)
+		at := c.in.Locate(n.Origin, "neighbors", i)
 		if c.neighbor(n, at) {
 			c.unique(seen, neighborKey(n), at)
 		}

@@ -7,7 +7,7 @@ import (
 
 // The routes section.
 var routesSection = listSection("routes", func(in *Intent) *[]Route { return &in.Routes },
-	func(x *Route) *Origin { return &x.Origin }, oneKey(routeKey), (*checker).routes)
+	func(x *Route) *Origin { return &x.Origin }, oneKey(routeKey), (*checker).routes, true)
 
 // Route is a route. To is "default" or a CIDR prefix; the family comes from
 // To, Via, Src, the nexthops' Via or Family, which must agree (IPv4 when
@@ -109,7 +109,7 @@ func (r *Route) EffectivePref() RoutePref { return orDefault(r.Pref, PrefMedium)
 // with a problem is checked again at its own path, for the messages.
 func (c *checker) routes() {
 	seen := make(map[routeID]int, len(c.in.Routes))
-	at := func(i int) Origin { return locate(c.in.Routes[i].Origin, "routes", i) }
+	at := func(i int) Origin { return c.in.Locate(c.in.Routes[i].Origin, "routes", i) }
 	for i := range c.in.Routes {
 		r := &c.in.Routes[i]
 		n := len(c.errs)

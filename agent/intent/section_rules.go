@@ -9,7 +9,7 @@ import (
 
 // The rules section.
 var rulesSection = listSection("rules", func(in *Intent) *[]Rule { return &in.Rules },
-	func(x *Rule) *Origin { return &x.Origin }, oneKey(ruleKey), (*checker).rules)
+	func(x *Rule) *Origin { return &x.Origin }, oneKey(ruleKey), (*checker).rules, true)
 
 // RuleAction is what a rule does with the packets it matches.
 type RuleAction string
@@ -72,7 +72,7 @@ func (c *checker) rules() {
 	seen := map[string]Origin{}
 	for i := range c.in.Rules {
 		r := &c.in.Rules[i]
-		at := locate(r.Origin, "rules", i)
+		at := c.in.Locate(r.Origin, "rules", i)
 		if c.rule(r, at) {
 			c.unique(seen, ruleKey(r), at)
 			c.gotoTarget(r, at)

@@ -98,7 +98,7 @@ func (c *checker) ipv6Disabled() {
 	}
 	for i := range c.in.Interfaces {
 		ifc := &c.in.Interfaces[i]
-		at := locate(ifc.Origin, "interfaces", i)
+		at := c.in.Locate(ifc.Origin, "interfaces", i)
 		for j, a := range ifc.Addresses {
 			if prefixFamily(a) == FamilyIPv6 {
 				if key := c.disablesIPv6(ifc.Name); key != "" {
@@ -111,7 +111,7 @@ func (c *checker) ipv6Disabled() {
 		r := &c.in.Routes[i]
 		if r.Dev != "" && r.EffectiveFamily() == FamilyIPv6 {
 			if key := c.disablesIPv6(r.Dev); key != "" {
-				c.fail(locate(r.Origin, "routes", i).field("dev"), "the route is IPv6, but sysctls[%q] disables IPv6 on %q", key, r.Dev)
+				c.fail(c.in.Locate(r.Origin, "routes", i).field("dev"), "the route is IPv6, but sysctls[%q] disables IPv6 on %q", key, r.Dev)
 			}
 		}
 	}
@@ -119,7 +119,7 @@ func (c *checker) ipv6Disabled() {
 		n := &c.in.Neighbors[i]
 		if addrFamily(n.IP) == FamilyIPv6 {
 			if key := c.disablesIPv6(n.Dev); key != "" {
-				c.fail(locate(n.Origin, "neighbors", i).field("ip"), "%s is IPv6, but sysctls[%q] disables IPv6 on %q", n.IP, key, n.Dev)
+				c.fail(c.in.Locate(n.Origin, "neighbors", i).field("ip"), "%s is IPv6, but sysctls[%q] disables IPv6 on %q", n.IP, key, n.Dev)
 			}
 		}
 	}

@@ -47,14 +47,16 @@ var sections = []section{
 
 // listSection describes a section that is a list of objects: its JSON
 // path, where the list is in an intent, an object's origin, the identities
-// an object takes, and the check of the whole list.
+// an object takes, and the check of the whole list. share says that Merge
+// may hand one file's list on as it is (see mergeList): Validate writes
+// no derived field into the section's objects.
 func listSection[T any](path string, list func(*Intent) *[]T, origin func(*T) *Origin,
-	keys func(*T) []string, check func(c *checker)) section {
+	keys func(*T) []string, check func(c *checker), share bool) section {
 	return section{
 		path:  path,
 		check: check,
 		merge: func(m *merger, files []namedIntent, out *Intent) {
-			*list(out) = mergeList(m, files, path, func(in *Intent) []T { return *list(in) }, origin, keys)
+			*list(out) = mergeList(m, files, path, func(in *Intent) []T { return *list(in) }, origin, keys, share)
 		},
 		without: func(m *merger, files []namedIntent, edit func(string) *Intent) {
 			withoutList(m, files, path, list, keys, edit)

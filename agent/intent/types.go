@@ -19,6 +19,10 @@ type Intent struct {
 
 	// SysctlOrigins says where each sysctl key was defined; Merge fills it.
 	SysctlOrigins map[string]Origin `json:"-"`
+
+	// file is the file of the objects without an Origin, when Merge made
+	// the intent from one file and shared its lists (see Locate).
+	file string
 }
 
 // Interface is a network interface. Physical interfaces must exist already

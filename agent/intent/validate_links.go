@@ -14,7 +14,7 @@ func (c *checker) interfaces() {
 	unique := map[string]Origin{}
 	for i := range c.in.Interfaces {
 		ifc := &c.in.Interfaces[i]
-		at := locate(ifc.Origin, "interfaces", i)
+		at := c.in.Locate(ifc.Origin, "interfaces", i)
 		c.iface(ifc, at, unique)
 		c.addresses(ifc, at, addrs)
 	}
@@ -28,7 +28,7 @@ func (c *checker) defineLinks() {
 	netnsPeers := map[string]Origin{}
 	for i := range c.in.Interfaces {
 		ifc := &c.in.Interfaces[i]
-		at := locate(ifc.Origin, "interfaces", i)
+		at := c.in.Locate(ifc.Origin, "interfaces", i)
 		if c.ifname(at.field("name"), ifc.Name) {
 			c.define(ifc.Name, linkDef{ifc: ifc, at: at}, at.field("name"))
 		}
@@ -222,7 +222,7 @@ func (c *checker) refuseUppers(ifc *Interface) {
 			continue
 		}
 		if parent, _, _ := s.parent(upper); parent == ifc.Name {
-			at := locate(upper.Origin, "interfaces", i)
+			at := c.in.Locate(upper.Origin, "interfaces", i)
 			c.fail(at.field(string(s.typ)).field("parent"), "%q is %s, %s", ifc.Name, what, reason)
 		}
 	}
@@ -313,7 +313,7 @@ func (c *checker) linkCycles() {
 		for _, e := range upEdges(ifc) {
 			cycle := c.pathBack(ifc, e.to, []string{ifc.Name, e.to}, map[string]bool{})
 			if cycle != nil && slices.Min(cycle) == ifc.Name {
-				at := locate(ifc.Origin, "interfaces", i)
+				at := c.in.Locate(ifc.Origin, "interfaces", i)
 				c.fail(at.field(e.field), "interfaces form a cycle: %s", strings.Join(cycle, " -> "))
 				break
 			}

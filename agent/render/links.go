@@ -14,7 +14,7 @@ import (
 func (b *builder) interfaces() {
 	for i := range b.in.Interfaces {
 		ifc := &b.in.Interfaces[i]
-		at := locate(ifc.Origin, "interfaces", i)
+		at := b.in.Locate(ifc.Origin, "interfaces", i)
 		b.put(interfaceItem(ifc), at)
 		if ifc.Master != "" {
 			b.put(b.portItem(ifc), field(at, "master"))

@@ -3,6 +3,7 @@ package render
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"github.com/netagent/netagent/agent/intent"
@@ -67,6 +68,13 @@ type builder struct {
 	idx  *index
 	g    *dg.Graph
 	errs []error
+
+	// subs holds the subgraph of each file put into, so that 100k routes
+	// of one file do not each look it up again (SubgraphName, the path).
+	subs map[string]*dg.Graph
+	// lastGw caches the last gateway parsed (routes share a few).
+	lastGw     string
+	lastGwAddr netip.Addr
 }
 
 func newBuilder(in *intent.Intent) *builder {
@@ -75,7 +83,7 @@ func newBuilder(in *intent.Intent) *builder {
 	// neighbour: one each; an interface: a few), so that the graph's index
 	// does not grow step by step with 100k routes.
 	g.Reserve(len(in.Routes) + len(in.Rules) + len(in.Neighbors) + 4*len(in.Interfaces))
-	return &builder{in: in, idx: newIndex(in), g: g}
+	return &builder{in: in, idx: newIndex(in), g: g, subs: map[string]*dg.Graph{"": g}}
 }
 
 // validator is what every item type of package items implements.
@@ -87,19 +95,36 @@ type validator interface {
 // put adds item to the subgraph of the file at names, after checking it
 // with its Validate method and that no other object rendered to it.
 func (b *builder) put(item validator, at intent.Origin) {
+	b.putFrom(item, at.File, func() intent.Origin { return at })
+}
+
+// putObject is put for the item of element i of the list kind, whose
+// Origin is o: the object's path is made only for a problem.
+func (b *builder) putObject(item validator, o intent.Origin, kind string, i int) {
+	b.putFrom(item, b.in.FileOf(o), func() intent.Origin { return b.in.Locate(o, kind, i) })
+}
+
+// putFrom is put with the object's origin made by at, for a problem.
+func (b *builder) putFrom(item validator, file string, at func() intent.Origin) {
 	if err := item.Validate(); err != nil {
-		b.fail(at, "%v", err)
+		b.fail(at(), "%v", err)
 		return
 	}
+	b.putChecked(item, file, at)
+}
+
+// putChecked is putFrom for an item checked already.
+func (b *builder) putChecked(item dg.Item, file string, at func() intent.Origin) {
 	ref := dg.Ref(item)
 	n := b.g.NodeFor(ref) // the node the item goes into: no second lookup
 	if n.Present() {
-		b.fail(at, "renders to %s, which another object of the intent already is", ref)
+		b.fail(at(), "renders to %s, which another object of the intent already is", ref)
 		return
 	}
-	g := b.g
-	if at.File != "" {
-		g = g.EditSubGraph(SubgraphName(at.File))
+	g, ok := b.subs[file]
+	if !ok {
+		g = b.g.EditSubGraph(SubgraphName(file))
+		b.subs[file] = g
 	}
 	g.PutAt(n, item, dg.StateData{State: dg.StateCreated})
 }
@@ -107,15 +132,6 @@ func (b *builder) put(item validator, at intent.Origin) {
 // fail records a problem at o.
 func (b *builder) fail(o intent.Origin, format string, args ...any) {
 	b.errs = append(b.errs, &intent.FieldError{File: o.File, Path: o.Path, Msg: fmt.Sprintf(format, args...)})
-}
-
-// locate returns o, or the path kind[i] when o is the zero Origin (an
-// intent that did not come through Merge).
-func locate(o intent.Origin, kind string, i int) intent.Origin {
-	if o != (intent.Origin{}) {
-		return o
-	}
-	return intent.Origin{Path: fmt.Sprintf("%s[%d]", kind, i)}
 }
 
 // field returns the origin of member name of o.

@@ -29,7 +29,7 @@ var neighborsSection = section{
 func (b *builder) neighbors() {
 	for i := range b.in.Neighbors {
 		n := &b.in.Neighbors[i]
-		at := locate(n.Origin, "neighbors", i)
+		at := b.in.Locate(n.Origin, "neighbors", i)
 		if _, ok := b.deviceRef(field(at, "dev"), n.Dev); !ok {
 			continue
 		}

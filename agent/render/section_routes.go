@@ -1,6 +1,8 @@
 package render
 
 import (
+	"net/netip"
+
 	"github.com/netagent/netagent/agent/intent"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -34,8 +36,11 @@ func (x *index) addRoutes(in *intent.Intent) {
 // addOnLink indexes r if it is an on-link route: unicast, with dev and no
 // gateway.
 func (x *index) addOnLink(r *intent.Route) {
+	if r.Dev == "" || r.Via != "" || len(r.Nexthops) > 0 || r.EffectiveType() != intent.RouteUnicast {
+		return
+	}
 	dst, err := r.Dst()
-	if r.Dev == "" || r.Via != "" || r.EffectiveType() != intent.RouteUnicast || err != nil {
+	if err != nil {
 		return
 	}
 	ref := dg.Ref(&items.Route{Dst: dst, Table: r.EffectiveTable(), Metric: r.EffectiveMetric()})
@@ -46,15 +51,15 @@ func (x *index) addOnLink(r *intent.Route) {
 func (b *builder) routes() {
 	for i := range b.in.Routes {
 		r := &b.in.Routes[i]
-		at := locate(r.Origin, "routes", i)
 		if _, known := b.idx.ifaces[r.Dev]; r.Dev != "" && !known {
+			at := b.in.Locate(r.Origin, "routes", i)
 			b.deviceRef(field(at, "dev"), r.Dev) // says why, at the path made only now
 			continue
 		}
-		if !b.nexthopDevs(r, at) {
+		if len(r.Nexthops) > 0 && !b.nexthopDevs(r, b.in.Locate(r.Origin, "routes", i)) {
 			continue
 		}
-		b.put(b.routeItem(r), at)
+		b.putObject(b.routeItem(r), r.Origin, "routes", i)
 	}
 }
 
@@ -64,13 +69,26 @@ func (b *builder) routes() {
 // declared address holding the preferred source.
 func (b *builder) routeItem(r *intent.Route) *items.Route {
 	dst, _ := r.Dst() // Validate checked it
+	family := r.Family
+	if family == "" && r.To != "default" {
+		family = intent.FamilyIPv6 // r.EffectiveFamily, without parsing To again
+		if dst.Addr().Is4() {
+			family = intent.FamilyIPv4
+		}
+	} else if family == "" {
+		family = r.EffectiveFamily()
+	}
+	metric := r.Metric
+	if metric == 0 && family == intent.FamilyIPv6 {
+		metric = intent.IPv6DefaultMetric
+	}
 	it := &items.Route{
 		Dst:    dst,
-		Gw:     optAddr(r.Via),
+		Gw:     b.gateway(r.Via),
 		Dev:    r.Dev,
 		Table:  r.EffectiveTable(),
-		Metric: r.EffectiveMetric(),
-		Scope:  routeScope(r),
+		Metric: metric,
+		Scope:  routeScope(r, family),
 		Src:    optAddr(r.Src),
 		Kind:   routeKinds[r.EffectiveType()],
 		OnLink: r.OnLink,
@@ -198,13 +216,23 @@ var scopes = map[intent.Scope]items.Scope{
 
 // routeScope returns the route's scope, or the one `ip route add` picks
 // when the intent leaves it out: link for an IPv4 unicast route without a
-// gateway, global otherwise (IPv6 routes have no scope).
-func routeScope(r *intent.Route) items.Scope {
+// gateway, global otherwise (IPv6 routes have no scope). family is the
+// route's EffectiveFamily.
+func routeScope(r *intent.Route, family intent.Family) items.Scope {
 	if r.Scope != "" {
 		return scopes[r.Scope]
 	}
-	return defaultScope(r.EffectiveFamily() == intent.FamilyIPv4, r.EffectiveType() == intent.RouteUnicast,
+	return defaultScope(family == intent.FamilyIPv4, r.EffectiveType() == intent.RouteUnicast,
 		r.Via != "" || len(r.Nexthops) > 0)
+}
+
+// gateway parses a route's optional gateway, once for a run of routes
+// through the same one.
+func (b *builder) gateway(via string) netip.Addr {
+	if via != b.lastGw {
+		b.lastGw, b.lastGwAddr = via, optAddr(via)
+	}
+	return b.lastGwAddr
 }
 
 // defaultScope is the scope `ip route add` gives a route of that family,
