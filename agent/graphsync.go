@@ -9,18 +9,59 @@ import (
 // change, so re-rendering an intent that changed a little costs the
 // reconciler only the items that changed (a new intended graph instance
 // every time would make every reconcile look at every item).
+//
+// src is a graph just rendered: its journal since revision 0 lists every
+// item it holds, in no order, which spares sorting 100k references (see
+// srcNodes). An item equal to dst's, in the same subgraph, is left as it
+// is without a Put (which would ask the item for its dependencies again).
+// When dst ends up with as many items as src, it holds nothing else, and
+// is not walked.
 func syncGraph(dst, src *dg.Graph) {
-	for _, ref := range src.Refs() {
-		item, _ := src.Get(ref)
-		scope, _ := src.ScopeOf(ref)
-		into(dst, scope).Put(item)
+	subs := map[string]*dg.Graph{"": dst}
+	created := dg.StateData{State: dg.StateCreated}
+	for _, n := range srcNodes(src) {
+		if !n.Present() {
+			continue
+		}
+		ref, item, scope := n.Ref(), n.Item(), n.Scope()
+		have := dst.Node(ref)
+		if have != nil && have.Present() && have.Item().Equal(item) && have.Scope() == scope {
+			continue
+		}
+		sub, ok := subs[scope]
+		if !ok {
+			sub = into(dst, scope)
+			subs[scope] = sub
+		}
+		if have == nil {
+			have = dst.NodeFor(ref)
+		}
+		sub.PutAt(have, item, created)
 	}
-	for _, ref := range dst.Refs() {
-		if !src.Contains(ref) {
-			dst.Delete(ref)
+	if dst.Len() != src.Len() {
+		for _, ref := range dst.Refs() {
+			if !src.Contains(ref) {
+				dst.Delete(ref)
+			}
 		}
 	}
 	pruneSubgraphs(dst, src)
+}
+
+// srcNodes returns the nodes of src's items, each at least once, maybe
+// with nodes no longer present: the journal since revision 0 when src
+// still has it all (every item was put, hence journaled, at least once),
+// else the nodes of src.Refs().
+func srcNodes(src *dg.Graph) []*dg.Node {
+	if nodes, ok := src.NodesChangedSince(0); ok {
+		return nodes
+	}
+	refs := src.Refs()
+	nodes := make([]*dg.Node, len(refs))
+	for i, ref := range refs {
+		nodes[i] = src.Node(ref)
+	}
+	return nodes
 }
 
 // into returns dst's subgraph at path ("" is dst itself).
