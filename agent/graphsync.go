@@ -12,14 +12,14 @@ import (
 //
 // src is a graph just rendered: its journal since revision 0 lists every
 // item it holds, in no order, which spares sorting 100k references (see
-// srcNodes). An item equal to dst's, in the same subgraph, is left as it
+// nodesOf). An item equal to dst's, in the same subgraph, is left as it
 // is without a Put (which would ask the item for its dependencies again).
 // When dst ends up with as many items as src, it holds nothing else, and
-// is not walked.
+// is not walked for items to delete; else its journal is, like src's.
 func syncGraph(dst, src *dg.Graph) {
 	subs := map[string]*dg.Graph{"": dst}
 	created := dg.StateData{State: dg.StateCreated}
-	for _, n := range srcNodes(src) {
+	for _, n := range nodesOf(src) {
 		if !n.Present() {
 			continue
 		}
@@ -39,27 +39,28 @@ func syncGraph(dst, src *dg.Graph) {
 		sub.PutAt(have, item, created)
 	}
 	if dst.Len() != src.Len() {
-		for _, ref := range dst.Refs() {
-			if !src.Contains(ref) {
-				dst.Delete(ref)
+		for _, n := range nodesOf(dst) {
+			if n.Present() && !src.Contains(n.Ref()) {
+				dst.DeleteNode(n)
 			}
 		}
 	}
 	pruneSubgraphs(dst, src)
 }
 
-// srcNodes returns the nodes of src's items, each at least once, maybe
-// with nodes no longer present: the journal since revision 0 when src
-// still has it all (every item was put, hence journaled, at least once),
-// else the nodes of src.Refs().
-func srcNodes(src *dg.Graph) []*dg.Node {
-	if nodes, ok := src.NodesChangedSince(0); ok {
+// nodesOf returns the nodes of g's items, each at least once, in no
+// order, maybe with nodes no longer present: the journal since revision 0
+// when g still has it all (every item was put, hence journaled, at least
+// once; compacting keeps the latest change of every reference), else the
+// nodes of g.Refs(), which sorts them.
+func nodesOf(g *dg.Graph) []*dg.Node {
+	if nodes, ok := g.NodesChangedSince(0); ok {
 		return nodes
 	}
-	refs := src.Refs()
+	refs := g.Refs()
 	nodes := make([]*dg.Node, len(refs))
 	for i, ref := range refs {
-		nodes[i] = src.Node(ref)
+		nodes[i] = g.Node(ref)
 	}
 	return nodes
 }

@@ -36,7 +36,7 @@ func layout(g *dg.Graph) []string {
 // TestSyncGraph: after syncGraph, dst holds exactly src's items, each in
 // src's subgraph (added, changed, moved, deleted, a subgraph gone), and an
 // unchanged item is not a change of dst; also when src's journal no longer
-// goes back to its start (srcNodes falls back to its references).
+// goes back to its start (nodesOf falls back to its references).
 func TestSyncGraph(t *testing.T) {
 	for _, forgetful := range []bool{false, true} {
 		t.Run(fmt.Sprintf("forgetful=%v", forgetful), func(t *testing.T) {
@@ -47,15 +47,8 @@ func TestSyncGraph(t *testing.T) {
 			})
 			src := dg.New("intended")
 			if forgetful {
-				for i := range 3000 { // enough churn for the journal to forget its start
-					src.Put(sysctl(fmt.Sprint("churn.", i), "1"))
-				}
-				for i := range 3000 {
-					src.Delete(dg.Ref(sysctl(fmt.Sprint("churn.", i), "1")))
-				}
-				if _, ok := src.NodesChangedSince(0); ok {
-					t.Fatal("the journal still goes back to the start: the fallback is not tested")
-				}
+				churn(t, src)
+				churn(t, dst)
 			}
 			for sub, its := range map[string][]dg.Item{
 				"a.json": {sysctl("a.same", "1"), sysctl("a.changes", "2"), sysctl("a.new", "1")},
@@ -84,5 +77,20 @@ func TestSyncGraph(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// churn puts and deletes enough items in g for its journal to forget its
+// start, so that nodesOf falls back to g's references.
+func churn(t *testing.T, g *dg.Graph) {
+	t.Helper()
+	for i := range 3000 {
+		g.Put(sysctl(fmt.Sprint("churn.", i), "1"))
+	}
+	for i := range 3000 {
+		g.Delete(dg.Ref(sysctl(fmt.Sprint("churn.", i), "1")))
+	}
+	if _, ok := g.NodesChangedSince(0); ok {
+		t.Fatal("the journal still goes back to the start: the fallback is not tested")
 	}
 }

@@ -32,6 +32,7 @@ type hop struct {
 	prefix netip.Prefix
 	table  uint32
 	route  dg.ItemRef
+	addr   string // an address's item Name (declaredAddr.name)
 }
 
 // declaredAddr is an address of a declared interface.
@@ -114,7 +115,7 @@ func (x *index) bestHop(gw netip.Addr, table uint32, addrs bool) (hop, bool) {
 	}
 	if addrs {
 		for _, a := range x.addrs {
-			consider(hop{dev: a.dev, prefix: a.prefix, table: items.TableMain})
+			consider(hop{dev: a.dev, prefix: a.prefix, table: items.TableMain, addr: a.name()})
 		}
 	}
 	for _, r := range x.onLinkRoutes {

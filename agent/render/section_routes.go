@@ -197,7 +197,7 @@ func (b *builder) gatewayDeps(it *items.Route) {
 	if hop.route != (dg.ItemRef{}) {
 		it.Deps = append(it.Deps, hop.route)
 	} else {
-		it.GwAddress = items.AddressName(hop.dev, hop.prefix)
+		it.GwAddress = hop.addr
 	}
 }
 
