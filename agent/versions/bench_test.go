@@ -68,6 +68,18 @@ func BenchmarkRecord100kRoutes(b *testing.B) {
 			}
 		}
 	})
+	// A no-op apply: the one-shot CLI's path, the version unchanged.
+	b.Run("version+write/unchanged", func(b *testing.B) {
+		for range b.N {
+			v, err := NewParsed("bench", docs[0])
+			if err == nil {
+				_, _, err = Open(s.dir[:len(s.dir)-len(Dir)-1], 3).Write(v, Any)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	// netagent history: three versions of 100k routes.
 	b.Run("list", func(b *testing.B) {
 		for range b.N {

@@ -151,11 +151,11 @@ func (l *Local) Write(v Version, expect int) (*Version, bool, error) {
 			return nil, false, &ConflictError{Current: n, Expected: expect}
 		}
 		if cur != nil && cur.Digest == v.Digest {
-			full, err := l.Read(n)
+			same, err := l.unchanged(n, v.Intent)
 			if errors.Is(err, ErrNotFound) {
 				continue // pruned meanwhile: a newer one is current
 			}
-			return full, false, err
+			return same, false, err
 		}
 		v.Number = n + 1
 		err = l.create(v)
@@ -223,6 +223,72 @@ func (l *Local) readMeta(n int) (Meta, error) {
 	}
 	l.remember(m)
 	return m, nil
+}
+
+// unchanged returns version n, whose digest is that of intent: its
+// head, read up to its intent, with intent (the same canonical bytes), so
+// that a write that changes nothing (a no-op apply) does not read and
+// check megabytes again. A file that does not list its documents before
+// its intent (json.Marshal of a Version puts them after) is read whole.
+func (l *Local) unchanged(n int, intent json.RawMessage) (*Version, error) {
+	f, err := os.Open(l.path(n))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("version %d: %w", n, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading version %d: %w", n, err)
+	}
+	defer f.Close()
+	m, docs, err := decodeHead(json.NewDecoder(f))
+	if err != nil {
+		return nil, fmt.Errorf("reading version %d: %w", n, err)
+	}
+	if len(docs) == 0 {
+		return l.Read(n)
+	}
+	return &Version{Number: m.Number, Time: m.Time, Source: m.Source, Digest: m.Digest, Intent: intent, Documents: docs}, nil
+}
+
+// decodeHead decodes the members of a version's object before its intent:
+// the metadata, and the documents if they come before it.
+func decodeHead(dec *json.Decoder) (Meta, []string, error) {
+	var m Meta
+	var docs []string
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return m, nil, fmt.Errorf("not a version object: %v", errors.Join(err, errors.New("want {")))
+	}
+	seen := 0
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return m, nil, err
+		}
+		var dst any
+		switch t {
+		case "intent":
+			if seen < 4 {
+				return m, nil, errors.New("incomplete version object")
+			}
+			return m, docs, nil
+		case "number":
+			dst = &m.Number
+		case "time":
+			dst = &m.Time
+		case "source":
+			dst = &m.Source
+		case "digest":
+			dst = &m.Digest
+		case "documents":
+			dst, seen = &docs, seen-1
+		default:
+			dst, seen = new(json.RawMessage), seen-1 // not one of the four
+		}
+		if err := dec.Decode(dst); err != nil {
+			return m, nil, err
+		}
+		seen++
+	}
+	return m, nil, errors.New("no intent in the version object")
 }
 
 // decodeMeta decodes the members of a version's object up to its intent

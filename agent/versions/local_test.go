@@ -331,3 +331,51 @@ func TestCacheAfterDirectoryRemoved(t *testing.T) {
 		t.Fatalf("after the directory was replaced: %+v new %v err %v", cur, isNew, err)
 	}
 }
+
+// A write of the current version's digest returns the current version as
+// Read gives it (its number, time, source, documents and intent, not the
+// new ones), whether its file lists documents (encode) or not (a
+// rollback), and whoever wrote it (json.Marshal puts the documents after
+// the intent).
+func TestWriteUnchangedReturnsCurrent(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(s *Local) error
+	}{
+		{"documents", func(s *Local) error { _, _, err := s.Write(version(t, 1), Any); return err }},
+		{"rollback", func(s *Local) error { _, _, err := s.Write(RollbackTo(&Version{Number: 7, Intent: version(t, 1).Intent, Digest: version(t, 1).Digest}), Any); return err }},
+		{"marshal", func(s *Local) error {
+			v := version(t, 1)
+			v.Number = 1
+			data, err := json.Marshal(v)
+			if err == nil {
+				err = os.MkdirAll(s.dir, 0o700)
+			}
+			if err == nil {
+				err = os.WriteFile(s.path(1), data, 0o600)
+			}
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Open(t.TempDir(), 0)
+			if err := tc.write(s); err != nil {
+				t.Fatal(err)
+			}
+			want, err := s.Read(1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again := version(t, 1)
+			again.Source, again.Documents = "apply again", []string{"b.json"}
+			got, isNew, err := s.Write(again, Any)
+			if err != nil || isNew {
+				t.Fatalf("write: new %v, %v", isNew, err)
+			}
+			if got.Number != want.Number || !got.Time.Equal(want.Time) || got.Source != want.Source || got.Digest != want.Digest ||
+				!slices.Equal(got.Documents, want.Documents) || string(got.Intent) != string(want.Intent) {
+				t.Errorf("write returned %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
