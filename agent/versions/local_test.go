@@ -343,7 +343,10 @@ func TestWriteUnchangedReturnsCurrent(t *testing.T) {
 		write func(s *Local) error
 	}{
 		{"documents", func(s *Local) error { _, _, err := s.Write(version(t, 1), Any); return err }},
-		{"rollback", func(s *Local) error { _, _, err := s.Write(RollbackTo(&Version{Number: 7, Intent: version(t, 1).Intent, Digest: version(t, 1).Digest}), Any); return err }},
+		{"rollback", func(s *Local) error {
+			_, _, err := s.Write(RollbackTo(&Version{Number: 7, Intent: version(t, 1).Intent, Digest: version(t, 1).Digest}), Any)
+			return err
+		}},
 		{"marshal", func(s *Local) error {
 			v := version(t, 1)
 			v.Number = 1
