@@ -168,8 +168,11 @@ func (a *Agent) adoptResolved(next *docSet, res resolution, reason string) {
 	s.notes.setIntent(nil)
 	s.docs = next
 	a.saveDocs()
-	if s.current != nil {
-		a.observeConditions() // Valid changes without a reconcile
+	if s.current != nil && !res.changed {
+		// Valid changes without a reconcile. A change is reconciled at
+		// the end of this turn, which observes them (at 100k items a
+		// walk of every item costs 0.1 s or more).
+		a.observeConditions()
 	}
 }
 
