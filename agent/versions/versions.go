@@ -113,7 +113,7 @@ func Canonical(files map[string]*intent.Intent) (json.RawMessage, string, error)
 		return nil, "", fmt.Errorf("merging the intent: %w", err)
 	}
 	merged, _ := intent.Merge(files) // only conflicts: the caller's to report
-	data, err := merged.Marshal() // json.Marshal's bytes, faster
+	data, err := merged.Marshal()    // json.Marshal's bytes, faster
 	if err != nil {
 		return nil, "", fmt.Errorf("encoding the intent: %w", err)
 	}
