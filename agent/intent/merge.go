@@ -23,11 +23,14 @@ import (
 // Validate reports its problems.
 //
 // Merge sets the Origin of every object it keeps (and SysctlOrigins), so
-// that the errors of the merged intent's Validate name the files. Merge
-// does not validate: the caller must Validate the result, since references
-// between files (a route's dev defined in another file) can only be checked
-// there. Objects are copied shallowly: the result shares slices and the kind
-// sections with the inputs, which must not change afterwards.
+// that the errors of the merged intent's Validate name the files; of one
+// file it takes the routes, rules and neighbours as they are, without
+// copying them to set their Origins, and records the file instead (see
+// Locate, which gives every object its origin). Merge does not validate:
+// the caller must Validate the result, since references between files (a
+// route's dev defined in another file) can only be checked there. Objects
+// are copied shallowly, or not at all: the result shares slices and the
+// kind sections with the inputs, which must not change afterwards.
 func Merge(files map[string]*Intent) (*Intent, error) {
 	m := &merger{}
 	var ok []namedIntent
