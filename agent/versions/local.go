@@ -353,7 +353,7 @@ func (l *Local) remember(m Meta) {
 // number is taken: a temporary file, synced, hard-linked to the final
 // name, the directory synced.
 func (l *Local) create(v Version) error {
-	data, err := encode(v)
+	parts, err := encode(v)
 	if err != nil {
 		return fmt.Errorf("encoding version %d: %w", v.Number, err)
 	}
@@ -363,7 +363,11 @@ func (l *Local) create(v Version) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp)
-	_, err = f.Write(data)
+	for _, p := range parts {
+		if err == nil {
+			_, err = f.Write(p)
+		}
+	}
 	if err == nil {
 		err = f.Sync()
 	}
@@ -409,11 +413,12 @@ func (l *Local) prune(newest int) {
 // writer's, not one being written.
 const staleTemp = time.Minute
 
-// encode returns the file of v: compact JSON (an intent of 100k routes
-// indented is half whitespace) and a newline. v.Intent, canonical JSON
-// already, is copied as it is: json.Marshal would compact and validate
-// megabytes again.
-func encode(v Version) ([]byte, error) {
+// encode returns the file of v, in parts to write one after the other:
+// compact JSON (an intent of 100k routes indented is half whitespace) and
+// a newline. v.Intent, canonical JSON already, is written as it is:
+// json.Marshal would compact and validate megabytes again, and joining the
+// parts would copy them.
+func encode(v Version) ([][]byte, error) {
 	head, err := json.Marshal(struct {
 		Number    int       `json:"number"`
 		Time      time.Time `json:"time"`
@@ -427,9 +432,6 @@ func encode(v Version) ([]byte, error) {
 	if len(v.Intent) == 0 {
 		return nil, errors.New("no intent")
 	}
-	data := make([]byte, 0, len(head)+len(v.Intent)+len(`,"intent":`)+2)
-	data = append(data, head[:len(head)-1]...)
-	data = append(data, `,"intent":`...)
-	data = append(data, v.Intent...)
-	return append(data, '}', '\n'), nil
+	head = append(head[:len(head)-1], `,"intent":`...)
+	return [][]byte{head, v.Intent, []byte("}\n")}, nil
 }
