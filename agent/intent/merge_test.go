@@ -269,3 +269,39 @@ func TestConflictsComeInSectionOrder(t *testing.T) {
 	_, err = WithoutConflicts(files)
 	checkMessages(t, err, want)
 }
+
+// TestMergeOneFileSharesItsLists: Merge of one parsed file takes its
+// routes, rules and neighbours as they are (a list of 100k routes is not
+// copied), and the merged intent's problems still name the file and the
+// path of each object, as a copy with Origins set gave them.
+func TestMergeOneFileSharesItsLists(t *testing.T) {
+	files := parseFiles(t, map[string]string{
+		"r.json": doc(`"interfaces": [{"name": "eth0", "type": "physical", "addresses": ["192.0.2.2/24"]}],
+			"routes": [{"to": "10.0.0.0/8", "dev": "eth0"}, {"to": "10.1.0.0/16", "dev": "eth9"}, {"to": "10.0.0.0/8", "dev": "eth0"}],
+			"rules": [{"priority": 100, "table": 100, "family": "ipv5"}],
+			"neighbors": [{"dev": "eth9", "ip": "192.0.2.1", "mac": "02:00:00:00:00:01"}]`),
+	})
+	in := files["r.json"]
+	merged, err := Merge(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &merged.Routes[0] != &in.Routes[0] || &merged.Rules[0] != &in.Rules[0] || &merged.Neighbors[0] != &in.Neighbors[0] {
+		t.Error("Merge copied the lists of its one file")
+	}
+	checkMessages(t, merged.Validate(), []string{
+		`r.json: routes[1].dev: interface "eth9" is not defined`,
+		`r.json: routes[2]: IPv4 route to 10.0.0.0/8 in table main, metric 0 is already defined at routes[0] in r.json`,
+		`r.json: rules[0].family: "ipv5" is not one of ipv4, ipv6`,
+		`r.json: neighbors[0].dev: interface "eth9" is not defined`,
+	})
+	if in.Routes[1].Origin != (Origin{}) {
+		t.Errorf("Merge changed its input: %+v", in.Routes[1].Origin)
+	}
+	if got, want := merged.Locate(merged.Routes[2].Origin, "routes", 2), (Origin{"r.json", "routes[2]"}); got != want {
+		t.Errorf("Locate = %v, want %v", got, want)
+	}
+	if got := in.Locate(in.Routes[2].Origin, "routes", 2); got != (Origin{Path: "routes[2]"}) {
+		t.Errorf("Locate in the unmerged file = %v", got)
+	}
+}
