@@ -20,9 +20,6 @@ func syncGraph(dst, src *dg.Graph) {
 	subs := map[string]*dg.Graph{"": dst}
 	created := dg.StateData{State: dg.StateCreated}
 	for _, n := range nodesOf(src) {
-		if !n.Present() {
-			continue
-		}
 		ref, item, scope := n.Ref(), n.Item(), n.Scope()
 		have := dst.Node(ref)
 		if have != nil && have.Present() && have.Item().Equal(item) && have.Scope() == scope {
@@ -40,7 +37,7 @@ func syncGraph(dst, src *dg.Graph) {
 	}
 	if dst.Len() != src.Len() {
 		for _, n := range nodesOf(dst) {
-			if n.Present() && !src.Contains(n.Ref()) {
+			if !src.Contains(n.Ref()) {
 				dst.DeleteNode(n)
 			}
 		}
@@ -48,14 +45,30 @@ func syncGraph(dst, src *dg.Graph) {
 	pruneSubgraphs(dst, src)
 }
 
-// nodesOf returns the nodes of g's items, each at least once, in no
-// order, maybe with nodes no longer present: the journal since revision 0
-// when g still has it all (every item was put, hence journaled, at least
-// once; compacting keeps the latest change of every reference), else the
-// nodes of g.Refs(), which sorts them.
+// nodesOf returns the nodes of the items of g, a root graph, each once,
+// in no order: from its journal since revision 0, when that still lists
+// them all (every item put was journaled, unless put WithoutJournal;
+// compacting keeps the latest change of every reference), checked by
+// their count; else the nodes of g.Refs(), which sorts them.
 func nodesOf(g *dg.Graph) []*dg.Node {
-	if nodes, ok := g.NodesChangedSince(0); ok {
-		return nodes
+	if changed, ok := g.NodesChangedSince(0); ok && g.IsRoot() {
+		top := -1
+		for _, n := range changed {
+			if n.Present() {
+				top = max(top, n.Index())
+			}
+		}
+		seen := make([]bool, top+1) // by Index: no two present nodes share one
+		out := changed[:0]
+		for _, n := range changed {
+			if n.Present() && !seen[n.Index()] {
+				seen[n.Index()] = true
+				out = append(out, n)
+			}
+		}
+		if len(out) == g.Len() {
+			return out
+		}
 	}
 	refs := g.Refs()
 	nodes := make([]*dg.Node, len(refs))

@@ -36,28 +36,37 @@ func layout(g *dg.Graph) []string {
 // TestSyncGraph: after syncGraph, dst holds exactly src's items, each in
 // src's subgraph (added, changed, moved, deleted, a subgraph gone), and an
 // unchanged item is not a change of dst; also when src's journal no longer
-// goes back to its start (nodesOf falls back to its references).
+// goes back to its start, or misses items put without one (nodesOf falls
+// back to the references).
 func TestSyncGraph(t *testing.T) {
-	for _, forgetful := range []bool{false, true} {
-		t.Run(fmt.Sprintf("forgetful=%v", forgetful), func(t *testing.T) {
+	for _, journal := range []string{"whole", "forgetful", "unjournaled"} {
+		t.Run(journal, func(t *testing.T) {
 			dst := graphOf(map[string][]dg.Item{
 				"a.json": {sysctl("a.same", "1"), sysctl("a.changes", "1"), sysctl("a.moves", "1")},
 				"b.json": {sysctl("b.goes", "1")},
 				"":       {sysctl("root.goes", "1")},
 			})
 			src := dg.New("intended")
-			if forgetful {
+			if journal == "forgetful" {
 				churn(t, src)
 				churn(t, dst)
 			}
-			for sub, its := range map[string][]dg.Item{
-				"a.json": {sysctl("a.same", "1"), sysctl("a.changes", "2"), sysctl("a.new", "1")},
-				"c.json": {sysctl("a.moves", "1")},
-				"":       {sysctl("root.new", "1")},
-			} {
-				for _, it := range its {
-					into(src, sub).Put(it)
+			put := func() {
+				for sub, its := range map[string][]dg.Item{
+					"a.json": {sysctl("a.same", "1"), sysctl("a.changes", "2"), sysctl("a.new", "1")},
+					"c.json": {sysctl("a.moves", "1")},
+					"":       {sysctl("root.new", "1")},
+				} {
+					for _, it := range its {
+						into(src, sub).Put(it)
+					}
 				}
+			}
+			if journal == "unjournaled" { // the journal misses items: nodesOf must see it
+				src.Put(sysctl("a.new", "0"))
+				src.WithoutJournal(put)
+			} else {
+				put()
 			}
 			rev := dst.Rev()
 			syncGraph(dst, src)
