@@ -73,8 +73,12 @@ func (b *builder) vrfPort(dev string) []dg.ItemRef {
 	return []dg.ItemRef{{Type: items.TypePort, Name: dev}}
 }
 
-// optAddr parses an optional address ("" gives the zero Addr).
+// optAddr parses an optional address ("" gives the zero Addr, without
+// the error ParseAddr would make).
 func optAddr(s string) netip.Addr {
+	if s == "" {
+		return netip.Addr{}
+	}
 	a, _ := netip.ParseAddr(s) // Validate checked it
 	return a
 }

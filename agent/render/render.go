@@ -72,9 +72,11 @@ type builder struct {
 	// subs holds the subgraph of each file put into, so that 100k routes
 	// of one file do not each look it up again (SubgraphName, the path).
 	subs map[string]*dg.Graph
-	// lastGw caches the last gateway parsed (routes share a few).
+	// lastGw caches the last gateway parsed (routes share a few), and
+	// lastHop the last gateway's hop (builder.gatewayHop).
 	lastGw     string
 	lastGwAddr netip.Addr
+	lastHop    hopMemo
 }
 
 func newBuilder(in *intent.Intent) *builder {

@@ -187,7 +187,7 @@ var routePrefs = map[intent.RoutePref]items.RoutePref{
 // the route has neither: the kernel may still reach it through a foreign
 // address or route, which netagent does not track.
 func (b *builder) gatewayDeps(it *items.Route) {
-	hop, ok := b.idx.gatewayHop(it.Gw, it.TableID())
+	hop, ok := b.gatewayHop(it.Gw, it.TableID())
 	if !ok {
 		return
 	}
@@ -224,6 +224,27 @@ func routeScope(r *intent.Route, family intent.Family) items.Scope {
 	}
 	return defaultScope(family == intent.FamilyIPv4, r.EffectiveType() == intent.RouteUnicast,
 		r.Via != "" || len(r.Nexthops) > 0)
+}
+
+// gatewayHop is index.gatewayHop, asked once for a run of routes through
+// the same gateway in the same table (the index does not change while
+// the routes render).
+func (b *builder) gatewayHop(gw netip.Addr, table uint32) (hop, bool) {
+	c := &b.lastHop
+	if !c.valid || c.gw != gw || c.table != table {
+		h, ok := b.idx.gatewayHop(gw, table)
+		*c = hopMemo{valid: true, gw: gw, table: table, hop: h, ok: ok}
+	}
+	return c.hop, c.ok
+}
+
+// hopMemo is the last answer of index.gatewayHop (see builder.gatewayHop).
+type hopMemo struct {
+	valid bool
+	gw    netip.Addr
+	table uint32
+	hop   hop
+	ok    bool
 }
 
 // gateway parses a route's optional gateway, once for a run of routes
