@@ -49,9 +49,12 @@ func (a *Agent) observeConditions() {
 
 // tally counts the states of one document's items.
 type tally struct {
-	count    map[string]int
-	total    int
-	firstBad string // "item: why" of the first failed or blocked item
+	count map[string]int
+	total int
+	// firstBad is "item: why" of the failed or blocked item first in ref
+	// order (whatever the order they are added in), badRef its ref.
+	firstBad string
+	badRef   dg.ItemRef
 }
 
 // tallies are the tallies of every document, by name.
@@ -65,8 +68,9 @@ func (ts tallies) add(file string, ref dg.ItemRef, state, why string) {
 	}
 	t.count[state]++
 	t.total++
-	if t.firstBad == "" && (state == StateBlocked || state == dg.StateFailed.String() || state == StateNotConverging) {
-		t.firstBad = ref.String() + ": " + why
+	bad := state == StateBlocked || state == dg.StateFailed.String() || state == StateNotConverging
+	if bad && (t.firstBad == "" || ref.Compare(t.badRef) < 0) {
+		t.firstBad, t.badRef = ref.String()+": "+why, ref
 	}
 }
 

@@ -203,14 +203,16 @@ func noneFailed(items []ItemStatus) bool {
 }
 
 // eachItem calls f for every intended item and every managed item of the
-// current state that is not intended (on its way out).
+// current state that is not intended (on its way out), in no order: a
+// walk of 100k items after every reconcile (observeConditions) need not
+// sort them (see nodesOf).
 func (a *Agent) eachItem(f func(dg.ItemRef)) {
 	s := a.st
-	for _, ref := range s.intended.Refs() {
-		f(ref)
+	for _, n := range nodesOf(s.intended) {
+		f(n.Ref())
 	}
-	for _, ref := range s.current.Refs() {
-		if it, _ := s.current.Get(ref); !it.External() && !s.intended.Contains(ref) {
+	for _, n := range nodesOf(s.current) {
+		if ref := n.Ref(); !n.Item().External() && !s.intended.Contains(ref) {
 			f(ref)
 		}
 	}
