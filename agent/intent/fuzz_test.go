@@ -1,13 +1,15 @@
 package intent
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 )
 
 // FuzzParseValidate checks that no input makes Parse, Validate or Merge
-// panic, and that every error they return is a list of *FieldError.
+// panic, that every error they return is a list of *FieldError, and that
+// Marshal writes every parsed route as json.Marshal does.
 func FuzzParseValidate(f *testing.F) {
 	f.Add(readTestdata(f, "gateway.json"))
 	f.Add(readTestdata(f, "bonded.json"))
@@ -23,6 +25,15 @@ func FuzzParseValidate(f *testing.F) {
 			return
 		}
 		checkFieldErrorsOnly(t, in.Validate())
+		for i := range in.Routes {
+			want, _ := json.Marshal(&in.Routes[i])
+			if got := in.Routes[i].appendJSON(nil); string(got) != string(want) {
+				t.Fatalf("routes[%d]: Marshal writes %s, json.Marshal %s", i, got, want)
+			}
+		}
+		one, err := Merge(map[string]*Intent{"a": in})
+		checkFieldErrorsOnly(t, err)
+		checkFieldErrorsOnly(t, one.Validate())
 		merged, err := Merge(map[string]*Intent{"a": in, "b": in})
 		checkFieldErrorsOnly(t, err)
 		checkFieldErrorsOnly(t, merged.Validate())
