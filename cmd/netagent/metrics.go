@@ -67,14 +67,14 @@ type metricsServer struct {
 	srv *http.Server
 }
 
-// listenMetrics listens on addr ("": no server) and adds the Go runtime's
-// and the process's collectors to a's metrics.
+// listenMetrics adds the Go runtime's and the process's collectors to a's
+// metrics, and listens on addr ("": no server).
 func listenMetrics(addr string, a *agent.Agent) (*metricsServer, error) {
-	if addr == "" {
-		return nil, nil
-	}
 	if err := a.Metrics().Register(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	if addr == "" {
+		return nil, nil
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
