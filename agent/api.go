@@ -125,7 +125,9 @@ func (a *Agent) Call(ctx context.Context, req Request) (Response, error) {
 
 // handle answers a call, in the loop.
 func (a *Agent) handle(ctx context.Context, c call) {
-	c.reply <- a.answer(ctx, c.req)
+	resp := a.answer(ctx, c.req)
+	a.publishMetrics() // a caller that scrapes after the answer sees what it did
+	c.reply <- resp
 }
 
 func (a *Agent) answer(ctx context.Context, req Request) Response {
