@@ -127,7 +127,8 @@ type Agent struct {
 	calls   chan call      // socket API requests
 	done    chan struct{}  // closed when Run returns
 
-	st *loopState // owned by the loop goroutine
+	st *loopState   // owned by the loop goroutine
+	mx *metricsFeed // owned by the loop goroutine; its Metrics are safe anywhere
 }
 
 // New checks cfg, fills in the defaults and returns an Agent ready to Run.
@@ -144,6 +145,7 @@ func New(cfg Config) (*Agent, error) {
 		reloadc: make(chan struct{}, 1),
 		calls:   make(chan call),
 		done:    make(chan struct{}),
+		mx:      newMetricsFeed(),
 	}
 	if cfg.StateDir != "" {
 		a.store = &goodStore{dir: cfg.StateDir}

@@ -64,6 +64,8 @@ type Response struct {
 	Status *Status `json:"status,omitempty"`
 	// Items: for show.
 	Items []ShownItem `json:"items,omitempty"`
+	// Metrics: for metrics (CmdMetrics), the Prometheus text format.
+	Metrics string `json:"metrics,omitempty"`
 }
 
 // OpResult is one operation run or planned.
@@ -100,6 +102,9 @@ type call struct {
 // Call hands req to the loop and waits for the answer. It is what the
 // socket server does for each connection; tests call it directly.
 func (a *Agent) Call(ctx context.Context, req Request) (Response, error) {
+	if req.Command == CmdMetrics {
+		return a.metricsResponse(), nil // outside the loop
+	}
 	c := call{req: req, reply: make(chan Response, 1)}
 	select {
 	case a.calls <- c:
@@ -120,7 +125,9 @@ func (a *Agent) Call(ctx context.Context, req Request) (Response, error) {
 
 // handle answers a call, in the loop.
 func (a *Agent) handle(ctx context.Context, c call) {
-	c.reply <- a.answer(ctx, c.req)
+	resp := a.answer(ctx, c.req)
+	a.publishMetrics() // a caller that scrapes after the answer sees what it did
+	c.reply <- resp
 }
 
 func (a *Agent) answer(ctx context.Context, req Request) Response {
@@ -149,7 +156,7 @@ func (a *Agent) answer(ctx context.Context, req Request) Response {
 	case CmdCheck:
 		return a.check(ctx, req.Intent)
 	}
-	return Response{Error: fmt.Sprintf("unknown command %q (want apply, plan, check, show, status, rollback, try or confirm)", req.Command)}
+	return Response{Error: fmt.Sprintf("unknown command %q (want apply, plan, check, show, status, metrics, rollback, try or confirm)", req.Command)}
 }
 
 // withAPIDoc returns the loop's documents with raw as the API's document,

@@ -37,14 +37,16 @@ func (m condMemo) forget(known func(string) bool) {
 
 // observeConditions updates the condition memos after a reconcile, so
 // that Since is when a condition changed, not when someone asked. It only
-// counts item states per document (no ItemStatus values, no sorting).
-func (a *Agent) observeConditions() {
+// counts item states per document (no ItemStatus values, no sorting), and
+// returns the counts (the metrics take theirs from them).
+func (a *Agent) observeConditions() tallies {
 	t := tallies{}
 	a.eachItem(func(ref dg.ItemRef) {
 		file, state, why := a.itemState(ref)
 		t.add(file, ref, state, why)
 	})
 	a.fileStatuses(t)
+	return t
 }
 
 // tally counts the states of one document's items.

@@ -136,6 +136,22 @@
 // with since when each holds; and Ready for the agent: started, every
 // source readable, every document valid and converged, nothing failed.
 //
+// # Metrics
+//
+// Every Agent has its own Prometheus registry (package agent/metrics;
+// Agent.Metrics), never the global one. The loop feeds it from what it
+// already has: after each reconcile its reasons and the reconciler's
+// operation log (each entry with its kind, operation, outcome and
+// duration; an operation on a failed item is a retry), after each drift
+// check what it found and, by the next check, what an operation repaired,
+// and after each turn a snapshot of the gauges (items by state, from the
+// tallies the conditions are computed from; blocked items; the intent
+// version; the last converged reconcile; the trial). A scrape reads the
+// registry only: the HTTP handler (`run --metrics-listen`) and CmdMetrics,
+// which Call answers without going through the loop, never wait for a
+// reconcile. The metrics' names, labels and meanings are in the package
+// doc of agent/metrics and the README.
+//
 // # Service manager
 //
 // The Notifier (package systemd) gets READY after the first reconcile,

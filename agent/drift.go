@@ -54,6 +54,7 @@ func (a *Agent) checkDrift(ctx context.Context) {
 		a.log.WithFields(logrus.Fields{"item": ref.String(), "attempts": count}).Info("the kernel keeps the change now")
 		delete(r.held, ref)
 	}
+	a.metricsAfterDrift(driftFindings(found), len(kept))
 	if repaired {
 		s.want(reasonDrift)
 	}

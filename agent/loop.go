@@ -149,6 +149,7 @@ func (a *Agent) loop(ctx context.Context) {
 		if len(s.reasons) > 0 {
 			a.reconcile(ctx)
 		}
+		a.publishMetrics()
 	}
 }
 

@@ -35,7 +35,8 @@ func (a *Agent) reconcile(ctx context.Context) reconciler.Status {
 	if len(st.OperationLog) > 0 {
 		a.verifySoon()
 	}
-	a.observeConditions()
+	t := a.observeConditions()
+	a.metricsAfterReconcile(reasons, start, end, st, t)
 	log.WithFields(s.results.summaryFields(s.current, s.intended)).WithField("took", end.Sub(start).Round(time.Microsecond)).Info("reconciled")
 	a.notify("status", func() error { return a.cfg.Notifier.Status(s.results.summary(s.current, s.intended)) })
 	return st

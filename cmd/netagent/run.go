@@ -23,7 +23,7 @@ func init() {
 	register(&command{
 		name:    "run",
 		summary: "run the daemon: keep the network as the intent directory (and the socket API) say",
-		usage:   "[--intent-dir DIR] [--socket PATH] [--protect LINK]...",
+		usage:   "[--intent-dir DIR] [--socket PATH] [--metrics-listen ADDR] [--protect LINK]...",
 		run:     runDaemon,
 	})
 }
@@ -32,7 +32,10 @@ func init() {
 type daemonOpts struct {
 	intentDir string
 	socket    string
-	drift     time.Duration
+	// metricsListen is the address of the HTTP server of the metrics
+	// ("": none); see metricsServer.
+	metricsListen string
+	drift         time.Duration
 	// lockTimeout bounds the wait for a one-shot apply at start.
 	lockTimeout time.Duration
 	kernel      *kernelOpts
@@ -46,6 +49,8 @@ func runDaemon(g *globals, args []string) int {
 	o := &daemonOpts{kernel: kernelFlags(g, fs)}
 	fs.StringVar(&o.intentDir, "intent-dir", "/etc/netagent", "directory of intent files (*.json); watched for changes")
 	fs.StringVar(&o.socket, "socket", defaultSocket, "unix socket of the API (created with mode 0600)")
+	fs.StringVar(&o.metricsListen, "metrics-listen", "",
+		"serve the metrics over HTTP at `ADDR`/metrics (host:port, e.g. 127.0.0.1:9630; in the namespace netagent runs in, not --netns's; default: none)")
 	fs.DurationVar(&o.drift, "drift-interval", agent.DefaultDriftInterval,
 		"how often owned objects are read back and repaired (0: never)")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", defaultLockTimeout, "how long to wait at start while a netagent apply changes the namespace")
@@ -100,9 +105,16 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return exitInternal
 	}
+	ms, err := listenMetrics(o.metricsListen, a)
+	if err != nil {
+		ln.Close()
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitInternal
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	go reloadOnHangup(ctx, a)
+	go ms.serve(ctx, g.log)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)

@@ -1,0 +1,144 @@
+package agent
+
+import (
+	"strings"
+	"time"
+
+	"github.com/netagent/netagent/agent/metrics"
+	"github.com/netagent/netagent/agent/target"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// CmdMetrics is the socket API's command that answers with the metrics in
+// the Prometheus text format (Response.Metrics). It is answered outside the
+// loop, from the metrics' registry: a busy loop does not delay it.
+const CmdMetrics = "metrics"
+
+// itemStates lists every state of ItemStatus.State, so that each series of
+// netagent_items exists from the start.
+var itemStates = []string{
+	dg.StateCreated.String(), dg.StateFailed.String(), dg.StateCreating.String(), dg.StateModifying.String(),
+	dg.StateDeleting.String(), StateBlocked, StatePending, StateNotConverging, StateOrphaned,
+}
+
+// metricsFeed feeds the agent's metrics (package agent/metrics) from the
+// loop: the counters after each reconcile and drift check, the gauges
+// after each turn of the loop. The loop owns it.
+type metricsFeed struct {
+	m *metrics.Metrics
+	// items counts the items by state as of the last reconcile; stale: a
+	// drift check may have changed the states since (items held as not
+	// converging, or released), so the next publish counts again.
+	items         map[string]int
+	stale         bool
+	blocked       int
+	lastRun       time.Time
+	lastConverged time.Time
+}
+
+func newMetricsFeed() *metricsFeed {
+	return &metricsFeed{m: metrics.New(), items: zeroStates()}
+}
+
+func zeroStates() map[string]int {
+	m := make(map[string]int, len(itemStates))
+	for _, s := range itemStates {
+		m[s] = 0
+	}
+	return m
+}
+
+// Metrics returns the agent's metrics: serve them with their Handler
+// (`netagent run --metrics-listen`), or Register more collectors before
+// Run. The socket's CmdMetrics answers with them too.
+func (a *Agent) Metrics() *metrics.Metrics { return a.mx.m }
+
+// metricsAfterReconcile counts a reconcile and its operations, and takes
+// the item counts from the tallies the conditions were computed from.
+func (a *Agent) metricsAfterReconcile(reasons []string, start, end time.Time, st reconciler.Status, t tallies) {
+	s, f := a.st, a.mx
+	f.m.ObserveReconcile(reasons, start, end, st.OperationLog)
+	f.items, f.stale = t.byState(), false
+	f.blocked = s.results.blocked(s.current, s.intended)
+	f.lastRun = end
+	if st.Err == nil && converged(f.items) {
+		f.lastConverged = end
+	}
+}
+
+// metricsAfterDrift counts what a drift check found.
+func (a *Agent) metricsAfterDrift(found []metrics.Finding, kept int) {
+	a.mx.m.ObserveDrift(found)
+	if len(found) > 0 || kept > 0 {
+		a.mx.stale = true
+	}
+}
+
+// driftFindings are a drift check's findings as the metrics count them: a
+// held one (a change the kernel did not keep again) is not repaired.
+func driftFindings(found []target.Finding) []metrics.Finding {
+	out := make([]metrics.Finding, 0, len(found))
+	for _, f := range found {
+		out = append(out, metrics.Finding{Ref: f.Ref, Repair: !f.Held()})
+	}
+	return out
+}
+
+// publishMetrics sets the gauges from the loop's state; the loop calls it
+// after every turn. Counting the items again (a pass over them all) only
+// happens after a drift check that changed something and no reconcile.
+func (a *Agent) publishMetrics() {
+	s, f := a.st, a.mx
+	if f.stale {
+		t := tallies{}
+		a.eachItem(func(ref dg.ItemRef) {
+			file, state, why := a.itemState(ref)
+			t.add(file, ref, state, why)
+		})
+		f.items, f.stale = t.byState(), false
+	}
+	snap := metrics.Snapshot{Items: f.items, Blocked: f.blocked, LastReconcile: f.lastRun, LastConverged: f.lastConverged,
+		Trial: metrics.TrialNone}
+	if v := a.hist.current; v != nil {
+		snap.Version = v.Number
+	}
+	if t := s.trial; t != nil {
+		snap.Trial, snap.TrialDeadline = metrics.TrialPending, t.status.Deadline
+	}
+	if o := s.lastTrial; o != nil {
+		snap.LastTrial = &metrics.TrialEnd{Result: o.Result, At: o.At}
+	}
+	f.m.Publish(snap)
+}
+
+// byState sums the tallies of every document by item state, every known
+// state included.
+func (ts tallies) byState() map[string]int {
+	out := zeroStates()
+	for _, t := range ts {
+		for state, n := range t.count {
+			out[state] += n
+		}
+	}
+	return out
+}
+
+// converged: every item is created (or kept as an orphan).
+func converged(items map[string]int) bool {
+	for state, n := range items {
+		if n > 0 && state != dg.StateCreated.String() && state != StateOrphaned {
+			return false
+		}
+	}
+	return true
+}
+
+// metricsResponse answers CmdMetrics.
+func (a *Agent) metricsResponse() Response {
+	var b strings.Builder
+	if err := a.mx.m.WriteText(&b); err != nil {
+		return Response{Error: "gathering the metrics: " + err.Error(), Metrics: b.String()}
+	}
+	return Response{Metrics: b.String()}
+}
