@@ -9,48 +9,57 @@ import "slices"
 func (g *Graph) Clone() *Graph {
 	src := g.Root()
 	r := &root{
-		id:    graphIDs.Add(1),
-		rev:   src.r.rev,
-		live:  src.r.live,
-		types: slices.Clone(src.r.types),
-		nodes: make(map[ItemRef]*Node, len(src.r.nodes)),
+		id:      graphIDs.Add(1),
+		rev:     src.r.rev,
+		live:    src.r.live,
+		count:   src.r.count,
+		types:   slices.Clone(src.r.types),
+		nodes:   make([]map[string]*Node, len(src.r.nodes)),
+		nextIdx: src.r.nextIdx,
+		free:    append([]int32(nil), src.r.free...),
 	}
 	dst := cloneTree(src, nil, r)
-	for ref, n := range src.r.nodes {
-		c := &Node{name: ref.Name, typ: n.typ, r: r, item: n.item, deps: n.deps, modRev: n.modRev, idx: n.idx}
-		c.setState(n.State())
-		r.nodes[ref] = c
+	for t, m := range src.r.nodes {
+		cm := make(map[string]*Node, len(m))
+		for name, n := range m {
+			c := &Node{name: name, typ: n.typ, r: r, item: n.item, deps: n.deps, modRev: n.modRev, idx: n.idx}
+			c.setState(n.State())
+			cm[name] = c
+		}
+		r.nodes[t] = cm
 	}
-	r.nextIdx = src.r.nextIdx
-	r.free = append([]int32(nil), src.r.free...)
-	for ref, n := range src.r.nodes {
-		c := r.nodes[ref]
+	peer := func(n *Node) *Node { return r.nodes[n.typ][n.name] }
+	src.r.eachNode(func(n *Node) {
+		c := peer(n)
 		if n.owner != nil {
 			c.owner = dst.EditSubGraph(n.owner.Path())
 			if c.owner.members == nil {
-				c.owner.members = make(map[ItemRef]*Node)
+				c.owner.members = make(map[*Node]struct{})
 			}
-			c.owner.members[ref] = c
+			c.owner.members[c] = struct{}{}
 		}
 		if req := n.required(); req != nil {
 			creq := make([]*Node, len(req))
 			for i, q := range req {
-				creq[i] = r.nodes[q.Ref()]
+				creq[i] = peer(q)
 			}
 			c.setRequired(creq)
 		}
 		if n.dependants != nil {
 			c.dependants = make([]*Node, len(n.dependants))
 			for i, d := range n.dependants {
-				c.dependants[i] = r.nodes[d.Ref()]
+				c.dependants[i] = peer(d)
 			}
 		}
-	}
+	})
 	r.journal.floor = src.r.journal.floor
 	r.journal.entries = make([]change, len(src.r.journal.entries))
 	for i, e := range src.r.journal.entries {
-		c := r.nodes[e.node.Ref()]
-		if c == nil || e.node.dead() { // a forgotten node: keep a dead copy
+		var c *Node
+		if !e.node.dead() {
+			c = peer(e.node)
+		}
+		if c == nil { // a forgotten node: keep a dead copy
 			c = &Node{name: e.node.name, typ: e.node.typ, r: r, flags: nodeDead}
 		}
 		r.journal.entries[i] = change{e.rev, c}

@@ -14,7 +14,7 @@ import (
 func DOT(g *Graph) string {
 	w := newDotWriter(g.name)
 	w.cluster(g, func(ref ItemRef) (string, bool) {
-		n := g.r.nodes[ref]
+		n := g.r.node(ref)
 		return nodeStyle(n.item, n.State()), true
 	})
 	w.edges(g.Refs(), g.Dependencies, func(ref ItemRef) bool { return g.Contains(ref) })
@@ -181,7 +181,7 @@ func (g *Graph) directRefs() []ItemRef {
 	}
 	var refs []ItemRef
 	for _, ref := range g.Refs() {
-		n := g.r.nodes[ref]
+		n := g.r.node(ref)
 		if n.owner == nil && g.parent == nil || n.owner == g {
 			refs = append(refs, ref)
 		}

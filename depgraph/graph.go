@@ -2,7 +2,6 @@ package depgraph
 
 import (
 	"iter"
-	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -22,16 +21,21 @@ type Graph struct {
 	subs   map[string]*Graph
 	// members holds the items put directly into this subgraph (nil for the
 	// root, whose members are all nodes without another owner).
-	members map[ItemRef]*Node
+	members map[*Node]struct{}
 	only    *ItemRef // set for single-item views
 	r       *root
 }
 
 type root struct {
-	id    uint64
-	rev   uint64
-	nodes map[ItemRef]*Node // with an item, or empty but required/held
-	live  int               // nodes with an item
+	id  uint64
+	rev uint64
+	// nodes indexes the nodes (with an item, or empty but required or
+	// held) by type (Node.typ) and name; see index.go.
+	nodes    []map[string]*Node
+	count    int    // the nodes in the index
+	lastType uint16 // the type last looked up (see findType)
+	reserve  int    // room set aside by Reserve
+	live     int    // nodes with an item
 	// held > 0 keeps empty nodes alive (Hold); empties lists those to drop
 	// at Release.
 	held    int
@@ -41,6 +45,7 @@ type root struct {
 	// (see WithoutJournal).
 	unjournaled int
 	sorted      []ItemRef // cache of all refs in order, nil when stale
+	sortedNodes []*Node   // cache of the nodes with an item in order, nil when stale
 	slab        []Node    // where the next nodes are allocated (see newNode)
 	nextIdx     int32     // the Index of the next new node, unless free has one
 	free        []int32   // the Index numbers of dropped nodes
@@ -57,10 +62,7 @@ var graphIDs atomic.Uint64
 func New(name string, items ...Item) *Graph {
 	g := &Graph{
 		name: name,
-		r: &root{
-			id:    graphIDs.Add(1),
-			nodes: make(map[ItemRef]*Node, len(items)),
-		},
+		r:    &root{id: graphIDs.Add(1)},
 	}
 	for _, it := range items {
 		g.Put(it)
@@ -128,7 +130,7 @@ func (g *Graph) Len() int {
 
 // lookup returns the node of ref if it holds an item in g.
 func (g *Graph) lookup(ref ItemRef) *Node {
-	n := g.r.nodes[ref]
+	n := g.r.node(ref)
 	if n == nil || n.item == nil || !g.holds(n) {
 		return nil
 	}
@@ -166,7 +168,7 @@ func (g *Graph) Get(ref ItemRef) (Item, bool) {
 
 // Lookup returns the item from anywhere in g's tree, with its state data.
 func (g *Graph) Lookup(ref ItemRef) (Item, StateData, bool) {
-	n := g.r.nodes[ref]
+	n := g.r.node(ref)
 	if n == nil || n.item == nil {
 		return nil, StateData{}, false
 	}
@@ -193,7 +195,7 @@ func (g *Graph) State(ref ItemRef) (StateData, bool) {
 // Dependencies returns the dependencies recorded when the item was put
 // (anywhere in g's tree). The slice belongs to the graph.
 func (g *Graph) Dependencies(ref ItemRef) []Dependency {
-	if n := g.r.nodes[ref]; n != nil {
+	if n := g.r.node(ref); n != nil {
 		return n.deps
 	}
 	return nil
@@ -202,7 +204,7 @@ func (g *Graph) Dependencies(ref ItemRef) []Dependency {
 // Dependants returns the references of the items in g's tree whose
 // dependencies name ref, in no particular order.
 func (g *Graph) Dependants(ref ItemRef) []ItemRef {
-	n := g.r.nodes[ref]
+	n := g.r.node(ref)
 	if n == nil {
 		return nil
 	}
@@ -215,24 +217,11 @@ func (g *Graph) Dependants(ref ItemRef) []ItemRef {
 
 // Node returns the node of ref in g's tree (with or without an item), or
 // nil if the graph has none.
-func (g *Graph) Node(ref ItemRef) *Node { return g.r.nodes[ref] }
+func (g *Graph) Node(ref ItemRef) *Node { return g.r.node(ref) }
 
 // NodeFor returns the node of ref in g's tree, creating an empty one if
 // needed.
 func (g *Graph) NodeFor(ref ItemRef) *Node { return g.r.nodeFor(ref) }
-
-func (r *root) nodeFor(ref ItemRef) *Node {
-	n := r.nodes[ref]
-	if n == nil {
-		n = r.newNode()
-		n.name, n.typ, n.r = ref.Name, r.typeID(ref.Type), r
-		r.nodes[ref] = n
-		if r.held > 0 {
-			r.empties = append(r.empties, n)
-		}
-	}
-	return n
-}
 
 // nodeSlab is how many nodes are allocated together: nodes made one after
 // the other (as a reconcile or a build makes them) sit next to each other
@@ -244,21 +233,6 @@ func (r *root) nodeFor(ref ItemRef) *Node {
 // A slab is 16 KiB, one of the allocator's size classes, so that none of it
 // is lost to rounding.
 const nodeSlab = 16384 / int(unsafe.Sizeof(Node{}))
-
-// typeID returns the number of an item type in r.types, adding it if new.
-// A graph holds few types: a scan of them costs less than a map.
-func (r *root) typeID(typ string) uint16 {
-	for i, t := range r.types {
-		if t == typ {
-			return uint16(i)
-		}
-	}
-	if len(r.types) > math.MaxUint16 {
-		panic("depgraph: more than 65536 item types in one graph")
-	}
-	r.types = append(r.types, typ)
-	return uint16(len(r.types) - 1)
-}
 
 func (r *root) newNode() *Node {
 	if len(r.slab) == cap(r.slab) {
@@ -279,7 +253,7 @@ func (r *root) newNode() *Node {
 // ModifiedSince reports whether the item's value was replaced by a different
 // one (Put over an unequal item) after revision rev.
 func (g *Graph) ModifiedSince(ref ItemRef, rev uint64) bool {
-	n := g.r.nodes[ref]
+	n := g.r.node(ref)
 	return n != nil && n.item != nil && n.modRev > rev
 }
 
@@ -321,11 +295,11 @@ func (g *Graph) putAt(n *Node, item Item, deps []Dependency, srcReq []*Node, st 
 	n.setState(st)
 	n.owner = owner
 	if owner != nil {
-		owner.members[n.Ref()] = n
+		owner.members[n] = struct{}{}
 	}
 	g.r.live++
 	g.r.link(n, srcReq)
-	g.r.sorted = nil
+	g.r.unsort()
 	g.r.touch(n)
 }
 
@@ -338,7 +312,7 @@ func (g *Graph) ownerForPut() *Graph {
 		return nil
 	}
 	if s.members == nil {
-		s.members = make(map[ItemRef]*Node)
+		s.members = make(map[*Node]struct{})
 	}
 	return s
 }
@@ -347,11 +321,11 @@ func (g *Graph) replace(n *Node, item Item, newDeps []Dependency, srcReq []*Node
 	moved := n.owner != owner
 	if moved {
 		if n.owner != nil {
-			delete(n.owner.members, n.Ref())
+			delete(n.owner.members, n)
 		}
 		n.owner = owner
 		if owner != nil {
-			owner.members[n.Ref()] = n
+			owner.members[n] = struct{}{}
 		}
 	}
 	if item.Equal(n.item) {
@@ -389,7 +363,7 @@ func sameRequired(a, b []Dependency) bool {
 // not count as a change (Rev is unchanged). It reports whether the item
 // exists.
 func (g *Graph) SetState(ref ItemRef, st StateData) bool {
-	n := g.r.nodes[ref]
+	n := g.r.node(ref)
 	if n == nil || n.item == nil {
 		return false
 	}
@@ -419,14 +393,14 @@ func (g *Graph) DeleteNode(n *Node) {
 
 func (r *root) remove(n *Node) {
 	if n.owner != nil {
-		delete(n.owner.members, n.Ref())
+		delete(n.owner.members, n)
 		n.owner = nil
 	}
 	r.unlink(n)
 	n.item, n.deps, n.modRev = nil, nil, 0
 	n.setState(StateData{})
 	r.live--
-	r.sorted = nil
+	r.unsort()
 	r.touch(n)
 	r.maybeDrop(n)
 }
@@ -471,7 +445,7 @@ func (r *root) maybeDrop(n *Node) {
 		r.empties = append(r.empties, n)
 		return
 	}
-	delete(r.nodes, n.Ref())
+	r.forget(n)
 	n.flags |= nodeDead
 	r.free = append(r.free, n.idx)
 }
@@ -521,38 +495,83 @@ func (g *Graph) Refs() []ItemRef {
 		return nil
 	case g.parent == nil:
 		if g.r.sorted == nil {
-			g.r.sorted = g.r.liveRefs()
-			slices.SortFunc(g.r.sorted, ItemRef.Compare)
+			g.r.sorted = refsOf(g.r.sortedLive())
 		}
 		return g.r.sorted
 	}
-	var refs []ItemRef
-	g.walkSubgraphs(func(s *Graph) {
-		for ref := range s.members {
-			refs = append(refs, ref)
-		}
-	})
-	slices.SortFunc(refs, ItemRef.Compare)
+	return refsOf(g.sortedMembers())
+}
+
+func refsOf(nodes []*Node) []ItemRef {
+	refs := make([]ItemRef, len(nodes))
+	for i, n := range nodes {
+		refs[i] = n.Ref()
+	}
 	return refs
 }
 
-func (r *root) liveRefs() []ItemRef {
-	refs := make([]ItemRef, 0, r.live)
-	for ref, n := range r.nodes {
-		if n.item != nil {
-			refs = append(refs, ref)
-		}
+// unsort drops the caches of the sorted items.
+func (r *root) unsort() {
+	r.sorted, r.sortedNodes = nil, nil
+}
+
+// sortedLive returns the nodes with an item, in order (cached).
+func (r *root) sortedLive() []*Node {
+	if r.sortedNodes != nil {
+		return r.sortedNodes
 	}
-	return refs
+	out := make([]*Node, 0, r.live)
+	rank := r.typeRanks()
+	order := make([]uint16, len(rank))
+	for t, pos := range rank {
+		order[pos] = uint16(t)
+	}
+	for _, t := range order {
+		start := len(out)
+		for _, n := range r.nodes[t] {
+			if n.item != nil {
+				out = append(out, n)
+			}
+		}
+		slices.SortFunc(out[start:], func(a, b *Node) int { return strings.Compare(a.name, b.name) })
+	}
+	r.sortedNodes = out
+	return out
+}
+
+// sortedMembers returns the nodes of the items in subgraph g, in order.
+func (g *Graph) sortedMembers() []*Node {
+	var nodes []*Node
+	g.walkSubgraphs(func(s *Graph) {
+		for n := range s.members {
+			nodes = append(nodes, n)
+		}
+	})
+	g.r.sortNodes(nodes)
+	return nodes
 }
 
 // Items iterates over g's items in order (type, then name).
 func (g *Graph) Items() iter.Seq2[Item, StateData] {
-	refs := g.Refs()
+	var nodes []*Node
+	switch {
+	case g.only != nil:
+		if n := g.lookup(*g.only); n != nil {
+			nodes = []*Node{n}
+		}
+	case g.parent == nil:
+		nodes = g.r.sortedLive()
+	default:
+		nodes = g.sortedMembers()
+	}
 	return func(yield func(Item, StateData) bool) {
-		for _, ref := range refs {
-			n := g.r.nodes[ref]
-			if n != nil && n.item != nil && !yield(n.item, n.State()) {
+		for _, n := range nodes {
+			if n.dead() { // dropped since: the reference may be back
+				if n = g.r.node(n.Ref()); n == nil {
+					continue
+				}
+			}
+			if n.item != nil && !yield(n.item, n.State()) {
 				return
 			}
 		}
@@ -573,19 +592,4 @@ func sortedNames(m map[string]*Graph) []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// Reserve prepares g's tree for about n more nodes (a reconciler about to
-// create a whole intended graph), so that the index does not grow step by
-// step. It only acts when n is large next to what the graph holds.
-func (g *Graph) Reserve(n int) {
-	r := g.r
-	if n <= 2*len(r.nodes) || n < 1024 {
-		return
-	}
-	nodes := make(map[ItemRef]*Node, len(r.nodes)+n)
-	for ref, node := range r.nodes {
-		nodes[ref] = node
-	}
-	r.nodes = nodes
 }

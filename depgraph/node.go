@@ -210,7 +210,7 @@ func (n *Node) Peer(g *Graph) *Node {
 	if p := n.peer; p != nil && p.r == g.r && !p.dead() {
 		return p
 	}
-	p := g.r.nodes[n.Ref()]
+	p := g.r.node(n.Ref())
 	if p != nil {
 		n.peer = p
 		if p.peer == nil || p.peer.dead() {

@@ -67,7 +67,7 @@ func (g *Graph) ItemAsSubGraph(ref ItemRef) *Graph {
 // ScopeOf returns the path of the subgraph that directly holds the item
 // ("" for the root), and whether the item exists.
 func (g *Graph) ScopeOf(ref ItemRef) (string, bool) {
-	n := g.r.nodes[ref]
+	n := g.r.node(ref)
 	if n == nil || n.item == nil {
 		return "", false
 	}
