@@ -12,23 +12,26 @@ func (g *Graph) Clone() *Graph {
 		id:      graphIDs.Add(1),
 		rev:     src.r.rev,
 		live:    src.r.live,
-		count:   src.r.count,
 		types:   slices.Clone(src.r.types),
-		nodes:   make([]map[string]*Node, len(src.r.nodes)),
 		nextIdx: src.r.nextIdx,
 		free:    append([]int32(nil), src.r.free...),
 	}
 	dst := cloneTree(src, nil, r)
-	for t, m := range src.r.nodes {
-		cm := make(map[string]*Node, len(m))
-		for name, n := range m {
-			c := &Node{name: name, typ: n.typ, r: r, item: n.item, deps: n.deps, modRev: n.modRev, idx: n.idx}
-			c.setState(n.State())
-			cm[name] = c
-		}
-		r.nodes[t] = cm
+	// The same hashes in a table of the same size: each copy goes where
+	// its original is.
+	r.index = index{
+		nodes:  make([]*Node, len(src.r.index.nodes)),
+		hashes: slices.Clone(src.r.index.hashes),
+		count:  src.r.index.count,
 	}
-	peer := func(n *Node) *Node { return r.nodes[n.typ][n.name] }
+	for i, n := range src.r.index.nodes {
+		if n != nil {
+			c := &Node{name: n.name, typ: n.typ, r: r, item: n.item, deps: n.deps, modRev: n.modRev, idx: n.idx}
+			c.setState(n.State())
+			r.index.nodes[i] = c
+		}
+	}
+	peer := func(n *Node) *Node { return r.index.get(n.typ, n.name, hashRef(n.typ, n.name)) }
 	src.r.eachNode(func(n *Node) {
 		c := peer(n)
 		if n.owner != nil {

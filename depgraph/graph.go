@@ -29,12 +29,10 @@ type Graph struct {
 type root struct {
 	id  uint64
 	rev uint64
-	// nodes indexes the nodes (with an item, or empty but required or
-	// held) by type (Node.typ) and name; see index.go.
-	nodes    []map[string]*Node
-	count    int    // the nodes in the index
+	// index finds the nodes (with an item, or empty but required or
+	// held) by reference; see index.go.
+	index    index
 	lastType uint16 // the type last looked up (see findType)
-	reserve  int    // room set aside by Reserve
 	live     int    // nodes with an item
 	// held > 0 keeps empty nodes alive (Hold); empties lists those to drop
 	// at Release.
@@ -521,20 +519,12 @@ func (r *root) sortedLive() []*Node {
 		return r.sortedNodes
 	}
 	out := make([]*Node, 0, r.live)
-	rank := r.typeRanks()
-	order := make([]uint16, len(rank))
-	for t, pos := range rank {
-		order[pos] = uint16(t)
-	}
-	for _, t := range order {
-		start := len(out)
-		for _, n := range r.nodes[t] {
-			if n.item != nil {
-				out = append(out, n)
-			}
+	r.eachNode(func(n *Node) {
+		if n.item != nil {
+			out = append(out, n)
 		}
-		slices.SortFunc(out[start:], func(a, b *Node) int { return strings.Compare(a.name, b.name) })
-	}
+	})
+	r.sortNodes(out)
 	r.sortedNodes = out
 	return out
 }

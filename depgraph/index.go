@@ -1,16 +1,113 @@
 package depgraph
 
 import (
+	"hash/maphash"
 	"math"
 	"slices"
 	"strings"
 )
 
-// The index of a root graph finds a node by reference: one map by name per
-// item type (root.nodes, by the type's number, Node.typ). A graph holds few
-// types, so a reference's type is found by a scan of root.types (the type
-// last found first); the map's key is the name alone, which costs less to
-// hash and to store (a slot of 24 bytes) than the whole reference.
+// index finds the nodes of a root graph by reference. It is a hash table
+// with open addressing (linear probing, at most 3/4 full) that holds node
+// pointers and a 32-bit hash of each: 12 bytes a slot, where a Go map keyed
+// by the reference took 40 (and a map per type keyed by the name, 24). The
+// node holds its reference (Node.typ, Node.name), so the table needs no
+// copy of it; the stored hash spares most probes a visit to the node and
+// lets the table grow without hashing the names again.
+type index struct {
+	nodes  []*Node  // a power of two long (or empty); nil is a free slot
+	hashes []uint32 // the hash of nodes[i] (see hashRef)
+	count  int      // the nodes in the table
+}
+
+var indexSeed = maphash.MakeSeed()
+
+// hashRef hashes a reference given by its type's number in the root.
+func hashRef(typ uint16, name string) uint32 {
+	h := maphash.String(indexSeed, name) ^ uint64(typ)*0x9e3779b97f4a7c15
+	return uint32(h) ^ uint32(h>>32)
+}
+
+// get returns the node of (typ, name), or nil.
+func (x *index) get(typ uint16, name string, h uint32) *Node {
+	if len(x.nodes) == 0 {
+		return nil
+	}
+	mask := uint32(len(x.nodes) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		n := x.nodes[i]
+		if n == nil {
+			return nil
+		}
+		if x.hashes[i] == h && n.typ == typ && n.name == name {
+			return n
+		}
+	}
+}
+
+// add puts n, whose hash is h, in the table; n must not be in it.
+func (x *index) add(n *Node, h uint32) {
+	if (x.count+1)*4 > len(x.nodes)*3 {
+		x.resize(max(2*len(x.nodes), 64))
+	}
+	x.place(n, h)
+	x.count++
+}
+
+func (x *index) place(n *Node, h uint32) {
+	mask := uint32(len(x.nodes) - 1)
+	i := h & mask
+	for x.nodes[i] != nil {
+		i = (i + 1) & mask
+	}
+	x.nodes[i], x.hashes[i] = n, h
+}
+
+// remove takes n, whose hash is h, out of the table. The nodes after it
+// in its run move back, so that no probe stops short of them.
+func (x *index) remove(n *Node, h uint32) {
+	mask := uint32(len(x.nodes) - 1)
+	i := h & mask
+	for x.nodes[i] != n {
+		if x.nodes[i] == nil {
+			return
+		}
+		i = (i + 1) & mask
+	}
+	for j := (i + 1) & mask; x.nodes[j] != nil; j = (j + 1) & mask {
+		// The node at j may fill the hole at i unless its home slot
+		// lies cyclically in (i, j].
+		if home := x.hashes[j] & mask; (j-home)&mask >= (j-i)&mask {
+			x.nodes[i], x.hashes[i] = x.nodes[j], x.hashes[j]
+			i = j
+		}
+	}
+	x.nodes[i], x.hashes[i] = nil, 0
+	x.count--
+}
+
+// reserve makes room for n more nodes without growing.
+func (x *index) reserve(n int) {
+	need := x.count + n
+	if need*4 <= len(x.nodes)*3 {
+		return
+	}
+	size := max(len(x.nodes), 64)
+	for size*3 < need*4 {
+		size *= 2
+	}
+	x.resize(size)
+}
+
+func (x *index) resize(size int) {
+	nodes, hashes := x.nodes, x.hashes
+	x.nodes, x.hashes = make([]*Node, size), make([]uint32, size)
+	for i, n := range nodes {
+		if n != nil {
+			x.place(n, hashes[i])
+		}
+	}
+}
 
 // findType returns the number of an item type, if the graph has it.
 func (r *root) findType(typ string) (uint16, bool) {
@@ -35,7 +132,6 @@ func (r *root) typeID(typ string) uint16 {
 		panic("depgraph: more than 65536 item types in one graph")
 	}
 	r.types = append(r.types, typ)
-	r.nodes = append(r.nodes, make(map[string]*Node))
 	r.lastType = uint16(len(r.types) - 1)
 	return r.lastType
 }
@@ -46,21 +142,17 @@ func (r *root) node(ref ItemRef) *Node {
 	if !ok {
 		return nil
 	}
-	return r.nodes[t][ref.Name]
+	return r.index.get(t, ref.Name, hashRef(t, ref.Name))
 }
 
 func (r *root) nodeFor(ref ItemRef) *Node {
 	t := r.typeID(ref.Type)
-	m := r.nodes[t]
-	n := m[ref.Name]
+	h := hashRef(t, ref.Name)
+	n := r.index.get(t, ref.Name, h)
 	if n == nil {
 		n = r.newNode()
 		n.name, n.typ, n.r = ref.Name, t, r
-		if r.reserve > 0 && len(m) == reserveAt {
-			m = r.grow(t, r.reserve)
-		}
-		m[ref.Name] = n
-		r.count++
+		r.index.add(n, h)
 		if r.held > 0 {
 			r.empties = append(r.empties, n)
 		}
@@ -68,66 +160,18 @@ func (r *root) nodeFor(ref ItemRef) *Node {
 	return n
 }
 
-// reserveAt is the size at which a type's map takes what Reserve set
-// aside: by then the type is one of the graph's large ones.
-const reserveAt = 512
-
-// grow makes room in the map of type t for n more nodes, and returns it.
-func (r *root) grow(t uint16, n int) map[string]*Node {
-	old := r.nodes[t]
-	m := make(map[string]*Node, len(old)+n)
-	for name, node := range old {
-		m[name] = node
-	}
-	r.nodes[t] = m
-	r.reserve = max(r.reserve-n, 0)
-	return m
-}
-
 // forget removes n from the index.
-func (r *root) forget(n *Node) {
-	delete(r.nodes[n.typ], n.name)
-	r.count--
-}
+func (r *root) forget(n *Node) { r.index.remove(n, hashRef(n.typ, n.name)) }
 
 // Reserve prepares g's tree for about n more nodes (a reconciler about to
 // create a whole intended graph, a renderer about to put many items), so
-// that the index does not grow step by step. As the index has a map per
-// item type, the room goes to the first type that grows large (see
-// ReserveType to say which).
-func (g *Graph) Reserve(n int) {
-	if n < 1024 {
-		return
-	}
-	g.r.reserve = n
-}
-
-// ReserveType prepares g's tree for about n more nodes of type typ.
-func (g *Graph) ReserveType(typ string, n int) {
-	r := g.r
-	t := r.typeID(typ)
-	if n <= 2*len(r.nodes[t]) || n < 64 {
-		return
-	}
-	reserve := r.reserve
-	r.grow(t, n)
-	r.reserve = reserve
-}
-
-// ReserveLike prepares g's tree for the items of other: for each item type,
-// room for as many more nodes as other's tree holds.
-func (g *Graph) ReserveLike(other *Graph) {
-	for t, m := range other.r.nodes {
-		if len(m) > 0 {
-			g.ReserveType(other.r.types[t], len(m))
-		}
-	}
-}
+// that the index does not grow step by step.
+func (g *Graph) Reserve(n int) { g.r.index.reserve(n) }
 
 // eachNode calls f for every node of the index, in no particular order.
 func (r *root) eachNode(f func(*Node)) {
-	for _, m := range r.nodes {
-		for _, n := range m {
+	for _, n := range r.index.nodes {
+		if n != nil {
 			f(n)
 		}
 	}

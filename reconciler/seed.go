@@ -87,11 +87,7 @@ func (u *run) seedEverything() {
 		curRefs = u.curScope.Refs() // before the intended items add empty nodes
 	}
 	if u.intended != nil {
-		if u.intended.IsRoot() {
-			u.cur.ReserveLike(u.intended)
-		} else {
-			u.cur.Reserve(u.intended.Len())
-		}
+		u.cur.Reserve(u.intended.Len())
 		u.seedIntendedGraph(u.intended)
 	}
 	for _, ref := range curRefs {
