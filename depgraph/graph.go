@@ -289,7 +289,8 @@ func (g *Graph) putAt(n *Node, item Item, deps []Dependency, srcReq []*Node, st 
 		n.setState(st)
 		return
 	}
-	n.item, n.deps = item, deps
+	n.setItem(item)
+	n.deps = deps
 	n.setState(st)
 	n.owner = owner
 	if owner != nil {
@@ -326,8 +327,8 @@ func (g *Graph) replace(n *Node, item Item, newDeps []Dependency, srcReq []*Node
 			owner.members[n] = struct{}{}
 		}
 	}
-	if item.Equal(n.item) {
-		n.item = item
+	if item == n.item || item.Equal(n.item) {
+		n.setItem(item)
 		if moved {
 			g.r.touch(n)
 		}
@@ -340,7 +341,7 @@ func (g *Graph) replace(n *Node, item Item, newDeps []Dependency, srcReq []*Node
 	} else {
 		n.deps = newDeps
 	}
-	n.item = item
+	n.setItem(item)
 	g.r.touch(n)
 	n.modRev = g.r.rev
 }
@@ -395,7 +396,8 @@ func (r *root) remove(n *Node) {
 		n.owner = nil
 	}
 	r.unlink(n)
-	n.item, n.deps, n.modRev = nil, nil, 0
+	n.setItem(nil)
+	n.deps, n.modRev = nil, 0
 	n.setState(StateData{})
 	r.live--
 	r.unsort()

@@ -370,3 +370,26 @@ func TestHubDependantsThroughChurn(t *testing.T) {
 		t.Fatalf("the hub's empty node outlives its dependants: %d left", len(n.Dependants()))
 	}
 }
+
+// Node.External follows the item put at the node: an external item, a
+// managed one put over it, none after a delete, and the clone's.
+func TestNodeExternalFollowsTheItem(t *testing.T) {
+	g := dg.New("g", &item{typ: "link", name: "eth0", external: true})
+	n := g.Node(ref("link/eth0"))
+	if !n.External() {
+		t.Fatal("external item: Node.External false")
+	}
+	if c := g.Clone().Node(ref("link/eth0")); !c.External() {
+		t.Fatal("clone: Node.External false")
+	}
+	g.Put(&item{typ: "link", name: "eth0", value: "managed"})
+	if n.External() {
+		t.Fatal("managed item put over the external one: Node.External true")
+	}
+	g.Put(&item{typ: "link", name: "eth0", value: "again", external: true})
+	g.Put(mk("if", "eth0", "link/eth0")) // keeps the node after the delete
+	g.Delete(ref("link/eth0"))
+	if n.External() || n.Present() {
+		t.Fatal("deleted item: Node.External or Present true")
+	}
+}

@@ -13,7 +13,10 @@ type Item interface {
 	Name() string
 	// Equal reports whether other (an item of the same type and name)
 	// describes exactly the same state. A false answer makes the reconciler
-	// modify or recreate the item.
+	// modify or recreate the item. An item is equal to itself: the graph
+	// and the reconciler do not ask when both are the same value (items
+	// are compared with ==, so an Item's dynamic type must be comparable,
+	// as pointers are).
 	Equal(other Item) bool
 	// External reports whether the item is only observed, never changed:
 	// the reconciler neither creates, modifies nor deletes it, but its

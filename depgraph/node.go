@@ -31,13 +31,27 @@ type Node struct {
 	idx   int32  // see Index
 	typ   uint16 // see root.typeID
 	so    uint8  // State in the low 4 bits, LastOp in the high 4
-	flags uint8  // nodeDead, nodeCold
+	flags uint8  // nodeDead, nodeCold, nodeExternal
 }
 
 const (
-	nodeDead uint8 = 1 << iota // dropped from its graph
-	nodeCold                   // the state data is in root.cold
+	nodeDead     uint8 = 1 << iota // dropped from its graph
+	nodeCold                       // the state data is in root.cold
+	nodeExternal                   // the item is external
 )
+
+// setItem makes item (or nil) the node's item.
+func (n *Node) setItem(item Item) {
+	n.item = item
+	n.flags &^= nodeExternal
+	if item != nil && item.External() {
+		n.flags |= nodeExternal
+	}
+}
+
+// External reports whether the node holds an external item (see
+// Item.External), without asking the item again.
+func (n *Node) External() bool { return n.flags&nodeExternal != 0 }
 
 func (n *Node) dead() bool { return n.flags&nodeDead != 0 }
 
@@ -69,6 +83,9 @@ func (n *Node) Index() int { return int(n.idx) }
 
 // Ref returns the node's reference.
 func (n *Node) Ref() ItemRef { return ItemRef{Type: n.r.types[n.typ], Name: n.name} }
+
+// Type returns the reference's Type.
+func (n *Node) Type() string { return n.r.types[n.typ] }
 
 // Item returns the item, or nil if the reference has none in this graph.
 func (n *Node) Item() Item { return n.item }

@@ -7,12 +7,17 @@ import (
 // proposal is an operation found ready in a wave.
 type proposal struct {
 	op       Operation
-	node     *dg.Node // the current-state node
-	ref      dg.ItemRef
+	node     *dg.Node // the current-state node (of the item's reference)
 	old, new dg.Item
 	recreate bool
 	evictSeq uint64 // run.evictSeq when it was proposed
 }
+
+func (p proposal) ref() dg.ItemRef { return p.node.Ref() }
+
+// equal reports whether a and b describe the same state. An item is equal
+// to itself without asking it (see dg.Item).
+func equal(a, b dg.Item) bool { return a == b || a.Equal(b) }
 
 // markEvictions is the first half of a wave: it finds the current items
 // that must go now (to be recreated, or whose dependencies broke) and
@@ -88,10 +93,10 @@ func (u *run) recreateWhenModified(d, c *dg.Node) bool {
 
 func (u *run) isExternal(c *dg.Node) bool {
 	if c.Present() {
-		return c.Item().External()
+		return c.External()
 	}
-	if i := u.intNode(c); i != nil && i.Present() {
-		return i.Item().External()
+	if i := u.intNode(c); i != nil {
+		return i.External()
 	}
 	return false
 }
@@ -124,7 +129,7 @@ func (u *run) mustDelete(c *dg.Node) (must, recreate bool) {
 		return false, false
 	case u.depsBroken(c):
 		return true, true
-	case !w.item.Equal(c.Item()) && u.needsRecreate(c.Item(), w.item):
+	case !equal(w.item, c.Item()) && u.needsRecreate(c.Item(), w.item):
 		return true, true
 	}
 	return false, false
@@ -183,7 +188,7 @@ func (u *run) evictTree(c *dg.Node, out []*dg.Node) []*dg.Node {
 // by a modify that is ready now.
 func (u *run) canModifyAway(d, c *dg.Node) bool {
 	w := u.want(d)
-	if !w.ok || w.item.Equal(d.Item()) || u.needsRecreate(d.Item(), w.item) {
+	if !w.ok || equal(w.item, d.Item()) || u.needsRecreate(d.Item(), w.item) {
 		return false
 	}
 	for _, dep := range w.deps {

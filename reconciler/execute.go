@@ -23,7 +23,7 @@ func (u *run) execute(props *[3][]proposal) {
 		groupByType(group)
 		for i := 0; i < len(group); {
 			j := i + 1
-			for j < len(group) && group[j].ref.Type == group[i].ref.Type {
+			for j < len(group) && group[j].node.Type() == group[i].node.Type() {
 				j++
 			}
 			u.executeGroup(group[i:j])
@@ -61,13 +61,13 @@ func (u *run) stillReady(group []proposal) []proposal {
 func groupByType(group []proposal) {
 	var types []string
 	for _, p := range group {
-		if !slices.Contains(types, p.ref.Type) {
-			types = append(types, p.ref.Type)
+		if t := p.node.Type(); !slices.Contains(types, t) {
+			types = append(types, t)
 		}
 	}
 	if len(types) > 1 {
 		slices.SortStableFunc(group, func(a, b proposal) int {
-			return slices.Index(types, a.ref.Type) - slices.Index(types, b.ref.Type)
+			return slices.Index(types, a.node.Type()) - slices.Index(types, b.node.Type())
 		})
 	}
 }
@@ -122,7 +122,7 @@ func (u *run) executeBatch(b BatchConfigurator, group []proposal) {
 func (u *run) executeOne(cfg Configurator, p proposal) {
 	e := u.entry(p, u.r.now())
 	if cfg == nil {
-		u.finish(p, e, u.r.now(), fmt.Errorf("%w %q", ErrNoConfigurator, p.ref.Type))
+		u.finish(p, e, u.r.now(), fmt.Errorf("%w %q", ErrNoConfigurator, p.node.Type()))
 		return
 	}
 	if u.dry {
@@ -170,11 +170,11 @@ func (u *run) opContext(p proposal, e OpLogEntry) *opCtx {
 	} else {
 		c.reset()
 	}
-	c.parent, c.ref, c.op, c.item, c.start = u.ctx, p.ref, p.op, p.item(), e.Start
+	c.parent, c.ref, c.op, c.item, c.start = u.ctx, p.ref(), p.op, p.item(), e.Start
 	c.scope, c.notify = u.scope, u.rec.notifier
 	return c
 }
 
 func (u *run) entry(p proposal, start time.Time) OpLogEntry {
-	return OpLogEntry{Ref: p.ref, Item: p.item(), Op: p.op, Recreate: p.recreate, Start: start, PrevErr: p.node.State().LastErr}
+	return OpLogEntry{Ref: p.ref(), Item: p.item(), Op: p.op, Recreate: p.recreate, Start: start, PrevErr: p.node.State().LastErr}
 }

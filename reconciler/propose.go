@@ -70,7 +70,7 @@ func (u *run) decideAbsent(c *dg.Node, w target) (proposal, bool) {
 	if !u.ready(c, w) || u.conflictPending(c, w.item) {
 		return proposal{}, false
 	}
-	return proposal{op: OpCreate, node: c, ref: c.Ref(), new: w.item, recreate: u.has(c, fRecreating)}, true
+	return proposal{op: OpCreate, node: c, new: w.item, recreate: u.has(c, fRecreating)}, true
 }
 
 func (u *run) decideDelete(c *dg.Node, stillWanted bool) (proposal, bool) {
@@ -81,7 +81,7 @@ func (u *run) decideDelete(c *dg.Node, stillWanted bool) (proposal, bool) {
 		return proposal{}, false
 	}
 	re := u.has(c, fRecreating) || stillWanted
-	return proposal{op: OpDelete, node: c, ref: c.Ref(), old: c.Item(), recreate: re}, true
+	return proposal{op: OpDelete, node: c, old: c.Item(), recreate: re}, true
 }
 
 // dependantsRemain reports whether current items still depend on c,
@@ -107,7 +107,7 @@ func (u *run) dependantsRemain(c *dg.Node) bool {
 }
 
 func (u *run) decideModify(c *dg.Node, st dg.StateData, w target) (proposal, bool) {
-	changed := !w.item.Equal(c.Item())
+	changed := !equal(w.item, c.Item())
 	if !changed && st.State != dg.StateFailed {
 		return proposal{}, false
 	}
@@ -118,7 +118,7 @@ func (u *run) decideModify(c *dg.Node, st dg.StateData, w target) (proposal, boo
 	if changed && (u.evictRecreateOnModify(c) || u.conflictPending(c, w.item)) {
 		return proposal{}, false
 	}
-	return proposal{op: OpModify, node: c, ref: c.Ref(), old: c.Item(), new: w.item}, true
+	return proposal{op: OpModify, node: c, old: c.Item(), new: w.item}, true
 }
 
 func (u *run) stall(c *dg.Node) {
@@ -199,8 +199,8 @@ func (u *run) depProblem(dep dg.Dependency, req *dg.Node) depStatus {
 		return depGoing
 	}
 	it := rc.Item()
-	if !it.External() {
-		if w := u.want(rc); w.ok && !w.item.Equal(it) {
+	if !rc.External() {
+		if w := u.want(rc); w.ok && !equal(w.item, it) {
 			return depChanging
 		}
 	}
@@ -271,7 +271,7 @@ func (u *run) withdrawStalled() bool {
 			continue
 		}
 		w := u.want(c)
-		if !w.ok || w.item.Equal(c.Item()) {
+		if !w.ok || equal(w.item, c.Item()) {
 			continue
 		}
 		if _, _, blocked := u.unsatisfied(w); !blocked && !u.closesCycle(c, w) {
@@ -296,7 +296,7 @@ func (u *run) explainBlocked() {
 	for _, c := range u.blockedNow {
 		u.unset(c, fBlocked)
 		w := u.want(c)
-		if !w.ok || c.Present() && c.State().State == dg.StateCreated && w.item.Equal(c.Item()) {
+		if !w.ok || c.Present() && c.State().State == dg.StateCreated && equal(w.item, c.Item()) {
 			u.forgetBlocked(c)
 			continue
 		}

@@ -18,7 +18,7 @@ func (u *run) finish(p proposal, e OpLogEntry, end time.Time, err error) {
 	}
 	c := p.node
 	if len(u.rec.failed) > 0 {
-		delete(u.rec.failed, p.ref)
+		delete(u.rec.failed, p.ref())
 	}
 	u.forgetBlocked(c)
 	switch p.op {
@@ -58,11 +58,11 @@ func (u *run) put(c *dg.Node, item dg.Item, st dg.StateData) {
 // run; every later Reconcile retries it.
 func (u *run) failed(p proposal, at time.Time, err error) {
 	c := p.node
-	u.errs = append(u.errs, fmt.Errorf("%s %s: %w", p.op, p.ref, err))
+	u.errs = append(u.errs, fmt.Errorf("%s %s: %w", p.op, p.ref(), err))
 	u.set(c, fFailedNow)
-	u.rec.noteFailure(p.ref, p.op, at)
+	u.rec.noteFailure(p.ref(), p.op, at)
 	if p.op != OpDelete {
-		u.failedMake(p.ref)
+		u.failedMake(p.ref())
 	}
 	st := dg.StateData{State: dg.StateFailed, LastOp: p.op, LastErr: err, Since: at}
 	switch {
@@ -82,7 +82,7 @@ func (u *run) failed(p proposal, at time.Time, err error) {
 func (u *run) started(p proposal, e OpLogEntry, op *opCtx) {
 	e.InProgress = true
 	u.logEntry(e)
-	u.rec.async[p.ref] = op
+	u.rec.async[p.ref()] = op
 	c := p.node
 	st := dg.StateData{State: transitionState(p.op), LastOp: p.op, Since: e.Start}
 	if p.new != nil {
@@ -116,7 +116,7 @@ func (u *run) settleAsync(c *dg.Node, op *opCtx) {
 	delete(u.rec.async, c.Ref())
 	now := u.r.now()
 	e := OpLogEntry{Ref: c.Ref(), Item: op.item, Op: op.op, Start: op.start, End: now, Err: err, PrevErr: c.State().LastErr}
-	p := proposal{op: op.op, node: c, ref: c.Ref()}
+	p := proposal{op: op.op, node: c}
 	if op.op == OpDelete {
 		p.old = op.item
 	} else {
@@ -157,7 +157,7 @@ func (u *run) queueIntendedDependants(c *dg.Node) {
 // been waiting for its dependant to leave.
 func (u *run) queueManaged(reqs []*dg.Node) {
 	for _, req := range reqs {
-		if req.Present() && !req.Item().External() {
+		if req.Present() && !req.External() {
 			u.enqueue(req)
 		}
 	}

@@ -219,6 +219,9 @@ func (u *run) enqueueAll(nodes []*dg.Node) {
 func (u *run) takeWave() []*dg.Node {
 	wave := u.queue
 	u.queue = u.spareQueue[:0]
+	if u.queue == nil && len(wave) > 1024 { // a big run: do not grow step by step
+		u.queue = make([]*dg.Node, 0, len(wave))
+	}
 	u.spareQueue = nil
 	for _, c := range wave {
 		u.unset(c, fQueued)

@@ -87,6 +87,7 @@ func (u *run) seedEverything() {
 		curRefs = u.curScope.Refs() // before the intended items add empty nodes
 	}
 	if u.intended != nil {
+		u.queue = slices.Grow(u.queue, u.intended.Len()+len(curRefs))
 		u.cur.Reserve(u.intended.Len())
 		u.seedIntendedGraph(u.intended)
 	}

@@ -17,10 +17,10 @@ type OpLogEntry struct {
 	Op   Operation
 	// Recreate marks the delete and the create of an item that had to be
 	// recreated, and the cascade of its dependants.
-	Recreate   bool
-	Start, End time.Time
+	Recreate bool
 	// InProgress: the operation goes on in the background (End is zero).
 	InProgress bool
+	Start, End time.Time
 	Err        error
 	// PrevErr is the item's error before this operation (nil if none).
 	PrevErr error
