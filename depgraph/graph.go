@@ -271,7 +271,7 @@ func (g *Graph) PutWithState(item Item, st StateData) {
 // PutAt is PutWithState for the node n of g's tree (n.Ref() must be the
 // item's reference): it saves the lookup when the caller holds the node.
 func (g *Graph) PutAt(n *Node, item Item, st StateData) {
-	g.putAt(n, item, item.Dependencies(), nil, st)
+	g.putAt(n, item, item.External(), item.Dependencies(), nil, st)
 }
 
 // PutFrom is PutAt with the item of src, a node of the same reference in
@@ -279,17 +279,17 @@ func (g *Graph) PutAt(n *Node, item Item, st StateData) {
 // recorded and finds their nodes in g through the nodes' cached
 // counterparts, instead of asking the item and looking each one up.
 func (g *Graph) PutFrom(n, src *Node, st StateData) {
-	g.putAt(n, src.item, src.deps, src.required(), st)
+	g.putAt(n, src.item, src.External(), src.deps, src.required(), st)
 }
 
-func (g *Graph) putAt(n *Node, item Item, deps []Dependency, srcReq []*Node, st StateData) {
+func (g *Graph) putAt(n *Node, item Item, ext bool, deps []Dependency, srcReq []*Node, st StateData) {
 	owner := g.ownerForPut()
 	if n.item != nil {
-		g.replace(n, item, deps, srcReq, owner)
+		g.replace(n, item, ext, deps, srcReq, owner)
 		n.setState(st)
 		return
 	}
-	n.setItem(item)
+	n.setItem(item, ext)
 	n.deps = deps
 	n.setState(st)
 	n.owner = owner
@@ -316,7 +316,7 @@ func (g *Graph) ownerForPut() *Graph {
 	return s
 }
 
-func (g *Graph) replace(n *Node, item Item, newDeps []Dependency, srcReq []*Node, owner *Graph) {
+func (g *Graph) replace(n *Node, item Item, ext bool, newDeps []Dependency, srcReq []*Node, owner *Graph) {
 	moved := n.owner != owner
 	if moved {
 		if n.owner != nil {
@@ -328,7 +328,7 @@ func (g *Graph) replace(n *Node, item Item, newDeps []Dependency, srcReq []*Node
 		}
 	}
 	if item == n.item || item.Equal(n.item) {
-		n.setItem(item)
+		n.setItem(item, ext)
 		if moved {
 			g.r.touch(n)
 		}
@@ -341,7 +341,7 @@ func (g *Graph) replace(n *Node, item Item, newDeps []Dependency, srcReq []*Node
 	} else {
 		n.deps = newDeps
 	}
-	n.setItem(item)
+	n.setItem(item, ext)
 	g.r.touch(n)
 	n.modRev = g.r.rev
 }
@@ -396,7 +396,7 @@ func (r *root) remove(n *Node) {
 		n.owner = nil
 	}
 	r.unlink(n)
-	n.setItem(nil)
+	n.setItem(nil, false)
 	n.deps, n.modRev = nil, 0
 	n.setState(StateData{})
 	r.live--

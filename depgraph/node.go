@@ -40,11 +40,11 @@ const (
 	nodeExternal                   // the item is external
 )
 
-// setItem makes item (or nil) the node's item.
-func (n *Node) setItem(item Item) {
+// setItem makes item (or nil) the node's item; ext is item.External().
+func (n *Node) setItem(item Item, ext bool) {
 	n.item = item
 	n.flags &^= nodeExternal
-	if item != nil && item.External() {
+	if ext {
 		n.flags |= nodeExternal
 	}
 }

@@ -20,14 +20,10 @@ func (u *run) execute(props *[3][]proposal) {
 		if k > 0 {
 			group = u.stillReady(group)
 		}
-		groupByType(group)
-		for i := 0; i < len(group); {
-			j := i + 1
-			for j < len(group) && group[j].node.Type() == group[i].node.Type() {
-				j++
-			}
-			u.executeGroup(group[i:j])
-			i = j
+		start := 0
+		for _, end := range u.groupByType(group) {
+			u.executeGroup(group[start:end])
+			start = end
 		}
 	}
 }
@@ -56,20 +52,56 @@ func (u *run) stillReady(group []proposal) []proposal {
 }
 
 // groupByType orders the proposals by item type, types in order of first
-// appearance, keeping the order within a type. A single type (the common
-// case) costs one pass.
-func groupByType(group []proposal) {
-	var types []string
+// appearance, keeping the order within a type, and returns where the
+// proposals of each type end. A single type (the common case) costs one
+// pass; more cost one more (a counting sort).
+func (u *run) groupByType(group []proposal) []int {
+	g := &u.grouping
+	g.types, g.kinds, g.ends = g.types[:0], g.kinds[:0], g.ends[:0]
+	last := -1
 	for _, p := range group {
-		if t := p.node.Type(); !slices.Contains(types, t) {
-			types = append(types, t)
+		t := p.node.Type()
+		if last < 0 || g.types[last] != t {
+			if last = slices.Index(g.types, t); last < 0 {
+				last = len(g.types)
+				g.types = append(g.types, t)
+			}
 		}
+		g.kinds = append(g.kinds, int32(last))
 	}
-	if len(types) > 1 {
-		slices.SortStableFunc(group, func(a, b proposal) int {
-			return slices.Index(types, a.node.Type()) - slices.Index(types, b.node.Type())
-		})
+	if len(g.types) <= 1 {
+		if len(group) > 0 {
+			g.ends = append(g.ends, len(group))
+		}
+		return g.ends
 	}
+	next := make([]int, len(g.types)) // where the next proposal of each type goes
+	for _, kind := range g.kinds {
+		next[kind]++
+	}
+	end := 0
+	for k, n := range next {
+		next[k] = end
+		end += n
+		g.ends = append(g.ends, end)
+	}
+	sorted := slices.Grow(g.buf[:0], len(group))[:len(group)]
+	for i, p := range group {
+		sorted[next[g.kinds[i]]] = p
+		next[g.kinds[i]]++
+	}
+	copy(group, sorted)
+	clear(sorted)
+	g.buf = sorted[:0]
+	return g.ends
+}
+
+// grouping is groupByType's scratch space, kept from wave to wave.
+type grouping struct {
+	types []string
+	kinds []int32 // the type of each proposal, by index in types
+	ends  []int
+	buf   []proposal
 }
 
 func opRank(op Operation) int {
