@@ -417,6 +417,10 @@ func (r *root) link(n *Node, srcReq []*Node) {
 		var req *Node
 		if srcReq != nil {
 			req = srcReq[i].in(r)
+			if k := len(srcReq[i].dependants); req.dependants == nil && k > 1 {
+				// as many as in the other graph: not grown step by step
+				req.dependants = make([]*Node, 0, k)
+			}
 		} else {
 			req = r.nodeFor(d.RequiredItem)
 		}

@@ -14,24 +14,26 @@ import (
 // while its graph is held (Hold); otherwise it is dropped from the graph and
 // Dead reports true: look the reference up again with NodeFor.
 type Node struct {
-	name string // the reference's Name; its Type is r.types[typ]
+	// The fields a reconciler reads for every node come first, in one
+	// cache line.
 	r    *root
+	peer *Node // cached: the node of the same reference in another graph
 	item Item
-	deps []Dependency
+	idx  int32  // see Index
+	typ  uint16 // see root.typeID; the reference's Type is r.types[typ]
+	// The state data, packed (see setState): a StateData with an error or
+	// with a State or LastOp beyond 15 is kept in root.cold instead.
+	so    uint8 // State in the low 4 bits, LastOp in the high 4
+	flags uint8 // nodeDead, nodeCold, nodeExternal
 	// req holds the nodes of deps[i].RequiredItem (as many as deps), in
 	// the same graph; nil without deps.
 	req        []*Node
+	name       string // the reference's Name
+	deps       []Dependency
 	dependants []*Node // see root.addDependant
 	owner      *Graph
-	modRev     uint64 // revision at which the value last changed in place
-	peer       *Node  // cached: the node of the same reference in another graph
-	// The state data, packed (see setState): a StateData with an error or
-	// with a State or LastOp beyond 15 is kept in root.cold instead.
-	since time.Time
-	idx   int32  // see Index
-	typ   uint16 // see root.typeID
-	so    uint8  // State in the low 4 bits, LastOp in the high 4
-	flags uint8  // nodeDead, nodeCold, nodeExternal
+	modRev     uint64    // revision at which the value last changed in place
+	since      time.Time // the state data's Since (see so)
 }
 
 const (

@@ -95,10 +95,15 @@ func (u *run) isExternal(c *dg.Node) bool {
 	if c.Present() {
 		return c.External()
 	}
-	if i := u.intNode(c); i != nil {
-		return i.External()
+	return u.isExternalOf(c, u.intNode(c))
+}
+
+// isExternalOf is isExternal for c whose intended node is i (or nil).
+func (u *run) isExternalOf(c, i *dg.Node) bool {
+	if c.Present() {
+		return c.External()
 	}
-	return false
+	return i != nil && i.External()
 }
 
 // exists reports whether the current state holds a real instance: present

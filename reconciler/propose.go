@@ -29,14 +29,15 @@ func (u *run) decide(c *dg.Node) (proposal, bool) {
 			return proposal{}, false
 		}
 	}
-	if u.has(c, fFailedNow) || u.isExternal(c) {
+	i := u.intNode(c)
+	if u.has(c, fFailedNow) || u.isExternalOf(c, i) {
 		return proposal{}, false
 	}
 	if st := c.State(); st.State.InTransition() && c.Present() {
 		// No handle: treat the operation as failed, and do it again now.
 		c.SetState(dg.StateData{State: dg.StateFailed, LastOp: st.LastOp, LastErr: ErrOperationLost, Since: st.Since})
 	}
-	w := u.want(c)
+	w := u.wantOf(c, i)
 	st := c.State()
 	if !c.Present() || st.State == dg.StateFailed && st.LastOp != dg.OpModify {
 		return u.decideAbsent(c, w)

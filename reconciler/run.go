@@ -182,8 +182,10 @@ type target struct {
 // want returns the intended value of c's item, if it should exist. Items
 // out of scope keep their intended value from the whole tree, or else their
 // current value: a run never deletes what is outside its scope.
-func (u *run) want(c *dg.Node) target {
-	i := u.intNode(c)
+func (u *run) want(c *dg.Node) target { return u.wantOf(c, u.intNode(c)) }
+
+// wantOf is want for c whose intended node is i (or nil).
+func (u *run) wantOf(c, i *dg.Node) target {
 	if u.intended != nil && i != nil && u.intended.Holds(i) {
 		return target{i.Item(), i.Dependencies(), i.Required(), true}
 	}
