@@ -71,7 +71,7 @@ func (g *Graph) Clone() *Graph {
 }
 
 func cloneTree(src, parent *Graph, r *root) *Graph {
-	dst := &Graph{name: src.name, desc: src.desc, parent: parent, r: r}
+	dst := &Graph{name: src.name, desc: src.desc, parent: parent, r: r, path: src.path}
 	for name, s := range src.subs {
 		if dst.subs == nil {
 			dst.subs = make(map[string]*Graph, len(src.subs))

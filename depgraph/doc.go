@@ -48,10 +48,13 @@
 // counting as a change.
 //
 // Memory: a reference costs a Node of 168 bytes (64-bit), allocated with
-// its neighbours in 16 KiB slabs, and an entry in the graph's index (about
-// 50 bytes), on top of the item and its dependencies, which the graph
-// shares with the caller. A node packs its state data; one with an error
-// is kept aside. A graph holds at most 65536 item types.
+// its neighbours in 16 KiB slabs, and a slot in the graph's index (a hash
+// table of node pointers and 32-bit hashes, 12 bytes a slot, between 3/8
+// and 3/4 full: 16 to 32 bytes a node), on top of the item and its
+// dependencies, which the graph shares with the caller, and of the
+// required nodes (8 bytes a dependency). A node packs its state data; one
+// with an error is kept aside. A graph holds at most 65536 item types.
+// Reserve sizes the index once for a known number of items.
 //
 // DOT renders a graph for Graphviz; DiffDOT renders current and intended
 // state together, coloured by what a reconcile would change.

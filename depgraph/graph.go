@@ -23,6 +23,7 @@ type Graph struct {
 	// root, whose members are all nodes without another owner).
 	members map[*Node]struct{}
 	only    *ItemRef // set for single-item views
+	path    string   // see Path
 	r       *root
 }
 
@@ -93,7 +94,10 @@ func (g *Graph) IsRoot() bool { return g.parent == nil && g.only == nil }
 
 // Path returns the names of the subgraphs from the root (excluded) down to
 // g, joined by "/". The root's path is "".
-func (g *Graph) Path() string {
+func (g *Graph) Path() string { return g.path }
+
+// makePath works out g's path (see Path) when g is made.
+func (g *Graph) makePath() string {
 	var parts []string
 	for s := g; s.parent != nil; s = s.parent {
 		if s.only == nil {

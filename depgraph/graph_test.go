@@ -393,3 +393,28 @@ func TestNodeExternalFollowsTheItem(t *testing.T) {
 		t.Fatal("deleted item: Node.External or Present true")
 	}
 }
+
+// A graph's path names the subgraphs from the root down, views of an item
+// adding nothing, in a clone as in the original.
+func TestPathOfSubgraphsViewsAndClones(t *testing.T) {
+	g := dg.New("g")
+	ab := g.EditSubGraph("a/b")
+	ab.Put(mk("if", "x"))
+	empty := g.EditSubGraph("").EditSubGraph("c")
+	view := ab.ItemAsSubGraph(ref("if/x"))
+	clone := g.Clone()
+	for _, c := range []struct {
+		g    *dg.Graph
+		want string
+	}{
+		{g, ""}, {ab, "a/b"}, {g.SubGraph("a"), "a"}, {empty, "/c"}, {view, "a/b"},
+		{g.ItemAsSubGraph(ref("if/x")), ""}, {clone.SubGraph("a/b"), "a/b"}, {clone, ""},
+	} {
+		if got := c.g.Path(); got != c.want {
+			t.Errorf("%s: path %q, want %q", c.g.Name(), got, c.want)
+		}
+	}
+	if s, _ := g.ScopeOf(ref("if/x")); s != "a/b" {
+		t.Errorf("scope %q, want a/b", s)
+	}
+}

@@ -165,8 +165,15 @@ func (r *root) forget(n *Node) { r.index.remove(n, hashRef(n.typ, n.name)) }
 
 // Reserve prepares g's tree for about n more nodes (a reconciler about to
 // create a whole intended graph, a renderer about to put many items), so
-// that the index does not grow step by step.
-func (g *Graph) Reserve(n int) { g.r.index.reserve(n) }
+// that the index (and the journal, for journaled changes) does not grow
+// step by step.
+func (g *Graph) Reserve(n int) {
+	r := g.r
+	r.index.reserve(n)
+	if r.unjournaled == 0 && n > 0 {
+		r.journal.entries = slices.Grow(r.journal.entries, n)
+	}
+}
 
 // eachNode calls f for every node of the index, in no particular order.
 func (r *root) eachNode(f func(*Node)) {
@@ -177,15 +184,30 @@ func (r *root) eachNode(f func(*Node)) {
 	}
 }
 
-// sortNodes orders nodes by reference: type, then name.
+// sortNodes orders nodes by reference: type, then name. It sorts keys
+// that hold what the comparison needs (the type's rank, the name), so that
+// the sort does not visit the nodes.
 func (r *root) sortNodes(nodes []*Node) {
 	rank := r.typeRanks()
-	slices.SortFunc(nodes, func(a, b *Node) int {
-		if a.typ != b.typ {
-			return int(rank[a.typ]) - int(rank[b.typ])
+	keys := make([]sortKey, len(nodes))
+	for i, n := range nodes {
+		keys[i] = sortKey{rank[n.typ], n.name, n}
+	}
+	slices.SortFunc(keys, func(a, b sortKey) int {
+		if a.rank != b.rank {
+			return int(a.rank) - int(b.rank)
 		}
 		return strings.Compare(a.name, b.name)
 	})
+	for i, k := range keys {
+		nodes[i] = k.node
+	}
+}
+
+type sortKey struct {
+	rank uint16
+	name string
+	node *Node
 }
 
 // typeRanks returns, by type number, the place of the type's name in the

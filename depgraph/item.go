@@ -1,6 +1,9 @@
 package depgraph
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Item is one object of the modelled state: a network interface, a route, a
 // file, a process. Items are values: a graph never mutates them, and a new
@@ -46,17 +49,10 @@ func (r ItemRef) String() string { return r.Type + "/" + r.Name }
 // Compare orders references by type, then name. It is the order in which
 // graphs are iterated and in which the reconciler logs operations.
 func (r ItemRef) Compare(o ItemRef) int {
-	switch {
-	case r.Type < o.Type:
-		return -1
-	case r.Type > o.Type:
-		return 1
-	case r.Name < o.Name:
-		return -1
-	case r.Name > o.Name:
-		return 1
+	if c := strings.Compare(r.Type, o.Type); c != 0 {
+		return c
 	}
-	return 0
+	return strings.Compare(r.Name, o.Name)
 }
 
 // Dependency says that the dependant item can only exist while the required

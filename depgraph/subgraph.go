@@ -29,6 +29,7 @@ func (g *Graph) EditSubGraph(name string) *Graph {
 		child := s.subs[part]
 		if child == nil {
 			child = &Graph{name: part, parent: s, r: s.r}
+			child.path = child.makePath()
 			s.subs[part] = child
 		}
 		s = child
@@ -61,7 +62,9 @@ func (g *Graph) DeleteSubGraph(name string) bool {
 // ItemAsSubGraph returns a view of g that holds only the item ref (if g
 // holds it). Reconciling such a view reconciles just that item.
 func (g *Graph) ItemAsSubGraph(ref ItemRef) *Graph {
-	return &Graph{name: ref.String(), parent: g, r: g.r, only: &ref}
+	v := &Graph{name: ref.String(), parent: g, r: g.r, only: &ref}
+	v.path = v.makePath()
+	return v
 }
 
 // ScopeOf returns the path of the subgraph that directly holds the item

@@ -181,7 +181,7 @@ func (u *run) evictTree(c *dg.Node, out []*dg.Node) []*dg.Node {
 			out = append(out, d)
 			continue
 		}
-		if u.want(d).ok {
+		if u.wanted(d) {
 			u.set(d, fRecreating)
 		}
 		out = u.evictTree(d, out)

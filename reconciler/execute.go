@@ -57,17 +57,18 @@ func (u *run) stillReady(group []proposal) []proposal {
 // pass; more cost one more (a counting sort).
 func (u *run) groupByType(group []proposal) []int {
 	g := &u.grouping
-	g.types, g.kinds, g.ends = g.types[:0], g.kinds[:0], g.ends[:0]
+	if g.types == nil {
+		g.types, g.ends = g.fewTypes[:0], g.fewEnds[:0]
+	}
+	g.types, g.ends = g.types[:0], g.ends[:0]
 	last := -1
 	for _, p := range group {
-		t := p.node.Type()
-		if last < 0 || g.types[last] != t {
+		if t := p.node.Type(); last < 0 || g.types[last] != t {
 			if last = slices.Index(g.types, t); last < 0 {
 				last = len(g.types)
 				g.types = append(g.types, t)
 			}
 		}
-		g.kinds = append(g.kinds, int32(last))
 	}
 	if len(g.types) <= 1 {
 		if len(group) > 0 {
@@ -75,9 +76,15 @@ func (u *run) groupByType(group []proposal) []int {
 		}
 		return g.ends
 	}
+	g.kinds = slices.Grow(g.kinds[:0], len(group))
 	next := make([]int, len(g.types)) // where the next proposal of each type goes
-	for _, kind := range g.kinds {
-		next[kind]++
+	last = 0
+	for _, p := range group {
+		if t := p.node.Type(); g.types[last] != t {
+			last = slices.Index(g.types, t)
+		}
+		g.kinds = append(g.kinds, int32(last))
+		next[last]++
 	}
 	end := 0
 	for k, n := range next {
@@ -98,10 +105,12 @@ func (u *run) groupByType(group []proposal) []int {
 
 // grouping is groupByType's scratch space, kept from wave to wave.
 type grouping struct {
-	types []string
-	kinds []int32 // the type of each proposal, by index in types
-	ends  []int
-	buf   []proposal
+	types    []string
+	kinds    []int32 // the type of each proposal, by index in types
+	ends     []int
+	buf      []proposal
+	fewTypes [4]string // the first arrays of types and ends
+	fewEnds  [4]int
 }
 
 func opRank(op Operation) int {

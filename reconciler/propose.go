@@ -99,7 +99,7 @@ func (u *run) dependantsRemain(c *dg.Node) bool {
 			u.enqueue(d)
 			continue
 		}
-		if u.want(d).ok {
+		if u.wanted(d) {
 			u.set(d, fRecreating)
 		}
 		u.enqueueAll(u.evictTree(d, nil))
@@ -188,7 +188,7 @@ const (
 func (u *run) depProblem(dep dg.Dependency, req *dg.Node) depStatus {
 	rc := u.asCur(req)
 	if !rc.Present() {
-		if !u.want(rc).ok {
+		if !u.wanted(rc) {
 			return depNotIntended
 		}
 		return depMissing

@@ -37,7 +37,7 @@ func (u *run) finish(p proposal, e OpLogEntry, end time.Time, err error) {
 		u.unset(c, fEvict)
 		u.queueManaged(oldReq)
 		u.queueIntendedDependants(c)
-		if u.want(c).ok {
+		if u.wanted(c) {
 			u.enqueue(c)
 		}
 	}

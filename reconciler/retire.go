@@ -63,7 +63,7 @@ func (u *run) evictRetiring() bool {
 	found := false
 	for _, c := range list {
 		u.unset(c, fRetiring)
-		if !c.Present() || u.has(c, fEvict) || u.want(c).ok {
+		if !c.Present() || u.has(c, fEvict) || u.wanted(c) {
 			continue
 		}
 		if wait {

@@ -184,6 +184,18 @@ type target struct {
 // current value: a run never deletes what is outside its scope.
 func (u *run) want(c *dg.Node) target { return u.wantOf(c, u.intNode(c)) }
 
+// wanted is want(c).ok: whether c's item should exist.
+func (u *run) wanted(c *dg.Node) bool {
+	i := u.intNode(c)
+	switch {
+	case u.intended != nil && i != nil && u.intended.Holds(i):
+		return true
+	case u.inScope(c, i):
+		return false
+	}
+	return i != nil && i.Present() || c.Present()
+}
+
 // wantOf is want for c whose intended node is i (or nil).
 func (u *run) wantOf(c, i *dg.Node) target {
 	if u.intended != nil && i != nil && u.intended.Holds(i) {
