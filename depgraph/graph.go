@@ -43,8 +43,12 @@ type root struct {
 	// unjournaled > 0: changes bump the revision but are not journaled
 	// (see WithoutJournal).
 	unjournaled int
-	sorted      []ItemRef // cache of all refs in order, nil when stale
-	sortedNodes []*Node   // cache of the nodes with an item in order, nil when stale
+	// The items in order (Refs, Items), kept up to date by merging the
+	// changes in (see sortedLive).
+	sorted      []ItemRef // all refs in order, nil when stale
+	sortedNodes []*Node   // the nodes with an item in order as of the last sort
+	sortStale   bool      // items were added or removed since
+	added       []*Node   // the nodes that got an item since (nodeAdded)
 	slab        []Node    // where the next nodes are allocated (see newNode)
 	nextIdx     int32     // the Index of the next new node, unless free has one
 	free        []int32   // the Index numbers of dropped nodes
@@ -302,7 +306,7 @@ func (g *Graph) putAt(n *Node, item Item, ext bool, deps []Dependency, srcReq []
 	}
 	g.r.live++
 	g.r.link(n, srcReq)
-	g.r.unsort()
+	g.r.gained(n)
 	g.r.touch(n)
 }
 
@@ -404,7 +408,7 @@ func (r *root) remove(n *Node) {
 	n.deps, n.modRev = nil, 0
 	n.setState(StateData{})
 	r.live--
-	r.unsort()
+	r.sorted, r.sortStale = nil, true
 	r.touch(n)
 	r.maybeDrop(n)
 }
@@ -518,25 +522,86 @@ func refsOf(nodes []*Node) []ItemRef {
 	return refs
 }
 
-// unsort drops the caches of the sorted items.
-func (r *root) unsort() {
-	r.sorted, r.sortedNodes = nil, nil
+// gained notes that n got an item.
+func (r *root) gained(n *Node) {
+	r.sorted, r.sortStale = nil, true
+	if r.sortedNodes != nil && n.flags&(nodeSorted|nodeAdded) == 0 {
+		n.flags |= nodeAdded
+		r.added = append(r.added, n)
+	}
 }
 
-// sortedLive returns the nodes with an item, in order (cached).
+// sortedLive returns the nodes with an item, in order. After a few changes
+// it merges them into the last order (O(n + k log k) for k changes)
+// instead of sorting everything again; a node in that order keeps
+// nodeSorted, so that one deleted and put again is not added twice. The
+// slice returned is never changed afterwards.
 func (r *root) sortedLive() []*Node {
-	if r.sortedNodes != nil {
+	if r.sortedNodes != nil && !r.sortStale {
 		return r.sortedNodes
 	}
+	if r.sortedNodes == nil || len(r.added) > len(r.sortedNodes)/2 {
+		r.sortAll()
+	} else {
+		r.mergeAdded()
+	}
+	r.sortStale = false
+	return r.sortedNodes
+}
+
+func (r *root) sortAll() {
+	for _, n := range r.added {
+		n.flags &^= nodeAdded
+	}
+	clear(r.added)
+	r.added = r.added[:0]
 	out := make([]*Node, 0, r.live)
 	r.eachNode(func(n *Node) {
+		n.flags &^= nodeSorted
 		if n.item != nil {
+			n.flags |= nodeSorted
 			out = append(out, n)
 		}
 	})
 	r.sortNodes(out)
 	r.sortedNodes = out
-	return out
+}
+
+func (r *root) mergeAdded() {
+	add := r.added[:0]
+	for _, n := range r.added {
+		n.flags &^= nodeAdded
+		if n.item != nil && !n.dead() {
+			n.flags |= nodeSorted
+			add = append(add, n)
+		}
+	}
+	clear(r.added[len(add):])
+	r.sortNodes(add)
+	rank := r.typeRanks()
+	less := func(a, b *Node) bool {
+		if a.typ != b.typ {
+			return rank[a.typ] < rank[b.typ]
+		}
+		return a.name < b.name
+	}
+	out := make([]*Node, 0, r.live)
+	i := 0
+	for _, n := range r.sortedNodes {
+		if n.item == nil || n.dead() { // deleted since
+			n.flags &^= nodeSorted
+			continue
+		}
+		for i < len(add) && less(add[i], n) {
+			out = append(out, add[i])
+			i++
+		}
+		out = append(out, n)
+	}
+	out = append(out, add[i:]...)
+	clear(add)
+	r.added = add[:0]
+	r.sortedNodes = out
 }
 
 // sortedMembers returns the nodes of the items in subgraph g, in order.

@@ -3,6 +3,8 @@ package depgraph_test
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
@@ -416,5 +418,57 @@ func TestPathOfSubgraphsViewsAndClones(t *testing.T) {
 	}
 	if s, _ := g.ScopeOf(ref("if/x")); s != "a/b" {
 		t.Errorf("scope %q, want a/b", s)
+	}
+}
+
+// Refs and Items stay in order through random puts and deletes, whether
+// the order is sorted anew or the changes are merged into the last one,
+// and a slice returned before a change is not changed by it.
+func TestRefsStayInOrderThroughChanges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	g := dg.New("g")
+	want := map[dg.ItemRef]bool{}
+	types := []string{"route", "addr", "link", "zz", "a"}
+	for step := range 1000 {
+		for range rng.IntN(40) {
+			r := dg.ItemRef{Type: types[rng.IntN(len(types))], Name: fmt.Sprint(rng.IntN(200))}
+			if rng.IntN(3) == 0 {
+				g.Delete(r)
+				delete(want, r)
+				continue
+			}
+			deps := ""
+			if rng.IntN(4) == 0 { // keeps a node without an item when deleted
+				deps = fmt.Sprint("link/", rng.IntN(200))
+			}
+			if deps != "" {
+				g.Put(mk(r.Type, r.Name, deps))
+			} else {
+				g.Put(mk(r.Type, r.Name))
+			}
+			want[r] = true
+		}
+		if rng.IntN(3) == 0 {
+			continue // several rounds of changes before a look
+		}
+		before := g.Refs()
+		kept := slices.Clone(before)
+		wantRefs := slices.SortedFunc(maps.Keys(want), dg.ItemRef.Compare)
+		if !slices.Equal(before, wantRefs) {
+			t.Fatalf("step %d: refs\n%v\nwant\n%v", step, before, wantRefs)
+		}
+		var items []dg.ItemRef
+		for it := range g.Items() {
+			items = append(items, dg.Ref(it))
+		}
+		if !slices.Equal(items, wantRefs) {
+			t.Fatalf("step %d: items %v", step, items)
+		}
+		g.Put(mk("zz", "new"))
+		want[ref("zz/new")] = true
+		g.Refs()
+		if !slices.Equal(before, kept) {
+			t.Fatalf("step %d: a slice returned before was changed", step)
+		}
 	}
 }

@@ -24,7 +24,7 @@ type Node struct {
 	// The state data, packed (see setState): a StateData with an error or
 	// with a State or LastOp beyond 15 is kept in root.cold instead.
 	so    uint8 // State in the low 4 bits, LastOp in the high 4
-	flags uint8 // nodeDead, nodeCold, nodeExternal
+	flags uint8 // nodeDead, nodeCold, nodeExternal, nodeSorted, nodeAdded
 	// req holds the nodes of deps[i].RequiredItem (as many as deps), in
 	// the same graph; nil without deps.
 	req        []*Node
@@ -40,6 +40,8 @@ const (
 	nodeDead     uint8 = 1 << iota // dropped from its graph
 	nodeCold                       // the state data is in root.cold
 	nodeExternal                   // the item is external
+	nodeSorted                     // in root.sortedNodes
+	nodeAdded                      // in root.added
 )
 
 // setItem makes item (or nil) the node's item; ext is item.External().
