@@ -526,9 +526,21 @@ func refsOf(nodes []*Node) []ItemRef {
 func (r *root) gained(n *Node) {
 	r.sorted, r.sortStale = nil, true
 	if r.sortedNodes != nil && n.flags&(nodeSorted|nodeAdded) == 0 {
+		if len(r.added) >= len(r.sortedNodes)/2+16 {
+			r.dropOrder() // a new sort costs less than a merge now
+			return
+		}
 		n.flags |= nodeAdded
 		r.added = append(r.added, n)
 	}
+}
+
+// dropOrder forgets the last order: the next use sorts anew.
+func (r *root) dropOrder() {
+	for _, n := range r.added {
+		n.flags &^= nodeAdded
+	}
+	r.added, r.sortedNodes = nil, nil
 }
 
 // sortedLive returns the nodes with an item, in order. After a few changes
@@ -540,7 +552,7 @@ func (r *root) sortedLive() []*Node {
 	if r.sortedNodes != nil && !r.sortStale {
 		return r.sortedNodes
 	}
-	if r.sortedNodes == nil || len(r.added) > len(r.sortedNodes)/2 {
+	if r.sortedNodes == nil {
 		r.sortAll()
 	} else {
 		r.mergeAdded()
@@ -557,7 +569,7 @@ func (r *root) sortAll() {
 	r.added = r.added[:0]
 	out := make([]*Node, 0, r.live)
 	r.eachNode(func(n *Node) {
-		n.flags &^= nodeSorted
+		n.flags &^= nodeSorted | nodeAdded
 		if n.item != nil {
 			n.flags |= nodeSorted
 			out = append(out, n)

@@ -448,6 +448,18 @@ func TestRefsStayInOrderThroughChanges(t *testing.T) {
 			}
 			want[r] = true
 		}
+		if step%50 == 0 { // many at once: sorted anew
+			for k := range 300 + rng.IntN(300) {
+				r := dg.ItemRef{Type: "bulk", Name: fmt.Sprint(k)}
+				if step%100 == 0 {
+					g.Put(mk(r.Type, r.Name))
+					want[r] = true
+				} else {
+					g.Delete(r)
+					delete(want, r)
+				}
+			}
+		}
 		if rng.IntN(3) == 0 {
 			continue // several rounds of changes before a look
 		}
