@@ -47,11 +47,12 @@ func (u *run) finish(p proposal, e OpLogEntry, end time.Time, err error) {
 // intended state has it; an item taken from the intended state brings its
 // already resolved dependencies along.
 func (u *run) put(c *dg.Node, item dg.Item, st dg.StateData) {
-	if i := u.intNode(c); i != nil && i.Item() == item {
-		u.graphFor(c).PutFrom(c, i, st)
+	i := u.intNode(c)
+	if i != nil && i.Item() == item {
+		u.graphFor(i).PutFrom(c, i, st)
 		return
 	}
-	u.graphFor(c).PutAt(c, item, st)
+	u.graphFor(i).PutAt(c, item, st)
 }
 
 // failed records a failed operation. The item is not tried again in this

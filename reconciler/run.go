@@ -253,10 +253,10 @@ func (u *run) endWave(wave []*dg.Node) {
 	u.spareQueue = wave[:0]
 }
 
-// graphFor returns the subgraph of the current state where c's item
-// belongs: the same path as in the intended state.
-func (u *run) graphFor(c *dg.Node) *dg.Graph {
-	i := u.intNode(c)
+// graphFor returns the subgraph of the current state where the item of
+// a node whose intended node is i (or nil) belongs: the same path as in
+// the intended state.
+func (u *run) graphFor(i *dg.Node) *dg.Graph {
 	if i == nil || !i.Present() {
 		return u.cur
 	}
