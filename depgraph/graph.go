@@ -514,6 +514,22 @@ func (g *Graph) Refs() []ItemRef {
 	return refsOf(g.sortedMembers())
 }
 
+// Nodes returns the nodes of g's items in order (type, then name), as
+// Refs returns their references. The slice must not be changed; the
+// graph's root keeps it until an item is added or deleted.
+func (g *Graph) Nodes() []*Node {
+	switch {
+	case g.only != nil:
+		if n := g.lookup(*g.only); n != nil {
+			return []*Node{n}
+		}
+		return nil
+	case g.parent == nil:
+		return g.r.sortedLive()
+	}
+	return g.sortedMembers()
+}
+
 func refsOf(nodes []*Node) []ItemRef {
 	refs := make([]ItemRef, len(nodes))
 	for i, n := range nodes {
@@ -630,17 +646,7 @@ func (g *Graph) sortedMembers() []*Node {
 
 // Items iterates over g's items in order (type, then name).
 func (g *Graph) Items() iter.Seq2[Item, StateData] {
-	var nodes []*Node
-	switch {
-	case g.only != nil:
-		if n := g.lookup(*g.only); n != nil {
-			nodes = []*Node{n}
-		}
-	case g.parent == nil:
-		nodes = g.r.sortedLive()
-	default:
-		nodes = g.sortedMembers()
-	}
+	nodes := g.Nodes()
 	return func(yield func(Item, StateData) bool) {
 		for _, n := range nodes {
 			if n.dead() { // dropped since: the reference may be back

@@ -484,3 +484,28 @@ func TestRefsStayInOrderThroughChanges(t *testing.T) {
 		}
 	}
 }
+
+// Refs orders names that share long prefixes, differ only past 16 bytes,
+// hold zero bytes or are empty exactly as ItemRef.Compare does.
+func TestRefsOrderLongAndOddNames(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	g := dg.New("g")
+	var want []dg.ItemRef
+	seen := map[dg.ItemRef]bool{}
+	for range 3000 {
+		b := []byte("main 10.0.0.0/24 metric ")[:rng.IntN(25)]
+		for range rng.IntN(4) {
+			b = append(b, "\x00a\xffz"[rng.IntN(4)])
+		}
+		r := dg.ItemRef{Type: []string{"route", "addr"}[rng.IntN(2)], Name: string(b)}
+		if !seen[r] {
+			seen[r] = true
+			want = append(want, r)
+		}
+		g.Put(mk(r.Type, r.Name))
+	}
+	slices.SortFunc(want, dg.ItemRef.Compare)
+	if got := g.Refs(); !slices.Equal(got, want) {
+		t.Fatalf("refs out of order:\n%q\nwant\n%q", got, want)
+	}
+}

@@ -205,7 +205,7 @@ func (r *root) sortNodes(nodes []*Node) {
 }
 
 type sortKey struct {
-	rank uint16
+	rank uint16 // the type's place among the graph's types
 	name string
 	node *Node
 }

@@ -82,18 +82,16 @@ func (u *run) seedCurrent(key string) bool {
 // sorting), then the current ones in reference order (the current graph's
 // journal does not hold the reconciler's own writes).
 func (u *run) seedEverything() {
-	var curRefs []dg.ItemRef
+	var curNodes []*dg.Node
 	if u.curScope != nil {
-		curRefs = u.curScope.Refs() // before the intended items add empty nodes
+		curNodes = u.curScope.Nodes() // before the intended items add empty nodes
 	}
 	if u.intended != nil {
-		u.queue = slices.Grow(u.queue, u.intended.Len()+len(curRefs))
+		u.queue = slices.Grow(u.queue, u.intended.Len()+len(curNodes))
 		u.cur.Reserve(u.intended.Len())
 		u.seedIntendedGraph(u.intended)
 	}
-	for _, ref := range curRefs {
-		u.enqueue(u.cur.NodeFor(ref))
-	}
+	u.enqueueAll(curNodes)
 }
 
 func (u *run) seedIntendedGraph(g *dg.Graph) {
