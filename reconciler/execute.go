@@ -56,9 +56,11 @@ func (u *run) stillReady(group []proposal) []proposal {
 // proposals of each type end. A single type (the common case) costs one
 // pass; more cost one more (a counting sort).
 func (u *run) groupByType(group []proposal) []int {
-	g := &u.grouping
-	if g.types == nil {
+	g := u.grouping
+	if g == nil {
+		g = &grouping{}
 		g.types, g.ends = g.fewTypes[:0], g.fewEnds[:0]
+		u.grouping = g
 	}
 	g.types, g.ends = g.types[:0], g.ends[:0]
 	last := -1

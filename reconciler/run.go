@@ -39,7 +39,7 @@ type run struct {
 	spare      *opCtx
 	props      [3][]proposal // a wave's deletes, modifies, creates (reused)
 	spareQueue []*dg.Node    // the last wave's array, reused for the next queue
-	grouping   grouping      // see groupByType
+	grouping   *grouping     // see groupByType (made by the first)
 
 	evictSeq        uint64                  // evictions so far (see stillReady)
 	retiring        []*dg.Node              // no longer intended: deleted at the end (retire.go)
