@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/configurators/disrupt"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -24,6 +25,9 @@ type PlanResult struct {
 	// follow-up pass: the certain ones are planned as such (Ops from
 	// FollowUps on); the others make Apply run one if the kernel does it.
 	SideEffects []configurators.SideEffect
+	// Disruptions says, for each operation of Ops, what it does to
+	// traffic (PredictOps); SummarizeDisruption sums them up.
+	Disruptions []disrupt.Prediction
 }
 
 // Plan returns the exact operations an Apply would run now, in order,
@@ -60,6 +64,7 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 		effects := configurators.SideEffects(last, cur, intended, dry)
 		out.SideEffects = append(out.SideEffects, effects...)
 		ops = append(ops, last...)
+		out.Disruptions = append(out.Disruptions, PredictOps(last, cur)...)
 		st.OperationLog = ops
 		out.Result = *Summarize(st, intended)
 		certain := certainOnly(effects)

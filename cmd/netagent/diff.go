@@ -103,6 +103,7 @@ func diffPlan(g *globals, k *kernelOpts, a, b *versions.Version) int {
 	st := rt.PlanStatus(context.Background(), nil, ga, gb)
 	fmt.Fprintf(g.stdout, "operations from version %d to version %d:\n", a.Number, b.Number)
 	res := &target.PlanResult{Result: *target.Summarize(st, gb)}
+	res.Disruptions = target.PredictOps(res.Ops, ga)
 	if len(res.Ops) == 0 && len(res.Problems) == 0 {
 		fmt.Fprintln(g.stdout, "no operations: the two versions render the same items")
 		return exitOK

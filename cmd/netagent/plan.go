@@ -45,7 +45,7 @@ func runPlan(g *globals, args []string) int {
 			return exitInternal
 		}
 	} else {
-		printPlanText(g, res)
+		printPlanTextGuarded(g, res, protectedTouched(gd))
 		prot.orphanLines(g, gd, "  =  ")
 	}
 	if prot.refuse(g, gd, "netagent: plan: ") {
@@ -57,18 +57,27 @@ func runPlan(g *globals, args []string) int {
 	return exitOK
 }
 
-// printPlanText prints one numbered line per operation (an operation
-// predicted to fail with its error), a header before each follow-up pass,
-// then the items an apply would leave failed or blocked, what the kernel
+// printPlanText prints what the plan does to traffic (printDisruption),
+// one numbered operation per entry (an operation predicted to fail with
+// its error) with the item and what it does to traffic, a header before
+// each follow-up pass, then the items an apply would leave failed or blocked, what the kernel
 // changes by itself as the operations run, and a summary line. "no
 // changes" means exactly that: no operation, and nothing blocked or
 // predicted to fail.
-func printPlanText(g *globals, res *target.PlanResult) {
+func printPlanText(g *globals, res *target.PlanResult) { printPlanTextGuarded(g, res, nil) }
+
+// printPlanTextGuarded is printPlanText naming the protected links the plan
+// touches in its summary.
+func printPlanTextGuarded(g *globals, res *target.PlanResult, protected []string) {
+	printDisruption(g, res, protected)
 	for i, e := range res.Ops {
 		if pass := passOf(res, i); pass > 1 && passStart(res, pass) == i {
 			fmt.Fprintf(g.stdout, "  -- pass %d: apply reads the kernel back and writes again what it changed by itself:\n", pass)
 		}
 		fmt.Fprintf(g.stdout, "%3d. %s\n       %s\n", i+1, e, e.Item)
+		if line := disruptionLine(res, i); line != "" {
+			fmt.Fprintf(g.stdout, "       %s\n", line)
+		}
 	}
 	for _, p := range res.Problems {
 		fmt.Fprintf(g.stdout, "  !  %s: %s: %s\n", p.Ref, problemState(p), p.Reason)
@@ -149,6 +158,9 @@ func problemState(p target.Problem) string {
 
 // planJSON is the document `plan --json` prints.
 type planJSON struct {
+	// Disruption is what the plan does to traffic, in short; each
+	// operation's own is its "disruption".
+	Disruption  disruptionJSON   `json:"disruption"`
 	Operations  []opJSON         `json:"operations"`
 	Problems    []problemJSON    `json:"problems,omitempty"`
 	SideEffects []sideEffectJSON `json:"sideEffects,omitempty"`
@@ -177,6 +189,8 @@ type opJSON struct {
 	// Pass is the apply pass that runs it: 1, or a follow-up pass that
 	// writes again what the kernel changed by itself.
 	Pass int `json:"pass"`
+	// Disruption is what the operation does to traffic.
+	Disruption *opDisruptionJSON `json:"disruption,omitempty"`
 }
 
 // problemJSON is an item an apply would leave failed or blocked: State is
@@ -204,7 +218,8 @@ func printPlanJSON(g *globals, res *target.PlanResult) error {
 // printPlanJSONGuarded prints the plan with what the protection of links
 // decided.
 func printPlanJSONGuarded(g *globals, res *target.PlanResult, gd *guarded, force bool) error {
-	doc := planJSON{Operations: opsJSON(res.Ops), Forced: force && len(gd.Refused) > 0}
+	doc := planJSON{Operations: opsJSON(res.Ops), Forced: force && len(gd.Refused) > 0,
+		Disruption: disruptionDoc(res, protectedTouched(gd))}
 	for _, r := range gd.Refused {
 		doc.Refused = append(doc.Refused, r.Why)
 	}
@@ -215,6 +230,9 @@ func printPlanJSONGuarded(g *globals, res *target.PlanResult, gd *guarded, force
 	}
 	for i := range doc.Operations {
 		doc.Operations[i].Pass = passOf(res, i)
+		if i < len(res.Disruptions) {
+			doc.Operations[i].Disruption = opDisruption(res.Disruptions[i])
+		}
 	}
 	for _, p := range res.Problems {
 		doc.Problems = append(doc.Problems, problemJSON{Item: p.Ref.String(), State: problemState(p), Blocked: p.Blocked, Reason: p.Reason})

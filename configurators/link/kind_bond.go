@@ -6,12 +6,16 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 
+	"github.com/netagent/netagent/configurators/disrupt"
 	"github.com/netagent/netagent/items"
 )
 
 // bondKind creates bonds: the mode at creation, the other options in place
 // (with the bond set down for a moment, as some kernels need).
 type bondKind struct{ plainKind }
+
+// liveMAC: a bond takes a new MAC while up (bond_set_mac_address).
+func (bondKind) liveMAC() {}
 
 func (bondKind) newLink(_ *kernel, attrs netlink.LinkAttrs, want *items.Interface) (netlink.Link, func(), error) {
 	bond := netlink.NewLinkBond(attrs)
@@ -52,6 +56,19 @@ func (bondKind) converge(k *kernel, l netlink.Link, obsIfc, wantIfc *items.Inter
 		return fmt.Errorf("setting bond options: %w", err)
 	}
 	return nil
+}
+
+// disruption: converge sets the bond down for its options only when the
+// kernel answers EBUSY (whileDown): lacp_rate and ad_select carried
+// BOND_OPTFLAG_IFDOWN until Linux 5.x; miimon, xmit_hash_policy,
+// min_links and primary change while up.
+func (bondKind) disruption(obsIfc, wantIfc *items.Interface) disrupt.Prediction {
+	obs := valueOr(items.AttrsOf[*items.BondAttrs](obsIfc))
+	want := valueOr(items.AttrsOf[*items.BondAttrs](wantIfc))
+	if want.LacpRate != "" && want.LacpRate != obs.LacpRate && obsIfc.AdminUp {
+		return disrupt.Maybe(disrupt.Flap, "lacp_rate "+want.LacpRate+": older kernels refuse it while the bond is up, and the bond is set down for the change", wantIfc.IfName)
+	}
+	return disrupt.In("bond options changed in place")
 }
 
 func (bondKind) observe(_ *kernel, l netlink.Link, nameOf func(int) string) (items.KindAttrs, error) {

@@ -16,6 +16,9 @@ const centisecond = 10 * time.Millisecond
 // bridgeKind creates bridges; every setting changes in place.
 type bridgeKind struct{ plainKind }
 
+// liveMAC: a bridge takes a new MAC while up (br_set_mac_address).
+func (bridgeKind) liveMAC() {}
+
 func (bridgeKind) newLink(_ *kernel, attrs netlink.LinkAttrs, _ *items.Interface) (netlink.Link, func(), error) {
 	return &netlink.Bridge{LinkAttrs: attrs}, noRelease, nil
 }

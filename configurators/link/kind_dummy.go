@@ -10,6 +10,9 @@ import (
 // common settings (MTU, MAC, alias, state), which all change in place.
 type dummyKind struct{ plainKind }
 
+// liveMAC: a dummy takes a new MAC while up (IFF_LIVE_ADDR_CHANGE).
+func (dummyKind) liveMAC() {}
+
 func (dummyKind) newLink(_ *kernel, attrs netlink.LinkAttrs, _ *items.Interface) (netlink.Link, func(), error) {
 	return &netlink.Dummy{LinkAttrs: attrs}, noRelease, nil
 }

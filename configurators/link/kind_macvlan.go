@@ -12,6 +12,9 @@ import (
 // passthru, see items.MacvlanAttrs.NeedsRecreate).
 type macvlanKind struct{ plainKind }
 
+// liveMAC: a macvlan takes a new MAC while up (macvlan_set_mac_address).
+func (macvlanKind) liveMAC() {}
+
 func (macvlanKind) newLink(k *kernel, attrs netlink.LinkAttrs, want *items.Interface) (netlink.Link, func(), error) {
 	m := items.AttrsOf[*items.MacvlanAttrs](want)
 	parent, err := k.index(m.Parent, "macvlan parent")

@@ -19,6 +19,9 @@ const netnsDir = "/run/netns"
 // this one. Nothing of a pair changes in place.
 type vethKind struct{ plainKind }
 
+// liveMAC: a veth takes a new MAC while up (checked on the host kernel).
+func (vethKind) liveMAC() {}
+
 func (vethKind) newLink(k *kernel, attrs netlink.LinkAttrs, want *items.Interface) (netlink.Link, func(), error) {
 	return k.newVeth(attrs, items.AttrsOf[*items.VethAttrs](want))
 }

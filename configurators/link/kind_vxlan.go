@@ -14,6 +14,9 @@ import (
 // learning change in place (see items.VxlanAttrs.NeedsRecreate).
 type vxlanKind struct{ plainKind }
 
+// liveMAC: a vxlan takes a new MAC while up (checked on the host kernel).
+func (vxlanKind) liveMAC() {}
+
 func (vxlanKind) newLink(k *kernel, attrs netlink.LinkAttrs, want *items.Interface) (netlink.Link, func(), error) {
 	v := items.AttrsOf[*items.VxlanAttrs](want)
 	link := &netlink.Vxlan{LinkAttrs: attrs, VxlanId: int(v.VNI), SrcAddr: ipOf(v.Local),

@@ -1,0 +1,142 @@
+package main
+
+// What a plan does to traffic: the summary that heads `plan` (and `diff`),
+// the line under each operation, and their JSON.
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/configurators/disrupt"
+)
+
+// withdrawnShown is how many withdrawn routes the text summary names.
+const withdrawnShown = 3
+
+// printDisruption prints the summary of what the plan does to traffic:
+// the links that go down and by which operations, the routes withdrawn
+// (how many, and the first few), and the protected links touched.
+// A result without predictions (Disruptions nil) has no summary.
+func printDisruption(g *globals, res *target.PlanResult, protected []string) {
+	if len(res.Ops) == 0 || res.Disruptions == nil {
+		return
+	}
+	d := target.SummarizeDisruption(res.Ops, res.Disruptions, res.SideEffects)
+	if len(d.LinksDown) == 0 && len(d.Withdrawn) == 0 && len(protected) == 0 {
+		fmt.Fprintln(g.stdout, "disruption: none: no link goes down, no route is withdrawn")
+		return
+	}
+	if len(d.LinksDown) == 0 {
+		fmt.Fprintln(g.stdout, "disruption: no link goes down")
+	}
+	for _, l := range d.LinksDown {
+		p := disrupt.Prediction{Effect: l.Effect, Certain: l.Certain}
+		fmt.Fprintf(g.stdout, "disruption: link %s goes down (%s): %s\n", l.Link, p.Label(), strings.Join(l.Operations, ", "))
+	}
+	if n := len(d.Withdrawn); n > 0 {
+		var names []string
+		for _, w := range d.Withdrawn[:min(n, withdrawnShown)] {
+			names = append(names, w.Route)
+		}
+		more := ""
+		if n > withdrawnShown {
+			more = fmt.Sprintf(", and %d more", n-withdrawnShown)
+		}
+		fmt.Fprintf(g.stdout, "disruption: %d routes withdrawn: %s%s\n", n, strings.Join(names, ", "), more)
+	}
+	if len(protected) > 0 {
+		fmt.Fprintf(g.stdout, "disruption: protected links touched: %s\n", strings.Join(protected, ", "))
+	}
+}
+
+// disruptionLine is the line under an operation: what it does to traffic.
+func disruptionLine(res *target.PlanResult, i int) string {
+	if i >= len(res.Disruptions) {
+		return ""
+	}
+	p := res.Disruptions[i]
+	s := "traffic: " + p.Label()
+	if p.Why != "" {
+		s += ": " + p.Why
+	}
+	if len(p.LinksDown) > 0 {
+		s += " [down: " + strings.Join(p.LinksDown, ", ") + "]"
+	}
+	return s
+}
+
+// protectedTouched lists the protected links that operations of the plan
+// disrupt (refused, or forced with --force).
+func protectedTouched(gd *guarded) []string {
+	if gd == nil || gd.Guarded == nil {
+		return nil
+	}
+	var out []string
+	for _, r := range gd.Refused {
+		if !slices.Contains(out, r.Link) {
+			out = append(out, r.Link)
+		}
+	}
+	return out
+}
+
+// disruptionJSON is the "disruption" object of `plan --json`: what the
+// plan does to traffic, in short.
+type disruptionJSON struct {
+	// LinksDown are the links that go down (flap, set down, recreated,
+	// deleted), in plan order.
+	LinksDown []linkDownJSON `json:"linksDown"`
+	// RoutesWithdrawn are the routes withdrawn, by the plan's operations
+	// or by the kernel after one, for the duration or for good.
+	RoutesWithdrawn []withdrawnJSON `json:"routesWithdrawn"`
+	// ProtectedTouched are the protected links the plan disrupts.
+	ProtectedTouched []string `json:"protectedTouched"`
+}
+
+type linkDownJSON struct {
+	Link string `json:"link"`
+	// Effect: "flap", "down", "recreate" or "removed" (see opDisruptionJSON).
+	Effect     string   `json:"effect"`
+	Certain    bool     `json:"certain"`
+	Operations []string `json:"operations"`
+}
+
+type withdrawnJSON struct {
+	Route string `json:"route"`
+	// Effect: "withdrawn" (it comes back) or "removed".
+	Effect string `json:"effect"`
+	Cause  string `json:"cause"`
+}
+
+// opDisruptionJSON is what one operation does to traffic. Effect is one
+// of "none" (new, or in place), "atomic" (replaced in one step, no
+// window), "detach" (a port out of its master for the duration),
+// "withdrawn" (missing for the duration), "flap" (the link goes down and
+// up), "down" (set down), "recreate" (deleted and created again, new
+// ifindex) or "removed" (deleted for good). Certain is false when it
+// depends on the kernel or the driver (Effect is then the worst case).
+type opDisruptionJSON struct {
+	Effect    string   `json:"effect"`
+	Certain   bool     `json:"certain"`
+	LinksDown []string `json:"linksDown,omitempty"`
+	Why       string   `json:"why,omitempty"`
+}
+
+func disruptionDoc(res *target.PlanResult, protected []string) disruptionJSON {
+	d := target.SummarizeDisruption(res.Ops, res.Disruptions, res.SideEffects)
+	doc := disruptionJSON{LinksDown: []linkDownJSON{}, RoutesWithdrawn: []withdrawnJSON{}, ProtectedTouched: []string{}}
+	for _, l := range d.LinksDown {
+		doc.LinksDown = append(doc.LinksDown, linkDownJSON{Link: l.Link, Effect: string(l.Effect), Certain: l.Certain, Operations: l.Operations})
+	}
+	for _, w := range d.Withdrawn {
+		doc.RoutesWithdrawn = append(doc.RoutesWithdrawn, withdrawnJSON{Route: w.Route, Effect: string(w.Effect), Cause: w.Cause})
+	}
+	doc.ProtectedTouched = append(doc.ProtectedTouched, protected...)
+	return doc
+}
+
+func opDisruption(p disrupt.Prediction) *opDisruptionJSON {
+	return &opDisruptionJSON{Effect: string(p.Effect), Certain: p.Certain, LinksDown: p.LinksDown, Why: p.Why}
+}

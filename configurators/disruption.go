@@ -1,0 +1,30 @@
+package configurators
+
+import (
+	"github.com/netagent/netagent/configurators/disrupt"
+	"github.com/netagent/netagent/configurators/firewall"
+	"github.com/netagent/netagent/configurators/l3"
+	"github.com/netagent/netagent/configurators/link"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// Predict says what the operation e does to traffic (see package
+// disrupt), asking the configurator package of the item's type: old is
+// the item as the kernel holds it before the operation (nil when absent).
+func Predict(e reconciler.OpLogEntry, old dg.Item) disrupt.Prediction {
+	switch it := e.Item.(type) {
+	case *items.Interface:
+		o, _ := old.(*items.Interface)
+		return link.Predict(e.Op, e.Recreate, o, it)
+	case *items.Port:
+		o, _ := old.(*items.Port)
+		return link.PredictPort(e.Op, e.Recreate, o, it)
+	case *items.Address, *items.Route, *items.Rule, *items.Neighbor:
+		return l3.Predict(e.Op, e.Recreate, it)
+	case *items.IptablesChain, *items.Sysctl:
+		return firewall.Predict(e.Op, it)
+	}
+	return disrupt.In("")
+}

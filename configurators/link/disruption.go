@@ -1,0 +1,104 @@
+package link
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/netagent/netagent/configurators/disrupt"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// kindDisruption is implemented by the kinds whose own converge can take
+// the link down (in their kind_<kind>.go, next to converge): it predicts
+// what converge does to traffic turning obs into want. Kinds without it
+// change their settings in place.
+type kindDisruption interface {
+	disruption(obs, want *items.Interface) disrupt.Prediction
+}
+
+// liveMAC is implemented by the kinds whose links take a new MAC while up
+// (IFF_LIVE_ADDR_CHANGE, or an ndo_set_mac_address that never answers
+// EBUSY): convergeMAC then never sets them down. For the others (a NIC
+// whose driver refuses a live change) whileDown sets the link down for
+// the change.
+type liveMAC interface{ liveMAC() }
+
+// Predict says what an operation on an interface does to traffic, as the
+// configurator runs it: old is the interface as the kernel holds it
+// before (nil for a create), want the operation's item (the new value; the
+// old one for a delete); recreate marks the delete and create of a
+// recreate.
+func Predict(op reconciler.Operation, recreate bool, old, want *items.Interface) disrupt.Prediction {
+	name := want.IfName
+	switch {
+	case recreate:
+		return disrupt.Certainly(disrupt.Recreate, fmt.Sprintf("the kernel cannot change the %s's settings in place: it is deleted and created again with everything on it (new ifindex)", want.Kind), name)
+	case op == reconciler.OpCreate:
+		return disrupt.In("new link")
+	case op == reconciler.OpDelete && want.Kind == items.KindPhysical:
+		return disrupt.In("the NIC gets back the settings it had before netagent")
+	case op == reconciler.OpDelete:
+		return disrupt.Certainly(disrupt.Removed, "the link is deleted", name)
+	case old == nil:
+		return disrupt.In("")
+	}
+	return convergeDisruption(old, want)
+}
+
+// convergeDisruption follows converge's steps (runSteps): down, MTU, MAC,
+// alias, the kind's settings, up.
+func convergeDisruption(obs, want *items.Interface) disrupt.Prediction {
+	name := want.IfName
+	p := disrupt.In("changed in place")
+	if !want.AdminUp && obs.AdminUp {
+		p = disrupt.Worse(p, disrupt.Certainly(disrupt.Down, "set down", name))
+	}
+	if want.MTU != 0 && want.MTU != obs.MTU && want.Kind == items.KindPhysical {
+		p = disrupt.Worse(p, disrupt.Maybe(disrupt.Flap, fmt.Sprintf("mtu %d -> %d: many NIC drivers reset the link (carrier down and up) on an MTU change", obs.MTU, want.MTU), name))
+	}
+	if want.MAC != nil && !bytes.Equal(want.MAC, obs.MAC) && obs.AdminUp && want.AdminUp {
+		if _, live := linkKinds[want.Kind].(liveMAC); !live {
+			p = disrupt.Worse(p, disrupt.Maybe(disrupt.Flap, "mac "+want.MAC.String()+": set down for the change if the driver refuses it while up (EBUSY)", name))
+		}
+	}
+	if kd, ok := linkKinds[want.Kind].(kindDisruption); ok && obs.Kind == want.Kind {
+		p = disrupt.Worse(p, kd.disruption(obs, want))
+	}
+	return p
+}
+
+// PredictPort says what an operation on a port does to traffic: old is the
+// port as the kernel holds it before (nil for a create), want the
+// operation's item (the old one for a delete). A bond port is set down to
+// be enslaved and up again, and the kernel closes it when released (the
+// configurator sets it up again): it flaps. The kernel cycles a link that
+// joins or leaves a vrf. A bridge port forwards in no bridge between its
+// release and its enslave; the link itself stays up.
+func PredictPort(op reconciler.Operation, recreate bool, old, want *items.Port) disrupt.Prediction {
+	switch {
+	case op == reconciler.OpModify && old != nil && old.Master == want.Master:
+		return disrupt.In("bridge port settings changed in place")
+	case op == reconciler.OpCreate && !recreate:
+		return masterFlap(want, disrupt.In("joins "+want.Master))
+	case op == reconciler.OpModify && old != nil:
+		p := disrupt.Certainly(disrupt.Detach, fmt.Sprintf("moves from %s to %s: released, then enslaved", old.Master, want.Master))
+		return masterFlap(old, masterFlap(want, p))
+	case recreate:
+		return masterFlap(want, disrupt.Certainly(disrupt.Detach, "leaves "+want.Master+" while it is recreated"))
+	}
+	p := disrupt.Certainly(disrupt.Removed, "leaves "+want.Master)
+	return masterFlap(want, p)
+}
+
+// masterFlap adds to p the flap of the port's link that its master's kind
+// causes.
+func masterFlap(port *items.Port, p disrupt.Prediction) disrupt.Prediction {
+	switch port.MasterKind {
+	case items.KindBond:
+		return disrupt.Worse(p, disrupt.Certainly(disrupt.Flap, "a bond port is set down to be enslaved or released, and up again", port.IfName))
+	case items.KindVRF:
+		return disrupt.Worse(p, disrupt.Certainly(disrupt.Flap, "the kernel cycles a link that joins or leaves a vrf", port.IfName))
+	}
+	return p
+}
