@@ -11,18 +11,23 @@ import (
 )
 
 // Predict says what the operation e does to traffic (see package
-// disrupt), asking the configurator package of the item's type: old is
-// the item as the kernel holds it before the operation (nil when absent).
-func Predict(e reconciler.OpLogEntry, old dg.Item) disrupt.Prediction {
+// disrupt), asking the configurator package of the item's type: before
+// is the state the operation starts from (the item's old value, the
+// other objects that decide what it does; nil: none known).
+func Predict(e reconciler.OpLogEntry, before *dg.Graph) disrupt.Prediction {
+	var old dg.Item
+	if before != nil {
+		old, _ = before.Get(e.Ref)
+	}
 	switch it := e.Item.(type) {
 	case *items.Interface:
 		o, _ := old.(*items.Interface)
 		return link.Predict(e.Op, e.Recreate, o, it)
 	case *items.Port:
 		o, _ := old.(*items.Port)
-		return link.PredictPort(e.Op, e.Recreate, o, it)
+		return link.PredictPort(e.Op, e.Recreate, o, it, before)
 	case *items.Address, *items.Route, *items.Rule, *items.Neighbor:
-		return l3.Predict(e.Op, e.Recreate, it)
+		return l3.Predict(e.Op, e.Recreate, it, before)
 	case *items.IptablesChain, *items.Sysctl:
 		return firewall.Predict(e.Op, it)
 	}

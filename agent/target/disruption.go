@@ -16,11 +16,7 @@ import (
 func PredictOps(ops reconciler.OperationLog, before *dg.Graph) []disrupt.Prediction {
 	out := make([]disrupt.Prediction, len(ops))
 	for i, e := range ops {
-		var old dg.Item
-		if before != nil {
-			old, _ = before.Get(e.Ref)
-		}
-		out[i] = configurators.Predict(e, old)
+		out[i] = configurators.Predict(e, before)
 	}
 	return out
 }
@@ -50,14 +46,17 @@ type LinkDown struct {
 	Operations []string
 }
 
-// WithdrawnRoute is one route withdrawn, by an operation of the plan (Op:
-// "delete route/...", "recreate route/...") or by the kernel after one.
+// WithdrawnRoute is one route withdrawn, by an operation of the plan, or by
+// the kernel with one (an address's subnet route) or after one.
 type WithdrawnRoute struct {
+	// Route is the item ("route/main 10.0.0.0/8 metric 0"), or the
+	// kernel's route `ip route` style ("10.4.0.0/24 dev v3").
 	Route string
 	// Effect is disrupt.Withdrawn (it comes back) or disrupt.Removed.
 	Effect disrupt.Effect
 	// Cause is the operation: "delete route/x", "recreate route/x", or,
-	// for the kernel's, "the kernel, after modify interface/eth0".
+	// for the kernel's, "the kernel, with delete address/v3/10.4.0.1/24"
+	// or "the kernel, after modify interface/eth0".
 	Cause string
 }
 
@@ -85,6 +84,12 @@ func SummarizeDisruption(ops reconciler.OperationLog, preds []disrupt.Prediction
 			ld.Effect, ld.Certain = w.Effect, ld.Certain || p.Certain
 			if !slices.Contains(ld.Operations, what) {
 				ld.Operations = append(ld.Operations, what)
+			}
+		}
+		for _, r := range p.Routes {
+			if !seenRoute[r] {
+				seenRoute[r] = true
+				d.Withdrawn = append(d.Withdrawn, WithdrawnRoute{Route: r, Effect: p.Effect, Cause: "the kernel, with " + what})
 			}
 		}
 		if e.Ref.Type == items.TypeRoute && (p.Effect == disrupt.Withdrawn || p.Effect == disrupt.Removed) && !seenRoute[e.Ref.String()] {

@@ -54,6 +54,9 @@ type Prediction struct {
 	// LinksDown are the links that go down during the operation (a flap,
 	// a set down, a recreate, a delete), the operation's own link first.
 	LinksDown []string
+	// Routes are the kernel's own routes the operation withdraws with it
+	// (an address's subnet route), `ip route` style: "10.4.0.0/24 dev v3".
+	Routes []string
 	// Why says what happens, in words, as the configurator does it.
 	Why string
 }
@@ -73,9 +76,6 @@ func Maybe(e Effect, why string, linksDown ...string) Prediction {
 	return Prediction{Effect: e, Why: why, LinksDown: linksDown}
 }
 
-// GoesDown reports whether the effect takes links down.
-func (e Effect) GoesDown() bool { return e == Flap || e == Down || e == Recreate || e == Removed }
-
 // Worse returns the worse of p and q: the higher effect; at the same one,
 // the certain one. The links down and the reasons of both are kept.
 func Worse(p, q Prediction) Prediction {
@@ -86,6 +86,11 @@ func Worse(p, q Prediction) Prediction {
 	for _, l := range lo.LinksDown {
 		if !contains(hi.LinksDown, l) {
 			hi.LinksDown = append(hi.LinksDown, l)
+		}
+	}
+	for _, r := range lo.Routes {
+		if !contains(hi.Routes, r) {
+			hi.Routes = append(hi.Routes, r)
 		}
 	}
 	if lo.Effect != None && lo.Why != "" && !strings.Contains(hi.Why, lo.Why) {

@@ -13,8 +13,11 @@ import (
 // rule changes in place only in its dependencies; every delete withdraws
 // the object, for the duration of a recreate (the delete and the create
 // of the cascade) or for good. Deleting an address also makes the kernel
-// withdraw its subnet route and the routes with it as source.
-func Predict(op reconciler.Operation, recreate bool, it dg.Item) disrupt.Prediction {
+// withdraw its subnet route, unless another address of the link (in
+// before, the state the operation starts from) covers the subnet, and the
+// routes with it as source; it keeps the routes through a gateway of that
+// subnet.
+func Predict(op reconciler.Operation, recreate bool, it dg.Item, before *dg.Graph) disrupt.Prediction {
 	switch {
 	case op == reconciler.OpCreate && !recreate:
 		return disrupt.In("added")
@@ -27,16 +30,35 @@ func Predict(op reconciler.Operation, recreate bool, it dg.Item) disrupt.Predict
 		}
 		return disrupt.In("changed in place")
 	}
-	why := withdrawnWhy(it)
+	p := disrupt.Certainly(disrupt.Removed, "deleted")
 	if recreate {
-		return disrupt.Certainly(disrupt.Withdrawn, "deleted and added again with what it depends on"+why)
+		p = disrupt.Certainly(disrupt.Withdrawn, "deleted and added again with what it depends on")
 	}
-	return disrupt.Certainly(disrupt.Removed, "deleted"+why)
+	if a, ok := it.(*items.Address); ok {
+		p.Why += "; the kernel withdraws the routes with " + a.Prefix.Addr().String() + " as source"
+		if r := subnetRoute(a, before); r != "" {
+			p.Routes = []string{r}
+			p.Why += " and the subnet route " + r
+		}
+	}
+	return p
 }
 
-func withdrawnWhy(it dg.Item) string {
-	if a, ok := it.(*items.Address); ok {
-		return "; the kernel withdraws the subnet route of " + a.Prefix.String() + " and the routes with it as source"
+// subnetRoute is the kernel's route to a's subnet, which goes with a ("" for
+// a host address, or when another address of the link in before covers
+// the subnet).
+func subnetRoute(a *items.Address, before *dg.Graph) string {
+	subnet := a.Prefix.Masked()
+	if subnet.Bits() == a.Prefix.Addr().BitLen() {
+		return ""
 	}
-	return ""
+	if before != nil {
+		for it := range before.Items() {
+			o, ok := it.(*items.Address)
+			if ok && o.Dev == a.Dev && o.Prefix != a.Prefix && o.Prefix.Masked() == subnet {
+				return ""
+			}
+		}
+	}
+	return subnet.String() + " dev " + a.Dev
 }

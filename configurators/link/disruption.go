@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/netagent/netagent/configurators/disrupt"
+	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -74,13 +75,39 @@ func convergeDisruption(obs, want *items.Interface) disrupt.Prediction {
 // be enslaved and up again, and the kernel closes it when released (the
 // configurator sets it up again): it flaps. The kernel cycles a link that
 // joins or leaves a vrf. A bridge port forwards in no bridge between its
-// release and its enslave; the link itself stays up.
-func PredictPort(op reconciler.Operation, recreate bool, old, want *items.Port) disrupt.Prediction {
+// release and its enslave; the link itself stays up. A bridge or a bond
+// whose last port leaves (none other in before, the state the operation
+// starts from) loses its carrier until a port joins.
+func PredictPort(op reconciler.Operation, recreate bool, old, want *items.Port, before *dg.Graph) disrupt.Prediction {
+	if op == reconciler.OpCreate {
+		return portJoins(recreate, want)
+	}
+	from := want
+	if old != nil {
+		from = old
+	}
+	p := portLeaves(op, recreate, old, want)
+	if from.MasterKind == items.KindBridge || from.MasterKind == items.KindBond {
+		if op == reconciler.OpDelete || from.Master != want.Master {
+			p = disrupt.Worse(p, lastPortLeaves(from, before))
+		}
+	}
+	return p
+}
+
+// portJoins: a port joins its master (again, for a recreate).
+func portJoins(recreate bool, want *items.Port) disrupt.Prediction {
+	if recreate {
+		return masterFlap(want, disrupt.Certainly(disrupt.Detach, "joins "+want.Master+" again"))
+	}
+	return masterFlap(want, disrupt.In("joins "+want.Master))
+}
+
+// portLeaves: a port changes in place, moves, or leaves its master.
+func portLeaves(op reconciler.Operation, recreate bool, old, want *items.Port) disrupt.Prediction {
 	switch {
 	case op == reconciler.OpModify && old != nil && old.Master == want.Master:
 		return disrupt.In("bridge port settings changed in place")
-	case op == reconciler.OpCreate && !recreate:
-		return masterFlap(want, disrupt.In("joins "+want.Master))
 	case op == reconciler.OpModify && old != nil:
 		p := disrupt.Certainly(disrupt.Detach, fmt.Sprintf("moves from %s to %s: released, then enslaved", old.Master, want.Master))
 		return masterFlap(old, masterFlap(want, p))
@@ -89,6 +116,26 @@ func PredictPort(op reconciler.Operation, recreate bool, old, want *items.Port) 
 	}
 	p := disrupt.Certainly(disrupt.Removed, "leaves "+want.Master)
 	return masterFlap(want, p)
+}
+
+// lastPortLeaves: a bridge or a bond without ports has no carrier. The
+// master of port goes down when no other port of it is in before and it is
+// up there.
+func lastPortLeaves(port *items.Port, before *dg.Graph) disrupt.Prediction {
+	if before == nil {
+		return disrupt.In("")
+	}
+	if m, ok := before.Get(items.InterfaceRef(port.Master)); ok {
+		if m, ok := m.(*items.Interface); ok && !m.AdminUp {
+			return disrupt.In("")
+		}
+	}
+	for it := range before.Items() {
+		if o, ok := it.(*items.Port); ok && o.Master == port.Master && o.IfName != port.IfName {
+			return disrupt.In("")
+		}
+	}
+	return disrupt.Certainly(disrupt.Down, port.Master+" loses its carrier: its last port leaves", port.Master)
 }
 
 // masterFlap adds to p the flap of the port's link that its master's kind
