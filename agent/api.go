@@ -76,6 +76,8 @@ type OpResult struct {
 	Recreate   bool   `json:"recreate,omitempty"`
 	InProgress bool   `json:"inProgress,omitempty"`
 	Error      string `json:"error,omitempty"`
+	// Disruption: for plan, what the operation does to traffic.
+	Disruption *Disruption `json:"disruption,omitempty"`
 }
 
 // BlockedItem is an item that cannot be created now.
@@ -211,7 +213,8 @@ func (a *Agent) plan(ctx context.Context, raw json.RawMessage) Response {
 		return *refused
 	}
 	rs := a.cfg.Kernel.Plan(ctx, a.st.results.records, a.st.current, intended)
-	return Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked)}
+	ops := withDisruption(opResults(rs.OperationLog), rs.OperationLog, a.st.current)
+	return Response{Operations: ops, Blocked: blockedItems(rs.Blocked)}
 }
 
 // intendedWith is the running intended graph, or, with raw, the graph of

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/configurators/disrupt"
 )
@@ -56,7 +57,11 @@ func disruptionLine(res *target.PlanResult, i int) string {
 	if i >= len(res.Disruptions) {
 		return ""
 	}
-	p := res.Disruptions[i]
+	return disruptionLineOf(res.Disruptions[i])
+}
+
+// disruptionLineOf renders a prediction as the line under an operation.
+func disruptionLineOf(p disrupt.Prediction) string {
 	s := "traffic: " + p.Label()
 	if p.Why != "" {
 		s += ": " + p.Why
@@ -139,4 +144,42 @@ func disruptionDoc(res *target.PlanResult, protected []string) disruptionJSON {
 
 func opDisruption(p disrupt.Prediction) *opDisruptionJSON {
 	return &opDisruptionJSON{Effect: string(p.Effect), Certain: p.Certain, LinksDown: p.LinksDown, Why: p.Why}
+}
+
+// daemonDisruption prints, before the daemon's planned operations, the
+// links they take down (when the daemon said what they do to traffic).
+func daemonDisruption(g *globals, ops []agent.OpResult) {
+	var order []string
+	by := map[string][]string{}
+	for _, op := range ops {
+		if op.Disruption == nil || op.Error != "" {
+			continue
+		}
+		what := op.Op + " " + op.Item
+		if op.Recreate {
+			what = "recreate " + op.Item
+		}
+		for _, l := range op.Disruption.LinksDown {
+			if _, ok := by[l]; !ok {
+				order = append(order, l)
+			}
+			if !slices.Contains(by[l], what) {
+				by[l] = append(by[l], what)
+			}
+		}
+	}
+	for _, l := range order {
+		fmt.Fprintf(g.stdout, "disruption: link %s goes down: %s\n", l, strings.Join(by[l], ", "))
+	}
+}
+
+// daemonDisruptionLine is the line under one of the daemon's planned
+// operations: what it does to traffic.
+func daemonDisruptionLine(op agent.OpResult) string {
+	d := op.Disruption
+	if d == nil {
+		return ""
+	}
+	p := disrupt.Prediction{Effect: disrupt.Effect(d.Effect), Certain: d.Certain, Why: d.Why, LinksDown: d.LinksDown}
+	return disruptionLineOf(p)
 }

@@ -142,8 +142,12 @@ func apiPending(st *agent.Status) []string {
 // daemonOps prints the operations the daemon answered, as plan does, and
 // the blocked items.
 func daemonOps(g *globals, resp *agent.Response) {
+	daemonDisruption(g, resp.Operations)
 	for i, op := range resp.Operations {
 		fmt.Fprintf(g.stdout, "%3d. %s %s\n       %s\n", i+1, op.Op, op.Item, op.Value)
+		if line := daemonDisruptionLine(op); line != "" {
+			fmt.Fprintf(g.stdout, "       %s\n", line)
+		}
 	}
 	for _, op := range resp.Operations {
 		if op.Error != "" {
