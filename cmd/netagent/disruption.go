@@ -45,7 +45,11 @@ func printDisruption(g *globals, res *target.PlanResult, protected []string) {
 		if n > withdrawnShown {
 			more = fmt.Sprintf(", and %d more", n-withdrawnShown)
 		}
-		fmt.Fprintf(g.stdout, "disruption: %d routes withdrawn: %s%s\n", n, strings.Join(names, ", "), more)
+		noun := "routes"
+		if n == 1 {
+			noun = "route"
+		}
+		fmt.Fprintf(g.stdout, "disruption: %d %s withdrawn: %s%s\n", n, noun, strings.Join(names, ", "), more)
 	}
 	if len(protected) > 0 {
 		fmt.Fprintf(g.stdout, "disruption: protected links touched: %s\n", strings.Join(protected, ", "))
