@@ -33,8 +33,15 @@ func printDisruption(g *globals, res *target.PlanResult, protected []string) {
 		fmt.Fprintln(g.stdout, "disruption: no link goes down")
 	}
 	for _, l := range d.LinksDown {
-		p := disrupt.Prediction{Effect: l.Effect, Certain: l.Certain}
-		fmt.Fprintf(g.stdout, "disruption: link %s goes down (%s): %s\n", l.Link, p.Label(), strings.Join(l.Operations, ", "))
+		p := disrupt.Prediction{Effect: l.Effect, Certain: true}
+		verb := "goes down"
+		if !l.Certain {
+			verb = "may go down"
+		}
+		fmt.Fprintf(g.stdout, "disruption: link %s %s (%s): %s\n", l.Link, verb, p.Label(), strings.Join(l.Operations, ", "))
+	}
+	if len(d.Withdrawn) == 0 {
+		fmt.Fprintln(g.stdout, "disruption: no route is withdrawn")
 	}
 	if n := len(d.Withdrawn); n > 0 {
 		var names []string
