@@ -29,4 +29,9 @@
 //     (a global forwarding key rewrites the interfaces' keys; a link set
 //     down or given a new MAC loses its neighbours; ...): apply writes it
 //     again in a follow-up pass.
+//   - Predict: what each operation does to traffic (package disrupt: in
+//     place, replaced atomically, a port detached, withdrawn for the
+//     duration, a link flap, set down, recreated, removed), asked of the
+//     package that runs it (link.Predict follows converge's steps and each
+//     kind's own, link.PredictPort, l3.Predict, firewall.Predict).
 package configurators

@@ -13,7 +13,9 @@
 //	                              ▼
 //	               Plan: the operations an Apply would run (nothing changes),
 //	                     with the failures configurators.Clashes predicts and
-//	                     the follow-up passes configurators.SideEffects does
+//	                     the follow-up passes configurators.SideEffects does,
+//	                     and what each does to traffic (PredictOps,
+//	                     SummarizeDisruption)
 //	               Apply: run them, wait for background ones, report per item
 //	               Check: running vs intended, field by field (nothing changes)
 //
