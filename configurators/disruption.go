@@ -22,7 +22,11 @@ func Predict(e reconciler.OpLogEntry, before *dg.Graph) disrupt.Prediction {
 	switch it := e.Item.(type) {
 	case *items.Interface:
 		o, _ := old.(*items.Interface)
-		return link.Predict(e.Op, e.Recreate, o, it)
+		p := link.Predict(e.Op, e.Recreate, o, it)
+		if e.Op == reconciler.OpModify && o != nil && o.AdminUp && !it.AdminUp {
+			p.Routes = append(p.Routes, l3.SubnetRoutes(it.IfName, before)...)
+		}
+		return p
 	case *items.Port:
 		o, _ := old.(*items.Port)
 		return link.PredictPort(e.Op, e.Recreate, o, it, before)

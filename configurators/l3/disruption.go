@@ -1,6 +1,8 @@
 package l3
 
 import (
+	"slices"
+
 	"github.com/netagent/netagent/configurators/disrupt"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -61,4 +63,27 @@ func subnetRoute(a *items.Address, before *dg.Graph) string {
 		}
 	}
 	return subnet.String() + " dev " + a.Dev
+}
+
+// SubnetRoutes are the kernel's IPv4 subnet routes of the addresses of dev
+// in before, `ip route` style: the kernel flushes them (with every IPv4
+// route through dev) when dev is set down, and adds them back when it
+// comes up.
+func SubnetRoutes(dev string, before *dg.Graph) []string {
+	if before == nil {
+		return nil
+	}
+	var out []string
+	for it := range before.Items() {
+		a, ok := it.(*items.Address)
+		if !ok || a.Dev != dev || !a.Prefix.Addr().Is4() {
+			continue
+		}
+		subnet := a.Prefix.Masked()
+		if r := subnet.String() + " dev " + dev; subnet.Bits() < 32 && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

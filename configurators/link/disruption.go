@@ -18,6 +18,21 @@ type kindDisruption interface {
 	disruption(obs, want *items.Interface) disrupt.Prediction
 }
 
+// downWith is implemented by the kinds whose links take others down with
+// them (a veth its peer): the links that go down, or away, when want is
+// set down, deleted or recreated.
+type downWith interface {
+	downWith(want *items.Interface) []string
+}
+
+// companions are the links that go down with want (see downWith).
+func companions(want *items.Interface) []string {
+	if d, ok := linkKinds[want.Kind].(downWith); ok {
+		return d.downWith(want)
+	}
+	return nil
+}
+
 // liveMAC is implemented by the kinds whose links take a new MAC while up
 // (IFF_LIVE_ADDR_CHANGE, or an ndo_set_mac_address that never answers
 // EBUSY): convergeMAC then never sets them down. For the others (a NIC
@@ -34,13 +49,13 @@ func Predict(op reconciler.Operation, recreate bool, old, want *items.Interface)
 	name := want.IfName
 	switch {
 	case recreate:
-		return disrupt.Certainly(disrupt.Recreate, fmt.Sprintf("the kernel cannot change the %s's settings in place: it is deleted and created again with everything on it (new ifindex)", want.Kind), name)
+		return disrupt.Certainly(disrupt.Recreate, fmt.Sprintf("the kernel cannot change the %s's settings in place: it is deleted and created again with everything on it (new ifindex)", want.Kind), append([]string{name}, companions(want)...)...)
 	case op == reconciler.OpCreate:
 		return disrupt.In("new link")
 	case op == reconciler.OpDelete && want.Kind == items.KindPhysical:
 		return disrupt.In("the NIC gets back the settings it had before netagent")
 	case op == reconciler.OpDelete:
-		return disrupt.Certainly(disrupt.Removed, "the link is deleted", name)
+		return disrupt.Certainly(disrupt.Removed, "the link is deleted", append([]string{name}, companions(want)...)...)
 	case old == nil:
 		return disrupt.In("")
 	}
@@ -53,7 +68,7 @@ func convergeDisruption(obs, want *items.Interface) disrupt.Prediction {
 	name := want.IfName
 	p := disrupt.In("changed in place")
 	if !want.AdminUp && obs.AdminUp {
-		p = disrupt.Worse(p, disrupt.Certainly(disrupt.Down, "set down", name))
+		p = disrupt.Worse(p, disrupt.Certainly(disrupt.Down, "set down", append([]string{name}, companions(want)...)...))
 	}
 	if want.MTU != 0 && want.MTU != obs.MTU && want.Kind == items.KindPhysical {
 		p = disrupt.Worse(p, disrupt.Maybe(disrupt.Flap, fmt.Sprintf("mtu %d -> %d: many NIC drivers reset the link (carrier down and up) on an MTU change", obs.MTU, want.MTU), name))

@@ -22,6 +22,16 @@ type vethKind struct{ plainKind }
 // liveMAC: a veth takes a new MAC while up (checked on the host kernel).
 func (vethKind) liveMAC() {}
 
+// downWith: the peer, when it is in this namespace, goes down with the
+// veth: deleting (or recreating) a veth deletes (recreates) its peer, and
+// setting it down takes the peer's carrier away.
+func (vethKind) downWith(want *items.Interface) []string {
+	if a := items.AttrsOf[*items.VethAttrs](want); a != nil && a.Peer != "" && a.PeerNetns == "" {
+		return []string{a.Peer}
+	}
+	return nil
+}
+
 func (vethKind) newLink(k *kernel, attrs netlink.LinkAttrs, want *items.Interface) (netlink.Link, func(), error) {
 	return k.newVeth(attrs, items.AttrsOf[*items.VethAttrs](want))
 }

@@ -91,6 +91,18 @@ var disruptionCases = []disruptionCase{
 		routes: []string{"10.4.0.0/24"},
 	},
 	{
+		name: "veth set down takes its peer's carrier and its routes",
+		edit: func(in map[string]any) {
+			ifaceOf(in, "v3")["state"] = "down"
+			in["routes"] = slices.Delete(in["routes"].([]any), 1, 2) // via 10.4.0.254: not over a link that is down
+		},
+		effects: map[string]string{"modify interface/v3": "down", "delete route/main 198.51.100.0/24 metric 0": "removed"},
+		// The kernel flushes the IPv4 routes through v3 (the subnet
+		// routes come back when it is up again).
+		linksDown: map[string]string{"v3": "down", "v3-peer": "down"},
+		routes:    []string{"10.3.0.0/24", "10.4.0.0/24", "198.51.100.0/24"},
+	},
+	{
 		name: "route gateway change is a replace",
 		edit: func(in map[string]any) {
 			in["routes"].([]any)[0].(map[string]any)["via"] = "192.0.2.2"
@@ -114,8 +126,9 @@ var disruptionCases = []disruptionCase{
 // a netlink monitor in the namespace sees it: the links that go down (lose
 // IFF_UP or IFF_LOWER_UP) or are deleted are exactly the links the plan
 // says go down, those recreated are exactly those whose ifindex changed,
-// and the IPv4 routes of the main table deleted are exactly those it says
-// are withdrawn. A chain said to be replaced atomically is never seen
+// and the IPv4 routes of the main table deleted (notified, or gone after
+// the apply: the kernel does not notify those it flushes when a link goes
+// down) are exactly those it says are withdrawn. A chain said to be replaced atomically is never seen
 // half-written by iptables-save running throughout the apply.
 func TestPlanDisruptionMatchesKernel(t *testing.T) {
 	for _, c := range disruptionCases {
@@ -150,6 +163,7 @@ func TestPlanDisruptionMatchesKernel(t *testing.T) {
 			}
 
 			before := e.ifindexes()
+			routesBefore := e.mainIPv4Routes()
 			mon := e.monitorKernel()
 			stop := e.watchChain("NA-FWD", plan.atomicChain)
 			e.mustRun(0, "apply", b)
@@ -158,6 +172,14 @@ func TestPlanDisruptionMatchesKernel(t *testing.T) {
 			}
 			seen := mon.until(e)
 			after := e.ifindexes()
+			// The kernel does not notify the IPv4 routes it flushes when a
+			// link goes down: those are the ones gone after the apply.
+			routesAfter := e.mainIPv4Routes()
+			for _, r := range routesBefore {
+				if !slices.Contains(routesAfter, r) {
+					seen.routesDeleted = append(seen.routesDeleted, r)
+				}
+			}
 
 			var recreated []string
 			for name, idx := range before {
@@ -182,6 +204,25 @@ func TestPlanDisruptionMatchesKernel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mainIPv4Routes lists the destinations of the IPv4 routes of the main
+// table.
+func (e *cliEnv) mainIPv4Routes() []string {
+	e.t.Helper()
+	routes, err := e.tgt.NL.RouteList(nil, netlink.FAMILY_V4)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var out []string
+	for _, r := range routes {
+		if r.Dst == nil {
+			out = append(out, "0.0.0.0/0")
+		} else {
+			out = append(out, r.Dst.String())
+		}
+	}
+	return out
 }
 
 // ifaceOf returns the interface of the intent named name.
