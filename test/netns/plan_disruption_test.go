@@ -10,10 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
 )
 
 // disruptionBase is the intent each case of TestPlanDisruptionMatchesKernel
@@ -163,18 +159,18 @@ func TestPlanDisruptionMatchesKernel(t *testing.T) {
 			}
 
 			before := e.ifindexes()
-			routesBefore := e.mainIPv4Routes()
-			mon := e.monitorKernel()
+			routesBefore := mainIPv4Routes(t, e.tgt)
+			mon := monitorKernel(t, e.tgt)
 			stop := e.watchChain("NA-FWD", plan.atomicChain)
 			e.mustRun(0, "apply", b)
 			if bad := stop(); bad != "" {
 				t.Errorf("a chain predicted to be replaced atomically was seen half-written:\n%s", bad)
 			}
-			seen := mon.until(e)
+			seen := mon.until(t, e.tgt)
 			after := e.ifindexes()
 			// The kernel does not notify the IPv4 routes it flushes when a
 			// link goes down: those are the ones gone after the apply.
-			routesAfter := e.mainIPv4Routes()
+			routesAfter := mainIPv4Routes(t, e.tgt)
 			for _, r := range routesBefore {
 				if !slices.Contains(routesAfter, r) {
 					seen.routesDeleted = append(seen.routesDeleted, r)
@@ -204,25 +200,6 @@ func TestPlanDisruptionMatchesKernel(t *testing.T) {
 			}
 		})
 	}
-}
-
-// mainIPv4Routes lists the destinations of the IPv4 routes of the main
-// table.
-func (e *cliEnv) mainIPv4Routes() []string {
-	e.t.Helper()
-	routes, err := e.tgt.NL.RouteList(nil, netlink.FAMILY_V4)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var out []string
-	for _, r := range routes {
-		if r.Dst == nil {
-			out = append(out, "0.0.0.0/0")
-		} else {
-			out = append(out, r.Dst.String())
-		}
-	}
-	return out
 }
 
 // ifaceOf returns the interface of the intent named name.
@@ -304,105 +281,6 @@ func mainIPv4Dst(route string) (string, bool) {
 		return f[0], true
 	}
 	return "", false
-}
-
-// kernelMonitor records the link and route notifications of the namespace
-// (netlink.LinkSubscribeAt, netlink.RouteSubscribeAt).
-type kernelMonitor struct {
-	links  chan netlink.LinkUpdate
-	routes chan netlink.RouteUpdate
-	done   chan struct{}
-	// up is the running state (IFF_UP and IFF_LOWER_UP) of each ifindex
-	// before the monitor started.
-	up   map[int32]bool
-	name map[int32]string
-}
-
-// kernelSeen is what the kernel did: the links that went down (lost
-// IFF_UP or IFF_LOWER_UP) or were deleted, and the IPv4 destinations of
-// the main table deleted.
-type kernelSeen struct {
-	down          map[string]bool
-	routesDeleted []string
-}
-
-const (
-	sentinelLink  = "zz-sentinel"
-	sentinelRoute = "198.18.0.0/15"
-)
-
-func (e *cliEnv) monitorKernel() *kernelMonitor {
-	e.t.Helper()
-	m := &kernelMonitor{links: make(chan netlink.LinkUpdate, 4096), routes: make(chan netlink.RouteUpdate, 4096),
-		done: make(chan struct{}), up: map[int32]bool{}, name: map[int32]string{}}
-	e.t.Cleanup(func() { close(m.done) })
-	ns := e.tgt.NsHandle()
-	if err := netlink.LinkSubscribeAt(ns, m.links, m.done); err != nil {
-		e.t.Fatalf("subscribing to links: %v", err)
-	}
-	if err := netlink.RouteSubscribeAt(ns, m.routes, m.done); err != nil {
-		e.t.Fatalf("subscribing to routes: %v", err)
-	}
-	links, err := e.tgt.NL.LinkList()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	for _, l := range links {
-		a := l.Attrs()
-		m.up[int32(a.Index)] = running(a.RawFlags)
-		m.name[int32(a.Index)] = a.Name
-	}
-	return m
-}
-
-func running(flags uint32) bool { return flags&unix.IFF_UP != 0 && flags&unix.IFF_LOWER_UP != 0 }
-
-// until makes a sentinel link and route after the apply, and reads the
-// notifications up to them: the kernel sends each stream in order, so
-// everything the apply caused is read by then.
-func (m *kernelMonitor) until(e *cliEnv) kernelSeen {
-	e.t.Helper()
-	e.ip("link", "add", sentinelLink, "type", "bridge")
-	e.ip("route", "add", "blackhole", sentinelRoute)
-	seen := kernelSeen{down: map[string]bool{}}
-	deadline := time.After(time.Minute) // a bound on a broken kernel, not a timing
-	for gotLink, gotRoute := false, false; !gotLink || !gotRoute; {
-		select {
-		case u := <-m.links:
-			a := u.Attrs()
-			idx := u.Index
-			switch {
-			case a.Name == sentinelLink:
-				gotLink = true
-			case u.Family == unix.AF_BRIDGE:
-				// A bridge port's view (RTM_DELLINK when it leaves the
-				// bridge), not the link's.
-			case u.Header.Type == unix.RTM_DELLINK:
-				seen.down[a.Name] = true
-			default:
-				if was, known := m.up[idx]; known && was && !running(u.Flags) {
-					seen.down[a.Name] = true
-				}
-				if _, known := m.up[idx]; known {
-					m.up[idx] = running(u.Flags)
-				}
-			}
-		case u := <-m.routes:
-			dst := "0.0.0.0/0"
-			if u.Route.Dst != nil {
-				dst = u.Route.Dst.String()
-			}
-			switch {
-			case dst == sentinelRoute:
-				gotRoute = u.Type == unix.RTM_NEWROUTE || gotRoute
-			case u.Type == unix.RTM_DELROUTE && u.Route.Table == unix.RT_TABLE_MAIN && u.Route.Family == unix.AF_INET:
-				seen.routesDeleted = append(seen.routesDeleted, dst)
-			}
-		case <-deadline:
-			e.t.Fatal("the sentinel notifications never came")
-		}
-	}
-	return seen
 }
 
 // watchChain runs iptables-save in the namespace over and over until the
