@@ -5,6 +5,8 @@ package netns_test
 // TestInVMPlanDisruptionBondVLAN in the VM).
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,4 +151,24 @@ func (m *kernelMonitor) until(t testing.TB, tgt *netnsx.Target) kernelSeen {
 		}
 	}
 	return seen
+}
+
+// mainIPv4Dst is the destination of a withdrawn route of the main table,
+// IPv4: "route/main 10.99.0.0/16 metric 0" (netagent's) or "10.9.0.0/24
+// dev vx1" (the kernel's subnet route).
+func mainIPv4Dst(route string) (string, bool) {
+	f := strings.Fields(route)
+	switch {
+	case len(f) >= 2 && f[0] == "route/main" && !strings.Contains(f[1], ":"):
+		return f[1], true
+	case len(f) >= 1 && !strings.HasPrefix(f[0], "route/") && !strings.Contains(f[0], ":"):
+		return f[0], true
+	}
+	return "", false
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

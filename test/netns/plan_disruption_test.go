@@ -212,12 +212,6 @@ func ifaceOf(in map[string]any, name string) map[string]any {
 	panic("no interface " + name)
 }
 
-func sorted(s []string) []string {
-	out := slices.Clone(s)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 // plannedDisruption is what `plan --json` predicts: the effect of each
 // operation ("op item"), the links that go down with their effect (only
 // the certain ones), the IPv4 destinations of the main table withdrawn,
@@ -267,20 +261,6 @@ func (e *cliEnv) planDisruption(file string) plannedDisruption {
 	}
 	p.routes = sorted(p.routes)
 	return p
-}
-
-// mainIPv4Dst is the destination of a withdrawn route of the main table,
-// IPv4: "route/main 10.99.0.0/16 metric 0" (netagent's) or "10.9.0.0/24
-// dev vx1" (the kernel's subnet route).
-func mainIPv4Dst(route string) (string, bool) {
-	f := strings.Fields(route)
-	switch {
-	case len(f) >= 2 && f[0] == "route/main" && !strings.Contains(f[1], ":"):
-		return f[1], true
-	case len(f) >= 1 && !strings.HasPrefix(f[0], "route/") && !strings.Contains(f[0], ":"):
-		return f[0], true
-	}
-	return "", false
 }
 
 // watchChain runs iptables-save in the namespace over and over until the
