@@ -33,6 +33,17 @@ func NewRegistry(t *netnsx.Target, stateDir string) (*reconciler.TypeRegistry, e
 // Created. hint is the intended graph (may be nil); see each package's
 // ReadBack for how it shapes the items.
 func ReadBack(t *netnsx.Target, stateDir string, hint *dg.Graph) (*dg.Graph, error) {
+	all, err := ReadItems(t, stateDir, hint)
+	if err != nil {
+		return nil, err
+	}
+	return dg.New("current", all...), nil
+}
+
+// ReadItems is ReadBack's items, for a caller that builds the graph
+// itself. An item that reads back as its hint has it may be the hint's
+// item itself (the l3 routes): items are values, never changed in place.
+func ReadItems(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, error) {
 	readers := []struct {
 		what string
 		read func() ([]dg.Item, error)
@@ -47,9 +58,13 @@ func ReadBack(t *netnsx.Target, stateDir string, hint *dg.Graph) (*dg.Graph, err
 		if err != nil {
 			return nil, fmt.Errorf("reading back %s: %w", r.what, err)
 		}
+		if all == nil {
+			all = got
+			continue
+		}
 		all = append(all, got...)
 	}
-	return dg.New("current", all...), nil
+	return all, nil
 }
 
 // MissingTools reports the programs that some item types need and that are

@@ -91,7 +91,7 @@ func DiffReadBack(current, rb *dg.Graph) []Drift {
 		switch {
 		case !ok:
 			out = append(out, Drift{Ref: ref, Old: old})
-		case !nw.Equal(old):
+		case !identical(nw, old) && !nw.Equal(old):
 			out = append(out, Drift{Ref: ref, Old: old, New: nw})
 		}
 	}

@@ -38,6 +38,9 @@ type rawOps interface {
 	// dump runs one dump request and returns the payloads of the messages
 	// of type resType.
 	dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, error)
+	// dumpEach is dump handing each payload to f as it arrives, without
+	// collecting them: b is valid only during the call.
+	dumpEach(req *nl.NetlinkRequest, resType uint16, f func(b []byte)) error
 	// ifIndex returns the index of the named interface in the conn's
 	// namespace, wrapping ErrNoDevice when there is none.
 	ifIndex(name string) (int, error)
@@ -217,14 +220,29 @@ func extAckMessage(m syscall.NetlinkMessage) string {
 
 // dump runs a dump request on the conn's socket.
 func (c *conn) dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, error) {
+	var msgs [][]byte
+	err := c.dumpEach(req, resType, func(b []byte) { msgs = append(msgs, b) })
+	if err != nil && !errors.Is(err, nl.ErrDumpInterrupted) {
+		return nil, err
+	}
+	return msgs, err
+}
+
+// dumpEach runs a dump request on the conn's socket. The payloads it hands
+// to f are slices of the datagram received (one per read, not reused), so
+// dump may keep them.
+func (c *conn) dumpEach(req *nl.NetlinkRequest, resType uint16, f func(b []byte)) error {
 	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Seq: c.seq, Socket: c.s}}
-	msgs, err := req.Execute(unix.NETLINK_ROUTE, resType)
+	err := req.ExecuteIter(unix.NETLINK_ROUTE, resType, func(b []byte) bool {
+		f(b)
+		return true
+	})
 	c.seq = req.Seq
 	var errno syscall.Errno
 	if err != nil && !errors.As(err, &errno) && !errors.Is(err, nl.ErrDumpInterrupted) {
 		c.broken = true
 	}
-	return msgs, err
+	return err
 }
 
 // ifIndex asks for the interface index with SIOCGIFINDEX on the conn's
