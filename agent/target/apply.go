@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -234,7 +235,7 @@ func Summarize(st reconciler.Status, intended *dg.Graph) *Result {
 		reason = strings.TrimPrefix(reason, "blocked: ")
 		res.Problems = append(res.Problems, Problem{Ref: ref, Blocked: true, WaitsOnLink: waits.of(ref), Reason: reason})
 	}
-	for _, ref := range unionRefs(intended, st.NewCurrentState) {
+	for ref := range eachRef(intended, st.NewCurrentState) {
 		if _, blocked := st.Blocked[ref]; blocked {
 			continue
 		}
@@ -271,11 +272,48 @@ func problem(ref dg.ItemRef, intended, cur *dg.Graph) (string, bool) {
 // unionRefs returns the refs of both graphs (either may be nil), sorted.
 func unionRefs(a, b *dg.Graph) []dg.ItemRef {
 	var refs []dg.ItemRef
-	for _, g := range []*dg.Graph{a, b} {
-		if g != nil {
-			refs = append(refs, g.Refs()...)
+	for ref := range eachRef(a, b) {
+		refs = append(refs, ref)
+	}
+	return refs
+}
+
+// eachRef yields the refs of both graphs (either may be nil) in order,
+// each once: a merge of their Refs, which each graph sorts once and keeps
+// (the intended graph's serve every pass).
+func eachRef(a, b *dg.Graph) iter.Seq[dg.ItemRef] {
+	refsOf := func(g *dg.Graph) []dg.ItemRef {
+		if g == nil {
+			return nil
+		}
+		return g.Refs()
+	}
+	x, y := refsOf(a), refsOf(b)
+	return func(yield func(dg.ItemRef) bool) {
+		for len(x) > 0 || len(y) > 0 {
+			var ref dg.ItemRef
+			switch c := cmpHead(x, y); {
+			case c < 0:
+				ref, x = x[0], x[1:]
+			case c > 0:
+				ref, y = y[0], y[1:]
+			default:
+				ref, x, y = x[0], x[1:], y[1:]
+			}
+			if !yield(ref) {
+				return
+			}
 		}
 	}
-	slices.SortFunc(refs, dg.ItemRef.Compare)
-	return slices.Compact(refs)
+}
+
+// cmpHead compares the first refs of x and y; an empty list is last.
+func cmpHead(x, y []dg.ItemRef) int {
+	switch {
+	case len(y) == 0:
+		return -1
+	case len(x) == 0:
+		return 1
+	}
+	return x[0].Compare(y[0])
 }

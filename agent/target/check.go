@@ -111,7 +111,7 @@ func Compare(current, intended *dg.Graph) *Report {
 		}
 	}
 	slices.SortFunc(rep.Foreign, func(a, b dg.Item) int { return strings.Compare(a.Name(), b.Name()) })
-	for _, ref := range unionRefs(intended, current) {
+	for ref := range eachRef(intended, current) {
 		want, wanted := intended.Get(ref)
 		have, exists := current.Get(ref)
 		switch {
