@@ -136,7 +136,7 @@ func currentGraph(list []dg.Item, intended *dg.Graph) *dg.Graph {
 					subs[path] = g
 				}
 			}
-			n := cur.NodeFor(src.Ref()) // the intended graph's strings
+			n := src.In(cur) // the intended graph's strings; caches the peers
 			if identical(src.Item(), it) {
 				g.PutFrom(n, src, st)
 			} else {
