@@ -61,6 +61,7 @@ func oneShotWork(b *testing.B, n int, loaded bool) (*Runtime, *dg.Graph) {
 	}
 	log := logrus.New()
 	log.SetOutput(io.Discard)
+	log.SetLevel(logrus.WarnLevel) // as scripts/bench.sh runs it
 	rt, err := Open(tgt.Name, filepath.Join(dir, "state"), log)
 	if err != nil {
 		b.Fatal(err)

@@ -1,6 +1,7 @@
 package l3
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -76,6 +77,8 @@ type conn struct {
 	seq uint32
 	// broken: the socket failed (not a request): do not reuse it.
 	broken bool
+	// sendBuf is reused by every exchange on the conn.
+	sendBuf []byte
 }
 
 var _ rawOps = (*conn)(nil)
@@ -121,7 +124,7 @@ func (c *conn) exchange(reqs []*nl.NetlinkRequest) []reply {
 // saves a receive per request.
 func (c *conn) exchangeChunk(reqs []*nl.NetlinkRequest, replies []reply) {
 	first := c.seq + 1
-	var buf []byte
+	buf := c.sendBuf[:0]
 	for i, r := range reqs {
 		c.seq++
 		r.Seq = c.seq
@@ -129,8 +132,9 @@ func (c *conn) exchangeChunk(reqs []*nl.NetlinkRequest, replies []reply) {
 		if i < len(reqs)-1 {
 			r.Flags &^= unix.NLM_F_ACK
 		}
-		buf = append(buf, r.Serialize()...)
+		buf = appendRequest(buf, r)
 	}
+	c.sendBuf = buf
 	if err := unix.Sendto(c.s.GetFd(), buf, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		c.broken = true
 		fillErrs(replies, fmt.Errorf("sending netlink requests: %w", err))
@@ -156,6 +160,36 @@ func (c *conn) exchangeChunk(reqs []*nl.NetlinkRequest, replies []reply) {
 			}
 		}
 	}
+}
+
+// rawData is request data encoded already (see routeMsg.request).
+type rawData []byte
+
+func (d rawData) Len() int          { return len(d) }
+func (d rawData) Serialize() []byte { return d }
+
+// appendRequest appends the request as it goes on the wire (what
+// r.Serialize returns) to b. A request of encoded data only (rawData:
+// routes) is framed in place, without the copies Serialize makes.
+func appendRequest(b []byte, r *nl.NetlinkRequest) []byte {
+	n := unix.SizeofNlMsghdr + len(r.RawData)
+	for _, d := range r.Data {
+		if _, ok := d.(rawData); !ok {
+			return append(b, r.Serialize()...)
+		}
+		n += d.Len()
+	}
+	r.Len = uint32(n)
+	ne := binary.NativeEndian
+	b = ne.AppendUint32(b, r.Len)
+	b = ne.AppendUint16(b, r.Type)
+	b = ne.AppendUint16(b, r.Flags)
+	b = ne.AppendUint32(b, r.Seq)
+	b = ne.AppendUint32(b, r.Pid)
+	for _, d := range r.Data {
+		b = append(b, d.(rawData)...)
+	}
+	return append(b, r.RawData...)
 }
 
 // fillErrs sets err on every reply that has none: after a socket error the

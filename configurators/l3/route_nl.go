@@ -1,6 +1,7 @@
 package l3
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net"
 	"net/netip"
@@ -276,47 +277,85 @@ func (m routeMsg) identity() string {
 // given).
 func (m routeMsg) request(msgType uint16, flags int) *nl.NetlinkRequest {
 	req := newRequest(msgType, flags)
-	msg := nl.NewRtDelMsg()
-	msg.Family, msg.Dst_len, msg.Tos, msg.Protocol, msg.Flags = m.Family, m.DstLen, m.Tos, m.Protocol, m.Flags
-	msg.Table = unix.RT_TABLE_UNSPEC
+	req.AddData(rawData(m.appendPayload(make([]byte, 0, 128), msgType)))
+	return req
+}
+
+// appendPayload appends the rtmsg and attributes of request's message to
+// b: encoded in place, one allocation per request instead of one per
+// attribute (the library's RtAttr), which counted at 100k routes.
+func (m *routeMsg) appendPayload(b []byte, msgType uint16) []byte {
+	table := uint8(unix.RT_TABLE_UNSPEC)
 	if m.Table < 256 {
-		msg.Table = uint8(m.Table)
+		table = uint8(m.Table)
 	}
+	scope, typ := uint8(unix.RT_SCOPE_NOWHERE), uint8(unix.RTN_UNSPEC)
 	if msgType != unix.RTM_DELROUTE {
-		msg.Scope, msg.Type = m.Scope, m.Type
+		scope, typ = m.Scope, m.Type
 	}
-	req.AddData(msg)
-	req.AddData(nl.NewRtAttr(unix.RTA_TABLE, nl.Uint32Attr(m.Table)))
+	b = append(b, m.Family, m.DstLen, 0, m.Tos, table, m.Protocol, scope, typ)
+	b = binary.NativeEndian.AppendUint32(b, m.Flags)
+	b = appendU32Attr(b, unix.RTA_TABLE, m.Table)
 	if m.DstLen > 0 {
-		req.AddData(nl.NewRtAttr(unix.RTA_DST, m.Dst.AsSlice()))
+		b = appendAddrAttr(b, unix.RTA_DST, m.Dst)
 	}
 	if m.Priority > 0 {
-		req.AddData(nl.NewRtAttr(unix.RTA_PRIORITY, nl.Uint32Attr(m.Priority)))
+		b = appendU32Attr(b, unix.RTA_PRIORITY, m.Priority)
 	}
 	if msgType == unix.RTM_DELROUTE {
-		return req
+		return b
 	}
 	if m.Gw.IsValid() {
-		req.AddData(nl.NewRtAttr(unix.RTA_GATEWAY, m.Gw.AsSlice()))
+		b = appendAddrAttr(b, unix.RTA_GATEWAY, m.Gw)
 	}
 	if m.OIF > 0 {
-		req.AddData(nl.NewRtAttr(unix.RTA_OIF, nl.Uint32Attr(uint32(m.OIF))))
+		b = appendU32Attr(b, unix.RTA_OIF, uint32(m.OIF))
 	}
 	if m.PrefSrc.IsValid() {
-		req.AddData(nl.NewRtAttr(unix.RTA_PREFSRC, m.PrefSrc.AsSlice()))
+		b = appendAddrAttr(b, unix.RTA_PREFSRC, m.PrefSrc)
 	}
 	if len(m.Nexthops) > 0 {
-		req.AddData(nl.NewRtAttr(unix.RTA_MULTIPATH, encodeNexthops(m.Nexthops)))
+		b = appendAttr(b, unix.RTA_MULTIPATH, encodeNexthops(m.Nexthops))
 	}
 	if m.MTU > 0 {
-		metrics := nl.NewRtAttr(unix.RTA_METRICS, nil)
-		metrics.AddRtAttr(unix.RTAX_MTU, nl.Uint32Attr(m.MTU))
-		req.AddData(metrics)
+		b = appendAttrHeader(b, unix.RTA_METRICS, 8)
+		b = appendU32Attr(b, unix.RTAX_MTU, m.MTU)
 	}
 	if m.HasPref {
-		req.AddData(nl.NewRtAttr(unix.RTA_PREF, []byte{m.Pref}))
+		b = appendAttr(b, unix.RTA_PREF, []byte{m.Pref})
 	}
-	return req
+	return b
+}
+
+// appendAttrHeader appends the struct rtattr of an attribute whose value
+// is n bytes long (the value follows).
+func appendAttrHeader(b []byte, typ uint16, n int) []byte {
+	b = binary.NativeEndian.AppendUint16(b, uint16(unix.SizeofRtAttr+n))
+	return binary.NativeEndian.AppendUint16(b, typ)
+}
+
+// appendAttr appends an attribute, padded to 4 bytes.
+func appendAttr(b []byte, typ uint16, v []byte) []byte {
+	b = append(appendAttrHeader(b, typ, len(v)), v...)
+	for len(b)%unix.RTA_ALIGNTO != 0 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+func appendU32Attr(b []byte, typ uint16, v uint32) []byte {
+	return binary.NativeEndian.AppendUint32(appendAttrHeader(b, typ, 4), v)
+}
+
+// appendAddrAttr appends an address attribute: 4 bytes for IPv4, 16 for
+// IPv6.
+func appendAddrAttr(b []byte, typ uint16, a netip.Addr) []byte {
+	if a.Is4() {
+		v := a.As4()
+		return append(appendAttrHeader(b, typ, 4), v[:]...)
+	}
+	v := a.As16()
+	return append(appendAttrHeader(b, typ, 16), v[:]...)
 }
 
 // encodeNexthops is the payload of RTA_MULTIPATH: a struct rtnexthop per
