@@ -51,3 +51,45 @@ func TestLogOpLevels(t *testing.T) {
 		}
 	}
 }
+
+// currentGraph puts each item read back into the subgraph its intended
+// item is in (the root for the others); an item that is the intended item
+// itself carries the dependencies the intended graph recorded, and one
+// that differs is its own.
+func TestCurrentGraph(t *testing.T) {
+	a := &items.Route{Dst: netip.MustParsePrefix("10.0.0.0/24"), Dev: "eth0"}
+	b := &items.Route{Dst: netip.MustParsePrefix("10.0.1.0/24"), Dev: "eth0"}
+	intended := dg.New("intended")
+	intended.EditSubGraph("file.json").Put(a)
+	intended.EditSubGraph("file.json").Put(b)
+	bKernel := &items.Route{Dst: b.Dst, Dev: "eth1"} // someone moved it
+	foreign := &items.Foreign{Kind: items.TypeRoute, Desc: "10.9.0.0/16 proto 4"}
+	link := &items.Link{IfName: "eth0", Index: 2}
+	cur := currentGraph([]dg.Item{link, a, bKernel, foreign}, intended)
+
+	if got, _ := cur.Get(dg.Ref(a)); got != dg.Item(a) {
+		t.Errorf("the intended item read back is %p, want the intended %p", got, a)
+	}
+	if got, _ := cur.Get(dg.Ref(b)); got != dg.Item(bKernel) {
+		t.Errorf("a changed item is %v, want the kernel's", got)
+	}
+	for _, it := range []dg.Item{a, bKernel} {
+		if s, _ := cur.ScopeOf(dg.Ref(it)); s != "file.json" {
+			t.Errorf("%s in %q, want file.json", dg.Ref(it), s)
+		}
+		if deps := cur.Dependencies(dg.Ref(it)); len(deps) != 1 || deps[0].RequiredItem != items.InterfaceRef(it.(*items.Route).Dev) {
+			t.Errorf("%s depends on %v", dg.Ref(it), deps)
+		}
+	}
+	for _, it := range []dg.Item{link, foreign} {
+		if s, ok := cur.ScopeOf(dg.Ref(it)); !ok || s != "" {
+			t.Errorf("%s in %q (%v), want the root", dg.Ref(it), s, ok)
+		}
+	}
+	if d := cur.Dependants(items.InterfaceRef("eth0")); len(d) != 1 || d[0] != dg.Ref(a) {
+		t.Errorf("eth0's dependants %v, want %v", d, dg.Ref(a))
+	}
+	if cur.Len() != 4 {
+		t.Errorf("%d items, want 4", cur.Len())
+	}
+}
