@@ -2,6 +2,7 @@ package configurators
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
@@ -52,19 +53,15 @@ func ReadItems(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, er
 		{"l3", func() ([]dg.Item, error) { return l3.ReadBack(t, hint) }},
 		{"firewall", func() ([]dg.Item, error) { return firewall.ReadBack(t, stateDir, hint) }},
 	}
-	var all []dg.Item
+	var lists [][]dg.Item
 	for _, r := range readers {
 		got, err := r.read()
 		if err != nil {
 			return nil, fmt.Errorf("reading back %s: %w", r.what, err)
 		}
-		if all == nil {
-			all = got
-			continue
-		}
-		all = append(all, got...)
+		lists = append(lists, got)
 	}
-	return all, nil
+	return slices.Concat(lists...), nil
 }
 
 // MissingTools reports the programs that some item types need and that are

@@ -2,6 +2,7 @@ package l3
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/netagent/netagent/configurators/netnsx"
@@ -57,7 +58,7 @@ func readBack(nlh dumpNL, conn rawOps, hint *dg.Graph) ([]dg.Item, error) {
 		return nil, fmt.Errorf("l3 read-back: %w", err)
 	}
 	h := hinter{hint}
-	var out []dg.Item
+	var lists [][]dg.Item
 	for _, read := range []func() ([]dg.Item, error){
 		func() ([]dg.Item, error) { return readAddresses(conn, names, h) },
 		func() ([]dg.Item, error) { return readRoutes(conn, names, h) },
@@ -68,8 +69,9 @@ func readBack(nlh dumpNL, conn rawOps, hint *dg.Graph) ([]dg.Item, error) {
 		if err != nil {
 			return nil, fmt.Errorf("l3 read-back: %w", err)
 		}
-		out = append(out, got...)
+		lists = append(lists, got)
 	}
+	out := slices.Concat(lists...)
 	anchorRouteDeps(out)
 	return out, nil
 }
@@ -238,6 +240,9 @@ func readRoutes(conn rawOps, names map[int]string, h hinter) ([]dg.Item, error) 
 		m    routeMsg
 		it   items.Route
 	)
+	if h.g != nil {
+		out = make([]dg.Item, 0, h.g.Len()) // about as many as intended
+	}
 	err := retryDump("routes", func() error {
 		out, seen = out[:0], map[string]int{}
 		return conn.dumpEach(routeDumpRequest(unix.AF_UNSPEC), unix.RTM_NEWROUTE, func(b []byte) {
