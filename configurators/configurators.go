@@ -2,6 +2,7 @@ package configurators
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
@@ -33,6 +34,17 @@ func NewRegistry(t *netnsx.Target, stateDir string) (*reconciler.TypeRegistry, e
 // Created. hint is the intended graph (may be nil); see each package's
 // ReadBack for how it shapes the items.
 func ReadBack(t *netnsx.Target, stateDir string, hint *dg.Graph) (*dg.Graph, error) {
+	all, err := ReadItems(t, stateDir, hint)
+	if err != nil {
+		return nil, err
+	}
+	return dg.New("current", all...), nil
+}
+
+// ReadItems is ReadBack's items, for a caller that builds the graph
+// itself. An item that reads back as its hint has it may be the hint's
+// item itself (the l3 routes): items are values, never changed in place.
+func ReadItems(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, error) {
 	readers := []struct {
 		what string
 		read func() ([]dg.Item, error)
@@ -41,15 +53,15 @@ func ReadBack(t *netnsx.Target, stateDir string, hint *dg.Graph) (*dg.Graph, err
 		{"l3", func() ([]dg.Item, error) { return l3.ReadBack(t, hint) }},
 		{"firewall", func() ([]dg.Item, error) { return firewall.ReadBack(t, stateDir, hint) }},
 	}
-	var all []dg.Item
+	var lists [][]dg.Item
 	for _, r := range readers {
 		got, err := r.read()
 		if err != nil {
 			return nil, fmt.Errorf("reading back %s: %w", r.what, err)
 		}
-		all = append(all, got...)
+		lists = append(lists, got)
 	}
-	return dg.New("current", all...), nil
+	return slices.Concat(lists...), nil
 }
 
 // MissingTools reports the programs that some item types need and that are

@@ -1,7 +1,8 @@
 // Package configurators puts the configurator packages together for one
 // target network namespace: NewRegistry registers every item type's
 // configurator, and ReadBack builds a current-state graph from the
-// kernel, as a restarted agent (or `netagent show`) needs it.
+// kernel, as a restarted agent (or `netagent show`) needs it (ReadItems
+// returns the items, for a caller that builds the graph itself).
 //
 //	package        item types                          read back
 //	-------        ----------                          ---------

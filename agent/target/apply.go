@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -234,11 +235,12 @@ func Summarize(st reconciler.Status, intended *dg.Graph) *Result {
 		reason = strings.TrimPrefix(reason, "blocked: ")
 		res.Problems = append(res.Problems, Problem{Ref: ref, Blocked: true, WaitsOnLink: waits.of(ref), Reason: reason})
 	}
-	for _, ref := range unionRefs(intended, st.NewCurrentState) {
+	for want, have := range eachPair(intended, st.NewCurrentState) {
+		ref := refOf(want, have)
 		if _, blocked := st.Blocked[ref]; blocked {
 			continue
 		}
-		if reason, bad := problem(ref, intended, st.NewCurrentState); bad {
+		if reason, bad := problem(want, have); bad {
 			if held, ok := st.Held[ref]; ok {
 				reason = "not deleted: " + held
 			}
@@ -249,12 +251,16 @@ func Summarize(st reconciler.Status, intended *dg.Graph) *Result {
 	return res
 }
 
-// problem says why ref has not converged, if it has not.
-func problem(ref dg.ItemRef, intended, cur *dg.Graph) (string, bool) {
-	want, wanted := intended.Get(ref)
-	have, st, exists := cur.Lookup(ref)
+// problem says why an item has not converged, if it has not: want is its
+// node in the intended graph, have in the current one (nil: absent).
+func problem(want, have *dg.Node) (string, bool) {
+	wanted, exists := want != nil, have != nil
+	var st dg.StateData
+	if exists {
+		st = have.State()
+	}
 	switch {
-	case exists && have.External() || wanted && want.External():
+	case exists && have.Item().External() || wanted && want.Item().External():
 		return "", false
 	case st.State == dg.StateFailed:
 		return fmt.Sprintf("%s failed: %v", st.LastOp, st.LastErr), true
@@ -262,7 +268,7 @@ func problem(ref dg.ItemRef, intended, cur *dg.Graph) (string, bool) {
 		return "not created", true
 	case !wanted && exists:
 		return "not deleted", true
-	case wanted && !have.Equal(want):
+	case wanted && !identical(have.Item(), want.Item()) && !have.Item().Equal(want.Item()):
 		return "not changed", true
 	}
 	return "", false
@@ -271,11 +277,90 @@ func problem(ref dg.ItemRef, intended, cur *dg.Graph) (string, bool) {
 // unionRefs returns the refs of both graphs (either may be nil), sorted.
 func unionRefs(a, b *dg.Graph) []dg.ItemRef {
 	var refs []dg.ItemRef
-	for _, g := range []*dg.Graph{a, b} {
-		if g != nil {
-			refs = append(refs, g.Refs()...)
+	for ref := range eachRef(a, b) {
+		refs = append(refs, ref)
+	}
+	return refs
+}
+
+// eachRef yields the refs of both graphs (either may be nil) in order,
+// each once: a merge of their Refs, which each graph sorts once and keeps
+// (the intended graph's serve every pass).
+func eachRef(a, b *dg.Graph) iter.Seq[dg.ItemRef] {
+	refsOf := func(g *dg.Graph) []dg.ItemRef {
+		if g == nil {
+			return nil
+		}
+		return g.Refs()
+	}
+	x, y := refsOf(a), refsOf(b)
+	return func(yield func(dg.ItemRef) bool) {
+		for len(x) > 0 || len(y) > 0 {
+			var ref dg.ItemRef
+			switch c := cmpHead(x, y); {
+			case c < 0:
+				ref, x = x[0], x[1:]
+			case c > 0:
+				ref, y = y[0], y[1:]
+			default:
+				ref, x, y = x[0], x[1:], y[1:]
+			}
+			if !yield(ref) {
+				return
+			}
 		}
 	}
-	slices.SortFunc(refs, dg.ItemRef.Compare)
-	return slices.Compact(refs)
+}
+
+// eachPair yields, in ref order, the node of each ref of a and of b (either
+// graph may be nil) in a and in b, nil where the graph does not hold the
+// item. The node in b of an item of a is found through the node's cached
+// peer (see currentGraph), not looked up again.
+func eachPair(a, b *dg.Graph) iter.Seq2[*dg.Node, *dg.Node] {
+	return func(yield func(*dg.Node, *dg.Node) bool) {
+		for ref := range eachRef(a, b) {
+			na, nb := heldNode(a, ref, nil), (*dg.Node)(nil)
+			if na != nil && b != nil {
+				nb = heldNode(b, ref, na.Peer(b))
+			} else if b != nil {
+				nb = heldNode(b, ref, nil)
+			}
+			if !yield(na, nb) {
+				return
+			}
+		}
+	}
+}
+
+// heldNode returns the node of ref in g (n when given) if g holds its item.
+func heldNode(g *dg.Graph, ref dg.ItemRef, n *dg.Node) *dg.Node {
+	if g == nil {
+		return nil
+	}
+	if n == nil {
+		n = g.Node(ref)
+	}
+	if n == nil || !g.Holds(n) {
+		return nil
+	}
+	return n
+}
+
+// refOf is the ref of whichever node is there.
+func refOf(a, b *dg.Node) dg.ItemRef {
+	if a != nil {
+		return a.Ref()
+	}
+	return b.Ref()
+}
+
+// cmpHead compares the first refs of x and y; an empty list is last.
+func cmpHead(x, y []dg.ItemRef) int {
+	switch {
+	case len(y) == 0:
+		return -1
+	case len(x) == 0:
+		return 1
+	}
+	return x[0].Compare(y[0])
 }

@@ -111,16 +111,22 @@ func Compare(current, intended *dg.Graph) *Report {
 		}
 	}
 	slices.SortFunc(rep.Foreign, func(a, b dg.Item) int { return strings.Compare(a.Name(), b.Name()) })
-	for _, ref := range unionRefs(intended, current) {
-		want, wanted := intended.Get(ref)
-		have, exists := current.Get(ref)
+	for w, h := range eachPair(intended, current) {
+		ref := refOf(w, h)
+		var want, have dg.Item
+		if w != nil {
+			want = w.Item()
+		}
+		if h != nil {
+			have = h.Item()
+		}
 		switch {
-		case exists && have.External() || wanted && want.External():
-		case wanted && !exists:
+		case have != nil && have.External() || want != nil && want.External():
+		case have == nil:
 			rep.Diffs = append(rep.Diffs, Difference{Ref: ref, Kind: Missing, Want: want, HeldBy: heldBy[ref]})
-		case exists && !wanted:
+		case want == nil:
 			rep.Diffs = append(rep.Diffs, Difference{Ref: ref, Kind: Extra, Have: have})
-		case !have.Equal(want):
+		case !identical(have, want) && !have.Equal(want):
 			rep.Diffs = append(rep.Diffs, Difference{Ref: ref, Kind: Differs, Want: want, Have: have,
 				Fields: DiffFields(want, have)})
 		}

@@ -1,9 +1,10 @@
 // Package target acts on one target network namespace, once: what both
 // the one-shot CLI (`netagent apply`, `plan`, `check`, `show`) and the
 // daemon need. It holds no memory between calls: every call rebuilds the
-// current state by reading the kernel back (configurators.ReadBack), with
+// current state by reading the kernel back (configurators.ReadItems), with
 // the intended graph as the hint, so a restarted agent, or a CLI run that
-// never ran before, sees exactly what the kernel holds.
+// never ran before, sees exactly what the kernel holds. The current graph
+// shares the items that read back as intended with the intended graph.
 //
 //	intended graph ─┐
 //	                ▼

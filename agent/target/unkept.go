@@ -82,23 +82,15 @@ func put(g *dg.Graph, ref dg.ItemRef, it dg.Item, now time.Time) {
 // read-back, in ref order.
 func DiffReadBack(current, rb *dg.Graph) []Drift {
 	var out []Drift
-	for _, ref := range current.Refs() {
-		old, st, _ := current.Lookup(ref)
-		if st.State != dg.StateCreated {
-			continue
-		}
-		nw, ok := rb.Get(ref)
+	for c, r := range eachPair(current, rb) {
 		switch {
-		case !ok:
-			out = append(out, Drift{Ref: ref, Old: old})
-		case !nw.Equal(old):
-			out = append(out, Drift{Ref: ref, Old: old, New: nw})
-		}
-	}
-	for _, ref := range rb.Refs() {
-		if !current.Contains(ref) {
-			nw, _ := rb.Get(ref)
-			out = append(out, Drift{Ref: ref, New: nw})
+		case c == nil:
+			out = append(out, Drift{Ref: r.Ref(), New: r.Item()})
+		case c.State().State != dg.StateCreated:
+		case r == nil:
+			out = append(out, Drift{Ref: c.Ref(), Old: c.Item()})
+		case !identical(r.Item(), c.Item()) && !r.Item().Equal(c.Item()):
+			out = append(out, Drift{Ref: c.Ref(), Old: c.Item(), New: r.Item()})
 		}
 	}
 	return out

@@ -101,6 +101,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "netagent: %v\n", err)
 		return exitUsage
 	}
+	tuneGC(c.name)
 	defer startProfiles(stderr)()
 	return c.run(g, rest)
 }

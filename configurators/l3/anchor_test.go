@@ -11,7 +11,8 @@ import (
 
 // A route read back depends on the addresses the kernel has: the intended
 // (hinted) ones when they are there, else those holding its gateway and
-// source now; the hint's Deps slice is never written.
+// source now; the items given are never written (a route read back may be
+// the intended item itself): a route anchored otherwise is a copy.
 func TestAnchorRouteDeps(t *testing.T) {
 	old := &items.Address{Dev: "uplink0", Prefix: netip.MustParsePrefix("192.0.2.10/24")}
 	other := &items.Address{Dev: "lan0", Prefix: netip.MustParsePrefix("192.0.2.99/24")}
@@ -29,7 +30,16 @@ func TestAnchorRouteDeps(t *testing.T) {
 		Dst: netip.MustParsePrefix("203.0.113.0/24"), Gw: netip.MustParseAddr("10.0.0.1"), Dev: "uplink0",
 		GwAddress: "uplink0/10.0.0.2/24",
 	}
-	anchorRouteDeps([]dg.Item{other, moving, old, kept, orphan})
+	given := *moving
+	out := []dg.Item{other, moving, old, kept, orphan}
+	anchorRouteDeps(out)
+	if !moving.Equal(&given) || moving.GwAddress != newName {
+		t.Errorf("the route given was written: %+v", moving)
+	}
+	if out[3] != kept {
+		t.Error("a route anchored as it was is a copy")
+	}
+	moving, orphan = out[1].(*items.Route), out[4].(*items.Route)
 
 	if moving.GwAddress != old.Name() {
 		t.Errorf("GwAddress %q, want the address the kernel has on the route's device, %q", moving.GwAddress, old.Name())

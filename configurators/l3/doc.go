@@ -154,6 +154,12 @@
 // intent moves it to a new address it is modified once that address
 // exists (make before break) instead of being withdrawn at once for want
 // of it.
+//
+// A route that reads back Equal to its hint is the hint's item itself: the
+// current state of a converged namespace shares its routes with the
+// intended graph instead of holding a copy of each (read-back never
+// changes an item it returns in place; anchoring copies). The route dump
+// is decoded message by message as it arrives, without collecting it.
 // IPv6 reject routes, which the kernel puts on lo, read back without a
 // device. Every other route and rule, except the kernel's own (protocol
 // kernel), is read back as an items.Foreign (an external item: never

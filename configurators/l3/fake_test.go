@@ -224,6 +224,15 @@ func (k *fakeKernel) handle(typ uint16, flags int, m []byte) reply {
 	return reply{err: unix.EOPNOTSUPP}
 }
 
+// dumpEach is dump, one payload at a time.
+func (k *fakeKernel) dumpEach(req *nl.NetlinkRequest, resType uint16, f func([]byte)) error {
+	msgs, err := k.dump(req, resType)
+	for _, b := range msgs {
+		f(b)
+	}
+	return err
+}
+
 // dump answers RTM_GETADDR, RTM_GETNEIGH and RTM_GETROUTE from the state.
 func (k *fakeKernel) dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, error) {
 	k.mu.Lock()

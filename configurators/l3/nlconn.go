@@ -1,8 +1,11 @@
 package l3
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"sync"
 	"syscall"
 
@@ -38,6 +41,9 @@ type rawOps interface {
 	// dump runs one dump request and returns the payloads of the messages
 	// of type resType.
 	dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, error)
+	// dumpEach is dump handing each payload to f as it arrives, without
+	// collecting them: b is valid only during the call.
+	dumpEach(req *nl.NetlinkRequest, resType uint16, f func(b []byte)) error
 	// ifIndex returns the index of the named interface in the conn's
 	// namespace, wrapping ErrNoDevice when there is none.
 	ifIndex(name string) (int, error)
@@ -73,6 +79,8 @@ type conn struct {
 	seq uint32
 	// broken: the socket failed (not a request): do not reuse it.
 	broken bool
+	// sendBuf and rbuf are reused by every request and read on the conn.
+	sendBuf, rbuf []byte
 }
 
 var _ rawOps = (*conn)(nil)
@@ -118,7 +126,7 @@ func (c *conn) exchange(reqs []*nl.NetlinkRequest) []reply {
 // saves a receive per request.
 func (c *conn) exchangeChunk(reqs []*nl.NetlinkRequest, replies []reply) {
 	first := c.seq + 1
-	var buf []byte
+	buf := c.sendBuf[:0]
 	for i, r := range reqs {
 		c.seq++
 		r.Seq = c.seq
@@ -126,8 +134,9 @@ func (c *conn) exchangeChunk(reqs []*nl.NetlinkRequest, replies []reply) {
 		if i < len(reqs)-1 {
 			r.Flags &^= unix.NLM_F_ACK
 		}
-		buf = append(buf, r.Serialize()...)
+		buf = appendRequest(buf, r)
 	}
+	c.sendBuf = buf
 	if err := unix.Sendto(c.s.GetFd(), buf, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		c.broken = true
 		fillErrs(replies, fmt.Errorf("sending netlink requests: %w", err))
@@ -135,24 +144,126 @@ func (c *conn) exchangeChunk(reqs []*nl.NetlinkRequest, replies []reply) {
 	}
 	last := len(reqs) - 1
 	for done := false; !done; {
-		msgs, _, err := c.s.Receive()
+		b, err := c.recv()
 		if err != nil {
 			c.broken = true
 			fillErrs(replies, fmt.Errorf("reading netlink acks: %w", err))
 			return
 		}
-		for _, m := range msgs {
+		for m := range messages(b) {
 			i := int(m.Header.Seq - first)
 			switch {
 			case i < 0 || i > last:
-			case m.Header.Type != unix.NLMSG_ERROR:
-				replies[i].echo = append(replies[i].echo, m.Data)
+			case m.Header.Type != unix.NLMSG_ERROR: // the buffer is reused: copy
+				replies[i].echo = append(replies[i].echo, bytes.Clone(m.Data))
 			default:
 				replies[i].err = ackError(m)
 				done = done || i == last
 			}
 		}
 	}
+}
+
+// recvBufSize is the buffer conn reads datagrams into: the kernel puts at
+// most 32 KiB of dump messages into one, and acks are small.
+const recvBufSize = 64 << 10
+
+// recv reads one datagram from the kernel into the conn's buffer (reused
+// by the next recv) and returns it. It waits up to nl.SocketTimeoutTv
+// (EAGAIN after that), as the library's Receive does, without its two
+// allocations per read.
+func (c *conn) recv() ([]byte, error) {
+	if c.rbuf == nil {
+		c.rbuf = make([]byte, recvBufSize)
+	}
+	fd := c.s.GetFd()
+	for {
+		n, from, err := unix.Recvfrom(fd, c.rbuf, unix.MSG_TRUNC)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			if err := waitReadable(fd); err != nil {
+				return nil, err
+			}
+			continue
+		case err != nil:
+			return nil, err
+		}
+		if sa, ok := from.(*unix.SockaddrNetlink); !ok || sa.Pid != nl.PidKernel {
+			continue // not the kernel's
+		}
+		if n > len(c.rbuf) {
+			return nil, fmt.Errorf("netlink datagram of %d bytes, more than %d: %w", n, len(c.rbuf), unix.EMSGSIZE)
+		}
+		return c.rbuf[:n], nil
+	}
+}
+
+// waitReadable waits until fd can be read, for up to nl.SocketTimeoutTv.
+func waitReadable(fd int) error {
+	timeout := int(nl.SocketTimeoutTv.Sec*1000 + nl.SocketTimeoutTv.Usec/1000)
+	for {
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, timeout)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return err
+		case n == 0:
+			return unix.EAGAIN
+		}
+		return nil
+	}
+}
+
+// messages iterates the netlink messages of a datagram; their Data are
+// slices of b. A malformed tail ends the iteration.
+func messages(b []byte) iter.Seq[syscall.NetlinkMessage] {
+	return func(yield func(syscall.NetlinkMessage) bool) {
+		ne := binary.NativeEndian
+		for len(b) >= unix.NLMSG_HDRLEN {
+			h := syscall.NlMsghdr{Len: ne.Uint32(b[0:4]), Type: ne.Uint16(b[4:6]), Flags: ne.Uint16(b[6:8]),
+				Seq: ne.Uint32(b[8:12]), Pid: ne.Uint32(b[12:16])}
+			if int(h.Len) < unix.NLMSG_HDRLEN || int(h.Len) > len(b) {
+				return
+			}
+			if !yield(syscall.NetlinkMessage{Header: h, Data: b[unix.NLMSG_HDRLEN:h.Len]}) {
+				return
+			}
+			b = b[min((int(h.Len)+unix.NLMSG_ALIGNTO-1)&^(unix.NLMSG_ALIGNTO-1), len(b)):]
+		}
+	}
+}
+
+// rawData is request data encoded already (see routeMsg.request).
+type rawData []byte
+
+func (d rawData) Len() int          { return len(d) }
+func (d rawData) Serialize() []byte { return d }
+
+// appendRequest appends the request as it goes on the wire (what
+// r.Serialize returns) to b. A request of encoded data only (rawData:
+// routes) is framed in place, without the copies Serialize makes.
+func appendRequest(b []byte, r *nl.NetlinkRequest) []byte {
+	n := unix.SizeofNlMsghdr + len(r.RawData)
+	for _, d := range r.Data {
+		if _, ok := d.(rawData); !ok {
+			return append(b, r.Serialize()...)
+		}
+		n += d.Len()
+	}
+	r.Len = uint32(n)
+	ne := binary.NativeEndian
+	b = ne.AppendUint32(b, r.Len)
+	b = ne.AppendUint16(b, r.Type)
+	b = ne.AppendUint16(b, r.Flags)
+	b = ne.AppendUint32(b, r.Seq)
+	b = ne.AppendUint32(b, r.Pid)
+	for _, d := range r.Data {
+		b = append(b, d.(rawData)...)
+	}
+	return append(b, r.RawData...)
 }
 
 // fillErrs sets err on every reply that has none: after a socket error the
@@ -217,14 +328,92 @@ func extAckMessage(m syscall.NetlinkMessage) string {
 
 // dump runs a dump request on the conn's socket.
 func (c *conn) dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, error) {
-	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Seq: c.seq, Socket: c.s}}
-	msgs, err := req.Execute(unix.NETLINK_ROUTE, resType)
-	c.seq = req.Seq
-	var errno syscall.Errno
-	if err != nil && !errors.As(err, &errno) && !errors.Is(err, nl.ErrDumpInterrupted) {
-		c.broken = true
+	var msgs [][]byte
+	err := c.dumpEach(req, resType, func(b []byte) { msgs = append(msgs, bytes.Clone(b)) })
+	if err != nil && !errors.Is(err, nl.ErrDumpInterrupted) {
+		return nil, err
 	}
 	return msgs, err
+}
+
+// dumpEach runs a dump request on the conn's socket, as the library's
+// NetlinkRequest.ExecuteIter does, reading into the conn's buffer: the
+// payloads it hands to f are valid only during the call. The dump is read
+// to its end also when it fails; an error reported by the kernel (an
+// errno, nl.ErrDumpInterrupted) leaves the conn usable, a socket error
+// does not.
+func (c *conn) dumpEach(req *nl.NetlinkRequest, resType uint16, f func(b []byte)) error {
+	c.seq++
+	req.Seq = c.seq
+	c.sendBuf = appendRequest(c.sendBuf[:0], req)
+	if err := unix.Sendto(c.s.GetFd(), c.sendBuf, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		c.broken = true
+		return fmt.Errorf("sending netlink dump request: %w", err)
+	}
+	var d dumpState
+	for !d.done {
+		b, err := c.recv()
+		if err != nil {
+			c.broken = true
+			return err
+		}
+		for m := range messages(b) {
+			if m.Header.Seq != req.Seq || m.Header.Pid != c.pid {
+				continue // an answer to an earlier request
+			}
+			if d.take(m, resType) {
+				f(m.Data)
+			}
+			if d.done {
+				break
+			}
+		}
+	}
+	return d.err
+}
+
+// dumpState follows the messages of one dump.
+type dumpState struct {
+	done bool
+	intr bool
+	err  error
+}
+
+// dumpEndError is the error the message ending a dump carries, if any.
+func dumpEndError(m syscall.NetlinkMessage) error {
+	switch {
+	case len(m.Data) < 4:
+		return nil
+	case m.Header.Type == unix.NLMSG_ERROR:
+		return ackError(m)
+	}
+	if errno := int32(binary.NativeEndian.Uint32(m.Data[0:4])); errno != 0 {
+		return syscall.Errno(-errno)
+	}
+	return nil
+}
+
+// take records what m says about the dump and reports whether it is a
+// payload of type resType.
+func (d *dumpState) take(m syscall.NetlinkMessage, resType uint16) bool {
+	if m.Header.Flags&unix.NLM_F_DUMP_INTR != 0 {
+		d.intr = true
+	}
+	switch m.Header.Type {
+	case unix.NLMSG_DONE, unix.NLMSG_ERROR:
+		d.done = true
+		if d.err = dumpEndError(m); d.err == nil && d.intr {
+			d.err = nl.ErrDumpInterrupted
+		}
+		return false
+	}
+	if m.Header.Flags&unix.NLM_F_MULTI == 0 {
+		d.done = true
+		if d.intr {
+			d.err = nl.ErrDumpInterrupted
+		}
+	}
+	return m.Header.Type == resType
 }
 
 // ifIndex asks for the interface index with SIOCGIFINDEX on the conn's

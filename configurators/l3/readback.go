@@ -2,6 +2,7 @@ package l3
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/netagent/netagent/configurators/netnsx"
@@ -57,7 +58,7 @@ func readBack(nlh dumpNL, conn rawOps, hint *dg.Graph) ([]dg.Item, error) {
 		return nil, fmt.Errorf("l3 read-back: %w", err)
 	}
 	h := hinter{hint}
-	var out []dg.Item
+	var lists [][]dg.Item
 	for _, read := range []func() ([]dg.Item, error){
 		func() ([]dg.Item, error) { return readAddresses(conn, names, h) },
 		func() ([]dg.Item, error) { return readRoutes(conn, names, h) },
@@ -68,8 +69,9 @@ func readBack(nlh dumpNL, conn rawOps, hint *dg.Graph) ([]dg.Item, error) {
 		if err != nil {
 			return nil, fmt.Errorf("l3 read-back: %w", err)
 		}
-		out = append(out, got...)
+		lists = append(lists, got)
 	}
+	out := slices.Concat(lists...)
 	anchorRouteDeps(out)
 	return out, nil
 }
@@ -83,6 +85,9 @@ func readBack(nlh dumpNL, conn rawOps, hint *dg.Graph) ([]dg.Item, error) {
 // when the intent moves the uplink to a new address, the route moves to it
 // by a modify once it exists, and is never withdrawn for want of an
 // address the kernel has not got yet.
+//
+// It never changes a route of out (it may be the intended item: see
+// readRoutes): a route it anchors otherwise is replaced in out by a copy.
 func anchorRouteDeps(out []dg.Item) {
 	addrs := make(map[string]*items.Address)
 	var list []*items.Address
@@ -103,18 +108,30 @@ func anchorRouteDeps(out []dg.Item) {
 		}
 		return ""
 	}
-	for _, it := range out {
+	for i, it := range out {
 		r, ok := it.(*items.Route)
 		if !ok {
 			continue
 		}
-		if r.GwAddress != "" {
-			r.GwAddress = find(r.GwAddress, func(a *items.Address) bool {
+		gw := r.GwAddress
+		if gw != "" {
+			gw = find(gw, func(a *items.Address) bool {
 				return (r.Dev == "" || a.Dev == r.Dev) && a.Prefix.Contains(r.Gw)
 			})
 		}
-		r.Deps = anchorSrcDeps(r, find)
+		deps := anchorSrcDeps(r, find)
+		if gw == r.GwAddress && sameSlice(deps, r.Deps) {
+			continue
+		}
+		c := *r // r may be the intended item (see readRoutes): never change it
+		c.GwAddress, c.Deps = gw, deps
+		out[i] = &c
 	}
+}
+
+// sameSlice reports whether a and b are the same slice (not only equal).
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // anchorSrcDeps returns r.Deps (a copy when it changes: the slice may be
@@ -211,29 +228,50 @@ func addrItemOf(k *kernelAddr, dev string, hint *items.Address) *items.Address {
 }
 
 // readRoutes decodes the raw route dump with the codec the writer uses
-// (routeMsg): netagent's routes, every table, both families, and the
-// others as Foreign.
+// (routeMsg), message by message as it arrives: netagent's routes, every
+// table, both families, and the others as Foreign. A route that reads
+// back Equal to its hint is the hint itself (no copy: items are values no
+// one changes in place), so that the current state of a converged
+// namespace shares its items with the intended graph.
 func readRoutes(conn rawOps, names map[int]string, h hinter) ([]dg.Item, error) {
-	list, err := dumpRouteMsgs(conn, unix.AF_UNSPEC)
-	if err != nil {
-		return nil, err
+	var (
+		out  []dg.Item
+		seen map[string]int
+		m    routeMsg
+		it   items.Route
+	)
+	if h.g != nil {
+		out = make([]dg.Item, 0, h.g.Len()) // about as many as intended
 	}
-	var out []dg.Item
-	seen := map[string]int{}
-	for _, m := range list {
-		if m.Protocol == unix.RTPROT_KERNEL {
-			continue
-		}
-		it, ok := decodeRoute(m, names)
-		if ok && m.Protocol == items.RouteProtocol {
-			hint, _ := h.get(items.TypeRoute, m.identity()).(*items.Route)
-			applyRouteHint(it, hint)
-			out = append(out, it)
-			continue
-		}
-		out = append(out, foreignRoute(m, it, names, seen))
+	err := retryDump("routes", func() error {
+		out, seen = out[:0], map[string]int{}
+		return conn.dumpEach(routeDumpRequest(unix.AF_UNSPEC), unix.RTM_NEWROUTE, func(b []byte) {
+			// cloned routes (the IPv6 exception cache) are left out, as
+			// netlink.Handle leaves them out
+			if parseRouteMsgInto(b, &m) != nil || m.Flags&unix.RTM_F_CLONED != 0 || m.Protocol == unix.RTPROT_KERNEL {
+				return
+			}
+			if m.Protocol == items.RouteProtocol && decodeRouteInto(&m, names, &it) {
+				out = append(out, ownRoute(&it, h))
+				return
+			}
+			plain, _ := decodeRoute(m, names)
+			out = append(out, foreignRoute(m, plain, names, seen))
+		})
+	})
+	return out, err
+}
+
+// ownRoute is the item of one of netagent's routes, decoded into *it: the
+// hint when it reads back Equal to it, else a copy of *it.
+func ownRoute(it *items.Route, h hinter) *items.Route {
+	hint, _ := h.get(items.TypeRoute, it.Name()).(*items.Route)
+	applyRouteHint(it, hint)
+	if hint != nil && hint.Equal(it) {
+		return hint
 	}
-	return out, nil
+	c := *it
+	return &c
 }
 
 // foreignRoute describes a route netagent does not own or cannot express;

@@ -39,6 +39,8 @@ type routeBatch struct {
 	conn rawOps
 	// ifindex resolves device names, once per batch.
 	ifindex ifIndexCache
+	// oneDev holds the devs of the routes of one device (see devs).
+	oneDev map[string]routeDevs
 	// kernel holds the dump of each family once loaded.
 	kernel map[uint8]kernelRoutes
 	// The requests of the current round and what to do with each answer.
@@ -112,8 +114,14 @@ func (b *routeBatch) planCreate(i int, op reconciler.BatchOp) error {
 	return nil
 }
 
-// devs resolves the route's devices (its Dev and its nexthops').
+// devs resolves the route's devices (its Dev and its nexthops'). The
+// routes of one device without nexthops share one map (nobody writes it):
+// a batch of 100k routes over one link resolves it once.
 func (b *routeBatch) devs(r *items.Route) (routeDevs, error) {
+	single := len(r.Nexthops) == 0
+	if devs, ok := b.oneDev[r.Dev]; ok && single {
+		return devs, nil
+	}
 	devs := routeDevs{}
 	for _, d := range devsOf(r) {
 		i, err := b.ifindex.get(d)
@@ -121,6 +129,12 @@ func (b *routeBatch) devs(r *items.Route) (routeDevs, error) {
 			return nil, err
 		}
 		devs[d] = i
+	}
+	if single {
+		if b.oneDev == nil {
+			b.oneDev = make(map[string]routeDevs)
+		}
+		b.oneDev[r.Dev] = devs
 	}
 	return devs, nil
 }

@@ -1,6 +1,7 @@
 package l3
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net"
 	"net/netip"
@@ -204,12 +205,23 @@ func prefOfWire(v uint8) items.RoutePref {
 // the onlink flag of rtm_flags and rtnh_flags is read: the kernel adds
 // others (linkdown, dead) by itself.
 func decodeRoute(m routeMsg, names map[int]string) (*items.Route, bool) {
-	f := familyOfAF(int(m.Family))
-	kind, ok := kindOfRTN(int(m.Type))
-	if f == 0 || !ok || m.Tos != 0 || m.Other {
+	it := new(items.Route)
+	if !decodeRouteInto(&m, names, it) {
 		return nil, false
 	}
-	it := &items.Route{
+	return it, true
+}
+
+// decodeRouteInto is decodeRoute into *it (overwritten), so that a caller
+// that may not keep the item need not allocate it.
+func decodeRouteInto(m *routeMsg, names map[int]string, it *items.Route) bool {
+	f := familyOfAF(int(m.Family))
+	kind, ok := kindOfRTN(int(m.Type))
+	if f == 0 || !ok || m.Tos != 0 || m.Other || len(m.Nexthops) == 1 {
+		// The kernel never reports one nexthop; an item cannot hold it.
+		return false
+	}
+	*it = items.Route{
 		Dst:    m.prefix(),
 		Gw:     m.Gw,
 		Dev:    names[m.OIF],
@@ -224,17 +236,17 @@ func decodeRoute(m routeMsg, names map[int]string) (*items.Route, bool) {
 	if m.HasPref && f == items.FamilyIPv6 {
 		it.Pref = prefOfWire(m.Pref)
 	}
+	if len(m.Nexthops) > 0 {
+		it.Nexthops = make([]items.Nexthop, 0, len(m.Nexthops))
+	}
 	for _, h := range m.Nexthops {
 		it.Nexthops = append(it.Nexthops, items.Nexthop{Gw: h.Gw, Dev: names[h.OIF],
 			Weight: uint16(h.Hops) + 1, OnLink: h.Flags&unix.RTNH_F_ONLINK != 0})
 	}
-	if len(it.Nexthops) == 1 { // the kernel never reports one; an item cannot hold it
-		return nil, false
-	}
 	if kind != items.RouteUnicast {
 		it.Dev = ""
 	}
-	return it, true
+	return true
 }
 
 // prefix is the destination: Dst/DstLen, or the default route of the
@@ -265,47 +277,85 @@ func (m routeMsg) identity() string {
 // given).
 func (m routeMsg) request(msgType uint16, flags int) *nl.NetlinkRequest {
 	req := newRequest(msgType, flags)
-	msg := nl.NewRtDelMsg()
-	msg.Family, msg.Dst_len, msg.Tos, msg.Protocol, msg.Flags = m.Family, m.DstLen, m.Tos, m.Protocol, m.Flags
-	msg.Table = unix.RT_TABLE_UNSPEC
+	req.AddData(rawData(m.appendPayload(make([]byte, 0, 128), msgType)))
+	return req
+}
+
+// appendPayload appends the rtmsg and attributes of request's message to
+// b: encoded in place, one allocation per request instead of one per
+// attribute (the library's RtAttr), which counted at 100k routes.
+func (m *routeMsg) appendPayload(b []byte, msgType uint16) []byte {
+	table := uint8(unix.RT_TABLE_UNSPEC)
 	if m.Table < 256 {
-		msg.Table = uint8(m.Table)
+		table = uint8(m.Table)
 	}
+	scope, typ := uint8(unix.RT_SCOPE_NOWHERE), uint8(unix.RTN_UNSPEC)
 	if msgType != unix.RTM_DELROUTE {
-		msg.Scope, msg.Type = m.Scope, m.Type
+		scope, typ = m.Scope, m.Type
 	}
-	req.AddData(msg)
-	req.AddData(nl.NewRtAttr(unix.RTA_TABLE, nl.Uint32Attr(m.Table)))
+	b = append(b, m.Family, m.DstLen, 0, m.Tos, table, m.Protocol, scope, typ)
+	b = binary.NativeEndian.AppendUint32(b, m.Flags)
+	b = appendU32Attr(b, unix.RTA_TABLE, m.Table)
 	if m.DstLen > 0 {
-		req.AddData(nl.NewRtAttr(unix.RTA_DST, m.Dst.AsSlice()))
+		b = appendAddrAttr(b, unix.RTA_DST, m.Dst)
 	}
 	if m.Priority > 0 {
-		req.AddData(nl.NewRtAttr(unix.RTA_PRIORITY, nl.Uint32Attr(m.Priority)))
+		b = appendU32Attr(b, unix.RTA_PRIORITY, m.Priority)
 	}
 	if msgType == unix.RTM_DELROUTE {
-		return req
+		return b
 	}
 	if m.Gw.IsValid() {
-		req.AddData(nl.NewRtAttr(unix.RTA_GATEWAY, m.Gw.AsSlice()))
+		b = appendAddrAttr(b, unix.RTA_GATEWAY, m.Gw)
 	}
 	if m.OIF > 0 {
-		req.AddData(nl.NewRtAttr(unix.RTA_OIF, nl.Uint32Attr(uint32(m.OIF))))
+		b = appendU32Attr(b, unix.RTA_OIF, uint32(m.OIF))
 	}
 	if m.PrefSrc.IsValid() {
-		req.AddData(nl.NewRtAttr(unix.RTA_PREFSRC, m.PrefSrc.AsSlice()))
+		b = appendAddrAttr(b, unix.RTA_PREFSRC, m.PrefSrc)
 	}
 	if len(m.Nexthops) > 0 {
-		req.AddData(nl.NewRtAttr(unix.RTA_MULTIPATH, encodeNexthops(m.Nexthops)))
+		b = appendAttr(b, unix.RTA_MULTIPATH, encodeNexthops(m.Nexthops))
 	}
 	if m.MTU > 0 {
-		metrics := nl.NewRtAttr(unix.RTA_METRICS, nil)
-		metrics.AddRtAttr(unix.RTAX_MTU, nl.Uint32Attr(m.MTU))
-		req.AddData(metrics)
+		b = appendAttrHeader(b, unix.RTA_METRICS, 8)
+		b = appendU32Attr(b, unix.RTAX_MTU, m.MTU)
 	}
 	if m.HasPref {
-		req.AddData(nl.NewRtAttr(unix.RTA_PREF, []byte{m.Pref}))
+		b = appendAttr(b, unix.RTA_PREF, []byte{m.Pref})
 	}
-	return req
+	return b
+}
+
+// appendAttrHeader appends the struct rtattr of an attribute whose value
+// is n bytes long (the value follows).
+func appendAttrHeader(b []byte, typ uint16, n int) []byte {
+	b = binary.NativeEndian.AppendUint16(b, uint16(unix.SizeofRtAttr+n))
+	return binary.NativeEndian.AppendUint16(b, typ)
+}
+
+// appendAttr appends an attribute, padded to 4 bytes.
+func appendAttr(b []byte, typ uint16, v []byte) []byte {
+	b = append(appendAttrHeader(b, typ, len(v)), v...)
+	for len(b)%unix.RTA_ALIGNTO != 0 {
+		b = append(b, 0)
+	}
+	return b
+}
+
+func appendU32Attr(b []byte, typ uint16, v uint32) []byte {
+	return binary.NativeEndian.AppendUint32(appendAttrHeader(b, typ, 4), v)
+}
+
+// appendAddrAttr appends an address attribute: 4 bytes for IPv4, 16 for
+// IPv6.
+func appendAddrAttr(b []byte, typ uint16, a netip.Addr) []byte {
+	if a.Is4() {
+		v := a.As4()
+		return append(appendAttrHeader(b, typ, 4), v[:]...)
+	}
+	v := a.As16()
+	return append(appendAttrHeader(b, typ, 16), v[:]...)
 }
 
 // encodeNexthops is the payload of RTA_MULTIPATH: a struct rtnexthop per
@@ -378,58 +428,94 @@ func decodeMetrics(b []byte) (mtu uint32, other bool, err error) {
 // payload (rtmsg and attributes, no netlink header), as the kernel sends
 // in dumps, notifications and echoes.
 func parseRouteMsg(b []byte) (routeMsg, error) {
+	var m routeMsg
+	err := parseRouteMsgInto(b, &m)
+	return m, err
+}
+
+// parseRouteMsgInto is parseRouteMsg into *m (reset first), walking the
+// attributes in place: a read-back of many routes allocates nothing per
+// route but its nexthops.
+func parseRouteMsgInto(b []byte, m *routeMsg) error {
+	*m = routeMsg{}
 	if len(b) < unix.SizeofRtMsg {
-		return routeMsg{}, fmt.Errorf("route message of %d bytes: %w", len(b), unix.EINVAL)
+		return fmt.Errorf("route message of %d bytes: %w", len(b), unix.EINVAL)
 	}
-	h := nl.DeserializeRtMsg(b)
-	attrs, err := nl.ParseRouteAttr(b[unix.SizeofRtMsg:])
-	if err != nil {
-		return routeMsg{}, fmt.Errorf("route attributes: %w", err)
-	}
-	m := routeMsg{Family: h.Family, DstLen: h.Dst_len, Tos: h.Tos, Protocol: h.Protocol,
-		Scope: h.Scope, Type: h.Type, Flags: h.Flags, Table: uint32(h.Table)}
 	ne := nl.NativeEndian()
+	m.Family, m.DstLen, m.Tos, m.Table = b[0], b[1], b[3], uint32(b[4])
+	m.Protocol, m.Scope, m.Type, m.Flags = b[5], b[6], b[7], ne.Uint32(b[8:12])
 	u32 := func(v []byte) uint32 {
 		if len(v) < 4 {
 			return 0
 		}
 		return ne.Uint32(v)
 	}
-	for _, a := range attrs {
-		switch a.Attr.Type {
+	a := attrIter{b: b[unix.SizeofRtMsg:]}
+	for a.next() {
+		v := a.val
+		switch a.typ {
 		case unix.RTA_TABLE:
-			m.Table = u32(a.Value)
+			m.Table = u32(v)
 		case unix.RTA_DST:
-			m.Dst = addrOfBytes(a.Value)
+			m.Dst = addrOfBytes(v)
 		case unix.RTA_GATEWAY:
-			m.Gw = addrOfBytes(a.Value)
+			m.Gw = addrOfBytes(v)
 		case unix.RTA_OIF:
-			m.OIF = int(u32(a.Value))
+			m.OIF = int(u32(v))
 		case unix.RTA_PRIORITY:
-			m.Priority = u32(a.Value)
+			m.Priority = u32(v)
 		case unix.RTA_PREFSRC:
-			m.PrefSrc = addrOfBytes(a.Value)
+			m.PrefSrc = addrOfBytes(v)
 		case unix.RTA_MULTIPATH:
-			hops, other, err := decodeNexthops(a.Value)
+			hops, other, err := decodeNexthops(v)
 			if err != nil {
-				return routeMsg{}, err
+				return err
 			}
 			m.Nexthops, m.Other = hops, m.Other || other
 		case unix.RTA_METRICS:
-			mtu, other, err := decodeMetrics(a.Value)
+			mtu, other, err := decodeMetrics(v)
 			if err != nil {
-				return routeMsg{}, err
+				return err
 			}
 			m.MTU, m.Other = mtu, m.Other || other
 		case unix.RTA_PREF:
-			if len(a.Value) > 0 {
-				m.Pref, m.HasPref = a.Value[0], true
+			if len(v) > 0 {
+				m.Pref, m.HasPref = v[0], true
 			}
 		case rtaNHID, unix.RTA_ENCAP, unix.RTA_FLOW, unix.RTA_VIA, unix.RTA_NEWDST:
 			m.Other = true
 		}
 	}
-	return m, nil
+	if a.err != nil {
+		return fmt.Errorf("route attributes: %w", a.err)
+	}
+	return nil
+}
+
+// attrIter walks netlink attributes (struct rtattr, each aligned to 4
+// bytes) in place, as nl.ParseRouteAttr does without allocating.
+type attrIter struct {
+	b   []byte
+	typ uint16
+	val []byte
+	err error
+}
+
+// next moves to the next attribute; false at the end or at a malformed
+// one (err set).
+func (a *attrIter) next() bool {
+	if len(a.b) < unix.SizeofRtAttr {
+		return false
+	}
+	ne := nl.NativeEndian()
+	n := int(ne.Uint16(a.b[0:2]))
+	if n < unix.SizeofRtAttr || n > len(a.b) {
+		a.err = unix.EINVAL
+		return false
+	}
+	a.typ, a.val = ne.Uint16(a.b[2:4]), a.b[unix.SizeofRtAttr:n]
+	a.b = a.b[min((n+unix.RTA_ALIGNTO-1)&^(unix.RTA_ALIGNTO-1), len(a.b)):]
+	return true
 }
 
 // addrOfBytes is an address attribute's value; the zero Addr for a
