@@ -1,8 +1,10 @@
 package link
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
@@ -87,6 +89,16 @@ func (r rawNL) execute(req *nl.NetlinkRequest, resType uint16) ([][]byte, error)
 	return req.Execute(unix.NETLINK_ROUTE, resType)
 }
 
+func (r rawNL) executeIter(req *nl.NetlinkRequest, resType uint16, f func([]byte) bool) error {
+	s, err := nl.GetNetlinkSocketAt(r.ns, netns.None(), unix.NETLINK_ROUTE)
+	if err != nil {
+		return fmt.Errorf("rtnetlink socket in target namespace: %w", err)
+	}
+	defer s.Close()
+	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: s}}
+	return req.ExecuteIter(unix.NETLINK_ROUTE, resType, f)
+}
+
 func (r rawNL) linkInfo(index int) (infoAttrs, error) {
 	req := nl.NewNetlinkRequest(unix.RTM_GETLINK, unix.NLM_F_ACK)
 	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
@@ -100,6 +112,65 @@ func (r rawNL) linkInfo(index int) (infoAttrs, error) {
 		return infoAttrs{}, fmt.Errorf("link index %d: %d answers to one request", index, len(msgs))
 	}
 	return parseLinkInfo(msgs[0])
+}
+
+// linkMsgs dumps every link: its RTM_NEWLINK message cut down to the
+// header and IFLA_LINKINFO (what parseLinkInfo reads), by ifindex. The
+// messages are read one at a time, not held whole.
+func (r rawNL) linkMsgs() (map[int][]byte, error) {
+	req := nl.NewNetlinkRequest(unix.RTM_GETLINK, unix.NLM_F_DUMP)
+	req.AddData(nl.NewIfInfomsg(unix.AF_UNSPEC))
+	byIndex := map[int][]byte{}
+	var perr error
+	err := r.executeIter(req, unix.RTM_NEWLINK, func(m []byte) bool {
+		if len(m) < unix.SizeofIfInfomsg {
+			return true
+		}
+		attrs, err := nl.ParseRouteAttr(m[unix.SizeofIfInfomsg:])
+		if err != nil {
+			perr = err
+			return false
+		}
+		short := slices.Clone(m[:unix.SizeofIfInfomsg])
+		for _, a := range attrs {
+			if a.Attr.Type&nlaTypeMask == unix.IFLA_LINKINFO {
+				short = append(short, nl.NewRtAttr(unix.IFLA_LINKINFO, a.Value).Serialize()...)
+			}
+		}
+		byIndex[int(nl.DeserializeIfInfomsg(m).Index)] = short
+		return true
+	})
+	return byIndex, cmp.Or(perr, err)
+}
+
+// linkDumper is a rawOps that dumps every link's message at once (rawNL;
+// the fake kernel reads them one by one).
+type linkDumper interface {
+	linkMsgs() (map[int][]byte, error)
+}
+
+// dumpedInfo is a rawOps whose linkInfo answers from one dump of every
+// link, made at its first call, for a read-back that reads every bridge
+// and bridge port: one request instead of one per link. A link the dump
+// did not hold, or a failed dump (interrupted by a change), is read on its
+// own.
+type dumpedInfo struct {
+	rawOps
+	dumped bool
+	msgs   map[int][]byte
+}
+
+func (d *dumpedInfo) linkInfo(index int) (infoAttrs, error) {
+	if !d.dumped {
+		d.dumped = true
+		if dumper, ok := d.rawOps.(linkDumper); ok {
+			d.msgs, _ = dumper.linkMsgs()
+		}
+	}
+	if m, ok := d.msgs[index]; ok {
+		return parseLinkInfo(m)
+	}
+	return d.rawOps.linkInfo(index)
 }
 
 // parseLinkInfo digs IFLA_LINKINFO's data and slave data out of an
