@@ -31,6 +31,7 @@ func NewInterfaceConfigurator(t *netnsx.Target, stateDir string) (*InterfaceConf
 	if err != nil {
 		return nil, err
 	}
+	k.raw = persistentRaw(t.NsHandle())
 	return &InterfaceConfigurator{k: k}, nil
 }
 

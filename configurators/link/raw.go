@@ -3,8 +3,11 @@ package link
 import (
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"syscall"
 
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
@@ -69,34 +72,77 @@ func u8Of(b []byte) (uint8, bool) {
 	return b[0], true
 }
 
-// rawNL sends each request on a short-lived rtnetlink socket opened inside
-// the target namespace (never the caller's): these requests are rare (a
-// bridge or VXLAN change, a read-back of a bridge), so a socket per request
-// costs nothing that matters.
+// rawNL sends the raw requests over an rtnetlink socket opened inside the
+// target namespace (never the caller's). The configurators keep theirs
+// open (conn: opening one costs two setns calls, as much as the request
+// itself); a read-back, made once per call, opens one per request
+// (conn nil), so that nothing outlives it.
 type rawNL struct {
-	ns netns.NsHandle
+	ns   netns.NsHandle
+	conn *rawConn
 }
 
 var _ rawOps = rawNL{}
 
+// persistentRaw returns the rawNL of a configurator: its socket kept open.
+func persistentRaw(ns netns.NsHandle) rawNL { return rawNL{ns: ns, conn: &rawConn{}} }
+
+// rawConn is a kept rtnetlink socket, opened at first use and again after
+// a failure of the socket (not a refusal by the kernel); one request at a
+// time.
+type rawConn struct {
+	mu sync.Mutex
+	sh *nl.SocketHandle
+}
+
 func (r rawNL) execute(req *nl.NetlinkRequest, resType uint16) ([][]byte, error) {
+	var msgs [][]byte
+	err := r.executeIter(req, resType, func(m []byte) bool {
+		msgs = append(msgs, m)
+		return true
+	})
+	return msgs, err
+}
+
+func (r rawNL) executeIter(req *nl.NetlinkRequest, resType uint16, f func([]byte) bool) error {
+	if r.conn == nil {
+		s, err := r.open()
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: s}}
+		return req.ExecuteIter(unix.NETLINK_ROUTE, resType, f)
+	}
+	c := r.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sh == nil {
+		s, err := r.open()
+		if err != nil {
+			return err
+		}
+		c.sh = &nl.SocketHandle{Socket: s}
+	}
+	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: c.sh}
+	err := req.ExecuteIter(unix.NETLINK_ROUTE, resType, f)
+	var errno syscall.Errno
+	if err != nil && !errors.As(err, &errno) {
+		c.sh.Close() // a broken socket, or answers left unread: a new one next time
+		c.sh = nil
+	}
+	return err
+}
+
+// open opens an rtnetlink socket in the target namespace.
+func (r rawNL) open() (*nl.NetlinkSocket, error) {
 	s, err := nl.GetNetlinkSocketAt(r.ns, netns.None(), unix.NETLINK_ROUTE)
 	if err != nil {
 		return nil, fmt.Errorf("rtnetlink socket in target namespace: %w", err)
 	}
-	defer s.Close()
-	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: s}}
-	return req.Execute(unix.NETLINK_ROUTE, resType)
-}
-
-func (r rawNL) executeIter(req *nl.NetlinkRequest, resType uint16, f func([]byte) bool) error {
-	s, err := nl.GetNetlinkSocketAt(r.ns, netns.None(), unix.NETLINK_ROUTE)
-	if err != nil {
-		return fmt.Errorf("rtnetlink socket in target namespace: %w", err)
-	}
-	defer s.Close()
-	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: s}}
-	return req.ExecuteIter(unix.NETLINK_ROUTE, resType, f)
+	_ = s.SetReceiveTimeout(&nl.SocketTimeoutTv)
+	_ = s.SetSendTimeout(&nl.SocketTimeoutTv)
+	return s, nil
 }
 
 func (r rawNL) linkInfo(index int) (infoAttrs, error) {

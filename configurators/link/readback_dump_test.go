@@ -1,8 +1,12 @@
 package link
 
 import (
+	"errors"
 	"testing"
 	"time"
+
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
 
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/items"
@@ -67,5 +71,40 @@ func TestReadBackDumpsLinkInfo(t *testing.T) {
 	}
 	if counting.dumps != 1 || counting.single != 0 {
 		t.Errorf("read-back made %d info dumps and %d single reads, want 1 and 0", counting.dumps, counting.single)
+	}
+}
+
+// TestRawConnKept: a configurator's raw requests share one socket, kept
+// over the kernel's refusals, and every answer is its own request's (the
+// ack the kernel sends after a single link's message, left unread, is not
+// taken for the next request's answer).
+func TestRawConnKept(t *testing.T) {
+	e := stateEnv{t: t, tgt: testns.New(t), dir: t.TempDir()}
+	e.ip("link", "add", "br0", "type", "bridge", "stp_state", "1")
+	e.ip("link", "add", "br1", "type", "bridge", "stp_state", "0")
+	r := persistentRaw(e.tgt.NsHandle())
+	idx := map[string]int{"br0": e.link("br0").Attrs().Index, "br1": e.link("br1").Attrs().Index}
+	var first *nl.SocketHandle
+	for round := range 3 {
+		for name, want := range map[string]uint32{"br0": 1, "br1": 0} {
+			info, err := r.linkInfo(idx[name])
+			if err != nil {
+				t.Fatalf("round %d: %s: %v", round, name, err)
+			}
+			if stp, ok := info.dataU32(nl.IFLA_BR_STP_STATE); !ok || stp != want {
+				t.Errorf("round %d: %s stp_state %d (%v), want %d", round, name, stp, ok, want)
+			}
+		}
+		if _, err := r.linkInfo(9999); !errors.Is(err, unix.ENODEV) {
+			t.Errorf("round %d: a missing link: %v, want ENODEV", round, err)
+		}
+		if err := r.setInfoData(idx["br0"], "bridge", []attr{u32Attr(nl.IFLA_BR_FORWARD_DELAY, 1)}); err == nil {
+			t.Errorf("round %d: a forward delay the kernel refuses was set", round)
+		}
+		if first == nil {
+			first = r.conn.sh
+		} else if r.conn.sh != first {
+			t.Errorf("round %d: the socket was replaced after the kernel's refusals", round)
+		}
 	}
 }
