@@ -74,17 +74,25 @@ func (c *chainConfigurator) applyGroup(ctx context.Context, g batchGroup, ops []
 	}
 	plans := make(map[int]*chainPlan)
 	var ordered []*chainPlan
+	var writes []int
 	for _, i := range g.idx {
 		p, err := planOp(v, ops[i], c.records, c.made)
-		if err == nil && p.write {
-			err = c.recordMade(ops[i])
-		}
 		switch {
 		case err != nil:
 			errs[i] = opError(ops[i], err)
 		case !p.empty():
 			plans[i] = p
 			ordered = append(ordered, p)
+		}
+		if err == nil && p.write {
+			writes = append(writes, i)
+		}
+	}
+	if err := c.recordMade(ops, writes); err != nil {
+		for _, i := range writes {
+			errs[i] = opError(ops[i], err)
+			ordered = slices.DeleteFunc(ordered, func(p *chainPlan) bool { return p == plans[i] })
+			delete(plans, i)
 		}
 	}
 	if len(ordered) > 0 {
@@ -99,14 +107,18 @@ func (c *chainConfigurator) applyGroup(ctx context.Context, g batchGroup, ops []
 	c.learnGroup(ctx, g, ops, errs, plans, views)
 }
 
-// recordMade records, before the chain an operation writes is written,
-// that netagent made it (see madeStore).
-func (c *chainConfigurator) recordMade(op reconciler.BatchOp) error {
-	ch, err := opChain(op)
-	if err != nil {
-		return err
+// recordMade records, in one write, before the chains the operations at
+// idx write are written, that netagent made them (see madeStore).
+func (c *chainConfigurator) recordMade(ops []reconciler.BatchOp, idx []int) error {
+	names := make([]string, 0, len(idx))
+	for _, i := range idx {
+		ch, err := opChain(ops[i])
+		if err != nil {
+			return err
+		}
+		names = append(names, ch.Name())
 	}
-	if err := c.made.add(ch.Name()); err != nil {
+	if err := c.made.add(names...); err != nil {
 		return fmt.Errorf("recording the chain: %w", err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 
 	"github.com/coreos/go-iptables/iptables"
 	"github.com/netagent/netagent/configurators/netnsx"
@@ -40,11 +41,23 @@ type runner interface {
 // execBackend is the real backend: go-iptables for listing a chain, the
 // iptables-save and iptables-restore binaries for whole tables.
 type execBackend struct {
-	do         func(func() error) error // runs f inside the namespace
+	do func(func() error) error // runs f inside the namespace
+	// newLister makes the go-iptables lister, at the first list: making
+	// one runs `iptables --version`, a program start that most backends
+	// (a batch, a read-back: iptables-save and -restore only) never need.
+	newLister  func() (lister, error)
+	once       sync.Once
 	ipt        lister
+	iptErr     error
 	run        runner
 	saveCmd    string
 	restoreCmd string
+}
+
+// lister returns the go-iptables lister, made at the first call.
+func (b *execBackend) lister() (lister, error) {
+	b.once.Do(func() { b.ipt, b.iptErr = b.newLister() })
+	return b.ipt, b.iptErr
 }
 
 var _ backend = (*execBackend)(nil)
@@ -65,11 +78,14 @@ func newExecBackend(t *netnsx.Target, fam items.Family) (backend, error) {
 	if err != nil {
 		return missingBackend{err: err}, nil
 	}
-	ipt, err := iptables.New(iptables.IPFamily(proto), iptables.Path(cmds.list))
-	if err != nil {
-		return missingBackend{err: fmt.Errorf("%s: %w: %w", cmds.list, ErrNoTools, err)}, nil
+	newLister := func() (lister, error) {
+		ipt, err := iptables.New(iptables.IPFamily(proto), iptables.Path(cmds.list))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: %w", cmds.list, ErrNoTools, err)
+		}
+		return ipt, nil
 	}
-	return &execBackend{do: t.Do, ipt: ipt, run: nsRunner{t}, saveCmd: cmds.save, restoreCmd: cmds.restore}, nil
+	return &execBackend{do: t.Do, newLister: newLister, run: nsRunner{t}, saveCmd: cmds.save, restoreCmd: cmds.restore}, nil
 }
 
 // iptVariants are the spellings of an iptables variant's program names,
@@ -141,10 +157,14 @@ func familyCommands(fam items.Family) (iptables.Protocol, string, error) {
 
 func (b *execBackend) list(_ context.Context, table string, chains ...string) (*tableView, error) {
 	v := newTableView()
+	ipt, err := b.lister()
+	if err != nil {
+		return nil, err
+	}
 	for _, chain := range chains {
 		var lines []string
 		err := b.do(func() (err error) {
-			lines, err = b.ipt.List(table, chain)
+			lines, err = ipt.List(table, chain)
 			return err
 		})
 		if isNoChain(err) {

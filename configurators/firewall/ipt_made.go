@@ -78,25 +78,32 @@ func (s *madeStore) has(name string) bool {
 	return s.set[name]
 }
 
-// add records that netagent wrote the chain.
-func (s *madeStore) add(name string) error { return s.change(name, true) }
+// add records, in one write, that netagent wrote the chains.
+func (s *madeStore) add(names ...string) error { return s.change(names, true) }
 
 // remove forgets the chain: netagent deleted it.
-func (s *madeStore) remove(name string) error { return s.change(name, false) }
+func (s *madeStore) remove(name string) error { return s.change([]string{name}, false) }
 
-func (s *madeStore) change(name string, made bool) error {
+func (s *madeStore) change(names []string, made bool) error {
 	if s == nil {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.set[name] == made {
-		return nil
+	changed := false
+	for _, name := range names {
+		if s.set[name] == made {
+			continue
+		}
+		changed = true
+		if made {
+			s.set[name] = true
+		} else {
+			delete(s.set, name)
+		}
 	}
-	if made {
-		s.set[name] = true
-	} else {
-		delete(s.set, name)
+	if !changed {
+		return nil
 	}
 	rec := madeRecord{NsIdentity: s.ns, Chains: make([]string, 0, len(s.set))}
 	for n := range s.set {

@@ -1,70 +1,140 @@
 package link
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/netagent/netagent/items"
 )
 
 const netUp = net.FlagUp
 
-// create makes a virtual interface that does not exist yet: the link, its
-// mark, then every setting (converge). The kernel ignores IFLA_IFALIAS in
-// a create request, so the mark is a second request: before the add, the
-// create is recorded in the create journal (before the add), and the entry is
-// cleared once the link carries the mark, so that a crash in between
-// leaves a link the next run adopts (adopt, read-back) rather than one it
-// refuses for ever. Whatever fails after the link exists deletes it again,
-// so that a failed create leaves nothing behind.
+// create makes a virtual interface that does not exist yet (see
+// createAll).
 func (k *kernel) create(want *items.Interface) error {
-	link, done, err := k.newLink(want)
-	if err != nil {
-		return fmt.Errorf("creating %s %s: %w", want.Kind, want.IfName, err)
+	errs, _ := k.createAll([]*items.Interface{want})
+	return errs[0]
+}
+
+// createAll makes virtual interfaces that do not exist yet, each as
+// wanted, and returns one error (or nil) per link: for each, the link, its
+// mark, then every setting (converge). The kernel ignores IFLA_IFALIAS in
+// a create request, so the mark is a second request: before the first
+// add, every create is recorded in the create journal (one write for all),
+// and the entries are cleared (one write) once the links carry the mark,
+// so that a crash in between leaves links the next run adopts (adopt,
+// read-back) rather than ones it refuses for ever. Whatever fails after a
+// link exists deletes it again, so that a failed create leaves nothing
+// behind. taken reports the links whose add found one of that name (an
+// earlier create of the batch made it: a veth whose peer is also wanted;
+// or someone else did): a create over an existing link must look at it
+// (see InterfaceConfigurator.existing).
+func (k *kernel) createAll(wants []*items.Interface) (errs []error, taken []bool) {
+	errs = make([]error, len(wants))
+	taken = make([]bool, len(wants))
+	reqs := make([]netlink.Link, len(wants))
+	var journaled []*items.Interface
+	for i, want := range wants {
+		link, done, err := k.newLink(want)
+		if err != nil {
+			errs[i] = fmt.Errorf("creating %s %s: %w", want.Kind, want.IfName, err)
+			continue
+		}
+		defer done()
+		reqs[i] = link
+		journaled = append(journaled, want)
 	}
-	defer done()
+	if len(journaled) == 0 {
+		return errs, taken
+	}
 	stale, err := k.staleJournal()
+	if err == nil {
+		err = k.st.journalAll(journaled, stale)
+	}
 	if err != nil {
-		return err
+		for i := range errs {
+			errs[i] = cmp.Or(errs[i], err)
+		}
+		return errs, taken
 	}
-	if err := k.st.journal(want, stale); err != nil {
-		return err
+	var clear []string // the entries to clear: marked links, or none
+	for i, want := range wants {
+		if reqs[i] == nil {
+			continue
+		}
+		var keep bool
+		if errs[i], keep = k.createJournaled(reqs[i], want); !keep {
+			clear = append(clear, want.IfName)
+		}
+		taken[i] = errors.Is(errs[i], errTaken)
 	}
-	if err = k.nl.LinkAdd(link); err != nil {
-		return errors.Join(fmt.Errorf("adding %s %s: %w", want.Kind, want.IfName, err), k.st.unjournal(want.IfName))
-	}
-	if err := k.finishCreate(want); err != nil {
-		if l, lerr := k.lookup(want.IfName); lerr == nil && l != nil {
-			if derr := k.nl.LinkDel(l); derr != nil {
-				return errors.Join(err, derr) // the journal keeps the link netagent's
+	if err := k.st.unjournal(clear...); err != nil {
+		// As with any failure after the add: a new link goes again.
+		for i, want := range wants {
+			switch {
+			case reqs[i] == nil:
+			case errs[i] == nil:
+				errs[i] = errors.Join(err, k.undo(want))
+			default:
+				errs[i] = errors.Join(errs[i], err)
 			}
 		}
-		return errors.Join(err, k.st.unjournal(want.IfName))
+	}
+	return errs, taken
+}
+
+// errTaken marks the failed add of a link whose name exists.
+var errTaken = errors.New("the name is taken")
+
+// createJournaled adds a journaled link and finishes it; keep reports
+// that its journal entry must stay (the link exists without the mark: its
+// delete failed).
+func (k *kernel) createJournaled(link netlink.Link, want *items.Interface) (err error, keep bool) {
+	if err = k.nl.LinkAdd(link); err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			err = fmt.Errorf("%w: %w", err, errTaken)
+		}
+		return fmt.Errorf("adding %s %s: %w", want.Kind, want.IfName, err), false
+	}
+	if err = k.finishCreate(link, want); err != nil {
+		if derr := k.undo(want); derr != nil {
+			return errors.Join(err, derr), true // the journal keeps the link netagent's
+		}
+		return err, false
+	}
+	return nil, false
+}
+
+// undo deletes the link of a create that failed after its add, if it
+// exists.
+func (k *kernel) undo(want *items.Interface) error {
+	l, err := k.lookup(want.IfName)
+	if err != nil || l == nil {
+		return nil
+	}
+	if err := k.nl.LinkDel(l); err != nil && !isNotFound(err) {
+		return fmt.Errorf("deleting the new %s %s again: %w", want.Kind, want.IfName, err)
 	}
 	return nil
 }
 
-// finishCreate marks a new link (and a veth's peer in this namespace) as
-// netagent's, clears its create journal entry and applies the settings.
-func (k *kernel) finishCreate(want *items.Interface) error {
-	l, err := k.nl.LinkByName(want.IfName)
-	if err != nil {
-		return fmt.Errorf("reading new %s %s: %w", want.Kind, want.IfName, err)
-	}
-	if err := k.nl.LinkSetAlias(l, markedAlias(want.Alias)); err != nil {
+// finishCreate marks a new link (the link of its add request, and a
+// veth's peer in this namespace) as netagent's and applies the settings.
+func (k *kernel) finishCreate(link netlink.Link, want *items.Interface) error {
+	if err := k.nl.LinkSetAlias(link, markedAlias(want.Alias)); err != nil {
 		return fmt.Errorf("marking %s %s: %w", want.Kind, want.IfName, err)
 	}
 	if err := linkKinds[want.Kind].afterCreate(k, want); err != nil {
 		return fmt.Errorf("%s %s: %w", want.Kind, want.IfName, err)
 	}
-	if err := k.st.unjournal(want.IfName); err != nil {
-		return err
-	}
-	if l, err = k.nl.LinkByName(want.IfName); err != nil {
+	l, err := k.nl.LinkByName(want.IfName)
+	if err != nil {
 		return fmt.Errorf("reading new %s %s: %w", want.Kind, want.IfName, err)
 	}
 	return k.converge(l, want)
@@ -73,7 +143,9 @@ func (k *kernel) finishCreate(want *items.Interface) error {
 // staleJournal lists the create journal's entries whose link does not
 // exist, or exists with another kind: the agent was stopped before their
 // add, and the entry must not make a link made later by someone else
-// netagent's.
+// netagent's. An entry whose link carries the mark (a veth's: not one,
+// its peer may lack it) is done with too: the agent was stopped between
+// the mark and the write that clears the entry.
 func (k *kernel) staleJournal() ([]string, error) {
 	st, err := k.st.snapshot()
 	if err != nil {
@@ -85,7 +157,7 @@ func (k *kernel) staleJournal() ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if l == nil || kindOf(l) != entry.Kind {
+		if l == nil || kindOf(l) != entry.Kind || (owned(l) && entry.Kind != items.KindVeth) {
 			stale = append(stale, name)
 		}
 	}

@@ -12,7 +12,9 @@
 // narrow nlOps interface. The few requests netlink.Handle cannot make
 // (bridge STP and forward delay, in-place bond and VXLAN option changes,
 // a bridge port's cost, and reading those back) are raw rtnetlink messages
-// on a short-lived socket opened inside the target namespace (rawOps).
+// on a socket opened inside the target namespace (rawOps): kept open by the
+// configurators, one per request for a read-back, which reads every link's
+// raw attributes with one dump.
 // The only requests that leave the target namespace, for a veth whose
 // peer is in another named namespace (opening it for the create, its
 // nsid, the peer's name), are behind nsOps. A WireGuard device's
@@ -36,8 +38,9 @@
 // IFLA_IFALIAS in a create request (checked on Linux 6.18), so the mark is
 // a second request right after the create. Before the create, the link is
 // recorded in the create journal (<stateDir>/links.json, written before the
-// create, the entry cleared once the mark is set); if the mark fails the
-// link is deleted again. A crash in between leaves an unmarked link that
+// create, the entry cleared once the mark is set; the creates of one wave,
+// handed over as a batch, share one write before their adds and one after
+// their marks); if the mark fails the link is deleted again. A crash in between leaves an unmarked link that
 // the journal names: the next run adopts exactly that link (the journal's
 // name and kind, and a veth's peer): Create marks and converges it when the
 // intent still holds it, read-back reports it as owned so that it is
@@ -45,8 +48,9 @@
 // has another kind (the agent was stopped before the add), is stale: the
 // next create drops it, so that it never makes a link someone else makes
 // later netagent's. The record is replaced by a rename and not synced: it
-// is about this boot only (see stateStore); the journal costs two file
-// rewrites per create (200 bridges: 0.27 s instead of 0.15 s without it).
+// is about this boot only (see stateStore). An entry whose link carries
+// the mark (a kill between the mark and the clearing write) is dropped by
+// the next create, as a stale one is.
 //
 //   - A link of the wanted name that is not netagent's (no mark, no
 //     journal entry of its name and kind) is someone else's: Create and

@@ -18,7 +18,7 @@ type InterfaceConfigurator struct {
 	k *kernel
 }
 
-var _ reconciler.Configurator = (*InterfaceConfigurator)(nil)
+var _ reconciler.BatchConfigurator = (*InterfaceConfigurator)(nil)
 
 // NewInterfaceConfigurator returns the interface configurator for the
 // target namespace. stateDir holds the create journal and the original
@@ -31,6 +31,7 @@ func NewInterfaceConfigurator(t *netnsx.Target, stateDir string) (*InterfaceConf
 	if err != nil {
 		return nil, err
 	}
+	k.raw = persistentRaw(t.NsHandle())
 	return &InterfaceConfigurator{k: k}, nil
 }
 
@@ -55,20 +56,70 @@ func (c *InterfaceConfigurator) Create(ctx context.Context, item dg.Item) error 
 	if err != nil {
 		return err
 	}
+	fresh, err := c.existing(want)
+	if err != nil || !fresh {
+		return err
+	}
+	return c.k.create(want)
+}
+
+// existing does the create of want when a link of its name exists, or
+// want is a physical interface; fresh reports that neither holds: the
+// link must be created.
+func (c *InterfaceConfigurator) existing(want *items.Interface) (fresh bool, err error) {
 	l, err := c.k.lookup(want.IfName)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if want.Kind == items.KindPhysical {
 		if l == nil {
-			return fmt.Errorf("physical interface %s: %w", want.IfName, ErrMissing)
+			return false, fmt.Errorf("physical interface %s: %w", want.IfName, ErrMissing)
 		}
-		return c.k.convergePhysical(l, want)
+		return false, c.k.convergePhysical(l, want)
 	}
 	if l == nil {
-		return c.k.create(want)
+		return true, nil
 	}
-	return c.k.adopt(l, want)
+	return false, c.k.adopt(l, want)
+}
+
+// ApplyBatch applies independent interface operations (a wave's), each
+// as Create, Modify or Delete does, except that the links to create share
+// the create journal's writes (createAll): two for the batch instead of
+// two per link. A link whose name an earlier create of the batch took (both
+// ends of a veth pair declared) is then created as Create does it: over
+// the existing link.
+func (c *InterfaceConfigurator) ApplyBatch(ctx context.Context, ops []reconciler.BatchOp) []error {
+	errs := make([]error, len(ops))
+	var fresh []int
+	var wants []*items.Interface
+	for i, op := range ops {
+		if op.Op == reconciler.OpDelete {
+			errs[i] = c.Delete(ctx, op.Old)
+			continue
+		}
+		want, err := items.As[*items.Interface](op.New)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		isFresh, err := c.existing(want)
+		if errs[i] = err; isFresh {
+			fresh = append(fresh, i)
+			wants = append(wants, want)
+		}
+	}
+	if len(wants) == 0 {
+		return errs
+	}
+	cerrs, taken := c.k.createAll(wants)
+	for j, err := range cerrs {
+		errs[fresh[j]] = err
+		if taken[j] { // made by an earlier create of the batch (a veth's peer), or by someone
+			errs[fresh[j]] = c.Create(ctx, wants[j])
+		}
+	}
+	return errs
 }
 
 // adopt handles a create over an existing link of the wanted name.

@@ -24,7 +24,7 @@ var _ reconciler.Configurator = (*PortConfigurator)(nil)
 // NewPortConfigurator returns the port configurator for the target
 // namespace.
 func NewPortConfigurator(t *netnsx.Target) *PortConfigurator {
-	return &PortConfigurator{k: &kernel{nl: t.NL, raw: rawNL{ns: t.NsHandle()}, ns: namedNamespaces{nl: t.NL}}}
+	return &PortConfigurator{k: &kernel{nl: t.NL, raw: persistentRaw(t.NsHandle()), ns: namedNamespaces{nl: t.NL}}}
 }
 
 // Create enslaves the port to its master (releasing it first from another

@@ -38,7 +38,7 @@ var _ reconciler.Configurator = (*BridgeVLANConfigurator)(nil)
 // NewBridgeVLANConfigurator returns the bridge VLAN configurator for the
 // target namespace.
 func NewBridgeVLANConfigurator(t *netnsx.Target) *BridgeVLANConfigurator {
-	return &BridgeVLANConfigurator{k: &kernel{nl: t.NL, raw: rawNL{ns: t.NsHandle()}, ns: namedNamespaces{nl: t.NL}}}
+	return &BridgeVLANConfigurator{k: &kernel{nl: t.NL, raw: persistentRaw(t.NsHandle()), ns: namedNamespaces{nl: t.NL}}}
 }
 
 // Create makes the member's VLANs exactly the item's. The member must be

@@ -1,8 +1,13 @@
 package link
 
 import (
+	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"slices"
+	"sync"
+	"syscall"
 
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
@@ -67,24 +72,77 @@ func u8Of(b []byte) (uint8, bool) {
 	return b[0], true
 }
 
-// rawNL sends each request on a short-lived rtnetlink socket opened inside
-// the target namespace (never the caller's): these requests are rare (a
-// bridge or VXLAN change, a read-back of a bridge), so a socket per request
-// costs nothing that matters.
+// rawNL sends the raw requests over an rtnetlink socket opened inside the
+// target namespace (never the caller's). The configurators keep theirs
+// open (conn: opening one costs two setns calls, as much as the request
+// itself); a read-back, made once per call, opens one per request
+// (conn nil), so that nothing outlives it.
 type rawNL struct {
-	ns netns.NsHandle
+	ns   netns.NsHandle
+	conn *rawConn
 }
 
 var _ rawOps = rawNL{}
 
+// persistentRaw returns the rawNL of a configurator: its socket kept open.
+func persistentRaw(ns netns.NsHandle) rawNL { return rawNL{ns: ns, conn: &rawConn{}} }
+
+// rawConn is a kept rtnetlink socket, opened at first use and again after
+// a failure of the socket (not a refusal by the kernel); one request at a
+// time.
+type rawConn struct {
+	mu sync.Mutex
+	sh *nl.SocketHandle
+}
+
 func (r rawNL) execute(req *nl.NetlinkRequest, resType uint16) ([][]byte, error) {
+	var msgs [][]byte
+	err := r.executeIter(req, resType, func(m []byte) bool {
+		msgs = append(msgs, m)
+		return true
+	})
+	return msgs, err
+}
+
+func (r rawNL) executeIter(req *nl.NetlinkRequest, resType uint16, f func([]byte) bool) error {
+	if r.conn == nil {
+		s, err := r.open()
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: s}}
+		return req.ExecuteIter(unix.NETLINK_ROUTE, resType, f)
+	}
+	c := r.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sh == nil {
+		s, err := r.open()
+		if err != nil {
+			return err
+		}
+		c.sh = &nl.SocketHandle{Socket: s}
+	}
+	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: c.sh}
+	err := req.ExecuteIter(unix.NETLINK_ROUTE, resType, f)
+	var errno syscall.Errno
+	if err != nil && !errors.As(err, &errno) {
+		c.sh.Close() // a broken socket, or answers left unread: a new one next time
+		c.sh = nil
+	}
+	return err
+}
+
+// open opens an rtnetlink socket in the target namespace.
+func (r rawNL) open() (*nl.NetlinkSocket, error) {
 	s, err := nl.GetNetlinkSocketAt(r.ns, netns.None(), unix.NETLINK_ROUTE)
 	if err != nil {
 		return nil, fmt.Errorf("rtnetlink socket in target namespace: %w", err)
 	}
-	defer s.Close()
-	req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_ROUTE: {Socket: s}}
-	return req.Execute(unix.NETLINK_ROUTE, resType)
+	_ = s.SetReceiveTimeout(&nl.SocketTimeoutTv)
+	_ = s.SetSendTimeout(&nl.SocketTimeoutTv)
+	return s, nil
 }
 
 func (r rawNL) linkInfo(index int) (infoAttrs, error) {
@@ -100,6 +158,65 @@ func (r rawNL) linkInfo(index int) (infoAttrs, error) {
 		return infoAttrs{}, fmt.Errorf("link index %d: %d answers to one request", index, len(msgs))
 	}
 	return parseLinkInfo(msgs[0])
+}
+
+// linkMsgs dumps every link: its RTM_NEWLINK message cut down to the
+// header and IFLA_LINKINFO (what parseLinkInfo reads), by ifindex. The
+// messages are read one at a time, not held whole.
+func (r rawNL) linkMsgs() (map[int][]byte, error) {
+	req := nl.NewNetlinkRequest(unix.RTM_GETLINK, unix.NLM_F_DUMP)
+	req.AddData(nl.NewIfInfomsg(unix.AF_UNSPEC))
+	byIndex := map[int][]byte{}
+	var perr error
+	err := r.executeIter(req, unix.RTM_NEWLINK, func(m []byte) bool {
+		if len(m) < unix.SizeofIfInfomsg {
+			return true
+		}
+		attrs, err := nl.ParseRouteAttr(m[unix.SizeofIfInfomsg:])
+		if err != nil {
+			perr = err
+			return false
+		}
+		short := slices.Clone(m[:unix.SizeofIfInfomsg])
+		for _, a := range attrs {
+			if a.Attr.Type&nlaTypeMask == unix.IFLA_LINKINFO {
+				short = append(short, nl.NewRtAttr(unix.IFLA_LINKINFO, a.Value).Serialize()...)
+			}
+		}
+		byIndex[int(nl.DeserializeIfInfomsg(m).Index)] = short
+		return true
+	})
+	return byIndex, cmp.Or(perr, err)
+}
+
+// linkDumper is a rawOps that dumps every link's message at once (rawNL;
+// the fake kernel reads them one by one).
+type linkDumper interface {
+	linkMsgs() (map[int][]byte, error)
+}
+
+// dumpedInfo is a rawOps whose linkInfo answers from one dump of every
+// link, made at its first call, for a read-back that reads every bridge
+// and bridge port: one request instead of one per link. A link the dump
+// did not hold, or a failed dump (interrupted by a change), is read on its
+// own.
+type dumpedInfo struct {
+	rawOps
+	dumped bool
+	msgs   map[int][]byte
+}
+
+func (d *dumpedInfo) linkInfo(index int) (infoAttrs, error) {
+	if !d.dumped {
+		d.dumped = true
+		if dumper, ok := d.rawOps.(linkDumper); ok {
+			d.msgs, _ = dumper.linkMsgs()
+		}
+	}
+	if m, ok := d.msgs[index]; ok {
+		return parseLinkInfo(m)
+	}
+	return d.rawOps.linkInfo(index)
 }
 
 // parseLinkInfo digs IFLA_LINKINFO's data and slave data out of an

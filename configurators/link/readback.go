@@ -60,7 +60,9 @@ func (k *kernel) readBack(hint *dg.Graph) ([]dg.Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &reader{k: k, hint: hint, st: st, byIndex: make(map[int]netlink.Link, len(links))}
+	rk := *k
+	rk.raw = &dumpedInfo{rawOps: k.raw}
+	r := &reader{k: &rk, hint: hint, st: st, byIndex: make(map[int]netlink.Link, len(links))}
 	for _, l := range links {
 		r.byIndex[l.Attrs().Index] = l
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 
@@ -193,35 +194,58 @@ func (r *stateRecord) prune(bootID string) {
 // entries of stale (links that do not exist: an agent killed before their
 // add left them, and no link of that name may be adopted by them later).
 func (s *stateStore) journal(want *items.Interface, stale []string) error {
-	entry := journalEntry{Kind: want.Kind}
-	entry.Peer = items.LocalPeer(want)
+	return s.journalAll([]*items.Interface{want}, stale)
+}
+
+// journalAll records, in one write, that the links are about to be
+// created, and drops the entries of stale (see journal) that it does not
+// name again.
+func (s *stateStore) journalAll(wants []*items.Interface, stale []string) error {
 	err := s.update(func(e *nsState) bool {
 		changed := false
 		for _, name := range stale {
-			if _, ok := e.Creating[name]; ok && name != want.IfName {
+			if _, ok := e.Creating[name]; ok {
 				delete(e.Creating, name)
 				changed = true
 			}
 		}
-		if e.Creating[want.IfName] != entry {
-			e.Creating[want.IfName] = entry
-			changed = true
+		for _, want := range wants {
+			entry := journalEntry{Kind: want.Kind, Peer: items.LocalPeer(want)}
+			if e.Creating[want.IfName] != entry {
+				e.Creating[want.IfName] = entry
+				changed = true
+			}
 		}
 		return changed
 	})
 	if err != nil {
-		return fmt.Errorf("journaling the create of %s %s: %w", want.Kind, want.IfName, err)
+		return fmt.Errorf("journaling the create of %s: %w", describe(wants), err)
 	}
 	return nil
 }
 
-// unjournal clears the journal entry of a link, and of a veth whose peer
-// it is: it is marked, or gone.
-func (s *stateStore) unjournal(name string) error {
+// describe names the links of a journal write in its errors.
+func describe(wants []*items.Interface) string {
+	if len(wants) == 1 {
+		return fmt.Sprintf("%s %s", wants[0].Kind, wants[0].IfName)
+	}
+	return fmt.Sprintf("%d links (%s %s, ...)", len(wants), wants[0].Kind, wants[0].IfName)
+}
+
+// unjournal clears, in one write, the journal entries of the named links,
+// and of a veth whose peer one of them is: they are marked, or gone.
+func (s *stateStore) unjournal(names ...string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	clear := make(map[string]bool, len(names))
+	for _, n := range names {
+		clear[n] = true
+	}
 	err := s.update(func(e *nsState) bool {
 		changed := false
 		for n, entry := range e.Creating {
-			if n == name || (entry.Kind == items.KindVeth && entry.Peer == name) {
+			if clear[n] || (entry.Kind == items.KindVeth && clear[entry.Peer]) {
 				delete(e.Creating, n)
 				changed = true
 			}
@@ -229,7 +253,7 @@ func (s *stateStore) unjournal(name string) error {
 		return changed
 	})
 	if err != nil {
-		return fmt.Errorf("clearing the create journal of %s: %w", name, err)
+		return fmt.Errorf("clearing the create journal of %s: %w", strings.Join(names, ", "), err)
 	}
 	return nil
 }

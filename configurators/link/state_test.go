@@ -278,3 +278,143 @@ func TestStateEmptyFileReadsEmpty(t *testing.T) {
 		t.Error("a torn record read without an error")
 	}
 }
+
+// killedAtAdd plays an agent killed right after its n-th link add in a
+// batch: every request after it fails, and restore puts the state file
+// back as it was at the kill (what a killed agent leaves on disk). Until
+// the kill, every add checks that the journal on disk names every link of
+// the batch, unchanged since the first add (one write for the batch).
+type killedAtAdd struct {
+	nlOps
+	t     *testing.T
+	path  string
+	names []string
+	n     int
+	adds  int
+	first []byte // the file at the first add
+	saved []byte // the file at the kill
+}
+
+func (k *killedAtAdd) LinkAdd(l netlink.Link) error {
+	k.t.Helper()
+	if k.adds >= k.n {
+		return errKilled
+	}
+	data, err := os.ReadFile(k.path)
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	var rec stateRecord
+	if err := json.Unmarshal(data, &rec); err != nil || len(rec.Namespaces) != 1 {
+		k.t.Fatalf("adding %s: record %s: %v", l.Attrs().Name, data, err)
+	}
+	for _, name := range k.names {
+		if _, ok := rec.Namespaces[0].Creating[name]; !ok {
+			k.t.Errorf("adding %s: the journal does not name %s of the batch: %s", l.Attrs().Name, name, data)
+		}
+	}
+	if k.first == nil {
+		k.first = data
+	} else if string(data) != string(k.first) {
+		k.t.Errorf("the journal was written again before the add of %s", l.Attrs().Name)
+	}
+	k.adds++
+	if err := k.nlOps.LinkAdd(l); err != nil {
+		return err
+	}
+	if k.adds == k.n {
+		k.saved = data
+	}
+	return nil
+}
+
+func (k *killedAtAdd) killed() bool { return k.adds >= k.n && k.saved != nil }
+
+func (k *killedAtAdd) LinkSetAlias(l netlink.Link, a string) error {
+	if k.killed() {
+		return errKilled
+	}
+	return k.nlOps.LinkSetAlias(l, a)
+}
+
+func (k *killedAtAdd) LinkDel(l netlink.Link) error {
+	if k.killed() {
+		return errKilled
+	}
+	return k.nlOps.LinkDel(l)
+}
+
+func (k *killedAtAdd) LinkByName(name string) (netlink.Link, error) {
+	if k.killed() {
+		return nil, errKilled
+	}
+	return k.nlOps.LinkByName(name)
+}
+
+func (k *killedAtAdd) restore() {
+	k.t.Helper()
+	if err := os.WriteFile(k.path, k.saved, 0o600); err != nil {
+		k.t.Fatal(err)
+	}
+}
+
+// TestCreateJournalBatchKilled: the creates of one batch share one
+// journal write, before the first add, that names every link of the
+// batch; an agent killed after any add of the batch leaves links the next
+// run adopts (added, not marked), owns (marked) or never made (the stale
+// entries are dropped), and that run converges them all and empties the
+// journal.
+func TestCreateJournalBatchKilled(t *testing.T) {
+	var wants []*items.Interface
+	var names []string
+	var all []dg.Item
+	for _, n := range []string{"br0", "br1", "br2", "br3"} {
+		wants = append(wants, &items.Interface{IfName: n, Kind: items.KindBridge, AdminUp: true})
+	}
+	wants = append(wants, &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v1"}})
+	for _, w := range wants {
+		names = append(names, w.IfName)
+		all = append(all, w)
+	}
+	for _, kill := range []int{1, 3, 5} {
+		e := stateEnv{t: t, tgt: testns.New(t), dir: t.TempDir()}
+		k := e.kernel()
+		nl := &killedAtAdd{nlOps: k.nl, t: t, path: filepath.Join(e.dir, stateFileName), names: names, n: kill}
+		k.nl = nl
+		errs, _ := k.createAll(wants)
+		nl.restore()
+		for i, err := range errs {
+			if i >= kill-1 && !errors.Is(err, errKilled) {
+				t.Errorf("kill at add %d: create of %s: %v, want killed", kill, wants[i].IfName, err)
+			}
+		}
+		if j := e.journal(); len(j) != len(wants) {
+			t.Errorf("kill at add %d: journal %v, want every link of the batch", kill, j)
+		}
+		if a := e.link(wants[kill-1].IfName).Attrs().Alias; a != "" {
+			t.Errorf("kill at add %d: %s has alias %q", kill, wants[kill-1].IfName, a)
+		}
+		if st := e.apply(all...); st.Err != nil || len(st.Blocked) > 0 {
+			t.Fatalf("kill at add %d: apply after the kill: %v %v\n%s", kill, st.Err, st.Blocked, st.OperationLog)
+		}
+		for _, name := range append(names, "v1") {
+			if a := e.link(name).Attrs().Alias; a != markAlias {
+				t.Errorf("kill at add %d: %s after the next apply has alias %q", kill, name, a)
+			}
+		}
+		// Entries of links marked before the kill may stay until the
+		// next create drops them.
+		for name := range e.journal() {
+			if a := e.link(name).Attrs().Alias; a != markAlias {
+				t.Errorf("kill at add %d: journal names %s (alias %q) after the next apply", kill, name, a)
+			}
+		}
+		br9 := &items.Interface{IfName: "br9", Kind: items.KindBridge, AdminUp: true}
+		if st := e.apply(append(all, br9)...); st.Err != nil {
+			t.Fatalf("kill at add %d: apply with br9: %v", kill, st.Err)
+		}
+		if j := e.journal(); len(j) != 0 {
+			t.Errorf("kill at add %d: journal after a further create: %v", kill, j)
+		}
+	}
+}

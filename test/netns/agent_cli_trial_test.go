@@ -117,7 +117,11 @@ func scrub(x any) any {
 	switch v := x.(type) {
 	case map[string]any:
 		for k := range v {
-			if k == "ifindex" || k == "link_index" || strings.HasSuffix(k, "_timer") {
+			// operstate is the kernel's to settle, asynchronously (its
+			// linkwatch runs up to a second after a carrier change): a
+			// snapshot right after an apply may see UNKNOWN where a later
+			// one sees UP. The flags (UP, LOWER_UP) stay compared.
+			if k == "ifindex" || k == "link_index" || k == "operstate" || strings.HasSuffix(k, "_timer") {
 				delete(v, k)
 				continue
 			}
