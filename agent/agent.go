@@ -121,11 +121,12 @@ type Agent struct {
 	api   *apiSource
 	hist  *history // owned by the loop goroutine
 
-	changed chan string    // a source's name: it has changed
-	links   chan LinkEvent // from the link watcher
-	reloadc chan struct{}  // SIGHUP
-	calls   chan call      // socket API requests
-	done    chan struct{}  // closed when Run returns
+	changed chan string      // a source's name: it has changed
+	links   chan LinkEvent   // from the link watcher
+	reloadc chan struct{}    // SIGHUP
+	calls   chan call        // socket API requests
+	probed  chan probeResult // the outcome of a trial's probe round
+	done    chan struct{}    // closed when Run returns
 
 	st *loopState   // owned by the loop goroutine
 	mx *metricsFeed // owned by the loop goroutine; its Metrics are safe anywhere
@@ -144,6 +145,7 @@ func New(cfg Config) (*Agent, error) {
 		links:   make(chan LinkEvent),
 		reloadc: make(chan struct{}, 1),
 		calls:   make(chan call),
+		probed:  make(chan probeResult),
 		done:    make(chan struct{}),
 		mx:      newMetricsFeed(),
 	}

@@ -45,6 +45,13 @@ type Request struct {
 	Timeout string   `json:"timeout,omitempty"`
 	Probes  []string `json:"probes,omitempty"`
 	Name    string   `json:"name,omitempty"`
+	// ProbeTimeout bounds how long the probes may take to pass after the
+	// apply (a Go duration, default 10s; never past the deadline), and
+	// KeepPartial keeps a trial whose items did not all converge (it waits
+	// for confirm or the deadline with what converged): the one-shot
+	// try's --probe-timeout and --keep-partial.
+	ProbeTimeout string `json:"probeTimeout,omitempty"`
+	KeepPartial  bool   `json:"keepPartial,omitempty"`
 }
 
 // Response answers a Request. Error is set when the request failed as a
@@ -125,8 +132,16 @@ func (a *Agent) Call(ctx context.Context, req Request) (Response, error) {
 	}
 }
 
-// handle answers a call, in the loop.
+// handle answers a call, in the loop. A trial with probes is answered
+// later, when its probe round ends (try).
 func (a *Agent) handle(ctx context.Context, c call) {
+	if c.req.Command == CmdTry {
+		if resp, done := a.try(ctx, c.req, c.reply); done {
+			a.publishMetrics()
+			c.reply <- resp
+		}
+		return
+	}
 	resp := a.answer(ctx, c.req)
 	a.publishMetrics() // a caller that scrapes after the answer sees what it did
 	c.reply <- resp
@@ -140,6 +155,9 @@ func (a *Agent) answer(ctx context.Context, req Request) Response {
 	case CmdShow:
 		return Response{Items: showItems(a.st.current)}
 	case CmdApply:
+		if t := a.st.trial; t != nil { // the API's document is the trial's
+			return Response{Error: fmt.Sprintf("a trial is pending (since %s): confirm or roll it back first", t.status.Since.Format(time.RFC3339))}
+		}
 		if err := a.checkVersion(req.IfVersion); err != nil {
 			return errorResponse(err)
 		}
@@ -149,8 +167,6 @@ func (a *Agent) answer(ctx context.Context, req Request) Response {
 			return a.rollbackTrial(ctx)
 		}
 		return a.rollback(ctx, req)
-	case CmdTry:
-		return a.try(ctx, req)
 	case CmdConfirm:
 		return a.confirmTrial(ctx)
 	case CmdPlan:

@@ -120,6 +120,14 @@ func (a *Agent) renderVersionWith(render Renderer, n int, raw []byte) (*dg.Graph
 // into graph): graph, or the override's while it holds. It ends an
 // override the documents' change makes void and records the version.
 func (a *Agent) intendedFor(next *docSet, graph *dg.Graph, reason string) *dg.Graph {
+	if t := a.st.trial; t != nil {
+		// The trial is a version once confirmed; a change beside it is
+		// one now (trial.go).
+		if reason != reasonTry {
+			a.trialBaseChanged(t, next, reason)
+		}
+		return graph
+	}
 	h := a.hist
 	v, err := a.versionOf(next, reason)
 	if err != nil {
@@ -176,7 +184,7 @@ func (a *Agent) versionOf(next *docSet, reason string) (versions.Version, error)
 // versions.BenchmarkRecord100kRoutes).
 func (a *Agent) recordVersion(v versions.Version, expect int) error {
 	h := a.hist
-	if h.store == nil || a.st.trial != nil { // a trial is a version once confirmed
+	if h.store == nil {
 		return nil
 	}
 	cur, isNew, err := h.store.Write(v, expect)

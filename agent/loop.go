@@ -51,6 +51,7 @@ type loopState struct {
 	conds   condMemo
 
 	trial      *pendingTrial // nil: none pending (trial.go)
+	trialSeq   uint64        // the id of the last trial begun
 	trialAlarm alarm         // the pending trial's deadline
 	lastTrial  *TrialOutcome
 }
@@ -138,6 +139,8 @@ func (a *Agent) loop(ctx context.Context) {
 			a.reload(ctx)
 		case c := <-a.calls:
 			a.handle(ctx, c)
+		case p := <-a.probed:
+			a.probesDone(ctx, p)
 		case <-s.trialAlarm.C():
 			s.trialAlarm.fired()
 			if s.trial != nil {

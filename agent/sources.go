@@ -220,12 +220,18 @@ func (s *docSet) errsOf(name string) []string {
 	return nil
 }
 
-// saveDocs writes the accepted documents to the state directory.
+// saveDocs writes the accepted documents to the state directory. While a
+// trial is pending, those without it (the API's document before it): a
+// restart during the trial starts from them.
 func (a *Agent) saveDocs() {
-	if a.store == nil || a.st.trial != nil { // a restart during a trial starts from the documents before it
+	if a.store == nil {
 		return
 	}
-	if err := a.store.save(a.st.docs); err != nil {
+	docs := a.st.docs
+	if t := a.st.trial; t != nil {
+		docs = t.base(docs)
+	}
+	if err := a.store.save(docs); err != nil {
 		a.log.WithError(err).Warn("saving the accepted intents to the state directory")
 	}
 }

@@ -27,8 +27,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/netagent/netagent/agent/probe"
 	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/configurators/statefile"
@@ -53,6 +56,11 @@ type Trials interface {
 // TrialHandle is a trial begun by Trials.
 type TrialHandle interface {
 	Confirm() error
+	// Update records, while the trial is pending, a change of the
+	// documents beside it (an intent file edited): files is the whole
+	// intent now, previous the documents without the trial (target.Trial's
+	// Files and Previous).
+	Update(files, previous map[string][]byte) error
 	// Revert returns the kernel to what it was before the trial.
 	Revert(ctx context.Context, reason string) error
 }
@@ -71,6 +79,10 @@ type TrialStatus struct {
 	// PID runs the trial: a one-shot `netagent try` (status reads it from
 	// the state directory, target.PendingTrial).
 	PID int `json:"pid,omitempty"`
+	// Probing: the probes run now (the trial cannot be confirmed yet).
+	Probing bool `json:"probing,omitempty"`
+	// KeepPartial: failed items do not revert the trial.
+	KeepPartial bool `json:"keepPartial,omitempty"`
 }
 
 // TrialOutcome is how the last trial ended, in Status.
@@ -83,32 +95,145 @@ type TrialOutcome struct {
 
 // pendingTrial is the trial in progress; the loop owns it.
 type pendingTrial struct {
+	// id tells the outcome of this trial's probe round from a later
+	// trial's (probeResult).
+	id      uint64
 	raw     []byte
 	prevAPI []byte
+	// prevDoc is the API's document as it was before the trial (nil:
+	// none): with the files as they are, the base that a revert returns
+	// to.
+	prevDoc *doc
 	status  TrialStatus
 	handle  TrialHandle
+
+	keepPartial  bool
+	probeTimeout time.Duration
+	// While the probe round runs (status.Probing): stopProbes cancels it,
+	// and waiting is the try call that waits for its outcome, to be
+	// answered with resp and the status then.
+	stopProbes context.CancelFunc
+	waiting    chan<- Response
+	resp       Response
 }
 
-// try answers CmdTry.
-func (a *Agent) try(ctx context.Context, req Request) Response {
+// probeResult is the outcome of a trial's probe round, sent into the loop
+// by the goroutine that ran it.
+type probeResult struct {
+	trial uint64
+	err   error
+}
+
+// DefaultProbeTimeout bounds a trial's probe round when the request names
+// no ProbeTimeout (the one-shot try's --probe-timeout default).
+const DefaultProbeTimeout = 10 * time.Second
+
+// try answers CmdTry. It answers at once (done) unless the trial has
+// probes: then the answer goes to reply when the probe round ends, and
+// the loop goes on meanwhile.
+func (a *Agent) try(ctx context.Context, req Request, reply chan<- Response) (resp Response, done bool) {
+	s := a.st
+	t, next, res, refused := a.newTrial(req)
+	if t == nil {
+		return refused, true
+	}
+	if a.cfg.Trials != nil {
+		files, prev := t.intents(s.docs, req.Intent)
+		h, err := a.cfg.Trials.Begin(target.Trial{Started: t.status.Since, Deadline: t.status.Deadline,
+			Files: files, Previous: prev, Probes: req.Probes})
+		if err != nil {
+			return Response{Error: fmt.Sprintf("beginning the trial: %v", err)}, true
+		}
+		t.handle = h
+	}
+	s.trial = t // before adopting: the trial is no version
+	a.adoptResolved(next, res, reasonTry)
+	a.api.set(req.Intent)
+	s.want(reasonTry)
+	rs := a.reconcile(ctx)
+	resp = Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked)}
+	if reason := a.trialFault(ctx, t); reason != "" {
+		if err := a.revertTrial(ctx, reason); err != nil {
+			resp.Error = err.Error()
+		}
+		st := a.status()
+		resp.Status = &st
+		return resp, true
+	}
+	s.trialAlarm.set(time.Until(t.status.Deadline))
+	a.log.WithField("deadline", t.status.Deadline.Format(time.RFC3339)).WithField("name", t.status.Name).Info("trial applied: reverts at the deadline unless confirmed")
+	if len(t.status.Probes) > 0 {
+		t.waiting, t.resp = reply, resp
+		a.startProbes(ctx, t)
+		return Response{}, false
+	}
+	st := a.status()
+	resp.Status = &st
+	return resp, true
+}
+
+// newTrial checks a CmdTry request and returns the trial it asks for,
+// with the documents to adopt; nil and the answer when it is refused
+// (nothing changed then).
+func (a *Agent) newTrial(req Request) (*pendingTrial, *docSet, resolution, Response) {
 	s := a.st
 	if s.trial != nil {
-		return Response{Error: fmt.Sprintf("a trial is pending (since %s): confirm or roll it back first", s.trial.status.Since.Format(time.RFC3339))}
+		return nil, nil, resolution{}, Response{Error: fmt.Sprintf("a trial is pending (since %s): confirm or roll it back first", s.trial.status.Since.Format(time.RFC3339))}
 	}
 	if len(req.Intent) == 0 {
-		return Response{Error: errNoIntent.Error()}
+		return nil, nil, resolution{}, Response{Error: errNoIntent.Error()}
 	}
 	if err := a.checkVersion(req.IfVersion); err != nil {
-		return errorResponse(err)
+		return nil, nil, resolution{}, errorResponse(err)
 	}
-	timeout, err := parseTimeout(req.Timeout)
+	timeout, err := parseDuration("timeout", req.Timeout)
 	if err != nil {
-		return Response{Error: err.Error()}
+		return nil, nil, resolution{}, Response{Error: err.Error()}
 	}
 	if timeout == 0 {
 		timeout = DefaultTrialTimeout
 	}
-	name := req.Name
+	probeTimeout, err := parseDuration("probe timeout", req.ProbeTimeout)
+	if err != nil {
+		return nil, nil, resolution{}, Response{Error: err.Error()}
+	}
+	if probeTimeout == 0 {
+		probeTimeout = DefaultProbeTimeout
+	}
+	if len(req.Probes) > 0 {
+		if a.cfg.Probe == nil {
+			return nil, nil, resolution{}, Response{Error: "probes: the daemon cannot run probes"}
+		}
+		if _, err := probe.ParseAll(req.Probes); err != nil {
+			return nil, nil, resolution{}, Response{Error: fmt.Sprintf("probes: %v", err)}
+		}
+	}
+	name, err := a.trialName(req.Name)
+	if err != nil {
+		return nil, nil, resolution{}, Response{Error: err.Error()}
+	}
+	next, res, problems, err := a.withAPIDoc(req.Intent)
+	switch {
+	case err != nil:
+		return nil, nil, resolution{}, Response{Error: err.Error()}
+	case problems != nil:
+		return nil, nil, resolution{}, Response{Error: "intent rejected", Problems: problems}
+	}
+	now := time.Now()
+	s.trialSeq++
+	t := &pendingTrial{id: s.trialSeq, raw: req.Intent, prevAPI: a.api.raw,
+		keepPartial: req.KeepPartial, probeTimeout: probeTimeout,
+		status: TrialStatus{Since: now, Deadline: now.Add(timeout), Probes: req.Probes, Name: name, KeepPartial: req.KeepPartial}}
+	if d := s.docs.docs[apiDocName]; d != nil && d.good != nil {
+		prev := *d
+		t.prevDoc = &prev
+	}
+	return t, next, res, Response{}
+}
+
+// trialName checks the intent file that confirming a trial writes ("":
+// trial-<next version>.json).
+func (a *Agent) trialName(name string) (string, error) {
 	if name == "" {
 		next := 1
 		if a.hist.current != nil {
@@ -117,87 +242,134 @@ func (a *Agent) try(ctx context.Context, req Request) Response {
 		name = fmt.Sprintf("trial-%d.json", next)
 	}
 	if !IsIntentFile(name) || filepath.Base(name) != name {
-		return Response{Error: fmt.Sprintf("name %q: want a file name ending in .json", name)}
+		return "", fmt.Errorf("name %q: want a file name ending in .json", name)
 	}
 	if a.cfg.TrialDir == "" {
-		return Response{Error: "the daemon has no intent directory to write a confirmed trial to"}
+		return "", errors.New("the daemon has no intent directory to write a confirmed trial to")
 	}
 	if a.source("dir:"+a.cfg.TrialDir) == nil {
-		return Response{Error: fmt.Sprintf("the intent directory %s is not among the daemon's sources", a.cfg.TrialDir)}
+		return "", fmt.Errorf("the intent directory %s is not among the daemon's sources", a.cfg.TrialDir)
 	}
 	if _, err := os.Stat(filepath.Join(a.cfg.TrialDir, name)); err == nil {
-		return Response{Error: fmt.Sprintf("name %q: the intent directory has a file of that name", name)}
+		return "", fmt.Errorf("name %q: the intent directory has a file of that name", name)
 	}
-	next, res, problems, err := a.withAPIDoc(req.Intent)
-	switch {
-	case err != nil:
-		return Response{Error: err.Error()}
-	case problems != nil:
-		return Response{Error: "intent rejected", Problems: problems}
-	}
-	now := time.Now()
-	t := &pendingTrial{raw: req.Intent, prevAPI: a.api.raw,
-		status: TrialStatus{Since: now, Deadline: now.Add(timeout), Probes: req.Probes, Name: name}}
-	if a.cfg.Trials != nil {
-		// Files: the whole intent of the trial (the read-back hint of
-		// a revert); Previous: the intent before it.
-		prev, files := map[string][]byte{}, map[string][]byte{apiDocName: req.Intent}
-		for n, d := range s.docs.docs {
-			if d.goodRaw != nil {
-				prev[n] = d.goodRaw
-				if n != apiDocName {
-					files[n] = d.goodRaw
-				}
-			}
-		}
-		h, err := a.cfg.Trials.Begin(target.Trial{Started: now, Deadline: t.status.Deadline,
-			Files: files, Previous: prev, Probes: req.Probes})
-		if err != nil {
-			return Response{Error: fmt.Sprintf("beginning the trial: %v", err)}
-		}
-		t.handle = h
-	}
-	s.trial = t // before adopting: no version, no saved documents
-	a.adoptResolved(next, res, reasonTry)
-	a.api.set(req.Intent)
-	s.want(reasonTry)
-	rs := a.reconcile(ctx)
-	resp := Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked)}
-	if reason := a.trialFault(ctx); reason != "" {
-		if err := a.revertTrial(ctx, reason); err != nil {
-			resp.Error = err.Error()
-		}
-		st := a.status()
-		resp.Status = &st
-		return resp
-	}
-	s.trialAlarm.set(time.Until(t.status.Deadline))
-	a.log.WithField("deadline", t.status.Deadline.Format(time.RFC3339)).WithField("name", name).Info("trial applied: reverts at the deadline unless confirmed")
-	st := a.status()
-	resp.Status = &st
-	return resp
+	return name, nil
 }
 
-// trialFault says why the trial just applied must revert ("": it stands).
-func (a *Agent) trialFault(ctx context.Context) string {
+// base is docs without the trial: the API's document from before it, and
+// every other document as it is.
+func (t *pendingTrial) base(docs *docSet) *docSet {
+	b := docs.clone()
+	if t.prevDoc != nil {
+		d := *t.prevDoc
+		b.docs[apiDocName] = &d
+	} else {
+		delete(b.docs, apiDocName)
+	}
+	return b
+}
+
+// intents returns, for the target's trial record, the whole intent of the
+// trial (the read-back hint of a revert: docs with api as the API's
+// document) and the base (Previous: what a revert after a reboot
+// converges to).
+func (t *pendingTrial) intents(docs *docSet, api []byte) (files, prev map[string][]byte) {
+	files, prev = map[string][]byte{}, map[string][]byte{}
+	for n, d := range t.base(docs).docs {
+		if d.goodRaw != nil && d.good != nil {
+			prev[n] = d.goodRaw
+			if n != apiDocName {
+				files[n] = d.goodRaw
+			}
+		}
+	}
+	files[apiDocName] = api
+	return files, prev
+}
+
+// trialFault says why the trial just applied must revert ("": it stands):
+// an item failed (unless the trial keeps what converged), or the kernel
+// read back differs from the intent. As in the one-shot try, a trial whose
+// items did not all converge is not verified.
+func (a *Agent) trialFault(ctx context.Context, t *pendingTrial) string {
 	s := a.st
 	if failed := s.results.failed(s.current); len(failed) > 0 {
-		return fmt.Sprintf("%d items failed (%s first)", len(failed), failed[0])
+		if !t.keepPartial {
+			return fmt.Sprintf("%d items failed (%s first)", len(failed), failed[0])
+		}
+		a.log.WithField("failed", len(failed)).Warn("trial: items failed; kept with what converged (keep partial)")
+		return ""
 	}
 	if rb, err := a.cfg.Kernel.ReadCurrent(ctx, s.intended); err != nil {
 		return fmt.Sprintf("verification: reading the kernel back: %v", err)
 	} else if ops := a.cfg.Kernel.Plan(ctx, s.results.records, rb, s.intended).OperationLog; len(ops) > 0 {
 		return fmt.Sprintf("verification: the kernel differs from the intent (%d operations, %s first)", len(ops), ops[0].Ref)
 	}
-	if len(s.trial.status.Probes) > 0 {
-		if a.cfg.Probe == nil {
-			return "probes: the daemon cannot run probes"
-		}
-		if err := a.cfg.Probe(ctx, s.trial.status.Probes); err != nil {
-			return fmt.Sprintf("probe failed: %v", err)
-		}
-	}
 	return ""
+}
+
+// startProbes runs t's probe round in a goroutine of its own, for the
+// probe timeout at most and never past the trial's deadline; its outcome
+// comes back into the loop (probesDone). The loop goes on meanwhile:
+// status, link events, file changes and other requests are answered.
+func (a *Agent) startProbes(ctx context.Context, t *pendingTrial) {
+	end := time.Now().Add(t.probeTimeout)
+	if t.status.Deadline.Before(end) {
+		end = t.status.Deadline
+	}
+	pctx, cancel := context.WithDeadline(ctx, end)
+	t.stopProbes = cancel
+	t.status.Probing = true
+	id, specs, run := t.id, slices.Clone(t.status.Probes), a.cfg.Probe
+	within := time.Until(end).Round(time.Millisecond)
+	a.log.WithField("probes", strings.Join(specs, ",")).WithField("within", within).Info("trial: probing")
+	go func() {
+		err := run(pctx, specs)
+		if err != nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("not passed within %v: %w", within, err)
+		}
+		select {
+		case a.probed <- probeResult{trial: id, err: err}:
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// probesDone handles the outcome of a probe round: the trial reverts if a
+// probe failed, else it stands; the waiting try call gets the answer. The
+// outcome of a round whose trial has ended (confirmed, reverted, at its
+// deadline) is ignored.
+func (a *Agent) probesDone(ctx context.Context, p probeResult) {
+	t := a.st.trial
+	if t == nil || t.id != p.trial || !t.status.Probing {
+		a.log.WithError(p.err).Debug("ignoring the probes' outcome: their trial has ended")
+		return
+	}
+	t.stopProbes()
+	t.status.Probing = false
+	if p.err != nil {
+		a.revertTrial(ctx, fmt.Sprintf("probe failed: %v", p.err))
+		return
+	}
+	a.log.Info("trial: every probe passed")
+	a.answerWaiting(t, nil)
+}
+
+// answerWaiting answers the try call that waits for t's probes, if any,
+// with err (the revert's) and the status now.
+func (a *Agent) answerWaiting(t *pendingTrial, err error) {
+	if t.waiting == nil {
+		return
+	}
+	resp := t.resp
+	if err != nil {
+		resp.Error = err.Error()
+	}
+	st := a.status()
+	resp.Status = &st
+	a.publishMetrics() // as handle: a caller that scrapes after the answer sees it
+	t.waiting <- resp // buffered: Call's reply
+	t.waiting = nil
 }
 
 // revertTrial reverts the pending trial for reason.
@@ -205,6 +377,9 @@ func (a *Agent) revertTrial(ctx context.Context, reason string) error {
 	s := a.st
 	t := s.trial
 	s.trialAlarm.stop()
+	if t.stopProbes != nil {
+		t.stopProbes()
+	}
 	var errs []error
 	if t.handle != nil {
 		if err := t.handle.Revert(ctx, reason); err != nil {
@@ -221,7 +396,9 @@ func (a *Agent) revertTrial(ctx context.Context, reason string) error {
 	a.reconcile(ctx)
 	s.lastTrial = &TrialOutcome{Result: "reverted", Reason: reason, At: time.Now()}
 	a.log.WithField("reason", reason).Warn("trial reverted")
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	a.answerWaiting(t, err)
+	return err
 }
 
 // confirmTrial answers CmdConfirm: the document goes into the intent
@@ -232,8 +409,16 @@ func (a *Agent) confirmTrial(ctx context.Context) Response {
 	if t == nil {
 		return Response{Error: target.ErrNoTrial.Error()}
 	}
+	if t.status.Probing {
+		return Response{Error: "the trial's probes are still running: confirm once they passed, or roll it back (the trial stays pending)"}
+	}
 	src := a.source("dir:" + a.cfg.TrialDir)
 	path := filepath.Join(a.cfg.TrialDir, t.status.Name)
+	if _, err := os.Stat(path); err == nil {
+		// Someone wrote it while the trial was pending: never overwrite
+		// an operator's file.
+		return Response{Error: fmt.Sprintf("%s exists now (written while the trial was pending): move it away or roll the trial back (the trial stays pending)", path)}
+	}
 	var doc bytes.Buffer
 	if json.Indent(&doc, t.raw, "", "  ") != nil { // the socket's encoding compacts it
 		doc.Reset()
@@ -256,7 +441,12 @@ func (a *Agent) confirmTrial(ctx context.Context) Response {
 		a.loadInto(next, src.Name())
 	}
 	a.adopt(next, reasonConfirm)
-	// The same merged intent as the trial's: adopt saw no change.
+	// The same merged intent as the trial's: adopt saw no change. A
+	// rollback in force was set aside by the trial, and the confirmed
+	// document is a change of the documents: it ends.
+	if a.hist.override != nil {
+		a.endOverride()
+	}
 	if v, err := a.versionOf(s.docs, reasonConfirm); err == nil {
 		a.recordVersion(v, versions.Any)
 	}
@@ -274,6 +464,34 @@ func (a *Agent) confirmTrial(ctx context.Context) Response {
 	return resp
 }
 
+// trialBaseChanged records a change of the documents other than the
+// trial's while it is pending (an intent file edited): the documents
+// without the trial are a new version, saved as the accepted ones, and
+// the trial's record on the target says that a revert after a reboot
+// returns to them. The trial stays applied on top.
+func (a *Agent) trialBaseChanged(t *pendingTrial, next *docSet, reason string) {
+	base := t.base(next)
+	v, err := a.versionOf(base, reason)
+	if err != nil {
+		a.log.WithError(err).Warn("recording the version of the intent")
+		return
+	}
+	if o := a.hist.override; o != nil && v.Digest != o.SetAside {
+		a.log.WithField("version", o.Version).Info("the intent documents changed: the rollback ends; they apply again")
+		a.endOverride()
+	}
+	if err := a.recordVersion(v, versions.Any); err != nil {
+		a.log.WithError(err).Warn("recording the version of the intent")
+	}
+	if t.handle != nil {
+		files, prev := t.intents(next, t.raw)
+		if err := t.handle.Update(files, prev); err != nil {
+			a.log.WithError(err).Warn("recording the documents before the trial in its record")
+		}
+	}
+	a.log.Info("the intent documents changed while a trial is pending: a new version; the trial stays applied on top")
+}
+
 // trialStatus puts the pending trial and the last outcome into st.
 func (a *Agent) trialStatus(st *Status) {
 	if t := a.st.trial; t != nil {
@@ -287,14 +505,15 @@ func (a *Agent) trialStatus(st *Status) {
 	}
 }
 
-// parseTimeout parses Request.Timeout ("": the default).
-func parseTimeout(s string) (time.Duration, error) {
+// parseDuration parses Request.Timeout or ProbeTimeout ("": 0, the
+// default).
+func parseDuration(what, s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("timeout %q: want a positive duration (60s)", s)
+		return 0, fmt.Errorf("%s %q: want a positive duration (60s)", what, s)
 	}
 	return d, nil
 }

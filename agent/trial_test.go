@@ -44,8 +44,9 @@ func (s trialDirSource) Watch(ctx context.Context, _ chan<- string) { <-ctx.Done
 
 // fakeTrials records what the agent asks of the target's trials.
 type fakeTrials struct {
-	begun  []target.Trial
-	events []string
+	begun   []target.Trial
+	events  []string
+	updates []map[string][]byte // the Previous of each Update
 }
 
 func (f *fakeTrials) Begin(t target.Trial) (TrialHandle, error) {
@@ -57,6 +58,11 @@ func (f *fakeTrials) Begin(t target.Trial) (TrialHandle, error) {
 type fakeHandle struct{ f *fakeTrials }
 
 func (h fakeHandle) Confirm() error { h.f.events = append(h.f.events, "confirm"); return nil }
+func (h fakeHandle) Update(files, previous map[string][]byte) error {
+	h.f.events = append(h.f.events, "update")
+	h.f.updates = append(h.f.updates, previous)
+	return nil
+}
 func (h fakeHandle) Revert(context.Context, string) error {
 	h.f.events = append(h.f.events, "revert")
 	return nil
@@ -67,6 +73,41 @@ type trialRig struct {
 	intentDir, stateDir string
 	trials              *fakeTrials
 	probeErr            error
+	// probes, when set, gets each probe round, which waits for its
+	// result (or, unless deaf, for its context to end).
+	probes chan probeCall
+	deaf   bool
+}
+
+// probeCall is a probe round of the fake prober.
+type probeCall struct {
+	ctx    context.Context
+	specs  []string
+	result chan error
+}
+
+// gateProbes makes every probe round wait for the test (probeCall); deaf:
+// it ignores its context ending, like a probe stuck in a syscall.
+func (tr *trialRig) gateProbes(deaf bool) chan probeCall {
+	tr.probes, tr.deaf = make(chan probeCall), deaf
+	return tr.probes
+}
+
+func (tr *trialRig) probe(ctx context.Context, specs []string) error {
+	if tr.probes == nil {
+		return tr.probeErr
+	}
+	pc := probeCall{ctx: ctx, specs: specs, result: make(chan error, 1)}
+	tr.probes <- pc
+	if tr.deaf {
+		return <-pc.result
+	}
+	select {
+	case err := <-pc.result:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func newTrialRig(t *testing.T) *trialRig {
@@ -76,7 +117,7 @@ func newTrialRig(t *testing.T) *trialRig {
 		c.TrialDir = tr.intentDir
 		c.Sources = append(c.Sources, trialDirSource{tr.intentDir})
 		c.Trials = tr.trials
-		c.Probe = func(context.Context, []string) error { return tr.probeErr }
+		c.Probe = tr.probe
 	}).start()
 	return tr
 }

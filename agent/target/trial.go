@@ -146,6 +146,23 @@ func (tr *TrialRun) Confirm() error {
 	return removeTrial(tr.rt.stateDir)
 }
 
+// Update records a change of the trial's intent files and of the intent
+// before it (Files and Previous) while it is pending: the daemon's intent
+// files edited during its trial. The record is replaced atomically.
+func (tr *TrialRun) Update(files, previous map[string][]byte) error {
+	t := tr.Trial
+	t.Files, t.Previous = files, previous
+	data, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	if err := statefile.WriteAtomic(trialPath(tr.rt.stateDir, trialName), data); err != nil {
+		return fmt.Errorf("updating the trial record: %w", err)
+	}
+	tr.Trial = t
+	return nil
+}
+
 // Revert puts back what the trial changed (see RevertIntended) and
 // removes the trial, recording why it was reverted.
 func (tr *TrialRun) Revert(ctx context.Context, reason string) (*Result, error) {

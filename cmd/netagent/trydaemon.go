@@ -37,9 +37,15 @@ func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) f
 		defer cancel()
 		resp, code := callDaemon(g, ctx, h, agent.CmdTry, files, vo.request, func(r *agent.Request) {
 			r.Timeout, r.Probes, r.Name = o.timeout.String(), o.probes, d.name
+			r.ProbeTimeout, r.KeepPartial = o.probeTimeout.String(), o.keepPartial
 		})
 		if resp == nil {
 			return code
+		}
+		for _, op := range resp.Operations { // kept with --keep-partial
+			if op.Error != "" {
+				fmt.Fprintf(g.stderr, "%s: %s failed: %s\n", op.Item, op.Op, op.Error)
+			}
 		}
 		st := resp.Status
 		if st == nil || st.Trial == nil {
@@ -47,7 +53,7 @@ func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) f
 		}
 		since := st.Trial.Since
 		fmt.Fprintf(g.stdout, "trial applied through the daemon %s (%d operations); confirming writes %s\n", h, len(resp.Operations), st.Trial.Name)
-		if o.autoConfirm { // the daemon ran the probes before answering
+		if o.autoConfirm { // the daemon answered once the probes passed
 			return daemonTrialRequest(g, h, agent.CmdConfirm)
 		}
 		if d.detach {
@@ -179,24 +185,25 @@ type daemonTrial struct{ tr *target.TrialRun }
 
 func (d daemonTrial) Confirm() error { return d.tr.Confirm() }
 
+func (d daemonTrial) Update(files, previous map[string][]byte) error {
+	return d.tr.Update(files, previous)
+}
+
 func (d daemonTrial) Revert(ctx context.Context, reason string) error {
 	_, err := d.tr.Revert(ctx, reason)
 	return err
 }
 
-// daemonProbeTimeout bounds how long the daemon retries a trial's probes.
-const daemonProbeTimeout = 10 * time.Second
-
 // daemonProber runs a trial's probes inside the daemon's namespace, each
-// retried until it passes, for daemonProbeTimeout at most.
+// retried until it passes, until ctx ends (the agent bounds the round by
+// the trial's probe timeout and deadline; the round runs outside the
+// loop).
 func daemonProber(rt *target.Runtime) agent.Prober {
 	return func(ctx context.Context, specs []string) error {
 		ps, err := probe.ParseAll(specs)
 		if err != nil {
 			return err
 		}
-		ctx, cancel := context.WithTimeout(ctx, daemonProbeTimeout)
-		defer cancel()
 		for _, p := range ps {
 			for {
 				err = p.Run(ctx, rt.Target())
