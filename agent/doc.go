@@ -7,15 +7,18 @@
 //	linkwatch ─────LinkEvent─────┼──▶│   the loop       │─┼── Kernel.Reconcile ──▶ configurators
 //	socket API ──call{req,reply}─┤   │ (one goroutine,  │ │   (current ◀─▶ intended)
 //	SIGHUP ──Reload──────────────┤   │  one select)     │ ├── Kernel.ReadCurrent (drift)
-//	timers: debounce, retry, ────┘   └──────────────────┘ └── Notifier: READY, WATCHDOG, STATUS
-//	        drift, watchdog
+//	timers: debounce, retry, ────┤   └──────────────────┘ └── Notifier: READY, WATCHDOG, STATUS
+//	        drift, watchdog,     │
+//	        trial deadline       │
+//	trial probes ──probeResult───┘
 //
 // # One goroutine owns the state
 //
 // Run owns everything: the intent documents, the intended and current
 // graphs, the timers and what the reconciles did. Other goroutines only
 // send events: a source's name when it may have changed, a LinkEvent, a
-// call from the socket, a reload. The loop is one select; a case whose
+// call from the socket, a reload, the outcome of a trial's probes. The
+// loop is one select; a case whose
 // channel is nil is off (no pending burst: no debounce timer; no failed
 // item: no retry timer; no asynchronous operation: no resume channel).
 // Each turn handles one event and, if that event asked for it, runs one
@@ -71,8 +74,13 @@
 // A trial (CmdTry; trial.go) applies a document as the socket API's that
 // reverts unless confirmed (CmdConfirm) before its deadline, an alarm of
 // the loop: with Config.Trials the target journals before-images for an
-// exact revert. Until it is confirmed no version is recorded and no
-// document saved; confirming writes it into Config.TrialDir.
+// exact revert. Its probes run in a goroutine that posts their outcome
+// back into the loop, so the loop never waits for the network. Until it is
+// confirmed the trial is no version and its document is not saved;
+// confirming writes it into Config.TrialDir. An intent file changed during
+// the trial applies at once under it and is a version of its own (the
+// documents without the trial): a revert returns to the pre-trial
+// documents plus that change, a confirm keeps both.
 //
 // # Protected links
 //

@@ -4,17 +4,30 @@ package agent
 // document applied as the socket API's document that reverts unless it is
 // confirmed (CmdConfirm) before its deadline.
 //
-//   - While a trial is pending, nothing the daemon keeps on disk changes:
-//     no version is recorded, the accepted documents are not saved (a
-//     daemon killed during the trial starts again from the pre-trial
-//     documents), and the intent directory is untouched.
-//   - The trial reverts by itself when an item fails, when a read-back
-//     right after the apply differs from the intent, when a probe fails,
-//     or at the deadline (an alarm of the loop); CmdRollback with a trial
-//     pending reverts it now. Reverting puts back the API document that
-//     ran before and, with Config.Trials (the daemon's target.Runtime),
-//     returns the kernel to its before-images (the journal of agent/target,
-//     the same code as the one-shot `netagent try`), then reconciles.
+//   - While a trial is pending, the trial changes nothing the daemon keeps
+//     on disk: it is no version, the accepted documents saved are those
+//     without it (a daemon killed during the trial starts again from
+//     them), and the intent directory is untouched.
+//   - The trial reverts by itself when an item fails (unless KeepPartial),
+//     when a read-back right after the apply differs from the intent, when
+//     a probe fails, or at the deadline (an alarm of the loop);
+//     CmdRollback with a trial pending reverts it now. Reverting puts back
+//     the API document that ran before and, with Config.Trials (the
+//     daemon's target.Runtime), returns the kernel to its before-images
+//     (the journal of agent/target, the same code as the one-shot
+//     `netagent try`), then reconciles.
+//   - The probes run outside the loop: a goroutine per probe round, bounded
+//     by ProbeTimeout and the deadline, posts its outcome into the loop
+//     (probesDone), which alone changes the trial. The try call is answered
+//     then; meanwhile the loop handles everything else, and confirm is
+//     refused. An outcome whose trial has ended is ignored.
+//   - A change of the other documents while the trial is pending (an intent
+//     file edited) is adopted at once, the trial staying on top: the
+//     documents without the trial (base) are recorded as a version, saved
+//     as the accepted ones, and given to the target's trial record as
+//     Previous (TrialHandle.Update). A revert returns to the base, so the
+//     edit stays; a confirm keeps both. An apply over the socket is refused
+//     meanwhile: the API document is the trial's.
 //   - Confirming writes the document atomically into the intent directory
 //     (Config.TrialDir) as Request.Name (default trial-<version>.json), so
 //     that it takes the API document's place, and records the version.

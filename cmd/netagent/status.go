@@ -192,6 +192,12 @@ func statusPrintTrial(w io.Writer, t *agent.TrialStatus, last *agent.TrialOutcom
 		}
 		if len(t.Probes) > 0 {
 			fmt.Fprintf(w, "; probes %s", strings.Join(t.Probes, ", "))
+			if t.Probing {
+				fmt.Fprint(w, " (running: confirm once they pass)")
+			}
+		}
+		if t.KeepPartial {
+			fmt.Fprint(w, "; keeps failed items")
 		}
 		fmt.Fprintln(w)
 	}

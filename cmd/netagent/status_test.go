@@ -150,12 +150,12 @@ func TestStatusPrintsTheTrial(t *testing.T) {
 	st := statusSample(true)
 	now := time.Now()
 	st.Trial = &agent.TrialStatus{Since: now.Add(-10 * time.Second), Deadline: now.Add(50 * time.Second),
-		Probes: []string{"ping:192.0.2.1"}, Name: "trial-3.json"}
+		Probes: []string{"ping:192.0.2.1"}, Name: "trial-3.json", Probing: true, KeepPartial: true}
 	st.LastTrial = &agent.TrialOutcome{Result: "reverted", Reason: "probe failed: no reply", At: now.Add(-time.Hour)}
 	var out bytes.Buffer
 	statusPrint(&out, st, false, now)
 	for _, want := range []string{"trial pending since", "(10s ago)", "(in 50s)", "confirming writes trial-3.json",
-		"probes ping:192.0.2.1", "last trial reverted at", "probe failed: no reply"} {
+		"probes ping:192.0.2.1 (running: confirm once they pass)", "keeps failed items", "last trial reverted at", "probe failed: no reply"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
