@@ -218,3 +218,32 @@ func TestTrialFileChangeDuringTrial(t *testing.T) {
 		})
 	}
 }
+
+// While a trial is pending, an apply over the socket is refused (the API
+// document is the trial's), and confirm never overwrites a file of the
+// trial's name written meanwhile: both leave the trial pending.
+func TestTrialRefusesApplyAndOverwritingAFile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newTrialRig(t)
+		if resp := r.call(Request{Command: CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "5m", Name: "30-try.json"}); resp.Status.Trial == nil {
+			t.Fatalf("try: %+v", resp)
+		}
+		if resp := r.call(Request{Command: CmdApply, Intent: json.RawMessage(routeDoc)}); !strings.Contains(resp.Error, "a trial is pending") || !r.k.has(route2Ref) {
+			t.Fatalf("apply during the trial: %+v", resp)
+		}
+		path := filepath.Join(r.intentDir, "30-try.json")
+		if err := os.WriteFile(path, []byte(extraDoc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if resp := r.call(Request{Command: CmdConfirm}); !strings.Contains(resp.Error, "exists now") || r.status().Trial == nil {
+			t.Fatalf("confirm over an operator's file: %+v", resp)
+		}
+		if data, _ := os.ReadFile(path); string(data) != extraDoc {
+			t.Fatalf("the operator's file was overwritten: %s", data)
+		}
+		os.Remove(path)
+		if resp := r.call(Request{Command: CmdConfirm}); resp.Error != "" {
+			t.Fatalf("confirm: %+v", resp)
+		}
+	})
+}
