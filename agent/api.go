@@ -52,6 +52,11 @@ type Request struct {
 	// try's --probe-timeout and --keep-partial.
 	ProbeTimeout string `json:"probeTimeout,omitempty"`
 	KeepPartial  bool   `json:"keepPartial,omitempty"`
+	// Wait is how long a trial whose items are blocked waits for the link
+	// events that unblock them (a Go duration, default 10s; 0s: not at
+	// all): the one-shot try's --wait. Blocked then, they revert the
+	// trial unless KeepPartial.
+	Wait string `json:"wait,omitempty"`
 }
 
 // Response answers a Request. Error is set when the request failed as a

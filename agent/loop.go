@@ -53,6 +53,7 @@ type loopState struct {
 	trial      *pendingTrial // nil: none pending (trial.go)
 	trialSeq   uint64        // the id of the last trial begun
 	trialAlarm alarm         // the pending trial's deadline
+	trialWait  alarm         // the end of its wait for blocked items
 	lastTrial  *TrialOutcome
 }
 
@@ -146,11 +147,19 @@ func (a *Agent) loop(ctx context.Context) {
 			if s.trial != nil {
 				a.revertTrial(ctx, "timeout: not confirmed by "+s.trial.status.Deadline.Format(time.RFC3339))
 			}
+		case <-s.trialWait.C():
+			s.trialWait.fired()
+			if t := s.trial; t != nil && t.status.Settling {
+				a.settleTrial(ctx, true)
+			}
 		case <-s.watchdogC():
 			a.notify("watchdog", a.cfg.Notifier.Watchdog)
 		}
 		if len(s.reasons) > 0 {
 			a.reconcile(ctx)
+		}
+		if t := s.trial; t != nil && t.status.Settling {
+			a.settleTrial(ctx, false)
 		}
 		a.publishMetrics()
 	}

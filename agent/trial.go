@@ -8,9 +8,11 @@ package agent
 //     on disk: it is no version, the accepted documents saved are those
 //     without it (a daemon killed during the trial starts again from
 //     them), and the intent directory is untouched.
-//   - The trial reverts by itself when an item fails (unless KeepPartial),
-//     when a read-back right after the apply differs from the intent, when
-//     a probe fails, or at the deadline (an alarm of the loop);
+//   - The trial reverts by itself when an item fails or stays blocked
+//     (waited for up to Wait: settleTrial) unless KeepPartial, when a
+//     read-back right after the apply differs from the intent, when a
+//     probe fails, or at the deadline (an alarm of the loop); items failed
+//     or blocked before it are not its doing and count for none of these;
 //     CmdRollback with a trial pending reverts it now. Reverting puts back
 //     the API document that ran before and, with Config.Trials (the
 //     daemon's target.Runtime), returns the kernel to its before-images
@@ -19,8 +21,9 @@ package agent
 //   - The probes run outside the loop: a goroutine per probe round, bounded
 //     by ProbeTimeout and the deadline, posts its outcome into the loop
 //     (probesDone), which alone changes the trial. The try call is answered
-//     then; meanwhile the loop handles everything else, and confirm is
-//     refused. An outcome whose trial has ended is ignored.
+//     once the trial stands or reverted; meanwhile the loop handles
+//     everything else, and confirm is refused. An outcome whose trial has
+//     ended is ignored.
 //   - A change of the other documents while the trial is pending (an intent
 //     file edited) is adopted at once, the trial staying on top: the
 //     documents without the trial (base) are recorded as a version, saved
@@ -48,6 +51,7 @@ import (
 	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/configurators/statefile"
+	dg "github.com/netagent/netagent/depgraph"
 )
 
 // The trial commands of the socket API.
@@ -92,8 +96,11 @@ type TrialStatus struct {
 	// PID runs the trial: a one-shot `netagent try` (status reads it from
 	// the state directory, target.PendingTrial).
 	PID int `json:"pid,omitempty"`
-	// Probing: the probes run now (the trial cannot be confirmed yet).
-	Probing bool `json:"probing,omitempty"`
+	// Settling: items the trial blocked wait for a link, up to the
+	// trial's Wait; Probing: the probes run. Either way the trial cannot
+	// be confirmed yet.
+	Settling bool `json:"settling,omitempty"`
+	Probing  bool `json:"probing,omitempty"`
 	// KeepPartial: failed items do not revert the trial.
 	KeepPartial bool `json:"keepPartial,omitempty"`
 }
@@ -121,13 +128,18 @@ type pendingTrial struct {
 	handle  TrialHandle
 
 	keepPartial  bool
+	wait         time.Duration
 	probeTimeout time.Duration
-	// While the probe round runs (status.Probing): stopProbes cancels it,
-	// and waiting is the try call that waits for its outcome, to be
-	// answered with resp and the status then.
-	stopProbes context.CancelFunc
+	// before are the items failed or blocked before the trial: not the
+	// trial's doing, they neither revert it nor hold it up.
+	before map[dg.ItemRef]bool
+	// waiting is the try call, answered with resp and the status once the
+	// trial stands or reverted (answerWaiting): after the items it blocked
+	// were waited for (status.Settling) and its probes passed
+	// (status.Probing; stopProbes cancels them).
 	waiting    chan<- Response
 	resp       Response
+	stopProbes context.CancelFunc
 }
 
 // probeResult is the outcome of a trial's probe round, sent into the loop
@@ -140,6 +152,11 @@ type probeResult struct {
 // DefaultProbeTimeout bounds a trial's probe round when the request names
 // no ProbeTimeout (the one-shot try's --probe-timeout default).
 const DefaultProbeTimeout = 10 * time.Second
+
+// DefaultTrialWait is how long a trial whose items are blocked waits for
+// the link events that unblock them, when the request names no Wait (the
+// one-shot try's --wait default).
+const DefaultTrialWait = 10 * time.Second
 
 // try answers CmdTry. It answers at once (done) unless the trial has
 // probes: then the answer goes to reply when the probe round ends, and
@@ -164,25 +181,83 @@ func (a *Agent) try(ctx context.Context, req Request, reply chan<- Response) (re
 	a.api.set(req.Intent)
 	s.want(reasonTry)
 	rs := a.reconcile(ctx)
-	resp = Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked)}
-	if reason := a.trialFault(ctx, t); reason != "" {
-		if err := a.revertTrial(ctx, reason); err != nil {
-			resp.Error = err.Error()
-		}
-		st := a.status()
-		resp.Status = &st
-		return resp, true
-	}
+	t.waiting = reply
+	t.resp = Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked)}
 	s.trialAlarm.set(time.Until(t.status.Deadline))
 	a.log.WithField("deadline", t.status.Deadline.Format(time.RFC3339)).WithField("name", t.status.Name).Info("trial applied: reverts at the deadline unless confirmed")
-	if len(t.status.Probes) > 0 {
-		t.waiting, t.resp = reply, resp
-		a.startProbes(ctx, t)
-		return Response{}, false
+	t.status.Settling = true
+	s.trialWait.set(t.wait)
+	a.settleTrial(ctx, false)
+	return Response{}, false
+}
+
+// settleTrial moves the trial on once what it applied has settled: an item
+// it made fail reverts it (unless it keeps what converged); while items it
+// blocked wait for a link, it waits, at most its Wait (then: expired), and
+// then reverts unless it keeps what converged; then the kernel is read back
+// (verification) and the probes start. The loop calls it after each turn
+// while the trial settles.
+func (a *Agent) settleTrial(ctx context.Context, expired bool) {
+	s := a.st
+	t := s.trial
+	failed, blocked := a.trialProblems(t)
+	switch {
+	case len(failed) > 0 && !t.keepPartial:
+		a.revertTrial(ctx, fmt.Sprintf("%d items failed (%s first)", len(failed), failed[0]))
+		return
+	case len(blocked) > 0 && !expired:
+		return // the link events may unblock them
+	case len(blocked) > 0 && !t.keepPartial:
+		a.revertTrial(ctx, fmt.Sprintf("%d items failed or stayed blocked (%s first, blocked)", len(failed)+len(blocked), blocked[0]))
+		return
 	}
-	st := a.status()
-	resp.Status = &st
-	return resp, true
+	t.status.Settling = false
+	s.trialWait.stop()
+	if n := len(failed) + len(blocked); n > 0 {
+		// As the one-shot try: a trial that did not converge is not
+		// verified.
+		a.log.WithField("failed", len(failed)).WithField("blocked", len(blocked)).Warn("trial: items failed or stayed blocked; kept with what converged (keep partial)")
+	} else if reason := a.verifyTrial(ctx, t); reason != "" {
+		a.revertTrial(ctx, reason)
+		return
+	}
+	if len(t.status.Probes) > 0 {
+		a.startProbes(ctx, t)
+		return
+	}
+	a.answerWaiting(t, nil)
+}
+
+// trialProblems lists the items failed and blocked now that were not
+// before the trial.
+func (a *Agent) trialProblems(t *pendingTrial) (failed, blocked []dg.ItemRef) {
+	s := a.st
+	for _, ref := range s.results.failed(s.current) {
+		if !t.before[ref] {
+			failed = append(failed, ref)
+		}
+	}
+	for _, ref := range s.results.records.Blocked() {
+		if _, ok := s.results.block(s.current, s.intended, ref); ok && !t.before[ref] && !slices.Contains(failed, ref) {
+			blocked = append(blocked, ref)
+		}
+	}
+	return failed, blocked
+}
+
+// problemsNow are the items failed or blocked now.
+func (a *Agent) problemsNow() map[dg.ItemRef]bool {
+	s := a.st
+	out := map[dg.ItemRef]bool{}
+	for _, ref := range s.results.failed(s.current) {
+		out[ref] = true
+	}
+	for _, ref := range s.results.records.Blocked() {
+		if _, ok := s.results.block(s.current, s.intended, ref); ok {
+			out[ref] = true
+		}
+	}
+	return out
 }
 
 // newTrial checks a CmdTry request and returns the trial it asks for,
@@ -213,6 +288,12 @@ func (a *Agent) newTrial(req Request) (*pendingTrial, *docSet, resolution, Respo
 	if probeTimeout == 0 {
 		probeTimeout = DefaultProbeTimeout
 	}
+	wait := DefaultTrialWait
+	if req.Wait != "" {
+		if wait, err = time.ParseDuration(req.Wait); err != nil || wait < 0 {
+			return nil, nil, resolution{}, Response{Error: fmt.Sprintf("wait %q: want a duration (10s, 0s)", req.Wait)}
+		}
+	}
 	if len(req.Probes) > 0 {
 		if a.cfg.Probe == nil {
 			return nil, nil, resolution{}, Response{Error: "probes: the daemon cannot run probes"}
@@ -235,7 +316,7 @@ func (a *Agent) newTrial(req Request) (*pendingTrial, *docSet, resolution, Respo
 	now := time.Now()
 	s.trialSeq++
 	t := &pendingTrial{id: s.trialSeq, raw: req.Intent, prevAPI: a.api.raw,
-		keepPartial: req.KeepPartial, probeTimeout: probeTimeout,
+		keepPartial: req.KeepPartial, wait: wait, probeTimeout: probeTimeout, before: a.problemsNow(),
 		status: TrialStatus{Since: now, Deadline: now.Add(timeout), Probes: req.Probes, Name: name, KeepPartial: req.KeepPartial}}
 	if d := s.docs.docs[apiDocName]; d != nil && d.good != nil {
 		prev := *d
@@ -300,23 +381,23 @@ func (t *pendingTrial) intents(docs *docSet, api []byte) (files, prev map[string
 	return files, prev
 }
 
-// trialFault says why the trial just applied must revert ("": it stands):
-// an item failed (unless the trial keeps what converged), or the kernel
-// read back differs from the intent. As in the one-shot try, a trial whose
-// items did not all converge is not verified.
-func (a *Agent) trialFault(ctx context.Context, t *pendingTrial) string {
+// verifyTrial reads the kernel back after the trial's apply and says why
+// the trial must revert ("": it stands): the kernel differs from the
+// intent in an item that was not failed or blocked before the trial.
+func (a *Agent) verifyTrial(ctx context.Context, t *pendingTrial) string {
 	s := a.st
-	if failed := s.results.failed(s.current); len(failed) > 0 {
-		if !t.keepPartial {
-			return fmt.Sprintf("%d items failed (%s first)", len(failed), failed[0])
-		}
-		a.log.WithField("failed", len(failed)).Warn("trial: items failed; kept with what converged (keep partial)")
-		return ""
-	}
-	if rb, err := a.cfg.Kernel.ReadCurrent(ctx, s.intended); err != nil {
+	rb, err := a.cfg.Kernel.ReadCurrent(ctx, s.intended)
+	if err != nil {
 		return fmt.Sprintf("verification: reading the kernel back: %v", err)
-	} else if ops := a.cfg.Kernel.Plan(ctx, s.results.records, rb, s.intended).OperationLog; len(ops) > 0 {
-		return fmt.Sprintf("verification: the kernel differs from the intent (%d operations, %s first)", len(ops), ops[0].Ref)
+	}
+	var diff []dg.ItemRef
+	for _, op := range a.cfg.Kernel.Plan(ctx, s.results.records, rb, s.intended).OperationLog {
+		if !t.before[op.Ref] {
+			diff = append(diff, op.Ref)
+		}
+	}
+	if len(diff) > 0 {
+		return fmt.Sprintf("verification: the kernel differs from the intent (%d operations, %s first)", len(diff), diff[0])
 	}
 	return ""
 }
@@ -390,6 +471,7 @@ func (a *Agent) revertTrial(ctx context.Context, reason string) error {
 	s := a.st
 	t := s.trial
 	s.trialAlarm.stop()
+	s.trialWait.stop()
 	if t.stopProbes != nil {
 		t.stopProbes()
 	}
@@ -422,8 +504,8 @@ func (a *Agent) confirmTrial(ctx context.Context) Response {
 	if t == nil {
 		return Response{Error: target.ErrNoTrial.Error()}
 	}
-	if t.status.Probing {
-		return Response{Error: "the trial's probes are still running: confirm once they passed, or roll it back (the trial stays pending)"}
+	if t.status.Probing || t.status.Settling {
+		return Response{Error: "the trial is still being checked (its probes run, or its blocked items are waited for): confirm once it stands, or roll it back (the trial stays pending)"}
 	}
 	src := a.source("dir:" + a.cfg.TrialDir)
 	path := filepath.Join(a.cfg.TrialDir, t.status.Name)

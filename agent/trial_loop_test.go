@@ -62,7 +62,7 @@ func TestTrialProbesRunOutsideTheLoop(t *testing.T) {
 		if !slices.Contains(r.reasons(), reasonLink) || !r.k.has(extraRef) {
 			t.Fatalf("while probing: reconciles %v, the new file's route applied %v", r.reasons(), r.k.has(extraRef))
 		}
-		if got := r.call(Request{Command: CmdConfirm}); !strings.Contains(got.Error, "probes are still running") {
+		if got := r.call(Request{Command: CmdConfirm}); !strings.Contains(got.Error, "still being checked") {
 			t.Fatalf("confirm while probing: %+v", got)
 		}
 		select {
@@ -244,6 +244,73 @@ func TestTrialRefusesApplyAndOverwritingAFile(t *testing.T) {
 		os.Remove(path)
 		if resp := r.call(Request{Command: CmdConfirm}); resp.Error != "" {
 			t.Fatalf("confirm: %+v", resp)
+		}
+	})
+}
+
+// nicDoc is a trial that gives an address to the NIC name, which may not
+// be there: its address is blocked until it is.
+func nicDoc(name string) string {
+	return `{"version": 1, "interfaces": [{"name": "` + name + `", "type": "physical", "addresses": ["10.9.9.1/24"]}]}`
+}
+
+func nicLink(name string, index int) *items.Link {
+	return &items.Link{IfName: name, Index: index, Kind: "veth", AdminUp: true, OperUp: true, Carrier: true,
+		MAC: []byte{2, 0, 0, 0, 1, byte(index)}}
+}
+
+// A trial whose items are blocked waits, up to its Wait, for the link
+// events that unblock them (the loop going on meanwhile, confirm refused):
+// unblocked, it stands; still blocked at the end, it reverts as a failed
+// item does (unless KeepPartial).
+func TestTrialWaitsForItsBlockedItems(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newTrialRig(t)
+		answer := r.tryAsync(Request{Intent: json.RawMessage(nicDoc("eth9")), Timeout: "5m", Wait: "5s"})
+		synctest.Wait()
+		if st := r.status(); st.Trial == nil || !st.Trial.Settling {
+			t.Fatalf("a trial with blocked items: %+v", st.Trial)
+		}
+		if got := r.call(Request{Command: CmdConfirm}); !strings.Contains(got.Error, "still being checked") {
+			t.Fatalf("confirm while settling: %+v", got)
+		}
+		r.k.setLink(nicLink("eth9", 9))
+		r.linkEvent("eth9")
+		resp := <-answer
+		if resp.Error != "" || resp.Status.Trial == nil || resp.Status.Trial.Settling || !r.k.has(dg.ItemRef{Type: items.TypeAddress, Name: "eth9/10.9.9.1/24"}) {
+			t.Fatalf("the trial once its link came: %+v", resp.Status.Trial)
+		}
+		r.call(Request{Command: CmdRollback})
+
+		answer = r.tryAsync(Request{Intent: json.RawMessage(nicDoc("eth8")), Timeout: "5m", Wait: "5s"})
+		resp = <-answer // 5 s later
+		if o := resp.Status.LastTrial; resp.Status.Trial != nil || o == nil || !strings.Contains(o.Reason, "items failed or stayed blocked") {
+			t.Fatalf("a trial still blocked at the end of its wait: %+v", resp.Status.LastTrial)
+		}
+
+		answer = r.tryAsync(Request{Intent: json.RawMessage(nicDoc("eth8")), Timeout: "5m", Wait: "0s", KeepPartial: true})
+		if resp := <-answer; resp.Error != "" || resp.Status.Trial == nil || resp.Status.Trial.Settling {
+			t.Fatalf("a blocked trial with keep partial: %+v", resp.Status.Trial)
+		}
+	})
+}
+
+// Items failed or blocked before a trial, in the files, are not the
+// trial's doing: they neither revert it nor hold it up.
+func TestTrialIgnoresProblemsFromBeforeIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newTrialRig(t)
+		r.k.failNext(extraRef, 1_000_000)
+		r.src.set("20-extra.json", extraDoc)      // fails
+		r.src.set("30-eth7.json", nicDoc("eth7")) // blocked: no eth7
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if st := r.status(); st.Ready {
+			t.Fatal("the files' problems did not show")
+		}
+		resp := r.call(Request{Command: CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "5m"})
+		if resp.Error != "" || resp.Status.Trial == nil || resp.Status.Trial.Settling || !r.k.has(route2Ref) {
+			t.Fatalf("a trial beside failed and blocked files' items: %+v %+v", resp.Status.Trial, resp.Status.LastTrial)
 		}
 	})
 }

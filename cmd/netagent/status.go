@@ -196,6 +196,9 @@ func statusPrintTrial(w io.Writer, t *agent.TrialStatus, last *agent.TrialOutcom
 				fmt.Fprint(w, " (running: confirm once they pass)")
 			}
 		}
+		if t.Settling {
+			fmt.Fprint(w, "; waiting for its blocked items")
+		}
 		if t.KeepPartial {
 			fmt.Fprint(w, "; keeps failed items")
 		}

@@ -37,7 +37,7 @@ func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) f
 		defer cancel()
 		resp, code := callDaemon(g, ctx, h, agent.CmdTry, files, vo.request, func(r *agent.Request) {
 			r.Timeout, r.Probes, r.Name = o.timeout.String(), o.probes, d.name
-			r.ProbeTimeout, r.KeepPartial = o.probeTimeout.String(), o.keepPartial
+			r.ProbeTimeout, r.KeepPartial, r.Wait = o.probeTimeout.String(), o.keepPartial, o.apply.Wait.String()
 		})
 		if resp == nil {
 			return code

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/target"
 )
 
@@ -69,7 +70,7 @@ func TestDaemonTrialProbesDoNotBlockTheDaemon(t *testing.T) {
 	if st.Trial == nil || !st.Trial.Probing || st.Version != v0+1 {
 		t.Fatalf("after the file change: trial %+v, version %d (was %d)", st.Trial, st.Version, v0)
 	}
-	if res := e.netagent("confirm"); res.code == 0 || !strings.Contains(res.stderr, "probes are still running") {
+	if res := e.netagent("confirm"); res.code == 0 || !strings.Contains(res.stderr, "still being checked") {
 		t.Fatalf("confirm while probing: %s", res)
 	}
 	if res := e.netagent("rollback"); res.code != 0 || !strings.Contains(res.stdout, "reverted") {
@@ -271,4 +272,35 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// A trial through the daemon whose items stay blocked (a NIC that is not
+// there) reverts at the end of its --wait, as the one-shot's does (exit
+// 7); items blocked before it, in the daemon's files, do not count.
+func TestDaemonTrialBlockedReverts(t *testing.T) {
+	e, cli, doc := daemonTrialEnv(t)
+	e.writeIntent("40-usb.json", `{"version": 1, "interfaces": [{"name": "usb0", "type": "physical", "addresses": ["10.77.0.1/24"]}]}`)
+	e.waitFor("the file's item blocked", func() (bool, string) {
+		st, err := e.status()
+		it, ok := daemonItem(st, "address/usb0/10.77.0.1/24")
+		return err == nil && ok && it.State == agent.StateBlocked, fmt.Sprint(it, err)
+	})
+	want := cli.trialSnapshot()
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"version": 1,
+  "interfaces": [{"name": "br9", "type": "bridge", "addresses": ["10.99.0.1/24"]},
+    {"name": "nosuch0", "type": "physical", "addresses": ["10.98.0.1/24"]}],
+  "sysctls": {"net.ipv4.conf.all.rp_filter": "2"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := e.netagent("try", "--via-daemon", "--timeout", "5m", "--wait", "1s", bad)
+	if res.code != 7 || !strings.Contains(res.stderr, "stayed blocked") || !strings.Contains(res.stderr, "nosuch0") {
+		t.Fatalf("want exit 7, the blocked item named: %s", res)
+	}
+	if got := cli.trialSnapshot(); got != want {
+		t.Fatalf("the revert is not exact:\n%s", lineDiff(want, got))
+	}
+	if res := e.netagent("try", "--via-daemon", "--detach", "--timeout", "5m", "--wait", "1s", doc); res.code != 0 {
+		t.Fatalf("a trial beside the file's blocked item: %s", res)
+	}
 }
