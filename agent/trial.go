@@ -158,9 +158,10 @@ const DefaultProbeTimeout = 10 * time.Second
 // one-shot try's --wait default).
 const DefaultTrialWait = 10 * time.Second
 
-// try answers CmdTry. It answers at once (done) unless the trial has
-// probes: then the answer goes to reply when the probe round ends, and
-// the loop goes on meanwhile.
+// try answers CmdTry: at once (done) when the trial is refused; once it
+// has begun, through reply when it stands (its blocked items waited for,
+// its probes passed: settleTrial, probesDone) or has reverted, the loop
+// going on meanwhile.
 func (a *Agent) try(ctx context.Context, req Request, reply chan<- Response) (resp Response, done bool) {
 	s := a.st
 	t, next, res, refused := a.newTrial(req)
