@@ -201,8 +201,13 @@ func TestRestartWithAnUnreadableSourceKeepsItsDocuments(t *testing.T) {
 	r2.src.mu.Lock()
 	r2.src.failing = nil
 	r2.src.mu.Unlock()
+	ready := r2.notify.count("ready")
 	r2.a.Reload()
-	r2.call(Request{Command: CmdStatus}) // the reload is done
+	// The loop's select may take a call before the pending reload: turn
+	// it until the reload is done (it ends with READY).
+	for r2.notify.count("ready") == ready {
+		r2.call(Request{Command: CmdStatus})
+	}
 	if r.k.has(routeRef) {
 		t.Error("a file gone while the agent was down was kept after its source could be read")
 	}
