@@ -463,7 +463,7 @@ func (a *Agent) answerWaiting(t *pendingTrial, err error) {
 	st := a.status()
 	resp.Status = &st
 	a.publishMetrics() // as handle: a caller that scrapes after the answer sees it
-	t.waiting <- resp // buffered: Call's reply
+	t.waiting <- resp  // buffered: Call's reply
 	t.waiting = nil
 }
 
