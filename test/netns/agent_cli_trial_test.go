@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/netagent/netagent/internal/testns"
 )
@@ -29,7 +30,29 @@ var trialSysctls = []string{"net.ipv4.ip_forward", "net.ipv4.conf.all.rp_filter"
 // ip6tables-save without comments and counters, and trialSysctls. Lists
 // the kernel orders by creation time (addresses of a link, links,
 // neighbours) are sorted.
+//
+// The kernel finishes some of its own work after the commands that caused it
+// return: a carrier change reaches addrconf through the link watch's delayed
+// work (up to a second later), which then adds a link's IPv6 link-local
+// address and its routes. A snapshot taken in that window differs from one
+// taken a moment later with nobody changing anything, so trialSnapshot
+// returns only a snapshot that two readings 250 ms apart agree on.
 func (e *cliEnv) trialSnapshot() string {
+	e.t.Helper()
+	prev := e.readSnapshot()
+	for try := 0; try < 20; try++ {
+		time.Sleep(250 * time.Millisecond)
+		cur := e.readSnapshot()
+		if cur == prev {
+			return cur
+		}
+		prev = cur
+	}
+	e.t.Fatalf("the kernel did not settle in 5 s; last snapshot:\n%s", prev)
+	return ""
+}
+
+func (e *cliEnv) readSnapshot() string {
 	e.t.Helper()
 	var b strings.Builder
 	for _, args := range [][]string{
