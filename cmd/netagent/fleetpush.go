@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/store"
+	"github.com/netagent/netagent/store/etcd"
+)
+
+// runFleetPush validates FILE as `netagent validate` does, then with the
+// documents already in the same directory (every member merges them: an
+// object two of them define fails on every host), and writes it with a
+// compare-and-swap: on the version --if-version gives, or on the version
+// it read just before.
+func runFleetPush(g *globals, args []string) int {
+	fs, c := fleetFlagSet(g, "push")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		return usageError(g, fs, "give one intent file")
+	}
+	file := fs.Arg(0)
+	if c.doc == "" {
+		c.doc = filepath.Base(file)
+	}
+	if err := c.check(true, true); err != nil {
+		return usageError(g, fs, err.Error())
+	}
+	before, err := os.ReadFile(file) // the bytes validated, if the file does not change meanwhile
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitInternal
+	}
+	intended, parsed, code := loadIntentFiles(g, append([]string{file}, c.with...))
+	if intended == nil {
+		return code
+	}
+	items := fmt.Sprintf("%d items", len(intended.Refs()))
+	if len(c.with) > 0 {
+		items += " with the --with files"
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitInternal
+	}
+	if !bytes.Equal(before, data) {
+		fmt.Fprintf(g.stderr, "netagent: %s changed while it was validated; nothing was written\n", file)
+		return exitInternal
+	}
+	st, ctx, cancel, err := c.open()
+	if err != nil {
+		return usageError(g, fs, err.Error())
+	}
+	defer st.Close()
+	defer cancel()
+	key := c.docKey()
+	cur, siblings, err := fleetReadDir(ctx, st, c.dir(), key)
+	if err != nil {
+		return c.fail(g, "push", err)
+	}
+	if code := fleetCheckMerge(g, file, parsed[file], siblings, c); code != exitOK {
+		return code
+	}
+	expect := cur.Version
+	if c.ifVersionGiven {
+		expect = c.ifVersion
+	}
+	if expect == cur.Version && cur.Version != store.NoVersion && bytes.Equal(cur.Value, data) {
+		fmt.Fprintf(g.stderr, "netagent: %s: unchanged at version %s; nothing written\n", c.source(key), cur.Version)
+		fmt.Fprintln(g.stdout, cur.Version)
+		return exitOK
+	}
+	v, err := st.WriteCAS(ctx, key, data, expect)
+	if err != nil {
+		return c.fail(g, "push", err)
+	}
+	was := "new"
+	if expect != store.NoVersion {
+		was = "replacing version " + expect.String()
+	}
+	fmt.Fprintf(g.stderr, "netagent: pushed %s (%s): version %s, %s\n", c.source(key), items, v, was)
+	fmt.Fprintln(g.stdout, v)
+	return exitOK
+}
+
+// fleetReadDir lists dir at one revision and returns key's entry (Version
+// NoVersion when it does not exist) and the other documents of dir.
+func fleetReadDir(ctx context.Context, st *etcd.Store, dir, key string) (cur store.Entry, others []store.Entry, err error) {
+	entries, _, err := st.List(ctx, dir)
+	if err != nil {
+		return cur, nil, err
+	}
+	for _, e := range entries {
+		switch {
+		case e.Key == key:
+			cur = e
+		case !strings.Contains(strings.TrimPrefix(e.Key, dir+"/"), "/"): // a document, not below one
+			others = append(others, e)
+		}
+	}
+	return cur, others, nil
+}
+
+// fleetCheckMerge merges the pushed file with the other documents of its
+// directory, as every member of the host or group will: an object two of
+// them define (intent.Merge's conflicts) fails on every member, so it is
+// an invalid intent here (exit 1), nothing written. The other documents
+// are named by their source (hosts/h1/other.json). References between
+// documents are not checked here (members merge more documents than one
+// directory); a stored document that does not parse is reported, not
+// held against the push.
+func fleetCheckMerge(g *globals, file string, pushed *intent.Intent, others []store.Entry, c *fleetConn) int {
+	if len(others) == 0 {
+		return exitOK
+	}
+	files := map[string]*intent.Intent{file: pushed}
+	for _, e := range others {
+		src := c.source(e.Key)
+		in, err := intent.Parse(e.Value)
+		if err != nil {
+			fmt.Fprintf(g.stderr, "netagent: warning: %s in etcd is invalid itself (its hosts reject it): %v\n", src, err)
+			continue
+		}
+		files[src] = in
+	}
+	if _, err := intent.Merge(files); err != nil {
+		printIntentErrors(g, err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+// runFleetDelete removes a document: on the version --if-version gives,
+// or on the version it read just before.
+func runFleetDelete(g *globals, args []string) int {
+	fs, c := fleetFlagSet(g, "delete")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if code, ok := fleetDocArg(g, fs.Args(), c); !ok {
+		return usageError(g, fs, code)
+	}
+	if err := c.check(true, true); err != nil {
+		return usageError(g, fs, err.Error())
+	}
+	if c.ifVersionGiven && c.ifVersion == store.NoVersion {
+		return usageError(g, fs, "--if-version 0 names a document that does not exist: nothing to delete")
+	}
+	st, ctx, cancel, err := c.open()
+	if err != nil {
+		return usageError(g, fs, err.Error())
+	}
+	defer st.Close()
+	defer cancel()
+	key := c.docKey()
+	expect := c.ifVersion
+	if !c.ifVersionGiven {
+		cur, err := st.Read(ctx, key)
+		if err != nil {
+			return c.fail(g, "delete", err)
+		}
+		expect = cur.Version
+	}
+	if err := st.DeleteCAS(ctx, key, expect); err != nil {
+		return c.fail(g, "delete", err)
+	}
+	fmt.Fprintf(g.stderr, "netagent: deleted %s (version %s)\n", c.source(key), expect)
+	return exitOK
+}
+
+// fleetDocArg takes the document's name from the one argument, when
+// --name is not given; it returns a usage message and false otherwise.
+func fleetDocArg(g *globals, args []string, c *fleetConn) (string, bool) {
+	switch {
+	case len(args) == 0 && c.doc != "":
+		return "", true
+	case len(args) == 1 && c.doc == "":
+		c.doc = args[0]
+		return "", true
+	case len(args) == 0:
+		return "give the document's name: --name DOC", false
+	}
+	return "give the document's name once: --name DOC or DOC", false
+}
+
+// runFleetGet prints a document as stored.
+func runFleetGet(g *globals, args []string) int {
+	fs, c := fleetFlagSet(g, "get")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if msg, ok := fleetDocArg(g, fs.Args(), c); !ok {
+		return usageError(g, fs, msg)
+	}
+	if err := c.check(true, true); err != nil {
+		return usageError(g, fs, err.Error())
+	}
+	st, ctx, cancel, err := c.open()
+	if err != nil {
+		return usageError(g, fs, err.Error())
+	}
+	defer st.Close()
+	defer cancel()
+	e, err := st.Read(ctx, c.docKey())
+	if err != nil {
+		return c.fail(g, "get", err)
+	}
+	fmt.Fprintf(g.stderr, "netagent: %s: version %s\n", c.source(e.Key), e.Version)
+	g.stdout.Write(e.Value)
+	return exitOK
+}
+
+// fleetDoc is a document as `fleet list --json` prints it.
+type fleetDoc struct {
+	Source  string `json:"source"`
+	Key     string `json:"key"`
+	Version int64  `json:"version"`
+	Bytes   int    `json:"bytes"`
+}
+
+// runFleetList lists the documents of a host, a group or every one.
+func runFleetList(g *globals, args []string) int {
+	fs, c := fleetFlagSet(g, "list")
+	asJSON := fs.Bool("json", false, "print the list as JSON")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageError(g, fs, "unexpected arguments")
+	}
+	if err := c.check(false, false); err != nil {
+		return usageError(g, fs, err.Error())
+	}
+	st, ctx, cancel, err := c.open()
+	if err != nil {
+		return usageError(g, fs, err.Error())
+	}
+	defer st.Close()
+	defer cancel()
+	dirs := []string{c.layout().Hosts(), c.layout().Groups()}
+	if c.host != "" || c.group != "" {
+		dirs = []string{c.dir()}
+	}
+	docs := []fleetDoc{}
+	for _, dir := range dirs {
+		entries, _, err := st.List(ctx, dir)
+		if err != nil {
+			return c.fail(g, "list", err)
+		}
+		for _, e := range entries {
+			docs = append(docs, fleetDoc{Source: c.source(e.Key), Key: e.Key, Version: int64(e.Version), Bytes: len(e.Value)})
+		}
+	}
+	if *asJSON {
+		if writeJSON(g, docs) != nil {
+			return exitInternal
+		}
+		return exitOK
+	}
+	if len(docs) == 0 {
+		fmt.Fprintln(g.stdout, "no documents")
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DOCUMENT\tVERSION\tBYTES")
+	for _, d := range docs {
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", d.Source, d.Version, d.Bytes)
+	}
+	tw.Flush()
+	return exitOK
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/netagent/netagent/agent/versions"
+	"github.com/netagent/netagent/fleet"
+	"github.com/netagent/netagent/store"
+)
+
+// fleetDefaultStale: a status not rewritten for this long is stale. A
+// daemon rewrites its status at every lease renewal (TTL/3: 5 s by
+// default), so a minute is twelve missed renewals, or a clock off by as
+// much.
+const fleetDefaultStale = time.Minute
+
+// fleetHostRow is one host of `fleet status`: its status, or none (a host
+// with documents whose agent has no status: never started, or stopped
+// and its lease expired).
+type fleetHostRow struct {
+	host   string
+	status *fleet.Status
+	// bad says why the host counts as not Ready ("" when it is Ready).
+	bad string
+}
+
+// runFleetStatus prints the hosts' statuses. Exit 0 when every host is
+// Ready with a fresh status; 1 when one is not Ready, its status is older
+// than --stale, it is unreadable, or a host with documents has none.
+func runFleetStatus(g *globals, args []string) int {
+	fs, c := fleetFlagSet(g, "status")
+	asJSON := fs.Bool("json", false, "print the statuses as JSON: the list of fleet.Status as the hosts wrote them")
+	stale := fs.Duration("stale", fleetDefaultStale, "a status not rewritten for this long counts as not Ready (the daemons rewrite it every status TTL/3)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageError(g, fs, "unexpected arguments")
+	}
+	if err := c.check(false, false); err != nil {
+		return usageError(g, fs, err.Error())
+	}
+	rows, code := fleetReadStatus(g, fs, c, time.Now(), *stale)
+	if rows == nil {
+		return code
+	}
+	if *asJSON {
+		list := []fleet.Status{}
+		for _, r := range rows {
+			if r.status != nil {
+				list = append(list, *r.status)
+			}
+		}
+		if writeJSON(g, list) != nil {
+			return exitInternal
+		}
+	} else {
+		fleetStatusPrint(g.stdout, rows, time.Now())
+	}
+	for _, r := range rows {
+		if r.bad != "" {
+			return exitFailed
+		}
+	}
+	return exitOK
+}
+
+// fleetReadStatus reads every status and the hosts that have documents,
+// one row per host in name order; nil and the exit code on failure.
+func fleetReadStatus(g *globals, fs *flag.FlagSet, c *fleetConn, now time.Time, stale time.Duration) ([]fleetHostRow, int) {
+	st, ctx, cancel, err := c.open()
+	if err != nil {
+		return nil, usageError(g, fs, err.Error())
+	}
+	defer st.Close()
+	defer cancel()
+	l := c.layout()
+	statuses, _, err := st.List(ctx, l.StatusDir())
+	if err != nil {
+		return nil, c.fail(g, "status", err)
+	}
+	docs, _, err := st.List(ctx, l.Hosts())
+	if err != nil {
+		return nil, c.fail(g, "status", err)
+	}
+	byHost := map[string]*fleetHostRow{}
+	for _, e := range statuses {
+		host := strings.TrimPrefix(e.Key, l.StatusDir()+"/")
+		byHost[host] = fleetStatusRow(host, e, now, stale)
+	}
+	for _, e := range docs {
+		host, _, _ := strings.Cut(strings.TrimPrefix(e.Key, l.Hosts()+"/"), "/")
+		if _, ok := byHost[host]; !ok {
+			byHost[host] = &fleetHostRow{host: host, bad: "no status: its agent is not running, or not reaching etcd"}
+		}
+	}
+	rows := make([]fleetHostRow, 0, len(byHost))
+	for _, r := range byHost {
+		rows = append(rows, *r)
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].host < rows[j].host })
+	return rows, exitOK
+}
+
+// fleetStatusRow judges one stored status.
+func fleetStatusRow(host string, e store.Entry, now time.Time, stale time.Duration) *fleetHostRow {
+	r := &fleetHostRow{host: host}
+	var s fleet.Status
+	if err := json.Unmarshal(e.Value, &s); err != nil {
+		r.bad = fmt.Sprintf("unreadable status (version %s): %v", e.Version, err)
+		return r
+	}
+	r.status = &s
+	switch {
+	case !s.Ready:
+		r.bad = "not Ready"
+	case stale > 0 && now.Sub(s.Updated) > stale:
+		r.bad = fmt.Sprintf("stale: last written %s ago", statusAgo(now, s.Updated))
+	}
+	return r
+}
+
+// fleetStatusPrint writes the table: one line per host, then a summary.
+func fleetStatusPrint(w io.Writer, rows []fleetHostRow, now time.Time) {
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no hosts: no status and no host documents under the prefix")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOST\tVERSION\tREADY\tDEGRADED\tTRIAL\tLAST SEEN\tMESSAGE")
+	ready := 0
+	for _, r := range rows {
+		if r.bad == "" {
+			ready++
+		}
+		s := r.status
+		if s == nil {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t%s\n", r.host, r.bad)
+			continue
+		}
+		version := "-"
+		if s.Version > 0 {
+			version = fmt.Sprintf("%d (%s)", s.Version, versions.Short(s.Digest))
+		}
+		readyCol := statusYesNo(s.Ready)
+		if s.Ready && r.bad != "" {
+			readyCol = "stale"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.host, version, readyCol, statusYesNo(s.Degraded),
+			fleetTrialCell(s.Trial), statusAgo(now, s.Updated)+" ago", fleetMessage(r))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%d of %d hosts ready\n", ready, len(rows))
+}
+
+// fleetMessage is what the MESSAGE column says: why a stale host is
+// counted so, else the first condition that has a message.
+func fleetMessage(r fleetHostRow) string {
+	if strings.HasPrefix(r.bad, "stale") {
+		return r.bad
+	}
+	for _, c := range r.status.Conditions {
+		if c.Message != "" {
+			return c.Type + ": " + c.Message
+		}
+	}
+	return ""
+}
+
+func fleetTrialCell(t *fleet.Trial) string {
+	if t == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("%s %s@%d", t.State, t.Source, t.Revision)
+	if t.Reason != "" {
+		s += " (" + t.Reason + ")"
+	}
+	return s
+}
