@@ -309,36 +309,56 @@ func fleetWriteStatus(t *testing.T, e *fleetEnv, s fleet.Status) {
 
 // fleet status: a line per host (Ready, not Ready and Degraded with its
 // condition's message, a pending trial, a stale status, a host with
-// documents and no status), exit 1 while one is not Ready, 0 when all
-// are; --json lists the statuses as written.
+// documents and no status, hosts current with their documents or behind
+// them), exit 1 while one is not Ready or current, 0 when all are; --json
+// lists the statuses as written.
 func TestFleetStatus(t *testing.T) {
 	e := newFleetEnv(t, etcdtest.Options{})
 	if code, out, errOut := e.fleet("status"); code != exitOK || !strings.Contains(out, "no hosts") {
 		t.Errorf("status of an empty fleet: exit %d\n%s%s", code, out, errOut)
 	}
+	push := func(args ...string) int64 {
+		t.Helper()
+		code, out, errOut := e.fleet("push", args...)
+		v, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+		if code != exitOK || err != nil {
+			t.Fatalf("push %v: exit %d\n%s", args, code, errOut)
+		}
+		return v
+	}
+	base := writeIntent(t, "base.json", fleetBase)
+	routes := writeIntent(t, "routes.json", fleetRoutes)
+	push("--host", "h4", base)
+	edge := push("--group", "edge", base)
+	coreA := push("--group", "core", "--name", "a.json", base)
+	push("--group", "core", "--name", "b.json", routes)
+
 	now := time.Now().UTC()
 	digest := "sha256:0123456789abcdef0123"
-	fleetWriteStatus(t, e, fleet.Status{Host: "h1", Version: 3, Digest: digest, Ready: true, Updated: now})
+	fleetWriteStatus(t, e, fleet.Status{Host: "h1", Version: 3, Digest: digest, Ready: true, Updated: now,
+		Revisions: map[string]int64{"groups/edge/base.json": edge}})
 	fleetWriteStatus(t, e, fleet.Status{Host: "h2", Version: 2, Digest: digest, Ready: false, Degraded: true, Updated: now,
 		Conditions: []fleet.Condition{{Type: "Degraded", Status: true, Reason: "SourceUnreachable", Message: "intent source unreachable"}},
 		Trial:      &fleet.Trial{Source: "groups/edge/base.json", Revision: 42, State: "pending"}})
 	fleetWriteStatus(t, e, fleet.Status{Host: "h3", Version: 3, Digest: digest, Ready: true, Updated: now.Add(-10 * time.Minute)})
-	base := writeIntent(t, "base.json", fleetBase)
-	if code, _, errOut := e.fleet("push", "--host", "h4", base); code != exitOK {
-		t.Fatalf("push: exit %d\n%s", code, errOut)
-	}
+	fleetWriteStatus(t, e, fleet.Status{Host: "h5", Version: 3, Digest: digest, Ready: true, Updated: now,
+		Revisions: map[string]int64{"groups/edge/base.json": edge - 1}})
+	fleetWriteStatus(t, e, fleet.Status{Host: "h6", Version: 3, Digest: digest, Ready: true, Updated: now,
+		Revisions: map[string]int64{"groups/core/a.json": coreA, "hosts/h6/old.json": 2}})
 	code, out, errOut := e.fleet("status")
 	if code != exitFailed {
 		t.Errorf("status with hosts not Ready: exit %d, want %d\n%s", code, exitFailed, errOut)
 	}
 	lines := strings.Split(out, "\n")
 	want := [][]string{
-		{"HOST", "VERSION", "READY", "DEGRADED", "TRIAL", "LAST SEEN", "MESSAGE"},
-		{"h1", "3 (0123456789ab)", "True", "False", "-", "s ago"},
+		{"HOST", "VERSION", "READY", "DEGRADED", "DOCUMENTS", "TRIAL", "LAST SEEN", "MESSAGE"},
+		{"h1", "3 (0123456789ab)", "True", "False", "current", "-", "s ago"},
 		{"h2", "2 (", "False", "True", "pending groups/edge/base.json@42", "Degraded: intent source unreachable"},
 		{"h3", "stale", "10m0s ago", "stale: last written 10m0s ago"},
 		{"h4", "no status"},
-		{"1 of 4 hosts ready"},
+		{"h5", "True", "1 behind", fmt.Sprintf("behind: groups/edge/base.json %d < %d", edge-1, edge)},
+		{"h6", "True", "2 behind", "behind: groups/core/b.json new, hosts/h6/old.json deleted"},
+		{"1 of 6 hosts ready and current"},
 	}
 	if len(lines) < len(want) {
 		t.Fatalf("status:\n%s", out)
@@ -353,20 +373,20 @@ func TestFleetStatus(t *testing.T) {
 
 	code, out, _ = e.fleet("status", "--json")
 	var list []fleet.Status
-	if code != exitFailed || json.Unmarshal([]byte(out), &list) != nil || len(list) != 3 || list[1].Host != "h2" ||
+	if code != exitFailed || json.Unmarshal([]byte(out), &list) != nil || len(list) != 5 || list[1].Host != "h2" ||
 		list[1].Trial == nil || list[1].Conditions[0].Message != "intent source unreachable" {
 		t.Errorf("status --json: exit %d\n%s", code, out)
 	}
 
-	// Every host Ready and fresh: exit 0.
-	fleetWriteStatus(t, e, fleet.Status{Host: "h2", Version: 3, Digest: digest, Ready: true, Updated: now})
-	fleetWriteStatus(t, e, fleet.Status{Host: "h3", Version: 3, Digest: digest, Ready: true, Updated: now})
-	fleetWriteStatus(t, e, fleet.Status{Host: "h4", Version: 1, Digest: digest, Ready: true, Updated: now})
-	if code, out, errOut := e.fleet("status"); code != exitOK || !strings.Contains(out, "4 of 4 hosts ready") {
+	// Every host Ready, fresh and current: exit 0.
+	for _, h := range []string{"h2", "h3", "h4", "h5", "h6"} {
+		fleetWriteStatus(t, e, fleet.Status{Host: h, Version: 3, Digest: digest, Ready: true, Updated: now})
+	}
+	if code, out, errOut := e.fleet("status"); code != exitOK || !strings.Contains(out, "6 of 6 hosts ready and current") {
 		t.Errorf("status, all Ready: exit %d\n%s%s", code, out, errOut)
 	}
 	// --stale says what stale is.
-	if code, out, _ := e.fleet("status", "--stale", "1ns"); code != exitFailed || !strings.Contains(out, "0 of 4 hosts ready") {
+	if code, out, _ := e.fleet("status", "--stale", "1ns"); code != exitFailed || !strings.Contains(out, "0 of 6 hosts ready") {
 		t.Errorf("status --stale 1ns: exit %d\n%s", code, out)
 	}
 }
@@ -385,7 +405,7 @@ func TestFleetTLS(t *testing.T) {
 		t.Errorf("keys: %v", got)
 	}
 	fleetWriteStatus(t, e, fleet.Status{Host: "h1", Ready: true, Updated: time.Now()})
-	if code, out, errOut := e.fleet("status"); code != exitOK || !strings.Contains(out, "1 of 1 hosts ready") {
+	if code, out, errOut := e.fleet("status"); code != exitOK || !strings.Contains(out, "1 of 1 hosts ready and current") {
 		t.Errorf("status over TLS: exit %d\n%s%s", code, out, errOut)
 	}
 	code, _, errOut := runCLI("fleet", "push", "--host", "h2", base, "--etcd-endpoints", e.srv.ClientURL,

@@ -27,13 +27,18 @@ const fleetDefaultStale = time.Minute
 type fleetHostRow struct {
 	host   string
 	status *fleet.Status
-	// bad says why the host counts as not Ready ("" when it is Ready).
+	// behind lists the documents the host has not converged to yet (see
+	// fleetBehind); nil when it has them all, or its status does not say.
+	behind []string
+	// bad says why the host counts as not done ("" when it is Ready, its
+	// status fresh and its documents current).
 	bad string
 }
 
 // runFleetStatus prints the hosts' statuses. Exit 0 when every host is
-// Ready with a fresh status; 1 when one is not Ready, its status is older
-// than --stale, it is unreadable, or a host with documents has none.
+// Ready with a fresh status and converged to the current documents; 1
+// when one is not Ready, its status is older than --stale or unreadable,
+// it is behind its documents, or a host with documents has none.
 func runFleetStatus(g *globals, args []string) int {
 	fs, c := fleetFlagSet(g, "status")
 	asJSON := fs.Bool("json", false, "print the statuses as JSON: the list of fleet.Status as the hosts wrote them")
@@ -90,10 +95,20 @@ func fleetReadStatus(g *globals, fs *flag.FlagSet, c *fleetConn, now time.Time, 
 	if err != nil {
 		return nil, c.fail(g, "status", err)
 	}
+	groupDocs, _, err := st.List(ctx, l.Groups())
+	if err != nil {
+		return nil, c.fail(g, "status", err)
+	}
+	current := map[string]int64{} // every document's version, by source
+	for _, e := range append(docs, groupDocs...) {
+		if src := l.Source(e.Key); src != "" {
+			current[src] = int64(e.Version)
+		}
+	}
 	byHost := map[string]*fleetHostRow{}
 	for _, e := range statuses {
 		host := strings.TrimPrefix(e.Key, l.StatusDir()+"/")
-		byHost[host] = fleetStatusRow(host, e, now, stale)
+		byHost[host] = fleetStatusRow(host, e, current, now, stale)
 	}
 	for _, e := range docs {
 		host, _, _ := strings.Cut(strings.TrimPrefix(e.Key, l.Hosts()+"/"), "/")
@@ -109,8 +124,9 @@ func fleetReadStatus(g *globals, fs *flag.FlagSet, c *fleetConn, now time.Time, 
 	return rows, exitOK
 }
 
-// fleetStatusRow judges one stored status.
-func fleetStatusRow(host string, e store.Entry, now time.Time, stale time.Duration) *fleetHostRow {
+// fleetStatusRow judges one stored status against the current documents'
+// versions, by source.
+func fleetStatusRow(host string, e store.Entry, current map[string]int64, now time.Time, stale time.Duration) *fleetHostRow {
 	r := &fleetHostRow{host: host}
 	var s fleet.Status
 	if err := json.Unmarshal(e.Value, &s); err != nil {
@@ -118,13 +134,52 @@ func fleetStatusRow(host string, e store.Entry, now time.Time, stale time.Durati
 		return r
 	}
 	r.status = &s
+	r.behind = fleetBehind(host, s.Revisions, current)
 	switch {
 	case !s.Ready:
 		r.bad = "not Ready"
 	case stale > 0 && now.Sub(s.Updated) > stale:
 		r.bad = fmt.Sprintf("stale: last written %s ago", statusAgo(now, s.Updated))
+	case len(r.behind) > 0:
+		r.bad = "behind: " + strings.Join(r.behind, ", ")
 	}
 	return r
+}
+
+// fleetBehind compares the documents a host converged to (its status's
+// Revisions, by source) with the current ones: a document changed since
+// ("groups/g/x.json 42 < 57"), deleted since, or new in the host's own
+// directory or in a group it took a document from. A host's groups are
+// its daemon's flags, which etcd does not hold: a document new in a
+// group the host had no document from is not seen. A status without
+// Revisions says nothing (nil).
+func fleetBehind(host string, converged, current map[string]int64) []string {
+	if converged == nil {
+		return nil
+	}
+	var behind []string
+	dirs := map[string]bool{"hosts/" + host + "/": true}
+	for src, rev := range converged {
+		dir, _, _ := strings.Cut(src, "/")
+		if dir == "groups" {
+			g, _, _ := strings.Cut(strings.TrimPrefix(src, "groups/"), "/")
+			dirs["groups/"+g+"/"] = true
+		}
+		switch cur, ok := current[src]; {
+		case !ok:
+			behind = append(behind, src+" deleted")
+		case cur > rev:
+			behind = append(behind, fmt.Sprintf("%s %d < %d", src, rev, cur))
+		}
+	}
+	for src := range current {
+		dir := src[:strings.LastIndex(src, "/")+1]
+		if _, ok := converged[src]; !ok && dirs[dir] {
+			behind = append(behind, src+" new")
+		}
+	}
+	sort.Strings(behind)
+	return behind
 }
 
 // fleetStatusPrint writes the table: one line per host, then a summary.
@@ -134,7 +189,7 @@ func fleetStatusPrint(w io.Writer, rows []fleetHostRow, now time.Time) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "HOST\tVERSION\tREADY\tDEGRADED\tTRIAL\tLAST SEEN\tMESSAGE")
+	fmt.Fprintln(tw, "HOST\tVERSION\tREADY\tDEGRADED\tDOCUMENTS\tTRIAL\tLAST SEEN\tMESSAGE")
 	ready := 0
 	for _, r := range rows {
 		if r.bad == "" {
@@ -142,7 +197,7 @@ func fleetStatusPrint(w io.Writer, rows []fleetHostRow, now time.Time) {
 		}
 		s := r.status
 		if s == nil {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t%s\n", r.host, r.bad)
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t%s\n", r.host, r.bad)
 			continue
 		}
 		version := "-"
@@ -150,20 +205,32 @@ func fleetStatusPrint(w io.Writer, rows []fleetHostRow, now time.Time) {
 			version = fmt.Sprintf("%d (%s)", s.Version, versions.Short(s.Digest))
 		}
 		readyCol := statusYesNo(s.Ready)
-		if s.Ready && r.bad != "" {
+		if s.Ready && strings.HasPrefix(r.bad, "stale") {
 			readyCol = "stale"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.host, version, readyCol, statusYesNo(s.Degraded),
-			fleetTrialCell(s.Trial), statusAgo(now, s.Updated)+" ago", fleetMessage(r))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.host, version, readyCol, statusYesNo(s.Degraded),
+			fleetDocsCell(r), fleetTrialCell(s.Trial), statusAgo(now, s.Updated)+" ago", fleetMessage(r))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d of %d hosts ready\n", ready, len(rows))
+	fmt.Fprintf(w, "%d of %d hosts ready and current\n", ready, len(rows))
 }
 
-// fleetMessage is what the MESSAGE column says: why a stale host is
-// counted so, else the first condition that has a message.
+// fleetDocsCell says whether the host converged to its current
+// documents: "current", "N behind", or "-" when its status does not say.
+func fleetDocsCell(r fleetHostRow) string {
+	switch {
+	case r.status.Revisions == nil:
+		return "-"
+	case len(r.behind) > 0:
+		return fmt.Sprintf("%d behind", len(r.behind))
+	}
+	return "current"
+}
+
+// fleetMessage is what the MESSAGE column says: why a stale or behind
+// host is counted so, else the first condition that has a message.
 func fleetMessage(r fleetHostRow) string {
-	if strings.HasPrefix(r.bad, "stale") {
+	if strings.HasPrefix(r.bad, "stale") || strings.HasPrefix(r.bad, "behind") {
 		return r.bad
 	}
 	for _, c := range r.status.Conditions {
