@@ -289,6 +289,37 @@ func TestFleetPushRace(t *testing.T) {
 	}
 }
 
+// Without --if-version, a push replaces only the version it read: another
+// pusher's write between its read and its write makes it fail (exit 5)
+// rather than overwrite a document it never saw.
+func TestFleetPushLostRace(t *testing.T) {
+	e := newFleetEnv(t, etcdtest.Options{})
+	base := writeIntent(t, "base.json", fleetBase)
+	if code, _, errOut := e.fleet("push", "--host", "h1", base); code != exitOK {
+		t.Fatalf("push: exit %d\n%s", code, errOut)
+	}
+	read := e.read(t, "/fleet/hosts/h1/base.json")
+	other := strings.Replace(fleetBase, "1500", "1400", 1)
+	var theirs store.Version
+	fleetPushHook = func() {
+		v, err := e.st.WriteCAS(context.Background(), read.Key, []byte(other), read.Version)
+		if err != nil {
+			t.Error(err)
+		}
+		theirs = v
+	}
+	defer func() { fleetPushHook = nil }()
+	os.WriteFile(base, []byte(strings.Replace(fleetBase, "1500", "9000", 1)), 0o644)
+	code, out, errOut := e.fleet("push", "--host", "h1", base)
+	want := fmt.Sprintf("hosts/h1/base.json changed: expected it at version %s, but it is at version %s (someone else wrote it); nothing was written", read.Version, theirs)
+	if code != exitConflict || out != "" || !strings.Contains(errOut, want) {
+		t.Errorf("push that lost a race: exit %d %q, want %d and %q\n%s", code, out, exitConflict, want, errOut)
+	}
+	if en := e.read(t, read.Key); string(en.Value) != other || en.Version != theirs {
+		t.Errorf("stored %q at %s, want the other pusher's at %s", en.Value, en.Version, theirs)
+	}
+}
+
 // fleetWriteStatus writes a host's status as a daemon would (without the
 // lease: the test is the writer).
 func fleetWriteStatus(t *testing.T, e *fleetEnv, s fleet.Status) {

@@ -79,6 +79,9 @@ func runFleetPush(g *globals, args []string) int {
 		fmt.Fprintln(g.stdout, cur.Version)
 		return exitOK
 	}
+	if fleetPushHook != nil {
+		fleetPushHook()
+	}
 	v, err := st.WriteCAS(ctx, key, data, expect)
 	if err != nil {
 		return c.fail(g, "push", err)
@@ -91,6 +94,10 @@ func runFleetPush(g *globals, args []string) int {
 	fmt.Fprintln(g.stdout, v)
 	return exitOK
 }
+
+// fleetPushHook, when set (by tests), runs between push's read and its
+// write: where another pusher's write would make the push's CAS fail.
+var fleetPushHook func()
 
 // fleetReadDir lists dir at one revision and returns key's entry (Version
 // NoVersion when it does not exist) and the other documents of dir.
