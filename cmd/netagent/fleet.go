@@ -21,6 +21,8 @@ import (
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
 	"github.com/netagent/netagent/store/etcd"
@@ -278,6 +280,9 @@ func (c *fleetConn) fail(g *globals, verb string, err error) int {
 		return exitConflict
 	case errors.Is(err, store.ErrNotFound):
 		fmt.Fprintf(g.stderr, "netagent: fleet %s: %v\n", verb, err)
+		return exitFailed
+	case errors.Is(err, rpctypes.ErrRequestTooLarge):
+		fmt.Fprintf(g.stderr, "netagent: fleet %s: the document is larger than etcd takes in one request (its --max-request-bytes, 1.5 MiB by default): split it into several documents; nothing was written (%v)\n", verb, err)
 		return exitFailed
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		fmt.Fprintf(g.stderr, "netagent: fleet %s: etcd at %s unreachable within %v: %v\n", verb, strings.Join(c.endpointList(), ", "), c.timeout, err)

@@ -160,6 +160,29 @@ func TestFleetPushHostAndGroup(t *testing.T) {
 	}
 }
 
+// A document larger than etcd takes (1.5 MiB by default) is refused with
+// the limit named, exit 1, nothing written.
+func TestFleetPushTooLarge(t *testing.T) {
+	e := newFleetEnv(t, etcdtest.Options{})
+	var b strings.Builder
+	b.WriteString(`{"version": 1, "routes": [`)
+	for i := range 40000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"to": "10.%d.%d.0/24", "type": "blackhole"}`, i/256, i%256)
+	}
+	b.WriteString("]}")
+	big := writeIntent(t, "big.json", b.String())
+	code, _, errOut := e.fleet("push", "--group", "edge", big)
+	if code != exitFailed || !strings.Contains(errOut, "larger than etcd takes in one request") {
+		t.Errorf("push of %d bytes: exit %d\n%s", b.Len(), code, errOut)
+	}
+	if got := e.keys(t); len(got) != 0 {
+		t.Errorf("keys: %v", got)
+	}
+}
+
 // --if-version N writes only on version N; 0 only when the document does
 // not exist.
 func TestFleetPushIfVersion(t *testing.T) {
