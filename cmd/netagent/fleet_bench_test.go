@@ -100,12 +100,12 @@ func benchWatchFanout(b *testing.B, watches, nclients int) {
 	for _, d := range delays {
 		all = append(all, d...)
 	}
-	b.ReportMetric(float64(quantile(all, 0.5).Microseconds())/1000, "median-ms")
-	b.ReportMetric(float64(quantile(all, 0.99).Microseconds())/1000, "p99-ms")
-	b.ReportMetric(float64(quantile(lasts, 0.5).Microseconds())/1000, "all-notified-median-ms")
+	b.ReportMetric(float64(fleetQuantile(all, 0.5).Microseconds())/1000, "median-ms")
+	b.ReportMetric(float64(fleetQuantile(all, 0.99).Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(fleetQuantile(lasts, 0.5).Microseconds())/1000, "all-notified-median-ms")
 }
 
-func quantile(ds []time.Duration, q float64) time.Duration {
+func fleetQuantile(ds []time.Duration, q float64) time.Duration {
 	if len(ds) == 0 {
 		return 0
 	}
