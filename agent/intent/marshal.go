@@ -44,8 +44,9 @@ func (in *Intent) Marshal() ([]byte, error) {
 func (in *Intent) marshalParts() (head, tail []byte, err error) {
 	head, err = json.Marshal(struct {
 		Version    int         `json:"version"`
+		Drift      DriftPolicy `json:"drift,omitempty"`
 		Interfaces []Interface `json:"interfaces,omitempty"`
-	}{in.Version, in.Interfaces})
+	}{in.Version, in.Drift, in.Interfaces})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -85,6 +86,7 @@ func (r *Route) appendJSON(b []byte) []byte {
 	b = appendOptUint(b, `,"mtu":`, uint64(r.MTU))
 	b = appendOptString(b, `,"pref":`, string(r.Pref))
 	b = appendOptString(b, `,"family":`, string(r.Family))
+	b = appendOptString(b, `,"drift":`, string(r.Drift))
 	return append(b, '}')
 }
 

@@ -95,8 +95,8 @@ func TestMarshalCoversIntent(t *testing.T) {
 		typ  reflect.Type
 		want []string
 	}{
-		{reflect.TypeFor[Intent](), []string{"version", "interfaces", "routes", "rules", "neighbors", "sysctls", "firewall"}},
-		{reflect.TypeFor[Route](), []string{"to", "via", "dev", "onlink", "nexthops", "table", "metric", "scope", "src", "type", "mtu", "pref", "family"}},
+		{reflect.TypeFor[Intent](), []string{"version", "drift", "interfaces", "routes", "rules", "neighbors", "sysctls", "firewall"}},
+		{reflect.TypeFor[Route](), []string{"to", "via", "dev", "onlink", "nexthops", "table", "metric", "scope", "src", "type", "mtu", "pref", "family", "drift"}},
 		{reflect.TypeFor[Nexthop](), []string{"via", "dev", "weight", "onlink"}},
 	} {
 		var got []string

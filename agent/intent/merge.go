@@ -43,6 +43,10 @@ func Merge(files map[string]*Intent) (*Intent, error) {
 	if len(ok) == 1 {
 		out.file = ok[0].name // the file of the objects mergeList shares
 	}
+	out.DriftByFile = make(map[string]DriftPolicy, len(ok))
+	for _, f := range ok {
+		out.DriftByFile[f.name] = f.in.Drift.Effective()
+	}
 	for _, s := range sections {
 		s.merge(m, ok, out)
 	}

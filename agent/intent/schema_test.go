@@ -13,6 +13,7 @@ import (
 var goEnums = map[reflect.Type][]string{
 	reflect.TypeFor[LinkType]():       enumStrings(linkTypes),
 	reflect.TypeFor[LinkState]():      enumStrings(linkStates),
+	reflect.TypeFor[DriftPolicy]():    enumStrings(driftPolicies),
 	reflect.TypeFor[BondMode]():       enumStrings(bondModes),
 	reflect.TypeFor[LACPRate]():       enumStrings(lacpRates),
 	reflect.TypeFor[XmitHashPolicy](): enumStrings(hashPolicies),

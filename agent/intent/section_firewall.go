@@ -30,6 +30,8 @@ type Chain struct {
 	// fills it; it is meaningful only when Validate returned nil.
 	Args [][]string `json:"-"`
 
+	Drift DriftPolicy `json:"drift,omitempty"` // "": the file's (DriftPolicy)
+
 	Origin Origin `json:"-"`
 }
 

@@ -15,6 +15,8 @@ type Neighbor struct {
 	IP  string `json:"ip"`
 	MAC string `json:"mac"`
 
+	Drift DriftPolicy `json:"drift,omitempty"` // "": the file's (DriftPolicy)
+
 	Origin Origin `json:"-"`
 }
 

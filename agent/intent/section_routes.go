@@ -28,6 +28,8 @@ type Route struct {
 	Pref     RoutePref `json:"pref,omitempty"` // IPv6 only; "": medium
 	Family   Family    `json:"family,omitempty"`
 
+	Drift DriftPolicy `json:"drift,omitempty"` // "": the file's (DriftPolicy)
+
 	Origin Origin `json:"-"`
 }
 

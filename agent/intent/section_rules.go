@@ -52,6 +52,8 @@ type Rule struct {
 	Goto                 uint32     `json:"goto,omitempty"`   // goto only: a later priority
 	Family               Family     `json:"family,omitempty"`
 
+	Drift DriftPolicy `json:"drift,omitempty"` // "": the file's (DriftPolicy)
+
 	Origin Origin `json:"-"`
 }
 

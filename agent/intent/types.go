@@ -9,13 +9,19 @@ const Version = 1
 // in the section's file (Route in section_routes.go, ...); Interface and
 // its types' sections are here and in link_<type>.go.
 type Intent struct {
-	Version    int               `json:"version"`
+	Version int `json:"version"`
+	// Drift is the drift policy of the file's objects that set none.
+	Drift      DriftPolicy       `json:"drift,omitempty"`
 	Interfaces []Interface       `json:"interfaces,omitempty"`
 	Routes     []Route           `json:"routes,omitempty"`
 	Rules      []Rule            `json:"rules,omitempty"`
 	Neighbors  []Neighbor        `json:"neighbors,omitempty"`
 	Sysctls    map[string]string `json:"sysctls,omitempty"`
 	Firewall   Firewall          `json:"firewall,omitzero"`
+
+	// DriftByFile is the "drift" of each merged file that sets one
+	// (DriftOf); Merge fills it.
+	DriftByFile map[string]DriftPolicy `json:"-"`
 
 	// SysctlOrigins says where each sysctl key was defined; Merge fills it.
 	SysctlOrigins map[string]Origin `json:"-"`
@@ -44,6 +50,9 @@ type Interface struct {
 	// kernel attribute: render passes it along beside the graph
 	// (render.ProtectedLinks), never in the interface's item.
 	Protected bool `json:"protected,omitempty"`
+	// Drift is the interface's drift policy (DriftPolicy), and that of
+	// its addresses, port and VLANs; "": its file's.
+	Drift DriftPolicy `json:"drift,omitempty"`
 
 	Bond    *Bond    `json:"bond,omitempty"`
 	VLAN    *VLAN    `json:"vlan,omitempty"`

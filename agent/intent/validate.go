@@ -20,6 +20,7 @@ func (in *Intent) Validate() error {
 	if in.Version != Version {
 		c.fail(Origin{Path: "version"}, "%d is not supported (want %d)", in.Version, Version)
 	}
+	c.drift()
 	for _, s := range sections {
 		s.check(c)
 	}
