@@ -15,6 +15,7 @@ func (b *builder) interfaces() {
 	for i := range b.in.Interfaces {
 		ifc := &b.in.Interfaces[i]
 		at := b.in.Locate(ifc.Origin, "interfaces", i)
+		b.object(ifc.Drift, ifc.Origin)
 		b.put(interfaceItem(ifc), at)
 		if ifc.Master != "" {
 			b.put(b.portItem(ifc), field(at, "master"))

@@ -28,14 +28,25 @@ func Render(in *intent.Intent) (*dg.Graph, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
+	b, err := build(in, false)
+	if err != nil {
+		return nil, err
+	}
+	return b.g, nil
+}
+
+// build renders the validated in; with drift, it also records the drift
+// policy of every item (builder.drifts).
+func build(in *intent.Intent, drift bool) (*builder, error) {
 	b := newBuilder(in)
+	b.tracking = drift
 	for _, s := range sections {
 		s.render(b)
 	}
 	if len(b.errs) > 0 {
 		return nil, errors.Join(b.errs...)
 	}
-	return b.g, nil
+	return b, nil
 }
 
 // RenderFiles merges intent files, keyed by file name (intent.Merge), and
@@ -77,6 +88,12 @@ type builder struct {
 	lastGw     string
 	lastGwAddr netip.Addr
 	lastHop    hopMemo
+
+	// tracking: drifts records the drift policy (other than repair) of
+	// every item put, that of the object being rendered (drift).
+	tracking bool
+	drift    intent.DriftPolicy
+	drifts   DriftPolicies
 }
 
 func newBuilder(in *intent.Intent) *builder {
@@ -129,6 +146,20 @@ func (b *builder) putChecked(item dg.Item, file string, at func() intent.Origin)
 		b.subs[file] = g
 	}
 	g.PutAt(n, item, dg.StateData{State: dg.StateCreated})
+	if b.tracking && b.drift != intent.DriftRepair {
+		if b.drifts == nil {
+			b.drifts = DriftPolicies{}
+		}
+		b.drifts[ref] = b.drift
+	}
+}
+
+// object starts the items of an object whose own "drift" is own and whose
+// Origin is o: they take its policy (intent.DriftOf).
+func (b *builder) object(own intent.DriftPolicy, o intent.Origin) {
+	if b.tracking {
+		b.drift = b.in.DriftOf(own, o)
+	}
 }
 
 // fail records a problem at o.

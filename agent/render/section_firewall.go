@@ -37,6 +37,7 @@ func (b *builder) chains() {
 	for i := range b.in.Firewall.Chains {
 		ch := &b.in.Firewall.Chains[i]
 		at := b.in.Locate(ch.Origin, "firewall.chains", i)
+		b.object(ch.Drift, ch.Origin)
 		for _, f := range ch.Families() {
 			slot := slots[jumpKey{f, ch.Table, ch.JumpFrom, ch.Name}]
 			var deps []dg.ItemRef

@@ -34,6 +34,7 @@ func (b *builder) neighbors() {
 			continue
 		}
 		mac, _ := net.ParseMAC(n.MAC) // Validate checked it
+		b.object(n.Drift, n.Origin)
 		b.put(&items.Neighbor{Dev: n.Dev, IP: optAddr(n.IP), MAC: mac, Deps: append(b.portsOf(n.Dev), b.vrfPort(n.Dev)...)}, at)
 	}
 }

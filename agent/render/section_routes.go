@@ -59,6 +59,7 @@ func (b *builder) routes() {
 		if len(r.Nexthops) > 0 && !b.nexthopDevs(r, b.in.Locate(r.Origin, "routes", i)) {
 			continue
 		}
+		b.object(r.Drift, r.Origin)
 		b.putObject(b.routeItem(r), r.Origin, "routes", i)
 	}
 }

@@ -44,6 +44,7 @@ func (b *builder) rules() {
 			slices.SortFunc(targets, func(a, b dg.ItemRef) int { return strings.Compare(a.Name, b.Name) })
 			it.Deps = append(it.Deps, targets...)
 		}
+		b.object(b.in.Rules[i].Drift, b.in.Rules[i].Origin)
 		b.put(it, b.in.Locate(b.in.Rules[i].Origin, "rules", i))
 	}
 }

@@ -53,6 +53,7 @@ func (b *builder) sysctls() {
 				continue
 			}
 		}
+		b.object("", b.in.SysctlOrigins[k])
 		b.put(&items.Sysctl{Key: key, Value: b.in.Sysctls[k], Deps: forwardingDeps(key, keys)}, at)
 	}
 }
