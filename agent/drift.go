@@ -6,6 +6,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/agent/metrics"
 	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -41,7 +42,17 @@ func (a *Agent) checkDrift(ctx context.Context) {
 	r := &s.results
 	found, kept := r.verifier.Verify(s.current, rb, s.intended, r.takeWritten(), now)
 	repaired := false
+	reported := map[dg.ItemRef]target.Drift{}
+	counted := make([]metrics.Finding, 0, len(found))
 	for _, f := range found {
+		if leave, report := a.leaveDrift(f, reported); leave {
+			if report && a.newlyReported(f.Drift) {
+				a.log.WithFields(logrus.Fields{"item": f.Ref.String(), "drift": f.What()}).Warn("drift: reporting, not repairing (drift policy report)")
+				counted = append(counted, metrics.Finding{Ref: f.Ref})
+			}
+			continue
+		}
+		counted = append(counted, driftFindings([]target.Finding{f})...)
 		if f.Held() {
 			a.hold(f, now)
 			continue
@@ -54,7 +65,8 @@ func (a *Agent) checkDrift(ctx context.Context) {
 		a.log.WithFields(logrus.Fields{"item": ref.String(), "attempts": count}).Info("the kernel keeps the change now")
 		delete(r.held, ref)
 	}
-	a.metricsAfterDrift(driftFindings(found), len(kept))
+	s.policy.reported = reported
+	a.metricsAfterDrift(counted, len(kept))
 	if repaired {
 		s.want(reasonDrift)
 	}

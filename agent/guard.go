@@ -55,7 +55,9 @@ type GuardRefusal struct {
 // The Judgement of the last graph it returned is kept (a.st.judged), for
 // adopted to take when the loop adopts that graph: resolve returns the
 // graph of its last render.
-func (a *Agent) renderer() Renderer {
+func (a *Agent) renderer() Renderer { return a.driftRenderer(a.guardRenderer()) }
+
+func (a *Agent) guardRenderer() Renderer {
 	if a.cfg.Guard == nil {
 		return a.cfg.Render
 	}
@@ -108,6 +110,7 @@ func (a *Agent) blameRefusals(g *dg.Graph, refused []GuardRefusal) error {
 // reconcile modify them for nothing.
 func (a *Agent) adopted(g *dg.Graph) {
 	s := a.st
+	a.adoptDrift(g)
 	if a.cfg.Guard == nil {
 		return
 	}

@@ -55,6 +55,8 @@ type loopState struct {
 	trialAlarm alarm         // the pending trial's deadline
 	trialWait  alarm         // the end of its wait for blocked items
 	lastTrial  *TrialOutcome
+
+	policy driftPolicies // the drift policies of the intent (driftpolicy.go)
 }
 
 // alarm is a one-shot timer whose channel is nil while it is not set, so

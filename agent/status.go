@@ -39,6 +39,10 @@ type Status struct {
 	// ended (trial.go).
 	Trial     *TrialStatus  `json:"trial,omitempty"`
 	LastTrial *TrialOutcome `json:"lastTrial,omitempty"`
+	// Drifted are the items whose drift policy is report that the last
+	// drift check found changed or gone: netagent leaves them as they are
+	// (driftpolicy.go).
+	Drifted []DriftStatus `json:"drifted,omitempty"`
 }
 
 // FileStatus is the status of one intent document.
@@ -158,6 +162,7 @@ func (a *Agent) status() Status {
 	out.Files = a.fileStatuses(t)
 	a.versionStatus(&out)
 	a.trialStatus(&out)
+	out.Drifted = a.driftStatuses()
 	out.Ready = r.runs > 0 && len(out.Errors) == 0 && allReady(out.Files) && noneFailed(out.Items)
 	return out
 }
