@@ -124,6 +124,10 @@ type kernelOpts struct {
 	// protected are the links the intent files mark "protected": true
 	// (prepare fills it).
 	protected []string
+	// drift are the items' drift policies, other than repair (prepare
+	// fills it): check lists a report item's difference as such and
+	// leaves an ignore item's out.
+	drift render.DriftPolicies
 	// name is the command, for the lock's holder ("apply" when unset).
 	name string
 }
@@ -168,6 +172,7 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 		return nil, nil, code
 	}
 	k.protected = render.ProtectedLinks(files)
+	k.drift, _ = render.DriftOf(files) // rendered above: no error
 	rt, code := k.open(g)
 	if rt == nil {
 		return nil, nil, code

@@ -2,6 +2,10 @@ package main
 
 import (
 	"fmt"
+
+	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/target"
 )
 
 func init() {
@@ -36,13 +40,37 @@ func runCheck(g *globals, args []string) int {
 	for _, f := range rep.Foreign {
 		fmt.Fprintf(g.stdout, "note: %s: left alone\n", f)
 	}
+	rep.Diffs = checkDriftPolicies(g, k.drift, rep.Diffs)
 	if rep.Converged() {
 		fmt.Fprintf(g.stdout, "ok: running matches intended (%d items)\n", len(intended.Refs()))
 		return exitOK
 	}
 	for _, d := range rep.Diffs {
+		if p := k.drift.Of(d.Ref); p == intent.DriftReport {
+			fmt.Fprintf(g.stdout, "%s (drift: report)\n", d)
+			continue
+		}
 		fmt.Fprintln(g.stdout, d)
 	}
 	fmt.Fprintf(g.stdout, "%d items differ from the intent\n", len(rep.Diffs))
 	return exitFailed
+}
+
+// checkDriftPolicies leaves out of diffs, as notes, the differences of the
+// items whose drift policy is ignore: the operator asked not to hear of
+// them. An ignore item missing from the kernel is still a difference: an
+// apply creates it.
+func checkDriftPolicies(g *globals, policies render.DriftPolicies, diffs []target.Difference) []target.Difference {
+	if len(policies) == 0 {
+		return diffs
+	}
+	out := diffs[:0]
+	for _, d := range diffs {
+		if d.Kind == target.Differs && policies.Of(d.Ref) == intent.DriftIgnore {
+			fmt.Fprintf(g.stdout, "note: %s: differs, ignored (drift: ignore)\n", d.Ref)
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }

@@ -77,6 +77,24 @@ func statusPrint(w io.Writer, st *agent.Status, all bool, now time.Time) {
 	statusPrintFiles(w, st.Files, now)
 	fmt.Fprintln(w)
 	statusPrintItems(w, st.Items, all, now)
+	statusPrintDrifted(w, st.Drifted)
+}
+
+// statusPrintDrifted lists the items left drifted by their policy
+// (report): one line per attribute, with the intended and running value.
+func statusPrintDrifted(w io.Writer, list []agent.DriftStatus) {
+	if len(list) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%d items drifted, left as they are (drift: report):\n", len(list))
+	for _, d := range list {
+		if len(d.Fields) == 0 {
+			fmt.Fprintf(w, "  %s (%s): %s\n", d.Item, d.File, d.What)
+		}
+		for _, f := range d.Fields {
+			fmt.Fprintf(w, "  %s (%s): %s: intended %s, running %s\n", d.Item, d.File, f.Field, f.Intended, f.Running)
+		}
+	}
 }
 
 func statusPrintHeadline(w io.Writer, st *agent.Status, now time.Time) {
