@@ -78,6 +78,11 @@ type Response struct {
 	Items []ShownItem `json:"items,omitempty"`
 	// Metrics: for metrics (CmdMetrics), the Prometheus text format.
 	Metrics string `json:"metrics,omitempty"`
+	// Differs: for check, the items in the kernel whose attributes differ
+	// from the intent: each attribute, intended and running, with the
+	// item's drift policy when it is report (an ignore item's are left
+	// out, with its operations).
+	Differs []DriftStatus `json:"differs,omitempty"`
 }
 
 // OpResult is one operation run or planned.
@@ -270,7 +275,8 @@ func (a *Agent) check(ctx context.Context, raw json.RawMessage) Response {
 		return Response{Error: fmt.Sprintf("reading the kernel back: %v", err)}
 	}
 	rs := a.cfg.Kernel.Plan(ctx, a.st.results.records, rb, intended)
-	return Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked)}
+	differs, ignored := a.checkDiffers(rb, intended)
+	return Response{Operations: opResults(withoutOps(rs.OperationLog, ignored)), Blocked: blockedItems(rs.Blocked), Differs: differs}
 }
 
 func opResults(log reconciler.OperationLog) []OpResult {

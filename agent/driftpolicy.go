@@ -8,6 +8,7 @@ import (
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/reconciler"
 )
 
 // The drift policy of the intent ("drift": repair, report, ignore;
@@ -41,6 +42,8 @@ type DriftStatus struct {
 	// What is "changed" or "gone" (deleted by someone else).
 	What   string       `json:"what"`
 	Fields []DriftField `json:"fields,omitempty"`
+	// Policy is the item's drift policy, in check's answer (Differs).
+	Policy intent.DriftPolicy `json:"policy,omitempty"`
 }
 
 // DriftField is one attribute of a drifted item: the intended and the
@@ -139,5 +142,48 @@ func (a *Agent) driftStatuses() []DriftStatus {
 		out = append(out, ds)
 	}
 	slices.SortFunc(out, func(x, y DriftStatus) int { return strings.Compare(x.Item, y.Item) })
+	return out
+}
+
+// checkDiffers lists, for CmdCheck, the items of the read-back rb whose
+// attributes differ from intended, and the ignore items among them, which
+// it leaves out: their policy says not to hear of them.
+func (a *Agent) checkDiffers(rb, intended *dg.Graph) (out []DriftStatus, ignored map[dg.ItemRef]bool) {
+	pol := a.st.policy.adopted
+	for _, d := range target.Compare(rb, intended).Diffs {
+		if d.Kind != target.Differs {
+			continue
+		}
+		p := pol.Of(d.Ref)
+		if p == intent.DriftIgnore {
+			if ignored == nil {
+				ignored = map[dg.ItemRef]bool{}
+			}
+			ignored[d.Ref] = true
+			continue
+		}
+		ds := DriftStatus{Item: d.Ref.String(), File: fileOf(intended, d.Ref), What: "changed"}
+		if p != intent.DriftRepair {
+			ds.Policy = p
+		}
+		for _, f := range d.Fields {
+			ds.Fields = append(ds.Fields, DriftField{Field: f.Field, Intended: f.Want, Running: f.Have})
+		}
+		out = append(out, ds)
+	}
+	return out, ignored
+}
+
+// withoutOps returns log without the operations on the items of skip.
+func withoutOps(log reconciler.OperationLog, skip map[dg.ItemRef]bool) reconciler.OperationLog {
+	if len(skip) == 0 {
+		return log
+	}
+	out := make(reconciler.OperationLog, 0, len(log))
+	for _, e := range log {
+		if !skip[e.Ref] {
+			out = append(out, e)
+		}
+	}
 	return out
 }

@@ -196,7 +196,22 @@ func checkViaDaemon(g *globals) func(h target.Holder, files []string) int {
 			return exitOK
 		}
 		daemonOps(g, resp)
+		daemonDiffers(g, resp.Differs)
 		fmt.Fprintf(g.stdout, "%d items differ from the daemon's intent\n", len(resp.Operations)+len(resp.Blocked))
 		return exitFailed
+	}
+}
+
+// daemonDiffers prints the attributes that differ, as check does without
+// a daemon: "item: Field: want X, have Y", marked for a report item.
+func daemonDiffers(g *globals, differs []agent.DriftStatus) {
+	for _, d := range differs {
+		mark := ""
+		if d.Policy != "" {
+			mark = " (drift: " + string(d.Policy) + ")"
+		}
+		for _, f := range d.Fields {
+			fmt.Fprintf(g.stdout, "%s: %s: want %s, have %s%s\n", d.Item, f.Field, f.Intended, f.Running, mark)
+		}
 	}
 }
