@@ -3,6 +3,8 @@
 package netns_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -60,5 +62,37 @@ func TestAgentDaemonDriftReport(t *testing.T) {
 	}
 	if !strings.Contains(e.ip("link", "show", "uplink0"), "mtu 1300") {
 		t.Errorf("check repaired it: %s", e.ip("link", "show", "uplink0"))
+	}
+}
+
+// TestAgentCLICheckDriftPolicy: the one-shot check marks the difference
+// of a report interface and exits 1; an ignore route's changed gateway is
+// a note that does not fail the check; an explicit apply puts back
+// everything, whatever its policy.
+func TestAgentCLICheckDriftPolicy(t *testing.T) {
+	e := cliNewEnv(t)
+	file := filepath.Join(t.TempDir(), "uplink.json")
+	if err := os.WriteFile(file, []byte(`{"version": 1, "drift": "report",
+	  "interfaces": [{"name": "uplink0", "type": "physical", "mtu": 1400, "addresses": ["192.0.2.2/24"]}],
+	  "routes": [{"to": "198.51.100.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10, "drift": "ignore"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.mustRun(0, "apply", file)
+	e.ip("link", "set", "uplink0", "mtu", "1300")
+	e.ip("route", "replace", "198.51.100.0/24", "via", "192.0.2.9", "dev", "uplink0", "metric", "10", "proto", "211") // still netagent's (its protocol)
+	res := e.mustRun(1, "check", file)
+	if !strings.Contains(res.stdout, "interface/uplink0: MTU: want 1400, have 1300 (drift: report)") ||
+		!strings.Contains(res.stdout, "note: route/main 198.51.100.0/24 metric 10: differs, ignored (drift: ignore)") ||
+		!strings.Contains(res.stdout, "1 items differ") {
+		t.Errorf("check: %s", res)
+	}
+	e.ip("link", "set", "uplink0", "mtu", "1400")
+	if res := e.mustRun(0, "check", file); !strings.Contains(res.stdout, "ignored (drift: ignore)") {
+		t.Errorf("check with only the ignore route changed: %s", res)
+	}
+	e.ip("link", "set", "uplink0", "mtu", "1300")
+	e.mustRun(0, "apply", file)
+	if !strings.Contains(e.ip("link", "show", "uplink0"), "mtu 1400") || !strings.Contains(e.ip("route", "show", "198.51.100.0/24"), "via 192.0.2.1") {
+		t.Errorf("apply did not put everything back: %s %s", e.ip("link", "show", "uplink0"), e.ip("route"))
 	}
 }
