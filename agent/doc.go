@@ -117,6 +117,16 @@
 // reconcile that changed the kernel the check comes after 1 s, since the
 // kernel may undo part of a change as a side effect.
 //
+// Only what the intent's drift policy says repair is repaired (see
+// driftpolicy.go; render.DriftOf gives the policies beside the graph, and
+// the loop adopts them with it): the difference of a report item is left
+// in the kernel, the current state keeps what the agent wrote (so the
+// reconciler, which knows no policy, touches nothing), and the item is
+// listed in Status.Drifted with the intended and the running values and
+// counted once in the metrics as found, not repaired; an ignore item's is
+// left too, silently. Differences of the agent's own writes (below) and
+// items no longer intended are not drift to leave.
+//
 // A difference the check finds in an item the agent wrote since the last
 // check is a change the kernel did not keep (it clamps a sysctl, another
 // program takes a chain's position back). The rule is the one the one-shot

@@ -25,9 +25,28 @@
 //
 // # The format, version 1
 //
-// The top level is an object with "version" (must be 1) and the optional
-// lists "interfaces", "routes", "rules", "neighbors", the map "sysctls" and
-// the object "firewall" with "chains". Field names are camelCase and exact;
+// Drift policy: "drift" is "repair" (the default), "report" or "ignore"
+// (DriftPolicy, drift.go), at the top of a file (the default of its
+// objects) and on any interface (with its addresses, port and VLANs),
+// route, rule, neighbour or chain; a sysctl takes its file's. An object's
+// own value wins over its file's, and an object takes the policy of the
+// file that defines it. It is what the daemon does when someone changes
+// or deletes the object in the kernel after netagent created it: repair
+// puts it back; report leaves it, lists it (attribute, intended, running)
+// in `netagent status` and `netagent check` (exit 1), and counts it in the
+// metrics as found, not repaired; ignore leaves it and says nothing
+// (check notes its changed attributes without failing). Every object is
+// created whatever its policy: when the intent adds it, at the daemon's
+// start, and by `netagent apply`; an explicit apply, and a daemon start,
+// converge everything: they are the operator's order to apply the
+// intent. The daemon does not create again a report or ignore object
+// deleted by hand (report lists it as gone). Not a kernel attribute:
+// changing a policy writes nothing (render.DriftOf passes it beside the
+// graph).
+//
+// The top level is an object with "version" (must be 1), the optional
+// "drift", the optional lists "interfaces", "routes", "rules",
+// "neighbors", the map "sysctls" and the object "firewall" with "chains". Field names are camelCase and exact;
 // unknown fields, fields given twice, null values and data after the object
 // are errors. Schema returns the full JSON Schema; the types in types.go
 // carry the same names in their json tags. In short:

@@ -20,7 +20,7 @@
 //	kernel_operations_total{kind,op,outcome}  counter: operations finished, by item type, create/modify/delete, success/failure
 //	kernel_operation_duration_seconds{kind,op,outcome}  histogram: their durations
 //	item_retries_total{kind}                  counter: operations on an item whose last operation had failed
-//	drift_found_total{kind}                   counter: differences drift checks found in the kernel (changes someone else made, and changes the kernel did not keep)
+//	drift_found_total{kind}                   counter: differences drift checks found in the kernel (changes someone else made, and changes the kernel did not keep; the agent passes a "report" item's once, not repaired, and an "ignore" item's not at all)
 //	drift_repaired_total{kind}                counter: differences found by a check that a later operation repaired
 //	items{state}                              gauge: managed items by state (created, failed, blocked, pending, not-converging, orphaned, creating, modifying, deleting)
 //	blocked_items                             gauge: intended items that cannot be created now (waiting for another item)
