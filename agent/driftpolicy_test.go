@@ -74,6 +74,17 @@ func TestDriftPolicies(t *testing.T) {
 		if !strings.Contains(d.String(), "Gw: intended 192.0.2.1, running 192.0.2.9") {
 			t.Errorf("String %q", d.String())
 		}
+		// The daemon's check lists the report route's gateway, marked, and
+		// leaves the ignore route out.
+		resp := r.call(Request{Command: CmdCheck})
+		if len(resp.Differs) != 1 || resp.Differs[0].Item != routeRef.String() || resp.Differs[0].Policy != "report" {
+			t.Errorf("check: differs %+v", resp.Differs)
+		}
+		for _, op := range resp.Operations {
+			if op.Item == ignoredRef.String() {
+				t.Errorf("check lists an operation on the ignore route: %+v", op)
+			}
+		}
 		got := r.scrape()
 		wantMetric(t, got, `netagent_drift_found_total{kind="route"}`, 2) // report and repair; not ignore
 		wantMetric(t, got, `netagent_drift_repaired_total{kind="route"}`, 1)
