@@ -125,9 +125,7 @@
 // listed in Status.Drifted with the intended and the running values and
 // counted once in the metrics as found, not repaired; an ignore item's is
 // left too, silently. Differences of the agent's own writes (below) and
-// items no longer intended are not drift to leave. The start does the
-// same with the read-back: it creates what is missing and leaves the
-// differing report and ignore items (leaveDriftAtStart).
+// items no longer intended are not drift to leave.
 //
 // A difference the check finds in an item the agent wrote since the last
 // check is a change the kernel did not keep (it clamps a sysctl, another

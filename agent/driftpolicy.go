@@ -3,12 +3,8 @@ package agent
 import (
 	"slices"
 	"strings"
-	"time"
-
-	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/agent/intent"
-	"github.com/netagent/netagent/agent/metrics"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
@@ -26,11 +22,9 @@ import (
 // policies. What is not drift is not filtered: an item the intent adds is
 // created, one whose intended value changes is written, and a change of
 // netagent's own that the kernel did not keep follows the Verifier's rule.
-// A start of the daemon is not an order to repair: it creates what is
-// missing (it cannot tell an object deleted by hand from one never
-// created) but leaves, and reports, the differences of the report and
-// ignore objects it finds (leaveDriftAtStart). `netagent apply`, the
-// operator's order to apply the intent, converges everything.
+// A start of the daemon reads the kernel back and converges everything,
+// like `netagent apply`: both are the operator's order to apply the
+// intent.
 
 // driftPolicies is the loop's record of the policies.
 type driftPolicies struct {
@@ -129,35 +123,6 @@ func (a *Agent) newlyReported(d target.Drift) bool {
 		return true
 	}
 	return d.New != nil && !d.New.Equal(prev.New)
-}
-
-// leaveDriftAtStart puts into the current state read back at the start
-// the intended value of every report or ignore item the kernel holds
-// otherwise, so that the first reconcile leaves it as it is, and lists the
-// report ones as drifted. Only the items with such a policy are looked at.
-func (a *Agent) leaveDriftAtStart(now time.Time) {
-	s := a.st
-	var found []metrics.Finding
-	for ref, p := range s.policy.adopted {
-		want, intended := s.intended.Get(ref)
-		have, exists := s.current.Get(ref)
-		if !intended || !exists || have.Equal(want) {
-			continue
-		}
-		d := target.Drift{Ref: ref, Old: want, New: have}
-		d.Hold(s.current, now)
-		if p == intent.DriftReport {
-			if s.policy.reported == nil {
-				s.policy.reported = map[dg.ItemRef]target.Drift{}
-			}
-			s.policy.reported[ref] = d
-			a.log.WithFields(logrus.Fields{"item": ref.String(), "drift": d.What()}).Warn("drift: reporting, not repairing (drift policy report)")
-			found = append(found, metrics.Finding{Ref: ref})
-		}
-	}
-	if len(found) > 0 {
-		a.mx.m.ObserveDrift(found)
-	}
 }
 
 // driftStatuses lists the reported items, sorted.

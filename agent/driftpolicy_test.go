@@ -8,7 +8,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/netagent/netagent/agent/render"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -144,60 +143,4 @@ func TestDriftPolicyChangeWritesNothing(t *testing.T) {
 			t.Error("the route, now report, was created again")
 		}
 	})
-}
-
-// TestDriftPolicyAtStart: the daemon starts over a kernel where someone
-// changed the report route's gateway, and the ignore route's, while it was
-// not running: its start leaves both as they are and lists the report
-// one; the repair route, missing, is created, and so would a missing
-// report route be.
-func TestDriftPolicyAtStart(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		files, err := render.ParseFiles(bytesOf(policyDocs()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := render.RenderFiles(files)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := newRig(t, policyDocs(), func(c *Config) { c.DriftInterval = time.Minute })
-		hand := netip.MustParseAddr("192.0.2.9")
-		r.k.tamper(func(objs map[dg.ItemRef]dg.Item) {
-			for it := range g.Items() {
-				if dg.Ref(it) == route2Ref {
-					continue
-				}
-				if rt, ok := it.(*items.Route); ok {
-					c := *rt
-					c.Gw = hand
-					it = &c
-				}
-				objs[dg.Ref(it)] = it
-			}
-		})
-		r.start()
-		ops := r.k.takeOps()
-		if want := []string{"create " + route2Ref.String()}; !slices.Equal(ops, want) {
-			t.Errorf("start ran %v, want %v", ops, want)
-		}
-		st := r.status()
-		if len(st.Drifted) != 1 || st.Drifted[0].Item != routeRef.String() || st.Drifted[0].Fields[0].Running != "192.0.2.9" {
-			t.Errorf("drifted %+v", st.Drifted)
-		}
-		time.Sleep(2 * time.Minute) // drift checks: nothing repaired, nothing counted again
-		synctest.Wait()
-		if ops := r.k.takeOps(); len(ops) != 0 {
-			t.Errorf("drift checks ran %v", ops)
-		}
-		wantMetric(t, r.scrape(), `netagent_drift_found_total{kind="route"}`, 1)
-	})
-}
-
-func bytesOf(docs map[string]string) map[string][]byte {
-	out := make(map[string][]byte, len(docs))
-	for k, v := range docs {
-		out[k] = []byte(v)
-	}
-	return out
 }

@@ -28,7 +28,6 @@ func (a *Agent) start(ctx context.Context) error {
 		return fmt.Errorf("reading the kernel's state back: %w", err)
 	}
 	s.current = cur
-	a.leaveDriftAtStart(time.Now())
 	a.startWatchers(ctx)
 	if a.cfg.DriftInterval > 0 {
 		s.drift.set(a.cfg.DriftInterval) // before: a reconcile that changes the kernel brings it forward

@@ -37,11 +37,10 @@
 // metrics as found, not repaired; ignore leaves it and says nothing
 // (check notes its changed attributes without failing). Every object is
 // created whatever its policy: when the intent adds it, at the daemon's
-// start if missing, and by `netagent apply`. The one-shot apply, the
-// operator's order to apply the intent, converges everything; a daemon
-// start leaves (and reports) the changed attributes of report and ignore
-// objects, and the daemon does not create again a report or ignore object
-// deleted by hand while it runs (report lists it as gone). Not a kernel attribute:
+// start, and by `netagent apply`; an explicit apply, and a daemon start,
+// converge everything: they are the operator's order to apply the
+// intent. The daemon does not create again a report or ignore object
+// deleted by hand (report lists it as gone). Not a kernel attribute:
 // changing a policy writes nothing (render.DriftOf passes it beside the
 // graph).
 //
