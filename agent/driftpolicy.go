@@ -24,7 +24,8 @@ import (
 // netagent's own that the kernel did not keep follows the Verifier's rule.
 // A start of the daemon reads the kernel back and converges everything,
 // like `netagent apply`: both are the operator's order to apply the
-// intent.
+// intent (and after a reboot a NIC holds its driver's defaults, which
+// nothing but configuring it tells apart from a change by hand).
 
 // driftPolicies is the loop's record of the policies.
 type driftPolicies struct {
