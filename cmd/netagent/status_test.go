@@ -192,3 +192,22 @@ func TestStatusShowsTheOneShotTrial(t *testing.T) {
 		t.Errorf("JSON %s: %v", out.String(), err)
 	}
 }
+
+// The items a report drift policy leaves drifted are listed after the
+// items, one line per attribute with the intended and running value.
+func TestStatusPrintsDrifted(t *testing.T) {
+	st := statusSample(true)
+	st.Drifted = []agent.DriftStatus{
+		{Item: "interface/eth1", File: "10-lan.json", What: "changed", Fields: []agent.DriftField{{Field: "MTU", Intended: "1400", Running: "1300"}}},
+		{Item: "route/main 10.0.0.0/8 metric 0", File: "20-routes.json", What: "gone"},
+	}
+	var out bytes.Buffer
+	statusPrint(&out, st, false, time.Now())
+	for _, want := range []string{"2 items drifted, left as they are (drift: report):",
+		"interface/eth1 (10-lan.json): MTU: intended 1400, running 1300",
+		"route/main 10.0.0.0/8 metric 0 (20-routes.json): gone"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
