@@ -150,6 +150,7 @@ func (a *Agent) loop(ctx context.Context) {
 			a.reconcile(ctx)
 		}
 		a.publishMetrics()
+		a.reportStatus()
 	}
 }
 

@@ -39,6 +39,11 @@ type Status struct {
 	// ended (trial.go).
 	Trial     *TrialStatus  `json:"trial,omitempty"`
 	LastTrial *TrialOutcome `json:"lastTrial,omitempty"`
+
+	// Conditions are the agent's Ready and Degraded (Degraded, reason
+	// IntentSourceUnreachable: a store source cannot be reached and the
+	// documents it last delivered stay applied).
+	Conditions []Condition `json:"conditions,omitempty"`
 }
 
 // FileStatus is the status of one intent document.
@@ -159,6 +164,9 @@ func (a *Agent) status() Status {
 	a.versionStatus(&out)
 	a.trialStatus(&out)
 	out.Ready = r.runs > 0 && len(out.Errors) == 0 && allReady(out.Files) && noneFailed(out.Items)
+	ready, degraded := a.agentConditions()
+	now := time.Now()
+	out.Conditions = []Condition{s.conds.stamp("", ready, now), s.conds.stamp("", degraded, now)}
 	return out
 }
 
