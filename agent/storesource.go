@@ -185,6 +185,29 @@ func (s *StoreSource) backUp() {
 	s.relist = make(chan struct{})
 }
 
+// Prime lists every directory once, before the agent starts, so that its
+// first Load has the documents (and its first reconcile applies them, not
+// only those of the state directory), or knows that the store is
+// unreachable. Watch lists again anyway; Prime only saves the agent a
+// start without its documents. ctx bounds the wait.
+func (s *StoreSource) Prime(ctx context.Context) error {
+	for _, dir := range s.dirs {
+		entries, _, err := s.cfg.Store.List(ctx, dir)
+		if err != nil {
+			s.SetReachable(err)
+			return fmt.Errorf("listing %s: %w", dir, err)
+		}
+		listing := map[string]store.Entry{}
+		for _, e := range entries {
+			if name := s.cfg.Layout.Source(e.Key); name != "" {
+				listing[name] = e
+			}
+		}
+		s.listedDir(dir, listing)
+	}
+	return nil
+}
+
 // changed marks the documents changed (s.mu held).
 func (s *StoreSource) changed() {
 	select {

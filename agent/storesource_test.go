@@ -344,3 +344,38 @@ func TestStoreSourceNames(t *testing.T) {
 		cancel()
 	})
 }
+
+// TestStoreSourcePrime: after Prime the first Load has the documents
+// (no watch yet); with the store down it says unreachable instead of
+// "not listed yet", and an agent started so applies the documents at its
+// first reconcile.
+func TestStoreSourcePrime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMemStore()
+		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
+		m.setDown(true)
+		f := newFleetRig(t, m)
+		if err := f.src.Prime(context.Background()); err == nil {
+			t.Fatal("Prime succeeded with the store down")
+		}
+		if _, err := f.src.Load(); err == nil || !strings.Contains(err.Error(), ErrSourceUnreachable.Error()) {
+			t.Errorf("Load after a failed Prime: %v", err)
+		}
+		m.setDown(false)
+		if err := f.src.Prime(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.src.Load()
+		if err != nil || len(got) != 2 {
+			t.Fatalf("Load after Prime: %q %v", got, err)
+		}
+		f.start()
+		if !f.k.has(routeRef) || !f.k.has(addrRef) {
+			t.Errorf("the first reconcile did not apply the store's documents: %v", f.k.takeOps())
+		}
+		if got := f.reasons(); !slices.Equal(got, []string{reasonStart}) {
+			t.Errorf("reconciles %v, want only the start's", got)
+		}
+	})
+}

@@ -102,6 +102,7 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 			return exitInternal
 		}
 		o.member = m
+		m.prime(g)
 	}
 	ln, err := agent.Listen(o.socket)
 	if err != nil {

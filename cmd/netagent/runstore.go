@@ -118,6 +118,16 @@ func (o *storeOpts) open(g *globals) (*fleetMember, error) {
 	return &fleetMember{st: st, src: src, writer: w}, nil
 }
 
+// prime lists the documents before the agent starts, so that its first
+// reconcile applies them; etcd down (the wait is bounded by the request
+// timeout) is no reason not to start: the agent applies the documents of
+// the state directory and shows the source unreachable.
+func (m *fleetMember) prime(g *globals) {
+	if err := m.src.Prime(context.Background()); err != nil {
+		g.log.WithError(err).Warn("etcd does not answer; starting with the documents of the state directory")
+	}
+}
+
 // run writes the status until ctx ends, then revokes its lease and
 // closes the connection.
 func (m *fleetMember) run(ctx context.Context) {
