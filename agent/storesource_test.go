@@ -116,6 +116,22 @@ func TestFleetPushToHostAndGroup(t *testing.T) {
 		if local := f.status(); !local.Ready || local.Version != int(st.Version) {
 			t.Errorf("local status ready %v version %d, store's %d", local.Ready, local.Version, st.Version)
 		}
+		// Bad input: rejected naming the document and the JSON path, the
+		// last good version stays.
+		m.put(testLayout.GroupDoc("g1", "routes.json"), brokenDoc)
+		settle()
+		bad := fileNamed(t, f.status(), "groups/g1/routes.json")
+		if bad.Conditions[0].Status || !slices.ContainsFunc(bad.Errors, func(e string) bool {
+			return strings.Contains(e, "groups/g1/routes.json") && strings.Contains(e, "routes[0].to")
+		}) {
+			t.Errorf("a broken document: %+v", bad)
+		}
+		if !f.k.has(routeRef) {
+			t.Error("a broken document withdrew its last good version")
+		}
+		if st, _ := f.fleetStatus(t); st.Ready || st.Revisions["groups/g1/routes.json"] != int64(groupRev) {
+			t.Errorf("status with a broken document: %+v", st)
+		}
 		m.del(testLayout.GroupDoc("g1", "routes.json"))
 		settle()
 		if f.k.has(routeRef) {

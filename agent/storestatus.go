@@ -97,14 +97,14 @@ func (w *StatusWriter) Run(ctx context.Context) {
 		case <-tick.C:
 			renew = true
 		}
-		err := w.step(ctx, renew)
+		asked, err := w.step(ctx, renew)
 		if ctx.Err() != nil {
 			continue
 		}
 		if err != nil {
 			w.cfg.Log.WithError(err).WithField("key", w.key).Warn("writing the fleet status")
 		}
-		if w.cfg.Source != nil && (err == nil || errors.Is(err, store.ErrUnavailable)) {
+		if w.cfg.Source != nil && asked && (err == nil || errors.Is(err, store.ErrUnavailable)) {
 			w.cfg.Source.SetReachable(err)
 		}
 	}
@@ -122,22 +122,25 @@ func (w *StatusWriter) stop() {
 	}
 }
 
-// step renews the lease (if renew) and writes the latest status.
-func (w *StatusWriter) step(ctx context.Context, renew bool) error {
+// step renews the lease (if renew) and writes the latest status. asked:
+// it asked the store something, so err (nil or not) says whether the
+// store answers.
+func (w *StatusWriter) step(ctx context.Context, renew bool) (asked bool, err error) {
+	asked = w.leaser != nil
 	if err := w.ensureLease(ctx, renew); err != nil {
-		return err
+		return true, err
 	}
 	w.mu.Lock()
 	latest := w.latest
 	w.mu.Unlock()
 	if latest == nil {
-		return nil // nothing to say yet
+		return asked, nil // nothing to say yet
 	}
 	st := *latest
 	st.Host, st.Updated = w.cfg.Host, time.Now().UTC()
 	raw, err := json.Marshal(st)
 	if err != nil {
-		return fmt.Errorf("encoding the status: %w", err)
+		return asked, fmt.Errorf("encoding the status: %w", err)
 	}
 	err = w.write(ctx, raw)
 	if errors.Is(err, store.ErrLeaseExpired) {
@@ -146,7 +149,7 @@ func (w *StatusWriter) step(ctx context.Context, renew bool) error {
 			err = w.write(ctx, raw)
 		}
 	}
-	return err
+	return true, err
 }
 
 // ensureLease grants a lease if there is none, and renews it if renew.
