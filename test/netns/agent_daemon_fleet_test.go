@@ -32,10 +32,14 @@ type fleetEnv struct {
 	st   *etcd.Store
 }
 
-func newFleetEnv(t *testing.T) *fleetEnv {
+func newFleetEnv(t *testing.T, opts etcdtest.Options) *fleetEnv {
 	t.Helper()
-	srv := etcdtest.Start(t, etcdtest.Options{})
-	st, err := etcd.New(etcd.Config{Endpoints: srv.Endpoints(), RequestTimeout: 2 * time.Second})
+	srv := etcdtest.Start(t, opts)
+	cfg := etcd.Config{Endpoints: srv.Endpoints(), RequestTimeout: 2 * time.Second}
+	if srv.TLS != nil {
+		cfg.CAFile, cfg.CertFile, cfg.KeyFile = srv.TLS.CAFile, srv.TLS.CertFile, srv.TLS.KeyFile
+	}
+	st, err := etcd.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +49,12 @@ func newFleetEnv(t *testing.T) *fleetEnv {
 
 // runArgs are the daemon's fleet flags: host h1 in group edge.
 func (f *fleetEnv) runArgs() []string {
-	return []string{"--etcd-endpoints", strings.Join(f.etcd.Endpoints(), ","), "--etcd-prefix", fleetLayout.Prefix,
+	args := []string{"--etcd-endpoints", strings.Join(f.etcd.Endpoints(), ","), "--etcd-prefix", fleetLayout.Prefix,
 		"--hostname", "h1", "--group", "edge", "--status-ttl", "3s"}
+	if tls := f.etcd.TLS; tls != nil {
+		args = append(args, "--etcd-ca", tls.CAFile, "--etcd-cert", tls.CertFile, "--etcd-key", tls.KeyFile)
+	}
+	return args
 }
 
 // push writes a document, whatever version it has (retrying while etcd
@@ -131,7 +139,7 @@ func (e *daemonEnv) kill() {
 // too; the status expires when the daemon is killed; a daemon started
 // while etcd is down applies its last documents from the state directory.
 func TestAgentDaemonFleetMember(t *testing.T) {
-	f := newFleetEnv(t)
+	f := newFleetEnv(t, etcdtest.Options{})
 	f.push(fleetLayout.HostDoc("h1", "10-uplink.json"), daemonUplinkFile)
 	f.push(fleetLayout.HostDoc("h2", "10-uplink.json"), `{"version": 1, "routes": [{"to": "10.2.0.0/16", "via": "192.0.2.1", "dev": "uplink0"}]}`)
 	f.startAnyway(f.runArgs()...)
@@ -205,6 +213,29 @@ func TestAgentDaemonFleetMember(t *testing.T) {
 	f.waitFor("Ready once etcd is back", func() (bool, string) {
 		st, err := f.fleetStatus()
 		return err == nil && st.Ready, fmt.Sprintf("%+v %v", st, err)
+	})
+}
+
+// TestAgentDaemonFleetTLS: the daemon reaches an etcd that requires a
+// client certificate through --etcd-ca, --etcd-cert and --etcd-key, and
+// revokes its status when it stops.
+func TestAgentDaemonFleetTLS(t *testing.T) {
+	f := newFleetEnv(t, etcdtest.Options{TLS: true})
+	f.push(fleetLayout.HostDoc("h1", "10-uplink.json"), daemonUplinkFile)
+	rev := f.push(fleetLayout.GroupDoc("edge", "20-routes.json"), daemonRoutesFile)
+	f.start(f.runArgs()...) // ready: listed and converged
+	if _, ok := f.route("198.51.100.0/24"); !ok || !f.hasAddress("192.0.2.2/24") {
+		t.Fatalf("not applied:\n%s", f.ip("route"))
+	}
+	f.waitFor("the status in etcd", func() (bool, string) {
+		st, err := f.fleetStatus()
+		return err == nil && st.Ready && st.Revisions["groups/edge/20-routes.json"] == int64(rev), fmt.Sprintf("%+v %v", st, err)
+	})
+	// SIGTERM revokes the status's lease: it goes at once, not after the TTL.
+	f.stop()
+	f.waitFor("the status revoked at SIGTERM", func() (bool, string) {
+		_, err := f.fleetStatus()
+		return errors.Is(err, store.ErrNotFound), fmt.Sprint(err)
 	})
 }
 
