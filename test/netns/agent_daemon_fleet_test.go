@@ -233,6 +233,7 @@ func TestAgentDaemonFleetTLS(t *testing.T) {
 	})
 	// SIGTERM revokes the status's lease: it goes at once, not after the TTL.
 	f.stop()
+	f.exited = nil // stopped on purpose
 	f.waitFor("the status revoked at SIGTERM", func() (bool, string) {
 		_, err := f.fleetStatus()
 		return errors.Is(err, store.ErrNotFound), fmt.Sprint(err)
