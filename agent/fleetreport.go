@@ -70,11 +70,16 @@ func (a *Agent) fleetStatus() fleet.Status {
 		{Type: ready.Type, Status: ready.Status, Reason: ready.Reason, Message: ready.Message},
 		{Type: degraded.Type, Status: degraded.Status, Reason: degraded.Reason, Message: degraded.Message},
 	}
-	if a.reported != nil {
-		out.Converged = a.reported.Converged
-	}
-	if out.Ready {
+	switch {
+	case out.Ready:
 		out.Converged = s.results.lastEnd
+	case a.reported != nil:
+		// Version, Digest and Revisions are those of the last converged
+		// state (fleet.Status); the conditions say why this is not one.
+		last := a.reported
+		out.Version, out.Digest, out.Revisions, out.Converged = last.Version, last.Digest, last.Revisions, last.Converged
+	default:
+		out.Version, out.Digest, out.Revisions = 0, "", nil
 	}
 	return out
 }

@@ -129,8 +129,9 @@ func TestFleetPushToHostAndGroup(t *testing.T) {
 		if !f.k.has(routeRef) {
 			t.Error("a broken document withdrew its last good version")
 		}
-		if st, _ := f.fleetStatus(t); st.Ready || st.Revisions["groups/g1/routes.json"] != int64(groupRev) {
-			t.Errorf("status with a broken document: %+v", st)
+		if bst, _ := f.fleetStatus(t); bst.Ready || bst.Revisions["groups/g1/routes.json"] != int64(groupRev) ||
+			bst.Version != st.Version || !bst.Converged.Equal(st.Converged) {
+			t.Errorf("status with a broken document: %+v, want the last converged %+v", bst, st)
 		}
 		m.del(testLayout.GroupDoc("g1", "routes.json"))
 		settle()
@@ -392,6 +393,43 @@ func TestStoreSourcePrime(t *testing.T) {
 		}
 		if got := f.reasons(); !slices.Equal(got, []string{reasonStart}) {
 			t.Errorf("reconciles %v, want only the start's", got)
+		}
+	})
+}
+
+// TestFleetStatusKeepsLastConvergedVersion: a pushed document that the
+// kernel refuses is applied (a new version) but not converged: the status
+// in the store keeps the version and revisions it last converged to, not
+// Ready, Degraded with the failure, until the item is created.
+func TestFleetStatusKeepsLastConvergedVersion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMemStore()
+		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		groupRev := m.put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
+		f := newFleetRig(t, m, func(c *Config) { c.StateDir = t.TempDir(); c.RetryBase = time.Hour })
+		f.start()
+		settle()
+		good, _ := f.fleetStatus(t)
+		if !good.Ready {
+			t.Fatalf("status %+v", good)
+		}
+		f.k.failNext(route2Ref, 1)
+		newRev := m.put(testLayout.GroupDoc("g1", "routes.json"), twoRoutesDoc)
+		settle()
+		st, _ := f.fleetStatus(t)
+		if st.Ready || !st.Degraded || st.Version != good.Version || st.Digest != good.Digest ||
+			st.Revisions["groups/g1/routes.json"] != int64(groupRev) || !st.Converged.Equal(good.Converged) {
+			t.Errorf("status with a failed item: %+v, want the last converged %+v", st, good)
+		}
+		if local := f.status(); local.Version <= int(good.Version) {
+			t.Errorf("the refused push is no version: %d", local.Version)
+		}
+		time.Sleep(time.Hour) // the retry
+		synctest.Wait()
+		settle()
+		st, _ = f.fleetStatus(t)
+		if !st.Ready || st.Version <= good.Version || st.Revisions["groups/g1/routes.json"] != int64(newRev) || !st.Converged.After(good.Converged) {
+			t.Errorf("status after the retry: %+v", st)
 		}
 	})
 }
