@@ -257,3 +257,37 @@ func TestAgentDaemonFleetFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentDaemonFleetCompactionRelists: a daemon whose watch fell behind
+// a compaction of etcd's history (stopped with SIGSTOP while 24 MB of
+// changes went by and etcd compacted them) is told so by etcd, lists
+// again and applies the change it missed.
+func TestAgentDaemonFleetCompactionRelists(t *testing.T) {
+	f := newFleetEnv(t, etcdtest.Options{})
+	f.push(fleetLayout.HostDoc("h1", "10-uplink.json"), daemonUplinkFile)
+	f.push(fleetLayout.GroupDoc("edge", "20-routes.json"), daemonRoutesFile)
+	f.start(f.runArgs()...)
+	if err := f.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// Keys deeper than a document: the watch delivers them, the daemon
+	// ignores them. Enough of them to fill every buffer on the way.
+	junk := strings.Repeat("x", 32<<10)
+	for i := range 768 {
+		f.push(fleetLayout.GroupDoc("edge", fmt.Sprintf("junk/%d", i)), junk)
+	}
+	rev := f.push(fleetLayout.GroupDoc("edge", "20-routes.json"), daemonRoutes2File)
+	if err := f.st.Compact(context.Background(), rev); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor("the change made before the compaction", func() (bool, string) {
+		_, ok := f.route("203.0.113.0/24")
+		return ok, f.ip("route")
+	})
+	if len(f.logs.entries(map[string]string{"msg": "the store ended the watch; listing again"})) == 0 {
+		t.Errorf("no re-list logged\n%s", f.logs.String())
+	}
+}
