@@ -12,6 +12,7 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -81,6 +82,10 @@ type Config struct {
 	// LastTrial is how the last trial ended before this start (status
 	// shows it until the next one ends); nil: unknown.
 	LastTrial *TrialOutcome
+	// Report, when set, is given the agent's status as a fleet member
+	// (fleet.Status, without Host and Updated) by the loop whenever it
+	// changes: a StatusWriter's Report. It must not block.
+	Report func(fleet.Status)
 	// KeepVersions is how many versions of the intent the state directory
 	// keeps (default versions.DefaultKeep); see history.go.
 	KeepVersions int
@@ -130,6 +135,8 @@ type Agent struct {
 
 	st *loopState   // owned by the loop goroutine
 	mx *metricsFeed // owned by the loop goroutine; its Metrics are safe anywhere
+	// reported is what Report was last given (loop goroutine).
+	reported *fleet.Status
 }
 
 // New checks cfg, fills in the defaults and returns an Agent ready to Run.

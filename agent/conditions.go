@@ -96,7 +96,7 @@ func (a *Agent) fileStatuses(ts tallies) []FileStatus {
 		fs.Conditions = conds
 		out = append(out, fs)
 	}
-	s.conds.forget(func(n string) bool { return s.docs.docs[n] != nil })
+	s.conds.forget(func(n string) bool { return n == "" || s.docs.docs[n] != nil }) // "": the agent's own (status)
 	return out
 }
 

@@ -35,6 +35,17 @@
 // than root can change: see DirSource) comes back in a *RefusedError; it is
 // treated like a document that does not parse.
 //
+// A StoreSource (storesource.go) is a fleet member's source: a host's
+// documents and its groups' in a shared store (package store, etcd),
+// named by where they come from ("hosts/h1/base.json"), one store watch
+// per directory in goroutines of its own. While the store cannot be
+// reached its Load fails with ErrSourceUnreachable, so the loop keeps
+// what it has, and the agent's Degraded condition says
+// IntentSourceUnreachable. With Config.Report the loop hands on the
+// agent's fleet.Status whenever it changes (fleetreport.go); a
+// StatusWriter (storestatus.go) writes it back under a lease, and its
+// renewals are what notices an outage.
+//
 // The socket API is a source too, built in and in memory: `apply` replaces
 // its one document, named "api", with the request's intent. It never
 // writes to the intent directory. The "api" document is merged with the

@@ -164,6 +164,7 @@ func (a *Agent) loop(ctx context.Context) {
 			a.settleTrial(ctx, false)
 		}
 		a.publishMetrics()
+		a.reportStatus()
 	}
 }
 

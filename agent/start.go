@@ -35,6 +35,7 @@ func (a *Agent) start(ctx context.Context) error {
 	s.want(reasonStart)
 	a.reconcile(ctx)
 	a.publishMetrics()
+	a.reportStatus()
 	a.notify("ready", a.cfg.Notifier.Ready)
 	if a.cfg.WatchdogInterval > 0 {
 		s.watchdog = time.NewTicker(a.cfg.WatchdogInterval)

@@ -43,6 +43,11 @@ type Status struct {
 	// drift check found changed or gone: netagent leaves them as they are
 	// (driftpolicy.go).
 	Drifted []DriftStatus `json:"drifted,omitempty"`
+
+	// Conditions are the agent's Ready and Degraded (Degraded, reason
+	// IntentSourceUnreachable: a store source cannot be reached and the
+	// documents it last delivered stay applied).
+	Conditions []Condition `json:"conditions,omitempty"`
 }
 
 // FileStatus is the status of one intent document.
@@ -164,6 +169,9 @@ func (a *Agent) status() Status {
 	a.trialStatus(&out)
 	out.Drifted = a.driftStatuses()
 	out.Ready = r.runs > 0 && len(out.Errors) == 0 && allReady(out.Files) && noneFailed(out.Items)
+	ready, degraded := a.agentConditions()
+	now := time.Now()
+	out.Conditions = []Condition{s.conds.stamp("", ready, now), s.conds.stamp("", degraded, now)}
 	return out
 }
 

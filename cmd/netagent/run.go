@@ -13,6 +13,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/linkwatch"
 	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/systemd"
 )
 
@@ -23,7 +24,7 @@ func init() {
 	register(&command{
 		name:    "run",
 		summary: "run the daemon: keep the network as the intent directory (and the socket API) say",
-		usage:   "[--intent-dir DIR] [--socket PATH] [--metrics-listen ADDR] [--protect LINK]...",
+		usage:   "[--intent-dir DIR] [--socket PATH] [--metrics-listen ADDR] [--protect LINK]... [--etcd-endpoints URL,... [--etcd-prefix P] [--hostname H] [--group G]...]",
 		run:     runDaemon,
 	})
 }
@@ -42,6 +43,9 @@ type daemonOpts struct {
 	protect     *protectOpts
 	// keepVersions: how many versions of the intent to keep.
 	keepVersions int
+	// store: the fleet options (runstore.go).
+	store  *storeOpts
+	member *fleetMember // opened by serveDaemon when store is enabled
 }
 
 func runDaemon(g *globals, args []string) int {
@@ -56,8 +60,12 @@ func runDaemon(g *globals, args []string) int {
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", defaultLockTimeout, "how long to wait at start while a netagent apply changes the namespace")
 	keepFlag(fs, &o.keepVersions)
 	o.protect = protectFlags(fs, false)
+	o.store = storeFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if err := o.store.check(); err != nil {
+		return usageError(g, fs, err.Error())
 	}
 	if fs.NArg() > 0 {
 		return usageError(g, fs, "unexpected arguments")
@@ -65,9 +73,8 @@ func runDaemon(g *globals, args []string) int {
 	if o.drift < 0 {
 		return usageError(g, fs, "--drift-interval must not be negative")
 	}
-	if fi, err := os.Stat(o.intentDir); err != nil || !fi.IsDir() {
-		fmt.Fprintf(g.stderr, "netagent: intent directory %s: not a directory (%v)\n", o.intentDir, err)
-		return exitInternal
+	if code, ok := checkIntentDir(g, fs, o); !ok {
+		return code
 	}
 	return serveDaemon(g, o)
 }
@@ -87,6 +94,15 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 	defer rt.Close()
 	if code, ok := recoverUnderLock(g, rt); !ok {
 		return code
+	}
+	if o.store.enabled() {
+		m, err := o.store.open(g)
+		if err != nil {
+			fmt.Fprintf(g.stderr, "netagent: etcd: %v\n", err)
+			return exitInternal
+		}
+		o.member = m
+		m.prime(g)
 	}
 	ln, err := agent.Listen(o.socket)
 	if err != nil {
@@ -115,6 +131,13 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 	defer stop()
 	go reloadOnHangup(ctx, a)
 	go ms.serve(ctx, g.log)
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		if o.member != nil {
+			o.member.run(ctx) // revokes the status's lease when ctx ends
+		}
+	}()
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -130,6 +153,7 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 	stop()
 	ln.Close()
 	<-served
+	<-wrote
 	if err != nil {
 		g.log.WithError(err).Error("netagent daemon could not start")
 		return exitInternal
@@ -148,10 +172,20 @@ func daemonConfig(g *globals, o *daemonOpts, rt *target.Runtime) (agent.Config, 
 	if drift == 0 {
 		drift = -1 // Config: negative means never
 	}
+	var sources []agent.IntentSource
+	var report func(fleet.Status)
+	if o.intentDir != "" {
+		sources = append(sources, agent.NewDirSource(o.intentDir, g.log))
+	}
+	if o.member != nil {
+		sources = append(sources, o.member.src)
+		report = o.member.writer.Report
+	}
 	return agent.Config{
 		Kernel:           rt.Kernel(),
 		Log:              g.log,
-		Sources:          []agent.IntentSource{agent.NewDirSource(o.intentDir, g.log)},
+		Sources:          sources,
+		Report:           report,
 		Links:            linkwatch.NewNetlink(o.kernel.netns, g.log),
 		Notifier:         systemd.NewNotifier(),
 		StateDir:         o.kernel.stateDir(g), // the agent keeps its accepted intents next to the runtime's records

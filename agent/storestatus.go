@@ -1,0 +1,216 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/netagent/netagent/fleet"
+	"github.com/netagent/netagent/store"
+)
+
+// DefaultStatusTTL is the lease of a fleet member's status: a host that
+// stops renewing it (it died, or lost the store) disappears from
+// Layout.StatusDir this long after its last renewal.
+const DefaultStatusTTL = 15 * time.Second
+
+// StatusWriterConfig says where a StatusWriter writes.
+type StatusWriterConfig struct {
+	Store  store.Store
+	Layout fleet.Layout
+	Host   string
+	Log    logrus.FieldLogger
+	// TTL is the status's lease (DefaultStatusTTL); it is renewed, and
+	// the status written again (its Updated is the host's "last seen"),
+	// every TTL/3.
+	TTL time.Duration
+	// Source, if set, is told whether the store answers (SetReachable):
+	// a store watch does not notice an outage, the renewals do.
+	Source *StoreSource
+}
+
+// StatusWriter writes the agent's fleet.Status (Config.Report) to
+// Layout.Status(Host) under a lease, when it changes and at every
+// renewal. A store without leases (store.Leaser) gets plain writes. The
+// writes are compare-and-swap on the version it last wrote; another
+// writer of the same key (a second host of the same name) is overwritten
+// and logged.
+type StatusWriter struct {
+	cfg    StatusWriterConfig
+	key    string
+	leaser store.Leaser // nil: the store has no leases
+
+	mu     sync.Mutex
+	latest *fleet.Status
+	kick   chan struct{} // capacity 1: a new status to write
+
+	// Owned by Run.
+	lease   store.LeaseID // 0: none
+	version store.Version // of the last write; -1: unknown
+}
+
+// NewStatusWriter checks cfg and returns its writer; Run it.
+func NewStatusWriter(cfg StatusWriterConfig) (*StatusWriter, error) {
+	if cfg.Store == nil || cfg.Log == nil {
+		return nil, errors.New("status writer: Store and Log are required")
+	}
+	if err := fleet.CheckName("host", cfg.Host); err != nil {
+		return nil, err
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = DefaultStatusTTL
+	}
+	w := &StatusWriter{cfg: cfg, key: cfg.Layout.Status(cfg.Host), kick: make(chan struct{}, 1), version: -1}
+	w.leaser, _ = cfg.Store.(store.Leaser)
+	return w, nil
+}
+
+// Report takes the agent's latest status (Config.Report); it never
+// blocks.
+func (w *StatusWriter) Report(st fleet.Status) {
+	w.mu.Lock()
+	w.latest = &st
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run writes the status whenever it changes and renews its lease every
+// TTL/3 until ctx ends; then it revokes the lease (the status goes).
+func (w *StatusWriter) Run(ctx context.Context) {
+	tick := time.NewTicker(w.cfg.TTL / 3)
+	defer tick.Stop()
+	for {
+		renew := false
+		select {
+		case <-ctx.Done():
+			w.stop()
+			return
+		case <-w.kick:
+		case <-tick.C:
+			renew = true
+		}
+		asked, err := w.step(ctx, renew)
+		if ctx.Err() != nil {
+			continue
+		}
+		if err != nil {
+			w.cfg.Log.WithError(err).WithField("key", w.key).Warn("writing the fleet status")
+		}
+		if w.cfg.Source != nil && asked && (err == nil || errors.Is(err, store.ErrUnavailable)) {
+			w.cfg.Source.SetReachable(err)
+		}
+	}
+}
+
+// stop revokes the lease, so that the status goes with the agent.
+func (w *StatusWriter) stop() {
+	if w.leaser == nil || w.lease == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := w.leaser.RevokeLease(ctx, w.lease); err != nil {
+		w.cfg.Log.WithError(err).Warn("revoking the fleet status's lease; it expires by itself")
+	}
+}
+
+// step renews the lease (if renew) and writes the latest status. asked:
+// it asked the store something, so err (nil or not) says whether the
+// store answers.
+func (w *StatusWriter) step(ctx context.Context, renew bool) (asked bool, err error) {
+	asked = w.leaser != nil
+	if err := w.ensureLease(ctx, renew); err != nil {
+		return true, err
+	}
+	w.mu.Lock()
+	latest := w.latest
+	w.mu.Unlock()
+	if latest == nil {
+		return asked, nil // nothing to say yet
+	}
+	st := *latest
+	st.Host, st.Updated = w.cfg.Host, time.Now().UTC()
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return asked, fmt.Errorf("encoding the status: %w", err)
+	}
+	err = w.write(ctx, raw)
+	if errors.Is(err, store.ErrLeaseExpired) {
+		w.lease = 0
+		if err = w.ensureLease(ctx, false); err == nil {
+			err = w.write(ctx, raw)
+		}
+	}
+	return true, err
+}
+
+// ensureLease grants a lease if there is none, and renews it if renew.
+func (w *StatusWriter) ensureLease(ctx context.Context, renew bool) error {
+	if w.leaser == nil {
+		return nil
+	}
+	if w.lease != 0 && renew {
+		err := w.leaser.KeepAlive(ctx, w.lease)
+		if errors.Is(err, store.ErrLeaseExpired) {
+			w.cfg.Log.WithField("key", w.key).Info("the fleet status's lease expired; granting a new one")
+			w.lease = 0
+		} else if err != nil {
+			return err
+		}
+	}
+	if w.lease == 0 {
+		id, err := w.leaser.GrantLease(ctx, w.cfg.TTL)
+		if err != nil {
+			return err
+		}
+		w.lease = id
+		w.version = -1 // the key may be gone with the old lease
+	}
+	return nil
+}
+
+// write stores raw under the key, compare-and-swap on the version last
+// written (read again when unknown or when another writer got there).
+func (w *StatusWriter) write(ctx context.Context, raw []byte) error {
+	for attempt := 0; ; attempt++ {
+		if w.version < 0 {
+			e, err := w.cfg.Store.Read(ctx, w.key)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				w.version = store.NoVersion
+			case err != nil:
+				return err
+			default:
+				w.version = e.Version
+			}
+		}
+		var v store.Version
+		var err error
+		if w.leaser != nil {
+			v, err = w.leaser.WriteLeased(ctx, w.key, raw, w.version, w.lease)
+		} else {
+			v, err = w.cfg.Store.WriteCAS(ctx, w.key, raw, w.version)
+		}
+		if errors.Is(err, store.ErrCASFailed) && attempt == 0 {
+			if w.version > 0 {
+				w.cfg.Log.WithField("key", w.key).Warn("another writer changed this host's fleet status (two hosts of one name?); overwriting it")
+			}
+			w.version = -1
+			continue
+		}
+		if err != nil {
+			w.version = -1
+			return err
+		}
+		w.version = v
+		return nil
+	}
+}
