@@ -4,7 +4,8 @@
 set -euo pipefail
 
 # etcd-server: the store/etcd tests start their own etcd (internal/etcdtest).
-packages=(iproute2 iptables iputils-ping graphviz busybox-static qemu-system-x86 kmod cpio xz-utils systemd util-linux etcd-server)
+# dnsmasq: the DHCP tests run their own server in a test namespace (internal/dnsmasqtest).
+packages=(iproute2 iptables iputils-ping graphviz busybox-static qemu-system-x86 kmod cpio xz-utils systemd util-linux etcd-server dnsmasq)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -19,6 +20,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 	# installed (an etcd installed before is the operator's and left alone).
 	if [[ " ${missing[*]} " == *" etcd-server "* ]] && [ -d /run/systemd/system ]; then
 		systemctl disable --now etcd.service || true
+	fi
+	# Likewise dnsmasq: the package starts a DNS/DHCP server on the host.
+	if [[ " ${missing[*]} " == *" dnsmasq "* ]] && [ -d /run/systemd/system ]; then
+		systemctl disable --now dnsmasq.service || true
 	fi
 fi
 
