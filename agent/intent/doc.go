@@ -82,6 +82,11 @@
 //     forwards every VLAN everywhere); absent, a member has the kernel's
 //     default (VLAN 1, pvid, untagged), and [] is no VLAN. bridgePort is
 //     only for an interface whose master is a bridge.
+//     "dhcp4" (see DHCP4, dhcp4.go): true, false (none) or the options
+//     hostname, clientId, useRoutes and useDNS (default true),
+//     routeMetric (distinct per interface using its lease's routes) and
+//     vendorClass; not on a bond or bridge port, nor an interface declared
+//     down. (The agent does not acquire leases yet: render refuses it.)
 //   - routes: to ("default" or a CIDR prefix without host bits), via, dev,
 //     table (absent: main), metric, scope, src, type (unicast, the default;
 //     blackhole, unreachable and prohibit take no via or dev) and family.

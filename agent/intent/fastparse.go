@@ -109,8 +109,11 @@ func buildPlan(t reflect.Type) *fastPlan {
 			if name == "" {
 				name = f.Name
 			}
+			// A field parseFast cannot decode (one with its own
+			// UnmarshalJSON: dhcp4) keeps a nil plan: a document that
+			// has it goes to parseSlow, one without it stays fast.
 			fp := planOf(f.Type)
-			if fp == nil || names[name] || len(p.fields) == 64 {
+			if names[name] || len(p.fields) == 64 {
 				return nil
 			}
 			names[name] = true
@@ -225,6 +228,9 @@ func (d *fastDecoder) object(p *fastPlan, v reflect.Value) (uint64, bool) {
 		}
 		seen |= 1 << i
 		f := &p.fields[i]
+		if f.plan == nil {
+			return 0, false // see buildPlan: parseSlow decodes it
+		}
 		if f.plan.kind == reflect.String {
 			s, ok := d.str(&d.last[f.slot])
 			if !ok {

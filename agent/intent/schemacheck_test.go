@@ -94,7 +94,11 @@ func (sc *schemaChecker) keyword(s map[string]any, kw string, v any, path string
 	case "$ref":
 		return sc.validate(sc.resolve(map[string]any{"$ref": arg}), v, path)
 	case "type":
-		if !hasJSONType(v, arg.(string)) {
+		types, ok := arg.([]any) // ["boolean", "object"]
+		if !ok {
+			types = []any{arg}
+		}
+		if !slices.ContainsFunc(types, func(t any) bool { return hasJSONType(v, t.(string)) }) {
 			return fail("%s: got %T", arg, v)
 		}
 	case "const":

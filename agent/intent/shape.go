@@ -79,6 +79,10 @@ func (s *shapeChecker) end() {
 	}
 }
 
+// boolOrObject is the interface of the sections that may also be given
+// as a boolean (DHCP4).
+var boolOrObject = reflect.TypeFor[interface{ jsonBoolOrObject() }]()
+
 // value checks the next value against t.
 func (s *shapeChecker) value(t reflect.Type, o Origin) error {
 	tok, err := s.token(o)
@@ -87,6 +91,9 @@ func (s *shapeChecker) value(t reflect.Type, o Origin) error {
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if _, ok := tok.(bool); ok && reflect.PointerTo(t).Implements(boolOrObject) {
+		return nil // "dhcp4": true
 	}
 	if !fits(tok, t) {
 		s.fail(o, "expected %s, got %s", wantName(t), tokenName(tok))

@@ -71,5 +71,7 @@ type Interface struct {
 
 	BridgePort *BridgePort `json:"bridgePort,omitempty"` // a bridge port's settings
 
+	DHCP4 *DHCP4 `json:"dhcp4,omitempty"` // an IPv4 address from DHCP (dhcp4.go)
+
 	Origin Origin `json:"-"`
 }

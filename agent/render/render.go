@@ -40,6 +40,7 @@ func Render(in *intent.Intent) (*dg.Graph, error) {
 func build(in *intent.Intent, drift bool) (*builder, error) {
 	b := newBuilder(in)
 	b.tracking = drift
+	b.notYetDHCP4() // dhcp4.go
 	for _, s := range sections {
 		s.render(b)
 	}
