@@ -118,6 +118,7 @@ func (s *Server) Args(opts Options) []string {
 		"--keep-in-foreground", "--conf-file=/dev/null", "--port=0",
 		"--log-facility=-", "--log-dhcp", "--user=root", "--pid-file",
 		"--interface=" + s.Link, "--bind-interfaces", "--dhcp-authoritative",
+		"--no-ping", // no 3 s wait for an echo before each offer
 		"--dhcp-leasefile=" + s.LeaseFile,
 		fmt.Sprintf("--dhcp-range=%s,%s,255.255.255.0,%ds", RangeFirst, RangeLast, int(lease.Seconds())),
 		"--dhcp-option=3," + router,

@@ -1,0 +1,17 @@
+// Package dhcp is netagent's DHCPv4 client (github.com/insomniacslk/dhcp,
+// its nclient4): it acquires a lease on one interface of a target
+// namespace and turns the server's ACK into a Lease (address, server,
+// router, DNS servers, classless routes of option 121, lease, renewal and
+// rebinding times), and keeps leases in the state directory so that a
+// restarted agent can ask for its address again (INIT-REBOOT, RFC 2131
+// 3.2).
+//
+// The network is behind one narrow interface, Exchanger: NetnsExchanger
+// opens nclient4's raw socket inside the target namespace (only the
+// socket: the exchange itself, which takes seconds, holds no namespace
+// thread), and tests use a fake that answers with a built ACK.
+//
+// Not yet: the lease as an asynchronous item of the graph (with its
+// address and routes as items depending on it), renewal and rebinding in
+// the daemon, and apply's report. Render refuses "dhcp4" until they exist.
+package dhcp

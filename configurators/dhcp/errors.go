@@ -1,0 +1,14 @@
+package dhcp
+
+import "errors"
+
+// Errors of a server's answer that cannot make a lease.
+var (
+	// ErrNoAddress: the ACK gives no address (yiaddr 0.0.0.0).
+	ErrNoAddress = errors.New("the server's ACK gives no address")
+	// ErrNoLeaseTime: the ACK has no lease time (option 51), which RFC
+	// 2131 requires of an ACK to a REQUEST.
+	ErrNoLeaseTime = errors.New("the server's ACK has no lease time (option 51)")
+	// ErrBadNetmask: the subnet mask (option 1) is not a contiguous mask.
+	ErrBadNetmask = errors.New("the server's subnet mask is not a contiguous mask")
+)
