@@ -11,7 +11,13 @@
 // socket: the exchange itself, which takes seconds, holds no namespace
 // thread), and tests use a fake that answers with a built ACK.
 //
-// Not yet: the lease as an asynchronous item of the graph (with its
-// address and routes as items depending on it), renewal and rebinding in
-// the daemon, and apply's report. Render refuses "dhcp4" until they exist.
+// Configurator manages items.DHCP4Lease: its Create acquires the lease as
+// an asynchronous operation (reconciler.ContinueInBackground), so the
+// reconciler converges every item that does not depend on the lease while
+// the server has not answered, and items that depend on the lease item
+// wait for it. The lease goes into Leases and the state directory.
+//
+// Not yet: render making the lease item and, from the lease, its address
+// and routes as items depending on it; renewal and rebinding in the
+// daemon; DHCPRELEASE; apply's report. Render refuses "dhcp4" until then.
 package dhcp

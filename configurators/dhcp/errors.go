@@ -12,3 +12,7 @@ var (
 	// ErrBadNetmask: the subnet mask (option 1) is not a contiguous mask.
 	ErrBadNetmask = errors.New("the server's subnet mask is not a contiguous mask")
 )
+
+// errModify: the reconciler modified a lease in place, which
+// NeedsRecreate rules out.
+var errModify = errors.New("a lease is not modified in place (NeedsRecreate)")
