@@ -93,3 +93,19 @@ func NewWatch(ctx context.Context, produce func(ctx context.Context, emit Emit) 
 	}()
 	return w
 }
+
+// EmitListing starts a watch from NoVersion, for backends: it emits
+// entries (a listing read at revision rev) as Put events, then a Synced
+// event at rev. It returns ctx's error when the watch's context ended
+// meanwhile, and nil when every event was delivered.
+func EmitListing(ctx context.Context, emit Emit, entries []Entry, rev Version) error {
+	for _, e := range entries {
+		if !emit(Event{Type: Put, Entry: e}) {
+			return ctx.Err()
+		}
+	}
+	if !emit(Event{Type: Synced, Entry: Entry{Version: rev}}) {
+		return ctx.Err()
+	}
+	return nil
+}

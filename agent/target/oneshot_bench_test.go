@@ -33,32 +33,15 @@ func oneShotWork(b *testing.B, n int, loaded bool) (*Runtime, *dg.Graph) {
 	b.Helper()
 	tgt := testns.New(b)
 	dir := b.TempDir()
-	var setup, doc strings.Builder
-	setup.WriteString("link add uplink0 type veth peer name uplink0-peer\nlink set uplink0-peer up\nlink set uplink0 up\n")
-	doc.WriteString(`{"version":1,"interfaces":[{"name":"uplink0","type":"physical","addresses":["192.0.2.10/24"]}],"routes":[`)
-	for i := range n {
-		dst := fmt.Sprintf("%d.%d.%d.0/24", 10+i>>16, i>>8&255, i&255)
-		if i > 0 {
-			doc.WriteByte(',')
-		}
-		fmt.Fprintf(&doc, `{"to":%q,"via":"192.0.2.1","dev":"uplink0"}`, dst)
-	}
-	doc.WriteString("]}")
+	setup := "link add uplink0 type veth peer name uplink0-peer\nlink set uplink0-peer up\nlink set uplink0 up\n"
 	batch := filepath.Join(dir, "setup.batch")
-	if err := os.WriteFile(batch, []byte(setup.String()), 0o600); err != nil {
+	if err := os.WriteFile(batch, []byte(setup), 0o600); err != nil {
 		b.Fatal(err)
 	}
 	if out, err := exec.Command("ip", "-n", tgt.Name, "-batch", batch).CombinedOutput(); err != nil {
 		b.Fatalf("ip -batch: %v: %s", err, out)
 	}
-	in, err := intent.Parse([]byte(doc.String()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	intended, err := render.Render(in)
-	if err != nil {
-		b.Fatal(err)
-	}
+	intended := oneShotIntended(b, n)
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	log.SetLevel(logrus.WarnLevel) // as scripts/bench.sh runs it
@@ -74,6 +57,30 @@ func oneShotWork(b *testing.B, n int, loaded bool) (*Runtime, *dg.Graph) {
 		}
 	}
 	return rt, intended
+}
+
+// oneShotIntended renders the intent benchgen writes for n routes:
+// uplink0 with 192.0.2.10/24 and n IPv4 /24 routes via 192.0.2.1 over it.
+func oneShotIntended(b *testing.B, n int) *dg.Graph {
+	b.Helper()
+	var doc strings.Builder
+	doc.WriteString(`{"version":1,"interfaces":[{"name":"uplink0","type":"physical","addresses":["192.0.2.10/24"]}],"routes":[`)
+	for i := range n {
+		if i > 0 {
+			doc.WriteByte(',')
+		}
+		fmt.Fprintf(&doc, `{"to":"%d.%d.%d.0/24","via":"192.0.2.1","dev":"uplink0"}`, 10+i>>16, i>>8&255, i&255)
+	}
+	doc.WriteString("]}")
+	in, err := intent.Parse([]byte(doc.String()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	intended, err := render.Render(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return intended
 }
 
 // BenchmarkOneShot100k times what `netagent apply` and `check` do after
@@ -159,23 +166,7 @@ func flush(b *testing.B, ns string) {
 // BenchmarkSummarize100k is Summarize of a converged pass over 100k
 // routes (the current state holds the intended items).
 func BenchmarkSummarize100k(b *testing.B) {
-	var doc strings.Builder
-	doc.WriteString(`{"version":1,"interfaces":[{"name":"uplink0","type":"physical","addresses":["192.0.2.10/24"]}],"routes":[`)
-	for i := range oneShotRoutes {
-		if i > 0 {
-			doc.WriteByte(',')
-		}
-		fmt.Fprintf(&doc, `{"to":"%d.%d.%d.0/24","via":"192.0.2.1","dev":"uplink0"}`, 10+i>>16, i>>8&255, i&255)
-	}
-	doc.WriteString("]}")
-	in, err := intent.Parse([]byte(doc.String()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	intended, err := render.Render(in)
-	if err != nil {
-		b.Fatal(err)
-	}
+	intended := oneShotIntended(b, oneShotRoutes)
 	cur := dg.New("current")
 	for it := range intended.Items() {
 		cur.Put(it)

@@ -217,7 +217,7 @@ func (l *Local) readMeta(n int) (Meta, error) {
 		return Meta{}, fmt.Errorf("reading version %d: %w", n, err)
 	}
 	defer f.Close()
-	m, err := decodeMeta(json.NewDecoder(f))
+	m, err := decodeHead(json.NewDecoder(f), nil)
 	if err != nil {
 		return Meta{}, fmt.Errorf("reading version %d: %w", n, err)
 	}
@@ -239,7 +239,8 @@ func (l *Local) unchanged(n int, intent json.RawMessage) (*Version, error) {
 		return nil, fmt.Errorf("reading version %d: %w", n, err)
 	}
 	defer f.Close()
-	m, docs, err := decodeHead(json.NewDecoder(f))
+	var docs []string
+	m, err := decodeHead(json.NewDecoder(f), &docs)
 	if err != nil {
 		return nil, fmt.Errorf("reading version %d: %w", n, err)
 	}
@@ -249,79 +250,49 @@ func (l *Local) unchanged(n int, intent json.RawMessage) (*Version, error) {
 	return &Version{Number: m.Number, Time: m.Time, Source: m.Source, Digest: m.Digest, Intent: intent, Documents: docs}, nil
 }
 
-// decodeHead decodes the members of a version's object before its intent:
-// the metadata, and the documents if they come before it.
-func decodeHead(dec *json.Decoder) (Meta, []string, error) {
-	var m Meta
-	var docs []string
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return m, nil, fmt.Errorf("not a version object: %v", errors.Join(err, errors.New("want {")))
-	}
-	seen := 0
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return m, nil, err
-		}
-		var dst any
-		switch t {
-		case "intent":
-			if seen < 4 {
-				return m, nil, errors.New("incomplete version object")
-			}
-			return m, docs, nil
-		case "number":
-			dst = &m.Number
-		case "time":
-			dst = &m.Time
-		case "source":
-			dst = &m.Source
-		case "digest":
-			dst = &m.Digest
-		case "documents":
-			dst, seen = &docs, seen-1
-		default:
-			dst, seen = new(json.RawMessage), seen-1 // not one of the four
-		}
-		if err := dec.Decode(dst); err != nil {
-			return m, nil, err
-		}
-		seen++
-	}
-	return m, nil, errors.New("no intent in the version object")
-}
-
-// decodeMeta decodes the members of a version's object up to its intent
-// (or all of them, if the intent comes last or not at all).
-func decodeMeta(dec *json.Decoder) (Meta, error) {
+// decodeHead decodes the members of a version's object that come before
+// the end of its head. With docs nil the head is the metadata: it stops
+// as soon as it has read the four members, skipping any other (the
+// intent too, if it comes first). With docs it decodes the documents
+// into *docs too and stops at the intent, which must come after the four.
+func decodeHead(dec *json.Decoder, docs *[]string) (Meta, error) {
 	var m Meta
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return m, fmt.Errorf("not a version object: %v", errors.Join(err, errors.New("want {")))
 	}
-	seen := 0
-	for dec.More() && seen < 4 {
+	seen := 0 // of the four
+	for dec.More() && (docs != nil || seen < 4) {
 		t, err := dec.Token()
 		if err != nil {
 			return m, err
 		}
 		var dst any
-		switch t {
-		case "number":
+		switch {
+		case t == "intent" && docs != nil:
+			if seen < 4 {
+				return m, errors.New("incomplete version object")
+			}
+			return m, nil
+		case t == "number":
 			dst = &m.Number
-		case "time":
+		case t == "time":
 			dst = &m.Time
-		case "source":
+		case t == "source":
 			dst = &m.Source
-		case "digest":
+		case t == "digest":
 			dst = &m.Digest
+		case t == "documents" && docs != nil:
+			dst, seen = docs, seen-1
 		default:
-			dst = new(json.RawMessage)
-			seen-- // not one of the four
+			dst, seen = new(json.RawMessage), seen-1 // not one of the four
 		}
 		if err := dec.Decode(dst); err != nil {
 			return m, err
 		}
 		seen++
+	}
+	if docs != nil {
+		return m, errors.New("no intent in the version object")
 	}
 	if seen < 4 {
 		return m, errors.New("incomplete version object")

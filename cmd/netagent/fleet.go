@@ -248,16 +248,54 @@ func (c *fleetConn) dir() string {
 // docKey is the key of the named document.
 func (c *fleetConn) docKey() string { return c.dir() + "/" + c.doc }
 
+// parse parses the arguments of fleet subcommand fs and checks c. With
+// needDoc the document is named (--name or the one argument) and so is
+// its place; without, no argument is taken. On a usage error it prints it
+// and returns its exit code and false.
+func (c *fleetConn) parse(g *globals, fs *flag.FlagSet, args []string, needDoc bool) (int, bool) {
+	if code, ok := parseFlags(fs, args); !ok {
+		return code, false
+	}
+	if needDoc {
+		if msg, ok := fleetDocArg(fs.Args(), c); !ok {
+			return usageError(g, fs, msg), false
+		}
+	} else if fs.NArg() > 0 {
+		return usageError(g, fs, "unexpected arguments"), false
+	}
+	if err := c.check(needDoc, needDoc); err != nil {
+		return usageError(g, fs, err.Error()), false
+	}
+	return exitOK, true
+}
+
+// fleetDocArg takes the document's name from the one argument, when
+// --name is not given; it returns a usage message and false otherwise.
+func fleetDocArg(args []string, c *fleetConn) (string, bool) {
+	switch {
+	case len(args) == 0 && c.doc != "":
+		return "", true
+	case len(args) == 1 && c.doc == "":
+		c.doc = args[0]
+		return "", true
+	case len(args) == 0:
+		return "give the document's name: --name DOC", false
+	}
+	return "give the document's name once: --name DOC or DOC", false
+}
+
 // open connects to etcd (lazily: the first operation finds out whether
-// it answers) and returns a context bounded by --timeout.
-func (c *fleetConn) open() (*etcd.Store, context.Context, context.CancelFunc, error) {
+// it answers) and returns a context bounded by --timeout; done cancels
+// it and closes the store. A configuration etcd refuses is a usage error
+// of fs: open prints it and returns its exit code and false.
+func (c *fleetConn) open(g *globals, fs *flag.FlagSet) (st *etcd.Store, ctx context.Context, done func(), code int, ok bool) {
 	st, err := etcd.New(etcd.Config{Endpoints: c.endpointList(), CAFile: c.ca, CertFile: c.cert, KeyFile: c.key,
 		DialTimeout: c.timeout, RequestTimeout: c.timeout})
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, usageError(g, fs, err.Error()), false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	return st, ctx, cancel, nil
+	return st, ctx, func() { cancel(); st.Close() }, exitOK, true
 }
 
 // fail prints a store error and returns its exit code: exitInternal for

@@ -56,12 +56,11 @@ func runFleetPush(g *globals, args []string) int {
 		fmt.Fprintf(g.stderr, "netagent: %s changed while it was validated; nothing was written\n", file)
 		return exitInternal
 	}
-	st, ctx, cancel, err := c.open()
-	if err != nil {
-		return usageError(g, fs, err.Error())
+	st, ctx, done, code, ok := c.open(g, fs)
+	if !ok {
+		return code
 	}
-	defer st.Close()
-	defer cancel()
+	defer done()
 	key := c.docKey()
 	cur, siblings, err := fleetReadDir(ctx, st, c.dir(), key)
 	if err != nil {
@@ -150,24 +149,17 @@ func fleetCheckMerge(g *globals, file string, pushed *intent.Intent, others []st
 // or on the version it read just before.
 func runFleetDelete(g *globals, args []string) int {
 	fs, c := fleetFlagSet(g, "delete")
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := c.parse(g, fs, args, true); !ok {
 		return code
-	}
-	if code, ok := fleetDocArg(g, fs.Args(), c); !ok {
-		return usageError(g, fs, code)
-	}
-	if err := c.check(true, true); err != nil {
-		return usageError(g, fs, err.Error())
 	}
 	if c.ifVersionGiven && c.ifVersion == store.NoVersion {
 		return usageError(g, fs, "--if-version 0 names a document that does not exist: nothing to delete")
 	}
-	st, ctx, cancel, err := c.open()
-	if err != nil {
-		return usageError(g, fs, err.Error())
+	st, ctx, done, code, ok := c.open(g, fs)
+	if !ok {
+		return code
 	}
-	defer st.Close()
-	defer cancel()
+	defer done()
 	key := c.docKey()
 	expect := c.ifVersion
 	if !c.ifVersionGiven {
@@ -184,39 +176,17 @@ func runFleetDelete(g *globals, args []string) int {
 	return exitOK
 }
 
-// fleetDocArg takes the document's name from the one argument, when
-// --name is not given; it returns a usage message and false otherwise.
-func fleetDocArg(g *globals, args []string, c *fleetConn) (string, bool) {
-	switch {
-	case len(args) == 0 && c.doc != "":
-		return "", true
-	case len(args) == 1 && c.doc == "":
-		c.doc = args[0]
-		return "", true
-	case len(args) == 0:
-		return "give the document's name: --name DOC", false
-	}
-	return "give the document's name once: --name DOC or DOC", false
-}
-
 // runFleetGet prints a document as stored.
 func runFleetGet(g *globals, args []string) int {
 	fs, c := fleetFlagSet(g, "get")
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := c.parse(g, fs, args, true); !ok {
 		return code
 	}
-	if msg, ok := fleetDocArg(g, fs.Args(), c); !ok {
-		return usageError(g, fs, msg)
+	st, ctx, done, code, ok := c.open(g, fs)
+	if !ok {
+		return code
 	}
-	if err := c.check(true, true); err != nil {
-		return usageError(g, fs, err.Error())
-	}
-	st, ctx, cancel, err := c.open()
-	if err != nil {
-		return usageError(g, fs, err.Error())
-	}
-	defer st.Close()
-	defer cancel()
+	defer done()
 	e, err := st.Read(ctx, c.docKey())
 	if err != nil {
 		return c.fail(g, "get", err)
@@ -238,21 +208,14 @@ type fleetDoc struct {
 func runFleetList(g *globals, args []string) int {
 	fs, c := fleetFlagSet(g, "list")
 	asJSON := fs.Bool("json", false, "print the list as JSON")
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := c.parse(g, fs, args, false); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		return usageError(g, fs, "unexpected arguments")
+	st, ctx, done, code, ok := c.open(g, fs)
+	if !ok {
+		return code
 	}
-	if err := c.check(false, false); err != nil {
-		return usageError(g, fs, err.Error())
-	}
-	st, ctx, cancel, err := c.open()
-	if err != nil {
-		return usageError(g, fs, err.Error())
-	}
-	defer st.Close()
-	defer cancel()
+	defer done()
 	dirs := []string{c.layout().Hosts(), c.layout().Groups()}
 	if c.host != "" || c.group != "" {
 		dirs = []string{c.dir()}

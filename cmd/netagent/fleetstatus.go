@@ -43,14 +43,8 @@ func runFleetStatus(g *globals, args []string) int {
 	fs, c := fleetFlagSet(g, "status")
 	asJSON := fs.Bool("json", false, "print the statuses as JSON: the list of fleet.Status as the hosts wrote them")
 	stale := fs.Duration("stale", fleetDefaultStale, "a status not rewritten for this long counts as not Ready (the daemons rewrite it every status TTL/3)")
-	if code, ok := parseFlags(fs, args); !ok {
+	if code, ok := c.parse(g, fs, args, false); !ok {
 		return code
-	}
-	if fs.NArg() > 0 {
-		return usageError(g, fs, "unexpected arguments")
-	}
-	if err := c.check(false, false); err != nil {
-		return usageError(g, fs, err.Error())
 	}
 	rows, code := fleetReadStatus(g, fs, c, time.Now(), *stale)
 	if rows == nil {
@@ -80,12 +74,11 @@ func runFleetStatus(g *globals, args []string) int {
 // fleetReadStatus reads every status and the hosts that have documents,
 // one row per host in name order; nil and the exit code on failure.
 func fleetReadStatus(g *globals, fs *flag.FlagSet, c *fleetConn, now time.Time, stale time.Duration) ([]fleetHostRow, int) {
-	st, ctx, cancel, err := c.open()
-	if err != nil {
-		return nil, usageError(g, fs, err.Error())
+	st, ctx, done, code, ok := c.open(g, fs)
+	if !ok {
+		return nil, code
 	}
-	defer st.Close()
-	defer cancel()
+	defer done()
 	l := c.layout()
 	statuses, _, err := st.List(ctx, l.StatusDir())
 	if err != nil {

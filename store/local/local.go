@@ -228,6 +228,12 @@ func (s *Store) DeleteCAS(ctx context.Context, key string, expect store.Version)
 // write runs one write under the locks: change checks the index, which
 // is up to date, and returns the record to append.
 func (s *Store) write(ctx context.Context, change func(*index) (*record, error)) error {
+	return s.locked(ctx, func() error { return s.writeLocked(change) })
+}
+
+// locked runs fn under the store's write locks (the process's and the
+// log's), with the index refreshed.
+func (s *Store) locked(ctx context.Context, fn func() error) error {
 	if err := s.check(ctx); err != nil {
 		return err
 	}
@@ -240,6 +246,11 @@ func (s *Store) write(ctx context.Context, change func(*index) (*record, error))
 	if err := s.refresh(); err != nil {
 		return err
 	}
+	return fn()
+}
+
+// writeLocked is write's body, under the locks.
+func (s *Store) writeLocked(change func(*index) (*record, error)) error {
 	s.mu.Lock()
 	r, err := change(s.idx)
 	s.mu.Unlock()
@@ -304,19 +315,7 @@ func (s *Store) maybeCompact() error {
 // read past it, end with ErrWatchClosed; values replaced or deleted by
 // then are removed.
 func (s *Store) Compact(ctx context.Context, rev store.Version) error {
-	if err := s.check(ctx); err != nil {
-		return err
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if err := flock(s.lockFD, syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("locking store %s: %w", s.dir, err)
-	}
-	defer flock(s.lockFD, syscall.LOCK_UN)
-	if err := s.refresh(); err != nil {
-		return err
-	}
-	return s.compactLocked(rev)
+	return s.locked(ctx, func() error { return s.compactLocked(rev) })
 }
 
 func (s *Store) compactLocked(c store.Version) error {

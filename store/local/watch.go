@@ -38,13 +38,8 @@ func (s *Store) follow(ctx context.Context, dir string, from store.Version, emit
 		if err != nil {
 			return fmt.Errorf("%w: %w", store.ErrWatchClosed, err)
 		}
-		for _, e := range entries {
-			if !emit(store.Event{Type: store.Put, Entry: e}) {
-				return ctx.Err()
-			}
-		}
-		if !emit(store.Event{Type: store.Synced, Entry: store.Entry{Version: rev}}) {
-			return ctx.Err()
+		if err := store.EmitListing(ctx, emit, entries, rev); err != nil {
+			return err
 		}
 		pos = rev
 	}
