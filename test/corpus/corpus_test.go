@@ -164,19 +164,22 @@ func runNSCase(t *testing.T, c nsCase) {
 // settle for a moment after they change) and returns it.
 func (e *env) stableSnapshot() string {
 	e.t.Helper()
-	prev := ""
+	prev, last, settled := "", "", false
 	wait := 20 * time.Millisecond
 	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
-		settled := e.carrierSettled() // before the snapshot, which it vouches for
+		settled = e.carrierSettled() // before the snapshot, which it vouches for
 		cur := e.snapshot()
 		if cur == prev && settled {
 			return cur
 		}
-		prev = cur
+		last, prev = prev, cur
 		time.Sleep(wait)
 		wait = min(2*wait, 300*time.Millisecond)
 	}
-	e.t.Fatal("the namespace never settled")
+	// Say what kept moving, so that a failure on a loaded machine can be
+	// told from one netagent caused.
+	e.t.Fatalf("the namespace never settled (carrier settled at the last look: %v); the last two snapshots:\n%s",
+		settled, lineDiff(last, prev))
 	return ""
 }
 
