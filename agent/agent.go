@@ -137,6 +137,7 @@ type Agent struct {
 	mx *metricsFeed // owned by the loop goroutine; its Metrics are safe anywhere
 	// reported is what Report was last given (loop goroutine).
 	reported *fleet.Status
+	ev       *eventHub // the status stream's subscribers (events.go)
 }
 
 // New checks cfg, fills in the defaults and returns an Agent ready to Run.
@@ -155,6 +156,7 @@ func New(cfg Config) (*Agent, error) {
 		probed:  make(chan probeResult),
 		done:    make(chan struct{}),
 		mx:      newMetricsFeed(),
+		ev:      newEventHub(),
 	}
 	if cfg.StateDir != "" {
 		a.store = &goodStore{dir: cfg.StateDir}

@@ -116,6 +116,8 @@ type ShownItem struct {
 type call struct {
 	req   Request
 	reply chan Response
+	// sub is the subscriber of a CmdWatch (events.go).
+	sub *subscriber
 }
 
 // Call hands req to the loop and waits for the answer. It is what the
@@ -145,6 +147,10 @@ func (a *Agent) Call(ctx context.Context, req Request) (Response, error) {
 // handle answers a call, in the loop. A trial with probes is answered
 // later, when its probe round ends (try).
 func (a *Agent) handle(ctx context.Context, c call) {
+	if c.req.Command == CmdWatch {
+		c.reply <- a.startWatchCall(c)
+		return
+	}
 	if c.req.Command == CmdTry {
 		if resp, done := a.try(ctx, c.req, c.reply); done {
 			a.publishMetrics()

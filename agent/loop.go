@@ -165,6 +165,7 @@ func (a *Agent) loop(ctx context.Context) {
 		}
 		a.publishMetrics()
 		a.reportStatus()
+		a.publishEvents()
 	}
 }
 

@@ -185,6 +185,10 @@ func (a *Agent) serveConn(ctx context.Context, conn *net.UnixConn) {
 	}
 	log = log.WithField("command", req.Command)
 	log.Debug("api: request")
+	if req.Command == CmdWatch {
+		a.serveWatch(ctx, conn, log)
+		return
+	}
 	resp, err := a.Call(ctx, req)
 	if err != nil {
 		resp = Response{Error: err.Error()}
