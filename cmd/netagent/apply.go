@@ -21,7 +21,7 @@ func init() {
 	register(&command{
 		name:    "apply",
 		summary: "converge once to the intent files and exit (no daemon needed)",
-		usage:   "[--netns NAME] [--wait D] [--lock-timeout D] [--via-daemon] [--if-version N] [--protect LINK]... [--force] FILE...",
+		usage:   "[--netns NAME] [--json] [--wait D] [--lock-timeout D] [--via-daemon] [--if-version N] [--protect LINK]... [--force] FILE...",
 		run:     runApply,
 	})
 }
@@ -34,6 +34,7 @@ func runApply(g *globals, args []string) int {
 	fs := newFlagSet(g, "apply", "FILE...")
 	k := kernelFlags(g, fs)
 	opts := target.ApplyOptions{Wait: defaultApplyWait}
+	fs.BoolVar(&g.asJSON, "json", false, "print the operations run and the outcome as JSON (see the README's JSON shapes)")
 	fs.Func("wait", fmt.Sprintf("how long to wait, while items are blocked, for the link events the apply causes "+
 		"(a carrier coming up); 0: do not wait (default %v)", defaultApplyWait), func(v string) error {
 		d, err := time.ParseDuration(v)
@@ -75,7 +76,9 @@ func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot
 	intended *dg.Graph, opts target.ApplyOptions) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	start := time.Now()
 	res, err := rt.Apply(ctx, gd.apply, opts)
+	took := time.Since(start)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, err)
 		return exitInternal
@@ -84,14 +87,22 @@ func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, err)
 	}
 	prot.orphanLines(g, gd, "")
-	return reportApply(g, res)
+	if g.asJSON {
+		return reportApplyJSON(g, res, took)
+	}
+	printAppliedOps(g, res.Ops)
+	return reportApplyTook(g, res, took)
 }
 
 // reportApply prints the outcome of an apply: a summary on stdout, and
 // each item that did not converge, with why, on stderr.
-func reportApply(g *globals, res *target.Result) int {
+func reportApply(g *globals, res *target.Result) int { return reportApplyTook(g, res, -1) }
+
+// reportApplyTook is reportApply with how long the apply took (< 0:
+// unknown) in the summary.
+func reportApplyTook(g *globals, res *target.Result, took time.Duration) int {
 	if res.Converged() {
-		fmt.Fprintf(g.stdout, "converged: %d operations\n", len(res.Ops))
+		fmt.Fprintf(g.stdout, "converged: %d operations%s\n", len(res.Ops), applyTally(res, took))
 		return exitOK
 	}
 	for _, p := range res.Problems {
@@ -100,7 +111,7 @@ func reportApply(g *globals, res *target.Result) int {
 	if len(res.Problems) == 0 && res.Err != nil {
 		fmt.Fprintf(g.stderr, "%v\n", res.Err)
 	}
-	fmt.Fprintf(g.stdout, "not converged: %d items failed or blocked (%d operations)\n", len(res.Problems), len(res.Ops))
+	fmt.Fprintf(g.stdout, "not converged: %d items failed or blocked (%d operations)%s\n", len(res.Problems), len(res.Ops), applyTally(res, took))
 	return exitFailed
 }
 

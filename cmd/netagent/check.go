@@ -12,7 +12,7 @@ func init() {
 	register(&command{
 		name:    "check",
 		summary: "compare the running state with the intent files, attribute by attribute",
-		usage:   "[--netns NAME] [--protect LINK]... FILE...",
+		usage:   "[--netns NAME] [--all] [--json] [--protect LINK]... FILE...",
 		run:     runCheck,
 	})
 }
@@ -20,6 +20,8 @@ func init() {
 func runCheck(g *globals, args []string) int {
 	fs := newFlagSet(g, "check", "FILE...")
 	k := kernelFlags(g, fs)
+	all := fs.Bool("all", false, "list every item, passing ones too: ok, differs, missing, extra or foreign (like ifquery --check)")
+	asJSON := fs.Bool("json", false, "print the result as JSON (see the README's JSON shapes)")
 	k.gateFlags(fs, false, checkViaDaemon(g))
 	prot := protectFlags(fs, false)
 	intended, rt, code := k.prepare(g, fs, args)
@@ -31,11 +33,16 @@ func runCheck(g *globals, args []string) int {
 	if gd == nil {
 		return code
 	}
-	prot.orphanLines(g, gd, "note: ") // kept on purpose: not a difference
+	if !*asJSON {
+		prot.orphanLines(g, gd, "note: ") // kept on purpose: not a difference
+	}
 	rep, err := rt.Check(gd.apply)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: check: %v\n", err)
 		return exitInternal
+	}
+	if *asJSON || *all {
+		return printCheckAll(g, intended, rep, k.drift, *asJSON)
 	}
 	for _, f := range rep.Foreign {
 		fmt.Fprintf(g.stdout, "note: %s: left alone\n", f)

@@ -68,6 +68,8 @@ type globals struct {
 	// collect, when set, gets each command's flag set instead of a run
 	// (netagent completion reads the commands' options with it).
 	collect func(fs *flag.FlagSet)
+	// asJSON: apply's --json (output.go), read by applyGuarded.
+	asJSON bool
 }
 
 func main() {

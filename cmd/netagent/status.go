@@ -17,22 +17,26 @@ func init() {
 	register(&command{
 		name:    "status",
 		summary: "show the daemon's status: per intent file and per item (asks it over the socket)",
-		usage:   "[--socket PATH] [--json] [--all]",
+		usage:   "[--socket PATH] [--json] [--all] [--watch]",
 		run:     runStatus,
 	})
 }
 
 func runStatus(g *globals, args []string) int {
-	fs := newFlagSet(g, "status", "[--socket PATH] [--json] [--all]")
+	fs := newFlagSet(g, "status", "[--socket PATH] [--json] [--all] [--watch]")
 	socket := fs.String("socket", defaultSocket, "unix socket of the daemon's API")
 	asJSON := fs.Bool("json", false, "print the status as JSON")
 	all := fs.Bool("all", false, "list every item, not only those that are not created")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long to wait for the daemon")
+	watch := fs.Bool("watch", false, "stream the daemon's status changes, one line (--json: one JSON object) each, until interrupted")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return usageError(g, fs, "unexpected arguments")
+	}
+	if *watch {
+		return watchStatus(g, *socket, *asJSON)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
@@ -50,7 +54,7 @@ func runStatus(g *globals, args []string) int {
 		st.LastTrial = lastTrialOutcome(g.stateDir)
 	}
 	if *asJSON {
-		if writeJSON(g, st) != nil {
+		if writeJSON(g, statusJSON{Format: outputFormat, Status: st}) != nil {
 			return exitInternal
 		}
 	} else {

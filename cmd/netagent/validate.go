@@ -13,18 +13,22 @@ func init() {
 	register(&command{
 		name:    "validate",
 		summary: "check intent files as a whole; print every problem with its JSON path",
-		usage:   "FILE...",
+		usage:   "[--json] FILE...",
 		run:     runValidate,
 	})
 }
 
 func runValidate(g *globals, args []string) int {
 	fs := newFlagSet(g, "validate", "FILE...")
+	asJSON := fs.Bool("json", false, "print the result as JSON, every problem with its file and JSON path (see the README's JSON shapes)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() == 0 {
 		return usageError(g, fs, "no intent file given")
+	}
+	if *asJSON {
+		return validateJSON(g, fs.Args())
 	}
 	intended, code := loadIntent(g, fs.Args())
 	if intended == nil {

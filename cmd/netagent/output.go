@@ -1,0 +1,355 @@
+package main
+
+// The output of the commands for people and for programs: the JSON shapes
+// (each with "format": outputFormat, documented in the README), the
+// operations apply ran, its progress on a terminal, and the status stream.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/configurators"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// outputFormat is the version of the JSON shapes of apply, check,
+// validate and status (and of the events of status --watch): it changes
+// only when a field changes meaning or goes away; new fields may come.
+const outputFormat = 1
+
+// statusJSON is what `status --json` prints: the daemon's status with the
+// format.
+type statusJSON struct {
+	Format int `json:"format"`
+	*agent.Status
+}
+
+// watchStatus follows the daemon's status (status --watch): a headline,
+// then one line per change, or one JSON object per line with --json,
+// until SIGINT/SIGTERM (exit 0) or the daemon goes (exit 4).
+func watchStatus(g *globals, socket string, asJSON bool) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return watchEvents(ctx, g, socket, asJSON)
+}
+
+func watchEvents(ctx context.Context, g *globals, socket string, asJSON bool) int {
+	w, err := agent.Watch(ctx, socket)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitInternal
+	}
+	defer w.Close()
+	enc := json.NewEncoder(g.stdout)
+	for {
+		e, err := w.Next()
+		switch {
+		case ctx.Err() != nil:
+			return exitOK
+		case errors.Is(err, io.EOF):
+			fmt.Fprintln(g.stderr, "netagent: the daemon ended the stream (stopped?)")
+			return exitInternal
+		case err != nil:
+			fmt.Fprintf(g.stderr, "netagent: status --watch: %v\n", err)
+			return exitInternal
+		}
+		if asJSON {
+			if enc.Encode(e) != nil {
+				return exitInternal
+			}
+			continue
+		}
+		if e.Kind == agent.EventStatus && e.Status != nil {
+			statusPrintHeadline(g.stdout, e.Status, e.Time)
+			fmt.Fprintln(g.stdout, "watching for changes (Ctrl-C ends)")
+			continue
+		}
+		fmt.Fprintf(g.stdout, "%s %s\n", e.Time.Format(time.RFC3339), e)
+	}
+}
+
+// printAppliedOps prints the operations an apply ran as plan prints them:
+// numbered, with the item and what the operation does to traffic (from
+// the operation alone: apply does not keep the state it started from),
+// and a failed one with its error.
+func printAppliedOps(g *globals, ops reconciler.OperationLog) {
+	for i, e := range ops {
+		fmt.Fprintf(g.stdout, "%3d. %s\n       %s\n", i+1, e, e.Item)
+		fmt.Fprintf(g.stdout, "       %s\n", disruptionLineOf(configurators.Predict(e, nil)))
+	}
+}
+
+// applyTally is the end of apply's summary: the operations done and
+// failed, the items blocked and how long it took.
+func applyTally(res *target.Result, took time.Duration) string {
+	t := tallyApply(res)
+	s := fmt.Sprintf(": %d done, %d failed, %d blocked", t.done, t.failed, t.blocked)
+	if took >= 0 {
+		s += " in " + took.Round(time.Millisecond).String()
+	}
+	return s
+}
+
+type applyCounts struct{ done, failed, blocked int }
+
+func tallyApply(res *target.Result) applyCounts {
+	var c applyCounts
+	for _, e := range res.Ops {
+		if e.Err != nil {
+			c.failed++
+		} else {
+			c.done++
+		}
+	}
+	for _, p := range res.Problems {
+		if p.Blocked {
+			c.blocked++
+		}
+	}
+	return c
+}
+
+// applyJSON is what `apply --json` prints.
+type applyJSON struct {
+	Format    int    `json:"format"`
+	Converged bool   `json:"converged"`
+	Done      int    `json:"done"`
+	Failed    int    `json:"failed"`
+	Blocked   int    `json:"blocked"`
+	Duration  string `json:"duration"`
+	// Operations are those run, in order, with what each does to traffic
+	// (as plan's) and the error of a failed one.
+	Operations []opJSON      `json:"operations"`
+	Problems   []problemJSON `json:"problems,omitempty"`
+	Error      string        `json:"error,omitempty"`
+}
+
+// reportApplyJSON prints the outcome of an apply as applyJSON; the exit
+// code is reportApply's.
+func reportApplyJSON(g *globals, res *target.Result, took time.Duration) int {
+	c := tallyApply(res)
+	doc := applyJSON{Format: outputFormat, Converged: res.Converged(), Done: c.done, Failed: c.failed,
+		Blocked: c.blocked, Duration: took.Round(time.Millisecond).String(), Operations: opsJSON(res.Ops)}
+	for i, e := range res.Ops {
+		doc.Operations[i].Disruption = opDisruption(configurators.Predict(e, nil))
+	}
+	for _, p := range res.Problems {
+		state := "failed"
+		if p.Blocked {
+			state = "blocked"
+		}
+		doc.Problems = append(doc.Problems, problemJSON{Item: p.Ref.String(), State: state, Blocked: p.Blocked, Reason: p.Reason})
+	}
+	if res.Err != nil && len(res.Problems) == 0 {
+		doc.Error = res.Err.Error()
+	}
+	if writeJSON(g, doc) != nil {
+		return exitInternal
+	}
+	if !res.Converged() {
+		return exitFailed
+	}
+	return exitOK
+}
+
+// The states of an item in `check --all` and `check --json`.
+const (
+	checkOK      = "ok"
+	checkDiffers = "differs"
+	checkMissing = "missing"
+	checkExtra   = "extra"   // netagent's, in the kernel, no longer intended: apply deletes it
+	checkForeign = "foreign" // carries netagent's mark, no item describes it: left alone
+	checkIgnored = "ignored" // differs, but its drift policy is ignore
+)
+
+// checkJSON is what `check --json` prints.
+type checkJSON struct {
+	Format int `json:"format"`
+	// Converged: nothing differs (ignored drift aside).
+	Converged bool            `json:"converged"`
+	Counts    map[string]int  `json:"counts"`
+	Items     []checkItemJSON `json:"items"`
+}
+
+// checkItemJSON is one item of check: its state, and for differs each
+// attribute with the intended and the running value.
+type checkItemJSON struct {
+	Item   string          `json:"item"`
+	State  string          `json:"state"`
+	Drift  string          `json:"drift,omitempty"` // the item's drift policy, unless repair
+	Fields []fieldDiffJSON `json:"fields,omitempty"`
+	// HeldBy, for missing, are the objects netagent does not own in its
+	// place.
+	HeldBy []string `json:"heldBy,omitempty"`
+}
+
+type fieldDiffJSON struct {
+	Field    string `json:"field"`
+	Intended string `json:"intended"`
+	Running  string `json:"running"`
+}
+
+// checkItems lists every intended item, those apply would delete and the
+// foreign objects, each with its state, sorted by item.
+func checkItems(intended *dg.Graph, rep *target.Report, policies render.DriftPolicies) []checkItemJSON {
+	byRef := map[dg.ItemRef]target.Difference{}
+	for _, d := range rep.Diffs {
+		byRef[d.Ref] = d
+	}
+	var out []checkItemJSON
+	add := func(ref dg.ItemRef, d target.Difference, found bool) {
+		ci := checkItemJSON{Item: ref.String(), State: checkOK}
+		if p := policies.Of(ref); p != "" && p != intent.DriftRepair {
+			ci.Drift = string(p)
+		}
+		if found {
+			ci.State = string(d.Kind)
+			for _, f := range d.Fields {
+				ci.Fields = append(ci.Fields, fieldDiffJSON{Field: f.Field, Intended: f.Want, Running: f.Have})
+			}
+			for _, h := range d.HeldBy {
+				ci.HeldBy = append(ci.HeldBy, h.String())
+			}
+			if d.Kind == target.Differs && ci.Drift == string(intent.DriftIgnore) {
+				ci.State = checkIgnored
+			}
+		}
+		out = append(out, ci)
+	}
+	for _, ref := range intended.Refs() {
+		d, found := byRef[ref]
+		add(ref, d, found)
+		delete(byRef, ref)
+	}
+	for ref, d := range byRef { // extra
+		add(ref, d, true)
+	}
+	for _, f := range rep.Foreign {
+		out = append(out, checkItemJSON{Item: dg.Ref(f).String(), State: checkForeign})
+	}
+	slices.SortFunc(out, func(a, b checkItemJSON) int { return strings.Compare(a.Item, b.Item) })
+	return out
+}
+
+// printCheckAll prints every item with its state (check --all), or the
+// checkJSON document (--json); exit 1 when something differs.
+func printCheckAll(g *globals, intended *dg.Graph, rep *target.Report, policies render.DriftPolicies, asJSON bool) int {
+	list := checkItems(intended, rep, policies)
+	counts := map[string]int{}
+	converged := true
+	for _, ci := range list {
+		counts[ci.State]++
+		switch ci.State {
+		case checkDiffers, checkMissing, checkExtra:
+			converged = false
+		}
+	}
+	code := exitOK
+	if !converged {
+		code = exitFailed
+	}
+	if asJSON {
+		if writeJSON(g, checkJSON{Format: outputFormat, Converged: converged, Counts: counts, Items: list}) != nil {
+			return exitInternal
+		}
+		return code
+	}
+	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ITEM\tSTATE\tDETAIL")
+	for _, ci := range list {
+		var detail []string
+		for _, f := range ci.Fields {
+			detail = append(detail, fmt.Sprintf("%s: intended %s, running %s", f.Field, f.Intended, f.Running))
+		}
+		for _, h := range ci.HeldBy {
+			detail = append(detail, "held by "+h)
+		}
+		if ci.Drift != "" {
+			detail = append(detail, "drift: "+ci.Drift)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", ci.Item, ci.State, strings.Join(detail, "; "))
+	}
+	tw.Flush()
+	var parts []string
+	for _, s := range []string{checkOK, checkDiffers, checkMissing, checkExtra, checkIgnored, checkForeign} {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+	}
+	fmt.Fprintf(g.stdout, "%d items: %s\n", len(list), strings.Join(parts, ", "))
+	return code
+}
+
+// validateDoc is what `validate --json` prints.
+type validateDoc struct {
+	Format int  `json:"format"`
+	Valid  bool `json:"valid"`
+	Files  int  `json:"files"`
+	// Items is the number of items the intent renders to (valid only).
+	Items    int           `json:"items"`
+	Problems []problemLine `json:"problems,omitempty"`
+}
+
+// problemLine is one problem of an intent: the file, the JSON path of the
+// value ("" for the document as a whole) and what is wrong.
+type problemLine struct {
+	File    string `json:"file,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Message string `json:"message"`
+}
+
+// validateJSON is validate --json: the same checks, the result as
+// validateDoc on stdout; exit 1 for an invalid intent, 3 for a file that
+// cannot be read (named in problems too).
+func validateJSON(g *globals, paths []string) int {
+	doc := validateDoc{Format: outputFormat, Files: len(paths)}
+	files := make(map[string][]byte, len(paths))
+	code := exitOK
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			doc.Problems = append(doc.Problems, problemLine{File: p, Message: err.Error()})
+			code = exitInternal
+			continue
+		}
+		files[p] = data
+	}
+	if code == exitOK {
+		parsed, err := render.ParseFiles(files)
+		var intended *dg.Graph
+		if err == nil {
+			intended, err = render.RenderFiles(parsed)
+		}
+		for _, fe := range intent.FieldErrors(err) {
+			doc.Problems = append(doc.Problems, problemLine{File: fe.File, Path: fe.Path, Message: fe.Msg})
+		}
+		switch {
+		case err != nil && len(doc.Problems) == 0:
+			doc.Problems = append(doc.Problems, problemLine{Message: err.Error()})
+			code = exitFailed
+		case err != nil:
+			code = exitFailed
+		default:
+			doc.Valid, doc.Items = true, len(intended.Refs())
+		}
+	}
+	if writeJSON(g, doc) != nil {
+		return exitInternal
+	}
+	return code
+}
