@@ -226,4 +226,3 @@ func TestStatusWatch(t *testing.T) {
 		}
 	}
 }
-
