@@ -1,0 +1,120 @@
+//go:build !vmtest
+
+package netns_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/netagent/netagent/agent"
+)
+
+// apply prints each operation it ran, with what it does to traffic, and a
+// summary; check --all --json then lists every item as ok.
+func TestAgentCLIApplyPrintsOperationsAndCheckAllJSON(t *testing.T) {
+	e := cliNewEnv(t)
+	res := e.mustRun(0, "apply", cliGatewayFile)
+	for _, want := range []string{"  1. create ", "       traffic: ", "converged: 18 operations: 18 done, 0 failed, 0 blocked in "} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("apply output lacks %q\n%s", want, res)
+		}
+	}
+	if n := strings.Count(res.stdout, "traffic: "); n != 18 {
+		t.Errorf("%d traffic lines, want one per operation\n%s", n, res)
+	}
+	res = e.mustRun(0, "check", cliGatewayFile, "--all", "--json")
+	var doc struct {
+		Format    int            `json:"format"`
+		Converged bool           `json:"converged"`
+		Counts    map[string]int `json:"counts"`
+		Items     []struct {
+			Item, State string
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatalf("check --all --json: %v\n%s", err, res)
+	}
+	if doc.Format != 1 || !doc.Converged || len(doc.Items) == 0 || doc.Counts["ok"] != len(doc.Items) {
+		t.Errorf("check --all --json after apply: %+v", doc)
+	}
+	e.ip("link", "set", "uplink0", "mtu", "1400") // not netagent's: no difference
+	e.ip("addr", "flush", "dev", "br-lan")
+	res = e.mustRun(1, "check", cliGatewayFile, "--all")
+	if !strings.Contains(res.stdout, " ok ") || !strings.Contains(res.stdout, " missing ") {
+		t.Errorf("check --all after flushing br-lan's addresses:\n%s", res)
+	}
+}
+
+// status --watch follows the daemon: the uplink losing its carrier shows
+// as a link event, the route through it as blocked, its file as not
+// converged; and the way back.
+func TestAgentDaemonStatusWatchSeesALinkGoDown(t *testing.T) {
+	e := daemonNewEnv(t)
+	e.converge()
+	cmd := exec.Command(e.bin, "status", "--watch", "--json", "--socket", e.socket)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan agent.Event, 100)
+	go func() {
+		defer close(events)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<22)
+		for sc.Scan() {
+			var ev agent.Event
+			if json.Unmarshal(sc.Bytes(), &ev) == nil {
+				events <- ev
+			}
+		}
+	}()
+	defer func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("status --watch after SIGINT: %v", err)
+		}
+	}()
+	// await finds an event among all those seen so far, then waits for
+	// more: the events of one change come in one batch, in no order
+	// that matters here.
+	var seen []agent.Event
+	await := func(what string, match func(agent.Event) bool) {
+		t.Helper()
+		timeout := time.After(daemonWait)
+		for i := 0; ; i++ {
+			for ; i < len(seen); i++ {
+				if match(seen[i]) {
+					return
+				}
+			}
+			select {
+			case ev, ok := <-events:
+				if !ok {
+					t.Fatalf("the stream ended before %s; seen %v", what, seen)
+				}
+				seen = append(seen, ev)
+			case <-timeout:
+				t.Fatalf("no event %s; seen %v\n%s", what, seen, e.logs.String())
+			}
+			i--
+		}
+	}
+	await("status first", func(ev agent.Event) bool { return ev.Kind == agent.EventStatus && ev.Status != nil && ev.Status.Ready })
+	e.ip("link", "set", "uplink0-peer", "down")
+	await("for uplink0's carrier", func(ev agent.Event) bool {
+		return ev.Kind == agent.EventLink && ev.Link == "uplink0" && ev.From == "up" && ev.To != "up"
+	})
+	await("for the route", func(ev agent.Event) bool {
+		return ev.Kind == agent.EventItem && strings.HasPrefix(ev.Item, "route/") && ev.To == agent.StateBlocked
+	})
+	e.ip("link", "set", "uplink0-peer", "up")
+	await("for the way back", func(ev agent.Event) bool { return ev.Kind == agent.EventReady && ev.To == "true" })
+}
