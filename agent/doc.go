@@ -165,6 +165,17 @@
 // with since when each holds; and Ready for the agent: started, every
 // source readable, every document valid and converged, nothing failed.
 //
+// # Events
+//
+// CmdWatch (events.go; `netagent status --watch`) streams the changes of
+// the Status: a connection that stays open, answered with the status, then
+// one Event per line as conditions flip, items change state, drift is
+// found, links go down or up, trials start and end. While someone
+// watches, the loop builds the Status at the end of each turn and
+// publishes its differences from the last; it never waits for a watcher:
+// each has a bounded buffer, and one that falls behind misses events and
+// is told how many (EventMissed).
+//
 // # Metrics
 //
 // Every Agent has its own Prometheus registry (package agent/metrics;
