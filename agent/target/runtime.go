@@ -29,6 +29,8 @@ type Runtime struct {
 	// journal is the running trial's journal, which the current state of
 	// each reconcile goes to; nil otherwise.
 	journal *Journal
+	// observe, when set, also gets every operation (ObserveOps).
+	observe func(reconciler.OpLogEntry)
 }
 
 // Open opens the named network namespace ("" for the caller's own),
@@ -85,6 +87,10 @@ func (r *Runtime) Reconciler(opts ...reconciler.Option) *reconciler.Reconciler {
 				killPoint()
 			}
 		}
+	}
+	if obs := r.observe; obs != nil {
+		inner := hook
+		hook = func(e reconciler.OpLogEntry) { inner(e); obs(e) }
 	}
 	base := []reconciler.Option{reconciler.WithOpHook(hook)}
 	if r.before != nil {

@@ -77,7 +77,9 @@ func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
+	endProgress := startProgress(g, rt, intended)
 	res, err := rt.Apply(ctx, gd.apply, opts)
+	endProgress()
 	took := time.Since(start)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, err)
