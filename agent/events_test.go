@@ -118,3 +118,35 @@ func checkEvents(t *testing.T, got []Event, want []string) {
 		}
 	}
 }
+
+// The events between two statuses: a trial that starts and ends, an item
+// that drifts and one whose drift is gone, a document that goes away.
+func TestEventsBetween(t *testing.T) {
+	now := time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC)
+	file := FileStatus{Name: "a.json", Conditions: []Condition{{Type: CondValid, Status: true, Reason: "Accepted"}}}
+	before := &Status{Ready: true, Files: []FileStatus{file},
+		Drifted: []DriftStatus{{Item: "route/r", File: "a.json", What: "changed", Fields: []DriftField{{Field: "metric", Intended: "10", Running: "20"}}}}}
+	during := &Status{Ready: true, Trial: &TrialStatus{Since: now},
+		Drifted: []DriftStatus{{Item: "sysctl/s", File: "b.json", What: "gone"}}}
+	after := &Status{Ready: true, LastTrial: &TrialOutcome{Result: "reverted", Reason: "timeout", At: now}}
+	lines := func(old, cur *Status) []string {
+		var out []string
+		for _, e := range eventsBetween(snapOf(old), snapOf(cur), cur, now) {
+			out = append(out, e.String())
+		}
+		return out
+	}
+	got := strings.Join(lines(before, during), "\n")
+	for _, want := range []string{"trial none -> pending", "condition a.json Valid: True -> none",
+		"drift route/r (a.json): drifted -> none", "drift sysctl/s (b.json): none -> drifted: gone"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("events lack %q:\n%s", want, got)
+		}
+	}
+	if got := lines(during, after); len(got) != 2 || got[0] != "trial pending -> reverted: timeout" {
+		t.Errorf("trial end: %q", got)
+	}
+	if got := lines(after, after); len(got) != 0 {
+		t.Errorf("events without a change: %q", got)
+	}
+}
