@@ -160,6 +160,7 @@ func (w *Netlink) openNetns() (netns.NsHandle, error) {
 // the pending event a Resync.
 func (w *Netlink) pump(ctx context.Context, batches <-chan batch, events chan<- Event) (delivered bool, err error) {
 	pending := Event{Resync: true}
+	named := map[string]struct{}{} // pending.Names as a set
 	for {
 		var out chan<- Event
 		if pending.Resync || len(pending.Names) > 0 {
@@ -170,6 +171,7 @@ func (w *Netlink) pump(ctx context.Context, batches <-chan batch, events chan<- 
 			return delivered, ctx.Err()
 		case out <- pending:
 			pending = Event{}
+			clear(named)
 		case b := <-batches:
 			switch {
 			case errors.Is(b.err, errOverflow):
@@ -180,17 +182,11 @@ func (w *Netlink) pump(ctx context.Context, batches <-chan batch, events chan<- 
 			}
 			delivered = true
 			for _, n := range b.names {
-				pending.Names = appendName(pending.Names, n)
+				if _, ok := named[n]; !ok {
+					named[n] = struct{}{}
+					pending.Names = append(pending.Names, n)
+				}
 			}
 		}
 	}
-}
-
-func appendName(names []string, n string) []string {
-	for _, have := range names {
-		if have == n {
-			return names
-		}
-	}
-	return append(names, n)
 }
