@@ -31,7 +31,7 @@ func (k *Kernel) ReadCurrent(_ context.Context, hint *dg.Graph) (*dg.Graph, erro
 // reconcile: the firewall's read-back may use the tables it saved after
 // its last write instead of saving them again (firewall.ReuseAfterWrite).
 func (k *Kernel) ReadCurrentAfterWrite(ctx context.Context, hint *dg.Graph) (*dg.Graph, error) {
-	firewall.ReuseAfterWrite(k.rt.Target())
+	defer firewall.ReuseAfterWrite(k.rt.Target())()
 	return k.ReadCurrent(ctx, hint)
 }
 

@@ -75,14 +75,18 @@ func (k afterWriteKey) saved() (map[string]*tableView, bool) {
 	return s.tables, true
 }
 
-// ReuseAfterWrite lets the next ReadBack of t's namespace (only the next)
-// use the tables ApplyBatch saved right after its last write, instead of
-// running iptables-save again, where no restore came since. A caller uses
-// it for a read-back that immediately follows its own reconcile.
-func ReuseAfterWrite(t *netnsx.Target) {
+// ReuseAfterWrite lets the next ReadBack of t's namespace (only the next,
+// and only until end is called) use the tables ApplyBatch saved right
+// after its last write, instead of running iptables-save again, where no
+// restore came since. A caller uses it around a read-back that immediately
+// follows its own reconcile, and calls end after it, so that a permit the
+// read-back did not take (it failed before the firewall's part) cannot
+// reach a later one.
+func ReuseAfterWrite(t *netnsx.Target) (end func()) {
 	afterWrite.mu.Lock()
 	defer afterWrite.mu.Unlock()
 	afterWrite.permits[t.Name] = true
+	return func() { takeReusePermit(t.Name) }
 }
 
 // takeReusePermit consumes the permit ReuseAfterWrite gave.

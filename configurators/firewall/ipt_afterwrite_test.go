@@ -91,6 +91,13 @@ func TestReadBackAfterWriteReusesSave(t *testing.T) {
 		t.Errorf("a read-back without a permit: %d saves (want %d), %v", fb.saves, saves+1, again)
 	}
 
+	// A permit ended before a read-back took it reaches no later one.
+	ReuseAfterWrite(tgt)()
+	if readBack(); fb.saves != saves+2 {
+		t.Errorf("a read-back after an ended permit did not save (%d saves, want %d)", fb.saves, saves+2)
+	}
+	saves++ // counted from here on as before
+
 	// A write after the save: the saved tables are stale.
 	if err := eb.restore(ctx, []byte("*filter\n-A NA-FWD -j LOG\nCOMMIT\n")); err != nil {
 		t.Fatal(err)
