@@ -106,7 +106,7 @@
 // # Links
 //
 // A LinkWatcher (linkwatch.NewNetlink: an RTNLGRP_LINK subscription made
-// in the target namespace, re-made after any error or ENOBUFS) says that
+// in the target namespace; a Resync after ENOBUFS or a re-made one) says that
 // links may have changed. After a burst (100 ms) the
 // loop lists the external links again (netlink is lossy; the list is the
 // truth) and puts the differences into the current state as external

@@ -8,9 +8,15 @@
 // trusting its details. Netlink is the Watcher over an RTNLGRP_LINK
 // subscription made in the target namespace: its first event (a Resync)
 // comes once the subscription is made, so that a consumer that waits for
-// it before changing the kernel misses no event those changes cause. After
-// any error or ENOBUFS it subscribes again, with a short backoff, and sends
-// another Resync.
+// it before changing the kernel misses no event those changes cause.
+//
+// Its socket has a 4 MiB receive buffer (ReceiveBuffer). When that
+// overflows anyway (ENOBUFS: the kernel dropped notifications, a carrier
+// change among them perhaps) it keeps the socket and sends a Resync at
+// once, and the consumer's listing shows what the dropped notifications
+// said. After any other error it subscribes again, with a backoff that a
+// subscription which delivered resets, and sends another Resync. It reads
+// only the link name of each notification.
 package linkwatch
 
 import "context"

@@ -7,34 +7,59 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
 
 // Netlink watches the links of a network namespace with an RTNLGRP_LINK
 // subscription made in that namespace.
 //
-// Netlink is lossy: when the kernel cannot queue an event (ENOBUFS) the
-// subscription ends. Any error ends the subscription here too; the watcher
-// subscribes again (with a short backoff) and sends a Resync event, after
-// which the loop lists every link again. Events are coalesced while the
-// loop is busy, so that the watcher keeps draining the socket.
+// Netlink is lossy: when the socket's receive buffer is full the kernel
+// drops notifications and the next read fails with ENOBUFS. The socket
+// stays usable, so the watcher keeps it and sends a Resync event at once:
+// the consumer lists every link again, which shows whatever the dropped
+// notifications said. Any other error ends the subscription; the watcher
+// subscribes again (with a short backoff, reset by a subscription that
+// delivered) and sends a Resync. Events are coalesced while the consumer is
+// busy, so that the watcher keeps draining the socket; it reads only the
+// link's name of each notification, not the whole link.
 type Netlink struct {
 	netns string
 	log   logrus.FieldLogger
-	// subscribe is netlink.LinkSubscribeWithOptions (replaced in tests).
-	subscribe func(ch chan<- netlink.LinkUpdate, done <-chan struct{}, opts netlink.LinkSubscribeOptions) error
+	// rcvbuf is the socket's receive buffer in bytes.
+	rcvbuf int
+	// open subscribes in ns (openLinkSocket; replaced in tests).
+	open func(ns netns.NsHandle, rcvbuf int) (linkSocket, error)
 }
+
+// ReceiveBuffer is the receive buffer of a subscription: room for the
+// notifications of a few thousand link changes (one is about 1.5 KB), so
+// that a large apply does not overflow it while the consumer is busy. The
+// kernel uses it only while notifications are queued.
+const ReceiveBuffer = 4 << 20
 
 // NewNetlink returns a watcher of the named namespace ("" = the caller's
 // own).
 func NewNetlink(netnsName string, log logrus.FieldLogger) *Netlink {
 	return &Netlink{
-		netns:     netnsName,
-		log:       log.WithField("watch", "links"),
-		subscribe: netlink.LinkSubscribeWithOptions,
+		netns:  netnsName,
+		log:    log.WithField("watch", "links"),
+		rcvbuf: ReceiveBuffer,
+		open:   openLinkSocket,
 	}
 }
+
+// linkSocket is one subscription.
+type linkSocket interface {
+	// receive blocks for the next notifications and returns the names of
+	// their links; errOverflow when the kernel dropped some.
+	receive() ([]string, error)
+	// close ends the subscription; a blocked receive returns.
+	close()
+}
+
+// errOverflow: the socket's receive buffer overflowed (ENOBUFS) and the
+// kernel dropped notifications; the socket still works.
+var errOverflow = errors.New("link notifications dropped (receive buffer full)")
 
 // Resubscribe delays: 75 ms after the first failure, doubling up to 3.75 s.
 const (
@@ -56,9 +81,12 @@ func resubscribeDelay(attempt int) time.Duration {
 func (w *Netlink) Watch(ctx context.Context, events chan<- Event) {
 	attempt := 0
 	for ctx.Err() == nil {
-		err := w.session(ctx, events)
+		delivered, err := w.session(ctx, events)
 		if ctx.Err() != nil {
 			return
+		}
+		if delivered {
+			attempt = 0 // the subscription worked: back off afresh
 		}
 		attempt++
 		d := resubscribeDelay(attempt)
@@ -71,42 +99,49 @@ func (w *Netlink) Watch(ctx context.Context, events chan<- Event) {
 	}
 }
 
-// session is one subscription: it lasts until an error or ctx's end.
-func (w *Netlink) session(ctx context.Context, events chan<- Event) error {
+// batch is what the reader passes to the pump: the names of one read, or
+// its error.
+type batch struct {
+	names []string
+	err   error
+}
+
+// session is one subscription: it lasts until an error (other than an
+// overflow) or ctx's end. delivered says that it read something.
+func (w *Netlink) session(ctx context.Context, events chan<- Event) (delivered bool, err error) {
 	ns, err := w.openNetns()
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer ns.Close()
-	updates := make(chan netlink.LinkUpdate, 64)
-	done := make(chan struct{})
-	errc := make(chan error, 1)
-	err = w.subscribe(updates, done, netlink.LinkSubscribeOptions{
-		// No ListExisting: the library sends its dump request to the
-		// socket's own address, groups included, so every other link
-		// subscriber in the namespace receives it (and reports "Wrong
-		// sender portid"). The first event, a Resync, makes the
-		// consumer list the links anyway.
-		Namespace: &ns,
-		ErrorCallback: func(err error) {
-			select {
-			case errc <- err:
-			default:
-			}
-		},
-	})
+	sock, err := w.open(ns, w.rcvbuf)
 	if err != nil {
-		close(done)
-		return fmt.Errorf("subscribing to link events: %w", err)
+		return false, fmt.Errorf("subscribing to link events: %w", err)
 	}
+	batches := make(chan batch, 16)
+	done := make(chan struct{})
+	go read(sock, batches, done)
 	defer func() {
-		// Closing done closes the socket; the library's reader then
-		// closes updates, and must not block sending to it meanwhile.
 		close(done)
-		go drain(updates)
+		sock.close() // the reader's receive returns; it then ends
 	}()
 	w.log.Debug("subscribed to link events")
-	return w.pump(ctx, updates, errc, events)
+	return w.pump(ctx, batches, events)
+}
+
+// read receives until an error other than an overflow, or done.
+func read(sock linkSocket, batches chan<- batch, done <-chan struct{}) {
+	for {
+		names, err := sock.receive()
+		select {
+		case batches <- batch{names: names, err: err}:
+		case <-done:
+			return
+		}
+		if err != nil && !errors.Is(err, errOverflow) {
+			return
+		}
+	}
 }
 
 func (w *Netlink) openNetns() (netns.NsHandle, error) {
@@ -120,15 +155,12 @@ func (w *Netlink) openNetns() (netns.NsHandle, error) {
 	return ns, nil
 }
 
-// errSubscriptionClosed: the library closed the update channel (after a
-// receive error such as ENOBUFS).
-var errSubscriptionClosed = errors.New("link subscription closed")
-
-// pump forwards updates as coalesced events: the send case is on only
-// while something is pending (a nil channel otherwise).
-func (w *Netlink) pump(ctx context.Context, updates <-chan netlink.LinkUpdate,
-	errc <-chan error, events chan<- Event) error {
+// pump forwards batches as coalesced events: the send case is on only
+// while something is pending (a nil channel otherwise). An overflow makes
+// the pending event a Resync.
+func (w *Netlink) pump(ctx context.Context, batches <-chan batch, events chan<- Event) (delivered bool, err error) {
 	pending := Event{Resync: true}
+	named := map[string]struct{}{} // pending.Names as a set
 	for {
 		var out chan<- Event
 		if pending.Resync || len(pending.Names) > 0 {
@@ -136,32 +168,25 @@ func (w *Netlink) pump(ctx context.Context, updates <-chan netlink.LinkUpdate,
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return delivered, ctx.Err()
 		case out <- pending:
 			pending = Event{}
-		case u, ok := <-updates:
-			if !ok {
-				return errSubscriptionClosed
+			clear(named)
+		case b := <-batches:
+			switch {
+			case errors.Is(b.err, errOverflow):
+				w.log.Info("link notifications dropped; resynchronising")
+				pending.Resync = true
+			case b.err != nil:
+				return delivered, b.err
 			}
-			pending.Names = appendName(pending.Names, u.Attrs().Name)
-			w.log.WithFields(logrus.Fields{"link": u.Attrs().Name, "oper": u.Attrs().OperState.String(),
-				"flags": u.Attrs().RawFlags}).Debug("link event")
-		case err := <-errc:
-			return err
+			delivered = true
+			for _, n := range b.names {
+				if _, ok := named[n]; !ok {
+					named[n] = struct{}{}
+					pending.Names = append(pending.Names, n)
+				}
+			}
 		}
-	}
-}
-
-func appendName(names []string, n string) []string {
-	for _, have := range names {
-		if have == n {
-			return names
-		}
-	}
-	return append(names, n)
-}
-
-func drain(updates <-chan netlink.LinkUpdate) {
-	for range updates {
 	}
 }

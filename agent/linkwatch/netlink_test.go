@@ -3,61 +3,62 @@ package linkwatch
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/sirupsen/logrus"
-	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 )
 
-// fakeSubscriptions plays netlink.LinkSubscribeWithOptions: each call is a
-// subscription the test feeds, ends (as the library does after ENOBUFS,
-// by closing the channel) or breaks (through the error callback).
-type fakeSubscriptions struct {
-	mu   sync.Mutex
-	subs []*fakeSub
-	made chan *fakeSub
+// fakeSockets plays openLinkSocket: each call is a subscription the test
+// feeds names, overflows or errors.
+type fakeSockets struct {
+	made chan *fakeSocket
 }
 
-type fakeSub struct {
-	ch   chan<- netlink.LinkUpdate
-	done <-chan struct{}
-	opts netlink.LinkSubscribeOptions
-	once sync.Once
+type fakeSocket struct {
+	in     chan batch
+	closed chan struct{}
+	rcvbuf int
 }
 
-// close ends the subscription as the library does: by closing ch.
-func (s *fakeSub) close() { s.once.Do(func() { close(s.ch) }) }
+func (s *fakeSocket) receive() ([]string, error) {
+	select {
+	case b := <-s.in:
+		return b.names, b.err
+	case <-s.closed:
+		return nil, errors.New("use of closed socket")
+	}
+}
 
-func (f *fakeSubscriptions) subscribe(ch chan<- netlink.LinkUpdate, done <-chan struct{}, opts netlink.LinkSubscribeOptions) error {
-	s := &fakeSub{ch: ch, done: done, opts: opts}
-	go func() {
-		<-done // the library closes the socket, its reader then closes ch
-		s.close()
-	}()
-	f.mu.Lock()
-	f.subs = append(f.subs, s)
-	f.mu.Unlock()
+func (s *fakeSocket) close() { close(s.closed) }
+
+func (f *fakeSockets) open(_ netns.NsHandle, rcvbuf int) (linkSocket, error) {
+	s := &fakeSocket{in: make(chan batch), closed: make(chan struct{}), rcvbuf: rcvbuf}
 	f.made <- s
-	return nil
+	return s, nil
 }
 
-func update(name string) netlink.LinkUpdate {
-	return netlink.LinkUpdate{Link: &netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: name}}}
-}
-
-func newTestWatcher() (*Netlink, *fakeSubscriptions) {
+func newTestWatcher() (*Netlink, *fakeSockets) {
 	log := logrus.New()
 	log.SetLevel(logrus.PanicLevel)
 	w := NewNetlink("", log)
-	f := &fakeSubscriptions{made: make(chan *fakeSub, 10)}
-	w.subscribe = f.subscribe
+	f := &fakeSockets{made: make(chan *fakeSocket, 10)}
+	w.open = f.open
 	return w, f
 }
 
-func TestNetlinkResubscribesAndResyncs(t *testing.T) {
+func isClosed(s *fakeSocket) bool {
+	select {
+	case <-s.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestNetlinkResyncsAfterOverflowAndResubscribesAfterError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, f := newTestWatcher()
 		ctx, cancel := context.WithCancel(context.Background())
@@ -65,36 +66,80 @@ func TestNetlinkResubscribesAndResyncs(t *testing.T) {
 		events := make(chan Event)
 		go w.Watch(ctx, events)
 
-		sub := <-f.made
-		if sub.opts.ListExisting || sub.opts.Namespace == nil || sub.opts.ErrorCallback == nil {
-			t.Fatalf("subscription options %+v", sub.opts)
+		sock := <-f.made
+		if sock.rcvbuf != ReceiveBuffer {
+			t.Errorf("receive buffer %d, want %d", sock.rcvbuf, ReceiveBuffer)
 		}
 		if ev := <-events; !ev.Resync {
 			t.Fatalf("first event %+v, want a resync", ev)
 		}
-		sub.ch <- update("uplink0")
+		sock.in <- batch{names: []string{"uplink0"}}
 		if ev := <-events; ev.Resync || len(ev.Names) != 1 || ev.Names[0] != "uplink0" {
 			t.Errorf("event %+v", ev)
 		}
 
-		// ENOBUFS: the library reports it and closes the channel.
-		sub.opts.ErrorCallback(errors.New("Receive failed: no buffer space available"))
-		sub.close()
-		sub2 := <-f.made
+		// ENOBUFS: notifications were dropped; the same socket goes on
+		// and the consumer is told to list every link.
+		sock.in <- batch{err: errOverflow}
+		if ev := <-events; !ev.Resync {
+			t.Errorf("after an overflow: %+v, want a resync", ev)
+		}
+		sock.in <- batch{names: []string{"uplink1"}}
+		if ev := <-events; ev.Resync || len(ev.Names) != 1 || ev.Names[0] != "uplink1" {
+			t.Errorf("event after the overflow %+v", ev)
+		}
+		select {
+		case s := <-f.made:
+			t.Fatalf("an overflow made a new subscription %p", s)
+		default:
+		}
+
+		// Any other error: a new subscription and a resync.
+		sock.in <- batch{err: errors.New("receiving link notifications: EIO")}
+		sock2 := <-f.made
 		if ev := <-events; !ev.Resync {
 			t.Errorf("after re-subscribing: %+v, want a resync", ev)
 		}
-		select {
-		case <-sub.done:
-		default:
+		if !isClosed(sock) {
 			t.Error("the old subscription was not closed")
 		}
+		cancel()
+		synctest.Wait()
+		if !isClosed(sock2) {
+			t.Error("the subscription outlived Watch")
+		}
+	})
+}
 
-		// An error through the callback alone also re-subscribes.
-		sub2.opts.ErrorCallback(netlink.ErrDumpInterrupted)
-		<-f.made
-		if ev := <-events; !ev.Resync {
-			t.Errorf("after an error callback: %+v, want a resync", ev)
+// TestNetlinkBackoffResetsAfterDelivery: the resubscribe backoff grows
+// only over subscriptions that fail in a row. A daemon whose subscription
+// broke now and then over its life must not stay blind for the longest
+// delay (3.75 s) each time.
+func TestNetlinkBackoffResetsAfterDelivery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, f := newTestWatcher()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		events := make(chan Event, 100)
+		go w.Watch(ctx, events)
+		sock := <-f.made
+		for range 10 {
+			sock.in <- batch{names: []string{"uplink0"}}
+			sock.in <- batch{err: errors.New("receiving link notifications: EIO")}
+			start := time.Now()
+			sock = <-f.made
+			if d := time.Since(start); d > resubscribeBase {
+				t.Fatalf("resubscribed after %v, want %v: a subscription that worked resets the backoff", d, resubscribeBase)
+			}
+		}
+		// Subscriptions that fail in a row back off: 150 ms, then 300 ms.
+		for _, want := range []time.Duration{2 * resubscribeBase, 4 * resubscribeBase} {
+			start := time.Now()
+			sock.in <- batch{err: errors.New("EIO")}
+			sock = <-f.made
+			if d := time.Since(start); d != want {
+				t.Errorf("failing in a row: resubscribed after %v, want %v", d, want)
+			}
 		}
 	})
 }
@@ -108,13 +153,13 @@ func TestNetlinkCoalesces(t *testing.T) {
 		defer cancel()
 		events := make(chan Event)
 		go w.Watch(ctx, events)
-		sub := <-f.made
+		sock := <-f.made
 		for i := range 100 {
 			name := "a"
 			if i%2 == 1 {
 				name = "b"
 			}
-			sub.ch <- update(name) // never blocks for long: the watcher drains
+			sock.in <- batch{names: []string{name}} // never blocks for long: the watcher drains
 		}
 		synctest.Wait()
 		ev := <-events

@@ -130,7 +130,7 @@ func Converge(ctx context.Context, b Backend, intended *dg.Graph) (*Result, erro
 		written map[dg.ItemRef]bool
 	)
 	for pass := 1; ; pass++ {
-		cur, err := b.ReadCurrent(ctx, intended)
+		cur, err := readPass(ctx, b, intended, pass)
 		if err != nil {
 			return nil, err
 		}
@@ -152,6 +152,21 @@ func Converge(ctx context.Context, b Backend, intended *dg.Graph) (*Result, erro
 		}
 		last = res
 	}
+}
+
+// afterWriteReader is a Backend with a cheaper read-back for right after
+// its own reconcile (Kernel).
+type afterWriteReader interface {
+	ReadCurrentAfterWrite(ctx context.Context, hint *dg.Graph) (*dg.Graph, error)
+}
+
+// readPass reads back for a pass: after the first, right after the
+// previous pass's writes.
+func readPass(ctx context.Context, b Backend, intended *dg.Graph, pass int) (*dg.Graph, error) {
+	if aw, ok := b.(afterWriteReader); ok && pass > 1 {
+		return aw.ReadCurrentAfterWrite(ctx, intended)
+	}
+	return b.ReadCurrent(ctx, intended)
 }
 
 // applyPass reconciles cur once, waiting for background operations.

@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 
+	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -24,6 +25,14 @@ func (r *Runtime) Kernel() *Kernel { return &Kernel{rt: r} }
 // ReadCurrent reads the kernel back (Runtime.ReadCurrent).
 func (k *Kernel) ReadCurrent(_ context.Context, hint *dg.Graph) (*dg.Graph, error) {
 	return k.rt.ReadCurrent(hint)
+}
+
+// ReadCurrentAfterWrite is ReadCurrent right after the caller's own
+// reconcile: the firewall's read-back may use the tables it saved after
+// its last write instead of saving them again (firewall.ReuseAfterWrite).
+func (k *Kernel) ReadCurrentAfterWrite(ctx context.Context, hint *dg.Graph) (*dg.Graph, error) {
+	defer firewall.ReuseAfterWrite(k.rt.Target())()
+	return k.ReadCurrent(ctx, hint)
 }
 
 // ReadLinks lists the links netagent does not own, from one link dump.

@@ -109,6 +109,13 @@
 // kernel, and losing it costs one atomic rewrite of the chain. Deps, which
 // the kernel cannot know, are copied from the hint.
 //
+// The tables ApplyBatch saves after a write are kept (per namespace and
+// family, until the next restore there) for one read-back: the one-shot's
+// next pass reads back right after its own write, and ReuseAfterWrite lets
+// that read-back use them instead of a second iptables-save. Every other
+// read-back (the daemon's drift check above all) saves afresh, so foreign
+// changes are seen as before.
+//
 // # Sysctls
 //
 // A Sysctl item is a net.* parameter of the namespace, written as a file

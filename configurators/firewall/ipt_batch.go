@@ -173,9 +173,18 @@ func (c *chainConfigurator) learnGroup(ctx context.Context, g batchGroup, ops []
 	errs []error, plans map[int]*chainPlan, views map[items.Family]map[string]*tableView) {
 	var after *tableView
 	if len(plans) > 0 {
-		if tables, err := c.backends[g.fam].save(ctx); err == nil {
+		b := c.backends[g.fam]
+		eb, _ := b.(*execBackend)
+		var gen uint64
+		if eb != nil {
+			gen = eb.key.generation()
+		}
+		if tables, err := b.save(ctx); err == nil {
 			views[g.fam] = tables
 			after = tables[g.table]
+			if eb != nil {
+				eb.key.keep(gen, tables) // for the read-back right after (ReuseAfterWrite)
+			}
 		}
 	}
 	for _, i := range g.idx {

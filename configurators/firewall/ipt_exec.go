@@ -52,6 +52,9 @@ type execBackend struct {
 	run        runner
 	saveCmd    string
 	restoreCmd string
+	// key names the namespace and family for the tables saved after a
+	// write (ipt_afterwrite.go).
+	key afterWriteKey
 }
 
 // lister returns the go-iptables lister, made at the first call.
@@ -85,7 +88,8 @@ func newExecBackend(t *netnsx.Target, fam items.Family) (backend, error) {
 		}
 		return ipt, nil
 	}
-	return &execBackend{do: t.Do, newLister: newLister, run: nsRunner{t}, saveCmd: cmds.save, restoreCmd: cmds.restore}, nil
+	return &execBackend{do: t.Do, newLister: newLister, run: nsRunner{t}, saveCmd: cmds.save, restoreCmd: cmds.restore,
+		key: afterWriteKey{netns: t.Name, fam: fam}}, nil
 }
 
 // iptVariants are the spellings of an iptables variant's program names,
@@ -201,6 +205,7 @@ func (b *execBackend) save(ctx context.Context) (map[string]*tableView, error) {
 }
 
 func (b *execBackend) restore(ctx context.Context, input []byte) error {
+	b.key.wrote()
 	_, err := b.run.run(ctx, input, b.restoreCmd, "--noflush", "--wait")
 	return err
 }

@@ -45,7 +45,11 @@ func ReadBack(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, err
 	if err != nil {
 		return nil, err
 	}
-	out, err := readBackChains(context.Background(), chains.backends, chains.records, chains.made, hint)
+	backends := chains.backends
+	if takeReusePermit(t.Name) {
+		backends = withSaved(backends)
+	}
+	out, err := readBackChains(context.Background(), backends, chains.records, chains.made, hint)
 	if err != nil {
 		return nil, err
 	}

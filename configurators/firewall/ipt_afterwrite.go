@@ -1,0 +1,122 @@
+package firewall
+
+import (
+	"context"
+	"sync"
+
+	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/items"
+)
+
+// The tables as saved right after netagent's last write, per namespace and
+// family (ApplyBatch saves them to learn the kernel's spelling of the
+// rules). A caller that reads back right after its own write (the
+// one-shot's next pass) may have them instead of a second iptables-save:
+// see ReuseAfterWrite. Any restore in the namespace and family drops them
+// (iptables-restore always goes through execBackend.restore), and a save
+// that a restore overtook is not kept. Writes by other processes are not
+// seen, which is why only a read-back the caller marks as following its own
+// write uses them: another writer in that moment is indistinguishable from
+// one just after the read-back.
+var afterWrite = struct {
+	mu      sync.Mutex
+	gen     map[afterWriteKey]uint64 // restores so far
+	tables  map[afterWriteKey]savedTables
+	permits map[string]bool // by namespace: the next ReadBack may reuse
+}{
+	gen:     make(map[afterWriteKey]uint64),
+	tables:  make(map[afterWriteKey]savedTables),
+	permits: make(map[string]bool),
+}
+
+type afterWriteKey struct {
+	netns string
+	fam   items.Family
+}
+
+type savedTables struct {
+	gen    uint64
+	tables map[string]*tableView
+}
+
+// wrote notes a restore (before it runs): what was saved before is stale.
+func (k afterWriteKey) wrote() {
+	afterWrite.mu.Lock()
+	defer afterWrite.mu.Unlock()
+	afterWrite.gen[k]++
+	delete(afterWrite.tables, k)
+}
+
+// generation is the number of restores so far.
+func (k afterWriteKey) generation() uint64 {
+	afterWrite.mu.Lock()
+	defer afterWrite.mu.Unlock()
+	return afterWrite.gen[k]
+}
+
+// keep stores tables saved when the generation was gen, unless a restore
+// came since.
+func (k afterWriteKey) keep(gen uint64, tables map[string]*tableView) {
+	afterWrite.mu.Lock()
+	defer afterWrite.mu.Unlock()
+	if afterWrite.gen[k] == gen {
+		afterWrite.tables[k] = savedTables{gen: gen, tables: tables}
+	}
+}
+
+// saved returns the tables kept since the last restore.
+func (k afterWriteKey) saved() (map[string]*tableView, bool) {
+	afterWrite.mu.Lock()
+	defer afterWrite.mu.Unlock()
+	s, ok := afterWrite.tables[k]
+	if !ok || s.gen != afterWrite.gen[k] {
+		return nil, false
+	}
+	return s.tables, true
+}
+
+// ReuseAfterWrite lets the next ReadBack of t's namespace (only the next,
+// and only until end is called) use the tables ApplyBatch saved right
+// after its last write, instead of running iptables-save again, where no
+// restore came since. A caller uses it around a read-back that immediately
+// follows its own reconcile, and calls end after it, so that a permit the
+// read-back did not take (it failed before the firewall's part) cannot
+// reach a later one.
+func ReuseAfterWrite(t *netnsx.Target) (end func()) {
+	afterWrite.mu.Lock()
+	defer afterWrite.mu.Unlock()
+	afterWrite.permits[t.Name] = true
+	return func() { takeReusePermit(t.Name) }
+}
+
+// takeReusePermit consumes the permit ReuseAfterWrite gave.
+func takeReusePermit(netns string) bool {
+	afterWrite.mu.Lock()
+	defer afterWrite.mu.Unlock()
+	ok := afterWrite.permits[netns]
+	delete(afterWrite.permits, netns)
+	return ok
+}
+
+// withSaved returns backends where those of a family with tables kept
+// since the last restore save nothing but return them.
+func withSaved(backends map[items.Family]backend) map[items.Family]backend {
+	out := make(map[items.Family]backend, len(backends))
+	for fam, b := range backends {
+		out[fam] = b
+		if eb, ok := b.(*execBackend); ok {
+			if tables, ok := eb.key.saved(); ok {
+				out[fam] = savedBackend{backend: b, tables: tables}
+			}
+		}
+	}
+	return out
+}
+
+// savedBackend answers save with tables saved before.
+type savedBackend struct {
+	backend
+	tables map[string]*tableView
+}
+
+func (s savedBackend) save(context.Context) (map[string]*tableView, error) { return s.tables, nil }
