@@ -35,6 +35,7 @@ func runApply(g *globals, args []string) int {
 	k := kernelFlags(g, fs)
 	opts := target.ApplyOptions{Wait: defaultApplyWait}
 	fs.BoolVar(&g.asJSON, "json", false, "print the operations run and the outcome as JSON (see the README's JSON shapes)")
+	fs.BoolVar(&g.allOps, "all-ops", false, fmt.Sprintf("print every operation run (default: the first %d, then how many more)", opsShown))
 	fs.Func("wait", fmt.Sprintf("how long to wait, while items are blocked, for the link events the apply causes "+
 		"(a carrier coming up); 0: do not wait (default %v)", defaultApplyWait), func(v string) error {
 		d, err := time.ParseDuration(v)
@@ -92,7 +93,7 @@ func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot
 	if g.asJSON {
 		return reportApplyJSON(g, res, took)
 	}
-	printAppliedOps(g, res.Ops)
+	printAppliedOps(g, res.Ops, g.allOps)
 	return reportApplyTook(g, res, took)
 }
 

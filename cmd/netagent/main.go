@@ -70,6 +70,9 @@ type globals struct {
 	collect func(fs *flag.FlagSet)
 	// asJSON: apply's --json (output.go), read by applyGuarded.
 	asJSON bool
+	// allOps: apply's --all-ops: print every operation, not the first
+	// opsShown (output.go), read by applyGuarded.
+	allOps bool
 }
 
 func main() {

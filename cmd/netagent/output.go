@@ -5,6 +5,7 @@ package main
 // operations apply ran, its progress on a terminal, and the status stream.
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -84,14 +85,28 @@ func watchEvents(ctx context.Context, g *globals, socket string, asJSON bool) in
 	}
 }
 
+// opsShown is how many operations apply prints unless --all-ops: an
+// operator reads a few hundred; 100k routes would be 300k lines (--json
+// lists every one).
+const opsShown = 1000
+
 // printAppliedOps prints the operations an apply ran as plan prints them:
 // numbered, with the item and what the operation does to traffic (from
 // the operation alone: apply does not keep the state it started from),
-// and a failed one with its error.
-func printAppliedOps(g *globals, ops reconciler.OperationLog) {
+// and a failed one with its error. Unless all, it stops after opsShown and
+// says how many more ran.
+//
+// The lines go through one buffer: unbuffered, each would cost a write(2).
+func printAppliedOps(g *globals, ops reconciler.OperationLog, all bool) {
+	w := bufio.NewWriterSize(g.stdout, 64<<10)
+	defer w.Flush()
 	for i, e := range ops {
-		fmt.Fprintf(g.stdout, "%3d. %s\n       %s\n", i+1, e, e.Item)
-		fmt.Fprintf(g.stdout, "       %s\n", disruptionLineOf(configurators.Predict(e, nil)))
+		if !all && i == opsShown {
+			fmt.Fprintf(w, "     ... and %d more operations (--all-ops prints every one)\n", len(ops)-i)
+			return
+		}
+		fmt.Fprintf(w, "%3d. %s\n       %s\n", i+1, e, e.Item)
+		fmt.Fprintf(w, "       %s\n", disruptionLineOf(configurators.Predict(e, nil)))
 	}
 }
 

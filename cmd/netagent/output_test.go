@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/reconciler"
 )
 
 // apply prints the operations it ran as plan does, with what each does to
@@ -24,7 +26,7 @@ func TestApplyPrintsItsOperations(t *testing.T) {
 	g := &globals{stdout: &out, stderr: &errb}
 	res := &planSample().Result
 	res.Problems = nil
-	printAppliedOps(g, res.Ops)
+	printAppliedOps(g, res.Ops, false)
 	code := reportApplyTook(g, res, 1500*time.Millisecond)
 	text := out.String()
 	for _, want := range []string{
@@ -252,5 +254,30 @@ func TestApplyProgress(t *testing.T) {
 	stop()
 	if errb.Len() != 0 {
 		t.Errorf("progress on a pipe: %q", errb.String())
+	}
+}
+
+// An apply of many operations prints the first opsShown and how many more
+// ran; --all-ops prints every one.
+func TestApplyPrintsAtMostOpsShown(t *testing.T) {
+	one := planSample().Result.Ops[2]
+	ops := make(reconciler.OperationLog, opsShown+5)
+	for i := range ops {
+		ops[i] = one
+	}
+	var out bytes.Buffer
+	g := &globals{stdout: &out, stderr: io.Discard}
+	printAppliedOps(g, ops, false)
+	text := out.String()
+	if n := strings.Count(text, "traffic: "); n != opsShown {
+		t.Errorf("printed %d operations, want %d", n, opsShown)
+	}
+	if !strings.Contains(text, "... and 5 more operations (--all-ops prints every one)") {
+		t.Errorf("no line saying how many more:\n%s", text[len(text)-300:])
+	}
+	out.Reset()
+	printAppliedOps(g, ops, true)
+	if n := strings.Count(out.String(), "traffic: "); n != len(ops) || strings.Contains(out.String(), "more operations") {
+		t.Errorf("--all-ops printed %d operations, want %d", n, len(ops))
 	}
 }
