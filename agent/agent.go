@@ -100,6 +100,11 @@ type Config struct {
 	// burst of intent changes or link events (defaults 200 ms, 100 ms); a
 	// burst is handled at the latest ten times that long after it began.
 	IntentDebounce, LinkDebounce time.Duration
+	// IntentSettle ends a burst made only of intent files renamed into
+	// place (complete, as editors and config tools write them atomically;
+	// default 20 ms): long enough to gather a tool's several files written
+	// in a row, and no quiet period to wait.
+	IntentSettle time.Duration
 	// RetryBase and RetryMax bound the exponential backoff of retries of
 	// failed items (defaults 100 ms and 1 min).
 	RetryBase, RetryMax time.Duration
@@ -113,6 +118,7 @@ const (
 	DefaultDriftInterval  = 5 * time.Minute
 	DefaultIntentDebounce = 200 * time.Millisecond
 	DefaultLinkDebounce   = 100 * time.Millisecond
+	DefaultIntentSettle   = 20 * time.Millisecond
 	DefaultRetryBase      = 100 * time.Millisecond
 	DefaultRetryMax       = time.Minute
 )
@@ -127,6 +133,7 @@ type Agent struct {
 	hist  *history // owned by the loop goroutine
 
 	changed chan string      // a source's name: it has changed
+	settled chan string      // a source's name: files renamed into place (settledWatcher)
 	links   chan LinkEvent   // from the link watcher
 	reloadc chan struct{}    // SIGHUP
 	calls   chan call        // socket API requests
@@ -150,6 +157,7 @@ func New(cfg Config) (*Agent, error) {
 		cfg:     cfg,
 		log:     cfg.Log,
 		changed: make(chan string),
+		settled: make(chan string),
 		links:   make(chan LinkEvent),
 		reloadc: make(chan struct{}, 1),
 		calls:   make(chan call),
@@ -180,6 +188,7 @@ func withDefaults(c Config) Config {
 	def(&c.DriftInterval, DefaultDriftInterval)
 	def(&c.IntentDebounce, DefaultIntentDebounce)
 	def(&c.LinkDebounce, DefaultLinkDebounce)
+	def(&c.IntentSettle, DefaultIntentSettle)
 	def(&c.RetryBase, DefaultRetryBase)
 	def(&c.RetryMax, DefaultRetryMax)
 	if c.Rand == nil {

@@ -29,10 +29,20 @@ import (
 //
 // It watches the directory, not the files, so that editors and tools that
 // write a temporary file and rename it over the old one are seen, and it
-// reports any event in the directory as a change: the loop debounces the
-// burst and reads the whole directory again, comparing contents. The
-// target of a symbolic link elsewhere is watched too (its directory, for
-// events naming the target or a link on the way to it).
+// reports events naming an intent file (or a path one depends on) as a
+// change: the loop reads the whole directory again, comparing contents.
+// The target of a symbolic link elsewhere is watched too (its directory,
+// for events naming the target or a link on the way to it).
+//
+// A file renamed into place is complete: that is how editors and config
+// tools write atomically. The agent's loop watches through watchSettled,
+// which reports such a change apart, so that the loop handles it after a
+// short settle window (Config.IntentSettle) instead of the quiet period
+// (Config.IntentDebounce) that any other change needs: a file written in
+// place may be half written, a file removed or renamed away may be an
+// editor's rename dance before it writes the new version. Events naming
+// other files (a tool's temporary file) are not changes, unless a
+// document's link leads to them.
 type DirSource struct {
 	dir string
 	abs string // dir as an absolute path
@@ -45,6 +55,7 @@ type DirSource struct {
 
 	mu       sync.Mutex
 	deps     map[string]bool // paths outside dir whose change changes a document
+	local    map[string]bool // paths inside dir, not intent files, that a document's link leads to
 	retarget chan struct{}   // deps changed (capacity 1)
 }
 
@@ -55,7 +66,7 @@ func NewDirSource(dir string, log logrus.FieldLogger) *DirSource {
 		abs = filepath.Clean(dir)
 	}
 	return &DirSource{dir: dir, abs: abs, log: log.WithField("source", "dir:"+dir), retry: 5 * time.Second,
-		uid: os.Geteuid(), deps: map[string]bool{}, retarget: make(chan struct{}, 1)}
+		uid: os.Geteuid(), deps: map[string]bool{}, local: map[string]bool{}, retarget: make(chan struct{}, 1)}
 }
 
 // Name returns "dir:<dir>".
@@ -127,14 +138,17 @@ func (s *DirSource) read(modes strictModes, path string, deps map[string]bool) (
 // setDeps records the paths outside dir to watch, and tells the watch if
 // they changed.
 func (s *DirSource) setDeps(dir string, deps map[string]bool) {
+	local := map[string]bool{}
 	for p := range deps {
 		if filepath.Dir(p) == dir {
 			delete(deps, p) // the directory's own watch sees it
+			local[p] = true
 		}
 	}
 	s.mu.Lock()
 	same := maps.Equal(s.deps, deps)
 	s.deps = deps
+	s.local = local
 	s.mu.Unlock()
 	if !same {
 		select {
@@ -150,6 +164,9 @@ func (s *DirSource) depDirs() (deps, dirs map[string]bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	deps, dirs = maps.Clone(s.deps), map[string]bool{}
+	for p := range s.local {
+		deps[p] = true
+	}
 	for p := range deps {
 		dirs[filepath.Dir(p)] = true
 	}
@@ -158,8 +175,14 @@ func (s *DirSource) depDirs() (deps, dirs map[string]bool) {
 
 // Watch reports changes of the directory until ctx ends.
 func (s *DirSource) Watch(ctx context.Context, changed chan<- string) {
+	s.watchSettled(ctx, changed, changed)
+}
+
+// watchSettled is Watch, but reports a change made only of files renamed
+// into place on settled (see settledWatcher).
+func (s *DirSource) watchSettled(ctx context.Context, changed, settled chan<- string) {
 	for ctx.Err() == nil {
-		if err := s.watch(ctx, changed); err != nil {
+		if err := s.watch(ctx, changed, settled); err != nil {
 			s.log.WithError(err).Error("watching the intent directory; trying again")
 		}
 		select {
@@ -171,9 +194,10 @@ func (s *DirSource) Watch(ctx context.Context, changed chan<- string) {
 
 // watch is one fsnotify watch of the directory (and of the directories of
 // the targets of its links). It reports a change when it starts (anything
-// may have happened while nobody watched) and after every event; a pending
-// change is sent whenever the loop takes it.
-func (s *DirSource) watch(ctx context.Context, changed chan<- string) error {
+// may have happened while nobody watched) and after every event that
+// matters, on settled if the event is a file renamed into place, else on
+// changed; a pending change is sent whenever the loop takes it.
+func (s *DirSource) watch(ctx context.Context, changed, settled chan<- string) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
@@ -184,17 +208,23 @@ func (s *DirSource) watch(ctx context.Context, changed chan<- string) error {
 		return err
 	}
 	deps, watched := s.watchDeps(w, nil)
-	pending := true
+	pending, pendingSettled := true, false
+	var prev fsnotify.Event // the event before this one
 	for {
-		var out chan<- string
+		var out, outSettled chan<- string
 		if pending {
 			out = changed
+		}
+		if pendingSettled {
+			outSettled = settled
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case out <- s.Name():
 			pending = false
+		case outSettled <- s.Name():
+			pendingSettled = false
 		case <-s.retarget:
 			deps, watched = s.watchDeps(w, watched)
 		case ev, ok := <-w.Events:
@@ -204,9 +234,14 @@ func (s *DirSource) watch(ctx context.Context, changed chan<- string) error {
 			if ev.Name == dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
 				return fmt.Errorf("intent directory %s was removed", s.dir)
 			}
-			if ev.Name == dir || filepath.Dir(ev.Name) == dir || deps[ev.Name] {
-				pending = true
+			if s.matters(ev, dir, deps) {
+				if movedIn(prev, ev) {
+					pendingSettled = true
+				} else {
+					pending = true
+				}
 			}
+			prev = ev
 		case err, ok := <-w.Errors:
 			if !ok {
 				return fmt.Errorf("watch of %s closed", s.dir)
@@ -216,6 +251,22 @@ func (s *DirSource) watch(ctx context.Context, changed chan<- string) error {
 			pending = true
 		}
 	}
+}
+
+// matters reports whether an event may change a document: it names the
+// directory, an intent file in it, or a path a document's link leads to.
+func (s *DirSource) matters(ev fsnotify.Event, dir string, deps map[string]bool) bool {
+	return ev.Name == dir || deps[ev.Name] ||
+		filepath.Dir(ev.Name) == dir && IsIntentFile(filepath.Base(ev.Name))
+}
+
+// movedIn reports whether ev is a file renamed into place: inotify reports
+// a rename within the watched directories as a Rename of the old name
+// directly followed by a Create of the new one. A file moved in from an
+// unwatched directory is a lone Create, like a new file about to be
+// written: not known complete.
+func movedIn(prev, ev fsnotify.Event) bool {
+	return ev.Op == fsnotify.Create && prev.Op == fsnotify.Rename
 }
 
 // watchDeps watches the directories of the paths outside the intent

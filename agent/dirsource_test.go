@@ -389,3 +389,47 @@ func (r *rig) waitFile(name, what string, cond func(FileStatus) bool) FileStatus
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestDirSourceTellsRenamesFromWrites: a file renamed into place is
+// reported as settled (complete); the temporary file's own events are not
+// changes; an in-place write and a removal are ordinary changes, which
+// the loop gives the quiet period.
+func TestDirSourceTellsRenamesFromWrites(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.json")
+	os.WriteFile(path, []byte("one"), 0o600)
+	src := NewDirSource(dir, logrus.New())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	changed, settled := make(chan string), make(chan string)
+	go src.watchSettled(ctx, changed, settled)
+	wait := func(wantSettled bool, what string) {
+		t.Helper()
+		select {
+		case <-changed:
+			if wantSettled {
+				t.Fatalf("%s reported as an ordinary change", what)
+			}
+		case <-settled:
+			if !wantSettled {
+				t.Fatalf("%s reported as settled", what)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no change reported for %s", what)
+		}
+	}
+	wait(false, "the start of the watch")
+	tmp := filepath.Join(dir, ".a.json.tmp")
+	os.WriteFile(tmp, []byte("two"), 0o600)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	wait(true, "a rename into place")
+	if err := os.WriteFile(path, []byte("three"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wait(false, "an in-place write")
+	drainChange(changed)
+	os.Remove(path)
+	wait(false, "a removal")
+}

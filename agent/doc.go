@@ -31,6 +31,8 @@
 // of a directory, watched as a directory so that rename-based writes are
 // seen). Watch only says "changed"; after a quiet period (200 ms, at most
 // 2 s for a steady stream) the loop Loads the source and compares contents.
+// A DirSource also tells a file renamed into place, which is complete: a
+// burst made only of those ends after a settle window (20 ms) instead.
 // A document the source must not trust (an intent file that a user other
 // than root can change: see DirSource) comes back in a *RefusedError; it is
 // treated like a document that does not parse.

@@ -238,10 +238,11 @@ type fakeSource struct {
 	loads   int
 	failing error
 	kick    chan struct{}
+	renamed chan struct{} // kicks of setRenamed
 }
 
 func newFakeSource(name string, docs map[string]string) *fakeSource {
-	s := &fakeSource{name: name, docs: map[string][]byte{}, kick: make(chan struct{}, 1)}
+	s := &fakeSource{name: name, docs: map[string][]byte{}, kick: make(chan struct{}, 1), renamed: make(chan struct{}, 1)}
 	for n, d := range docs {
 		s.docs[n] = []byte(d)
 	}
@@ -273,6 +274,36 @@ func (s *fakeSource) Watch(ctx context.Context, changed chan<- string) {
 				return
 			}
 		}
+	}
+}
+
+// watchSettled is Watch, with the kicks of setRenamed reported on settled.
+func (s *fakeSource) watchSettled(ctx context.Context, changed, settled chan<- string) {
+	for {
+		out := changed
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.kick:
+		case <-s.renamed:
+			out = settled
+		}
+		select {
+		case out <- s.name:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// setRenamed changes a document as a file renamed into place.
+func (s *fakeSource) setRenamed(name, doc string) {
+	s.mu.Lock()
+	s.docs[name] = []byte(doc)
+	s.mu.Unlock()
+	select {
+	case s.renamed <- struct{}{}:
+	default:
 	}
 }
 

@@ -120,6 +120,9 @@ func (a *Agent) loop(ctx context.Context) {
 		case name := <-a.changed:
 			s.dirty[name] = true
 			s.intentDeb.touch()
+		case name := <-a.settled:
+			s.dirty[name] = true
+			s.intentDeb.touchSettled()
 		case <-s.intentDeb.C():
 			s.intentDeb.fired()
 			a.loadSources(s.takeDirty(), reasonIntent)

@@ -30,6 +30,14 @@ type IntentSource interface {
 	Watch(ctx context.Context, changed chan<- string)
 }
 
+// settledWatcher is a source that can tell a change known complete (a
+// file renamed into place) from one that may be half made: it reports the
+// first on settled, which the loop handles after Config.IntentSettle
+// instead of the quiet period Config.IntentDebounce.
+type settledWatcher interface {
+	watchSettled(ctx context.Context, changed, settled chan<- string)
+}
+
 // RefusedError is what Load returns, with the other documents, when some
 // documents exist but must not be applied (an intent file that a user
 // other than root can change): the loop keeps each one's last good version

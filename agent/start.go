@@ -50,7 +50,7 @@ func (a *Agent) newState() *loopState {
 		intended:  dg.New("intended"),
 		dirty:     map[string]bool{},
 		read:      map[string]bool{},
-		intentDeb: newDebouncer(c.IntentDebounce, 10*c.IntentDebounce),
+		intentDeb: newDebouncer(c.IntentDebounce, 10*c.IntentDebounce).withSettle(c.IntentSettle),
 		linkDeb:   newDebouncer(c.LinkDebounce, 10*c.LinkDebounce),
 		linkNames: map[string]struct{}{},
 		results:   newResults(backoff{base: c.RetryBase, limit: c.RetryMax, rand: c.Rand}),
@@ -94,6 +94,10 @@ func (a *Agent) sourceNames() []string {
 
 func (a *Agent) startWatchers(ctx context.Context) {
 	for _, src := range a.cfg.Sources {
+		if sw, ok := src.(settledWatcher); ok {
+			go sw.watchSettled(ctx, a.changed, a.settled)
+			continue
+		}
 		go src.Watch(ctx, a.changed)
 	}
 	if a.cfg.Links != nil {
