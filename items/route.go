@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -231,7 +233,19 @@ func (r *Route) EffectiveMetric() uint32 {
 // nexthop's Dev (once each); link/<CarrierLink> with the "carrier up"
 // predicate (HasCarrier) when CarrierLink is set; address/<GwAddress> when
 // GwAddress is set; then Deps.
+//
+// Most routes of a table differ only in their name: their lists are one
+// shared slice (see routeDepsCache), so that rendering or reading back
+// 100k routes does not allocate 100k lists. Callers must not modify it.
 func (r *Route) Dependencies() []dg.Dependency {
+	if len(r.Nexthops) == 0 && len(r.Deps) == 0 {
+		return routeDepsCache.get(routeDepsKey{r.Dev, r.CarrierLink, r.GwAddress}, r.buildDependencies)
+	}
+	return r.buildDependencies()
+}
+
+// buildDependencies builds the list Dependencies returns.
+func (r *Route) buildDependencies() []dg.Dependency {
 	deps := make([]dg.Dependency, 0, r.depCount())
 	if r.Dev != "" {
 		deps = append(deps, requires(InterfaceRef(r.Dev), "device"))
@@ -252,6 +266,39 @@ func (r *Route) Dependencies() []dg.Dependency {
 		deps = append(deps, requires(dg.ItemRef{Type: TypeAddress, Name: r.GwAddress}, "gateway on-link"))
 	}
 	return extraDeps(deps, r.Deps)
+}
+
+// routeDepsKey is what the dependencies of a route without nexthops and
+// extra Deps are a function of.
+type routeDepsKey struct{ dev, carrierLink, gwAddress string }
+
+// routeDepsCache holds the shared dependency lists of routes without
+// nexthops and extra Deps, at most routeDepsMax of them (a host has a few
+// devices and gateways; past that, lists are built per call).
+var routeDepsCache depsCache[routeDepsKey]
+
+const routeDepsMax = 4096
+
+// depsCache is a bounded, concurrency-safe map of immutable dependency
+// lists.
+type depsCache[K comparable] struct {
+	m sync.Map // K → []dg.Dependency, full (cap == len, so an append copies)
+	n atomic.Int64
+}
+
+// get returns the list for k, building it with build on a miss.
+func (c *depsCache[K]) get(k K, build func() []dg.Dependency) []dg.Dependency {
+	if v, ok := c.m.Load(k); ok {
+		return v.([]dg.Dependency)
+	}
+	deps := slices.Clip(build())
+	if c.n.Load() < routeDepsMax {
+		if v, loaded := c.m.LoadOrStore(k, deps); loaded {
+			return v.([]dg.Dependency)
+		}
+		c.n.Add(1)
+	}
+	return deps
 }
 
 // depCount returns how many dependencies Dependencies lists.
