@@ -352,6 +352,11 @@ func (s *StoreSource) listedDir(dir string, listing map[string]store.Entry) <-ch
 	old := s.docs[dir]
 	s.docs[dir] = listing
 	s.listed[dir] = true
+	for name := range old {
+		if _, ok := listing[name]; !ok {
+			s.forgetTrial(name)
+		}
+	}
 	for name, e := range listing {
 		var was *store.Entry
 		if o, ok := old[name]; ok {
@@ -380,6 +385,7 @@ func (s *StoreSource) event(dir, name string, ev store.Event) {
 		s.remember(name, ev.Entry)
 	case store.Delete:
 		delete(docs, name)
+		s.forgetTrial(name)
 	}
 	s.changed()
 }

@@ -215,6 +215,20 @@ func (s *StoreSource) noteTrial(name string, e store.Entry, old *store.Entry) {
 	s.cfg.Log.WithField("document", name).WithField("revision", rev).WithField("timeout", timeout).Info("fleet trial: applying; reverts unless confirmed by its probes")
 }
 
+// forgetTrial forgets the trial and the delivered version of a document
+// deleted from the store (s.mu held).
+func (s *StoreSource) forgetTrial(name string) {
+	if t := s.trials[name]; t != nil {
+		s.stopTrial(t)
+		delete(s.trials, name)
+		s.trialsDirty = true
+	}
+	if _, ok := s.delivered[name]; ok {
+		delete(s.delivered, name)
+		s.trialsDirty = true
+	}
+}
+
 // stopTrial stops a pending trial's timer (s.mu held).
 func (s *StoreSource) stopTrial(t *storeTrial) {
 	if t.timer != nil {

@@ -239,3 +239,46 @@ func TestFleetTrialTimeoutAndRestart(t *testing.T) {
 		}
 	})
 }
+
+// TestFleetTrialDeleted: a document deleted while its trial is pending
+// ends the trial (no revert reported later), and a trial of a new
+// document of that name has no previous version: its revert withdraws it.
+func TestFleetTrialDeleted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMemStore()
+		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.put(groupRoutes, routeDoc)
+		p := &fleetProber{block: true}
+		f := newFleetTrialRig(t, m, t.TempDir(), p)
+		f.start()
+		settle()
+		m.put(groupRoutes, trialDoc(t, "10s", twoRoutesDoc, "ping:192.0.2.1"))
+		settle()
+		if tr := f.trial(t); tr == nil || tr.State != FleetTrialPending {
+			t.Fatalf("trial %+v, want pending", tr)
+		}
+		m.del(groupRoutes)
+		settle()
+		time.Sleep(11 * time.Second)
+		synctest.Wait()
+		settle()
+		if tr := f.trial(t); tr != nil {
+			t.Errorf("trial of a deleted document: %+v", tr)
+		}
+		if f.k.has(routeRef) || f.k.has(route2Ref) {
+			t.Errorf("the deleted document stays applied: %v", f.k.takeOps())
+		}
+		p.mu.Lock()
+		p.block, p.err = false, errors.New("no reply")
+		p.mu.Unlock()
+		m.put(groupRoutes, trialDoc(t, "10s", twoRoutesDoc, "ping:192.0.2.1"))
+		settle()
+		settle()
+		if tr := f.trial(t); tr == nil || tr.State != FleetTrialReverted {
+			t.Fatalf("trial %+v, want reverted", tr)
+		}
+		if f.k.has(routeRef) || f.k.has(route2Ref) {
+			t.Errorf("the reverted trial of a new document stays applied: %v", f.k.takeOps())
+		}
+	})
+}
