@@ -45,6 +45,10 @@ type StoreSourceConfig struct {
 	// Retry is the wait before watching again after the store failed
 	// (DefaultStoreRetry).
 	Retry time.Duration
+	// Prober runs the probes of fleet trials (storetrial.go); StateDir,
+	// if set, is where the source remembers them across a restart.
+	Prober   Prober
+	StateDir string
 }
 
 // StoreSource is an IntentSource over a shared store: the documents under
@@ -79,6 +83,13 @@ type StoreSource struct {
 	seen   map[string][]store.Entry          // document name → its last few versions (Revision)
 
 	kick chan struct{} // capacity 1: the documents may have changed
+
+	// Fleet trials (storetrial.go), under mu.
+	trials      map[string]*storeTrial // document name → its latest trial
+	delivered   map[string][]byte      // document name → what Load last gave
+	trialsDirty bool
+	writer      *StatusWriter // told when a trial ends
+	watchCtx    context.Context
 }
 
 // NewStoreSource checks cfg and returns its source.
@@ -102,7 +113,7 @@ func NewStoreSource(cfg StoreSourceConfig) (*StoreSource, error) {
 	if retry <= 0 {
 		retry = DefaultStoreRetry
 	}
-	return &StoreSource{
+	s := &StoreSource{
 		cfg:    cfg,
 		dirs:   dirs,
 		name:   "store:" + cfg.Layout.Host(cfg.Host),
@@ -112,7 +123,11 @@ func NewStoreSource(cfg StoreSourceConfig) (*StoreSource, error) {
 		relist: make(chan struct{}),
 		seen:   map[string][]store.Entry{},
 		kick:   make(chan struct{}, 1),
-	}, nil
+	}
+	if err := s.loadTrials(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Name identifies the source: "store:" and the host's directory.
@@ -133,9 +148,10 @@ func (s *StoreSource) Load() (map[string][]byte, error) {
 			return nil, fmt.Errorf("%s: %w", dir, errNotListed)
 		}
 		for name, e := range s.docs[dir] {
-			out[name] = e.Value
+			s.deliver(name, e, out)
 		}
 	}
+	s.saveTrials()
 	return out, nil
 }
 
@@ -146,6 +162,9 @@ func (s *StoreSource) Revision(name string, raw []byte) (int64, bool) {
 	defer s.mu.Unlock()
 	for _, e := range slices.Backward(s.seen[name]) {
 		if bytes.Equal(e.Value, raw) {
+			return int64(e.Version), true
+		}
+		if env, _, err := ParseTrialEnvelope(e.Value); err == nil && bytes.Equal(env.Intent, raw) {
 			return int64(e.Version), true
 		}
 	}
@@ -219,6 +238,9 @@ func (s *StoreSource) changed() {
 // Watch watches every directory, each in a goroutine of its own, and
 // tells the loop when the documents may have changed, until ctx ends.
 func (s *StoreSource) Watch(ctx context.Context, changed chan<- string) {
+	s.mu.Lock()
+	s.watchCtx = ctx
+	s.mu.Unlock()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for _, dir := range s.dirs {
@@ -327,9 +349,20 @@ func (s *StoreSource) listedDir(dir string, listing map[string]store.Entry) <-ch
 	if s.down != nil { // a listing is an answer: the store is back
 		s.backUp()
 	}
+	old := s.docs[dir]
 	s.docs[dir] = listing
 	s.listed[dir] = true
+	for name := range old {
+		if _, ok := listing[name]; !ok {
+			s.forgetTrial(name)
+		}
+	}
 	for name, e := range listing {
+		var was *store.Entry
+		if o, ok := old[name]; ok {
+			was = &o
+		}
+		s.noteTrial(name, e, was)
 		s.remember(name, e)
 	}
 	s.changed()
@@ -343,10 +376,16 @@ func (s *StoreSource) event(dir, name string, ev store.Event) {
 	docs := s.docs[dir]
 	switch ev.Type {
 	case store.Put:
+		var was *store.Entry
+		if o, ok := docs[name]; ok {
+			was = &o
+		}
+		s.noteTrial(name, ev.Entry, was)
 		docs[name] = ev.Entry
 		s.remember(name, ev.Entry)
 	case store.Delete:
 		delete(docs, name)
+		s.forgetTrial(name)
 	}
 	s.changed()
 }

@@ -67,14 +67,38 @@ func NewStatusWriter(cfg StatusWriterConfig) (*StatusWriter, error) {
 	}
 	w := &StatusWriter{cfg: cfg, key: cfg.Layout.Status(cfg.Host), kick: make(chan struct{}, 1), version: -1}
 	w.leaser, _ = cfg.Store.(store.Leaser)
+	if cfg.Source != nil {
+		cfg.Source.mu.Lock()
+		cfg.Source.writer = w
+		cfg.Source.mu.Unlock()
+	}
 	return w, nil
 }
 
 // Report takes the agent's latest status (Config.Report); it never
 // blocks.
 func (w *StatusWriter) Report(st fleet.Status) {
+	if w.cfg.Source != nil {
+		w.cfg.Source.observe(st)
+		st.Trial = w.cfg.Source.trialState()
+	}
 	w.mu.Lock()
 	w.latest = &st
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// trialChanged writes the latest status again with the source's trial.
+func (w *StatusWriter) trialChanged() {
+	w.mu.Lock()
+	if w.latest != nil {
+		st := *w.latest
+		st.Trial = w.cfg.Source.trialState()
+		w.latest = &st
+	}
 	w.mu.Unlock()
 	select {
 	case w.kick <- struct{}{}:

@@ -23,6 +23,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
+	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
 	"github.com/netagent/netagent/store/etcd"
@@ -127,6 +128,10 @@ type fleetConn struct {
 	// ifVersion is --if-version, when ifVersionGiven.
 	ifVersion      store.Version
 	ifVersionGiven bool
+	// try, trialTimeout and probes are push --try's.
+	try          bool
+	trialTimeout time.Duration
+	probes       []string
 }
 
 // fleetFlagSet makes the flag set of a fleet subcommand (sub "" for the
@@ -164,6 +169,12 @@ func fleetFlagSet(g *globals, sub string) (*flag.FlagSet, *fleetConn) {
 	if sub == "push" || sub == "" {
 		fs.Func("with", "validate the file together with this intent `FILE` too (a document the members merge with it, such as the host's own when pushing to a group), without pushing it; repeatable",
 			func(v string) error { c.with = append(c.with, v); return nil })
+	}
+	if sub == "push" || sub == "" {
+		fs.BoolVar(&c.try, "try", false, "push the document as a trial: each member applies it, confirms it when its --probe pass, and reverts to its previous version after --trial-timeout otherwise (fleet status shows the trial per host)")
+		fs.DurationVar(&c.trialTimeout, "trial-timeout", agent.DefaultTrialTimeout, "with --try: how long a member waits for the trial to converge and its probes to pass")
+		fs.Func("probe", "with --try: a `PROBE` each member runs after applying the trial (ping:HOST or tcp:HOST:PORT, see `go doc agent/probe`); repeatable",
+			func(v string) error { c.probes = append(c.probes, v); return nil })
 	}
 	if sub == "push" || sub == "delete" || sub == "" {
 		fs.Func("if-version", "write only if the document's store version is `N` (0: it must not exist); otherwise exit 5",

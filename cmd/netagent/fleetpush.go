@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/probe"
 	"github.com/netagent/netagent/store"
 	"github.com/netagent/netagent/store/etcd"
 )
@@ -56,6 +60,12 @@ func runFleetPush(g *globals, args []string) int {
 		fmt.Fprintf(g.stderr, "netagent: %s changed while it was validated; nothing was written\n", file)
 		return exitInternal
 	}
+	if c.try {
+		if data, err = c.trialEnvelope(data); err != nil {
+			return usageError(g, fs, err.Error())
+		}
+		items += fmt.Sprintf(", on trial for %s with %d probes", c.trialTimeout, len(c.probes))
+	}
 	st, ctx, done, code, ok := c.open(g, fs)
 	if !ok {
 		return code
@@ -92,6 +102,28 @@ func runFleetPush(g *globals, args []string) int {
 	fmt.Fprintf(g.stderr, "netagent: pushed %s (%s): version %s, %s\n", c.source(key), items, v, was)
 	fmt.Fprintln(g.stdout, v)
 	return exitOK
+}
+
+// trialEnvelope wraps the intent data in a trial envelope (push --try):
+// each member applies it on trial and confirms it when its probes pass
+// (agent/storetrial.go).
+func (c *fleetConn) trialEnvelope(data []byte) ([]byte, error) {
+	if c.trialTimeout <= 0 {
+		return nil, errors.New("--trial-timeout must be positive")
+	}
+	for _, spec := range c.probes {
+		if _, err := probe.Parse(spec); err != nil {
+			return nil, fmt.Errorf("--probe %s: %w", spec, err)
+		}
+	}
+	compact := &bytes.Buffer{}
+	if err := json.Compact(compact, data); err != nil {
+		return nil, err
+	}
+	return json.Marshal(agent.TrialEnvelope{
+		Trial:  agent.TrialSpec{Timeout: c.trialTimeout.String(), Probes: c.probes},
+		Intent: compact.Bytes(),
+	})
 }
 
 // fleetPushHook, when set (by tests), runs between push's read and its
@@ -131,7 +163,11 @@ func fleetCheckMerge(g *globals, file string, pushed *intent.Intent, others []st
 	files := map[string]*intent.Intent{file: pushed}
 	for _, e := range others {
 		src := c.source(e.Key)
-		in, err := intent.Parse(e.Value)
+		raw := e.Value
+		if env, _, err := agent.ParseTrialEnvelope(raw); err == nil {
+			raw = env.Intent // a trial: its members merge its intent
+		}
+		in, err := intent.Parse(raw)
 		if err != nil {
 			fmt.Fprintf(g.stderr, "netagent: warning: %s in etcd is invalid itself (its hosts reject it): %v\n", src, err)
 			continue

@@ -96,7 +96,7 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 		return code
 	}
 	if o.store.enabled() {
-		m, err := o.store.open(g)
+		m, err := o.store.open(g, daemonProber(rt), o.kernel.stateDir(g))
 		if err != nil {
 			fmt.Fprintf(g.stderr, "netagent: etcd: %v\n", err)
 			return exitInternal

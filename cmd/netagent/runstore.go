@@ -91,7 +91,9 @@ type fleetMember struct {
 // open connects to etcd (lazily: etcd.New does not wait for an answer, so
 // a daemon started while etcd is down still starts and applies its last
 // documents) and builds the source and the status writer.
-func (o *storeOpts) open(g *globals) (*fleetMember, error) {
+// The source runs fleet trials' probes with prober and remembers the
+// trials in stateDir.
+func (o *storeOpts) open(g *globals, prober agent.Prober, stateDir string) (*fleetMember, error) {
 	var eps []string
 	for _, e := range strings.Split(o.endpoints, ",") {
 		if e = strings.TrimSpace(e); e != "" {
@@ -103,7 +105,8 @@ func (o *storeOpts) open(g *globals) (*fleetMember, error) {
 		return nil, err
 	}
 	layout := fleet.Layout{Prefix: o.prefix}
-	src, err := agent.NewStoreSource(agent.StoreSourceConfig{Store: st, Layout: layout, Host: o.hostname, Groups: o.groups, Log: g.log})
+	src, err := agent.NewStoreSource(agent.StoreSourceConfig{Store: st, Layout: layout, Host: o.hostname, Groups: o.groups, Log: g.log,
+		Prober: prober, StateDir: stateDir})
 	if err != nil {
 		st.Close()
 		return nil, err

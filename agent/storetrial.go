@@ -1,0 +1,369 @@
+package agent
+
+// Fleet trials: a document key of the store may hold a trial envelope
+// (`netagent fleet push --try`):
+//
+//	{"trial": {"timeout": "60s", "probes": ["ping:192.0.2.1"]}, "intent": {...}}
+//
+// A host that receives one applies its intent on trial, the document's
+// version it applied before (its last good one) being the revert target:
+//
+//   - The trial is confirmed when the agent converged to it (Ready, with
+//     the trial's store revision among its Revisions) and its probes then
+//     passed (StoreSourceConfig.Prober, inside the host's namespace): the
+//     intent becomes the host's version of that document.
+//   - It reverts when that has not happened by its timeout (items failed
+//     or blocked, the probes failed): the source delivers the document's
+//     previous version again (none: the document is withdrawn, as before
+//     the trial) and the loop reconciles back to it.
+//   - A reverted revision is not tried again until the key's revision
+//     changes, and that is remembered in the state directory
+//     (StoreSourceConfig.StateDir): a restart does not retry it, and a
+//     trial that was pending when the agent stopped counts as reverted
+//     ("the agent restarted during the trial").
+//   - The host's fleet status carries the trial (fleet.Trial: source,
+//     revision, pending|confirmed|reverted, reason). Hosts write nothing
+//     else back: the operator promotes the trial by pushing the plain
+//     document once enough hosts confirmed.
+//
+// Unlike a trial through the socket API (trial.go), a fleet trial's revert
+// is a reconcile to the previous document, not a replay of the kernel's
+// before-images: what the previous document does not declare and the
+// trial created is removed as any withdrawn object is.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/fleet"
+	"github.com/netagent/netagent/store"
+)
+
+// Trial states of fleet.Trial.
+const (
+	FleetTrialPending   = "pending"
+	FleetTrialConfirmed = "confirmed"
+	FleetTrialReverted  = "reverted"
+)
+
+// fleetTrialsFile, in the state directory, remembers the fleet trials and
+// the last delivered version of each document.
+const fleetTrialsFile = "fleet-trials.json"
+
+// TrialEnvelope is the value of a document key that holds a trial.
+type TrialEnvelope struct {
+	Trial  TrialSpec       `json:"trial"`
+	Intent json.RawMessage `json:"intent"`
+}
+
+// TrialSpec is how a fleet trial is confirmed.
+type TrialSpec struct {
+	Timeout string   `json:"timeout,omitempty"` // DefaultTrialTimeout when empty
+	Probes  []string `json:"probes,omitempty"`
+}
+
+// ErrNotEnvelope: a document is no trial envelope.
+var ErrNotEnvelope = errors.New("not a trial envelope")
+
+// ParseTrialEnvelope parses raw as a trial envelope: ErrNotEnvelope when
+// it has no top-level "trial" key, another error when it has one but is
+// not a valid envelope.
+func ParseTrialEnvelope(raw []byte) (TrialEnvelope, time.Duration, error) {
+	var env TrialEnvelope
+	if !bytes.Contains(raw, []byte(`"trial"`)) {
+		return env, 0, ErrNotEnvelope
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(raw, &top) != nil {
+		return env, 0, ErrNotEnvelope
+	}
+	if _, ok := top["trial"]; !ok {
+		return env, 0, ErrNotEnvelope
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&env); err != nil {
+		return env, 0, fmt.Errorf("trial envelope: %w", err)
+	}
+	if len(env.Intent) == 0 || bytes.Equal(env.Intent, []byte("null")) {
+		return env, 0, errors.New("trial envelope: intent: missing")
+	}
+	timeout := DefaultTrialTimeout
+	if env.Trial.Timeout != "" {
+		d, err := time.ParseDuration(env.Trial.Timeout)
+		if err != nil || d <= 0 {
+			return env, 0, fmt.Errorf("trial envelope: trial.timeout: %q is no positive duration", env.Trial.Timeout)
+		}
+		timeout = d
+	}
+	return env, timeout, nil
+}
+
+// storeTrial is one document's latest trial.
+type storeTrial struct {
+	Revision int64  `json:"revision"`
+	State    string `json:"state"`
+	Reason   string `json:"reason,omitempty"`
+	// Previous is the version of the document before the trial (nil with
+	// HasPrevious false: none), delivered again once it reverted.
+	Previous    []byte `json:"previous,omitempty"`
+	HasPrevious bool   `json:"hasPrevious,omitempty"`
+	Intent      []byte `json:"intent,omitempty"`
+
+	probes   []string
+	deadline time.Time
+	probing  bool
+	timer    *time.Timer
+}
+
+// fleetTrialsState is fleetTrialsFile's content.
+type fleetTrialsState struct {
+	Trials    map[string]*storeTrial `json:"trials,omitempty"`
+	Delivered map[string][]byte      `json:"delivered,omitempty"`
+}
+
+// loadTrials reads what the state directory remembers (s.mu held or not
+// yet shared).
+func (s *StoreSource) loadTrials() error {
+	s.trials, s.delivered = map[string]*storeTrial{}, map[string][]byte{}
+	if s.cfg.StateDir == "" {
+		return nil
+	}
+	raw, err := os.ReadFile(filepath.Join(s.cfg.StateDir, fleetTrialsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the fleet trials: %w", err)
+	}
+	var st fleetTrialsState
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return fmt.Errorf("reading %s: %w", fleetTrialsFile, err)
+	}
+	for name, t := range st.Trials {
+		if t.State == FleetTrialPending {
+			t.State, t.Reason = FleetTrialReverted, "the agent restarted during the trial"
+			s.trialsDirty = true
+		}
+		s.trials[name] = t
+	}
+	if st.Delivered != nil {
+		s.delivered = st.Delivered
+	}
+	return nil
+}
+
+// saveTrials writes what must survive a restart (s.mu held).
+func (s *StoreSource) saveTrials() {
+	if s.cfg.StateDir == "" || !s.trialsDirty {
+		return
+	}
+	raw, err := json.Marshal(fleetTrialsState{Trials: s.trials, Delivered: s.delivered})
+	if err == nil {
+		err = statefile.WriteAtomic(filepath.Join(s.cfg.StateDir, fleetTrialsFile), raw)
+	}
+	if err != nil {
+		s.cfg.Log.WithError(err).Warn("remembering the fleet trials")
+		return
+	}
+	s.trialsDirty = false
+}
+
+// noteTrial sees version e of the document name arrive; old is the version
+// the source held before (nil: none) (s.mu held).
+func (s *StoreSource) noteTrial(name string, e store.Entry, old *store.Entry) {
+	env, timeout, err := ParseTrialEnvelope(e.Value)
+	t := s.trials[name]
+	if err != nil {
+		if errors.Is(err, ErrNotEnvelope) && t != nil && t.Revision != int64(e.Version) {
+			// A plain document replaces the trial (the operator promoted
+			// or abandoned it).
+			s.stopTrial(t)
+			delete(s.trials, name)
+			s.trialsDirty = true
+		}
+		return
+	}
+	if t != nil && t.Revision == int64(e.Version) {
+		return // known: pending, confirmed or reverted
+	}
+	if t != nil {
+		s.stopTrial(t)
+	}
+	nt := &storeTrial{Revision: int64(e.Version), State: FleetTrialPending, Intent: env.Intent,
+		probes: env.Trial.Probes, deadline: time.Now().Add(timeout)}
+	if old != nil {
+		nt.Previous, nt.HasPrevious = s.deliverable(name, old.Value)
+	} else {
+		nt.Previous, nt.HasPrevious = s.delivered[name]
+	}
+	s.trials[name] = nt
+	s.trialsDirty = true
+	rev := nt.Revision
+	nt.timer = time.AfterFunc(timeout, func() {
+		s.finishTrial(name, rev, fmt.Errorf("timeout: not converged with its probes passed within %s", timeout))
+	})
+	s.cfg.Log.WithField("document", name).WithField("revision", rev).WithField("timeout", timeout).Info("fleet trial: applying; reverts unless confirmed by its probes")
+}
+
+// forgetTrial forgets the trial and the delivered version of a document
+// deleted from the store (s.mu held).
+func (s *StoreSource) forgetTrial(name string) {
+	if t := s.trials[name]; t != nil {
+		s.stopTrial(t)
+		delete(s.trials, name)
+		s.trialsDirty = true
+	}
+	if _, ok := s.delivered[name]; ok {
+		delete(s.delivered, name)
+		s.trialsDirty = true
+	}
+}
+
+// stopTrial stops a pending trial's timer (s.mu held).
+func (s *StoreSource) stopTrial(t *storeTrial) {
+	if t.timer != nil {
+		t.timer.Stop()
+	}
+}
+
+// deliverable is what the source delivers for the version raw of the
+// document name: raw, or a trial's intent, or what its revert returns to
+// (ok false: nothing) (s.mu held).
+func (s *StoreSource) deliverable(name string, raw []byte) ([]byte, bool) {
+	env, _, err := ParseTrialEnvelope(raw)
+	if err != nil {
+		return raw, true // plain, or an invalid envelope the loop refuses
+	}
+	t := s.trials[name]
+	if t == nil || t.State != FleetTrialReverted {
+		return env.Intent, true
+	}
+	if bytes.Equal(t.Intent, env.Intent) || t.Intent == nil {
+		return t.Previous, t.HasPrevious
+	}
+	return env.Intent, true
+}
+
+// deliver is Load's view of one entry; it remembers what it delivered
+// (s.mu held).
+func (s *StoreSource) deliver(name string, e store.Entry, out map[string][]byte) {
+	raw, ok := s.deliverable(name, e.Value)
+	if !ok {
+		if _, had := s.delivered[name]; had {
+			delete(s.delivered, name)
+			s.trialsDirty = true
+		}
+		return
+	}
+	out[name] = raw
+	if !bytes.Equal(s.delivered[name], raw) {
+		s.delivered[name] = raw
+		s.trialsDirty = true
+	}
+}
+
+// finishTrial ends the pending trial of name at revision rev: confirmed
+// (err nil) or reverted (err says why).
+func (s *StoreSource) finishTrial(name string, rev int64, err error) {
+	s.mu.Lock()
+	t := s.trials[name]
+	if t == nil || t.Revision != rev || t.State != FleetTrialPending {
+		s.mu.Unlock()
+		return
+	}
+	s.stopTrial(t)
+	log := s.cfg.Log.WithField("document", name).WithField("revision", rev)
+	if err == nil {
+		t.State, t.Previous, t.HasPrevious = FleetTrialConfirmed, nil, false
+		log.Info("fleet trial confirmed: its probes passed")
+	} else {
+		t.State, t.Reason = FleetTrialReverted, err.Error()
+		log.WithError(err).Warn("fleet trial reverted: the previous version of the document is applied again")
+	}
+	s.trialsDirty = true
+	s.saveTrials()
+	s.changed()
+	w := s.writer
+	s.mu.Unlock()
+	if w != nil {
+		w.trialChanged()
+	}
+}
+
+// observe sees the agent's fleet status: a pending trial the agent
+// converged to starts its probes.
+func (s *StoreSource) observe(st fleet.Status) {
+	if !st.Ready {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, t := range s.trials {
+		if t.State != FleetTrialPending || t.probing || st.Revisions[name] != t.Revision {
+			continue
+		}
+		t.probing = true
+		go s.runProbes(s.probeCtx(), name, t.Revision, t.probes, t.deadline)
+	}
+}
+
+// probeCtx is the context of probe rounds: Watch's, which ends with the
+// agent (s.mu held).
+func (s *StoreSource) probeCtx() context.Context {
+	if s.watchCtx == nil {
+		return context.Background()
+	}
+	return s.watchCtx
+}
+
+// runProbes runs a trial's probes, bounded by its deadline, and ends it;
+// if the agent stops meanwhile (parent ends), the trial stays pending (and
+// counts as reverted at the next start).
+func (s *StoreSource) runProbes(parent context.Context, name string, rev int64, probes []string, deadline time.Time) {
+	var err error
+	if len(probes) > 0 {
+		if s.cfg.Prober == nil {
+			err = errors.New("no prober: the probes cannot run")
+		} else {
+			ctx, cancel := context.WithDeadline(parent, deadline)
+			err = s.cfg.Prober(ctx, probes)
+			cancel()
+			if parent.Err() != nil {
+				return
+			}
+			if err != nil {
+				err = fmt.Errorf("probe failed: %w", err)
+			}
+		}
+	}
+	s.finishTrial(name, rev, err)
+}
+
+// trialState is the trial the fleet status shows: a pending one, else the
+// one of the highest revision (nil: none).
+func (s *StoreSource) trialState() *fleet.Trial {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var best *fleet.Trial
+	for _, name := range slices.Sorted(maps.Keys(s.trials)) {
+		t := s.trials[name]
+		ft := &fleet.Trial{Source: name, Revision: t.Revision, State: t.State, Reason: t.Reason}
+		switch {
+		case best == nil,
+			t.State == FleetTrialPending && best.State != FleetTrialPending,
+			(t.State == FleetTrialPending) == (best.State == FleetTrialPending) && t.Revision > best.Revision:
+			best = ft
+		}
+	}
+	return best
+}

@@ -1,0 +1,284 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/netagent/netagent/fleet"
+)
+
+// The fleet trial tests: a trial envelope pushed to h1's group, confirmed
+// or reverted by a fake prober, over a fake kernel.
+
+// fleetProber answers every probe round with err; it counts the rounds.
+type fleetProber struct {
+	mu     sync.Mutex
+	err    error
+	rounds int
+	block  bool // a round lasts until its deadline
+}
+
+func (p *fleetProber) probe(ctx context.Context, specs []string) error {
+	p.mu.Lock()
+	p.rounds++
+	err, block := p.err, p.block
+	p.mu.Unlock()
+	if block {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return err
+}
+
+func (p *fleetProber) count() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rounds
+}
+
+// fleetTrialRig is a fleetRig whose status writer stops with stopWriter (as
+// the daemon's stops with it: a restarted agent's status is the new one's).
+type fleetTrialRig struct {
+	*fleetRig
+	stopWriter func()
+}
+
+// newFleetTrialRig is newFleetRig with a prober and a state directory for the
+// source (dir, shared with the agent's).
+func newFleetTrialRig(t *testing.T, m *memStore, dir string, p *fleetProber) *fleetTrialRig {
+	t.Helper()
+	f := &fleetTrialRig{fleetRig: &fleetRig{m: m}}
+	setup := func(c *Config) {
+		c.StateDir = dir
+		var err error
+		f.src, err = NewStoreSource(StoreSourceConfig{Store: m, Layout: testLayout, Host: "h1", Groups: []string{"g1"},
+			Log: c.Log, Prober: p.probe, StateDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.w, err = NewStatusWriter(StatusWriterConfig{Store: m, Layout: testLayout, Host: "h1", Log: c.Log, TTL: testTTL, Source: f.src})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Sources = []IntentSource{f.src}
+		c.Report = f.w.Report
+	}
+	f.rig = newRig(t, nil, setup)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); f.w.Run(ctx) }()
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-done
+		}
+	}
+	t.Cleanup(stop)
+	f.stopWriter = stop
+	return f
+}
+
+// trialDoc is a trial envelope of intent.
+func trialDoc(t *testing.T, timeout string, intent string, probes ...string) string {
+	t.Helper()
+	raw, err := json.Marshal(TrialEnvelope{Trial: TrialSpec{Timeout: timeout, Probes: probes}, Intent: json.RawMessage(intent)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+func (f *fleetRig) trial(t *testing.T) *fleet.Trial {
+	t.Helper()
+	st, ok := f.fleetStatus(t)
+	if !ok {
+		t.Fatal("no status in the store")
+	}
+	return st.Trial
+}
+
+var groupRoutes = testLayout.GroupDoc("g1", "routes.json")
+
+// TestFleetTrialConfirmed: a trial whose probes pass is applied, confirmed
+// and stays.
+func TestFleetTrialConfirmed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMemStore()
+		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.put(groupRoutes, routeDoc)
+		p := &fleetProber{}
+		f := newFleetTrialRig(t, m, t.TempDir(), p)
+		f.start()
+		settle()
+		rev := m.put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1"))
+		settle()
+		settle()
+		if !f.k.has(route2Ref) || !f.k.has(routeRef) {
+			t.Fatalf("the trial was not applied: %v", f.k.takeOps())
+		}
+		want := fleet.Trial{Source: "groups/g1/routes.json", Revision: int64(rev), State: FleetTrialConfirmed}
+		if tr := f.trial(t); tr == nil || *tr != want {
+			t.Fatalf("trial in the status %+v, want %+v", tr, want)
+		}
+		time.Sleep(time.Minute) // past the timeout: nothing reverts
+		synctest.Wait()
+		if !f.k.has(route2Ref) || p.count() != 1 {
+			t.Errorf("after the timeout: route2 applied %v, probe rounds %d", f.k.has(route2Ref), p.count())
+		}
+		if st, _ := f.fleetStatus(t); !st.Ready || st.Revisions["groups/g1/routes.json"] != int64(rev) {
+			t.Errorf("status after the confirm: %+v", st)
+		}
+	})
+}
+
+// TestFleetTrialReverted: a trial whose probe fails reverts to the
+// previous document, says why, and is not tried again until the key
+// changes, not even after a restart; a plain push then applies.
+func TestFleetTrialReverted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMemStore()
+		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.put(groupRoutes, routeDoc)
+		p := &fleetProber{err: errors.New("ping 192.0.2.1: no reply")}
+		dir := t.TempDir()
+		f := newFleetTrialRig(t, m, dir, p)
+		f.start()
+		settle()
+		rev := m.put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1"))
+		settle()
+		settle()
+		if f.k.has(route2Ref) || !f.k.has(routeRef) {
+			t.Fatalf("the failed trial was not reverted to the previous document: %v", f.k.takeOps())
+		}
+		tr := f.trial(t)
+		if tr == nil || tr.State != FleetTrialReverted || tr.Revision != int64(rev) || !strings.Contains(tr.Reason, "no reply") {
+			t.Fatalf("trial in the status %+v, want reverted with the probe's error", tr)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if f.k.has(route2Ref) || p.count() != 1 {
+			t.Errorf("the reverted trial was tried again: route2 %v, probe rounds %d", f.k.has(route2Ref), p.count())
+		}
+		f.stop()
+		f.stopWriter()
+		g := newFleetTrialRig(t, m, dir, p)
+		g.start()
+		settle()
+		settle()
+		if g.k.has(route2Ref) || !g.k.has(routeRef) || p.count() != 1 {
+			t.Fatalf("a restart tried the reverted trial again: route2 %v, probe rounds %d", g.k.has(route2Ref), p.count())
+		}
+		if tr := g.trial(t); tr == nil || tr.State != FleetTrialReverted || tr.Revision != int64(rev) {
+			t.Errorf("trial after the restart %+v", tr)
+		}
+		m.put(groupRoutes, twoRoutesDoc)
+		settle()
+		if !g.k.has(route2Ref) {
+			t.Fatalf("a plain push after the reverted trial was not applied: %v", g.k.takeOps())
+		}
+		if st, _ := g.fleetStatus(t); st.Trial != nil || !st.Ready {
+			t.Errorf("status after the plain push: %+v", st)
+		}
+	})
+}
+
+// TestFleetTrialTimeoutAndRestart: a trial the agent cannot converge to
+// (its document is refused) reverts at its timeout; a trial pending when
+// the agent stops counts as reverted at the next start.
+func TestFleetTrialTimeoutAndRestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMemStore()
+		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.put(groupRoutes, routeDoc)
+		p := &fleetProber{}
+		dir := t.TempDir()
+		f := newFleetTrialRig(t, m, dir, p)
+		f.start()
+		settle()
+		m.put(groupRoutes, trialDoc(t, "10s", brokenDoc))
+		settle()
+		if tr := f.trial(t); tr == nil || tr.State != FleetTrialPending {
+			t.Fatalf("trial %+v, want pending", tr)
+		}
+		time.Sleep(11 * time.Second)
+		synctest.Wait()
+		settle()
+		if tr := f.trial(t); tr == nil || tr.State != FleetTrialReverted || !strings.Contains(tr.Reason, "timeout") {
+			t.Fatalf("trial %+v, want reverted at its timeout", tr)
+		}
+		if !f.k.has(routeRef) || p.count() != 0 {
+			t.Errorf("after the timeout: route %v, probe rounds %d", f.k.has(routeRef), p.count())
+		}
+		// Pending when the agent stops: reverted at the next start.
+		p.mu.Lock()
+		p.block = true // the probes never end before the deadline
+		p.mu.Unlock()
+		rev := m.put(groupRoutes, trialDoc(t, "10m", strings.Replace(twoRoutesDoc, "\"version\": 1", "\"version\": 1 ", 1), "ping:192.0.2.9"))
+		settle()
+		if tr := f.trial(t); tr == nil || tr.State != FleetTrialPending || tr.Revision != int64(rev) {
+			t.Fatalf("trial %+v, want pending", tr)
+		}
+		f.stop()
+		f.stopWriter()
+		g := newFleetTrialRig(t, m, dir, p)
+		g.start()
+		settle()
+		if tr := g.trial(t); tr == nil || tr.State != FleetTrialReverted || !strings.Contains(tr.Reason, "restarted") {
+			t.Fatalf("trial after the restart %+v, want reverted", tr)
+		}
+		if g.k.has(route2Ref) || !g.k.has(routeRef) {
+			t.Errorf("the restart applied the interrupted trial: %v", g.k.takeOps())
+		}
+	})
+}
+
+// TestFleetTrialDeleted: a document deleted while its trial is pending
+// ends the trial (no revert reported later), and a trial of a new
+// document of that name has no previous version: its revert withdraws it.
+func TestFleetTrialDeleted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMemStore()
+		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.put(groupRoutes, routeDoc)
+		p := &fleetProber{block: true}
+		f := newFleetTrialRig(t, m, t.TempDir(), p)
+		f.start()
+		settle()
+		m.put(groupRoutes, trialDoc(t, "10s", twoRoutesDoc, "ping:192.0.2.1"))
+		settle()
+		if tr := f.trial(t); tr == nil || tr.State != FleetTrialPending {
+			t.Fatalf("trial %+v, want pending", tr)
+		}
+		m.del(groupRoutes)
+		settle()
+		time.Sleep(11 * time.Second)
+		synctest.Wait()
+		settle()
+		if tr := f.trial(t); tr != nil {
+			t.Errorf("trial of a deleted document: %+v", tr)
+		}
+		if f.k.has(routeRef) || f.k.has(route2Ref) {
+			t.Errorf("the deleted document stays applied: %v", f.k.takeOps())
+		}
+		p.mu.Lock()
+		p.block, p.err = false, errors.New("no reply")
+		p.mu.Unlock()
+		m.put(groupRoutes, trialDoc(t, "10s", twoRoutesDoc, "ping:192.0.2.1"))
+		settle()
+		settle()
+		if tr := f.trial(t); tr == nil || tr.State != FleetTrialReverted {
+			t.Fatalf("trial %+v, want reverted", tr)
+		}
+		if f.k.has(routeRef) || f.k.has(route2Ref) {
+			t.Errorf("the reverted trial of a new document stays applied: %v", f.k.takeOps())
+		}
+	})
+}
