@@ -126,7 +126,11 @@ func (a *Agent) Call(ctx context.Context, req Request) (Response, error) {
 	if req.Command == CmdMetrics {
 		return a.metricsResponse(), nil // outside the loop
 	}
-	c := call{req: req, reply: make(chan Response, 1)}
+	return a.send(ctx, call{req: req, reply: make(chan Response, 1)})
+}
+
+// send hands c to the loop and waits for its reply.
+func (a *Agent) send(ctx context.Context, c call) (Response, error) {
 	select {
 	case a.calls <- c:
 	case <-a.done:

@@ -392,22 +392,7 @@ func (a *Agent) startWatch(s *subscriber) Response {
 // watchCall hands a CmdWatch with its subscriber to the loop and waits for
 // the status it starts from.
 func (a *Agent) watchCall(ctx context.Context, s *subscriber) (Response, error) {
-	c := call{req: Request{Command: CmdWatch}, reply: make(chan Response, 1), sub: s}
-	select {
-	case a.calls <- c:
-	case <-a.done:
-		return Response{}, ErrNotRunning
-	case <-ctx.Done():
-		return Response{}, ctx.Err()
-	}
-	select {
-	case r := <-c.reply:
-		return r, nil
-	case <-a.done:
-		return Response{}, ErrNotRunning
-	case <-ctx.Done():
-		return Response{}, ctx.Err()
-	}
+	return a.send(ctx, call{req: Request{Command: CmdWatch}, reply: make(chan Response, 1), sub: s})
 }
 
 // Subscribe streams the agent's events to f, starting with an EventStatus,
