@@ -26,6 +26,7 @@ import (
 
 	"github.com/netagent/netagent/configurators/netnsx"
 	"github.com/netagent/netagent/internal/testns"
+	"github.com/netagent/netagent/internal/testtool"
 	"github.com/vishvananda/netlink"
 )
 
@@ -79,7 +80,7 @@ type Server struct {
 // ends.
 func Start(t testing.TB, client *netnsx.Target, ifname string, opts Options) *Server {
 	t.Helper()
-	bin := findBinary(t)
+	bin := tool.Find(t)
 	peer := testns.New(t)
 	s := &Server{Peer: peer, Link: "dhcpsrv0", ClientLink: ifname,
 		LeaseFile: filepath.Join(t.TempDir(), "dnsmasq.leases")}
@@ -206,36 +207,8 @@ func (s *Server) Leases(t testing.TB) []string {
 	return lines
 }
 
-func findBinary(t testing.TB) string {
-	t.Helper()
-	bin, err := lookBinary(exec.LookPath, "/usr/sbin/"+Binary, os.Getenv("CI"))
-	switch {
-	case errors.Is(err, errMissingInCI):
-		t.Fatal(err)
-	case err != nil:
-		t.Skip(err)
-	}
-	return bin
-}
-
-// errMissingInCI: dnsmasq is missing where the tests must run.
-var errMissingInCI = errors.New("CI must run the DHCP tests")
-
-// lookBinary finds dnsmasq with look ($PATH), then at fallback. Missing,
-// it is an error wrapping errMissingInCI when ci (the CI variable) is set.
-func lookBinary(look func(string) (string, error), fallback, ci string) (string, error) {
-	bin, err := look(Binary)
-	if err == nil {
-		return bin, nil
-	}
-	if _, serr := os.Stat(fallback); serr == nil {
-		return fallback, nil
-	}
-	if ci != "" {
-		return "", fmt.Errorf("dnsmasq not installed (%v): scripts/setup.sh installs Debian's dnsmasq, and %w", err, errMissingInCI)
-	}
-	return "", fmt.Errorf("dnsmasq not installed (%v): run scripts/setup.sh", err)
-}
+// tool is the server binary, found by testtool.
+var tool = testtool.Tool{Name: Binary, Fallback: "/usr/sbin/" + Binary, Package: "dnsmasq"}
 
 // syncBuffer collects dnsmasq's output lines for failure messages.
 type syncBuffer struct {

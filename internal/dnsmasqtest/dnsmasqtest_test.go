@@ -2,12 +2,8 @@ package dnsmasqtest
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/netip"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -67,23 +63,5 @@ func TestServesALease(t *testing.T) {
 	}
 	if l := srv.Leases(t); len(l) != 1 || !strings.Contains(l[0], ack.YourIPAddr.String()) {
 		t.Errorf("lease file %q, want the lease of %v", l, ack.YourIPAddr)
-	}
-}
-
-// Without the binary the tests skip, except under CI, where they fail.
-func TestMissingBinary(t *testing.T) {
-	missing := func(string) (string, error) { return "", exec.ErrNotFound }
-	nowhere := filepath.Join(t.TempDir(), Binary)
-	if _, err := lookBinary(missing, nowhere, ""); err == nil || errors.Is(err, errMissingInCI) {
-		t.Errorf("outside CI: %v, want an error to skip on", err)
-	}
-	if _, err := lookBinary(missing, nowhere, "true"); !errors.Is(err, errMissingInCI) {
-		t.Errorf("in CI: %v, want errMissingInCI", err)
-	}
-	if err := os.WriteFile(nowhere, nil, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if bin, err := lookBinary(missing, nowhere, "true"); err != nil || bin != nowhere {
-		t.Errorf("with the fallback present: %q, %v", bin, err)
 	}
 }

@@ -11,7 +11,6 @@ package etcdtest
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -23,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/netagent/netagent/internal/testtool"
 )
 
 // Binary is the etcd server's name, looked up in $PATH, then in /usr/bin
@@ -66,7 +67,7 @@ type Server struct {
 // Start starts an etcd server for t, stopped when t ends.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
-	bin := findBinary(t)
+	bin := tool.Find(t)
 	dir := t.TempDir()
 	s := &Server{t: t, bin: bin, dataDir: filepath.Join(dir, "data"), log: &tail{}}
 	scheme := "http"
@@ -111,36 +112,8 @@ func Start(t testing.TB, opts Options) *Server {
 	return nil
 }
 
-func findBinary(t testing.TB) string {
-	t.Helper()
-	bin, err := lookBinary(exec.LookPath, "/usr/bin/"+Binary, os.Getenv("CI"))
-	switch {
-	case errors.Is(err, errMissingInCI):
-		t.Fatal(err)
-	case err != nil:
-		t.Skip(err)
-	}
-	return bin
-}
-
-// errMissingInCI: the etcd binary is missing where the tests must run.
-var errMissingInCI = errors.New("CI must run the etcd tests")
-
-// lookBinary finds etcd with look ($PATH), then at fallback. Missing, it
-// is an error wrapping errMissingInCI when ci (the CI variable) is set.
-func lookBinary(look func(string) (string, error), fallback, ci string) (string, error) {
-	bin, err := look(Binary)
-	if err == nil {
-		return bin, nil
-	}
-	if _, serr := os.Stat(fallback); serr == nil {
-		return fallback, nil
-	}
-	if ci != "" {
-		return "", fmt.Errorf("etcd server not installed (%v): scripts/setup.sh installs Debian's etcd-server, and %w", err, errMissingInCI)
-	}
-	return "", fmt.Errorf("etcd server not installed (%v): run scripts/setup.sh", err)
-}
+// tool is the server binary, found by testtool.
+var tool = testtool.Tool{Name: Binary, Fallback: "/usr/bin/" + Binary, Package: "etcd-server"}
 
 // Endpoints returns the client URLs, for clientv3.
 func (s *Server) Endpoints() []string { return []string{s.ClientURL} }

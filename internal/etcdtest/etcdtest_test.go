@@ -1,11 +1,7 @@
 package etcdtest
 
 import (
-	"errors"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 )
 
@@ -28,23 +24,5 @@ func TestStartKillRestart(t *testing.T) {
 	s.Restart()
 	if err := get(); err != nil {
 		t.Fatalf("a restarted etcd does not answer: %v", err)
-	}
-}
-
-// Without the binary the tests skip, except under CI, where they fail.
-func TestMissingBinary(t *testing.T) {
-	missing := func(string) (string, error) { return "", exec.ErrNotFound }
-	nowhere := filepath.Join(t.TempDir(), Binary)
-	if _, err := lookBinary(missing, nowhere, ""); err == nil || errors.Is(err, errMissingInCI) {
-		t.Errorf("outside CI: %v, want an error to skip on", err)
-	}
-	if _, err := lookBinary(missing, nowhere, "true"); !errors.Is(err, errMissingInCI) {
-		t.Errorf("in CI: %v, want errMissingInCI", err)
-	}
-	if err := os.WriteFile(nowhere, nil, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if bin, err := lookBinary(missing, nowhere, "true"); err != nil || bin != nowhere {
-		t.Errorf("with the fallback present: %q, %v", bin, err)
 	}
 }
