@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,33 +9,9 @@ import (
 	"github.com/netagent/netagent/agent"
 )
 
-// metricsFakeDaemon answers the metrics command on a unix socket with
-// resp, and anything else with an error.
+// metricsFakeDaemon answers the metrics command with resp.
 func metricsFakeDaemon(t *testing.T, resp agent.Response) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "d.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			var req agent.Request
-			json.NewDecoder(c).Decode(&req)
-			if req.Command != agent.CmdMetrics {
-				json.NewEncoder(c).Encode(agent.Response{Error: "want metrics"})
-			} else {
-				json.NewEncoder(c).Encode(resp)
-			}
-			c.Close()
-		}
-	}()
-	return path
+	return fakeDaemon(t, agent.CmdMetrics, resp)
 }
 
 // TestMetricsCommand: `netagent metrics` prints what the daemon answers,

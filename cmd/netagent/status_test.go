@@ -14,8 +14,9 @@ import (
 	"github.com/netagent/netagent/agent/target"
 )
 
-// statusFakeDaemon answers every request on a unix socket with resp.
-func statusFakeDaemon(t *testing.T, resp agent.Response) string {
+// fakeDaemon answers cmd on a unix socket with resp, and any other
+// command with an error, as a daemon would; it returns the socket's path.
+func fakeDaemon(t *testing.T, cmd string, resp agent.Response) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "d.sock")
 	ln, err := net.Listen("unix", path)
@@ -31,8 +32,8 @@ func statusFakeDaemon(t *testing.T, resp agent.Response) string {
 			}
 			var req agent.Request
 			json.NewDecoder(c).Decode(&req)
-			if req.Command != agent.CmdStatus {
-				json.NewEncoder(c).Encode(agent.Response{Error: "want status"})
+			if req.Command != cmd {
+				json.NewEncoder(c).Encode(agent.Response{Error: "want " + cmd})
 			} else {
 				json.NewEncoder(c).Encode(resp)
 			}
@@ -40,6 +41,11 @@ func statusFakeDaemon(t *testing.T, resp agent.Response) string {
 		}
 	}()
 	return path
+}
+
+// statusFakeDaemon answers the status command with resp.
+func statusFakeDaemon(t *testing.T, resp agent.Response) string {
+	return fakeDaemon(t, agent.CmdStatus, resp)
 }
 
 func statusSample(ready bool) *agent.Status {
