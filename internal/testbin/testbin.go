@@ -74,3 +74,32 @@ func Main(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// Result is what a run of the binary printed and its exit code.
+type Result struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// Run runs bin with argv, the environment env added to the test's, and
+// returns its output and exit code; a binary that cannot be run at all
+// fails the test.
+func Run(t testing.TB, bin string, env []string, argv ...string) Result {
+	t.Helper()
+	cmd := exec.Command(bin, argv...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	res := Result{Stdout: out.String(), Stderr: errOut.String()}
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("running %s %v: %v", bin, argv, err)
+		}
+		res.Code = ee.ExitCode()
+	}
+	return res
+}

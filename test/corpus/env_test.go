@@ -3,7 +3,6 @@
 package corpus_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -155,19 +154,8 @@ func (r result) String() string {
 func (e *env) netagent(command string, args ...string) result {
 	e.t.Helper()
 	argv := append([]string{"--state-dir", e.stateDir, command, "--netns", e.tgt.Name}, args...)
-	cmd := exec.Command(e.bin, argv...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	res := result{stdout: out.String(), stderr: errOut.String()}
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			e.t.Fatalf("running netagent %s: %v", command, err)
-		}
-		res.code = ee.ExitCode()
-	}
-	return res
+	r := testbin.Run(e.t, e.bin, nil, argv...)
+	return result{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}
 }
 
 // exec runs a program inside the namespace and returns its output.

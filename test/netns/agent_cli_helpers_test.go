@@ -3,11 +3,9 @@
 package netns_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -66,19 +64,7 @@ func (e *cliEnv) netagent(command string, args ...string) cliResult {
 	if command != "validate" {
 		argv = append(argv, "--netns", e.tgt.Name)
 	}
-	cmd := exec.Command(e.bin, append(argv, args...)...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	res := cliResult{stdout: out.String(), stderr: errOut.String()}
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			e.t.Fatalf("running netagent %s: %v", command, err)
-		}
-		res.code = ee.ExitCode()
-	}
-	return res
+	return e.run(nil, append(argv, args...)...)
 }
 
 // mustRun runs netagent and fails the test unless it exits with code.

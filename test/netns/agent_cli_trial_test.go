@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netagent/netagent/internal/testbin"
 	"github.com/netagent/netagent/internal/testns"
 )
 
@@ -175,20 +176,8 @@ func (e *cliEnv) trialRun(env []string, args ...string) cliResult {
 // run runs the binary with argv and the environment env added.
 func (e *cliEnv) run(env []string, argv ...string) cliResult {
 	e.t.Helper()
-	cmd := exec.Command(e.bin, argv...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	res := cliResult{stdout: out.String(), stderr: errOut.String()}
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			e.t.Fatalf("running netagent %v: %v", argv, err)
-		}
-		res.code = ee.ExitCode()
-	}
-	return res
+	r := testbin.Run(e.t, e.bin, env, argv...)
+	return cliResult{stdout: r.Stdout, stderr: r.Stderr, code: r.Code}
 }
 
 var killPointsRe = regexp.MustCompile(`test kill points (after the apply|passed): (\d+)`)
