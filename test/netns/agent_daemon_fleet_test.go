@@ -106,22 +106,6 @@ func degradedOf(st agent.Status) agent.Condition {
 	return agent.Condition{}
 }
 
-// startAnyway starts the daemon without waiting for it to be ready.
-func (e *daemonEnv) startAnyway(runArgs ...string) {
-	e.t.Helper()
-	e.cmd = e.command(runArgs...)
-	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
-	if err := e.cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	e.exited = make(chan struct{})
-	go func() {
-		e.cmd.Wait()
-		close(e.exited)
-	}()
-	e.t.Cleanup(e.stop)
-}
-
 // kill ends the daemon with SIGKILL: no goodbye, no revoked lease.
 func (e *daemonEnv) kill() {
 	e.t.Helper()

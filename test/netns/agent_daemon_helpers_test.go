@@ -90,9 +90,8 @@ func (e *daemonEnv) command(runArgs ...string) *exec.Cmd {
 	return exec.Command(args[0], args[1:]...)
 }
 
-// start runs `netagent run` against the namespace; t.Cleanup stops it
-// (SIGTERM, then SIGKILL) and checks that a SIGTERM ends it cleanly.
-func (e *daemonEnv) start(runArgs ...string) {
+// startAnyway starts the daemon without waiting for it to be ready.
+func (e *daemonEnv) startAnyway(runArgs ...string) {
 	e.t.Helper()
 	e.cmd = e.command(runArgs...)
 	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
@@ -105,6 +104,13 @@ func (e *daemonEnv) start(runArgs ...string) {
 		close(e.exited)
 	}()
 	e.t.Cleanup(e.stop)
+}
+
+// start runs `netagent run` against the namespace; t.Cleanup stops it
+// (SIGTERM, then SIGKILL) and checks that a SIGTERM ends it cleanly.
+func (e *daemonEnv) start(runArgs ...string) {
+	e.t.Helper()
+	e.startAnyway(runArgs...)
 	e.waitFor("the daemon to be ready", func() (bool, string) {
 		st, err := e.status()
 		if err != nil {
