@@ -46,7 +46,8 @@
 //
 // The top level is an object with "version" (must be 1), the optional
 // "drift", the optional lists "interfaces", "routes", "rules",
-// "neighbors", the map "sysctls" and the object "firewall" with "chains". Field names are camelCase and exact;
+// "neighbors", the map "sysctls", the object "firewall" with "chains" and
+// the object "dns". Field names are camelCase and exact;
 // unknown fields, fields given twice, null values and data after the object
 // are errors. Schema returns the full JSON Schema; the types in types.go
 // carry the same names in their json tags. In short:
@@ -87,6 +88,13 @@
 //     routeMetric (distinct per interface using its lease's routes) and
 //     vendorClass; not on a bond or bridge port, nor an interface declared
 //     down. (The agent does not acquire leases yet: render refuses it.)
+//     "ipv6" (see IPv6, ipv6.go): acceptRA (the kernel's SLAAC from
+//     router advertisements, rendered as the interface's accept_ra,
+//     autoconf and disable_ipv6 sysctls, which the sysctls section may
+//     then not set), acceptRADefRoute and acceptRAPrefixes (default true;
+//     need acceptRA), and dhcp6 (a DHCPv6 client for an address and DNS
+//     servers); not on a bond or bridge port, nor an interface declared
+//     down, nor with net.ipv6.conf.all.disable_ipv6 set.
 //   - routes: to ("default" or a CIDR prefix without host bits), via, dev,
 //     table (absent: main), metric, scope, src, type (unicast, the default;
 //     blackhole, unreachable and prohibit take no via or dev) and family.
@@ -122,6 +130,10 @@
 //     the other. An interface whose IPv6 they disable (its own
 //     disable_ipv6, else "all", else "default" for a link netagent creates)
 //     cannot have IPv6 addresses, routes or neighbours.
+//   - dns (see DNS, section_dns.go): nameservers (IP addresses, at most 3;
+//     an IPv6 link-local one with a zone) and search (domain names, at
+//     most 6 and 256 characters in all), no duplicates; only one file may
+//     have the section.
 //   - firewall.chains: table (filter, nat, mangle, raw), name (a user chain,
 //     at most 28 bytes), jumpFrom (a built-in chain of that table; absent:
 //     no jump), position (of the jump, 1-based; absent: 1), family (ipv4,

@@ -55,7 +55,8 @@ func (in *Intent) marshalParts() (head, tail []byte, err error) {
 		Neighbors []Neighbor        `json:"neighbors,omitempty"`
 		Sysctls   map[string]string `json:"sysctls,omitempty"`
 		Firewall  Firewall          `json:"firewall,omitzero"`
-	}{in.Rules, in.Neighbors, in.Sysctls, in.Firewall})
+		DNS       *DNS              `json:"dns,omitempty"`
+	}{in.Rules, in.Neighbors, in.Sysctls, in.Firewall, in.DNS})
 	return head, tail, err
 }
 

@@ -11,7 +11,7 @@ import (
 var sysctlsSection = section{
 	path:       "sysctls",
 	check:      (*checker).sysctls,
-	crossCheck: (*checker).ipv6Disabled,
+	crossCheck: func(c *checker) { c.ipv6Disabled(); c.ipv6Sysctls() }, // ipv6.go
 	merge:      (*merger).sysctls,
 	without:    (*merger).withoutSysctls,
 }

@@ -43,6 +43,7 @@ var sections = []section{
 	neighborsSection,  // section_neighbors.go
 	sysctlsSection,    // section_sysctls.go
 	firewallSection,   // section_firewall.go
+	dnsSection,        // section_dns.go
 }
 
 // listSection describes a section that is a list of objects: its JSON

@@ -18,6 +18,7 @@ type Intent struct {
 	Neighbors  []Neighbor        `json:"neighbors,omitempty"`
 	Sysctls    map[string]string `json:"sysctls,omitempty"`
 	Firewall   Firewall          `json:"firewall,omitzero"`
+	DNS        *DNS              `json:"dns,omitempty"` // section_dns.go
 
 	// DriftByFile is the "drift" of each merged file that sets one
 	// (DriftOf); Merge fills it.
@@ -72,6 +73,7 @@ type Interface struct {
 	BridgePort *BridgePort `json:"bridgePort,omitempty"` // a bridge port's settings
 
 	DHCP4 *DHCP4 `json:"dhcp4,omitempty"` // an IPv4 address from DHCP (dhcp4.go)
+	IPv6  *IPv6  `json:"ipv6,omitempty"`  // IPv6 autoconfiguration and DHCPv6 (ipv6.go)
 
 	Origin Origin `json:"-"`
 }

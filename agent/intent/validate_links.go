@@ -19,6 +19,7 @@ func (c *checker) interfaces() {
 		c.iface(ifc, at, unique)
 		c.addresses(ifc, at, addrs)
 		c.dhcp4(ifc, at, leaseMetrics) // dhcp4.go
+		c.ipv6(ifc, at)                // ipv6.go
 	}
 	c.linkCycles()
 }
