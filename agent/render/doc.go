@@ -26,9 +26,18 @@
 //	route                               route/<table> <dst> metric <metric>
 //	rule                                rule/<family> <prio>: <selectors> lookup <table>
 //	neighbor                            neighbor/<dev>/<ip>
+//	interface.ipv6.acceptRA             sysctl/net.ipv6.conf.<name>.{accept_ra,autoconf,
+//	                                      accept_ra_pinfo,accept_ra_defrtr,disable_ipv6}
+//	interface.ipv6.dhcp6                sysctl/net.ipv6.conf.<name>.disable_ipv6
 //	sysctls{}                           sysctl/<key>
 //	firewall.chains[] (family "both":   iptables-chain/<family>/<table>/<name>
 //	  one item per family)
+//	dns + the leases' DNS (Facts)       dns/<resolv.conf path>, only with
+//	                                      Facts.ResolvConf (section_dns.go)
+//
+// What the intent cannot say comes in Facts (RenderWith, RenderFilesWith):
+// whether the kernel forwards IPv6 (accept_ra is then 2), the resolv.conf
+// path the agent hands DNS to, and the DNS of the leases held.
 //
 // Defaults are made explicit where the intent's and the kernel's differ
 // or where read-back reports the kernel's value: a VXLAN's port (the

@@ -25,6 +25,7 @@ func (b *builder) interfaces() {
 			p, _ := netip.ParsePrefix(s) // Validate checked it
 			b.put(&items.Address{Dev: ifc.Name, Prefix: p, Deps: b.vrfPort(ifc.Name)}, element(field(at, "addresses"), j))
 		}
+		b.ipv6(ifc, at) // ipv6.go
 	}
 }
 

@@ -38,7 +38,13 @@ func Render(in *intent.Intent) (*dg.Graph, error) {
 // build renders the validated in; with drift, it also records the drift
 // policy of every item (builder.drifts).
 func build(in *intent.Intent, drift bool) (*builder, error) {
+	return buildWith(in, drift, Facts{})
+}
+
+// buildWith is build with the kernel facts f (ipv6.go).
+func buildWith(in *intent.Intent, drift bool, f Facts) (*builder, error) {
 	b := newBuilder(in)
+	b.facts = f
 	b.tracking = drift
 	b.notYetDHCP4() // dhcp4.go
 	for _, s := range sections {
@@ -76,10 +82,11 @@ func FileOfSubgraph(name string) string { return strings.ReplaceAll(name, "%2F",
 
 // builder collects the items and problems of one Render.
 type builder struct {
-	in   *intent.Intent
-	idx  *index
-	g    *dg.Graph
-	errs []error
+	in    *intent.Intent
+	facts Facts // ipv6.go
+	idx   *index
+	g     *dg.Graph
+	errs  []error
 
 	// subs holds the subgraph of each file put into, so that 100k routes
 	// of one file do not each look it up again (SubgraphName, the path).

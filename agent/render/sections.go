@@ -42,6 +42,7 @@ var sections = []section{
 	neighborsSection,  // section_neighbors.go
 	sysctlsSection,    // section_sysctls.go
 	firewallSection,   // section_firewall.go
+	dnsSection,        // section_dns.go
 }
 
 // The interfaces section: its items are the interfaces, their ports and

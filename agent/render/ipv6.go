@@ -1,0 +1,112 @@
+package render
+
+import (
+	"strings"
+
+	"github.com/netagent/netagent/agent/intent"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+)
+
+// Facts are what rendering needs to know of the host and cannot read
+// from the intent. The zero value is a host that does not forward, where
+// the agent does not handle DNS.
+type Facts struct {
+	// IPv6Forwarding: net.ipv6.conf.all.forwarding is 1 in the kernel.
+	// The intent's own forwarding keys win over it.
+	IPv6Forwarding bool
+	// ResolvConf is the resolv.conf path the agent hands DNS to (the
+	// --resolv-conf flag; its configurator decides between writing it
+	// and systemd-resolved): "": the agent does not handle DNS, and the
+	// intent's dns section renders nothing.
+	ResolvConf string
+	// LeaseDNS are the DNS servers and search domains of the leases held,
+	// one per interface (section_dns.go merges them).
+	LeaseDNS []items.LinkDNS
+}
+
+// RenderFilesWith returns RenderFiles with the facts facts returns at
+// each call (the daemon's leases change between renders).
+func RenderFilesWith(facts func() Facts) func(files map[string]*intent.Intent) (*dg.Graph, error) {
+	return func(files map[string]*intent.Intent) (*dg.Graph, error) {
+		merged, err := intent.Merge(files)
+		if err != nil {
+			return nil, err
+		}
+		return RenderWith(merged, facts())
+	}
+}
+
+// RenderWith is Render with the kernel facts f.
+func RenderWith(in *intent.Intent, f Facts) (*dg.Graph, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	b, err := buildWith(in, false, f)
+	if err != nil {
+		return nil, err
+	}
+	return b.g, nil
+}
+
+// ipv6 renders an interface's ipv6 section into its per-interface
+// sysctls (net.ipv6.conf.IF.*):
+//
+//   - acceptRA: accept_ra 2 when the interface forwards IPv6 (the kernel
+//     ignores advertisements on a forwarding interface with accept_ra 1),
+//     else 1; autoconf and accept_ra_pinfo 1 (0 without
+//     acceptRAPrefixes); accept_ra_defrtr 1 (0 without acceptRADefRoute);
+//     disable_ipv6 0.
+//   - dhcp6 alone: disable_ipv6 0 (the client needs a link-local address).
+//
+// disable_ipv6 is written last (it depends on the others): turning IPv6
+// on sends the router solicitation, which the kernel only does when it
+// already accepts advertisements. Each sysctl saves the kernel's value and
+// puts it back when the section goes.
+func (b *builder) ipv6(ifc *intent.Interface, at intent.Origin) {
+	v := ifc.IPv6
+	params := v.RenderedSysctls()
+	if len(params) == 0 {
+		return
+	}
+	o := field(at, "ipv6")
+	prefix := "net.ipv6.conf." + strings.ReplaceAll(ifc.Name, ".", "/") + "."
+	var before []dg.ItemRef
+	if v.AcceptRA {
+		for _, kv := range [][2]string{
+			{"accept_ra", b.acceptRA(ifc.Name)},
+			{"autoconf", sysctlFlag(v.EffectiveAcceptRAPrefixes())},
+			{"accept_ra_pinfo", sysctlFlag(v.EffectiveAcceptRAPrefixes())},
+			{"accept_ra_defrtr", sysctlFlag(v.EffectiveAcceptRADefRoute())},
+		} {
+			s := &items.Sysctl{Key: prefix + kv[0], Value: kv[1]}
+			b.put(s, o)
+			before = append(before, dg.Ref(s))
+		}
+	}
+	b.put(&items.Sysctl{Key: prefix + "disable_ipv6", Value: "0", Deps: before}, o)
+}
+
+// acceptRA returns accept_ra's value for ifname: 2 when the interface
+// forwards IPv6 (its own forwarding key in the intent, else
+// conf.all.forwarding in the intent, else in the kernel), else 1.
+func (b *builder) acceptRA(ifname string) string {
+	forwarding := b.facts.IPv6Forwarding
+	for _, k := range []string{"net.ipv6.conf.all.forwarding", "net.ipv6.conf." + ifname + ".forwarding"} {
+		if v, ok := b.in.Sysctls[k]; ok {
+			forwarding = strings.TrimSpace(v) != "0"
+		}
+	}
+	if forwarding {
+		return "2"
+	}
+	return "1"
+}
+
+// sysctlFlag is a boolean sysctl's value.
+func sysctlFlag(on bool) string {
+	if on {
+		return "1"
+	}
+	return "0"
+}

@@ -1,0 +1,81 @@
+package render
+
+import (
+	"testing"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+)
+
+// sysctlValues returns the sysctl items of g, key to value.
+func sysctlValues(g *dg.Graph) map[string]string {
+	out := map[string]string{}
+	for it := range g.Items() {
+		if s, ok := it.(*items.Sysctl); ok {
+			out[s.Key] = s.Value
+		}
+	}
+	return out
+}
+
+// acceptRA renders the interface's sysctls: accept_ra 2 where it forwards
+// IPv6 (the intent's own keys, else the kernel's all.forwarding), else 1;
+// the knobs turn their sysctls off; disable_ipv6 comes last; dhcp6 alone
+// only turns IPv6 on.
+func TestRenderIPv6AcceptRA(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		doc     string
+		facts   Facts
+		want    map[string]string
+		wantLen int
+	}{
+		{"plain", `"interfaces": [{"name": "eth0", "type": "physical", "ipv6": {"acceptRA": true}}]`, Facts{},
+			map[string]string{"net.ipv6.conf.eth0.accept_ra": "1", "net.ipv6.conf.eth0.autoconf": "1", "net.ipv6.conf.eth0.accept_ra_pinfo": "1",
+				"net.ipv6.conf.eth0.accept_ra_defrtr": "1", "net.ipv6.conf.eth0.disable_ipv6": "0"}, 5},
+		{"kernel forwards", `"interfaces": [{"name": "eth0", "type": "physical", "ipv6": {"acceptRA": true}}]`, Facts{IPv6Forwarding: true},
+			map[string]string{"net.ipv6.conf.eth0.accept_ra": "2"}, 5},
+		{"intent forwards", `"interfaces": [{"name": "eth0", "type": "physical", "ipv6": {"acceptRA": true}}], "sysctls": {"net.ipv6.conf.all.forwarding": "1"}`, Facts{},
+			map[string]string{"net.ipv6.conf.eth0.accept_ra": "2"}, 6},
+		{"intent stops the kernel forwarding", `"interfaces": [{"name": "eth0", "type": "physical", "ipv6": {"acceptRA": true}}], "sysctls": {"net.ipv6.conf.all.forwarding": "0"}`, Facts{IPv6Forwarding: true},
+			map[string]string{"net.ipv6.conf.eth0.accept_ra": "1"}, 6},
+		{"interface's own forwarding wins", `"interfaces": [{"name": "eth0.7", "type": "physical", "ipv6": {"acceptRA": true}}], "sysctls": {"net.ipv6.conf.all.forwarding": "0", "net.ipv6.conf.eth0.7.forwarding": "1"}`, Facts{},
+			map[string]string{"net.ipv6.conf.eth0/7.accept_ra": "2"}, 7},
+		{"knobs off", `"interfaces": [{"name": "eth0", "type": "physical", "ipv6": {"acceptRA": true, "acceptRADefRoute": false, "acceptRAPrefixes": false}}]`, Facts{},
+			map[string]string{"net.ipv6.conf.eth0.accept_ra": "1", "net.ipv6.conf.eth0.autoconf": "0", "net.ipv6.conf.eth0.accept_ra_pinfo": "0",
+				"net.ipv6.conf.eth0.accept_ra_defrtr": "0"}, 5},
+		{"dhcp6 alone", `"interfaces": [{"name": "eth0", "type": "physical", "ipv6": {"dhcp6": true}}]`, Facts{},
+			map[string]string{"net.ipv6.conf.eth0.disable_ipv6": "0"}, 1},
+		{"nothing", `"interfaces": [{"name": "eth0", "type": "physical", "ipv6": {}}]`, Facts{}, map[string]string{}, 0},
+	} {
+		g, err := RenderWith(parse(t, `{"version": 1, `+tc.doc+`}`), tc.facts)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got := sysctlValues(g)
+		if len(got) != tc.wantLen {
+			t.Errorf("%s: %d sysctls %v, want %d", tc.name, len(got), got, tc.wantLen)
+		}
+		for k, v := range tc.want {
+			if got[k] != v {
+				t.Errorf("%s: %s = %q, want %q (all: %v)", tc.name, k, got[k], v, got)
+			}
+		}
+	}
+	g := mustRender(t, parse(t, `{"version": 1, "interfaces": [{"name": "eth0", "type": "physical", "ipv6": {"acceptRA": true}}]}`))
+	ref := dg.ItemRef{Type: items.TypeSysctl, Name: "net.ipv6.conf.eth0.disable_ipv6"}
+	deps := g.Dependencies(ref)
+	var needs []string
+	for _, d := range deps {
+		needs = append(needs, d.RequiredItem.Name)
+	}
+	want := []string{"eth0", "net.ipv6.conf.eth0.accept_ra", "net.ipv6.conf.eth0.autoconf", "net.ipv6.conf.eth0.accept_ra_pinfo", "net.ipv6.conf.eth0.accept_ra_defrtr"}
+	if len(needs) != len(want) {
+		t.Fatalf("disable_ipv6 needs %v, want %v", needs, want)
+	}
+	for i := range want {
+		if needs[i] != want[i] {
+			t.Errorf("disable_ipv6 needs %v, want %v", needs, want)
+		}
+	}
+}
