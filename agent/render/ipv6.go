@@ -8,47 +8,6 @@ import (
 	"github.com/netagent/netagent/items"
 )
 
-// Facts are what rendering needs to know of the host and cannot read
-// from the intent. The zero value is a host that does not forward, where
-// the agent does not handle DNS.
-type Facts struct {
-	// IPv6Forwarding: net.ipv6.conf.all.forwarding is 1 in the kernel.
-	// The intent's own forwarding keys win over it.
-	IPv6Forwarding bool
-	// ResolvConf is the resolv.conf path the agent hands DNS to (the
-	// --resolv-conf flag; its configurator decides between writing it
-	// and systemd-resolved): "": the agent does not handle DNS, and the
-	// intent's dns section renders nothing.
-	ResolvConf string
-	// LeaseDNS are the DNS servers and search domains of the leases held,
-	// one per interface (section_dns.go merges them).
-	LeaseDNS []items.LinkDNS
-}
-
-// RenderFilesWith returns RenderFiles with the facts facts returns at
-// each call (the daemon's leases change between renders).
-func RenderFilesWith(facts func() Facts) func(files map[string]*intent.Intent) (*dg.Graph, error) {
-	return func(files map[string]*intent.Intent) (*dg.Graph, error) {
-		merged, err := intent.Merge(files)
-		if err != nil {
-			return nil, err
-		}
-		return RenderWith(merged, facts())
-	}
-}
-
-// RenderWith is Render with the kernel facts f.
-func RenderWith(in *intent.Intent, f Facts) (*dg.Graph, error) {
-	if err := in.Validate(); err != nil {
-		return nil, err
-	}
-	b, err := buildWith(in, false, f)
-	if err != nil {
-		return nil, err
-	}
-	return b.g, nil
-}
-
 // ipv6 renders an interface's ipv6 section into its per-interface
 // sysctls (net.ipv6.conf.IF.*):
 //
