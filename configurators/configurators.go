@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/netagent/netagent/configurators/dns"
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
 	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -25,6 +27,9 @@ func NewRegistry(t *netnsx.Target, stateDir string) (*reconciler.TypeRegistry, e
 	}
 	if err := firewall.Register(reg, t, stateDir); err != nil {
 		return nil, fmt.Errorf("registering firewall configurators: %w", err)
+	}
+	if err := reg.Register(items.TypeDNS, &dns.Configurator{}); err != nil {
+		return nil, fmt.Errorf("registering the dns configurator: %w", err)
 	}
 	return reg, nil
 }
@@ -52,6 +57,7 @@ func ReadItems(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, er
 		{"links", func() ([]dg.Item, error) { return link.ReadBack(t, stateDir, hint) }},
 		{"l3", func() ([]dg.Item, error) { return l3.ReadBack(t, hint) }},
 		{"firewall", func() ([]dg.Item, error) { return firewall.ReadBack(t, stateDir, hint) }},
+		{"dns", func() ([]dg.Item, error) { return dns.ReadBack(hint, ""), nil }},
 	}
 	var lists [][]dg.Item
 	for _, r := range readers {

@@ -35,6 +35,8 @@ func newItem(typ string) (dg.Item, error) {
 		return &items.Sysctl{}, nil
 	case items.TypeBridgeVLANs:
 		return &items.BridgeVLANs{}, nil
+	case items.TypeDNS:
+		return &items.DNS{}, nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownItemType, typ)
 }

@@ -65,6 +65,7 @@ var showSections = []struct{ typ, title string }{
 	{items.TypeNeighbor, "neighbors"},
 	{items.TypeSysctl, "sysctls"},
 	{items.TypeIptablesChain, "firewall chains"},
+	{items.TypeDNS, "dns"},
 	{items.TypeForeign, "routes and rules (not netagent's, left alone)"},
 }
 
