@@ -21,7 +21,7 @@ func init() {
 	register(&command{
 		name:    "apply",
 		summary: "converge once to the intent files and exit (no daemon needed)",
-		usage:   "[--netns NAME] [--json] [--wait D] [--lock-timeout D] [--via-daemon] [--if-version N] [--protect LINK]... [--force] FILE...",
+		usage:   "[--netns NAME] [--json] [--wait D] [--resolv-conf PATH] [--lock-timeout D] [--via-daemon] [--if-version N] [--protect LINK]... [--force] FILE...",
 		run:     runApply,
 	})
 }
@@ -45,6 +45,7 @@ func runApply(g *globals, args []string) int {
 		opts.Wait = d
 		return err
 	})
+	resolvConfFlag(fs, k)
 	vo := versionFlags(fs)
 	k.gateFlags(fs, true, applyViaDaemon(g, &opts.Wait, vo))
 	prot := protectFlags(fs, true)
@@ -144,6 +145,8 @@ type kernelOpts struct {
 	drift render.DriftPolicies
 	// name is the command, for the lock's holder ("apply" when unset).
 	name string
+	// resolvConf is --resolv-conf (hostfacts.go).
+	resolvConf string
 }
 
 // command names the command in the lock's holder.
@@ -195,6 +198,14 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 	if code, ok := k.recoverFirst(g, rt); !ok {
 		rt.Close()
 		return nil, nil, code
+	}
+	if k.needsFacts(files) {
+		var err error
+		if intended, err = k.renderWithFacts(rt, files); err != nil {
+			printIntentErrors(g, err)
+			rt.Close()
+			return nil, nil, exitFailed
+		}
 	}
 	return intended, rt, exitOK
 }

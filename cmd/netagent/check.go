@@ -12,7 +12,7 @@ func init() {
 	register(&command{
 		name:    "check",
 		summary: "compare the running state with the intent files, attribute by attribute",
-		usage:   "[--netns NAME] [--all] [--json] [--protect LINK]... FILE...",
+		usage:   "[--netns NAME] [--resolv-conf PATH] [--all] [--json] [--protect LINK]... FILE...",
 		run:     runCheck,
 	})
 }
@@ -22,6 +22,7 @@ func runCheck(g *globals, args []string) int {
 	k := kernelFlags(g, fs)
 	all := fs.Bool("all", false, "list every item, passing ones too: ok, differs, missing, extra or foreign (like ifquery --check)")
 	asJSON := fs.Bool("json", false, "print the result as JSON (see the README's JSON shapes)")
+	resolvConfFlag(fs, k)
 	k.gateFlags(fs, false, checkViaDaemon(g))
 	prot := protectFlags(fs, false)
 	intended, rt, code := k.prepare(g, fs, args)

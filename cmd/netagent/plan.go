@@ -15,7 +15,7 @@ func init() {
 	register(&command{
 		name:    "plan",
 		summary: "print the exact operations an apply would run now and what would fail; changes nothing",
-		usage:   "[--netns NAME] [--json] [--protect LINK]... [--force] FILE...",
+		usage:   "[--netns NAME] [--resolv-conf PATH] [--json] [--protect LINK]... [--force] FILE...",
 		run:     runPlan,
 	})
 }
@@ -24,6 +24,7 @@ func runPlan(g *globals, args []string) int {
 	fs := newFlagSet(g, "plan", "FILE...")
 	k := kernelFlags(g, fs)
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
+	resolvConfFlag(fs, k)
 	k.gateFlags(fs, false, planViaDaemon(g))
 	prot := protectFlags(fs, true)
 	intended, rt, code := k.prepare(g, fs, args)

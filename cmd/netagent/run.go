@@ -59,6 +59,7 @@ func runDaemon(g *globals, args []string) int {
 		"how often owned objects are read back and repaired (0: never)")
 	fs.DurationVar(&o.lockTimeout, "lock-timeout", defaultLockTimeout, "how long to wait at start while a netagent apply changes the namespace")
 	keepFlag(fs, &o.keepVersions)
+	resolvConfFlag(fs, o.kernel)
 	o.protect = protectFlags(fs, false)
 	o.store = storeFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
@@ -183,6 +184,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *target.Runtime) (agent.Config, 
 	}
 	return agent.Config{
 		Kernel:           rt.Kernel(),
+		Render:           o.kernel.renderer(rt),
 		Log:              g.log,
 		Sources:          sources,
 		Report:           report,

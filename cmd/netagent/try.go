@@ -65,6 +65,7 @@ func runTry(g *globals, args []string) int {
 	d := &daemonTrialOpts{}
 	fs.StringVar(&d.name, "name", "", "with --via-daemon: the intent file that confirming writes in the daemon's intent directory (default trial-<version>.json)")
 	fs.BoolVar(&d.detach, "detach", false, "with --via-daemon: return once the trial is applied; the daemon keeps its deadline")
+	resolvConfFlag(fs, k)
 	k.gateFlags(fs, true, tryViaDaemon(g, o, d, vo))
 	prot := protectFlags(fs, true)
 	intended, rt, code := k.prepare(g, fs, args)
