@@ -11,6 +11,7 @@
 //	l3             address, route, rule, neighbor      the owned ones (rtnetlink protocol 211, ...)
 //	firewall       iptables-chain, sysctl              the owned ones (state under stateDir)
 //	dns            dns (resolv.conf, systemd-resolved) the agent's resolv.conf, for the hint's dns item
+//	dhcp6          dhcp6-lease                         the hint's leases kept unexpired under stateDir
 //	statefile      —                                   (the state directory's files, shared)
 //
 // Item types whose programs are missing (iptables) still register: their

@@ -1,6 +1,10 @@
 package render
 
-import "github.com/netagent/netagent/items"
+import (
+	"net/netip"
+
+	"github.com/netagent/netagent/items"
+)
 
 // Facts are what rendering needs to know of the host and cannot read
 // from the intent. The zero value is a host that does not forward, where
@@ -17,4 +21,7 @@ type Facts struct {
 	// LeaseDNS are the DNS servers and search domains of the leases held,
 	// one per interface (section_dns.go merges them).
 	LeaseDNS []items.LinkDNS
+	// DHCP6 is the address of the DHCPv6 lease held on each interface
+	// (ipv6.go renders it, depending on the lease item).
+	DHCP6 map[string]netip.Addr
 }

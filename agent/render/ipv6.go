@@ -1,6 +1,7 @@
 package render
 
 import (
+	"net/netip"
 	"strings"
 
 	"github.com/netagent/netagent/agent/intent"
@@ -43,7 +44,28 @@ func (b *builder) ipv6(ifc *intent.Interface, at intent.Origin) {
 			before = append(before, dg.Ref(s))
 		}
 	}
-	b.put(&items.Sysctl{Key: prefix + "disable_ipv6", Value: "0", Deps: before}, o)
+	enable := &items.Sysctl{Key: prefix + "disable_ipv6", Value: "0", Deps: before}
+	b.put(enable, o)
+	if v.DHCP6 {
+		b.dhcp6(ifc.Name, field(o, "dhcp6"), dg.Ref(enable))
+	}
+}
+
+// dhcp6 renders the lease item of an interface with ipv6.dhcp6 (after
+// IPv6 is on: enable) and, when a lease is known (Facts.DHCP6), its
+// address as a /128 depending on the lease item (the prefix's route comes
+// from router advertisements, as with systemd-networkd). An address the
+// intent declares itself wins: the lease's is left out.
+func (b *builder) dhcp6(ifname string, at intent.Origin, enable dg.ItemRef) {
+	b.put(&items.DHCP6Lease{Dev: ifname, Deps: []dg.ItemRef{enable}}, at)
+	a, ok := b.facts.DHCP6[ifname]
+	if !ok {
+		return
+	}
+	addr := &items.Address{Dev: ifname, Prefix: netip.PrefixFrom(a, 128), Deps: []dg.ItemRef{items.DHCP6LeaseRef(ifname)}}
+	if !b.g.Contains(dg.Ref(addr)) {
+		b.put(addr, at)
+	}
 }
 
 // acceptRA returns accept_ra's value for ifname: 2 when the interface

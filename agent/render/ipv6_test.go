@@ -1,6 +1,7 @@
 package render
 
 import (
+	"net/netip"
 	"testing"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -77,5 +78,39 @@ func TestRenderIPv6AcceptRA(t *testing.T) {
 		if needs[i] != want[i] {
 			t.Errorf("disable_ipv6 needs %v, want %v", needs, want)
 		}
+	}
+}
+
+// dhcp6 renders the lease item, after IPv6 is on; a known lease (Facts)
+// adds its address as a /128 depending on the lease item, unless the
+// intent declares that address itself.
+func TestRenderDHCP6(t *testing.T) {
+	doc := `{"version": 1, "interfaces": [{"name": "up0", "type": "physical", "ipv6": {"dhcp6": true}}]}`
+	g := mustRender(t, parse(t, doc))
+	l := only[*items.DHCP6Lease](t, g)
+	if len(l.Deps) != 1 || l.Deps[0].Name != "net.ipv6.conf.up0.disable_ipv6" {
+		t.Errorf("lease deps %v", l.Deps)
+	}
+	for it := range g.Items() {
+		if _, ok := it.(*items.Address); ok {
+			t.Errorf("an address without a lease: %v", it)
+		}
+	}
+	a := netip.MustParseAddr("2001:db8:77::123")
+	g, err := RenderWith(parse(t, doc), Facts{DHCP6: map[string]netip.Addr{"up0": a, "other0": a}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := only[*items.Address](t, g)
+	if addr.Dev != "up0" || addr.Prefix != netip.PrefixFrom(a, 128) || len(addr.Deps) != 1 || addr.Deps[0] != items.DHCP6LeaseRef("up0") {
+		t.Errorf("lease address %+v", addr)
+	}
+	declared := `{"version": 1, "interfaces": [{"name": "up0", "type": "physical", "addresses": ["2001:db8:77::123/128"], "ipv6": {"dhcp6": true}}]}`
+	g, err = RenderWith(parse(t, declared), Facts{DHCP6: map[string]netip.Addr{"up0": a}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if addr := only[*items.Address](t, g); len(addr.Deps) != 0 {
+		t.Errorf("the intent's own address should win: %+v", addr)
 	}
 }

@@ -37,6 +37,8 @@ func newItem(typ string) (dg.Item, error) {
 		return &items.BridgeVLANs{}, nil
 	case items.TypeDNS:
 		return &items.DNS{}, nil
+	case items.TypeDHCP6Lease:
+		return &items.DHCP6Lease{}, nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownItemType, typ)
 }

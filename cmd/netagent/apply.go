@@ -67,6 +67,7 @@ func runApply(g *globals, args []string) int {
 	if code, ok := vo.record(g, k, "apply "+strings.Join(fs.Args(), " "), k.files); !ok {
 		return code
 	}
+	opts.Again = k.leasesAgain(rt, k.files, k.used)
 	k.files = nil // recorded: the parsed intent (15 MB at 100k routes) need not outlive the apply's start
 	return applyGuarded(g, "apply", rt, gd, prot, intended, opts)
 }
@@ -145,8 +146,10 @@ type kernelOpts struct {
 	drift render.DriftPolicies
 	// name is the command, for the lock's holder ("apply" when unset).
 	name string
-	// resolvConf is --resolv-conf (hostfacts.go).
+	// resolvConf is --resolv-conf (hostfacts.go); used, the facts the
+	// intent was rendered with.
 	resolvConf string
+	used       render.Facts
 }
 
 // command names the command in the lock's holder.

@@ -3,12 +3,17 @@ package main
 import (
 	"errors"
 	"flag"
+	"maps"
+	"net/netip"
 	"path/filepath"
+	"slices"
+	"time"
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/configurators/dhcp6"
 	dg "github.com/netagent/netagent/depgraph"
 )
 
@@ -26,19 +31,65 @@ func resolvConfFlag(fs *flag.FlagSet, k *kernelOpts) {
 		})
 }
 
-// facts returns what render needs of the target: its IPv6 forwarding and
-// the resolv.conf path of --resolv-conf.
-func (k *kernelOpts) facts(rt *target.Runtime) (render.Facts, error) {
+// facts returns what render needs of the target for files: its IPv6
+// forwarding, the resolv.conf path of --resolv-conf, and the DHCPv6
+// leases kept in the state directory that have not expired (their
+// addresses and DNS).
+func (k *kernelOpts) facts(rt *target.Runtime, files map[string]*intent.Intent) (render.Facts, error) {
 	fwd, err := configurators.IPv6Forwarding(rt.Target())
 	if err != nil {
 		return render.Facts{}, err
 	}
-	return render.Facts{IPv6Forwarding: fwd, ResolvConf: k.resolvConf}, nil
+	f := render.Facts{IPv6Forwarding: fwd, ResolvConf: k.resolvConf}
+	now := time.Now()
+	for _, name := range dhcp6Interfaces(files) {
+		if l := dhcp6.LoadValid(rt.StateDir(), name, now); l != nil {
+			if f.DHCP6 == nil {
+				f.DHCP6 = map[string]netip.Addr{}
+			}
+			f.DHCP6[name] = l.Address
+			f.LeaseDNS = append(f.LeaseDNS, l.LinkDNS())
+		}
+	}
+	return f, nil
+}
+
+// dhcp6Interfaces returns the interfaces of files with ipv6.dhcp6, sorted.
+func dhcp6Interfaces(files map[string]*intent.Intent) []string {
+	var out []string
+	for _, in := range files {
+		for i := range in.Interfaces {
+			if v := in.Interfaces[i].IPv6; v != nil && v.DHCP6 {
+				out = append(out, in.Interfaces[i].Name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// leasesAgain is apply's ApplyOptions.Again: when the apply acquired
+// DHCPv6 leases (or lost them) since files were rendered with used, the
+// intent rendered with the new facts (the leases' addresses and DNS).
+func (k *kernelOpts) leasesAgain(rt *target.Runtime, files map[string]*intent.Intent, used render.Facts) func() (*dg.Graph, error) {
+	if len(dhcp6Interfaces(files)) == 0 {
+		return nil
+	}
+	return func() (*dg.Graph, error) {
+		f, err := k.facts(rt, files)
+		if err != nil {
+			return nil, err
+		}
+		if maps.Equal(f.DHCP6, used.DHCP6) {
+			return nil, nil
+		}
+		return render.RenderFilesWith(files, f)
+	}
 }
 
 // needsFacts reports whether files render differently with the target's
 // facts (render.Facts): with --resolv-conf, or an interface with
-// ipv6.acceptRA. prepare renders them again then, once the target is
+// ipv6.acceptRA or dhcp6. prepare renders them again then, once the target is
 // open; every other intent (100k routes) is rendered once.
 func (k *kernelOpts) needsFacts(files map[string]*intent.Intent) bool {
 	if k.resolvConf != "" {
@@ -46,7 +97,7 @@ func (k *kernelOpts) needsFacts(files map[string]*intent.Intent) bool {
 	}
 	for _, in := range files {
 		for i := range in.Interfaces {
-			if v := in.Interfaces[i].IPv6; v != nil && v.AcceptRA {
+			if v := in.Interfaces[i].IPv6; v != nil && (v.AcceptRA || v.DHCP6) {
 				return true
 			}
 		}
@@ -57,10 +108,11 @@ func (k *kernelOpts) needsFacts(files map[string]*intent.Intent) bool {
 // renderWithFacts renders files again with the target's facts (the first
 // render, before the target was open, had none).
 func (k *kernelOpts) renderWithFacts(rt *target.Runtime, files map[string]*intent.Intent) (*dg.Graph, error) {
-	f, err := k.facts(rt)
+	f, err := k.facts(rt, files)
 	if err != nil {
 		return nil, err
 	}
+	k.used = f
 	return render.RenderFilesWith(files, f)
 }
 

@@ -1,4 +1,6 @@
-// Package dnsmasqtest runs a real DHCPv4 server for a test: Debian's
+// Package dnsmasqtest runs a real DHCPv4 server for a test (and, with
+// Options.RA and Options.DHCP6, an IPv6 router sending advertisements and
+// a DHCPv6 server): Debian's
 // dnsmasq (which scripts/setup.sh installs) inside a peer namespace of its
 // own, on the far end of a veth whose near end is put in the client's
 // namespace. The server hands out addresses from a fixed range with a
@@ -19,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -44,6 +47,28 @@ var (
 	RangeLast  = netip.MustParseAddr("10.77.0.150")
 	// DNS is the name server announced (option 6); nothing listens there.
 	DNS = netip.MustParseAddr("10.77.0.53")
+
+	// ServerAddr6 is the server's IPv6 address on the veth; its prefix is
+	// the one advertised (router advertisements) and served (DHCPv6).
+	ServerAddr6 = netip.MustParsePrefix("2001:db8:77::1/64")
+	// Range6First and Range6Last bound the DHCPv6 addresses (IA_NA).
+	Range6First = netip.MustParseAddr("2001:db8:77::100")
+	Range6Last  = netip.MustParseAddr("2001:db8:77::1ff")
+	// DNS6 is the IPv6 name server announced (DHCPv6 option 23, and the
+	// RDNSS of router advertisements); nothing listens there.
+	DNS6 = netip.MustParseAddr("2001:db8:77::53")
+)
+
+// RAMode is how the server advertises its IPv6 prefix (dnsmasq's
+// dhcp-range modes): "" sends no router advertisements.
+type RAMode string
+
+// The router advertisement modes.
+const (
+	// RAOnly: advertisements with the prefix for SLAAC, no DHCPv6.
+	RAOnly RAMode = "ra-only"
+	// RAStateless: SLAAC, and DHCPv6 for other configuration (DNS).
+	RAStateless RAMode = "ra-stateless"
 )
 
 // Options shape the server. The zero value serves two-minute leases
@@ -58,6 +83,19 @@ type Options struct {
 	// (ServerAddr). With any, RFC 3442 says the client ignores option 3:
 	// add 0.0.0.0/0 here to keep a default route.
 	Routes []netip.Prefix
+
+	// RA, when set, makes the server a router advertising ServerAddr6's
+	// prefix every few seconds (dnsmasq's --enable-ra, router lifetime
+	// 30 min: a default route for the clients).
+	RA RAMode
+	// DHCP6 serves DHCPv6 addresses (IA_NA) from Range6First-Range6Last
+	// with DNS6 and, with Domain, a domain search list; with RA unset,
+	// the advertisements say "managed" (M flag) and carry no prefix for
+	// SLAAC.
+	DHCP6 bool
+	// Domain, when set, is the search domain sent (DHCPv4 option 15 and
+	// DHCPv6 option 24).
+	Domain string
 }
 
 // Server is a running dnsmasq.
@@ -100,6 +138,9 @@ func Start(t testing.TB, client *netnsx.Target, ifname string, opts Options) *Se
 		t.Fatal(err)
 	}
 	testns.Exec(t, peer, "ip", "addr", "add", ServerAddr.String(), "dev", s.Link)
+	if opts.RA != "" || opts.DHCP6 {
+		testns.Exec(t, peer, "ip", "addr", "add", ServerAddr6.String(), "dev", s.Link, "nodad")
+	}
 	testns.Exec(t, peer, "ip", "link", "set", s.Link, "up")
 	if err := s.start(t, bin, opts); err != nil {
 		t.Fatalf("starting dnsmasq: %v", err)
@@ -135,7 +176,42 @@ func (s *Server) Args(opts Options) []string {
 		}
 		args = append(args, "--dhcp-option=121,"+strings.Join(r, ","))
 	}
+	if opts.Domain != "" {
+		args = append(args, "--dhcp-option=15,"+opts.Domain)
+	}
+	return append(args, s.args6(opts, lease)...)
+}
+
+// args6 are the arguments of router advertisements and DHCPv6.
+func (s *Server) args6(opts Options, lease time.Duration) []string {
+	if opts.RA == "" && !opts.DHCP6 {
+		return nil
+	}
+	prefix := ServerAddr6.Masked().Addr().String()
+	args := []string{"--enable-ra", "--ra-param=" + s.Link + ",4,1800",
+		"--dhcp-option=option6:dns-server,[" + DNS6.String() + "]"}
+	if opts.Domain != "" {
+		args = append(args, "--dhcp-option=option6:domain-search,"+opts.Domain)
+	}
+	if opts.RA != "" {
+		args = append(args, fmt.Sprintf("--dhcp-range=%s,%s,64,%ds", prefix, opts.RA, int(lease.Seconds())))
+	}
+	if opts.DHCP6 {
+		args = append(args, fmt.Sprintf("--dhcp-range=%s,%s,64,%ds", Range6First, Range6Last, int(lease.Seconds())))
+	}
 	return args
+}
+
+// readyLines are the lines dnsmasq logs once it serves what opts ask for.
+func readyLines(opts Options) []string {
+	lines := []string{"DHCP, IP range"}
+	if opts.RA != "" || opts.DHCP6 {
+		lines = append(lines, "IPv6 router advertisement enabled")
+	}
+	if opts.DHCP6 {
+		lines = append(lines, "DHCPv6, IP range")
+	}
+	return lines
 }
 
 // start runs dnsmasq in the peer namespace and waits until it serves
@@ -161,9 +237,11 @@ func (s *Server) start(t testing.TB, bin string, opts Options) error {
 		defer close(s.done)
 		sc := bufio.NewScanner(pr)
 		once := sync.Once{}
+		waiting := readyLines(opts)
 		for sc.Scan() {
 			s.out.WriteLine(sc.Text())
-			if strings.Contains(sc.Text(), "DHCP, IP range") {
+			waiting = slices.DeleteFunc(waiting, func(l string) bool { return strings.Contains(sc.Text(), l) })
+			if len(waiting) == 0 {
 				once.Do(func() { close(ready) })
 			}
 		}

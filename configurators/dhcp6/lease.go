@@ -1,0 +1,96 @@
+package dhcp6
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/insomniacslk/dhcp/dhcpv6"
+	"github.com/insomniacslk/dhcp/iana"
+	"github.com/netagent/netagent/items"
+)
+
+// Lease is what a DHCPv6 server granted on one interface.
+type Lease struct {
+	Interface string     `json:"interface"`
+	Address   netip.Addr `json:"address"`
+	// Server is the server's DUID, in hex.
+	Server string       `json:"server"`
+	DNS    []netip.Addr `json:"dns,omitempty"`    // option 23
+	Search []string     `json:"search,omitempty"` // option 24
+	// Preferred and Valid are the address's lifetimes; T1 and T2 the
+	// renewal and rebinding times of the IA_NA (0: the server left them
+	// to the client). All count from Acquired.
+	Preferred time.Duration `json:"preferred"`
+	Valid     time.Duration `json:"valid"`
+	T1        time.Duration `json:"t1"`
+	T2        time.Duration `json:"t2"`
+	Acquired  time.Time     `json:"acquired"`
+}
+
+// Expires returns when the address's valid lifetime ends.
+func (l *Lease) Expires() time.Time { return l.Acquired.Add(l.Valid) }
+
+// String summarises the lease for logs and apply's report.
+func (l *Lease) String() string {
+	return fmt.Sprintf("%s on %s, DNS %v, search %v, valid %s", l.Address, l.Interface, l.DNS, l.Search, l.Valid)
+}
+
+// LinkDNS is the lease's DNS, as render merges it (Facts.LeaseDNS).
+func (l *Lease) LinkDNS() items.LinkDNS {
+	return items.LinkDNS{Dev: l.Interface, Nameservers: append([]netip.Addr(nil), l.DNS...), Search: append([]string(nil), l.Search...)}
+}
+
+// LeaseFromReply makes the lease of a REPLY received at acquired on
+// ifname.
+func LeaseFromReply(ifname string, reply *dhcpv6.Message, acquired time.Time) (*Lease, error) {
+	if err := status(reply.Options.Status()); err != nil {
+		return nil, err
+	}
+	ia := reply.Options.OneIANA()
+	if ia == nil {
+		return nil, ErrNoAddress
+	}
+	if err := status(ia.Options.Status()); err != nil {
+		return nil, err
+	}
+	addr := ia.Options.OneAddress()
+	if addr == nil {
+		return nil, ErrNoAddress
+	}
+	a, ok := addr6(addr.IPv6Addr)
+	if !ok || a.IsUnspecified() || addr.ValidLifetime <= 0 {
+		return nil, ErrNoAddress
+	}
+	l := &Lease{Interface: ifname, Address: a, Preferred: addr.PreferredLifetime, Valid: addr.ValidLifetime,
+		T1: ia.T1, T2: ia.T2, Acquired: acquired}
+	if sid := reply.Options.ServerID(); sid != nil {
+		l.Server = fmt.Sprintf("%x", sid.ToBytes())
+	}
+	for _, d := range reply.Options.DNS() {
+		if a, ok := addr6(d); ok {
+			l.DNS = append(l.DNS, a)
+		}
+	}
+	if s := reply.Options.DomainSearchList(); s != nil {
+		l.Search = append(l.Search, s.Labels...)
+	}
+	return l, nil
+}
+
+// status turns a status code option other than Success into ErrRefused.
+func status(s *dhcpv6.OptStatusCode) error {
+	if s == nil || s.StatusCode == iana.StatusSuccess {
+		return nil
+	}
+	return fmt.Errorf("%w: %s (%s)", ErrRefused, s.StatusCode, s.StatusMessage)
+}
+
+// addr6 converts an IPv6 net.IP.
+func addr6(ip net.IP) (netip.Addr, bool) {
+	if len(ip) != net.IPv6len {
+		return netip.Addr{}, false
+	}
+	return netip.AddrFrom16([16]byte(ip)), true
+}

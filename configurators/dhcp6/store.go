@@ -1,0 +1,63 @@
+package dhcp6
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/netagent/netagent/configurators/statefile"
+)
+
+// leasePath is where the lease of ifname is kept under dir.
+func leasePath(dir, ifname string) string { return filepath.Join(dir, "dhcp6-"+ifname+".json") }
+
+// SaveLease keeps l in dir (durably: a crash leaves the old lease or the
+// new one).
+func SaveLease(dir string, l *Lease) error {
+	data, err := json.Marshal(l)
+	if err != nil {
+		return fmt.Errorf("encoding the DHCPv6 lease of %s: %w", l.Interface, err)
+	}
+	if err := statefile.WriteAtomic(leasePath(dir, l.Interface), data); err != nil {
+		return fmt.Errorf("saving the DHCPv6 lease of %s: %w", l.Interface, err)
+	}
+	return nil
+}
+
+// LoadLease returns the lease kept for ifname in dir, nil when there is
+// none.
+func LoadLease(dir, ifname string) (*Lease, error) {
+	data, err := os.ReadFile(leasePath(dir, ifname))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the DHCPv6 lease of %s: %w", ifname, err)
+	}
+	var l Lease
+	if err := json.Unmarshal(data, &l); err != nil {
+		return nil, fmt.Errorf("reading the DHCPv6 lease of %s from %s: %w", ifname, leasePath(dir, ifname), err)
+	}
+	return &l, nil
+}
+
+// LoadValid returns the kept lease of ifname if it has not expired at
+// now, else nil.
+func LoadValid(dir, ifname string, now time.Time) *Lease {
+	l, err := LoadLease(dir, ifname)
+	if err != nil || l == nil || !now.Before(l.Expires()) {
+		return nil
+	}
+	return l
+}
+
+// DropLease forgets the kept lease of ifname.
+func DropLease(dir, ifname string) error {
+	if err := os.Remove(leasePath(dir, ifname)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("forgetting the DHCPv6 lease of %s: %w", ifname, err)
+	}
+	return nil
+}

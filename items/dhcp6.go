@@ -1,0 +1,64 @@
+package items
+
+import (
+	"fmt"
+
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+// TypeDHCP6Lease is the type of DHCP6Lease items.
+const TypeDHCP6Lease = "dhcp6-lease"
+
+// DHCP6Lease is a DHCPv6 lease (IA_NA: one address, and the DNS servers
+// and search domains of the reply) to hold on an interface (the intent's
+// ipv6.dhcp6): creating it acquires the lease, an asynchronous operation
+// (configurators/dhcp6), deleting it lets the lease go. Its name is the
+// interface. It needs the interface, the carrier of its link, and Deps
+// (render lists the interface's disable_ipv6 sysctl: the client needs a
+// link-local address).
+type DHCP6Lease struct {
+	Dev  string
+	Deps []dg.ItemRef
+}
+
+// DHCP6LeaseRef refers to the lease item of an interface.
+func DHCP6LeaseRef(dev string) dg.ItemRef { return dg.ItemRef{Type: TypeDHCP6Lease, Name: dev} }
+
+func (l *DHCP6Lease) Type() string   { return TypeDHCP6Lease }
+func (l *DHCP6Lease) Name() string   { return l.Dev }
+func (l *DHCP6Lease) External() bool { return false }
+
+// Equal compares the interface and Deps.
+func (l *DHCP6Lease) Equal(o dg.Item) bool {
+	other, ok := o.(*DHCP6Lease)
+	return ok && other != nil && l.Dev == other.Dev && slicesEqualRefs(l.Deps, other.Deps)
+}
+
+func (l *DHCP6Lease) String() string { return fmt.Sprintf("dhcp6 lease on %s", l.Dev) }
+
+// Validate checks the interface name.
+func (l *DHCP6Lease) Validate() error {
+	if l.Dev == "" {
+		return fmt.Errorf("dhcp6 lease: no interface")
+	}
+	return nil
+}
+
+func (l *DHCP6Lease) Dependencies() []dg.Dependency {
+	return extraDeps([]dg.Dependency{
+		requires(InterfaceRef(l.Dev), ""),
+		{RequiredItem: LinkRef(l.Dev), MustSatisfy: HasCarrier, Description: "carrier up"},
+	}, l.Deps)
+}
+
+func slicesEqualRefs(a, b []dg.ItemRef) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
