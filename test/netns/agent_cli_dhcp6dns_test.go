@@ -1,0 +1,109 @@
+//go:build !vmtest
+
+package netns_test
+
+import (
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netagent/netagent/configurators/dns"
+	"github.com/netagent/netagent/internal/dnsmasqtest"
+)
+
+const dhcp6Intent = `{"version": 1,
+  "interfaces": [{"name": "up0", "type": "physical", "ipv6": {"dhcp6": true}}],
+  "dns": {"nameservers": ["192.0.2.53"], "search": ["corp.example"]}}`
+
+// ipv6.dhcp6 against dnsmasq's DHCPv6 server: apply acquires the lease,
+// puts its address on up0 and writes the resolv.conf it owns with the
+// intent's server and domain first, then the lease's. A second apply
+// changes nothing (the kept lease is read back, not asked for again),
+// and check agrees.
+func TestAgentCLIDHCP6AndDNS(t *testing.T) {
+	e := raEnv(t, dnsmasqtest.Options{DHCP6: true, Domain: "lan.example"})
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	file := e.writeFile("dhcp6.json", dhcp6Intent)
+
+	res := e.mustRun(0, "apply", "--resolv-conf", resolv, file)
+	addrs := e.ip("-6", "addr", "show", "dev", "up0", "scope", "global")
+	var leased netip.Addr
+	for _, f := range strings.Fields(addrs) {
+		if p, err := netip.ParsePrefix(f); err == nil && p.Bits() == 128 {
+			leased = p.Addr()
+		}
+	}
+	if !leased.IsValid() || leased.Less(dnsmasqtest.Range6First) || dnsmasqtest.Range6Last.Less(leased) {
+		t.Fatalf("no leased /128 on up0 in the server's range:\n%s\n%s", addrs, res)
+	}
+	want := dns.Header + "\nnameserver 192.0.2.53\nnameserver " + dnsmasqtest.DNS6.String() + "\nsearch corp.example lan.example\n"
+	if got, err := os.ReadFile(resolv); err != nil || string(got) != want {
+		t.Fatalf("resolv.conf %q (%v), want %q", got, err, want)
+	}
+
+	if res := e.mustRun(0, "apply", "--resolv-conf", resolv, file); !strings.Contains(res.stdout, "converged: 0 operations") {
+		t.Errorf("second apply: %s", res)
+	}
+	e.mustRun(0, "check", "--resolv-conf", resolv, file)
+
+	// Edited by hand but still with the header: drift, repaired.
+	if err := os.WriteFile(resolv, []byte(dns.Header+"\nnameserver 203.0.113.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.mustRun(1, "check", "--resolv-conf", resolv, file)
+	e.mustRun(0, "apply", "--resolv-conf", resolv, file)
+	if got, _ := os.ReadFile(resolv); string(got) != want {
+		t.Errorf("after the repair resolv.conf %q", got)
+	}
+}
+
+// A resolv.conf someone else wrote is never overwritten: the apply fails
+// on the dns item, naming the path, and the rest converges.
+func TestAgentCLIDNSForeignResolvConf(t *testing.T) {
+	e := cliNewEnv(t)
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	foreign := "# managed by someone else\nnameserver 9.9.9.9\n"
+	if err := os.WriteFile(resolv, []byte(foreign), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := e.writeFile("dns.json", `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24"]}],
+  "dns": {"nameservers": ["192.0.2.53"]}}`)
+	res := e.mustRun(1, "apply", "--resolv-conf", resolv, file)
+	if !strings.Contains(res.stderr, resolv) || !strings.Contains(res.stderr, "not written by netagent") {
+		t.Errorf("apply did not name the foreign file:\n%s", res)
+	}
+	if got, _ := os.ReadFile(resolv); string(got) != foreign {
+		t.Errorf("foreign resolv.conf now %q", got)
+	}
+	if !strings.Contains(e.ip("addr", "show", "dev", "uplink0"), "192.0.2.10/24") {
+		t.Error("the address did not converge beside the refused dns")
+	}
+	// Without --resolv-conf DNS is left alone: the intent applies.
+	e.mustRun(0, "apply", file)
+}
+
+// Bad DNS and ipv6 input is refused with its JSON path, and nothing
+// changes.
+func TestAgentCLIDNSBadInput(t *testing.T) {
+	e := cliNewEnv(t)
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	file := e.writeFile("bad.json", `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "ipv6": {"acceptRADefRoute": false}}],
+  "dns": {"nameservers": ["not-an-ip"], "search": ["bad domain"]}}`)
+	res := e.netagent("apply", "--resolv-conf", resolv, file)
+	for _, want := range []string{"interfaces[0].ipv6.acceptRADefRoute: needs acceptRA", `dns.nameservers[0]: "not-an-ip" is not an IP address`, `dns.search[0]: "bad domain" is not a domain name`} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("apply's errors lack %q:\n%s", want, res)
+		}
+	}
+	if res.code == 0 {
+		t.Errorf("bad input applied: %s", res)
+	}
+	if _, err := os.Stat(resolv); !os.IsNotExist(err) {
+		t.Errorf("resolv.conf written from bad input: %v", err)
+	}
+	if res := e.netagent("apply", "--resolv-conf", "relative/resolv.conf", file); res.code == 0 || !strings.Contains(res.stderr, "absolute") {
+		t.Errorf("a relative --resolv-conf: %s", res)
+	}
+}
