@@ -127,8 +127,11 @@ func (c *Configurator) NeedsRecreate(oldItem, newItem dg.Item) bool { return fal
 // ReadBack returns, for each DNS item of hint, what is at its path: the
 // hint's item with the servers and domains of the agent's file (so that
 // an edited file is drift, rewritten); nothing for a path that is absent
-// or not the agent's, nor under systemd-resolved, which is not read back
-// (Create applies it again, which is idempotent).
+// or not the agent's. Under systemd-resolved, which is not asked, the
+// hint's item without its Global part (which resolved never takes): the
+// per-link part is taken as held, so that a fresh read-back does not hand
+// it over again at each pass of an apply, and an item with a Global part
+// differs at each pass and fails again with ErrResolvedGlobal.
 func ReadBack(hint *dg.Graph, resolvedDir string) []dg.Item {
 	if hint == nil {
 		return nil
@@ -142,7 +145,14 @@ func ReadBack(hint *dg.Graph, resolvedDir string) []dg.Item {
 		if !ok {
 			continue
 		}
-		if res, err := toResolved(d.Path, resolvedDir); err != nil || res {
+		res, err := toResolved(d.Path, resolvedDir)
+		if err != nil {
+			continue
+		}
+		if res {
+			held := *d
+			held.Global = items.LinkDNS{}
+			out = append(out, &held)
 			continue
 		}
 		data, err := readOurs(d.Path)

@@ -195,8 +195,13 @@ func TestHandsToResolved(t *testing.T) {
 	if got, _ := os.ReadFile(stub); string(got) != "nameserver 127.0.0.53\n" {
 		t.Errorf("stub now %q", got)
 	}
-	if rb := ReadBack(dg.New("hint", next), resolved); len(rb) != 0 {
-		t.Errorf("read back under resolved %v", rb)
+	// Read back under resolved: the per-link part is held (no second
+	// hand-over), the intent's own part never is (it fails again).
+	if rb := ReadBack(dg.New("hint", leasesOnly), resolved); len(rb) != 1 || !rb[0].Equal(leasesOnly) {
+		t.Errorf("read back under resolved %v, want %v", rb, leasesOnly)
+	}
+	if rb := ReadBack(dg.New("hint", next), resolved); len(rb) != 1 || rb[0].Equal(next) {
+		t.Errorf("read back under resolved %v: want the item without its global part", rb)
 	}
 
 	if err := os.RemoveAll(resolved); err != nil {

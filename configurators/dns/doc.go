@@ -31,6 +31,9 @@
 // as far as it can be (the leases' per-link part) and the item then fails
 // with ErrResolvedGlobal, so that status says where it went.
 //
+// Under systemd-resolved nothing is read back: the per-link part is taken
+// as held once handed over (resolved keeps it while the link lives).
+//
 // systemd-resolved is behind the narrow Resolved interface: Resolvectl
 // runs resolvectl(1) (its D-Bus API is not needed for three calls), tests
 // use a fake.
