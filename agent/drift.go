@@ -9,6 +9,7 @@ import (
 	"github.com/netagent/netagent/agent/metrics"
 	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
 )
 
 // checkDrift reads the kernel back and puts into the current state what
@@ -17,7 +18,11 @@ import (
 // its kernel value (so it is modified back), an owned object the agent did
 // not know of is put in (so it is deleted unless intended), and external
 // links are brought up to date. Items that failed or are in transition are
-// left alone: they are retried, or settle, anyway.
+// left alone: they are retried, or settle, anyway. Foreign routes and rules
+// (another protocol's: the default route of router advertisements, proto
+// ra, comes and goes with them) are brought up to date silently: netagent
+// never touches them, so their changes are no drift, logged, counted or
+// reconciled.
 //
 // A difference in an item the agent wrote since the last check is a change
 // the kernel did not keep, handled by the rule the one-shot apply follows
@@ -45,6 +50,10 @@ func (a *Agent) checkDrift(ctx context.Context) {
 	reported := map[dg.ItemRef]target.Drift{}
 	counted := make([]metrics.Finding, 0, len(found))
 	for _, f := range found {
+		if f.Ref.Type == items.TypeForeign {
+			f.Apply(s.current, now) // observed only: no drift, nothing to repair
+			continue
+		}
 		if leave, report := a.leaveDrift(f, reported); leave {
 			if report && a.newlyReported(f.Drift) {
 				a.log.WithFields(logrus.Fields{"item": f.Ref.String(), "drift": f.What()}).Warn("drift: reporting, not repairing (drift policy report)")
