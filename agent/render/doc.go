@@ -28,7 +28,9 @@
 //	neighbor                            neighbor/<dev>/<ip>
 //	interface.ipv6.acceptRA             sysctl/net.ipv6.conf.<name>.{accept_ra,autoconf,
 //	                                      accept_ra_pinfo,accept_ra_defrtr,disable_ipv6}
-//	interface.ipv6.dhcp6                sysctl/net.ipv6.conf.<name>.disable_ipv6
+//	interface.ipv6.dhcp6                sysctl/net.ipv6.conf.<name>.disable_ipv6,
+//	                                      dhcp6-lease/<name>, and with a lease
+//	                                      (Facts) address/<name>/<addr>/128
 //	sysctls{}                           sysctl/<key>
 //	firewall.chains[] (family "both":   iptables-chain/<family>/<table>/<name>
 //	  one item per family)

@@ -114,3 +114,23 @@ func TestRenderDHCP6(t *testing.T) {
 		t.Errorf("the intent's own address should win: %+v", addr)
 	}
 }
+
+// examples/ipv6-uplink.json, a router's IPv6 uplink: accept_ra 2 (it
+// forwards), the lease item, and with a resolv.conf and a lease the DNS
+// item merging the intent's server with the lease's.
+func TestRenderIPv6UplinkExample(t *testing.T) {
+	in := parseFile(t, "../../examples/ipv6-uplink.json")
+	lease := netip.MustParseAddr("2001:db8:77::123")
+	g, err := RenderWith(in, Facts{ResolvConf: "/etc/resolv.conf", DHCP6: map[string]netip.Addr{"uplink0": lease},
+		LeaseDNS: []items.LinkDNS{{Dev: "uplink0", Nameservers: []netip.Addr{netip.MustParseAddr("2001:db8:77::53")}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sysctlValues(g)["net.ipv6.conf.uplink0.accept_ra"]; got != "2" {
+		t.Errorf("accept_ra %q, want 2 on a forwarding router", got)
+	}
+	only[*items.DHCP6Lease](t, g)
+	if d := only[*items.DNS](t, g); len(d.Nameservers) != 2 || d.Nameservers[0].String() != "2001:4860:4860::8888" {
+		t.Errorf("dns %v", d)
+	}
+}
