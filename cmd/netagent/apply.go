@@ -193,6 +193,7 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 	}
 	k.protected = render.ProtectedLinks(files)
 	k.drift, _ = render.DriftOf(files) // rendered above: no error
+	k.warnDNS(g, files)
 	rt, code := k.open(g)
 	if rt == nil {
 		return nil, nil, code

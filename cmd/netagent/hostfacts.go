@@ -117,7 +117,24 @@ func (k *kernelOpts) renderWithFacts(rt *target.Runtime, files map[string]*inten
 }
 
 // renderer is the daemon's render.RenderFiles with the target's facts,
-// read again at each render.
-func (k *kernelOpts) renderer(rt *target.Runtime) func(map[string]*intent.Intent) (*dg.Graph, error) {
-	return func(files map[string]*intent.Intent) (*dg.Graph, error) { return k.renderWithFacts(rt, files) }
+// read again at each render; it warns about a dns section it cannot apply.
+func (k *kernelOpts) renderer(g *globals, rt *target.Runtime) func(map[string]*intent.Intent) (*dg.Graph, error) {
+	return func(files map[string]*intent.Intent) (*dg.Graph, error) {
+		k.warnDNS(g, files)
+		return k.renderWithFacts(rt, files)
+	}
+}
+
+// warnDNS warns that the intents' dns section goes nowhere without
+// --resolv-conf (netagent then leaves DNS alone, as documented).
+func (k *kernelOpts) warnDNS(g *globals, files map[string]*intent.Intent) {
+	if k.resolvConf != "" {
+		return
+	}
+	for name, in := range files {
+		if in.DNS != nil {
+			g.log.WithField("file", name).Warn("the dns section is not applied: netagent hands DNS on only with --resolv-conf PATH")
+			return
+		}
+	}
 }

@@ -184,7 +184,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *target.Runtime) (agent.Config, 
 	}
 	return agent.Config{
 		Kernel:           rt.Kernel(),
-		Render:           o.kernel.renderer(rt),
+		Render:           o.kernel.renderer(g, rt),
 		Log:              g.log,
 		Sources:          sources,
 		Report:           report,

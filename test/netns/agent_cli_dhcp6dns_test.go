@@ -80,8 +80,11 @@ func TestAgentCLIDNSForeignResolvConf(t *testing.T) {
 	if !strings.Contains(e.ip("addr", "show", "dev", "uplink0"), "192.0.2.10/24") {
 		t.Error("the address did not converge beside the refused dns")
 	}
-	// Without --resolv-conf DNS is left alone: the intent applies.
-	e.mustRun(0, "apply", file)
+	// Without --resolv-conf DNS is left alone, with a warning: the intent
+	// applies.
+	if res := e.mustRun(0, "apply", file); !strings.Contains(res.stderr, "the dns section is not applied") {
+		t.Errorf("no warning that the dns section goes nowhere:\n%s", res)
+	}
 }
 
 // Bad DNS and ipv6 input is refused with its JSON path, and nothing
