@@ -17,10 +17,10 @@ import (
 )
 
 // lease6Tries is how many times the DHCPv6 client sends each message
-// (2 s apart) before the lease item fails: a one-shot apply with no
-// server answering reports it after about 20 s, and the daemon retries
-// the item with its backoff.
-const lease6Tries = 5
+// (waiting 2 s, then 4 s, then 8 s: nclient6 doubles the wait) before the
+// lease item fails: a one-shot apply with no server answering reports it
+// after about 14 s, and the daemon retries the item with its backoff.
+const lease6Tries = 3
 
 // NewRegistry returns a registry with the configurators of every item type
 // for the target namespace. stateDir is where the firewall configurators

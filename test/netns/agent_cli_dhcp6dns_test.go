@@ -110,3 +110,19 @@ func TestAgentCLIDNSBadInput(t *testing.T) {
 		t.Errorf("a relative --resolv-conf: %s", res)
 	}
 }
+
+// No DHCPv6 server answers: the lease item fails after its tries, naming
+// the interface, and everything else converges (the lease blocks nothing
+// that does not depend on it).
+func TestAgentCLIDHCP6NoServer(t *testing.T) {
+	e := cliNewEnv(t)
+	file := e.writeFile("dhcp6.json", `{"version": 1, "interfaces": [
+  {"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24"], "ipv6": {"dhcp6": true}}]}`)
+	res := e.mustRun(1, "apply", file)
+	if !strings.Contains(res.stderr, "dhcp6-lease/uplink0") || !strings.Contains(res.stderr, "acquiring a DHCPv6 lease on uplink0") {
+		t.Errorf("apply did not report the lease:\n%s", res)
+	}
+	if !strings.Contains(e.ip("addr", "show", "dev", "uplink0"), "192.0.2.10/24") {
+		t.Error("the static address did not converge beside the lease")
+	}
+}
