@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/configurators/firewall"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -12,8 +15,8 @@ import (
 func init() {
 	register(&command{
 		name:    "show",
-		summary: "print what the kernel holds: netagent's objects and the links around them",
-		usage:   "[--netns NAME] [--json]",
+		summary: "print what the kernel holds: netagent's objects and the links around them (--all: every object of others too)",
+		usage:   "[--netns NAME] [--json] [--all]",
 		run:     runShow,
 	})
 }
@@ -21,7 +24,8 @@ func init() {
 func runShow(g *globals, args []string) int {
 	fs := newFlagSet(g, "show", "")
 	k := kernelFlags(g, fs)
-	asJSON := fs.Bool("json", false, "print an intent document (valid input for apply)")
+	asJSON := fs.Bool("json", false, "print an intent document (valid input for apply); with --all, inside an object that lists the others' objects too")
+	all := fs.Bool("all", false, "also list the objects that are not netagent's (addresses, routes, rules, permanent neighbours, iptables chains), marked foreign")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -42,13 +46,26 @@ func runShow(g *globals, args []string) int {
 	for it := range cur.Items() {
 		list = append(list, it)
 	}
-	if *asJSON {
-		if writeJSON(g, render.ToIntent(list)) != nil {
+	var foreign *configurators.Foreign
+	if *all {
+		if foreign, err = configurators.ReadForeign(rt.Target(), rt.StateDir()); err != nil {
+			fmt.Fprintf(g.stderr, "netagent: show: %v\n", err)
 			return exitInternal
 		}
-		return exitOK
 	}
-	printShowText(g, list)
+	switch {
+	case *asJSON && *all:
+		err = writeJSON(g, showAllJSON(list, foreign))
+	case *asJSON:
+		err = writeJSON(g, render.ToIntent(list))
+	case *all:
+		printShowAll(g, list, foreign)
+	default:
+		printShowText(g, list)
+	}
+	if err != nil {
+		return exitInternal
+	}
 	return exitOK
 }
 
@@ -89,8 +106,158 @@ func printShowText(g *globals, list []dg.Item) {
 // them after "-A <chain>".
 func printChainRules(g *globals, it dg.Item) {
 	if c, ok := it.(*items.IptablesChain); ok {
-		for _, args := range c.Rules {
-			fmt.Fprintf(g.stdout, "      -A %s %s\n", c.Chain, render.JoinRule(args))
+		printRules(g, c.Chain, c.Rules)
+	}
+}
+
+func printRules(g *globals, chain string, rules [][]string) {
+	for _, args := range rules {
+		fmt.Fprintf(g.stdout, "      -A %s %s\n", chain, render.JoinRule(args))
+	}
+}
+
+// showKind is the section (an item type) of an item in show --all: a
+// foreign object goes with netagent's objects of its kind.
+func showKind(it dg.Item) string {
+	switch it := it.(type) {
+	case *items.Foreign:
+		return it.Kind
+	case *items.Link:
+		return items.TypeInterface
+	}
+	return it.Type()
+}
+
+// allSections orders show --all: links (netagent's interfaces and the
+// others') first, then what sits on them.
+var allSections = []struct{ typ, title string }{
+	{items.TypeInterface, "links"},
+	{items.TypePort, "ports"},
+	{items.TypeBridgeVLANs, "bridge vlans"},
+	{items.TypeAddress, "addresses"},
+	{items.TypeRoute, "routes"},
+	{items.TypeRule, "rules"},
+	{items.TypeNeighbor, "neighbors"},
+	{items.TypeSysctl, "sysctls"},
+	{items.TypeIptablesChain, "firewall chains"},
+}
+
+// printShowAll prints one section per kind: netagent's objects, then the
+// others' marked "foreign" (as netplan status --diff marks what it does
+// not manage).
+func printShowAll(g *globals, list []dg.Item, f *configurators.Foreign) {
+	list = slices.Concat(list, f.AddrNeigh)
+	for _, s := range allSections {
+		var own, others []dg.Item
+		for _, it := range list {
+			if showKind(it) != s.typ {
+				continue
+			}
+			if isForeign(it) {
+				others = append(others, it)
+			} else {
+				own = append(own, it)
+			}
+		}
+		var chains []firewall.ForeignChain
+		if s.typ == items.TypeIptablesChain {
+			chains = f.Chains
+		}
+		if len(own)+len(others)+len(chains) == 0 {
+			continue
+		}
+		fmt.Fprintf(g.stdout, "%s:\n", s.title)
+		for _, it := range own {
+			fmt.Fprintf(g.stdout, "  %s\n", it)
+			printChainRules(g, it)
+		}
+		for _, it := range others {
+			fmt.Fprintf(g.stdout, "  %s\n", foreignLine(it))
+		}
+		for _, c := range chains {
+			fmt.Fprintf(g.stdout, "  %s\n", foreignChainLine(&c))
+			printRules(g, c.Chain, c.Rules)
 		}
 	}
+}
+
+// sectionOf is the index of it's section in allSections.
+func sectionOf(it dg.Item) int {
+	k := showKind(it)
+	return slices.IndexFunc(allSections, func(s struct{ typ, title string }) bool { return s.typ == k })
+}
+
+// isForeign reports whether it is someone else's object.
+func isForeign(it dg.Item) bool {
+	switch it.(type) {
+	case *items.Foreign, *items.Link:
+		return true
+	}
+	return false
+}
+
+// foreignLine is one foreign object's line in show --all.
+func foreignLine(it dg.Item) string {
+	if f, ok := it.(*items.Foreign); ok {
+		return f.String() // "foreign <kind> <desc>"
+	}
+	return "foreign " + it.String()
+}
+
+// foreignChainLine is a foreign chain's line in show --all.
+func foreignChainLine(c *firewall.ForeignChain) string {
+	if c.BuiltIn {
+		return fmt.Sprintf("foreign rules in iptables-chain %s (built-in): %d rules not netagent's", c.Name(), len(c.Rules))
+	}
+	return fmt.Sprintf("foreign iptables-chain %s %d rules", c.Name(), len(c.Rules))
+}
+
+// showAll is show --all --json (format 1): the intent document show
+// --json prints, and the objects that are not netagent's.
+type showAll struct {
+	Format  int             `json:"format"`
+	Intent  *intent.Intent  `json:"intent"`
+	Foreign []foreignObject `json:"foreign"`
+}
+
+// foreignObject is one object that is not netagent's.
+type foreignObject struct {
+	// Kind is an item type: interface (a link), address, route, rule,
+	// neighbor, iptables-chain.
+	Kind string `json:"kind"`
+	// Object describes it `ip` style (a link: its name; a chain:
+	// family/table/chain).
+	Object string `json:"object"`
+	// Holds is the item (type/name) whose identity it has, when one can.
+	Holds string `json:"holds,omitempty"`
+	// MarkedNetagent: it carries netagent's mark, but no item can
+	// describe it.
+	MarkedNetagent bool `json:"markedNetagent,omitempty"`
+	// BuiltIn (chains): a built-in chain; Rules are then the rules in it
+	// that are not netagent's jumps.
+	BuiltIn bool       `json:"builtIn,omitempty"`
+	Rules   [][]string `json:"rules,omitempty"`
+}
+
+func showAllJSON(list []dg.Item, f *configurators.Foreign) *showAll {
+	out := &showAll{Format: outputFormat, Intent: render.ToIntent(list), Foreign: []foreignObject{}}
+	all := slices.Concat(list, f.AddrNeigh)
+	slices.SortStableFunc(all, func(a, b dg.Item) int { return sectionOf(a) - sectionOf(b) })
+	for _, it := range all {
+		switch it := it.(type) {
+		case *items.Link:
+			out.Foreign = append(out.Foreign, foreignObject{Kind: items.TypeInterface, Object: it.IfName})
+		case *items.Foreign:
+			o := foreignObject{Kind: it.Kind, Object: it.Desc, MarkedNetagent: it.Owned}
+			if it.Holds != (dg.ItemRef{}) {
+				o.Holds = it.Holds.String()
+			}
+			out.Foreign = append(out.Foreign, o)
+		}
+	}
+	for _, c := range f.Chains {
+		out.Foreign = append(out.Foreign, foreignObject{Kind: items.TypeIptablesChain, Object: c.Name(),
+			BuiltIn: c.BuiltIn, Rules: c.Rules})
+	}
+	return out
 }
