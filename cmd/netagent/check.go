@@ -22,7 +22,7 @@ func runCheck(g *globals, args []string) int {
 	k := kernelFlags(g, fs)
 	all := fs.Bool("all", false, "list every item, passing ones too: ok, differs, missing, extra or foreign (like ifquery --check)")
 	asJSON := fs.Bool("json", false, "print the result as JSON (see the README's JSON shapes)")
-	k.gateFlags(fs, false, checkViaDaemon(g))
+	k.gateFlags(fs, false, checkViaDaemon(g, all, asJSON))
 	prot := protectFlags(fs, false)
 	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {

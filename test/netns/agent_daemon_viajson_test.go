@@ -1,0 +1,110 @@
+//go:build !vmtest
+
+package netns_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// viaDaemonCheck is check --json's document, as the test reads it.
+type viaDaemonCheck struct {
+	Format    int            `json:"format"`
+	Converged bool           `json:"converged"`
+	Counts    map[string]int `json:"counts"`
+	Items     []struct {
+		Item, State, Drift string
+		Fields             []struct{ Field, Intended, Running string }
+	} `json:"items"`
+}
+
+// TestAgentDaemonViaDaemonJSON: apply and check through the daemon print
+// what the one-shot commands print: apply its operations with their
+// traffic line and the summary, or apply's JSON document (format 1);
+// check --all every item with its state, check --json check's document,
+// with the drift policy of the document sent (report: differs, marked).
+func TestAgentDaemonViaDaemonJSON(t *testing.T) {
+	e := daemonNewEnv(t)
+	e.converge()
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	one := write("one.json", `{"version": 1,
+	  "routes": [{"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10}]}`)
+	two := write("two.json", `{"version": 1,
+	  "routes": [{"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10},
+	             {"to": "203.0.114.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10}]}`)
+	mtu := write("mtu.json", `{"version": 1,
+	  "routes": [{"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10, "mtu": 1400, "drift": "report"},
+	             {"to": "203.0.114.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10}]}`)
+
+	res := e.cli("apply", "--via-daemon", one)
+	for _, want := range []string{"  1. create route/main 203.0.113.0/24 metric 10\n       route 203.0.113.0/24 via 192.0.2.1",
+		"       traffic: ", "converged: 1 operations: 1 done, 0 failed, 0 blocked in "} {
+		if res.code != 0 || !strings.Contains(res.stdout, want) {
+			t.Errorf("apply --via-daemon: want exit 0 and %q, got %s", want, res)
+		}
+	}
+
+	res = e.cli("apply", "--via-daemon", "--json", two)
+	var applied struct {
+		Format       int  `json:"format"`
+		Converged    bool `json:"converged"`
+		Done, Failed int
+		Blocked      int
+		Duration     string
+		Operations   []struct {
+			Op, Item, Description string
+			Disruption            *struct{ Effect string }
+		}
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &applied); err != nil || res.code != 0 {
+		t.Fatalf("apply --via-daemon --json: %v\n%s", err, res)
+	}
+	if applied.Format != 1 || !applied.Converged || applied.Done != 1 || applied.Failed != 0 || applied.Duration == "" ||
+		len(applied.Operations) != 1 || applied.Operations[0].Op != "create" || applied.Operations[0].Item != "route/main 203.0.114.0/24 metric 10" ||
+		!strings.HasPrefix(applied.Operations[0].Description, "route 203.0.114.0/24 via 192.0.2.1") ||
+		applied.Operations[0].Disruption == nil || applied.Operations[0].Disruption.Effect != "none" {
+		t.Errorf("apply --via-daemon --json: %+v\n%s", applied, res.stdout)
+	}
+
+	res = e.cli("check", "--via-daemon", "--all", two)
+	for _, want := range []string{"ITEM", "STATE", daemonRouteRef, "route/main 203.0.114.0/24 metric 10", " ok "} {
+		if res.code != 0 || !strings.Contains(res.stdout, want) {
+			t.Errorf("check --via-daemon --all: want exit 0 and %q, got %s", want, res)
+		}
+	}
+	if !strings.Contains(res.stdout, " items: ") || strings.Contains(res.stdout, "differs") {
+		t.Errorf("check --via-daemon --all: %s", res)
+	}
+
+	res = e.cli("check", "--via-daemon", "--json", mtu)
+	var check viaDaemonCheck
+	if err := json.Unmarshal([]byte(res.stdout), &check); err != nil || res.code != 1 {
+		t.Fatalf("check --via-daemon --json: want exit 1 and JSON: %v\n%s", err, res)
+	}
+	states := map[string]string{}
+	for _, it := range check.Items {
+		states[it.Item] = it.State + " " + it.Drift
+		if it.Item == "route/main 203.0.113.0/24 metric 10" &&
+			(len(it.Fields) != 1 || it.Fields[0].Intended != "1400" || it.Fields[0].Running != "0") {
+			t.Errorf("check --via-daemon --json: the MTU: %+v", it)
+		}
+	}
+	if check.Format != 1 || check.Converged || check.Counts["differs"] != 1 ||
+		states["route/main 203.0.113.0/24 metric 10"] != "differs report" ||
+		states["route/main 203.0.114.0/24 metric 10"] != "ok " || states[daemonRouteRef] != "ok " {
+		t.Errorf("check --via-daemon --json: %+v\n%s", states, res.stdout)
+	}
+	if r, _ := e.route("203.0.113.0/24"); strings.Contains(e.ip("route", "show", "203.0.113.0/24"), "mtu") {
+		t.Errorf("check changed the route: %+v", r)
+	}
+}
