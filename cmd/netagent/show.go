@@ -48,6 +48,7 @@ func runShow(g *globals, args []string) int {
 	}
 	var foreign *configurators.Foreign
 	if *all {
+		list = withoutManagedLinks(list)
 		if foreign, err = configurators.ReadForeign(rt.Target(), rt.StateDir()); err != nil {
 			fmt.Fprintf(g.stderr, "netagent: show: %v\n", err)
 			return exitInternal
@@ -146,6 +147,7 @@ var allSections = []struct{ typ, title string }{
 // others' marked "foreign" (as netplan status --diff marks what it does
 // not manage).
 func printShowAll(g *globals, list []dg.Item, f *configurators.Foreign) {
+	carriers := carryingLinks(list)
 	list = slices.Concat(list, f.AddrNeigh)
 	for _, s := range allSections {
 		var own, others []dg.Item
@@ -172,7 +174,11 @@ func printShowAll(g *globals, list []dg.Item, f *configurators.Foreign) {
 			printChainRules(g, it)
 		}
 		for _, it := range others {
-			fmt.Fprintf(g.stdout, "  %s\n", foreignLine(it))
+			line := foreignLine(it)
+			if carriers[it.Name()] && it.Type() == items.TypeLink {
+				line += " (netagent's objects on it)"
+			}
+			fmt.Fprintf(g.stdout, "  %s\n", line)
 		}
 		for _, c := range chains {
 			fmt.Fprintf(g.stdout, "  %s\n", foreignChainLine(&c))
@@ -185,6 +191,40 @@ func printShowAll(g *globals, list []dg.Item, f *configurators.Foreign) {
 func sectionOf(it dg.Item) int {
 	k := showKind(it)
 	return slices.IndexFunc(allSections, func(s struct{ typ, title string }) bool { return s.typ == k })
+}
+
+// withoutManagedLinks leaves out of list the links that are an interface
+// of netagent's too (a physical interface it configures reads back as
+// both): show --all lists them once, as netagent's.
+func withoutManagedLinks(list []dg.Item) []dg.Item {
+	managed := map[string]bool{}
+	for _, it := range list {
+		if ifc, ok := it.(*items.Interface); ok {
+			managed[ifc.IfName] = true
+		}
+	}
+	return slices.DeleteFunc(list, func(it dg.Item) bool {
+		l, ok := it.(*items.Link)
+		return ok && managed[l.IfName]
+	})
+}
+
+// carryingLinks are the names of the links (not netagent's) that
+// netagent's objects of list depend on: a physical uplink with netagent's
+// addresses and routes on it.
+func carryingLinks(list []dg.Item) map[string]bool {
+	out := map[string]bool{}
+	for _, it := range list {
+		if isForeign(it) {
+			continue
+		}
+		for _, d := range it.Dependencies() {
+			if t := d.RequiredItem.Type; t == items.TypeInterface || t == items.TypeLink {
+				out[d.RequiredItem.Name] = true
+			}
+		}
+	}
+	return out
 }
 
 // isForeign reports whether it is someone else's object.
@@ -233,6 +273,9 @@ type foreignObject struct {
 	// MarkedNetagent: it carries netagent's mark, but no item can
 	// describe it.
 	MarkedNetagent bool `json:"markedNetagent,omitempty"`
+	// CarriesNetagent (links): netagent's objects sit on it (a physical
+	// uplink with netagent's addresses).
+	CarriesNetagent bool `json:"carriesNetagent,omitempty"`
 	// BuiltIn (chains): a built-in chain; Rules are then the rules in it
 	// that are not netagent's jumps.
 	BuiltIn bool       `json:"builtIn,omitempty"`
@@ -241,12 +284,13 @@ type foreignObject struct {
 
 func showAllJSON(list []dg.Item, f *configurators.Foreign) *showAll {
 	out := &showAll{Format: outputFormat, Intent: render.ToIntent(list), Foreign: []foreignObject{}}
+	carriers := carryingLinks(list)
 	all := slices.Concat(list, f.AddrNeigh)
 	slices.SortStableFunc(all, func(a, b dg.Item) int { return sectionOf(a) - sectionOf(b) })
 	for _, it := range all {
 		switch it := it.(type) {
 		case *items.Link:
-			out.Foreign = append(out.Foreign, foreignObject{Kind: items.TypeInterface, Object: it.IfName})
+			out.Foreign = append(out.Foreign, foreignObject{Kind: items.TypeInterface, Object: it.IfName, CarriesNetagent: carriers[it.IfName]})
 		case *items.Foreign:
 			o := foreignObject{Kind: it.Kind, Object: it.Desc, MarkedNetagent: it.Owned}
 			if it.Holds != (dg.ItemRef{}) {

@@ -4,6 +4,7 @@ package netns_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -43,6 +44,11 @@ func TestAgentCLIShowAllListsForeign(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("show --all lacks %q:\n%s", want, text)
 		}
+	}
+	// The uplink is not netagent's, but its addresses and routes are.
+	if !regexp.MustCompile(`(?m)^  foreign link uplink0 index .*\(netagent's objects on it\)$`).MatchString(text) ||
+		regexp.MustCompile(`(?m)^  foreign link foreign0 .*\(netagent's`).MatchString(text) {
+		t.Errorf("show --all does not mark the uplink alone as carrying netagent's objects:\n%s", text)
 	}
 	for _, unwanted := range []string{"10.97.0.10", "fe80:", "127.0.0.1", "foreign address 192.0.2.10", "foreign iptables-chain ipv4/filter/NETAGENT",
 		"built-in iptables-chain ipv4/filter/FORWARD", "foreign interface"} {
