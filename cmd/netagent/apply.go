@@ -21,7 +21,7 @@ func init() {
 	register(&command{
 		name:    "apply",
 		summary: "converge once to the intent files and exit (no daemon needed)",
-		usage:   "[--netns NAME] [--json] [--wait D] [--lock-timeout D] [--via-daemon] [--if-version N] [--protect LINK]... [--force] FILE...",
+		usage:   "[--netns NAME] [--json] [--all-ops] [--wait D] [--lock-timeout D] [--via-daemon] [--if-version N] [--protect LINK]... [--force] FILE...",
 		run:     runApply,
 	})
 }

@@ -12,7 +12,7 @@ func init() {
 	register(&command{
 		name:    "check",
 		summary: "compare the running state with the intent files, attribute by attribute",
-		usage:   "[--netns NAME] [--all] [--json] [--protect LINK]... FILE...",
+		usage:   "[--netns NAME] [--all] [--json] [--via-daemon] [--protect LINK]... FILE...",
 		run:     runCheck,
 	})
 }
