@@ -101,15 +101,7 @@ func applyViaDaemon(g *globals, wait *time.Duration, vo *versionOpts) func(h tar
 		if resp == nil {
 			return code
 		}
-		pending := apiPending(resp.Status)
-		for deadline := time.Now().Add(*wait); len(pending) > 0 && time.Now().Before(deadline); {
-			time.Sleep(100 * time.Millisecond) // polls the status: simpler than following the event stream for a few items
-			st, err := agent.Call(ctx, h.Socket, agent.Request{Command: agent.CmdStatus})
-			if err != nil || st.Status == nil {
-				break
-			}
-			pending = apiPending(st.Status)
-		}
+		pending := waitAPIItems(ctx, h.Socket, *wait, apiPending(resp.Status))
 		doc := daemonApplyJSON(resp.Operations, pending, time.Since(start))
 		if g.asJSON {
 			if writeJSON(g, doc) != nil {
@@ -125,6 +117,40 @@ func applyViaDaemon(g *globals, wait *time.Duration, vo *versionOpts) func(h tar
 		}
 		return exitOK
 	}
+}
+
+// waitAPIItems waits up to wait for the daemon to create the items of the
+// API's document that are pending, following its event stream (status
+// --watch's): at each change of an item it asks the status again. It
+// returns those still pending at the end.
+func waitAPIItems(ctx context.Context, socket string, wait time.Duration, pending []problemJSON) []problemJSON {
+	if len(pending) == 0 || wait <= 0 {
+		return pending
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	w, err := agent.Watch(ctx, socket)
+	if err != nil {
+		return pending
+	}
+	defer w.Close()
+	for len(pending) > 0 {
+		e, err := w.Next()
+		if err != nil {
+			return pending // the wait is over, or the daemon went
+		}
+		switch {
+		case e.Kind == agent.EventStatus && e.Status != nil: // the stream's first: the whole status
+			pending = apiPending(e.Status)
+		case e.Kind == agent.EventItem || e.Kind == agent.EventMissed:
+			st, err := agent.Call(ctx, socket, agent.Request{Command: agent.CmdStatus})
+			if err != nil || st.Status == nil {
+				return pending
+			}
+			pending = apiPending(st.Status)
+		}
+	}
+	return nil
 }
 
 // daemonApplyJSON is apply's JSON document of an apply through the

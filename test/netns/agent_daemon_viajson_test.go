@@ -5,6 +5,7 @@ package netns_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,5 +107,47 @@ func TestAgentDaemonViaDaemonJSON(t *testing.T) {
 	}
 	if r, _ := e.route("203.0.113.0/24"); strings.Contains(e.ip("route", "show", "203.0.113.0/24"), "mtu") {
 		t.Errorf("check changed the route: %+v", r)
+	}
+}
+
+// TestAgentDaemonViaDaemonWaits: apply --via-daemon waits, following the
+// daemon's event stream, for the document's items blocked on a link's
+// carrier, and ends converged as soon as the carrier comes and the daemon
+// creates them.
+func TestAgentDaemonViaDaemonWaits(t *testing.T) {
+	e := daemonNewEnv(t)
+	e.converge()
+	e.ip("link", "add", "side0", "type", "veth", "peer", "name", "side0-peer")
+	e.ip("link", "set", "side0", "up") // the peer down: no carrier
+	doc := filepath.Join(t.TempDir(), "side.json")
+	if err := os.WriteFile(doc, []byte(`{"version": 1,
+	  "interfaces": [{"name": "side0", "type": "physical", "addresses": ["10.55.0.1/24"]}],
+	  "routes": [{"to": "10.56.0.0/16", "via": "10.55.0.254", "dev": "side0"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(e.bin, "--state-dir", e.stateDir, "apply", "--netns", e.tgt.Name, "--via-daemon", "--wait", "2m", doc)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	e.waitFor("the route blocked on side0's carrier", func() (bool, string) {
+		st, err := e.status()
+		if err != nil {
+			return false, err.Error()
+		}
+		it, ok := daemonItem(st, "route/main 10.56.0.0/16 metric 0")
+		return ok && it.State == "blocked", it.State
+	})
+	select {
+	case err := <-done:
+		t.Fatalf("apply --via-daemon ended while the route was blocked: %v\n%s%s", err, out.String(), errOut.String())
+	default:
+	}
+	e.ip("link", "set", "side0-peer", "up")
+	if err := <-done; err != nil || !strings.Contains(out.String(), "converged: ") || !strings.Contains(out.String(), ", 0 blocked in ") {
+		t.Errorf("apply --via-daemon after the carrier came: %v\n%s%s", err, out.String(), errOut.String())
 	}
 }
