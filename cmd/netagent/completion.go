@@ -224,7 +224,12 @@ _netagent() {
         return
     fi
     case $key in
-    help) [[ -z $dashdash ]] && COMPREPLY=($(compgen -W "@COMMANDS@" -- "$cur")) ;;
+    help)
+        if [[ -z $dashdash && $prev == fleet ]]; then
+            COMPREPLY=($(compgen -W "@FLEET_SUBS@" -- "$cur"))
+        elif [[ -z $dashdash && $prev == help ]]; then
+            COMPREPLY=($(compgen -W "@COMMANDS@" -- "$cur"))
+        fi ;;
     completion) COMPREPLY=($(compgen -W "bash" -- "$cur")) ;;
     @FILE_COMMANDS@) _netagent_files "$cur" ;;
     esac

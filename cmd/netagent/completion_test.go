@@ -83,6 +83,8 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{"netagent", "run", "--intent-dir", "s"}, []string{"sub"}},
 		{[]string{"netagent", "status", ""}, nil}, // takes no files
 		{[]string{"netagent", "help", "st"}, []string{"status"}},
+		{[]string{"netagent", "help", "fleet", "p"}, []string{"push"}},
+		{[]string{"netagent", "help", "plan", ""}, nil},
 		{[]string{"netagent", "completion", ""}, []string{"bash"}},
 		// fleet: its subcommands, then each one's options and (push) file
 		{[]string{"netagent", "fleet", ""}, []string{"delete", "get", "list", "push", "status"}},
