@@ -84,11 +84,13 @@ func fleetReadStatus(g *globals, fs *flag.FlagSet, c *fleetConn, now time.Time, 
 	if err != nil {
 		return nil, c.fail(g, "status", err)
 	}
-	docs, _, err := st.List(ctx, l.Hosts())
+	// The documents' versions are all status compares them to: their
+	// keys, not their (possibly large) intents.
+	docs, _, err := st.ListKeys(ctx, l.Hosts())
 	if err != nil {
 		return nil, c.fail(g, "status", err)
 	}
-	groupDocs, _, err := st.List(ctx, l.Groups())
+	groupDocs, _, err := st.ListKeys(ctx, l.Groups())
 	if err != nil {
 		return nil, c.fail(g, "status", err)
 	}

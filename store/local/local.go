@@ -163,6 +163,29 @@ func (s *Store) List(ctx context.Context, prefix string) ([]store.Entry, store.V
 	}
 }
 
+// ListKeys returns the keys under prefix and their versions, without
+// their values: from the index alone, no value file is read.
+func (s *Store) ListKeys(ctx context.Context, prefix string) ([]store.Entry, store.Version, error) {
+	dir, err := store.ValidatePrefix(prefix)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := s.check(ctx); err != nil {
+		return nil, 0, err
+	}
+	if err := s.refresh(); err != nil {
+		return nil, 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := s.idx.live(dir)
+	entries := make([]store.Entry, len(keys))
+	for i, k := range keys {
+		entries[i] = store.Entry{Key: k, Version: s.idx.keys[k]}
+	}
+	return entries, s.idx.rev, nil
+}
+
 func (s *Store) list(dir string) ([]store.Entry, store.Version, error) {
 	if err := s.refresh(); err != nil {
 		return nil, 0, err

@@ -82,6 +82,10 @@ func (p *pair) List(ctx context.Context, prefix string) ([]store.Entry, store.Ve
 	return p.next().List(ctx, prefix)
 }
 
+func (p *pair) ListKeys(ctx context.Context, prefix string) ([]store.Entry, store.Version, error) {
+	return p.next().ListKeys(ctx, prefix)
+}
+
 func (p *pair) Watch(ctx context.Context, prefix string, from store.Version) (*store.Watch, error) {
 	return p.b.Watch(ctx, prefix, from)
 }
