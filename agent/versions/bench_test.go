@@ -61,6 +61,7 @@ func BenchmarkRecord100kRoutes(b *testing.B) {
 	// writes none).
 	b.Run("version+write/distinct", func(b *testing.B) {
 		s := Open(b.TempDir(), 3)
+		defer s.Close()
 		for i := range b.N {
 			v, err := NewParsed("bench", docs[i%4])
 			if err == nil {
@@ -77,7 +78,9 @@ func BenchmarkRecord100kRoutes(b *testing.B) {
 		for i := range b.N {
 			v, err := NewParsed("bench", docs[i%2])
 			if err == nil {
-				_, _, err = Open(s.dir[:len(s.dir)-len(Dir)-1], 3).Write(v, Any)
+				fresh := Open(s.stateDir, 3)
+				_, _, err = fresh.Write(v, Any)
+				fresh.Close()
 			}
 			if err != nil {
 				b.Fatal(err)
@@ -89,7 +92,9 @@ func BenchmarkRecord100kRoutes(b *testing.B) {
 		for range b.N {
 			v, err := NewParsed("bench", docs[0])
 			if err == nil {
-				_, _, err = Open(s.dir[:len(s.dir)-len(Dir)-1], 3).Write(v, Any)
+				fresh := Open(s.stateDir, 3)
+				_, _, err = fresh.Write(v, Any)
+				fresh.Close()
 			}
 			if err != nil {
 				b.Fatal(err)
@@ -99,9 +104,11 @@ func BenchmarkRecord100kRoutes(b *testing.B) {
 	// netagent history: three versions of 100k routes.
 	b.Run("list", func(b *testing.B) {
 		for range b.N {
-			if _, err := Open(s.dir[:len(s.dir)-len(Dir)-1], 3).List(); err != nil {
+			fresh := Open(s.stateDir, 3)
+			if _, err := fresh.List(); err != nil {
 				b.Fatal(err)
 			}
+			fresh.Close()
 		}
 	})
 }
