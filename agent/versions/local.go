@@ -114,7 +114,7 @@ func (l *Local) store(create bool) (store.Store, error) {
 // storeOptions are the state directory store's: nobody watches it, so
 // its history is short and a pruned intent's file goes at once; the
 // index is kept in the log (one fsync to write it).
-var storeOptions = local.Options{NoFSNotify: true, Retain: 16, DropReplaced: true, InlineMax: 64 << 10}
+var storeOptions = local.Options{NoFSNotify: true, Retain: 4, DropReplaced: true, InlineMax: 64 << 10}
 
 func exists(path string) bool {
 	_, err := os.Lstat(path)
