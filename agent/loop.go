@@ -51,6 +51,8 @@ type loopState struct {
 	conds   condMemo
 
 	trial      *pendingTrial // nil: none pending (trial.go)
+	// fleetJournal journals the pending fleet trial (storetrial.go).
+	fleetJournal *fleetJournal
 	trialSeq   uint64        // the id of the last trial begun
 	trialAlarm alarm         // the pending trial's deadline
 	trialWait  alarm         // the end of its wait for blocked items
@@ -160,6 +162,7 @@ func (a *Agent) loop(ctx context.Context) {
 		case <-s.watchdogC():
 			a.notify("watchdog", a.cfg.Notifier.Watchdog)
 		}
+		a.syncFleetTrials(ctx)
 		if len(s.reasons) > 0 {
 			a.reconcile(ctx)
 		}

@@ -33,6 +33,7 @@ func (a *Agent) start(ctx context.Context) error {
 		s.drift.set(a.cfg.DriftInterval) // before: a reconcile that changes the kernel brings it forward
 	}
 	s.want(reasonStart)
+	a.syncFleetTrials(ctx)
 	a.reconcile(ctx)
 	a.publishMetrics()
 	a.reportStatus()
