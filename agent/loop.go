@@ -51,14 +51,14 @@ type loopState struct {
 	conds   condMemo
 
 	trial      *pendingTrial // nil: none pending (trial.go)
-	// fleetJournal journals the pending fleet trial (storetrial.go).
-	fleetJournal *fleetJournal
 	trialSeq   uint64        // the id of the last trial begun
 	trialAlarm alarm         // the pending trial's deadline
 	trialWait  alarm         // the end of its wait for blocked items
 	lastTrial  *TrialOutcome
 
 	policy driftPolicies // the drift policies of the intent (driftpolicy.go)
+
+	fleetJournal *fleetJournal // journals the pending fleet trial (storetrial.go)
 }
 
 // alarm is a one-shot timer whose channel is nil while it is not set, so
