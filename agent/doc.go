@@ -45,13 +45,17 @@
 // what it has, and the agent's Degraded condition says
 // IntentSourceUnreachable. With Config.Report the loop hands on the
 // agent's fleet.Status whenever it changes (fleetreport.go); a
-// StatusWriter (storestatus.go) writes it back under a lease, and its
-// renewals are what notices an outage.
+// StatusWriter (storestatus.go) writes it back, when it changes, under a
+// lease it renews without writing, and its renewals are what notices an
+// outage.
 // A document key holding a trial envelope (`fleet push --try`) is a fleet
 // trial (storetrial.go): the source delivers its intent, confirms it when
 // the agent converged to it and its probes passed, else delivers the
-// document's previous version again at its timeout; the StatusWriter
-// reports it (fleet.Status.Trial) and the state directory remembers it.
+// document's previous version again at its timeout; with Config.Trials
+// the loop journals the trial's changes as a socket trial's and reverts
+// the kernel from the journal first (syncFleetTrials); the StatusWriter
+// reports it (fleet.Status.Trial) and the state directory's store
+// remembers it.
 //
 // The socket API is a source too, built in and in memory: `apply` replaces
 // its one document, named "api", with the request's intent. It never
