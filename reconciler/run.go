@@ -196,6 +196,25 @@ func (u *run) wanted(c *dg.Node) bool {
 	return i != nil && i.Present() || c.Present()
 }
 
+// wantedItem is want(c) without the dependencies: the intended value of
+// c's item, if it should exist.
+func (u *run) wantedItem(c *dg.Node) (dg.Item, bool) {
+	i := u.intNode(c)
+	if u.intended != nil && i != nil && u.intended.Holds(i) {
+		return i.Item(), true
+	}
+	if u.inScope(c, i) {
+		return nil, false
+	}
+	if i != nil && i.Present() {
+		return i.Item(), true
+	}
+	if c.Present() {
+		return c.Item(), true
+	}
+	return nil, false
+}
+
 // wantOf is want for c whose intended node is i (or nil).
 func (u *run) wantOf(c, i *dg.Node) target {
 	if u.intended != nil && i != nil && u.intended.Holds(i) {
@@ -239,8 +258,8 @@ func (u *run) takeWave() []*dg.Node {
 	}
 	u.spareQueue = nil
 	for _, c := range wave {
-		u.unset(c, fQueued)
-		u.set(c, fInWave)
+		m := &u.scratch[c.Index()] // stamped by enqueue
+		m.flags = m.flags&^fQueued | fInWave
 	}
 	return wave
 }
