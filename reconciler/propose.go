@@ -16,7 +16,7 @@ func (u *run) propose(wave []*dg.Node) *[3][]proposal {
 		if p, ok := u.decide(c); ok {
 			p.evictSeq = u.evictSeq
 			k := opRank(p.op)
-			u.props[k] = append(u.props[k], p)
+			u.props[k] = append(roomForOne(u.props[k]), p)
 		}
 	}
 	return &u.props
@@ -154,7 +154,7 @@ func (u *run) ready(c *dg.Node, w target) bool {
 	if u.blocked(&w) {
 		if !u.has(c, fBlocked) {
 			u.set(c, fBlocked)
-			u.blockedNow = append(u.blockedNow, c)
+			u.blockedNow = append(roomForOne(u.blockedNow), c)
 		}
 		return false
 	}

@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -35,11 +36,15 @@ type run struct {
 	stalled    []*dg.Node // a change waited for a dependency
 	subgraphs  map[string]*dg.Graph
 	log        OperationLog
-	errs       []error
-	spare      *opCtx
-	props      [3][]proposal // a wave's deletes, modifies, creates (reused)
-	spareQueue []*dg.Node    // the last wave's array, reused for the next queue
-	grouping   *grouping     // see groupByType (made by the first)
+	// logHint is the capacity the log is made with at the first
+	// operation: about the most operations the run looks like running.
+	logHint        int
+	externalQueued int // external items queued by seedEverything
+	errs           []error
+	spare          *opCtx
+	props          [3][]proposal // a wave's deletes, modifies, creates (reused)
+	spareQueue     []*dg.Node    // the last wave's array, reused for the next queue
+	grouping       *grouping     // see groupByType (made by the first)
 
 	evictSeq        uint64                  // evictions so far (see stillReady)
 	retiring        []*dg.Node              // no longer intended: deleted at the end (retire.go)
@@ -238,6 +243,17 @@ func (u *run) enqueue(c *dg.Node) {
 	}
 	u.set(c, fQueued)
 	u.queue = append(u.queue, c)
+}
+
+// roomForOne makes room in s for one more element, doubling a full slice:
+// append grows a large slice by a quarter at a time, leaving behind about
+// four times its final size as garbage (the proposals and the items
+// blocked at the initial reconcile of a whole graph).
+func roomForOne[S ~[]E, E any](s S) S {
+	if len(s) < cap(s) {
+		return s
+	}
+	return slices.Grow(s, max(len(s), 8))
 }
 
 func (u *run) enqueueAll(nodes []*dg.Node) {
