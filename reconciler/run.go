@@ -3,7 +3,6 @@ package reconciler
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -20,7 +19,6 @@ import (
 type run struct {
 	r        *Reconciler
 	ctx      context.Context
-	dry      bool
 	cur      *dg.Graph // root of the current state (held during the run)
 	curScope *dg.Graph // the part of the current state in scope (may be nil)
 	intended *dg.Graph // the part of the intended state in scope (may be nil)
@@ -28,6 +26,7 @@ type run struct {
 	scope    string
 	rec      *Records
 	epoch    uint32    // stamps the run's marks (fQueued, ...) in scratch
+	dry      bool      // (next to epoch: the struct fits in 448 bytes)
 	scratch  []mark    // rec.scratch: the marks by node Index
 	start    time.Time // when the run started
 
@@ -37,14 +36,15 @@ type run struct {
 	subgraphs  map[string]*dg.Graph
 	log        OperationLog
 	// logHint is the capacity the log is made with at the first
-	// operation: about the most operations the run looks like running.
-	logHint        int
-	externalQueued int // external items queued by seedEverything
-	errs           []error
-	spare          *opCtx
-	props          [3][]proposal // a wave's deletes, modifies, creates (reused)
-	spareQueue     []*dg.Node    // the last wave's array, reused for the next queue
-	grouping       *grouping     // see groupByType (made by the first)
+	// operation: about the most operations the run looks like running
+	// (seedEverything subtracts the external items it queued; reconcile
+	// adds the length of the queue).
+	logHint    int
+	errs       []error
+	spare      *opCtx
+	props      [3][]proposal // a wave's deletes, modifies, creates (reused)
+	spareQueue []*dg.Node    // the last wave's array, reused for the next queue
+	grouping   *grouping     // see groupByType (made by the first)
 
 	evictSeq        uint64                  // evictions so far (see stillReady)
 	retiring        []*dg.Node              // no longer intended: deleted at the end (retire.go)
@@ -245,15 +245,18 @@ func (u *run) enqueue(c *dg.Node) {
 	u.queue = append(u.queue, c)
 }
 
-// roomForOne makes room in s for one more element, doubling a full slice:
-// append grows a large slice by a quarter at a time, leaving behind about
-// four times its final size as garbage (the proposals and the items
-// blocked at the initial reconcile of a whole graph).
+// roomForOne makes room in s for one more element, doubling a full slice
+// of 256 elements or more: append grows such a slice by a quarter at a
+// time, leaving behind about four times its final size as garbage (the
+// proposals and the items blocked at the initial reconcile of a whole
+// graph). Below that, append doubles too.
 func roomForOne[S ~[]E, E any](s S) S {
-	if len(s) < cap(s) {
+	if len(s) < cap(s) || len(s) < 256 {
 		return s
 	}
-	return slices.Grow(s, max(len(s), 8))
+	grown := make(S, len(s), 2*len(s)) // not slices.Grow: it overshoots
+	copy(grown, s)
+	return grown
 }
 
 func (u *run) enqueueAll(nodes []*dg.Node) {

@@ -98,7 +98,7 @@ func (u *run) seedEverything() {
 	u.enqueueAll(curNodes)
 	for _, c := range curNodes {
 		if c.External() {
-			u.externalQueued++
+			u.logHint--
 		}
 	}
 }
@@ -115,7 +115,7 @@ func (u *run) seedIntendedGraph(g *dg.Graph) {
 		if !n.Dead() && g.Holds(n) {
 			u.enqueue(u.asCur(n))
 			if n.External() {
-				u.externalQueued++
+				u.logHint--
 			}
 		}
 	}
