@@ -19,6 +19,11 @@ type DHCP4Lease struct {
 	Hostname    string // option 12
 	ClientID    string // option 61
 	VendorClass string // option 60
+	// Kept marks an item read back from a lease kept in the state
+	// directory that no server confirmed since the agent started: it
+	// differs from the intended item, and the reconciler's Modify asks
+	// the server for it again (INIT-REBOOT) while its address stays.
+	Kept bool
 }
 
 // DHCP4LeaseRef refers to the lease item of an interface.
@@ -33,7 +38,11 @@ func (l *DHCP4Lease) Equal(o dg.Item) bool {
 }
 
 func (l *DHCP4Lease) String() string {
-	return fmt.Sprintf("dhcp4 lease on %s (hostname %q, client id %q, vendor class %q)", l.Dev, l.Hostname, l.ClientID, l.VendorClass)
+	kept := ""
+	if l.Kept {
+		kept = ", kept from before"
+	}
+	return fmt.Sprintf("dhcp4 lease on %s (hostname %q, client id %q, vendor class %q%s)", l.Dev, l.Hostname, l.ClientID, l.VendorClass, kept)
 }
 
 func (l *DHCP4Lease) Dependencies() []dg.Dependency {
@@ -41,4 +50,12 @@ func (l *DHCP4Lease) Dependencies() []dg.Dependency {
 		requires(InterfaceRef(l.Dev), ""),
 		{RequiredItem: LinkRef(l.Dev), MustSatisfy: HasCarrier, Description: "carrier up"},
 	}
+}
+
+// Validate checks the item names its interface.
+func (l *DHCP4Lease) Validate() error {
+	if l.Dev == "" {
+		return fmt.Errorf("dhcp4 lease without an interface: %w", ErrInvalid)
+	}
+	return nil
 }

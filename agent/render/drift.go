@@ -54,7 +54,7 @@ func driftOfMerged(in *intent.Intent) (DriftPolicies, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	b, err := build(in, true)
+	b, err := build(in, Facts{}, true)
 	if err != nil {
 		return nil, err
 	}

@@ -24,11 +24,15 @@ const GraphName = "intended"
 //
 // Render fills the intent's derived fields (intent.Validate does) and
 // changes nothing else. It touches no kernel and no file.
-func Render(in *intent.Intent) (*dg.Graph, error) {
+func Render(in *intent.Intent) (*dg.Graph, error) { return RenderWith(in, Facts{}) }
+
+// RenderWith is Render with the facts of the network the intent needs
+// (the DHCP leases held): still a pure function of its arguments.
+func RenderWith(in *intent.Intent, facts Facts) (*dg.Graph, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	b, err := build(in, false)
+	b, err := build(in, facts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -37,13 +41,13 @@ func Render(in *intent.Intent) (*dg.Graph, error) {
 
 // build renders the validated in; with drift, it also records the drift
 // policy of every item (builder.drifts).
-func build(in *intent.Intent, drift bool) (*builder, error) {
-	b := newBuilder(in)
+func build(in *intent.Intent, facts Facts, drift bool) (*builder, error) {
+	b := newBuilder(in, facts)
 	b.tracking = drift
-	b.notYetDHCP4() // dhcp4.go
 	for _, s := range sections {
 		s.render(b)
 	}
+	b.leaseItems() // dhcp4.go: after every section, whose objects win
 	if len(b.errs) > 0 {
 		return nil, errors.Join(b.errs...)
 	}
@@ -57,11 +61,16 @@ func build(in *intent.Intent, drift bool) (*builder, error) {
 // object defined by two files is reported on both, and then nothing is
 // rendered: an error means a nil graph.
 func RenderFiles(files map[string]*intent.Intent) (*dg.Graph, error) {
+	return RenderFilesWith(files, Facts{})
+}
+
+// RenderFilesWith is RenderFiles with facts (see RenderWith).
+func RenderFilesWith(files map[string]*intent.Intent, facts Facts) (*dg.Graph, error) {
 	merged, err := intent.Merge(files)
 	if err != nil {
 		return nil, err
 	}
-	return Render(merged)
+	return RenderWith(merged, facts)
 }
 
 // SubgraphName is the name of the subgraph that holds the objects of an
@@ -76,10 +85,11 @@ func FileOfSubgraph(name string) string { return strings.ReplaceAll(name, "%2F",
 
 // builder collects the items and problems of one Render.
 type builder struct {
-	in   *intent.Intent
-	idx  *index
-	g    *dg.Graph
-	errs []error
+	in    *intent.Intent
+	facts Facts
+	idx   *index
+	g     *dg.Graph
+	errs  []error
 
 	// subs holds the subgraph of each file put into, so that 100k routes
 	// of one file do not each look it up again (SubgraphName, the path).
@@ -97,13 +107,13 @@ type builder struct {
 	drifts   DriftPolicies
 }
 
-func newBuilder(in *intent.Intent) *builder {
+func newBuilder(in *intent.Intent, facts Facts) *builder {
 	g := dg.New(GraphName)
 	// Room for about as many items as objects (a route, a rule, a
 	// neighbour: one each; an interface: a few), so that the graph's index
 	// does not grow step by step with 100k routes.
 	g.Reserve(len(in.Routes) + len(in.Rules) + len(in.Neighbors) + 4*len(in.Interfaces))
-	return &builder{in: in, idx: newIndex(in), g: g, subs: map[string]*dg.Graph{"": g}}
+	return &builder{in: in, facts: facts, idx: newIndex(in, facts), g: g, subs: map[string]*dg.Graph{"": g}}
 }
 
 // validator is what every item type of package items implements.

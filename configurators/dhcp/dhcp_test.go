@@ -17,6 +17,8 @@ type fakeExchanger struct {
 	ack  *dhcpv4.DHCPv4
 	err  error
 	sent *dhcpv4.DHCPv4
+	dest netip.Addr
+	nak  bool
 }
 
 func (f *fakeExchanger) Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
@@ -25,6 +27,19 @@ func (f *fakeExchanger) Request(ctx context.Context, ifname string, mods ...dhcp
 		return nil, err
 	}
 	f.sent = req
+	return f.ack, f.err
+}
+
+// Send records the REQUEST sent and answers it with ack (a NAK when nak).
+func (f *fakeExchanger) Send(ctx context.Context, ifname string, dest netip.Addr, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
+	req, err := dhcpv4.New(mods...)
+	if err != nil {
+		return nil, err
+	}
+	f.sent, f.dest = req, dest
+	if f.nak {
+		return dhcpv4.New(dhcpv4.WithMessageType(dhcpv4.MessageTypeNak))
+	}
 	return f.ack, f.err
 }
 
@@ -60,7 +75,8 @@ func TestAcquireFromFake(t *testing.T) {
 	want := &Lease{Interface: "eth0", Address: netip.MustParsePrefix("192.0.2.10/24"),
 		Server: netip.MustParseAddr("192.0.2.1"), Router: netip.MustParseAddr("192.0.2.1"),
 		DNS:       []netip.Addr{netip.MustParseAddr("192.0.2.53"), netip.MustParseAddr("198.51.100.53")},
-		LeaseTime: time.Hour, Renew: 30 * time.Minute, Rebind: 52*time.Minute + 30*time.Second, Acquired: at}
+		LeaseTime: time.Hour, Renew: 30 * time.Minute, Rebind: 52*time.Minute + 30*time.Second, Acquired: at,
+		Obtained: ObtainedDiscover}
 	if !reflect.DeepEqual(l, want) {
 		t.Errorf("lease\n got %+v\nwant %+v", l, want)
 	}

@@ -1,4 +1,4 @@
-package dhcp
+package dhcp_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/configurators"
+	. "github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/internal/dnsmasqtest"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/items"
