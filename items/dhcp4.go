@@ -29,6 +29,14 @@ type DHCP4Lease struct {
 // DHCP4LeaseRef refers to the lease item of an interface.
 func DHCP4LeaseRef(dev string) dg.ItemRef { return dg.ItemRef{Type: TypeDHCP4Lease, Name: dev} }
 
+// DHCP4AddressRef stands for the address a lease on dev will give, before
+// the lease is known: no item has it, so that a route through a gateway
+// only that lease can hold stays blocked ("waits for address/up0/dhcp4")
+// until render knows the lease and names its address instead.
+func DHCP4AddressRef(dev string) dg.ItemRef {
+	return dg.ItemRef{Type: TypeAddress, Name: dev + "/dhcp4"}
+}
+
 func (l *DHCP4Lease) Type() string   { return TypeDHCP4Lease }
 func (l *DHCP4Lease) Name() string   { return l.Dev }
 func (l *DHCP4Lease) External() bool { return false }

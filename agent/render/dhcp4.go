@@ -67,16 +67,17 @@ func (b *builder) leaseItems() {
 // leaseDeps makes an IPv4 route through a gateway that no declared subnet
 // holds wait for the leases not yet known that may hold it: the lease of
 // its device when that has dhcp4, else, for a route without a device,
-// those of every interface with dhcp4. Once a lease is known its address
-// is a declared subnet like any other (index.addLeases), and the route
-// waits for that address (GwAddress) instead.
+// those of every interface with dhcp4. It waits for the lease's address
+// (items.DHCP4AddressRef), which no item is until the lease is known:
+// then its address is a declared subnet like any other
+// (index.addLeases), and the route waits for that address (GwAddress).
 func (b *builder) leaseDeps(it *items.Route, dev string) {
 	if !it.Gw.IsValid() || !it.Gw.Is4() || it.GwAddress != "" || len(b.idx.dhcp4) == 0 {
 		return
 	}
 	if dev != "" {
 		if known, ok := b.idx.dhcp4[dev]; ok && !known {
-			it.Deps = append(it.Deps, items.DHCP4LeaseRef(dev))
+			it.Deps = append(it.Deps, items.DHCP4AddressRef(dev))
 		}
 		return
 	}
@@ -91,6 +92,6 @@ func (b *builder) leaseDeps(it *items.Route, dev string) {
 	}
 	slices.Sort(waits)
 	for _, name := range waits {
-		it.Deps = append(it.Deps, items.DHCP4LeaseRef(name))
+		it.Deps = append(it.Deps, items.DHCP4AddressRef(name))
 	}
 }

@@ -53,7 +53,7 @@ func TestRenderDHCP4LeaseUnknown(t *testing.T) {
 	if !ok || it.(*items.DHCP4Lease).Hostname != "edge-1" {
 		t.Fatalf("lease item %v", it)
 	}
-	lease := items.DHCP4LeaseRef("up0")
+	lease := items.DHCP4AddressRef("up0")
 	for _, dst := range []string{"203.0.113.0/24", "198.51.100.0/24"} {
 		if r := routeOf(t, g, dst); !slices.Contains(r.Deps, lease) {
 			t.Errorf("route %s deps %v, want the lease", dst, r.Deps)

@@ -53,6 +53,11 @@ func runApply(g *globals, args []string) int {
 		return code
 	}
 	defer rt.Close()
+	lf, intended, code := withKeptLeases(g, rt, k.files, intended, opts.Wait)
+	if intended == nil {
+		return code
+	}
+	g.leases = lf
 	gd, code := prot.guard(g, k, rt, intended)
 	if gd == nil {
 		return code
@@ -70,6 +75,29 @@ func runApply(g *globals, args []string) int {
 	return applyGuarded(g, "apply", rt, gd, prot, intended, opts)
 }
 
+// withKeptLeases renders the intent again with the DHCPv4 leases the state
+// directory keeps, when some interface has dhcp4 (else lf is nil and
+// intended stays): a later apply keeps the lease's address and routes
+// intended while the lease item asks the server for it again. Each
+// DISCOVER is bounded by the wait (by the default wait with --wait 0).
+func withKeptLeases(g *globals, rt *target.Runtime, files map[string]*intent.Intent, intended *dg.Graph,
+	wait time.Duration) (*leaseFacts, *dg.Graph, int) {
+	lf := newLeaseFacts(files)
+	if lf == nil {
+		return nil, intended, exitOK
+	}
+	if wait <= 0 {
+		wait = defaultApplyWait
+	}
+	rt.SetAcquireTimeout(wait)
+	next, err := lf.kept(rt.StateDir())
+	if err != nil {
+		printIntentErrors(g, err)
+		return nil, nil, exitFailed
+	}
+	return lf, next, exitOK
+}
+
 // applyGuarded applies what the protection of links let through (gd),
 // until SIGINT or SIGTERM, remembers the protected links of the intent
 // and reports: the end of apply and of rollback, named by verb.
@@ -80,6 +108,9 @@ func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot
 	start := time.Now()
 	endProgress := startProgress(g, rt, intended)
 	res, err := rt.Apply(ctx, gd.apply, opts)
+	if err == nil {
+		res, err = applyLeases(ctx, rt, g.leases, gd, prot.force, res, opts)
+	}
 	endProgress()
 	took := time.Since(start)
 	if err != nil {
@@ -90,10 +121,14 @@ func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, err)
 	}
 	prot.orphanLines(g, gd, "")
+	leases := leaseReport(g.leases, rt, res)
 	if g.asJSON {
-		return reportApplyJSON(g, res, took)
+		return reportApplyJSONLeases(g, res, took, leases)
 	}
 	printAppliedOps(g, res.Ops, g.allOps)
+	for _, l := range leases {
+		fmt.Fprintln(g.stdout, l)
+	}
 	return reportApplyTook(g, res, took)
 }
 

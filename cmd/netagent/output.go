@@ -152,14 +152,21 @@ type applyJSON struct {
 	Operations []opJSON      `json:"operations"`
 	Problems   []problemJSON `json:"problems,omitempty"`
 	Error      string        `json:"error,omitempty"`
+	// Leases: per interface with dhcp4, the lease held or why none is.
+	Leases []leaseJSON `json:"leases,omitempty"`
 }
 
 // reportApplyJSON prints the outcome of an apply as applyJSON; the exit
 // code is reportApply's.
 func reportApplyJSON(g *globals, res *target.Result, took time.Duration) int {
+	return reportApplyJSONLeases(g, res, took, nil)
+}
+
+// reportApplyJSONLeases is reportApplyJSON with the DHCPv4 leases.
+func reportApplyJSONLeases(g *globals, res *target.Result, took time.Duration, leases []leaseJSON) int {
 	c := tallyApply(res)
 	doc := applyJSON{Format: outputFormat, Converged: res.Converged(), Done: c.done, Failed: c.failed,
-		Blocked: c.blocked, Duration: took.Round(time.Millisecond).String(), Operations: opsJSON(res.Ops)}
+		Blocked: c.blocked, Duration: took.Round(time.Millisecond).String(), Operations: opsJSON(res.Ops), Leases: leases}
 	for i, e := range res.Ops {
 		doc.Operations[i].Disruption = opDisruption(configurators.Predict(e, nil))
 	}
