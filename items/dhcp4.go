@@ -2,6 +2,7 @@ package items
 
 import (
 	"fmt"
+	"strings"
 
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -35,6 +36,11 @@ func DHCP4LeaseRef(dev string) dg.ItemRef { return dg.ItemRef{Type: TypeDHCP4Lea
 // until render knows the lease and names its address instead.
 func DHCP4AddressRef(dev string) dg.ItemRef {
 	return dg.ItemRef{Type: TypeAddress, Name: dev + "/dhcp4"}
+}
+
+// IsDHCP4AddressRef reports whether ref is a DHCP4AddressRef.
+func IsDHCP4AddressRef(ref dg.ItemRef) bool {
+	return ref.Type == TypeAddress && strings.HasSuffix(ref.Name, "/dhcp4")
 }
 
 func (l *DHCP4Lease) Type() string   { return TypeDHCP4Lease }

@@ -53,11 +53,12 @@ func runApply(g *globals, args []string) int {
 		return code
 	}
 	defer rt.Close()
-	lf, intended, code := withKeptLeases(g, rt, k.files, intended, opts.Wait)
-	if intended == nil {
-		return code
+	g.leases = k.leases
+	wait := opts.Wait
+	if wait <= 0 {
+		wait = defaultApplyWait
 	}
-	g.leases = lf
+	rt.SetAcquireTimeout(wait) // each DISCOVER: bounded by the wait, by the default one with --wait 0
 	gd, code := prot.guard(g, k, rt, intended)
 	if gd == nil {
 		return code
@@ -78,18 +79,13 @@ func runApply(g *globals, args []string) int {
 // withKeptLeases renders the intent again with the DHCPv4 leases the state
 // directory keeps, when some interface has dhcp4 (else lf is nil and
 // intended stays): a later apply keeps the lease's address and routes
-// intended while the lease item asks the server for it again. Each
-// DISCOVER is bounded by the wait (by the default wait with --wait 0).
-func withKeptLeases(g *globals, rt *target.Runtime, files map[string]*intent.Intent, intended *dg.Graph,
-	wait time.Duration) (*leaseFacts, *dg.Graph, int) {
+// intended while the lease item asks the server for it again, and check
+// and plan compare with them.
+func withKeptLeases(g *globals, rt *target.Runtime, files map[string]*intent.Intent, intended *dg.Graph) (*leaseFacts, *dg.Graph, int) {
 	lf := newLeaseFacts(files)
 	if lf == nil {
 		return nil, intended, exitOK
 	}
-	if wait <= 0 {
-		wait = defaultApplyWait
-	}
-	rt.SetAcquireTimeout(wait)
 	next, err := lf.kept(rt.StateDir())
 	if err != nil {
 		printIntentErrors(g, err)
@@ -177,6 +173,9 @@ type kernelOpts struct {
 	// fills it): check lists a report item's difference as such and
 	// leaves an ignore item's out.
 	drift render.DriftPolicies
+	// leases renders the files with DHCPv4 leases (dhcp4.go); nil
+	// without dhcp4 (prepare fills it).
+	leases *leaseFacts
 	// name is the command, for the lock's holder ("apply" when unset).
 	name string
 }
@@ -228,6 +227,11 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 	}
 	k.files = files
 	if code, ok := k.recoverFirst(g, rt); !ok {
+		rt.Close()
+		return nil, nil, code
+	}
+	k.leases, intended, code = withKeptLeases(g, rt, files, intended)
+	if intended == nil {
 		rt.Close()
 		return nil, nil, code
 	}

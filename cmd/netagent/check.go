@@ -29,6 +29,7 @@ func runCheck(g *globals, args []string) int {
 		return code
 	}
 	defer rt.Close()
+	k.leases.trustKept(rt) // the kept leases are held: no server is asked
 	gd, code := prot.guard(g, k, rt, intended)
 	if gd == nil {
 		return code

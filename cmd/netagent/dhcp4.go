@@ -46,6 +46,18 @@ func (lf *leaseFacts) kept(stateDir string) (*dg.Graph, error) {
 	return lf.render(dhcp.KeptLeases(stateDir, time.Now()))
 }
 
+// trustKept holds the leases of the last render in rt, as if a server
+// had confirmed them: check compares the kernel with them and asks no
+// server (the lease items read back as intended).
+func (lf *leaseFacts) trustKept(rt *target.Runtime) {
+	if lf == nil {
+		return
+	}
+	for _, l := range lf.used {
+		rt.Leases().Set(l)
+	}
+}
+
 // again renders with the leases rt holds, if they differ from the last
 // render's; nil when they do not.
 func (lf *leaseFacts) again(rt *target.Runtime) (*dg.Graph, error) {
