@@ -59,6 +59,8 @@ type loopState struct {
 	policy driftPolicies // the drift policies of the intent (driftpolicy.go)
 
 	fleetJournal *fleetJournal // journals the pending fleet trial (storetrial.go)
+
+	lease leaseState // the DHCPv4 leases in use and their timers (leases.go)
 }
 
 // alarm is a one-shot timer whose channel is nil while it is not set, so
@@ -159,19 +161,32 @@ func (a *Agent) loop(ctx context.Context) {
 			if t := s.trial; t != nil && t.status.Settling {
 				a.settleTrial(ctx, true)
 			}
+		case <-s.lease.alarm.C():
+			s.lease.alarm.fired()
+			a.leasesDue(ctx)
+		case r := <-a.leaseDone:
+			a.extended(r)
 		case <-s.watchdogC():
 			a.notify("watchdog", a.cfg.Notifier.Watchdog)
 		}
 		a.syncFleetTrials(ctx)
-		if len(s.reasons) > 0 {
-			a.reconcile(ctx)
-		}
+		a.reconcileWanted(ctx)
 		if t := s.trial; t != nil && t.status.Settling {
 			a.settleTrial(ctx, false)
 		}
 		a.publishMetrics()
 		a.reportStatus()
 		a.publishEvents()
+	}
+}
+
+// reconcileWanted reconciles if this turn asked for it, and again if the
+// reconcile changed the leases (their address and routes are rendered
+// then: syncLeases), a bounded number of times.
+func (a *Agent) reconcileWanted(ctx context.Context) {
+	for n := 0; len(a.st.reasons) > 0 && n < 3; n++ {
+		a.reconcile(ctx)
+		a.syncLeases()
 	}
 }
 

@@ -183,6 +183,8 @@ func daemonConfig(g *globals, o *daemonOpts, rt *target.Runtime) (agent.Config, 
 	}
 	return agent.Config{
 		Kernel:           rt.Kernel(),
+		Leases:           rt.Leases(),
+		LeaseClient:      rt.DHCPClient(),
 		Log:              g.log,
 		Sources:          sources,
 		Report:           report,

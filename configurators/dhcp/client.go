@@ -155,7 +155,7 @@ type NetnsExchanger struct {
 // namespace (Target.Do); the exchange holds no namespace thread.
 func (x *NetnsExchanger) Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
 	var ack *dhcpv4.DHCPv4
-	err := x.rounds(ctx, ifname, func(c *nclient4.Client, _ net.HardwareAddr) error {
+	err := x.rounds(ctx, ifname, nil, func(c *nclient4.Client, _ net.HardwareAddr) error {
 		lease, err := c.Request(ctx, mods...)
 		if err == nil {
 			ack = lease.ACK
@@ -165,14 +165,24 @@ func (x *NetnsExchanger) Request(ctx context.Context, ifname string, mods ...dhc
 	return ack, err
 }
 
-// Send implements Exchanger.
+// Send implements Exchanger. A REQUEST to a server (RENEWING) goes out
+// of a UDP socket bound to the lease's address (ciaddr), as RFC 2131
+// says: a unicast IP packet in a broadcast frame, which the raw socket
+// sends, is dropped by the server's kernel. A broadcast one goes out of
+// the raw socket, the address or not.
 func (x *NetnsExchanger) Send(ctx context.Context, ifname string, dest netip.Addr, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
 	to := &net.UDPAddr{IP: net.IPv4bcast, Port: nclient4.ServerPort}
+	var from net.IP
 	if dest.IsValid() {
 		to.IP = dest.AsSlice()
+		probe, err := dhcpv4.New(mods...)
+		if err != nil {
+			return nil, err
+		}
+		from = probe.ClientIPAddr
 	}
 	var reply *dhcpv4.DHCPv4
-	err := x.rounds(ctx, ifname, func(c *nclient4.Client, mac net.HardwareAddr) error {
+	err := x.rounds(ctx, ifname, from, func(c *nclient4.Client, mac net.HardwareAddr) error {
 		req, err := dhcpv4.New(append([]dhcpv4.Modifier{dhcpv4.WithHwAddr(mac)}, mods...)...)
 		if err != nil {
 			return err
@@ -186,7 +196,7 @@ func (x *NetnsExchanger) Send(ctx context.Context, ifname string, dest netip.Add
 // rounds runs f with a client on ifname: once with Retry set, else in
 // rounds of four tries until f succeeds or ctx ends (nclient4 doubles the
 // wait at each try: rounds keep it from growing without bound).
-func (x *NetnsExchanger) rounds(ctx context.Context, ifname string, f func(*nclient4.Client, net.HardwareAddr) error) error {
+func (x *NetnsExchanger) rounds(ctx context.Context, ifname string, from net.IP, f func(*nclient4.Client, net.HardwareAddr) error) error {
 	timeout, retry := x.Timeout, x.Retry
 	if timeout == 0 {
 		timeout = 2 * time.Second
@@ -196,7 +206,7 @@ func (x *NetnsExchanger) rounds(ctx context.Context, ifname string, f func(*ncli
 		retry = 4
 	}
 	for {
-		err := x.try(ifname, timeout, retry, f)
+		err := x.try(ifname, from, timeout, retry, f)
 		if err == nil || once || ctx.Err() != nil || !errors.Is(err, nclient4.ErrNoResponse) {
 			if err != nil && ctx.Err() != nil {
 				return fmt.Errorf("%w (%w)", ctx.Err(), err)
@@ -206,8 +216,9 @@ func (x *NetnsExchanger) rounds(ctx context.Context, ifname string, f func(*ncli
 	}
 }
 
-// try opens a client on ifname in the namespace and runs f with it.
-func (x *NetnsExchanger) try(ifname string, timeout time.Duration, retry int, f func(*nclient4.Client, net.HardwareAddr) error) error {
+// try opens a client on ifname in the namespace and runs f with it: over
+// a raw socket, or with from over a UDP socket bound to from.
+func (x *NetnsExchanger) try(ifname string, from net.IP, timeout time.Duration, retry int, f func(*nclient4.Client, net.HardwareAddr) error) error {
 	var (
 		c   *nclient4.Client
 		mac net.HardwareAddr
@@ -217,7 +228,12 @@ func (x *NetnsExchanger) try(ifname string, timeout time.Duration, retry int, f 
 		if err != nil {
 			return err
 		}
-		conn, err := nclient4.NewRawUDPConn(iface.Name, nclient4.ClientPort)
+		var conn net.PacketConn
+		if from != nil && !from.IsUnspecified() {
+			conn, err = net.ListenUDP("udp4", &net.UDPAddr{IP: from, Port: nclient4.ClientPort})
+		} else {
+			conn, err = nclient4.NewRawUDPConn(iface.Name, nclient4.ClientPort)
+		}
 		if err != nil {
 			return fmt.Errorf("opening a DHCP socket: %w", err)
 		}

@@ -24,6 +24,24 @@ type Leases struct {
 	mu  sync.Mutex
 	m   map[string]*Lease
 	ver uint64
+	// noKept: ReadBack no longer reads kept leases (IgnoreKept).
+	noKept bool
+}
+
+// IgnoreKept makes ReadBack read only the leases held, not those the
+// state directory keeps: the daemon, after its first read-back, knows
+// which leases it holds (a kept lease read back later, after a carrier
+// loss, would be a lease it let go).
+func (b *Leases) IgnoreKept() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.noKept = true
+}
+
+func (b *Leases) ignoresKept() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.noKept
 }
 
 // Get returns the lease held on ifname, nil if none.
@@ -231,7 +249,7 @@ func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []
 			out = append(out, want)
 		}
 	}
-	if stateDir == "" {
+	if stateDir == "" || leases.ignoresKept() {
 		return out
 	}
 	for _, dev := range KeptInterfaces(stateDir) {

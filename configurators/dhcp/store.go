@@ -67,3 +67,9 @@ func LoadLease(dir, ifname string) (*Lease, error) {
 	}
 	return &l, nil
 }
+
+// ForgetLease removes the lease kept for ifname (an expired or refused
+// one: the next acquisition is a DISCOVER).
+func ForgetLease(dir, ifname string) {
+	os.Remove(leasePath(dir, ifname))
+}
