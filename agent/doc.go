@@ -127,6 +127,27 @@
 // ifindex) is first taken out and reconciled without, since the kernel
 // dropped every object on it.
 //
+// # DHCPv4 leases
+//
+// The lease items' configurator (configurators/dhcp) acquires a lease as an
+// asynchronous operation; Config.Leases holds what it got. With
+// Config.Render left nil, the intent renders with the leases in use
+// (render.Facts): the lease's address and routes are items depending on
+// the lease item. After each reconcile the loop takes in the leases held
+// (syncLeases, leases.go): a lease whose binding changed renders the
+// documents again (no new version: the intent is the same) and reconciles.
+// The loop owns every lease timer: at T1 it renews (Config.LeaseClient,
+// unicast to the server), at T2 it rebinds (broadcast), each exchange in
+// a goroutine that posts its outcome back; an extension not answered is
+// tried again at half the time left. A lease that expires, or a NAK,
+// withdraws the lease (its item leaves the current state, the intent
+// renders without it), and the reconcile that follows withdraws its address
+// and routes and acquires afresh. A carrier loss deletes the lease item
+// (it needs the carrier), which lets the lease go; the carrier's return
+// acquires it again (INIT-REBOOT of the kept address). At start the leases
+// the state directory keeps seed the render, so that a restart withdraws
+// nothing while the servers are asked again.
+//
 // # Retries and drift
 //
 // A failed operation leaves its item failed; the loop reconciles again

@@ -39,6 +39,9 @@ type leaseState struct {
 	due   map[string]time.Time // the next exchange (or the expiry) of each held lease
 	busy  map[string]bool
 	alarm alarm
+	// restart: leases let go whose item leaves the current state after
+	// the next reconcile (restartLease).
+	restart map[string]bool
 }
 
 // leaseResult is the outcome of a renewal or rebinding.
@@ -62,7 +65,7 @@ func (a *Agent) leaseFacts() render.Facts {
 // withdraws nothing.
 func (a *Agent) seedLeases() {
 	s := &a.st.lease
-	s.due, s.busy = map[string]time.Time{}, map[string]bool{}
+	s.due, s.busy, s.restart = map[string]time.Time{}, map[string]bool{}, map[string]bool{}
 	if a.cfg.Leases == nil || a.cfg.StateDir == "" {
 		return
 	}
@@ -246,18 +249,30 @@ func (a *Agent) expire(l *lease4.Lease) {
 	a.restartLease(l.Interface)
 }
 
-// restartLease drops the lease held on name and takes its item out of the
-// current state, so that the reconcile that renders the intent without
-// the lease withdraws its address and routes and creates the lease item
-// again (a DISCOVER).
+// restartLease drops the lease held on name: the intent renders without
+// it, and the next reconcile withdraws its address and routes; then
+// (restartLeases) its item leaves the current state, and the reconcile
+// after that acquires it again (a DISCOVER). Two steps, since nothing
+// depending on an item changes while an operation on it is in flight.
 func (a *Agent) restartLease(name string) {
 	a.cfg.Leases.Drop(name)
 	if a.cfg.StateDir != "" {
 		dhcp.ForgetLease(a.cfg.StateDir, name)
 	}
-	a.st.current.Delete(items.DHCP4LeaseRef(name))
+	a.st.lease.restart[name] = true
 	a.syncLeases()
 	a.st.want(reasonLease)
+}
+
+// restartLeases takes the items of the leases let go out of the current
+// state, after the reconcile that withdrew what came from them.
+func (a *Agent) restartLeases() {
+	s := &a.st.lease
+	for name := range s.restart {
+		a.st.current.Delete(items.DHCP4LeaseRef(name))
+		delete(s.restart, name)
+		a.st.want(reasonLease)
+	}
 }
 
 // rerender renders the accepted documents again (the leases changed) and

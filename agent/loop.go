@@ -184,9 +184,10 @@ func (a *Agent) loop(ctx context.Context) {
 // reconcile changed the leases (their address and routes are rendered
 // then: syncLeases), a bounded number of times.
 func (a *Agent) reconcileWanted(ctx context.Context) {
-	for n := 0; len(a.st.reasons) > 0 && n < 3; n++ {
+	for n := 0; len(a.st.reasons) > 0 && n < 4; n++ {
 		a.reconcile(ctx)
 		a.syncLeases()
+		a.restartLeases()
 	}
 }
 

@@ -30,6 +30,7 @@
 //	trial_state{state}                        gauge: 1 for the daemon's trial state (none, pending), 0 for the others
 //	trial_deadline_timestamp_seconds          gauge: when the pending trial reverts unless confirmed (0: none pending)
 //	trials_total{result}                      counter: trials ended since the start, by result (confirmed, reverted)
+//	dhcp4_lease_events_total{interface,event}  counter: DHCPv4 lease events (acquired, renewed, rebound, expired, lost, refused)
 //
 // An operation that goes on in the background counts when it finishes
 // (the reconcile that settles it logs it again, with its whole duration).
