@@ -228,17 +228,30 @@ func (a *Agent) extended(r leaseResult) {
 		a.restartLease(name)
 		return
 	}
-	end := r.old.RebindAt()
+	next := retryAt(r.old, r.how, now)
+	s.due[name] = next
+	a.log.WithError(r.err).WithFields(logrus.Fields{"interface": name, "next": next.Format(time.RFC3339)}).Warn("dhcp4: no answer; trying again")
+	a.scheduleLeases()
+}
+
+// retryAt is when to try again after an exchange (how) on l went
+// unanswered at now: at half the time left until the end of its state (T2
+// for a renewal, the expiry for a rebinding), at least 5 s apart, never
+// after that end; a renewal that ran into T2 goes on as a rebinding at
+// once.
+func retryAt(l *lease4.Lease, how string, now time.Time) time.Time {
+	end := l.RebindAt()
 	if !now.Before(end) {
-		end = r.old.Expires()
+		if how == dhcp.ObtainedRenew {
+			return now
+		}
+		end = l.Expires()
 	}
 	next := now.Add(max(end.Sub(now)/2, 5*time.Second))
 	if next.After(end) {
 		next = end
 	}
-	s.due[name] = next
-	a.log.WithError(r.err).WithFields(logrus.Fields{"interface": name, "next": next.Format(time.RFC3339)}).Warn("dhcp4: no answer; trying again")
-	a.scheduleLeases()
+	return next
 }
 
 // expire lets an expired lease go: its address and routes are withdrawn,
