@@ -2,14 +2,18 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"time"
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/configurators/firewall"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/items/lease4"
 )
 
 func init() {
@@ -46,6 +50,8 @@ func runShow(g *globals, args []string) int {
 	for it := range cur.Items() {
 		list = append(list, it)
 	}
+	kept := dhcp.KeptLeases(rt.StateDir(), time.Now())
+	list = withoutLeaseItems(list, kept)
 	var foreign *configurators.Foreign
 	if *all {
 		list = withoutManagedLinks(list)
@@ -58,16 +64,64 @@ func runShow(g *globals, args []string) int {
 	case *asJSON && *all:
 		err = writeJSON(g, showAllJSON(list, foreign))
 	case *asJSON:
-		err = writeJSON(g, render.ToIntent(list))
+		err = writeJSON(g, withDHCP4(render.ToIntent(list), kept))
 	case *all:
 		printShowAll(g, list, foreign)
+		printKeptLeases(g, kept)
 	default:
 		printShowText(g, list)
+		printKeptLeases(g, kept)
 	}
 	if err != nil {
 		return exitInternal
 	}
 	return exitOK
+}
+
+// printKeptLeases lists the leases the state directory keeps.
+func printKeptLeases(g *globals, kept map[string]*lease4.Lease) {
+	if len(kept) == 0 {
+		return
+	}
+	fmt.Fprintf(g.stdout, "dhcp4 leases (kept in the state directory; their address and routes are left out above):\n")
+	for _, name := range slices.Sorted(maps.Keys(kept)) {
+		fmt.Fprintf(g.stdout, "  %s\n", leaseOf(kept[name]))
+	}
+}
+
+// withoutLeaseItems leaves out of list the address and routes that the
+// leases kept give (the routes on the lease's interface preferring its
+// address as source): show lists them with the lease, and show --json
+// says dhcp4 instead of a static address.
+func withoutLeaseItems(list []dg.Item, kept map[string]*lease4.Lease) []dg.Item {
+	if len(kept) == 0 {
+		return list
+	}
+	return slices.DeleteFunc(list, func(it dg.Item) bool {
+		switch it := it.(type) {
+		case *items.Address:
+			l := kept[it.Dev]
+			return l != nil && it.Prefix == l.Address
+		case *items.Route:
+			l := kept[it.Dev]
+			return l != nil && it.Src == l.Address.Addr()
+		}
+		return false
+	})
+}
+
+// withDHCP4 marks the interfaces with a kept lease "dhcp4": true (adding
+// the physical interface when the intent has no item for it).
+func withDHCP4(in *intent.Intent, kept map[string]*lease4.Lease) *intent.Intent {
+	for _, name := range slices.Sorted(maps.Keys(kept)) {
+		i := slices.IndexFunc(in.Interfaces, func(ifc intent.Interface) bool { return ifc.Name == name })
+		if i < 0 {
+			in.Interfaces = append(in.Interfaces, intent.Interface{Name: name, Type: intent.LinkPhysical})
+			i = len(in.Interfaces) - 1
+		}
+		in.Interfaces[i].DHCP4 = &intent.DHCP4{}
+	}
+	return in
 }
 
 // showSections orders the text output: links first, then what sits on

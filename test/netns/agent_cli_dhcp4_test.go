@@ -79,6 +79,14 @@ func TestAgentCLIApplyDHCP4(t *testing.T) {
 		t.Errorf("address %v after the second apply, want %v", got, addr)
 	}
 	e.mustRun(0, "check", file)
+	show := e.mustRun(0, "show")
+	if !strings.Contains(show.stdout, "dhcp4 up0: "+addr.String()) {
+		t.Errorf("show does not list the lease: %s", show)
+	}
+	show = e.mustRun(0, "show", "--json")
+	if !strings.Contains(show.stdout, `"dhcp4": true`) || strings.Contains(show.stdout, addr.Addr().String()+"/") {
+		t.Errorf("show --json: want dhcp4 on up0 and not its leased address: %s", show)
+	}
 }
 
 // TestAgentCLIApplyDHCP4NoServer: with no server answering, the lease is
