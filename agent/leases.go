@@ -36,8 +36,8 @@ type LeaseClient interface {
 type leaseState struct {
 	used  map[string]*lease4.Lease
 	ver   uint64
-	due   map[string]time.Time // the next exchange (or the expiry) of each held lease
-	busy  map[string]bool
+	due   map[string]time.Time     // the next exchange (or the expiry) of each held lease
+	busy  map[string]*lease4.Lease // the lease an exchange in flight extends
 	alarm alarm
 	// restart: leases let go whose item leaves the current state after
 	// the next reconcile (restartLease).
@@ -65,7 +65,7 @@ func (a *Agent) leaseFacts() render.Facts {
 // withdraws nothing.
 func (a *Agent) seedLeases() {
 	s := &a.st.lease
-	s.due, s.busy, s.restart = map[string]time.Time{}, map[string]bool{}, map[string]bool{}
+	s.due, s.busy, s.restart = map[string]time.Time{}, map[string]*lease4.Lease{}, map[string]bool{}
 	if a.cfg.Leases == nil || a.cfg.StateDir == "" {
 		return
 	}
@@ -125,12 +125,17 @@ func (a *Agent) syncLeases() {
 	}
 }
 
-// scheduleLeases sets the alarm to the soonest due lease.
+// scheduleLeases sets the alarm to the soonest due lease: its next
+// exchange, or, while one is in flight, its expiry (an exchange that hangs
+// never keeps a lease past its end).
 func (a *Agent) scheduleLeases() {
 	s := &a.st.lease
 	var next time.Time
 	for name, at := range s.due {
-		if !s.busy[name] && (next.IsZero() || at.Before(next)) {
+		if l := s.used[name]; l != nil && s.busy[name] == l {
+			at = l.Expires()
+		}
+		if next.IsZero() || at.Before(next) {
 			next = at
 		}
 	}
@@ -141,18 +146,18 @@ func (a *Agent) scheduleLeases() {
 }
 
 // leasesDue handles the alarm: each lease due renews (before T2),
-// rebinds (before its expiry) or expires.
+// rebinds (before its expiry) or expires, the last also with an exchange
+// in flight (whose outcome is then ignored).
 func (a *Agent) leasesDue(ctx context.Context) {
 	s := &a.st.lease
 	now := time.Now()
 	for name, at := range s.due {
 		l := s.used[name]
-		if s.busy[name] || at.After(now) || l == nil {
-			continue
-		}
 		switch {
+		case l == nil:
 		case !l.ValidAt(now):
 			a.expire(l)
+		case s.busy[name] == l || at.After(now):
 		case now.Before(l.RebindAt()):
 			a.exchange(ctx, l, dhcp.ObtainedRenew, l.RebindAt())
 		default:
@@ -166,7 +171,7 @@ func (a *Agent) leasesDue(ctx context.Context) {
 // that state (T2, or the expiry), and posts the outcome to the loop.
 func (a *Agent) exchange(ctx context.Context, l *lease4.Lease, how string, until time.Time) {
 	s := &a.st.lease
-	s.busy[l.Interface] = true
+	s.busy[l.Interface] = l
 	o := dhcp.Options{}
 	if it, ok := a.st.intended.Get(items.DHCP4LeaseRef(l.Interface)); ok {
 		o = dhcp.OptionsOf(it.(*items.DHCP4Lease))
@@ -200,7 +205,9 @@ func (a *Agent) exchange(ctx context.Context, l *lease4.Lease, how string, until
 func (a *Agent) extended(r leaseResult) {
 	s := &a.st.lease
 	name := r.old.Interface
-	delete(s.busy, name)
+	if s.busy[name] == r.old {
+		delete(s.busy, name)
+	}
 	if s.used[name] != r.old { // let go or replaced meanwhile
 		a.scheduleLeases()
 		return

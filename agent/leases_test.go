@@ -1,11 +1,14 @@
 package agent
 
 import (
+	"context"
 	"net/netip"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/netagent/netagent/configurators/dhcp"
+	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/items/lease4"
 )
 
@@ -32,4 +35,70 @@ func TestLeaseRetryAt(t *testing.T) {
 			t.Errorf("%s unanswered at +%v: next at +%v, want +%v", c.how, c.now, got.Sub(at), c.want)
 		}
 	}
+}
+
+// hangingClient's exchanges never answer, not even to their context (a
+// syscall stuck on the rtnl lock): until block is closed.
+type hangingClient struct {
+	calls chan string
+	block chan struct{}
+}
+
+func (c *hangingClient) Renew(ctx context.Context, l *lease4.Lease, o dhcp.Options) (*lease4.Lease, error) {
+	c.calls <- dhcp.ObtainedRenew
+	<-c.block
+	return nil, ctx.Err()
+}
+
+func (c *hangingClient) Rebind(ctx context.Context, l *lease4.Lease, o dhcp.Options) (*lease4.Lease, error) {
+	c.calls <- dhcp.ObtainedRebind
+	<-c.block
+	return nil, ctx.Err()
+}
+
+// The daemon renders a lease's address and default route once the lease
+// item holds a lease, renews at T1 and, when that exchange hangs past the
+// lease's end, still expires the lease on time: its address and route are
+// withdrawn, the lease item acquired again.
+func TestLeaseExpiresWhileItsRenewalHangs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		leases := &dhcp.Leases{}
+		hang := &hangingClient{calls: make(chan string, 4), block: make(chan struct{})}
+		defer close(hang.block)
+		release := make(chan struct{})
+		doc := `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "dhcp4": true}]}`
+		r := newRig(t, map[string]string{"up.json": doc}, func(c *Config) { c.Leases, c.LeaseClient = leases, hang })
+		leaseRef := items.DHCP4LeaseRef("uplink0")
+		r.k.slow[leaseRef] = release
+		r.start()
+		l := &lease4.Lease{Interface: "uplink0", Address: netip.MustParsePrefix("10.77.0.100/24"),
+			Server: netip.MustParseAddr("10.77.0.1"), Router: netip.MustParseAddr("10.77.0.1"),
+			LeaseTime: 2 * time.Minute, Renew: time.Minute, Rebind: 105 * time.Second, Acquired: time.Now(), Obtained: dhcp.ObtainedDiscover}
+		leases.Set(l) // what the lease item's configurator does
+		close(release)
+		synctest.Wait()
+		addr := items.AddressRef("uplink0", l.Address)
+		if !r.k.has(addr) {
+			t.Fatalf("the lease's address was not made: ops %v", r.k.takeOps())
+		}
+		if st := r.status(); len(st.Leases) != 1 || st.Leases[0].Address != "10.77.0.100/24" || !st.Leases[0].Held {
+			t.Errorf("status leases %+v", st.Leases)
+		}
+		time.Sleep(time.Minute + time.Second)
+		synctest.Wait()
+		if got := <-hang.calls; got != dhcp.ObtainedRenew {
+			t.Errorf("at T1: %s, want a renewal", got)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if r.k.has(addr) {
+			t.Errorf("the address outlived its lease while the renewal hung: ops %v", r.k.takeOps())
+		}
+		if st := r.status(); len(st.Leases) != 0 {
+			t.Errorf("status leases %+v after the expiry", st.Leases)
+		}
+		if !r.k.has(leaseRef) {
+			t.Error("the lease item is not acquired again")
+		}
+	})
 }

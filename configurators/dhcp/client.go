@@ -144,7 +144,7 @@ func (c *Client) send(ctx context.Context, l *Lease, dest netip.Addr, how string
 // NetnsExchanger is the real Exchanger: nclient4 with its raw socket
 // opened in the target namespace. Timeout is how long the first try waits
 // for an answer (doubling at each of Retry tries); Retry 0 tries in rounds
-// of four until ctx ends.
+// of three until ctx ends.
 type NetnsExchanger struct {
 	Target  *netnsx.Target
 	Timeout time.Duration // 0: 2s
@@ -194,7 +194,7 @@ func (x *NetnsExchanger) Send(ctx context.Context, ifname string, dest netip.Add
 }
 
 // rounds runs f with a client on ifname: once with Retry set, else in
-// rounds of four tries until f succeeds or ctx ends (nclient4 doubles the
+// rounds of three tries until f succeeds or ctx ends (nclient4 doubles the
 // wait at each try: rounds keep it from growing without bound).
 func (x *NetnsExchanger) rounds(ctx context.Context, ifname string, from net.IP, f func(*nclient4.Client, net.HardwareAddr) error) error {
 	timeout, retry := x.Timeout, x.Retry
@@ -203,7 +203,7 @@ func (x *NetnsExchanger) rounds(ctx context.Context, ifname string, from net.IP,
 	}
 	once := retry != 0
 	if !once {
-		retry = 4
+		retry = 3 // tries after 0, 2 and 6 s, then a new round: never more than 8 s between two
 	}
 	for {
 		err := x.try(ifname, from, timeout, retry, f)
