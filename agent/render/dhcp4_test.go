@@ -112,3 +112,40 @@ func TestRenderDHCP4StaticWins(t *testing.T) {
 		t.Errorf("default route %v, want the intent's", r)
 	}
 }
+
+// The edge router of examples/ (a DHCP uplink, a LAN bridge, NAT)
+// renders: the uplink's lease item, and with a lease its address and
+// default route; the LAN does not depend on the lease.
+func TestRenderEdgeRouterExample(t *testing.T) {
+	in := parseFile(t, "../../examples/edge-router.json")
+	l := &lease4.Lease{Interface: "wan0", Address: netip.MustParsePrefix("10.77.0.100/24"), Router: netip.MustParseAddr("10.77.0.1")}
+	g, err := RenderWith(in, Facts{Leases: map[string]*lease4.Lease{"wan0": l}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := g.Get(items.DHCP4LeaseRef("wan0")); !ok {
+		t.Error("no lease item for wan0")
+	}
+	if r := routeOf(t, g, "0.0.0.0/0"); r.Dev != "wan0" || r.Metric != 100 {
+		t.Errorf("default route %v", r)
+	}
+	for it := range g.Items() {
+		for _, d := range it.Dependencies() {
+			if d.RequiredItem != items.DHCP4LeaseRef("wan0") {
+				continue
+			}
+			switch it := it.(type) {
+			case *items.Address:
+				if it.Dev != "wan0" {
+					t.Errorf("%v depends on the lease", it)
+				}
+			case *items.Route:
+				if it.Dev != "wan0" {
+					t.Errorf("%v depends on the lease", it)
+				}
+			default:
+				t.Errorf("%v depends on the lease", it)
+			}
+		}
+	}
+}
