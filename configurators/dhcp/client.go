@@ -70,16 +70,15 @@ type Client struct {
 }
 
 // Acquire runs an exchange on ifname until ctx ends and returns the lease.
+// Its times count from when the exchange began, which is never later than
+// the server's (RFC 2131 4.4.1: from when the request was sent).
 func (c *Client) Acquire(ctx context.Context, ifname string, o Options) (*Lease, error) {
+	sent := c.now()
 	ack, err := c.X.Request(ctx, ifname, o.Modifiers()...)
 	if err != nil {
 		return nil, fmt.Errorf("acquiring a DHCPv4 lease on %s: %w", ifname, err)
 	}
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
-	l, err := LeaseFromACK(ifname, ack, now())
+	l, err := LeaseFromACK(ifname, ack, sent)
 	if err != nil {
 		return nil, fmt.Errorf("DHCPv4 lease on %s: %w", ifname, err)
 	}
@@ -120,6 +119,7 @@ func (c *Client) Rebind(ctx context.Context, l *Lease, o Options) (*Lease, error
 // ACK.
 func (c *Client) send(ctx context.Context, l *Lease, dest netip.Addr, how string, mods []dhcpv4.Modifier) (*Lease, error) {
 	mods = append(mods, dhcpv4.WithMessageType(dhcpv4.MessageTypeRequest))
+	sent := c.now()
 	reply, err := c.X.Send(ctx, l.Interface, dest, mods...)
 	if err != nil {
 		return nil, fmt.Errorf("DHCPv4 %s of %s on %s: %w", how, l.Address.Addr(), l.Interface, err)
@@ -127,7 +127,7 @@ func (c *Client) send(ctx context.Context, l *Lease, dest netip.Addr, how string
 	if reply.MessageType() == dhcpv4.MessageTypeNak {
 		return nil, fmt.Errorf("DHCPv4 %s of %s on %s: %w (%s)", how, l.Address.Addr(), l.Interface, ErrNAK, reply.Message())
 	}
-	got, err := LeaseFromACK(l.Interface, reply, c.now())
+	got, err := LeaseFromACK(l.Interface, reply, sent)
 	if err != nil {
 		return nil, fmt.Errorf("DHCPv4 %s on %s: %w", how, l.Interface, err)
 	}

@@ -154,3 +154,48 @@ func TestLeaseStore(t *testing.T) {
 		t.Errorf("loaded %+v, %v; want %+v", got, err, l)
 	}
 }
+
+// slowExchanger is fakeExchanger with the clock moving on while the
+// server answers.
+type slowExchanger struct {
+	fakeExchanger
+	clock *time.Time
+}
+
+func (s *slowExchanger) Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
+	*s.clock = s.clock.Add(5 * time.Second)
+	return s.fakeExchanger.Request(ctx, ifname, mods...)
+}
+
+func (s *slowExchanger) Send(ctx context.Context, ifname string, dest netip.Addr, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
+	*s.clock = s.clock.Add(5 * time.Second)
+	return s.fakeExchanger.Send(ctx, ifname, dest, mods...)
+}
+
+// A lease's times count from when the request went out, not from when the
+// answer came (RFC 2131 4.4.1): a slow answer never stretches the lease
+// beyond the server's.
+func TestLeaseTimesCountFromTheRequest(t *testing.T) {
+	at := time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC)
+	clock := at
+	x := &slowExchanger{fakeExchanger: fakeExchanger{ack: ack(t)}, clock: &clock}
+	c := &Client{X: x, Now: func() time.Time { return clock }}
+	l, err := c.Acquire(context.Background(), "eth0", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Acquired.Equal(at) {
+		t.Errorf("acquired at %v, want %v (the DISCOVER)", l.Acquired, at)
+	}
+	sent := clock
+	r, err := c.Renew(context.Background(), l, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Acquired.Equal(sent) || r.Obtained != ObtainedRenew || x.dest != l.Server {
+		t.Errorf("renewed: acquired %v (want %v), obtained %q, sent to %v", r.Acquired, sent, r.Obtained, x.dest)
+	}
+	if ciaddr := x.sent.ClientIPAddr.String(); ciaddr != "192.0.2.10" {
+		t.Errorf("renewal ciaddr %s", ciaddr)
+	}
+}
