@@ -9,6 +9,7 @@ import (
 	"github.com/netagent/netagent/agent/metrics"
 	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
 )
 
 // checkDrift reads the kernel back and puts into the current state what
@@ -26,10 +27,23 @@ import (
 // its timing: a held difference is released for a reconcile after the
 // backoff of a failed item (the first step, then doubling); held, the
 // current state keeps what the agent wrote, so no reconcile touches it.
+// inFlightBesidesLeases reports whether an operation other than a DHCPv4
+// lease's acquisition continues in the background. A lease may take as
+// long as its server stays away: the drift checks go on meanwhile, leaving
+// the lease item to its own operation.
+func (a *Agent) inFlightBesidesLeases() bool {
+	for _, ref := range a.st.results.records.InFlightRefs() {
+		if ref.Type != items.TypeDHCP4Lease {
+			return true
+		}
+	}
+	return false
+}
+
 func (a *Agent) checkDrift(ctx context.Context) {
 	s := a.st
 	defer s.drift.set(a.cfg.DriftInterval)
-	if s.results.records.AnyInFlight() {
+	if a.inFlightBesidesLeases() {
 		a.log.Debug("drift check postponed: operations in progress")
 		return
 	}
@@ -45,6 +59,9 @@ func (a *Agent) checkDrift(ctx context.Context) {
 	reported := map[dg.ItemRef]target.Drift{}
 	counted := make([]metrics.Finding, 0, len(found))
 	for _, f := range found {
+		if r.records.InFlight(f.Ref) { // a lease being acquired: its own operation settles it
+			continue
+		}
 		if leave, report := a.leaveDrift(f, reported); leave {
 			if report && a.newlyReported(f.Drift) {
 				a.log.WithFields(logrus.Fields{"item": f.Ref.String(), "drift": f.What()}).Warn("drift: reporting, not repairing (drift policy report)")

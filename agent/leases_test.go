@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/configurators/dhcp"
+	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/items/lease4"
 )
@@ -99,6 +100,35 @@ func TestLeaseExpiresWhileItsRenewalHangs(t *testing.T) {
 		}
 		if !r.k.has(leaseRef) {
 			t.Error("the lease item is not acquired again")
+		}
+	})
+}
+
+// A lease whose server does not answer stays in flight as long as the
+// server is away; the drift checks go on meanwhile (they used to wait for
+// every operation in flight): a deleted route is repaired.
+func TestDriftChecksGoOnWhileALeaseIsAcquired(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		never := make(chan struct{})
+		defer close(never)
+		docs := baseDocs()
+		docs["30-up.json"] = `{"version": 1, "interfaces": [{"name": "up0", "type": "physical", "dhcp4": true}]}`
+		r := newRig(t, docs, func(c *Config) { c.DriftInterval = time.Minute; c.Leases = &dhcp.Leases{} })
+		up := uplink(3, true)
+		up.IfName = "up0"
+		r.k.setLink(up)
+		r.k.slow[items.DHCP4LeaseRef("up0")] = never
+		r.start()
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if !r.k.has(routeRef) {
+			t.Fatalf("the static route waited for the lease: ops %v", r.k.takeOps())
+		}
+		r.k.tamper(func(objs map[dg.ItemRef]dg.Item) { delete(objs, routeRef) })
+		time.Sleep(time.Minute + time.Second)
+		synctest.Wait()
+		if !r.k.has(routeRef) {
+			t.Errorf("the drift check waited for the lease: ops %v", r.k.takeOps())
 		}
 	})
 }
