@@ -42,6 +42,10 @@ type leaseState struct {
 	// restart: leases let go whose item leaves the current state after
 	// the next reconcile (restartLease).
 	restart map[string]bool
+	// kept: the leases the state directory kept at start that no server
+	// has confirmed yet (their items ask again): in use while their item
+	// is, until they expire.
+	kept map[string]bool
 }
 
 // leaseResult is the outcome of a renewal or rebinding.
@@ -65,12 +69,14 @@ func (a *Agent) leaseFacts() render.Facts {
 // withdraws nothing.
 func (a *Agent) seedLeases() {
 	s := &a.st.lease
-	s.due, s.busy, s.restart = map[string]time.Time{}, map[string]*lease4.Lease{}, map[string]bool{}
+	s.due, s.busy, s.restart, s.kept = map[string]time.Time{}, map[string]*lease4.Lease{}, map[string]bool{}, map[string]bool{}
 	if a.cfg.Leases == nil || a.cfg.StateDir == "" {
 		return
 	}
 	s.used = dhcp.KeptLeases(a.cfg.StateDir, time.Now())
-	for _, l := range s.used {
+	for name, l := range s.used {
+		s.kept[name] = true
+		s.due[name] = l.Expires()
 		a.log.WithFields(leaseFields(l)).Info("dhcp4: starting with the kept lease; asking the server again")
 	}
 	_, s.ver = a.cfg.Leases.Snapshot()
@@ -90,6 +96,10 @@ func (a *Agent) syncLeases() {
 		return
 	}
 	s.ver = ver
+	if held == nil {
+		held = map[string]*lease4.Lease{}
+	}
+	a.stillKept(held)
 	changed := false
 	for name, l := range held {
 		old := s.used[name]
@@ -98,6 +108,9 @@ func (a *Agent) syncLeases() {
 		}
 		if old == nil || !old.SameBinding(l) {
 			changed = true
+		}
+		if s.kept[name] {
+			continue // still being asked for: due at its expiry (seedLeases)
 		}
 		s.due[name] = l.RenewAt()
 		if l.Obtained == dhcp.ObtainedDiscover || l.Obtained == dhcp.ObtainedReboot {
@@ -112,16 +125,35 @@ func (a *Agent) syncLeases() {
 			if !old.ValidAt(time.Now()) {
 				continue // expired: counted and logged by expire
 			}
-			if _, intended := a.st.intended.Get(items.DHCP4LeaseRef(name)); intended || s.ver > 0 {
-				a.mx.m.ObserveLease(name, "lost")
-				a.log.WithField("interface", name).Warn("dhcp4: lease let go (carrier lost or dhcp4 dropped); its address and routes are withdrawn")
+			if s.restart[name] {
+				continue // refused: counted and logged by extended
 			}
+			a.mx.m.ObserveLease(name, "lost")
+			a.log.WithField("interface", name).Warn("dhcp4: lease let go (carrier lost or dhcp4 dropped); its address and routes are withdrawn")
 		}
 	}
 	s.used = held
 	a.scheduleLeases()
 	if changed {
 		a.rerender(reasonLease)
+	}
+}
+
+// stillKept adds to held the kept leases still waiting for their server's
+// answer: their item is in the current state (being asked for again) and
+// they have not expired. A kept lease that a server confirmed, or whose
+// item went, is kept no more.
+func (a *Agent) stillKept(held map[string]*lease4.Lease) {
+	s := &a.st.lease
+	now := time.Now()
+	for name := range s.kept {
+		l := s.used[name]
+		_, confirmed := held[name]
+		if !confirmed && l != nil && l.ValidAt(now) && a.st.current.Contains(items.DHCP4LeaseRef(name)) {
+			held[name] = l
+			continue
+		}
+		delete(s.kept, name)
 	}
 }
 

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -140,6 +141,53 @@ func TestDriftChecksGoOnWhileALeaseIsAcquired(t *testing.T) {
 		synctest.Wait()
 		if !r.k.has(routeRef) {
 			t.Errorf("the drift check waited for the lease: ops %v", r.k.takeOps())
+		}
+	})
+}
+
+// At start the leases the state directory keeps stay in use while their
+// items ask the servers again: one server answering first does not
+// withdraw the other uplink's address, which is still being asked for.
+func TestKeptLeaseStaysWhileAnotherIsConfirmed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		kept := map[string]*lease4.Lease{}
+		leases := &dhcp.Leases{}
+		doc := `{"version": 1, "interfaces": [
+			{"name": "up0", "type": "physical", "dhcp4": {"routeMetric": 10}},
+			{"name": "up1", "type": "physical", "dhcp4": {"routeMetric": 20}}]}`
+		r := newRig(t, map[string]string{"up.json": doc}, func(c *Config) { c.Leases, c.StateDir = leases, dir })
+		for i, name := range []string{"up0", "up1"} {
+			l := &lease4.Lease{Interface: name, Address: netip.MustParsePrefix(fmt.Sprintf("10.7%d.0.100/24", i)),
+				Server: netip.MustParseAddr(fmt.Sprintf("10.7%d.0.1", i)), LeaseTime: time.Hour, Renew: 30 * time.Minute,
+				Rebind: 50 * time.Minute, Acquired: time.Now(), Obtained: dhcp.ObtainedDiscover}
+			if err := dhcp.SaveLease(dir, l); err != nil {
+				t.Fatal(err)
+			}
+			kept[name] = l
+			link := uplink(3+i, true)
+			link.IfName = name
+			r.k.setLink(link)
+			// What the last run left in the kernel: the lease's address,
+			// and the lease item being asked for again (its read-back).
+			for _, it := range append(lease4.Items(l, lease4.RouteOptions{}), &items.DHCP4Lease{Dev: name}) {
+				r.k.objects[dg.Ref(it)] = it
+			}
+		}
+		r.start()
+		up1 := items.AddressRef("up1", kept["up1"].Address)
+		confirmed := *kept["up0"]
+		confirmed.Obtained = dhcp.ObtainedReboot
+		leases.Set(&confirmed) // up0's server answered; up1's has not yet
+		r.src.set("z.json", `{"version": 1}`)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if !r.k.has(up1) {
+			t.Errorf("up1's kept address was withdrawn when up0's lease was confirmed: ops %v", r.k.takeOps())
+		}
+		st := r.status()
+		if len(st.Leases) != 2 || !st.Leases[0].Held || st.Leases[1].Held {
+			t.Errorf("status leases %+v, want up0 held, up1 being asked for", st.Leases)
 		}
 	})
 }
