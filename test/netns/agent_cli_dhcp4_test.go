@@ -130,3 +130,18 @@ func (e *cliEnv) leasedAddr() netip.Prefix {
 	e.t.Fatalf("no address on up0:\n%s", e.ip("addr"))
 	return netip.Prefix{}
 }
+
+// TestAgentCLITryDHCP4: a trial of a DHCP uplink applies the lease's
+// address and routes too (the second round, with the lease), and its
+// probe through the DHCP gateway passes before it confirms.
+func TestAgentCLITryDHCP4(t *testing.T) {
+	e := cliNewEnv(t)
+	dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{})
+	file := e.writeFile("dhcp.json", cliDHCPIntent)
+	res := e.mustRun(0, "try", "--timeout", "60s", "--confirm-when-probes-pass", "--probe", "ping:10.77.0.1", file)
+	e.leasedAddr()
+	if !strings.Contains(e.ip("-4", "route", "show", "dev", "up0"), "default via 10.77.0.1") {
+		t.Errorf("no default route from the lease after the trial: %s", res)
+	}
+	e.mustRun(0, "check", file)
+}
