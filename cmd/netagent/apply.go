@@ -54,11 +54,7 @@ func runApply(g *globals, args []string) int {
 	}
 	defer rt.Close()
 	g.leases = k.leases
-	wait := opts.Wait
-	if wait <= 0 {
-		wait = defaultApplyWait
-	}
-	rt.SetAcquireTimeout(wait) // each DISCOVER: bounded by the wait, by the default one with --wait 0
+	rt.SetAcquireTimeout(acquireTimeout(opts.Wait))
 	gd, code := prot.guard(g, k, rt, intended)
 	if gd == nil {
 		return code
@@ -74,6 +70,15 @@ func runApply(g *globals, args []string) int {
 	}
 	k.files = nil // recorded: the parsed intent (15 MB at 100k routes) need not outlive the apply's start
 	return applyGuarded(g, "apply", rt, gd, prot, intended, opts)
+}
+
+// acquireTimeout bounds each DISCOVER of a one-shot command: its --wait,
+// the default wait with --wait 0.
+func acquireTimeout(wait time.Duration) time.Duration {
+	if wait <= 0 {
+		return defaultApplyWait
+	}
+	return wait
 }
 
 // withKeptLeases renders the intent again with the DHCPv4 leases the state

@@ -97,7 +97,7 @@ func runTry(g *globals, args []string) int {
 	}
 	// Confirming records the trial's intent as the new version.
 	record := func() (int, bool) { return vo.record(g, k, "try "+strings.Join(fs.Args(), " "), k.files) }
-	rt.SetAcquireTimeout(max(o.apply.Wait, defaultApplyWait))
+	rt.SetAcquireTimeout(acquireTimeout(o.apply.Wait))
 	again := func(ctx context.Context, res *target.Result) (*target.Result, error) {
 		return applyLeases(ctx, rt, k.leases, gd, prot.force, res, o.apply)
 	}
