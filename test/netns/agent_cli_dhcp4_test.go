@@ -145,3 +145,24 @@ func TestAgentCLITryDHCP4(t *testing.T) {
 	}
 	e.mustRun(0, "check", file)
 }
+
+// TestAgentCLIRollbackDHCP4: rolling back to a version with a DHCP uplink
+// brings the lease's address and routes back (the kept lease, asked for
+// again), not only the lease item.
+func TestAgentCLIRollbackDHCP4(t *testing.T) {
+	e := cliNewEnv(t)
+	dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{})
+	e.mustRun(0, "apply", e.writeFile("dhcp.json", cliDHCPIntent))
+	addr := e.leasedAddr()
+	e.mustRun(0, "apply", e.writeFile("static.json", `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.168.1.1/24"]}]}`))
+	if strings.Contains(e.ip("-4", "addr", "show", "dev", "up0"), "inet ") {
+		t.Fatal("the leased address stayed without dhcp4")
+	}
+	res := e.mustRun(0, "rollback", "1")
+	if got := e.leasedAddr(); got != addr {
+		t.Errorf("address %v after the rollback, want %v: %s", got, addr, res)
+	}
+	if !strings.Contains(e.ip("-4", "route", "show", "dev", "up0"), "default via 10.77.0.1") {
+		t.Errorf("no default route after the rollback: %s", res)
+	}
+}
