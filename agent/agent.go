@@ -11,6 +11,7 @@ import (
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/configurators/dhcp"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/items"
@@ -86,6 +87,17 @@ type Config struct {
 	// (fleet.Status, without Host and Updated) by the loop whenever it
 	// changes: a StatusWriter's Report. It must not block.
 	Report func(fleet.Status)
+	// Leases are the DHCPv4 leases the lease items' configurator holds
+	// (target.Runtime.Leases), and LeaseClient renews them; nil: the
+	// intent's leases are acquired but never extended (leases.go). With
+	// Render nil, the intent renders with the leases in use.
+	Leases      *dhcp.Leases
+	LeaseClient LeaseClient
+	// Facts, when set, gives render the host's facts for the documents
+	// (IPv6 forwarding, the resolv.conf path, the DHCPv6 leases kept:
+	// render.Facts), to which the DHCPv4 leases in use are added. Used
+	// with Render nil.
+	Facts func(files map[string]*intent.Intent) render.Facts
 	// KeepVersions is how many versions of the intent the state directory
 	// keeps (default versions.DefaultKeep); see history.go.
 	KeepVersions int
@@ -132,13 +144,14 @@ type Agent struct {
 	api   *apiSource
 	hist  *history // owned by the loop goroutine
 
-	changed chan string      // a source's name: it has changed
-	settled chan string      // a source's name: files renamed into place (settledWatcher)
-	links   chan LinkEvent   // from the link watcher
-	reloadc chan struct{}    // SIGHUP
-	calls   chan call        // socket API requests
-	probed  chan probeResult // the outcome of a trial's probe round
-	done    chan struct{}    // closed when Run returns
+	changed   chan string      // a source's name: it has changed
+	settled   chan string      // a source's name: files renamed into place (settledWatcher)
+	links     chan LinkEvent   // from the link watcher
+	reloadc   chan struct{}    // SIGHUP
+	calls     chan call        // socket API requests
+	probed    chan probeResult // the outcome of a trial's probe round
+	leaseDone chan leaseResult // the outcome of a lease's renewal (leases.go)
+	done      chan struct{}    // closed when Run returns
 
 	st *loopState   // owned by the loop goroutine
 	mx *metricsFeed // owned by the loop goroutine; its Metrics are safe anywhere
@@ -152,22 +165,29 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Kernel == nil || cfg.Log == nil {
 		return nil, errors.New("agent: Kernel and Log are required")
 	}
+	withLeases := cfg.Render == nil
 	cfg = withDefaults(cfg)
 	a := &Agent{
-		cfg:     cfg,
-		log:     cfg.Log,
-		changed: make(chan string),
-		settled: make(chan string),
-		links:   make(chan LinkEvent),
-		reloadc: make(chan struct{}, 1),
-		calls:   make(chan call),
-		probed:  make(chan probeResult),
-		done:    make(chan struct{}),
-		mx:      newMetricsFeed(),
-		ev:      newEventHub(),
+		cfg:       cfg,
+		log:       cfg.Log,
+		changed:   make(chan string),
+		settled:   make(chan string),
+		links:     make(chan LinkEvent),
+		reloadc:   make(chan struct{}, 1),
+		calls:     make(chan call),
+		probed:    make(chan probeResult),
+		leaseDone: make(chan leaseResult),
+		done:      make(chan struct{}),
+		mx:        newMetricsFeed(),
+		ev:        newEventHub(),
 	}
 	if cfg.StateDir != "" {
 		a.store = &goodStore{dir: cfg.StateDir}
+	}
+	if withLeases {
+		a.cfg.Render = func(files map[string]*intent.Intent) (*dg.Graph, error) {
+			return render.RenderFilesWith(files, a.leaseFacts(files))
+		}
 	}
 	a.api = &apiSource{}
 	a.hist = newHistory(cfg.StateDir, cfg.KeepVersions)

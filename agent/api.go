@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -83,6 +84,10 @@ type Response struct {
 	// item's drift policy when it is report (an ignore item's are left
 	// out, with its operations).
 	Differs []DriftStatus `json:"differs,omitempty"`
+	// Check: for check, every intended item, those apply would delete and
+	// the objects marked netagent's that no item describes, each with its
+	// state (`check --all` and `check --json` through the daemon).
+	Check []CheckItem `json:"check,omitempty"`
 }
 
 // OpResult is one operation run or planned.
@@ -93,7 +98,8 @@ type OpResult struct {
 	Recreate   bool   `json:"recreate,omitempty"`
 	InProgress bool   `json:"inProgress,omitempty"`
 	Error      string `json:"error,omitempty"`
-	// Disruption: for plan, what the operation does to traffic.
+	// Disruption: what the operation does to traffic (for apply, from the
+	// operation alone, as a one-shot apply says it).
 	Disruption *Disruption `json:"disruption,omitempty"`
 }
 
@@ -238,7 +244,8 @@ func (a *Agent) apply(ctx context.Context, raw json.RawMessage) Response {
 	a.st.want(reasonAPI)
 	rs := a.reconcile(ctx)
 	st := a.status()
-	return Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked), Status: &st}
+	ops := withDisruption(opResults(rs.OperationLog), rs.OperationLog, nil) // from the operation alone, as a one-shot apply's
+	return Response{Operations: ops, Blocked: blockedItems(rs.Blocked), Status: &st}
 }
 
 // plan is a dry run: of the running intent, or of the documents with raw
@@ -280,13 +287,19 @@ func (a *Agent) check(ctx context.Context, raw json.RawMessage) Response {
 	if refused != nil {
 		return *refused
 	}
+	policies := a.st.policy.adopted
+	if intended != a.st.intended {
+		policies = a.st.policy.rendered // of the documents with raw, just rendered
+	}
 	rb, err := a.cfg.Kernel.ReadCurrent(ctx, intended)
 	if err != nil {
 		return Response{Error: fmt.Sprintf("reading the kernel back: %v", err)}
 	}
 	rs := a.cfg.Kernel.Plan(ctx, a.st.results.records, rb, intended)
-	differs, ignored := a.checkDiffers(rb, intended)
-	return Response{Operations: opResults(withoutOps(rs.OperationLog, ignored)), Blocked: blockedItems(rs.Blocked), Differs: differs}
+	rep := target.Compare(rb, intended)
+	differs, ignored := checkDiffers(rep, intended, policies)
+	return Response{Operations: opResults(withoutOps(rs.OperationLog, ignored)), Blocked: blockedItems(rs.Blocked),
+		Differs: differs, Check: CheckItems(intended, rep, policies)}
 }
 
 func opResults(log reconciler.OperationLog) []OpResult {

@@ -45,13 +45,17 @@
 // what it has, and the agent's Degraded condition says
 // IntentSourceUnreachable. With Config.Report the loop hands on the
 // agent's fleet.Status whenever it changes (fleetreport.go); a
-// StatusWriter (storestatus.go) writes it back under a lease, and its
-// renewals are what notices an outage.
+// StatusWriter (storestatus.go) writes it back, when it changes, under a
+// lease it renews without writing, and its renewals are what notices an
+// outage.
 // A document key holding a trial envelope (`fleet push --try`) is a fleet
 // trial (storetrial.go): the source delivers its intent, confirms it when
 // the agent converged to it and its probes passed, else delivers the
-// document's previous version again at its timeout; the StatusWriter
-// reports it (fleet.Status.Trial) and the state directory remembers it.
+// document's previous version again at its timeout; with Config.Trials
+// the loop journals the trial's changes as a socket trial's and reverts
+// the kernel from the journal first (syncFleetTrials); the StatusWriter
+// reports it (fleet.Status.Trial) and the state directory's store
+// remembers it.
 //
 // The socket API is a source too, built in and in memory: `apply` replaces
 // its one document, named "api", with the request's intent. It never
@@ -122,6 +126,27 @@
 // back when the link returns. A link replaced within one burst (a new
 // ifindex) is first taken out and reconciled without, since the kernel
 // dropped every object on it.
+//
+// # DHCPv4 leases
+//
+// The lease items' configurator (configurators/dhcp) acquires a lease as an
+// asynchronous operation; Config.Leases holds what it got. With
+// Config.Render left nil, the intent renders with the leases in use
+// (render.Facts): the lease's address and routes are items depending on
+// the lease item. After each reconcile the loop takes in the leases held
+// (syncLeases, leases.go): a lease whose binding changed renders the
+// documents again (no new version: the intent is the same) and reconciles.
+// The loop owns every lease timer: at T1 it renews (Config.LeaseClient,
+// unicast to the server), at T2 it rebinds (broadcast), each exchange in
+// a goroutine that posts its outcome back; an extension not answered is
+// tried again at half the time left. A lease that expires, or a NAK,
+// withdraws the lease (its item leaves the current state, the intent
+// renders without it), and the reconcile that follows withdraws its address
+// and routes and acquires afresh. A carrier loss deletes the lease item
+// (it needs the carrier), which lets the lease go; the carrier's return
+// acquires it again (INIT-REBOOT of the kept address). At start the leases
+// the state directory keeps seed the render, so that a restart withdraws
+// nothing while the servers are asked again.
 //
 // # Retries and drift
 //

@@ -50,6 +50,9 @@ type docSet struct {
 	// rendered: the accepted documents have been rendered once (a new set
 	// must render even if no document changed: the agent just started).
 	rendered bool
+	// stale asks the next resolve to render again although no document
+	// changed (the DHCPv4 leases did: Agent.rerender).
+	stale bool
 }
 
 func newDocSet() *docSet { return &docSet{docs: map[string]*doc{}} }
@@ -58,6 +61,7 @@ func newDocSet() *docSet { return &docSet{docs: map[string]*doc{}} }
 // thrown away. Intents are shared: they are read-only once parsed.
 func (s *docSet) clone() *docSet {
 	c := &docSet{docs: make(map[string]*doc, len(s.docs)), holdUnclaimed: s.holdUnclaimed, rendered: s.rendered}
+	// stale is not copied: it asks one resolve to render again.
 	for n, d := range s.docs {
 		dd := *d
 		c.docs[n] = &dd

@@ -31,10 +31,23 @@ import (
 // its timing: a held difference is released for a reconcile after the
 // backoff of a failed item (the first step, then doubling); held, the
 // current state keeps what the agent wrote, so no reconcile touches it.
+// inFlightBesidesLeases reports whether an operation other than a DHCPv4
+// lease's acquisition continues in the background. A lease may take as
+// long as its server stays away: the drift checks go on meanwhile, leaving
+// the lease item to its own operation.
+func (a *Agent) inFlightBesidesLeases() bool {
+	for _, ref := range a.st.results.records.InFlightRefs() {
+		if ref.Type != items.TypeDHCP4Lease {
+			return true
+		}
+	}
+	return false
+}
+
 func (a *Agent) checkDrift(ctx context.Context) {
 	s := a.st
 	defer s.drift.set(a.cfg.DriftInterval)
-	if s.results.records.AnyInFlight() {
+	if a.inFlightBesidesLeases() {
 		a.log.Debug("drift check postponed: operations in progress")
 		return
 	}
@@ -52,6 +65,9 @@ func (a *Agent) checkDrift(ctx context.Context) {
 	for _, f := range found {
 		if f.Ref.Type == items.TypeForeign {
 			f.Apply(s.current, now) // observed only: no drift, nothing to repair
+			continue
+		}
+		if r.records.InFlight(f.Ref) { // a lease being acquired: its own operation settles it
 			continue
 		}
 		if leave, report := a.leaveDrift(f, reported); leave {

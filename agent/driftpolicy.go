@@ -146,12 +146,12 @@ func (a *Agent) driftStatuses() []DriftStatus {
 	return out
 }
 
-// checkDiffers lists, for CmdCheck, the items of the read-back rb whose
-// attributes differ from intended, and the ignore items among them, which
-// it leaves out: their policy says not to hear of them.
-func (a *Agent) checkDiffers(rb, intended *dg.Graph) (out []DriftStatus, ignored map[dg.ItemRef]bool) {
-	pol := a.st.policy.adopted
-	for _, d := range target.Compare(rb, intended).Diffs {
+// checkDiffers lists, for CmdCheck, the items of rep (the read-back
+// compared with intended) whose attributes differ, and the ignore items
+// among them by the policies pol, which it leaves out: their policy says
+// not to hear of them.
+func checkDiffers(rep *target.Report, intended *dg.Graph, pol render.DriftPolicies) (out []DriftStatus, ignored map[dg.ItemRef]bool) {
+	for _, d := range rep.Diffs {
 		if d.Kind != target.Differs {
 			continue
 		}

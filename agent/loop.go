@@ -57,6 +57,10 @@ type loopState struct {
 	lastTrial  *TrialOutcome
 
 	policy driftPolicies // the drift policies of the intent (driftpolicy.go)
+
+	fleetJournal *fleetJournal // journals the pending fleet trial (storetrial.go)
+
+	lease leaseState // the DHCPv4 leases in use and their timers (leases.go)
 }
 
 // alarm is a one-shot timer whose channel is nil while it is not set, so
@@ -157,18 +161,33 @@ func (a *Agent) loop(ctx context.Context) {
 			if t := s.trial; t != nil && t.status.Settling {
 				a.settleTrial(ctx, true)
 			}
+		case <-s.lease.alarm.C():
+			s.lease.alarm.fired()
+			a.leasesDue(ctx)
+		case r := <-a.leaseDone:
+			a.extended(r)
 		case <-s.watchdogC():
 			a.notify("watchdog", a.cfg.Notifier.Watchdog)
 		}
-		if len(s.reasons) > 0 {
-			a.reconcile(ctx)
-		}
+		a.syncFleetTrials(ctx)
+		a.reconcileWanted(ctx)
 		if t := s.trial; t != nil && t.status.Settling {
 			a.settleTrial(ctx, false)
 		}
 		a.publishMetrics()
 		a.reportStatus()
 		a.publishEvents()
+	}
+}
+
+// reconcileWanted reconciles if this turn asked for it, and again if the
+// reconcile changed the leases (their address and routes are rendered
+// then: syncLeases), a bounded number of times.
+func (a *Agent) reconcileWanted(ctx context.Context) {
+	for n := 0; len(a.st.reasons) > 0 && n < 4; n++ {
+		a.reconcile(ctx)
+		a.syncLeases()
+		a.restartLeases()
 	}
 }
 

@@ -172,6 +172,14 @@ func (m *memStore) List(_ context.Context, prefix string) ([]store.Entry, store.
 	return m.listLocked(dir), m.rev, nil
 }
 
+func (m *memStore) ListKeys(ctx context.Context, prefix string) ([]store.Entry, store.Version, error) {
+	entries, rev, err := m.List(ctx, prefix)
+	for i := range entries {
+		entries[i].Value = nil
+	}
+	return entries, rev, err
+}
+
 func (m *memStore) Watch(ctx context.Context, prefix string, from store.Version) (*store.Watch, error) {
 	dir, err := store.ValidatePrefix(prefix)
 	if err != nil {

@@ -47,7 +47,9 @@ type resolution struct {
 func (s *docSet) resolve(now time.Time, render Renderer) (resolution, error) {
 	cand := s.candidates()
 	res := resolution{rejected: map[string][]string{}}
-	if s.rendered && !s.anyFresh(cand) {
+	stale := s.stale
+	s.stale = false
+	if s.rendered && !stale && !s.anyFresh(cand) {
 		s.commit(cand, res.rejected, now)
 		return res, nil
 	}
@@ -62,7 +64,7 @@ func (s *docSet) resolve(now time.Time, render Renderer) (resolution, error) {
 	for name, d := range s.docs {
 		d.conflicts = conflicts[name]
 	}
-	res.changed = s.commit(cand, res.rejected, now) || !s.rendered
+	res.changed = s.commit(cand, res.rejected, now) || !s.rendered || stale
 	s.rendered = true
 	if res.changed {
 		res.graph = g

@@ -22,18 +22,23 @@ func (a *Agent) start(ctx context.Context) error {
 	if err := a.loadHistory(); err != nil {
 		return err
 	}
+	a.seedLeases()
 	a.loadSources(a.sourceNames(), reasonStart)
 	cur, err := a.cfg.Kernel.ReadCurrent(ctx, s.intended)
 	if err != nil {
 		return fmt.Errorf("reading the kernel's state back: %w", err)
 	}
 	s.current = cur
+	if a.cfg.Leases != nil {
+		a.cfg.Leases.IgnoreKept() // read back once: the leases are the loop's from now on
+	}
 	a.startWatchers(ctx)
 	if a.cfg.DriftInterval > 0 {
 		s.drift.set(a.cfg.DriftInterval) // before: a reconcile that changes the kernel brings it forward
 	}
 	s.want(reasonStart)
-	a.reconcile(ctx)
+	a.syncFleetTrials(ctx)
+	a.reconcileWanted(ctx)
 	a.publishMetrics()
 	a.reportStatus()
 	a.notify("ready", a.cfg.Notifier.Ready)

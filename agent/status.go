@@ -43,6 +43,8 @@ type Status struct {
 	// drift check found changed or gone: netagent leaves them as they are
 	// (driftpolicy.go).
 	Drifted []DriftStatus `json:"drifted,omitempty"`
+	// Leases are the DHCPv4 leases in use, by interface (leases.go).
+	Leases []LeaseStatus `json:"leases,omitempty"`
 
 	// Conditions are the agent's Ready and Degraded (Degraded, reason
 	// IntentSourceUnreachable: a store source cannot be reached and the
@@ -168,6 +170,7 @@ func (a *Agent) status() Status {
 	a.versionStatus(&out)
 	a.trialStatus(&out)
 	out.Drifted = a.driftStatuses()
+	out.Leases = a.leaseStatuses()
 	out.Ready = r.runs > 0 && len(out.Errors) == 0 && allReady(out.Files) && noneFailed(out.Items)
 	ready, degraded := a.agentConditions()
 	now := time.Now()

@@ -90,6 +90,9 @@ type StoreSource struct {
 	trialsDirty bool
 	writer      *StatusWriter // told when a trial ends
 	watchCtx    context.Context
+	// loadedTrials are the trials as the last Load delivered them: what
+	// the loop's journal follows (syncFleetTrials).
+	loadedTrials map[string]storeTrial
 }
 
 // NewStoreSource checks cfg and returns its source.
@@ -152,6 +155,10 @@ func (s *StoreSource) Load() (map[string][]byte, error) {
 		}
 	}
 	s.saveTrials()
+	s.loadedTrials = map[string]storeTrial{}
+	for name, t := range s.trials {
+		s.loadedTrials[name] = storeTrial{Revision: t.Revision, State: t.State, Reason: t.Reason, probes: t.probes, deadline: t.deadline}
+	}
 	return out, nil
 }
 

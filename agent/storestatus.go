@@ -25,9 +25,8 @@ type StatusWriterConfig struct {
 	Layout fleet.Layout
 	Host   string
 	Log    logrus.FieldLogger
-	// TTL is the status's lease (DefaultStatusTTL); it is renewed, and
-	// the status written again (its Updated is the host's "last seen"),
-	// every TTL/3.
+	// TTL is the status's lease (DefaultStatusTTL), renewed (KeepAlive)
+	// every TTL/3: the status key exists while its writer lives.
 	TTL time.Duration
 	// Source, if set, is told whether the store answers (SetReachable):
 	// a store watch does not notice an outage, the renewals do.
@@ -35,11 +34,14 @@ type StatusWriterConfig struct {
 }
 
 // StatusWriter writes the agent's fleet.Status (Config.Report) to
-// Layout.Status(Host) under a lease, when it changes and at every
-// renewal. A store without leases (store.Leaser) gets plain writes. The
-// writes are compare-and-swap on the version it last wrote; another
-// writer of the same key (a second host of the same name) is overwritten
-// and logged.
+// Layout.Status(Host) under a lease, when it changes: a renewal is a
+// KeepAlive of the lease, no write (no new store revision, no event for
+// the fleet's watchers), and the key's presence says the host is alive.
+// It writes again when the status changed, when a write failed, and when
+// the lease expired (its key went with it). A store without leases
+// (store.Leaser) gets plain writes. The writes are compare-and-swap on
+// the version it last wrote; another writer of the same key (a second
+// host of the same name) is overwritten and logged.
 type StatusWriter struct {
 	cfg    StatusWriterConfig
 	key    string
@@ -51,7 +53,10 @@ type StatusWriter struct {
 
 	// Owned by Run.
 	lease   store.LeaseID // 0: none
-	version store.Version // of the last write; -1: unknown
+	version store.Version // of the last write; -1: unknown (write again)
+	written *fleet.Status // the last status written (nil: none)
+	// renewed, if set (tests), is called after each renewal of the lease.
+	renewed func()
 }
 
 // NewStatusWriter checks cfg and returns its writer; Run it.
@@ -146,12 +151,12 @@ func (w *StatusWriter) stop() {
 	}
 }
 
-// step renews the lease (if renew) and writes the latest status. asked:
-// it asked the store something, so err (nil or not) says whether the
-// store answers.
+// step renews the lease (if renew) and writes the latest status if it
+// is not the one written. asked: it asked the store something, so err
+// (nil or not) says whether the store answers.
 func (w *StatusWriter) step(ctx context.Context, renew bool) (asked bool, err error) {
-	asked = w.leaser != nil
-	if err := w.ensureLease(ctx, renew); err != nil {
+	asked, err = w.ensureLease(ctx, renew)
+	if err != nil {
 		return true, err
 	}
 	w.mu.Lock()
@@ -160,8 +165,14 @@ func (w *StatusWriter) step(ctx context.Context, renew bool) (asked bool, err er
 	if latest == nil {
 		return asked, nil // nothing to say yet
 	}
+	if w.version >= 0 && w.written != nil && sameStatus(w.written, latest) {
+		return asked, nil // written already; the lease keeps it
+	}
 	st := *latest
 	st.Host, st.Updated = w.cfg.Host, time.Now().UTC()
+	if w.leaser != nil {
+		st.Lease = w.cfg.TTL.String()
+	}
 	raw, err := json.Marshal(st)
 	if err != nil {
 		return asked, fmt.Errorf("encoding the status: %w", err)
@@ -169,36 +180,55 @@ func (w *StatusWriter) step(ctx context.Context, renew bool) (asked bool, err er
 	err = w.write(ctx, raw)
 	if errors.Is(err, store.ErrLeaseExpired) {
 		w.lease = 0
-		if err = w.ensureLease(ctx, false); err == nil {
+		if _, err = w.ensureLease(ctx, false); err == nil {
 			err = w.write(ctx, raw)
 		}
+	}
+	if err == nil {
+		w.written = latest
 	}
 	return true, err
 }
 
-// ensureLease grants a lease if there is none, and renews it if renew.
-func (w *StatusWriter) ensureLease(ctx context.Context, renew bool) error {
+// sameStatus compares two reports as the writer sees them: sameReport
+// and the trial.
+func sameStatus(x, y *fleet.Status) bool {
+	xt, yt := *x, *y
+	xt.Trial, yt.Trial = nil, nil
+	if !sameReport(&xt, &yt) || (x.Trial == nil) != (y.Trial == nil) {
+		return false
+	}
+	return x.Trial == nil || *x.Trial == *y.Trial
+}
+
+// ensureLease grants a lease if there is none, and renews it if renew;
+// asked: it asked the store.
+func (w *StatusWriter) ensureLease(ctx context.Context, renew bool) (asked bool, err error) {
 	if w.leaser == nil {
-		return nil
+		return false, nil
 	}
 	if w.lease != 0 && renew {
+		asked = true
 		err := w.leaser.KeepAlive(ctx, w.lease)
-		if errors.Is(err, store.ErrLeaseExpired) {
+		switch {
+		case errors.Is(err, store.ErrLeaseExpired):
 			w.cfg.Log.WithField("key", w.key).Info("the fleet status's lease expired; granting a new one")
 			w.lease = 0
-		} else if err != nil {
-			return err
+		case err != nil:
+			return true, err
+		case w.renewed != nil:
+			w.renewed()
 		}
 	}
 	if w.lease == 0 {
 		id, err := w.leaser.GrantLease(ctx, w.cfg.TTL)
 		if err != nil {
-			return err
+			return true, err
 		}
-		w.lease = id
-		w.version = -1 // the key may be gone with the old lease
+		w.lease, asked = id, true
+		w.version = -1 // the key went with the old lease: write it again
 	}
-	return nil
+	return asked, nil
 }
 
 // write stores raw under the key, compare-and-swap on the version last

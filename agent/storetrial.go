@@ -26,10 +26,19 @@ package agent
 //     else back: the operator promotes the trial by pushing the plain
 //     document once enough hosts confirmed.
 //
-// Unlike a trial through the socket API (trial.go), a fleet trial's revert
-// is a reconcile to the previous document, not a replay of the kernel's
-// before-images: what the previous document does not declare and the
-// trial created is removed as any withdrawn object is.
+// The revert goes the way a trial through the socket API's does
+// (trial.go): with Config.Trials (the daemon's target.Runtime), the loop
+// begins a target trial before it applies the trial's intent, so that the
+// before-image of everything the trial changes is journaled; a revert
+// returns the kernel to them (the journal's revert), then reconciles to
+// the document's previous version; a confirmed trial, or one the operator
+// replaced or deleted, drops the journal. A daemon killed during the
+// trial finds the target's trial pending at its next start and reverts
+// the kernel from the journal before anything else (Recover), and the
+// source counts the trial as reverted: the trials and their revert
+// targets (the previous version of each document) live in the state
+// directory's store (fleetTrialsKey), written before the trial's intent
+// is delivered to the loop.
 
 import (
 	"bytes"
@@ -43,9 +52,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
+	"github.com/netagent/netagent/store/local"
 )
 
 // Trial states of fleet.Trial.
@@ -55,8 +66,8 @@ const (
 	FleetTrialReverted  = "reverted"
 )
 
-// fleetTrialsFile, in the state directory, remembers the fleet trials and
-// the last delivered version of each document.
+// fleetTrialsFile, in the state directory, is where releases before the
+// state directory's store remembered the fleet trials (fleetTrialsKey).
 const fleetTrialsFile = "fleet-trials.json"
 
 // TrialEnvelope is the value of a document key that holds a trial.
@@ -131,6 +142,22 @@ type fleetTrialsState struct {
 	Delivered map[string][]byte      `json:"delivered,omitempty"`
 }
 
+// fleetTrialsKey is the key of the fleet trials (fleetTrialsState) in the
+// state directory's store (versions.StoreDir, package store/local: where
+// the versions live, written atomically and fsynced). fleetTrialsFile is
+// where releases before kept them: read once, moved into the store.
+const fleetTrialsKey = "fleet/trials"
+
+// trialsStore runs fn on the state directory's store, opened for it.
+func (s *StoreSource) trialsStore(fn func(ctx context.Context, st store.Store) error) error {
+	st, err := local.Open(filepath.Join(s.cfg.StateDir, versions.StoreDir), local.Options{NoFSNotify: true, DropReplaced: true})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(context.Background(), st)
+}
+
 // loadTrials reads what the state directory remembers (s.mu held or not
 // yet shared).
 func (s *StoreSource) loadTrials() error {
@@ -138,16 +165,32 @@ func (s *StoreSource) loadTrials() error {
 	if s.cfg.StateDir == "" {
 		return nil
 	}
-	raw, err := os.ReadFile(filepath.Join(s.cfg.StateDir, fleetTrialsFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+	var raw []byte
+	err := s.trialsStore(func(ctx context.Context, st store.Store) error {
+		e, err := st.Read(ctx, fleetTrialsKey)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		raw = e.Value
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("reading the fleet trials: %w", err)
 	}
+	file := filepath.Join(s.cfg.StateDir, fleetTrialsFile)
+	if raw == nil {
+		raw, err = os.ReadFile(file)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading the fleet trials: %w", err)
+		}
+		s.trialsDirty = true // moved into the store by the next save
+	}
 	var st fleetTrialsState
 	if err := json.Unmarshal(raw, &st); err != nil {
-		return fmt.Errorf("reading %s: %w", fleetTrialsFile, err)
+		return fmt.Errorf("reading the fleet trials: %w", err)
 	}
 	for name, t := range st.Trials {
 		if t.State == FleetTrialPending {
@@ -162,19 +205,35 @@ func (s *StoreSource) loadTrials() error {
 	return nil
 }
 
-// saveTrials writes what must survive a restart (s.mu held).
+// saveTrials writes what must survive a restart into the state
+// directory's store (s.mu held): before Load returns a trial's intent,
+// the trial and its revert target are there.
 func (s *StoreSource) saveTrials() {
 	if s.cfg.StateDir == "" || !s.trialsDirty {
 		return
 	}
 	raw, err := json.Marshal(fleetTrialsState{Trials: s.trials, Delivered: s.delivered})
 	if err == nil {
-		err = statefile.WriteAtomic(filepath.Join(s.cfg.StateDir, fleetTrialsFile), raw)
+		err = s.trialsStore(func(ctx context.Context, st store.Store) error {
+			for {
+				var cur store.Version
+				if e, err := st.Read(ctx, fleetTrialsKey); err == nil {
+					cur = e.Version
+				} else if !errors.Is(err, store.ErrNotFound) {
+					return err
+				}
+				_, err := st.WriteCAS(ctx, fleetTrialsKey, raw, cur)
+				if !errors.Is(err, store.ErrCASFailed) {
+					return err
+				}
+			}
+		})
 	}
 	if err != nil {
 		s.cfg.Log.WithError(err).Warn("remembering the fleet trials")
 		return
 	}
+	os.Remove(filepath.Join(s.cfg.StateDir, fleetTrialsFile)) // moved into the store
 	s.trialsDirty = false
 }
 
@@ -366,4 +425,108 @@ func (s *StoreSource) trialState() *fleet.Trial {
 		}
 	}
 	return best
+}
+
+// fleetJournal is the target trial (Config.Trials) that journals a fleet
+// trial's changes.
+type fleetJournal struct {
+	src    *StoreSource
+	doc    string
+	rev    int64
+	handle TrialHandle
+}
+
+// syncFleetTrials follows the fleet trials as the store sources last
+// delivered them (Load), before the loop reconciles to what they
+// delivered: a pending trial gets a journal before its intent is applied;
+// a reverted one has the kernel put back from its journal; one confirmed,
+// replaced or deleted drops its journal. One trial is journaled at a
+// time, and none while a socket API trial is pending (its journal is the
+// target's): such a fleet trial reverts by reconciling alone.
+func (a *Agent) syncFleetTrials(ctx context.Context) {
+	s := a.st
+	if a.cfg.Trials == nil {
+		return
+	}
+	for _, src := range a.cfg.Sources {
+		ss, ok := src.(*StoreSource)
+		if !ok {
+			continue
+		}
+		if j := s.fleetJournal; j != nil && j.src == ss {
+			a.endFleetJournal(ctx, j)
+		}
+		if s.fleetJournal == nil && s.trial == nil {
+			a.beginFleetJournal(ss)
+		}
+	}
+}
+
+// beginFleetJournal begins the journal of ss's pending trial, if it has
+// one that its last Load delivered.
+func (a *Agent) beginFleetJournal(ss *StoreSource) {
+	s := a.st
+	ss.mu.Lock()
+	var name string
+	var t storeTrial
+	for n, lt := range ss.loadedTrials {
+		if lt.State == FleetTrialPending {
+			name, t = n, lt
+			break
+		}
+	}
+	previous, hasPrevious := []byte(nil), false
+	if cur := ss.trials[name]; cur != nil {
+		previous, hasPrevious = cur.Previous, cur.HasPrevious
+	}
+	ss.mu.Unlock()
+	if name == "" {
+		return
+	}
+	files, prev := map[string][]byte{}, map[string][]byte{}
+	for n, d := range s.docs.docs {
+		if d.goodRaw != nil && d.good != nil {
+			files[n], prev[n] = d.goodRaw, d.goodRaw
+		}
+	}
+	delete(prev, name)
+	if hasPrevious {
+		prev[name] = previous
+	}
+	h, err := a.cfg.Trials.Begin(target.Trial{Started: time.Now(), Deadline: t.deadline, Files: files, Previous: prev, Probes: t.probes})
+	log := a.log.WithField("document", name).WithField("revision", t.Revision)
+	if err != nil {
+		log.WithError(err).Warn("fleet trial: journaling its changes failed; its revert reconciles to the previous document alone")
+		return
+	}
+	s.fleetJournal = &fleetJournal{src: ss, doc: name, rev: t.Revision, handle: h}
+	log.Info("fleet trial: journaling the kernel's before-images")
+}
+
+// endFleetJournal ends j when its trial is no longer pending in what the
+// source last delivered: reverted, the kernel is put back from the
+// journal, then reconciled to what the source delivers now.
+func (a *Agent) endFleetJournal(ctx context.Context, j *fleetJournal) {
+	s := a.st
+	j.src.mu.Lock()
+	t, ok := j.src.loadedTrials[j.doc]
+	j.src.mu.Unlock()
+	if ok && t.Revision == j.rev && t.State == FleetTrialPending {
+		return
+	}
+	s.fleetJournal = nil
+	log := a.log.WithField("document", j.doc).WithField("revision", j.rev)
+	if !ok || t.Revision != j.rev || t.State != FleetTrialReverted {
+		if err := j.handle.Confirm(); err != nil {
+			log.WithError(err).Warn("fleet trial: dropping its journal")
+		}
+		return
+	}
+	if err := j.handle.Revert(ctx, "fleet trial reverted: "+t.Reason); err != nil {
+		log.WithError(err).Warn("fleet trial: reverting the kernel from its journal; reconciling to the previous document")
+	}
+	if cur, err := a.cfg.Kernel.ReadCurrent(ctx, s.intended); err == nil {
+		s.current = cur
+	}
+	s.want(reasonTry)
 }

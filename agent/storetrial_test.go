@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -47,15 +49,17 @@ func (p *fleetProber) count() int {
 type fleetTrialRig struct {
 	*fleetRig
 	stopWriter func()
+	trials     *fakeTrials // the target's trials: the journal
 }
 
 // newFleetTrialRig is newFleetRig with a prober and a state directory for the
 // source (dir, shared with the agent's).
 func newFleetTrialRig(t *testing.T, m *memStore, dir string, p *fleetProber) *fleetTrialRig {
 	t.Helper()
-	f := &fleetTrialRig{fleetRig: &fleetRig{m: m}}
+	f := &fleetTrialRig{fleetRig: &fleetRig{m: m}, trials: &fakeTrials{}}
 	setup := func(c *Config) {
 		c.StateDir = dir
+		c.Trials = f.trials
 		var err error
 		f.src, err = NewStoreSource(StoreSourceConfig{Store: m, Layout: testLayout, Host: "h1", Groups: []string{"g1"},
 			Log: c.Log, Prober: p.probe, StateDir: dir})
@@ -279,6 +283,92 @@ func TestFleetTrialDeleted(t *testing.T) {
 		}
 		if f.k.has(routeRef) || f.k.has(route2Ref) {
 			t.Errorf("the reverted trial of a new document stays applied: %v", f.k.takeOps())
+		}
+	})
+}
+
+// TestFleetTrialJournal: a fleet trial's changes are journaled as a
+// socket trial's are: the target trial begins before the trial's intent
+// is applied, with the documents before it as Previous; a revert puts the
+// kernel back from the journal, then reconciles to the previous document;
+// a confirm drops the journal. The trials live in the state directory's
+// store, not in a side file: a fleet-trials.json of a release before is
+// read once and moved there.
+func TestFleetTrialJournal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMemStore()
+		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.put(groupRoutes, routeDoc)
+		p := &fleetProber{err: errors.New("ping 192.0.2.1: no reply")}
+		dir := t.TempDir()
+		f := newFleetTrialRig(t, m, dir, p)
+		f.start()
+		settle()
+		m.put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1"))
+		settle()
+		settle()
+		if got := strings.Join(f.trials.events, ","); got != "begin,revert" {
+			t.Fatalf("journal events %q, want begin,revert", got)
+		}
+		begun := f.trials.begun[0]
+		if string(begun.Previous["groups/g1/routes.json"]) != routeDoc || !strings.Contains(string(begun.Files["groups/g1/routes.json"]), "203.0.113.0/24") ||
+			begun.Previous["hosts/h1/uplink.json"] == nil || len(begun.Probes) != 1 || begun.Deadline.IsZero() {
+			t.Errorf("the journal began with %+v", begun)
+		}
+		if f.k.has(route2Ref) || !f.k.has(routeRef) {
+			t.Fatalf("not reverted to the previous document: %v", f.k.takeOps())
+		}
+		if _, err := os.Stat(filepath.Join(dir, fleetTrialsFile)); !os.IsNotExist(err) {
+			t.Errorf("a side file: %v", err)
+		}
+
+		p.mu.Lock()
+		p.err = nil
+		p.mu.Unlock()
+		m.put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.2"))
+		settle()
+		settle()
+		if got := strings.Join(f.trials.events, ","); got != "begin,revert,begin,confirm" || !f.k.has(route2Ref) {
+			t.Fatalf("journal events %q, want begin,revert,begin,confirm; route2 %v", got, f.k.has(route2Ref))
+		}
+	})
+}
+
+// TestFleetTrialsMovedIntoStore: the fleet-trials.json of a release
+// before is read (a pending trial in it counts as reverted, its revert
+// target delivered) and moved into the state directory's store.
+func TestFleetTrialsMovedIntoStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newMemStore()
+		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		doc := trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1")
+		env, _, _ := ParseTrialEnvelope([]byte(doc))
+		rev := m.put(groupRoutes, doc)
+		dir := t.TempDir()
+		old, _ := json.Marshal(fleetTrialsState{Trials: map[string]*storeTrial{"groups/g1/routes.json": {
+			Revision: int64(rev), State: FleetTrialPending, Previous: []byte(routeDoc), HasPrevious: true, Intent: env.Intent}}})
+		if err := os.WriteFile(filepath.Join(dir, fleetTrialsFile), old, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f := newFleetTrialRig(t, m, dir, &fleetProber{})
+		f.start()
+		settle()
+		if f.k.has(route2Ref) || !f.k.has(routeRef) {
+			t.Fatalf("the trial pending at the stop was not reverted to its previous document: %v", f.k.takeOps())
+		}
+		if tr := f.trial(t); tr == nil || tr.State != FleetTrialReverted || tr.Revision != int64(rev) {
+			t.Fatalf("trial %+v", tr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, fleetTrialsFile)); !os.IsNotExist(err) {
+			t.Errorf("fleet-trials.json still there: %v", err)
+		}
+		f.stop()
+		f.stopWriter()
+		g := newFleetTrialRig(t, m, dir, &fleetProber{})
+		g.start()
+		settle()
+		if g.k.has(route2Ref) || !g.k.has(routeRef) {
+			t.Fatalf("after a restart without fleet-trials.json: %v", g.k.takeOps())
 		}
 	})
 }

@@ -19,7 +19,11 @@
 //
 // Each package marks what it creates in the kernel and reads back only its
 // own objects (plus, for links, the external link items that physical
-// interfaces and carrier-dependent routes need); see each package's doc.
+// interfaces and carrier-dependent routes need, and, for l3, the others'
+// routes and rules as items.Foreign); see each package's doc. ReadForeign
+// reads the rest of the others' objects for `show --all`: addresses and
+// permanent neighbours (l3.ReadForeignAddrNeigh) and iptables chains
+// (firewall.ReadForeignChains). Nothing else reads them.
 //
 // Two more things serve a plan (`netagent plan`), which must say what an
 // apply would do without doing it:

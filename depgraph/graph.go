@@ -421,7 +421,7 @@ func (r *root) link(n *Node, srcReq []*Node) {
 		return
 	}
 	reqs := make([]*Node, len(n.deps))
-	for i, d := range n.deps {
+	for i := range n.deps { // not a copy of each 64-byte Dependency
 		var req *Node
 		if srcReq != nil {
 			req = srcReq[i].in(r)
@@ -430,7 +430,7 @@ func (r *root) link(n *Node, srcReq []*Node) {
 				req.dependants = make([]*Node, 0, k)
 			}
 		} else {
-			req = r.nodeFor(d.RequiredItem)
+			req = r.nodeFor(n.deps[i].RequiredItem)
 		}
 		reqs[i] = req
 		if !slices.Contains(reqs[:i], req) {

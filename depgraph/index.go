@@ -165,13 +165,16 @@ func (r *root) forget(n *Node) { r.index.remove(n, hashRef(n.typ, n.name)) }
 
 // Reserve prepares g's tree for about n more nodes (a reconciler about to
 // create a whole intended graph, a renderer about to put many items), so
-// that the index (and the journal, for journaled changes) does not grow
-// step by step.
+// that the index (and the journal, for journaled changes, and the list of
+// new nodes a Hold keeps for its Release) does not grow step by step.
 func (g *Graph) Reserve(n int) {
 	r := g.r
 	r.index.reserve(n)
 	if r.unjournaled == 0 && n > 0 {
 		r.journal.entries = slices.Grow(r.journal.entries, n)
+	}
+	if r.held > 0 && n > 0 { // each new node is listed until Release
+		r.empties = slices.Grow(r.empties, n)
 	}
 }
 

@@ -113,8 +113,14 @@ type Status struct {
 	Conditions []Condition `json:"conditions,omitempty"`
 	// Converged is when the last converged reconcile ended (zero: never).
 	Converged time.Time `json:"converged,omitzero"`
-	// Updated is when this status was written: the host's "last seen".
+	// Updated is when this status was written. A daemon writes it when
+	// it changes, under a lease it renews without writing: the key
+	// exists while the host lives, so Lease (the lease's TTL, "15s") is
+	// how long ago it was last seen at most. A status without Lease (an
+	// agent from before, or a store without leases) was rewritten at
+	// every renewal: Updated is its "last seen".
 	Updated time.Time `json:"updated"`
+	Lease   string    `json:"lease,omitempty"`
 	// Trial is the state of a trial pushed to this host, if any.
 	Trial *Trial `json:"trial,omitempty"`
 }

@@ -2,6 +2,7 @@ package items
 
 import (
 	"fmt"
+	"strings"
 
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -19,10 +20,28 @@ type DHCP4Lease struct {
 	Hostname    string // option 12
 	ClientID    string // option 61
 	VendorClass string // option 60
+	// Kept marks an item read back from a lease kept in the state
+	// directory that no server confirmed since the agent started: it
+	// differs from the intended item, and the reconciler's Modify asks
+	// the server for it again (INIT-REBOOT) while its address stays.
+	Kept bool
 }
 
 // DHCP4LeaseRef refers to the lease item of an interface.
 func DHCP4LeaseRef(dev string) dg.ItemRef { return dg.ItemRef{Type: TypeDHCP4Lease, Name: dev} }
+
+// DHCP4AddressRef stands for the address a lease on dev will give, before
+// the lease is known: no item has it, so that a route through a gateway
+// only that lease can hold stays blocked ("waits for address/up0/dhcp4")
+// until render knows the lease and names its address instead.
+func DHCP4AddressRef(dev string) dg.ItemRef {
+	return dg.ItemRef{Type: TypeAddress, Name: dev + "/dhcp4"}
+}
+
+// IsDHCP4AddressRef reports whether ref is a DHCP4AddressRef.
+func IsDHCP4AddressRef(ref dg.ItemRef) bool {
+	return ref.Type == TypeAddress && strings.HasSuffix(ref.Name, "/dhcp4")
+}
 
 func (l *DHCP4Lease) Type() string   { return TypeDHCP4Lease }
 func (l *DHCP4Lease) Name() string   { return l.Dev }
@@ -33,7 +52,11 @@ func (l *DHCP4Lease) Equal(o dg.Item) bool {
 }
 
 func (l *DHCP4Lease) String() string {
-	return fmt.Sprintf("dhcp4 lease on %s (hostname %q, client id %q, vendor class %q)", l.Dev, l.Hostname, l.ClientID, l.VendorClass)
+	kept := ""
+	if l.Kept {
+		kept = ", kept from before"
+	}
+	return fmt.Sprintf("dhcp4 lease on %s (hostname %q, client id %q, vendor class %q%s)", l.Dev, l.Hostname, l.ClientID, l.VendorClass, kept)
 }
 
 func (l *DHCP4Lease) Dependencies() []dg.Dependency {
@@ -41,4 +64,12 @@ func (l *DHCP4Lease) Dependencies() []dg.Dependency {
 		requires(InterfaceRef(l.Dev), ""),
 		{RequiredItem: LinkRef(l.Dev), MustSatisfy: HasCarrier, Description: "carrier up"},
 	}
+}
+
+// Validate checks the item names its interface.
+func (l *DHCP4Lease) Validate() error {
+	if l.Dev == "" {
+		return fmt.Errorf("dhcp4 lease without an interface: %w", ErrInvalid)
+	}
+	return nil
 }

@@ -13,10 +13,16 @@ import (
 // chain of "waiting for" notes. A chain that comes back to where it passed
 // is a dependency cycle: each of its items gets an error naming the cycle.
 func (u *run) detectCycles() {
+	if len(u.rec.blocked) == 0 {
+		return
+	}
 	state := make(map[dg.ItemRef]int8) // 1: on the current path, 2: done
 	for _, start := range u.blockedNow {
 		var path []dg.ItemRef
 		ref := start.Ref()
+		if _, blocked := u.rec.blocked[ref]; !blocked {
+			continue // created since: no chain starts here
+		}
 		for {
 			if state[ref] == 2 {
 				break

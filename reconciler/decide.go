@@ -30,8 +30,8 @@ func (u *run) markEvictions(wave []*dg.Node) []*dg.Node {
 		if u.has(c, fChanged) {
 			wave = u.reactToCallerChange(c, wave)
 		}
-		if u.isExternal(c) {
-			continue
+		if !c.Present() || c.External() {
+			continue // nothing to delete (mustDelete), or not ours
 		}
 		must, recreate := u.mustDelete(c)
 		switch {
@@ -91,14 +91,8 @@ func (u *run) recreateWhenModified(d, c *dg.Node) bool {
 	return false
 }
 
-func (u *run) isExternal(c *dg.Node) bool {
-	if c.Present() {
-		return c.External()
-	}
-	return u.isExternalOf(c, u.intNode(c))
-}
-
-// isExternalOf is isExternal for c whose intended node is i (or nil).
+// isExternalOf reports whether the item of c, whose intended node is i (or
+// nil), is external: observed, never changed.
 func (u *run) isExternalOf(c, i *dg.Node) bool {
 	if c.Present() {
 		return c.External()
@@ -201,6 +195,5 @@ func (u *run) canModifyAway(d, c *dg.Node) bool {
 			return false
 		}
 	}
-	_, _, blocked := u.unsatisfied(w)
-	return !blocked
+	return !u.blocked(&w)
 }

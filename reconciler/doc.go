@@ -78,7 +78,9 @@
 // neighbours of what it changes, so its cost follows the size of the
 // change, not of the graph; a run with nothing changed does almost nothing.
 // Passing a new intended graph instance, or a current graph never
-// reconciled before, makes the run look at every item once.
+// reconciled before, makes the run look at every item once. The operation
+// log is made at the first operation: a run that changes nothing (a no-op
+// apply over a read-back) makes none, and Status.OperationLog is nil.
 //
 // # Asynchronous operations
 //

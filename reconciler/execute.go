@@ -41,7 +41,7 @@ func (u *run) stillReady(group []proposal) []proposal {
 		}
 		w := u.want(p.node)
 		if !u.has(p.node, fEvict) && w.ok {
-			if _, _, blocked := u.unsatisfied(w); !blocked {
+			if !u.blocked(&w) {
 				kept = append(kept, p)
 				continue
 			}

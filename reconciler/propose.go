@@ -16,7 +16,7 @@ func (u *run) propose(wave []*dg.Node) *[3][]proposal {
 		if p, ok := u.decide(c); ok {
 			p.evictSeq = u.evictSeq
 			k := opRank(p.op)
-			u.props[k] = append(u.props[k], p)
+			u.props[k] = append(roomForOne(u.props[k]), p)
 		}
 	}
 	return &u.props
@@ -33,12 +33,13 @@ func (u *run) decide(c *dg.Node) (proposal, bool) {
 	if u.has(c, fFailedNow) || u.isExternalOf(c, i) {
 		return proposal{}, false
 	}
-	if st := c.State(); st.State.InTransition() && c.Present() {
+	st := c.State()
+	if st.State.InTransition() && c.Present() {
 		// No handle: treat the operation as failed, and do it again now.
-		c.SetState(dg.StateData{State: dg.StateFailed, LastOp: st.LastOp, LastErr: ErrOperationLost, Since: st.Since})
+		st = dg.StateData{State: dg.StateFailed, LastOp: st.LastOp, LastErr: ErrOperationLost, Since: st.Since}
+		c.SetState(st)
 	}
 	w := u.wantOf(c, i)
-	st := c.State()
 	if !c.Present() || st.State == dg.StateFailed && st.LastOp != dg.OpModify {
 		return u.decideAbsent(c, w)
 	}
@@ -150,10 +151,10 @@ func (u *run) evictRecreateOnModify(c *dg.Node) bool {
 // modified now. When not, c is noted as blocked; the reason is worked out
 // once, at the end of the run (explainBlocked).
 func (u *run) ready(c *dg.Node, w target) bool {
-	if _, _, blocked := u.unsatisfied(w); blocked {
+	if u.blocked(&w) {
 		if !u.has(c, fBlocked) {
 			u.set(c, fBlocked)
-			u.blockedNow = append(u.blockedNow, c)
+			u.blockedNow = append(roomForOne(u.blockedNow), c)
 		}
 		return false
 	}
@@ -164,13 +165,25 @@ func (u *run) ready(c *dg.Node, w target) bool {
 // node. A dependency is met when the required item exists in the current
 // state, is created (not failed, not in transition), is not about to be
 // deleted or changed, and satisfies the predicate.
-func (u *run) unsatisfied(w target) (dg.Dependency, *dg.Node, bool) {
-	for k, dep := range w.deps {
-		if u.depProblem(dep, w.req[k]) != depMet {
-			return dep, w.req[k], true
-		}
+func (u *run) unsatisfied(w *target) (dg.Dependency, *dg.Node, bool) {
+	if k := u.firstUnmet(w.deps, w.req); k >= 0 {
+		return w.deps[k], w.req[k], true
 	}
 	return dg.Dependency{}, nil, false
+}
+
+// blocked reports whether a dependency of w is not met (see unsatisfied).
+func (u *run) blocked(w *target) bool { return u.firstUnmet(w.deps, w.req) >= 0 }
+
+// firstUnmet returns the index of the first dependency not met, or -1.
+// It looks at the dependencies in place: a Dependency is 64 bytes.
+func (u *run) firstUnmet(deps []dg.Dependency, req []*dg.Node) int {
+	for k := range deps {
+		if u.depProblem(&deps[k], req[k]) != depMet {
+			return k
+		}
+	}
+	return -1
 }
 
 type depStatus int
@@ -185,7 +198,7 @@ const (
 	depPredicate
 )
 
-func (u *run) depProblem(dep dg.Dependency, req *dg.Node) depStatus {
+func (u *run) depProblem(dep *dg.Dependency, req *dg.Node) depStatus {
 	rc := u.asCur(req)
 	if !rc.Present() {
 		if !u.wanted(rc) {
@@ -201,7 +214,7 @@ func (u *run) depProblem(dep dg.Dependency, req *dg.Node) depStatus {
 	}
 	it := rc.Item()
 	if !rc.External() {
-		if w := u.want(rc); w.ok && !equal(w.item, it) {
+		if w, ok := u.wantedItem(rc); ok && !equal(w, it) {
 			return depChanging
 		}
 	}
@@ -275,7 +288,7 @@ func (u *run) withdrawStalled() bool {
 		if !w.ok || equal(w.item, c.Item()) {
 			continue
 		}
-		if _, _, blocked := u.unsatisfied(w); !blocked && !u.closesCycle(c, w) {
+		if !u.blocked(&w) && !u.closesCycle(c, w) {
 			continue
 		}
 		u.set(c, fRecreating)
@@ -301,7 +314,7 @@ func (u *run) explainBlocked() {
 			u.forgetBlocked(c)
 			continue
 		}
-		dep, req, blocked := u.unsatisfied(w)
+		dep, req, blocked := u.unsatisfied(&w)
 		if !blocked {
 			continue
 		}
@@ -317,7 +330,7 @@ func (u *run) block(ref dg.ItemRef, reason string, on dg.ItemRef) {
 
 func (u *run) reason(dep dg.Dependency, req *dg.Node) string {
 	name := dep.RequiredItem.String()
-	switch u.depProblem(dep, req) {
+	switch u.depProblem(&dep, req) {
 	case depNotIntended:
 		return "blocked: waiting for " + name + " (not in the intended state)"
 	case depNotCreated:

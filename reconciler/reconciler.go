@@ -118,7 +118,7 @@ func (u *run) reconcile() Status {
 	run.cur.Hold()
 	defer run.cur.Release()
 	run.seed()
-	run.log = make(OperationLog, 0, len(run.queue))
+	run.logHint += len(run.queue)
 	for {
 		for len(run.queue) > 0 {
 			wave := run.takeWave()

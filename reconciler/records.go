@@ -166,6 +166,10 @@ func (r *Records) InFlight(ref dg.ItemRef) bool {
 // AnyInFlight reports whether any operation continues in the background.
 func (r *Records) AnyInFlight() bool { return len(r.async) > 0 }
 
+// InFlightRefs returns the items whose operation continues in the
+// background, in ref order.
+func (r *Records) InFlightRefs() []dg.ItemRef { return sortedKeys(r.async) }
+
 // SavedRecords is the part of Records that outlives the process: failures
 // and blocked notes. What is not saved, and why:
 //   - operations in flight: their handles (goroutines, channels) die with

@@ -131,7 +131,10 @@ func (u *run) settleAsync(c *dg.Node, op *opCtx) {
 }
 
 func (u *run) logEntry(e OpLogEntry) {
-	u.log = append(u.log, e)
+	if u.log == nil { // a run that changes nothing makes no log
+		u.log = make(OperationLog, 0, max(u.logHint, 8))
+	}
+	u.log = append(roomForOne(u.log), e)
 	if u.r.hook != nil {
 		u.r.hook(e)
 	}

@@ -19,7 +19,6 @@ import (
 type run struct {
 	r        *Reconciler
 	ctx      context.Context
-	dry      bool
 	cur      *dg.Graph // root of the current state (held during the run)
 	curScope *dg.Graph // the part of the current state in scope (may be nil)
 	intended *dg.Graph // the part of the intended state in scope (may be nil)
@@ -27,6 +26,7 @@ type run struct {
 	scope    string
 	rec      *Records
 	epoch    uint32    // stamps the run's marks (fQueued, ...) in scratch
+	dry      bool      // (next to epoch: the struct fits in 448 bytes)
 	scratch  []mark    // rec.scratch: the marks by node Index
 	start    time.Time // when the run started
 
@@ -35,6 +35,11 @@ type run struct {
 	stalled    []*dg.Node // a change waited for a dependency
 	subgraphs  map[string]*dg.Graph
 	log        OperationLog
+	// logHint is the capacity the log is made with at the first
+	// operation: about the most operations the run looks like running
+	// (seedEverything subtracts the external items it queued; reconcile
+	// adds the length of the queue).
+	logHint    int
 	errs       []error
 	spare      *opCtx
 	props      [3][]proposal // a wave's deletes, modifies, creates (reused)
@@ -196,6 +201,25 @@ func (u *run) wanted(c *dg.Node) bool {
 	return i != nil && i.Present() || c.Present()
 }
 
+// wantedItem is want(c) without the dependencies: the intended value of
+// c's item, if it should exist.
+func (u *run) wantedItem(c *dg.Node) (dg.Item, bool) {
+	i := u.intNode(c)
+	if u.intended != nil && i != nil && u.intended.Holds(i) {
+		return i.Item(), true
+	}
+	if u.inScope(c, i) {
+		return nil, false
+	}
+	if i != nil && i.Present() {
+		return i.Item(), true
+	}
+	if c.Present() {
+		return c.Item(), true
+	}
+	return nil, false
+}
+
 // wantOf is want for c whose intended node is i (or nil).
 func (u *run) wantOf(c, i *dg.Node) target {
 	if u.intended != nil && i != nil && u.intended.Holds(i) {
@@ -221,6 +245,20 @@ func (u *run) enqueue(c *dg.Node) {
 	u.queue = append(u.queue, c)
 }
 
+// roomForOne makes room in s for one more element, doubling a full slice
+// of 256 elements or more: append grows such a slice by a quarter at a
+// time, leaving behind about four times its final size as garbage (the
+// proposals and the items blocked at the initial reconcile of a whole
+// graph). Below that, append doubles too.
+func roomForOne[S ~[]E, E any](s S) S {
+	if len(s) < cap(s) || len(s) < 256 {
+		return s
+	}
+	grown := make(S, len(s), 2*len(s)) // not slices.Grow: it overshoots
+	copy(grown, s)
+	return grown
+}
+
 func (u *run) enqueueAll(nodes []*dg.Node) {
 	for _, c := range nodes {
 		u.enqueue(c)
@@ -239,8 +277,8 @@ func (u *run) takeWave() []*dg.Node {
 	}
 	u.spareQueue = nil
 	for _, c := range wave {
-		u.unset(c, fQueued)
-		u.set(c, fInWave)
+		m := &u.scratch[c.Index()] // stamped by enqueue
+		m.flags = m.flags&^fQueued | fInWave
 	}
 	return wave
 }

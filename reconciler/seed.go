@@ -87,11 +87,20 @@ func (u *run) seedEverything() {
 		curNodes = u.curScope.Nodes() // before the intended items add empty nodes
 	}
 	if u.intended != nil {
-		u.queue = slices.Grow(u.queue, u.intended.Len()+len(curNodes))
+		n := u.intended.Len() + len(curNodes)
+		u.queue = slices.Grow(u.queue, n)
 		u.cur.Reserve(u.intended.Len())
+		if need := u.cur.Len() + u.intended.Len(); need > len(u.scratch) {
+			u.growScratch(need) // the marks of about every node at once
+		}
 		u.seedIntendedGraph(u.intended)
 	}
 	u.enqueueAll(curNodes)
+	for _, c := range curNodes {
+		if c.External() {
+			u.logHint--
+		}
+	}
 }
 
 func (u *run) seedIntendedGraph(g *dg.Graph) {
@@ -105,6 +114,9 @@ func (u *run) seedIntendedGraph(g *dg.Graph) {
 	for _, n := range nodes {
 		if !n.Dead() && g.Holds(n) {
 			u.enqueue(u.asCur(n))
+			if n.External() {
+				u.logHint--
+			}
 		}
 	}
 }

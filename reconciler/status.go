@@ -70,7 +70,7 @@ type Status struct {
 	// that was passed in, or a new one if nil was passed; in a dry run, the
 	// state the run predicts).
 	NewCurrentState *dg.Graph
-	// OperationLog lists the operations run, in order.
+	// OperationLog lists the operations run, in order (nil if none ran).
 	OperationLog OperationLog
 	// Blocked gives, for every intended item in scope that does not exist
 	// and cannot be created now, or whose modify waits for a conflicting

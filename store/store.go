@@ -57,6 +57,13 @@ type Store interface {
 	// revision they were all read at (a consistent snapshot).
 	List(ctx context.Context, prefix string) ([]Entry, Version, error)
 
+	// ListKeys is List without the values: the keys under prefix, in
+	// key order, each with its version and a nil Value, and the revision
+	// of the listing. No value is read (etcd: a keys-only range; local:
+	// its index), so knowing what exists, and at which version, costs the
+	// keys only.
+	ListKeys(ctx context.Context, prefix string) ([]Entry, Version, error)
+
 	// Watch follows the keys under prefix until ctx ends.
 	//
 	// With from == NoVersion it first delivers the entries under prefix

@@ -30,6 +30,7 @@
 //	trial_state{state}                        gauge: 1 for the daemon's trial state (none, pending), 0 for the others
 //	trial_deadline_timestamp_seconds          gauge: when the pending trial reverts unless confirmed (0: none pending)
 //	trials_total{result}                      counter: trials ended since the start, by result (confirmed, reverted)
+//	dhcp4_lease_events_total{interface,event}  counter: DHCPv4 lease events (acquired, renewed, rebound, expired, lost, refused)
 //
 // An operation that goes on in the background counts when it finishes
 // (the reconcile that settles it logs it again, with its whole duration).
@@ -38,6 +39,7 @@ package metrics
 import (
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -112,6 +114,7 @@ type Metrics struct {
 	driftFound   *prometheus.CounterVec
 	driftFixed   *prometheus.CounterVec
 	trials       *prometheus.CounterVec
+	leases       *prometheus.CounterVec
 
 	gauges *gauges
 
@@ -144,15 +147,28 @@ func New() *Metrics {
 			Help: "Differences found by a drift check that a later operation repaired, by item type (kind)."}, []string{"kind"}),
 		trials: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "trials_total",
 			Help: "Trials ended since the daemon started, by result (confirmed, reverted)."}, []string{"result"}),
+		leases: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "dhcp4_lease_events_total",
+			Help: "DHCPv4 lease events, by interface and event (" + strings.Join(LeaseEvents, ", ") + ")."}, []string{"interface", "event"}),
 		gauges:  newGauges(),
 		pending: map[dg.ItemRef]bool{},
 	}
-	m.reg.MustRegister(m.reconciles, m.reconcileDur, m.ops, m.opDur, m.retries, m.driftFound, m.driftFixed, m.trials, m.gauges)
+	m.reg.MustRegister(m.reconciles, m.reconcileDur, m.ops, m.opDur, m.retries, m.driftFound, m.driftFixed, m.trials, m.leases, m.gauges)
 	for _, r := range []string{"confirmed", "reverted"} {
 		m.trials.WithLabelValues(r)
 	}
 	return m
 }
+
+// The events of a DHCPv4 lease (netagent_dhcp4_lease_events_total):
+// acquired (a new binding: DISCOVER, or INIT-REBOOT after a restart or a
+// carrier loss), renewed (at T1, from the server), rebound (after T2, from
+// any server), expired (no server extended it: its address and routes are
+// withdrawn), lost (let go: the carrier went or the intent dropped dhcp4)
+// and refused (a NAK).
+var LeaseEvents = []string{"acquired", "renewed", "rebound", "expired", "lost", "refused"}
+
+// ObserveLease counts one lease event on ifname.
+func (m *Metrics) ObserveLease(ifname, event string) { m.leases.WithLabelValues(ifname, event).Inc() }
 
 // Register adds collectors to the registry (the daemon adds the Go
 // runtime's and the process's).

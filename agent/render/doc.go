@@ -23,6 +23,9 @@
 //	interface.bridgePort.vlans,         bridge-vlans/<name> (a port's, or the
 //	  bridge.vlans                        bridge's own; canonical ranges)
 //	interface.addresses[]               address/<dev>/<addr>/<len>
+//	interface.dhcp4                     dhcp4-lease/<name>; with the lease known
+//	                                      (Facts): its address and routes,
+//	                                      depending on it (lease4.Items)
 //	route                               route/<table> <dst> metric <metric>
 //	rule                                rule/<family> <prio>: <selectors> lookup <table>
 //	neighbor                            neighbor/<dev>/<ip>

@@ -4,12 +4,18 @@ import (
 	"net/netip"
 
 	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/items/lease4"
 )
 
-// Facts are what rendering needs to know of the host and cannot read
-// from the intent. The zero value is a host that does not forward, where
-// the agent does not handle DNS.
+// Facts are what rendering needs to know of the host and the network and
+// cannot read from the intent. The zero value knows of no lease, on a host
+// that does not forward, where the agent does not handle DNS. The caller
+// (the daemon's loop, the one-shot apply) takes them from the kernel,
+// dhcp.Leases (configurators/dhcp) and the state directory; render itself
+// reads nothing.
 type Facts struct {
+	// Leases are the DHCPv4 leases held, by interface (dhcp4.go).
+	Leases map[string]*lease4.Lease
 	// IPv6Forwarding: net.ipv6.conf.all.forwarding is 1 in the kernel.
 	// The intent's own forwarding keys win over it.
 	IPv6Forwarding bool
@@ -18,8 +24,9 @@ type Facts struct {
 	// and systemd-resolved): "": the agent does not handle DNS, and the
 	// intent's dns section renders nothing.
 	ResolvConf string
-	// LeaseDNS are the DNS servers and search domains of the leases held,
-	// one per interface (section_dns.go merges them).
+	// LeaseDNS are the DNS servers and search domains of the DHCPv6
+	// leases held, one per interface (section_dns.go merges them with
+	// those of Leases).
 	LeaseDNS []items.LinkDNS
 	// DHCP6 is the address of the DHCPv6 lease held on each interface
 	// (ipv6.go renders it, depending on the lease item).

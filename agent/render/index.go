@@ -19,6 +19,9 @@ type index struct {
 	addrs []declaredAddr
 	// onLinkRoutes lists the declared on-link routes in intent order.
 	onLinkRoutes []hop
+	// dhcp4 maps each interface with dhcp4 to whether its lease is known
+	// (Facts).
+	dhcp4 map[string]bool
 	// ports maps a master's name to the names of its declared ports, in
 	// name order.
 	ports map[string][]string
@@ -53,7 +56,7 @@ func (a declaredAddr) name() string {
 
 // newIndex indexes a validated intent: what each section's objects tell
 // the others (section.addToIndex).
-func newIndex(in *intent.Intent) *index {
+func newIndex(in *intent.Intent, facts Facts) *index {
 	x := &index{ifaces: map[string]*intent.Interface{}, peers: map[string]*intent.Interface{},
 		ports: map[string][]string{}}
 	for _, s := range sections {
@@ -61,6 +64,7 @@ func newIndex(in *intent.Intent) *index {
 			s.addToIndex(x, in)
 		}
 	}
+	x.addLeases(facts) // dhcp4.go
 	return x
 }
 

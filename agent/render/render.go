@@ -26,8 +26,9 @@ const GraphName = "intended"
 // changes nothing else. It touches no kernel and no file.
 func Render(in *intent.Intent) (*dg.Graph, error) { return RenderWith(in, Facts{}) }
 
-// RenderWith is Render with the facts of the host the intent needs
-// (facts.go): still a pure function of its arguments.
+// RenderWith is Render with the facts of the host and the network the
+// intent needs (the DHCP leases held, the kernel's IPv6 forwarding, the
+// resolv.conf path: Facts): still a pure function of its arguments.
 func RenderWith(in *intent.Intent, facts Facts) (*dg.Graph, error) {
 	if err := in.Validate(); err != nil {
 		return nil, err
@@ -44,10 +45,10 @@ func RenderWith(in *intent.Intent, facts Facts) (*dg.Graph, error) {
 func build(in *intent.Intent, facts Facts, drift bool) (*builder, error) {
 	b := newBuilder(in, facts)
 	b.tracking = drift
-	b.notYetDHCP4() // dhcp4.go
 	for _, s := range sections {
 		s.render(b)
 	}
+	b.leaseItems() // dhcp4.go: after every section, whose objects win
 	if len(b.errs) > 0 {
 		return nil, errors.Join(b.errs...)
 	}
@@ -113,7 +114,7 @@ func newBuilder(in *intent.Intent, facts Facts) *builder {
 	// neighbour: one each; an interface: a few), so that the graph's index
 	// does not grow step by step with 100k routes.
 	g.Reserve(len(in.Routes) + len(in.Rules) + len(in.Neighbors) + 4*len(in.Interfaces))
-	return &builder{in: in, facts: facts, idx: newIndex(in), g: g, subs: map[string]*dg.Graph{"": g}}
+	return &builder{in: in, facts: facts, idx: newIndex(in, facts), g: g, subs: map[string]*dg.Graph{"": g}}
 }
 
 // validator is what every item type of package items implements.

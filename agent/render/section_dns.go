@@ -7,6 +7,7 @@ import (
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/items/lease4"
 )
 
 // The dns section: one items.DNS, rendered only when the agent hands DNS
@@ -27,9 +28,10 @@ var dnsSection = section{
 // anything to say, one items.DNS merging, in this order,
 //
 //  1. the intent's dns section (its nameservers, then its search);
-//  2. the DNS of each lease (Facts.LeaseDNS), in the order of the
-//     intent's interfaces (a lease of an interface the intent does not
-//     declare is left out);
+//  2. the DNS of each lease, in the order of the intent's interfaces: an
+//     interface's DHCPv4 lease (Facts.Leases; not with dhcp4 useDNS
+//     false), then its DHCPv6 lease (Facts.LeaseDNS); a lease of an
+//     interface the intent does not declare is left out;
 //
 // dropping a server or domain given before (domains compared without case
 // and final dot), and keeping the first intent.MaxNameservers servers
@@ -61,17 +63,29 @@ func (b *builder) dns() {
 }
 
 // leaseDNS returns the leases' DNS of the declared interfaces, in the
-// intent's interface order.
+// intent's interface order: for each, its DHCPv4 lease's (unless its
+// dhcp4 says useDNS false), then its DHCPv6 lease's.
 func (b *builder) leaseDNS() []items.LinkDNS {
 	var out []items.LinkDNS
 	for i := range b.in.Interfaces {
+		ifc := &b.in.Interfaces[i]
+		if l := b.facts.Leases[ifc.Name]; l != nil && ifc.DHCP4.Enabled() && ifc.DHCP4.EffectiveUseDNS() {
+			if d := lease4DNS(l); !d.Empty() {
+				out = append(out, d)
+			}
+		}
 		for _, l := range b.facts.LeaseDNS {
-			if l.Dev == b.in.Interfaces[i].Name && !l.Empty() {
+			if l.Dev == ifc.Name && !l.Empty() {
 				out = append(out, l)
 			}
 		}
 	}
 	return out
+}
+
+// lease4DNS is a DHCPv4 lease's DNS (options 6, and 119 or 15).
+func lease4DNS(l *lease4.Lease) items.LinkDNS {
+	return items.LinkDNS{Dev: l.Interface, Nameservers: slices.Clone(l.DNS), Search: slices.Clone(l.Domains)}
 }
 
 // intentDNS converts the intent's section (Validate checked it).

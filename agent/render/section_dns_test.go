@@ -9,6 +9,7 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/items/lease4"
 )
 
 func addrs(s ...string) []netip.Addr {
@@ -95,5 +96,30 @@ func TestRenderDNSOnlyWithATarget(t *testing.T) {
 	}
 	if g := mustRender(t, in); g.Len() != 0 {
 		t.Errorf("no path: %d items", g.Len())
+	}
+}
+
+// A DHCPv4 lease's servers and domains come before the DHCPv6 lease's of
+// the same interface; an interface whose dhcp4 says useDNS false gives
+// none.
+func TestRenderDNSWithDHCP4Leases(t *testing.T) {
+	in := parse(t, `{"version": 1, "interfaces": [{"name": "up0", "type": "physical", "dhcp4": true, "ipv6": {"dhcp6": true}},
+		{"name": "up1", "type": "physical", "dhcp4": {"useDNS": false, "routeMetric": 200}}]}`)
+	lease := func(dev, dns, domain string) *lease4.Lease {
+		return &lease4.Lease{Interface: dev, Address: netip.MustParsePrefix("10.77.0.100/24"), DNS: addrs(dns), Domains: []string{domain}}
+	}
+	facts := Facts{ResolvConf: "/r",
+		Leases:   map[string]*lease4.Lease{"up0": lease("up0", "10.77.0.53", "v4.example"), "up1": lease("up1", "10.88.0.53", "up1.example")},
+		LeaseDNS: []items.LinkDNS{{Dev: "up0", Nameservers: addrs("2001:db8:77::53"), Search: []string{"v6.example"}}}}
+	g, err := RenderWith(in, facts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := only[*items.DNS](t, g)
+	if want := addrs("10.77.0.53", "2001:db8:77::53"); !slices.Equal(d.Nameservers, want) {
+		t.Errorf("nameservers %v, want %v", d.Nameservers, want)
+	}
+	if want := []string{"v4.example", "v6.example"}; !slices.Equal(d.Search, want) {
+		t.Errorf("search %v, want %v", d.Search, want)
 	}
 }

@@ -118,6 +118,7 @@ func (b *builder) routeItem(r *intent.Route) *items.Route {
 	if b.idx.isPhysical(r.Dev) {
 		it.CarrierLink = r.Dev
 	}
+	b.leaseDeps(it, r.Dev) // dhcp4.go
 	if it.Src.IsValid() {
 		if a, ok := b.idx.holding(it.Src); ok && a.name() != it.GwAddress {
 			it.Deps = append(it.Deps, items.AddressRef(a.dev, a.prefix))

@@ -69,10 +69,6 @@ type ApplyOptions struct {
 	// Wait bounds how long Apply waits, when items are blocked, for the
 	// link events that would unblock them (see Apply). 0: no wait.
 	Wait time.Duration
-	// Again, when set, is asked after the apply converged whether what it
-	// acquired (a DHCP lease) changes the intended graph: it returns the
-	// new graph, which Apply then converges to too, or nil.
-	Again func() (*dg.Graph, error)
 }
 
 // Apply converges the namespace: it reads the current state back,
@@ -89,24 +85,6 @@ type ApplyOptions struct {
 // returns as soon as nothing is blocked; items still blocked when the wait
 // ends are reported with their reason.
 func (r *Runtime) Apply(ctx context.Context, intended *dg.Graph, opts ApplyOptions) (*Result, error) {
-	res, err := r.apply(ctx, intended, opts)
-	if err != nil || opts.Again == nil {
-		return res, err
-	}
-	next, err := opts.Again()
-	if err != nil || next == nil {
-		return res, err
-	}
-	more, err := r.apply(ctx, next, opts)
-	if err != nil {
-		return nil, err
-	}
-	more.Ops = append(res.Ops, more.Ops...)
-	return more, nil
-}
-
-// apply is Apply without Again.
-func (r *Runtime) apply(ctx context.Context, intended *dg.Graph, opts ApplyOptions) (*Result, error) {
 	converge := func(ctx context.Context) (*Result, error) { return r.converge(ctx, intended) }
 	if opts.Wait <= 0 {
 		return converge(ctx)

@@ -1,6 +1,9 @@
 package target
 
-import dg "github.com/netagent/netagent/depgraph"
+import (
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+)
 
 // linkWaits tells, for blocked items, whether each waits for something a
 // link event can bring: an external item (a link's presence, carrier or
@@ -53,7 +56,7 @@ func (w *linkWaits) of(ref dg.ItemRef) bool {
 // external item (or one neither graph holds: a link that does not exist
 // yet), or a blocked item that itself waits for one.
 func (w *linkWaits) waitsFor(on dg.ItemRef) bool {
-	if on == (dg.ItemRef{}) {
+	if on == (dg.ItemRef{}) || items.IsDHCP4AddressRef(on) { // a lease's address: render, not a link, brings it
 		return false
 	}
 	if _, blocked := w.blocked[on]; blocked {

@@ -36,6 +36,7 @@ func journalSamples() []dg.Item {
 		&items.Neighbor{Dev: "br0", IP: netip.MustParseAddr("10.0.0.20"), MAC: mac},
 		&items.Sysctl{Key: "net.ipv4.ip_forward", Value: "1"},
 		&items.IptablesChain{Family: items.FamilyIPv4, Table: "filter", Chain: "NETAGENT-FWD", JumpFrom: "FORWARD", Rules: [][]string{{"-j", "ACCEPT"}}},
+		&items.DHCP4Lease{Dev: "wan0", Hostname: "edge-1", ClientID: "cid", VendorClass: "netagent", Kept: true},
 	}
 }
 

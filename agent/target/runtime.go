@@ -9,8 +9,10 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -31,6 +33,9 @@ type Runtime struct {
 	journal *Journal
 	// observe, when set, also gets every operation (ObserveOps).
 	observe func(reconciler.OpLogEntry)
+	// dhcp acquires the DHCPv4 leases; leases holds them (Leases).
+	dhcp   *dhcp.Configurator
+	leases *dhcp.Leases
 }
 
 // Open opens the named network namespace ("" for the caller's own),
@@ -57,8 +62,24 @@ func Open(netns, stateDir string, log logrus.FieldLogger) (*Runtime, error) {
 	if err := configurators.MissingTools(); err != nil {
 		log.WithError(err).Warn("firewall chains of the families named cannot be applied, and are not read back")
 	}
-	return &Runtime{target: t, stateDir: stateDir, reg: reg, log: log}, nil
+	leases := &dhcp.Leases{}
+	dc := &dhcp.Configurator{Client: &dhcp.Client{X: &dhcp.NetnsExchanger{Target: t}}, Leases: leases, StateDir: stateDir, Log: log}
+	reg.Register(items.TypeDHCP4Lease, dc)
+	return &Runtime{target: t, stateDir: stateDir, reg: reg, log: log, dhcp: dc, leases: leases}, nil
 }
+
+// Leases returns the DHCPv4 leases held: acquired or confirmed by a
+// server since the Runtime opened (the daemon renews them and lets them go
+// through it too).
+func (r *Runtime) Leases() *dhcp.Leases { return r.leases }
+
+// DHCPClient returns the DHCPv4 client of the namespace (for the daemon's
+// renewals).
+func (r *Runtime) DHCPClient() *dhcp.Client { return r.dhcp.Client }
+
+// SetAcquireTimeout bounds each DISCOVER (the one-shot apply's --wait);
+// 0: until the operation is canceled.
+func (r *Runtime) SetAcquireTimeout(d time.Duration) { r.dhcp.AcquireTimeout = d }
 
 // Close releases the namespace handle.
 func (r *Runtime) Close() { r.target.Close() }
@@ -109,6 +130,7 @@ func (r *Runtime) ReadCurrent(intended *dg.Graph) (*dg.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
+	list = append(list, dhcp.ReadBack(r.leases, r.stateDir, intended, time.Now())...)
 	return currentGraph(list, intended), nil
 }
 

@@ -5,23 +5,41 @@
 // go back to one (rollback) and refuse to overwrite a change they have not
 // seen (compare-and-swap: apply --if-version).
 //
-// # On disk
+// # In a store
 //
-// <state dir>/versions/<number, 8 digits>.json, one file per version,
-// holding its number, time, source ("apply a.json b.json", "daemon: files
-// a.json,b.json", "api", "rollback 7"), digest and the merged intent as
-// canonical JSON (Canonical: the documents without the objects two of them
-// define, merged in name order, marshalled), and the names of the
-// documents it was merged from (not their contents: one copy of the intent
-// per version is what an edge device can keep). The metadata come before
-// the intent in the file, so that List (and a Write learning the current
-// digest) reads them without decoding the intent; a Local also keeps the
-// metadata it has read or written, by number. A version file is written once and never changed: written to
-// a temporary file, synced, hard-linked to its final name (which fails if
-// another writer made that number first: no number is lost or given twice)
-// and the directory synced; a crash leaves either no version or the whole
-// one, and a stray temporary file, which List ignores and the next write
-// removes.
+// The versions live in a store.Store (package store): the state
+// directory's local store, <state dir>/store (package store/local: atomic,
+// fsynced, shared safely by the daemon and the CLI), or any other
+// (OnStore). Two kinds of keys:
+//
+//	versions/index                    the kept versions' metadata, oldest first: number,
+//	                                  time, source ("apply a.json b.json", "daemon: files
+//	                                  a.json,b.json", "api", "rollback 7"), digest, and the
+//	                                  names of the documents merged (not their contents)
+//	versions/intents/sha256:<digest>  a merged intent as canonical JSON (Canonical: the
+//	                                  documents without the objects two of them define,
+//	                                  merged in name order, marshalled), once per digest
+//
+// List reads the index alone, never an intent. A Write stores the intent
+// first (unless a kept version has it already: a rollback, or an intent
+// applied again, writes none), then the index naming the new version,
+// compare-and-swap on the index it read: that write is the commit, so two
+// writers never get one number and a writer killed at any point leaves
+// the previous version current, or the new one, whole. Then it deletes
+// the intents no kept version names (also those a killed writer left),
+// unless written after its index (a racing writer's, whose index is to
+// come). The local store keeps a short history and removes a deleted
+// intent's file at once: one copy of each kept intent is what an edge
+// device can keep.
+//
+// # The former format
+//
+// Before the store, <state dir>/versions/<number, 8 digits>.json held one
+// version each. Opening a state directory that has one migrates it: the
+// newest Keep versions, numbers, times, sources and all, are written into
+// the store (intents compacted) and the directory is removed after. A
+// migration interrupted, or run by two processes at once, imports nothing
+// twice.
 //
 // The current version is the highest number. Accepting the digest of the
 // current version again makes no new version. After a write, all but the
@@ -36,6 +54,6 @@
 // hold the target's writer lock (agent/target) while they check, write and
 // apply, so that the kernel matches the version that won.
 //
-// Store is the small interface the rest of netagent uses, so that a
-// generic store (local, etcd) can take its place later.
+// Store is the small interface the rest of netagent uses; Local, its
+// implementation, keeps the versions in any store.Store.
 package versions

@@ -1,7 +1,7 @@
 package versions
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,140 +9,248 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
-	"time"
 
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/store"
+	"github.com/netagent/netagent/store/local"
 )
 
-// Dir is the versions' directory in a state directory.
+// Keys of the versions in their store.
+const (
+	// IndexKey holds the kept versions' metadata, oldest first; writing
+	// it (compare-and-swap) is what makes a version.
+	IndexKey = "versions/index"
+	// IntentDir holds the kept versions' intents, one key per digest
+	// (IntentKey): versions of one intent (a rollback, an intent applied
+	// again after another) share it.
+	IntentDir = "versions/intents"
+)
+
+// StoreDir is the local store's directory in a state directory (package
+// store/local): the versions live there.
+const StoreDir = "store"
+
+// Dir is the versions' directory of the format before the store (one
+// file per version), in a state directory: Open migrates it into the
+// store and removes it.
 const Dir = "versions"
 
-// Local is the Store in a state directory (see the package doc).
+// IntentKey is the key of the intent of digest.
+func IntentKey(digest string) string { return IntentDir + "/" + digest }
+
+// Local is the Store kept in a store.Store (see the package doc): the
+// state directory's (Open) or any other (OnStore).
 type Local struct {
-	dir  string
-	keep int
+	stateDir string // "": on a store given to OnStore
+	keep     int
 
-	// metas caches the metadata of versions read or written: a version
-	// file never changes once it has its number, so a Write need not read
-	// (and decode megabytes of) the current one again to learn its digest.
-	// The file's identity is kept too, in case the directory was removed
-	// and its numbers given again.
-	mu    sync.Mutex
-	metas map[int]cachedMeta
-}
-
-type cachedMeta struct {
-	Meta
-	file os.FileInfo
+	mu sync.Mutex
+	st store.Store // nil until opened
+	// owned: opened here (Open); Close closes it.
+	owned bool
 }
 
 // Open returns the store of the state directory stateDir, keeping the
-// newest keep versions (DefaultKeep if keep < 1). The directory is made on
-// the first write.
+// newest keep versions (DefaultKeep if keep < 1). The store (StoreDir) is
+// made on the first write; versions in the former format (Dir) are
+// migrated into it when it is first opened.
 func Open(stateDir string, keep int) *Local {
+	return &Local{stateDir: stateDir, keep: keepOr(keep), owned: true}
+}
+
+// OnStore returns the versions kept in st under "versions/" (IndexKey,
+// IntentDir), keeping the newest keep versions (DefaultKeep if keep < 1).
+// Close does not close st.
+func OnStore(st store.Store, keep int) *Local {
+	return &Local{st: st, keep: keepOr(keep)}
+}
+
+func keepOr(keep int) int {
 	if keep < 1 {
-		keep = DefaultKeep
+		return DefaultKeep
 	}
-	return &Local{dir: filepath.Join(stateDir, Dir), keep: keep}
+	return keep
 }
 
 var _ Store = (*Local)(nil)
 
-func (l *Local) path(n int) string { return filepath.Join(l.dir, fmt.Sprintf("%08d.json", n)) }
+// Close releases the state directory's store (Open); a Local is usable
+// again after it (it opens the store again).
+func (l *Local) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.owned || l.st == nil {
+		return nil
+	}
+	err := l.st.Close()
+	l.st = nil
+	return err
+}
 
-// numbers lists the kept numbers, ascending.
-func (l *Local) numbers() ([]int, error) {
-	entries, err := os.ReadDir(l.dir)
-	if errors.Is(err, fs.ErrNotExist) {
+// store returns the store, opening the state directory's if need be; nil
+// (and no error) when !create and the state directory holds no versions.
+func (l *Local) store(create bool) (store.Store, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.st != nil {
+		return l.st, nil
+	}
+	dir, old := filepath.Join(l.stateDir, StoreDir), filepath.Join(l.stateDir, Dir)
+	if !create && !exists(dir) && !exists(old) {
 		return nil, nil
 	}
+	st, err := local.Open(dir, storeOptions)
 	if err != nil {
-		return nil, fmt.Errorf("reading versions: %w", err)
+		return nil, fmt.Errorf("opening the versions' store: %w", err)
 	}
-	var out []int
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || strings.HasPrefix(name, ".") || !e.Type().IsRegular() {
-			continue
-		}
-		if n, err := strconv.Atoi(name); err == nil && n > 0 {
-			out = append(out, n)
-		}
+	if err := migrate(context.Background(), st, old, l.keep); err != nil {
+		st.Close()
+		return nil, err
 	}
-	slices.Sort(out)
-	return out, nil
+	l.st = st
+	return st, nil
+}
+
+// storeOptions are the state directory store's: nobody watches it, so
+// its history is short and a pruned intent's file goes at once; the
+// index is kept in the log (one fsync to write it).
+var storeOptions = local.Options{NoFSNotify: true, Retain: 4, DropReplaced: true, InlineMax: 64 << 10}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// indexEntry is one version in the index: its metadata and documents.
+type indexEntry struct {
+	Meta
+	Documents []string `json:"documents,omitempty"`
+}
+
+// index is IndexKey's value.
+type index struct {
+	Versions []indexEntry `json:"versions"` // by number, ascending
+}
+
+func (x *index) last() *indexEntry {
+	if len(x.Versions) == 0 {
+		return nil
+	}
+	return &x.Versions[len(x.Versions)-1]
+}
+
+func (x *index) find(n int) *indexEntry {
+	i, ok := slices.BinarySearchFunc(x.Versions, n, func(e indexEntry, n int) int { return e.Number - n })
+	if !ok {
+		return nil
+	}
+	return &x.Versions[i]
+}
+
+func (x *index) references(digest string) bool {
+	return slices.ContainsFunc(x.Versions, func(e indexEntry) bool { return e.Digest == digest })
+}
+
+// readIndex reads the index and its store version (NoVersion: none yet).
+func readIndex(ctx context.Context, st store.Store) (index, store.Version, error) {
+	var x index
+	e, err := st.Read(ctx, IndexKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return x, store.NoVersion, nil
+	}
+	if err != nil {
+		return x, 0, fmt.Errorf("reading the versions: %w", err)
+	}
+	if err := json.Unmarshal(e.Value, &x); err != nil {
+		return x, 0, fmt.Errorf("reading the versions: %s: %w", IndexKey, err)
+	}
+	return x, e.Version, nil
 }
 
 // Read returns version n.
 func (l *Local) Read(n int) (*Version, error) {
-	data, err := os.ReadFile(l.path(n))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("version %d: %w", n, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading version %d: %w", n, err)
-	}
-	var v Version
-	if err := json.Unmarshal(data, &v); err != nil {
-		return nil, fmt.Errorf("reading version %d: %w", n, err)
-	}
-	var compact bytes.Buffer // the digest is of the compact form, whoever wrote the file
-	if err := json.Compact(&compact, v.Intent); err != nil {
-		return nil, fmt.Errorf("reading version %d: %w", n, err)
-	}
-	v.Intent = compact.Bytes()
-	l.remember(v.Meta())
-	return &v, nil
+	return l.read(func(x *index) *indexEntry { return x.find(n) }, fmt.Sprintf("version %d", n))
 }
 
 // Current returns the newest version, nil if none.
 func (l *Local) Current() (*Version, error) {
-	for {
-		nums, err := l.numbers()
-		if err != nil || len(nums) == 0 {
-			return nil, err
-		}
-		v, err := l.Read(nums[len(nums)-1])
-		if errors.Is(err, ErrNotFound) {
-			continue // pruned meanwhile (only older ones are): list again
-		}
-		return v, err
+	v, err := l.read((*index).last, "the current version")
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
 	}
+	return v, err
 }
 
-// List returns the kept versions, oldest first.
-func (l *Local) List() ([]Meta, error) {
-	nums, err := l.numbers()
+// read returns the version pick chooses in the index, with its intent.
+func (l *Local) read(pick func(*index) *indexEntry, what string) (*Version, error) {
+	ctx := context.Background()
+	st, err := l.store(false)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Meta, 0, len(nums))
-	for _, n := range nums {
-		m, err := l.meta(n)
-		if errors.Is(err, ErrNotFound) {
-			continue // pruned meanwhile
-		}
+	if st == nil {
+		return nil, fmt.Errorf("%s: %w", what, ErrNotFound)
+	}
+	for {
+		x, xv, err := readIndex(ctx, st)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, m)
+		e := pick(&x)
+		if e == nil {
+			return nil, fmt.Errorf("%s: %w", what, ErrNotFound)
+		}
+		in, err := st.Read(ctx, IntentKey(e.Digest))
+		if errors.Is(err, store.ErrNotFound) {
+			if _, now, err2 := readIndex(ctx, st); err2 == nil && now != xv {
+				continue // pruned meanwhile: look again
+			}
+			return nil, fmt.Errorf("version %d: its intent %s is missing from the store", e.Number, Short(e.Digest))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading version %d: %w", e.Number, err)
+		}
+		return &Version{Number: e.Number, Time: e.Time, Source: e.Source, Digest: e.Digest, Intent: in.Value, Documents: e.Documents}, nil
+	}
+}
+
+// List returns the kept versions, oldest first: the index alone, no
+// intent is read.
+func (l *Local) List() ([]Meta, error) {
+	st, err := l.store(false)
+	if err != nil || st == nil {
+		return nil, err
+	}
+	x, _, err := readIndex(context.Background(), st)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Meta, len(x.Versions))
+	for i, e := range x.Versions {
+		out[i] = e.Meta
 	}
 	return out, nil
 }
 
-// Write records v as the next version (see Store.Write).
+// Write records v as the next version (see Store.Write): its intent
+// first (unless a kept version has it), then the index that names it,
+// compare-and-swap on the index read; then the intents no kept version
+// names any more are deleted.
 func (l *Local) Write(v Version, expect int) (*Version, bool, error) {
-	if err := os.MkdirAll(l.dir, 0o700); err != nil {
-		return nil, false, fmt.Errorf("creating %s: %w", l.dir, err)
+	if len(v.Intent) == 0 {
+		return nil, false, errors.New("writing a version: no intent")
+	}
+	ctx := context.Background()
+	st, err := l.store(true)
+	if err != nil {
+		return nil, false, err
 	}
 	for {
-		cur, err := l.currentMeta()
+		x, xv, err := readIndex(ctx, st)
 		if err != nil {
 			return nil, false, err
 		}
+		cur := x.last()
 		n := 0
 		if cur != nil {
 			n = cur.Number
@@ -151,258 +259,79 @@ func (l *Local) Write(v Version, expect int) (*Version, bool, error) {
 			return nil, false, &ConflictError{Current: n, Expected: expect}
 		}
 		if cur != nil && cur.Digest == v.Digest {
-			same, err := l.unchanged(n, v.Intent)
-			if errors.Is(err, ErrNotFound) {
-				continue // pruned meanwhile: a newer one is current
+			// The same digest, the same canonical bytes: no read.
+			return &Version{Number: n, Time: cur.Time, Source: cur.Source, Digest: cur.Digest, Intent: v.Intent, Documents: cur.Documents}, false, nil
+		}
+		if !x.references(v.Digest) {
+			if err := writeIntent(ctx, st, v.Digest, v.Intent); err != nil {
+				return nil, false, err
 			}
-			return same, false, err
 		}
 		v.Number = n + 1
-		err = l.create(v)
-		if errors.Is(err, fs.ErrExist) {
-			continue // another writer took the number: look again
+		v.Time = v.Time.Round(0) // as read back: no monotonic reading
+		next := x
+		next.Versions = append(slices.Clip(x.Versions), indexEntry{Meta: v.Meta(), Documents: v.Documents})
+		if extra := len(next.Versions) - l.keep; extra > 0 {
+			next.Versions = next.Versions[extra:]
+		}
+		rev, err := writeIndex(ctx, st, next, xv)
+		if errors.Is(err, store.ErrCASFailed) {
+			continue // another writer made a version: look again
 		}
 		if err != nil {
 			return nil, false, err
 		}
-		l.remember(v.Meta())
-		l.prune(v.Number)
+		sweep(ctx, st, next, rev)
 		return &v, true, nil
 	}
 }
 
-// currentMeta returns the metadata of the newest version, nil if none,
-// from the cache when it holds that number.
-func (l *Local) currentMeta() (*Meta, error) {
-	for {
-		nums, err := l.numbers()
-		if err != nil || len(nums) == 0 {
-			return nil, err
-		}
-		n := nums[len(nums)-1]
-		m, err := l.meta(n)
-		if errors.Is(err, ErrNotFound) {
-			continue // pruned meanwhile (only older ones are): list again
+func writeIndex(ctx context.Context, st store.Store, x index, expect store.Version) (store.Version, error) {
+	raw, err := json.Marshal(x)
+	if err != nil {
+		return 0, fmt.Errorf("encoding the versions: %w", err)
+	}
+	rev, err := st.WriteCAS(ctx, IndexKey, raw, expect)
+	if err != nil && !errors.Is(err, store.ErrCASFailed) {
+		return 0, fmt.Errorf("writing the versions: %w", err)
+	}
+	return rev, err
+}
+
+// writeIntent stores the intent of digest. One already there (a crashed
+// writer's, or a racing writer's of the same intent) is written again:
+// its new store version tells a sweep that started before not to delete
+// it.
+func writeIntent(ctx context.Context, st store.Store, digest string, intent []byte) error {
+	key, expect := IntentKey(digest), store.NoVersion
+	for attempt := 0; ; attempt++ {
+		_, err := st.WriteCAS(ctx, key, intent, expect)
+		var ce *store.CASError
+		if errors.As(err, &ce) && attempt < 10 {
+			expect = ce.Stored
+			continue
 		}
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("writing the intent %s: %w", Short(digest), err)
 		}
-		return &m, nil
+		return nil
 	}
 }
 
-// meta returns the metadata of version n, from the cache or the file.
-func (l *Local) meta(n int) (Meta, error) {
-	l.mu.Lock()
-	c, ok := l.metas[n]
-	l.mu.Unlock()
-	if ok {
-		if fi, err := os.Stat(l.path(n)); err == nil && os.SameFile(fi, c.file) && fi.ModTime().Equal(c.file.ModTime()) {
-			return c.Meta, nil
-		}
-	}
-	return l.readMeta(n)
-}
-
-// readMeta reads the metadata of version n from its file, which holds
-// them before the intent (whoever wrote it: json.Marshal of a Version
-// or encode), and stops there: the megabytes of the intent are neither
-// decoded nor checked (Read does that).
-func (l *Local) readMeta(n int) (Meta, error) {
-	f, err := os.Open(l.path(n))
-	if errors.Is(err, fs.ErrNotExist) {
-		return Meta{}, fmt.Errorf("version %d: %w", n, ErrNotFound)
-	}
-	if err != nil {
-		return Meta{}, fmt.Errorf("reading version %d: %w", n, err)
-	}
-	defer f.Close()
-	m, err := decodeHead(json.NewDecoder(f), nil)
-	if err != nil {
-		return Meta{}, fmt.Errorf("reading version %d: %w", n, err)
-	}
-	l.remember(m)
-	return m, nil
-}
-
-// unchanged returns version n, whose digest is that of intent: its
-// head, read up to its intent, with intent (the same canonical bytes), so
-// that a write that changes nothing (a no-op apply) does not read and
-// check megabytes again. A file that does not list its documents before
-// its intent (json.Marshal of a Version puts them after) is read whole.
-func (l *Local) unchanged(n int, intent json.RawMessage) (*Version, error) {
-	f, err := os.Open(l.path(n))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("version %d: %w", n, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading version %d: %w", n, err)
-	}
-	defer f.Close()
-	var docs []string
-	m, err := decodeHead(json.NewDecoder(f), &docs)
-	if err != nil {
-		return nil, fmt.Errorf("reading version %d: %w", n, err)
-	}
-	if len(docs) == 0 {
-		return l.Read(n)
-	}
-	return &Version{Number: m.Number, Time: m.Time, Source: m.Source, Digest: m.Digest, Intent: intent, Documents: docs}, nil
-}
-
-// decodeHead decodes the members of a version's object that come before
-// the end of its head. With docs nil the head is the metadata: it stops
-// as soon as it has read the four members, skipping any other (the
-// intent too, if it comes first). With docs it decodes the documents
-// into *docs too and stops at the intent, which must come after the four.
-func decodeHead(dec *json.Decoder, docs *[]string) (Meta, error) {
-	var m Meta
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return m, fmt.Errorf("not a version object: %v", errors.Join(err, errors.New("want {")))
-	}
-	seen := 0 // of the four
-	for dec.More() && (docs != nil || seen < 4) {
-		t, err := dec.Token()
-		if err != nil {
-			return m, err
-		}
-		var dst any
-		switch {
-		case t == "intent" && docs != nil:
-			if seen < 4 {
-				return m, errors.New("incomplete version object")
-			}
-			return m, nil
-		case t == "number":
-			dst = &m.Number
-		case t == "time":
-			dst = &m.Time
-		case t == "source":
-			dst = &m.Source
-		case t == "digest":
-			dst = &m.Digest
-		case t == "documents" && docs != nil:
-			dst, seen = docs, seen-1
-		default:
-			dst, seen = new(json.RawMessage), seen-1 // not one of the four
-		}
-		if err := dec.Decode(dst); err != nil {
-			return m, err
-		}
-		seen++
-	}
-	if docs != nil {
-		return m, errors.New("no intent in the version object")
-	}
-	if seen < 4 {
-		return m, errors.New("incomplete version object")
-	}
-	return m, nil
-}
-
-// remember caches m, forgetting the versions no longer kept.
-func (l *Local) remember(m Meta) {
-	fi, err := os.Stat(l.path(m.Number))
+// sweep deletes the intents that the index x (written at revision rev)
+// does not name and that were written before it: those of the versions
+// it pruned, and those of writers that crashed before their index. An
+// intent written after rev is a racing writer's, whose index write is
+// still to come. Failures are left for the next write.
+func sweep(ctx context.Context, st store.Store, x index, rev store.Version) {
+	keys, _, err := st.ListKeys(ctx, IntentDir)
 	if err != nil {
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.metas == nil {
-		l.metas = map[int]cachedMeta{}
-	}
-	m.Time = m.Time.Round(0) // as read back: no monotonic reading
-	l.metas[m.Number] = cachedMeta{m, fi}
-	for n := range l.metas {
-		if n <= m.Number-l.keep {
-			delete(l.metas, n)
+	for _, e := range keys {
+		digest := e.Key[len(IntentDir)+1:]
+		if e.Version < rev && !x.references(digest) {
+			_ = st.DeleteCAS(ctx, e.Key, e.Version)
 		}
 	}
-}
-
-// create writes v under its number, failing with fs.ErrExist if that
-// number is taken: a temporary file, synced, hard-linked to the final
-// name, the directory synced.
-func (l *Local) create(v Version) error {
-	parts, err := encode(v)
-	if err != nil {
-		return fmt.Errorf("encoding version %d: %w", v.Number, err)
-	}
-	f, err := os.CreateTemp(l.dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing version %d: %w", v.Number, err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	for _, p := range parts {
-		if err == nil {
-			_, err = f.Write(p)
-		}
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Link(tmp, l.path(v.Number))
-	}
-	if errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	if err == nil {
-		err = statefile.SyncDir(l.dir)
-	}
-	if err != nil {
-		return fmt.Errorf("writing version %d: %w", v.Number, err)
-	}
-	return nil
-}
-
-// prune removes all but the newest keep versions up to newest, and
-// temporary files a crashed writer left. Failures are left for the next
-// write.
-func (l *Local) prune(newest int) {
-	nums, _ := l.numbers()
-	for _, n := range nums {
-		if n <= newest-l.keep {
-			os.Remove(l.path(n))
-		}
-	}
-	entries, _ := os.ReadDir(l.dir)
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".tmp-") {
-			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTemp {
-				os.Remove(filepath.Join(l.dir, e.Name()))
-			}
-		}
-	}
-}
-
-// staleTemp is the age after which a temporary file is a crashed
-// writer's, not one being written.
-const staleTemp = time.Minute
-
-// encode returns the file of v, in parts to write one after the other:
-// compact JSON (an intent of 100k routes indented is half whitespace) and
-// a newline. v.Intent, canonical JSON already, is written as it is:
-// json.Marshal would compact and validate megabytes again, and joining the
-// parts would copy them.
-func encode(v Version) ([][]byte, error) {
-	head, err := json.Marshal(struct {
-		Number    int       `json:"number"`
-		Time      time.Time `json:"time"`
-		Source    string    `json:"source"`
-		Digest    string    `json:"digest"`
-		Documents []string  `json:"documents,omitempty"`
-	}{v.Number, v.Time, v.Source, v.Digest, v.Documents})
-	if err != nil {
-		return nil, err
-	}
-	if len(v.Intent) == 0 {
-		return nil, errors.New("no intent")
-	}
-	head = append(head[:len(head)-1], `,"intent":`...)
-	return [][]byte{head, v.Intent, []byte("}\n")}, nil
 }

@@ -79,7 +79,7 @@ func TestPruneAndNumbering(t *testing.T) {
 	if got := numbers(t, s); fmt.Sprint(got) != "[5 6 7]" {
 		t.Fatalf("kept %v, want [5 6 7]", got)
 	}
-	s = Open(s.dir[:len(s.dir)-len(Dir)-1], 1)
+	s = Open(s.stateDir, 1)
 	v, _, err := s.Write(version(t, 100), Any)
 	if err != nil || v.Number != 8 || fmt.Sprint(numbers(t, s)) != "[8]" {
 		t.Fatalf("after pruning to 1: %v %v %v", v.Number, numbers(t, s), err)
@@ -87,33 +87,6 @@ func TestPruneAndNumbering(t *testing.T) {
 	v, _, _ = s.Write(version(t, 101), Any)
 	if v.Number != 9 {
 		t.Fatalf("numbered %d after pruning, want 9", v.Number)
-	}
-}
-
-// A writer that dies between writing its temporary file and linking it
-// leaves the previous version current and readable; the stray file is not
-// a version, and the next write goes on from the previous number.
-func TestCrashBeforeRename(t *testing.T) {
-	s := Open(t.TempDir(), 0)
-	if _, _, err := s.Write(version(t, 1), Any); err != nil {
-		t.Fatal(err)
-	}
-	// What a writer killed after its write and sync, before the link,
-	// leaves: a complete temporary file; and one killed mid-write.
-	v := version(t, 2)
-	v.Number = 2
-	for i, data := range []string{`{"number": 2, "intent": {"version": 1}}`, `{"numb`} {
-		if err := os.WriteFile(filepath.Join(s.dir, fmt.Sprintf(".tmp-%d", i)), []byte(data), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cur, err := s.Current()
-	if err != nil || cur.Number != 1 || fmt.Sprint(numbers(t, s)) != "[1]" {
-		t.Fatalf("after the crash: current %v, kept %v, err %v", cur, numbers(t, s), err)
-	}
-	got, isNew, err := s.Write(version(t, 2), Any)
-	if err != nil || !isNew || got.Number != 2 {
-		t.Fatalf("next write: %v %v %v", got, isNew, err)
 	}
 }
 
@@ -259,84 +232,10 @@ func TestRollback(t *testing.T) {
 	}
 }
 
-// A version file written by json.Marshal (the intent before the
-// documents, as releases before the streamed encoding wrote them) and one
-// written now read back the same, through a fresh store (no cache) and
-// the one that wrote them; a Write after them takes the next number and
-// sees the current digest without reading the intent.
-func TestFileFormatsAndCache(t *testing.T) {
-	dir := t.TempDir()
-	s := Open(dir, 0)
-	if _, _, err := s.Write(version(t, 1), Any); err != nil {
-		t.Fatal(err)
-	}
-	old := version(t, 2)
-	old.Number = 2
-	data, err := json.MarshalIndent(old, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(s.path(2), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, st := range []*Local{s, Open(dir, 0)} {
-		list, err := st.List()
-		if err != nil || len(list) != 2 || !sameMeta(list[1], old.Meta()) || list[0].Source != "apply 1" {
-			t.Fatalf("list: %+v %v", list, err)
-		}
-		v, err := st.Read(1)
-		if err != nil || v.Digest != Digest(v.Intent) || !slices.Equal(v.Documents, []string{"a.json"}) {
-			t.Fatalf("read 1: %+v %v", v, err)
-		}
-	}
-	fresh := Open(dir, 0)
-	if cur, isNew, err := fresh.Write(version(t, 2), Any); err != nil || isNew || cur.Number != 2 || string(cur.Intent) != string(old.Intent) {
-		t.Fatalf("same digest again: %+v new %v err %v", cur, isNew, err)
-	}
-	if cur, isNew, err := fresh.Write(version(t, 3), 2); err != nil || !isNew || cur.Number != 3 {
-		t.Fatalf("next: %+v new %v err %v", cur, isNew, err)
-	}
-	// Another store's write is seen: the cache is by number.
-	if _, _, err := Open(dir, 0).Write(version(t, 4), 3); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := fresh.Write(version(t, 5), 3); !errors.Is(err, ErrConflict) {
-		t.Fatalf("stale expectation: %v", err)
-	}
-}
-
-func sameMeta(a, b Meta) bool {
-	return a.Number == b.Number && a.Time.Equal(b.Time) && a.Source == b.Source && a.Digest == b.Digest
-}
-
-// A store that outlives its directory (removed by hand, numbers given
-// again by another writer) does not take the new version 1 for the one it
-// remembers.
-func TestCacheAfterDirectoryRemoved(t *testing.T) {
-	dir := t.TempDir()
-	s := Open(dir, 0)
-	if _, _, err := s.Write(version(t, 1), Any); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.RemoveAll(filepath.Join(dir, Dir)); err != nil {
-		t.Fatal(err)
-	}
-	other, _, err := Open(dir, 0).Write(version(t, 2), 0)
-	if err != nil || other.Number != 1 {
-		t.Fatalf("other writer: %+v %v", other, err)
-	}
-	// Version 1 of the first store again: a new version, not a repeat.
-	cur, isNew, err := s.Write(version(t, 1), 1)
-	if err != nil || !isNew || cur.Number != 2 {
-		t.Fatalf("after the directory was replaced: %+v new %v err %v", cur, isNew, err)
-	}
-}
-
 // A write of the current version's digest returns the current version as
 // Read gives it (its number, time, source, documents and intent, not the
-// new ones), whether its file lists documents (encode) or not (a
-// rollback), and whoever wrote it (json.Marshal puts the documents after
-// the intent).
+// new ones), whether it lists documents or not (a rollback), and
+// whoever wrote it (a version of the former format, migrated).
 func TestWriteUnchangedReturnsCurrent(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -348,14 +247,16 @@ func TestWriteUnchangedReturnsCurrent(t *testing.T) {
 			return err
 		}},
 		{"marshal", func(s *Local) error {
+			// A version of the former format (json.Marshal puts the
+			// documents after the intent), migrated.
 			v := version(t, 1)
 			v.Number = 1
 			data, err := json.Marshal(v)
 			if err == nil {
-				err = os.MkdirAll(s.dir, 0o700)
+				err = os.MkdirAll(filepath.Join(s.stateDir, Dir), 0o700)
 			}
 			if err == nil {
-				err = os.WriteFile(s.path(1), data, 0o600)
+				err = os.WriteFile(filepath.Join(s.stateDir, Dir, "00000001.json"), data, 0o600)
 			}
 			return err
 		}},

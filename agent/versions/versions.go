@@ -113,7 +113,9 @@ func Canonical(files map[string]*intent.Intent) (json.RawMessage, string, error)
 		return nil, "", fmt.Errorf("merging the intent: %w", err)
 	}
 	merged, _ := intent.Merge(files) // only conflicts: the caller's to report
-	data, err := merged.Marshal()    // json.Marshal's bytes, faster
+	// The files' "drift" on the objects: rendered again (a rollback), the
+	// version keeps the policies the files gave.
+	data, err := merged.WithDriftPinned().Marshal() // json.Marshal's bytes, faster
 	if err != nil {
 		return nil, "", fmt.Errorf("encoding the intent: %w", err)
 	}

@@ -21,7 +21,7 @@ func init() {
 	register(&command{
 		name:    "apply",
 		summary: "converge once to the intent files and exit (no daemon needed)",
-		usage:   "[--netns NAME] [--json] [--wait D] [--resolv-conf PATH] [--lock-timeout D] [--via-daemon] [--if-version N] [--protect LINK]... [--force] FILE...",
+		usage:   "[--netns NAME] [--json] [--all-ops] [--wait D] [--resolv-conf PATH] [--lock-timeout D] [--via-daemon] [--if-version N] [--protect LINK]... [--force] FILE...",
 		run:     runApply,
 	})
 }
@@ -54,6 +54,8 @@ func runApply(g *globals, args []string) int {
 		return code
 	}
 	defer rt.Close()
+	g.leases = k.leases
+	rt.SetAcquireTimeout(acquireTimeout(opts.Wait))
 	gd, code := prot.guard(g, k, rt, intended)
 	if gd == nil {
 		return code
@@ -67,9 +69,36 @@ func runApply(g *globals, args []string) int {
 	if code, ok := vo.record(g, k, "apply "+strings.Join(fs.Args(), " "), k.files); !ok {
 		return code
 	}
-	opts.Again = k.leasesAgain(rt, k.files, k.used)
 	k.files = nil // recorded: the parsed intent (15 MB at 100k routes) need not outlive the apply's start
 	return applyGuarded(g, "apply", rt, gd, prot, intended, opts)
+}
+
+// acquireTimeout bounds each DISCOVER of a one-shot command: its --wait,
+// the default wait with --wait 0.
+func acquireTimeout(wait time.Duration) time.Duration {
+	if wait <= 0 {
+		return defaultApplyWait
+	}
+	return wait
+}
+
+// withKeptLeases renders the intent again with the DHCPv4 leases the state
+// directory keeps, when some interface has dhcp4 (else lf is nil and
+// intended stays): a later apply keeps the lease's address and routes
+// intended while the lease item asks the server for it again, and check
+// and plan compare with them.
+func withKeptLeases(g *globals, rt *target.Runtime, files map[string]*intent.Intent, intended *dg.Graph,
+	host func() (render.Facts, error)) (*leaseFacts, *dg.Graph, int) {
+	lf := newLeaseFacts(files, host)
+	if lf == nil {
+		return nil, intended, exitOK
+	}
+	next, err := lf.kept(rt.StateDir())
+	if err != nil {
+		printIntentErrors(g, err)
+		return nil, nil, exitFailed
+	}
+	return lf, next, exitOK
 }
 
 // applyGuarded applies what the protection of links let through (gd),
@@ -82,6 +111,9 @@ func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot
 	start := time.Now()
 	endProgress := startProgress(g, rt, intended)
 	res, err := rt.Apply(ctx, gd.apply, opts)
+	if err == nil {
+		res, err = applyLeases(ctx, rt, g.leases, gd, prot.force, res, opts)
+	}
 	endProgress()
 	took := time.Since(start)
 	if err != nil {
@@ -92,10 +124,14 @@ func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, err)
 	}
 	prot.orphanLines(g, gd, "")
+	leases := leaseReport(g.leases, rt, res)
 	if g.asJSON {
-		return reportApplyJSON(g, res, took)
+		return reportApplyJSONLeases(g, res, took, leases)
 	}
 	printAppliedOps(g, res.Ops, g.allOps)
+	for _, l := range leases {
+		fmt.Fprintln(g.stdout, l)
+	}
 	return reportApplyTook(g, res, took)
 }
 
@@ -144,12 +180,13 @@ type kernelOpts struct {
 	// fills it): check lists a report item's difference as such and
 	// leaves an ignore item's out.
 	drift render.DriftPolicies
+	// leases renders the files with DHCPv4 leases (dhcp4.go); nil
+	// without dhcp4 (prepare fills it).
+	leases *leaseFacts
 	// name is the command, for the lock's holder ("apply" when unset).
 	name string
-	// resolvConf is --resolv-conf (hostfacts.go); used, the facts the
-	// intent was rendered with.
+	// resolvConf is --resolv-conf (hostfacts.go).
 	resolvConf string
-	used       render.Facts
 }
 
 // command names the command in the lock's holder.
@@ -210,6 +247,11 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 			rt.Close()
 			return nil, nil, exitFailed
 		}
+	}
+	k.leases, intended, code = withKeptLeases(g, rt, files, intended, k.hostFacts(rt, files))
+	if intended == nil {
+		rt.Close()
+		return nil, nil, code
 	}
 	return intended, rt, exitOK
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/netagent/netagent/internal/testbin"
+	"github.com/netagent/netagent/internal/testtool"
 )
 
 // TestMain removes the binary testbin builds when the tests end.
@@ -84,4 +85,41 @@ func TestBinaryCommandLine(t *testing.T) {
 	if got := completeBash(t, p, dir, "netagent", "plan", "site.json", "--f"); !slices.Equal(got, []string{"--force"}) {
 		t.Errorf("netagent plan site.json --f: %q", got)
 	}
+}
+
+// graph --format svg lays the DOT out with Graphviz's dot when it is on
+// PATH (the external uplink dashed, not as a deletion), and without it
+// fails at once with exit 3 naming what is missing, printing nothing.
+func TestBinaryGraphSVG(t *testing.T) {
+	gateway, err := filepath.Abs("../../examples/gateway.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testbin.Netagent(t) // built before PATH changes
+	t.Run("without dot", func(t *testing.T) {
+		t.Setenv("PATH", t.TempDir())
+		code, out, errOut := runBinary(t, "graph", gateway, "--format", "svg")
+		if code != exitInternal || out != "" || !strings.Contains(errOut, "Graphviz's dot, which is not on PATH") {
+			t.Errorf("graph --format svg without dot: want exit %d, nothing on stdout, got exit %d\n%s%s", exitInternal, code, out, errOut)
+		}
+		if code, _, errOut := runBinary(t, "graph", gateway, "--format", "png"); code != exitUsage || !strings.Contains(errOut, "want dot or svg") {
+			t.Errorf("graph --format png: exit %d\n%s", code, errOut)
+		}
+	})
+	t.Run("with dot", func(t *testing.T) {
+		dot := testtool.Tool{Name: "dot", Package: "graphviz"}.Find(t)
+		withDot := t.TempDir() // PATH with dot alone
+		if err := os.Symlink(dot, filepath.Join(withDot, "dot")); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("PATH", withDot)
+		code, out, errOut := runBinary(t, "graph", gateway, "--format", "svg")
+		if code != exitOK || !strings.Contains(out, "<svg") {
+			t.Fatalf("graph --format svg: exit %d\n%s%s", code, out, errOut)
+		}
+		_, uplink, ok := strings.Cut(out, "<title>link/uplink0</title>")
+		if shape, _, _ := strings.Cut(uplink, "<text"); !ok || !strings.Contains(shape, "stroke-dasharray") || strings.Contains(shape, "red") {
+			t.Errorf("the external uplink is not drawn dashed:\n%s", out)
+		}
+	})
 }

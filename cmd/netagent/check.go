@@ -12,7 +12,7 @@ func init() {
 	register(&command{
 		name:    "check",
 		summary: "compare the running state with the intent files, attribute by attribute",
-		usage:   "[--netns NAME] [--resolv-conf PATH] [--all] [--json] [--protect LINK]... FILE...",
+		usage:   "[--netns NAME] [--resolv-conf PATH] [--all] [--json] [--via-daemon] [--protect LINK]... FILE...",
 		run:     runCheck,
 	})
 }
@@ -23,13 +23,14 @@ func runCheck(g *globals, args []string) int {
 	all := fs.Bool("all", false, "list every item, passing ones too: ok, differs, missing, extra or foreign (like ifquery --check)")
 	asJSON := fs.Bool("json", false, "print the result as JSON (see the README's JSON shapes)")
 	resolvConfFlag(fs, k)
-	k.gateFlags(fs, false, checkViaDaemon(g))
+	k.gateFlags(fs, false, checkViaDaemon(g, all, asJSON))
 	prot := protectFlags(fs, false)
 	intended, rt, code := k.prepare(g, fs, args)
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
+	k.leases.trustKept(rt) // the kept leases are held: no server is asked
 	gd, code := prot.guard(g, k, rt, intended)
 	if gd == nil {
 		return code

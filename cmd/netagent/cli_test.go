@@ -180,6 +180,18 @@ func TestHelp(t *testing.T) {
 	if code, _, _ := runCLI(); code != exitUsage {
 		t.Errorf("no command: exit %d", code)
 	}
+	// fleet's subcommands, as `netagent fleet push --help`
+	for _, args := range [][]string{{"help", "fleet", "push"}, {"fleet", "push", "--help"}} {
+		code, out, errOut := runCLI(args...)
+		if code != exitOK || errOut != "" || !strings.Contains(out, "usage: netagent fleet push [options]") || !strings.Contains(out, "--etcd-endpoints") {
+			t.Errorf("%q: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+	for _, args := range [][]string{{"help", "fleet", "frob"}, {"help", "plan", "push"}, {"help", "fleet", "push", "x"}} {
+		if code, _, _ := runCLI(args...); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
+		}
+	}
 }
 
 // A missing or unreadable intent file is exit 3 (I/O), not 1 (an

@@ -41,41 +41,68 @@ type completionSpec struct {
 
 // completionSpecs reads every command's options out of its flag set: each
 // command is run with globals.collect set, which parseFlags hands the flag
-// set to before anything is parsed or done.
+// set to before anything is parsed or done. fleet's subcommands are specs
+// of their own, named "fleet-SUB".
 func completionSpecs() []completionSpec {
 	var specs []completionSpec
 	for _, name := range commandNames() {
 		c := commands[name]
-		spec := completionSpec{name: name, files: strings.Contains(c.usage, "FILE")}
-		g := &globals{stdout: io.Discard, stderr: io.Discard, logFormat: "text", logLevel: "info"}
-		g.collect = func(fs *flag.FlagSet) {
-			fs.VisitAll(func(f *flag.Flag) {
-				spec.flags = append(spec.flags, "--"+f.Name)
-				if !isBoolFlag(f) {
-					spec.valued = append(spec.valued, "--"+f.Name)
-				}
-			})
+		files := strings.Contains(c.usage, "FILE") && name != "fleet" // fleet's are its subcommands'
+		specs = append(specs, collectSpec(name, files, c.run))
+		if name == "fleet" {
+			for _, sub := range fleetSubNames() {
+				s := fleetSubs[sub]
+				specs = append(specs, collectSpec(name+"-"+sub, strings.HasSuffix(s.usage, "FILE"), s.run))
+			}
 		}
-		c.run(g, nil)
-		spec.flags = append(spec.flags, "--help")
-		sort.Strings(spec.flags)
-		specs = append(specs, spec)
 	}
 	return specs
+}
+
+// collectSpec is the spec of the command run.
+func collectSpec(name string, files bool, run func(*globals, []string) int) completionSpec {
+	spec := completionSpec{name: name, files: files}
+	g := &globals{stdout: io.Discard, stderr: io.Discard, logFormat: "text", logLevel: "info"}
+	g.collect = func(fs *flag.FlagSet) {
+		fs.VisitAll(func(f *flag.Flag) {
+			spec.flags = append(spec.flags, "--"+f.Name)
+			if !isBoolFlag(f) {
+				spec.valued = append(spec.valued, "--"+f.Name)
+			}
+		})
+	}
+	run(g, nil)
+	spec.flags = append(spec.flags, "--help")
+	sort.Strings(spec.flags)
+	return spec
+}
+
+// fleetSubNames are fleet's subcommands, sorted.
+func fleetSubNames() []string {
+	names := make([]string, 0, len(fleetSubs))
+	for n := range fleetSubs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // writeBashCompletion writes the bash script: the command names after the
 // global options; after a command, its options (on "-") and, for those
 // that take intent files, *.json files and directories (any file when
-// none matches); after --, only files. Values: namespaces (ip netns list)
-// for --netns, directories for --state-dir and --intent-dir, files for
-// --socket, the levels and formats of --log-level and --log-format;
+// none matches); after --, only files. After fleet, its subcommands, then
+// the subcommand's options and (push) its file. Values: namespaces (ip
+// netns list) for --netns, directories for --state-dir and --intent-dir,
+// files for --socket and the etcd certificates, intent files for fleet
+// push's --with, the levels and formats of --log-level and --log-format;
 // nothing for the other options that take a value (a duration, a number,
 // a link).
 func writeBashCompletion(w io.Writer, specs []completionSpec) {
 	var names, flagCases, valuedCases, fileCmds []string
 	for _, s := range specs {
-		names = append(names, s.name)
+		if !strings.Contains(s.name, "-") {
+			names = append(names, s.name)
+		}
 		flagCases = append(flagCases, fmt.Sprintf("    %s) echo %q ;;", s.name, strings.Join(s.flags, " ")))
 		if len(s.valued) > 0 {
 			valuedCases = append(valuedCases, fmt.Sprintf("    %s) echo %q ;;", s.name, " "+strings.Join(s.valued, " ")+" "))
@@ -95,6 +122,7 @@ func writeBashCompletion(w io.Writer, specs []completionSpec) {
 		"@FLAG_CASES@", strings.Join(flagCases, "\n"),
 		"@VALUED_CASES@", strings.Join(valuedCases, "\n"),
 		"@FILE_COMMANDS@", strings.Join(fileCmds, "|"),
+		"@FLEET_SUBS@", strings.Join(fleetSubNames(), " "),
 	)
 	r.WriteString(w, bashCompletionScript)
 }
@@ -130,7 +158,9 @@ _netagent_files() {
 
 _netagent() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-    local i w cmd= dashdash=
+    # cmd: the command; key: the command, or fleet-SUB after fleet's
+    # subcommand (the first word after fleet that is no option)
+    local i w cmd= key= sub= dashdash=
     COMPREPLY=()
     for ((i = 1; i < COMP_CWORD; i++)); do
         w=${COMP_WORDS[i]}
@@ -138,12 +168,14 @@ _netagent() {
             case $w in
             @GLOBALS_CASE@) ((i++)) ;;
             -*) ;;
-            *) cmd=$w ;;
+            *) cmd=$w key=$w ;;
             esac
         elif [[ $w == -- ]]; then
             dashdash=1
-        elif [[ -z $dashdash && $w == -* && $w != *=* && $(_netagent_valued "$cmd") == *" $w "* ]]; then
-            ((i++))
+        elif [[ -z $dashdash && $w == -* ]]; then
+            [[ $w != *=* && $(_netagent_valued "$key") == *" $w "* ]] && ((i++))
+        elif [[ $cmd == fleet && -z $sub ]]; then
+            sub=$w key=fleet-$w
         fi
     done
 
@@ -156,9 +188,12 @@ _netagent() {
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -d -- "$cur"))
             return ;;
-        --socket)
+        --socket | --etcd-ca | --etcd-cert | --etcd-key)
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -f -- "$cur"))
+            return ;;
+        --with)
+            _netagent_files "$cur"
             return ;;
         --log-level)
             COMPREPLY=($(compgen -W "debug info warn error" -- "$cur"))
@@ -167,7 +202,7 @@ _netagent() {
             COMPREPLY=($(compgen -W "text json" -- "$cur"))
             return ;;
         esac
-        if [[ $prev == -* && -n $cmd && $(_netagent_valued "$cmd") == *" $prev "* ]]; then
+        if [[ $prev == -* && -n $cmd && $(_netagent_valued "$key") == *" $prev "* ]]; then
             return # a value netagent cannot guess: a duration, a number, a link
         fi
     fi
@@ -181,11 +216,20 @@ _netagent() {
         return
     fi
     if [[ -z $dashdash && $cur == -* ]]; then
-        COMPREPLY=($(compgen -W "$(_netagent_flags "$cmd")" -- "$cur"))
+        COMPREPLY=($(compgen -W "$(_netagent_flags "$key")" -- "$cur"))
         return
     fi
-    case $cmd in
-    help) [[ -z $dashdash ]] && COMPREPLY=($(compgen -W "@COMMANDS@" -- "$cur")) ;;
+    if [[ $cmd == fleet && -z $sub ]]; then
+        COMPREPLY=($(compgen -W "@FLEET_SUBS@" -- "$cur"))
+        return
+    fi
+    case $key in
+    help)
+        if [[ -z $dashdash && $prev == fleet ]]; then
+            COMPREPLY=($(compgen -W "@FLEET_SUBS@" -- "$cur"))
+        elif [[ -z $dashdash && $prev == help ]]; then
+            COMPREPLY=($(compgen -W "@COMMANDS@" -- "$cur"))
+        fi ;;
     completion) COMPREPLY=($(compgen -W "bash" -- "$cur")) ;;
     @FILE_COMMANDS@) _netagent_files "$cur" ;;
     esac

@@ -83,7 +83,26 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{"netagent", "run", "--intent-dir", "s"}, []string{"sub"}},
 		{[]string{"netagent", "status", ""}, nil}, // takes no files
 		{[]string{"netagent", "help", "st"}, []string{"status"}},
+		{[]string{"netagent", "help", "fleet", "p"}, []string{"push"}},
+		{[]string{"netagent", "help", "plan", ""}, nil},
 		{[]string{"netagent", "completion", ""}, []string{"bash"}},
+		// fleet: its subcommands, then each one's options and (push) file
+		{[]string{"netagent", "fleet", ""}, []string{"delete", "get", "list", "push", "status"}},
+		{[]string{"netagent", "fleet", "--etcd-endpoints", "http://e:2379", "p"}, []string{"push"}},
+		{[]string{"netagent", "--log-level", "warn", "fleet", "s"}, []string{"status"}},
+		{[]string{"netagent", "fleet", "push", "--ho"}, []string{"--host"}},
+		{[]string{"netagent", "fleet", "status", "--st"}, []string{"--stale", "--state-dir"}},
+		{[]string{"netagent", "fleet", "status", "--ho"}, nil},
+		{[]string{"netagent", "fleet", "list", "--j"}, []string{"--json"}},
+		{[]string{"netagent", "fleet", "push", "--j"}, nil},
+		{[]string{"netagent", "fleet", "--host", "h1", "push", "--tr"}, []string{"--trial-timeout", "--try"}},
+		{[]string{"netagent", "fleet", "push", ""}, []string{"--x.json", "a.json", "sub"}},
+		{[]string{"netagent", "fleet", "push", "--host", "h1", "a"}, []string{"a.json"}},
+		{[]string{"netagent", "fleet", "push", "--with", ""}, []string{"--x.json", "a.json", "sub"}},
+		{[]string{"netagent", "fleet", "push", "--etcd-ca", "b"}, []string{"b.txt"}},
+		{[]string{"netagent", "fleet", "push", "--trial-timeout", ""}, nil}, // a duration
+		{[]string{"netagent", "fleet", "get", "--host", "h1", ""}, nil},     // takes no file
+		{[]string{"netagent", "fleet", "list", ""}, nil},
 	} {
 		if got := completeBash(t, script, dir, tc.words...); !slices.Equal(got, tc.want) {
 			t.Errorf("%q: COMPREPLY %q, want %q", tc.words, got, tc.want)

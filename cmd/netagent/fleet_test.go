@@ -399,6 +399,8 @@ func TestFleetStatus(t *testing.T) {
 		Revisions: map[string]int64{"groups/edge/base.json": edge - 1}})
 	fleetWriteStatus(t, e, fleet.Status{Host: "h6", Version: 3, Digest: digest, Ready: true, Updated: now,
 		Revisions: map[string]int64{"groups/core/a.json": coreA, "hosts/h6/old.json": 2}})
+	// Written ten minutes ago under a lease: live while it exists.
+	fleetWriteStatus(t, e, fleet.Status{Host: "h7", Version: 3, Digest: digest, Ready: true, Updated: now.Add(-10 * time.Minute), Lease: "15s"})
 	code, out, errOut := e.fleet("status")
 	if code != exitFailed {
 		t.Errorf("status with hosts not Ready: exit %d, want %d\n%s", code, exitFailed, errOut)
@@ -412,7 +414,8 @@ func TestFleetStatus(t *testing.T) {
 		{"h4", "no status"},
 		{"h5", "True", "1 behind", fmt.Sprintf("behind: groups/edge/base.json %d < %d", edge-1, edge)},
 		{"h6", "True", "2 behind", "behind: groups/core/b.json new, hosts/h6/old.json deleted"},
-		{"1 of 6 hosts ready and current"},
+		{"h7", "True", "< 15s ago"},
+		{"2 of 7 hosts ready and current"},
 	}
 	if len(lines) < len(want) {
 		t.Fatalf("status:\n%s", out)
@@ -427,7 +430,7 @@ func TestFleetStatus(t *testing.T) {
 
 	code, out, _ = e.fleet("status", "--json")
 	var list []fleet.Status
-	if code != exitFailed || json.Unmarshal([]byte(out), &list) != nil || len(list) != 5 || list[1].Host != "h2" ||
+	if code != exitFailed || json.Unmarshal([]byte(out), &list) != nil || len(list) != 6 || list[1].Host != "h2" || list[5].Lease != "15s" ||
 		list[1].Trial == nil || list[1].Conditions[0].Message != "intent source unreachable" {
 		t.Errorf("status --json: exit %d\n%s", code, out)
 	}
@@ -436,11 +439,11 @@ func TestFleetStatus(t *testing.T) {
 	for _, h := range []string{"h2", "h3", "h4", "h5", "h6"} {
 		fleetWriteStatus(t, e, fleet.Status{Host: h, Version: 3, Digest: digest, Ready: true, Updated: now})
 	}
-	if code, out, errOut := e.fleet("status"); code != exitOK || !strings.Contains(out, "6 of 6 hosts ready and current") {
+	if code, out, errOut := e.fleet("status"); code != exitOK || !strings.Contains(out, "7 of 7 hosts ready and current") {
 		t.Errorf("status, all Ready: exit %d\n%s%s", code, out, errOut)
 	}
-	// --stale says what stale is.
-	if code, out, _ := e.fleet("status", "--stale", "1ns"); code != exitFailed || !strings.Contains(out, "0 of 6 hosts ready") {
+	// --stale says what stale is; a leased status is never stale.
+	if code, out, _ := e.fleet("status", "--stale", "1ns"); code != exitFailed || !strings.Contains(out, "1 of 7 hosts ready") {
 		t.Errorf("status --stale 1ns: exit %d\n%s", code, out)
 	}
 }

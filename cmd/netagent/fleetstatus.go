@@ -15,10 +15,12 @@ import (
 	"github.com/netagent/netagent/store"
 )
 
-// fleetDefaultStale: a status not rewritten for this long is stale. A
-// daemon rewrites its status at every lease renewal (TTL/3: 5 s by
-// default), so a minute is twelve missed renewals, or a clock off by as
-// much.
+// fleetDefaultStale: a status without a lease (fleet.Status.Lease: a
+// daemon from before leased statuses were written only on change, or a
+// store without leases) not rewritten for this long is stale. Those
+// daemons rewrote their status at every renewal (5 s by default), so a
+// minute is twelve missed renewals, or a clock off by as much. A leased
+// status is never stale: it exists while its host renews the lease.
 const fleetDefaultStale = time.Minute
 
 // fleetHostRow is one host of `fleet status`: its status, or none (a host
@@ -42,7 +44,7 @@ type fleetHostRow struct {
 func runFleetStatus(g *globals, args []string) int {
 	fs, c := fleetFlagSet(g, "status")
 	asJSON := fs.Bool("json", false, "print the statuses as JSON: the list of fleet.Status as the hosts wrote them")
-	stale := fs.Duration("stale", fleetDefaultStale, "a status not rewritten for this long counts as not Ready (the daemons rewrite it every status TTL/3)")
+	stale := fs.Duration("stale", fleetDefaultStale, "a status without a lease not rewritten for this long counts as not Ready (a leased status is live while it exists)")
 	if code, ok := c.parse(g, fs, args, false); !ok {
 		return code
 	}
@@ -84,11 +86,13 @@ func fleetReadStatus(g *globals, fs *flag.FlagSet, c *fleetConn, now time.Time, 
 	if err != nil {
 		return nil, c.fail(g, "status", err)
 	}
-	docs, _, err := st.List(ctx, l.Hosts())
+	// The documents' versions are all status compares them to: their
+	// keys, not their (possibly large) intents.
+	docs, _, err := st.ListKeys(ctx, l.Hosts())
 	if err != nil {
 		return nil, c.fail(g, "status", err)
 	}
-	groupDocs, _, err := st.List(ctx, l.Groups())
+	groupDocs, _, err := st.ListKeys(ctx, l.Groups())
 	if err != nil {
 		return nil, c.fail(g, "status", err)
 	}
@@ -131,7 +135,7 @@ func fleetStatusRow(host string, e store.Entry, current map[string]int64, now ti
 	switch {
 	case !s.Ready:
 		r.bad = "not Ready"
-	case stale > 0 && now.Sub(s.Updated) > stale:
+	case stale > 0 && s.Lease == "" && now.Sub(s.Updated) > stale:
 		r.bad = fmt.Sprintf("stale: last written %s ago", statusAgo(now, s.Updated))
 	case len(r.behind) > 0:
 		r.bad = "behind: " + strings.Join(r.behind, ", ")
@@ -202,10 +206,20 @@ func fleetStatusPrint(w io.Writer, rows []fleetHostRow, now time.Time) {
 			readyCol = "stale"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.host, version, readyCol, statusYesNo(s.Degraded),
-			fleetDocsCell(r), fleetTrialCell(s.Trial), statusAgo(now, s.Updated)+" ago", fleetMessage(r))
+			fleetDocsCell(r), fleetTrialCell(s.Trial), fleetLastSeen(s, now), fleetMessage(r))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d of %d hosts ready and current\n", ready, len(rows))
+}
+
+// fleetLastSeen is the LAST SEEN cell: a leased status is live, its
+// host seen within the lease's TTL ("< 15s ago"); another was seen when
+// it was written.
+func fleetLastSeen(s *fleet.Status, now time.Time) string {
+	if s.Lease != "" {
+		return "< " + s.Lease + " ago"
+	}
+	return statusAgo(now, s.Updated) + " ago"
 }
 
 // fleetDocsCell says whether the host converged to its current

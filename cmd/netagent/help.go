@@ -10,15 +10,15 @@ func init() {
 	register(&command{
 		name:    "help",
 		summary: "list the commands, or print a command's arguments and options",
-		usage:   "[COMMAND]",
+		usage:   "[COMMAND | fleet SUBCOMMAND]",
 		run:     runHelp,
 	})
 }
 
 // runHelp prints the usage on stdout: netagent's, or a command's (which
-// `netagent COMMAND --help` prints too).
+// `netagent COMMAND --help` prints too), or a fleet subcommand's.
 func runHelp(g *globals, args []string) int {
-	fs := newFlagSet(g, "help", "[COMMAND]")
+	fs := newFlagSet(g, "help", "[COMMAND | fleet SUBCOMMAND]")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -29,8 +29,13 @@ func runHelp(g *globals, args []string) int {
 		usage(g.stdout, top)
 		return exitOK
 	case 1:
+	case 2: // fleet's subcommands: help fleet push
+		if sub, ok := fleetSubs[fs.Arg(1)]; ok && fs.Arg(0) == "fleet" {
+			return sub.run(g, []string{"--help"})
+		}
+		fallthrough
 	default:
-		return usageError(g, fs, "at most one command")
+		return usageError(g, fs, "at most one command (or fleet and one of its subcommands)")
 	}
 	c, ok := commands[fs.Arg(0)]
 	if !ok {

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"flag"
-	"maps"
 	"net/netip"
 	"path/filepath"
 	"slices"
@@ -37,9 +36,6 @@ func resolvConfFlag(fs *flag.FlagSet, k *kernelOpts) {
 // addresses and DNS).
 func (k *kernelOpts) facts(rt *target.Runtime, files map[string]*intent.Intent) (render.Facts, error) {
 	fwd, err := configurators.IPv6Forwarding(rt.Target())
-	if err != nil {
-		return render.Facts{}, err
-	}
 	f := render.Facts{IPv6Forwarding: fwd, ResolvConf: k.resolvConf}
 	now := time.Now()
 	for _, name := range dhcp6Interfaces(files) {
@@ -51,7 +47,7 @@ func (k *kernelOpts) facts(rt *target.Runtime, files map[string]*intent.Intent) 
 			f.LeaseDNS = append(f.LeaseDNS, l.LinkDNS())
 		}
 	}
-	return f, nil
+	return f, err
 }
 
 // dhcp6Interfaces returns the interfaces of files with ipv6.dhcp6, sorted.
@@ -68,23 +64,10 @@ func dhcp6Interfaces(files map[string]*intent.Intent) []string {
 	return out
 }
 
-// leasesAgain is apply's ApplyOptions.Again: when the apply acquired
-// DHCPv6 leases (or lost them) since files were rendered with used, the
-// intent rendered with the new facts (the leases' addresses and DNS).
-func (k *kernelOpts) leasesAgain(rt *target.Runtime, files map[string]*intent.Intent, used render.Facts) func() (*dg.Graph, error) {
-	if len(dhcp6Interfaces(files)) == 0 {
-		return nil
-	}
-	return func() (*dg.Graph, error) {
-		f, err := k.facts(rt, files)
-		if err != nil {
-			return nil, err
-		}
-		if maps.Equal(f.DHCP6, used.DHCP6) {
-			return nil, nil
-		}
-		return render.RenderFilesWith(files, f)
-	}
+// hostFacts returns a function that reads the target's facts for files
+// (facts), for the lease rounds of apply (leaseFacts).
+func (k *kernelOpts) hostFacts(rt *target.Runtime, files map[string]*intent.Intent) func() (render.Facts, error) {
+	return func() (render.Facts, error) { return k.facts(rt, files) }
 }
 
 // needsFacts reports whether files render differently with the target's
@@ -112,16 +95,20 @@ func (k *kernelOpts) renderWithFacts(rt *target.Runtime, files map[string]*inten
 	if err != nil {
 		return nil, err
 	}
-	k.used = f
 	return render.RenderFilesWith(files, f)
 }
 
-// renderer is the daemon's render.RenderFiles with the target's facts,
-// read again at each render; it warns about a dns section it cannot apply.
-func (k *kernelOpts) renderer(g *globals, rt *target.Runtime) func(map[string]*intent.Intent) (*dg.Graph, error) {
-	return func(files map[string]*intent.Intent) (*dg.Graph, error) {
+// daemonFacts is the daemon's agent.Config.Facts: the target's facts,
+// read again at each render (a failed read of the forwarding leaves it
+// off, logged); it warns about a dns section it cannot apply.
+func (k *kernelOpts) daemonFacts(g *globals, rt *target.Runtime) func(map[string]*intent.Intent) render.Facts {
+	return func(files map[string]*intent.Intent) render.Facts {
 		k.warnDNS(g, files)
-		return k.renderWithFacts(rt, files)
+		f, err := k.facts(rt, files)
+		if err != nil {
+			g.log.WithError(err).Warn("reading the target's facts for render")
+		}
+		return f
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -153,14 +152,21 @@ type applyJSON struct {
 	Operations []opJSON      `json:"operations"`
 	Problems   []problemJSON `json:"problems,omitempty"`
 	Error      string        `json:"error,omitempty"`
+	// Leases: per interface with dhcp4, the lease held or why none is.
+	Leases []leaseJSON `json:"leases,omitempty"`
 }
 
 // reportApplyJSON prints the outcome of an apply as applyJSON; the exit
 // code is reportApply's.
 func reportApplyJSON(g *globals, res *target.Result, took time.Duration) int {
+	return reportApplyJSONLeases(g, res, took, nil)
+}
+
+// reportApplyJSONLeases is reportApplyJSON with the DHCPv4 leases.
+func reportApplyJSONLeases(g *globals, res *target.Result, took time.Duration, leases []leaseJSON) int {
 	c := tallyApply(res)
 	doc := applyJSON{Format: outputFormat, Converged: res.Converged(), Done: c.done, Failed: c.failed,
-		Blocked: c.blocked, Duration: took.Round(time.Millisecond).String(), Operations: opsJSON(res.Ops)}
+		Blocked: c.blocked, Duration: took.Round(time.Millisecond).String(), Operations: opsJSON(res.Ops), Leases: leases}
 	for i, e := range res.Ops {
 		doc.Operations[i].Disruption = opDisruption(configurators.Predict(e, nil))
 	}
@@ -183,95 +189,30 @@ func reportApplyJSON(g *globals, res *target.Result, took time.Duration) int {
 	return exitOK
 }
 
-// The states of an item in `check --all` and `check --json`.
-const (
-	checkOK      = "ok"
-	checkDiffers = "differs"
-	checkMissing = "missing"
-	checkExtra   = "extra"   // netagent's, in the kernel, no longer intended: apply deletes it
-	checkForeign = "foreign" // carries netagent's mark, no item describes it: left alone
-	checkIgnored = "ignored" // differs, but its drift policy is ignore
-)
-
 // checkJSON is what `check --json` prints.
 type checkJSON struct {
 	Format int `json:"format"`
 	// Converged: nothing differs (ignored drift aside).
-	Converged bool            `json:"converged"`
-	Counts    map[string]int  `json:"counts"`
-	Items     []checkItemJSON `json:"items"`
-}
-
-// checkItemJSON is one item of check: its state, and for differs each
-// attribute with the intended and the running value.
-type checkItemJSON struct {
-	Item   string          `json:"item"`
-	State  string          `json:"state"`
-	Drift  string          `json:"drift,omitempty"` // the item's drift policy, unless repair
-	Fields []fieldDiffJSON `json:"fields,omitempty"`
-	// HeldBy, for missing, are the objects netagent does not own in its
-	// place.
-	HeldBy []string `json:"heldBy,omitempty"`
-}
-
-type fieldDiffJSON struct {
-	Field    string `json:"field"`
-	Intended string `json:"intended"`
-	Running  string `json:"running"`
-}
-
-// checkItems lists every intended item, those apply would delete and the
-// foreign objects, each with its state, sorted by item.
-func checkItems(intended *dg.Graph, rep *target.Report, policies render.DriftPolicies) []checkItemJSON {
-	byRef := map[dg.ItemRef]target.Difference{}
-	for _, d := range rep.Diffs {
-		byRef[d.Ref] = d
-	}
-	var out []checkItemJSON
-	add := func(ref dg.ItemRef, d target.Difference, found bool) {
-		ci := checkItemJSON{Item: ref.String(), State: checkOK}
-		if p := policies.Of(ref); p != "" && p != intent.DriftRepair {
-			ci.Drift = string(p)
-		}
-		if found {
-			ci.State = string(d.Kind)
-			for _, f := range d.Fields {
-				ci.Fields = append(ci.Fields, fieldDiffJSON{Field: f.Field, Intended: f.Want, Running: f.Have})
-			}
-			for _, h := range d.HeldBy {
-				ci.HeldBy = append(ci.HeldBy, h.String())
-			}
-			if d.Kind == target.Differs && ci.Drift == string(intent.DriftIgnore) {
-				ci.State = checkIgnored
-			}
-		}
-		out = append(out, ci)
-	}
-	for _, ref := range intended.Refs() {
-		d, found := byRef[ref]
-		add(ref, d, found)
-		delete(byRef, ref)
-	}
-	for ref, d := range byRef { // extra
-		add(ref, d, true)
-	}
-	for _, f := range rep.Foreign {
-		out = append(out, checkItemJSON{Item: dg.Ref(f).String(), State: checkForeign})
-	}
-	slices.SortFunc(out, func(a, b checkItemJSON) int { return strings.Compare(a.Item, b.Item) })
-	return out
+	Converged bool              `json:"converged"`
+	Counts    map[string]int    `json:"counts"`
+	Items     []agent.CheckItem `json:"items"`
 }
 
 // printCheckAll prints every item with its state (check --all), or the
 // checkJSON document (--json); exit 1 when something differs.
 func printCheckAll(g *globals, intended *dg.Graph, rep *target.Report, policies render.DriftPolicies, asJSON bool) int {
-	list := checkItems(intended, rep, policies)
+	return printCheckItems(g, agent.CheckItems(intended, rep, policies), asJSON)
+}
+
+// printCheckItems is printCheckAll of the items' list (the daemon's
+// answer, with --via-daemon).
+func printCheckItems(g *globals, list []agent.CheckItem, asJSON bool) int {
 	counts := map[string]int{}
 	converged := true
 	for _, ci := range list {
 		counts[ci.State]++
 		switch ci.State {
-		case checkDiffers, checkMissing, checkExtra:
+		case agent.CheckDiffers, agent.CheckMissing, agent.CheckExtra:
 			converged = false
 		}
 	}
@@ -302,7 +243,7 @@ func printCheckAll(g *globals, intended *dg.Graph, rep *target.Report, policies 
 	}
 	tw.Flush()
 	var parts []string
-	for _, s := range []string{checkOK, checkDiffers, checkMissing, checkExtra, checkIgnored, checkForeign} {
+	for _, s := range []string{agent.CheckOK, agent.CheckDiffers, agent.CheckMissing, agent.CheckExtra, agent.CheckIgnored, agent.CheckForeign} {
 		if counts[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 		}

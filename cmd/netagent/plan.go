@@ -15,7 +15,7 @@ func init() {
 	register(&command{
 		name:    "plan",
 		summary: "print the exact operations an apply would run now and what would fail; changes nothing",
-		usage:   "[--netns NAME] [--resolv-conf PATH] [--json] [--protect LINK]... [--force] FILE...",
+		usage:   "[--netns NAME] [--resolv-conf PATH] [--json] [--via-daemon] [--protect LINK]... [--force] FILE...",
 		run:     runPlan,
 	})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/netagent/netagent/agent/render"
 	"slices"
 
 	"github.com/netagent/netagent/agent"
@@ -69,6 +70,15 @@ func runRollback(g *globals, args []string) int {
 		return code
 	}
 	defer rt.Close()
+	if parsed, err := render.ParseFiles(map[string][]byte{"intent": back.Intent}); err == nil {
+		// The version's DHCPv4 uplinks: as apply's (withKeptLeases).
+		lf, next, code := withKeptLeases(g, rt, parsed, intended, k.hostFacts(rt, parsed))
+		if next == nil {
+			return code
+		}
+		intended, g.leases = next, lf
+		rt.SetAcquireTimeout(acquireTimeout(opts.Wait))
+	}
 	gd, code := prot.guard(g, k, rt, intended)
 	if gd == nil {
 		return code

@@ -184,7 +184,9 @@ func daemonConfig(g *globals, o *daemonOpts, rt *target.Runtime) (agent.Config, 
 	}
 	return agent.Config{
 		Kernel:           rt.Kernel(),
-		Render:           o.kernel.renderer(g, rt),
+		Facts:            o.kernel.daemonFacts(g, rt),
+		Leases:           rt.Leases(),
+		LeaseClient:      rt.DHCPClient(),
 		Log:              g.log,
 		Sources:          sources,
 		Report:           report,

@@ -2,18 +2,25 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"time"
 
+	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/configurators/dhcp"
+	"github.com/netagent/netagent/configurators/firewall"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/items/lease4"
 )
 
 func init() {
 	register(&command{
 		name:    "show",
-		summary: "print what the kernel holds: netagent's objects and the links around them",
-		usage:   "[--netns NAME] [--json]",
+		summary: "print what the kernel holds: netagent's objects and the links around them (--all: every object of others too)",
+		usage:   "[--netns NAME] [--json] [--all]",
 		run:     runShow,
 	})
 }
@@ -21,7 +28,8 @@ func init() {
 func runShow(g *globals, args []string) int {
 	fs := newFlagSet(g, "show", "")
 	k := kernelFlags(g, fs)
-	asJSON := fs.Bool("json", false, "print an intent document (valid input for apply)")
+	asJSON := fs.Bool("json", false, "print an intent document (valid input for apply); with --all, inside an object that lists the others' objects too")
+	all := fs.Bool("all", false, "also list the objects that are not netagent's (addresses, routes, rules, permanent neighbours, iptables chains), marked foreign")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -42,14 +50,78 @@ func runShow(g *globals, args []string) int {
 	for it := range cur.Items() {
 		list = append(list, it)
 	}
-	if *asJSON {
-		if writeJSON(g, render.ToIntent(list)) != nil {
+	kept := dhcp.KeptLeases(rt.StateDir(), time.Now())
+	list = withoutLeaseItems(list, kept)
+	var foreign *configurators.Foreign
+	if *all {
+		list = withoutManagedLinks(list)
+		if foreign, err = configurators.ReadForeign(rt.Target(), rt.StateDir()); err != nil {
+			fmt.Fprintf(g.stderr, "netagent: show: %v\n", err)
 			return exitInternal
 		}
-		return exitOK
 	}
-	printShowText(g, list)
+	switch {
+	case *asJSON && *all:
+		err = writeJSON(g, showAllJSON(list, foreign))
+	case *asJSON:
+		err = writeJSON(g, withDHCP4(render.ToIntent(list), kept))
+	case *all:
+		printShowAll(g, list, foreign)
+		printKeptLeases(g, kept)
+	default:
+		printShowText(g, list)
+		printKeptLeases(g, kept)
+	}
+	if err != nil {
+		return exitInternal
+	}
 	return exitOK
+}
+
+// printKeptLeases lists the leases the state directory keeps.
+func printKeptLeases(g *globals, kept map[string]*lease4.Lease) {
+	if len(kept) == 0 {
+		return
+	}
+	fmt.Fprintf(g.stdout, "dhcp4 leases (kept in the state directory; their address and routes are left out above):\n")
+	for _, name := range slices.Sorted(maps.Keys(kept)) {
+		fmt.Fprintf(g.stdout, "  %s\n", leaseOf(kept[name]))
+	}
+}
+
+// withoutLeaseItems leaves out of list the address and routes that the
+// leases kept give (the routes on the lease's interface preferring its
+// address as source): show lists them with the lease, and show --json
+// says dhcp4 instead of a static address.
+func withoutLeaseItems(list []dg.Item, kept map[string]*lease4.Lease) []dg.Item {
+	if len(kept) == 0 {
+		return list
+	}
+	return slices.DeleteFunc(list, func(it dg.Item) bool {
+		switch it := it.(type) {
+		case *items.Address:
+			l := kept[it.Dev]
+			return l != nil && it.Prefix == l.Address
+		case *items.Route:
+			l := kept[it.Dev]
+			return l != nil && it.Src == l.Address.Addr()
+		}
+		return false
+	})
+}
+
+// withDHCP4 marks the interfaces with a kept lease "dhcp4": true (adding
+// the physical interface when the intent has no item for it).
+func withDHCP4(in *intent.Intent, kept map[string]*lease4.Lease) *intent.Intent {
+	for _, name := range slices.Sorted(maps.Keys(kept)) {
+		i := slices.IndexFunc(in.Interfaces, func(ifc intent.Interface) bool { return ifc.Name == name })
+		if i < 0 {
+			in.Interfaces = append(in.Interfaces, intent.Interface{Name: name, Type: intent.LinkPhysical})
+			i = len(in.Interfaces) - 1
+		}
+		in.Interfaces[i].DHCP4 = &intent.DHCP4{}
+	}
+	return in
 }
 
 // showSections orders the text output: links first, then what sits on
@@ -90,8 +162,201 @@ func printShowText(g *globals, list []dg.Item) {
 // them after "-A <chain>".
 func printChainRules(g *globals, it dg.Item) {
 	if c, ok := it.(*items.IptablesChain); ok {
-		for _, args := range c.Rules {
-			fmt.Fprintf(g.stdout, "      -A %s %s\n", c.Chain, render.JoinRule(args))
+		printRules(g, c.Chain, c.Rules)
+	}
+}
+
+func printRules(g *globals, chain string, rules [][]string) {
+	for _, args := range rules {
+		fmt.Fprintf(g.stdout, "      -A %s %s\n", chain, render.JoinRule(args))
+	}
+}
+
+// showKind is the section (an item type) of an item in show --all: a
+// foreign object goes with netagent's objects of its kind.
+func showKind(it dg.Item) string {
+	switch it := it.(type) {
+	case *items.Foreign:
+		return it.Kind
+	case *items.Link:
+		return items.TypeInterface
+	}
+	return it.Type()
+}
+
+// allSections orders show --all: links (netagent's interfaces and the
+// others') first, then what sits on them.
+var allSections = []struct{ typ, title string }{
+	{items.TypeInterface, "links"},
+	{items.TypePort, "ports"},
+	{items.TypeBridgeVLANs, "bridge vlans"},
+	{items.TypeAddress, "addresses"},
+	{items.TypeRoute, "routes"},
+	{items.TypeRule, "rules"},
+	{items.TypeNeighbor, "neighbors"},
+	{items.TypeSysctl, "sysctls"},
+	{items.TypeIptablesChain, "firewall chains"},
+}
+
+// printShowAll prints one section per kind: netagent's objects, then the
+// others' marked "foreign" (as netplan status --diff marks what it does
+// not manage).
+func printShowAll(g *globals, list []dg.Item, f *configurators.Foreign) {
+	carriers := carryingLinks(list)
+	list = slices.Concat(list, f.AddrNeigh)
+	for _, s := range allSections {
+		var own, others []dg.Item
+		for _, it := range list {
+			if showKind(it) != s.typ {
+				continue
+			}
+			if isForeign(it) {
+				others = append(others, it)
+			} else {
+				own = append(own, it)
+			}
+		}
+		var chains []firewall.ForeignChain
+		if s.typ == items.TypeIptablesChain {
+			chains = f.Chains
+		}
+		if len(own)+len(others)+len(chains) == 0 {
+			continue
+		}
+		fmt.Fprintf(g.stdout, "%s:\n", s.title)
+		for _, it := range own {
+			fmt.Fprintf(g.stdout, "  %s\n", it)
+			printChainRules(g, it)
+		}
+		for _, it := range others {
+			line := foreignLine(it)
+			if carriers[it.Name()] && it.Type() == items.TypeLink {
+				line += " (netagent's objects on it)"
+			}
+			fmt.Fprintf(g.stdout, "  %s\n", line)
+		}
+		for _, c := range chains {
+			fmt.Fprintf(g.stdout, "  %s\n", foreignChainLine(&c))
+			printRules(g, c.Chain, c.Rules)
 		}
 	}
+}
+
+// sectionOf is the index of it's section in allSections.
+func sectionOf(it dg.Item) int {
+	k := showKind(it)
+	return slices.IndexFunc(allSections, func(s struct{ typ, title string }) bool { return s.typ == k })
+}
+
+// withoutManagedLinks leaves out of list the links that are an interface
+// of netagent's too (a physical interface it configures reads back as
+// both): show --all lists them once, as netagent's.
+func withoutManagedLinks(list []dg.Item) []dg.Item {
+	managed := map[string]bool{}
+	for _, it := range list {
+		if ifc, ok := it.(*items.Interface); ok {
+			managed[ifc.IfName] = true
+		}
+	}
+	return slices.DeleteFunc(list, func(it dg.Item) bool {
+		l, ok := it.(*items.Link)
+		return ok && managed[l.IfName]
+	})
+}
+
+// carryingLinks are the names of the links (not netagent's) that
+// netagent's objects of list depend on: a physical uplink with netagent's
+// addresses and routes on it.
+func carryingLinks(list []dg.Item) map[string]bool {
+	out := map[string]bool{}
+	for _, it := range list {
+		if isForeign(it) {
+			continue
+		}
+		for _, d := range it.Dependencies() {
+			if t := d.RequiredItem.Type; t == items.TypeInterface || t == items.TypeLink {
+				out[d.RequiredItem.Name] = true
+			}
+		}
+	}
+	return out
+}
+
+// isForeign reports whether it is someone else's object.
+func isForeign(it dg.Item) bool {
+	switch it.(type) {
+	case *items.Foreign, *items.Link:
+		return true
+	}
+	return false
+}
+
+// foreignLine is one foreign object's line in show --all.
+func foreignLine(it dg.Item) string {
+	if f, ok := it.(*items.Foreign); ok {
+		return f.String() // "foreign <kind> <desc>"
+	}
+	return "foreign " + it.String()
+}
+
+// foreignChainLine is a foreign chain's line in show --all.
+func foreignChainLine(c *firewall.ForeignChain) string {
+	if c.BuiltIn {
+		return fmt.Sprintf("foreign rules in iptables-chain %s (built-in): %d rules not netagent's", c.Name(), len(c.Rules))
+	}
+	return fmt.Sprintf("foreign iptables-chain %s %d rules", c.Name(), len(c.Rules))
+}
+
+// showAll is show --all --json (format 1): the intent document show
+// --json prints, and the objects that are not netagent's.
+type showAll struct {
+	Format  int             `json:"format"`
+	Intent  *intent.Intent  `json:"intent"`
+	Foreign []foreignObject `json:"foreign"`
+}
+
+// foreignObject is one object that is not netagent's.
+type foreignObject struct {
+	// Kind is an item type: interface (a link), address, route, rule,
+	// neighbor, iptables-chain.
+	Kind string `json:"kind"`
+	// Object describes it `ip` style (a link: its name; a chain:
+	// family/table/chain).
+	Object string `json:"object"`
+	// Holds is the item (type/name) whose identity it has, when one can.
+	Holds string `json:"holds,omitempty"`
+	// MarkedNetagent: it carries netagent's mark, but no item can
+	// describe it.
+	MarkedNetagent bool `json:"markedNetagent,omitempty"`
+	// CarriesNetagent (links): netagent's objects sit on it (a physical
+	// uplink with netagent's addresses).
+	CarriesNetagent bool `json:"carriesNetagent,omitempty"`
+	// BuiltIn (chains): a built-in chain; Rules are then the rules in it
+	// that are not netagent's jumps.
+	BuiltIn bool       `json:"builtIn,omitempty"`
+	Rules   [][]string `json:"rules,omitempty"`
+}
+
+func showAllJSON(list []dg.Item, f *configurators.Foreign) *showAll {
+	out := &showAll{Format: outputFormat, Intent: render.ToIntent(list), Foreign: []foreignObject{}}
+	carriers := carryingLinks(list)
+	all := slices.Concat(list, f.AddrNeigh)
+	slices.SortStableFunc(all, func(a, b dg.Item) int { return sectionOf(a) - sectionOf(b) })
+	for _, it := range all {
+		switch it := it.(type) {
+		case *items.Link:
+			out.Foreign = append(out.Foreign, foreignObject{Kind: items.TypeInterface, Object: it.IfName, CarriesNetagent: carriers[it.IfName]})
+		case *items.Foreign:
+			o := foreignObject{Kind: it.Kind, Object: it.Desc, MarkedNetagent: it.Owned}
+			if it.Holds != (dg.ItemRef{}) {
+				o.Holds = it.Holds.String()
+			}
+			out.Foreign = append(out.Foreign, o)
+		}
+	}
+	for _, c := range f.Chains {
+		out.Foreign = append(out.Foreign, foreignObject{Kind: items.TypeIptablesChain, Object: c.Name(),
+			BuiltIn: c.BuiltIn, Rules: c.Rules})
+	}
+	return out
 }

@@ -82,6 +82,39 @@ func statusPrint(w io.Writer, st *agent.Status, all bool, now time.Time) {
 	fmt.Fprintln(w)
 	statusPrintItems(w, st.Items, all, now)
 	statusPrintDrifted(w, st.Drifted)
+	statusPrintLeases(w, st.Leases, now)
+}
+
+// statusPrintLeases lists the DHCPv4 leases in use: what each grants,
+// how it was obtained, when it renews and expires.
+func statusPrintLeases(w io.Writer, list []agent.LeaseStatus, now time.Time) {
+	if len(list) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%-10s %-18s %-15s %-15s %-20s %-9s %-10s %s\n", "DHCP4", "ADDRESS", "SERVER", "GATEWAY", "DNS", "OBTAINED", "RENEW IN", "EXPIRES IN")
+	for _, l := range list {
+		how := l.Obtained
+		if !l.Held {
+			how += " (asking)"
+		}
+		fmt.Fprintf(w, "%-10s %-18s %-15s %-15s %-20s %-9s %-10s %s\n", l.Interface, l.Address, orDash(l.Server), orDash(l.Gateway),
+			orDash(strings.Join(l.DNS, ",")), how, until(l.RenewAt, now), until(l.Expires, now))
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// until is how long from now to t, "due" when past.
+func until(t, now time.Time) string {
+	if !t.After(now) {
+		return "due"
+	}
+	return t.Sub(now).Round(time.Second).String()
 }
 
 // statusPrintDrifted lists the items left drifted by their policy

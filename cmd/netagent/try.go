@@ -98,7 +98,11 @@ func runTry(g *globals, args []string) int {
 	}
 	// Confirming records the trial's intent as the new version.
 	record := func() (int, bool) { return vo.record(g, k, "try "+strings.Join(fs.Args(), " "), k.files) }
-	return (&trial{g: g, o: o, rt: rt, intended: gd.apply, probes: probes, record: record}).run(files)
+	rt.SetAcquireTimeout(acquireTimeout(o.apply.Wait))
+	again := func(ctx context.Context, res *target.Result) (*target.Result, error) {
+		return applyLeases(ctx, rt, k.leases, gd, prot.force, res, o.apply)
+	}
+	return (&trial{g: g, o: o, rt: rt, intended: gd.apply, probes: probes, record: record, leases: again}).run(files)
 }
 
 // trial is one `netagent try`.
@@ -110,6 +114,9 @@ type trial struct {
 	probes   []target.Prober
 	// record records the trial's intent as the new version, on confirm.
 	record func() (int, bool)
+	// leases applies the intent again with the DHCPv4 leases the apply
+	// acquired (applyLeases).
+	leases func(context.Context, *target.Result) (*target.Result, error)
 	tr     *target.TrialRun
 	// stop is closed by SIGINT/SIGTERM.
 	stop chan os.Signal
@@ -138,6 +145,9 @@ func (t *trial) run(files map[string][]byte) int {
 		}
 	}()
 	res, err := t.rt.Apply(ctx, t.intended, t.o.apply)
+	if err == nil && t.leases != nil {
+		res, err = t.leases(ctx, res)
+	}
 	cancel()
 	switch {
 	case err != nil:

@@ -5,6 +5,7 @@ package main
 // document, beside the daemon's intent directory.
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,43 +90,140 @@ const daemonTimeout = time.Minute
 
 // applyViaDaemon makes the files the daemon's API document, then waits up
 // to wait for the daemon to report every item of that document created.
+// It prints what apply prints: the operations the daemon ran (--all-ops:
+// every one) and the summary, or apply's JSON document (--json).
 func applyViaDaemon(g *globals, wait *time.Duration, vo *versionOpts) func(h target.Holder, files []string) int {
 	return func(h target.Holder, files []string) int {
 		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+*wait)
 		defer cancel()
+		start := time.Now()
 		resp, code := callDaemon(g, ctx, h, agent.CmdApply, files, vo.request)
 		if resp == nil {
 			return code
 		}
-		fmt.Fprintf(g.stdout, "applied through the daemon %s: the files are its API document\n", h)
-		pending := apiPending(resp.Status)
-		for deadline := time.Now().Add(*wait); len(pending) > 0 && time.Now().Before(deadline); {
-			time.Sleep(100 * time.Millisecond) // the daemon has no event stream to wait on
-			st, err := agent.Call(ctx, h.Socket, agent.Request{Command: agent.CmdStatus})
-			if err != nil || st.Status == nil {
-				break
+		pending := waitAPIItems(ctx, h.Socket, *wait, apiPending(resp.Status))
+		doc := daemonApplyJSON(resp.Operations, pending, time.Since(start))
+		if g.asJSON {
+			if writeJSON(g, doc) != nil {
+				return exitInternal
 			}
-			pending = apiPending(st.Status)
+		} else {
+			fmt.Fprintf(g.stdout, "applied through the daemon %s: the files are its API document\n", h)
+			printDaemonOps(g, resp.Operations, g.allOps)
+			printDaemonApplied(g, doc)
 		}
-		if len(pending) == 0 {
-			fmt.Fprintf(g.stdout, "converged: %d operations\n", len(resp.Operations))
-			return exitOK
+		if !doc.Converged {
+			return exitFailed
 		}
-		for _, p := range pending {
-			fmt.Fprintln(g.stderr, p)
-		}
-		fmt.Fprintf(g.stdout, "not converged: %d items failed or blocked\n", len(pending))
-		return exitFailed
+		return exitOK
 	}
 }
 
-// apiPending lists the items of the API's document that the daemon has
-// not created, with why.
-func apiPending(st *agent.Status) []string {
-	if st == nil {
-		return []string{"the daemon sent no status"}
+// waitAPIItems waits up to wait for the daemon to create the items of the
+// API's document that are pending, following its event stream (status
+// --watch's): at each change of an item it asks the status again. It
+// returns those still pending at the end.
+func waitAPIItems(ctx context.Context, socket string, wait time.Duration, pending []problemJSON) []problemJSON {
+	if len(pending) == 0 || wait <= 0 {
+		return pending
 	}
-	var out []string
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	w, err := agent.Watch(ctx, socket)
+	if err != nil {
+		return pending
+	}
+	defer w.Close()
+	for len(pending) > 0 {
+		e, err := w.Next()
+		if err != nil {
+			return pending // the wait is over, or the daemon went
+		}
+		switch {
+		case e.Kind == agent.EventStatus && e.Status != nil: // the stream's first: the whole status
+			pending = apiPending(e.Status)
+		case e.Kind == agent.EventItem || e.Kind == agent.EventMissed:
+			st, err := agent.Call(ctx, socket, agent.Request{Command: agent.CmdStatus})
+			if err != nil || st.Status == nil {
+				return pending
+			}
+			pending = apiPending(st.Status)
+		}
+	}
+	return nil
+}
+
+// daemonApplyJSON is apply's JSON document of an apply through the
+// daemon: the operations it ran, and the items of the API's document it
+// has not created (pending) as problems.
+func daemonApplyJSON(ops []agent.OpResult, pending []problemJSON, took time.Duration) applyJSON {
+	doc := applyJSON{Format: outputFormat, Converged: len(pending) == 0, Duration: took.Round(time.Millisecond).String(),
+		Operations: make([]opJSON, 0, len(ops)), Problems: pending}
+	for _, op := range ops {
+		o := opJSON{Op: op.Op, Item: op.Item, Recreate: op.Recreate, Description: op.Value, Error: op.Error}
+		if d := op.Disruption; d != nil {
+			o.Disruption = &opDisruptionJSON{Effect: d.Effect, Certain: d.Certain, LinksDown: d.LinksDown, Why: d.Why}
+		}
+		if op.Error != "" {
+			doc.Failed++
+		} else if !op.InProgress {
+			doc.Done++
+		}
+		doc.Operations = append(doc.Operations, o)
+	}
+	for _, p := range pending {
+		if p.Blocked {
+			doc.Blocked++
+		}
+	}
+	return doc
+}
+
+// printDaemonOps prints the operations of an apply through the daemon as
+// printAppliedOps prints a one-shot's.
+func printDaemonOps(g *globals, ops []agent.OpResult, all bool) {
+	w := bufio.NewWriterSize(g.stdout, 64<<10)
+	defer w.Flush()
+	for i, op := range ops {
+		if !all && i == opsShown {
+			fmt.Fprintf(w, "     ... and %d more operations (--all-ops prints every one)\n", len(ops)-i)
+			return
+		}
+		head := op.Op + " " + op.Item
+		if op.Recreate {
+			head += " (recreate)"
+		}
+		if op.Error != "" {
+			head += ": " + op.Error
+		}
+		fmt.Fprintf(w, "%3d. %s\n       %s\n", i+1, head, op.Value)
+		if line := daemonDisruptionLine(op); line != "" {
+			fmt.Fprintf(w, "       %s\n", line)
+		}
+	}
+}
+
+// printDaemonApplied prints apply's summary of an apply through the
+// daemon, and the items not created on stderr.
+func printDaemonApplied(g *globals, doc applyJSON) {
+	tally := fmt.Sprintf(": %d done, %d failed, %d blocked in %s", doc.Done, doc.Failed, doc.Blocked, doc.Duration)
+	if doc.Converged {
+		fmt.Fprintf(g.stdout, "converged: %d operations%s\n", len(doc.Operations), tally)
+		return
+	}
+	for _, p := range doc.Problems {
+		fmt.Fprintf(g.stderr, "%s: %s: %s\n", p.Item, p.State, p.Reason)
+	}
+	fmt.Fprintf(g.stdout, "not converged: %d items failed or blocked (%d operations)%s\n", len(doc.Problems), len(doc.Operations), tally)
+}
+
+// apiPending lists the items of the API's document that the daemon has
+// not created, with why (state as the daemon's status names it).
+func apiPending(st *agent.Status) []problemJSON {
+	if st == nil {
+		return []problemJSON{{Item: "status", State: "failed", Reason: "the daemon sent no status"}}
+	}
+	var out []problemJSON
 	for _, it := range st.Items {
 		if it.File != "api" || it.State == "created" && it.LastError == "" {
 			continue
@@ -134,7 +232,7 @@ func apiPending(st *agent.Status) []string {
 		if it.LastError != "" {
 			why = it.LastError
 		}
-		out = append(out, fmt.Sprintf("%s: %s: %s", it.Item, it.State, why))
+		out = append(out, problemJSON{Item: it.Item, State: it.State, Blocked: it.State == "blocked", Reason: why})
 	}
 	return out
 }
@@ -182,14 +280,18 @@ func planViaDaemon(g *globals) func(h target.Holder, files []string) int {
 }
 
 // checkViaDaemon asks the daemon to compare the kernel with its intent,
-// the files being its API document.
-func checkViaDaemon(g *globals) func(h target.Holder, files []string) int {
+// the files being its API document; with all or asJSON it lists every
+// item as check --all and check --json do.
+func checkViaDaemon(g *globals, all, asJSON *bool) func(h target.Holder, files []string) int {
 	return func(h target.Holder, files []string) int {
 		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
 		defer cancel()
 		resp, code := callDaemon(g, ctx, h, agent.CmdCheck, files)
 		if resp == nil {
 			return code
+		}
+		if *all || *asJSON {
+			return printCheckItems(g, resp.Check, *asJSON)
 		}
 		if len(resp.Operations) == 0 && len(resp.Blocked) == 0 {
 			fmt.Fprintf(g.stdout, "ok: running matches the daemon's intent (%s)\n", h)

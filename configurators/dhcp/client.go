@@ -2,8 +2,10 @@ package dhcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
@@ -11,11 +13,25 @@ import (
 	"github.com/netagent/netagent/configurators/netnsx"
 )
 
-// Exchanger runs one DISCOVER-OFFER-REQUEST-ACK exchange on a link and
-// returns the ACK: the client's only access to the network.
+// Exchanger is the client's only access to the network. Request runs one
+// DISCOVER-OFFER-REQUEST-ACK exchange on a link and returns the ACK;
+// Send sends one DHCPREQUEST (the message made by mods, with the link's
+// MAC address) to dest (invalid: broadcast) and returns the server's ACK
+// or NAK: the INIT-REBOOT, RENEWING and REBINDING states of RFC 2131.
 type Exchanger interface {
 	Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error)
+	Send(ctx context.Context, ifname string, dest netip.Addr, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error)
 }
+
+// How a lease was obtained (Lease.Obtained): the message that the ACK
+// answered.
+const (
+	ObtainedDiscover = "discover" // DISCOVER, then REQUEST (INIT)
+	ObtainedReboot   = "reboot"   // REQUEST of a kept lease's address (INIT-REBOOT)
+	ObtainedRenew    = "renew"    // REQUEST unicast to the server (RENEWING, at T1)
+	ObtainedRebind   = "rebind"   // REQUEST broadcast (REBINDING, at T2)
+	ObtainedKept     = "kept"     // no server answered: the kept lease, until it expires
+)
 
 // Options are what the client sends (the intent's dhcp4 section).
 type Options struct {
@@ -29,7 +45,7 @@ type Options struct {
 var requested = []dhcpv4.OptionCode{
 	dhcpv4.OptionSubnetMask, dhcpv4.OptionRouter, dhcpv4.OptionDomainNameServer,
 	dhcpv4.OptionIPAddressLeaseTime, dhcpv4.OptionRenewTimeValue, dhcpv4.OptionRebindingTimeValue,
-	dhcpv4.OptionClasslessStaticRoute,
+	dhcpv4.OptionClasslessStaticRoute, dhcpv4.OptionDomainName, dhcpv4.OptionDNSDomainSearchList,
 }
 
 // Modifiers returns what the client adds to its DISCOVER and REQUEST.
@@ -54,25 +70,81 @@ type Client struct {
 }
 
 // Acquire runs an exchange on ifname until ctx ends and returns the lease.
+// Its times count from when the exchange began, which is never later than
+// the server's (RFC 2131 4.4.1: from when the request was sent).
 func (c *Client) Acquire(ctx context.Context, ifname string, o Options) (*Lease, error) {
+	sent := c.now()
 	ack, err := c.X.Request(ctx, ifname, o.Modifiers()...)
 	if err != nil {
 		return nil, fmt.Errorf("acquiring a DHCPv4 lease on %s: %w", ifname, err)
 	}
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
-	l, err := LeaseFromACK(ifname, ack, now())
+	l, err := LeaseFromACK(ifname, ack, sent)
 	if err != nil {
 		return nil, fmt.Errorf("DHCPv4 lease on %s: %w", ifname, err)
 	}
+	l.Obtained = ObtainedDiscover
 	return l, nil
 }
 
+func (c *Client) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// Reboot asks again for the address of a kept lease (INIT-REBOOT, RFC
+// 2131 3.2): a broadcast REQUEST with the address as option 50 and no
+// server identifier. A NAK is ErrNAK: the address is not the client's on
+// this network any more.
+func (c *Client) Reboot(ctx context.Context, kept *Lease, o Options) (*Lease, error) {
+	mods := append(o.Modifiers(),
+		dhcpv4.WithOption(dhcpv4.OptRequestedIPAddress(kept.Address.Addr().AsSlice())))
+	return c.send(ctx, kept, netip.Addr{}, ObtainedReboot, mods)
+}
+
+// Renew extends l with its server (RENEWING, from T1): a REQUEST with the
+// address as ciaddr, sent to the server.
+func (c *Client) Renew(ctx context.Context, l *Lease, o Options) (*Lease, error) {
+	return c.send(ctx, l, l.Server, ObtainedRenew, append(o.Modifiers(), dhcpv4.WithClientIP(l.Address.Addr().AsSlice())))
+}
+
+// Rebind extends l with any server (REBINDING, from T2): Renew's REQUEST,
+// broadcast.
+func (c *Client) Rebind(ctx context.Context, l *Lease, o Options) (*Lease, error) {
+	return c.send(ctx, l, netip.Addr{}, ObtainedRebind, append(o.Modifiers(), dhcpv4.WithClientIP(l.Address.Addr().AsSlice())))
+}
+
+// send runs one REQUEST for the address of l and makes the lease of the
+// ACK.
+func (c *Client) send(ctx context.Context, l *Lease, dest netip.Addr, how string, mods []dhcpv4.Modifier) (*Lease, error) {
+	mods = append(mods, dhcpv4.WithMessageType(dhcpv4.MessageTypeRequest))
+	sent := c.now()
+	reply, err := c.X.Send(ctx, l.Interface, dest, mods...)
+	if err != nil {
+		return nil, fmt.Errorf("DHCPv4 %s of %s on %s: %w", how, l.Address.Addr(), l.Interface, err)
+	}
+	if reply.MessageType() == dhcpv4.MessageTypeNak {
+		return nil, fmt.Errorf("DHCPv4 %s of %s on %s: %w (%s)", how, l.Address.Addr(), l.Interface, ErrNAK, reply.Message())
+	}
+	got, err := LeaseFromACK(l.Interface, reply, sent)
+	if err != nil {
+		return nil, fmt.Errorf("DHCPv4 %s on %s: %w", how, l.Interface, err)
+	}
+	if got.Address.Addr() != l.Address.Addr() {
+		return nil, fmt.Errorf("DHCPv4 %s of %s on %s: %w: the server acknowledged %s", how, l.Address.Addr(), l.Interface, ErrNAK, got.Address.Addr())
+	}
+	if !got.Server.IsValid() {
+		got.Server = l.Server
+	}
+	got.Obtained = how
+	return got, nil
+}
+
 // NetnsExchanger is the real Exchanger: nclient4 with its raw socket
-// opened in the target namespace. Retry is how many times a DISCOVER or
-// REQUEST goes out, Timeout how long each waits for an answer.
+// opened in the target namespace. Timeout is how long the first try waits
+// for an answer (doubling at each of Retry tries); Retry 0 tries in rounds
+// of three until ctx ends.
 type NetnsExchanger struct {
 	Target  *netnsx.Target
 	Timeout time.Duration // 0: 2s
@@ -82,36 +154,99 @@ type NetnsExchanger struct {
 // Request implements Exchanger. Only the socket is opened in the
 // namespace (Target.Do); the exchange holds no namespace thread.
 func (x *NetnsExchanger) Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
+	var ack *dhcpv4.DHCPv4
+	err := x.rounds(ctx, ifname, nil, func(c *nclient4.Client, _ net.HardwareAddr) error {
+		lease, err := c.Request(ctx, mods...)
+		if err == nil {
+			ack = lease.ACK
+		}
+		return err
+	})
+	return ack, err
+}
+
+// Send implements Exchanger. A REQUEST to a server (RENEWING) goes out
+// of a UDP socket bound to the lease's address (ciaddr), as RFC 2131
+// says: a unicast IP packet in a broadcast frame, which the raw socket
+// sends, is dropped by the server's kernel. A broadcast one goes out of
+// the raw socket, the address or not.
+func (x *NetnsExchanger) Send(ctx context.Context, ifname string, dest netip.Addr, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
+	to := &net.UDPAddr{IP: net.IPv4bcast, Port: nclient4.ServerPort}
+	var from net.IP
+	if dest.IsValid() {
+		to.IP = dest.AsSlice()
+		probe, err := dhcpv4.New(mods...)
+		if err != nil {
+			return nil, err
+		}
+		from = probe.ClientIPAddr
+	}
+	var reply *dhcpv4.DHCPv4
+	err := x.rounds(ctx, ifname, from, func(c *nclient4.Client, mac net.HardwareAddr) error {
+		req, err := dhcpv4.New(append([]dhcpv4.Modifier{dhcpv4.WithHwAddr(mac)}, mods...)...)
+		if err != nil {
+			return err
+		}
+		reply, err = c.SendAndRead(ctx, to, req, nclient4.IsMessageType(dhcpv4.MessageTypeAck, dhcpv4.MessageTypeNak))
+		return err
+	})
+	return reply, err
+}
+
+// rounds runs f with a client on ifname: once with Retry set, else in
+// rounds of three tries until f succeeds or ctx ends (nclient4 doubles the
+// wait at each try: rounds keep it from growing without bound).
+func (x *NetnsExchanger) rounds(ctx context.Context, ifname string, from net.IP, f func(*nclient4.Client, net.HardwareAddr) error) error {
 	timeout, retry := x.Timeout, x.Retry
 	if timeout == 0 {
 		timeout = 2 * time.Second
 	}
-	if retry == 0 {
-		retry = 1 << 30 // bounded by ctx
+	once := retry != 0
+	if !once {
+		retry = 3 // tries after 0, 2 and 6 s, then a new round: never more than 8 s between two
 	}
-	var c *nclient4.Client
+	for {
+		err := x.try(ifname, from, timeout, retry, f)
+		if err == nil || once || ctx.Err() != nil || !errors.Is(err, nclient4.ErrNoResponse) {
+			if err != nil && ctx.Err() != nil {
+				return fmt.Errorf("%w (%w)", ctx.Err(), err)
+			}
+			return err
+		}
+	}
+}
+
+// try opens a client on ifname in the namespace and runs f with it: over
+// a raw socket, or with from over a UDP socket bound to from.
+func (x *NetnsExchanger) try(ifname string, from net.IP, timeout time.Duration, retry int, f func(*nclient4.Client, net.HardwareAddr) error) error {
+	var (
+		c   *nclient4.Client
+		mac net.HardwareAddr
+	)
 	err := x.Target.Do(func() error {
 		iface, err := net.InterfaceByName(ifname)
 		if err != nil {
 			return err
 		}
-		conn, err := nclient4.NewRawUDPConn(iface.Name, nclient4.ClientPort)
+		var conn net.PacketConn
+		if from != nil && !from.IsUnspecified() {
+			conn, err = net.ListenUDP("udp4", &net.UDPAddr{IP: from, Port: nclient4.ClientPort})
+		} else {
+			conn, err = nclient4.NewRawUDPConn(iface.Name, nclient4.ClientPort)
+		}
 		if err != nil {
 			return fmt.Errorf("opening a DHCP socket: %w", err)
 		}
-		c, err = nclient4.NewWithConn(conn, iface.HardwareAddr, nclient4.WithTimeout(timeout), nclient4.WithRetry(retry))
+		mac = iface.HardwareAddr
+		c, err = nclient4.NewWithConn(conn, mac, nclient4.WithTimeout(timeout), nclient4.WithRetry(retry))
 		if err != nil {
 			conn.Close()
 		}
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer c.Close()
-	lease, err := c.Request(ctx, mods...)
-	if err != nil {
-		return nil, err
-	}
-	return lease.ACK, nil
+	return f(c, mac)
 }

@@ -2,20 +2,46 @@ package dhcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
 
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
-// Leases holds the lease currently held on each interface; the
-// configurator writes it, the agent reads it (to report the lease and,
-// later, to render the items that depend on it).
+// Leases holds the lease currently held on each interface: the
+// configurator writes it when it acquires one, the daemon when it renews
+// or lets one go; render reads a snapshot (render.Facts) to make the items
+// that come from a lease. Version counts the changes, so that a reader
+// sees at a glance whether it has the latest.
 type Leases struct {
-	mu sync.Mutex
-	m  map[string]*Lease
+	mu  sync.Mutex
+	m   map[string]*Lease
+	ver uint64
+	// noKept: ReadBack no longer reads kept leases (IgnoreKept).
+	noKept bool
+}
+
+// IgnoreKept makes ReadBack read only the leases held, not those the
+// state directory keeps: the daemon, after its first read-back, knows
+// which leases it holds (a kept lease read back later, after a carrier
+// loss, would be a lease it let go).
+func (b *Leases) IgnoreKept() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.noKept = true
+}
+
+func (b *Leases) ignoresKept() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.noKept
 }
 
 // Get returns the lease held on ifname, nil if none.
@@ -25,66 +51,217 @@ func (b *Leases) Get(ifname string) *Lease {
 	return b.m[ifname]
 }
 
-func (b *Leases) set(l *Lease) {
+// Snapshot returns the leases held, by interface, and the version.
+func (b *Leases) Snapshot() (map[string]*Lease, uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return maps.Clone(b.m), b.ver
+}
+
+// Version returns the number of changes so far.
+func (b *Leases) Version() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ver
+}
+
+// Set holds l on its interface (a lease is never changed in place: a
+// renewal is a new *Lease).
+func (b *Leases) Set(l *Lease) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.m == nil {
 		b.m = map[string]*Lease{}
 	}
 	b.m[l.Interface] = l
+	b.ver++
 }
 
-func (b *Leases) drop(ifname string) {
+// Drop forgets the lease held on ifname.
+func (b *Leases) Drop(ifname string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	delete(b.m, ifname)
+	if _, ok := b.m[ifname]; ok {
+		delete(b.m, ifname)
+		b.ver++
+	}
 }
 
 // Configurator manages DHCP4Lease items. Create acquires a lease in the
 // background (reconciler.ContinueInBackground): the reconciler goes on
 // with every item that does not depend on the lease, and the operation
-// finishes when the server answers or the operation is canceled. The
-// lease goes into Leases and, with StateDir set, the state directory.
+// finishes when the server answers, AcquireTimeout passes or the operation
+// is canceled. A lease kept in the state directory and still valid is
+// asked for again first (INIT-REBOOT); a NAK, or no answer to that, falls
+// back to a DISCOVER. Modify is the same INIT-REBOOT for an item read back
+// from a kept lease (ReadBack's Kept): the address stays in the kernel
+// meanwhile, and without an answer the kept lease stands until it
+// expires. The lease goes into Leases and, with StateDir set, the state
+// directory.
 type Configurator struct {
 	Client   *Client
 	Leases   *Leases
 	StateDir string // "": leases are not kept
+	// AcquireTimeout bounds a DISCOVER (the one-shot apply's --wait); 0:
+	// until the operation is canceled (the daemon).
+	AcquireTimeout time.Duration
+	// RebootTimeout bounds an INIT-REBOOT (default 6s).
+	RebootTimeout time.Duration
+	Log           logrus.FieldLogger // nil: no log
 }
 
 // Create implements reconciler.Configurator.
 func (c *Configurator) Create(ctx context.Context, it dg.Item) error {
 	l := it.(*items.DHCP4Lease)
 	done := reconciler.ContinueInBackground(ctx)
-	go func() { done(c.acquire(ctx, l)) }()
+	go func() { done(c.acquire(ctx, l, false)) }()
 	return nil
 }
 
-func (c *Configurator) acquire(ctx context.Context, it *items.DHCP4Lease) error {
-	l, err := c.Client.Acquire(ctx, it.Dev, Options{Hostname: it.Hostname, ClientID: it.ClientID, VendorClass: it.VendorClass})
+// Modify implements reconciler.Configurator: only Kept differs (see
+// NeedsRecreate), so the kept lease is asked for again.
+func (c *Configurator) Modify(ctx context.Context, oldItem, newItem dg.Item) error {
+	l := newItem.(*items.DHCP4Lease)
+	done := reconciler.ContinueInBackground(ctx)
+	go func() { done(c.acquire(ctx, l, true)) }()
+	return nil
+}
+
+// acquire gets the lease of it: INIT-REBOOT of the kept lease if there is
+// one still valid, else (or on a NAK) a DISCOVER. With held, the kept
+// lease's address is in the kernel already: no answer to the INIT-REBOOT
+// keeps it.
+func (c *Configurator) acquire(ctx context.Context, it *items.DHCP4Lease, held bool) error {
+	o := OptionsOf(it)
+	kept := c.kept(it.Dev)
+	if kept != nil {
+		l, err := c.reboot(ctx, kept, o)
+		switch {
+		case err == nil:
+			return c.hold(l)
+		case errors.Is(err, ErrNAK):
+			c.logf(it.Dev, err, "kept lease refused; starting over with a DISCOVER")
+		case ctx.Err() != nil:
+			return err
+		case held:
+			c.logf(it.Dev, err, "no answer to the INIT-REBOOT; keeping the kept lease until it expires")
+			k := *kept
+			k.Obtained = ObtainedKept
+			return c.hold(&k)
+		default:
+			c.logf(it.Dev, err, "no answer to the INIT-REBOOT; starting over with a DISCOVER")
+		}
+	}
+	actx := ctx
+	if c.AcquireTimeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, c.AcquireTimeout)
+		defer cancel()
+	}
+	l, err := c.Client.Acquire(actx, it.Dev, o)
 	if err != nil {
+		if ctx.Err() == nil && actx.Err() != nil {
+			return fmt.Errorf("dhcp4 lease on %s: %w within %v", it.Dev, ErrNoLease, c.AcquireTimeout)
+		}
 		return err
 	}
-	c.Leases.set(l)
+	return c.hold(l)
+}
+
+func (c *Configurator) reboot(ctx context.Context, kept *Lease, o Options) (*Lease, error) {
+	d := c.RebootTimeout
+	if d == 0 {
+		d = 6 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return c.Client.Reboot(ctx, kept, o)
+}
+
+// kept returns the lease kept for ifname if it is still valid.
+func (c *Configurator) kept(ifname string) *Lease {
+	if c.StateDir == "" {
+		return nil
+	}
+	l, err := LoadLease(c.StateDir, ifname)
+	if err != nil {
+		c.logf(ifname, err, "ignoring the kept lease")
+		return nil
+	}
+	if l == nil || !l.ValidAt(c.Client.now()) {
+		return nil
+	}
+	return l
+}
+
+// hold makes l the lease held on its interface, and keeps it.
+func (c *Configurator) hold(l *Lease) error {
+	c.Leases.Set(l)
 	if c.StateDir != "" {
 		return SaveLease(c.StateDir, l)
 	}
 	return nil
 }
 
-// Modify is never called: every change of what the client sends is a new
-// client (NeedsRecreate).
-func (c *Configurator) Modify(ctx context.Context, oldItem, newItem dg.Item) error {
-	return fmt.Errorf("dhcp4 lease on %s: %w", oldItem.Name(), errModify)
+func (c *Configurator) logf(ifname string, err error, msg string) {
+	if c.Log != nil {
+		c.Log.WithError(err).WithField("interface", ifname).Info(msg)
+	}
 }
 
-// Delete forgets the lease held on the interface. (Not yet: a DHCPRELEASE
-// to the server, and withdrawing the address and routes, which will be
-// items depending on the lease.)
+// Delete lets the lease go: the interface's carrier went, or the intent
+// no longer asks for DHCP. The kept lease stays in the state directory,
+// so that the next acquisition asks for the same address (INIT-REBOOT).
+// (No DHCPRELEASE: the server frees the address when the lease ends.)
 func (c *Configurator) Delete(ctx context.Context, it dg.Item) error {
-	c.Leases.drop(it.Name())
+	c.Leases.Drop(it.Name())
 	return nil
 }
 
 // NeedsRecreate: a new hostname, client id or vendor class is a new
-// exchange with the server.
-func (c *Configurator) NeedsRecreate(oldItem, newItem dg.Item) bool { return !oldItem.Equal(newItem) }
+// exchange with the server; an item that differs only by Kept is
+// modified (asked for again, keeping the address meanwhile).
+func (c *Configurator) NeedsRecreate(oldItem, newItem dg.Item) bool {
+	o, n := *oldItem.(*items.DHCP4Lease), *newItem.(*items.DHCP4Lease)
+	o.Kept, n.Kept = false, false
+	return o != n
+}
+
+// OptionsOf returns what the client sends for it.
+func OptionsOf(it *items.DHCP4Lease) Options {
+	return Options{Hostname: it.Hostname, ClientID: it.ClientID, VendorClass: it.VendorClass}
+}
+
+// ReadBack returns the lease items of hint (the intended graph) that are
+// held: as intended when Leases holds a lease on the interface; marked
+// Kept when only the state directory keeps one still valid at now (a
+// restarted agent, or the next one-shot apply: the reconciler then
+// modifies it, which asks the server again while the address stays).
+// It looks only at the interfaces with a lease, never through the graph.
+func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []dg.Item {
+	if hint == nil {
+		return nil
+	}
+	held, _ := leases.Snapshot()
+	var out []dg.Item
+	for dev := range held {
+		if want, ok := hint.Get(items.DHCP4LeaseRef(dev)); ok {
+			out = append(out, want)
+		}
+	}
+	if stateDir == "" || leases.ignoresKept() {
+		return out
+	}
+	for _, dev := range KeptInterfaces(stateDir) {
+		want, ok := hint.Get(items.DHCP4LeaseRef(dev))
+		if _, h := held[dev]; !ok || h {
+			continue
+		}
+		if l, err := LoadLease(stateDir, dev); err == nil && l != nil && l.ValidAt(now) {
+			k := *want.(*items.DHCP4Lease)
+			k.Kept = true
+			out = append(out, &k)
+		}
+	}
+	return out
+}

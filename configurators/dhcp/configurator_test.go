@@ -3,6 +3,7 @@ package dhcp
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"slices"
 	"testing"
 
@@ -28,6 +29,10 @@ func (x *blockingExchanger) Request(ctx context.Context, ifname string, mods ...
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+func (x *blockingExchanger) Send(ctx context.Context, ifname string, dest netip.Addr, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
+	return x.Request(ctx, ifname, mods...)
 }
 
 // stub is an item of any type, with dependencies; its configurator

@@ -17,6 +17,8 @@ type fakeExchanger struct {
 	ack  *dhcpv4.DHCPv4
 	err  error
 	sent *dhcpv4.DHCPv4
+	dest netip.Addr
+	nak  bool
 }
 
 func (f *fakeExchanger) Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
@@ -25,6 +27,19 @@ func (f *fakeExchanger) Request(ctx context.Context, ifname string, mods ...dhcp
 		return nil, err
 	}
 	f.sent = req
+	return f.ack, f.err
+}
+
+// Send records the REQUEST sent and answers it with ack (a NAK when nak).
+func (f *fakeExchanger) Send(ctx context.Context, ifname string, dest netip.Addr, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
+	req, err := dhcpv4.New(mods...)
+	if err != nil {
+		return nil, err
+	}
+	f.sent, f.dest = req, dest
+	if f.nak {
+		return dhcpv4.New(dhcpv4.WithMessageType(dhcpv4.MessageTypeNak))
+	}
 	return f.ack, f.err
 }
 
@@ -60,7 +75,8 @@ func TestAcquireFromFake(t *testing.T) {
 	want := &Lease{Interface: "eth0", Address: netip.MustParsePrefix("192.0.2.10/24"),
 		Server: netip.MustParseAddr("192.0.2.1"), Router: netip.MustParseAddr("192.0.2.1"),
 		DNS:       []netip.Addr{netip.MustParseAddr("192.0.2.53"), netip.MustParseAddr("198.51.100.53")},
-		LeaseTime: time.Hour, Renew: 30 * time.Minute, Rebind: 52*time.Minute + 30*time.Second, Acquired: at}
+		LeaseTime: time.Hour, Renew: 30 * time.Minute, Rebind: 52*time.Minute + 30*time.Second, Acquired: at,
+		Obtained: ObtainedDiscover}
 	if !reflect.DeepEqual(l, want) {
 		t.Errorf("lease\n got %+v\nwant %+v", l, want)
 	}
@@ -136,5 +152,50 @@ func TestLeaseStore(t *testing.T) {
 	got, err := LoadLease(dir, "eth0")
 	if err != nil || !reflect.DeepEqual(got, l) {
 		t.Errorf("loaded %+v, %v; want %+v", got, err, l)
+	}
+}
+
+// slowExchanger is fakeExchanger with the clock moving on while the
+// server answers.
+type slowExchanger struct {
+	fakeExchanger
+	clock *time.Time
+}
+
+func (s *slowExchanger) Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
+	*s.clock = s.clock.Add(5 * time.Second)
+	return s.fakeExchanger.Request(ctx, ifname, mods...)
+}
+
+func (s *slowExchanger) Send(ctx context.Context, ifname string, dest netip.Addr, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
+	*s.clock = s.clock.Add(5 * time.Second)
+	return s.fakeExchanger.Send(ctx, ifname, dest, mods...)
+}
+
+// A lease's times count from when the request went out, not from when the
+// answer came (RFC 2131 4.4.1): a slow answer never stretches the lease
+// beyond the server's.
+func TestLeaseTimesCountFromTheRequest(t *testing.T) {
+	at := time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC)
+	clock := at
+	x := &slowExchanger{fakeExchanger: fakeExchanger{ack: ack(t)}, clock: &clock}
+	c := &Client{X: x, Now: func() time.Time { return clock }}
+	l, err := c.Acquire(context.Background(), "eth0", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Acquired.Equal(at) {
+		t.Errorf("acquired at %v, want %v (the DISCOVER)", l.Acquired, at)
+	}
+	sent := clock
+	r, err := c.Renew(context.Background(), l, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Acquired.Equal(sent) || r.Obtained != ObtainedRenew || x.dest != l.Server {
+		t.Errorf("renewed: acquired %v (want %v), obtained %q, sent to %v", r.Acquired, sent, r.Obtained, x.dest)
+	}
+	if ciaddr := x.sent.ClientIPAddr.String(); ciaddr != "192.0.2.10" {
+		t.Errorf("renewal ciaddr %s", ciaddr)
 	}
 }

@@ -15,9 +15,15 @@
 // an asynchronous operation (reconciler.ContinueInBackground), so the
 // reconciler converges every item that does not depend on the lease while
 // the server has not answered, and items that depend on the lease item
-// wait for it. The lease goes into Leases and the state directory.
+// wait for it. A lease kept in the state directory and still valid is
+// asked for again first (INIT-REBOOT); ReadBack reads such a lease's item
+// back marked Kept, so that the reconciler's Modify asks for it while its
+// address and routes stay in the kernel. The lease goes into Leases and
+// the state directory.
 //
-// Not yet: render making the lease item and, from the lease, its address
-// and routes as items depending on it; renewal and rebinding in the
-// daemon; DHCPRELEASE; apply's report. Render refuses "dhcp4" until then.
+// The lease's data (Lease) and the items it makes (LeaseItems: address,
+// routes) are in the pure package items/lease4, which render uses: the
+// intent is rendered with the leases held (render.Facts). Client.Renew
+// and Client.Rebind extend a lease (the daemon's loop calls them at T1
+// and T2: package agent, leases.go). Not yet: DHCPRELEASE.
 package dhcp

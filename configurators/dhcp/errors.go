@@ -11,6 +11,11 @@ var (
 	ErrNoLeaseTime = errors.New("the server's ACK has no lease time (option 51)")
 	// ErrBadNetmask: the subnet mask (option 1) is not a contiguous mask.
 	ErrBadNetmask = errors.New("the server's subnet mask is not a contiguous mask")
+	// ErrNAK: the server refused the address asked for (DHCPNAK): the
+	// client starts again with a DISCOVER.
+	ErrNAK = errors.New("the server refused the address (DHCPNAK)")
+	// ErrNoLease: no server granted a lease in the time allowed.
+	ErrNoLease = errors.New("no DHCPv4 server answered in time")
 )
 
 // errModify: the reconciler modified a lease in place, which

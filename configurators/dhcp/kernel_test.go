@@ -1,4 +1,4 @@
-package dhcp
+package dhcp_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/internal/dnsmasqtest"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/items"
@@ -39,8 +40,8 @@ func TestLeaseIntoKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leases := &Leases{}
-	reg.Register(items.TypeDHCP4Lease, &Configurator{Client: &Client{X: &NetnsExchanger{Target: client}}, Leases: leases, StateDir: stateDir})
+	leases := &dhcp.Leases{}
+	reg.Register(items.TypeDHCP4Lease, &dhcp.Configurator{Client: &dhcp.Client{X: &dhcp.NetnsExchanger{Target: client}}, Leases: leases, StateDir: stateDir})
 	current, err := configurators.ReadBack(client, stateDir, intended)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +67,7 @@ func TestLeaseIntoKernel(t *testing.T) {
 	if l == nil {
 		t.Fatalf("no lease held; operations:\n%s", st.OperationLog)
 	}
-	for _, it := range LeaseItems(l, RouteOptions{UseRoutes: true, Physical: true}) {
+	for _, it := range dhcp.LeaseItems(l, dhcp.RouteOptions{UseRoutes: true, Physical: true}) {
 		intended.Put(it)
 	}
 	if st = reconcile(); st.Err != nil || len(st.Blocked) > 0 {

@@ -1,55 +1,20 @@
 package dhcp
 
 import (
-	"fmt"
 	"net"
 	"net/netip"
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/netagent/netagent/items/lease4"
 )
 
-// Lease is what a DHCPv4 server granted on one interface.
-type Lease struct {
-	Interface string       `json:"interface"`
-	Address   netip.Prefix `json:"address"` // with the subnet's length
-	Server    netip.Addr   `json:"server"`  // option 54
-	// Router is the first router of option 3; invalid when none was given.
-	Router netip.Addr   `json:"router,omitzero"`
-	DNS    []netip.Addr `json:"dns,omitempty"` // option 6
-	// Routes are the classless static routes of option 121; when any are
-	// given, RFC 3442 says Router is not used for a default route.
-	Routes []Route `json:"routes,omitempty"`
-	// LeaseTime, Renew (T1) and Rebind (T2) count from Acquired; Renew
-	// and Rebind default to 1/2 and 7/8 of LeaseTime (RFC 2131 4.4.5).
-	LeaseTime time.Duration `json:"leaseTime"`
-	Renew     time.Duration `json:"renew"`
-	Rebind    time.Duration `json:"rebind"`
-	Acquired  time.Time     `json:"acquired"`
-}
+// Lease is what a DHCPv4 server granted on one interface (package
+// lease4: pure data, which render reads too).
+type Lease = lease4.Lease
 
-// Route is one classless static route of a lease (option 121). An
-// invalid Via is a route on the link itself (router 0.0.0.0).
-type Route struct {
-	Dst netip.Prefix `json:"dst"`
-	Via netip.Addr   `json:"via,omitzero"`
-}
-
-// Expires returns when the lease ends.
-func (l *Lease) Expires() time.Time { return l.Acquired.Add(l.LeaseTime) }
-
-// String summarises the lease for logs and apply's report.
-func (l *Lease) String() string {
-	return fmt.Sprintf("%s on %s from %s, gateway %s, DNS %v, lease %s", l.Address, l.Interface, l.Server,
-		orNone(l.Router), l.DNS, l.LeaseTime)
-}
-
-func orNone(a netip.Addr) string {
-	if !a.IsValid() {
-		return "none"
-	}
-	return a.String()
-}
+// Route is one classless static route of a lease (option 121).
+type Route = lease4.Route
 
 // LeaseFromACK makes the lease of an ACK received at acquired on ifname.
 func LeaseFromACK(ifname string, ack *dhcpv4.DHCPv4, acquired time.Time) (*Lease, error) {
@@ -85,6 +50,11 @@ func LeaseFromACK(ifname string, ack *dhcpv4.DHCPv4, acquired time.Time) (*Lease
 		if a, ok := addr4(d); ok {
 			l.DNS = append(l.DNS, a)
 		}
+	}
+	if dl := ack.DomainSearch(); dl != nil {
+		l.Domains = append(l.Domains, dl.Labels...)
+	} else if dn := ack.DomainName(); dn != "" {
+		l.Domains = []string{dn}
 	}
 	for _, r := range ack.ClasslessStaticRoute() {
 		l.Routes = append(l.Routes, routeOf(r))

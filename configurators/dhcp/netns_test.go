@@ -2,7 +2,9 @@ package dhcp
 
 import (
 	"context"
+	"errors"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,5 +63,51 @@ func TestAcquireMissingLink(t *testing.T) {
 	_, err := (&Client{X: &NetnsExchanger{Target: client}}).Acquire(ctx, "nosuch0", Options{})
 	if err == nil || ctx.Err() != nil {
 		t.Fatalf("error %v (context %v), want an immediate error", err, ctx.Err())
+	}
+}
+
+// A lease held (its address on the link) is renewed with the server
+// (unicast) and rebound (broadcast), before and after the server
+// restarts; a kept lease is asked for again (INIT-REBOOT) and the server
+// sees a REQUEST, no DISCOVER; another client's address is refused (NAK).
+func TestRenewRebindRebootWithDnsmasq(t *testing.T) {
+	client := testns.New(t)
+	srv := dnsmasqtest.Start(t, client, "up0", dnsmasqtest.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := &Client{X: &NetnsExchanger{Target: client}}
+	l, err := c.Acquire(ctx, "up0", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testns.Exec(t, client, "ip", "addr", "add", l.Address.String(), "dev", "up0")
+	check := func(what string, got *Lease, err error, how string) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", what, err, srv.Log())
+		}
+		if got.Address != l.Address || got.Obtained != how || !got.Acquired.After(l.Acquired) {
+			t.Errorf("%s: lease %+v", what, got)
+		}
+	}
+	got, err := c.Renew(ctx, l, Options{})
+	check("renew", got, err, ObtainedRenew)
+	got, err = c.Rebind(ctx, l, Options{})
+	check("rebind", got, err, ObtainedRebind)
+	srv.Stop()
+	srv.Restart(t)
+	got, err = c.Renew(ctx, l, Options{})
+	check("renew after the server's restart", got, err, ObtainedRenew)
+
+	discovers := strings.Count(srv.Log(), "DHCPDISCOVER")
+	got, err = c.Reboot(ctx, l, Options{})
+	check("reboot", got, err, ObtainedReboot)
+	if n := strings.Count(srv.Log(), "DHCPDISCOVER"); n != discovers {
+		t.Errorf("INIT-REBOOT sent a DISCOVER")
+	}
+	other := *l
+	other.Address = netip.MustParsePrefix("10.77.0.99/24") // outside the range
+	if _, err := c.Reboot(ctx, &other, Options{}); !errors.Is(err, ErrNAK) {
+		t.Errorf("reboot of an address not ours: %v, want ErrNAK", err)
 	}
 }

@@ -6,9 +6,34 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/netagent/netagent/configurators/statefile"
 )
+
+// KeptInterfaces returns the interfaces whose lease dir keeps, sorted.
+func KeptInterfaces(dir string) []string {
+	paths, _ := filepath.Glob(filepath.Join(dir, "dhcp4-*.json"))
+	var out []string
+	for _, p := range paths {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "dhcp4-"), ".json")
+		out = append(out, name)
+	}
+	return out
+}
+
+// KeptLeases returns the leases dir keeps that are still valid at now, by
+// interface (unreadable ones are left out).
+func KeptLeases(dir string, now time.Time) map[string]*Lease {
+	out := map[string]*Lease{}
+	for _, name := range KeptInterfaces(dir) {
+		if l, err := LoadLease(dir, name); err == nil && l != nil && l.ValidAt(now) {
+			out[name] = l
+		}
+	}
+	return out
+}
 
 // leasePath is where the lease of ifname is kept under dir.
 func leasePath(dir, ifname string) string { return filepath.Join(dir, "dhcp4-"+ifname+".json") }
@@ -41,4 +66,10 @@ func LoadLease(dir, ifname string) (*Lease, error) {
 		return nil, fmt.Errorf("reading the lease of %s from %s: %w", ifname, leasePath(dir, ifname), err)
 	}
 	return &l, nil
+}
+
+// ForgetLease removes the lease kept for ifname (an expired or refused
+// one: the next acquisition is a DISCOVER).
+func ForgetLease(dir, ifname string) {
+	os.Remove(leasePath(dir, ifname))
 }

@@ -79,6 +79,8 @@ type Options struct {
 	// Renew, when set, is the renewal time sent (option 58, T1), so that a
 	// test can see a renewal without waiting half the lease.
 	Renew time.Duration
+	// Rebind, when set, is the rebinding time sent (option 59, T2).
+	Rebind time.Duration
 	// Routes are classless static routes (option 121), each via the server
 	// (ServerAddr). With any, RFC 3442 says the client ignores option 3:
 	// add 0.0.0.0/0 here to keep a default route.
@@ -111,6 +113,8 @@ type Server struct {
 	cmd  *exec.Cmd
 	out  *syncBuffer
 	done chan struct{}
+	bin  string
+	opts Options
 }
 
 // Start makes a veth named ifname in client (up), the other end in a new
@@ -142,10 +146,26 @@ func Start(t testing.TB, client *netnsx.Target, ifname string, opts Options) *Se
 		testns.Exec(t, peer, "ip", "addr", "add", ServerAddr6.String(), "dev", s.Link, "nodad")
 	}
 	testns.Exec(t, peer, "ip", "link", "set", s.Link, "up")
+	s.bin, s.opts = bin, opts
 	if err := s.start(t, bin, opts); err != nil {
 		t.Fatalf("starting dnsmasq: %v", err)
 	}
 	return s
+}
+
+// Stop kills the server (its lease file stays): the network has no DHCP
+// server until Restart.
+func (s *Server) Stop() {
+	s.cmd.Process.Kill()
+	<-s.done
+}
+
+// Restart starts the server again, with its lease file, after Stop.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	if err := s.start(t, s.bin, s.opts); err != nil {
+		t.Fatalf("restarting dnsmasq: %v", err)
+	}
 }
 
 // Args are dnsmasq's arguments for opts: no DNS service (port 0), no
@@ -168,6 +188,9 @@ func (s *Server) Args(opts Options) []string {
 	}
 	if opts.Renew > 0 {
 		args = append(args, fmt.Sprintf("--dhcp-option=58,%d", int(opts.Renew.Seconds())))
+	}
+	if opts.Rebind > 0 {
+		args = append(args, fmt.Sprintf("--dhcp-option=59,%d", int(opts.Rebind.Seconds())))
 	}
 	if len(opts.Routes) > 0 {
 		var r []string
@@ -217,7 +240,9 @@ func readyLines(opts Options) []string {
 // start runs dnsmasq in the peer namespace and waits until it serves
 // (its "DHCP, IP range" line) or exits.
 func (s *Server) start(t testing.TB, bin string, opts Options) error {
-	s.out = &syncBuffer{}
+	if s.out == nil {
+		s.out = &syncBuffer{}
+	}
 	args := append([]string{"netns", "exec", s.Peer.Name, bin}, s.Args(opts)...)
 	s.cmd = exec.Command("ip", args...) // ip netns exec execs dnsmasq: same pid
 	pr, pw, err := os.Pipe()

@@ -277,10 +277,21 @@ func (s *Store) List(ctx context.Context, prefix string) ([]store.Entry, store.V
 	return s.list(ctx, dir)
 }
 
-func (s *Store) list(ctx context.Context, dir string) ([]store.Entry, store.Version, error) {
+// ListKeys returns the keys under prefix and their versions, read at one
+// revision, without their values (a keys-only range).
+func (s *Store) ListKeys(ctx context.Context, prefix string) ([]store.Entry, store.Version, error) {
+	dir, err := store.ValidatePrefix(prefix)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.list(ctx, dir, clientv3.WithKeysOnly())
+}
+
+func (s *Store) list(ctx context.Context, dir string, opts ...clientv3.OpOption) ([]store.Entry, store.Version, error) {
 	octx, cancel := s.op(ctx)
 	defer cancel()
-	resp, err := s.kv.Get(octx, dir, clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	opts = append([]clientv3.OpOption{clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend)}, opts...)
+	resp, err := s.kv.Get(octx, dir, opts...)
 	if err != nil {
 		return nil, 0, wrap(ctx, fmt.Sprintf("listing %q", dir), err)
 	}

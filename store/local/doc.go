@@ -8,7 +8,9 @@
 //	<dir>/log                one JSON line per write: {"op":"put","rev":7,"key":"a/b"},
 //	                         {"op":"del","rev":8,"key":"a/b"}; a compacted log
 //	                         starts with {"op":"base","rev":R,"compacted":C}
-//	<dir>/values/<rev>       the value written at revision rev (16 digits)
+//	<dir>/values/<rev>       the value written at revision rev (16 digits), unless
+//	                         it is small (Options.InlineMax): then it is in its
+//	                         log line, {"op":"put",...,"inline":true,"value":BASE64}
 //
 // A write takes the lock, reads the log's new lines (another process may
 // have written), checks the expected version, writes the value file
@@ -20,7 +22,11 @@
 // names (the next write of that revision replaces it); a crash in the
 // middle of the append leaves a torn last line, which readers ignore and
 // the next writer cuts. Reads take no lock: value files are written once
-// and removed only by compaction, after the log no longer names them.
+// and removed only by compaction, after the log no longer names them (or,
+// with Options.DropReplaced, as soon as their key is replaced or deleted;
+// a read that finds one gone reads the log again). A reader knows the log
+// it read by its inode and its first line: a compacted log may get the
+// inode of the one it replaced.
 //
 // # Watches
 //

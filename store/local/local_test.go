@@ -32,6 +32,11 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store { return open(t, t.TempDir(), local.Options{}) })
 }
 
+// Every value in a value file, none in the log.
+func TestConformanceValueFiles(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return open(t, t.TempDir(), local.Options{InlineMax: -1}) })
+}
+
 // Two Store instances on one directory, as two processes would have:
 // the operations alternate between them (racing writers hold different
 // flocks) and the watches run on the second, so what crosses is the
@@ -80,6 +85,10 @@ func (p *pair) DeleteCAS(ctx context.Context, key string, expect store.Version) 
 
 func (p *pair) List(ctx context.Context, prefix string) ([]store.Entry, store.Version, error) {
 	return p.next().List(ctx, prefix)
+}
+
+func (p *pair) ListKeys(ctx context.Context, prefix string) ([]store.Entry, store.Version, error) {
+	return p.next().ListKeys(ctx, prefix)
 }
 
 func (p *pair) Watch(ctx context.Context, prefix string, from store.Version) (*store.Watch, error) {
@@ -308,7 +317,7 @@ func TestWritersInOtherProcesses(t *testing.T) {
 func TestMissingValueFile(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	s := open(t, dir, local.Options{})
+	s := open(t, dir, local.Options{InlineMax: -1})
 	if _, err := s.WriteCAS(ctx, "k", []byte("a"), store.NoVersion); err != nil {
 		t.Fatal(err)
 	}
@@ -320,5 +329,96 @@ func TestMissingValueFile(t *testing.T) {
 	}
 	if _, _, err := s.List(ctx, ""); err == nil {
 		t.Fatal("List with a value file gone succeeded")
+	}
+}
+
+// Small values live in the log (no value file), large ones in value
+// files; with DropReplaced a replaced or deleted value's file goes at
+// once, and both kinds read back after a reopen and a compaction.
+func TestInlineAndDropReplaced(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := open(t, dir, local.Options{InlineMax: 16, DropReplaced: true})
+	files := func() int {
+		entries, err := os.ReadDir(filepath.Join(dir, local.ValuesDir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(entries)
+	}
+	big := strings.Repeat("b", 17)
+	vs, err := s.WriteCAS(ctx, "small", []byte("s"), store.NoVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vb, err := s.WriteCAS(ctx, "big", []byte(big), store.NoVersion)
+	if err != nil || files() != 1 {
+		t.Fatalf("after a small and a big write: %d value files, %v", files(), err)
+	}
+	if vb, err = s.WriteCAS(ctx, "big", []byte(big+"2"), vb); err != nil || files() != 1 {
+		t.Fatalf("after replacing the big value: %d value files, %v", files(), err)
+	}
+	if _, err := s.WriteCAS(ctx, "gone", []byte(big), store.NoVersion); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := s.Read(ctx, "gone")
+	if err := s.DeleteCAS(ctx, "gone", e.Version); err != nil || files() != 1 {
+		t.Fatalf("after a delete: %d value files, %v", files(), err)
+	}
+	if err := s.Compact(ctx, vb); err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []*local.Store{s, open(t, dir, local.Options{})} {
+		if e, err := st.Read(ctx, "small"); err != nil || string(e.Value) != "s" || e.Version != vs {
+			t.Fatalf("small: %q@%s %v", e.Value, e.Version, err)
+		}
+		if e, err := st.Read(ctx, "big"); err != nil || string(e.Value) != big+"2" || e.Version != vb {
+			t.Fatalf("big: %q@%s %v", e.Value, e.Version, err)
+		}
+	}
+}
+
+// A log replaced by a compaction can get the inode of the one a Store
+// read (inodes are reused): the Store reads the new log from its start,
+// not from where it had read the old one. Here the log is replaced in
+// place, keeping its inode, by another store's compacted log.
+func TestLogReplacedSameInode(t *testing.T) {
+	ctx := t.Context()
+	dir, other := t.TempDir(), t.TempDir()
+	s := open(t, dir, local.Options{})
+	o := open(t, other, local.Options{})
+	for i := range 3 {
+		if _, err := s.WriteCAS(ctx, fmt.Sprintf("k/%d", i), []byte("first log"), store.NoVersion); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var last store.Version
+	for i := range 6 {
+		v, err := o.WriteCAS(ctx, "k/0", []byte(strconv.Itoa(i)), last)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = v
+	}
+	if err := o.Compact(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(other, local.LogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, local.LogFile), os.O_WRONLY|os.O_TRUNC, 0)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, rev, err := s.List(ctx, "k")
+	if err != nil || len(entries) != 1 || string(entries[0].Value) != "5" || rev != last {
+		t.Fatalf("after the log was replaced: %+v at %s, %v", entries, rev, err)
 	}
 }

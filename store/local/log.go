@@ -23,6 +23,10 @@ type record struct {
 	// Compacted is a base line's compaction revision: the history up
 	// to it is gone.
 	Compacted store.Version `json:"compacted,omitempty"`
+	// Inline: a put's value is Value, in the line, not in a value file
+	// (Options.InlineMax).
+	Inline bool   `json:"inline,omitempty"`
+	Value  []byte `json:"value,omitempty"`
 }
 
 const (
@@ -40,10 +44,33 @@ type index struct {
 	rev       store.Version // the newest revision
 	compacted store.Version // watches from before it cannot be served
 	keys      map[string]store.Version
-	hist      []record // ordered by Rev
+	hist      []record // ordered by Rev; their Value is in inline
+	// inline holds the values of the inline puts of keys and hist, by
+	// revision.
+	inline map[store.Version][]byte
+	// head is the start of the file's first line: a log replaced by a
+	// compaction may get the inode of the one it replaced (inodes are
+	// reused), so dev and ino alone do not tell it from the file read.
+	head []byte
 }
 
-func newIndex() *index { return &index{keys: map[string]store.Version{}} }
+// headLen is how much of the first line head keeps: enough for a base
+// line, whose compaction revision differs from one log to the next.
+const headLen = 64
+
+// sameHead reports whether f starts as the file idx has read.
+func (idx *index) sameHead(f *os.File) bool {
+	if idx.off == 0 {
+		return true
+	}
+	buf := make([]byte, len(idx.head))
+	n, _ := f.ReadAt(buf, 0)
+	return bytes.Equal(buf[:n], idx.head)
+}
+
+func newIndex() *index {
+	return &index{keys: map[string]store.Version{}, inline: map[store.Version][]byte{}}
+}
 
 // refresh brings idx up to the log at path: the lines appended since it
 // was last read, or the whole file when it was replaced (compacted).
@@ -60,7 +87,7 @@ func (idx *index) refresh(path string) error {
 	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
 		return fmt.Errorf("stat %s: %w", path, err)
 	}
-	if st.Dev != idx.dev || st.Ino != idx.ino {
+	if st.Dev != idx.dev || st.Ino != idx.ino || !idx.sameHead(f) {
 		*idx = *newIndex()
 		idx.dev, idx.ino = st.Dev, st.Ino
 	}
@@ -73,20 +100,22 @@ func (idx *index) refresh(path string) error {
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("reading %s: %w", path, err)
 	}
-	data = data[:n]
-	for {
-		line, rest, ok := bytes.Cut(data, []byte("\n"))
-		if !ok {
-			return nil // a torn last line (its writer died): not a record
-		}
+	// The whole lines, decoded in one pass; what follows the last
+	// newline is a torn last line (its writer died): not a record.
+	data = data[:bytes.LastIndexByte(data[:n], '\n')+1]
+	if idx.off == 0 {
+		idx.head = bytes.Clone(data[:min(len(data), headLen)])
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for dec.More() {
 		var r record
-		if err := json.Unmarshal(line, &r); err != nil {
-			return fmt.Errorf("%s at byte %d: %w", path, idx.off, err)
+		if err := dec.Decode(&r); err != nil {
+			return fmt.Errorf("%s at byte %d: %w", path, idx.off+dec.InputOffset(), err)
 		}
 		idx.apply(r)
-		idx.off += int64(len(line) + 1)
-		data = rest
 	}
+	idx.off += int64(len(data))
+	return nil
 }
 
 func (idx *index) apply(r record) {
@@ -97,6 +126,10 @@ func (idx *index) apply(r record) {
 		return
 	case opPut:
 		idx.keys[r.Key] = r.Rev
+		if r.Inline {
+			idx.inline[r.Rev] = append([]byte{}, r.Value...)
+			r.Value = nil
+		}
 	case opDel:
 		delete(idx.keys, r.Key)
 	}
@@ -150,14 +183,22 @@ func (idx *index) compactedLog(c store.Version) []byte {
 	}
 	slices.SortFunc(old, func(a, b record) int { return int(a.Rev - b.Rev) })
 	for _, r := range old {
-		line(r)
+		line(idx.withValue(r))
 	}
 	for _, r := range idx.hist {
 		if r.Rev > c {
-			line(r)
+			line(idx.withValue(r))
 		}
 	}
 	return buf.Bytes()
+}
+
+// withValue returns r with its inline value, if it has one.
+func (idx *index) withValue(r record) record {
+	if v, ok := idx.inline[r.Rev]; ok && r.Op == opPut {
+		r.Inline, r.Value = true, v
+	}
+	return r
 }
 
 // deadValues returns the revisions of values that a compaction at c
@@ -168,7 +209,7 @@ func (idx *index) deadValues(c store.Version) []store.Version {
 		if r.Rev > c {
 			break
 		}
-		if r.Op == opPut && idx.keys[r.Key] != r.Rev {
+		if _, inline := idx.inline[r.Rev]; r.Op == opPut && !inline && idx.keys[r.Key] != r.Rev {
 			out = append(out, r.Rev)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -80,7 +79,7 @@ func (s *Store) deliver(ctx context.Context, dir string, pos store.Version, emit
 	for _, r := range recs {
 		ev := store.Event{Type: store.Delete, Entry: store.Entry{Key: r.Key, Version: r.Rev}}
 		if r.Op == opPut {
-			value, err := os.ReadFile(s.valuePath(r.Rev))
+			value, err := s.value(r.Rev)
 			if errors.Is(err, fs.ErrNotExist) {
 				return pos, fmt.Errorf("%w: the value of %q at revision %s was compacted", store.ErrWatchClosed, r.Key, r.Rev)
 			}

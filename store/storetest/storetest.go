@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -50,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Delete", testDelete},
 		{"VersionsIncrease", testVersionsIncrease},
 		{"ListPrefix", testListPrefix},
+		{"ListKeys", testListKeys},
 		{"InvalidKeys", testInvalidKeys},
 		{"LargeValue", testLargeValue},
 		{"WatchSnapshotThenChanges", testWatchSnapshotThenChanges},
@@ -328,6 +330,46 @@ func testListPrefix(t *testing.T, s store.Store) {
 				t.Errorf("List(%q): %s = %q@%s", tc.prefix, e.Key, e.Value, e.Version)
 			}
 		}
+	}
+}
+
+// testListKeys: ListKeys lists what List lists, at the same versions,
+// without values; after a replace and a delete too.
+func testListKeys(t *testing.T, s store.Store) {
+	ctx := ctxT(t)
+	for _, k := range []string{"a/b", "a/b/c", "a/b/d/e", "a/bc/x", "b/x"} {
+		mustWrite(t, s, k, "value of "+k, store.NoVersion)
+	}
+	e := mustRead(t, s, "a/b/c")
+	mustWrite(t, s, "a/b/c", "new value", e.Version)
+	e = mustRead(t, s, "a/b/d/e")
+	if err := s.DeleteCAS(ctx, e.Key, e.Version); err != nil {
+		t.Fatal(err)
+	}
+	last := mustWrite(t, s, "a/b/f", strings.Repeat("x", 100_000), store.NoVersion)
+	for _, prefix := range []string{"a/b", "a", "", "b", "nothing"} {
+		full, frev, err := s.List(ctx, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, krev, err := s.ListKeys(ctx, prefix)
+		if err != nil {
+			t.Fatalf("ListKeys(%q): %v", prefix, err)
+		}
+		if krev < last || krev != frev {
+			t.Errorf("ListKeys(%q) at revision %s, List at %s, last write %s", prefix, krev, frev, last)
+		}
+		if len(keys) != len(full) {
+			t.Fatalf("ListKeys(%q) = %q, List %q", prefix, keysOf(keys), keysOf(full))
+		}
+		for i, k := range keys {
+			if k.Key != full[i].Key || k.Version != full[i].Version || k.Value != nil {
+				t.Errorf("ListKeys(%q)[%d] = %s@%s (value %d bytes), List has %s@%s", prefix, i, k.Key, k.Version, len(k.Value), full[i].Key, full[i].Version)
+			}
+		}
+	}
+	if _, _, err := s.ListKeys(ctx, "a//b"); !errors.Is(err, store.ErrInvalidKey) {
+		t.Errorf("ListKeys(%q) = %v, want ErrInvalidKey", "a//b", err)
 	}
 }
 

@@ -74,3 +74,71 @@ func TestAgentDaemonFleetTrialReverts(t *testing.T) {
 		return err == nil && st.Ready && st.Trial == nil, fmt.Sprintf("%+v %v", st, err)
 	})
 }
+
+// TestAgentDaemonFleetTrialKilled: a daemon killed (SIGKILL) while a
+// fleet trial is pending, with etcd: the trial (the host's bridge lan1
+// set down) made the kernel drop a route someone else had put through
+// it; at the next start the kernel is put back from the trial's
+// journal (that route too, which no document declares), the previous
+// documents apply, the trial counts as reverted and is not tried again;
+// the state directory holds no fleet-trials.json: the trial and its
+// revert target are in its store.
+func TestAgentDaemonFleetTrialKilled(t *testing.T) {
+	host := func(state string) string {
+		return `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.2/24"]},
+  {"name": "lan1", "type": "bridge", "mac": "02:00:00:00:51:01", "bridge": {"stp": false}` + state + `, "addresses": ["10.51.0.1/24"]}]}`
+	}
+	f := newFleetEnv(t, etcdtest.Options{})
+	f.push(fleetLayout.HostDoc("h1", "10-uplink.json"), host(""))
+	f.push(fleetLayout.GroupDoc("edge", "20-routes.json"), daemonRoutesFile)
+	f.startAnyway(f.runArgs()...)
+	f.waitFor("the group's route and the bridge", func() (bool, string) {
+		_, ok := f.route("198.51.100.0/24")
+		return ok && f.hasAddressOn("lan1", "10.51.0.1/24"), f.ip("route") + f.ip("addr")
+	})
+	f.ip("route", "add", "10.70.0.0/16", "via", "10.51.0.9", "dev", "lan1", "proto", "static")
+
+	dir := t.TempDir()
+	file, routes := filepath.Join(dir, "10-uplink.json"), filepath.Join(dir, "20-routes.json")
+	for path, doc := range map[string]string{file: host(`, "state": "down"`), routes: daemonRoutesFile} {
+		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	argv := []string{"fleet", "push", "--etcd-endpoints", strings.Join(f.etcd.Endpoints(), ","), "--etcd-prefix", fleetLayout.Prefix,
+		"--host", "h1", "--with", routes, "--try", "--trial-timeout", "10m", "--probe", "ping:192.0.2.200", file}
+	if out, err := exec.Command(f.bin, argv...).CombinedOutput(); err != nil {
+		t.Fatalf("fleet push --try: %v\n%s", err, out)
+	}
+	f.waitFor("the trial applied: lan1 down, the foreign route dropped", func() (bool, string) {
+		_, ok := f.route("10.70.0.0/16")
+		return !ok && !strings.Contains(f.ip("link", "show", "lan1"), "<BROADCAST,MULTICAST,UP"), f.ip("route") + f.ip("link", "show", "lan1")
+	})
+	f.waitFor("the trial pending, in etcd", func() (bool, string) {
+		st, err := f.fleetStatus()
+		return err == nil && st.Trial != nil && st.Trial.State == agent.FleetTrialPending, fmt.Sprintf("%+v %v", st.Trial, err)
+	})
+	f.kill()
+	if _, err := os.Stat(filepath.Join(f.stateDir, "fleet-trials.json")); !os.IsNotExist(err) {
+		t.Errorf("fleet-trials.json: %v", err)
+	}
+
+	f.startAnyway(f.runArgs()...)
+	f.waitFor("the trial reverted after the restart, in etcd", func() (bool, string) {
+		st, err := f.fleetStatus()
+		return err == nil && st.Ready && st.Trial != nil && st.Trial.State == agent.FleetTrialReverted &&
+			strings.Contains(st.Trial.Reason, "restarted"), fmt.Sprintf("%+v %v", st, err)
+	})
+	if r, ok := f.route("10.70.0.0/16"); !ok || r.Gateway != "10.51.0.9" || r.Protocol != "static" {
+		t.Errorf("the foreign route the trial made the kernel drop is not back: %+v %v\n%s\n%s", r, ok, f.ip("route"), f.logs.String())
+	}
+	if _, ok := f.route("198.51.100.0/24"); !ok {
+		t.Errorf("the previous documents' route is gone:\n%s", f.ip("route"))
+	}
+}
+
+// hasAddressOn reports whether link holds cidr.
+func (e *daemonEnv) hasAddressOn(link, cidr string) bool {
+	e.t.Helper()
+	return strings.Contains(e.ip("-br", "addr", "show", "dev", link), cidr)
+}

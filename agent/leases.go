@@ -1,0 +1,390 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"github.com/netagent/netagent/agent/intent"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/configurators/dhcp"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/items/lease4"
+)
+
+// reasonLease: a DHCPv4 lease was acquired, changed, expired or let go.
+const reasonLease = "lease"
+
+// LeaseClient extends held leases: dhcp.Client (the daemon's, over the
+// target's Exchanger); tests may fake it.
+type LeaseClient interface {
+	Renew(ctx context.Context, l *lease4.Lease, o dhcp.Options) (*lease4.Lease, error)
+	Rebind(ctx context.Context, l *lease4.Lease, o dhcp.Options) (*lease4.Lease, error)
+}
+
+// leaseState is the loop's part of the DHCPv4 leases (leases.go): the
+// leases the intended graph was rendered with, the version of dhcp.Leases
+// they came from, when each is next due for an exchange, and which have
+// one in flight. The lease items' configurator acquires leases (an
+// asynchronous operation of the reconciler); the loop owns every timer
+// after that: renewing at T1, rebinding at T2, letting the lease go when it
+// expires. The exchanges run in goroutines that post their outcome back
+// (Agent.leaseDone).
+type leaseState struct {
+	used  map[string]*lease4.Lease
+	ver   uint64
+	due   map[string]time.Time     // the next exchange (or the expiry) of each held lease
+	busy  map[string]*lease4.Lease // the lease an exchange in flight extends
+	alarm alarm
+	// restart: leases let go whose item leaves the current state after
+	// the next reconcile (restartLease).
+	restart map[string]bool
+	// kept: the leases the state directory kept at start that no server
+	// has confirmed yet (their items ask again): in use while their item
+	// is, until they expire.
+	kept map[string]bool
+}
+
+// leaseResult is the outcome of a renewal or rebinding.
+type leaseResult struct {
+	old, got *lease4.Lease
+	how      string // dhcp.ObtainedRenew or ObtainedRebind
+	err      error
+}
+
+// leaseFacts returns the facts render needs for files: the host's
+// (Config.Facts) and the leases in use.
+func (a *Agent) leaseFacts(files map[string]*intent.Intent) render.Facts {
+	var f render.Facts
+	if a.cfg.Facts != nil {
+		f = a.cfg.Facts(files)
+	}
+	if a.st != nil {
+		f.Leases = a.st.lease.used
+	}
+	return f
+}
+
+// seedLeases starts with the leases the state directory keeps, still
+// valid: the first render keeps their addresses and routes intended while
+// the lease items ask the servers again (INIT-REBOOT), so that a restart
+// withdraws nothing.
+func (a *Agent) seedLeases() {
+	s := &a.st.lease
+	s.due, s.busy, s.restart, s.kept = map[string]time.Time{}, map[string]*lease4.Lease{}, map[string]bool{}, map[string]bool{}
+	if a.cfg.Leases == nil || a.cfg.StateDir == "" {
+		return
+	}
+	s.used = dhcp.KeptLeases(a.cfg.StateDir, time.Now())
+	for name, l := range s.used {
+		s.kept[name] = true
+		s.due[name] = l.Expires()
+		a.log.WithFields(leaseFields(l)).Info("dhcp4: starting with the kept lease; asking the server again")
+	}
+	_, s.ver = a.cfg.Leases.Snapshot()
+}
+
+// syncLeases takes in what the lease items' configurator did (a lease
+// acquired, confirmed or let go), after a reconcile: a lease whose binding
+// changed renders the intent again (its address and routes), and the
+// renewal timers follow the leases held.
+func (a *Agent) syncLeases() {
+	if a.cfg.Leases == nil {
+		return
+	}
+	s := &a.st.lease
+	held, ver := a.cfg.Leases.Snapshot()
+	if ver == s.ver {
+		return
+	}
+	s.ver = ver
+	if held == nil {
+		held = map[string]*lease4.Lease{}
+	}
+	a.stillKept(held)
+	changed := false
+	for name, l := range held {
+		old := s.used[name]
+		if old == l {
+			continue
+		}
+		if old == nil || !old.SameBinding(l) {
+			changed = true
+		}
+		if s.kept[name] {
+			continue // still being asked for: due at its expiry (seedLeases)
+		}
+		s.due[name] = l.RenewAt()
+		if l.Obtained == dhcp.ObtainedDiscover || l.Obtained == dhcp.ObtainedReboot {
+			a.mx.m.ObserveLease(name, "acquired")
+			a.log.WithFields(leaseFields(l)).Info("dhcp4: lease acquired")
+		}
+	}
+	for name, old := range s.used {
+		if _, ok := held[name]; !ok {
+			changed = true
+			delete(s.due, name)
+			if !old.ValidAt(time.Now()) {
+				continue // expired: counted and logged by expire
+			}
+			if s.restart[name] {
+				continue // refused: counted and logged by extended
+			}
+			a.mx.m.ObserveLease(name, "lost")
+			a.log.WithField("interface", name).Warn("dhcp4: lease let go (carrier lost or dhcp4 dropped); its address and routes are withdrawn")
+		}
+	}
+	s.used = held
+	a.scheduleLeases()
+	if changed {
+		a.rerender(reasonLease)
+	}
+}
+
+// stillKept adds to held the kept leases still waiting for their server's
+// answer: their item is in the current state (being asked for again) and
+// they have not expired. A kept lease that a server confirmed, or whose
+// item went, is kept no more.
+func (a *Agent) stillKept(held map[string]*lease4.Lease) {
+	s := &a.st.lease
+	now := time.Now()
+	for name := range s.kept {
+		l := s.used[name]
+		_, confirmed := held[name]
+		if !confirmed && l != nil && l.ValidAt(now) && a.st.current.Contains(items.DHCP4LeaseRef(name)) {
+			held[name] = l
+			continue
+		}
+		delete(s.kept, name)
+	}
+}
+
+// scheduleLeases sets the alarm to the soonest due lease: its next
+// exchange, or, while one is in flight, its expiry (an exchange that hangs
+// never keeps a lease past its end).
+func (a *Agent) scheduleLeases() {
+	s := &a.st.lease
+	var next time.Time
+	for name, at := range s.due {
+		if l := s.used[name]; l != nil && s.busy[name] == l {
+			at = l.Expires()
+		}
+		if next.IsZero() || at.Before(next) {
+			next = at
+		}
+	}
+	s.alarm.stop()
+	if !next.IsZero() {
+		s.alarm.set(max(time.Until(next), 0))
+	}
+}
+
+// leasesDue handles the alarm: each lease due renews (before T2),
+// rebinds (before its expiry) or expires, the last also with an exchange
+// in flight (whose outcome is then ignored).
+func (a *Agent) leasesDue(ctx context.Context) {
+	s := &a.st.lease
+	now := time.Now()
+	for name, at := range s.due {
+		l := s.used[name]
+		switch {
+		case l == nil:
+		case !l.ValidAt(now):
+			a.expire(l)
+		case s.busy[name] == l || at.After(now):
+		case now.Before(l.RebindAt()):
+			a.exchange(ctx, l, dhcp.ObtainedRenew, l.RebindAt())
+		default:
+			a.exchange(ctx, l, dhcp.ObtainedRebind, l.Expires())
+		}
+	}
+	a.scheduleLeases()
+}
+
+// exchange renews or rebinds l in a goroutine, bounded by the end of
+// that state (T2, or the expiry), and posts the outcome to the loop.
+func (a *Agent) exchange(ctx context.Context, l *lease4.Lease, how string, until time.Time) {
+	s := &a.st.lease
+	s.busy[l.Interface] = l
+	o := dhcp.Options{}
+	if it, ok := a.st.intended.Get(items.DHCP4LeaseRef(l.Interface)); ok {
+		o = dhcp.OptionsOf(it.(*items.DHCP4Lease))
+	}
+	a.log.WithFields(leaseFields(l)).WithField("state", how).Info("dhcp4: extending the lease")
+	c := a.cfg.LeaseClient
+	go func() {
+		ctx, cancel := context.WithDeadline(ctx, until)
+		defer cancel()
+		r := leaseResult{old: l, how: how}
+		if how == dhcp.ObtainedRenew {
+			r.got, r.err = c.Renew(ctx, l, o)
+		} else {
+			r.got, r.err = c.Rebind(ctx, l, o)
+		}
+		select {
+		case a.leaseDone <- r:
+		case <-ctx.Done():
+			select {
+			case a.leaseDone <- r:
+			case <-a.done:
+			}
+		}
+	}()
+}
+
+// extended takes in the outcome of an exchange: the lease extended
+// (saved, held), refused (let go: acquired afresh), or no answer (tried
+// again at half the time left, at least 5 s apart, as RFC 2131 4.4.5
+// says, until T2 or the expiry).
+func (a *Agent) extended(r leaseResult) {
+	s := &a.st.lease
+	name := r.old.Interface
+	if s.busy[name] == r.old {
+		delete(s.busy, name)
+	}
+	if s.used[name] != r.old { // let go or replaced meanwhile
+		a.scheduleLeases()
+		return
+	}
+	now := time.Now()
+	switch {
+	case r.err == nil:
+		event := "renewed"
+		if r.how == dhcp.ObtainedRebind {
+			event = "rebound"
+		}
+		a.mx.m.ObserveLease(name, event)
+		a.log.WithFields(leaseFields(r.got)).Info("dhcp4: lease " + event)
+		if a.cfg.StateDir != "" {
+			if err := dhcp.SaveLease(a.cfg.StateDir, r.got); err != nil {
+				a.log.WithError(err).Warn("dhcp4: keeping the lease")
+			}
+		}
+		a.cfg.Leases.Set(r.got)
+		a.syncLeases()
+		return
+	case errors.Is(r.err, dhcp.ErrNAK):
+		a.mx.m.ObserveLease(name, "refused")
+		a.log.WithError(r.err).WithField("interface", name).Warn("dhcp4: lease refused; withdrawing it and starting over")
+		a.restartLease(name)
+		return
+	}
+	next := retryAt(r.old, r.how, now)
+	s.due[name] = next
+	a.log.WithError(r.err).WithFields(logrus.Fields{"interface": name, "next": next.Format(time.RFC3339)}).Warn("dhcp4: no answer; trying again")
+	a.scheduleLeases()
+}
+
+// retryAt is when to try again after an exchange (how) on l went
+// unanswered at now: at half the time left until the end of its state (T2
+// for a renewal, the expiry for a rebinding), at least 5 s apart, never
+// after that end; a renewal that ran into T2 goes on as a rebinding at
+// once.
+func retryAt(l *lease4.Lease, how string, now time.Time) time.Time {
+	end := l.RebindAt()
+	if !now.Before(end) {
+		if how == dhcp.ObtainedRenew {
+			return now
+		}
+		end = l.Expires()
+	}
+	next := now.Add(max(end.Sub(now)/2, 5*time.Second))
+	if next.After(end) {
+		next = end
+	}
+	return next
+}
+
+// expire lets an expired lease go: its address and routes are withdrawn,
+// and the lease item is acquired afresh.
+func (a *Agent) expire(l *lease4.Lease) {
+	a.mx.m.ObserveLease(l.Interface, "expired")
+	a.log.WithFields(leaseFields(l)).Warn("dhcp4: lease expired; withdrawing its address and routes, starting over")
+	a.restartLease(l.Interface)
+}
+
+// restartLease drops the lease held on name: the intent renders without
+// it, and the next reconcile withdraws its address and routes; then
+// (restartLeases) its item leaves the current state, and the reconcile
+// after that acquires it again (a DISCOVER). Two steps, since nothing
+// depending on an item changes while an operation on it is in flight.
+func (a *Agent) restartLease(name string) {
+	a.cfg.Leases.Drop(name)
+	if a.cfg.StateDir != "" {
+		dhcp.ForgetLease(a.cfg.StateDir, name)
+	}
+	a.st.lease.restart[name] = true
+	a.syncLeases()
+	a.st.want(reasonLease)
+}
+
+// restartLeases takes the items of the leases let go out of the current
+// state, after the reconcile that withdrew what came from them.
+func (a *Agent) restartLeases() {
+	s := &a.st.lease
+	for name := range s.restart {
+		a.st.current.Delete(items.DHCP4LeaseRef(name))
+		delete(s.restart, name)
+		a.st.want(reasonLease)
+	}
+}
+
+// rerender renders the accepted documents again (the leases changed) and
+// adopts the graph: no new version, the intent is the same.
+func (a *Agent) rerender(reason string) {
+	next := a.st.docs.clone()
+	next.stale = true
+	a.adopt(next, reason)
+}
+
+// LeaseStatus is one lease in the status: what the server granted and
+// when it is next renewed and expires.
+type LeaseStatus struct {
+	Interface string    `json:"interface"`
+	Address   string    `json:"address"`
+	Server    string    `json:"server,omitempty"`
+	Gateway   string    `json:"gateway,omitempty"`
+	DNS       []string  `json:"dns,omitempty"`
+	Domains   []string  `json:"domains,omitempty"`
+	Obtained  string    `json:"obtained,omitempty"`
+	Acquired  time.Time `json:"acquired"`
+	RenewAt   time.Time `json:"renewAt"`
+	RebindAt  time.Time `json:"rebindAt"`
+	Expires   time.Time `json:"expires"`
+	// Held: a server granted or confirmed it since the agent started
+	// (false: the kept lease, being asked for again).
+	Held bool `json:"held"`
+}
+
+// leaseStatuses lists the leases in use, by interface.
+func (a *Agent) leaseStatuses() []LeaseStatus {
+	s := &a.st.lease
+	var out []LeaseStatus
+	for _, name := range slices.Sorted(maps.Keys(s.used)) {
+		l := s.used[name]
+		ls := LeaseStatus{Interface: name, Address: l.Address.String(), Domains: l.Domains, Obtained: l.Obtained,
+			Acquired: l.Acquired, RenewAt: l.RenewAt(), RebindAt: l.RebindAt(), Expires: l.Expires(),
+			Held: a.cfg.Leases != nil && a.cfg.Leases.Get(name) == l}
+		if l.Server.IsValid() {
+			ls.Server = l.Server.String()
+		}
+		if l.Router.IsValid() {
+			ls.Gateway = l.Router.String()
+		}
+		for _, d := range l.DNS {
+			ls.DNS = append(ls.DNS, d.String())
+		}
+		out = append(out, ls)
+	}
+	return out
+}
+
+func leaseFields(l *lease4.Lease) logrus.Fields {
+	return logrus.Fields{"interface": l.Interface, "address": l.Address.String(), "server": l.Server.String(),
+		"gateway": l.Router.String(), "dns": l.DNS, "obtained": l.Obtained,
+		"renew": l.RenewAt().Format(time.RFC3339), "expires": l.Expires().Format(time.RFC3339)}
+}

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/configurators/dhcp"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items/lease4"
+)
+
+// leaseFacts renders apply's intent files with the DHCPv4 leases known:
+// first those the state directory keeps (a later run: the lease's address
+// and routes stay intended while the server is asked again), then, after
+// an apply that acquired or confirmed leases, the leases held.
+//
+// The DHCPv6 leases go the same way: host (hostfacts.go) reads the ones
+// the state directory keeps, with the host's other facts, at each render.
+type leaseFacts struct {
+	files map[string]*intent.Intent
+	ifs   []string                 // the interfaces with dhcp4, sorted
+	used  map[string]*lease4.Lease // the leases of the last render
+	// host returns the host's facts (IPv6 forwarding, --resolv-conf, the
+	// DHCPv6 leases kept); used6, the DHCPv6 addresses of the last render.
+	host  func() (render.Facts, error)
+	used6 map[string]netip.Addr
+}
+
+// newLeaseFacts returns nil when no interface of files has dhcp4 or
+// ipv6.dhcp6.
+func newLeaseFacts(files map[string]*intent.Intent, host func() (render.Facts, error)) *leaseFacts {
+	lf := &leaseFacts{files: files, host: host}
+	for _, in := range files {
+		for _, ifc := range in.Interfaces {
+			if ifc.DHCP4.Enabled() {
+				lf.ifs = append(lf.ifs, ifc.Name)
+			}
+		}
+	}
+	if len(lf.ifs) == 0 && len(dhcp6Interfaces(files)) == 0 {
+		return nil
+	}
+	slices.Sort(lf.ifs)
+	return lf
+}
+
+// kept renders with the leases the state directory keeps, still valid.
+func (lf *leaseFacts) kept(stateDir string) (*dg.Graph, error) {
+	return lf.render(dhcp.KeptLeases(stateDir, time.Now()))
+}
+
+// trustKept holds the leases of the last render in rt, as if a server
+// had confirmed them: check compares the kernel with them and asks no
+// server (the lease items read back as intended).
+func (lf *leaseFacts) trustKept(rt *target.Runtime) {
+	if lf == nil {
+		return
+	}
+	for _, l := range lf.used {
+		rt.Leases().Set(l)
+	}
+}
+
+// again renders with the leases rt holds, if they differ from the last
+// render's; nil when they do not.
+func (lf *leaseFacts) again(rt *target.Runtime) (*dg.Graph, error) {
+	held, _ := rt.Leases().Snapshot()
+	same := len(held) == len(lf.used)
+	for name, l := range held {
+		if u := lf.used[name]; u == nil || !u.SameBinding(l) {
+			same = false
+		}
+	}
+	f, err := lf.host()
+	if err != nil {
+		return nil, err
+	}
+	if same && maps.Equal(f.DHCP6, lf.used6) {
+		return nil, nil
+	}
+	return lf.renderWith(f, held)
+}
+
+func (lf *leaseFacts) render(leases map[string]*lease4.Lease) (*dg.Graph, error) {
+	f, err := lf.host()
+	if err != nil {
+		return nil, err
+	}
+	return lf.renderWith(f, leases)
+}
+
+// renderWith renders with the host's facts f and the DHCPv4 leases.
+func (lf *leaseFacts) renderWith(f render.Facts, leases map[string]*lease4.Lease) (*dg.Graph, error) {
+	lf.used, lf.used6 = leases, f.DHCP6
+	f.Leases = leases
+	return render.RenderFilesWith(lf.files, f)
+}
+
+// applyLeases runs apply's second round when the first acquired leases:
+// the intent rendered with them (their addresses and routes), judged by
+// the same protection, applied, its operations after the first's.
+func applyLeases(ctx context.Context, rt *target.Runtime, lf *leaseFacts, gd *guarded, force bool,
+	res *target.Result, opts target.ApplyOptions) (*target.Result, error) {
+	if lf == nil {
+		return res, nil
+	}
+	next, err := lf.again(rt)
+	if err != nil || next == nil {
+		return res, err
+	}
+	want := next
+	if !force {
+		judged, err := rt.Guard(ctx, next, gd.prot)
+		if err != nil {
+			return nil, err
+		}
+		want = judged.Intended
+	}
+	res2, err := rt.Apply(ctx, want, opts)
+	if err != nil {
+		return nil, err
+	}
+	res2.Ops = append(slices.Clip(res.Ops), res2.Ops...)
+	return res2, nil
+}
+
+// leaseJSON is a lease in apply's --json ("leases") and status.
+type leaseJSON struct {
+	Interface string   `json:"interface"`
+	Address   string   `json:"address,omitempty"`
+	Server    string   `json:"server,omitempty"`
+	Gateway   string   `json:"gateway,omitempty"`
+	DNS       []string `json:"dns,omitempty"`
+	Domains   []string `json:"domains,omitempty"`
+	LeaseTime string   `json:"leaseTime,omitempty"`
+	Obtained  string   `json:"obtained,omitempty"`
+	Acquired  string   `json:"acquired,omitempty"`
+	Renew     string   `json:"renewAt,omitempty"`
+	Rebind    string   `json:"rebindAt,omitempty"`
+	Expires   string   `json:"expires,omitempty"`
+	// Error: no lease is held (why, when known).
+	Error string `json:"error,omitempty"`
+}
+
+// leaseReport describes the lease held on each interface with dhcp4.
+func leaseReport(lf *leaseFacts, rt *target.Runtime, res *target.Result) []leaseJSON {
+	if lf == nil {
+		return nil
+	}
+	var out []leaseJSON
+	for _, name := range lf.ifs {
+		l := rt.Leases().Get(name)
+		if l == nil {
+			why := "no lease"
+			for _, p := range res.Problems {
+				if p.Ref.Type == "dhcp4-lease" && p.Ref.Name == name {
+					why = "no lease: " + p.Reason
+				}
+			}
+			out = append(out, leaseJSON{Interface: name, Error: why})
+			continue
+		}
+		out = append(out, leaseOf(l))
+	}
+	return out
+}
+
+func leaseOf(l *lease4.Lease) leaseJSON {
+	j := leaseJSON{Interface: l.Interface, Address: l.Address.String(), LeaseTime: l.LeaseTime.String(),
+		Obtained: l.Obtained, Domains: l.Domains,
+		Acquired: l.Acquired.Format(time.RFC3339), Renew: l.RenewAt().Format(time.RFC3339),
+		Rebind: l.RebindAt().Format(time.RFC3339), Expires: l.Expires().Format(time.RFC3339)}
+	if l.Server.IsValid() {
+		j.Server = l.Server.String()
+	}
+	if l.Router.IsValid() {
+		j.Gateway = l.Router.String()
+	}
+	for _, d := range l.DNS {
+		j.DNS = append(j.DNS, d.String())
+	}
+	return j
+}
+
+// String is the lease's line in apply's and status's text output.
+func (j leaseJSON) String() string {
+	if j.Error != "" {
+		return fmt.Sprintf("dhcp4 %s: %s", j.Interface, j.Error)
+	}
+	gw := j.Gateway
+	if gw == "" {
+		gw = "none"
+	}
+	return fmt.Sprintf("dhcp4 %s: %s from %s (%s), gateway %s, DNS %v, lease %s, renew at %s, expires %s",
+		j.Interface, j.Address, j.Server, j.Obtained, gw, j.DNS, j.LeaseTime, j.Renew, j.Expires)
+}

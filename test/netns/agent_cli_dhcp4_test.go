@@ -1,0 +1,168 @@
+//go:build !vmtest
+
+package netns_test
+
+import (
+	"encoding/json"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netagent/netagent/internal/dnsmasqtest"
+)
+
+// cliDHCPIntent: the uplink up0 from DHCP, a static route through the
+// DHCP gateway, and the static lan0 (uplink0 of the env) beside it.
+const cliDHCPIntent = `{
+  "version": 1,
+  "interfaces": [
+    {"name": "up0", "type": "physical", "dhcp4": {"hostname": "edge-1", "routeMetric": 100}},
+    {"name": "uplink0", "type": "physical", "addresses": ["192.168.1.1/24"]}],
+  "routes": [{"to": "203.0.113.0/24", "via": "10.77.0.1", "dev": "up0"}]
+}`
+
+type applyLeaseJSON struct {
+	Converged bool `json:"converged"`
+	Leases    []struct {
+		Interface, Address, Server, Gateway, Obtained, Error string
+		DNS                                                  []string
+	} `json:"leases"`
+}
+
+// TestAgentCLIApplyDHCP4: the built binary acquires a lease from dnsmasq
+// in one apply: the leased address, its default route (with the intent's
+// metric) and the static route through the DHCP gateway are in the kernel,
+// and the lease is reported (text and --json). A second apply reuses the
+// kept lease: a REQUEST (INIT-REBOOT) and no new DISCOVER, the same
+// address, and no address or route removed meanwhile.
+func TestAgentCLIApplyDHCP4(t *testing.T) {
+	e := cliNewEnv(t)
+	srv := dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{})
+	file := e.writeFile("dhcp.json", cliDHCPIntent)
+
+	res := e.mustRun(0, "apply", "--wait", "1m", file)
+	if !strings.Contains(res.stdout, "dhcp4 up0: 10.77.0.") || !strings.Contains(res.stdout, "(discover), gateway 10.77.0.1, DNS [10.77.0.53]") {
+		t.Errorf("apply does not report the lease: %s", res)
+	}
+	addr := e.leasedAddr()
+	routes := e.ip("-4", "route", "show", "dev", "up0")
+	for _, want := range []string{"default via 10.77.0.1", "metric 100", "203.0.113.0/24 via 10.77.0.1"} {
+		if !strings.Contains(routes, want) {
+			t.Errorf("route %q missing:\n%s", want, routes)
+		}
+	}
+	if !strings.Contains(e.ip("-4", "addr", "show", "dev", "uplink0"), "192.168.1.1/24") {
+		t.Error("the static interface did not converge")
+	}
+	if strings.Contains(res.stdout, "failed") && !strings.Contains(res.stdout, "0 failed") {
+		t.Errorf("an operation failed (the static route before the leased address?): %s", res)
+	}
+	discovers := strings.Count(srv.Log(), "DHCPDISCOVER")
+
+	res = e.mustRun(0, "apply", "--json", "--wait", "1m", file)
+	var doc applyLeaseJSON
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatalf("--json: %v\n%s", err, res)
+	}
+	if len(doc.Leases) != 1 || doc.Leases[0].Address != addr.String() || doc.Leases[0].Obtained != "reboot" ||
+		doc.Leases[0].Gateway != "10.77.0.1" || len(doc.Leases[0].DNS) != 1 {
+		t.Errorf("second apply's leases %+v, want %v by INIT-REBOOT", doc.Leases, addr)
+	}
+	if n := strings.Count(srv.Log(), "DHCPDISCOVER"); n != discovers {
+		t.Errorf("the second apply sent a DISCOVER (%d, was %d):\n%s", n, discovers, srv.Log())
+	}
+	if strings.Contains(res.stdout, `"delete`) || strings.Contains(res.stdout, "address/up0") {
+		t.Errorf("the second apply touched the leased address or routes: %s", res.stdout)
+	}
+	if got := e.leasedAddr(); got != addr {
+		t.Errorf("address %v after the second apply, want %v", got, addr)
+	}
+	e.mustRun(0, "check", file)
+	show := e.mustRun(0, "show")
+	if !strings.Contains(show.stdout, "dhcp4 up0: "+addr.String()) {
+		t.Errorf("show does not list the lease: %s", show)
+	}
+	show = e.mustRun(0, "show", "--json")
+	if !strings.Contains(show.stdout, `"dhcp4": true`) || strings.Contains(show.stdout, addr.Addr().String()+"/") {
+		t.Errorf("show --json: want dhcp4 on up0 and not its leased address: %s", show)
+	}
+}
+
+// TestAgentCLIApplyDHCP4NoServer: with no server answering, the lease is
+// reported as not acquired within --wait (exit 1, its dependants
+// blocked), while the static interface converges.
+func TestAgentCLIApplyDHCP4NoServer(t *testing.T) {
+	e := cliNewEnv(t)
+	e.ip("link", "add", "up0", "type", "veth", "peer", "name", "up0-peer")
+	e.ip("link", "set", "up0", "up")
+	e.ip("link", "set", "up0-peer", "up")
+	file := e.writeFile("dhcp.json", cliDHCPIntent)
+	start := time.Now()
+	res := e.mustRun(1, "apply", "--wait", "3s", file)
+	if took := time.Since(start); took > time.Minute {
+		t.Errorf("apply took %v with --wait 3s", took)
+	}
+	if !strings.Contains(res.stdout, "dhcp4 up0: no lease") || !strings.Contains(res.stderr, "no DHCPv4 server answered in time") {
+		t.Errorf("no lease not reported: %s", res)
+	}
+	if !strings.Contains(res.stderr, "address/up0/dhcp4") {
+		t.Errorf("the static route through the DHCP gateway is not blocked on the lease: %s", res)
+	}
+	if !strings.Contains(e.ip("-4", "addr", "show", "dev", "uplink0"), "192.168.1.1/24") {
+		t.Error("the static interface waited for the lease")
+	}
+}
+
+// leasedAddr returns the one IPv4 address of up0.
+func (e *cliEnv) leasedAddr() netip.Prefix {
+	e.t.Helper()
+	for _, l := range e.ipJSON("-4", "addr", "show", "dev", "up0") {
+		for _, a := range l["addr_info"].([]any) {
+			m := a.(map[string]any)
+			p := netip.PrefixFrom(netip.MustParseAddr(m["local"].(string)), int(m["prefixlen"].(float64)))
+			if !dnsmasqtest.ServerAddr.Masked().Contains(p.Addr()) {
+				e.t.Fatalf("address %v outside the server's subnet", p)
+			}
+			return p
+		}
+	}
+	e.t.Fatalf("no address on up0:\n%s", e.ip("addr"))
+	return netip.Prefix{}
+}
+
+// TestAgentCLITryDHCP4: a trial of a DHCP uplink applies the lease's
+// address and routes too (the second round, with the lease), and its
+// probe through the DHCP gateway passes before it confirms.
+func TestAgentCLITryDHCP4(t *testing.T) {
+	e := cliNewEnv(t)
+	dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{})
+	file := e.writeFile("dhcp.json", cliDHCPIntent)
+	res := e.mustRun(0, "try", "--timeout", "60s", "--confirm-when-probes-pass", "--probe", "ping:10.77.0.1", file)
+	e.leasedAddr()
+	if !strings.Contains(e.ip("-4", "route", "show", "dev", "up0"), "default via 10.77.0.1") {
+		t.Errorf("no default route from the lease after the trial: %s", res)
+	}
+	e.mustRun(0, "check", file)
+}
+
+// TestAgentCLIRollbackDHCP4: rolling back to a version with a DHCP uplink
+// brings the lease's address and routes back (the kept lease, asked for
+// again), not only the lease item.
+func TestAgentCLIRollbackDHCP4(t *testing.T) {
+	e := cliNewEnv(t)
+	dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{})
+	e.mustRun(0, "apply", e.writeFile("dhcp.json", cliDHCPIntent))
+	addr := e.leasedAddr()
+	e.mustRun(0, "apply", e.writeFile("static.json", `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.168.1.1/24"]}]}`))
+	if strings.Contains(e.ip("-4", "addr", "show", "dev", "up0"), "inet ") {
+		t.Fatal("the leased address stayed without dhcp4")
+	}
+	res := e.mustRun(0, "rollback", "1")
+	if got := e.leasedAddr(); got != addr {
+		t.Errorf("address %v after the rollback, want %v: %s", got, addr, res)
+	}
+	if !strings.Contains(e.ip("-4", "route", "show", "dev", "up0"), "default via 10.77.0.1") {
+		t.Errorf("no default route after the rollback: %s", res)
+	}
+}
