@@ -126,3 +126,34 @@ func TestAgentCLIDHCP6NoServer(t *testing.T) {
 		t.Error("the static address did not converge beside the lease")
 	}
 }
+
+// One uplink with dhcp4 and dhcp6 from one server: apply applies both
+// leases' addresses, and the resolv.conf lists the intent's server, then
+// the DHCPv4 lease's, then the DHCPv6 lease's; a second apply writes
+// nothing but the DHCPv4 lease's confirmation.
+func TestAgentCLIDHCP4And6DNS(t *testing.T) {
+	e := raEnv(t, dnsmasqtest.Options{DHCP6: true, Domain: "lan.example"})
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	file := e.writeFile("dual.json", `{"version": 1,
+  "interfaces": [{"name": "up0", "type": "physical", "dhcp4": true, "ipv6": {"dhcp6": true}}],
+  "dns": {"nameservers": ["192.0.2.53"]}}`)
+	res := e.mustRun(0, "apply", "--resolv-conf", resolv, file)
+	want := dns.Header + "\nnameserver 192.0.2.53\nnameserver " + dnsmasqtest.DNS.String() + "\nnameserver " + dnsmasqtest.DNS6.String() + "\nsearch lan.example\n"
+	if got, err := os.ReadFile(resolv); err != nil || string(got) != want {
+		t.Fatalf("resolv.conf %q (%v), want %q\n%s", got, err, want, res)
+	}
+	if out := e.ip("addr", "show", "dev", "up0"); !strings.Contains(out, "10.77.0.") || !strings.Contains(out, "2001:db8:77::") {
+		t.Errorf("up0 lacks a lease's address:\n%s", out)
+	}
+	// Again: the DHCPv4 lease is confirmed (INIT-REBOOT, a modify of its
+	// item), nothing else is written.
+	res = e.mustRun(0, "apply", "--resolv-conf", resolv, file)
+	for _, l := range strings.Split(res.stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 2 && strings.HasSuffix(f[0], ".") && !strings.HasPrefix(f[2], "dhcp4-lease/up0") {
+			t.Errorf("second apply wrote %q:\n%s", l, res)
+		}
+	}
+	if got, _ := os.ReadFile(resolv); string(got) != want {
+		t.Errorf("resolv.conf after the second apply %q", got)
+	}
+}
