@@ -59,6 +59,36 @@ func nsDirName(nsName string) string {
 	return "ns-" + url.PathEscape(nsName)
 }
 
+// recordStores are the record stores of this process, by directory: the
+// configurator and every read-back of a namespace share one, loaded from
+// disk once (a one-shot apply reads back twice and registers once: three
+// loads of every record before). Records are a cache that counts only
+// while it matches the kernel, so one that another process rewrote on disk
+// since costs at most a rewrite of its chain.
+var recordStores = struct {
+	mu     sync.Mutex
+	byPath map[string]*recordStore
+}{byPath: make(map[string]*recordStore)}
+
+// sharedRecords returns the process's record store of dir, loading it at
+// the first call (a store without dir is never shared).
+func sharedRecords(dir string) (*recordStore, error) {
+	if dir == "" {
+		return loadRecords(dir)
+	}
+	recordStores.mu.Lock()
+	defer recordStores.mu.Unlock()
+	if s, ok := recordStores.byPath[dir]; ok {
+		return s, nil
+	}
+	s, err := loadRecords(dir)
+	if err != nil {
+		return nil, err
+	}
+	recordStores.byPath[dir] = s
+	return s, nil
+}
+
 // loadRecords reads the records under dir. Unreadable records are skipped:
 // they are a cache.
 func loadRecords(dir string) (*recordStore, error) {
