@@ -1022,6 +1022,18 @@ func (f *fakeKernel) lowerUp(fl *fakeLink, carrier map[int]bool) bool {
 
 // Raw rtnetlink: IFLA_INFO_DATA and IFLA_INFO_SLAVE_DATA.
 
+// markUp is the alias, then the admin state, as do_setlink orders them.
+func (f *fakeKernel) markUp(index int, alias string, up bool) error {
+	l, err := f.LinkByIndex(index)
+	if err != nil {
+		return err
+	}
+	if err := f.LinkSetAlias(l, alias); err != nil || !up {
+		return err
+	}
+	return f.LinkSetUp(l)
+}
+
 func (f *fakeKernel) linkInfo(index int) (infoAttrs, error) {
 	fl := f.links[index]
 	if fl == nil {

@@ -19,8 +19,8 @@ import (
 // rawOps are the few rtnetlink requests that netlink.Handle has no call for:
 // the bridge's STP state and forward delay, the in-place change of bond and
 // VXLAN settings (netlink's LinkModify resends attributes the kernel refuses
-// to change, such as a VXLAN's port and proxy flags), and a bridge port's
-// cost.
+// to change, such as a VXLAN's port and proxy flags), a bridge port's
+// cost, and a new link's mark and admin state in one request.
 type rawOps interface {
 	// linkInfo reads a link's IFLA_INFO_DATA and IFLA_INFO_SLAVE_DATA.
 	linkInfo(index int) (infoAttrs, error)
@@ -35,6 +35,9 @@ type rawOps interface {
 	// the flags of) or deletes VLANs of one (see port_vlan.go).
 	bridgeVLANs() (map[int]map[uint16]items.VLANFlags, error)
 	setBridgeVLANs(index int, self, del bool, vlans items.VLANSet) error
+	// markUp sets a link's alias and, if up, sets it up, in one request
+	// (the kernel sets the alias first).
+	markUp(index int, alias string, up bool) error
 }
 
 // attr is one netlink attribute to send.
@@ -284,6 +287,19 @@ func (r rawNL) setLinkInfo(index, kindType int, kind string, dataType int, attrs
 		data.AddRtAttr(a.typ, a.val)
 	}
 	req.AddData(info)
+	_, err := r.execute(req, 0)
+	return err
+}
+
+func (r rawNL) markUp(index int, alias string, up bool) error {
+	req := nl.NewNetlinkRequest(unix.RTM_SETLINK, unix.NLM_F_ACK)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = int32(index)
+	if up {
+		msg.Flags, msg.Change = unix.IFF_UP, unix.IFF_UP
+	}
+	req.AddData(msg)
+	req.AddData(nl.NewRtAttr(unix.IFLA_IFALIAS, []byte(alias)))
 	_, err := r.execute(req, 0)
 	return err
 }

@@ -27,6 +27,12 @@ type killedAfterAdd struct{ nlOps }
 func (killedAfterAdd) LinkSetAlias(netlink.Link, string) error { return errKilled }
 func (killedAfterAdd) LinkDel(netlink.Link) error              { return errKilled }
 
+// killedRawAfterAdd is killedAfterAdd's raw side: the mark of a new link
+// (with its admin state) is a raw request.
+type killedRawAfterAdd struct{ rawOps }
+
+func (killedRawAfterAdd) markUp(int, string, bool) error { return errKilled }
+
 // stateEnv is a namespace, a state directory and the apply of a restarted
 // agent (a fresh configurator and read-back over them).
 type stateEnv struct {
@@ -102,7 +108,7 @@ func TestCreateJournalAdoptsAfterKill(t *testing.T) {
 	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v1"}}
 	br2 := &items.Interface{IfName: "br2", Kind: items.KindBridge, AdminUp: true}
 	k := e.kernel()
-	k.nl = killedAfterAdd{k.nl}
+	k.nl, k.raw = killedAfterAdd{k.nl}, killedRawAfterAdd{k.raw}
 	for _, want := range []*items.Interface{br0, v0, br2} {
 		if err := k.create(want); !errors.Is(err, errKilled) {
 			t.Fatalf("killed create of %s: %v", want.IfName, err)
@@ -143,7 +149,7 @@ func TestCreateJournalAdoptsAfterKill(t *testing.T) {
 	// Foreign links: one of a journaled name but another kind, one with no
 	// journal entry at all.
 	k = e.kernel()
-	k.nl = killedAfterAdd{k.nl}
+	k.nl, k.raw = killedAfterAdd{k.nl}, killedRawAfterAdd{k.raw}
 	br3 := &items.Interface{IfName: "br3", Kind: items.KindBridge, AdminUp: true}
 	if err := k.st.journal(br3, nil); err != nil {
 		t.Fatal(err)
