@@ -1034,6 +1034,11 @@ func (f *fakeKernel) markUp(index int, alias string, up bool) error {
 	return f.LinkSetUp(l)
 }
 
+func (f *fakeKernel) readLink(index int) (netlink.Link, rawOps, error) {
+	l, err := f.LinkByIndex(index)
+	return l, f, err
+}
+
 func (f *fakeKernel) linkInfo(index int) (infoAttrs, error) {
 	fl := f.links[index]
 	if fl == nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -38,6 +39,9 @@ type rawOps interface {
 	// markUp sets a link's alias and, if up, sets it up, in one request
 	// (the kernel sets the alias first).
 	markUp(index int, alias string, up bool) error
+	// readLink reads one link, in one request, as netlink's LinkByIndex
+	// would, with rawOps whose linkInfo answers for it from the same read.
+	readLink(index int) (netlink.Link, rawOps, error)
 }
 
 // attr is one netlink attribute to send.
@@ -161,6 +165,26 @@ func (r rawNL) linkInfo(index int) (infoAttrs, error) {
 		return infoAttrs{}, fmt.Errorf("link index %d: %d answers to one request", index, len(msgs))
 	}
 	return parseLinkInfo(msgs[0])
+}
+
+func (r rawNL) readLink(index int) (netlink.Link, rawOps, error) {
+	req := nl.NewNetlinkRequest(unix.RTM_GETLINK, unix.NLM_F_ACK)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = int32(index)
+	req.AddData(msg)
+	req.AddData(nl.NewRtAttr(unix.IFLA_EXT_MASK, nl.Uint32Attr(nl.RTEXT_FILTER_VF))) // as LinkByIndex asks
+	msgs, err := r.execute(req, unix.RTM_NEWLINK)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(msgs) != 1 {
+		return nil, nil, fmt.Errorf("link index %d: %d answers to one request", index, len(msgs))
+	}
+	l, err := netlink.LinkDeserialize(nil, msgs[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, &dumpedInfo{rawOps: r, dumped: true, msgs: map[int][]byte{index: msgs[0]}}, nil
 }
 
 // linkMsgs dumps every link: its RTM_NEWLINK message cut down to the

@@ -33,6 +33,8 @@ type killedRawAfterAdd struct{ rawOps }
 
 func (killedRawAfterAdd) markUp(int, string, bool) error { return errKilled }
 
+func (killedRawAfterAdd) readLink(int) (netlink.Link, rawOps, error) { return nil, nil, errKilled }
+
 // stateEnv is a namespace, a state directory and the apply of a restarted
 // agent (a fresh configurator and read-back over them).
 type stateEnv struct {
@@ -357,6 +359,27 @@ func (k *killedAtAdd) LinkByName(name string) (netlink.Link, error) {
 	return k.nlOps.LinkByName(name)
 }
 
+// killedRawAtAdd is killedAtAdd's raw side: a new link is read and
+// marked through raw requests.
+type killedRawAtAdd struct {
+	rawOps
+	k *killedAtAdd
+}
+
+func (r killedRawAtAdd) readLink(index int) (netlink.Link, rawOps, error) {
+	if r.k.killed() {
+		return nil, nil, errKilled
+	}
+	return r.rawOps.readLink(index)
+}
+
+func (r killedRawAtAdd) markUp(index int, alias string, up bool) error {
+	if r.k.killed() {
+		return errKilled
+	}
+	return r.rawOps.markUp(index, alias, up)
+}
+
 func (k *killedAtAdd) restore() {
 	k.t.Helper()
 	if err := os.WriteFile(k.path, k.saved, 0o600); err != nil {
@@ -386,7 +409,7 @@ func TestCreateJournalBatchKilled(t *testing.T) {
 		e := stateEnv{t: t, tgt: testns.New(t), dir: t.TempDir()}
 		k := e.kernel()
 		nl := &killedAtAdd{nlOps: k.nl, t: t, path: filepath.Join(e.dir, stateFileName), names: names, n: kill}
-		k.nl = nl
+		k.nl, k.raw = nl, killedRawAtAdd{k.raw, nl}
 		errs, _ := k.createAll(wants)
 		nl.restore()
 		for i, err := range errs {
