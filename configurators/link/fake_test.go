@@ -36,14 +36,15 @@ import (
 // has there (IFLA_LINK_NETNSID); fakeKernel is also the nsOps that finds
 // them.
 type fakeKernel struct {
-	name   string // under /run/netns; "" for the agent's own
-	world  *fakeWorld
-	nsids  map[*fakeKernel]int // the nsids of other namespaces here
-	links  map[int]*fakeLink
-	next   int
-	writes []string
-	fail   func(op, name string) error
-	macSeq byte
+	name    string // under /run/netns; "" for the agent's own
+	world   *fakeWorld
+	nsids   map[*fakeKernel]int // the nsids of other namespaces here
+	links   map[int]*fakeLink
+	next    int
+	writes  []string
+	fail    func(op, name string) error
+	macSeq  byte
+	lookups int // LinkByName calls
 }
 
 // fakeWorld holds the fake namespaces by name, and the open namespace
@@ -296,6 +297,7 @@ func (f *fakeKernel) copyOf(fl *fakeLink) netlink.Link {
 // Reads.
 
 func (f *fakeKernel) LinkByName(name string) (netlink.Link, error) {
+	f.lookups++
 	if fl := f.byName(name); fl != nil {
 		return f.copyOf(fl), nil
 	}
@@ -370,6 +372,7 @@ func (f *fakeKernel) LinkAdd(link netlink.Link) error {
 	if a.Flags&net.FlagUp != 0 {
 		fl.attrs().Flags |= net.FlagUp
 	}
+	a.Index = fl.attrs().Index // as netlink's LinkAdd learns it (ensureIndex)
 	f.refresh()
 	return nil
 }
