@@ -105,9 +105,10 @@
 // iptables, the configurator lets the kernel normalise: after each write it
 // reads the chain back and, if the kernel spells the rules differently,
 // records the pair (intended rules, kernel rules) in
-// <stateDir>/iptables/<namespace>/<family>.<table>.<chain>.json (each rule
-// one string, quoted as for iptables-restore; replaced by a rename; not
-// synced, as it is a cache). The kernel holds an item's rules when its rules equal the
+// <stateDir>/iptables/<namespace>/chains.json (all of the namespace's
+// records, written once per batch; each rule one string, quoted as for
+// iptables-restore; replaced by a rename; not synced, as it is a cache;
+// the per-chain files of older versions are read, then removed). The kernel holds an item's rules when its rules equal the
 // item's as written, or equal the recorded kernel form of exactly the
 // item's rules. Create and Modify write nothing then, and read-back
 // returns the rules as the intent spells them (taken from the hint, or

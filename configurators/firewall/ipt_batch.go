@@ -173,7 +173,8 @@ func (c *chainConfigurator) groupView(ctx context.Context, fam items.Family, tab
 }
 
 // learnGroup updates the records after a successful transaction: deleted
-// chains are forgotten, written ones recorded in the kernel's form.
+// chains are forgotten, written ones recorded in the kernel's form, in one
+// write of the records file.
 func (c *chainConfigurator) learnGroup(ctx context.Context, g batchGroup, ops []reconciler.BatchOp,
 	errs []error, plans map[int]*chainPlan, views map[items.Family]map[string]*tableView) {
 	var after *tableView
@@ -192,18 +193,20 @@ func (c *chainConfigurator) learnGroup(ctx context.Context, g batchGroup, ops []
 			}
 		}
 	}
-	for _, i := range g.idx {
-		switch {
-		case errs[i] != nil:
-		case ops[i].Op == reconciler.OpDelete:
-			ch, _ := items.As[*items.IptablesChain](ops[i].Old)
-			_ = c.records.drop(ch)       // see learn
-			_ = c.made.remove(ch.Name()) // see learn: at worst an empty chain of that name stays adoptable
-		case plans[i] != nil && plans[i].write && after != nil:
-			ch, _ := items.As[*items.IptablesChain](ops[i].New)
-			c.learnFrom(after, ch)
+	_ = c.records.batch(func() { // see learn
+		for _, i := range g.idx {
+			switch {
+			case errs[i] != nil:
+			case ops[i].Op == reconciler.OpDelete:
+				ch, _ := items.As[*items.IptablesChain](ops[i].Old)
+				_ = c.records.drop(ch)       // see learn
+				_ = c.made.remove(ch.Name()) // see learn: at worst an empty chain of that name stays adoptable
+			case plans[i] != nil && plans[i].write && after != nil:
+				ch, _ := items.As[*items.IptablesChain](ops[i].New)
+				c.learnFrom(after, ch)
+			}
 		}
-	}
+	})
 }
 
 // planOp plans one batched operation against the view.
