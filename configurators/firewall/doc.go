@@ -20,7 +20,8 @@
 // is one iptables-restore --noflush transaction for the chain's table:
 //
 //	*filter
-//	:NA-FWD - [0:0]                                      creates the chain or flushes it
+//	:NA-FWD - [0:0]                                      flushes netagent's chain (-N NA-FWD
+//	                                                     creates one the kernel lacked)
 //	-D FORWARD -m comment --comment netagent -j NA-FWD   only if the jump moves
 //	-A NA-FWD -m comment --comment netagent              the ownership mark
 //	-A NA-FWD -i br-lan -o uplink0 -j ACCEPT             the rules, quoted for the format
@@ -64,7 +65,14 @@
 // ApplyBatch (reconciler.BatchConfigurator) turns the ready operations of a
 // family and table into one transaction, with one iptables-save per family
 // before and one per table after; a failed transaction is retried one
-// operation at a time, so each operation gets its own error.
+// operation at a time, so each operation gets its own error. Right after a
+// read-back (its save at most a second old, no restore since) the batch
+// plans against the read-back's save instead of saving the same tables
+// again: a chain the view lacks is created with -N, which fails the
+// transaction (and so the one-by-one retry, each with a fresh look) if a
+// chain of that name appeared in between, so a stale view never flushes
+// someone else's chain. Every configurator and read-back of a namespace in
+// the process shares one record store (below), loaded from disk once.
 //
 // # Ownership of chains
 //
@@ -97,8 +105,10 @@
 // iptables, the configurator lets the kernel normalise: after each write it
 // reads the chain back and, if the kernel spells the rules differently,
 // records the pair (intended rules, kernel rules) in
-// <stateDir>/iptables/<namespace>/<family>.<table>.<chain>.json (replaced
-// by a rename; not synced, as it is a cache). The kernel holds an item's rules when its rules equal the
+// <stateDir>/iptables/<namespace>/chains.json (all of the namespace's
+// records, written once per batch; each rule one string, quoted as for
+// iptables-restore; replaced by a rename; not synced, as it is a cache;
+// the per-chain files of older versions are read, then removed). The kernel holds an item's rules when its rules equal the
 // item's as written, or equal the recorded kernel form of exactly the
 // item's rules. Create and Modify write nothing then, and read-back
 // returns the rules as the intent spells them (taken from the hint, or

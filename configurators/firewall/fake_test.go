@@ -92,10 +92,16 @@ func (f *fakeBackend) command(v *tableView, line string) error {
 		return err
 	}
 	cmd, chain, rest := args[0], args[1], args[2:]
-	if _, ok := v.chains[chain]; !ok && cmd != "-A" && cmd != "-I" {
+	_, exists := v.chains[chain]
+	if !exists && cmd != "-A" && cmd != "-I" && cmd != "-N" {
 		return errors.New("no such chain")
 	}
 	switch cmd {
+	case "-N":
+		if exists {
+			return errors.New("chain already exists")
+		}
+		v.addChain(chain)
 	case "-A":
 		v.addRule(chain, f.norm(rest))
 	case "-I":

@@ -3,6 +3,7 @@ package firewall
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/netagent/netagent/configurators/netnsx"
 	"github.com/netagent/netagent/items"
@@ -23,10 +24,14 @@ var afterWrite = struct {
 	gen     map[afterWriteKey]uint64 // restores so far
 	tables  map[afterWriteKey]savedTables
 	permits map[string]bool // by namespace: the next ReadBack may reuse
+	// readBack: the tables the last read-back saved, for the write that
+	// follows it (see readBackTables).
+	readBack map[afterWriteKey]savedTables
 }{
-	gen:     make(map[afterWriteKey]uint64),
-	tables:  make(map[afterWriteKey]savedTables),
-	permits: make(map[string]bool),
+	gen:      make(map[afterWriteKey]uint64),
+	tables:   make(map[afterWriteKey]savedTables),
+	permits:  make(map[string]bool),
+	readBack: make(map[afterWriteKey]savedTables),
 }
 
 type afterWriteKey struct {
@@ -36,6 +41,7 @@ type afterWriteKey struct {
 
 type savedTables struct {
 	gen    uint64
+	at     time.Time // when the save started
 	tables map[string]*tableView
 }
 
@@ -45,6 +51,44 @@ func (k afterWriteKey) wrote() {
 	defer afterWrite.mu.Unlock()
 	afterWrite.gen[k]++
 	delete(afterWrite.tables, k)
+	delete(afterWrite.readBack, k)
+}
+
+// readBackReuse is how old a read-back's save may be for a write to plan
+// against it instead of saving again (see readBackTables).
+const readBackReuse = time.Second
+
+// now is the clock of readBackTables (tests set it).
+var now = time.Now
+
+// keepReadBack stores the tables a read-back saved, the save having
+// started at at when the generation was gen, unless a restore came since.
+func (k afterWriteKey) keepReadBack(gen uint64, at time.Time, tables map[string]*tableView) {
+	afterWrite.mu.Lock()
+	defer afterWrite.mu.Unlock()
+	if afterWrite.gen[k] == gen {
+		afterWrite.readBack[k] = savedTables{gen: gen, at: at, tables: tables}
+	}
+}
+
+// readBackTables returns the tables the last read-back saved when no
+// restore came since and the save is at most readBackReuse old: the
+// read-back that precedes a reconcile has just seen the kernel, and
+// ApplyBatch plans against that instead of saving the same tables again.
+// A foreign change in that moment is as possible as one between a fresh
+// save and the restore: the restore guards what matters (a chain the view
+// lacks is created with -N, which fails the transaction when a chain of
+// that name appeared; jumps are deleted by spec, which fails when the
+// jump is gone), and a failed transaction is retried one operation at a
+// time, each with its own fresh look at the kernel.
+func (k afterWriteKey) readBackTables() (map[string]*tableView, bool) {
+	afterWrite.mu.Lock()
+	defer afterWrite.mu.Unlock()
+	s, ok := afterWrite.readBack[k]
+	if !ok || s.gen != afterWrite.gen[k] || now().Sub(s.at) > readBackReuse {
+		return nil, false
+	}
+	return s.tables, true
 }
 
 // generation is the number of restores so far.

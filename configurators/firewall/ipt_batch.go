@@ -11,7 +11,8 @@ import (
 
 // ApplyBatch applies independent chain operations with one iptables-restore
 // transaction per family and table: one iptables-save per family to see the
-// kernel, one restore per table, and one save after it to learn the
+// kernel (none right after a read-back: see afterWriteKey.readBackTables),
+// one restore per table, and one save after it to learn the
 // kernel's form of the rules (which is also the view for the family's next
 // table). If a transaction fails, nothing of it was applied, and its
 // operations are retried one by one so that each gets its own error.
@@ -147,7 +148,8 @@ func jumpPos(p *chainPlan) int {
 }
 
 // groupView returns the view of one table, saving the family's tables
-// unless views holds them.
+// unless views holds them, or the read-back has just saved them (see
+// afterWriteKey.readBackTables).
 func (c *chainConfigurator) groupView(ctx context.Context, fam items.Family, table string,
 	views map[items.Family]map[string]*tableView) (*tableView, error) {
 	b, err := c.backend(fam)
@@ -155,12 +157,15 @@ func (c *chainConfigurator) groupView(ctx context.Context, fam items.Family, tab
 		return nil, err
 	}
 	tables, ok := views[fam]
+	if eb, isExec := b.(*execBackend); !ok && isExec {
+		tables, ok = eb.key.readBackTables()
+	}
 	if !ok {
 		if tables, err = b.save(ctx); err != nil {
 			return nil, err
 		}
-		views[fam] = tables
 	}
+	views[fam] = tables
 	if v := tables[table]; v != nil {
 		return v, nil
 	}
@@ -168,7 +173,8 @@ func (c *chainConfigurator) groupView(ctx context.Context, fam items.Family, tab
 }
 
 // learnGroup updates the records after a successful transaction: deleted
-// chains are forgotten, written ones recorded in the kernel's form.
+// chains are forgotten, written ones recorded in the kernel's form, in one
+// write of the records file.
 func (c *chainConfigurator) learnGroup(ctx context.Context, g batchGroup, ops []reconciler.BatchOp,
 	errs []error, plans map[int]*chainPlan, views map[items.Family]map[string]*tableView) {
 	var after *tableView
@@ -187,18 +193,20 @@ func (c *chainConfigurator) learnGroup(ctx context.Context, g batchGroup, ops []
 			}
 		}
 	}
-	for _, i := range g.idx {
-		switch {
-		case errs[i] != nil:
-		case ops[i].Op == reconciler.OpDelete:
-			ch, _ := items.As[*items.IptablesChain](ops[i].Old)
-			_ = c.records.drop(ch)       // see learn
-			_ = c.made.remove(ch.Name()) // see learn: at worst an empty chain of that name stays adoptable
-		case plans[i] != nil && plans[i].write && after != nil:
-			ch, _ := items.As[*items.IptablesChain](ops[i].New)
-			c.learnFrom(after, ch)
+	_ = c.records.batch(func() { // see learn
+		for _, i := range g.idx {
+			switch {
+			case errs[i] != nil:
+			case ops[i].Op == reconciler.OpDelete:
+				ch, _ := items.As[*items.IptablesChain](ops[i].Old)
+				_ = c.records.drop(ch)       // see learn
+				_ = c.made.remove(ch.Name()) // see learn: at worst an empty chain of that name stays adoptable
+			case plans[i] != nil && plans[i].write && after != nil:
+				ch, _ := items.As[*items.IptablesChain](ops[i].New)
+				c.learnFrom(after, ch)
+			}
 		}
-	}
+	})
 }
 
 // planOp plans one batched operation against the view.

@@ -52,7 +52,7 @@ func TestChainCreateIsOneTransaction(t *testing.T) {
 		t.Fatalf("restores = %d, want 1", len(fb.restores))
 	}
 	want := "*filter\n" +
-		":NA-FWD - [0:0]\n" +
+		"-N NA-FWD\n" +
 		"-A NA-FWD -m comment --comment netagent\n" +
 		"-A NA-FWD -i br-lan -o uplink0 -j ACCEPT\n" +
 		"-A NA-FWD -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT\n" +

@@ -16,9 +16,12 @@ type chainPlan struct {
 	chain string
 	// write: declare the chain (":<chain> - [0:0]", which creates it or
 	// flushes it in the same transaction) and append fill: the marker,
-	// then every rule, already rendered.
-	write bool
-	fill  []string
+	// then every rule, already rendered. create: the view has no chain of
+	// that name, so it is made with "-N <chain>", which fails the
+	// transaction if one appeared since the view was taken: a chain that
+	// is not netagent's is never flushed for a stale view.
+	write, create bool
+	fill          []string
 	// delJumps counts netagent's jumps to chain to delete, per chain
 	// holding them.
 	delJumps map[string]int
@@ -64,7 +67,7 @@ func planApply(v *tableView, old, c *items.IptablesChain, rec *chainRecord, made
 		if err != nil {
 			return nil, err
 		}
-		p.write, p.fill = true, fill
+		p.write, p.create, p.fill = true, !exists, fill
 	}
 	sources := jumpSources(old, c)
 	if !jumpInPlace(v, sources, c) {
@@ -188,7 +191,10 @@ func renderTable(table string, v *tableView, plans []*chainPlan) []byte {
 	var b strings.Builder
 	b.WriteString("*" + table + "\n")
 	for _, p := range plans {
-		if p.write {
+		switch {
+		case p.create:
+			b.WriteString("-N " + p.chain + "\n")
+		case p.write:
 			b.WriteString(":" + p.chain + " - [0:0]\n")
 		}
 	}

@@ -24,7 +24,7 @@ func readBackChains(ctx context.Context, backends map[items.Family]backend, recs
 		if _, missing := b.(missingBackend); !ok || missing {
 			continue // no programs: no chains to read (see MissingTools)
 		}
-		tables, err := b.save(ctx)
+		tables, err := saveForReadBack(ctx, b)
 		if err != nil {
 			return nil, fmt.Errorf("reading back %v iptables chains: %w", fam, err)
 		}
@@ -33,6 +33,24 @@ func readBackChains(ctx context.Context, backends map[items.Family]backend, recs
 		}
 	}
 	return out, nil
+}
+
+// saveForReadBack saves the family's tables and keeps them for the write
+// that may follow (see afterWriteKey.readBackTables).
+func saveForReadBack(ctx context.Context, b backend) (map[string]*tableView, error) {
+	eb, _ := b.(*execBackend)
+	if sb, ok := b.(savedBackend); ok {
+		eb, _ = sb.backend.(*execBackend)
+	}
+	if eb == nil {
+		return b.save(ctx)
+	}
+	gen, at := eb.key.generation(), now()
+	tables, err := b.save(ctx)
+	if err == nil {
+		eb.key.keepReadBack(gen, at, tables)
+	}
+	return tables, err
 }
 
 // readBackTable returns the owned chains of one table: those with the

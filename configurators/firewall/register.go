@@ -70,7 +70,7 @@ func newChainConfigurator(t *netnsx.Target, stateDir string) (*chainConfigurator
 		}
 		c.backends[fam] = b
 	}
-	recs, err := loadRecords(chainRecordDir(stateDir, t.Name))
+	recs, err := sharedRecords(chainRecordDir(stateDir, t.Name))
 	if err != nil {
 		return nil, fmt.Errorf("iptables-chain configurator: loading records: %w", err)
 	}

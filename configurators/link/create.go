@@ -127,6 +127,9 @@ func (k *kernel) undo(want *items.Interface) error {
 // finishCreate marks a new link (the link of its add request, and a
 // veth's peer in this namespace) as netagent's and applies the settings.
 func (k *kernel) finishCreate(link netlink.Link, want *items.Interface) error {
+	if want.Kind != items.KindVeth { // a veth marks its peer once it carries the mark (afterCreate)
+		return k.finishFresh(link, want)
+	}
 	if err := k.nl.LinkSetAlias(link, markedAlias(want.Alias)); err != nil {
 		return fmt.Errorf("marking %s %s: %w", want.Kind, want.IfName, err)
 	}
@@ -138,6 +141,56 @@ func (k *kernel) finishCreate(link netlink.Link, want *items.Interface) error {
 		return fmt.Errorf("reading new %s %s: %w", want.Kind, want.IfName, err)
 	}
 	return k.converge(l, want)
+}
+
+// finishFresh finishes the create of a link whose kind has nothing to do
+// after the mark (every kind but veth): it reads the new link once, and
+// when the mark and the admin state are all that differ from want (a
+// link made with its kind's settings, as usual), writes both in one
+// request; otherwise it marks the link and converges it, as for any
+// owned link, up last.
+func (k *kernel) finishFresh(link netlink.Link, want *items.Interface) error {
+	l, read, err := k.readNew(link, want)
+	if err != nil {
+		return fmt.Errorf("reading new %s %s: %w", want.Kind, want.IfName, err)
+	}
+	kk := *k
+	kk.raw = read // the kind's own attributes, from the same read
+	obs, err := kk.observe(l, k.nameOf, true)
+	if err != nil {
+		return err
+	}
+	marked := markedAlias(want.Alias)
+	rest := mask(obs, want)
+	rest.Alias, rest.AdminUp = want.Alias, want.AdminUp
+	if rest.Equal(want) {
+		up := want.AdminUp && !obs.AdminUp
+		if err := k.raw.markUp(l.Attrs().Index, marked, up); err != nil {
+			return fmt.Errorf("marking %s %s%s: %w", want.Kind, want.IfName, map[bool]string{true: " and setting it up"}[up], err)
+		}
+		return nil
+	}
+	if err := k.nl.LinkSetAlias(l, marked); err != nil {
+		return fmt.Errorf("marking %s %s: %w", want.Kind, want.IfName, err)
+	}
+	l.Attrs().Alias = marked
+	return k.runSteps(l, obs, want, k.convergeAlias)
+}
+
+// readNew reads a link just added, by the index its add learnt (by name
+// if it has none), with rawOps that answer for it from the same read.
+func (k *kernel) readNew(link netlink.Link, want *items.Interface) (netlink.Link, rawOps, error) {
+	if i := link.Attrs().Index; i > 0 {
+		l, read, err := k.raw.readLink(i)
+		if err == nil && l.Attrs().Name == want.IfName {
+			return l, read, nil
+		}
+		if err != nil && !errors.Is(err, unix.ENODEV) {
+			return nil, nil, err
+		}
+	}
+	l, err := k.nl.LinkByName(want.IfName)
+	return l, k.raw, err
 }
 
 // staleJournal lists the create journal's entries whose link does not

@@ -36,11 +36,16 @@
 // mark. The alias lives in the kernel, so a restarted agent with no memory
 // knows its links, and `ip link` shows it to an operator. The kernel ignores
 // IFLA_IFALIAS in a create request (checked on Linux 6.18), so the mark is
-// a second request right after the create. Before the create, the link is
+// a second request right after the create (the new link is read once
+// first; when its admin state is all that else differs from the intent,
+// as for a link made with its kind's settings, the mark and the admin
+// state are one request; otherwise the mark, then the settings as for
+// any owned link, up last). Before the create, the link is
 // recorded in the create journal (<stateDir>/links.json, written before the
 // create, the entry cleared once the mark is set; the creates of one wave,
 // handed over as a batch, share one write before their adds and one after
-// their marks); if the mark fails the link is deleted again. A crash in between leaves an unmarked link that
+// their marks, and a large batch lists the links once instead of looking
+// each name up: see dumped); if the mark fails the link is deleted again. A crash in between leaves an unmarked link that
 // the journal names: the next run adopts exactly that link (the journal's
 // name and kind, and a veth's peer): Create marks and converges it when the
 // intent still holds it, read-back reports it as owned so that it is

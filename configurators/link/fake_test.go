@@ -36,14 +36,15 @@ import (
 // has there (IFLA_LINK_NETNSID); fakeKernel is also the nsOps that finds
 // them.
 type fakeKernel struct {
-	name   string // under /run/netns; "" for the agent's own
-	world  *fakeWorld
-	nsids  map[*fakeKernel]int // the nsids of other namespaces here
-	links  map[int]*fakeLink
-	next   int
-	writes []string
-	fail   func(op, name string) error
-	macSeq byte
+	name    string // under /run/netns; "" for the agent's own
+	world   *fakeWorld
+	nsids   map[*fakeKernel]int // the nsids of other namespaces here
+	links   map[int]*fakeLink
+	next    int
+	writes  []string
+	fail    func(op, name string) error
+	macSeq  byte
+	lookups int // LinkByName calls
 }
 
 // fakeWorld holds the fake namespaces by name, and the open namespace
@@ -296,6 +297,7 @@ func (f *fakeKernel) copyOf(fl *fakeLink) netlink.Link {
 // Reads.
 
 func (f *fakeKernel) LinkByName(name string) (netlink.Link, error) {
+	f.lookups++
 	if fl := f.byName(name); fl != nil {
 		return f.copyOf(fl), nil
 	}
@@ -370,6 +372,7 @@ func (f *fakeKernel) LinkAdd(link netlink.Link) error {
 	if a.Flags&net.FlagUp != 0 {
 		fl.attrs().Flags |= net.FlagUp
 	}
+	a.Index = fl.attrs().Index // as netlink's LinkAdd learns it (ensureIndex)
 	f.refresh()
 	return nil
 }
@@ -1021,6 +1024,23 @@ func (f *fakeKernel) lowerUp(fl *fakeLink, carrier map[int]bool) bool {
 }
 
 // Raw rtnetlink: IFLA_INFO_DATA and IFLA_INFO_SLAVE_DATA.
+
+// markUp is the alias, then the admin state, as do_setlink orders them.
+func (f *fakeKernel) markUp(index int, alias string, up bool) error {
+	l, err := f.LinkByIndex(index)
+	if err != nil {
+		return err
+	}
+	if err := f.LinkSetAlias(l, alias); err != nil || !up {
+		return err
+	}
+	return f.LinkSetUp(l)
+}
+
+func (f *fakeKernel) readLink(index int) (netlink.Link, rawOps, error) {
+	l, err := f.LinkByIndex(index)
+	return l, f, err
+}
 
 func (f *fakeKernel) linkInfo(index int) (infoAttrs, error) {
 	fl := f.links[index]

@@ -71,6 +71,11 @@ func (c countingRaw) setInfoData(index int, kind string, attrs []attr) error {
 	return c.rawOps.setInfoData(index, kind, attrs)
 }
 
+func (c countingRaw) markUp(index int, alias string, up bool) error {
+	*c.writes = append(*c.writes, "alias+up")
+	return c.rawOps.markUp(index, alias, up)
+}
+
 func (c countingRaw) setSlaveData(index int, kind string, attrs []attr) error {
 	*c.writes = append(*c.writes, "slave-data "+kind)
 	return c.rawOps.setSlaveData(index, kind, attrs)

@@ -86,10 +86,13 @@ func (c *InterfaceConfigurator) existing(want *items.Interface) (fresh bool, err
 // ApplyBatch applies independent interface operations (a wave's), each
 // as Create, Modify or Delete does, except that the links to create share
 // the create journal's writes (createAll): two for the batch instead of
-// two per link. A link whose name an earlier create of the batch took (both
+// two per link; and a large batch lists the links once instead of looking
+// each up (see dumped). A link whose name an earlier create of the batch took (both
 // ends of a veth pair declared) is then created as Create does it: over
 // the existing link.
 func (c *InterfaceConfigurator) ApplyBatch(ctx context.Context, ops []reconciler.BatchOp) []error {
+	d := c.k.dumpLinks(len(ops))
+	c = &InterfaceConfigurator{k: c.k.withDump(d)}
 	errs := make([]error, len(ops))
 	var fresh []int
 	var wants []*items.Interface
@@ -103,7 +106,10 @@ func (c *InterfaceConfigurator) ApplyBatch(ctx context.Context, ops []reconciler
 			errs[i] = err
 			continue
 		}
-		isFresh, err := c.existing(want)
+		isFresh := want.Kind != items.KindPhysical && d.absent(want.IfName)
+		if !isFresh {
+			isFresh, err = c.existing(want)
+		}
 		if errs[i] = err; isFresh {
 			fresh = append(fresh, i)
 			wants = append(wants, want)

@@ -29,6 +29,9 @@ func (k *kernel) lookup(name string) (netlink.Link, error) {
 // index returns the ifindex of a link that must exist (a parent, a master,
 // a bond's primary).
 func (k *kernel) index(name, role string) (int, error) {
+	if l, ok := k.dump.link(name); ok {
+		return l.Attrs().Index, nil
+	}
 	l, err := k.lookup(name)
 	if err != nil {
 		return 0, err
@@ -43,6 +46,9 @@ func (k *kernel) index(name, role string) (int, error) {
 func (k *kernel) nameOf(index int) string {
 	if index <= 0 {
 		return ""
+	}
+	if name, ok := k.dump.name(index); ok {
+		return name
 	}
 	l, err := k.nl.LinkByIndex(index)
 	if err != nil {

@@ -21,6 +21,9 @@ type kernel struct {
 	ns  nsOps
 	st  *stateStore
 	wg  wgOps
+	// dump, when not nil, is one dump of every link at the start of the
+	// batch this kernel (a copy: see withDump) serves.
+	dump *dumped
 }
 
 // owned reports whether the link carries netagent's mark.

@@ -19,7 +19,7 @@ type PortConfigurator struct {
 	k *kernel
 }
 
-var _ reconciler.Configurator = (*PortConfigurator)(nil)
+var _ reconciler.BatchConfigurator = (*PortConfigurator)(nil)
 
 // NewPortConfigurator returns the port configurator for the target
 // namespace.
@@ -32,11 +32,17 @@ func NewPortConfigurator(t *netnsx.Target) *PortConfigurator {
 // and sets a bridge port's cost. A port already in place is left alone
 // apart from a differing cost.
 func (c *PortConfigurator) Create(ctx context.Context, item dg.Item) error {
+	return c.create(item, nil)
+}
+
+// create is Create, with the port's master looked up in d when it holds
+// it (see dumped).
+func (c *PortConfigurator) create(item dg.Item, d *dumped) error {
 	p, err := items.As[*items.Port](item)
 	if err != nil {
 		return err
 	}
-	port, master, err := c.k.portLinks(p)
+	port, master, err := c.k.portLinks(p, d)
 	if err != nil {
 		return err
 	}
@@ -78,6 +84,24 @@ func (c *PortConfigurator) Delete(ctx context.Context, item dg.Item) error {
 	return c.k.release(port, p)
 }
 
+// ApplyBatch applies independent port operations (a wave's), each as
+// Create, Modify or Delete does, except that a large batch lists the links
+// once instead of looking each port and master up (see dumped): both are
+// dependencies of the port, never changed in its wave, and each port has
+// one item; a link the dump lacks is looked up.
+func (c *PortConfigurator) ApplyBatch(ctx context.Context, ops []reconciler.BatchOp) []error {
+	d := c.k.dumpLinks(len(ops))
+	errs := make([]error, len(ops))
+	for i, op := range ops {
+		if op.Op == reconciler.OpDelete {
+			errs[i] = c.Delete(ctx, op.Old)
+		} else {
+			errs[i] = c.create(op.New, d)
+		}
+	}
+	return errs
+}
+
 // NeedsRecreate is always false: a new master is a release and an enslave.
 func (c *PortConfigurator) NeedsRecreate(oldItem, newItem dg.Item) bool {
 	return items.NeedsRecreate(oldItem, newItem)
@@ -85,14 +109,22 @@ func (c *PortConfigurator) NeedsRecreate(oldItem, newItem dg.Item) bool {
 
 // portLinks finds the port's link and its master, which must be
 // netagent's bond, bridge or vrf.
-func (k *kernel) portLinks(p *items.Port) (port, master netlink.Link, err error) {
-	if port, err = k.lookup(p.IfName); err == nil && port == nil {
+func (k *kernel) portLinks(p *items.Port, d *dumped) (port, master netlink.Link, err error) {
+	port, ok := d.link(p.IfName)
+	if !ok {
+		port, err = k.lookup(p.IfName)
+	}
+	if err == nil && port == nil {
 		err = fmt.Errorf("port %s: %w", p.IfName, ErrMissing)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	if master, err = k.lookup(p.Master); err == nil && master == nil {
+	master, ok = d.link(p.Master)
+	if !ok {
+		master, err = k.lookup(p.Master)
+	}
+	if err == nil && master == nil {
 		err = fmt.Errorf("master %s of port %s: %w", p.Master, p.IfName, ErrMissing)
 	}
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -19,8 +20,8 @@ import (
 // rawOps are the few rtnetlink requests that netlink.Handle has no call for:
 // the bridge's STP state and forward delay, the in-place change of bond and
 // VXLAN settings (netlink's LinkModify resends attributes the kernel refuses
-// to change, such as a VXLAN's port and proxy flags), and a bridge port's
-// cost.
+// to change, such as a VXLAN's port and proxy flags), a bridge port's
+// cost, and a new link's mark and admin state in one request.
 type rawOps interface {
 	// linkInfo reads a link's IFLA_INFO_DATA and IFLA_INFO_SLAVE_DATA.
 	linkInfo(index int) (infoAttrs, error)
@@ -35,6 +36,12 @@ type rawOps interface {
 	// the flags of) or deletes VLANs of one (see port_vlan.go).
 	bridgeVLANs() (map[int]map[uint16]items.VLANFlags, error)
 	setBridgeVLANs(index int, self, del bool, vlans items.VLANSet) error
+	// markUp sets a link's alias and, if up, sets it up, in one request
+	// (the kernel sets the alias first).
+	markUp(index int, alias string, up bool) error
+	// readLink reads one link, in one request, as netlink's LinkByIndex
+	// would, with rawOps whose linkInfo answers for it from the same read.
+	readLink(index int) (netlink.Link, rawOps, error)
 }
 
 // attr is one netlink attribute to send.
@@ -158,6 +165,26 @@ func (r rawNL) linkInfo(index int) (infoAttrs, error) {
 		return infoAttrs{}, fmt.Errorf("link index %d: %d answers to one request", index, len(msgs))
 	}
 	return parseLinkInfo(msgs[0])
+}
+
+func (r rawNL) readLink(index int) (netlink.Link, rawOps, error) {
+	req := nl.NewNetlinkRequest(unix.RTM_GETLINK, unix.NLM_F_ACK)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = int32(index)
+	req.AddData(msg)
+	req.AddData(nl.NewRtAttr(unix.IFLA_EXT_MASK, nl.Uint32Attr(nl.RTEXT_FILTER_VF))) // as LinkByIndex asks
+	msgs, err := r.execute(req, unix.RTM_NEWLINK)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(msgs) != 1 {
+		return nil, nil, fmt.Errorf("link index %d: %d answers to one request", index, len(msgs))
+	}
+	l, err := netlink.LinkDeserialize(nil, msgs[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, &dumpedInfo{rawOps: r, dumped: true, msgs: map[int][]byte{index: msgs[0]}}, nil
 }
 
 // linkMsgs dumps every link: its RTM_NEWLINK message cut down to the
@@ -284,6 +311,19 @@ func (r rawNL) setLinkInfo(index, kindType int, kind string, dataType int, attrs
 		data.AddRtAttr(a.typ, a.val)
 	}
 	req.AddData(info)
+	_, err := r.execute(req, 0)
+	return err
+}
+
+func (r rawNL) markUp(index int, alias string, up bool) error {
+	req := nl.NewNetlinkRequest(unix.RTM_SETLINK, unix.NLM_F_ACK)
+	msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+	msg.Index = int32(index)
+	if up {
+		msg.Flags, msg.Change = unix.IFF_UP, unix.IFF_UP
+	}
+	req.AddData(msg)
+	req.AddData(nl.NewRtAttr(unix.IFLA_IFALIAS, []byte(alias)))
 	_, err := r.execute(req, 0)
 	return err
 }

@@ -27,6 +27,14 @@ type killedAfterAdd struct{ nlOps }
 func (killedAfterAdd) LinkSetAlias(netlink.Link, string) error { return errKilled }
 func (killedAfterAdd) LinkDel(netlink.Link) error              { return errKilled }
 
+// killedRawAfterAdd is killedAfterAdd's raw side: the mark of a new link
+// (with its admin state) is a raw request.
+type killedRawAfterAdd struct{ rawOps }
+
+func (killedRawAfterAdd) markUp(int, string, bool) error { return errKilled }
+
+func (killedRawAfterAdd) readLink(int) (netlink.Link, rawOps, error) { return nil, nil, errKilled }
+
 // stateEnv is a namespace, a state directory and the apply of a restarted
 // agent (a fresh configurator and read-back over them).
 type stateEnv struct {
@@ -102,7 +110,7 @@ func TestCreateJournalAdoptsAfterKill(t *testing.T) {
 	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v1"}}
 	br2 := &items.Interface{IfName: "br2", Kind: items.KindBridge, AdminUp: true}
 	k := e.kernel()
-	k.nl = killedAfterAdd{k.nl}
+	k.nl, k.raw = killedAfterAdd{k.nl}, killedRawAfterAdd{k.raw}
 	for _, want := range []*items.Interface{br0, v0, br2} {
 		if err := k.create(want); !errors.Is(err, errKilled) {
 			t.Fatalf("killed create of %s: %v", want.IfName, err)
@@ -143,7 +151,7 @@ func TestCreateJournalAdoptsAfterKill(t *testing.T) {
 	// Foreign links: one of a journaled name but another kind, one with no
 	// journal entry at all.
 	k = e.kernel()
-	k.nl = killedAfterAdd{k.nl}
+	k.nl, k.raw = killedAfterAdd{k.nl}, killedRawAfterAdd{k.raw}
 	br3 := &items.Interface{IfName: "br3", Kind: items.KindBridge, AdminUp: true}
 	if err := k.st.journal(br3, nil); err != nil {
 		t.Fatal(err)
@@ -351,6 +359,27 @@ func (k *killedAtAdd) LinkByName(name string) (netlink.Link, error) {
 	return k.nlOps.LinkByName(name)
 }
 
+// killedRawAtAdd is killedAtAdd's raw side: a new link is read and
+// marked through raw requests.
+type killedRawAtAdd struct {
+	rawOps
+	k *killedAtAdd
+}
+
+func (r killedRawAtAdd) readLink(index int) (netlink.Link, rawOps, error) {
+	if r.k.killed() {
+		return nil, nil, errKilled
+	}
+	return r.rawOps.readLink(index)
+}
+
+func (r killedRawAtAdd) markUp(index int, alias string, up bool) error {
+	if r.k.killed() {
+		return errKilled
+	}
+	return r.rawOps.markUp(index, alias, up)
+}
+
 func (k *killedAtAdd) restore() {
 	k.t.Helper()
 	if err := os.WriteFile(k.path, k.saved, 0o600); err != nil {
@@ -380,7 +409,7 @@ func TestCreateJournalBatchKilled(t *testing.T) {
 		e := stateEnv{t: t, tgt: testns.New(t), dir: t.TempDir()}
 		k := e.kernel()
 		nl := &killedAtAdd{nlOps: k.nl, t: t, path: filepath.Join(e.dir, stateFileName), names: names, n: kill}
-		k.nl = nl
+		k.nl, k.raw = nl, killedRawAtAdd{k.raw, nl}
 		errs, _ := k.createAll(wants)
 		nl.restore()
 		for i, err := range errs {

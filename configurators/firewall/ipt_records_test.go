@@ -1,0 +1,72 @@
+package firewall
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/netagent/netagent/items"
+)
+
+// TestRecordFileRoundTrip: a record reads back as written, empty rules
+// and empty arguments included; a record in the older form (lists of
+// lists, one file per chain) still reads, and moves into the records file
+// at the next write; a batch writes once, at its end.
+func TestRecordFileRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	s, err := loadRecords(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := &items.IptablesChain{Family: items.FamilyIPv4, Table: "filter", Chain: "NA-FWD",
+		Rules: [][]string{{"-s", "10.0.0.1", "-j", "DROP"}, {}, {"-m", "comment", "--comment", ""}}}
+	kernel := [][]string{{"-s", "10.0.0.1/32", "-j", "DROP"}, {}, {"-m", "comment", "--comment", `""`}}
+	if err := s.put(ch, kernel); err != nil {
+		t.Fatal(err)
+	}
+	legacy, _ := json.Marshal(map[string]any{"family": "ipv4", "table": "filter", "chain": "NA-OLD",
+		"intended": [][]string{{"-s", "10.0.0.2", "-j", "DROP"}}, "kernel": [][]string{{"-s", "10.0.0.2/32", "-j", "DROP"}}})
+	if err := os.WriteFile(filepath.Join(dir, "ipv4.filter.NA-OLD.json"), legacy, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	again, err := loadRecords(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := again.get(ch.Name())
+	if got == nil || !reflect.DeepEqual(got.Intended, ch.Rules) || !reflect.DeepEqual(got.Kernel, kernel) {
+		t.Errorf("record read back %+v, want intended %q kernel %q", got, ch.Rules, kernel)
+	}
+	old := again.get("ipv4/filter/NA-OLD")
+	if old == nil || !equalRules(old.Intended, [][]string{{"-s", "10.0.0.2", "-j", "DROP"}}) ||
+		!equalRules(old.Kernel, [][]string{{"-s", "10.0.0.2/32", "-j", "DROP"}}) {
+		t.Errorf("older record read back %+v", old)
+	}
+
+	// The next write takes the older record into the records file and
+	// removes its own file; a batch's puts are written at its end.
+	other := &items.IptablesChain{Family: items.FamilyIPv4, Table: "filter", Chain: "NA-NEW", Rules: [][]string{{"-j", "ACCEPT"}}}
+	err = again.batch(func() {
+		_ = again.put(other, [][]string{{"-j", "ACCEPT"}, {"-j", "ACCEPT"}})
+		if loaded, _ := loadRecords(dir); loaded.get(other.Name()) != nil {
+			t.Error("a put inside a batch was written before the batch's end")
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ipv4.filter.NA-OLD.json")); !os.IsNotExist(err) {
+		t.Errorf("the older record's file after a write: %v, want removed", err)
+	}
+	third, err := loadRecords(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{ch.Name(), "ipv4/filter/NA-OLD", other.Name()} {
+		if third.get(name) == nil {
+			t.Errorf("record %s lost in the records file", name)
+		}
+	}
+}
