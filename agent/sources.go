@@ -146,8 +146,12 @@ func (a *Agent) reload(ctx context.Context) {
 	a.notify("ready", a.cfg.Notifier.Ready)
 }
 
-// adopt resolves next (see resolve) and adopts it.
+// adopt resolves next (see resolve) and adopts it; an edit of one
+// document's routes is rendered on its own (adoptEdit).
 func (a *Agent) adopt(next *docSet, reason string) {
+	if a.adoptEdit(next, reason) {
+		return
+	}
 	res, err := next.resolve(time.Now(), a.renderer())
 	if err != nil {
 		a.log.WithError(err).Error("resolving intents; keeping the running configuration")
@@ -168,7 +172,9 @@ func (a *Agent) adoptResolved(next *docSet, res resolution, reason string) {
 		// its previous version, so what intendedFor records as a version
 		// is only what is adopted.
 		g := a.intendedFor(next, res.graph, reason)
-		syncGraph(s.intended, g)
+		if g != s.intended { // adoptEdit edited it in place
+			syncGraph(s.intended, g)
+		}
 		a.adopted(g)
 		s.want(reason)
 		a.logAccepted(next)

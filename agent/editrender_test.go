@@ -1,0 +1,128 @@
+package agent
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/render"
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+// graphText lists a graph's items in order, each with its subgraph, its
+// description and its dependencies.
+func graphText(g *dg.Graph) string {
+	var b strings.Builder
+	for _, ref := range g.Refs() {
+		it, _ := g.Get(ref)
+		scope, _ := g.ScopeOf(ref)
+		fmt.Fprintf(&b, "%s [%s] %s\n", ref, scope, it)
+		for _, d := range g.Dependencies(ref) {
+			fmt.Fprintf(&b, "  needs %s\n", d)
+		}
+	}
+	return b.String()
+}
+
+// renderDocs renders documents as the full path does.
+func renderDocs(t *testing.T, docs map[string]string) (*dg.Graph, render.DriftPolicies) {
+	t.Helper()
+	files := map[string]*intent.Intent{}
+	for n, d := range docs {
+		in, err := intent.Parse([]byte(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[n] = in
+	}
+	g, err := render.RenderFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := render.DriftOf(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, p
+}
+
+// editsOnTheirOwn counts the log lines of edits adoptEdit rendered.
+func (r *rig) editsOnTheirOwn() int {
+	n := 0
+	for _, e := range r.hook.AllEntries() {
+		if e.Message == "intent edit rendered on its own" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestAdoptEditMatchesFullRender edits the routes of a document at random
+// (changed, added, removed; now and then an invalid route, which is
+// rejected, or an on-link one, which the full path renders): after each
+// edit the intended graph must be the one rendered from the accepted
+// documents, the kernel must hold its routes, and route-only edits must
+// have been rendered on their own.
+func TestAdoptEditMatchesFullRender(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rnd := rand.New(rand.NewPCG(1, 10))
+		routes := []string{}
+		for i := range 20 {
+			routes = append(routes, fmt.Sprintf(`{"to": "10.0.%d.0/24", "via": "192.0.2.1"}`, i))
+		}
+		doc := func() string { return `{"version": 1, "routes": [` + strings.Join(routes, ",") + `]}` }
+		docs := map[string]string{"10-uplink.json": uplinkDoc, "20-routes.json": doc()}
+		r := newRig(t, docs).start()
+		accepted := doc()
+		fast := 0
+		for i := range 40 {
+			prev := append([]string(nil), routes...)
+			k := rnd.IntN(len(routes))
+			switch rnd.IntN(6) {
+			case 0:
+				routes[k] = fmt.Sprintf(`{"to": "10.0.%d.0/24", "via": "2001:db8::1"}`, 100+i) // invalid
+			case 1:
+				routes = append(routes, fmt.Sprintf(`{"to": "10.1.%d.0/24", "via": "192.0.2.%d", "metric": %d}`, i, 1+rnd.IntN(3), rnd.IntN(2)))
+			case 2:
+				routes = append(routes[:k], routes[k+1:]...)
+			case 3:
+				routes[k] = fmt.Sprintf(`{"to": "203.0.%d.0/24", "dev": "uplink0"}`, i) // on-link
+			default:
+				routes[k] = fmt.Sprintf(`{"to": "10.2.%d.0/24", "via": "192.0.2.1", "drift": "report"}`, i)
+			}
+			before := r.editsOnTheirOwn()
+			r.src.setRenamed("20-routes.json", doc())
+			time.Sleep(DefaultIntentSettle + time.Millisecond)
+			synctest.Wait()
+			if strings.Contains(doc(), "2001:db8::1") {
+				routes = prev // rejected: the last good version stays
+			} else {
+				accepted = doc()
+			}
+			want, policies := renderDocs(t, map[string]string{"10-uplink.json": uplinkDoc, "20-routes.json": accepted})
+			if got, want := graphText(r.a.st.intended), graphText(want); got != want {
+				t.Fatalf("edit %d: intended graph\n%s\nwant the full render\n%s", i, got, want)
+			}
+			if got := r.a.st.policy.adopted; len(got)+len(policies) > 0 && !maps.Equal(got, policies) {
+				t.Fatalf("edit %d: drift policies %v, want %v", i, got, policies)
+			}
+			for _, ref := range want.Refs() {
+				if ref.Type == "route" && !r.k.has(ref) {
+					t.Fatalf("edit %d: %s not in the kernel", i, ref)
+				}
+			}
+			if r.editsOnTheirOwn() > before {
+				fast++
+			}
+		}
+		t.Logf("%d of 40 edits rendered on their own", fast)
+		if fast < 10 {
+			t.Errorf("%d of 40 edits rendered on their own", fast)
+		}
+	})
+}
