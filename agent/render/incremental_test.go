@@ -198,10 +198,14 @@ func TestRenderRouteEditFallsBack(t *testing.T) {
 		return &c
 	}
 	for name, next := range map[string]*intent.Intent{
-		"an address":     edited(func(in *intent.Intent) { in.Interfaces[0].Addresses = []string{"192.0.2.11/24"} }),
-		"on-link added":  edited(func(in *intent.Intent) { in.Routes = append(in.Routes, intent.Route{To: "203.0.114.0/24", Dev: "eth0"}) }),
-		"on-link gone":   edited(func(in *intent.Intent) { in.Routes = in.Routes[:1] }),
-		"duplicate":      edited(func(in *intent.Intent) { in.Routes = append(in.Routes, intent.Route{To: "10.0.0.0/24", Via: "192.0.2.2"}) }),
+		"an address": edited(func(in *intent.Intent) { in.Interfaces[0].Addresses = []string{"192.0.2.11/24"} }),
+		"on-link added": edited(func(in *intent.Intent) {
+			in.Routes = append(in.Routes, intent.Route{To: "203.0.114.0/24", Dev: "eth0"})
+		}),
+		"on-link gone": edited(func(in *intent.Intent) { in.Routes = in.Routes[:1] }),
+		"duplicate": edited(func(in *intent.Intent) {
+			in.Routes = append(in.Routes, intent.Route{To: "10.0.0.0/24", Via: "192.0.2.2"})
+		}),
 		"invalid":        edited(func(in *intent.Intent) { in.Routes[0].Via = "2001:db8::1" }),
 		"no routes left": edited(func(in *intent.Intent) { in.Routes = nil }),
 	} {
