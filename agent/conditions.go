@@ -41,10 +41,7 @@ func (m condMemo) forget(known func(string) bool) {
 // returns the counts (the metrics take theirs from them).
 func (a *Agent) observeConditions() tallies {
 	t := tallies{}
-	a.eachItem(func(ref dg.ItemRef) {
-		file, state, why := a.itemState(ref)
-		t.add(file, ref, state, why)
-	})
+	a.eachItemState(t.add)
 	a.fileStatuses(t)
 	return t
 }

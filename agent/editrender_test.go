@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -125,4 +127,56 @@ func TestAdoptEditMatchesFullRender(t *testing.T) {
 			t.Errorf("%d of 40 edits rendered on their own", fast)
 		}
 	})
+}
+
+// tallyBoth counts the items' states by eachItemState and, item by item,
+// by itemState.
+func tallyBoth(a *Agent) (fast, slow tallies) {
+	fast, slow = tallies{}, tallies{}
+	a.eachItemState(fast.add)
+	a.eachItem(func(ref dg.ItemRef) {
+		file, state, why := a.itemState(ref)
+		slow.add(file, ref, state, why)
+	})
+	return fast, slow
+}
+
+// TestEachItemStateIsItemState: the walk over nodes gives the tallies the
+// lookups by reference give, with items converged, failed (a dependant
+// then blocked), pending, and on their way out.
+func TestEachItemStateIsItemState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, map[string]string{"10-uplink.json": uplinkDoc, "20-routes.json": twoRoutesDoc}).start()
+		check := func(when string) {
+			t.Helper()
+			fast, slow := tallyBoth(r.a)
+			if len(fast) == 0 || !reflect.DeepEqual(fast, slow) {
+				t.Errorf("%s: eachItemState tallies %v, itemState's %v", when, describeTallies(fast), describeTallies(slow))
+			}
+		}
+		check("converged")
+		r.k.failNext(route2Ref, 100)
+		r.src.setRenamed("20-routes.json", routeDoc)
+		time.Sleep(DefaultIntentSettle + time.Millisecond)
+		synctest.Wait()
+		check("a route failing to be deleted")
+		r.k.failNext(addrRef, 100)
+		r.src.setRenamed("10-uplink.json", strings.Replace(uplinkDoc, "192.0.2.2/24", "192.0.2.3/24", 1))
+		time.Sleep(DefaultIntentSettle + time.Millisecond)
+		synctest.Wait()
+		check("an address failing")
+		r.k.failNext(routeRef, 100)
+		r.src.setRenamed("20-routes.json", strings.Replace(routeDoc, "192.0.2.1", "192.0.2.3", 1))
+		time.Sleep(DefaultIntentSettle + time.Millisecond)
+		synctest.Wait()
+		check("a route failing to change")
+	})
+}
+
+func describeTallies(ts tallies) string {
+	var b strings.Builder
+	for _, f := range slices.Sorted(maps.Keys(ts)) {
+		fmt.Fprintf(&b, "%s: %+v; ", f, *ts[f])
+	}
+	return b.String()
 }

@@ -92,10 +92,7 @@ func (a *Agent) publishMetrics() {
 	s, f := a.st, a.mx
 	if f.stale {
 		t := tallies{}
-		a.eachItem(func(ref dg.ItemRef) {
-			file, state, why := a.itemState(ref)
-			t.add(file, ref, state, why)
-		})
+		a.eachItemState(t.add)
 		f.items, f.stale = t.byState(), false
 	}
 	snap := metrics.Snapshot{Items: f.items, Blocked: f.blocked, LastReconcile: f.lastRun, LastConverged: f.lastConverged,
