@@ -131,6 +131,7 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	go reloadOnHangup(ctx, a)
+	heapProfileOnSignal(ctx, g.stderr)
 	go ms.serve(ctx, g.log)
 	wrote := make(chan struct{})
 	go func() {
