@@ -77,7 +77,13 @@
 // good version; its errors are logged once and shown in status until it is
 // fixed. Rendering (agent/render) is part of the check: the graph of the
 // accepted set is the intended graph, edited in place so that a small
-// change costs the reconciler a small amount of work.
+// change costs the reconciler a small amount of work. An edit of a source
+// that changes only one document's routes is not even rendered whole
+// (adoptEdit, render.RenderRouteEdit): its routes are validated and
+// rendered with the rest of the intent as their context, and their items
+// put into the intended graph, which then gives the same graph as a full
+// render; any other change, or a state the full path must handle (a
+// trial, a rollback in force, orphans, conflicts), is rendered whole.
 //
 // With a state directory, every accepted version is kept in
 // <state dir>/accepted/, so that an agent restarted with a broken file

@@ -98,6 +98,13 @@
 // another object (the port and addresses of an interface) go with it.
 // Dependencies cross files freely.
 //
+// RenderRouteEdit is RenderFiles for an edit of one file's routes, for the
+// daemon: it renders only the routes added and removed (with the rest of
+// the intent, and its on-link routes, as their context) and says what
+// changes in the graph, or declines when it cannot tell that apart from a
+// full render (anything else changed, an on-link route, a duplicate, an
+// error).
+//
 // # Back from items
 //
 // ToIntent is the inverse: it turns items, typically read back from the
