@@ -3,7 +3,7 @@
 # fresh network namespaces (never the host's), and prints a markdown table
 # (run as root):
 #
-#   work | batch tool | netagent apply | ratio | try | try/apply | no-op | one change | check | max RSS
+#   work | batch tool | netagent apply | ratio | try | try/apply | no-op | one change | check | max RSS | daemon edit | daemon RSS
 #
 #   batch tool      `ip -batch` (routes, pairs) or `iptables-restore` (rules),
 #                   run in a fresh namespace
@@ -20,6 +20,13 @@
 #                   gateway, a bridge's address, a rule's port)
 #   check           `netagent check` of the edited intent
 #   max RSS         the largest peak resident set of those five netagent runs
+#   daemon edit     routes only: `netagent run` on a directory holding the
+#                   intent, in a fourth fresh namespace; once it has applied
+#                   it, the file is replaced by the one-change intent and back
+#                   (written aside and renamed into place, as editors do) 5
+#                   times: the median time from the rename to the first route
+#                   change `ip monitor route` reports
+#   daemon RSS      the daemon's resident set after those edits
 #
 # The work: 10k and 100k IPv4 routes via a gateway over one link; 500 and
 # 2000 bridge+vxlan pairs, each bridge with an address; 10k iptables rules in
@@ -234,6 +241,43 @@ snapshot() {
 
 rows=()
 
+# daemon_edits DIR sets edit_secs (the median of 5 edits) and daemon_kb
+# (the daemon's resident set then): see the header, "daemon edit".
+daemon_edits() {
+	local dir=$1 d=$work/daemon-intents pid mon want have i t0 took=() line
+	newns "$dir/setup.batch"
+	settle
+	want=$(ip -n "$ns" -batch "$dir/kernel.batch" && ip -n "$ns" route show table all | wc -l)
+	delns "$ns"
+	newns "$dir/setup.batch"
+	settle
+	rm -rf "$d" && mkdir -p "$d" && cp "$dir/intent.json" "$d/intent.json"
+	"$netagent" --netns "$ns" --state-dir "$work/state-$ns" --log-level warn run --intent-dir "$d" \
+		--socket "$work/daemon.sock" >"$work/daemon.out" 2>&1 &
+	pid=$!
+	have=0
+	for _ in $(seq 600); do # the initial apply: up to 2 minutes
+		have=$(ip -n "$ns" route show table all | wc -l)
+		[ "$have" -ge "$want" ] && break
+		sleep 0.2
+	done
+	[ "$have" -ge "$want" ] || die "the daemon did not apply the intent: $have of $want routes; $(tail -n 5 "$work/daemon.out")"
+	coproc mon { exec ip -n "$ns" monitor route; }
+	for i in 1 2 3 4 5; do
+		if ((i % 2)); then cp "$dir/change.json" "$d/.edit"; else cp "$dir/intent.json" "$d/.edit"; fi
+		t0=$(now_us)
+		mv "$d/.edit" "$d/intent.json"
+		read -r -t 30 line <&"${mon[0]}" || die "daemon edit $i: no route change within 30 s"
+		took+=("$(awk -v us=$(($(now_us) - t0)) 'BEGIN { printf "%.4f", us / 1e6 }')")
+		while read -r -t 2 line <&"${mon[0]}"; do :; done # the rest of this edit, and its read-back 1 s later
+	done
+	daemon_kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
+	kill "$mon_PID" "$pid"
+	wait "$pid" 2>/dev/null || true
+	edit_secs=$(median "${took[@]}")
+	delns "$ns"
+}
+
 # measure KIND N LABEL [GEN-ARG...] times one work on both sides and adds
 # its row to the table.
 measure() {
@@ -303,6 +347,12 @@ measure() {
 	row+=$(awk -v t="$mt" -v a="$ma" 'BEGIN { if (a > 0) printf "%.2f×", t / a; else printf "—" }')
 	row+=" | $(fmt_secs "$(median "${noop[@]}")") | $(fmt_secs "$(median "${change[@]}")")"
 	row+=" | $(fmt_secs "$(median "${check[@]}")") | $(awk -v k="$(median "${rss[@]}")" 'BEGIN { printf "%.0f MB", k / 1024 }') |"
+	if [ "$kind" = routes ]; then
+		daemon_edits "$dir"
+		row+=" $(fmt_secs "$edit_secs") | $(awk -v k="$daemon_kb" 'BEGIN { printf "%.0f MB", k / 1024 }') |"
+	else
+		row+=" — | — |"
+	fi
 	log "$row"
 	rows+=("$row")
 }
@@ -318,7 +368,7 @@ for kind in "${only[@]}"; do
 	esac
 done
 
-echo "| work | \`ip -batch\` / \`iptables-restore\` | \`netagent apply\` | ratio | \`netagent try\` | try/apply | no-op | one change | check | max RSS |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| work | \`ip -batch\` / \`iptables-restore\` | \`netagent apply\` | ratio | \`netagent try\` | try/apply | no-op | one change | check | max RSS | daemon edit | daemon RSS |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
 if [ "$repeat" -gt 1 ]; then echo; echo "medians of $repeat runs"; fi
