@@ -158,6 +158,10 @@ type Agent struct {
 	// reported is what Report was last given (loop goroutine).
 	reported *fleet.Status
 	ev       *eventHub // the status stream's subscribers (events.go)
+	// ownRender: Config.Render was not given, the agent renders with its
+	// leases (render.RenderFilesWith), and so may an edit on its own
+	// (adoptEdit).
+	ownRender bool
 }
 
 // New checks cfg, fills in the defaults and returns an Agent ready to Run.
@@ -184,6 +188,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.StateDir != "" {
 		a.store = &goodStore{dir: cfg.StateDir}
 	}
+	a.ownRender = withLeases
 	if withLeases {
 		a.cfg.Render = func(files map[string]*intent.Intent) (*dg.Graph, error) {
 			return render.RenderFilesWith(files, a.leaseFacts(files))

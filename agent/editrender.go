@@ -16,22 +16,26 @@ import (
 // changed items, not a merge, validation and render of every object and a
 // walk of the intended graph to sync it. It reports false, having changed
 // nothing, when the edit is anything else or the state is one the full
-// path (adopt) must handle: not a source's change (a trial's revert, a
+// path (adopt) must handle: a renderer of the Config's (not the agent's
+// own, with its leases), not a source's change (a trial's revert, a
 // reload, the socket API), a pending trial, a rollback in force, orphans
 // kept by the Guard, a conflict, a document new or gone, or an edit the
 // Guard refuses or would keep orphans for. Both paths give the same
 // intended graph (TestAdoptEditMatchesFullRender).
 func (a *Agent) adoptEdit(next *docSet, reason string) bool {
 	s := a.st
-	if reason != reasonIntent || !next.rendered || s.current == nil || s.trial != nil || a.hist.override != nil || len(s.orphans) > 0 {
+	if !a.ownRender || reason != reasonIntent || !next.rendered || s.current == nil || s.trial != nil || a.hist.override != nil || len(s.orphans) > 0 {
 		return false
+	}
+	if !maps.Equal(s.renderedWith, s.lease.used) {
+		return false // the leases changed since the graph was rendered
 	}
 	cand := next.candidates()
 	name, ok := onlyEdited(next, cand)
 	if !ok {
 		return false
 	}
-	edit, ok := render.RenderRouteEdit(cand, name, next.docs[name].good, s.intended.Contains)
+	edit, ok := render.RenderRouteEdit(cand, name, next.docs[name].good, a.leaseFacts(), s.intended.Contains)
 	if !ok {
 		return false
 	}

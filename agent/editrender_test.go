@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items/lease4"
 )
 
 // graphText lists a graph's items in order, each with its subgraph, its
@@ -179,4 +181,27 @@ func describeTallies(ts tallies) string {
 		fmt.Fprintf(&b, "%s: %+v; ", f, *ts[f])
 	}
 	return b.String()
+}
+
+// TestAdoptEditRendersWithTheSameLeases: an edit after the leases changed
+// without the graph being rendered again with them is rendered whole;
+// the next, with the leases the graph was rendered with, on its own.
+func TestAdoptEditRendersWithTheSameLeases(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, baseDocs()).start()
+		r.a.st.lease.used = map[string]*lease4.Lease{"uplink0": {Interface: "uplink0",
+			Address: netip.MustParsePrefix("10.77.0.100/24"), Router: netip.MustParseAddr("10.77.0.1")}}
+		for i, doc := range []string{twoRoutesDoc, routeDoc} {
+			before := r.editsOnTheirOwn()
+			r.src.setRenamed("20-routes.json", doc)
+			time.Sleep(DefaultIntentSettle + time.Millisecond)
+			synctest.Wait()
+			if onItsOwn := r.editsOnTheirOwn() > before; onItsOwn != (i == 1) {
+				t.Errorf("edit %d rendered on its own: %v, want %v", i, onItsOwn, i == 1)
+			}
+			if want, _ := renderDocs(t, map[string]string{"10-uplink.json": uplinkDoc, "20-routes.json": doc}); graphText(r.a.st.intended) != graphText(want) {
+				t.Errorf("edit %d: intended graph\n%s\nwant\n%s", i, graphText(r.a.st.intended), graphText(want))
+			}
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items/lease4"
 )
 
 // Why a reconcile ran; logged with every reconcile as the field "reason".
@@ -57,6 +58,10 @@ type loopState struct {
 	lastTrial  *TrialOutcome
 
 	policy driftPolicies // the drift policies of the intent (driftpolicy.go)
+	// renderedWith are the leases the intended graph was last rendered
+	// with: an edit rendered on its own must render with the same
+	// (adoptEdit).
+	renderedWith map[string]*lease4.Lease
 
 	fleetJournal *fleetJournal // journals the pending fleet trial (storetrial.go)
 

@@ -175,6 +175,7 @@ func (a *Agent) adoptResolved(next *docSet, res resolution, reason string) {
 		if g != s.intended { // adoptEdit edited it in place
 			syncGraph(s.intended, g)
 		}
+		s.renderedWith = maps.Clone(s.lease.used)
 		a.adopted(g)
 		s.want(reason)
 		a.logAccepted(next)

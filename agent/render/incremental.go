@@ -34,8 +34,9 @@ const maxOnLinkContext = 256
 
 // RenderRouteEdit renders only what changed when the file name of files
 // (the new set, valid or not) went from prev to files[name], given that
-// the set with prev rendered without error and without conflicts into a
-// graph that has exactly the items exists reports. It answers ok false
+// the set with prev rendered (RenderFilesWith, with the same facts)
+// without error and without conflicts into a graph that has exactly the
+// items exists reports. It answers ok false
 // when it cannot tell the edit apart from a full render: anything but the
 // routes of that file changed, the file has no routes left, the edit is
 // large, a route added or removed
@@ -50,7 +51,7 @@ const maxOnLinkContext = 256
 // its item depend on, besides its identity: an added route whose item is
 // already in the graph (and not removed) is a duplicate or a conflict
 // with another file, rendered whole.
-func RenderRouteEdit(files map[string]*intent.Intent, name string, prev *intent.Intent, exists func(dg.ItemRef) bool) (RouteEdit, bool) {
+func RenderRouteEdit(files map[string]*intent.Intent, name string, prev *intent.Intent, facts Facts, exists func(dg.ItemRef) bool) (RouteEdit, bool) {
 	next := files[name]
 	if next == nil || prev == nil || len(next.Routes) == 0 || !sameButRoutes(prev, next) {
 		return RouteEdit{}, false
@@ -67,15 +68,15 @@ func RenderRouteEdit(files map[string]*intent.Intent, name string, prev *intent.
 	if !ok {
 		return RouteEdit{}, false
 	}
-	base, _, err := renderContext(files, onLink, name, nil)
+	base, _, err := renderContext(files, facts, onLink, name, nil)
 	if err != nil {
 		return RouteEdit{}, false
 	}
-	old, _, err := renderContext(files, onLink, name, removed)
+	old, _, err := renderContext(files, facts, onLink, name, removed)
 	if err != nil {
 		return RouteEdit{}, false
 	}
-	g, drifts, err := renderContext(files, onLink, name, added)
+	g, drifts, err := renderContext(files, facts, onLink, name, added)
 	if err != nil {
 		return RouteEdit{}, false
 	}
@@ -163,7 +164,7 @@ func onLinkRoutes(files map[string]*intent.Intent) (map[string][]intent.Route, b
 
 // renderContext renders files with only their on-link routes, and routes
 // added to those of file name; none of those may be on-link routes.
-func renderContext(files map[string]*intent.Intent, onLink map[string][]intent.Route, name string, routes []intent.Route) (*dg.Graph, DriftPolicies, error) {
+func renderContext(files map[string]*intent.Intent, facts Facts, onLink map[string][]intent.Route, name string, routes []intent.Route) (*dg.Graph, DriftPolicies, error) {
 	for i := range routes {
 		if mayBeOnLink(&routes[i]) {
 			return nil, nil, errOnLink
@@ -182,7 +183,7 @@ func renderContext(files map[string]*intent.Intent, onLink map[string][]intent.R
 		}
 		ctx[f] = &c
 	}
-	g, err := RenderFiles(ctx)
+	g, err := RenderFilesWith(ctx, facts)
 	if err != nil {
 		return nil, nil, err
 	}

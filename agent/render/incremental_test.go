@@ -3,12 +3,14 @@ package render
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/netip"
 	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/netagent/netagent/agent/intent"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items/lease4"
 )
 
 // randomRoute returns one of the routes an edit may write: via a gateway
@@ -17,7 +19,7 @@ import (
 // unknown device, a gateway of the wrong family, a bad prefix).
 func randomRoute(r *rand.Rand) intent.Route {
 	dst := fmt.Sprintf("10.%d.%d.0/24", r.IntN(4), r.IntN(8))
-	switch r.IntN(14) {
+	switch r.IntN(16) {
 	case 0:
 		return intent.Route{To: dst, Via: "192.0.2.1", Dev: "eth0"}
 	case 1:
@@ -44,10 +46,19 @@ func randomRoute(r *rand.Rand) intent.Route {
 		return intent.Route{To: "192.0.2.0/24", Dev: "eth0", Via: "192.0.2.1"} // the kernel's own prefix route, with a gateway
 	case 12:
 		return intent.Route{To: fmt.Sprintf("2001:db8:%x::/48", r.IntN(8)), Dev: "eth2", Via: "2001:db8::1"} // IPv6 off on eth2
+	case 13:
+		return intent.Route{To: "0.0.0.0/0", Via: "10.77.0.254", Metric: uint32(r.IntN(2)) * 100} // the lease's default route's place
+	case 14:
+		return intent.Route{To: dst, Via: "10.77.0.1"} // via the leased subnet
 	default:
 		return intent.Route{To: dst, Via: "192.0.2.1", MTU: 1400}
 	}
 }
+
+// editFacts: eth3 holds a lease, whose default route (metric 0) an intent
+// route may take the place of, and whose subnet holds gateways.
+var editFacts = Facts{Leases: map[string]*lease4.Lease{"eth3": {Interface: "eth3",
+	Address: netip.MustParsePrefix("10.77.0.100/24"), Router: netip.MustParseAddr("10.77.0.1")}}}
 
 // randomFiles returns two files, a.json holding the interfaces and b.json
 // only routes, that render without error.
@@ -58,6 +69,7 @@ func randomFiles(t *testing.T, r *rand.Rand) map[string]*intent.Intent {
 				{Name: "eth0", Type: "physical", Addresses: []string{"192.0.2.10/24", "2001:db8::10/64"}},
 				{Name: "eth1", Type: "physical", Addresses: []string{"198.51.100.10/24"}},
 				{Name: "eth2", Type: "physical"},
+				{Name: "eth3", Type: "physical", DHCP4: &intent.DHCP4{}},
 			},
 			Sysctls: map[string]string{"net.ipv6.conf.eth2.disable_ipv6": "1"},
 		}
@@ -72,7 +84,7 @@ func randomFiles(t *testing.T, r *rand.Rand) map[string]*intent.Intent {
 			b.Routes = append(b.Routes, randomRoute(r))
 		}
 		files := map[string]*intent.Intent{"a.json": a, "b.json": b}
-		if _, err := RenderFiles(clonedFiles(files)); err == nil {
+		if _, err := RenderFilesWith(clonedFiles(files), editFacts); err == nil {
 			return files
 		}
 	}
@@ -124,7 +136,7 @@ func TestRenderRouteEditMatchesFullRender(t *testing.T) {
 	for i := range 1000 {
 		files := randomFiles(t, r)
 		name := []string{"a.json", "b.json"}[r.IntN(2)]
-		prevGraph, err := RenderFiles(clonedFiles(files))
+		prevGraph, err := RenderFilesWith(clonedFiles(files), editFacts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,8 +146,8 @@ func TestRenderRouteEditMatchesFullRender(t *testing.T) {
 		}
 		next := clonedFiles(files)
 		next[name] = randomEdit(r, files[name])
-		want, wantErr := RenderFiles(clonedFiles(next))
-		edit, ok := RenderRouteEdit(next, name, files[name], prevGraph.Contains)
+		want, wantErr := RenderFilesWith(clonedFiles(next), editFacts)
+		edit, ok := RenderRouteEdit(next, name, files[name], editFacts, prevGraph.Contains)
 		if wantErr == nil {
 			valid++
 		}
@@ -209,12 +221,12 @@ func TestRenderRouteEditFallsBack(t *testing.T) {
 		"invalid":        edited(func(in *intent.Intent) { in.Routes[0].Via = "2001:db8::1" }),
 		"no routes left": edited(func(in *intent.Intent) { in.Routes = nil }),
 	} {
-		if edit, ok := RenderRouteEdit(map[string]*intent.Intent{"a.json": next}, "a.json", base, g.Contains); ok {
+		if edit, ok := RenderRouteEdit(map[string]*intent.Intent{"a.json": next}, "a.json", base, Facts{}, g.Contains); ok {
 			t.Errorf("%s: rendered on its own: %+v", name, edit)
 		}
 	}
 	next := edited(func(in *intent.Intent) { in.Routes[0].Via = "192.0.2.2" })
-	edit, ok := RenderRouteEdit(map[string]*intent.Intent{"a.json": next}, "a.json", base, g.Contains)
+	edit, ok := RenderRouteEdit(map[string]*intent.Intent{"a.json": next}, "a.json", base, Facts{}, g.Contains)
 	if !ok || len(edit.Removed) != 1 || len(edit.Added) != 1 || edit.Removed[0] != dg.Ref(edit.Added[0]) {
 		t.Errorf("a gateway changed: %+v, %v; want the route's item replaced", edit, ok)
 	}
