@@ -162,6 +162,9 @@ type Agent struct {
 	// leases (render.RenderFilesWith), and so may an edit on its own
 	// (adoptEdit).
 	ownRender bool
+	// renderedFacts are the target's facts (leases left out) of the
+	// last full render by the agent's own renderer (adoptEdit).
+	renderedFacts render.Facts
 }
 
 // New checks cfg, fills in the defaults and returns an Agent ready to Run.
@@ -191,7 +194,12 @@ func New(cfg Config) (*Agent, error) {
 	a.ownRender = withLeases
 	if withLeases {
 		a.cfg.Render = func(files map[string]*intent.Intent) (*dg.Graph, error) {
-			return render.RenderFilesWith(files, a.leaseFacts(files))
+			f := a.leaseFacts(files)
+			g, err := render.RenderFilesWith(files, f)
+			if err == nil {
+				a.renderedFacts = hostFacts(f)
+			}
+			return g, err
 		}
 	}
 	a.api = &apiSource{}

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"maps"
+	"reflect"
 	"time"
 
 	"github.com/netagent/netagent/agent/intent"
@@ -35,7 +36,11 @@ func (a *Agent) adoptEdit(next *docSet, reason string) bool {
 	if !ok {
 		return false
 	}
-	edit, ok := render.RenderRouteEdit(cand, name, next.docs[name].good, a.leaseFacts(), s.intended.Contains)
+	facts := a.leaseFacts(cand)
+	if !reflect.DeepEqual(hostFacts(facts), a.renderedFacts) {
+		return false // the target's facts changed since the graph was rendered
+	}
+	edit, ok := render.RenderRouteEdit(cand, name, next.docs[name].good, facts, s.intended.Contains)
 	if !ok {
 		return false
 	}
@@ -136,4 +141,11 @@ func editedPolicies(adopted render.DriftPolicies, edit render.RouteEdit) render.
 	}
 	maps.Copy(out, edit.Drifts)
 	return out
+}
+
+// hostFacts is facts without the DHCPv4 leases (adoptEdit compares those
+// with the leases in use): what the full render last saw of the target.
+func hostFacts(facts render.Facts) render.Facts {
+	facts.Leases = nil
+	return facts
 }
