@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/configurators"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -98,8 +99,8 @@ type OpResult struct {
 	Recreate   bool   `json:"recreate,omitempty"`
 	InProgress bool   `json:"inProgress,omitempty"`
 	Error      string `json:"error,omitempty"`
-	// Disruption: what the operation does to traffic (for apply, from the
-	// operation alone, as a one-shot apply says it).
+	// Disruption: what the operation does to traffic, as plan predicts it
+	// (for apply, from the current state the reconcile started from).
 	Disruption *Disruption `json:"disruption,omitempty"`
 }
 
@@ -242,9 +243,10 @@ func (a *Agent) apply(ctx context.Context, raw json.RawMessage) Response {
 	a.adoptResolved(next, res, reasonAPI)
 	a.api.set(raw)
 	a.st.want(reasonAPI)
+	before := configurators.PredictInputs(a.st.current) // plan's input, kept before the reconcile changes it
 	rs := a.reconcile(ctx)
 	st := a.status()
-	ops := withDisruption(opResults(rs.OperationLog), rs.OperationLog, nil) // from the operation alone, as a one-shot apply's
+	ops := withDisruption(opResults(rs.OperationLog), rs.OperationLog, before)
 	return Response{Operations: ops, Blocked: blockedItems(rs.Blocked), Status: &st}
 }
 

@@ -37,3 +37,29 @@ func Predict(e reconciler.OpLogEntry, before *dg.Graph) disrupt.Prediction {
 	}
 	return disrupt.In("")
 }
+
+// PredictInputs is the part of before (the state operations start from)
+// that Predict reads: its interfaces, ports and addresses, in a graph of
+// their own, so that Predict(e, PredictInputs(before)) is Predict(e,
+// before). A caller whose state changes in place as the operations run (an
+// apply: the reconciler writes the current graph) keeps this instead of a
+// copy of the whole state, which at 100k routes would copy every route.
+// It relies on Items' order (by type name): the types Predict reads sort
+// before routes, rules and sysctls, where the scan stops.
+func PredictInputs(before *dg.Graph) *dg.Graph {
+	out := dg.New("predict-inputs")
+	if before == nil {
+		return out
+	}
+	for it := range before.Items() {
+		switch it.(type) {
+		case *items.Interface, *items.Port, *items.Address:
+			out.Put(it)
+		default:
+			if it.Type() > items.TypePort {
+				return out
+			}
+		}
+	}
+	return out
+}

@@ -85,7 +85,12 @@ type ApplyOptions struct {
 // returns as soon as nothing is blocked; items still blocked when the wait
 // ends are reported with their reason.
 func (r *Runtime) Apply(ctx context.Context, intended *dg.Graph, opts ApplyOptions) (*Result, error) {
-	converge := func(ctx context.Context) (*Result, error) { return r.converge(ctx, intended) }
+	return r.applyOn(ctx, r.Kernel(), intended, opts)
+}
+
+// applyOn is Apply through b (the Kernel, or a Backend around it).
+func (r *Runtime) applyOn(ctx context.Context, b Backend, intended *dg.Graph, opts ApplyOptions) (*Result, error) {
+	converge := func(ctx context.Context) (*Result, error) { return Converge(ctx, b, intended) }
 	if opts.Wait <= 0 {
 		return converge(ctx)
 	}
@@ -95,10 +100,6 @@ func (r *Runtime) Apply(ctx context.Context, intended *dg.Graph, opts ApplyOptio
 	go linkwatch.NewNetlink(r.target.Name, r.log).Watch(ctx, events)
 	w := waiter{converge: converge, events: events, after: time.After, wait: opts.Wait, log: r.log}
 	return w.run(ctx)
-}
-
-func (r *Runtime) converge(ctx context.Context, intended *dg.Graph) (*Result, error) {
-	return Converge(ctx, r.Kernel(), intended)
 }
 
 // Backend is what Converge needs of a target: Kernel is one, and so is the

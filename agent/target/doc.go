@@ -18,6 +18,7 @@
 //	                     and what each does to traffic (PredictOps,
 //	                     SummarizeDisruption)
 //	               Apply: run them, wait for background ones, report per item
+//	                      (ApplyPredicted: and what each did to traffic, as Plan)
 //	               Check: running vs intended, field by field (nothing changes)
 //
 // Apply deletes every object netagent owns that the intended graph does

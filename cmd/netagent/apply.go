@@ -110,9 +110,9 @@ func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot
 	defer stop()
 	start := time.Now()
 	endProgress := startProgress(g, rt, intended)
-	res, err := rt.Apply(ctx, gd.apply, opts)
+	res, err := rt.ApplyPredicted(ctx, gd.apply, opts)
 	if err == nil {
-		res, err = applyLeases(ctx, rt, g.leases, gd, prot.force, res, opts)
+		res, err = applyLeasesPredicted(ctx, rt, g.leases, gd, prot.force, res, opts)
 	}
 	endProgress()
 	took := time.Since(start)
@@ -124,15 +124,15 @@ func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, err)
 	}
 	prot.orphanLines(g, gd, "")
-	leases := leaseReport(g.leases, rt, res)
+	leases := leaseReport(g.leases, rt, &res.Result)
 	if g.asJSON {
 		return reportApplyJSONLeases(g, res, took, leases)
 	}
-	printAppliedOps(g, res.Ops, g.allOps)
+	printAppliedOps(g, res.Ops, res.Disruptions, g.allOps)
 	for _, l := range leases {
 		fmt.Fprintln(g.stdout, l)
 	}
-	return reportApplyTook(g, res, took)
+	return reportApplyTook(g, &res.Result, took)
 }
 
 // reportApply prints the outcome of an apply: a summary on stdout, and

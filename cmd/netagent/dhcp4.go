@@ -108,6 +108,18 @@ func (lf *leaseFacts) renderWith(f render.Facts, leases map[string]*lease4.Lease
 // the same protection, applied, its operations after the first's.
 func applyLeases(ctx context.Context, rt *target.Runtime, lf *leaseFacts, gd *guarded, force bool,
 	res *target.Result, opts target.ApplyOptions) (*target.Result, error) {
+	a, err := applyLeasesPredicted(ctx, rt, lf, gd, force, &target.Applied{Result: *res}, opts)
+	if a == nil {
+		return nil, err
+	}
+	return &a.Result, err
+}
+
+// applyLeasesPredicted is applyLeases of an apply that says what each
+// operation does to traffic (target.ApplyPredicted): the second apply's
+// predictions follow the first's.
+func applyLeasesPredicted(ctx context.Context, rt *target.Runtime, lf *leaseFacts, gd *guarded, force bool,
+	res *target.Applied, opts target.ApplyOptions) (*target.Applied, error) {
 	if lf == nil {
 		return res, nil
 	}
@@ -123,11 +135,16 @@ func applyLeases(ctx context.Context, rt *target.Runtime, lf *leaseFacts, gd *gu
 		}
 		want = judged.Intended
 	}
-	res2, err := rt.Apply(ctx, want, opts)
+	res2, err := rt.ApplyPredicted(ctx, want, opts)
 	if err != nil {
 		return nil, err
 	}
 	res2.Ops = append(slices.Clip(res.Ops), res2.Ops...)
+	if res.Disruptions == nil || res2.Disruptions == nil {
+		res2.Disruptions = nil
+	} else {
+		res2.Disruptions = append(slices.Clip(res.Disruptions), res2.Disruptions...)
+	}
 	return res2, nil
 }
 

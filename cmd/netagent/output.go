@@ -23,7 +23,7 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/target"
-	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/configurators/disrupt"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -90,13 +90,14 @@ func watchEvents(ctx context.Context, g *globals, socket string, asJSON bool) in
 const opsShown = 1000
 
 // printAppliedOps prints the operations an apply ran as plan prints them:
-// numbered, with the item and what the operation does to traffic (from
-// the operation alone: apply does not keep the state it started from),
-// and a failed one with its error. Unless all, it stops after opsShown and
-// says how many more ran.
+// numbered, with the item and what the operation does to traffic (preds,
+// aligned with ops: predicted as plan predicts, from the state the apply
+// read back before it changed anything; an operation without one has no
+// traffic line), and a failed one with its error. Unless all, it stops
+// after opsShown and says how many more ran.
 //
 // The lines go through one buffer: unbuffered, each would cost a write(2).
-func printAppliedOps(g *globals, ops reconciler.OperationLog, all bool) {
+func printAppliedOps(g *globals, ops reconciler.OperationLog, preds []disrupt.Prediction, all bool) {
 	w := bufio.NewWriterSize(g.stdout, 64<<10)
 	defer w.Flush()
 	for i, e := range ops {
@@ -105,7 +106,9 @@ func printAppliedOps(g *globals, ops reconciler.OperationLog, all bool) {
 			return
 		}
 		fmt.Fprintf(w, "%3d. %s\n       %s\n", i+1, e, e.Item)
-		fmt.Fprintf(w, "       %s\n", disruptionLineOf(configurators.Predict(e, nil)))
+		if i < len(preds) {
+			fmt.Fprintf(w, "       %s\n", disruptionLineOf(preds[i]))
+		}
 	}
 }
 
@@ -158,17 +161,20 @@ type applyJSON struct {
 
 // reportApplyJSON prints the outcome of an apply as applyJSON; the exit
 // code is reportApply's.
-func reportApplyJSON(g *globals, res *target.Result, took time.Duration) int {
+func reportApplyJSON(g *globals, res *target.Applied, took time.Duration) int {
 	return reportApplyJSONLeases(g, res, took, nil)
 }
 
 // reportApplyJSONLeases is reportApplyJSON with the DHCPv4 leases.
-func reportApplyJSONLeases(g *globals, res *target.Result, took time.Duration, leases []leaseJSON) int {
+func reportApplyJSONLeases(g *globals, applied *target.Applied, took time.Duration, leases []leaseJSON) int {
+	res := &applied.Result
 	c := tallyApply(res)
 	doc := applyJSON{Format: outputFormat, Converged: res.Converged(), Done: c.done, Failed: c.failed,
 		Blocked: c.blocked, Duration: took.Round(time.Millisecond).String(), Operations: opsJSON(res.Ops), Leases: leases}
-	for i, e := range res.Ops {
-		doc.Operations[i].Disruption = opDisruption(configurators.Predict(e, nil))
+	for i, p := range applied.Disruptions {
+		if i < len(doc.Operations) {
+			doc.Operations[i].Disruption = opDisruption(p)
+		}
 	}
 	for _, p := range res.Problems {
 		state := "failed"

@@ -15,6 +15,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/configurators/disrupt"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -24,9 +25,10 @@ import (
 func TestApplyPrintsItsOperations(t *testing.T) {
 	var out, errb bytes.Buffer
 	g := &globals{stdout: &out, stderr: &errb}
-	res := &planSample().Result
+	sample := planSample()
+	res := &sample.Result
 	res.Problems = nil
-	printAppliedOps(g, res.Ops, false)
+	printAppliedOps(g, res.Ops, target.PredictOps(sample.Ops, nil), false)
 	code := reportApplyTook(g, res, 1500*time.Millisecond)
 	text := out.String()
 	for _, want := range []string{
@@ -47,7 +49,8 @@ func TestApplyPrintsItsOperations(t *testing.T) {
 func TestApplyJSON(t *testing.T) {
 	var out, errb bytes.Buffer
 	g := &globals{stdout: &out, stderr: &errb}
-	res := &planSample().Result
+	sample := planSample()
+	res := &target.Applied{Result: sample.Result, Disruptions: target.PredictOps(sample.Ops, nil)}
 	res.Ops[2].Err = errors.New("boom")
 	if code := reportApplyJSON(g, res, time.Second); code != exitFailed {
 		t.Errorf("exit %d, want %d", code, exitFailed)
@@ -260,14 +263,16 @@ func TestApplyProgress(t *testing.T) {
 // An apply of many operations prints the first opsShown and how many more
 // ran; --all-ops prints every one.
 func TestApplyPrintsAtMostOpsShown(t *testing.T) {
-	one := planSample().Result.Ops[2]
+	sample := planSample()
+	one, pred := sample.Ops[2], target.PredictOps(sample.Ops, nil)[2]
 	ops := make(reconciler.OperationLog, opsShown+5)
+	preds := make([]disrupt.Prediction, len(ops))
 	for i := range ops {
-		ops[i] = one
+		ops[i], preds[i] = one, pred
 	}
 	var out bytes.Buffer
 	g := &globals{stdout: &out, stderr: io.Discard}
-	printAppliedOps(g, ops, false)
+	printAppliedOps(g, ops, preds, false)
 	text := out.String()
 	if n := strings.Count(text, "traffic: "); n != opsShown {
 		t.Errorf("printed %d operations, want %d", n, opsShown)
@@ -276,7 +281,7 @@ func TestApplyPrintsAtMostOpsShown(t *testing.T) {
 		t.Errorf("no line saying how many more:\n%s", text[len(text)-300:])
 	}
 	out.Reset()
-	printAppliedOps(g, ops, true)
+	printAppliedOps(g, ops, preds, true)
 	if n := strings.Count(out.String(), "traffic: "); n != len(ops) || strings.Contains(out.String(), "more operations") {
 		t.Errorf("--all-ops printed %d operations, want %d", n, len(ops))
 	}

@@ -1,0 +1,106 @@
+//go:build !vmtest
+
+package netns_test
+
+import (
+	"encoding/json"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// apply says of each operation what plan said of it: the same traffic
+// line under each, in text, and the same disruption object in --json. The
+// edit of the gateway is the transcript's: uplink0's MTU 1500 -> 9000 (a
+// possible link flap on a NIC, known only from the MTU it had), vx100's
+// VNI 100 -> 101 (a recreate) and the default gateway (an atomic replace).
+func TestAgentCLIApplyPredictsAsPlan(t *testing.T) {
+	e := cliNewEnv(t)
+	data, err := os.ReadFile(cliGatewayFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in map[string]any
+	if err := json.Unmarshal(data, &in); err != nil {
+		t.Fatal(err)
+	}
+	ifaceOf(in, "uplink0")["mtu"] = 9000
+	ifaceOf(in, "vx100")["vxlan"].(map[string]any)["vni"] = 101
+	in["routes"].([]any)[0].(map[string]any)["via"] = "192.0.2.2"
+	edited, _ := json.Marshal(in)
+	site := e.writeFile("site-edited.json", string(edited))
+
+	// Text.
+	e.mustRun(0, "apply", cliGatewayFile)
+	plan := opTrafficLines(e.mustRun(0, "plan", site).stdout)
+	if !hasPrefixIn(plan, "  2. modify interface/uplink0\n       traffic: link flap (possible): mtu 1500 -> 9000") {
+		t.Fatalf("plan does not predict uplink0's possible flap:\n%s", strings.Join(plan, "\n"))
+	}
+	applied := opTrafficLines(e.mustRun(0, "apply", site).stdout)
+	if !reflect.DeepEqual(applied, plan) {
+		t.Errorf("apply's operations and traffic lines differ from plan's:\nplan:\n%s\napply:\n%s", strings.Join(plan, "\n"), strings.Join(applied, "\n"))
+	}
+
+	// JSON, from the gateway again.
+	e.mustRun(0, "apply", cliGatewayFile)
+	planJSON := opDisruptions(t, e.mustRun(0, "plan", "--json", site).stdout)
+	applyJSON := opDisruptions(t, e.mustRun(0, "apply", "--json", site).stdout)
+	if len(planJSON) != 8 || !reflect.DeepEqual(applyJSON, planJSON) {
+		t.Errorf("apply --json's disruption objects differ from plan --json's:\nplan:  %s\napply: %s", planJSON, applyJSON)
+	}
+}
+
+// opTrafficLines are the operations of plan's or apply's text, each with
+// its traffic line: "  2. modify interface/uplink0\n       traffic: ...".
+func opTrafficLines(out string) []string {
+	var ops []string
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(strings.TrimSpace(l), "traffic: ") {
+			continue
+		}
+		j := i - 1
+		for j >= 0 && strings.HasPrefix(lines[j], "       ") {
+			j--
+		}
+		if j >= 0 {
+			ops = append(ops, lines[j]+"\n"+l)
+		}
+	}
+	return ops
+}
+
+// opDisruptions are the operations of plan --json or apply --json, each
+// as "op item (recreate): {disruption object}".
+func opDisruptions(t *testing.T, out string) []string {
+	t.Helper()
+	var doc struct {
+		Operations []struct {
+			Op, Item   string
+			Recreate   bool
+			Disruption json.RawMessage
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	var ops []string
+	for _, o := range doc.Operations {
+		s := o.Op + " " + o.Item
+		if o.Recreate {
+			s += " (recreate)"
+		}
+		ops = append(ops, s+": "+string(o.Disruption))
+	}
+	return ops
+}
+
+func hasPrefixIn(list []string, s string) bool {
+	for _, x := range list {
+		if strings.HasPrefix(x, s) {
+			return true
+		}
+	}
+	return false
+}
