@@ -104,3 +104,33 @@ func hasPrefixIn(list []string, s string) bool {
 	}
 	return false
 }
+
+// apply --via-daemon says of each operation what plan --via-daemon said:
+// the daemon predicts both from its current state (setting a veth down
+// takes it and its peer down, known only from the link being up before).
+func TestAgentDaemonViaDaemonApplyPredictsAsPlan(t *testing.T) {
+	e := daemonNewEnv(t)
+	e.converge()
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	up := write("up.json", `{"version": 1, "interfaces": [{"name": "v9", "type": "veth", "veth": {"peer": "v9-peer"}, "addresses": ["10.7.0.1/24"]}]}`)
+	down := write("down.json", `{"version": 1, "interfaces": [{"name": "v9", "type": "veth", "veth": {"peer": "v9-peer"}, "state": "down", "addresses": ["10.7.0.1/24"]}]}`)
+	if res := e.cli("apply", "--via-daemon", up); res.code != 0 {
+		t.Fatalf("apply --via-daemon: %s", res)
+	}
+	res := e.cli("plan", "--via-daemon", down)
+	plan := opTrafficLines(res.stdout)
+	if res.code != 0 || !hasPrefixIn(plan, "  1. modify interface/v9\n       traffic: link down") {
+		t.Fatalf("plan --via-daemon does not predict v9 going down: %s", res)
+	}
+	res = e.cli("apply", "--via-daemon", down)
+	if applied := opTrafficLines(res.stdout); res.code != 0 || !reflect.DeepEqual(applied, plan) {
+		t.Errorf("apply --via-daemon's operations and traffic lines differ from plan's:\nplan:\n%s\napply: %s", strings.Join(plan, "\n"), res)
+	}
+}
