@@ -59,9 +59,10 @@ func TestAgentCLIApplyGateway(t *testing.T) {
 	}
 	e.checkGatewayInKernel()
 
-	// Again: zero kernel writes.
+	// Again: zero kernel writes. settle, not an idle wait: the first
+	// apply's links have notifications the kernel holds back (linkwatch).
 	w := e.watch()
-	w.quiesce(time.Second)
+	w.settle(e)
 	before := e.snapshot()
 	res = e.mustRun(0, "apply", cliGatewayFile)
 	if !strings.Contains(res.stdout, "converged: 0 operations") || strings.Contains(res.stderr, "kernel operation") {

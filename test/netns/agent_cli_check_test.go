@@ -64,7 +64,7 @@ func TestAgentCLIInvalidIntent(t *testing.T) {
 		"firewall": {"chains": [{"table": "filter", "name": "X", "rules": ["-t nat -j ACCEPT"]}]}}`)
 	conflict := e.writeFile("conflict.json", `{"version": 1, "interfaces": [{"name": "br-lan", "type": "bridge", "mtu": 9000}]}`)
 	w := e.watch()
-	w.quiesce(time.Second)
+	w.settle(e)
 	before := e.stableSnapshot()
 	w.collect(0)
 	for _, files := range [][]string{{bad}, {cliGatewayFile, bad}} {
