@@ -251,7 +251,7 @@ func Summarize(st reconciler.Status, intended *dg.Graph) *Result {
 		reason = strings.TrimPrefix(reason, "blocked: ")
 		res.Problems = append(res.Problems, Problem{Ref: ref, Blocked: true, WaitsOnLink: waits.of(ref), Reason: reason})
 	}
-	for want, have := range eachPair(intended, st.NewCurrentState) {
+	for want, have := range eachPairUnordered(intended, st.NewCurrentState) {
 		ref := refOf(want, have)
 		if _, blocked := st.Blocked[ref]; blocked {
 			continue
@@ -346,6 +346,86 @@ func eachPair(a, b *dg.Graph) iter.Seq2[*dg.Node, *dg.Node] {
 			}
 		}
 	}
+}
+
+// eachPairUnordered is eachPair in no particular order, for callers that
+// sort what they find (a few problems) rather than every item: it walks
+// a's items in the order they were added (nodesOf), each with its peer in
+// b, then b's items without one, which it skips when a's held all of b's.
+// Sorting 100k refs cost 0.05 s of a no-op apply's 0.8 s.
+func eachPairUnordered(a, b *dg.Graph) iter.Seq2[*dg.Node, *dg.Node] {
+	return eachPairListed(a, b, nil)
+}
+
+// eachPairListed is eachPairUnordered with, in bNodes, b's nodes as b's
+// builder listed them (currentGraph), used instead of nodesOf(b) when they
+// are all of b's items, each once.
+func eachPairListed(a, b *dg.Graph, bNodes []*dg.Node) iter.Seq2[*dg.Node, *dg.Node] {
+	return func(yield func(*dg.Node, *dg.Node) bool) {
+		matched := 0
+		for _, na := range nodesOf(a) {
+			if !a.Holds(na) {
+				continue
+			}
+			var nb *dg.Node
+			if b != nil {
+				nb = heldNode(b, na.Ref(), na.Peer(b))
+			}
+			if nb != nil {
+				matched++
+			}
+			if !yield(na, nb) {
+				return
+			}
+		}
+		if b == nil || b.Len() == matched {
+			return
+		}
+		if !allOf(b, bNodes) {
+			bNodes = nodesOf(b)
+		}
+		for _, nb := range bNodes {
+			if a != nil && heldNode(a, nb.Ref(), nb.Peer(a)) != nil {
+				continue
+			}
+			if !yield(nil, nb) {
+				return
+			}
+		}
+	}
+}
+
+// nodesOf returns the nodes of g's items (g may be nil), each once: in
+// the order its journal recorded them when the journal holds exactly
+// them (a graph built once, as render does, with no item replaced or
+// deleted), else sorted (Nodes, which the graph keeps).
+func nodesOf(g *dg.Graph) []*dg.Node {
+	if g == nil {
+		return nil
+	}
+	if g.IsRoot() {
+		if nodes, ok := g.NodesChangedSince(0); ok && allOf(g, nodes) {
+			return nodes
+		}
+	}
+	return g.Nodes()
+}
+
+// allOf reports whether nodes are all of g's items, each once: as many
+// as g has items, all held by g, none twice. (A set of 100k pointers costs
+// a tenth of sorting them.)
+func allOf(g *dg.Graph, nodes []*dg.Node) bool {
+	if len(nodes) != g.Len() {
+		return false
+	}
+	seen := make(map[*dg.Node]struct{}, len(nodes))
+	for _, n := range nodes {
+		if n.Dead() || !g.Holds(n) {
+			return false
+		}
+		seen[n] = struct{}{}
+	}
+	return len(seen) == len(nodes)
 }
 
 // heldNode returns the node of ref in g (n when given) if g holds its item.

@@ -86,22 +86,27 @@ func (r *Report) Converged() bool { return len(r.Diffs) == 0 }
 // each field whose value differs (found by reflection over the item
 // structs). External items are not compared. Nothing changes.
 func (r *Runtime) Check(intended *dg.Graph) (*Report, error) {
-	cur, err := r.ReadCurrent(intended)
+	cur, nodes, err := r.readCurrent(intended)
 	if err != nil {
 		return nil, err
 	}
-	return Compare(cur, intended), nil
+	return compare(cur, intended, nodes), nil
 }
 
 // Compare is Check on graphs already read: current against intended.
-func Compare(current, intended *dg.Graph) *Report {
+func Compare(current, intended *dg.Graph) *Report { return compare(current, intended, nil) }
+
+// compare is Compare with, in curNodes, the nodes current was built from
+// (nil: unknown), which spare it sorting current's.
+func compare(current, intended *dg.Graph, curNodes []*dg.Node) *Report {
 	if intended == nil {
 		intended = dg.New("intended")
 	}
 	rep := &Report{}
 	heldBy := make(map[dg.ItemRef][]dg.Item)
-	for it := range current.Items() {
-		if f, ok := it.(*items.Foreign); ok {
+	for w, h := range eachPairListed(intended, current, curNodes) {
+		want, have := itemOf(w), itemOf(h)
+		if f, ok := have.(*items.Foreign); ok {
 			if f.Holds != (dg.ItemRef{}) {
 				heldBy[f.Holds] = append(heldBy[f.Holds], f)
 			}
@@ -109,21 +114,10 @@ func Compare(current, intended *dg.Graph) *Report {
 				rep.Foreign = append(rep.Foreign, f)
 			}
 		}
-	}
-	slices.SortFunc(rep.Foreign, func(a, b dg.Item) int { return strings.Compare(a.Name(), b.Name()) })
-	for w, h := range eachPair(intended, current) {
-		ref := refOf(w, h)
-		var want, have dg.Item
-		if w != nil {
-			want = w.Item()
-		}
-		if h != nil {
-			have = h.Item()
-		}
-		switch {
+		switch ref := refOf(w, h); {
 		case have != nil && have.External() || want != nil && want.External():
 		case have == nil:
-			rep.Diffs = append(rep.Diffs, Difference{Ref: ref, Kind: Missing, Want: want, HeldBy: heldBy[ref]})
+			rep.Diffs = append(rep.Diffs, Difference{Ref: ref, Kind: Missing, Want: want})
 		case want == nil:
 			rep.Diffs = append(rep.Diffs, Difference{Ref: ref, Kind: Extra, Have: have})
 		case !identical(have, want) && !have.Equal(want):
@@ -131,7 +125,25 @@ func Compare(current, intended *dg.Graph) *Report {
 				Fields: DiffFields(want, have)})
 		}
 	}
+	for i, d := range rep.Diffs {
+		if d.Kind == Missing {
+			rep.Diffs[i].HeldBy = heldBy[d.Ref]
+			slices.SortFunc(rep.Diffs[i].HeldBy, func(a, b dg.Item) int { return dg.Ref(a).Compare(dg.Ref(b)) })
+		}
+	}
+	// In no particular order above (sorting every item cost more than the
+	// rest of the comparison): sorted here.
+	slices.SortFunc(rep.Foreign, func(a, b dg.Item) int { return strings.Compare(a.Name(), b.Name()) })
+	slices.SortFunc(rep.Diffs, func(a, b Difference) int { return a.Ref.Compare(b.Ref) })
 	return rep
+}
+
+// itemOf is n's item (nil: no node).
+func itemOf(n *dg.Node) dg.Item {
+	if n == nil {
+		return nil
+	}
+	return n.Item()
 }
 
 // DiffFields compares two items of the same type field by field and lists

@@ -126,12 +126,20 @@ func (r *Runtime) Reconciler(opts ...reconciler.Option) *reconciler.Reconciler {
 // does; an item that intended holds goes into the same subgraph as there,
 // the others into the root.
 func (r *Runtime) ReadCurrent(intended *dg.Graph) (*dg.Graph, error) {
+	cur, _, err := r.readCurrent(intended)
+	return cur, err
+}
+
+// readCurrent is ReadCurrent also returning the nodes of the items read
+// back, in the order read (see currentGraph).
+func (r *Runtime) readCurrent(intended *dg.Graph) (*dg.Graph, []*dg.Node, error) {
 	list, err := configurators.ReadItems(r.target, r.stateDir, intended)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	list = append(list, dhcp.ReadBack(r.leases, r.stateDir, intended, time.Now())...)
-	return currentGraph(list, intended), nil
+	cur, nodes := currentGraph(list, intended)
+	return cur, nodes, nil
 }
 
 // currentGraph builds the current-state graph of the items read back, in
@@ -139,9 +147,12 @@ func (r *Runtime) ReadCurrent(intended *dg.Graph) (*dg.Graph, error) {
 // starts with all of it anyway). An item that is the intended item itself
 // (read-back found it as intended) is put with the dependencies the
 // intended graph recorded for it (PutFrom): the two graphs share it.
-func currentGraph(list []dg.Item, intended *dg.Graph) *dg.Graph {
+// It also returns the node of each item of list, in list's order, so
+// that a comparison can walk them without sorting the graph's.
+func currentGraph(list []dg.Item, intended *dg.Graph) (*dg.Graph, []*dg.Node) {
 	cur := dg.New("current")
 	cur.Reserve(len(list))
+	nodes := make([]*dg.Node, 0, len(list))
 	st := dg.StateData{State: dg.StateCreated}
 	subs := map[string]*dg.Graph{}
 	cur.WithoutJournal(func() {
@@ -155,6 +166,7 @@ func currentGraph(list []dg.Item, intended *dg.Graph) *dg.Graph {
 			}
 			if src == nil {
 				cur.PutWithState(it, st)
+				nodes = append(nodes, cur.Node(ref))
 				continue
 			}
 			g := cur
@@ -170,9 +182,10 @@ func currentGraph(list []dg.Item, intended *dg.Graph) *dg.Graph {
 			} else {
 				g.PutAt(n, it, st)
 			}
+			nodes = append(nodes, n)
 		}
 	})
-	return cur
+	return cur, nodes
 }
 
 // identical reports whether a and b are the same item (the same pointer).

@@ -65,7 +65,7 @@ func TestCurrentGraph(t *testing.T) {
 	bKernel := &items.Route{Dst: b.Dst, Dev: "eth1"} // someone moved it
 	foreign := &items.Foreign{Kind: items.TypeRoute, Desc: "10.9.0.0/16 proto 4"}
 	link := &items.Link{IfName: "eth0", Index: 2}
-	cur := currentGraph([]dg.Item{link, a, bKernel, foreign}, intended)
+	cur, _ := currentGraph([]dg.Item{link, a, bKernel, foreign}, intended)
 
 	if got, _ := cur.Get(dg.Ref(a)); got != dg.Item(a) {
 		t.Errorf("the intended item read back is %p, want the intended %p", got, a)

@@ -51,7 +51,7 @@ func runCheck(g *globals, args []string) int {
 	}
 	rep.Diffs = checkDriftPolicies(g, k.drift, rep.Diffs)
 	if rep.Converged() {
-		fmt.Fprintf(g.stdout, "ok: running matches intended (%d items)\n", len(intended.Refs()))
+		fmt.Fprintf(g.stdout, "ok: running matches intended (%d items)\n", intended.Len())
 		return exitOK
 	}
 	for _, d := range rep.Diffs {

@@ -47,7 +47,7 @@ func runFleetPush(g *globals, args []string) int {
 	if intended == nil {
 		return code
 	}
-	items := fmt.Sprintf("%d items", len(intended.Refs()))
+	items := fmt.Sprintf("%d items", intended.Len())
 	if len(c.with) > 0 {
 		items += " with the --with files"
 	}

@@ -308,7 +308,7 @@ func validateJSON(g *globals, paths []string) int {
 		case err != nil:
 			code = exitFailed
 		default:
-			doc.Valid, doc.Items = true, len(intended.Refs())
+			doc.Valid, doc.Items = true, intended.Len()
 		}
 	}
 	if writeJSON(g, doc) != nil {
@@ -342,7 +342,7 @@ func startProgress(g *globals, rt *target.Runtime, intended *dg.Graph) (stop fun
 	if !ok || !isTerminal(f) {
 		return func() {}
 	}
-	p := &applyProgress{w: f, total: len(intended.Refs()), start: time.Now(), items: map[dg.ItemRef]struct{}{}}
+	p := &applyProgress{w: f, total: intended.Len(), start: time.Now(), items: map[dg.ItemRef]struct{}{}}
 	rt.ObserveOps(p.op)
 	return func() {
 		rt.ObserveOps(nil)

@@ -34,7 +34,7 @@ func runValidate(g *globals, args []string) int {
 	if intended == nil {
 		return code
 	}
-	fmt.Fprintf(g.stdout, "valid: %d files, %d items\n", fs.NArg(), len(intended.Refs()))
+	fmt.Fprintf(g.stdout, "valid: %d files, %d items\n", fs.NArg(), intended.Len())
 	return exitOK
 }
 
