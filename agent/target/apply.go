@@ -128,7 +128,7 @@ func Converge(ctx context.Context, b Backend, intended *dg.Graph) (*Result, erro
 	var (
 		ops     reconciler.OperationLog
 		last    *Result
-		written map[dg.ItemRef]bool
+		written func(dg.ItemRef) bool
 	)
 	for pass := 1; ; pass++ {
 		cur, err := readPass(ctx, b, intended, pass)
@@ -137,16 +137,20 @@ func Converge(ctx context.Context, b Backend, intended *dg.Graph) (*Result, erro
 		}
 		var found []Finding
 		if last != nil {
-			found, _ = v.Verify(last.Current, cur, intended, written, time.Now())
+			found, _ = v.verify(last.Current, cur, intended, written, time.Now())
 			holdUnkept(cur, found)
 		}
 		if pass > MaxPasses {
 			return reportUnkept(last, found, true), nil
 		}
 		res := applyPass(ctx, b, cur, intended)
-		ops = append(ops, res.Ops...)
 		n := len(res.Ops)
 		written = writtenBy(res.Ops)
+		if ops == nil {
+			ops = res.Ops // not a copy: 14 MB at 100k operations
+		} else {
+			ops = append(ops, res.Ops...)
+		}
 		res.Ops = ops
 		if n == 0 || !res.Converged() || ctx.Err() != nil {
 			return reportUnkept(res, found, false), nil
@@ -189,15 +193,23 @@ func applyPass(ctx context.Context, b Backend, cur, intended *dg.Graph) *Result 
 	return Summarize(st, intended)
 }
 
-// writtenBy returns the items the successful operations of ops wrote.
-func writtenBy(ops reconciler.OperationLog) map[dg.ItemRef]bool {
-	w := make(map[dg.ItemRef]bool, len(ops))
-	for _, e := range ops {
-		if !e.InProgress && e.Err == nil {
-			w[e.Ref] = true
+// writtenBy reports whether the successful operations of ops wrote an
+// item. It makes the set of those items at its first call: a pass whose
+// read-back finds nothing changed never calls it (the set held 6 MB at
+// 100k operations while the next read-back ran).
+func writtenBy(ops reconciler.OperationLog) func(dg.ItemRef) bool {
+	var w map[dg.ItemRef]bool
+	return func(ref dg.ItemRef) bool {
+		if w == nil {
+			w = make(map[dg.ItemRef]bool, len(ops))
+			for _, e := range ops {
+				if !e.InProgress && e.Err == nil {
+					w[e.Ref] = true
+				}
+			}
 		}
+		return w[ref]
 	}
-	return w
 }
 
 // holdUnkept puts back into cur what was written of the held items, so

@@ -2,6 +2,7 @@ package target
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -79,10 +80,11 @@ func put(g *dg.Graph, ref dg.ItemRef, it dg.Item, now time.Time) {
 
 // DiffReadBack compares the settled items of current (failed items and
 // items in transition are retried, or settle, anyway) with a fresh
-// read-back, in ref order.
+// read-back, in ref order (sorted at the end: walking the items in order
+// sorted both graphs, 0.1 s at 100k routes).
 func DiffReadBack(current, rb *dg.Graph) []Drift {
 	var out []Drift
-	for c, r := range eachPair(current, rb) {
+	for c, r := range eachPairUnordered(current, rb) {
 		switch {
 		case c == nil:
 			out = append(out, Drift{Ref: r.Ref(), New: r.Item()})
@@ -93,6 +95,7 @@ func DiffReadBack(current, rb *dg.Graph) []Drift {
 			out = append(out, Drift{Ref: c.Ref(), Old: c.Item(), New: r.Item()})
 		}
 	}
+	slices.SortFunc(out, func(a, b Drift) int { return a.Ref.Compare(b.Ref) })
 	return out
 }
 
@@ -156,12 +159,18 @@ func (v *Verifier) NotConverging() int {
 // item with a record that the read-back finds as current holds it is kept
 // now: its record is forgotten, and listed in kept with its count.
 func (v *Verifier) Verify(current, rb, intended *dg.Graph, written map[dg.ItemRef]bool, now time.Time) (found []Finding, kept map[dg.ItemRef]int) {
+	return v.verify(current, rb, intended, func(ref dg.ItemRef) bool { return written[ref] }, now)
+}
+
+// verify is Verify with written asked item by item, and only for the
+// items the read-back found changed.
+func (v *Verifier) verify(current, rb, intended *dg.Graph, written func(dg.ItemRef) bool, now time.Time) (found []Finding, kept map[dg.ItemRef]int) {
 	drifts := DiffReadBack(current, rb)
 	undone := make(map[dg.ItemRef]bool, len(drifts))
 	for _, d := range drifts {
 		undone[d.Ref] = true
 		f := Finding{Drift: d, Unkept: v.unkept[d.Ref]}
-		if written[d.Ref] {
+		if written(d.Ref) {
 			f.Unkept, f.Again = v.notKept(d, intended, now), true
 		}
 		found = append(found, f)
