@@ -3,6 +3,7 @@ package target
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -91,5 +92,66 @@ func TestCurrentGraph(t *testing.T) {
 	}
 	if cur.Len() != 4 {
 		t.Errorf("%d items, want 4", cur.Len())
+	}
+}
+
+// currentGraph finds the intended item read back whatever the order of
+// the read-back (the cursor's guess right, wrong, or out of its window),
+// with intended items missing, replaced or deleted, and returns the node
+// of each item read back.
+func TestCurrentGraphOrder(t *testing.T) {
+	route := func(i int) *items.Route {
+		return &items.Route{Dst: netip.MustParsePrefix(fmt.Sprintf("10.0.%d.0/24", i)), Dev: "eth0"}
+	}
+	intended := dg.New("intended")
+	var want []*items.Route
+	for i := range 40 {
+		want = append(want, route(i))
+		intended.EditSubGraph("file.json").Put(want[i])
+	}
+	replaced := route(3)
+	intended.EditSubGraph("file.json").Put(replaced) // the journal's first node for it holds it now
+	intended.Delete(dg.Ref(route(4)))
+	for name, order := range map[string][]int{
+		"same order":    {0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39},
+		"gaps":          {0, 2, 5, 6, 9, 30, 31, 12, 13, 39},
+		"reversed":      {39, 38, 37, 20, 19, 3, 2, 1, 0},
+		"with a stray":  {0, 1, -1, 2, 5, -1, 6},
+		"read twice":    {0, 1, 1, 2, 2, 5},
+		"a copy of one": {0, 1, -2, 5, 6},
+	} {
+		var list []dg.Item
+		for _, i := range order {
+			switch i {
+			case -1:
+				list = append(list, &items.Foreign{Kind: items.TypeRoute, Desc: fmt.Sprintf("stray %d", len(list))})
+			case -2:
+				c := *want[2]
+				list = append(list, &c)
+			case 3:
+				list = append(list, replaced)
+			default:
+				list = append(list, want[i])
+			}
+		}
+		cur, nodes := currentGraph(list, intended)
+		if len(nodes) != len(list) {
+			t.Fatalf("%s: %d nodes for %d items", name, len(nodes), len(list))
+		}
+		for k, it := range list {
+			ref := dg.Ref(it)
+			if nodes[k] != cur.Node(ref) || nodes[k].Item() != it {
+				t.Errorf("%s: item %d (%s): node %v, holding %v", name, k, ref, nodes[k].Ref(), nodes[k].Item())
+			}
+			if _, foreign := it.(*items.Foreign); foreign {
+				continue
+			}
+			if s, _ := cur.ScopeOf(ref); s != "file.json" {
+				t.Errorf("%s: %s in %q, want file.json", name, ref, s)
+			}
+			if deps := cur.Dependencies(ref); len(deps) != 1 || deps[0].RequiredItem != items.InterfaceRef("eth0") {
+				t.Errorf("%s: %s depends on %v", name, ref, deps)
+			}
+		}
 	}
 }
