@@ -1,6 +1,7 @@
 package l3
 
 import (
+	"fmt"
 	"testing"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -42,5 +43,42 @@ func TestReadBackSharesIntendedRoutes(t *testing.T) {
 	}
 	if !kept.Equal(&keptCopy) || !moved.Equal(&movedCopy) || moved.Dev != "up0" {
 		t.Error("read-back wrote an intended item")
+	}
+}
+
+// The route cursor gives every route read back the intended route of its
+// name, as looking it up does, whatever the order of the dump: the
+// intended order, another, with routes missing, foreign or replaced.
+func TestRouteCursorHint(t *testing.T) {
+	route := func(i int, metric uint32) *items.Route {
+		return &items.Route{Dst: pfx(fmt.Sprintf("10.0.%d.0/24", i)), Dev: "up0", Metric: metric}
+	}
+	intended := dg.New("intended")
+	for i := range 30 {
+		intended.Put(route(i, 0))
+	}
+	intended.Put(&items.Route{Dst: pfx("10.0.3.0/24"), Dev: "up1"}) // replaced
+	intended.Delete(dg.Ref(route(4, 0)))
+	h := hinter{intended}
+	for name, order := range map[string][]int{
+		"intended order": {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29},
+		"reversed":       {29, 28, 27, 26, 3, 2, 1, 0},
+		"gaps":           {0, 1, 12, 13, 14, 29, 5},
+		"foreign":        {0, 100, 1, 101, 2},
+	} {
+		c := newRouteCursor(intended)
+		for _, i := range order {
+			for _, metric := range []uint32{0, 7} { // another metric: another route
+				it := route(i, metric)
+				want, _ := h.get(items.TypeRoute, it.Name()).(*items.Route)
+				if got := c.hint(it, h); got != want {
+					t.Errorf("%s: route %d metric %d: hint %v, want %v", name, i, metric, got, want)
+				}
+			}
+		}
+	}
+	var none routeCursor
+	if got := none.hint(route(1, 0), hinter{}); got != nil {
+		t.Errorf("no intended graph: hint %v", got)
 	}
 }
