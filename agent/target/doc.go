@@ -5,6 +5,10 @@
 // the intended graph as the hint, so a restarted agent, or a CLI run that
 // never ran before, sees exactly what the kernel holds. The current graph
 // shares the items that read back as intended with the intended graph.
+// Building it, comparing the two graphs (Summarize, Compare, the
+// verification after a pass) and finding each item's intended node walk
+// the graphs in the order their items were put, never sorting 100k refs:
+// what they find (problems, differences, drifts) is sorted instead.
 //
 //	intended graph ─┐
 //	                ▼

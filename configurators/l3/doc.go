@@ -159,7 +159,11 @@
 // current state of a converged namespace shares its routes with the
 // intended graph instead of holding a copy of each (read-back never
 // changes an item it returns in place; anchoring copies). The route dump
-// is decoded message by message as it arrives, without collecting it.
+// is decoded message by message as it arrives, without collecting it. A
+// route's hint is found by walking the intended graph's journal beside
+// the dump (routeCursor: the kernel dumps in prefix order, the order of
+// a generated or sorted intent), and looked up by name only when the next
+// few routes there are not it.
 // IPv6 reject routes, which the kernel puts on lo, read back without a
 // device. Every other route and rule, except the kernel's own (protocol
 // kernel), is read back as an items.Foreign (an external item: never
