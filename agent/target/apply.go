@@ -120,9 +120,13 @@ type Backend interface {
 // flushes its neighbor entries, permanent ones included): the item is
 // written again. An item found undone a second time in a row is not
 // written again but reported as not converging (Problem.Unkept), with what
-// the kernel holds. The pass that runs no operation confirms convergence;
-// after MaxPasses passes that all ran operations, a last read-back reports
-// the changes of the last pass the kernel did not keep.
+// the kernel holds. A read-back that finds exactly what the last pass
+// left (it converged: every intended item as intended, nothing else of
+// netagent's) confirms convergence without another pass, which would run
+// nothing (at 100k routes it took 0.15 s and the engine's scratch on top
+// of both graphs); so does a pass that runs no operation. After MaxPasses
+// passes that all ran operations, a last read-back reports the changes of
+// the last pass the kernel did not keep.
 func Converge(ctx context.Context, b Backend, intended *dg.Graph) (*Result, error) {
 	v := NewVerifier()
 	var (
@@ -138,6 +142,10 @@ func Converge(ctx context.Context, b Backend, intended *dg.Graph) (*Result, erro
 		var found []Finding
 		if last != nil {
 			found, _ = v.verify(last.Current, cur, intended, written, time.Now())
+			if len(found) == 0 { // last converged (else no next pass), and the kernel kept it
+				last.Current = cur
+				return last, nil
+			}
 			holdUnkept(cur, found)
 		}
 		if pass > MaxPasses {

@@ -172,9 +172,9 @@ func (t *trial) run(files map[string][]byte) int {
 	if os.Getenv("NETAGENT_TEST_KILL_AFTER") != "" {
 		fmt.Fprintf(t.g.stderr, "test kill points after the apply: %d\n", target.KillPoints())
 	}
-	// A converged apply is verified: its last pass read the kernel back
-	// after every change and found nothing to do, and every item it
-	// compares equal to the intent (target.Converge); a difference there
+	// A converged apply is verified: it read the kernel back after every
+	// change and found what its last pass left, or nothing to do, and
+	// every item it compares equal to the intent (target.Converge); a difference there
 	// (a change the kernel did not keep) reverted above. Reading back once
 	// more would cost as much as that pass (half a second at 100k routes).
 	if code, reverted := t.probe(); reverted {
