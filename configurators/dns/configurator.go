@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/netagent/netagent/configurators/statefile"
 	"os"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -57,7 +58,7 @@ func (c *Configurator) apply(ctx context.Context, old, d *items.DNS) error {
 	if _, err := readOurs(d.Path); err != nil {
 		return fmt.Errorf("resolv.conf %w", err)
 	}
-	if err := writeAtomic(d.Path, Render(d)); err != nil {
+	if err := statefile.WriteShared(d.Path, Render(d), 0o644); err != nil {
 		return fmt.Errorf("writing resolv.conf %s: %w", d.Path, err)
 	}
 	return nil

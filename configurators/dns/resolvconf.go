@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/netagent/netagent/items"
@@ -89,44 +88,4 @@ func kindOf(m fs.FileMode) string {
 		return "directory"
 	}
 	return "special file"
-}
-
-// writeAtomic replaces path with data (mode 0644): a temporary file in
-// the same directory, fsynced, renamed over path, the directory fsynced.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".netagent-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after a successful rename: nothing there
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

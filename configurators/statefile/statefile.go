@@ -7,6 +7,7 @@ package statefile
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,17 +20,28 @@ import (
 // same directory, synced, renamed over path, and the directory synced, so
 // that a crash leaves either the old file or the new one, and once it
 // returns the new one survives a crash.
-func WriteAtomic(path string, data []byte) error { return write(path, data, true) }
+func WriteAtomic(path string, data []byte) error { return write(path, data, true, 0) }
+
+// WriteShared is WriteAtomic for a file other programs read (resolv.conf):
+// the new file has mode perm, and path's directory must exist (it is not
+// made, with the state directory's mode, as WriteAtomic's is).
+func WriteShared(path string, data []byte, perm fs.FileMode) error {
+	return write(path, data, true, perm)
+}
 
 // WriteCache replaces path with data by a rename, without syncing: for
 // caches, where a crash may lose the new file (or leave it empty) but
 // never leaves a mix of old and new.
-func WriteCache(path string, data []byte) error { return write(path, data, false) }
+func WriteCache(path string, data []byte) error { return write(path, data, false, 0) }
 
-func write(path string, data []byte, durable bool) error {
+// write writes a state file (perm 0: the temporary file's mode 0600, its
+// directory made if missing) or a shared one (perm: its mode).
+func write(path string, data []byte, durable bool, perm fs.FileMode) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+	if perm == 0 {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
 	}
 	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
 	if err != nil {
@@ -40,6 +52,12 @@ func write(path string, data []byte, durable bool) error {
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return err
+	}
+	if perm != 0 {
+		if err := f.Chmod(perm); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	if durable {
 		if err := f.Sync(); err != nil {
