@@ -90,7 +90,8 @@ func (a *Agent) seedLeases() {
 
 // syncLeases takes in what the lease items' configurator did (a lease
 // acquired, confirmed or let go), after a reconcile: a lease whose binding
-// changed renders the intent again (its address and routes), and the
+// or expiry changed renders the intent again (its address and routes; a
+// renewal refreshes the address's lifetime in the kernel), and the
 // renewal timers follow the leases held.
 func (a *Agent) syncLeases() {
 	if a.cfg.Leases == nil {
@@ -112,8 +113,8 @@ func (a *Agent) syncLeases() {
 		if old == l {
 			continue
 		}
-		if old == nil || !old.SameBinding(l) {
-			changed = true
+		if old == nil || !old.SameBinding(l) || !old.Expires().Equal(l.Expires()) {
+			changed = true // a new binding, or a new end: its address's lifetime
 		}
 		if s.kept[name] {
 			continue // still being asked for: due at its expiry (seedLeases)

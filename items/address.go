@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"time"
 
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -26,6 +27,13 @@ type Address struct {
 	// Port of a vrf's port, whose enslaving flushes the IPv6 addresses.
 	// Not kernel state: read-back copies them from the hint.
 	Deps []dg.ItemRef
+	// ValidUntil is when the kernel drops the address (its valid and
+	// preferred lifetimes count down to it); zero: permanent. A DHCPv4
+	// lease's address ends with the lease (as systemd-networkd sets it),
+	// so that it goes even if the agent is not there to withdraw it. An
+	// absolute time: the same lease renders the same item, and only a
+	// lease event (acquired, renewed, rebound) moves it.
+	ValidUntil time.Time
 }
 
 var _ dg.Item = (*Address)(nil)
@@ -62,7 +70,7 @@ func (a *Address) ConflictKeys() []string {
 func (a *Address) Equal(other dg.Item) bool {
 	o, ok := other.(*Address)
 	return ok && o != nil && a.Dev == o.Dev && a.Prefix == o.Prefix && a.Label == o.Label &&
-		a.Scope == o.Scope && slices.Equal(a.Deps, o.Deps)
+		a.Scope == o.Scope && slices.Equal(a.Deps, o.Deps) && a.ValidUntil.Equal(o.ValidUntil)
 }
 
 // String describes the address in one line, `ip addr` style.
@@ -71,11 +79,15 @@ func (a *Address) String() string {
 	if a.Label != "" {
 		s += " label " + a.Label
 	}
+	if !a.ValidUntil.IsZero() {
+		s += " valid until " + a.ValidUntil.UTC().Format(time.RFC3339)
+	}
 	return s
 }
 
 // AddressNeedsRecreate reports whether old must be deleted and added again to
-// become new: when Label or Scope differ. A new RTM_NEWADDR with
+// become new: when Label or Scope differ (a new ValidUntil is a modify:
+// the lifetimes are refreshed in place). A new RTM_NEWADDR with
 // NLM_F_REPLACE for an existing IPv4 address only refreshes its lifetimes
 // and metric (inet_rtm_newaddr), silently keeping the old label and scope.
 // The address and prefix length are the item's name, so they never change.

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -26,6 +27,7 @@ type step struct {
 var (
 	addrType   = reflect.TypeFor[netip.Addr]()
 	prefixType = reflect.TypeFor[netip.Prefix]()
+	timeType   = reflect.TypeFor[time.Time]()
 )
 
 // mutations lists, for every leaf reachable from v (a struct), a change
@@ -48,6 +50,8 @@ func mutationsOf(f reflect.Value, p string, at []step, zero *[]string) []mutatio
 		return []mutation{{path: p, at: at, apply: apply}}
 	}
 	switch {
+	case f.Type() == timeType:
+		return leaf(func(v reflect.Value) { v.Set(reflect.ValueOf(v.Interface().(time.Time).Add(time.Second))) })
 	case f.Type() == addrType:
 		return leaf(func(v reflect.Value) { v.Set(reflect.ValueOf(v.Interface().(netip.Addr).Next())) })
 	case f.Type() == prefixType:

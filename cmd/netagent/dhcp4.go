@@ -69,12 +69,13 @@ func (lf *leaseFacts) trustKept(rt *target.Runtime) {
 }
 
 // again renders with the leases rt holds, if they differ from the last
-// render's; nil when they do not.
+// render's (a binding or an expiry: a lease confirmed again refreshes its
+// address's lifetime); nil when they do not.
 func (lf *leaseFacts) again(rt *target.Runtime) (*dg.Graph, error) {
 	held, _ := rt.Leases().Snapshot()
 	same := len(held) == len(lf.used)
 	for name, l := range held {
-		if u := lf.used[name]; u == nil || !u.SameBinding(l) {
+		if u := lf.used[name]; u == nil || !u.SameBinding(l) || !u.Expires().Equal(l.Expires()) {
 			same = false
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"time"
 
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -50,6 +51,9 @@ func (c *addressConfigurator) Create(_ context.Context, item dg.Item) error {
 }
 
 func (c *addressConfigurator) create(a *items.Address) error {
+	if err := lifetimeOver(a, time.Now()); err != nil {
+		return err
+	}
 	conn, err := c.open()
 	if err != nil {
 		return err
@@ -69,8 +73,10 @@ func (c *addressConfigurator) create(a *items.Address) error {
 		return errAddrNotOwned
 	case k.prefix.Bits() != a.Prefix.Bits():
 		return fmt.Errorf("netagent's address %s holds it", k.prefix)
-	case addrAsWanted(k, a):
+	case addrAsWanted(k, a) && lifetimeAsWanted(k, a, time.Now()):
 		return nil
+	case addrAsWanted(k, a):
+		return sendOne(conn, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_REPLACE, a, index))
 	}
 	if err := c.delAddr(conn, list, k, a, index); err != nil {
 		return err
@@ -109,9 +115,10 @@ func addrAsWanted(k *kernelAddr, a *items.Address) bool {
 	return k.label == label && k.scope == uint8(a.Scope)
 }
 
-// Modify changes nothing: addresses of one name differ only in label or
-// scope, which the kernel cannot change in place (NeedsRecreate says so,
-// and the reconciler recreates); asked anyway, it fails with
+// Modify refreshes the lifetimes (a new ValidUntil: a lease renewed) as
+// Create does; else nothing: addresses of one name differ only in label
+// or scope, which the kernel cannot change in place (NeedsRecreate says
+// so, and the reconciler recreates); asked anyway, it fails with
 // ErrNeedsRecreate.
 func (c *addressConfigurator) Modify(_ context.Context, oldItem, newItem dg.Item) error {
 	o, err := items.As[*items.Address](oldItem)
@@ -124,6 +131,18 @@ func (c *addressConfigurator) Modify(_ context.Context, oldItem, newItem dg.Item
 	}
 	if items.AddressNeedsRecreate(o, n) {
 		return fmt.Errorf("modifying address %s: %w", o.Name(), ErrNeedsRecreate)
+	}
+	if o.ValidUntil.Equal(n.ValidUntil) {
+		return nil
+	}
+	return onItem[*items.Address](n, "refreshing the lifetime of address", c.create)
+}
+
+// lifetimeOver refuses to add an address whose ValidUntil has passed:
+// the lease it came from has ended, and the agent withdraws it.
+func lifetimeOver(a *items.Address, now time.Time) error {
+	if !a.ValidUntil.IsZero() && !now.Before(a.ValidUntil) {
+		return fmt.Errorf("%w: its lifetime ended at %s", ErrLifetimeOver, a.ValidUntil.UTC().Format(time.RFC3339))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"time"
 
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -104,6 +105,9 @@ func (c *addressConfigurator) createAll(as []*items.Address) (errs []error, sing
 	var adds []int
 	var reqs []*nlRequest
 	for i, a := range as {
+		if errs[i] = lifetimeOver(a, time.Now()); errs[i] != nil {
+			continue
+		}
 		if indexes[i], errs[i] = conn.ifIndex(a.Dev); errs[i] != nil {
 			continue
 		}
@@ -116,7 +120,7 @@ func (c *addressConfigurator) createAll(as []*items.Address) (errs []error, sing
 			errs[i] = errAddrNotOwned
 		case k.prefix.Bits() != a.Prefix.Bits():
 			errs[i] = fmt.Errorf("netagent's address %s holds it", k.prefix)
-		case !addrAsWanted(k, a):
+		case !addrAsWanted(k, a) || !lifetimeAsWanted(k, a, time.Now()):
 			single = append(single, i)
 		}
 	}

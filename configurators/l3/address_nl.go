@@ -2,6 +2,7 @@ package l3
 
 import (
 	"net/netip"
+	"time"
 
 	"github.com/netagent/netagent/items"
 	"github.com/vishvananda/netlink/nl"
@@ -16,7 +17,13 @@ type kernelAddr struct {
 	scope  uint8
 	flags  uint32 // IFA_FLAGS (IFA_F_SECONDARY, ...)
 	proto  uint8  // IFA_PROTO, 0 when absent
+	// valid is the valid lifetime left, in seconds (IFA_CACHEINFO);
+	// foreverLft when permanent or not reported.
+	valid uint32
 }
+
+// foreverLft is the kernel's infinite address lifetime.
+const foreverLft = 0xffffffff
 
 // secondary reports whether the kernel holds k as a secondary address of
 // its subnet (IPv4).
@@ -27,7 +34,8 @@ func (k *kernelAddr) owned() bool { return k.proto == items.RouteProtocol }
 
 // addrRequest builds an RTM_NEWADDR or RTM_DELADDR message for a on the
 // interface index. A new address carries IFA_PROTO = items.RouteProtocol
-// (the ownership mark), is permanent (no IFA_CACHEINFO), and an IPv6 one
+// (the ownership mark), is permanent (no IFA_CACHEINFO) unless the item
+// has a ValidUntil (both lifetimes then count down to it: lifetimeLeft), and an IPv6 one
 // has IFA_F_NODAD: it is usable at once instead of staying tentative for
 // the duplicate address detection (about a second, and forever on a link
 // without carrier). An IPv4 address gets the subnet's broadcast address,
@@ -66,7 +74,43 @@ func addrRequest(msgType uint16, flags int, a *items.Address, index int) *nl.Net
 		req.AddData(nl.NewRtAttr(unix.IFA_LABEL, nl.ZeroTerminated(a.Label)))
 	}
 	req.AddData(nl.NewRtAttr(ifaProto, nl.Uint8Attr(items.RouteProtocol)))
+	if !a.ValidUntil.IsZero() {
+		left := lifetimeLeft(a.ValidUntil, time.Now())
+		ci := nl.IfaCacheInfo{IfaCacheinfo: unix.IfaCacheinfo{Prefered: left, Valid: left}}
+		req.AddData(nl.NewRtAttr(unix.IFA_CACHEINFO, ci.Serialize()))
+	}
 	return req
+}
+
+// lifetimeLeft returns the seconds from now until until, rounded up, at
+// least 1 (the caller refuses an address whose time is up:
+// errLifetimeOver).
+func lifetimeLeft(until, now time.Time) uint32 {
+	d := until.Sub(now)
+	secs := (d + time.Second - 1) / time.Second
+	return uint32(min(max(secs, 1), foreverLft-1))
+}
+
+// validUntil is when the kernel drops k, read at now; zero when never.
+func (k *kernelAddr) validUntil(now time.Time) time.Time {
+	if k.valid == foreverLft {
+		return time.Time{}
+	}
+	return now.Add(time.Duration(k.valid) * time.Second).Truncate(time.Second)
+}
+
+// lifetimeSlack is how far the kernel's countdown (whole seconds) may
+// stray from an item's ValidUntil and still be the same lifetime.
+const lifetimeSlack = 3 * time.Second
+
+// lifetimeAsWanted reports whether k's lifetime, read at now, is a's.
+func lifetimeAsWanted(k *kernelAddr, a *items.Address, now time.Time) bool {
+	got := k.validUntil(now)
+	if got.IsZero() || a.ValidUntil.IsZero() {
+		return got.IsZero() == a.ValidUntil.IsZero()
+	}
+	d := got.Sub(a.ValidUntil)
+	return d > -lifetimeSlack && d < lifetimeSlack
 }
 
 // broadcastOf returns the last address of an IPv4 prefix.
@@ -97,7 +141,7 @@ func parseAddr(m []byte) (kernelAddr, bool) {
 	if err != nil || (msg.Family != unix.AF_INET && msg.Family != unix.AF_INET6) {
 		return kernelAddr{}, false
 	}
-	k := kernelAddr{index: int(msg.Index), scope: msg.Scope, flags: uint32(msg.Flags)}
+	k := kernelAddr{index: int(msg.Index), scope: msg.Scope, flags: uint32(msg.Flags), valid: foreverLft}
 	var local, address netip.Addr
 	for _, a := range attrs {
 		switch a.Attr.Type {
@@ -114,6 +158,10 @@ func parseAddr(m []byte) (kernelAddr, bool) {
 		case ifaProto:
 			if len(a.Value) > 0 {
 				k.proto = a.Value[0]
+			}
+		case unix.IFA_CACHEINFO:
+			if len(a.Value) >= unix.SizeofIfaCacheinfo {
+				k.valid = nl.DeserializeIfaCacheInfo(a.Value).Valid
 			}
 		}
 	}

@@ -18,4 +18,7 @@ var (
 	// ErrNeedsRecreate: Modify was asked for a change the kernel cannot make
 	// in place (items.NeedsRecreate reports it; the reconciler recreates).
 	ErrNeedsRecreate = errors.New("change needs a recreate")
+	// ErrLifetimeOver: the address's ValidUntil has passed (its lease
+	// ended); the kernel would drop it at once, so it is not added.
+	ErrLifetimeOver = errors.New("the address's lifetime is over")
 )

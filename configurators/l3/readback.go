@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
@@ -252,10 +253,16 @@ func readAddresses(conn rawOps, names map[int]string, h hinter) ([]dg.Item, erro
 // equal to the interface name is the default, "" (unless hint spells it
 // out); an IPv6 address has neither label nor scope of its own (the kernel
 // derives the scope from the address: it is read back as the hint has it).
+// A finite lifetime reads back as the hint's ValidUntil when the kernel's
+// countdown matches it (lifetimeAsWanted), else as the kernel has it.
 func addrItemOf(k *kernelAddr, dev string, hint *items.Address) *items.Address {
 	a := &items.Address{Dev: dev, Prefix: k.prefix}
 	if hint != nil {
 		a.Deps = hint.Deps // the renderer's ordering, not kernel state
+	}
+	a.ValidUntil = k.validUntil(time.Now())
+	if hint != nil && lifetimeAsWanted(k, hint, time.Now()) {
+		a.ValidUntil = hint.ValidUntil // the countdown in whole seconds is the same lifetime
 	}
 	if !a.Prefix.Addr().Is4() {
 		if hint != nil {

@@ -17,14 +17,15 @@ type RouteOptions struct {
 }
 
 // LeaseItems returns the items a held lease makes, each depending on the
-// lease item: the address, and with UseRoutes the routes: the classless
+// lease item: the address (valid until the lease expires: the kernel
+// drops it then, also without the agent), and with UseRoutes the routes: the classless
 // routes of option 121 when the server sent any (RFC 3442: the router of
 // option 3 is then ignored), else a default route through the router.
 // Routes prefer the lease's address as source (as networkd does); a
 // gateway outside the leased subnet is taken as on the link.
 func Items(l *Lease, o RouteOptions) []dg.Item {
 	lease := items.DHCP4LeaseRef(l.Interface)
-	out := []dg.Item{&items.Address{Dev: l.Interface, Prefix: l.Address, Deps: []dg.ItemRef{lease}}}
+	out := []dg.Item{&items.Address{Dev: l.Interface, Prefix: l.Address, ValidUntil: l.Expires(), Deps: []dg.ItemRef{lease}}}
 	if !o.UseRoutes {
 		return out
 	}

@@ -47,7 +47,7 @@ func (l *Lease) ValidAt(t time.Time) bool { return t.Before(l.Expires()) }
 
 // SameBinding reports whether l and o grant the same things (address,
 // server, router, DNS, routes, domains): a renewal that only moves the
-// times changes no item.
+// times changes only the address's lifetime (Items: ValidUntil).
 func (l *Lease) SameBinding(o *Lease) bool {
 	return l.Interface == o.Interface && l.Address == o.Address && l.Server == o.Server && l.Router == o.Router &&
 		slices.Equal(l.DNS, o.DNS) && slices.Equal(l.Routes, o.Routes) && slices.Equal(l.Domains, o.Domains)

@@ -23,10 +23,11 @@ const cliDHCPIntent = `{
 }`
 
 type applyLeaseJSON struct {
-	Converged bool `json:"converged"`
-	Leases    []struct {
-		Interface, Address, Server, Gateway, Obtained, Error string
-		DNS                                                  []string
+	Converged  bool                        `json:"converged"`
+	Operations []struct{ Op, Item string } `json:"operations"`
+	Leases     []struct {
+		Interface, Address, Server, Gateway, Obtained, Expires, Error string
+		DNS                                                           []string
 	} `json:"leases"`
 }
 
@@ -58,6 +59,9 @@ func TestAgentCLIApplyDHCP4(t *testing.T) {
 	if strings.Contains(res.stdout, "failed") && !strings.Contains(res.stdout, "0 failed") {
 		t.Errorf("an operation failed (the static route before the leased address?): %s", res)
 	}
+	if v := e.validLft(); v < 100 || v > 120 {
+		t.Errorf("the leased address's valid_lft is %d s, want the two-minute lease's (the kernel drops it with the lease)", v)
+	}
 	discovers := strings.Count(srv.Log(), "DHCPDISCOVER")
 
 	res = e.mustRun(0, "apply", "--json", "--wait", "1m", file)
@@ -72,8 +76,16 @@ func TestAgentCLIApplyDHCP4(t *testing.T) {
 	if n := strings.Count(srv.Log(), "DHCPDISCOVER"); n != discovers {
 		t.Errorf("the second apply sent a DISCOVER (%d, was %d):\n%s", n, discovers, srv.Log())
 	}
-	if strings.Contains(res.stdout, `"delete`) || strings.Contains(res.stdout, "address/up0") {
-		t.Errorf("the second apply touched the leased address or routes: %s", res.stdout)
+	for _, op := range doc.Operations {
+		if op.Op == "delete" || (op.Op == "create" && strings.HasPrefix(op.Item, "address/up0")) {
+			t.Errorf("the second apply withdrew or re-added the leased address or routes: %s", res.stdout)
+		}
+	}
+	if len(doc.Leases) == 1 {
+		exp, _ := time.Parse(time.RFC3339, doc.Leases[0].Expires)
+		if v, want := e.validLft(), int(time.Until(exp).Seconds()); v < want-3 || v > want+3 {
+			t.Errorf("valid_lft %d s after the INIT-REBOOT, want it refreshed to the lease's end (%d s)", v, want)
+		}
 	}
 	if got := e.leasedAddr(); got != addr {
 		t.Errorf("address %v after the second apply, want %v", got, addr)
@@ -112,6 +124,27 @@ func TestAgentCLIApplyDHCP4NoServer(t *testing.T) {
 	if !strings.Contains(e.ip("-4", "addr", "show", "dev", "uplink0"), "192.168.1.1/24") {
 		t.Error("the static interface waited for the lease")
 	}
+}
+
+// validLft returns the valid lifetime left of up0's one IPv4 address, in
+// seconds (-1: forever).
+func (e *cliEnv) validLft() int {
+	e.t.Helper()
+	for _, l := range e.ipJSON("-4", "addr", "show", "dev", "up0") {
+		for _, a := range l["addr_info"].([]any) {
+			switch v := a.(map[string]any)["valid_life_time"].(type) {
+			case float64:
+				if v == 4294967295 {
+					return -1
+				}
+				return int(v)
+			default:
+				return -1
+			}
+		}
+	}
+	e.t.Fatalf("no address on up0:\n%s", e.ip("addr"))
+	return 0
 }
 
 // leasedAddr returns the one IPv4 address of up0.

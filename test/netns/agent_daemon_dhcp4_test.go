@@ -3,7 +3,9 @@
 package netns_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +63,14 @@ func TestAgentDaemonDHCP4(t *testing.T) {
 
 	// Renewal at T1 (4 s).
 	e.waitForLog("a renewal", map[string]string{"msg": "dhcp4: lease renewed"}, daemonWait)
+	e.waitFor("the address's lifetime refreshed to the renewed lease's end", func() (bool, string) {
+		st, err := e.status()
+		if err != nil || len(st.Leases) != 1 || st.Leases[0].Obtained != "renew" {
+			return false, fmt.Sprintf("%+v %v", st.Leases, err)
+		}
+		left, valid := time.Until(st.Leases[0].Expires).Seconds(), e.validLft(addr)
+		return valid > 0 && math.Abs(left-float64(valid)) < 3, fmt.Sprintf("valid_lft %d, lease ends in %.0f s", valid, left)
+	})
 
 	// Restart: the kept lease is asked for again, nothing withdrawn.
 	discovers := strings.Count(srv.Log(), "DHCPDISCOVER")
@@ -127,6 +137,29 @@ func (e *daemonEnv) waitForLease(what, obtained string) string {
 			fmt.Sprintf("lease %+v, default route %+v", l, def)
 	})
 	return l.Address
+}
+
+// validLft returns the valid lifetime left of cidr on up0 in seconds
+// (-1: forever or absent).
+func (e *daemonEnv) validLft(cidr string) int {
+	var links []struct {
+		AddrInfo []struct {
+			Local     string `json:"local"`
+			PrefixLen int    `json:"prefixlen"`
+			Valid     uint32 `json:"valid_life_time"`
+		} `json:"addr_info"`
+	}
+	if err := json.Unmarshal([]byte(e.ip("-j", "-4", "addr", "show", "dev", "up0")), &links); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, l := range links {
+		for _, a := range l.AddrInfo {
+			if fmt.Sprintf("%s/%d", a.Local, a.PrefixLen) == cidr && a.Valid != 4294967295 {
+				return int(a.Valid)
+			}
+		}
+	}
+	return -1
 }
 
 // upHas reports whether up0 holds cidr.
