@@ -63,7 +63,8 @@ func Open(netns, stateDir string, log logrus.FieldLogger) (*Runtime, error) {
 		log.WithError(err).Warn("firewall chains of the families named cannot be applied, and are not read back")
 	}
 	leases := &dhcp.Leases{}
-	dc := &dhcp.Configurator{Client: &dhcp.Client{X: &dhcp.NetnsExchanger{Target: t}}, Leases: leases, StateDir: stateDir, Log: log}
+	dc := &dhcp.Configurator{Client: &dhcp.Client{X: &dhcp.NetnsExchanger{Target: t}}, Leases: leases, StateDir: stateDir, Log: log,
+		Carrier: dhcp.CarrierIn(t)}
 	reg.Register(items.TypeDHCP4Lease, dc)
 	return &Runtime{target: t, stateDir: stateDir, reg: reg, log: log, dhcp: dc, leases: leases}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/dhcpv4/nclient4"
 	"github.com/netagent/netagent/configurators/netnsx"
+	"golang.org/x/sys/unix"
 )
 
 // Exchanger is the client's only access to the network. Request runs one
@@ -249,4 +250,65 @@ func (x *NetnsExchanger) try(ifname string, from net.IP, timeout time.Duration, 
 	}
 	defer c.Close()
 	return f(c, mac)
+}
+
+// Releaser is an Exchanger that can also send a message no server answers
+// (DHCPRELEASE): NetnsExchanger. A client over an Exchanger without it
+// releases nothing (the server frees the address when the lease ends).
+type Releaser interface {
+	Tell(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) error
+}
+
+// Release gives l back to its server (DHCPRELEASE, RFC 2131 4.4.6): the
+// address as ciaddr, the server identifier, the client identifier the
+// lease was asked with. No answer comes. It is broadcast (from the raw
+// socket): when the lease item goes its address is already withdrawn, and
+// a server's kernel drops a unicast packet in a broadcast frame; dnsmasq
+// and servers on raw sockets take a broadcast RELEASE.
+func (c *Client) Release(ctx context.Context, l *Lease, o Options) error {
+	r, ok := c.X.(Releaser)
+	if !ok {
+		return nil
+	}
+	mods := []dhcpv4.Modifier{dhcpv4.WithMessageType(dhcpv4.MessageTypeRelease),
+		dhcpv4.WithClientIP(l.Address.Addr().AsSlice()),
+		dhcpv4.WithOption(dhcpv4.OptServerIdentifier(l.Server.AsSlice()))}
+	if o.ClientID != "" {
+		mods = append(mods, dhcpv4.WithOption(dhcpv4.OptClientIdentifier([]byte(o.ClientID))))
+	}
+	if err := r.Tell(ctx, l.Interface, mods...); err != nil {
+		return fmt.Errorf("DHCPv4 release of %s on %s: %w", l.Address.Addr(), l.Interface, err)
+	}
+	return nil
+}
+
+// Tell implements Releaser: one broadcast message from the raw socket in
+// the namespace, no answer awaited.
+func (x *NetnsExchanger) Tell(_ context.Context, ifname string, mods ...dhcpv4.Modifier) error {
+	return x.Target.Do(func() error {
+		iface, err := net.InterfaceByName(ifname)
+		if err != nil {
+			return err
+		}
+		conn, err := nclient4.NewRawUDPConn(iface.Name, nclient4.ClientPort)
+		if err != nil {
+			return fmt.Errorf("opening a DHCP socket: %w", err)
+		}
+		defer conn.Close()
+		msg, err := dhcpv4.New(append([]dhcpv4.Modifier{dhcpv4.WithHwAddr(iface.HardwareAddr)}, mods...)...)
+		if err != nil {
+			return err
+		}
+		_, err = conn.WriteTo(msg.ToBytes(), &net.UDPAddr{IP: net.IPv4bcast, Port: nclient4.ServerPort})
+		return err
+	})
+}
+
+// CarrierIn returns Configurator.Carrier for the namespace of t: the
+// interface exists and its carrier is up (IFF_LOWER_UP).
+func CarrierIn(t *netnsx.Target) func(ifname string) bool {
+	return func(ifname string) bool {
+		l, err := t.NL.LinkByName(ifname)
+		return err == nil && l.Attrs().RawFlags&unix.IFF_LOWER_UP != 0
+	}
 }

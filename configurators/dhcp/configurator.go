@@ -108,6 +108,10 @@ type Configurator struct {
 	// RebootTimeout bounds an INIT-REBOOT (default 6s).
 	RebootTimeout time.Duration
 	Log           logrus.FieldLogger // nil: no log
+	// Carrier reports whether an interface exists with its carrier up:
+	// Delete releases a lease only then (a lease let go with the carrier
+	// is kept for INIT-REBOOT). nil: always.
+	Carrier func(ifname string) bool
 }
 
 // Create implements reconciler.Configurator.
@@ -209,12 +213,34 @@ func (c *Configurator) logf(ifname string, err error, msg string) {
 	}
 }
 
-// Delete lets the lease go: the interface's carrier went, or the intent
-// no longer asks for DHCP. The kept lease stays in the state directory,
-// so that the next acquisition asks for the same address (INIT-REBOOT).
-// (No DHCPRELEASE: the server frees the address when the lease ends.)
+// Delete lets the lease go. With the interface's carrier gone (or the
+// interface), the lease stays kept in the state directory, so that the next
+// acquisition asks for the same address (INIT-REBOOT), and nothing is
+// sent. Else the intent no longer asks for DHCP on the interface (or the
+// item is recreated with new options): the lease, held or kept and still
+// valid, is given back to the server (DHCPRELEASE) and forgotten. A
+// release that cannot be sent is logged; the lease is forgotten anyway
+// (the server frees the address when it ends).
 func (c *Configurator) Delete(ctx context.Context, it dg.Item) error {
-	c.Leases.Drop(it.Name())
+	dev := it.Name()
+	l := c.Leases.Get(dev)
+	c.Leases.Drop(dev)
+	if c.Carrier != nil && !c.Carrier(dev) {
+		return nil
+	}
+	if l == nil {
+		l = c.kept(dev)
+	}
+	if l != nil && l.ValidAt(c.Client.now()) {
+		if err := c.Client.Release(ctx, l, OptionsOf(it.(*items.DHCP4Lease))); err != nil {
+			c.logf(dev, err, "the lease is forgotten without a release")
+		} else if c.Log != nil {
+			c.Log.WithField("interface", dev).WithField("address", l.Address.String()).Info("dhcp4: lease released")
+		}
+	}
+	if c.StateDir != "" {
+		ForgetLease(c.StateDir, dev)
+	}
 	return nil
 }
 
@@ -236,7 +262,10 @@ func OptionsOf(it *items.DHCP4Lease) Options {
 // held: as intended when Leases holds a lease on the interface; marked
 // Kept when only the state directory keeps one still valid at now (a
 // restarted agent, or the next one-shot apply: the reconciler then
-// modifies it, which asks the server again while the address stays).
+// modifies it, which asks the server again while the address stays). A
+// lease kept for an interface the hint has no lease item for reads back
+// too (Kept, without options): the intent dropped dhcp4 there, and the
+// reconciler deletes it, which releases it.
 // It looks only at the interfaces with a lease, never through the graph.
 func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []dg.Item {
 	if hint == nil {
@@ -253,15 +282,19 @@ func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []
 		return out
 	}
 	for _, dev := range KeptInterfaces(stateDir) {
-		want, ok := hint.Get(items.DHCP4LeaseRef(dev))
-		if _, h := held[dev]; !ok || h {
+		if _, h := held[dev]; h {
 			continue
 		}
-		if l, err := LoadLease(stateDir, dev); err == nil && l != nil && l.ValidAt(now) {
-			k := *want.(*items.DHCP4Lease)
-			k.Kept = true
-			out = append(out, &k)
+		l, err := LoadLease(stateDir, dev)
+		if err != nil || l == nil || !l.ValidAt(now) {
+			continue
 		}
+		k := items.DHCP4Lease{Dev: dev} // not intended: deleted, which releases it
+		if want, ok := hint.Get(items.DHCP4LeaseRef(dev)); ok {
+			k = *want.(*items.DHCP4Lease)
+		}
+		k.Kept = true
+		out = append(out, &k)
 	}
 	return out
 }

@@ -4,7 +4,10 @@ package netns_test
 
 import (
 	"encoding/json"
+	"errors"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -198,4 +201,44 @@ func TestAgentCLIRollbackDHCP4(t *testing.T) {
 	if !strings.Contains(e.ip("-4", "route", "show", "dev", "up0"), "default via 10.77.0.1") {
 		t.Errorf("no default route after the rollback: %s", res)
 	}
+}
+
+// TestAgentCLIReleaseDHCP4: an apply whose intent no longer has dhcp4 on
+// up0 gives the lease back (DHCPRELEASE: dnsmasq logs it and drops it
+// from its lease file), withdraws the address and routes, and forgets the
+// kept lease (the state directory's file), while the carrier is up.
+func TestAgentCLIReleaseDHCP4(t *testing.T) {
+	e := cliNewEnv(t)
+	srv := dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{})
+	e.mustRun(0, "apply", "--wait", "1m", e.writeFile("dhcp.json", cliDHCPIntent))
+	addr := e.leasedAddr()
+	kept := filepath.Join(e.stateDir, "dhcp4-up0.json")
+	if _, err := os.Stat(kept); err != nil {
+		t.Fatalf("no kept lease after the apply: %v", err)
+	}
+
+	static := `{"version": 1, "interfaces": [{"name": "up0", "type": "physical"},
+	  {"name": "uplink0", "type": "physical", "addresses": ["192.168.1.1/24"]}]}`
+	res := e.mustRun(0, "apply", "--wait", "1m", e.writeFile("static.json", static))
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(srv.Log(), "DHCPRELEASE(dhcpsrv0) "+addr.Addr().String()); {
+		if time.Now().After(deadline) {
+			t.Fatalf("dnsmasq saw no DHCPRELEASE of %v:\n%s\n%s", addr, srv.Log(), res)
+		}
+		time.Sleep(100 * time.Millisecond) // dnsmasq's log arrives through a pipe
+	}
+	if got := e.ip("-4", "addr", "show", "dev", "up0"); strings.Contains(got, "inet ") {
+		t.Errorf("the leased address stayed:\n%s", got)
+	}
+	if got := e.ip("-4", "route", "show", "dev", "up0"); got != "" {
+		t.Errorf("routes of the lease stayed:\n%s", got)
+	}
+	if _, err := os.Stat(kept); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the kept lease is still in the state directory: %v", err)
+	}
+	for _, l := range srv.Leases(t) {
+		if strings.Contains(l, " "+addr.Addr().String()+" ") {
+			t.Errorf("dnsmasq still holds the lease: %s", l)
+		}
+	}
+	e.mustRun(0, "check", e.writeFile("static.json", static))
 }
