@@ -140,8 +140,9 @@
 // Config.Render left nil, the intent renders with the leases in use
 // (render.Facts): the lease's address and routes are items depending on
 // the lease item. After each reconcile the loop takes in the leases held
-// (syncLeases, leases.go): a lease whose binding changed renders the
-// documents again (no new version: the intent is the same) and reconciles.
+// (syncLeases, leases.go): a lease whose binding or end changed renders
+// the documents again (no new version: the intent is the same) and
+// reconciles; a new end refreshes the address's kernel lifetime.
 // The loop owns every lease timer: at T1 it renews (Config.LeaseClient,
 // unicast to the server), at T2 it rebinds (broadcast), each exchange in
 // a goroutine that posts its outcome back; an extension not answered is
