@@ -33,7 +33,7 @@ const daemonLeaseWait = 4 * time.Minute
 // DISCOVER, nothing withdrawn), withdrawn with the carrier and
 // re-acquired with it, and, the server gone, rebound at T2 in vain, then
 // expired (address and routes withdrawn) and acquired again when the
-// server is back.
+// server is back; released when dhcp4 leaves the intent.
 func TestAgentDaemonDHCP4(t *testing.T) {
 	e := daemonNewEnv(t)
 	srv := dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{Renew: 4 * time.Second, Rebind: 8 * time.Second})
@@ -118,6 +118,13 @@ func TestAgentDaemonDHCP4(t *testing.T) {
 	if len(st.Leases) != 1 || st.Leases[0].Gateway != "10.77.0.1" || len(st.Leases[0].DNS) != 1 {
 		t.Errorf("status leases %+v", st.Leases)
 	}
+
+	// dhcp4 leaves the intent: the lease is released, its address goes.
+	last := e.waitForLease("the lease before dhcp4 goes", "")
+	e.writeIntent("dhcp.json", strings.Replace(daemonDHCPFile, `"dhcp4": {"hostname": "edge-1", "routeMetric": 100}`, `"addresses": []`, 1))
+	e.waitFor("the lease released", func() (bool, string) {
+		return strings.Contains(srv.Log(), "DHCPRELEASE(dhcpsrv0) "+strings.Split(last, "/")[0]) && !e.upHas(last), srv.Log()
+	})
 }
 
 // waitForLease waits for a lease held on up0 (obtained so, if given)
