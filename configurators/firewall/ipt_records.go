@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/netagent/netagent/items"
 )
@@ -131,6 +132,48 @@ type recordStore struct {
 	legacy []string
 	// held: inside batch; dirty: a change is not written yet.
 	held, dirty bool
+	// stamp is the records file as this store last read or wrote it:
+	// sharedRecords loads the records again when the file on disk is no
+	// longer that one (removed, or written by another process).
+	stamp fileStamp
+}
+
+// fileStamp tells one version of a file from another: its identity, size
+// and modification time; the zero value is "no file".
+type fileStamp struct {
+	exists    bool
+	dev, ino  uint64
+	size      int64
+	modTimeNs int64
+}
+
+func stampOf(path string) fileStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}
+	}
+	st := fileStamp{exists: true, size: fi.Size(), modTimeNs: fi.ModTime().UnixNano()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.dev, st.ino = uint64(sys.Dev), sys.Ino
+	}
+	return st
+}
+
+// current reports whether s still holds what its directory does: a change
+// not written yet keeps it; otherwise the records file must be the one s
+// last read or wrote, and the directory of older files still there.
+func (s *recordStore) current() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held || s.dirty {
+		return true
+	}
+	if len(s.legacy) > 0 {
+		if _, err := os.Stat(s.dir); err != nil {
+			return false
+		}
+	}
+	return stampOf(filepath.Join(s.dir, recordsFileName)) == s.stamp
 }
 
 // recordsFileName is the records' file in the namespace's record dir.
@@ -177,7 +220,7 @@ func sharedRecords(dir string) (*recordStore, error) {
 	}
 	recordStores.mu.Lock()
 	defer recordStores.mu.Unlock()
-	if s, ok := recordStores.byPath[dir]; ok {
+	if s, ok := recordStores.byPath[dir]; ok && s.current() {
 		return s, nil
 	}
 	s, err := loadRecords(dir)
@@ -217,6 +260,7 @@ func loadRecords(dir string) (*recordStore, error) {
 			s.recs[rec.name()] = rec
 		}
 	}
+	s.stamp = stampOf(filepath.Join(dir, recordsFileName))
 	data, err := os.ReadFile(filepath.Join(dir, recordsFileName))
 	var all recordsOnDisk
 	if err != nil || json.Unmarshal(data, &all) != nil {
@@ -307,10 +351,11 @@ func (s *recordStore) write() error {
 	if err != nil {
 		return err
 	}
-	if err := statefile.WriteCache(filepath.Join(s.dir, recordsFileName), data); err != nil {
+	path := filepath.Join(s.dir, recordsFileName)
+	if err := statefile.WriteCache(path, data); err != nil {
 		return err
 	}
-	s.dirty = false
+	s.dirty, s.stamp = false, stampOf(path)
 	for _, name := range s.legacy {
 		if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err

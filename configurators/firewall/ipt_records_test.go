@@ -70,3 +70,38 @@ func TestRecordFileRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedRecordsFollowTheDisk: the process's shared store is loaded
+// again when its records file is removed or written by another process
+// (the records are a cache of the kernel's spelling: one lost must read
+// as lost, TestFwChainRecordLost in test/netns), and kept otherwise.
+func TestSharedRecordsFollowTheDisk(t *testing.T) {
+	dir := t.TempDir()
+	ch := &items.IptablesChain{Family: items.FamilyIPv4, Table: "filter", Chain: "NA-FWD", Rules: [][]string{{"-s", "10.0.0.1", "-j", "DROP"}}}
+	s, err := sharedRecords(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.put(ch, [][]string{{"-s", "10.0.0.1/32", "-j", "DROP"}}); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := sharedRecords(dir); again != s {
+		t.Error("an unchanged records file was loaded again")
+	}
+	other, _ := loadRecords(dir) // another process: drops the record
+	if err := other.drop(ch); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := sharedRecords(dir); again.get(ch.Name()) != nil {
+		t.Error("a record another process dropped is still held")
+	}
+	if err := s.put(ch, [][]string{{"-s", "10.0.0.1/32", "-j", "DROP"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := sharedRecords(dir); again.get(ch.Name()) != nil {
+		t.Error("a record whose file was removed is still held")
+	}
+}
