@@ -249,8 +249,10 @@ func (e *env) snapshot() string {
 // withoutCarrier removes from an `ip -j link` or `addr` object what
 // follows the carrier, which the kernel changes by itself, seconds after
 // netagent is done when a bridge with STP starts forwarding: the carrier
-// flags, the operational state, IPv6 link-local addresses; and the qdisc,
-// which a link gets when it first comes up and keeps.
+// flags, the operational state, IPv6 link-local addresses, an IPv6
+// address's "tentative" (its duplicate address detection runs once the
+// link has a carrier, and ends by itself); and the qdisc, which a link
+// gets when it first comes up and keeps.
 func withoutCarrier(obj map[string]any) {
 	delete(obj, "qdisc")
 	delete(obj, "operstate")
@@ -264,6 +266,11 @@ func withoutCarrier(obj map[string]any) {
 			m, _ := a.(map[string]any)
 			return m["family"] == "inet6" && m["scope"] == "link"
 		})
+		for _, a := range obj["addr_info"].([]any) {
+			if m, ok := a.(map[string]any); ok {
+				delete(m, "tentative")
+			}
+		}
 	}
 }
 
