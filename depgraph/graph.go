@@ -57,6 +57,9 @@ type root struct {
 	cold map[*Node]StateData
 	// hubs indexes the dependants of nodes with many (see removeDependant).
 	hubs map[*Node]map[*Node]int
+	// peered lists the nodes whose peer is set (see Node.setPeer and
+	// ForgetPeers); some may have lost it since.
+	peered []*Node
 }
 
 var graphIDs atomic.Uint64

@@ -146,11 +146,29 @@ func (n *Node) in(r *root) *Node {
 		return p
 	}
 	p := r.nodeFor(n.Ref())
-	n.peer = p
-	if p.peer == nil || p.peer.dead() {
-		p.peer = n
-	}
+	link(n, p)
 	return p
+}
+
+// link caches p as n's counterpart, and n as p's unless p has a live one.
+// Each root lists its nodes with a counterpart (root.peered) so that
+// ForgetPeers visits only those.
+func link(n, p *Node) {
+	n.setPeer(p)
+	if p.peer == nil || p.peer.dead() {
+		p.setPeer(n)
+	}
+}
+
+func (n *Node) setPeer(p *Node) {
+	if n.peer == nil {
+		r := n.r
+		if r.peered == nil { // sized once for a run that looks at everything
+			r.peered = make([]*Node, 0, max(16, r.index.count))
+		}
+		r.peered = append(r.peered, n)
+	}
+	n.peer = p
 }
 
 // addDependant records that d requires n. A node lists each dependant
@@ -233,10 +251,26 @@ func (n *Node) Peer(g *Graph) *Node {
 	}
 	p := g.r.node(n.Ref())
 	if p != nil {
-		n.peer = p
-		if p.peer == nil || p.peer.dead() {
-			p.peer = n
-		}
+		link(n, p)
 	}
 	return p
+}
+
+// ForgetPeers drops the nodes' cached counterparts in other graphs (see
+// In and Peer), on both sides, so that a graph the caller has let go of
+// (a current graph replaced by a fresh read-back, an intended graph
+// replaced by a new one) is not kept alive by this one. The caches fill
+// again on the next lookups. It visits only the nodes that have one.
+func (g *Graph) ForgetPeers() {
+	r := g.r
+	for i, n := range r.peered {
+		if p := n.peer; p != nil {
+			if p.peer == n {
+				p.peer = nil // left in p's list, as a node without one
+			}
+			n.peer = nil
+		}
+		r.peered[i] = nil
+	}
+	r.peered = r.peered[:0] // kept for the next run: it looks at as many
 }

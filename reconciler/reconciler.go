@@ -107,6 +107,12 @@ func (r *Reconciler) reconcile(ctx context.Context, rec *Records, current, inten
 	run := newRun(r, ctx, rec, current, intended, dry)
 	var st Status
 	run.cur.WithoutJournal(func() { st = run.reconcile() })
+	// The nodes' cached counterparts would keep either graph alive once
+	// the caller replaces it (a fresh read-back, a new intent).
+	run.cur.Root().ForgetPeers()
+	if intended != nil {
+		intended.Root().ForgetPeers()
+	}
 	return st
 }
 
