@@ -1,7 +1,6 @@
 package dhcp6
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,11 +16,7 @@ func leasePath(dir, ifname string) string { return filepath.Join(dir, "dhcp6-"+i
 // SaveLease keeps l in dir (durably: a crash leaves the old lease or the
 // new one).
 func SaveLease(dir string, l *Lease) error {
-	data, err := json.Marshal(l)
-	if err != nil {
-		return fmt.Errorf("encoding the DHCPv6 lease of %s: %w", l.Interface, err)
-	}
-	if err := statefile.WriteAtomic(leasePath(dir, l.Interface), data); err != nil {
+	if err := statefile.SaveJSON(leasePath(dir, l.Interface), l); err != nil {
 		return fmt.Errorf("saving the DHCPv6 lease of %s: %w", l.Interface, err)
 	}
 	return nil
@@ -30,16 +25,12 @@ func SaveLease(dir string, l *Lease) error {
 // LoadLease returns the lease kept for ifname in dir, nil when there is
 // none.
 func LoadLease(dir, ifname string) (*Lease, error) {
-	data, err := os.ReadFile(leasePath(dir, ifname))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the DHCPv6 lease of %s: %w", ifname, err)
-	}
 	var l Lease
-	if err := json.Unmarshal(data, &l); err != nil {
-		return nil, fmt.Errorf("reading the DHCPv6 lease of %s from %s: %w", ifname, leasePath(dir, ifname), err)
+	if ok, err := statefile.LoadJSON(leasePath(dir, ifname), &l); !ok || err != nil {
+		if err != nil {
+			return nil, fmt.Errorf("reading the DHCPv6 lease of %s: %w", ifname, err)
+		}
+		return nil, nil
 	}
 	return &l, nil
 }

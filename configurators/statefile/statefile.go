@@ -6,6 +6,8 @@
 package statefile
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -114,4 +116,29 @@ func Identify(t *netnsx.Target) (NsIdentity, error) {
 		return NsIdentity{}, fmt.Errorf("reading boot id: %w", err)
 	}
 	return NsIdentity{BootID: strings.TrimSpace(string(boot)), Netns: t.Name, NsID: t.NsHandle().UniqueId()}, nil
+}
+
+// SaveJSON writes v as JSON to path, as WriteAtomic does.
+func SaveJSON(path string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return WriteAtomic(path, data)
+}
+
+// LoadJSON reads the JSON file at path into v, and reports false when
+// there is no such file.
+func LoadJSON(path string, v any) (bool, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return false, fmt.Errorf("%s: %w", path, err)
+	}
+	return true, nil
 }
