@@ -49,6 +49,16 @@ type daemonEnv struct {
 
 func daemonNewEnv(t *testing.T) *daemonEnv {
 	t.Helper()
+	e := daemonBareEnv(t)
+	e.exec("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0")
+	e.addUplink()
+	return e
+}
+
+// daemonBareEnv is a daemon's namespace, directories and binary, with no
+// uplink yet.
+func daemonBareEnv(t *testing.T) *daemonEnv {
+	t.Helper()
 	dir := t.TempDir()
 	e := &daemonEnv{
 		t: t, tgt: testns.New(t), bin: daemonBinary(t),
@@ -60,8 +70,6 @@ func daemonNewEnv(t *testing.T) *daemonEnv {
 			t.Fatal(err)
 		}
 	}
-	e.exec("sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0")
-	e.addUplink()
 	return e
 }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/netagent/netagent/configurators/dns"
 	"github.com/netagent/netagent/internal/dnsmasqtest"
-	"github.com/netagent/netagent/internal/testns"
 )
 
 // raDaemonEnv is daemonNewEnv with the uplink up0 facing dnsmasq's router
@@ -20,17 +19,7 @@ import (
 // off until an intent turns it on.
 func raDaemonEnv(t *testing.T) *daemonEnv {
 	t.Helper()
-	dir := t.TempDir()
-	e := &daemonEnv{
-		t: t, tgt: testns.New(t), bin: daemonBinary(t),
-		intentDir: filepath.Join(dir, "intents"), stateDir: filepath.Join(dir, "state"),
-		socket: filepath.Join(dir, "run", "netagent.sock"), logs: &daemonLog{},
-	}
-	for _, d := range []string{e.intentDir, filepath.Dir(e.socket)} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e := daemonBareEnv(t)
 	e.exec("sysctl", "-qw", "net.ipv6.conf.default.accept_ra=0", "net.ipv6.conf.default.autoconf=0")
 	dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{RA: dnsmasqtest.RAOnly})
 	return e
