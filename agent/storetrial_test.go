@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/fleet"
+	"github.com/netagent/netagent/store"
 )
 
 // The fleet trial tests: a trial envelope pushed to h1's group, confirmed
@@ -148,17 +149,8 @@ func TestFleetTrialConfirmed(t *testing.T) {
 // changes, not even after a restart; a plain push then applies.
 func TestFleetTrialReverted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.put(groupRoutes, routeDoc)
-		p := &fleetProber{err: errors.New("ping 192.0.2.1: no reply")}
-		dir := t.TempDir()
-		f := newFleetTrialRig(t, m, dir, p)
-		f.start()
-		settle()
-		rev := m.put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1"))
-		settle()
-		settle()
+		m, p, dir := newMemStore(), failingProber(), t.TempDir()
+		f, rev := startFailingTrial(t, m, dir, p)
 		if f.k.has(route2Ref) || !f.k.has(routeRef) {
 			t.Fatalf("the failed trial was not reverted to the previous document: %v", f.k.takeOps())
 		}
@@ -296,17 +288,8 @@ func TestFleetTrialDeleted(t *testing.T) {
 // read once and moved there.
 func TestFleetTrialJournal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.put(groupRoutes, routeDoc)
-		p := &fleetProber{err: errors.New("ping 192.0.2.1: no reply")}
-		dir := t.TempDir()
-		f := newFleetTrialRig(t, m, dir, p)
-		f.start()
-		settle()
-		m.put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1"))
-		settle()
-		settle()
+		m, p, dir := newMemStore(), failingProber(), t.TempDir()
+		f, _ := startFailingTrial(t, m, dir, p)
 		if got := strings.Join(f.trials.events, ","); got != "begin,revert" {
 			t.Fatalf("journal events %q, want begin,revert", got)
 		}
@@ -371,4 +354,25 @@ func TestFleetTrialsMovedIntoStore(t *testing.T) {
 			t.Fatalf("after a restart without fleet-trials.json: %v", g.k.takeOps())
 		}
 	})
+}
+
+// failingProber is a prober whose every round fails.
+func failingProber() *fleetProber {
+	return &fleetProber{err: errors.New("ping 192.0.2.1: no reply")}
+}
+
+// startFailingTrial starts an agent on m holding the uplink and one route,
+// pushes a trial of two routes probed by p, and returns once the trial ran;
+// rev is the trial's revision.
+func startFailingTrial(t *testing.T, m *memStore, dir string, p *fleetProber) (f *fleetTrialRig, rev store.Version) {
+	t.Helper()
+	m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+	m.put(groupRoutes, routeDoc)
+	f = newFleetTrialRig(t, m, dir, p)
+	f.start()
+	settle()
+	rev = m.put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1"))
+	settle()
+	settle()
+	return f, rev
 }
