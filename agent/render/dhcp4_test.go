@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"testing"
@@ -113,15 +114,22 @@ func TestRenderDHCP4StaticWins(t *testing.T) {
 	}
 }
 
-// The edge router of examples/ (a DHCP uplink, a LAN bridge, NAT)
+// The edge router of examples/ (a DHCP uplink, a LAN bridge, NAT, DNS)
 // renders: the uplink's lease item, and with a lease its address and
-// default route; the LAN does not depend on the lease.
+// default route; the LAN does not depend on the lease; resolv.conf has
+// the intent's server and domain first, then the lease's.
 func TestRenderEdgeRouterExample(t *testing.T) {
 	in := parseFile(t, "../../examples/edge-router.json")
-	l := &lease4.Lease{Interface: "wan0", Address: netip.MustParsePrefix("10.77.0.100/24"), Router: netip.MustParseAddr("10.77.0.1")}
-	g, err := RenderWith(in, Facts{Leases: map[string]*lease4.Lease{"wan0": l}})
+	l := &lease4.Lease{Interface: "wan0", Address: netip.MustParsePrefix("10.77.0.100/24"), Router: netip.MustParseAddr("10.77.0.1"),
+		DNS: []netip.Addr{netip.MustParseAddr("10.77.0.53")}, Domains: []string{"isp.example"}}
+	g, err := RenderWith(in, Facts{Leases: map[string]*lease4.Lease{"wan0": l}, ResolvConf: "/run/netagent/resolv.conf"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if it, ok := g.Get(items.DNSRef("/run/netagent/resolv.conf")); !ok {
+		t.Error("no dns item")
+	} else if d := it.(*items.DNS); fmt.Sprint(d.Nameservers, d.Search) != "[192.168.50.53 10.77.0.53] [lan.example isp.example]" {
+		t.Errorf("dns %v %v, want the intent's server and domain, then the lease's", d.Nameservers, d.Search)
 	}
 	if _, ok := g.Get(items.DHCP4LeaseRef("wan0")); !ok {
 		t.Error("no lease item for wan0")
