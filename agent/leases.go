@@ -57,7 +57,7 @@ type leaseResult struct {
 }
 
 // leaseFacts returns the facts render needs for files: the host's
-// (Config.Facts) and the leases in use.
+// (Config.Facts) and the leases in use, of both families.
 func (a *Agent) leaseFacts(files map[string]*intent.Intent) render.Facts {
 	var f render.Facts
 	if a.cfg.Facts != nil {
@@ -65,6 +65,9 @@ func (a *Agent) leaseFacts(files map[string]*intent.Intent) render.Facts {
 	}
 	if a.st != nil {
 		f.Leases = a.st.lease.used
+		if a.cfg.Leases6 != nil {
+			a.st.lease6.facts6(&f)
+		}
 	}
 	return f
 }
@@ -164,24 +167,63 @@ func (a *Agent) stillKept(held map[string]*lease4.Lease) {
 	}
 }
 
-// scheduleLeases sets the alarm to the soonest due lease: its next
-// exchange, or, while one is in flight, its expiry (an exchange that hangs
-// never keeps a lease past its end).
+// scheduleLeases sets the alarm to the soonest due lease (soonestDue).
 func (a *Agent) scheduleLeases() {
 	s := &a.st.lease
+	s.alarm.stop()
+	if next := soonestDue(s.due, s.used, s.busy); !next.IsZero() {
+		s.alarm.set(max(time.Until(next), 0))
+	}
+}
+
+// leaseTimes is what the timers need of a lease of either family.
+type leaseTimes interface {
+	RebindAt() time.Time
+	Expires() time.Time
+}
+
+// soonestDue returns when the soonest of the leases due is: its next
+// exchange, or, while one is in flight, its expiry (an exchange that
+// hangs never keeps a lease past its end); zero when none is.
+func soonestDue[L interface {
+	comparable
+	leaseTimes
+}](due map[string]time.Time, used, busy map[string]L) time.Time {
 	var next time.Time
-	for name, at := range s.due {
-		if l := s.used[name]; l != nil && s.busy[name] == l {
+	var none L
+	for name, at := range due {
+		if l := used[name]; l != none && busy[name] == l {
 			at = l.Expires()
 		}
 		if next.IsZero() || at.Before(next) {
 			next = at
 		}
 	}
-	s.alarm.stop()
-	if !next.IsZero() {
-		s.alarm.set(max(time.Until(next), 0))
+	return next
+}
+
+// leaseAction is what a lease due needs (dueAction).
+type leaseAction int
+
+const (
+	leaseWait   leaseAction = iota // not yet, or an exchange is in flight
+	leaseExpire                    // its end has come
+	leaseRenew                     // with its server, before T2
+	leaseRebind                    // with any server, before its end
+)
+
+// dueAction returns what l, due at at, needs at now; busy: an exchange on
+// it is in flight (whose outcome is ignored when it expires meanwhile).
+func dueAction(l leaseTimes, at time.Time, busy bool, now time.Time) leaseAction {
+	switch {
+	case !now.Before(l.Expires()):
+		return leaseExpire
+	case busy || at.After(now):
+		return leaseWait
+	case now.Before(l.RebindAt()):
+		return leaseRenew
 	}
+	return leaseRebind
 }
 
 // leasesDue handles the alarm: each lease due renews (before T2),
@@ -192,14 +234,15 @@ func (a *Agent) leasesDue(ctx context.Context) {
 	now := time.Now()
 	for name, at := range s.due {
 		l := s.used[name]
-		switch {
-		case l == nil:
-		case !l.ValidAt(now):
+		if l == nil {
+			continue
+		}
+		switch dueAction(l, at, s.busy[name] == l, now) {
+		case leaseExpire:
 			a.expire(l)
-		case s.busy[name] == l || at.After(now):
-		case now.Before(l.RebindAt()):
+		case leaseRenew:
 			a.exchange(ctx, l, dhcp.ObtainedRenew, l.RebindAt())
-		default:
+		case leaseRebind:
 			a.exchange(ctx, l, dhcp.ObtainedRebind, l.Expires())
 		}
 	}
@@ -274,21 +317,21 @@ func (a *Agent) extended(r leaseResult) {
 		a.restartLease(name)
 		return
 	}
-	next := retryAt(r.old, r.how, now)
+	next := retryAt(r.old, r.how == dhcp.ObtainedRenew, now)
 	s.due[name] = next
 	a.log.WithError(r.err).WithFields(logrus.Fields{"interface": name, "next": next.Format(time.RFC3339)}).Warn("dhcp4: no answer; trying again")
 	a.scheduleLeases()
 }
 
-// retryAt is when to try again after an exchange (how) on l went
-// unanswered at now: at half the time left until the end of its state (T2
-// for a renewal, the expiry for a rebinding), at least 5 s apart, never
-// after that end; a renewal that ran into T2 goes on as a rebinding at
-// once.
-func retryAt(l *lease4.Lease, how string, now time.Time) time.Time {
+// retryAt is when to try again after an exchange on l went unanswered at
+// now (renewing: a renewal, else a rebinding): at half the time left
+// until the end of its state (T2 for a renewal, the expiry for a
+// rebinding), at least 5 s apart, never after that end; a renewal that ran
+// into T2 goes on as a rebinding at once.
+func retryAt(l leaseTimes, renewing bool, now time.Time) time.Time {
 	end := l.RebindAt()
 	if !now.Before(end) {
-		if how == dhcp.ObtainedRenew {
+		if renewing {
 			return now
 		}
 		end = l.Expires()
@@ -345,17 +388,19 @@ func (a *Agent) rerender(reason string) {
 // LeaseStatus is one lease in the status: what the server granted and
 // when it is next renewed and expires.
 type LeaseStatus struct {
-	Interface string    `json:"interface"`
-	Address   string    `json:"address"`
-	Server    string    `json:"server,omitempty"`
-	Gateway   string    `json:"gateway,omitempty"`
-	DNS       []string  `json:"dns,omitempty"`
-	Domains   []string  `json:"domains,omitempty"`
-	Obtained  string    `json:"obtained,omitempty"`
-	Acquired  time.Time `json:"acquired"`
-	RenewAt   time.Time `json:"renewAt"`
-	RebindAt  time.Time `json:"rebindAt"`
-	Expires   time.Time `json:"expires"`
+	Interface string `json:"interface"`
+	// Family is "ipv4" (DHCPv4) or "ipv6" (DHCPv6).
+	Family   string    `json:"family"`
+	Address  string    `json:"address"`
+	Server   string    `json:"server,omitempty"`
+	Gateway  string    `json:"gateway,omitempty"`
+	DNS      []string  `json:"dns,omitempty"`
+	Domains  []string  `json:"domains,omitempty"`
+	Obtained string    `json:"obtained,omitempty"`
+	Acquired time.Time `json:"acquired"`
+	RenewAt  time.Time `json:"renewAt"`
+	RebindAt time.Time `json:"rebindAt"`
+	Expires  time.Time `json:"expires"`
 	// Held: a server granted or confirmed it since the agent started
 	// (false: the kept lease, being asked for again).
 	Held bool `json:"held"`
@@ -367,7 +412,7 @@ func (a *Agent) leaseStatuses() []LeaseStatus {
 	var out []LeaseStatus
 	for _, name := range slices.Sorted(maps.Keys(s.used)) {
 		l := s.used[name]
-		ls := LeaseStatus{Interface: name, Address: l.Address.String(), Domains: l.Domains, Obtained: l.Obtained,
+		ls := LeaseStatus{Interface: name, Family: "ipv4", Address: l.Address.String(), Domains: l.Domains, Obtained: l.Obtained,
 			Acquired: l.Acquired, RenewAt: l.RenewAt(), RebindAt: l.RebindAt(), Expires: l.Expires(),
 			Held: a.cfg.Leases != nil && a.cfg.Leases.Get(name) == l}
 		if l.Server.IsValid() {
@@ -380,6 +425,9 @@ func (a *Agent) leaseStatuses() []LeaseStatus {
 			ls.DNS = append(ls.DNS, d.String())
 		}
 		out = append(out, ls)
+	}
+	if a.cfg.Leases6 != nil {
+		out = append(out, a.lease6Statuses()...)
 	}
 	return out
 }

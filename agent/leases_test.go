@@ -34,7 +34,7 @@ func TestLeaseRetryAt(t *testing.T) {
 		{dhcp.ObtainedRebind, 40 * time.Second, 80 * time.Second}, // half the 80 s left
 		{dhcp.ObtainedRebind, 118 * time.Second, 120 * time.Second},
 	} {
-		if got := retryAt(l, c.how, at.Add(c.now)); got != at.Add(c.want) {
+		if got := retryAt(l, c.how == dhcp.ObtainedRenew, at.Add(c.now)); got != at.Add(c.want) {
 			t.Errorf("%s unanswered at +%v: next at +%v, want +%v", c.how, c.now, got.Sub(at), c.want)
 		}
 	}

@@ -65,7 +65,8 @@ type loopState struct {
 
 	fleetJournal *fleetJournal // journals the pending fleet trial (storetrial.go)
 
-	lease leaseState // the DHCPv4 leases in use and their timers (leases.go)
+	lease  leaseState  // the DHCPv4 leases in use and their timers (leases.go)
+	lease6 lease6State // the DHCPv6 ones (leases6.go)
 }
 
 // alarm is a one-shot timer whose channel is nil while it is not set, so
@@ -171,6 +172,11 @@ func (a *Agent) loop(ctx context.Context) {
 			a.leasesDue(ctx)
 		case r := <-a.leaseDone:
 			a.extended(r)
+		case <-s.lease6.alarm.C():
+			s.lease6.alarm.fired()
+			a.leasesDue6(ctx)
+		case r := <-a.lease6Done:
+			a.extended6(r)
 		case <-s.watchdogC():
 			a.notify("watchdog", a.cfg.Notifier.Watchdog)
 		}
@@ -193,6 +199,8 @@ func (a *Agent) reconcileWanted(ctx context.Context) {
 		a.reconcile(ctx)
 		a.syncLeases()
 		a.restartLeases()
+		a.syncLeases6()
+		a.restartLeases6()
 	}
 }
 

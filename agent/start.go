@@ -23,6 +23,7 @@ func (a *Agent) start(ctx context.Context) error {
 		return err
 	}
 	a.seedLeases()
+	a.seedLeases6()
 	a.loadSources(a.sourceNames(), reasonStart)
 	cur, err := a.cfg.Kernel.ReadCurrent(ctx, s.intended)
 	if err != nil {
@@ -31,6 +32,9 @@ func (a *Agent) start(ctx context.Context) error {
 	s.current = cur
 	if a.cfg.Leases != nil {
 		a.cfg.Leases.IgnoreKept() // read back once: the leases are the loop's from now on
+	}
+	if a.cfg.Leases6 != nil {
+		a.cfg.Leases6.IgnoreKept()
 	}
 	a.startWatchers(ctx)
 	if a.cfg.DriftInterval > 0 {

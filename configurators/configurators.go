@@ -3,9 +3,7 @@ package configurators
 import (
 	"fmt"
 	"slices"
-	"time"
 
-	"github.com/netagent/netagent/configurators/dhcp6"
 	"github.com/netagent/netagent/configurators/dns"
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
@@ -15,12 +13,6 @@ import (
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
-
-// lease6Tries is how many times the DHCPv6 client sends each message
-// (waiting 2 s, then 4 s, then 8 s: nclient6 doubles the wait) before the
-// lease item fails: a one-shot apply with no server answering reports it
-// after about 14 s, and the daemon retries the item with its backoff.
-const lease6Tries = 3
 
 // NewRegistry returns a registry with the configurators of every item type
 // for the target namespace. stateDir is where the firewall configurators
@@ -38,10 +30,6 @@ func NewRegistry(t *netnsx.Target, stateDir string) (*reconciler.TypeRegistry, e
 	}
 	if err := reg.Register(items.TypeDNS, &dns.Configurator{}); err != nil {
 		return nil, fmt.Errorf("registering the dns configurator: %w", err)
-	}
-	lease6 := &dhcp6.Configurator{Client: &dhcp6.Client{X: &dhcp6.NetnsExchanger{Target: t, Retry: lease6Tries}}, Leases: &dhcp6.Leases{}, StateDir: stateDir}
-	if err := reg.Register(items.TypeDHCP6Lease, lease6); err != nil {
-		return nil, fmt.Errorf("registering the dhcp6 configurator: %w", err)
 	}
 	return reg, nil
 }
@@ -70,7 +58,6 @@ func ReadItems(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, er
 		{"l3", func() ([]dg.Item, error) { return l3.ReadBack(t, hint) }},
 		{"firewall", func() ([]dg.Item, error) { return firewall.ReadBack(t, stateDir, hint) }},
 		{"dns", func() ([]dg.Item, error) { return dns.ReadBack(hint, ""), nil }},
-		{"dhcp6 leases", func() ([]dg.Item, error) { return dhcp6.ReadBack(stateDir, hint, time.Now()), nil }},
 	}
 	var lists [][]dg.Item
 	for _, r := range readers {

@@ -31,6 +31,7 @@
 //	trial_deadline_timestamp_seconds          gauge: when the pending trial reverts unless confirmed (0: none pending)
 //	trials_total{result}                      counter: trials ended since the start, by result (confirmed, reverted)
 //	dhcp4_lease_events_total{interface,event}  counter: DHCPv4 lease events (acquired, renewed, rebound, expired, lost, refused)
+//	dhcp6_lease_events_total{interface,event}  counter: DHCPv6 lease events (the same events)
 //
 // An operation that goes on in the background counts when it finishes
 // (the reconcile that settles it logs it again, with its whole duration).
@@ -115,6 +116,7 @@ type Metrics struct {
 	driftFixed   *prometheus.CounterVec
 	trials       *prometheus.CounterVec
 	leases       *prometheus.CounterVec
+	leases6      *prometheus.CounterVec
 
 	gauges *gauges
 
@@ -149,10 +151,12 @@ func New() *Metrics {
 			Help: "Trials ended since the daemon started, by result (confirmed, reverted)."}, []string{"result"}),
 		leases: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "dhcp4_lease_events_total",
 			Help: "DHCPv4 lease events, by interface and event (" + strings.Join(LeaseEvents, ", ") + ")."}, []string{"interface", "event"}),
+		leases6: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "dhcp6_lease_events_total",
+			Help: "DHCPv6 lease events, by interface and event (" + strings.Join(LeaseEvents, ", ") + ")."}, []string{"interface", "event"}),
 		gauges:  newGauges(),
 		pending: map[dg.ItemRef]bool{},
 	}
-	m.reg.MustRegister(m.reconciles, m.reconcileDur, m.ops, m.opDur, m.retries, m.driftFound, m.driftFixed, m.trials, m.leases, m.gauges)
+	m.reg.MustRegister(m.reconciles, m.reconcileDur, m.ops, m.opDur, m.retries, m.driftFound, m.driftFixed, m.trials, m.leases, m.leases6, m.gauges)
 	for _, r := range []string{"confirmed", "reverted"} {
 		m.trials.WithLabelValues(r)
 	}
@@ -169,6 +173,11 @@ var LeaseEvents = []string{"acquired", "renewed", "rebound", "expired", "lost", 
 
 // ObserveLease counts one lease event on ifname.
 func (m *Metrics) ObserveLease(ifname, event string) { m.leases.WithLabelValues(ifname, event).Inc() }
+
+// ObserveLease6 counts one DHCPv6 lease event on ifname
+// (netagent_dhcp6_lease_events_total: the events of LeaseEvents; refused
+// is a REPLY that takes the address back, NoBinding or a lifetime of 0).
+func (m *Metrics) ObserveLease6(ifname, event string) { m.leases6.WithLabelValues(ifname, event).Inc() }
 
 // Register adds collectors to the registry (the daemon adds the Go
 // runtime's and the process's).

@@ -2,6 +2,7 @@ package render
 
 import (
 	"net/netip"
+	"time"
 
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/items/lease4"
@@ -28,7 +29,15 @@ type Facts struct {
 	// leases held, one per interface (section_dns.go merges them with
 	// those of Leases).
 	LeaseDNS []items.LinkDNS
-	// DHCP6 is the address of the DHCPv6 lease held on each interface
-	// (ipv6.go renders it, depending on the lease item).
-	DHCP6 map[string]netip.Addr
+	// DHCP6 is the DHCPv6 lease held on each interface (ipv6.go renders
+	// its address, depending on the lease item).
+	DHCP6 map[string]Lease6
+}
+
+// Lease6 is what render needs of a DHCPv6 lease: its address, and when the
+// address's valid lifetime ends (the kernel's valid_lft: the kernel drops
+// the address then, should the agent be gone; a renewal moves it).
+type Lease6 struct {
+	Address    netip.Addr
+	ValidUntil time.Time
 }

@@ -97,7 +97,7 @@ func TestRenderDHCP6(t *testing.T) {
 		}
 	}
 	a := netip.MustParseAddr("2001:db8:77::123")
-	g, err := RenderWith(parse(t, doc), Facts{DHCP6: map[string]netip.Addr{"up0": a, "other0": a}})
+	g, err := RenderWith(parse(t, doc), Facts{DHCP6: map[string]Lease6{"up0": {Address: a}, "other0": {Address: a}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestRenderDHCP6(t *testing.T) {
 		t.Errorf("lease address %+v", addr)
 	}
 	declared := `{"version": 1, "interfaces": [{"name": "up0", "type": "physical", "addresses": ["2001:db8:77::123/128"], "ipv6": {"dhcp6": true}}]}`
-	g, err = RenderWith(parse(t, declared), Facts{DHCP6: map[string]netip.Addr{"up0": a}})
+	g, err = RenderWith(parse(t, declared), Facts{DHCP6: map[string]Lease6{"up0": {Address: a}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestRenderDHCP6(t *testing.T) {
 func TestRenderIPv6UplinkExample(t *testing.T) {
 	in := parseFile(t, "../../examples/ipv6-uplink.json")
 	lease := netip.MustParseAddr("2001:db8:77::123")
-	g, err := RenderWith(in, Facts{ResolvConf: "/etc/resolv.conf", DHCP6: map[string]netip.Addr{"uplink0": lease},
+	g, err := RenderWith(in, Facts{ResolvConf: "/etc/resolv.conf", DHCP6: map[string]Lease6{"uplink0": {Address: lease}},
 		LeaseDNS: []items.LinkDNS{{Dev: "uplink0", Nameservers: []netip.Addr{netip.MustParseAddr("2001:db8:77::53")}}}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/netagent/netagent/configurators"
 	"github.com/netagent/netagent/configurators/dhcp"
+	"github.com/netagent/netagent/configurators/dhcp6"
 	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -36,6 +37,9 @@ type Runtime struct {
 	// dhcp acquires the DHCPv4 leases; leases holds them (Leases).
 	dhcp   *dhcp.Configurator
 	leases *dhcp.Leases
+	// dhcp6 acquires the DHCPv6 leases; leases6 holds them (Leases6).
+	dhcp6   *dhcp6.Configurator
+	leases6 *dhcp6.Leases
 }
 
 // Open opens the named network namespace ("" for the caller's own),
@@ -66,8 +70,27 @@ func Open(netns, stateDir string, log logrus.FieldLogger) (*Runtime, error) {
 	dc := &dhcp.Configurator{Client: &dhcp.Client{X: &dhcp.NetnsExchanger{Target: t}}, Leases: leases, StateDir: stateDir, Log: log,
 		Carrier: dhcp.CarrierIn(t)}
 	reg.Register(items.TypeDHCP4Lease, dc)
-	return &Runtime{target: t, stateDir: stateDir, reg: reg, log: log, dhcp: dc, leases: leases}, nil
+	leases6 := &dhcp6.Leases{}
+	dc6 := &dhcp6.Configurator{Client: &dhcp6.Client{X: &dhcp6.NetnsExchanger{Target: t, Retry: lease6Tries}},
+		Leases: leases6, StateDir: stateDir, Log: log, Carrier: dhcp.CarrierIn(t)}
+	reg.Register(items.TypeDHCP6Lease, dc6)
+	return &Runtime{target: t, stateDir: stateDir, reg: reg, log: log, dhcp: dc, leases: leases, dhcp6: dc6, leases6: leases6}, nil
 }
+
+// lease6Tries is how many times the DHCPv6 client sends each SOLICIT
+// (waiting 2 s, then 4 s, then 8 s: nclient6 doubles the wait) before the
+// lease item fails: a one-shot apply with no server answering reports it
+// after about 14 s, and the daemon retries the item with its backoff.
+const lease6Tries = 3
+
+// Leases6 returns the DHCPv6 leases held: acquired by a server since the
+// Runtime opened, or kept (the daemon seeds it with the kept leases, renews
+// them and lets them go through it).
+func (r *Runtime) Leases6() *dhcp6.Leases { return r.leases6 }
+
+// DHCP6Client returns the DHCPv6 client of the namespace (for the
+// daemon's renewals).
+func (r *Runtime) DHCP6Client() *dhcp6.Client { return r.dhcp6.Client }
 
 // Leases returns the DHCPv4 leases held: acquired or confirmed by a
 // server since the Runtime opened (the daemon renews them and lets them go
@@ -138,7 +161,9 @@ func (r *Runtime) readCurrent(intended *dg.Graph) (*dg.Graph, []*dg.Node, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	list = append(list, dhcp.ReadBack(r.leases, r.stateDir, intended, time.Now())...)
+	now := time.Now()
+	list = append(list, dhcp.ReadBack(r.leases, r.stateDir, intended, now)...)
+	list = append(list, dhcp6.ReadBack(r.leases6, r.stateDir, intended, now)...)
 	cur, nodes := currentGraph(list, intended)
 	return cur, nodes, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/netip"
 	"slices"
 	"time"
 
@@ -30,7 +29,7 @@ type leaseFacts struct {
 	// host returns the host's facts (IPv6 forwarding, --resolv-conf, the
 	// DHCPv6 leases kept); used6, the DHCPv6 addresses of the last render.
 	host  func() (render.Facts, error)
-	used6 map[string]netip.Addr
+	used6 map[string]render.Lease6
 }
 
 // newLeaseFacts returns nil when no interface of files has dhcp4 or
@@ -83,10 +82,15 @@ func (lf *leaseFacts) again(rt *target.Runtime) (*dg.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	if same && maps.Equal(f.DHCP6, lf.used6) {
+	if same && maps.EqualFunc(f.DHCP6, lf.used6, sameLease6) {
 		return nil, nil
 	}
 	return lf.renderWith(f, held)
+}
+
+// sameLease6 reports whether two renders of a DHCPv6 lease are the same.
+func sameLease6(a, b render.Lease6) bool {
+	return a.Address == b.Address && a.ValidUntil.Equal(b.ValidUntil)
 }
 
 func (lf *leaseFacts) render(leases map[string]*lease4.Lease) (*dg.Graph, error) {

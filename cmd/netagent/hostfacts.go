@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"flag"
-	"net/netip"
 	"path/filepath"
 	"slices"
 	"time"
@@ -41,9 +40,9 @@ func (k *kernelOpts) facts(rt *target.Runtime, files map[string]*intent.Intent) 
 	for _, name := range dhcp6Interfaces(files) {
 		if l := dhcp6.LoadValid(rt.StateDir(), name, now); l != nil {
 			if f.DHCP6 == nil {
-				f.DHCP6 = map[string]netip.Addr{}
+				f.DHCP6 = map[string]render.Lease6{}
 			}
-			f.DHCP6[name] = l.Address
+			f.DHCP6[name] = render.Lease6{Address: l.Address, ValidUntil: l.Expires()}
 			f.LeaseDNS = append(f.LeaseDNS, l.LinkDNS())
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/configurators"
 	"github.com/netagent/netagent/configurators/dhcp"
+	"github.com/netagent/netagent/configurators/dhcp6"
 	"github.com/netagent/netagent/configurators/firewall"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -51,7 +53,8 @@ func runShow(g *globals, args []string) int {
 		list = append(list, it)
 	}
 	kept := dhcp.KeptLeases(rt.StateDir(), time.Now())
-	list = withoutLeaseItems(list, kept)
+	kept6 := dhcp6.KeptLeases(rt.StateDir(), time.Now())
+	list = withoutLeaseItems(list, kept, kept6)
 	var foreign *configurators.Foreign
 	if *all {
 		list = withoutManagedLinks(list)
@@ -64,13 +67,13 @@ func runShow(g *globals, args []string) int {
 	case *asJSON && *all:
 		err = writeJSON(g, showAllJSON(list, foreign))
 	case *asJSON:
-		err = writeJSON(g, withDHCP4(render.ToIntent(list), kept))
+		err = writeJSON(g, withDHCP(render.ToIntent(list), kept, kept6))
 	case *all:
 		printShowAll(g, list, foreign)
-		printKeptLeases(g, kept)
+		printKeptLeases(g, kept, kept6)
 	default:
 		printShowText(g, list)
-		printKeptLeases(g, kept)
+		printKeptLeases(g, kept, kept6)
 	}
 	if err != nil {
 		return exitInternal
@@ -79,27 +82,38 @@ func runShow(g *globals, args []string) int {
 }
 
 // printKeptLeases lists the leases the state directory keeps.
-func printKeptLeases(g *globals, kept map[string]*lease4.Lease) {
-	if len(kept) == 0 {
-		return
+func printKeptLeases(g *globals, kept map[string]*lease4.Lease, kept6 map[string]*dhcp6.Lease) {
+	if len(kept) > 0 {
+		fmt.Fprintf(g.stdout, "dhcp4 leases (kept in the state directory; their address and routes are left out above):\n")
+		for _, name := range slices.Sorted(maps.Keys(kept)) {
+			fmt.Fprintf(g.stdout, "  %s\n", leaseOf(kept[name]))
+		}
 	}
-	fmt.Fprintf(g.stdout, "dhcp4 leases (kept in the state directory; their address and routes are left out above):\n")
-	for _, name := range slices.Sorted(maps.Keys(kept)) {
-		fmt.Fprintf(g.stdout, "  %s\n", leaseOf(kept[name]))
+	if len(kept6) > 0 {
+		fmt.Fprintf(g.stdout, "dhcp6 leases (kept in the state directory; their address is left out above):\n")
+		for _, name := range slices.Sorted(maps.Keys(kept6)) {
+			l := kept6[name]
+			fmt.Fprintf(g.stdout, "  dhcp6 %s: %s/128 from server %s, DNS %v, search %v, renew at %s, expires %s\n",
+				name, l.Address, l.Server, l.DNS, l.Search, l.RenewAt().Format(time.RFC3339), l.Expires().Format(time.RFC3339))
+		}
 	}
 }
 
 // withoutLeaseItems leaves out of list the address and routes that the
 // leases kept give (the routes on the lease's interface preferring its
-// address as source): show lists them with the lease, and show --json
-// says dhcp4 instead of a static address.
-func withoutLeaseItems(list []dg.Item, kept map[string]*lease4.Lease) []dg.Item {
-	if len(kept) == 0 {
+// address as source; a DHCPv6 lease's /128): show lists them with the
+// lease, and show --json says dhcp4 or ipv6.dhcp6 instead of a static
+// address.
+func withoutLeaseItems(list []dg.Item, kept map[string]*lease4.Lease, kept6 map[string]*dhcp6.Lease) []dg.Item {
+	if len(kept) == 0 && len(kept6) == 0 {
 		return list
 	}
 	return slices.DeleteFunc(list, func(it dg.Item) bool {
 		switch it := it.(type) {
 		case *items.Address:
+			if l := kept6[it.Dev]; l != nil && it.Prefix == netip.PrefixFrom(l.Address, 128) {
+				return true
+			}
 			l := kept[it.Dev]
 			return l != nil && it.Prefix == l.Address
 		case *items.Route:
@@ -110,16 +124,27 @@ func withoutLeaseItems(list []dg.Item, kept map[string]*lease4.Lease) []dg.Item 
 	})
 }
 
-// withDHCP4 marks the interfaces with a kept lease "dhcp4": true (adding
-// the physical interface when the intent has no item for it).
-func withDHCP4(in *intent.Intent, kept map[string]*lease4.Lease) *intent.Intent {
-	for _, name := range slices.Sorted(maps.Keys(kept)) {
+// withDHCP marks the interfaces with a kept lease "dhcp4": true or
+// "ipv6": {"dhcp6": true} (adding the physical interface when the intent
+// has no item for it).
+func withDHCP(in *intent.Intent, kept map[string]*lease4.Lease, kept6 map[string]*dhcp6.Lease) *intent.Intent {
+	ifc := func(name string) *intent.Interface {
 		i := slices.IndexFunc(in.Interfaces, func(ifc intent.Interface) bool { return ifc.Name == name })
 		if i < 0 {
 			in.Interfaces = append(in.Interfaces, intent.Interface{Name: name, Type: intent.LinkPhysical})
 			i = len(in.Interfaces) - 1
 		}
-		in.Interfaces[i].DHCP4 = &intent.DHCP4{}
+		return &in.Interfaces[i]
+	}
+	for _, name := range slices.Sorted(maps.Keys(kept)) {
+		ifc(name).DHCP4 = &intent.DHCP4{}
+	}
+	for _, name := range slices.Sorted(maps.Keys(kept6)) {
+		i := ifc(name)
+		if i.IPv6 == nil {
+			i.IPv6 = &intent.IPv6{}
+		}
+		i.IPv6.DHCP6 = true
 	}
 	return in
 }

@@ -85,20 +85,25 @@ func statusPrint(w io.Writer, st *agent.Status, all bool, now time.Time) {
 	statusPrintLeases(w, st.Leases, now)
 }
 
-// statusPrintLeases lists the DHCPv4 leases in use: what each grants,
-// how it was obtained, when it renews and expires.
+// statusPrintLeases lists the DHCP leases in use (DHCPv4, then DHCPv6):
+// what each grants, how it was obtained, when it renews and expires.
 func statusPrintLeases(w io.Writer, list []agent.LeaseStatus, now time.Time) {
 	if len(list) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n%-10s %-18s %-15s %-15s %-20s %-9s %-10s %s\n", "DHCP4", "ADDRESS", "SERVER", "GATEWAY", "DNS", "OBTAINED", "RENEW IN", "EXPIRES IN")
+	const row = "%-10s %-6s %-26s %-15s %-15s %-20s %-9s %-10s %s\n"
+	fmt.Fprintf(w, "\n"+row, "LEASE", "FAMILY", "ADDRESS", "SERVER", "GATEWAY", "DNS", "OBTAINED", "RENEW IN", "EXPIRES IN")
 	for _, l := range list {
 		how := l.Obtained
 		if !l.Held {
 			how += " (asking)"
 		}
-		fmt.Fprintf(w, "%-10s %-18s %-15s %-15s %-20s %-9s %-10s %s\n", l.Interface, l.Address, orDash(l.Server), orDash(l.Gateway),
-			orDash(strings.Join(l.DNS, ",")), how, until(l.RenewAt, now), until(l.Expires, now))
+		server := l.Server
+		if l.Family == "ipv6" && len(server) > 15 {
+			server = "duid " + server[len(server)-10:] // a DUID in hex: its end tells servers apart
+		}
+		fmt.Fprintf(w, row, l.Interface, l.Family, l.Address, orDash(server), orDash(l.Gateway),
+			orDash(strings.Join(l.DNS, ",")), orDash(how), until(l.RenewAt, now), until(l.Expires, now))
 	}
 }
 

@@ -2,6 +2,8 @@ package dhcp6
 
 import (
 	"context"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -28,22 +30,124 @@ type Client struct {
 	Now func() time.Time // nil: time.Now
 }
 
+func (c *Client) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
 // Acquire runs an exchange on ifname until ctx ends and returns the lease;
-// want (may be the zero Addr) is the address to ask for.
+// want (may be the zero Addr) is the address to ask for. The lease's times
+// count from when the exchange began, never later than the server's.
 func (c *Client) Acquire(ctx context.Context, ifname string, want netip.Addr) (*Lease, error) {
+	start := c.now()
 	reply, err := c.X.Exchange(ctx, ifname, want)
 	if err != nil {
 		return nil, fmt.Errorf("acquiring a DHCPv6 lease on %s: %w", ifname, err)
 	}
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
-	l, err := LeaseFromReply(ifname, reply, now())
+	l, err := LeaseFromReply(ifname, reply, start)
 	if err != nil {
 		return nil, fmt.Errorf("DHCPv6 lease on %s: %w", ifname, err)
 	}
 	return l, nil
+}
+
+// Sender is an Exchanger that also sends a message built for the link
+// (from its MAC address) and, when await, returns the server's REPLY:
+// NetnsExchanger. Renewals, rebindings and releases go through it.
+type Sender interface {
+	Send(ctx context.Context, ifname string, build func(hw net.HardwareAddr) (*dhcpv6.Message, error), await bool) (*dhcpv6.Message, error)
+}
+
+// Renew extends l with the server that granted it (RENEW, from T1).
+func (c *Client) Renew(ctx context.Context, l *Lease) (*Lease, error) {
+	return c.extend(ctx, l, dhcpv6.MessageTypeRenew)
+}
+
+// Rebind extends l with any server (REBIND, from T2).
+func (c *Client) Rebind(ctx context.Context, l *Lease) (*Lease, error) {
+	return c.extend(ctx, l, dhcpv6.MessageTypeRebind)
+}
+
+// extend sends a RENEW or REBIND of l and returns the lease of the REPLY,
+// its times counted from when the exchange began. A REPLY that takes the
+// address back (NoBinding, a lifetime of 0, another address) is
+// ErrRefused or ErrNoAddress: the lease is over.
+func (c *Client) extend(ctx context.Context, l *Lease, t dhcpv6.MessageType) (*Lease, error) {
+	s, ok := c.X.(Sender)
+	if !ok {
+		return nil, fmt.Errorf("DHCPv6 %s on %s: %w", t, l.Interface, errors.ErrUnsupported)
+	}
+	start := c.now()
+	reply, err := s.Send(ctx, l.Interface, func(hw net.HardwareAddr) (*dhcpv6.Message, error) { return leaseMessage(t, hw, l) }, true)
+	if err != nil {
+		return nil, fmt.Errorf("DHCPv6 %s of %s on %s: %w", t, l.Address, l.Interface, err)
+	}
+	got, err := LeaseFromReply(l.Interface, reply, start)
+	if err == nil && got.Address != l.Address {
+		err = fmt.Errorf("%w: the server answered with %s", ErrRefused, got.Address)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("DHCPv6 %s of %s on %s: %w", t, l.Address, l.Interface, err)
+	}
+	if got.Server == "" {
+		got.Server = l.Server
+	}
+	return got, nil
+}
+
+// Release gives l back to its server (RELEASE), without waiting for the
+// REPLY; an Exchanger that cannot send releases nothing.
+func (c *Client) Release(ctx context.Context, l *Lease) error {
+	s, ok := c.X.(Sender)
+	if !ok {
+		return nil
+	}
+	_, err := s.Send(ctx, l.Interface, func(hw net.HardwareAddr) (*dhcpv6.Message, error) {
+		return leaseMessage(dhcpv6.MessageTypeRelease, hw, l)
+	}, false)
+	if err != nil {
+		return fmt.Errorf("DHCPv6 release of %s on %s: %w", l.Address, l.Interface, err)
+	}
+	return nil
+}
+
+// leaseMessage builds a RENEW, REBIND or RELEASE of l: the client's DUID
+// and IAID (as the SOLICIT had them: Modifiers, nclient6's IAID of the
+// MAC address), the server's DUID (not for REBIND), and the IA_NA with
+// the address.
+func leaseMessage(t dhcpv6.MessageType, hw net.HardwareAddr, l *Lease) (*dhcpv6.Message, error) {
+	if len(hw) < 4 {
+		return nil, fmt.Errorf("%s: short hardware address %s", l.Interface, hw)
+	}
+	m, err := dhcpv6.NewMessage()
+	if err != nil {
+		return nil, err
+	}
+	m.MessageType = t
+	m.AddOption(dhcpv6.OptElapsedTime(0))
+	if t != dhcpv6.MessageTypeRebind && l.Server != "" {
+		raw, err := hex.DecodeString(l.Server)
+		if err != nil {
+			return nil, fmt.Errorf("the server DUID of the lease on %s: %w", l.Interface, err)
+		}
+		duid, err := dhcpv6.DUIDFromBytes(raw)
+		if err != nil {
+			return nil, fmt.Errorf("the server DUID of the lease on %s: %w", l.Interface, err)
+		}
+		m.AddOption(dhcpv6.OptServerID(duid))
+	}
+	if t != dhcpv6.MessageTypeRelease {
+		m.AddOption(dhcpv6.OptRequestedOption(dhcpv6.OptionDNSRecursiveNameServer, dhcpv6.OptionDomainSearchList))
+	}
+	var iaid [4]byte
+	copy(iaid[:], hw[len(hw)-4:])
+	mods := append([]dhcpv6.Modifier{dhcpv6.WithIAID(iaid)}, Modifiers(hw, l.Address)...)
+	for _, mod := range mods {
+		mod(m)
+	}
+	return m, nil
 }
 
 // NetnsExchanger is the real Exchanger: nclient6 with its socket opened in
@@ -60,6 +164,49 @@ type NetnsExchanger struct {
 
 // Exchange implements Exchanger.
 func (x *NetnsExchanger) Exchange(ctx context.Context, ifname string, want netip.Addr) (*dhcpv6.Message, error) {
+	c, hw, err := x.dial(ctx, ifname)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	adv, err := c.Solicit(ctx, Modifiers(hw, want)...)
+	if err != nil {
+		return nil, err
+	}
+	return c.Request(ctx, adv)
+}
+
+// Send implements Sender: the message goes to all DHCP servers and relay
+// agents on the link (RFC 8415 18.2.4: a client without the server's
+// unicast option sends there), and the REPLY is awaited (with nclient6's
+// retries) when await.
+func (x *NetnsExchanger) Send(ctx context.Context, ifname string, build func(hw net.HardwareAddr) (*dhcpv6.Message, error), await bool) (*dhcpv6.Message, error) {
+	c, hw, err := x.dial(ctx, ifname)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	m, err := build(hw)
+	if err != nil {
+		return nil, err
+	}
+	if !await {
+		// One try, a short wait: the REPLY to a RELEASE changes nothing.
+		ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		defer cancel()
+		_, err := c.SendAndRead(ctx, nclient6.AllDHCPRelayAgentsAndServers, m, nclient6.IsMessageType(dhcpv6.MessageTypeReply))
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nclient6.ErrNoResponse) {
+			err = nil // sent; the server's answer is not needed
+		}
+		return nil, err
+	}
+	return c.SendAndRead(ctx, nclient6.AllDHCPRelayAgentsAndServers, m, nclient6.IsMessageType(dhcpv6.MessageTypeReply))
+}
+
+// dial waits for ifname's link-local address and opens nclient6's socket
+// on it, inside the namespace; it returns the client and the link's MAC
+// address.
+func (x *NetnsExchanger) dial(ctx context.Context, ifname string) (*nclient6.Client, net.HardwareAddr, error) {
 	timeout, retry := x.Timeout, x.Retry
 	if timeout == 0 {
 		timeout = 2 * time.Second
@@ -75,7 +222,7 @@ func (x *NetnsExchanger) Exchange(ctx context.Context, ifname string, want netip
 	ll, err := x.waitLinkLocal(llctx, ifname)
 	cancel()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var c *nclient6.Client
 	var hw net.HardwareAddr
@@ -96,14 +243,9 @@ func (x *NetnsExchanger) Exchange(ctx context.Context, ifname string, want netip
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer c.Close()
-	adv, err := c.Solicit(ctx, Modifiers(hw, want)...)
-	if err != nil {
-		return nil, err
-	}
-	return c.Request(ctx, adv)
+	return c, hw, nil
 }
 
 // Modifiers returns what the client adds to its SOLICIT: a DUID-LL of the

@@ -3,21 +3,29 @@ package dhcp6
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/sirupsen/logrus"
 
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
-// Leases holds the lease currently held on each interface; the
-// configurator writes it, the agent reads it (for render's Facts and
-// status).
+// Leases holds the lease currently held on each interface: the
+// configurator writes it when it acquires one, the daemon when it renews
+// or lets one go; render reads a snapshot (render.Facts). Version counts
+// the changes, so that a reader sees at a glance whether it has the
+// latest.
 type Leases struct {
-	mu sync.Mutex
-	m  map[string]*Lease
+	mu  sync.Mutex
+	m   map[string]*Lease
+	ver uint64
+	// noKept: ReadBack no longer reads kept leases (IgnoreKept).
+	noKept bool
 }
 
 // Get returns the lease held on ifname, nil if none.
@@ -27,19 +35,49 @@ func (b *Leases) Get(ifname string) *Lease {
 	return b.m[ifname]
 }
 
-func (b *Leases) set(l *Lease) {
+// Snapshot returns the leases held, by interface, and the version.
+func (b *Leases) Snapshot() (map[string]*Lease, uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return maps.Clone(b.m), b.ver
+}
+
+// Set holds l on its interface (a lease is never changed in place: a
+// renewal is a new *Lease).
+func (b *Leases) Set(l *Lease) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.m == nil {
 		b.m = map[string]*Lease{}
 	}
 	b.m[l.Interface] = l
+	b.ver++
 }
 
-func (b *Leases) drop(ifname string) {
+// Drop forgets the lease held on ifname.
+func (b *Leases) Drop(ifname string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	delete(b.m, ifname)
+	if _, ok := b.m[ifname]; ok {
+		delete(b.m, ifname)
+		b.ver++
+	}
+}
+
+// IgnoreKept makes ReadBack read only the leases held, not those the
+// state directory keeps: the daemon, after its first read-back, knows
+// which leases it holds (a lease kept through a carrier loss is one it
+// let go).
+func (b *Leases) IgnoreKept() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.noKept = true
+}
+
+func (b *Leases) ignoresKept() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.noKept
 }
 
 // Configurator manages DHCP6Lease items (see the package doc).
@@ -47,6 +85,10 @@ type Configurator struct {
 	Client   *Client
 	Leases   *Leases
 	StateDir string // "": leases are not kept
+	// Carrier reports whether an interface has its carrier (nil: always):
+	// a lease let go with the carrier gone is kept and not released.
+	Carrier func(ifname string) bool
+	Log     logrus.FieldLogger // nil: releases are not logged
 }
 
 var _ reconciler.Configurator = (*Configurator)(nil)
@@ -71,10 +113,12 @@ func (c *Configurator) acquire(ctx context.Context, ifname string) error {
 	if err != nil {
 		return err
 	}
-	c.Leases.set(l)
 	if c.StateDir != "" {
-		return SaveLease(c.StateDir, l)
+		if err := SaveLease(c.StateDir, l); err != nil {
+			return err
+		}
 	}
+	c.Leases.Set(l) // after it is kept: a reader of the new version finds it there too
 	return nil
 }
 
@@ -83,12 +127,36 @@ func (c *Configurator) Modify(ctx context.Context, oldItem, newItem dg.Item) err
 	return fmt.Errorf("dhcp6 lease on %s: %w", oldItem.Name(), errModify)
 }
 
-// Delete forgets the lease held on the interface (its address, an item
-// depending on the lease item, is gone first).
+// Delete lets the lease go. With the interface's carrier gone (or the
+// interface), the lease stays kept in the state directory, so that the
+// next acquisition asks for the same address, and nothing is sent. Else
+// the intent no longer asks for DHCPv6 on the interface: the lease, held
+// or kept and still valid, is given back to the server (RELEASE) and
+// forgotten. A release that cannot be sent is logged; the lease is
+// forgotten anyway (the server frees the address when it ends).
 func (c *Configurator) Delete(ctx context.Context, it dg.Item) error {
-	c.Leases.drop(it.Name())
+	dev := it.Name()
+	l := c.Leases.Get(dev)
+	c.Leases.Drop(dev)
+	if c.Carrier != nil && !c.Carrier(dev) {
+		return nil
+	}
+	if l == nil && c.StateDir != "" {
+		l, _ = LoadLease(c.StateDir, dev)
+	}
+	if l != nil && c.Client.now().Before(l.Expires()) {
+		err := c.Client.Release(ctx, l)
+		if c.Log != nil {
+			log := c.Log.WithField("interface", dev).WithField("address", l.Address.String())
+			if err != nil {
+				log.WithError(err).Info("dhcp6: the lease is forgotten without a release")
+			} else {
+				log.Info("dhcp6: lease released")
+			}
+		}
+	}
 	if c.StateDir != "" {
-		return DropLease(c.StateDir, it.Name())
+		return DropLease(c.StateDir, dev)
 	}
 	return nil
 }
@@ -96,17 +164,32 @@ func (c *Configurator) Delete(ctx context.Context, it dg.Item) error {
 // NeedsRecreate: any change is a new exchange.
 func (c *Configurator) NeedsRecreate(oldItem, newItem dg.Item) bool { return !oldItem.Equal(newItem) }
 
-// ReadBack returns the hint's lease items whose interface has a kept lease
-// that has not expired at now: the lease is held, and a fresh read-back
-// does not ask the server again.
-func ReadBack(stateDir string, hint *dg.Graph, now time.Time) []dg.Item {
-	if hint == nil || stateDir == "" {
+// ReadBack returns the lease items of hint (the intended graph) that are
+// held: the interface's lease is in leases, or, until the daemon calls
+// IgnoreKept, the state directory keeps one that has not expired at now
+// (a fresh read-back, each pass of an apply or a restart, does not ask the
+// server again). It looks only at the interfaces with a lease, never
+// through the graph.
+func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []dg.Item {
+	if hint == nil {
 		return nil
 	}
+	held, _ := leases.Snapshot()
 	var out []dg.Item
-	for it := range hint.Items() {
-		if l, ok := it.(*items.DHCP6Lease); ok && LoadValid(stateDir, l.Dev, now) != nil {
-			out = append(out, l)
+	for dev := range held {
+		if want, ok := hint.Get(items.DHCP6LeaseRef(dev)); ok {
+			out = append(out, want)
+		}
+	}
+	if stateDir == "" || leases.ignoresKept() {
+		return out
+	}
+	for dev := range KeptLeases(stateDir, now) {
+		if _, h := held[dev]; h {
+			continue
+		}
+		if want, ok := hint.Get(items.DHCP6LeaseRef(dev)); ok {
+			out = append(out, want)
 		}
 	}
 	return out

@@ -155,11 +155,19 @@ func TestConfiguratorAsync(t *testing.T) {
 	if l := leases.Get("up0"); l == nil || l.Address != leased {
 		t.Fatalf("lease held %v", l)
 	}
-	if rb := ReadBack(dir, intended, time.Now()); len(rb) != 1 {
+	if rb := ReadBack(leases, dir, intended, time.Now()); len(rb) != 1 {
 		t.Errorf("read back %v, want the lease item", rb)
 	}
-	if rb := ReadBack(dir, intended, time.Now().Add(2*time.Hour)); len(rb) != 0 {
+	fresh := &Leases{} // a restart: only the state directory keeps it
+	if rb := ReadBack(fresh, dir, intended, time.Now()); len(rb) != 1 {
+		t.Errorf("read back of the kept lease %v, want the lease item", rb)
+	}
+	if rb := ReadBack(fresh, dir, intended, time.Now().Add(2*time.Hour)); len(rb) != 0 {
 		t.Errorf("read back after expiry %v", rb)
+	}
+	fresh.IgnoreKept()
+	if rb := ReadBack(fresh, dir, intended, time.Now()); len(rb) != 0 {
+		t.Errorf("read back of a kept lease once they are ignored %v", rb)
 	}
 	// A restart: a new configurator asks for the kept address.
 	c2 := &Configurator{Client: &Client{X: x}, Leases: &Leases{}, StateDir: dir}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv6"
@@ -31,6 +32,52 @@ type Lease struct {
 
 // Expires returns when the address's valid lifetime ends.
 func (l *Lease) Expires() time.Time { return l.Acquired.Add(l.Valid) }
+
+// ValidAt reports whether the address is still valid at now.
+func (l *Lease) ValidAt(now time.Time) bool { return now.Before(l.Expires()) }
+
+// PreferredUntil returns when the address's preferred lifetime ends.
+func (l *Lease) PreferredUntil() time.Time { return l.Acquired.Add(min(l.Preferred, l.Valid)) }
+
+// RenewAt returns T1: when to renew with the server. A server that leaves
+// T1 to the client gets half the preferred lifetime (RFC 8415 21.4: 0.5
+// times the shortest preferred lifetime).
+func (l *Lease) RenewAt() time.Time {
+	if l.T1 > 0 && l.T1 < l.Valid {
+		return l.Acquired.Add(l.T1)
+	}
+	return l.Acquired.Add(l.base() / 2)
+}
+
+// RebindAt returns T2: when to ask any server. A server that leaves T2 to
+// the client gets 0.8 times the preferred lifetime (RFC 8415 21.4); T2 is
+// never before T1.
+func (l *Lease) RebindAt() time.Time {
+	at := l.Acquired.Add(l.base() * 4 / 5)
+	if l.T2 > 0 && l.T2 < l.Valid {
+		at = l.Acquired.Add(l.T2)
+	}
+	if r := l.RenewAt(); at.Before(r) {
+		return r
+	}
+	return at
+}
+
+// base is the lifetime the default T1 and T2 count from: the preferred
+// one, or the valid one when the server gave none.
+func (l *Lease) base() time.Duration {
+	if l.Preferred > 0 && l.Preferred <= l.Valid {
+		return l.Preferred
+	}
+	return l.Valid
+}
+
+// SameBinding reports whether o binds the same address on the same
+// interface, with the same DNS.
+func (l *Lease) SameBinding(o *Lease) bool {
+	return o != nil && l.Interface == o.Interface && l.Address == o.Address &&
+		slices.Equal(l.DNS, o.DNS) && slices.Equal(l.Search, o.Search)
+}
 
 // String summarises the lease for logs and apply's report.
 func (l *Lease) String() string {

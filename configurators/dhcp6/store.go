@@ -5,10 +5,25 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/netagent/netagent/configurators/statefile"
 )
+
+// KeptLeases returns the leases dir keeps that are still valid at now, by
+// interface (unreadable ones are left out).
+func KeptLeases(dir string, now time.Time) map[string]*Lease {
+	paths, _ := filepath.Glob(filepath.Join(dir, "dhcp6-*.json"))
+	out := map[string]*Lease{}
+	for _, p := range paths {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "dhcp6-"), ".json")
+		if l := LoadValid(dir, name, now); l != nil {
+			out[name] = l
+		}
+	}
+	return out
+}
 
 // leasePath is where the lease of ifname is kept under dir.
 func leasePath(dir, ifname string) string { return filepath.Join(dir, "dhcp6-"+ifname+".json") }
