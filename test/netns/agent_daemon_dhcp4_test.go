@@ -156,7 +156,7 @@ func (e *daemonEnv) validLft(cidr string) int {
 			Valid     uint32 `json:"valid_life_time"`
 		} `json:"addr_info"`
 	}
-	if err := json.Unmarshal([]byte(e.ip("-j", "-4", "addr", "show", "dev", "up0")), &links); err != nil {
+	if err := json.Unmarshal([]byte(e.ip("-j", "addr", "show", "dev", "up0")), &links); err != nil {
 		e.t.Fatal(err)
 	}
 	for _, l := range links {
