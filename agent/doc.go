@@ -155,6 +155,13 @@
 // the state directory keeps seed the render, so that a restart withdraws
 // nothing while the servers are asked again.
 //
+// DHCPv6 leases (Config.Leases6, leases6.go) go the same way, with the
+// same timer logic (soonestDue, dueAction, retryAt): RENEW at T1, REBIND
+// at T2, the address withdrawn at the end of its valid lifetime or when a
+// server takes it back. The kept leases are held at start (read back as
+// held: nothing is asked) and renewed on time. The leases in use of both
+// families are render's Facts (leaseFacts): a DHCPv6 lease's /128 and DNS.
+//
 // # Retries and drift
 //
 // A failed operation leaves its item failed; the loop reconciles again

@@ -21,7 +21,10 @@
 // a restart) does not ask again. Render turns a known lease (Facts) into
 // its address (a /128, depending on the lease item) and its DNS.
 //
-// Not yet: renewal (T1/T2) and rebinding in the daemon, which will share
-// the DHCPv4 client's machinery; RELEASE; the lease's address carries no
-// lifetime (it stays until the lease item goes).
+// Client.Renew and Rebind extend a lease (RENEW to its server's DUID at
+// T1, REBIND to any server at T2: Lease.RenewAt and RebindAt, RFC 8415's
+// defaults when the server leaves them to the client); the daemon's loop
+// owns those timers (agent/leases6.go). Delete gives the lease back
+// (RELEASE) when the intent drops dhcp6, and keeps it through a carrier
+// loss, so that the client asks for the same address again.
 package dhcp6
