@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/netagent/netagent/configurators/statefile"
 
+	"github.com/netagent/netagent/configurators/ndisc"
 	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -94,5 +95,6 @@ func newSysctlConfigurator(t *netnsx.Target, stateDir string) (*sysctlConfigurat
 	if err != nil {
 		return nil, fmt.Errorf("sysctl configurator: %w", err)
 	}
-	return &sysctlConfigurator{fs: procSys{do: t.Do}, store: newSysctlStore(stateDir, ns)}, nil
+	solicit := func(ifname string) error { return ndisc.Solicit(t, ifname) }
+	return &sysctlConfigurator{fs: procSys{do: t.Do}, store: newSysctlStore(stateDir, ns), solicit: solicit}, nil
 }

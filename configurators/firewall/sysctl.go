@@ -66,6 +66,9 @@ func sysctlPath(key string) (string, error) {
 type sysctlConfigurator struct {
 	fs    sysctlFS
 	store *sysctlStore
+	// solicit, when set, sends a Router Solicitation on an interface
+	// (ndisc.Solicit): see solicitIfRA.
+	solicit func(ifname string) error
 }
 
 // Create saves the current value as the original (unless one is saved)
@@ -78,6 +81,7 @@ func (c *sysctlConfigurator) Create(_ context.Context, item dg.Item) error {
 	if err := c.set(s); err != nil {
 		return fmt.Errorf("setting sysctl %s: %w", s.Key, err)
 	}
+	c.solicitIfRA(s)
 	return nil
 }
 
@@ -91,7 +95,31 @@ func (c *sysctlConfigurator) Modify(_ context.Context, _, newItem dg.Item) error
 	if err := c.set(s); err != nil {
 		return fmt.Errorf("setting sysctl %s: %w", s.Key, err)
 	}
+	c.solicitIfRA(s)
 	return nil
+}
+
+// solicitIfRA sends a Router Solicitation when s turns an interface's
+// IPv6 on (disable_ipv6 0, which render orders after the interface's
+// accept_ra, autoconf and the like) and the interface accepts router
+// advertisements: on a link already up, the kernel would otherwise wait
+// for the router's next periodic advertisement (it solicits by itself
+// only when the link comes up). Best effort: a solicitation that cannot
+// be sent leaves the periodic advertisements.
+func (c *sysctlConfigurator) solicitIfRA(s *items.Sysctl) {
+	ifname, ok := strings.CutPrefix(s.Key, "net.ipv6.conf.")
+	if ifname, ok = strings.CutSuffix(ifname, ".disable_ipv6"); !ok || c.solicit == nil ||
+		items.NormalizeSysctlValue(s.Value) != "0" || ifname == "all" || ifname == "default" || strings.Contains(ifname, ".") {
+		return
+	}
+	path, err := sysctlPath("net.ipv6.conf." + ifname + ".accept_ra")
+	if err != nil {
+		return
+	}
+	if v, err := c.fs.read(path); err != nil || items.NormalizeSysctlValue(v) == "0" {
+		return
+	}
+	_ = c.solicit(strings.ReplaceAll(ifname, "/", "."))
 }
 
 // Delete writes the saved original back and forgets it. Without a saved

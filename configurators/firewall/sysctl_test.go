@@ -116,3 +116,38 @@ func TestSysctlInterfaceGone(t *testing.T) {
 		t.Errorf("record kept: %v", orig)
 	}
 }
+
+// Turning an interface's IPv6 on (disable_ipv6 0) solicits a router when
+// the interface accepts advertisements, and only then: not for
+// accept_ra 0, other keys, or all/default.
+func TestSysctlSolicitsWhenRAAccepted(t *testing.T) {
+	pfs := &fakeProcSys{files: map[string]string{
+		"/proc/sys/net/ipv6/conf/up0/disable_ipv6":     "0",
+		"/proc/sys/net/ipv6/conf/up0/accept_ra":        "2",
+		"/proc/sys/net/ipv6/conf/lan0/disable_ipv6":    "1",
+		"/proc/sys/net/ipv6/conf/lan0/accept_ra":       "0",
+		"/proc/sys/net/ipv6/conf/eth0.7/disable_ipv6":  "0",
+		"/proc/sys/net/ipv6/conf/eth0.7/accept_ra":     "1",
+		"/proc/sys/net/ipv6/conf/default/disable_ipv6": "0",
+		"/proc/sys/net/ipv6/conf/default/accept_ra":    "1",
+		"/proc/sys/net/ipv6/conf/up0/accept_ra_defrtr": "0",
+	}}
+	var solicited []string
+	c := &sysctlConfigurator{fs: pfs, store: newSysctlStore(t.TempDir(), statefile.NsIdentity{BootID: "b", Netns: "x", NsID: "NS(1:2)"}),
+		solicit: func(ifname string) error { solicited = append(solicited, ifname); return nil }}
+	ctx := context.Background()
+	for _, s := range []*items.Sysctl{
+		{Key: "net.ipv6.conf.up0.accept_ra_defrtr", Value: "1"},
+		{Key: "net.ipv6.conf.up0.disable_ipv6", Value: "0"},
+		{Key: "net.ipv6.conf.lan0.disable_ipv6", Value: "0"},
+		{Key: "net.ipv6.conf.eth0/7.disable_ipv6", Value: "0"},
+		{Key: "net.ipv6.conf.default.disable_ipv6", Value: "0"},
+	} {
+		if err := c.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(solicited) != 2 || solicited[0] != "up0" || solicited[1] != "eth0.7" {
+		t.Errorf("solicited on %v, want up0 and eth0.7", solicited)
+	}
+}

@@ -132,3 +132,27 @@ func TestAgentCLIIPv6AcceptRANoDefault(t *testing.T) {
 	}
 	e.mustRun(0, "check", on)
 }
+
+// Turning acceptRA on for a link that is already up solicits a router at
+// once (the kernel solicits only when a link comes up, and the router's
+// next periodic advertisement may be minutes away): dnsmasq logs the
+// Router Solicitation and answers it.
+func TestAgentCLIAcceptRASolicits(t *testing.T) {
+	e := &cliEnv{t: t, tgt: testns.New(t), bin: cliBinary(t), stateDir: t.TempDir()}
+	e.exec("sysctl", "-qw", "net.ipv6.conf.default.accept_ra=0", "net.ipv6.conf.default.autoconf=0")
+	srv := dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{RA: dnsmasqtest.RAOnly})
+	_, linkLocal, _ := net.ParseCIDR("fe80::/64")
+	e.waitAddr(linkLocal, 20*time.Second) // the kernel sends nothing from a tentative address
+	if strings.Contains(srv.Log(), "RTR-SOLICIT") {
+		t.Fatalf("a solicitation before acceptRA:\n%s", srv.Log())
+	}
+	e.mustRun(0, "apply", e.writeFile("ra.json", `{"version": 1, "interfaces": [{"name": "up0", "type": "physical", "ipv6": {"acceptRA": true}}]}`))
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(srv.Log(), "RTR-SOLICIT(") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no Router Solicitation reached the router:\n%s", srv.Log())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	e.waitAddr(raPrefix, time.Minute)
+}
