@@ -647,6 +647,29 @@ func (g *Graph) sortedMembers() []*Node {
 	return nodes
 }
 
+// Unordered yields the graph's items in no particular order, without
+// their state: for a caller that picks some items out (by type) and needs
+// no order, which spares Items' sort of every node (tens of milliseconds
+// at 100k items, on a graph whose order is not yet cached). A subgraph's
+// items come in Items' order.
+func (g *Graph) Unordered() iter.Seq[Item] {
+	return func(yield func(Item) bool) {
+		if g.parent != nil || g.only != nil {
+			for it := range g.Items() {
+				if !yield(it) {
+					return
+				}
+			}
+			return
+		}
+		for _, n := range g.r.index.nodes {
+			if n != nil && n.item != nil && !yield(n.item) {
+				return
+			}
+		}
+	}
+}
+
 // Items iterates over g's items in order (type, then name).
 func (g *Graph) Items() iter.Seq2[Item, StateData] {
 	nodes := g.Nodes()

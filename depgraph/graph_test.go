@@ -509,3 +509,29 @@ func TestRefsOrderLongAndOddNames(t *testing.T) {
 		t.Fatalf("refs out of order:\n%q\nwant\n%q", got, want)
 	}
 }
+
+// Unordered yields the same items as Items, deleted ones left out, in any
+// order; a subgraph yields its own.
+func TestUnordered(t *testing.T) {
+	g := dg.New("g", mk("b", "2"), mk("a", "1"), mk("c", "3"))
+	sub := g.EditSubGraph("sub")
+	sub.Put(mk("d", "4"))
+	g.Delete(dg.ItemRef{Type: "c", Name: "3"})
+	names := func(seq func(func(dg.Item) bool)) []string {
+		var out []string
+		for it := range seq {
+			out = append(out, it.Name())
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := names(g.Unordered()); !slices.Equal(got, []string{"1", "2", "4"}) {
+		t.Errorf("root: %v", got)
+	}
+	if got := names(sub.Unordered()); !slices.Equal(got, []string{"4"}) {
+		t.Errorf("subgraph: %v", got)
+	}
+	for range g.Unordered() {
+		break // stops when asked
+	}
+}

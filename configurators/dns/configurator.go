@@ -141,7 +141,7 @@ func ReadBack(hint *dg.Graph, resolvedDir string) []dg.Item {
 		resolvedDir = ResolvedDir
 	}
 	var out []dg.Item
-	for it := range hint.Items() {
+	for it := range hint.Unordered() {
 		d, ok := it.(*items.DNS)
 		if !ok {
 			continue
