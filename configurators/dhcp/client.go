@@ -20,7 +20,10 @@ import (
 // MAC address) to dest (invalid: broadcast) and returns the server's ACK
 // or NAK: the INIT-REBOOT, RENEWING and REBINDING states of RFC 2131.
 type Exchanger interface {
-	Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error)
+	// Request runs DISCOVER-OFFER-REQUEST-ACK until an ACK comes or ctx
+	// ends, and returns the ACK and when the round of tries that got it
+	// began (zero: unknown, the caller counts from its call).
+	Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, time.Time, error)
 	Send(ctx context.Context, ifname string, dest netip.Addr, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error)
 }
 
@@ -71,13 +74,18 @@ type Client struct {
 }
 
 // Acquire runs an exchange on ifname until ctx ends and returns the lease.
-// Its times count from when the exchange began, which is never later than
-// the server's (RFC 2131 4.4.1: from when the request was sent).
+// Its times count from when the round of tries that got the ACK began,
+// which is never later than the server's (RFC 2131 4.4.1: from when the
+// request was sent), nor, after minutes of a server away, that much
+// earlier: a lease counted from the first DISCOVER would arrive expired.
 func (c *Client) Acquire(ctx context.Context, ifname string, o Options) (*Lease, error) {
 	sent := c.now()
-	ack, err := c.X.Request(ctx, ifname, o.Modifiers()...)
+	ack, began, err := c.X.Request(ctx, ifname, o.Modifiers()...)
 	if err != nil {
 		return nil, fmt.Errorf("acquiring a DHCPv4 lease on %s: %w", ifname, err)
+	}
+	if began.After(sent) {
+		sent = began
 	}
 	l, err := LeaseFromACK(ifname, ack, sent)
 	if err != nil {
@@ -154,16 +162,18 @@ type NetnsExchanger struct {
 
 // Request implements Exchanger. Only the socket is opened in the
 // namespace (Target.Do); the exchange holds no namespace thread.
-func (x *NetnsExchanger) Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
+func (x *NetnsExchanger) Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, time.Time, error) {
 	var ack *dhcpv4.DHCPv4
+	var began time.Time
 	err := x.rounds(ctx, ifname, nil, func(c *nclient4.Client, _ net.HardwareAddr) error {
+		began = time.Now()
 		lease, err := c.Request(ctx, mods...)
 		if err == nil {
 			ack = lease.ACK
 		}
 		return err
 	})
-	return ack, err
+	return ack, began, err
 }
 
 // Send implements Exchanger. A REQUEST to a server (RENEWING) goes out

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	dg "github.com/netagent/netagent/depgraph"
@@ -21,7 +22,12 @@ type blockingExchanger struct {
 	started chan string
 }
 
-func (x *blockingExchanger) Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
+func (x *blockingExchanger) Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, time.Time, error) {
+	ack, err := x.Send(ctx, ifname, netip.Addr{}, mods...)
+	return ack, time.Time{}, err
+}
+
+func (x *blockingExchanger) Send(ctx context.Context, ifname string, dest netip.Addr, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
 	x.started <- ifname
 	select {
 	case <-x.release:
@@ -29,10 +35,6 @@ func (x *blockingExchanger) Request(ctx context.Context, ifname string, mods ...
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-}
-
-func (x *blockingExchanger) Send(ctx context.Context, ifname string, dest netip.Addr, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
-	return x.Request(ctx, ifname, mods...)
 }
 
 // stub is an item of any type, with dependencies; its configurator

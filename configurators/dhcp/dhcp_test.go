@@ -19,15 +19,17 @@ type fakeExchanger struct {
 	sent *dhcpv4.DHCPv4
 	dest netip.Addr
 	nak  bool
+	// began is the Request's round start to report (zero: unknown).
+	began time.Time
 }
 
-func (f *fakeExchanger) Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
+func (f *fakeExchanger) Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, time.Time, error) {
 	req, err := dhcpv4.New(mods...)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	f.sent = req
-	return f.ack, f.err
+	return f.ack, f.began, f.err
 }
 
 // Send records the REQUEST sent and answers it with ack (a NAK when nak).
@@ -162,7 +164,7 @@ type slowExchanger struct {
 	clock *time.Time
 }
 
-func (s *slowExchanger) Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, error) {
+func (s *slowExchanger) Request(ctx context.Context, ifname string, mods ...dhcpv4.Modifier) (*dhcpv4.DHCPv4, time.Time, error) {
 	*s.clock = s.clock.Add(5 * time.Second)
 	return s.fakeExchanger.Request(ctx, ifname, mods...)
 }
@@ -197,5 +199,21 @@ func TestLeaseTimesCountFromTheRequest(t *testing.T) {
 	}
 	if ciaddr := x.sent.ClientIPAddr.String(); ciaddr != "192.0.2.10" {
 		t.Errorf("renewal ciaddr %s", ciaddr)
+	}
+}
+
+// A lease acquired after minutes of a server away counts from the round
+// of tries that got the ACK, not from the first DISCOVER: counted from
+// there, a one-hour lease after a two-hour outage would arrive expired.
+func TestAcquireCountsFromTheAnsweredRound(t *testing.T) {
+	start := time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)
+	round := start.Add(2 * time.Hour)
+	x := &fakeExchanger{ack: ack(t), began: round}
+	l, err := (&Client{X: x, Now: func() time.Time { return start }}).Acquire(context.Background(), "eth0", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Acquired.Equal(round) || !l.ValidAt(round.Add(59*time.Minute)) {
+		t.Errorf("acquired at %v, want the answered round's start %v", l.Acquired, round)
 	}
 }
