@@ -3,15 +3,16 @@ package agent
 import (
 	"context"
 	"errors"
-	"github.com/netagent/netagent/agent/intent"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/configurators/dhcp"
+	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/items/lease4"
 )
@@ -287,20 +288,14 @@ func (a *Agent) exchange(ctx context.Context, l *lease4.Lease, how string, until
 func (a *Agent) extended(r leaseResult) {
 	s := &a.st.lease
 	name := r.old.Interface
-	if s.busy[name] == r.old {
-		delete(s.busy, name)
-	}
-	if s.used[name] != r.old { // let go or replaced meanwhile
+	if !stillInUse(name, r.old, s.used, s.busy) {
 		a.scheduleLeases()
 		return
 	}
 	now := time.Now()
 	switch {
 	case r.err == nil:
-		event := "renewed"
-		if r.how == dhcp.ObtainedRebind {
-			event = "rebound"
-		}
+		event := extendedEvent(r.how == dhcp.ObtainedRebind)
 		a.mx.m.ObserveLease(name, event)
 		a.log.WithFields(leaseFields(r.got)).Info("dhcp4: lease " + event)
 		if a.cfg.StateDir != "" {
@@ -321,6 +316,24 @@ func (a *Agent) extended(r leaseResult) {
 	s.due[name] = next
 	a.log.WithError(r.err).WithFields(logrus.Fields{"interface": name, "next": next.Format(time.RFC3339)}).Warn("dhcp4: no answer; trying again")
 	a.scheduleLeases()
+}
+
+// stillInUse takes the exchange on old (name's lease) off busy and
+// reports whether old is still the lease in use on name: not let go or
+// replaced while the exchange ran.
+func stillInUse[L comparable](name string, old L, used, busy map[string]L) bool {
+	if busy[name] == old {
+		delete(busy, name)
+	}
+	return used[name] == old
+}
+
+// extendedEvent names an extension in logs and metrics.
+func extendedEvent(rebind bool) string {
+	if rebind {
+		return "rebound"
+	}
+	return "renewed"
 }
 
 // retryAt is when to try again after an exchange on l went unanswered at
@@ -366,14 +379,19 @@ func (a *Agent) restartLease(name string) {
 	a.st.want(reasonLease)
 }
 
-// restartLeases takes the items of the leases let go out of the current
-// state, after the reconcile that withdrew what came from them.
+// restartLeases takes the items of the leases let go (of both families)
+// out of the current state, after the reconcile that withdrew what came
+// from them.
 func (a *Agent) restartLeases() {
-	s := &a.st.lease
-	for name := range s.restart {
-		a.st.current.Delete(items.DHCP4LeaseRef(name))
-		delete(s.restart, name)
-		a.st.want(reasonLease)
+	for _, f := range []struct {
+		restart map[string]bool
+		ref     func(string) dg.ItemRef
+	}{{a.st.lease.restart, items.DHCP4LeaseRef}, {a.st.lease6.restart, items.DHCP6LeaseRef}} {
+		for name := range f.restart {
+			a.st.current.Delete(f.ref(name))
+			delete(f.restart, name)
+			a.st.want(reasonLease)
+		}
 	}
 }
 

@@ -221,19 +221,13 @@ func (a *Agent) exchange6(ctx context.Context, l *dhcp6.Lease, rebind bool, unti
 func (a *Agent) extended6(r lease6Result) {
 	s := &a.st.lease6
 	name := r.old.Interface
-	if s.busy[name] == r.old {
-		delete(s.busy, name)
-	}
-	if s.used[name] != r.old { // let go or replaced meanwhile
+	if !stillInUse(name, r.old, s.used, s.busy) {
 		a.scheduleLeases6()
 		return
 	}
 	switch {
 	case r.err == nil:
-		event := "renewed"
-		if r.rebind {
-			event = "rebound"
-		}
+		event := extendedEvent(r.rebind)
 		a.mx.m.ObserveLease6(name, event)
 		a.log.WithFields(lease6Fields(r.got)).Info("dhcp6: lease " + event)
 		if a.cfg.StateDir != "" {
@@ -258,7 +252,7 @@ func (a *Agent) extended6(r lease6Result) {
 
 // restartLease6 drops the lease held on name: the intent renders without
 // its address, and the next reconcile withdraws it; then
-// (restartLeases6) its item leaves the current state, and the reconcile
+// (restartLeases) its item leaves the current state, and the reconcile
 // after that acquires a lease again (a SOLICIT), as restartLease does for
 // DHCPv4.
 func (a *Agent) restartLease6(name string) {
@@ -269,17 +263,6 @@ func (a *Agent) restartLease6(name string) {
 	a.st.lease6.restart[name] = true
 	a.syncLeases6()
 	a.st.want(reasonLease)
-}
-
-// restartLeases6 takes the items of the leases let go out of the current
-// state, after the reconcile that withdrew their addresses.
-func (a *Agent) restartLeases6() {
-	s := &a.st.lease6
-	for name := range s.restart {
-		a.st.current.Delete(items.DHCP6LeaseRef(name))
-		delete(s.restart, name)
-		a.st.want(reasonLease)
-	}
 }
 
 // lease6Statuses lists the DHCPv6 leases in use, by interface.

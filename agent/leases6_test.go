@@ -38,6 +38,22 @@ func (c *client6) answer(ctx context.Context, how string, l *dhcp6.Lease) (*dhcp
 	return nil, ctx.Err()
 }
 
+// wantLeaseEvents checks that the metrics counted each event once on
+// ifname (family: dhcp4 or dhcp6).
+func wantLeaseEvents(t *testing.T, r *rig, family, ifname string, events ...string) {
+	t.Helper()
+	var text strings.Builder
+	if err := r.a.Metrics().WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, event := range events {
+		want := `netagent_` + family + `_lease_events_total{event="` + event + `",interface="` + ifname + `"} 1`
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
 // object returns the item the fake kernel holds for ref.
 func (k *fakeKernel) object(ref dg.ItemRef) dg.Item {
 	k.mu.Lock()
@@ -110,16 +126,7 @@ func TestLease6AcquiredRenewedExpired(t *testing.T) {
 		if !r.k.has(leaseRef) {
 			t.Error("the lease item is not acquired again")
 		}
-		var text strings.Builder
-		if err := r.a.Metrics().WriteText(&text); err != nil {
-			t.Fatal(err)
-		}
-		for _, event := range []string{"acquired", "renewed", "expired"} {
-			want := `netagent_dhcp6_lease_events_total{event="` + event + `",interface="uplink0"} 1`
-			if !strings.Contains(text.String(), want) {
-				t.Errorf("metrics lack %s", want)
-			}
-		}
+		wantLeaseEvents(t, r, "dhcp6", "uplink0", "acquired", "renewed", "expired")
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -103,16 +102,7 @@ func TestLeaseExpiresWhileItsRenewalHangs(t *testing.T) {
 		if !r.k.has(leaseRef) {
 			t.Error("the lease item is not acquired again")
 		}
-		var text strings.Builder
-		if err := r.a.Metrics().WriteText(&text); err != nil {
-			t.Fatal(err)
-		}
-		for _, event := range []string{"acquired", "expired"} {
-			want := `netagent_dhcp4_lease_events_total{event="` + event + `",interface="uplink0"} 1`
-			if !strings.Contains(text.String(), want) {
-				t.Errorf("metrics lack %s", want)
-			}
-		}
+		wantLeaseEvents(t, r, "dhcp4", "uplink0", "acquired", "expired")
 	})
 }
 

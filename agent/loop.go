@@ -200,7 +200,6 @@ func (a *Agent) reconcileWanted(ctx context.Context) {
 		a.syncLeases()
 		a.restartLeases()
 		a.syncLeases6()
-		a.restartLeases6()
 	}
 }
 

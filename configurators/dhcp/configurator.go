@@ -4,88 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/configurators/leasebook"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
-// Leases holds the lease currently held on each interface: the
+// Leases holds the DHCPv4 lease of each interface (leasebook.Book): the
 // configurator writes it when it acquires one, the daemon when it renews
-// or lets one go; render reads a snapshot (render.Facts) to make the items
-// that come from a lease. Version counts the changes, so that a reader
-// sees at a glance whether it has the latest.
-type Leases struct {
-	mu  sync.Mutex
-	m   map[string]*Lease
-	ver uint64
-	// noKept: ReadBack no longer reads kept leases (IgnoreKept).
-	noKept bool
-}
+// or lets one go; render reads a snapshot to make the items that come
+// from a lease (render.Facts).
+type Leases struct{ leasebook.Book[*Lease] }
 
-// IgnoreKept makes ReadBack read only the leases held, not those the
-// state directory keeps: the daemon, after its first read-back, knows
-// which leases it holds (a kept lease read back later, after a carrier
-// loss, would be a lease it let go).
-func (b *Leases) IgnoreKept() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.noKept = true
-}
-
-func (b *Leases) ignoresKept() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.noKept
-}
-
-// Get returns the lease held on ifname, nil if none.
-func (b *Leases) Get(ifname string) *Lease {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.m[ifname]
-}
-
-// Snapshot returns the leases held, by interface, and the version.
-func (b *Leases) Snapshot() (map[string]*Lease, uint64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return maps.Clone(b.m), b.ver
-}
-
-// Version returns the number of changes so far.
-func (b *Leases) Version() uint64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.ver
-}
-
-// Set holds l on its interface (a lease is never changed in place: a
-// renewal is a new *Lease).
-func (b *Leases) Set(l *Lease) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.m == nil {
-		b.m = map[string]*Lease{}
-	}
-	b.m[l.Interface] = l
-	b.ver++
-}
-
-// Drop forgets the lease held on ifname.
-func (b *Leases) Drop(ifname string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, ok := b.m[ifname]; ok {
-		delete(b.m, ifname)
-		b.ver++
-	}
-}
+// Set holds l on its interface.
+func (b *Leases) Set(l *Lease) { b.Hold(l.Interface, l) }
 
 // Configurator manages DHCP4Lease items. Create acquires a lease in the
 // background (reconciler.ContinueInBackground): the reconciler goes on
@@ -278,7 +214,7 @@ func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []
 			out = append(out, want)
 		}
 	}
-	if stateDir == "" || leases.ignoresKept() {
+	if stateDir == "" || leases.IgnoresKept() {
 		return out
 	}
 	for _, dev := range KeptInterfaces(stateDir) {

@@ -3,82 +3,24 @@ package dhcp6
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/netip"
-	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/configurators/leasebook"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
-// Leases holds the lease currently held on each interface: the
+// Leases holds the DHCPv6 lease of each interface (leasebook.Book): the
 // configurator writes it when it acquires one, the daemon when it renews
-// or lets one go; render reads a snapshot (render.Facts). Version counts
-// the changes, so that a reader sees at a glance whether it has the
-// latest.
-type Leases struct {
-	mu  sync.Mutex
-	m   map[string]*Lease
-	ver uint64
-	// noKept: ReadBack no longer reads kept leases (IgnoreKept).
-	noKept bool
-}
+// or lets one go; render reads a snapshot (render.Facts).
+type Leases struct{ leasebook.Book[*Lease] }
 
-// Get returns the lease held on ifname, nil if none.
-func (b *Leases) Get(ifname string) *Lease {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.m[ifname]
-}
-
-// Snapshot returns the leases held, by interface, and the version.
-func (b *Leases) Snapshot() (map[string]*Lease, uint64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return maps.Clone(b.m), b.ver
-}
-
-// Set holds l on its interface (a lease is never changed in place: a
-// renewal is a new *Lease).
-func (b *Leases) Set(l *Lease) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.m == nil {
-		b.m = map[string]*Lease{}
-	}
-	b.m[l.Interface] = l
-	b.ver++
-}
-
-// Drop forgets the lease held on ifname.
-func (b *Leases) Drop(ifname string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, ok := b.m[ifname]; ok {
-		delete(b.m, ifname)
-		b.ver++
-	}
-}
-
-// IgnoreKept makes ReadBack read only the leases held, not those the
-// state directory keeps: the daemon, after its first read-back, knows
-// which leases it holds (a lease kept through a carrier loss is one it
-// let go).
-func (b *Leases) IgnoreKept() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.noKept = true
-}
-
-func (b *Leases) ignoresKept() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.noKept
-}
+// Set holds l on its interface.
+func (b *Leases) Set(l *Lease) { b.Hold(l.Interface, l) }
 
 // Configurator manages DHCP6Lease items (see the package doc).
 type Configurator struct {
@@ -181,7 +123,7 @@ func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []
 			out = append(out, want)
 		}
 	}
-	if stateDir == "" || leases.ignoresKept() {
+	if stateDir == "" || leases.IgnoresKept() {
 		return out
 	}
 	for dev := range KeptLeases(stateDir, now) {
