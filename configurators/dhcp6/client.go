@@ -50,6 +50,7 @@ func (c *Client) Acquire(ctx context.Context, ifname string, want netip.Addr) (*
 	if err != nil {
 		return nil, fmt.Errorf("DHCPv6 lease on %s: %w", ifname, err)
 	}
+	l.Obtained = "solicit"
 	return l, nil
 }
 
@@ -93,6 +94,10 @@ func (c *Client) extend(ctx context.Context, l *Lease, t dhcpv6.MessageType) (*L
 	}
 	if got.Server == "" {
 		got.Server = l.Server
+	}
+	got.Obtained = "renew"
+	if t == dhcpv6.MessageTypeRebind {
+		got.Obtained = "rebind"
 	}
 	return got, nil
 }

@@ -61,7 +61,7 @@ func TestRenewAndRebindMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.Acquired.Equal(start) || got.Valid != 2*time.Hour || got.Server != l.Server {
+	if !got.Acquired.Equal(start) || got.Valid != 2*time.Hour || got.Server != l.Server || got.Obtained != "renew" {
 		t.Errorf("renewed lease %+v, want acquired at %v", got, start)
 	}
 	if _, err := c.Rebind(context.Background(), l); err != nil {

@@ -28,6 +28,9 @@ type Lease struct {
 	T1        time.Duration `json:"t1"`
 	T2        time.Duration `json:"t2"`
 	Acquired  time.Time     `json:"acquired"`
+	// Obtained is the message the REPLY answered: "solicit" (acquired),
+	// "renew" or "rebind"; "kept" for a lease the state directory kept.
+	Obtained string `json:"obtained,omitempty"`
 }
 
 // Expires returns when the address's valid lifetime ends.

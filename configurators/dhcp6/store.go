@@ -19,6 +19,7 @@ func KeptLeases(dir string, now time.Time) map[string]*Lease {
 	for _, p := range paths {
 		name := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), "dhcp6-"), ".json")
 		if l := LoadValid(dir, name, now); l != nil {
+			l.Obtained = "kept"
 			out[name] = l
 		}
 	}
