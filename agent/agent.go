@@ -89,7 +89,8 @@ type Config struct {
 	// changes: a StatusWriter's Report. It must not block.
 	Report func(fleet.Status)
 	// Leases are the DHCPv4 leases the lease items' configurator holds
-	// (target.Runtime.Leases), and LeaseClient renews them; nil: the
+	// (target.Runtime.Leases), and LeaseClient renews them (nil: each
+	// lease ends at its expiry, unrenewed); Leases nil: the
 	// intent's leases are acquired but never extended (leases.go). With
 	// Render nil, the intent renders with the leases in use.
 	Leases      *dhcp.Leases

@@ -238,7 +238,12 @@ func (a *Agent) leasesDue(ctx context.Context) {
 		if l == nil {
 			continue
 		}
-		switch dueAction(l, at, s.busy[name] == l, now) {
+		act := dueAction(l, at, s.busy[name] == l, now)
+		if act != leaseExpire && act != leaseWait && a.cfg.LeaseClient == nil {
+			s.due[name] = l.Expires() // nothing extends it: it ends
+			continue
+		}
+		switch act {
 		case leaseExpire:
 			a.expire(l)
 		case leaseRenew:

@@ -175,7 +175,12 @@ func (a *Agent) leasesDue6(ctx context.Context) {
 		if l == nil {
 			continue
 		}
-		switch dueAction(l, at, s.busy[name] == l, now) {
+		act := dueAction(l, at, s.busy[name] == l, now)
+		if act != leaseExpire && act != leaseWait && a.cfg.LeaseClient6 == nil {
+			s.due[name] = l.Expires() // nothing extends it: it ends
+			continue
+		}
+		switch act {
 		case leaseExpire:
 			a.mx.m.ObserveLease6(name, "expired")
 			a.log.WithFields(lease6Fields(l)).Warn("dhcp6: lease expired; withdrawing its address, starting over")

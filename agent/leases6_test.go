@@ -165,3 +165,32 @@ func (c *refusing6) Renew(ctx context.Context, l *dhcp6.Lease) (*dhcp6.Lease, er
 	c.calls <- "renew"
 	return nil, dhcp6.ErrRefused
 }
+
+// Without a LeaseClient6 nothing extends a lease (the daemon used to call
+// a nil client at T1): the lease stays until its end, then its address
+// goes and the lease is acquired again.
+func TestLease6WithoutClientEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		leases := &dhcp6.Leases{}
+		doc := `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "ipv6": {"dhcp6": true}}]}`
+		r := newRig(t, map[string]string{"up.json": doc}, func(cfg *Config) { cfg.Leases6 = leases })
+		release := make(chan struct{})
+		r.k.slow[items.DHCP6LeaseRef("uplink0")] = release
+		r.start()
+		a := netip.MustParseAddr("2001:db8:77::125")
+		leases.Set(&dhcp6.Lease{Interface: "uplink0", Address: a, Preferred: time.Minute, Valid: 2 * time.Minute, Acquired: time.Now()})
+		close(release)
+		synctest.Wait()
+		addrRef := items.AddressRef("uplink0", netip.PrefixFrom(a, 128))
+		time.Sleep(time.Minute) // past T1 and T2
+		synctest.Wait()
+		if !r.k.has(addrRef) {
+			t.Fatalf("the address went before the lease's end: ops %v", r.k.takeOps())
+		}
+		time.Sleep(time.Minute + time.Second)
+		synctest.Wait()
+		if r.k.has(addrRef) {
+			t.Errorf("the address outlived its lease: ops %v", r.k.takeOps())
+		}
+	})
+}
