@@ -141,7 +141,11 @@ type opDisruptionJSON struct {
 }
 
 func disruptionDoc(res *target.PlanResult, protected []string) disruptionJSON {
-	d := target.SummarizeDisruption(res.Ops, res.Disruptions, res.SideEffects)
+	return disruptionDocOf(target.SummarizeDisruption(res.Ops, res.Disruptions, res.SideEffects), protected)
+}
+
+// disruptionDocOf is the "disruption" object of a summary d.
+func disruptionDocOf(d target.Disruption, protected []string) disruptionJSON {
 	doc := disruptionJSON{LinksDown: []linkDownJSON{}, RoutesWithdrawn: []withdrawnJSON{}, ProtectedTouched: []string{}}
 	for _, l := range d.LinksDown {
 		doc.LinksDown = append(doc.LinksDown, linkDownJSON{Link: l.Link, Effect: string(l.Effect), Certain: l.Certain, Operations: l.Operations})

@@ -150,6 +150,12 @@ type applyJSON struct {
 	Failed    int    `json:"failed"`
 	Blocked   int    `json:"blocked"`
 	Duration  string `json:"duration"`
+	// Disruption is what the operations run did to traffic, in short, as
+	// plan's "disruption" (the links that went down, the routes the
+	// operations withdrew; protectedTouched is empty: apply refuses to
+	// disrupt a protected link unless forced). Absent when the operations
+	// could not be lined up with their predictions.
+	Disruption *disruptionJSON `json:"disruption,omitempty"`
 	// Operations are those run, in order, with what each does to traffic
 	// (as plan's) and the error of a failed one.
 	Operations []opJSON      `json:"operations"`
@@ -175,6 +181,10 @@ func reportApplyJSONLeases(g *globals, applied *target.Applied, took time.Durati
 		if i < len(doc.Operations) {
 			doc.Operations[i].Disruption = opDisruption(p)
 		}
+	}
+	if applied.Disruptions != nil {
+		d := disruptionDocOf(target.SummarizeDisruption(res.Ops, applied.Disruptions, nil), nil)
+		doc.Disruption = &d
 	}
 	for _, p := range res.Problems {
 		state := "failed"

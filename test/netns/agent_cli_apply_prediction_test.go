@@ -44,11 +44,40 @@ func TestAgentCLIApplyPredictsAsPlan(t *testing.T) {
 
 	// JSON, from the gateway again.
 	e.mustRun(0, "apply", cliGatewayFile)
-	planJSON := opDisruptions(t, e.mustRun(0, "plan", "--json", site).stdout)
-	applyJSON := opDisruptions(t, e.mustRun(0, "apply", "--json", site).stdout)
+	planOut := e.mustRun(0, "plan", "--json", site).stdout
+	applyOut := e.mustRun(0, "apply", "--json", site).stdout
+	planJSON, applyJSON := opDisruptions(t, planOut), opDisruptions(t, applyOut)
 	if len(planJSON) != 8 || !reflect.DeepEqual(applyJSON, planJSON) {
 		t.Errorf("apply --json's disruption objects differ from plan --json's:\nplan:  %s\napply: %s", planJSON, applyJSON)
 	}
+	// The summary: the same links down as plan's.
+	planDown, applyDown := linksDown(t, planOut), linksDown(t, applyOut)
+	if strings.Count(planDown, `"link":`) != 2 || applyDown != planDown {
+		t.Errorf("apply --json's disruption.linksDown differs from plan --json's:\nplan:  %s\napply: %s", planDown, applyDown)
+	}
+}
+
+// linksDown returns the "disruption" summary's linksDown of a plan or
+// apply --json document, as JSON.
+func linksDown(t *testing.T, out string) string {
+	t.Helper()
+	var doc struct {
+		Disruption *struct {
+			LinksDown json.RawMessage `json:"linksDown"`
+		} `json:"disruption"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	if doc.Disruption == nil {
+		return "no disruption object"
+	}
+	var list []any
+	if err := json.Unmarshal(doc.Disruption.LinksDown, &list); err != nil {
+		t.Fatal(err)
+	}
+	compact, _ := json.Marshal(list)
+	return string(compact)
 }
 
 // opTrafficLines are the operations of plan's or apply's text, each with
