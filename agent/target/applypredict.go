@@ -66,3 +66,9 @@ func (p *predicting) ReadCurrentAfterWrite(ctx context.Context, hint *dg.Graph) 
 	}
 	return p.Backend.ReadCurrent(ctx, hint)
 }
+
+// ReadItemsAfterWrite is the Backend's read-back after its own reconcile
+// as a list, when it has one (nil, false otherwise).
+func (p *predicting) ReadItemsAfterWrite(ctx context.Context, hint *dg.Graph) ([]dg.Item, bool, error) {
+	return readItemsAfterWrite(ctx, p.Backend, hint)
+}

@@ -35,6 +35,15 @@ func (k *Kernel) ReadCurrentAfterWrite(ctx context.Context, hint *dg.Graph) (*dg
 	return k.ReadCurrent(ctx, hint)
 }
 
+// ReadItemsAfterWrite is ReadCurrentAfterWrite as a list of items, in the
+// order read, for a caller that may not need the graph (Converge: a
+// read-back that finds what the writes left). ok is always true.
+func (k *Kernel) ReadItemsAfterWrite(_ context.Context, hint *dg.Graph) (list []dg.Item, ok bool, err error) {
+	defer firewall.ReuseAfterWrite(k.rt.Target())()
+	list, err = k.rt.readItems(hint)
+	return list, true, err
+}
+
 // ReadLinks lists the links netagent does not own, from one link dump.
 func (k *Kernel) ReadLinks(context.Context) ([]*items.Link, error) {
 	list, err := link.ReadBack(k.rt.Target(), k.rt.StateDir(), nil)

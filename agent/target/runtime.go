@@ -157,15 +157,25 @@ func (r *Runtime) ReadCurrent(intended *dg.Graph) (*dg.Graph, error) {
 // readCurrent is ReadCurrent also returning the nodes of the items read
 // back, in the order read (see currentGraph).
 func (r *Runtime) readCurrent(intended *dg.Graph) (*dg.Graph, []*dg.Node, error) {
-	list, err := configurators.ReadItems(r.target, r.stateDir, intended)
+	list, err := r.readItems(intended)
 	if err != nil {
 		return nil, nil, err
+	}
+	cur, nodes := currentGraph(list, intended)
+	return cur, nodes, nil
+}
+
+// readItems reads the kernel back as a list of items, in the order read
+// (see ReadCurrent).
+func (r *Runtime) readItems(intended *dg.Graph) ([]dg.Item, error) {
+	list, err := configurators.ReadItems(r.target, r.stateDir, intended)
+	if err != nil {
+		return nil, err
 	}
 	now := time.Now()
 	list = append(list, dhcp.ReadBack(r.leases, r.stateDir, intended, now)...)
 	list = append(list, dhcp6.ReadBack(r.leases6, r.stateDir, intended, now)...)
-	cur, nodes := currentGraph(list, intended)
-	return cur, nodes, nil
+	return list, nil
 }
 
 // currentGraph builds the current-state graph of the items read back, in
