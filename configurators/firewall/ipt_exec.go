@@ -55,6 +55,9 @@ type execBackend struct {
 	// key names the namespace and family for the tables saved after a
 	// write (ipt_afterwrite.go).
 	key afterWriteKey
+	// noTables, when set, tells that the family has no table, so that
+	// save need not run the program (ipt_empty.go).
+	noTables tablesProbe
 }
 
 // lister returns the go-iptables lister, made at the first call.
@@ -89,7 +92,7 @@ func newExecBackend(t *netnsx.Target, fam items.Family) (backend, error) {
 		return ipt, nil
 	}
 	return &execBackend{do: t.Do, newLister: newLister, run: nsRunner{t}, saveCmd: cmds.save, restoreCmd: cmds.restore,
-		key: afterWriteKey{netns: t.Name, fam: fam}}, nil
+		key: afterWriteKey{netns: t.Name, fam: fam}, noTables: newTablesProbe(t, fam, cmds.save)}, nil
 }
 
 // iptVariants are the spellings of an iptables variant's program names,
@@ -197,6 +200,11 @@ func isNoChain(err error) bool {
 }
 
 func (b *execBackend) save(ctx context.Context) (map[string]*tableView, error) {
+	if b.noTables != nil {
+		if none, err := b.noTables(); err == nil && none {
+			return parseSave(nil) // what the program prints: nothing
+		}
+	}
 	out, err := b.run.run(ctx, nil, b.saveCmd)
 	if err != nil {
 		return nil, err
