@@ -3,6 +3,7 @@ package l3
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"slices"
@@ -226,6 +227,49 @@ func TestFakeRouteKinds(t *testing.T) {
 	err = e.route.Create(ctx, &items.Route{Dst: pfx("10.8.0.0/16"), Dev: "nope0"})
 	if !errors.Is(err, ErrNoDevice) {
 		t.Errorf("missing device: %v", err)
+	}
+}
+
+// A batch larger than planChunk is planned, sent and answered a chunk at
+// a time (the requests of one chunk at most in flight), each operation
+// still answered in order, follow-ups included (routes of another
+// protocol found in the first and the last chunk), and the family still
+// dumped once for the whole batch.
+func TestFakeRouteBatchChunks(t *testing.T) {
+	defer func(n int) { planChunk = n }(planChunk)
+	planChunk = 64
+	e := newFakeEnv(t)
+	e.withUplink()
+	n := 2*planChunk + 10
+	var routes []*items.Route
+	for i := range n {
+		routes = append(routes, &items.Route{Dst: netip.PrefixFrom(netip.AddrFrom4([4]byte{172, 16, byte(i >> 8), byte(i)}), 32),
+			Gw: ip("10.0.0.1"), Dev: "up0"})
+	}
+	theirs := []int{3, n - 2}
+	for _, i := range theirs {
+		e.k.addRoute(netlink.Route{Family: unix.AF_INET, Dst: ipnet(routes[i].Dst.String()), LinkIndex: 3, Protocol: unix.RTPROT_BOOT})
+	}
+	dumps := e.k.routeDumps
+	errs := e.route.ApplyBatch(ctx, batchOps(reconciler.OpCreate, routes))
+	if len(errs) != n {
+		t.Fatalf("%d answers for %d operations", len(errs), n)
+	}
+	for i, err := range errs {
+		if slices.Contains(theirs, i) {
+			wantNotOwned(t, fmt.Sprintf("op %d over theirs", i), err)
+		} else if err != nil {
+			t.Errorf("op %d: %v", i, err)
+		}
+	}
+	if got := len(e.k.routesWith(items.RouteProtocol)); got != n-len(theirs) {
+		t.Errorf("%d routes of ours, want %d", got, n-len(theirs))
+	}
+	if e.k.maxExchange > planChunk {
+		t.Errorf("%d requests in flight at once, want at most %d", e.k.maxExchange, planChunk)
+	}
+	if d := e.k.routeDumps - dumps; d != 1 {
+		t.Errorf("%d route dumps in one batch, want 1", d)
 	}
 }
 

@@ -68,6 +68,8 @@ type fakeKernel struct {
 	writes, opens, closes int
 	// routeDumps counts route dumps (RouteListFilteredIter and RTM_GETROUTE).
 	routeDumps int
+	// maxExchange is the most requests one exchange carried.
+	maxExchange int
 	// dropMarks makes the kernel drop IFA_PROTO and NDA_PROTOCOL, as
 	// kernels older than 5.18 and 5.0 do.
 	dropMarks bool
@@ -167,6 +169,7 @@ func (k *fakeKernel) exchange(reqs []*nl.NetlinkRequest) []reply {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	out := make([]reply, len(reqs))
+	k.maxExchange = max(k.maxExchange, len(reqs))
 	for i, req := range reqs {
 		k.writes++
 		b := req.Serialize()
