@@ -27,6 +27,10 @@ type Kernel interface {
 	// links into a new current-state graph. hint is the intended graph:
 	// fields it leaves unset are read back unset.
 	ReadCurrent(ctx context.Context, hint *dg.Graph) (*dg.Graph, error)
+	// ReadItems is ReadCurrent as the list of the items read, in the
+	// order read, for the drift check, which builds no graph when it finds
+	// nothing changed (target.Verifier.VerifyItems).
+	ReadItems(ctx context.Context, hint *dg.Graph) ([]dg.Item, error)
 	// ReadLinks lists the namespace's external links (the interfaces
 	// netagent did not create), as the current state records them.
 	ReadLinks(ctx context.Context) ([]*items.Link, error)

@@ -51,14 +51,13 @@ func (a *Agent) checkDrift(ctx context.Context) {
 		a.log.Debug("drift check postponed: operations in progress")
 		return
 	}
-	rb, err := a.cfg.Kernel.ReadCurrent(ctx, s.intended)
+	found, kept, err := a.readAndVerify(ctx)
 	if err != nil {
 		a.log.WithError(err).Warn("drift check: reading the kernel back failed")
 		return
 	}
 	now := time.Now()
 	r := &s.results
-	found, kept := r.verifier.Verify(s.current, rb, s.intended, r.takeWritten(), now)
 	repaired := false
 	reported := map[dg.ItemRef]target.Drift{}
 	counted := make([]metrics.Finding, 0, len(found))
@@ -96,6 +95,19 @@ func (a *Agent) checkDrift(ctx context.Context) {
 		s.want(reasonDrift)
 	}
 	a.scheduleUnkept()
+}
+
+// readAndVerify reads the kernel back and applies the Verifier's rule to
+// what it finds against the current graph.
+func (a *Agent) readAndVerify(ctx context.Context) ([]target.Finding, map[dg.ItemRef]int, error) {
+	s := a.st
+	list, err := a.cfg.Kernel.ReadItems(ctx, s.intended)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &s.results
+	found, kept := r.verifier.VerifyItems(s.current, list, s.intended, r.takeWritten(), time.Now())
+	return found, kept, nil
 }
 
 // held is the daemon's timing of a change the kernel did not keep, held

@@ -117,6 +117,27 @@ func (k *fakeKernel) ReadCurrent(_ context.Context, hint *dg.Graph) (*dg.Graph, 
 	return g, nil
 }
 
+// ReadItems lists what ReadCurrent puts into its graph; an object that
+// is the hint's item (the same value) is listed as that item, as the
+// configurators' read-back hands it back.
+func (k *fakeKernel) ReadItems(_ context.Context, hint *dg.Graph) ([]dg.Item, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var list []dg.Item
+	for ref, it := range k.objects {
+		if hint != nil {
+			if want, ok := hint.Get(ref); ok && want.Equal(it) {
+				it = want
+			}
+		}
+		list = append(list, it)
+	}
+	for _, l := range k.links {
+		list = append(list, l)
+	}
+	return list, nil
+}
+
 func scopeIn(g *dg.Graph, ref dg.ItemRef) string {
 	if g == nil {
 		return ""

@@ -197,7 +197,7 @@ func readItemsAfterWrite(ctx context.Context, b Backend, hint *dg.Graph) ([]dg.I
 // readPass reads back for a pass: after the first, right after the
 // previous pass's writes, which left written (the current graph the
 // writes made). It returns nil when that read-back finds exactly what
-// written holds (keptAsWritten): the writes converged, and the kernel
+// written holds (holdsExactly): the writes converged, and the kernel
 // kept them; building the graph of the read-back and comparing the two
 // took a tenth of an initial apply at 100k routes, and the third graph
 // was a sixth of its peak memory.
@@ -209,7 +209,7 @@ func readPass(ctx context.Context, b Backend, intended *dg.Graph, pass int, writ
 	switch {
 	case err != nil:
 		return nil, err
-	case ok && written != nil && keptAsWritten(list, written, intended):
+	case ok && written != nil && holdsExactly(list, written, intended):
 		return nil, nil
 	case ok:
 		cur, _ := currentGraph(list, intended)
@@ -221,15 +221,15 @@ func readPass(ctx context.Context, b Backend, intended *dg.Graph, pass int, writ
 	return b.ReadCurrent(ctx, intended)
 }
 
-// keptAsWritten reports whether list, a read-back, holds exactly what
-// written holds: each item of list is the item of written's node of the
+// holdsExactly reports whether list, a read-back, holds exactly what
+// written (the graph the writes made, or any current graph) holds: each item of list is the item of written's node of the
 // same reference (the same pointer, or an equal item), each node once,
 // every node of written settled (created) and read back. Then DiffReadBack
 // of the two would find nothing. An item the read-back found as intended
 // is the intended item itself (the read-back's hint), and the writes put
 // that same item into written: its node is the intended node's peer,
 // which the reconcile cached, found without making the item's name.
-func keptAsWritten(list []dg.Item, written, intended *dg.Graph) bool {
+func holdsExactly(list []dg.Item, written, intended *dg.Graph) bool {
 	if len(list) != written.Len() {
 		return false
 	}

@@ -168,7 +168,7 @@ func TestConvergeListedReadBackAsGraph(t *testing.T) {
 	}
 }
 
-// keptAsWritten finds what DiffReadBack would: a read-back that lists an
+// holdsExactly finds what DiffReadBack would: a read-back that lists an
 // item twice and leaves another out, lists one changed or one the writes
 // did not make, or finds what a failed write left, is not as written.
 func TestKeptAsWritten(t *testing.T) {
@@ -201,13 +201,13 @@ func TestKeptAsWritten(t *testing.T) {
 		{"one not written", []dg.Item{a, c}, false},
 		{"one more", []dg.Item{a, b, c}, false},
 	} {
-		if got := keptAsWritten(tc.list, written(), intended); got != tc.want {
-			t.Errorf("%s: keptAsWritten = %v, want %v", tc.name, got, tc.want)
+		if got := holdsExactly(tc.list, written(), intended); got != tc.want {
+			t.Errorf("%s: holdsExactly = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 	g := written()
 	g.PutWithState(b, dg.StateData{State: dg.StateFailed})
-	if keptAsWritten([]dg.Item{a, b}, g, intended) {
+	if holdsExactly([]dg.Item{a, b}, g, intended) {
 		t.Error("a failed item: kept as written")
 	}
 }

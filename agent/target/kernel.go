@@ -35,6 +35,12 @@ func (k *Kernel) ReadCurrentAfterWrite(ctx context.Context, hint *dg.Graph) (*dg
 	return k.ReadCurrent(ctx, hint)
 }
 
+// ReadItems is ReadCurrent as a list of items, in the order read, for a
+// caller that may not need the graph (Verifier.VerifyItems).
+func (k *Kernel) ReadItems(_ context.Context, hint *dg.Graph) ([]dg.Item, error) {
+	return k.rt.readItems(hint)
+}
+
 // ReadItemsAfterWrite is ReadCurrentAfterWrite as a list of items, in the
 // order read, for a caller that may not need the graph (Converge: a
 // read-back that finds what the writes left). ok is always true.
