@@ -134,6 +134,12 @@ type Config struct {
 	// Rand returns a number in [0, 1) for the retry jitter (default
 	// math/rand/v2.Float64).
 	Rand func() float64
+	// Settled, when set, is called by the loop when a burst of work is
+	// over: the drift check that follows a reconcile which changed the
+	// kernel found nothing to repair (with drift checks off: after that
+	// reconcile). The daemon returns the memory the work used to the
+	// kernel then (cmd/netagent). It must not block.
+	Settled func()
 }
 
 // Defaults of Config.

@@ -93,6 +93,8 @@ func (a *Agent) checkDrift(ctx context.Context) {
 	a.metricsAfterDrift(counted, len(kept))
 	if repaired {
 		s.want(reasonDrift)
+	} else if s.unsettled {
+		a.workSettled()
 	}
 	a.scheduleUnkept()
 }

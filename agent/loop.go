@@ -46,6 +46,9 @@ type loopState struct {
 	retry    alarm
 	drift    alarm
 	watchdog *time.Ticker // nil: no watchdog
+	// unsettled: a reconcile changed the kernel and the read-back that
+	// verifies it has not yet found it all kept (see Config.Settled).
+	unsettled bool
 
 	results results // per-item status: the reconciler's records of current, and the agent's own
 	notes   notes   // errors outside any item (sources, rendering)

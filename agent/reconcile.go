@@ -52,11 +52,21 @@ const verifyDelay = time.Second
 // (or the drift interval, if shorter). With drift checks off it does nothing.
 func (a *Agent) verifySoon() {
 	if a.cfg.DriftInterval <= 0 {
+		a.workSettled()
 		return
 	}
+	a.st.unsettled = true
 	d := min(verifyDelay, a.cfg.DriftInterval)
 	if at := a.st.drift.at; at.IsZero() || time.Until(at) > d {
 		a.st.drift.set(d)
+	}
+}
+
+// workSettled tells Config.Settled that the work of the last changes is over.
+func (a *Agent) workSettled() {
+	a.st.unsettled = false
+	if a.cfg.Settled != nil {
+		a.cfg.Settled()
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/netagent/netagent/agent"
 )
@@ -44,3 +45,22 @@ func (n readyNotifier) Ready() error {
 	debug.FreeOSMemory()
 	return err
 }
+
+// returnMemory is the daemon's agent.Config.Settled: once the work of an
+// edit (parse, render, reconcile, the verification read-back 1 s later)
+// is over, the heap it grew is handed back to the kernel in the
+// background (one collection), instead of over minutes: at 100k routes
+// the daemon stayed at 260–300 MB of RSS after edits, against about 170
+// MB once ready. A call while one is running does nothing.
+func returnMemory() {
+	if !returning.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer returning.Store(false)
+		debug.FreeOSMemory()
+	}()
+}
+
+var returning atomic.Bool
+

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"runtime/debug"
 	"testing"
 )
@@ -30,5 +31,32 @@ func TestTuneGC(t *testing.T) {
 		if got := current(); got != c.want {
 			t.Errorf("%s with GOGC=%q GOMEMLIMIT=%q: GOGC %d, want %d", c.command, c.gogc, c.memlimit, got, c.want)
 		}
+	}
+}
+
+// returnMemory runs one collection at a time in the background: a call
+// while one runs does nothing, and a call after it runs one.
+func TestReturnMemoryOneAtATime(t *testing.T) {
+	forced := func() uint32 {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.NumForcedGC
+	}
+	wait := func() {
+		for returning.Load() {
+			runtime.Gosched()
+		}
+	}
+	before := forced()
+	returning.Store(true) // one running
+	returnMemory()
+	returning.Store(false)
+	if n := forced() - before; n != 0 {
+		t.Errorf("%d forced collections while one ran, want none", n)
+	}
+	returnMemory()
+	wait()
+	if n := forced() - before; n != 1 {
+		t.Errorf("%d forced collections, want 1", n)
 	}
 }

@@ -195,6 +195,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *target.Runtime) (agent.Config, 
 		Report:           report,
 		Links:            linkwatch.NewNetlink(o.kernel.netns, g.log),
 		Notifier:         readyNotifier{systemd.NewNotifier()},
+		Settled:          returnMemory,
 		StateDir:         o.kernel.stateDir(g), // the agent keeps its accepted intents next to the runtime's records
 		KeepVersions:     o.keepVersions,
 		Guard:            daemonGuard{rt: rt, links: o.protect.links},
