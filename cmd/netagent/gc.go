@@ -63,4 +63,3 @@ func returnMemory() {
 }
 
 var returning atomic.Bool
-
