@@ -60,3 +60,37 @@ func TestReturnMemoryOneAtATime(t *testing.T) {
 		t.Errorf("%d forced collections, want 1", n)
 	}
 }
+
+// A small intent gives the heap gcHeadroom above its estimated live size
+// (at most maxGCPercent), a large one keeps oneShotGCPercent; GOGC or
+// GOMEMLIMIT in the environment wins.
+func TestSizeGC(t *testing.T) {
+	for _, c := range []struct {
+		bytes, want int
+	}{
+		{0, maxGCPercent},              // 8 MB estimated: 600, at most 200
+		{114 << 10, maxGCPercent},      // 500 bridge+vxlan pairs: 15 MB
+		{573 << 10, 109},               // 10k routes: 44 MB
+		{1 << 20, 66},                  // 72 MB
+		{5800 << 10, oneShotGCPercent}, // 100k routes: 370 MB, 13
+	} {
+		if got := gcPercentFor(c.bytes); got != c.want {
+			t.Errorf("gcPercentFor(%d) = %d, want %d", c.bytes, got, c.want)
+		}
+	}
+	restore := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(restore)
+	current := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	sizeGC(573 << 10)
+	if got := current(); got != 109 {
+		t.Errorf("GOGC %d after sizeGC of 10k routes, want 109", got)
+	}
+	debug.SetGCPercent(100)
+	t.Setenv("GOGC", "300")
+	sizeGC(573 << 10)
+	if got := current(); got != 100 {
+		t.Errorf("GOGC %d after sizeGC with GOGC set, want the runtime's (100)", got)
+	}
+}

@@ -52,6 +52,7 @@ func loadIntent(g *globals, paths []string) (*dg.Graph, int) {
 // (render.Load in its two steps).
 func loadIntentFiles(g *globals, paths []string) (*dg.Graph, map[string]*intent.Intent, int) {
 	files := make(map[string][]byte, len(paths))
+	size := 0
 	for _, p := range paths {
 		if _, dup := files[p]; dup {
 			fmt.Fprintf(g.stderr, "netagent: %s: given twice\n", p)
@@ -63,7 +64,9 @@ func loadIntentFiles(g *globals, paths []string) (*dg.Graph, map[string]*intent.
 			return nil, nil, exitInternal // I/O, not an invalid intent
 		}
 		files[p] = data
+		size += len(data)
 	}
+	sizeGC(size)
 	parsed, err := render.ParseFiles(files)
 	var intended *dg.Graph
 	if err == nil {
