@@ -181,7 +181,22 @@ newns() {
 }
 
 # delns removes the namespace and waits for the kernel to finish with it.
+# Its bridges and VXLANs are deleted first, in one request that returns
+# when they are gone (`link del group`): the kernel tears a deleted
+# namespace down in the background, and with 4000 such links that took
+# 54 s, most of it under the rtnl lock, after the no-op link changes of
+# settle had already found it fast; the next measurement then waited for
+# it (an apply of 2000 pairs measured 58 s instead of 8 s).
 delns() {
+	local names
+	names=$({ ip -n "$1" -o link show type bridge && ip -n "$1" -o link show type vxlan; } |
+		awk -F': ' '{ sub(/@.*/, "", $2); print $2 }')
+	if [ -n "$names" ]; then
+		{
+			for n in $names; do echo "link set dev $n group 99"; done
+			echo "link del group 99"
+		} | ip -n "$1" -batch -
+	fi
 	ip netns del "$1"
 	unset "live[$1]"
 	settle
