@@ -17,41 +17,65 @@ import (
 const bareChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789" +
 	"_-+./:,=@%!&[]^~"
 
-// bare marks the bytes of bareChars (strings.Trim with a cutset string
-// builds such a set at every call: a fifth of an apply of 10k rules).
-var bare = func() (set [256]bool) {
+// bare is bareChars as a table: bare[c] is true for a bare character.
+var bare = func() (t [256]bool) {
 	for i := 0; i < len(bareChars); i++ {
-		set[bareChars[i]] = true
+		t[bareChars[i]] = true
 	}
-	return set
+	return t
 }()
 
-// isBare reports whether arg can be written without quotes: not empty,
-// only bareChars, not starting a comment.
-func isBare(arg string) bool {
+// needsQuotes reports whether arg must be written in quotes. A newline,
+// carriage return or NUL cannot be written at all (badArg).
+func needsQuotes(arg string) (quote, badArg bool) {
 	if arg == "" || arg[0] == '#' {
-		return false
+		quote = true
 	}
 	for i := 0; i < len(arg); i++ {
-		if !bare[arg[i]] {
-			return false
+		switch c := arg[i]; {
+		case bare[c]:
+		case c == '\n' || c == '\r' || c == 0:
+			return true, true
+		default:
+			quote = true
 		}
 	}
-	return true
+	return quote, false
 }
 
 // quoteArg returns arg written for iptables-restore: bare when that is
 // unambiguous, else in double quotes with '"' and '\' escaped. A newline,
 // carriage return or NUL cannot be passed through the line-based format.
 func quoteArg(arg string) (string, error) {
-	if isBare(arg) {
-		return arg, nil
-	}
-	if strings.ContainsAny(arg, "\n\r\x00") {
+	quote, bad := needsQuotes(arg)
+	if bad {
 		return "", fmt.Errorf("argument %q: %w", arg, ErrBadArgument)
+	}
+	if !quote {
+		return arg, nil
 	}
 	var b strings.Builder
 	b.Grow(len(arg) + 2)
+	writeQuoted(&b, arg)
+	return b.String(), nil
+}
+
+// writeArg writes arg as quoteArg returns it.
+func writeArg(b *strings.Builder, arg string) error {
+	quote, bad := needsQuotes(arg)
+	switch {
+	case bad:
+		return fmt.Errorf("argument %q: %w", arg, ErrBadArgument)
+	case quote:
+		writeQuoted(b, arg)
+	default:
+		b.WriteString(arg)
+	}
+	return nil
+}
+
+// writeQuoted writes arg in double quotes, '"' and '\' escaped.
+func writeQuoted(b *strings.Builder, arg string) {
 	b.WriteByte('"')
 	for i := 0; i < len(arg); i++ {
 		if arg[i] == '"' || arg[i] == '\\' {
@@ -60,7 +84,6 @@ func quoteArg(arg string) (string, error) {
 		b.WriteByte(arg[i])
 	}
 	b.WriteByte('"')
-	return b.String(), nil
 }
 
 // ruleLine renders "<cmd> <chain> <args...>" with every argument quoted.
@@ -70,12 +93,10 @@ func ruleLine(cmd, chain string, args []string) (string, error) {
 	b.WriteByte(' ')
 	b.WriteString(chain)
 	for _, a := range args {
-		q, err := quoteArg(a)
-		if err != nil {
+		b.WriteByte(' ')
+		if err := writeArg(&b, a); err != nil {
 			return "", err
 		}
-		b.WriteByte(' ')
-		b.WriteString(q)
 	}
 	return b.String(), nil
 }

@@ -88,14 +88,12 @@ func joinRules(rules [][]string) ([]string, error) {
 	for i, r := range rules {
 		b.Reset()
 		for j, a := range r {
-			q, err := quoteArg(a)
-			if err != nil {
-				return nil, err
-			}
 			if j > 0 {
 				b.WriteByte(' ')
 			}
-			b.WriteString(q)
+			if err := writeArg(&b, a); err != nil {
+				return nil, err
+			}
 		}
 		out[i] = b.String()
 	}
