@@ -203,7 +203,7 @@ func (c *chainConfigurator) learnGroup(ctx context.Context, g batchGroup, ops []
 				_ = c.made.remove(ch.Name()) // see learn: at worst an empty chain of that name stays adoptable
 			case plans[i] != nil && plans[i].write && after != nil:
 				ch, _ := items.As[*items.IptablesChain](ops[i].New)
-				c.learnFrom(after, ch)
+				c.learnFrom(after, ch, plans[i].fill)
 			}
 		}
 	})

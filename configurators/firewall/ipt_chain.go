@@ -101,7 +101,7 @@ func (c *chainConfigurator) apply(ctx context.Context, old, ch *items.IptablesCh
 		return err
 	}
 	if p.write {
-		c.learn(ctx, b, ch)
+		c.learn(ctx, b, ch, p.fill)
 	}
 	return nil
 }
@@ -132,16 +132,17 @@ func (c *chainConfigurator) remove(ctx context.Context, ch *items.IptablesChain)
 // learn reads back the chain just written and records the kernel's form of
 // its rules. Failures only cost a rewrite later, so they are not errors of
 // the operation, which has succeeded.
-func (c *chainConfigurator) learn(ctx context.Context, b backend, ch *items.IptablesChain) {
+func (c *chainConfigurator) learn(ctx context.Context, b backend, ch *items.IptablesChain, fill []string) {
 	v, err := b.list(ctx, ch.Table, ch.Chain)
 	if err != nil {
 		return
 	}
-	c.learnFrom(v, ch)
+	c.learnFrom(v, ch, fill)
 }
 
-// learnFrom records the kernel form of ch's rules as v shows them.
-func (c *chainConfigurator) learnFrom(v *tableView, ch *items.IptablesChain) {
+// learnFrom records the kernel form of ch's rules as v shows them, fill
+// being the lines that wrote them (see putWritten).
+func (c *chainConfigurator) learnFrom(v *tableView, ch *items.IptablesChain, fill []string) {
 	rules, ok := v.rules(ch.Chain)
 	if !ok || !ownedRules(rules) {
 		_ = c.records.drop(ch) // see learn
@@ -151,5 +152,5 @@ func (c *chainConfigurator) learnFrom(v *tableView, ch *items.IptablesChain) {
 		_ = c.records.drop(ch) // the kernel spells the rules as the item does
 		return
 	}
-	_ = c.records.put(ch, rules[1:]) // see learn
+	_ = c.records.putWritten(ch, rules[1:], fill) // see learn
 }

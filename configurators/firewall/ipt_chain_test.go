@@ -273,6 +273,9 @@ func TestBatchFailureIsAttributed(t *testing.T) {
 	}
 }
 
+// TestReadBackRoundTrip: chains read back as applied (the intended item
+// itself), one changed by someone else as the kernel holds it; without a
+// hint, the record gives the intended spelling; without it, the kernel's.
 func TestReadBackRoundTrip(t *testing.T) {
 	c, fb := newFakeChains(t)
 	seedForward(fb)
@@ -297,10 +300,20 @@ func TestReadBackRoundTrip(t *testing.T) {
 	}
 	for _, it := range got {
 		want, _ := hint.Get(dg.Ref(it))
-		if !it.Equal(want) {
-			t.Errorf("read back %v, applied %v", it, want)
+		if it != want { // as intended: the hint's item itself, not a copy
+			t.Errorf("read back %v (%p), applied %v (%p)", it, it, want, want)
 		}
 	}
+	// A chain changed by someone else reads back as the kernel holds it.
+	kept := fb.tables["filter"].chains["NA-FWD"]
+	fb.tables["filter"].chains["NA-FWD"] = kept[:2]
+	got, _ = readBackChains(ctx, c.backends, c.records, c.made, hint)
+	for _, it := range got {
+		if it.Name() == ch.Name() && (it == dg.Item(ch) || len(it.(*items.IptablesChain).Rules) != 1) {
+			t.Errorf("changed chain read back as %v", it)
+		}
+	}
+	fb.tables["filter"].chains["NA-FWD"] = kept
 	// Without a hint the record still gives the intended spelling; without
 	// the record, the kernel's form.
 	got, _ = readBackChains(ctx, c.backends, c.records, c.made, nil)

@@ -66,17 +66,29 @@ func readBackTable(fam items.Family, table string, v *tableView, recs *recordSto
 		} else if !adoptedChain(fam, table, chain, rules, recs, made, hint) {
 			continue
 		}
-		c := &items.IptablesChain{Family: fam, Table: table, Chain: chain, Rules: cloneRules(rules)}
-		from, at, n := findJump(v, chain)
-		c.JumpFrom, c.Position = from, at
-		h := hintChain(hint, c.Name())
-		c.Rules = readBackRules(c.Rules, recs.get(c.Name()), h)
-		if h != nil {
-			alignWithHint(c, h, n, v)
-		}
-		out = append(out, c)
+		out = append(out, readBackChain(&items.IptablesChain{Family: fam, Table: table, Chain: chain}, rules, v, recs, hint))
 	}
 	return out
+}
+
+// readBackChain returns the chain c names, holding rules (kernel form,
+// marker excluded) in v. A chain that reads back exactly as its hint is
+// the hint's item itself (items are values, never changed in place): no
+// copy of its rules, and the caller's comparison with what it wrote finds
+// the same item.
+func readBackChain(c *items.IptablesChain, rules [][]string, v *tableView, recs *recordStore, hint *dg.Graph) dg.Item {
+	from, at, n := findJump(v, c.Chain)
+	c.JumpFrom, c.Position = from, at
+	h := hintChain(hint, c.Name())
+	c.Rules = readBackRules(rules, recs.get(c.Name()), h)
+	if h != nil {
+		alignWithHint(c, h, n, v)
+		if c.Equal(h) {
+			return h
+		}
+	}
+	c.Rules = cloneRules(c.Rules)
+	return c
 }
 
 // adoptedChain reports whether the unmarked chain is netagent's all the
@@ -103,12 +115,14 @@ func findJump(v *tableView, chain string) (from string, at, n int) {
 
 // readBackRules returns the rules as the intent spells them when the
 // kernel is known to hold them (see rulesMatch), else the kernel's form.
+// The result shares its slices with its source: the caller copies it
+// before it leaves the package.
 func readBackRules(kernel [][]string, rec *chainRecord, h *items.IptablesChain) [][]string {
 	switch {
 	case h != nil && rulesMatch(kernel, h.Rules, rec):
-		return cloneRules(h.Rules)
+		return h.Rules
 	case rec != nil && equalRules(rec.Kernel, kernel):
-		return cloneRules(rec.Intended)
+		return rec.Intended
 	}
 	return kernel
 }

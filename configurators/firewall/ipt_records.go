@@ -26,12 +26,23 @@ import (
 // A record is a cache, never a claim of ownership (the kernel mark is):
 // it counts only while Kernel equals what the kernel holds, and losing it
 // costs one atomic rewrite of the chain.
+//
+// A record is a value: put replaces it, and it shares its rules with the
+// item and the view it was made from, which are never changed in place
+// either.
 type chainRecord struct {
 	Family   string
 	Table    string
 	Chain    string
 	Intended [][]string
 	Kernel   [][]string
+	// onDisk is the record as the records file holds it, once known: read
+	// from the file, or made at the first write (quoting 10k rules for
+	// every write of the file cost more than encoding it).
+	onDisk *recordFile
+	// intendedLines are Intended as the restore input wrote them, when
+	// known (see putWritten): the file's IntendedRules.
+	intendedLines []string
 }
 
 // recordFile is a record on disk. Each rule is one string, its arguments
@@ -52,13 +63,21 @@ type recordFile struct {
 
 // file returns the record as written to disk.
 func (r *chainRecord) file() (recordFile, error) {
-	f := recordFile{Family: r.Family, Table: r.Table, Chain: r.Chain}
+	if r.onDisk != nil {
+		return *r.onDisk, nil
+	}
+	f := recordFile{Family: r.Family, Table: r.Table, Chain: r.Chain, IntendedRules: r.intendedLines}
 	var err error
-	if f.IntendedRules, err = joinRules(r.Intended); err != nil {
+	if f.IntendedRules == nil {
+		if f.IntendedRules, err = joinRules(r.Intended); err != nil {
+			return f, err
+		}
+	}
+	if f.KernelRules, err = joinRules(r.Kernel); err != nil {
 		return f, err
 	}
-	f.KernelRules, err = joinRules(r.Kernel)
-	return f, err
+	r.onDisk, r.intendedLines = &f, nil
+	return f, nil
 }
 
 // record reads a record file, of this version or an older one.
@@ -74,6 +93,9 @@ func (f *recordFile) record() (*chainRecord, error) {
 		if r.Kernel, err = splitRules(f.KernelRules); err != nil {
 			return nil, err
 		}
+	}
+	if f.Intended == nil && f.Kernel == nil { // this version's: written again as it is
+		r.onDisk = f
 	}
 	return r, nil
 }
@@ -284,12 +306,43 @@ func (s *recordStore) get(name string) *chainRecord {
 
 // put remembers that c's rules are held by the kernel as kernel.
 func (s *recordStore) put(c *items.IptablesChain, kernel [][]string) error {
+	return s.putWritten(c, kernel, nil)
+}
+
+// putWritten is put with fill, the restore input's lines that wrote c (see
+// fillLines; nil if unknown): their rules are already quoted for the
+// records file.
+func (s *recordStore) putWritten(c *items.IptablesChain, kernel [][]string, fill []string) error {
 	rec := &chainRecord{Family: c.Family.String(), Table: c.Table, Chain: c.Chain,
-		Intended: cloneRules(c.Rules), Kernel: cloneRules(kernel)}
+		Intended: c.Rules, Kernel: kernel, intendedLines: filledRules(c, fill)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.recs[rec.name()] = rec
 	return s.changed()
+}
+
+// filledRules returns c's rules as fill (fillLines' output for c) wrote
+// them, without "-A <chain>", as joinRules would; nil when fill is not
+// that.
+func filledRules(c *items.IptablesChain, fill []string) []string {
+	if len(fill) != len(c.Rules)+1 {
+		return nil
+	}
+	prefix := "-A " + c.Chain
+	out := make([]string, len(c.Rules))
+	for i, line := range fill[1:] {
+		rest, ok := strings.CutPrefix(line, prefix)
+		switch {
+		case !ok:
+			return nil
+		case rest == "":
+		case rest[0] == ' ':
+			out[i] = rest[1:]
+		default:
+			return nil
+		}
+	}
+	return out
 }
 
 // drop forgets the record of c.
@@ -363,8 +416,8 @@ func (s *recordStore) write() error {
 	return nil
 }
 
-// cloneRules copies rules deeply, so that records never share slices with
-// items.
+// cloneRules copies rules deeply: an item read back never shares slices
+// with a view or a record of the package.
 func cloneRules(rules [][]string) [][]string {
 	if rules == nil {
 		return nil

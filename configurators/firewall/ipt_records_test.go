@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/netagent/netagent/items"
@@ -103,5 +104,52 @@ func TestSharedRecordsFollowTheDisk(t *testing.T) {
 	}
 	if again, _ := sharedRecords(dir); again.get(ch.Name()) != nil {
 		t.Error("a record whose file was removed is still held")
+	}
+}
+
+// TestRecordFromRestoreLines: a record put with the restore input's lines
+// that wrote the chain (putWritten) writes the same file as one put
+// without them (quoting the rules itself), also for an empty rule, an
+// empty argument and one that needs quotes; a store loaded from that file
+// writes it again unchanged; lines that are not the chain's are ignored.
+func TestRecordFromRestoreLines(t *testing.T) {
+	ch := &items.IptablesChain{Family: items.FamilyIPv4, Table: "filter", Chain: "NA-FWD",
+		Rules: [][]string{{"-s", "10.0.0.1", "-j", "DROP"}, {}, {"-m", "comment", "--comment", ""}, ruleHost}}
+	kernel := [][]string{{"-s", "10.0.0.1/32", "-j", "DROP"}, {}, {"-m", "comment", "--comment", `""`}, ruleHost}
+	fill, err := fillLines(ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(put func(*recordStore) error) []byte {
+		t.Helper()
+		dir := t.TempDir()
+		s, _ := loadRecords(dir)
+		if err := put(s); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, recordsFileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		loaded, _ := loadRecords(dir)
+		_ = loaded.drop(&items.IptablesChain{Family: items.FamilyIPv4, Table: "filter", Chain: "NA-NONE"})
+		loaded.dirty = true
+		if err := loaded.batch(func() {}); err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := os.ReadFile(filepath.Join(dir, recordsFileName)); string(again) != string(data) {
+			t.Errorf("written again from the loaded store:\n%s\nwant\n%s", again, data)
+		}
+		return data
+	}
+	want := write(func(s *recordStore) error { return s.put(ch, kernel) })
+	other := make([]string, len(fill))
+	for i, line := range fill {
+		other[i] = strings.Replace(line, "NA-FWD", "NA-FWDX", 1)
+	}
+	for name, lines := range map[string][]string{"restore lines": fill, "another chain's": other, "not as many as rules": fill[:2]} {
+		if got := write(func(s *recordStore) error { return s.putWritten(ch, kernel, lines) }); string(got) != string(want) {
+			t.Errorf("%s: records file\n%s\nwant\n%s", name, got, want)
+		}
 	}
 }

@@ -1,8 +1,6 @@
 package firewall
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -104,14 +102,17 @@ func (v *tableView) jumpAt(c *items.IptablesChain) int {
 	return c.JumpAt(v.foreign(c.JumpFrom))
 }
 
-// parseSave parses iptables-save output into one view per table.
+// parseSave parses iptables-save output into one view per table. The
+// arguments of the rules are substrings of one copy of out, which the
+// views keep alive: one allocation for the text instead of one per line
+// and argument.
 func parseSave(out []byte) (map[string]*tableView, error) {
 	views := make(map[string]*tableView)
 	var cur *tableView
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
+	text := string(out)
+	for len(text) > 0 {
+		line, rest, _ := strings.Cut(text, "\n")
+		line, text = strings.TrimSuffix(line, "\r"), rest
 		switch {
 		case line == "" || line[0] == '#' || line == "COMMIT":
 		case line[0] == '*':
@@ -128,7 +129,7 @@ func parseSave(out []byte) (map[string]*tableView, error) {
 			}
 		}
 	}
-	return views, sc.Err()
+	return views, nil
 }
 
 // parseList parses iptables -S output (what go-iptables' List returns) into
