@@ -132,7 +132,7 @@ func (c *chainConfigurator) remove(ctx context.Context, ch *items.IptablesChain)
 // learn reads back the chain just written and records the kernel's form of
 // its rules. Failures only cost a rewrite later, so they are not errors of
 // the operation, which has succeeded.
-func (c *chainConfigurator) learn(ctx context.Context, b backend, ch *items.IptablesChain, fill []string) {
+func (c *chainConfigurator) learn(ctx context.Context, b backend, ch *items.IptablesChain, fill string) {
 	v, err := b.list(ctx, ch.Table, ch.Chain)
 	if err != nil {
 		return
@@ -142,7 +142,7 @@ func (c *chainConfigurator) learn(ctx context.Context, b backend, ch *items.Ipta
 
 // learnFrom records the kernel form of ch's rules as v shows them, fill
 // being the lines that wrote them (see putWritten).
-func (c *chainConfigurator) learnFrom(v *tableView, ch *items.IptablesChain, fill []string) {
+func (c *chainConfigurator) learnFrom(v *tableView, ch *items.IptablesChain, fill string) {
 	rules, ok := v.rules(ch.Chain)
 	if !ok || !ownedRules(rules) {
 		_ = c.records.drop(ch) // see learn

@@ -89,16 +89,24 @@ func writeQuoted(b *strings.Builder, arg string) {
 // ruleLine renders "<cmd> <chain> <args...>" with every argument quoted.
 func ruleLine(cmd, chain string, args []string) (string, error) {
 	var b strings.Builder
+	if err := writeRuleLine(&b, cmd, chain, args); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// writeRuleLine writes ruleLine's line to b.
+func writeRuleLine(b *strings.Builder, cmd, chain string, args []string) error {
 	b.WriteString(cmd)
 	b.WriteByte(' ')
 	b.WriteString(chain)
 	for _, a := range args {
 		b.WriteByte(' ')
-		if err := writeArg(&b, a); err != nil {
-			return "", err
+		if err := writeArg(b, a); err != nil {
+			return err
 		}
 	}
-	return b.String(), nil
+	return nil
 }
 
 // splitLine splits one line of iptables -S / iptables-save output into

@@ -1,6 +1,7 @@
 package firewall
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
@@ -16,12 +17,12 @@ type chainPlan struct {
 	chain string
 	// write: declare the chain (":<chain> - [0:0]", which creates it or
 	// flushes it in the same transaction) and append fill: the marker,
-	// then every rule, already rendered. create: the view has no chain of
+	// then every rule, already rendered as lines (see fillLines). create: the view has no chain of
 	// that name, so it is made with "-N <chain>", which fails the
 	// transaction if one appeared since the view was taken: a chain that
 	// is not netagent's is never flushed for a stale view.
 	write, create bool
-	fill          []string
+	fill          string
 	// delJumps counts netagent's jumps to chain to delete, per chain
 	// holding them.
 	delJumps map[string]int
@@ -122,17 +123,40 @@ func rulesMatch(kernel, intended [][]string, rec *chainRecord) bool {
 
 func equalRules(a, b [][]string) bool { return slices.EqualFunc(a, b, slices.Equal) }
 
-// fillLines renders the marker and the rules of c.
-func fillLines(c *items.IptablesChain) ([]string, error) {
-	lines := make([]string, 0, len(c.Rules)+1)
-	for _, args := range append([][]string{markerRule}, c.Rules...) {
-		line, err := ruleLine("-A", c.Chain, args)
-		if err != nil {
-			return nil, err
+// fillLines renders the marker and the rules of c as restore input:
+// "-A <chain> <args...>" lines, each ending in a newline, in one string
+// (one allocation for the 10k rules of a large intent, not one a rule).
+func fillLines(c *items.IptablesChain) (string, error) {
+	var b strings.Builder
+	b.Grow(fillSize(c))
+	for i := -1; i < len(c.Rules); i++ {
+		args := markerRule
+		if i >= 0 {
+			args = c.Rules[i]
 		}
-		lines = append(lines, line)
+		if err := writeRuleLine(&b, "-A", c.Chain, args); err != nil {
+			return "", err
+		}
+		b.WriteByte('\n')
 	}
-	return lines, nil
+	return b.String(), nil
+}
+
+// fillSize is about the length of fillLines' output: exact when no
+// argument needs quotes.
+func fillSize(c *items.IptablesChain) int {
+	n := 0
+	for i := -1; i < len(c.Rules); i++ {
+		args := markerRule
+		if i >= 0 {
+			args = c.Rules[i]
+		}
+		n += len("-A \n") + len(c.Chain)
+		for _, a := range args {
+			n += 1 + len(a)
+		}
+	}
+	return n
 }
 
 // jumpSources lists the chains that may hold netagent's jump to c.Chain:
@@ -188,7 +212,12 @@ func countJumps(v *tableView, sources []string, target string) map[string]int {
 // transaction: declarations, jump deletions, chain contents, jump
 // insertions (by position, so positions hold), chain deletions, COMMIT.
 func renderTable(table string, v *tableView, plans []*chainPlan) []byte {
-	var b strings.Builder
+	var b bytes.Buffer
+	size := len(table) + 64
+	for _, p := range plans {
+		size += len(p.fill) + 2*len(p.chain) + 32
+	}
+	b.Grow(size)
 	b.WriteString("*" + table + "\n")
 	for _, p := range plans {
 		switch {
@@ -200,9 +229,7 @@ func renderTable(table string, v *tableView, plans []*chainPlan) []byte {
 	}
 	deleted := renderJumpDeletes(&b, plans)
 	for _, p := range plans {
-		for _, line := range p.fill {
-			b.WriteString(line + "\n")
-		}
+		b.WriteString(p.fill)
 	}
 	renderJumpInserts(&b, v, plans, deleted)
 	for _, p := range plans {
@@ -211,13 +238,13 @@ func renderTable(table string, v *tableView, plans []*chainPlan) []byte {
 		}
 	}
 	b.WriteString("COMMIT\n")
-	return []byte(b.String())
+	return b.Bytes()
 }
 
 // renderJumpDeletes writes the jump deletions (by rule spec, never by
 // number, so that a foreign rule can never be hit) and returns how many
 // rules each source chain loses.
-func renderJumpDeletes(b *strings.Builder, plans []*chainPlan) map[string]int {
+func renderJumpDeletes(b *bytes.Buffer, plans []*chainPlan) map[string]int {
 	deleted := make(map[string]int)
 	for _, p := range plans {
 		froms := make([]string, 0, len(p.delJumps))
@@ -238,7 +265,7 @@ func renderJumpDeletes(b *strings.Builder, plans []*chainPlan) map[string]int {
 
 // renderJumpInserts writes the jump insertions in position order, each at
 // its position, or appended when the chain is shorter than that.
-func renderJumpInserts(b *strings.Builder, v *tableView, plans []*chainPlan, deleted map[string]int) {
+func renderJumpInserts(b *bytes.Buffer, v *tableView, plans []*chainPlan, deleted map[string]int) {
 	type ins struct {
 		chain string
 		jumpSpec

@@ -306,13 +306,13 @@ func (s *recordStore) get(name string) *chainRecord {
 
 // put remembers that c's rules are held by the kernel as kernel.
 func (s *recordStore) put(c *items.IptablesChain, kernel [][]string) error {
-	return s.putWritten(c, kernel, nil)
+	return s.putWritten(c, kernel, "")
 }
 
-// putWritten is put with fill, the restore input's lines that wrote c (see
-// fillLines; nil if unknown): their rules are already quoted for the
-// records file.
-func (s *recordStore) putWritten(c *items.IptablesChain, kernel [][]string, fill []string) error {
+// putWritten is put with fill, the restore input that wrote c (see
+// fillLines; "" if unknown): its rules are already quoted for the records
+// file.
+func (s *recordStore) putWritten(c *items.IptablesChain, kernel [][]string, fill string) error {
 	rec := &chainRecord{Family: c.Family.String(), Table: c.Table, Chain: c.Chain,
 		Intended: c.Rules, Kernel: kernel, intendedLines: filledRules(c, fill)}
 	s.mu.Lock()
@@ -324,23 +324,27 @@ func (s *recordStore) putWritten(c *items.IptablesChain, kernel [][]string, fill
 // filledRules returns c's rules as fill (fillLines' output for c) wrote
 // them, without "-A <chain>", as joinRules would; nil when fill is not
 // that.
-func filledRules(c *items.IptablesChain, fill []string) []string {
-	if len(fill) != len(c.Rules)+1 {
-		return nil
-	}
+func filledRules(c *items.IptablesChain, fill string) []string {
 	prefix := "-A " + c.Chain
-	out := make([]string, len(c.Rules))
-	for i, line := range fill[1:] {
+	out := make([]string, 0, len(c.Rules))
+	_, fill, _ = strings.Cut(fill, "\n") // the marker
+	for fill != "" {
+		var line string
+		line, fill, _ = strings.Cut(fill, "\n")
 		rest, ok := strings.CutPrefix(line, prefix)
 		switch {
-		case !ok:
+		case !ok || len(out) == len(c.Rules):
 			return nil
 		case rest == "":
+			out = append(out, "")
 		case rest[0] == ' ':
-			out[i] = rest[1:]
+			out = append(out, rest[1:])
 		default:
 			return nil
 		}
+	}
+	if len(out) != len(c.Rules) {
+		return nil
 	}
 	return out
 }

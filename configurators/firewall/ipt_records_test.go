@@ -143,11 +143,13 @@ func TestRecordFromRestoreLines(t *testing.T) {
 		return data
 	}
 	want := write(func(s *recordStore) error { return s.put(ch, kernel) })
-	other := make([]string, len(fill))
-	for i, line := range fill {
-		other[i] = strings.Replace(line, "NA-FWD", "NA-FWDX", 1)
-	}
-	for name, lines := range map[string][]string{"restore lines": fill, "another chain's": other, "not as many as rules": fill[:2]} {
+	lines := strings.SplitAfter(fill, "\n")
+	for name, lines := range map[string]string{
+		"restore lines":        fill,
+		"another chain's":      strings.ReplaceAll(fill, "NA-FWD", "NA-FWDX"),
+		"not as many as rules": strings.Join(lines[:2], ""),
+		"more than rules":      fill + lines[1],
+	} {
 		if got := write(func(s *recordStore) error { return s.putWritten(ch, kernel, lines) }); string(got) != string(want) {
 			t.Errorf("%s: records file\n%s\nwant\n%s", name, got, want)
 		}

@@ -1,6 +1,7 @@
 package firewall
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -103,33 +104,81 @@ func (v *tableView) jumpAt(c *items.IptablesChain) int {
 }
 
 // parseSave parses iptables-save output into one view per table. The
-// arguments of the rules are substrings of one copy of out, which the
-// views keep alive: one allocation for the text instead of one per line
-// and argument.
+// rules of a chain, which iptables-save prints together, are parsed from
+// one copy of their lines, their arguments substrings of it: one
+// allocation a chain for the text instead of one a rule, and what keeps a
+// chain's rules (a record, an item) keeps no other chain's text.
 func parseSave(out []byte) (map[string]*tableView, error) {
 	views := make(map[string]*tableView)
 	var cur *tableView
-	text := string(out)
-	for len(text) > 0 {
-		line, rest, _ := strings.Cut(text, "\n")
-		line, text = strings.TrimSuffix(line, "\r"), rest
+	for len(out) > 0 {
+		line, rest := cutLine(out)
 		switch {
-		case line == "" || line[0] == '#' || line == "COMMIT":
+		case len(line) == 0 || line[0] == '#' || string(line) == "COMMIT":
 		case line[0] == '*':
 			cur = newTableView()
-			views[line[1:]] = cur
+			views[string(line[1:])] = cur
 		case cur == nil:
 			return nil, fmt.Errorf("iptables-save line %q outside a table", line)
 		case line[0] == ':':
-			name, _, _ := strings.Cut(line[1:], " ")
-			cur.addChain(name)
+			name, _, _ := bytes.Cut(line[1:], []byte(" "))
+			cur.addChain(string(name))
 		default:
-			if err := addRuleLine(cur, line); err != nil {
+			n := chainLines(out)
+			if err := addRuleLines(cur, string(out[:n])); err != nil {
 				return nil, err
 			}
+			rest = out[n:]
 		}
+		out = rest
 	}
 	return views, nil
+}
+
+// cutLine returns the first line of text, without its newline (nor a
+// carriage return before it), and the rest.
+func cutLine(text []byte) (line, rest []byte) {
+	line, rest, _ = bytes.Cut(text, []byte("\n"))
+	return bytes.TrimSuffix(line, []byte("\r")), rest
+}
+
+// chainLines returns the length of the lines at the start of text that
+// append to the chain the first one appends to ("-A <chain> ..."), at
+// least that first line, with their newlines.
+func chainLines(text []byte) int {
+	first, _, _ := bytes.Cut(text, []byte("\n"))
+	head := first
+	if f := bytes.Fields(first); len(f) >= 2 && string(f[0]) == "-A" {
+		head = append([]byte("-A "), f[1]...)
+		head = append(head, ' ')
+	}
+	n := 0
+	for n < len(text) {
+		line, _, found := bytes.Cut(text[n:], []byte("\n"))
+		if n > 0 && !bytes.HasPrefix(line, head) {
+			break
+		}
+		n += len(line)
+		if found {
+			n++
+		}
+	}
+	return n
+}
+
+// addRuleLines adds the "-A <chain> <args...>" lines of text to v.
+func addRuleLines(v *tableView, text string) error {
+	for text != "" {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
+		if line = strings.TrimSuffix(line, "\r"); line == "" {
+			continue
+		}
+		if err := addRuleLine(v, line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseList parses iptables -S output (what go-iptables' List returns) into
