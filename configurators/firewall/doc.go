@@ -122,8 +122,10 @@
 // The tables ApplyBatch saves after a write are kept (per namespace and
 // family, until the next restore there) for one read-back: the one-shot's
 // next pass reads back right after its own write, and ReuseAfterWrite lets
-// that read-back use them instead of a second iptables-save. Every other
-// read-back (the daemon's drift check above all) saves afresh, so foreign
+// that read-back use them instead of a second iptables-save; for a family
+// the write did not touch, it uses what the read-back before the write
+// saved (no restore since, at most a second old). Every other read-back
+// (check, the daemon's drift check above all) saves afresh, so foreign
 // changes are seen as before.
 //
 // # Sysctls

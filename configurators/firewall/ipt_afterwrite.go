@@ -11,9 +11,9 @@ import (
 
 // The tables as saved right after netagent's last write, per namespace and
 // family (ApplyBatch saves them to learn the kernel's spelling of the
-// rules). A caller that reads back right after its own write (the
-// one-shot's next pass) may have them instead of a second iptables-save:
-// see ReuseAfterWrite. Any restore in the namespace and family drops them
+// rules), and as the last read-back saved them. A caller that reads back
+// right after its own write (the one-shot's next pass) may have them
+// instead of a second iptables-save: see ReuseAfterWrite. Any restore in the namespace and family drops them
 // (iptables-restore always goes through execBackend.restore), and a save
 // that a restore overtook is not kept. Writes by other processes are not
 // seen, which is why only a read-back the caller marks as following its own
@@ -82,13 +82,20 @@ func (k afterWriteKey) keepReadBack(gen uint64, at time.Time, tables map[string]
 // jump is gone), and a failed transaction is retried one operation at a
 // time, each with its own fresh look at the kernel.
 func (k afterWriteKey) readBackTables() (map[string]*tableView, bool) {
+	s, ok := k.lastReadBack()
+	return s.tables, ok
+}
+
+// lastReadBack returns what the last read-back saved when no restore came
+// since and the save is at most readBackReuse old.
+func (k afterWriteKey) lastReadBack() (savedTables, bool) {
 	afterWrite.mu.Lock()
 	defer afterWrite.mu.Unlock()
 	s, ok := afterWrite.readBack[k]
 	if !ok || s.gen != afterWrite.gen[k] || now().Sub(s.at) > readBackReuse {
-		return nil, false
+		return savedTables{}, false
 	}
-	return s.tables, true
+	return s, true
 }
 
 // generation is the number of restores so far.
@@ -98,34 +105,43 @@ func (k afterWriteKey) generation() uint64 {
 	return afterWrite.gen[k]
 }
 
-// keep stores tables saved when the generation was gen, unless a restore
-// came since.
-func (k afterWriteKey) keep(gen uint64, tables map[string]*tableView) {
+// keep stores tables saved when the generation was gen, the save having
+// started at at, unless a restore came since.
+func (k afterWriteKey) keep(gen uint64, at time.Time, tables map[string]*tableView) {
 	afterWrite.mu.Lock()
 	defer afterWrite.mu.Unlock()
 	if afterWrite.gen[k] == gen {
-		afterWrite.tables[k] = savedTables{gen: gen, tables: tables}
+		afterWrite.tables[k] = savedTables{gen: gen, at: at, tables: tables}
 	}
 }
 
 // saved returns the tables kept since the last restore.
-func (k afterWriteKey) saved() (map[string]*tableView, bool) {
+func (k afterWriteKey) saved() (savedTables, bool) {
 	afterWrite.mu.Lock()
 	defer afterWrite.mu.Unlock()
 	s, ok := afterWrite.tables[k]
 	if !ok || s.gen != afterWrite.gen[k] {
-		return nil, false
+		return savedTables{}, false
 	}
-	return s.tables, true
+	return s, true
 }
 
 // ReuseAfterWrite lets the next ReadBack of t's namespace (only the next,
-// and only until end is called) use the tables ApplyBatch saved right
-// after its last write, instead of running iptables-save again, where no
-// restore came since. A caller uses it around a read-back that immediately
-// follows its own reconcile, and calls end after it, so that a permit the
-// read-back did not take (it failed before the firewall's part) cannot
-// reach a later one.
+// and only until end is called) do without iptables-save where the
+// process knows the tables already: for a family ApplyBatch wrote, the
+// tables it saved right after its last write there (no restore since);
+// for a family it did not write, those the read-back before the write
+// saved (no restore since, at most readBackReuse old). A caller uses it
+// around a read-back that immediately follows its own reconcile, and
+// calls end after it, so that a permit the read-back did not take (it
+// failed before the firewall's part) cannot reach a later one.
+//
+// The read-back after a write is there to see what the write left. A
+// family the write did not touch holds what the read-back before it saw,
+// unless someone else wrote it in between; such a write is as unseen as
+// one right after the read-back, or one between the save after the write
+// and the read-back: the next read-back without a permit (check, the
+// daemon's drift check, the next apply) sees it.
 func ReuseAfterWrite(t *netnsx.Target) (end func()) {
 	afterWrite.mu.Lock()
 	defer afterWrite.mu.Unlock()
@@ -142,16 +158,20 @@ func takeReusePermit(netns string) bool {
 	return ok
 }
 
-// withSaved returns backends where those of a family with tables kept
-// since the last restore save nothing but return them.
+// withSaved returns backends where a family whose tables the process
+// knows (see ReuseAfterWrite) answers save with them instead of saving.
 func withSaved(backends map[items.Family]backend) map[items.Family]backend {
 	out := make(map[items.Family]backend, len(backends))
 	for fam, b := range backends {
 		out[fam] = b
-		if eb, ok := b.(*execBackend); ok {
-			if tables, ok := eb.key.saved(); ok {
-				out[fam] = savedBackend{backend: b, tables: tables}
-			}
+		eb, ok := b.(*execBackend)
+		if !ok {
+			continue
+		}
+		if s, ok := eb.key.saved(); ok {
+			out[fam] = savedBackend{backend: b, saved: s}
+		} else if s, ok := eb.key.lastReadBack(); ok {
+			out[fam] = savedBackend{backend: b, saved: s}
 		}
 	}
 	return out
@@ -160,7 +180,9 @@ func withSaved(backends map[items.Family]backend) map[items.Family]backend {
 // savedBackend answers save with tables saved before.
 type savedBackend struct {
 	backend
-	tables map[string]*tableView
+	saved savedTables
 }
 
-func (s savedBackend) save(context.Context) (map[string]*tableView, error) { return s.tables, nil }
+func (s savedBackend) save(context.Context) (map[string]*tableView, error) {
+	return s.saved.tables, nil
+}

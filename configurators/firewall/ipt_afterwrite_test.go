@@ -206,3 +206,107 @@ func (l fakeLister) List(table, chain string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// TestReadBackAfterWriteKeepsUnwrittenFamily: the read-back right after a
+// batch that wrote IPv4 only has, for IPv6, the tables the read-back
+// before the batch saved: no ip6tables-save. Not without a permit (which
+// sees a change someone else made in between), nor after a restore of
+// IPv6 since, nor when that save is older than readBackReuse, counted
+// from the save itself however many read-backs reused it.
+func TestReadBackAfterWriteKeepsUnwrittenFamily(t *testing.T) {
+	ctx := context.Background()
+	tgt := &netnsx.Target{Name: fmt.Sprintf("na-unwritten-%p", t)}
+	c, _ := newFakeChains(t)
+	fakes := map[items.Family]*fakeBackend{}
+	for _, fam := range families {
+		fb := newFakeBackend()
+		fb.tables["filter"] = newTableView()
+		fb.tables["filter"].addChain("FORWARD")
+		fakes[fam] = fb
+		c.backends[fam] = &execBackend{run: fakeRunner{fb}, saveCmd: "iptables-save", restoreCmd: "iptables-restore",
+			key: afterWriteKey{netns: tgt.Name, fam: fam}}
+	}
+	v4, v6 := fakes[items.FamilyIPv4], fakes[items.FamilyIPv6]
+	clock := time.Now()
+	now = func() time.Time { return clock }
+	t.Cleanup(func() { now = time.Now })
+	readBack := func(permit bool) []string {
+		t.Helper()
+		backends := c.backends
+		if permit {
+			ReuseAfterWrite(tgt)
+		}
+		if takeReusePermit(tgt.Name) {
+			backends = withSaved(backends)
+		}
+		got, err := readBackChains(ctx, backends, c.records, c.made, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, it := range got {
+			out = append(out, it.Name())
+		}
+		return out
+	}
+	write := func(fam items.Family, name string) {
+		t.Helper()
+		ch := &items.IptablesChain{Family: fam, Table: "filter", Chain: name, Rules: [][]string{ruleLAN}}
+		for _, err := range c.ApplyBatch(ctx, []reconciler.BatchOp{{Op: reconciler.OpCreate, New: ch}}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	saves := func() [2]int { return [2]int{v4.saves, v6.saves} }
+
+	v6.tables["filter"].addRule("NA-SIX", markerRule) // the IPv6 chain, from an earlier run
+	readBack(false)
+	before := saves()
+	write(items.FamilyIPv4, "NA-FOUR")
+	clock = clock.Add(readBackReuse / 2)
+	got := readBack(true)
+	if s := saves(); s != [2]int{before[0] + 1, before[1]} { // the batch's save after its write
+		t.Errorf("saves (v4, v6) after the batch and the read-back after it: %v, want %v", s, [2]int{before[0] + 1, before[1]})
+	}
+	if fmt.Sprint(got) != "[ipv4/filter/NA-FOUR ipv6/filter/NA-SIX]" {
+		t.Errorf("read back %v", got)
+	}
+
+	// Someone else deletes the IPv6 chain: a read-back without a permit
+	// sees it.
+	v6.tables["filter"] = newTableView()
+	before = saves()
+	if got := readBack(false); fmt.Sprint(got) != "[ipv4/filter/NA-FOUR]" || saves() != [2]int{before[0] + 1, before[1] + 1} {
+		t.Errorf("without a permit: read back %v, saves %v (from %v)", got, saves(), before)
+	}
+
+	// A restore of IPv6 since the read-back: saved again.
+	write(items.FamilyIPv6, "NA-SIX")
+	write(items.FamilyIPv4, "NA-FOUR2")
+	before = saves()
+	if got := readBack(true); len(got) != 3 || saves() != before {
+		t.Errorf("after writes of both: read back %v, saves %v (from %v), want the batches' saves reused", got, saves(), before)
+	}
+	readBack(false)
+	if err := c.backends[items.FamilyIPv6].restore(ctx, []byte("*filter\n-A FORWARD -j LOG\nCOMMIT\n")); err != nil {
+		t.Fatal(err)
+	}
+	write(items.FamilyIPv4, "NA-FOUR3")
+	before = saves()
+	if readBack(true); saves()[1] != before[1]+1 {
+		t.Errorf("a restore of IPv6 since the read-back: %d ip6tables-saves, want 1", saves()[1]-before[1])
+	}
+
+	// The save reused, not the read-backs that reused it, counts for
+	// readBackReuse.
+	for i := range 2 {
+		write(items.FamilyIPv4, fmt.Sprintf("NA-AGAIN%d", i))
+		clock = clock.Add(readBackReuse * 3 / 4)
+		before = saves()
+		readBack(true)
+		if want := before[1] + i; saves()[1] != want {
+			t.Errorf("read-back %d after the save: %d ip6tables-saves, want %d", i+1, saves()[1]-before[1], i)
+		}
+	}
+}

@@ -185,11 +185,12 @@ func (c *chainConfigurator) learnGroup(ctx context.Context, g batchGroup, ops []
 		if eb != nil {
 			gen = eb.key.generation()
 		}
+		at := now()
 		if tables, err := b.save(ctx); err == nil {
 			views[g.fam] = tables
 			after = tables[g.table]
 			if eb != nil {
-				eb.key.keep(gen, tables) // for the read-back right after (ReuseAfterWrite)
+				eb.key.keep(gen, at, tables) // for the read-back right after (ReuseAfterWrite)
 			}
 		}
 	}

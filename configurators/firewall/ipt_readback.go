@@ -36,12 +36,16 @@ func readBackChains(ctx context.Context, backends map[items.Family]backend, recs
 }
 
 // saveForReadBack saves the family's tables and keeps them for the write
-// that may follow (see afterWriteKey.readBackTables).
+// that may follow (see afterWriteKey.readBackTables). Tables known
+// without a save (savedBackend) are kept with the time of their save.
 func saveForReadBack(ctx context.Context, b backend) (map[string]*tableView, error) {
-	eb, _ := b.(*execBackend)
 	if sb, ok := b.(savedBackend); ok {
-		eb, _ = sb.backend.(*execBackend)
+		if eb, ok := sb.backend.(*execBackend); ok {
+			eb.key.keepReadBack(sb.saved.gen, sb.saved.at, sb.saved.tables)
+		}
+		return sb.saved.tables, nil
 	}
+	eb, _ := b.(*execBackend)
 	if eb == nil {
 		return b.save(ctx)
 	}
