@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -13,26 +14,49 @@ import (
 var families = []items.Family{items.FamilyIPv4, items.FamilyIPv6}
 
 // readBackChains returns the chains netagent owns (those starting with the
-// marker rule), one iptables-save per family. A family whose iptables
-// programs are missing is skipped: netagent can neither read nor change its
-// chains (MissingTools says so, for the caller to warn once).
+// marker rule), one iptables-save per family, the families' saves run at
+// once. A family whose iptables programs are missing is skipped: netagent
+// can neither read nor change its chains (MissingTools says so, for the
+// caller to warn once).
 func readBackChains(ctx context.Context, backends map[items.Family]backend, recs *recordStore,
 	made *madeStore, hint *dg.Graph) ([]dg.Item, error) {
+	saves := saveFamilies(ctx, backends)
 	var out []dg.Item
-	for _, fam := range families {
+	for i, fam := range families {
+		s := saves[i]
+		if s.err != nil {
+			return nil, fmt.Errorf("reading back %v iptables chains: %w", fam, s.err)
+		}
+		for _, table := range sortedKeys(s.tables) {
+			out = append(out, readBackTable(fam, table, s.tables[table], recs, made, hint)...)
+		}
+	}
+	return out, nil
+}
+
+// familySave is one family's tables as saved for a read-back.
+type familySave struct {
+	tables map[string]*tableView
+	err    error
+}
+
+// saveFamilies saves the tables of every family with programs, in
+// families' order, the saves running at once: each is mostly the wait for
+// a program and the kernel's dump.
+func saveFamilies(ctx context.Context, backends map[items.Family]backend) []familySave {
+	out := make([]familySave, len(families))
+	var wg sync.WaitGroup
+	for i, fam := range families {
 		b, ok := backends[fam]
 		if _, missing := b.(missingBackend); !ok || missing {
 			continue // no programs: no chains to read (see MissingTools)
 		}
-		tables, err := saveForReadBack(ctx, b)
-		if err != nil {
-			return nil, fmt.Errorf("reading back %v iptables chains: %w", fam, err)
-		}
-		for _, table := range sortedKeys(tables) {
-			out = append(out, readBackTable(fam, table, tables[table], recs, made, hint)...)
-		}
+		wg.Go(func() {
+			out[i].tables, out[i].err = saveForReadBack(ctx, b)
+		})
 	}
-	return out, nil
+	wg.Wait()
+	return out
 }
 
 // saveForReadBack saves the family's tables and keeps them for the write
