@@ -152,5 +152,9 @@ func (c *chainConfigurator) learnFrom(v *tableView, ch *items.IptablesChain, fil
 		_ = c.records.drop(ch) // the kernel spells the rules as the item does
 		return
 	}
-	_ = c.records.putWritten(ch, rules[1:], fill) // see learn
+	var text []string
+	if t := v.ruleText(ch.Chain); t != nil {
+		text = t[1:]
+	}
+	_ = c.records.putWritten(ch, rules[1:], fill, text) // see learn
 }

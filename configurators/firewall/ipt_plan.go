@@ -215,7 +215,7 @@ func renderTable(table string, v *tableView, plans []*chainPlan) []byte {
 	var b bytes.Buffer
 	size := len(table) + 64
 	for _, p := range plans {
-		size += len(p.fill) + 2*len(p.chain) + 32
+		size += len(p.fill) + 4*len(p.chain) + 96 // declaration, jump lines
 	}
 	b.Grow(size)
 	b.WriteString("*" + table + "\n")

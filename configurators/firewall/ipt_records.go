@@ -38,11 +38,14 @@ type chainRecord struct {
 	Kernel   [][]string
 	// onDisk is the record as the records file holds it, once known: read
 	// from the file, or made at the first write (quoting 10k rules for
-	// every write of the file cost more than encoding it).
-	onDisk *recordFile
-	// intendedLines are Intended as the restore input wrote them, when
-	// known (see putWritten): the file's IntendedRules.
-	intendedLines []string
+	// every write of the file cost more than encoding it); encoded, its
+	// JSON there (see appendRecords).
+	onDisk  *recordFile
+	encoded []byte
+	// intendedLines and kernelLines are Intended as the restore input
+	// wrote them and Kernel as iptables printed them, when known (see
+	// putWritten): the file's IntendedRules and KernelRules.
+	intendedLines, kernelLines []string
 }
 
 // recordFile is a record on disk. Each rule is one string, its arguments
@@ -66,18 +69,36 @@ func (r *chainRecord) file() (recordFile, error) {
 	if r.onDisk != nil {
 		return *r.onDisk, nil
 	}
-	f := recordFile{Family: r.Family, Table: r.Table, Chain: r.Chain, IntendedRules: r.intendedLines}
+	f := recordFile{Family: r.Family, Table: r.Table, Chain: r.Chain,
+		IntendedRules: r.intendedLines, KernelRules: r.kernelLines}
 	var err error
 	if f.IntendedRules == nil {
 		if f.IntendedRules, err = joinRules(r.Intended); err != nil {
 			return f, err
 		}
 	}
-	if f.KernelRules, err = joinRules(r.Kernel); err != nil {
-		return f, err
+	if f.KernelRules == nil {
+		if f.KernelRules, err = joinRules(r.Kernel); err != nil {
+			return f, err
+		}
 	}
-	r.onDisk, r.intendedLines = &f, nil
+	r.onDisk, r.intendedLines, r.kernelLines = &f, nil, nil
 	return f, nil
+}
+
+// json returns the record's JSON object in the records file.
+func (r *chainRecord) json() ([]byte, error) {
+	if r.encoded != nil {
+		return r.encoded, nil
+	}
+	f, err := r.file()
+	if err != nil {
+		return nil, err
+	}
+	if r.encoded, err = appendRecordFile(make([]byte, 0, f.jsonSize()), &f); err != nil {
+		return nil, err
+	}
+	return r.encoded, nil
 }
 
 // record reads a record file, of this version or an older one.
@@ -306,15 +327,19 @@ func (s *recordStore) get(name string) *chainRecord {
 
 // put remembers that c's rules are held by the kernel as kernel.
 func (s *recordStore) put(c *items.IptablesChain, kernel [][]string) error {
-	return s.putWritten(c, kernel, "")
+	return s.putWritten(c, kernel, "", nil)
 }
 
-// putWritten is put with fill, the restore input that wrote c (see
-// fillLines; "" if unknown): its rules are already quoted for the records
-// file.
-func (s *recordStore) putWritten(c *items.IptablesChain, kernel [][]string, fill string) error {
+// putWritten is put with what is known already quoted for the records
+// file: fill, the restore input that wrote c (see fillLines; "" if
+// unknown), and kernelText, kernel as iptables printed it (see
+// tableView.ruleText; nil if unknown).
+func (s *recordStore) putWritten(c *items.IptablesChain, kernel [][]string, fill string, kernelText []string) error {
 	rec := &chainRecord{Family: c.Family.String(), Table: c.Table, Chain: c.Chain,
 		Intended: c.Rules, Kernel: kernel, intendedLines: filledRules(c, fill)}
+	if len(kernelText) == len(kernel) {
+		rec.kernelLines = kernelText
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.recs[rec.name()] = rec
@@ -394,18 +419,17 @@ func (s *recordStore) write() error {
 		return nil
 	}
 	names := sortedKeys(s.recs)
-	all := recordsOnDisk{Chains: make([]recordFile, 0, len(names))}
+	parts := make([][]byte, 0, len(names))
+	size := 0
 	for _, n := range names {
-		f, err := s.recs[n].file()
+		p, err := s.recs[n].json()
 		if err != nil {
 			continue // not writable (cannot happen for rules that were written): only a cache
 		}
-		all.Chains = append(all.Chains, f)
+		parts = append(parts, p)
+		size += len(p) + 1
 	}
-	data, err := json.Marshal(all)
-	if err != nil {
-		return err
-	}
+	data := appendRecords(make([]byte, 0, size+16), parts)
 	path := filepath.Join(s.dir, recordsFileName)
 	if err := statefile.WriteCache(path, data); err != nil {
 		return err

@@ -150,8 +150,74 @@ func TestRecordFromRestoreLines(t *testing.T) {
 		"not as many as rules": strings.Join(lines[:2], ""),
 		"more than rules":      fill + lines[1],
 	} {
-		if got := write(func(s *recordStore) error { return s.putWritten(ch, kernel, lines) }); string(got) != string(want) {
+		if got := write(func(s *recordStore) error { return s.putWritten(ch, kernel, lines, nil) }); string(got) != string(want) {
 			t.Errorf("%s: records file\n%s\nwant\n%s", name, got, want)
+		}
+	}
+}
+
+// TestRecordsEncodeAsJSON: the records file is written byte for byte as
+// encoding/json writes it, for arguments that JSON escapes (quotes,
+// backslashes, <, >, &, control characters, non-ASCII, invalid UTF-8),
+// empty lists and the older versions' fields.
+func TestRecordsEncodeAsJSON(t *testing.T) {
+	odd := []string{`"a b"`, `a\b`, "<x>&y", "tab\there", "é", "\xff", "", "-j ACCEPT"}
+	files := []recordFile{
+		{Family: "ipv4", Table: "filter", Chain: "NA-FWD", IntendedRules: odd, KernelRules: odd[2:]},
+		{Family: "ipv6", Table: "nat", Chain: "NA-<&>"},
+		{Family: "ipv4", Table: "filter", Chain: "NA-OLD", IntendedRules: []string{}, Intended: [][]string{{"-s", "é"}}, Kernel: [][]string{{}}},
+	}
+	want, err := json.Marshal(recordsOnDisk{Chains: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts [][]byte
+	for i := range files {
+		p, err := appendRecordFile(nil, &files[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, p)
+	}
+	if got := appendRecords(nil, parts); string(got) != string(want) {
+		t.Errorf("records file\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestRecordFromSavedText: a record learnt from iptables-save's output
+// keeps the kernel's rules as iptables printed them (its own quoting, a
+// rule without arguments), and they load back as the same arguments; a
+// view whose chain gained a rule without text quotes the rules itself.
+func TestRecordFromSavedText(t *testing.T) {
+	out := "*filter\n:NA-FWD - [0:0]\n-A NA-FWD -m comment --comment netagent\n" +
+		"-A NA-FWD -s 10.0.0.1/32 -m comment --comment \"a \\\"q\\\" it\\'s\" -j ACCEPT\n-A NA-FWD\n" +
+		"-A NA-FWD -p tcp -m tcp --dport 22 -j DROP\nCOMMIT\n"
+	ch := &items.IptablesChain{Family: items.FamilyIPv4, Table: "filter", Chain: "NA-FWD", Rules: [][]string{
+		{"-s", "10.0.0.1", "-m", "comment", "--comment", `a "q" it's`, "-j", "ACCEPT"}, {}, {"-p", "tcp", "--dport", "22", "-j", "DROP"}}}
+	for _, extra := range []bool{false, true} {
+		tables, err := parseSave([]byte(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := tables["filter"]
+		if extra {
+			v.addRule("NA-FWD", []string{"-j", "LOG"})
+		}
+		dir := t.TempDir()
+		recs, _ := loadRecords(dir)
+		c := &chainConfigurator{records: recs}
+		c.learnFrom(v, ch, "")
+		if text := v.ruleText("NA-FWD"); (text != nil) == extra {
+			t.Errorf("extra rule %v: text %q", extra, text)
+		}
+		loaded, _ := loadRecords(dir)
+		rec := loaded.get(ch.Name())
+		quoted := `-s 10.0.0.1/32 -m comment --comment "a \"q\" it\'s" -j ACCEPT` // iptables', not quoteArg's
+		if f, _ := rec.file(); (len(f.KernelRules) == 3 && f.KernelRules[0] == quoted) == extra {
+			t.Errorf("extra rule %v: on disk %q", extra, f.KernelRules)
+		}
+		if want := v.chains["NA-FWD"][1:]; rec == nil || !equalRules(rec.Kernel, want) || !equalRules(rec.Intended, ch.Rules) {
+			t.Errorf("extra rule %v: record %+v, want kernel %q", extra, rec, want)
 		}
 	}
 }

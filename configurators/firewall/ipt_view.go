@@ -44,6 +44,10 @@ func ownedRules(rules [][]string) bool {
 type tableView struct {
 	order  []string
 	chains map[string][][]string
+	// text holds, for chains read from iptables' output, each rule's
+	// arguments as iptables printed them (quoted as for iptables-restore):
+	// see ruleText.
+	text map[string][]string
 }
 
 func newTableView() *tableView { return &tableView{chains: make(map[string][][]string)} }
@@ -60,6 +64,27 @@ func (v *tableView) addChain(chain string) {
 func (v *tableView) addRule(chain string, args []string) {
 	v.addChain(chain)
 	v.chains[chain] = append(v.chains[chain], args)
+}
+
+// addRuleText appends a rule to chain, printed by iptables as text.
+func (v *tableView) addRuleText(chain string, args []string, text string) {
+	if v.text == nil {
+		v.text = make(map[string][]string)
+	}
+	if len(v.text[chain]) == len(v.chains[chain]) {
+		v.text[chain] = append(v.text[chain], text)
+	}
+	v.addRule(chain, args)
+}
+
+// ruleText returns the chain's rules as iptables printed them, nil unless
+// every rule of the chain came with its text (addRuleText).
+func (v *tableView) ruleText(chain string) []string {
+	text := v.text[chain]
+	if len(text) != len(v.chains[chain]) {
+		return nil
+	}
+	return text
 }
 
 // rules returns the chain's rules and whether it exists.
@@ -199,7 +224,9 @@ func parseList(lines []string) (*tableView, error) {
 	return v, nil
 }
 
-// addRuleLine adds one "-A <chain> <args...>" line to v.
+// addRuleLine adds one "-A <chain> <args...>" line to v, with its text
+// when the line is spelt plainly ("-A", one blank, the chain bare, one
+// blank).
 func addRuleLine(v *tableView, line string) error {
 	args, err := splitLine(line)
 	if err != nil {
@@ -208,6 +235,17 @@ func addRuleLine(v *tableView, line string) error {
 	if len(args) < 2 || args[0] != "-A" {
 		return fmt.Errorf("unexpected iptables line %q", line)
 	}
-	v.addRule(args[1], args[2:])
+	chain, rest := args[1], line[min(len(line), 3):]
+	rest, ok := strings.CutPrefix(rest, chain)
+	switch {
+	case !strings.HasPrefix(line, "-A ") || !ok:
+		v.addRule(chain, args[2:])
+	case rest == "":
+		v.addRuleText(chain, args[2:], "")
+	case rest[0] == ' ':
+		v.addRuleText(chain, args[2:], rest[1:])
+	default:
+		v.addRule(chain, args[2:])
+	}
 	return nil
 }
