@@ -117,3 +117,16 @@ func BenchmarkBatchThenReadBack10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseSave10k parses iptables-save's output of 10k rules in 100
+// chains (the save after an initial apply, and every read-back's).
+func BenchmarkParseSave10k(b *testing.B) {
+	out := kernelSave(benchChains(100, 100))
+	b.SetBytes(int64(len(out)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseSave(out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

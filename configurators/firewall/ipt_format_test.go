@@ -131,8 +131,27 @@ func TestParseSave(t *testing.T) {
 			t.Errorf("chain %s: %q, want %q", chain, have, rules)
 		}
 	}
+	wantText := map[string][]string{
+		"INPUT":   nil,
+		"FORWARD": {"-m comment --comment netagent -j NA-X", "-j LOG"},
+		"NA-X":    {"-m comment --comment netagent", "", `-m comment --comment "a b" -j ACCEPT`, "-j DROP"},
+	}
+	for chain, text := range wantText {
+		if have := filter.ruleText(chain); !slices.Equal(have, text) {
+			t.Errorf("chain %s: text %q, want %q", chain, have, text)
+		}
+	}
 	if r := nat.chains["POSTROUTING"]; len(r) != 1 || !slices.Equal(r[0], []string{"-o", "eth0", "-j", "MASQUERADE"}) {
 		t.Errorf("nat: %q", r)
+	}
+	// A rule spelt otherwise has no text, nor has its chain.
+	odd, err := parseSave([]byte("*filter\n-A X -j ACCEPT\n-A  X  -j\tDROP\n-A Y -s\u00a010.0.0.1 -j DROP\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := odd["filter"]; x.ruleText("X") != nil || !slices.Equal(x.chains["X"][1], []string{"-j", "DROP"}) ||
+		!slices.Equal(x.chains["Y"][0], strings.Fields("-s\u00a010.0.0.1 -j DROP")) {
+		t.Errorf("odd spellings: %q, text %q", x.chains, x.text)
 	}
 	for _, bad := range []string{"-A X -j DROP\n", "*filter\n-I X 1 -j DROP\n", "*filter\n-A\n"} {
 		if _, err := parseSave([]byte(bad)); err == nil {

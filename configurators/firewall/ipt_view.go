@@ -66,17 +66,6 @@ func (v *tableView) addRule(chain string, args []string) {
 	v.chains[chain] = append(v.chains[chain], args)
 }
 
-// addRuleText appends a rule to chain, printed by iptables as text.
-func (v *tableView) addRuleText(chain string, args []string, text string) {
-	if v.text == nil {
-		v.text = make(map[string][]string)
-	}
-	if len(v.text[chain]) == len(v.chains[chain]) {
-		v.text[chain] = append(v.text[chain], text)
-	}
-	v.addRule(chain, args)
-}
-
 // ruleText returns the chain's rules as iptables printed them, nil unless
 // every rule of the chain came with its text (addRuleText).
 func (v *tableView) ruleText(chain string) []string {
@@ -191,20 +180,113 @@ func chainLines(text []byte) int {
 	return n
 }
 
-// addRuleLines adds the "-A <chain> <args...>" lines of text to v.
+// addRuleLines adds the "-A <chain> <args...>" lines of text to v, each
+// rule with its text when its line is spelt plainly ("-A", one blank, the
+// chain bare, one blank). The arguments of all the lines share one backing
+// array, and each run of lines of one chain goes into v at once.
 func addRuleLines(v *tableView, text string) error {
+	lines := strings.Count(text, "\n") + 1
+	backing := make([]string, 0, strings.Count(text, " ")+lines)
+	run := ruleRun{rules: make([][]string, 0, lines), text: make([]string, 0, lines)}
 	for text != "" {
 		var line string
 		line, text, _ = strings.Cut(text, "\n")
 		if line = strings.TrimSuffix(line, "\r"); line == "" {
 			continue
 		}
-		if err := addRuleLine(v, line); err != nil {
+		start := len(backing)
+		var err error
+		if backing, err = appendArgs(backing, line); err != nil {
 			return err
 		}
+		args := backing[start:len(backing):len(backing)]
+		if len(args) < 2 || args[0] != "-A" {
+			return fmt.Errorf("unexpected iptables line %q", line)
+		}
+		if args[1] != run.chain {
+			run.flush(v)
+			run.chain = args[1]
+		}
+		run.add(args[2:], line)
 	}
+	run.flush(v)
 	return nil
 }
+
+// ruleRun is consecutive rules of one chain, with their text while every
+// one has it.
+type ruleRun struct {
+	chain  string
+	rules  [][]string
+	text   []string
+	noText bool
+}
+
+// add appends a rule, its line being "-A <chain> <args...>".
+func (r *ruleRun) add(args []string, line string) {
+	r.rules = append(r.rules, args)
+	rest, ok := strings.CutPrefix(line, "-A "+r.chain)
+	switch {
+	case !ok || rest != "" && rest[0] != ' ':
+		r.noText = true
+	case rest == "":
+		r.text = append(r.text, "")
+	default:
+		r.text = append(r.text, rest[1:])
+	}
+}
+
+// flush adds the run's rules to v and empties the run.
+func (r *ruleRun) flush(v *tableView) {
+	if r.chain == "" {
+		return
+	}
+	v.addChain(r.chain)
+	have := v.chains[r.chain]
+	if !r.noText && len(v.text[r.chain]) == len(have) {
+		if v.text == nil {
+			v.text = make(map[string][]string)
+		}
+		v.text[r.chain] = appendOwn(v.text[r.chain], r.text)
+	}
+	v.chains[r.chain] = appendOwn(have, r.rules)
+	r.chain, r.rules, r.text, r.noText = "", r.rules[len(r.rules):], r.text[len(r.text):], false
+}
+
+// appendOwn appends add to s, or returns add (its capacity cut to its
+// length, so that appending to it copies) when s is empty.
+func appendOwn[T any](s, add []T) []T {
+	if len(s) == 0 {
+		return add[:len(add):len(add)]
+	}
+	return append(s, add...)
+}
+
+// appendArgs appends line's arguments, as splitLine returns them, to dst.
+func appendArgs(dst []string, line string) ([]string, error) {
+	for i := 0; i < len(line); i++ {
+		if line[i] == '"' || line[i] >= 0x80 { // quotes, or unicode blanks strings.Fields knows
+			args, err := splitLine(line)
+			return append(dst, args...), err
+		}
+	}
+	for i := 0; i < len(line); {
+		for i < len(line) && asciiBlank[line[i]] {
+			i++
+		}
+		start := i
+		for i < len(line) && !asciiBlank[line[i]] {
+			i++
+		}
+		if start < i {
+			dst = append(dst, line[start:i])
+		}
+	}
+	return dst, nil
+}
+
+// asciiBlank is strings.Fields' blanks in ASCII.
+var asciiBlank = [256]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // parseList parses iptables -S output (what go-iptables' List returns) into
 // a view.
@@ -216,36 +298,10 @@ func parseList(lines []string) (*tableView, error) {
 			name, _, _ := strings.Cut(line[3:], " ")
 			v.addChain(name)
 		case strings.HasPrefix(line, "-A "):
-			if err := addRuleLine(v, line); err != nil {
+			if err := addRuleLines(v, line); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return v, nil
-}
-
-// addRuleLine adds one "-A <chain> <args...>" line to v, with its text
-// when the line is spelt plainly ("-A", one blank, the chain bare, one
-// blank).
-func addRuleLine(v *tableView, line string) error {
-	args, err := splitLine(line)
-	if err != nil {
-		return err
-	}
-	if len(args) < 2 || args[0] != "-A" {
-		return fmt.Errorf("unexpected iptables line %q", line)
-	}
-	chain, rest := args[1], line[min(len(line), 3):]
-	rest, ok := strings.CutPrefix(rest, chain)
-	switch {
-	case !strings.HasPrefix(line, "-A ") || !ok:
-		v.addRule(chain, args[2:])
-	case rest == "":
-		v.addRuleText(chain, args[2:], "")
-	case rest[0] == ' ':
-		v.addRuleText(chain, args[2:], rest[1:])
-	default:
-		v.addRule(chain, args[2:])
-	}
-	return nil
 }
