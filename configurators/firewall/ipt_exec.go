@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"sync"
@@ -205,6 +206,13 @@ func (b *execBackend) save(ctx context.Context) (map[string]*tableView, error) {
 			return parseSave(nil) // what the program prints: nothing
 		}
 	}
+	if s, ok := b.run.(streamer); ok {
+		var p saveParser
+		if err := s.stream(ctx, p.write, b.saveCmd); err != nil {
+			return nil, err
+		}
+		return p.finish()
+	}
 	out, err := b.run.run(ctx, nil, b.saveCmd)
 	if err != nil {
 		return nil, err
@@ -218,9 +226,50 @@ func (b *execBackend) restore(ctx context.Context, input []byte) error {
 	return err
 }
 
+// streamer is a runner that hands a program's standard output to consume
+// as it comes, so that the caller works while the program does.
+type streamer interface {
+	stream(ctx context.Context, consume func([]byte) error, argv ...string) error
+}
+
 // nsRunner runs programs inside a Target's namespace: the child inherits the
 // namespace of the locked thread that starts it.
 type nsRunner struct{ t *netnsx.Target }
+
+var _ streamer = nsRunner{}
+
+// stream runs argv (no input) and passes its output to consume piece by
+// piece, each valid only during the call. After consume fails, the rest
+// of the output is read and dropped, and the program waited for; its
+// error comes first.
+func (r nsRunner) stream(ctx context.Context, consume func([]byte) error, argv ...string) error {
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("%s: %w", argv[0], err)
+	}
+	if err := r.t.Do(cmd.Start); err != nil {
+		return fmt.Errorf("%s: %w", argv[0], err)
+	}
+	var cerr, rerr error
+	buf := make([]byte, 64*1024)
+	for rerr == nil {
+		var n int
+		n, rerr = out.Read(buf)
+		if n > 0 && cerr == nil {
+			cerr = consume(buf[:n])
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("%s: %w: %s", argv[0], err, strings.TrimSpace(stderr.String()))
+	}
+	if !errors.Is(rerr, io.EOF) {
+		return fmt.Errorf("%s: reading its output: %w", argv[0], rerr)
+	}
+	return cerr
+}
 
 func (r nsRunner) run(ctx context.Context, stdin []byte, argv ...string) ([]byte, error) {
 	var stdout, stderr bytes.Buffer

@@ -3,6 +3,7 @@ package firewall
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -156,6 +157,50 @@ func TestParseSave(t *testing.T) {
 	for _, bad := range []string{"-A X -j DROP\n", "*filter\n-I X 1 -j DROP\n", "*filter\n-A\n"} {
 		if _, err := parseSave([]byte(bad)); err == nil {
 			t.Errorf("parseSave(%q) accepted", bad)
+		}
+	}
+}
+
+// TestSaveParserInPieces: iptables-save's output parsed as it comes, cut
+// anywhere (at every byte of a small table, in pieces of a few sizes of a
+// large one), reads as the whole output does.
+func TestSaveParserInPieces(t *testing.T) {
+	small := "# Generated\n*filter\n:FORWARD DROP [1:2]\n:NA-X - [0:0]\n-A FORWARD -m comment --comment netagent -j NA-X\n" +
+		"-A NA-X -m comment --comment netagent\n-A NA-X\n-A NA-X -m comment --comment \"a b\" -j ACCEPT\r\n" +
+		"-A FORWARD -j LOG\n-A  NA-X -j DROP\nCOMMIT\n*nat\n:POSTROUTING ACCEPT [0:0]\n-A POSTROUTING -j MASQUERADE\nCOMMIT"
+	large := string(kernelSave(benchChains(20, 50)))
+	for _, c := range []struct {
+		out    string
+		pieces []int
+	}{{small, []int{1, 2, 3, 7}}, {large, []int{1, 13, 4096, 65536}}} {
+		want, err := parseSave([]byte(c.out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cuts := c.pieces
+		if len(c.out) < 1000 {
+			cuts = nil
+			for i := 1; i < len(c.out); i++ {
+				cuts = append(cuts, -i) // one cut at i
+			}
+		}
+		for _, size := range cuts {
+			var p saveParser
+			for rest := []byte(c.out); len(rest) > 0; {
+				n := min(size, len(rest))
+				if size < 0 {
+					n = min(-size, len(rest))
+					size = len(rest) // the rest in one piece
+				}
+				if err := p.write(rest[:n]); err != nil {
+					t.Fatal(err)
+				}
+				rest = rest[n:]
+			}
+			got, err := p.finish()
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("in pieces of %d: %v\n%+v\nwant\n%+v", size, err, got, want)
+			}
 		}
 	}
 }

@@ -123,30 +123,74 @@ func (v *tableView) jumpAt(c *items.IptablesChain) int {
 // allocation a chain for the text instead of one a rule, and what keeps a
 // chain's rules (a record, an item) keeps no other chain's text.
 func parseSave(out []byte) (map[string]*tableView, error) {
-	views := make(map[string]*tableView)
-	var cur *tableView
+	var p saveParser
+	if err := p.write(out); err != nil {
+		return nil, err
+	}
+	return p.finish()
+}
+
+// saveParser parses iptables-save output as it comes (write), in pieces
+// cut anywhere: while iptables-save prints a large table, netagent parses
+// what it has printed.
+type saveParser struct {
+	views   map[string]*tableView
+	cur     *tableView
+	pending []byte // an incomplete last line
+}
+
+// write parses the complete lines of what came so far.
+func (p *saveParser) write(chunk []byte) error {
+	p.pending = append(p.pending, chunk...)
+	end := bytes.LastIndexByte(p.pending, '\n') + 1
+	if end == 0 {
+		return nil
+	}
+	err := p.parse(p.pending[:end])
+	p.pending = append(p.pending[:0], p.pending[end:]...)
+	return err
+}
+
+// finish parses the last line, if it has no newline, and returns the
+// views.
+func (p *saveParser) finish() (map[string]*tableView, error) {
+	if err := p.parse(p.pending); err != nil {
+		return nil, err
+	}
+	p.pending = nil
+	if p.views == nil {
+		p.views = make(map[string]*tableView)
+	}
+	return p.views, nil
+}
+
+// parse parses whole lines.
+func (p *saveParser) parse(out []byte) error {
 	for len(out) > 0 {
 		line, rest := cutLine(out)
 		switch {
 		case len(line) == 0 || line[0] == '#' || string(line) == "COMMIT":
 		case line[0] == '*':
-			cur = newTableView()
-			views[string(line[1:])] = cur
-		case cur == nil:
-			return nil, fmt.Errorf("iptables-save line %q outside a table", line)
+			if p.views == nil {
+				p.views = make(map[string]*tableView)
+			}
+			p.cur = newTableView()
+			p.views[string(line[1:])] = p.cur
+		case p.cur == nil:
+			return fmt.Errorf("iptables-save line %q outside a table", line)
 		case line[0] == ':':
 			name, _, _ := bytes.Cut(line[1:], []byte(" "))
-			cur.addChain(string(name))
+			p.cur.addChain(string(name))
 		default:
 			n := chainLines(out)
-			if err := addRuleLines(cur, string(out[:n])); err != nil {
-				return nil, err
+			if err := addRuleLines(p.cur, string(out[:n])); err != nil {
+				return err
 			}
 			rest = out[n:]
 		}
 		out = rest
 	}
-	return views, nil
+	return nil
 }
 
 // cutLine returns the first line of text, without its newline (nor a
