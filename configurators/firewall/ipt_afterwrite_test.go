@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/configurators/netnsx"
+	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -59,16 +60,8 @@ func TestReadBackAfterWriteReusesSave(t *testing.T) {
 	c, _ := newFakeChains(t)
 	c.backends[items.FamilyIPv4] = eb
 	readBack := func() []string {
-		backends := c.backends
-		if takeReusePermit(tgt.Name) {
-			backends = withSaved(backends)
-		}
-		got, err := readBackChains(ctx, backends, c.records, c.made, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var out []string
-		for _, it := range got {
+		for _, it := range readBackOwned(t, c, tgt.Name) {
 			ch := it.(*items.IptablesChain)
 			out = append(out, fmt.Sprintf("%s %v", ch.Chain, ch.Rules))
 		}
@@ -232,19 +225,11 @@ func TestReadBackAfterWriteKeepsUnwrittenFamily(t *testing.T) {
 	t.Cleanup(func() { now = time.Now })
 	readBack := func(permit bool) []string {
 		t.Helper()
-		backends := c.backends
 		if permit {
 			ReuseAfterWrite(tgt)
 		}
-		if takeReusePermit(tgt.Name) {
-			backends = withSaved(backends)
-		}
-		got, err := readBackChains(ctx, backends, c.records, c.made, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var out []string
-		for _, it := range got {
+		for _, it := range readBackOwned(t, c, tgt.Name) {
 			out = append(out, it.Name())
 		}
 		return out
@@ -309,4 +294,19 @@ func TestReadBackAfterWriteKeepsUnwrittenFamily(t *testing.T) {
 			t.Errorf("read-back %d after the save: %d ip6tables-saves, want %d", i+1, saves()[1]-before[1], i)
 		}
 	}
+}
+
+// readBackOwned reads c's chains back as a read-back of netns does, with
+// the tables kept after a write if a permit was given (ReuseAfterWrite).
+func readBackOwned(t *testing.T, c *chainConfigurator, netns string) []dg.Item {
+	t.Helper()
+	backends := c.backends
+	if takeReusePermit(netns) {
+		backends = withSaved(backends)
+	}
+	got, err := readBackChains(context.Background(), backends, c.records, c.made, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
