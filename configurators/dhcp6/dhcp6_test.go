@@ -139,7 +139,8 @@ func TestConfiguratorAsync(t *testing.T) {
 	current := dg.New("current", &items.Link{IfName: "up0", Carrier: true, OperUp: true, AdminUp: true})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	st := reconciler.New(reg).Reconcile(ctx, current, intended)
+	records := reconciler.NewRecords() // the resumed run collects the acquisition, not lost
+	st := reconciler.New(reg, reconciler.WithRecords(records)).Reconcile(ctx, current, intended)
 	if !st.AsyncOpsInProgress {
 		t.Fatalf("no operation in progress:\n%s", st.OperationLog)
 	}
@@ -148,9 +149,9 @@ func TestConfiguratorAsync(t *testing.T) {
 	}
 	close(x.release)
 	<-st.ReadyToResume
-	st = reconciler.New(reg).Reconcile(ctx, st.NewCurrentState, intended)
-	if st.Err != nil {
-		t.Fatal(st.Err)
+	st = reconciler.New(reg, reconciler.WithRecords(records)).Reconcile(ctx, st.NewCurrentState, intended)
+	if st.Err != nil || st.AsyncOpsInProgress {
+		t.Fatalf("resumed run: %v, in progress %v:\n%s", st.Err, st.AsyncOpsInProgress, st.OperationLog)
 	}
 	if l := leases.Get("up0"); l == nil || l.Address != leased {
 		t.Fatalf("lease held %v", l)
