@@ -135,11 +135,11 @@ func Converge(ctx context.Context, b Backend, intended *dg.Graph) (*Result, erro
 		written func(dg.ItemRef) bool
 	)
 	for pass := 1; ; pass++ {
-		var lastCurrent *dg.Graph
+		var made *dg.Graph // what the last pass's writes made; nil before the first
 		if last != nil {
-			lastCurrent = last.Current
+			made = last.Current
 		}
-		cur, err := readPass(ctx, b, intended, pass, lastCurrent)
+		cur, err := readPass(ctx, b, intended, made)
 		if err != nil {
 			return nil, err
 		}
@@ -174,14 +174,9 @@ func Converge(ctx context.Context, b Backend, intended *dg.Graph) (*Result, erro
 	}
 }
 
-// afterWriteReader is a Backend with a cheaper read-back for right after
-// its own reconcile (Kernel).
-type afterWriteReader interface {
-	ReadCurrentAfterWrite(ctx context.Context, hint *dg.Graph) (*dg.Graph, error)
-}
-
-// afterWriteLister is a Backend that can read back right after its own
-// reconcile as a list of items (ok false: it cannot; Kernel can).
+// afterWriteLister is a Backend with a cheaper read-back for right after
+// its own reconcile, as a list of items (ok false: it has none; Kernel has
+// one: the firewall may use the tables it saved after its last write).
 type afterWriteLister interface {
 	ReadItemsAfterWrite(ctx context.Context, hint *dg.Graph) (list []dg.Item, ok bool, err error)
 }
@@ -194,36 +189,34 @@ func readItemsAfterWrite(ctx context.Context, b Backend, hint *dg.Graph) ([]dg.I
 	return nil, false, nil
 }
 
-// readPass reads back for a pass: after the first, right after the
-// previous pass's writes, which left written (the current graph the
-// writes made). It returns nil when that read-back finds exactly what
-// written holds (holdsExactly): the writes converged, and the kernel
-// kept them; building the graph of the read-back and comparing the two
-// took a tenth of an initial apply at 100k routes, and the third graph
-// was a sixth of its peak memory.
-func readPass(ctx context.Context, b Backend, intended *dg.Graph, pass int, written *dg.Graph) (*dg.Graph, error) {
-	if pass == 1 {
+// readPass reads back for a pass: for the first (written nil), the
+// kernel as it is; for a later one, right after the previous pass's
+// writes, which left written (the current graph the writes made). It
+// returns nil when that read-back finds exactly what written holds
+// (holdsExactly): the writes converged, and the kernel kept them; building
+// the graph of the read-back and comparing the two took a tenth of an
+// initial apply at 100k routes, and the third graph was a sixth of its
+// peak memory.
+func readPass(ctx context.Context, b Backend, intended, written *dg.Graph) (*dg.Graph, error) {
+	if written == nil {
 		return b.ReadCurrent(ctx, intended)
 	}
 	list, ok, err := readItemsAfterWrite(ctx, b, intended)
 	switch {
 	case err != nil:
 		return nil, err
-	case ok && written != nil && holdsExactly(list, written, intended):
+	case !ok:
+		return b.ReadCurrent(ctx, intended)
+	case holdsExactly(list, written, intended):
 		return nil, nil
-	case ok:
-		cur, _ := currentGraph(list, intended)
-		return cur, nil
 	}
-	if aw, ok := b.(afterWriteReader); ok {
-		return aw.ReadCurrentAfterWrite(ctx, intended)
-	}
-	return b.ReadCurrent(ctx, intended)
+	cur, _ := currentGraph(list, intended)
+	return cur, nil
 }
 
 // holdsExactly reports whether list, a read-back, holds exactly what
-// written (the graph the writes made, or any current graph) holds: each item of list is the item of written's node of the
-// same reference (the same pointer, or an equal item), each node once,
+// written (the graph the writes made, or any current graph) holds: each
+// item of list is the item of written's node of the same reference (the same pointer, or an equal item), each node once,
 // every node of written settled (created) and read back. Then DiffReadBack
 // of the two would find nothing. An item the read-back found as intended
 // is the intended item itself (the read-back's hint), and the writes put

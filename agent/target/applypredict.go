@@ -58,15 +58,6 @@ func (p *predicting) Reconcile(ctx context.Context, records *reconciler.Records,
 	return st
 }
 
-// ReadCurrentAfterWrite is the Backend's cheaper read-back after its own
-// reconcile, when it has one.
-func (p *predicting) ReadCurrentAfterWrite(ctx context.Context, hint *dg.Graph) (*dg.Graph, error) {
-	if aw, ok := p.Backend.(afterWriteReader); ok {
-		return aw.ReadCurrentAfterWrite(ctx, hint)
-	}
-	return p.Backend.ReadCurrent(ctx, hint)
-}
-
 // ReadItemsAfterWrite is the Backend's read-back after its own reconcile
 // as a list, when it has one (nil, false otherwise).
 func (p *predicting) ReadItemsAfterWrite(ctx context.Context, hint *dg.Graph) ([]dg.Item, bool, error) {

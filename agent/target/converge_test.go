@@ -171,7 +171,7 @@ func TestConvergeListedReadBackAsGraph(t *testing.T) {
 // holdsExactly finds what DiffReadBack would: a read-back that lists an
 // item twice and leaves another out, lists one changed or one the writes
 // did not make, or finds what a failed write left, is not as written.
-func TestKeptAsWritten(t *testing.T) {
+func TestHoldsExactly(t *testing.T) {
 	a := &items.Sysctl{Key: "net/ipv4/ip_forward", Value: "1"}
 	b := &items.Sysctl{Key: "net/ipv4/conf/all/forwarding", Value: "1"}
 	c := &items.Sysctl{Key: "net/ipv4/conf/all/rp_filter", Value: "2"}

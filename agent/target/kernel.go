@@ -27,23 +27,16 @@ func (k *Kernel) ReadCurrent(_ context.Context, hint *dg.Graph) (*dg.Graph, erro
 	return k.rt.ReadCurrent(hint)
 }
 
-// ReadCurrentAfterWrite is ReadCurrent right after the caller's own
-// reconcile: the firewall's read-back may use the tables it saved after
-// its last write instead of saving them again (firewall.ReuseAfterWrite).
-func (k *Kernel) ReadCurrentAfterWrite(ctx context.Context, hint *dg.Graph) (*dg.Graph, error) {
-	defer firewall.ReuseAfterWrite(k.rt.Target())()
-	return k.ReadCurrent(ctx, hint)
-}
-
 // ReadItems is ReadCurrent as a list of items, in the order read, for a
 // caller that may not need the graph (Verifier.VerifyItems).
 func (k *Kernel) ReadItems(_ context.Context, hint *dg.Graph) ([]dg.Item, error) {
 	return k.rt.readItems(hint)
 }
 
-// ReadItemsAfterWrite is ReadCurrentAfterWrite as a list of items, in the
-// order read, for a caller that may not need the graph (Converge: a
-// read-back that finds what the writes left). ok is always true.
+// ReadItemsAfterWrite is ReadItems right after the caller's own reconcile
+// (Converge): the firewall's read-back may use the tables it saved after
+// its last write instead of saving them again (firewall.ReuseAfterWrite).
+// ok is always true.
 func (k *Kernel) ReadItemsAfterWrite(_ context.Context, hint *dg.Graph) (list []dg.Item, ok bool, err error) {
 	defer firewall.ReuseAfterWrite(k.rt.Target())()
 	list, err = k.rt.readItems(hint)
