@@ -42,8 +42,8 @@ func gcFromEnv() bool { return os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT"
 // intent files are read, sizeGC gives the heap up to gcHeadroom above
 // its live size instead, estimated from the files' size: the live heap
 // peaked at 21 (routes) to 61 (bridge+vxlan pairs) times the size of the
-// JSON, so liveEstimate takes 64 times, plus what the program holds
-// without an intent. Large intents keep oneShotGCPercent.
+// JSON, so the estimate takes 64 times it (livePerByte), plus what the
+// program holds without an intent (liveBase). Large intents keep oneShotGCPercent.
 const (
 	gcHeadroom   = 48 << 20
 	liveBase     = 8 << 20
@@ -86,8 +86,8 @@ func (n readyNotifier) Ready() error {
 // edit (parse, render, reconcile, the verification read-back 1 s later)
 // is over, the heap it grew is handed back to the kernel in the
 // background (one collection), instead of over minutes: at 100k routes
-// the daemon stayed at 260–300 MB of RSS after edits, against about 170
-// MB once ready. A call while one is running does nothing.
+// the daemon stayed at 250–290 MB of RSS after edits, against 140–170 MB
+// once ready. A call while one is running does nothing.
 func returnMemory() {
 	if !returning.CompareAndSwap(false, true) {
 		return

@@ -68,7 +68,8 @@ func (b *routeBatch) run() {
 // planChunk is how many operations are planned, sent and answered before
 // the next ones are planned: the requests of a batch of 100k routes (26
 // MB with their answers' callbacks) were all held until the last was
-// answered, a fifth of an initial apply's peak heap. (A variable for the tests.)
+// answered, a fifth of an initial apply's peak heap. A variable for the
+// tests.
 var planChunk = 4096
 
 // answer sends the queued requests and their follow-ups, round after
@@ -77,12 +78,10 @@ func (b *routeBatch) answer() {
 	for round := 0; round < maxRounds && len(b.reqs) > 0; round++ {
 		b.flush()
 	}
-	reqs, thens := b.reqs, b.thens
-	b.reqs, b.thens = nil, nil
-	for i := range reqs { // still pending after maxRounds
-		thens[i](reply{err: fmt.Errorf("no answer after %d rounds", maxRounds)})
+	for i := range b.reqs { // still pending after maxRounds
+		b.thens[i](reply{err: fmt.Errorf("no answer after %d rounds", maxRounds)})
 	}
-	b.reqs, b.thens = nil, nil // follow-ups of those: never sent
+	b.reqs, b.thens = nil, nil // and the follow-ups of those: never sent
 }
 
 // queue adds a request to the round; then receives the kernel's answer.
