@@ -2,14 +2,12 @@ package firewall
 
 import (
 	"bytes"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
+	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 
 	"github.com/netagent/netagent/configurators/netnsx"
@@ -92,53 +90,12 @@ func variantOf(cmd string) string {
 // value) in the calling thread's namespace, from one NFT_MSG_GETTABLE
 // dump.
 func countNftTables(family uint8) (int, error) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER)
+	const getTable, newTable = unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_GETTABLE, unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_NEWTABLE
+	req := nl.NewNetlinkRequest(getTable, unix.NLM_F_DUMP)
+	req.AddData(&nl.Nfgenmsg{NfgenFamily: family, Version: unix.NFNETLINK_V0})
+	msgs, err := req.Execute(unix.NETLINK_NETFILTER, newTable)
 	if err != nil {
-		return 0, fmt.Errorf("nftables socket: %w", err)
-	}
-	defer unix.Close(fd)
-	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return 0, fmt.Errorf("nftables socket: %w", err)
-	}
-	const seq = 1
-	req := make([]byte, unix.NLMSG_HDRLEN+4)
-	binary.NativeEndian.PutUint32(req[0:], uint32(len(req)))
-	binary.NativeEndian.PutUint16(req[4:], unix.NFNL_SUBSYS_NFTABLES<<8|unix.NFT_MSG_GETTABLE)
-	binary.NativeEndian.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
-	binary.NativeEndian.PutUint32(req[8:], seq)
-	req[unix.NLMSG_HDRLEN] = family // nfgenmsg: family, version (NFNETLINK_V0), res_id
-	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return 0, fmt.Errorf("listing nftables tables: %w", err)
 	}
-	buf := make([]byte, 32<<10)
-	count := 0
-	for {
-		n, _, err := unix.Recvfrom(fd, buf, 0)
-		if err != nil {
-			return 0, fmt.Errorf("listing nftables tables: %w", err)
-		}
-		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
-		if err != nil {
-			return 0, fmt.Errorf("listing nftables tables: %w", err)
-		}
-		for _, m := range msgs {
-			if m.Header.Seq != seq {
-				continue
-			}
-			switch m.Header.Type {
-			case unix.NLMSG_DONE:
-				return count, nil
-			case unix.NLMSG_ERROR:
-				if len(m.Data) < 4 {
-					return 0, errors.New("listing nftables tables: short error message")
-				}
-				if errno := -int32(binary.NativeEndian.Uint32(m.Data)); errno != 0 {
-					return 0, fmt.Errorf("listing nftables tables: %w", unix.Errno(errno))
-				}
-				return count, nil
-			case unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_NEWTABLE:
-				count++
-			}
-		}
-	}
+	return len(msgs), nil
 }
