@@ -3,6 +3,8 @@ package intent
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/netagent/netagent/internal/jsonstr"
 )
 
 // Marshal returns exactly what json.Marshal(in) does, the routes encoded
@@ -63,7 +65,7 @@ func (in *Intent) marshalParts() (head, tail []byte, err error) {
 // appendJSON appends r as json.Marshal writes it.
 func (r *Route) appendJSON(b []byte) []byte {
 	b = append(b, `{"to":`...)
-	b = appendJSONString(b, r.To)
+	b = jsonstr.Append(b, r.To)
 	b = appendOptString(b, `,"via":`, r.Via)
 	b = appendOptString(b, `,"dev":`, r.Dev)
 	if r.OnLink {
@@ -103,11 +105,11 @@ func (n Nexthop) appendJSON(b []byte) []byte {
 	}
 	if n.Via != "" {
 		member(`"via":`)
-		b = appendJSONString(b, n.Via)
+		b = jsonstr.Append(b, n.Via)
 	}
 	if n.Dev != "" {
 		member(`"dev":`)
-		b = appendJSONString(b, n.Dev)
+		b = jsonstr.Append(b, n.Dev)
 	}
 	if n.Weight != 0 {
 		member(`"weight":`)
@@ -125,7 +127,7 @@ func appendOptString(b []byte, name, s string) []byte {
 	if s == "" {
 		return b
 	}
-	return appendJSONString(append(b, name...), s)
+	return jsonstr.Append(append(b, name...), s)
 }
 
 // appendOptUint appends the member name and v, unless v is 0 (omitempty).
@@ -134,20 +136,4 @@ func appendOptUint(b []byte, name string, v uint64) []byte {
 		return b
 	}
 	return strconv.AppendUint(append(b, name...), v, 10)
-}
-
-// appendJSONString appends s quoted as json.Marshal quotes it. A string of
-// printable ASCII that needs no escape (addresses, names) is copied; any
-// other goes through json.Marshal (HTML escapes, control characters,
-// invalid UTF-8, U+2028 and U+2029).
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always marshals
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }

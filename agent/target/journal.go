@@ -16,6 +16,7 @@ import (
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/jsonstr"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -190,9 +191,9 @@ func (r *record) image(ref dg.ItemRef, old dg.Item) error {
 		r.line = append(r.line, ',')
 	}
 	r.line = append(r.line, `{"type":`...)
-	r.line = appendJSONString(r.line, ref.Type)
+	r.line = jsonstr.Append(r.line, ref.Type)
 	r.line = append(r.line, `,"name":`...)
-	r.line = appendJSONString(r.line, ref.Name)
+	r.line = jsonstr.Append(r.line, ref.Name)
 	if old == nil {
 		r.line = append(r.line, `,"absent":true}`...)
 	} else {
@@ -207,21 +208,6 @@ func (r *record) image(ref dg.ItemRef, old dg.Item) error {
 	r.refs = append(r.refs, ref)
 	r.absent = append(r.absent, old == nil)
 	return nil
-}
-
-// appendJSONString appends s as a JSON string: as it is when it holds
-// only printable ASCII that needs no escape (every name netagent makes),
-// else as encoding/json writes it.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // ownedOn returns the items of the current state (SetCurrent) that

@@ -2,6 +2,8 @@ package firewall
 
 import (
 	"encoding/json"
+
+	"github.com/netagent/netagent/internal/jsonstr"
 )
 
 // The records file is about 100 bytes a rule (1 MB at 10k rules), written
@@ -27,11 +29,11 @@ func appendRecords(b []byte, parts [][]byte) []byte {
 // appendRecordFile appends f as json.Marshal writes it.
 func appendRecordFile(b []byte, f *recordFile) ([]byte, error) {
 	b = append(b, `{"family":`...)
-	b = appendJSONString(b, f.Family)
+	b = jsonstr.Append(b, f.Family)
 	b = append(b, `,"table":`...)
-	b = appendJSONString(b, f.Table)
+	b = jsonstr.Append(b, f.Table)
 	b = append(b, `,"chain":`...)
-	b = appendJSONString(b, f.Chain)
+	b = jsonstr.Append(b, f.Chain)
 	b = appendJSONStrings(b, `,"intendedRules":`, f.IntendedRules)
 	b = appendJSONStrings(b, `,"kernelRules":`, f.KernelRules)
 	for _, old := range []struct {
@@ -75,28 +77,7 @@ func appendJSONStrings(b []byte, key string, list []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, s)
+		b = jsonstr.Append(b, s)
 	}
 	return append(b, ']')
-}
-
-// appendJSONString appends s as a JSON string, as json.Marshal writes it:
-// printable ASCII other than <, > and & (which json.Marshal escapes for
-// HTML) directly, '"' and '\' escaped; a string with any other byte is
-// left to json.Marshal.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '<' || c == '>' || c == '&' {
-			data, _ := json.Marshal(s) // a string always encodes
-			return append(b, data...)
-		}
-	}
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		if s[i] == '"' || s[i] == '\\' {
-			b = append(b, '\\')
-		}
-		b = append(b, s[i])
-	}
-	return append(b, '"')
 }
