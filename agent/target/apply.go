@@ -78,12 +78,12 @@ type ApplyOptions struct {
 // deleted. The error is for a failed read-back; item failures are in the
 // Result.
 //
-// With opts.Wait, Apply subscribes to the namespace's link events before
-// it changes anything, and while items are blocked (a route waiting for
-// its link's carrier, which comes a moment after Apply set the link up) it
-// converges again at every link event, for at most opts.Wait in all. It
-// returns as soon as nothing is blocked; items still blocked when the wait
-// ends are reported with their reason.
+// With opts.Wait, when items are blocked (a route waiting for its link's
+// carrier, which comes a moment after Apply set the link up), Apply
+// subscribes to the namespace's link events, converges again on a fresh
+// read-back and again at every link event, for at most opts.Wait in all.
+// It returns as soon as nothing is blocked; items still blocked when the
+// wait ends are reported with their reason.
 func (r *Runtime) Apply(ctx context.Context, intended *dg.Graph, opts ApplyOptions) (*Result, error) {
 	return r.applyOn(ctx, r.Kernel(), intended, opts)
 }
@@ -94,11 +94,12 @@ func (r *Runtime) applyOn(ctx context.Context, b Backend, intended *dg.Graph, op
 	if opts.Wait <= 0 {
 		return converge(ctx)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	events := make(chan linkwatch.Event)
-	go linkwatch.NewNetlink(r.target.Name, r.log).Watch(ctx, events)
-	w := waiter{converge: converge, events: events, after: time.After, wait: opts.Wait, log: r.log}
+	subscribe := func(ctx context.Context) <-chan linkwatch.Event {
+		events := make(chan linkwatch.Event)
+		go linkwatch.NewNetlink(r.target.Name, r.log).Watch(ctx, events)
+		return events
+	}
+	w := waiter{converge: converge, subscribe: subscribe, after: time.After, wait: opts.Wait, log: r.log}
 	return w.run(ctx)
 }
 

@@ -23,10 +23,14 @@ type fakeWait struct {
 	events  chan linkwatch.Event
 	timeout chan time.Time
 	waited  time.Duration
+	// subscribed counts the subscriptions; ended is closed when the
+	// subscription's context ends.
+	subscribed int
+	ended      chan struct{}
 }
 
 func newFakeWait(script ...*Result) *fakeWait {
-	return &fakeWait{script: script, events: make(chan linkwatch.Event), timeout: make(chan time.Time)}
+	return &fakeWait{script: script, events: make(chan linkwatch.Event), timeout: make(chan time.Time), ended: make(chan struct{})}
 }
 
 func (f *fakeWait) waiter() *waiter {
@@ -38,7 +42,11 @@ func (f *fakeWait) waiter() *waiter {
 			f.calls++
 			return &Result{Ops: res.Ops, Problems: res.Problems}, nil
 		},
-		events: f.events,
+		subscribe: func(ctx context.Context) <-chan linkwatch.Event {
+			f.subscribed++
+			context.AfterFunc(ctx, func() { close(f.ended) })
+			return f.events
+		},
 		after:  func(d time.Duration) <-chan time.Time { f.waited = d; return f.timeout },
 		wait:   time.Hour,
 		log:    log,
@@ -66,28 +74,50 @@ func (f *fakeWait) run() <-chan *Result {
 	return out
 }
 
-// A link event after a blocked convergence converges again, and the wait
-// ends as soon as nothing is blocked, long before its end.
+// A blocked convergence subscribes to the link events and converges again
+// once subscribed (whatever changed before is in its read-back), then at
+// each link event; the wait ends as soon as nothing is blocked, long
+// before its end, and ends the subscription.
 func TestWaitConvergesAtLinkEvent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFakeWait(blocked, converged)
+		f := newFakeWait(blocked, blocked, converged)
 		out := f.run()
 		synctest.Wait()
-		if f.calls != 0 {
-			t.Fatal("converged before the link subscription was made")
+		if f.calls != 1 || f.subscribed != 1 {
+			t.Fatalf("%d convergences and %d subscriptions before the subscription was made, want 1 and 1", f.calls, f.subscribed)
 		}
 		f.events <- linkwatch.Event{Resync: true} // subscribed
 		synctest.Wait()
-		if f.calls != 1 {
-			t.Fatalf("%d convergences after subscribing, want 1", f.calls)
+		if f.calls != 2 {
+			t.Fatalf("%d convergences after subscribing, want 2", f.calls)
 		}
 		f.events <- linkwatch.Event{Names: []string{"wan0"}} // carrier up
 		res := <-out                                         // never the timeout: synctest fails a deadlock
-		if !res.Converged() || f.calls != 2 || len(res.Ops) != 2 {
-			t.Errorf("after the event: converged %v, %d convergences, ops %v", res.Converged(), f.calls, res.Ops)
+		if !res.Converged() || f.calls != 3 || len(res.Ops) != 3 || f.subscribed != 1 {
+			t.Errorf("after the event: converged %v, %d convergences, ops %v, %d subscriptions", res.Converged(), f.calls, res.Ops, f.subscribed)
 		}
 		if f.waited != time.Hour {
 			t.Errorf("the wait is %v, want the option's", f.waited)
+		}
+		synctest.Wait() // the subscription's end runs in its own goroutine
+		select {
+		case <-f.ended:
+		default:
+			t.Error("the subscription outlives the wait")
+		}
+	})
+}
+
+// The convergence right after the subscription sees what the kernel did
+// before it (the carrier came up during the first convergence): no event
+// is needed.
+func TestWaitConvergesOnceSubscribed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeWait(blocked, converged)
+		out := f.run()
+		f.events <- linkwatch.Event{Resync: true}
+		if res := <-out; !res.Converged() || f.calls != 2 || len(res.Ops) != 2 {
+			t.Errorf("converged %v, %d convergences, ops %v", res.Converged(), f.calls, res.Ops)
 		}
 	})
 }
@@ -102,22 +132,20 @@ func TestWaitReportsBlockedAfterTheWait(t *testing.T) {
 		synctest.Wait()
 		f.timeout <- time.Time{}
 		res := <-out
-		if res.Converged() || !res.Problems[0].Blocked || f.calls != 2 {
+		if res.Converged() || !res.Problems[0].Blocked || f.calls != 3 {
 			t.Errorf("converged %v, problems %v, %d convergences", res.Converged(), res.Problems, f.calls)
 		}
 	})
 }
 
 // Failures that no dependency blocks are not waited for, nor a convergence
-// without problems.
+// without problems: nothing subscribes.
 func TestWaitReturnsAtOnceWhenNothingIsBlocked(t *testing.T) {
 	for _, script := range []*Result{failed, converged} {
 		synctest.Test(t, func(t *testing.T) {
 			f := newFakeWait(script)
-			out := f.run()
-			f.events <- linkwatch.Event{Resync: true}
-			if res := <-out; f.calls != 1 || len(res.Problems) != len(script.Problems) {
-				t.Errorf("%d convergences, problems %v", f.calls, res.Problems)
+			if res := <-f.run(); f.calls != 1 || f.subscribed != 0 || len(res.Problems) != len(script.Problems) {
+				t.Errorf("%d convergences, %d subscriptions, problems %v", f.calls, f.subscribed, res.Problems)
 			}
 		})
 	}
@@ -145,10 +173,8 @@ func TestWaitReturnsAtOnceWhenBlockedOnlyBehindAFailure(t *testing.T) {
 			{Ref: routeRef, Blocked: true, Reason: "waiting for address/wan0 192.0.2.1/24 (failed: ...)"},
 		}}
 		f := newFakeWait(behind)
-		out := f.run()
-		f.events <- linkwatch.Event{Resync: true}
-		if res := <-out; f.calls != 1 || len(res.Problems) != 2 {
-			t.Errorf("%d convergences, problems %v", f.calls, res.Problems)
+		if res := <-f.run(); f.calls != 1 || f.subscribed != 0 || len(res.Problems) != 2 {
+			t.Errorf("%d convergences, %d subscriptions, problems %v", f.calls, f.subscribed, res.Problems)
 		}
 	})
 }
