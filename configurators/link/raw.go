@@ -141,14 +141,18 @@ func (r rawNL) executeIter(req *nl.NetlinkRequest, resType uint16, f func([]byte
 	return err
 }
 
-// open opens an rtnetlink socket in the target namespace.
+// open opens an rtnetlink socket in the target namespace. It sets no
+// receive timeout: the library's Receive turns one into a read deadline,
+// reset at every read, and each reset woke an idle Go thread sleeping in
+// the network poller (4800 wakeups at 500 bridge+VXLAN pairs, 12% of the
+// apply). Nothing waits on the kernel: it answers a request within the
+// send (an ack or an error), and a dump's next part within the read that
+// asks for it.
 func (r rawNL) open() (*nl.NetlinkSocket, error) {
 	s, err := nl.GetNetlinkSocketAt(r.ns, netns.None(), unix.NETLINK_ROUTE)
 	if err != nil {
 		return nil, fmt.Errorf("rtnetlink socket in target namespace: %w", err)
 	}
-	_ = s.SetReceiveTimeout(&nl.SocketTimeoutTv)
-	_ = s.SetSendTimeout(&nl.SocketTimeoutTv)
 	return s, nil
 }
 
