@@ -47,9 +47,9 @@ func (f *fakeWait) waiter() *waiter {
 			context.AfterFunc(ctx, func() { close(f.ended) })
 			return f.events
 		},
-		after:  func(d time.Duration) <-chan time.Time { f.waited = d; return f.timeout },
-		wait:   time.Hour,
-		log:    log,
+		after: func(d time.Duration) <-chan time.Time { f.waited = d; return f.timeout },
+		wait:  time.Hour,
+		log:   log,
 	}
 }
 

@@ -5,6 +5,10 @@ import (
 	"fmt"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
+
+	"github.com/netagent/netagent/internal/nlattr"
 )
 
 // dumpAttempts is how often a dump is tried when the kernel reports that
@@ -49,6 +53,34 @@ func linkNames(nlh linkOps) (map[int]string, error) {
 		names[l.Attrs().Index] = l.Attrs().Name
 	}
 	return names, nil
+}
+
+// rtextFilterSkipStats is RTEXT_FILTER_SKIP_STATS (linux/rtnetlink.h):
+// a link dump without the counters. A kernel that does not know it
+// ignores it.
+const rtextFilterSkipStats = 1 << 3
+
+// dumpLinkNames is linkNames over the conn, for the read-back: a raw dump
+// of which it reads the index and the name of each link (the library's
+// LinkList parses each link whole; at 1000 links, a read-back's largest
+// allocation), without the counters.
+func dumpLinkNames(conn rawOps) (map[int]string, error) {
+	var names map[int]string
+	err := retryDump("links", func() error {
+		names = make(map[int]string, len(names))
+		req := nl.NewNetlinkRequest(unix.RTM_GETLINK, unix.NLM_F_DUMP)
+		req.AddData(nl.NewIfInfomsg(unix.AF_UNSPEC))
+		req.AddData(nl.NewRtAttr(unix.IFLA_EXT_MASK, nl.Uint32Attr(rtextFilterSkipStats)))
+		return conn.dumpEach(req, unix.RTM_NEWLINK, func(b []byte) {
+			if len(b) < unix.SizeofIfInfomsg {
+				return
+			}
+			if name, ok := nlattr.Find(b[unix.SizeofIfInfomsg:], unix.IFLA_IFNAME); ok {
+				names[int(nl.DeserializeIfInfomsg(b).Index)] = nlattr.String(name)
+			}
+		})
+	})
+	return names, err
 }
 
 // ifIndexCache maps interface names to indexes for one route batch, so

@@ -775,7 +775,7 @@ func TestFakeReadBackAndClashes(t *testing.T) {
 	e.k.addNeigh("up0", "10.0.0.9", "02:00:00:00:00:09", netlink.NUD_PERMANENT, 0)
 
 	hint := dg.New("intended", mine...)
-	got, err := readBack(e.k, e.k, hint)
+	got, err := readBack(e.k, hint)
 	must(t, err)
 	now := append(slices.Clone(mine),
 		&items.Route{Dst: pfx("10.51.0.0/16"), Nexthops: []items.Nexthop{{Gw: ip("10.0.0.1"), Dev: "up0", Weight: 3}, {Gw: ip("10.0.0.3"), Dev: "up0"}}},
@@ -879,7 +879,7 @@ func TestFakeReconcileTwice(t *testing.T) {
 	}
 	run := func() {
 		t.Helper()
-		cur, err := readBack(e.k, e.k, dg.New("intended", want...))
+		cur, err := readBack(e.k, dg.New("intended", want...))
 		must(t, err)
 		st := reconciler.New(e.reg).Reconcile(ctx, dg.New("current", append(cur, up1)...), dg.New("intended", want...))
 		if st.Err != nil || len(st.Blocked) > 0 {
@@ -890,7 +890,7 @@ func TestFakeReconcileTwice(t *testing.T) {
 	if n := e.writes(run); n != 0 {
 		t.Errorf("second reconcile sent %d writes, want 0", n)
 	}
-	got, err := readBack(e.k, e.k, dg.New("intended", want...))
+	got, err := readBack(e.k, dg.New("intended", want...))
 	must(t, err)
 	if len(got) != len(want)-1 {
 		t.Errorf("read back %v", got)

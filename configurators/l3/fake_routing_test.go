@@ -118,7 +118,7 @@ func TestFakeRouteMultipathForeign(t *testing.T) {
 // readEqual checks that read-back, hinted with want, holds want.
 func readEqual(t *testing.T, e *fakeEnv, want dg.Item) {
 	t.Helper()
-	got, err := readBack(e.k, e.k, dg.New("intended", want))
+	got, err := readBack(e.k, dg.New("intended", want))
 	must(t, err)
 	for _, it := range got {
 		if dg.Ref(it) == dg.Ref(want) {
@@ -200,7 +200,7 @@ func TestFakeRuleSelectorsForeign(t *testing.T) {
 	if !errors.Is(c[dg.Ref(r)], ErrNotOwned) {
 		t.Errorf("clash: %v", c)
 	}
-	got, err := readBack(e.k, e.k, nil)
+	got, err := readBack(e.k, nil)
 	must(t, err)
 	if len(got) != 1 || got[0].(*items.Foreign).Holds != dg.Ref(r) {
 		t.Errorf("read back %v, want their rule as foreign", got)
@@ -230,7 +230,7 @@ func TestFakeReconcileRouting(t *testing.T) {
 	want := []dg.Item{ecmpRoute(), v6, target, jump}
 	run := func(want []dg.Item) {
 		t.Helper()
-		cur, err := readBack(e.k, e.k, dg.New("intended", want...))
+		cur, err := readBack(e.k, dg.New("intended", want...))
 		must(t, err)
 		st := reconciler.New(e.reg).Reconcile(ctx, dg.New("current", append(cur, ifs...)...), dg.New("intended", append(want, ifs...)...))
 		if st.Err != nil || len(st.Blocked) > 0 {
@@ -284,7 +284,7 @@ func TestFakeRouteMultipathAddressDeps(t *testing.T) {
 	for _, it := range []dg.Item{a0, a1, r} {
 		must(t, e.reg.Configurator(it).Create(ctx, it))
 	}
-	got, err := readBack(e.k, e.k, dg.New("intended", a0, a1, r))
+	got, err := readBack(e.k, dg.New("intended", a0, a1, r))
 	must(t, err)
 	for _, it := range got {
 		if dg.Ref(it) == dg.Ref(r) && !it.Equal(r) {

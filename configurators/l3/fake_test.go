@@ -236,7 +236,8 @@ func (k *fakeKernel) dumpEach(req *nl.NetlinkRequest, resType uint16, f func([]b
 	return err
 }
 
-// dump answers RTM_GETADDR, RTM_GETNEIGH and RTM_GETROUTE from the state.
+// dump answers RTM_GETLINK, RTM_GETADDR, RTM_GETNEIGH, RTM_GETRULE and
+// RTM_GETROUTE from the state.
 func (k *fakeKernel) dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -260,6 +261,15 @@ func (k *fakeKernel) dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, err
 		for _, r := range k.rules {
 			if family == unix.AF_UNSPEC || int(family) == r.Family {
 				out = append(out, ruleDumpEntry(r))
+			}
+		}
+	case req.Type == unix.RTM_GETLINK && resType == unix.RTM_NEWLINK:
+		for i, n := range k.links {
+			if n != "" {
+				msg := nl.NewIfInfomsg(unix.AF_UNSPEC)
+				msg.Index = int32(i + 1)
+				b := append(msg.Serialize(), nl.NewRtAttr(unix.IFLA_MTU, nl.Uint32Attr(1500)).Serialize()...)
+				out = append(out, append(b, nl.NewRtAttr(unix.IFLA_IFNAME, nl.ZeroTerminated(n)).Serialize()...))
 			}
 		}
 	case req.Type == unix.RTM_GETROUTE && resType == unix.RTM_NEWROUTE:

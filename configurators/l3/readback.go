@@ -37,7 +37,7 @@ func ReadBack(t *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) {
 		return nil, fmt.Errorf("l3 read-back: %w", err)
 	}
 	defer conn.close()
-	return readBack(t.NL, conn, hint)
+	return readBack(conn, hint)
 }
 
 // dumpNL is the part of netlink.Handle that read-back and the plan
@@ -53,8 +53,8 @@ var _ dumpNL = (*netlink.Handle)(nil)
 
 // readBack is ReadBack over the narrow interfaces (a fake kernel in unit
 // tests).
-func readBack(nlh dumpNL, conn rawOps, hint *dg.Graph) ([]dg.Item, error) {
-	names, err := linkNames(nlh)
+func readBack(conn rawOps, hint *dg.Graph) ([]dg.Item, error) {
+	names, err := dumpLinkNames(conn)
 	if err != nil {
 		return nil, fmt.Errorf("l3 read-back: %w", err)
 	}

@@ -28,7 +28,7 @@ func TestReadBackSharesIntendedRoutes(t *testing.T) {
 		t.Fatal(errs[0])
 	}
 	keptCopy, movedCopy := *kept, *moved
-	got, err := readBack(e.k, e.k, dg.New("intended", kept, moved))
+	got, err := readBack(e.k, dg.New("intended", kept, moved))
 	must(t, err)
 	found := map[dg.ItemRef]dg.Item{}
 	for _, it := range got {

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/netagent/netagent/internal/nlattr"
 	"github.com/netagent/netagent/items"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
@@ -450,10 +451,10 @@ func parseRouteMsgInto(b []byte, m *routeMsg) error {
 		}
 		return ne.Uint32(v)
 	}
-	a := attrIter{b: b[unix.SizeofRtMsg:]}
-	for a.next() {
-		v := a.val
-		switch a.typ {
+	a := nlattr.Iter{B: b[unix.SizeofRtMsg:]}
+	for a.Next() {
+		v := a.Val
+		switch a.RawType {
 		case unix.RTA_TABLE:
 			m.Table = u32(v)
 		case unix.RTA_DST:
@@ -486,36 +487,10 @@ func parseRouteMsgInto(b []byte, m *routeMsg) error {
 			m.Other = true
 		}
 	}
-	if a.err != nil {
-		return fmt.Errorf("route attributes: %w", a.err)
+	if a.Err != nil {
+		return fmt.Errorf("route attributes: %w", a.Err)
 	}
 	return nil
-}
-
-// attrIter walks netlink attributes (struct rtattr, each aligned to 4
-// bytes) in place, as nl.ParseRouteAttr does without allocating.
-type attrIter struct {
-	b   []byte
-	typ uint16
-	val []byte
-	err error
-}
-
-// next moves to the next attribute; false at the end or at a malformed
-// one (err set).
-func (a *attrIter) next() bool {
-	if len(a.b) < unix.SizeofRtAttr {
-		return false
-	}
-	ne := nl.NativeEndian()
-	n := int(ne.Uint16(a.b[0:2]))
-	if n < unix.SizeofRtAttr || n > len(a.b) {
-		a.err = unix.EINVAL
-		return false
-	}
-	a.typ, a.val = ne.Uint16(a.b[2:4]), a.b[unix.SizeofRtAttr:n]
-	a.b = a.b[min((n+unix.RTA_ALIGNTO-1)&^(unix.RTA_ALIGNTO-1), len(a.b)):]
-	return true
 }
 
 // addrOfBytes is an address attribute's value; the zero Addr for a

@@ -46,10 +46,10 @@ func (f *fakeKernel) joinBridge(port, m *fakeLink) {
 // to linkInfo's answer.
 func (f *fakeKernel) bridgeInfo(fl, master *fakeLink, out *infoAttrs) {
 	if fl.kind() == "bridge" {
-		out.data[nl.IFLA_BR_VLAN_DEFAULT_PVID] = nl.Uint16Attr(fl.bm.defaultPVID)
+		out.data = out.data.with(nl.IFLA_BR_VLAN_DEFAULT_PVID, nl.Uint16Attr(fl.bm.defaultPVID))
 	}
 	if master != nil && master.kind() == "bridge" {
-		out.slaveData[nl.IFLA_BRPORT_PRIORITY] = nl.Uint16Attr(fl.bm.priority)
+		out.slaveData = out.slaveData.with(nl.IFLA_BRPORT_PRIORITY, nl.Uint16Attr(fl.bm.priority))
 	}
 }
 

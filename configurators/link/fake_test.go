@@ -1047,14 +1047,14 @@ func (f *fakeKernel) linkInfo(index int) (infoAttrs, error) {
 	if fl == nil {
 		return infoAttrs{}, unix.ENODEV
 	}
-	out := infoAttrs{data: map[uint16][]byte{}, slaveData: map[uint16][]byte{}}
+	var out infoAttrs
 	if _, ok := fl.link.(*netlink.Bridge); ok {
-		out.data[nl.IFLA_BR_STP_STATE] = nl.Uint32Attr(boolU32(fl.stp))
-		out.data[nl.IFLA_BR_FORWARD_DELAY] = nl.Uint32Attr(fl.fwdDelay)
-		out.data[nl.IFLA_BR_VLAN_FILTERING] = nl.Uint8Attr(uint8(boolU32(fl.vlanFiltering)))
+		out.data = out.data.with(nl.IFLA_BR_STP_STATE, nl.Uint32Attr(boolU32(fl.stp)))
+		out.data = out.data.with(nl.IFLA_BR_FORWARD_DELAY, nl.Uint32Attr(fl.fwdDelay))
+		out.data = out.data.with(nl.IFLA_BR_VLAN_FILTERING, nl.Uint8Attr(uint8(boolU32(fl.vlanFiltering))))
 	}
 	if m := f.links[fl.attrs().MasterIndex]; m != nil && m.kind() == "bridge" {
-		out.slaveData[nl.IFLA_BRPORT_COST] = nl.Uint32Attr(f.portCost(fl))
+		out.slaveData = out.slaveData.with(nl.IFLA_BRPORT_COST, nl.Uint32Attr(f.portCost(fl)))
 	}
 	f.bridgeInfo(fl, f.links[fl.attrs().MasterIndex], &out)
 	return out, nil

@@ -240,6 +240,6 @@ func (k *kernel) portSettings(index int) (cost uint32, prio uint16, err error) {
 		return 0, 0, err
 	}
 	cost, _ = info.slaveU32(nl.IFLA_BRPORT_COST)
-	prio, _ = u16Of(info.slaveData[nl.IFLA_BRPORT_PRIORITY])
+	prio, _ = u16Of(info.slaveData.get(nl.IFLA_BRPORT_PRIORITY))
 	return cost, prio, nil
 }

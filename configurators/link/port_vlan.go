@@ -165,7 +165,7 @@ func (k *kernel) defaultPVID(bridge netlink.Link) (uint16, error) {
 	}
 	// A kernel without VLAN filtering (CONFIG_BRIDGE_VLAN_FILTERING off)
 	// reports no default_pvid, and no VLANs: its default is none.
-	v, _ := u16Of(info.data[nl.IFLA_BR_VLAN_DEFAULT_PVID])
+	v, _ := u16Of(info.data.get(nl.IFLA_BR_VLAN_DEFAULT_PVID))
 	return v, nil
 }
 
