@@ -114,7 +114,7 @@ func ForeignAtRisk(t *netnsx.Target, devs []string) ([]ForeignObject, error) {
 			continue
 		}
 		if names == nil {
-			if names, err = linkNames(t.NL); err != nil {
+			if names, err = linkNames(c); err != nil {
 				return nil, fmt.Errorf("saving foreign objects: %w", err)
 			}
 		}

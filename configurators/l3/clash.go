@@ -65,7 +65,7 @@ type kernelState struct {
 }
 
 func snapshot(nlh dumpNL, conn rawOps) (*kernelState, error) {
-	names, err := linkNames(nlh)
+	names, err := linkNames(conn)
 	if err != nil {
 		return nil, err
 	}

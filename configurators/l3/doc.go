@@ -188,9 +188,10 @@
 // # Testing without root
 //
 // The configurators reach the kernel only through narrow interfaces,
-// gathered in kernel (register.go): rawOps (requests, address,
-// neighbour and read-back's route dumps, interface indexes), dumpNL (the link, route and rule
-// dumps of netlink.Handle) and the two promote_secondaries hooks.
+// gathered in kernel (register.go): rawOps (requests, the link, address,
+// neighbour and read-back's route dumps, interface indexes), dumpNL (the
+// route and rule dumps of netlink.Handle) and the two promote_secondaries
+// hooks.
 // ReadBack, Clashes and NewRefusals run over the same interfaces
 // (readBack, clashes, newRefusals). fake_test.go backs them all with
 // fakeKernel, an in-memory rtnetlink: it parses the requests the

@@ -30,41 +30,16 @@ func retryDump(what string, f func() error) error {
 	return nil
 }
 
-// linkOps lists interfaces; netlink.Handle implements it.
-type linkOps interface {
-	LinkList() ([]netlink.Link, error)
-}
-
-var _ linkOps = (*netlink.Handle)(nil)
-
-// linkNames maps every interface index in the namespace to its name.
-func linkNames(nlh linkOps) (map[int]string, error) {
-	var links []netlink.Link
-	err := retryDump("links", func() error {
-		var err error
-		links, err = nlh.LinkList()
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	names := make(map[int]string, len(links))
-	for _, l := range links {
-		names[l.Attrs().Index] = l.Attrs().Name
-	}
-	return names, nil
-}
-
 // rtextFilterSkipStats is RTEXT_FILTER_SKIP_STATS (linux/rtnetlink.h):
 // a link dump without the counters. A kernel that does not know it
 // ignores it.
 const rtextFilterSkipStats = 1 << 3
 
-// dumpLinkNames is linkNames over the conn, for the read-back: a raw dump
-// of which it reads the index and the name of each link (the library's
-// LinkList parses each link whole; at 1000 links, a read-back's largest
-// allocation), without the counters.
-func dumpLinkNames(conn rawOps) (map[int]string, error) {
+// linkNames maps every interface index in the conn's namespace to its
+// name: from a raw dump without the counters, of which it reads the index
+// and the name of each link (the library's LinkList parsed each link
+// whole: at 1000 links, a read-back's largest allocation).
+func linkNames(conn rawOps) (map[int]string, error) {
 	var names map[int]string
 	err := retryDump("links", func() error {
 		names = make(map[int]string, len(names))

@@ -20,7 +20,7 @@ import (
 // (names and indexes only), IPv4/IPv6 addresses, routes of every table,
 // policy rules, neighbour entries and the promote_secondaries sysctl. It
 // implements every narrow interface the configurators use (rawOps,
-// routeNL, addressNL, ruleNL, linkOps) and parses the very requests the
+// routeNL, addressNL, ruleNL) and parses the very requests the
 // configurators serialize, so the configurators' logic runs unchanged
 // without root.
 //
@@ -83,7 +83,6 @@ var (
 	_ routeNL   = (*fakeKernel)(nil)
 	_ addressNL = (*fakeKernel)(nil)
 	_ ruleNL    = (*fakeKernel)(nil)
-	_ linkOps   = (*fakeKernel)(nil)
 )
 
 // newFakeKernel returns a kernel with lo (index 1) and the named links
@@ -136,21 +135,6 @@ func (k *fakeKernel) ifIndex(name string) (int, error) {
 		return i, nil
 	}
 	return 0, fmt.Errorf("%w %s", ErrNoDevice, name)
-}
-
-// LinkList lists the links as netlink.Dummy (only index and name matter).
-func (k *fakeKernel) LinkList() ([]netlink.Link, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	var out []netlink.Link
-	for i, n := range k.links {
-		if n != "" {
-			la := netlink.NewLinkAttrs()
-			la.Index, la.Name = i+1, n
-			out = append(out, &netlink.Dummy{LinkAttrs: la})
-		}
-	}
-	return out, nil
 }
 
 // delLink removes an interface with everything on it, as the kernel does.

@@ -29,12 +29,12 @@ func ReadForeignAddrNeigh(t *netnsx.Target) ([]dg.Item, error) {
 		return nil, fmt.Errorf("l3 foreign read-back: %w", err)
 	}
 	defer conn.close()
-	return readForeignAddrNeigh(t.NL, conn)
+	return readForeignAddrNeigh(conn)
 }
 
 // readForeignAddrNeigh is ReadForeignAddrNeigh over the narrow interfaces.
-func readForeignAddrNeigh(nlh linkOps, conn rawOps) ([]dg.Item, error) {
-	names, err := linkNames(nlh)
+func readForeignAddrNeigh(conn rawOps) ([]dg.Item, error) {
+	names, err := linkNames(conn)
 	if err != nil {
 		return nil, fmt.Errorf("l3 foreign read-back: %w", err)
 	}

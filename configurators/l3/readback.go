@@ -40,11 +40,10 @@ func ReadBack(t *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) {
 	return readBack(conn, hint)
 }
 
-// dumpNL is the part of netlink.Handle that read-back and the plan
-// helpers (Clashes, NewRefusals) use: the dumps of links, routes (the
-// plan helpers; read-back dumps routes raw over the conn) and rules.
+// dumpNL is the part of netlink.Handle that the plan helpers (Clashes,
+// NewRefusals) use: the dumps of routes and rules (read-back dumps all it
+// reads raw over the conn).
 type dumpNL interface {
-	linkOps
 	routeNL
 	ruleNL
 }
@@ -54,7 +53,7 @@ var _ dumpNL = (*netlink.Handle)(nil)
 // readBack is ReadBack over the narrow interfaces (a fake kernel in unit
 // tests).
 func readBack(conn rawOps, hint *dg.Graph) ([]dg.Item, error) {
-	names, err := dumpLinkNames(conn)
+	names, err := linkNames(conn)
 	if err != nil {
 		return nil, fmt.Errorf("l3 read-back: %w", err)
 	}

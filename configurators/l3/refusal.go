@@ -45,7 +45,7 @@ func NewRefusals(t *netnsx.Target) (*Refusals, error) {
 // newRefusals is NewRefusals over the narrow interfaces (a fake kernel in
 // unit tests).
 func newRefusals(nlh dumpNL, conn rawOps) (*Refusals, error) {
-	names, err := linkNames(nlh)
+	names, err := linkNames(conn)
 	if err != nil {
 		return nil, err
 	}
