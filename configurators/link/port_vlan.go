@@ -13,6 +13,7 @@ import (
 
 	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/nlattr"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -272,23 +273,17 @@ func parseBridgeVLANs(m []byte, out map[int]map[uint16]items.VLANFlags) error {
 		return fmt.Errorf("short RTM_NEWLINK message")
 	}
 	msg := nl.DeserializeIfInfomsg(m)
-	attrs, err := nl.ParseRouteAttr(m[unix.SizeofIfInfomsg:])
-	if err != nil {
-		return err
-	}
-	for _, a := range attrs {
-		if a.Attr.Type&nlaTypeMask != unix.IFLA_AF_SPEC {
+	it := nlattr.Iter{B: m[unix.SizeofIfInfomsg:]}
+	for it.Next() {
+		if it.Type() != unix.IFLA_AF_SPEC {
 			continue
 		}
-		spec, err := nl.ParseRouteAttr(a.Value)
-		if err != nil {
-			return err
-		}
-		for _, s := range spec {
-			if s.Attr.Type&nlaTypeMask != nl.IFLA_BRIDGE_VLAN_INFO || len(s.Value) < 4 {
+		spec := nlattr.Iter{B: it.Val}
+		for spec.Next() {
+			if spec.Type() != nl.IFLA_BRIDGE_VLAN_INFO || len(spec.Val) < 4 {
 				continue
 			}
-			info := nl.DeserializeBridgeVlanInfo(s.Value)
+			info := nl.DeserializeBridgeVlanInfo(spec.Val)
 			set := out[int(msg.Index)]
 			if set == nil {
 				set = map[uint16]items.VLANFlags{}
@@ -296,8 +291,11 @@ func parseBridgeVLANs(m []byte, out map[int]map[uint16]items.VLANFlags) error {
 			}
 			set[info.Vid] = items.VLANFlags{PVID: info.PortVID(), Untagged: info.EngressUntag()}
 		}
+		if spec.Err != nil {
+			return spec.Err
+		}
 	}
-	return nil
+	return it.Err
 }
 
 // setBridgeVLANs adds (RTM_SETLINK: a VLAN present gets the new flags) or

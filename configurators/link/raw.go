@@ -364,7 +364,3 @@ func (r rawNL) markUp(index int, alias string, up bool) error {
 	_, err := r.execute(req, 0)
 	return err
 }
-
-// nlaTypeMask strips NLA_F_NESTED and NLA_F_NET_BYTEORDER from an
-// attribute type.
-const nlaTypeMask = 0x3fff
