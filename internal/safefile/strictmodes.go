@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxLinks bounds the symbolic links followed to reach one file (as the
@@ -194,8 +196,12 @@ func (m StrictModes) owner(path string, fi fs.FileInfo) error {
 	if !ok {
 		return fmt.Errorf("%s: no owner information", path)
 	}
-	if st.Uid != 0 && int(st.Uid) != m.UID {
-		return fmt.Errorf("%s is owned by uid %d, not by root%s: %w", path, st.Uid, m.orSelf(), ErrRefused)
+	return m.ownedBy(path, st.Uid)
+}
+
+func (m StrictModes) ownedBy(path string, uid uint32) error {
+	if uid != 0 && int(uid) != m.UID {
+		return fmt.Errorf("%s is owned by uid %d, not by root%s: %w", path, uid, m.orSelf(), ErrRefused)
 	}
 	return nil
 }
@@ -213,8 +219,22 @@ func (m StrictModes) ownedAndPrivate(path string, fi fs.FileInfo, stickyOK bool)
 	if err := m.owner(path, fi); err != nil {
 		return err
 	}
-	perm := fi.Mode().Perm()
-	if perm&0o022 == 0 || stickyOK && fi.Mode()&fs.ModeSticky != 0 {
+	return private(path, fi.Mode().Perm(), stickyOK && fi.Mode()&fs.ModeSticky != 0)
+}
+
+// CheckStat checks the status of an opened file (safefile.OpenAt): owned
+// by root or the agent's user, writable by no one else.
+func (m StrictModes) CheckStat(path string, st *unix.Stat_t) error {
+	if err := m.ownedBy(path, st.Uid); err != nil {
+		return err
+	}
+	return private(path, fs.FileMode(st.Mode&0o777), false)
+}
+
+// private checks that only the owner may write (or that the sticky bit
+// makes others' writes harmless: sticky).
+func private(path string, perm fs.FileMode, sticky bool) error {
+	if perm&0o022 == 0 || sticky {
 		return nil
 	}
 	who := "group and others"
