@@ -350,3 +350,8 @@ func (st nsState) journaled(l netlink.Link, nameOf func(int) string) bool {
 	e, ok := st.Creating[peer]
 	return ok && e.Kind == items.KindVeth && e.Peer == a.Name
 }
+
+func init() {
+	statefile.Register(stateFileName, "the settings NICs had before netagent changed them, restored when they leave the intent; "+
+		"the journal of links being created, adopted after a kill; the key files of WireGuard devices")
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -155,37 +156,54 @@ func LoadJSON(path string, v any) (bool, error) {
 }
 
 // A kind of record is registered by the package that writes it: where it
-// is under a state directory (a filepath.Glob pattern) and what it holds,
-// for Scan and for the errors that name a damaged one.
+// is under a state directory (a filepath.Glob pattern), what it holds, and
+// whether it is a cache (what it held is learnt again: a lease, chain
+// records) or needed (what it held is lost with it: the originals
+// netagent restores).
 var kinds = struct {
 	sync.Mutex
-	byPattern map[string]string
-}{byPattern: map[string]string{}}
+	byPattern map[string]kind
+}{byPattern: map[string]kind{}}
 
-// Register registers a kind of record: pattern (relative to the state
-// directory, as filepath.Glob matches it) and what its files hold.
-func Register(pattern, holds string) {
+type kind struct {
+	holds string
+	cache bool
+}
+
+// Register registers a kind of needed record: pattern (relative to the
+// state directory, as filepath.Glob matches it) and what its files hold.
+func Register(pattern, holds string) { register(pattern, kind{holds: holds}) }
+
+// RegisterCache registers a kind of record whose loss costs only work.
+func RegisterCache(pattern, holds string) { register(pattern, kind{holds: holds, cache: true}) }
+
+func register(pattern string, k kind) {
 	kinds.Lock()
 	defer kinds.Unlock()
-	kinds.byPattern[pattern] = holds
+	kinds.byPattern[pattern] = k
 }
 
 // Describe returns what the record at path holds, "" for no registered
 // kind.
-func Describe(path string) string {
+func Describe(path string) string { return kindOf(path).holds }
+
+// IsCache reports whether the record at path is of a cache's kind.
+func IsCache(path string) bool { return kindOf(path).cache }
+
+func kindOf(path string) kind {
 	kinds.Lock()
 	defer kinds.Unlock()
 	parts := strings.Split(filepath.ToSlash(path), "/")
-	for pattern, holds := range kinds.byPattern {
+	for pattern, k := range kinds.byPattern {
 		n := strings.Count(pattern, "/") + 1
 		if n > len(parts) {
 			continue
 		}
 		if ok, _ := filepath.Match(pattern, strings.Join(parts[len(parts)-n:], "/")); ok {
-			return holds
+			return k
 		}
 	}
-	return ""
+	return kind{}
 }
 
 // Scan returns the damaged records under the state directory dir, by
@@ -193,13 +211,7 @@ func Describe(path string) string {
 // whole (a refused or unreadable file is an error).
 func Scan(dir string) ([]*DamagedError, error) {
 	kinds.Lock()
-	patterns := slices.Sorted(func(yield func(string) bool) {
-		for p := range kinds.byPattern {
-			if !yield(p) {
-				return
-			}
-		}
-	})
+	patterns := slices.Sorted(maps.Keys(kinds.byPattern))
 	kinds.Unlock()
 	var out []*DamagedError
 	for _, p := range patterns {
