@@ -272,7 +272,7 @@ func TestStateDamagedIsNoSilentLoss(t *testing.T) {
 		"emptied":   func([]byte) []byte { return nil },
 		"cut short": func(b []byte) []byte { return b[:len(b)/2] },
 		"with 1500 made 1400, still JSON": func(b []byte) []byte {
-			return bytes.Replace(b, []byte(`"mtu": 1500`), []byte(`"mtu": 1400`), 1)
+			return bytes.Replace(b, []byte(`"mtu":1500`), []byte(`"mtu":1400`), 1)
 		},
 	}
 	for name, damage := range cases {

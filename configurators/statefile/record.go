@@ -130,8 +130,10 @@ func SaveJSON(path string, v any) error { return saveJSON(path, v, true) }
 // CacheJSON writes v as a record (JSON) to path as WriteCache does.
 func CacheJSON(path string, v any) error { return saveJSON(path, v, false) }
 
+// saveJSON writes v compact: a json.RawMessage in v is kept as it is
+// (an indented write would change the bytes a digest was taken of).
 func saveJSON(path string, v any, durable bool) error {
-	data, err := json.MarshalIndent(v, "", "  ")
+	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
