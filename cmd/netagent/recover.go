@@ -22,16 +22,18 @@ func init() {
 	register(&command{
 		name:    "recover",
 		summary: "revert a trial left pending by a netagent that died (the unit runs it at boot)",
-		usage:   "[--netns NAME] [--all]",
+		usage:   "[--netns NAME] [--all] [--accept-damaged]",
 		run:     runRecover,
 	})
 }
 
 func runRecover(g *globals, args []string) int {
-	fs := newFlagSet(g, "recover", "[--netns NAME] [--all]")
+	fs := newFlagSet(g, "recover", "[--netns NAME] [--all] [--accept-damaged]")
 	k := kernelFlags(g, fs)
 	all := fs.Bool("all", false, "every target under the state directory's parent (one directory per namespace, \"host\" for the host's)")
 	timeout := fs.Duration("lock-timeout", defaultLockTimeout, "how long to wait while another netagent apply changes the namespace")
+	accept := fs.Bool("accept-damaged", false,
+		"set aside damaged state files (as <name>.damaged-<time>), saying what each held; the commands that need them refuse until then")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -39,7 +41,7 @@ func runRecover(g *globals, args []string) int {
 		return usageError(g, fs, "unexpected arguments")
 	}
 	if !*all {
-		return recoverTarget(g, k.netns, k.stateDir(g), *timeout)
+		return recoverWithRecords(g, k.netns, k.stateDir(g), *timeout, *accept)
 	}
 	root := filepath.Dir(k.stateDir(g))
 	dirs, err := os.ReadDir(root)
@@ -56,7 +58,7 @@ func runRecover(g *globals, args []string) int {
 		if netns == "host" {
 			netns = ""
 		}
-		if c := recoverTarget(g, netns, filepath.Join(root, d.Name()), *timeout); c != exitOK {
+		if c := recoverWithRecords(g, netns, filepath.Join(root, d.Name()), *timeout, *accept); c != exitOK {
 			code = c
 		}
 	}
