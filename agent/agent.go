@@ -183,6 +183,9 @@ type Agent struct {
 	// renderedFacts are the target's facts (leases left out) of the
 	// last full render by the agent's own renderer (adoptEdit).
 	renderedFacts render.Facts
+	// refusals are the reasons the last render left out what leases
+	// gave, by lease item, as logged (logRefusals).
+	refusals map[dg.ItemRef]string
 }
 
 // New checks cfg, fills in the defaults and returns an Agent ready to Run.
@@ -217,6 +220,7 @@ func New(cfg Config) (*Agent, error) {
 			g, err := render.RenderFilesWith(files, f)
 			if err == nil {
 				a.renderedFacts = hostFacts(f)
+				a.logRefusals(g, f)
 			}
 			return g, err
 		}

@@ -56,11 +56,18 @@ func (b *builder) ipv6(ifc *intent.Interface, at intent.Origin) {
 // address as a /128 depending on the lease item, valid until the lease's
 // end (the prefix's route comes
 // from router advertisements, as with systemd-networkd). An address the
-// intent declares itself wins: the lease's is left out.
+// intent declares itself wins: the lease's is left out. An address that
+// another interface of the intent holds, or inside the subnet of another
+// interface's address, is refused (leaseclaims.go): left out, the lease
+// item saying why (Refused).
 func (b *builder) dhcp6(ifname string, at intent.Origin, enable dg.ItemRef) {
-	b.put(&items.DHCP6Lease{Dev: ifname, Deps: []dg.ItemRef{enable}}, at)
+	lease := &items.DHCP6Lease{Dev: ifname, Deps: []dg.ItemRef{enable}}
 	l, ok := b.facts.DHCP6[ifname]
-	if !ok {
+	if ok {
+		lease.Refused = addressRefusal(b.idx.claims, ifname, netip.PrefixFrom(l.Address, 128), false)
+	}
+	b.put(lease, at)
+	if !ok || lease.Refused != "" {
 		return
 	}
 	addr := &items.Address{Dev: ifname, Prefix: netip.PrefixFrom(l.Address, 128), ValidUntil: l.ValidUntil,
