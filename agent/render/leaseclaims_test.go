@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netagent/netagent/agent/intent"
+
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/items/lease4"
@@ -194,5 +196,39 @@ func TestLeaseRefusedEqual(t *testing.T) {
 	}
 	if a, b := (&items.DHCP6Lease{Dev: "up0"}), (&items.DHCP6Lease{Dev: "up0", Refused: "x"}); !a.Equal(b) {
 		t.Error("DHCP6Lease: Refused makes the items differ")
+	}
+}
+
+// TestRenderRouteEditLeaseClaims: with a lease known, an edit adding a
+// route of table main (a claim that refuses a lease route) is left to a
+// full render, which refuses the lease's route into it; one in another
+// table is no claim and is rendered on its own.
+func TestRenderRouteEditLeaseClaims(t *testing.T) {
+	doc := func(extra string) *intent.Intent {
+		return parse(t, `{"version": 1, "interfaces": [
+		  {"name": "up0", "type": "physical", "dhcp4": true},
+		  {"name": "lan0", "type": "physical", "addresses": ["192.168.50.1/24"]}],
+		 "routes": [{"to": "192.0.2.0/24", "via": "192.168.50.254"}`+extra+`]}`)
+	}
+	facts := Facts{Leases: map[string]*lease4.Lease{"up0": claimsLease("10.77.0.100/24", "10.77.0.1", via("198.51.100.0/25", "10.77.0.1"))}}
+	base := doc("")
+	g, err := RenderFilesWith(map[string]*intent.Intent{"a.json": base}, facts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed := doc(`, {"to": "198.51.100.0/24", "type": "blackhole"}`)
+	if edit, ok := RenderRouteEdit(map[string]*intent.Intent{"a.json": claimed}, "a.json", base, facts, g.Contains); ok {
+		t.Errorf("a claim in table main rendered on its own: %+v", edit)
+	}
+	full, err := RenderFilesWith(map[string]*intent.Intent{"a.json": claimed}, facts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, routes := upItems(full); len(routes) != 0 {
+		t.Errorf("the lease route into the blackhole stayed: %v", routes)
+	}
+	other := doc(`, {"to": "198.51.100.0/24", "type": "blackhole", "table": 100}`)
+	if _, ok := RenderRouteEdit(map[string]*intent.Intent{"a.json": other}, "a.json", base, facts, g.Contains); !ok {
+		t.Error("a route of table 100 (no claim) was not rendered on its own")
 	}
 }
