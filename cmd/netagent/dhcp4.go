@@ -71,6 +71,23 @@ func (lf *leaseFacts) trustKept(rt *target.Runtime) {
 	}
 }
 
+// trustFresh holds in rt, as if a server had confirmed them, the leases of
+// the last render (those the state directory keeps) that have not reached
+// their renewal time (T1) at now: a client asks nothing of its server
+// before T1 (RFC 2131 4.4.5), so neither does a second apply of the same
+// intent, which then runs no operation for them (their items read back as
+// intended). A lease past T1 is asked for again (INIT-REBOOT).
+func (lf *leaseFacts) trustFresh(rt *target.Runtime, now time.Time) {
+	if lf == nil {
+		return
+	}
+	for _, l := range lf.used {
+		if now.Before(l.RenewAt()) {
+			rt.Leases().Set(l)
+		}
+	}
+}
+
 // again renders with the leases rt holds, if they differ from the last
 // render's (a binding or an expiry: a lease confirmed again refreshes its
 // address's lifetime); nil when they do not.
