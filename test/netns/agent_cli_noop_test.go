@@ -4,6 +4,7 @@ package netns_test
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,17 +14,19 @@ import (
 // TestAgentCLIApplyDHCP4TwiceNoOp: a second apply of the same intent,
 // with the kept lease still before its renewal time (T1), is a true no-op
 // as the README promises: no operation, and no exchange with the server
-// (dnsmasq logs no new DHCP message); the lease is reported as kept.
+// (dnsmasq logs no new DHCP message), resolv.conf (with the lease's DNS)
+// included.
 func TestAgentCLIApplyDHCP4TwiceNoOp(t *testing.T) {
 	t.Parallel()
 	e := cliNewEnv(t)
 	srv := dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{})
 	file := e.writeFile("dhcp.json", cliDHCPIntent)
-	e.mustRun(0, "apply", "--wait", "1m", file)
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	e.mustRun(0, "apply", "--wait", "1m", "--resolv-conf", resolv, file)
 	addr := e.leasedAddr()
 	before := srv.Log()
 
-	res := e.mustRun(0, "apply", "--json", "--wait", "1m", file)
+	res := e.mustRun(0, "apply", "--json", "--wait", "1m", "--resolv-conf", resolv, file)
 	var doc applyLeaseJSON
 	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
 		t.Fatalf("--json: %v\n%s", err, res)
