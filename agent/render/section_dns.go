@@ -24,8 +24,8 @@ var dnsSection = section{
 	},
 }
 
-// dns renders the resolver configuration: with Facts.ResolvConf set and
-// anything to say, one items.DNS merging, in this order,
+// dns renders the resolver configuration: with Facts.ResolvConf set, one
+// items.DNS (Silent when there is nothing to say) merging, in this order,
 //
 //  1. the intent's dns section (its nameservers, then its search);
 //  2. the DNS of each lease, in the order of the intent's interfaces: an
@@ -55,9 +55,10 @@ func (b *builder) dns() {
 		m.add(part)
 	}
 	d.Nameservers, d.Search = m.servers, m.search
-	if len(d.Nameservers) == 0 && len(d.Search) == 0 {
-		return // nothing to write
-	}
+	// With nothing to say the item is still put (items.DNS.Silent): the
+	// servers of a dns section, or of a lease, gone since must leave the
+	// file, also for a one-shot apply, which reads back only the items
+	// intended.
 	b.object("", at)
 	b.put(d, at)
 }

@@ -4,6 +4,8 @@ package netns_test
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,5 +44,43 @@ func TestAgentCLIApplyDHCP4TwiceNoOp(t *testing.T) {
 	}
 	if got := e.leasedAddr(); got != addr {
 		t.Errorf("address %v, want %v", got, addr)
+	}
+}
+
+// TestAgentCLIResolvConfFollowsRemovals: resolv.conf loses the servers of
+// a dns section removed from the intent, and of a lease released (dhcp4
+// left the intent), and check agrees; before, apply left them in the file
+// and check said ok.
+func TestAgentCLIResolvConfFollowsRemovals(t *testing.T) {
+	t.Parallel()
+	e := cliNewEnv(t)
+	dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{})
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	read := func() string {
+		data, err := os.ReadFile(resolv)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	withDNS := e.writeFile("dns.json", `{"version": 1, "interfaces": [{"name": "up0", "type": "physical", "dhcp4": true}],
+	  "dns": {"nameservers": ["192.0.2.53"]}}`)
+	e.mustRun(0, "apply", "--wait", "1m", "--resolv-conf", resolv, withDNS)
+	if got := read(); !strings.Contains(got, "nameserver 192.0.2.53") || !strings.Contains(got, "nameserver 10.77.0.53") {
+		t.Fatalf("resolv.conf without the intent's and the lease's servers:\n%s", got)
+	}
+	leaseOnly := e.writeFile("dns.json", `{"version": 1, "interfaces": [{"name": "up0", "type": "physical", "dhcp4": true}]}`)
+	e.mustRun(0, "apply", "--wait", "1m", "--resolv-conf", resolv, leaseOnly)
+	if got := read(); strings.Contains(got, "192.0.2.53") || !strings.Contains(got, "nameserver 10.77.0.53") {
+		t.Errorf("after the dns section went, resolv.conf:\n%s", got)
+	}
+	none := e.writeFile("dns.json", `{"version": 1, "interfaces": [{"name": "up0", "type": "physical"}]}`)
+	e.mustRun(0, "apply", "--wait", "1m", "--resolv-conf", resolv, none)
+	if got := read(); strings.Contains(got, "nameserver") {
+		t.Errorf("after the lease was released, resolv.conf:\n%s", got)
+	}
+	e.mustRun(0, "check", "--resolv-conf", resolv, none)
+	if res := e.mustRun(0, "apply", "--json", "--resolv-conf", resolv, none); strings.Contains(res.stdout, `"op"`) {
+		t.Errorf("a second apply without DNS ran operations: %s", res.stdout)
 	}
 }
