@@ -5,12 +5,15 @@ package netns_test
 import (
 	"encoding/json"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netagent/netagent/internal/dnsmasqtest"
+	"github.com/netagent/netagent/internal/testns"
 )
 
 // TestAgentCLIApplyDHCP4TwiceNoOp: a second apply of the same intent,
@@ -83,4 +86,39 @@ func TestAgentCLIResolvConfFollowsRemovals(t *testing.T) {
 	if res := e.mustRun(0, "apply", "--json", "--resolv-conf", resolv, none); strings.Contains(res.stdout, `"op"`) {
 		t.Errorf("a second apply without DNS ran operations: %s", res.stdout)
 	}
+}
+
+// TestAgentCLIReleaseDHCP6: an apply whose intent no longer has
+// ipv6.dhcp6 on up0 gives the lease back (dnsmasq logs the RELEASE),
+// withdraws its address and forgets the kept lease (the state file);
+// before, the one-shot apply read the kept lease back only for an
+// interface with dhcp6, so nothing was released or forgotten.
+func TestAgentCLIReleaseDHCP6(t *testing.T) {
+	t.Parallel()
+	e := &cliEnv{t: t, tgt: testns.New(t), bin: cliBinary(t), stateDir: t.TempDir()}
+	e.exec("sysctl", "-qw", "net.ipv6.conf.default.accept_ra=0", "net.ipv6.conf.default.autoconf=0")
+	srv := dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{DHCP6: true})
+	e.mustRun(0, "apply", e.writeFile("dhcp6.json", `{"version": 1,
+	  "interfaces": [{"name": "up0", "type": "physical", "ipv6": {"dhcp6": true}}]}`))
+	kept := filepath.Join(e.stateDir, "dhcp6-up0.json")
+	if _, err := os.Stat(kept); err != nil {
+		t.Fatalf("no kept DHCPv6 lease after the apply: %v", err)
+	}
+	static := e.writeFile("dhcp6.json", `{"version": 1, "interfaces": [{"name": "up0", "type": "physical"}]}`)
+	res := e.mustRun(0, "apply", static)
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(srv.Log(), "DHCPRELEASE"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("dnsmasq saw no DHCPv6 RELEASE:\n%s\n%s", srv.Log(), res)
+		}
+		time.Sleep(100 * time.Millisecond) // dnsmasq's log arrives through a pipe
+	}
+	if _, err := os.Stat(kept); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the kept DHCPv6 lease is still in the state directory: %v", err)
+	}
+	for _, f := range strings.Fields(e.ip("-6", "addr", "show", "dev", "up0", "scope", "global")) {
+		if p, err := netip.ParsePrefix(f); err == nil && p.Bits() == 128 {
+			t.Errorf("the leased address %v stayed on up0", p)
+		}
+	}
+	e.mustRun(0, "check", static)
 }
