@@ -70,6 +70,7 @@ func (x *index) leaseClaims(in *intent.Intent) []claim {
 		out = append(out, claim{dev: a.dev, prefix: a.prefix.Masked(), addr: a.prefix.Addr(),
 			what: fmt.Sprintf("%s's address %s", a.dev, a.prefix)})
 	}
+	hops := map[string][]string{} // via -> devices: routes share a few gateways
 	for i := range in.Routes {
 		r := &in.Routes[i]
 		if r.EffectiveTable() != items.TableMain {
@@ -79,7 +80,7 @@ func (x *index) leaseClaims(in *intent.Intent) []claim {
 		if err != nil {
 			continue
 		}
-		for _, dev := range x.routeDevs(r) {
+		for _, dev := range x.routeDevs(r, hops) {
 			out = append(out, claim{dev: dev, prefix: dst.Masked(), route: true, what: routeClaim(r, dst, dev)})
 		}
 	}
@@ -88,35 +89,39 @@ func (x *index) leaseClaims(in *intent.Intent) []claim {
 
 // routeDevs returns the devices a route of the intent goes out of, "" for
 // one that goes nowhere (a blackhole, ...); none when it goes through a
-// gateway nothing declared holds.
-func (x *index) routeDevs(r *intent.Route) []string {
+// gateway nothing declared holds. hops memoizes the devices of the
+// gateways of routes without a device.
+func (x *index) routeDevs(r *intent.Route, hops map[string][]string) []string {
 	if r.EffectiveType() != intent.RouteUnicast {
 		return []string{""}
 	}
 	if len(r.Nexthops) == 0 {
-		return x.hopDev(r.Dev, r.Via, r.EffectiveTable())
+		return x.hopDev(r.Dev, r.Via, hops)
 	}
 	var out []string
 	for _, n := range r.Nexthops {
-		out = append(out, x.hopDev(n.Dev, n.Via, r.EffectiveTable())...)
+		out = append(out, x.hopDev(n.Dev, n.Via, hops)...)
 	}
 	return out
 }
 
-// hopDev is routeDevs for one path: dev, else the device of the declared
-// subnet that holds via.
-func (x *index) hopDev(dev, via string, table uint32) []string {
+// hopDev is routeDevs for one path of a route of table main: dev, else the
+// device of the declared subnet that holds via.
+func (x *index) hopDev(dev, via string, hops map[string][]string) []string {
 	if dev != "" {
 		return []string{dev}
 	}
-	gw, err := netip.ParseAddr(via)
-	if err != nil {
-		return nil
+	if devs, ok := hops[via]; ok {
+		return devs
 	}
-	if h, ok := x.gatewayHop(gw, table); ok {
-		return []string{h.dev}
+	var devs []string
+	if gw, err := netip.ParseAddr(via); err == nil {
+		if h, ok := x.gatewayHop(gw, items.TableMain); ok {
+			devs = []string{h.dev}
+		}
 	}
-	return nil
+	hops[via] = devs
+	return devs
 }
 
 func routeClaim(r *intent.Route, dst netip.Prefix, dev string) string {
