@@ -104,8 +104,8 @@ func TestAgentCLIApplyDHCP4(t *testing.T) {
 		t.Errorf("show does not list the lease: %s", show)
 	}
 	show = e.mustRun(0, "show", "--json")
-	if !strings.Contains(show.stdout, `"dhcp4": true`) || strings.Contains(show.stdout, addr.Addr().String()+"/") {
-		t.Errorf("show --json: want dhcp4 on up0 and not its leased address: %s", show)
+	if !strings.Contains(show.stdout, `"hostname": "edge-1"`) || strings.Contains(show.stdout, addr.Addr().String()+"/") {
+		t.Errorf("show --json: want dhcp4 on up0 (its options) and not its leased address: %s", show)
 	}
 }
 
