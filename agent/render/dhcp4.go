@@ -1,6 +1,7 @@
 package render
 
 import (
+	"net/netip"
 	"slices"
 
 	"github.com/netagent/netagent/agent/intent"
@@ -20,6 +21,11 @@ func (x *index) addLeases(in *intent.Intent, facts Facts) {
 	if len(facts.Leases) > 0 || len(facts.DHCP6) > 0 {
 		x.claims = x.leaseClaims(in)
 	}
+	for name, l := range facts.DHCP6 {
+		if why := addressRefusal(x.claims, name, netip.PrefixFrom(l.Address, 128), false); why != "" {
+			x.refused6 = withReason(x.refused6, name, why)
+		}
+	}
 	for name, ifc := range x.ifaces {
 		if !ifc.DHCP4.Enabled() {
 			continue
@@ -27,10 +33,7 @@ func (x *index) addLeases(in *intent.Intent, facts Facts) {
 		l := facts.Leases[name]
 		if l != nil {
 			if why := addressRefusal(x.claims, name, l.Address, true); why != "" {
-				if x.refused4 == nil {
-					x.refused4 = map[string]string{}
-				}
-				x.refused4[name] = why
+				x.refused4 = withReason(x.refused4, name, why)
 				l = nil
 			}
 		}
@@ -39,6 +42,15 @@ func (x *index) addLeases(in *intent.Intent, facts Facts) {
 			x.addrs = append(x.addrs, declaredAddr{dev: name, prefix: l.Address, item: items.AddressName(name, l.Address)})
 		}
 	}
+}
+
+// withReason sets m[name] to why, making m if need be.
+func withReason(m map[string]string, name, why string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[name] = why
+	return m
 }
 
 // leaseItems renders, for each interface with dhcp4, its lease item (which

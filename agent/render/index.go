@@ -28,6 +28,8 @@ type index struct {
 	// refused4 says why the address of an interface's DHCPv4 lease is
 	// refused (leaseclaims.go), by interface.
 	refused4 map[string]string
+	// refused6 is refused4 for the DHCPv6 leases' addresses.
+	refused6 map[string]string
 	// ports maps a master's name to the names of its declared ports, in
 	// name order.
 	ports map[string][]string

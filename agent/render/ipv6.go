@@ -64,9 +64,8 @@ func (b *builder) ipv6(ifc *intent.Interface, at intent.Origin) {
 func (b *builder) dhcp6(ifname string, at intent.Origin, enable dg.ItemRef) {
 	lease := &items.DHCP6Lease{Dev: ifname, Deps: []dg.ItemRef{enable}}
 	l, ok := b.facts.DHCP6[ifname]
-	if ok {
-		lease.Refused = addressRefusal(b.idx.claims, ifname, netip.PrefixFrom(l.Address, 128), false)
-	}
+	lease.Refused = b.idx.refused6[ifname] // index.addLeases
+
 	b.put(lease, at)
 	if !ok || lease.Refused != "" {
 		return

@@ -232,3 +232,29 @@ func TestRenderRouteEditLeaseClaims(t *testing.T) {
 		t.Error("a route of table 100 (no claim) was not rendered on its own")
 	}
 }
+
+// TestRenderLeaseClaimsNoDNS: a lease whose address is refused gives no
+// DNS to resolv.conf either (DHCPv4 and DHCPv6); a lease of which only a
+// route is refused keeps its DNS.
+func TestRenderLeaseClaimsNoDNS(t *testing.T) {
+	v4 := claimsLease("192.168.50.1/24", "192.168.50.254")
+	v4.DNS = []netip.Addr{netip.MustParseAddr("6.6.6.6")}
+	facts := Facts{ResolvConf: "/r", Leases: map[string]*lease4.Lease{"up0": v4},
+		DHCP6:    map[string]Lease6{"up0": {Address: netip.MustParseAddr("2001:db8:50::9")}},
+		LeaseDNS: []items.LinkDNS{{Dev: "up0", Nameservers: []netip.Addr{netip.MustParseAddr("2001:db8::666")}}}}
+	g, err := RenderWith(parse(t, claimsIntent), facts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := only[*items.DNS](t, g); !d.Silent() {
+		t.Errorf("refused leases gave DNS: %v", d)
+	}
+	facts.Leases["up0"] = claimsLease("10.77.0.100/24", "10.99.0.5") // only the default route refused
+	facts.Leases["up0"].DNS = []netip.Addr{netip.MustParseAddr("10.77.0.53")}
+	if g, err = RenderWith(parse(t, claimsIntent), facts); err != nil {
+		t.Fatal(err)
+	}
+	if d := only[*items.DNS](t, g); len(d.Nameservers) != 1 || d.Nameservers[0].String() != "10.77.0.53" {
+		t.Errorf("DNS %v, want the DHCPv4 lease's server alone", d)
+	}
+}

@@ -65,18 +65,21 @@ func (b *builder) dns() {
 
 // leaseDNS returns the leases' DNS of the declared interfaces, in the
 // intent's interface order: for each, its DHCPv4 lease's (unless its
-// dhcp4 says useDNS false), then its DHCPv6 lease's.
+// dhcp4 says useDNS false), then its DHCPv6 lease's. A lease whose
+// address is refused (leaseclaims.go) gives no DNS either: its server
+// tried to take over the intent's networks, and the uplink has no address
+// to reach the servers by.
 func (b *builder) leaseDNS() []items.LinkDNS {
 	var out []items.LinkDNS
 	for i := range b.in.Interfaces {
 		ifc := &b.in.Interfaces[i]
-		if l := b.facts.Leases[ifc.Name]; l != nil && ifc.DHCP4.Enabled() && ifc.DHCP4.EffectiveUseDNS() {
+		if l := b.facts.Leases[ifc.Name]; l != nil && ifc.DHCP4.Enabled() && ifc.DHCP4.EffectiveUseDNS() && b.idx.refused4[ifc.Name] == "" {
 			if d := lease4DNS(l); !d.Empty() {
 				out = append(out, d)
 			}
 		}
 		for _, l := range b.facts.LeaseDNS {
-			if l.Dev == ifc.Name && !l.Empty() {
+			if l.Dev == ifc.Name && !l.Empty() && b.idx.refused6[ifc.Name] == "" {
 				out = append(out, l)
 			}
 		}
