@@ -183,8 +183,8 @@ type Agent struct {
 	// renderedFacts are the target's facts (leases left out) of the
 	// last full render by the agent's own renderer (adoptEdit).
 	renderedFacts render.Facts
-	// refusals are the reasons the last render left out what leases
-	// gave, by lease item, as logged (logRefusals).
+	// refusals are the reasons the intended graph leaves out what leases
+	// gave, by lease item (noteRefusals; loop goroutine).
 	refusals map[dg.ItemRef]string
 }
 
@@ -220,7 +220,6 @@ func New(cfg Config) (*Agent, error) {
 			g, err := render.RenderFilesWith(files, f)
 			if err == nil {
 				a.renderedFacts = hostFacts(f)
-				a.logRefusals(g, f)
 			}
 			return g, err
 		}

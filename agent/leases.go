@@ -441,7 +441,7 @@ func (a *Agent) leaseStatuses() []LeaseStatus {
 		l := s.used[name]
 		ls := LeaseStatus{Interface: name, Family: "ipv4", Address: l.Address.String(), Domains: l.Domains, Obtained: l.Obtained,
 			Acquired: l.Acquired, RenewAt: l.RenewAt(), RebindAt: l.RebindAt(), Expires: l.Expires(),
-			Held: a.cfg.Leases != nil && a.cfg.Leases.Get(name) == l, Refused: render.LeaseRefused(a.st.intended, items.DHCP4LeaseRef(name))}
+			Held: a.cfg.Leases != nil && a.cfg.Leases.Get(name) == l, Refused: a.refusals[items.DHCP4LeaseRef(name)]}
 		if l.Server.IsValid() {
 			ls.Server = l.Server.String()
 		}
@@ -465,24 +465,27 @@ func leaseFields(l *lease4.Lease) logrus.Fields {
 		"renew": l.RenewAt().Format(time.RFC3339), "expires": l.Expires().Format(time.RFC3339)}
 }
 
-// logRefusals logs, once per new reason, what a render with the leases
-// left out of each lease (render.LeaseRefused): the server offered what
-// would take over the intent's own networks.
-func (a *Agent) logRefusals(g *dg.Graph, f render.Facts) {
+// noteRefusals takes from g, the graph being adopted, what it leaves out
+// of each lease in use (render.LeaseRefused: the server offered what
+// would take over the intent's own networks), for status, and logs each
+// new reason once. It reads g's own lease items: the intended graph keeps
+// an item that is Equal, and Refused is no part of that.
+func (a *Agent) noteRefusals(g *dg.Graph) {
 	seen := map[dg.ItemRef]string{}
 	note := func(ref dg.ItemRef) {
 		why := render.LeaseRefused(g, ref)
-		if why != "" && a.refusals[ref] != why {
+		if why == "" {
+			return
+		}
+		if a.refusals[ref] != why {
 			a.log.WithField("item", ref.String()).Warn("lease refused in part or whole: " + why)
 		}
-		if why != "" {
-			seen[ref] = why
-		}
+		seen[ref] = why
 	}
-	for name := range f.Leases {
+	for name := range a.st.lease.used {
 		note(items.DHCP4LeaseRef(name))
 	}
-	for name := range f.DHCP6 {
+	for name := range a.st.lease6.used {
 		note(items.DHCP6LeaseRef(name))
 	}
 	a.refusals = seen
