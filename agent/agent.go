@@ -183,6 +183,9 @@ type Agent struct {
 	// renderedFacts are the target's facts (leases left out) of the
 	// last full render by the agent's own renderer (adoptEdit).
 	renderedFacts render.Facts
+	// refusals are the reasons the intended graph leaves out what leases
+	// gave, by lease item (noteRefusals; loop goroutine).
+	refusals map[dg.ItemRef]string
 }
 
 // New checks cfg, fills in the defaults and returns an Agent ready to Run.

@@ -176,6 +176,7 @@ func (a *Agent) adoptResolved(next *docSet, res resolution, reason string) {
 			syncGraph(s.intended, g)
 		}
 		s.renderedWith = maps.Clone(s.lease.used)
+		a.noteRefusals(g) // leases.go
 		a.adopted(g)
 		s.want(reason)
 		a.logAccepted(next)

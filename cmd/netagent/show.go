@@ -5,13 +5,16 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/configurators"
 	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/configurators/dhcp6"
+	"github.com/netagent/netagent/configurators/dns"
 	"github.com/netagent/netagent/configurators/firewall"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -22,7 +25,7 @@ func init() {
 	register(&command{
 		name:    "show",
 		summary: "print what the kernel holds: netagent's objects and the links around them (--all: every object of others too)",
-		usage:   "[--netns NAME] [--json] [--all]",
+		usage:   "[--netns NAME] [--json] [--all] [--resolv-conf PATH]",
 		run:     runShow,
 	})
 }
@@ -32,6 +35,11 @@ func runShow(g *globals, args []string) int {
 	k := kernelFlags(g, fs)
 	asJSON := fs.Bool("json", false, "print an intent document (valid input for apply); with --all, inside an object that lists the others' objects too")
 	all := fs.Bool("all", false, "also list the objects that are not netagent's (addresses, routes, rules, permanent neighbours, iptables chains), marked foreign")
+	fs.Func("resolv-conf", "also read the DNS netagent wrote to `PATH` (as given to apply): --json then has the dns section "+
+		"(the servers and domains the leases kept do not give)", func(v string) error {
+		k.resolvConf = v
+		return nil
+	})
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -54,7 +62,11 @@ func runShow(g *globals, args []string) int {
 	}
 	kept := dhcp.KeptLeases(rt.StateDir(), time.Now())
 	kept6 := dhcp6.KeptLeases(rt.StateDir(), time.Now())
+	metrics := leaseMetrics(list, kept)
 	list = withoutLeaseItems(list, kept, kept6)
+	if k.resolvConf != "" {
+		list = append(list, showDNS(k.resolvConf, kept, kept6)...)
+	}
 	var foreign *configurators.Foreign
 	if *all {
 		list = withoutManagedLinks(list)
@@ -67,7 +79,7 @@ func runShow(g *globals, args []string) int {
 	case *asJSON && *all:
 		err = writeJSON(g, showAllJSON(list, foreign))
 	case *asJSON:
-		err = writeJSON(g, withDHCP(render.ToIntent(list), kept, kept6))
+		err = writeJSON(g, withDHCP(render.ToIntent(list), dhcp4Sections(rt, kept, metrics), kept6))
 	case *all:
 		printShowAll(g, list, foreign)
 		printKeptLeases(g, kept, kept6)
@@ -124,29 +136,120 @@ func withoutLeaseItems(list []dg.Item, kept map[string]*lease4.Lease, kept6 map[
 	})
 }
 
-// withDHCP marks the interfaces with a kept lease "dhcp4": true or
-// "ipv6": {"dhcp6": true} (adding the physical interface when the intent
-// has no item for it).
-func withDHCP(in *intent.Intent, kept map[string]*lease4.Lease, kept6 map[string]*dhcp6.Lease) *intent.Intent {
-	ifc := func(name string) *intent.Interface {
-		i := slices.IndexFunc(in.Interfaces, func(ifc intent.Interface) bool { return ifc.Name == name })
-		if i < 0 {
-			in.Interfaces = append(in.Interfaces, intent.Interface{Name: name, Type: intent.LinkPhysical})
-			i = len(in.Interfaces) - 1
-		}
-		return &in.Interfaces[i]
-	}
-	for _, name := range slices.Sorted(maps.Keys(kept)) {
-		ifc(name).DHCP4 = &intent.DHCP4{}
+// withDHCP gives the interfaces with a kept lease their "dhcp4" section
+// (dhcp4: see dhcp4Sections) or "ipv6": {"dhcp6": true}, adding the
+// physical interface when the intent has no item for it.
+func withDHCP(in *intent.Intent, dhcp4 map[string]*intent.DHCP4, kept6 map[string]*dhcp6.Lease) *intent.Intent {
+	for _, name := range slices.Sorted(maps.Keys(dhcp4)) {
+		render.InterfaceOf(in, name).DHCP4 = dhcp4[name]
 	}
 	for _, name := range slices.Sorted(maps.Keys(kept6)) {
-		i := ifc(name)
-		if i.IPv6 == nil {
-			i.IPv6 = &intent.IPv6{}
-		}
-		i.IPv6.DHCP6 = true
+		render.WithDHCP6(in, name)
 	}
 	return in
+}
+
+// dhcp4Sections returns the dhcp4 section of each interface with a kept
+// lease. The options the client sends (hostname, clientId, vendorClass)
+// and useRoutes and useDNS are nowhere in the kernel: they are taken from
+// the current version of the intent (the state directory's), when it has
+// a dhcp4 section for the interface. Else the section says only the
+// metric of the lease's routes found in the kernel (metrics).
+func dhcp4Sections(rt interface{ StateDir() string }, kept map[string]*lease4.Lease, metrics map[string]uint32) map[string]*intent.DHCP4 {
+	if len(kept) == 0 {
+		return nil
+	}
+	current := currentDHCP4(rt.StateDir())
+	out := map[string]*intent.DHCP4{}
+	for name := range kept {
+		if d := current[name]; d != nil {
+			out[name] = d
+			continue
+		}
+		out[name] = &intent.DHCP4{RouteMetric: int64(metrics[name])}
+	}
+	return out
+}
+
+// currentDHCP4 returns the dhcp4 sections of the current version of the
+// intent kept in stateDir, by interface; nil when there is none or it
+// cannot be read.
+func currentDHCP4(stateDir string) map[string]*intent.DHCP4 {
+	v, err := versions.Open(stateDir, 0).Current()
+	if err != nil || v == nil {
+		return nil
+	}
+	in, err := intent.Parse(v.Intent)
+	if err != nil {
+		return nil
+	}
+	out := map[string]*intent.DHCP4{}
+	for i := range in.Interfaces {
+		if d := in.Interfaces[i].DHCP4; d.Enabled() {
+			out[in.Interfaces[i].Name] = d
+		}
+	}
+	return out
+}
+
+// leaseMetrics returns the metric of the routes each kept lease gives
+// that are in list (a route on the lease's interface preferring its
+// address), by interface.
+func leaseMetrics(list []dg.Item, kept map[string]*lease4.Lease) map[string]uint32 {
+	out := map[string]uint32{}
+	for _, it := range list {
+		if r, ok := it.(*items.Route); ok {
+			if l := kept[r.Dev]; l != nil && r.Src == l.Address.Addr() {
+				out[r.Dev] = r.Metric
+			}
+		}
+	}
+	return out
+}
+
+// showDNS reads the DNS netagent wrote to path (configurators/dns), with
+// the intent's own part (Global, which ToIntent makes the dns section):
+// the servers and domains of the file that no kept lease gives. Nothing
+// when the file is absent or not netagent's.
+func showDNS(path string, kept map[string]*lease4.Lease, kept6 map[string]*dhcp6.Lease) []dg.Item {
+	var out []dg.Item
+	for _, it := range dns.ReadBack(dg.New("hint", &items.DNS{Path: path}), "") {
+		d := *it.(*items.DNS)
+		if d.Silent() {
+			continue
+		}
+		leased := map[string]bool{}
+		for _, l := range kept {
+			for _, a := range l.DNS {
+				leased[a.String()] = true
+			}
+			for _, s := range l.Domains {
+				leased[strings.ToLower(strings.TrimSuffix(s, "."))] = true
+			}
+		}
+		for _, l := range kept6 {
+			ld := l.LinkDNS()
+			for _, a := range ld.Nameservers {
+				leased[a.String()] = true
+			}
+			for _, s := range ld.Search {
+				leased[strings.ToLower(strings.TrimSuffix(s, "."))] = true
+			}
+		}
+		d.Global = items.LinkDNS{}
+		for _, a := range d.Nameservers {
+			if !leased[a.String()] {
+				d.Global.Nameservers = append(d.Global.Nameservers, a)
+			}
+		}
+		for _, s := range d.Search {
+			if !leased[strings.ToLower(strings.TrimSuffix(s, "."))] {
+				d.Global.Search = append(d.Global.Search, s)
+			}
+		}
+		out = append(out, &d)
+	}
+	return out
 }
 
 // showSections orders the text output: links first, then what sits on

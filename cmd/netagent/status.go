@@ -105,6 +105,11 @@ func statusPrintLeases(w io.Writer, list []agent.LeaseStatus, now time.Time) {
 		fmt.Fprintf(w, row, l.Interface, l.Family, l.Address, orDash(server), orDash(l.Gateway),
 			orDash(strings.Join(l.DNS, ",")), orDash(how), until(l.RenewAt, now), until(l.Expires, now))
 	}
+	for _, l := range list {
+		if l.Refused != "" {
+			fmt.Fprintf(w, "lease %s (%s) refused: %s\n", l.Interface, l.Family, l.Refused)
+		}
+	}
 }
 
 func orDash(s string) string {
