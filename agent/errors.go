@@ -15,6 +15,9 @@ var (
 	ErrBusy = errors.New("busy")
 	// ErrNotRunning: the agent's loop has stopped.
 	ErrNotRunning = errors.New("agent is not running")
+	// ErrTrialEnded: a confirm or rollback named a trial that is no
+	// longer pending (confirmed, reverted, or another one is).
+	ErrTrialEnded = errors.New("the trial is no longer pending")
 )
 
 // errNoIntent is returned for an apply without a document.
