@@ -11,6 +11,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/agent/versions"
+	"github.com/netagent/netagent/internal/termsafe"
 )
 
 func init() {
@@ -46,7 +47,7 @@ func runStatus(g *globals, args []string) int {
 		return oneShotTrialStatus(g, *asJSON) // no daemon: the one-shot try's trial, if any
 	}
 	if resp.Error != "" || resp.Status == nil {
-		fmt.Fprintf(g.stderr, "netagent: the daemon answered: %s\n", resp.Error)
+		fmt.Fprintf(g.stderr, "netagent: the daemon answered: %s\n", termsafe.String(resp.Error))
 		return exitInternal
 	}
 	st := resp.Status
@@ -58,6 +59,7 @@ func runStatus(g *globals, args []string) int {
 			return exitInternal
 		}
 	} else {
+		termsafe.Sanitize(st) // names and messages from outside: never lines or escapes of their own
 		statusPrint(g.stdout, st, *all, time.Now())
 	}
 	if !st.Ready {
@@ -312,6 +314,7 @@ func oneShotTrialStatus(g *globals, asJSON bool) int {
 		return exitFailed
 	}
 	fmt.Fprintf(g.stdout, "netagent: no daemon; state directory %s\n", g.stateDir)
+	termsafe.Sanitize(&st)
 	statusPrintTrial(g.stdout, st.Trial, st.LastTrial, time.Now())
 	return exitFailed
 }

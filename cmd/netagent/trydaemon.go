@@ -22,6 +22,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/probe"
 	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/internal/termsafe"
 )
 
 // daemonTrialOpts are try's options that only --via-daemon uses.
@@ -42,6 +43,7 @@ func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) f
 		if resp == nil {
 			return code
 		}
+		termsafe.Sanitize(resp)
 		for _, op := range resp.Operations { // kept with --keep-partial
 			if op.Error != "" {
 				fmt.Fprintf(g.stderr, "%s: %s failed: %s\n", op.Item, op.Op, op.Error)
@@ -102,6 +104,7 @@ func waitDaemonTrial(g *globals, h target.Holder, tr *agent.TrialStatus) int {
 				fmt.Fprintf(g.stderr, "\nnetagent: the daemon %s: %v; it keeps the trial's deadline\n", h, err)
 				return exitInternal
 			}
+			termsafe.Sanitize(resp)
 			if t := resp.Status.Trial; t == nil || !t.Since.Equal(tr.Since) {
 				return daemonTrialEnded(g, resp.Status)
 			}
@@ -152,6 +155,7 @@ func daemonTrialRequest(g *globals, h target.Holder, command, id string) int {
 		fmt.Fprintf(g.stderr, "netagent: the daemon %s: %v\n", h, err)
 		return exitInternal
 	}
+	termsafe.Sanitize(resp)
 	if resp.Error != "" {
 		fmt.Fprintf(g.stderr, "netagent: %s: the daemon %s answered: %s\n", command, h, resp.Error)
 		return exitFailed
