@@ -183,6 +183,8 @@ type Agent struct {
 	// renderedFacts are the target's facts (leases left out) of the
 	// last full render by the agent's own renderer (adoptEdit).
 	renderedFacts render.Facts
+	// apiIdle is the socket's IdleTimeout (shorter in tests).
+	apiIdle time.Duration
 }
 
 // New checks cfg, fills in the defaults and returns an Agent ready to Run.
@@ -206,6 +208,7 @@ func New(cfg Config) (*Agent, error) {
 		done:       make(chan struct{}),
 		mx:         newMetricsFeed(),
 		ev:         newEventHub(),
+		apiIdle:    IdleTimeout,
 	}
 	if cfg.StateDir != "" {
 		a.store = &goodStore{dir: cfg.StateDir}

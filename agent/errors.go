@@ -11,8 +11,11 @@ var (
 	ErrPermission = errors.New("permission denied")
 	// ErrRequestTooLarge: a request is longer than MaxRequestSize.
 	ErrRequestTooLarge = errors.New("request too large")
-	// ErrBusy: MaxConnections are being served already.
+	// ErrBusy: MaxConnections (and ReadOnlyConnections) are being served
+	// already.
 	ErrBusy = errors.New("busy")
+	// ErrIdle: a connection sent no request within IdleTimeout.
+	ErrIdle = errors.New("idle connection")
 	// ErrNotRunning: the agent's loop has stopped.
 	ErrNotRunning = errors.New("agent is not running")
 	// ErrTrialEnded: a confirm or rollback named a trial that is no
