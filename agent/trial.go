@@ -112,10 +112,22 @@ type TrialStatus struct {
 	KeepPartial bool `json:"keepPartial,omitempty"`
 }
 
+// The results of a TrialOutcome besides "confirmed" and "reverted".
+const (
+	// TrialRevertIncomplete: the revert of a trial left pending (a
+	// netagent killed during it, a reboot) could not finish; the trial
+	// stays pending and Reason says why.
+	TrialRevertIncomplete = "revert-incomplete"
+	// TrialUnknown: the record of the last outcome cannot be read.
+	TrialUnknown = "unknown"
+)
+
 // TrialOutcome is how the last trial ended, in Status.
 type TrialOutcome struct {
-	ID     string    `json:"id,omitempty"` // the trial's (TrialStatus.ID), when known
-	Result string    `json:"result"`       // "confirmed" or "reverted"
+	ID string `json:"id,omitempty"` // the trial's (TrialStatus.ID), when known
+	// Result is "confirmed", "reverted", TrialRevertIncomplete or
+	// TrialUnknown.
+	Result string    `json:"result"`
 	Reason string    `json:"reason,omitempty"`
 	At     time.Time `json:"at"`
 	File   string    `json:"file,omitempty"` // confirmed: the intent file written

@@ -267,7 +267,10 @@ func statusPrintTrial(w io.Writer, t *agent.TrialStatus, last *agent.TrialOutcom
 		fmt.Fprintln(w)
 	}
 	if last != nil {
-		fmt.Fprintf(w, "  last trial %s at %s", last.Result, last.At.Format(time.RFC3339))
+		fmt.Fprintf(w, "  last trial %s", last.Result)
+		if !last.At.IsZero() {
+			fmt.Fprintf(w, " at %s", last.At.Format(time.RFC3339))
+		}
 		if last.Reason != "" {
 			fmt.Fprintf(w, ": %s", last.Reason)
 		}
@@ -280,9 +283,14 @@ func statusPrintTrial(w io.Writer, t *agent.TrialStatus, last *agent.TrialOutcom
 
 // lastTrialOutcome is the last trial's outcome recorded in the state
 // directory (target.LastOutcome), or nil.
+// A record that cannot be read is an outcome "unknown" saying why, never
+// no outcome at all.
 func lastTrialOutcome(stateDir string) *agent.TrialOutcome {
 	o, err := target.LastOutcome(stateDir)
-	if err != nil || o == nil {
+	switch {
+	case err != nil:
+		return &agent.TrialOutcome{Result: agent.TrialUnknown, Reason: fmt.Sprintf("the record of the last trial cannot be read: %v", err)}
+	case o == nil:
 		return nil
 	}
 	return &agent.TrialOutcome{Result: o.Result, Reason: o.Reason, At: o.At}
