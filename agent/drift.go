@@ -122,11 +122,14 @@ var linkTypes = map[string]bool{items.TypeInterface: true, items.TypePort: true,
 // Kernel.ReadLinkItems) after a burst of link events that named a link
 // the agent owns, and repairs at once what someone changed on it (its
 // MTU, its state, its master, a port's settings), as the drift check
-// would, without waiting for it. The items the agent wrote since the last
-// drift check, those in transition and those whose change the kernel did
-// not keep are left to that check (the Verifier tells a change the
-// kernel undid from someone else's).
-func (a *Agent) checkLinks(ctx context.Context) {
+// would, without waiting for it. Only changes of items the current state
+// holds as created count (linkDrifts): the items the agent wrote since
+// the last drift check, those in transition or blocked, those whose
+// change the kernel did not keep, links gone or new, and the links of skip (whose external
+// link appeared, went or was replaced in this burst: the link events'
+// own path handles them) are left to that check (the Verifier tells a
+// change the kernel undid from someone else's).
+func (a *Agent) checkLinks(ctx context.Context, skip map[string]bool) {
 	s := a.st
 	list, err := a.cfg.Kernel.ReadLinkItems(ctx, s.intended)
 	if err != nil {
@@ -135,7 +138,7 @@ func (a *Agent) checkLinks(ctx context.Context) {
 	}
 	var found []target.Finding
 	for _, d := range linkDrifts(s.current, list) {
-		if s.results.written[d.Ref] || s.results.verifier.Unkept(d.Ref) != nil || s.results.held[d.Ref] != nil {
+		if skip[d.Ref.Name] || s.results.written[d.Ref] || s.results.verifier.Unkept(d.Ref) != nil || s.results.held[d.Ref] != nil {
 			continue
 		}
 		found = append(found, target.Finding{Drift: d})
@@ -157,36 +160,19 @@ func (a *Agent) checkLinks(ctx context.Context) {
 }
 
 // linkDrifts compares the owned link items of current (settled ones: of
-// linkTypes, created) with list, the links read back: each changed, gone
-// or new, in ref order.
+// linkTypes, created) with list, the links read back: each that the
+// kernel holds with other values, in ref order. (A link gone or new is
+// the drift check's: its dependents need the full read-back.)
 func linkDrifts(current *dg.Graph, list []dg.Item) []target.Drift {
-	got := make(map[dg.ItemRef]dg.Item, len(list))
-	for _, it := range list {
-		if ref := dg.Ref(it); linkTypes[ref.Type] && !it.External() {
-			got[ref] = it
-		}
-	}
 	var out []target.Drift
-	for _, ref := range current.Refs() {
-		if !linkTypes[ref.Type] {
+	for _, now := range list {
+		ref := dg.Ref(now)
+		if !linkTypes[ref.Type] || now.External() {
 			continue
 		}
-		it, st, _ := current.Lookup(ref)
-		if it.External() || st.State != dg.StateCreated {
-			continue
-		}
-		now, ok := got[ref]
-		delete(got, ref)
-		switch {
-		case !ok:
-			out = append(out, target.Drift{Ref: ref, Old: it})
-		case !now.Equal(it):
+		it, st, ok := current.Lookup(ref)
+		if ok && !it.External() && st.State == dg.StateCreated && !now.Equal(it) {
 			out = append(out, target.Drift{Ref: ref, Old: it, New: now})
-		}
-	}
-	for ref, it := range got {
-		if !current.Contains(ref) {
-			out = append(out, target.Drift{Ref: ref, New: it})
 		}
 	}
 	slices.SortFunc(out, func(a, b target.Drift) int { return a.Ref.Compare(b.Ref) })

@@ -60,15 +60,19 @@ func (a *Agent) refreshLinks(ctx context.Context) {
 		s.want(reasonLink)
 		a.reconcile(ctx)
 	}
+	moved := map[string]bool{} // appeared, went or replaced
 	for _, c := range changes {
 		logLinkChange(log, c)
 		c.apply(s.current)
+		if c.old == nil || c.new == nil || c.old.Index != c.new.Index {
+			moved[c.name] = true
+		}
 	}
 	if len(changes) > 0 {
 		s.want(reasonLink)
 	}
 	if owned {
-		a.checkLinks(ctx)
+		a.checkLinks(ctx, moved)
 	}
 }
 

@@ -171,9 +171,14 @@ func recoveredHow(rec *target.Recovery) string {
 }
 
 // recoveredOutcome is the daemon's last trial after it reverted, at its
-// start, the trial it (or another netagent) had left pending: taken from
-// the recovery itself, not read back from the state directory.
-func recoveredOutcome(rec *target.Recovery, at time.Time) *agent.TrialOutcome {
+// start, the trial it (or another netagent) had left pending: from the
+// recovery itself, with the reason the target recorded (why the revert
+// went as it did) when that record can be read.
+func recoveredOutcome(rec *target.Recovery, stateDir string, at time.Time) *agent.TrialOutcome {
+	why := recoveredHow(rec) + fmt.Sprintf(" (pid %d)", rec.Trial.PID)
+	if o, err := target.LastOutcome(stateDir); err == nil && o != nil && o.PID == rec.Trial.PID && o.Reason != "" {
+		why = o.Reason
+	}
 	return &agent.TrialOutcome{ID: agent.TrialID(rec.Trial.Started), Result: "reverted", At: at,
-		Reason: fmt.Sprintf("reverted when the daemon started again: %s (pid %d); %d operations", recoveredHow(rec), rec.Trial.PID, len(rec.Result.Ops))}
+		Reason: fmt.Sprintf("reverted when the daemon started again: %s; %d operations", why, len(rec.Result.Ops))}
 }

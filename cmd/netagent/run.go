@@ -101,7 +101,7 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 	}
 	o.lastTrial = lastTrialOutcome(o.kernel.stateDir(g)) // a trial recovered before (recover --all at boot)
 	if rec != nil {
-		o.lastTrial = recoveredOutcome(rec, time.Now())
+		o.lastTrial = recoveredOutcome(rec, o.kernel.stateDir(g), time.Now())
 	}
 	if o.store.enabled() {
 		m, err := o.store.open(g, daemonProber(rt), o.kernel.stateDir(g))

@@ -248,7 +248,7 @@ func TestDaemonTrialKilledStatusSaysHowItEnded(t *testing.T) {
 	e.start()
 	st := e.mustStatus()
 	if o := st.LastTrial; o == nil || o.Result != "reverted" || o.ID != agent.TrialID(tr.Started) ||
-		!strings.Contains(o.Reason, "started again") || !strings.Contains(o.Reason, fmt.Sprint(tr.PID)) {
+		!strings.Contains(o.Reason, "started again") || !strings.Contains(o.Reason, fmt.Sprintf("pid %d", tr.PID)) {
 		t.Fatalf("the daemon's status after the restart: %+v", o)
 	}
 
