@@ -17,6 +17,7 @@ import (
 	"github.com/netagent/netagent/configurators/dns"
 	"github.com/netagent/netagent/configurators/firewall"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/termsafe"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/items/lease4"
 )
@@ -98,15 +99,16 @@ func printKeptLeases(g *globals, kept map[string]*lease4.Lease, kept6 map[string
 	if len(kept) > 0 {
 		fmt.Fprintf(g.stdout, "dhcp4 leases (kept in the state directory; their address and routes are left out above):\n")
 		for _, name := range slices.Sorted(maps.Keys(kept)) {
-			fmt.Fprintf(g.stdout, "  %s\n", leaseOf(kept[name]))
+			fmt.Fprintf(g.stdout, "  %s\n", termsafe.String(fmt.Sprint(leaseOf(kept[name])))) // what a DHCP server sent
 		}
 	}
 	if len(kept6) > 0 {
 		fmt.Fprintf(g.stdout, "dhcp6 leases (kept in the state directory; their address is left out above):\n")
 		for _, name := range slices.Sorted(maps.Keys(kept6)) {
 			l := kept6[name]
-			fmt.Fprintf(g.stdout, "  dhcp6 %s: %s/128 from server %s, DNS %v, search %v, renew at %s, expires %s\n",
+			line := fmt.Sprintf("dhcp6 %s: %s/128 from server %s, DNS %v, search %v, renew at %s, expires %s",
 				name, l.Address, l.Server, l.DNS, l.Search, l.RenewAt().Format(time.RFC3339), l.Expires().Format(time.RFC3339))
+			fmt.Fprintf(g.stdout, "  %s\n", termsafe.String(line))
 		}
 	}
 }
@@ -279,7 +281,7 @@ func printShowText(g *globals, list []dg.Item) {
 		fmt.Fprintf(g.stdout, "%s:\n", s.title)
 		for _, it := range list {
 			if it.Type() == s.typ {
-				fmt.Fprintf(g.stdout, "  %s\n", it)
+				fmt.Fprintf(g.stdout, "  %s\n", termsafe.String(it.String()))
 				printChainRules(g, it)
 			}
 		}
@@ -296,7 +298,7 @@ func printChainRules(g *globals, it dg.Item) {
 
 func printRules(g *globals, chain string, rules [][]string) {
 	for _, args := range rules {
-		fmt.Fprintf(g.stdout, "      -A %s %s\n", chain, render.JoinRule(args))
+		fmt.Fprintf(g.stdout, "      -A %s %s\n", termsafe.String(chain), termsafe.String(render.JoinRule(args)))
 	}
 }
 
@@ -353,7 +355,7 @@ func printShowAll(g *globals, list []dg.Item, f *configurators.Foreign) {
 		}
 		fmt.Fprintf(g.stdout, "%s:\n", s.title)
 		for _, it := range own {
-			fmt.Fprintf(g.stdout, "  %s\n", it)
+			fmt.Fprintf(g.stdout, "  %s\n", termsafe.String(it.String()))
 			printChainRules(g, it)
 		}
 		for _, it := range others {
@@ -361,10 +363,10 @@ func printShowAll(g *globals, list []dg.Item, f *configurators.Foreign) {
 			if carriers[it.Name()] && it.Type() == items.TypeLink {
 				line += " (netagent's objects on it)"
 			}
-			fmt.Fprintf(g.stdout, "  %s\n", line)
+			fmt.Fprintf(g.stdout, "  %s\n", termsafe.String(line)) // names another program chose
 		}
 		for _, c := range chains {
-			fmt.Fprintf(g.stdout, "  %s\n", foreignChainLine(&c))
+			fmt.Fprintf(g.stdout, "  %s\n", termsafe.String(foreignChainLine(&c)))
 			printRules(g, c.Chain, c.Rules)
 		}
 	}
