@@ -7,6 +7,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/netagent/netagent/configurators/netnsx"
 	"github.com/netagent/netagent/items"
 )
 
@@ -70,19 +71,70 @@ func (k *kernel) restorePhysical(name string) error {
 		if err != nil {
 			return err
 		}
-		target := physicalTarget{want: items.Interface{IfName: name, Kind: items.KindPhysical, AdminUp: obs.AdminUp}}
-		target.restore(o, settingSet{"mtu", "up", "alias", "mac"})
-		if err := k.applyPhysical(l, obs, target); err != nil {
+		if err := k.applyPhysical(l, obs, restoreTarget(name, obs.AdminUp, o)); err != nil {
 			return fmt.Errorf("restoring physical interface %s: %w", name, err)
 		}
 		if o.Marked {
 			// The NIC was found with netagent's mark (written by someone
 			// else, or an older netagent): its record stays, without
 			// settings, so that it is never taken for netagent's own.
-			return k.st.forgetOriginals(name, settingSet{"mtu", "up", "alias", "mac"})
+			return k.st.forgetOriginals(name, allSettings)
 		}
 	}
 	return k.st.forgetOriginals(name, nil)
+}
+
+// allSettings are the settings of a physical link netagent records and
+// gives back.
+var allSettings = settingSet{"mtu", "up", "alias", "mac"}
+
+// restoreTarget is what restorePhysical gives the link name back: every
+// recorded original of o; the rest as it is (up: its state now).
+func restoreTarget(name string, up bool, o *original) physicalTarget {
+	t := physicalTarget{want: items.Interface{IfName: name, Kind: items.KindPhysical, AdminUp: up}}
+	t.restore(o, allSettings)
+	return t
+}
+
+// Found is what the physical links netagent changed held before it, by
+// name, as the state directory records it (ReadFound): what each gets back
+// when it leaves the intent.
+type Found map[string]*original
+
+// ReadFound reads the recorded originals of t's physical links from
+// stateDir (an empty Found for "" or none recorded).
+func ReadFound(t *netnsx.Target, stateDir string) (Found, error) {
+	st, err := newStateStore(t, stateDir)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := st.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	found := Found{}
+	for name, o := range snap.Originals {
+		if o != nil && !o.empty() {
+			found[name] = o
+		}
+	}
+	return found, nil
+}
+
+// Restored is obs, a physical link as the kernel holds it, as its delete
+// leaves it (restorePhysical): with every setting netagent changed given
+// back. False when nothing of it is recorded: the delete changes nothing.
+func (f Found) Restored(obs *items.Interface) (*items.Interface, bool) {
+	o := f[obs.IfName]
+	if o == nil || o.empty() {
+		return nil, false
+	}
+	t := restoreTarget(obs.IfName, obs.AdminUp, o)
+	want := t.want
+	if t.alias != nil {
+		want.Alias = *t.alias
+	}
+	return &want, true
 }
 
 // physicalTarget is what a physical link should hold: want's settings, and
