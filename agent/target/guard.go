@@ -52,7 +52,7 @@ const maxGuardRounds = 8
 // fresh read-back): the orphans go back into a copy of intended as the
 // kernel holds them, so that the apply keeps them, and it plans again
 // until no more is orphaned (the objects an orphan needs are orphans
-// too). The refusals are those of the last plan.
+// too: keepNeeds). The refusals are those of the last plan.
 func (r *Runtime) Guard(ctx context.Context, intended *dg.Graph, p Protection) (*Guarded, error) {
 	out := &Guarded{Intended: intended}
 	if p.Empty() {
@@ -84,17 +84,68 @@ func GuardPlan(ctx context.Context, rec *reconciler.Reconciler, cur, intended *d
 		if out.Intended == intended {
 			out.Intended = intended.Root().Clone()
 		}
+		var kept []Orphan
 		for _, o := range orphans {
 			have, ok := cur.Get(o.Ref)
 			if !ok {
 				continue
 			}
+			o.Item = have
 			out.Intended.Put(have)
-			out.Orphans = append(out.Orphans, o)
+			kept = append(kept, o)
+		}
+		out.Orphans = append(out.Orphans, kept...)
+		for _, o := range kept {
+			needs, nics := keepNeeds(cur, out.Intended, o.Ref, o.Item, o.Link)
+			out.Orphans = append(out.Orphans, needs...)
+			if len(nics) > 0 {
+				cur = cur.Root().Clone() // the caller's is left alone
+				for _, nic := range nics {
+					cur.Put(nic)
+				}
+			}
 		}
 	}
 	slices.SortFunc(out.Orphans, func(a, b Orphan) int { return a.Ref.Compare(b.Ref) })
 	return out
+}
+
+// keepNeeds puts into intended, as cur holds them, the items that the
+// orphan it (ref) needs and intended does not hold, and theirs in turn, and
+// returns them as orphans too: an orphan whose master bridge or interface
+// the intent left out would otherwise be taken down with it (planned as a
+// recreate, and refused). An interface it needs that is not netagent's
+// (a NIC netagent never changed, read back as a link only) is kept as the
+// kernel holds it: a physical interface in its present state, which the
+// read-back of the kept graph holds too (nics: put them into the current
+// state planned from, so that nothing is created for them).
+func keepNeeds(cur, intended *dg.Graph, ref dg.ItemRef, it dg.Item, link string) (out []Orphan, nics []dg.Item) {
+	for _, d := range it.Dependencies() {
+		need := d.RequiredItem
+		if intended.Contains(need) {
+			continue
+		}
+		have, ok := cur.Get(need)
+		switch {
+		case ok && !have.External():
+		case ok || need.Type != items.TypeInterface:
+			continue
+		default:
+			l, _ := cur.Get(items.LinkRef(need.Name))
+			nic, isLink := l.(*items.Link)
+			if !isLink {
+				continue
+			}
+			have = &items.Interface{IfName: need.Name, Kind: items.KindPhysical, AdminUp: nic.AdminUp}
+			nics = append(nics, have)
+		}
+		intended.Put(have)
+		out = append(out, Orphan{Ref: need, Item: have, Link: link,
+			Reason: "kept as it is: the orphan " + ref.String() + " needs it (" + link + " is protected)"})
+		more, moreNICs := keepNeeds(cur, intended, need, have, link)
+		out, nics = append(out, more...), append(nics, moreNICs...)
+	}
+	return out, nics
 }
 
 // protectedFile keeps, in the state directory, the links an applied intent

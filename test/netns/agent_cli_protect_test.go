@@ -171,3 +171,72 @@ func TestAgentCLIProtectPhysicalKeepsSettings(t *testing.T) {
 		t.Errorf("mtu %v after --force, want the original 1500", mtu)
 	}
 }
+
+// A protected NIC whose settings netagent never changed (uplink0 found up
+// with the intent's MTU) leaves the intent with its address and route: the
+// apply succeeds and keeps the NIC, the address and the route as they are
+// (an orphan, like other protected links), and neither plan nor diff
+// shows a recreate (netagent cannot create a NIC).
+func TestAgentCLIProtectUnchangedNICOrphaned(t *testing.T) {
+	t.Parallel()
+	e := cliNewEnv(t)
+	with := e.writeIntent("with.json", &intent.Intent{Version: 1, Interfaces: []intent.Interface{
+		{Name: "uplink0", Type: intent.LinkPhysical, MTU: 1500, Addresses: []string{"192.0.2.10/24"}, Protected: true},
+		{Name: "lan1", Type: intent.LinkVeth, Veth: &intent.Veth{Peer: "lan1-peer"}, Addresses: []string{"198.51.100.1/24"}}},
+		Routes: []intent.Route{{To: "default", Via: "192.0.2.1", Dev: "uplink0", Metric: 100}}})
+	without := e.writeIntent("without.json", &intent.Intent{Version: 1, Interfaces: []intent.Interface{
+		{Name: "lan1", Type: intent.LinkVeth, Veth: &intent.Veth{Peer: "lan1-peer"}, Addresses: []string{"198.51.100.1/24"}}}})
+	e.mustRun(0, "apply", with)
+	view := func() string {
+		return e.ip("-br", "link", "show", "dev", "uplink0") + e.ip("-br", "addr", "show", "dev", "uplink0") + e.ip("route", "show", "dev", "uplink0")
+	}
+	kept := view()
+	if !strings.Contains(kept, "192.0.2.10/24") || !strings.Contains(kept, "default via 192.0.2.1") {
+		t.Fatalf("the uplink is not as the intent says:\n%s", kept)
+	}
+	res := e.mustRun(0, "plan", without)
+	if strings.Contains(res.stdout+res.stderr, "recreate") {
+		t.Errorf("plan shows a recreate:\n%s", res)
+	}
+	for _, w := range []string{"address/uplink0/192.0.2.10/24: orphaned", "route/main 0.0.0.0/0 metric 100: orphaned", "interface/uplink0: orphaned"} {
+		if !strings.Contains(res.stdout, w) {
+			t.Errorf("plan does not say %q:\n%s", w, res)
+		}
+	}
+	for range 2 {
+		res = e.mustRun(0, "apply", without)
+		if strings.Contains(res.stdout, "uplink0 (recreate)") || strings.Contains(res.stdout, "delete address/uplink0") {
+			t.Errorf("apply touches the uplink:\n%s", res)
+		}
+		if got := view(); got != kept {
+			t.Fatalf("the orphaned uplink changed:\nbefore:\n%s\nafter:\n%s", kept, got)
+		}
+	}
+	if res := e.mustRun(0, "apply", without); !strings.Contains(res.stdout, "converged: 0 operations") {
+		t.Errorf("a further apply writes:\n%s", res)
+	}
+	res = e.mustRun(0, "diff", "1", "2")
+	if strings.Contains(res.stdout, "recreate") || strings.Contains(res.stdout, "delete address/uplink0") ||
+		!strings.Contains(res.stdout, "address/uplink0/192.0.2.10/24: orphaned") {
+		t.Errorf("diff does not show the uplink kept:\n%s", res)
+	}
+}
+
+// A protected NIC that is a bridge's port leaves the intent with the
+// bridge: the port and the bridge it needs are kept, the apply succeeds.
+func TestAgentCLIProtectNICPortOrphaned(t *testing.T) {
+	t.Parallel()
+	e := cliNewEnv(t)
+	with := e.writeIntent("with.json", &intent.Intent{Version: 1, Interfaces: []intent.Interface{
+		{Name: "uplink0", Type: intent.LinkPhysical, Master: "br0", Protected: true},
+		{Name: "br0", Type: intent.LinkBridge, Addresses: []string{"192.0.2.10/24"}}}})
+	without := e.writeIntent("without.json", &intent.Intent{Version: 1})
+	e.mustRun(0, "apply", with)
+	res := e.mustRun(0, "apply", without)
+	if !strings.Contains(res.stdout, "port/uplink0: orphaned") || !strings.Contains(res.stdout, "interface/br0: orphaned") {
+		t.Errorf("apply:\n%s", res)
+	}
+	if master := e.link("uplink0")["master"]; master != "br0" {
+		t.Errorf("uplink0's master %v, want br0 kept", master)
+	}
+}
