@@ -215,6 +215,16 @@ func TestAgentCLIProtectUnchangedNICOrphaned(t *testing.T) {
 	if res := e.mustRun(0, "apply", without); !strings.Contains(res.stdout, "converged: 0 operations") {
 		t.Errorf("a further apply writes:\n%s", res)
 	}
+	// apply --json is one JSON document, the orphans in it.
+	res = e.mustRun(0, "apply", "--json", without)
+	var doc struct {
+		Converged  bool
+		Operations []any
+		Orphans    []struct{ Item, Link, Reason string }
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil || !doc.Converged || len(doc.Orphans) != 3 || doc.Orphans[0].Link != "uplink0" {
+		t.Errorf("apply --json: %+v (%v)\n%s", doc, err, res)
+	}
 	res = e.mustRun(0, "diff", "1", "2")
 	if strings.Contains(res.stdout, "recreate") || strings.Contains(res.stdout, "delete address/uplink0") ||
 		!strings.Contains(res.stdout, "address/uplink0/192.0.2.10/24: orphaned") {
