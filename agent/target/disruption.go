@@ -24,10 +24,29 @@ func PredictOps(ops reconciler.OperationLog, before *dg.Graph) []disrupt.Predict
 // changed had before it (link.ReadFound, Runtime.Found; nil: not known):
 // what each gets back when it leaves the intent (a NIC found down is set
 // down again).
+//
+// A port's operation is predicted from the ports as the operations before
+// it in the pass leave them (the last of a bridge's ports to leave takes
+// its carrier, also when several leave in one pass).
 func PredictOpsFound(ops reconciler.OperationLog, before *dg.Graph, found link.Found) []disrupt.Prediction {
 	out := make([]disrupt.Prediction, len(ops))
+	var ports *dg.Graph // before with the port operations so far
 	for i, e := range ops {
-		out[i] = configurators.PredictFound(e, before, found)
+		if _, isPort := e.Item.(*items.Port); !isPort {
+			out[i] = configurators.PredictFound(e, before, found)
+			continue
+		}
+		if ports == nil {
+			ports = configurators.PredictInputs(before)
+		}
+		out[i] = configurators.PredictFound(e, ports, found)
+		switch {
+		case e.Err != nil:
+		case e.Op == reconciler.OpDelete:
+			ports.Delete(e.Ref)
+		default:
+			ports.Put(e.Item)
+		}
 	}
 	return out
 }

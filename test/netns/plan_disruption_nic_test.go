@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // nicDisruption is the "disruption" object of `plan --json`, as far as
@@ -90,5 +91,46 @@ func TestPlanDisruptionNICFoundDown(t *testing.T) {
 	}
 	if e.linkUp("nic0") {
 		t.Errorf("nic0 is still up after leaving the intent: the plan said it goes down")
+	}
+}
+
+// Both ports of a bridge leave it in one apply: the bridge loses its
+// carrier, and the plan says so (the second port is the last to leave).
+func TestPlanDisruptionBridgeLosesItsPorts(t *testing.T) {
+	t.Parallel()
+	e := cliNewEnv(t)
+	for _, p := range []string{"p1", "p2"} {
+		e.ip("link", "add", p, "type", "veth", "peer", "name", p+"-peer")
+		e.ip("link", "set", p, "up")
+		e.ip("link", "set", p+"-peer", "up")
+	}
+	with := e.writeFile("a.json", `{"version": 1, "interfaces": [
+  {"name": "br0", "type": "bridge", "bridge": {"stp": false}, "addresses": ["10.1.0.1/24"]},
+  {"name": "p1", "type": "physical", "master": "br0"}, {"name": "p2", "type": "physical", "master": "br0"}]}`)
+	without := e.writeFile("b.json", `{"version": 1, "interfaces": [
+  {"name": "br0", "type": "bridge", "bridge": {"stp": false}, "addresses": ["10.1.0.1/24"]}]}`)
+	e.mustRun(0, "apply", with)
+	carrier := func() bool {
+		flags, _ := e.link("br0")["flags"].([]any)
+		return slices.Contains(flags, any("LOWER_UP"))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !carrier() && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !carrier() {
+		t.Fatal("br0 has no carrier with its two ports")
+	}
+	d, res := e.planNICDisruption(without)
+	var down bool
+	for _, l := range d.LinksDown {
+		down = down || l.Link == "br0" && l.Certain
+	}
+	if !down {
+		t.Errorf("plan --json: links down %+v, want br0\n%s", d.LinksDown, res)
+	}
+	e.mustRun(0, "apply", without)
+	if carrier() {
+		t.Errorf("br0 kept its carrier: the plan said it loses it")
 	}
 }
