@@ -141,14 +141,15 @@ func SummarizeDisruption(ops reconciler.OperationLog, preds []disrupt.Prediction
 		p := preds[i]
 		what := opText(e)
 		for _, l := range p.LinksDown {
+			effect := linkEffect(e, p, l)
 			j, ok := byLink[l]
 			if !ok {
 				j = len(d.LinksDown)
 				byLink[l] = j
-				d.LinksDown = append(d.LinksDown, LinkDown{Link: l, Effect: p.Effect, Certain: p.Certain})
+				d.LinksDown = append(d.LinksDown, LinkDown{Link: l, Effect: effect, Certain: p.Certain})
 			}
 			ld := &d.LinksDown[j]
-			w := disrupt.Worse(disrupt.Prediction{Effect: ld.Effect, Certain: ld.Certain}, disrupt.Prediction{Effect: p.Effect, Certain: p.Certain})
+			w := disrupt.Worse(disrupt.Prediction{Effect: ld.Effect, Certain: ld.Certain}, disrupt.Prediction{Effect: effect, Certain: p.Certain})
 			ld.Effect, ld.Certain = w.Effect, ld.Certain || p.Certain
 			if !slices.Contains(ld.Operations, what) {
 				ld.Operations = append(ld.Operations, what)
@@ -188,6 +189,17 @@ func SummarizeDisruption(ops reconciler.OperationLog, preds []disrupt.Prediction
 		}
 	}
 	return d
+}
+
+// linkEffect is what operation e (predicted as p) does to link l, one of
+// the links it takes down: the operation's own effect, but for the master
+// of a port, which loses its carrier (down) when its last port leaves,
+// whatever happens to the port.
+func linkEffect(e reconciler.OpLogEntry, p disrupt.Prediction, l string) disrupt.Effect {
+	if port, ok := e.Item.(*items.Port); ok && l != port.IfName {
+		return disrupt.Down
+	}
+	return p.Effect
 }
 
 // opText names an operation, a recreate's delete and create as one.

@@ -37,3 +37,15 @@ func TestPredictOpsLastOfSeveralPortsLeaving(t *testing.T) {
 		t.Error("the state the pass starts from was changed")
 	}
 }
+
+// The summary names a bridge whose last port leaves as going down, not as
+// removed (the port is removed; the bridge stays, without carrier).
+func TestSummarizeMasterOfALastPortGoesDown(t *testing.T) {
+	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
+	p1 := &items.Port{IfName: "p1", Master: "br0", MasterKind: items.KindBridge}
+	ops := reconciler.OperationLog{op(reconciler.OpDelete, p1, false)}
+	d := SummarizeDisruption(ops, PredictOps(ops, dg.New("current", br, p1)), nil)
+	if len(d.LinksDown) != 1 || d.LinksDown[0].Link != "br0" || d.LinksDown[0].Effect != disrupt.Down {
+		t.Errorf("links down %+v, want br0 down", d.LinksDown)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/netagent/netagent/configurators/disrupt"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -80,7 +81,8 @@ func Judge(ops reconciler.OperationLog, current, intended *dg.Graph, p Protectio
 	var orphans []Orphan
 	var refused []Refusal
 	seen := map[dg.ItemRef]bool{}
-	for _, e := range ops {
+	preds := PredictOps(ops, current)
+	for i, e := range ops {
 		if seen[e.Ref] {
 			continue // a recreate's create, or a follow-up pass
 		}
@@ -89,6 +91,9 @@ func Judge(ops reconciler.OperationLog, current, intended *dg.Graph, p Protectio
 			old, _ = current.Get(e.Ref)
 		}
 		d, ok := gd.disruption(e, old)
+		if !ok {
+			d, ok = gd.carrierLoss(e, preds[i])
+		}
 		if !ok {
 			continue
 		}
@@ -233,6 +238,31 @@ func (g *guards) disruption(e reconciler.OpLogEntry, old dg.Item) (disrupted, bo
 		return d, ok && removes
 	case *items.Route:
 		return g.ofRoute(it, old, removes)
+	}
+	return disrupted{}, false
+}
+
+// carrierLoss says whether port operation e, predicted as p, takes the
+// carrier of a protected master: its last port leaves (see
+// link.PredictPort).
+func (g *guards) carrierLoss(e reconciler.OpLogEntry, p disrupt.Prediction) (disrupted, bool) {
+	port, ok := e.Item.(*items.Port)
+	if !ok || !p.Certain {
+		return disrupted{}, false
+	}
+	for _, l := range p.LinksDown {
+		link, ok := g.guarded(l)
+		if l == port.IfName || !ok {
+			continue
+		}
+		what := "port " + port.IfName + " of " + l
+		d := disrupted{link: link.name, what: what, via: link.via,
+			would: "would take " + port.IfName + ", the last port of " + l + ", out of it (" + l + " loses its carrier)",
+			modify: "would move to " + port.Master + ", the last port to leave " + l + " (it loses its carrier)"}
+		if e.Op == reconciler.OpDelete {
+			d.what += ", its last port,"
+		}
+		return d, true
 	}
 	return disrupted{}, false
 }

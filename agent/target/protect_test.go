@@ -331,3 +331,22 @@ func TestGuardPlanKeepsTheMasterOfAnOrphanPort(t *testing.T) {
 		t.Errorf("plan with the orphans kept: %v, want only the delete of the bridge's address", st.OperationLog)
 	}
 }
+
+// The last port leaving a protected bridge takes the bridge's carrier:
+// refused with --protect, orphaned (kept in the bridge) when the intent
+// protected the bridge; a port whose bridge keeps another is not judged.
+func TestJudgeLastPortOfAProtectedBridge(t *testing.T) {
+	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
+	p1 := &items.Port{IfName: "p1", Master: "br0", MasterKind: items.KindBridge}
+	p2 := &items.Port{IfName: "p2", Master: "br0", MasterKind: items.KindBridge}
+	cur := dg.New("current", br, p1, p2)
+	ops := reconciler.OperationLog{op(reconciler.OpDelete, p1, false), op(reconciler.OpDelete, p2, false)}
+	orphans, refused := Judge(ops, cur, dg.New("intended", br), Protection{Flags: []string{"br0"}})
+	if want := []string{"port p2 of br0, its last port, would leave br0: br0 is protected"}; len(orphans) != 0 || !slices.Equal(whys(refused), want) {
+		t.Errorf("--protect: orphans %v, refused %v, want %v", orphans, whys(refused), want)
+	}
+	orphans, refused = Judge(ops, cur, dg.New("intended", br), Protection{Intent: []string{"br0"}})
+	if len(refused) != 0 || len(orphans) != 1 || orphans[0].Ref != dg.Ref(p2) {
+		t.Errorf("protected by the intent: orphans %v, refused %v, want port/p2 orphaned", orphans, whys(refused))
+	}
+}

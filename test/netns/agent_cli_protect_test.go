@@ -250,3 +250,31 @@ func TestAgentCLIProtectNICPortOrphaned(t *testing.T) {
 		t.Errorf("uplink0's master %v, want br0 kept", master)
 	}
 }
+
+// The last port leaving a protected bridge takes its carrier: plan and
+// apply with --protect refuse it (exit 4); the bridge protected by the
+// intent keeps the port as an orphan, and its carrier.
+func TestAgentCLIProtectBridgeKeepsItsLastPort(t *testing.T) {
+	t.Parallel()
+	e := cliNewEnv(t)
+	e.ip("link", "add", "p1", "type", "veth", "peer", "name", "p1-peer")
+	e.ip("link", "set", "p1", "up")
+	e.ip("link", "set", "p1-peer", "up")
+	br := intent.Interface{Name: "br0", Type: intent.LinkBridge, Addresses: []string{"10.1.0.1/24"}, Protected: true}
+	with := e.writeIntent("with.json", &intent.Intent{Version: 1, Interfaces: []intent.Interface{br,
+		{Name: "p1", Type: intent.LinkPhysical, Master: "br0"}}})
+	without := e.writeIntent("without.json", &intent.Intent{Version: 1, Interfaces: []intent.Interface{br}})
+	e.mustRun(0, "apply", with)
+	res := e.mustRun(4, "plan", "--protect", "br0", without)
+	if !strings.Contains(res.stderr, "port p1 of br0, its last port, would leave br0: br0 is protected") {
+		t.Errorf("plan --protect:\n%s", res)
+	}
+	e.mustRun(4, "apply", "--protect", "br0", without)
+	res = e.mustRun(0, "apply", without)
+	if !strings.Contains(res.stdout, "port/p1: orphaned") {
+		t.Errorf("apply:\n%s", res)
+	}
+	if master := e.link("p1")["master"]; master != "br0" {
+		t.Errorf("p1's master %v, want br0: the protected bridge's last port was taken", master)
+	}
+}
