@@ -257,7 +257,7 @@ func (g *guards) carrierLoss(e reconciler.OpLogEntry, p disrupt.Prediction) (dis
 		}
 		what := "port " + port.IfName + " of " + l
 		d := disrupted{link: link.name, what: what, via: link.via,
-			would: "would take " + port.IfName + ", the last port of " + l + ", out of it (" + l + " loses its carrier)",
+			would:  "would take " + port.IfName + ", the last port of " + l + ", out of it (" + l + " loses its carrier)",
 			modify: "would move to " + port.Master + ", the last port to leave " + l + " (it loses its carrier)"}
 		if e.Op == reconciler.OpDelete {
 			d.what += ", its last port,"
