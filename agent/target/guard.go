@@ -74,6 +74,13 @@ func (r *Runtime) GuardCurrent(ctx context.Context, cur, intended *dg.Graph, p P
 // given (reconciler.Plan is a dry run: nothing changes).
 func GuardPlan(ctx context.Context, rec *reconciler.Reconciler, cur, intended *dg.Graph, p Protection) *Guarded {
 	out := &Guarded{Intended: intended}
+	copied := false
+	putCurrent := func(it dg.Item) { // into a copy: the caller's cur is left alone
+		if !copied {
+			cur, copied = cur.Root().Clone(), true
+		}
+		cur.Put(it)
+	}
 	for range maxGuardRounds {
 		st := rec.Plan(ctx, cur, out.Intended)
 		orphans, refused := Judge(st.OperationLog, cur, out.Intended, p)
@@ -90,6 +97,10 @@ func GuardPlan(ctx context.Context, rec *reconciler.Reconciler, cur, intended *d
 			if !ok {
 				continue
 			}
+			if as, changed := asItIs(have); changed {
+				have = as
+				putCurrent(as)
+			}
 			o.Item = have
 			out.Intended.Put(have)
 			kept = append(kept, o)
@@ -98,16 +109,30 @@ func GuardPlan(ctx context.Context, rec *reconciler.Reconciler, cur, intended *d
 		for _, o := range kept {
 			needs, nics := keepNeeds(cur, out.Intended, o.Ref, o.Item, o.Link)
 			out.Orphans = append(out.Orphans, needs...)
-			if len(nics) > 0 {
-				cur = cur.Root().Clone() // the caller's is left alone
-				for _, nic := range nics {
-					cur.Put(nic)
-				}
+			for _, nic := range nics {
+				putCurrent(nic)
 			}
 		}
 	}
 	slices.SortFunc(out.Orphans, func(a, b Orphan) int { return a.Ref.Compare(b.Ref) })
 	return out
+}
+
+// asItIs is an orphan as it is kept: what the kernel chose for it and may
+// change by itself is left to the kernel (the MTU and MAC of a virtual
+// link: a bridge's follow its ports), so that a port leaving does not make
+// the apply pin the bridge to the old MAC. A physical interface keeps
+// every setting: its recorded ones would otherwise be given back (see
+// README, Protected links). The read-back with the kept item as the hint
+// reads it back so (unset fields unset); changed reports a difference.
+func asItIs(it dg.Item) (dg.Item, bool) {
+	ifc, ok := it.(*items.Interface)
+	if !ok || ifc.Kind == items.KindPhysical || ifc.MTU == 0 && ifc.MAC == nil {
+		return it, false
+	}
+	kept := *ifc
+	kept.MTU, kept.MAC = 0, nil
+	return &kept, true
 }
 
 // keepNeeds puts into intended, as cur holds them, the items that the

@@ -4,6 +4,7 @@ package netns_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -276,5 +277,35 @@ func TestAgentCLIProtectBridgeKeepsItsLastPort(t *testing.T) {
 	}
 	if master := e.link("p1")["master"]; master != "br0" {
 		t.Errorf("p1's master %v, want br0: the protected bridge's last port was taken", master)
+	}
+}
+
+// A protected bridge kept as an orphan is kept as it is, not pinned to
+// what the kernel chose for it: when a port leaves, the bridge takes the
+// MAC of the port that stays (the kernel's rule), and the apply runs what
+// the plan said (no follow-up writing the departed port's MAC back).
+func TestAgentCLIProtectOrphanBridgeNotPinned(t *testing.T) {
+	t.Parallel()
+	e := cliNewEnv(t)
+	for i, p := range []string{"p1", "p2"} {
+		e.ip("link", "add", p, "address", fmt.Sprintf("02:00:00:00:00:0%d", i+1), "type", "veth", "peer", "name", p+"-peer")
+		e.ip("link", "set", p, "up")
+		e.ip("link", "set", p+"-peer", "up")
+	}
+	with := e.writeFile("with.json", `{"version": 1, "interfaces": [{"name": "br0", "type": "bridge", "protected": true, "bridge": {"stp": false}},
+  {"name": "p1", "type": "physical", "master": "br0"}, {"name": "p2", "type": "physical", "master": "br0"}]}`)
+	without := e.writeFile("without.json", `{"version": 1, "interfaces": [{"name": "p1", "type": "physical"}]}`)
+	e.mustRun(0, "apply", with)
+	if mac := e.link("br0")["address"]; mac != "02:00:00:00:00:01" {
+		t.Fatalf("br0's MAC %v, want the lowest port's", mac)
+	}
+	plan := e.mustRun(0, "plan", without)
+	res := e.mustRun(0, "apply", without)
+	if !strings.Contains(plan.stdout, "plan: 1 operations") || !strings.Contains(res.stdout, "converged: 1 operations") ||
+		strings.Contains(res.stdout, "modify interface/br0") {
+		t.Errorf("plan:\n%s\napply:\n%s", plan, res)
+	}
+	if mac := e.link("br0")["address"]; mac != "02:00:00:00:00:02" {
+		t.Errorf("br0's MAC %v: pinned to the port that left, want the one that stays", mac)
 	}
 }
