@@ -60,6 +60,8 @@ func Predict(op reconciler.Operation, recreate bool, old, want *items.Interface,
 		return disrupt.Certainly(disrupt.Removed, "the link is deleted", append([]string{name}, companions(want)...)...)
 	case old == nil:
 		return disrupt.In("")
+	case want.Kind == items.KindPhysical:
+		return convergeDisruption(old, found.converged(want))
 	}
 	return convergeDisruption(old, want)
 }

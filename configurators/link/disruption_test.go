@@ -93,6 +93,12 @@ func TestPredictNICRestore(t *testing.T) {
 		{"another NIC's record", Found{"eth1": {Up: &down}}, disrupt.None, true, nil},
 		{"no record read", nil, disrupt.Down, false, []string{"eth0"}},
 	}
+	// A NIC that stays, its MTU left out: convergePhysical gives the found
+	// one back at once.
+	unset := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true}
+	if p := Predict(reconciler.OpModify, false, nic, unset, Found{"eth0": {MTU: &mtu}}); p.Effect != disrupt.Flap || p.Certain {
+		t.Errorf("mtu left out: got %s, want a possible flap (1500 -> 1400)", p)
+	}
 	for _, c := range cases {
 		p := Predict(reconciler.OpDelete, false, nil, nic, c.found)
 		if p.Effect != c.effect || p.Certain != c.certain || !slices.Equal(p.LinksDown, c.down) {

@@ -137,6 +137,22 @@ func (f Found) Restored(obs *items.Interface) (*items.Interface, bool) {
 	return &want, true
 }
 
+// converged is want as convergePhysical converges it: a setting netagent
+// changed that want leaves unset (MTU 0, MAC nil) is given back
+// (restoreUnset). Without a record (f nil, or none for the link), want.
+func (f Found) converged(want *items.Interface) *items.Interface {
+	o := f[want.IfName]
+	if o == nil {
+		return want
+	}
+	t := physicalTarget{want: *want}
+	if want.Alias != "" {
+		t.alias = new(want.Alias)
+	}
+	t.restoreUnset(o)
+	return &t.want
+}
+
 // physicalTarget is what a physical link should hold: want's settings, and
 // the alias to set (nil: leave it; "" clears it).
 type physicalTarget struct {

@@ -134,3 +134,21 @@ func TestPlanDisruptionBridgeLosesItsPorts(t *testing.T) {
 		t.Errorf("br0 kept its carrier: the plan said it loses it")
 	}
 }
+
+// A NIC that stays in the intent without the MTU it was given gets its
+// found MTU back at once: plan says so (a possible flap, as any NIC MTU
+// change), and apply does it.
+func TestPlanDisruptionNICMTULeftOut(t *testing.T) {
+	t.Parallel()
+	e := cliNewEnv(t)
+	e.mustRun(0, "apply", e.writeFile("a.json", `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "mtu": 1400}]}`))
+	b := e.writeFile("b.json", `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical"}]}`)
+	res := e.mustRun(0, "plan", b)
+	if !strings.Contains(res.stdout, "traffic: link flap (possible): mtu 1400 -> 1500") {
+		t.Errorf("plan does not say the MTU goes back:\n%s", res)
+	}
+	e.mustRun(0, "apply", b)
+	if mtu := e.link("uplink0")["mtu"]; mtu != 1500.0 {
+		t.Errorf("mtu %v, want the found 1500 back", mtu)
+	}
+}
