@@ -36,6 +36,9 @@ func (k *kernel) convergePhysical(l netlink.Link, want *items.Interface) error {
 	if want.Alias != "" {
 		target.alias = new(want.Alias)
 	}
+	if err := st.originalOf(l).check(want.IfName); err != nil {
+		return err
+	}
 	restoring := target.restoreUnset(st.originalOf(l))
 	if owned(l) && st.originalOf(l) == nil {
 		// A NIC that carries netagent's mark (written by someone else, or
@@ -67,6 +70,9 @@ func (k *kernel) restorePhysical(name string) error {
 		return err
 	}
 	if o := st.originalOf(l); l != nil && o != nil {
+		if err := o.check(name); err != nil {
+			return err
+		}
 		obs, err := k.observe(l, k.nameOf, false)
 		if err != nil {
 			return err
@@ -82,6 +88,31 @@ func (k *kernel) restorePhysical(name string) error {
 		}
 	}
 	return k.st.forgetOriginals(name, nil)
+}
+
+// check reports an original (nil: none) that no intent could have given
+// the NIC name (ErrBadOriginal, naming the record): the state directory is
+// not trusted, and what it says goes to the kernel.
+func (o *original) check(name string) error {
+	if o == nil {
+		return nil
+	}
+	bad := func(what string) error {
+		return fmt.Errorf("physical interface %s: %s records %s as its original: %w", name, stateFileName, what, ErrBadOriginal)
+	}
+	if o.MTU != nil && (*o.MTU < 68 || *o.MTU > 65535) {
+		return bad(fmt.Sprintf("mtu %d", *o.MTU))
+	}
+	if o.MAC != nil {
+		mac, err := net.ParseMAC(*o.MAC)
+		if err != nil || len(mac) != 6 || mac[0]&1 != 0 || bytes.Equal(mac, make(net.HardwareAddr, 6)) {
+			return bad(fmt.Sprintf("mac %q", *o.MAC))
+		}
+	}
+	if o.Alias != nil && (len(*o.Alias) > 255 || ownedAlias(*o.Alias) && !o.Marked) {
+		return bad(fmt.Sprintf("alias %q", *o.Alias))
+	}
+	return nil
 }
 
 // allSettings are the settings of a physical link netagent records and
@@ -126,7 +157,7 @@ func ReadFound(t *netnsx.Target, stateDir string) (Found, error) {
 // back. False when nothing of it is recorded: the delete changes nothing.
 func (f Found) Restored(obs *items.Interface) (*items.Interface, bool) {
 	o := f[obs.IfName]
-	if o == nil || o.empty() {
+	if o == nil || o.empty() || o.check(obs.IfName) != nil {
 		return nil, false
 	}
 	t := restoreTarget(obs.IfName, obs.AdminUp, o)
@@ -142,7 +173,7 @@ func (f Found) Restored(obs *items.Interface) (*items.Interface, bool) {
 // (restoreUnset). Without a record (f nil, or none for the link), want.
 func (f Found) converged(want *items.Interface) *items.Interface {
 	o := f[want.IfName]
-	if o == nil {
+	if o == nil || o.check(want.IfName) != nil {
 		return want
 	}
 	t := physicalTarget{want: *want}
