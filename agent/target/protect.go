@@ -242,12 +242,19 @@ func (g *guards) disruption(e reconciler.OpLogEntry, old dg.Item) (disrupted, bo
 	return disrupted{}, false
 }
 
-// carrierLoss says whether port operation e, predicted as p, takes the
-// carrier of a protected master: its last port leaves (see
-// link.PredictPort).
+// carrierLoss says whether operation e, predicted as p, certainly takes
+// down a protected link other than its own: a port the carrier of its
+// master (the last port leaves, see link.PredictPort), an interface a link
+// that goes down with it (a veth's peer: see link.Predict).
 func (g *guards) carrierLoss(e reconciler.OpLogEntry, p disrupt.Prediction) (disrupted, bool) {
+	if !p.Certain {
+		return disrupted{}, false
+	}
+	if ifc, ok := e.Item.(*items.Interface); ok {
+		return g.downWith(ifc, p)
+	}
 	port, ok := e.Item.(*items.Port)
-	if !ok || !p.Certain {
+	if !ok {
 		return disrupted{}, false
 	}
 	for _, l := range p.LinksDown {
@@ -263,6 +270,20 @@ func (g *guards) carrierLoss(e reconciler.OpLogEntry, p disrupt.Prediction) (dis
 			d.what += ", its last port,"
 		}
 		return d, true
+	}
+	return disrupted{}, false
+}
+
+// downWith: an interface operation (predicted as p) that takes a
+// protected link down with it.
+func (g *guards) downWith(ifc *items.Interface, p disrupt.Prediction) (disrupted, bool) {
+	for _, l := range p.LinksDown {
+		link, ok := g.guarded(l)
+		if l == ifc.IfName || !ok {
+			continue
+		}
+		return disrupted{link: link.name, what: "interface " + ifc.IfName, via: " (" + l + " goes down with " + ifc.IfName + ")",
+			would: "would take " + l + " down with " + ifc.IfName, modify: "would be set down"}, true
 	}
 	return disrupted{}, false
 }

@@ -350,3 +350,18 @@ func TestJudgeLastPortOfAProtectedBridge(t *testing.T) {
 		t.Errorf("protected by the intent: orphans %v, refused %v, want port/p2 orphaned", orphans, whys(refused))
 	}
 }
+
+// A veth set down or deleted takes its peer down: a protected peer is
+// judged as if the operation were its own.
+func TestJudgeVethPeerGoesDownWithIt(t *testing.T) {
+	down := &items.Interface{IfName: "uplink", Kind: items.KindVeth, AdminUp: false, Attrs: &items.VethAttrs{Peer: "peer0"}}
+	cur := dg.New("current", uplink)
+	_, refused := Judge(reconciler.OperationLog{op(reconciler.OpModify, down, false)}, cur, dg.New("intended", down), Protection{Flags: []string{"peer0"}})
+	if want := []string{"interface uplink would be set down: peer0 is protected (peer0 goes down with uplink)"}; !slices.Equal(whys(refused), want) {
+		t.Errorf("set down: refused %v, want %v", whys(refused), want)
+	}
+	_, refused = Judge(reconciler.OperationLog{op(reconciler.OpDelete, uplink, false)}, cur, dg.New("intended"), Protection{Flags: []string{"peer0"}})
+	if want := []string{"interface uplink would be deleted: peer0 is protected (peer0 goes down with uplink)"}; !slices.Equal(whys(refused), want) {
+		t.Errorf("deleted: refused %v, want %v", whys(refused), want)
+	}
+}

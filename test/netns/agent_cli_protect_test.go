@@ -5,6 +5,7 @@ package netns_test
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -307,5 +308,24 @@ func TestAgentCLIProtectOrphanBridgeNotPinned(t *testing.T) {
 	}
 	if mac := e.link("br0")["address"]; mac != "02:00:00:00:00:02" {
 		t.Errorf("br0's MAC %v: pinned to the port that left, want the one that stays", mac)
+	}
+}
+
+// A veth's peer goes down with it: with the peer protected (--protect),
+// setting the veth down is refused (exit 4) and the peer keeps its carrier.
+func TestAgentCLIProtectVethPeer(t *testing.T) {
+	t.Parallel()
+	e := cliNewEnv(t)
+	up := e.writeFile("up.json", `{"version": 1, "interfaces": [{"name": "v1", "type": "veth", "veth": {"peer": "v1p"}}]}`)
+	down := e.writeFile("down.json", `{"version": 1, "interfaces": [{"name": "v1", "type": "veth", "veth": {"peer": "v1p"}, "state": "down"}]}`)
+	e.mustRun(0, "apply", up)
+	e.ip("link", "set", "v1p", "up")
+	res := e.mustRun(4, "apply", "--protect", "v1p", down)
+	if !strings.Contains(res.stderr, "interface v1 would be set down: v1p is protected (v1p goes down with v1)") {
+		t.Errorf("apply:\n%s", res)
+	}
+	flags, _ := e.link("v1")["flags"].([]any)
+	if !slices.Contains(flags, any("UP")) {
+		t.Errorf("v1 was set down: %v", flags)
 	}
 }
