@@ -82,6 +82,11 @@ func Judge(ops reconciler.OperationLog, current, intended *dg.Graph, p Protectio
 	var refused []Refusal
 	seen := map[dg.ItemRef]bool{}
 	preds := PredictOps(ops, current)
+	for _, e := range ops {
+		if ifc, ok := e.Item.(*items.Interface); ok && (e.Op == reconciler.OpDelete || e.Recreate) {
+			gd.removed[ifc.IfName] = true // judged by its own operation
+		}
+	}
 	for i, e := range ops {
 		if seen[e.Ref] {
 			continue // a recreate's create, or a follow-up pass
@@ -116,11 +121,13 @@ type guards struct {
 	flag, intent map[string]bool
 	// lowerOf maps a lower link to the protected link above it.
 	lowerOf map[string]string
+	// removed are the interfaces the plan deletes or recreates.
+	removed map[string]bool
 	cur, in *dg.Graph
 }
 
 func newGuards(current, intended *dg.Graph, p Protection) *guards {
-	g := &guards{flag: set(p.Flags), intent: set(p.Intent), lowerOf: map[string]string{}, cur: current, in: intended}
+	g := &guards{flag: set(p.Flags), intent: set(p.Intent), lowerOf: map[string]string{}, removed: map[string]bool{}, cur: current, in: intended}
 	for _, name := range slices.Concat(p.Flags, p.Intent) {
 		g.addLowers(name, name, map[string]bool{})
 	}
@@ -279,7 +286,7 @@ func (g *guards) carrierLoss(e reconciler.OpLogEntry, p disrupt.Prediction) (dis
 func (g *guards) downWith(ifc *items.Interface, p disrupt.Prediction) (disrupted, bool) {
 	for _, l := range p.LinksDown {
 		link, ok := g.guarded(l)
-		if l == ifc.IfName || !ok {
+		if l == ifc.IfName || !ok || g.removed[l] {
 			continue
 		}
 		return disrupted{link: link.name, what: "interface " + ifc.IfName, via: " (" + l + " goes down with " + ifc.IfName + ")",
