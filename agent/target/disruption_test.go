@@ -16,11 +16,8 @@ import (
 // the bridge loses its carrier with it (the kernel's NO-CARRIER), though
 // the state the pass starts from still holds the first.
 func TestPredictOpsLastOfSeveralPortsLeaving(t *testing.T) {
-	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
-	p1 := &items.Port{IfName: "p1", Master: "br0", MasterKind: items.KindBridge}
-	p2 := &items.Port{IfName: "p2", Master: "br0", MasterKind: items.KindBridge}
-	before := dg.New("current", br, p1, p2)
-	ops := reconciler.OperationLog{op(reconciler.OpDelete, p1, false), op(reconciler.OpDelete, p2, false)}
+	before, ops := bothPortsLeave()
+	p1 := ops[0].Item
 	preds := PredictOps(ops, before)
 	if preds[0].Effect != disrupt.Removed || len(preds[0].LinksDown) != 0 {
 		t.Errorf("first port: %s %v, want removed, nothing down", preds[0], preds[0].LinksDown)
@@ -48,4 +45,13 @@ func TestSummarizeMasterOfALastPortGoesDown(t *testing.T) {
 	if len(d.LinksDown) != 1 || d.LinksDown[0].Link != "br0" || d.LinksDown[0].Effect != disrupt.Down {
 		t.Errorf("links down %+v, want br0 down", d.LinksDown)
 	}
+}
+
+// bothPortsLeave is a bridge br0 (up) with two ports, p1 and p2, and the
+// plan that takes both out of it.
+func bothPortsLeave() (*dg.Graph, reconciler.OperationLog) {
+	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
+	p1 := &items.Port{IfName: "p1", Master: "br0", MasterKind: items.KindBridge}
+	p2 := &items.Port{IfName: "p2", Master: "br0", MasterKind: items.KindBridge}
+	return dg.New("current", br, p1, p2), reconciler.OperationLog{op(reconciler.OpDelete, p1, false), op(reconciler.OpDelete, p2, false)}
 }

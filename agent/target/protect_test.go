@@ -336,11 +336,9 @@ func TestGuardPlanKeepsTheMasterOfAnOrphanPort(t *testing.T) {
 // refused with --protect, orphaned (kept in the bridge) when the intent
 // protected the bridge; a port whose bridge keeps another is not judged.
 func TestJudgeLastPortOfAProtectedBridge(t *testing.T) {
-	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
-	p1 := &items.Port{IfName: "p1", Master: "br0", MasterKind: items.KindBridge}
-	p2 := &items.Port{IfName: "p2", Master: "br0", MasterKind: items.KindBridge}
-	cur := dg.New("current", br, p1, p2)
-	ops := reconciler.OperationLog{op(reconciler.OpDelete, p1, false), op(reconciler.OpDelete, p2, false)}
+	cur, ops := bothPortsLeave()
+	br, _ := cur.Get(items.InterfaceRef("br0"))
+	p2 := ops[1].Item
 	orphans, refused := Judge(ops, cur, dg.New("intended", br), Protection{Flags: []string{"br0"}})
 	if want := []string{"port p2 of br0, its last port, would leave br0: br0 is protected"}; len(orphans) != 0 || !slices.Equal(whys(refused), want) {
 		t.Errorf("--protect: orphans %v, refused %v, want %v", orphans, whys(refused), want)

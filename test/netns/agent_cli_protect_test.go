@@ -4,7 +4,6 @@ package netns_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -244,13 +243,24 @@ func TestAgentCLIProtectNICPortOrphaned(t *testing.T) {
 		{Name: "br0", Type: intent.LinkBridge, Addresses: []string{"192.0.2.10/24"}}}})
 	without := e.writeIntent("without.json", &intent.Intent{Version: 1})
 	e.mustRun(0, "apply", with)
-	res := e.mustRun(0, "apply", without)
-	if !strings.Contains(res.stdout, "port/uplink0: orphaned") || !strings.Contains(res.stdout, "interface/br0: orphaned") {
+	res := e.wantPortKept(without, "uplink0", "br0")
+	if !strings.Contains(res.stdout, "interface/br0: orphaned") {
 		t.Errorf("apply:\n%s", res)
 	}
-	if master := e.link("uplink0")["master"]; master != "br0" {
-		t.Errorf("uplink0's master %v, want br0 kept", master)
+}
+
+// wantPortKept applies file and checks that port stays in master, as an
+// orphan.
+func (e *cliEnv) wantPortKept(file, port, master string) cliResult {
+	e.t.Helper()
+	res := e.mustRun(0, "apply", file)
+	if !strings.Contains(res.stdout, "port/"+port+": orphaned") {
+		e.t.Errorf("apply does not keep port/%s:\n%s", port, res)
 	}
+	if got := e.link(port)["master"]; got != master {
+		e.t.Errorf("%s's master %v, want %s kept", port, got, master)
+	}
+	return res
 }
 
 // The last port leaving a protected bridge takes its carrier: plan and
@@ -259,9 +269,7 @@ func TestAgentCLIProtectNICPortOrphaned(t *testing.T) {
 func TestAgentCLIProtectBridgeKeepsItsLastPort(t *testing.T) {
 	t.Parallel()
 	e := cliNewEnv(t)
-	e.ip("link", "add", "p1", "type", "veth", "peer", "name", "p1-peer")
-	e.ip("link", "set", "p1", "up")
-	e.ip("link", "set", "p1-peer", "up")
+	e.nicUp("p1", "")
 	br := intent.Interface{Name: "br0", Type: intent.LinkBridge, Addresses: []string{"10.1.0.1/24"}, Protected: true}
 	with := e.writeIntent("with.json", &intent.Intent{Version: 1, Interfaces: []intent.Interface{br,
 		{Name: "p1", Type: intent.LinkPhysical, Master: "br0"}}})
@@ -272,13 +280,7 @@ func TestAgentCLIProtectBridgeKeepsItsLastPort(t *testing.T) {
 		t.Errorf("plan --protect:\n%s", res)
 	}
 	e.mustRun(4, "apply", "--protect", "br0", without)
-	res = e.mustRun(0, "apply", without)
-	if !strings.Contains(res.stdout, "port/p1: orphaned") {
-		t.Errorf("apply:\n%s", res)
-	}
-	if master := e.link("p1")["master"]; master != "br0" {
-		t.Errorf("p1's master %v, want br0: the protected bridge's last port was taken", master)
-	}
+	e.wantPortKept(without, "p1", "br0")
 }
 
 // A protected bridge kept as an orphan is kept as it is, not pinned to
@@ -288,11 +290,8 @@ func TestAgentCLIProtectBridgeKeepsItsLastPort(t *testing.T) {
 func TestAgentCLIProtectOrphanBridgeNotPinned(t *testing.T) {
 	t.Parallel()
 	e := cliNewEnv(t)
-	for i, p := range []string{"p1", "p2"} {
-		e.ip("link", "add", p, "address", fmt.Sprintf("02:00:00:00:00:0%d", i+1), "type", "veth", "peer", "name", p+"-peer")
-		e.ip("link", "set", p, "up")
-		e.ip("link", "set", p+"-peer", "up")
-	}
+	e.nicUp("p1", "02:00:00:00:00:01")
+	e.nicUp("p2", "02:00:00:00:00:02")
 	with := e.writeFile("with.json", `{"version": 1, "interfaces": [{"name": "br0", "type": "bridge", "protected": true, "bridge": {"stp": false}},
   {"name": "p1", "type": "physical", "master": "br0"}, {"name": "p2", "type": "physical", "master": "br0"}]}`)
 	without := e.writeFile("without.json", `{"version": 1, "interfaces": [{"name": "p1", "type": "physical"}]}`)

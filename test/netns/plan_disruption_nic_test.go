@@ -30,6 +30,19 @@ func (e *cliEnv) planNICDisruption(file string) (nicDisruption, cliResult) {
 	return doc.Disruption, res
 }
 
+// nicUp adds a veth end netagent does not own, a NIC to it (mac: its
+// address, "" the kernel's), with its peer (name-peer) up, and sets it up.
+func (e *cliEnv) nicUp(name, mac string) {
+	e.t.Helper()
+	args := []string{"link", "add", name}
+	if mac != "" {
+		args = append(args, "address", mac)
+	}
+	e.ip(append(args, "type", "veth", "peer", "name", name+"-peer")...)
+	e.ip("link", "set", name, "up")
+	e.ip("link", "set", name+"-peer", "up")
+}
+
 // linkUp reports whether `ip -j link` shows the link administratively up.
 func (e *cliEnv) linkUp(name string) bool {
 	e.t.Helper()
@@ -99,11 +112,8 @@ func TestPlanDisruptionNICFoundDown(t *testing.T) {
 func TestPlanDisruptionBridgeLosesItsPorts(t *testing.T) {
 	t.Parallel()
 	e := cliNewEnv(t)
-	for _, p := range []string{"p1", "p2"} {
-		e.ip("link", "add", p, "type", "veth", "peer", "name", p+"-peer")
-		e.ip("link", "set", p, "up")
-		e.ip("link", "set", p+"-peer", "up")
-	}
+	e.nicUp("p1", "")
+	e.nicUp("p2", "")
 	with := e.writeFile("a.json", `{"version": 1, "interfaces": [
   {"name": "br0", "type": "bridge", "bridge": {"stp": false}, "addresses": ["10.1.0.1/24"]},
   {"name": "p1", "type": "physical", "master": "br0"}, {"name": "p2", "type": "physical", "master": "br0"}]}`)
