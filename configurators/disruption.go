@@ -1,6 +1,8 @@
 package configurators
 
 import (
+	"slices"
+
 	"github.com/netagent/netagent/configurators/disrupt"
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
@@ -15,6 +17,13 @@ import (
 // is the state the operation starts from (the item's old value, the
 // other objects that decide what it does; nil: none known).
 func Predict(e reconciler.OpLogEntry, before *dg.Graph) disrupt.Prediction {
+	return PredictFound(e, before, nil)
+}
+
+// PredictFound is Predict knowing what the physical links netagent changed
+// had before it (link.ReadFound; nil: not known), which the delete of a
+// physical interface gives back (a NIC found down goes down again).
+func PredictFound(e reconciler.OpLogEntry, before *dg.Graph, found link.Found) disrupt.Prediction {
 	var old dg.Item
 	if before != nil {
 		old, _ = before.Get(e.Ref)
@@ -22,8 +31,8 @@ func Predict(e reconciler.OpLogEntry, before *dg.Graph) disrupt.Prediction {
 	switch it := e.Item.(type) {
 	case *items.Interface:
 		o, _ := old.(*items.Interface)
-		p := link.Predict(e.Op, e.Recreate, o, it)
-		if e.Op == reconciler.OpModify && o != nil && o.AdminUp && !it.AdminUp {
+		p := link.Predict(e.Op, e.Recreate, o, it, found)
+		if p.Effect == disrupt.Down && !e.Recreate && slices.Contains(p.LinksDown, it.IfName) {
 			p.Routes = append(p.Routes, l3.SubnetRoutes(it.IfName, before)...)
 		}
 		return p

@@ -5,6 +5,7 @@ import (
 
 	"github.com/netagent/netagent/configurators"
 	"github.com/netagent/netagent/configurators/disrupt"
+	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -28,7 +29,7 @@ type Applied struct {
 // that the predictions need (configurators.PredictInputs: the links,
 // ports and addresses, not the routes).
 func (r *Runtime) ApplyPredicted(ctx context.Context, intended *dg.Graph, opts ApplyOptions) (*Applied, error) {
-	p := &predicting{Backend: r.Kernel()}
+	p := &predicting{Backend: r.Kernel(), found: r.found}
 	res, err := r.applyOn(ctx, p, intended, opts)
 	if err != nil {
 		return nil, err
@@ -46,15 +47,23 @@ func (r *Runtime) ApplyPredicted(ctx context.Context, intended *dg.Graph, opts A
 // every reconcile's operations, in that order).
 type predicting struct {
 	Backend
+	// found reads what the physical NICs had before netagent (nil: not
+	// known), which their delete gives back.
+	found func() link.Found
 	preds []disrupt.Prediction
 }
 
-// Reconcile keeps what the predictions need of current before the
-// reconciler changes it, reconciles, and predicts the operations run.
+// Reconcile keeps what the predictions need of current (and of the NICs'
+// found settings, which a restore forgets) before the reconciler changes
+// it, reconciles, and predicts the operations run.
 func (p *predicting) Reconcile(ctx context.Context, records *reconciler.Records, current, intended *dg.Graph) reconciler.Status {
 	before := configurators.PredictInputs(current)
+	var found link.Found
+	if p.found != nil {
+		found = p.found()
+	}
 	st := p.Backend.Reconcile(ctx, records, current, intended)
-	p.preds = append(p.preds, PredictOps(st.OperationLog, before)...)
+	p.preds = append(p.preds, PredictOpsFound(st.OperationLog, before, found)...)
 	return st
 }
 

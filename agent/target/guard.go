@@ -51,7 +51,7 @@ const maxGuardRounds = 8
 // fresh read-back): the orphans go back into a copy of intended as the
 // kernel holds them, so that the apply keeps them, and it plans again
 // until no more is orphaned (the objects an orphan needs are orphans
-// too). The refusals are those of the last plan.
+// too: keepNeeds). The refusals are those of the last plan.
 func (r *Runtime) Guard(ctx context.Context, intended *dg.Graph, p Protection) (*Guarded, error) {
 	out := &Guarded{Intended: intended}
 	if p.Empty() {
@@ -73,6 +73,13 @@ func (r *Runtime) GuardCurrent(ctx context.Context, cur, intended *dg.Graph, p P
 // given (reconciler.Plan is a dry run: nothing changes).
 func GuardPlan(ctx context.Context, rec *reconciler.Reconciler, cur, intended *dg.Graph, p Protection) *Guarded {
 	out := &Guarded{Intended: intended}
+	copied := false
+	putCurrent := func(it dg.Item) { // into a copy: the caller's cur is left alone
+		if !copied {
+			cur, copied = cur.Root().Clone(), true
+		}
+		cur.Put(it)
+	}
 	for range maxGuardRounds {
 		st := rec.Plan(ctx, cur, out.Intended)
 		orphans, refused := Judge(st.OperationLog, cur, out.Intended, p)
@@ -83,17 +90,86 @@ func GuardPlan(ctx context.Context, rec *reconciler.Reconciler, cur, intended *d
 		if out.Intended == intended {
 			out.Intended = intended.Root().Clone()
 		}
+		var kept []Orphan
 		for _, o := range orphans {
 			have, ok := cur.Get(o.Ref)
 			if !ok {
 				continue
 			}
+			if as, changed := asItIs(have); changed {
+				have = as
+				putCurrent(as)
+			}
+			o.Item = have
 			out.Intended.Put(have)
-			out.Orphans = append(out.Orphans, o)
+			kept = append(kept, o)
+		}
+		out.Orphans = append(out.Orphans, kept...)
+		for _, o := range kept {
+			needs, nics := keepNeeds(cur, out.Intended, o.Ref, o.Item, o.Link)
+			out.Orphans = append(out.Orphans, needs...)
+			for _, nic := range nics {
+				putCurrent(nic)
+			}
 		}
 	}
 	slices.SortFunc(out.Orphans, func(a, b Orphan) int { return a.Ref.Compare(b.Ref) })
 	return out
+}
+
+// asItIs is an orphan as it is kept: what the kernel chose for it and may
+// change by itself is left to the kernel (the MTU and MAC of a virtual
+// link: a bridge's follow its ports), so that a port leaving does not make
+// the apply pin the bridge to the old MAC. A physical interface keeps
+// every setting: its recorded ones would otherwise be given back (see
+// README, Protected links). The read-back with the kept item as the hint
+// reads it back so (unset fields unset); changed reports a difference.
+func asItIs(it dg.Item) (dg.Item, bool) {
+	ifc, ok := it.(*items.Interface)
+	if !ok || ifc.Kind == items.KindPhysical || ifc.MTU == 0 && ifc.MAC == nil {
+		return it, false
+	}
+	kept := *ifc
+	kept.MTU, kept.MAC = 0, nil
+	return &kept, true
+}
+
+// keepNeeds puts into intended, as cur holds them, the items that the
+// orphan it (ref) needs and intended does not hold, and theirs in turn, and
+// returns them as orphans too: an orphan whose master bridge or interface
+// the intent left out would otherwise be taken down with it (planned as a
+// recreate, and refused). An interface it needs that is not netagent's
+// (a NIC netagent never changed, read back as a link only) is kept as the
+// kernel holds it: a physical interface in its present state, which the
+// read-back of the kept graph holds too (nics: put them into the current
+// state planned from, so that nothing is created for them).
+func keepNeeds(cur, intended *dg.Graph, ref dg.ItemRef, it dg.Item, link string) (out []Orphan, nics []dg.Item) {
+	for _, d := range it.Dependencies() {
+		need := d.RequiredItem
+		if intended.Contains(need) {
+			continue
+		}
+		have, ok := cur.Get(need)
+		switch {
+		case ok && !have.External():
+		case ok || need.Type != items.TypeInterface:
+			continue
+		default:
+			l, _ := cur.Get(items.LinkRef(need.Name))
+			nic, isLink := l.(*items.Link)
+			if !isLink {
+				continue
+			}
+			have = &items.Interface{IfName: need.Name, Kind: items.KindPhysical, AdminUp: nic.AdminUp}
+			nics = append(nics, have)
+		}
+		intended.Put(have)
+		out = append(out, Orphan{Ref: need, Item: have, Link: link,
+			Reason: "kept as it is: the orphan " + ref.String() + " needs it (" + link + " is protected)"})
+		more, moreNICs := keepNeeds(cur, intended, need, have, link)
+		out, nics = append(out, more...), append(nics, moreNICs...)
+	}
+	return out, nics
 }
 
 // protectedFile keeps, in the state directory, the links an applied intent

@@ -54,6 +54,7 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 	if err != nil {
 		return nil, err
 	}
+	found := r.found()
 	out := &PlanResult{}
 	var ops reconciler.OperationLog
 	refused := make(map[dg.ItemRef]error)
@@ -64,7 +65,7 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 		effects := configurators.SideEffects(last, cur, intended, dry)
 		out.SideEffects = append(out.SideEffects, effects...)
 		ops = append(ops, last...)
-		out.Disruptions = append(out.Disruptions, PredictOps(last, cur)...)
+		out.Disruptions = append(out.Disruptions, PredictOpsFound(last, cur, found)...)
 		st.OperationLog = ops
 		out.Result = *Summarize(st, intended)
 		certain := certainOnly(effects)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/netagent/netagent/configurators/disrupt"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -80,7 +81,13 @@ func Judge(ops reconciler.OperationLog, current, intended *dg.Graph, p Protectio
 	var orphans []Orphan
 	var refused []Refusal
 	seen := map[dg.ItemRef]bool{}
+	preds := PredictOps(ops, current)
 	for _, e := range ops {
+		if ifc, ok := e.Item.(*items.Interface); ok && (e.Op == reconciler.OpDelete || e.Recreate) {
+			gd.removed[ifc.IfName] = true // judged by its own operation
+		}
+	}
+	for i, e := range ops {
 		if seen[e.Ref] {
 			continue // a recreate's create, or a follow-up pass
 		}
@@ -89,6 +96,9 @@ func Judge(ops reconciler.OperationLog, current, intended *dg.Graph, p Protectio
 			old, _ = current.Get(e.Ref)
 		}
 		d, ok := gd.disruption(e, old)
+		if !ok {
+			d, ok = gd.carrierLoss(e, preds[i])
+		}
 		if !ok {
 			continue
 		}
@@ -111,11 +121,13 @@ type guards struct {
 	flag, intent map[string]bool
 	// lowerOf maps a lower link to the protected link above it.
 	lowerOf map[string]string
+	// removed are the interfaces the plan deletes or recreates.
+	removed map[string]bool
 	cur, in *dg.Graph
 }
 
 func newGuards(current, intended *dg.Graph, p Protection) *guards {
-	g := &guards{flag: set(p.Flags), intent: set(p.Intent), lowerOf: map[string]string{}, cur: current, in: intended}
+	g := &guards{flag: set(p.Flags), intent: set(p.Intent), lowerOf: map[string]string{}, removed: map[string]bool{}, cur: current, in: intended}
 	for _, name := range slices.Concat(p.Flags, p.Intent) {
 		g.addLowers(name, name, map[string]bool{})
 	}
@@ -233,6 +245,52 @@ func (g *guards) disruption(e reconciler.OpLogEntry, old dg.Item) (disrupted, bo
 		return d, ok && removes
 	case *items.Route:
 		return g.ofRoute(it, old, removes)
+	}
+	return disrupted{}, false
+}
+
+// carrierLoss says whether operation e, predicted as p, certainly takes
+// down a protected link other than its own: a port the carrier of its
+// master (the last port leaves, see link.PredictPort), an interface a link
+// that goes down with it (a veth's peer: see link.Predict).
+func (g *guards) carrierLoss(e reconciler.OpLogEntry, p disrupt.Prediction) (disrupted, bool) {
+	if !p.Certain {
+		return disrupted{}, false
+	}
+	if ifc, ok := e.Item.(*items.Interface); ok {
+		return g.downWith(ifc, p)
+	}
+	port, ok := e.Item.(*items.Port)
+	if !ok {
+		return disrupted{}, false
+	}
+	for _, l := range p.LinksDown {
+		link, ok := g.guarded(l)
+		if l == port.IfName || !ok {
+			continue
+		}
+		what := "port " + port.IfName + " of " + l
+		d := disrupted{link: link.name, what: what, via: link.via,
+			would:  "would take " + port.IfName + ", the last port of " + l + ", out of it (" + l + " loses its carrier)",
+			modify: "would move to " + port.Master + ", the last port to leave " + l + " (it loses its carrier)"}
+		if e.Op == reconciler.OpDelete {
+			d.what += ", its last port,"
+		}
+		return d, true
+	}
+	return disrupted{}, false
+}
+
+// downWith: an interface operation (predicted as p) that takes a
+// protected link down with it.
+func (g *guards) downWith(ifc *items.Interface, p disrupt.Prediction) (disrupted, bool) {
+	for _, l := range p.LinksDown {
+		link, ok := g.guarded(l)
+		if l == ifc.IfName || !ok || g.removed[l] {
+			continue
+		}
+		return disrupted{link: link.name, what: "interface " + ifc.IfName, via: " (" + l + " goes down with " + ifc.IfName + ")",
+			would: "would take " + l + " down with " + ifc.IfName, modify: "would be set down"}, true
 	}
 	return disrupted{}, false
 }

@@ -272,3 +272,94 @@ func TestProtectionRemembered(t *testing.T) {
 		t.Errorf("protection %+v after --force", p)
 	}
 }
+
+// An intent-protected NIC that netagent never changed (read back as a
+// link only) leaves the intent with its address and route: they are kept,
+// and so is the NIC they need, as the kernel holds it; nothing is refused
+// ("would be recreated") and the plan of what the read-back then holds
+// runs nothing.
+func TestGuardPlanKeepsTheNICOrphansNeed(t *testing.T) {
+	ctx := context.Background()
+	rec := fakePlanner(t)
+	nic := &items.Link{IfName: "uplink", AdminUp: true}
+	cur := dg.New("current", nic, upAddr, defRt)
+	g := GuardPlan(ctx, rec, cur, dg.New("intended"), Protection{Intent: []string{"uplink"}})
+	if len(g.Refused) != 0 {
+		t.Fatalf("refused: %v", whys(g.Refused))
+	}
+	var got []string
+	for _, o := range g.Orphans {
+		got = append(got, o.Ref.String())
+	}
+	want := []string{dg.Ref(upAddr).String(), "interface/uplink", dg.Ref(defRt).String()}
+	if !slices.Equal(got, want) {
+		t.Errorf("orphans %v, want %v", got, want)
+	}
+	kept, ok := g.Intended.Get(items.InterfaceRef("uplink"))
+	if want := (&items.Interface{IfName: "uplink", Kind: items.KindPhysical, AdminUp: true}); !ok || !kept.Equal(want) {
+		t.Errorf("kept %v, want %v", kept, want)
+	}
+	if cur.Contains(items.InterfaceRef("uplink")) {
+		t.Error("the caller's current state was changed")
+	}
+	readBack := dg.New("current", nic, kept, upAddr, defRt)
+	if st := rec.Plan(ctx, readBack, g.Intended); len(st.OperationLog) != 0 {
+		t.Errorf("plan with the orphans kept: %v", st.OperationLog)
+	}
+}
+
+// A protected NIC that is a bridge's port leaves the intent with the
+// bridge: the port is kept, and the bridge it needs too (without what
+// only it carries), instead of a refused recreate of the port.
+func TestGuardPlanKeepsTheMasterOfAnOrphanPort(t *testing.T) {
+	ctx := context.Background()
+	rec := fakePlanner(t)
+	eth := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true}
+	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
+	port := &items.Port{IfName: "eth0", Master: "br0", MasterKind: items.KindBridge}
+	brAddr := &items.Address{Dev: "br0", Prefix: netip.MustParsePrefix("192.0.2.10/24")}
+	cur := dg.New("current", &items.Link{IfName: "eth0", AdminUp: true}, eth, br, port, brAddr)
+	g := GuardPlan(ctx, rec, cur, dg.New("intended"), Protection{Intent: []string{"eth0"}})
+	if len(g.Refused) != 0 {
+		t.Fatalf("refused: %v", whys(g.Refused))
+	}
+	if !g.Intended.Contains(dg.Ref(br)) || !g.Intended.Contains(dg.Ref(port)) {
+		t.Fatalf("kept %v, want the port and its bridge", g.Intended.Refs())
+	}
+	st := rec.Plan(ctx, cur, g.Intended)
+	if len(st.OperationLog) != 1 || st.OperationLog[0].Ref != dg.Ref(brAddr) || st.OperationLog[0].Op != reconciler.OpDelete {
+		t.Errorf("plan with the orphans kept: %v, want only the delete of the bridge's address", st.OperationLog)
+	}
+}
+
+// The last port leaving a protected bridge takes the bridge's carrier:
+// refused with --protect, orphaned (kept in the bridge) when the intent
+// protected the bridge; a port whose bridge keeps another is not judged.
+func TestJudgeLastPortOfAProtectedBridge(t *testing.T) {
+	cur, ops := bothPortsLeave()
+	br, _ := cur.Get(items.InterfaceRef("br0"))
+	p2 := ops[1].Item
+	orphans, refused := Judge(ops, cur, dg.New("intended", br), Protection{Flags: []string{"br0"}})
+	if want := []string{"port p2 of br0, its last port, would leave br0: br0 is protected"}; len(orphans) != 0 || !slices.Equal(whys(refused), want) {
+		t.Errorf("--protect: orphans %v, refused %v, want %v", orphans, whys(refused), want)
+	}
+	orphans, refused = Judge(ops, cur, dg.New("intended", br), Protection{Intent: []string{"br0"}})
+	if len(refused) != 0 || len(orphans) != 1 || orphans[0].Ref != dg.Ref(p2) {
+		t.Errorf("protected by the intent: orphans %v, refused %v, want port/p2 orphaned", orphans, whys(refused))
+	}
+}
+
+// A veth set down or deleted takes its peer down: a protected peer is
+// judged as if the operation were its own.
+func TestJudgeVethPeerGoesDownWithIt(t *testing.T) {
+	down := &items.Interface{IfName: "uplink", Kind: items.KindVeth, AdminUp: false, Attrs: &items.VethAttrs{Peer: "peer0"}}
+	cur := dg.New("current", uplink)
+	_, refused := Judge(reconciler.OperationLog{op(reconciler.OpModify, down, false)}, cur, dg.New("intended", down), Protection{Flags: []string{"peer0"}})
+	if want := []string{"interface uplink would be set down: peer0 is protected (peer0 goes down with uplink)"}; !slices.Equal(whys(refused), want) {
+		t.Errorf("set down: refused %v, want %v", whys(refused), want)
+	}
+	_, refused = Judge(reconciler.OperationLog{op(reconciler.OpDelete, uplink, false)}, cur, dg.New("intended"), Protection{Flags: []string{"peer0"}})
+	if want := []string{"interface uplink would be deleted: peer0 is protected (peer0 goes down with uplink)"}; !slices.Equal(whys(refused), want) {
+		t.Errorf("deleted: refused %v, want %v", whys(refused), want)
+	}
+}

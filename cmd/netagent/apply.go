@@ -123,11 +123,11 @@ func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot
 	if err := rt.Remember(gd.prot, target.Declares(intended), res.Current, prot.force); err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, err)
 	}
-	prot.orphanLines(g, gd, "")
 	leases := leaseReport(g.leases, rt, &res.Result)
 	if g.asJSON {
-		return reportApplyJSONLeases(g, res, took, leases)
+		return reportApplyJSONLeases(g, res, took, leases, prot.orphansJSON(gd))
 	}
+	prot.orphanLines(g, gd, "")
 	printAppliedOps(g, res.Ops, res.Disruptions, g.allOps)
 	for _, l := range leases {
 		fmt.Fprintln(g.stdout, l)

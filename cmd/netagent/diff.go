@@ -85,13 +85,15 @@ func diffPair(s versions.Store, nums []int) (*versions.Version, *versions.Versio
 
 // diffPlan prints the operations that going from a's intent to b's runs:
 // the reconciler's dry run from a's rendered graph to b's, as plan prints
-// it.
+// it, with the links the two protect judged as an apply of b after a
+// judges them (diffProtection): what b leaves out of a link a protected
+// is kept (an orphan, printed as plan prints it), not deleted.
 func diffPlan(g *globals, k *kernelOpts, a, b *versions.Version) int {
-	ga, err := renderVersion(a)
+	ga, protA, err := renderVersionProtected(a)
 	if err != nil {
 		return versionError(g, err)
 	}
-	gb, err := renderVersion(b)
+	gb, protB, err := renderVersionProtected(b)
 	if err != nil {
 		return versionError(g, err)
 	}
@@ -100,26 +102,65 @@ func diffPlan(g *globals, k *kernelOpts, a, b *versions.Version) int {
 		return code
 	}
 	defer rt.Close()
-	st := rt.PlanStatus(context.Background(), nil, ga, gb)
+	cur, err := rt.ReadCurrent(gb)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitInternal
+	}
+	ga = withExternal(ga, cur)
+	ctx := context.Background()
+	gd := rt.GuardCurrent(ctx, ga, gb, diffProtection(protA, protB, gb))
+	st := rt.PlanStatus(ctx, nil, ga, gd.Intended)
 	fmt.Fprintf(g.stdout, "operations from version %d to version %d:\n", a.Number, b.Number)
-	res := &target.PlanResult{Result: *target.Summarize(st, gb)}
-	res.Disruptions = target.PredictOps(res.Ops, ga)
+	res := &target.PlanResult{Result: *target.Summarize(st, gd.Intended)}
+	found, err := rt.Found()
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+	}
+	res.Disruptions = target.PredictOpsFound(res.Ops, ga, found)
 	if len(res.Ops) == 0 && len(res.Problems) == 0 {
 		fmt.Fprintln(g.stdout, "no operations: the two versions render the same items")
-		return exitOK
+	} else {
+		printPlanText(g, res)
 	}
-	printPlanText(g, res)
+	for _, o := range gd.Orphans {
+		fmt.Fprintf(g.stdout, "  =  %s\n", o)
+	}
 	return exitOK
 }
 
-// renderVersion renders a version's merged intent as one document.
-func renderVersion(v *versions.Version) (*dg.Graph, error) {
-	gr, _, err := renderVersionProtected(v)
-	return gr, err
+// withExternal is a copy of ga, a version's rendered graph, with the
+// external items of cur (the links as the kernel holds them), which a
+// rendered graph has none of: what ga's physical interfaces and b's need
+// to be planned as an apply plans them, rather than waiting for their
+// link.
+func withExternal(ga, cur *dg.Graph) *dg.Graph {
+	out := ga.Root().Clone()
+	for it := range cur.Items() {
+		if it.External() {
+			out.Put(it)
+		}
+	}
+	return out
 }
 
-// renderVersionProtected is renderVersion that also returns the links the
-// version marks "protected": true.
+// diffProtection is the protection an apply of b (which protects protB)
+// after a (which protected protA) has: b's protected links, and a's that b
+// does not declare (see target.Runtime.Protection).
+func diffProtection(protA, protB []string, gb *dg.Graph) target.Protection {
+	names := slices.Clone(protB)
+	declared := target.Declares(gb)
+	for _, n := range protA {
+		if !declared(n) && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return target.Protection{Intent: names}
+}
+
+// renderVersionProtected renders a version's merged intent as one
+// document, and returns the links the version marks "protected": true.
 func renderVersionProtected(v *versions.Version) (*dg.Graph, []string, error) {
 	gr, protected, err := render.LoadProtected(map[string][]byte{"intent": v.Intent})
 	if err != nil {

@@ -25,8 +25,8 @@ func printDisruption(g *globals, res *target.PlanResult, protected []string) {
 		return
 	}
 	d := target.SummarizeDisruption(res.Ops, res.Disruptions, res.SideEffects)
-	if len(d.LinksDown) == 0 && len(d.Withdrawn) == 0 && len(protected) == 0 {
-		fmt.Fprintln(g.stdout, "disruption: none: no link goes down, no route is withdrawn")
+	if len(d.LinksDown) == 0 && len(d.Withdrawn) == 0 && len(d.Neighbours) == 0 && len(protected) == 0 {
+		fmt.Fprintln(g.stdout, "disruption: none: no link goes down, no route or neighbour is withdrawn")
 		return
 	}
 	if len(d.LinksDown) == 0 {
@@ -43,24 +43,36 @@ func printDisruption(g *globals, res *target.PlanResult, protected []string) {
 	if len(d.Withdrawn) == 0 {
 		fmt.Fprintln(g.stdout, "disruption: no route is withdrawn")
 	}
-	if n := len(d.Withdrawn); n > 0 {
-		var names []string
-		for _, w := range d.Withdrawn[:min(n, withdrawnShown)] {
-			names = append(names, w.Route)
-		}
-		more := ""
-		if n > withdrawnShown {
-			more = fmt.Sprintf(", and %d more", n-withdrawnShown)
-		}
-		noun := "routes"
-		if n == 1 {
-			noun = "route"
-		}
-		fmt.Fprintf(g.stdout, "disruption: %d %s withdrawn: %s%s\n", n, noun, strings.Join(names, ", "), more)
+	var routes, neighbours []string
+	for _, w := range d.Withdrawn {
+		routes = append(routes, w.Route)
 	}
+	for _, w := range d.Neighbours {
+		neighbours = append(neighbours, w.Neighbour)
+	}
+	printWithdrawn(g, routes, "route", "routes")
+	printWithdrawn(g, neighbours, "neighbour", "neighbours")
 	if len(protected) > 0 {
 		fmt.Fprintf(g.stdout, "disruption: protected links touched: %s\n", strings.Join(protected, ", "))
 	}
+}
+
+// printWithdrawn prints the summary line of what is withdrawn: how many,
+// and the first few (none: no line).
+func printWithdrawn(g *globals, names []string, one, many string) {
+	n := len(names)
+	if n == 0 {
+		return
+	}
+	more := ""
+	if n > withdrawnShown {
+		more = fmt.Sprintf(", and %d more", n-withdrawnShown)
+	}
+	noun := many
+	if n == 1 {
+		noun = one
+	}
+	fmt.Fprintf(g.stdout, "disruption: %d %s withdrawn: %s%s\n", n, noun, strings.Join(names[:min(n, withdrawnShown)], ", "), more)
 }
 
 // disruptionLine is the line under an operation: what it does to traffic.
@@ -107,6 +119,9 @@ type disruptionJSON struct {
 	// RoutesWithdrawn are the routes withdrawn, by the plan's operations
 	// or by the kernel after one, for the duration or for good.
 	RoutesWithdrawn []withdrawnJSON `json:"routesWithdrawn"`
+	// NeighborsWithdrawn are the static neighbour entries withdrawn, by
+	// the plan's operations or by the kernel after one.
+	NeighborsWithdrawn []neighborWithdrawnJSON `json:"neighborsWithdrawn"`
 	// ProtectedTouched are the protected links the plan disrupts.
 	ProtectedTouched []string `json:"protectedTouched"`
 }
@@ -121,6 +136,13 @@ type linkDownJSON struct {
 
 type withdrawnJSON struct {
 	Route string `json:"route"`
+	// Effect: "withdrawn" (it comes back) or "removed".
+	Effect string `json:"effect"`
+	Cause  string `json:"cause"`
+}
+
+type neighborWithdrawnJSON struct {
+	Neighbor string `json:"neighbor"`
 	// Effect: "withdrawn" (it comes back) or "removed".
 	Effect string `json:"effect"`
 	Cause  string `json:"cause"`
@@ -146,12 +168,15 @@ func disruptionDoc(res *target.PlanResult, protected []string) disruptionJSON {
 
 // disruptionDocOf is the "disruption" object of a summary d.
 func disruptionDocOf(d target.Disruption, protected []string) disruptionJSON {
-	doc := disruptionJSON{LinksDown: []linkDownJSON{}, RoutesWithdrawn: []withdrawnJSON{}, ProtectedTouched: []string{}}
+	doc := disruptionJSON{LinksDown: []linkDownJSON{}, RoutesWithdrawn: []withdrawnJSON{}, NeighborsWithdrawn: []neighborWithdrawnJSON{}, ProtectedTouched: []string{}}
 	for _, l := range d.LinksDown {
 		doc.LinksDown = append(doc.LinksDown, linkDownJSON{Link: l.Link, Effect: string(l.Effect), Certain: l.Certain, Operations: l.Operations})
 	}
 	for _, w := range d.Withdrawn {
 		doc.RoutesWithdrawn = append(doc.RoutesWithdrawn, withdrawnJSON{Route: w.Route, Effect: string(w.Effect), Cause: w.Cause})
+	}
+	for _, w := range d.Neighbours {
+		doc.NeighborsWithdrawn = append(doc.NeighborsWithdrawn, neighborWithdrawnJSON{Neighbor: w.Neighbour, Effect: string(w.Effect), Cause: w.Cause})
 	}
 	doc.ProtectedTouched = append(doc.ProtectedTouched, protected...)
 	return doc

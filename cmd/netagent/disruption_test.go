@@ -63,7 +63,7 @@ func TestPlanDisruptionText(t *testing.T) {
 	}
 	out.Reset()
 	printPlanText(&globals{stdout: &out}, &target.PlanResult{Result: target.Result{Ops: disruptionSample().Ops[4:5]}, Disruptions: disruptionSample().Disruptions[4:5]})
-	if !strings.HasPrefix(out.String(), "disruption: none: no link goes down, no route is withdrawn\n") {
+	if !strings.HasPrefix(out.String(), "disruption: none: no link goes down, no route or neighbour is withdrawn\n") {
 		t.Errorf("a plan without disruption:\n%s", out.String())
 	}
 }
@@ -124,6 +124,7 @@ func TestPlanDisruptionJSON(t *testing.T) {
 	if !strings.Contains(out.String(), `"disruption": {
     "linksDown": [],
     "routesWithdrawn": [],
+    "neighborsWithdrawn": [],
     "protectedTouched": []
   }`) {
 		t.Errorf("empty plan:\n%s", out.String())

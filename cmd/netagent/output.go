@@ -165,20 +165,24 @@ type applyJSON struct {
 	Error      string        `json:"error,omitempty"`
 	// Leases: per interface with dhcp4, the lease held or why none is.
 	Leases []leaseJSON `json:"leases,omitempty"`
+	// Orphans are the objects kept although the intent left them out,
+	// because deleting them would disrupt a link it protected (as plan's).
+	Orphans []orphanJSON `json:"orphans,omitempty"`
 }
 
 // reportApplyJSON prints the outcome of an apply as applyJSON; the exit
 // code is reportApply's.
 func reportApplyJSON(g *globals, res *target.Applied, took time.Duration) int {
-	return reportApplyJSONLeases(g, res, took, nil)
+	return reportApplyJSONLeases(g, res, took, nil, nil)
 }
 
-// reportApplyJSONLeases is reportApplyJSON with the DHCPv4 leases.
-func reportApplyJSONLeases(g *globals, applied *target.Applied, took time.Duration, leases []leaseJSON) int {
+// reportApplyJSONLeases is reportApplyJSON with the DHCPv4 leases and
+// the orphans of protected links.
+func reportApplyJSONLeases(g *globals, applied *target.Applied, took time.Duration, leases []leaseJSON, orphans []orphanJSON) int {
 	res := &applied.Result
 	c := tallyApply(res)
 	doc := applyJSON{Format: outputFormat, Converged: res.Converged(), Done: c.done, Failed: c.failed,
-		Blocked: c.blocked, Duration: took.Round(time.Millisecond).String(), Operations: opsJSON(res.Ops), Leases: leases}
+		Blocked: c.blocked, Duration: took.Round(time.Millisecond).String(), Operations: opsJSON(res.Ops), Leases: leases, Orphans: orphans}
 	for i, p := range applied.Disruptions {
 		if i < len(doc.Operations) {
 			doc.Operations[i].Disruption = opDisruption(p)

@@ -224,11 +224,7 @@ func printPlanJSONGuarded(g *globals, res *target.PlanResult, gd *guarded, force
 	for _, r := range gd.Refused {
 		doc.Refused = append(doc.Refused, r.Why)
 	}
-	if !force {
-		for _, o := range gd.Orphans {
-			doc.Orphans = append(doc.Orphans, orphanJSON{Item: o.Ref.String(), Link: o.Link, Reason: o.Reason})
-		}
-	}
+	doc.Orphans = (&protectOpts{force: force}).orphansJSON(gd)
 	for i := range doc.Operations {
 		doc.Operations[i].Pass = passOf(res, i)
 		if i < len(res.Disruptions) {

@@ -89,6 +89,19 @@ func (p *protectOpts) refuse(g *globals, res *guarded, prefix string) bool {
 	return true
 }
 
+// orphansJSON lists the orphans for a JSON document (none with --force:
+// they go).
+func (p *protectOpts) orphansJSON(res *guarded) []orphanJSON {
+	if p.force || res == nil || res.Guarded == nil {
+		return nil
+	}
+	out := make([]orphanJSON, 0, len(res.Orphans))
+	for _, o := range res.Orphans {
+		out = append(out, orphanJSON{Item: o.Ref.String(), Link: o.Link, Reason: o.Reason})
+	}
+	return out
+}
+
 // orphanLines prints one line per orphan (none with --force: they go).
 func (p *protectOpts) orphanLines(g *globals, res *guarded, prefix string) {
 	if p.force {

@@ -44,8 +44,10 @@ type liveMAC interface{ liveMAC() }
 // configurator runs it: old is the interface as the kernel holds it
 // before (nil for a create), want the operation's item (the new value; the
 // old one for a delete); recreate marks the delete and create of a
-// recreate.
-func Predict(op reconciler.Operation, recreate bool, old, want *items.Interface) disrupt.Prediction {
+// recreate. found is what the physical links had before netagent
+// (ReadFound; nil: not known): the delete of a physical interface gives
+// them back (see PredictRestore).
+func Predict(op reconciler.Operation, recreate bool, old, want *items.Interface, found Found) disrupt.Prediction {
 	name := want.IfName
 	switch {
 	case recreate:
@@ -53,13 +55,42 @@ func Predict(op reconciler.Operation, recreate bool, old, want *items.Interface)
 	case op == reconciler.OpCreate:
 		return disrupt.In("new link")
 	case op == reconciler.OpDelete && want.Kind == items.KindPhysical:
-		return disrupt.In("the NIC gets back the settings it had before netagent")
+		return PredictRestore(want, found)
 	case op == reconciler.OpDelete:
 		return disrupt.Certainly(disrupt.Removed, "the link is deleted", append([]string{name}, companions(want)...)...)
 	case old == nil:
 		return disrupt.In("")
+	case want.Kind == items.KindPhysical:
+		return convergeDisruption(old, found.converged(want))
 	}
 	return convergeDisruption(old, want)
+}
+
+// restoredWhy is what the delete of a physical interface does.
+const restoredWhy = "the NIC gets back the settings it had before netagent"
+
+// PredictRestore says what the delete of a physical interface does to
+// traffic: obs is the NIC as the kernel holds it; restorePhysical gives it
+// back what found records, with converge's steps (a NIC found down is set
+// down again). Without found (nil), a NIC that is up may be set down.
+func PredictRestore(obs *items.Interface, found Found) disrupt.Prediction {
+	if found == nil {
+		if obs.AdminUp {
+			return disrupt.Maybe(disrupt.Down, restoredWhy+": set down if it was down before netagent", obs.IfName)
+		}
+		return disrupt.In(restoredWhy)
+	}
+	restored, ok := found.Restored(obs)
+	if !ok {
+		return disrupt.In(restoredWhy + ": netagent changed none of them")
+	}
+	p := convergeDisruption(obs, restored)
+	if p.Effect == disrupt.None {
+		p.Why = restoredWhy
+		return p
+	}
+	p.Why = restoredWhy + ": " + p.Why
+	return p
 }
 
 // convergeDisruption follows converge's steps (runSteps): down, MTU, MAC,

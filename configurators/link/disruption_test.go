@@ -66,7 +66,41 @@ func TestPredictInterface(t *testing.T) {
 		{"NIC given back", reconciler.OpDelete, false, nil, ifc("eth0", items.KindPhysical, nil), disrupt.None, true, nil},
 	}
 	for _, c := range cases {
-		p := Predict(c.op, c.recreate, c.old, c.want)
+		p := Predict(c.op, c.recreate, c.old, c.want, Found{})
+		if p.Effect != c.effect || p.Certain != c.certain || !slices.Equal(p.LinksDown, c.down) {
+			t.Errorf("%s: got %s (certain %v, down %v), want %s (certain %v, down %v)", c.name, p, p.Certain, p.LinksDown, c.effect, c.certain, c.down)
+		}
+	}
+}
+
+// TestPredictNICRestore: a NIC leaving the intent gets back what it had
+// before netagent, with converge's steps: one found down goes down again,
+// one found with another MTU may flap; without the record, one that is up
+// may go down.
+func TestPredictNICRestore(t *testing.T) {
+	up, down, mtu := true, false, 1400
+	nic := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true, MTU: 1500}
+	cases := []struct {
+		name    string
+		found   Found
+		effect  disrupt.Effect
+		certain bool
+		down    []string
+	}{
+		{"found down", Found{"eth0": {Up: &down}}, disrupt.Down, true, []string{"eth0"}},
+		{"found up", Found{"eth0": {Up: &up}}, disrupt.None, true, nil},
+		{"found with another mtu", Found{"eth0": {MTU: &mtu}}, disrupt.Flap, false, []string{"eth0"}},
+		{"another NIC's record", Found{"eth1": {Up: &down}}, disrupt.None, true, nil},
+		{"no record read", nil, disrupt.Down, false, []string{"eth0"}},
+	}
+	// A NIC that stays, its MTU left out: convergePhysical gives the found
+	// one back at once.
+	unset := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true}
+	if p := Predict(reconciler.OpModify, false, nic, unset, Found{"eth0": {MTU: &mtu}}); p.Effect != disrupt.Flap || p.Certain {
+		t.Errorf("mtu left out: got %s, want a possible flap (1500 -> 1400)", p)
+	}
+	for _, c := range cases {
+		p := Predict(reconciler.OpDelete, false, nil, nic, c.found)
 		if p.Effect != c.effect || p.Certain != c.certain || !slices.Equal(p.LinksDown, c.down) {
 			t.Errorf("%s: got %s (certain %v, down %v), want %s (certain %v, down %v)", c.name, p, p.Certain, p.LinksDown, c.effect, c.certain, c.down)
 		}

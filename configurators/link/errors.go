@@ -22,4 +22,10 @@ var (
 	// unreadable, accessible to others or not one base64 key. The error
 	// names the interface and the file, never its content.
 	ErrKeyFile = errors.New("unusable key file")
+	// ErrBadOriginal: a setting the state directory records as what a NIC
+	// had before netagent is one no intent could give it (an MTU out of
+	// range, a MAC that is no unicast address, netagent's mark as the
+	// alias of a NIC found without it): the record is not trusted, and
+	// nothing of it is given back.
+	ErrBadOriginal = errors.New("recorded original setting is not one a NIC can have")
 )

@@ -1115,3 +1115,40 @@ func TestFakeVRFPorts(t *testing.T) {
 		t.Errorf("foreign red or its port written: %v", w)
 	}
 }
+
+// TestFakePhysicalForgedOriginals: the originals a NIC gets back come from
+// the state directory, which is not trusted: one the intent could not
+// have (netagent's mark as the alias of a NIC found without it, an MTU
+// out of range, a multicast MAC) is refused with an error naming the
+// record and the NIC, and the NIC keeps its settings; the mark is never
+// restored, so the NIC is never taken for netagent's and deleted.
+func TestFakePhysicalForgedOriginals(t *testing.T) {
+	for _, forge := range []struct {
+		name string
+		set  func(o *original)
+	}{
+		{"mark as alias", func(o *original) { o.Alias = new("netagent") }},
+		{"mtu out of range", func(o *original) { o.MTU = new(70000) }},
+		{"multicast mac", func(o *original) { o.MAC = new("01:00:5e:00:00:01") }},
+	} {
+		t.Run(forge.name, func(t *testing.T) {
+			e := newFakeEnv(t)
+			e.f.addNIC("eth0", 1500)
+			e.converge(&items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true, MTU: 9000, Alias: "wan"})
+			if err := e.kernel().st.update(func(st *nsState) bool { forge.set(st.Originals["eth0"]); return true }); err != nil {
+				t.Fatal(err)
+			}
+			st := e.apply()
+			if st.Err == nil || !strings.Contains(st.Err.Error(), stateFileName) || !strings.Contains(st.Err.Error(), "eth0") {
+				t.Errorf("restore with a forged original: %v, want an error naming %s and eth0", st.Err, stateFileName)
+			}
+			if a := e.link("eth0").Attrs(); a.Alias != "wan" || a.MTU != 9000 {
+				t.Errorf("eth0 after the refused restore: alias %q mtu %d, want as it was", a.Alias, a.MTU)
+			}
+			e.apply()
+			if e.gone("eth0") {
+				t.Error("the NIC was deleted")
+			}
+		})
+	}
+}

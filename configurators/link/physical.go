@@ -7,6 +7,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/netagent/netagent/configurators/netnsx"
 	"github.com/netagent/netagent/items"
 )
 
@@ -34,6 +35,9 @@ func (k *kernel) convergePhysical(l netlink.Link, want *items.Interface) error {
 	target := physicalTarget{want: *want}
 	if want.Alias != "" {
 		target.alias = new(want.Alias)
+	}
+	if err := st.originalOf(l).check(want.IfName); err != nil {
+		return err
 	}
 	restoring := target.restoreUnset(st.originalOf(l))
 	if owned(l) && st.originalOf(l) == nil {
@@ -66,23 +70,118 @@ func (k *kernel) restorePhysical(name string) error {
 		return err
 	}
 	if o := st.originalOf(l); l != nil && o != nil {
+		if err := o.check(name); err != nil {
+			return err
+		}
 		obs, err := k.observe(l, k.nameOf, false)
 		if err != nil {
 			return err
 		}
-		target := physicalTarget{want: items.Interface{IfName: name, Kind: items.KindPhysical, AdminUp: obs.AdminUp}}
-		target.restore(o, settingSet{"mtu", "up", "alias", "mac"})
-		if err := k.applyPhysical(l, obs, target); err != nil {
+		if err := k.applyPhysical(l, obs, restoreTarget(name, obs.AdminUp, o)); err != nil {
 			return fmt.Errorf("restoring physical interface %s: %w", name, err)
 		}
 		if o.Marked {
 			// The NIC was found with netagent's mark (written by someone
 			// else, or an older netagent): its record stays, without
 			// settings, so that it is never taken for netagent's own.
-			return k.st.forgetOriginals(name, settingSet{"mtu", "up", "alias", "mac"})
+			return k.st.forgetOriginals(name, allSettings)
 		}
 	}
 	return k.st.forgetOriginals(name, nil)
+}
+
+// check reports an original (nil: none) that no intent could have given
+// the NIC name (ErrBadOriginal, naming the record): the state directory is
+// not trusted, and what it says goes to the kernel.
+func (o *original) check(name string) error {
+	if o == nil {
+		return nil
+	}
+	bad := func(what string) error {
+		return fmt.Errorf("physical interface %s: %s records %s as its original: %w", name, stateFileName, what, ErrBadOriginal)
+	}
+	if o.MTU != nil && (*o.MTU < 68 || *o.MTU > 65535) {
+		return bad(fmt.Sprintf("mtu %d", *o.MTU))
+	}
+	if o.MAC != nil {
+		mac, err := net.ParseMAC(*o.MAC)
+		if err != nil || len(mac) != 6 || mac[0]&1 != 0 || bytes.Equal(mac, make(net.HardwareAddr, 6)) {
+			return bad(fmt.Sprintf("mac %q", *o.MAC))
+		}
+	}
+	if o.Alias != nil && (len(*o.Alias) > 255 || ownedAlias(*o.Alias) && !o.Marked) {
+		return bad(fmt.Sprintf("alias %q", *o.Alias))
+	}
+	return nil
+}
+
+// allSettings are the settings of a physical link netagent records and
+// gives back.
+var allSettings = settingSet{"mtu", "up", "alias", "mac"}
+
+// restoreTarget is what restorePhysical gives the link name back: every
+// recorded original of o; the rest as it is (up: its state now).
+func restoreTarget(name string, up bool, o *original) physicalTarget {
+	t := physicalTarget{want: items.Interface{IfName: name, Kind: items.KindPhysical, AdminUp: up}}
+	t.restore(o, allSettings)
+	return t
+}
+
+// Found is what the physical links netagent changed held before it, by
+// name, as the state directory records it (ReadFound): what each gets back
+// when it leaves the intent.
+type Found map[string]*original
+
+// ReadFound reads the recorded originals of t's physical links from
+// stateDir (an empty Found for "" or none recorded).
+func ReadFound(t *netnsx.Target, stateDir string) (Found, error) {
+	st, err := newStateStore(t, stateDir)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := st.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	found := Found{}
+	for name, o := range snap.Originals {
+		if o != nil && !o.empty() {
+			found[name] = o
+		}
+	}
+	return found, nil
+}
+
+// Restored is obs, a physical link as the kernel holds it, as its delete
+// leaves it (restorePhysical): with every setting netagent changed given
+// back. False when nothing of it is recorded: the delete changes nothing.
+func (f Found) Restored(obs *items.Interface) (*items.Interface, bool) {
+	o := f[obs.IfName]
+	if o == nil || o.empty() || o.check(obs.IfName) != nil {
+		return nil, false
+	}
+	t := restoreTarget(obs.IfName, obs.AdminUp, o)
+	want := t.want
+	if t.alias != nil {
+		want.Alias = *t.alias
+	}
+	return &want, true
+}
+
+// converged is want as convergePhysical converges it: a setting netagent
+// changed that want leaves unset (MTU 0, MAC nil) is given back
+// (restoreUnset). Without a record (f nil, or none for the link), want.
+func (f Found) converged(want *items.Interface) *items.Interface {
+	o := f[want.IfName]
+	if o == nil || o.check(want.IfName) != nil {
+		return want
+	}
+	t := physicalTarget{want: *want}
+	if want.Alias != "" {
+		t.alias = new(want.Alias)
+	}
+	t.restoreUnset(o)
+	return &t.want
 }
 
 // physicalTarget is what a physical link should hold: want's settings, and

@@ -4,6 +4,7 @@ package netns_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -169,5 +170,161 @@ func TestAgentCLIProtectPhysicalKeepsSettings(t *testing.T) {
 	e.mustRun(0, "apply", "--force", without)
 	if mtu := e.link("uplink0")["mtu"]; mtu != 1500.0 {
 		t.Errorf("mtu %v after --force, want the original 1500", mtu)
+	}
+}
+
+// A protected NIC whose settings netagent never changed (uplink0 found up
+// with the intent's MTU) leaves the intent with its address and route: the
+// apply succeeds and keeps the NIC, the address and the route as they are
+// (an orphan, like other protected links), and neither plan nor diff
+// shows a recreate (netagent cannot create a NIC).
+func TestAgentCLIProtectUnchangedNICOrphaned(t *testing.T) {
+	t.Parallel()
+	e := cliNewEnv(t)
+	with := e.writeIntent("with.json", &intent.Intent{Version: 1, Interfaces: []intent.Interface{
+		{Name: "uplink0", Type: intent.LinkPhysical, MTU: 1500, Addresses: []string{"192.0.2.10/24"}, Protected: true},
+		{Name: "lan1", Type: intent.LinkVeth, Veth: &intent.Veth{Peer: "lan1-peer"}, Addresses: []string{"198.51.100.1/24"}}},
+		Routes: []intent.Route{{To: "default", Via: "192.0.2.1", Dev: "uplink0", Metric: 100}}})
+	without := e.writeIntent("without.json", &intent.Intent{Version: 1, Interfaces: []intent.Interface{
+		{Name: "lan1", Type: intent.LinkVeth, Veth: &intent.Veth{Peer: "lan1-peer"}, Addresses: []string{"198.51.100.1/24"}}}})
+	e.mustRun(0, "apply", with)
+	view := func() string {
+		return e.ip("-br", "link", "show", "dev", "uplink0") + e.ip("-br", "addr", "show", "dev", "uplink0") + e.ip("route", "show", "dev", "uplink0")
+	}
+	kept := view()
+	if !strings.Contains(kept, "192.0.2.10/24") || !strings.Contains(kept, "default via 192.0.2.1") {
+		t.Fatalf("the uplink is not as the intent says:\n%s", kept)
+	}
+	res := e.mustRun(0, "plan", without)
+	if strings.Contains(res.stdout+res.stderr, "recreate") {
+		t.Errorf("plan shows a recreate:\n%s", res)
+	}
+	for _, w := range []string{"address/uplink0/192.0.2.10/24: orphaned", "route/main 0.0.0.0/0 metric 100: orphaned", "interface/uplink0: orphaned"} {
+		if !strings.Contains(res.stdout, w) {
+			t.Errorf("plan does not say %q:\n%s", w, res)
+		}
+	}
+	for range 2 {
+		res = e.mustRun(0, "apply", without)
+		if strings.Contains(res.stdout, "uplink0 (recreate)") || strings.Contains(res.stdout, "delete address/uplink0") {
+			t.Errorf("apply touches the uplink:\n%s", res)
+		}
+		if got := view(); got != kept {
+			t.Fatalf("the orphaned uplink changed:\nbefore:\n%s\nafter:\n%s", kept, got)
+		}
+	}
+	if res := e.mustRun(0, "apply", without); !strings.Contains(res.stdout, "converged: 0 operations") {
+		t.Errorf("a further apply writes:\n%s", res)
+	}
+	// apply --json is one JSON document, the orphans in it.
+	res = e.mustRun(0, "apply", "--json", without)
+	var doc struct {
+		Converged  bool
+		Operations []any
+		Orphans    []struct{ Item, Link, Reason string }
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil || !doc.Converged || len(doc.Orphans) != 3 || doc.Orphans[0].Link != "uplink0" {
+		t.Errorf("apply --json: %+v (%v)\n%s", doc, err, res)
+	}
+	res = e.mustRun(0, "diff", "1", "2")
+	if strings.Contains(res.stdout, "recreate") || strings.Contains(res.stdout, "delete address/uplink0") ||
+		!strings.Contains(res.stdout, "address/uplink0/192.0.2.10/24: orphaned") {
+		t.Errorf("diff does not show the uplink kept:\n%s", res)
+	}
+}
+
+// A protected NIC that is a bridge's port leaves the intent with the
+// bridge: the port and the bridge it needs are kept, the apply succeeds.
+func TestAgentCLIProtectNICPortOrphaned(t *testing.T) {
+	t.Parallel()
+	e := cliNewEnv(t)
+	with := e.writeIntent("with.json", &intent.Intent{Version: 1, Interfaces: []intent.Interface{
+		{Name: "uplink0", Type: intent.LinkPhysical, Master: "br0", Protected: true},
+		{Name: "br0", Type: intent.LinkBridge, Addresses: []string{"192.0.2.10/24"}}}})
+	without := e.writeIntent("without.json", &intent.Intent{Version: 1})
+	e.mustRun(0, "apply", with)
+	res := e.wantPortKept(without, "uplink0", "br0")
+	if !strings.Contains(res.stdout, "interface/br0: orphaned") {
+		t.Errorf("apply:\n%s", res)
+	}
+}
+
+// wantPortKept applies file and checks that port stays in master, as an
+// orphan.
+func (e *cliEnv) wantPortKept(file, port, master string) cliResult {
+	e.t.Helper()
+	res := e.mustRun(0, "apply", file)
+	if !strings.Contains(res.stdout, "port/"+port+": orphaned") {
+		e.t.Errorf("apply does not keep port/%s:\n%s", port, res)
+	}
+	if got := e.link(port)["master"]; got != master {
+		e.t.Errorf("%s's master %v, want %s kept", port, got, master)
+	}
+	return res
+}
+
+// The last port leaving a protected bridge takes its carrier: plan and
+// apply with --protect refuse it (exit 4); the bridge protected by the
+// intent keeps the port as an orphan, and its carrier.
+func TestAgentCLIProtectBridgeKeepsItsLastPort(t *testing.T) {
+	t.Parallel()
+	e := cliNewEnv(t)
+	e.nicUp("p1", "")
+	br := intent.Interface{Name: "br0", Type: intent.LinkBridge, Addresses: []string{"10.1.0.1/24"}, Protected: true}
+	with := e.writeIntent("with.json", &intent.Intent{Version: 1, Interfaces: []intent.Interface{br,
+		{Name: "p1", Type: intent.LinkPhysical, Master: "br0"}}})
+	without := e.writeIntent("without.json", &intent.Intent{Version: 1, Interfaces: []intent.Interface{br}})
+	e.mustRun(0, "apply", with)
+	res := e.mustRun(4, "plan", "--protect", "br0", without)
+	if !strings.Contains(res.stderr, "port p1 of br0, its last port, would leave br0: br0 is protected") {
+		t.Errorf("plan --protect:\n%s", res)
+	}
+	e.mustRun(4, "apply", "--protect", "br0", without)
+	e.wantPortKept(without, "p1", "br0")
+}
+
+// A protected bridge kept as an orphan is kept as it is, not pinned to
+// what the kernel chose for it: when a port leaves, the bridge takes the
+// MAC of the port that stays (the kernel's rule), and the apply runs what
+// the plan said (no follow-up writing the departed port's MAC back).
+func TestAgentCLIProtectOrphanBridgeNotPinned(t *testing.T) {
+	t.Parallel()
+	e := cliNewEnv(t)
+	e.nicUp("p1", "02:00:00:00:00:01")
+	e.nicUp("p2", "02:00:00:00:00:02")
+	with := e.writeFile("with.json", `{"version": 1, "interfaces": [{"name": "br0", "type": "bridge", "protected": true, "bridge": {"stp": false}},
+  {"name": "p1", "type": "physical", "master": "br0"}, {"name": "p2", "type": "physical", "master": "br0"}]}`)
+	without := e.writeFile("without.json", `{"version": 1, "interfaces": [{"name": "p1", "type": "physical"}]}`)
+	e.mustRun(0, "apply", with)
+	if mac := e.link("br0")["address"]; mac != "02:00:00:00:00:01" {
+		t.Fatalf("br0's MAC %v, want the lowest port's", mac)
+	}
+	plan := e.mustRun(0, "plan", without)
+	res := e.mustRun(0, "apply", without)
+	if !strings.Contains(plan.stdout, "plan: 1 operations") || !strings.Contains(res.stdout, "converged: 1 operations") ||
+		strings.Contains(res.stdout, "modify interface/br0") {
+		t.Errorf("plan:\n%s\napply:\n%s", plan, res)
+	}
+	if mac := e.link("br0")["address"]; mac != "02:00:00:00:00:02" {
+		t.Errorf("br0's MAC %v: pinned to the port that left, want the one that stays", mac)
+	}
+}
+
+// A veth's peer goes down with it: with the peer protected (--protect),
+// setting the veth down is refused (exit 4) and the peer keeps its carrier.
+func TestAgentCLIProtectVethPeer(t *testing.T) {
+	t.Parallel()
+	e := cliNewEnv(t)
+	up := e.writeFile("up.json", `{"version": 1, "interfaces": [{"name": "v1", "type": "veth", "veth": {"peer": "v1p"}}]}`)
+	down := e.writeFile("down.json", `{"version": 1, "interfaces": [{"name": "v1", "type": "veth", "veth": {"peer": "v1p"}, "state": "down"}]}`)
+	e.mustRun(0, "apply", up)
+	e.ip("link", "set", "v1p", "up")
+	res := e.mustRun(4, "apply", "--protect", "v1p", down)
+	if !strings.Contains(res.stderr, "interface v1 would be set down: v1p is protected (v1p goes down with v1)") {
+		t.Errorf("apply:\n%s", res)
+	}
+	flags, _ := e.link("v1")["flags"].([]any)
+	if !slices.Contains(flags, any("UP")) {
+		t.Errorf("v1 was set down: %v", flags)
 	}
 }
