@@ -13,6 +13,7 @@ import (
 	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/termsafe"
 )
 
 func init() {
@@ -46,7 +47,7 @@ func runDiff(g *globals, args []string) int {
 	if err != nil {
 		return versionError(g, err)
 	}
-	fmt.Fprintf(g.stdout, "intent: version %d (%s) -> version %d (%s)\n", a.Number, a.Source, b.Number, b.Source)
+	fmt.Fprintf(g.stdout, "intent: version %d (%s) -> version %d (%s)\n", a.Number, termsafe.String(a.Source), b.Number, termsafe.String(b.Source))
 	changes, err := intentDiff(a.Intent, b.Intent)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
@@ -56,7 +57,7 @@ func runDiff(g *globals, args []string) int {
 		fmt.Fprintln(g.stdout, "  no differences")
 	}
 	for _, c := range changes {
-		fmt.Fprintf(g.stdout, "  %s\n", c)
+		fmt.Fprintf(g.stdout, "  %s\n", termsafe.String(fmt.Sprint(c)))
 	}
 	return diffPlan(g, k, a, b)
 }
@@ -124,7 +125,7 @@ func diffPlan(g *globals, k *kernelOpts, a, b *versions.Version) int {
 		printPlanText(g, res)
 	}
 	for _, o := range gd.Orphans {
-		fmt.Fprintf(g.stdout, "  =  %s\n", o)
+		fmt.Fprintf(g.stdout, "  =  %s\n", termsafe.String(fmt.Sprint(o)))
 	}
 	return exitOK
 }

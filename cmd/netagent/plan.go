@@ -8,6 +8,7 @@ import (
 
 	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/internal/termsafe"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -75,16 +76,16 @@ func printPlanTextGuarded(g *globals, res *target.PlanResult, protected []string
 		if pass := passOf(res, i); pass > 1 && passStart(res, pass) == i {
 			fmt.Fprintf(g.stdout, "  -- pass %d: apply reads the kernel back and writes again what it changed by itself:\n", pass)
 		}
-		fmt.Fprintf(g.stdout, "%3d. %s\n       %s\n", i+1, e, e.Item)
+		fmt.Fprintf(g.stdout, "%3d. %s\n       %s\n", i+1, termsafe.String(e.String()), termsafe.String(fmt.Sprint(e.Item)))
 		if line := disruptionLine(res, i); line != "" {
 			fmt.Fprintf(g.stdout, "       %s\n", line)
 		}
 	}
 	for _, p := range res.Problems {
-		fmt.Fprintf(g.stdout, "  !  %s: %s: %s\n", p.Ref, problemState(p), p.Reason)
+		fmt.Fprintf(g.stdout, "  !  %s: %s: %s\n", termsafe.String(p.Ref.String()), problemState(p), termsafe.String(p.Reason))
 	}
 	if len(res.Problems) == 0 && res.Err != nil {
-		fmt.Fprintf(g.stdout, "  !  %v\n", res.Err)
+		fmt.Fprintf(g.stdout, "  !  %s\n", termsafe.String(res.Err.Error()))
 	}
 	for _, e := range res.SideEffects {
 		fmt.Fprintf(g.stdout, "  ~  %s\n", sideEffectText(e))

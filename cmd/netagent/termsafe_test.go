@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/target"
+	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/fleet"
 )
 
@@ -92,4 +95,22 @@ func TestPrintersEscapeNamesFromOutside(t *testing.T) {
 			t.Errorf("fleet status: the names are not escaped:\n%s", out.String())
 		}
 	})
+}
+
+// A plan's problems carry reasons the kernel or a lease gave (a foreign
+// object's name, a server's text): plan's text prints them escaped.
+func TestPlanTextEscapesReasons(t *testing.T) {
+	var out bytes.Buffer
+	g := &globals{stdout: &out, stderr: io.Discard}
+	res := &target.PlanResult{}
+	res.Problems = []target.Problem{{Ref: dg.ItemRef{Type: "route", Name: "\x1b[2Jmain"}, Reason: evilReason}}
+	printPlanText(g, res)
+	for _, raw := range []string{"\x1b", "\r", "\u202e", "\u009b"} {
+		if strings.Contains(out.String(), raw) {
+			t.Errorf("plan: printed %q raw:\n%s", raw, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), `\x1b[2Jmain`) {
+		t.Errorf("plan: lacks the escaped item:\n%s", out.String())
+	}
 }
