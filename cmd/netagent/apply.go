@@ -15,6 +15,7 @@ import (
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/termsafe"
 )
 
 func init() {
@@ -130,7 +131,7 @@ func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot
 	prot.orphanLines(g, gd, "")
 	printAppliedOps(g, res.Ops, res.Disruptions, g.allOps)
 	for _, l := range leases {
-		fmt.Fprintln(g.stdout, l)
+		fmt.Fprintln(g.stdout, termsafe.String(fmt.Sprint(l)))
 	}
 	return reportApplyTook(g, &res.Result, took)
 }
@@ -147,10 +148,10 @@ func reportApplyTook(g *globals, res *target.Result, took time.Duration) int {
 		return exitOK
 	}
 	for _, p := range res.Problems {
-		fmt.Fprintf(g.stderr, "%s\n", p)
+		fmt.Fprintf(g.stderr, "%s\n", termsafe.String(p.String()))
 	}
 	if len(res.Problems) == 0 && res.Err != nil {
-		fmt.Fprintf(g.stderr, "%v\n", res.Err)
+		fmt.Fprintf(g.stderr, "%s\n", termsafe.String(res.Err.Error()))
 	}
 	fmt.Fprintf(g.stdout, "not converged: %d items failed or blocked (%d operations)%s\n", len(res.Problems), len(res.Ops), applyTally(res, took))
 	return exitFailed

@@ -114,3 +114,19 @@ func TestPlanTextEscapesReasons(t *testing.T) {
 		t.Errorf("plan: lacks the escaped item:\n%s", out.String())
 	}
 }
+
+// apply prints what did not converge with the kernel's or a lease's
+// reason: escaped too.
+func TestApplyReportEscapesReasons(t *testing.T) {
+	var out, errb bytes.Buffer
+	g := &globals{stdout: &out, stderr: &errb}
+	res := &target.Result{Problems: []target.Problem{{Ref: dg.ItemRef{Type: "route", Name: "\x1b[2Jmain"}, Reason: evilReason}}}
+	if code := reportApply(g, res); code != exitFailed {
+		t.Errorf("reportApply = %d, want %d", code, exitFailed)
+	}
+	for _, raw := range []string{"\x1b", "\r", "\u202e", "\u009b"} {
+		if strings.Contains(errb.String(), raw) {
+			t.Errorf("apply: printed %q raw:\n%s", raw, errb.String())
+		}
+	}
+}
