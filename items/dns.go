@@ -44,6 +44,16 @@ func (l LinkDNS) Equal(o LinkDNS) bool {
 // Empty reports whether l gives no server and no domain.
 func (l LinkDNS) Empty() bool { return len(l.Nameservers) == 0 && len(l.Search) == 0 }
 
+// Limits of resolv.conf as glibc reads it (resolv.h: MAXNS name servers,
+// MAXDNSRCH search domains, and the 256 characters of the search line
+// that glibc before 2.26 kept): render merges within them, the intent's
+// validation refuses more, and configurators/dns never writes more.
+const (
+	MaxNameservers = 3
+	MaxSearch      = 6
+	MaxSearchChars = 256
+)
+
 // DNSRef refers to the DNS item of path.
 func DNSRef(path string) dg.ItemRef { return dg.ItemRef{Type: TypeDNS, Name: path} }
 
