@@ -167,6 +167,8 @@ type leaseJSON struct {
 	Renew     string   `json:"renewAt,omitempty"`
 	Rebind    string   `json:"rebindAt,omitempty"`
 	Expires   string   `json:"expires,omitempty"`
+	// Dropped: what of the server's answer was not used (lease4.Check).
+	Dropped []string `json:"dropped,omitempty"`
 	// Error: no lease is held (why, when known).
 	Error string `json:"error,omitempty"`
 }
@@ -196,7 +198,7 @@ func leaseReport(lf *leaseFacts, rt *target.Runtime, res *target.Result) []lease
 
 func leaseOf(l *lease4.Lease) leaseJSON {
 	j := leaseJSON{Interface: l.Interface, Address: l.Address.String(), LeaseTime: l.LeaseTime.String(),
-		Obtained: l.Obtained, Domains: l.Domains,
+		Obtained: l.Obtained, Domains: l.Domains, Dropped: l.Dropped,
 		Acquired: l.Acquired.Format(time.RFC3339), Renew: l.RenewAt().Format(time.RFC3339),
 		Rebind: l.RebindAt().Format(time.RFC3339), Expires: l.Expires().Format(time.RFC3339)}
 	if l.Server.IsValid() {
@@ -220,6 +222,10 @@ func (j leaseJSON) String() string {
 	if gw == "" {
 		gw = "none"
 	}
-	return fmt.Sprintf("dhcp4 %s: %s from %s (%s), gateway %s, DNS %v, lease %s, renew at %s, expires %s",
+	s := fmt.Sprintf("dhcp4 %s: %s from %s (%s), gateway %s, DNS %v, lease %s, renew at %s, expires %s",
 		j.Interface, j.Address, j.Server, j.Obtained, gw, j.DNS, j.LeaseTime, j.Renew, j.Expires)
+	if len(j.Dropped) > 0 {
+		s += fmt.Sprintf("; not used: %q", j.Dropped)
+	}
+	return s
 }
