@@ -1,0 +1,165 @@
+//go:build !vmtest
+
+package netns_test
+
+import (
+	"encoding/json"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/netagent/netagent/configurators/dns"
+	"github.com/netagent/netagent/internal/dhcptest"
+	"github.com/netagent/netagent/internal/dnsmasqtest"
+)
+
+// A DHCP server is not trusted (issue 22). These tests answer the client
+// with a real server in a peer namespace (dnsmasq, or dhcptest for what
+// dnsmasq will not send) and read the end result back from the kernel
+// and the resolv.conf written.
+
+const hostileIntent = `{"version": 1, "interfaces": [{"name": "up0", "type": "physical", "dhcp4": true}]}`
+
+// inet4 returns up0's IPv4 addresses and routes, as `ip -j` has them.
+func (e *cliEnv) inet4() (addrs, routes []string) {
+	e.t.Helper()
+	for _, l := range e.ipJSON("-4", "addr", "show", "dev", "up0") {
+		for _, a := range l["addr_info"].([]any) {
+			m := a.(map[string]any)
+			addrs = append(addrs, m["local"].(string)+"/"+jsonNumber(m["prefixlen"]))
+		}
+	}
+	for _, r := range e.ipJSON("-4", "route", "show", "table", "all", "dev", "up0") {
+		s := r["dst"].(string)
+		if gw, ok := r["gateway"].(string); ok {
+			s += " via " + gw
+		}
+		routes = append(routes, s)
+	}
+	return addrs, routes
+}
+
+func jsonNumber(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// Option 15 with newlines (the lines "nameserver 6.6.6.6" and "options
+// ndots:15 trust-ad" of issue 22, CVE-2018-1111's class) and DNS servers
+// 255.255.255.255, 224.0.0.251 and 127.0.0.1 from dnsmasq: the lease is
+// taken, the domain and the servers are dropped (and said so), and the
+// resolv.conf written holds the one good server and no line of the
+// server's.
+func TestAgentCLIDHCP4HostileDNS(t *testing.T) {
+	e := cliNewEnv(t)
+	dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{DHCPOptions: []string{
+		`15,"a.example\nnameserver 6.6.6.6\noptions ndots:15 trust-ad"`,
+		"6,255.255.255.255,224.0.0.251,127.0.0.1," + dnsmasqtest.DNS.String()}})
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	res := e.mustRun(0, "apply", "--wait", "1m", "--resolv-conf", resolv, e.writeFile("up.json", hostileIntent))
+	got, err := os.ReadFile(resolv)
+	if want := dns.Header + "\nnameserver " + dnsmasqtest.DNS.String() + "\n"; err != nil || string(got) != want {
+		t.Errorf("resolv.conf %q (%v), want %q\n%s", got, err, want, res)
+	}
+	for _, s := range []string{`search domain \"a.example\\nnameserver 6.6.6.6`, "DNS server 224.0.0.251: not a unicast address", "DNS server 127.0.0.1"} {
+		if !strings.Contains(res.stdout+res.stderr, s) {
+			t.Errorf("apply does not say %q was dropped:\n%s", s, res)
+		}
+	}
+	if addrs, _ := e.inet4(); len(addrs) != 1 {
+		t.Errorf("addresses %v, want the lease's", addrs)
+	}
+}
+
+// An address no host can have (each of issue 22's) refuses the lease:
+// apply fails naming it, and nothing of it reaches the kernel (no address,
+// no route on up0).
+func TestAgentCLIDHCP4UnusableAddress(t *testing.T) {
+	for _, addr := range []string{"10.77.0.100/0", "127.0.0.2/8", "224.0.0.5/24", "255.255.255.255/32"} {
+		t.Run(strings.ReplaceAll(addr, "/", "_"), func(t *testing.T) {
+			t.Parallel()
+			e := cliNewEnv(t)
+			dhcptest.Start(t, e.tgt, "up0", dhcptest.Reply{Address: netip.MustParsePrefix(addr),
+				Router: dhcptest.ServerAddr.Addr(), LeaseTime: 2 * time.Minute})
+			res := e.mustRun(1, "apply", "--wait", "20s", e.writeFile("up.json", hostileIntent))
+			if !strings.Contains(res.stderr, "unusable") || !strings.Contains(res.stderr, netip.MustParsePrefix(addr).Addr().String()) {
+				t.Errorf("apply does not refuse the lease naming its address:\n%s", res)
+			}
+			if addrs, routes := e.inet4(); len(addrs) != 0 || len(routes) != 0 {
+				t.Errorf("in the kernel: addresses %v, routes %v; want none", addrs, routes)
+			}
+		})
+	}
+}
+
+// A router equal to the lease's own address, DNS servers 0.0.0.0,
+// 255.255.255.255 and 224.0.0.251 and a renewal time of 0: the lease is
+// taken without them (no default route via itself; the one good server
+// in resolv.conf) and its T1 is the default half of the lease.
+func TestAgentCLIDHCP4NonsenseValues(t *testing.T) {
+	t.Parallel()
+	e := cliNewEnv(t)
+	ip := netip.MustParseAddr
+	dhcptest.Start(t, e.tgt, "up0", dhcptest.Reply{Address: netip.MustParsePrefix("10.77.0.100/24"), Router: ip("10.77.0.100"),
+		DNS: []netip.Addr{ip("0.0.0.0"), ip("255.255.255.255"), ip("224.0.0.251"), ip("10.77.0.53")}, LeaseTime: 2 * time.Minute,
+		Options: []dhcpv4.Option{dhcpv4.OptRenewTimeValue(0)}})
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	res := e.mustRun(0, "apply", "--json", "--wait", "20s", "--resolv-conf", resolv, e.writeFile("up.json", hostileIntent))
+	addrs, routes := e.inet4()
+	if len(addrs) != 1 || addrs[0] != "10.77.0.100/24" {
+		t.Errorf("addresses %v, want 10.77.0.100/24", addrs)
+	}
+	for _, r := range routes {
+		if strings.Contains(r, " via ") {
+			t.Errorf("route %q: a route through the lease's own address", r)
+		}
+	}
+	if got, _ := os.ReadFile(resolv); string(got) != dns.Header+"\nnameserver 10.77.0.53\n" {
+		t.Errorf("resolv.conf %q", got)
+	}
+	var doc struct {
+		Leases []struct {
+			Acquired, RenewAt string
+			Dropped           []string
+		}
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil || len(doc.Leases) != 1 {
+		t.Fatalf("--json: %v\n%s", err, res)
+	}
+	acq, _ := time.Parse(time.RFC3339, doc.Leases[0].Acquired)
+	renew, _ := time.Parse(time.RFC3339, doc.Leases[0].RenewAt)
+	if d := renew.Sub(acq); d < 59*time.Second || d > 61*time.Second {
+		t.Errorf("renewal %v after the acquisition, want the default half of the 2 min lease", d)
+	}
+	if !strings.Contains(strings.Join(doc.Leases[0].Dropped, "\n"), "router 10.77.0.100: the lease's own address") {
+		t.Errorf("dropped %q does not name the router", doc.Leases[0].Dropped)
+	}
+}
+
+// A renewal time of 0 made the daemon send thousands of REQUESTs in ten
+// seconds (issue 22): now it renews at half the lease, and a server that
+// NAKs every REQUEST is asked at a pace that backs off.
+func TestAgentDaemonDHCP4NoStorm(t *testing.T) {
+	e := daemonNewEnv(t)
+	srv := dhcptest.Start(t, e.tgt, "up0", dhcptest.Reply{Address: netip.MustParsePrefix("10.77.0.100/24"),
+		Router: dhcptest.ServerAddr.Addr(), LeaseTime: 2 * time.Minute, Options: []dhcpv4.Option{dhcpv4.OptRenewTimeValue(0)}})
+	e.writeIntent("dhcp.json", hostileIntent)
+	e.start()
+	e.waitForLease("the lease", "")
+	time.Sleep(10 * time.Second)
+	if n := srv.Count(dhcpv4.MessageTypeRequest); n > 2 {
+		t.Errorf("%d REQUESTs in 10 s with T1 = 0, want the acquisition's only", n)
+	}
+	srv.Set(dhcptest.Reply{Address: netip.MustParsePrefix("10.77.0.100/24"), NAK: true})
+	e.ip("link", "set", "up0", "down") // the lease goes with the carrier: the daemon asks again
+	e.ip("link", "set", "up0", "up")
+	start := srv.Count(dhcpv4.MessageTypeRequest) + srv.Count(dhcpv4.MessageTypeDiscover)
+	time.Sleep(15 * time.Second)
+	if n := srv.Count(dhcpv4.MessageTypeRequest) + srv.Count(dhcpv4.MessageTypeDiscover) - start; n > 16 {
+		t.Errorf("%d messages in 15 s to a server that NAKs every REQUEST: no back-off", n)
+	}
+}
