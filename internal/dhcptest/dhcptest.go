@@ -169,4 +169,4 @@ func build(m *dhcpv4.DHCPv4, mt dhcpv4.MessageType, r Reply) (*dhcpv4.DHCPv4, er
 type quiet struct{}
 
 func (quiet) PrintMessage(string, *dhcpv4.DHCPv4) {}
-func (quiet) Printf(string, ...any)             {}
+func (quiet) Printf(string, ...any)               {}
