@@ -55,7 +55,7 @@ func (s *lease6State) facts6(f *render.Facts) {
 		if f.DHCP6 == nil {
 			f.DHCP6 = map[string]render.Lease6{}
 		}
-		f.DHCP6[name] = render.Lease6{Address: l.Address, ValidUntil: l.Expires()}
+		f.DHCP6[name] = render.Lease6{Address: l.Address, ValidUntil: l.Expires(), PreferredUntil: l.PreferredUntil()}
 		f.LeaseDNS = append(f.LeaseDNS, l.LinkDNS())
 	}
 }
@@ -235,6 +235,7 @@ func (a *Agent) extended6(r lease6Result) {
 		event := extendedEvent(r.rebind)
 		a.mx.m.ObserveLease6(name, event)
 		a.log.WithFields(lease6Fields(r.got)).Info("dhcp6: lease " + event)
+		dhcp6.WarnDropped(a.log, r.got)
 		if a.cfg.StateDir != "" {
 			if err := dhcp6.SaveLease(a.cfg.StateDir, r.got); err != nil {
 				a.log.WithError(err).Warn("dhcp6: keeping the lease")
@@ -278,7 +279,7 @@ func (a *Agent) lease6Statuses() []LeaseStatus {
 		l := s.used[name]
 		ls := LeaseStatus{Interface: name, Family: "ipv6", Address: l.Address.String() + "/128", Server: l.Server,
 			Domains: l.Search, Obtained: l.Obtained, Acquired: l.Acquired, RenewAt: l.RenewAt(), RebindAt: l.RebindAt(), Expires: l.Expires(),
-			Held: a.cfg.Leases6.Get(name) == l}
+			Held: a.cfg.Leases6.Get(name) == l, Dropped: l.Dropped}
 		for _, d := range l.DNS {
 			ls.DNS = append(ls.DNS, d.String())
 		}

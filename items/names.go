@@ -75,3 +75,27 @@ func IsRoutable(a netip.Addr) bool {
 	}
 	return true
 }
+
+// SearchDomains returns the search domains of list that are DNS names
+// (IsDomainName), without a second of the same name (compared
+// without case and final dot), at most MaxSearch; drop is told of
+// each left out. The search domains of a DHCPv4 lease (options 15, 119) and of a DHCPv6
+// one (option 24) are held to it.
+func SearchDomains(list []string, drop func(format string, args ...any)) []string {
+	var keep []string
+	seen := map[string]bool{}
+	for _, d := range list {
+		key := strings.ToLower(strings.TrimSuffix(d, "."))
+		switch {
+		case !IsDomainName(d):
+			drop("search domain %q: not a DNS name", d)
+		case seen[key]:
+		case len(keep) == MaxSearch:
+			drop("search domain %s: more than %d", d, MaxSearch)
+		default:
+			seen[key] = true
+			keep = append(keep, d)
+		}
+	}
+	return keep
+}

@@ -90,7 +90,7 @@ func (lf *leaseFacts) again(rt *target.Runtime) (*dg.Graph, error) {
 
 // sameLease6 reports whether two renders of a DHCPv6 lease are the same.
 func sameLease6(a, b render.Lease6) bool {
-	return a.Address == b.Address && a.ValidUntil.Equal(b.ValidUntil)
+	return a.Address == b.Address && a.ValidUntil.Equal(b.ValidUntil) && a.PreferredUntil.Equal(b.PreferredUntil)
 }
 
 func (lf *leaseFacts) render(leases map[string]*lease4.Lease) (*dg.Graph, error) {

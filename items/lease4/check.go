@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/netagent/netagent/items"
@@ -196,30 +195,7 @@ func (c *checker) routes() {
 }
 
 func (c *checker) domains() {
-	c.l.Domains = CheckDomains(c.l.Domains, c.drop)
-}
-
-// CheckDomains returns the search domains of list that are DNS names
-// (items.IsDomainName), without a second of the same name (compared
-// without case and final dot), at most items.MaxSearch; drop is told of
-// each left out. DHCPv6's domain list is held to the same rules.
-func CheckDomains(list []string, drop func(format string, args ...any)) []string {
-	var keep []string
-	seen := map[string]bool{}
-	for _, d := range list {
-		key := strings.ToLower(strings.TrimSuffix(d, "."))
-		switch {
-		case !items.IsDomainName(d):
-			drop("search domain %q: not a DNS name", d)
-		case seen[key]:
-		case len(keep) == items.MaxSearch:
-			drop("search domain %s: more than %d", d, items.MaxSearch)
-		default:
-			seen[key] = true
-			keep = append(keep, d)
-		}
-	}
-	return keep
+	c.l.Domains = items.SearchDomains(c.l.Domains, c.drop)
 }
 
 // times clamps the lease time and T1 and T2 (see MinLeaseTime).

@@ -4,6 +4,7 @@ package netns_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -161,5 +162,71 @@ func TestAgentDaemonDHCP4NoStorm(t *testing.T) {
 	time.Sleep(15 * time.Second)
 	if n := srv.Count(dhcpv4.MessageTypeRequest) + srv.Count(dhcpv4.MessageTypeDiscover) - start; n > 16 {
 		t.Errorf("%d messages in 15 s to a server that NAKs every REQUEST: no back-off", n)
+	}
+}
+
+const hostile6Intent = `{"version": 1, "interfaces": [{"name": "up0", "type": "physical", "ipv6": {"dhcp6": true}}]}`
+
+// addr6 returns up0's global IPv6 addresses with their lifetimes, as
+// `ip -j` has them: "addr/len preferred valid".
+func (e *cliEnv) addr6() []string {
+	e.t.Helper()
+	var out []string
+	for _, l := range e.ipJSON("-6", "addr", "show", "dev", "up0", "scope", "global") {
+		for _, a := range l["addr_info"].([]any) {
+			m := a.(map[string]any)
+			if _, ok := m["local"].(string); !ok {
+				continue // the other addresses, filtered out
+			}
+			out = append(out, m["local"].(string)+"/"+jsonNumber(m["prefixlen"])+" "+jsonNumber(m["preferred_life_time"])+" "+jsonNumber(m["valid_life_time"]))
+		}
+	}
+	return out
+}
+
+// A DHCPv6 lease's address gets each lifetime as the server gave it (it
+// had the valid one as its preferred one too); its DNS servers that are
+// not global unicast and its search domain with a newline are dropped,
+// and the resolv.conf holds only the rest.
+func TestAgentCLIDHCP6LifetimesAndDNS(t *testing.T) {
+	t.Parallel()
+	e := cliNewEnv(t)
+	ip := netip.MustParseAddr
+	dhcptest.Start6(t, e.tgt, "up0", dhcptest.Reply6{Address: ip("2001:db8:77::100"), Preferred: 300 * time.Second, Valid: 600 * time.Second,
+		DNS: []netip.Addr{ip("ff02::1"), ip("::1"), ip("2001:db8:77::53")}, Search: []string{"a.example\nnameserver 6.6.6.6", "lan.example"}})
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	res := e.mustRun(0, "apply", "--resolv-conf", resolv, e.writeFile("up.json", hostile6Intent))
+	addrs := e.addr6()
+	var pref, valid int
+	if len(addrs) != 1 || !strings.HasPrefix(addrs[0], "2001:db8:77::100/128 ") {
+		t.Fatalf("global addresses %v, want the lease's\n%s", addrs, res)
+	}
+	fmt.Sscanf(strings.TrimPrefix(addrs[0], "2001:db8:77::100/128 "), "%d %d", &pref, &valid)
+	if pref < 290 || pref > 300 || valid < 590 || valid > 600 {
+		t.Errorf("preferred_lft %d, valid_lft %d: want the server's 300 and 600", pref, valid)
+	}
+	want := dns.Header + "\nnameserver 2001:db8:77::53\nsearch lan.example\n"
+	if got, _ := os.ReadFile(resolv); string(got) != want {
+		t.Errorf("resolv.conf %q, want %q", got, want)
+	}
+}
+
+// A DHCPv6 address that is multicast, loopback, link-local or
+// unspecified refuses the lease: apply fails naming it, and no address
+// reaches up0.
+func TestAgentCLIDHCP6UnusableAddress(t *testing.T) {
+	for _, addr := range []string{"ff02::1", "::1", "fe80::5", "::"} {
+		t.Run(strings.ReplaceAll(addr, ":", "_"), func(t *testing.T) {
+			t.Parallel()
+			e := cliNewEnv(t)
+			dhcptest.Start6(t, e.tgt, "up0", dhcptest.Reply6{Address: netip.MustParseAddr(addr), Preferred: time.Hour, Valid: time.Hour})
+			res := e.mustRun(1, "apply", e.writeFile("up.json", hostile6Intent))
+			if !strings.Contains(res.stderr, "unusable") && !strings.Contains(res.stderr, "gives no address") {
+				t.Errorf("apply does not refuse the lease:\n%s", res)
+			}
+			if a := e.ip("-6", "addr", "show", "dev", "up0"); len(e.addr6()) != 0 || strings.Contains(a, "fe80::5/") {
+				t.Errorf("the server's address is on up0:\n%s", a)
+			}
+		})
 	}
 }
