@@ -12,9 +12,11 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/configurators/dhcp"
+	"github.com/netagent/netagent/configurators/dhcp6"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/items/lease4"
+	"github.com/netagent/netagent/reconciler"
 )
 
 // reasonLease: a DHCPv4 lease was acquired, changed, expired or let go.
@@ -409,6 +411,21 @@ func (a *Agent) restartLeases() {
 			a.st.current.Delete(f.ref(name))
 			delete(f.restart, name)
 			a.st.want(reasonLease)
+		}
+	}
+}
+
+// countUnusableLeases counts, as the lease event invalid, each
+// acquisition of a reconcile's operations that a server answered with a
+// lease no host can take (dhcp.ErrUnusable, dhcp6.ErrUnusable): the lease
+// item failed, and status names the address.
+func (a *Agent) countUnusableLeases(ops []reconciler.OpLogEntry) {
+	for _, e := range ops {
+		switch {
+		case e.Ref.Type == items.TypeDHCP4Lease && errors.Is(e.Err, dhcp.ErrUnusable):
+			a.mx.m.ObserveLease(e.Ref.Name, "invalid")
+		case e.Ref.Type == items.TypeDHCP6Lease && errors.Is(e.Err, dhcp6.ErrUnusable):
+			a.mx.m.ObserveLease6(e.Ref.Name, "invalid")
 		}
 	}
 }

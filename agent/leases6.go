@@ -222,7 +222,8 @@ func (a *Agent) exchange6(ctx context.Context, l *dhcp6.Lease, rebind bool, unti
 
 // extended6 takes in the outcome of an exchange: the lease extended
 // (kept, held), taken back by the server (let go: acquired afresh), or no
-// answer (tried again at half the time left: retryAt).
+// answer or an unusable one (ErrUnusable: the lease held stays; tried
+// again at half the time left: retryAt).
 func (a *Agent) extended6(r lease6Result) {
 	s := &a.st.lease6
 	name := r.old.Interface
@@ -252,7 +253,12 @@ func (a *Agent) extended6(r lease6Result) {
 	}
 	next := retryAt(r.old, !r.rebind, time.Now())
 	s.due[name] = next
-	a.log.WithError(r.err).WithFields(logrus.Fields{"interface": name, "next": next.Format(time.RFC3339)}).Warn("dhcp6: no answer; trying again")
+	msg := "dhcp6: no answer; trying again"
+	if errors.Is(r.err, dhcp6.ErrUnusable) {
+		a.mx.m.ObserveLease6(name, "invalid")
+		msg = "dhcp6: the server's answer is unusable; keeping the lease held, trying again"
+	}
+	a.log.WithError(r.err).WithFields(logrus.Fields{"interface": name, "next": next.Format(time.RFC3339)}).Warn(msg)
 	a.scheduleLeases6()
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/netagent/netagent/configurators/dns"
 	"github.com/netagent/netagent/internal/dhcptest"
 	"github.com/netagent/netagent/internal/dnsmasqtest"
+	"github.com/netagent/netagent/internal/testns"
 )
 
 // A DHCP server is not trusted (issue 22). These tests answer the client
@@ -228,5 +229,63 @@ func TestAgentCLIDHCP6UnusableAddress(t *testing.T) {
 				t.Errorf("the server's address is on up0:\n%s", a)
 			}
 		})
+	}
+}
+
+// A server that answers a renewal with an address no host can have does
+// not take the lease away: the daemon keeps the good lease held (its
+// address in the kernel, the bad one never), status says why the
+// renewal failed, and the metric counts it as invalid; a first lease
+// that is unusable fails the lease item and is counted too.
+func TestAgentDaemonDHCP4UnusableRenewal(t *testing.T) {
+	e := daemonNewEnv(t)
+	good := dhcptest.Reply{Address: netip.MustParsePrefix("10.77.0.100/24"), Router: dhcptest.ServerAddr.Addr(), LeaseTime: 2 * time.Minute,
+		Options: []dhcpv4.Option{dhcpv4.OptRenewTimeValue(10 * time.Second)}}
+	srv := dhcptest.Start(t, e.tgt, "up0", good)
+	e.writeIntent("dhcp.json", hostileIntent)
+	e.start()
+	e.waitForLease("the lease", "")
+	bad := good
+	bad.Address = netip.MustParsePrefix("127.0.0.2/8")
+	srv.Set(bad)
+	e.waitFor("the unusable renewal in status", func() (bool, string) {
+		st, err := e.status()
+		if err != nil || len(st.Leases) != 1 {
+			return false, fmt.Sprintf("%+v %v", st.Leases, err)
+		}
+		l := st.Leases[0]
+		return l.Held && l.Address == "10.77.0.100/24" && strings.Contains(l.LastError, "unusable") && strings.Contains(l.LastError, "127.0.0.2"),
+			fmt.Sprintf("%+v", l)
+	})
+	if !e.upHas("10.77.0.100/24") || strings.Contains(e.ip("-4", "addr", "show", "dev", "up0"), "127.0.0.2") {
+		t.Errorf("up0's addresses:\n%s", e.ip("-4", "addr", "show", "dev", "up0"))
+	}
+	metric := `netagent_dhcp4_lease_events_total{event="invalid",interface="up0"}`
+	renewals := e.scrapeSocket()[metric]
+	if renewals < 1 {
+		t.Errorf("lease events invalid: %v, want at least 1", renewals)
+	}
+
+	// The carrier goes and comes back: the lease is let go, and the
+	// server's answers to the new acquisition are unusable.
+	testns.Exec(t, srv.Peer, "ip", "link", "set", srv.Link, "down")
+	e.waitFor("the lease withdrawn with the carrier", func() (bool, string) {
+		st, err := e.status()
+		return err == nil && len(st.Leases) == 0, fmt.Sprintf("%+v %v", st.Leases, err)
+	})
+	testns.Exec(t, srv.Peer, "ip", "link", "set", srv.Link, "up")
+	e.waitFor("the lease item failing on the unusable lease", func() (bool, string) {
+		st, err := e.status()
+		if err != nil {
+			return false, err.Error()
+		}
+		it, ok := daemonItem(st, "dhcp4-lease/up0")
+		return ok && it.State == "failed" && strings.Contains(it.LastError, "unusable"), fmt.Sprintf("%+v", it)
+	})
+	if v := e.scrapeSocket()[metric]; v <= renewals {
+		t.Errorf("lease events invalid: %v after the refused acquisition, was %v", v, renewals)
+	}
+	if a := e.ip("-4", "addr", "show", "dev", "up0"); strings.Contains(a, "127.0.0.2") {
+		t.Errorf("the unusable address is on up0:\n%s", a)
 	}
 }
