@@ -34,6 +34,11 @@ type Kernel interface {
 	// ReadLinks lists the namespace's external links (the interfaces
 	// netagent did not create), as the current state records them.
 	ReadLinks(ctx context.Context) ([]*items.Link, error)
+	// ReadLinkItems is the part of ReadItems that one link dump reads:
+	// the link configurator's items (interfaces, ports, bridge VLANs) and
+	// the external links, for the repair of an owned link that a link
+	// event named (checkLinks).
+	ReadLinkItems(ctx context.Context, hint *dg.Graph) ([]dg.Item, error)
 	// Reconcile and Plan are those of the reconciler, with the target's
 	// configurators and the agent's records of the current graph (Plan
 	// leaves them as they are). Reconcile logs one line per kernel
@@ -183,6 +188,11 @@ type Agent struct {
 	// renderedFacts are the target's facts (leases left out) of the
 	// last full render by the agent's own renderer (adoptEdit).
 	renderedFacts render.Facts
+	// refusals are the reasons the intended graph leaves out what leases
+	// gave, by lease item (noteRefusals; loop goroutine).
+	refusals map[dg.ItemRef]string
+	// apiIdle is the socket's IdleTimeout (shorter in tests).
+	apiIdle time.Duration
 }
 
 // New checks cfg, fills in the defaults and returns an Agent ready to Run.
@@ -206,6 +216,7 @@ func New(cfg Config) (*Agent, error) {
 		done:       make(chan struct{}),
 		mx:         newMetricsFeed(),
 		ev:         newEventHub(),
+		apiIdle:    IdleTimeout,
 	}
 	if cfg.StateDir != "" {
 		a.store = &goodStore{dir: cfg.StateDir}

@@ -22,7 +22,11 @@ const (
 	CmdShow   = "show"   // the current state as the agent holds it
 	CmdStatus = "status" // Status
 	// CmdRollback makes version Version (0: the one before the current)
-	// the intended state in place of the documents' until one changes.
+	// the intended state in place of the documents' until one changes;
+	// with Trial, it reverts that trial instead (trial.go). A rollback of
+	// versions is refused while a trial is pending, and a rollback of a
+	// trial that is no longer pending fails (ErrTrialEnded): a rollback
+	// meant for a trial never takes the other meaning.
 	CmdRollback = "rollback"
 )
 
@@ -40,6 +44,11 @@ type Request struct {
 	// Version is the version to roll back to (0: the one before the
 	// current).
 	Version int `json:"version,omitempty"`
+	// Trial names the pending trial (TrialStatus.ID) that a rollback
+	// reverts or a confirm makes permanent. A rollback without it rolls
+	// versions back; a confirm without it confirms whichever trial is
+	// pending.
+	Trial string `json:"trial,omitempty"`
 	// Timeout, Probes and Name are those of a trial (CmdTry, trial.go):
 	// how long until it reverts unless confirmed (a Go duration, default
 	// 60s), the probes that must pass, and the intent file that
@@ -69,6 +78,9 @@ type Response struct {
 	// Conflict: the request was refused because the current version is
 	// not its IfVersion; Error says which it is.
 	Conflict bool `json:"conflict,omitempty"`
+	// TrialEnded: a confirm or rollback named a trial that is no longer
+	// pending (ErrTrialEnded); how it ended, when the daemon knows.
+	TrialEnded *TrialOutcome `json:"trialEnded,omitempty"`
 	// Operations: for apply, those run; for plan, those a reconcile would
 	// run; for check, those that would make the kernel match the intent.
 	Operations []OpResult `json:"operations,omitempty"`
@@ -190,12 +202,16 @@ func (a *Agent) answer(ctx context.Context, req Request) Response {
 		}
 		return a.apply(ctx, req.Intent)
 	case CmdRollback:
-		if a.st.trial != nil {
-			return a.rollbackTrial(ctx)
+		if req.Trial != "" {
+			return a.rollbackTrial(ctx, req.Trial)
+		}
+		if t := a.st.trial; t != nil {
+			return Response{Error: fmt.Sprintf("a trial is pending (%s, since %s): a rollback of versions waits until it ends; "+
+				"name the trial to revert it (`netagent rollback`), or confirm it", t.status.ID, t.status.Since.Format(time.RFC3339))}
 		}
 		return a.rollback(ctx, req)
 	case CmdConfirm:
-		return a.confirmTrial(ctx)
+		return a.confirmTrial(ctx, req.Trial)
 	case CmdPlan:
 		return a.plan(ctx, req.Intent)
 	case CmdCheck:

@@ -131,7 +131,11 @@
 // went or lost its carrier is withdrawn and shows as blocked, and comes
 // back when the link returns. A link replaced within one burst (a new
 // ifindex) is first taken out and reconciled without, since the kernel
-// dropped every object on it.
+// dropped every object on it. A burst that names a link the agent owns
+// (an interface item) also reads the links back alone (Kernel.ReadLinkItems,
+// one link dump) and repairs what someone changed on it (checkLinks), as
+// the drift check would, without waiting for it; a reload (SIGHUP) runs
+// the drift check itself before its reconcile.
 //
 // # DHCPv4 leases
 //

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -46,7 +48,9 @@ func (a *Agent) inFlightBesidesLeases() bool {
 
 func (a *Agent) checkDrift(ctx context.Context) {
 	s := a.st
-	defer s.drift.set(a.cfg.DriftInterval)
+	if a.cfg.DriftInterval > 0 { // also called by a reload, when drift checks may be off
+		defer s.drift.set(a.cfg.DriftInterval)
+	}
 	if a.inFlightBesidesLeases() {
 		a.log.Debug("drift check postponed: operations in progress")
 		return
@@ -56,17 +60,38 @@ func (a *Agent) checkDrift(ctx context.Context) {
 		a.log.WithError(err).Warn("drift check: reading the kernel back failed")
 		return
 	}
-	now := time.Now()
 	r := &s.results
-	repaired := false
 	reported := map[dg.ItemRef]target.Drift{}
+	repaired := a.takeFindings(found, reported)
+	for ref, count := range kept {
+		a.log.WithFields(logrus.Fields{"item": ref.String(), "attempts": count}).Info("the kernel keeps the change now")
+		delete(r.held, ref)
+	}
+	s.policy.reported = reported
+	a.mx.stale = a.mx.stale || len(kept) > 0
+	if repaired {
+		s.want(reasonDrift)
+	} else if s.unsettled {
+		a.workSettled()
+	}
+	a.scheduleUnkept()
+}
+
+// takeFindings puts what a read-back found into the current state, as
+// the items' drift policies say: repaired (the kernel's version, for the
+// reconciler to write back over), left and reported (into reported), or
+// held (a change the kernel did not keep again); it counts them in the
+// metrics and reports whether anything is to be repaired.
+func (a *Agent) takeFindings(found []target.Finding, reported map[dg.ItemRef]target.Drift) (repaired bool) {
+	s := a.st
+	now := time.Now()
 	counted := make([]metrics.Finding, 0, len(found))
 	for _, f := range found {
 		if f.Ref.Type == items.TypeForeign {
 			f.Apply(s.current, now) // observed only: no drift, nothing to repair
 			continue
 		}
-		if r.records.InFlight(f.Ref) { // a lease being acquired: its own operation settles it
+		if s.results.records.InFlight(f.Ref) { // a lease being acquired: its own operation settles it
 			continue
 		}
 		if leave, report := a.leaveDrift(f, reported); leave {
@@ -85,18 +110,73 @@ func (a *Agent) checkDrift(ctx context.Context) {
 		f.Apply(s.current, now)
 		repaired = true
 	}
-	for ref, count := range kept {
-		a.log.WithFields(logrus.Fields{"item": ref.String(), "attempts": count}).Info("the kernel keeps the change now")
-		delete(r.held, ref)
+	a.metricsAfterDrift(counted, 0)
+	return repaired
+}
+
+// linkTypes are the item types the link configurator reads back
+// (Kernel.ReadLinkItems), external links aside.
+var linkTypes = map[string]bool{items.TypeInterface: true, items.TypePort: true, items.TypeBridgeVLANs: true}
+
+// checkLinks reads the links back alone (one link dump:
+// Kernel.ReadLinkItems) after a burst of link events that named a link
+// the agent owns, and repairs at once what someone changed on it (its
+// MTU, its state, its master, a port's settings), as the drift check
+// would, without waiting for it. Only changes of items the current state
+// holds as created count (linkDrifts): the items the agent wrote since
+// the last drift check, those in transition or blocked, those whose
+// change the kernel did not keep, links gone or new, and the links of skip (whose external
+// link appeared, went or was replaced in this burst: the link events'
+// own path handles them) are left to that check (the Verifier tells a
+// change the kernel undid from someone else's).
+func (a *Agent) checkLinks(ctx context.Context, skip map[string]bool) {
+	s := a.st
+	list, err := a.cfg.Kernel.ReadLinkItems(ctx, s.intended)
+	if err != nil {
+		a.log.WithError(err).Warn("reading the links back after a link event; the drift check will")
+		return
 	}
-	s.policy.reported = reported
-	a.metricsAfterDrift(counted, len(kept))
-	if repaired {
+	var found []target.Finding
+	for _, d := range linkDrifts(s.current, list) {
+		if skip[d.Ref.Name] || s.results.written[d.Ref] || s.results.verifier.Unkept(d.Ref) != nil || s.results.held[d.Ref] != nil {
+			continue
+		}
+		found = append(found, target.Finding{Drift: d})
+	}
+	if len(found) == 0 {
+		return
+	}
+	reported := map[dg.ItemRef]target.Drift{}
+	if a.takeFindings(found, reported) {
 		s.want(reasonDrift)
-	} else if s.unsettled {
-		a.workSettled()
 	}
-	a.scheduleUnkept()
+	if len(reported) > 0 {
+		s.policy.reported = maps.Clone(s.policy.reported)
+		if s.policy.reported == nil {
+			s.policy.reported = map[dg.ItemRef]target.Drift{}
+		}
+		maps.Copy(s.policy.reported, reported)
+	}
+}
+
+// linkDrifts compares the owned link items of current (settled ones: of
+// linkTypes, created) with list, the links read back: each that the
+// kernel holds with other values, in ref order. (A link gone or new is
+// the drift check's: its dependents need the full read-back.)
+func linkDrifts(current *dg.Graph, list []dg.Item) []target.Drift {
+	var out []target.Drift
+	for _, now := range list {
+		ref := dg.Ref(now)
+		if !linkTypes[ref.Type] || now.External() {
+			continue
+		}
+		it, st, ok := current.Lookup(ref)
+		if ok && !it.External() && st.State == dg.StateCreated && !now.Equal(it) {
+			out = append(out, target.Drift{Ref: ref, Old: it, New: now})
+		}
+	}
+	slices.SortFunc(out, func(a, b target.Drift) int { return a.Ref.Compare(b.Ref) })
+	return out
 }
 
 // readAndVerify reads the kernel back and applies the Verifier's rule to

@@ -25,16 +25,17 @@ import (
 // The loop calls it from its goroutine, the test from its own: a mutex
 // guards it.
 type fakeKernel struct {
-	mu      sync.Mutex
-	objects map[dg.ItemRef]dg.Item
-	links   map[string]*items.Link
-	fail    map[dg.ItemRef]int                   // the next n operations on ref fail
-	ops     []string                             // "create route/..." in order
-	opsAt   []time.Time                          // when each of ops ran
-	rewrite map[dg.ItemRef]func(dg.Item) dg.Item // the kernel keeps its own value, not what was written
-	runs    int                                  // Reconcile calls
-	stuck   chan struct{}                        // non-nil: Reconcile waits until it is closed
-	slow    map[dg.ItemRef]chan struct{}         // creates of ref go on in the background until closed
+	mu        sync.Mutex
+	objects   map[dg.ItemRef]dg.Item
+	links     map[string]*items.Link
+	fail      map[dg.ItemRef]int                   // the next n operations on ref fail
+	ops       []string                             // "create route/..." in order
+	opsAt     []time.Time                          // when each of ops ran
+	rewrite   map[dg.ItemRef]func(dg.Item) dg.Item // the kernel keeps its own value, not what was written
+	runs      int                                  // Reconcile calls
+	stuck     chan struct{}                        // non-nil: Reconcile waits until it is closed
+	slow      map[dg.ItemRef]chan struct{}         // creates of ref go on in the background until closed
+	linkReads int                                  // ReadLinkItems calls
 }
 
 var errFake = errors.New("fake kernel says no")
@@ -146,6 +147,21 @@ func scopeIn(g *dg.Graph, ref dg.ItemRef) string {
 	return p
 }
 
+// ReadLinkItems is ReadItems of the link configurator's types.
+func (k *fakeKernel) ReadLinkItems(ctx context.Context, hint *dg.Graph) ([]dg.Item, error) {
+	k.mu.Lock()
+	k.linkReads++
+	k.mu.Unlock()
+	all, err := k.ReadItems(ctx, hint)
+	var out []dg.Item
+	for _, it := range all {
+		if it.External() || linkTypes[it.Type()] {
+			out = append(out, it)
+		}
+	}
+	return out, err
+}
+
 func (k *fakeKernel) ReadLinks(context.Context) ([]*items.Link, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -236,6 +252,12 @@ func (k *fakeKernel) failNext(ref dg.ItemRef, n int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.fail[ref] = n
+}
+
+func (k *fakeKernel) linkReadCount() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.linkReads
 }
 
 func (k *fakeKernel) reconciles() int {

@@ -77,15 +77,16 @@ func (a *Agent) loadHistory() error {
 		m := cur.Meta()
 		h.current = &m
 	}
-	data, err := os.ReadFile(filepath.Join(h.stateDir, overrideFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
+	// A damaged record is not taken for "no rollback in force": the
+	// daemon would apply the documents the operator rolled back from.
 	var o override
-	if err == nil {
-		err = json.Unmarshal(data, &o)
-	}
-	if err == nil {
+	ok, err := statefile.LoadJSON(filepath.Join(h.stateDir, overrideFile), &o)
+	switch {
+	case errors.Is(err, statefile.ErrDamaged):
+		return fmt.Errorf("the rollback in force: %w", err)
+	case err == nil && !ok:
+		return nil
+	case err == nil:
 		// Not judged here: the Guard judges it when it is adopted
 		// (intendedFor), against the kernel read back by then.
 		o.graph, err = a.renderVersionWith(a.cfg.Render, o.Version, o.Intent)
@@ -259,8 +260,7 @@ func (a *Agent) rollbackTo(n int, expect *int) (*dg.Graph, error) {
 		}
 	} else {
 		o := &override{Version: v.Number, Intent: v.Intent, SetAside: sources.Digest, graph: graph}
-		data, _ := json.Marshal(o)
-		if err := statefile.WriteAtomic(filepath.Join(h.stateDir, overrideFile), data); err != nil {
+		if err := statefile.SaveJSON(filepath.Join(h.stateDir, overrideFile), o); err != nil {
 			return nil, fmt.Errorf("storing the rollback: %w", err)
 		}
 		h.override = o
@@ -304,4 +304,8 @@ func (a *Agent) versionStatus(st *Status) {
 	if o := h.override; o != nil {
 		st.Override = fmt.Sprintf("rollback to version %d: the intent documents are set aside until one changes", o.Version)
 	}
+}
+
+func init() {
+	statefile.Register(overrideFile, "the rollback in force: the version the daemon applies instead of its intent files until one of them changes")
 }

@@ -1,14 +1,18 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/netagent/netagent/agent/versions"
+	"github.com/netagent/netagent/configurators/statefile"
 )
 
 // Each change of the documents is a version; an apply expecting another
@@ -71,4 +75,45 @@ func TestVersionsAndRollbackOverride(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestDamagedRollbackOverrideRefusesStart: the record of a rollback in
+// force, emptied or cut short, stops the daemon's start naming the file
+// (before the fix it was ignored with a log line, and the daemon applied
+// the documents the operator had rolled back from).
+func TestDamagedRollbackOverrideRefusesStart(t *testing.T) {
+	for name, damage := range map[string]func([]byte) []byte{
+		"emptied":   func([]byte) []byte { return nil },
+		"cut short": func(b []byte) []byte { return b[:len(b)/2] },
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				dir := t.TempDir()
+				withState := func(c *Config) { c.StateDir = dir }
+				r := newRig(t, baseDocs(), withState).start()
+				r.src.set("20-routes.json", twoRoutesDoc)
+				time.Sleep(DefaultIntentDebounce + time.Millisecond)
+				synctest.Wait()
+				if resp := r.call(Request{Command: CmdRollback}); resp.Error != "" || resp.Status.Override == "" {
+					t.Fatalf("rollback: %+v", resp)
+				}
+				r.stop()
+				path := filepath.Join(dir, overrideFile)
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, damage(data), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				r2 := newRig(t, map[string]string{"10-uplink.json": uplinkDoc, "20-routes.json": twoRoutesDoc}, withState)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				err = r2.a.Run(ctx)
+				if !errors.Is(err, statefile.ErrDamaged) || !strings.Contains(err.Error(), path) {
+					t.Errorf("start over a damaged %s: %v, want %v naming it", overrideFile, err, statefile.ErrDamaged)
+				}
+			})
+		})
+	}
 }

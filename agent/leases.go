@@ -464,6 +464,10 @@ type LeaseStatus struct {
 	// LastError is why the last exchange on the lease failed (no answer,
 	// an unusable answer: the lease held stays), until one succeeds.
 	LastError string `json:"lastError,omitempty"`
+	// Refused: why the intent leaves out the lease's address or some of
+	// its routes (they would take over the intent's own networks:
+	// render.LeaseRefused).
+	Refused string `json:"refused,omitempty"`
 }
 
 // leaseStatuses lists the leases in use, by interface.
@@ -474,7 +478,8 @@ func (a *Agent) leaseStatuses() []LeaseStatus {
 		l := s.used[name]
 		ls := LeaseStatus{Interface: name, Family: "ipv4", Address: l.Address.String(), Domains: l.Domains, Obtained: l.Obtained,
 			Acquired: l.Acquired, RenewAt: l.RenewAt(), RebindAt: l.RebindAt(), Expires: l.Expires(),
-			Held: a.cfg.Leases != nil && a.cfg.Leases.Get(name) == l, Dropped: l.Dropped, LastError: s.lastError[name]}
+			Held: a.cfg.Leases != nil && a.cfg.Leases.Get(name) == l, Dropped: l.Dropped, LastError: s.lastError[name],
+			Refused: a.refusals[items.DHCP4LeaseRef(name)]}
 		if l.Server.IsValid() {
 			ls.Server = l.Server.String()
 		}
@@ -496,4 +501,30 @@ func leaseFields(l *lease4.Lease) logrus.Fields {
 	return logrus.Fields{"interface": l.Interface, "address": l.Address.String(), "server": l.Server.String(),
 		"gateway": l.Router.String(), "dns": l.DNS, "obtained": l.Obtained,
 		"renew": l.RenewAt().Format(time.RFC3339), "expires": l.Expires().Format(time.RFC3339)}
+}
+
+// noteRefusals takes from g, the graph being adopted, what it leaves out
+// of each lease in use (render.LeaseRefused: the server offered what
+// would take over the intent's own networks), for status, and logs each
+// new reason once. It reads g's own lease items: the intended graph keeps
+// an item that is Equal, and Refused is no part of that.
+func (a *Agent) noteRefusals(g *dg.Graph) {
+	seen := map[dg.ItemRef]string{}
+	note := func(ref dg.ItemRef) {
+		why := render.LeaseRefused(g, ref)
+		if why == "" {
+			return
+		}
+		if a.refusals[ref] != why {
+			a.log.WithField("item", ref.String()).Warn("lease refused in part or whole: " + why)
+		}
+		seen[ref] = why
+	}
+	for name := range a.st.lease.used {
+		note(items.DHCP4LeaseRef(name))
+	}
+	for name := range a.st.lease6.used {
+		note(items.DHCP6LeaseRef(name))
+	}
+	a.refusals = seen
 }

@@ -285,7 +285,7 @@ func (a *Agent) lease6Statuses() []LeaseStatus {
 		l := s.used[name]
 		ls := LeaseStatus{Interface: name, Family: "ipv6", Address: l.Address.String() + "/128", Server: l.Server,
 			Domains: l.Search, Obtained: l.Obtained, Acquired: l.Acquired, RenewAt: l.RenewAt(), RebindAt: l.RebindAt(), Expires: l.Expires(),
-			Held: a.cfg.Leases6.Get(name) == l, Dropped: l.Dropped}
+			Held: a.cfg.Leases6.Get(name) == l, Dropped: l.Dropped, Refused: a.refusals[items.DHCP6LeaseRef(name)]}
 		for _, d := range l.DNS {
 			ls.DNS = append(ls.DNS, d.String())
 		}

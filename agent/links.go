@@ -43,14 +43,15 @@ func (a *Agent) refreshLinks(ctx context.Context) {
 	if s.linkResync {
 		log = log.WithField("resync", true)
 	}
-	clear(s.linkNames)
-	s.linkResync = false
+	owned := s.linkResync || s.namesOwnedLink()
 	links, err := a.cfg.Kernel.ReadLinks(ctx)
 	if err != nil {
 		log.WithError(err).Warn("listing links; trying again")
 		s.linkDeb.touch()
 		return
 	}
+	clear(s.linkNames)
+	s.linkResync = false
 	changes := diffLinks(s.current, links)
 	if replaced := changes.replaced(); len(replaced) > 0 {
 		for _, c := range replaced {
@@ -59,13 +60,34 @@ func (a *Agent) refreshLinks(ctx context.Context) {
 		s.want(reasonLink)
 		a.reconcile(ctx)
 	}
+	moved := map[string]bool{} // appeared, went or replaced
 	for _, c := range changes {
 		logLinkChange(log, c)
 		c.apply(s.current)
+		if c.old == nil || c.new == nil || c.old.Index != c.new.Index {
+			moved[c.name] = true
+		}
 	}
 	if len(changes) > 0 {
 		s.want(reasonLink)
 	}
+	if owned {
+		a.checkLinks(ctx, moved)
+	}
+}
+
+// namesOwnedLink reports whether the burst's events named a link the agent
+// owns (an interface item: one it created or configures), whose change
+// (an MTU, a state, a master set by hand) checkLinks repairs at once. The
+// events of other links cost nothing more than the listing.
+func (s *loopState) namesOwnedLink() bool {
+	for n := range s.linkNames {
+		ref := dg.ItemRef{Type: items.TypeInterface, Name: n}
+		if s.intended.Contains(ref) || s.current.Contains(ref) {
+			return true
+		}
+	}
+	return false
 }
 
 // linkChange is the difference of one external link between the current

@@ -22,15 +22,46 @@ import (
 // limit.
 const MaxRequestSize = 32 << 20
 
-// MaxConnections bounds the connections served at once; one more is
-// answered at once with an error ("too many connections"), without reading
-// its request. With MaxRequestSize it bounds what requests can make the
-// daemon hold.
+// MaxConnections bounds the connections served at once for any request;
+// with MaxRequestSize it bounds what requests can make the daemon hold.
+// One more (ReadOnlyConnections) is kept for a status, show or metrics
+// request, so that `netagent status` answers while the others are busy
+// (streaming events, waiting for a long apply, or idle). A connection
+// beyond both is refused: it gets the error answer ("too many
+// connections", ErrBusy) and its request is read and dropped before it is
+// closed, so that the client reads the answer and a clean end of stream,
+// never a reset.
 const MaxConnections = 8
+
+// ReadOnlyConnections is the number of connections served beyond
+// MaxConnections, for readOnly requests only.
+const ReadOnlyConnections = 1
+
+// readOnly are the requests a connection beyond MaxConnections may make:
+// they answer from a snapshot and end at once (a watch streams for as
+// long as the client likes: it takes a slot of MaxConnections).
+var readOnly = map[string]bool{CmdStatus: true, CmdShow: true, CmdMetrics: true}
+
+// IdleTimeout bounds how long a connection may send nothing before its
+// request begins: a client connects and sends at once, and one that does
+// not gets the error answer and is closed, so that idle connections
+// cannot hold the slots. The whole request then has requestTimeout.
+// (A watch is idle by design once its request is in: its client only
+// reads, and the stream's writes are bounded by requestTimeout each.)
+const IdleTimeout = 5 * time.Second
 
 // requestTimeout bounds reading a request and writing its answer; the
 // loop's work in between is bounded by the caller's patience only.
 const requestTimeout = 30 * time.Second
+
+// refuseTimeout bounds how long a refused connection's request is read
+// (and dropped) after its error answer; maxRefusing bounds the refused
+// connections so handled at once (beyond, one is closed after its answer
+// without reading).
+const (
+	refuseTimeout = time.Second
+	maxRefusing   = 4 * MaxConnections
+)
 
 // drainTimeout bounds how long the rest of an over-size request is read
 // (and discarded) after its error answer, so that the client, still
@@ -94,9 +125,10 @@ func removeStale(path string) error {
 // (closing them: their requests get no answer) before it returns, so that
 // a caller that waits for Serve after Run knows the socket is gone. Only
 // peers running as root, or as the agent's own user, are answered; at most
-// MaxConnections at once.
+// MaxConnections at once (and ReadOnlyConnections more for status).
 func (a *Agent) Serve(ctx context.Context, ln *net.UnixListener) error {
-	srv := &server{a: a, conns: map[*net.UnixConn]struct{}{}, slots: make(chan struct{}, MaxConnections)}
+	srv := &server{a: a, conns: map[*net.UnixConn]struct{}{}, slots: make(chan struct{}, MaxConnections),
+		spare: make(chan struct{}, ReadOnlyConnections), refusing: make(chan struct{}, maxRefusing), idle: a.apiIdle}
 	defer srv.shutdown(ln)
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
@@ -123,35 +155,78 @@ type server struct {
 	mu    sync.Mutex
 	conns map[*net.UnixConn]struct{}
 	slots chan struct{} // one per connection being served
+	spare chan struct{} // one per connection served beyond slots (readOnly requests)
+	// refusing: one per refused connection whose request is being read
+	refusing chan struct{}
+	idle     time.Duration // IdleTimeout
 }
 
-// start serves conn in a goroutine of its own, or refuses it when
-// MaxConnections are being served.
+// busyError is the answer to a connection beyond the bound.
+func busyError() string {
+	return fmt.Sprintf("too many connections (at most %d at once, and %d more for status): %v", MaxConnections, ReadOnlyConnections, ErrBusy)
+}
+
+// start serves conn in a goroutine of its own: in a slot of
+// MaxConnections, else in a spare one (a readOnly request only), else it
+// is refused.
 func (s *server) start(ctx context.Context, conn *net.UnixConn) {
+	var slot chan struct{}
+	allow := func(string) bool { return true }
 	select {
 	case s.slots <- struct{}{}:
+		slot = s.slots
 	default:
-		s.a.log.WithField("api", "request").Warn("api: refusing a connection: too many connections")
-		conn.SetWriteDeadline(time.Now().Add(time.Second))
-		writeResponse(conn, Response{Error: fmt.Sprintf("too many connections (at most %d at once): %v", MaxConnections, ErrBusy)})
-		conn.Close()
-		return
+		select {
+		case s.spare <- struct{}{}:
+			slot, allow = s.spare, func(cmd string) bool { return readOnly[cmd] }
+		default:
+			s.refuse(conn)
+			return
+		}
 	}
+	s.track(conn, slot, func() { s.a.serveConn(ctx, conn, s.idle, allow) })
+}
+
+// track runs serve in a goroutine that Serve waits for, holding slot
+// until it returns, then closes conn.
+func (s *server) track(conn *net.UnixConn, slot chan struct{}, serve func()) {
 	s.mu.Lock()
 	s.conns[conn] = struct{}{}
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		defer func() { <-s.slots }()
+		defer func() { <-slot }()
 		defer func() {
 			s.mu.Lock()
 			delete(s.conns, conn)
 			s.mu.Unlock()
 			conn.Close()
 		}()
-		s.a.serveConn(ctx, conn)
+		serve()
 	}()
+}
+
+// refuse answers conn with busyError, then reads what the client sends
+// (its request) until it closes, for refuseTimeout at most, so that
+// closing leaves no unread data (which would reset the client's end).
+// Beyond maxRefusing at once, conn is closed after the answer.
+func (s *server) refuse(conn *net.UnixConn) {
+	s.a.log.WithField("api", "request").Warn("api: refusing a connection: too many connections")
+	select {
+	case s.refusing <- struct{}{}:
+	default:
+		conn.SetWriteDeadline(time.Now().Add(refuseTimeout))
+		writeResponse(conn, Response{Error: busyError()})
+		conn.Close()
+		return
+	}
+	s.track(conn, s.refusing, func() {
+		conn.SetWriteDeadline(time.Now().Add(refuseTimeout))
+		if writeResponse(conn, Response{Error: busyError()}) == nil {
+			drainFor(conn, refuseTimeout)
+		}
+	})
 }
 
 // shutdown closes ln (removing the socket) and every connection, and waits
@@ -166,15 +241,16 @@ func (s *server) shutdown(ln *net.UnixListener) {
 	s.wg.Wait()
 }
 
-// serveConn answers the one request of a connection.
-func (a *Agent) serveConn(ctx context.Context, conn *net.UnixConn) {
+// serveConn answers the one request of a connection: one that begins
+// within idle, and that allow lets in (a spare slot's: readOnly).
+func (a *Agent) serveConn(ctx context.Context, conn *net.UnixConn, idle time.Duration, allow func(command string) bool) {
 	log := a.log.WithField("api", "request")
 	if err := checkPeer(conn); err != nil {
 		log.WithError(err).Warn("api: refusing a connection")
 		writeResponse(conn, Response{Error: err.Error()})
 		return
 	}
-	req, err := readRequest(conn)
+	req, err := readRequest(conn, idle)
 	if err != nil {
 		log.WithError(err).Warn("api: bad request")
 		writeResponse(conn, Response{Error: err.Error()})
@@ -184,6 +260,13 @@ func (a *Agent) serveConn(ctx context.Context, conn *net.UnixConn) {
 		return
 	}
 	log = log.WithField("command", req.Command)
+	if !allow(req.Command) {
+		log.Warn("api: refusing a request: too many connections")
+		if writeResponse(conn, Response{Error: busyError()}) == nil {
+			drainFor(conn, refuseTimeout)
+		}
+		return
+	}
 	log.Debug("api: request")
 	if req.Command == CmdWatch {
 		a.serveWatch(ctx, conn, log)
@@ -198,27 +281,53 @@ func (a *Agent) serveConn(ctx context.Context, conn *net.UnixConn) {
 	}
 }
 
-// readRequest reads one request of at most MaxRequestSize bytes.
-func readRequest(conn *net.UnixConn) (Request, error) {
-	conn.SetReadDeadline(time.Now().Add(requestTimeout))
-	lr := &io.LimitedReader{R: conn, N: MaxRequestSize + 1}
+// readRequest reads one request of at most MaxRequestSize bytes, which
+// must begin within idle and end within requestTimeout.
+func readRequest(conn *net.UnixConn, idle time.Duration) (Request, error) {
+	begun := &begunReader{conn: conn, full: time.Now().Add(requestTimeout)}
+	conn.SetReadDeadline(time.Now().Add(min(idle, requestTimeout)))
+	lr := &io.LimitedReader{R: begun, N: MaxRequestSize + 1}
 	var req Request
 	err := json.NewDecoder(lr).Decode(&req)
+	var ne net.Error
 	switch {
 	case err != nil && lr.N <= 0:
 		return req, fmt.Errorf("reading the request: more than %d MiB: %w", MaxRequestSize>>20, ErrRequestTooLarge)
+	case err != nil && !begun.begun && errors.As(err, &ne) && ne.Timeout():
+		return req, fmt.Errorf("no request within %v of connecting: %w", idle, ErrIdle)
 	case err != nil:
 		return req, fmt.Errorf("reading the request: %w", err)
 	}
 	return req, nil
 }
 
+// begunReader moves a connection's read deadline from the idle bound to
+// the request's (full) once the request's first bytes arrive.
+type begunReader struct {
+	conn  *net.UnixConn
+	full  time.Time
+	begun bool
+}
+
+func (r *begunReader) Read(p []byte) (int, error) {
+	n, err := r.conn.Read(p)
+	if n > 0 && !r.begun {
+		r.begun = true
+		r.conn.SetReadDeadline(r.full)
+	}
+	return n, err
+}
+
 // drainRequest reads what the client still sends, for at most drainTimeout, and
 // drops it: closing a unix socket with unread data makes the client's
 // write fail before it reads the answer.
-func drainRequest(conn *net.UnixConn) {
+func drainRequest(conn *net.UnixConn) { drainFor(conn, drainTimeout) }
+
+// drainFor ends conn's writing side (the answer is out) and reads and
+// drops what the client sends until it closes, for at most d.
+func drainFor(conn *net.UnixConn, d time.Duration) {
 	conn.CloseWrite()
-	conn.SetReadDeadline(time.Now().Add(drainTimeout))
+	conn.SetReadDeadline(time.Now().Add(d))
 	io.Copy(io.Discard, conn)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -142,6 +143,12 @@ func TestCallAfterStopFails(t *testing.T) {
 func serveRig(t *testing.T) (*rig, string) {
 	t.Helper()
 	r := newRig(t, baseDocs()).start()
+	return r, serve(t, r)
+}
+
+// serve serves r's agent on a socket in a temporary directory.
+func serve(t *testing.T, r *rig) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "a.sock")
 	ln, err := Listen(path)
 	if err != nil {
@@ -159,7 +166,7 @@ func serveRig(t *testing.T) (*rig, string) {
 			t.Errorf("socket left behind after Serve returned: %v", err)
 		}
 	})
-	return r, path
+	return path
 }
 
 // TestServeRefusesAnOversizeRequest sends an apply larger than
@@ -208,33 +215,39 @@ func bigIntent(n int) json.RawMessage {
 }
 
 // TestServeBoundsConnections holds MaxConnections connections that send
-// nothing: one more is answered at once with an error, and once one of
-// them goes, requests are answered again.
+// nothing: status is still answered at once (the spare slot), an apply is
+// not; with the spare slot held too, one more client gets the error answer
+// and then a clean end of stream, never a reset, even when it sends its
+// request in pieces; once one of them goes, requests are answered again.
 func TestServeBoundsConnections(t *testing.T) {
 	_, path := serveRig(t)
-	var idle []net.Conn
-	for range MaxConnections {
-		c, err := net.Dial("unix", path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		idle = append(idle, c)
-	}
-	// The server takes the connections in order: once a status call on a
-	// new connection is refused, all of them are held.
+	idle := holdConns(t, path, MaxConnections)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// The server takes the connections in order: the status call comes
+	// after the idle ones.
+	start := time.Now()
 	resp, err := Call(ctx, path, Request{Command: CmdStatus})
-	if err != nil {
-		t.Fatalf("a connection over the limit got no answer: %v", err)
+	if err != nil || resp.Status == nil {
+		t.Fatalf("status with %d idle connections: %v %+v", MaxConnections, err, resp)
 	}
-	if !strings.Contains(resp.Error, "too many connections") || resp.Status != nil {
-		t.Errorf("a connection over the limit: %+v", resp)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("status with %d idle connections took %v", MaxConnections, took)
+	}
+	if resp, err := Call(ctx, path, Request{Command: CmdApply, Intent: json.RawMessage(apiRouteDoc)}); err != nil || !strings.Contains(resp.Error, "too many connections") {
+		t.Fatalf("an apply in the spare slot: %v %+v", err, resp)
+	}
+	spare := holdSpare(t, ctx, path)
+	for _, pause := range []time.Duration{0, 50 * time.Millisecond} {
+		got, err := rawExchange(path, pause, `{"command":`, `"status"}`+"\n")
+		if err != nil || !strings.Contains(got, "too many connections") || !strings.Contains(got, ErrBusy.Error()) {
+			t.Errorf("a client over the bound (request in pieces %v apart): %q, %v; want the error answer and a clean end", pause, got, err)
+		}
 	}
 	idle[0].Close()
+	spare.Close()
 	for {
-		resp, err := Call(ctx, path, Request{Command: CmdStatus})
+		resp, err := Call(ctx, path, Request{Command: CmdApply, Intent: json.RawMessage(apiRouteDoc)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,6 +259,106 @@ func TestServeBoundsConnections(t *testing.T) {
 		}
 		runtime.Gosched() // the server has not seen the close yet
 	}
+}
+
+// An idle connection (no request within the idle bound) gets the error
+// answer and is closed: idle connections do not hold the slots.
+func TestServeClosesIdleConnections(t *testing.T) {
+	r := newRig(t, baseDocs())
+	r.a.apiIdle = 100 * time.Millisecond
+	path := serve(t, r.start())
+	idle := holdConns(t, path, MaxConnections+ReadOnlyConnections)
+	for _, c := range idle {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		got, err := io.ReadAll(c)
+		if err != nil || !strings.Contains(string(got), "no request within 100ms") || !strings.Contains(string(got), ErrIdle.Error()) {
+			t.Fatalf("an idle connection: %q, %v", got, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if resp, err := Call(ctx, path, Request{Command: CmdApply, Intent: json.RawMessage(apiRouteDoc)}); err != nil || resp.Error != "" {
+		t.Errorf("an apply once the idle connections were closed: %v %+v", err, resp)
+	}
+	// A watch is not idle: its client sends nothing more, and it streams.
+	w, err := Watch(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if e, err := w.Next(); err != nil || e.Kind != EventStatus {
+		t.Fatalf("watch: %+v %v", e, err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	r.src.set("30-more.json", `{"version": 1, "routes": [{"to": "10.30.0.0/24", "via": "192.0.2.1", "dev": "uplink0"}]}`)
+	if e, err := w.Next(); err != nil || e.Kind == EventStatus {
+		t.Errorf("the watch after the idle bound: %+v %v", e, err)
+	}
+}
+
+// apiRouteDoc is an apply's document beside baseDocs.
+const apiRouteDoc = `{"version": 1, "routes": [{"to": "10.20.0.0/24", "via": "192.0.2.1", "dev": "uplink0"}]}`
+
+// holdSpare opens a connection that sends nothing and holds the spare
+// slot (MaxConnections are held): a status call is refused while the
+// connection got no answer (it was not refused itself).
+func holdSpare(t *testing.T, ctx context.Context, path string) net.Conn {
+	t.Helper()
+	for {
+		if resp, err := Call(ctx, path, Request{Command: CmdStatus}); err != nil {
+			t.Fatal(err)
+		} else if resp.Status == nil {
+			runtime.Gosched() // a connection refused before still drains
+			continue
+		}
+		c := holdConns(t, path, 1)[0]
+		resp, err := Call(ctx, path, Request{Command: CmdStatus})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+		if _, rerr := c.Read(make([]byte, 1)); resp.Status == nil && errors.Is(rerr, os.ErrDeadlineExceeded) {
+			c.SetReadDeadline(time.Time{})
+			return c
+		}
+		c.Close()
+	}
+}
+
+// holdConns opens n connections to path that send nothing; the test's end
+// closes them.
+func holdConns(t *testing.T, path string, n int) []net.Conn {
+	t.Helper()
+	var out []net.Conn
+	for range n {
+		c, err := net.Dial("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		out = append(out, c)
+	}
+	return out
+}
+
+// rawExchange sends parts to the socket at path, pause apart, and reads
+// the answer to the end of the stream, as a shell client (socat, nc)
+// would.
+func rawExchange(path string, pause time.Duration, parts ...string) (string, error) {
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	for _, p := range parts {
+		if _, err := io.WriteString(c, p); err != nil {
+			return "", fmt.Errorf("writing: %w", err)
+		}
+		time.Sleep(pause)
+	}
+	got, err := io.ReadAll(c)
+	return string(got), err
 }
 
 // TestListenLeavesABusySocketAlone: a live agent whose backlog is full

@@ -136,11 +136,13 @@ func (a *Agent) everySourceRead() bool {
 	return true
 }
 
-// reload reads every source again (SIGHUP).
+// reload reads every source again, and the kernel back, so that what
+// someone changed is repaired with it (SIGHUP).
 func (a *Agent) reload(ctx context.Context) {
 	a.notify("reloading", a.cfg.Notifier.Reloading)
-	a.log.Info("reloading every intent source")
+	a.log.Info("reloading every intent source and reading the kernel back")
 	a.loadSources(a.sourceNames(), reasonReload)
+	a.checkDrift(ctx) // a full read-back: what someone changed is repaired by this reconcile
 	a.st.want(reasonReload)
 	a.reconcile(ctx)
 	a.notify("ready", a.cfg.Notifier.Ready)
@@ -176,6 +178,7 @@ func (a *Agent) adoptResolved(next *docSet, res resolution, reason string) {
 			syncGraph(s.intended, g)
 		}
 		s.renderedWith = maps.Clone(s.lease.used)
+		a.noteRefusals(g) // leases.go
 		a.adopted(g)
 		s.want(reason)
 		a.logAccepted(next)

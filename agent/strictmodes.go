@@ -1,37 +1,9 @@
 package agent
 
-import (
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
-	"syscall"
-)
+import "github.com/netagent/netagent/internal/safefile"
 
-// maxLinks bounds the symbolic links followed to reach one intent file (as
-// the kernel's ELOOP does).
-const maxLinks = 40
-
-// strictModes decides whether an intent file may be trusted, as sshd's
-// StrictModes does for authorized_keys: anyone who can change an intent
-// file controls the host's routes, firewall and sysctls, so the file and
-// every directory on the way to it must be in the hands of root (or of the
-// agent's own user).
-//
-//   - The intent directory, the directory that holds the file, and the
-//     directory that holds each symbolic link followed: owned by root or
-//     the agent's user, and writable by nobody else (mode &^ 0755 clear).
-//   - Every other directory traversed (the ancestors up to /, and those
-//     reached through links): owned by root or the agent's user, and
-//     writable by nobody else unless it is sticky (like /tmp: others can
-//     add names there, but not replace what root owns).
-//   - Every symbolic link followed: owned by root or the agent's user. A
-//     link is followed only under these rules, wherever it points.
-//   - The file: a regular file owned by root or the agent's user, writable
-//     by nobody else.
+// strictModes is the intent directory's trust rule: safefile.StrictModes
+// (the state directory's rule too), with the names DirSource uses.
 type strictModes struct {
 	uid int    // the agent's own uid (besides root)
 	dir string // the intent directory, as the real path
@@ -44,208 +16,26 @@ type resolved struct {
 	deps []string
 }
 
-// errRefused marks a file that exists but must not be trusted.
-var errRefused = errors.New("refused: an intent file, and every directory and link on the way to it, " +
-	"must be owned by root (or the agent's user) and writable by no one else")
+var (
+	// errRefused marks a file that exists but must not be trusted.
+	errRefused = safefile.ErrRefused
+	// errNotRegular: a directory or a device named like an intent file;
+	// not a document.
+	errNotRegular = safefile.ErrNotRegular
+)
+
+func (m strictModes) rule() safefile.StrictModes { return safefile.StrictModes{UID: m.uid, Dir: m.dir} }
 
 // checkDir checks the intent directory itself: its ancestors and itself.
-func (m strictModes) checkDir() error {
-	w := &walker{m: m}
-	real, err := w.resolve(m.dir, true)
-	if err != nil {
-		return err
-	}
-	fi, err := os.Lstat(real)
-	if err != nil {
-		return err
-	}
-	return m.strictDir(real, fi)
-}
+func (m strictModes) checkDir() error { return m.rule().CheckDir() }
 
 // check resolves path (an entry of the intent directory) and checks it and
-// everything on the way to it. An error wraps errRefused when the file is
-// not to be trusted, fs.ErrNotExist when it (or a link's target) is
-// missing.
-//
-// The paths to watch (deps) are returned also with an error, as far as the
-// resolution got: a refused target must be seen when it is made safe.
+// everything on the way to it (safefile.StrictModes.Check).
 func (m strictModes) check(path string) (resolved, error) {
-	w := &walker{m: m}
-	real, err := w.resolve(path, false)
-	if err != nil {
-		return resolved{deps: w.links}, err
-	}
-	r := resolved{deps: append(w.links, real)}
-	fi, err := os.Lstat(real)
-	if err != nil {
-		return r, err
-	}
-	if !fi.Mode().IsRegular() {
-		return r, fmt.Errorf("%s is not a regular file: %w", real, errNotRegular)
-	}
-	if err := m.ownedAndPrivate(real, fi, false); err != nil {
-		return r, err
-	}
-	r.real = real
-	return r, nil
-}
-
-// errNotRegular: a directory or a device named like an intent file; not a
-// document.
-var errNotRegular = errors.New("not a regular file")
-
-// walker resolves one path component by component, as the kernel does,
-// checking what it traverses.
-type walker struct {
-	m     strictModes
-	links []string // the symbolic links followed, in order
-}
-
-// resolve returns the real path of path. dirOnly: path names a directory
-// (the intent directory); its last component is checked as a directory.
-func (w *walker) resolve(path string, dirOnly bool) (string, error) {
-	if !filepath.IsAbs(path) {
-		return "", fmt.Errorf("%s is not an absolute path", path)
-	}
-	cur := "/"
-	fi, err := os.Lstat(cur)
-	if err != nil {
-		return "", err
-	}
-	if err := w.m.lenientDir(cur, fi); err != nil {
-		return "", err
-	}
-	comps := strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/")
-	for i, comp := range comps {
-		if comp == "" {
-			continue
-		}
-		last := i == len(comps)-1
-		next := filepath.Join(cur, comp)
-		fi, err := os.Lstat(next)
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 || (last && !dirOnly) {
-			// cur holds a link or the file: nobody else may change its entries.
-			dfi, err := os.Lstat(cur)
-			if err != nil {
-				return "", err
-			}
-			if err := w.m.strictDir(cur, dfi); err != nil {
-				return "", err
-			}
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			if next, fi, err = w.follow(cur, next, fi); err != nil {
-				return "", err
-			}
-		}
-		cur = next
-		if !last || dirOnly {
-			if !fi.IsDir() {
-				return "", fmt.Errorf("%s: %w", cur, syscall.ENOTDIR)
-			}
-			if err := w.m.lenientDir(cur, fi); err != nil {
-				return "", err
-			}
-		}
-	}
-	return cur, nil
-}
-
-// follow follows the symbolic link at link (in the directory cur) and
-// returns the real path of its target.
-func (w *walker) follow(cur, link string, fi fs.FileInfo) (string, fs.FileInfo, error) {
-	if err := w.m.owner(link, fi); err != nil {
-		return "", nil, err
-	}
-	w.links = append(w.links, link)
-	if len(w.links) > maxLinks {
-		return "", nil, fmt.Errorf("%s: more than %d symbolic links: %w", link, maxLinks, syscall.ELOOP)
-	}
-	target, err := os.Readlink(link)
-	if err != nil {
-		return "", nil, err
-	}
-	if !filepath.IsAbs(target) {
-		target = filepath.Join(cur, target)
-	}
-	real, err := w.resolve(target, false)
-	if err != nil {
-		return "", nil, err
-	}
-	rfi, err := os.Lstat(real)
-	return real, rfi, err
-}
-
-// owner checks that path belongs to root or the agent's user.
-func (m strictModes) owner(path string, fi fs.FileInfo) error {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fmt.Errorf("%s: no owner information", path)
-	}
-	if st.Uid != 0 && int(st.Uid) != m.uid {
-		return fmt.Errorf("%s is owned by uid %d, not by root%s: %w", path, st.Uid, m.orSelf(), errRefused)
-	}
-	return nil
-}
-
-func (m strictModes) orSelf() string {
-	if m.uid == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" or uid %d", m.uid)
-}
-
-// ownedAndPrivate checks owner and mode: writable by the owner only
-// (sticky: a sticky directory may be writable by others, if allowed).
-func (m strictModes) ownedAndPrivate(path string, fi fs.FileInfo, stickyOK bool) error {
-	if err := m.owner(path, fi); err != nil {
-		return err
-	}
-	perm := fi.Mode().Perm()
-	if perm&0o022 == 0 || stickyOK && fi.Mode()&fs.ModeSticky != 0 {
-		return nil
-	}
-	who := "group and others"
-	switch {
-	case perm&0o020 == 0:
-		who = "others"
-	case perm&0o002 == 0:
-		who = "its group"
-	}
-	return fmt.Errorf("%s is writable by %s (mode %04o): %w", path, who, perm, errRefused)
-}
-
-// strictDir checks a directory whose entries must not change behind root.
-func (m strictModes) strictDir(path string, fi fs.FileInfo) error {
-	return m.ownedAndPrivate(path, fi, false)
-}
-
-// lenientDir checks a directory traversed: others may add names to it if
-// it is sticky.
-func (m strictModes) lenientDir(path string, fi fs.FileInfo) error {
-	return m.ownedAndPrivate(path, fi, true)
+	r, err := m.rule().Check(path)
+	return resolved{real: r.Real, deps: r.Deps}, err
 }
 
 // readChecked reads the file at real (a path check returned), refusing it
 // if it was replaced in between by a link or a file that fails the checks.
-func (m strictModes) readChecked(real string) ([]byte, error) {
-	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file: %w", real, errNotRegular)
-	}
-	if err := m.ownedAndPrivate(real, fi, false); err != nil {
-		return nil, err
-	}
-	return io.ReadAll(f)
-}
+func (m strictModes) readChecked(real string) ([]byte, error) { return m.rule().ReadChecked(real) }

@@ -13,7 +13,11 @@ package agent
 //     read-back right after the apply differs from the intent, when a
 //     probe fails, or at the deadline (an alarm of the loop); items failed
 //     or blocked before it are not its doing and count for none of these;
-//     CmdRollback with a trial pending reverts it now. Reverting puts back
+//     CmdRollback naming the pending trial (Request.Trial) reverts it now;
+//     a confirm or rollback naming a trial that is no longer pending fails
+//     (ErrTrialEnded), so that of a confirm and a rollback sent at once
+//     exactly one wins, and a rollback without a trial (of versions) is
+//     refused while one is pending. Reverting puts back
 //     the API document that ran before and, with Config.Trials (the
 //     daemon's target.Runtime), returns the kernel to its before-images
 //     (the journal of agent/target, the same code as the one-shot
@@ -88,6 +92,9 @@ type Prober func(ctx context.Context, specs []string) error
 
 // TrialStatus is the pending trial, in Status.
 type TrialStatus struct {
+	// ID names the trial (TrialID of Since) in a confirm or rollback
+	// (Request.Trial).
+	ID       string    `json:"id,omitempty"`
 	Since    time.Time `json:"since"`
 	Deadline time.Time `json:"deadline"`
 	Probes   []string  `json:"probes,omitempty"`
@@ -105,13 +112,32 @@ type TrialStatus struct {
 	KeepPartial bool `json:"keepPartial,omitempty"`
 }
 
+// The results of a TrialOutcome besides "confirmed" and "reverted".
+const (
+	// TrialRevertIncomplete: the revert of a trial left pending (a
+	// netagent killed during it, a reboot) could not finish; the trial
+	// stays pending and Reason says why.
+	TrialRevertIncomplete = "revert-incomplete"
+	// TrialUnknown: the record of the last outcome cannot be read.
+	TrialUnknown = "unknown"
+)
+
 // TrialOutcome is how the last trial ended, in Status.
 type TrialOutcome struct {
-	Result string    `json:"result"` // "confirmed" or "reverted"
+	ID string `json:"id,omitempty"` // the trial's (TrialStatus.ID), when known
+	// Result is "confirmed", "reverted", TrialRevertIncomplete or
+	// TrialUnknown.
+	Result string    `json:"result"`
 	Reason string    `json:"reason,omitempty"`
 	At     time.Time `json:"at"`
 	File   string    `json:"file,omitempty"` // confirmed: the intent file written
 }
+
+// TrialID is the id of a trial begun at started: its start to the
+// nanosecond, in UTC. The target's trial record (target.Trial.Started)
+// gives the same id, so that `netagent rollback` can name the trial it
+// found pending.
+func TrialID(started time.Time) string { return started.UTC().Format(time.RFC3339Nano) }
 
 // pendingTrial is the trial in progress; the loop owns it.
 type pendingTrial struct {
@@ -318,7 +344,7 @@ func (a *Agent) newTrial(req Request) (*pendingTrial, *docSet, resolution, Respo
 	s.trialSeq++
 	t := &pendingTrial{id: s.trialSeq, raw: req.Intent, prevAPI: a.api.raw,
 		keepPartial: req.KeepPartial, wait: wait, probeTimeout: probeTimeout, before: a.problemsNow(),
-		status: TrialStatus{Since: now, Deadline: now.Add(timeout), Probes: req.Probes, Name: name, KeepPartial: req.KeepPartial}}
+		status: TrialStatus{ID: TrialID(now), Since: now, Deadline: now.Add(timeout), Probes: req.Probes, Name: name, KeepPartial: req.KeepPartial}}
 	if d := s.docs.docs[apiDocName]; d != nil && d.good != nil {
 		prev := *d
 		t.prevDoc = &prev
@@ -490,20 +516,55 @@ func (a *Agent) revertTrial(ctx context.Context, reason string) error {
 	a.adopt(next, reasonTry)
 	s.want(reasonTry)
 	a.reconcile(ctx)
-	s.lastTrial = &TrialOutcome{Result: "reverted", Reason: reason, At: time.Now()}
+	s.lastTrial = &TrialOutcome{ID: t.status.ID, Result: "reverted", Reason: reason, At: time.Now()}
 	a.log.WithField("reason", reason).Warn("trial reverted")
 	err := errors.Join(errs...)
 	a.answerWaiting(t, err)
 	return err
 }
 
-// confirmTrial answers CmdConfirm: the document goes into the intent
-// directory and takes the API document's place.
-func (a *Agent) confirmTrial(ctx context.Context) Response {
+// namedTrial is the pending trial that a confirm or rollback names (id
+// "": whichever is pending), or the answer that refuses the request: no
+// trial is pending, or the one named is not (ErrTrialEnded, with how it
+// ended when it was the last).
+func (a *Agent) namedTrial(id string) (*pendingTrial, *Response) {
 	s := a.st
 	t := s.trial
-	if t == nil {
-		return Response{Error: target.ErrNoTrial.Error()}
+	switch {
+	case id == "" && t == nil:
+		return nil, &Response{Error: target.ErrNoTrial.Error()}
+	case id == "" || (t != nil && t.status.ID == id):
+		return t, nil
+	}
+	resp := &Response{}
+	now := "no trial is pending"
+	if t != nil {
+		now = "the pending trial is " + t.status.ID
+	}
+	if o := s.lastTrial; o != nil && o.ID == id {
+		oc := *o
+		resp.TrialEnded = &oc
+		how := fmt.Sprintf("it was %s at %s", o.Result, o.At.Format(time.RFC3339))
+		switch {
+		case o.Reason != "":
+			how += " (" + o.Reason + ")"
+		case o.File != "":
+			how += " (" + o.File + " written)"
+		}
+		now = how + "; " + now
+	}
+	resp.Error = fmt.Sprintf("trial %s: %v: %s", id, ErrTrialEnded, now)
+	return nil, resp
+}
+
+// confirmTrial answers CmdConfirm of the trial id ("": the pending one):
+// the document goes into the intent directory and takes the API
+// document's place.
+func (a *Agent) confirmTrial(ctx context.Context, id string) Response {
+	s := a.st
+	t, refused := a.namedTrial(id)
+	if refused != nil {
+		return *refused
 	}
 	if t.status.Probing || t.status.Settling {
 		return Response{Error: "the trial is still being checked (its probes run, or its blocked items are waited for): confirm once it stands, or roll it back (the trial stays pending)"}
@@ -547,7 +608,7 @@ func (a *Agent) confirmTrial(ctx context.Context) Response {
 		a.recordVersion(v, versions.Any)
 	}
 	a.saveDocs()
-	s.lastTrial = &TrialOutcome{Result: "confirmed", At: time.Now(), File: path}
+	s.lastTrial = &TrialOutcome{ID: t.status.ID, Result: "confirmed", At: time.Now(), File: path}
 	a.log.WithField("file", path).Info("trial confirmed")
 	if len(s.reasons) > 0 {
 		a.reconcile(ctx)
@@ -614,9 +675,12 @@ func parseDuration(what, s string) (time.Duration, error) {
 	return d, nil
 }
 
-// rollbackTrial answers CmdRollback while a trial is pending: it reverts
-// now.
-func (a *Agent) rollbackTrial(ctx context.Context) Response {
+// rollbackTrial answers CmdRollback of the trial id: it reverts now, if
+// that trial is still pending.
+func (a *Agent) rollbackTrial(ctx context.Context, id string) Response {
+	if _, refused := a.namedTrial(id); refused != nil {
+		return *refused
+	}
 	resp := Response{}
 	if err := a.revertTrial(ctx, "rolled back on request"); err != nil {
 		resp.Error = err.Error()

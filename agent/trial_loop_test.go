@@ -91,7 +91,7 @@ func TestTrialLateProbeOutcomeIgnored(t *testing.T) {
 		req := Request{Intent: json.RawMessage(twoRoutesDoc), Timeout: "10s", ProbeTimeout: "1m", Probes: []string{"ping:192.0.2.1"}}
 		answerA := r.tryAsync(req)
 		pcA := <-probes
-		if got := r.call(Request{Command: CmdRollback}); got.Error != "" || got.Status.Trial != nil {
+		if got := r.rollbackTrial(); got.Error != "" || got.Status.Trial != nil {
 			t.Fatalf("rollback while probing: %+v", got)
 		}
 		if resp := <-answerA; resp.Status == nil || resp.Status.LastTrial == nil || resp.Status.LastTrial.Reason != "rolled back on request" {
@@ -145,7 +145,7 @@ func TestTrialKeepPartialAndProbeTimeout(t *testing.T) {
 		if !r.k.has(route2Ref) || r.status().Trial == nil {
 			t.Fatal("the failed item of the kept trial was not retried")
 		}
-		r.call(Request{Command: CmdRollback})
+		r.rollbackTrial()
 
 		probes := r.gateProbes(false)
 		start := time.Now()
@@ -199,7 +199,7 @@ func TestTrialFileChangeDuringTrial(t *testing.T) {
 				if u := r.trials.updates; len(u) != 1 || string(u[0]["20-extra.json"]) != extraDoc || u[0][apiDocName] != nil {
 					t.Errorf("the trial's record was not told the intent before it: %q", u)
 				}
-				resp := r.call(Request{Command: end})
+				resp := r.call(Request{Command: end, Trial: st.Trial.ID})
 				if resp.Error != "" {
 					t.Fatalf("%s: %+v", end, resp)
 				}
@@ -280,7 +280,7 @@ func TestTrialWaitsForItsBlockedItems(t *testing.T) {
 		if resp.Error != "" || resp.Status.Trial == nil || resp.Status.Trial.Settling || !r.k.has(dg.ItemRef{Type: items.TypeAddress, Name: "eth9/10.9.9.1/24"}) {
 			t.Fatalf("the trial once its link came: %+v", resp.Status.Trial)
 		}
-		r.call(Request{Command: CmdRollback})
+		r.rollbackTrial()
 
 		answer = r.tryAsync(Request{Intent: json.RawMessage(nicDoc("eth8")), Timeout: "5m", Wait: "5s"})
 		resp = <-answer // 5 s later

@@ -122,6 +122,17 @@ func newTrialRig(t *testing.T) *trialRig {
 	return tr
 }
 
+// rollbackTrial rolls the pending trial back, naming it as `netagent
+// rollback` does.
+func (tr *trialRig) rollbackTrial() Response {
+	tr.t.Helper()
+	st := tr.status()
+	if st.Trial == nil {
+		tr.t.Fatal("rollback: no trial is pending")
+	}
+	return tr.call(Request{Command: CmdRollback, Trial: st.Trial.ID})
+}
+
 func (tr *trialRig) intentFiles() []string {
 	ents, err := os.ReadDir(tr.intentDir)
 	if err != nil {
@@ -245,7 +256,7 @@ func TestTrialRevertsOnProbeFailureFailedItemAndRollback(t *testing.T) {
 		if resp.Status.Trial == nil || !r.k.has(route2Ref) {
 			t.Fatalf("try: %+v", resp)
 		}
-		resp = r.call(Request{Command: CmdRollback})
+		resp = r.rollbackTrial()
 		if r.k.has(route2Ref) || resp.Status.Trial != nil || resp.Status.LastTrial.Reason != "rolled back on request" {
 			t.Fatalf("rollback: %+v", resp.Status.LastTrial)
 		}

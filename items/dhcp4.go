@@ -25,6 +25,12 @@ type DHCP4Lease struct {
 	// differs from the intended item, and the reconciler's Modify asks
 	// the server for it again (INIT-REBOOT) while its address stays.
 	Kept bool
+	// Refused says why render left out the lease's address or some of
+	// its routes: they would take over what the intent puts on its own
+	// links (agent/render, leaseclaims.go); "": nothing was. Not a kernel
+	// attribute nor an exchange: Equal ignores it, so a new reason
+	// changes nothing held, and status and check show it.
+	Refused string
 }
 
 // DHCP4LeaseRef refers to the lease item of an interface.
@@ -48,7 +54,12 @@ func (l *DHCP4Lease) Name() string   { return l.Dev }
 func (l *DHCP4Lease) External() bool { return false }
 func (l *DHCP4Lease) Equal(o dg.Item) bool {
 	other, ok := o.(*DHCP4Lease)
-	return ok && *l == *other
+	if !ok {
+		return false
+	}
+	a, b := *l, *other
+	a.Refused, b.Refused = "", ""
+	return a == b
 }
 
 func (l *DHCP4Lease) String() string {
@@ -56,7 +67,7 @@ func (l *DHCP4Lease) String() string {
 	if l.Kept {
 		kept = ", kept from before"
 	}
-	return fmt.Sprintf("dhcp4 lease on %s (hostname %q, client id %q, vendor class %q%s)", l.Dev, l.Hostname, l.ClientID, l.VendorClass, kept)
+	return fmt.Sprintf("dhcp4 lease on %s (hostname %q, client id %q, vendor class %q%s)%s", l.Dev, l.Hostname, l.ClientID, l.VendorClass, kept, refusedNote(l.Refused))
 }
 
 func (l *DHCP4Lease) Dependencies() []dg.Dependency {
@@ -72,4 +83,12 @@ func (l *DHCP4Lease) Validate() error {
 		return fmt.Errorf("dhcp4 lease without an interface: %w", ErrInvalid)
 	}
 	return nil
+}
+
+// refusedNote is a lease item's Refused for String.
+func refusedNote(why string) string {
+	if why == "" {
+		return ""
+	}
+	return "; refused: " + why
 }

@@ -19,6 +19,10 @@ const TypeDHCP6Lease = "dhcp6-lease"
 type DHCP6Lease struct {
 	Dev  string
 	Deps []dg.ItemRef
+	// Refused says why render left out the lease's address (it would
+	// take over what the intent puts on its own links; see
+	// DHCP4Lease.Refused); Equal ignores it.
+	Refused string
 }
 
 // DHCP6LeaseRef refers to the lease item of an interface.
@@ -28,13 +32,15 @@ func (l *DHCP6Lease) Type() string   { return TypeDHCP6Lease }
 func (l *DHCP6Lease) Name() string   { return l.Dev }
 func (l *DHCP6Lease) External() bool { return false }
 
-// Equal compares the interface and Deps.
+// Equal compares the interface and Deps (not Refused).
 func (l *DHCP6Lease) Equal(o dg.Item) bool {
 	other, ok := o.(*DHCP6Lease)
 	return ok && other != nil && l.Dev == other.Dev && slicesEqualRefs(l.Deps, other.Deps)
 }
 
-func (l *DHCP6Lease) String() string { return fmt.Sprintf("dhcp6 lease on %s", l.Dev) }
+func (l *DHCP6Lease) String() string {
+	return fmt.Sprintf("dhcp6 lease on %s%s", l.Dev, refusedNote(l.Refused))
+}
 
 // Validate checks the interface name.
 func (l *DHCP6Lease) Validate() error {

@@ -54,6 +54,14 @@ const (
 	MaxSearchChars = 256
 )
 
+// Silent reports whether d gives nothing at all: no server, no domain, no
+// link's part. Render still puts it while the agent handles DNS (a path is
+// given): the agent's file at Path, holding servers of a dns section or a
+// lease gone since, is then removed (configurators/dns).
+func (d *DNS) Silent() bool {
+	return len(d.Nameservers) == 0 && len(d.Search) == 0 && d.Global.Empty() && len(d.Links) == 0
+}
+
 // DNSRef refers to the DNS item of path.
 func DNSRef(path string) dg.ItemRef { return dg.ItemRef{Type: TypeDNS, Name: path} }
 

@@ -1,5 +1,10 @@
 package intent
 
+import (
+	"maps"
+	"slices"
+)
+
 // DriftPolicy says what netagent does when the kernel's copy of an object
 // drifts from the intent after the object was created (someone changed or
 // deleted it by hand). It is set with "drift" at the top of an intent file
@@ -95,9 +100,13 @@ func (in *Intent) UsesDrift() bool {
 	return false
 }
 
-// drift checks every "drift" of the intent.
+// drift checks every "drift" of the intent: a merged intent's file-level
+// ones (DriftByFile, each at its file's "drift"), else its own.
 func (c *checker) drift() {
 	oneOf(c, Origin{Path: "drift"}, c.in.Drift, driftPolicies)
+	for _, file := range slices.Sorted(maps.Keys(c.in.DriftByFile)) {
+		oneOf(c, Origin{File: file, Path: "drift"}, c.in.DriftByFile[file], driftPolicies)
+	}
 	for i := range c.in.Interfaces {
 		if p := c.in.Interfaces[i].Drift; p != "" {
 			oneOf(c, c.in.Locate(c.in.Interfaces[i].Origin, "interfaces", i).field("drift"), p, driftPolicies)

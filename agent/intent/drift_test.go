@@ -74,3 +74,26 @@ func TestDriftOf(t *testing.T) {
 		t.Error("an intent without drift: not all repair")
 	}
 }
+
+// TestDriftBadFileValueMerged: a file's "drift" that is not a policy is
+// refused also after Merge (which moves it into DriftByFile), naming the
+// file and the path, as the daemon and apply validate merged files.
+func TestDriftBadFileValueMerged(t *testing.T) {
+	bad, err := Parse([]byte(`{"version":1,"drift":"ignroe","interfaces":[{"name":"br0","type":"bridge"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := Parse([]byte(`{"version":1,"drift":"report","interfaces":[{"name":"br1","type":"bridge"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := Merge(map[string]*Intent{"a.json": bad, "b.json": good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = merged.Validate()
+	fes := FieldErrors(err)
+	if len(fes) != 1 || fes[0].File != "a.json" || fes[0].Path != "drift" || !strings.Contains(fes[0].Msg, `"ignroe" is not one of repair, report, ignore`) {
+		t.Fatalf("Validate of the merged files: %v, want one problem at a.json drift", err)
+	}
+}

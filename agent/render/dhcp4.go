@@ -1,8 +1,10 @@
 package render
 
 import (
+	"net/netip"
 	"slices"
 
+	"github.com/netagent/netagent/agent/intent"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/items/lease4"
@@ -10,19 +12,45 @@ import (
 
 // addLeases indexes the interfaces with dhcp4 and the addresses of their
 // known leases, which routes then find as declared addresses (their
-// gateway's subnet).
-func (x *index) addLeases(facts Facts) {
+// gateway's subnet). With a lease known, of either family, it first takes
+// the intent's claims (leaseclaims.go), from the declared addresses alone:
+// a lease whose address would take over one is refused (refused4), and
+// stays unknown to the routes, which wait for it as for no lease.
+func (x *index) addLeases(in *intent.Intent, facts Facts) {
 	x.dhcp4 = map[string]bool{}
+	if len(facts.Leases) > 0 || len(facts.DHCP6) > 0 {
+		x.claims = x.leaseClaims(in)
+	}
+	for name, l := range facts.DHCP6 {
+		if why := addressRefusal(x.claims, name, netip.PrefixFrom(l.Address, 128), false); why != "" {
+			x.refused6 = withReason(x.refused6, name, why)
+		}
+	}
 	for name, ifc := range x.ifaces {
 		if !ifc.DHCP4.Enabled() {
 			continue
 		}
 		l := facts.Leases[name]
+		if l != nil {
+			if why := addressRefusal(x.claims, name, l.Address, true); why != "" {
+				x.refused4 = withReason(x.refused4, name, why)
+				l = nil
+			}
+		}
 		x.dhcp4[name] = l != nil
 		if l != nil {
 			x.addrs = append(x.addrs, declaredAddr{dev: name, prefix: l.Address, item: items.AddressName(name, l.Address)})
 		}
 	}
+}
+
+// withReason sets m[name] to why, making m if need be.
+func withReason(m map[string]string, name, why string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[name] = why
+	return m
 }
 
 // leaseItems renders, for each interface with dhcp4, its lease item (which
@@ -32,6 +60,9 @@ func (x *index) addLeases(facts Facts) {
 // the classless routes of option 121 (lease4.Items). They go into the
 // interface's file. An object the intent declares itself (the same
 // address, the same route) wins over the lease's: the lease's is left out.
+// What would take over the intent's own networks is left out too
+// (leaseclaims.go): all of the lease for its address, a route for itself,
+// the lease item saying why (Refused).
 func (b *builder) leaseItems() {
 	for i := range b.in.Interfaces {
 		ifc := &b.in.Interfaces[i]
@@ -41,19 +72,45 @@ func (b *builder) leaseItems() {
 		}
 		at := field(b.in.Locate(ifc.Origin, "interfaces", i), "dhcp4")
 		b.object(ifc.Drift, ifc.Origin)
-		b.put(&items.DHCP4Lease{Dev: ifc.Name, Hostname: d.Hostname, ClientID: d.ClientID, VendorClass: d.VendorClass}, at)
-		l := b.facts.Leases[ifc.Name]
-		if l == nil {
-			continue
+		lease := &items.DHCP4Lease{Dev: ifc.Name, Hostname: d.Hostname, ClientID: d.ClientID, VendorClass: d.VendorClass,
+			Refused: b.idx.refused4[ifc.Name]}
+		var its []dg.Item
+		if l := b.facts.Leases[ifc.Name]; l != nil && lease.Refused == "" {
+			o := lease4.RouteOptions{UseRoutes: d.EffectiveUseRoutes(), Metric: uint32(d.RouteMetric), Physical: b.idx.isPhysical(ifc.Name)}
+			its, lease.Refused = b.allowedLeaseItems(ifc.Name, lease4.Items(l, o))
 		}
-		o := lease4.RouteOptions{UseRoutes: d.EffectiveUseRoutes(), Metric: uint32(d.RouteMetric), Physical: b.idx.isPhysical(ifc.Name)}
-		for _, it := range lease4.Items(l, o) {
-			if b.g.Contains(dg.Ref(it)) {
-				continue
-			}
+		b.put(lease, at)
+		for _, it := range its {
 			b.put(it.(validator), at)
 		}
 	}
+}
+
+// allowedLeaseItems returns the items of a lease on dev that the intent
+// declares not itself and that take over nothing of it (routeRefusal),
+// and why the others are left out ("; "-joined).
+func (b *builder) allowedLeaseItems(dev string, its []dg.Item) (keep []dg.Item, refused string) {
+	for _, it := range its {
+		if b.g.Contains(dg.Ref(it)) {
+			continue
+		}
+		if r, ok := it.(*items.Route); ok {
+			if why := routeRefusal(b.idx.claims, dev, r); why != "" {
+				refused = joinReasons(refused, why)
+				continue
+			}
+		}
+		keep = append(keep, it)
+	}
+	return keep, refused
+}
+
+// joinReasons appends why to reasons.
+func joinReasons(reasons, why string) string {
+	if reasons == "" {
+		return why
+	}
+	return reasons + "; " + why
 }
 
 // leaseDeps makes an IPv4 route through a gateway that no declared subnet
@@ -86,4 +143,21 @@ func (b *builder) leaseDeps(it *items.Route, dev string) {
 	for _, name := range waits {
 		it.Deps = append(it.Deps, items.DHCP4AddressRef(name))
 	}
+}
+
+// LeaseRefused returns why g, rendered with leases, leaves out some of
+// what the lease of the lease item ref gives (DHCP4Lease.Refused,
+// DHCP6Lease.Refused; leaseclaims.go): "" when nothing is, or g has no
+// such item.
+func LeaseRefused(g *dg.Graph, ref dg.ItemRef) string {
+	if g == nil {
+		return ""
+	}
+	switch it, _ := g.Get(ref); l := it.(type) {
+	case *items.DHCP4Lease:
+		return l.Refused
+	case *items.DHCP6Lease:
+		return l.Refused
+	}
+	return ""
 }

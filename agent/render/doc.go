@@ -25,7 +25,9 @@
 //	interface.addresses[]               address/<dev>/<addr>/<len>
 //	interface.dhcp4                     dhcp4-lease/<name>; with the lease known
 //	                                      (Facts): its address and routes,
-//	                                      depending on it (lease4.Items)
+//	                                      depending on it (lease4.Items), but
+//	                                      what would take over the intent's
+//	                                      own networks (leaseclaims.go)
 //	route                               route/<table> <dst> metric <metric>
 //	rule                                rule/<family> <prio>: <selectors> lookup <table>
 //	neighbor                            neighbor/<dev>/<ip>

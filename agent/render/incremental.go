@@ -1,12 +1,14 @@
 package render
 
 import (
+	"net/netip"
 	"reflect"
 	"slices"
 
 	"github.com/netagent/netagent/agent/intent"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/items/lease4"
 )
 
 // RouteEdit is what changes in the graph RenderFiles renders when one
@@ -64,6 +66,9 @@ func RenderRouteEdit(files map[string]*intent.Intent, name string, prev *intent.
 	if len(removed) == 0 && len(added) == 0 {
 		return edit, true
 	}
+	if claimsChange(facts, removed, added) {
+		return RouteEdit{}, false
+	}
 	onLink, ok := onLinkRoutes(files)
 	if !ok {
 		return RouteEdit{}, false
@@ -101,6 +106,47 @@ func RenderRouteEdit(files map[string]*intent.Intent, name string, prev *intent.
 		return RouteEdit{}, false
 	}
 	return edit, true
+}
+
+// claimsChange reports whether a route of table main added or removed
+// holds (is equal to or less specific than) what a known DHCPv4 lease
+// gives, its subnet or a route: it may be a claim that changes what of
+// the lease is refused (leaseclaims.go), which only a full render says.
+// Routes are no claims against a DHCPv6 address.
+func claimsChange(facts Facts, removed, added []intent.Route) bool {
+	if len(facts.Leases) == 0 {
+		return false
+	}
+	for _, r := range slices.Concat(removed, added) {
+		if r.EffectiveTable() != items.TableMain {
+			continue
+		}
+		dst, err := r.Dst()
+		if err != nil {
+			return true
+		}
+		for _, l := range facts.Leases {
+			if leaseWithin(l, dst) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// leaseWithin reports whether the subnet or a route of l is inside dst
+// (or equal to it).
+func leaseWithin(l *lease4.Lease, dst netip.Prefix) bool {
+	within := func(p netip.Prefix) bool { return dst.Bits() <= p.Bits() && dst.Contains(p.Addr()) }
+	if within(l.Address.Masked()) || (len(l.Routes) == 0 && l.Router.IsValid() && within(netip.PrefixFrom(netip.IPv4Unspecified(), 0))) {
+		return true
+	}
+	for _, lr := range l.Routes {
+		if within(lr.Dst) {
+			return true
+		}
+	}
+	return false
 }
 
 // sameButRoutes reports whether a and b differ in nothing but their routes.

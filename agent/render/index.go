@@ -22,6 +22,14 @@ type index struct {
 	// dhcp4 maps each interface with dhcp4 to whether its lease is known
 	// (Facts).
 	dhcp4 map[string]bool
+	// claims are what the intent puts on its links, for the leases to be
+	// checked against (leaseclaims.go); made only when a lease is known.
+	claims []claim
+	// refused4 says why the address of an interface's DHCPv4 lease is
+	// refused (leaseclaims.go), by interface.
+	refused4 map[string]string
+	// refused6 is refused4 for the DHCPv6 leases' addresses.
+	refused6 map[string]string
 	// ports maps a master's name to the names of its declared ports, in
 	// name order.
 	ports map[string][]string
@@ -64,7 +72,7 @@ func newIndex(in *intent.Intent, facts Facts) *index {
 			s.addToIndex(x, in)
 		}
 	}
-	x.addLeases(facts) // dhcp4.go
+	x.addLeases(in, facts) // dhcp4.go
 	return x
 }
 

@@ -2,6 +2,7 @@ package render
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/netagent/netagent/agent/intent"
@@ -56,11 +57,17 @@ func (b *builder) ipv6(ifc *intent.Interface, at intent.Origin) {
 // address as a /128 depending on the lease item, valid until the lease's
 // end and preferred until its preferred lifetime's (the prefix's route comes
 // from router advertisements, as with systemd-networkd). An address the
-// intent declares itself wins: the lease's is left out.
+// intent declares itself wins: the lease's is left out. An address that
+// another interface of the intent holds, or inside the subnet of another
+// interface's address, is refused (leaseclaims.go): left out, the lease
+// item saying why (Refused).
 func (b *builder) dhcp6(ifname string, at intent.Origin, enable dg.ItemRef) {
-	b.put(&items.DHCP6Lease{Dev: ifname, Deps: []dg.ItemRef{enable}}, at)
+	lease := &items.DHCP6Lease{Dev: ifname, Deps: []dg.ItemRef{enable}}
 	l, ok := b.facts.DHCP6[ifname]
-	if !ok {
+	lease.Refused = b.idx.refused6[ifname] // index.addLeases
+
+	b.put(lease, at)
+	if !ok || lease.Refused != "" {
 		return
 	}
 	addr := &items.Address{Dev: ifname, Prefix: netip.PrefixFrom(l.Address, 128), ValidUntil: l.ValidUntil,
@@ -92,4 +99,78 @@ func sysctlFlag(on bool) string {
 		return "1"
 	}
 	return "0"
+}
+
+// ipv6ToIntent is the inverse of ipv6 for ToIntent: an interface whose
+// sysctls are exactly those an acceptRA section renders (accept_ra 1 or
+// 2, autoconf equal to accept_ra_pinfo, accept_ra_defrtr, disable_ipv6
+// 0) gets that section instead of the sysctls, which the intent may then
+// not set. A lone disable_ipv6 0 stays a sysctl: only the DHCPv6 client,
+// which the kernel does not show, makes it an ipv6 section (WithDHCP6).
+func ipv6ToIntent(out *intent.Intent) {
+	for i := range out.Interfaces {
+		ifc := &out.Interfaces[i]
+		if ifc.Master != "" || ifc.State == intent.StateDown {
+			continue // no ipv6 section there
+		}
+		keys := map[string]string{}
+		for _, p := range intent.IPv6SysctlParams {
+			v, ok := out.Sysctls["net.ipv6.conf."+ifc.Name+"."+p]
+			if !ok {
+				break
+			}
+			keys[p] = v
+		}
+		if len(keys) != len(intent.IPv6SysctlParams) || (keys["accept_ra"] != "1" && keys["accept_ra"] != "2") ||
+			keys["disable_ipv6"] != "0" || keys["autoconf"] != keys["accept_ra_pinfo"] || !isFlag(keys["autoconf"]) || !isFlag(keys["accept_ra_defrtr"]) {
+			continue
+		}
+		v := &intent.IPv6{AcceptRA: true}
+		if keys["autoconf"] == "0" {
+			v.AcceptRAPrefixes = new(bool)
+		}
+		if keys["accept_ra_defrtr"] == "0" {
+			v.AcceptRADefRoute = new(bool)
+		}
+		ifc.IPv6 = v
+		for p := range keys {
+			delete(out.Sysctls, "net.ipv6.conf."+ifc.Name+"."+p)
+		}
+	}
+	if len(out.Sysctls) == 0 {
+		out.Sysctls = nil
+	}
+}
+
+func isFlag(v string) bool { return v == "0" || v == "1" }
+
+// WithDHCP6 marks the interface name of in, from ToIntent, as running the
+// DHCPv6 client (ipv6.dhcp6, which the kernel does not show: the caller
+// knows it from the lease the state directory keeps), adding the physical
+// interface when in has none by that name. The disable_ipv6 0 that dhcp6
+// renders leaves the sysctls, which may then not set it.
+func WithDHCP6(in *intent.Intent, name string) {
+	ifc := InterfaceOf(in, name)
+	if ifc.IPv6 == nil {
+		ifc.IPv6 = &intent.IPv6{}
+		key := "net.ipv6.conf." + name + ".disable_ipv6"
+		if in.Sysctls[key] == "0" {
+			delete(in.Sysctls, key)
+		}
+		if len(in.Sysctls) == 0 {
+			in.Sysctls = nil
+		}
+	}
+	ifc.IPv6.DHCP6 = true
+}
+
+// InterfaceOf returns the interface name of in, adding a physical one
+// when in has none.
+func InterfaceOf(in *intent.Intent, name string) *intent.Interface {
+	i := slices.IndexFunc(in.Interfaces, func(ifc intent.Interface) bool { return ifc.Name == name })
+	if i < 0 {
+		in.Interfaces = append(in.Interfaces, intent.Interface{Name: name, Type: intent.LinkPhysical})
+		i = len(in.Interfaces) - 1
+	}
+	return &in.Interfaces[i]
 }

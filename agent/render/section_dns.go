@@ -24,8 +24,8 @@ var dnsSection = section{
 	},
 }
 
-// dns renders the resolver configuration: with Facts.ResolvConf set and
-// anything to say, one items.DNS merging, in this order,
+// dns renders the resolver configuration: with Facts.ResolvConf set, one
+// items.DNS (Silent when there is nothing to say) merging, in this order,
 //
 //  1. the intent's dns section (its nameservers, then its search);
 //  2. the DNS of each lease, in the order of the intent's interfaces: an
@@ -55,27 +55,31 @@ func (b *builder) dns() {
 		m.add(part)
 	}
 	d.Nameservers, d.Search = m.servers, m.search
-	if len(d.Nameservers) == 0 && len(d.Search) == 0 {
-		return // nothing to write
-	}
+	// With nothing to say the item is still put (items.DNS.Silent): the
+	// servers of a dns section, or of a lease, gone since must leave the
+	// file, also for a one-shot apply, which reads back only the items
+	// intended.
 	b.object("", at)
 	b.put(d, at)
 }
 
 // leaseDNS returns the leases' DNS of the declared interfaces, in the
 // intent's interface order: for each, its DHCPv4 lease's (unless its
-// dhcp4 says useDNS false), then its DHCPv6 lease's.
+// dhcp4 says useDNS false), then its DHCPv6 lease's. A lease whose
+// address is refused (leaseclaims.go) gives no DNS either: its server
+// tried to take over the intent's networks, and the uplink has no address
+// to reach the servers by.
 func (b *builder) leaseDNS() []items.LinkDNS {
 	var out []items.LinkDNS
 	for i := range b.in.Interfaces {
 		ifc := &b.in.Interfaces[i]
-		if l := b.facts.Leases[ifc.Name]; l != nil && ifc.DHCP4.Enabled() && ifc.DHCP4.EffectiveUseDNS() {
+		if l := b.facts.Leases[ifc.Name]; l != nil && ifc.DHCP4.Enabled() && ifc.DHCP4.EffectiveUseDNS() && b.idx.refused4[ifc.Name] == "" {
 			if d := lease4DNS(l); !d.Empty() {
 				out = append(out, d)
 			}
 		}
 		for _, l := range b.facts.LeaseDNS {
-			if l.Dev == ifc.Name && !l.Empty() {
+			if l.Dev == ifc.Name && !l.Empty() && b.idx.refused6[ifc.Name] == "" {
 				out = append(out, l)
 			}
 		}

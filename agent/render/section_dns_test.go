@@ -82,17 +82,19 @@ func TestRenderDNSSearchLimits(t *testing.T) {
 }
 
 // Without a resolv.conf path the agent does not handle DNS: no item; with
-// one but nothing to say, no item either (no empty resolv.conf).
+// one but nothing to say, a Silent item (no empty resolv.conf is written:
+// the agent's file, holding servers gone since, is removed).
 func TestRenderDNSOnlyWithATarget(t *testing.T) {
 	in := parse(t, `{"version": 1, "dns": {"nameservers": ["192.0.2.53"]}}`)
-	for _, f := range []Facts{{}, {ResolvConf: "/r", LeaseDNS: []items.LinkDNS{{Dev: "up0", Nameservers: addrs("192.0.2.1")}}}} {
-		g, err := RenderWith(parse(t, `{"version": 1}`), f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n := g.Len(); n != 0 {
-			t.Errorf("facts %+v: %d items", f, n)
-		}
+	if g, err := RenderWith(parse(t, `{"version": 1}`), Facts{}); err != nil || g.Len() != 0 {
+		t.Errorf("no path: %v items, %v", g.Len(), err)
+	}
+	g, err := RenderWith(parse(t, `{"version": 1}`), Facts{ResolvConf: "/r", LeaseDNS: []items.LinkDNS{{Dev: "up0", Nameservers: addrs("192.0.2.1")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := only[*items.DNS](t, g); !d.Silent() || d.Path != "/r" {
+		t.Errorf("nothing to say: %v, want a Silent item for /r", d)
 	}
 	if g := mustRender(t, in); g.Len() != 0 {
 		t.Errorf("no path: %d items", g.Len())

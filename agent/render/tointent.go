@@ -28,6 +28,8 @@ import (
 //     intent does not allow in a bond's mode are dropped.
 //   - Two iptables chains of the same table and name, in ipv4 and ipv6,
 //     with the same jump and rules, become one chain of family "both".
+//   - An interface's IPv6 sysctls that an ipv6 acceptRA section renders
+//     become that section (ipv6ToIntent).
 //
 // Items of other types are ignored. The output is sorted by name, so the
 // same items give the same document.
@@ -37,6 +39,7 @@ func ToIntent(list []dg.Item) *intent.Intent {
 	for _, s := range sections {
 		s.toIntent(inv, out)
 	}
+	ipv6ToIntent(out) // ipv6.go: the sysctls an ipv6 section renders
 	return out
 }
 

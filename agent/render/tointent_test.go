@@ -148,3 +148,30 @@ func FuzzJoinRule(f *testing.F) {
 		}
 	})
 }
+
+// TestToIntentIPv6Section: the sysctls an ipv6 acceptRA section renders
+// come back as that section (Render(ToIntent(Render(x))) renders the same
+// items, and the intent validates); WithDHCP6 adds dhcp6 and takes the
+// lone disable_ipv6 out of the sysctls.
+func TestToIntentIPv6Section(t *testing.T) {
+	in := parse(t, `{"version": 1, "interfaces": [
+	  {"name": "up0", "type": "physical", "ipv6": {"acceptRA": true, "acceptRAPrefixes": false}},
+	  {"name": "up1", "type": "physical", "ipv6": {"dhcp6": true}}]}`)
+	g := mustRender(t, in)
+	var list []dg.Item
+	for it := range g.Items() {
+		list = append(list, it)
+	}
+	back := ToIntent(list)
+	WithDHCP6(back, "up1")
+	if len(back.Sysctls) != 0 {
+		t.Errorf("sysctls %v left beside the ipv6 sections", back.Sysctls)
+	}
+	again, err := Render(back)
+	if err != nil {
+		t.Fatalf("ToIntent's intent does not render: %v", err)
+	}
+	if got, want := describe(again), describe(g); got != want {
+		t.Errorf("rendered again:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -2,7 +2,6 @@ package target
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -160,21 +159,14 @@ func holdsLink(g *dg.Graph, name string) bool {
 }
 
 func readProtected(dir string) ([]string, error) {
-	data, err := os.ReadFile(filepath.Join(dir, protectedFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the protected links: %w", err)
-	}
 	var doc protectedDoc
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("reading the protected links: %s: %w", protectedFile, err)
+	if _, err := statefile.LoadJSON(filepath.Join(dir, protectedFile), &doc); err != nil {
+		return nil, fmt.Errorf("reading the protected links: %w", err)
 	}
 	return doc.Links, nil
 }
 
-// writeProtected writes the file atomically (statefile.WriteAtomic);
+// writeProtected writes the file as a record (statefile.SaveJSON);
 // with no links it removes it.
 func writeProtected(dir string, links []string) error {
 	path := filepath.Join(dir, protectedFile)
@@ -184,12 +176,12 @@ func writeProtected(dir string, links []string) error {
 		}
 		return nil
 	}
-	data, err := json.Marshal(protectedDoc{Links: links})
-	if err != nil {
-		return err
-	}
-	if err := statefile.WriteAtomic(path, append(data, '\n')); err != nil {
+	if err := statefile.SaveJSON(path, protectedDoc{Links: links}); err != nil {
 		return fmt.Errorf("recording the protected links: %w", err)
 	}
 	return nil
+}
+
+func init() {
+	statefile.Register(protectedFile, "the links a past intent protected, still protected when an intent leaves them out")
 }

@@ -43,6 +43,12 @@ func (k *Kernel) ReadItemsAfterWrite(_ context.Context, hint *dg.Graph) (list []
 	return list, true, err
 }
 
+// ReadLinkItems is the links' part of ReadItems: the link configurator's
+// read-back alone (one link dump), owned and external links.
+func (k *Kernel) ReadLinkItems(_ context.Context, hint *dg.Graph) ([]dg.Item, error) {
+	return link.ReadBack(k.rt.Target(), k.rt.StateDir(), hint)
+}
+
 // ReadLinks lists the links netagent does not own, from one link dump.
 func (k *Kernel) ReadLinks(context.Context) ([]*items.Link, error) {
 	list, err := link.ReadBack(k.rt.Target(), k.rt.StateDir(), nil)

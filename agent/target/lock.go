@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/netagent/netagent/configurators/statefile"
 )
 
 // LockFile is the name of a target's writer lock in its state directory.
@@ -61,11 +63,12 @@ func TryLock(stateDir string, me Holder) (*Lock, *Holder, error) {
 		return nil, nil, err
 	}
 	if err := flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		syscall.Close(fd)
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			syscall.Close(fd)
 			return nil, nil, fmt.Errorf("locking %s: %w", path, err)
 		}
-		h := readHolder(path)
+		h := readHolder(fd)
+		syscall.Close(fd)
 		return nil, &h, nil
 	}
 	return held(fd, path, me)
@@ -118,8 +121,13 @@ func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 // It never waits and takes no lock that a writer could wait for.
 func HolderOf(stateDir string) (*Holder, error) {
 	path := filepath.Join(stateDir, LockFile)
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if errors.Is(err, syscall.ENOENT) {
+	if err := statefile.CheckDir(stateDir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	fd, err := statefile.OpenFile(stateDir, LockFile, syscall.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
@@ -133,7 +141,7 @@ func HolderOf(stateDir string) (*Holder, error) {
 	} else if !errors.Is(err, syscall.EWOULDBLOCK) {
 		return nil, fmt.Errorf("probing %s: %w", path, err)
 	}
-	h := readHolder(path)
+	h := readHolder(fd)
 	return &h, nil
 }
 
@@ -147,12 +155,15 @@ func (l *Lock) Release() {
 	l.fd = -1
 }
 
+// openLock opens the lock file of the state directory, which it makes if
+// needed and checks (statefile.PrepareDir: a directory others can change
+// is refused), without following a link planted at its name.
 func openLock(stateDir string) (int, string, error) {
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return -1, "", fmt.Errorf("creating state directory: %w", err)
+	if err := statefile.PrepareDir(stateDir); err != nil {
+		return -1, "", err
 	}
 	path := filepath.Join(stateDir, LockFile)
-	fd, err := syscall.Open(path, syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	fd, err := statefile.OpenFile(stateDir, LockFile, syscall.O_RDWR|syscall.O_CREAT)
 	if err != nil {
 		return -1, "", fmt.Errorf("opening %s: %w", path, err)
 	}
@@ -173,14 +184,16 @@ func held(fd int, path string, me Holder) (*Lock, *Holder, error) {
 	return &Lock{fd: fd, path: path}, nil, nil
 }
 
-// readHolder reads who holds the lock; the zero Holder when the file says
-// nothing (yet), or names a process that is gone: the lock is then held
-// for a moment by a reader's probe (HolderOf) or a new holder that has not
-// written itself yet, and the content is a dead holder's.
-func readHolder(path string) Holder {
+// readHolder reads who holds the lock from the lock file open at fd; the
+// zero Holder when the file says nothing (yet), or names a process that is
+// gone: the lock is then held for a moment by a reader's probe (HolderOf)
+// or a new holder that has not written itself yet, and the content is a
+// dead holder's.
+func readHolder(fd int) Holder {
 	var h Holder
-	data, err := os.ReadFile(path)
-	if err != nil || json.Unmarshal(data, &h) != nil {
+	buf := make([]byte, maxHolder)
+	n, err := syscall.Pread(fd, buf, 0)
+	if err != nil || json.Unmarshal(buf[:max(n, 0)], &h) != nil {
 		return Holder{}
 	}
 	if h.PID <= 0 || errors.Is(syscall.Kill(h.PID, 0), syscall.ESRCH) {
@@ -188,6 +201,10 @@ func readHolder(path string) Holder {
 	}
 	return h
 }
+
+// maxHolder bounds what is read of a lock file (a holder is about 150
+// bytes).
+const maxHolder = 4096
 
 // flock is flock(2), retried when a signal interrupts it.
 func flock(fd, how int) error {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -139,5 +140,74 @@ func TestWaitLockStopsAtADaemon(t *testing.T) {
 	var le *LockedError
 	if !errors.As(err, &le) || !errors.Is(err, ErrLocked) || le.Holder.Socket != daemon.Socket {
 		t.Fatalf("WaitLock with a daemon holding the lock: %v", err)
+	}
+}
+
+// TestLockRefusesAStateDirOthersCanChange: a state directory owned by
+// another user, or writable by its group or others, is refused with the
+// reason (its owner could plant the lock or forge records), and nothing is
+// made in it.
+func TestLockRefusesAStateDirOthersCanChange(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: chown to nobody")
+	}
+	cases := []struct {
+		name  string
+		setup func(dir string) error
+		why   string
+	}{
+		{"owned by nobody", func(dir string) error { return os.Chown(dir, 65534, 65534) }, "is owned by uid 65534, not by root"},
+		{"group-writable", func(dir string) error { return os.Chmod(dir, 0o770) }, "is writable by its group (mode 0770)"},
+		{"world-writable", func(dir string) error { return os.Chmod(dir, 0o777) }, "is writable by group and others (mode 0777)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "state")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.setup(dir); err != nil {
+				t.Fatal(err)
+			}
+			lk, h, err := TryLock(dir, Holder{PID: os.Getpid(), Command: "apply"})
+			if err == nil || !strings.Contains(err.Error(), c.why) || !strings.Contains(err.Error(), "state directory "+dir) {
+				lk.Release()
+				t.Fatalf("TryLock: %v, %v, %v; want a refusal naming %s and %q", lk, h, err, dir, c.why)
+			}
+			if _, err := HolderOf(dir); err == nil {
+				t.Error("HolderOf believed a lock file in a directory others can change")
+			}
+			if _, err := os.Lstat(filepath.Join(dir, LockFile)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a lock file was made in the refused directory: %v", err)
+			}
+		})
+	}
+}
+
+// TestLockNotFollowedThroughAPlantedLink: a `lock` planted as a symbolic
+// link to a root-only file is not opened through: TryLock fails naming
+// it, and the file it points at is unchanged.
+func TestLockNotFollowedThroughAPlantedLink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "shadow")
+	const content = "root:$6$secret:19000:0:99999:7:::\n"
+	if err := os.WriteFile(victim, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(dir, LockFile)); err != nil {
+		t.Fatal(err)
+	}
+	lk, _, err := TryLock(dir, Holder{PID: os.Getpid(), Command: "apply"})
+	if err == nil {
+		lk.Release()
+	}
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("TryLock over a planted link: %v, want a refusal naming the symbolic link", err)
+	}
+	if _, err := HolderOf(dir); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("HolderOf over a planted link: %v, want a refusal", err)
+	}
+	if got, _ := os.ReadFile(victim); string(got) != content {
+		t.Errorf("the link's target was written through: %q", got)
 	}
 }

@@ -2,7 +2,6 @@ package target
 
 import (
 	"fmt"
-	"os"
 	"reflect"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/configurators/dhcp6"
 	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -51,8 +51,8 @@ func Open(netns, stateDir string, log logrus.FieldLogger) (*Runtime, error) {
 	if stateDir == "" {
 		return nil, fmt.Errorf("opening namespace %q: no state directory", netns)
 	}
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating state directory: %w", err)
+	if err := statefile.PrepareDir(stateDir); err != nil {
+		return nil, err
 	}
 	t, err := netnsx.Open(netns)
 	if err != nil {

@@ -253,6 +253,7 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 		rt.Close()
 		return nil, nil, code
 	}
+	k.leases.trustFresh(rt, time.Now()) // before T1: no server is asked
 	return intended, rt, exitOK
 }
 

@@ -50,7 +50,11 @@ func runCheck(g *globals, args []string) int {
 		fmt.Fprintf(g.stdout, "note: %s: left alone\n", f)
 	}
 	rep.Diffs = checkDriftPolicies(g, k.drift, rep.Diffs)
-	if rep.Converged() {
+	// A lease's address or routes the intent refused (they would take
+	// over its own networks) are not in the kernel: the host is not as
+	// the intent asks, even when the kernel matches what was rendered.
+	refused := k.leases.refusals()
+	if rep.Converged() && len(refused) == 0 {
 		fmt.Fprintf(g.stdout, "ok: running matches intended (%d items)\n", intended.Len())
 		return exitOK
 	}
@@ -61,7 +65,10 @@ func runCheck(g *globals, args []string) int {
 		}
 		fmt.Fprintln(g.stdout, d)
 	}
-	fmt.Fprintf(g.stdout, "%d items differ from the intent\n", len(rep.Diffs))
+	for _, line := range refused {
+		fmt.Fprintln(g.stdout, line)
+	}
+	fmt.Fprintf(g.stdout, "%d items differ from the intent%s\n", len(rep.Diffs), refusedTally(len(refused)))
 	return exitFailed
 }
 
@@ -82,4 +89,12 @@ func checkDriftPolicies(g *globals, policies render.DriftPolicies, diffs []targe
 		out = append(out, d)
 	}
 	return out
+}
+
+// refusedTally is check's count of the leases refused in part or whole.
+func refusedTally(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d leases refused in part or whole", n)
 }

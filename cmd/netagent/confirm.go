@@ -70,10 +70,13 @@ func requestTrial(g *globals, stateDir string, r target.Request) int {
 		return exitFailed
 	}
 	if h, _ := target.HolderOf(stateDir); h.Daemon() { // the daemon's trial (try --via-daemon): over its socket
+		// Named: a trial confirmed (or reverted) meanwhile makes the
+		// request fail, never means something else.
+		id := agent.TrialID(t.Started)
 		if r == target.RequestConfirmed {
-			return daemonTrialRequest(g, *h, agent.CmdConfirm)
+			return daemonTrialRequest(g, *h, agent.CmdConfirm, id)
 		}
-		return daemonTrialRequest(g, *h, agent.CmdRollback)
+		return daemonTrialRequest(g, *h, agent.CmdRollback, id)
 	}
 	req := target.RequestConfirm
 	if r == target.RequestReverted {

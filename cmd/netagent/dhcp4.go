@@ -12,6 +12,7 @@ import (
 	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/configurators/dhcp"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/items/lease4"
 )
 
@@ -30,6 +31,9 @@ type leaseFacts struct {
 	// DHCPv6 leases kept); used6, the DHCPv6 addresses of the last render.
 	host  func() (render.Facts, error)
 	used6 map[string]render.Lease6
+	// graph is the last render (its lease items say what was refused:
+	// render.LeaseRefused).
+	graph *dg.Graph
 }
 
 // newLeaseFacts returns nil when no interface of files has dhcp4 or
@@ -64,6 +68,23 @@ func (lf *leaseFacts) trustKept(rt *target.Runtime) {
 	}
 	for _, l := range lf.used {
 		rt.Leases().Set(l)
+	}
+}
+
+// trustFresh holds in rt, as if a server had confirmed them, the leases of
+// the last render (those the state directory keeps) that have not reached
+// their renewal time (T1) at now: a client asks nothing of its server
+// before T1 (RFC 2131 4.4.5), so neither does a second apply of the same
+// intent, which then runs no operation for them (their items read back as
+// intended). A lease past T1 is asked for again (INIT-REBOOT).
+func (lf *leaseFacts) trustFresh(rt *target.Runtime, now time.Time) {
+	if lf == nil {
+		return
+	}
+	for _, l := range lf.used {
+		if now.Before(l.RenewAt()) {
+			rt.Leases().Set(l)
+		}
 	}
 }
 
@@ -105,7 +126,32 @@ func (lf *leaseFacts) render(leases map[string]*lease4.Lease) (*dg.Graph, error)
 func (lf *leaseFacts) renderWith(f render.Facts, leases map[string]*lease4.Lease) (*dg.Graph, error) {
 	lf.used, lf.used6 = leases, f.DHCP6
 	f.Leases = leases
-	return render.RenderFilesWith(lf.files, f)
+	g, err := render.RenderFilesWith(lf.files, f)
+	if err == nil {
+		lf.graph = g
+	}
+	return g, err
+}
+
+// refusals lists, one line each, what the last render left out of the
+// leases because it would take over the intent's own networks
+// (render.LeaseRefused), DHCPv4 then DHCPv6.
+func (lf *leaseFacts) refusals() []string {
+	if lf == nil {
+		return nil
+	}
+	var out []string
+	for _, name := range lf.ifs {
+		if why := render.LeaseRefused(lf.graph, items.DHCP4LeaseRef(name)); why != "" {
+			out = append(out, fmt.Sprintf("dhcp4 %s: refused: %s", name, why))
+		}
+	}
+	for _, name := range dhcp6Interfaces(lf.files) {
+		if why := render.LeaseRefused(lf.graph, items.DHCP6LeaseRef(name)); why != "" {
+			out = append(out, fmt.Sprintf("dhcp6 %s: refused: %s", name, why))
+		}
+	}
+	return out
 }
 
 // applyLeases runs apply's second round when the first acquired leases:
@@ -171,6 +217,9 @@ type leaseJSON struct {
 	Dropped []string `json:"dropped,omitempty"`
 	// Error: no lease is held (why, when known).
 	Error string `json:"error,omitempty"`
+	// Refused: what of the lease the intent leaves out, and why (it would
+	// take over the intent's own networks: render.LeaseRefused).
+	Refused string `json:"refused,omitempty"`
 }
 
 // leaseReport describes the lease held on each interface with dhcp4.
@@ -191,7 +240,9 @@ func leaseReport(lf *leaseFacts, rt *target.Runtime, res *target.Result) []lease
 			out = append(out, leaseJSON{Interface: name, Error: why})
 			continue
 		}
-		out = append(out, leaseOf(l))
+		j := leaseOf(l)
+		j.Refused = render.LeaseRefused(lf.graph, items.DHCP4LeaseRef(name))
+		out = append(out, j)
 	}
 	return out
 }
@@ -224,6 +275,9 @@ func (j leaseJSON) String() string {
 	}
 	s := fmt.Sprintf("dhcp4 %s: %s from %s (%s), gateway %s, DNS %v, lease %s, renew at %s, expires %s",
 		j.Interface, j.Address, j.Server, j.Obtained, gw, j.DNS, j.LeaseTime, j.Renew, j.Expires)
+	if j.Refused != "" {
+		s += "; refused: " + j.Refused
+	}
 	if len(j.Dropped) > 0 {
 		s += fmt.Sprintf("; not used: %q", j.Dropped)
 	}

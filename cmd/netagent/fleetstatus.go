@@ -12,6 +12,7 @@ import (
 
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/fleet"
+	"github.com/netagent/netagent/internal/termsafe"
 	"github.com/netagent/netagent/store"
 )
 
@@ -189,6 +190,7 @@ func fleetStatusPrint(w io.Writer, rows []fleetHostRow, now time.Time) {
 	fmt.Fprintln(tw, "HOST\tVERSION\tREADY\tDEGRADED\tDOCUMENTS\tTRIAL\tLAST SEEN\tMESSAGE")
 	ready := 0
 	for _, r := range rows {
+		r.sanitize()
 		if r.bad == "" {
 			ready++
 		}
@@ -210,6 +212,14 @@ func fleetStatusPrint(w io.Writer, rows []fleetHostRow, now time.Time) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d of %d hosts ready and current\n", ready, len(rows))
+}
+
+// sanitize escapes what the hosts wrote (and the keys they wrote it
+// under) for a terminal, for the table only (the JSON is another branch).
+func (r *fleetHostRow) sanitize() {
+	r.host, r.bad = termsafe.String(r.host), termsafe.String(r.bad)
+	termsafe.Sanitize(&r.behind)
+	termsafe.Sanitize(r.status)
 }
 
 // fleetLastSeen is the LAST SEEN cell: a leased status is live, its

@@ -18,6 +18,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/versions"
+	"github.com/netagent/netagent/internal/termsafe"
 )
 
 func init() {
@@ -148,7 +149,7 @@ func runHistory(g *globals, args []string) int {
 		if i == len(list)-1 {
 			mark = " (current)"
 		}
-		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\n", m.Number, mark, m.Time.Local().Format(time.DateTime), versions.Short(m.Digest), m.Source)
+		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\n", m.Number, mark, m.Time.Local().Format(time.DateTime), versions.Short(m.Digest), termsafe.String(m.Source))
 	}
 	tw.Flush()
 	return exitOK

@@ -25,6 +25,7 @@ import (
 	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/configurators/disrupt"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/termsafe"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -75,6 +76,7 @@ func watchEvents(ctx context.Context, g *globals, socket string, asJSON bool) in
 			}
 			continue
 		}
+		termsafe.Sanitize(&e)
 		if e.Kind == agent.EventStatus && e.Status != nil {
 			statusPrintHeadline(g.stdout, e.Status, e.Time)
 			fmt.Fprintln(g.stdout, "watching for changes (Ctrl-C ends)")
@@ -242,6 +244,7 @@ func printCheckItems(g *globals, list []agent.CheckItem, asJSON bool) int {
 		}
 		return code
 	}
+	termsafe.Sanitize(&list)
 	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ITEM\tSTATE\tDETAIL")
 	for _, ci := range list {

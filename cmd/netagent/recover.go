@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/target"
 )
 
@@ -22,16 +23,18 @@ func init() {
 	register(&command{
 		name:    "recover",
 		summary: "revert a trial left pending by a netagent that died (the unit runs it at boot)",
-		usage:   "[--netns NAME] [--all]",
+		usage:   "[--netns NAME] [--all] [--accept-damaged]",
 		run:     runRecover,
 	})
 }
 
 func runRecover(g *globals, args []string) int {
-	fs := newFlagSet(g, "recover", "[--netns NAME] [--all]")
+	fs := newFlagSet(g, "recover", "[--netns NAME] [--all] [--accept-damaged]")
 	k := kernelFlags(g, fs)
 	all := fs.Bool("all", false, "every target under the state directory's parent (one directory per namespace, \"host\" for the host's)")
 	timeout := fs.Duration("lock-timeout", defaultLockTimeout, "how long to wait while another netagent apply changes the namespace")
+	accept := fs.Bool("accept-damaged", false,
+		"set aside damaged state files (as <name>.damaged-<time>), saying what each held; the commands that need them refuse until then")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -39,7 +42,7 @@ func runRecover(g *globals, args []string) int {
 		return usageError(g, fs, "unexpected arguments")
 	}
 	if !*all {
-		return recoverTarget(g, k.netns, k.stateDir(g), *timeout)
+		return recoverWithRecords(g, k.netns, k.stateDir(g), *timeout, *accept)
 	}
 	root := filepath.Dir(k.stateDir(g))
 	dirs, err := os.ReadDir(root)
@@ -56,7 +59,7 @@ func runRecover(g *globals, args []string) int {
 		if netns == "host" {
 			netns = ""
 		}
-		if c := recoverTarget(g, netns, filepath.Join(root, d.Name()), *timeout); c != exitOK {
+		if c := recoverWithRecords(g, netns, filepath.Join(root, d.Name()), *timeout, *accept); c != exitOK {
 			code = c
 		}
 	}
@@ -131,19 +134,53 @@ func (k *kernelOpts) recoverFirst(g *globals, rt *target.Runtime) (int, bool) {
 
 // recoverUnderLock reverts the pending trial, the caller holding the lock.
 func recoverUnderLock(g *globals, rt *target.Runtime) (int, bool) {
+	_, code, ok := recoverPending(g, rt)
+	return code, ok
+}
+
+// recoverPending is recoverUnderLock that also returns the recovery (nil
+// when no trial was pending). A revert that could not finish is recorded
+// as the trial's last outcome (TrialRevertIncomplete, with why), so that
+// status says so while the trial stays pending for the next attempt.
+func recoverPending(g *globals, rt *target.Runtime) (*target.Recovery, int, bool) {
+	pending, _ := target.PendingTrial(rt.StateDir())
 	rec, err := rt.Recover(context.Background())
 	if rec == nil && err == nil {
-		return exitOK, true
+		return nil, exitOK, true
 	}
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: reverting the pending trial: %v\n", err)
-		return exitInternal, false
-	}
-	how := "the process that ran it died (or could not revert it)"
-	if rec.Lost {
-		how = "the kernel lost its changes in a reboot (or the namespace was made anew)"
+		if pending != nil {
+			o := target.Outcome{PID: pending.PID, Result: agent.TrialRevertIncomplete, At: time.Now(),
+				Reason: fmt.Sprintf("the revert of the trial started %s could not finish (it stays pending): %v", pending.Started.Format(time.RFC3339), err)}
+			if err := target.RecordOutcome(rt.StateDir(), o); err != nil {
+				fmt.Fprintf(g.stderr, "netagent: recording the failed revert: %v\n", err)
+			}
+		}
+		return rec, exitInternal, false
 	}
 	fmt.Fprintf(g.stderr, "netagent: reverted the pending trial of pid %d (started %s): %s; %d operations\n",
-		rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339), how, len(rec.Result.Ops))
-	return exitOK, true
+		rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339), recoveredHow(rec), len(rec.Result.Ops))
+	return rec, exitOK, true
+}
+
+// recoveredHow says why a recovered trial had been left pending.
+func recoveredHow(rec *target.Recovery) string {
+	if rec.Lost {
+		return "the kernel lost its changes in a reboot (or the namespace was made anew)"
+	}
+	return "the process that ran it died (or could not revert it)"
+}
+
+// recoveredOutcome is the daemon's last trial after it reverted, at its
+// start, the trial it (or another netagent) had left pending: from the
+// recovery itself, with the reason the target recorded (why the revert
+// went as it did) when that record can be read.
+func recoveredOutcome(rec *target.Recovery, stateDir string, at time.Time) *agent.TrialOutcome {
+	why := recoveredHow(rec) + fmt.Sprintf(" (pid %d)", rec.Trial.PID)
+	if o, err := target.LastOutcome(stateDir); err == nil && o != nil && o.PID == rec.Trial.PID && o.Reason != "" {
+		why = o.Reason
+	}
+	return &agent.TrialOutcome{ID: agent.TrialID(rec.Trial.Started), Result: "reverted", At: at,
+		Reason: fmt.Sprintf("reverted when the daemon started again: %s; %d operations", why, len(rec.Result.Ops))}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/agent/versions"
+	"github.com/netagent/netagent/internal/termsafe"
 )
 
 func init() {
@@ -105,6 +106,7 @@ func rollbackViaDaemon(g *globals, h target.Holder, n int, vo *versionOpts) int 
 		fmt.Fprintf(g.stderr, "netagent: the daemon %s: %v\n", h, err)
 		return exitInternal
 	}
+	termsafe.Sanitize(resp)
 	if resp.Error != "" {
 		fmt.Fprintf(g.stderr, "netagent: the daemon %s answered: %s; nothing was changed\n", h, resp.Error)
 		if resp.Conflict {

@@ -46,6 +46,8 @@ type daemonOpts struct {
 	// store: the fleet options (runstore.go).
 	store  *storeOpts
 	member *fleetMember // opened by serveDaemon when store is enabled
+	// lastTrial: how the last trial ended, as serveDaemon found it.
+	lastTrial *agent.TrialOutcome
 }
 
 func runDaemon(g *globals, args []string) int {
@@ -93,8 +95,13 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 		return code
 	}
 	defer rt.Close()
-	if code, ok := recoverUnderLock(g, rt); !ok {
+	rec, code, ok := recoverPending(g, rt)
+	if !ok {
 		return code
+	}
+	o.lastTrial = lastTrialOutcome(o.kernel.stateDir(g)) // a trial recovered before (recover --all at boot)
+	if rec != nil {
+		o.lastTrial = recoveredOutcome(rec, o.kernel.stateDir(g), time.Now())
 	}
 	if o.store.enabled() {
 		m, err := o.store.open(g, daemonProber(rt), o.kernel.stateDir(g))
@@ -202,7 +209,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *target.Runtime) (agent.Config, 
 		Trials:           daemonTrials{rt},
 		Probe:            daemonProber(rt),
 		TrialDir:         o.intentDir,
-		LastTrial:        lastTrialOutcome(o.kernel.stateDir(g)), // a trial recovered at start, or before
+		LastTrial:        o.lastTrial,
 		DriftInterval:    drift,
 		WatchdogInterval: wd / 2,
 	}, nil

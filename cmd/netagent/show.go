@@ -5,15 +5,19 @@ import (
 	"maps"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/configurators"
 	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/configurators/dhcp6"
+	"github.com/netagent/netagent/configurators/dns"
 	"github.com/netagent/netagent/configurators/firewall"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/termsafe"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/items/lease4"
 )
@@ -22,7 +26,7 @@ func init() {
 	register(&command{
 		name:    "show",
 		summary: "print what the kernel holds: netagent's objects and the links around them (--all: every object of others too)",
-		usage:   "[--netns NAME] [--json] [--all]",
+		usage:   "[--netns NAME] [--json] [--all] [--resolv-conf PATH]",
 		run:     runShow,
 	})
 }
@@ -32,6 +36,11 @@ func runShow(g *globals, args []string) int {
 	k := kernelFlags(g, fs)
 	asJSON := fs.Bool("json", false, "print an intent document (valid input for apply); with --all, inside an object that lists the others' objects too")
 	all := fs.Bool("all", false, "also list the objects that are not netagent's (addresses, routes, rules, permanent neighbours, iptables chains), marked foreign")
+	fs.Func("resolv-conf", "also read the DNS netagent wrote to `PATH` (as given to apply): --json then has the dns section "+
+		"(the servers and domains the leases kept do not give)", func(v string) error {
+		k.resolvConf = v
+		return nil
+	})
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -54,7 +63,11 @@ func runShow(g *globals, args []string) int {
 	}
 	kept := dhcp.KeptLeases(rt.StateDir(), time.Now())
 	kept6 := dhcp6.KeptLeases(rt.StateDir(), time.Now())
+	metrics := leaseMetrics(list, kept)
 	list = withoutLeaseItems(list, kept, kept6)
+	if k.resolvConf != "" {
+		list = append(list, showDNS(k.resolvConf, kept, kept6)...)
+	}
 	var foreign *configurators.Foreign
 	if *all {
 		list = withoutManagedLinks(list)
@@ -67,7 +80,7 @@ func runShow(g *globals, args []string) int {
 	case *asJSON && *all:
 		err = writeJSON(g, showAllJSON(list, foreign))
 	case *asJSON:
-		err = writeJSON(g, withDHCP(render.ToIntent(list), kept, kept6))
+		err = writeJSON(g, withDHCP(render.ToIntent(list), dhcp4Sections(rt, kept, metrics), kept6))
 	case *all:
 		printShowAll(g, list, foreign)
 		printKeptLeases(g, kept, kept6)
@@ -86,15 +99,16 @@ func printKeptLeases(g *globals, kept map[string]*lease4.Lease, kept6 map[string
 	if len(kept) > 0 {
 		fmt.Fprintf(g.stdout, "dhcp4 leases (kept in the state directory; their address and routes are left out above):\n")
 		for _, name := range slices.Sorted(maps.Keys(kept)) {
-			fmt.Fprintf(g.stdout, "  %s\n", leaseOf(kept[name]))
+			fmt.Fprintf(g.stdout, "  %s\n", termsafe.String(fmt.Sprint(leaseOf(kept[name])))) // what a DHCP server sent
 		}
 	}
 	if len(kept6) > 0 {
 		fmt.Fprintf(g.stdout, "dhcp6 leases (kept in the state directory; their address is left out above):\n")
 		for _, name := range slices.Sorted(maps.Keys(kept6)) {
 			l := kept6[name]
-			fmt.Fprintf(g.stdout, "  dhcp6 %s: %s/128 from server %s, DNS %v, search %v, renew at %s, expires %s\n",
+			line := fmt.Sprintf("dhcp6 %s: %s/128 from server %s, DNS %v, search %v, renew at %s, expires %s",
 				name, l.Address, l.Server, l.DNS, l.Search, l.RenewAt().Format(time.RFC3339), l.Expires().Format(time.RFC3339))
+			fmt.Fprintf(g.stdout, "  %s\n", termsafe.String(line))
 		}
 	}
 }
@@ -124,29 +138,120 @@ func withoutLeaseItems(list []dg.Item, kept map[string]*lease4.Lease, kept6 map[
 	})
 }
 
-// withDHCP marks the interfaces with a kept lease "dhcp4": true or
-// "ipv6": {"dhcp6": true} (adding the physical interface when the intent
-// has no item for it).
-func withDHCP(in *intent.Intent, kept map[string]*lease4.Lease, kept6 map[string]*dhcp6.Lease) *intent.Intent {
-	ifc := func(name string) *intent.Interface {
-		i := slices.IndexFunc(in.Interfaces, func(ifc intent.Interface) bool { return ifc.Name == name })
-		if i < 0 {
-			in.Interfaces = append(in.Interfaces, intent.Interface{Name: name, Type: intent.LinkPhysical})
-			i = len(in.Interfaces) - 1
-		}
-		return &in.Interfaces[i]
-	}
-	for _, name := range slices.Sorted(maps.Keys(kept)) {
-		ifc(name).DHCP4 = &intent.DHCP4{}
+// withDHCP gives the interfaces with a kept lease their "dhcp4" section
+// (dhcp4: see dhcp4Sections) or "ipv6": {"dhcp6": true}, adding the
+// physical interface when the intent has no item for it.
+func withDHCP(in *intent.Intent, dhcp4 map[string]*intent.DHCP4, kept6 map[string]*dhcp6.Lease) *intent.Intent {
+	for _, name := range slices.Sorted(maps.Keys(dhcp4)) {
+		render.InterfaceOf(in, name).DHCP4 = dhcp4[name]
 	}
 	for _, name := range slices.Sorted(maps.Keys(kept6)) {
-		i := ifc(name)
-		if i.IPv6 == nil {
-			i.IPv6 = &intent.IPv6{}
-		}
-		i.IPv6.DHCP6 = true
+		render.WithDHCP6(in, name)
 	}
 	return in
+}
+
+// dhcp4Sections returns the dhcp4 section of each interface with a kept
+// lease. The options the client sends (hostname, clientId, vendorClass)
+// and useRoutes and useDNS are nowhere in the kernel: they are taken from
+// the current version of the intent (the state directory's), when it has
+// a dhcp4 section for the interface. Else the section says only the
+// metric of the lease's routes found in the kernel (metrics).
+func dhcp4Sections(rt interface{ StateDir() string }, kept map[string]*lease4.Lease, metrics map[string]uint32) map[string]*intent.DHCP4 {
+	if len(kept) == 0 {
+		return nil
+	}
+	current := currentDHCP4(rt.StateDir())
+	out := map[string]*intent.DHCP4{}
+	for name := range kept {
+		if d := current[name]; d != nil {
+			out[name] = d
+			continue
+		}
+		out[name] = &intent.DHCP4{RouteMetric: int64(metrics[name])}
+	}
+	return out
+}
+
+// currentDHCP4 returns the dhcp4 sections of the current version of the
+// intent kept in stateDir, by interface; nil when there is none or it
+// cannot be read.
+func currentDHCP4(stateDir string) map[string]*intent.DHCP4 {
+	v, err := versions.Open(stateDir, 0).Current()
+	if err != nil || v == nil {
+		return nil
+	}
+	in, err := intent.Parse(v.Intent)
+	if err != nil {
+		return nil
+	}
+	out := map[string]*intent.DHCP4{}
+	for i := range in.Interfaces {
+		if d := in.Interfaces[i].DHCP4; d.Enabled() {
+			out[in.Interfaces[i].Name] = d
+		}
+	}
+	return out
+}
+
+// leaseMetrics returns the metric of the routes each kept lease gives
+// that are in list (a route on the lease's interface preferring its
+// address), by interface.
+func leaseMetrics(list []dg.Item, kept map[string]*lease4.Lease) map[string]uint32 {
+	out := map[string]uint32{}
+	for _, it := range list {
+		if r, ok := it.(*items.Route); ok {
+			if l := kept[r.Dev]; l != nil && r.Src == l.Address.Addr() {
+				out[r.Dev] = r.Metric
+			}
+		}
+	}
+	return out
+}
+
+// showDNS reads the DNS netagent wrote to path (configurators/dns), with
+// the intent's own part (Global, which ToIntent makes the dns section):
+// the servers and domains of the file that no kept lease gives. Nothing
+// when the file is absent or not netagent's.
+func showDNS(path string, kept map[string]*lease4.Lease, kept6 map[string]*dhcp6.Lease) []dg.Item {
+	var out []dg.Item
+	for _, it := range dns.ReadBack(dg.New("hint", &items.DNS{Path: path}), "") {
+		d := *it.(*items.DNS)
+		if d.Silent() {
+			continue
+		}
+		leased := map[string]bool{}
+		for _, l := range kept {
+			for _, a := range l.DNS {
+				leased[a.String()] = true
+			}
+			for _, s := range l.Domains {
+				leased[strings.ToLower(strings.TrimSuffix(s, "."))] = true
+			}
+		}
+		for _, l := range kept6 {
+			ld := l.LinkDNS()
+			for _, a := range ld.Nameservers {
+				leased[a.String()] = true
+			}
+			for _, s := range ld.Search {
+				leased[strings.ToLower(strings.TrimSuffix(s, "."))] = true
+			}
+		}
+		d.Global = items.LinkDNS{}
+		for _, a := range d.Nameservers {
+			if !leased[a.String()] {
+				d.Global.Nameservers = append(d.Global.Nameservers, a)
+			}
+		}
+		for _, s := range d.Search {
+			if !leased[strings.ToLower(strings.TrimSuffix(s, "."))] {
+				d.Global.Search = append(d.Global.Search, s)
+			}
+		}
+		out = append(out, &d)
+	}
+	return out
 }
 
 // showSections orders the text output: links first, then what sits on
@@ -176,7 +281,7 @@ func printShowText(g *globals, list []dg.Item) {
 		fmt.Fprintf(g.stdout, "%s:\n", s.title)
 		for _, it := range list {
 			if it.Type() == s.typ {
-				fmt.Fprintf(g.stdout, "  %s\n", it)
+				fmt.Fprintf(g.stdout, "  %s\n", termsafe.String(it.String()))
 				printChainRules(g, it)
 			}
 		}
@@ -193,7 +298,7 @@ func printChainRules(g *globals, it dg.Item) {
 
 func printRules(g *globals, chain string, rules [][]string) {
 	for _, args := range rules {
-		fmt.Fprintf(g.stdout, "      -A %s %s\n", chain, render.JoinRule(args))
+		fmt.Fprintf(g.stdout, "      -A %s %s\n", termsafe.String(chain), termsafe.String(render.JoinRule(args)))
 	}
 }
 
@@ -250,7 +355,7 @@ func printShowAll(g *globals, list []dg.Item, f *configurators.Foreign) {
 		}
 		fmt.Fprintf(g.stdout, "%s:\n", s.title)
 		for _, it := range own {
-			fmt.Fprintf(g.stdout, "  %s\n", it)
+			fmt.Fprintf(g.stdout, "  %s\n", termsafe.String(it.String()))
 			printChainRules(g, it)
 		}
 		for _, it := range others {
@@ -258,10 +363,10 @@ func printShowAll(g *globals, list []dg.Item, f *configurators.Foreign) {
 			if carriers[it.Name()] && it.Type() == items.TypeLink {
 				line += " (netagent's objects on it)"
 			}
-			fmt.Fprintf(g.stdout, "  %s\n", line)
+			fmt.Fprintf(g.stdout, "  %s\n", termsafe.String(line)) // names another program chose
 		}
 		for _, c := range chains {
-			fmt.Fprintf(g.stdout, "  %s\n", foreignChainLine(&c))
+			fmt.Fprintf(g.stdout, "  %s\n", termsafe.String(foreignChainLine(&c)))
 			printRules(g, c.Chain, c.Rules)
 		}
 	}

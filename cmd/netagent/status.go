@@ -12,6 +12,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/agent/versions"
+	"github.com/netagent/netagent/internal/termsafe"
 )
 
 func init() {
@@ -47,7 +48,7 @@ func runStatus(g *globals, args []string) int {
 		return oneShotTrialStatus(g, *asJSON) // no daemon: the one-shot try's trial, if any
 	}
 	if resp.Error != "" || resp.Status == nil {
-		fmt.Fprintf(g.stderr, "netagent: the daemon answered: %s\n", resp.Error)
+		fmt.Fprintf(g.stderr, "netagent: the daemon answered: %s\n", termsafe.String(resp.Error))
 		return exitInternal
 	}
 	st := resp.Status
@@ -59,6 +60,7 @@ func runStatus(g *globals, args []string) int {
 			return exitInternal
 		}
 	} else {
+		termsafe.Sanitize(st) // names and messages from outside: never lines or escapes of their own
 		statusPrint(g.stdout, st, *all, time.Now())
 	}
 	if !st.Ready {
@@ -112,6 +114,11 @@ func statusPrintLeases(w io.Writer, list []agent.LeaseStatus, now time.Time) {
 		}
 		if l.LastError != "" {
 			fmt.Fprintf(w, "  %s: last exchange failed: %s\n", l.Interface, strconv.Quote(l.LastError))
+		}
+	}
+	for _, l := range list {
+		if l.Refused != "" {
+			fmt.Fprintf(w, "lease %s (%s) refused: %s\n", l.Interface, l.Family, l.Refused)
 		}
 	}
 }
@@ -274,7 +281,10 @@ func statusPrintTrial(w io.Writer, t *agent.TrialStatus, last *agent.TrialOutcom
 		fmt.Fprintln(w)
 	}
 	if last != nil {
-		fmt.Fprintf(w, "  last trial %s at %s", last.Result, last.At.Format(time.RFC3339))
+		fmt.Fprintf(w, "  last trial %s", last.Result)
+		if !last.At.IsZero() {
+			fmt.Fprintf(w, " at %s", last.At.Format(time.RFC3339))
+		}
 		if last.Reason != "" {
 			fmt.Fprintf(w, ": %s", last.Reason)
 		}
@@ -287,9 +297,14 @@ func statusPrintTrial(w io.Writer, t *agent.TrialStatus, last *agent.TrialOutcom
 
 // lastTrialOutcome is the last trial's outcome recorded in the state
 // directory (target.LastOutcome), or nil.
+// A record that cannot be read is an outcome "unknown" saying why, never
+// no outcome at all.
 func lastTrialOutcome(stateDir string) *agent.TrialOutcome {
 	o, err := target.LastOutcome(stateDir)
-	if err != nil || o == nil {
+	switch {
+	case err != nil:
+		return &agent.TrialOutcome{Result: agent.TrialUnknown, Reason: fmt.Sprintf("the record of the last trial cannot be read: %v", err)}
+	case o == nil:
 		return nil
 	}
 	return &agent.TrialOutcome{Result: o.Result, Reason: o.Reason, At: o.At}
@@ -321,6 +336,7 @@ func oneShotTrialStatus(g *globals, asJSON bool) int {
 		return exitFailed
 	}
 	fmt.Fprintf(g.stdout, "netagent: no daemon; state directory %s\n", g.stateDir)
+	termsafe.Sanitize(&st)
 	statusPrintTrial(g.stdout, st.Trial, st.LastTrial, time.Now())
 	return exitFailed
 }

@@ -236,3 +236,24 @@ func TestStatusPrintsDroppedQuoted(t *testing.T) {
 		t.Errorf("the dropped values and the last error are not listed:\n%s", out)
 	}
 }
+
+// A record of the last trial that cannot be read is an outcome "unknown"
+// saying why, not no outcome (status would show none).
+func TestLastTrialOutcomeUnreadable(t *testing.T) {
+	sd := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(sd, target.TrialDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sd, target.TrialDir, "last.json"), []byte("{garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := lastTrialOutcome(sd)
+	if o == nil || o.Result != agent.TrialUnknown || !strings.Contains(o.Reason, "cannot be read") {
+		t.Fatalf("an unreadable record: %+v", o)
+	}
+	var out bytes.Buffer
+	statusPrintTrial(&out, nil, o, time.Now())
+	if !strings.Contains(out.String(), "last trial unknown: the record") || strings.Contains(out.String(), "0001") {
+		t.Errorf("printed: %q", out.String())
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/probe"
 	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/internal/termsafe"
 )
 
 // daemonTrialOpts are try's options that only --via-daemon uses.
@@ -42,6 +43,7 @@ func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) f
 		if resp == nil {
 			return code
 		}
+		termsafe.Sanitize(resp)
 		for _, op := range resp.Operations { // kept with --keep-partial
 			if op.Error != "" {
 				fmt.Fprintf(g.stderr, "%s: %s failed: %s\n", op.Item, op.Op, op.Error)
@@ -51,22 +53,22 @@ func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) f
 		if st == nil || st.Trial == nil {
 			return daemonTrialEnded(g, st)
 		}
-		since := st.Trial.Since
 		fmt.Fprintf(g.stdout, "trial applied through the daemon %s (%d operations); confirming writes %s\n", h, len(resp.Operations), st.Trial.Name)
 		if o.autoConfirm { // the daemon answered once the probes passed
-			return daemonTrialRequest(g, h, agent.CmdConfirm)
+			return daemonTrialRequest(g, h, agent.CmdConfirm, st.Trial.ID)
 		}
 		if d.detach {
 			fmt.Fprintf(g.stdout, "reverts at %s unless `netagent confirm`\n", st.Trial.Deadline.Format(time.RFC3339))
 			return exitOK
 		}
-		return waitDaemonTrial(g, h, since, st.Trial.Deadline)
+		return waitDaemonTrial(g, h, st.Trial)
 	}
 }
 
-// waitDaemonTrial waits in the foreground for the daemon's trial begun at
-// since to end, confirming it on Enter and reverting it on a signal.
-func waitDaemonTrial(g *globals, h target.Holder, since, deadline time.Time) int {
+// waitDaemonTrial waits in the foreground for the daemon's trial tr to
+// end, confirming it on Enter and reverting it on a signal.
+func waitDaemonTrial(g *globals, h target.Holder, tr *agent.TrialStatus) int {
+	deadline := tr.Deadline
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sig)
@@ -87,10 +89,10 @@ func waitDaemonTrial(g *globals, h target.Holder, since, deadline time.Time) int
 	for {
 		select {
 		case <-enter:
-			return daemonTrialRequest(g, h, agent.CmdConfirm)
+			return daemonTrialRequest(g, h, agent.CmdConfirm, tr.ID)
 		case s := <-sig:
 			fmt.Fprintf(g.stderr, "\ninterrupted by %v: reverting\n", s)
-			if code := daemonTrialRequest(g, h, agent.CmdRollback); code != exitOK {
+			if code := daemonTrialRequest(g, h, agent.CmdRollback, tr.ID); code != exitOK {
 				return code
 			}
 			return exitRevertedTimeout
@@ -102,7 +104,8 @@ func waitDaemonTrial(g *globals, h target.Holder, since, deadline time.Time) int
 				fmt.Fprintf(g.stderr, "\nnetagent: the daemon %s: %v; it keeps the trial's deadline\n", h, err)
 				return exitInternal
 			}
-			if t := resp.Status.Trial; t == nil || !t.Since.Equal(since) {
+			termsafe.Sanitize(resp)
+			if t := resp.Status.Trial; t == nil || !t.Since.Equal(tr.Since) {
 				return daemonTrialEnded(g, resp.Status)
 			}
 			if tty {
@@ -142,16 +145,17 @@ func revertedCode(reason string) int {
 	return exitRevertedTimeout
 }
 
-// daemonTrialRequest sends confirm or rollback of the pending trial to
+// daemonTrialRequest sends confirm or rollback of the pending trial id to
 // the daemon h and reports the outcome.
-func daemonTrialRequest(g *globals, h target.Holder, command string) int {
+func daemonTrialRequest(g *globals, h target.Holder, command, id string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
 	defer cancel()
-	resp, err := agent.Call(ctx, h.Socket, agent.Request{Command: command})
+	resp, err := agent.Call(ctx, h.Socket, agent.Request{Command: command, Trial: id})
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: the daemon %s: %v\n", h, err)
 		return exitInternal
 	}
+	termsafe.Sanitize(resp)
 	if resp.Error != "" {
 		fmt.Fprintf(g.stderr, "netagent: %s: the daemon %s answered: %s\n", command, h, resp.Error)
 		return exitFailed

@@ -19,6 +19,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/internal/termsafe"
 )
 
 // daemonDocument is the intent files as one document for the socket API:
@@ -73,6 +74,7 @@ func callDaemon(g *globals, ctx context.Context, h target.Holder, command string
 		return nil, exitInternal
 	}
 	if resp.Error != "" {
+		termsafe.Sanitize(resp)
 		for _, p := range resp.Problems {
 			fmt.Fprintln(g.stderr, p)
 		}
@@ -108,6 +110,8 @@ func applyViaDaemon(g *globals, wait *time.Duration, vo *versionOpts) func(h tar
 				return exitInternal
 			}
 		} else {
+			termsafe.Sanitize(resp)
+			termsafe.Sanitize(&doc)
 			fmt.Fprintf(g.stdout, "applied through the daemon %s: the files are its API document\n", h)
 			printDaemonOps(g, resp.Operations, g.allOps)
 			printDaemonApplied(g, doc)
@@ -267,6 +271,7 @@ func planViaDaemon(g *globals) func(h target.Holder, files []string) int {
 		if resp == nil {
 			return code
 		}
+		termsafe.Sanitize(resp)
 		fmt.Fprintf(g.stdout, "plan of the daemon %s with the files as its API document:\n", h)
 		if len(resp.Operations) == 0 && len(resp.Blocked) == 0 {
 			fmt.Fprintln(g.stdout, "no changes")
@@ -293,6 +298,7 @@ func checkViaDaemon(g *globals, all, asJSON *bool) func(h target.Holder, files [
 		if *all || *asJSON {
 			return printCheckItems(g, resp.Check, *asJSON)
 		}
+		termsafe.Sanitize(resp)
 		if len(resp.Operations) == 0 && len(resp.Blocked) == 0 {
 			fmt.Fprintf(g.stdout, "ok: running matches the daemon's intent (%s)\n", h)
 			return exitOK

@@ -71,3 +71,7 @@ func LoadLease(dir, ifname string) (*Lease, error) {
 func ForgetLease(dir, ifname string) {
 	os.Remove(leasePath(dir, ifname))
 }
+
+func init() {
+	statefile.RegisterCache("dhcp4-*.json", "a DHCPv4 lease kept across restarts (a lost one is acquired anew)")
+}

@@ -111,8 +111,10 @@ func (c *Configurator) NeedsRecreate(oldItem, newItem dg.Item) bool { return !ol
 // held: the interface's lease is in leases, or, until the daemon calls
 // IgnoreKept, the state directory keeps one that has not expired at now
 // (a fresh read-back, each pass of an apply or a restart, does not ask the
-// server again). It looks only at the interfaces with a lease, never
-// through the graph.
+// server again). A lease kept for an interface the hint has no lease item
+// for reads back too: the intent dropped dhcp6 there, and the reconciler
+// deletes it, which releases it and forgets it (as DHCPv4's read-back).
+// It looks only at the interfaces with a lease, never through the graph.
 func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []dg.Item {
 	if hint == nil {
 		return nil
@@ -133,7 +135,9 @@ func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []
 		}
 		if want, ok := hint.Get(items.DHCP6LeaseRef(dev)); ok {
 			out = append(out, want)
+			continue
 		}
+		out = append(out, &items.DHCP6Lease{Dev: dev}) // not intended: deleted, which releases it
 	}
 	return out
 }

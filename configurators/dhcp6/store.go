@@ -74,3 +74,7 @@ func DropLease(dir, ifname string) error {
 	}
 	return nil
 }
+
+func init() {
+	statefile.RegisterCache("dhcp6-*.json", "a DHCPv6 lease kept across restarts (a lost one is acquired anew)")
+}

@@ -39,7 +39,9 @@ func (c *Configurator) dir() string {
 	return c.ResolvedDir
 }
 
-// Create writes the resolv.conf, or hands the links' DNS to resolved.
+// Create writes the resolv.conf, or hands the links' DNS to resolved; a
+// Silent item removes the agent's resolv.conf instead (and leaves anyone
+// else's alone).
 func (c *Configurator) Create(ctx context.Context, it dg.Item) error {
 	return c.apply(ctx, nil, it.(*items.DNS))
 }
@@ -57,6 +59,9 @@ func (c *Configurator) apply(ctx context.Context, old, d *items.DNS) error {
 	}
 	if res {
 		return c.toResolved(ctx, old, d)
+	}
+	if d.Silent() {
+		return removeOurs(d.Path)
 	}
 	if _, err := readOurs(d.Path); err != nil {
 		return fmt.Errorf("resolv.conf %w", err)
@@ -124,12 +129,18 @@ func (c *Configurator) Delete(ctx context.Context, it dg.Item) error {
 	if res {
 		return c.revert(ctx, d, nil)
 	}
-	data, err := readOurs(d.Path)
+	return removeOurs(d.Path)
+}
+
+// removeOurs removes the agent's resolv.conf at path; a file someone else
+// has written since, or none, is left alone.
+func removeOurs(path string) error {
+	data, err := readOurs(path)
 	if err != nil || data == nil {
 		return nil // someone else's now, or gone: not ours to remove
 	}
-	if err := os.Remove(d.Path); err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("removing resolv.conf %s: %w", d.Path, err)
+	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("removing resolv.conf %s: %w", path, err)
 	}
 	return nil
 }
@@ -144,7 +155,10 @@ func (c *Configurator) NeedsRecreate(oldItem, newItem dg.Item) bool { return fal
 // hint's item without its Global part (which resolved never takes): the
 // per-link part is taken as held, so that a fresh read-back does not hand
 // it over again at each pass of an apply, and an item with a Global part
-// differs at each pass and fails again with ErrResolvedGlobal.
+// differs at each pass and fails again with ErrResolvedGlobal. A Silent
+// item reads back as itself where no file of the agent's is (absent, or
+// someone else's: nothing to remove); over the agent's file, as what that
+// file says, which Modify then removes.
 func ReadBack(hint *dg.Graph, resolvedDir string) []dg.Item {
 	if hint == nil {
 		return nil
@@ -169,6 +183,10 @@ func ReadBack(hint *dg.Graph, resolvedDir string) []dg.Item {
 			continue
 		}
 		data, err := readOurs(d.Path)
+		if d.Silent() && data == nil {
+			out = append(out, d) // nothing to say, and nothing of ours says anything
+			continue
+		}
 		if err != nil || data == nil {
 			continue
 		}

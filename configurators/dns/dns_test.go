@@ -221,3 +221,43 @@ func TestRenderParse(t *testing.T) {
 		t.Errorf("parsed %v %v from\n%s", s, search, data)
 	}
 }
+
+// TestSilentRemovesOurs: an item with nothing to say (items.DNS.Silent)
+// over the agent's file reads back as what the file says, and modifying
+// it removes the file; then, and over a file someone else wrote, it reads
+// back as itself (nothing to do), and the foreign file is left alone.
+func TestSilentRemovesOurs(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "resolv.conf")
+	c := &Configurator{Resolved: &fakeResolved{}, ResolvedDir: filepath.Join(dir, "no-resolved")}
+	if err := c.Create(context.Background(), sample(file)); err != nil {
+		t.Fatal(err)
+	}
+	silent := &items.DNS{Path: file}
+	rb := ReadBack(dg.New("hint", silent), c.ResolvedDir)
+	if len(rb) != 1 || rb[0].Equal(silent) {
+		t.Fatalf("read back %v over the agent's file, want its servers", rb)
+	}
+	if err := c.Modify(context.Background(), rb[0], silent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the agent's file stayed: %v", err)
+	}
+	if rb := ReadBack(dg.New("hint", silent), c.ResolvedDir); len(rb) != 1 || !rb[0].Equal(silent) {
+		t.Errorf("read back %v with no file, want the silent item", rb)
+	}
+	foreign := []byte("# written by hand\nnameserver 9.9.9.9\n")
+	if err := os.WriteFile(file, foreign, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if rb := ReadBack(dg.New("hint", silent), c.ResolvedDir); len(rb) != 1 || !rb[0].Equal(silent) {
+		t.Errorf("read back %v over a foreign file, want the silent item", rb)
+	}
+	if err := c.Create(context.Background(), silent); err != nil {
+		t.Errorf("Create over a foreign file with nothing to say: %v", err)
+	}
+	if got, _ := os.ReadFile(file); string(got) != string(foreign) {
+		t.Errorf("foreign file now %q", got)
+	}
+}

@@ -33,7 +33,10 @@
 // The file is written atomically: a temporary file in the same directory,
 // fsynced, renamed over the path, and the directory fsynced; a reader sees
 // the old file or the new one, never half of one. Deleting the item
-// removes the file, if it is still the agent's.
+// removes the file, if it is still the agent's; so does an item with
+// nothing to say (items.DNS.Silent, which render puts while a path is
+// given, so that a one-shot apply, reading back only what is intended,
+// removes the servers of a dns section or a lease gone since).
 //
 // systemd-resolved's global servers come from resolved.conf, which the
 // agent does not edit: an intent dns section under resolved is applied

@@ -1,7 +1,6 @@
 package firewall
 
 import (
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -45,20 +44,19 @@ type madeStore struct {
 	set  map[string]bool
 }
 
-// loadMade reads the record in dir for ns; one of another namespace
-// instance, or unreadable, counts as empty. A nil store (no state
+// loadMade reads the record in dir for ns (statefile.LoadJSON); one of
+// another namespace instance, or unreadable, counts as empty: a chain
+// without the mark is then someone else's, never adopted, which is the
+// safe side of a loss (`netagent recover --accept-damaged` lists a damaged
+// one). A nil store (no state
 // directory) records nothing and knows nothing.
 func loadMade(dir string, ns statefile.NsIdentity) *madeStore {
 	if dir == "" {
 		return nil
 	}
 	s := &madeStore{path: filepath.Join(dir, madeFileName), ns: ns, set: map[string]bool{}}
-	data, err := os.ReadFile(s.path)
-	if err != nil {
-		return s
-	}
 	var rec madeRecord
-	if json.Unmarshal(data, &rec) != nil || rec.NsIdentity != ns {
+	if ok, err := statefile.LoadJSON(s.path, &rec); !ok || err != nil || rec.NsIdentity != ns {
 		return s
 	}
 	for _, name := range rec.Chains {
@@ -110,17 +108,13 @@ func (s *madeStore) change(names []string, made bool) error {
 		rec.Chains = append(rec.Chains, n)
 	}
 	slices.Sort(rec.Chains)
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
 	if len(s.set) == 0 {
 		if err := os.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
 	}
-	return statefile.WriteCache(s.path, data)
+	return statefile.CacheJSON(s.path, rec)
 }
 
 // chainOwned reports whether a chain holding rules (kernel form) is
@@ -138,4 +132,8 @@ func adoptable(rules, intended [][]string, rec *chainRecord, made bool) bool {
 		return false
 	}
 	return len(rules) == 0 || intended != nil && rulesMatch(rules, intended, rec)
+}
+
+func init() {
+	statefile.RegisterCache("iptables/*/"+madeFileName, "the chains netagent made in a namespace, adopted back when someone flushed their mark")
 }

@@ -274,7 +274,9 @@ func sharedRecords(dir string) (*recordStore, error) {
 
 // loadRecords reads the records under dir: the records file, and the
 // per-chain files of older versions (the records file wins). Unreadable
-// records are skipped: they are a cache.
+// records are skipped: they are a cache (a record, statefile.LoadRecord:
+// a damaged one counts as none, and `netagent recover --accept-damaged`
+// lists it), and a chain without one is only rewritten.
 func loadRecords(dir string) (*recordStore, error) {
 	s := &recordStore{dir: dir, recs: make(map[string]*chainRecord)}
 	if dir == "" {
@@ -292,7 +294,7 @@ func loadRecords(dir string) (*recordStore, error) {
 			continue // madeFileName shares the directory (ipt_made.go)
 		}
 		s.legacy = append(s.legacy, e.Name())
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		data, err := statefile.ReadFile(filepath.Join(dir, e.Name()))
 		var f recordFile
 		if err != nil || json.Unmarshal(data, &f) != nil {
 			continue
@@ -302,7 +304,7 @@ func loadRecords(dir string) (*recordStore, error) {
 		}
 	}
 	s.stamp = stampOf(filepath.Join(dir, recordsFileName))
-	data, err := os.ReadFile(filepath.Join(dir, recordsFileName))
+	data, err := statefile.LoadRecord(filepath.Join(dir, recordsFileName))
 	var all recordsOnDisk
 	if err != nil || json.Unmarshal(data, &all) != nil {
 		return s, nil
@@ -431,7 +433,7 @@ func (s *recordStore) write() error {
 	}
 	data := appendRecords(make([]byte, 0, size+16), parts)
 	path := filepath.Join(s.dir, recordsFileName)
-	if err := statefile.WriteCache(path, data); err != nil {
+	if err := statefile.SaveRecord(path, data, false); err != nil {
 		return err
 	}
 	s.dirty, s.stamp = false, stampOf(path)
@@ -455,4 +457,8 @@ func cloneRules(rules [][]string) [][]string {
 		out[i] = append([]string(nil), r...)
 	}
 	return out
+}
+
+func init() {
+	statefile.RegisterCache("iptables/*/"+recordsFileName, "the rules netagent wrote in each chain (a cache: a chain without it is rewritten)")
 }

@@ -1,14 +1,11 @@
 package firewall
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/netagent/netagent/configurators/statefile"
-	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
+
+	"github.com/netagent/netagent/configurators/statefile"
 )
 
 // sysctlStateFile is the state record's name under the state directory.
@@ -88,28 +85,19 @@ func (s *sysctlStore) update(f func(map[string]string) bool) error {
 		return nil
 	}
 	file.prune(s.ns.BootID)
-	data, err := json.MarshalIndent(file, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := statefile.WriteAtomic(s.path, data); err != nil {
+	if err := statefile.SaveJSON(s.path, file); err != nil {
 		return fmt.Errorf("writing %s: %w", s.path, err)
 	}
 	return nil
 }
 
-// load reads the record; a missing file is an empty record.
+// load reads the record (statefile.LoadJSON); a missing file is an empty
+// record, a damaged or refused one an error: the originals it held are
+// not guessed.
 func (s *sysctlStore) load() (*sysctlFile, error) {
 	var f sysctlFile
-	data, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &f, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", s.path, err)
+	if _, err := statefile.LoadJSON(s.path, &f); err != nil {
+		return nil, fmt.Errorf("sysctl originals: %w", err)
 	}
 	return &f, nil
 }
@@ -136,4 +124,8 @@ func (f *sysctlFile) prune(bootID string) {
 		}
 	}
 	f.Namespaces = kept
+}
+
+func init() {
+	statefile.Register(sysctlStateFile, "the value each sysctl had before netagent first set it, restored when it leaves the intent")
 }

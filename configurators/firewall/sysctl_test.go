@@ -3,10 +3,14 @@ package firewall
 import (
 	"context"
 	"errors"
-	"github.com/netagent/netagent/configurators/statefile"
+	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -149,5 +153,65 @@ func TestSysctlSolicitsWhenRAAccepted(t *testing.T) {
 	}
 	if len(solicited) != 2 || solicited[0] != "up0" || solicited[1] != "eth0.7" {
 		t.Errorf("solicited on %v, want up0 and eth0.7", solicited)
+	}
+}
+
+// TestSysctlForgedOriginalsNotRestored: sysctl originals that someone
+// other than root could have written (the record owned by another user,
+// writable by its group, or a symbolic link to a file of theirs) are
+// refused, never "restored": the parameter keeps its value (before the
+// fix, forwarding was turned on from a forged record).
+func TestSysctlForgedOriginalsNotRestored(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: chown to nobody")
+	}
+	const path = "/proc/sys/net/ipv4/ip_forward"
+	ns := statefile.NsIdentity{BootID: "b", Netns: "x", NsID: "NS(1:2)"}
+	forged := fmt.Sprintf(`{"namespaces":[{"boot_id":%q,"netns":%q,"ns_id":%q,"originals":{"net.ipv4.ip_forward":"1"}}]}`,
+		ns.BootID, ns.Netns, ns.NsID)
+	cases := []struct {
+		name  string
+		plant func(t *testing.T, file string)
+		why   string
+	}{
+		{"owned by nobody", func(t *testing.T, file string) {
+			writeFile(t, file, forged, 0o600)
+			if err := os.Chown(file, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+		}, "is owned by uid 65534"},
+		{"group-writable", func(t *testing.T, file string) { writeFile(t, file, forged, 0o664) }, "is writable by its group"},
+		{"a link to another's file", func(t *testing.T, file string) {
+			theirs := filepath.Join(t.TempDir(), "theirs.json")
+			writeFile(t, theirs, forged, 0o600)
+			if err := os.Symlink(theirs, file); err != nil {
+				t.Fatal(err)
+			}
+		}, "symbolic link"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c.plant(t, filepath.Join(dir, sysctlStateFile))
+			pfs := &fakeProcSys{files: map[string]string{path: "0"}}
+			sc := &sysctlConfigurator{fs: pfs, store: newSysctlStore(dir, ns)}
+			err := sc.Delete(context.Background(), &items.Sysctl{Key: "net.ipv4.ip_forward", Value: "0"})
+			if err == nil || !strings.Contains(err.Error(), c.why) {
+				t.Errorf("delete over a forged record: %v, want a refusal (%q)", err, c.why)
+			}
+			if pfs.files[path] != "0" || pfs.writes != 0 {
+				t.Errorf("ip_forward %q after %d writes: the forged original was restored", pfs.files[path], pfs.writes)
+			}
+		})
+	}
+}
+
+func writeFile(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
 
 	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
 )
 
 // fakeWG is a WireGuard device's configuration as the kernel keeps it
@@ -509,5 +510,54 @@ func TestFakeWireguardOwnKeyAsPeer(t *testing.T) {
 	}
 	if !e.gone("wg0") {
 		t.Error("the refused create left wg0")
+	}
+}
+
+// TestFakeWireguardFIFOKeyFile: a key file (private or preshared) that is
+// a FIFO, or a symbolic link, fails its interface at once as an unusable
+// key file (an open of a FIFO blocks until a writer comes: before the fix
+// this apply never returned), and the rest of the intent converges.
+func TestFakeWireguardFIFOKeyFile(t *testing.T) {
+	keys := newWGKeys(t)
+	good, _ := keys.private("good.key")
+	fifo := filepath.Join(keys.dir, "fifo.key")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(keys.dir, "link.key")
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, file, psk, want string }{
+		{"fifo private key", fifo, "", "not a regular file"},
+		{"fifo preshared key", good, fifo, "not a regular file"},
+		{"symbolic link", link, "", "is a symbolic link"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newFakeEnv(t)
+			wg := wgIfc("wg0", &items.WireguardAttrs{PrivateKeyFile: c.file,
+				Peers: []items.WireguardPeer{{PublicKey: keys.pub(), PresharedKeyFile: c.psk}}})
+			br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
+			done := make(chan reconciler.Status, 1)
+			go func() { done <- e.apply(wg, br) }()
+			var st reconciler.Status
+			select {
+			case st = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("apply with a FIFO key file did not return in 10 s (the open blocks)")
+			}
+			path := c.file
+			if c.psk != "" {
+				path = c.psk
+			}
+			if err := stateOf(st, wg).LastErr; !errors.Is(err, ErrKeyFile) || !strings.Contains(err.Error(), path) ||
+				!strings.Contains(err.Error(), c.want) {
+				t.Errorf("wg0: %v, want %v naming %s and %q", err, ErrKeyFile, path, c.want)
+			}
+			if err := stateOf(st, br).LastErr; err != nil || e.gone("br0") {
+				t.Errorf("br0 beside it: %v (gone %v), want it created", err, e.gone("br0"))
+			}
+		})
 	}
 }

@@ -5,11 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net"
 	"net/netip"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"golang.zx2c4.com/wireguard/wgctrl/wgtypes"
 
 	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/safefile"
 	"github.com/netagent/netagent/items"
 )
 
@@ -71,28 +70,20 @@ func (w netnsWG) do(f func(*wgctrl.Client) error) error {
 // maxKeyFile bounds what is read of a key file (a key is 44 bytes).
 const maxKeyFile = 1024
 
-// readKey reads a base64 WireGuard key from path. It refuses a file that
-// others may read or write (mode o+rwx, wg(8)'s warning made an error; the
-// group may read it: networkd's own files are root:systemd-network 0640),
-// and never puts the file's content in an error.
+// readKey reads a base64 WireGuard key from path, as every file an intent
+// names is read (safefile.ReadNamed): never through a symbolic link, never
+// a FIFO or a device, never blocking, at most maxKeyFile bytes. It refuses
+// a file that others may read or write (mode o+rwx, wg(8)'s warning made
+// an error; the group may read it: networkd's own files are
+// root:systemd-network 0640), and never puts the file's content in an
+// error.
 func readKey(path string) (wgtypes.Key, error) {
-	f, err := os.Open(path)
+	b, st, err := safefile.ReadNamed(path, maxKeyFile)
 	if err != nil {
 		return wgtypes.Key{}, fmt.Errorf("%w %s: %w", ErrKeyFile, path, err)
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	switch {
-	case err != nil:
-		return wgtypes.Key{}, fmt.Errorf("%w %s: %w", ErrKeyFile, path, err)
-	case !fi.Mode().IsRegular():
-		return wgtypes.Key{}, fmt.Errorf("%w %s: not a regular file", ErrKeyFile, path)
-	case fi.Mode().Perm()&0o007 != 0:
-		return wgtypes.Key{}, fmt.Errorf("%w %s: mode %04o lets others access it (chmod o-rwx)", ErrKeyFile, path, fi.Mode().Perm())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile))
-	if err != nil {
-		return wgtypes.Key{}, fmt.Errorf("%w %s: %w", ErrKeyFile, path, err)
+	if perm := st.Mode & 0o777; perm&0o007 != 0 {
+		return wgtypes.Key{}, fmt.Errorf("%w %s: mode %04o lets others access it (chmod o-rwx)", ErrKeyFile, path, perm)
 	}
 	key, err := wgtypes.ParseKey(strings.TrimSpace(string(b)))
 	if err != nil { // its message could quote the content: not wrapped

@@ -1,12 +1,8 @@
 package link
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -79,7 +75,14 @@ type journalEntry struct {
 // that loses unsynced files is a crash of the kernel, and that takes the
 // links the journal speaks of, and the settings it recorded, with it. The
 // two syncs a durable write costs would double the time of creating a
-// link. A file a power loss left empty reads as an empty record.
+// link.
+//
+// The file is a record (statefile.LoadJSON: a version and a checksum). One
+// that is not whole (emptied, cut short, garbled) is never read as an
+// empty record: the originals it held would be replaced by what the links
+// hold now, netagent's own settings, and "restored" as such. Every read
+// and update fails instead, naming the file, until `netagent recover
+// --accept-damaged` sets it aside.
 //
 // A nil *stateStore (no state directory: read-back for `show`) records
 // nothing and knows nothing.
@@ -143,11 +146,7 @@ func (s *stateStore) update(f func(*nsState) bool) error {
 		return nil
 	}
 	rec.prune(s.ns.BootID)
-	data, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := statefile.WriteCache(s.path, data); err != nil {
+	if err := statefile.CacheJSON(s.path, rec); err != nil {
 		return fmt.Errorf("writing %s: %w", s.path, err)
 	}
 	return nil
@@ -155,18 +154,8 @@ func (s *stateStore) update(f func(*nsState) bool) error {
 
 func (s *stateStore) load() (*stateRecord, error) {
 	var rec stateRecord
-	data, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &rec, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if len(data) == 0 { // a power loss before the page cache was written
-		return &rec, nil
-	}
-	if err := json.Unmarshal(data, &rec); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", s.path, err)
+	if _, err := statefile.LoadJSON(s.path, &rec); err != nil {
+		return nil, fmt.Errorf("link state: %w", err)
 	}
 	return &rec, nil
 }
@@ -360,4 +349,9 @@ func (st nsState) journaled(l netlink.Link, nameOf func(int) string) bool {
 	peer := nameOf(a.ParentIndex)
 	e, ok := st.Creating[peer]
 	return ok && e.Kind == items.KindVeth && e.Peer == a.Name
+}
+
+func init() {
+	statefile.Register(stateFileName, "the settings NICs had before netagent changed them, restored when they leave the intent; "+
+		"the journal of links being created, adopted after a kill; the key files of WireGuard devices")
 }

@@ -1,17 +1,20 @@
 package link
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/vishvananda/netlink"
 
 	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/items"
@@ -209,18 +212,15 @@ type recordCheckingNL struct {
 
 func (r recordCheckingNL) check(field string, l netlink.Link) {
 	r.t.Helper()
-	data, err := os.ReadFile(r.path)
 	var rec stateRecord
-	if err == nil {
-		err = json.Unmarshal(data, &rec)
-	}
-	if err != nil || len(rec.Namespaces) != 1 {
-		r.t.Fatalf("writing %s of %s with no record on disk: %v %s", field, l.Attrs().Name, err, data)
+	ok, err := statefile.LoadJSON(r.path, &rec)
+	if err != nil || !ok || len(rec.Namespaces) != 1 {
+		r.t.Fatalf("writing %s of %s with no record on disk: %v %+v", field, l.Attrs().Name, err, rec)
 	}
 	o := rec.Namespaces[0].Originals[l.Attrs().Name]
-	ok := o != nil && map[string]bool{"mtu": o.MTU != nil, "up": o.Up != nil, "alias": o.Alias != nil}[field]
+	ok = o != nil && map[string]bool{"mtu": o.MTU != nil, "up": o.Up != nil, "alias": o.Alias != nil}[field]
 	if !ok {
-		r.t.Errorf("writing %s of %s before its original is on disk: %s", field, l.Attrs().Name, data)
+		r.t.Errorf("writing %s of %s before its original is on disk: %+v", field, l.Attrs().Name, rec)
 	}
 }
 
@@ -260,30 +260,86 @@ func TestPhysicalOriginalsBeforeWrite(t *testing.T) {
 	}
 }
 
-// The record is written without a sync (it is about this boot only): a
-// file a power loss left empty reads as an empty record, and the next
-// update writes a whole one.
-func TestStateEmptyFileReadsEmpty(t *testing.T) {
-	path := filepath.Join(t.TempDir(), stateFileName)
-	if err := os.WriteFile(path, nil, 0o600); err != nil {
+// TestStateDamagedIsNoSilentLoss: links.json emptied (a power loss, a
+// full disk), cut short or garbled while a NIC's found MTU 1500 is in it
+// and netagent's 1400 on the NIC: the NIC leaving the intent is not
+// "restored" to 1400 as if 1400 were its original (before the fix: no
+// error, MTU 1400). Read-back (every command) and the restore fail naming
+// the file and ErrDamaged, nothing is recorded over it, and the file is as
+// it was.
+func TestStateDamagedIsNoSilentLoss(t *testing.T) {
+	cases := map[string]func([]byte) []byte{
+		"emptied":   func([]byte) []byte { return nil },
+		"cut short": func(b []byte) []byte { return b[:len(b)/2] },
+		"with 1500 made 1400, still JSON": func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"mtu":1500`), []byte(`"mtu":1400`), 1)
+		},
+	}
+	for name, damage := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := newFakeEnv(t)
+			e.f.addNIC("eth0", 1500)
+			nic := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true, MTU: 1400}
+			e.converge(nic)
+			path := filepath.Join(e.dir, stateFileName)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bad := damage(data)
+			if bytes.Equal(bad, data) {
+				t.Fatalf("the damage changed nothing in %q", data)
+			}
+			if err := os.WriteFile(path, bad, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			damaged := func(what string, err error) {
+				if !errors.Is(err, statefile.ErrDamaged) || !strings.Contains(err.Error(), path) ||
+					!strings.Contains(err.Error(), "recover --accept-damaged") {
+					t.Errorf("%s over a record %s: %v, want %v naming %s and the way out", what, name, err, statefile.ErrDamaged, path)
+				}
+			}
+			_, err = e.kernel().readBack(dg.New("intended"))
+			damaged("read-back", err)
+			damaged("restore of eth0", (&InterfaceConfigurator{k: e.kernel()}).Delete(context.Background(), nic))
+			if mtu := e.link("eth0").Attrs().MTU; mtu != 1400 {
+				t.Errorf("eth0 MTU %d: something was done with guessed originals", mtu)
+			}
+			if got, _ := os.ReadFile(path); !bytes.Equal(got, bad) {
+				t.Errorf("the damaged record was replaced: %q", got)
+			}
+		})
+	}
+}
+
+// TestStatePreviousFormatReadOnceRewritten: a links.json of the previous
+// format (JSON without the record envelope) is read as valid, and the next
+// update writes it as a record.
+func TestStatePreviousFormatReadOnceRewritten(t *testing.T) {
+	e := newFakeEnv(t)
+	e.f.addNIC("eth0", 1500)
+	path := filepath.Join(e.dir, stateFileName)
+	idx := e.link("eth0").Attrs().Index
+	old := fmt.Sprintf(`{"namespaces":[{"boot_id":%q,"netns":%q,"ns_id":%q,"originals":{"eth0":{"index":%d,"mtu":1500}}}]}`,
+		fakeNsIdentity.BootID, fakeNsIdentity.Netns, fakeNsIdentity.NsID, idx)
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := &stateStore{path: path}
-	if st, err := s.snapshot(); err != nil || len(st.Creating) != 0 || len(st.Originals) != 0 {
-		t.Fatalf("snapshot of an empty file: %+v, %v", st, err)
-	}
-	if err := s.journal(&items.Interface{IfName: "br0", Kind: items.KindBridge}, nil); err != nil {
+	if err := e.f.LinkSetMTU(e.link("eth0"), 1400); err != nil {
 		t.Fatal(err)
 	}
-	st, err := s.snapshot()
-	if err != nil || st.Creating["br0"].Kind != items.KindBridge {
-		t.Fatalf("after a journal entry: %+v, %v", st, err)
+	if st := e.apply(); st.Err != nil {
+		t.Fatal(st.Err)
 	}
-	if err := os.WriteFile(path, []byte("{"), 0o600); err != nil {
+	if mtu := e.link("eth0").Attrs().MTU; mtu != 1500 {
+		t.Errorf("eth0 MTU %d after the restore from a previous-format record, want 1500", mtu)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.snapshot(); err == nil {
-		t.Error("a torn record read without an error")
+	if !bytes.HasPrefix(data, []byte("netagent-state 1 ")) {
+		t.Errorf("after an update the record is still of the previous format: %q", data)
 	}
 }
 
@@ -313,7 +369,7 @@ func (k *killedAtAdd) LinkAdd(l netlink.Link) error {
 		k.t.Fatal(err)
 	}
 	var rec stateRecord
-	if err := json.Unmarshal(data, &rec); err != nil || len(rec.Namespaces) != 1 {
+	if _, err := statefile.LoadJSON(k.path, &rec); err != nil || len(rec.Namespaces) != 1 {
 		k.t.Fatalf("adding %s: record %s: %v", l.Attrs().Name, data, err)
 	}
 	for _, name := range k.names {

@@ -89,10 +89,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.InlineMax == 0 {
 		opts.InlineMax = DefaultInlineMax
 	}
+	// The directory is trusted as the state directory is (others who could
+	// change it could plant the lock as a link, or forge values).
+	if err := statefile.PrepareDir(dir); err != nil {
+		return nil, fmt.Errorf("store %s: %w", dir, err)
+	}
 	if err := os.MkdirAll(filepath.Join(dir, ValuesDir), 0o700); err != nil {
 		return nil, fmt.Errorf("creating store %s: %w", dir, err)
 	}
-	fd, err := syscall.Open(filepath.Join(dir, LockFile), syscall.O_RDWR|syscall.O_CREAT|syscall.O_CLOEXEC, 0o600)
+	fd, err := statefile.OpenFile(dir, LockFile, syscall.O_RDWR|syscall.O_CREAT)
 	if err != nil {
 		return nil, fmt.Errorf("opening store lock: %w", err)
 	}

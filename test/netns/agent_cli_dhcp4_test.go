@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/internal/dnsmasqtest"
 )
 
@@ -37,9 +38,12 @@ type applyLeaseJSON struct {
 // TestAgentCLIApplyDHCP4: the built binary acquires a lease from dnsmasq
 // in one apply: the leased address, its default route (with the intent's
 // metric) and the static route through the DHCP gateway are in the kernel,
-// and the lease is reported (text and --json). A second apply reuses the
-// kept lease: a REQUEST (INIT-REBOOT) and no new DISCOVER, the same
-// address, and no address or route removed meanwhile.
+// and the lease is reported (text and --json). A second apply after the
+// lease's renewal time (T1: the kept lease is made a minute older; before
+// T1 the apply asks nothing: TestAgentCLIApplyDHCP4TwiceNoOp) reuses the
+// kept lease: a REQUEST
+// (INIT-REBOOT) and no new DISCOVER, the same address, and no address or
+// route removed meanwhile.
 func TestAgentCLIApplyDHCP4(t *testing.T) {
 	e := cliNewEnv(t)
 	srv := dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{})
@@ -67,6 +71,7 @@ func TestAgentCLIApplyDHCP4(t *testing.T) {
 	}
 	discovers := strings.Count(srv.Log(), "DHCPDISCOVER")
 
+	e.ageKeptLease("up0", 61*time.Second) // past T1 (1 min): the kept lease is asked for again
 	res = e.mustRun(0, "apply", "--json", "--wait", "1m", file)
 	var doc applyLeaseJSON
 	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
@@ -99,8 +104,8 @@ func TestAgentCLIApplyDHCP4(t *testing.T) {
 		t.Errorf("show does not list the lease: %s", show)
 	}
 	show = e.mustRun(0, "show", "--json")
-	if !strings.Contains(show.stdout, `"dhcp4": true`) || strings.Contains(show.stdout, addr.Addr().String()+"/") {
-		t.Errorf("show --json: want dhcp4 on up0 and not its leased address: %s", show)
+	if !strings.Contains(show.stdout, `"hostname": "edge-1"`) || strings.Contains(show.stdout, addr.Addr().String()+"/") {
+		t.Errorf("show --json: want dhcp4 on up0 (its options) and not its leased address: %s", show)
 	}
 }
 
@@ -126,6 +131,20 @@ func TestAgentCLIApplyDHCP4NoServer(t *testing.T) {
 	}
 	if !strings.Contains(e.ip("-4", "addr", "show", "dev", "uplink0"), "192.168.1.1/24") {
 		t.Error("the static interface waited for the lease")
+	}
+}
+
+// ageKeptLease moves the lease the state directory keeps for ifname by
+// d into the past, as if acquired d earlier.
+func (e *cliEnv) ageKeptLease(ifname string, d time.Duration) {
+	e.t.Helper()
+	l, err := dhcp.LoadLease(e.stateDir, ifname)
+	if err != nil || l == nil {
+		e.t.Fatalf("no kept lease of %s: %v", ifname, err)
+	}
+	l.Acquired = l.Acquired.Add(-d)
+	if err := dhcp.SaveLease(e.stateDir, l); err != nil {
+		e.t.Fatal(err)
 	}
 }
 

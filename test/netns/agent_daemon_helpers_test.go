@@ -167,7 +167,13 @@ func (e *daemonEnv) status() (agent.Status, error) {
 // what it saw, for the failure message.
 func (e *daemonEnv) waitFor(what string, cond func() (bool, string)) {
 	e.t.Helper()
-	deadline := time.Now().Add(daemonWait)
+	e.waitForWithin(daemonWait, what, cond)
+}
+
+// waitForWithin is waitFor for at most d.
+func (e *daemonEnv) waitForWithin(d time.Duration, what string, cond func() (bool, string)) {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
 	var seen string
 	for time.Now().Before(deadline) {
 		var ok bool

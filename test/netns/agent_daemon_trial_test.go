@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netagent/netagent/agent"
 )
@@ -223,5 +224,63 @@ func TestDaemonTrialForegroundConfirmAndRollback(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(e.intentDir, "trial-2.json")); err != nil {
 		t.Errorf("the confirmed file: %v (files %v)", err, e.intentFiles())
+	}
+}
+
+// oneShotStatus is `netagent status --json` without a daemon.
+type oneShotStatus struct {
+	Daemon    string              `json:"daemon"`
+	Trial     *agent.TrialStatus  `json:"trial"`
+	LastTrial *agent.TrialOutcome `json:"lastTrial"`
+}
+
+// A daemon killed (SIGKILL) during a trial and started again on the same
+// state directory says in status how the trial ended: reverted when it
+// started again, and why, naming the trial; a revert at start that cannot
+// finish (the journal unreadable) leaves the daemon down and the trial
+// pending, and status says the revert is incomplete and why.
+func TestDaemonTrialKilledStatusSaysHowItEnded(t *testing.T) {
+	e, _, doc := daemonTrialEnv(t)
+	if res := e.netagent("try", "--via-daemon", "--detach", "--timeout", "5m", doc); res.code != 0 {
+		t.Fatalf("try: %s", res)
+	}
+	tr := e.killDaemon()
+	e.start()
+	st := e.mustStatus()
+	if o := st.LastTrial; o == nil || o.Result != "reverted" || o.ID != agent.TrialID(tr.Started) ||
+		!strings.Contains(o.Reason, "started again") || !strings.Contains(o.Reason, fmt.Sprintf("pid %d", tr.PID)) {
+		t.Fatalf("the daemon's status after the restart: %+v", o)
+	}
+
+	if res := e.netagent("try", "--via-daemon", "--detach", "--timeout", "5m", doc); res.code != 0 {
+		t.Fatalf("the second try: %s", res)
+	}
+	tr = e.killDaemon()
+	journal := filepath.Join(e.stateDir, "trial", "journal")
+	if err := os.Remove(journal); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(journal, 0o700); err != nil { // unreadable as a journal
+		t.Fatal(err)
+	}
+	e.startAnyway()
+	select {
+	case <-e.exited:
+	case <-time.After(daemonWait):
+		t.Fatal("the daemon started with a trial it could not revert")
+	}
+	e.cmd = nil
+	out, _ := exec.Command(e.bin, "--state-dir", e.stateDir, "status", "--socket", e.socket, "--json", "--timeout", "2s").Output()
+	var os1 oneShotStatus
+	if err := json.Unmarshal(out, &os1); err != nil {
+		t.Fatalf("status --json without a daemon: %v\n%s", err, out)
+	}
+	if os1.Trial == nil || os1.Trial.PID != tr.PID || os1.LastTrial == nil || os1.LastTrial.Result != agent.TrialRevertIncomplete ||
+		!strings.Contains(os1.LastTrial.Reason, "journal") || !strings.Contains(os1.LastTrial.Reason, "stays pending") {
+		t.Fatalf("status after a revert that could not finish: %s", out)
+	}
+	text, _ := exec.Command(e.bin, "--state-dir", e.stateDir, "status", "--socket", e.socket, "--timeout", "2s").Output()
+	if !strings.Contains(string(text), "last trial revert-incomplete") {
+		t.Errorf("status: %s", text)
 	}
 }

@@ -1,13 +1,13 @@
 package netns_test
 
 import (
-	"encoding/json"
 	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/items"
@@ -162,17 +162,13 @@ func fwAssertSysctlReadBack(e *fwEnv, intended *dg.Graph) {
 // namespaces merged.
 func fwSavedOriginals(t *testing.T, stateDir string) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(stateDir, "sysctl.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var f struct {
 		Namespaces []struct {
 			Originals map[string]string `json:"originals"`
 		} `json:"namespaces"`
 	}
-	if err := json.Unmarshal(data, &f); err != nil {
-		t.Fatal(err)
+	if ok, err := statefile.LoadJSON(filepath.Join(stateDir, "sysctl.json"), &f); err != nil || !ok {
+		t.Fatalf("sysctl originals: %v (there: %v)", err, ok)
 	}
 	m := map[string]string{}
 	for _, ns := range f.Namespaces {

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/fleet"
+)
+
+// Names from outside that a terminal would act on: a newline that starts
+// a line of its own, a screen clear, a carriage return that rewrites the
+// line, a bidi override, a C1 CSI.
+const (
+	evilFile   = "20-x.json\nnetagent: READY, 0 reconciles"
+	evilItem   = "route/\x1b[2Jmain"
+	evilReason = "blocked\rREADY \u202etxt \u009b2J"
+)
+
+// wantEscaped checks that out has none of the raw bytes and each name in
+// its escaped form.
+func wantEscaped(t *testing.T, what, out string) {
+	t.Helper()
+	for _, raw := range []string{"\x1b", "\r", "\u202e", "\u009b", "\nnetagent: READY, 0"} {
+		if strings.Contains(out, raw) {
+			t.Errorf("%s: printed %q raw:\n%s", what, raw, out)
+		}
+	}
+	for _, esc := range []string{`20-x.json\nnetagent: READY, 0 reconciles`, `route/\x1b[2Jmain`, `blocked\rREADY \u202etxt \u009b2J`} {
+		if !strings.Contains(out, esc) {
+			t.Errorf("%s: lacks %s:\n%s", what, esc, out)
+		}
+	}
+}
+
+func evilStatus() *agent.Status {
+	st := statusSample(false)
+	st.Files[0].Name = evilFile
+	st.Files[0].Errors = []string{evilReason}
+	st.Items[0].Item, st.Items[0].File, st.Items[0].BlockedOn = evilItem, evilFile, evilReason
+	st.LastTrial = &agent.TrialOutcome{Result: "reverted", Reason: evilReason, At: time.Now()}
+	return st
+}
+
+// status, status --watch, fleet status and the daemon's errors print the
+// names escaped; --json keeps them as they are, JSON-escaped.
+func TestPrintersEscapeNamesFromOutside(t *testing.T) {
+	t.Run("status", func(t *testing.T) {
+		path := statusFakeDaemon(t, agent.Response{Status: evilStatus()})
+		var out, errb bytes.Buffer
+		run([]string{"status", "--socket", path}, &out, &errb)
+		wantEscaped(t, "status", out.String())
+
+		out.Reset()
+		run([]string{"status", "--socket", path, "--json"}, &out, &errb)
+		var st agent.Status
+		if err := json.Unmarshal(out.Bytes(), &st); err != nil || st.Files[0].Name != evilFile || st.Items[0].Item != evilItem {
+			t.Errorf("status --json does not keep the names: %v %q %q", err, st.Files[0].Name, st.Items[0].Item)
+		}
+	})
+	t.Run("daemon error", func(t *testing.T) {
+		path := statusFakeDaemon(t, agent.Response{Error: evilFile + " " + evilItem + " " + evilReason})
+		var out, errb bytes.Buffer
+		run([]string{"status", "--socket", path}, &out, &errb)
+		wantEscaped(t, "the daemon's error", errb.String())
+	})
+	t.Run("watch", func(t *testing.T) {
+		at := time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC)
+		path := watchFakeDaemon(t,
+			agent.Event{Format: 1, Time: at, Kind: agent.EventStatus, Status: evilStatus()},
+			agent.Event{Format: 1, Time: at, Kind: agent.EventItem, Item: evilItem, File: evilFile, From: "created", To: "blocked", Message: evilReason})
+		var out, errb bytes.Buffer
+		run([]string{"status", "--watch", "--socket", path}, &out, &errb)
+		wantEscaped(t, "status --watch", out.String())
+	})
+	t.Run("fleet status", func(t *testing.T) {
+		rows := []fleetHostRow{{host: "h1\x1b[2J", bad: evilReason, status: &fleet.Status{Host: "h1", Version: 1,
+			Revisions:  map[string]int64{"hosts/h1/" + evilFile: 3},
+			Conditions: []fleet.Condition{{Type: "Ready", Message: evilFile + " " + evilItem}},
+			Trial:      &fleet.Trial{State: "reverted", Source: "hosts/h1/x.json", Reason: evilReason}}}}
+		var out bytes.Buffer
+		fleetStatusPrint(&out, rows, time.Now())
+		for _, raw := range []string{"\x1b", "\r", "\u202e", "\u009b", "\nnetagent"} {
+			if strings.Contains(out.String(), raw) {
+				t.Errorf("fleet status: printed %q raw:\n%s", raw, out.String())
+			}
+		}
+		if !strings.Contains(out.String(), `h1\x1b[2J`) || !strings.Contains(out.String(), `\u202etxt`) {
+			t.Errorf("fleet status: the names are not escaped:\n%s", out.String())
+		}
+	})
+}

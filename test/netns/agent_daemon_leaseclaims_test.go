@@ -1,0 +1,42 @@
+//go:build !vmtest
+
+package netns_test
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/netagent/netagent/internal/dnsmasqtest"
+)
+
+// TestAgentDaemonLeaseClaims: the daemon, given by dnsmasq an option-121
+// route into the protected uplink0's subnet, keeps it out of the kernel
+// (uplink0's subnet stays on uplink0), installs the rest of the lease,
+// says why in status (leases[].refused) and logs it once.
+func TestAgentDaemonLeaseClaims(t *testing.T) {
+	t.Parallel()
+	e := daemonNewEnv(t)
+	dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{Routes: []netip.Prefix{
+		netip.MustParsePrefix("10.99.0.0/24"), netip.MustParsePrefix("0.0.0.0/0")}})
+	e.writeIntent("dhcp.json", `{"version": 1, "interfaces": [
+	  {"name": "up0", "type": "physical", "dhcp4": {"routeMetric": 100}},
+	  {"name": "uplink0", "type": "physical", "protected": true, "addresses": ["10.99.0.1/24"]}]}`)
+	e.start()
+	const why = "lease route to 10.99.0.0/24 would take traffic from uplink0's address 10.99.0.1/24"
+	e.waitFor("the lease, its route into uplink0's subnet refused", func() (bool, string) {
+		st, err := e.status()
+		if err != nil || len(st.Leases) != 1 || !st.Leases[0].Held {
+			return false, fmt.Sprintf("%+v %v", st.Leases, err)
+		}
+		def, ok := e.route("default")
+		return strings.Contains(st.Leases[0].Refused, why) && ok && def.Gateway == "10.77.0.1", fmt.Sprintf("%+v", st.Leases)
+	})
+	if got := e.ip("-4", "route", "show", "10.99.0.0/24"); !strings.Contains(got, "dev uplink0") || strings.Contains(got, "up0 ") {
+		t.Errorf("10.99.0.0/24 is not on uplink0 alone:\n%s", got)
+	}
+	if n := strings.Count(e.logs.String(), why); n != 1 {
+		t.Errorf("the refusal is logged %d times, want once:\n%s", n, e.logs.String())
+	}
+}
