@@ -12,9 +12,11 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/configurators/dhcp"
+	"github.com/netagent/netagent/configurators/dhcp6"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/items/lease4"
+	"github.com/netagent/netagent/reconciler"
 )
 
 // reasonLease: a DHCPv4 lease was acquired, changed, expired or let go.
@@ -48,6 +50,9 @@ type leaseState struct {
 	// has confirmed yet (their items ask again): in use while their item
 	// is, until they expire.
 	kept map[string]bool
+	// lastError: why the last exchange on each lease failed (status),
+	// until one succeeds.
+	lastError map[string]string
 }
 
 // leaseResult is the outcome of a renewal or rebinding.
@@ -80,6 +85,7 @@ func (a *Agent) leaseFacts(files map[string]*intent.Intent) render.Facts {
 func (a *Agent) seedLeases() {
 	s := &a.st.lease
 	s.due, s.busy, s.restart, s.kept = map[string]time.Time{}, map[string]*lease4.Lease{}, map[string]bool{}, map[string]bool{}
+	s.lastError = map[string]string{}
 	if a.cfg.Leases == nil || a.cfg.StateDir == "" {
 		return
 	}
@@ -287,7 +293,8 @@ func (a *Agent) exchange(ctx context.Context, l *lease4.Lease, how string, until
 }
 
 // extended takes in the outcome of an exchange: the lease extended
-// (saved, held), refused (let go: acquired afresh), or no answer (tried
+// (saved, held), refused (let go: acquired afresh), or no answer or an
+// unusable one (ErrUnusable: the lease held stays; tried
 // again at half the time left, at least 5 s apart, as RFC 2131 4.4.5
 // says, until T2 or the expiry).
 func (a *Agent) extended(r leaseResult) {
@@ -298,11 +305,13 @@ func (a *Agent) extended(r leaseResult) {
 		return
 	}
 	now := time.Now()
+	delete(s.lastError, name)
 	switch {
 	case r.err == nil:
 		event := extendedEvent(r.how == dhcp.ObtainedRebind)
 		a.mx.m.ObserveLease(name, event)
 		a.log.WithFields(leaseFields(r.got)).Info("dhcp4: lease " + event)
+		dhcp.WarnDropped(a.log, r.got)
 		if a.cfg.StateDir != "" {
 			if err := dhcp.SaveLease(a.cfg.StateDir, r.got); err != nil {
 				a.log.WithError(err).Warn("dhcp4: keeping the lease")
@@ -317,9 +326,15 @@ func (a *Agent) extended(r leaseResult) {
 		a.restartLease(name)
 		return
 	}
+	s.lastError[name] = r.err.Error()
 	next := retryAt(r.old, r.how == dhcp.ObtainedRenew, now)
 	s.due[name] = next
-	a.log.WithError(r.err).WithFields(logrus.Fields{"interface": name, "next": next.Format(time.RFC3339)}).Warn("dhcp4: no answer; trying again")
+	msg := "dhcp4: no answer; trying again"
+	if errors.Is(r.err, dhcp.ErrUnusable) {
+		a.mx.m.ObserveLease(name, "invalid")
+		msg = "dhcp4: the server's answer is unusable; keeping the lease held, trying again"
+	}
+	a.log.WithError(r.err).WithFields(logrus.Fields{"interface": name, "next": next.Format(time.RFC3339)}).Warn(msg)
 	a.scheduleLeases()
 }
 
@@ -400,6 +415,21 @@ func (a *Agent) restartLeases() {
 	}
 }
 
+// countUnusableLeases counts, as the lease event invalid, each
+// acquisition of a reconcile's operations that a server answered with a
+// lease no host can take (dhcp.ErrUnusable, dhcp6.ErrUnusable): the lease
+// item failed, and status names the address.
+func (a *Agent) countUnusableLeases(ops []reconciler.OpLogEntry) {
+	for _, e := range ops {
+		switch {
+		case e.Ref.Type == items.TypeDHCP4Lease && errors.Is(e.Err, dhcp.ErrUnusable):
+			a.mx.m.ObserveLease(e.Ref.Name, "invalid")
+		case e.Ref.Type == items.TypeDHCP6Lease && errors.Is(e.Err, dhcp6.ErrUnusable):
+			a.mx.m.ObserveLease6(e.Ref.Name, "invalid")
+		}
+	}
+}
+
 // rerender renders the accepted documents again (the leases changed) and
 // adopts the graph: no new version, the intent is the same.
 func (a *Agent) rerender(reason string) {
@@ -427,6 +457,13 @@ type LeaseStatus struct {
 	// Held: a server granted or confirmed it since the agent started
 	// (false: the kept lease, being asked for again).
 	Held bool `json:"held"`
+	// Dropped says what of the server's answer was not used (a DNS
+	// server that is not unicast, a domain that is not a DNS name, a
+	// renewal time of 0, ...).
+	Dropped []string `json:"dropped,omitempty"`
+	// LastError is why the last exchange on the lease failed (no answer,
+	// an unusable answer: the lease held stays), until one succeeds.
+	LastError string `json:"lastError,omitempty"`
 	// Refused: why the intent leaves out the lease's address or some of
 	// its routes (they would take over the intent's own networks:
 	// render.LeaseRefused).
@@ -441,7 +478,8 @@ func (a *Agent) leaseStatuses() []LeaseStatus {
 		l := s.used[name]
 		ls := LeaseStatus{Interface: name, Family: "ipv4", Address: l.Address.String(), Domains: l.Domains, Obtained: l.Obtained,
 			Acquired: l.Acquired, RenewAt: l.RenewAt(), RebindAt: l.RebindAt(), Expires: l.Expires(),
-			Held: a.cfg.Leases != nil && a.cfg.Leases.Get(name) == l, Refused: a.refusals[items.DHCP4LeaseRef(name)]}
+			Held: a.cfg.Leases != nil && a.cfg.Leases.Get(name) == l, Dropped: l.Dropped, LastError: s.lastError[name],
+			Refused: a.refusals[items.DHCP4LeaseRef(name)]}
 		if l.Server.IsValid() {
 			ls.Server = l.Server.String()
 		}

@@ -55,7 +55,7 @@ func (s *lease6State) facts6(f *render.Facts) {
 		if f.DHCP6 == nil {
 			f.DHCP6 = map[string]render.Lease6{}
 		}
-		f.DHCP6[name] = render.Lease6{Address: l.Address, ValidUntil: l.Expires()}
+		f.DHCP6[name] = render.Lease6{Address: l.Address, ValidUntil: l.Expires(), PreferredUntil: l.PreferredUntil()}
 		f.LeaseDNS = append(f.LeaseDNS, l.LinkDNS())
 	}
 }
@@ -222,7 +222,8 @@ func (a *Agent) exchange6(ctx context.Context, l *dhcp6.Lease, rebind bool, unti
 
 // extended6 takes in the outcome of an exchange: the lease extended
 // (kept, held), taken back by the server (let go: acquired afresh), or no
-// answer (tried again at half the time left: retryAt).
+// answer or an unusable one (ErrUnusable: the lease held stays; tried
+// again at half the time left: retryAt).
 func (a *Agent) extended6(r lease6Result) {
 	s := &a.st.lease6
 	name := r.old.Interface
@@ -235,6 +236,7 @@ func (a *Agent) extended6(r lease6Result) {
 		event := extendedEvent(r.rebind)
 		a.mx.m.ObserveLease6(name, event)
 		a.log.WithFields(lease6Fields(r.got)).Info("dhcp6: lease " + event)
+		dhcp6.WarnDropped(a.log, r.got)
 		if a.cfg.StateDir != "" {
 			if err := dhcp6.SaveLease(a.cfg.StateDir, r.got); err != nil {
 				a.log.WithError(err).Warn("dhcp6: keeping the lease")
@@ -251,7 +253,12 @@ func (a *Agent) extended6(r lease6Result) {
 	}
 	next := retryAt(r.old, !r.rebind, time.Now())
 	s.due[name] = next
-	a.log.WithError(r.err).WithFields(logrus.Fields{"interface": name, "next": next.Format(time.RFC3339)}).Warn("dhcp6: no answer; trying again")
+	msg := "dhcp6: no answer; trying again"
+	if errors.Is(r.err, dhcp6.ErrUnusable) {
+		a.mx.m.ObserveLease6(name, "invalid")
+		msg = "dhcp6: the server's answer is unusable; keeping the lease held, trying again"
+	}
+	a.log.WithError(r.err).WithFields(logrus.Fields{"interface": name, "next": next.Format(time.RFC3339)}).Warn(msg)
 	a.scheduleLeases6()
 }
 
@@ -278,7 +285,7 @@ func (a *Agent) lease6Statuses() []LeaseStatus {
 		l := s.used[name]
 		ls := LeaseStatus{Interface: name, Family: "ipv6", Address: l.Address.String() + "/128", Server: l.Server,
 			Domains: l.Search, Obtained: l.Obtained, Acquired: l.Acquired, RenewAt: l.RenewAt(), RebindAt: l.RebindAt(), Expires: l.Expires(),
-			Held: a.cfg.Leases6.Get(name) == l, Refused: a.refusals[items.DHCP6LeaseRef(name)]}
+			Held: a.cfg.Leases6.Get(name) == l, Dropped: l.Dropped, Refused: a.refusals[items.DHCP6LeaseRef(name)]}
 		for _, d := range l.DNS {
 			ls.DNS = append(ls.DNS, d.String())
 		}

@@ -34,6 +34,11 @@ type Address struct {
 	// absolute time: the same lease renders the same item, and only a
 	// lease event (acquired, renewed, rebound) moves it.
 	ValidUntil time.Time
+	// PreferredUntil, when set, is when the address's preferred lifetime
+	// ends (the kernel then deprecates it: no new connections from it);
+	// zero: with ValidUntil. A DHCPv6 lease gives both lifetimes, each
+	// as the server gave it.
+	PreferredUntil time.Time
 }
 
 var _ dg.Item = (*Address)(nil)
@@ -70,7 +75,8 @@ func (a *Address) ConflictKeys() []string {
 func (a *Address) Equal(other dg.Item) bool {
 	o, ok := other.(*Address)
 	return ok && o != nil && a.Dev == o.Dev && a.Prefix == o.Prefix && a.Label == o.Label &&
-		a.Scope == o.Scope && slices.Equal(a.Deps, o.Deps) && a.ValidUntil.Equal(o.ValidUntil)
+		a.Scope == o.Scope && slices.Equal(a.Deps, o.Deps) && a.ValidUntil.Equal(o.ValidUntil) &&
+		a.PreferredUntil.Equal(o.PreferredUntil)
 }
 
 // String describes the address in one line, `ip addr` style.
@@ -81,6 +87,9 @@ func (a *Address) String() string {
 	}
 	if !a.ValidUntil.IsZero() {
 		s += " valid until " + a.ValidUntil.UTC().Format(time.RFC3339)
+	}
+	if !a.PreferredUntil.IsZero() {
+		s += " preferred until " + a.PreferredUntil.UTC().Format(time.RFC3339)
 	}
 	return s
 }

@@ -44,6 +44,16 @@ func (l LinkDNS) Equal(o LinkDNS) bool {
 // Empty reports whether l gives no server and no domain.
 func (l LinkDNS) Empty() bool { return len(l.Nameservers) == 0 && len(l.Search) == 0 }
 
+// Limits of resolv.conf as glibc reads it (resolv.h: MAXNS name servers,
+// MAXDNSRCH search domains, and the 256 characters of the search line
+// that glibc before 2.26 kept): render merges within them, the intent's
+// validation refuses more, and configurators/dns never writes more.
+const (
+	MaxNameservers = 3
+	MaxSearch      = 6
+	MaxSearchChars = 256
+)
+
 // Silent reports whether d gives nothing at all: no server, no domain, no
 // link's part. Render still puts it while the agent handles DNS (a path is
 // given): the agent's file at Path, holding servers of a dns section or a

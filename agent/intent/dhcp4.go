@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+
+	"github.com/netagent/netagent/items"
 )
 
 // DHCP4 is an interface's "dhcp4" section: the interface gets an IPv4
@@ -41,7 +43,6 @@ type DHCP4 struct {
 
 // Limits of the dhcp4 section.
 const (
-	maxHostname  = 253 // a DNS name
 	maxOptionLen = 255 // a DHCP option's length byte
 	maxMetric    = 1<<32 - 1
 )
@@ -112,8 +113,8 @@ func (c *checker) dhcp4(ifc *Interface, at Origin, metrics map[int64]string) {
 	if ifc.State == StateDown {
 		c.fail(o, "interface %q is declared down: no lease comes over a link that is down", ifc.Name)
 	}
-	if d.Hostname != "" && !isHostname(d.Hostname) {
-		c.fail(o.field("hostname"), "%q is not a host name (labels of letters, digits and '-', at most %d bytes)", d.Hostname, maxHostname)
+	if d.Hostname != "" && !items.IsDomainName(d.Hostname) {
+		c.fail(o.field("hostname"), "%q is not a host name (labels of letters, digits and '-', at most %d bytes)", d.Hostname, items.MaxDomainName)
 	}
 	if d.ClientID != "" && len(d.ClientID) > maxOptionLen {
 		c.fail(o.field("clientId"), "is %d bytes long, longer than a DHCP option's %d", len(d.ClientID), maxOptionLen)
@@ -138,23 +139,4 @@ func (c *checker) vendorClass(o Origin, v string) {
 	case strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r > 0x7e }):
 		c.fail(o, "%q has a character that is not printable ASCII", v)
 	}
-}
-
-// isHostname reports whether s is a DNS name: dot-separated labels of 1-63
-// letters, digits and '-', not starting or ending with '-'.
-func isHostname(s string) bool {
-	if len(s) > maxHostname {
-		return false
-	}
-	for _, l := range strings.Split(strings.TrimSuffix(s, "."), ".") {
-		if len(l) == 0 || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
-			return false
-		}
-		for _, r := range l {
-			if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-				return false
-			}
-		}
-	}
-	return true
 }

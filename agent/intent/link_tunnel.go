@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/netagent/netagent/items"
 )
 
 // The tunnel types, whose sections (named like the type) are all a Tunnel.
@@ -236,7 +238,7 @@ func (c *checker) tunnelAddr(o Origin, e tunnelEnds, s string) bool {
 	a, ok := c.addr(o, s)
 	switch {
 	case !ok:
-	case !isUnicast(a):
+	case !items.IsUnicast(a):
 		c.fail(o, "%s is not a unicast address", a)
 	case familyOf(a) != e.family:
 		c.fail(o, "%s is %s, but a %s tunnel's endpoints are %s", a, famName(familyOf(a)), e.typ, famName(e.family))

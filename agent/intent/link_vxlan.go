@@ -2,6 +2,8 @@ package intent
 
 import (
 	"fmt"
+
+	"github.com/netagent/netagent/items"
 )
 
 // LinkVXLAN is the type of a vxlan interface, whose section is "vxlan".
@@ -109,7 +111,7 @@ func (c *checker) vxlanAddr(o Origin, field, s string, multicast bool) famClaim 
 	case multicast && !a.IsMulticast():
 		c.fail(o.field(field), "%s is not a multicast address", a)
 		return famClaim{}
-	case !multicast && !isUnicast(a):
+	case !multicast && !items.IsUnicast(a):
 		c.fail(o.field(field), "%s is not a unicast address", a)
 		return famClaim{}
 	}

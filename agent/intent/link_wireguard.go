@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/netagent/netagent/items"
 )
 
 // LinkWireguard is the type of a wireguard interface, whose section is "wireguard".
@@ -156,7 +158,7 @@ func (c *checker) endpoint(o Origin, s string) {
 		c.fail(o, "%q has a zone, which is not allowed", s)
 	case a.Is4In6():
 		c.fail(o, "%s is an IPv4-mapped IPv6 address; write the IPv4 address", a)
-	case !isUnicast(a):
+	case !items.IsUnicast(a):
 		c.fail(o, "%s is not a unicast address", a)
 	case ap.Port() == 0:
 		c.fail(o, "port 0 is not a port to send to")

@@ -3,6 +3,8 @@ package intent
 import (
 	"net/netip"
 	"strings"
+
+	"github.com/netagent/netagent/items"
 )
 
 // DNS is the intent's "dns" section: the host's name servers and search
@@ -26,12 +28,11 @@ type DNS struct {
 	Origin Origin `json:"-"`
 }
 
-// Limits of resolv.conf as glibc reads it (resolv.h MAXNS, MAXDNSRCH and
-// the 256 characters of the search line).
+// Limits of resolv.conf as glibc reads it (items.MaxNameservers, ...).
 const (
-	MaxNameservers = 3
-	MaxSearch      = 6
-	MaxSearchChars = 256
+	MaxNameservers = items.MaxNameservers
+	MaxSearch      = items.MaxSearch
+	MaxSearchChars = items.MaxSearchChars
 )
 
 // The dns section: one object, from one file.
@@ -95,8 +96,8 @@ func (c *checker) searchDomains(o Origin, list []string) {
 	for i, s := range list {
 		key := strings.ToLower(strings.TrimSuffix(s, "."))
 		switch {
-		case !isHostname(s) || s == ".":
-			c.fail(o.index(i), "%q is not a domain name (labels of letters, digits and '-', at most %d bytes)", s, maxHostname)
+		case !items.IsDomainName(s):
+			c.fail(o.index(i), "%q is not a domain name (labels of letters, digits and '-', at most %d bytes)", s, items.MaxDomainName)
 		case seen[key]:
 			c.fail(o.index(i), "%q is listed twice", s)
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/netagent/netagent/items"
 )
 
 // Validate checks the intent as a whole and reports every problem at once,
@@ -164,7 +166,7 @@ func (c *checker) ref(o Origin, name string) (linkDef, bool) {
 // unicastAddr parses a unicast IP address (global or link-local).
 func (c *checker) unicastAddr(o Origin, s string) (netip.Addr, bool) {
 	a, ok := c.addr(o, s)
-	if ok && !isUnicast(a) {
+	if ok && !items.IsUnicast(a) {
 		c.fail(o, "%s is not a unicast address", a)
 		return a, false
 	}
@@ -186,11 +188,6 @@ func (c *checker) addr(o Origin, s string) (netip.Addr, bool) {
 		return a, false
 	}
 	return a, true
-}
-
-// isUnicast reports whether a can be an interface's or a neighbor's address.
-func isUnicast(a netip.Addr) bool {
-	return a.IsGlobalUnicast() || a.IsLinkLocalUnicast()
 }
 
 // network parses a CIDR prefix without host bits, like 198.51.100.0/24.

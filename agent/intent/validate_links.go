@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/netagent/netagent/items"
 )
 
 // interfaces checks every interface, its kind's section, the names it
@@ -299,7 +301,7 @@ func (c *checker) ifaddr(o Origin, s string) (netip.Prefix, bool) {
 		c.fail(o, "%q is not a valid CIDR address (like 192.0.2.10/24)", s)
 	case p.Addr().Is4In6():
 		c.fail(o, "%s is an IPv4-mapped IPv6 address; write the IPv4 address", p)
-	case !isUnicast(p.Addr()):
+	case !items.IsUnicast(p.Addr()):
 		c.fail(o, "%s is not a unicast address", p.Addr())
 	default:
 		return p, true

@@ -168,8 +168,9 @@ func New() *Metrics {
 // carrier loss), renewed (at T1, from the server), rebound (after T2, from
 // any server), expired (no server extended it: its address and routes are
 // withdrawn), lost (let go: the carrier went or the intent dropped dhcp4)
-// and refused (a NAK).
-var LeaseEvents = []string{"acquired", "renewed", "rebound", "expired", "lost", "refused"}
+// refused (a NAK) and invalid (an answer whose address no host can have:
+// the lease is not taken, a lease held stays).
+var LeaseEvents = []string{"acquired", "renewed", "rebound", "expired", "lost", "refused", "invalid"}
 
 // ObserveLease counts one lease event on ifname.
 func (m *Metrics) ObserveLease(ifname, event string) { m.leases.WithLabelValues(ifname, event).Inc() }

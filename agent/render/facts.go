@@ -40,4 +40,7 @@ type Facts struct {
 type Lease6 struct {
 	Address    netip.Addr
 	ValidUntil time.Time
+	// PreferredUntil is when its preferred lifetime ends (the kernel's
+	// preferred_lft), never after ValidUntil.
+	PreferredUntil time.Time
 }

@@ -55,7 +55,7 @@ func (b *builder) ipv6(ifc *intent.Interface, at intent.Origin) {
 // dhcp6 renders the lease item of an interface with ipv6.dhcp6 (after
 // IPv6 is on: enable) and, when a lease is known (Facts.DHCP6), its
 // address as a /128 depending on the lease item, valid until the lease's
-// end (the prefix's route comes
+// end and preferred until its preferred lifetime's (the prefix's route comes
 // from router advertisements, as with systemd-networkd). An address the
 // intent declares itself wins: the lease's is left out. An address that
 // another interface of the intent holds, or inside the subnet of another
@@ -71,7 +71,7 @@ func (b *builder) dhcp6(ifname string, at intent.Origin, enable dg.ItemRef) {
 		return
 	}
 	addr := &items.Address{Dev: ifname, Prefix: netip.PrefixFrom(l.Address, 128), ValidUntil: l.ValidUntil,
-		Deps: []dg.ItemRef{items.DHCP6LeaseRef(ifname)}}
+		PreferredUntil: l.PreferredUntil, Deps: []dg.ItemRef{items.DHCP6LeaseRef(ifname)}}
 	if !b.g.Contains(dg.Ref(addr)) {
 		b.put(addr, at)
 	}

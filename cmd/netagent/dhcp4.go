@@ -111,7 +111,7 @@ func (lf *leaseFacts) again(rt *target.Runtime) (*dg.Graph, error) {
 
 // sameLease6 reports whether two renders of a DHCPv6 lease are the same.
 func sameLease6(a, b render.Lease6) bool {
-	return a.Address == b.Address && a.ValidUntil.Equal(b.ValidUntil)
+	return a.Address == b.Address && a.ValidUntil.Equal(b.ValidUntil) && a.PreferredUntil.Equal(b.PreferredUntil)
 }
 
 func (lf *leaseFacts) render(leases map[string]*lease4.Lease) (*dg.Graph, error) {
@@ -213,6 +213,8 @@ type leaseJSON struct {
 	Renew     string   `json:"renewAt,omitempty"`
 	Rebind    string   `json:"rebindAt,omitempty"`
 	Expires   string   `json:"expires,omitempty"`
+	// Dropped: what of the server's answer was not used (lease4.Check).
+	Dropped []string `json:"dropped,omitempty"`
 	// Error: no lease is held (why, when known).
 	Error string `json:"error,omitempty"`
 	// Refused: what of the lease the intent leaves out, and why (it would
@@ -247,7 +249,7 @@ func leaseReport(lf *leaseFacts, rt *target.Runtime, res *target.Result) []lease
 
 func leaseOf(l *lease4.Lease) leaseJSON {
 	j := leaseJSON{Interface: l.Interface, Address: l.Address.String(), LeaseTime: l.LeaseTime.String(),
-		Obtained: l.Obtained, Domains: l.Domains,
+		Obtained: l.Obtained, Domains: l.Domains, Dropped: l.Dropped,
 		Acquired: l.Acquired.Format(time.RFC3339), Renew: l.RenewAt().Format(time.RFC3339),
 		Rebind: l.RebindAt().Format(time.RFC3339), Expires: l.Expires().Format(time.RFC3339)}
 	if l.Server.IsValid() {
@@ -271,10 +273,13 @@ func (j leaseJSON) String() string {
 	if gw == "" {
 		gw = "none"
 	}
-	refused := ""
+	s := fmt.Sprintf("dhcp4 %s: %s from %s (%s), gateway %s, DNS %v, lease %s, renew at %s, expires %s",
+		j.Interface, j.Address, j.Server, j.Obtained, gw, j.DNS, j.LeaseTime, j.Renew, j.Expires)
 	if j.Refused != "" {
-		refused = "; refused: " + j.Refused
+		s += "; refused: " + j.Refused
 	}
-	return fmt.Sprintf("dhcp4 %s: %s from %s (%s), gateway %s, DNS %v, lease %s, renew at %s, expires %s%s",
-		j.Interface, j.Address, j.Server, j.Obtained, gw, j.DNS, j.LeaseTime, j.Renew, j.Expires, refused)
+	if len(j.Dropped) > 0 {
+		s += fmt.Sprintf("; not used: %q", j.Dropped)
+	}
+	return s
 }

@@ -42,7 +42,7 @@ func (k *kernelOpts) facts(rt *target.Runtime, files map[string]*intent.Intent) 
 			if f.DHCP6 == nil {
 				f.DHCP6 = map[string]render.Lease6{}
 			}
-			f.DHCP6[name] = render.Lease6{Address: l.Address, ValidUntil: l.Expires()}
+			f.DHCP6[name] = render.Lease6{Address: l.Address, ValidUntil: l.Expires(), PreferredUntil: l.PreferredUntil()}
 			f.LeaseDNS = append(f.LeaseDNS, l.LinkDNS())
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -88,7 +89,9 @@ func statusPrint(w io.Writer, st *agent.Status, all bool, now time.Time) {
 }
 
 // statusPrintLeases lists the DHCP leases in use (DHCPv4, then DHCPv6):
-// what each grants, how it was obtained, when it renews and expires.
+// what each grants, how it was obtained, when it renews and expires, and
+// under each what of the server's answer was not used and why its last
+// exchange failed (quoted: a server's text never starts a line).
 func statusPrintLeases(w io.Writer, list []agent.LeaseStatus, now time.Time) {
 	if len(list) == 0 {
 		return
@@ -106,6 +109,12 @@ func statusPrintLeases(w io.Writer, list []agent.LeaseStatus, now time.Time) {
 		}
 		fmt.Fprintf(w, row, l.Interface, l.Family, l.Address, orDash(server), orDash(l.Gateway),
 			orDash(strings.Join(l.DNS, ",")), orDash(how), until(l.RenewAt, now), until(l.Expires, now))
+		for _, d := range l.Dropped {
+			fmt.Fprintf(w, "  %s: not used: %s\n", l.Interface, strconv.Quote(d))
+		}
+		if l.LastError != "" {
+			fmt.Fprintf(w, "  %s: last exchange failed: %s\n", l.Interface, strconv.Quote(l.LastError))
+		}
 	}
 	for _, l := range list {
 		if l.Refused != "" {

@@ -218,6 +218,25 @@ func TestStatusPrintsDrifted(t *testing.T) {
 	}
 }
 
+// What of a lease was not used is listed under it, quoted: a domain with
+// a newline from a server never starts a line of status's output.
+func TestStatusPrintsDroppedQuoted(t *testing.T) {
+	var b strings.Builder
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	statusPrintLeases(&b, []agent.LeaseStatus{{Interface: "up0", Family: "ipv4", Address: "10.77.0.100/24", Held: true,
+		Dropped: []string{`search domain "a.example\nnameserver 6.6.6.6": not a DNS name`}, LastError: "no answer\nnameserver 7.7.7.7",
+		RenewAt: now.Add(time.Minute), Expires: now.Add(time.Hour)}}, now)
+	out := b.String()
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "nameserver") {
+			t.Errorf("a line of the server's: %q\n%s", l, out)
+		}
+	}
+	if !strings.Contains(out, "up0: not used:") || !strings.Contains(out, "up0: last exchange failed:") {
+		t.Errorf("the dropped values and the last error are not listed:\n%s", out)
+	}
+}
+
 // A record of the last trial that cannot be read is an outcome "unknown"
 // saying why, not no outcome (status would show none).
 func TestLastTrialOutcomeUnreadable(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/dhcpv4/nclient4"
+	"github.com/netagent/netagent/configurators/leasebook"
 	"github.com/netagent/netagent/configurators/netnsx"
 	"golang.org/x/sys/unix"
 )
@@ -67,10 +68,14 @@ func (o Options) Modifiers() []dhcpv4.Modifier {
 	return mods
 }
 
-// Client acquires leases through an Exchanger.
+// Client acquires leases through an Exchanger. Every exchange on an
+// interface (acquisition, INIT-REBOOT, renewal, rebinding) waits its turn
+// on the client's Pacer: at least a second apart, and backing off after
+// a NAK or an unusable answer, whatever the server's times say.
 type Client struct {
-	X   Exchanger
-	Now func() time.Time // nil: time.Now
+	X    Exchanger
+	Now  func() time.Time // nil: time.Now
+	pace leasebook.Pacer
 }
 
 // Acquire runs an exchange on ifname until ctx ends and returns the lease.
@@ -79,15 +84,21 @@ type Client struct {
 // request was sent), nor, after minutes of a server away, that much
 // earlier: a lease counted from the first DISCOVER would arrive expired.
 func (c *Client) Acquire(ctx context.Context, ifname string, o Options) (*Lease, error) {
+	if err := c.pace.Wait(ctx, ifname); err != nil {
+		return nil, fmt.Errorf("acquiring a DHCPv4 lease on %s: %w", ifname, err)
+	}
 	sent := c.now()
 	ack, began, err := c.X.Request(ctx, ifname, o.Modifiers()...)
 	if err != nil {
+		var nak *nclient4.ErrNak
+		c.pace.Done(ifname, errors.As(err, &nak))
 		return nil, fmt.Errorf("acquiring a DHCPv4 lease on %s: %w", ifname, err)
 	}
 	if began.After(sent) {
 		sent = began
 	}
 	l, err := LeaseFromACK(ifname, ack, sent)
+	c.pace.Done(ifname, err != nil)
 	if err != nil {
 		return nil, fmt.Errorf("DHCPv4 lease on %s: %w", ifname, err)
 	}
@@ -128,6 +139,16 @@ func (c *Client) Rebind(ctx context.Context, l *Lease, o Options) (*Lease, error
 // ACK.
 func (c *Client) send(ctx context.Context, l *Lease, dest netip.Addr, how string, mods []dhcpv4.Modifier) (*Lease, error) {
 	mods = append(mods, dhcpv4.WithMessageType(dhcpv4.MessageTypeRequest))
+	if err := c.pace.Wait(ctx, l.Interface); err != nil {
+		return nil, fmt.Errorf("DHCPv4 %s of %s on %s: %w", how, l.Address.Addr(), l.Interface, err)
+	}
+	got, err := c.exchange(ctx, l, dest, how, mods)
+	c.pace.Done(l.Interface, errors.Is(err, ErrNAK) || errors.Is(err, ErrUnusable))
+	return got, err
+}
+
+// exchange sends the REQUEST of send and makes the lease of the ACK.
+func (c *Client) exchange(ctx context.Context, l *Lease, dest netip.Addr, how string, mods []dhcpv4.Modifier) (*Lease, error) {
 	sent := c.now()
 	reply, err := c.X.Send(ctx, l.Interface, dest, mods...)
 	if err != nil {

@@ -134,8 +134,10 @@ func (c *Configurator) kept(ifname string) *Lease {
 	return l
 }
 
-// hold makes l the lease held on its interface, and keeps it.
+// hold makes l the lease held on its interface, and keeps it; what
+// lease4.Check left out of it is logged.
 func (c *Configurator) hold(l *Lease) error {
+	WarnDropped(c.Log, l)
 	c.Leases.Set(l)
 	if c.StateDir != "" {
 		return SaveLease(c.StateDir, l)
@@ -233,4 +235,12 @@ func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []
 		out = append(out, &k)
 	}
 	return out
+}
+
+// WarnDropped logs, as a warning, what lease4.Check left out of l or
+// changed (the daemon's renewals log the same).
+func WarnDropped(log logrus.FieldLogger, l *Lease) {
+	if log != nil && len(l.Dropped) > 0 {
+		log.WithField("interface", l.Interface).WithField("dropped", l.Dropped).Warn("dhcp4: the server's lease had values that are not used")
+	}
 }

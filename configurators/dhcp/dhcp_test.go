@@ -6,10 +6,12 @@ import (
 	"net"
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/insomniacslk/dhcp/rfc1035label"
 )
 
 // fakeExchanger answers every REQUEST with ack, recording what was sent.
@@ -215,5 +217,28 @@ func TestAcquireCountsFromTheAnsweredRound(t *testing.T) {
 	}
 	if !l.Acquired.Equal(round) || !l.ValidAt(round.Add(59*time.Minute)) {
 		t.Errorf("acquired at %v, want the answered round's start %v", l.Acquired, round)
+	}
+}
+
+// The ACK's search list (option 119) and domain name (option 15) are held
+// to the DNS name grammar: a name with a newline (CVE-2018-1111's class)
+// is dropped, named in Dropped, and the good one stays; an ACK whose
+// address has prefix length 0 is ErrUnusable.
+func TestLeaseFromACKChecks(t *testing.T) {
+	evil := "a.example\nnameserver 6.6.6.6"
+	m := ack(t, dhcpv4.WithOption(dhcpv4.OptDomainSearch(&rfc1035label.Labels{Labels: []string{evil, "lan.example"}})))
+	l, err := LeaseFromACK("up0", m, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Domains) != 1 || l.Domains[0] != "lan.example" || len(l.Dropped) != 1 || !strings.Contains(l.Dropped[0], `"a.example\nnameserver`) {
+		t.Errorf("option 119: domains %q dropped %q", l.Domains, l.Dropped)
+	}
+	l, err = LeaseFromACK("up0", ack(t, dhcpv4.WithOption(dhcpv4.OptDomainName(evil))), time.Now())
+	if err != nil || len(l.Domains) != 0 || len(l.Dropped) != 1 {
+		t.Errorf("option 15: %+v %v", l, err)
+	}
+	if _, err := LeaseFromACK("up0", ack(t, dhcpv4.WithNetmask(net.CIDRMask(0, 32))), time.Now()); !errors.Is(err, ErrUnusable) {
+		t.Errorf("prefix length 0: %v, want ErrUnusable", err)
 	}
 }

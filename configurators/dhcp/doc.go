@@ -21,6 +21,15 @@
 // address and routes stay in the kernel. The lease goes into Leases and
 // the state directory.
 //
+// A server is not trusted: every ACK (and every lease the state
+// directory keeps) is held to lease4.Check, the intent's own rules for
+// addresses and names. A lease whose address no host can have is refused
+// (ErrUnusable); a router, DNS server, route or search domain that cannot
+// be used is left out and named in Lease.Dropped; T1, T2 and the lease
+// time are clamped. Every exchange on an interface waits its turn on the
+// Client's leasebook.Pacer (at least a second apart, backing off after a
+// NAK or an unusable answer), for the daemon and the one-shot alike.
+//
 // The lease's data (Lease) and the items it makes (LeaseItems: address,
 // routes) are in the pure package items/lease4, which render uses: the
 // intent is rendered with the leases held (render.Facts). Client.Renew

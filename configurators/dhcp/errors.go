@@ -1,6 +1,10 @@
 package dhcp
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/netagent/netagent/items/lease4"
+)
 
 // Errors of a server's answer that cannot make a lease.
 var (
@@ -11,6 +15,10 @@ var (
 	ErrNoLeaseTime = errors.New("the server's ACK has no lease time (option 51)")
 	// ErrBadNetmask: the subnet mask (option 1) is not a contiguous mask.
 	ErrBadNetmask = errors.New("the server's subnet mask is not a contiguous mask")
+	// ErrUnusable: the ACK's address cannot be a host's (loopback,
+	// multicast, broadcast, a prefix length of 0, ...: lease4.Check); the
+	// lease is refused.
+	ErrUnusable = lease4.ErrUnusable
 	// ErrNAK: the server refused the address asked for (DHCPNAK): the
 	// client starts again with a DISCOVER.
 	ErrNAK = errors.New("the server refused the address (DHCPNAK)")

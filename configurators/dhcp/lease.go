@@ -16,7 +16,10 @@ type Lease = lease4.Lease
 // Route is one classless static route of a lease (option 121).
 type Route = lease4.Route
 
-// LeaseFromACK makes the lease of an ACK received at acquired on ifname.
+// LeaseFromACK makes the lease of an ACK received at acquired on ifname,
+// held to lease4.Check: an address no host can have is ErrUnusable; a
+// router, DNS server, route or search domain that is not usable is left
+// out (Lease.Dropped says which), and the times are clamped.
 func LeaseFromACK(ifname string, ack *dhcpv4.DHCPv4, acquired time.Time) (*Lease, error) {
 	addr, ok := addr4(ack.YourIPAddr)
 	if !ok || addr.IsUnspecified() {
@@ -58,6 +61,9 @@ func LeaseFromACK(ifname string, ack *dhcpv4.DHCPv4, acquired time.Time) (*Lease
 	}
 	for _, r := range ack.ClasslessStaticRoute() {
 		l.Routes = append(l.Routes, routeOf(r))
+	}
+	if err := lease4.Check(l); err != nil {
+		return nil, err
 	}
 	return l, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/items/lease4"
 )
 
 // KeptInterfaces returns the interfaces whose lease dir keeps, sorted.
@@ -46,7 +47,8 @@ func SaveLease(dir string, l *Lease) error {
 }
 
 // LoadLease returns the lease kept for ifname in dir, nil when there is
-// none.
+// none. The state directory is not trusted more than a server: the lease
+// is held to lease4.Check, and one for another interface is refused.
 func LoadLease(dir, ifname string) (*Lease, error) {
 	var l Lease
 	if ok, err := statefile.LoadJSON(leasePath(dir, ifname), &l); !ok || err != nil {
@@ -54,6 +56,12 @@ func LoadLease(dir, ifname string) (*Lease, error) {
 			return nil, fmt.Errorf("reading the lease of %s: %w", ifname, err)
 		}
 		return nil, nil
+	}
+	if l.Interface != ifname {
+		return nil, fmt.Errorf("reading the lease of %s: it is the lease of %q", ifname, l.Interface)
+	}
+	if err := lease4.Check(&l); err != nil {
+		return nil, fmt.Errorf("reading the lease of %s: %w", ifname, err)
 	}
 	return &l, nil
 }

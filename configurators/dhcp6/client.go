@@ -12,6 +12,7 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv6"
 	"github.com/insomniacslk/dhcp/dhcpv6/nclient6"
 	"github.com/insomniacslk/dhcp/iana"
+	"github.com/netagent/netagent/configurators/leasebook"
 	"github.com/netagent/netagent/configurators/netnsx"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -24,10 +25,14 @@ type Exchanger interface {
 	Exchange(ctx context.Context, ifname string, want netip.Addr) (*dhcpv6.Message, error)
 }
 
-// Client acquires leases through an Exchanger.
+// Client acquires leases through an Exchanger. Every exchange on an
+// interface (SOLICIT, RENEW, REBIND) waits its turn on the client's
+// Pacer (leasebook.Pacer), backing off after a refusal or an unusable
+// REPLY.
 type Client struct {
-	X   Exchanger
-	Now func() time.Time // nil: time.Now
+	X    Exchanger
+	Now  func() time.Time // nil: time.Now
+	pace leasebook.Pacer
 }
 
 func (c *Client) now() time.Time {
@@ -41,12 +46,17 @@ func (c *Client) now() time.Time {
 // want (may be the zero Addr) is the address to ask for. The lease's times
 // count from when the exchange began, never later than the server's.
 func (c *Client) Acquire(ctx context.Context, ifname string, want netip.Addr) (*Lease, error) {
+	if err := c.pace.Wait(ctx, ifname); err != nil {
+		return nil, fmt.Errorf("acquiring a DHCPv6 lease on %s: %w", ifname, err)
+	}
 	start := c.now()
 	reply, err := c.X.Exchange(ctx, ifname, want)
 	if err != nil {
+		c.pace.Done(ifname, false)
 		return nil, fmt.Errorf("acquiring a DHCPv6 lease on %s: %w", ifname, err)
 	}
 	l, err := LeaseFromReply(ifname, reply, start)
+	c.pace.Done(ifname, err != nil)
 	if err != nil {
 		return nil, fmt.Errorf("DHCPv6 lease on %s: %w", ifname, err)
 	}
@@ -80,6 +90,17 @@ func (c *Client) extend(ctx context.Context, l *Lease, t dhcpv6.MessageType) (*L
 	if !ok {
 		return nil, fmt.Errorf("DHCPv6 %s on %s: %w", t, l.Interface, errors.ErrUnsupported)
 	}
+	if err := c.pace.Wait(ctx, l.Interface); err != nil {
+		return nil, fmt.Errorf("DHCPv6 %s of %s on %s: %w", t, l.Address, l.Interface, err)
+	}
+	got, err := c.send(ctx, s, l, t)
+	c.pace.Done(l.Interface, errors.Is(err, ErrRefused) || errors.Is(err, ErrUnusable) || errors.Is(err, ErrNoAddress))
+	return got, err
+}
+
+// send sends the RENEW or REBIND of extend and makes the lease of the
+// REPLY.
+func (c *Client) send(ctx context.Context, s Sender, l *Lease, t dhcpv6.MessageType) (*Lease, error) {
 	start := c.now()
 	reply, err := s.Send(ctx, l.Interface, func(hw net.HardwareAddr) (*dhcpv6.Message, error) { return leaseMessage(t, hw, l) }, true)
 	if err != nil {

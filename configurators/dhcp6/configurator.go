@@ -55,6 +55,7 @@ func (c *Configurator) acquire(ctx context.Context, ifname string) error {
 	if err != nil {
 		return err
 	}
+	WarnDropped(c.Log, l)
 	if c.StateDir != "" {
 		if err := SaveLease(c.StateDir, l); err != nil {
 			return err
@@ -139,4 +140,12 @@ func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []
 		out = append(out, &items.DHCP6Lease{Dev: dev}) // not intended: deleted, which releases it
 	}
 	return out
+}
+
+// WarnDropped logs, as a warning, what check left out of l or changed
+// (the daemon's renewals log the same).
+func WarnDropped(log logrus.FieldLogger, l *Lease) {
+	if log != nil && len(l.Dropped) > 0 {
+		log.WithField("interface", l.Interface).WithField("dropped", l.Dropped).Warn("dhcp6: the server's lease had values that are not used")
+	}
 }

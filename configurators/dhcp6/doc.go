@@ -21,6 +21,13 @@
 // a restart) does not ask again. Render turns a known lease (Facts) into
 // its address (a /128, depending on the lease item) and its DNS.
 //
+// Each REPLY (and each kept lease) is held to check, the rules of a
+// DHCPv4 lease (lease4.Check): an address that is not global unicast is
+// ErrUnusable, DNS servers and search domains that cannot be used are
+// dropped (Lease.Dropped), the lifetimes are clamped; the address goes to
+// the kernel with its preferred and valid lifetimes each as given. The
+// exchanges are paced as DHCPv4's (leasebook.Pacer).
+//
 // Client.Renew and Rebind extend a lease (RENEW to its server's DUID at
 // T1, REBIND to any server at T2: Lease.RenewAt and RebindAt, RFC 8415's
 // defaults when the server leaves them to the client); the daemon's loop

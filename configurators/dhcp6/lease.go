@@ -31,6 +31,9 @@ type Lease struct {
 	// Obtained is the message the REPLY answered: "solicit" (acquired),
 	// "renew" or "rebind"; "kept" for a lease the state directory kept.
 	Obtained string `json:"obtained,omitempty"`
+	// Dropped says what of the server's REPLY check left out or changed,
+	// one line each, for logs and status.
+	Dropped []string `json:"dropped,omitempty"`
 }
 
 // Expires returns when the address's valid lifetime ends.
@@ -93,7 +96,8 @@ func (l *Lease) LinkDNS() items.LinkDNS {
 }
 
 // LeaseFromReply makes the lease of a REPLY received at acquired on
-// ifname.
+// ifname, held to check (an unusable address is ErrUnusable; what else is
+// not usable is dropped; the lifetimes are clamped).
 func LeaseFromReply(ifname string, reply *dhcpv6.Message, acquired time.Time) (*Lease, error) {
 	if err := status(reply.Options.Status()); err != nil {
 		return nil, err
@@ -125,6 +129,9 @@ func LeaseFromReply(ifname string, reply *dhcpv6.Message, acquired time.Time) (*
 	}
 	if s := reply.Options.DomainSearchList(); s != nil {
 		l.Search = append(l.Search, s.Labels...)
+	}
+	if err := check(l); err != nil {
+		return nil, err
 	}
 	return l, nil
 }

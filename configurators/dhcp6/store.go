@@ -48,6 +48,12 @@ func LoadLease(dir, ifname string) (*Lease, error) {
 		}
 		return nil, nil
 	}
+	if l.Interface != ifname {
+		return nil, fmt.Errorf("reading the DHCPv6 lease of %s: it is the lease of %q", ifname, l.Interface)
+	}
+	if err := check(&l); err != nil {
+		return nil, fmt.Errorf("reading the DHCPv6 lease of %s: %w", ifname, err)
+	}
 	return &l, nil
 }
 

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/netagent/netagent/configurators/statefile"
+	"net/netip"
 	"os"
+	"slices"
+
+	"github.com/netagent/netagent/configurators/statefile"
 
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -63,8 +66,12 @@ func (c *Configurator) apply(ctx context.Context, old, d *items.DNS) error {
 	if _, err := readOurs(d.Path); err != nil {
 		return fmt.Errorf("resolv.conf %w", err)
 	}
-	if err := statefile.WriteShared(d.Path, Render(d), 0o644); err != nil {
+	data, unsafe := Render(d)
+	if err := statefile.WriteShared(d.Path, data, 0o644); err != nil {
 		return fmt.Errorf("writing resolv.conf %s: %w", d.Path, err)
+	}
+	if unsafe != nil {
+		return fmt.Errorf("resolv.conf %s: %w", d.Path, unsafe)
 	}
 	return nil
 }
@@ -77,10 +84,15 @@ func (c *Configurator) toResolved(ctx context.Context, old, d *items.DNS) error 
 	have := map[string]bool{}
 	for _, l := range d.Links {
 		have[l.Dev] = true
-		if err := c.resolved().SetLinkDNS(ctx, l.Dev, l.Nameservers); err != nil {
+		servers := slices.DeleteFunc(slices.Clone(l.Nameservers), func(a netip.Addr) bool { return !safeServer(a) })
+		search, unsafe := safeSearch(l.Search)
+		if len(servers) < len(l.Nameservers) || unsafe != nil {
+			errs = append(errs, fmt.Errorf("DNS of %s to systemd-resolved: %w", l.Dev, errors.Join(ErrUnsafe, unsafe)))
+		}
+		if err := c.resolved().SetLinkDNS(ctx, l.Dev, servers); err != nil {
 			errs = append(errs, fmt.Errorf("DNS servers of %s to systemd-resolved: %w", l.Dev, err))
 		}
-		if err := c.resolved().SetLinkDomains(ctx, l.Dev, l.Search); err != nil {
+		if err := c.resolved().SetLinkDomains(ctx, l.Dev, search); err != nil {
 			errs = append(errs, fmt.Errorf("search domains of %s to systemd-resolved: %w", l.Dev, err))
 		}
 	}

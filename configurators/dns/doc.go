@@ -21,6 +21,15 @@
 // defers to systemd-resolved when it is its stub. To hand an existing
 // file over, remove it (or put Header on its first line).
 //
+// Nothing reaches the file outside its grammar (Render): a name server
+// only when it is a unicast address whose zone has no space, control
+// character or comment sign, a search domain only when it is a DNS name,
+// within glibc's bounds (3 servers, 6 domains, 256 characters: MaxLines,
+// MaxBytes); the rest is left out and the item fails with ErrUnsafe, so
+// that even a value that got past a lease's checks never starts a line.
+// The file read back is opened without following a symlink or blocking,
+// and read bounded.
+//
 // The file is written atomically: a temporary file in the same directory,
 // fsynced, renamed over the path, and the directory fsynced; a reader sees
 // the old file or the new one, never half of one. Deleting the item

@@ -132,7 +132,7 @@ func (c *addressConfigurator) Modify(_ context.Context, oldItem, newItem dg.Item
 	if items.AddressNeedsRecreate(o, n) {
 		return fmt.Errorf("modifying address %s: %w", o.Name(), ErrNeedsRecreate)
 	}
-	if o.ValidUntil.Equal(n.ValidUntil) {
+	if o.ValidUntil.Equal(n.ValidUntil) && o.PreferredUntil.Equal(n.PreferredUntil) {
 		return nil
 	}
 	return onItem[*items.Address](n, "refreshing the lifetime of address", c.create)

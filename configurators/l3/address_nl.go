@@ -20,6 +20,8 @@ type kernelAddr struct {
 	// valid is the valid lifetime left, in seconds (IFA_CACHEINFO);
 	// foreverLft when permanent or not reported.
 	valid uint32
+	// preferred is the preferred lifetime left, the same way.
+	preferred uint32
 }
 
 // foreverLft is the kernel's infinite address lifetime.
@@ -75,8 +77,9 @@ func addrRequest(msgType uint16, flags int, a *items.Address, index int) *nl.Net
 	}
 	req.AddData(nl.NewRtAttr(ifaProto, nl.Uint8Attr(items.RouteProtocol)))
 	if !a.ValidUntil.IsZero() {
-		left := lifetimeLeft(a.ValidUntil, time.Now())
-		ci := nl.IfaCacheInfo{IfaCacheinfo: unix.IfaCacheinfo{Prefered: left, Valid: left}}
+		now := time.Now()
+		left := lifetimeLeft(a.ValidUntil, now)
+		ci := nl.IfaCacheInfo{IfaCacheinfo: unix.IfaCacheinfo{Prefered: preferredLeft(a, left, now), Valid: left}}
 		req.AddData(nl.NewRtAttr(unix.IFA_CACHEINFO, ci.Serialize()))
 	}
 	return req
@@ -91,6 +94,28 @@ func lifetimeLeft(until, now time.Time) uint32 {
 	return uint32(min(max(secs, 1), foreverLft-1))
 }
 
+// preferredLeft returns the preferred lifetime of a in seconds from now:
+// the valid one's (validLeft) unless a has a PreferredUntil, never more
+// than validLeft, 0 (deprecated) once it has passed.
+func preferredLeft(a *items.Address, validLeft uint32, now time.Time) uint32 {
+	if a.PreferredUntil.IsZero() {
+		return validLeft
+	}
+	if !now.Before(a.PreferredUntil) {
+		return 0
+	}
+	return min(lifetimeLeft(a.PreferredUntil, now), validLeft)
+}
+
+// preferredUntil is when the kernel deprecates k, read at now; zero when
+// never.
+func (k *kernelAddr) preferredUntil(now time.Time) time.Time {
+	if k.preferred == foreverLft {
+		return time.Time{}
+	}
+	return now.Add(time.Duration(k.preferred) * time.Second).Truncate(time.Second)
+}
+
 // validUntil is when the kernel drops k, read at now; zero when never.
 func (k *kernelAddr) validUntil(now time.Time) time.Time {
 	if k.valid == foreverLft {
@@ -103,13 +128,29 @@ func (k *kernelAddr) validUntil(now time.Time) time.Time {
 // stray from an item's ValidUntil and still be the same lifetime.
 const lifetimeSlack = 3 * time.Second
 
-// lifetimeAsWanted reports whether k's lifetime, read at now, is a's.
+// lifetimeAsWanted reports whether k's lifetimes, read at now, are a's:
+// the valid one, and the preferred one when a has its own (one that has
+// passed is the kernel's 0).
 func lifetimeAsWanted(k *kernelAddr, a *items.Address, now time.Time) bool {
-	got := k.validUntil(now)
-	if got.IsZero() || a.ValidUntil.IsZero() {
-		return got.IsZero() == a.ValidUntil.IsZero()
+	if !sameLifetime(k.validUntil(now), a.ValidUntil) {
+		return false
 	}
-	d := got.Sub(a.ValidUntil)
+	if a.PreferredUntil.IsZero() || a.ValidUntil.IsZero() {
+		return true
+	}
+	if !now.Before(a.PreferredUntil) {
+		return k.preferred == 0
+	}
+	return sameLifetime(k.preferredUntil(now), a.PreferredUntil)
+}
+
+// sameLifetime reports whether a kernel countdown's end got is want's,
+// within lifetimeSlack (zero: forever).
+func sameLifetime(got, want time.Time) bool {
+	if got.IsZero() || want.IsZero() {
+		return got.IsZero() == want.IsZero()
+	}
+	d := got.Sub(want)
 	return d > -lifetimeSlack && d < lifetimeSlack
 }
 
@@ -141,7 +182,7 @@ func parseAddr(m []byte) (kernelAddr, bool) {
 	if err != nil || (msg.Family != unix.AF_INET && msg.Family != unix.AF_INET6) {
 		return kernelAddr{}, false
 	}
-	k := kernelAddr{index: int(msg.Index), scope: msg.Scope, flags: uint32(msg.Flags), valid: foreverLft}
+	k := kernelAddr{index: int(msg.Index), scope: msg.Scope, flags: uint32(msg.Flags), valid: foreverLft, preferred: foreverLft}
 	var local, address netip.Addr
 	for _, a := range attrs {
 		switch a.Attr.Type {
@@ -161,7 +202,8 @@ func parseAddr(m []byte) (kernelAddr, bool) {
 			}
 		case unix.IFA_CACHEINFO:
 			if len(a.Value) >= unix.SizeofIfaCacheinfo {
-				k.valid = nl.DeserializeIfaCacheInfo(a.Value).Valid
+				ci := nl.DeserializeIfaCacheInfo(a.Value)
+				k.valid, k.preferred = ci.Valid, ci.Prefered
 			}
 		}
 	}

@@ -259,9 +259,14 @@ func addrItemOf(k *kernelAddr, dev string, hint *items.Address) *items.Address {
 	if hint != nil {
 		a.Deps = hint.Deps // the renderer's ordering, not kernel state
 	}
-	a.ValidUntil = k.validUntil(time.Now())
-	if hint != nil && lifetimeAsWanted(k, hint, time.Now()) {
-		a.ValidUntil = hint.ValidUntil // the countdown in whole seconds is the same lifetime
+	now := time.Now()
+	a.ValidUntil = k.validUntil(now)
+	if k.preferred != k.valid {
+		a.PreferredUntil = k.preferredUntil(now)
+	}
+	if hint != nil && lifetimeAsWanted(k, hint, now) {
+		// the countdowns in whole seconds are the same lifetimes
+		a.ValidUntil, a.PreferredUntil = hint.ValidUntil, hint.PreferredUntil
 	}
 	if !a.Prefix.Addr().Is4() {
 		if hint != nil {

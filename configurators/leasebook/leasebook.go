@@ -3,7 +3,8 @@
 // writes when it acquires a lease and the daemon when it renews or lets
 // one go; render reads a snapshot. Version counts the changes, so that a
 // reader sees at a glance whether it has the latest. It is safe for
-// concurrent use.
+// concurrent use. Pacer (pace.go) is the clients' other shared part: the
+// pace of their exchanges on each interface, whatever a server answers.
 package leasebook
 
 import (

@@ -98,6 +98,12 @@ type Options struct {
 	// Domain, when set, is the search domain sent (DHCPv4 option 15 and
 	// DHCPv6 option 24).
 	Domain string
+	// DHCPOptions are further dhcp-option values, sent as they are
+	// (after the others: one given again replaces it), such as
+	// `6,127.0.0.1,10.77.0.53` or `15,"a.example\nnameserver 6.6.6.6"`.
+	// They go into a configuration file, where dnsmasq unescapes \n, \t,
+	// \r and \e in a quoted string (on its command line it does not).
+	DHCPOptions []string
 }
 
 // Server is a running dnsmasq.
@@ -147,11 +153,23 @@ func Start(t testing.TB, client *netnsx.Target, ifname string, opts Options) *Se
 	}
 	testns.Exec(t, peer, "ip", "link", "set", s.Link, "up")
 	s.bin, s.opts = bin, opts
+	if len(opts.DHCPOptions) > 0 {
+		var conf strings.Builder
+		for _, o := range opts.DHCPOptions {
+			conf.WriteString("dhcp-option=" + o + "\n")
+		}
+		if err := os.WriteFile(s.confFile(), []byte(conf.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := s.start(t, bin, opts); err != nil {
 		t.Fatalf("starting dnsmasq: %v", err)
 	}
 	return s
 }
+
+// confFile is where Options.DHCPOptions go, next to the lease file.
+func (s *Server) confFile() string { return s.LeaseFile + ".conf" }
 
 // Stop kills the server (its lease file stays): the network has no DHCP
 // server until Restart.
@@ -201,6 +219,9 @@ func (s *Server) Args(opts Options) []string {
 	}
 	if opts.Domain != "" {
 		args = append(args, "--dhcp-option=15,"+opts.Domain)
+	}
+	if len(opts.DHCPOptions) > 0 {
+		args[1] = "--conf-file=" + s.confFile()
 	}
 	return append(args, s.args6(opts, lease)...)
 }

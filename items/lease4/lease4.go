@@ -36,6 +36,10 @@ type Lease struct {
 	// Domains are the search domains (option 119, else the domain name
 	// of option 15), for whoever writes resolv.conf.
 	Domains []string `json:"domains,omitempty"`
+	// Dropped says what of the server's answer Check left out or changed
+	// (a DNS server that is not unicast, a search domain that is not a
+	// DNS name, a T1 of 0, ...), one line each, for logs and status.
+	Dropped []string `json:"dropped,omitempty"`
 }
 
 // RenewAt, RebindAt return when T1 and T2 fall.

@@ -13,6 +13,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/internal/dnsmasqtest"
 	"github.com/netagent/netagent/internal/testns"
+	"github.com/netagent/netagent/items/lease4"
 )
 
 // daemonDHCPFile: up0 from DHCP, a static route through the DHCP gateway,
@@ -36,7 +37,7 @@ const daemonLeaseWait = 4 * time.Minute
 // server is back; released when dhcp4 leaves the intent.
 func TestAgentDaemonDHCP4(t *testing.T) {
 	e := daemonNewEnv(t)
-	srv := dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{Renew: 4 * time.Second, Rebind: 8 * time.Second})
+	srv := dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{Renew: lease4.MinRenew, Rebind: 20 * time.Second})
 	e.writeIntent("dhcp.json", daemonDHCPFile)
 	e.start()
 	addr := e.waitForLease("the first lease", "")
@@ -61,7 +62,7 @@ func TestAgentDaemonDHCP4(t *testing.T) {
 		t.Errorf("the static route through the DHCP gateway: %+v %v", r, ok)
 	}
 
-	// Renewal at T1 (4 s).
+	// Renewal at T1 (lease4.MinRenew, the shortest T1 taken: 10 s).
 	e.waitForLog("a renewal", map[string]string{"msg": "dhcp4: lease renewed"}, daemonWait)
 	e.waitFor("the address's lifetime refreshed to the renewed lease's end", func() (bool, string) {
 		st, err := e.status()
