@@ -119,15 +119,21 @@ func LoadRecord(path string) ([]byte, error) {
 }
 
 // SaveRecord writes payload at path in the record envelope: durable
-// (WriteAtomic) or as a cache (WriteCache).
+// (WriteAtomic) or as a cache (WriteCache). A record of a needed kind
+// (Register) is always written durably: after a power cut an unsynced one
+// may be found empty or torn, and a damaged needed record stops its
+// readers until `netagent recover --accept-damaged`; only a cache's kind
+// (RegisterCache), whose readers take a damaged one as lost, may skip the
+// syncs.
 func SaveRecord(path string, payload []byte, durable bool) error {
-	return write(path, envelope(payload), durable, 0)
+	return write(path, envelope(payload), durable || needed(path), 0)
 }
 
 // SaveJSON writes v as a record (JSON) to path, durably (WriteAtomic).
 func SaveJSON(path string, v any) error { return saveJSON(path, v, true) }
 
-// CacheJSON writes v as a record (JSON) to path as WriteCache does.
+// CacheJSON writes v as a record (JSON) to path as WriteCache does (but
+// durably for a needed kind: see SaveRecord).
 func CacheJSON(path string, v any) error { return saveJSON(path, v, false) }
 
 // saveJSON writes v compact: a json.RawMessage in v is kept as it is
@@ -191,6 +197,13 @@ func Describe(path string) string { return kindOf(path).holds }
 
 // IsCache reports whether the record at path is of a cache's kind.
 func IsCache(path string) bool { return kindOf(path).cache }
+
+// needed reports whether the record at path is of a registered kind that
+// is no cache.
+func needed(path string) bool {
+	k := kindOf(path)
+	return k.holds != "" && !k.cache
+}
 
 func kindOf(path string) kind {
 	kinds.Lock()
