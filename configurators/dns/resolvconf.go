@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"net/netip"
-	"os"
 	"strings"
 
+	"github.com/netagent/netagent/internal/safefile"
 	"github.com/netagent/netagent/items"
 )
 
@@ -57,35 +57,30 @@ func parse(data []byte) (servers []netip.Addr, search []string) {
 // isOurs reports whether data starts with the agent's header.
 func isOurs(data []byte) bool { return bytes.HasPrefix(data, []byte(headerPrefix)) }
 
+// maxResolvConf bounds the read of a resolv.conf: the agent's own are a
+// few hundred bytes, so a larger file is someone else's.
+const maxResolvConf = 1 << 20
+
 // readOurs returns the contents of path when it is a regular file the
-// agent wrote; nil, nil when path does not exist; ErrForeign otherwise.
+// agent wrote; nil, nil when path does not exist; ErrForeign otherwise. It
+// is read as a file an intent names (safefile.ReadNamed: no link
+// followed, never blocking, the inode looked at is the one read, bounded),
+// so that a FIFO, device or link swapped in after the look can neither
+// block the loop nor be read through.
 func readOurs(path string) ([]byte, error) {
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	data, _, err := safefile.ReadNamed(path, maxResolvConf)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: a %s, %w", path, kindOf(fi.Mode()), ErrForeign)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+	case errors.Is(err, safefile.ErrSymlink):
+		return nil, fmt.Errorf("%s: a symlink, %w", path, ErrForeign)
+	case errors.Is(err, safefile.ErrNotRegular), errors.Is(err, safefile.ErrTooLarge):
+		return nil, fmt.Errorf("%s: %v, %w", path, err, ErrForeign)
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	if !isOurs(data) {
 		return nil, fmt.Errorf("%s: %w", path, ErrForeign)
 	}
 	return data, nil
-}
-
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "symlink"
-	case m.IsDir():
-		return "directory"
-	}
-	return "special file"
 }
