@@ -235,6 +235,9 @@ func Scan(dir string) ([]*DamagedError, error) {
 			return nil, err
 		}
 		for _, path := range paths {
+			if IsSetAside(path) || strings.HasPrefix(filepath.Base(path), ".") {
+				continue // set aside, or a write's temporary file (a crash leaves one): no record
+			}
 			_, err := LoadRecord(path)
 			var d *DamagedError
 			switch {
@@ -248,11 +251,19 @@ func Scan(dir string) ([]*DamagedError, error) {
 	return out, nil
 }
 
+// setAsideMark is in the name of a record set aside (SetAside).
+const setAsideMark = ".damaged-"
+
+// IsSetAside reports whether the file name is of a record set aside: not
+// a record any more (Scan skips it; a reader of a directory of records
+// must too).
+func IsSetAside(name string) bool { return strings.Contains(filepath.Base(name), setAsideMark) }
+
 // SetAside renames the damaged record to <name>.damaged-<UTC time> in its
 // directory (where Scan no longer finds it, and an operator can read it),
 // durably, and returns the new path.
 func SetAside(d *DamagedError) (string, error) {
-	to := d.Path + ".damaged-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+	to := d.Path + setAsideMark + time.Now().UTC().Format("20060102T150405.000000000Z")
 	if err := os.Rename(d.Path, to); err != nil {
 		return "", fmt.Errorf("setting aside %s: %w", d.Path, err)
 	}
