@@ -104,7 +104,7 @@ func (s *DirSource) Load() (map[string][]byte, error) {
 		}
 		raw, err := s.read(modes, filepath.Join(dir, e.Name()), deps)
 		switch {
-		case errors.Is(err, errRefused):
+		case errors.Is(err, errRefused), errors.Is(err, errTooLarge):
 			refused.Docs[e.Name()] = err
 		case errors.Is(err, fs.ErrNotExist), errors.Is(err, errNotRegular):
 			// a dangling link, a directory: not a document

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/netagent/netagent/configurators/statefile"
 )
 
 // goodStore keeps the last accepted version of every document in
@@ -23,7 +25,10 @@ type goodStore struct {
 	written map[string][]byte // what the files hold, as far as we know
 }
 
-func (g *goodStore) path() string { return filepath.Join(g.dir, "accepted") }
+// acceptedDir is the store's directory under the state directory.
+const acceptedDir = "accepted"
+
+func (g *goodStore) path() string { return filepath.Join(g.dir, acceptedDir) }
 
 // stored is a document as the store holds it.
 type stored struct {
@@ -44,7 +49,7 @@ func (g *goodStore) load() (map[string]stored, error) {
 	g.written = map[string][]byte{}
 	for _, e := range entries {
 		name, err := url.PathUnescape(e.Name())
-		if err != nil || strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
+		if err != nil || strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() || statefile.IsSetAside(e.Name()) {
 			continue
 		}
 		doc, err := readStored(filepath.Join(g.path(), e.Name()))
@@ -57,12 +62,17 @@ func (g *goodStore) load() (map[string]stored, error) {
 	return out, nil
 }
 
+// readStored reads a stored document: a record (statefile.LoadRecord:
+// no link followed, a version and a checksum), so that a damaged one
+// stops the start naming it instead of being dropped with a warning (the
+// document's last good version would be lost, and its objects withdrawn
+// while its file is broken) or a forged one applied.
 func readStored(path string) (stored, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := statefile.LoadRecord(path)
 	if err != nil {
 		return stored{}, err
 	}
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return stored{}, err
 	}
@@ -91,29 +101,19 @@ func (g *goodStore) save(docs *docSet) error {
 	return errors.Join(errs...)
 }
 
-// write replaces a stored document atomically (a temporary file renamed).
+// write replaces a stored document durably, as a record
+// (statefile.SaveRecord).
 func (g *goodStore) write(name string, raw []byte) error {
-	final := filepath.Join(g.path(), url.PathEscape(name))
-	tmp, err := os.CreateTemp(g.path(), ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("storing accepted intent %s: %w", name, err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(raw)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), final)
-	}
-	if err != nil {
+	if err := statefile.SaveRecord(filepath.Join(g.path(), url.PathEscape(name)), raw, true); err != nil {
 		return fmt.Errorf("storing accepted intent %s: %w", name, err)
 	}
 	g.written[name] = raw
 	return nil
+}
+
+func init() {
+	statefile.Register(acceptedDir+"/*", "the last accepted version of an intent document (or the socket API's), "+
+		"applied while its file is invalid (lost with it: a broken file then withdraws what it configured)")
 }
 
 func (g *goodStore) remove(name string) error {

@@ -54,6 +54,7 @@ import (
 
 	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/agent/versions"
+	"github.com/netagent/netagent/configurators/statefile"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
 	"github.com/netagent/netagent/store/local"
@@ -179,7 +180,7 @@ func (s *StoreSource) loadTrials() error {
 	}
 	file := filepath.Join(s.cfg.StateDir, fleetTrialsFile)
 	if raw == nil {
-		raw, err = os.ReadFile(file)
+		raw, err = statefile.LoadRecord(file)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
 		}

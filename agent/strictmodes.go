@@ -1,6 +1,9 @@
 package agent
 
-import "github.com/netagent/netagent/internal/safefile"
+import (
+	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/internal/safefile"
+)
 
 // strictModes is the intent directory's trust rule: safefile.StrictModes
 // (the state directory's rule too), with the names DirSource uses.
@@ -22,6 +25,8 @@ var (
 	// errNotRegular: a directory or a device named like an intent file;
 	// not a document.
 	errNotRegular = safefile.ErrNotRegular
+	// errTooLarge: a file larger than an intent document may be.
+	errTooLarge = safefile.ErrTooLarge
 )
 
 func (m strictModes) rule() safefile.StrictModes { return safefile.StrictModes{UID: m.uid, Dir: m.dir} }
@@ -37,5 +42,9 @@ func (m strictModes) check(path string) (resolved, error) {
 }
 
 // readChecked reads the file at real (a path check returned), refusing it
-// if it was replaced in between by a link or a file that fails the checks.
-func (m strictModes) readChecked(real string) ([]byte, error) { return m.rule().ReadChecked(real) }
+// if it was replaced in between by a link or a file that fails the checks,
+// or if it is larger than an intent document may be
+// (intent.MaxDocumentSize: errTooLarge).
+func (m strictModes) readChecked(real string) ([]byte, error) {
+	return m.rule().ReadChecked(real, intent.MaxDocumentSize)
+}

@@ -13,7 +13,18 @@ var (
 	errTrailing = errors.New("unexpected data after the intent object")
 	// errSyntax ends a shape check at a syntax error, once it is recorded.
 	errSyntax = errors.New("syntax error")
+	// errTooLarge: a document of more than MaxDocumentSize bytes.
+	errTooLarge = fmt.Errorf("more than the %d MiB an intent document may be", MaxDocumentSize>>20)
 )
+
+// MaxDocumentSize bounds an intent document, from every source (an intent
+// file, a store's value, the socket API's apply, a file on the command
+// line): 32 MiB, the socket API's request bound (agent.MaxRequestSize).
+// 100k routes, each with via, dev, metric and table, are 9.3 MB of compact
+// JSON. Readers of intent files read no more than this (a planted endless
+// or huge file cannot exhaust the daemon's memory), and Parse refuses a
+// larger document whatever its source.
+const MaxDocumentSize = 32 << 20
 
 // errDecodeAfterShape prefixes an error from encoding/json that the shape
 // check let through, which would be a bug in the shape check.

@@ -19,6 +19,9 @@ import (
 // Parse checks the shape only; call Validate (on the merged intent, when
 // there are several files) for the meaning.
 func Parse(data []byte) (*Intent, error) {
+	if len(data) > MaxDocumentSize {
+		return nil, errors.Join(&FieldError{Msg: fmt.Sprintf("the document is %d bytes: %v", len(data), errTooLarge)})
+	}
 	if in, ok := parseFast(data); ok {
 		return in, nil
 	}

@@ -90,7 +90,7 @@ type Journal struct {
 // createJournal starts an empty journal at path (replacing any), synced
 // with its directory.
 func createJournal(path string) (*Journal, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
+	f, err := openJournal(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrJournal, err)
 	}
@@ -331,7 +331,7 @@ type journaled struct {
 // readJournal reads a journal (see ReadJournal).
 func readJournal(path string) (journaled, error) {
 	var out journaled
-	f, err := os.Open(path)
+	f, err := openJournal(path, os.O_RDONLY)
 	if errors.Is(err, os.ErrNotExist) {
 		return out, nil
 	}

@@ -82,7 +82,7 @@ func trialPath(stateDir, name string) string { return filepath.Join(stateDir, Tr
 // PendingTrial returns the pending trial of the target whose state
 // directory is stateDir, or nil.
 func PendingTrial(stateDir string) (*Trial, error) {
-	data, err := os.ReadFile(trialPath(stateDir, trialName))
+	data, err := statefile.LoadRecord(trialPath(stateDir, trialName))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -128,7 +128,7 @@ func (r *Runtime) BeginTrial(t Trial) (*TrialRun, error) {
 		j.Close()
 		return nil, err
 	}
-	if err := statefile.WriteAtomic(filepath.Join(dir, trialName), data); err != nil {
+	if err := statefile.SaveRecord(filepath.Join(dir, trialName), data, true); err != nil {
 		j.Close()
 		return nil, fmt.Errorf("recording the trial: %w", err)
 	}
@@ -156,7 +156,7 @@ func (tr *TrialRun) Update(files, previous map[string][]byte) error {
 	if err != nil {
 		return err
 	}
-	if err := statefile.WriteAtomic(trialPath(tr.rt.stateDir, trialName), data); err != nil {
+	if err := statefile.SaveRecord(trialPath(tr.rt.stateDir, trialName), data, true); err != nil {
 		return fmt.Errorf("updating the trial record: %w", err)
 	}
 	tr.Trial = t
@@ -403,13 +403,13 @@ func RecordOutcome(stateDir string, o Outcome) error {
 	if err != nil {
 		return err
 	}
-	return statefile.WriteCache(trialPath(stateDir, outcomeName), data)
+	return statefile.SaveRecord(trialPath(stateDir, outcomeName), data, false)
 }
 
 // LastOutcome reads the outcome of the target's last trial; nil when none
 // was recorded.
 func LastOutcome(stateDir string) (*Outcome, error) {
-	data, err := os.ReadFile(trialPath(stateDir, outcomeName))
+	data, err := statefile.LoadRecord(trialPath(stateDir, outcomeName))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -5,14 +5,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/netip"
-	"os"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/netagent/netagent/internal/safefile"
 	"github.com/netagent/netagent/items"
 )
 
@@ -119,32 +116,22 @@ func parse(data []byte) (servers []netip.Addr, search []string) {
 func isOurs(data []byte) bool { return bytes.HasPrefix(data, []byte(headerPrefix)) }
 
 // readOurs returns the contents of path when it is a regular file the
-// agent wrote; nil, nil when path does not exist; ErrForeign otherwise. The
-// file is opened without following a symlink and without blocking (a
-// FIFO put there never stalls the caller), checked to be a regular file
-// on the descriptor, and read up to readLimit bytes: one longer is not
-// one the agent wrote.
+// agent wrote; nil, nil when path does not exist; ErrForeign otherwise. It
+// is read as a file an intent names (safefile.ReadNamed: no link
+// followed, never blocking, the inode looked at is the one read, bounded),
+// so that a FIFO, device or link swapped in after the look can neither
+// block the loop nor be read through.
 func readOurs(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	data, _, err := safefile.ReadNamed(path, readLimit)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
-	case errors.Is(err, unix.ELOOP):
+	case errors.Is(err, safefile.ErrSymlink):
 		return nil, fmt.Errorf("%s: a symlink, %w", path, ErrForeign)
+	case errors.Is(err, safefile.ErrNotRegular), errors.Is(err, safefile.ErrTooLarge):
+		return nil, fmt.Errorf("%s: %v, %w", path, err, ErrForeign)
 	case err != nil:
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: a %s, %w", path, kindOf(fi.Mode()), ErrForeign)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, readLimit+1))
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	if !isOurs(data) || len(data) > readLimit {
 		return nil, fmt.Errorf("%s: %w", path, ErrForeign)
@@ -154,15 +141,5 @@ func readOurs(path string) ([]byte, error) {
 
 // readLimit is how much of a resolv.conf readOurs reads: more than the
 // agent ever writes (MaxBytes), with room for a longer header of another
-// version.
+// version; a longer file is not one the agent wrote.
 const readLimit = 4 * MaxBytes
-
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "symlink"
-	case m.IsDir():
-		return "directory"
-	}
-	return "special file"
-}

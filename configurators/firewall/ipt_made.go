@@ -135,5 +135,7 @@ func adoptable(rules, intended [][]string, rec *chainRecord, made bool) bool {
 }
 
 func init() {
-	statefile.RegisterCache("iptables/*/"+madeFileName, "the chains netagent made in a namespace, adopted back when someone flushed their mark")
+	statefile.RegisterCache("iptables/*/"+madeFileName, "the chains netagent made in a namespace, adopted back when someone flushed their mark "+
+		"(a cache, written without a sync: it is about one boot, and a power cut that can tear it takes the chains with it; "+
+		"lost or damaged, it reads as empty, and a chain whose mark was flushed is then refused as someone else's, never overwritten)")
 }

@@ -460,5 +460,6 @@ func cloneRules(rules [][]string) [][]string {
 }
 
 func init() {
-	statefile.RegisterCache("iptables/*/"+recordsFileName, "the rules netagent wrote in each chain (a cache: a chain without it is rewritten)")
+	statefile.RegisterCache("iptables/*/"+recordsFileName, "the rules netagent wrote in each chain, as written and as the kernel spells them "+
+		"(a cache, written without a sync: lost or damaged, a chain without its record is read back from the kernel and rewritten once)")
 }

@@ -66,16 +66,16 @@ type journalEntry struct {
 
 // stateStore reads and updates one namespace's entry of the link record.
 // Every update re-reads the file under a process-wide lock and replaces it
-// by a rename before returning, so what it records survives the agent's
-// crash or kill that follows: the file is in the kernel's page cache,
-// whole, for every later reader of this boot.
-//
-// It is not synced, on purpose: everything the record holds is about this
-// boot (entries are keyed by boot ID and pruned at the next one). A crash
-// that loses unsynced files is a crash of the kernel, and that takes the
-// links the journal speaks of, and the settings it recorded, with it. The
-// two syncs a durable write costs would double the time of creating a
-// link.
+// durably (statefile.SaveJSON: the new file and the directory synced)
+// before returning, so what it records survives the agent's crash or kill
+// that follows, and a power cut finds either the old record or the new
+// one, never an empty or torn one. What the record holds is about this
+// boot (entries are keyed by boot ID and pruned at the next one), but a
+// torn record is damaged, and a damaged one stops apply and the daemon's
+// start until `netagent recover --accept-damaged`: an outage netagent
+// would make after every power failure. The create journal costs two
+// durable writes per wave of creates (createAll: one entry for every link
+// of the wave before the first add, one clear after), not per link.
 //
 // The file is a record (statefile.LoadJSON: a version and a checksum). One
 // that is not whole (emptied, cut short, garbled) is never read as an
@@ -146,7 +146,7 @@ func (s *stateStore) update(f func(*nsState) bool) error {
 		return nil
 	}
 	rec.prune(s.ns.BootID)
-	if err := statefile.CacheJSON(s.path, rec); err != nil {
+	if err := statefile.SaveJSON(s.path, rec); err != nil {
 		return fmt.Errorf("writing %s: %w", s.path, err)
 	}
 	return nil

@@ -119,15 +119,21 @@ func LoadRecord(path string) ([]byte, error) {
 }
 
 // SaveRecord writes payload at path in the record envelope: durable
-// (WriteAtomic) or as a cache (WriteCache).
+// (WriteAtomic) or as a cache (WriteCache). A record of a needed kind
+// (Register) is always written durably: after a power cut an unsynced one
+// may be found empty or torn, and a damaged needed record stops its
+// readers until `netagent recover --accept-damaged`; only a cache's kind
+// (RegisterCache), whose readers take a damaged one as lost, may skip the
+// syncs.
 func SaveRecord(path string, payload []byte, durable bool) error {
-	return write(path, envelope(payload), durable, 0)
+	return write(path, envelope(payload), durable || needed(path), 0)
 }
 
 // SaveJSON writes v as a record (JSON) to path, durably (WriteAtomic).
 func SaveJSON(path string, v any) error { return saveJSON(path, v, true) }
 
-// CacheJSON writes v as a record (JSON) to path as WriteCache does.
+// CacheJSON writes v as a record (JSON) to path as WriteCache does (but
+// durably for a needed kind: see SaveRecord).
 func CacheJSON(path string, v any) error { return saveJSON(path, v, false) }
 
 // saveJSON writes v compact: a json.RawMessage in v is kept as it is
@@ -192,6 +198,13 @@ func Describe(path string) string { return kindOf(path).holds }
 // IsCache reports whether the record at path is of a cache's kind.
 func IsCache(path string) bool { return kindOf(path).cache }
 
+// needed reports whether the record at path is of a registered kind that
+// is no cache.
+func needed(path string) bool {
+	k := kindOf(path)
+	return k.holds != "" && !k.cache
+}
+
 func kindOf(path string) kind {
 	kinds.Lock()
 	defer kinds.Unlock()
@@ -222,6 +235,9 @@ func Scan(dir string) ([]*DamagedError, error) {
 			return nil, err
 		}
 		for _, path := range paths {
+			if IsSetAside(path) || strings.HasPrefix(filepath.Base(path), ".") {
+				continue // set aside, or a write's temporary file (a crash leaves one): no record
+			}
 			_, err := LoadRecord(path)
 			var d *DamagedError
 			switch {
@@ -235,11 +251,19 @@ func Scan(dir string) ([]*DamagedError, error) {
 	return out, nil
 }
 
+// setAsideMark is in the name of a record set aside (SetAside).
+const setAsideMark = ".damaged-"
+
+// IsSetAside reports whether the file name is of a record set aside: not
+// a record any more (Scan skips it; a reader of a directory of records
+// must too).
+func IsSetAside(name string) bool { return strings.Contains(filepath.Base(name), setAsideMark) }
+
 // SetAside renames the damaged record to <name>.damaged-<UTC time> in its
 // directory (where Scan no longer finds it, and an operator can read it),
 // durably, and returns the new path.
 func SetAside(d *DamagedError) (string, error) {
-	to := d.Path + ".damaged-" + time.Now().UTC().Format("20060102T150405.000000000Z")
+	to := d.Path + setAsideMark + time.Now().UTC().Format("20060102T150405.000000000Z")
 	if err := os.Rename(d.Path, to); err != nil {
 		return "", fmt.Errorf("setting aside %s: %w", d.Path, err)
 	}

@@ -123,3 +123,35 @@ func TestScanFindsDamagedRecordsAndSetAside(t *testing.T) {
 		t.Errorf("after SetAside: %v", found)
 	}
 }
+
+// A directory of records (a pattern "dir/*") holds, besides its records,
+// the ones set aside and a write's temporary file left by a crash: Scan
+// lists neither as damaged (a set-aside one would be listed, and set
+// aside again, at every recover). Before, both were listed.
+func TestScanSkipsSetAsideAndTemporaries(t *testing.T) {
+	statefile.Register("recs-test/*", "what the test keeps in a directory")
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "recs-test", "a")
+	if err := statefile.SaveJSON(bad, []int{1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	found, err := statefile.Scan(dir)
+	if err != nil || len(found) != 1 {
+		t.Fatalf("Scan: %v, %v; want %s", found, err, bad)
+	}
+	if _, err := statefile.SetAside(found[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "recs-test", ".tmp-a-123"), []byte("netagent-state 1 99"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if found, err := statefile.Scan(dir); err != nil || len(found) != 0 {
+		t.Errorf("Scan after SetAside, with a temporary file: %v, %v; want none", found, err)
+	}
+	if !statefile.IsSetAside(bad+".damaged-20260101T000000.000000000Z") || statefile.IsSetAside(bad) {
+		t.Error("IsSetAside does not tell a set-aside record from a record")
+	}
+}

@@ -259,8 +259,9 @@ func (m StrictModes) lenientDir(path string, fi fs.FileInfo) error {
 }
 
 // ReadChecked reads the file at real (a path check returned), refusing it
-// if it was replaced in between by a link or a file that fails the checks.
-func (m StrictModes) ReadChecked(real string) ([]byte, error) {
+// if it was replaced in between by a link or a file that fails the checks,
+// and reading at most max bytes: a larger file is ErrTooLarge naming it.
+func (m StrictModes) ReadChecked(real string, max int64) ([]byte, error) {
 	f, err := os.OpenFile(real, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
@@ -276,5 +277,9 @@ func (m StrictModes) ReadChecked(real string) ([]byte, error) {
 	if err := m.ownedAndPrivate(real, fi, false); err != nil {
 		return nil, err
 	}
-	return io.ReadAll(f)
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("%s: %w (%d MiB)", real, ErrTooLarge, max>>20)
+	}
+	return data, err
 }

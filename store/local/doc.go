@@ -5,7 +5,7 @@
 // # On disk
 //
 //	<dir>/lock               flock(2): one writer at a time, across processes
-//	<dir>/log                one JSON line per write: {"op":"put","rev":7,"key":"a/b"},
+//	<dir>/log                one JSON line per write: {"op":"put","rev":7,"key":"a/b","sum":SHA256},
 //	                         {"op":"del","rev":8,"key":"a/b"}; a compacted log
 //	                         starts with {"op":"base","rev":R,"compacted":C}
 //	<dir>/values/<rev>       the value written at revision rev (16 digits), unless
@@ -27,6 +27,13 @@
 // a read that finds one gone reads the log again). A reader knows the log
 // it read by its inode and its first line: a compacted log may get the
 // inode of the one it replaced.
+//
+// A put's line records its value file's SHA-256, and a read checks the
+// file against it (opened as a state file: no link followed, its owner and
+// mode checked): a value file cut short, emptied, changed or another
+// revision's is ErrDamaged naming it, never an empty value or another
+// version. A line that is not whole JSON before the last one is an error
+// naming the log and the byte.
 //
 // # Watches
 //

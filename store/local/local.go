@@ -2,6 +2,8 @@ package local
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -115,16 +117,39 @@ func (s *Store) valuePath(v store.Version) string {
 	return filepath.Join(s.dir, ValuesDir, fmt.Sprintf("%016d", v))
 }
 
+// ErrDamaged: a value file that is not the one its log line names (cut
+// short, emptied, changed, or another revision's).
+var ErrDamaged = errors.New("damaged value file")
+
 // value returns the value written at revision v: its log line's, or its
-// file's (fs.ErrNotExist: dropped since the index was read).
+// file's (fs.ErrNotExist: dropped since the index was read). The file is
+// read as a state file (statefile.ReadFile: no link followed, never
+// blocking, its owner and mode checked, bounded) and checked against the
+// SHA-256 its line recorded: a damaged one is ErrDamaged, never taken for
+// the value.
 func (s *Store) value(v store.Version) ([]byte, error) {
 	s.mu.Lock()
 	inline, ok := s.idx.inline[v]
+	sum := s.idx.sums[v]
 	s.mu.Unlock()
 	if ok {
 		return slices.Clone(inline), nil
 	}
-	return os.ReadFile(s.valuePath(v))
+	path := s.valuePath(v)
+	data, err := statefile.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if sum != "" && valueSum(data) != sum {
+		return nil, fmt.Errorf("%w %s: %d bytes whose SHA-256 is not the one the log recorded for revision %s", ErrDamaged, path, len(data), v)
+	}
+	return data, nil
+}
+
+// valueSum is a value file's Sum.
+func valueSum(value []byte) string {
+	sum := sha256.Sum256(value)
+	return hex.EncodeToString(sum[:])
 }
 
 // refresh reads what other writers appended; s.mu must not be held.
@@ -257,7 +282,7 @@ func (s *Store) WriteCAS(ctx context.Context, key string, value []byte, expect s
 		if err := statefile.WriteAtomic(s.valuePath(rev), value); err != nil {
 			return nil, fmt.Errorf("writing %q: %w", key, err)
 		}
-		return &record{Op: opPut, Rev: rev, Key: key}, nil
+		return &record{Op: opPut, Rev: rev, Key: key, Sum: valueSum(value)}, nil
 	})
 	if err != nil {
 		return 0, err

@@ -27,6 +27,10 @@ type record struct {
 	// (Options.InlineMax).
 	Inline bool   `json:"inline,omitempty"`
 	Value  []byte `json:"value,omitempty"`
+	// Sum is a value file's SHA-256 (hex): its read checks that the file
+	// is whole and is this revision's (lines of earlier releases have
+	// none, and their files are read unchecked).
+	Sum string `json:"sum,omitempty"`
 }
 
 const (
@@ -48,6 +52,8 @@ type index struct {
 	// inline holds the values of the inline puts of keys and hist, by
 	// revision.
 	inline map[store.Version][]byte
+	// sums holds the Sum of the value files of keys and hist, by revision.
+	sums map[store.Version]string
 	// head is the start of the file's first line: a log replaced by a
 	// compaction may get the inode of the one it replaced (inodes are
 	// reused), so dev and ino alone do not tell it from the file read.
@@ -69,7 +75,7 @@ func (idx *index) sameHead(f *os.File) bool {
 }
 
 func newIndex() *index {
-	return &index{keys: map[string]store.Version{}, inline: map[store.Version][]byte{}}
+	return &index{keys: map[string]store.Version{}, inline: map[store.Version][]byte{}, sums: map[store.Version]string{}}
 }
 
 // refresh brings idx up to the log at path: the lines appended since it
@@ -129,6 +135,8 @@ func (idx *index) apply(r record) {
 		if r.Inline {
 			idx.inline[r.Rev] = append([]byte{}, r.Value...)
 			r.Value = nil
+		} else if r.Sum != "" {
+			idx.sums[r.Rev] = r.Sum
 		}
 	case opDel:
 		delete(idx.keys, r.Key)
@@ -193,10 +201,16 @@ func (idx *index) compactedLog(c store.Version) []byte {
 	return buf.Bytes()
 }
 
-// withValue returns r with its inline value, if it has one.
+// withValue returns r with its inline value, or its value file's sum, if
+// it has one.
 func (idx *index) withValue(r record) record {
-	if v, ok := idx.inline[r.Rev]; ok && r.Op == opPut {
+	if r.Op != opPut {
+		return r
+	}
+	if v, ok := idx.inline[r.Rev]; ok {
 		r.Inline, r.Value = true, v
+	} else if sum, ok := idx.sums[r.Rev]; ok {
+		r.Sum = sum
 	}
 	return r
 }

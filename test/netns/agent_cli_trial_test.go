@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netagent/netagent/configurators/statefile"
 	"github.com/netagent/netagent/internal/testbin"
 	"github.com/netagent/netagent/internal/testns"
 )
@@ -492,7 +493,7 @@ func TestTrialPendingRecoveredByNextCommand(t *testing.T) {
 			}
 			if reboot {
 				path := filepath.Join(e.stateDir, "trial", "trial.json")
-				data, err := os.ReadFile(path)
+				data, err := statefile.LoadRecord(path)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -500,7 +501,7 @@ func TestTrialPendingRecoveredByNextCommand(t *testing.T) {
 				json.Unmarshal(data, &rec)
 				rec["identity"].(map[string]any)["boot_id"] = "00000000-0000-0000-0000-000000000000"
 				data, _ = json.Marshal(rec)
-				if err := os.WriteFile(path, data, 0o600); err != nil {
+				if err := statefile.SaveRecord(path, data, true); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/configurators/statefile"
 )
 
 // daemonExtraFile is an intent file an operator writes while a trial is
@@ -148,7 +149,7 @@ func TestDaemonTrialProbeTimeout(t *testing.T) {
 func fakeReboot(t *testing.T, stateDir string) {
 	t.Helper()
 	path := filepath.Join(stateDir, "trial", "trial.json")
-	data, err := os.ReadFile(path)
+	data, err := statefile.LoadRecord(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func fakeReboot(t *testing.T, stateDir string) {
 	}
 	rec["identity"].(map[string]any)["boot_id"] = "00000000-0000-0000-0000-000000000000"
 	data, _ = json.Marshal(rec)
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	if err := statefile.SaveRecord(path, data, true); err != nil {
 		t.Fatal(err)
 	}
 }
