@@ -39,4 +39,15 @@ func TestAgentDaemonLeaseClaims(t *testing.T) {
 	if n := strings.Count(e.logs.String(), why); n != 1 {
 		t.Errorf("the refusal is logged %d times, want once:\n%s", n, e.logs.String())
 	}
+	for _, all := range [][]string{nil, {"--all"}} {
+		res := e.netagent("check", append([]string{"--via-daemon"}, all...)...)
+		if res.code != 1 || !strings.Contains(res.stdout, "dhcp4 up0: refused: "+why) || !strings.Contains(res.stdout, "1 leases refused") {
+			t.Errorf("check --via-daemon %v does not report the refusal (exit 1): %s", all, res)
+		}
+	}
+	res := e.netagent("check", "--via-daemon", "--json")
+	if res.code != 1 {
+		t.Errorf("check --via-daemon --json: exit %d, want 1: %s", res.code, res)
+	}
+	checkJSONRefusal(t, res)
 }
