@@ -101,6 +101,9 @@ type Response struct {
 	// the objects marked netagent's that no item describes, each with its
 	// state (`check --all` and `check --json` through the daemon).
 	Check []CheckItem `json:"check,omitempty"`
+	// LeasesRefused: for check, the leases the intent refused in part or
+	// whole (their address or routes would take over its own networks).
+	LeasesRefused []LeaseRefusal `json:"leasesRefused,omitempty"`
 }
 
 // OpResult is one operation run or planned.
@@ -316,8 +319,12 @@ func (a *Agent) check(ctx context.Context, raw json.RawMessage) Response {
 	rs := a.cfg.Kernel.Plan(ctx, a.st.results.records, rb, intended)
 	rep := target.Compare(rb, intended)
 	differs, ignored := checkDiffers(rep, intended, policies)
+	leases := a.refusals // the adopted graph's: the intended one keeps an Equal lease item without its new Refused
+	if intended != a.st.intended {
+		leases = RefusalsOf(intended)
+	}
 	return Response{Operations: opResults(withoutOps(rs.OperationLog, ignored)), Blocked: blockedItems(rs.Blocked),
-		Differs: differs, Check: CheckItems(intended, rep, policies)}
+		Differs: differs, Check: CheckItems(intended, rep, policies), LeasesRefused: LeaseRefusals(leases)}
 }
 
 func opResults(log reconciler.OperationLog) []OpResult {

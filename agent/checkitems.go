@@ -8,6 +8,7 @@ import (
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
 )
 
 // The states of an item in a check that lists every item (`check --all`,
@@ -73,5 +74,63 @@ func CheckItems(intended *dg.Graph, rep *target.Report, policies render.DriftPol
 		out = append(out, CheckItem{Item: dg.Ref(f).String(), State: CheckForeign})
 	}
 	slices.SortFunc(out, func(a, b CheckItem) int { return strings.Compare(a.Item, b.Item) })
+	return out
+}
+
+// LeaseRefusal is a lease the intent refused in part or whole (its
+// address, or routes, would take over the intent's own networks:
+// render.LeaseRefused): the kernel lacks what the intent asked of the
+// lease, so every form of check reports it and fails (`check`, `--all`,
+// `--json`: leasesRefused, `--via-daemon`).
+type LeaseRefusal struct {
+	Interface string `json:"interface"`
+	Family    string `json:"family"` // ipv4 (DHCPv4) or ipv6 (DHCPv6), as status's leases
+	Refused   string `json:"refused"`
+}
+
+// String is check's line of the refusal.
+func (r LeaseRefusal) String() string {
+	client := "dhcp4"
+	if r.Family == "ipv6" {
+		client = "dhcp6"
+	}
+	return client + " " + r.Interface + ": refused: " + r.Refused
+}
+
+// LeaseRefusals lists the refusals of the lease items of refused (item →
+// why), DHCPv4 first, by interface.
+func LeaseRefusals(refused map[dg.ItemRef]string) []LeaseRefusal {
+	var out []LeaseRefusal
+	for ref, why := range refused {
+		family := "ipv4"
+		switch ref.Type {
+		case items.TypeDHCP4Lease:
+		case items.TypeDHCP6Lease:
+			family = "ipv6"
+		default:
+			continue
+		}
+		out = append(out, LeaseRefusal{Interface: ref.Name, Family: family, Refused: why})
+	}
+	slices.SortFunc(out, func(a, b LeaseRefusal) int {
+		return strings.Compare(a.Family+" "+a.Interface, b.Family+" "+b.Interface)
+	})
+	return out
+}
+
+// RefusalsOf takes from g, a graph just rendered, why each of its lease
+// items is refused in part or whole (render.LeaseRefused).
+func RefusalsOf(g *dg.Graph) map[dg.ItemRef]string {
+	out := map[dg.ItemRef]string{}
+	if g == nil {
+		return out
+	}
+	for it := range g.Items() {
+		if t := it.Type(); t == items.TypeDHCP4Lease || t == items.TypeDHCP6Lease {
+			if why := render.LeaseRefused(g, dg.Ref(it)); why != "" {
+				out[dg.Ref(it)] = why
+			}
+		}
+	}
 	return out
 }

@@ -133,5 +133,11 @@ func (a *Agent) agentConditions() (ready, degraded Condition) {
 	if n := r.notConverging(); n > 0 {
 		notReady("ItemsNotConverging", fmt.Sprintf("%d item(s) not converging", n))
 	}
+	if msg := leaseRefusedMessage(a.refusals); msg != "" {
+		notReady(ReasonLeaseRefused, msg)
+		if !degraded.Status {
+			degraded.Status, degraded.Reason, degraded.Message = true, ReasonLeaseRefused, msg
+		}
+	}
 	return ready, degraded
 }

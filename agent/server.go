@@ -56,8 +56,8 @@ const requestTimeout = 30 * time.Second
 
 // refuseTimeout bounds how long a refused connection's request is read
 // (and dropped) after its error answer; maxRefusing bounds the refused
-// connections so handled at once (beyond, one is closed after its answer
-// without reading).
+// connections so handled at once (beyond, accepting waits for one to end,
+// refuseTimeout at most: see refuse).
 const (
 	refuseTimeout = time.Second
 	maxRefusing   = 4 * MaxConnections
@@ -180,7 +180,7 @@ func (s *server) start(ctx context.Context, conn *net.UnixConn) {
 		case s.spare <- struct{}{}:
 			slot, allow = s.spare, func(cmd string) bool { return readOnly[cmd] }
 		default:
-			s.refuse(conn)
+			s.refuse(ctx, conn)
 			return
 		}
 	}
@@ -210,14 +210,19 @@ func (s *server) track(conn *net.UnixConn, slot chan struct{}, serve func()) {
 // refuse answers conn with busyError, then reads what the client sends
 // (its request) until it closes, for refuseTimeout at most, so that
 // closing leaves no unread data (which would reset the client's end).
-// Beyond maxRefusing at once, conn is closed after the answer.
-func (s *server) refuse(conn *net.UnixConn) {
+// Beyond maxRefusing at once, accepting waits (refuseTimeout at most) for
+// one of them to end, the clients after it waiting in the listen backlog;
+// if none ends, conn gets the answer, its writing side is ended and what
+// it sent so far is read without waiting before the close: a client that
+// sent its request at once, as every client does, sees the answer and a
+// clean end.
+func (s *server) refuse(ctx context.Context, conn *net.UnixConn) {
 	s.a.log.WithField("api", "request").Warn("api: refusing a connection: too many connections")
-	select {
-	case s.refusing <- struct{}{}:
-	default:
-		conn.SetWriteDeadline(time.Now().Add(refuseTimeout))
-		writeResponse(conn, Response{Error: busyError()})
+	if !s.takeRefusing(ctx) {
+		if writeResponse(conn, Response{Error: busyError()}) == nil {
+			conn.CloseWrite()
+			dropQueued(conn)
+		}
 		conn.Close()
 		return
 	}
@@ -225,6 +230,43 @@ func (s *server) refuse(conn *net.UnixConn) {
 		conn.SetWriteDeadline(time.Now().Add(refuseTimeout))
 		if writeResponse(conn, Response{Error: busyError()}) == nil {
 			drainFor(conn, refuseTimeout)
+		}
+	})
+}
+
+// takeRefusing takes a slot of the refused connections being read,
+// waiting refuseTimeout at most.
+func (s *server) takeRefusing(ctx context.Context) bool {
+	select {
+	case s.refusing <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(refuseTimeout)
+	defer t.Stop()
+	select {
+	case s.refusing <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// dropQueued reads and drops what conn's socket holds now, without
+// waiting: at most what its receive buffer can hold, so that a close
+// then resets no one.
+func dropQueued(conn *net.UnixConn) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return
+	}
+	buf := make([]byte, 64<<10)
+	raw.Control(func(fd uintptr) {
+		for range 64 { // 4 MiB: more than a socket's receive buffer
+			if n, _, err := syscall.Recvfrom(int(fd), buf, syscall.MSG_DONTWAIT); n <= 0 || err != nil {
+				return
+			}
 		}
 	})
 }

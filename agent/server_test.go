@@ -394,3 +394,63 @@ func TestListenLeavesABusySocketAlone(t *testing.T) {
 		t.Errorf("Listen removed a live agent's socket: %v", err)
 	}
 }
+
+// Beyond the refused connections read at once (maxRefusing, each held
+// for refuseTimeout by a client that sends its request and neither reads
+// nor closes), a client still gets the error answer and a clean end of
+// stream: before, it was closed right after the answer with its request
+// unread, and saw a connection reset (or a broken pipe).
+func TestServeRefusesAFloodWithoutReset(t *testing.T) {
+	_, path := serveRig(t)
+	holdConns(t, path, MaxConnections)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	holdSpare(t, ctx, path)
+	for _, c := range holdConns(t, path, maxRefusing) {
+		if _, err := io.WriteString(c, `{"command":"status"}`+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		got, err := rawExchange(path, 0, `{"command":"status"}`+"\n")
+		if err != nil || !strings.Contains(got, "too many connections") {
+			t.Errorf("client %d beyond %d refused at once: %q, %v; want the error answer and a clean end", i, maxRefusing, got, err)
+		}
+	}
+}
+
+// dropQueued reads what a client sent before the close, without waiting:
+// the client then reads the answer and a clean end, where a close with
+// its request unread resets it.
+func TestDropQueuedLeavesNoReset(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(t.TempDir(), "s"), Net: "unix"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := net.Dial("unix", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := ln.AcceptUnix()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(c, `{"command":"status"}`+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		writeResponse(srv, Response{Error: busyError()})
+		if drop {
+			srv.CloseWrite()
+			dropQueued(srv)
+		}
+		srv.Close()
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		got, err := io.ReadAll(c)
+		if reset := errors.Is(err, syscall.ECONNRESET); reset == drop || !strings.Contains(string(got), ErrBusy.Error()) {
+			t.Errorf("dropped %v: %q, %v", drop, got, err)
+		}
+		c.Close()
+		ln.Close()
+	}
+}

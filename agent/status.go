@@ -17,7 +17,8 @@ import (
 // intent document and each item. It is built by the loop on request.
 type Status struct {
 	// Ready: the first reconcile is done, every source can be read, every
-	// document is valid and converged, and nothing failed.
+	// document is valid and converged, nothing failed, and no lease is
+	// refused (ReasonLeaseRefused).
 	Ready          bool      `json:"ready"`
 	Reconciles     int       `json:"reconciles"`
 	LastReconcile  time.Time `json:"lastReconcile,omitzero"`
@@ -171,7 +172,7 @@ func (a *Agent) status() Status {
 	a.trialStatus(&out)
 	out.Drifted = a.driftStatuses()
 	out.Leases = a.leaseStatuses()
-	out.Ready = r.runs > 0 && len(out.Errors) == 0 && allReady(out.Files) && noneFailed(out.Items)
+	out.Ready = r.runs > 0 && len(out.Errors) == 0 && allReady(out.Files) && noneFailed(out.Items) && len(a.refusals) == 0
 	ready, degraded := a.agentConditions()
 	now := time.Now()
 	out.Conditions = []Condition{s.conds.stamp("", ready, now), s.conds.stamp("", degraded, now)}

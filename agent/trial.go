@@ -38,6 +38,9 @@ package agent
 //   - Confirming writes the document atomically into the intent directory
 //     (Config.TrialDir) as Request.Name (default trial-<version>.json), so
 //     that it takes the API document's place, and records the version.
+//     The trial's record says first that the confirm writes that file
+//     (TrialHandle.Confirming), so that a daemon killed once it is written
+//     finds the trial confirmed when it starts again, not reverted.
 
 import (
 	"bytes"
@@ -56,6 +59,7 @@ import (
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/killpoint"
 )
 
 // The trial commands of the socket API.
@@ -76,6 +80,11 @@ type Trials interface {
 
 // TrialHandle is a trial begun by Trials.
 type TrialHandle interface {
+	// Confirming records, before the confirm writes content into the
+	// intent file, that it does (target.TrialRun.Confirming): a daemon
+	// killed once the file is written has the trial completed as
+	// confirmed when it starts again, not reverted.
+	Confirming(file string, content []byte) error
 	Confirm() error
 	// Update records, while the trial is pending, a change of the
 	// documents beside it (an intent file edited): files is the whole
@@ -582,9 +591,16 @@ func (a *Agent) confirmTrial(ctx context.Context, id string) Response {
 		doc.Write(t.raw)
 	}
 	doc.WriteByte('\n')
+	if t.handle != nil {
+		if err := t.handle.Confirming(path, doc.Bytes()); err != nil {
+			return Response{Error: fmt.Sprintf("%v (the trial stays pending)", err)}
+		}
+	}
+	killpoint.At("confirm-recorded")
 	if err := statefile.WriteAtomic(path, doc.Bytes()); err != nil {
 		return Response{Error: fmt.Sprintf("writing %s: %v (the trial stays pending)", path, err)}
 	}
+	killpoint.At("confirm-written")
 	s.trialAlarm.stop()
 	s.trial = nil
 	var errs []error

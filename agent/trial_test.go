@@ -58,6 +58,10 @@ func (f *fakeTrials) Begin(t target.Trial) (TrialHandle, error) {
 type fakeHandle struct{ f *fakeTrials }
 
 func (h fakeHandle) Confirm() error { h.f.events = append(h.f.events, "confirm"); return nil }
+func (h fakeHandle) Confirming(string, []byte) error {
+	h.f.events = append(h.f.events, "confirming")
+	return nil
+}
 func (h fakeHandle) Update(files, previous map[string][]byte) error {
 	h.f.events = append(h.f.events, "update")
 	h.f.updates = append(h.f.updates, previous)
@@ -193,7 +197,7 @@ func TestTrialConfirmWritesTheFileAndRecordsTheVersion(t *testing.T) {
 		if !r.k.has(route2Ref) || r.status().Version != 2 {
 			t.Fatal("the confirmed trial reverted at its deadline")
 		}
-		if strings.Join(r.trials.events, ",") != "begin,confirm" {
+		if strings.Join(r.trials.events, ",") != "begin,confirming,confirm" {
 			t.Errorf("target trial %v", r.trials.events)
 		}
 		if p := r.trials.begun[0].Previous; string(p["10-uplink.json"]) != uplinkDoc || len(p) != 1 {

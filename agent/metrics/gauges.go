@@ -13,6 +13,7 @@ import (
 // copies under its lock: a scrape reads one whole snapshot.
 type gauges struct {
 	items, blocked, version, lastRun, lastConverged, trial, deadline *prometheus.Desc
+	leaseRefused                                                     *prometheus.Desc
 
 	mu sync.Mutex
 	s  Snapshot
@@ -30,18 +31,21 @@ func newGauges() *gauges {
 		lastConverged: d("last_converged_reconcile_timestamp_seconds", "When the last reconcile ended that left every item in place, in Unix time (0: none yet)."),
 		trial:         d("trial_state", "1 for the state of the daemon's trial (none, pending), 0 for the others.", "state"),
 		deadline:      d("trial_deadline_timestamp_seconds", "When the pending trial reverts unless confirmed, in Unix time (0: no trial pending)."),
+		leaseRefused: d("lease_refused", "1 while the lease of the interface (family ipv4: DHCPv4, ipv6: DHCPv6) is refused in part or whole: "+
+			"its address or routes would take over the intent's own networks.", "interface", "family"),
 	}
 }
 
 func (g *gauges) set(s Snapshot) {
 	s.Items = maps.Clone(s.Items)
+	s.LeasesRefused = slices.Clone(s.LeasesRefused)
 	g.mu.Lock()
 	g.s = s
 	g.mu.Unlock()
 }
 
 func (g *gauges) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{g.items, g.blocked, g.version, g.lastRun, g.lastConverged, g.trial, g.deadline} {
+	for _, d := range []*prometheus.Desc{g.items, g.blocked, g.version, g.lastRun, g.lastConverged, g.trial, g.deadline, g.leaseRefused} {
 		ch <- d
 	}
 }
@@ -72,6 +76,9 @@ func (g *gauges) Collect(ch chan<- prometheus.Metric) {
 		gauge(g.trial, v, st)
 	}
 	gauge(g.deadline, unix(s.TrialDeadline))
+	for _, l := range s.LeasesRefused {
+		gauge(g.leaseRefused, 1, l.Interface, l.Family)
+	}
 }
 
 // unix is t in seconds since the epoch, 0 for the zero time.

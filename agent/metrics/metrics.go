@@ -30,6 +30,7 @@
 //	trial_state{state}                        gauge: 1 for the daemon's trial state (none, pending), 0 for the others
 //	trial_deadline_timestamp_seconds          gauge: when the pending trial reverts unless confirmed (0: none pending)
 //	trials_total{result}                      counter: trials ended since the start, by result (confirmed, reverted)
+//	lease_refused{interface,family}            gauge: 1 while the lease of the interface is refused in part or whole
 //	dhcp4_lease_events_total{interface,event}  counter: DHCPv4 lease events (acquired, renewed, rebound, expired, lost, refused)
 //	dhcp6_lease_events_total{interface,event}  counter: DHCPv6 lease events (the same events)
 //
@@ -94,6 +95,15 @@ type Snapshot struct {
 	// outcome (another At) counts in trials_total; the one of the first
 	// Snapshot, from before the start, does not.
 	LastTrial *TrialEnd
+	// LeasesRefused are the leases refused in part or whole, each a
+	// series of lease_refused while it is.
+	LeasesRefused []LeaseRefused
+}
+
+// LeaseRefused is a lease the intent refused in part or whole.
+type LeaseRefused struct {
+	Interface string
+	Family    string // ipv4 or ipv6
 }
 
 // TrialEnd is how a trial ended.

@@ -68,6 +68,9 @@ type Trial struct {
 	// daemon's): after a reboot the revert converges to it.
 	Previous map[string][]byte `json:"previous,omitempty"`
 	Probes   []string          `json:"probes,omitempty"`
+	// Confirming: a daemon's confirm of the trial had begun (see
+	// confirming.go).
+	Confirming *Confirming `json:"confirming,omitempty"`
 }
 
 // TrialRun is a trial in progress in this process.
@@ -152,14 +155,9 @@ func (tr *TrialRun) Confirm() error {
 func (tr *TrialRun) Update(files, previous map[string][]byte) error {
 	t := tr.Trial
 	t.Files, t.Previous = files, previous
-	data, err := json.Marshal(t)
-	if err != nil {
-		return err
-	}
-	if err := statefile.SaveRecord(trialPath(tr.rt.stateDir, trialName), data, true); err != nil {
+	if err := tr.rewrite(t); err != nil {
 		return fmt.Errorf("updating the trial record: %w", err)
 	}
-	tr.Trial = t
 	return nil
 }
 
@@ -181,6 +179,9 @@ func (tr *TrialRun) stop() {
 // Recovery says what Recover did.
 type Recovery struct {
 	Trial Trial
+	// Confirmed: the trial's confirm had written its file when its
+	// process ended; it was completed, not reverted (Result is nil).
+	Confirmed bool
 	// Lost: the trial ran on another boot or namespace instance, whose
 	// kernel state is gone; the revert converged to what the journal (and
 	// Previous) say the state was before it.
@@ -198,6 +199,9 @@ func (r *Runtime) Recover(ctx context.Context) (*Recovery, error) {
 	t, err := PendingTrial(r.stateDir)
 	if err != nil || t == nil {
 		return nil, err
+	}
+	if rec, ok, err := r.completeConfirm(t); ok {
+		return rec, err
 	}
 	rec := &Recovery{Trial: *t}
 	if id, err := statefile.Identify(r.target); err == nil && (id.BootID != t.Identity.BootID || id.NsID != t.Identity.NsID) {

@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 
+	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/internal/termsafe"
+
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/target"
@@ -43,17 +46,17 @@ func runCheck(g *globals, args []string) int {
 		fmt.Fprintf(g.stderr, "netagent: check: %v\n", err)
 		return exitInternal
 	}
+	// A lease's address or routes the intent refused (they would take
+	// over its own networks) are not in the kernel: the host is not as
+	// the intent asks, even when the kernel matches what was rendered.
+	refused := k.leases.refusals()
 	if *asJSON || *all {
-		return printCheckAll(g, intended, rep, k.drift, *asJSON)
+		return printCheckAll(g, intended, rep, k.drift, refused, *asJSON)
 	}
 	for _, f := range rep.Foreign {
 		fmt.Fprintf(g.stdout, "note: %s: left alone\n", f)
 	}
 	rep.Diffs = checkDriftPolicies(g, k.drift, rep.Diffs)
-	// A lease's address or routes the intent refused (they would take
-	// over its own networks) are not in the kernel: the host is not as
-	// the intent asks, even when the kernel matches what was rendered.
-	refused := k.leases.refusals()
 	if rep.Converged() && len(refused) == 0 {
 		fmt.Fprintf(g.stdout, "ok: running matches intended (%d items)\n", intended.Len())
 		return exitOK
@@ -65,9 +68,7 @@ func runCheck(g *globals, args []string) int {
 		}
 		fmt.Fprintln(g.stdout, d)
 	}
-	for _, line := range refused {
-		fmt.Fprintln(g.stdout, line)
-	}
+	printRefusals(g, refused)
 	fmt.Fprintf(g.stdout, "%d items differ from the intent%s\n", len(rep.Diffs), refusedTally(len(refused)))
 	return exitFailed
 }
@@ -89,6 +90,14 @@ func checkDriftPolicies(g *globals, policies render.DriftPolicies, diffs []targe
 		out = append(out, d)
 	}
 	return out
+}
+
+// printRefusals prints check's line of each lease refusal, escaped for a
+// terminal (the reasons name what a DHCP server sent).
+func printRefusals(g *globals, refused []agent.LeaseRefusal) {
+	for _, r := range refused {
+		fmt.Fprintln(g.stdout, termsafe.String(r.String()))
+	}
 }
 
 // refusedTally is check's count of the leases refused in part or whole.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/target"
@@ -133,25 +134,13 @@ func (lf *leaseFacts) renderWith(f render.Facts, leases map[string]*lease4.Lease
 	return g, err
 }
 
-// refusals lists, one line each, what the last render left out of the
-// leases because it would take over the intent's own networks
-// (render.LeaseRefused), DHCPv4 then DHCPv6.
-func (lf *leaseFacts) refusals() []string {
+// refusals lists what the last render left out of the leases because it
+// would take over the intent's own networks (render.LeaseRefused).
+func (lf *leaseFacts) refusals() []agent.LeaseRefusal {
 	if lf == nil {
 		return nil
 	}
-	var out []string
-	for _, name := range lf.ifs {
-		if why := render.LeaseRefused(lf.graph, items.DHCP4LeaseRef(name)); why != "" {
-			out = append(out, fmt.Sprintf("dhcp4 %s: refused: %s", name, why))
-		}
-	}
-	for _, name := range dhcp6Interfaces(lf.files) {
-		if why := render.LeaseRefused(lf.graph, items.DHCP6LeaseRef(name)); why != "" {
-			out = append(out, fmt.Sprintf("dhcp6 %s: refused: %s", name, why))
-		}
-	}
-	return out
+	return agent.LeaseRefusals(agent.RefusalsOf(lf.graph))
 }
 
 // applyLeases runs apply's second round when the first acquired leases:

@@ -218,19 +218,22 @@ type checkJSON struct {
 	Converged bool              `json:"converged"`
 	Counts    map[string]int    `json:"counts"`
 	Items     []agent.CheckItem `json:"items"`
+	// LeasesRefused: the leases the intent refused in part or whole
+	// (not converged: the kernel lacks what the intent asked of them).
+	LeasesRefused []agent.LeaseRefusal `json:"leasesRefused,omitempty"`
 }
 
 // printCheckAll prints every item with its state (check --all), or the
 // checkJSON document (--json); exit 1 when something differs.
-func printCheckAll(g *globals, intended *dg.Graph, rep *target.Report, policies render.DriftPolicies, asJSON bool) int {
-	return printCheckItems(g, agent.CheckItems(intended, rep, policies), asJSON)
+func printCheckAll(g *globals, intended *dg.Graph, rep *target.Report, policies render.DriftPolicies, refused []agent.LeaseRefusal, asJSON bool) int {
+	return printCheckItems(g, agent.CheckItems(intended, rep, policies), refused, asJSON)
 }
 
 // printCheckItems is printCheckAll of the items' list (the daemon's
 // answer, with --via-daemon).
-func printCheckItems(g *globals, list []agent.CheckItem, asJSON bool) int {
+func printCheckItems(g *globals, list []agent.CheckItem, refused []agent.LeaseRefusal, asJSON bool) int {
 	counts := map[string]int{}
-	converged := true
+	converged := len(refused) == 0
 	for _, ci := range list {
 		counts[ci.State]++
 		switch ci.State {
@@ -243,7 +246,7 @@ func printCheckItems(g *globals, list []agent.CheckItem, asJSON bool) int {
 		code = exitFailed
 	}
 	if asJSON {
-		if writeJSON(g, checkJSON{Format: outputFormat, Converged: converged, Counts: counts, Items: list}) != nil {
+		if writeJSON(g, checkJSON{Format: outputFormat, Converged: converged, Counts: counts, Items: list, LeasesRefused: refused}) != nil {
 			return exitInternal
 		}
 		return code
@@ -271,7 +274,8 @@ func printCheckItems(g *globals, list []agent.CheckItem, asJSON bool) int {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 		}
 	}
-	fmt.Fprintf(g.stdout, "%d items: %s\n", len(list), strings.Join(parts, ", "))
+	printRefusals(g, refused)
+	fmt.Fprintf(g.stdout, "%d items: %s%s\n", len(list), strings.Join(parts, ", "), refusedTally(len(refused)))
 	return code
 }
 

@@ -88,7 +88,7 @@ func TestCheckAllListsPassingItems(t *testing.T) {
 	}}
 	var out, errb bytes.Buffer
 	g := &globals{stdout: &out, stderr: &errb}
-	if code := printCheckAll(g, intended, rep, render.DriftPolicies{}, false); code != exitFailed {
+	if code := printCheckAll(g, intended, rep, render.DriftPolicies{}, nil, false); code != exitFailed {
 		t.Errorf("exit %d", code)
 	}
 	for _, want := range []string{br.String() + "  ", "ok", route.String(), "missing", extra.String(), "extra",
@@ -99,7 +99,7 @@ func TestCheckAllListsPassingItems(t *testing.T) {
 	}
 	out.Reset()
 	rep.Diffs = []target.Difference{{Ref: br, Kind: target.Differs, Fields: []target.FieldDiff{{Field: "MTU", Want: "9000", Have: "1500"}}}}
-	if code := printCheckAll(g, intended, rep, nil, true); code != exitFailed {
+	if code := printCheckAll(g, intended, rep, nil, nil, true); code != exitFailed {
 		t.Errorf("exit %d", code)
 	}
 	var doc checkJSON

@@ -159,6 +159,11 @@ func recoverPending(g *globals, rt *target.Runtime) (*target.Recovery, int, bool
 		}
 		return rec, exitInternal, false
 	}
+	if rec.Confirmed {
+		fmt.Fprintf(g.stderr, "netagent: confirmed the pending trial of pid %d (started %s): its confirm had written %s when the process ended\n",
+			rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339), rec.Trial.Confirming.File)
+		return rec, exitOK, true
+	}
 	fmt.Fprintf(g.stderr, "netagent: reverted the pending trial of pid %d (started %s): %s; %d operations\n",
 		rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339), recoveredHow(rec), len(rec.Result.Ops))
 	return rec, exitOK, true
@@ -172,11 +177,16 @@ func recoveredHow(rec *target.Recovery) string {
 	return "the process that ran it died (or could not revert it)"
 }
 
-// recoveredOutcome is the daemon's last trial after it reverted, at its
-// start, the trial it (or another netagent) had left pending: from the
+// recoveredOutcome is the daemon's last trial after it reverted (or
+// completed the confirm of), at its start, the trial it (or another
+// netagent) had left pending: from the
 // recovery itself, with the reason the target recorded (why the revert
 // went as it did) when that record can be read.
 func recoveredOutcome(rec *target.Recovery, stateDir string, at time.Time) *agent.TrialOutcome {
+	if rec.Confirmed {
+		return &agent.TrialOutcome{ID: agent.TrialID(rec.Trial.Started), Result: "confirmed", At: at, File: rec.Trial.Confirming.File,
+			Reason: fmt.Sprintf("completed when the daemon started again: the daemon that confirmed it (pid %d) was stopped after writing the file, before recording the confirm", rec.Trial.PID)}
+	}
 	why := recoveredHow(rec) + fmt.Sprintf(" (pid %d)", rec.Trial.PID)
 	if o, err := target.LastOutcome(stateDir); err == nil && o != nil && o.PID == rec.Trial.PID && o.Reason != "" {
 		why = o.Reason

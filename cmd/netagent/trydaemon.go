@@ -189,6 +189,10 @@ type daemonTrial struct{ tr *target.TrialRun }
 
 func (d daemonTrial) Confirm() error { return d.tr.Confirm() }
 
+func (d daemonTrial) Confirming(file string, content []byte) error {
+	return d.tr.Confirming(file, content)
+}
+
 func (d daemonTrial) Update(files, previous map[string][]byte) error {
 	return d.tr.Update(files, previous)
 }

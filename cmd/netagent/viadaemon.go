@@ -296,16 +296,17 @@ func checkViaDaemon(g *globals, all, asJSON *bool) func(h target.Holder, files [
 			return code
 		}
 		if *all || *asJSON {
-			return printCheckItems(g, resp.Check, *asJSON)
+			return printCheckItems(g, resp.Check, resp.LeasesRefused, *asJSON)
 		}
 		termsafe.Sanitize(resp)
-		if len(resp.Operations) == 0 && len(resp.Blocked) == 0 {
+		if len(resp.Operations) == 0 && len(resp.Blocked) == 0 && len(resp.LeasesRefused) == 0 {
 			fmt.Fprintf(g.stdout, "ok: running matches the daemon's intent (%s)\n", h)
 			return exitOK
 		}
 		daemonOps(g, resp)
 		daemonDiffers(g, resp.Differs)
-		fmt.Fprintf(g.stdout, "%d items differ from the daemon's intent\n", len(resp.Operations)+len(resp.Blocked))
+		printRefusals(g, resp.LeasesRefused)
+		fmt.Fprintf(g.stdout, "%d items differ from the daemon's intent%s\n", len(resp.Operations)+len(resp.Blocked), refusedTally(len(resp.LeasesRefused)))
 		return exitFailed
 	}
 }

@@ -3,6 +3,7 @@
 package netns_test
 
 import (
+	"encoding/json"
 	"net/netip"
 	"strings"
 	"testing"
@@ -51,5 +52,29 @@ func TestAgentCLILeaseClaimsProtectedSubnet(t *testing.T) {
 	res = e.mustRun(1, "check", file)
 	if !strings.Contains(res.stdout, "dhcp4 up0: refused: lease route to 10.99.0.0/24") {
 		t.Errorf("check does not report the refusal: %s", res)
+	}
+	res = e.mustRun(1, "check", "--all", file)
+	if !strings.Contains(res.stdout, "dhcp4 up0: refused: lease route to 10.99.0.0/24") || !strings.Contains(res.stdout, "1 leases refused") {
+		t.Errorf("check --all does not report the refusal: %s", res)
+	}
+	checkJSONRefusal(t, e.mustRun(1, "check", "--json", file))
+}
+
+// checkJSONRefusal checks that check --json says up0's DHCPv4 lease is
+// refused in part, and that the check did not converge.
+func checkJSONRefusal(t *testing.T, res cliResult) {
+	t.Helper()
+	var doc struct {
+		Converged     bool `json:"converged"`
+		LeasesRefused []struct {
+			Interface, Family, Refused string
+		} `json:"leasesRefused"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatalf("check --json: %v: %s", err, res)
+	}
+	if doc.Converged || len(doc.LeasesRefused) != 1 || doc.LeasesRefused[0].Interface != "up0" || doc.LeasesRefused[0].Family != "ipv4" ||
+		!strings.Contains(doc.LeasesRefused[0].Refused, "lease route to 10.99.0.0/24") {
+		t.Errorf("check --json does not report the refusal: %+v\n%s", doc, res)
 	}
 }

@@ -23,7 +23,7 @@ func TestAgentDaemonLeaseClaims(t *testing.T) {
 	e.writeIntent("dhcp.json", `{"version": 1, "interfaces": [
 	  {"name": "up0", "type": "physical", "dhcp4": {"routeMetric": 100}},
 	  {"name": "uplink0", "type": "physical", "protected": true, "addresses": ["10.99.0.1/24"]}]}`)
-	e.start()
+	e.startAnyway() // never ready: the lease is refused in part
 	const why = "lease route to 10.99.0.0/24 would take traffic from uplink0's address 10.99.0.1/24"
 	e.waitFor("the lease, its route into uplink0's subnet refused", func() (bool, string) {
 		st, err := e.status()
@@ -39,4 +39,32 @@ func TestAgentDaemonLeaseClaims(t *testing.T) {
 	if n := strings.Count(e.logs.String(), why); n != 1 {
 		t.Errorf("the refusal is logged %d times, want once:\n%s", n, e.logs.String())
 	}
+	st := e.mustStatus()
+	var ready, degraded bool
+	for _, c := range st.Conditions {
+		named := c.Reason == "LeaseRefused" && strings.Contains(c.Message, "dhcp4 up0: refused: "+why)
+		switch c.Type {
+		case "Ready":
+			ready = !c.Status && named
+		case "Degraded":
+			degraded = c.Status && named
+		}
+	}
+	if st.Ready || !ready || !degraded {
+		t.Errorf("status: ready %v, conditions %+v; want not ready, Ready false and Degraded true for LeaseRefused naming up0", st.Ready, st.Conditions)
+	}
+	if m := e.netagent("metrics", "--socket", e.socket); !strings.Contains(m.stdout, `netagent_lease_refused{family="ipv4",interface="up0"} 1`) {
+		t.Errorf("metrics lack the refused lease:\n%s", m)
+	}
+	for _, all := range [][]string{nil, {"--all"}} {
+		res := e.netagent("check", append([]string{"--via-daemon"}, all...)...)
+		if res.code != 1 || !strings.Contains(res.stdout, "dhcp4 up0: refused: "+why) || !strings.Contains(res.stdout, "1 leases refused") {
+			t.Errorf("check --via-daemon %v does not report the refusal (exit 1): %s", all, res)
+		}
+	}
+	res := e.netagent("check", "--via-daemon", "--json")
+	if res.code != 1 {
+		t.Errorf("check --via-daemon --json: exit %d, want 1: %s", res.code, res)
+	}
+	checkJSONRefusal(t, res)
 }
