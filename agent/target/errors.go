@@ -20,3 +20,7 @@ var ErrJournal = errors.New("trial journal")
 
 // ErrNoTrial: no trial is pending on the target.
 var ErrNoTrial = errors.New("no trial is pending")
+
+// ErrTrialPending: a trial is pending that no process runs (its process
+// died); Recover reverts it (see AbandonedTrialError).
+var ErrTrialPending = errors.New("a trial is pending")

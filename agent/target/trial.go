@@ -96,6 +96,44 @@ func PendingTrial(stateDir string) (*Trial, error) {
 	return &t, nil
 }
 
+// AbandonedTrialError is a pending trial whose process ended without
+// confirming or reverting it (no one holds the target's lock), met by a
+// command that writes nothing (plan, check): it is left pending for
+// `netagent recover` (or the next apply, try or daemon start) to revert.
+type AbandonedTrialError struct {
+	Trial Trial
+}
+
+func (e *AbandonedTrialError) Error() string {
+	return fmt.Sprintf("the trial of pid %d (started %s) is pending: its process ended without confirming or reverting it, "+
+		"and the kernel still holds what it changed; a dry run reverts nothing: run `netagent recover` to revert it",
+		e.Trial.PID, e.Trial.Started.Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrTrialPending) hold.
+func (e *AbandonedTrialError) Is(target error) bool { return target == ErrTrialPending }
+
+// TrialForReader is what a command that writes nothing (plan, check)
+// finds of the target's trial, taking no lock: nil, nil when none is
+// pending; the trial and the process running it (the holder of the
+// target's lock) while one runs; an *AbandonedTrialError when one is
+// pending that no process runs (it waits for a Recover, which the reader
+// must not do: a dry run writes nothing).
+func TrialForReader(stateDir string) (*Trial, *Holder, error) {
+	t, err := PendingTrial(stateDir)
+	if err != nil || t == nil {
+		return nil, nil, err
+	}
+	h, err := HolderOf(stateDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if h == nil {
+		return t, nil, &AbandonedTrialError{Trial: *t}
+	}
+	return t, h, nil
+}
+
 // BeginTrial records the trial t (its Identity and PID are filled in) and
 // starts its journal; from then on every reconcile of the Runtime journals
 // before-images before it changes the kernel. The caller holds the

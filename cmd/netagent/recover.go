@@ -13,10 +13,10 @@ import (
 
 // A trial that its process did not see through (killed, a crash, a reboot)
 // stays pending on disk (target.PendingTrial). The next netagent that
-// touches the target reverts it first and says so on stderr: apply, try
-// and the daemon under the target's lock, plan and check by taking the
-// lock for the revert when no one holds it, and `netagent recover`, which
-// the systemd unit runs before the daemon starts (ExecStartPre).
+// changes the target reverts it first and says so on stderr: apply, try
+// and the daemon under the target's lock, and `netagent recover`, which
+// the systemd unit runs before the daemon starts (ExecStartPre). plan and
+// check write nothing: they refuse, saying to run `netagent recover`.
 
 func init() {
 	register(&command{
@@ -102,31 +102,25 @@ func recoverTarget(g *globals, netns, stateDir string, timeout time.Duration) in
 	return exitOK
 }
 
-// recoverFirst reverts the target's pending trial before a command acts
-// on it. A writer holds the lock already; a reader takes it for the
-// revert, unless a process holds it (that may be the trial running now:
-// the reader then only says so).
+// recoverFirst reverts the target's pending trial before a writer acts
+// on it (the writer holds the lock already). A reader (plan, check)
+// writes nothing: it refuses while a trial is pending that no process
+// runs, saying to run `netagent recover`; while one runs, it only says so
+// (it shows the trial's state).
 func (k *kernelOpts) recoverFirst(g *globals, rt *target.Runtime) (int, bool) {
 	if k.write {
 		return recoverUnderLock(g, rt)
 	}
-	t, err := target.PendingTrial(rt.StateDir())
-	if err != nil || t == nil {
-		return exitOK, true
-	}
-	me := target.Holder{PID: os.Getpid(), Command: "recover", Since: time.Now()}
-	lk, h, err := target.TryLock(rt.StateDir(), me)
+	t, h, err := target.TrialForReader(rt.StateDir())
 	switch {
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return exitInternal, false
-	case lk == nil:
+	case t != nil:
 		fmt.Fprintf(g.stderr, "netagent: a trial is in progress (%s, started %s, reverts at %s unless confirmed): this shows the trial's state\n",
 			h, t.Started.Format(time.RFC3339), t.Deadline.Format(time.RFC3339))
-		return exitOK, true
 	}
-	defer lk.Release()
-	return recoverUnderLock(g, rt)
+	return exitOK, true
 }
 
 // recoverUnderLock reverts the pending trial, the caller holding the lock.
