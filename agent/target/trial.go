@@ -328,11 +328,35 @@ func (r *Runtime) revertConverge(ctx context.Context, hint *dg.Graph, images []B
 	}
 }
 
-// revertHint is the read-back hint of a revert: the trial's intent, plus
-// the NICs that before-images need (an address on an uplink the trial's
-// intent no longer names) and that the read-back does not report without
-// a hint, declared as physical with every setting left as it is.
+// revertHint is the read-back hint of a revert: the trial's intent with
+// each journaled item replaced by its before-image, so that the revert
+// reads back what it compares exactly as the images spell it; an item
+// the trial created (absent before it) is left out of the hint, so that
+// a link the trial added and had not marked yet (killed between the add
+// and the mark: only the create journal, links.json, names it) reads back
+// as netagent's and is deleted, where a declared one would read back as
+// someone else's link for a create to adopt. A NIC stays declared
+// physical: it is never taken for netagent's. Added are the NICs that
+// before-images need (an address on an uplink the trial's intent no
+// longer names) and that the read-back does not report without a hint,
+// declared as physical with every setting left as it is.
 func (r *Runtime) revertHint(hint *dg.Graph, images []BeforeImage) (*dg.Graph, error) {
+	if hint == nil {
+		hint = dg.New("hint")
+	} else {
+		hint = hint.Root().Clone()
+	}
+	for _, im := range images {
+		if !im.Absent {
+			hint.Put(im.Item)
+			continue
+		}
+		if it, ok := hint.Get(im.Ref); ok {
+			if nic, ok := it.(*items.Interface); !ok || nic.Kind != items.KindPhysical {
+				hint.Delete(im.Ref)
+			}
+		}
+	}
 	cur, err := r.ReadCurrent(hint)
 	if err != nil {
 		return nil, err
@@ -352,14 +376,6 @@ func (r *Runtime) revertHint(hint *dg.Graph, images []BeforeImage) (*dg.Graph, e
 				missing = append(missing, ref.Name)
 			}
 		}
-	}
-	if len(missing) == 0 {
-		return hint, nil
-	}
-	if hint == nil {
-		hint = dg.New("hint")
-	} else {
-		hint = hint.Root().Clone()
 	}
 	for _, name := range missing {
 		hint.Put(&items.Interface{IfName: name, Kind: items.KindPhysical, AdminUp: true})

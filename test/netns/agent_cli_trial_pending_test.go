@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // pendingTrialEnv is trialEnv with 100 routes in the trial, and the trial
@@ -71,5 +73,117 @@ func TestTrialPendingDryRunsWriteNothing(t *testing.T) {
 	}
 	if got := e.trialSnapshot(); got != before {
 		t.Fatalf("recover is not exact:\n%s", lineDiff(before, got))
+	}
+}
+
+// createTrialIntents are an intent with the uplink only, and a trial that
+// creates bridges with addresses and routes through them.
+func createTrialIntents(e *cliEnv, bridges, routes int) (before, trial string) {
+	before = e.writeFile("before.json", `{"version": 1,
+  "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24"]}]}`)
+	ifaces := []string{`{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24"]}`}
+	var rs []string
+	for i := range bridges {
+		ifaces = append(ifaces, fmt.Sprintf(`{"name": "kb%d", "type": "bridge", "bridge": {"stp": false}, "addresses": ["10.%d.%d.1/24"]}`, i, 40+i/256, i%256))
+	}
+	for i := range routes {
+		b := i % bridges
+		rs = append(rs, fmt.Sprintf(`{"to": "10.%d.%d.0/24", "via": "10.%d.%d.254"}`, 100+i/256, i%256, 40+b/256, b%256))
+	}
+	trial = e.writeFile("trial.json", `{"version": 1, "interfaces": [`+strings.Join(ifaces, ",\n")+`],
+  "routes": [`+strings.Join(rs, ",\n")+`]}`)
+	return before, trial
+}
+
+// unmarked names the bridges kb* that lack netagent's mark.
+func (e *cliEnv) unmarked() []string {
+	var out []string
+	for _, l := range e.ipJSON("link", "show", "type", "bridge") {
+		if name := l["ifname"].(string); strings.HasPrefix(name, "kb") && l["ifalias"] != "netagent" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// A trial killed between a link's add and its mark (the create journal's
+// window, links.json) is reverted exactly: recover deletes the unmarked
+// link too. `netagent try` is killed at every kill point of its apply,
+// those between each bridge's add and its mark included, and recover
+// must restore the snapshot from before the trial each time.
+func TestTrialKilledBetweenAddAndMarkReverts(t *testing.T) {
+	e := cliNewEnv(t)
+	before, trial := createTrialIntents(e, 3, 12)
+	e.mustRun(0, "apply", before)
+	want := e.trialSnapshot()
+	full := e.trialRun([]string{"NETAGENT_TEST_KILL_AFTER=100000000"}, "--timeout", "0s", trial)
+	if full.code != 6 {
+		t.Fatalf("the whole trial: want exit 6, got %s", full)
+	}
+	apply, _ := killPoints(t, full)
+	window := 0
+	for k := 1; k <= apply; k++ {
+		res := e.trialRun([]string{fmt.Sprintf("NETAGENT_TEST_KILL_AFTER=%d", k)}, "--timeout", "0s", trial)
+		if res.code != -1 {
+			t.Fatalf("kill point %d: the trial was not killed: %s", k, res)
+		}
+		if len(e.unmarked()) > 0 {
+			window++
+		}
+		if rec := e.netagent("recover"); rec.code != 0 || !strings.Contains(rec.stderr, "reverted the pending trial") {
+			t.Fatalf("recover after kill point %d: %s", k, rec)
+		}
+		if got := e.trialSnapshot(); got != want {
+			t.Fatalf("after kill point %d of the apply's %d, recover is not exact:\n%s", k, apply, lineDiff(want, got))
+		}
+	}
+	if window == 0 {
+		t.Fatalf("no kill point of the %d fell between a bridge's add and its mark", apply)
+	}
+	t.Logf("%d kill points, %d between an add and its mark", apply, window)
+}
+
+// The issue's case with a real SIGKILL from outside: `netagent try` of 100
+// bridges and 3,000 routes killed as the kernel reports the k-th bridge's
+// add (counted in the namespace's own link notifications, often before
+// its mark), then `netagent recover`: the namespace equals the snapshot
+// from before the trial.
+func TestTrialSIGKILLDuringCreatesReverts(t *testing.T) {
+	e := cliNewEnv(t)
+	before, trial := createTrialIntents(e, 100, 3000)
+	e.mustRun(0, "apply", before)
+	want := e.trialSnapshot()
+	w := e.watch()
+	for _, k := range []int{1, 37, 99} {
+		w.quiesce(300 * time.Millisecond)
+		cmd := exec.Command(e.bin, "--state-dir", e.stateDir, "try", "--netns", e.tgt.Name, "--timeout", "5m", trial)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		for seen, killed := 0, false; !killed; {
+			select {
+			case ev := <-w.events:
+				if strings.HasPrefix(ev, "link 16 kb") {
+					seen++
+				}
+				if seen >= k {
+					_ = cmd.Process.Kill()
+					<-exited
+					killed = true
+				}
+			case err := <-exited:
+				t.Fatalf("try ended before the kill at bridge %d: %v", k, err)
+			}
+		}
+		unmarked := len(e.unmarked()) > 0
+		if rec := e.netagent("recover"); rec.code != 0 || !strings.Contains(rec.stderr, "reverted the pending trial") {
+			t.Fatalf("recover after the kill at bridge %d: %s", k, rec)
+		}
+		if got := e.trialSnapshot(); got != want {
+			t.Fatalf("after the kill at bridge %d (an unmarked bridge: %v), recover is not exact:\n%s", k, unmarked, lineDiff(want, got))
+		}
+		t.Logf("killed at bridge %d: an unmarked bridge left by the kill: %v", k, unmarked)
 	}
 }
