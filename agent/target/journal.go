@@ -78,6 +78,9 @@ type Journal struct {
 	// atRisk saves the foreign objects on links (l3.ForeignAtRisk in the
 	// trial's namespace); nil saves none.
 	atRisk func(devs []string) ([]l3.ForeignObject, error)
+	// chosen fills in what the kernel chose for interfaces
+	// (link.KernelChosen in the trial's namespace); nil fills in nothing.
+	chosen func([]*items.Interface) ([]*items.Interface, error)
 	// current is the current state of the running reconcile.
 	current *dg.Graph
 	// guarded holds the links whose foreign objects are saved, or were
@@ -113,27 +116,26 @@ func (j *Journal) Record(ops []reconciler.PlannedOp) error {
 	if len(j.seen) == 0 && len(ops) > 64 {
 		j.seen = make(map[dg.ItemRef]bool, len(ops)) // no growing in steps
 	}
+	var images []BeforeImage
 	for _, op := range ops {
 		if !j.seen[op.Ref] {
-			if err := rec.image(op.Ref, op.Old); err != nil {
-				return err
-			}
+			images = append(images, BeforeImage{Ref: op.Ref, Absent: op.Old == nil, Item: op.Old})
 		}
 	}
 	devs := j.linksAtRisk(ops)
 	if len(devs) > 0 {
 		// What netagent owns on those links goes with them too (an
-		// IPv6 address when its link goes down): its before-image is
-		// what it is now.
+		// IPv6 address when its link goes down), and the links
+		// themselves may change (a bridge takes its ports' MAC and
+		// MTU): their before-image is what they are now.
 		inOps := make(map[dg.ItemRef]bool, len(ops))
 		for _, op := range ops {
 			inOps[op.Ref] = true
 		}
-		for _, it := range j.ownedOn(devs) {
+		for _, it := range append(j.linksOf(devs), j.ownedOn(devs)...) {
 			if ref := dg.Ref(it); !j.seen[ref] && !inOps[ref] {
-				if err := rec.image(ref, it); err != nil {
-					return err
-				}
+				inOps[ref] = true
+				images = append(images, BeforeImage{Ref: ref, Item: it})
 			}
 		}
 		if j.atRisk != nil {
@@ -141,6 +143,14 @@ func (j *Journal) Record(ops []reconciler.PlannedOp) error {
 			if rec.foreign, err = j.atRisk(devs); err != nil {
 				return fmt.Errorf("%w: %v", ErrJournal, err)
 			}
+		}
+	}
+	if err := j.withChosen(images); err != nil {
+		return err
+	}
+	for _, im := range images {
+		if err := rec.image(im.Ref, im.Item); err != nil {
+			return err
 		}
 	}
 	if len(rec.refs) == 0 && len(rec.foreign) == 0 {
@@ -161,6 +171,53 @@ func (j *Journal) Record(ops []reconciler.PlannedOp) error {
 	j.batches++
 	killPoint()
 	return nil
+}
+
+// withChosen gives the before-images of netagent's virtual interfaces
+// what the kernel chose for them and the hint left unset, their MAC and
+// MTU (see link.KernelChosen), so that the revert puts those back too:
+// a recreated VXLAN gets its old MAC again instead of a new random one,
+// and its bridge, which took the port's MAC and MTU, its own.
+func (j *Journal) withChosen(images []BeforeImage) error {
+	if j.chosen == nil {
+		return nil
+	}
+	var at []int
+	var ifs []*items.Interface
+	for i, im := range images {
+		if it, ok := im.Item.(*items.Interface); ok && it.Kind != items.KindPhysical {
+			at = append(at, i)
+			ifs = append(ifs, it)
+		}
+	}
+	if len(ifs) == 0 {
+		return nil
+	}
+	filled, err := j.chosen(ifs)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrJournal, err)
+	}
+	for n, i := range at {
+		images[i].Item = filled[n]
+	}
+	return nil
+}
+
+// linksOf returns the items of the current state (SetCurrent) of the
+// links devs that are netagent's virtual interfaces.
+func (j *Journal) linksOf(devs []string) []dg.Item {
+	if j.current == nil {
+		return nil
+	}
+	var out []dg.Item
+	for _, d := range devs {
+		if it, ok := j.current.Get(items.InterfaceRef(d)); ok {
+			if l, ok := it.(*items.Interface); ok && l.Kind != items.KindPhysical {
+				out = append(out, it)
+			}
+		}
+	}
+	return out
 }
 
 // record is one journal record being encoded: the JSON of recordJSON,
@@ -250,8 +307,8 @@ func (j *Journal) SetCurrent(g *dg.Graph) { j.current = g }
 
 // linksAtRisk returns the links whose foreign objects the kernel may drop
 // when ops run, and that no earlier record guarded: the links the ops
-// delete or change (a link set down, given another MAC or MTU, recreated),
-// the ports and masters of the ports they add, change or remove (a bridge
+// delete or change (a link set down, given another MAC or MTU, recreated)
+// and their masters (a bridge takes its ports' MTU), the ports and masters of the ports they add, change or remove (a bridge
 // changes its MAC when its ports change), and the links of the addresses
 // they delete or recreate (the last address of a link takes the routes
 // through it). Links the trial created are left out.
@@ -272,6 +329,7 @@ func (j *Journal) linksAtRisk(ops []reconciler.PlannedOp) []string {
 		switch old := op.Old.(type) {
 		case *items.Interface:
 			add(old.IfName)
+			add(j.masterOf(old.IfName))
 		case *items.Address:
 			if op.Op != reconciler.OpCreate {
 				add(old.Dev)
@@ -285,6 +343,20 @@ func (j *Journal) linksAtRisk(ops []reconciler.PlannedOp) []string {
 		}
 	}
 	return devs
+}
+
+// masterOf returns the master of the link name in the current state
+// (SetCurrent), "" for none.
+func (j *Journal) masterOf(name string) string {
+	if j.current == nil {
+		return ""
+	}
+	if it, ok := j.current.Get(dg.ItemRef{Type: items.TypePort, Name: name}); ok {
+		if p, ok := it.(*items.Port); ok {
+			return p.Master
+		}
+	}
+	return ""
 }
 
 func (j *Journal) write(rec *record) error {

@@ -212,3 +212,57 @@ func TestJournalEscapedNames(t *testing.T) {
 		t.Errorf("read back %+v", images)
 	}
 }
+
+// A wave that recreates a bridge's port journals the port and the bridge
+// with what the kernel chose for them (chosen: link.KernelChosen), their
+// MAC and MTU, which the read-back left unset: a revert puts those back.
+func TestJournalImagesKernelChosenMACAndMTU(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal")
+	j, err := createJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mac, _ := net.ParseMAC("02:00:00:00:00:07")
+	var asked []string
+	j.chosen = func(ifs []*items.Interface) ([]*items.Interface, error) {
+		out := make([]*items.Interface, len(ifs))
+		for i, it := range ifs {
+			asked = append(asked, it.IfName)
+			c := *it
+			c.MAC, c.MTU = mac, 1450
+			out[i] = &c
+		}
+		return out, nil
+	}
+	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
+	vx := &items.Interface{IfName: "vx0", Kind: items.KindVxlan, Attrs: &items.VxlanAttrs{VNI: 100, Parent: "uplink0"}}
+	port := &items.Port{IfName: "vx0", Master: "br0", MasterKind: items.KindBridge}
+	uplink := &items.Interface{IfName: "uplink0", Kind: items.KindPhysical}
+	j.SetCurrent(dg.New("current", br, vx, port, uplink))
+	if err := j.Record([]reconciler.PlannedOp{{Op: reconciler.OpDelete, Ref: dg.Ref(port), Old: port}, {Op: reconciler.OpDelete, Ref: dg.Ref(vx), Old: vx}}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	images, _, err := ReadJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[dg.ItemRef]dg.Item{}
+	for _, im := range images {
+		got[im.Ref] = im.Item
+	}
+	for _, ref := range []dg.ItemRef{dg.Ref(vx), dg.Ref(br)} {
+		it, ok := got[ref].(*items.Interface)
+		if !ok || it.MTU != 1450 || it.MAC.String() != mac.String() {
+			t.Errorf("%s: before-image %v, want the kernel's MAC and MTU", ref, got[ref])
+		}
+	}
+	if _, ok := got[dg.Ref(uplink)]; ok {
+		t.Errorf("the uplink was journaled, the wave does not touch it")
+	}
+	for _, n := range asked {
+		if n == "uplink0" {
+			t.Errorf("asked the kernel's choice for a NIC")
+		}
+	}
+}

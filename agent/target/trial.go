@@ -12,6 +12,7 @@ import (
 
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/configurators/l3"
+	"github.com/netagent/netagent/configurators/link"
 	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -171,6 +172,7 @@ func (r *Runtime) BeginTrial(t Trial) (*TrialRun, error) {
 		return nil, fmt.Errorf("recording the trial: %w", err)
 	}
 	j.atRisk = func(devs []string) ([]l3.ForeignObject, error) { return l3.ForeignAtRisk(r.target, devs) }
+	j.chosen = func(ifs []*items.Interface) ([]*items.Interface, error) { return link.KernelChosen(r.target, ifs) }
 	r.before, r.journal = j.Record, j
 	return &TrialRun{rt: r, journal: j, Trial: t}, nil
 }
