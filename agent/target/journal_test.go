@@ -1,11 +1,13 @@
 package target
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/netagent/netagent/configurators/l3"
@@ -264,5 +266,73 @@ func TestJournalImagesKernelChosenMACAndMTU(t *testing.T) {
 		if n == "uplink0" {
 			t.Errorf("asked the kernel's choice for a NIC")
 		}
+	}
+}
+
+// The journal accounts for the records its count says the trial wrote:
+// a torn last record the count does not hold (a crash before its fsync),
+// or a whole one it does not hold yet (a crash before the count's write),
+// is what a crash leaves; a record the count holds that is cut short or
+// damaged, a damaged line with more after it, a record out of sequence,
+// or a count that is missing or damaged, is not accounted for.
+func TestJournalAccountsForItsCount(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "journal")
+	j, err := createJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		it := &items.Sysctl{Key: fmt.Sprintf("net.ipv4.conf.d%d.forwarding", i), Value: "1"}
+		if err := j.Record([]reconciler.PlannedOp{{Op: reconciler.OpDelete, Ref: dg.Ref(it), Old: it}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	whole, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(whole), "\n")[:3]
+	count := func(n int) []byte { return countLine(n) }
+	for _, tc := range []struct {
+		name        string
+		journal     string
+		count       []byte // nil: no count file
+		accounted   bool
+		records     int
+		unaccounted string
+	}{
+		{"whole", string(whole), count(3), true, 3, ""},
+		{"torn tail, not counted", lines[0] + lines[1] + lines[2][:20], count(2), true, 2, ""},
+		{"torn tail, terminated, not counted", lines[0] + lines[1] + "0000000 x\n", count(2), true, 2, ""},
+		{"a record not counted yet", string(whole), count(2), true, 3, ""},
+		{"counted record cut short", lines[0] + lines[1] + lines[2][:20], count(3), false, 2, "record 3 of the 3"},
+		{"counted records missing", lines[0], count(3), false, 1, "records 2-3 of the 3"},
+		{"empty", "", count(3), false, 0, "the journal is empty"},
+		{"damaged line with more after it", lines[0] + "0000000 x\n" + lines[2], count(1), false, 1, "line 2: not a record, and more follows"},
+		{"out of sequence", lines[0] + lines[2], count(1), false, 1, "line 2: it is record 3, not 2"},
+		{"count missing", string(whole), nil, false, 3, "journal.count is missing"},
+		{"count damaged", string(whole), []byte(strings.Replace(string(count(3)), "3\n", "4\n", 1)), false, 3, "checksum does not match"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(path, []byte(tc.journal), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(countPath(path))
+			if tc.count != nil {
+				if err := os.WriteFile(countPath(path), tc.count, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			jd, err := readJournal(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := jd.Unaccounted(path)
+			if (u == "") != tc.accounted || jd.Records != tc.records || !strings.Contains(u, tc.unaccounted) {
+				t.Errorf("records %d, unaccounted %q; want %d records, accounted %v, naming %q", jd.Records, u, tc.records, tc.accounted, tc.unaccounted)
+			}
+			if len(jd.Images) != jd.Records {
+				t.Errorf("%d images of %d records", len(jd.Images), jd.Records)
+			}
+		})
 	}
 }

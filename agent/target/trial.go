@@ -29,6 +29,10 @@ import (
 //	                finds it reverts it first (Recover)
 //	journal         the before-images of everything the trial changed
 //	                (journal.go), fsynced before each change
+//	journal.count   how many records the journal holds, fsynced after
+//	                each: a journal that does not account for them (lost,
+//	                cut short, damaged) is never reverted as if it were
+//	                whole (RevertIncompleteError)
 //	confirm, revert requests from another process (`netagent confirm`,
 //	                `netagent rollback`) to the process that runs the trial
 //	                (RequestConfirm, RequestRevert)
@@ -207,7 +211,8 @@ func (tr *TrialRun) Update(files, previous map[string][]byte) error {
 // removes the trial, recording why it was reverted.
 func (tr *TrialRun) Revert(ctx context.Context, reason string) (*Result, error) {
 	tr.stop()
-	return tr.rt.revert(ctx, &tr.Trial, reason, true)
+	res, _, err := tr.rt.revert(ctx, &tr.Trial, reason, true, false)
+	return res, err
 }
 
 // Batches returns how many journal records the trial wrote.
@@ -218,6 +223,29 @@ func (tr *TrialRun) stop() {
 	tr.journal.Close()
 }
 
+// RevertIncompleteError is a revert that did not start because the trial
+// journal does not account for every record the trial wrote (see
+// journal.go: missing, emptied, cut short, damaged): it would not have
+// put back what the missing records held. Nothing was changed and the
+// trial stays pending; its outcome says RevertIncomplete and why.
+type RevertIncompleteError struct {
+	Trial Trial
+	// Unaccounted names what the journal does not account for.
+	Unaccounted string
+}
+
+func (e *RevertIncompleteError) Error() string { return OutcomeRevertIncomplete + ": " + e.why() }
+
+// why is the error without its name: the outcome's reason.
+func (e *RevertIncompleteError) why() string {
+	return fmt.Sprintf("the trial journal does not account for %s: nothing was reverted, and the trial (pid %d, started %s) stays pending; "+
+		"`netagent recover --accept-incomplete` reverts what the journal holds and drops the trial, leaving the rest as the trial left it",
+		e.Unaccounted, e.Trial.PID, e.Trial.Started.Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrRevertIncomplete) hold.
+func (e *RevertIncompleteError) Is(target error) bool { return target == ErrRevertIncomplete }
+
 // Recovery says what Recover did.
 type Recovery struct {
 	Trial Trial
@@ -227,14 +255,32 @@ type Recovery struct {
 	Lost bool
 	// Torn: the journal's last record was cut short by the crash (its
 	// change never started).
-	Torn   bool
-	Result *Result
+	Torn bool
+	// Unaccounted (RecoverAcceptIncomplete only) names what the journal
+	// did not account for: the revert put back the rest, and this stays
+	// as the trial left it.
+	Unaccounted string
+	Result      *Result
 }
 
 // Recover reverts the target's pending trial, if there is one (a process
 // that ran it died: the caller holds the target's lock, so no trial runs
-// now), and returns what it did; nil when no trial was pending.
-func (r *Runtime) Recover(ctx context.Context) (*Recovery, error) {
+// now), and returns what it did; nil when no trial was pending. When the
+// journal does not account for every record the trial wrote, it changes
+// nothing and fails with a *RevertIncompleteError (ErrRevertIncomplete).
+func (r *Runtime) Recover(ctx context.Context) (*Recovery, error) { return r.recover(ctx, false) }
+
+// RecoverAcceptIncomplete is Recover that, when the journal does not
+// account for every record (a RevertIncompleteError), reverts what it
+// holds and drops the trial anyway, saying so in Recovery.Unaccounted and
+// the outcome: what the missing records held stays as the trial left it.
+// The operator's way out of a damaged journal (`netagent recover
+// --accept-incomplete`).
+func (r *Runtime) RecoverAcceptIncomplete(ctx context.Context) (*Recovery, error) {
+	return r.recover(ctx, true)
+}
+
+func (r *Runtime) recover(ctx context.Context, accept bool) (*Recovery, error) {
 	t, err := PendingTrial(r.stateDir)
 	if err != nil || t == nil {
 		return nil, err
@@ -259,7 +305,7 @@ func (r *Runtime) Recover(ctx context.Context) (*Recovery, error) {
 	if rec.Lost {
 		reason = "recovered after a reboot (or the namespace was made anew): the kernel lost the trial's changes"
 	}
-	rec.Result, err = r.revert(ctx, t, reason, !rec.Lost)
+	rec.Result, rec.Unaccounted, err = r.revert(ctx, t, reason, !rec.Lost, accept)
 	return rec, err
 }
 
@@ -267,20 +313,39 @@ func (r *Runtime) Recover(ctx context.Context) (*Recovery, error) {
 // foreign: the kernel that the trial changed is still there) puts back
 // the foreign objects the journal saved that the kernel dropped, and
 // removes the trial once all that succeeded; a failed revert leaves it
-// pending, for the next Recover.
-func (r *Runtime) revert(ctx context.Context, t *Trial, reason string, foreign bool) (*Result, error) {
-	jd, err := readJournal(trialPath(r.stateDir, journalName))
+// pending, for the next Recover. A journal that does not account for
+// every record the trial wrote fails it before anything changes
+// (RevertIncompleteError, recorded as the outcome), unless accept: then
+// it reverts what the journal holds, and unaccounted names the rest.
+func (r *Runtime) revert(ctx context.Context, t *Trial, reason string, foreign, accept bool) (res *Result, unaccounted string, err error) {
+	path := trialPath(r.stateDir, journalName)
+	jd, err := readJournal(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	images := jd.Images
+	if unaccounted = jd.Unaccounted(path); unaccounted != "" {
+		if !accept {
+			e := &RevertIncompleteError{Trial: *t, Unaccounted: unaccounted}
+			if err := RecordOutcome(r.stateDir, Outcome{PID: t.PID, Result: OutcomeRevertIncomplete, Reason: e.why(), At: time.Now()}); err != nil {
+				return nil, "", errors.Join(e, err)
+			}
+			return nil, "", e
+		}
+		reason += "; only in part (--accept-incomplete): the journal did not account for " + unaccounted + ", which stays as the trial left it"
+	}
+	res, err = r.revertJournaled(ctx, t, jd, reason, foreign)
+	return res, unaccounted, err
+}
+
+// revertJournaled is revert with the journal read.
+func (r *Runtime) revertJournaled(ctx context.Context, t *Trial, jd journaled, reason string, foreign bool) (*Result, error) {
 	var hint *dg.Graph
 	if len(t.Files) > 0 {
-		if hint, err = render.Load(t.Files); err != nil {
-			hint = nil // read back without a hint: only the spelling differs
-		}
+		if h, err := render.Load(t.Files); err == nil {
+			hint = h
+		} // else read back without a hint: only the spelling differs
 	}
-	res, err := r.revertConverge(ctx, hint, images)
+	res, err := r.revertConverge(ctx, hint, jd.Images)
 	if err != nil {
 		return nil, err
 	}
@@ -415,7 +480,7 @@ func removeTrial(stateDir string) error {
 	if err := statefile.SyncDir(dir); err != nil {
 		return fmt.Errorf("removing the trial record: %w", err)
 	}
-	for _, n := range []string{journalName, confirmName, revertName} {
+	for _, n := range []string{journalName, countPath(journalName), confirmName, revertName} {
 		os.Remove(filepath.Join(dir, n))
 	}
 	return nil
@@ -442,16 +507,21 @@ func request(stateDir, name string) error {
 
 // Outcome is how the target's last trial ended: <state dir>/trial/last.json,
 // written before the trial's record is removed, for `netagent confirm`
-// and status to report.
+// and status to report; or, RevertIncomplete, why its revert could not
+// start (the trial stays pending).
 type Outcome struct {
 	PID int `json:"pid"`
-	// Result is "confirmed" or "reverted".
+	// Result is "confirmed", "reverted" or OutcomeRevertIncomplete.
 	Result string    `json:"result"`
 	Reason string    `json:"reason,omitempty"`
 	At     time.Time `json:"at"`
 }
 
 const outcomeName = "last.json"
+
+// OutcomeRevertIncomplete is the Result of a revert that did not start
+// (RevertIncompleteError).
+const OutcomeRevertIncomplete = "RevertIncomplete"
 
 // RecordOutcome writes the outcome of the target's last trial.
 func RecordOutcome(stateDir string, o Outcome) error {

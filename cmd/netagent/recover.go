@@ -22,15 +22,17 @@ func init() {
 	register(&command{
 		name:    "recover",
 		summary: "revert a trial left pending by a netagent that died (the unit runs it at boot)",
-		usage:   "[--netns NAME] [--all]",
+		usage:   "[--netns NAME] [--all] [--accept-incomplete]",
 		run:     runRecover,
 	})
 }
 
 func runRecover(g *globals, args []string) int {
-	fs := newFlagSet(g, "recover", "[--netns NAME] [--all]")
+	fs := newFlagSet(g, "recover", "[--netns NAME] [--all] [--accept-incomplete]")
 	k := kernelFlags(g, fs)
 	all := fs.Bool("all", false, "every target under the state directory's parent (one directory per namespace, \"host\" for the host's)")
+	accept := fs.Bool("accept-incomplete", false, "when the trial journal does not account for every record the trial wrote (damaged, cut short, missing), "+
+		"revert what it holds and drop the trial anyway: what the missing records held stays as the trial left it")
 	timeout := fs.Duration("lock-timeout", defaultLockTimeout, "how long to wait while another netagent apply changes the namespace")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -39,7 +41,7 @@ func runRecover(g *globals, args []string) int {
 		return usageError(g, fs, "unexpected arguments")
 	}
 	if !*all {
-		return recoverTarget(g, k.netns, k.stateDir(g), *timeout)
+		return recoverTargetAccept(g, k.netns, k.stateDir(g), *timeout, *accept)
 	}
 	root := filepath.Dir(k.stateDir(g))
 	dirs, err := os.ReadDir(root)
@@ -56,7 +58,7 @@ func runRecover(g *globals, args []string) int {
 		if netns == "host" {
 			netns = ""
 		}
-		if c := recoverTarget(g, netns, filepath.Join(root, d.Name()), *timeout); c != exitOK {
+		if c := recoverTargetAccept(g, netns, filepath.Join(root, d.Name()), *timeout, *accept); c != exitOK {
 			code = c
 		}
 	}
@@ -65,6 +67,13 @@ func runRecover(g *globals, args []string) int {
 
 // recoverTarget reverts the pending trial of one target, if any.
 func recoverTarget(g *globals, netns, stateDir string, timeout time.Duration) int {
+	return recoverTargetAccept(g, netns, stateDir, timeout, false)
+}
+
+// recoverTargetAccept is recoverTarget; with accept, a journal that does
+// not account for every record is reverted in part
+// (RecoverAcceptIncomplete).
+func recoverTargetAccept(g *globals, netns, stateDir string, timeout time.Duration, accept bool) int {
 	t, err := target.PendingTrial(stateDir)
 	switch {
 	case err != nil:
@@ -96,10 +105,12 @@ func recoverTarget(g *globals, netns, stateDir string, timeout time.Duration) in
 		return exitOK
 	}
 	defer rt.Close()
-	if code, ok := recoverUnderLock(g, rt); !ok {
-		return code
+	recoverFn := rt.Recover
+	if accept {
+		recoverFn = rt.RecoverAcceptIncomplete
 	}
-	return exitOK
+	code, _ := report(g, recoverFn)
+	return code
 }
 
 // recoverFirst reverts the target's pending trial before a writer acts
@@ -124,14 +135,22 @@ func (k *kernelOpts) recoverFirst(g *globals, rt *target.Runtime) (int, bool) {
 }
 
 // recoverUnderLock reverts the pending trial, the caller holding the lock.
-func recoverUnderLock(g *globals, rt *target.Runtime) (int, bool) {
-	rec, err := rt.Recover(context.Background())
+func recoverUnderLock(g *globals, rt *target.Runtime) (int, bool) { return report(g, rt.Recover) }
+
+// report runs a recovery and says what it did.
+func report(g *globals, recover func(context.Context) (*target.Recovery, error)) (int, bool) {
+	rec, err := recover(context.Background())
 	if rec == nil && err == nil {
 		return exitOK, true
 	}
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: reverting the pending trial: %v\n", err)
 		return exitInternal, false
+	}
+	if rec.Unaccounted != "" {
+		fmt.Fprintf(g.stderr, "netagent: reverted the pending trial of pid %d (started %s) only in part (--accept-incomplete): %d operations; NOT reverted: what the journal does not account for, %s\n",
+			rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339), len(rec.Result.Ops), rec.Unaccounted)
+		return exitOK, true
 	}
 	how := "the process that ran it died (or could not revert it)"
 	if rec.Lost {

@@ -187,3 +187,93 @@ func TestTrialSIGKILLDuringCreatesReverts(t *testing.T) {
 		t.Logf("killed at bridge %d: an unmarked bridge left by the kill: %v", k, unmarked)
 	}
 }
+
+// A damaged trial journal is never reverted as if it were whole: with the
+// journal of a pending trial emptied, cut short in a record, deleted,
+// overwritten with garbage, or its first record's checksum broken,
+// `netagent recover` changes nothing, exits non-zero, says
+// RevertIncomplete naming what is missing, and the trial stays pending
+// (status says so too); `recover --accept-incomplete` then reverts what
+// the journal still holds and drops the trial, saying it did so in part.
+func TestTrialRecoverDamagedJournal(t *testing.T) {
+	for _, tc := range []struct {
+		name, why string
+		damage    func(t *testing.T, path string)
+	}{
+		{"empty", "the journal is empty", func(t *testing.T, path string) { writeOrFail(t, path, nil) }},
+		{"truncated", "is cut short", func(t *testing.T, path string) {
+			data := readOrFail(t, path)
+			cut := len(data) / 2
+			for data[cut-1] == '\n' {
+				cut++ // in a record, not between two
+			}
+			writeOrFail(t, path, data[:cut])
+		}},
+		{"deleted", "the journal is missing", func(t *testing.T, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"garbage", "line 1: not a record, and more follows", func(t *testing.T, path string) {
+			writeOrFail(t, path, []byte("\x00\xffgarbage\nmore garbage\n"))
+		}},
+		{"first line CRC", "line 1: its checksum does not match", func(t *testing.T, path string) {
+			data := readOrFail(t, path)
+			data[0] = map[bool]byte{true: '1', false: '0'}[data[0] == '0']
+			writeOrFail(t, path, data)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _, before, pid := pendingTrialEnv(t)
+			during := e.trialSnapshot()
+			if during == before {
+				t.Fatal("the killed trial changed nothing")
+			}
+			tc.damage(t, filepath.Join(e.stateDir, "trial", "journal"))
+			res := e.netagent("recover")
+			if res.code == 0 || !strings.Contains(res.stderr, "RevertIncomplete") || !strings.Contains(res.stderr, tc.why) ||
+				!strings.Contains(res.stderr, "the trial journaled") || !strings.Contains(res.stderr, fmt.Sprintf("pid %d", pid)) {
+				t.Errorf("recover of a damaged journal: want exit non-zero, RevertIncomplete naming what is missing (%q): %s", tc.why, res)
+			}
+			if strings.Contains(res.stderr, "reverted the pending trial") {
+				t.Errorf("recover claims a revert: %s", res)
+			}
+			t.Logf("recover: %s", res.stderr)
+			if got := e.trialSnapshot(); got != during {
+				t.Errorf("recover changed the kernel:\n%s", lineDiff(during, got))
+			}
+			if _, err := os.Stat(filepath.Join(e.stateDir, "trial", "trial.json")); err != nil {
+				t.Errorf("the trial is no longer pending: %v", err)
+			}
+			if st := e.run(nil, "--state-dir", e.stateDir, "status"); !strings.Contains(st.stdout, "RevertIncomplete") || !strings.Contains(st.stdout, tc.why) {
+				t.Errorf("status does not say the revert is incomplete: %s", st)
+			}
+			if res := e.netagent("apply", e.writeFile("any.json", `{"version": 1}`)); res.code == 0 || !strings.Contains(res.stderr, "RevertIncomplete") {
+				t.Errorf("apply over a trial whose revert is incomplete: %s", res)
+			}
+			res = e.netagent("recover", "--accept-incomplete")
+			if res.code != 0 || !strings.Contains(res.stderr, "only in part") || !strings.Contains(res.stderr, tc.why) {
+				t.Errorf("recover --accept-incomplete: %s", res)
+			}
+			if _, err := os.Stat(filepath.Join(e.stateDir, "trial", "trial.json")); err == nil {
+				t.Errorf("the trial is still pending after recover --accept-incomplete")
+			}
+		})
+	}
+}
+
+func readOrFail(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func writeOrFail(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
