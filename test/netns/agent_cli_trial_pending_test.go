@@ -18,12 +18,7 @@ import (
 // of the apply) once the trial's changes are in the kernel. It returns
 // the snapshot from before the trial and the trial's pid.
 func pendingTrialEnv(t *testing.T) (e *cliEnv, trial, before string, pid int) {
-	e = cliNewEnv(t)
-	e.ip("link", "add", "phys1", "type", "veth", "peer", "name", "phys1-peer")
-	e.ip("link", "set", "phys1", "up")
-	e.ip("link", "set", "phys1-peer", "up")
-	first, trial := trialIntents(e, 100)
-	e.mustRun(0, "apply", first)
+	e, _, trial = trialEnvRoutes(t, 100)
 	before = e.trialSnapshot()
 	full := e.trialRun([]string{"NETAGENT_TEST_KILL_AFTER=100000000"}, "--timeout", "0s", trial)
 	apply, _ := killPoints(t, full)
