@@ -29,3 +29,7 @@ var ErrTrialPending = errors.New("a trial is pending")
 // does not account for every record the trial wrote (see
 // RevertIncompleteError).
 var ErrRevertIncomplete = errors.New("revert incomplete")
+
+// ErrDamagedTrial: the pending trial's record cannot be read (see
+// DamagedTrialError).
+var ErrDamagedTrial = errors.New("damaged trial record")

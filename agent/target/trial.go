@@ -96,10 +96,29 @@ func PendingTrial(stateDir string) (*Trial, error) {
 	}
 	var t Trial
 	if err := json.Unmarshal(data, &t); err != nil {
-		return nil, fmt.Errorf("reading the pending trial %s: %w", trialPath(stateDir, trialName), err)
+		return nil, &DamagedTrialError{Path: trialPath(stateDir, trialName), Err: err}
 	}
 	return &t, nil
 }
+
+// DamagedTrialError is a trial record (trial.json) that cannot be read: a
+// trial is pending, but which, what intent it applied and on which boot
+// are unknown. Every command that would revert it refuses, until
+// RecoverAcceptIncomplete reverts what the journal holds without it.
+type DamagedTrialError struct {
+	Path string
+	Err  error
+}
+
+func (e *DamagedTrialError) Error() string {
+	return fmt.Sprintf("%v: the pending trial's record %s is damaged (%v): it cannot be reverted as recorded; "+
+		"`netagent recover --accept-incomplete` reverts what the journal holds and drops the trial", ErrDamagedTrial, e.Path, e.Err)
+}
+
+// Is makes errors.Is(err, ErrDamagedTrial) hold.
+func (e *DamagedTrialError) Is(target error) bool { return target == ErrDamagedTrial }
+
+func (e *DamagedTrialError) Unwrap() error { return e.Err }
 
 // AbandonedTrialError is a pending trial whose process ended without
 // confirming or reverting it (no one holds the target's lock), met by a
@@ -282,6 +301,9 @@ func (r *Runtime) RecoverAcceptIncomplete(ctx context.Context) (*Recovery, error
 
 func (r *Runtime) recover(ctx context.Context, accept bool) (*Recovery, error) {
 	t, err := PendingTrial(r.stateDir)
+	if dmg := (*DamagedTrialError)(nil); accept && errors.As(err, &dmg) {
+		return r.recoverDamaged(ctx, dmg)
+	}
 	if err != nil || t == nil {
 		return nil, err
 	}
@@ -307,6 +329,20 @@ func (r *Runtime) recover(ctx context.Context, accept bool) (*Recovery, error) {
 	}
 	rec.Result, rec.Unaccounted, err = r.revert(ctx, t, reason, !rec.Lost, accept)
 	return rec, err
+}
+
+// recoverDamaged reverts a pending trial whose record is damaged
+// (RecoverAcceptIncomplete): from its journal alone, without its intent
+// as the read-back hint, and without putting back someone else's objects
+// (on which boot the trial saved them is unknown); the record is dropped.
+func (r *Runtime) recoverDamaged(ctx context.Context, dmg *DamagedTrialError) (*Recovery, error) {
+	t := &Trial{}
+	lost := fmt.Sprintf("the trial record %s (%v): its intent and where it ran; someone else's objects it saved are not put back", dmg.Path, dmg.Err)
+	res, unaccounted, err := r.revert(ctx, t, "recovered from its journal alone (--accept-incomplete): the trial record was damaged", false, true)
+	if unaccounted != "" {
+		lost += "; and " + unaccounted
+	}
+	return &Recovery{Trial: *t, Unaccounted: lost, Result: res}, err
 }
 
 // revert converges to the before-images of t's journal, then (with

@@ -76,6 +76,8 @@ func recoverTarget(g *globals, netns, stateDir string, timeout time.Duration) in
 func recoverTargetAccept(g *globals, netns, stateDir string, timeout time.Duration, accept bool) int {
 	t, err := target.PendingTrial(stateDir)
 	switch {
+	case accept && errors.Is(err, target.ErrDamagedTrial):
+		t = &target.Trial{} // reverted from its journal alone
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: recover: %v\n", err)
 		return exitInternal
@@ -148,8 +150,12 @@ func report(g *globals, recover func(context.Context) (*target.Recovery, error))
 		return exitInternal, false
 	}
 	if rec.Unaccounted != "" {
-		fmt.Fprintf(g.stderr, "netagent: reverted the pending trial of pid %d (started %s) only in part (--accept-incomplete): %d operations; NOT reverted: what the journal does not account for, %s\n",
-			rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339), len(rec.Result.Ops), rec.Unaccounted)
+		name := fmt.Sprintf("of pid %d (started %s)", rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339))
+		if rec.Trial.PID == 0 {
+			name = "(its record damaged)"
+		}
+		fmt.Fprintf(g.stderr, "netagent: reverted the pending trial %s only in part (--accept-incomplete): %d operations; NOT known or reverted: %s\n",
+			name, len(rec.Result.Ops), rec.Unaccounted)
 		return exitOK, true
 	}
 	how := "the process that ran it died (or could not revert it)"

@@ -272,3 +272,33 @@ func writeOrFail(t *testing.T, path string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+// A damaged trial record (trial.json) is reported, never taken for "no
+// trial": recover, apply and plan refuse naming the file and what to do,
+// and change nothing; `recover --accept-incomplete` reverts the trial
+// from its journal alone and drops it.
+func TestTrialRecoverDamagedRecord(t *testing.T) {
+	e, trial, before, _ := pendingTrialEnv(t)
+	during := e.trialSnapshot()
+	record := filepath.Join(e.stateDir, "trial", "trial.json")
+	writeOrFail(t, record, []byte(`{"identity": {"boot_id": "`))
+	for _, args := range [][]string{{"recover"}, {"apply", trial}, {"plan", trial}} {
+		res := e.netagent(args[0], args[1:]...)
+		if res.code == 0 || !strings.Contains(res.stderr, record) || !strings.Contains(res.stderr, "is damaged") || !strings.Contains(res.stderr, "--accept-incomplete") {
+			t.Errorf("%s with a damaged trial record: want exit non-zero naming %s and what to do: %s", args[0], record, res)
+		}
+	}
+	if got := e.trialSnapshot(); got != during {
+		t.Fatalf("the kernel changed:\n%s", lineDiff(during, got))
+	}
+	res := e.netagent("recover", "--accept-incomplete")
+	if res.code != 0 || !strings.Contains(res.stderr, "only in part") || !strings.Contains(res.stderr, "trial.json") {
+		t.Fatalf("recover --accept-incomplete: %s", res)
+	}
+	if _, err := os.Stat(record); err == nil {
+		t.Error("the damaged trial is still pending")
+	}
+	if got := e.trialSnapshot(); got != before {
+		t.Errorf("the revert from the journal alone is not exact:\n%s", lineDiff(before, got))
+	}
+}
