@@ -48,8 +48,8 @@ import (
 //
 // How many records the journal holds is kept beside it, in
 // <state dir>/trial/journal.count: one line, "<crc32c> <count>", of a
-// fixed length, written over in place and fsynced after each record is
-// fsynced, before its wave runs. A record that a crash tore (no newline,
+// fixed length, written over in place after each record is fsynced,
+// before its wave runs (see journalcount.go for why it is not synced). A record that a crash tore (no newline,
 // or a checksum that does not match) can only be the last line, and only
 // one the count does not include: it was never fsynced, so its wave never
 // started. Anything else the journal does not account for (a journal

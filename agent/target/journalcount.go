@@ -17,8 +17,16 @@ import (
 //
 //	<crc32c of the digits, 8 hex digits> <count, 16 decimal digits>\n
 //
-// written over in place (one write of 26 bytes within a sector) and
-// fdatasynced after each record is fsynced, before its wave runs.
+// created synced (at 0) with the journal, then written over in place (one
+// write of 26 bytes within a sector) after each record is fsynced, before
+// its wave runs. That write is not synced, on purpose: it is in the page
+// cache, so every later reader of this boot (a recover after a kill, an
+// operator's or a disk's damage to the journal) sees it, and it never
+// says more than the disk holds, the record it counts being synced
+// first. A power loss can only leave it behind (a record it does not
+// count reads as one a crash tore, as before it existed), never ahead,
+// and the kernel state it speaks of went with the power; a sync per wave
+// would double the journal's cost.
 
 const countDigits = 16
 
@@ -31,7 +39,8 @@ type journalCount struct {
 // countPath is the count file of the journal at path.
 func countPath(journal string) string { return journal + ".count" }
 
-// createCount starts the count file at path at 0 (replacing any), synced.
+// createCount starts the count file at path at 0 (replacing any),
+// synced (its directory is the caller's to sync).
 func createCount(path string) (*journalCount, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -42,15 +51,16 @@ func createCount(path string) (*journalCount, error) {
 		f.Close()
 		return nil, err
 	}
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s: %v", ErrJournal, path, err)
+	}
 	return c, nil
 }
 
-// set records that the journal holds n records, durably.
+// set records that the journal holds n records (not synced: see above).
 func (c *journalCount) set(n int) error {
 	if _, err := c.f.WriteAt(countLine(n), 0); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrJournal, c.path, err)
-	}
-	if err := unix.Fdatasync(int(c.f.Fd())); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrJournal, c.path, err)
 	}
 	return nil

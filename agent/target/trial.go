@@ -29,7 +29,7 @@ import (
 //	                finds it reverts it first (Recover)
 //	journal         the before-images of everything the trial changed
 //	                (journal.go), fsynced before each change
-//	journal.count   how many records the journal holds, fsynced after
+//	journal.count   how many records the journal holds, written after
 //	                each: a journal that does not account for them (lost,
 //	                cut short, damaged) is never reverted as if it were
 //	                whole (RevertIncompleteError)
