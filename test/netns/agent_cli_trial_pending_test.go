@@ -9,8 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // pendingTrialEnv is trialEnv with 100 routes in the trial, and the trial
@@ -148,29 +152,25 @@ func TestTrialSIGKILLDuringCreatesReverts(t *testing.T) {
 	before, trial := createTrialIntents(e, 100, 3000)
 	e.mustRun(0, "apply", before)
 	want := e.trialSnapshot()
-	w := e.watch()
 	for _, k := range []int{1, 37, 99} {
-		w.quiesce(300 * time.Millisecond)
-		cmd := exec.Command(e.bin, "--state-dir", e.stateDir, "try", "--netns", e.tgt.Name, "--timeout", "5m", trial)
+		adds, stop := e.bridgeAdds()
+		cmd := exec.Command(e.bin, "--state-dir", e.stateDir, "try", "--netns", e.tgt.Name, "--timeout", "60s", trial)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
-		for seen, killed := 0, false; !killed; {
+		for adds() < k {
 			select {
-			case ev := <-w.events:
-				if strings.HasPrefix(ev, "link 16 kb") {
-					seen++
-				}
-				if seen >= k {
-					_ = cmd.Process.Kill()
-					<-exited
-					killed = true
-				}
 			case err := <-exited:
-				t.Fatalf("try ended before the kill at bridge %d: %v", k, err)
+				t.Fatalf("try ended before the kill at bridge %d (%d adds seen; subscription: %v): %v", k, adds(), stop(), err)
+			case <-time.After(time.Millisecond):
 			}
+		}
+		_ = cmd.Process.Kill()
+		<-exited
+		if err := stop(); err != nil {
+			t.Fatalf("counting the bridges' adds: %v", err)
 		}
 		unmarked := len(e.unmarked()) > 0
 		if rec := e.netagent("recover"); rec.code != 0 || !strings.Contains(rec.stderr, "reverted the pending trial") {
@@ -180,6 +180,37 @@ func TestTrialSIGKILLDuringCreatesReverts(t *testing.T) {
 			t.Fatalf("after the kill at bridge %d (an unmarked bridge: %v), recover is not exact:\n%s", k, unmarked, lineDiff(want, got))
 		}
 		t.Logf("killed at bridge %d: an unmarked bridge left by the kill: %v", k, unmarked)
+	}
+}
+
+// bridgeAdds counts the RTM_NEWLINKs of links kb* (their adds, marks,
+// settings) in the namespace from now on, from a subscription to links
+// only, read without ever blocking (so that the kernel never drops
+// notifications); stop ends it and says whether the subscription failed.
+func (e *cliEnv) bridgeAdds() (count func() int, stop func() error) {
+	e.t.Helper()
+	updates := make(chan netlink.LinkUpdate, 1024)
+	done := make(chan struct{})
+	var n atomic.Int64
+	var failed atomic.Value
+	ns := e.tgt.NsHandle()
+	err := netlink.LinkSubscribeWithOptions(updates, done, netlink.LinkSubscribeOptions{Namespace: &ns,
+		ReceiveBufferSize: 32 << 20, ReceiveBufferForceSize: true, // room for every notification of the burst
+		ErrorCallback: func(err error) { failed.CompareAndSwap(nil, err) }})
+	if err != nil {
+		e.t.Fatalf("subscribing to links: %v", err)
+	}
+	go func() {
+		for u := range updates {
+			if u.Header.Type == unix.RTM_NEWLINK && strings.HasPrefix(u.Attrs().Name, "kb") {
+				n.Add(1)
+			}
+		}
+	}()
+	return func() int { return int(n.Load()) }, func() error {
+		err, _ := failed.Load().(error)
+		close(done)
+		return err
 	}
 }
 
