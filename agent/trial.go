@@ -126,7 +126,7 @@ const (
 	// TrialRevertIncomplete: the revert of a trial left pending (a
 	// netagent killed during it, a reboot) could not finish; the trial
 	// stays pending and Reason says why.
-	TrialRevertIncomplete = "revert-incomplete"
+	TrialRevertIncomplete = target.OutcomeRevertIncomplete
 	// TrialUnknown: the record of the last outcome cannot be read.
 	TrialUnknown = "unknown"
 )

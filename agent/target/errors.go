@@ -20,3 +20,16 @@ var ErrJournal = errors.New("trial journal")
 
 // ErrNoTrial: no trial is pending on the target.
 var ErrNoTrial = errors.New("no trial is pending")
+
+// ErrTrialPending: a trial is pending that no process runs (its process
+// died); Recover reverts it (see AbandonedTrialError).
+var ErrTrialPending = errors.New("a trial is pending")
+
+// ErrRevertIncomplete: a revert did not start because the trial journal
+// does not account for every record the trial wrote (see
+// RevertIncompleteError).
+var ErrRevertIncomplete = errors.New("revert incomplete")
+
+// ErrDamagedTrial: the pending trial's record cannot be read (see
+// DamagedTrialError).
+var ErrDamagedTrial = errors.New("damaged trial record")

@@ -12,6 +12,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/statefile"
@@ -40,10 +43,20 @@ import (
 // master or takes an address from, saved the first time a wave touches
 // the link (not for links the trial created: what is on them came during
 // the trial). The kernel drops them by itself with the link; the revert
-// puts back those missing (RestoreForeign). A record
-// that a crash tore (no newline, or a checksum that does not match) ends
-// the journal: it was never fsynced, so its wave never started, and
-// nothing after it was written.
+// puts back those missing (RestoreForeign). "seq" numbers the records
+// from 1.
+//
+// How many records the journal holds is kept beside it, in
+// <state dir>/trial/journal.count: one line, "<crc32c> <count>", of a
+// fixed length, written over in place after each record is fsynced,
+// before its wave runs (see journalcount.go for why it is not synced). A record that a crash tore (no newline,
+// or a checksum that does not match) can only be the last line, and only
+// one the count does not include: it was never fsynced, so its wave never
+// started. Anything else the journal does not account for (a journal
+// missing, emptied, cut short, overwritten, a damaged record before the
+// last, fewer intact records than the count) is damage: the revert would
+// not put back what the missing records held, so it does not start
+// (RevertIncompleteError) and the trial stays pending.
 
 // journalName is the journal's file name in the trial directory.
 const journalName = "journal"
@@ -66,6 +79,7 @@ type imageJSON struct {
 }
 
 type recordJSON struct {
+	Seq     int                `json:"seq"`
 	Images  []imageJSON        `json:"images"`
 	Foreign []l3.ForeignObject `json:"foreign,omitempty"`
 }
@@ -78,13 +92,17 @@ type Journal struct {
 	// atRisk saves the foreign objects on links (l3.ForeignAtRisk in the
 	// trial's namespace); nil saves none.
 	atRisk func(devs []string) ([]l3.ForeignObject, error)
+	// chosen fills in what the kernel chose for interfaces
+	// (link.KernelChosen in the trial's namespace); nil fills in nothing.
+	chosen func([]*items.Interface) ([]*items.Interface, error)
 	// current is the current state of the running reconcile.
 	current *dg.Graph
 	// guarded holds the links whose foreign objects are saved, or were
 	// created by the trial.
 	guarded map[string]bool
-	// batches counts the records written.
+	// batches counts the records written; count keeps it on disk.
 	batches int
+	count   *journalCount
 }
 
 // createJournal starts an empty journal at path (replacing any), synced
@@ -98,42 +116,47 @@ func createJournal(path string) (*Journal, error) {
 		f.Close()
 		return nil, fmt.Errorf("%w: %v", ErrJournal, err)
 	}
+	c, err := createCount(countPath(path))
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	if err := statefile.SyncDir(filepath.Dir(path)); err != nil {
 		f.Close()
+		c.close()
 		return nil, fmt.Errorf("%w: %v", ErrJournal, err)
 	}
-	return &Journal{f: f, path: path, seen: make(map[dg.ItemRef]bool), guarded: make(map[string]bool)}, nil
+	return &Journal{f: f, path: path, seen: make(map[dg.ItemRef]bool), guarded: make(map[string]bool), count: c}, nil
 }
 
 // Record writes the before-images of the items of ops that no earlier
 // record holds, as one record, and fsyncs it. It is the reconciler's
 // before-change hook (reconciler.WithBeforeChange).
 func (j *Journal) Record(ops []reconciler.PlannedOp) error {
-	rec := newRecord(len(ops))
+	rec := newRecord(len(ops), j.batches+1)
 	if len(j.seen) == 0 && len(ops) > 64 {
 		j.seen = make(map[dg.ItemRef]bool, len(ops)) // no growing in steps
 	}
+	var images []BeforeImage
 	for _, op := range ops {
 		if !j.seen[op.Ref] {
-			if err := rec.image(op.Ref, op.Old); err != nil {
-				return err
-			}
+			images = append(images, BeforeImage{Ref: op.Ref, Absent: op.Old == nil, Item: op.Old})
 		}
 	}
 	devs := j.linksAtRisk(ops)
 	if len(devs) > 0 {
 		// What netagent owns on those links goes with them too (an
-		// IPv6 address when its link goes down): its before-image is
-		// what it is now.
+		// IPv6 address when its link goes down), and the links
+		// themselves may change (a bridge takes its ports' MAC and
+		// MTU): their before-image is what they are now.
 		inOps := make(map[dg.ItemRef]bool, len(ops))
 		for _, op := range ops {
 			inOps[op.Ref] = true
 		}
-		for _, it := range j.ownedOn(devs) {
+		for _, it := range append(j.linksOf(devs), j.ownedOn(devs)...) {
 			if ref := dg.Ref(it); !j.seen[ref] && !inOps[ref] {
-				if err := rec.image(ref, it); err != nil {
-					return err
-				}
+				inOps[ref] = true
+				images = append(images, BeforeImage{Ref: ref, Item: it})
 			}
 		}
 		if j.atRisk != nil {
@@ -143,11 +166,24 @@ func (j *Journal) Record(ops []reconciler.PlannedOp) error {
 			}
 		}
 	}
+	if err := j.withChosen(images); err != nil {
+		return err
+	}
+	for _, im := range images {
+		if err := rec.image(im.Ref, im.Item); err != nil {
+			return err
+		}
+	}
 	if len(rec.refs) == 0 && len(rec.foreign) == 0 {
 		return nil
 	}
 	if err := j.write(rec); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrJournal, j.path, err)
+	}
+	j.batches++
+	killPoint() // the record is on disk, the count does not hold it yet
+	if err := j.count.set(j.batches); err != nil {
+		return err
 	}
 	for i, ref := range rec.refs {
 		j.seen[ref] = true
@@ -158,9 +194,55 @@ func (j *Journal) Record(ops []reconciler.PlannedOp) error {
 	for _, d := range devs {
 		j.guarded[d] = true
 	}
-	j.batches++
 	killPoint()
 	return nil
+}
+
+// withChosen gives the before-images of netagent's virtual interfaces
+// what the kernel chose for them and the hint left unset, their MAC and
+// MTU (see link.KernelChosen), so that the revert puts those back too:
+// a recreated VXLAN gets its old MAC again instead of a new random one,
+// and its bridge, which took the port's MAC and MTU, its own.
+func (j *Journal) withChosen(images []BeforeImage) error {
+	if j.chosen == nil {
+		return nil
+	}
+	var at []int
+	var ifs []*items.Interface
+	for i, im := range images {
+		if it, ok := im.Item.(*items.Interface); ok && it.Kind != items.KindPhysical {
+			at = append(at, i)
+			ifs = append(ifs, it)
+		}
+	}
+	if len(ifs) == 0 {
+		return nil
+	}
+	filled, err := j.chosen(ifs)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrJournal, err)
+	}
+	for n, i := range at {
+		images[i].Item = filled[n]
+	}
+	return nil
+}
+
+// linksOf returns the items of the current state (SetCurrent) of the
+// links devs that are netagent's virtual interfaces.
+func (j *Journal) linksOf(devs []string) []dg.Item {
+	if j.current == nil {
+		return nil
+	}
+	var out []dg.Item
+	for _, d := range devs {
+		if it, ok := j.current.Get(items.InterfaceRef(d)); ok {
+			if l, ok := it.(*items.Interface); ok && l.Kind != items.KindPhysical {
+				out = append(out, it)
+			}
+		}
+	}
+	return out
 }
 
 // record is one journal record being encoded: the JSON of recordJSON,
@@ -178,10 +260,12 @@ type record struct {
 // imageSize is about the size of an absent image of a route.
 const imageSize = 72
 
-// newRecord starts a record of about n images.
-func newRecord(n int) *record {
-	r := &record{line: make([]byte, 9, 9+len(`{"images":[`)+n*imageSize), refs: make([]dg.ItemRef, 0, n), absent: make([]bool, 0, n)}
-	r.line = append(r.line, `{"images":[`...)
+// newRecord starts record seq, of about n images.
+func newRecord(n, seq int) *record {
+	r := &record{line: make([]byte, 9, 9+len(`{"seq":,"images":[`)+20+n*imageSize), refs: make([]dg.ItemRef, 0, n), absent: make([]bool, 0, n)}
+	r.line = append(r.line, `{"seq":`...)
+	r.line = strconv.AppendInt(r.line, int64(seq), 10)
+	r.line = append(r.line, `,"images":[`...)
 	return r
 }
 
@@ -250,8 +334,8 @@ func (j *Journal) SetCurrent(g *dg.Graph) { j.current = g }
 
 // linksAtRisk returns the links whose foreign objects the kernel may drop
 // when ops run, and that no earlier record guarded: the links the ops
-// delete or change (a link set down, given another MAC or MTU, recreated),
-// the ports and masters of the ports they add, change or remove (a bridge
+// delete or change (a link set down, given another MAC or MTU, recreated)
+// and their masters (a bridge takes its ports' MTU), the ports and masters of the ports they add, change or remove (a bridge
 // changes its MAC when its ports change), and the links of the addresses
 // they delete or recreate (the last address of a link takes the routes
 // through it). Links the trial created are left out.
@@ -272,6 +356,7 @@ func (j *Journal) linksAtRisk(ops []reconciler.PlannedOp) []string {
 		switch old := op.Old.(type) {
 		case *items.Interface:
 			add(old.IfName)
+			add(j.masterOf(old.IfName))
 		case *items.Address:
 			if op.Op != reconciler.OpCreate {
 				add(old.Dev)
@@ -285,6 +370,20 @@ func (j *Journal) linksAtRisk(ops []reconciler.PlannedOp) []string {
 		}
 	}
 	return devs
+}
+
+// masterOf returns the master of the link name in the current state
+// (SetCurrent), "" for none.
+func (j *Journal) masterOf(name string) string {
+	if j.current == nil {
+		return ""
+	}
+	if it, ok := j.current.Get(dg.ItemRef{Type: items.TypePort, Name: name}); ok {
+		if p, ok := it.(*items.Port); ok {
+			return p.Master
+		}
+	}
+	return ""
 }
 
 func (j *Journal) write(rec *record) error {
@@ -308,13 +407,14 @@ func (j *Journal) write(rec *record) error {
 	return j.f.Sync()
 }
 
-// Close closes the journal file.
-func (j *Journal) Close() error { return j.f.Close() }
+// Close closes the journal's files.
+func (j *Journal) Close() error { return errors.Join(j.f.Close(), j.count.close()) }
 
 // ReadJournal reads the before-images of a journal, first record first,
 // keeping for each item the first image (what it was before the trial).
 // torn reports a record that a crash cut short, which ends the journal. A
-// missing journal holds nothing.
+// missing journal holds nothing. What the journal does not account for
+// (see journaled.Unaccounted) is not an error here: the revert refuses it.
 func ReadJournal(path string) (images []BeforeImage, torn bool, err error) {
 	j, err := readJournal(path)
 	return j.Images, j.Torn, err
@@ -326,13 +426,61 @@ type journaled struct {
 	Images  []BeforeImage
 	Foreign []l3.ForeignObject
 	Torn    bool
+	// Records is how many intact records the journal holds, Count how
+	// many the trial wrote (journal.count; -1: unknown), Damage what is
+	// wrong with the journal or the count ("": nothing).
+	Records, Count int
+	Damage         string
+	// Broken: damage no crash makes (a bad line before the last, a
+	// record out of sequence), whatever the count says.
+	Broken bool
 }
 
-// readJournal reads a journal (see ReadJournal).
+// Unaccounted says what of the trial's records the journal does not
+// account for, "" when it accounts for every one.
+func (j journaled) Unaccounted(path string) string {
+	switch {
+	case j.Count < 0:
+		return fmt.Sprintf("how many records the trial journaled is unknown (%s), and %s holds %d", j.Damage, path, j.Records)
+	case j.Records >= j.Count && j.Broken:
+		return fmt.Sprintf("what follows record %d of the %d the trial journaled (%s: %s)", j.Records, j.Count, path, j.Damage)
+	case j.Records >= j.Count:
+		return ""
+	}
+	missing := fmt.Sprintf("record %d", j.Count)
+	if j.Records+1 < j.Count {
+		missing = fmt.Sprintf("records %d-%d", j.Records+1, j.Count)
+	}
+	return fmt.Sprintf("%s of the %d the trial journaled (%s: %s)", missing, j.Count, path, j.Damage)
+}
+
+// readJournal reads a journal and its count (see ReadJournal).
 func readJournal(path string) (journaled, error) {
+	out, err := readRecords(path)
+	if err != nil {
+		return journaled{}, err
+	}
+	n, why := readCount(countPath(path))
+	switch {
+	case why != "":
+		out.Count = -1
+		out.Damage = strings.Join(slices.DeleteFunc([]string{why, out.Damage}, func(s string) bool { return s == "" }), "; ")
+	default:
+		out.Count = n
+		if out.Damage == "" && out.Records < n {
+			out.Damage = "it ends there"
+		}
+	}
+	return out, nil
+}
+
+// readRecords reads the records of a journal, up to the first that is
+// not intact: a torn last line (Torn), or damage (Damage says which).
+func readRecords(path string) (journaled, error) {
 	var out journaled
 	f, err := openJournal(path, os.O_RDONLY)
 	if errors.Is(err, os.ErrNotExist) {
+		out.Damage = "the journal is missing"
 		return out, nil
 	}
 	if err != nil {
@@ -341,20 +489,37 @@ func readJournal(path string) (journaled, error) {
 	defer f.Close()
 	seen := make(map[dg.ItemRef]bool)
 	r := bufio.NewReaderSize(f, 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
+	for line := 1; ; line++ {
+		data, err := r.ReadBytes('\n')
 		if err == io.EOF {
-			out.Torn = len(line) > 0
+			switch {
+			case len(data) > 0:
+				out.Torn = true
+				out.Damage = fmt.Sprintf("line %d is cut short", line)
+			case line == 1:
+				out.Damage = "the journal is empty"
+			}
 			return out, nil
 		}
 		if err != nil {
 			return journaled{}, fmt.Errorf("reading %s: %w", path, err)
 		}
-		rec, ok := parseRecord(line[:len(line)-1])
-		if !ok {
-			out.Torn = true
+		rec, why := parseRecord(data[:len(data)-1])
+		if why == "" && rec.Seq != out.Records+1 {
+			why = fmt.Sprintf("it is record %d, not %d", rec.Seq, out.Records+1)
+			out.Broken = true
+		}
+		if why != "" {
+			out.Damage = fmt.Sprintf("line %d: %s", line, why)
+			if _, err := r.Peek(1); err == io.EOF {
+				out.Torn = !out.Broken // the last line: torn by a crash, if the count does not hold it
+			} else {
+				out.Damage += ", and more follows"
+				out.Broken = true
+			}
 			return out, nil
 		}
+		out.Records++
 		out.Foreign = append(out.Foreign, rec.Foreign...)
 		for _, im := range rec.Images {
 			ref := dg.ItemRef{Type: im.Type, Name: im.Name}
@@ -373,20 +538,25 @@ func readJournal(path string) (journaled, error) {
 	}
 }
 
-// parseRecord checks a record's checksum and decodes it.
-func parseRecord(line []byte) (recordJSON, bool) {
+// parseRecord checks a record's checksum and decodes it; why says what
+// is wrong with it ("": nothing).
+func parseRecord(line []byte) (recordJSON, string) {
 	var rec recordJSON
 	sum, data, ok := bytes.Cut(line, []byte{' '})
 	if !ok || len(sum) != 8 {
-		return rec, false
+		return rec, "not a record"
 	}
+	if !checksumOK(sum, data) {
+		return rec, "its checksum does not match"
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return rec, fmt.Sprintf("decoding it: %v", err)
+	}
+	return rec, ""
+}
+
+// checksumOK reports whether sum (8 hex digits) is the crc32c of data.
+func checksumOK(sum, data []byte) bool {
 	want, err := hex.DecodeString(string(sum))
-	if err != nil {
-		return rec, false
-	}
-	got := crc32.Checksum(data, crcTable)
-	if binary.BigEndian.Uint32(want) != got {
-		return rec, false
-	}
-	return rec, json.Unmarshal(data, &rec) == nil
+	return err == nil && binary.BigEndian.Uint32(want) == crc32.Checksum(data, crcTable)
 }

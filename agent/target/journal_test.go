@@ -1,11 +1,13 @@
 package target
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/netagent/netagent/configurators/l3"
@@ -210,5 +212,127 @@ func TestJournalEscapedNames(t *testing.T) {
 	}
 	if images[0].Ref != dg.Ref(odd) || !images[0].Item.Equal(odd) || images[1].Ref != dg.Ref(plain) || !images[1].Absent {
 		t.Errorf("read back %+v", images)
+	}
+}
+
+// A wave that recreates a bridge's port journals the port and the bridge
+// with what the kernel chose for them (chosen: link.KernelChosen), their
+// MAC and MTU, which the read-back left unset: a revert puts those back.
+func TestJournalImagesKernelChosenMACAndMTU(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal")
+	j, err := createJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mac, _ := net.ParseMAC("02:00:00:00:00:07")
+	var asked []string
+	j.chosen = func(ifs []*items.Interface) ([]*items.Interface, error) {
+		out := make([]*items.Interface, len(ifs))
+		for i, it := range ifs {
+			asked = append(asked, it.IfName)
+			c := *it
+			c.MAC, c.MTU = mac, 1450
+			out[i] = &c
+		}
+		return out, nil
+	}
+	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
+	vx := &items.Interface{IfName: "vx0", Kind: items.KindVxlan, Attrs: &items.VxlanAttrs{VNI: 100, Parent: "uplink0"}}
+	port := &items.Port{IfName: "vx0", Master: "br0", MasterKind: items.KindBridge}
+	uplink := &items.Interface{IfName: "uplink0", Kind: items.KindPhysical}
+	j.SetCurrent(dg.New("current", br, vx, port, uplink))
+	if err := j.Record([]reconciler.PlannedOp{{Op: reconciler.OpDelete, Ref: dg.Ref(port), Old: port}, {Op: reconciler.OpDelete, Ref: dg.Ref(vx), Old: vx}}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	images, _, err := ReadJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[dg.ItemRef]dg.Item{}
+	for _, im := range images {
+		got[im.Ref] = im.Item
+	}
+	for _, ref := range []dg.ItemRef{dg.Ref(vx), dg.Ref(br)} {
+		it, ok := got[ref].(*items.Interface)
+		if !ok || it.MTU != 1450 || it.MAC.String() != mac.String() {
+			t.Errorf("%s: before-image %v, want the kernel's MAC and MTU", ref, got[ref])
+		}
+	}
+	if _, ok := got[dg.Ref(uplink)]; ok {
+		t.Errorf("the uplink was journaled, the wave does not touch it")
+	}
+	for _, n := range asked {
+		if n == "uplink0" {
+			t.Errorf("asked the kernel's choice for a NIC")
+		}
+	}
+}
+
+// The journal accounts for the records its count says the trial wrote:
+// a torn last record the count does not hold (a crash before its fsync),
+// or a whole one it does not hold yet (a crash before the count's write),
+// is what a crash leaves; a record the count holds that is cut short or
+// damaged, a damaged line with more after it, a record out of sequence,
+// or a count that is missing or damaged, is not accounted for.
+func TestJournalAccountsForItsCount(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "journal")
+	j, err := createJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		it := &items.Sysctl{Key: fmt.Sprintf("net.ipv4.conf.d%d.forwarding", i), Value: "1"}
+		if err := j.Record([]reconciler.PlannedOp{{Op: reconciler.OpDelete, Ref: dg.Ref(it), Old: it}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.Close()
+	whole, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(whole), "\n")[:3]
+	count := func(n int) []byte { return countLine(n) }
+	for _, tc := range []struct {
+		name        string
+		journal     string
+		count       []byte // nil: no count file
+		accounted   bool
+		records     int
+		unaccounted string
+	}{
+		{"whole", string(whole), count(3), true, 3, ""},
+		{"torn tail, not counted", lines[0] + lines[1] + lines[2][:20], count(2), true, 2, ""},
+		{"torn tail, terminated, not counted", lines[0] + lines[1] + "0000000 x\n", count(2), true, 2, ""},
+		{"a record not counted yet", string(whole), count(2), true, 3, ""},
+		{"counted record cut short", lines[0] + lines[1] + lines[2][:20], count(3), false, 2, "record 3 of the 3"},
+		{"counted records missing", lines[0], count(3), false, 1, "records 2-3 of the 3"},
+		{"empty", "", count(3), false, 0, "the journal is empty"},
+		{"damaged line with more after it", lines[0] + "0000000 x\n" + lines[2], count(1), false, 1, "line 2: not a record, and more follows"},
+		{"out of sequence", lines[0] + lines[2], count(1), false, 1, "line 2: it is record 3, not 2"},
+		{"count missing", string(whole), nil, false, 3, "journal.count is missing"},
+		{"count damaged", string(whole), []byte(strings.Replace(string(count(3)), "3\n", "4\n", 1)), false, 3, "checksum does not match"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(path, []byte(tc.journal), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(countPath(path))
+			if tc.count != nil {
+				if err := os.WriteFile(countPath(path), tc.count, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			jd, err := readJournal(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := jd.Unaccounted(path)
+			if (u == "") != tc.accounted || jd.Records != tc.records || !strings.Contains(u, tc.unaccounted) {
+				t.Errorf("records %d, unaccounted %q; want %d records, accounted %v, naming %q", jd.Records, u, tc.records, tc.accounted, tc.unaccounted)
+			}
+			if len(jd.Images) != jd.Records {
+				t.Errorf("%d images of %d records", len(jd.Images), jd.Records)
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/netagent/netagent/configurators/netnsx"
 	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/killpoint"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -122,7 +123,7 @@ func (r *Runtime) StateDir() string { return r.stateDir }
 // daemon keeps its records next to its current-state graph).
 func (r *Runtime) Reconciler(opts ...reconciler.Option) *reconciler.Reconciler {
 	hook := LogOp(r.log)
-	if killAfter != 0 {
+	if killpoint.Armed() {
 		log := hook
 		var batch time.Time
 		hook = func(e reconciler.OpLogEntry) {

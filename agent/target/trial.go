@@ -12,6 +12,7 @@ import (
 
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/configurators/l3"
+	"github.com/netagent/netagent/configurators/link"
 	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -28,6 +29,10 @@ import (
 //	                finds it reverts it first (Recover)
 //	journal         the before-images of everything the trial changed
 //	                (journal.go), fsynced before each change
+//	journal.count   how many records the journal holds, written after
+//	                each: a journal that does not account for them (lost,
+//	                cut short, damaged) is never reverted as if it were
+//	                whole (RevertIncompleteError)
 //	confirm, revert requests from another process (`netagent confirm`,
 //	                `netagent rollback`) to the process that runs the trial
 //	                (RequestConfirm, RequestRevert)
@@ -89,14 +94,74 @@ func PendingTrial(stateDir string) (*Trial, error) {
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
+	if errors.Is(err, statefile.ErrDamaged) {
+		return nil, &DamagedTrialError{Path: trialPath(stateDir, trialName), Err: err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the pending trial: %w", err)
 	}
 	var t Trial
 	if err := json.Unmarshal(data, &t); err != nil {
-		return nil, fmt.Errorf("reading the pending trial %s: %w", trialPath(stateDir, trialName), err)
+		return nil, &DamagedTrialError{Path: trialPath(stateDir, trialName), Err: err}
 	}
 	return &t, nil
+}
+
+// DamagedTrialError is a trial record (trial.json) that cannot be read: a
+// trial is pending, but which, what intent it applied and on which boot
+// are unknown. Every command that would revert it refuses, until
+// RecoverAcceptIncomplete reverts what the journal holds without it.
+type DamagedTrialError struct {
+	Path string
+	Err  error
+}
+
+func (e *DamagedTrialError) Error() string {
+	return fmt.Sprintf("%v: the pending trial's record %s is damaged (%v): it cannot be reverted as recorded; "+
+		"`netagent recover --accept-incomplete` reverts what the journal holds and drops the trial", ErrDamagedTrial, e.Path, e.Err)
+}
+
+// Is makes errors.Is(err, ErrDamagedTrial) hold.
+func (e *DamagedTrialError) Is(target error) bool { return target == ErrDamagedTrial }
+
+func (e *DamagedTrialError) Unwrap() error { return e.Err }
+
+// AbandonedTrialError is a pending trial whose process ended without
+// confirming or reverting it (no one holds the target's lock), met by a
+// command that writes nothing (plan, check): it is left pending for
+// `netagent recover` (or the next apply, try or daemon start) to revert.
+type AbandonedTrialError struct {
+	Trial Trial
+}
+
+func (e *AbandonedTrialError) Error() string {
+	return fmt.Sprintf("the trial of pid %d (started %s) is pending: its process ended without confirming or reverting it, "+
+		"and the kernel still holds what it changed; a dry run reverts nothing: run `netagent recover` to revert it",
+		e.Trial.PID, e.Trial.Started.Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrTrialPending) hold.
+func (e *AbandonedTrialError) Is(target error) bool { return target == ErrTrialPending }
+
+// TrialForReader is what a command that writes nothing (plan, check)
+// finds of the target's trial, taking no lock: nil, nil when none is
+// pending; the trial and the process running it (the holder of the
+// target's lock) while one runs; an *AbandonedTrialError when one is
+// pending that no process runs (it waits for a Recover, which the reader
+// must not do: a dry run writes nothing).
+func TrialForReader(stateDir string) (*Trial, *Holder, error) {
+	t, err := PendingTrial(stateDir)
+	if err != nil || t == nil {
+		return nil, nil, err
+	}
+	h, err := HolderOf(stateDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if h == nil {
+		return t, nil, &AbandonedTrialError{Trial: *t}
+	}
+	return t, h, nil
 }
 
 // BeginTrial records the trial t (its Identity and PID are filled in) and
@@ -136,6 +201,7 @@ func (r *Runtime) BeginTrial(t Trial) (*TrialRun, error) {
 		return nil, fmt.Errorf("recording the trial: %w", err)
 	}
 	j.atRisk = func(devs []string) ([]l3.ForeignObject, error) { return l3.ForeignAtRisk(r.target, devs) }
+	j.chosen = func(ifs []*items.Interface) ([]*items.Interface, error) { return link.KernelChosen(r.target, ifs) }
 	r.before, r.journal = j.Record, j
 	return &TrialRun{rt: r, journal: j, Trial: t}, nil
 }
@@ -165,7 +231,8 @@ func (tr *TrialRun) Update(files, previous map[string][]byte) error {
 // removes the trial, recording why it was reverted.
 func (tr *TrialRun) Revert(ctx context.Context, reason string) (*Result, error) {
 	tr.stop()
-	return tr.rt.revert(ctx, &tr.Trial, reason, true)
+	res, _, err := tr.rt.revert(ctx, &tr.Trial, reason, true, false)
+	return res, err
 }
 
 // Batches returns how many journal records the trial wrote.
@@ -175,6 +242,29 @@ func (tr *TrialRun) stop() {
 	tr.rt.before, tr.rt.journal = nil, nil
 	tr.journal.Close()
 }
+
+// RevertIncompleteError is a revert that did not start because the trial
+// journal does not account for every record the trial wrote (see
+// journal.go: missing, emptied, cut short, damaged): it would not have
+// put back what the missing records held. Nothing was changed and the
+// trial stays pending; its outcome says RevertIncomplete and why.
+type RevertIncompleteError struct {
+	Trial Trial
+	// Unaccounted names what the journal does not account for.
+	Unaccounted string
+}
+
+func (e *RevertIncompleteError) Error() string { return OutcomeRevertIncomplete + ": " + e.why() }
+
+// why is the error without its name: the outcome's reason.
+func (e *RevertIncompleteError) why() string {
+	return fmt.Sprintf("the trial journal does not account for %s: nothing was reverted, and the trial (pid %d, started %s) stays pending; "+
+		"`netagent recover --accept-incomplete` reverts what the journal holds and drops the trial, leaving the rest as the trial left it",
+		e.Unaccounted, e.Trial.PID, e.Trial.Started.Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrRevertIncomplete) hold.
+func (e *RevertIncompleteError) Is(target error) bool { return target == ErrRevertIncomplete }
 
 // Recovery says what Recover did.
 type Recovery struct {
@@ -188,15 +278,36 @@ type Recovery struct {
 	Lost bool
 	// Torn: the journal's last record was cut short by the crash (its
 	// change never started).
-	Torn   bool
-	Result *Result
+	Torn bool
+	// Unaccounted (RecoverAcceptIncomplete only) names what the journal
+	// did not account for: the revert put back the rest, and this stays
+	// as the trial left it.
+	Unaccounted string
+	Result      *Result
 }
 
 // Recover reverts the target's pending trial, if there is one (a process
 // that ran it died: the caller holds the target's lock, so no trial runs
-// now), and returns what it did; nil when no trial was pending.
-func (r *Runtime) Recover(ctx context.Context) (*Recovery, error) {
+// now), and returns what it did; nil when no trial was pending. When the
+// journal does not account for every record the trial wrote, it changes
+// nothing and fails with a *RevertIncompleteError (ErrRevertIncomplete).
+func (r *Runtime) Recover(ctx context.Context) (*Recovery, error) { return r.recover(ctx, false) }
+
+// RecoverAcceptIncomplete is Recover that, when the journal does not
+// account for every record (a RevertIncompleteError), reverts what it
+// holds and drops the trial anyway, saying so in Recovery.Unaccounted and
+// the outcome: what the missing records held stays as the trial left it.
+// The operator's way out of a damaged journal (`netagent recover
+// --accept-incomplete`).
+func (r *Runtime) RecoverAcceptIncomplete(ctx context.Context) (*Recovery, error) {
+	return r.recover(ctx, true)
+}
+
+func (r *Runtime) recover(ctx context.Context, accept bool) (*Recovery, error) {
 	t, err := PendingTrial(r.stateDir)
+	if dmg := (*DamagedTrialError)(nil); accept && errors.As(err, &dmg) {
+		return r.recoverDamaged(ctx, dmg)
+	}
 	if err != nil || t == nil {
 		return nil, err
 	}
@@ -223,28 +334,61 @@ func (r *Runtime) Recover(ctx context.Context) (*Recovery, error) {
 	if rec.Lost {
 		reason = "recovered after a reboot (or the namespace was made anew): the kernel lost the trial's changes"
 	}
-	rec.Result, err = r.revert(ctx, t, reason, !rec.Lost)
+	rec.Result, rec.Unaccounted, err = r.revert(ctx, t, reason, !rec.Lost, accept)
 	return rec, err
+}
+
+// recoverDamaged reverts a pending trial whose record is damaged
+// (RecoverAcceptIncomplete): from its journal alone, without its intent
+// as the read-back hint, and without putting back someone else's objects
+// (on which boot the trial saved them is unknown); the record is dropped.
+func (r *Runtime) recoverDamaged(ctx context.Context, dmg *DamagedTrialError) (*Recovery, error) {
+	t := &Trial{}
+	lost := fmt.Sprintf("the trial record %s (%v): its intent and where it ran; someone else's objects it saved are not put back", dmg.Path, dmg.Err)
+	res, unaccounted, err := r.revert(ctx, t, "recovered from its journal alone (--accept-incomplete): the trial record was damaged", false, true)
+	if unaccounted != "" {
+		lost += "; and " + unaccounted
+	}
+	return &Recovery{Trial: *t, Unaccounted: lost, Result: res}, err
 }
 
 // revert converges to the before-images of t's journal, then (with
 // foreign: the kernel that the trial changed is still there) puts back
 // the foreign objects the journal saved that the kernel dropped, and
 // removes the trial once all that succeeded; a failed revert leaves it
-// pending, for the next Recover.
-func (r *Runtime) revert(ctx context.Context, t *Trial, reason string, foreign bool) (*Result, error) {
-	jd, err := readJournal(trialPath(r.stateDir, journalName))
+// pending, for the next Recover. A journal that does not account for
+// every record the trial wrote fails it before anything changes
+// (RevertIncompleteError, recorded as the outcome), unless accept: then
+// it reverts what the journal holds, and unaccounted names the rest.
+func (r *Runtime) revert(ctx context.Context, t *Trial, reason string, foreign, accept bool) (res *Result, unaccounted string, err error) {
+	path := trialPath(r.stateDir, journalName)
+	jd, err := readJournal(path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	images := jd.Images
+	if unaccounted = jd.Unaccounted(path); unaccounted != "" {
+		if !accept {
+			e := &RevertIncompleteError{Trial: *t, Unaccounted: unaccounted}
+			if err := RecordOutcome(r.stateDir, Outcome{PID: t.PID, Result: OutcomeRevertIncomplete, Reason: e.why(), At: time.Now()}); err != nil {
+				return nil, "", errors.Join(e, err)
+			}
+			return nil, "", e
+		}
+		reason += "; only in part (--accept-incomplete): the journal did not account for " + unaccounted + ", which stays as the trial left it"
+	}
+	res, err = r.revertJournaled(ctx, t, jd, reason, foreign)
+	return res, unaccounted, err
+}
+
+// revertJournaled is revert with the journal read.
+func (r *Runtime) revertJournaled(ctx context.Context, t *Trial, jd journaled, reason string, foreign bool) (*Result, error) {
 	var hint *dg.Graph
 	if len(t.Files) > 0 {
-		if hint, err = render.Load(t.Files); err != nil {
-			hint = nil // read back without a hint: only the spelling differs
-		}
+		if h, err := render.Load(t.Files); err == nil {
+			hint = h
+		} // else read back without a hint: only the spelling differs
 	}
-	res, err := r.revertConverge(ctx, hint, images)
+	res, err := r.revertConverge(ctx, hint, jd.Images)
 	if err != nil {
 		return nil, err
 	}
@@ -294,11 +438,35 @@ func (r *Runtime) revertConverge(ctx context.Context, hint *dg.Graph, images []B
 	}
 }
 
-// revertHint is the read-back hint of a revert: the trial's intent, plus
-// the NICs that before-images need (an address on an uplink the trial's
-// intent no longer names) and that the read-back does not report without
-// a hint, declared as physical with every setting left as it is.
+// revertHint is the read-back hint of a revert: the trial's intent with
+// each journaled item replaced by its before-image, so that the revert
+// reads back what it compares exactly as the images spell it; an item
+// the trial created (absent before it) is left out of the hint, so that
+// a link the trial added and had not marked yet (killed between the add
+// and the mark: only the create journal, links.json, names it) reads back
+// as netagent's and is deleted, where a declared one would read back as
+// someone else's link for a create to adopt. A NIC stays declared
+// physical: it is never taken for netagent's. Added are the NICs that
+// before-images need (an address on an uplink the trial's intent no
+// longer names) and that the read-back does not report without a hint,
+// declared as physical with every setting left as it is.
 func (r *Runtime) revertHint(hint *dg.Graph, images []BeforeImage) (*dg.Graph, error) {
+	if hint == nil {
+		hint = dg.New("hint")
+	} else {
+		hint = hint.Root().Clone()
+	}
+	for _, im := range images {
+		if !im.Absent {
+			hint.Put(im.Item)
+			continue
+		}
+		if it, ok := hint.Get(im.Ref); ok {
+			if nic, ok := it.(*items.Interface); !ok || nic.Kind != items.KindPhysical {
+				hint.Delete(im.Ref)
+			}
+		}
+	}
 	cur, err := r.ReadCurrent(hint)
 	if err != nil {
 		return nil, err
@@ -318,14 +486,6 @@ func (r *Runtime) revertHint(hint *dg.Graph, images []BeforeImage) (*dg.Graph, e
 				missing = append(missing, ref.Name)
 			}
 		}
-	}
-	if len(missing) == 0 {
-		return hint, nil
-	}
-	if hint == nil {
-		hint = dg.New("hint")
-	} else {
-		hint = hint.Root().Clone()
 	}
 	for _, name := range missing {
 		hint.Put(&items.Interface{IfName: name, Kind: items.KindPhysical, AdminUp: true})
@@ -363,7 +523,7 @@ func removeTrial(stateDir string) error {
 	if err := statefile.SyncDir(dir); err != nil {
 		return fmt.Errorf("removing the trial record: %w", err)
 	}
-	for _, n := range []string{journalName, confirmName, revertName} {
+	for _, n := range []string{journalName, countPath(journalName), confirmName, revertName} {
 		os.Remove(filepath.Join(dir, n))
 	}
 	return nil
@@ -390,16 +550,21 @@ func request(stateDir, name string) error {
 
 // Outcome is how the target's last trial ended: <state dir>/trial/last.json,
 // written before the trial's record is removed, for `netagent confirm`
-// and status to report.
+// and status to report; or, RevertIncomplete, why its revert could not
+// start (the trial stays pending).
 type Outcome struct {
 	PID int `json:"pid"`
-	// Result is "confirmed" or "reverted".
+	// Result is "confirmed", "reverted" or OutcomeRevertIncomplete.
 	Result string    `json:"result"`
 	Reason string    `json:"reason,omitempty"`
 	At     time.Time `json:"at"`
 }
 
 const outcomeName = "last.json"
+
+// OutcomeRevertIncomplete is the Result of a revert that did not start
+// (RevertIncompleteError).
+const OutcomeRevertIncomplete = "RevertIncomplete"
 
 // RecordOutcome writes the outcome of the target's last trial.
 func RecordOutcome(stateDir string, o Outcome) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/netagent/netagent/agent/target"
@@ -24,7 +25,7 @@ import (
 // false when a damaged record stays (or the scan failed): code is then
 // the exit code.
 func reportDamaged(g *globals, stateDir string, accept bool, timeout time.Duration) (code int, ok bool) {
-	damaged, err := statefile.Scan(stateDir)
+	damaged, err := scanDamaged(stateDir)
 	switch {
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: recover: %v\n", err)
@@ -54,7 +55,7 @@ func reportDamaged(g *globals, stateDir string, accept bool, timeout time.Durati
 		return exitInternal, false
 	}
 	defer lk.Release()
-	if damaged, err = statefile.Scan(stateDir); err != nil { // again, under the lock
+	if damaged, err = scanDamaged(stateDir); err != nil { // again, under the lock
 		fmt.Fprintf(g.stderr, "netagent: recover: %v\n", err)
 		return exitInternal, false
 	}
@@ -73,11 +74,20 @@ func reportDamaged(g *globals, stateDir string, accept bool, timeout time.Durati
 	return exitOK, true
 }
 
+// scanDamaged is statefile.Scan less the trial record: a damaged one is
+// the trial's to report (target.DamagedTrialError), and set aside it
+// would leave the trial's changes unreverted; `recover
+// --accept-incomplete` reverts them from the journal instead.
+func scanDamaged(stateDir string) ([]*statefile.DamagedError, error) {
+	damaged, err := statefile.Scan(stateDir)
+	return slices.DeleteFunc(damaged, func(d *statefile.DamagedError) bool { return target.IsTrialRecord(stateDir, d.Path) }), err
+}
+
 // recoverWithRecords reports (accept: sets aside) the damaged state files
 // of one target, then reverts its pending trial, if any (recoverTarget).
-func recoverWithRecords(g *globals, netns, stateDir string, timeout time.Duration, accept bool) int {
-	if code, ok := reportDamaged(g, stateDir, accept, timeout); !ok {
+func recoverWithRecords(g *globals, netns, stateDir string, timeout time.Duration, acceptDamaged, acceptIncomplete bool) int {
+	if code, ok := reportDamaged(g, stateDir, acceptDamaged, timeout); !ok {
 		return code
 	}
-	return recoverTarget(g, netns, stateDir, timeout)
+	return recoverTargetAccept(g, netns, stateDir, timeout, acceptIncomplete)
 }

@@ -185,7 +185,8 @@ const exitCodesHelp = `  0  success (apply: every item converged; check: running
   2  bad command line
   3  I/O or internal error: an intent file could not be read (missing, unreadable); the kernel,
      the state directory or the daemon could not be reached; or another netagent holds the
-     namespace (a daemon serves it; the lock wait timed out)
+     namespace (a daemon serves it; the lock wait timed out); plan, check: a trial is pending
+     that its process left (run netagent recover)
   4  apply, plan, rollback: refused, it would disrupt a protected link (--protect, "protected": true);
      nothing was changed (--force applies it anyway)
   5  --if-version N: the current version of the intent is not N (someone else changed it)

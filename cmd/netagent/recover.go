@@ -14,26 +14,28 @@ import (
 
 // A trial that its process did not see through (killed, a crash, a reboot)
 // stays pending on disk (target.PendingTrial). The next netagent that
-// touches the target reverts it first and says so on stderr: apply, try
-// and the daemon under the target's lock, plan and check by taking the
-// lock for the revert when no one holds it, and `netagent recover`, which
-// the systemd unit runs before the daemon starts (ExecStartPre).
+// changes the target reverts it first and says so on stderr: apply, try
+// and the daemon under the target's lock, and `netagent recover`, which
+// the systemd unit runs before the daemon starts (ExecStartPre). plan and
+// check write nothing: they refuse, saying to run `netagent recover`.
 
 func init() {
 	register(&command{
 		name:    "recover",
 		summary: "revert a trial left pending by a netagent that died (the unit runs it at boot)",
-		usage:   "[--netns NAME] [--all] [--accept-damaged]",
+		usage:   "[--netns NAME] [--all] [--accept-damaged] [--accept-incomplete]",
 		run:     runRecover,
 	})
 }
 
 func runRecover(g *globals, args []string) int {
-	fs := newFlagSet(g, "recover", "[--netns NAME] [--all] [--accept-damaged]")
+	fs := newFlagSet(g, "recover", "[--netns NAME] [--all] [--accept-damaged] [--accept-incomplete]")
 	k := kernelFlags(g, fs)
 	all := fs.Bool("all", false, "every target under the state directory's parent (one directory per namespace, \"host\" for the host's)")
+	acceptIncomplete := fs.Bool("accept-incomplete", false, "when the trial journal does not account for every record the trial wrote (damaged, cut short, missing), "+
+		"revert what it holds and drop the trial anyway: what the missing records held stays as the trial left it")
 	timeout := fs.Duration("lock-timeout", defaultLockTimeout, "how long to wait while another netagent apply changes the namespace")
-	accept := fs.Bool("accept-damaged", false,
+	acceptDamaged := fs.Bool("accept-damaged", false,
 		"set aside damaged state files (as <name>.damaged-<time>), saying what each held; the commands that need them refuse until then")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -42,7 +44,7 @@ func runRecover(g *globals, args []string) int {
 		return usageError(g, fs, "unexpected arguments")
 	}
 	if !*all {
-		return recoverWithRecords(g, k.netns, k.stateDir(g), *timeout, *accept)
+		return recoverWithRecords(g, k.netns, k.stateDir(g), *timeout, *acceptDamaged, *acceptIncomplete)
 	}
 	root := filepath.Dir(k.stateDir(g))
 	dirs, err := os.ReadDir(root)
@@ -59,7 +61,7 @@ func runRecover(g *globals, args []string) int {
 		if netns == "host" {
 			netns = ""
 		}
-		if c := recoverWithRecords(g, netns, filepath.Join(root, d.Name()), *timeout, *accept); c != exitOK {
+		if c := recoverWithRecords(g, netns, filepath.Join(root, d.Name()), *timeout, *acceptDamaged, *acceptIncomplete); c != exitOK {
 			code = c
 		}
 	}
@@ -68,8 +70,17 @@ func runRecover(g *globals, args []string) int {
 
 // recoverTarget reverts the pending trial of one target, if any.
 func recoverTarget(g *globals, netns, stateDir string, timeout time.Duration) int {
+	return recoverTargetAccept(g, netns, stateDir, timeout, false)
+}
+
+// recoverTargetAccept is recoverTarget; with accept, a journal that does
+// not account for every record is reverted in part
+// (RecoverAcceptIncomplete).
+func recoverTargetAccept(g *globals, netns, stateDir string, timeout time.Duration, accept bool) int {
 	t, err := target.PendingTrial(stateDir)
 	switch {
+	case accept && errors.Is(err, target.ErrDamagedTrial):
+		t = &target.Trial{} // reverted from its journal alone
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: recover: %v\n", err)
 		return exitInternal
@@ -99,37 +110,33 @@ func recoverTarget(g *globals, netns, stateDir string, timeout time.Duration) in
 		return exitOK
 	}
 	defer rt.Close()
-	if code, ok := recoverUnderLock(g, rt); !ok {
-		return code
+	recoverFn := rt.Recover
+	if accept {
+		recoverFn = rt.RecoverAcceptIncomplete
 	}
-	return exitOK
+	_, code, _ := recoverPendingWith(g, rt, recoverFn)
+	return code
 }
 
-// recoverFirst reverts the target's pending trial before a command acts
-// on it. A writer holds the lock already; a reader takes it for the
-// revert, unless a process holds it (that may be the trial running now:
-// the reader then only says so).
+// recoverFirst reverts the target's pending trial before a writer acts
+// on it (the writer holds the lock already). A reader (plan, check)
+// writes nothing: it refuses while a trial is pending that no process
+// runs, saying to run `netagent recover`; while one runs, it only says so
+// (it shows the trial's state).
 func (k *kernelOpts) recoverFirst(g *globals, rt *target.Runtime) (int, bool) {
 	if k.write {
 		return recoverUnderLock(g, rt)
 	}
-	t, err := target.PendingTrial(rt.StateDir())
-	if err != nil || t == nil {
-		return exitOK, true
-	}
-	me := target.Holder{PID: os.Getpid(), Command: "recover", Since: time.Now()}
-	lk, h, err := target.TryLock(rt.StateDir(), me)
+	t, h, err := target.TrialForReader(rt.StateDir())
 	switch {
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return exitInternal, false
-	case lk == nil:
+	case t != nil:
 		fmt.Fprintf(g.stderr, "netagent: a trial is in progress (%s, started %s, reverts at %s unless confirmed): this shows the trial's state\n",
 			h, t.Started.Format(time.RFC3339), t.Deadline.Format(time.RFC3339))
-		return exitOK, true
 	}
-	defer lk.Release()
-	return recoverUnderLock(g, rt)
+	return exitOK, true
 }
 
 // recoverUnderLock reverts the pending trial, the caller holding the lock.
@@ -139,19 +146,26 @@ func recoverUnderLock(g *globals, rt *target.Runtime) (int, bool) {
 }
 
 // recoverPending is recoverUnderLock that also returns the recovery (nil
-// when no trial was pending). A revert that could not finish is recorded
-// as the trial's last outcome (TrialRevertIncomplete, with why), so that
-// status says so while the trial stays pending for the next attempt.
+// when no trial was pending).
 func recoverPending(g *globals, rt *target.Runtime) (*target.Recovery, int, bool) {
+	return recoverPendingWith(g, rt, rt.Recover)
+}
+
+// recoverPendingWith runs a recovery (Recover, or RecoverAcceptIncomplete)
+// and says what it did. A revert that could not finish is recorded as the
+// trial's last outcome (RevertIncomplete, with why: the target records
+// the journal's own accounting itself), so that status says so while the
+// trial stays pending for the next attempt.
+func recoverPendingWith(g *globals, rt *target.Runtime, recover func(context.Context) (*target.Recovery, error)) (*target.Recovery, int, bool) {
 	pending, _ := target.PendingTrial(rt.StateDir())
-	rec, err := rt.Recover(context.Background())
+	rec, err := recover(context.Background())
 	if rec == nil && err == nil {
 		return nil, exitOK, true
 	}
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: reverting the pending trial: %v\n", err)
-		if pending != nil {
-			o := target.Outcome{PID: pending.PID, Result: agent.TrialRevertIncomplete, At: time.Now(),
+		if pending != nil && !errors.Is(err, target.ErrRevertIncomplete) {
+			o := target.Outcome{PID: pending.PID, Result: target.OutcomeRevertIncomplete, At: time.Now(),
 				Reason: fmt.Sprintf("the revert of the trial started %s could not finish (it stays pending): %v", pending.Started.Format(time.RFC3339), err)}
 			if err := target.RecordOutcome(rt.StateDir(), o); err != nil {
 				fmt.Fprintf(g.stderr, "netagent: recording the failed revert: %v\n", err)
@@ -162,6 +176,15 @@ func recoverPending(g *globals, rt *target.Runtime) (*target.Recovery, int, bool
 	if rec.Confirmed {
 		fmt.Fprintf(g.stderr, "netagent: confirmed the pending trial of pid %d (started %s): its confirm had written %s when the process ended\n",
 			rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339), rec.Trial.Confirming.File)
+		return rec, exitOK, true
+	}
+	if rec.Unaccounted != "" {
+		name := fmt.Sprintf("of pid %d (started %s)", rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339))
+		if rec.Trial.PID == 0 {
+			name = "(its record damaged)"
+		}
+		fmt.Fprintf(g.stderr, "netagent: reverted the pending trial %s only in part (--accept-incomplete): %d operations; NOT known or reverted: %s\n",
+			name, len(rec.Result.Ops), rec.Unaccounted)
 		return rec, exitOK, true
 	}
 	fmt.Fprintf(g.stderr, "netagent: reverted the pending trial of pid %d (started %s): %s; %d operations\n",

@@ -17,6 +17,7 @@ import (
 	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/killpoint"
 )
 
 // Exit codes of try beyond the common ones: the trial was reverted, and
@@ -169,7 +170,7 @@ func (t *trial) run(files map[string][]byte) int {
 		return t.revert(exitRevertedFailed, fmt.Sprintf("%d items failed or stayed blocked", len(res.Problems)))
 	}
 	fmt.Fprintf(t.g.stdout, "applied: %d operations (journal: %d records)\n", len(res.Ops), tr.Batches())
-	if os.Getenv("NETAGENT_TEST_KILL_AFTER") != "" {
+	if killpoint.Armed() {
 		fmt.Fprintf(t.g.stderr, "test kill points after the apply: %d\n", target.KillPoints())
 	}
 	// A converged apply is verified: it read the kernel back after every
@@ -339,7 +340,7 @@ func isTerminal(f *os.File) bool {
 // reportKillPoints tells the crash tests how many kill points the run
 // passed (only with NETAGENT_TEST_KILL_AFTER set).
 func reportKillPoints(g *globals) {
-	if os.Getenv("NETAGENT_TEST_KILL_AFTER") != "" {
+	if killpoint.Armed() {
 		fmt.Fprintf(g.stderr, "test kill points passed: %d\n", target.KillPoints())
 	}
 }

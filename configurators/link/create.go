@@ -10,6 +10,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/netagent/netagent/internal/killpoint"
 	"github.com/netagent/netagent/items"
 )
 
@@ -102,6 +103,7 @@ func (k *kernel) createJournaled(link netlink.Link, want *items.Interface) (err 
 		}
 		return fmt.Errorf("adding %s %s: %w", want.Kind, want.IfName, err), false
 	}
+	killpoint.Pass() // added, not marked: only the create journal says it is netagent's
 	if err = k.finishCreate(link, want); err != nil {
 		if derr := k.undo(want); derr != nil {
 			return errors.Join(err, derr), true // the journal keeps the link netagent's

@@ -251,13 +251,20 @@ func trialIntents(e *cliEnv, routes int) (before, trial string) {
 // trialEnv is a namespace holding the intent before a trial, with phys1
 // (a veth end, MTU 1500) beside the uplink.
 func trialEnv(t *testing.T) (e *cliEnv, trial string) {
+	e, _, trial = trialEnvRoutes(t, 1000)
+	return e, trial
+}
+
+// trialEnvRoutes is trialEnv with that many routes in the trial, and the
+// file of the intent before it.
+func trialEnvRoutes(t *testing.T, routes int) (e *cliEnv, before, trial string) {
 	e = cliNewEnv(t)
 	e.ip("link", "add", "phys1", "type", "veth", "peer", "name", "phys1-peer")
 	e.ip("link", "set", "phys1", "up")
 	e.ip("link", "set", "phys1-peer", "up")
-	before, trial := trialIntents(e, 1000)
+	before, trial = trialIntents(e, routes)
 	e.mustRun(0, "apply", before)
-	return e, trial
+	return e, before, trial
 }
 
 // A trial that is not confirmed reverts exactly: the namespace is again
@@ -480,7 +487,7 @@ func TestTrialRevertRequest(t *testing.T) {
 func TestTrialPendingRecoveredByNextCommand(t *testing.T) {
 	for _, reboot := range []bool{false, true} {
 		t.Run(fmt.Sprintf("reboot=%v", reboot), func(t *testing.T) {
-			e, trial := trialEnv(t)
+			e, beforeFile, trial := trialEnvRoutes(t, 1000)
 			before := e.trialSnapshot()
 			full := e.trialRun([]string{"NETAGENT_TEST_KILL_AFTER=100000000"}, "--timeout", "0s", trial)
 			apply, _ := killPoints(t, full)
@@ -505,14 +512,16 @@ func TestTrialPendingRecoveredByNextCommand(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			// plan is a reader: it takes the free lock for the revert.
-			res = e.netagent("plan", trial)
+			// apply is a writer: it reverts the trial before its own
+			// change (here none: the intent from before the trial). plan
+			// and check write nothing (TestTrialPendingDryRunsWriteNothing).
+			res = e.netagent("apply", beforeFile)
 			want := "the process that ran it died"
 			if reboot {
 				want = "reboot"
 			}
 			if !strings.Contains(res.stderr, "reverted the pending trial") || !strings.Contains(res.stderr, want) {
-				t.Fatalf("plan did not say it reverted the trial (%q): %s", want, res)
+				t.Fatalf("apply did not say it reverted the trial (%q): %s", want, res)
 			}
 			if got := e.trialSnapshot(); got != before {
 				t.Fatalf("not exact:\n%s", lineDiff(before, got))

@@ -280,7 +280,7 @@ func TestDaemonTrialKilledStatusSaysHowItEnded(t *testing.T) {
 		t.Fatalf("status after a revert that could not finish: %s", out)
 	}
 	text, _ := exec.Command(e.bin, "--state-dir", e.stateDir, "status", "--socket", e.socket, "--timeout", "2s").Output()
-	if !strings.Contains(string(text), "last trial revert-incomplete") {
+	if !strings.Contains(string(text), "last trial "+agent.TrialRevertIncomplete) {
 		t.Errorf("status: %s", text)
 	}
 }
