@@ -5,6 +5,7 @@ package netns_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/netagent/netagent/configurators/statefile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,7 +30,7 @@ func pendingTrialEnv(t *testing.T) (e *cliEnv, trial, before string, pid int) {
 	if res := e.trialRun([]string{fmt.Sprintf("NETAGENT_TEST_KILL_AFTER=%d", apply)}, "--timeout", "0s", trial); res.code != -1 {
 		t.Fatalf("not killed: %s", res)
 	}
-	data, err := os.ReadFile(filepath.Join(e.stateDir, "trial", "trial.json"))
+	data, err := statefile.LoadRecord(filepath.Join(e.stateDir, "trial", "trial.json"))
 	if err != nil {
 		t.Fatalf("no pending trial: %v", err)
 	}
