@@ -5,7 +5,6 @@ package netns_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/netagent/netagent/configurators/statefile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+
+	"github.com/netagent/netagent/configurators/statefile"
 	"golang.org/x/sys/unix"
 )
 
