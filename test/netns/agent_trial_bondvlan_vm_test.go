@@ -19,6 +19,7 @@ import (
 
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/configurators/statefile"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/test/vm"
 )
@@ -101,7 +102,7 @@ func TestInVMTrialBondModeVLANIDReverts(t *testing.T) {
 				// names a pid that no longer runs.
 				rt.Close()
 				path := filepath.Join(stateDir, target.TrialDir, "trial.json")
-				data, err := os.ReadFile(path)
+				data, err := statefile.LoadRecord(path)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -111,7 +112,7 @@ func TestInVMTrialBondModeVLANIDReverts(t *testing.T) {
 				}
 				rec["pid"] = 1 << 22
 				data, _ = json.Marshal(rec)
-				if err := os.WriteFile(path, data, 0o600); err != nil {
+				if err := statefile.SaveRecord(path, data, true); err != nil {
 					t.Fatal(err)
 				}
 				rt, err = target.Open(tgt.Name, stateDir, log)
