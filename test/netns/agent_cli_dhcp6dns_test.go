@@ -11,6 +11,7 @@ import (
 
 	"github.com/netagent/netagent/configurators/dns"
 	"github.com/netagent/netagent/internal/dnsmasqtest"
+	"github.com/netagent/netagent/internal/testns"
 )
 
 const dhcp6Intent = `{"version": 1,
@@ -191,4 +192,31 @@ func TestAgentCLIDHCP6LateLeaseApplied(t *testing.T) {
 		t.Fatalf("the first DHCPv6 acquisition did not fail as the test means it to:\n%s", res)
 	}
 	e.wantDualLeases(resolv, res)
+}
+
+// The same with the DHCPv4 lease late: the server's namespace drops
+// DHCPv4 until the first acquisition has failed (apply --wait 3s bounds
+// it), while the DHCPv6 lease comes at once; the DHCPv6 lease makes a
+// second round, which asks for the DHCPv4 lease again and gets it; its
+// address, default route and DNS server are applied before apply says
+// converged. (Before: exit 0, converged, resolv.conf without 10.77.0.53,
+// no DHCPv4 address on up0.)
+func TestAgentCLIDHCP4LateLeaseApplied(t *testing.T) {
+	t.Parallel()
+	e, srv := raEnvServer(t, dnsmasqtest.Options{DHCP6: true, Domain: "lan.example"})
+	drop := []string{"INPUT", "-p", "udp", "--dport", "67", "-j", "DROP"}
+	testns.Exec(t, srv.Peer, "iptables", append([]string{"-I"}, drop...)...)
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	file := e.writeFile("dual.json", dualIntent)
+	_, failed, wait := e.startSeeing("item=dhcp4-lease/up0 op=create outcome=failed", "apply", "--wait", "3s", "--resolv-conf", resolv, file)
+	<-failed
+	testns.Exec(t, srv.Peer, "iptables", append([]string{"-D"}, drop...)...)
+	res := wait()
+	if res.code != 0 || !strings.Contains(res.stdout, "create dhcp4-lease/up0: dhcp4 lease on up0: no DHCPv4 server answered in time") {
+		t.Fatalf("want exit 0 after a first DHCPv4 acquisition that failed:\n%s", res)
+	}
+	e.wantDualLeases(resolv, res)
+	if !strings.Contains(e.ip("route", "show", "default"), "via 10.77.0.1 dev up0") {
+		t.Errorf("no default route of the DHCPv4 lease:\n%s", res)
+	}
 }
