@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -143,9 +144,8 @@ func (lf *leaseFacts) refusals() []agent.LeaseRefusal {
 	return agent.LeaseRefusals(agent.RefusalsOf(lf.graph))
 }
 
-// applyLeases runs apply's second round when the first acquired leases:
-// the intent rendered with them (their addresses and routes), judged by
-// the same protection, applied, its operations after the first's.
+// applyLeases runs apply's lease rounds (applyLeasesPredicted) after
+// the first.
 func applyLeases(ctx context.Context, rt *target.Runtime, lf *leaseFacts, gd *guarded, force bool,
 	res *target.Result, opts target.ApplyOptions) (*target.Result, error) {
 	a, err := applyLeasesPredicted(ctx, rt, lf, gd, force, &target.Applied{Result: *res}, opts)
@@ -155,18 +155,53 @@ func applyLeases(ctx context.Context, rt *target.Runtime, lf *leaseFacts, gd *gu
 	return &a.Result, err
 }
 
-// applyLeasesPredicted is applyLeases of an apply that says what each
-// operation does to traffic (target.ApplyPredicted): the second apply's
-// predictions follow the first's.
+// applyLeasesPredicted runs apply's lease rounds after the first (res),
+// as long as the last round changed the leases (acquired, confirmed or
+// lost one: leaseFacts.again): the intent rendered with them (their
+// addresses, routes and DNS), judged by the same protection, applied, its
+// operations after the earlier rounds'. A lease that failed in one round
+// is asked for again in the next (its item is still intended), and what
+// it gives is applied in the round after: the apply is over only when a
+// round changed no lease, so that what it reports converged holds every
+// lease acquired. The rounds are bounded (leaseFacts.rounds); leases still
+// changing after the last are an error of the result (not converged).
 func applyLeasesPredicted(ctx context.Context, rt *target.Runtime, lf *leaseFacts, gd *guarded, force bool,
 	res *target.Applied, opts target.ApplyOptions) (*target.Applied, error) {
 	if lf == nil {
 		return res, nil
 	}
+	for range lf.rounds() {
+		next, err := lf.again(rt)
+		if err != nil || next == nil {
+			return res, err
+		}
+		if res, err = applyRound(ctx, rt, next, gd, force, res, opts); err != nil {
+			return nil, err
+		}
+	}
 	next, err := lf.again(rt)
-	if err != nil || next == nil {
+	if err != nil {
 		return res, err
 	}
+	if next != nil {
+		res.Err = errors.Join(res.Err, fmt.Errorf("the leases still changed after %d rounds of the apply: what the last acquired is not applied", lf.rounds()))
+	}
+	return res, nil
+}
+
+// rounds bounds apply's lease rounds after the first: each but the last
+// follows a round that changed a lease, and each lease interface (DHCPv4
+// and DHCPv6 apart) gets its lease at most once, so one more than there
+// are of them is enough for any that arrives late.
+func (lf *leaseFacts) rounds() int {
+	return len(lf.ifs) + len(dhcp6Interfaces(lf.files)) + 1
+}
+
+// applyRound applies next (a render with the leases of the rounds before,
+// res), judged by the protection unless force, its operations and
+// predictions after res's.
+func applyRound(ctx context.Context, rt *target.Runtime, next *dg.Graph, gd *guarded, force bool,
+	res *target.Applied, opts target.ApplyOptions) (*target.Applied, error) {
 	want := next
 	if !force {
 		judged, err := rt.Guard(ctx, next, gd.prot)

@@ -286,9 +286,11 @@ func Modifiers(hw net.HardwareAddr, want netip.Addr) []dhcpv6.Modifier {
 }
 
 // waitLinkLocal waits, on the namespace's address events, until ifname
-// has a link-local address that is not tentative (duplicate address
-// detection takes a second or two after the link comes up), and returns
-// it. A link-local address that failed DAD is ErrNoLinkLocal.
+// has a usable link-local address (usableLinkLocal), and returns it. A
+// link-local address that failed DAD is ErrNoLinkLocal. The subscription
+// lists the addresses after it is made, so that none made or changed
+// since is missed: a link set down and up, or IPv6 turned off and on,
+// gives a new address, which is waited for in turn.
 func (x *NetnsExchanger) waitLinkLocal(ctx context.Context, ifname string) (netip.Addr, error) {
 	link, err := x.Target.NL.LinkByName(ifname)
 	if err != nil {
@@ -320,7 +322,7 @@ func (x *NetnsExchanger) waitLinkLocal(ctx context.Context, ifname string) (neti
 			case !isLL:
 			case u.Flags&unix.IFA_F_DADFAILED != 0:
 				return netip.Addr{}, fmt.Errorf("%s: %w (duplicate address detection failed)", ifname, ErrNoLinkLocal)
-			case u.Flags&unix.IFA_F_TENTATIVE == 0:
+			case usableLinkLocal(u.Flags):
 				return a, nil
 			}
 		case err := <-failed:
@@ -329,6 +331,15 @@ func (x *NetnsExchanger) waitLinkLocal(ctx context.Context, ifname string) (neti
 			return netip.Addr{}, fmt.Errorf("%s: %w: %w", ifname, ErrNoLinkLocal, ctx.Err())
 		}
 	}
+}
+
+// usableLinkLocal reports whether a link-local address with flags may be
+// the client's source: not tentative (duplicate address detection takes
+// a second or two after the link comes up, longer when the kernel is
+// busy), or optimistic (RFC 4429, optimistic_dad: usable while DAD runs,
+// and the kernel lets a socket bind it).
+func usableLinkLocal(flags int) bool {
+	return flags&unix.IFA_F_TENTATIVE == 0 || flags&unix.IFA_F_OPTIMISTIC != 0
 }
 
 // linkLocal returns the address of u if it is a new IPv6 link-local one

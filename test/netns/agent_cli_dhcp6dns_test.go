@@ -11,6 +11,7 @@ import (
 
 	"github.com/netagent/netagent/configurators/dns"
 	"github.com/netagent/netagent/internal/dnsmasqtest"
+	"github.com/netagent/netagent/internal/testns"
 )
 
 const dhcp6Intent = `{"version": 1,
@@ -127,6 +128,27 @@ func TestAgentCLIDHCP6NoServer(t *testing.T) {
 	}
 }
 
+// dualIntent: up0 with dhcp4 and dhcp6, and a DNS server of its own.
+const dualIntent = `{"version": 1,
+  "interfaces": [{"name": "up0", "type": "physical", "dhcp4": true, "ipv6": {"dhcp6": true}}],
+  "dns": {"nameservers": ["192.0.2.53"]}}`
+
+// wantDualLeases checks what an apply of dualIntent against dnsmasq with
+// DHCPv6 (res) left: resolv.conf with the intent's server, the DHCPv4
+// lease's, then the DHCPv6 lease's, and both leases' addresses on up0.
+// It returns the resolv.conf wanted.
+func (e *cliEnv) wantDualLeases(resolv string, res cliResult) string {
+	e.t.Helper()
+	want := dns.Header + "\nnameserver 192.0.2.53\nnameserver " + dnsmasqtest.DNS.String() + "\nnameserver " + dnsmasqtest.DNS6.String() + "\nsearch lan.example\n"
+	if got, err := os.ReadFile(resolv); err != nil || string(got) != want {
+		e.t.Fatalf("resolv.conf %q (%v), want %q\n%s", got, err, want, res)
+	}
+	if out := e.ip("addr", "show", "dev", "up0"); !strings.Contains(out, "10.77.0.") || !strings.Contains(out, "2001:db8:77::") {
+		e.t.Errorf("up0 lacks a lease's address:\n%s\n%s", out, res)
+	}
+	return want
+}
+
 // One uplink with dhcp4 and dhcp6 from one server: apply applies both
 // leases' addresses, and the resolv.conf lists the intent's server, then
 // the DHCPv4 lease's, then the DHCPv6 lease's; a second apply writes
@@ -134,17 +156,9 @@ func TestAgentCLIDHCP6NoServer(t *testing.T) {
 func TestAgentCLIDHCP4And6DNS(t *testing.T) {
 	e := raEnv(t, dnsmasqtest.Options{DHCP6: true, Domain: "lan.example"})
 	resolv := filepath.Join(t.TempDir(), "resolv.conf")
-	file := e.writeFile("dual.json", `{"version": 1,
-  "interfaces": [{"name": "up0", "type": "physical", "dhcp4": true, "ipv6": {"dhcp6": true}}],
-  "dns": {"nameservers": ["192.0.2.53"]}}`)
+	file := e.writeFile("dual.json", dualIntent)
 	res := e.mustRun(0, "apply", "--resolv-conf", resolv, file)
-	want := dns.Header + "\nnameserver 192.0.2.53\nnameserver " + dnsmasqtest.DNS.String() + "\nnameserver " + dnsmasqtest.DNS6.String() + "\nsearch lan.example\n"
-	if got, err := os.ReadFile(resolv); err != nil || string(got) != want {
-		t.Fatalf("resolv.conf %q (%v), want %q\n%s", got, err, want, res)
-	}
-	if out := e.ip("addr", "show", "dev", "up0"); !strings.Contains(out, "10.77.0.") || !strings.Contains(out, "2001:db8:77::") {
-		t.Errorf("up0 lacks a lease's address:\n%s", out)
-	}
+	want := e.wantDualLeases(resolv, res)
 	// Again: the DHCPv4 lease is confirmed (INIT-REBOOT, a modify of its
 	// item), nothing else is written.
 	res = e.mustRun(0, "apply", "--resolv-conf", resolv, file)
@@ -155,5 +169,54 @@ func TestAgentCLIDHCP4And6DNS(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(resolv); string(got) != want {
 		t.Errorf("resolv.conf after the second apply %q", got)
+	}
+}
+
+// The DHCPv6 lease arrives in a later round of the apply: up0's IPv6 is
+// off until the apply turns it on, and the duplicate address detection
+// of its link-local address then takes longer than the client waits for
+// one (one neighbour solicitation, 12 s for an answer: retrans_time_ms),
+// as it did once on a loaded machine. The first acquisition fails; the
+// DHCPv4 lease makes a second round, which asks again and gets the lease;
+// what it gives (its address, its DNS server) is applied before apply
+// says converged. (Before: exit 0, converged, resolv.conf without the
+// DHCPv6 server and no DHCPv6 address on up0.)
+func TestAgentCLIDHCP6LateLeaseApplied(t *testing.T) {
+	t.Parallel()
+	e := raEnv(t, dnsmasqtest.Options{DHCP6: true, Domain: "lan.example"})
+	e.exec("sysctl", "-qw", "net.ipv6.conf.up0.disable_ipv6=1", "net.ipv6.neigh.up0.retrans_time_ms=12000")
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	file := e.writeFile("dual.json", dualIntent)
+	res := e.mustRun(0, "apply", "--resolv-conf", resolv, file)
+	if !strings.Contains(res.stdout, "create dhcp6-lease/up0: acquiring a DHCPv6 lease on up0: up0: no usable IPv6 link-local address") {
+		t.Fatalf("the first DHCPv6 acquisition did not fail as the test means it to:\n%s", res)
+	}
+	e.wantDualLeases(resolv, res)
+}
+
+// The same with the DHCPv4 lease late: the server's namespace drops
+// DHCPv4 until the first acquisition has failed (apply --wait 3s bounds
+// it), while the DHCPv6 lease comes at once; the DHCPv6 lease makes a
+// second round, which asks for the DHCPv4 lease again and gets it; its
+// address, default route and DNS server are applied before apply says
+// converged. (Before: exit 0, converged, resolv.conf without 10.77.0.53,
+// no DHCPv4 address on up0.)
+func TestAgentCLIDHCP4LateLeaseApplied(t *testing.T) {
+	t.Parallel()
+	e, srv := raEnvServer(t, dnsmasqtest.Options{DHCP6: true, Domain: "lan.example"})
+	drop := []string{"INPUT", "-p", "udp", "--dport", "67", "-j", "DROP"}
+	testns.Exec(t, srv.Peer, "iptables", append([]string{"-I"}, drop...)...)
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	file := e.writeFile("dual.json", dualIntent)
+	_, failed, wait := e.startSeeing("item=dhcp4-lease/up0 op=create outcome=failed", "apply", "--wait", "3s", "--resolv-conf", resolv, file)
+	<-failed
+	testns.Exec(t, srv.Peer, "iptables", append([]string{"-D"}, drop...)...)
+	res := wait()
+	if res.code != 0 || !strings.Contains(res.stdout, "create dhcp4-lease/up0: dhcp4 lease on up0: no DHCPv4 server answered in time") {
+		t.Fatalf("want exit 0 after a first DHCPv4 acquisition that failed:\n%s", res)
+	}
+	e.wantDualLeases(resolv, res)
+	if !strings.Contains(e.ip("route", "show", "default"), "via 10.77.0.1 dev up0") {
+		t.Errorf("no default route of the DHCPv4 lease:\n%s", res)
 	}
 }

@@ -3,9 +3,12 @@
 package netns_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -312,5 +315,47 @@ func (w *cliWatcher) collect(grace time.Duration) []string {
 		case <-timeout:
 			return got
 		}
+	}
+}
+
+// startSeeing starts netagent command in the background; seen is closed
+// when a line of its stderr first holds marker (or when it ends without),
+// and wait returns its outcome once it ends.
+func (e *cliEnv) startSeeing(marker, command string, args ...string) (proc *os.Process, seen <-chan struct{}, wait func() cliResult) {
+	e.t.Helper()
+	cmd := exec.Command(e.bin, append([]string{"--state-dir", e.stateDir, command, "--netns", e.tgt.Name}, args...)...)
+	var out, errOut strings.Builder
+	cmd.Stdout = &out
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	saw, copied := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(copied)
+		lines := bufio.NewScanner(pipe)
+		for lines.Scan() {
+			errOut.WriteString(lines.Text() + "\n")
+			if saw != nil && strings.Contains(lines.Text(), marker) {
+				close(saw)
+				saw = nil
+			}
+		}
+		io.Copy(&errOut, pipe) // a line beyond the scanner's bound
+		if saw != nil {
+			close(saw)
+		}
+	}()
+	return cmd.Process, saw, func() cliResult {
+		<-copied
+		err := cmd.Wait()
+		res := cliResult{stdout: out.String(), stderr: errOut.String()}
+		if ee, ok := err.(*exec.ExitError); ok {
+			res.code = ee.ExitCode()
+		}
+		return res
 	}
 }

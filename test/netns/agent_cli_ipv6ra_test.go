@@ -19,10 +19,16 @@ import (
 // kernel's autoconfiguration off until an intent turns it on.
 func raEnv(t *testing.T, opts dnsmasqtest.Options) *cliEnv {
 	t.Helper()
+	e, _ := raEnvServer(t, opts)
+	return e
+}
+
+// raEnvServer is raEnv with its server.
+func raEnvServer(t *testing.T, opts dnsmasqtest.Options) (*cliEnv, *dnsmasqtest.Server) {
+	t.Helper()
 	e := &cliEnv{t: t, tgt: testns.New(t), bin: cliBinary(t), stateDir: t.TempDir()}
 	e.exec("sysctl", "-qw", "net.ipv6.conf.default.accept_ra=0", "net.ipv6.conf.default.autoconf=0")
-	dnsmasqtest.Start(t, e.tgt, "up0", opts)
-	return e
+	return e, dnsmasqtest.Start(t, e.tgt, "up0", opts)
 }
 
 // waitAddr waits, on netlink events (no polling), for a usable (not

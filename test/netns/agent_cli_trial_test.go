@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -387,49 +386,9 @@ func (e *cliEnv) startTrial(args ...string) (wait func() cliResult) {
 // startTrialCmd is startTrial, with the process.
 func (e *cliEnv) startTrialCmd(args ...string) (proc *os.Process, wait func() cliResult) {
 	e.t.Helper()
-	argv := append([]string{"--state-dir", e.stateDir, "try", "--netns", e.tgt.Name}, args...)
-	cmd := exec.Command(e.bin, argv...)
-	var out strings.Builder
-	cmd.Stdout = &out
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	var errOut strings.Builder
-	waiting := make(chan struct{})
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		buf := make([]byte, 4096)
-		signalled := false
-		for {
-			n, err := errPipe.Read(buf)
-			errOut.Write(buf[:n])
-			if !signalled && strings.Contains(errOut.String(), "trial applied: confirm") {
-				close(waiting)
-				signalled = true
-			}
-			if err != nil {
-				if !signalled {
-					close(waiting)
-				}
-				return
-			}
-		}
-	}()
+	proc, waiting, wait := e.startSeeing("trial applied: confirm", "try", args...)
 	<-waiting
-	return cmd.Process, func() cliResult {
-		<-copied
-		err := cmd.Wait()
-		res := cliResult{stdout: out.String(), stderr: errOut.String()}
-		if ee, ok := err.(*exec.ExitError); ok {
-			res.code = ee.ExitCode()
-		}
-		return res
-	}
+	return proc, wait
 }
 
 // Confirm from another shell: the trial stays, after the process ended
