@@ -106,22 +106,50 @@ func (idx *index) refresh(path string) error {
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("reading %s: %w", path, err)
 	}
-	// The whole lines, decoded in one pass; what follows the last
-	// newline is a torn last line (its writer died): not a record.
+	// The whole lines, one record each; what follows the last newline is
+	// a torn last line (its writer died, or is writing): not a record.
 	data = data[:bytes.LastIndexByte(data[:n], '\n')+1]
 	if idx.off == 0 {
 		idx.head = bytes.Clone(data[:min(len(data), headLen)])
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	for dec.More() {
+	pos := 0
+	for pos < len(data) {
+		end := pos + bytes.IndexByte(data[pos:], '\n') + 1
+		line := data[pos:end]
 		var r record
-		if err := dec.Decode(&r); err != nil {
-			return fmt.Errorf("%s at byte %d: %w", path, idx.off+dec.InputOffset(), err)
+		if len(bytes.TrimSpace(line)) > 0 {
+			if err := json.Unmarshal(line, &r); err != nil {
+				if tornTail(data[pos:]) {
+					break // cut by the next writer (Store.cutTorn)
+				}
+				return fmt.Errorf("%s at byte %d: %w", path, idx.off+int64(pos), err)
+			}
+			idx.apply(r)
 		}
-		idx.apply(r)
+		pos = end
 	}
-	idx.off += int64(len(data))
+	idx.off += int64(pos)
 	return nil
+}
+
+// tornTail reports whether the whole lines tail, the first of which is
+// not a record, are what a crash can leave after the last acknowledged
+// write: a write is acknowledged only once its line is fsynced, so only
+// lines after every acknowledged one can be torn, and a torn append whose
+// size reached the disk before its data reads as NUL bytes (blocks never
+// written). A tail holding no NUL byte, or a line that is a record after
+// it (an acknowledged write after the damage), is damage, not a tear.
+func tornTail(tail []byte) bool {
+	if bytes.IndexByte(tail, 0) < 0 {
+		return false
+	}
+	for line := range bytes.Lines(tail) {
+		var r record
+		if len(bytes.TrimSpace(line)) > 0 && json.Unmarshal(line, &r) == nil {
+			return false
+		}
+	}
+	return true
 }
 
 func (idx *index) apply(r record) {
