@@ -35,7 +35,9 @@
 // that does not decode, or a damaged line followed by a record: an
 // acknowledged write after it) is damage: every read and write fails
 // naming the log and the byte, and the log is left as it is, never cut
-// (that would lose acknowledged writes).
+// (that would lose acknowledged writes). The log is opened as a state
+// file (statefile.OpenFile: no link followed, never blocking, its owner
+// and mode checked), as the lock and the value files are.
 //
 // Reads take no lock: value files are written once
 // and removed only by compaction, after the log no longer names them (or,

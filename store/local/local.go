@@ -146,7 +146,7 @@ func (s *Store) cutTorn() error {
 	off, size := s.idx.off, s.idx.size
 	s.mu.Unlock()
 	path := s.logPath()
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	f, err := openLog(path, syscall.O_WRONLY)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", path, err)
 	}
@@ -427,7 +427,7 @@ func (s *Store) appendRecord(r record) error {
 	s.mu.Lock()
 	off := s.idx.off
 	s.mu.Unlock()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
+	f, err := openLog(path, syscall.O_WRONLY|syscall.O_CREAT)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", path, err)
 	}

@@ -8,10 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"syscall"
 
+	"github.com/netagent/netagent/configurators/statefile"
 	"github.com/netagent/netagent/store"
 )
 
@@ -78,10 +80,23 @@ func newIndex() *index {
 	return &index{keys: map[string]store.Version{}, inline: map[store.Version][]byte{}, sums: map[store.Version]string{}}
 }
 
+// openLog opens the log at path as a state file (statefile.OpenFile:
+// relative to its directory, no link followed, never blocking, a regular
+// file owned by root or this process's user and writable by no one else):
+// a log planted as a link is never read or written through, a FIFO never
+// blocks a read.
+func openLog(path string, flags int) (*os.File, error) {
+	fd, err := statefile.OpenFile(filepath.Dir(path), filepath.Base(path), flags)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
 // refresh brings idx up to the log at path: the lines appended since it
 // was last read, or the whole file when it was replaced (compacted).
 func (idx *index) refresh(path string) error {
-	f, err := os.Open(path)
+	f, err := openLog(path, syscall.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // nothing written yet
 	}

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -114,5 +116,64 @@ func TestDamagedMiddleLineIsReported(t *testing.T) {
 				t.Errorf("the damaged log was changed: %q", data)
 			}
 		})
+	}
+}
+
+// The log is a state file: a FIFO in its place never blocks Open, and a
+// log replaced by a link is neither read nor written through (the link's
+// target is left as it is). Before, the log was opened following links
+// (a write appended to the target) and a FIFO blocked Open.
+func TestLogIsAStateFile(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, local.LogFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		s, err := local.Open(dir, local.Options{NoFSNotify: true})
+		if err == nil {
+			s.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("Open with a FIFO for a log: nil error, want a refusal")
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("Open blocked on a FIFO for a log")
+		if w, err := os.OpenFile(filepath.Join(dir, local.LogFile), os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+		<-done
+	}
+
+	dir = t.TempDir()
+	s := open(t, dir, local.Options{NoFSNotify: true})
+	v1, err := s.WriteCAS(ctx, "k", []byte("a"), store.NoVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, local.LogFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(t.TempDir(), "victim")
+	writeFile(t, victim, data)
+	os.Remove(path)
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteCAS(ctx, "k", []byte("b"), v1); err == nil {
+		t.Error("a write with the log replaced by a link: nil error")
+	}
+	if got, _ := os.ReadFile(victim); !bytes.Equal(got, data) {
+		t.Errorf("the link's target was written through: %q", got)
+	}
+	if _, err := local.Open(dir, local.Options{NoFSNotify: true}); err == nil {
+		t.Error("Open with the log replaced by a link: nil error")
 	}
 }
