@@ -20,6 +20,7 @@ import (
 	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/jsonstr"
+	"github.com/netagent/netagent/internal/lineread"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -562,8 +563,8 @@ func readRecords(path string) (journaled, error) {
 	seen := make(map[dg.ItemRef]bool)
 	r := bufio.NewReaderSize(f, 1<<20)
 	for line := 1; ; line++ {
-		data, err := readLine(r, maxRecordLine)
-		if errors.Is(err, errLineTooLong) {
+		data, err := lineread.Read(r, maxRecordLine)
+		if errors.Is(err, lineread.ErrTooLong) {
 			out.Damage = fmt.Sprintf("line %d is longer than the %d bytes a record may have", line, maxRecordLine)
 			out.Broken = true // the writer writes none: no crash makes one
 			return out, nil
@@ -622,29 +623,6 @@ func readRecords(path string) (journaled, error) {
 				}
 			}
 			out.Images = append(out.Images, b)
-		}
-	}
-}
-
-// errLineTooLong: a line longer than readLine's bound.
-var errLineTooLong = errors.New("line too long")
-
-// readLine returns r's next line, its newline included, or errLineTooLong
-// once more than max bytes come without one (having kept at most max+the
-// buffer's size); at the end of r, what is left and io.EOF.
-func readLine(r *bufio.Reader, max int) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := r.ReadSlice('\n')
-		if len(line)+len(frag) > max {
-			return nil, errLineTooLong
-		}
-		if err == nil && line == nil {
-			return bytes.Clone(frag), nil
-		}
-		line = append(line, frag...)
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return line, err
 		}
 	}
 }

@@ -37,7 +37,10 @@
 // naming the log and the byte, and the log is left as it is, never cut
 // (that would lose acknowledged writes). The log is opened as a state
 // file (statefile.OpenFile: no link followed, never blocking, its owner
-// and mode checked), as the lock and the value files are.
+// and mode checked), as the lock and the value files are, and read a line
+// at a time: a line longer than 16 MiB (a record with an inline value of
+// at most MaxInline is far shorter) is damage, found without reading it
+// whole, and so is a torn tail longer than that (a crash tears one line).
 //
 // Reads take no lock: value files are written once
 // and removed only by compaction, after the log no longer names them (or,

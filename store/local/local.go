@@ -34,6 +34,9 @@ const (
 	DefaultRetain       = 1000
 	DefaultPollInterval = time.Second
 	DefaultInlineMax    = 4096
+	// MaxInline bounds Options.InlineMax: a log line stays far below
+	// the reader's bound.
+	MaxInline = 4 << 20
 )
 
 // Options tune a Store; the zero value is the defaults.
@@ -51,7 +54,8 @@ type Options struct {
 	NoFSNotify bool
 	// InlineMax: values of at most this many bytes are kept in their log
 	// line rather than in a value file, so that writing one takes one
-	// fsync instead of three (DefaultInlineMax; negative: none).
+	// fsync instead of three (DefaultInlineMax; negative: none; at most
+	// MaxInline, more is taken as MaxInline).
 	InlineMax int
 	// DropReplaced removes a value's file as soon as its key is replaced
 	// or deleted, rather than at the compaction that drops its revision:
@@ -95,6 +99,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.InlineMax == 0 {
 		opts.InlineMax = DefaultInlineMax
 	}
+	opts.InlineMax = min(opts.InlineMax, MaxInline)
 	if opts.Log == nil {
 		opts.Log = logrus.StandardLogger()
 	}

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/lineread"
 	"github.com/netagent/netagent/store"
 )
 
@@ -61,6 +63,11 @@ type index struct {
 	// reused), so dev and ino alone do not tell it from the file read.
 	head []byte
 }
+
+// maxLine bounds a log line: an inline value (at most MaxInline) in
+// base64 and its key, far below it. A longer line is damage, found
+// without reading it whole.
+const maxLine = 16 << 20
 
 // headLen is how much of the first line head keeps: enough for a base
 // line, whose compaction revision differs from one log to the next.
@@ -116,34 +123,56 @@ func (idx *index) refresh(path string) error {
 	if st.Size <= idx.off {
 		return nil
 	}
-	data := make([]byte, st.Size-idx.off)
-	n, err := f.ReadAt(data, idx.off)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
-	// The whole lines, one record each; what follows the last newline is
-	// a torn last line (its writer died, or is writing): not a record.
-	data = data[:bytes.LastIndexByte(data[:n], '\n')+1]
+	// The whole lines, one record each, each at most maxLine long; what
+	// follows the last newline is a torn last line (its writer died, or
+	// is writing): not a record.
 	if idx.off == 0 {
-		idx.head = bytes.Clone(data[:min(len(data), headLen)])
+		idx.head = nil
 	}
-	pos := 0
-	for pos < len(data) {
-		end := pos + bytes.IndexByte(data[pos:], '\n') + 1
-		line := data[pos:end]
-		var r record
-		if len(bytes.TrimSpace(line)) > 0 {
-			if err := json.Unmarshal(line, &r); err != nil {
-				if tornTail(data[pos:]) {
-					break // cut by the next writer (Store.cutTorn)
-				}
-				return fmt.Errorf("%s at byte %d: %w", path, idx.off+int64(pos), err)
-			}
-			idx.apply(r)
+	r := bufio.NewReaderSize(io.NewSectionReader(f, idx.off, st.Size-idx.off), 64<<10)
+	var pos int64
+	var tail []byte // the first line that is not a record, and what follows
+	tooLong := func(at int64) error {
+		return fmt.Errorf("%s at byte %d: a line longer than %d bytes, which no write makes", path, at, maxLine)
+	}
+	for {
+		line, err := lineread.Read(r, maxLine)
+		if errors.Is(err, lineread.ErrTooLong) {
+			return tooLong(idx.off + pos + int64(len(tail)))
 		}
-		pos = end
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+		if idx.off == 0 && len(idx.head) < headLen {
+			idx.head = append(idx.head, line[:min(len(line), headLen-len(idx.head))]...)
+		}
+		if tail != nil {
+			if len(tail)+len(line) > maxLine { // a torn write is one line
+				return tooLong(idx.off + pos)
+			}
+			tail = append(tail, line...)
+			continue
+		}
+		var rec record
+		if len(bytes.TrimSpace(line)) > 0 {
+			if json.Unmarshal(line, &rec) != nil {
+				tail = line
+				continue
+			}
+			idx.apply(rec)
+		}
+		pos += int64(len(line))
 	}
-	idx.off += int64(pos)
+	if tail != nil && !tornTail(tail) {
+		line, _, _ := bytes.Cut(tail, []byte{'\n'})
+		var rec record
+		return fmt.Errorf("%s at byte %d: %w", path, idx.off+pos, json.Unmarshal(line, &rec))
+	}
+	// A torn tail is cut by the next writer (Store.cutTorn).
+	idx.off += pos
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -175,5 +176,44 @@ func TestLogIsAStateFile(t *testing.T) {
 	}
 	if _, err := local.Open(dir, local.Options{NoFSNotify: true}); err == nil {
 		t.Error("Open with the log replaced by a link: nil error")
+	}
+}
+
+// A planted log line of 100 MiB is damage, found with a bounded
+// allocation: Open fails naming the log and the byte, and nothing is
+// cut. Before, the log's new bytes were read whole (100 MiB allocated)
+// and the line, having no newline, was taken for a torn write and cut.
+func TestHugeLogLineBounded(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := open(t, dir, local.Options{NoFSNotify: true})
+	if _, err := s.WriteCAS(ctx, "k", []byte("a"), store.NoVersion); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	path := filepath.Join(dir, local.LogFile)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted := append(bytes.Clone(good), bytes.Repeat([]byte{'a'}, 100<<20)...)
+	writeFile(t, path, planted)
+	planted = nil
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r, err := local.Open(dir, local.Options{NoFSNotify: true})
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		r.Close()
+		t.Error("Open with a 100 MiB line: nil error")
+	} else if !strings.Contains(err.Error(), "longer than") {
+		t.Errorf("Open: %v; want the line named too long", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 48<<20 {
+		t.Errorf("Open allocated %d MiB for a 100 MiB line, want at most 48", alloc>>20)
+	}
+	if st, err := os.Stat(path); err != nil || st.Size() != int64(len(good))+100<<20 {
+		t.Errorf("the log was cut: %v", err)
 	}
 }
