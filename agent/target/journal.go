@@ -20,6 +20,7 @@ import (
 	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/jsonstr"
+	"github.com/netagent/netagent/internal/lineread"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -44,7 +45,11 @@ import (
 // the link (not for links the trial created: what is on them came during
 // the trial). The kernel drops them by itself with the link; the revert
 // puts back those missing (RestoreForeign). "seq" numbers the records
-// from 1.
+// from 1. A wave's before-images and foreign objects may take several
+// records (recordSplit); a line longer than maxRecordLine, or a journal
+// larger than maxJournalSize, is damage, and so is a record with a
+// foreign object that is none netagent saves (l3.CheckForeign: the revert
+// sends them to the kernel as they are).
 //
 // How many records the journal holds is kept beside it, in
 // <state dir>/trial/journal.count: one line, "<crc32c> <count>", of a
@@ -60,6 +65,25 @@ import (
 
 // journalName is the journal's file name in the trial directory.
 const journalName = "journal"
+
+// The journal's bounds, which the reader holds it to: a planted or
+// damaged journal (one huge line, a huge file) is damage, never read
+// into memory whole.
+//
+// The writer splits what one wave journals into records of about
+// recordSplit bytes each (a wave of 100,000 route before-images is some
+// 25 MiB of JSON, the foreign routes saved on a link of a full table far
+// more), so a record's line is at most recordSplit plus one image or one
+// foreign object (each a few KiB at most: an interface's image with every
+// attribute is under 2 KiB, a saved netlink message at most
+// l3's 64 KiB): maxRecordLine is far above anything it writes, and a
+// record that would exceed it (or a journal that would exceed
+// maxJournalSize) fails the trial before its wave runs.
+const (
+	recordSplit    = 1 << 20
+	maxRecordLine  = 8 << 20
+	maxJournalSize = 1 << 30
+)
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -103,6 +127,8 @@ type Journal struct {
 	// batches counts the records written; count keeps it on disk.
 	batches int
 	count   *journalCount
+	// size is the journal's size, in bytes.
+	size int64
 }
 
 // createJournal starts an empty journal at path (replacing any), synced
@@ -169,26 +195,50 @@ func (j *Journal) Record(ops []reconciler.PlannedOp) error {
 	if err := j.withChosen(images); err != nil {
 		return err
 	}
+	if len(images) == 0 && len(rec.foreign) == 0 {
+		return nil
+	}
+	// One record, or several when it would outgrow recordSplit: each a
+	// line the reader's bound (maxRecordLine) holds.
+	recs := []*record{rec}
+	next := func() {
+		rec = newRecord(0, j.batches+len(recs)+1)
+		recs = append(recs, rec)
+	}
 	for _, im := range images {
+		if len(rec.line) > recordSplit {
+			next()
+		}
 		if err := rec.image(im.Ref, im.Item); err != nil {
 			return err
 		}
 	}
-	if len(rec.refs) == 0 && len(rec.foreign) == 0 {
-		return nil
+	foreign := recs[0].foreign
+	size := len(rec.line)
+	recs[0].foreign = nil
+	for _, o := range foreign {
+		est := foreignSize(o)
+		if size+est > recordSplit && (len(rec.refs) > 0 || len(rec.foreign) > 0) {
+			next()
+			size = len(rec.line)
+		}
+		rec.foreign = append(rec.foreign, o)
+		size += est
 	}
-	if err := j.write(rec); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrJournal, j.path, err)
-	}
-	j.batches++
-	killPoint() // the record is on disk, the count does not hold it yet
-	if err := j.count.set(j.batches); err != nil {
-		return err
-	}
-	for i, ref := range rec.refs {
-		j.seen[ref] = true
-		if rec.absent[i] && ref.Type == items.TypeInterface {
-			j.guarded[ref.Name] = true
+	for _, rec := range recs {
+		if err := j.write(rec); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrJournal, j.path, err)
+		}
+		j.batches++
+		killPoint() // the record is on disk, the count does not hold it yet
+		if err := j.count.set(j.batches); err != nil {
+			return err
+		}
+		for i, ref := range rec.refs {
+			j.seen[ref] = true
+			if rec.absent[i] && ref.Type == items.TypeInterface {
+				j.guarded[ref.Name] = true
+			}
 		}
 	}
 	for _, d := range devs {
@@ -401,10 +451,26 @@ func (j *Journal) write(rec *record) error {
 	hex.Encode(line[:8], sum)
 	line[8] = ' '
 	line = append(line, '\n')
+	switch {
+	case len(line) > maxRecordLine:
+		return fmt.Errorf("a record of %d bytes: more than the %d a journal's line may hold (one before-image too large)", len(line), maxRecordLine)
+	case j.size+int64(len(line)) > maxJournalSize:
+		return fmt.Errorf("the journal would grow to %d bytes: more than the %d it may hold (the trial changes too much at once)", j.size+int64(len(line)), maxJournalSize)
+	}
 	if _, err := j.f.Write(line); err != nil {
 		return err
 	}
+	j.size += int64(len(line))
 	return j.f.Sync()
+}
+
+// foreignSize is about the size of o in a record's JSON.
+func foreignSize(o l3.ForeignObject) int {
+	n := 48 + len(o.Kind) + (len(o.Msg)+2)/3*4
+	for _, d := range o.Devs {
+		n += len(d) + 3
+	}
+	return n
 }
 
 // Close closes the journal's files.
@@ -487,10 +553,22 @@ func readRecords(path string) (journaled, error) {
 		return out, fmt.Errorf("reading the trial journal: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return out, fmt.Errorf("reading %s: %w", path, err)
+	} else if st.Size() > maxJournalSize {
+		out.Damage = fmt.Sprintf("the journal is %d bytes, more than the %d a trial writes", st.Size(), maxJournalSize)
+		out.Broken = true
+		return out, nil
+	}
 	seen := make(map[dg.ItemRef]bool)
 	r := bufio.NewReaderSize(f, 1<<20)
 	for line := 1; ; line++ {
-		data, err := r.ReadBytes('\n')
+		data, err := lineread.Read(r, maxRecordLine)
+		if errors.Is(err, lineread.ErrTooLong) {
+			out.Damage = fmt.Sprintf("line %d is longer than the %d bytes a record may have", line, maxRecordLine)
+			out.Broken = true // the writer writes none: no crash makes one
+			return out, nil
+		}
 		if err == io.EOF {
 			switch {
 			case len(data) > 0:
@@ -508,6 +586,17 @@ func readRecords(path string) (journaled, error) {
 		if why == "" && rec.Seq != out.Records+1 {
 			why = fmt.Sprintf("it is record %d, not %d", rec.Seq, out.Records+1)
 			out.Broken = true
+		}
+		for i, o := range rec.Foreign {
+			if why != "" {
+				break
+			}
+			// Replayed to the kernel by the revert: held to what
+			// netagent saves, or refused as damage.
+			if err := l3.CheckForeign(o); err != nil {
+				why = fmt.Sprintf("foreign object %d: %v", i+1, err)
+				out.Broken = true // its checksum matched: no crash makes it
+			}
 		}
 		if why != "" {
 			out.Damage = fmt.Sprintf("line %d: %s", line, why)

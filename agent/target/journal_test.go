@@ -143,7 +143,7 @@ func TestJournalSavesWhatLinksTakeWithThem(t *testing.T) {
 		asked = append(asked, devs)
 		var out []l3.ForeignObject
 		for _, d := range devs {
-			out = append(out, l3.ForeignObject{Kind: items.TypeRoute, Msg: []byte(d), Devs: []string{d}})
+			out = append(out, foreignRoute(d))
 		}
 		return out, nil
 	}

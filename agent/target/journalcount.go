@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"strconv"
 
@@ -42,7 +43,7 @@ func countPath(journal string) string { return journal + ".count" }
 // createCount starts the count file at path at 0 (replacing any),
 // synced (its directory is the caller's to sync).
 func createCount(path string) (*journalCount, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := openJournal(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrJournal, err)
 	}
@@ -77,10 +78,22 @@ func countLine(n int) []byte {
 	return append(append(line, digits...), '\n')
 }
 
+// readCountFile reads a count file as a state file (openJournal: no link
+// followed, never blocking, its owner and mode checked), at most one byte
+// more than a count line.
+func readCountFile(path string) ([]byte, error) {
+	f, err := openJournal(path, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 9+countDigits+2))
+}
+
 // readCount reads a count file; why says what is wrong with it, if
 // anything (then n means nothing).
 func readCount(path string) (n int, why string) {
-	data, err := os.ReadFile(path)
+	data, err := readCountFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return 0, fmt.Sprintf("%s is missing", path)

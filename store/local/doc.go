@@ -18,10 +18,31 @@
 // fsync), then appends its line to the log and fsyncs it. The revision
 // is the log's last one (the base line keeps it across compactions, even
 // with every key deleted), so it survives a restart and strictly
-// increases. A crash before the append leaves a value file that nothing
-// names (the next write of that revision replaces it); a crash in the
-// middle of the append leaves a torn last line, which readers ignore and
-// the next writer cuts. Reads take no lock: value files are written once
+// increases. A write is acknowledged (returns) only once it is durable:
+// its value file fsynced, renamed and its directory fsynced before its
+// line is written, its line fsynced before it returns (and, for a new
+// log, the directory too); a compaction is written whole the same way.
+// So what was acknowledged survives a crash or a power cut, and only the
+// one write that had not returned can be lost. A crash before the append
+// leaves a value file that nothing names (the next write of that
+// revision replaces it). A crash or power cut in the middle of the append
+// leaves a torn tail after the last acknowledged line: a last line cut
+// short (no newline), or NUL bytes where the file grew but its data
+// blocks were never written (a tail holding NULs none of whose lines is a
+// record, newline or not). Readers ignore a torn tail; Open, and every
+// writer, cut it under the lock (fsynced) and say so in the log
+// (Options.Log). Anything else that is not a record (a line without NULs
+// that does not decode, or a damaged line followed by a record: an
+// acknowledged write after it) is damage: every read and write fails
+// naming the log and the byte, and the log is left as it is, never cut
+// (that would lose acknowledged writes). The log is opened as a state
+// file (statefile.OpenFile: no link followed, never blocking, its owner
+// and mode checked), as the lock and the value files are, and read a line
+// at a time: a line longer than 16 MiB (a record with an inline value of
+// at most MaxInline is far shorter) is damage, found without reading it
+// whole, and so is a torn tail longer than that (a crash tears one line).
+//
+// Reads take no lock: value files are written once
 // and removed only by compaction, after the log no longer names them (or,
 // with Options.DropReplaced, as soon as their key is replaced or deleted;
 // a read that finds one gone reads the log again). A reader knows the log
@@ -32,8 +53,7 @@
 // file against it (opened as a state file: no link followed, its owner and
 // mode checked): a value file cut short, emptied, changed or another
 // revision's is ErrDamaged naming it, never an empty value or another
-// version. A line that is not whole JSON before the last one is an error
-// naming the log and the byte.
+// version.
 //
 // # Watches
 //

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/configurators/statefile"
 	"github.com/netagent/netagent/store"
@@ -33,6 +34,9 @@ const (
 	DefaultRetain       = 1000
 	DefaultPollInterval = time.Second
 	DefaultInlineMax    = 4096
+	// MaxInline bounds Options.InlineMax: a log line stays far below
+	// the reader's bound.
+	MaxInline = 4 << 20
 )
 
 // Options tune a Store; the zero value is the defaults.
@@ -50,13 +54,17 @@ type Options struct {
 	NoFSNotify bool
 	// InlineMax: values of at most this many bytes are kept in their log
 	// line rather than in a value file, so that writing one takes one
-	// fsync instead of three (DefaultInlineMax; negative: none).
+	// fsync instead of three (DefaultInlineMax; negative: none; at most
+	// MaxInline, more is taken as MaxInline).
 	InlineMax int
 	// DropReplaced removes a value's file as soon as its key is replaced
 	// or deleted, rather than at the compaction that drops its revision:
 	// for a store nobody watches, whose values are large. A watch that
 	// has not read the value yet ends with store.ErrWatchClosed.
 	DropReplaced bool
+	// Log is told when the store cuts the torn end of its log (see the
+	// package doc); nil: logrus's standard logger.
+	Log logrus.FieldLogger
 }
 
 // Store is the local backend (see the package doc).
@@ -91,6 +99,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.InlineMax == 0 {
 		opts.InlineMax = DefaultInlineMax
 	}
+	opts.InlineMax = min(opts.InlineMax, MaxInline)
+	if opts.Log == nil {
+		opts.Log = logrus.StandardLogger()
+	}
 	// The directory is trusted as the state directory is (others who could
 	// change it could plant the lock as a link, or forge values).
 	if err := statefile.PrepareDir(dir); err != nil {
@@ -108,7 +120,53 @@ func Open(dir string, opts Options) (*Store, error) {
 		syscall.Close(fd)
 		return nil, err
 	}
+	if s.torn() {
+		// What a crash tore off the end of the log is cut now, under the
+		// lock (locked does it), rather than by the next write.
+		if err := s.locked(context.Background(), func() error { return nil }); err != nil {
+			syscall.Close(fd)
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// torn reports whether the log read last ends with more than whole
+// records: a torn tail (see tornTail).
+func (s *Store) torn() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.idx.size > s.idx.off
+}
+
+// cutTorn cuts the torn tail of the log, if it has one, and syncs the
+// cut; s's locks are held and the index is refreshed, so no writer is
+// appending: what follows the last whole record is what a writer left
+// that died before its write was acknowledged.
+func (s *Store) cutTorn() error {
+	if !s.torn() {
+		return nil
+	}
+	s.mu.Lock()
+	off, size := s.idx.off, s.idx.size
+	s.mu.Unlock()
+	path := s.logPath()
+	f, err := openLog(path, syscall.O_WRONLY)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := f.Truncate(off); err != nil {
+		return fmt.Errorf("cutting the torn end of %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", path, err)
+	}
+	s.opts.Log.Warnf("store %s: cut the torn end of %s: %d bytes after byte %d, a write a crash interrupted before it was acknowledged", s.dir, path, size-off, off)
+	s.mu.Lock()
+	s.idx.size = off
+	s.mu.Unlock()
+	return nil
 }
 
 func (s *Store) logPath() string { return filepath.Join(s.dir, LogFile) }
@@ -328,6 +386,9 @@ func (s *Store) locked(ctx context.Context, fn func() error) error {
 	if err := s.refresh(); err != nil {
 		return err
 	}
+	if err := s.cutTorn(); err != nil {
+		return err
+	}
 	return fn()
 }
 
@@ -363,23 +424,19 @@ func (s *Store) writeLocked(change func(*index) (*record, error)) error {
 	return nil
 }
 
-// appendRecord appends r to the log and syncs it. A torn line left by a
-// writer that died is cut first (the caller holds the lock).
+// appendRecord appends r to the log and syncs it: the write is
+// acknowledged (returns) only once its line is on disk. The caller holds
+// the lock, and locked cut any torn line a writer that died left.
 func (s *Store) appendRecord(r record) error {
 	path := s.logPath()
 	s.mu.Lock()
-	off, size := s.idx.off, s.idx.size
+	off := s.idx.off
 	s.mu.Unlock()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
+	f, err := openLog(path, syscall.O_WRONLY|syscall.O_CREAT)
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", path, err)
 	}
 	defer f.Close()
-	if size > off {
-		if err := f.Truncate(off); err != nil {
-			return fmt.Errorf("cutting the torn end of %s: %w", path, err)
-		}
-	}
 	line, _ := json.Marshal(r)
 	if _, err := f.WriteAt(append(line, '\n'), off); err != nil {
 		return fmt.Errorf("appending to %s: %w", path, err)

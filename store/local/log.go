@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -8,10 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"syscall"
 
+	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/lineread"
 	"github.com/netagent/netagent/store"
 )
 
@@ -60,6 +64,11 @@ type index struct {
 	head []byte
 }
 
+// maxLine bounds a log line: an inline value (at most MaxInline) in
+// base64 and its key, far below it. A longer line is damage, found
+// without reading it whole.
+const maxLine = 16 << 20
+
 // headLen is how much of the first line head keeps: enough for a base
 // line, whose compaction revision differs from one log to the next.
 const headLen = 64
@@ -78,10 +87,23 @@ func newIndex() *index {
 	return &index{keys: map[string]store.Version{}, inline: map[store.Version][]byte{}, sums: map[store.Version]string{}}
 }
 
+// openLog opens the log at path as a state file (statefile.OpenFile:
+// relative to its directory, no link followed, never blocking, a regular
+// file owned by root or this process's user and writable by no one else):
+// a log planted as a link is never read or written through, a FIFO never
+// blocks a read.
+func openLog(path string, flags int) (*os.File, error) {
+	fd, err := statefile.OpenFile(filepath.Dir(path), filepath.Base(path), flags)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
 // refresh brings idx up to the log at path: the lines appended since it
 // was last read, or the whole file when it was replaced (compacted).
 func (idx *index) refresh(path string) error {
-	f, err := os.Open(path)
+	f, err := openLog(path, syscall.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // nothing written yet
 	}
@@ -101,27 +123,77 @@ func (idx *index) refresh(path string) error {
 	if st.Size <= idx.off {
 		return nil
 	}
-	data := make([]byte, st.Size-idx.off)
-	n, err := f.ReadAt(data, idx.off)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("reading %s: %w", path, err)
-	}
-	// The whole lines, decoded in one pass; what follows the last
-	// newline is a torn last line (its writer died): not a record.
-	data = data[:bytes.LastIndexByte(data[:n], '\n')+1]
+	// The whole lines, one record each, each at most maxLine long; what
+	// follows the last newline is a torn last line (its writer died, or
+	// is writing): not a record.
 	if idx.off == 0 {
-		idx.head = bytes.Clone(data[:min(len(data), headLen)])
+		idx.head = nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	for dec.More() {
-		var r record
-		if err := dec.Decode(&r); err != nil {
-			return fmt.Errorf("%s at byte %d: %w", path, idx.off+dec.InputOffset(), err)
+	r := bufio.NewReaderSize(io.NewSectionReader(f, idx.off, st.Size-idx.off), 64<<10)
+	var pos int64
+	var tail []byte // the first line that is not a record, and what follows
+	tooLong := func(at int64) error {
+		return fmt.Errorf("%s at byte %d: a line longer than %d bytes, which no write makes", path, at, maxLine)
+	}
+	for {
+		line, err := lineread.Read(r, maxLine)
+		if errors.Is(err, lineread.ErrTooLong) {
+			return tooLong(idx.off + pos + int64(len(tail)))
 		}
-		idx.apply(r)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", path, err)
+		}
+		if idx.off == 0 && len(idx.head) < headLen {
+			idx.head = append(idx.head, line[:min(len(line), headLen-len(idx.head))]...)
+		}
+		if tail != nil {
+			if len(tail)+len(line) > maxLine { // a torn write is one line
+				return tooLong(idx.off + pos)
+			}
+			tail = append(tail, line...)
+			continue
+		}
+		var rec record
+		if len(bytes.TrimSpace(line)) > 0 {
+			if json.Unmarshal(line, &rec) != nil {
+				tail = line
+				continue
+			}
+			idx.apply(rec)
+		}
+		pos += int64(len(line))
 	}
-	idx.off += int64(len(data))
+	if tail != nil && !tornTail(tail) {
+		line, _, _ := bytes.Cut(tail, []byte{'\n'})
+		var rec record
+		return fmt.Errorf("%s at byte %d: %w", path, idx.off+pos, json.Unmarshal(line, &rec))
+	}
+	// A torn tail is cut by the next writer (Store.cutTorn).
+	idx.off += pos
 	return nil
+}
+
+// tornTail reports whether the whole lines tail, the first of which is
+// not a record, are what a crash can leave after the last acknowledged
+// write: a write is acknowledged only once its line is fsynced, so only
+// lines after every acknowledged one can be torn, and a torn append whose
+// size reached the disk before its data reads as NUL bytes (blocks never
+// written). A tail holding no NUL byte, or a line that is a record after
+// it (an acknowledged write after the damage), is damage, not a tear.
+func tornTail(tail []byte) bool {
+	if bytes.IndexByte(tail, 0) < 0 {
+		return false
+	}
+	for line := range bytes.Lines(tail) {
+		var r record
+		if len(bytes.TrimSpace(line)) > 0 && json.Unmarshal(line, &r) == nil {
+			return false
+		}
+	}
+	return true
 }
 
 func (idx *index) apply(r record) {
