@@ -67,11 +67,18 @@ func requestTrial(g *globals, stateDir string, r target.Request) int {
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, target.ErrNoTrial)
 		return exitFailed
 	}
-	if h, err := target.HolderOf(stateDir); err != nil || h == nil || h.PID != t.PID {
+	// The holder is read once: a process that ends between two reads
+	// would leave the second nil.
+	h, err := target.HolderOf(stateDir)
+	switch {
+	case err != nil:
+		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, err)
+		return exitInternal
+	case h == nil || h.PID != t.PID:
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, &target.AbandonedTrialError{Trial: *t})
 		return exitFailed
 	}
-	if h, _ := target.HolderOf(stateDir); h.Daemon() { // the daemon's trial (try --via-daemon): over its socket
+	if h.Daemon() { // the daemon's trial (try --via-daemon): over its socket
 		// Named: a trial confirmed (or reverted) meanwhile makes the
 		// request fail, never means something else.
 		id := agent.TrialID(t.Started)
