@@ -84,6 +84,11 @@ type Response struct {
 	// Operations: for apply, those run; for plan, those a reconcile would
 	// run; for check, those that would make the kernel match the intent.
 	Operations []OpResult `json:"operations,omitempty"`
+	// Disruption: for apply and plan, what the operations do to traffic,
+	// summed up as the one-shot plan sums them up (`plan --json`'s
+	// "disruption" object but protectedTouched): the links that go
+	// down, the routes and neighbours the operations withdraw.
+	Disruption *DisruptionSummary `json:"disruption,omitempty"`
 	// Blocked: items that cannot be created now, with why.
 	Blocked []BlockedItem `json:"blocked,omitempty"`
 	// Status: for status, and for apply (after its reconcile).
@@ -263,10 +268,11 @@ func (a *Agent) apply(ctx context.Context, raw json.RawMessage) Response {
 	a.api.set(raw)
 	a.st.want(reasonAPI)
 	before := configurators.PredictInputs(a.st.current) // plan's input, kept before the reconcile changes it
+	found := a.found()                                  // as before: a NIC's restore forgets it
 	rs := a.reconcile(ctx)
 	st := a.status()
-	ops := withDisruption(opResults(rs.OperationLog), rs.OperationLog, before)
-	return Response{Operations: ops, Blocked: blockedItems(rs.Blocked), Status: &st}
+	ops, sum := withDisruption(opResults(rs.OperationLog), rs.OperationLog, before, found)
+	return Response{Operations: ops, Disruption: sum, Blocked: blockedItems(rs.Blocked), Status: &st}
 }
 
 // plan is a dry run: of the running intent, or of the documents with raw
@@ -277,8 +283,8 @@ func (a *Agent) plan(ctx context.Context, raw json.RawMessage) Response {
 		return *refused
 	}
 	rs := a.cfg.Kernel.Plan(ctx, a.st.results.records, a.st.current, intended)
-	ops := withDisruption(opResults(rs.OperationLog), rs.OperationLog, a.st.current)
-	return Response{Operations: ops, Blocked: blockedItems(rs.Blocked)}
+	ops, sum := withDisruption(opResults(rs.OperationLog), rs.OperationLog, a.st.current, a.found())
+	return Response{Operations: ops, Disruption: sum, Blocked: blockedItems(rs.Blocked)}
 }
 
 // intendedWith is the running intended graph, or, with raw, the graph of

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/configurators/disrupt"
+	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -18,13 +20,99 @@ type Disruption struct {
 	Why       string   `json:"why,omitempty"`
 }
 
+// nicsFound is a Kernel that knows what the physical NICs netagent
+// changed had before it (target.Kernel: the state directory's record,
+// link.ReadFound; nil when not known), which a NIC leaving the intent gets
+// back: the daemon's predictions are then the one-shot plan's.
+type nicsFound interface {
+	Found() link.Found
+}
+
+// found is what the physical NICs had before netagent, when the Kernel
+// knows (nil otherwise: a NIC's restore is predicted as what may happen).
+// Read before a reconcile: a restore forgets it.
+func (a *Agent) found() link.Found {
+	if k, ok := a.cfg.Kernel.(nicsFound); ok {
+		return k.Found()
+	}
+	return nil
+}
+
+// DisruptionSummary is what a plan does to traffic, in short: the
+// summary that heads it (target.Disruption), as `plan --json` prints it
+// (its "disruption" object) and the socket sends it (Response).
+type DisruptionSummary struct {
+	// LinksDown are the links that go down (flap, set down, recreated,
+	// deleted), in plan order.
+	LinksDown []LinkDown `json:"linksDown"`
+	// RoutesWithdrawn are the routes withdrawn, by the plan's operations
+	// or by the kernel after one, for the duration or for good.
+	RoutesWithdrawn []RouteWithdrawn `json:"routesWithdrawn"`
+	// NeighborsWithdrawn are the static neighbour entries withdrawn, by
+	// the plan's operations or by the kernel after one.
+	NeighborsWithdrawn []NeighborWithdrawn `json:"neighborsWithdrawn"`
+}
+
+// LinkDown is one link that goes down, and by which operations.
+type LinkDown struct {
+	Link string `json:"link"`
+	// Effect: "flap", "down", "recreate" or "removed" (see Disruption).
+	Effect     string   `json:"effect"`
+	Certain    bool     `json:"certain"`
+	Operations []string `json:"operations"`
+}
+
+// RouteWithdrawn is one route withdrawn, and by what.
+type RouteWithdrawn struct {
+	Route string `json:"route"`
+	// Effect: "withdrawn" (it comes back) or "removed".
+	Effect string `json:"effect"`
+	Cause  string `json:"cause"`
+}
+
+// NeighborWithdrawn is one neighbour entry withdrawn, and by what.
+type NeighborWithdrawn struct {
+	Neighbor string `json:"neighbor"`
+	// Effect: "withdrawn" (it comes back) or "removed".
+	Effect string `json:"effect"`
+	Cause  string `json:"cause"`
+}
+
+// SummaryOf is d as it is printed and sent (its lists empty, not nil,
+// when nothing goes down).
+func SummaryOf(d target.Disruption) DisruptionSummary {
+	out := DisruptionSummary{LinksDown: []LinkDown{}, RoutesWithdrawn: []RouteWithdrawn{}, NeighborsWithdrawn: []NeighborWithdrawn{}}
+	for _, l := range d.LinksDown {
+		out.LinksDown = append(out.LinksDown, LinkDown{Link: l.Link, Effect: string(l.Effect), Certain: l.Certain, Operations: l.Operations})
+	}
+	for _, w := range d.Withdrawn {
+		out.RoutesWithdrawn = append(out.RoutesWithdrawn, RouteWithdrawn{Route: w.Route, Effect: string(w.Effect), Cause: w.Cause})
+	}
+	for _, w := range d.Neighbours {
+		out.NeighborsWithdrawn = append(out.NeighborsWithdrawn, NeighborWithdrawn{Neighbor: w.Neighbour, Effect: string(w.Effect), Cause: w.Cause})
+	}
+	return out
+}
+
 // withDisruption gives each of ops (opResults of log) what it does to
-// traffic, from before, the state the plan starts from.
-func withDisruption(ops []OpResult, log reconciler.OperationLog, before *dg.Graph) []OpResult {
-	for i, p := range target.PredictOps(log, before) {
+// traffic, from before, the state the plan starts from, and found, what
+// the NICs had before netagent (a.found), as the one-shot plan predicts
+// it (target.PredictOpsFound); and returns the summary of the plan's
+// disruption (target.SummarizeDisruption), nil without operations.
+func withDisruption(ops []OpResult, log reconciler.OperationLog, before *dg.Graph, found link.Found) ([]OpResult, *DisruptionSummary) {
+	preds := target.PredictOpsFound(log, before, found)
+	for i, p := range preds {
 		if i < len(ops) {
-			ops[i].Disruption = &Disruption{Effect: string(p.Effect), Certain: p.Certain, LinksDown: p.LinksDown, Why: p.Why}
+			ops[i].Disruption = disruptionOf(p)
 		}
 	}
-	return ops
+	if len(log) == 0 {
+		return ops, nil
+	}
+	d := SummaryOf(target.SummarizeDisruption(log, preds, nil))
+	return ops, &d
+}
+
+func disruptionOf(p disrupt.Prediction) *Disruption {
+	return &Disruption{Effect: string(p.Effect), Certain: p.Certain, LinksDown: p.LinksDown, Why: p.Why}
 }

@@ -77,3 +77,8 @@ func (k *Kernel) Reconcile(ctx context.Context, records *reconciler.Records, cur
 func (k *Kernel) Plan(ctx context.Context, records *reconciler.Records, current, intended *dg.Graph) reconciler.Status {
 	return k.rt.PlanStatus(ctx, records, current, intended)
 }
+
+// Found is what the physical NICs netagent changed had before it, from the
+// state directory (Runtime.Found; nil, with a warning, when it cannot be
+// read): what the daemon's predictions need, as the one-shot plan's do.
+func (k *Kernel) Found() link.Found { return k.rt.found() }

@@ -128,7 +128,8 @@ func (e *DamagedTrialError) Unwrap() error { return e.Err }
 
 // AbandonedTrialError is a pending trial whose process ended without
 // confirming or reverting it (no one holds the target's lock), met by a
-// command that writes nothing (plan, check): it is left pending for
+// command that writes nothing (plan, check) or that asked the process to
+// act on it (confirm, rollback: AwaitAnswer): it is left pending for
 // `netagent recover` (or the next apply, try or daemon start) to revert.
 type AbandonedTrialError struct {
 	Trial Trial
@@ -136,7 +137,7 @@ type AbandonedTrialError struct {
 
 func (e *AbandonedTrialError) Error() string {
 	return fmt.Sprintf("the trial of pid %d (started %s) is pending: its process ended without confirming or reverting it, "+
-		"and the kernel still holds what it changed; a dry run reverts nothing: run `netagent recover` to revert it",
+		"and the kernel still holds what it changed: run `netagent recover` to revert it (apply, try and the daemon's start revert it too; plan and check revert nothing)",
 		e.Trial.PID, e.Trial.Started.Format(time.RFC3339))
 }
 
@@ -546,6 +547,58 @@ func request(stateDir, name string) error {
 		return ErrNoTrial
 	}
 	return statefile.WriteAtomic(trialPath(stateDir, name), []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"))
+}
+
+// AwaitAnswer waits, until ctx ends, for the process running the trial t
+// to act on a request (RequestConfirm, RequestRevert) made at since, and
+// returns how the trial ended: confirmed or reverted (the trial is no
+// longer pending), or OutcomeRevertIncomplete (its revert could not start
+// and the trial stays pending; the process gives up on it and ends). A
+// process that ends without an outcome for the request (its revert did
+// not converge, it was killed) is an *AbandonedTrialError at once when
+// the trial stays pending, and an error when it is gone without one:
+// never a wait until ctx ends.
+func AwaitAnswer(ctx context.Context, stateDir string, t Trial, since time.Time) (*Outcome, error) {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if o, done, err := answer(stateDir, t, since); done {
+			return o, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the trial's process (pid %d) did not answer: %w", t.PID, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// answer looks once for AwaitAnswer: done when the trial t ended, its
+// revert is incomplete, or its process is gone.
+func answer(stateDir string, t Trial, since time.Time) (o *Outcome, done bool, err error) {
+	// The process is looked at first: one gone before the outcome was
+	// read left it (or none) behind.
+	h, herr := HolderOf(stateDir)
+	o, oerr := LastOutcome(stateDir)
+	if oerr == nil && o != nil && (o.PID != t.PID || o.At.Before(since)) {
+		o = nil // an earlier trial's, or this one's from before the request
+	}
+	p, perr := PendingTrial(stateDir)
+	pending := perr == nil && p != nil && p.PID == t.PID && p.Started.Equal(t.Started)
+	switch {
+	case o != nil && o.Result == OutcomeRevertIncomplete:
+		return o, true, nil
+	case perr == nil && !pending && o != nil:
+		return o, true, nil
+	case perr == nil && !pending:
+		if oerr != nil {
+			return nil, true, fmt.Errorf("the trial of pid %d ended; its outcome is unknown: %w", t.PID, oerr)
+		}
+		return nil, true, fmt.Errorf("the trial of pid %d ended; its outcome is unknown", t.PID)
+	case herr == nil && (h == nil || h.PID != t.PID) && pending:
+		return nil, true, &AbandonedTrialError{Trial: t}
+	}
+	return nil, false, nil
 }
 
 // Outcome is how the target's last trial ended: <state dir>/trial/last.json,

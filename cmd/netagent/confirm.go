@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/internal/termsafe"
 )
 
 func init() {
@@ -64,12 +67,18 @@ func requestTrial(g *globals, stateDir string, r target.Request) int {
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, target.ErrNoTrial)
 		return exitFailed
 	}
-	if h, err := target.HolderOf(stateDir); err != nil || h == nil || h.PID != t.PID {
-		fmt.Fprintf(g.stderr, "netagent: %s: the trial of pid %d is not running (its process ended without seeing it through): "+
-			"the next netagent that touches the namespace reverts it, or `netagent recover` now\n", r, t.PID)
+	// The holder is read once: a process that ends between two reads
+	// would leave the second nil.
+	h, err := target.HolderOf(stateDir)
+	switch {
+	case err != nil:
+		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, err)
+		return exitInternal
+	case h == nil || h.PID != t.PID:
+		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, &target.AbandonedTrialError{Trial: *t})
 		return exitFailed
 	}
-	if h, _ := target.HolderOf(stateDir); h.Daemon() { // the daemon's trial (try --via-daemon): over its socket
+	if h.Daemon() { // the daemon's trial (try --via-daemon): over its socket
 		// Named: a trial confirmed (or reverted) meanwhile makes the
 		// request fail, never means something else.
 		id := agent.TrialID(t.Started)
@@ -82,29 +91,34 @@ func requestTrial(g *globals, stateDir string, r target.Request) int {
 	if r == target.RequestReverted {
 		req = target.RequestRevert
 	}
+	since := time.Now()
 	if err := req(stateDir); err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, err)
 		return exitInternal
 	}
-	for end := time.Now().Add(requestWait); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if p, _ := target.PendingTrial(stateDir); p != nil && p.PID == t.PID {
-			continue
-		}
-		o, err := target.LastOutcome(stateDir)
-		if err != nil || o == nil || o.PID != t.PID {
-			fmt.Fprintf(g.stderr, "netagent: %s: the trial of pid %d ended; its outcome is unknown\n", r, t.PID)
-			return exitInternal
-		}
-		fmt.Fprintf(g.stdout, "%s", o.Result)
-		if o.Reason != "" {
-			fmt.Fprintf(g.stdout, ": %s", o.Reason)
-		}
-		fmt.Fprintln(g.stdout)
-		if (o.Result == "confirmed") != (r == target.RequestConfirmed) {
-			return exitFailed
-		}
-		return exitOK
+	ctx, cancel := context.WithTimeout(context.Background(), requestWait)
+	defer cancel()
+	o, err := target.AwaitAnswer(ctx, stateDir, *t, since)
+	switch {
+	case errors.Is(err, target.ErrTrialPending):
+		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, err)
+		return exitFailed
+	case err != nil:
+		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, err)
+		return exitInternal
+	case o.Result == target.OutcomeRevertIncomplete:
+		// The trial's process could not revert it and ended: it stays
+		// pending, the kernel as the trial left it.
+		fmt.Fprintf(g.stderr, "netagent: %s: the trial's process (pid %d) could not revert it: %s: %s\n", r, t.PID, o.Result, termsafe.String(o.Reason))
+		return exitFailed
 	}
-	fmt.Fprintf(g.stderr, "netagent: %s: the trial's process (pid %d) did not answer within %v\n", r, t.PID, requestWait)
-	return exitInternal
+	fmt.Fprintf(g.stdout, "%s", o.Result)
+	if o.Reason != "" {
+		fmt.Fprintf(g.stdout, ": %s", termsafe.String(o.Reason))
+	}
+	fmt.Fprintln(g.stdout)
+	if (o.Result == "confirmed") != (r == target.RequestConfirmed) {
+		return exitFailed
+	}
+	return exitOK
 }

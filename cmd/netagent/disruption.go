@@ -24,8 +24,13 @@ func printDisruption(g *globals, res *target.PlanResult, protected []string) {
 	if len(res.Ops) == 0 || res.Disruptions == nil {
 		return
 	}
-	d := target.SummarizeDisruption(res.Ops, res.Disruptions, res.SideEffects)
-	if len(d.LinksDown) == 0 && len(d.Withdrawn) == 0 && len(d.Neighbours) == 0 && len(protected) == 0 {
+	printSummary(g, agent.SummaryOf(target.SummarizeDisruption(res.Ops, res.Disruptions, res.SideEffects)), protected)
+}
+
+// printSummary prints the summary d of what a plan does to traffic
+// (printDisruption), the one-shot plan's or the daemon's.
+func printSummary(g *globals, d agent.DisruptionSummary, protected []string) {
+	if len(d.LinksDown) == 0 && len(d.RoutesWithdrawn) == 0 && len(d.NeighborsWithdrawn) == 0 && len(protected) == 0 {
 		fmt.Fprintln(g.stdout, "disruption: none: no link goes down, no route or neighbour is withdrawn")
 		return
 	}
@@ -33,22 +38,22 @@ func printDisruption(g *globals, res *target.PlanResult, protected []string) {
 		fmt.Fprintln(g.stdout, "disruption: no link goes down")
 	}
 	for _, l := range d.LinksDown {
-		p := disrupt.Prediction{Effect: l.Effect, Certain: true}
+		p := disrupt.Prediction{Effect: disrupt.Effect(l.Effect), Certain: true}
 		verb := "goes down"
 		if !l.Certain {
 			verb = "may go down"
 		}
 		fmt.Fprintf(g.stdout, "disruption: link %s %s (%s): %s\n", l.Link, verb, p.Label(), strings.Join(l.Operations, ", "))
 	}
-	if len(d.Withdrawn) == 0 {
+	if len(d.RoutesWithdrawn) == 0 {
 		fmt.Fprintln(g.stdout, "disruption: no route is withdrawn")
 	}
 	var routes, neighbours []string
-	for _, w := range d.Withdrawn {
+	for _, w := range d.RoutesWithdrawn {
 		routes = append(routes, w.Route)
 	}
-	for _, w := range d.Neighbours {
-		neighbours = append(neighbours, w.Neighbour)
+	for _, w := range d.NeighborsWithdrawn {
+		neighbours = append(neighbours, w.Neighbor)
 	}
 	printWithdrawn(g, routes, "route", "routes")
 	printWithdrawn(g, neighbours, "neighbour", "neighbours")
@@ -111,41 +116,12 @@ func protectedTouched(gd *guarded) []string {
 }
 
 // disruptionJSON is the "disruption" object of `plan --json`: what the
-// plan does to traffic, in short.
+// plan does to traffic, in short (the daemon's summary, agent.Response's
+// Disruption, and the protected links).
 type disruptionJSON struct {
-	// LinksDown are the links that go down (flap, set down, recreated,
-	// deleted), in plan order.
-	LinksDown []linkDownJSON `json:"linksDown"`
-	// RoutesWithdrawn are the routes withdrawn, by the plan's operations
-	// or by the kernel after one, for the duration or for good.
-	RoutesWithdrawn []withdrawnJSON `json:"routesWithdrawn"`
-	// NeighborsWithdrawn are the static neighbour entries withdrawn, by
-	// the plan's operations or by the kernel after one.
-	NeighborsWithdrawn []neighborWithdrawnJSON `json:"neighborsWithdrawn"`
+	agent.DisruptionSummary
 	// ProtectedTouched are the protected links the plan disrupts.
 	ProtectedTouched []string `json:"protectedTouched"`
-}
-
-type linkDownJSON struct {
-	Link string `json:"link"`
-	// Effect: "flap", "down", "recreate" or "removed" (see opDisruptionJSON).
-	Effect     string   `json:"effect"`
-	Certain    bool     `json:"certain"`
-	Operations []string `json:"operations"`
-}
-
-type withdrawnJSON struct {
-	Route string `json:"route"`
-	// Effect: "withdrawn" (it comes back) or "removed".
-	Effect string `json:"effect"`
-	Cause  string `json:"cause"`
-}
-
-type neighborWithdrawnJSON struct {
-	Neighbor string `json:"neighbor"`
-	// Effect: "withdrawn" (it comes back) or "removed".
-	Effect string `json:"effect"`
-	Cause  string `json:"cause"`
 }
 
 // opDisruptionJSON is what one operation does to traffic. Effect is one
@@ -168,27 +144,23 @@ func disruptionDoc(res *target.PlanResult, protected []string) disruptionJSON {
 
 // disruptionDocOf is the "disruption" object of a summary d.
 func disruptionDocOf(d target.Disruption, protected []string) disruptionJSON {
-	doc := disruptionJSON{LinksDown: []linkDownJSON{}, RoutesWithdrawn: []withdrawnJSON{}, NeighborsWithdrawn: []neighborWithdrawnJSON{}, ProtectedTouched: []string{}}
-	for _, l := range d.LinksDown {
-		doc.LinksDown = append(doc.LinksDown, linkDownJSON{Link: l.Link, Effect: string(l.Effect), Certain: l.Certain, Operations: l.Operations})
-	}
-	for _, w := range d.Withdrawn {
-		doc.RoutesWithdrawn = append(doc.RoutesWithdrawn, withdrawnJSON{Route: w.Route, Effect: string(w.Effect), Cause: w.Cause})
-	}
-	for _, w := range d.Neighbours {
-		doc.NeighborsWithdrawn = append(doc.NeighborsWithdrawn, neighborWithdrawnJSON{Neighbor: w.Neighbour, Effect: string(w.Effect), Cause: w.Cause})
-	}
-	doc.ProtectedTouched = append(doc.ProtectedTouched, protected...)
-	return doc
+	return disruptionJSON{DisruptionSummary: agent.SummaryOf(d), ProtectedTouched: append([]string{}, protected...)}
 }
 
 func opDisruption(p disrupt.Prediction) *opDisruptionJSON {
 	return &opDisruptionJSON{Effect: string(p.Effect), Certain: p.Certain, LinksDown: p.LinksDown, Why: p.Why}
 }
 
-// daemonDisruption prints, before the daemon's planned operations, the
-// links they take down (when the daemon said what they do to traffic).
-func daemonDisruption(g *globals, ops []agent.OpResult) {
+// daemonDisruption prints, before the daemon's planned operations, what
+// they do to traffic: the daemon's summary as the one-shot plan prints
+// its own (printSummary), or, from a daemon that sent none, the links
+// they take down.
+func daemonDisruption(g *globals, resp *agent.Response) {
+	if resp.Disruption != nil {
+		printSummary(g, *resp.Disruption, nil)
+		return
+	}
+	ops := resp.Operations
 	var order []string
 	by := map[string][]string{}
 	for _, op := range ops {

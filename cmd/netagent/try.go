@@ -300,8 +300,10 @@ func (t *trial) confirm(how string) int {
 }
 
 // revert reverts the trial for reason and returns code, or exitInternal
-// when the revert itself failed (the trial stays pending: the next netagent
-// that touches the target reverts it).
+// when the revert itself failed (the trial stays pending, its outcome
+// recorded when the journal does not account for its records, for
+// `netagent confirm` and `rollback` to report: `netagent recover`, apply,
+// try and the daemon's start revert it; plan and check do not).
 func (t *trial) revert(code int, reason string) int {
 	t.g.log.WithField("reason", reason).Warn("reverting the trial")
 	res, err := t.tr.Revert(context.Background(), reason)

@@ -105,6 +105,9 @@ func applyViaDaemon(g *globals, wait *time.Duration, vo *versionOpts) func(h tar
 		}
 		pending := waitAPIItems(ctx, h.Socket, *wait, apiPending(resp.Status))
 		doc := daemonApplyJSON(resp.Operations, pending, time.Since(start))
+		if resp.Disruption != nil { // as a one-shot apply's
+			doc.Disruption = &disruptionJSON{DisruptionSummary: *resp.Disruption, ProtectedTouched: []string{}}
+		}
 		if g.asJSON {
 			if writeJSON(g, doc) != nil {
 				return exitInternal
@@ -244,7 +247,7 @@ func apiPending(st *agent.Status) []problemJSON {
 // daemonOps prints the operations the daemon answered, as plan does, and
 // the blocked items.
 func daemonOps(g *globals, resp *agent.Response) {
-	daemonDisruption(g, resp.Operations)
+	daemonDisruption(g, resp)
 	for i, op := range resp.Operations {
 		fmt.Fprintf(g.stdout, "%3d. %s %s\n       %s\n", i+1, op.Op, op.Item, op.Value)
 		if line := daemonDisruptionLine(op); line != "" {
