@@ -78,8 +78,10 @@ func TestWaitLinkLocalAddrGenNone(t *testing.T) {
 	testns.Exec(t, client, "ip", "link", "set", "up0p", "up")
 	testns.Exec(t, client, "ip", "link", "set", "up0", "up")
 	x := &NetnsExchanger{Target: client}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
 	begin := time.Now()
-	_, err := x.waitLinkLocal(context.Background(), "up0")
+	_, err := x.waitLinkLocal(ctx, "up0")
 	if err == nil || !errors.Is(err, ErrNoLinkLocal) || !strings.Contains(err.Error(), "up0") || !strings.Contains(err.Error(), "addrgenmode none") {
 		t.Fatalf("error %v, want ErrNoLinkLocal naming up0 and addrgenmode none", err)
 	}
