@@ -5,8 +5,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/netip"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv6"
@@ -184,7 +188,8 @@ type NetnsExchanger struct {
 	Timeout time.Duration // 0: 2s
 	Retry   int           // 0: until ctx ends
 	// LinkLocalWait bounds the wait for a usable link-local address
-	// (0: 10s).
+	// (0: 10s) while the interface has none; a tentative one is waited
+	// for as long as its duplicate address detection takes (waitLinkLocal).
 	LinkLocalWait time.Duration
 }
 
@@ -240,13 +245,7 @@ func (x *NetnsExchanger) dial(ctx context.Context, ifname string) (*nclient6.Cli
 	if retry == 0 {
 		retry = 1 << 30 // bounded by ctx
 	}
-	wait := x.LinkLocalWait
-	if wait == 0 {
-		wait = 10 * time.Second
-	}
-	llctx, cancel := context.WithTimeout(ctx, wait)
-	ll, err := x.waitLinkLocal(llctx, ifname)
-	cancel()
+	ll, err := x.waitLinkLocal(ctx, ifname)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -285,23 +284,44 @@ func Modifiers(hw net.HardwareAddr, want netip.Addr) []dhcpv6.Modifier {
 	return mods
 }
 
+// Bounds of the wait for a link-local address (waitLinkLocal).
+const (
+	// dadSlack is added to an interface's duplicate address detection
+	// time: the kernel's DAD worker takes rtnl_lock, shared by every
+	// namespace, so a loaded host finishes it late.
+	dadSlack = 5 * time.Second
+	// maxLinkLocalWait bounds the whole wait, whatever the interface's
+	// sysctls say.
+	maxLinkLocalWait = 60 * time.Second
+)
+
 // waitLinkLocal waits, on the namespace's address events, until ifname
-// has a usable link-local address (usableLinkLocal), and returns it. A
-// link-local address that failed DAD is ErrNoLinkLocal. The subscription
-// lists the addresses after it is made, so that none made or changed
-// since is missed: a link set down and up, or IPv6 turned off and on,
-// gives a new address, which is waited for in turn.
+// has a usable link-local address (usableLinkLocal), and returns it. The
+// subscription is made before the addresses are listed, so that none
+// made or changed since is missed: a link set down and up, or IPv6 turned
+// off and on, gives a new address, which is waited for in turn.
+//
+// It fails at once (ErrNoLinkLocal, saying why) when a link-local address
+// failed duplicate address detection, or when the interface has none and
+// will make none (IPv6 disabled on it, addrgenmode none). Otherwise it
+// waits LinkLocalWait (default 10s; the link may still lack a carrier)
+// and, while a tentative link-local address exists, at least until the
+// interface's own DAD time (dad_transmits x retrans_time_ms, plus the
+// first probe's delay) and dadSlack have passed since it was seen; never
+// more than maxLinkLocalWait (or LinkLocalWait, if longer) in all. When
+// it returns, the subscription is closed and its events drained, so that
+// no goroutine of the netlink library is left blocked.
 func (x *NetnsExchanger) waitLinkLocal(ctx context.Context, ifname string) (netip.Addr, error) {
+	start := time.Now()
 	link, err := x.Target.NL.LinkByName(ifname)
 	if err != nil {
 		return netip.Addr{}, err
 	}
 	index := link.Attrs().Index
 	ch, done := make(chan netlink.AddrUpdate, 16), make(chan struct{})
-	defer close(done)
 	ns := x.Target.NsHandle()
 	failed := make(chan error, 1)
-	opts := netlink.AddrSubscribeOptions{Namespace: &ns, ListExisting: true,
+	opts := netlink.AddrSubscribeOptions{Namespace: &ns,
 		ErrorCallback: func(err error) {
 			select {
 			case failed <- err:
@@ -309,28 +329,170 @@ func (x *NetnsExchanger) waitLinkLocal(ctx context.Context, ifname string) (neti
 			}
 		}}
 	if err := netlink.AddrSubscribeWithOptions(ch, done, opts); err != nil {
+		close(done)
 		return netip.Addr{}, fmt.Errorf("watching the addresses of %s: %w", ifname, err)
 	}
+	defer func() {
+		// Closing done closes the socket; the library's reader then
+		// closes ch. Until then it may be sending: drain it.
+		close(done)
+		for range ch {
+		}
+	}()
+	conf, err := x.linkLocalConf(ifname)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	addrs, err := x.Target.NL.AddrList(link, netlink.FAMILY_V6)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("listing the addresses of %s: %w", ifname, err)
+	}
+	base := x.LinkLocalWait
+	if base == 0 {
+		base = 10 * time.Second
+	}
+	w := llWait{ifname: ifname, conf: conf, deadline: start.Add(base), limit: start.Add(max(base, maxLinkLocalWait))}
+	found := false
+	for _, a := range addrs {
+		ll, ok := linkLocalIP(a.IP)
+		if !ok || a.LinkIndex != index {
+			continue
+		}
+		found = true
+		if end, a, err := w.see(ll, a.Flags); end {
+			return a, err
+		}
+	}
+	if !found {
+		switch {
+		case conf.disabled:
+			return netip.Addr{}, fmt.Errorf("%s: %w: IPv6 is disabled on the interface (net.ipv6.conf.%s.disable_ipv6=1)", ifname, ErrNoLinkLocal, ifname)
+		case conf.noAuto:
+			return netip.Addr{}, fmt.Errorf("%s: %w: the interface makes none (addrgenmode none, net.ipv6.conf.%s.addr_gen_mode=1) and has none", ifname, ErrNoLinkLocal, ifname)
+		}
+	}
+	timer := time.NewTimer(time.Until(w.deadline))
+	defer timer.Stop()
 	for {
 		select {
 		case u, ok := <-ch:
 			if !ok {
 				return netip.Addr{}, fmt.Errorf("watching the addresses of %s: subscription closed", ifname)
 			}
-			a, isLL := linkLocal(u, index)
-			switch {
-			case !isLL:
-			case u.Flags&unix.IFA_F_DADFAILED != 0:
-				return netip.Addr{}, fmt.Errorf("%s: %w (duplicate address detection failed)", ifname, ErrNoLinkLocal)
-			case usableLinkLocal(u.Flags):
-				return a, nil
+			ll, isLL := linkLocal(u, index)
+			if !isLL {
+				continue
+			}
+			before := w.deadline
+			if end, a, err := w.see(ll, u.Flags); end {
+				return a, err
+			}
+			if w.deadline != before {
+				timer.Reset(time.Until(w.deadline))
 			}
 		case err := <-failed:
 			return netip.Addr{}, fmt.Errorf("watching the addresses of %s: %w", ifname, err)
+		case <-timer.C:
+			return netip.Addr{}, w.timedOut(start)
 		case <-ctx.Done():
 			return netip.Addr{}, fmt.Errorf("%s: %w: %w", ifname, ErrNoLinkLocal, ctx.Err())
 		}
 	}
+}
+
+// llWait is the state of one waitLinkLocal: until when it waits, and
+// whether a tentative link-local address was seen.
+type llWait struct {
+	ifname          string
+	conf            llConf
+	deadline, limit time.Time
+	tentative       bool
+}
+
+// see takes a link-local address ll with flags: done with the address,
+// done with an error (DAD failed), or not done, the wait extended to the
+// interface's DAD time when ll is tentative.
+func (w *llWait) see(ll netip.Addr, flags int) (bool, netip.Addr, error) {
+	switch {
+	case flags&unix.IFA_F_DADFAILED != 0:
+		return true, netip.Addr{}, fmt.Errorf("%s: %w (duplicate address detection of %v failed)", w.ifname, ErrNoLinkLocal, ll)
+	case usableLinkLocal(flags):
+		return true, ll, nil
+	}
+	w.tentative = true
+	d := time.Now().Add(w.conf.dad + dadSlack)
+	if d.After(w.limit) {
+		d = w.limit
+	}
+	if d.After(w.deadline) {
+		w.deadline = d
+	}
+	return false, netip.Addr{}, nil
+}
+
+// timedOut is the error of a wait that ran out, saying what was seen.
+func (w *llWait) timedOut(start time.Time) error {
+	waited := time.Since(start).Round(100 * time.Millisecond)
+	if w.tentative {
+		return fmt.Errorf("%s: %w: its link-local address is still tentative after %v (duplicate address detection takes %v here)", w.ifname, ErrNoLinkLocal, waited, w.conf.dad)
+	}
+	return fmt.Errorf("%s: %w: none after %v (is the link down or without carrier?)", w.ifname, ErrNoLinkLocal, waited)
+}
+
+// llConf is what an interface's IPv6 sysctls say about its link-local
+// address.
+type llConf struct {
+	disabled bool          // disable_ipv6 (or no IPv6 on the interface at all)
+	noAuto   bool          // addr_gen_mode 1: the kernel makes no link-local address
+	dad      time.Duration // duplicate address detection's longest run
+}
+
+// Defaults and bounds of the sysctls linkLocalConf reads.
+const (
+	maxDADTransmits = 100
+	maxRetransTime  = 60 * time.Second
+)
+
+// linkLocalConf reads ifname's IPv6 sysctls inside the target namespace
+// (/proc/sys/net shows the namespace of the thread that opens it). A
+// value that cannot be read or is out of bounds counts as the kernel's
+// default; an interface without an IPv6 configuration has IPv6 disabled.
+func (x *NetnsExchanger) linkLocalConf(ifname string) (llConf, error) {
+	var c llConf
+	err := x.Target.Do(func() error {
+		conf := "/proc/sys/net/ipv6/conf/" + ifname + "/"
+		if _, err := os.Stat(conf); errors.Is(err, fs.ErrNotExist) {
+			c.disabled = true
+			return nil
+		} else if err != nil {
+			return err
+		}
+		c.disabled = readSysctl(conf+"disable_ipv6", 0, 1, 0) == 1
+		c.noAuto = readSysctl(conf+"addr_gen_mode", 0, 3, 0) == 1
+		transmits := readSysctl(conf+"dad_transmits", 0, maxDADTransmits, 1)
+		retrans := readSysctl("/proc/sys/net/ipv6/neigh/"+ifname+"/retrans_time_ms", 1, int64(maxRetransTime/time.Millisecond), 1000)
+		delay := readSysctl(conf+"router_solicitation_delay", 0, 60, 1)
+		c.dad = time.Duration(transmits*retrans)*time.Millisecond + time.Duration(delay)*time.Second
+		return nil
+	})
+	if err != nil {
+		return llConf{}, fmt.Errorf("reading the IPv6 settings of %s: %w", ifname, err)
+	}
+	return c, nil
+}
+
+// readSysctl reads an integer sysctl file; def when it cannot be read or
+// is outside lo-hi.
+func readSysctl(path string, lo, hi, def int64) int64 {
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) > 32 {
+		return def
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil || v < lo || v > hi {
+		return def
+	}
+	return v
 }
 
 // usableLinkLocal reports whether a link-local address with flags may be
@@ -348,7 +510,12 @@ func linkLocal(u netlink.AddrUpdate, index int) (netip.Addr, bool) {
 	if !u.NewAddr || u.LinkIndex != index {
 		return netip.Addr{}, false
 	}
-	a, ok := netip.AddrFromSlice(u.LinkAddress.IP)
+	return linkLocalIP(u.LinkAddress.IP)
+}
+
+// linkLocalIP returns ip if it is an IPv6 link-local unicast address.
+func linkLocalIP(ip net.IP) (netip.Addr, bool) {
+	a, ok := netip.AddrFromSlice(ip)
 	if !ok || !a.Is6() || a.Is4In6() || !a.IsLinkLocalUnicast() {
 		return netip.Addr{}, false
 	}

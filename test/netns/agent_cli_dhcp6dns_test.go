@@ -172,24 +172,28 @@ func TestAgentCLIDHCP4And6DNS(t *testing.T) {
 	}
 }
 
-// The DHCPv6 lease arrives in a later round of the apply: up0's IPv6 is
-// off until the apply turns it on, and the duplicate address detection
-// of its link-local address then takes longer than the client waits for
-// one (one neighbour solicitation, 12 s for an answer: retrans_time_ms),
-// as it did once on a loaded machine. The first acquisition fails; the
-// DHCPv4 lease makes a second round, which asks again and gets the lease;
-// what it gives (its address, its DNS server) is applied before apply
-// says converged. (Before: exit 0, converged, resolv.conf without the
-// DHCPv6 server and no DHCPv6 address on up0.)
+// The DHCPv6 lease arrives in a later round of the apply: the server's
+// namespace drops DHCPv6 until the first acquisition has failed (apply
+// --wait 3s bounds it), while the DHCPv4 lease comes at once; the DHCPv4
+// lease makes a second round, which asks again and gets the DHCPv6
+// lease; what it gives (its address, its DNS server) is applied before
+// apply says converged. (Before: exit 0, converged, resolv.conf without
+// the DHCPv6 server and no DHCPv6 address on up0.) The test once made the
+// first acquisition fail with a 12 s duplicate address detection; the
+// client now waits for that (dhcp6.TestAcquireLongDAD).
 func TestAgentCLIDHCP6LateLeaseApplied(t *testing.T) {
 	t.Parallel()
-	e := raEnv(t, dnsmasqtest.Options{DHCP6: true, Domain: "lan.example"})
-	e.exec("sysctl", "-qw", "net.ipv6.conf.up0.disable_ipv6=1", "net.ipv6.neigh.up0.retrans_time_ms=12000")
+	e, srv := raEnvServer(t, dnsmasqtest.Options{DHCP6: true, Domain: "lan.example"})
+	drop := []string{"INPUT", "-p", "udp", "--dport", "547", "-j", "DROP"}
+	testns.Exec(t, srv.Peer, "ip6tables", append([]string{"-I"}, drop...)...)
 	resolv := filepath.Join(t.TempDir(), "resolv.conf")
 	file := e.writeFile("dual.json", dualIntent)
-	res := e.mustRun(0, "apply", "--resolv-conf", resolv, file)
-	if !strings.Contains(res.stdout, "create dhcp6-lease/up0: acquiring a DHCPv6 lease on up0: up0: no usable IPv6 link-local address") {
-		t.Fatalf("the first DHCPv6 acquisition did not fail as the test means it to:\n%s", res)
+	_, failed, wait := e.startSeeing("item=dhcp6-lease/up0 op=create outcome=failed", "apply", "--wait", "3s", "--resolv-conf", resolv, file)
+	<-failed
+	testns.Exec(t, srv.Peer, "ip6tables", append([]string{"-D"}, drop...)...)
+	res := wait()
+	if res.code != 0 || !strings.Contains(res.stdout, "create dhcp6-lease/up0: acquiring a DHCPv6 lease on up0") {
+		t.Fatalf("want exit 0 after a first DHCPv6 acquisition that failed:\n%s", res)
 	}
 	e.wantDualLeases(resolv, res)
 }
