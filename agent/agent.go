@@ -21,7 +21,7 @@ import (
 
 // Kernel is the target namespace as the loop sees it: reading it back,
 // and reconciling a current-state graph against an intended one. The
-// daemon backs it with agent/target; tests back it with a fake.
+// daemon backs it with agent/host; tests back it with a fake.
 type Kernel interface {
 	// ReadCurrent reads back the objects netagent owns and the external
 	// links into a new current-state graph. hint is the intended graph:

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/configurators"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
@@ -323,7 +323,7 @@ func (a *Agent) check(ctx context.Context, raw json.RawMessage) Response {
 		return Response{Error: fmt.Sprintf("reading the kernel back: %v", err)}
 	}
 	rs := a.cfg.Kernel.Plan(ctx, a.st.results.records, rb, intended)
-	rep := target.Compare(rb, intended)
+	rep := host.Compare(rb, intended)
 	differs, ignored := checkDiffers(rep, intended, policies)
 	leases := a.refusals // the adopted graph's: the intended one keeps an Equal lease item without its new Refused
 	if intended != a.st.intended {

@@ -4,9 +4,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -37,13 +37,13 @@ type CheckItem struct {
 
 // CheckItems lists every intended item, those apply would delete and the
 // foreign objects of rep, each with its state, sorted by item.
-func CheckItems(intended *dg.Graph, rep *target.Report, policies render.DriftPolicies) []CheckItem {
-	byRef := map[dg.ItemRef]target.Difference{}
+func CheckItems(intended *dg.Graph, rep *host.Report, policies render.DriftPolicies) []CheckItem {
+	byRef := map[dg.ItemRef]host.Difference{}
 	for _, d := range rep.Diffs {
 		byRef[d.Ref] = d
 	}
 	var out []CheckItem
-	add := func(ref dg.ItemRef, d target.Difference, found bool) {
+	add := func(ref dg.ItemRef, d host.Difference, found bool) {
 		ci := CheckItem{Item: ref.String(), State: CheckOK}
 		if p := policies.Of(ref); p != "" && p != intent.DriftRepair {
 			ci.Drift = string(p)
@@ -56,7 +56,7 @@ func CheckItems(intended *dg.Graph, rep *target.Report, policies render.DriftPol
 			for _, h := range d.HeldBy {
 				ci.HeldBy = append(ci.HeldBy, h.String())
 			}
-			if d.Kind == target.Differs && ci.Drift == string(intent.DriftIgnore) {
+			if d.Kind == host.Differs && ci.Drift == string(intent.DriftIgnore) {
 				ci.State = CheckIgnored
 			}
 		}

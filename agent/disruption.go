@@ -1,15 +1,15 @@
 package agent
 
 import (
-	"github.com/netagent/netagent/agent/target"
-	"github.com/netagent/netagent/configurators/disrupt"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/reconciler"
 )
 
 // Disruption is what a planned operation does to traffic (see
-// target.PredictOps): Effect is "none", "atomic", "detach", "withdrawn",
+// host.PredictOps): Effect is "none", "atomic", "detach", "withdrawn",
 // "flap", "down", "recreate" or "removed"; Certain is false when it
 // depends on the kernel or the driver; LinksDown are the links it takes
 // down.
@@ -21,7 +21,7 @@ type Disruption struct {
 }
 
 // nicsFound is a Kernel that knows what the physical NICs netagent
-// changed had before it (target.Kernel: the state directory's record,
+// changed had before it (host.Kernel: the state directory's record,
 // link.ReadFound; nil when not known), which a NIC leaving the intent gets
 // back: the daemon's predictions are then the one-shot plan's.
 type nicsFound interface {
@@ -39,7 +39,7 @@ func (a *Agent) found() link.Found {
 }
 
 // DisruptionSummary is what a plan does to traffic, in short: the
-// summary that heads it (target.Disruption), as `plan --json` prints it
+// summary that heads it (host.Disruption), as `plan --json` prints it
 // (its "disruption" object) and the socket sends it (Response).
 type DisruptionSummary struct {
 	// LinksDown are the links that go down (flap, set down, recreated,
@@ -80,7 +80,7 @@ type NeighborWithdrawn struct {
 
 // SummaryOf is d as it is printed and sent (its lists empty, not nil,
 // when nothing goes down).
-func SummaryOf(d target.Disruption) DisruptionSummary {
+func SummaryOf(d host.Disruption) DisruptionSummary {
 	out := DisruptionSummary{LinksDown: []LinkDown{}, RoutesWithdrawn: []RouteWithdrawn{}, NeighborsWithdrawn: []NeighborWithdrawn{}}
 	for _, l := range d.LinksDown {
 		out.LinksDown = append(out.LinksDown, LinkDown{Link: l.Link, Effect: string(l.Effect), Certain: l.Certain, Operations: l.Operations})
@@ -97,10 +97,10 @@ func SummaryOf(d target.Disruption) DisruptionSummary {
 // withDisruption gives each of ops (opResults of log) what it does to
 // traffic, from before, the state the plan starts from, and found, what
 // the NICs had before netagent (a.found), as the one-shot plan predicts
-// it (target.PredictOpsFound); and returns the summary of the plan's
-// disruption (target.SummarizeDisruption), nil without operations.
+// it (host.PredictOpsFound); and returns the summary of the plan's
+// disruption (host.SummarizeDisruption), nil without operations.
 func withDisruption(ops []OpResult, log reconciler.OperationLog, before *dg.Graph, found link.Found) ([]OpResult, *DisruptionSummary) {
-	preds := target.PredictOpsFound(log, before, found)
+	preds := host.PredictOpsFound(log, before, found)
 	for i, p := range preds {
 		if i < len(ops) {
 			ops[i].Disruption = disruptionOf(p)
@@ -109,7 +109,7 @@ func withDisruption(ops []OpResult, log reconciler.OperationLog, before *dg.Grap
 	if len(log) == 0 {
 		return ops, nil
 	}
-	d := SummaryOf(target.SummarizeDisruption(log, preds, nil))
+	d := SummaryOf(host.SummarizeDisruption(log, preds, nil))
 	return ops, &d
 }
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/metrics"
-	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -28,7 +28,7 @@ import (
 //
 // A difference in an item the agent wrote since the last check is a change
 // the kernel did not keep, handled by the rule the one-shot apply follows
-// too (target.Verifier): repaired at once the first time in a row, held
+// too (host.Verifier): repaired at once the first time in a row, held
 // from the second, and reported as not converging. The daemon adds only
 // its timing: a held difference is released for a reconcile after the
 // backoff of a failed item (the first step, then doubling); held, the
@@ -61,7 +61,7 @@ func (a *Agent) checkDrift(ctx context.Context) {
 		return
 	}
 	r := &s.results
-	reported := map[dg.ItemRef]target.Drift{}
+	reported := map[dg.ItemRef]host.Drift{}
 	repaired := a.takeFindings(found, reported)
 	for ref, count := range kept {
 		a.log.WithFields(logrus.Fields{"item": ref.String(), "attempts": count}).Info("the kernel keeps the change now")
@@ -82,7 +82,7 @@ func (a *Agent) checkDrift(ctx context.Context) {
 // reconciler to write back over), left and reported (into reported), or
 // held (a change the kernel did not keep again); it counts them in the
 // metrics and reports whether anything is to be repaired.
-func (a *Agent) takeFindings(found []target.Finding, reported map[dg.ItemRef]target.Drift) (repaired bool) {
+func (a *Agent) takeFindings(found []host.Finding, reported map[dg.ItemRef]host.Drift) (repaired bool) {
 	s := a.st
 	now := time.Now()
 	counted := make([]metrics.Finding, 0, len(found))
@@ -101,7 +101,7 @@ func (a *Agent) takeFindings(found []target.Finding, reported map[dg.ItemRef]tar
 			}
 			continue
 		}
-		counted = append(counted, driftFindings([]target.Finding{f})...)
+		counted = append(counted, driftFindings([]host.Finding{f})...)
 		if f.Held() {
 			a.hold(f, now)
 			continue
@@ -136,24 +136,24 @@ func (a *Agent) checkLinks(ctx context.Context, skip map[string]bool) {
 		a.log.WithError(err).Warn("reading the links back after a link event; the drift check will")
 		return
 	}
-	var found []target.Finding
+	var found []host.Finding
 	for _, d := range linkDrifts(s.current, list) {
 		if skip[d.Ref.Name] || s.results.written[d.Ref] || s.results.verifier.Unkept(d.Ref) != nil || s.results.held[d.Ref] != nil {
 			continue
 		}
-		found = append(found, target.Finding{Drift: d})
+		found = append(found, host.Finding{Drift: d})
 	}
 	if len(found) == 0 {
 		return
 	}
-	reported := map[dg.ItemRef]target.Drift{}
+	reported := map[dg.ItemRef]host.Drift{}
 	if a.takeFindings(found, reported) {
 		s.want(reasonDrift)
 	}
 	if len(reported) > 0 {
 		s.policy.reported = maps.Clone(s.policy.reported)
 		if s.policy.reported == nil {
-			s.policy.reported = map[dg.ItemRef]target.Drift{}
+			s.policy.reported = map[dg.ItemRef]host.Drift{}
 		}
 		maps.Copy(s.policy.reported, reported)
 	}
@@ -163,8 +163,8 @@ func (a *Agent) checkLinks(ctx context.Context, skip map[string]bool) {
 // linkTypes, created) with list, the links read back: each that the
 // kernel holds with other values, in ref order. (A link gone or new is
 // the drift check's: its dependents need the full read-back.)
-func linkDrifts(current *dg.Graph, list []dg.Item) []target.Drift {
-	var out []target.Drift
+func linkDrifts(current *dg.Graph, list []dg.Item) []host.Drift {
+	var out []host.Drift
 	for _, now := range list {
 		ref := dg.Ref(now)
 		if !linkTypes[ref.Type] || now.External() {
@@ -172,16 +172,16 @@ func linkDrifts(current *dg.Graph, list []dg.Item) []target.Drift {
 		}
 		it, st, ok := current.Lookup(ref)
 		if ok && !it.External() && st.State == dg.StateCreated && !now.Equal(it) {
-			out = append(out, target.Drift{Ref: ref, Old: it, New: now})
+			out = append(out, host.Drift{Ref: ref, Old: it, New: now})
 		}
 	}
-	slices.SortFunc(out, func(a, b target.Drift) int { return a.Ref.Compare(b.Ref) })
+	slices.SortFunc(out, func(a, b host.Drift) int { return a.Ref.Compare(b.Ref) })
 	return out
 }
 
 // readAndVerify reads the kernel back and applies the Verifier's rule to
 // what it finds against the current graph.
-func (a *Agent) readAndVerify(ctx context.Context) ([]target.Finding, map[dg.ItemRef]int, error) {
+func (a *Agent) readAndVerify(ctx context.Context) ([]host.Finding, map[dg.ItemRef]int, error) {
 	s := a.st
 	list, err := a.cfg.Kernel.ReadItems(ctx, s.intended)
 	if err != nil {
@@ -197,12 +197,12 @@ func (a *Agent) readAndVerify(ctx context.Context) ([]target.Finding, map[dg.Ite
 // reconcile when due.
 type held struct {
 	due   time.Time
-	found *target.Drift // the kernel's version, held; nil once released
+	found *host.Drift // the kernel's version, held; nil once released
 }
 
 // hold holds a difference the Verifier holds: with a new backoff if this
 // read-back counted it again, else until the backoff set before is due.
-func (a *Agent) hold(f target.Finding, now time.Time) {
+func (a *Agent) hold(f host.Finding, now time.Time) {
 	r := &a.st.results
 	h := r.held[f.Ref]
 	if h == nil {
@@ -248,7 +248,7 @@ func (a *Agent) pruneUnkept(now time.Time) {
 
 // unkeptOf returns the Verifier's record of ref if the item is held (not
 // converging), or nil.
-func (r *results) unkeptOf(ref dg.ItemRef) *target.Unkept {
+func (r *results) unkeptOf(ref dg.ItemRef) *host.Unkept {
 	if u := r.verifier.Unkept(ref); u != nil && u.Held() {
 		return u
 	}

@@ -4,9 +4,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -32,7 +32,7 @@ type driftPolicies struct {
 	adopted  render.DriftPolicies // of the intended graph
 	rendered render.DriftPolicies // of the graph rendered last (adopted with it)
 	// reported are the report items the last drift check found drifted.
-	reported map[dg.ItemRef]target.Drift
+	reported map[dg.ItemRef]host.Drift
 }
 
 // DriftStatus is a report item that differs from the intent in the kernel:
@@ -101,7 +101,7 @@ func (a *Agent) adoptDrift(g *dg.Graph) {
 // the policy of its item, recording it in reported if its policy is
 // report. A change of netagent's own the kernel did not keep (f.Unkept)
 // and an item netagent owns but no longer intends are not drift to leave.
-func (a *Agent) leaveDrift(f target.Finding, reported map[dg.ItemRef]target.Drift) (leave, report bool) {
+func (a *Agent) leaveDrift(f host.Finding, reported map[dg.ItemRef]host.Drift) (leave, report bool) {
 	if f.Unkept != nil || f.Old == nil || !a.st.intended.Contains(f.Ref) {
 		return false, false
 	}
@@ -118,7 +118,7 @@ func (a *Agent) leaveDrift(f target.Finding, reported map[dg.ItemRef]target.Drif
 // newlyReported reports whether the last drift check did not report d
 // already: a report item's difference is logged and counted once, not at
 // every check that finds it again.
-func (a *Agent) newlyReported(d target.Drift) bool {
+func (a *Agent) newlyReported(d host.Drift) bool {
 	prev, was := a.st.policy.reported[d.Ref]
 	if !was || (prev.New == nil) != (d.New == nil) {
 		return true
@@ -136,7 +136,7 @@ func (a *Agent) driftStatuses() []DriftStatus {
 			want = f.Old
 		}
 		if f.New != nil {
-			for _, fd := range target.DiffFields(want, f.New) {
+			for _, fd := range host.DiffFields(want, f.New) {
 				ds.Fields = append(ds.Fields, DriftField{Field: fd.Field, Intended: fd.Want, Running: fd.Have})
 			}
 		}
@@ -150,9 +150,9 @@ func (a *Agent) driftStatuses() []DriftStatus {
 // compared with intended) whose attributes differ, and the ignore items
 // among them by the policies pol, which it leaves out: their policy says
 // not to hear of them.
-func checkDiffers(rep *target.Report, intended *dg.Graph, pol render.DriftPolicies) (out []DriftStatus, ignored map[dg.ItemRef]bool) {
+func checkDiffers(rep *host.Report, intended *dg.Graph, pol render.DriftPolicies) (out []DriftStatus, ignored map[dg.ItemRef]bool) {
 	for _, d := range rep.Diffs {
-		if d.Kind != target.Differs {
+		if d.Kind != host.Differs {
 			continue
 		}
 		p := pol.Of(d.Ref)

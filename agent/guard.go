@@ -13,7 +13,7 @@ import (
 // Guard judges every set of intent documents the agent would adopt (from
 // its sources or the socket API), after rendering and before anything
 // changes. The daemon backs it with the protected links
-// (agent/target.Protection).
+// (agent/host.Protection).
 type Guard interface {
 	// Judge judges intended, rendered from documents that mark the links
 	// protected "protected": true. current is the agent's current state,

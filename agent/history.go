@@ -28,8 +28,8 @@ import (
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/versions"
-	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/statefile"
 )
 
 // overrideFile holds the rollback in force, in the state directory.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/versions"
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/statefile"
 )
 
 // Each change of the documents is a version; an apply expecting another

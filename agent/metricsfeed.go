@@ -4,8 +4,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/metrics"
-	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -78,7 +78,7 @@ func (a *Agent) metricsAfterDrift(found []metrics.Finding, kept int) {
 
 // driftFindings are a drift check's findings as the metrics count them: a
 // held one (a change the kernel did not keep again) is not repaired.
-func driftFindings(found []target.Finding) []metrics.Finding {
+func driftFindings(found []host.Finding) []metrics.Finding {
 	out := make([]metrics.Finding, 0, len(found))
 	for _, f := range found {
 		out = append(out, metrics.Finding{Ref: f.Ref, Repair: !f.Held()})

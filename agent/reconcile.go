@@ -8,7 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -116,8 +116,8 @@ type results struct {
 	// read-back tells whether the kernel kept the change.
 	written map[dg.ItemRef]bool
 	// verifier holds the changes the kernel did not keep (the rule of
-	// target.Verifier), held: the daemon's timing of those it holds.
-	verifier *target.Verifier
+	// host.Verifier), held: the daemon's timing of those it holds.
+	verifier *host.Verifier
 	held     map[dg.ItemRef]*held
 
 	runs        int
@@ -132,7 +132,7 @@ func newResults(b backoff) results {
 		records:  reconciler.NewRecords(),
 		backoff:  b,
 		written:  map[dg.ItemRef]bool{},
-		verifier: target.NewVerifier(),
+		verifier: host.NewVerifier(),
 		held:     map[dg.ItemRef]*held{},
 	}
 }

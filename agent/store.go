@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/statefile"
 )
 
 // goodStore keeps the last accepted version of every document in

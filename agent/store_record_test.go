@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/statefile"
 )
 
 // An accepted document changed on disk (still valid JSON) is damaged: the

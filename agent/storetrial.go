@@ -27,7 +27,7 @@ package agent
 //     document once enough hosts confirmed.
 //
 // The revert goes the way a trial through the socket API's does
-// (trial.go): with Config.Trials (the daemon's target.Runtime), the loop
+// (trial.go): with Config.Trials (the daemon's host.Runtime), the loop
 // begins a target trial before it applies the trial's intent, so that the
 // before-image of everything the trial changes is journaled; a revert
 // returns the kernel to them (the journal's revert), then reconciles to
@@ -52,10 +52,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/versions"
-	"github.com/netagent/netagent/configurators/statefile"
 	"github.com/netagent/netagent/fleet"
+	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/store"
 	"github.com/netagent/netagent/store/local"
 )
@@ -494,7 +494,7 @@ func (a *Agent) beginFleetJournal(ss *StoreSource) {
 	if hasPrevious {
 		prev[name] = previous
 	}
-	h, err := a.cfg.Trials.Begin(target.Trial{Started: time.Now(), Deadline: t.deadline, Files: files, Previous: prev, Probes: t.probes})
+	h, err := a.cfg.Trials.Begin(host.Trial{Started: time.Now(), Deadline: t.deadline, Files: files, Previous: prev, Probes: t.probes})
 	log := a.log.WithField("document", name).WithField("revision", t.Revision)
 	if err != nil {
 		log.WithError(err).Warn("fleet trial: journaling its changes failed; its revert reconciles to the previous document alone")

@@ -1,6 +1,6 @@
 package agent
 
-import "github.com/netagent/netagent/configurators/statefile"
+import "github.com/netagent/netagent/internal/statefile"
 
 // fleet-trials.json (fleetTrialsFile) is read as a record (statefile): a
 // damaged one, a link or a FIFO in its place fails the source's start

@@ -19,8 +19,8 @@ package agent
 //     exactly one wins, and a rollback without a trial (of versions) is
 //     refused while one is pending. Reverting puts back
 //     the API document that ran before and, with Config.Trials (the
-//     daemon's target.Runtime), returns the kernel to its before-images
-//     (the journal of agent/target, the same code as the one-shot
+//     daemon's host.Runtime), returns the kernel to its before-images
+//     (the journal of agent/host, the same code as the one-shot
 //     `netagent try`), then reconciles.
 //   - The probes run outside the loop: a goroutine per probe round, bounded
 //     by ProbeTimeout and the deadline, posts its outcome into the loop
@@ -54,12 +54,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/probe"
-	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/agent/versions"
-	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/killpoint"
+	"github.com/netagent/netagent/internal/statefile"
 )
 
 // The trial commands of the socket API.
@@ -71,24 +71,24 @@ const (
 // DefaultTrialTimeout is a trial's timeout when the request names none.
 const DefaultTrialTimeout = 60 * time.Second
 
-// Trials begins trials on the target (the daemon: target.Runtime): from
+// Trials begins trials on the target (the daemon: host.Runtime): from
 // Begin until the handle's Confirm or Revert, the target journals the
 // before-image of everything it changes.
 type Trials interface {
-	Begin(t target.Trial) (TrialHandle, error)
+	Begin(t host.Trial) (TrialHandle, error)
 }
 
 // TrialHandle is a trial begun by Trials.
 type TrialHandle interface {
 	// Confirming records, before the confirm writes content into the
-	// intent file, that it does (target.TrialRun.Confirming): a daemon
+	// intent file, that it does (host.TrialRun.Confirming): a daemon
 	// killed once the file is written has the trial completed as
 	// confirmed when it starts again, not reverted.
 	Confirming(file string, content []byte) error
 	Confirm() error
 	// Update records, while the trial is pending, a change of the
 	// documents beside it (an intent file edited): files is the whole
-	// intent now, previous the documents without the trial (target.Trial's
+	// intent now, previous the documents without the trial (host.Trial's
 	// Files and Previous).
 	Update(files, previous map[string][]byte) error
 	// Revert returns the kernel to what it was before the trial.
@@ -110,7 +110,7 @@ type TrialStatus struct {
 	// Name is the intent file that confirming writes (the daemon's).
 	Name string `json:"name,omitempty"`
 	// PID runs the trial: a one-shot `netagent try` (status reads it from
-	// the state directory, target.PendingTrial).
+	// the state directory, host.PendingTrial).
 	PID int `json:"pid,omitempty"`
 	// Settling: items the trial blocked wait for a link, up to the
 	// trial's Wait; Probing: the probes run. Either way the trial cannot
@@ -126,7 +126,7 @@ const (
 	// TrialRevertIncomplete: the revert of a trial left pending (a
 	// netagent killed during it, a reboot) could not finish; the trial
 	// stays pending and Reason says why.
-	TrialRevertIncomplete = target.OutcomeRevertIncomplete
+	TrialRevertIncomplete = host.OutcomeRevertIncomplete
 	// TrialUnknown: the record of the last outcome cannot be read.
 	TrialUnknown = "unknown"
 )
@@ -143,7 +143,7 @@ type TrialOutcome struct {
 }
 
 // TrialID is the id of a trial begun at started: its start to the
-// nanosecond, in UTC. The target's trial record (target.Trial.Started)
+// nanosecond, in UTC. The target's trial record (host.Trial.Started)
 // gives the same id, so that `netagent rollback` can name the trial it
 // found pending.
 func TrialID(started time.Time) string { return started.UTC().Format(time.RFC3339Nano) }
@@ -205,7 +205,7 @@ func (a *Agent) try(ctx context.Context, req Request, reply chan<- Response) (re
 	}
 	if a.cfg.Trials != nil {
 		files, prev := t.intents(s.docs, req.Intent)
-		h, err := a.cfg.Trials.Begin(target.Trial{Started: t.status.Since, Deadline: t.status.Deadline,
+		h, err := a.cfg.Trials.Begin(host.Trial{Started: t.status.Since, Deadline: t.status.Deadline,
 			Files: files, Previous: prev, Probes: req.Probes})
 		if err != nil {
 			return Response{Error: fmt.Sprintf("beginning the trial: %v", err)}, true
@@ -541,7 +541,7 @@ func (a *Agent) namedTrial(id string) (*pendingTrial, *Response) {
 	t := s.trial
 	switch {
 	case id == "" && t == nil:
-		return nil, &Response{Error: target.ErrNoTrial.Error()}
+		return nil, &Response{Error: host.ErrNoTrial.Error()}
 	case id == "" || (t != nil && t.status.ID == id):
 		return t, nil
 	}

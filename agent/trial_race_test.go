@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -72,7 +72,7 @@ func TestTrialConfirmAndRollbackAtOnce(t *testing.T) {
 			wins["rollback"]++
 			wantErr := ErrTrialEnded.Error()
 			if confirm.Trial == "" {
-				wantErr = target.ErrNoTrial.Error()
+				wantErr = host.ErrNoTrial.Error()
 			}
 			if !strings.Contains(c.Error, wantErr) || (confirm.Trial != "" && (c.TrialEnded == nil || c.TrialEnded.Result != "reverted")) {
 				t.Fatalf("round %d: the confirm after the rollback: %+v", round, c)

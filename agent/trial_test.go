@@ -12,7 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/versions"
 )
 
@@ -44,12 +44,12 @@ func (s trialDirSource) Watch(ctx context.Context, _ chan<- string) { <-ctx.Done
 
 // fakeTrials records what the agent asks of the target's trials.
 type fakeTrials struct {
-	begun   []target.Trial
+	begun   []host.Trial
 	events  []string
 	updates []map[string][]byte // the Previous of each Update
 }
 
-func (f *fakeTrials) Begin(t target.Trial) (TrialHandle, error) {
+func (f *fakeTrials) Begin(t host.Trial) (TrialHandle, error) {
 	f.begun = append(f.begun, t)
 	f.events = append(f.events, "begin")
 	return fakeHandle{f}, nil
@@ -203,7 +203,7 @@ func TestTrialConfirmWritesTheFileAndRecordsTheVersion(t *testing.T) {
 		if p := r.trials.begun[0].Previous; string(p["10-uplink.json"]) != uplinkDoc || len(p) != 1 {
 			t.Errorf("the trial's Previous %v", p)
 		}
-		if got := r.call(Request{Command: CmdConfirm}); got.Error != target.ErrNoTrial.Error() {
+		if got := r.call(Request{Command: CmdConfirm}); got.Error != host.ErrNoTrial.Error() {
 			t.Errorf("confirm without a trial: %+v", got)
 		}
 	})

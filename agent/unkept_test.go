@@ -7,13 +7,13 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
 
 // A kernel that does not keep a change (it keeps its own label on the
-// address, whatever is written): the one-shot apply (target.Converge) and
+// address, whatever is written): the one-shot apply (host.Converge) and
 // the daemon drive it by the same rule. Both write it once, read it back,
 // write it again at once, and, found undone a second time, report it as
 // not converging with what the kernel holds; the route next to it, which
@@ -44,13 +44,13 @@ func TestUnkeptChangeSameInOneShotAndDaemon(t *testing.T) {
 		// The one-shot apply of the same intent on a fresh kernel.
 		k := newFakeKernel(uplink(2, true))
 		k.rewriteWith(addrRef, kernelLabel)
-		res, err := target.Converge(context.Background(), k, intended)
+		res, err := host.Converge(context.Background(), k, intended)
 		if err != nil {
 			t.Fatal(err)
 		}
 		oneShotWrites := len(k.writesOf(addrRef))
 
-		want := 1 + target.RewritesAtOnce
+		want := 1 + host.RewritesAtOnce
 		if daemonWrites != want || oneShotWrites != want {
 			t.Errorf("writes of the address: daemon %d, one-shot %d, want %d each", daemonWrites, oneShotWrites, want)
 		}
@@ -94,7 +94,7 @@ func TestUndoneOnceConvergesOneShot(t *testing.T) {
 			}
 			return it
 		})
-		res, err := target.Converge(context.Background(), k, intended)
+		res, err := host.Converge(context.Background(), k, intended)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,11 +3,11 @@ package configurators
 import (
 	"slices"
 
-	"github.com/netagent/netagent/configurators/disrupt"
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )

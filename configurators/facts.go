@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 )
 
 // IPv6Forwarding reports whether the target namespace forwards IPv6

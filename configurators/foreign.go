@@ -5,8 +5,8 @@ import (
 
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
-	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/netnsx"
 )
 
 // Foreign is what the namespace holds beside netagent's objects and what

@@ -29,7 +29,7 @@
 // iptables-nft, Debian's default, does not) in the bounding set, plus
 // CAP_SYS_ADMIN: setns(2) into a network namespace requires it,
 // and netagent enters one even for the host's own namespace
-// (configurators/netnsx opens its netlink handle with netlink.NewHandleAt,
+// (internal/netnsx opens its netlink handle with netlink.NewHandleAt,
 // which switches the thread into the namespace to open the socket, and
 // runs iptables and sysctl writes through Target.Do). Checked on this
 // kernel with the bounding set reduced to CAP_NET_ADMIN and CAP_NET_RAW:

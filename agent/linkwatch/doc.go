@@ -1,6 +1,6 @@
 // Package linkwatch says when the links of a network namespace may have
 // changed: the daemon's loop (package agent) and the one-shot apply
-// (package target, which waits for the link events its own changes
+// (package host, which waits for the link events its own changes
 // cause) both use it.
 //
 // An Event only says "look again", and which links, for the log: netlink

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 )
 
 // All runs the probes concurrently inside tgt's namespace and returns nil

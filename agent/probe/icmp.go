@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"golang.org/x/sys/unix"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 )
 
 // Defaults of the options a spec may set.

@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 )
 
 // Ping passes when one of Count ICMP echo requests, sent one every

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/netagent/netagent/agent/probe"
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testns"
 )
 

@@ -7,7 +7,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 )
 
 // TCP passes when a TCP connection to Addr is established within Timeout.

@@ -51,7 +51,7 @@
 // Write with an expected number (not Any) fails with a *ConflictError
 // (errors.Is ErrConflict) when the current version is another: two writers
 // that both expect N race for N+1 and exactly one gets it. The callers also
-// hold the target's writer lock (agent/target) while they check, write and
+// hold the target's writer lock (agent/host) while they check, write and
 // apply, so that the kernel matches the version that won.
 //
 // Store is the small interface the rest of netagent uses; Local, its

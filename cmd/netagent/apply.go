@@ -11,9 +11,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/termsafe"
 )
@@ -34,7 +34,7 @@ const defaultApplyWait = 10 * time.Second
 func runApply(g *globals, args []string) int {
 	fs := newFlagSet(g, "apply", "FILE...")
 	k := kernelFlags(g, fs)
-	opts := target.ApplyOptions{Wait: defaultApplyWait}
+	opts := host.ApplyOptions{Wait: defaultApplyWait}
 	fs.BoolVar(&g.asJSON, "json", false, "print the operations run and the outcome as JSON (see the README's JSON shapes)")
 	fs.BoolVar(&g.allOps, "all-ops", false, fmt.Sprintf("print every operation run (default: the first %d, then how many more)", opsShown))
 	fs.Func("wait", fmt.Sprintf("how long to wait, while items are blocked, for the link events the apply causes "+
@@ -88,7 +88,7 @@ func acquireTimeout(wait time.Duration) time.Duration {
 // intended stays): a later apply keeps the lease's address and routes
 // intended while the lease item asks the server for it again, and check
 // and plan compare with them.
-func withKeptLeases(g *globals, rt *target.Runtime, files map[string]*intent.Intent, intended *dg.Graph,
+func withKeptLeases(g *globals, rt *host.Runtime, files map[string]*intent.Intent, intended *dg.Graph,
 	host func() (render.Facts, error)) (*leaseFacts, *dg.Graph, int) {
 	lf := newLeaseFacts(files, host)
 	if lf == nil {
@@ -105,8 +105,8 @@ func withKeptLeases(g *globals, rt *target.Runtime, files map[string]*intent.Int
 // applyGuarded applies what the protection of links let through (gd),
 // until SIGINT or SIGTERM, remembers the protected links of the intent
 // and reports: the end of apply and of rollback, named by verb.
-func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot *protectOpts,
-	intended *dg.Graph, opts target.ApplyOptions) int {
+func applyGuarded(g *globals, verb string, rt *host.Runtime, gd *guarded, prot *protectOpts,
+	intended *dg.Graph, opts host.ApplyOptions) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
@@ -121,7 +121,7 @@ func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, err)
 		return exitInternal
 	}
-	if err := rt.Remember(gd.prot, target.Declares(intended), res.Current, prot.force); err != nil {
+	if err := rt.Remember(gd.prot, host.Declares(intended), res.Current, prot.force); err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, err)
 	}
 	leases := leaseReport(g.leases, rt, &res.Result)
@@ -138,11 +138,11 @@ func applyGuarded(g *globals, verb string, rt *target.Runtime, gd *guarded, prot
 
 // reportApply prints the outcome of an apply: a summary on stdout, and
 // each item that did not converge, with why, on stderr.
-func reportApply(g *globals, res *target.Result) int { return reportApplyTook(g, res, -1) }
+func reportApply(g *globals, res *host.Result) int { return reportApplyTook(g, res, -1) }
 
 // reportApplyTook is reportApply with how long the apply took (< 0:
 // unknown) in the summary.
-func reportApplyTook(g *globals, res *target.Result, took time.Duration) int {
+func reportApplyTook(g *globals, res *host.Result, took time.Duration) int {
 	if res.Converged() {
 		fmt.Fprintf(g.stdout, "converged: %d operations%s\n", len(res.Ops), applyTally(res, took))
 		return exitOK
@@ -171,7 +171,7 @@ type kernelOpts struct {
 	// daemon, when set, serves the command through the daemon's socket
 	// API (--via-daemon); it gets the intent files and returns the exit
 	// code.
-	daemon func(h target.Holder, files []string) int
+	daemon func(h host.Holder, files []string) int
 	// files are the intent files prepare loaded, by path, parsed.
 	files map[string]*intent.Intent
 	// protected are the links the intent files mark "protected": true
@@ -211,7 +211,7 @@ func kernelFlags(g *globals, fs *flag.FlagSet) *kernelOpts {
 // for a writer, validates and renders the intent files it names and opens
 // the target namespace: the start that plan, apply and check share.
 // A nil runtime comes with the exit code to return.
-func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.Graph, *target.Runtime, int) {
+func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.Graph, *host.Runtime, int) {
 	if code, ok := parseFlags(fs, args); !ok {
 		return nil, nil, code
 	}
@@ -260,8 +260,8 @@ func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.G
 
 // open opens the namespace for the command. The state directory follows a
 // command-level --netns unless the global --state-dir was given.
-func (k *kernelOpts) open(g *globals) (*target.Runtime, int) {
-	rt, err := target.Open(k.netns, k.stateDir(g), g.log)
+func (k *kernelOpts) open(g *globals) (*host.Runtime, int) {
+	rt, err := host.Open(k.netns, k.stateDir(g), g.log)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return nil, exitInternal

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -37,11 +37,11 @@ func TestReportApply(t *testing.T) {
 	var out, errOut bytes.Buffer
 	g := &globals{stdout: &out, stderr: &errOut}
 	ops := reconciler.OperationLog{{Ref: dg.ItemRef{Type: "route", Name: "r"}, Op: reconciler.OpCreate}}
-	if code := reportApply(g, &target.Result{Ops: ops}); code != exitOK || out.String() != "converged: 1 operations: 1 done, 0 failed, 0 blocked\n" {
+	if code := reportApply(g, &host.Result{Ops: ops}); code != exitOK || out.String() != "converged: 1 operations: 1 done, 0 failed, 0 blocked\n" {
 		t.Errorf("converged: exit %d, %q", code, out.String())
 	}
 	out.Reset()
-	res := &target.Result{Ops: ops, Err: errors.New("boom"), Problems: []target.Problem{
+	res := &host.Result{Ops: ops, Err: errors.New("boom"), Problems: []host.Problem{
 		{Ref: dg.ItemRef{Type: "route", Name: "r"}, Reason: "create failed: boom"},
 		{Ref: dg.ItemRef{Type: "interface", Name: "eth0"}, Blocked: true, Reason: "waiting for link/eth0 (not in the intended state)"},
 	}}

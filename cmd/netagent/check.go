@@ -6,9 +6,9 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/internal/termsafe"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/agent/target"
 )
 
 func init() {
@@ -77,13 +77,13 @@ func runCheck(g *globals, args []string) int {
 // items whose drift policy is ignore: the operator asked not to hear of
 // them. An ignore item missing from the kernel is still a difference: an
 // apply creates it.
-func checkDriftPolicies(g *globals, policies render.DriftPolicies, diffs []target.Difference) []target.Difference {
+func checkDriftPolicies(g *globals, policies render.DriftPolicies, diffs []host.Difference) []host.Difference {
 	if len(policies) == 0 {
 		return diffs
 	}
 	out := diffs[:0]
 	for _, d := range diffs {
-		if d.Kind == target.Differs && policies.Of(d.Ref) == intent.DriftIgnore {
+		if d.Kind == host.Differs && policies.Of(d.Ref) == intent.DriftIgnore {
 			fmt.Fprintf(g.stdout, "note: %s: differs, ignored (drift: ignore)\n", d.Ref)
 			continue
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/versions"
 )
 
@@ -212,7 +212,7 @@ func TestMissingFileIsIO(t *testing.T) {
 	g := testGlobals()
 	var errOut strings.Builder
 	g.stderr = &errOut
-	h := target.Holder{PID: 1, Command: "run", Socket: filepath.Join(t.TempDir(), "none.sock")}
+	h := host.Holder{PID: 1, Command: "run", Socket: filepath.Join(t.TempDir(), "none.sock")}
 	for _, files := range [][]string{{missing}, {"../../examples/gateway.json", missing}} {
 		if _, code := callDaemon(g, context.Background(), h, "plan", files); code != exitInternal || !strings.Contains(errOut.String(), missing) {
 			t.Errorf("via the daemon, %q: exit %d, want %d\n%s", files, code, exitInternal, errOut.String())

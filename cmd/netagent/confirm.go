@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -33,7 +33,7 @@ func runConfirm(g *globals, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(g, fs, "unexpected arguments")
 	}
-	return requestTrial(g, k.stateDir(g), target.RequestConfirmed)
+	return requestTrial(g, k.stateDir(g), host.RequestConfirmed)
 }
 
 // rollbackTrial is `netagent rollback` when a trial is pending: it
@@ -41,7 +41,7 @@ func runConfirm(g *globals, args []string) int {
 // trial whose process died is recovered here). handled is false when no
 // trial is pending: rollback then goes back to an earlier version.
 func rollbackTrial(g *globals, netns, stateDir string) (code int, handled bool) {
-	t, err := target.PendingTrial(stateDir)
+	t, err := host.PendingTrial(stateDir)
 	switch {
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: rollback: %v\n", err)
@@ -49,47 +49,47 @@ func rollbackTrial(g *globals, netns, stateDir string) (code int, handled bool) 
 	case t == nil:
 		return exitOK, false
 	}
-	if h, _ := target.HolderOf(stateDir); h == nil {
+	if h, _ := host.HolderOf(stateDir); h == nil {
 		return recoverTarget(g, netns, stateDir, defaultLockTimeout), true
 	}
-	return requestTrial(g, stateDir, target.RequestReverted), true
+	return requestTrial(g, stateDir, host.RequestReverted), true
 }
 
 // requestTrial asks the process running the target's trial to confirm or
 // revert it, and waits until it did.
-func requestTrial(g *globals, stateDir string, r target.Request) int {
-	t, err := target.PendingTrial(stateDir)
+func requestTrial(g *globals, stateDir string, r host.Request) int {
+	t, err := host.PendingTrial(stateDir)
 	switch {
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, err)
 		return exitInternal
 	case t == nil:
-		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, target.ErrNoTrial)
+		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, host.ErrNoTrial)
 		return exitFailed
 	}
 	// The holder is read once: a process that ends between two reads
 	// would leave the second nil.
-	h, err := target.HolderOf(stateDir)
+	h, err := host.HolderOf(stateDir)
 	switch {
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, err)
 		return exitInternal
 	case h == nil || h.PID != t.PID:
-		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, &target.AbandonedTrialError{Trial: *t})
+		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, &host.AbandonedTrialError{Trial: *t})
 		return exitFailed
 	}
 	if h.Daemon() { // the daemon's trial (try --via-daemon): over its socket
 		// Named: a trial confirmed (or reverted) meanwhile makes the
 		// request fail, never means something else.
 		id := agent.TrialID(t.Started)
-		if r == target.RequestConfirmed {
+		if r == host.RequestConfirmed {
 			return daemonTrialRequest(g, *h, agent.CmdConfirm, id)
 		}
 		return daemonTrialRequest(g, *h, agent.CmdRollback, id)
 	}
-	req := target.RequestConfirm
-	if r == target.RequestReverted {
-		req = target.RequestRevert
+	req := host.RequestConfirm
+	if r == host.RequestReverted {
+		req = host.RequestRevert
 	}
 	since := time.Now()
 	if err := req(stateDir); err != nil {
@@ -98,15 +98,15 @@ func requestTrial(g *globals, stateDir string, r target.Request) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), requestWait)
 	defer cancel()
-	o, err := target.AwaitAnswer(ctx, stateDir, *t, since)
+	o, err := host.AwaitAnswer(ctx, stateDir, *t, since)
 	switch {
-	case errors.Is(err, target.ErrTrialPending):
+	case errors.Is(err, host.ErrTrialPending):
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, err)
 		return exitFailed
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, err)
 		return exitInternal
-	case o.Result == target.OutcomeRevertIncomplete:
+	case o.Result == host.OutcomeRevertIncomplete:
 		// The trial's process could not revert it and ended: it stays
 		// pending, the kernel as the trial left it.
 		fmt.Fprintf(g.stderr, "netagent: %s: the trial's process (pid %d) could not revert it: %s: %s\n", r, t.PID, o.Result, termsafe.String(o.Reason))
@@ -117,7 +117,7 @@ func requestTrial(g *globals, stateDir string, r target.Request) int {
 		fmt.Fprintf(g.stdout, ": %s", termsafe.String(o.Reason))
 	}
 	fmt.Fprintln(g.stdout)
-	if (o.Result == "confirmed") != (r == target.RequestConfirmed) {
+	if (o.Result == "confirmed") != (r == host.RequestConfirmed) {
 		return exitFailed
 	}
 	return exitOK

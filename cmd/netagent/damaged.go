@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/netagent/netagent/agent/target"
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/internal/statefile"
 )
 
 // Damaged state files. A record of the state directory that is not whole
@@ -44,7 +44,7 @@ func reportDamaged(g *globals, stateDir string, accept bool, timeout time.Durati
 		}
 		return code, ok
 	}
-	me := target.Holder{PID: os.Getpid(), Command: "recover", Since: time.Now()}
+	me := host.Holder{PID: os.Getpid(), Command: "recover", Since: time.Now()}
 	lk, daemon, err := takeLock(g, stateDir, me, timeout)
 	switch {
 	case err != nil:
@@ -75,12 +75,12 @@ func reportDamaged(g *globals, stateDir string, accept bool, timeout time.Durati
 }
 
 // scanDamaged is statefile.Scan less the trial record: a damaged one is
-// the trial's to report (target.DamagedTrialError), and set aside it
+// the trial's to report (host.DamagedTrialError), and set aside it
 // would leave the trial's changes unreverted; `recover
 // --accept-incomplete` reverts them from the journal instead.
 func scanDamaged(stateDir string) ([]*statefile.DamagedError, error) {
 	damaged, err := statefile.Scan(stateDir)
-	return slices.DeleteFunc(damaged, func(d *statefile.DamagedError) bool { return target.IsTrialRecord(stateDir, d.Path) }), err
+	return slices.DeleteFunc(damaged, func(d *statefile.DamagedError) bool { return host.IsTrialRecord(stateDir, d.Path) }), err
 }
 
 // recoverWithRecords reports (accept: sets aside) the damaged state files

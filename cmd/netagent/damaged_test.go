@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/statefile"
 )
 
 // TestRecoverAcceptDamaged: an emptied links.json (a needed record) makes

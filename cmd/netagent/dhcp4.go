@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/configurators/dhcp"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -64,7 +64,7 @@ func (lf *leaseFacts) kept(stateDir string) (*dg.Graph, error) {
 // trustKept holds the leases of the last render in rt, as if a server
 // had confirmed them: check compares the kernel with them and asks no
 // server (the lease items read back as intended).
-func (lf *leaseFacts) trustKept(rt *target.Runtime) {
+func (lf *leaseFacts) trustKept(rt *host.Runtime) {
 	if lf == nil {
 		return
 	}
@@ -79,7 +79,7 @@ func (lf *leaseFacts) trustKept(rt *target.Runtime) {
 // before T1 (RFC 2131 4.4.5), so neither does a second apply of the same
 // intent, which then runs no operation for them (their items read back as
 // intended). A lease past T1 is asked for again (INIT-REBOOT).
-func (lf *leaseFacts) trustFresh(rt *target.Runtime, now time.Time) {
+func (lf *leaseFacts) trustFresh(rt *host.Runtime, now time.Time) {
 	if lf == nil {
 		return
 	}
@@ -93,7 +93,7 @@ func (lf *leaseFacts) trustFresh(rt *target.Runtime, now time.Time) {
 // again renders with the leases rt holds, if they differ from the last
 // render's (a binding or an expiry: a lease confirmed again refreshes its
 // address's lifetime); nil when they do not.
-func (lf *leaseFacts) again(rt *target.Runtime) (*dg.Graph, error) {
+func (lf *leaseFacts) again(rt *host.Runtime) (*dg.Graph, error) {
 	held, _ := rt.Leases().Snapshot()
 	same := len(held) == len(lf.used)
 	for name, l := range held {
@@ -146,9 +146,9 @@ func (lf *leaseFacts) refusals() []agent.LeaseRefusal {
 
 // applyLeases runs apply's lease rounds (applyLeasesPredicted) after
 // the first.
-func applyLeases(ctx context.Context, rt *target.Runtime, lf *leaseFacts, gd *guarded, force bool,
-	res *target.Result, opts target.ApplyOptions) (*target.Result, error) {
-	a, err := applyLeasesPredicted(ctx, rt, lf, gd, force, &target.Applied{Result: *res}, opts)
+func applyLeases(ctx context.Context, rt *host.Runtime, lf *leaseFacts, gd *guarded, force bool,
+	res *host.Result, opts host.ApplyOptions) (*host.Result, error) {
+	a, err := applyLeasesPredicted(ctx, rt, lf, gd, force, &host.Applied{Result: *res}, opts)
 	if a == nil {
 		return nil, err
 	}
@@ -165,8 +165,8 @@ func applyLeases(ctx context.Context, rt *target.Runtime, lf *leaseFacts, gd *gu
 // round changed no lease, so that what it reports converged holds every
 // lease acquired. The rounds are bounded (leaseFacts.rounds); leases still
 // changing after the last are an error of the result (not converged).
-func applyLeasesPredicted(ctx context.Context, rt *target.Runtime, lf *leaseFacts, gd *guarded, force bool,
-	res *target.Applied, opts target.ApplyOptions) (*target.Applied, error) {
+func applyLeasesPredicted(ctx context.Context, rt *host.Runtime, lf *leaseFacts, gd *guarded, force bool,
+	res *host.Applied, opts host.ApplyOptions) (*host.Applied, error) {
 	if lf == nil {
 		return res, nil
 	}
@@ -200,8 +200,8 @@ func (lf *leaseFacts) rounds() int {
 // applyRound applies next (a render with the leases of the rounds before,
 // res), judged by the protection unless force, its operations and
 // predictions after res's.
-func applyRound(ctx context.Context, rt *target.Runtime, next *dg.Graph, gd *guarded, force bool,
-	res *target.Applied, opts target.ApplyOptions) (*target.Applied, error) {
+func applyRound(ctx context.Context, rt *host.Runtime, next *dg.Graph, gd *guarded, force bool,
+	res *host.Applied, opts host.ApplyOptions) (*host.Applied, error) {
 	want := next
 	if !force {
 		judged, err := rt.Guard(ctx, next, gd.prot)
@@ -247,7 +247,7 @@ type leaseJSON struct {
 }
 
 // leaseReport describes the lease held on each interface with dhcp4.
-func leaseReport(lf *leaseFacts, rt *target.Runtime, res *target.Result) []leaseJSON {
+func leaseReport(lf *leaseFacts, rt *host.Runtime, res *host.Result) []leaseJSON {
 	if lf == nil {
 		return nil
 	}

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/termsafe"
@@ -113,12 +113,12 @@ func diffPlan(g *globals, k *kernelOpts, a, b *versions.Version) int {
 	gd := rt.GuardCurrent(ctx, ga, gb, diffProtection(protA, protB, gb))
 	st := rt.PlanStatus(ctx, nil, ga, gd.Intended)
 	fmt.Fprintf(g.stdout, "operations from version %d to version %d:\n", a.Number, b.Number)
-	res := &target.PlanResult{Result: *target.Summarize(st, gd.Intended)}
+	res := &host.PlanResult{Result: *host.Summarize(st, gd.Intended)}
 	found, err := rt.Found()
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 	}
-	res.Disruptions = target.PredictOpsFound(res.Ops, ga, found)
+	res.Disruptions = host.PredictOpsFound(res.Ops, ga, found)
 	if len(res.Ops) == 0 && len(res.Problems) == 0 {
 		fmt.Fprintln(g.stdout, "no operations: the two versions render the same items")
 	} else {
@@ -147,17 +147,17 @@ func withExternal(ga, cur *dg.Graph) *dg.Graph {
 
 // diffProtection is the protection an apply of b (which protects protB)
 // after a (which protected protA) has: b's protected links, and a's that b
-// does not declare (see target.Runtime.Protection).
-func diffProtection(protA, protB []string, gb *dg.Graph) target.Protection {
+// does not declare (see host.Runtime.Protection).
+func diffProtection(protA, protB []string, gb *dg.Graph) host.Protection {
 	names := slices.Clone(protB)
-	declared := target.Declares(gb)
+	declared := host.Declares(gb)
 	for _, n := range protA {
 		if !declared(n) && !slices.Contains(names, n) {
 			names = append(names, n)
 		}
 	}
 	slices.Sort(names)
-	return target.Protection{Intent: names}
+	return host.Protection{Intent: names}
 }
 
 // renderVersionProtected renders a version's merged intent as one

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/netagent/netagent/agent"
-	"github.com/netagent/netagent/agent/target"
-	"github.com/netagent/netagent/configurators/disrupt"
+	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/internal/disrupt"
 )
 
 // withdrawnShown is how many withdrawn routes the text summary names.
@@ -20,11 +20,11 @@ const withdrawnShown = 3
 // the links that go down and by which operations, the routes withdrawn
 // (how many, and the first few), and the protected links touched.
 // A result without predictions (Disruptions nil) has no summary.
-func printDisruption(g *globals, res *target.PlanResult, protected []string) {
+func printDisruption(g *globals, res *host.PlanResult, protected []string) {
 	if len(res.Ops) == 0 || res.Disruptions == nil {
 		return
 	}
-	printSummary(g, agent.SummaryOf(target.SummarizeDisruption(res.Ops, res.Disruptions, res.SideEffects)), protected)
+	printSummary(g, agent.SummaryOf(host.SummarizeDisruption(res.Ops, res.Disruptions, res.SideEffects)), protected)
 }
 
 // printSummary prints the summary d of what a plan does to traffic
@@ -81,7 +81,7 @@ func printWithdrawn(g *globals, names []string, one, many string) {
 }
 
 // disruptionLine is the line under an operation: what it does to traffic.
-func disruptionLine(res *target.PlanResult, i int) string {
+func disruptionLine(res *host.PlanResult, i int) string {
 	if i >= len(res.Disruptions) {
 		return ""
 	}
@@ -138,12 +138,12 @@ type opDisruptionJSON struct {
 	Why       string   `json:"why,omitempty"`
 }
 
-func disruptionDoc(res *target.PlanResult, protected []string) disruptionJSON {
-	return disruptionDocOf(target.SummarizeDisruption(res.Ops, res.Disruptions, res.SideEffects), protected)
+func disruptionDoc(res *host.PlanResult, protected []string) disruptionJSON {
+	return disruptionDocOf(host.SummarizeDisruption(res.Ops, res.Disruptions, res.SideEffects), protected)
 }
 
 // disruptionDocOf is the "disruption" object of a summary d.
-func disruptionDocOf(d target.Disruption, protected []string) disruptionJSON {
+func disruptionDocOf(d host.Disruption, protected []string) disruptionJSON {
 	return disruptionJSON{DisruptionSummary: agent.SummaryOf(d), ProtectedTouched: append([]string{}, protected...)}
 }
 

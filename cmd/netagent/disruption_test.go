@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -16,7 +16,7 @@ import (
 
 // disruptionSample is a plan that recreates a vxlan with a route on it,
 // moves a gateway, and takes a bridge's last port away.
-func disruptionSample() *target.PlanResult {
+func disruptionSample() *host.PlanResult {
 	vx := &items.Interface{IfName: "vx1", Kind: items.KindVxlan, AdminUp: true,
 		Attrs: &items.VxlanAttrs{VNI: 200, Local: netip.MustParseAddr("192.0.2.10"), Remote: netip.MustParseAddr("192.0.2.20"), Port: 4789}}
 	onVx := &items.Route{Dst: netip.MustParsePrefix("10.99.0.0/16"), Gw: netip.MustParseAddr("10.9.0.254")}
@@ -34,8 +34,8 @@ func disruptionSample() *target.PlanResult {
 		{Ref: dg.Ref(def), Item: def, Op: reconciler.OpModify},
 		{Ref: dg.Ref(port), Item: port, Op: reconciler.OpModify},
 	}
-	res := &target.PlanResult{Result: target.Result{Ops: ops}}
-	res.Disruptions = target.PredictOps(ops, before)
+	res := &host.PlanResult{Result: host.Result{Ops: ops}}
+	res.Disruptions = host.PredictOps(ops, before)
 	return res
 }
 
@@ -62,7 +62,7 @@ func TestPlanDisruptionText(t *testing.T) {
 		}
 	}
 	out.Reset()
-	printPlanText(&globals{stdout: &out}, &target.PlanResult{Result: target.Result{Ops: disruptionSample().Ops[4:5]}, Disruptions: disruptionSample().Disruptions[4:5]})
+	printPlanText(&globals{stdout: &out}, &host.PlanResult{Result: host.Result{Ops: disruptionSample().Ops[4:5]}, Disruptions: disruptionSample().Disruptions[4:5]})
 	if !strings.HasPrefix(out.String(), "disruption: none: no link goes down, no route or neighbour is withdrawn\n") {
 		t.Errorf("a plan without disruption:\n%s", out.String())
 	}
@@ -73,7 +73,7 @@ func TestPlanDisruptionText(t *testing.T) {
 // touched, and each operation its own "disruption".
 func TestPlanDisruptionJSON(t *testing.T) {
 	var out bytes.Buffer
-	gd := &guarded{Guarded: &target.Guarded{Refused: []target.Refusal{{Link: "uplink0", Why: "x"}}}}
+	gd := &guarded{Guarded: &host.Guarded{Refused: []host.Refusal{{Link: "uplink0", Why: "x"}}}}
 	if err := printPlanJSONGuarded(&globals{stdout: &out}, disruptionSample(), gd, true); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestPlanDisruptionJSON(t *testing.T) {
 	}
 	// An empty plan still has the object, with empty lists: a stable shape.
 	out.Reset()
-	if err := printPlanJSON(&globals{stdout: &out}, &target.PlanResult{}); err != nil {
+	if err := printPlanJSON(&globals{stdout: &out}, &host.PlanResult{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), `"disruption": {

@@ -8,8 +8,8 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -110,7 +110,7 @@ func graphOutput(g *globals, fs *flag.FlagSet, format string) (func(dot string) 
 }
 
 // predictedFailures are the items a plan predicts to fail, with why.
-func predictedFailures(res *target.PlanResult) map[dg.ItemRef]string {
+func predictedFailures(res *host.PlanResult) map[dg.ItemRef]string {
 	out := make(map[dg.ItemRef]string)
 	for _, p := range res.Problems {
 		if !p.Blocked {
@@ -134,7 +134,7 @@ func describeFiles(intended *dg.Graph) {
 // (the uplink an address or a route is on, a port of its bridge) is read
 // back as the physical interface it is to them, as an intent would declare
 // it, so that it is drawn present, under its link, rather than missing.
-func readCurrent(rt *target.Runtime, intended *dg.Graph) (*dg.Graph, error) {
+func readCurrent(rt *host.Runtime, intended *dg.Graph) (*dg.Graph, error) {
 	cur, err := rt.ReadCurrent(intended)
 	if err != nil || intended != nil {
 		return cur, err

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/configurators"
 	"github.com/netagent/netagent/configurators/dhcp6"
 	dg "github.com/netagent/netagent/depgraph"
@@ -33,7 +33,7 @@ func resolvConfFlag(fs *flag.FlagSet, k *kernelOpts) {
 // forwarding, the resolv.conf path of --resolv-conf, and the DHCPv6
 // leases kept in the state directory that have not expired (their
 // addresses and DNS).
-func (k *kernelOpts) facts(rt *target.Runtime, files map[string]*intent.Intent) (render.Facts, error) {
+func (k *kernelOpts) facts(rt *host.Runtime, files map[string]*intent.Intent) (render.Facts, error) {
 	fwd, err := configurators.IPv6Forwarding(rt.Target())
 	f := render.Facts{IPv6Forwarding: fwd, ResolvConf: k.resolvConf}
 	now := time.Now()
@@ -65,7 +65,7 @@ func dhcp6Interfaces(files map[string]*intent.Intent) []string {
 
 // hostFacts returns a function that reads the target's facts for files
 // (facts), for the lease rounds of apply (leaseFacts).
-func (k *kernelOpts) hostFacts(rt *target.Runtime, files map[string]*intent.Intent) func() (render.Facts, error) {
+func (k *kernelOpts) hostFacts(rt *host.Runtime, files map[string]*intent.Intent) func() (render.Facts, error) {
 	return func() (render.Facts, error) { return k.facts(rt, files) }
 }
 
@@ -89,7 +89,7 @@ func (k *kernelOpts) needsFacts(files map[string]*intent.Intent) bool {
 
 // renderWithFacts renders files again with the target's facts (the first
 // render, before the target was open, had none).
-func (k *kernelOpts) renderWithFacts(rt *target.Runtime, files map[string]*intent.Intent) (*dg.Graph, error) {
+func (k *kernelOpts) renderWithFacts(rt *host.Runtime, files map[string]*intent.Intent) (*dg.Graph, error) {
 	f, err := k.facts(rt, files)
 	if err != nil {
 		return nil, err
@@ -100,7 +100,7 @@ func (k *kernelOpts) renderWithFacts(rt *target.Runtime, files map[string]*inten
 // daemonFacts is the daemon's agent.Config.Facts: the target's facts,
 // read again at each render (a failed read of the forwarding leaves it
 // off, logged); it warns about a dns section it cannot apply.
-func (k *kernelOpts) daemonFacts(g *globals, rt *target.Runtime) func(map[string]*intent.Intent) render.Facts {
+func (k *kernelOpts) daemonFacts(g *globals, rt *host.Runtime) func(map[string]*intent.Intent) render.Facts {
 	return func(files map[string]*intent.Intent) render.Facts {
 		k.warnDNS(g, files)
 		f, err := k.facts(rt, files)

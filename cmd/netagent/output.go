@@ -20,11 +20,11 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/agent/target"
-	"github.com/netagent/netagent/configurators/disrupt"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/internal/termsafe"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -116,7 +116,7 @@ func printAppliedOps(g *globals, ops reconciler.OperationLog, preds []disrupt.Pr
 
 // applyTally is the end of apply's summary: the operations done and
 // failed, the items blocked and how long it took.
-func applyTally(res *target.Result, took time.Duration) string {
+func applyTally(res *host.Result, took time.Duration) string {
 	t := tallyApply(res)
 	s := fmt.Sprintf(": %d done, %d failed, %d blocked", t.done, t.failed, t.blocked)
 	if took >= 0 {
@@ -127,7 +127,7 @@ func applyTally(res *target.Result, took time.Duration) string {
 
 type applyCounts struct{ done, failed, blocked int }
 
-func tallyApply(res *target.Result) applyCounts {
+func tallyApply(res *host.Result) applyCounts {
 	var c applyCounts
 	for _, e := range res.Ops {
 		if e.Err != nil {
@@ -172,13 +172,13 @@ type applyJSON struct {
 
 // reportApplyJSON prints the outcome of an apply as applyJSON; the exit
 // code is reportApply's.
-func reportApplyJSON(g *globals, res *target.Applied, took time.Duration) int {
+func reportApplyJSON(g *globals, res *host.Applied, took time.Duration) int {
 	return reportApplyJSONLeases(g, res, took, nil, nil)
 }
 
 // reportApplyJSONLeases is reportApplyJSON with the DHCPv4 leases and
 // the orphans of protected links.
-func reportApplyJSONLeases(g *globals, applied *target.Applied, took time.Duration, leases []leaseJSON, orphans []orphanJSON) int {
+func reportApplyJSONLeases(g *globals, applied *host.Applied, took time.Duration, leases []leaseJSON, orphans []orphanJSON) int {
 	res := &applied.Result
 	c := tallyApply(res)
 	doc := applyJSON{Format: outputFormat, Converged: res.Converged(), Done: c.done, Failed: c.failed,
@@ -189,7 +189,7 @@ func reportApplyJSONLeases(g *globals, applied *target.Applied, took time.Durati
 		}
 	}
 	if applied.Disruptions != nil {
-		d := disruptionDocOf(target.SummarizeDisruption(res.Ops, applied.Disruptions, nil), nil)
+		d := disruptionDocOf(host.SummarizeDisruption(res.Ops, applied.Disruptions, nil), nil)
 		doc.Disruption = &d
 	}
 	for _, p := range res.Problems {
@@ -225,7 +225,7 @@ type checkJSON struct {
 
 // printCheckAll prints every item with its state (check --all), or the
 // checkJSON document (--json); exit 1 when something differs.
-func printCheckAll(g *globals, intended *dg.Graph, rep *target.Report, policies render.DriftPolicies, refused []agent.LeaseRefusal, asJSON bool) int {
+func printCheckAll(g *globals, intended *dg.Graph, rep *host.Report, policies render.DriftPolicies, refused []agent.LeaseRefusal, asJSON bool) int {
 	return printCheckItems(g, agent.CheckItems(intended, rep, policies), refused, asJSON)
 }
 
@@ -358,7 +358,7 @@ type applyProgress struct {
 
 // startProgress observes rt's operations when stderr is a terminal; the
 // returned stop ends the line.
-func startProgress(g *globals, rt *target.Runtime, intended *dg.Graph) (stop func()) {
+func startProgress(g *globals, rt *host.Runtime, intended *dg.Graph) (stop func()) {
 	f, ok := g.stderr.(*os.File)
 	if !ok || !isTerminal(f) {
 		return func() {}

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/agent/target"
-	"github.com/netagent/netagent/configurators/disrupt"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -28,7 +28,7 @@ func TestApplyPrintsItsOperations(t *testing.T) {
 	sample := planSample()
 	res := &sample.Result
 	res.Problems = nil
-	printAppliedOps(g, res.Ops, target.PredictOps(sample.Ops, nil), false)
+	printAppliedOps(g, res.Ops, host.PredictOps(sample.Ops, nil), false)
 	code := reportApplyTook(g, res, 1500*time.Millisecond)
 	text := out.String()
 	for _, want := range []string{
@@ -50,7 +50,7 @@ func TestApplyJSON(t *testing.T) {
 	var out, errb bytes.Buffer
 	g := &globals{stdout: &out, stderr: &errb}
 	sample := planSample()
-	res := &target.Applied{Result: sample.Result, Disruptions: target.PredictOps(sample.Ops, nil)}
+	res := &host.Applied{Result: sample.Result, Disruptions: host.PredictOps(sample.Ops, nil)}
 	res.Ops[2].Err = errors.New("boom")
 	if code := reportApplyJSON(g, res, time.Second); code != exitFailed {
 		t.Errorf("exit %d, want %d", code, exitFailed)
@@ -82,9 +82,9 @@ func TestCheckAllListsPassingItems(t *testing.T) {
 	}
 	br, route := s.Ops[1].Ref, s.Ops[2].Ref
 	extra := dg.ItemRef{Type: "route", Name: "main 192.0.2.0/24 metric 0"}
-	rep := &target.Report{Diffs: []target.Difference{
-		{Ref: route, Kind: target.Missing},
-		{Ref: extra, Kind: target.Extra},
+	rep := &host.Report{Diffs: []host.Difference{
+		{Ref: route, Kind: host.Missing},
+		{Ref: extra, Kind: host.Extra},
 	}}
 	var out, errb bytes.Buffer
 	g := &globals{stdout: &out, stderr: &errb}
@@ -98,7 +98,7 @@ func TestCheckAllListsPassingItems(t *testing.T) {
 		}
 	}
 	out.Reset()
-	rep.Diffs = []target.Difference{{Ref: br, Kind: target.Differs, Fields: []target.FieldDiff{{Field: "MTU", Want: "9000", Have: "1500"}}}}
+	rep.Diffs = []host.Difference{{Ref: br, Kind: host.Differs, Fields: []host.FieldDiff{{Field: "MTU", Want: "9000", Have: "1500"}}}}
 	if code := printCheckAll(g, intended, rep, nil, nil, true); code != exitFailed {
 		t.Errorf("exit %d", code)
 	}
@@ -264,7 +264,7 @@ func TestApplyProgress(t *testing.T) {
 // ran; --all-ops prints every one.
 func TestApplyPrintsAtMostOpsShown(t *testing.T) {
 	sample := planSample()
-	one, pred := sample.Ops[2], target.PredictOps(sample.Ops, nil)[2]
+	one, pred := sample.Ops[2], host.PredictOps(sample.Ops, nil)[2]
 	ops := make(reconciler.OperationLog, opsShown+5)
 	preds := make([]disrupt.Prediction, len(ops))
 	for i := range ops {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/configurators"
 	"github.com/netagent/netagent/internal/termsafe"
 	"github.com/netagent/netagent/reconciler"
@@ -66,11 +66,11 @@ func runPlan(g *globals, args []string) int {
 // changes by itself as the operations run, and a summary line. "no
 // changes" means exactly that: no operation, and nothing blocked or
 // predicted to fail.
-func printPlanText(g *globals, res *target.PlanResult) { printPlanTextGuarded(g, res, nil) }
+func printPlanText(g *globals, res *host.PlanResult) { printPlanTextGuarded(g, res, nil) }
 
 // printPlanTextGuarded is printPlanText naming the protected links the plan
 // touches in its summary.
-func printPlanTextGuarded(g *globals, res *target.PlanResult, protected []string) {
+func printPlanTextGuarded(g *globals, res *host.PlanResult, protected []string) {
 	printDisruption(g, res, protected)
 	for i, e := range res.Ops {
 		if pass := passOf(res, i); pass > 1 && passStart(res, pass) == i {
@@ -108,7 +108,7 @@ func printPlanTextGuarded(g *globals, res *target.PlanResult, protected []string
 }
 
 // passOf returns the 1-based pass of the i-th operation.
-func passOf(res *target.PlanResult, i int) int {
+func passOf(res *host.PlanResult, i int) int {
 	pass := 1
 	for _, start := range res.FollowUps {
 		if i >= start {
@@ -119,7 +119,7 @@ func passOf(res *target.PlanResult, i int) int {
 }
 
 // passStart returns the index of the first operation of a pass (> 1).
-func passStart(res *target.PlanResult, pass int) int { return res.FollowUps[pass-2] }
+func passStart(res *host.PlanResult, pass int) int { return res.FollowUps[pass-2] }
 
 // sideEffectText says what the kernel does to an item, after which
 // operation, and what apply does about it.
@@ -138,8 +138,8 @@ func sideEffectText(e configurators.SideEffect) string {
 // each, which retries the operations that failed; how often depends on the
 // events, so a plan cannot list those. Items blocked only behind a failure
 // are not waited for.
-func waitNote(res *target.PlanResult) string {
-	if !slices.ContainsFunc(res.Problems, func(p target.Problem) bool { return p.WaitsOnLink }) {
+func waitNote(res *host.PlanResult) string {
+	if !slices.ContainsFunc(res.Problems, func(p host.Problem) bool { return p.WaitsOnLink }) {
 		return ""
 	}
 	note := "while items wait for a link, apply waits for link events (up to --wait) and converges again at each"
@@ -151,7 +151,7 @@ func waitNote(res *target.PlanResult) string {
 
 // problemState names what an apply would leave an item in: blocked, or
 // failed (a plan predicts the failure: nothing ran).
-func problemState(p target.Problem) string {
+func problemState(p host.Problem) string {
 	if p.Blocked {
 		return "blocked"
 	}
@@ -213,13 +213,13 @@ type sideEffectJSON struct {
 	Certain bool   `json:"certain"`
 }
 
-func printPlanJSON(g *globals, res *target.PlanResult) error {
-	return printPlanJSONGuarded(g, res, &guarded{Guarded: &target.Guarded{}}, false)
+func printPlanJSON(g *globals, res *host.PlanResult) error {
+	return printPlanJSONGuarded(g, res, &guarded{Guarded: &host.Guarded{}}, false)
 }
 
 // printPlanJSONGuarded prints the plan with what the protection of links
 // decided.
-func printPlanJSONGuarded(g *globals, res *target.PlanResult, gd *guarded, force bool) error {
+func printPlanJSONGuarded(g *globals, res *host.PlanResult, gd *guarded, force bool) error {
 	doc := planJSON{Operations: opsJSON(res.Ops), Forced: force && len(gd.Refused) > 0,
 		Disruption: disruptionDoc(res, protectedTouched(gd))}
 	for _, r := range gd.Refused {

@@ -8,23 +8,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/configurators"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
-func planSample() *target.PlanResult {
+func planSample() *host.PlanResult {
 	route := &items.Route{Dst: netip.MustParsePrefix("10.0.0.0/8"), Dev: "br0", Scope: items.ScopeLink}
 	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
-	return &target.PlanResult{Result: target.Result{
+	return &host.PlanResult{Result: host.Result{
 		Ops: reconciler.OperationLog{
 			{Ref: dg.Ref(br), Item: br, Op: reconciler.OpDelete, Recreate: true},
 			{Ref: dg.Ref(br), Item: br, Op: reconciler.OpCreate, Recreate: true},
 			{Ref: dg.Ref(route), Item: route, Op: reconciler.OpCreate},
 		},
-		Problems: []target.Problem{{Ref: items.InterfaceRef("eth0"), Blocked: true, WaitsOnLink: true, Reason: "waiting for link/eth0"}},
+		Problems: []host.Problem{{Ref: items.InterfaceRef("eth0"), Blocked: true, WaitsOnLink: true, Reason: "waiting for link/eth0"}},
 	}}
 }
 
@@ -47,7 +47,7 @@ plan: 3 operations; 1 items would not converge (predicted to fail or blocked)
 		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
 	}
 	out.Reset()
-	printPlanText(&globals{stdout: &out}, &target.PlanResult{})
+	printPlanText(&globals{stdout: &out}, &host.PlanResult{})
 	if !strings.HasPrefix(out.String(), "no changes") {
 		t.Errorf("empty plan: %q", out.String())
 	}
@@ -56,12 +56,12 @@ plan: 3 operations; 1 items would not converge (predicted to fail or blocked)
 // planClash is the plan of a bridge whose name a foreign link has: the
 // create is predicted to fail, with the configurator's error, and the
 // address on the bridge is blocked.
-func planClash() *target.PlanResult {
+func planClash() *host.PlanResult {
 	br := &items.Interface{IfName: "br1", Kind: items.KindBridge, AdminUp: true}
 	errClash := errors.New("creating bridge br1: link exists and is not owned by netagent")
-	return &target.PlanResult{Result: target.Result{
+	return &host.PlanResult{Result: host.Result{
 		Ops: reconciler.OperationLog{{Ref: dg.Ref(br), Item: br, Op: reconciler.OpCreate, Err: errClash}},
-		Problems: []target.Problem{
+		Problems: []host.Problem{
 			{Ref: items.AddressRef("br1", netip.MustParsePrefix("10.1.0.1/24")), Blocked: true, Reason: "waiting for interface/br1 (failed: ...)"},
 			{Ref: dg.Ref(br), Reason: "create failed: " + errClash.Error()},
 		},
@@ -84,10 +84,10 @@ plan: 1 operations; 2 items would not converge (predicted to fail or blocked)
 	if out.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
 	}
-	for _, res := range []*target.PlanResult{
-		{Result: target.Result{Problems: planClash().Problems}},
-		{Result: target.Result{Problems: planSample().Problems}},
-		{Result: target.Result{Err: errors.New("cycle: interface/a")}},
+	for _, res := range []*host.PlanResult{
+		{Result: host.Result{Problems: planClash().Problems}},
+		{Result: host.Result{Problems: planSample().Problems}},
+		{Result: host.Result{Err: errors.New("cycle: interface/a")}},
 	} {
 		out.Reset()
 		printPlanText(&globals{stdout: &out}, res)
@@ -131,7 +131,7 @@ func TestPrintPlanJSON(t *testing.T) {
 		t.Errorf("problems: %+v", doc.Problems)
 	}
 	out.Reset()
-	printPlanJSON(&globals{stdout: &out}, &target.PlanResult{})
+	printPlanJSON(&globals{stdout: &out}, &host.PlanResult{})
 	if !strings.Contains(out.String(), `"operations": []`) {
 		t.Errorf("an empty plan is not an empty list: %s", out.String())
 	}
@@ -143,8 +143,8 @@ func TestPrintPlanFollowUpPass(t *testing.T) {
 	all := &items.Sysctl{Key: "net.ipv4.conf.all.forwarding", Value: "0"}
 	eth := &items.Sysctl{Key: "net.ipv4.conf.eth0.forwarding", Value: "1"}
 	nb := &items.Neighbor{Dev: "br0", IP: netip.MustParseAddr("10.0.0.9"), MAC: []byte{2, 0, 0, 0, 0, 9}}
-	res := &target.PlanResult{
-		Result: target.Result{Ops: reconciler.OperationLog{
+	res := &host.PlanResult{
+		Result: host.Result{Ops: reconciler.OperationLog{
 			{Ref: dg.Ref(all), Item: all, Op: reconciler.OpModify},
 			{Ref: dg.Ref(eth), Item: eth, Op: reconciler.OpModify},
 		}},

@@ -3,14 +3,14 @@ package main
 import (
 	"context"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/probe"
-	"github.com/netagent/netagent/agent/target"
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 )
 
 // parseProbe parses a --probe spec (agent/probe) into a check run inside
 // the target namespace t.
-func parseProbe(spec string, t *netnsx.Target) (target.Prober, error) {
+func parseProbe(spec string, t *netnsx.Target) (host.Prober, error) {
 	p, err := probe.Parse(spec)
 	if err != nil {
 		return nil, err

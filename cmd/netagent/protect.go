@@ -6,12 +6,12 @@ import (
 	"fmt"
 
 	"github.com/netagent/netagent/agent"
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
 
-// Protected links (see target.Protection): --protect LINK on apply, plan,
+// Protected links (see host.Protection): --protect LINK on apply, plan,
 // check and run, and "protected": true in the intent. An apply that would
 // disrupt one is refused before anything changes (exitRefused), unless
 // --force; what an intent that protected a link leaves out of it stays in
@@ -43,17 +43,17 @@ func protectFlags(fs *flag.FlagSet, force bool) *protectOpts {
 
 // guarded is the outcome of guard.
 type guarded struct {
-	*target.Guarded
-	prot target.Protection
+	*host.Guarded
+	prot host.Protection
 	// apply is the graph to apply: with the orphans, or with --force the
 	// intent as given.
 	apply *dg.Graph
 }
 
 // guard works out the protection of intended and what it decides (see
-// target.Runtime.Guard). It prints nothing.
-func (p *protectOpts) guard(g *globals, k *kernelOpts, rt *target.Runtime, intended *dg.Graph) (*guarded, int) {
-	prot, err := rt.Protection(p.links, k.protected, target.Declares(intended))
+// host.Runtime.Guard). It prints nothing.
+func (p *protectOpts) guard(g *globals, k *kernelOpts, rt *host.Runtime, intended *dg.Graph) (*guarded, int) {
+	prot, err := rt.Protection(p.links, k.protected, host.Declares(intended))
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return nil, exitInternal
@@ -122,7 +122,7 @@ func (p *protectOpts) orphanLines(g *globals, res *guarded, prefix string) {
 // daemon has no --force. Orphans are kept in the intended graph. The links
 // an adopted intent protects are remembered in the state directory.
 type daemonGuard struct {
-	rt    *target.Runtime
+	rt    *host.Runtime
 	links []string
 }
 
@@ -131,7 +131,7 @@ var _ agent.Guard = daemonGuard{}
 // Judge implements agent.Guard.
 func (d daemonGuard) Judge(ctx context.Context, current, intended *dg.Graph, protected []string) (agent.Judgement, error) {
 	j := agent.Judgement{Graph: intended, Protected: protected}
-	prot, err := d.rt.Protection(d.links, protected, target.Declares(intended))
+	prot, err := d.rt.Protection(d.links, protected, host.Declares(intended))
 	if err != nil || prot.Empty() {
 		return j, err
 	}

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 )
 
 // A trial that its process did not see through (killed, a crash, a reboot)
-// stays pending on disk (target.PendingTrial). The next netagent that
+// stays pending on disk (host.PendingTrial). The next netagent that
 // changes the target reverts it first and says so on stderr: apply, try
 // and the daemon under the target's lock, and `netagent recover`, which
 // the systemd unit runs before the daemon starts (ExecStartPre). plan and
@@ -77,17 +77,17 @@ func recoverTarget(g *globals, netns, stateDir string, timeout time.Duration) in
 // not account for every record is reverted in part
 // (RecoverAcceptIncomplete).
 func recoverTargetAccept(g *globals, netns, stateDir string, timeout time.Duration, accept bool) int {
-	t, err := target.PendingTrial(stateDir)
+	t, err := host.PendingTrial(stateDir)
 	switch {
-	case accept && errors.Is(err, target.ErrDamagedTrial):
-		t = &target.Trial{} // reverted from its journal alone
+	case accept && errors.Is(err, host.ErrDamagedTrial):
+		t = &host.Trial{} // reverted from its journal alone
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: recover: %v\n", err)
 		return exitInternal
 	case t == nil:
 		return exitOK
 	}
-	me := target.Holder{PID: os.Getpid(), Command: "recover", Since: time.Now()}
+	me := host.Holder{PID: os.Getpid(), Command: "recover", Since: time.Now()}
 	lk, daemon, err := takeLock(g, stateDir, me, timeout)
 	switch {
 	case err != nil:
@@ -98,11 +98,11 @@ func recoverTargetAccept(g *globals, netns, stateDir string, timeout time.Durati
 		return exitOK
 	}
 	defer lk.Release()
-	rt, err := target.Open(netns, stateDir, g.log)
+	rt, err := host.Open(netns, stateDir, g.log)
 	if err != nil {
 		// The namespace is gone, and with it what the trial changed.
 		reason := fmt.Sprintf("the namespace is gone (%v): nothing to revert", err)
-		if err := target.DiscardTrial(stateDir, reason); err != nil {
+		if err := host.DiscardTrial(stateDir, reason); err != nil {
 			fmt.Fprintf(g.stderr, "netagent: recover: %v\n", err)
 			return exitInternal
 		}
@@ -123,11 +123,11 @@ func recoverTargetAccept(g *globals, netns, stateDir string, timeout time.Durati
 // writes nothing: it refuses while a trial is pending that no process
 // runs, saying to run `netagent recover`; while one runs, it only says so
 // (it shows the trial's state).
-func (k *kernelOpts) recoverFirst(g *globals, rt *target.Runtime) (int, bool) {
+func (k *kernelOpts) recoverFirst(g *globals, rt *host.Runtime) (int, bool) {
 	if k.write {
 		return recoverUnderLock(g, rt)
 	}
-	t, h, err := target.TrialForReader(rt.StateDir())
+	t, h, err := host.TrialForReader(rt.StateDir())
 	switch {
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
@@ -140,14 +140,14 @@ func (k *kernelOpts) recoverFirst(g *globals, rt *target.Runtime) (int, bool) {
 }
 
 // recoverUnderLock reverts the pending trial, the caller holding the lock.
-func recoverUnderLock(g *globals, rt *target.Runtime) (int, bool) {
+func recoverUnderLock(g *globals, rt *host.Runtime) (int, bool) {
 	_, code, ok := recoverPending(g, rt)
 	return code, ok
 }
 
 // recoverPending is recoverUnderLock that also returns the recovery (nil
 // when no trial was pending).
-func recoverPending(g *globals, rt *target.Runtime) (*target.Recovery, int, bool) {
+func recoverPending(g *globals, rt *host.Runtime) (*host.Recovery, int, bool) {
 	return recoverPendingWith(g, rt, rt.Recover)
 }
 
@@ -156,18 +156,18 @@ func recoverPending(g *globals, rt *target.Runtime) (*target.Recovery, int, bool
 // trial's last outcome (RevertIncomplete, with why: the target records
 // the journal's own accounting itself), so that status says so while the
 // trial stays pending for the next attempt.
-func recoverPendingWith(g *globals, rt *target.Runtime, recover func(context.Context) (*target.Recovery, error)) (*target.Recovery, int, bool) {
-	pending, _ := target.PendingTrial(rt.StateDir())
+func recoverPendingWith(g *globals, rt *host.Runtime, recover func(context.Context) (*host.Recovery, error)) (*host.Recovery, int, bool) {
+	pending, _ := host.PendingTrial(rt.StateDir())
 	rec, err := recover(context.Background())
 	if rec == nil && err == nil {
 		return nil, exitOK, true
 	}
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: reverting the pending trial: %v\n", err)
-		if pending != nil && !errors.Is(err, target.ErrRevertIncomplete) {
-			o := target.Outcome{PID: pending.PID, Result: target.OutcomeRevertIncomplete, At: time.Now(),
+		if pending != nil && !errors.Is(err, host.ErrRevertIncomplete) {
+			o := host.Outcome{PID: pending.PID, Result: host.OutcomeRevertIncomplete, At: time.Now(),
 				Reason: fmt.Sprintf("the revert of the trial started %s could not finish (it stays pending): %v", pending.Started.Format(time.RFC3339), err)}
-			if err := target.RecordOutcome(rt.StateDir(), o); err != nil {
+			if err := host.RecordOutcome(rt.StateDir(), o); err != nil {
 				fmt.Fprintf(g.stderr, "netagent: recording the failed revert: %v\n", err)
 			}
 		}
@@ -193,7 +193,7 @@ func recoverPendingWith(g *globals, rt *target.Runtime, recover func(context.Con
 }
 
 // recoveredHow says why a recovered trial had been left pending.
-func recoveredHow(rec *target.Recovery) string {
+func recoveredHow(rec *host.Recovery) string {
 	if rec.Lost {
 		return "the kernel lost its changes in a reboot (or the namespace was made anew)"
 	}
@@ -205,13 +205,13 @@ func recoveredHow(rec *target.Recovery) string {
 // netagent) had left pending: from the
 // recovery itself, with the reason the target recorded (why the revert
 // went as it did) when that record can be read.
-func recoveredOutcome(rec *target.Recovery, stateDir string, at time.Time) *agent.TrialOutcome {
+func recoveredOutcome(rec *host.Recovery, stateDir string, at time.Time) *agent.TrialOutcome {
 	if rec.Confirmed {
 		return &agent.TrialOutcome{ID: agent.TrialID(rec.Trial.Started), Result: "confirmed", At: at, File: rec.Trial.Confirming.File,
 			Reason: fmt.Sprintf("completed when the daemon started again: the daemon that confirmed it (pid %d) was stopped after writing the file, before recording the confirm", rec.Trial.PID)}
 	}
 	why := recoveredHow(rec) + fmt.Sprintf(" (pid %d)", rec.Trial.PID)
-	if o, err := target.LastOutcome(stateDir); err == nil && o != nil && o.PID == rec.Trial.PID && o.Reason != "" {
+	if o, err := host.LastOutcome(stateDir); err == nil && o != nil && o.PID == rec.Trial.PID && o.Reason != "" {
 		why = o.Reason
 	}
 	return &agent.TrialOutcome{ID: agent.TrialID(rec.Trial.Started), Result: "reverted", At: at,

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/netagent/netagent/agent"
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/internal/termsafe"
 )
@@ -30,11 +30,11 @@ func init() {
 func runRollback(g *globals, args []string) int {
 	fs := newFlagSet(g, "rollback", "[N]")
 	k := kernelFlags(g, fs)
-	opts := target.ApplyOptions{Wait: defaultApplyWait}
+	opts := host.ApplyOptions{Wait: defaultApplyWait}
 	fs.DurationVar(&opts.Wait, "wait", defaultApplyWait, "how long to wait, while items are blocked, for the link events the rollback causes")
 	vo := versionFlags(fs)
 	n := 0
-	k.gateFlags(fs, true, func(h target.Holder, _ []string) int { return rollbackViaDaemon(g, h, n, vo) })
+	k.gateFlags(fs, true, func(h host.Holder, _ []string) int { return rollbackViaDaemon(g, h, n, vo) })
 	prot := protectFlags(fs, true)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -96,7 +96,7 @@ func runRollback(g *globals, args []string) int {
 }
 
 // rollbackViaDaemon asks the daemon h to roll back to version n.
-func rollbackViaDaemon(g *globals, h target.Holder, n int, vo *versionOpts) int {
+func rollbackViaDaemon(g *globals, h host.Holder, n int, vo *versionOpts) int {
 	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
 	defer cancel()
 	req := agent.Request{Command: agent.CmdRollback, Version: n}

@@ -11,8 +11,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/linkwatch"
-	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/systemd"
 )
@@ -172,7 +172,7 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 }
 
 // daemonConfig builds the agent's Config.
-func daemonConfig(g *globals, o *daemonOpts, rt *target.Runtime) (agent.Config, error) {
+func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, error) {
 	wd, err := systemd.WatchdogInterval()
 	if err != nil {
 		return agent.Config{}, err
@@ -230,5 +230,5 @@ func reloadOnHangup(ctx context.Context, a *agent.Agent) {
 	}
 }
 
-// The daemon's kernel is the target's (target.Kernel).
-var _ agent.Kernel = (*target.Kernel)(nil)
+// The daemon's kernel is the target's (host.Kernel).
+var _ agent.Kernel = (*host.Kernel)(nil)

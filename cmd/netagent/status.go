@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/internal/termsafe"
 )
@@ -296,11 +296,11 @@ func statusPrintTrial(w io.Writer, t *agent.TrialStatus, last *agent.TrialOutcom
 }
 
 // lastTrialOutcome is the last trial's outcome recorded in the state
-// directory (target.LastOutcome), or nil.
+// directory (host.LastOutcome), or nil.
 // A record that cannot be read is an outcome "unknown" saying why, never
 // no outcome at all.
 func lastTrialOutcome(stateDir string) *agent.TrialOutcome {
-	o, err := target.LastOutcome(stateDir)
+	o, err := host.LastOutcome(stateDir)
 	switch {
 	case err != nil:
 		return &agent.TrialOutcome{Result: agent.TrialUnknown, Reason: fmt.Sprintf("the record of the last trial cannot be read: %v", err)}
@@ -323,7 +323,7 @@ type oneShotStatus struct {
 // (no daemon: not ready), exitInternal when there is none.
 func oneShotTrialStatus(g *globals, asJSON bool) int {
 	st := oneShotStatus{Daemon: "not running", LastTrial: lastTrialOutcome(g.stateDir)}
-	if t, err := target.PendingTrial(g.stateDir); err == nil && t != nil {
+	if t, err := host.PendingTrial(g.stateDir); err == nil && t != nil {
 		st.Trial = &agent.TrialStatus{Since: t.Started, Deadline: t.Deadline, Probes: t.Probes, PID: t.PID}
 	}
 	if st.Trial == nil && st.LastTrial == nil {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 )
 
 // fakeDaemon answers cmd on a unix socket with resp, and any other
@@ -173,11 +173,11 @@ func TestStatusPrintsTheTrial(t *testing.T) {
 func TestStatusShowsTheOneShotTrial(t *testing.T) {
 	state := t.TempDir()
 	now := time.Now()
-	if err := target.RecordOutcome(state, target.Outcome{PID: 7, Result: "confirmed", At: now}); err != nil {
+	if err := host.RecordOutcome(state, host.Outcome{PID: 7, Result: "confirmed", At: now}); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := json.Marshal(target.Trial{PID: 42, Started: now, Deadline: now.Add(time.Minute), Probes: []string{"tcp:192.0.2.1:22"}})
-	if err := os.WriteFile(filepath.Join(state, target.TrialDir, "trial.json"), data, 0o600); err != nil {
+	data, _ := json.Marshal(host.Trial{PID: 42, Started: now, Deadline: now.Add(time.Minute), Probes: []string{"tcp:192.0.2.1:22"}})
+	if err := os.WriteFile(filepath.Join(state, host.TrialDir, "trial.json"), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(t.TempDir(), "none.sock")
@@ -241,10 +241,10 @@ func TestStatusPrintsDroppedQuoted(t *testing.T) {
 // saying why, not no outcome (status would show none).
 func TestLastTrialOutcomeUnreadable(t *testing.T) {
 	sd := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(sd, target.TrialDir), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(sd, host.TrialDir), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(sd, target.TrialDir, "last.json"), []byte("{garbage"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(sd, host.TrialDir, "last.json"), []byte("{garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	o := lastTrialOutcome(sd)

@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 )
 
 // One writer at a time: every command that changes a target (apply, the
-// daemon) holds the target's lock (target.TryLock: an flock on
+// daemon) holds the target's lock (host.TryLock: an flock on
 // <state dir>/lock, released by the kernel when the holder dies). A
 // one-shot apply waits for a one-shot holder, up to --lock-timeout. When a
 // daemon serves the target, apply, plan and check never act behind its
@@ -26,7 +26,7 @@ const defaultLockTimeout = 30 * time.Second
 
 // gateFlags adds --via-daemon to apply, plan and check, and --lock-timeout
 // to apply; serve is the command done through the daemon.
-func (k *kernelOpts) gateFlags(fs *flag.FlagSet, write bool, serve func(h target.Holder, files []string) int) {
+func (k *kernelOpts) gateFlags(fs *flag.FlagSet, write bool, serve func(h host.Holder, files []string) int) {
 	k.write, k.daemon = write, serve
 	fs.BoolVar(&k.viaDaemon, "via-daemon", false,
 		"when a daemon serves the namespace, send the intent to its socket API (it becomes the API's document) instead of refusing")
@@ -48,7 +48,7 @@ func (k *kernelOpts) gate(g *globals, files []string) (code int, done bool) {
 	if !k.write {
 		return k.gateReader(g, files)
 	}
-	me := target.Holder{PID: os.Getpid(), Command: k.command(), Since: time.Now()}
+	me := host.Holder{PID: os.Getpid(), Command: k.command(), Since: time.Now()}
 	_, daemon, err := takeLock(g, k.stateDir(g), me, k.lockTimeout)
 	switch {
 	case err != nil:
@@ -63,7 +63,7 @@ func (k *kernelOpts) gate(g *globals, files []string) (code int, done bool) {
 // gateReader sends a reader to the daemon that serves the target, if one
 // does. It takes no lock: it never waits for a writer.
 func (k *kernelOpts) gateReader(g *globals, files []string) (code int, done bool) {
-	h, err := target.HolderOf(k.stateDir(g))
+	h, err := host.HolderOf(k.stateDir(g))
 	switch {
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
@@ -79,8 +79,8 @@ func (k *kernelOpts) gateReader(g *globals, files []string) (code int, done bool
 // takeLock takes the target's lock for me, waiting up to timeout for a
 // one-shot holder; when a daemon holds it, it returns the daemon and
 // waits for nothing.
-func takeLock(g *globals, dir string, me target.Holder, timeout time.Duration) (*target.Lock, *target.Holder, error) {
-	lk, h, err := target.TryLock(dir, me)
+func takeLock(g *globals, dir string, me host.Holder, timeout time.Duration) (*host.Lock, *host.Holder, error) {
+	lk, h, err := host.TryLock(dir, me)
 	switch {
 	case err != nil || lk != nil:
 		return lk, nil, err
@@ -91,8 +91,8 @@ func takeLock(g *globals, dir string, me target.Holder, timeout time.Duration) (
 	ctx, cancel := context.WithTimeoutCause(context.Background(), timeout,
 		fmt.Errorf("gave up after --lock-timeout %v", timeout))
 	defer cancel()
-	lk, err = target.WaitLock(ctx, dir, me)
-	if le := (*target.LockedError)(nil); errors.As(err, &le) && le.Holder.Daemon() {
+	lk, err = host.WaitLock(ctx, dir, me)
+	if le := (*host.LockedError)(nil); errors.As(err, &le) && le.Holder.Daemon() {
 		return nil, &le.Holder, nil // a daemon took it meanwhile
 	}
 	return lk, nil, err
@@ -104,7 +104,7 @@ func (k *kernelOpts) daemonsOwn() bool { return k.viaDaemon && !k.write && k.dae
 
 // toDaemon does the command through the daemon h, with --via-daemon, or
 // refuses.
-func (k *kernelOpts) toDaemon(g *globals, h target.Holder, files []string) int {
+func (k *kernelOpts) toDaemon(g *globals, h host.Holder, files []string) int {
 	if !k.viaDaemon {
 		fmt.Fprintf(g.stderr, "netagent: the namespace is served by the daemon %s: acting on it here would go behind the daemon's back.\n"+
 			"  Put the intent into the daemon's intent directory, or send it to the daemon with --via-daemon.\n", h)
@@ -118,13 +118,13 @@ func (k *kernelOpts) toDaemon(g *globals, h target.Holder, files []string) int {
 // socket in the lock file for apply, plan and check to find. It waits for
 // a one-shot apply up to --lock-timeout, and fails at once when another
 // daemon serves the target.
-func lockDaemon(g *globals, o *daemonOpts) (*target.Lock, int) {
+func lockDaemon(g *globals, o *daemonOpts) (*host.Lock, int) {
 	socket, err := filepath.Abs(o.socket)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return nil, exitInternal
 	}
-	me := target.Holder{PID: os.Getpid(), Command: "run", Socket: socket, Since: time.Now()}
+	me := host.Holder{PID: os.Getpid(), Command: "run", Socket: socket, Since: time.Now()}
 	lk, daemon, err := takeLock(g, o.kernel.stateDir(g), me, o.lockTimeout)
 	switch {
 	case err != nil:

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/fleet"
 )
@@ -102,8 +102,8 @@ func TestPrintersEscapeNamesFromOutside(t *testing.T) {
 func TestPlanTextEscapesReasons(t *testing.T) {
 	var out bytes.Buffer
 	g := &globals{stdout: &out, stderr: io.Discard}
-	res := &target.PlanResult{}
-	res.Problems = []target.Problem{{Ref: dg.ItemRef{Type: "route", Name: "\x1b[2Jmain"}, Reason: evilReason}}
+	res := &host.PlanResult{}
+	res.Problems = []host.Problem{{Ref: dg.ItemRef{Type: "route", Name: "\x1b[2Jmain"}, Reason: evilReason}}
 	printPlanText(g, res)
 	for _, raw := range []string{"\x1b", "\r", "\u202e", "\u009b"} {
 		if strings.Contains(out.String(), raw) {
@@ -120,7 +120,7 @@ func TestPlanTextEscapesReasons(t *testing.T) {
 func TestApplyReportEscapesReasons(t *testing.T) {
 	var out, errb bytes.Buffer
 	g := &globals{stdout: &out, stderr: &errb}
-	res := &target.Result{Problems: []target.Problem{{Ref: dg.ItemRef{Type: "route", Name: "\x1b[2Jmain"}, Reason: evilReason}}}
+	res := &host.Result{Problems: []host.Problem{{Ref: dg.ItemRef{Type: "route", Name: "\x1b[2Jmain"}, Reason: evilReason}}}
 	if code := reportApply(g, res); code != exitFailed {
 		t.Errorf("reportApply = %d, want %d", code, exitFailed)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/killpoint"
@@ -47,14 +47,14 @@ type tryOpts struct {
 	probes       []string
 	keepPartial  bool
 	autoConfirm  bool
-	apply        target.ApplyOptions
+	apply        host.ApplyOptions
 }
 
 func runTry(g *globals, args []string) int {
 	fs := newFlagSet(g, "try", "FILE...")
 	k := kernelFlags(g, fs)
 	k.name = "try"
-	o := &tryOpts{apply: target.ApplyOptions{Wait: defaultApplyWait}}
+	o := &tryOpts{apply: host.ApplyOptions{Wait: defaultApplyWait}}
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "revert unless confirmed within this time")
 	fs.DurationVar(&o.probeTimeout, "probe-timeout", 10*time.Second, "how long the probes may take to pass after the apply (at most --timeout)")
 	fs.Func("probe", "ping:HOST or tcp:HOST:PORT (see `go doc agent/probe`), run in the namespace after the apply: the trial reverts unless it passes (repeatable)",
@@ -89,7 +89,7 @@ func runTry(g *globals, args []string) int {
 	if files == nil {
 		return code
 	}
-	probes := make([]target.Prober, 0, len(o.probes))
+	probes := make([]host.Prober, 0, len(o.probes))
 	for _, s := range o.probes {
 		p, err := parseProbe(s, rt.Target())
 		if err != nil {
@@ -100,7 +100,7 @@ func runTry(g *globals, args []string) int {
 	// Confirming records the trial's intent as the new version.
 	record := func() (int, bool) { return vo.record(g, k, "try "+strings.Join(fs.Args(), " "), k.files) }
 	rt.SetAcquireTimeout(acquireTimeout(o.apply.Wait))
-	again := func(ctx context.Context, res *target.Result) (*target.Result, error) {
+	again := func(ctx context.Context, res *host.Result) (*host.Result, error) {
 		return applyLeases(ctx, rt, k.leases, gd, prot.force, res, o.apply)
 	}
 	return (&trial{g: g, o: o, rt: rt, intended: gd.apply, probes: probes, record: record, leases: again}).run(files)
@@ -110,15 +110,15 @@ func runTry(g *globals, args []string) int {
 type trial struct {
 	g        *globals
 	o        *tryOpts
-	rt       *target.Runtime
+	rt       *host.Runtime
 	intended *dg.Graph
-	probes   []target.Prober
+	probes   []host.Prober
 	// record records the trial's intent as the new version, on confirm.
 	record func() (int, bool)
 	// leases applies the intent again with the DHCPv4 leases the apply
 	// acquired (applyLeases).
-	leases func(context.Context, *target.Result) (*target.Result, error)
-	tr     *target.TrialRun
+	leases func(context.Context, *host.Result) (*host.Result, error)
+	tr     *host.TrialRun
 	// stop is closed by SIGINT/SIGTERM.
 	stop chan os.Signal
 }
@@ -128,7 +128,7 @@ func (t *trial) run(files map[string][]byte) int {
 	signal.Notify(t.stop, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(t.stop)
 	now := time.Now()
-	tr, err := t.rt.BeginTrial(target.Trial{Started: now, Deadline: now.Add(t.o.timeout), Files: files, Probes: t.o.probes})
+	tr, err := t.rt.BeginTrial(host.Trial{Started: now, Deadline: now.Add(t.o.timeout), Files: files, Probes: t.o.probes})
 	if err != nil {
 		fmt.Fprintf(t.g.stderr, "netagent: try: %v\n", err)
 		return exitInternal
@@ -171,11 +171,11 @@ func (t *trial) run(files map[string][]byte) int {
 	}
 	fmt.Fprintf(t.g.stdout, "applied: %d operations (journal: %d records)\n", len(res.Ops), tr.Batches())
 	if killpoint.Armed() {
-		fmt.Fprintf(t.g.stderr, "test kill points after the apply: %d\n", target.KillPoints())
+		fmt.Fprintf(t.g.stderr, "test kill points after the apply: %d\n", host.KillPoints())
 	}
 	// A converged apply is verified: it read the kernel back after every
 	// change and found what its last pass left, or nothing to do, and
-	// every item it compares equal to the intent (target.Converge); a difference there
+	// every item it compares equal to the intent (host.Converge); a difference there
 	// (a change the kernel did not keep) reverted above. Reading back once
 	// more would cost as much as that pass (half a second at 100k routes).
 	if code, reverted := t.probe(); reverted {
@@ -188,8 +188,8 @@ func (t *trial) run(files map[string][]byte) int {
 }
 
 // allUnkept reports whether every problem is a change the kernel did not
-// keep (target.Problem.Unkept).
-func allUnkept(problems []target.Problem) bool {
+// keep (host.Problem.Unkept).
+func allUnkept(problems []host.Problem) bool {
 	for _, p := range problems {
 		if !p.Unkept {
 			return false
@@ -237,7 +237,7 @@ func (t *trial) probe() (int, bool) {
 func (t *trial) wait() int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	reqs, err := target.WatchRequests(ctx, t.rt.StateDir())
+	reqs, err := host.WatchRequests(ctx, t.rt.StateDir())
 	if err != nil {
 		return t.revert(exitInternal, err.Error())
 	}
@@ -274,7 +274,7 @@ func (t *trial) wait() int {
 			switch {
 			case !ok:
 				return t.revert(exitInternal, "lost the watch on the trial directory")
-			case r == target.RequestConfirmed:
+			case r == host.RequestConfirmed:
 				return t.confirm("confirmed by `netagent confirm`")
 			default:
 				return t.revert(exitRevertedTimeout, "reverted on request (`netagent rollback`)")
@@ -343,7 +343,7 @@ func isTerminal(f *os.File) bool {
 // passed (only with NETAGENT_TEST_KILL_AFTER set).
 func reportKillPoints(g *globals) {
 	if killpoint.Armed() {
-		fmt.Fprintf(g.stderr, "test kill points passed: %d\n", target.KillPoints())
+		fmt.Fprintf(g.stderr, "test kill points passed: %d\n", host.KillPoints())
 	}
 }
 

@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/probe"
-	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -32,8 +32,8 @@ type daemonTrialOpts struct {
 }
 
 // tryViaDaemon runs the trial of files in the daemon h.
-func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) func(h target.Holder, files []string) int {
-	return func(h target.Holder, files []string) int {
+func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) func(h host.Holder, files []string) int {
+	return func(h host.Holder, files []string) int {
 		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+o.timeout)
 		defer cancel()
 		resp, code := callDaemon(g, ctx, h, agent.CmdTry, files, vo.request, func(r *agent.Request) {
@@ -67,7 +67,7 @@ func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) f
 
 // waitDaemonTrial waits in the foreground for the daemon's trial tr to
 // end, confirming it on Enter and reverting it on a signal.
-func waitDaemonTrial(g *globals, h target.Holder, tr *agent.TrialStatus) int {
+func waitDaemonTrial(g *globals, h host.Holder, tr *agent.TrialStatus) int {
 	deadline := tr.Deadline
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -147,7 +147,7 @@ func revertedCode(reason string) int {
 
 // daemonTrialRequest sends confirm or rollback of the pending trial id to
 // the daemon h and reports the outcome.
-func daemonTrialRequest(g *globals, h target.Holder, command, id string) int {
+func daemonTrialRequest(g *globals, h host.Holder, command, id string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
 	defer cancel()
 	resp, err := agent.Call(ctx, h.Socket, agent.Request{Command: command, Trial: id})
@@ -174,10 +174,10 @@ func daemonTrialRequest(g *globals, h target.Holder, command, id string) int {
 }
 
 // daemonTrials begins the daemon's trials on its Runtime: the journal
-// and trial record of agent/target, as the one-shot try.
-type daemonTrials struct{ rt *target.Runtime }
+// and trial record of agent/host, as the one-shot try.
+type daemonTrials struct{ rt *host.Runtime }
 
-func (d daemonTrials) Begin(t target.Trial) (agent.TrialHandle, error) {
+func (d daemonTrials) Begin(t host.Trial) (agent.TrialHandle, error) {
 	tr, err := d.rt.BeginTrial(t)
 	if err != nil {
 		return nil, err
@@ -185,7 +185,7 @@ func (d daemonTrials) Begin(t target.Trial) (agent.TrialHandle, error) {
 	return daemonTrial{tr}, nil
 }
 
-type daemonTrial struct{ tr *target.TrialRun }
+type daemonTrial struct{ tr *host.TrialRun }
 
 func (d daemonTrial) Confirm() error { return d.tr.Confirm() }
 
@@ -206,7 +206,7 @@ func (d daemonTrial) Revert(ctx context.Context, reason string) error {
 // retried until it passes, until ctx ends (the agent bounds the round by
 // the trial's probe timeout and deadline; the round runs outside the
 // loop).
-func daemonProber(rt *target.Runtime) agent.Prober {
+func daemonProber(rt *host.Runtime) agent.Prober {
 	return func(ctx context.Context, specs []string) error {
 		ps, err := probe.ParseAll(specs)
 		if err != nil {

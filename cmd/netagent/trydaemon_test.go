@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 )
 
 // recordingDaemon answers every request with answer(req) on a unix socket
@@ -54,16 +54,16 @@ func recordingDaemon(t *testing.T, answer func(agent.Request) agent.Response) (s
 // since started.
 func daemonTrialState(t *testing.T, stateDir, socket string, started time.Time) {
 	t.Helper()
-	lk, _, err := target.TryLock(stateDir, target.Holder{PID: os.Getpid(), Command: "run", Socket: socket, Since: started})
+	lk, _, err := host.TryLock(stateDir, host.Holder{PID: os.Getpid(), Command: "run", Socket: socket, Since: started})
 	if err != nil || lk == nil {
 		t.Fatalf("taking the lock: %v", err)
 	}
 	t.Cleanup(lk.Release)
-	data, _ := json.Marshal(target.Trial{PID: os.Getpid(), Started: started, Deadline: started.Add(time.Hour)})
-	if err := os.MkdirAll(filepath.Join(stateDir, target.TrialDir), 0o700); err != nil {
+	data, _ := json.Marshal(host.Trial{PID: os.Getpid(), Started: started, Deadline: started.Add(time.Hour)})
+	if err := os.MkdirAll(filepath.Join(stateDir, host.TrialDir), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(stateDir, target.TrialDir, "trial.json"), data, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(stateDir, host.TrialDir, "trial.json"), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
-	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -54,7 +54,7 @@ func daemonDocument(files []string) (json.RawMessage, error) {
 // callDaemon sends a command with the intent files to the daemon h and
 // returns its answer; nil after printing why (the exit code is code).
 // with, if given, completes the request.
-func callDaemon(g *globals, ctx context.Context, h target.Holder, command string, files []string, with ...func(*agent.Request)) (resp *agent.Response, code int) {
+func callDaemon(g *globals, ctx context.Context, h host.Holder, command string, files []string, with ...func(*agent.Request)) (resp *agent.Response, code int) {
 	doc, err := daemonDocument(files)
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
@@ -94,8 +94,8 @@ const daemonTimeout = time.Minute
 // to wait for the daemon to report every item of that document created.
 // It prints what apply prints: the operations the daemon ran (--all-ops:
 // every one) and the summary, or apply's JSON document (--json).
-func applyViaDaemon(g *globals, wait *time.Duration, vo *versionOpts) func(h target.Holder, files []string) int {
-	return func(h target.Holder, files []string) int {
+func applyViaDaemon(g *globals, wait *time.Duration, vo *versionOpts) func(h host.Holder, files []string) int {
+	return func(h host.Holder, files []string) int {
 		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+*wait)
 		defer cancel()
 		start := time.Now()
@@ -266,8 +266,8 @@ func daemonOps(g *globals, resp *agent.Response) {
 
 // planViaDaemon asks the daemon what it would do with the files as its
 // API document.
-func planViaDaemon(g *globals) func(h target.Holder, files []string) int {
-	return func(h target.Holder, files []string) int {
+func planViaDaemon(g *globals) func(h host.Holder, files []string) int {
+	return func(h host.Holder, files []string) int {
 		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
 		defer cancel()
 		resp, code := callDaemon(g, ctx, h, agent.CmdPlan, files)
@@ -290,8 +290,8 @@ func planViaDaemon(g *globals) func(h target.Holder, files []string) int {
 // checkViaDaemon asks the daemon to compare the kernel with its intent,
 // the files being its API document; with all or asJSON it lists every
 // item as check --all and check --json do.
-func checkViaDaemon(g *globals, all, asJSON *bool) func(h target.Holder, files []string) int {
-	return func(h target.Holder, files []string) int {
+func checkViaDaemon(g *globals, all, asJSON *bool) func(h host.Holder, files []string) int {
+	return func(h host.Holder, files []string) int {
 		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
 		defer cancel()
 		resp, code := callDaemon(g, ctx, h, agent.CmdCheck, files)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/dhcpv4/nclient4"
-	"github.com/netagent/netagent/configurators/leasebook"
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/leasebook"
+	"github.com/netagent/netagent/internal/netnsx"
 	"golang.org/x/sys/unix"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/netagent/netagent/configurators/leasebook"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/leasebook"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/items/lease4"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv6"
 	"github.com/insomniacslk/dhcp/dhcpv6/nclient6"
 	"github.com/insomniacslk/dhcp/iana"
-	"github.com/netagent/netagent/configurators/leasebook"
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/leasebook"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )

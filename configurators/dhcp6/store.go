@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/statefile"
 )
 
 // KeptLeases returns the leases dir keeps that are still valid at now, by

@@ -8,7 +8,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/statefile"
 
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"

@@ -1,7 +1,7 @@
 package firewall
 
 import (
-	"github.com/netagent/netagent/configurators/disrupt"
+	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )

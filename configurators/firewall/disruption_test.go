@@ -3,7 +3,7 @@ package firewall
 import (
 	"testing"
 
-	"github.com/netagent/netagent/configurators/disrupt"
+	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/items"
 )
 

@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/coreos/go-iptables/iptables"
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/items"
 )
 

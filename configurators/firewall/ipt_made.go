@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/statefile"
 )
 
 // Chains netagent made, for a chain whose mark someone removed.

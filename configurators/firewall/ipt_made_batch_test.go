@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )

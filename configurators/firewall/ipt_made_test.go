@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/items"
 )
 

@@ -3,7 +3,7 @@ package firewall
 import (
 	"encoding/json"
 	"errors"
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/statefile"
 	"io/fs"
 	"net/url"
 	"os"

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"path/filepath"
 
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/statefile"
 )
 
 // sysctlStateFile is the state record's name under the state directory.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/items"
 )
 

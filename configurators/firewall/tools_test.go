@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"

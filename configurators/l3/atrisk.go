@@ -6,7 +6,7 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/items"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
@@ -19,7 +19,7 @@ import (
 // another master or changing its MAC address flushes its IPv4 routes and
 // its neighbour entries (permanent ones included); removing its last
 // address takes the routes through it. netagent never operates on those
-// objects, so nothing else records them: a trial (agent/target) saves the
+// objects, so nothing else records them: a trial (agent/host) saves the
 // ones at risk with ForeignAtRisk before such a change, and its revert
 // puts back the ones missing with RestoreForeign.
 //

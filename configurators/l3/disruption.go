@@ -3,8 +3,8 @@ package l3
 import (
 	"slices"
 
-	"github.com/netagent/netagent/configurators/disrupt"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/items"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"

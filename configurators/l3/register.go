@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )

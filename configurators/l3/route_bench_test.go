@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/netagent/netagent/configurators/l3"
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/netagent/netagent/configurators/disrupt"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )

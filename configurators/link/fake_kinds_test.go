@@ -15,8 +15,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )

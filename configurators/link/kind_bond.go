@@ -6,7 +6,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 
-	"github.com/netagent/netagent/configurators/disrupt"
+	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/items"
 )
 

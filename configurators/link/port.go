@@ -7,8 +7,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 
-	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )

@@ -11,8 +11,8 @@ import (
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 
-	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/nlattr"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"

@@ -6,8 +6,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/items"
 )
 

@@ -1,7 +1,7 @@
 package link
 
 import (
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )

@@ -9,8 +9,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/netagent/netagent/configurators/netnsx"
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/netnsx"
+	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/items"
 )
 

@@ -13,9 +13,9 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/netagent/netagent/configurators/netnsx"
-	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/netnsx"
+	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"

@@ -12,7 +12,7 @@ import (
 	"github.com/insomniacslk/dhcp/iana"
 	"github.com/vishvananda/netlink"
 
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testns"
 )
 

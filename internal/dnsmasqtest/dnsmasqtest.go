@@ -27,7 +27,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/internal/testtool"
 	"github.com/vishvananda/netlink"

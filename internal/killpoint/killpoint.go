@@ -3,7 +3,7 @@
 // itself (SIGKILL) at the Nth kill point it passes (Pass); Passed tells
 // the tests how many a whole run passes. Each kill point is a distinct
 // state of the kernel and of the records in the state directory; where
-// they are is said by their callers (agent/target's trial and revert,
+// they are is said by their callers (agent/host's trial and revert,
 // configurators/link's create journal). Unset, Pass is one load.
 package killpoint
 

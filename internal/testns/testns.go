@@ -16,7 +16,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )

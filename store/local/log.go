@@ -14,8 +14,8 @@ import (
 	"sort"
 	"syscall"
 
-	"github.com/netagent/netagent/configurators/statefile"
 	"github.com/netagent/netagent/internal/lineread"
+	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/store"
 )
 

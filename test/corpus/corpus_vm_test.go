@@ -17,13 +17,13 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
-	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -92,7 +92,7 @@ func runVMCase(t *testing.T, file string) {
 	if again := vmStableSnapshot(t, tgt); again != applied {
 		t.Errorf("the second apply changed the kernel:\n%s", lineDiff(applied, again))
 	}
-	if rep := target.Compare(vmReadBack(t, tgt, stateDir, intended), intended); !rep.Converged() {
+	if rep := host.Compare(vmReadBack(t, tgt, stateDir, intended), intended); !rep.Converged() {
 		t.Errorf("check: %v", rep.Diffs)
 	}
 	vmApply(t, tgt, stateDir, reg, dg.New("intended"))
@@ -175,13 +175,13 @@ func vmReadBack(t *testing.T, tgt *netnsx.Target, stateDir string, hint *dg.Grap
 }
 
 // vmApply reconciles towards intended on fresh read-backs until a pass
-// runs nothing (at most target.MaxPasses passes that run something, as
+// runs nothing (at most host.MaxPasses passes that run something, as
 // apply does), failing on an error or a blocked item, and returns the
 // number of operations run.
 func vmApply(t *testing.T, tgt *netnsx.Target, stateDir string, reg reconciler.Registry, intended *dg.Graph) int {
 	t.Helper()
 	total := 0
-	for pass := 0; pass <= target.MaxPasses; pass++ {
+	for pass := 0; pass <= host.MaxPasses; pass++ {
 		st := reconciler.New(reg).Reconcile(context.Background(), vmReadBack(t, tgt, stateDir, intended), intended)
 		if st.WaitForAsyncOps != nil {
 			st.WaitForAsyncOps()
@@ -194,7 +194,7 @@ func vmApply(t *testing.T, tgt *netnsx.Target, stateDir string, reg reconciler.R
 		}
 		total += len(st.OperationLog)
 	}
-	t.Fatalf("apply: still operations after %d passes", target.MaxPasses)
+	t.Fatalf("apply: still operations after %d passes", host.MaxPasses)
 	return total
 }
 

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/netagent/netagent/agent/intent"
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testbin"
 	"github.com/netagent/netagent/internal/testns"
 )

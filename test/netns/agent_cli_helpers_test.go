@@ -18,7 +18,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/netagent/netagent/agent/intent"
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testbin"
 	"github.com/netagent/netagent/internal/testns"
 )

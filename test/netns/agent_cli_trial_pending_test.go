@@ -15,7 +15,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/statefile"
 	"golang.org/x/sys/unix"
 )
 

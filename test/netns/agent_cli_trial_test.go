@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/internal/testbin"
 	"github.com/netagent/netagent/internal/testns"
 )

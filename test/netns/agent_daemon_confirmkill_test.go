@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netagent/netagent/agent/target"
+	"github.com/netagent/netagent/agent/host"
 )
 
 // A daemon killed (SIGKILL) in the middle of a confirm, at each of its
@@ -39,7 +39,7 @@ func TestDaemonTrialKilledWhileConfirming(t *testing.T) {
 			if tried == want {
 				t.Fatal("the trial changed nothing")
 			}
-			pending, err := target.PendingTrial(e.stateDir)
+			pending, err := host.PendingTrial(e.stateDir)
 			if err != nil || pending == nil {
 				t.Fatalf("no pending trial: %v", err)
 			}
@@ -54,7 +54,7 @@ func TestDaemonTrialKilledWhileConfirming(t *testing.T) {
 			if o == nil || o.Result != tc.result || st.Trial != nil {
 				t.Fatalf("after the restart: lastTrial %+v, trial %+v", o, st.Trial)
 			}
-			if p, err := target.PendingTrial(e.stateDir); err != nil || p != nil {
+			if p, err := host.PendingTrial(e.stateDir); err != nil || p != nil {
 				t.Errorf("the trial is still pending: %+v %v", p, err)
 			}
 			file := filepath.Join(e.intentDir, "30-trial.json")

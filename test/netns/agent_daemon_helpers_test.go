@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testns"
 )
 

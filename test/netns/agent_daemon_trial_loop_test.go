@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/netagent/netagent/agent"
-	"github.com/netagent/netagent/agent/target"
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/internal/statefile"
 )
 
 // daemonExtraFile is an intent file an operator writes while a trial is
@@ -166,12 +166,12 @@ func fakeReboot(t *testing.T, stateDir string) {
 
 // killDaemon kills the daemon (SIGKILL) and checks that its trial stays
 // pending on disk.
-func (e *daemonEnv) killDaemon() *target.Trial {
+func (e *daemonEnv) killDaemon() *host.Trial {
 	e.t.Helper()
 	e.cmd.Process.Kill()
 	<-e.exited
 	e.cmd = nil
-	tr, err := target.PendingTrial(e.stateDir)
+	tr, err := host.PendingTrial(e.stateDir)
 	if err != nil || tr == nil {
 		e.t.Fatalf("no pending trial after the kill: %v", err)
 	}
@@ -211,7 +211,7 @@ func TestDaemonTrialRebootRecoversPrevious(t *testing.T) {
 			if got := cli.trialSnapshot(); got != want {
 				t.Fatalf("the kernel after the restart is not the pre-trial one:\n%s", lineDiff(want, got))
 			}
-			if tr, err := target.PendingTrial(e.stateDir); err != nil || tr != nil {
+			if tr, err := host.PendingTrial(e.stateDir); err != nil || tr != nil {
 				t.Errorf("the trial is still pending: %+v %v", tr, err)
 			}
 			st := e.mustStatus()

@@ -17,9 +17,9 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/vishvananda/netlink"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/agent/target"
-	"github.com/netagent/netagent/configurators/statefile"
+	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/test/vm"
 )
@@ -39,7 +39,7 @@ const (
   {"name": "bond0.10", "type": "vlan", "vlan": {"parent": "bond0", "id": 20}, "addresses": ["10.20.0.2/24"]}]}`
 )
 
-// A trial of the one-shot CLI's code (agent/target: BeginTrial, Apply,
+// A trial of the one-shot CLI's code (agent/host: BeginTrial, Apply,
 // then the revert the CLI runs on its timeout or on `netagent rollback`,
 // or Recover after its process died) that changes a bond's mode and a
 // VLAN's id: the revert puts back both (the VM has no netagent binary,
@@ -62,7 +62,7 @@ func TestInVMTrialBondModeVLANIDReverts(t *testing.T) {
 			stateDir := t.TempDir()
 			log := logrus.New()
 			log.SetOutput(testWriter{t})
-			rt, err := target.Open(tgt.Name, stateDir, log)
+			rt, err := host.Open(tgt.Name, stateDir, log)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,11 +78,11 @@ func TestInVMTrialBondModeVLANIDReverts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr, err := rt.BeginTrial(target.Trial{Files: files})
+			tr, err := rt.BeginTrial(host.Trial{Files: files})
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := rt.Apply(context.Background(), intended, target.ApplyOptions{})
+			res, err := rt.Apply(context.Background(), intended, host.ApplyOptions{})
 			if err != nil || !res.Converged() {
 				t.Fatalf("the trial's apply: %v %v", err, res.Problems)
 			}
@@ -101,7 +101,7 @@ func TestInVMTrialBondModeVLANIDReverts(t *testing.T) {
 				// The process is gone: its runtime with it, and the record
 				// names a pid that no longer runs.
 				rt.Close()
-				path := filepath.Join(stateDir, target.TrialDir, "trial.json")
+				path := filepath.Join(stateDir, host.TrialDir, "trial.json")
 				data, err := statefile.LoadRecord(path)
 				if err != nil {
 					t.Fatal(err)
@@ -115,7 +115,7 @@ func TestInVMTrialBondModeVLANIDReverts(t *testing.T) {
 				if err := statefile.SaveRecord(path, data, true); err != nil {
 					t.Fatal(err)
 				}
-				rt, err = target.Open(tgt.Name, stateDir, log)
+				rt, err = host.Open(tgt.Name, stateDir, log)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -124,7 +124,7 @@ func TestInVMTrialBondModeVLANIDReverts(t *testing.T) {
 					t.Fatalf("recover: %+v %v", rec2, err)
 				}
 			}
-			if p, err := target.PendingTrial(stateDir); err != nil || p != nil {
+			if p, err := host.PendingTrial(stateDir); err != nil || p != nil {
 				t.Fatalf("a trial is still pending after the revert: %+v %v", p, err)
 			}
 			if got := trialBondSnapshot(t, tgt.NL); got != before {
@@ -135,13 +135,13 @@ func TestInVMTrialBondModeVLANIDReverts(t *testing.T) {
 }
 
 // trialBondApply applies an intent, failing unless it converges.
-func trialBondApply(t *testing.T, rt *target.Runtime, doc string) {
+func trialBondApply(t *testing.T, rt *host.Runtime, doc string) {
 	t.Helper()
 	g, err := render.Load(map[string][]byte{"intent.json": []byte(doc)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := rt.Apply(context.Background(), g, target.ApplyOptions{})
+	res, err := rt.Apply(context.Background(), g, host.ApplyOptions{})
 	if err != nil || !res.Converged() {
 		t.Fatalf("apply: %v %v", err, res.Problems)
 	}
@@ -214,7 +214,7 @@ func trialChild(arg string) int {
 	what, arg, _ := strings.Cut(arg, " ")
 	ns, stateDir, _ := strings.Cut(arg, " ")
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, "trial child:", err); return 3 }
-	rt, err := target.Open(ns, stateDir, logrus.New())
+	rt, err := host.Open(ns, stateDir, logrus.New())
 	if err != nil {
 		return fail(err)
 	}
@@ -222,7 +222,7 @@ func trialChild(arg string) int {
 		if rec, err := rt.Recover(context.Background()); err != nil || rec == nil {
 			return fail(fmt.Errorf("recover: %+v %v", rec, err))
 		}
-		fmt.Printf("kill points: %d\n", target.KillPoints())
+		fmt.Printf("kill points: %d\n", host.KillPoints())
 		return 0
 	}
 	files := map[string][]byte{"trial.json": []byte(trialBondTrial)}
@@ -230,14 +230,14 @@ func trialChild(arg string) int {
 	if err != nil {
 		return fail(err)
 	}
-	if _, err := rt.BeginTrial(target.Trial{Files: files}); err != nil {
+	if _, err := rt.BeginTrial(host.Trial{Files: files}); err != nil {
 		return fail(err)
 	}
-	res, err := rt.Apply(context.Background(), intended, target.ApplyOptions{})
+	res, err := rt.Apply(context.Background(), intended, host.ApplyOptions{})
 	if err != nil || !res.Converged() {
 		return fail(fmt.Errorf("apply: %v %v", err, res.Problems))
 	}
-	fmt.Printf("kill points: %d\n", target.KillPoints())
+	fmt.Printf("kill points: %d\n", host.KillPoints())
 	return 0
 }
 
@@ -258,7 +258,7 @@ func TestInVMTrialBondModeVLANIDKilled(t *testing.T) {
 	stateDir := t.TempDir()
 	log := logrus.New()
 	log.SetOutput(testWriter{t})
-	rt, err := target.Open(tgt.Name, stateDir, log)
+	rt, err := host.Open(tgt.Name, stateDir, log)
 	if err != nil {
 		t.Fatal(err)
 	}

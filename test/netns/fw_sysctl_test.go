@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netagent/netagent/configurators/statefile"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"

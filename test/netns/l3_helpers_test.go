@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/netagent/netagent/configurators/l3"
-	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/reconciler"
 	"github.com/vishvananda/netlink"

@@ -11,7 +11,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/netagent/netagent/configurators/link"
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/items"
 )
 

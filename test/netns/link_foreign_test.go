@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/netagent/netagent/configurators/link"
-	"github.com/netagent/netagent/configurators/netnsx"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/items"
 )

@@ -10,12 +10,12 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
-	"github.com/netagent/netagent/agent/target"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
-	"github.com/netagent/netagent/configurators/netnsx"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/reconciler"
 	"github.com/netagent/netagent/test/vm"
@@ -68,8 +68,8 @@ func TestInVMPlanDisruptionBondVLAN(t *testing.T) {
 	intended := cliRenderNoSysctls(t, in)
 	cur := vmReadCurrent(t, tgt, intended)
 	st := reconciler.New(reg).Plan(context.Background(), cur, intended)
-	preds := target.PredictOps(st.OperationLog, cur)
-	sum := target.SummarizeDisruption(st.OperationLog, preds, nil)
+	preds := host.PredictOps(st.OperationLog, cur)
+	sum := host.SummarizeDisruption(st.OperationLog, preds, nil)
 	predicted := map[string]string{}
 	for _, l := range sum.LinksDown {
 		if l.Certain {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/agent/target"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/testns"
 )
@@ -35,7 +35,7 @@ func BenchmarkTrialRoutes(b *testing.B) {
 	testns.Exec(b, tgt, "ip", "link", "set", "uplink0-peer", "up")
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	rt, err := target.Open(tgt.Name, b.TempDir(), log)
+	rt, err := host.Open(tgt.Name, b.TempDir(), log)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func BenchmarkTrialRoutes(b *testing.B) {
 	}
 	ctx := context.Background()
 	apply := func(g *dg.Graph) {
-		if res, err := rt.Apply(ctx, g, target.ApplyOptions{}); err != nil || !res.Converged() {
+		if res, err := rt.Apply(ctx, g, host.ApplyOptions{}); err != nil || !res.Converged() {
 			b.Fatalf("apply: %v %v", err, res.Problems)
 		}
 	}
@@ -72,7 +72,7 @@ func BenchmarkTrialRoutes(b *testing.B) {
 		b.StartTimer()
 
 		start = time.Now()
-		tr, err := rt.BeginTrial(target.Trial{Started: start, Deadline: start.Add(time.Minute), Files: files})
+		tr, err := rt.BeginTrial(host.Trial{Started: start, Deadline: start.Add(time.Minute), Files: files})
 		if err != nil {
 			b.Fatal(err)
 		}

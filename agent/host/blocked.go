@@ -1,0 +1,68 @@
+package host
+
+import (
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+)
+
+// linkWaits tells, for blocked items, whether each waits for something a
+// link event can bring: an external item (a link's presence, carrier or
+// state), directly or through other blocked items, following the
+// reconciler's own record of what each waits for (Status.BlockedOn). An
+// item blocked only behind a failed item, one in transition or a
+// dependency cycle waits for nothing that a link event changes, so Apply
+// does not wait for it.
+type linkWaits struct {
+	intended, cur *dg.Graph
+	blocked       map[dg.ItemRef]string
+	on            map[dg.ItemRef]dg.ItemRef
+	memo          map[dg.ItemRef]verdict
+}
+
+type verdict uint8
+
+const (
+	unknown verdict = iota
+	visiting
+	waits
+	waitsNot
+)
+
+func newLinkWaits(intended, cur *dg.Graph, blocked map[dg.ItemRef]string, on map[dg.ItemRef]dg.ItemRef) *linkWaits {
+	if cur == nil {
+		cur = dg.New("current")
+	}
+	return &linkWaits{intended: intended, cur: cur, blocked: blocked, on: on, memo: map[dg.ItemRef]verdict{}}
+}
+
+// of reports whether the blocked item ref waits for an external item.
+func (w *linkWaits) of(ref dg.ItemRef) bool {
+	switch w.memo[ref] {
+	case waits:
+		return true
+	case waitsNot, visiting: // visiting: a cycle, which no link event breaks
+		return false
+	}
+	w.memo[ref] = visiting
+	v := waitsNot
+	if w.waitsFor(w.on[ref]) {
+		v = waits
+	}
+	w.memo[ref] = v
+	return v == waits
+}
+
+// waitsFor reports whether on, what a blocked item waits for, is an
+// external item (or one neither graph holds: a link that does not exist
+// yet), or a blocked item that itself waits for one.
+func (w *linkWaits) waitsFor(on dg.ItemRef) bool {
+	if on == (dg.ItemRef{}) || items.IsDHCP4AddressRef(on) { // a lease's address: render, not a link, brings it
+		return false
+	}
+	if _, blocked := w.blocked[on]; blocked {
+		return w.of(on)
+	}
+	have, _, exists := w.cur.Lookup(on)
+	want, wanted := w.intended.Get(on)
+	return exists && have.External() || wanted && want.External() || !wanted && !exists
+}

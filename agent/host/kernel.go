@@ -1,0 +1,84 @@
+package host
+
+import (
+	"context"
+
+	"github.com/netagent/netagent/configurators/firewall"
+	"github.com/netagent/netagent/configurators/link"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// Kernel is what the daemon needs of the target (the agent's Kernel
+// interface): the read-back, the external links, and a reconciler over
+// the configurators that logs one line per kernel operation (LogOp). The
+// daemon keeps the reconciler's records next to its current graph and
+// passes them in.
+type Kernel struct {
+	rt *Runtime
+}
+
+// Kernel returns the daemon's view of the target.
+func (r *Runtime) Kernel() *Kernel { return &Kernel{rt: r} }
+
+// ReadCurrent reads the kernel back (Runtime.ReadCurrent).
+func (k *Kernel) ReadCurrent(_ context.Context, hint *dg.Graph) (*dg.Graph, error) {
+	return k.rt.ReadCurrent(hint)
+}
+
+// ReadItems is ReadCurrent as a list of items, in the order read, for a
+// caller that may not need the graph (Verifier.VerifyItems).
+func (k *Kernel) ReadItems(_ context.Context, hint *dg.Graph) ([]dg.Item, error) {
+	return k.rt.readItems(hint)
+}
+
+// ReadItemsAfterWrite is ReadItems right after the caller's own reconcile
+// (Converge): the firewall's read-back may use the tables it saved after
+// its last write instead of saving them again (firewall.ReuseAfterWrite).
+// ok is always true.
+func (k *Kernel) ReadItemsAfterWrite(_ context.Context, hint *dg.Graph) (list []dg.Item, ok bool, err error) {
+	defer firewall.ReuseAfterWrite(k.rt.Target())()
+	list, err = k.rt.readItems(hint)
+	return list, true, err
+}
+
+// ReadLinkItems is the links' part of ReadItems: the link configurator's
+// read-back alone (one link dump), owned and external links.
+func (k *Kernel) ReadLinkItems(_ context.Context, hint *dg.Graph) ([]dg.Item, error) {
+	return link.ReadBack(k.rt.Target(), k.rt.StateDir(), hint)
+}
+
+// ReadLinks lists the links netagent does not own, from one link dump.
+func (k *Kernel) ReadLinks(context.Context) ([]*items.Link, error) {
+	list, err := link.ReadBack(k.rt.Target(), k.rt.StateDir(), nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []*items.Link
+	for _, it := range list {
+		if l, ok := it.(*items.Link); ok {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// Reconcile runs the reconciler with the caller's records.
+func (k *Kernel) Reconcile(ctx context.Context, records *reconciler.Records, current, intended *dg.Graph) reconciler.Status {
+	if k.rt.journal != nil {
+		k.rt.journal.SetCurrent(current)
+	}
+	return k.rt.Reconciler(reconciler.WithRecords(records)).Reconcile(ctx, current, intended)
+}
+
+// Plan is a dry run that predicts the failures someone else's objects in
+// the way cause (PlanStatus); the records are left as they are.
+func (k *Kernel) Plan(ctx context.Context, records *reconciler.Records, current, intended *dg.Graph) reconciler.Status {
+	return k.rt.PlanStatus(ctx, records, current, intended)
+}
+
+// Found is what the physical NICs netagent changed had before it, from the
+// state directory (Runtime.Found; nil, with a warning, when it cannot be
+// read): what the daemon's predictions need, as the one-shot plan's do.
+func (k *Kernel) Found() link.Found { return k.rt.found() }
