@@ -11,30 +11,6 @@ import (
 	"github.com/netagent/netagent/items"
 )
 
-// The states of an item in a check that lists every item (`check --all`,
-// `check --json`, with or without the daemon).
-const (
-	CheckOK      = "ok"
-	CheckDiffers = "differs"
-	CheckMissing = "missing"
-	CheckExtra   = "extra"   // netagent's, in the kernel, no longer intended: apply deletes it
-	CheckForeign = "foreign" // carries netagent's mark, no item describes it: left alone
-	CheckIgnored = "ignored" // differs, but its drift policy is ignore
-)
-
-// CheckItem is one item of a check: its state, and for differs each
-// attribute with the intended and the running value. Its JSON is that of
-// an item of `check --json` (format 1).
-type CheckItem struct {
-	Item   string       `json:"item"`
-	State  string       `json:"state"`
-	Drift  string       `json:"drift,omitempty"` // the item's drift policy, unless repair
-	Fields []DriftField `json:"fields,omitempty"`
-	// HeldBy, for missing, are the objects netagent does not own in its
-	// place.
-	HeldBy []string `json:"heldBy,omitempty"`
-}
-
 // CheckItems lists every intended item, those apply would delete and the
 // foreign objects of rep, each with its state, sorted by item.
 func CheckItems(intended *dg.Graph, rep *host.Report, policies render.DriftPolicies) []CheckItem {
@@ -75,26 +51,6 @@ func CheckItems(intended *dg.Graph, rep *host.Report, policies render.DriftPolic
 	}
 	slices.SortFunc(out, func(a, b CheckItem) int { return strings.Compare(a.Item, b.Item) })
 	return out
-}
-
-// LeaseRefusal is a lease the intent refused in part or whole (its
-// address, or routes, would take over the intent's own networks:
-// render.LeaseRefused): the kernel lacks what the intent asked of the
-// lease, so every form of check reports it and fails (`check`, `--all`,
-// `--json`: leasesRefused, `--via-daemon`).
-type LeaseRefusal struct {
-	Interface string `json:"interface"`
-	Family    string `json:"family"` // ipv4 (DHCPv4) or ipv6 (DHCPv6), as status's leases
-	Refused   string `json:"refused"`
-}
-
-// String is check's line of the refusal.
-func (r LeaseRefusal) String() string {
-	client := "dhcp4"
-	if r.Family == "ipv6" {
-		client = "dhcp6"
-	}
-	return client + " " + r.Interface + ": refused: " + r.Refused
 }
 
 // LeaseRefusals lists the refusals of the lease items of refused (item →

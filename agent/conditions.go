@@ -178,15 +178,6 @@ func firstOf(list []string) string {
 	return fmt.Sprintf("%s (and %d more)", list[0], len(list)-1)
 }
 
-// ReasonLeaseRefused is the agent's Degraded (and Ready false) while a
-// lease is refused in part or whole (render.LeaseRefused): its server
-// offered an address or routes that would take over the intent's own
-// networks, so the interface lacks what its dhcp4 or dhcp6 asks, as a
-// networkd link whose DHCP configuration fails stays short of
-// configured. The message names the interface and why (the first
-// refusal, and how many more).
-const ReasonLeaseRefused = "LeaseRefused"
-
 // leaseRefusedMessage is the condition message of the refusals ("":
 // none).
 func leaseRefusedMessage(refused map[dg.ItemRef]string) string {

@@ -8,18 +8,6 @@ import (
 	"github.com/netagent/netagent/reconciler"
 )
 
-// Disruption is what a planned operation does to traffic (see
-// host.PredictOps): Effect is "none", "atomic", "detach", "withdrawn",
-// "flap", "down", "recreate" or "removed"; Certain is false when it
-// depends on the kernel or the driver; LinksDown are the links it takes
-// down.
-type Disruption struct {
-	Effect    string   `json:"effect"`
-	Certain   bool     `json:"certain"`
-	LinksDown []string `json:"linksDown,omitempty"`
-	Why       string   `json:"why,omitempty"`
-}
-
 // nicsFound is a Kernel that knows what the physical NICs netagent
 // changed had before it (host.Kernel: the state directory's record,
 // link.ReadFound; nil when not known), which a NIC leaving the intent gets
@@ -36,46 +24,6 @@ func (a *Agent) found() link.Found {
 		return k.Found()
 	}
 	return nil
-}
-
-// DisruptionSummary is what a plan does to traffic, in short: the
-// summary that heads it (host.Disruption), as `plan --json` prints it
-// (its "disruption" object) and the socket sends it (Response).
-type DisruptionSummary struct {
-	// LinksDown are the links that go down (flap, set down, recreated,
-	// deleted), in plan order.
-	LinksDown []LinkDown `json:"linksDown"`
-	// RoutesWithdrawn are the routes withdrawn, by the plan's operations
-	// or by the kernel after one, for the duration or for good.
-	RoutesWithdrawn []RouteWithdrawn `json:"routesWithdrawn"`
-	// NeighborsWithdrawn are the static neighbour entries withdrawn, by
-	// the plan's operations or by the kernel after one.
-	NeighborsWithdrawn []NeighborWithdrawn `json:"neighborsWithdrawn"`
-}
-
-// LinkDown is one link that goes down, and by which operations.
-type LinkDown struct {
-	Link string `json:"link"`
-	// Effect: "flap", "down", "recreate" or "removed" (see Disruption).
-	Effect     string   `json:"effect"`
-	Certain    bool     `json:"certain"`
-	Operations []string `json:"operations"`
-}
-
-// RouteWithdrawn is one route withdrawn, and by what.
-type RouteWithdrawn struct {
-	Route string `json:"route"`
-	// Effect: "withdrawn" (it comes back) or "removed".
-	Effect string `json:"effect"`
-	Cause  string `json:"cause"`
-}
-
-// NeighborWithdrawn is one neighbour entry withdrawn, and by what.
-type NeighborWithdrawn struct {
-	Neighbor string `json:"neighbor"`
-	// Effect: "withdrawn" (it comes back) or "removed".
-	Effect string `json:"effect"`
-	Cause  string `json:"cause"`
 }
 
 // SummaryOf is d as it is printed and sent (its lists empty, not nil,

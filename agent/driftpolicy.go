@@ -35,38 +35,6 @@ type driftPolicies struct {
 	reported map[dg.ItemRef]host.Drift
 }
 
-// DriftStatus is a report item that differs from the intent in the kernel:
-// netagent leaves it as it is (its drift policy is report).
-type DriftStatus struct {
-	Item string `json:"item"` // type/name
-	File string `json:"file,omitempty"`
-	// What is "changed" or "gone" (deleted by someone else).
-	What   string       `json:"what"`
-	Fields []DriftField `json:"fields,omitempty"`
-	// Policy is the item's drift policy, in check's answer (Differs).
-	Policy intent.DriftPolicy `json:"policy,omitempty"`
-}
-
-// DriftField is one attribute of a drifted item: the intended and the
-// running value.
-type DriftField struct {
-	Field    string `json:"field"`
-	Intended string `json:"intended"`
-	Running  string `json:"running"`
-}
-
-// String is "route/main 10.0.0.0/8 metric 0: Gw: intended 192.0.2.1, running 192.0.2.9".
-func (d DriftStatus) String() string {
-	if len(d.Fields) == 0 {
-		return d.Item + ": " + d.What
-	}
-	parts := make([]string, len(d.Fields))
-	for i, f := range d.Fields {
-		parts[i] = f.Field + ": intended " + f.Intended + ", running " + f.Running
-	}
-	return d.Item + ": " + strings.Join(parts, "; ")
-}
-
 // driftRenderer wraps r so that each successful render records the drift
 // policies of its files, for adoptDrift.
 func (a *Agent) driftRenderer(r Renderer) Renderer {

@@ -28,82 +28,9 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// CmdWatch streams status changes (see the top of events.go).
-const CmdWatch = "watch"
-
-// EventFormat is the version of Event's shape; it changes only if a field
-// changes meaning or goes away.
-const EventFormat = 1
-
 // watchBuffer is how many events a subscriber may have unread before the
 // next ones are dropped (and counted).
 const watchBuffer = 256
-
-// The kinds of Event.
-const (
-	EventStatus    = "status"    // the first of a stream: Status is the whole status
-	EventReady     = "ready"     // the agent became ready (To "true") or stopped being so
-	EventCondition = "condition" // a condition of a document (File) changed: From, To are "True"/"False" ("" when the document came or went)
-	EventItem      = "item"      // an item's state changed: From, To are states ("" when it came or went)
-	EventDrift     = "drift"     // an item left as it drifted (drift: report): To "drifted", or "" when it no longer is
-	EventLink      = "link"      // an external link's state: "up", "no-carrier", "down", "admin-down" ("" when it came or went)
-	EventTrial     = "trial"     // a trial started (To "pending") or ended (To its result)
-	EventMissed    = "missed"    // Missed events were dropped: the client read too slowly
-)
-
-// Event is one change of the daemon's status.
-type Event struct {
-	Format    int       `json:"format"`
-	Time      time.Time `json:"time"`
-	Kind      string    `json:"kind"`
-	File      string    `json:"file,omitempty"`
-	Item      string    `json:"item,omitempty"`
-	Link      string    `json:"link,omitempty"`
-	Condition string    `json:"condition,omitempty"`
-	From      string    `json:"from,omitempty"`
-	To        string    `json:"to,omitempty"`
-	Reason    string    `json:"reason,omitempty"`
-	Message   string    `json:"message,omitempty"`
-	Missed    int       `json:"missed,omitempty"`
-	Status    *Status   `json:"status,omitempty"`
-}
-
-// String renders the event as one line, without its time.
-func (e Event) String() string {
-	change := fmt.Sprintf("%s -> %s", orNone(e.From), orNone(e.To))
-	var s string
-	switch e.Kind {
-	case EventStatus:
-		return "status: watching"
-	case EventMissed:
-		return fmt.Sprintf("missed: %d events dropped (the client read too slowly); `netagent status` shows the whole state", e.Missed)
-	case EventCondition:
-		s = fmt.Sprintf("%s %s: %s", e.File, e.Condition, change)
-		if e.Reason != "" {
-			s += " (" + e.Reason + ")"
-		}
-	case EventItem, EventDrift:
-		s = fmt.Sprintf("%s: %s", e.Item, change)
-		if e.File != "" {
-			s = fmt.Sprintf("%s (%s): %s", e.Item, e.File, change)
-		}
-	case EventLink:
-		s = fmt.Sprintf("%s: %s", e.Link, change)
-	default:
-		s = change
-	}
-	if e.Message != "" {
-		s += ": " + e.Message
-	}
-	return e.Kind + " " + s
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
 
 // eventHub holds the subscribers; its methods are safe anywhere. prev is
 // the status last published, owned by the loop.

@@ -438,38 +438,6 @@ func (a *Agent) rerender(reason string) {
 	a.adopt(next, reason)
 }
 
-// LeaseStatus is one lease in the status: what the server granted and
-// when it is next renewed and expires.
-type LeaseStatus struct {
-	Interface string `json:"interface"`
-	// Family is "ipv4" (DHCPv4) or "ipv6" (DHCPv6).
-	Family   string    `json:"family"`
-	Address  string    `json:"address"`
-	Server   string    `json:"server,omitempty"`
-	Gateway  string    `json:"gateway,omitempty"`
-	DNS      []string  `json:"dns,omitempty"`
-	Domains  []string  `json:"domains,omitempty"`
-	Obtained string    `json:"obtained,omitempty"`
-	Acquired time.Time `json:"acquired"`
-	RenewAt  time.Time `json:"renewAt"`
-	RebindAt time.Time `json:"rebindAt"`
-	Expires  time.Time `json:"expires"`
-	// Held: a server granted or confirmed it since the agent started
-	// (false: the kept lease, being asked for again).
-	Held bool `json:"held"`
-	// Dropped says what of the server's answer was not used (a DNS
-	// server that is not unicast, a domain that is not a DNS name, a
-	// renewal time of 0, ...).
-	Dropped []string `json:"dropped,omitempty"`
-	// LastError is why the last exchange on the lease failed (no answer,
-	// an unusable answer: the lease held stays), until one succeeds.
-	LastError string `json:"lastError,omitempty"`
-	// Refused: why the intent leaves out the lease's address or some of
-	// its routes (they would take over the intent's own networks:
-	// render.LeaseRefused).
-	Refused string `json:"refused,omitempty"`
-}
-
 // leaseStatuses lists the leases in use, by interface.
 func (a *Agent) leaseStatuses() []LeaseStatus {
 	s := &a.st.lease

@@ -10,11 +10,6 @@ import (
 	"github.com/netagent/netagent/reconciler"
 )
 
-// CmdMetrics is the socket API's command that answers with the metrics in
-// the Prometheus text format (Response.Metrics). It is answered outside the
-// loop, from the metrics' registry: a busy loop does not delay it.
-const CmdMetrics = "metrics"
-
 // itemStates lists every state of ItemStatus.State, so that each series of
 // netagent_items exists from the start.
 var itemStates = []string{

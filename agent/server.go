@@ -14,41 +14,10 @@ import (
 	"time"
 )
 
-// MaxRequestSize bounds a request: 32 MiB. An apply of an intent with
-// 100k routes, each with via, dev, metric and table, is 9.3 MB of compact
-// JSON (the client sends it compact), so the limit leaves a margin of three
-// while keeping a request's memory (the decoder holds it about three times
-// over) near 100 MB. A larger request is answered with an error naming the
-// limit.
-const MaxRequestSize = 32 << 20
-
-// MaxConnections bounds the connections served at once for any request;
-// with MaxRequestSize it bounds what requests can make the daemon hold.
-// One more (ReadOnlyConnections) is kept for a status, show or metrics
-// request, so that `netagent status` answers while the others are busy
-// (streaming events, waiting for a long apply, or idle). A connection
-// beyond both is refused: it gets the error answer ("too many
-// connections", ErrBusy) and its request is read and dropped before it is
-// closed, so that the client reads the answer and a clean end of stream,
-// never a reset.
-const MaxConnections = 8
-
-// ReadOnlyConnections is the number of connections served beyond
-// MaxConnections, for readOnly requests only.
-const ReadOnlyConnections = 1
-
 // readOnly are the requests a connection beyond MaxConnections may make:
 // they answer from a snapshot and end at once (a watch streams for as
 // long as the client likes: it takes a slot of MaxConnections).
 var readOnly = map[string]bool{CmdStatus: true, CmdShow: true, CmdMetrics: true}
-
-// IdleTimeout bounds how long a connection may send nothing before its
-// request begins: a client connects and sends at once, and one that does
-// not gets the error answer and is closed, so that idle connections
-// cannot hold the slots. The whole request then has requestTimeout.
-// (A watch is idle by design once its request is in: its client only
-// reads, and the stream's writes are bounded by requestTimeout each.)
-const IdleTimeout = 5 * time.Second
 
 // requestTimeout bounds reading a request and writing its answer; the
 // loop's work in between is bounded by the caller's patience only.

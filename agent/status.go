@@ -13,118 +13,6 @@ import (
 	"github.com/netagent/netagent/reconciler"
 )
 
-// Status is what `netagent status` shows: the agent as a whole, each
-// intent document and each item. It is built by the loop on request.
-type Status struct {
-	// Ready: the first reconcile is done, every source can be read, every
-	// document is valid and converged, nothing failed, and no lease is
-	// refused (ReasonLeaseRefused).
-	Ready          bool      `json:"ready"`
-	Reconciles     int       `json:"reconciles"`
-	LastReconcile  time.Time `json:"lastReconcile,omitzero"`
-	LastReasons    []string  `json:"lastReasons,omitempty"`
-	NextRetry      time.Time `json:"nextRetry,omitzero"`
-	NextDriftCheck time.Time `json:"nextDriftCheck,omitzero"`
-	// Errors outside any item: a source that cannot be read, a rendering
-	// failure, dependency cycles.
-	Errors []string     `json:"errors,omitempty"`
-	Files  []FileStatus `json:"files"`
-	Items  []ItemStatus `json:"items"`
-	Links  []LinkStatus `json:"links,omitempty"`
-	// Version and Digest are the current version of the intent (0: the
-	// daemon keeps none); Override says that a rollback is in force.
-	Version  int    `json:"version,omitempty"`
-	Digest   string `json:"digest,omitempty"`
-	Override string `json:"override,omitempty"`
-	// Trial is the pending trial (nil: none); LastTrial how the last one
-	// ended (trial.go).
-	Trial     *TrialStatus  `json:"trial,omitempty"`
-	LastTrial *TrialOutcome `json:"lastTrial,omitempty"`
-	// Drifted are the items whose drift policy is report that the last
-	// drift check found changed or gone: netagent leaves them as they are
-	// (driftpolicy.go).
-	Drifted []DriftStatus `json:"drifted,omitempty"`
-	// Leases are the DHCPv4 leases in use, by interface (leases.go).
-	Leases []LeaseStatus `json:"leases,omitempty"`
-
-	// Conditions are the agent's Ready and Degraded (Degraded, reason
-	// IntentSourceUnreachable: a store source cannot be reached and the
-	// documents it last delivered stay applied).
-	Conditions []Condition `json:"conditions,omitempty"`
-}
-
-// FileStatus is the status of one intent document.
-type FileStatus struct {
-	Name   string `json:"name"`
-	Source string `json:"source,omitempty"`
-	// Conditions are Valid, Converged, Degraded and Ready, in that order.
-	Conditions []Condition `json:"conditions"`
-	// Errors are the problems of the source's current content, and the
-	// objects it defines that another document defines too (applied from
-	// neither).
-	Errors []string `json:"errors,omitempty"`
-	// AcceptedAt is when the applied version was accepted (zero if none).
-	AcceptedAt time.Time `json:"acceptedAt,omitzero"`
-	Items      int       `json:"items"`
-}
-
-// Condition is one aspect of a document's status.
-type Condition struct {
-	Type    string    `json:"type"`
-	Status  bool      `json:"status"`
-	Reason  string    `json:"reason"`
-	Message string    `json:"message,omitempty"`
-	Since   time.Time `json:"since"` // when Status last changed
-}
-
-// The condition types, in the order FileStatus lists them.
-const (
-	CondValid     = "Valid"     // the source's content is the applied one
-	CondConverged = "Converged" // every item of the document is in place
-	CondDegraded  = "Degraded"  // some item failed or is blocked
-	CondReady     = "Ready"     // Valid and Converged
-)
-
-// The item states of ItemStatus.State, besides the depgraph states
-// (created, failed, creating, modifying, deleting).
-const (
-	StateBlocked = "blocked" // intended, but cannot be created now (BlockedOn says why)
-	StatePending = "pending" // to be created, changed or deleted by the next reconcile
-	// StateNotConverging: the kernel did not keep the item's last change
-	// (LastError says how); it is written again after a backoff, Failures
-	// counting the read-backs that found it undone.
-	StateNotConverging = "not-converging"
-	// StateOrphaned: no document holds the item any more, but deleting it
-	// would disrupt a protected link, so it is kept in the kernel as it is
-	// (Orphaned says why); a document that declares it again adopts it.
-	StateOrphaned = "orphaned"
-)
-
-// ItemStatus is the status of one managed item.
-type ItemStatus struct {
-	Item      string    `json:"item"` // type/name
-	File      string    `json:"file,omitempty"`
-	State     string    `json:"state"`
-	Intended  bool      `json:"intended"`
-	LastOp    string    `json:"lastOp,omitempty"`
-	LastError string    `json:"lastError,omitempty"`
-	Since     time.Time `json:"since,omitzero"`
-	BlockedOn string    `json:"blockedOn,omitempty"`
-	Failures  int       `json:"failures,omitempty"` // consecutive
-	// Orphaned says why an orphaned item is kept.
-	Orphaned string `json:"orphaned,omitempty"`
-
-	ref dg.ItemRef
-}
-
-// LinkStatus is an external link as the agent last saw it.
-type LinkStatus struct {
-	Name    string `json:"name"`
-	Carrier bool   `json:"carrier"`
-	OperUp  bool   `json:"operUp"`
-	AdminUp bool   `json:"adminUp"`
-}
-
 // notes are the errors the loop met outside any item.
 type notes struct {
 	sources map[string]string // source → why it cannot be read
@@ -165,7 +53,7 @@ func (a *Agent) status() Status {
 	}
 	t := tallies{}
 	for _, is := range out.Items {
-		t.add(is.File, is.ref, is.State, firstNonEmpty(is.BlockedOn, is.LastError))
+		t.add(is.File, is.Ref, is.State, firstNonEmpty(is.BlockedOn, is.LastError))
 	}
 	out.Files = a.fileStatuses(t)
 	a.versionStatus(&out)
@@ -292,7 +180,7 @@ func (a *Agent) eachItemState(f func(file string, ref dg.ItemRef, state, why str
 func (a *Agent) itemStatuses() []ItemStatus {
 	var out []ItemStatus
 	a.eachItem(func(ref dg.ItemRef) { out = append(out, a.itemStatus(ref)) })
-	slices.SortFunc(out, func(x, y ItemStatus) int { return x.ref.Compare(y.ref) })
+	slices.SortFunc(out, func(x, y ItemStatus) int { return x.Ref.Compare(y.Ref) })
 	return out
 }
 
@@ -300,7 +188,7 @@ func (a *Agent) itemStatus(ref dg.ItemRef) ItemStatus {
 	s := a.st
 	file, state, why := a.itemState(ref)
 	_, intended := s.intended.Get(ref)
-	is := ItemStatus{ref: ref, Item: ref.String(), File: file, State: state, Intended: intended,
+	is := ItemStatus{Ref: ref, Item: ref.String(), File: file, State: state, Intended: intended,
 		Failures: s.results.failures(s.current, ref)}
 	if _, st, exists := s.current.Lookup(ref); exists {
 		is.Since = st.Since

@@ -62,12 +62,6 @@ import (
 	"github.com/netagent/netagent/internal/statefile"
 )
 
-// The trial commands of the socket API.
-const (
-	CmdTry     = "try"     // apply Intent as a trial that reverts after Timeout unless confirmed
-	CmdConfirm = "confirm" // make the pending trial permanent
-)
-
 // DefaultTrialTimeout is a trial's timeout when the request names none.
 const DefaultTrialTimeout = 60 * time.Second
 
@@ -98,55 +92,6 @@ type TrialHandle interface {
 // Prober runs a trial's probes (specs as `--probe` takes them) inside the
 // target; nil error: all passed.
 type Prober func(ctx context.Context, specs []string) error
-
-// TrialStatus is the pending trial, in Status.
-type TrialStatus struct {
-	// ID names the trial (TrialID of Since) in a confirm or rollback
-	// (Request.Trial).
-	ID       string    `json:"id,omitempty"`
-	Since    time.Time `json:"since"`
-	Deadline time.Time `json:"deadline"`
-	Probes   []string  `json:"probes,omitempty"`
-	// Name is the intent file that confirming writes (the daemon's).
-	Name string `json:"name,omitempty"`
-	// PID runs the trial: a one-shot `netagent try` (status reads it from
-	// the state directory, host.PendingTrial).
-	PID int `json:"pid,omitempty"`
-	// Settling: items the trial blocked wait for a link, up to the
-	// trial's Wait; Probing: the probes run. Either way the trial cannot
-	// be confirmed yet.
-	Settling bool `json:"settling,omitempty"`
-	Probing  bool `json:"probing,omitempty"`
-	// KeepPartial: failed items do not revert the trial.
-	KeepPartial bool `json:"keepPartial,omitempty"`
-}
-
-// The results of a TrialOutcome besides "confirmed" and "reverted".
-const (
-	// TrialRevertIncomplete: the revert of a trial left pending (a
-	// netagent killed during it, a reboot) could not finish; the trial
-	// stays pending and Reason says why.
-	TrialRevertIncomplete = host.OutcomeRevertIncomplete
-	// TrialUnknown: the record of the last outcome cannot be read.
-	TrialUnknown = "unknown"
-)
-
-// TrialOutcome is how the last trial ended, in Status.
-type TrialOutcome struct {
-	ID string `json:"id,omitempty"` // the trial's (TrialStatus.ID), when known
-	// Result is "confirmed", "reverted", TrialRevertIncomplete or
-	// TrialUnknown.
-	Result string    `json:"result"`
-	Reason string    `json:"reason,omitempty"`
-	At     time.Time `json:"at"`
-	File   string    `json:"file,omitempty"` // confirmed: the intent file written
-}
-
-// TrialID is the id of a trial begun at started: its start to the
-// nanosecond, in UTC. The target's trial record (host.Trial.Started)
-// gives the same id, so that `netagent rollback` can name the trial it
-// found pending.
-func TrialID(started time.Time) string { return started.UTC().Format(time.RFC3339Nano) }
 
 // pendingTrial is the trial in progress; the loop owns it.
 type pendingTrial struct {

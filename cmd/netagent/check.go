@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/internal/termsafe"
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/status"
 )
 
 func init() {
@@ -94,7 +94,7 @@ func checkDriftPolicies(g *globals, policies render.DriftPolicies, diffs []host.
 
 // printRefusals prints check's line of each lease refusal, escaped for a
 // terminal (the reasons name what a DHCP server sent).
-func printRefusals(g *globals, refused []agent.LeaseRefusal) {
+func printRefusals(g *globals, refused []status.LeaseRefusal) {
 	for _, r := range refused {
 		fmt.Fprintln(g.stdout, termsafe.String(r.String()))
 	}

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -81,11 +82,11 @@ func requestTrial(g *globals, stateDir string, r host.Request) int {
 	if h.Daemon() { // the daemon's trial (try --via-daemon): over its socket
 		// Named: a trial confirmed (or reverted) meanwhile makes the
 		// request fail, never means something else.
-		id := agent.TrialID(t.Started)
+		id := status.TrialID(t.Started)
 		if r == host.RequestConfirmed {
-			return daemonTrialRequest(g, *h, agent.CmdConfirm, id)
+			return daemonTrialRequest(g, *h, api.CmdConfirm, id)
 		}
-		return daemonTrialRequest(g, *h, agent.CmdRollback, id)
+		return daemonTrialRequest(g, *h, api.CmdRollback, id)
 	}
 	req := host.RequestConfirm
 	if r == host.RequestReverted {

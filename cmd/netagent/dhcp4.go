@@ -12,6 +12,7 @@ import (
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/configurators/dhcp"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -137,7 +138,7 @@ func (lf *leaseFacts) renderWith(f render.Facts, leases map[string]*lease4.Lease
 
 // refusals lists what the last render left out of the leases because it
 // would take over the intent's own networks (render.LeaseRefused).
-func (lf *leaseFacts) refusals() []agent.LeaseRefusal {
+func (lf *leaseFacts) refusals() []status.LeaseRefusal {
 	if lf == nil {
 		return nil
 	}

@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/internal/disrupt"
 )
 
@@ -29,7 +31,7 @@ func printDisruption(g *globals, res *host.PlanResult, protected []string) {
 
 // printSummary prints the summary d of what a plan does to traffic
 // (printDisruption), the one-shot plan's or the daemon's.
-func printSummary(g *globals, d agent.DisruptionSummary, protected []string) {
+func printSummary(g *globals, d status.DisruptionSummary, protected []string) {
 	if len(d.LinksDown) == 0 && len(d.RoutesWithdrawn) == 0 && len(d.NeighborsWithdrawn) == 0 && len(protected) == 0 {
 		fmt.Fprintln(g.stdout, "disruption: none: no link goes down, no route or neighbour is withdrawn")
 		return
@@ -116,10 +118,10 @@ func protectedTouched(gd *guarded) []string {
 }
 
 // disruptionJSON is the "disruption" object of `plan --json`: what the
-// plan does to traffic, in short (the daemon's summary, agent.Response's
+// plan does to traffic, in short (the daemon's summary, api.Response's
 // Disruption, and the protected links).
 type disruptionJSON struct {
-	agent.DisruptionSummary
+	status.DisruptionSummary
 	// ProtectedTouched are the protected links the plan disrupts.
 	ProtectedTouched []string `json:"protectedTouched"`
 }
@@ -155,7 +157,7 @@ func opDisruption(p disrupt.Prediction) *opDisruptionJSON {
 // they do to traffic: the daemon's summary as the one-shot plan prints
 // its own (printSummary), or, from a daemon that sent none, the links
 // they take down.
-func daemonDisruption(g *globals, resp *agent.Response) {
+func daemonDisruption(g *globals, resp *api.Response) {
 	if resp.Disruption != nil {
 		printSummary(g, *resp.Disruption, nil)
 		return
@@ -187,7 +189,7 @@ func daemonDisruption(g *globals, resp *agent.Response) {
 
 // daemonDisruptionLine is the line under one of the daemon's planned
 // operations: what it does to traffic.
-func daemonDisruptionLine(op agent.OpResult) string {
+func daemonDisruptionLine(op api.OpResult) string {
 	d := op.Disruption
 	if d == nil {
 		return ""

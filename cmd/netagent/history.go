@@ -15,7 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/internal/termsafe"
@@ -156,7 +156,7 @@ func runHistory(g *globals, args []string) int {
 }
 
 // request puts --if-version into a request to the daemon.
-func (v *versionOpts) request(req *agent.Request) {
+func (v *versionOpts) request(req *api.Request) {
 	if v.ifVersion != versions.Any {
 		n := v.ifVersion
 		req.IfVersion = &n

@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 )
 
 func init() {
@@ -36,7 +37,7 @@ func runMetrics(g *globals, args []string) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	resp, err := agent.Call(ctx, *socket, agent.Request{Command: agent.CmdMetrics})
+	resp, err := agent.Call(ctx, *socket, api.Request{Command: api.CmdMetrics})
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return exitInternal

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 )
 
 // metricsFakeDaemon answers the metrics command with resp.
-func metricsFakeDaemon(t *testing.T, resp agent.Response) string {
-	return fakeDaemon(t, agent.CmdMetrics, resp)
+func metricsFakeDaemon(t *testing.T, resp api.Response) string {
+	return fakeDaemon(t, api.CmdMetrics, resp)
 }
 
 // TestMetricsCommand: `netagent metrics` prints what the daemon answers,
@@ -19,12 +19,12 @@ func metricsFakeDaemon(t *testing.T, resp agent.Response) string {
 func TestMetricsCommand(t *testing.T) {
 	text := "# TYPE netagent_blocked_items gauge\nnetagent_blocked_items 2\n"
 	var out, errOut bytes.Buffer
-	if code := run([]string{"metrics", "--socket", metricsFakeDaemon(t, agent.Response{Metrics: text})}, &out, &errOut); code != exitOK || out.String() != text {
+	if code := run([]string{"metrics", "--socket", metricsFakeDaemon(t, api.Response{Metrics: text})}, &out, &errOut); code != exitOK || out.String() != text {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
 	}
 	for name, sock := range map[string]string{
-		"an error":  metricsFakeDaemon(t, agent.Response{Error: "boom"}),
-		"nothing":   metricsFakeDaemon(t, agent.Response{}),
+		"an error":  metricsFakeDaemon(t, api.Response{Error: "boom"}),
+		"nothing":   metricsFakeDaemon(t, api.Response{}),
 		"no daemon": filepath.Join(t.TempDir(), "none.sock"),
 	} {
 		out.Reset()

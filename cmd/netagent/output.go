@@ -20,9 +20,11 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/internal/termsafe"
@@ -38,7 +40,7 @@ const outputFormat = 1
 // format.
 type statusJSON struct {
 	Format int `json:"format"`
-	*agent.Status
+	*status.Status
 }
 
 // watchStatus follows the daemon's status (status --watch): a headline,
@@ -77,7 +79,7 @@ func watchEvents(ctx context.Context, g *globals, socket string, asJSON bool) in
 			continue
 		}
 		termsafe.Sanitize(&e)
-		if e.Kind == agent.EventStatus && e.Status != nil {
+		if e.Kind == api.EventStatus && e.Status != nil {
 			statusPrintHeadline(g.stdout, e.Status, e.Time)
 			fmt.Fprintln(g.stdout, "watching for changes (Ctrl-C ends)")
 			continue
@@ -215,29 +217,29 @@ func reportApplyJSONLeases(g *globals, applied *host.Applied, took time.Duration
 type checkJSON struct {
 	Format int `json:"format"`
 	// Converged: nothing differs (ignored drift aside).
-	Converged bool              `json:"converged"`
-	Counts    map[string]int    `json:"counts"`
-	Items     []agent.CheckItem `json:"items"`
+	Converged bool               `json:"converged"`
+	Counts    map[string]int     `json:"counts"`
+	Items     []status.CheckItem `json:"items"`
 	// LeasesRefused: the leases the intent refused in part or whole
 	// (not converged: the kernel lacks what the intent asked of them).
-	LeasesRefused []agent.LeaseRefusal `json:"leasesRefused,omitempty"`
+	LeasesRefused []status.LeaseRefusal `json:"leasesRefused,omitempty"`
 }
 
 // printCheckAll prints every item with its state (check --all), or the
 // checkJSON document (--json); exit 1 when something differs.
-func printCheckAll(g *globals, intended *dg.Graph, rep *host.Report, policies render.DriftPolicies, refused []agent.LeaseRefusal, asJSON bool) int {
+func printCheckAll(g *globals, intended *dg.Graph, rep *host.Report, policies render.DriftPolicies, refused []status.LeaseRefusal, asJSON bool) int {
 	return printCheckItems(g, agent.CheckItems(intended, rep, policies), refused, asJSON)
 }
 
 // printCheckItems is printCheckAll of the items' list (the daemon's
 // answer, with --via-daemon).
-func printCheckItems(g *globals, list []agent.CheckItem, refused []agent.LeaseRefusal, asJSON bool) int {
+func printCheckItems(g *globals, list []status.CheckItem, refused []status.LeaseRefusal, asJSON bool) int {
 	counts := map[string]int{}
 	converged := len(refused) == 0
 	for _, ci := range list {
 		counts[ci.State]++
 		switch ci.State {
-		case agent.CheckDiffers, agent.CheckMissing, agent.CheckExtra:
+		case status.CheckDiffers, status.CheckMissing, status.CheckExtra:
 			converged = false
 		}
 	}
@@ -269,7 +271,7 @@ func printCheckItems(g *globals, list []agent.CheckItem, refused []agent.LeaseRe
 	}
 	tw.Flush()
 	var parts []string
-	for _, s := range []string{agent.CheckOK, agent.CheckDiffers, agent.CheckMissing, agent.CheckExtra, agent.CheckIgnored, agent.CheckForeign} {
+	for _, s := range []string{status.CheckOK, status.CheckDiffers, status.CheckMissing, status.CheckExtra, status.CheckIgnored, status.CheckForeign} {
 		if counts[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/render"
 	dg "github.com/netagent/netagent/depgraph"
@@ -155,7 +155,7 @@ func TestValidateJSON(t *testing.T) {
 
 // status --json carries the format.
 func TestStatusJSONHasFormat(t *testing.T) {
-	path := statusFakeDaemon(t, agent.Response{Status: statusSample(true)})
+	path := statusFakeDaemon(t, api.Response{Status: statusSample(true)})
 	var out, errb bytes.Buffer
 	run([]string{"status", "--socket", path, "--json"}, &out, &errb)
 	var doc struct {
@@ -168,7 +168,7 @@ func TestStatusJSONHasFormat(t *testing.T) {
 }
 
 // watchFakeDaemon answers a watch with evs, then ends the stream.
-func watchFakeDaemon(t *testing.T, evs ...agent.Event) string {
+func watchFakeDaemon(t *testing.T, evs ...api.Event) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "w.sock")
 	ln, err := net.Listen("unix", path)
@@ -182,11 +182,11 @@ func watchFakeDaemon(t *testing.T, evs ...agent.Event) string {
 			return
 		}
 		defer c.Close()
-		var req agent.Request
+		var req api.Request
 		json.NewDecoder(c).Decode(&req)
 		enc := json.NewEncoder(c)
-		if req.Command != agent.CmdWatch {
-			enc.Encode(agent.Response{Error: "want watch"})
+		if req.Command != api.CmdWatch {
+			enc.Encode(api.Response{Error: "want watch"})
 			return
 		}
 		for _, e := range evs {
@@ -200,11 +200,11 @@ func watchFakeDaemon(t *testing.T, evs ...agent.Event) string {
 // object per line.
 func TestStatusWatch(t *testing.T) {
 	at := time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC)
-	evs := []agent.Event{
-		{Format: 1, Time: at, Kind: agent.EventStatus, Status: statusSample(true)},
-		{Format: 1, Time: at, Kind: agent.EventCondition, File: "20-routes.json", Condition: "Converged", From: "True", To: "False", Reason: "ItemsBlocked"},
-		{Format: 1, Time: at, Kind: agent.EventItem, Item: "route/x", File: "20-routes.json", From: "created", To: "blocked", Message: "waiting for link/uplink0"},
-		{Format: 1, Time: at, Kind: agent.EventMissed, Missed: 3},
+	evs := []api.Event{
+		{Format: 1, Time: at, Kind: api.EventStatus, Status: statusSample(true)},
+		{Format: 1, Time: at, Kind: api.EventCondition, File: "20-routes.json", Condition: "Converged", From: "True", To: "False", Reason: "ItemsBlocked"},
+		{Format: 1, Time: at, Kind: api.EventItem, Item: "route/x", File: "20-routes.json", From: "created", To: "blocked", Message: "waiting for link/uplink0"},
+		{Format: 1, Time: at, Kind: api.EventMissed, Missed: 3},
 	}
 	var out, errb bytes.Buffer
 	if code := run([]string{"status", "--watch", "--socket", watchFakeDaemon(t, evs...)}, &out, &errb); code != exitInternal {
@@ -225,7 +225,7 @@ func TestStatusWatch(t *testing.T) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(evs), out.String())
 	}
 	for i, l := range lines {
-		var e agent.Event
+		var e api.Event
 		if err := json.Unmarshal([]byte(l), &e); err != nil || e.Kind != evs[i].Kind || e.Format != 1 {
 			t.Errorf("line %d: %v %+v", i, err, e)
 		}

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/status"
 )
 
 // A trial that its process did not see through (killed, a crash, a reboot)
@@ -205,15 +205,15 @@ func recoveredHow(rec *host.Recovery) string {
 // netagent) had left pending: from the
 // recovery itself, with the reason the target recorded (why the revert
 // went as it did) when that record can be read.
-func recoveredOutcome(rec *host.Recovery, stateDir string, at time.Time) *agent.TrialOutcome {
+func recoveredOutcome(rec *host.Recovery, stateDir string, at time.Time) *status.TrialOutcome {
 	if rec.Confirmed {
-		return &agent.TrialOutcome{ID: agent.TrialID(rec.Trial.Started), Result: "confirmed", At: at, File: rec.Trial.Confirming.File,
+		return &status.TrialOutcome{ID: status.TrialID(rec.Trial.Started), Result: "confirmed", At: at, File: rec.Trial.Confirming.File,
 			Reason: fmt.Sprintf("completed when the daemon started again: the daemon that confirmed it (pid %d) was stopped after writing the file, before recording the confirm", rec.Trial.PID)}
 	}
 	why := recoveredHow(rec) + fmt.Sprintf(" (pid %d)", rec.Trial.PID)
 	if o, err := host.LastOutcome(stateDir); err == nil && o != nil && o.PID == rec.Trial.PID && o.Reason != "" {
 		why = o.Reason
 	}
-	return &agent.TrialOutcome{ID: agent.TrialID(rec.Trial.Started), Result: "reverted", At: at,
+	return &status.TrialOutcome{ID: status.TrialID(rec.Trial.Started), Result: "reverted", At: at,
 		Reason: fmt.Sprintf("reverted when the daemon started again: %s; %d operations", why, len(rec.Result.Ops))}
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/netagent/netagent/agent/render"
 	"slices"
+
+	"github.com/netagent/netagent/agent/api"
+	"github.com/netagent/netagent/agent/render"
 
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
@@ -99,7 +101,7 @@ func runRollback(g *globals, args []string) int {
 func rollbackViaDaemon(g *globals, h host.Holder, n int, vo *versionOpts) int {
 	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
 	defer cancel()
-	req := agent.Request{Command: agent.CmdRollback, Version: n}
+	req := api.Request{Command: api.CmdRollback, Version: n}
 	vo.request(&req)
 	resp, err := agent.Call(ctx, h.Socket, req)
 	if err != nil {
@@ -120,7 +122,7 @@ func rollbackViaDaemon(g *globals, h host.Holder, n int, vo *versionOpts) int {
 		fmt.Fprintf(g.stdout, " (%s)", st.Override)
 	}
 	fmt.Fprintln(g.stdout)
-	if len(resp.Blocked) > 0 || len(st.Errors) > 0 || slices.ContainsFunc(resp.Operations, func(op agent.OpResult) bool { return op.Error != "" }) {
+	if len(resp.Blocked) > 0 || len(st.Errors) > 0 || slices.ContainsFunc(resp.Operations, func(op api.OpResult) bool { return op.Error != "" }) {
 		daemonOps(g, resp)
 		return exitFailed
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/linkwatch"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/systemd"
 )
@@ -47,7 +48,7 @@ type daemonOpts struct {
 	store  *storeOpts
 	member *fleetMember // opened by serveDaemon when store is enabled
 	// lastTrial: how the last trial ended, as serveDaemon found it.
-	lastTrial *agent.TrialOutcome
+	lastTrial *status.TrialOutcome
 }
 
 func runDaemon(g *globals, args []string) int {

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/internal/termsafe"
 )
@@ -42,7 +44,7 @@ func runStatus(g *globals, args []string) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	resp, err := agent.Call(ctx, *socket, agent.Request{Command: agent.CmdStatus})
+	resp, err := agent.Call(ctx, *socket, api.Request{Command: api.CmdStatus})
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return oneShotTrialStatus(g, *asJSON) // no daemon: the one-shot try's trial, if any
@@ -71,7 +73,7 @@ func runStatus(g *globals, args []string) int {
 
 // statusPrint writes the status as a headline and two tables: the intent
 // files with their conditions, and the items (those not created, or all).
-func statusPrint(w io.Writer, st *agent.Status, all bool, now time.Time) {
+func statusPrint(w io.Writer, st *status.Status, all bool, now time.Time) {
 	statusPrintHeadline(w, st, now)
 	if st.Override != "" {
 		fmt.Fprintf(w, "  %s\n", st.Override)
@@ -92,7 +94,7 @@ func statusPrint(w io.Writer, st *agent.Status, all bool, now time.Time) {
 // what each grants, how it was obtained, when it renews and expires, and
 // under each what of the server's answer was not used and why its last
 // exchange failed (quoted: a server's text never starts a line).
-func statusPrintLeases(w io.Writer, list []agent.LeaseStatus, now time.Time) {
+func statusPrintLeases(w io.Writer, list []status.LeaseStatus, now time.Time) {
 	if len(list) == 0 {
 		return
 	}
@@ -140,7 +142,7 @@ func until(t, now time.Time) string {
 
 // statusPrintDrifted lists the items left drifted by their policy
 // (report): one line per attribute, with the intended and running value.
-func statusPrintDrifted(w io.Writer, list []agent.DriftStatus) {
+func statusPrintDrifted(w io.Writer, list []status.DriftStatus) {
 	if len(list) == 0 {
 		return
 	}
@@ -155,7 +157,7 @@ func statusPrintDrifted(w io.Writer, list []agent.DriftStatus) {
 	}
 }
 
-func statusPrintHeadline(w io.Writer, st *agent.Status, now time.Time) {
+func statusPrintHeadline(w io.Writer, st *status.Status, now time.Time) {
 	state := "READY"
 	if !st.Ready {
 		state = "NOT READY"
@@ -173,7 +175,7 @@ func statusPrintHeadline(w io.Writer, st *agent.Status, now time.Time) {
 	fmt.Fprintln(w)
 }
 
-func statusPrintFiles(w io.Writer, files []agent.FileStatus, now time.Time) {
+func statusPrintFiles(w io.Writer, files []status.FileStatus, now time.Time) {
 	if len(files) == 0 {
 		fmt.Fprintln(w, "no intent files")
 		return
@@ -196,10 +198,10 @@ func statusPrintFiles(w io.Writer, files []agent.FileStatus, now time.Time) {
 
 // statusFirstMessage is the message of the first condition that is not as it
 // should be (Valid, Converged true; Degraded false).
-func statusFirstMessage(conds []agent.Condition) string {
+func statusFirstMessage(conds []status.Condition) string {
 	for _, c := range conds {
 		bad := !c.Status
-		if c.Type == agent.CondDegraded {
+		if c.Type == status.CondDegraded {
 			bad = c.Status
 		}
 		if bad && c.Message != "" {
@@ -209,7 +211,7 @@ func statusFirstMessage(conds []agent.Condition) string {
 	return ""
 }
 
-func statusPrintItems(w io.Writer, list []agent.ItemStatus, all bool, now time.Time) {
+func statusPrintItems(w io.Writer, list []status.ItemStatus, all bool, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ITEM\tFILE\tSTATE\tLAST OP\tSINCE\tDETAIL")
 	hidden := 0
@@ -256,7 +258,7 @@ func statusAgo(now, t time.Time) string {
 }
 
 // statusPrintTrial writes the pending trial and how the last one ended.
-func statusPrintTrial(w io.Writer, t *agent.TrialStatus, last *agent.TrialOutcome, now time.Time) {
+func statusPrintTrial(w io.Writer, t *status.TrialStatus, last *status.TrialOutcome, now time.Time) {
 	if t != nil {
 		fmt.Fprintf(w, "  trial pending since %s (%s ago), reverts at %s (in %s) unless confirmed",
 			t.Since.Format(time.RFC3339), statusAgo(now, t.Since), t.Deadline.Format(time.RFC3339), statusAgo(t.Deadline, now))
@@ -299,23 +301,23 @@ func statusPrintTrial(w io.Writer, t *agent.TrialStatus, last *agent.TrialOutcom
 // directory (host.LastOutcome), or nil.
 // A record that cannot be read is an outcome "unknown" saying why, never
 // no outcome at all.
-func lastTrialOutcome(stateDir string) *agent.TrialOutcome {
+func lastTrialOutcome(stateDir string) *status.TrialOutcome {
 	o, err := host.LastOutcome(stateDir)
 	switch {
 	case err != nil:
-		return &agent.TrialOutcome{Result: agent.TrialUnknown, Reason: fmt.Sprintf("the record of the last trial cannot be read: %v", err)}
+		return &status.TrialOutcome{Result: status.TrialUnknown, Reason: fmt.Sprintf("the record of the last trial cannot be read: %v", err)}
 	case o == nil:
 		return nil
 	}
-	return &agent.TrialOutcome{Result: o.Result, Reason: o.Reason, At: o.At}
+	return &status.TrialOutcome{Result: o.Result, Reason: o.Reason, At: o.At}
 }
 
 // oneShotStatus is status without a daemon: the trial of a one-shot
 // `netagent try`, from the state directory.
 type oneShotStatus struct {
-	Daemon    string              `json:"daemon"`
-	Trial     *agent.TrialStatus  `json:"trial,omitempty"`
-	LastTrial *agent.TrialOutcome `json:"lastTrial,omitempty"`
+	Daemon    string               `json:"daemon"`
+	Trial     *status.TrialStatus  `json:"trial,omitempty"`
+	LastTrial *status.TrialOutcome `json:"lastTrial,omitempty"`
 }
 
 // oneShotTrialStatus prints the pending trial and the last outcome of the
@@ -324,7 +326,7 @@ type oneShotStatus struct {
 func oneShotTrialStatus(g *globals, asJSON bool) int {
 	st := oneShotStatus{Daemon: "not running", LastTrial: lastTrialOutcome(g.stateDir)}
 	if t, err := host.PendingTrial(g.stateDir); err == nil && t != nil {
-		st.Trial = &agent.TrialStatus{Since: t.Started, Deadline: t.Deadline, Probes: t.Probes, PID: t.PID}
+		st.Trial = &status.TrialStatus{Since: t.Started, Deadline: t.Deadline, Probes: t.Probes, PID: t.PID}
 	}
 	if st.Trial == nil && st.LastTrial == nil {
 		return exitInternal

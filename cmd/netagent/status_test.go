@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/status"
 )
 
 // fakeDaemon answers cmd on a unix socket with resp, and any other
 // command with an error, as a daemon would; it returns the socket's path.
-func fakeDaemon(t *testing.T, cmd string, resp agent.Response) string {
+func fakeDaemon(t *testing.T, cmd string, resp api.Response) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "d.sock")
 	ln, err := net.Listen("unix", path)
@@ -30,10 +31,10 @@ func fakeDaemon(t *testing.T, cmd string, resp agent.Response) string {
 			if err != nil {
 				return
 			}
-			var req agent.Request
+			var req api.Request
 			json.NewDecoder(c).Decode(&req)
 			if req.Command != cmd {
-				json.NewEncoder(c).Encode(agent.Response{Error: "want " + cmd})
+				json.NewEncoder(c).Encode(api.Response{Error: "want " + cmd})
 			} else {
 				json.NewEncoder(c).Encode(resp)
 			}
@@ -44,23 +45,23 @@ func fakeDaemon(t *testing.T, cmd string, resp agent.Response) string {
 }
 
 // statusFakeDaemon answers the status command with resp.
-func statusFakeDaemon(t *testing.T, resp agent.Response) string {
-	return fakeDaemon(t, agent.CmdStatus, resp)
+func statusFakeDaemon(t *testing.T, resp api.Response) string {
+	return fakeDaemon(t, api.CmdStatus, resp)
 }
 
-func statusSample(ready bool) *agent.Status {
+func statusSample(ready bool) *status.Status {
 	at := time.Now().Add(-time.Minute)
-	cond := func(typ string, ok bool, msg string) agent.Condition {
-		return agent.Condition{Type: typ, Status: ok, Reason: "R", Message: msg, Since: at}
+	cond := func(typ string, ok bool, msg string) status.Condition {
+		return status.Condition{Type: typ, Status: ok, Reason: "R", Message: msg, Since: at}
 	}
-	return &agent.Status{
+	return &status.Status{
 		Ready: ready, Reconciles: 7, LastReconcile: at, LastReasons: []string{"link"},
-		Files: []agent.FileStatus{{
+		Files: []status.FileStatus{{
 			Name: "20-routes.json", Items: 2,
-			Conditions: []agent.Condition{cond("Valid", true, ""), cond("Converged", ready, "1 blocked"),
+			Conditions: []status.Condition{cond("Valid", true, ""), cond("Converged", ready, "1 blocked"),
 				cond("Degraded", !ready, "route/x: blocked: waiting for link/uplink0 (carrier up)"), cond("Ready", ready, "")},
 		}},
-		Items: []agent.ItemStatus{
+		Items: []status.ItemStatus{
 			{Item: "route/main 198.51.100.0/24 metric 0", File: "20-routes.json", State: "blocked",
 				BlockedOn: "blocked: waiting for link/uplink0 (carrier up)", Since: at},
 			{Item: "address/uplink0/192.0.2.2/24", File: "20-routes.json", State: "created", LastOp: "create", Since: at},
@@ -69,7 +70,7 @@ func statusSample(ready bool) *agent.Status {
 }
 
 func TestStatusPrintsTables(t *testing.T) {
-	path := statusFakeDaemon(t, agent.Response{Status: statusSample(false)})
+	path := statusFakeDaemon(t, api.Response{Status: statusSample(false)})
 	var out, errb bytes.Buffer
 	code := run([]string{"status", "--socket", path}, &out, &errb)
 	if code != exitFailed {
@@ -94,12 +95,12 @@ func TestStatusPrintsTables(t *testing.T) {
 }
 
 func TestStatusJSON(t *testing.T) {
-	path := statusFakeDaemon(t, agent.Response{Status: statusSample(true)})
+	path := statusFakeDaemon(t, api.Response{Status: statusSample(true)})
 	var out, errb bytes.Buffer
 	if code := run([]string{"status", "--socket", path, "--json"}, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d; stderr %s", code, errb.String())
 	}
-	var st agent.Status
+	var st status.Status
 	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out.String())
 	}
@@ -155,9 +156,9 @@ func TestStatusPrintsTheVersion(t *testing.T) {
 func TestStatusPrintsTheTrial(t *testing.T) {
 	st := statusSample(true)
 	now := time.Now()
-	st.Trial = &agent.TrialStatus{Since: now.Add(-10 * time.Second), Deadline: now.Add(50 * time.Second),
+	st.Trial = &status.TrialStatus{Since: now.Add(-10 * time.Second), Deadline: now.Add(50 * time.Second),
 		Probes: []string{"ping:192.0.2.1"}, Name: "trial-3.json", Probing: true, KeepPartial: true}
-	st.LastTrial = &agent.TrialOutcome{Result: "reverted", Reason: "probe failed: no reply", At: now.Add(-time.Hour)}
+	st.LastTrial = &status.TrialOutcome{Result: "reverted", Reason: "probe failed: no reply", At: now.Add(-time.Hour)}
 	var out bytes.Buffer
 	statusPrint(&out, st, false, now)
 	for _, want := range []string{"trial pending since", "(10s ago)", "(in 50s)", "confirming writes trial-3.json",
@@ -203,8 +204,8 @@ func TestStatusShowsTheOneShotTrial(t *testing.T) {
 // items, one line per attribute with the intended and running value.
 func TestStatusPrintsDrifted(t *testing.T) {
 	st := statusSample(true)
-	st.Drifted = []agent.DriftStatus{
-		{Item: "interface/eth1", File: "10-lan.json", What: "changed", Fields: []agent.DriftField{{Field: "MTU", Intended: "1400", Running: "1300"}}},
+	st.Drifted = []status.DriftStatus{
+		{Item: "interface/eth1", File: "10-lan.json", What: "changed", Fields: []status.DriftField{{Field: "MTU", Intended: "1400", Running: "1300"}}},
 		{Item: "route/main 10.0.0.0/8 metric 0", File: "20-routes.json", What: "gone"},
 	}
 	var out bytes.Buffer
@@ -223,7 +224,7 @@ func TestStatusPrintsDrifted(t *testing.T) {
 func TestStatusPrintsDroppedQuoted(t *testing.T) {
 	var b strings.Builder
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	statusPrintLeases(&b, []agent.LeaseStatus{{Interface: "up0", Family: "ipv4", Address: "10.77.0.100/24", Held: true,
+	statusPrintLeases(&b, []status.LeaseStatus{{Interface: "up0", Family: "ipv4", Address: "10.77.0.100/24", Held: true,
 		Dropped: []string{`search domain "a.example\nnameserver 6.6.6.6": not a DNS name`}, LastError: "no answer\nnameserver 7.7.7.7",
 		RenewAt: now.Add(time.Minute), Expires: now.Add(time.Hour)}}, now)
 	out := b.String()
@@ -248,7 +249,7 @@ func TestLastTrialOutcomeUnreadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := lastTrialOutcome(sd)
-	if o == nil || o.Result != agent.TrialUnknown || !strings.Contains(o.Reason, "cannot be read") {
+	if o == nil || o.Result != status.TrialUnknown || !strings.Contains(o.Reason, "cannot be read") {
 		t.Fatalf("an unreadable record: %+v", o)
 	}
 	var out bytes.Buffer

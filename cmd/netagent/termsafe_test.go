@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/fleet"
 )
@@ -39,12 +40,12 @@ func wantEscaped(t *testing.T, what, out string) {
 	}
 }
 
-func evilStatus() *agent.Status {
+func evilStatus() *status.Status {
 	st := statusSample(false)
 	st.Files[0].Name = evilFile
 	st.Files[0].Errors = []string{evilReason}
 	st.Items[0].Item, st.Items[0].File, st.Items[0].BlockedOn = evilItem, evilFile, evilReason
-	st.LastTrial = &agent.TrialOutcome{Result: "reverted", Reason: evilReason, At: time.Now()}
+	st.LastTrial = &status.TrialOutcome{Result: "reverted", Reason: evilReason, At: time.Now()}
 	return st
 }
 
@@ -52,20 +53,20 @@ func evilStatus() *agent.Status {
 // names escaped; --json keeps them as they are, JSON-escaped.
 func TestPrintersEscapeNamesFromOutside(t *testing.T) {
 	t.Run("status", func(t *testing.T) {
-		path := statusFakeDaemon(t, agent.Response{Status: evilStatus()})
+		path := statusFakeDaemon(t, api.Response{Status: evilStatus()})
 		var out, errb bytes.Buffer
 		run([]string{"status", "--socket", path}, &out, &errb)
 		wantEscaped(t, "status", out.String())
 
 		out.Reset()
 		run([]string{"status", "--socket", path, "--json"}, &out, &errb)
-		var st agent.Status
+		var st status.Status
 		if err := json.Unmarshal(out.Bytes(), &st); err != nil || st.Files[0].Name != evilFile || st.Items[0].Item != evilItem {
 			t.Errorf("status --json does not keep the names: %v %q %q", err, st.Files[0].Name, st.Items[0].Item)
 		}
 	})
 	t.Run("daemon error", func(t *testing.T) {
-		path := statusFakeDaemon(t, agent.Response{Error: evilFile + " " + evilItem + " " + evilReason})
+		path := statusFakeDaemon(t, api.Response{Error: evilFile + " " + evilItem + " " + evilReason})
 		var out, errb bytes.Buffer
 		run([]string{"status", "--socket", path}, &out, &errb)
 		wantEscaped(t, "the daemon's error", errb.String())
@@ -73,8 +74,8 @@ func TestPrintersEscapeNamesFromOutside(t *testing.T) {
 	t.Run("watch", func(t *testing.T) {
 		at := time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC)
 		path := watchFakeDaemon(t,
-			agent.Event{Format: 1, Time: at, Kind: agent.EventStatus, Status: evilStatus()},
-			agent.Event{Format: 1, Time: at, Kind: agent.EventItem, Item: evilItem, File: evilFile, From: "created", To: "blocked", Message: evilReason})
+			api.Event{Format: 1, Time: at, Kind: api.EventStatus, Status: evilStatus()},
+			api.Event{Format: 1, Time: at, Kind: api.EventItem, Item: evilItem, File: evilFile, From: "created", To: "blocked", Message: evilReason})
 		var out, errb bytes.Buffer
 		run([]string{"status", "--watch", "--socket", path}, &out, &errb)
 		wantEscaped(t, "status --watch", out.String())

@@ -20,8 +20,10 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/probe"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -36,7 +38,7 @@ func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) f
 	return func(h host.Holder, files []string) int {
 		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+o.timeout)
 		defer cancel()
-		resp, code := callDaemon(g, ctx, h, agent.CmdTry, files, vo.request, func(r *agent.Request) {
+		resp, code := callDaemon(g, ctx, h, api.CmdTry, files, vo.request, func(r *api.Request) {
 			r.Timeout, r.Probes, r.Name = o.timeout.String(), o.probes, d.name
 			r.ProbeTimeout, r.KeepPartial, r.Wait = o.probeTimeout.String(), o.keepPartial, o.apply.Wait.String()
 		})
@@ -55,7 +57,7 @@ func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) f
 		}
 		fmt.Fprintf(g.stdout, "trial applied through the daemon %s (%d operations); confirming writes %s\n", h, len(resp.Operations), st.Trial.Name)
 		if o.autoConfirm { // the daemon answered once the probes passed
-			return daemonTrialRequest(g, h, agent.CmdConfirm, st.Trial.ID)
+			return daemonTrialRequest(g, h, api.CmdConfirm, st.Trial.ID)
 		}
 		if d.detach {
 			fmt.Fprintf(g.stdout, "reverts at %s unless `netagent confirm`\n", st.Trial.Deadline.Format(time.RFC3339))
@@ -67,7 +69,7 @@ func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) f
 
 // waitDaemonTrial waits in the foreground for the daemon's trial tr to
 // end, confirming it on Enter and reverting it on a signal.
-func waitDaemonTrial(g *globals, h host.Holder, tr *agent.TrialStatus) int {
+func waitDaemonTrial(g *globals, h host.Holder, tr *status.TrialStatus) int {
 	deadline := tr.Deadline
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -89,16 +91,16 @@ func waitDaemonTrial(g *globals, h host.Holder, tr *agent.TrialStatus) int {
 	for {
 		select {
 		case <-enter:
-			return daemonTrialRequest(g, h, agent.CmdConfirm, tr.ID)
+			return daemonTrialRequest(g, h, api.CmdConfirm, tr.ID)
 		case s := <-sig:
 			fmt.Fprintf(g.stderr, "\ninterrupted by %v: reverting\n", s)
-			if code := daemonTrialRequest(g, h, agent.CmdRollback, tr.ID); code != exitOK {
+			if code := daemonTrialRequest(g, h, api.CmdRollback, tr.ID); code != exitOK {
 				return code
 			}
 			return exitRevertedTimeout
 		case <-tick.C:
 			ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
-			resp, err := agent.Call(ctx, h.Socket, agent.Request{Command: agent.CmdStatus})
+			resp, err := agent.Call(ctx, h.Socket, api.Request{Command: api.CmdStatus})
 			cancel()
 			if err != nil || resp.Status == nil {
 				fmt.Fprintf(g.stderr, "\nnetagent: the daemon %s: %v; it keeps the trial's deadline\n", h, err)
@@ -117,7 +119,7 @@ func waitDaemonTrial(g *globals, h host.Holder, tr *agent.TrialStatus) int {
 
 // daemonTrialEnded reports how the daemon's trial ended (Status.LastTrial)
 // and returns try's exit code for it.
-func daemonTrialEnded(g *globals, st *agent.Status) int {
+func daemonTrialEnded(g *globals, st *status.Status) int {
 	if st == nil || st.LastTrial == nil {
 		fmt.Fprintln(g.stderr, "netagent: the daemon's trial ended; its outcome is unknown")
 		return exitInternal
@@ -150,7 +152,7 @@ func revertedCode(reason string) int {
 func daemonTrialRequest(g *globals, h host.Holder, command, id string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
 	defer cancel()
-	resp, err := agent.Call(ctx, h.Socket, agent.Request{Command: command, Trial: id})
+	resp, err := agent.Call(ctx, h.Socket, api.Request{Command: command, Trial: id})
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: the daemon %s: %v\n", h, err)
 		return exitInternal

@@ -10,14 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/status"
 )
 
 // recordingDaemon answers every request with answer(req) on a unix socket
 // and keeps the requests; it returns the socket's path and the requests
 // seen so far.
-func recordingDaemon(t *testing.T, answer func(agent.Request) agent.Response) (string, func() []agent.Request) {
+func recordingDaemon(t *testing.T, answer func(api.Request) api.Response) (string, func() []api.Request) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "d.sock")
 	ln, err := net.Listen("unix", path)
@@ -26,14 +27,14 @@ func recordingDaemon(t *testing.T, answer func(agent.Request) agent.Response) (s
 	}
 	t.Cleanup(func() { ln.Close() })
 	var mu sync.Mutex
-	var seen []agent.Request
+	var seen []api.Request
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			var req agent.Request
+			var req api.Request
 			json.NewDecoder(c).Decode(&req)
 			mu.Lock()
 			seen = append(seen, req)
@@ -42,10 +43,10 @@ func recordingDaemon(t *testing.T, answer func(agent.Request) agent.Response) (s
 			c.Close()
 		}
 	}()
-	return path, func() []agent.Request {
+	return path, func() []api.Request {
 		mu.Lock()
 		defer mu.Unlock()
-		return append([]agent.Request(nil), seen...)
+		return append([]api.Request(nil), seen...)
 	}
 }
 
@@ -76,12 +77,12 @@ func TestTrialRequestsNameTheDaemonsTrial(t *testing.T) {
 	started := time.Date(2026, 12, 1, 21, 0, 0, 123456789, time.FixedZone("X", 3600))
 	for _, cmd := range []string{"rollback", "confirm"} {
 		t.Run(cmd, func(t *testing.T) {
-			ended := "trial " + agent.TrialID(started) + ": " + agent.ErrTrialEnded.Error() + ": it was confirmed at ...; no trial is pending"
-			sock, seen := recordingDaemon(t, func(req agent.Request) agent.Response {
+			ended := "trial " + status.TrialID(started) + ": " + api.ErrTrialEnded.Error() + ": it was confirmed at ...; no trial is pending"
+			sock, seen := recordingDaemon(t, func(req api.Request) api.Response {
 				if req.Trial == "" {
-					return agent.Response{Status: &agent.Status{Version: 7}} // a rollback of versions "succeeds"
+					return api.Response{Status: &status.Status{Version: 7}} // a rollback of versions "succeeds"
 				}
-				return agent.Response{Error: ended, TrialEnded: &agent.TrialOutcome{Result: "confirmed"}}
+				return api.Response{Error: ended, TrialEnded: &status.TrialOutcome{Result: "confirmed"}}
 			})
 			sd := t.TempDir()
 			daemonTrialState(t, sd, sock, started)

@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -54,7 +56,7 @@ func daemonDocument(files []string) (json.RawMessage, error) {
 // callDaemon sends a command with the intent files to the daemon h and
 // returns its answer; nil after printing why (the exit code is code).
 // with, if given, completes the request.
-func callDaemon(g *globals, ctx context.Context, h host.Holder, command string, files []string, with ...func(*agent.Request)) (resp *agent.Response, code int) {
+func callDaemon(g *globals, ctx context.Context, h host.Holder, command string, files []string, with ...func(*api.Request)) (resp *api.Response, code int) {
 	doc, err := daemonDocument(files)
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
@@ -64,7 +66,7 @@ func callDaemon(g *globals, ctx context.Context, h host.Holder, command string, 
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return nil, exitFailed
 	}
-	req := agent.Request{Command: command, Intent: doc}
+	req := api.Request{Command: command, Intent: doc}
 	for _, f := range with {
 		f(&req)
 	}
@@ -99,7 +101,7 @@ func applyViaDaemon(g *globals, wait *time.Duration, vo *versionOpts) func(h hos
 		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+*wait)
 		defer cancel()
 		start := time.Now()
-		resp, code := callDaemon(g, ctx, h, agent.CmdApply, files, vo.request)
+		resp, code := callDaemon(g, ctx, h, api.CmdApply, files, vo.request)
 		if resp == nil {
 			return code
 		}
@@ -147,10 +149,10 @@ func waitAPIItems(ctx context.Context, socket string, wait time.Duration, pendin
 			return pending // the wait is over, or the daemon went
 		}
 		switch {
-		case e.Kind == agent.EventStatus && e.Status != nil: // the stream's first: the whole status
+		case e.Kind == api.EventStatus && e.Status != nil: // the stream's first: the whole status
 			pending = apiPending(e.Status)
-		case e.Kind == agent.EventItem || e.Kind == agent.EventMissed:
-			st, err := agent.Call(ctx, socket, agent.Request{Command: agent.CmdStatus})
+		case e.Kind == api.EventItem || e.Kind == api.EventMissed:
+			st, err := agent.Call(ctx, socket, api.Request{Command: api.CmdStatus})
 			if err != nil || st.Status == nil {
 				return pending
 			}
@@ -163,7 +165,7 @@ func waitAPIItems(ctx context.Context, socket string, wait time.Duration, pendin
 // daemonApplyJSON is apply's JSON document of an apply through the
 // daemon: the operations it ran, and the items of the API's document it
 // has not created (pending) as problems.
-func daemonApplyJSON(ops []agent.OpResult, pending []problemJSON, took time.Duration) applyJSON {
+func daemonApplyJSON(ops []api.OpResult, pending []problemJSON, took time.Duration) applyJSON {
 	doc := applyJSON{Format: outputFormat, Converged: len(pending) == 0, Duration: took.Round(time.Millisecond).String(),
 		Operations: make([]opJSON, 0, len(ops)), Problems: pending}
 	for _, op := range ops {
@@ -188,7 +190,7 @@ func daemonApplyJSON(ops []agent.OpResult, pending []problemJSON, took time.Dura
 
 // printDaemonOps prints the operations of an apply through the daemon as
 // printAppliedOps prints a one-shot's.
-func printDaemonOps(g *globals, ops []agent.OpResult, all bool) {
+func printDaemonOps(g *globals, ops []api.OpResult, all bool) {
 	w := bufio.NewWriterSize(g.stdout, 64<<10)
 	defer w.Flush()
 	for i, op := range ops {
@@ -226,7 +228,7 @@ func printDaemonApplied(g *globals, doc applyJSON) {
 
 // apiPending lists the items of the API's document that the daemon has
 // not created, with why (state as the daemon's status names it).
-func apiPending(st *agent.Status) []problemJSON {
+func apiPending(st *status.Status) []problemJSON {
 	if st == nil {
 		return []problemJSON{{Item: "status", State: "failed", Reason: "the daemon sent no status"}}
 	}
@@ -246,7 +248,7 @@ func apiPending(st *agent.Status) []problemJSON {
 
 // daemonOps prints the operations the daemon answered, as plan does, and
 // the blocked items.
-func daemonOps(g *globals, resp *agent.Response) {
+func daemonOps(g *globals, resp *api.Response) {
 	daemonDisruption(g, resp)
 	for i, op := range resp.Operations {
 		fmt.Fprintf(g.stdout, "%3d. %s %s\n       %s\n", i+1, op.Op, op.Item, op.Value)
@@ -270,7 +272,7 @@ func planViaDaemon(g *globals) func(h host.Holder, files []string) int {
 	return func(h host.Holder, files []string) int {
 		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
 		defer cancel()
-		resp, code := callDaemon(g, ctx, h, agent.CmdPlan, files)
+		resp, code := callDaemon(g, ctx, h, api.CmdPlan, files)
 		if resp == nil {
 			return code
 		}
@@ -280,7 +282,7 @@ func planViaDaemon(g *globals) func(h host.Holder, files []string) int {
 			fmt.Fprintln(g.stdout, "no changes")
 		}
 		daemonOps(g, resp)
-		if len(resp.Blocked) > 0 || slices.ContainsFunc(resp.Operations, func(op agent.OpResult) bool { return op.Error != "" }) {
+		if len(resp.Blocked) > 0 || slices.ContainsFunc(resp.Operations, func(op api.OpResult) bool { return op.Error != "" }) {
 			return exitFailed // as plan: something would not converge
 		}
 		return exitOK
@@ -294,7 +296,7 @@ func checkViaDaemon(g *globals, all, asJSON *bool) func(h host.Holder, files []s
 	return func(h host.Holder, files []string) int {
 		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
 		defer cancel()
-		resp, code := callDaemon(g, ctx, h, agent.CmdCheck, files)
+		resp, code := callDaemon(g, ctx, h, api.CmdCheck, files)
 		if resp == nil {
 			return code
 		}
@@ -316,7 +318,7 @@ func checkViaDaemon(g *globals, all, asJSON *bool) func(h host.Holder, files []s
 
 // daemonDiffers prints the attributes that differ, as check does without
 // a daemon: "item: Field: want X, have Y", marked for a report item.
-func daemonDiffers(g *globals, differs []agent.DriftStatus) {
+func daemonDiffers(g *globals, differs []status.DriftStatus) {
 	for _, d := range differs {
 		mark := ""
 		if d.Policy != "" {

@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
+	"github.com/netagent/netagent/agent/status"
 )
 
 // apply prints each operation it ran, with what it does to traffic, and a
@@ -64,13 +65,13 @@ func TestAgentDaemonStatusWatchSeesALinkGoDown(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	events := make(chan agent.Event, 100)
+	events := make(chan api.Event, 100)
 	go func() {
 		defer close(events)
 		sc := bufio.NewScanner(out)
 		sc.Buffer(nil, 1<<22)
 		for sc.Scan() {
-			var ev agent.Event
+			var ev api.Event
 			if json.Unmarshal(sc.Bytes(), &ev) == nil {
 				events <- ev
 			}
@@ -85,8 +86,8 @@ func TestAgentDaemonStatusWatchSeesALinkGoDown(t *testing.T) {
 	// await finds an event among all those seen so far, then waits for
 	// more: the events of one change come in one batch, in no order
 	// that matters here.
-	var seen []agent.Event
-	await := func(what string, match func(agent.Event) bool) {
+	var seen []api.Event
+	await := func(what string, match func(api.Event) bool) {
 		t.Helper()
 		timeout := time.After(daemonWait)
 		for i := 0; ; i++ {
@@ -107,14 +108,14 @@ func TestAgentDaemonStatusWatchSeesALinkGoDown(t *testing.T) {
 			i--
 		}
 	}
-	await("status first", func(ev agent.Event) bool { return ev.Kind == agent.EventStatus && ev.Status != nil && ev.Status.Ready })
+	await("status first", func(ev api.Event) bool { return ev.Kind == api.EventStatus && ev.Status != nil && ev.Status.Ready })
 	e.ip("link", "set", "uplink0-peer", "down")
-	await("for uplink0's carrier", func(ev agent.Event) bool {
-		return ev.Kind == agent.EventLink && ev.Link == "uplink0" && ev.From == "up" && ev.To != "up"
+	await("for uplink0's carrier", func(ev api.Event) bool {
+		return ev.Kind == api.EventLink && ev.Link == "uplink0" && ev.From == "up" && ev.To != "up"
 	})
-	await("for the route", func(ev agent.Event) bool {
-		return ev.Kind == agent.EventItem && strings.HasPrefix(ev.Item, "route/") && ev.To == agent.StateBlocked
+	await("for the route", func(ev api.Event) bool {
+		return ev.Kind == api.EventItem && strings.HasPrefix(ev.Item, "route/") && ev.To == status.StateBlocked
 	})
 	e.ip("link", "set", "uplink0-peer", "up")
-	await("for the way back", func(ev agent.Event) bool { return ev.Kind == agent.EventReady && ev.To == "true" })
+	await("for the way back", func(ev api.Event) bool { return ev.Kind == api.EventReady && ev.To == "true" })
 }

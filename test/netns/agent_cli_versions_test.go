@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 )
 
 // cliVersion is one line of `history --json`.
@@ -168,15 +168,15 @@ func TestAgentDaemonVersions(t *testing.T) {
 	}
 
 	stale := 1
-	api := json.RawMessage(`{"version": 1, "routes": [{"to": "10.20.0.0/16", "via": "192.0.2.1", "dev": "uplink0"}]}`)
-	resp := e.call(agent.Request{Command: agent.CmdApply, Intent: api, IfVersion: &stale})
+	doc := json.RawMessage(`{"version": 1, "routes": [{"to": "10.20.0.0/16", "via": "192.0.2.1", "dev": "uplink0"}]}`)
+	resp := e.call(api.Request{Command: api.CmdApply, Intent: doc, IfVersion: &stale})
 	if !resp.Conflict || !strings.Contains(resp.Error, "current version is 2, not 1") {
 		t.Fatalf("apply with a stale ifVersion: %+v", resp)
 	}
 	if _, ok := e.route("10.20.0.0/16"); ok {
 		t.Fatal("the refused apply changed the kernel")
 	}
-	file := versionsTempFile(t, api)
+	file := versionsTempFile(t, doc)
 	if res := cli("apply", "--netns", e.tgt.Name, "--via-daemon", "--if-version", "1", file); res.code != 5 {
 		t.Fatalf("apply --via-daemon with a stale --if-version: %+v", res)
 	}

@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 )
 
 // TestAgentDaemonSocketAPI: apply over the socket adds to the directory's
@@ -21,7 +21,7 @@ func TestAgentDaemonSocketAPI(t *testing.T) {
 	}
 	before, _ := os.ReadDir(e.intentDir)
 
-	resp := e.call(agent.Request{Command: agent.CmdApply, Intent: json.RawMessage(
+	resp := e.call(api.Request{Command: api.CmdApply, Intent: json.RawMessage(
 		`{"version": 1, "routes": [{"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "uplink0"}]}`)})
 	if resp.Error != "" || len(resp.Operations) != 1 || resp.Status == nil || !resp.Status.Ready {
 		t.Fatalf("apply: %+v", resp)
@@ -34,14 +34,14 @@ func TestAgentDaemonSocketAPI(t *testing.T) {
 		t.Errorf("apply wrote to the intent directory: %v", after)
 	}
 
-	resp = e.call(agent.Request{Command: agent.CmdApply, Intent: json.RawMessage(daemonRoutesFile)})
+	resp = e.call(api.Request{Command: api.CmdApply, Intent: json.RawMessage(daemonRoutesFile)})
 	if resp.Error != "intent rejected" || len(resp.Problems) == 0 {
 		t.Errorf("a conflicting apply: %+v", resp)
 	}
 	if _, ok := e.route("203.0.113.0/24"); !ok {
 		t.Error("a rejected apply withdrew the running API intent")
 	}
-	if resp := e.call(agent.Request{Command: agent.CmdCheck}); len(resp.Operations) != 0 || resp.Error != "" {
+	if resp := e.call(api.Request{Command: api.CmdCheck}); len(resp.Operations) != 0 || resp.Error != "" {
 		t.Errorf("check of a converged namespace: %+v", resp)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/internal/dnsmasqtest"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/items/lease4"
@@ -133,7 +133,7 @@ func TestAgentDaemonDHCP4(t *testing.T) {
 // address.
 func (e *daemonEnv) waitForLease(what, obtained string) string {
 	e.t.Helper()
-	var l agent.LeaseStatus
+	var l status.LeaseStatus
 	e.waitFor(what, func() (bool, string) {
 		st, err := e.status()
 		if err != nil || len(st.Leases) != 1 || !st.Leases[0].Held {

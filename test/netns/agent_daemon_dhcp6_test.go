@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/internal/dnsmasqtest"
 	"github.com/netagent/netagent/internal/testns"
 )
@@ -34,7 +34,7 @@ func TestAgentDaemonDHCP6(t *testing.T) {
 	srv := dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{DHCP6: true, Domain: "lan.example"})
 	e.writeIntent("dhcp6.json", daemonDHCP6File)
 	e.start()
-	l := e.waitForLease6("the first lease", func(agent.LeaseStatus) bool { return true })
+	l := e.waitForLease6("the first lease", func(status.LeaseStatus) bool { return true })
 	if !e.hasAddress("192.0.2.2/24") {
 		t.Error("the static uplink0 has no address")
 	}
@@ -45,7 +45,7 @@ func TestAgentDaemonDHCP6(t *testing.T) {
 
 	// Renewal at T1 (60 s): the address's lifetime follows.
 	e.waitForLog("a renewal", map[string]string{"msg": "dhcp6: lease renewed"}, daemonLeaseWait)
-	renewed := e.waitForLease6("the renewed lease", func(r agent.LeaseStatus) bool { return r.Acquired.After(l.Acquired) })
+	renewed := e.waitForLease6("the renewed lease", func(r status.LeaseStatus) bool { return r.Acquired.After(l.Acquired) })
 	if renewed.Address != l.Address {
 		t.Errorf("renewed %s, want %s", renewed.Address, l.Address)
 	}
@@ -59,7 +59,7 @@ func TestAgentDaemonDHCP6(t *testing.T) {
 	e.stop()
 	e.logs = &daemonLog{}
 	e.start()
-	e.waitForLease6("the lease after a restart", func(r agent.LeaseStatus) bool { return r.Address == l.Address })
+	e.waitForLease6("the lease after a restart", func(r status.LeaseStatus) bool { return r.Address == l.Address })
 	if n := strings.Count(srv.Log(), "DHCPSOLICIT"); n != solicits {
 		t.Errorf("the restarted daemon sent a SOLICIT (%d, was %d)", n, solicits)
 	}
@@ -76,7 +76,7 @@ func TestAgentDaemonDHCP6(t *testing.T) {
 		return err == nil && len(st.Leases) == 0 && !e.upHas6(l.Address), fmt.Sprintf("%+v %v", st.Leases, err)
 	})
 	testns.Exec(t, srv.Peer, "ip", "link", "set", srv.Link, "up")
-	back := e.waitForLease6("the lease after the carrier's return", func(agent.LeaseStatus) bool { return true })
+	back := e.waitForLease6("the lease after the carrier's return", func(status.LeaseStatus) bool { return true })
 
 	// ipv6.dhcp6 leaves the intent: the lease is released, its address goes.
 	e.writeIntent("dhcp6.json", strings.Replace(daemonDHCP6File, `"ipv6": {"dhcp6": true}`, `"addresses": []`, 1))
@@ -88,9 +88,9 @@ func TestAgentDaemonDHCP6(t *testing.T) {
 
 // waitForLease6 waits for a DHCPv6 lease held on up0 that ok accepts,
 // with its address in the kernel, and returns it.
-func (e *daemonEnv) waitForLease6(what string, ok func(agent.LeaseStatus) bool) agent.LeaseStatus {
+func (e *daemonEnv) waitForLease6(what string, ok func(status.LeaseStatus) bool) status.LeaseStatus {
 	e.t.Helper()
-	var l agent.LeaseStatus
+	var l status.LeaseStatus
 	e.waitFor(what, func() (bool, string) {
 		st, err := e.status()
 		if err != nil || len(st.Leases) != 1 || st.Leases[0].Family != "ipv6" || !st.Leases[0].Held {
@@ -104,7 +104,7 @@ func (e *daemonEnv) waitForLease6(what string, ok func(agent.LeaseStatus) bool) 
 
 // waitForLifetime6 waits until the valid_lft of l's address counts down
 // to l's end.
-func (e *daemonEnv) waitForLifetime6(l agent.LeaseStatus) {
+func (e *daemonEnv) waitForLifetime6(l status.LeaseStatus) {
 	e.t.Helper()
 	e.waitFor("the address's valid_lft at the lease's end", func() (bool, string) {
 		left, valid := time.Until(l.Expires).Seconds(), e.validLft(l.Address)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/internal/etcdtest"
 	"github.com/netagent/netagent/store"
@@ -97,13 +98,13 @@ func (f *fleetEnv) fleetStatus() (fleet.Status, error) {
 	return st, json.Unmarshal(e.Value, &st)
 }
 
-func degradedOf(st agent.Status) agent.Condition {
+func degradedOf(st status.Status) status.Condition {
 	for _, c := range st.Conditions {
-		if c.Type == agent.CondDegraded {
+		if c.Type == status.CondDegraded {
 			return c
 		}
 	}
-	return agent.Condition{}
+	return status.Condition{}
 }
 
 // kill ends the daemon with SIGKILL: no goodbye, no revoked lease.

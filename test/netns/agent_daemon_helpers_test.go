@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testns"
 )
@@ -151,8 +153,8 @@ func (e *daemonEnv) stop() {
 }
 
 // status asks the daemon through `netagent status --json`.
-func (e *daemonEnv) status() (agent.Status, error) {
-	var st agent.Status
+func (e *daemonEnv) status() (status.Status, error) {
+	var st status.Status
 	out, err := exec.Command(e.bin, "status", "--socket", e.socket, "--json", "--timeout", "5s").Output()
 	if len(out) == 0 {
 		return st, fmt.Errorf("netagent status: %v", err)
@@ -258,17 +260,17 @@ func (e *daemonEnv) hasAddress(cidr string) bool {
 }
 
 // item finds an item in a status.
-func daemonItem(st agent.Status, ref string) (agent.ItemStatus, bool) {
+func daemonItem(st status.Status, ref string) (status.ItemStatus, bool) {
 	for _, it := range st.Items {
 		if it.Item == ref {
 			return it, true
 		}
 	}
-	return agent.ItemStatus{}, false
+	return status.ItemStatus{}, false
 }
 
 // call talks to the daemon's socket API directly.
-func (e *daemonEnv) call(req agent.Request) *agent.Response {
+func (e *daemonEnv) call(req api.Request) *api.Response {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), daemonWait)
 	defer cancel()

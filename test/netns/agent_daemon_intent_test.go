@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/status"
 )
 
 // TestAgentDaemonReactsToIntentFiles: the daemon applies the intent
@@ -26,7 +26,7 @@ func TestAgentDaemonReactsToIntentFiles(t *testing.T) {
 	}
 	for _, f := range st.Files {
 		for _, c := range f.Conditions {
-			if c.Status != (c.Type != agent.CondDegraded) {
+			if c.Status != (c.Type != status.CondDegraded) {
 				t.Errorf("%s: condition %+v", f.Name, c)
 			}
 		}

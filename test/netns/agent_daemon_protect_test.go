@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/status"
 )
 
 // daemonWANFile is an uplink netagent creates (wan0, a veth) with an
@@ -30,17 +30,17 @@ func (e *daemonEnv) wanView() string {
 	return e.ip("-br", "link", "show", "dev", "wan0") + e.ip("-br", "addr", "show", "dev", "wan0") + e.ip("route", "show", "dev", "wan0")
 }
 
-func (e *daemonEnv) fileStatus(name string) (agent.FileStatus, bool) {
+func (e *daemonEnv) fileStatus(name string) (status.FileStatus, bool) {
 	st, err := e.status()
 	if err != nil {
-		return agent.FileStatus{}, false
+		return status.FileStatus{}, false
 	}
 	for _, f := range st.Files {
 		if f.Name == name {
 			return f, true
 		}
 	}
-	return agent.FileStatus{}, false
+	return status.FileStatus{}, false
 }
 
 // The daemon with --protect refuses an intent file change that would
@@ -116,11 +116,11 @@ func TestAgentDaemonProtectOrphans(t *testing.T) {
 			return false, err.Error()
 		}
 		it, ok := daemonItem(st, "interface/wan0")
-		return ok && it.State == agent.StateOrphaned && strings.Contains(it.Orphaned, "wan0 is protected"), it.State + " " + it.Orphaned
+		return ok && it.State == status.StateOrphaned && strings.Contains(it.Orphaned, "wan0 is protected"), it.State + " " + it.Orphaned
 	})
 	st, _ := e.status()
 	for _, ref := range []string{"address/wan0/192.0.2.10/24", "route/main 0.0.0.0/0 metric 100"} {
-		if it, ok := daemonItem(st, ref); !ok || it.State != agent.StateOrphaned {
+		if it, ok := daemonItem(st, ref); !ok || it.State != status.StateOrphaned {
 			t.Errorf("%s: %+v", ref, it)
 		}
 	}
@@ -131,7 +131,7 @@ func TestAgentDaemonProtectOrphans(t *testing.T) {
 	e.stop()
 	e.start()
 	st, _ = e.status()
-	if it, ok := daemonItem(st, "interface/wan0"); !ok || it.State != agent.StateOrphaned {
+	if it, ok := daemonItem(st, "interface/wan0"); !ok || it.State != status.StateOrphaned {
 		t.Errorf("after a restart: %+v", it)
 	}
 	if after := e.wanView(); after != before {

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/internal/statefile"
 )
 
@@ -284,7 +284,7 @@ func TestDaemonTrialBlockedReverts(t *testing.T) {
 	e.waitFor("the file's item blocked", func() (bool, string) {
 		st, err := e.status()
 		it, ok := daemonItem(st, "address/usb0/10.77.0.1/24")
-		return err == nil && ok && it.State == agent.StateBlocked, fmt.Sprint(it, err)
+		return err == nil && ok && it.State == status.StateBlocked, fmt.Sprint(it, err)
 	})
 	want := cli.trialSnapshot()
 	bad := filepath.Join(t.TempDir(), "bad.json")

@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
+	"github.com/netagent/netagent/agent/status"
 )
 
 // daemonTrialDoc is a trial through the daemon: objects the intent files
@@ -164,13 +165,13 @@ func TestDaemonTrialKilledRevertsAtStart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.stateDir, "trial", "trial.json")); err == nil {
 		t.Error("the trial is still pending")
 	}
-	resp := e.call(agent.Request{Command: agent.CmdStatus})
+	resp := e.call(api.Request{Command: api.CmdStatus})
 	if o := resp.Status.LastTrial; o == nil || o.Result != "reverted" || !strings.Contains(o.Reason, "recovered") {
 		t.Errorf("the daemon's status after the restart: %+v", o)
 	}
 }
 
-func (e *daemonEnv) mustStatus() agent.Status {
+func (e *daemonEnv) mustStatus() status.Status {
 	e.t.Helper()
 	st, err := e.status()
 	if err != nil {
@@ -229,9 +230,9 @@ func TestDaemonTrialForegroundConfirmAndRollback(t *testing.T) {
 
 // oneShotStatus is `netagent status --json` without a daemon.
 type oneShotStatus struct {
-	Daemon    string              `json:"daemon"`
-	Trial     *agent.TrialStatus  `json:"trial"`
-	LastTrial *agent.TrialOutcome `json:"lastTrial"`
+	Daemon    string               `json:"daemon"`
+	Trial     *status.TrialStatus  `json:"trial"`
+	LastTrial *status.TrialOutcome `json:"lastTrial"`
 }
 
 // A daemon killed (SIGKILL) during a trial and started again on the same
@@ -247,7 +248,7 @@ func TestDaemonTrialKilledStatusSaysHowItEnded(t *testing.T) {
 	tr := e.killDaemon()
 	e.start()
 	st := e.mustStatus()
-	if o := st.LastTrial; o == nil || o.Result != "reverted" || o.ID != agent.TrialID(tr.Started) ||
+	if o := st.LastTrial; o == nil || o.Result != "reverted" || o.ID != status.TrialID(tr.Started) ||
 		!strings.Contains(o.Reason, "started again") || !strings.Contains(o.Reason, fmt.Sprintf("pid %d", tr.PID)) {
 		t.Fatalf("the daemon's status after the restart: %+v", o)
 	}
@@ -275,12 +276,12 @@ func TestDaemonTrialKilledStatusSaysHowItEnded(t *testing.T) {
 	if err := json.Unmarshal(out, &os1); err != nil {
 		t.Fatalf("status --json without a daemon: %v\n%s", err, out)
 	}
-	if os1.Trial == nil || os1.Trial.PID != tr.PID || os1.LastTrial == nil || os1.LastTrial.Result != agent.TrialRevertIncomplete ||
+	if os1.Trial == nil || os1.Trial.PID != tr.PID || os1.LastTrial == nil || os1.LastTrial.Result != status.TrialRevertIncomplete ||
 		!strings.Contains(os1.LastTrial.Reason, "journal") || !strings.Contains(os1.LastTrial.Reason, "stays pending") {
 		t.Fatalf("status after a revert that could not finish: %s", out)
 	}
 	text, _ := exec.Command(e.bin, "--state-dir", e.stateDir, "status", "--socket", e.socket, "--timeout", "2s").Output()
-	if !strings.Contains(string(text), "last trial "+agent.TrialRevertIncomplete) {
+	if !strings.Contains(string(text), "last trial "+status.TrialRevertIncomplete) {
 		t.Errorf("status: %s", text)
 	}
 }
