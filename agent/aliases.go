@@ -85,3 +85,8 @@ const MaxRequestSize = api.MaxRequestSize
 const MaxConnections = api.MaxConnections
 const ReadOnlyConnections = api.ReadOnlyConnections
 const IdleTimeout = api.IdleTimeout
+
+var CheckItems = status.CheckItems
+var LeaseRefusals = status.LeaseRefusals
+var RefusalsOf = status.RefusalsOf
+var SummaryOf = status.SummaryOf

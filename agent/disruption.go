@@ -2,9 +2,9 @@ package agent
 
 import (
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
-	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -26,22 +26,6 @@ func (a *Agent) found() link.Found {
 	return nil
 }
 
-// SummaryOf is d as it is printed and sent (its lists empty, not nil,
-// when nothing goes down).
-func SummaryOf(d host.Disruption) DisruptionSummary {
-	out := DisruptionSummary{LinksDown: []LinkDown{}, RoutesWithdrawn: []RouteWithdrawn{}, NeighborsWithdrawn: []NeighborWithdrawn{}}
-	for _, l := range d.LinksDown {
-		out.LinksDown = append(out.LinksDown, LinkDown{Link: l.Link, Effect: string(l.Effect), Certain: l.Certain, Operations: l.Operations})
-	}
-	for _, w := range d.Withdrawn {
-		out.RoutesWithdrawn = append(out.RoutesWithdrawn, RouteWithdrawn{Route: w.Route, Effect: string(w.Effect), Cause: w.Cause})
-	}
-	for _, w := range d.Neighbours {
-		out.NeighborsWithdrawn = append(out.NeighborsWithdrawn, NeighborWithdrawn{Neighbor: w.Neighbour, Effect: string(w.Effect), Cause: w.Cause})
-	}
-	return out
-}
-
 // withDisruption gives each of ops (opResults of log) what it does to
 // traffic, from before, the state the plan starts from, and found, what
 // the NICs had before netagent (a.found), as the one-shot plan predicts
@@ -51,16 +35,12 @@ func withDisruption(ops []OpResult, log reconciler.OperationLog, before *dg.Grap
 	preds := host.PredictOpsFound(log, before, found)
 	for i, p := range preds {
 		if i < len(ops) {
-			ops[i].Disruption = disruptionOf(p)
+			ops[i].Disruption = status.DisruptionOf(p)
 		}
 	}
 	if len(log) == 0 {
 		return ops, nil
 	}
-	d := SummaryOf(host.SummarizeDisruption(log, preds, nil))
+	d := status.SummaryOf(host.SummarizeDisruption(log, preds, nil))
 	return ops, &d
-}
-
-func disruptionOf(p disrupt.Prediction) *Disruption {
-	return &Disruption{Effect: string(p.Effect), Certain: p.Certain, LinksDown: p.LinksDown, Why: p.Why}
 }

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
@@ -142,7 +141,7 @@ func (lf *leaseFacts) refusals() []status.LeaseRefusal {
 	if lf == nil {
 		return nil
 	}
-	return agent.LeaseRefusals(agent.RefusalsOf(lf.graph))
+	return status.LeaseRefusals(status.RefusalsOf(lf.graph))
 }
 
 // applyLeases runs apply's lease rounds (applyLeasesPredicted) after

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/status"
@@ -26,7 +25,7 @@ func printDisruption(g *globals, res *host.PlanResult, protected []string) {
 	if len(res.Ops) == 0 || res.Disruptions == nil {
 		return
 	}
-	printSummary(g, agent.SummaryOf(host.SummarizeDisruption(res.Ops, res.Disruptions, res.SideEffects)), protected)
+	printSummary(g, status.SummaryOf(host.SummarizeDisruption(res.Ops, res.Disruptions, res.SideEffects)), protected)
 }
 
 // printSummary prints the summary d of what a plan does to traffic
@@ -146,7 +145,7 @@ func disruptionDoc(res *host.PlanResult, protected []string) disruptionJSON {
 
 // disruptionDocOf is the "disruption" object of a summary d.
 func disruptionDocOf(d host.Disruption, protected []string) disruptionJSON {
-	return disruptionJSON{DisruptionSummary: agent.SummaryOf(d), ProtectedTouched: append([]string{}, protected...)}
+	return disruptionJSON{DisruptionSummary: status.SummaryOf(d), ProtectedTouched: append([]string{}, protected...)}
 }
 
 func opDisruption(p disrupt.Prediction) *opDisruptionJSON {

@@ -228,7 +228,7 @@ type checkJSON struct {
 // printCheckAll prints every item with its state (check --all), or the
 // checkJSON document (--json); exit 1 when something differs.
 func printCheckAll(g *globals, intended *dg.Graph, rep *host.Report, policies render.DriftPolicies, refused []status.LeaseRefusal, asJSON bool) int {
-	return printCheckItems(g, agent.CheckItems(intended, rep, policies), refused, asJSON)
+	return printCheckItems(g, status.CheckItems(intended, rep, policies), refused, asJSON)
 }
 
 // printCheckItems is printCheckAll of the items' list (the daemon's
