@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -278,6 +279,9 @@ func NewFakeProcSys(files map[string]string) *FakeProcSys {
 	return &FakeProcSys{files: files}
 }
 
+// Files returns a copy of what the /proc/sys/net holds (path → value).
+func (f *FakeProcSys) Files() map[string]string { return maps.Clone(f.files) }
+
 // configurators are the chain and sysctl configurators over f, their
 // state in stateDir, as newChainConfigurator and newSysctlConfigurator
 // make them over a namespace.
@@ -323,4 +327,17 @@ func (f *Fake) ReadBack(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
 		return nil, err
 	}
 	return append(out, s...), nil
+}
+
+// Clashes finds, as Clashes does in a namespace, the intended chains
+// whose place someone else's chain holds in the fake.
+func (f *Fake) Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error) {
+	if hint == nil {
+		return nil, nil
+	}
+	chains, _, err := f.configurators(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	return chainClashes(context.Background(), chains, hint)
 }

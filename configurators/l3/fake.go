@@ -118,6 +118,19 @@ func (k *FakeKernel) Register(reg *reconciler.TypeRegistry) error {
 // ReadBack reads the fake back into items, as ReadBack does a namespace.
 func (k *FakeKernel) ReadBack(hint *dg.Graph) ([]dg.Item, error) { return readBack(k, hint) }
 
+// Clashes finds, as Clashes does in a namespace, the intended items
+// whose place someone else's object holds in the fake.
+func (k *FakeKernel) Clashes(hint *dg.Graph) (map[dg.ItemRef]error, error) {
+	if hint == nil {
+		return nil, nil
+	}
+	return clashes(k, k, hint)
+}
+
+// Refusals reads the fake's addresses and routes for a dry run, as
+// NewRefusals does a namespace's.
+func (k *FakeKernel) Refusals() (*Refusals, error) { return newRefusals(k, k) }
+
 // open is an opener handing out the fake itself.
 func (k *FakeKernel) open() (rawOps, error) {
 	k.mu.Lock()

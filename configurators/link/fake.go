@@ -119,6 +119,19 @@ func (f *FakeKernel) Register(reg *reconciler.TypeRegistry, stateDir string) err
 	return reg.Register(items.TypeBridgeVLANs, &BridgeVLANConfigurator{k: &kernel{nl: f, raw: f, ns: f}})
 }
 
+// Clashes finds, as Clashes does in a namespace, the intended links
+// whose place someone else's link holds in the fake.
+func (f *FakeKernel) Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error) {
+	if hint == nil {
+		return nil, nil
+	}
+	return f.kernel(stateDir).clashes(hint)
+}
+
+// ReadFound reads the recorded originals of the fake's physical links
+// from stateDir, as ReadFound does a namespace's.
+func (f *FakeKernel) ReadFound(stateDir string) (Found, error) { return f.kernel(stateDir).st.found() }
+
 // ReadBack reads the fake's links back into items, as ReadBack does a
 // namespace's, with the state files in stateDir.
 func (f *FakeKernel) ReadBack(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
