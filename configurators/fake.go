@@ -2,7 +2,6 @@ package configurators
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/netagent/netagent/configurators/firewall"
@@ -86,23 +85,11 @@ func (f *Fake) ReadItems(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
 // Clashes finds the intended items whose place someone else's object
 // holds in the fakes, as Clashes does in a namespace.
 func (f *Fake) Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error) {
-	finders := []struct {
-		what string
-		find func() (map[dg.ItemRef]error, error)
-	}{
+	return findClashes([]clashFinder{
 		{"links", func() (map[dg.ItemRef]error, error) { return f.Links.Clashes(stateDir, hint) }},
 		{"l3", func() (map[dg.ItemRef]error, error) { return f.L3.Clashes(hint) }},
 		{"firewall", func() (map[dg.ItemRef]error, error) { return f.Firewall.Clashes(stateDir, hint) }},
-	}
-	all := make(map[dg.ItemRef]error)
-	for _, x := range finders {
-		got, err := x.find()
-		if err != nil {
-			return nil, fmt.Errorf("looking for clashes with %s: %w", x.what, err)
-		}
-		maps.Copy(all, got)
-	}
-	return all, nil
+	})
 }
 
 // NewDryRun starts a dry run over the fakes' addresses and routes, as

@@ -318,15 +318,7 @@ func (f *Fake) ReadBack(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := readBackChains(context.Background(), chains.backends, chains.records, chains.made, hint)
-	if err != nil {
-		return nil, err
-	}
-	s, err := readBackSysctls(sysctls.fs, sysctls.store, hint)
-	if err != nil {
-		return nil, err
-	}
-	return append(out, s...), nil
+	return readBackBoth(chains.backends, chains, sysctls, hint)
 }
 
 // Clashes finds, as Clashes does in a namespace, the intended chains
