@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// These tests run the configurators against FakeKernel (fake_test.go):
+// These tests run the configurators against FakeKernel (fake.go):
 // no root, no namespace. The real-kernel tests are in l3_test.go and
 // test/netns/l3_*.
 

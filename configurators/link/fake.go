@@ -89,9 +89,9 @@ type fakeLink struct {
 	primary string
 	// peerNS is the namespace of a veth's peer (nil: this one).
 	peerNS *FakeKernel
-	// tunnel is an IP tunnel's parameters (fake_tunnel_test.go).
+	// tunnel is an IP tunnel's parameters (fake_tunnel.go).
 	tunnel *fakeTunnel
-	// wg is a WireGuard device's configuration (fake_wireguard_test.go).
+	// wg is a WireGuard device's configuration (fake_wireguard.go).
 	wg *fakeWG
 }
 
