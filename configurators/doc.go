@@ -41,4 +41,9 @@
 //     duration, a link flap, set down, recreated, removed), asked of the
 //     package that runs it (link.Predict follows converge's steps and each
 //     kind's own, link.PredictPort, l3.Predict, firewall.Predict).
+//
+// Fake (fake.go) is a namespace in memory for tests without root: the
+// link, l3 and firewall packages' own fakes, with NewRegistry, ReadItems,
+// Clashes and NewDryRun over them (agent/host's OpenFake runs a Runtime
+// over it).
 package configurators

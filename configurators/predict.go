@@ -20,14 +20,21 @@ import (
 // read-back, as its configurator does (see link.Clashes, l3.Clashes,
 // firewall.Clashes); a dry run uses it to predict those failures.
 func Clashes(t *netnsx.Target, stateDir string, intended *dg.Graph) (map[dg.ItemRef]error, error) {
-	finders := []struct {
-		what string
-		find func() (map[dg.ItemRef]error, error)
-	}{
+	return findClashes([]clashFinder{
 		{"links", func() (map[dg.ItemRef]error, error) { return link.Clashes(t, stateDir, intended) }},
 		{"l3", func() (map[dg.ItemRef]error, error) { return l3.Clashes(t, intended) }},
 		{"firewall", func() (map[dg.ItemRef]error, error) { return firewall.Clashes(t, stateDir, intended) }},
-	}
+	})
+}
+
+// clashFinder is one package's Clashes.
+type clashFinder struct {
+	what string
+	find func() (map[dg.ItemRef]error, error)
+}
+
+// findClashes runs the finders and merges what they find.
+func findClashes(finders []clashFinder) (map[dg.ItemRef]error, error) {
 	all := make(map[dg.ItemRef]error)
 	for _, f := range finders {
 		got, err := f.find()

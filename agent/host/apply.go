@@ -91,7 +91,7 @@ func (r *Runtime) Apply(ctx context.Context, intended *dg.Graph, opts ApplyOptio
 // applyOn is Apply through b (the Kernel, or a Backend around it).
 func (r *Runtime) applyOn(ctx context.Context, b Backend, intended *dg.Graph, opts ApplyOptions) (*Result, error) {
 	converge := func(ctx context.Context) (*Result, error) { return Converge(ctx, b, intended) }
-	if opts.Wait <= 0 {
+	if opts.Wait <= 0 || r.target == nil { // fakes (OpenFake) have no link events
 		return converge(ctx)
 	}
 	subscribe := func(ctx context.Context) <-chan linkwatch.Event {

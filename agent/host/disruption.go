@@ -55,7 +55,7 @@ func PredictOpsFound(ops reconciler.OperationLog, before *dg.Graph, found link.F
 // the state directory: what each gets back when it leaves the intent. The
 // plan's predictions need it (PredictOpsFound).
 func (r *Runtime) Found() (link.Found, error) {
-	found, err := link.ReadFound(r.target, r.stateDir)
+	found, err := r.ns.ReadFound(r.stateDir)
 	if err != nil {
 		return nil, fmt.Errorf("reading the settings of the NICs as found: %w", err)
 	}

@@ -82,6 +82,13 @@
 // trial created). The revert, once converged, puts back those of them the
 // kernel does not hold (l3.RestoreForeign).
 //
+// A Runtime reaches the kernel only through the configurator packages,
+// behind one seam (namespace.go): Open puts the target namespace behind
+// it, OpenFake a configurators.Fake, so that Plan, Apply, Check and the
+// daemon's Kernel run the real configurators without root or a namespace
+// (fakens_test.go). Trials, DHCP and the wait for link events need the
+// namespace itself.
+//
 // The package logs through a logrus.FieldLogger given by the caller and
 // configures no logger itself.
 package host

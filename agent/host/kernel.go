@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 
-	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -38,7 +37,7 @@ func (k *Kernel) ReadItems(_ context.Context, hint *dg.Graph) ([]dg.Item, error)
 // its last write instead of saving them again (firewall.ReuseAfterWrite).
 // ok is always true.
 func (k *Kernel) ReadItemsAfterWrite(_ context.Context, hint *dg.Graph) (list []dg.Item, ok bool, err error) {
-	defer firewall.ReuseAfterWrite(k.rt.Target())()
+	defer k.rt.ns.ReuseAfterWrite()()
 	list, err = k.rt.readItems(hint)
 	return list, true, err
 }
@@ -46,12 +45,12 @@ func (k *Kernel) ReadItemsAfterWrite(_ context.Context, hint *dg.Graph) (list []
 // ReadLinkItems is the links' part of ReadItems: the link configurator's
 // read-back alone (one link dump), owned and external links.
 func (k *Kernel) ReadLinkItems(_ context.Context, hint *dg.Graph) ([]dg.Item, error) {
-	return link.ReadBack(k.rt.Target(), k.rt.StateDir(), hint)
+	return k.rt.ns.ReadLinkItems(k.rt.StateDir(), hint)
 }
 
 // ReadLinks lists the links netagent does not own, from one link dump.
 func (k *Kernel) ReadLinks(context.Context) ([]*items.Link, error) {
-	list, err := link.ReadBack(k.rt.Target(), k.rt.StateDir(), nil)
+	list, err := k.rt.ns.ReadLinkItems(k.rt.StateDir(), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -112,11 +112,11 @@ func (r *Runtime) PlanStatus(ctx context.Context, records *reconciler.Records, c
 // (configurators.NewDryRun). What could not be found is nil, and err says
 // why.
 func (r *Runtime) obstacles(intended *dg.Graph) (map[dg.ItemRef]error, *configurators.DryRun, error) {
-	clashes, cerr := configurators.Clashes(r.target, r.stateDir, intended)
+	clashes, cerr := r.ns.Clashes(r.stateDir, intended)
 	if cerr != nil {
 		cerr = fmt.Errorf("looking for objects in the way of intended ones: %w", cerr)
 	}
-	dry, derr := configurators.NewDryRun(r.target)
+	dry, derr := r.ns.NewDryRun()
 	if derr != nil {
 		derr = fmt.Errorf("looking for objects a delete would take along: %w", derr)
 	}

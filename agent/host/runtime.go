@@ -23,7 +23,9 @@ import (
 // a logger. It keeps no state between calls: every call reads the kernel
 // back. A Runtime is not safe for concurrent use.
 type Runtime struct {
-	target   *netnsx.Target
+	target *netnsx.Target // nil over fakes (OpenFake)
+	// ns builds the configurators and reads the kernel (or the fakes).
+	ns       namespace
 	stateDir string
 	reg      reconciler.Registry
 	log      logrus.FieldLogger
@@ -59,7 +61,8 @@ func Open(netns, stateDir string, log logrus.FieldLogger) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := configurators.NewRegistry(t, stateDir)
+	ns := netnsNamespace{t}
+	reg, err := ns.NewRegistry(stateDir)
 	if err != nil {
 		t.Close()
 		return nil, fmt.Errorf("namespace %q: %w", netns, err)
@@ -75,7 +78,7 @@ func Open(netns, stateDir string, log logrus.FieldLogger) (*Runtime, error) {
 	dc6 := &dhcp6.Configurator{Client: &dhcp6.Client{X: &dhcp6.NetnsExchanger{Target: t, Retry: lease6Tries}},
 		Leases: leases6, StateDir: stateDir, Log: log, Carrier: dhcp.CarrierIn(t)}
 	reg.Register(items.TypeDHCP6Lease, dc6)
-	return &Runtime{target: t, stateDir: stateDir, reg: reg, log: log, dhcp: dc, leases: leases, dhcp6: dc6, leases6: leases6}, nil
+	return &Runtime{target: t, ns: ns, stateDir: stateDir, reg: reg, log: log, dhcp: dc, leases: leases, dhcp6: dc6, leases6: leases6}, nil
 }
 
 // lease6Tries is how many times the DHCPv6 client sends each SOLICIT
@@ -107,7 +110,11 @@ func (r *Runtime) DHCPClient() *dhcp.Client { return r.dhcp.Client }
 func (r *Runtime) SetAcquireTimeout(d time.Duration) { r.dhcp.AcquireTimeout = d }
 
 // Close releases the namespace handle.
-func (r *Runtime) Close() { r.target.Close() }
+func (r *Runtime) Close() {
+	if r.target != nil {
+		r.target.Close()
+	}
+}
 
 // Target returns the namespace handle.
 func (r *Runtime) Target() *netnsx.Target { return r.target }
@@ -169,7 +176,7 @@ func (r *Runtime) readCurrent(intended *dg.Graph) (*dg.Graph, []*dg.Node, error)
 // readItems reads the kernel back as a list of items, in the order read
 // (see ReadCurrent).
 func (r *Runtime) readItems(intended *dg.Graph) ([]dg.Item, error) {
-	list, err := configurators.ReadItems(r.target, r.stateDir, intended)
+	list, err := r.ns.ReadItems(r.stateDir, intended)
 	if err != nil {
 		return nil, err
 	}

@@ -146,4 +146,19 @@
 // leaves the value alone, which also makes Delete idempotent. Keys use "/"
 // for a dot inside an interface name; keys that would leave /proc/sys/net
 // are refused (ErrBadKey).
+//
+// # Testing without root
+//
+// fake.go holds the fakes of what the configurators call: FakeIPTables,
+// an iptables of one family whose restore parses the input and applies it
+// all or nothing, as iptables-restore's transaction (and fakeRunner and
+// fakeLister, the iptables-save/-restore and iptables -S programs over
+// it); FakeProcSys, a /proc/sys/net of the files it holds. Fake gathers
+// them for a namespace, and Fake.Register and Fake.ReadBack run the real
+// configurators over it, so that other packages' tests (agent/host) can.
+// They are ordinary files of the package (as tailscale's linuxfw/fake.go),
+// not a package of their own: they implement backend and sysctlFS, whose
+// methods are the package's own (tableView), and the package's tests use
+// them. The real iptables tests (ipt_*_test.go as root, test/netns) stay
+// the reference for what iptables prints back.
 package firewall

@@ -15,42 +15,13 @@ import (
 	"github.com/netagent/netagent/reconciler"
 )
 
-// fakeRunner plays iptables-save and iptables-restore over a fakeBackend,
-// for an execBackend.
-type fakeRunner struct{ fb *fakeBackend }
-
-func (r fakeRunner) run(ctx context.Context, stdin []byte, argv ...string) ([]byte, error) {
-	switch argv[0] {
-	case "iptables-save":
-		r.fb.saves++
-		var b strings.Builder
-		for _, name := range sortedKeys(r.fb.tables) {
-			v := r.fb.tables[name]
-			fmt.Fprintf(&b, "*%s\n", name)
-			for _, ch := range v.order {
-				fmt.Fprintf(&b, ":%s - [0:0]\n", ch)
-			}
-			for _, ch := range v.order {
-				for _, rule := range v.chains[ch] {
-					fmt.Fprintf(&b, "-A %s %s\n", ch, strings.Join(rule, " "))
-				}
-			}
-			b.WriteString("COMMIT\n")
-		}
-		return []byte(b.String()), nil
-	case "iptables-restore":
-		return nil, r.fb.restore(ctx, stdin)
-	}
-	return nil, fmt.Errorf("unexpected %v", argv)
-}
-
 // TestReadBackAfterWriteReusesSave: the read-back right after a batch
 // (permitted by ReuseAfterWrite) has the tables the batch saved after its
 // write, with no iptables-save of its own; any restore since, or a second
 // read-back, saves again.
 func TestReadBackAfterWriteReusesSave(t *testing.T) {
 	ctx := context.Background()
-	fb := newFakeBackend()
+	fb := NewFakeIPTables()
 	fb.normalize = normalizeLikeIptables
 	fb.tables["filter"] = newTableView()
 	fb.tables["filter"].addChain("FORWARD")
@@ -115,7 +86,7 @@ func TestReadBackAfterWriteReusesSave(t *testing.T) {
 // since, or a save older than readBackReuse, makes the batch save again.
 func TestBatchAfterReadBackPlansAgainstItsSave(t *testing.T) {
 	ctx := context.Background()
-	fb := newFakeBackend()
+	fb := NewFakeIPTables()
 	fb.normalize = normalizeLikeIptables
 	fb.tables["filter"] = newTableView()
 	fb.tables["filter"].addChain("FORWARD")
@@ -184,22 +155,6 @@ func TestBatchAfterReadBackPlansAgainstItsSave(t *testing.T) {
 	}
 }
 
-// fakeLister plays iptables -S over a fakeBackend, for an execBackend.
-type fakeLister struct{ fb *fakeBackend }
-
-func (l fakeLister) List(table, chain string) ([]string, error) {
-	v := l.fb.tables[table]
-	rules, ok := v.rules(chain)
-	if v == nil || !ok {
-		return nil, errors.New("fakeLister: no such chain") // not iptables' "no chain" status: the test lists none
-	}
-	out := []string{"-N " + chain}
-	for _, r := range rules {
-		out = append(out, "-A "+chain+" "+strings.Join(r, " "))
-	}
-	return out, nil
-}
-
 // TestReadBackAfterWriteKeepsUnwrittenFamily: the read-back right after a
 // batch that wrote IPv4 only has, for IPv6, the tables the read-back
 // before the batch saved: no ip6tables-save. Not without a permit (which
@@ -210,9 +165,9 @@ func TestReadBackAfterWriteKeepsUnwrittenFamily(t *testing.T) {
 	ctx := context.Background()
 	tgt := &netnsx.Target{Name: fmt.Sprintf("na-unwritten-%p", t)}
 	c, _ := newFakeChains(t)
-	fakes := map[items.Family]*fakeBackend{}
+	fakes := map[items.Family]*FakeIPTables{}
 	for _, fam := range families {
-		fb := newFakeBackend()
+		fb := NewFakeIPTables()
 		fb.tables["filter"] = newTableView()
 		fb.tables["filter"].addChain("FORWARD")
 		fakes[fam] = fb

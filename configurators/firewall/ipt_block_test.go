@@ -14,12 +14,12 @@ import (
 )
 
 // newFakeDualChains is newFakeChains with an ip6tables fake too.
-func newFakeDualChains(t *testing.T) (*chainConfigurator, map[items.Family]*fakeBackend) {
+func newFakeDualChains(t *testing.T) (*chainConfigurator, map[items.Family]*FakeIPTables) {
 	t.Helper()
 	c, v4 := newFakeChains(t)
-	v6 := newFakeBackend()
+	v6 := NewFakeIPTables()
 	c.backends[items.FamilyIPv6] = v6
-	return c, map[items.Family]*fakeBackend{items.FamilyIPv4: v4, items.FamilyIPv6: v6}
+	return c, map[items.Family]*FakeIPTables{items.FamilyIPv4: v4, items.FamilyIPv6: v6}
 }
 
 // renderChains renders an intent document's firewall section into the
@@ -71,7 +71,7 @@ func syncChains(t *testing.T, c *chainConfigurator, intended *dg.Graph) []reconc
 
 // applyTwice checks that one apply converges (a read-back right after it
 // equals the intent) and that the next writes nothing.
-func applyTwice(t *testing.T, c *chainConfigurator, fakes map[items.Family]*fakeBackend, intended *dg.Graph) {
+func applyTwice(t *testing.T, c *chainConfigurator, fakes map[items.Family]*FakeIPTables, intended *dg.Graph) {
 	t.Helper()
 	syncChains(t, c, intended)
 	restores := 0
@@ -99,7 +99,7 @@ func describeOps(ops []reconciler.BatchOp) string {
 
 // jumpsIn lists the targets of netagent's jumps in a built-in chain, and
 // the other rules as "foreign:<args>", in kernel order.
-func jumpsIn(fb *fakeBackend, table, from string) []string {
+func jumpsIn(fb *FakeIPTables, table, from string) []string {
 	var out []string
 	for _, r := range fb.tables[table].chains[from] {
 		if len(r) == 6 && slices.Equal(r[:5], jumpRule("")[:5]) {
@@ -111,7 +111,7 @@ func jumpsIn(fb *fakeBackend, table, from string) []string {
 	return out
 }
 
-func checkOrder(t *testing.T, fb *fakeBackend, table, from string, want ...string) {
+func checkOrder(t *testing.T, fb *FakeIPTables, table, from string, want ...string) {
 	t.Helper()
 	if got := jumpsIn(fb, table, from); !slices.Equal(got, want) {
 		t.Errorf("%s %s = %q, want %q", table, from, got, want)

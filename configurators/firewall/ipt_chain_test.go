@@ -12,9 +12,9 @@ import (
 	"github.com/netagent/netagent/reconciler"
 )
 
-func newFakeChains(t *testing.T) (*chainConfigurator, *fakeBackend) {
+func newFakeChains(t *testing.T) (*chainConfigurator, *FakeIPTables) {
 	t.Helper()
-	fb := newFakeBackend()
+	fb := NewFakeIPTables()
 	fb.normalize = normalizeLikeIptables
 	recs, err := loadRecords(t.TempDir())
 	if err != nil {
@@ -36,7 +36,7 @@ var (
 )
 
 // seedForward puts a foreign rule into FORWARD, so positions matter.
-func seedForward(fb *fakeBackend) {
+func seedForward(fb *FakeIPTables) {
 	v := newTableView()
 	v.addRule("FORWARD", ruleForeign)
 	fb.tables["filter"] = v

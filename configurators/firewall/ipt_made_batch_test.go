@@ -15,7 +15,7 @@ import (
 // of made chains from disk (as a restarted agent would): every chain of
 // the batch must be in it already.
 type madeChecking struct {
-	*fakeBackend
+	*FakeIPTables
 	t    *testing.T
 	dir  string
 	ns   statefile.NsIdentity
@@ -30,7 +30,7 @@ func (m *madeChecking) restore(ctx context.Context, input []byte) error {
 			m.t.Errorf("restore before %s is recorded as made", name)
 		}
 	}
-	return m.fakeBackend.restore(ctx, input)
+	return m.FakeIPTables.restore(ctx, input)
 }
 
 // TestBatchRecordsMadeBeforeRestore: a batch records every chain it
@@ -46,7 +46,7 @@ func TestBatchRecordsMadeBeforeRestore(t *testing.T) {
 		ops = append(ops, reconciler.BatchOp{Op: reconciler.OpCreate, New: ch})
 		names = append(names, ch.Name())
 	}
-	c.backends[items.FamilyIPv4] = &madeChecking{fakeBackend: fb, t: t, dir: dir, ns: testNs, want: names}
+	c.backends[items.FamilyIPv4] = &madeChecking{FakeIPTables: fb, t: t, dir: dir, ns: testNs, want: names}
 	for i, err := range c.ApplyBatch(context.Background(), ops) {
 		if err != nil {
 			t.Errorf("create %s: %v", names[i], err)

@@ -14,7 +14,7 @@ import (
 var testNs = statefile.NsIdentity{BootID: "boot-1", Netns: "na-test", NsID: "NS(1:2)"}
 
 // newFakeMadeChains is newFakeChains with the record of made chains in dir.
-func newFakeMadeChains(t *testing.T, dir string, ns statefile.NsIdentity) (*chainConfigurator, *fakeBackend) {
+func newFakeMadeChains(t *testing.T, dir string, ns statefile.NsIdentity) (*chainConfigurator, *FakeIPTables) {
 	t.Helper()
 	c, fb := newFakeChains(t)
 	c.made = loadMade(dir, ns)
@@ -96,7 +96,7 @@ func TestChainMarkRemovedByHandIsRepaired(t *testing.T) {
 // makes later is someone else's.
 func TestChainWithoutMarkStaysForeign(t *testing.T) {
 	want := fwdChain(ruleLAN)
-	foreign := func(fb *fakeBackend, rules ...[]string) {
+	foreign := func(fb *FakeIPTables, rules ...[]string) {
 		v := newTableView()
 		v.addChain("NA-FWD")
 		for _, r := range rules {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
 	"github.com/netagent/netagent/internal/statefile"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -50,6 +51,13 @@ func ReadBack(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, err
 	if takeReusePermit(t.Name) {
 		backends = withSaved(backends)
 	}
+	return readBackBoth(backends, chains, sysctls, hint)
+}
+
+// readBackBoth reads back the chains (through backends) and the sysctls
+// of the two configurators.
+func readBackBoth(backends map[items.Family]backend, chains *chainConfigurator, sysctls *sysctlConfigurator,
+	hint *dg.Graph) ([]dg.Item, error) {
 	out, err := readBackChains(context.Background(), backends, chains.records, chains.made, hint)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,29 +13,6 @@ import (
 	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/items"
 )
-
-// fakeProcSys is an in-memory /proc/sys that counts writes.
-type fakeProcSys struct {
-	files  map[string]string
-	writes int
-}
-
-func (f *fakeProcSys) read(path string) (string, error) {
-	v, ok := f.files[path]
-	if !ok {
-		return "", fs.ErrNotExist
-	}
-	return v, nil
-}
-
-func (f *fakeProcSys) write(path, value string) error {
-	if _, ok := f.files[path]; !ok {
-		return fs.ErrNotExist
-	}
-	f.files[path] = value
-	f.writes++
-	return nil
-}
 
 func TestSysctlPath(t *testing.T) {
 	for key, want := range map[string]string{
@@ -56,7 +32,7 @@ func TestSysctlPath(t *testing.T) {
 
 func TestSysctlLifecycle(t *testing.T) {
 	const path = "/proc/sys/net/ipv4/tcp_rmem"
-	pfs := &fakeProcSys{files: map[string]string{path: "4096\t131072\t6291456"}}
+	pfs := &FakeProcSys{files: map[string]string{path: "4096\t131072\t6291456"}}
 	dir := t.TempDir()
 	ns := statefile.NsIdentity{BootID: "b", Netns: "x", NsID: "NS(1:2)"}
 	c := &sysctlConfigurator{fs: pfs, store: newSysctlStore(dir, ns)}
@@ -103,7 +79,7 @@ func TestSysctlLifecycle(t *testing.T) {
 
 func TestSysctlInterfaceGone(t *testing.T) {
 	const path = "/proc/sys/net/ipv4/conf/v0/forwarding"
-	pfs := &fakeProcSys{files: map[string]string{path: "0"}}
+	pfs := &FakeProcSys{files: map[string]string{path: "0"}}
 	c := &sysctlConfigurator{fs: pfs, store: newSysctlStore(t.TempDir(), statefile.NsIdentity{BootID: "b"})}
 	s := &items.Sysctl{Key: "net.ipv4.conf.v0.forwarding", Value: "1"}
 	if err := c.Create(context.Background(), s); err != nil {
@@ -125,7 +101,7 @@ func TestSysctlInterfaceGone(t *testing.T) {
 // the interface accepts advertisements, and only then: not for
 // accept_ra 0, other keys, or all/default.
 func TestSysctlSolicitsWhenRAAccepted(t *testing.T) {
-	pfs := &fakeProcSys{files: map[string]string{
+	pfs := &FakeProcSys{files: map[string]string{
 		"/proc/sys/net/ipv6/conf/up0/disable_ipv6":     "0",
 		"/proc/sys/net/ipv6/conf/up0/accept_ra":        "2",
 		"/proc/sys/net/ipv6/conf/lan0/disable_ipv6":    "1",
@@ -193,7 +169,7 @@ func TestSysctlForgedOriginalsNotRestored(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			c.plant(t, filepath.Join(dir, sysctlStateFile))
-			pfs := &fakeProcSys{files: map[string]string{path: "0"}}
+			pfs := &FakeProcSys{files: map[string]string{path: "0"}}
 			sc := &sysctlConfigurator{fs: pfs, store: newSysctlStore(dir, ns)}
 			err := sc.Delete(context.Background(), &items.Sysctl{Key: "net.ipv4.ip_forward", Value: "0"})
 			if err == nil || !strings.Contains(err.Error(), c.why) {

@@ -13,7 +13,7 @@ import (
 
 // dumpCounting counts the address dumps made over a fake kernel's conn.
 type dumpCounting struct {
-	*fakeKernel
+	*FakeKernel
 	dumps *int
 }
 
@@ -21,7 +21,7 @@ func (d dumpCounting) dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, er
 	if req.Type == unix.RTM_GETADDR {
 		*d.dumps++
 	}
-	return d.fakeKernel.dump(req, resType)
+	return d.FakeKernel.dump(req, resType)
 }
 
 func createOps(as ...*items.Address) []reconciler.BatchOp {
@@ -42,7 +42,7 @@ func TestFakeAddressBatch(t *testing.T) {
 	dumps := 0
 	cfg := &addressConfigurator{nlh: e.k, open: func() (rawOps, error) {
 		c, err := e.k.open()
-		return dumpCounting{c.(*fakeKernel), &dumps}, err
+		return dumpCounting{c.(*FakeKernel), &dumps}, err
 	}, promotes: e.k.promotes}
 	var fresh []*items.Address
 	for i := range 50 {

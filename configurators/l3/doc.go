@@ -193,8 +193,12 @@
 // route and rule dumps of netlink.Handle) and the two promote_secondaries
 // hooks.
 // ReadBack, Clashes and NewRefusals run over the same interfaces
-// (readBack, clashes, newRefusals). fake_test.go backs them all with
-// fakeKernel, an in-memory rtnetlink: it parses the requests the
+// (readBack, clashes, newRefusals). fake.go backs them all with
+// FakeKernel, an in-memory rtnetlink (an ordinary file of the package, as
+// tailscale's linuxfw/fake.go, so that other packages' tests run the real
+// configurators over it: FakeKernel.Register and FakeKernel.ReadBack; not
+// a package of its own, since it implements rawOps, whose replies are the
+// package's own type, and the package's tests use it): it parses the requests the
 // configurators serialize, keys each object as the kernel does (route:
 // table, dst, tos, priority; IPv4 address: interface, local, length; IPv6
 // address: interface, address; neighbour: interface, address; rule: every
@@ -203,12 +207,14 @@
 // ENODEV, ENETUNREACH) and follows the kernel's side effects (subnet
 // routes of addresses, promotion or loss of secondaries, the route flush
 // with an interface's last IPv4 address, "any metric" in an IPv4 route
-// delete, rule_find's partial match). fake_configurators_test.go runs
+// delete, rule_find's partial match). Its links are the names it was
+// made with, or those of another fake of the same namespace
+// (FakeKernel.Links). fake_configurators_test.go runs
 // every configurator over it; the real-kernel tests (l3_test.go,
 // test/netns/l3_*) stay the reference, and a behaviour the fake gets wrong
 // is fixed in the fake against them.
 //
-// To test a new kind with the fake: teach fakeKernel its request and dump
+// To test a new kind with the fake: teach FakeKernel its request and dump
 // messages (parse the request, key the object as the kernel does, return
 // the kernel's errno, keep the protocol; add an add* helper that plants
 // someone else's object); then, with newFakeEnv, test create, create again

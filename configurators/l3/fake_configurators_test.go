@@ -16,13 +16,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// These tests run the configurators against fakeKernel (fake_test.go):
+// These tests run the configurators against FakeKernel (fake.go):
 // no root, no namespace. The real-kernel tests are in l3_test.go and
 // test/netns/l3_*.
 
 // fakeEnv is the four configurators registered over one fake kernel.
 type fakeEnv struct {
-	k     *fakeKernel
+	k     *FakeKernel
 	reg   *reconciler.TypeRegistry
 	addr  reconciler.Configurator
 	route reconciler.BatchConfigurator
@@ -35,9 +35,9 @@ type fakeEnv struct {
 // test every conn taken must have been given back.
 func newFakeEnv(t *testing.T) *fakeEnv {
 	t.Helper()
-	k := newFakeKernel("up0", "up1")
+	k := NewFakeKernel("up0", "up1")
 	reg := &reconciler.TypeRegistry{}
-	if err := register(reg, kernel{nlh: k, open: k.open, promotes: k.promotes, promoting: k.promoting}); err != nil {
+	if err := k.Register(reg); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -632,7 +632,7 @@ func TestFakeRuleLifecycle(t *testing.T) {
 	}
 }
 
-func ownRules(k *fakeKernel) []netlink.Rule {
+func ownRules(k *FakeKernel) []netlink.Rule {
 	var out []netlink.Rule
 	list, _ := k.RuleList(netlink.FAMILY_ALL)
 	for _, r := range list {
@@ -916,3 +916,30 @@ func (n noCalls) Delete(context.Context, dg.Item) error {
 }
 
 func (n noCalls) NeedsRecreate(dg.Item, dg.Item) bool { return false }
+
+// With Links, the fake's links are another fake's: an address goes on a
+// link that appears there, and goes with it when it is gone.
+func TestFakeFollowsLinks(t *testing.T) {
+	e := newFakeEnv(t)
+	links := map[int]string{1: "lo", 2: "up0", 3: "up1"}
+	e.k.Links = func() map[int]string { return links }
+	a := &items.Address{Dev: "br0", Prefix: pfx("192.0.2.10/24")}
+	if err := e.addr.Create(ctx, a); !errors.Is(err, ErrNoDevice) {
+		t.Fatalf("address on a link that is not there: %v, want ErrNoDevice", err)
+	}
+	links[5] = "br0"
+	must(t, e.addr.Create(ctx, a))
+	if k, ok := e.k.addrOn("br0", "192.0.2.10/24"); !ok || k.index != 5 {
+		t.Fatalf("kernel address %+v (%v), want one on index 5", k, ok)
+	}
+	delete(links, 5)
+	got, err := e.k.ReadBack(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range got {
+		if _, ok := it.(*items.Address); ok {
+			t.Errorf("read back %v after its link is gone", it)
+		}
+	}
+}

@@ -20,7 +20,7 @@ func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error {
 }
 
 // kernel is how the configurators reach a namespace's kernel: the
-// interfaces a unit test backs with a fake (see fake_test.go).
+// interfaces a unit test backs with a fake (see fake.go).
 type kernel struct {
 	nlh       dumpNL
 	open      opener

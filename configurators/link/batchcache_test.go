@@ -22,7 +22,7 @@ import (
 // nothing. The batches look up no name the dump answers.
 func TestLargeBatchFromOneDump(t *testing.T) {
 	e := newFakeEnv(t)
-	e.f.addNIC("eth0", 1500)
+	e.f.AddNIC("eth0", 1500)
 	if err := e.f.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "brx"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestLargeBatchFromOneDump(t *testing.T) {
 		t.Fatal(err)
 	}
 	foreign := &items.Interface{IfName: "brx", Kind: items.KindBridge, AdminUp: true}
-	e.f.take()
+	e.f.Take()
 	e.f.lookups = 0
 	st := e.apply(append(want, foreign)...)
 	lookups := e.f.lookups
@@ -58,7 +58,7 @@ func TestLargeBatchFromOneDump(t *testing.T) {
 	if a := e.link("brx").Attrs(); a.Alias != "" || a.Flags&netUp != 0 {
 		t.Errorf("foreign brx touched: alias %q flags %v", a.Alias, a.Flags)
 	}
-	for _, w := range e.f.take() {
+	for _, w := range e.f.Take() {
 		if strings.HasSuffix(w, " brx") {
 			t.Errorf("write to the foreign brx: %s", w)
 		}

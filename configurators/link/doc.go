@@ -151,19 +151,25 @@
 //
 // # Testing without root
 //
-// fake_test.go holds fakeKernel, an in-memory namespace behind nlOps,
-// rawOps and nsOps (other named namespaces for veth peers) that answers as the kernel does (ifindexes, EEXIST, ENODEV
+// fake.go (with fake_bridgevlan.go, fake_tunnel.go and fake_wireguard.go)
+// holds FakeKernel, an in-memory namespace behind nlOps, rawOps, nsOps
+// (other named namespaces for veth peers) and wgOps that answers as the kernel does (ifindexes, EEXIST, ENODEV
 // and netlink's "Link not found", veth pairs made and deleted together,
 // children deleted with their parent, one master per port, bond ports
 // enslaved down, MTU and alias limits, carrier, and only the in-place
 // changes the kernel accepts). It logs every write, so a test can assert
-// that a second run writes nothing. fakeEnv (fake_kinds_test.go) builds
-// the configurators over it with a state directory in t.TempDir() and
+// that a second run writes nothing. It is an ordinary file of the package
+// (as tailscale's linuxfw/fake.go), not a _test.go file, so that other
+// packages' tests (agent/host) can run the real configurators over it
+// (FakeKernel.Register, FakeKernel.ReadBack); it lives here rather than in
+// a package of its own because it implements rawOps, whose requests are
+// the package's own attribute types, and the package's tests use it.
+// fakeEnv (fake_kinds_test.go) builds the configurators over it with a state directory in t.TempDir() and
 // applies an intent as a restarted agent does; these tests run as any
 // user, bonds and VLANs included. The testns tests and test/netns remain
 // the reference for the real kernel. To test a new link kind:
 //
-//  1. teach fakeKernel the kind: a build case for its create request
+//  1. teach FakeKernel the kind: a build case for its create request
 //     (its parent, defaults and refusals), its attributes in copyOf,
 //     linkInfo/setInfoData if it has raw attributes, what deletes it
 //     (unregister), and its carrier (lowerUp);

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,12 +15,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	dg "github.com/netagent/netagent/depgraph"
-	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
-// These tests run the link configurators over fakeKernel: no root, no
+// These tests run the link configurators over FakeKernel: no root, no
 // namespace. The real-kernel tests (testns, test/netns/link_*) stay the
 // reference for what the kernel does; these cover the configurators'
 // logic, bonds and VLANs included (the host has no bonding nor 8021q).
@@ -30,37 +28,25 @@ import (
 // restarted agent over them (fresh configurators and read-back).
 type fakeEnv struct {
 	t   *testing.T
-	f   *fakeKernel
+	f   *FakeKernel
 	dir string
 }
 
 func newFakeEnv(t *testing.T) fakeEnv {
-	return fakeEnv{t: t, f: newFakeKernel(), dir: t.TempDir()}
+	return fakeEnv{t: t, f: NewFakeKernel(), dir: t.TempDir()}
 }
 
-var fakeNsIdentity = statefile.NsIdentity{BootID: "fake-boot", Netns: "fake", NsID: "NS(0:1)"}
-
-func (e fakeEnv) kernel() *kernel {
-	return &kernel{nl: e.f, raw: e.f, ns: e.f, wg: e.f,
-		st: &stateStore{path: filepath.Join(e.dir, stateFileName), ns: fakeNsIdentity}}
-}
+func (e fakeEnv) kernel() *kernel { return e.f.kernel(e.dir) }
 
 // apply reconciles towards want as a restarted agent does.
 func (e fakeEnv) apply(want ...dg.Item) reconciler.Status {
 	e.t.Helper()
-	k := e.kernel()
 	reg := &reconciler.TypeRegistry{}
-	if err := reg.Register(items.TypeInterface, &InterfaceConfigurator{k: k}); err != nil {
-		e.t.Fatal(err)
-	}
-	if err := reg.Register(items.TypePort, &PortConfigurator{k: &kernel{nl: e.f, raw: e.f, ns: e.f}}); err != nil {
-		e.t.Fatal(err)
-	}
-	if err := reg.Register(items.TypeBridgeVLANs, &BridgeVLANConfigurator{k: &kernel{nl: e.f, raw: e.f, ns: e.f}}); err != nil {
+	if err := e.f.Register(reg, e.dir); err != nil {
 		e.t.Fatal(err)
 	}
 	intended := dg.New("intended", want...)
-	cur, err := k.readBack(intended)
+	cur, err := e.f.ReadBack(e.dir, intended)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -76,9 +62,9 @@ func (e fakeEnv) converge(want ...dg.Item) []string {
 	if st.Err != nil || len(st.Blocked) > 0 {
 		e.t.Fatalf("apply: %v %v\n%s", st.Err, st.Blocked, st.OperationLog)
 	}
-	writes := e.f.take()
+	writes := e.f.Take()
 	st = e.apply(want...)
-	if w := e.f.take(); st.Err != nil || len(st.OperationLog) != 0 || len(w) != 0 {
+	if w := e.f.Take(); st.Err != nil || len(st.OperationLog) != 0 || len(w) != 0 {
 		e.t.Errorf("second apply: %v, writes %v\n%s", st.Err, w, st.OperationLog)
 	}
 	e.readBackEquals(want...)
@@ -133,8 +119,8 @@ func opsOf(log reconciler.OperationLog) []string {
 // TestFakeKernelSemantics: the fake answers as the kernel does, so that
 // the configurators' error paths are exercised for real.
 func TestFakeKernelSemantics(t *testing.T) {
-	f := newFakeKernel()
-	eth0 := f.addNIC("eth0", 1500)
+	f := NewFakeKernel()
+	eth0 := f.AddNIC("eth0", 1500)
 	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0"}}
 	must := func(err error) {
 		t.Helper()
@@ -222,7 +208,7 @@ func TestFakeKernelSemantics(t *testing.T) {
 	}
 }
 
-func (f *fakeKernel) mustLink(t *testing.T, name string) netlink.Link {
+func (f *FakeKernel) mustLink(t *testing.T, name string) netlink.Link {
 	t.Helper()
 	l, err := f.LinkByName(name)
 	if err != nil {
@@ -231,7 +217,7 @@ func (f *fakeKernel) mustLink(t *testing.T, name string) netlink.Link {
 	return l
 }
 
-func (f *fakeKernel) gone(name string) bool {
+func (f *FakeKernel) gone(name string) bool {
 	_, err := f.LinkByName(name)
 	return isNotFound(err)
 }
@@ -391,7 +377,7 @@ func TestFakeKindLifecycle(t *testing.T) {
 	for _, c := range kindCases() {
 		t.Run(c.name, func(t *testing.T) {
 			e := newFakeEnv(t)
-			e.f.addNIC("eth0", 1500)
+			e.f.AddNIC("eth0", 1500)
 			nic := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true}
 			want := clone(c.create)
 			if w := e.converge(want, nic); !slices.Contains(w, "add "+want.IfName) {
@@ -426,7 +412,7 @@ func TestFakeKindLifecycle(t *testing.T) {
 				if st.Err != nil || !slices.Contains(opsOf(st.OperationLog), "create "+want.IfName+" (recreate)") {
 					t.Errorf("recreate: %v %v", st.Err, opsOf(st.OperationLog))
 				}
-				e.f.take()
+				e.f.Take()
 				e.converge(want, nic)
 				if e.link(want.IfName).Attrs().Index == index {
 					t.Error("recreate kept the ifindex")
@@ -441,8 +427,8 @@ func TestFakeKindLifecycle(t *testing.T) {
 			if items.AttrsOf[*items.VethAttrs](want) != nil && !e.gone(items.AttrsOf[*items.VethAttrs](want).Peer) {
 				t.Error("veth peer survives the delete")
 			}
-			e.f.take()
-			if st := e.apply(); st.Err != nil || len(st.OperationLog) != 0 || len(e.f.take()) != 0 {
+			e.f.Take()
+			if st := e.apply(); st.Err != nil || len(st.OperationLog) != 0 || len(e.f.Take()) != 0 {
 				t.Errorf("second delete: %v\n%s", st.Err, st.OperationLog)
 			}
 			if e.gone("eth0") {
@@ -467,7 +453,7 @@ func TestFakeDriftRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.f.byName("br0").stp = true
-	e.f.take()
+	e.f.Take()
 	w := e.converge(br)
 	slices.Sort(w)
 	if want := []string{"alias br0", "data br0", "up br0"}; !slices.Equal(w, want) {
@@ -487,7 +473,7 @@ func TestFakeForeignUntouched(t *testing.T) {
 	if err := e.f.LinkSetAlias(e.link("br0"), "docker"); err != nil {
 		t.Fatal(err)
 	}
-	e.f.take()
+	e.f.Take()
 	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, MTU: 1400}
 	if c, err := e.kernel().clashes(dg.New("intended", br)); err != nil || !errors.Is(c[dg.Ref(br)], ErrNotOwned) {
 		t.Errorf("clashes: %v %v", c, err)
@@ -503,7 +489,7 @@ func TestFakeForeignUntouched(t *testing.T) {
 	if err := ic.Create(context.Background(), br); !errors.Is(err, ErrNotOwned) {
 		t.Errorf("create over a foreign br0: %v, want ErrNotOwned", err)
 	}
-	if w := e.f.take(); len(w) != 0 || e.link("br0").Attrs().Alias != "docker" || e.link("br0").Attrs().MTU != 1500 {
+	if w := e.f.Take(); len(w) != 0 || e.link("br0").Attrs().Alias != "docker" || e.link("br0").Attrs().MTU != 1500 {
 		t.Errorf("foreign br0 written: %v, alias %q", w, e.link("br0").Attrs().Alias)
 	}
 	got, err := e.kernel().readBack(nil)
@@ -550,7 +536,7 @@ func (e fakeEnv) journalOf() map[string]journalEntry {
 // restores the rest; a marked alias in the intent is refused.
 func TestFakePhysical(t *testing.T) {
 	e := newFakeEnv(t)
-	e.f.addNIC("eth0", 1500)
+	e.f.AddNIC("eth0", 1500)
 	ic := &InterfaceConfigurator{k: e.kernel()}
 	missing := &items.Interface{IfName: "eth9", Kind: items.KindPhysical, AdminUp: true}
 	if err := ic.Create(context.Background(), missing); !errors.Is(err, ErrMissing) {
@@ -565,7 +551,7 @@ func TestFakePhysical(t *testing.T) {
 	origMAC := e.link("eth0").Attrs().HardwareAddr.String()
 	// The NIC refuses a MAC change while up: whileDown sets it down.
 	e.f.byName("eth0").liveMAC = false
-	e.f.take()
+	e.f.Take()
 	e.converge(nic)
 	st, err := e.kernel().st.snapshot()
 	if err != nil {
@@ -601,7 +587,7 @@ func TestFakePhysical(t *testing.T) {
 	if err := e.f.LinkSetAlias(e.link("eth0"), "netagent"); err != nil {
 		t.Fatal(err)
 	}
-	e.f.take()
+	e.f.Take()
 	up := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true}
 	if st := e.apply(up); st.Err != nil {
 		t.Fatal(st.Err)
@@ -612,7 +598,7 @@ func TestFakePhysical(t *testing.T) {
 	if err := ic.Delete(context.Background(), up); err != nil || e.gone("eth0") {
 		t.Errorf("delete of a physical interface: %v, gone %v", err, e.gone("eth0"))
 	}
-	for _, w := range e.f.take() {
+	for _, w := range e.f.Take() {
 		if strings.HasPrefix(w, "del ") || w == "alias eth0" {
 			t.Errorf("marked NIC written: %s", w)
 		}
@@ -640,8 +626,8 @@ func TestFakePhysical(t *testing.T) {
 // and a port is never taken from one.
 func TestFakePorts(t *testing.T) {
 	e := newFakeEnv(t)
-	e.f.addNIC("eth0", 1500)
-	e.f.addNIC("eth1", 1500)
+	e.f.AddNIC("eth0", 1500)
+	e.f.AddNIC("eth1", 1500)
 	// A bridge keeps an MTU set after its creation when ports join.
 	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, MTU: 1400}
 	bond := &items.Interface{IfName: "bond0", Kind: items.KindBond, AdminUp: true, MTU: 9000,
@@ -698,7 +684,7 @@ func TestFakePorts(t *testing.T) {
 	if err := e.f.LinkSetMaster(e.link("eth1"), e.link("docker0")); err != nil {
 		t.Fatal(err)
 	}
-	e.f.take()
+	e.f.Take()
 	pc := &PortConfigurator{k: &kernel{nl: e.f, raw: e.f, ns: e.f}}
 	toForeign := &items.Port{IfName: "eth0", Master: "docker0", MasterKind: items.KindBridge}
 	if err := pc.Create(context.Background(), toForeign); !errors.Is(err, ErrNotOwned) {
@@ -711,7 +697,7 @@ func TestFakePorts(t *testing.T) {
 	if err := pc.Delete(context.Background(), &items.Port{IfName: "eth1", Master: "docker0", MasterKind: items.KindBridge}); !errors.Is(err, ErrNotOwned) {
 		t.Errorf("releasing from a foreign bridge: %v, want ErrNotOwned", err)
 	}
-	if w := e.f.take(); len(w) != 0 || e.link("eth1").Attrs().MasterIndex != e.link("docker0").Attrs().Index {
+	if w := e.f.Take(); len(w) != 0 || e.link("eth1").Attrs().MasterIndex != e.link("docker0").Attrs().Index {
 		t.Errorf("foreign port written: %v", w)
 	}
 }
@@ -730,7 +716,7 @@ func TestFakeBondPrimaryMissing(t *testing.T) {
 	if j := e.journalOf(); len(j) != 0 {
 		t.Errorf("journal after the failed create: %v", j)
 	}
-	e.f.addNIC("eth0", 1500)
+	e.f.AddNIC("eth0", 1500)
 	if err := ic.Create(context.Background(), bond); err != nil {
 		t.Fatal(err)
 	}
@@ -746,7 +732,7 @@ func TestFakeBondPrimaryMissing(t *testing.T) {
 // netagent's.
 func TestFakeJournalAdoption(t *testing.T) {
 	e := newFakeEnv(t)
-	e.f.addNIC("eth0", 1500)
+	e.f.AddNIC("eth0", 1500)
 	br0 := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true, Alias: "lan"}
 	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v1"}}
 	vl := &items.Interface{IfName: "eth0.5", Kind: items.KindVLAN, AdminUp: true, Attrs: &items.VLANAttrs{Parent: "eth0", ID: 5}}
@@ -805,7 +791,7 @@ func TestFakeJournalAdoption(t *testing.T) {
 // left out, and a port of netagent's bridge is a Port.
 func TestFakeReadBack(t *testing.T) {
 	e := newFakeEnv(t)
-	e.f.addNIC("eth0", 1500)
+	e.f.AddNIC("eth0", 1500)
 	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
 	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "v1"}}
 	vx := &items.Interface{IfName: "vx0", Kind: items.KindVxlan, AdminUp: true,
@@ -861,7 +847,7 @@ func TestFakeReadBack(t *testing.T) {
 // the link as it was.
 func TestFakeKernelRefusals(t *testing.T) {
 	e := newFakeEnv(t)
-	e.f.addNIC("eth0", 1500)
+	e.f.AddNIC("eth0", 1500)
 	ic := &InterfaceConfigurator{k: e.kernel()}
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -916,7 +902,7 @@ func TestFakeKernelRefusals(t *testing.T) {
 // leaves nothing behind.
 func TestFakeVethPeerNamespace(t *testing.T) {
 	e := newFakeEnv(t)
-	c1 := e.f.newNamespace("c1")
+	c1 := e.f.NewNamespace("c1")
 	v0 := &items.Interface{IfName: "v0", Kind: items.KindVeth, AdminUp: true, Attrs: &items.VethAttrs{Peer: "eth0", PeerNetns: "c1"}}
 	e.converge(v0)
 	if a := e.link("v0").Attrs(); a.Alias != "netagent" || a.NetNsID < 0 {
@@ -970,7 +956,7 @@ func TestFakeDummyForeignUntouched(t *testing.T) {
 	if err := e.f.LinkSetAlias(e.link("dm9"), "someone"); err != nil {
 		t.Fatal(err)
 	}
-	e.f.take()
+	e.f.Take()
 	dm := &items.Interface{IfName: "dm0", Kind: items.KindDummy, AdminUp: true, MTU: 1400}
 	e.converge(dm)
 	foreign := &items.Interface{IfName: "dm9", Kind: items.KindDummy, AdminUp: true}
@@ -981,7 +967,7 @@ func TestFakeDummyForeignUntouched(t *testing.T) {
 	if !e.gone("dm0") || e.gone("dm9") {
 		t.Errorf("after the delete: dm0 gone %v, dm9 gone %v", e.gone("dm0"), e.gone("dm9"))
 	}
-	if w := e.f.take(); slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, "dm9") }) {
+	if w := e.f.Take(); slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, "dm9") }) {
 		t.Errorf("foreign dm9 written: %v", w)
 	}
 	got, err := e.kernel().readBack(nil)
@@ -1007,8 +993,8 @@ func stateOf(st reconciler.Status, it dg.Item) dg.StateData {
 // is never written; one that already has the wanted mode is no obstacle.
 func TestFakeIpvlanParentAndSharers(t *testing.T) {
 	e := newFakeEnv(t)
-	e.f.addNIC("eth0", 1500)
-	e.f.addNIC("eth1", 9000)
+	e.f.AddNIC("eth0", 1500)
+	e.f.AddNIC("eth1", 9000)
 	nics := []dg.Item{&items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true},
 		&items.Interface{IfName: "eth1", Kind: items.KindPhysical, AdminUp: true}}
 	iv := func(name, parent, mode string) *items.Interface {
@@ -1044,7 +1030,7 @@ func TestFakeIpvlanParentAndSharers(t *testing.T) {
 	if err := e.f.LinkAdd(&netlink.IPVlan{LinkAttrs: netlink.LinkAttrs{Name: "pod0", ParentIndex: e.link("eth1").Attrs().Index}, Mode: netlink.IPVLAN_MODE_L3}); err != nil {
 		t.Fatal(err)
 	}
-	e.f.take()
+	e.f.Take()
 	st = e.apply(append(nics, iv("iv0", "eth1", "l2"), iv("iv1", "eth0", "l3"))...)
 	if !errors.Is(stateOf(st, iv("iv0", "", "")).LastErr, ErrNotOwned) {
 		t.Errorf("changing the mode under a foreign ipvlan: %v, want ErrNotOwned", stateOf(st, iv("iv0", "", "")).LastErr)
@@ -1053,7 +1039,7 @@ func TestFakeIpvlanParentAndSharers(t *testing.T) {
 	if !errors.Is(stateOf(st, iv("iv2", "", "")).LastErr, ErrNotOwned) || !e.gone("iv2") {
 		t.Errorf("creating an l3s ipvlan next to a foreign l3 one: %v, gone %v", stateOf(st, iv("iv2", "", "")).LastErr, e.gone("iv2"))
 	}
-	if w := e.f.take(); slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, "pod0") }) ||
+	if w := e.f.Take(); slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, "pod0") }) ||
 		e.link("pod0").(*netlink.IPVlan).Mode != netlink.IPVLAN_MODE_L3 {
 		t.Errorf("foreign pod0 written: %v, mode %v", w, e.link("pod0").(*netlink.IPVlan).Mode)
 	}
@@ -1070,15 +1056,15 @@ func TestFakeIpvlanParentAndSharers(t *testing.T) {
 // written, and a port of a foreign vrf is not taken.
 func TestFakeVRFPorts(t *testing.T) {
 	e := newFakeEnv(t)
-	e.f.addNIC("eth0", 1500)
+	e.f.AddNIC("eth0", 1500)
 	if err := e.f.LinkAdd(&netlink.Vrf{LinkAttrs: netlink.LinkAttrs{Name: "red"}, Table: 30}); err != nil {
 		t.Fatal(err)
 	}
-	e.f.addNIC("eth9", 1500)
+	e.f.AddNIC("eth9", 1500)
 	if err := e.f.LinkSetMaster(e.link("eth9"), e.link("red")); err != nil {
 		t.Fatal(err)
 	}
-	e.f.take()
+	e.f.Take()
 	vrf := func(name string, table uint32) *items.Interface {
 		return &items.Interface{IfName: name, Kind: items.KindVRF, AdminUp: true, Attrs: &items.VRFAttrs{Table: table}}
 	}
@@ -1104,13 +1090,13 @@ func TestFakeVRFPorts(t *testing.T) {
 	if !errors.Is(stateOf(st, port("eth9", "")).LastErr, ErrNotOwned) {
 		t.Errorf("taking eth9 from the foreign red: %v, want ErrNotOwned", stateOf(st, port("eth9", "")).LastErr)
 	}
-	e.f.take()
+	e.f.Take()
 	e.converge(vrf("blue", 10), nic, veth)
 	if e.link("eth0").Attrs().MasterIndex != 0 || e.link("v0").Attrs().MasterIndex != 0 || !e.gone("green") {
 		t.Error("ports not released, or green not deleted")
 	}
 	e.apply()
-	if w := e.f.take(); slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, "red") || strings.Contains(s, "eth9") }) ||
+	if w := e.f.Take(); slices.ContainsFunc(w, func(s string) bool { return strings.Contains(s, "red") || strings.Contains(s, "eth9") }) ||
 		e.gone("red") || e.link("eth9").Attrs().MasterIndex != e.link("red").Attrs().Index {
 		t.Errorf("foreign red or its port written: %v", w)
 	}
@@ -1133,7 +1119,7 @@ func TestFakePhysicalForgedOriginals(t *testing.T) {
 	} {
 		t.Run(forge.name, func(t *testing.T) {
 			e := newFakeEnv(t)
-			e.f.addNIC("eth0", 1500)
+			e.f.AddNIC("eth0", 1500)
 			e.converge(&items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true, MTU: 9000, Alias: "wan"})
 			if err := e.kernel().st.update(func(st *nsState) bool { forge.set(st.Originals["eth0"]); return true }); err != nil {
 				t.Fatal(err)

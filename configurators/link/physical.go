@@ -139,6 +139,11 @@ func ReadFound(t *netnsx.Target, stateDir string) (Found, error) {
 	if err != nil {
 		return nil, err
 	}
+	return st.found()
+}
+
+// found reads the recorded originals of the store's physical links.
+func (st *stateStore) found() (Found, error) {
 	snap, err := st.snapshot()
 	if err != nil {
 		return nil, err

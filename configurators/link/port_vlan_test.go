@@ -78,7 +78,7 @@ func TestFakeBridgeVLANs(t *testing.T) {
 	if got := opsOf(st.OperationLog); !slices.Equal(got, []string{"modify v0"}) || st.Err != nil {
 		t.Errorf("ops %v err %v, want one modify", got, st.Err)
 	}
-	if w := e.f.take(); !slices.Equal(w, []string{"vlan-add v0", "vlan-del v0"}) {
+	if w := e.f.Take(); !slices.Equal(w, []string{"vlan-add v0", "vlan-del v0"}) {
 		t.Errorf("writes %v, want one add and one delete", w)
 	}
 	if got := e.vlansOf("v0"); !slices.Equal(got, port2.VLANs) {
@@ -126,7 +126,7 @@ func TestFakeBridgeVLANDrift(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.f.take()
+	e.f.Take()
 	st := e.apply(s.with(port)...)
 	if got := opsOf(st.OperationLog); !slices.Equal(got, []string{"delete v2", "modify v0"}) && !slices.Equal(got, []string{"modify v0", "delete v2"}) {
 		t.Errorf("ops %v, want the modify of v0 and the delete of v2's", got)
@@ -169,7 +169,7 @@ func TestFakePortCostPriority(t *testing.T) {
 	}
 	s.p0 = &items.Port{IfName: "v0", Master: "br0", MasterKind: items.KindBridge, Cost: 100, Priority: prio(63)}
 	e.apply(s.with()...)
-	if w := e.f.take(); !slices.Equal(w, []string{"slave-data v0"}) {
+	if w := e.f.Take(); !slices.Equal(w, []string{"slave-data v0"}) {
 		t.Errorf("writes %v, want one slave-data", w)
 	}
 	// Unset: left as is.
@@ -194,7 +194,7 @@ func TestFakePortCostPriority(t *testing.T) {
 // is a no-op.
 func TestFakeBridgeVLANsForeign(t *testing.T) {
 	e := newFakeEnv(t)
-	e.f.addNIC("eth1", 1500)
+	e.f.AddNIC("eth1", 1500)
 	if err := e.f.LinkAdd(&netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "docker0"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestFakeBridgeVLANsForeign(t *testing.T) {
 	if err := c.Delete(context.Background(), notPort); err != nil {
 		t.Errorf("deleting vlans of a link that is not a port: %v", err)
 	}
-	if w := e.f.take(); len(w) != 0 || !maps.Equal(before, e.f.byName("eth1").bm.vlans) {
+	if w := e.f.Take(); len(w) != 0 || !maps.Equal(before, e.f.byName("eth1").bm.vlans) {
 		t.Errorf("foreign port written: %v, vlans %v", w, e.f.byName("eth1").bm.vlans)
 	}
 }
@@ -277,7 +277,7 @@ func TestFakeBridgeVLANsPortMoves(t *testing.T) {
 	if st.Err != nil || len(st.Blocked) > 0 {
 		t.Fatalf("moving v0: %v %v\n%s", st.Err, st.Blocked, st.OperationLog)
 	}
-	e.f.take()
+	e.f.Take()
 	if w := e.converge(s.with(br1, vl("br1"))...); len(w) != 0 {
 		t.Errorf("the move needed a second apply: %v", w)
 	}

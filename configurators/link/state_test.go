@@ -278,7 +278,7 @@ func TestStateDamagedIsNoSilentLoss(t *testing.T) {
 	for name, damage := range cases {
 		t.Run(name, func(t *testing.T) {
 			e := newFakeEnv(t)
-			e.f.addNIC("eth0", 1500)
+			e.f.AddNIC("eth0", 1500)
 			nic := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, AdminUp: true, MTU: 1400}
 			e.converge(nic)
 			path := filepath.Join(e.dir, stateFileName)
@@ -317,7 +317,7 @@ func TestStateDamagedIsNoSilentLoss(t *testing.T) {
 // update writes it as a record.
 func TestStatePreviousFormatReadOnceRewritten(t *testing.T) {
 	e := newFakeEnv(t)
-	e.f.addNIC("eth0", 1500)
+	e.f.AddNIC("eth0", 1500)
 	path := filepath.Join(e.dir, stateFileName)
 	idx := e.link("eth0").Attrs().Index
 	old := fmt.Sprintf(`{"namespaces":[{"boot_id":%q,"netns":%q,"ns_id":%q,"originals":{"eth0":{"index":%d,"mtu":1500}}}]}`,

@@ -4,16 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unsafe"
 
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/statefile"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 )
 
-// fakeKernel is an in-memory namespace's links behind nlOps and rawOps, as
+// FakeKernel is an in-memory namespace's links behind nlOps and rawOps, as
 // the kernel keeps them: ifindexes are allocated upwards and never reused,
 // names are unique (EEXIST), a veth pair is made and deleted together, a
 // VLAN, macvlan or VXLAN needs its parent (ENODEV) and dies with it, a
@@ -33,12 +38,12 @@ import (
 //
 // It is one namespace of a fakeWorld: a veth's peer may be created in
 // another named one (IFLA_NET_NS_FD), where it shows the nsid this one
-// has there (IFLA_LINK_NETNSID); fakeKernel is also the nsOps that finds
+// has there (IFLA_LINK_NETNSID); FakeKernel is also the nsOps that finds
 // them.
-type fakeKernel struct {
+type FakeKernel struct {
 	name    string // under /run/netns; "" for the agent's own
 	world   *fakeWorld
-	nsids   map[*fakeKernel]int // the nsids of other namespaces here
+	nsids   map[*FakeKernel]int // the nsids of other namespaces here
 	links   map[int]*fakeLink
 	next    int
 	writes  []string
@@ -50,15 +55,15 @@ type fakeKernel struct {
 // fakeWorld holds the fake namespaces by name, and the open namespace
 // fds.
 type fakeWorld struct {
-	byName map[string]*fakeKernel
-	fds    map[int]*fakeKernel
+	byName map[string]*FakeKernel
+	fds    map[int]*FakeKernel
 	nextFd int
 }
 
 var (
-	_ nlOps  = (*fakeKernel)(nil)
-	_ rawOps = (*fakeKernel)(nil)
-	_ nsOps  = (*fakeKernel)(nil)
+	_ nlOps  = (*FakeKernel)(nil)
+	_ rawOps = (*FakeKernel)(nil)
+	_ nsOps  = (*FakeKernel)(nil)
 )
 
 // fakeLink is one link: link is what a dump reports (a netlink type as
@@ -83,23 +88,66 @@ type fakeLink struct {
 	// reports its ifindex only once it is a port).
 	primary string
 	// peerNS is the namespace of a veth's peer (nil: this one).
-	peerNS *fakeKernel
-	// tunnel is an IP tunnel's parameters (fake_tunnel_test.go).
+	peerNS *FakeKernel
+	// tunnel is an IP tunnel's parameters (fake_tunnel.go).
 	tunnel *fakeTunnel
-	// wg is a WireGuard device's configuration (fake_wireguard_test.go).
+	// wg is a WireGuard device's configuration (fake_wireguard.go).
 	wg *fakeWG
 }
 
-func newFakeKernel() *fakeKernel {
-	w := &fakeWorld{byName: map[string]*fakeKernel{}, fds: map[int]*fakeKernel{}, nextFd: 100}
+// fakeNsIdentity is the fake namespace's identity in the state files.
+var fakeNsIdentity = statefile.NsIdentity{BootID: "fake-boot", Netns: "fake", NsID: "NS(0:1)"}
+
+// kernel is the configurators' kernel over the fake, with its state
+// (create journal, physical originals) in stateDir.
+func (f *FakeKernel) kernel(stateDir string) *kernel {
+	return &kernel{nl: f, raw: f, ns: f, wg: f,
+		st: &stateStore{path: filepath.Join(stateDir, stateFileName), ns: fakeNsIdentity}}
+}
+
+// Register registers the interface, port and bridge VLAN configurators
+// over the fake, as Register does over a namespace; stateDir holds their
+// state files, as there. Each call makes fresh configurators, as a
+// restarted agent has.
+func (f *FakeKernel) Register(reg *reconciler.TypeRegistry, stateDir string) error {
+	if err := reg.Register(items.TypeInterface, &InterfaceConfigurator{k: f.kernel(stateDir)}); err != nil {
+		return err
+	}
+	if err := reg.Register(items.TypePort, &PortConfigurator{k: &kernel{nl: f, raw: f, ns: f}}); err != nil {
+		return err
+	}
+	return reg.Register(items.TypeBridgeVLANs, &BridgeVLANConfigurator{k: &kernel{nl: f, raw: f, ns: f}})
+}
+
+// Clashes finds, as Clashes does in a namespace, the intended links
+// whose place someone else's link holds in the fake.
+func (f *FakeKernel) Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error) {
+	if hint == nil {
+		return nil, nil
+	}
+	return f.kernel(stateDir).clashes(hint)
+}
+
+// ReadFound reads the recorded originals of the fake's physical links
+// from stateDir, as ReadFound does a namespace's.
+func (f *FakeKernel) ReadFound(stateDir string) (Found, error) { return f.kernel(stateDir).st.found() }
+
+// ReadBack reads the fake's links back into items, as ReadBack does a
+// namespace's, with the state files in stateDir.
+func (f *FakeKernel) ReadBack(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
+	return f.kernel(stateDir).readBack(hint)
+}
+
+func NewFakeKernel() *FakeKernel {
+	w := &fakeWorld{byName: map[string]*FakeKernel{}, fds: map[int]*FakeKernel{}, nextFd: 100}
 	return w.add("")
 }
 
-// newNamespace adds a named namespace to f's world.
-func (f *fakeKernel) newNamespace(name string) *fakeKernel { return f.world.add(name) }
+// NewNamespace adds a named namespace to f's world.
+func (f *FakeKernel) NewNamespace(name string) *FakeKernel { return f.world.add(name) }
 
-func (w *fakeWorld) add(name string) *fakeKernel {
-	f := &fakeKernel{name: name, world: w, nsids: map[*fakeKernel]int{}, links: map[int]*fakeLink{}, next: 1}
+func (w *fakeWorld) add(name string) *FakeKernel {
+	f := &FakeKernel{name: name, world: w, nsids: map[*FakeKernel]int{}, links: map[int]*fakeLink{}, next: 1}
 	w.byName[name] = f
 	lo := &netlink.Device{LinkAttrs: netlink.NewLinkAttrs()}
 	lo.Name, lo.MTU = "lo", 65536
@@ -110,7 +158,7 @@ func (w *fakeWorld) add(name string) *fakeKernel {
 
 // nsidOf is the nsid other has here, allocated at first use (as
 // peernet2id_alloc does).
-func (f *fakeKernel) nsidOf(other *fakeKernel) int {
+func (f *FakeKernel) nsidOf(other *FakeKernel) int {
 	id, ok := f.nsids[other]
 	if !ok {
 		id = len(f.nsids)
@@ -121,7 +169,7 @@ func (f *fakeKernel) nsidOf(other *fakeKernel) int {
 
 // The nsOps of the fake world.
 
-func (f *fakeKernel) open(name string) (netlink.NsFd, func(), error) {
+func (f *FakeKernel) open(name string) (netlink.NsFd, func(), error) {
 	k := f.world.byName[name]
 	if k == nil || name == "" {
 		return 0, nil, fmt.Errorf("opening peer namespace %s: %w", name, unix.ENOENT)
@@ -132,7 +180,7 @@ func (f *fakeKernel) open(name string) (netlink.NsFd, func(), error) {
 	return netlink.NsFd(fd), func() { delete(f.world.fds, fd) }, nil
 }
 
-func (f *fakeKernel) namespaceByID(nsid int) (string, error) {
+func (f *FakeKernel) namespaceByID(nsid int) (string, error) {
 	for k, id := range f.nsids {
 		if id == nsid && k.name != "" && f.world.byName[k.name] == k {
 			return k.name, nil
@@ -141,7 +189,7 @@ func (f *fakeKernel) namespaceByID(nsid int) (string, error) {
 	return "", nil
 }
 
-func (f *fakeKernel) linkNameIn(nsName string, index int) (string, error) {
+func (f *FakeKernel) linkNameIn(nsName string, index int) (string, error) {
 	k := f.world.byName[nsName]
 	if k == nil || nsName == "" {
 		return "", fmt.Errorf("opening namespace %s: %w", nsName, unix.ENOENT)
@@ -153,8 +201,8 @@ func (f *fakeKernel) linkNameIn(nsName string, index int) (string, error) {
 	return l.Attrs().Name, nil
 }
 
-// addNIC plugs in a physical NIC (kind "device"), down, with carrier.
-func (f *fakeKernel) addNIC(name string, mtu int) netlink.Link {
+// AddNIC plugs in a physical NIC (kind "device"), down, with carrier.
+func (f *FakeKernel) AddNIC(name string, mtu int) netlink.Link {
 	d := &netlink.Device{LinkAttrs: netlink.NewLinkAttrs()}
 	d.Name, d.MTU, d.HardwareAddr = name, mtu, f.newMAC()
 	fl := &fakeLink{link: d, carrier: true, liveMAC: true, maxMTU: 9000}
@@ -163,14 +211,14 @@ func (f *fakeKernel) addNIC(name string, mtu int) netlink.Link {
 	return f.copyOf(fl)
 }
 
-// take returns the writes logged so far and clears the log.
-func (f *fakeKernel) take() []string {
+// Take returns the writes logged so far and clears the log.
+func (f *FakeKernel) Take() []string {
 	w := f.writes
 	f.writes = nil
 	return w
 }
 
-func (f *fakeKernel) insert(fl *fakeLink) {
+func (f *FakeKernel) insert(fl *fakeLink) {
 	a := fl.link.Attrs()
 	a.Index = f.next
 	a.NetNsID = -1
@@ -178,12 +226,12 @@ func (f *fakeKernel) insert(fl *fakeLink) {
 	f.links[a.Index] = fl
 }
 
-func (f *fakeKernel) newMAC() net.HardwareAddr {
+func (f *FakeKernel) newMAC() net.HardwareAddr {
 	f.macSeq++
 	return net.HardwareAddr{0x02, 0xfa, 0x6e, 0, 0, f.macSeq} // locally administered
 }
 
-func (f *fakeKernel) write(op, name string) error {
+func (f *FakeKernel) write(op, name string) error {
 	if f.fail != nil {
 		if err := f.fail(op, name); err != nil {
 			return err
@@ -193,7 +241,7 @@ func (f *fakeKernel) write(op, name string) error {
 	return nil
 }
 
-func (f *fakeKernel) byName(name string) *fakeLink {
+func (f *FakeKernel) byName(name string) *fakeLink {
 	for _, fl := range f.links {
 		if fl.link.Attrs().Name == name {
 			return fl
@@ -204,7 +252,7 @@ func (f *fakeKernel) byName(name string) *fakeLink {
 
 // resolve finds the link a request names: by index, by name when the
 // index is 0 (as netlink.Handle does).
-func (f *fakeKernel) resolve(l netlink.Link) (*fakeLink, error) {
+func (f *FakeKernel) resolve(l netlink.Link) (*fakeLink, error) {
 	if l == nil {
 		return nil, unix.EINVAL
 	}
@@ -231,7 +279,7 @@ func notFound() error {
 }
 
 // peer is the namespace of a veth's peer, f being fl's own.
-func (fl *fakeLink) peer(f *fakeKernel) *fakeKernel {
+func (fl *fakeLink) peer(f *FakeKernel) *FakeKernel {
 	if fl.peerNS != nil {
 		return fl.peerNS
 	}
@@ -243,7 +291,7 @@ func (fl *fakeLink) kind() string              { return fl.link.Type() }
 func (fl *fakeLink) up() bool                  { return fl.attrs().Flags&net.FlagUp != 0 }
 
 // copyOf is the link as a read returns it: a copy the caller may change.
-func (f *fakeKernel) copyOf(fl *fakeLink) netlink.Link {
+func (f *FakeKernel) copyOf(fl *fakeLink) netlink.Link {
 	var c netlink.Link
 	switch x := fl.link.(type) {
 	case *netlink.Device:
@@ -296,7 +344,7 @@ func (f *fakeKernel) copyOf(fl *fakeLink) netlink.Link {
 
 // Reads.
 
-func (f *fakeKernel) LinkByName(name string) (netlink.Link, error) {
+func (f *FakeKernel) LinkByName(name string) (netlink.Link, error) {
 	f.lookups++
 	if fl := f.byName(name); fl != nil {
 		return f.copyOf(fl), nil
@@ -304,14 +352,14 @@ func (f *fakeKernel) LinkByName(name string) (netlink.Link, error) {
 	return nil, notFound()
 }
 
-func (f *fakeKernel) LinkByIndex(index int) (netlink.Link, error) {
+func (f *FakeKernel) LinkByIndex(index int) (netlink.Link, error) {
 	if fl, ok := f.links[index]; ok {
 		return f.copyOf(fl), nil
 	}
 	return nil, notFound()
 }
 
-func (f *fakeKernel) LinkList() ([]netlink.Link, error) {
+func (f *FakeKernel) LinkList() ([]netlink.Link, error) {
 	var out []netlink.Link
 	for _, i := range f.indexes() {
 		out = append(out, f.copyOf(f.links[i]))
@@ -319,7 +367,7 @@ func (f *fakeKernel) LinkList() ([]netlink.Link, error) {
 	return out, nil
 }
 
-func (f *fakeKernel) indexes() []int {
+func (f *FakeKernel) indexes() []int {
 	var idx []int
 	for i := range f.links {
 		idx = append(idx, i)
@@ -328,7 +376,7 @@ func (f *fakeKernel) indexes() []int {
 	return idx
 }
 
-func (f *fakeKernel) GetNetNsIdByFd(fd int) (int, error) {
+func (f *FakeKernel) GetNetNsIdByFd(fd int) (int, error) {
 	k := f.world.fds[fd]
 	if k == nil {
 		return 0, unix.EBADF
@@ -341,7 +389,7 @@ func (f *fakeKernel) GetNetNsIdByFd(fd int) (int, error) {
 
 // Create and delete.
 
-func (f *fakeKernel) LinkAdd(link netlink.Link) error {
+func (f *FakeKernel) LinkAdd(link netlink.Link) error {
 	a := link.Attrs()
 	if err := validName(a.Name); err != nil {
 		return err
@@ -388,7 +436,7 @@ func validName(name string) error {
 }
 
 // base is the new link's attributes as the kernel keeps them.
-func (f *fakeKernel) base(a *netlink.LinkAttrs, mtu int) netlink.LinkAttrs {
+func (f *FakeKernel) base(a *netlink.LinkAttrs, mtu int) netlink.LinkAttrs {
 	b := netlink.NewLinkAttrs()
 	b.Name, b.MTU, b.HardwareAddr = a.Name, mtu, slices.Clone(a.HardwareAddr)
 	if a.MTU != 0 {
@@ -401,7 +449,7 @@ func (f *fakeKernel) base(a *netlink.LinkAttrs, mtu int) netlink.LinkAttrs {
 }
 
 // build checks a create request and makes its link (and a veth's peer).
-func (f *fakeKernel) build(link netlink.Link) (*fakeLink, *fakeLink, error) {
+func (f *FakeKernel) build(link netlink.Link) (*fakeLink, *fakeLink, error) {
 	a := link.Attrs()
 	if a.MTU != 0 && (a.MTU < 68 || a.MTU > 65535) {
 		return nil, nil, unix.EINVAL
@@ -447,7 +495,7 @@ func (f *fakeKernel) build(link netlink.Link) (*fakeLink, *fakeLink, error) {
 	return nil, nil, unix.EOPNOTSUPP // no such rtnl_link_ops in this kernel
 }
 
-func (f *fakeKernel) buildVeth(x *netlink.Veth) (*fakeLink, *fakeLink, error) {
+func (f *FakeKernel) buildVeth(x *netlink.Veth) (*fakeLink, *fakeLink, error) {
 	pk := f
 	if x.PeerNamespace != nil {
 		fd, ok := x.PeerNamespace.(netlink.NsFd)
@@ -478,7 +526,7 @@ func (f *fakeKernel) buildVeth(x *netlink.Veth) (*fakeLink, *fakeLink, error) {
 }
 
 // parent finds the lower link of a new VLAN, macvlan or VXLAN.
-func (f *fakeKernel) parent(index int) (*fakeLink, error) {
+func (f *FakeKernel) parent(index int) (*fakeLink, error) {
 	if index == 0 {
 		return nil, unix.EINVAL // IFLA_LINK is required
 	}
@@ -492,7 +540,7 @@ func (f *fakeKernel) parent(index int) (*fakeLink, error) {
 	return p, nil
 }
 
-func (f *fakeKernel) buildVlan(x *netlink.Vlan) (*fakeLink, *fakeLink, error) {
+func (f *FakeKernel) buildVlan(x *netlink.Vlan) (*fakeLink, *fakeLink, error) {
 	p, err := f.parent(x.ParentIndex)
 	if err != nil {
 		return nil, nil, err
@@ -520,7 +568,7 @@ func (f *fakeKernel) buildVlan(x *netlink.Vlan) (*fakeLink, *fakeLink, error) {
 	return &fakeLink{link: &netlink.Vlan{LinkAttrs: attrs, VlanId: x.VlanId, VlanProtocol: proto}, liveMAC: true}, nil, nil
 }
 
-func (f *fakeKernel) buildMacvlan(x *netlink.Macvlan) (*fakeLink, *fakeLink, error) {
+func (f *FakeKernel) buildMacvlan(x *netlink.Macvlan) (*fakeLink, *fakeLink, error) {
 	p, err := f.parent(x.ParentIndex)
 	if err != nil {
 		return nil, nil, err
@@ -548,7 +596,7 @@ func (f *fakeKernel) buildMacvlan(x *netlink.Macvlan) (*fakeLink, *fakeLink, err
 // its parent; the MAC is the parent's and cannot change; the mode and the
 // flags are the parent's (ipvlan_set_port_mode): a new ipvlan sets them
 // for all of the parent's.
-func (f *fakeKernel) buildIpvlan(x *netlink.IPVlan) (*fakeLink, *fakeLink, error) {
+func (f *FakeKernel) buildIpvlan(x *netlink.IPVlan) (*fakeLink, *fakeLink, error) {
 	p, err := f.parent(x.ParentIndex)
 	if err != nil {
 		return nil, nil, err
@@ -576,7 +624,7 @@ func (f *fakeKernel) buildIpvlan(x *netlink.IPVlan) (*fakeLink, *fakeLink, error
 }
 
 // ipvlanPort gives every ipvlan of the parent the mode and the flags.
-func (f *fakeKernel) ipvlanPort(parent int, mode netlink.IPVlanMode, flag netlink.IPVlanFlag) {
+func (f *FakeKernel) ipvlanPort(parent int, mode netlink.IPVlanMode, flag netlink.IPVlanFlag) {
 	for _, o := range f.links {
 		if v, ok := o.link.(*netlink.IPVlan); ok && v.ParentIndex == parent {
 			v.Mode, v.Flag = mode, flag
@@ -586,7 +634,7 @@ func (f *fakeKernel) ipvlanPort(parent int, mode netlink.IPVlanMode, flag netlin
 
 // ipvlanData takes what ipvlan_nl_changelink does: the mode and the flags,
 // for the whole parent.
-func (f *fakeKernel) ipvlanData(v *netlink.IPVlan, attrs []attr) (func() error, error) {
+func (f *FakeKernel) ipvlanData(v *netlink.IPVlan, attrs []attr) (func() error, error) {
 	mode, flag := v.Mode, v.Flag
 	for _, a := range attrs {
 		if len(a.val) != 2 {
@@ -611,7 +659,7 @@ func (f *fakeKernel) ipvlanData(v *netlink.IPVlan, attrs []attr) (func() error, 
 // vxlanHeadroom is what VXLAN over IPv4 adds to a frame.
 const vxlanHeadroom = 50
 
-func (f *fakeKernel) buildVxlan(x *netlink.Vxlan) (*fakeLink, *fakeLink, error) {
+func (f *FakeKernel) buildVxlan(x *netlink.Vxlan) (*fakeLink, *fakeLink, error) {
 	if x.VxlanId < 0 || x.VxlanId >= 1<<24 {
 		return nil, nil, unix.ERANGE
 	}
@@ -645,7 +693,7 @@ func (f *fakeKernel) buildVxlan(x *netlink.Vxlan) (*fakeLink, *fakeLink, error) 
 	return &fakeLink{link: v, maxMTU: maxMTU, liveMAC: true}, nil, nil
 }
 
-func (f *fakeKernel) buildBond(x *netlink.Bond) (*fakeLink, *fakeLink, error) {
+func (f *FakeKernel) buildBond(x *netlink.Bond) (*fakeLink, *fakeLink, error) {
 	b := &netlink.Bond{LinkAttrs: f.base(&x.LinkAttrs, 1500), Mode: x.Mode, Miimon: 100,
 		LacpRate: netlink.BOND_LACP_RATE_SLOW, XmitHashPolicy: netlink.BOND_XMIT_HASH_POLICY_LAYER2}
 	if b.Mode < 0 || b.Mode >= netlink.BOND_MODE_UNKNOWN {
@@ -660,7 +708,7 @@ func (f *fakeKernel) buildBond(x *netlink.Bond) (*fakeLink, *fakeLink, error) {
 	return &fakeLink{link: b, maxMTU: 65535, liveMAC: true}, nil, nil
 }
 
-func (f *fakeKernel) LinkDel(link netlink.Link) error {
+func (f *FakeKernel) LinkDel(link netlink.Link) error {
 	fl, err := f.resolve(link)
 	if err != nil {
 		return err
@@ -679,7 +727,7 @@ func (f *fakeKernel) LinkDel(link netlink.Link) error {
 // unregister removes a link and what cannot live without it: a veth's
 // peer, the VLANs, macvlans and VXLANs over it; its ports are released
 // (a bond closes them).
-func (f *fakeKernel) unregister(fl *fakeLink) {
+func (f *FakeKernel) unregister(fl *fakeLink) {
 	idx := fl.attrs().Index
 	if _, gone := f.links[idx]; !gone {
 		return
@@ -713,11 +761,11 @@ func (f *fakeKernel) unregister(fl *fakeLink) {
 
 // Settings.
 
-func (f *fakeKernel) LinkSetUp(link netlink.Link) error { return f.setAdmin(link, true) }
+func (f *FakeKernel) LinkSetUp(link netlink.Link) error { return f.setAdmin(link, true) }
 
-func (f *fakeKernel) LinkSetDown(link netlink.Link) error { return f.setAdmin(link, false) }
+func (f *FakeKernel) LinkSetDown(link netlink.Link) error { return f.setAdmin(link, false) }
 
-func (f *fakeKernel) setAdmin(link netlink.Link, up bool) error {
+func (f *FakeKernel) setAdmin(link netlink.Link, up bool) error {
 	fl, err := f.resolve(link)
 	if err != nil {
 		return err
@@ -736,7 +784,7 @@ func (f *fakeKernel) setAdmin(link netlink.Link, up bool) error {
 
 // changeAdmin sets the admin state; a VLAN follows its parent's (the 8021q
 // module's NETDEV_UP and NETDEV_DOWN handling).
-func (f *fakeKernel) changeAdmin(fl *fakeLink, up bool) {
+func (f *FakeKernel) changeAdmin(fl *fakeLink, up bool) {
 	if up {
 		fl.attrs().Flags |= net.FlagUp
 	} else {
@@ -749,7 +797,7 @@ func (f *fakeKernel) changeAdmin(fl *fakeLink, up bool) {
 	}
 }
 
-func (f *fakeKernel) LinkSetMTU(link netlink.Link, mtu int) error {
+func (f *FakeKernel) LinkSetMTU(link netlink.Link, mtu int) error {
 	fl, err := f.resolve(link)
 	if err != nil {
 		return err
@@ -768,7 +816,7 @@ func (f *fakeKernel) LinkSetMTU(link netlink.Link, mtu int) error {
 	return nil
 }
 
-func (f *fakeKernel) checkMTU(fl *fakeLink, mtu int) error {
+func (f *FakeKernel) checkMTU(fl *fakeLink, mtu int) error {
 	switch fl.link.(type) {
 	case *netlink.Vlan:
 		if mtu > f.links[fl.attrs().ParentIndex].attrs().MTU {
@@ -787,7 +835,7 @@ func (f *fakeKernel) checkMTU(fl *fakeLink, mtu int) error {
 
 // changeMTU sets the MTU; a bond gives it to its ports, and the VLANs and
 // macvlans over the link shrink with it.
-func (f *fakeKernel) changeMTU(fl *fakeLink, mtu int) {
+func (f *FakeKernel) changeMTU(fl *fakeLink, mtu int) {
 	fl.attrs().MTU = mtu
 	for _, o := range f.links {
 		switch o.link.(type) {
@@ -802,7 +850,7 @@ func (f *fakeKernel) changeMTU(fl *fakeLink, mtu int) {
 	}
 }
 
-func (f *fakeKernel) LinkSetAlias(link netlink.Link, alias string) error {
+func (f *FakeKernel) LinkSetAlias(link netlink.Link, alias string) error {
 	fl, err := f.resolve(link)
 	if err != nil {
 		return err
@@ -821,7 +869,7 @@ func validMAC(mac net.HardwareAddr) bool {
 	return len(mac) == 6 && mac[0]&1 == 0 && !slices.Equal(mac, make(net.HardwareAddr, 6))
 }
 
-func (f *fakeKernel) LinkSetHardwareAddr(link netlink.Link, mac net.HardwareAddr) error {
+func (f *FakeKernel) LinkSetHardwareAddr(link netlink.Link, mac net.HardwareAddr) error {
 	fl, err := f.resolve(link)
 	if err != nil {
 		return err
@@ -845,7 +893,7 @@ func (f *fakeKernel) LinkSetHardwareAddr(link netlink.Link, mac net.HardwareAddr
 	return nil
 }
 
-func (f *fakeKernel) LinkSetMaster(link, master netlink.Link) error {
+func (f *FakeKernel) LinkSetMaster(link, master netlink.Link) error {
 	fl, err := f.resolve(link)
 	if err != nil {
 		return err
@@ -892,7 +940,7 @@ func (f *fakeKernel) LinkSetMaster(link, master netlink.Link) error {
 	return nil
 }
 
-func (f *fakeKernel) LinkSetNoMaster(link netlink.Link) error {
+func (f *FakeKernel) LinkSetNoMaster(link netlink.Link) error {
 	fl, err := f.resolve(link)
 	if err != nil {
 		return err
@@ -910,7 +958,7 @@ func (f *fakeKernel) LinkSetNoMaster(link netlink.Link) error {
 }
 
 // releasePort takes a port from its master; a bond closes it.
-func (f *fakeKernel) releasePort(port, master *fakeLink) {
+func (f *FakeKernel) releasePort(port, master *fakeLink) {
 	port.attrs().MasterIndex = 0
 	port.cost = 0
 	port.bm = fakeBridgeMember{}
@@ -919,7 +967,7 @@ func (f *fakeKernel) releasePort(port, master *fakeLink) {
 	}
 }
 
-func (f *fakeKernel) LinkSetMacvlanMode(link netlink.Link, mode netlink.MacvlanMode) error {
+func (f *FakeKernel) LinkSetMacvlanMode(link netlink.Link, mode netlink.MacvlanMode) error {
 	fl, err := f.resolve(link)
 	if err != nil {
 		return err
@@ -942,13 +990,13 @@ func (f *fakeKernel) LinkSetMacvlanMode(link netlink.Link, mode netlink.MacvlanM
 // bridge's MTU and MAC from its ports while they are not set.
 // (A veth's carrier depends on its peer's namespace: every namespace of
 // the world is refreshed.)
-func (f *fakeKernel) refresh() {
+func (f *FakeKernel) refresh() {
 	for _, k := range f.world.byName {
 		k.refreshOne()
 	}
 }
 
-func (f *fakeKernel) refreshOne() {
+func (f *FakeKernel) refreshOne() {
 	for _, fl := range f.links {
 		br, ok := fl.link.(*netlink.Bridge)
 		if !ok {
@@ -1002,7 +1050,7 @@ func (f *fakeKernel) refreshOne() {
 }
 
 // lowerUp tells whether what fl sits on gives it carrier.
-func (f *fakeKernel) lowerUp(fl *fakeLink, carrier map[int]bool) bool {
+func (f *FakeKernel) lowerUp(fl *fakeLink, carrier map[int]bool) bool {
 	a := fl.attrs()
 	switch fl.link.(type) {
 	case *netlink.Device:
@@ -1026,7 +1074,7 @@ func (f *fakeKernel) lowerUp(fl *fakeLink, carrier map[int]bool) bool {
 // Raw rtnetlink: IFLA_INFO_DATA and IFLA_INFO_SLAVE_DATA.
 
 // markUp is the alias, then the admin state, as do_setlink orders them.
-func (f *fakeKernel) markUp(index int, alias string, up bool) error {
+func (f *FakeKernel) markUp(index int, alias string, up bool) error {
 	l, err := f.LinkByIndex(index)
 	if err != nil {
 		return err
@@ -1037,12 +1085,12 @@ func (f *fakeKernel) markUp(index int, alias string, up bool) error {
 	return f.LinkSetUp(l)
 }
 
-func (f *fakeKernel) readLink(index int) (netlink.Link, rawOps, error) {
+func (f *FakeKernel) readLink(index int) (netlink.Link, rawOps, error) {
 	l, err := f.LinkByIndex(index)
 	return l, f, err
 }
 
-func (f *fakeKernel) linkInfo(index int) (infoAttrs, error) {
+func (f *FakeKernel) linkInfo(index int) (infoAttrs, error) {
 	fl := f.links[index]
 	if fl == nil {
 		return infoAttrs{}, unix.ENODEV
@@ -1062,7 +1110,7 @@ func (f *fakeKernel) linkInfo(index int) (infoAttrs, error) {
 
 // portCost is a bridge port's cost: set, or derived from the speed (a veth
 // reports 10Gb/s: 2; a device of unknown speed: 100).
-func (f *fakeKernel) portCost(fl *fakeLink) uint32 {
+func (f *FakeKernel) portCost(fl *fakeLink) uint32 {
 	switch {
 	case fl.cost != 0:
 		return fl.cost
@@ -1072,7 +1120,7 @@ func (f *fakeKernel) portCost(fl *fakeLink) uint32 {
 	return 100
 }
 
-func (f *fakeKernel) setInfoData(index int, kind string, attrs []attr) error {
+func (f *FakeKernel) setInfoData(index int, kind string, attrs []attr) error {
 	fl := f.links[index]
 	if fl == nil {
 		return unix.ENODEV
@@ -1105,7 +1153,7 @@ func (f *fakeKernel) setInfoData(index int, kind string, attrs []attr) error {
 	return apply()
 }
 
-func (f *fakeKernel) bridgeData(fl *fakeLink, attrs []attr) (func() error, error) {
+func (f *FakeKernel) bridgeData(fl *fakeLink, attrs []attr) (func() error, error) {
 	stp, delay, filtering := fl.stp, fl.fwdDelay, fl.vlanFiltering
 	for _, a := range attrs {
 		switch a.typ {
@@ -1130,7 +1178,7 @@ func (f *fakeKernel) bridgeData(fl *fakeLink, attrs []attr) (func() error, error
 	}, nil
 }
 
-func (f *fakeKernel) bondData(fl *fakeLink, b *netlink.Bond, attrs []attr) (func() error, error) {
+func (f *FakeKernel) bondData(fl *fakeLink, b *netlink.Bond, attrs []attr) (func() error, error) {
 	next := *b
 	primary := fl.primary
 	for _, a := range attrs {
@@ -1211,7 +1259,7 @@ func vxlanData(v *netlink.Vxlan, attrs []attr) (func() error, error) {
 	}, nil
 }
 
-func (f *fakeKernel) setSlaveData(index int, masterKind string, attrs []attr) error {
+func (f *FakeKernel) setSlaveData(index int, masterKind string, attrs []attr) error {
 	fl := f.links[index]
 	if fl == nil {
 		return unix.ENODEV

@@ -10,13 +10,15 @@ import (
 	"sync"
 	"syscall"
 
+	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 )
 
-// fakeKernel is an in-memory rtnetlink of one namespace: interfaces
+// FakeKernel is an in-memory rtnetlink of one namespace: interfaces
 // (names and indexes only), IPv4/IPv6 addresses, routes of every table,
 // policy rules, neighbour entries and the promote_secondaries sysctl. It
 // implements every narrow interface the configurators use (rawOps,
@@ -55,7 +57,7 @@ import (
 //
 // Every object keeps the protocol it was given (netagent's 211, others'
 // anything else). Foreign objects are planted with the add* helpers.
-type fakeKernel struct {
+type FakeKernel struct {
 	mu      sync.Mutex
 	links   []string // index-1 → name ("" when deleted)
 	addrs   []kernelAddr
@@ -76,19 +78,24 @@ type fakeKernel struct {
 	// fail, if set, answers a request before the fake handles it: a
 	// non-nil error is returned instead.
 	fail func(msgType uint16) error
+	// Links, if set, are the namespace's links by ifindex, asked at each
+	// request: the fake then follows another fake of the same namespace
+	// (a link.FakeKernel's LinkList), and what was on a link that is
+	// gone goes with it, as in the kernel (see follow).
+	Links func() map[int]string
 }
 
 var (
-	_ rawOps    = (*fakeKernel)(nil)
-	_ routeNL   = (*fakeKernel)(nil)
-	_ addressNL = (*fakeKernel)(nil)
-	_ ruleNL    = (*fakeKernel)(nil)
+	_ rawOps    = (*FakeKernel)(nil)
+	_ routeNL   = (*FakeKernel)(nil)
+	_ addressNL = (*FakeKernel)(nil)
+	_ ruleNL    = (*FakeKernel)(nil)
 )
 
-// newFakeKernel returns a kernel with lo (index 1) and the named links
+// NewFakeKernel returns a kernel with lo (index 1) and the named links
 // (index 2, 3, ...) and the three default rules of each family.
-func newFakeKernel(links ...string) *fakeKernel {
-	k := &fakeKernel{links: append([]string{"lo"}, links...), promote: map[string]bool{}}
+func NewFakeKernel(links ...string) *FakeKernel {
+	k := &FakeKernel{links: append([]string{"lo"}, links...), promote: map[string]bool{}}
 	for _, f := range []int{unix.AF_INET, unix.AF_INET6} {
 		for _, d := range []struct{ prio, table int }{{0, unix.RT_TABLE_LOCAL}, {32766, unix.RT_TABLE_MAIN}, {32767, unix.RT_TABLE_DEFAULT}} {
 			if f == unix.AF_INET6 && d.table == unix.RT_TABLE_DEFAULT {
@@ -102,34 +109,56 @@ func newFakeKernel(links ...string) *fakeKernel {
 	return k
 }
 
+// Register registers the address, route, rule and neighbour
+// configurators over the fake, as Register does over a namespace.
+func (k *FakeKernel) Register(reg *reconciler.TypeRegistry) error {
+	return register(reg, kernel{nlh: k, open: k.open, promotes: k.promotes, promoting: k.promoting})
+}
+
+// ReadBack reads the fake back into items, as ReadBack does a namespace.
+func (k *FakeKernel) ReadBack(hint *dg.Graph) ([]dg.Item, error) { return readBack(k, hint) }
+
+// Clashes finds, as Clashes does in a namespace, the intended items
+// whose place someone else's object holds in the fake.
+func (k *FakeKernel) Clashes(hint *dg.Graph) (map[dg.ItemRef]error, error) {
+	if hint == nil {
+		return nil, nil
+	}
+	return clashes(k, k, hint)
+}
+
+// Refusals reads the fake's addresses and routes for a dry run, as
+// NewRefusals does a namespace's.
+func (k *FakeKernel) Refusals() (*Refusals, error) { return newRefusals(k, k) }
+
 // open is an opener handing out the fake itself.
-func (k *fakeKernel) open() (rawOps, error) {
+func (k *FakeKernel) open() (rawOps, error) {
 	k.mu.Lock()
 	k.opens++
 	k.mu.Unlock()
 	return k, nil
 }
 
-func (k *fakeKernel) close() {
+func (k *FakeKernel) close() {
 	k.mu.Lock()
 	k.closes++
 	k.mu.Unlock()
 }
 
 // index returns the index of a link, 0 if none.
-func (k *fakeKernel) index(name string) int {
+func (k *FakeKernel) index(name string) int {
 	if i := slices.Index(k.links, name); i >= 0 && name != "" {
 		return i + 1
 	}
 	return 0
 }
 
-func (k *fakeKernel) hasLink(index int) bool {
+func (k *FakeKernel) hasLink(index int) bool {
 	return index > 0 && index <= len(k.links) && k.links[index-1] != ""
 }
 
-func (k *fakeKernel) ifIndex(name string) (int, error) {
-	k.mu.Lock()
+func (k *FakeKernel) ifIndex(name string) (int, error) {
+	k.lock()
 	defer k.mu.Unlock()
 	if i := k.index(name); i > 0 {
 		return i, nil
@@ -138,10 +167,41 @@ func (k *fakeKernel) ifIndex(name string) (int, error) {
 }
 
 // delLink removes an interface with everything on it, as the kernel does.
-func (k *fakeKernel) delLink(name string) {
+func (k *FakeKernel) delLink(name string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	i := k.index(name)
+	k.drop(k.index(name))
+}
+
+// lock takes the fake's lock for a request and brings its links up to
+// date (follow).
+func (k *FakeKernel) lock() {
+	k.mu.Lock()
+	k.follow()
+}
+
+// follow takes the links from Links, if set: a new index gets its name,
+// an index that is gone is dropped with what was on it.
+func (k *FakeKernel) follow() {
+	if k.Links == nil {
+		return
+	}
+	now := k.Links()
+	for i := range k.links {
+		if _, ok := now[i+1]; !ok && k.links[i] != "" {
+			k.drop(i + 1)
+		}
+	}
+	for i, name := range now {
+		for len(k.links) < i {
+			k.links = append(k.links, "")
+		}
+		k.links[i-1] = name
+	}
+}
+
+// drop removes the interface of index i with everything on it.
+func (k *FakeKernel) drop(i int) {
 	k.links[i-1] = ""
 	k.addrs = slices.DeleteFunc(k.addrs, func(a kernelAddr) bool { return a.index == i })
 	k.neighs = slices.DeleteFunc(k.neighs, func(n kernelNeigh) bool { return n.index == i })
@@ -149,8 +209,8 @@ func (k *fakeKernel) delLink(name string) {
 }
 
 // exchange handles each request in order.
-func (k *fakeKernel) exchange(reqs []*nl.NetlinkRequest) []reply {
-	k.mu.Lock()
+func (k *FakeKernel) exchange(reqs []*nl.NetlinkRequest) []reply {
+	k.lock()
 	defer k.mu.Unlock()
 	out := make([]reply, len(reqs))
 	k.maxExchange = max(k.maxExchange, len(reqs))
@@ -169,7 +229,7 @@ func (k *fakeKernel) exchange(reqs []*nl.NetlinkRequest) []reply {
 	return out
 }
 
-func (k *fakeKernel) handle(typ uint16, flags int, m []byte) reply {
+func (k *FakeKernel) handle(typ uint16, flags int, m []byte) reply {
 	switch typ {
 	case unix.RTM_NEWROUTE, unix.RTM_DELROUTE:
 		r, err := parseRouteRequest(m)
@@ -212,7 +272,7 @@ func (k *fakeKernel) handle(typ uint16, flags int, m []byte) reply {
 }
 
 // dumpEach is dump, one payload at a time.
-func (k *fakeKernel) dumpEach(req *nl.NetlinkRequest, resType uint16, f func([]byte)) error {
+func (k *FakeKernel) dumpEach(req *nl.NetlinkRequest, resType uint16, f func([]byte)) error {
 	msgs, err := k.dump(req, resType)
 	for _, b := range msgs {
 		f(b)
@@ -222,8 +282,8 @@ func (k *fakeKernel) dumpEach(req *nl.NetlinkRequest, resType uint16, f func([]b
 
 // dump answers RTM_GETLINK, RTM_GETADDR, RTM_GETNEIGH, RTM_GETRULE and
 // RTM_GETROUTE from the state.
-func (k *fakeKernel) dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, error) {
-	k.mu.Lock()
+func (k *FakeKernel) dump(req *nl.NetlinkRequest, resType uint16) ([][]byte, error) {
+	k.lock()
 	defer k.mu.Unlock()
 	b := req.Serialize()
 	family := b[unix.SizeofNlMsghdr]
@@ -280,8 +340,8 @@ func familyOfAddr(a netip.Addr) uint8 {
 
 // RouteListFilteredIter filters as netlink.Handle does: routes of tables
 // other than main only with RT_FILTER_TABLE, then table and protocol.
-func (k *fakeKernel) RouteListFilteredIter(family int, filter *netlink.Route, mask uint64, f func(netlink.Route) bool) error {
-	k.mu.Lock()
+func (k *FakeKernel) RouteListFilteredIter(family int, filter *netlink.Route, mask uint64, f func(netlink.Route) bool) error {
+	k.lock()
 	k.routeDumps++
 	var list []netlink.Route
 	for _, r := range k.routes {
@@ -304,7 +364,7 @@ func (k *fakeKernel) RouteListFilteredIter(family int, filter *netlink.Route, ma
 }
 
 // addRoute plants a route (someone else's: any protocol, multipath, tos).
-func (k *fakeKernel) addRoute(r netlink.Route) {
+func (k *FakeKernel) addRoute(r netlink.Route) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if r.Table == 0 {
@@ -463,7 +523,7 @@ func routeKey(r *netlink.Route) string {
 	return fmt.Sprintf("%d %d %s %d %d", r.Family, r.Table, r.Dst, r.Tos, r.Priority)
 }
 
-func (k *fakeKernel) newRoute(flags int, fr fakeRoute) reply {
+func (k *FakeKernel) newRoute(flags int, fr fakeRoute) reply {
 	r := &fr.Route
 	if r.Family == unix.AF_INET6 && r.Priority == 0 {
 		r.Priority = items.IPv6DefaultMetric
@@ -505,7 +565,7 @@ func sameNexthop(a, b *netlink.Route) bool {
 // kernel does, and fills in the devices the kernel picks. A multipath
 // route of one nexthop becomes a plain route (its weight is lost); IPv6
 // multipath nexthops need a gateway.
-func (k *fakeKernel) resolveNexthop(r *netlink.Route) error {
+func (k *FakeKernel) resolveNexthop(r *netlink.Route) error {
 	if r.Family == unix.AF_INET && !r.Dst.IP.Equal(r.Dst.IP.Mask(r.Dst.Mask)) {
 		return fmt.Errorf("%w: invalid prefix for given prefix length", unix.EINVAL)
 	}
@@ -547,7 +607,7 @@ func (k *fakeKernel) resolveNexthop(r *netlink.Route) error {
 // resolveHop checks one nexthop and returns its device: the given one, or
 // the one whose address's subnet holds gw. An onlink gateway needs a
 // device and no subnet.
-func (k *fakeKernel) resolveHop(family int, gwIP net.IP, index, flags int) (int, error) {
+func (k *FakeKernel) resolveHop(family int, gwIP net.IP, index, flags int) (int, error) {
 	if index > 0 && !k.hasLink(index) {
 		return 0, unix.ENODEV
 	}
@@ -576,7 +636,7 @@ func (k *fakeKernel) resolveHop(family int, gwIP net.IP, index, flags int) (int,
 	return 0, unix.ENETUNREACH
 }
 
-func (k *fakeKernel) delRoute(flags int, freq fakeRoute) reply {
+func (k *FakeKernel) delRoute(flags int, freq fakeRoute) reply {
 	req := freq.Route
 	best := -1
 	for i := range k.routes {
@@ -636,7 +696,7 @@ func hasAttr(b []byte, typ uint16) bool {
 
 // addAddr plants an address (someone else's when proto is not 211) the
 // way the kernel adds it.
-func (k *fakeKernel) addAddr(dev, prefix string, proto uint8) {
+func (k *FakeKernel) addAddr(dev, prefix string, proto uint8) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	a := kernelAddr{index: k.index(dev), prefix: netip.MustParsePrefix(prefix), proto: proto}
@@ -645,7 +705,7 @@ func (k *fakeKernel) addAddr(dev, prefix string, proto uint8) {
 	}
 }
 
-func (k *fakeKernel) findAddr(index int, p netip.Prefix) int {
+func (k *FakeKernel) findAddr(index int, p netip.Prefix) int {
 	return slices.IndexFunc(k.addrs, func(x kernelAddr) bool {
 		return x.index == index && x.prefix.Addr() == p.Addr() && (x.prefix.Bits() == p.Bits() || !p.Addr().Is4())
 	})
@@ -653,7 +713,7 @@ func (k *fakeKernel) findAddr(index int, p netip.Prefix) int {
 
 func sameSubnet(a, b netip.Prefix) bool { return a.Bits() == b.Bits() && a.Masked() == b.Masked() }
 
-func (k *fakeKernel) newAddr(flags int, a kernelAddr) error {
+func (k *FakeKernel) newAddr(flags int, a kernelAddr) error {
 	if !k.hasLink(a.index) {
 		return unix.ENODEV
 	}
@@ -691,7 +751,7 @@ func (k *fakeKernel) newAddr(flags int, a kernelAddr) error {
 }
 
 // addPrefixRoute adds the route to an address's subnet (protocol kernel).
-func (k *fakeKernel) addPrefixRoute(a kernelAddr) {
+func (k *FakeKernel) addPrefixRoute(a kernelAddr) {
 	if a.prefix.Bits() == a.prefix.Addr().BitLen() {
 		return
 	}
@@ -707,14 +767,14 @@ func (k *fakeKernel) addPrefixRoute(a kernelAddr) {
 	k.routes = append(k.routes, fakeRoute{Route: r, HasPref: r.Family == unix.AF_INET6})
 }
 
-func (k *fakeKernel) delPrefixRoute(a kernelAddr) {
+func (k *FakeKernel) delPrefixRoute(a kernelAddr) {
 	p := a.prefix.Masked()
 	k.routes = slices.DeleteFunc(k.routes, func(r fakeRoute) bool {
 		return r.Protocol == unix.RTPROT_KERNEL && r.LinkIndex == a.index && prefixOf(r.Dst, familyOfAF(r.Family)) == p
 	})
 }
 
-func (k *fakeKernel) delAddr(req kernelAddr, withAddress bool) error {
+func (k *FakeKernel) delAddr(req kernelAddr, withAddress bool) error {
 	at := slices.IndexFunc(k.addrs, func(x kernelAddr) bool {
 		return x.index == req.index && x.prefix.Addr() == req.prefix.Addr() &&
 			(!withAddress || x.prefix.Bits() == req.prefix.Bits()) &&
@@ -755,8 +815,8 @@ func (k *fakeKernel) delAddr(req kernelAddr, withAddress bool) error {
 }
 
 // promotesFor and promotingFor back addressConfigurator's sysctl hooks.
-func (k *fakeKernel) promotes(dev string) (bool, error) {
-	k.mu.Lock()
+func (k *FakeKernel) promotes(dev string) (bool, error) {
+	k.lock()
 	defer k.mu.Unlock()
 	if k.index(dev) == 0 {
 		return false, fmt.Errorf("reading promote_secondaries: %w", errors.New("no such file or directory"))
@@ -764,7 +824,7 @@ func (k *fakeKernel) promotes(dev string) (bool, error) {
 	return k.promote["all"] || k.promote[dev], nil
 }
 
-func (k *fakeKernel) promoting(dev string, f func() error) error {
+func (k *FakeKernel) promoting(dev string, f func() error) error {
 	k.mu.Lock()
 	old := k.promote[dev]
 	k.promote[dev] = true
@@ -792,7 +852,7 @@ func encodeNeigh(n kernelNeigh) []byte {
 }
 
 // addNeigh plants an entry (someone's static one, or a learned one).
-func (k *fakeKernel) addNeigh(dev, ip, mac string, state uint16, proto uint8) {
+func (k *FakeKernel) addNeigh(dev, ip, mac string, state uint16, proto uint8) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	hw, err := net.ParseMAC(mac)
@@ -802,11 +862,11 @@ func (k *fakeKernel) addNeigh(dev, ip, mac string, state uint16, proto uint8) {
 	k.neighs = append(k.neighs, kernelNeigh{index: k.index(dev), ip: netip.MustParseAddr(ip), mac: hw, state: state, proto: proto})
 }
 
-func (k *fakeKernel) findNeigh(n kernelNeigh) int {
+func (k *FakeKernel) findNeigh(n kernelNeigh) int {
 	return slices.IndexFunc(k.neighs, func(x kernelNeigh) bool { return x.index == n.index && x.ip == n.ip })
 }
 
-func (k *fakeKernel) newNeigh(flags int, n kernelNeigh) error {
+func (k *FakeKernel) newNeigh(flags int, n kernelNeigh) error {
 	if !k.hasLink(n.index) {
 		return unix.ENODEV
 	}
@@ -829,7 +889,7 @@ func (k *fakeKernel) newNeigh(flags int, n kernelNeigh) error {
 	return nil
 }
 
-func (k *fakeKernel) delNeigh(n kernelNeigh) error {
+func (k *FakeKernel) delNeigh(n kernelNeigh) error {
 	at := k.findNeigh(n)
 	if at < 0 {
 		return unix.ENOENT
@@ -841,8 +901,8 @@ func (k *fakeKernel) delNeigh(n kernelNeigh) error {
 // --- rules ---
 
 // RuleList lists the rules of family in the kernel's order.
-func (k *fakeKernel) RuleList(family int) ([]netlink.Rule, error) {
-	k.mu.Lock()
+func (k *FakeKernel) RuleList(family int) ([]netlink.Rule, error) {
+	k.lock()
 	defer k.mu.Unlock()
 	var out []netlink.Rule
 	for _, r := range k.rules {
@@ -854,7 +914,7 @@ func (k *fakeKernel) RuleList(family int) ([]netlink.Rule, error) {
 }
 
 // addRule plants a rule as the kernel orders it.
-func (k *fakeKernel) addRule(r *netlink.Rule) {
+func (k *FakeKernel) addRule(r *netlink.Rule) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if r.Type == 0 { // what `ip rule add ... lookup` sends
@@ -1024,7 +1084,7 @@ func sameRule(a, b *netlink.Rule) bool {
 
 // newRule adds a rule as fib_nl_newrule does: a lookup needs a table, a
 // goto a later priority ("Backward goto not supported").
-func (k *fakeKernel) newRule(flags int, r netlink.Rule) error {
+func (k *FakeKernel) newRule(flags int, r netlink.Rule) error {
 	switch {
 	case r.Type == frActToTbl && r.Table == 0:
 		return fmt.Errorf("%w: invalid table", unix.EINVAL)
@@ -1047,7 +1107,7 @@ func (k *fakeKernel) newRule(flags int, r netlink.Rule) error {
 
 // delRule removes the first rule with every selector the request sets
 // (rule_find: the "not" flag and a goto's target are not compared).
-func (k *fakeKernel) delRule(req netlink.Rule) error {
+func (k *FakeKernel) delRule(req netlink.Rule) error {
 	at := slices.IndexFunc(k.rules, func(r netlink.Rule) bool {
 		return r.Family == req.Family && (req.Type == 0 || r.Type == req.Type) &&
 			(req.Table == 0 || r.Table == req.Table) && (req.Priority == 0 || r.Priority == req.Priority) &&
@@ -1069,7 +1129,7 @@ func (k *fakeKernel) delRule(req netlink.Rule) error {
 // --- views for the tests ---
 
 // ownedRoutes lists the routes carrying netagent's protocol.
-func (k *fakeKernel) routesWith(proto int) []netlink.Route {
+func (k *FakeKernel) routesWith(proto int) []netlink.Route {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	var out []netlink.Route
@@ -1082,7 +1142,7 @@ func (k *fakeKernel) routesWith(proto int) []netlink.Route {
 }
 
 // addrOn returns the kernel address with that prefix on dev, if any.
-func (k *fakeKernel) addrOn(dev, prefix string) (kernelAddr, bool) {
+func (k *FakeKernel) addrOn(dev, prefix string) (kernelAddr, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	p := netip.MustParsePrefix(prefix)
@@ -1094,7 +1154,7 @@ func (k *fakeKernel) addrOn(dev, prefix string) (kernelAddr, bool) {
 }
 
 // neighOn returns the kernel entry for ip on dev, if any.
-func (k *fakeKernel) neighOn(dev, ip string) (kernelNeigh, bool) {
+func (k *FakeKernel) neighOn(dev, ip string) (kernelNeigh, bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	at := k.findNeigh(kernelNeigh{index: k.index(dev), ip: netip.MustParseAddr(ip)})

@@ -38,13 +38,13 @@ func defaultMembership(dpvid uint16) map[uint16]items.VLANFlags {
 }
 
 // joinBridge gives a new port of bridge m its default state.
-func (f *fakeKernel) joinBridge(port, m *fakeLink) {
+func (f *FakeKernel) joinBridge(port, m *fakeLink) {
 	port.bm = fakeBridgeMember{vlans: defaultMembership(m.bm.defaultPVID), priority: fakeDefaultPriority}
 }
 
 // bridgeInfo adds a bridge's default_pvid and a bridge port's priority
 // to linkInfo's answer.
-func (f *fakeKernel) bridgeInfo(fl, master *fakeLink, out *infoAttrs) {
+func (f *FakeKernel) bridgeInfo(fl, master *fakeLink, out *infoAttrs) {
 	if fl.kind() == "bridge" {
 		out.data = out.data.with(nl.IFLA_BR_VLAN_DEFAULT_PVID, nl.Uint16Attr(fl.bm.defaultPVID))
 	}
@@ -74,7 +74,7 @@ func bridgePortData(fl *fakeLink, a attr) (func(), error) {
 }
 
 // bridgeVLANs dumps every bridge's and bridge port's VLANs.
-func (f *fakeKernel) bridgeVLANs() (map[int]map[uint16]items.VLANFlags, error) {
+func (f *FakeKernel) bridgeVLANs() (map[int]map[uint16]items.VLANFlags, error) {
 	out := map[int]map[uint16]items.VLANFlags{}
 	for idx, fl := range f.links {
 		m := f.links[fl.attrs().MasterIndex]
@@ -89,7 +89,7 @@ func (f *fakeKernel) bridgeVLANs() (map[int]map[uint16]items.VLANFlags, error) {
 // pvid, self only on a bridge and master only on a bridge port; a delete
 // of a VLAN that is not there is ENOENT. A pvid moves (a member has one),
 // and adding a VLAN present changes its flags.
-func (f *fakeKernel) setBridgeVLANs(index int, self, del bool, vlans items.VLANSet) error {
+func (f *FakeKernel) setBridgeVLANs(index int, self, del bool, vlans items.VLANSet) error {
 	fl := f.links[index]
 	if fl == nil {
 		return unix.ENODEV

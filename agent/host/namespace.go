@@ -1,0 +1,92 @@
+package host
+
+import (
+	"github.com/sirupsen/logrus"
+
+	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/configurators/dhcp"
+	"github.com/netagent/netagent/configurators/dhcp6"
+	"github.com/netagent/netagent/configurators/firewall"
+	"github.com/netagent/netagent/configurators/link"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/netnsx"
+	"github.com/netagent/netagent/internal/statefile"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// namespace is what a Runtime builds its configurators over and reads,
+// plans and predicts from: the target namespace (netnsNamespace, the
+// kernel through the configurator packages), or fakes of it
+// (fakeNamespace: the same configurators over configurators.Fake).
+type namespace interface {
+	NewRegistry(stateDir string) (*reconciler.TypeRegistry, error)
+	ReadItems(stateDir string, hint *dg.Graph) ([]dg.Item, error)
+	// ReadLinkItems is the link configurator's read-back alone.
+	ReadLinkItems(stateDir string, hint *dg.Graph) ([]dg.Item, error)
+	Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error)
+	NewDryRun() (*configurators.DryRun, error)
+	ReadFound(stateDir string) (link.Found, error)
+	// ReuseAfterWrite lets the next read-back use what the last write
+	// saved (firewall.ReuseAfterWrite); end takes the permit back.
+	ReuseAfterWrite() (end func())
+}
+
+// netnsNamespace is a namespace of the kernel.
+type netnsNamespace struct{ t *netnsx.Target }
+
+func (n netnsNamespace) NewRegistry(stateDir string) (*reconciler.TypeRegistry, error) {
+	return configurators.NewRegistry(n.t, stateDir)
+}
+
+func (n netnsNamespace) ReadItems(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
+	return configurators.ReadItems(n.t, stateDir, hint)
+}
+
+func (n netnsNamespace) ReadLinkItems(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
+	return link.ReadBack(n.t, stateDir, hint)
+}
+
+func (n netnsNamespace) Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error) {
+	return configurators.Clashes(n.t, stateDir, hint)
+}
+
+func (n netnsNamespace) NewDryRun() (*configurators.DryRun, error) {
+	return configurators.NewDryRun(n.t)
+}
+
+func (n netnsNamespace) ReadFound(stateDir string) (link.Found, error) {
+	return link.ReadFound(n.t, stateDir)
+}
+
+func (n netnsNamespace) ReuseAfterWrite() func() { return firewall.ReuseAfterWrite(n.t) }
+
+// fakeNamespace is a namespace of fakes.
+type fakeNamespace struct{ *configurators.Fake }
+
+func (n fakeNamespace) ReadLinkItems(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
+	return n.Links.ReadBack(stateDir, hint)
+}
+
+func (fakeNamespace) ReuseAfterWrite() func() { return func() {} }
+
+// OpenFake is Open over fakes of a namespace: the real link, l3 and
+// firewall configurators, with no kernel, no root and no namespace, for
+// tests of what runs over a Runtime (Apply, Plan, Check, the daemon's
+// Kernel). What needs the kernel itself is not there: no dns and no
+// DHCP items (no configurator: their items fail), no wait for link
+// events (Apply's Wait is ignored), no trials (BeginTrial and what
+// follows need the namespace). Close does nothing.
+func OpenFake(f *configurators.Fake, stateDir string, log logrus.FieldLogger) (*Runtime, error) {
+	if err := statefile.PrepareDir(stateDir); err != nil {
+		return nil, err
+	}
+	ns := fakeNamespace{f}
+	reg, err := ns.NewRegistry(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	leases, leases6 := &dhcp.Leases{}, &dhcp6.Leases{}
+	return &Runtime{ns: ns, stateDir: stateDir, reg: reg, log: log,
+		dhcp: &dhcp.Configurator{Leases: leases, StateDir: stateDir, Log: log}, leases: leases,
+		dhcp6: &dhcp6.Configurator{Leases: leases6, StateDir: stateDir, Log: log}, leases6: leases6}, nil
+}

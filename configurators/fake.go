@@ -1,0 +1,107 @@
+package configurators
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/netagent/netagent/configurators/firewall"
+	"github.com/netagent/netagent/configurators/l3"
+	"github.com/netagent/netagent/configurators/link"
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// Fake is one network namespace in memory behind the real configurators,
+// for tests that need no root and no namespace (agent/host's): the
+// packages' own fakes, each as faithful as its doc says (link.FakeKernel:
+// the kernel's links, errnos and ifindexes; l3.FakeKernel: rtnetlink's
+// addresses, routes, rules and neighbours, parsed from the requests the
+// configurators send; firewall.Fake: iptables-restore's transactions and
+// /proc/sys/net). The l3 fake follows the link fake's links, so that an
+// address goes on a bridge the same reconcile created, and goes with it.
+//
+// Its methods are NewRegistry, ReadItems, Clashes and NewDryRun over the
+// fakes, with the state files in the given state directory. The dns item
+// type is left out: its configurator writes the host's resolv.conf.
+type Fake struct {
+	Links    *link.FakeKernel
+	L3       *l3.FakeKernel
+	Firewall *firewall.Fake
+}
+
+// NewFake returns a namespace with lo only and a /proc/sys/net holding
+// sysctls (path → value, "/proc/sys/net/ipv4/ip_forward": "0"; may be
+// nil). Links.AddNIC plugs in a physical NIC.
+func NewFake(sysctls map[string]string) *Fake {
+	f := &Fake{Links: link.NewFakeKernel(), L3: l3.NewFakeKernel(), Firewall: firewall.NewFake(sysctls)}
+	f.L3.Links = f.linkNames
+	return f
+}
+
+// linkNames are the link fake's links by ifindex.
+func (f *Fake) linkNames() map[int]string {
+	links, _ := f.Links.LinkList() // the fake's list never fails
+	names := make(map[int]string, len(links))
+	for _, l := range links {
+		names[l.Attrs().Index] = l.Attrs().Name
+	}
+	return names
+}
+
+// NewRegistry registers the link, l3 and firewall configurators over the
+// fakes, as NewRegistry does over a namespace (without dns).
+func (f *Fake) NewRegistry(stateDir string) (*reconciler.TypeRegistry, error) {
+	reg := &reconciler.TypeRegistry{}
+	if err := f.Links.Register(reg, stateDir); err != nil {
+		return nil, fmt.Errorf("registering link configurators: %w", err)
+	}
+	if err := f.L3.Register(reg); err != nil {
+		return nil, fmt.Errorf("registering l3 configurators: %w", err)
+	}
+	if err := f.Firewall.Register(reg, stateDir); err != nil {
+		return nil, fmt.Errorf("registering firewall configurators: %w", err)
+	}
+	return reg, nil
+}
+
+// ReadItems reads the fakes back, as ReadItems does a namespace (without
+// dns).
+func (f *Fake) ReadItems(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
+	linkItems, err := f.Links.ReadBack(stateDir, hint)
+	if err != nil {
+		return nil, fmt.Errorf("reading back links: %w", err)
+	}
+	l3Items, err := f.L3.ReadBack(hint)
+	if err != nil {
+		return nil, fmt.Errorf("reading back l3: %w", err)
+	}
+	fwItems, err := f.Firewall.ReadBack(stateDir, hint)
+	if err != nil {
+		return nil, fmt.Errorf("reading back firewall: %w", err)
+	}
+	return slices.Concat(linkItems, l3Items, fwItems), nil
+}
+
+// Clashes finds the intended items whose place someone else's object
+// holds in the fakes, as Clashes does in a namespace.
+func (f *Fake) Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error) {
+	return findClashes([]clashFinder{
+		{"links", func() (map[dg.ItemRef]error, error) { return f.Links.Clashes(stateDir, hint) }},
+		{"l3", func() (map[dg.ItemRef]error, error) { return f.L3.Clashes(hint) }},
+		{"firewall", func() (map[dg.ItemRef]error, error) { return f.Firewall.Clashes(stateDir, hint) }},
+	})
+}
+
+// NewDryRun starts a dry run over the fakes' addresses and routes, as
+// NewDryRun does in a namespace.
+func (f *Fake) NewDryRun() (*DryRun, error) {
+	r, err := f.L3.Refusals()
+	if err != nil {
+		return nil, fmt.Errorf("reading the addresses and routes: %w", err)
+	}
+	return &DryRun{addrs: r}, nil
+}
+
+// ReadFound reads the recorded originals of the fake's physical links, as
+// link.ReadFound does a namespace's.
+func (f *Fake) ReadFound(stateDir string) (link.Found, error) { return f.Links.ReadFound(stateDir) }
