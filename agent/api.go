@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/configurators"
 	dg "github.com/netagent/netagent/depgraph"
-	"github.com/netagent/netagent/reconciler"
 )
 
 // call is a Request on its way to the loop, with where to answer.
@@ -19,11 +17,13 @@ type call struct {
 	req   Request
 	reply chan Response
 	// sub is the subscriber of a CmdWatch (events.go).
-	sub *subscriber
+	sub *api.Subscriber
 }
 
-// Call hands req to the loop and waits for the answer. It is what the
-// socket server does for each connection; tests call it directly.
+var _ api.Handler = (*Agent)(nil)
+
+// Call hands req to the loop and waits for the answer (api.Handler: the
+// socket server calls it for each request); tests call it directly.
 func (a *Agent) Call(ctx context.Context, req Request) (Response, error) {
 	if req.Command == CmdMetrics {
 		return a.metricsResponse(), nil // outside the loop
@@ -54,7 +54,7 @@ func (a *Agent) send(ctx context.Context, c call) (Response, error) {
 // later, when its probe round ends (try).
 func (a *Agent) handle(ctx context.Context, c call) {
 	if c.req.Command == CmdWatch {
-		c.reply <- a.startWatchCall(c)
+		c.reply <- a.startWatch(c)
 		return
 	}
 	if c.req.Command == CmdTry {
@@ -75,7 +75,7 @@ func (a *Agent) answer(ctx context.Context, req Request) Response {
 		st := a.status()
 		return Response{Status: &st}
 	case CmdShow:
-		return Response{Items: showItems(a.st.current)}
+		return Response{Items: api.ShowItems(a.st.current)}
 	case CmdApply:
 		if t := a.st.trial; t != nil { // the API's document is the trial's
 			return Response{Error: fmt.Sprintf("a trial is pending (since %s): confirm or roll it back first", t.status.Since.Format(time.RFC3339))}
@@ -146,8 +146,8 @@ func (a *Agent) apply(ctx context.Context, raw json.RawMessage) Response {
 	found := a.found()                                  // as before: a NIC's restore forgets it
 	rs := a.reconcile(ctx)
 	st := a.status()
-	ops, sum := withDisruption(opResults(rs.OperationLog), rs.OperationLog, before, found)
-	return Response{Operations: ops, Disruption: sum, Blocked: blockedItems(rs.Blocked), Status: &st}
+	ops, sum := withDisruption(api.OpResults(rs.OperationLog), rs.OperationLog, before, found)
+	return Response{Operations: ops, Disruption: sum, Blocked: api.BlockedItems(rs.Blocked), Status: &st}
 }
 
 // plan is a dry run: of the running intent, or of the documents with raw
@@ -158,8 +158,8 @@ func (a *Agent) plan(ctx context.Context, raw json.RawMessage) Response {
 		return *refused
 	}
 	rs := a.cfg.Kernel.Plan(ctx, a.st.results.records, a.st.current, intended)
-	ops, sum := withDisruption(opResults(rs.OperationLog), rs.OperationLog, a.st.current, a.found())
-	return Response{Operations: ops, Disruption: sum, Blocked: blockedItems(rs.Blocked)}
+	ops, sum := withDisruption(api.OpResults(rs.OperationLog), rs.OperationLog, a.st.current, a.found())
+	return Response{Operations: ops, Disruption: sum, Blocked: api.BlockedItems(rs.Blocked)}
 }
 
 // intendedWith is the running intended graph, or, with raw, the graph of
@@ -204,39 +204,6 @@ func (a *Agent) check(ctx context.Context, raw json.RawMessage) Response {
 	if intended != a.st.intended {
 		leases = RefusalsOf(intended)
 	}
-	return Response{Operations: opResults(withoutOps(rs.OperationLog, ignored)), Blocked: blockedItems(rs.Blocked),
+	return Response{Operations: api.OpResults(withoutOps(rs.OperationLog, ignored)), Blocked: api.BlockedItems(rs.Blocked),
 		Differs: differs, Check: CheckItems(intended, rep, policies), LeasesRefused: LeaseRefusals(leases)}
-}
-
-func opResults(log reconciler.OperationLog) []OpResult {
-	out := make([]OpResult, 0, len(log))
-	for _, e := range log {
-		r := OpResult{Op: e.Op.String(), Item: e.Ref.String(), Recreate: e.Recreate, InProgress: e.InProgress}
-		if e.Item != nil {
-			r.Value = e.Item.String()
-		}
-		if e.Err != nil {
-			r.Error = e.Err.Error()
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-func blockedItems(m map[dg.ItemRef]string) []BlockedItem {
-	out := make([]BlockedItem, 0, len(m))
-	for _, ref := range slices.SortedFunc(maps.Keys(m), dg.ItemRef.Compare) {
-		out = append(out, BlockedItem{Item: ref.String(), Reason: m[ref]})
-	}
-	return out
-}
-
-func showItems(g *dg.Graph) []ShownItem {
-	var out []ShownItem
-	for _, ref := range g.Refs() {
-		it, st, _ := g.Lookup(ref)
-		out = append(out, ShownItem{Item: ref.String(), Value: it.String(), State: st.State.String(),
-			External: it.External(), File: fileOf(g, ref)})
-	}
-	return out
 }

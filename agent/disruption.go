@@ -26,7 +26,7 @@ func (a *Agent) found() link.Found {
 	return nil
 }
 
-// withDisruption gives each of ops (opResults of log) what it does to
+// withDisruption gives each of ops (api.OpResults of log) what it does to
 // traffic, from before, the state the plan starts from, and found, what
 // the NICs had before netagent (a.found), as the one-shot plan predicts
 // it (host.PredictOpsFound); and returns the summary of the plan's

@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
@@ -287,7 +288,7 @@ func (a *Agent) rollback(ctx context.Context, req Request) Response {
 	a.st.want(reasonRollback)
 	rs := a.reconcile(ctx)
 	st := a.status()
-	return Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked), Status: &st}
+	return Response{Operations: api.OpResults(rs.OperationLog), Blocked: api.BlockedItems(rs.Blocked), Status: &st}
 }
 
 // errorResponse answers a request refused with err.

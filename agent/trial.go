@@ -54,6 +54,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/probe"
 	"github.com/netagent/netagent/agent/versions"
@@ -163,7 +164,7 @@ func (a *Agent) try(ctx context.Context, req Request, reply chan<- Response) (re
 	s.want(reasonTry)
 	rs := a.reconcile(ctx)
 	t.waiting = reply
-	t.resp = Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked)}
+	t.resp = Response{Operations: api.OpResults(rs.OperationLog), Blocked: api.BlockedItems(rs.Blocked)}
 	s.trialAlarm.set(time.Until(t.status.Deadline))
 	a.log.WithField("deadline", t.status.Deadline.Format(time.RFC3339)).WithField("name", t.status.Name).Info("trial applied: reverts at the deadline unless confirmed")
 	t.status.Settling = true
