@@ -37,25 +37,25 @@ func (a *Agent) snapshotEvents() Status {
 // the others, then adds the call's subscriber, whose events are the
 // changes from the status it is answered with. One without a subscriber
 // (not from watchCall) is refused.
-func (a *Agent) startWatch(c call) Response {
+func (a *Agent) startWatch(c call) api.Response {
 	if c.sub == nil {
-		return Response{Error: "watch streams events: use the socket (netagent status --watch) or Agent.Subscribe"}
+		return api.Response{Error: "watch streams events: use the socket (netagent status --watch) or Agent.Subscribe"}
 	}
 	st := a.snapshotEvents()
 	a.ev.Add(c.sub)
-	return Response{Status: &st}
+	return api.Response{Status: &st}
 }
 
 // watchCall hands a CmdWatch with its subscriber to the loop and waits for
 // the status it starts from.
-func (a *Agent) watchCall(ctx context.Context, s *api.Subscriber) (Response, error) {
-	return a.send(ctx, call{req: Request{Command: CmdWatch}, reply: make(chan Response, 1), sub: s})
+func (a *Agent) watchCall(ctx context.Context, s *api.Subscriber) (api.Response, error) {
+	return a.send(ctx, call{req: api.Request{Command: api.CmdWatch}, reply: make(chan api.Response, 1), sub: s})
 }
 
 // Subscribe streams the agent's events to f, starting with an EventStatus,
 // until ctx ends, the agent stops or f fails (api.Handler: the socket
 // server streams them to a client).
-func (a *Agent) Subscribe(ctx context.Context, f func(Event) error) error {
+func (a *Agent) Subscribe(ctx context.Context, f func(api.Event) error) error {
 	s := api.NewSubscriber(api.WatchBuffer)
 	defer a.ev.Remove(s)
 	resp, err := a.watchCall(ctx, s)

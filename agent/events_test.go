@@ -15,14 +15,14 @@ import (
 func TestWatchStreamsConditionAndItemChanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, baseDocs()).start()
-		events := make(chan Event, 100)
+		events := make(chan api.Event, 100)
 		ctx, cancel := context.WithCancel(context.Background())
 		ended := make(chan error, 1)
 		go func() {
-			ended <- r.a.Subscribe(ctx, func(e Event) error { events <- e; return nil })
+			ended <- r.a.Subscribe(ctx, func(e api.Event) error { events <- e; return nil })
 		}()
 		first := <-events
-		if first.Kind != EventStatus || first.Status == nil || !first.Status.Ready || first.Format != EventFormat {
+		if first.Kind != api.EventStatus || first.Status == nil || !first.Status.Ready || first.Format != api.EventFormat {
 			t.Fatalf("first event %+v", first)
 		}
 		r.k.setLink(uplink(2, false))
@@ -85,15 +85,15 @@ func TestWatchSlowClientDoesNotBlockTheLoop(t *testing.T) {
 			kinds = append(kinds, e.Kind)
 			missed += e.Missed
 		}
-		if kinds[0] == EventMissed || kinds[1] == EventMissed || kinds[2] != EventMissed || missed < 10 {
+		if kinds[0] == api.EventMissed || kinds[1] == api.EventMissed || kinds[2] != api.EventMissed || missed < 10 {
 			t.Errorf("events read %v, %d missed; want the 2 buffered, then a missed event", kinds, missed)
 		}
 		r.a.ev.Remove(s)
 	})
 }
 
-func drain(ch chan Event) []Event {
-	var out []Event
+func drain(ch chan api.Event) []api.Event {
+	var out []api.Event
 	for {
 		select {
 		case e := <-ch:
@@ -104,11 +104,11 @@ func drain(ch chan Event) []Event {
 	}
 }
 
-func checkEvents(t *testing.T, got []Event, want []string) {
+func checkEvents(t *testing.T, got []api.Event, want []string) {
 	t.Helper()
 	var lines []string
 	for _, e := range got {
-		if e.Format != EventFormat || e.Time.IsZero() {
+		if e.Format != api.EventFormat || e.Time.IsZero() {
 			t.Errorf("event without format or time: %+v", e)
 		}
 		lines = append(lines, e.String())

@@ -278,7 +278,7 @@ func (a *Agent) rollbackTo(n int, expect *int) (*dg.Graph, error) {
 }
 
 // rollback answers CmdRollback.
-func (a *Agent) rollback(ctx context.Context, req Request) Response {
+func (a *Agent) rollback(ctx context.Context, req api.Request) api.Response {
 	graph, err := a.rollbackTo(req.Version, req.IfVersion)
 	if err != nil {
 		return errorResponse(err)
@@ -288,12 +288,12 @@ func (a *Agent) rollback(ctx context.Context, req Request) Response {
 	a.st.want(reasonRollback)
 	rs := a.reconcile(ctx)
 	st := a.status()
-	return Response{Operations: api.OpResults(rs.OperationLog), Blocked: api.BlockedItems(rs.Blocked), Status: &st}
+	return api.Response{Operations: api.OpResults(rs.OperationLog), Blocked: api.BlockedItems(rs.Blocked), Status: &st}
 }
 
 // errorResponse answers a request refused with err.
-func errorResponse(err error) Response {
-	return Response{Error: err.Error(), Conflict: errors.Is(err, versions.ErrConflict)}
+func errorResponse(err error) api.Response {
+	return api.Response{Error: err.Error(), Conflict: errors.Is(err, versions.ErrConflict)}
 }
 
 // versionStatus puts the current version into st.

@@ -21,14 +21,14 @@ func TestServeAnswersOverTheSocket(t *testing.T) {
 	path := serve(t, newRig(t, baseDocs()).start())
 	cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer ccancel()
-	resp, err := api.Call(cctx, path, Request{Command: CmdStatus})
+	resp, err := api.Call(cctx, path, api.Request{Command: api.CmdStatus})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if resp.Status == nil || !resp.Status.Ready {
 		t.Fatalf("status over the socket: %+v", resp)
 	}
-	resp, err = api.Call(cctx, path, Request{Command: CmdApply, Intent: json.RawMessage(brokenDoc)})
+	resp, err = api.Call(cctx, path, api.Request{Command: api.CmdApply, Intent: json.RawMessage(brokenDoc)})
 	if err != nil || resp.Error != "intent rejected" || len(resp.Problems) == 0 {
 		t.Errorf("a broken apply over the socket: %+v, %v", resp, err)
 	}
@@ -38,7 +38,7 @@ func TestServeAnswersOverTheSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Write([]byte("hello\n"))
-	var bad Response
+	var bad api.Response
 	if err := json.NewDecoder(c).Decode(&bad); err != nil || bad.Error == "" {
 		t.Errorf("answer to garbage: %+v, %v", bad, err)
 	}
@@ -72,7 +72,7 @@ func serve(t *testing.T, r *rig) string {
 func TestCallAfterStopFails(t *testing.T) {
 	r := newRig(t, baseDocs()).start()
 	r.stop()
-	if _, err := r.a.Call(context.Background(), Request{Command: CmdStatus}); !errors.Is(err, ErrNotRunning) {
+	if _, err := r.a.Call(context.Background(), api.Request{Command: api.CmdStatus}); !errors.Is(err, api.ErrNotRunning) {
 		t.Errorf("Call after Run returned: %v, want ErrNotRunning", err)
 	}
 	if r.notify.count("stopping") != 1 {
@@ -88,18 +88,18 @@ func TestServePlansABigIntent(t *testing.T) {
 	path := serve(t, r)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pad := strings.Repeat("x", MaxRequestSize+1<<20)
-	if resp, err := api.Call(ctx, path, Request{Command: CmdApply, Intent: json.RawMessage(`{"version": 1, "pad": "` + pad + `"}`)}); err != nil || !strings.Contains(resp.Error, ErrRequestTooLarge.Error()) {
+	pad := strings.Repeat("x", api.MaxRequestSize+1<<20)
+	if resp, err := api.Call(ctx, path, api.Request{Command: api.CmdApply, Intent: json.RawMessage(`{"version": 1, "pad": "` + pad + `"}`)}); err != nil || !strings.Contains(resp.Error, api.ErrRequestTooLarge.Error()) {
 		t.Errorf("an over-size request: %v %+v", err, resp)
 	}
 	if got := r.status(); !got.Ready || got.Reconciles != 1 {
 		t.Errorf("an over-size request changed the agent: %+v", got)
 	}
 	big := bigIntent(100_000)
-	if len(big) > MaxRequestSize/3 {
+	if len(big) > api.MaxRequestSize/3 {
 		t.Errorf("an intent of 100k routes is %d bytes: less than a third of MaxRequestSize's margin", len(big))
 	}
-	resp, err := api.Call(ctx, path, Request{Command: CmdPlan, Intent: big})
+	resp, err := api.Call(ctx, path, api.Request{Command: api.CmdPlan, Intent: big})
 	if err != nil || resp.Error != "" {
 		t.Errorf("plan of 100k routes over the socket: %v %q", err, resp.Error)
 	}
