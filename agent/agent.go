@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/configurators/dhcp"
@@ -180,7 +181,9 @@ type Agent struct {
 	mx *metricsFeed // owned by the loop goroutine; its Metrics are safe anywhere
 	// reported is what Report was last given (loop goroutine).
 	reported *fleet.Status
-	ev       *eventHub // the status stream's subscribers (events.go)
+	ev       *api.Hub // the status stream's subscribers (events.go)
+	// evLast is the status last published into ev (loop goroutine).
+	evLast *api.Snapshot
 	// ownRender: Config.Render was not given, the agent renders with its
 	// leases (render.RenderFilesWith), and so may an edit on its own
 	// (adoptEdit).
@@ -191,8 +194,6 @@ type Agent struct {
 	// refusals are the reasons the intended graph leaves out what leases
 	// gave, by lease item (noteRefusals; loop goroutine).
 	refusals map[dg.ItemRef]string
-	// apiIdle is the socket's IdleTimeout (shorter in tests).
-	apiIdle time.Duration
 }
 
 // New checks cfg, fills in the defaults and returns an Agent ready to Run.
@@ -215,8 +216,7 @@ func New(cfg Config) (*Agent, error) {
 		lease6Done: make(chan lease6Result),
 		done:       make(chan struct{}),
 		mx:         newMetricsFeed(),
-		ev:         newEventHub(),
-		apiIdle:    IdleTimeout,
+		ev:         api.NewHub(),
 	}
 	if cfg.StateDir != "" {
 		a.store = &goodStore{dir: cfg.StateDir}

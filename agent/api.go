@@ -4,60 +4,60 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/configurators"
 	dg "github.com/netagent/netagent/depgraph"
-	"github.com/netagent/netagent/reconciler"
 )
 
 // call is a Request on its way to the loop, with where to answer.
 type call struct {
-	req   Request
-	reply chan Response
+	req   api.Request
+	reply chan api.Response
 	// sub is the subscriber of a CmdWatch (events.go).
-	sub *subscriber
+	sub *api.Subscriber
 }
 
-// Call hands req to the loop and waits for the answer. It is what the
-// socket server does for each connection; tests call it directly.
-func (a *Agent) Call(ctx context.Context, req Request) (Response, error) {
-	if req.Command == CmdMetrics {
+var _ api.Handler = (*Agent)(nil)
+
+// Call hands req to the loop and waits for the answer (api.Handler: the
+// socket server calls it for each request); tests call it directly.
+func (a *Agent) Call(ctx context.Context, req api.Request) (api.Response, error) {
+	if req.Command == api.CmdMetrics {
 		return a.metricsResponse(), nil // outside the loop
 	}
-	return a.send(ctx, call{req: req, reply: make(chan Response, 1)})
+	return a.send(ctx, call{req: req, reply: make(chan api.Response, 1)})
 }
 
 // send hands c to the loop and waits for its reply.
-func (a *Agent) send(ctx context.Context, c call) (Response, error) {
+func (a *Agent) send(ctx context.Context, c call) (api.Response, error) {
 	select {
 	case a.calls <- c:
 	case <-a.done:
-		return Response{}, ErrNotRunning
+		return api.Response{}, api.ErrNotRunning
 	case <-ctx.Done():
-		return Response{}, ctx.Err()
+		return api.Response{}, ctx.Err()
 	}
 	select {
 	case r := <-c.reply:
 		return r, nil
 	case <-a.done:
-		return Response{}, ErrNotRunning
+		return api.Response{}, api.ErrNotRunning
 	case <-ctx.Done():
-		return Response{}, ctx.Err()
+		return api.Response{}, ctx.Err()
 	}
 }
 
 // handle answers a call, in the loop. A trial with probes is answered
 // later, when its probe round ends (try).
 func (a *Agent) handle(ctx context.Context, c call) {
-	if c.req.Command == CmdWatch {
-		c.reply <- a.startWatchCall(c)
+	if c.req.Command == api.CmdWatch {
+		c.reply <- a.startWatch(c)
 		return
 	}
-	if c.req.Command == CmdTry {
+	if c.req.Command == api.CmdTry {
 		if resp, done := a.try(ctx, c.req, c.reply); done {
 			a.publishMetrics()
 			c.reply <- resp
@@ -69,38 +69,38 @@ func (a *Agent) handle(ctx context.Context, c call) {
 	c.reply <- resp
 }
 
-func (a *Agent) answer(ctx context.Context, req Request) Response {
+func (a *Agent) answer(ctx context.Context, req api.Request) api.Response {
 	switch req.Command {
-	case CmdStatus:
+	case api.CmdStatus:
 		st := a.status()
-		return Response{Status: &st}
-	case CmdShow:
-		return Response{Items: showItems(a.st.current)}
-	case CmdApply:
+		return api.Response{Status: &st}
+	case api.CmdShow:
+		return api.Response{Items: api.ShowItems(a.st.current)}
+	case api.CmdApply:
 		if t := a.st.trial; t != nil { // the API's document is the trial's
-			return Response{Error: fmt.Sprintf("a trial is pending (since %s): confirm or roll it back first", t.status.Since.Format(time.RFC3339))}
+			return api.Response{Error: fmt.Sprintf("a trial is pending (since %s): confirm or roll it back first", t.status.Since.Format(time.RFC3339))}
 		}
 		if err := a.checkVersion(req.IfVersion); err != nil {
 			return errorResponse(err)
 		}
 		return a.apply(ctx, req.Intent)
-	case CmdRollback:
+	case api.CmdRollback:
 		if req.Trial != "" {
 			return a.rollbackTrial(ctx, req.Trial)
 		}
 		if t := a.st.trial; t != nil {
-			return Response{Error: fmt.Sprintf("a trial is pending (%s, since %s): a rollback of versions waits until it ends; "+
+			return api.Response{Error: fmt.Sprintf("a trial is pending (%s, since %s): a rollback of versions waits until it ends; "+
 				"name the trial to revert it (`netagent rollback`), or confirm it", t.status.ID, t.status.Since.Format(time.RFC3339))}
 		}
 		return a.rollback(ctx, req)
-	case CmdConfirm:
+	case api.CmdConfirm:
 		return a.confirmTrial(ctx, req.Trial)
-	case CmdPlan:
+	case api.CmdPlan:
 		return a.plan(ctx, req.Intent)
-	case CmdCheck:
+	case api.CmdCheck:
 		return a.check(ctx, req.Intent)
 	}
-	return Response{Error: fmt.Sprintf("unknown command %q (want apply, plan, check, show, status, metrics, rollback, try or confirm)", req.Command)}
+	return api.Response{Error: fmt.Sprintf("unknown command %q (want apply, plan, check, show, status, metrics, rollback, try or confirm)", req.Command)}
 }
 
 // withAPIDoc returns the loop's documents with raw as the API's document,
@@ -127,17 +127,17 @@ func (a *Agent) withAPIDoc(raw []byte) (next *docSet, res resolution, problems [
 
 // apply makes raw the API's document, if the documents stay valid with it,
 // and reconciles at once. A rejected document changes nothing.
-func (a *Agent) apply(ctx context.Context, raw json.RawMessage) Response {
+func (a *Agent) apply(ctx context.Context, raw json.RawMessage) api.Response {
 	if len(raw) == 0 {
-		return Response{Error: errNoIntent.Error()}
+		return api.Response{Error: errNoIntent.Error()}
 	}
 	next, res, problems, err := a.withAPIDoc(raw)
 	switch {
 	case err != nil:
-		return Response{Error: err.Error()}
+		return api.Response{Error: err.Error()}
 	case problems != nil:
 		a.log.WithField("problems", len(problems)).Warn("api: intent rejected; nothing changed")
-		return Response{Error: "intent rejected", Problems: problems}
+		return api.Response{Error: "intent rejected", Problems: problems}
 	}
 	a.adoptResolved(next, res, reasonAPI)
 	a.api.set(raw)
@@ -146,35 +146,35 @@ func (a *Agent) apply(ctx context.Context, raw json.RawMessage) Response {
 	found := a.found()                                  // as before: a NIC's restore forgets it
 	rs := a.reconcile(ctx)
 	st := a.status()
-	ops, sum := withDisruption(opResults(rs.OperationLog), rs.OperationLog, before, found)
-	return Response{Operations: ops, Disruption: sum, Blocked: blockedItems(rs.Blocked), Status: &st}
+	ops, sum := withDisruption(api.OpResults(rs.OperationLog), rs.OperationLog, before, found)
+	return api.Response{Operations: ops, Disruption: sum, Blocked: api.BlockedItems(rs.Blocked), Status: &st}
 }
 
 // plan is a dry run: of the running intent, or of the documents with raw
 // as the API's document.
-func (a *Agent) plan(ctx context.Context, raw json.RawMessage) Response {
+func (a *Agent) plan(ctx context.Context, raw json.RawMessage) api.Response {
 	intended, refused := a.intendedWith(raw)
 	if refused != nil {
 		return *refused
 	}
 	rs := a.cfg.Kernel.Plan(ctx, a.st.results.records, a.st.current, intended)
-	ops, sum := withDisruption(opResults(rs.OperationLog), rs.OperationLog, a.st.current, a.found())
-	return Response{Operations: ops, Disruption: sum, Blocked: blockedItems(rs.Blocked)}
+	ops, sum := withDisruption(api.OpResults(rs.OperationLog), rs.OperationLog, a.st.current, a.found())
+	return api.Response{Operations: ops, Disruption: sum, Blocked: api.BlockedItems(rs.Blocked)}
 }
 
 // intendedWith is the running intended graph, or, with raw, the graph of
 // the documents with raw as the API's document (nothing changes); a
 // response when raw is refused.
-func (a *Agent) intendedWith(raw json.RawMessage) (*dg.Graph, *Response) {
+func (a *Agent) intendedWith(raw json.RawMessage) (*dg.Graph, *api.Response) {
 	if len(raw) == 0 {
 		return a.st.intended, nil
 	}
 	_, res, problems, err := a.withAPIDoc(raw)
 	switch {
 	case err != nil:
-		return nil, &Response{Error: err.Error()}
+		return nil, &api.Response{Error: err.Error()}
 	case problems != nil:
-		return nil, &Response{Error: "intent rejected", Problems: problems}
+		return nil, &api.Response{Error: "intent rejected", Problems: problems}
 	case res.changed:
 		return res.graph, nil
 	}
@@ -184,7 +184,7 @@ func (a *Agent) intendedWith(raw json.RawMessage) (*dg.Graph, *Response) {
 // check reads the kernel back and plans against the running intent (or
 // the documents with raw as the API's document, as plan), so that it
 // reports what differs in the kernel, not in the agent's memory.
-func (a *Agent) check(ctx context.Context, raw json.RawMessage) Response {
+func (a *Agent) check(ctx context.Context, raw json.RawMessage) api.Response {
 	intended, refused := a.intendedWith(raw)
 	if refused != nil {
 		return *refused
@@ -195,7 +195,7 @@ func (a *Agent) check(ctx context.Context, raw json.RawMessage) Response {
 	}
 	rb, err := a.cfg.Kernel.ReadCurrent(ctx, intended)
 	if err != nil {
-		return Response{Error: fmt.Sprintf("reading the kernel back: %v", err)}
+		return api.Response{Error: fmt.Sprintf("reading the kernel back: %v", err)}
 	}
 	rs := a.cfg.Kernel.Plan(ctx, a.st.results.records, rb, intended)
 	rep := host.Compare(rb, intended)
@@ -204,39 +204,6 @@ func (a *Agent) check(ctx context.Context, raw json.RawMessage) Response {
 	if intended != a.st.intended {
 		leases = RefusalsOf(intended)
 	}
-	return Response{Operations: opResults(withoutOps(rs.OperationLog, ignored)), Blocked: blockedItems(rs.Blocked),
+	return api.Response{Operations: api.OpResults(withoutOps(rs.OperationLog, ignored)), Blocked: api.BlockedItems(rs.Blocked),
 		Differs: differs, Check: CheckItems(intended, rep, policies), LeasesRefused: LeaseRefusals(leases)}
-}
-
-func opResults(log reconciler.OperationLog) []OpResult {
-	out := make([]OpResult, 0, len(log))
-	for _, e := range log {
-		r := OpResult{Op: e.Op.String(), Item: e.Ref.String(), Recreate: e.Recreate, InProgress: e.InProgress}
-		if e.Item != nil {
-			r.Value = e.Item.String()
-		}
-		if e.Err != nil {
-			r.Error = e.Err.Error()
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-func blockedItems(m map[dg.ItemRef]string) []BlockedItem {
-	out := make([]BlockedItem, 0, len(m))
-	for _, ref := range slices.SortedFunc(maps.Keys(m), dg.ItemRef.Compare) {
-		out = append(out, BlockedItem{Item: ref.String(), Reason: m[ref]})
-	}
-	return out
-}
-
-func showItems(g *dg.Graph) []ShownItem {
-	var out []ShownItem
-	for _, ref := range g.Refs() {
-		it, st, _ := g.Lookup(ref)
-		out = append(out, ShownItem{Item: ref.String(), Value: it.String(), State: st.State.String(),
-			External: it.External(), File: fileOf(g, ref)})
-	}
-	return out
 }

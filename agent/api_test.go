@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/api"
 	dg "github.com/netagent/netagent/depgraph"
 )
 
@@ -17,7 +18,7 @@ func TestAPIApplyReplacesTheAPIDocument(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, map[string]string{"10-uplink.json": uplinkDoc}).start()
 		r.k.takeOps()
-		resp := r.call(Request{Command: CmdApply, Intent: json.RawMessage(twoRoutesDoc)})
+		resp := r.call(api.Request{Command: api.CmdApply, Intent: json.RawMessage(twoRoutesDoc)})
 		if resp.Error != "" || resp.Status == nil {
 			t.Fatalf("apply: %+v", resp)
 		}
@@ -34,7 +35,7 @@ func TestAPIApplyReplacesTheAPIDocument(t *testing.T) {
 			t.Errorf("reasons %v", got)
 		}
 		// The next apply replaces the document: one route goes.
-		resp = r.call(Request{Command: CmdApply, Intent: json.RawMessage(routeDoc)})
+		resp = r.call(api.Request{Command: api.CmdApply, Intent: json.RawMessage(routeDoc)})
 		if r.k.has(route2Ref) || !r.k.has(routeRef) {
 			t.Errorf("second apply did not replace the first: %+v", resp.Operations)
 		}
@@ -44,7 +45,7 @@ func TestAPIApplyReplacesTheAPIDocument(t *testing.T) {
 func TestAPIApplyRejectsAndChangesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, baseDocs()).start()
-		r.call(Request{Command: CmdApply, Intent: json.RawMessage(
+		r.call(api.Request{Command: api.CmdApply, Intent: json.RawMessage(
 			`{"version": 1, "routes": [{"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "uplink0"}]}`)})
 		r.k.takeOps()
 		for name, doc := range map[string]string{
@@ -52,7 +53,7 @@ func TestAPIApplyRejectsAndChangesNothing(t *testing.T) {
 			"conflict": routeDoc, // 20-routes.json defines that route already
 			"syntax":   `{"version": 1, "routes": [}`,
 		} {
-			resp := r.call(Request{Command: CmdApply, Intent: json.RawMessage(doc)})
+			resp := r.call(api.Request{Command: api.CmdApply, Intent: json.RawMessage(doc)})
 			if resp.Error != "intent rejected" || len(resp.Problems) == 0 {
 				t.Errorf("%s: response %+v", name, resp)
 			}
@@ -67,7 +68,7 @@ func TestAPIApplyRejectsAndChangesNothing(t *testing.T) {
 		if f := fileNamed(t, st, "20-routes.json"); !f.Conditions[0].Status {
 			t.Errorf("a rejected apply marked a file invalid: %+v", f.Conditions[0])
 		}
-		if resp := r.call(Request{Command: CmdApply}); resp.Error == "" {
+		if resp := r.call(api.Request{Command: api.CmdApply}); resp.Error == "" {
 			t.Error("apply without an intent was accepted")
 		}
 	})
@@ -77,33 +78,33 @@ func TestAPIPlanCheckShow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, map[string]string{"10-uplink.json": uplinkDoc}).start()
 		r.k.takeOps()
-		resp := r.call(Request{Command: CmdPlan, Intent: json.RawMessage(twoRoutesDoc)})
+		resp := r.call(api.Request{Command: api.CmdPlan, Intent: json.RawMessage(twoRoutesDoc)})
 		if resp.Error != "" || len(resp.Operations) != 2 {
 			t.Fatalf("plan: %+v", resp)
 		}
 		if ops := r.k.takeOps(); len(ops) != 0 || r.k.has(routeRef) {
 			t.Errorf("plan changed the kernel: %v", ops)
 		}
-		if resp := r.call(Request{Command: CmdPlan}); len(resp.Operations) != 0 {
+		if resp := r.call(api.Request{Command: api.CmdPlan}); len(resp.Operations) != 0 {
 			t.Errorf("plan of the running intent: %+v", resp.Operations)
 		}
-		if resp := r.call(Request{Command: CmdCheck}); len(resp.Operations) != 0 || resp.Error != "" {
+		if resp := r.call(api.Request{Command: api.CmdCheck}); len(resp.Operations) != 0 || resp.Error != "" {
 			t.Errorf("check of a converged kernel: %+v", resp)
 		}
 		r.k.tamper(func(objs map[dg.ItemRef]dg.Item) { delete(objs, addrRef) })
-		resp = r.call(Request{Command: CmdCheck})
+		resp = r.call(api.Request{Command: api.CmdCheck})
 		if len(resp.Operations) != 1 || resp.Operations[0].Item != addrRef.String() {
 			t.Errorf("check after someone deleted the address: %+v", resp.Operations)
 		}
 		if ops := r.k.takeOps(); len(ops) != 0 {
 			t.Errorf("check changed the kernel: %v", ops)
 		}
-		shown := r.call(Request{Command: CmdShow}).Items
-		if !slices.ContainsFunc(shown, func(s ShownItem) bool { return s.Item == "link/uplink0" && s.External }) ||
-			!slices.ContainsFunc(shown, func(s ShownItem) bool { return s.Item == addrRef.String() && s.File == "10-uplink.json" }) {
+		shown := r.call(api.Request{Command: api.CmdShow}).Items
+		if !slices.ContainsFunc(shown, func(s api.ShownItem) bool { return s.Item == "link/uplink0" && s.External }) ||
+			!slices.ContainsFunc(shown, func(s api.ShownItem) bool { return s.Item == addrRef.String() && s.File == "10-uplink.json" }) {
 			t.Errorf("show: %+v", shown)
 		}
-		if resp := r.call(Request{Command: "frobnicate"}); !strings.Contains(resp.Error, "unknown command") {
+		if resp := r.call(api.Request{Command: "frobnicate"}); !strings.Contains(resp.Error, "unknown command") {
 			t.Errorf("unknown command: %+v", resp)
 		}
 	})
@@ -155,7 +156,7 @@ func TestRestartAppliesLastGoodVersion(t *testing.T) {
 	dir := t.TempDir()
 	withState := func(c *Config) { c.StateDir = dir }
 	r := newRig(t, baseDocs(), withState).start()
-	r.call(Request{Command: CmdApply, Intent: json.RawMessage(
+	r.call(api.Request{Command: api.CmdApply, Intent: json.RawMessage(
 		`{"version": 1, "routes": [{"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "uplink0"}]}`)})
 	r.stop()
 	if _, err := os.Stat(filepath.Join(dir, "accepted", "20-routes.json")); err != nil {
@@ -206,7 +207,7 @@ func TestRestartWithAnUnreadableSourceKeepsItsDocuments(t *testing.T) {
 	// The loop's select may take a call before the pending reload: turn
 	// it until the reload is done (it ends with READY).
 	for r2.notify.count("ready") == ready {
-		r2.call(Request{Command: CmdStatus})
+		r2.call(api.Request{Command: api.CmdStatus})
 	}
 	if r.k.has(routeRef) {
 		t.Error("a file gone while the agent was down was kept after its source could be read")

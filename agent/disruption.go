@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/configurators/link"
@@ -26,12 +27,12 @@ func (a *Agent) found() link.Found {
 	return nil
 }
 
-// withDisruption gives each of ops (opResults of log) what it does to
+// withDisruption gives each of ops (api.OpResults of log) what it does to
 // traffic, from before, the state the plan starts from, and found, what
 // the NICs had before netagent (a.found), as the one-shot plan predicts
 // it (host.PredictOpsFound); and returns the summary of the plan's
 // disruption (host.SummarizeDisruption), nil without operations.
-func withDisruption(ops []OpResult, log reconciler.OperationLog, before *dg.Graph, found link.Found) ([]OpResult, *DisruptionSummary) {
+func withDisruption(ops []api.OpResult, log reconciler.OperationLog, before *dg.Graph, found link.Found) ([]api.OpResult, *DisruptionSummary) {
 	preds := host.PredictOpsFound(log, before, found)
 	for i, p := range preds {
 		if i < len(ops) {

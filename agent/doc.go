@@ -222,9 +222,10 @@
 // one Event per line as conditions flip, items change state, drift is
 // found, links go down or up, trials start and end. While someone
 // watches, the loop builds the Status at the end of each turn and
-// publishes its differences from the last; it never waits for a watcher:
-// each has a bounded buffer, and one that falls behind misses events and
-// is told how many (EventMissed).
+// publishes its differences from the last (api.EventsBetween) into its
+// api.Hub; it never waits for a watcher: each has a bounded buffer, and
+// one that falls behind misses events and is told how many (EventMissed).
+// The stream's transport is agent/api's.
 //
 // # Metrics
 //
@@ -252,7 +253,8 @@
 // # The caller's duties
 //
 // Configure logging (the agent takes a logrus.FieldLogger), provide a
-// Kernel, Listen on the socket and Serve it, call Reload on SIGHUP, and
-// cancel Run's context to stop. Serve removes the socket when its context
-// ends and returns only after that: wait for it before the process exits.
+// Kernel, api.Listen on the socket and api.Serve the Agent on it (it is an
+// api.Handler), call Reload on SIGHUP, and cancel Run's context to stop.
+// api.Serve removes the socket when its context ends and returns only
+// after that: wait for it before the process exits.
 package agent

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/api"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -76,7 +77,7 @@ func TestDriftPolicies(t *testing.T) {
 		}
 		// The daemon's check lists the report route's gateway, marked, and
 		// leaves the ignore route out.
-		resp := r.call(Request{Command: CmdCheck})
+		resp := r.call(api.Request{Command: api.CmdCheck})
 		if len(resp.Differs) != 1 || resp.Differs[0].Item != routeRef.String() || resp.Differs[0].Policy != "report" {
 			t.Errorf("check: differs %+v", resp.Differs)
 		}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/netagent/netagent/agent/api"
 )
 
 // A watcher sees an item go blocked and a condition flip when the
@@ -13,14 +15,14 @@ import (
 func TestWatchStreamsConditionAndItemChanges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, baseDocs()).start()
-		events := make(chan Event, 100)
+		events := make(chan api.Event, 100)
 		ctx, cancel := context.WithCancel(context.Background())
 		ended := make(chan error, 1)
 		go func() {
-			ended <- r.a.Subscribe(ctx, func(e Event) error { events <- e; return nil })
+			ended <- r.a.Subscribe(ctx, func(e api.Event) error { events <- e; return nil })
 		}()
 		first := <-events
-		if first.Kind != EventStatus || first.Status == nil || !first.Status.Ready || first.Format != EventFormat {
+		if first.Kind != api.EventStatus || first.Status == nil || !first.Status.Ready || first.Format != api.EventFormat {
 			t.Fatalf("first event %+v", first)
 		}
 		r.k.setLink(uplink(2, false))
@@ -49,7 +51,7 @@ func TestWatchStreamsConditionAndItemChanges(t *testing.T) {
 		if err := <-ended; err != context.Canceled {
 			t.Errorf("Subscribe after cancel: %v", err)
 		}
-		if n := r.a.ev.count(); n != 0 {
+		if n := r.a.ev.Count(); n != 0 {
 			t.Errorf("%d subscribers left after the watcher went", n)
 		}
 	})
@@ -60,7 +62,7 @@ func TestWatchStreamsConditionAndItemChanges(t *testing.T) {
 func TestWatchSlowClientDoesNotBlockTheLoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, baseDocs()).start()
-		s := newSubscriber(2)
+		s := api.NewSubscriber(2)
 		if _, err := r.a.watchCall(context.Background(), s); err != nil {
 			t.Fatal(err)
 		}
@@ -76,22 +78,22 @@ func TestWatchSlowClientDoesNotBlockTheLoop(t *testing.T) {
 		var kinds []string
 		missed := 0
 		for range 3 {
-			e, ok := r.a.ev.next(s, nil)
+			e, ok := r.a.ev.Next(s, nil)
 			if !ok {
 				t.Fatal("next: not ok")
 			}
 			kinds = append(kinds, e.Kind)
 			missed += e.Missed
 		}
-		if kinds[0] == EventMissed || kinds[1] == EventMissed || kinds[2] != EventMissed || missed < 10 {
+		if kinds[0] == api.EventMissed || kinds[1] == api.EventMissed || kinds[2] != api.EventMissed || missed < 10 {
 			t.Errorf("events read %v, %d missed; want the 2 buffered, then a missed event", kinds, missed)
 		}
-		r.a.ev.remove(s)
+		r.a.ev.Remove(s)
 	})
 }
 
-func drain(ch chan Event) []Event {
-	var out []Event
+func drain(ch chan api.Event) []api.Event {
+	var out []api.Event
 	for {
 		select {
 		case e := <-ch:
@@ -102,11 +104,11 @@ func drain(ch chan Event) []Event {
 	}
 }
 
-func checkEvents(t *testing.T, got []Event, want []string) {
+func checkEvents(t *testing.T, got []api.Event, want []string) {
 	t.Helper()
 	var lines []string
 	for _, e := range got {
-		if e.Format != EventFormat || e.Time.IsZero() {
+		if e.Format != api.EventFormat || e.Time.IsZero() {
 			t.Errorf("event without format or time: %+v", e)
 		}
 		lines = append(lines, e.String())
@@ -116,37 +118,5 @@ func checkEvents(t *testing.T, got []Event, want []string) {
 		if !strings.Contains(all, w) {
 			t.Errorf("events lack %q:\n%s", w, all)
 		}
-	}
-}
-
-// The events between two statuses: a trial that starts and ends, an item
-// that drifts and one whose drift is gone, a document that goes away.
-func TestEventsBetween(t *testing.T) {
-	now := time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC)
-	file := FileStatus{Name: "a.json", Conditions: []Condition{{Type: CondValid, Status: true, Reason: "Accepted"}}}
-	before := &Status{Ready: true, Files: []FileStatus{file},
-		Drifted: []DriftStatus{{Item: "route/r", File: "a.json", What: "changed", Fields: []DriftField{{Field: "metric", Intended: "10", Running: "20"}}}}}
-	during := &Status{Ready: true, Trial: &TrialStatus{Since: now},
-		Drifted: []DriftStatus{{Item: "sysctl/s", File: "b.json", What: "gone"}}}
-	after := &Status{Ready: true, LastTrial: &TrialOutcome{Result: "reverted", Reason: "timeout", At: now}}
-	lines := func(old, cur *Status) []string {
-		var out []string
-		for _, e := range eventsBetween(snapOf(old), snapOf(cur), cur, now) {
-			out = append(out, e.String())
-		}
-		return out
-	}
-	got := strings.Join(lines(before, during), "\n")
-	for _, want := range []string{"trial none -> pending", "condition a.json Valid: True -> none",
-		"drift route/r (a.json): drifted -> none", "drift sysctl/s (b.json): none -> drifted: gone"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("events lack %q:\n%s", want, got)
-		}
-	}
-	if got := lines(during, after); len(got) != 2 || got[0] != "trial pending -> reverted: timeout" {
-		t.Errorf("trial end: %q", got)
-	}
-	if got := lines(after, after); len(got) != 0 {
-		t.Errorf("events without a change: %q", got)
 	}
 }

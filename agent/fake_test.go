@@ -15,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
+	"github.com/netagent/netagent/agent/api"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -482,7 +483,7 @@ func (r *rig) start() *rig {
 	r.cancel = cancel
 	go func() { r.ran <- r.a.Run(ctx) }()
 	r.t.Cleanup(r.stop)
-	r.call(Request{Command: CmdStatus}) // answered once the loop runs
+	r.call(api.Request{Command: api.CmdStatus}) // answered once the loop runs
 	return r
 }
 
@@ -497,7 +498,7 @@ func (r *rig) stop() {
 	}
 }
 
-func (r *rig) call(req Request) Response {
+func (r *rig) call(req api.Request) api.Response {
 	r.t.Helper()
 	resp, err := r.a.Call(context.Background(), req)
 	if err != nil {
@@ -508,7 +509,7 @@ func (r *rig) call(req Request) Response {
 
 func (r *rig) status() Status {
 	r.t.Helper()
-	resp := r.call(Request{Command: CmdStatus})
+	resp := r.call(api.Request{Command: api.CmdStatus})
 	return *resp.Status
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/api"
 	dg "github.com/netagent/netagent/depgraph"
 )
 
@@ -151,7 +152,7 @@ func TestGuardJudgesRollback(t *testing.T) {
 					t.Fatalf("after adding the route: version %d", st.Version)
 				}
 				r.k.takeOps()
-				resp := r.call(Request{Command: CmdRollback})
+				resp := r.call(api.Request{Command: api.CmdRollback})
 				if tc.name == "refused" {
 					if !strings.Contains(resp.Error, "would be withdrawn: uplink0 is protected") {
 						t.Fatalf("rollback: %+v", resp)

@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
@@ -277,7 +278,7 @@ func (a *Agent) rollbackTo(n int, expect *int) (*dg.Graph, error) {
 }
 
 // rollback answers CmdRollback.
-func (a *Agent) rollback(ctx context.Context, req Request) Response {
+func (a *Agent) rollback(ctx context.Context, req api.Request) api.Response {
 	graph, err := a.rollbackTo(req.Version, req.IfVersion)
 	if err != nil {
 		return errorResponse(err)
@@ -287,12 +288,12 @@ func (a *Agent) rollback(ctx context.Context, req Request) Response {
 	a.st.want(reasonRollback)
 	rs := a.reconcile(ctx)
 	st := a.status()
-	return Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked), Status: &st}
+	return api.Response{Operations: api.OpResults(rs.OperationLog), Blocked: api.BlockedItems(rs.Blocked), Status: &st}
 }
 
 // errorResponse answers a request refused with err.
-func errorResponse(err error) Response {
-	return Response{Error: err.Error(), Conflict: errors.Is(err, versions.ErrConflict)}
+func errorResponse(err error) api.Response {
+	return api.Response{Error: err.Error(), Conflict: errors.Is(err, versions.ErrConflict)}
 }
 
 // versionStatus puts the current version into st.

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/internal/statefile"
 )
@@ -35,7 +36,7 @@ func TestVersionsAndRollbackOverride(t *testing.T) {
 		}
 		r.k.takeOps()
 		stale := 1
-		resp := r.call(Request{Command: CmdApply, Intent: json.RawMessage(`{"version": 1}`), IfVersion: &stale})
+		resp := r.call(api.Request{Command: api.CmdApply, Intent: json.RawMessage(`{"version": 1}`), IfVersion: &stale})
 		if !resp.Conflict || resp.Error != (&versions.ConflictError{Current: 2, Expected: 1}).Error() {
 			t.Fatalf("stale apply: %+v", resp)
 		}
@@ -43,7 +44,7 @@ func TestVersionsAndRollbackOverride(t *testing.T) {
 			t.Fatalf("a refused apply changed the kernel: %v", ops)
 		}
 
-		resp = r.call(Request{Command: CmdRollback})
+		resp = r.call(api.Request{Command: api.CmdRollback})
 		if resp.Error != "" || resp.Status.Version != 3 || resp.Status.Override == "" || r.k.has(route2Ref) || !r.k.has(routeRef) {
 			t.Fatalf("rollback: %+v", resp)
 		}
@@ -68,7 +69,7 @@ func TestVersionsAndRollbackOverride(t *testing.T) {
 		if st := r2.status(); st.Version != 4 || st.Override != "" || !r.k.has(route2Ref) || r.k.has(routeRef) {
 			t.Fatalf("after a file change: version %d override %q", st.Version, st.Override)
 		}
-		if resp := r2.call(Request{Command: CmdRollback, Version: 99}); !strings.Contains(resp.Error, "no such version") {
+		if resp := r2.call(api.Request{Command: api.CmdRollback, Version: 99}); !strings.Contains(resp.Error, "no such version") {
 			t.Fatalf("rollback to a version never made: %+v", resp)
 		}
 		if err := versions.Check(versions.Open(dir, 0), 4); err != nil || errors.Is(err, versions.ErrConflict) {
@@ -94,7 +95,7 @@ func TestDamagedRollbackOverrideRefusesStart(t *testing.T) {
 				r.src.set("20-routes.json", twoRoutesDoc)
 				time.Sleep(DefaultIntentDebounce + time.Millisecond)
 				synctest.Wait()
-				if resp := r.call(Request{Command: CmdRollback}); resp.Error != "" || resp.Status.Override == "" {
+				if resp := r.call(api.Request{Command: api.CmdRollback}); resp.Error != "" || resp.Status.Override == "" {
 					t.Fatalf("rollback: %+v", resp)
 				}
 				r.stop()

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/metrics"
 	dg "github.com/netagent/netagent/depgraph"
@@ -131,10 +132,10 @@ func converged(items map[string]int) bool {
 }
 
 // metricsResponse answers CmdMetrics.
-func (a *Agent) metricsResponse() Response {
+func (a *Agent) metricsResponse() api.Response {
 	var b strings.Builder
 	if err := a.mx.m.WriteText(&b); err != nil {
-		return Response{Error: "gathering the metrics: " + err.Error(), Metrics: b.String()}
+		return api.Response{Error: "gathering the metrics: " + err.Error(), Metrics: b.String()}
 	}
-	return Response{Metrics: b.String()}
+	return api.Response{Metrics: b.String()}
 }

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/metrics"
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -26,7 +27,7 @@ func (r *rig) scrape() map[string]float64 {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	resp := r.call(Request{Command: CmdMetrics})
+	resp := r.call(api.Request{Command: api.CmdMetrics})
 	if resp.Error != "" {
 		r.t.Fatalf("metrics: %s", resp.Error)
 	}
@@ -145,7 +146,7 @@ func TestMetricsFollowTheKernel(t *testing.T) {
 func TestMetricsTrialState(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newTrialRig(t)
-		resp := r.call(Request{Command: CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "30s"})
+		resp := r.call(api.Request{Command: api.CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "30s"})
 		if resp.Error != "" {
 			t.Fatalf("try: %+v", resp)
 		}

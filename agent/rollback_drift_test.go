@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/api"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -39,7 +40,7 @@ func testRollbackKeepsDriftPolicy(t *testing.T, report func(string) string) {
 		r.src.set("20-routes.json", report(twoRoutesDoc))
 		time.Sleep(DefaultIntentDebounce + time.Millisecond)
 		synctest.Wait()
-		if resp := r.call(Request{Command: CmdRollback}); resp.Error != "" || resp.Status.Override == "" || r.k.has(route2Ref) {
+		if resp := r.call(api.Request{Command: api.CmdRollback}); resp.Error != "" || resp.Status.Override == "" || r.k.has(route2Ref) {
 			t.Fatalf("rollback: %+v", resp)
 		}
 		tamperReported(t, r, "after the rollback")

@@ -54,6 +54,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/probe"
 	"github.com/netagent/netagent/agent/versions"
@@ -117,8 +118,8 @@ type pendingTrial struct {
 	// trial stands or reverted (answerWaiting): after the items it blocked
 	// were waited for (status.Settling) and its probes passed
 	// (status.Probing; stopProbes cancels them).
-	waiting    chan<- Response
-	resp       Response
+	waiting    chan<- api.Response
+	resp       api.Response
 	stopProbes context.CancelFunc
 }
 
@@ -142,7 +143,7 @@ const DefaultTrialWait = 10 * time.Second
 // has begun, through reply when it stands (its blocked items waited for,
 // its probes passed: settleTrial, probesDone) or has reverted, the loop
 // going on meanwhile.
-func (a *Agent) try(ctx context.Context, req Request, reply chan<- Response) (resp Response, done bool) {
+func (a *Agent) try(ctx context.Context, req api.Request, reply chan<- api.Response) (resp api.Response, done bool) {
 	s := a.st
 	t, next, res, refused := a.newTrial(req)
 	if t == nil {
@@ -153,7 +154,7 @@ func (a *Agent) try(ctx context.Context, req Request, reply chan<- Response) (re
 		h, err := a.cfg.Trials.Begin(host.Trial{Started: t.status.Since, Deadline: t.status.Deadline,
 			Files: files, Previous: prev, Probes: req.Probes})
 		if err != nil {
-			return Response{Error: fmt.Sprintf("beginning the trial: %v", err)}, true
+			return api.Response{Error: fmt.Sprintf("beginning the trial: %v", err)}, true
 		}
 		t.handle = h
 	}
@@ -163,13 +164,13 @@ func (a *Agent) try(ctx context.Context, req Request, reply chan<- Response) (re
 	s.want(reasonTry)
 	rs := a.reconcile(ctx)
 	t.waiting = reply
-	t.resp = Response{Operations: opResults(rs.OperationLog), Blocked: blockedItems(rs.Blocked)}
+	t.resp = api.Response{Operations: api.OpResults(rs.OperationLog), Blocked: api.BlockedItems(rs.Blocked)}
 	s.trialAlarm.set(time.Until(t.status.Deadline))
 	a.log.WithField("deadline", t.status.Deadline.Format(time.RFC3339)).WithField("name", t.status.Name).Info("trial applied: reverts at the deadline unless confirmed")
 	t.status.Settling = true
 	s.trialWait.set(t.wait)
 	a.settleTrial(ctx, false)
-	return Response{}, false
+	return api.Response{}, false
 }
 
 // settleTrial moves the trial on once what it applied has settled: an item
@@ -244,27 +245,27 @@ func (a *Agent) problemsNow() map[dg.ItemRef]bool {
 // newTrial checks a CmdTry request and returns the trial it asks for,
 // with the documents to adopt; nil and the answer when it is refused
 // (nothing changed then).
-func (a *Agent) newTrial(req Request) (*pendingTrial, *docSet, resolution, Response) {
+func (a *Agent) newTrial(req api.Request) (*pendingTrial, *docSet, resolution, api.Response) {
 	s := a.st
 	if s.trial != nil {
-		return nil, nil, resolution{}, Response{Error: fmt.Sprintf("a trial is pending (since %s): confirm or roll it back first", s.trial.status.Since.Format(time.RFC3339))}
+		return nil, nil, resolution{}, api.Response{Error: fmt.Sprintf("a trial is pending (since %s): confirm or roll it back first", s.trial.status.Since.Format(time.RFC3339))}
 	}
 	if len(req.Intent) == 0 {
-		return nil, nil, resolution{}, Response{Error: errNoIntent.Error()}
+		return nil, nil, resolution{}, api.Response{Error: errNoIntent.Error()}
 	}
 	if err := a.checkVersion(req.IfVersion); err != nil {
 		return nil, nil, resolution{}, errorResponse(err)
 	}
 	timeout, err := parseDuration("timeout", req.Timeout)
 	if err != nil {
-		return nil, nil, resolution{}, Response{Error: err.Error()}
+		return nil, nil, resolution{}, api.Response{Error: err.Error()}
 	}
 	if timeout == 0 {
 		timeout = DefaultTrialTimeout
 	}
 	probeTimeout, err := parseDuration("probe timeout", req.ProbeTimeout)
 	if err != nil {
-		return nil, nil, resolution{}, Response{Error: err.Error()}
+		return nil, nil, resolution{}, api.Response{Error: err.Error()}
 	}
 	if probeTimeout == 0 {
 		probeTimeout = DefaultProbeTimeout
@@ -272,27 +273,27 @@ func (a *Agent) newTrial(req Request) (*pendingTrial, *docSet, resolution, Respo
 	wait := DefaultTrialWait
 	if req.Wait != "" {
 		if wait, err = time.ParseDuration(req.Wait); err != nil || wait < 0 {
-			return nil, nil, resolution{}, Response{Error: fmt.Sprintf("wait %q: want a duration (10s, 0s)", req.Wait)}
+			return nil, nil, resolution{}, api.Response{Error: fmt.Sprintf("wait %q: want a duration (10s, 0s)", req.Wait)}
 		}
 	}
 	if len(req.Probes) > 0 {
 		if a.cfg.Probe == nil {
-			return nil, nil, resolution{}, Response{Error: "probes: the daemon cannot run probes"}
+			return nil, nil, resolution{}, api.Response{Error: "probes: the daemon cannot run probes"}
 		}
 		if _, err := probe.ParseAll(req.Probes); err != nil {
-			return nil, nil, resolution{}, Response{Error: fmt.Sprintf("probes: %v", err)}
+			return nil, nil, resolution{}, api.Response{Error: fmt.Sprintf("probes: %v", err)}
 		}
 	}
 	name, err := a.trialName(req.Name)
 	if err != nil {
-		return nil, nil, resolution{}, Response{Error: err.Error()}
+		return nil, nil, resolution{}, api.Response{Error: err.Error()}
 	}
 	next, res, problems, err := a.withAPIDoc(req.Intent)
 	switch {
 	case err != nil:
-		return nil, nil, resolution{}, Response{Error: err.Error()}
+		return nil, nil, resolution{}, api.Response{Error: err.Error()}
 	case problems != nil:
-		return nil, nil, resolution{}, Response{Error: "intent rejected", Problems: problems}
+		return nil, nil, resolution{}, api.Response{Error: "intent rejected", Problems: problems}
 	}
 	now := time.Now()
 	s.trialSeq++
@@ -303,7 +304,7 @@ func (a *Agent) newTrial(req Request) (*pendingTrial, *docSet, resolution, Respo
 		prev := *d
 		t.prevDoc = &prev
 	}
-	return t, next, res, Response{}
+	return t, next, res, api.Response{}
 }
 
 // trialName checks the intent file that confirming a trial writes ("":
@@ -481,16 +482,16 @@ func (a *Agent) revertTrial(ctx context.Context, reason string) error {
 // "": whichever is pending), or the answer that refuses the request: no
 // trial is pending, or the one named is not (ErrTrialEnded, with how it
 // ended when it was the last).
-func (a *Agent) namedTrial(id string) (*pendingTrial, *Response) {
+func (a *Agent) namedTrial(id string) (*pendingTrial, *api.Response) {
 	s := a.st
 	t := s.trial
 	switch {
 	case id == "" && t == nil:
-		return nil, &Response{Error: host.ErrNoTrial.Error()}
+		return nil, &api.Response{Error: host.ErrNoTrial.Error()}
 	case id == "" || (t != nil && t.status.ID == id):
 		return t, nil
 	}
-	resp := &Response{}
+	resp := &api.Response{}
 	now := "no trial is pending"
 	if t != nil {
 		now = "the pending trial is " + t.status.ID
@@ -507,28 +508,28 @@ func (a *Agent) namedTrial(id string) (*pendingTrial, *Response) {
 		}
 		now = how + "; " + now
 	}
-	resp.Error = fmt.Sprintf("trial %s: %v: %s", id, ErrTrialEnded, now)
+	resp.Error = fmt.Sprintf("trial %s: %v: %s", id, api.ErrTrialEnded, now)
 	return nil, resp
 }
 
 // confirmTrial answers CmdConfirm of the trial id ("": the pending one):
 // the document goes into the intent directory and takes the API
 // document's place.
-func (a *Agent) confirmTrial(ctx context.Context, id string) Response {
+func (a *Agent) confirmTrial(ctx context.Context, id string) api.Response {
 	s := a.st
 	t, refused := a.namedTrial(id)
 	if refused != nil {
 		return *refused
 	}
 	if t.status.Probing || t.status.Settling {
-		return Response{Error: "the trial is still being checked (its probes run, or its blocked items are waited for): confirm once it stands, or roll it back (the trial stays pending)"}
+		return api.Response{Error: "the trial is still being checked (its probes run, or its blocked items are waited for): confirm once it stands, or roll it back (the trial stays pending)"}
 	}
 	src := a.source("dir:" + a.cfg.TrialDir)
 	path := filepath.Join(a.cfg.TrialDir, t.status.Name)
 	if _, err := os.Stat(path); err == nil {
 		// Someone wrote it while the trial was pending: never overwrite
 		// an operator's file.
-		return Response{Error: fmt.Sprintf("%s exists now (written while the trial was pending): move it away or roll the trial back (the trial stays pending)", path)}
+		return api.Response{Error: fmt.Sprintf("%s exists now (written while the trial was pending): move it away or roll the trial back (the trial stays pending)", path)}
 	}
 	var doc bytes.Buffer
 	if json.Indent(&doc, t.raw, "", "  ") != nil { // the socket's encoding compacts it
@@ -538,12 +539,12 @@ func (a *Agent) confirmTrial(ctx context.Context, id string) Response {
 	doc.WriteByte('\n')
 	if t.handle != nil {
 		if err := t.handle.Confirming(path, doc.Bytes()); err != nil {
-			return Response{Error: fmt.Sprintf("%v (the trial stays pending)", err)}
+			return api.Response{Error: fmt.Sprintf("%v (the trial stays pending)", err)}
 		}
 	}
 	killpoint.At("confirm-recorded")
 	if err := statefile.WriteAtomic(path, doc.Bytes()); err != nil {
-		return Response{Error: fmt.Sprintf("writing %s: %v (the trial stays pending)", path, err)}
+		return api.Response{Error: fmt.Sprintf("writing %s: %v (the trial stays pending)", path, err)}
 	}
 	killpoint.At("confirm-written")
 	s.trialAlarm.stop()
@@ -575,7 +576,7 @@ func (a *Agent) confirmTrial(ctx context.Context, id string) Response {
 		a.reconcile(ctx)
 	}
 	st := a.status()
-	resp := Response{Status: &st}
+	resp := api.Response{Status: &st}
 	if err := errors.Join(errs...); err != nil {
 		resp.Error = err.Error()
 	}
@@ -638,11 +639,11 @@ func parseDuration(what, s string) (time.Duration, error) {
 
 // rollbackTrial answers CmdRollback of the trial id: it reverts now, if
 // that trial is still pending.
-func (a *Agent) rollbackTrial(ctx context.Context, id string) Response {
+func (a *Agent) rollbackTrial(ctx context.Context, id string) api.Response {
 	if _, refused := a.namedTrial(id); refused != nil {
 		return *refused
 	}
-	resp := Response{}
+	resp := api.Response{}
 	if err := a.revertTrial(ctx, "rolled back on request"); err != nil {
 		resp.Error = err.Error()
 	}

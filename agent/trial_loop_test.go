@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/api"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -25,9 +26,9 @@ var extraRef = dg.ItemRef{Type: items.TypeRoute, Name: "main 100.64.0.0/24 metri
 
 // tryAsync sends a trial request in the background; its answer comes on
 // the channel returned.
-func (tr *trialRig) tryAsync(req Request) <-chan Response {
-	req.Command = CmdTry
-	out := make(chan Response, 1)
+func (tr *trialRig) tryAsync(req api.Request) <-chan api.Response {
+	req.Command = api.CmdTry
+	out := make(chan api.Response, 1)
 	go func() {
 		resp, err := tr.a.Call(context.Background(), req)
 		if err != nil {
@@ -45,7 +46,7 @@ func TestTrialProbesRunOutsideTheLoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newTrialRig(t)
 		probes := r.gateProbes(false)
-		answer := r.tryAsync(Request{Intent: json.RawMessage(twoRoutesDoc), Timeout: "5m", Probes: []string{"ping:192.0.2.1"}})
+		answer := r.tryAsync(api.Request{Intent: json.RawMessage(twoRoutesDoc), Timeout: "5m", Probes: []string{"ping:192.0.2.1"}})
 		pc := <-probes
 		if !slices.Equal(pc.specs, []string{"ping:192.0.2.1"}) {
 			t.Fatalf("probe specs %v", pc.specs)
@@ -62,7 +63,7 @@ func TestTrialProbesRunOutsideTheLoop(t *testing.T) {
 		if !slices.Contains(r.reasons(), reasonLink) || !r.k.has(extraRef) {
 			t.Fatalf("while probing: reconciles %v, the new file's route applied %v", r.reasons(), r.k.has(extraRef))
 		}
-		if got := r.call(Request{Command: CmdConfirm}); !strings.Contains(got.Error, "still being checked") {
+		if got := r.call(api.Request{Command: api.CmdConfirm}); !strings.Contains(got.Error, "still being checked") {
 			t.Fatalf("confirm while probing: %+v", got)
 		}
 		select {
@@ -75,7 +76,7 @@ func TestTrialProbesRunOutsideTheLoop(t *testing.T) {
 		if resp.Error != "" || resp.Status == nil || resp.Status.Trial == nil || resp.Status.Trial.Probing || len(resp.Operations) == 0 {
 			t.Fatalf("try after the probes passed: %+v", resp)
 		}
-		if got := r.call(Request{Command: CmdConfirm}); got.Error != "" {
+		if got := r.call(api.Request{Command: api.CmdConfirm}); got.Error != "" {
 			t.Fatalf("confirm: %+v", got)
 		}
 	})
@@ -88,7 +89,7 @@ func TestTrialLateProbeOutcomeIgnored(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newTrialRig(t)
 		probes := r.gateProbes(true)
-		req := Request{Intent: json.RawMessage(twoRoutesDoc), Timeout: "10s", ProbeTimeout: "1m", Probes: []string{"ping:192.0.2.1"}}
+		req := api.Request{Intent: json.RawMessage(twoRoutesDoc), Timeout: "10s", ProbeTimeout: "1m", Probes: []string{"ping:192.0.2.1"}}
 		answerA := r.tryAsync(req)
 		pcA := <-probes
 		if got := r.rollbackTrial(); got.Error != "" || got.Status.Trial != nil {
@@ -136,7 +137,7 @@ func TestTrialKeepPartialAndProbeTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newTrialRig(t)
 		r.k.failNext(route2Ref, 1)
-		resp := r.call(Request{Command: CmdTry, Intent: json.RawMessage(twoRoutesDoc), KeepPartial: true})
+		resp := r.call(api.Request{Command: api.CmdTry, Intent: json.RawMessage(twoRoutesDoc), KeepPartial: true})
 		if resp.Error != "" || resp.Status.Trial == nil || !resp.Status.Trial.KeepPartial || !r.k.has(routeRef) || r.k.has(route2Ref) {
 			t.Fatalf("a partial trial with keep partial: %+v", resp)
 		}
@@ -149,7 +150,7 @@ func TestTrialKeepPartialAndProbeTimeout(t *testing.T) {
 
 		probes := r.gateProbes(false)
 		start := time.Now()
-		answer := r.tryAsync(Request{Intent: json.RawMessage(twoRoutesDoc), Timeout: "1m", ProbeTimeout: "3s", Probes: []string{"tcp:192.0.2.1:22"}})
+		answer := r.tryAsync(api.Request{Intent: json.RawMessage(twoRoutesDoc), Timeout: "1m", ProbeTimeout: "3s", Probes: []string{"tcp:192.0.2.1:22"}})
 		pc := <-probes
 		if dl, ok := pc.ctx.Deadline(); !ok || dl.Sub(start) != 3*time.Second {
 			t.Fatalf("the probe round's deadline %v after the try (want 3s)", dl.Sub(start))
@@ -158,8 +159,8 @@ func TestTrialKeepPartialAndProbeTimeout(t *testing.T) {
 		if o := resp.Status.LastTrial; resp.Status.Trial != nil || o == nil || !strings.HasPrefix(o.Reason, "probe failed: not passed within 3s") {
 			t.Fatalf("a probe round past its timeout: %+v", resp.Status.LastTrial)
 		}
-		for _, bad := range []Request{{ProbeTimeout: "0s"}, {ProbeTimeout: "x"}, {Probes: []string{"smoke:signals"}}} {
-			bad.Command, bad.Intent = CmdTry, json.RawMessage(twoRoutesDoc)
+		for _, bad := range []api.Request{{ProbeTimeout: "0s"}, {ProbeTimeout: "x"}, {Probes: []string{"smoke:signals"}}} {
+			bad.Command, bad.Intent = api.CmdTry, json.RawMessage(twoRoutesDoc)
 			if resp := r.call(bad); resp.Error == "" || r.status().Trial != nil {
 				t.Errorf("%+v: %+v", bad, resp)
 			}
@@ -173,11 +174,11 @@ func TestTrialKeepPartialAndProbeTimeout(t *testing.T) {
 // applied on top. A revert returns to the documents before the trial plus
 // the file; a confirm keeps both.
 func TestTrialFileChangeDuringTrial(t *testing.T) {
-	for _, end := range []string{CmdRollback, CmdConfirm} {
+	for _, end := range []string{api.CmdRollback, api.CmdConfirm} {
 		t.Run(end, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				r := newTrialRig(t)
-				if resp := r.call(Request{Command: CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "5m"}); resp.Status.Trial == nil {
+				if resp := r.call(api.Request{Command: api.CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "5m"}); resp.Status.Trial == nil {
 					t.Fatalf("try: %+v", resp)
 				}
 				r.src.set("20-extra.json", extraDoc)
@@ -199,15 +200,15 @@ func TestTrialFileChangeDuringTrial(t *testing.T) {
 				if u := r.trials.updates; len(u) != 1 || string(u[0]["20-extra.json"]) != extraDoc || u[0][apiDocName] != nil {
 					t.Errorf("the trial's record was not told the intent before it: %q", u)
 				}
-				resp := r.call(Request{Command: end, Trial: st.Trial.ID})
+				resp := r.call(api.Request{Command: end, Trial: st.Trial.ID})
 				if resp.Error != "" {
 					t.Fatalf("%s: %+v", end, resp)
 				}
 				st = *resp.Status
-				if !r.k.has(extraRef) || r.k.has(routeRef) != (end == CmdConfirm) {
+				if !r.k.has(extraRef) || r.k.has(routeRef) != (end == api.CmdConfirm) {
 					t.Fatalf("after %s: the file's route %v, the trial's %v", end, r.k.has(extraRef), r.k.has(routeRef))
 				}
-				want := map[string]int{CmdRollback: 2, CmdConfirm: 3}[end]
+				want := map[string]int{api.CmdRollback: 2, api.CmdConfirm: 3}[end]
 				if st.Version != want || r.versionCount() != want {
 					t.Fatalf("after %s: version %d, %d versions (want %d)", end, st.Version, r.versionCount(), want)
 				}
@@ -225,24 +226,24 @@ func TestTrialFileChangeDuringTrial(t *testing.T) {
 func TestTrialRefusesApplyAndOverwritingAFile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newTrialRig(t)
-		if resp := r.call(Request{Command: CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "5m", Name: "30-try.json"}); resp.Status.Trial == nil {
+		if resp := r.call(api.Request{Command: api.CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "5m", Name: "30-try.json"}); resp.Status.Trial == nil {
 			t.Fatalf("try: %+v", resp)
 		}
-		if resp := r.call(Request{Command: CmdApply, Intent: json.RawMessage(routeDoc)}); !strings.Contains(resp.Error, "a trial is pending") || !r.k.has(route2Ref) {
+		if resp := r.call(api.Request{Command: api.CmdApply, Intent: json.RawMessage(routeDoc)}); !strings.Contains(resp.Error, "a trial is pending") || !r.k.has(route2Ref) {
 			t.Fatalf("apply during the trial: %+v", resp)
 		}
 		path := filepath.Join(r.intentDir, "30-try.json")
 		if err := os.WriteFile(path, []byte(extraDoc), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if resp := r.call(Request{Command: CmdConfirm}); !strings.Contains(resp.Error, "exists now") || r.status().Trial == nil {
+		if resp := r.call(api.Request{Command: api.CmdConfirm}); !strings.Contains(resp.Error, "exists now") || r.status().Trial == nil {
 			t.Fatalf("confirm over an operator's file: %+v", resp)
 		}
 		if data, _ := os.ReadFile(path); string(data) != extraDoc {
 			t.Fatalf("the operator's file was overwritten: %s", data)
 		}
 		os.Remove(path)
-		if resp := r.call(Request{Command: CmdConfirm}); resp.Error != "" {
+		if resp := r.call(api.Request{Command: api.CmdConfirm}); resp.Error != "" {
 			t.Fatalf("confirm: %+v", resp)
 		}
 	})
@@ -266,12 +267,12 @@ func nicLink(name string, index int) *items.Link {
 func TestTrialWaitsForItsBlockedItems(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newTrialRig(t)
-		answer := r.tryAsync(Request{Intent: json.RawMessage(nicDoc("eth9")), Timeout: "5m", Wait: "5s"})
+		answer := r.tryAsync(api.Request{Intent: json.RawMessage(nicDoc("eth9")), Timeout: "5m", Wait: "5s"})
 		synctest.Wait()
 		if st := r.status(); st.Trial == nil || !st.Trial.Settling {
 			t.Fatalf("a trial with blocked items: %+v", st.Trial)
 		}
-		if got := r.call(Request{Command: CmdConfirm}); !strings.Contains(got.Error, "still being checked") {
+		if got := r.call(api.Request{Command: api.CmdConfirm}); !strings.Contains(got.Error, "still being checked") {
 			t.Fatalf("confirm while settling: %+v", got)
 		}
 		r.k.setLink(nicLink("eth9", 9))
@@ -282,13 +283,13 @@ func TestTrialWaitsForItsBlockedItems(t *testing.T) {
 		}
 		r.rollbackTrial()
 
-		answer = r.tryAsync(Request{Intent: json.RawMessage(nicDoc("eth8")), Timeout: "5m", Wait: "5s"})
+		answer = r.tryAsync(api.Request{Intent: json.RawMessage(nicDoc("eth8")), Timeout: "5m", Wait: "5s"})
 		resp = <-answer // 5 s later
 		if o := resp.Status.LastTrial; resp.Status.Trial != nil || o == nil || !strings.Contains(o.Reason, "items failed or stayed blocked") {
 			t.Fatalf("a trial still blocked at the end of its wait: %+v", resp.Status.LastTrial)
 		}
 
-		answer = r.tryAsync(Request{Intent: json.RawMessage(nicDoc("eth8")), Timeout: "5m", Wait: "0s", KeepPartial: true})
+		answer = r.tryAsync(api.Request{Intent: json.RawMessage(nicDoc("eth8")), Timeout: "5m", Wait: "0s", KeepPartial: true})
 		if resp := <-answer; resp.Error != "" || resp.Status.Trial == nil || resp.Status.Trial.Settling {
 			t.Fatalf("a blocked trial with keep partial: %+v", resp.Status.Trial)
 		}
@@ -308,7 +309,7 @@ func TestTrialIgnoresProblemsFromBeforeIt(t *testing.T) {
 		if st := r.status(); st.Ready {
 			t.Fatal("the files' problems did not show")
 		}
-		resp := r.call(Request{Command: CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "5m"})
+		resp := r.call(api.Request{Command: api.CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "5m"})
 		if resp.Error != "" || resp.Status.Trial == nil || resp.Status.Trial.Settling || !r.k.has(route2Ref) {
 			t.Fatalf("a trial beside failed and blocked files' items: %+v %+v", resp.Status.Trial, resp.Status.LastTrial)
 		}

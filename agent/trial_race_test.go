@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -28,23 +29,23 @@ func TestTrialConfirmAndRollbackAtOnce(t *testing.T) {
 		name := fmt.Sprintf("30-trial-%d.json", round)
 		doc := fmt.Sprintf(`{"version": 1, "routes": [{"to": "10.%d.0.0/24", "via": "192.0.2.1", "dev": "uplink0"}]}`, round)
 		ref := dg.ItemRef{Type: items.TypeRoute, Name: fmt.Sprintf("main 10.%d.0.0/24 metric 0", round)}
-		resp := r.call(Request{Command: CmdTry, Intent: json.RawMessage(doc), Timeout: "5m", Name: name})
+		resp := r.call(api.Request{Command: api.CmdTry, Intent: json.RawMessage(doc), Timeout: "5m", Name: name})
 		if resp.Error != "" || resp.Status.Trial == nil || resp.Status.Trial.ID == "" {
 			t.Fatalf("round %d: try: %+v", round, resp)
 		}
 		id := resp.Status.Trial.ID
-		confirm := Request{Command: CmdConfirm, Trial: id}
+		confirm := api.Request{Command: api.CmdConfirm, Trial: id}
 		if round%2 == 1 {
 			confirm.Trial = "" // a confirm of whichever trial is pending
 		}
-		var got [2]Response
+		var got [2]api.Response
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		order := []int{0, 1}
 		if round%4 >= 2 { // which one the scheduler sees first
 			order = []int{1, 0}
 		}
-		reqs := []Request{confirm, {Command: CmdRollback, Trial: id}}
+		reqs := []api.Request{confirm, {Command: api.CmdRollback, Trial: id}}
 		for _, i := range order {
 			wg.Go(func() {
 				<-start
@@ -62,7 +63,7 @@ func TestTrialConfirmAndRollbackAtOnce(t *testing.T) {
 			t.Fatalf("round %d: neither won: confirm %q, rollback %q", round, c.Error, rb.Error)
 		case c.Error == "":
 			wins["confirm"]++
-			if !strings.Contains(rb.Error, ErrTrialEnded.Error()) || rb.TrialEnded == nil || rb.TrialEnded.Result != "confirmed" || rb.Status != nil {
+			if !strings.Contains(rb.Error, api.ErrTrialEnded.Error()) || rb.TrialEnded == nil || rb.TrialEnded.Result != "confirmed" || rb.Status != nil {
 				t.Fatalf("round %d: the rollback after the confirm: %+v", round, rb)
 			}
 			if !r.k.has(ref) || statErr != nil {
@@ -70,7 +71,7 @@ func TestTrialConfirmAndRollbackAtOnce(t *testing.T) {
 			}
 		default:
 			wins["rollback"]++
-			wantErr := ErrTrialEnded.Error()
+			wantErr := api.ErrTrialEnded.Error()
 			if confirm.Trial == "" {
 				wantErr = host.ErrNoTrial.Error()
 			}
@@ -93,18 +94,18 @@ func TestTrialConfirmAndRollbackAtOnce(t *testing.T) {
 // not the pending one is refused too.
 func TestTrialRollbackMustNameTheTrial(t *testing.T) {
 	r := newTrialRig(t)
-	resp := r.call(Request{Command: CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "5m"})
+	resp := r.call(api.Request{Command: api.CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "5m"})
 	if resp.Status.Trial == nil {
 		t.Fatalf("try: %+v", resp)
 	}
-	if got := r.call(Request{Command: CmdRollback}); !strings.Contains(got.Error, "a trial is pending") || r.status().Trial == nil || !r.k.has(route2Ref) {
+	if got := r.call(api.Request{Command: api.CmdRollback}); !strings.Contains(got.Error, "a trial is pending") || r.status().Trial == nil || !r.k.has(route2Ref) {
 		t.Fatalf("a rollback of versions during a trial: %+v", got)
 	}
-	if got := r.call(Request{Command: CmdRollback, Trial: "2001-01-01T00:00:00Z"}); !strings.Contains(got.Error, ErrTrialEnded.Error()) ||
+	if got := r.call(api.Request{Command: api.CmdRollback, Trial: "2001-01-01T00:00:00Z"}); !strings.Contains(got.Error, api.ErrTrialEnded.Error()) ||
 		!strings.Contains(got.Error, "the pending trial is "+resp.Status.Trial.ID) || r.status().Trial == nil {
 		t.Fatalf("a rollback naming another trial: %+v", got)
 	}
-	if got := r.call(Request{Command: CmdConfirm, Trial: "2001-01-01T00:00:00Z"}); !strings.Contains(got.Error, ErrTrialEnded.Error()) || r.status().Trial == nil {
+	if got := r.call(api.Request{Command: api.CmdConfirm, Trial: "2001-01-01T00:00:00Z"}); !strings.Contains(got.Error, api.ErrTrialEnded.Error()) || r.status().Trial == nil {
 		t.Fatalf("a confirm naming another trial: %+v", got)
 	}
 	if got := r.rollbackTrial(); got.Error != "" || r.k.has(route2Ref) {

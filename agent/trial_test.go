@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/versions"
 )
@@ -128,13 +129,13 @@ func newTrialRig(t *testing.T) *trialRig {
 
 // rollbackTrial rolls the pending trial back, naming it as `netagent
 // rollback` does.
-func (tr *trialRig) rollbackTrial() Response {
+func (tr *trialRig) rollbackTrial() api.Response {
 	tr.t.Helper()
 	st := tr.status()
 	if st.Trial == nil {
 		tr.t.Fatal("rollback: no trial is pending")
 	}
-	return tr.call(Request{Command: CmdRollback, Trial: st.Trial.ID})
+	return tr.call(api.Request{Command: api.CmdRollback, Trial: st.Trial.ID})
 }
 
 func (tr *trialRig) intentFiles() []string {
@@ -163,7 +164,7 @@ func (tr *trialRig) versionCount() int {
 func TestTrialConfirmWritesTheFileAndRecordsTheVersion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newTrialRig(t)
-		resp := r.call(Request{Command: CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "30s", Probes: []string{"ping:192.0.2.1"}})
+		resp := r.call(api.Request{Command: api.CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "30s", Probes: []string{"ping:192.0.2.1"}})
 		if resp.Error != "" || !r.k.has(routeRef) || !r.k.has(route2Ref) {
 			t.Fatalf("try: %+v", resp)
 		}
@@ -174,10 +175,10 @@ func TestTrialConfirmWritesTheFileAndRecordsTheVersion(t *testing.T) {
 		if st.Version != 1 || r.versionCount() != 1 || len(r.intentFiles()) != 0 {
 			t.Fatalf("a pending trial changed the disk: version %d, %d versions, files %v", st.Version, r.versionCount(), r.intentFiles())
 		}
-		if got := r.call(Request{Command: CmdTry, Intent: json.RawMessage(routeDoc)}); !strings.Contains(got.Error, "a trial is pending") {
+		if got := r.call(api.Request{Command: api.CmdTry, Intent: json.RawMessage(routeDoc)}); !strings.Contains(got.Error, "a trial is pending") {
 			t.Fatalf("a second trial: %+v", got)
 		}
-		resp = r.call(Request{Command: CmdConfirm})
+		resp = r.call(api.Request{Command: api.CmdConfirm})
 		if resp.Error != "" || resp.Status.Trial != nil || resp.Status.LastTrial == nil || resp.Status.LastTrial.Result != "confirmed" {
 			t.Fatalf("confirm: %+v", resp)
 		}
@@ -203,7 +204,7 @@ func TestTrialConfirmWritesTheFileAndRecordsTheVersion(t *testing.T) {
 		if p := r.trials.begun[0].Previous; string(p["10-uplink.json"]) != uplinkDoc || len(p) != 1 {
 			t.Errorf("the trial's Previous %v", p)
 		}
-		if got := r.call(Request{Command: CmdConfirm}); got.Error != host.ErrNoTrial.Error() {
+		if got := r.call(api.Request{Command: api.CmdConfirm}); got.Error != host.ErrNoTrial.Error() {
 			t.Errorf("confirm without a trial: %+v", got)
 		}
 	})
@@ -214,7 +215,7 @@ func TestTrialConfirmWritesTheFileAndRecordsTheVersion(t *testing.T) {
 func TestTrialTimeoutReverts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newTrialRig(t)
-		resp := r.call(Request{Command: CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "10s"})
+		resp := r.call(api.Request{Command: api.CmdTry, Intent: json.RawMessage(twoRoutesDoc), Timeout: "10s"})
 		if resp.Error != "" || !r.k.has(route2Ref) {
 			t.Fatalf("try: %+v", resp)
 		}
@@ -244,19 +245,19 @@ func TestTrialRevertsOnProbeFailureFailedItemAndRollback(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newTrialRig(t)
 		r.probeErr = errors.New("ping:192.0.2.1: no reply")
-		resp := r.call(Request{Command: CmdTry, Intent: json.RawMessage(twoRoutesDoc), Probes: []string{"ping:192.0.2.1"}})
+		resp := r.call(api.Request{Command: api.CmdTry, Intent: json.RawMessage(twoRoutesDoc), Probes: []string{"ping:192.0.2.1"}})
 		if r.k.has(route2Ref) || resp.Status.Trial != nil || !strings.Contains(resp.Status.LastTrial.Reason, "no reply") {
 			t.Fatalf("a failing probe: %+v", resp.Status.LastTrial)
 		}
 		r.probeErr = nil
 
 		r.k.failNext(route2Ref, 1)
-		resp = r.call(Request{Command: CmdTry, Intent: json.RawMessage(twoRoutesDoc)})
+		resp = r.call(api.Request{Command: api.CmdTry, Intent: json.RawMessage(twoRoutesDoc)})
 		if r.k.has(routeRef) || resp.Status.Trial != nil || !strings.Contains(resp.Status.LastTrial.Reason, "failed") {
 			t.Fatalf("a failed item: %+v", resp.Status.LastTrial)
 		}
 
-		resp = r.call(Request{Command: CmdTry, Intent: json.RawMessage(twoRoutesDoc)})
+		resp = r.call(api.Request{Command: api.CmdTry, Intent: json.RawMessage(twoRoutesDoc)})
 		if resp.Status.Trial == nil || !r.k.has(route2Ref) {
 			t.Fatalf("try: %+v", resp)
 		}
@@ -274,12 +275,12 @@ func TestTrialRevertsOnProbeFailureFailedItemAndRollback(t *testing.T) {
 func TestTrialRejectedChangesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newTrialRig(t)
-		resp := r.call(Request{Command: CmdTry, Intent: json.RawMessage(`{"version": 1, "routes": [{"to": "bad"}]}`)})
+		resp := r.call(api.Request{Command: api.CmdTry, Intent: json.RawMessage(`{"version": 1, "routes": [{"to": "bad"}]}`)})
 		if resp.Error != "intent rejected" || len(r.trials.events) != 0 || r.status().Trial != nil {
 			t.Fatalf("try: %+v", resp)
 		}
-		for _, bad := range []Request{{Timeout: "-1s"}, {Name: "../x.json"}, {Name: "x.txt"}} {
-			bad.Command, bad.Intent = CmdTry, json.RawMessage(twoRoutesDoc)
+		for _, bad := range []api.Request{{Timeout: "-1s"}, {Name: "../x.json"}, {Name: "x.txt"}} {
+			bad.Command, bad.Intent = api.CmdTry, json.RawMessage(twoRoutesDoc)
 			if resp := r.call(bad); resp.Error == "" || r.status().Trial != nil {
 				t.Errorf("%+v: %+v", bad, resp)
 			}

@@ -140,7 +140,7 @@ const (
 	CmdConfirm = "confirm" // make the pending trial permanent
 )
 
-// CmdWatch streams status changes (see the top of events.go).
+// CmdWatch streams status changes (see the package doc).
 const CmdWatch = "watch"
 
 // EventFormat is the version of Event's shape; it changes only if a field

@@ -19,7 +19,7 @@ var (
 
 // MaxDocumentSize bounds an intent document, from every source (an intent
 // file, a store's value, the socket API's apply, a file on the command
-// line): 32 MiB, the socket API's request bound (agent.MaxRequestSize).
+// line): 32 MiB, the socket API's request bound (api.MaxRequestSize).
 // 100k routes, each with via, dev, metric and table, are 9.3 MB of compact
 // JSON. Readers of intent files read no more than this (a planted endless
 // or huge file cannot exhaust the daemon's memory), and Parse refuses a

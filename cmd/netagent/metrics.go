@@ -37,7 +37,7 @@ func runMetrics(g *globals, args []string) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	resp, err := agent.Call(ctx, *socket, api.Request{Command: api.CmdMetrics})
+	resp, err := api.Call(ctx, *socket, api.Request{Command: api.CmdMetrics})
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return exitInternal

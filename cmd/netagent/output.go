@@ -19,7 +19,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
@@ -53,7 +52,7 @@ func watchStatus(g *globals, socket string, asJSON bool) int {
 }
 
 func watchEvents(ctx context.Context, g *globals, socket string, asJSON bool) int {
-	w, err := agent.Watch(ctx, socket)
+	w, err := api.Watch(ctx, socket)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return exitInternal

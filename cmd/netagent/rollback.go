@@ -8,7 +8,6 @@ import (
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/render"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/internal/termsafe"
@@ -103,7 +102,7 @@ func rollbackViaDaemon(g *globals, h host.Holder, n int, vo *versionOpts) int {
 	defer cancel()
 	req := api.Request{Command: api.CmdRollback, Version: n}
 	vo.request(&req)
-	resp, err := agent.Call(ctx, h.Socket, req)
+	resp, err := api.Call(ctx, h.Socket, req)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: the daemon %s: %v\n", h, err)
 		return exitInternal

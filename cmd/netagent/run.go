@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/linkwatch"
 	"github.com/netagent/netagent/agent/status"
@@ -113,7 +114,7 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 		o.member = m
 		m.prime(g)
 	}
-	ln, err := agent.Listen(o.socket)
+	ln, err := api.Listen(o.socket)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return exitInternal
@@ -151,7 +152,7 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		if err := a.Serve(ctx, ln); err != nil {
+		if err := api.Serve(ctx, ln, a, g.log); err != nil {
 			g.log.WithError(err).Error("the socket API stopped")
 		}
 	}()

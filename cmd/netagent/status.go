@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/status"
@@ -44,7 +43,7 @@ func runStatus(g *globals, args []string) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	resp, err := agent.Call(ctx, *socket, api.Request{Command: api.CmdStatus})
+	resp, err := api.Call(ctx, *socket, api.Request{Command: api.CmdStatus})
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return oneShotTrialStatus(g, *asJSON) // no daemon: the one-shot try's trial, if any

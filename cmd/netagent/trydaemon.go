@@ -100,7 +100,7 @@ func waitDaemonTrial(g *globals, h host.Holder, tr *status.TrialStatus) int {
 			return exitRevertedTimeout
 		case <-tick.C:
 			ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
-			resp, err := agent.Call(ctx, h.Socket, api.Request{Command: api.CmdStatus})
+			resp, err := api.Call(ctx, h.Socket, api.Request{Command: api.CmdStatus})
 			cancel()
 			if err != nil || resp.Status == nil {
 				fmt.Fprintf(g.stderr, "\nnetagent: the daemon %s: %v; it keeps the trial's deadline\n", h, err)
@@ -152,7 +152,7 @@ func revertedCode(reason string) int {
 func daemonTrialRequest(g *globals, h host.Holder, command, id string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
 	defer cancel()
-	resp, err := agent.Call(ctx, h.Socket, api.Request{Command: command, Trial: id})
+	resp, err := api.Call(ctx, h.Socket, api.Request{Command: command, Trial: id})
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: the daemon %s: %v\n", h, err)
 		return exitInternal

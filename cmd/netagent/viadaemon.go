@@ -16,7 +16,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
@@ -70,7 +69,7 @@ func callDaemon(g *globals, ctx context.Context, h host.Holder, command string, 
 	for _, f := range with {
 		f(&req)
 	}
-	resp, err = agent.Call(ctx, h.Socket, req)
+	resp, err = api.Call(ctx, h.Socket, req)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: the daemon %s: %v\n", h, err)
 		return nil, exitInternal
@@ -138,7 +137,7 @@ func waitAPIItems(ctx context.Context, socket string, wait time.Duration, pendin
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	w, err := agent.Watch(ctx, socket)
+	w, err := api.Watch(ctx, socket)
 	if err != nil {
 		return pending
 	}
@@ -152,7 +151,7 @@ func waitAPIItems(ctx context.Context, socket string, wait time.Duration, pendin
 		case e.Kind == api.EventStatus && e.Status != nil: // the stream's first: the whole status
 			pending = apiPending(e.Status)
 		case e.Kind == api.EventItem || e.Kind == api.EventMissed:
-			st, err := agent.Call(ctx, socket, api.Request{Command: api.CmdStatus})
+			st, err := api.Call(ctx, socket, api.Request{Command: api.CmdStatus})
 			if err != nil || st.Status == nil {
 				return pending
 			}

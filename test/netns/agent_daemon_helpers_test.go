@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/internal/netnsx"
@@ -274,7 +273,7 @@ func (e *daemonEnv) call(req api.Request) *api.Response {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), daemonWait)
 	defer cancel()
-	resp, err := agent.Call(ctx, e.socket, req)
+	resp, err := api.Call(ctx, e.socket, req)
 	if err != nil {
 		e.t.Fatal(err)
 	}

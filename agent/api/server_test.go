@@ -1,4 +1,4 @@
-package agent
+package api
 
 import (
 	"context"
@@ -10,80 +10,56 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/netagent/netagent/agent/status"
+	"github.com/sirupsen/logrus"
 )
 
-func TestListenMakesAPrivateSocket(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a.sock")
-	ln, err := Listen(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode().Type() != os.ModeSocket || fi.Mode().Perm() != 0o600 {
-		t.Errorf("socket mode %v, want a socket with 0600", fi.Mode())
-	}
+// fakeHandler answers every request at once with a ready status, and
+// records it; a watch streams what the test publishes into hub.
+type fakeHandler struct {
+	hub     *Hub
+	stopped chan struct{}
+	mu      sync.Mutex
+	reqs    []Request
 }
 
-func TestListenRemovesAStaleSocket(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "a.sock")
-	old, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	old.SetUnlinkOnClose(false)
-	old.Close() // an agent that died: the file stays, nobody answers
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("the stale socket is not there: %v", err)
-	}
-	ln, err := Listen(path)
-	if err != nil {
-		t.Fatalf("Listen over a stale socket: %v", err)
-	}
-	ln.Close()
+func (f *fakeHandler) Call(ctx context.Context, req Request) (Response, error) {
+	f.mu.Lock()
+	f.reqs = append(f.reqs, req)
+	f.mu.Unlock()
+	return Response{Status: &status.Status{Ready: true}}, nil
 }
 
-func TestListenRefusesALiveSocketAndOtherFiles(t *testing.T) {
-	dir := t.TempDir()
-	live := filepath.Join(dir, "live.sock")
-	ln, err := Listen(live)
-	if err != nil {
-		t.Fatal(err)
+func (f *fakeHandler) Subscribe(ctx context.Context, fn func(Event) error) error {
+	s := NewSubscriber(WatchBuffer)
+	f.hub.Add(s)
+	defer f.hub.Remove(s)
+	if err := fn(StatusEvent(&status.Status{Ready: true}, time.Now())); err != nil {
+		return err
 	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	if _, err := Listen(live); !errors.Is(err, ErrSocketInUse) {
-		t.Errorf("Listen on a live socket: %v, want ErrSocketInUse", err)
-	}
-	file := filepath.Join(dir, "file")
-	os.WriteFile(file, []byte("keep me"), 0o600)
-	if _, err := Listen(file); !errors.Is(err, ErrSocketInUse) {
-		t.Errorf("Listen on a regular file: %v, want ErrSocketInUse", err)
-	}
-	if b, _ := os.ReadFile(file); string(b) != "keep me" {
-		t.Error("Listen touched a regular file")
-	}
+	return f.hub.Stream(ctx, s, f.stopped, fn)
 }
 
-// TestServeAnswersOverTheSocket runs the agent (over fakes, in real time)
-// and calls it through the socket, as `netagent status` does.
-func TestServeAnswersOverTheSocket(t *testing.T) {
-	r := newRig(t, baseDocs()).start()
+// requests are the requests answered so far.
+func (f *fakeHandler) requests() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.reqs)
+}
+
+// serveFake serves a fakeHandler on a socket in a temporary directory,
+// with idle as the idle bound (0: IdleTimeout); t.Cleanup stops it and
+// checks the socket is gone.
+func serveFake(t *testing.T, idle time.Duration) (*fakeHandler, string) {
+	t.Helper()
+	f := &fakeHandler{hub: NewHub(), stopped: make(chan struct{})}
 	path := filepath.Join(t.TempDir(), "a.sock")
 	ln, err := Listen(path)
 	if err != nil {
@@ -91,72 +67,8 @@ func TestServeAnswersOverTheSocket(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- r.a.Serve(ctx, ln) }()
-	defer func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("socket left behind after Serve: %v", err)
-		}
-	}()
-	cctx, ccancel := context.WithTimeout(ctx, 10*time.Second)
-	defer ccancel()
-	resp, err := Call(cctx, path, Request{Command: CmdStatus})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Status == nil || !resp.Status.Ready {
-		t.Fatalf("status over the socket: %+v", resp)
-	}
-	resp, err = Call(cctx, path, Request{Command: CmdApply, Intent: json.RawMessage(brokenDoc)})
-	if err != nil || resp.Error != "intent rejected" || len(resp.Problems) == 0 {
-		t.Errorf("a broken apply over the socket: %+v, %v", resp, err)
-	}
-	// A request that is not JSON gets an error answer.
-	c, err := net.Dial("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Write([]byte("hello\n"))
-	var bad Response
-	if err := json.NewDecoder(c).Decode(&bad); err != nil || bad.Error == "" {
-		t.Errorf("answer to garbage: %+v, %v", bad, err)
-	}
-	c.Close()
-}
-
-func TestCallAfterStopFails(t *testing.T) {
-	r := newRig(t, baseDocs()).start()
-	r.stop()
-	if _, err := r.a.Call(context.Background(), Request{Command: CmdStatus}); !errors.Is(err, ErrNotRunning) {
-		t.Errorf("Call after Run returned: %v, want ErrNotRunning", err)
-	}
-	if r.notify.count("stopping") != 1 {
-		t.Error("STOPPING not sent")
-	}
-}
-
-// serveRig runs the agent over fakes and serves it on a socket in a
-// temporary directory; t.Cleanup stops both and checks the socket is gone.
-func serveRig(t *testing.T) (*rig, string) {
-	t.Helper()
-	r := newRig(t, baseDocs()).start()
-	return r, serve(t, r)
-}
-
-// serve serves r's agent on a socket in a temporary directory.
-func serve(t *testing.T, r *rig) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "a.sock")
-	ln, err := Listen(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- r.a.Serve(ctx, ln) }()
+	srv := &Server{Handler: f, Log: testLog(t), Idle: idle}
+	go func() { served <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-served; err != nil {
@@ -166,14 +78,41 @@ func serve(t *testing.T, r *rig) string {
 			t.Errorf("socket left behind after Serve returned: %v", err)
 		}
 	})
-	return path
+	return f, path
+}
+
+// testLog logs to the test.
+func testLog(t *testing.T) logrus.FieldLogger {
+	l := logrus.New()
+	l.Out = t.Output()
+	return l
+}
+
+// TestServeAnswersGarbage: a request that is not JSON gets an error
+// answer, and the handler never sees it.
+func TestServeAnswersGarbage(t *testing.T) {
+	f, path := serveFake(t, 0)
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte("hello\n"))
+	var bad Response
+	if err := json.NewDecoder(c).Decode(&bad); err != nil || bad.Error == "" {
+		t.Errorf("answer to garbage: %+v, %v", bad, err)
+	}
+	if got := f.requests(); len(got) != 0 {
+		t.Errorf("the handler got garbage: %+v", got)
+	}
 }
 
 // TestServeRefusesAnOversizeRequest sends an apply larger than
 // MaxRequestSize: it gets an error answer naming the limit (not a closed
-// connection), and the agent goes on answering.
+// connection), the handler never sees it, and the server goes on
+// answering: a request just under the limit reaches the handler whole.
 func TestServeRefusesAnOversizeRequest(t *testing.T) {
-	r, path := serveRig(t)
+	f, path := serveFake(t, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	pad := strings.Repeat("x", MaxRequestSize+1<<20)
@@ -184,34 +123,17 @@ func TestServeRefusesAnOversizeRequest(t *testing.T) {
 	if !strings.Contains(resp.Error, "more than 32 MiB") || !strings.Contains(resp.Error, ErrRequestTooLarge.Error()) {
 		t.Errorf("answer to an over-size request: %q, want the limit named", resp.Error)
 	}
-	if got := r.status(); !got.Ready || got.Reconciles != 1 {
-		t.Errorf("an over-size request changed the agent: %+v", got)
+	if got := f.requests(); len(got) != 0 {
+		t.Errorf("an over-size request reached the handler: %d requests", len(got))
 	}
-	// A request of 100k routes fits (about 9 MB: MaxRequestSize's doc).
-	big := bigIntent(100_000)
-	if len(big) > MaxRequestSize/3 {
-		t.Errorf("an intent of 100k routes is %d bytes: less than a third of MaxRequestSize's margin", len(big))
-	}
-	resp, err = Call(ctx, path, Request{Command: CmdPlan, Intent: big})
+	fits := json.RawMessage(`{"version":1,"pad":"` + strings.Repeat("x", MaxRequestSize-1<<10) + `"}`)
+	resp, err = Call(ctx, path, Request{Command: CmdPlan, Intent: fits})
 	if err != nil || resp.Error != "" {
-		t.Errorf("plan of 100k routes over the socket: %v %q", err, resp.Error)
+		t.Fatalf("a plan just under the limit: %v %q", err, resp.Error)
 	}
-}
-
-// bigIntent is an intent with n routes over uplink0 (which the rig's
-// files define), each with via, dev, metric and table.
-func bigIntent(n int) json.RawMessage {
-	var b strings.Builder
-	b.WriteString(`{"version":1,"routes":[`)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"to":"10.%d.%d.0/24","via":"192.0.2.1","dev":"uplink0","metric":%d,"table":%d}`,
-			i>>8&0xff, i&0xff, 100+i>>16, 100+i%3)
+	if got := f.requests(); len(got) != 1 || got[0].Command != CmdPlan || len(got[0].Intent) != len(fits) {
+		t.Errorf("the plan just under the limit reached the handler as %d requests", len(got))
 	}
-	b.WriteString(`]}`)
-	return json.RawMessage(b.String())
 }
 
 // TestServeBoundsConnections holds MaxConnections connections that send
@@ -220,7 +142,7 @@ func bigIntent(n int) json.RawMessage {
 // and then a clean end of stream, never a reset, even when it sends its
 // request in pieces; once one of them goes, requests are answered again.
 func TestServeBoundsConnections(t *testing.T) {
-	_, path := serveRig(t)
+	_, path := serveFake(t, 0)
 	idle := holdConns(t, path, MaxConnections)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -264,9 +186,7 @@ func TestServeBoundsConnections(t *testing.T) {
 // An idle connection (no request within the idle bound) gets the error
 // answer and is closed: idle connections do not hold the slots.
 func TestServeClosesIdleConnections(t *testing.T) {
-	r := newRig(t, baseDocs())
-	r.a.apiIdle = 100 * time.Millisecond
-	path := serve(t, r.start())
+	f, path := serveFake(t, 100*time.Millisecond)
 	idle := holdConns(t, path, MaxConnections+ReadOnlyConnections)
 	for _, c := range idle {
 		c.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -290,13 +210,13 @@ func TestServeClosesIdleConnections(t *testing.T) {
 		t.Fatalf("watch: %+v %v", e, err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	r.src.set("30-more.json", `{"version": 1, "routes": [{"to": "10.30.0.0/24", "via": "192.0.2.1", "dev": "uplink0"}]}`)
+	f.hub.Publish([]Event{{Format: EventFormat, Time: time.Now(), Kind: EventItem, Item: "route/r", To: "created"}})
 	if e, err := w.Next(); err != nil || e.Kind == EventStatus {
 		t.Errorf("the watch after the idle bound: %+v %v", e, err)
 	}
 }
 
-// apiRouteDoc is an apply's document beside baseDocs.
+// apiRouteDoc is an apply's document.
 const apiRouteDoc = `{"version": 1, "routes": [{"to": "10.20.0.0/24", "via": "192.0.2.1", "dev": "uplink0"}]}`
 
 // holdSpare opens a connection that sends nothing and holds the spare
@@ -361,47 +281,13 @@ func rawExchange(path string, pause time.Duration, parts ...string) (string, err
 	return string(got), err
 }
 
-// TestListenLeavesABusySocketAlone: a live agent whose backlog is full
-// (connecting fails with EAGAIN, not ECONNREFUSED) is not a stale socket:
-// Listen refuses and leaves the socket in place.
-func TestListenLeavesABusySocketAlone(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "busy.sock")
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(fd)
-	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: path}); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Listen(fd, 0); err != nil { // room for one pending connection
-		t.Fatal(err)
-	}
-	for range 2 { // fill the backlog; the agent is busy and accepts nothing
-		c, err := net.Dial("unix", path)
-		if err != nil {
-			break
-		}
-		defer c.Close()
-	}
-	if _, err := net.DialTimeout("unix", path, time.Second); err == nil || errors.Is(err, syscall.ECONNREFUSED) {
-		t.Fatalf("the backlog is not full: %v", err)
-	}
-	if _, err := Listen(path); !errors.Is(err, ErrSocketInUse) {
-		t.Errorf("Listen on a busy socket: %v, want ErrSocketInUse", err)
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Errorf("Listen removed a live agent's socket: %v", err)
-	}
-}
-
 // Beyond the refused connections read at once (maxRefusing, each held
 // for refuseTimeout by a client that sends its request and neither reads
 // nor closes), a client still gets the error answer and a clean end of
 // stream: before, it was closed right after the answer with its request
 // unread, and saw a connection reset (or a broken pipe).
 func TestServeRefusesAFloodWithoutReset(t *testing.T) {
-	_, path := serveRig(t)
+	_, path := serveFake(t, 0)
 	holdConns(t, path, MaxConnections)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -452,5 +338,37 @@ func TestDropQueuedLeavesNoReset(t *testing.T) {
 		}
 		c.Close()
 		ln.Close()
+	}
+}
+
+// A watch over the socket: the status first, then what is published, in
+// order; a watch refused (no slot) is an error of Next.
+func TestWatchOverTheSocket(t *testing.T) {
+	f, path := serveFake(t, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := Watch(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if e, err := w.Next(); err != nil || e.Kind != EventStatus || e.Status == nil || !e.Status.Ready {
+		t.Fatalf("first event: %+v %v", e, err)
+	}
+	f.hub.Publish([]Event{{Kind: EventLink, Link: "eth0", To: "up"}, {Kind: EventReady, From: "false", To: "true"}})
+	for _, want := range []string{"link eth0: none -> up", "ready false -> true"} {
+		if e, err := w.Next(); err != nil || e.String() != want {
+			t.Errorf("event %q, %v; want %q", e.String(), err, want)
+		}
+	}
+	holdConns(t, path, MaxConnections-1) // the watch holds one slot
+	holdSpare(t, ctx, path)
+	refused, err := Watch(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer refused.Close()
+	if e, err := refused.Next(); err == nil || !strings.Contains(err.Error(), ErrBusy.Error()) {
+		t.Errorf("a watch beyond the bound: %+v %v", e, err)
 	}
 }
