@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/configurators"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
@@ -199,12 +200,12 @@ func (a *Agent) check(ctx context.Context, raw json.RawMessage) Response {
 	}
 	rs := a.cfg.Kernel.Plan(ctx, a.st.results.records, rb, intended)
 	rep := host.Compare(rb, intended)
-	differs, ignored := checkDiffers(rep, intended, policies)
+	differs, ignored := status.Differing(rep, intended, policies)
 	leases := a.refusals // the adopted graph's: the intended one keeps an Equal lease item without its new Refused
 	if intended != a.st.intended {
 		leases = RefusalsOf(intended)
 	}
-	return Response{Operations: opResults(withoutOps(rs.OperationLog, ignored)), Blocked: blockedItems(rs.Blocked),
+	return Response{Operations: opResults(status.WithoutOps(rs.OperationLog, ignored)), Blocked: blockedItems(rs.Blocked),
 		Differs: differs, Check: CheckItems(intended, rep, policies), LeasesRefused: LeaseRefusals(leases)}
 }
 
@@ -236,7 +237,7 @@ func showItems(g *dg.Graph) []ShownItem {
 	for _, ref := range g.Refs() {
 		it, st, _ := g.Lookup(ref)
 		out = append(out, ShownItem{Item: ref.String(), Value: it.String(), State: st.State.String(),
-			External: it.External(), File: fileOf(g, ref)})
+			External: it.External(), File: status.FileOf(g, ref)})
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items/lease4"
 )
@@ -52,7 +53,7 @@ type loopState struct {
 
 	results results // per-item status: the reconciler's records of current, and the agent's own
 	notes   notes   // errors outside any item (sources, rendering)
-	conds   condMemo
+	conds   status.Memo
 
 	trial      *pendingTrial // nil: none pending (trial.go)
 	trialSeq   uint64        // the id of the last trial begun

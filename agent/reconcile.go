@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -149,48 +150,27 @@ func (r *results) record(st reconciler.Status, reasons []string, start, end time
 	}
 }
 
+// view is the records as package status reads them.
+func (r *results) view() status.Records {
+	return status.Records{Reconciler: r.records, Verifier: r.verifier}
+}
+
 // failures returns how many operations on ref failed in a row, if the
 // item is failed now.
 func (r *results) failures(current *dg.Graph, ref dg.ItemRef) int {
-	f, ok := r.records.Failure(ref)
-	if !ok {
-		return 0
-	}
-	if st, ok := current.State(ref); !ok || st.State != dg.StateFailed {
-		return 0
-	}
-	return f.Count
+	return r.view().Failures(current, ref)
 }
 
 // failed returns the items failed now.
-func (r *results) failed(current *dg.Graph) []dg.ItemRef {
-	var out []dg.ItemRef
-	for _, ref := range r.records.Failed() {
-		if r.failures(current, ref) > 0 {
-			out = append(out, ref)
-		}
-	}
-	return out
-}
+func (r *results) failed(current *dg.Graph) []dg.ItemRef { return r.view().Failed(current) }
 
-// block returns why ref is blocked, if it is (an item intended or
-// current: the records may hold notes of items since gone).
+// block returns why ref is blocked, if it is.
 func (r *results) block(current, intended *dg.Graph, ref dg.ItemRef) (reconciler.Block, bool) {
-	b, ok := r.records.Block(ref)
-	if !ok || !intended.Contains(ref) && !current.Contains(ref) {
-		return reconciler.Block{}, false
-	}
-	return b, true
+	return r.view().Block(current, intended, ref)
 }
 
 func (r *results) blocked(current, intended *dg.Graph) int {
-	n := 0
-	for _, ref := range r.records.Blocked() {
-		if _, ok := r.block(current, intended, ref); ok {
-			n++
-		}
-	}
-	return n
+	return r.view().Blocked(current, intended)
 }
 
 // takeWritten returns the items written since the last call.
@@ -212,7 +192,7 @@ func (r *results) nextUnkept() (time.Time, bool) {
 }
 
 // notConverging counts the items under the backoff of unkept changes.
-func (r *results) notConverging() int { return r.verifier.NotConverging() }
+func (r *results) notConverging() int { return r.view().NotConverging() }
 
 // nextAttempt returns the retry number due soonest: the fewest
 // consecutive failures of any failed item.

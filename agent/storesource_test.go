@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
 )
@@ -187,7 +188,7 @@ func TestFleetStoreUnreachable(t *testing.T) {
 		m.setDown(true)
 		settle()
 		st := f.status()
-		if d := agentCondition(t, st, CondDegraded); !d.Status || d.Reason != ReasonSourceUnreachable || !strings.Contains(d.Message, "intent source unreachable") {
+		if d := agentCondition(t, st, CondDegraded); !d.Status || d.Reason != status.ReasonSourceUnreachable || !strings.Contains(d.Message, "intent source unreachable") {
 			t.Errorf("Degraded while the store is down: %+v", d)
 		}
 		if st.Ready {
@@ -272,7 +273,7 @@ func TestFleetRestartWhileStoreDown(t *testing.T) {
 			t.Fatalf("the documents of the state directory were not applied: %v", g.k.takeOps())
 		}
 		settle()
-		if d := agentCondition(t, g.status(), CondDegraded); !d.Status || d.Reason != ReasonSourceUnreachable {
+		if d := agentCondition(t, g.status(), CondDegraded); !d.Status || d.Reason != status.ReasonSourceUnreachable {
 			t.Errorf("Degraded: %+v", d)
 		}
 		if !g.k.has(routeRef) {

@@ -610,19 +610,6 @@ func (a *Agent) trialBaseChanged(t *pendingTrial, next *docSet, reason string) {
 	a.log.Info("the intent documents changed while a trial is pending: a new version; the trial stays applied on top")
 }
 
-// trialStatus puts the pending trial and the last outcome into st.
-func (a *Agent) trialStatus(st *Status) {
-	if t := a.st.trial; t != nil {
-		ts := t.status
-		ts.Probes = append([]string(nil), ts.Probes...)
-		st.Trial = &ts
-	}
-	if o := a.st.lastTrial; o != nil {
-		oc := *o
-		st.LastTrial = &oc
-	}
-}
-
 // parseDuration parses Request.Timeout or ProbeTimeout ("": 0, the
 // default).
 func parseDuration(what, s string) (time.Duration, error) {

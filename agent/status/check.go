@@ -26,9 +26,7 @@ func CheckItems(intended *dg.Graph, rep *host.Report, policies render.DriftPolic
 		}
 		if found {
 			ci.State = string(d.Kind)
-			for _, f := range d.Fields {
-				ci.Fields = append(ci.Fields, DriftField{Field: f.Field, Intended: f.Want, Running: f.Have})
-			}
+			ci.Fields = driftFields(d.Fields)
 			for _, h := range d.HeldBy {
 				ci.HeldBy = append(ci.HeldBy, h.String())
 			}
