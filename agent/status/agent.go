@@ -17,52 +17,63 @@ const ReasonSourceUnreachable = "IntentSourceUnreachable"
 // is unreachable, a document is degraded, an item failed or a lease is
 // refused. It is cheap: the fleet report calls it after every turn.
 func AgentConditions(in *Snapshot, memo Memo) (ready, degraded Condition) {
-	ready = Condition{Type: CondReady, Status: true, Reason: "Ready"}
-	degraded = Condition{Type: CondDegraded, Reason: "AsIntended"}
-	notReady := func(reason, msg string) {
-		if ready.Status {
-			ready.Status, ready.Reason, ready.Message = false, reason, msg
-		}
-	}
-	degrade := func(reason, msg string) {
-		if !degraded.Status {
-			degraded.Status, degraded.Reason, degraded.Message = true, reason, msg
-		}
-	}
+	c := agentConds{ready: Condition{Type: CondReady, Status: true, Reason: "Ready"},
+		degraded: Condition{Type: CondDegraded, Reason: "AsIntended"}}
 	for _, src := range slices.Sorted(maps.Keys(in.Notes.Sources)) {
 		msg := fmt.Sprintf("source %s: %s", src, in.Notes.Sources[src])
 		if in.Notes.Unreachable[src] {
-			degrade(ReasonSourceUnreachable, msg)
+			c.degrade(ReasonSourceUnreachable, msg)
 		}
-		notReady("SourceNotRead", msg)
+		c.notReady("SourceNotRead", msg)
 	}
 	if in.Runs == 0 {
-		notReady("NotStarted", "no reconcile yet")
+		c.notReady("NotStarted", "no reconcile yet")
 	}
 	if in.Notes.Intent != "" {
-		notReady("IntentError", in.Notes.Intent)
+		c.notReady("IntentError", in.Notes.Intent)
 	}
 	if errs := cycleErrors(in.LastErr); len(errs) > 0 {
-		notReady("Cycle", errs[0])
+		c.notReady("Cycle", errs[0])
 	}
-	for _, name := range slices.Sorted(maps.Keys(in.Docs)) {
-		if c, ok := memo[memoKey{name, CondReady}]; !ok || !c.Status {
-			notReady("DocumentNotReady", fmt.Sprintf("%s: %s", name, c.Message))
-		}
-		if c := memo[memoKey{name, CondDegraded}]; c.Status {
-			degrade(c.Reason, fmt.Sprintf("%s: %s", name, c.Message))
-		}
-	}
+	c.documents(in.Docs, memo)
 	if n := len(in.Records.Failed(in.Current)); n > 0 {
-		notReady("ItemsFailed", fmt.Sprintf("%d item(s) failed", n))
-		degrade("ItemsFailed", fmt.Sprintf("%d item(s) failed", n))
+		c.notReady("ItemsFailed", fmt.Sprintf("%d item(s) failed", n))
+		c.degrade("ItemsFailed", fmt.Sprintf("%d item(s) failed", n))
 	}
 	if n := in.Records.NotConverging(); n > 0 {
-		notReady("ItemsNotConverging", fmt.Sprintf("%d item(s) not converging", n))
+		c.notReady("ItemsNotConverging", fmt.Sprintf("%d item(s) not converging", n))
 	}
 	if msg := leaseRefusedMessage(in.Refusals); msg != "" {
-		notReady(ReasonLeaseRefused, msg)
-		degrade(ReasonLeaseRefused, msg)
+		c.notReady(ReasonLeaseRefused, msg)
+		c.degrade(ReasonLeaseRefused, msg)
 	}
-	return ready, degraded
+	return c.ready, c.degraded
+}
+
+// agentConds are the agent's Ready and Degraded being derived: the first
+// reason found for each stands.
+type agentConds struct{ ready, degraded Condition }
+
+func (c *agentConds) notReady(reason, msg string) {
+	if c.ready.Status {
+		c.ready.Status, c.ready.Reason, c.ready.Message = false, reason, msg
+	}
+}
+
+func (c *agentConds) degrade(reason, msg string) {
+	if !c.degraded.Status {
+		c.degraded.Status, c.degraded.Reason, c.degraded.Message = true, reason, msg
+	}
+}
+
+// documents takes in the documents' Ready and Degraded as memo holds them.
+func (c *agentConds) documents(docs map[string]Document, memo Memo) {
+	for _, name := range slices.Sorted(maps.Keys(docs)) {
+		if d, ok := memo[memoKey{name, CondReady}]; !ok || !d.Status {
+			c.notReady("DocumentNotReady", fmt.Sprintf("%s: %s", name, d.Message))
+		}
+		if d := memo[memoKey{name, CondDegraded}]; d.Status {
+			c.degrade(d.Reason, fmt.Sprintf("%s: %s", name, d.Message))
+		}
+	}
 }
