@@ -46,8 +46,8 @@ func handMade() *Snapshot {
 			"b.json": {Source: "dir", Errors: []string{"bad", "worse"}, Kept: true, AcceptedAt: t0},
 		},
 		Intended: intended, Current: current,
-		Records:  Records{Reconciler: rec, Verifier: host.NewVerifier()},
-		Runs:     1, LastReconcile: t0,
+		Records: Records{Reconciler: rec, Verifier: host.NewVerifier()},
+		Runs:    1, LastReconcile: t0,
 	}
 }
 
