@@ -203,10 +203,10 @@ func (a *Agent) check(ctx context.Context, raw json.RawMessage) Response {
 	differs, ignored := status.Differing(rep, intended, policies)
 	leases := a.refusals // the adopted graph's: the intended one keeps an Equal lease item without its new Refused
 	if intended != a.st.intended {
-		leases = RefusalsOf(intended)
+		leases = status.RefusalsOf(intended)
 	}
 	return Response{Operations: opResults(status.WithoutOps(rs.OperationLog, ignored)), Blocked: blockedItems(rs.Blocked),
-		Differs: differs, Check: CheckItems(intended, rep, policies), LeasesRefused: LeaseRefusals(leases)}
+		Differs: differs, Check: status.CheckItems(intended, rep, policies), LeasesRefused: status.LeaseRefusals(leases)}
 }
 
 func opResults(log reconciler.OperationLog) []OpResult {

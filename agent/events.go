@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/netagent/netagent/agent/status"
 	"github.com/sirupsen/logrus"
 )
 
@@ -128,18 +129,18 @@ func (h *eventHub) next(s *subscriber, done <-chan struct{}) (Event, bool) {
 // watchSnap is what the events compare of two statuses.
 type watchSnap struct {
 	ready bool
-	conds map[string]Condition // file + "\x00" + type
-	files map[string]string    // the file of a condition key
-	items map[string]ItemStatus
-	drift map[string]DriftStatus
+	conds map[string]status.Condition // file + "\x00" + type
+	files map[string]string           // the file of a condition key
+	items map[string]status.ItemStatus
+	drift map[string]status.DriftStatus
 	links map[string]string
 	trial bool
 	last  string // the last trial's result and time
 }
 
-func snapOf(st *Status) *watchSnap {
-	w := &watchSnap{ready: st.Ready, conds: map[string]Condition{}, files: map[string]string{},
-		items: map[string]ItemStatus{}, drift: map[string]DriftStatus{}, links: map[string]string{}, trial: st.Trial != nil}
+func snapOf(st *status.Status) *watchSnap {
+	w := &watchSnap{ready: st.Ready, conds: map[string]status.Condition{}, files: map[string]string{},
+		items: map[string]status.ItemStatus{}, drift: map[string]status.DriftStatus{}, links: map[string]string{}, trial: st.Trial != nil}
 	for _, f := range st.Files {
 		for _, c := range f.Conditions {
 			k := f.Name + "\x00" + c.Type
@@ -162,7 +163,7 @@ func snapOf(st *Status) *watchSnap {
 }
 
 // linkState names a link's state in events.
-func linkState(l LinkStatus) string {
+func linkState(l status.LinkStatus) string {
 	switch {
 	case !l.AdminUp:
 		return "admin-down"
@@ -176,7 +177,7 @@ func linkState(l LinkStatus) string {
 
 // eventsBetween lists what changed from old to cur, sorted by kind, then
 // by name.
-func eventsBetween(old, cur *watchSnap, st *Status, now time.Time) []Event {
+func eventsBetween(old, cur *watchSnap, st *status.Status, now time.Time) []Event {
 	ev := func(kind string) Event { return Event{Format: EventFormat, Time: now, Kind: kind} }
 	var out []Event
 	if old.trial != cur.trial || old.last != cur.last {
@@ -257,7 +258,7 @@ func eventsBetween(old, cur *watchSnap, st *Status, now time.Time) []Event {
 }
 
 // driftText says what drifted: each attribute, intended and running.
-func driftText(d DriftStatus) string {
+func driftText(d status.DriftStatus) string {
 	if len(d.Fields) == 0 {
 		return d.What
 	}
@@ -298,7 +299,7 @@ func (a *Agent) publishEvents() {
 
 // snapshotEvents builds the status, publishes its changes since the last
 // one (if any) and keeps it as the last.
-func (a *Agent) snapshotEvents() Status {
+func (a *Agent) snapshotEvents() status.Status {
 	st := a.status()
 	cur := snapOf(&st)
 	if a.ev.prev != nil {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/netagent/netagent/agent/status"
 )
 
 // A watcher sees an item go blocked and a condition flip when the
@@ -123,13 +125,13 @@ func checkEvents(t *testing.T, got []Event, want []string) {
 // that drifts and one whose drift is gone, a document that goes away.
 func TestEventsBetween(t *testing.T) {
 	now := time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC)
-	file := FileStatus{Name: "a.json", Conditions: []Condition{{Type: CondValid, Status: true, Reason: "Accepted"}}}
-	before := &Status{Ready: true, Files: []FileStatus{file},
-		Drifted: []DriftStatus{{Item: "route/r", File: "a.json", What: "changed", Fields: []DriftField{{Field: "metric", Intended: "10", Running: "20"}}}}}
-	during := &Status{Ready: true, Trial: &TrialStatus{Since: now},
-		Drifted: []DriftStatus{{Item: "sysctl/s", File: "b.json", What: "gone"}}}
-	after := &Status{Ready: true, LastTrial: &TrialOutcome{Result: "reverted", Reason: "timeout", At: now}}
-	lines := func(old, cur *Status) []string {
+	file := status.FileStatus{Name: "a.json", Conditions: []status.Condition{{Type: status.CondValid, Status: true, Reason: "Accepted"}}}
+	before := &status.Status{Ready: true, Files: []status.FileStatus{file},
+		Drifted: []status.DriftStatus{{Item: "route/r", File: "a.json", What: "changed", Fields: []status.DriftField{{Field: "metric", Intended: "10", Running: "20"}}}}}
+	during := &status.Status{Ready: true, Trial: &status.TrialStatus{Since: now},
+		Drifted: []status.DriftStatus{{Item: "sysctl/s", File: "b.json", What: "gone"}}}
+	after := &status.Status{Ready: true, LastTrial: &status.TrialOutcome{Result: "reverted", Reason: "timeout", At: now}}
+	lines := func(old, cur *status.Status) []string {
 		var out []string
 		for _, e := range eventsBetween(snapOf(old), snapOf(cur), cur, now) {
 			out = append(out, e.String())

@@ -15,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -506,7 +507,7 @@ func (r *rig) call(req Request) Response {
 	return resp
 }
 
-func (r *rig) status() Status {
+func (r *rig) status() status.Status {
 	r.t.Helper()
 	resp := r.call(Request{Command: CmdStatus})
 	return *resp.Status

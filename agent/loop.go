@@ -59,7 +59,7 @@ type loopState struct {
 	trialSeq   uint64        // the id of the last trial begun
 	trialAlarm alarm         // the pending trial's deadline
 	trialWait  alarm         // the end of its wait for blocked items
-	lastTrial  *TrialOutcome
+	lastTrial  *status.TrialOutcome
 
 	policy driftPolicies // the drift policies of the intent (driftpolicy.go)
 	// renderedWith are the leases the intended graph was last rendered

@@ -74,7 +74,7 @@ func (a *Agent) publishMetrics() {
 	if o := s.lastTrial; o != nil {
 		snap.LastTrial = &metrics.TrialEnd{Result: o.Result, At: o.At}
 	}
-	for _, r := range LeaseRefusals(a.refusals) {
+	for _, r := range status.LeaseRefusals(a.refusals) {
 		snap.LeasesRefused = append(snap.LeasesRefused, metrics.LeaseRefused{Interface: r.Interface, Family: r.Family})
 	}
 	f.m.Publish(snap)

@@ -56,6 +56,7 @@ import (
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/probe"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/killpoint"
@@ -104,7 +105,7 @@ type pendingTrial struct {
 	// none): with the files as they are, the base that a revert returns
 	// to.
 	prevDoc *doc
-	status  TrialStatus
+	status  status.TrialStatus
 	handle  TrialHandle
 
 	keepPartial  bool
@@ -298,7 +299,7 @@ func (a *Agent) newTrial(req Request) (*pendingTrial, *docSet, resolution, Respo
 	s.trialSeq++
 	t := &pendingTrial{id: s.trialSeq, raw: req.Intent, prevAPI: a.api.raw,
 		keepPartial: req.KeepPartial, wait: wait, probeTimeout: probeTimeout, before: a.problemsNow(),
-		status: TrialStatus{ID: TrialID(now), Since: now, Deadline: now.Add(timeout), Probes: req.Probes, Name: name, KeepPartial: req.KeepPartial}}
+		status: status.TrialStatus{ID: status.TrialID(now), Since: now, Deadline: now.Add(timeout), Probes: req.Probes, Name: name, KeepPartial: req.KeepPartial}}
 	if d := s.docs.docs[apiDocName]; d != nil && d.good != nil {
 		prev := *d
 		t.prevDoc = &prev
@@ -470,7 +471,7 @@ func (a *Agent) revertTrial(ctx context.Context, reason string) error {
 	a.adopt(next, reasonTry)
 	s.want(reasonTry)
 	a.reconcile(ctx)
-	s.lastTrial = &TrialOutcome{ID: t.status.ID, Result: "reverted", Reason: reason, At: time.Now()}
+	s.lastTrial = &status.TrialOutcome{ID: t.status.ID, Result: "reverted", Reason: reason, At: time.Now()}
 	a.log.WithField("reason", reason).Warn("trial reverted")
 	err := errors.Join(errs...)
 	a.answerWaiting(t, err)
@@ -569,7 +570,7 @@ func (a *Agent) confirmTrial(ctx context.Context, id string) Response {
 		a.recordVersion(v, versions.Any)
 	}
 	a.saveDocs()
-	s.lastTrial = &TrialOutcome{ID: t.status.ID, Result: "confirmed", At: time.Now(), File: path}
+	s.lastTrial = &status.TrialOutcome{ID: t.status.ID, Result: "confirmed", At: time.Now(), File: path}
 	a.log.WithField("file", path).Info("trial confirmed")
 	if len(s.reasons) > 0 {
 		a.reconcile(ctx)
