@@ -53,7 +53,7 @@ type loopState struct {
 
 	results results // per-item status: the reconciler's records of current, and the agent's own
 	notes   notes   // errors outside any item (sources, rendering)
-	conds   status.Memo
+	conds   status.Memo // the conditions' Since stamps, kept between status builds
 
 	trial      *pendingTrial // nil: none pending (trial.go)
 	trialSeq   uint64        // the id of the last trial begun
