@@ -51,8 +51,8 @@ type loopState struct {
 	// verifies it has not yet found it all kept (see Config.Settled).
 	unsettled bool
 
-	results results // per-item status: the reconciler's records of current, and the agent's own
-	notes   notes   // errors outside any item (sources, rendering)
+	results results     // per-item status: the reconciler's records of current, and the agent's own
+	notes   notes       // errors outside any item (sources, rendering)
 	conds   status.Memo // the conditions' Since stamps, kept between status builds
 
 	trial      *pendingTrial // nil: none pending (trial.go)
