@@ -20,31 +20,41 @@ func (n *notes) setIntent(err error) {
 	}
 }
 
+// view is the notes as package status reads them.
+func (n *notes) view() status.Notes {
+	out := status.Notes{Sources: n.sources, Intent: n.intent}
+	for src, msg := range n.sources {
+		// Load's error, as the loop keeps it: see StoreSource.Load.
+		if strings.HasPrefix(msg, ErrSourceUnreachable.Error()) {
+			if out.Unreachable == nil {
+				out.Unreachable = map[string]bool{}
+			}
+			out.Unreachable[src] = true
+		}
+	}
+	return out
+}
+
+// view is the documents as package status reads them.
+func (ds *docSet) view() map[string]status.Document {
+	out := make(map[string]status.Document, len(ds.docs))
+	for name, d := range ds.docs {
+		out[name] = status.Document{Source: d.source, Errors: d.errs, Conflicts: d.conflicts,
+			Gone: d.gone, Kept: d.good != nil, AcceptedAt: d.goodAt}
+	}
+	return out
+}
+
 // snapshot gathers what the status is built from (package status), the
 // leases aside (status adds them): cheap, the fleet report takes one
 // after every turn.
 func (a *Agent) snapshot() *status.Snapshot {
 	s := a.st
 	r := &s.results
-	in := &status.Snapshot{Docs: make(map[string]status.Document, len(s.docs.docs)),
-		Intended: s.intended, Current: s.current, Records: r.view(), Orphans: s.orphans, Refusals: a.refusals,
-		Notes: status.Notes{Sources: s.notes.sources, Intent: s.notes.intent},
-		Runs:  r.runs, LastReconcile: r.lastEnd, LastReasons: r.lastReasons, LastErr: r.err,
-		NextRetry: s.retry.at, NextDriftCheck: s.drift.at,
-		LastTrial: s.lastTrial, Reported: s.policy.reported}
-	for name, d := range s.docs.docs {
-		in.Docs[name] = status.Document{Source: d.source, Errors: d.errs, Conflicts: d.conflicts,
-			Gone: d.gone, Kept: d.good != nil, AcceptedAt: d.goodAt}
-	}
-	for src, msg := range s.notes.sources {
-		// Load's error, as the loop keeps it: see StoreSource.Load.
-		if strings.HasPrefix(msg, ErrSourceUnreachable.Error()) {
-			if in.Notes.Unreachable == nil {
-				in.Notes.Unreachable = map[string]bool{}
-			}
-			in.Notes.Unreachable[src] = true
-		}
-	}
+	in := &status.Snapshot{Docs: s.docs.view(), Intended: s.intended, Current: s.current, Records: r.view(),
+		Orphans: s.orphans, Refusals: a.refusals, Notes: s.notes.view(),
+		Runs: r.runs, LastReconcile: r.lastEnd, LastReasons: r.lastReasons, LastErr: r.err,
+		NextRetry: s.retry.at, NextDriftCheck: s.drift.at, LastTrial: s.lastTrial, Reported: s.policy.reported}
 	if t := s.trial; t != nil {
 		in.Trial = &t.status
 	}
