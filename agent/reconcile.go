@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -39,7 +38,8 @@ func (a *Agent) reconcile(ctx context.Context) reconciler.Status {
 	t := a.observeConditions()
 	a.metricsAfterReconcile(reasons, start, end, st, t)
 	log.WithFields(s.results.summaryFields(s.current, s.intended)).WithField("took", end.Sub(start).Round(time.Microsecond)).Info("reconciled")
-	a.notify("status", func() error { return a.cfg.Notifier.Status(s.results.summary(s.current, s.intended)) })
+	line := status.Line(a.snapshot())
+	a.notify("status", func() error { return a.cfg.Notifier.Status(line) })
 	return st
 }
 
@@ -215,17 +215,4 @@ func (r *results) summaryFields(current, intended *dg.Graph) logrus.Fields {
 		f["async"] = true
 	}
 	return f
-}
-
-// summary is the one-line status for the service manager.
-func (r *results) summary(current, intended *dg.Graph) string {
-	n := r.notConverging()
-	failed, blocked := len(r.failed(current)), r.blocked(current, intended)
-	if failed == 0 && blocked == 0 && n == 0 {
-		return fmt.Sprintf("converged (%d reconciles)", r.runs)
-	}
-	if n > 0 {
-		return fmt.Sprintf("%d failed, %d blocked, %d not converging (%d reconciles)", failed, blocked, n, r.runs)
-	}
-	return fmt.Sprintf("%d failed, %d blocked (%d reconciles)", failed, blocked, r.runs)
 }

@@ -77,3 +77,16 @@ func (c *agentConds) documents(docs map[string]Document, memo Memo) {
 		}
 	}
 }
+
+// Line is the agent's status in one line, for the service manager.
+func Line(in *Snapshot) string {
+	n := in.Records.NotConverging()
+	failed, blocked := len(in.Records.Failed(in.Current)), in.Records.Blocked(in.Current, in.Intended)
+	if failed == 0 && blocked == 0 && n == 0 {
+		return fmt.Sprintf("converged (%d reconciles)", in.Runs)
+	}
+	if n > 0 {
+		return fmt.Sprintf("%d failed, %d blocked, %d not converging (%d reconciles)", failed, blocked, n, in.Runs)
+	}
+	return fmt.Sprintf("%d failed, %d blocked (%d reconciles)", failed, blocked, in.Runs)
+}

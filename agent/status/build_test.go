@@ -101,6 +101,9 @@ func TestBuildOverAHandMadeSnapshot(t *testing.T) {
 	if c := condOf(t, st.Conditions, CondDegraded); !c.Status || c.Reason != "ItemsFailed" || !strings.HasPrefix(c.Message, "a.json: ") {
 		t.Errorf("agent degraded %+v", c)
 	}
+	if got, want := Line(in), "1 failed, 1 blocked (1 reconciles)"; got != want {
+		t.Errorf("line %q, want %q", got, want)
+	}
 }
 
 // TestMemoKeepsSinceAndIsNotChanged: a condition keeps its Since while
