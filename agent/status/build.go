@@ -21,7 +21,7 @@ func Build(in *Snapshot, memo Memo, now time.Time) (Status, Memo) {
 		NextRetry:      in.NextRetry,
 		NextDriftCheck: in.NextDriftCheck,
 		Errors:         append(in.Notes.List(), cycleErrors(in.LastErr)...),
-		Items:          ItemStatuses(in),
+		Items:          itemStatuses(in),
 		Links:          linkStatuses(in.Current),
 		Version:        in.Version,
 		Digest:         in.Digest,
@@ -37,7 +37,7 @@ func Build(in *Snapshot, memo Memo, now time.Time) (Status, Memo) {
 	for _, is := range out.Items {
 		t.Add(is.File, is.Ref, is.State, cmp.Or(is.BlockedOn, is.LastError))
 	}
-	out.Files, memo = FileStatuses(in, t, memo, now)
+	out.Files, memo = fileStatuses(in, t, memo, now)
 	out.Ready = in.Runs > 0 && len(out.Errors) == 0 && allReady(out.Files) && noneFailed(out.Items) && len(in.Refusals) == 0
 	ready, degraded := AgentConditions(in, memo)
 	out.Conditions = []Condition{memo.stamp(memo, "", ready, now), memo.stamp(memo, "", degraded, now)}

@@ -32,7 +32,7 @@ func (m Memo) stamp(next Memo, file string, c Condition, now time.Time) Conditio
 }
 
 // agentOnly returns a new memo holding the agent's own conditions of m
-// (those of documents are stamped again by FileStatuses).
+// (those of documents are stamped again by fileStatuses).
 func (m Memo) agentOnly() Memo {
 	out := make(Memo, len(m))
 	for key, c := range m {
@@ -51,7 +51,7 @@ func (m Memo) agentOnly() Memo {
 func Observe(in *Snapshot, memo Memo, now time.Time) (Tallies, Memo) {
 	t := Tallies{}
 	EachItemState(in, t.Add)
-	_, next := FileStatuses(in, t, memo, now)
+	_, next := fileStatuses(in, t, memo, now)
 	return t, next
 }
 
@@ -83,10 +83,10 @@ func (ts Tallies) Add(file string, ref dg.ItemRef, state, why string) {
 	}
 }
 
-// FileStatuses computes the status of every document from the tallies of
+// fileStatuses computes the status of every document from the tallies of
 // its items, its conditions stamped by memo; it returns them with the
 // memo to keep (the documents gone are forgotten).
-func FileStatuses(in *Snapshot, ts Tallies, memo Memo, now time.Time) ([]FileStatus, Memo) {
+func fileStatuses(in *Snapshot, ts Tallies, memo Memo, now time.Time) ([]FileStatus, Memo) {
 	next := memo.agentOnly()
 	out := make([]FileStatus, 0, len(in.Docs))
 	for _, name := range slices.Sorted(maps.Keys(in.Docs)) {

@@ -80,8 +80,8 @@ func leaving(in *Snapshot, f func(file string, ref dg.ItemRef, state, why string
 	}
 }
 
-// ItemStatuses lists the status of every item of EachItem, in ref order.
-func ItemStatuses(in *Snapshot) []ItemStatus {
+// itemStatuses lists the status of every item of EachItem, in ref order.
+func itemStatuses(in *Snapshot) []ItemStatus {
 	var out []ItemStatus
 	EachItem(in, func(ref dg.ItemRef) { out = append(out, itemStatus(in, ref)) })
 	slices.SortFunc(out, func(x, y ItemStatus) int { return x.Ref.Compare(y.Ref) })
