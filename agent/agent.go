@@ -12,6 +12,7 @@ import (
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/configurators/dhcp6"
 	dg "github.com/netagent/netagent/depgraph"
@@ -93,7 +94,7 @@ type Config struct {
 	TrialDir string
 	// LastTrial is how the last trial ended before this start (status
 	// shows it until the next one ends); nil: unknown.
-	LastTrial *TrialOutcome
+	LastTrial *status.TrialOutcome
 	// Report, when set, is given the agent's status as a fleet member
 	// (fleet.Status, without Host and Updated) by the loop whenever it
 	// changes: a StatusWriter's Report. It must not block.

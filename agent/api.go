@@ -8,6 +8,7 @@ import (
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/configurators"
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -199,11 +200,11 @@ func (a *Agent) check(ctx context.Context, raw json.RawMessage) api.Response {
 	}
 	rs := a.cfg.Kernel.Plan(ctx, a.st.results.records, rb, intended)
 	rep := host.Compare(rb, intended)
-	differs, ignored := checkDiffers(rep, intended, policies)
+	differs, ignored := status.Differing(rep, intended, policies)
 	leases := a.refusals // the adopted graph's: the intended one keeps an Equal lease item without its new Refused
 	if intended != a.st.intended {
-		leases = RefusalsOf(intended)
+		leases = status.RefusalsOf(intended)
 	}
-	return api.Response{Operations: api.OpResults(withoutOps(rs.OperationLog, ignored)), Blocked: api.BlockedItems(rs.Blocked),
-		Differs: differs, Check: CheckItems(intended, rep, policies), LeasesRefused: LeaseRefusals(leases)}
+	return api.Response{Operations: api.OpResults(status.WithoutOps(rs.OperationLog, ignored)), Blocked: api.BlockedItems(rs.Blocked),
+		Differs: differs, Check: status.CheckItems(intended, rep, policies), LeasesRefused: status.LeaseRefusals(leases)}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netagent/netagent/agent/status"
 	"github.com/sirupsen/logrus"
 )
 
@@ -351,7 +352,7 @@ func TestAgentKeepsTheLastGoodVersionOfARefusedFile(t *testing.T) {
 	if err := os.WriteFile(routes, []byte(twoRoutesDoc), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	f := r.waitFile("20-routes.json", "the refusal in status", func(f FileStatus) bool {
+	f := r.waitFile("20-routes.json", "the refusal in status", func(f status.FileStatus) bool {
 		return !f.Conditions[0].Status
 	})
 	if len(f.Errors) != 1 || !strings.Contains(f.Errors[0], "20-routes.json is writable by group and others (mode 0666)") ||
@@ -363,7 +364,7 @@ func TestAgentKeepsTheLastGoodVersionOfARefusedFile(t *testing.T) {
 	}
 
 	st.chmod(routes, 0o644)
-	r.waitFile("20-routes.json", "the file accepted again", func(f FileStatus) bool {
+	r.waitFile("20-routes.json", "the file accepted again", func(f status.FileStatus) bool {
 		return f.Conditions[0].Status && len(f.Errors) == 0
 	})
 	if !r.k.has(route2Ref) {
@@ -373,7 +374,7 @@ func TestAgentKeepsTheLastGoodVersionOfARefusedFile(t *testing.T) {
 
 // waitFile polls the status until cond holds for the file's status (in
 // real time: the rig runs on a real directory).
-func (r *rig) waitFile(name, what string, cond func(FileStatus) bool) FileStatus {
+func (r *rig) waitFile(name, what string, cond func(status.FileStatus) bool) status.FileStatus {
 	r.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

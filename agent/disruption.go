@@ -32,7 +32,7 @@ func (a *Agent) found() link.Found {
 // the NICs had before netagent (a.found), as the one-shot plan predicts
 // it (host.PredictOpsFound); and returns the summary of the plan's
 // disruption (host.SummarizeDisruption), nil without operations.
-func withDisruption(ops []api.OpResult, log reconciler.OperationLog, before *dg.Graph, found link.Found) ([]api.OpResult, *DisruptionSummary) {
+func withDisruption(ops []api.OpResult, log reconciler.OperationLog, before *dg.Graph, found link.Found) ([]api.OpResult, *status.DisruptionSummary) {
 	preds := host.PredictOpsFound(log, before, found)
 	for i, p := range preds {
 		if i < len(ops) {

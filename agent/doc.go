@@ -214,6 +214,10 @@
 // on what; per document the conditions Valid, Converged, Degraded and Ready
 // with since when each holds; and Ready for the agent: started, every
 // source readable, every document valid and converged, nothing failed.
+// Package agent/status builds it, by pure functions of a status.Snapshot
+// the loop gathers from its state (Agent.snapshot); the Since stamps are
+// a status.Memo the loop keeps between builds (loopState.conds), stamped
+// after every reconcile (observeConditions) and on every build.
 //
 // # Events
 //

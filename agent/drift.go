@@ -101,7 +101,7 @@ func (a *Agent) takeFindings(found []host.Finding, reported map[dg.ItemRef]host.
 			}
 			continue
 		}
-		counted = append(counted, driftFindings([]host.Finding{f})...)
+		counted = append(counted, metrics.Finding{Ref: f.Ref, Repair: !f.Held()}) // held: not repaired
 		if f.Held() {
 			a.hold(f, now)
 			continue
@@ -244,13 +244,4 @@ func (a *Agent) pruneUnkept(now time.Time) {
 		}
 		delete(r.held, ref)
 	}
-}
-
-// unkeptOf returns the Verifier's record of ref if the item is held (not
-// converging), or nil.
-func (r *results) unkeptOf(ref dg.ItemRef) *host.Unkept {
-	if u := r.verifier.Unkept(ref); u != nil && u.Held() {
-		return u
-	}
-	return nil
 }

@@ -1,14 +1,10 @@
 package agent
 
 import (
-	"slices"
-	"strings"
-
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	dg "github.com/netagent/netagent/depgraph"
-	"github.com/netagent/netagent/reconciler"
 )
 
 // The drift policy of the intent ("drift": repair, report, ignore;
@@ -92,67 +88,4 @@ func (a *Agent) newlyReported(d host.Drift) bool {
 		return true
 	}
 	return d.New != nil && !d.New.Equal(prev.New)
-}
-
-// driftStatuses lists the reported items, sorted.
-func (a *Agent) driftStatuses() []DriftStatus {
-	var out []DriftStatus
-	for ref, f := range a.st.policy.reported {
-		ds := DriftStatus{Item: ref.String(), File: fileOf(a.st.intended, ref), What: f.What()}
-		want, ok := a.st.intended.Get(ref)
-		if !ok {
-			want = f.Old
-		}
-		if f.New != nil {
-			for _, fd := range host.DiffFields(want, f.New) {
-				ds.Fields = append(ds.Fields, DriftField{Field: fd.Field, Intended: fd.Want, Running: fd.Have})
-			}
-		}
-		out = append(out, ds)
-	}
-	slices.SortFunc(out, func(x, y DriftStatus) int { return strings.Compare(x.Item, y.Item) })
-	return out
-}
-
-// checkDiffers lists, for CmdCheck, the items of rep (the read-back
-// compared with intended) whose attributes differ, and the ignore items
-// among them by the policies pol, which it leaves out: their policy says
-// not to hear of them.
-func checkDiffers(rep *host.Report, intended *dg.Graph, pol render.DriftPolicies) (out []DriftStatus, ignored map[dg.ItemRef]bool) {
-	for _, d := range rep.Diffs {
-		if d.Kind != host.Differs {
-			continue
-		}
-		p := pol.Of(d.Ref)
-		if p == intent.DriftIgnore {
-			if ignored == nil {
-				ignored = map[dg.ItemRef]bool{}
-			}
-			ignored[d.Ref] = true
-			continue
-		}
-		ds := DriftStatus{Item: d.Ref.String(), File: fileOf(intended, d.Ref), What: "changed"}
-		if p != intent.DriftRepair {
-			ds.Policy = p
-		}
-		for _, f := range d.Fields {
-			ds.Fields = append(ds.Fields, DriftField{Field: f.Field, Intended: f.Want, Running: f.Have})
-		}
-		out = append(out, ds)
-	}
-	return out, ignored
-}
-
-// withoutOps returns log without the operations on the items of skip.
-func withoutOps(log reconciler.OperationLog, skip map[dg.ItemRef]bool) reconciler.OperationLog {
-	if len(skip) == 0 {
-		return log
-	}
-	out := make(reconciler.OperationLog, 0, len(log))
-	for _, e := range log {
-		if !skip[e.Ref] {
-			out = append(out, e)
-		}
-	}
-	return out
 }

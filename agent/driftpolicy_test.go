@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/api"
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -69,7 +70,7 @@ func TestDriftPolicies(t *testing.T) {
 		}
 		d := st.Drifted[0]
 		if d.Item != routeRef.String() || d.File != "20-routes.json" || d.What != "changed" ||
-			!slices.Equal(d.Fields, []DriftField{{Field: "Gw", Intended: "192.0.2.1", Running: "192.0.2.9"}}) {
+			!slices.Equal(d.Fields, []status.DriftField{{Field: "Gw", Intended: "192.0.2.1", Running: "192.0.2.9"}}) {
 			t.Errorf("drifted %+v", d)
 		}
 		if !strings.Contains(d.String(), "Gw: intended 192.0.2.1, running 192.0.2.9") {

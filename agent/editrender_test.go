@@ -14,6 +14,7 @@ import (
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items/lease4"
 )
@@ -131,14 +132,15 @@ func TestAdoptEditMatchesFullRender(t *testing.T) {
 	})
 }
 
-// tallyBoth counts the items' states by eachItemState and, item by item,
-// by itemState.
-func tallyBoth(a *Agent) (fast, slow tallies) {
-	fast, slow = tallies{}, tallies{}
-	a.eachItemState(fast.add)
-	a.eachItem(func(ref dg.ItemRef) {
-		file, state, why := a.itemState(ref)
-		slow.add(file, ref, state, why)
+// tallyBoth counts the items' states by status.EachItemState and, item by
+// item, by status.ItemState.
+func tallyBoth(a *Agent) (fast, slow status.Tallies) {
+	fast, slow = status.Tallies{}, status.Tallies{}
+	in := a.snapshot()
+	status.EachItemState(in, fast.Add)
+	status.EachItem(in, func(ref dg.ItemRef) {
+		file, state, why := status.ItemState(in, ref)
+		slow.Add(file, ref, state, why)
 	})
 	return fast, slow
 }
@@ -175,7 +177,7 @@ func TestEachItemStateIsItemState(t *testing.T) {
 	})
 }
 
-func describeTallies(ts tallies) string {
+func describeTallies(ts status.Tallies) string {
 	var b strings.Builder
 	for _, f := range slices.Sorted(maps.Keys(ts)) {
 		fmt.Fprintf(&b, "%s: %+v; ", f, *ts[f])

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/api"
+	"github.com/netagent/netagent/agent/status"
 )
 
 // publishEvents publishes what changed in the status since the last turn,
@@ -23,7 +24,7 @@ func (a *Agent) publishEvents() {
 
 // snapshotEvents builds the status, publishes its changes since the last
 // one (if any) and keeps it as the last.
-func (a *Agent) snapshotEvents() Status {
+func (a *Agent) snapshotEvents() status.Status {
 	st := a.status()
 	cur := api.SnapshotOf(&st)
 	if a.evLast != nil {

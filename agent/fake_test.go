@@ -16,6 +16,7 @@ import (
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/netagent/netagent/agent/api"
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -507,7 +508,7 @@ func (r *rig) call(req api.Request) api.Response {
 	return resp
 }
 
-func (r *rig) status() Status {
+func (r *rig) status() status.Status {
 	r.t.Helper()
 	resp := r.call(api.Request{Command: api.CmdStatus})
 	return *resp.Status

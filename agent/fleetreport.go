@@ -1,11 +1,10 @@
 package agent
 
 import (
-	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/fleet"
 )
 
@@ -13,11 +12,6 @@ import (
 // the loop at the end of every turn from what it holds, handed on only
 // when it changed. It is cheap (no per-item status), since the loop
 // builds it after every event.
-
-// Agent-level conditions of Status.Conditions and fleet.Status.
-const (
-	ReasonSourceUnreachable = "IntentSourceUnreachable"
-)
 
 // revisioned is a source that knows the store revision of the versions
 // of its documents (StoreSource).
@@ -64,7 +58,7 @@ func (a *Agent) fleetStatus() fleet.Status {
 			out.Revisions[name] = rev
 		}
 	}
-	ready, degraded := a.agentConditions()
+	ready, degraded := status.AgentConditions(a.snapshot(), s.conds)
 	out.Ready, out.Degraded = ready.Status, degraded.Status
 	out.Conditions = []fleet.Condition{
 		{Type: ready.Type, Status: ready.Status, Reason: ready.Reason, Message: ready.Message},
@@ -82,62 +76,4 @@ func (a *Agent) fleetStatus() fleet.Status {
 		out.Version, out.Digest, out.Revisions = 0, "", nil
 	}
 	return out
-}
-
-// agentConditions derives the agent's Ready and Degraded (without Since)
-// from the loop's state as status does, without per-item status: Ready
-// as Status.Ready; Degraded when an intent source is unreachable or a
-// document is degraded.
-func (a *Agent) agentConditions() (ready, degraded Condition) {
-	s := a.st
-	r := &s.results
-	ready = Condition{Type: CondReady, Status: true, Reason: "Ready"}
-	degraded = Condition{Type: CondDegraded, Reason: "AsIntended"}
-	notReady := func(reason, msg string) {
-		if ready.Status {
-			ready.Status, ready.Reason, ready.Message = false, reason, msg
-		}
-	}
-	for _, src := range slices.Sorted(maps.Keys(s.notes.sources)) {
-		msg := s.notes.sources[src]
-		// Load's error, as the loop keeps it: see StoreSource.Load.
-		if strings.HasPrefix(msg, ErrSourceUnreachable.Error()) && !degraded.Status {
-			degraded.Status, degraded.Reason = true, ReasonSourceUnreachable
-			degraded.Message = fmt.Sprintf("source %s: %s", src, msg)
-		}
-		notReady("SourceNotRead", fmt.Sprintf("source %s: %s", src, msg))
-	}
-	if r.runs == 0 {
-		notReady("NotStarted", "no reconcile yet")
-	}
-	if s.notes.intent != "" {
-		notReady("IntentError", s.notes.intent)
-	}
-	if errs := cycleErrors(r.err); len(errs) > 0 {
-		notReady("Cycle", errs[0])
-	}
-	for _, name := range slices.Sorted(maps.Keys(s.docs.docs)) {
-		if c, ok := s.conds[[2]string{name, CondReady}]; !ok || !c.Status {
-			notReady("DocumentNotReady", fmt.Sprintf("%s: %s", name, c.Message))
-		}
-		if c := s.conds[[2]string{name, CondDegraded}]; c.Status && !degraded.Status {
-			degraded.Status, degraded.Reason, degraded.Message = true, c.Reason, fmt.Sprintf("%s: %s", name, c.Message)
-		}
-	}
-	if n := len(r.failed(s.current)); n > 0 {
-		notReady("ItemsFailed", fmt.Sprintf("%d item(s) failed", n))
-		if !degraded.Status {
-			degraded.Status, degraded.Reason, degraded.Message = true, "ItemsFailed", fmt.Sprintf("%d item(s) failed", n)
-		}
-	}
-	if n := r.notConverging(); n > 0 {
-		notReady("ItemsNotConverging", fmt.Sprintf("%d item(s) not converging", n))
-	}
-	if msg := leaseRefusedMessage(a.refusals); msg != "" {
-		notReady(ReasonLeaseRefused, msg)
-		if !degraded.Status {
-			degraded.Status, degraded.Reason, degraded.Message = true, ReasonLeaseRefused, msg
-		}
-	}
-	return ready, degraded
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/netagent/netagent/agent/status"
 )
 
 // Issue 7: a route with a gateway and no dev stayed while the link its
@@ -32,7 +34,7 @@ func TestRouteWithoutDevFollowsCarrier(t *testing.T) {
 			t.Error("the address went with the carrier")
 		}
 		is := itemNamed(t, r.status(), routeRef)
-		if is.State != StateBlocked || !strings.Contains(is.BlockedOn, "link/uplink0") || !strings.Contains(is.BlockedOn, "carrier") {
+		if is.State != status.StateBlocked || !strings.Contains(is.BlockedOn, "link/uplink0") || !strings.Contains(is.BlockedOn, "carrier") {
 			t.Errorf("route status %+v, want blocked on link/uplink0's carrier", is)
 		}
 		r.k.setLink(uplink(2, true))

@@ -2,6 +2,7 @@ package agent
 
 import (
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/graphwalk"
 )
 
 // syncGraph makes dst hold exactly the items of src, each in the subgraph
@@ -12,14 +13,14 @@ import (
 //
 // src is a graph just rendered: its journal since revision 0 lists every
 // item it holds, in no order, which spares sorting 100k references (see
-// nodesOf). An item equal to dst's, in the same subgraph, is left as it
+// graphwalk.Nodes). An item equal to dst's, in the same subgraph, is left as it
 // is without a Put (which would ask the item for its dependencies again).
 // When dst ends up with as many items as src, it holds nothing else, and
 // is not walked for items to delete; else its journal is, like src's.
 func syncGraph(dst, src *dg.Graph) {
 	subs := map[string]*dg.Graph{"": dst}
 	created := dg.StateData{State: dg.StateCreated}
-	for _, n := range nodesOf(src) {
+	for _, n := range graphwalk.Nodes(src) {
 		ref, item, scope := n.Ref(), n.Item(), n.Scope()
 		have := dst.Node(ref)
 		if have != nil && have.Present() && have.Item().Equal(item) && have.Scope() == scope {
@@ -36,46 +37,13 @@ func syncGraph(dst, src *dg.Graph) {
 		sub.PutAt(have, item, created)
 	}
 	if dst.Len() != src.Len() {
-		for _, n := range nodesOf(dst) {
+		for _, n := range graphwalk.Nodes(dst) {
 			if !src.Contains(n.Ref()) {
 				dst.DeleteNode(n)
 			}
 		}
 	}
 	pruneSubgraphs(dst, src)
-}
-
-// nodesOf returns the nodes of the items of g, a root graph, each once,
-// in no order: from its journal since revision 0, when that still lists
-// them all (every item put was journaled, unless put WithoutJournal;
-// compacting keeps the latest change of every reference), checked by
-// their count; else the nodes of g.Refs(), which sorts them.
-func nodesOf(g *dg.Graph) []*dg.Node {
-	if changed, ok := g.NodesChangedSince(0); ok && g.IsRoot() {
-		top := -1
-		for _, n := range changed {
-			if n.Present() {
-				top = max(top, n.Index())
-			}
-		}
-		seen := make([]bool, top+1) // by Index: no two present nodes share one
-		out := changed[:0]
-		for _, n := range changed {
-			if n.Present() && !seen[n.Index()] {
-				seen[n.Index()] = true
-				out = append(out, n)
-			}
-		}
-		if len(out) == g.Len() {
-			return out
-		}
-	}
-	refs := g.Refs()
-	nodes := make([]*dg.Node, len(refs))
-	for i, ref := range refs {
-		nodes[i] = g.Node(ref)
-	}
-	return nodes
 }
 
 // into returns dst's subgraph at path ("" is dst itself).

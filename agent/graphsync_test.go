@@ -36,7 +36,7 @@ func layout(g *dg.Graph) []string {
 // TestSyncGraph: after syncGraph, dst holds exactly src's items, each in
 // src's subgraph (added, changed, moved, deleted, a subgraph gone), and an
 // unchanged item is not a change of dst; also when src's journal no longer
-// goes back to its start, or misses items put without one (nodesOf falls
+// goes back to its start, or misses items put without one (graphwalk.Nodes falls
 // back to the references).
 func TestSyncGraph(t *testing.T) {
 	for _, journal := range []string{"whole", "forgetful", "unjournaled"} {
@@ -62,7 +62,7 @@ func TestSyncGraph(t *testing.T) {
 					}
 				}
 			}
-			if journal == "unjournaled" { // the journal misses items: nodesOf must see it
+			if journal == "unjournaled" { // the journal misses items: graphwalk.Nodes must see it
 				src.Put(sysctl("a.new", "0"))
 				src.WithoutJournal(put)
 			} else {
@@ -90,7 +90,7 @@ func TestSyncGraph(t *testing.T) {
 }
 
 // churn puts and deletes enough items in g for its journal to forget its
-// start, so that nodesOf falls back to g's references.
+// start, so that graphwalk.Nodes falls back to g's references.
 func churn(t *testing.T, g *dg.Graph) {
 	t.Helper()
 	for i := range 3000 {
@@ -101,21 +101,5 @@ func churn(t *testing.T, g *dg.Graph) {
 	}
 	if _, ok := g.NodesChangedSince(0); ok {
 		t.Fatal("the journal still goes back to the start: the fallback is not tested")
-	}
-}
-
-// TestTallyFirstBadInAnyOrder: a document's first bad item is the least
-// in ref order, whatever order eachItem, which does not sort, gives them in.
-func TestTallyFirstBadInAnyOrder(t *testing.T) {
-	refs := []dg.ItemRef{{Type: "route", Name: "b"}, {Type: "address", Name: "z"}, {Type: "route", Name: "a"}, {Type: "route", Name: "0"}}
-	states := []string{StateBlocked, dg.StateFailed.String(), StateNotConverging, dg.StateCreated.String()}
-	for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}, {2, 0, 3, 1}} {
-		ts := tallies{}
-		for _, i := range order {
-			ts.add("a.json", refs[i], states[i], "why")
-		}
-		if got, want := ts["a.json"].firstBad, "address/z: why"; got != want {
-			t.Errorf("order %v: first bad %q, want %q", order, got, want)
-		}
 	}
 }

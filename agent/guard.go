@@ -7,6 +7,7 @@ import (
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 )
 
@@ -94,9 +95,9 @@ func (a *Agent) guardRenderer() Renderer {
 func (a *Agent) blameRefusals(g *dg.Graph, refused []GuardRefusal) error {
 	errs := make([]error, 0, len(refused))
 	for _, r := range refused {
-		file := fileOf(g, r.Ref)
+		file := status.FileOf(g, r.Ref)
 		if file == "" && a.st != nil {
-			file = fileOf(a.st.intended, r.Ref)
+			file = status.FileOf(a.st.intended, r.Ref)
 		}
 		errs = append(errs, &intent.FieldError{File: file, Msg: "refused: " + r.Why + " (it would disrupt a protected link)"})
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/api"
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 )
 
@@ -110,7 +111,7 @@ func TestGuardOrphansAreKeptAndReported(t *testing.T) {
 		for _, it := range st.Items {
 			if it.Item == routeRef.String() {
 				found = true
-				if it.State != StateOrphaned || !strings.Contains(it.Orphaned, "uplink0 is protected") || it.Intended {
+				if it.State != status.StateOrphaned || !strings.Contains(it.Orphaned, "uplink0 is protected") || it.Intended {
 					t.Errorf("orphan status %+v", it)
 				}
 			}

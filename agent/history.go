@@ -296,17 +296,6 @@ func errorResponse(err error) api.Response {
 	return api.Response{Error: err.Error(), Conflict: errors.Is(err, versions.ErrConflict)}
 }
 
-// versionStatus puts the current version into st.
-func (a *Agent) versionStatus(st *Status) {
-	h := a.hist
-	if h.current != nil {
-		st.Version, st.Digest = h.current.Number, h.current.Digest
-	}
-	if o := h.override; o != nil {
-		st.Override = fmt.Sprintf("rollback to version %d: the intent documents are set aside until one changes", o.Version)
-	}
-}
-
 func init() {
 	statefile.Register(overrideFile, "the rollback in force: the version the daemon applies instead of its intent files until one of them changes")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/configurators/dhcp6"
 	dg "github.com/netagent/netagent/depgraph"
@@ -439,12 +440,12 @@ func (a *Agent) rerender(reason string) {
 }
 
 // leaseStatuses lists the leases in use, by interface.
-func (a *Agent) leaseStatuses() []LeaseStatus {
+func (a *Agent) leaseStatuses() []status.LeaseStatus {
 	s := &a.st.lease
-	var out []LeaseStatus
+	var out []status.LeaseStatus
 	for _, name := range slices.Sorted(maps.Keys(s.used)) {
 		l := s.used[name]
-		ls := LeaseStatus{Interface: name, Family: "ipv4", Address: l.Address.String(), Domains: l.Domains, Obtained: l.Obtained,
+		ls := status.LeaseStatus{Interface: name, Family: "ipv4", Address: l.Address.String(), Domains: l.Domains, Obtained: l.Obtained,
 			Acquired: l.Acquired, RenewAt: l.RenewAt(), RebindAt: l.RebindAt(), Expires: l.Expires(),
 			Held: a.cfg.Leases != nil && a.cfg.Leases.Get(name) == l, Dropped: l.Dropped, LastError: s.lastError[name],
 			Refused: a.refusals[items.DHCP4LeaseRef(name)]}

@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/configurators/dhcp6"
 	"github.com/netagent/netagent/items"
 )
@@ -278,12 +279,12 @@ func (a *Agent) restartLease6(name string) {
 }
 
 // lease6Statuses lists the DHCPv6 leases in use, by interface.
-func (a *Agent) lease6Statuses() []LeaseStatus {
+func (a *Agent) lease6Statuses() []status.LeaseStatus {
 	s := &a.st.lease6
-	var out []LeaseStatus
+	var out []status.LeaseStatus
 	for _, name := range slices.Sorted(maps.Keys(s.used)) {
 		l := s.used[name]
-		ls := LeaseStatus{Interface: name, Family: "ipv6", Address: l.Address.String() + "/128", Server: l.Server,
+		ls := status.LeaseStatus{Interface: name, Family: "ipv6", Address: l.Address.String() + "/128", Server: l.Server,
 			Domains: l.Search, Obtained: l.Obtained, Acquired: l.Acquired, RenewAt: l.RenewAt(), RebindAt: l.RebindAt(), Expires: l.Expires(),
 			Held: a.cfg.Leases6.Get(name) == l, Dropped: l.Dropped, Refused: a.refusals[items.DHCP6LeaseRef(name)]}
 		for _, d := range l.DNS {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items/lease4"
 )
@@ -50,15 +51,15 @@ type loopState struct {
 	// verifies it has not yet found it all kept (see Config.Settled).
 	unsettled bool
 
-	results results // per-item status: the reconciler's records of current, and the agent's own
-	notes   notes   // errors outside any item (sources, rendering)
-	conds   condMemo
+	results results     // per-item status: the reconciler's records of current, and the agent's own
+	notes   notes       // errors outside any item (sources, rendering)
+	conds   status.Memo // the conditions' Since stamps, kept between status builds
 
 	trial      *pendingTrial // nil: none pending (trial.go)
 	trialSeq   uint64        // the id of the last trial begun
 	trialAlarm alarm         // the pending trial's deadline
 	trialWait  alarm         // the end of its wait for blocked items
-	lastTrial  *TrialOutcome
+	lastTrial  *status.TrialOutcome
 
 	policy driftPolicies // the drift policies of the intent (driftpolicy.go)
 	// renderedWith are the leases the intended graph was last rendered

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -213,7 +214,7 @@ func TestLinkDownAndUpWithdrawsAndRestores(t *testing.T) {
 			t.Error("the address went with the carrier; only the route depends on it")
 		}
 		is := itemNamed(t, r.status(), routeRef)
-		if is.State != StateBlocked || !strings.Contains(is.BlockedOn, "carrier") {
+		if is.State != status.StateBlocked || !strings.Contains(is.BlockedOn, "carrier") {
 			t.Errorf("route status %+v", is)
 		}
 		f := fileNamed(t, r.status(), "20-routes.json")
@@ -290,7 +291,7 @@ func TestResyncWithoutChangeDoesNotReconcile(t *testing.T) {
 	})
 }
 
-func fileNamed(t *testing.T, st Status, name string) FileStatus {
+func fileNamed(t *testing.T, st status.Status, name string) status.FileStatus {
 	t.Helper()
 	for _, f := range st.Files {
 		if f.Name == name {
@@ -298,10 +299,10 @@ func fileNamed(t *testing.T, st Status, name string) FileStatus {
 		}
 	}
 	t.Fatalf("no file %s in status %+v", name, st.Files)
-	return FileStatus{}
+	return status.FileStatus{}
 }
 
-func itemNamed(t *testing.T, st Status, ref dg.ItemRef) ItemStatus {
+func itemNamed(t *testing.T, st status.Status, ref dg.ItemRef) status.ItemStatus {
 	t.Helper()
 	for _, is := range st.Items {
 		if is.Item == ref.String() {
@@ -309,7 +310,7 @@ func itemNamed(t *testing.T, st Status, ref dg.ItemRef) ItemStatus {
 		}
 	}
 	t.Fatalf("no item %s in status", ref)
-	return ItemStatus{}
+	return status.ItemStatus{}
 }
 
 func loggedProblem(r *rig, file string) bool {

@@ -5,18 +5,10 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/api"
-	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/metrics"
-	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/reconciler"
 )
-
-// itemStates lists every state of ItemStatus.State, so that each series of
-// netagent_items exists from the start.
-var itemStates = []string{
-	dg.StateCreated.String(), dg.StateFailed.String(), dg.StateCreating.String(), dg.StateModifying.String(),
-	dg.StateDeleting.String(), StateBlocked, StatePending, StateNotConverging, StateOrphaned,
-}
 
 // metricsFeed feeds the agent's metrics (package agent/metrics) from the
 // loop: the counters after each reconcile and drift check, the gauges
@@ -34,15 +26,7 @@ type metricsFeed struct {
 }
 
 func newMetricsFeed() *metricsFeed {
-	return &metricsFeed{m: metrics.New(), items: zeroStates()}
-}
-
-func zeroStates() map[string]int {
-	m := make(map[string]int, len(itemStates))
-	for _, s := range itemStates {
-		m[s] = 0
-	}
-	return m
+	return &metricsFeed{m: metrics.New(), items: status.ZeroStates()}
 }
 
 // Metrics returns the agent's metrics: serve them with their Handler
@@ -52,14 +36,14 @@ func (a *Agent) Metrics() *metrics.Metrics { return a.mx.m }
 
 // metricsAfterReconcile counts a reconcile and its operations, and takes
 // the item counts from the tallies the conditions were computed from.
-func (a *Agent) metricsAfterReconcile(reasons []string, start, end time.Time, st reconciler.Status, t tallies) {
+func (a *Agent) metricsAfterReconcile(reasons []string, start, end time.Time, st reconciler.Status, t status.Tallies) {
 	s, f := a.st, a.mx
 	f.m.ObserveReconcile(reasons, start, end, st.OperationLog)
 	a.countUnusableLeases(st.OperationLog)
-	f.items, f.stale = t.byState(), false
+	f.items, f.stale = t.ByState(), false
 	f.blocked = s.results.blocked(s.current, s.intended)
 	f.lastRun = end
-	if st.Err == nil && converged(f.items) {
+	if st.Err == nil && status.Converged(f.items) {
 		f.lastConverged = end
 	}
 }
@@ -72,25 +56,13 @@ func (a *Agent) metricsAfterDrift(found []metrics.Finding, kept int) {
 	}
 }
 
-// driftFindings are a drift check's findings as the metrics count them: a
-// held one (a change the kernel did not keep again) is not repaired.
-func driftFindings(found []host.Finding) []metrics.Finding {
-	out := make([]metrics.Finding, 0, len(found))
-	for _, f := range found {
-		out = append(out, metrics.Finding{Ref: f.Ref, Repair: !f.Held()})
-	}
-	return out
-}
-
 // publishMetrics sets the gauges from the loop's state; the loop calls it
 // after every turn. Counting the items again (a pass over them all) only
 // happens after a drift check that changed something and no reconcile.
 func (a *Agent) publishMetrics() {
 	s, f := a.st, a.mx
 	if f.stale {
-		t := tallies{}
-		a.eachItemState(t.add)
-		f.items, f.stale = t.byState(), false
+		f.items, f.stale = status.ItemCounts(a.snapshot()), false
 	}
 	snap := metrics.Snapshot{Items: f.items, Blocked: f.blocked, LastReconcile: f.lastRun, LastConverged: f.lastConverged,
 		Trial: metrics.TrialNone}
@@ -103,32 +75,10 @@ func (a *Agent) publishMetrics() {
 	if o := s.lastTrial; o != nil {
 		snap.LastTrial = &metrics.TrialEnd{Result: o.Result, At: o.At}
 	}
-	for _, r := range LeaseRefusals(a.refusals) {
+	for _, r := range status.LeaseRefusals(a.refusals) {
 		snap.LeasesRefused = append(snap.LeasesRefused, metrics.LeaseRefused{Interface: r.Interface, Family: r.Family})
 	}
 	f.m.Publish(snap)
-}
-
-// byState sums the tallies of every document by item state, every known
-// state included.
-func (ts tallies) byState() map[string]int {
-	out := zeroStates()
-	for _, t := range ts {
-		for state, n := range t.count {
-			out[state] += n
-		}
-	}
-	return out
-}
-
-// converged: every item is created (or kept as an orphan).
-func converged(items map[string]int) bool {
-	for state, n := range items {
-		if n > 0 && state != dg.StateCreated.String() && state != StateOrphaned {
-			return false
-		}
-	}
-	return true
 }
 
 // metricsResponse answers CmdMetrics.

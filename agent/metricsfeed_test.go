@@ -10,6 +10,7 @@ import (
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/metrics"
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 )
 
@@ -53,7 +54,7 @@ func wantMetric(t *testing.T, got map[string]float64, name string, want float64)
 // wantItemsAsStatus checks netagent_items against the states status lists.
 func (r *rig) wantItemsAsStatus(got map[string]float64) {
 	r.t.Helper()
-	byState := zeroStates()
+	byState := status.ZeroStates()
 	for _, it := range r.status().Items {
 		byState[it.State]++
 	}

@@ -2,13 +2,13 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -38,7 +38,8 @@ func (a *Agent) reconcile(ctx context.Context) reconciler.Status {
 	t := a.observeConditions()
 	a.metricsAfterReconcile(reasons, start, end, st, t)
 	log.WithFields(s.results.summaryFields(s.current, s.intended)).WithField("took", end.Sub(start).Round(time.Microsecond)).Info("reconciled")
-	a.notify("status", func() error { return a.cfg.Notifier.Status(s.results.summary(s.current, s.intended)) })
+	line := status.Line(a.snapshot())
+	a.notify("status", func() error { return a.cfg.Notifier.Status(line) })
 	return st
 }
 
@@ -149,48 +150,27 @@ func (r *results) record(st reconciler.Status, reasons []string, start, end time
 	}
 }
 
+// view is the records as package status reads them.
+func (r *results) view() status.Records {
+	return status.Records{Reconciler: r.records, Verifier: r.verifier}
+}
+
 // failures returns how many operations on ref failed in a row, if the
 // item is failed now.
 func (r *results) failures(current *dg.Graph, ref dg.ItemRef) int {
-	f, ok := r.records.Failure(ref)
-	if !ok {
-		return 0
-	}
-	if st, ok := current.State(ref); !ok || st.State != dg.StateFailed {
-		return 0
-	}
-	return f.Count
+	return r.view().Failures(current, ref)
 }
 
 // failed returns the items failed now.
-func (r *results) failed(current *dg.Graph) []dg.ItemRef {
-	var out []dg.ItemRef
-	for _, ref := range r.records.Failed() {
-		if r.failures(current, ref) > 0 {
-			out = append(out, ref)
-		}
-	}
-	return out
-}
+func (r *results) failed(current *dg.Graph) []dg.ItemRef { return r.view().Failed(current) }
 
-// block returns why ref is blocked, if it is (an item intended or
-// current: the records may hold notes of items since gone).
+// block returns why ref is blocked, if it is.
 func (r *results) block(current, intended *dg.Graph, ref dg.ItemRef) (reconciler.Block, bool) {
-	b, ok := r.records.Block(ref)
-	if !ok || !intended.Contains(ref) && !current.Contains(ref) {
-		return reconciler.Block{}, false
-	}
-	return b, true
+	return r.view().Block(current, intended, ref)
 }
 
 func (r *results) blocked(current, intended *dg.Graph) int {
-	n := 0
-	for _, ref := range r.records.Blocked() {
-		if _, ok := r.block(current, intended, ref); ok {
-			n++
-		}
-	}
-	return n
+	return r.view().Blocked(current, intended)
 }
 
 // takeWritten returns the items written since the last call.
@@ -212,7 +192,7 @@ func (r *results) nextUnkept() (time.Time, bool) {
 }
 
 // notConverging counts the items under the backoff of unkept changes.
-func (r *results) notConverging() int { return r.verifier.NotConverging() }
+func (r *results) notConverging() int { return r.view().NotConverging() }
 
 // nextAttempt returns the retry number due soonest: the fewest
 // consecutive failures of any failed item.
@@ -235,17 +215,4 @@ func (r *results) summaryFields(current, intended *dg.Graph) logrus.Fields {
 		f["async"] = true
 	}
 	return f
-}
-
-// summary is the one-line status for the service manager.
-func (r *results) summary(current, intended *dg.Graph) string {
-	n := r.notConverging()
-	failed, blocked := len(r.failed(current)), r.blocked(current, intended)
-	if failed == 0 && blocked == 0 && n == 0 {
-		return fmt.Sprintf("converged (%d reconciles)", r.runs)
-	}
-	if n > 0 {
-		return fmt.Sprintf("%d failed, %d blocked, %d not converging (%d reconciles)", failed, blocked, n, r.runs)
-	}
-	return fmt.Sprintf("%d failed, %d blocked (%d reconciles)", failed, blocked, r.runs)
 }

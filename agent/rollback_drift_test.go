@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/api"
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -76,7 +77,7 @@ func tamperReported(t *testing.T, r *rig, when string) {
 		t.Errorf("%s: the drift check ran %v on a report route", when, ops)
 	}
 	st := r.status()
-	if !slices.ContainsFunc(st.Drifted, func(d DriftStatus) bool { return d.Item == routeRef.String() }) {
+	if !slices.ContainsFunc(st.Drifted, func(d status.DriftStatus) bool { return d.Item == routeRef.String() }) {
 		t.Errorf("%s: drifted %+v, want the report route", when, st.Drifted)
 	}
 }

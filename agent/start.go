@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 )
 
@@ -64,7 +65,7 @@ func (a *Agent) newState() *loopState {
 		linkNames: map[string]struct{}{},
 		results:   newResults(backoff{base: c.RetryBase, limit: c.RetryMax, rand: c.Rand}),
 		notes:     notes{sources: map[string]string{}},
-		conds:     condMemo{},
+		conds:     status.Memo{},
 		lastTrial: c.LastTrial,
 	}
 }

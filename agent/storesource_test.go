@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
 )
@@ -73,7 +74,7 @@ func (f *fleetRig) fleetStatus(t *testing.T) (fleet.Status, bool) {
 	return st, true
 }
 
-func agentCondition(t *testing.T, st Status, typ string) Condition {
+func agentCondition(t *testing.T, st status.Status, typ string) status.Condition {
 	t.Helper()
 	for _, c := range st.Conditions {
 		if c.Type == typ {
@@ -81,7 +82,7 @@ func agentCondition(t *testing.T, st Status, typ string) Condition {
 		}
 	}
 	t.Fatalf("no condition %s in %+v", typ, st.Conditions)
-	return Condition{}
+	return status.Condition{}
 }
 
 // TestFleetPushToHostAndGroup: documents written to the host's key and to
@@ -187,7 +188,7 @@ func TestFleetStoreUnreachable(t *testing.T) {
 		m.setDown(true)
 		settle()
 		st := f.status()
-		if d := agentCondition(t, st, CondDegraded); !d.Status || d.Reason != ReasonSourceUnreachable || !strings.Contains(d.Message, "intent source unreachable") {
+		if d := agentCondition(t, st, status.CondDegraded); !d.Status || d.Reason != status.ReasonSourceUnreachable || !strings.Contains(d.Message, "intent source unreachable") {
 			t.Errorf("Degraded while the store is down: %+v", d)
 		}
 		if st.Ready {
@@ -207,7 +208,7 @@ func TestFleetStoreUnreachable(t *testing.T) {
 			t.Fatal("the change made while the store was down was not applied")
 		}
 		st = f.status()
-		if d := agentCondition(t, st, CondDegraded); d.Status || !st.Ready {
+		if d := agentCondition(t, st, status.CondDegraded); d.Status || !st.Ready {
 			t.Errorf("after the store came back: ready %v, degraded %+v", st.Ready, d)
 		}
 		fs, ok := f.fleetStatus(t)
@@ -272,7 +273,7 @@ func TestFleetRestartWhileStoreDown(t *testing.T) {
 			t.Fatalf("the documents of the state directory were not applied: %v", g.k.takeOps())
 		}
 		settle()
-		if d := agentCondition(t, g.status(), CondDegraded); !d.Status || d.Reason != ReasonSourceUnreachable {
+		if d := agentCondition(t, g.status(), status.CondDegraded); !d.Status || d.Reason != status.ReasonSourceUnreachable {
 			t.Errorf("Degraded: %+v", d)
 		}
 		if !g.k.has(routeRef) {

@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -322,7 +323,7 @@ func TestAChangeTheKernelDoesNotKeepBacksOff(t *testing.T) {
 
 		st := r.status()
 		is := itemNamed(t, st, addrRef)
-		if is.State != StateNotConverging || is.Failures != len(want) ||
+		if is.State != status.StateNotConverging || is.Failures != len(want) ||
 			!strings.HasPrefix(is.LastError, "the kernel did not keep the change: ") || !strings.Contains(is.LastError, "uplink0:k") {
 			t.Errorf("address status %+v", is)
 		}

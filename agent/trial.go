@@ -57,6 +57,7 @@ import (
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/probe"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/killpoint"
@@ -105,7 +106,7 @@ type pendingTrial struct {
 	// none): with the files as they are, the base that a revert returns
 	// to.
 	prevDoc *doc
-	status  TrialStatus
+	status  status.TrialStatus
 	handle  TrialHandle
 
 	keepPartial  bool
@@ -299,7 +300,7 @@ func (a *Agent) newTrial(req api.Request) (*pendingTrial, *docSet, resolution, a
 	s.trialSeq++
 	t := &pendingTrial{id: s.trialSeq, raw: req.Intent, prevAPI: a.api.raw,
 		keepPartial: req.KeepPartial, wait: wait, probeTimeout: probeTimeout, before: a.problemsNow(),
-		status: TrialStatus{ID: TrialID(now), Since: now, Deadline: now.Add(timeout), Probes: req.Probes, Name: name, KeepPartial: req.KeepPartial}}
+		status: status.TrialStatus{ID: status.TrialID(now), Since: now, Deadline: now.Add(timeout), Probes: req.Probes, Name: name, KeepPartial: req.KeepPartial}}
 	if d := s.docs.docs[apiDocName]; d != nil && d.good != nil {
 		prev := *d
 		t.prevDoc = &prev
@@ -471,7 +472,7 @@ func (a *Agent) revertTrial(ctx context.Context, reason string) error {
 	a.adopt(next, reasonTry)
 	s.want(reasonTry)
 	a.reconcile(ctx)
-	s.lastTrial = &TrialOutcome{ID: t.status.ID, Result: "reverted", Reason: reason, At: time.Now()}
+	s.lastTrial = &status.TrialOutcome{ID: t.status.ID, Result: "reverted", Reason: reason, At: time.Now()}
 	a.log.WithField("reason", reason).Warn("trial reverted")
 	err := errors.Join(errs...)
 	a.answerWaiting(t, err)
@@ -570,7 +571,7 @@ func (a *Agent) confirmTrial(ctx context.Context, id string) api.Response {
 		a.recordVersion(v, versions.Any)
 	}
 	a.saveDocs()
-	s.lastTrial = &TrialOutcome{ID: t.status.ID, Result: "confirmed", At: time.Now(), File: path}
+	s.lastTrial = &status.TrialOutcome{ID: t.status.ID, Result: "confirmed", At: time.Now(), File: path}
 	a.log.WithField("file", path).Info("trial confirmed")
 	if len(s.reasons) > 0 {
 		a.reconcile(ctx)
@@ -609,19 +610,6 @@ func (a *Agent) trialBaseChanged(t *pendingTrial, next *docSet, reason string) {
 		}
 	}
 	a.log.Info("the intent documents changed while a trial is pending: a new version; the trial stays applied on top")
-}
-
-// trialStatus puts the pending trial and the last outcome into st.
-func (a *Agent) trialStatus(st *Status) {
-	if t := a.st.trial; t != nil {
-		ts := t.status
-		ts.Probes = append([]string(nil), ts.Probes...)
-		st.Trial = &ts
-	}
-	if o := a.st.lastTrial; o != nil {
-		oc := *o
-		st.LastTrial = &oc
-	}
 }
 
 // parseDuration parses Request.Timeout or ProbeTimeout ("": 0, the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -58,7 +59,7 @@ func TestUnkeptChangeSameInOneShotAndDaemon(t *testing.T) {
 			t.Fatalf("one-shot problems %v", res.Problems)
 		}
 		p := res.Problems[0]
-		if is.State != StateNotConverging || is.Failures != want || is.LastError != p.Reason ||
+		if is.State != status.StateNotConverging || is.Failures != want || is.LastError != p.Reason ||
 			!strings.HasPrefix(p.Reason, "the kernel did not keep the change: ") || !strings.Contains(p.Reason, "uplink0:k") {
 			t.Errorf("daemon status %+v\none-shot problem %q", is, p)
 		}

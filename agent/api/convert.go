@@ -4,7 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -42,13 +42,7 @@ func ShowItems(g *dg.Graph) []ShownItem {
 	for _, ref := range g.Refs() {
 		it, st, _ := g.Lookup(ref)
 		out = append(out, ShownItem{Item: ref.String(), Value: it.String(), State: st.State.String(),
-			External: it.External(), File: fileOf(g, ref)})
+			External: it.External(), File: status.FileOf(g, ref)})
 	}
 	return out
-}
-
-// fileOf is the intent file whose subgraph holds ref ("" if none).
-func fileOf(g *dg.Graph, ref dg.ItemRef) string {
-	p, _ := g.ScopeOf(ref)
-	return render.FileOfSubgraph(p)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/netagent/netagent/agent/render"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
 )
 
 // CheckItems lists every intended item, those apply would delete and the
@@ -26,9 +27,7 @@ func CheckItems(intended *dg.Graph, rep *host.Report, policies render.DriftPolic
 		}
 		if found {
 			ci.State = string(d.Kind)
-			for _, f := range d.Fields {
-				ci.Fields = append(ci.Fields, DriftField{Field: f.Field, Intended: f.Want, Running: f.Have})
-			}
+			ci.Fields = driftFields(d.Fields)
 			for _, h := range d.HeldBy {
 				ci.HeldBy = append(ci.HeldBy, h.String())
 			}
@@ -86,6 +85,46 @@ func RefusalsOf(g *dg.Graph) map[dg.ItemRef]string {
 			if why := render.LeaseRefused(g, dg.Ref(it)); why != "" {
 				out[dg.Ref(it)] = why
 			}
+		}
+	}
+	return out
+}
+
+// Differing lists, for a check, the items of rep (the read-back
+// compared with intended) whose attributes differ, and the ignore items
+// among them by the policies pol, which it leaves out: their policy says
+// not to hear of them.
+func Differing(rep *host.Report, intended *dg.Graph, pol render.DriftPolicies) (out []DriftStatus, ignored map[dg.ItemRef]bool) {
+	for _, d := range rep.Diffs {
+		if d.Kind != host.Differs {
+			continue
+		}
+		p := pol.Of(d.Ref)
+		if p == intent.DriftIgnore {
+			if ignored == nil {
+				ignored = map[dg.ItemRef]bool{}
+			}
+			ignored[d.Ref] = true
+			continue
+		}
+		ds := DriftStatus{Item: d.Ref.String(), File: FileOf(intended, d.Ref), What: "changed", Fields: driftFields(d.Fields)}
+		if p != intent.DriftRepair {
+			ds.Policy = p
+		}
+		out = append(out, ds)
+	}
+	return out, ignored
+}
+
+// WithoutOps returns log without the operations on the items of skip.
+func WithoutOps(log reconciler.OperationLog, skip map[dg.ItemRef]bool) reconciler.OperationLog {
+	if len(skip) == 0 {
+		return log
+	}
+	out := make(reconciler.OperationLog, 0, len(log))
+	for _, e := range log {
+		if !skip[e.Ref] {
+			out = append(out, e)
 		}
 	}
 	return out

@@ -10,7 +10,8 @@ import (
 )
 
 // Status is what `netagent status` shows: the agent as a whole, each
-// intent document and each item. It is built by the loop on request.
+// intent document and each item. Build builds it from a Snapshot of the
+// daemon's loop, on request.
 type Status struct {
 	// Ready: the first reconcile is done, every source can be read, every
 	// document is valid and converged, nothing failed, and no lease is
@@ -38,7 +39,7 @@ type Status struct {
 	LastTrial *TrialOutcome `json:"lastTrial,omitempty"`
 	// Drifted are the items whose drift policy is report that the last
 	// drift check found changed or gone: netagent leaves them as they are
-	// (driftpolicy.go).
+	// (DriftStatuses).
 	Drifted []DriftStatus `json:"drifted,omitempty"`
 	// Leases are the DHCPv4 leases in use, by interface (leases.go).
 	Leases []LeaseStatus `json:"leases,omitempty"`

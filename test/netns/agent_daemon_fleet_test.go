@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/internal/etcdtest"
@@ -150,7 +149,7 @@ func TestAgentDaemonFleetMember(t *testing.T) {
 	f.waitFor("Degraded: intent source unreachable", func() (bool, string) {
 		st, err := f.status()
 		d := degradedOf(st)
-		return err == nil && d.Status && d.Reason == agent.ReasonSourceUnreachable && !st.Ready, fmt.Sprintf("%+v %v", d, err)
+		return err == nil && d.Status && d.Reason == status.ReasonSourceUnreachable && !st.Ready, fmt.Sprintf("%+v %v", d, err)
 	})
 	if _, ok := f.route("198.51.100.0/24"); !ok || !f.hasAddress("192.0.2.2/24") {
 		t.Fatalf("configuration withdrawn while etcd is down:\n%s", f.ip("route"))
@@ -192,7 +191,7 @@ func TestAgentDaemonFleetMember(t *testing.T) {
 	f.waitFor("Degraded", func() (bool, string) {
 		st, err := f.status()
 		d := degradedOf(st)
-		return err == nil && d.Status && d.Reason == agent.ReasonSourceUnreachable, fmt.Sprintf("%+v %v", d, err)
+		return err == nil && d.Status && d.Reason == status.ReasonSourceUnreachable, fmt.Sprintf("%+v %v", d, err)
 	})
 	f.etcd.Restart()
 	f.waitFor("Ready once etcd is back", func() (bool, string) {

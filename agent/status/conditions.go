@@ -1,4 +1,4 @@
-package agent
+package status
 
 import (
 	"fmt"
@@ -10,44 +10,53 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 )
 
-// condMemo remembers each condition's last status and since when it holds,
-// keyed by document name and condition type.
-type condMemo map[[2]string]Condition
+// Memo remembers each condition's last status and since when it holds,
+// keyed by document name ("": the agent's own) and condition type. The
+// loop keeps it between builds: Build and Observe take the memo of the
+// last and return the next, never changing the one they are given.
+type Memo map[memoKey]Condition
 
-// stamp sets c.Since: kept while the status stays, now when it flips.
-func (m condMemo) stamp(file string, c Condition, now time.Time) Condition {
-	key := [2]string{file, c.Type}
+type memoKey struct{ file, cond string }
+
+// stamp sets c.Since from m: kept while the status stays, now when it
+// flips; it records c in next.
+func (m Memo) stamp(next Memo, file string, c Condition, now time.Time) Condition {
+	key := memoKey{file, c.Type}
 	if old, ok := m[key]; ok && old.Status == c.Status {
 		c.Since = old.Since
 	} else {
 		c.Since = now
 	}
-	m[key] = c
+	next[key] = c
 	return c
 }
 
-// forget drops the memos of documents no longer known.
-func (m condMemo) forget(known func(string) bool) {
-	for key := range m {
-		if !known(key[0]) {
-			delete(m, key)
+// agentOnly returns a new memo holding the agent's own conditions of m
+// (those of documents are stamped again by fileStatuses).
+func (m Memo) agentOnly() Memo {
+	out := make(Memo, len(m))
+	for key, c := range m {
+		if key.file == "" {
+			out[key] = c
 		}
 	}
+	return out
 }
 
-// observeConditions updates the condition memos after a reconcile, so
+// Observe stamps the conditions of the documents after a reconcile, so
 // that Since is when a condition changed, not when someone asked. It only
 // counts item states per document (no ItemStatus values, no sorting), and
-// returns the counts (the metrics take theirs from them).
-func (a *Agent) observeConditions() tallies {
-	t := tallies{}
-	a.eachItemState(t.add)
-	a.fileStatuses(t)
-	return t
+// returns the counts (the metrics take theirs from them) and the memo to
+// keep.
+func Observe(in *Snapshot, memo Memo, now time.Time) (Tallies, Memo) {
+	t := Tallies{}
+	EachItemState(in, t.Add)
+	_, next := fileStatuses(in, t, memo, now)
+	return t, next
 }
 
-// tally counts the states of one document's items.
-type tally struct {
+// Tally counts the states of one document's items.
+type Tally struct {
 	count map[string]int
 	total int
 	// firstBad is "item: why" of the failed or blocked item first in ref
@@ -56,13 +65,14 @@ type tally struct {
 	badRef   dg.ItemRef
 }
 
-// tallies are the tallies of every document, by name.
-type tallies map[string]*tally
+// Tallies are the tallies of every document, by name.
+type Tallies map[string]*Tally
 
-func (ts tallies) add(file string, ref dg.ItemRef, state, why string) {
+// Add counts an item of file in state (why: the reason of a bad state).
+func (ts Tallies) Add(file string, ref dg.ItemRef, state, why string) {
 	t := ts[file]
 	if t == nil {
-		t = &tally{count: map[string]int{}}
+		t = &Tally{count: map[string]int{}}
 		ts[file] = t
 	}
 	t.count[state]++
@@ -74,31 +84,30 @@ func (ts tallies) add(file string, ref dg.ItemRef, state, why string) {
 }
 
 // fileStatuses computes the status of every document from the tallies of
-// its items.
-func (a *Agent) fileStatuses(ts tallies) []FileStatus {
-	s := a.st
-	now := time.Now()
-	out := make([]FileStatus, 0, len(s.docs.docs))
-	for _, name := range slices.Sorted(maps.Keys(s.docs.docs)) {
-		d := s.docs.docs[name]
+// its items, its conditions stamped by memo; it returns them with the
+// memo to keep (the documents gone are forgotten).
+func fileStatuses(in *Snapshot, ts Tallies, memo Memo, now time.Time) ([]FileStatus, Memo) {
+	next := memo.agentOnly()
+	out := make([]FileStatus, 0, len(in.Docs))
+	for _, name := range slices.Sorted(maps.Keys(in.Docs)) {
+		d := in.Docs[name]
 		t := ts[name]
 		if t == nil {
-			t = &tally{count: map[string]int{}}
+			t = &Tally{count: map[string]int{}}
 		}
-		fs := FileStatus{Name: name, Source: d.source, Errors: slices.Concat(d.errs, d.conflicts), AcceptedAt: d.goodAt, Items: t.total}
+		fs := FileStatus{Name: name, Source: d.Source, Errors: slices.Concat(d.Errors, d.Conflicts), AcceptedAt: d.AcceptedAt, Items: t.total}
 		conds := fileConditions(d, t)
 		for i := range conds {
-			conds[i] = s.conds.stamp(name, conds[i], now)
+			conds[i] = memo.stamp(next, name, conds[i], now)
 		}
 		fs.Conditions = conds
 		out = append(out, fs)
 	}
-	s.conds.forget(func(n string) bool { return n == "" || s.docs.docs[n] != nil }) // "": the agent's own (status)
-	return out
+	return out, next
 }
 
 // fileConditions derives Valid, Converged, Degraded and Ready.
-func fileConditions(d *doc, t *tally) []Condition {
+func fileConditions(d Document, t *Tally) []Condition {
 	valid := validCondition(d)
 	conv, degr := convergence(t)
 	ready := Condition{Type: CondReady, Status: valid.Status && conv.Status, Reason: "Ready"}
@@ -111,30 +120,30 @@ func fileConditions(d *doc, t *tally) []Condition {
 	return []Condition{valid, conv, degr, ready}
 }
 
-func validCondition(d *doc) Condition {
-	c := Condition{Type: CondValid, Status: d.accepted(), Reason: "Accepted"}
-	if c.Status && len(d.conflicts) > 0 {
+func validCondition(d Document) Condition {
+	c := Condition{Type: CondValid, Status: d.Accepted(), Reason: "Accepted"}
+	if c.Status && len(d.Conflicts) > 0 {
 		c.Status, c.Reason = false, "Conflict"
 		c.Message = fmt.Sprintf("%d object(s) also defined in another file, applied from neither: %s",
-			len(d.conflicts), firstOf(d.conflicts))
+			len(d.Conflicts), firstOf(d.Conflicts))
 		return c
 	}
 	if c.Status {
 		return c
 	}
 	c.Reason = "Rejected"
-	if d.gone {
+	if d.Gone {
 		c.Reason = "RemovalRejected"
 	}
-	c.Message = fmt.Sprintf("%d problem(s): %s", len(d.errs), firstOf(d.errs))
-	if d.good != nil {
-		c.Message += fmt.Sprintf("; keeping the version accepted at %s", d.goodAt.Format(time.RFC3339))
+	c.Message = fmt.Sprintf("%d problem(s): %s", len(d.Errors), firstOf(d.Errors))
+	if d.Kept {
+		c.Message += fmt.Sprintf("; keeping the version accepted at %s", d.AcceptedAt.Format(time.RFC3339))
 	}
 	return c
 }
 
 // convergence derives Converged and Degraded from the items' states.
-func convergence(t *tally) (conv, degr Condition) {
+func convergence(t *Tally) (conv, degr Condition) {
 	failed, blocked, unkept := t.count[dg.StateFailed.String()], t.count[StateBlocked], t.count[StateNotConverging]
 	notDone := t.total - t.count[dg.StateCreated.String()]
 	conv = Condition{Type: CondConverged, Status: notDone == 0, Reason: "Converged"}
