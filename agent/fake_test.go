@@ -15,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
+	"github.com/netagent/netagent/agent/source"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -320,8 +321,8 @@ func (s *fakeSource) Watch(ctx context.Context, changed chan<- string) {
 	}
 }
 
-// watchSettled is Watch, with the kicks of setRenamed reported on settled.
-func (s *fakeSource) watchSettled(ctx context.Context, changed, settled chan<- string) {
+// WatchSettled is Watch, with the kicks of setRenamed reported on settled.
+func (s *fakeSource) WatchSettled(ctx context.Context, changed, settled chan<- string) {
 	for {
 		out := changed
 		select {
@@ -459,7 +460,7 @@ func newRig(t *testing.T, docs map[string]string, opts ...rigOption) *rig {
 	cfg := Config{
 		Kernel:   r.k,
 		Log:      log,
-		Sources:  []IntentSource{r.src},
+		Sources:  []source.IntentSource{r.src},
 		Links:    r.links,
 		Notifier: r.notify,
 		Rand:     func() float64 { return 0.5 },

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/internal/etcdtest"
 	"github.com/netagent/netagent/store"
@@ -66,7 +67,7 @@ func BenchmarkFleetPush(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		a, err := New(Config{Kernel: newFakeKernel(uplink(2, true)), Log: log, Sources: []IntentSource{src}, Report: w.Report})
+		a, err := New(Config{Kernel: newFakeKernel(uplink(2, true)), Log: log, Sources: []source.IntentSource{src}, Report: w.Report})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
 )
@@ -42,7 +43,7 @@ func newFleetRig(t *testing.T, m *memStore, opts ...rigOption) *fleetRig {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Sources = []IntentSource{f.src}
+		c.Sources = []source.IntentSource{f.src}
 		c.Report = f.w.Report
 	}
 	f.rig = newRig(t, nil, append([]rigOption{setup}, opts...)...)

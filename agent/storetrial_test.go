@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
 )
@@ -71,7 +72,7 @@ func newFleetTrialRig(t *testing.T, m *memStore, dir string, p *fleetProber) *fl
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Sources = []IntentSource{f.src}
+		c.Sources = []source.IntentSource{f.src}
 		c.Report = f.w.Report
 	}
 	f.rig = newRig(t, nil, setup)

@@ -13,6 +13,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/linkwatch"
+	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/systemd"
@@ -182,10 +183,10 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 	if drift == 0 {
 		drift = -1 // Config: negative means never
 	}
-	var sources []agent.IntentSource
+	var sources []source.IntentSource
 	var report func(fleet.Status)
 	if o.intentDir != "" {
-		sources = append(sources, agent.NewDirSource(o.intentDir, g.log))
+		sources = append(sources, source.NewDirSource(o.intentDir, g.log))
 	}
 	if o.member != nil {
 		sources = append(sources, o.member.src)

@@ -1,4 +1,4 @@
-package agent
+package source
 
 import (
 	"context"
@@ -35,7 +35,7 @@ import (
 // for events naming the target or a link on the way to it).
 //
 // A file renamed into place is complete: that is how editors and config
-// tools write atomically. The agent's loop watches through watchSettled,
+// tools write atomically. The agent's loop watches through WatchSettled,
 // which reports such a change apart, so that the loop handles it after a
 // short settle window (Config.IntentSettle) instead of the quiet period
 // (Config.IntentDebounce) that any other change needs: a file written in
@@ -175,12 +175,12 @@ func (s *DirSource) depDirs() (deps, dirs map[string]bool) {
 
 // Watch reports changes of the directory until ctx ends.
 func (s *DirSource) Watch(ctx context.Context, changed chan<- string) {
-	s.watchSettled(ctx, changed, changed)
+	s.WatchSettled(ctx, changed, changed)
 }
 
-// watchSettled is Watch, but reports a change made only of files renamed
-// into place on settled (see settledWatcher).
-func (s *DirSource) watchSettled(ctx context.Context, changed, settled chan<- string) {
+// WatchSettled is Watch, but reports a change made only of files renamed
+// into place on settled (see SettledWatcher).
+func (s *DirSource) WatchSettled(ctx context.Context, changed, settled chan<- string) {
 	for ctx.Err() == nil {
 		if err := s.watch(ctx, changed, settled); err != nil {
 			s.log.WithError(err).Error("watching the intent directory; trying again")
