@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
@@ -26,8 +27,8 @@ const testTTL = 3 * time.Second // renewals every second
 type fleetRig struct {
 	*rig
 	m   *memStore
-	src *StoreSource
-	w   *StatusWriter
+	src *member.StoreSource
+	w   *member.StatusWriter
 }
 
 func newFleetRig(t *testing.T, m *memStore, opts ...rigOption) *fleetRig {
@@ -35,11 +36,11 @@ func newFleetRig(t *testing.T, m *memStore, opts ...rigOption) *fleetRig {
 	f := &fleetRig{m: m}
 	var err error
 	setup := func(c *Config) {
-		f.src, err = NewStoreSource(StoreSourceConfig{Store: m, Layout: testLayout, Host: "h1", Groups: []string{"g1"}, Log: c.Log})
+		f.src, err = member.NewStoreSource(member.StoreSourceConfig{Store: m, Layout: testLayout, Host: "h1", Groups: []string{"g1"}, Log: c.Log})
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.w, err = NewStatusWriter(StatusWriterConfig{Store: m, Layout: testLayout, Host: "h1", Log: c.Log, TTL: testTTL, Source: f.src})
+		f.w, err = member.NewStatusWriter(member.StatusWriterConfig{Store: m, Layout: testLayout, Host: "h1", Log: c.Log, TTL: testTTL, Source: f.src})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -316,10 +317,10 @@ func TestStatusWriterLeaseExpiry(t *testing.T) {
 // TestStoreSourceNames: documents deeper than one level are not
 // documents, names are the layout's sources, and bad names are refused.
 func TestStoreSourceNames(t *testing.T) {
-	if _, err := NewStoreSource(StoreSourceConfig{Store: newMemStore(), Host: "a/b", Log: newRig(t, nil).a.log}); err == nil {
+	if _, err := member.NewStoreSource(member.StoreSourceConfig{Store: newMemStore(), Host: "a/b", Log: newRig(t, nil).a.log}); err == nil {
 		t.Error("a host name with a slash was accepted")
 	}
-	if _, err := NewStoreSource(StoreSourceConfig{Store: newMemStore(), Host: "h", Groups: []string{".."}, Log: newRig(t, nil).a.log}); err == nil {
+	if _, err := member.NewStoreSource(member.StoreSourceConfig{Store: newMemStore(), Host: "h", Groups: []string{".."}, Log: newRig(t, nil).a.log}); err == nil {
 		t.Error("a group named .. was accepted")
 	}
 	synctest.Test(t, func(t *testing.T) {
@@ -328,7 +329,7 @@ func TestStoreSourceNames(t *testing.T) {
 		m.put(testLayout.HostDoc("h1", "sub/b.json"), "B")
 		m.put(testLayout.GroupDoc("g1", "c.json"), "C")
 		m.put(testLayout.GroupDoc("g2", "d.json"), "D")
-		src, err := NewStoreSource(StoreSourceConfig{Store: m, Layout: testLayout, Host: "h1", Groups: []string{"g1", "g1"}, Log: newRig(t, nil).a.log})
+		src, err := member.NewStoreSource(member.StoreSourceConfig{Store: m, Layout: testLayout, Host: "h1", Groups: []string{"g1", "g1"}, Log: newRig(t, nil).a.log})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,7 +357,7 @@ func TestStoreSourceNames(t *testing.T) {
 			t.Error("a revision for content never delivered")
 		}
 		src.SetReachable(store.ErrUnavailable)
-		if _, err := src.Load(); err == nil || !strings.Contains(err.Error(), ErrSourceUnreachable.Error()) {
+		if _, err := src.Load(); err == nil || !strings.Contains(err.Error(), member.ErrSourceUnreachable.Error()) {
 			t.Errorf("Load while unreachable: %v", err)
 		}
 		cancel()
@@ -377,7 +378,7 @@ func TestStoreSourcePrime(t *testing.T) {
 		if err := f.src.Prime(context.Background()); err == nil {
 			t.Fatal("Prime succeeded with the store down")
 		}
-		if _, err := f.src.Load(); err == nil || !strings.Contains(err.Error(), ErrSourceUnreachable.Error()) {
+		if _, err := f.src.Load(); err == nil || !strings.Contains(err.Error(), member.ErrSourceUnreachable.Error()) {
 			t.Errorf("Load after a failed Prime: %v", err)
 		}
 		m.setDown(false)

@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
@@ -63,12 +64,12 @@ func newFleetTrialRig(t *testing.T, m *memStore, dir string, p *fleetProber) *fl
 		c.StateDir = dir
 		c.Trials = f.trials
 		var err error
-		f.src, err = NewStoreSource(StoreSourceConfig{Store: m, Layout: testLayout, Host: "h1", Groups: []string{"g1"},
+		f.src, err = member.NewStoreSource(member.StoreSourceConfig{Store: m, Layout: testLayout, Host: "h1", Groups: []string{"g1"},
 			Log: c.Log, Prober: p.probe, StateDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.w, err = NewStatusWriter(StatusWriterConfig{Store: m, Layout: testLayout, Host: "h1", Log: c.Log, TTL: testTTL, Source: f.src})
+		f.w, err = member.NewStatusWriter(member.StatusWriterConfig{Store: m, Layout: testLayout, Host: "h1", Log: c.Log, TTL: testTTL, Source: f.src})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +96,7 @@ func newFleetTrialRig(t *testing.T, m *memStore, dir string, p *fleetProber) *fl
 // trialDoc is a trial envelope of intent.
 func trialDoc(t *testing.T, timeout string, intent string, probes ...string) string {
 	t.Helper()
-	raw, err := json.Marshal(TrialEnvelope{Trial: TrialSpec{Timeout: timeout, Probes: probes}, Intent: json.RawMessage(intent)})
+	raw, err := json.Marshal(member.TrialEnvelope{Trial: member.TrialSpec{Timeout: timeout, Probes: probes}, Intent: json.RawMessage(intent)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +113,10 @@ func (f *fleetRig) trial(t *testing.T) *fleet.Trial {
 }
 
 var groupRoutes = testLayout.GroupDoc("g1", "routes.json")
+
+// fleetTrialsFile is where the store source of releases before the state
+// directory's store kept the fleet trials (package member).
+const fleetTrialsFile = "fleet-trials.json"
 
 // TestFleetTrialConfirmed: a trial whose probes pass is applied, confirmed
 // and stays.
@@ -130,7 +135,7 @@ func TestFleetTrialConfirmed(t *testing.T) {
 		if !f.k.has(route2Ref) || !f.k.has(routeRef) {
 			t.Fatalf("the trial was not applied: %v", f.k.takeOps())
 		}
-		want := fleet.Trial{Source: "groups/g1/routes.json", Revision: int64(rev), State: FleetTrialConfirmed}
+		want := fleet.Trial{Source: "groups/g1/routes.json", Revision: int64(rev), State: member.FleetTrialConfirmed}
 		if tr := f.trial(t); tr == nil || *tr != want {
 			t.Fatalf("trial in the status %+v, want %+v", tr, want)
 		}
@@ -156,7 +161,7 @@ func TestFleetTrialReverted(t *testing.T) {
 			t.Fatalf("the failed trial was not reverted to the previous document: %v", f.k.takeOps())
 		}
 		tr := f.trial(t)
-		if tr == nil || tr.State != FleetTrialReverted || tr.Revision != int64(rev) || !strings.Contains(tr.Reason, "no reply") {
+		if tr == nil || tr.State != member.FleetTrialReverted || tr.Revision != int64(rev) || !strings.Contains(tr.Reason, "no reply") {
 			t.Fatalf("trial in the status %+v, want reverted with the probe's error", tr)
 		}
 		time.Sleep(time.Minute)
@@ -173,7 +178,7 @@ func TestFleetTrialReverted(t *testing.T) {
 		if g.k.has(route2Ref) || !g.k.has(routeRef) || p.count() != 1 {
 			t.Fatalf("a restart tried the reverted trial again: route2 %v, probe rounds %d", g.k.has(route2Ref), p.count())
 		}
-		if tr := g.trial(t); tr == nil || tr.State != FleetTrialReverted || tr.Revision != int64(rev) {
+		if tr := g.trial(t); tr == nil || tr.State != member.FleetTrialReverted || tr.Revision != int64(rev) {
 			t.Errorf("trial after the restart %+v", tr)
 		}
 		m.put(groupRoutes, twoRoutesDoc)
@@ -202,13 +207,13 @@ func TestFleetTrialTimeoutAndRestart(t *testing.T) {
 		settle()
 		m.put(groupRoutes, trialDoc(t, "10s", brokenDoc))
 		settle()
-		if tr := f.trial(t); tr == nil || tr.State != FleetTrialPending {
+		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialPending {
 			t.Fatalf("trial %+v, want pending", tr)
 		}
 		time.Sleep(11 * time.Second)
 		synctest.Wait()
 		settle()
-		if tr := f.trial(t); tr == nil || tr.State != FleetTrialReverted || !strings.Contains(tr.Reason, "timeout") {
+		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialReverted || !strings.Contains(tr.Reason, "timeout") {
 			t.Fatalf("trial %+v, want reverted at its timeout", tr)
 		}
 		if !f.k.has(routeRef) || p.count() != 0 {
@@ -220,7 +225,7 @@ func TestFleetTrialTimeoutAndRestart(t *testing.T) {
 		p.mu.Unlock()
 		rev := m.put(groupRoutes, trialDoc(t, "10m", strings.Replace(twoRoutesDoc, "\"version\": 1", "\"version\": 1 ", 1), "ping:192.0.2.9"))
 		settle()
-		if tr := f.trial(t); tr == nil || tr.State != FleetTrialPending || tr.Revision != int64(rev) {
+		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialPending || tr.Revision != int64(rev) {
 			t.Fatalf("trial %+v, want pending", tr)
 		}
 		f.stop()
@@ -228,7 +233,7 @@ func TestFleetTrialTimeoutAndRestart(t *testing.T) {
 		g := newFleetTrialRig(t, m, dir, p)
 		g.start()
 		settle()
-		if tr := g.trial(t); tr == nil || tr.State != FleetTrialReverted || !strings.Contains(tr.Reason, "restarted") {
+		if tr := g.trial(t); tr == nil || tr.State != member.FleetTrialReverted || !strings.Contains(tr.Reason, "restarted") {
 			t.Fatalf("trial after the restart %+v, want reverted", tr)
 		}
 		if g.k.has(route2Ref) || !g.k.has(routeRef) {
@@ -251,7 +256,7 @@ func TestFleetTrialDeleted(t *testing.T) {
 		settle()
 		m.put(groupRoutes, trialDoc(t, "10s", twoRoutesDoc, "ping:192.0.2.1"))
 		settle()
-		if tr := f.trial(t); tr == nil || tr.State != FleetTrialPending {
+		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialPending {
 			t.Fatalf("trial %+v, want pending", tr)
 		}
 		m.del(groupRoutes)
@@ -271,7 +276,7 @@ func TestFleetTrialDeleted(t *testing.T) {
 		m.put(groupRoutes, trialDoc(t, "10s", twoRoutesDoc, "ping:192.0.2.1"))
 		settle()
 		settle()
-		if tr := f.trial(t); tr == nil || tr.State != FleetTrialReverted {
+		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialReverted {
 			t.Fatalf("trial %+v, want reverted", tr)
 		}
 		if f.k.has(routeRef) || f.k.has(route2Ref) {
@@ -326,11 +331,11 @@ func TestFleetTrialsMovedIntoStore(t *testing.T) {
 		m := newMemStore()
 		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
 		doc := trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1")
-		env, _, _ := ParseTrialEnvelope([]byte(doc))
+		env, _, _ := member.ParseTrialEnvelope([]byte(doc))
 		rev := m.put(groupRoutes, doc)
 		dir := t.TempDir()
-		old, _ := json.Marshal(fleetTrialsState{Trials: map[string]*storeTrial{"groups/g1/routes.json": {
-			Revision: int64(rev), State: FleetTrialPending, Previous: []byte(routeDoc), HasPrevious: true, Intent: env.Intent}}})
+		old, _ := json.Marshal(map[string]any{"trials": map[string]any{"groups/g1/routes.json": map[string]any{
+			"revision": int64(rev), "state": member.FleetTrialPending, "previous": []byte(routeDoc), "hasPrevious": true, "intent": []byte(env.Intent)}}})
 		if err := os.WriteFile(filepath.Join(dir, fleetTrialsFile), old, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -340,7 +345,7 @@ func TestFleetTrialsMovedIntoStore(t *testing.T) {
 		if f.k.has(route2Ref) || !f.k.has(routeRef) {
 			t.Fatalf("the trial pending at the stop was not reverted to its previous document: %v", f.k.takeOps())
 		}
-		if tr := f.trial(t); tr == nil || tr.State != FleetTrialReverted || tr.Revision != int64(rev) {
+		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialReverted || tr.Revision != int64(rev) {
 			t.Fatalf("trial %+v", tr)
 		}
 		if _, err := os.Stat(filepath.Join(dir, fleetTrialsFile)); !os.IsNotExist(err) {

@@ -23,7 +23,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
 	"github.com/netagent/netagent/store/etcd"
@@ -172,7 +172,7 @@ func fleetFlagSet(g *globals, sub string) (*flag.FlagSet, *fleetConn) {
 	}
 	if sub == "push" || sub == "" {
 		fs.BoolVar(&c.try, "try", false, "push the document as a trial: each member applies it, confirms it when its --probe pass, and reverts to its previous version after --trial-timeout otherwise (fleet status shows the trial per host)")
-		fs.DurationVar(&c.trialTimeout, "trial-timeout", agent.DefaultTrialTimeout, "with --try: how long a member waits for the trial to converge and its probes to pass")
+		fs.DurationVar(&c.trialTimeout, "trial-timeout", member.DefaultTrialTimeout, "with --try: how long a member waits for the trial to converge and its probes to pass")
 		fs.Func("probe", "with --try: a `PROBE` each member runs after applying the trial (ping:HOST or tcp:HOST:PORT, see `go doc agent/probe`); repeatable",
 			func(v string) error { c.probes = append(c.probes, v); return nil })
 	}

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/probe"
 	"github.com/netagent/netagent/store"
 	"github.com/netagent/netagent/store/etcd"
@@ -120,8 +120,8 @@ func (c *fleetConn) trialEnvelope(data []byte) ([]byte, error) {
 	if err := json.Compact(compact, data); err != nil {
 		return nil, err
 	}
-	return json.Marshal(agent.TrialEnvelope{
-		Trial:  agent.TrialSpec{Timeout: c.trialTimeout.String(), Probes: c.probes},
+	return json.Marshal(member.TrialEnvelope{
+		Trial:  member.TrialSpec{Timeout: c.trialTimeout.String(), Probes: c.probes},
 		Intent: compact.Bytes(),
 	})
 }
@@ -164,7 +164,7 @@ func fleetCheckMerge(g *globals, file string, pushed *intent.Intent, others []st
 	for _, e := range others {
 		src := c.source(e.Key)
 		raw := e.Value
-		if env, _, err := agent.ParseTrialEnvelope(raw); err == nil {
+		if env, _, err := member.ParseTrialEnvelope(raw); err == nil {
 			raw = env.Intent // a trial: its members merge its intent
 		}
 		in, err := intent.Parse(raw)

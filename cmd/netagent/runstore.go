@@ -12,14 +12,15 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store/etcd"
 )
 
 // The daemon as a fleet member: `netagent run --etcd-endpoints URL,...`
-// reads the host's documents and its groups' from etcd (agent.StoreSource)
+// reads the host's documents and its groups' from etcd (member.StoreSource)
 // beside or instead of the intent directory, and writes its status back
-// (agent.StatusWriter).
+// (member.StatusWriter).
 
 // storeOpts are run's fleet options.
 type storeOpts struct {
@@ -49,7 +50,7 @@ func storeFlags(fs *flag.FlagSet) *storeOpts {
 	fs.StringVar(&o.ca, "etcd-ca", "", "CA certificate (PEM) that verifies the etcd servers")
 	fs.StringVar(&o.cert, "etcd-cert", "", "client certificate (PEM) for etcd")
 	fs.StringVar(&o.key, "etcd-key", "", "the client certificate's key (PEM)")
-	fs.DurationVar(&o.ttl, "status-ttl", agent.DefaultStatusTTL, "lease of the status in etcd: it expires this long after the daemon stops renewing it")
+	fs.DurationVar(&o.ttl, "status-ttl", member.DefaultStatusTTL, "lease of the status in etcd: it expires this long after the daemon stops renewing it")
 	return o
 }
 
@@ -84,8 +85,8 @@ func (o *storeOpts) check() error {
 // and the connection they share.
 type fleetMember struct {
 	st     *etcd.Store
-	src    *agent.StoreSource
-	writer *agent.StatusWriter
+	src    *member.StoreSource
+	writer *member.StatusWriter
 }
 
 // open connects to etcd (lazily: etcd.New does not wait for an answer, so
@@ -105,13 +106,13 @@ func (o *storeOpts) open(g *globals, prober agent.Prober, stateDir string) (*fle
 		return nil, err
 	}
 	layout := fleet.Layout{Prefix: o.prefix}
-	src, err := agent.NewStoreSource(agent.StoreSourceConfig{Store: st, Layout: layout, Host: o.hostname, Groups: o.groups, Log: g.log,
+	src, err := member.NewStoreSource(member.StoreSourceConfig{Store: st, Layout: layout, Host: o.hostname, Groups: o.groups, Log: g.log,
 		Prober: prober, StateDir: stateDir})
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
-	w, err := agent.NewStatusWriter(agent.StatusWriterConfig{Store: st, Layout: layout, Host: o.hostname, Log: g.log, TTL: o.ttl, Source: src})
+	w, err := member.NewStatusWriter(member.StatusWriterConfig{Store: st, Layout: layout, Host: o.hostname, Log: g.log, TTL: o.ttl, Source: src})
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -1,4 +1,4 @@
-package agent
+package member
 
 import (
 	"context"
@@ -190,12 +190,12 @@ func (w *StatusWriter) step(ctx context.Context, renew bool) (asked bool, err er
 	return true, err
 }
 
-// sameStatus compares two reports as the writer sees them: sameReport
+// sameStatus compares two reports as the writer sees them: SameReport
 // and the trial.
 func sameStatus(x, y *fleet.Status) bool {
 	xt, yt := *x, *y
 	xt.Trial, yt.Trial = nil, nil
-	if !sameReport(&xt, &yt) || (x.Trial == nil) != (y.Trial == nil) {
+	if !SameReport(&xt, &yt) || (x.Trial == nil) != (y.Trial == nil) {
 		return false
 	}
 	return x.Trial == nil || *x.Trial == *y.Trial
