@@ -294,3 +294,20 @@ func (s *DirSource) watchDeps(w *fsnotify.Watcher, watched map[string]bool) (dep
 	}
 	return deps, now
 }
+
+// CheckDir checks the intent directory dir before a DirSource is made of
+// it: it must be a directory. With optional (a fleet member's default
+// directory) a dir that does not exist is no error: CheckDir returns ""
+// (no intent directory). dir "" stays "".
+func CheckDir(dir string, optional bool) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if optional && errors.Is(err, os.ErrNotExist) {
+			return "", nil
+		}
+		return "", fmt.Errorf("intent directory %s: not a directory (%v)", dir, err)
+	}
+	return dir, nil
+}

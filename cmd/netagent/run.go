@@ -13,6 +13,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/linkwatch"
+	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/fleet"
@@ -47,7 +48,7 @@ type daemonOpts struct {
 	keepVersions int
 	// store: the fleet options (runstore.go).
 	store  *storeOpts
-	member *fleetMember // opened by serveDaemon when store is enabled
+	member *member.Member // opened by serveDaemon when store is enabled
 	// lastTrial: how the last trial ended, as serveDaemon found it.
 	lastTrial *status.TrialOutcome
 }
@@ -112,7 +113,7 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 			return exitInternal
 		}
 		o.member = m
-		m.prime(g)
+		m.Prime(context.Background())
 	}
 	ln, err := agent.Listen(o.socket)
 	if err != nil {
@@ -146,7 +147,7 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 	go func() {
 		defer close(wrote)
 		if o.member != nil {
-			o.member.run(ctx) // revokes the status's lease when ctx ends
+			o.member.Run(ctx) // revokes the status's lease when ctx ends
 		}
 	}()
 	served := make(chan struct{})
@@ -189,8 +190,8 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 		sources = append(sources, source.NewDirSource(o.intentDir, g.log))
 	}
 	if o.member != nil {
-		sources = append(sources, o.member.src)
-		report = o.member.writer.Report
+		sources = append(sources, o.member.Source)
+		report = o.member.Writer.Report
 	}
 	return agent.Config{
 		Kernel:           rt.Kernel(),

@@ -1,20 +1,16 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 	"time"
-
-	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/member"
+	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/fleet"
-	"github.com/netagent/netagent/store/etcd"
 )
 
 // The daemon as a fleet member: `netagent run --etcd-endpoints URL,...`
@@ -81,62 +77,13 @@ func (o *storeOpts) check() error {
 	return nil
 }
 
-// fleetMember is the daemon's store side: the source, the status writer
-// and the connection they share.
-type fleetMember struct {
-	st     *etcd.Store
-	src    *member.StoreSource
-	writer *member.StatusWriter
-}
-
-// open connects to etcd (lazily: etcd.New does not wait for an answer, so
-// a daemon started while etcd is down still starts and applies its last
-// documents) and builds the source and the status writer.
-// The source runs fleet trials' probes with prober and remembers the
-// trials in stateDir.
-func (o *storeOpts) open(g *globals, prober agent.Prober, stateDir string) (*fleetMember, error) {
-	var eps []string
-	for _, e := range strings.Split(o.endpoints, ",") {
-		if e = strings.TrimSpace(e); e != "" {
-			eps = append(eps, e)
-		}
-	}
-	st, err := etcd.New(etcd.Config{Endpoints: eps, CAFile: o.ca, CertFile: o.cert, KeyFile: o.key})
-	if err != nil {
-		return nil, err
-	}
-	layout := fleet.Layout{Prefix: o.prefix}
-	src, err := member.NewStoreSource(member.StoreSourceConfig{Store: st, Layout: layout, Host: o.hostname, Groups: o.groups, Log: g.log,
-		Prober: prober, StateDir: stateDir})
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	w, err := member.NewStatusWriter(member.StatusWriterConfig{Store: st, Layout: layout, Host: o.hostname, Log: g.log, TTL: o.ttl, Source: src})
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	g.log.WithFields(logrus.Fields{"etcd": eps, "prefix": layout.Host(o.hostname), "groups": o.groups}).
-		Info("fleet member: intents from etcd, status to " + layout.Status(o.hostname))
-	return &fleetMember{st: st, src: src, writer: w}, nil
-}
-
-// prime lists the documents before the agent starts, so that its first
-// reconcile applies them; etcd down (the wait is bounded by the request
-// timeout) is no reason not to start: the agent applies the documents of
-// the state directory and shows the source unreachable.
-func (m *fleetMember) prime(g *globals) {
-	if err := m.src.Prime(context.Background()); err != nil {
-		g.log.WithError(err).Warn("etcd does not answer; starting with the documents of the state directory")
-	}
-}
-
-// run writes the status until ctx ends, then revokes its lease and
-// closes the connection.
-func (m *fleetMember) run(ctx context.Context) {
-	m.writer.Run(ctx)
-	m.st.Close()
+// open connects to etcd and builds the member (member.Open): the source
+// runs fleet trials' probes with prober and remembers the trials in
+// stateDir.
+func (o *storeOpts) open(g *globals, prober agent.Prober, stateDir string) (*member.Member, error) {
+	return member.Open(member.Config{
+		Conn: member.Conn{Endpoints: endpointList(o.endpoints), Prefix: o.prefix, CAFile: o.ca, CertFile: o.cert, KeyFile: o.key},
+		Host: o.hostname, Groups: o.groups, TTL: o.ttl, Log: g.log, Prober: prober, StateDir: stateDir})
 }
 
 // checkIntentDir checks --intent-dir. A fleet member may go without one:
@@ -145,19 +92,14 @@ func (m *fleetMember) run(ctx context.Context) {
 func checkIntentDir(g *globals, fs *flag.FlagSet, o *daemonOpts) (int, bool) {
 	explicit := false
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "intent-dir" })
-	if o.intentDir == "" {
-		if !o.store.enabled() {
-			return usageError(g, fs, "--intent-dir is needed without --etcd-endpoints"), false
-		}
-		return 0, true
+	if o.intentDir == "" && !o.store.enabled() {
+		return usageError(g, fs, "--intent-dir is needed without --etcd-endpoints"), false
 	}
-	if fi, err := os.Stat(o.intentDir); err != nil || !fi.IsDir() {
-		if o.store.enabled() && !explicit && errors.Is(err, os.ErrNotExist) {
-			o.intentDir = ""
-			return 0, true
-		}
-		fmt.Fprintf(g.stderr, "netagent: intent directory %s: not a directory (%v)\n", o.intentDir, err)
+	dir, err := source.CheckDir(o.intentDir, o.store.enabled() && !explicit)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return exitInternal, false
 	}
+	o.intentDir = dir
 	return 0, true
 }
