@@ -15,6 +15,7 @@ import (
 	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/fleet"
+	"github.com/netagent/netagent/internal/memstore"
 	"github.com/netagent/netagent/store"
 )
 
@@ -57,7 +58,7 @@ type fleetTrialRig struct {
 
 // newFleetTrialRig is newFleetRig with a prober and a state directory for the
 // source (dir, shared with the agent's).
-func newFleetTrialRig(t *testing.T, m *memStore, dir string, p *fleetProber) *fleetTrialRig {
+func newFleetTrialRig(t *testing.T, m *memstore.Store, dir string, p *fleetProber) *fleetTrialRig {
 	t.Helper()
 	f := &fleetTrialRig{fleetRig: &fleetRig{m: m}, trials: &fakeTrials{}}
 	setup := func(c *Config) {
@@ -122,14 +123,14 @@ const fleetTrialsFile = "fleet-trials.json"
 // and stays.
 func TestFleetTrialConfirmed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.put(groupRoutes, routeDoc)
+		m := memstore.New()
+		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.Put(groupRoutes, routeDoc)
 		p := &fleetProber{}
 		f := newFleetTrialRig(t, m, t.TempDir(), p)
 		f.start()
 		settle()
-		rev := m.put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1"))
+		rev := m.Put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1"))
 		settle()
 		settle()
 		if !f.k.has(route2Ref) || !f.k.has(routeRef) {
@@ -155,7 +156,7 @@ func TestFleetTrialConfirmed(t *testing.T) {
 // changes, not even after a restart; a plain push then applies.
 func TestFleetTrialReverted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m, p, dir := newMemStore(), failingProber(), t.TempDir()
+		m, p, dir := memstore.New(), failingProber(), t.TempDir()
 		f, rev := startFailingTrial(t, m, dir, p)
 		if f.k.has(route2Ref) || !f.k.has(routeRef) {
 			t.Fatalf("the failed trial was not reverted to the previous document: %v", f.k.takeOps())
@@ -181,7 +182,7 @@ func TestFleetTrialReverted(t *testing.T) {
 		if tr := g.trial(t); tr == nil || tr.State != member.FleetTrialReverted || tr.Revision != int64(rev) {
 			t.Errorf("trial after the restart %+v", tr)
 		}
-		m.put(groupRoutes, twoRoutesDoc)
+		m.Put(groupRoutes, twoRoutesDoc)
 		settle()
 		if !g.k.has(route2Ref) {
 			t.Fatalf("a plain push after the reverted trial was not applied: %v", g.k.takeOps())
@@ -197,15 +198,15 @@ func TestFleetTrialReverted(t *testing.T) {
 // the agent stops counts as reverted at the next start.
 func TestFleetTrialTimeoutAndRestart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.put(groupRoutes, routeDoc)
+		m := memstore.New()
+		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.Put(groupRoutes, routeDoc)
 		p := &fleetProber{}
 		dir := t.TempDir()
 		f := newFleetTrialRig(t, m, dir, p)
 		f.start()
 		settle()
-		m.put(groupRoutes, trialDoc(t, "10s", brokenDoc))
+		m.Put(groupRoutes, trialDoc(t, "10s", brokenDoc))
 		settle()
 		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialPending {
 			t.Fatalf("trial %+v, want pending", tr)
@@ -223,7 +224,7 @@ func TestFleetTrialTimeoutAndRestart(t *testing.T) {
 		p.mu.Lock()
 		p.block = true // the probes never end before the deadline
 		p.mu.Unlock()
-		rev := m.put(groupRoutes, trialDoc(t, "10m", strings.Replace(twoRoutesDoc, "\"version\": 1", "\"version\": 1 ", 1), "ping:192.0.2.9"))
+		rev := m.Put(groupRoutes, trialDoc(t, "10m", strings.Replace(twoRoutesDoc, "\"version\": 1", "\"version\": 1 ", 1), "ping:192.0.2.9"))
 		settle()
 		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialPending || tr.Revision != int64(rev) {
 			t.Fatalf("trial %+v, want pending", tr)
@@ -247,19 +248,19 @@ func TestFleetTrialTimeoutAndRestart(t *testing.T) {
 // document of that name has no previous version: its revert withdraws it.
 func TestFleetTrialDeleted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.put(groupRoutes, routeDoc)
+		m := memstore.New()
+		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.Put(groupRoutes, routeDoc)
 		p := &fleetProber{block: true}
 		f := newFleetTrialRig(t, m, t.TempDir(), p)
 		f.start()
 		settle()
-		m.put(groupRoutes, trialDoc(t, "10s", twoRoutesDoc, "ping:192.0.2.1"))
+		m.Put(groupRoutes, trialDoc(t, "10s", twoRoutesDoc, "ping:192.0.2.1"))
 		settle()
 		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialPending {
 			t.Fatalf("trial %+v, want pending", tr)
 		}
-		m.del(groupRoutes)
+		m.Del(groupRoutes)
 		settle()
 		time.Sleep(11 * time.Second)
 		synctest.Wait()
@@ -273,7 +274,7 @@ func TestFleetTrialDeleted(t *testing.T) {
 		p.mu.Lock()
 		p.block, p.err = false, errors.New("no reply")
 		p.mu.Unlock()
-		m.put(groupRoutes, trialDoc(t, "10s", twoRoutesDoc, "ping:192.0.2.1"))
+		m.Put(groupRoutes, trialDoc(t, "10s", twoRoutesDoc, "ping:192.0.2.1"))
 		settle()
 		settle()
 		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialReverted {
@@ -294,7 +295,7 @@ func TestFleetTrialDeleted(t *testing.T) {
 // read once and moved there.
 func TestFleetTrialJournal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m, p, dir := newMemStore(), failingProber(), t.TempDir()
+		m, p, dir := memstore.New(), failingProber(), t.TempDir()
 		f, _ := startFailingTrial(t, m, dir, p)
 		if got := strings.Join(f.trials.events, ","); got != "begin,revert" {
 			t.Fatalf("journal events %q, want begin,revert", got)
@@ -314,7 +315,7 @@ func TestFleetTrialJournal(t *testing.T) {
 		p.mu.Lock()
 		p.err = nil
 		p.mu.Unlock()
-		m.put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.2"))
+		m.Put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.2"))
 		settle()
 		settle()
 		if got := strings.Join(f.trials.events, ","); got != "begin,revert,begin,confirm" || !f.k.has(route2Ref) {
@@ -328,11 +329,11 @@ func TestFleetTrialJournal(t *testing.T) {
 // target delivered) and moved into the state directory's store.
 func TestFleetTrialsMovedIntoStore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m := memstore.New()
+		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
 		doc := trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1")
 		env, _, _ := member.ParseTrialEnvelope([]byte(doc))
-		rev := m.put(groupRoutes, doc)
+		rev := m.Put(groupRoutes, doc)
 		dir := t.TempDir()
 		old, _ := json.Marshal(map[string]any{"trials": map[string]any{"groups/g1/routes.json": map[string]any{
 			"revision": int64(rev), "state": member.FleetTrialPending, "previous": []byte(routeDoc), "hasPrevious": true, "intent": []byte(env.Intent)}}})
@@ -370,14 +371,14 @@ func failingProber() *fleetProber {
 // startFailingTrial starts an agent on m holding the uplink and one route,
 // pushes a trial of two routes probed by p, and returns once the trial ran;
 // rev is the trial's revision.
-func startFailingTrial(t *testing.T, m *memStore, dir string, p *fleetProber) (f *fleetTrialRig, rev store.Version) {
+func startFailingTrial(t *testing.T, m *memstore.Store, dir string, p *fleetProber) (f *fleetTrialRig, rev store.Version) {
 	t.Helper()
-	m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-	m.put(groupRoutes, routeDoc)
+	m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+	m.Put(groupRoutes, routeDoc)
 	f = newFleetTrialRig(t, m, dir, p)
 	f.start()
 	settle()
-	rev = m.put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1"))
+	rev = m.Put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1"))
 	settle()
 	settle()
 	return f, rev
