@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,9 +15,7 @@ import (
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/linkwatch"
 	"github.com/netagent/netagent/agent/member"
-	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/status"
-	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/systemd"
 )
 
@@ -98,51 +97,68 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 		return code
 	}
 	defer rt.Close()
+	if code, ok := prepareDaemon(g, o, rt); !ok {
+		return code
+	}
+	d, code := startDaemon(g, o, rt)
+	if d == nil {
+		return code
+	}
+	return d.run(g, o)
+}
+
+// prepareDaemon recovers what a trial left pending at the last stop, and
+// opens the fleet member (runstore.go).
+func prepareDaemon(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
 	rec, code, ok := recoverPending(g, rt)
 	if !ok {
-		return code
+		return code, false
 	}
 	o.lastTrial = lastTrialOutcome(o.kernel.stateDir(g)) // a trial recovered before (recover --all at boot)
 	if rec != nil {
 		o.lastTrial = recoveredOutcome(rec, o.kernel.stateDir(g), time.Now())
 	}
-	if o.store.enabled() {
-		m, err := o.store.open(g, daemonProber(rt), o.kernel.stateDir(g))
-		if err != nil {
-			fmt.Fprintf(g.stderr, "netagent: etcd: %v\n", err)
-			return exitInternal
-		}
-		o.member = m
-		m.Prime(context.Background())
-	}
+	return openMember(g, o, rt)
+}
+
+// daemon is the agent started, with its socket and metrics server.
+type daemon struct {
+	a   *agent.Agent
+	ln  *net.UnixListener
+	ms  *metricsServer
+	cfg agent.Config
+}
+
+// startDaemon listens on the socket and builds the agent and its metrics
+// server; nil and the exit code on failure.
+func startDaemon(g *globals, o *daemonOpts, rt *host.Runtime) (*daemon, int) {
 	ln, err := agent.Listen(o.socket)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return exitInternal
+		return nil, exitInternal
 	}
-	cfg, err := daemonConfig(g, o, rt)
+	d := &daemon{ln: ln}
+	if d.cfg, err = daemonConfig(g, o, rt); err == nil {
+		if d.a, err = agent.New(d.cfg); err == nil {
+			d.ms, err = listenMetrics(o.metricsListen, d.a)
+		}
+	}
 	if err != nil {
 		ln.Close()
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return exitInternal
+		return nil, exitInternal
 	}
-	a, err := agent.New(cfg)
-	if err != nil {
-		ln.Close()
-		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return exitInternal
-	}
-	ms, err := listenMetrics(o.metricsListen, a)
-	if err != nil {
-		ln.Close()
-		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return exitInternal
-	}
+	return d, exitOK
+}
+
+// run runs the agent, its socket, metrics and fleet member until SIGTERM
+// or SIGINT.
+func (d *daemon) run(g *globals, o *daemonOpts) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	go reloadOnHangup(ctx, a)
+	go reloadOnHangup(ctx, d.a)
 	heapProfileOnSignal(ctx, g.stderr)
-	go ms.serve(ctx, g.log)
+	go d.ms.serve(ctx, g.log)
 	wrote := make(chan struct{})
 	go func() {
 		defer close(wrote)
@@ -153,17 +169,17 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		if err := a.Serve(ctx, ln); err != nil {
+		if err := d.a.Serve(ctx, d.ln); err != nil {
 			g.log.WithError(err).Error("the socket API stopped")
 		}
 	}()
 	g.log.WithFields(logrus.Fields{"intent_dir": o.intentDir, "socket": o.socket, "netns": o.kernel.netns,
-		"drift_interval": o.drift, "watchdog": cfg.WatchdogInterval}).Info("netagent daemon starting")
-	err = a.Run(ctx)
+		"drift_interval": o.drift, "watchdog": d.cfg.WatchdogInterval}).Info("netagent daemon starting")
+	err := d.a.Run(ctx)
 	// Serve removes the socket when ctx ends and returns after: wait for
 	// it, or the process may exit before the socket is gone.
 	stop()
-	ln.Close()
+	d.ln.Close()
 	<-served
 	<-wrote
 	if err != nil {
@@ -184,15 +200,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 	if drift == 0 {
 		drift = -1 // Config: negative means never
 	}
-	var sources []source.IntentSource
-	var report func(fleet.Status)
-	if o.intentDir != "" {
-		sources = append(sources, source.NewDirSource(o.intentDir, g.log))
-	}
-	if o.member != nil {
-		sources = append(sources, o.member.Source)
-		report = o.member.Writer.Report
-	}
+	sources, report := daemonSources(g, o)
 	return agent.Config{
 		Kernel:           rt.Kernel(),
 		Facts:            o.kernel.daemonFacts(g, rt),

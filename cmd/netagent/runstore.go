@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/fleet"
@@ -84,6 +86,35 @@ func (o *storeOpts) open(g *globals, prober agent.Prober, stateDir string) (*mem
 	return member.Open(member.Config{
 		Conn: member.Conn{Endpoints: endpointList(o.endpoints), Prefix: o.prefix, CAFile: o.ca, CertFile: o.cert, KeyFile: o.key},
 		Host: o.hostname, Groups: o.groups, TTL: o.ttl, Log: g.log, Prober: prober, StateDir: stateDir})
+}
+
+// openMember opens the fleet member when the daemon is one, and lists its
+// documents before the agent starts (member.Member.Prime).
+func openMember(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
+	if !o.store.enabled() {
+		return exitOK, true
+	}
+	m, err := o.store.open(g, daemonProber(rt), o.kernel.stateDir(g))
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: etcd: %v\n", err)
+		return exitInternal, false
+	}
+	o.member = m
+	m.Prime(context.Background())
+	return exitOK, true
+}
+
+// daemonSources are the agent's sources (the intent directory, the fleet
+// member's) and where it reports its fleet status (nil: nowhere).
+func daemonSources(g *globals, o *daemonOpts) (sources []source.IntentSource, report func(fleet.Status)) {
+	if o.intentDir != "" {
+		sources = append(sources, source.NewDirSource(o.intentDir, g.log))
+	}
+	if o.member != nil {
+		sources = append(sources, o.member.Source)
+		report = o.member.Writer.Report
+	}
+	return sources, report
 }
 
 // checkIntentDir checks --intent-dir. A fleet member may go without one:
