@@ -48,7 +48,9 @@ type Pushed struct {
 // would fail on it, so nothing is written.
 type MergeError struct{ Err error }
 
-func (e *MergeError) Error() string { return "merging with the documents of its place: " + e.Err.Error() }
+func (e *MergeError) Error() string {
+	return "merging with the documents of its place: " + e.Err.Error()
+}
 func (e *MergeError) Unwrap() error { return e.Err }
 
 // Push merges p's document with the other documents of its place, as

@@ -88,7 +88,7 @@ type StoreSource struct {
 	writer      *StatusWriter // told when a trial ends
 	watchCtx    context.Context
 	// loadedTrials are the trials as the last Load delivered them: what
-	// the loop's journal follows (syncFleetTrials).
+	// the loop's journal follows (Journal, journal.go).
 	loadedTrials map[string]storeTrial
 }
 
