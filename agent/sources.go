@@ -7,8 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/netagent/netagent/agent/source"
 	"github.com/sirupsen/logrus"
+
+	"github.com/netagent/netagent/agent/source"
 )
 
 // apiDocName names the socket API's one document among the documents of
