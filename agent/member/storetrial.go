@@ -170,28 +170,9 @@ func (s *StoreSource) loadTrials() error {
 	if s.cfg.StateDir == "" {
 		return nil
 	}
-	var raw []byte
-	err := s.trialsStore(func(ctx context.Context, st store.Store) error {
-		e, err := st.Read(ctx, fleetTrialsKey)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		raw = e.Value
+	raw, err := s.readTrials()
+	if raw == nil || err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("reading the fleet trials: %w", err)
-	}
-	file := filepath.Join(s.cfg.StateDir, fleetTrialsFile)
-	if raw == nil {
-		raw, err = statefile.LoadRecord(file)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("reading the fleet trials: %w", err)
-		}
-		s.trialsDirty = true // moved into the store by the next save
 	}
 	var st fleetTrialsState
 	if err := json.Unmarshal(raw, &st); err != nil {
@@ -208,6 +189,41 @@ func (s *StoreSource) loadTrials() error {
 		s.delivered = st.Delivered
 	}
 	return nil
+}
+
+// readTrials reads the fleet trials from the state directory's store, or
+// else from the fleetTrialsFile of a release before (moved into the store
+// by the next save); nil: none.
+func (s *StoreSource) readTrials() ([]byte, error) {
+	var raw []byte
+	err := s.trialsStore(func(ctx context.Context, st store.Store) error {
+		e, err := st.Read(ctx, fleetTrialsKey)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		raw = e.Value
+		return err
+	})
+	if err != nil || raw != nil {
+		return raw, wrapTrialsErr(err)
+	}
+	raw, err = statefile.LoadRecord(filepath.Join(s.cfg.StateDir, fleetTrialsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wrapTrialsErr(err)
+	}
+	s.trialsDirty = true // moved into the store by the next save
+	return raw, nil
+}
+
+// wrapTrialsErr names the fleet trials in a failure to read them.
+func wrapTrialsErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("reading the fleet trials: %w", err)
 }
 
 // saveTrials writes what must survive a restart into the state
