@@ -198,49 +198,30 @@ func (s *DirSource) WatchSettled(ctx context.Context, changed, settled chan<- st
 // matters, on settled if the event is a file renamed into place, else on
 // changed; a pending change is sent whenever the loop takes it.
 func (s *DirSource) watch(ctx context.Context, changed, settled chan<- string) error {
-	w, err := fsnotify.NewWatcher()
+	w, err := s.newWatcher()
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	dir := s.abs
-	if err := w.Add(dir); err != nil {
-		return err
-	}
 	deps, watched := s.watchDeps(w, nil)
 	pending, pendingSettled := true, false
 	var prev fsnotify.Event // the event before this one
 	for {
-		var out, outSettled chan<- string
-		if pending {
-			out = changed
-		}
-		if pendingSettled {
-			outSettled = settled
-		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case out <- s.Name():
+		case when(pending, changed) <- s.Name():
 			pending = false
-		case outSettled <- s.Name():
+		case when(pendingSettled, settled) <- s.Name():
 			pendingSettled = false
 		case <-s.retarget:
 			deps, watched = s.watchDeps(w, watched)
 		case ev, ok := <-w.Events:
-			if !ok {
-				return fmt.Errorf("watch of %s closed", s.dir)
+			change, complete, err := s.event(prev, ev, ok, deps)
+			if err != nil {
+				return err
 			}
-			if ev.Name == dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
-				return fmt.Errorf("intent directory %s was removed", s.dir)
-			}
-			if s.matters(ev, dir, deps) {
-				if movedIn(prev, ev) {
-					pendingSettled = true
-				} else {
-					pending = true
-				}
-			}
+			pending, pendingSettled = pending || change, pendingSettled || complete
 			prev = ev
 		case err, ok := <-w.Errors:
 			if !ok {
@@ -251,6 +232,47 @@ func (s *DirSource) watch(ctx context.Context, changed, settled chan<- string) e
 			pending = true
 		}
 	}
+}
+
+// when is ch if on, else nil: a select case that is off.
+func when(on bool, ch chan<- string) chan<- string {
+	if on {
+		return ch
+	}
+	return nil
+}
+
+// newWatcher starts an fsnotify watch of the directory.
+func (s *DirSource) newWatcher() (*fsnotify.Watcher, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Add(s.abs); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// event judges ev (prev the event before it; ok false: the watch ended):
+// a change (complete, if a file renamed into place), or none; an error if
+// the watch ended or the directory was removed.
+func (s *DirSource) event(prev, ev fsnotify.Event, ok bool, deps map[string]bool) (change, complete bool, err error) {
+	dir := s.abs
+	if !ok {
+		return false, false, fmt.Errorf("watch of %s closed", s.dir)
+	}
+	if ev.Name == dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+		return false, false, fmt.Errorf("intent directory %s was removed", s.dir)
+	}
+	if !s.matters(ev, dir, deps) {
+		return false, false, nil
+	}
+	if movedIn(prev, ev) {
+		return false, true, nil
+	}
+	return true, false, nil
 }
 
 // matters reports whether an event may change a document: it names the
