@@ -12,6 +12,7 @@ import (
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/configurators/dhcp6"
@@ -73,7 +74,7 @@ type Config struct {
 	Render Renderer
 	// Sources deliver intent documents (besides the socket API, which is
 	// built in). Document names must be unique across sources.
-	Sources []IntentSource
+	Sources []source.IntentSource
 	// Links reports link changes in the target namespace; nil: none.
 	Links LinkWatcher
 	// Notifier is told about readiness and pinged by the loop; nil: none.
@@ -169,7 +170,7 @@ type Agent struct {
 	hist  *history // owned by the loop goroutine
 
 	changed    chan string       // a source's name: it has changed
-	settled    chan string       // a source's name: files renamed into place (settledWatcher)
+	settled    chan string       // a source's name: files renamed into place (source.SettledWatcher)
 	links      chan LinkEvent    // from the link watcher
 	reloadc    chan struct{}     // SIGHUP
 	calls      chan call         // socket API requests

@@ -27,35 +27,28 @@
 //
 // # Intent sources and documents
 //
-// An IntentSource holds documents by name (NewDirSource: the *.json files
-// of a directory, watched as a directory so that rename-based writes are
-// seen). Watch only says "changed"; after a quiet period (200 ms, at most
-// 2 s for a steady stream) the loop Loads the source and compares contents.
-// A DirSource also tells a file renamed into place, which is complete: a
-// burst made only of those ends after a settle window (20 ms) instead.
-// A document the source must not trust (an intent file that a user other
-// than root can change: see DirSource) comes back in a *RefusedError; it is
+// A source.IntentSource holds documents by name (source.NewDirSource:
+// the *.json files of a directory, watched as a directory so that
+// rename-based writes are seen). Watch only says "changed"; after a quiet
+// period (200 ms, at most 2 s for a steady stream) the loop Loads the
+// source and compares contents. A DirSource also tells a file renamed
+// into place, which is complete (source.SettledWatcher): a burst made only
+// of those ends after a settle window (20 ms) instead. A document the
+// source must not trust (an intent file that a user other than root can
+// change: see package source) comes back in a *source.RefusedError; it is
 // treated like a document that does not parse.
 //
-// A StoreSource (storesource.go) is a fleet member's source: a host's
-// documents and its groups' in a shared store (package store, etcd),
-// named by where they come from ("hosts/h1/base.json"), one store watch
-// per directory in goroutines of its own. While the store cannot be
-// reached its Load fails with ErrSourceUnreachable, so the loop keeps
-// what it has, and the agent's Degraded condition says
+// A member.StoreSource is a fleet member's source (package agent/member):
+// a host's documents and its groups' in a shared store. While the store
+// cannot be reached its Load fails with member.ErrSourceUnreachable, so
+// the loop keeps what it has, and the agent's Degraded condition says
 // IntentSourceUnreachable. With Config.Report the loop hands on the
-// agent's fleet.Status whenever it changes (fleetreport.go); a
-// StatusWriter (storestatus.go) writes it back, when it changes, under a
-// lease it renews without writing, and its renewals are what notices an
-// outage.
-// A document key holding a trial envelope (`fleet push --try`) is a fleet
-// trial (storetrial.go): the source delivers its intent, confirms it when
-// the agent converged to it and its probes passed, else delivers the
-// document's previous version again at its timeout; with Config.Trials
-// the loop journals the trial's changes as a socket trial's and reverts
-// the kernel from the journal first (syncFleetTrials); the StatusWriter
-// reports it (fleet.Status.Trial) and the state directory's store
-// remembers it.
+// agent's fleet.Status whenever it changes (fleetreport.go: a snapshot of
+// the loop, made a status by member.StatusOf); a member.StatusWriter
+// writes it back. A fleet trial's changes are journaled as a socket
+// trial's (fleettrial.go: syncFleetTrials begins and ends a
+// member.Journal with Config.Trials) and the kernel reverted from the
+// journal first.
 //
 // The socket API is a source too, built in and in memory: `apply` replaces
 // its one document, named "api", with the request's intent. It never

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/agent/source"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -47,7 +48,7 @@ func BenchmarkDaemonRouteEdit(b *testing.B) {
 	log.SetOutput(io.Discard)
 	log.SetLevel(logrus.WarnLevel)
 	notify := statusNotifier{c: make(chan struct{}, 1)}
-	a, err := New(Config{Kernel: k, Log: log, Sources: []IntentSource{src}, Notifier: notify,
+	a, err := New(Config{Kernel: k, Log: log, Sources: []source.IntentSource{src}, Notifier: notify,
 		StateDir: b.TempDir(), DriftInterval: -1})
 	if err != nil {
 		b.Fatal(err)

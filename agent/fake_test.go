@@ -16,6 +16,7 @@ import (
 	logtest "github.com/sirupsen/logrus/hooks/test"
 
 	"github.com/netagent/netagent/agent/api"
+	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -322,8 +323,8 @@ func (s *fakeSource) Watch(ctx context.Context, changed chan<- string) {
 	}
 }
 
-// watchSettled is Watch, with the kicks of setRenamed reported on settled.
-func (s *fakeSource) watchSettled(ctx context.Context, changed, settled chan<- string) {
+// WatchSettled is Watch, with the kicks of setRenamed reported on settled.
+func (s *fakeSource) WatchSettled(ctx context.Context, changed, settled chan<- string) {
 	for {
 		out := changed
 		select {
@@ -461,7 +462,7 @@ func newRig(t *testing.T, docs map[string]string, opts ...rigOption) *rig {
 	cfg := Config{
 		Kernel:   r.k,
 		Log:      log,
-		Sources:  []IntentSource{r.src},
+		Sources:  []source.IntentSource{r.src},
 		Links:    r.links,
 		Notifier: r.notify,
 		Rand:     func() float64 { return 0.5 },

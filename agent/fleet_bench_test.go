@@ -12,6 +12,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/agent/member"
+	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/internal/etcdtest"
 	"github.com/netagent/netagent/store"
@@ -58,15 +60,15 @@ func BenchmarkFleetPush(b *testing.B) {
 	for i := range agents {
 		st := clients[i%benchClients]
 		host := fmt.Sprintf("h%03d", i)
-		src, err := NewStoreSource(StoreSourceConfig{Store: st, Layout: layout, Host: host, Groups: []string{"edge"}, Log: log})
+		src, err := member.NewStoreSource(member.StoreSourceConfig{Store: st, Layout: layout, Host: host, Groups: []string{"edge"}, Log: log})
 		if err != nil {
 			b.Fatal(err)
 		}
-		w, err := NewStatusWriter(StatusWriterConfig{Store: st, Layout: layout, Host: host, Log: log, Source: src})
+		w, err := member.NewStatusWriter(member.StatusWriterConfig{Store: st, Layout: layout, Host: host, Log: log, Source: src})
 		if err != nil {
 			b.Fatal(err)
 		}
-		a, err := New(Config{Kernel: newFakeKernel(uplink(2, true)), Log: log, Sources: []IntentSource{src}, Report: w.Report})
+		a, err := New(Config{Kernel: newFakeKernel(uplink(2, true)), Log: log, Sources: []source.IntentSource{src}, Report: w.Report})
 		if err != nil {
 			b.Fatal(err)
 		}

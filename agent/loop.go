@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items/lease4"
@@ -67,7 +68,7 @@ type loopState struct {
 	// (adoptEdit).
 	renderedWith map[string]*lease4.Lease
 
-	fleetJournal *fleetJournal // journals the pending fleet trial (storetrial.go)
+	fleetJournal *member.Journal // journals the pending fleet trial (fleettrial.go)
 
 	lease  leaseState  // the DHCPv4 leases in use and their timers (leases.go)
 	lease6 lease6State // the DHCPv6 ones (leases6.go)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -104,8 +105,8 @@ func (a *Agent) sourceNames() []string {
 
 func (a *Agent) startWatchers(ctx context.Context) {
 	for _, src := range a.cfg.Sources {
-		if sw, ok := src.(settledWatcher); ok {
-			go sw.watchSettled(ctx, a.changed, a.settled)
+		if sw, ok := src.(source.SettledWatcher); ok {
+			go sw.WatchSettled(ctx, a.changed, a.settled)
 			continue
 		}
 		go src.Watch(ctx, a.changed)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/status"
 )
 
@@ -25,7 +26,7 @@ func (n *notes) view() status.Notes {
 	out := status.Notes{Sources: n.sources, Intent: n.intent}
 	for src, msg := range n.sources {
 		// Load's error, as the loop keeps it: see StoreSource.Load.
-		if strings.HasPrefix(msg, ErrSourceUnreachable.Error()) {
+		if strings.HasPrefix(msg, member.ErrSourceUnreachable.Error()) {
 			if out.Unreachable == nil {
 				out.Unreachable = map[string]bool{}
 			}

@@ -9,13 +9,15 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/member"
+	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/fleet"
-	"github.com/netagent/netagent/store"
+	"github.com/netagent/netagent/internal/memstore"
 )
 
 // The fleet tests: an agent over a fake kernel whose documents come from a
-// memStore through a StoreSource, its status written back by a
+// memstore.Store through a StoreSource, its status written back by a
 // StatusWriter, under synctest's clock.
 
 var testLayout = fleet.Layout{Prefix: "/na"}
@@ -25,25 +27,25 @@ const testTTL = 3 * time.Second // renewals every second
 // fleetRig is a rig whose source is a StoreSource for host h1 in group g1.
 type fleetRig struct {
 	*rig
-	m   *memStore
-	src *StoreSource
-	w   *StatusWriter
+	m   *memstore.Store
+	src *member.StoreSource
+	w   *member.StatusWriter
 }
 
-func newFleetRig(t *testing.T, m *memStore, opts ...rigOption) *fleetRig {
+func newFleetRig(t *testing.T, m *memstore.Store, opts ...rigOption) *fleetRig {
 	t.Helper()
 	f := &fleetRig{m: m}
 	var err error
 	setup := func(c *Config) {
-		f.src, err = NewStoreSource(StoreSourceConfig{Store: m, Layout: testLayout, Host: "h1", Groups: []string{"g1"}, Log: c.Log})
+		f.src, err = member.NewStoreSource(member.StoreSourceConfig{Store: m, Layout: testLayout, Host: "h1", Groups: []string{"g1"}, Log: c.Log})
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.w, err = NewStatusWriter(StatusWriterConfig{Store: m, Layout: testLayout, Host: "h1", Log: c.Log, TTL: testTTL, Source: f.src})
+		f.w, err = member.NewStatusWriter(member.StatusWriterConfig{Store: m, Layout: testLayout, Host: "h1", Log: c.Log, TTL: testTTL, Source: f.src})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Sources = []IntentSource{f.src}
+		c.Sources = []source.IntentSource{f.src}
 		c.Report = f.w.Report
 	}
 	f.rig = newRig(t, nil, append([]rigOption{setup}, opts...)...)
@@ -63,7 +65,7 @@ func settle() {
 // fleetStatus reads h1's status from the store.
 func (f *fleetRig) fleetStatus(t *testing.T) (fleet.Status, bool) {
 	t.Helper()
-	e, ok := f.m.get(testLayout.Status("h1"))
+	e, ok := f.m.Get(testLayout.Status("h1"))
 	if !ok {
 		return fleet.Status{}, false
 	}
@@ -90,16 +92,16 @@ func agentCondition(t *testing.T, st status.Status, typ string) status.Condition
 // revisions of both; a document removed from the store is withdrawn.
 func TestFleetPushToHostAndGroup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		hostRev := m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.put(testLayout.HostDoc("h2", "other.json"), twoRoutesDoc) // another host's
+		m := memstore.New()
+		hostRev := m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.Put(testLayout.HostDoc("h2", "other.json"), twoRoutesDoc) // another host's
 		f := newFleetRig(t, m, func(c *Config) { c.StateDir = t.TempDir() })
 		f.start()
 		settle()
 		if !f.k.has(addrRef) || f.k.has(route2Ref) {
 			t.Fatalf("kernel after start: %v", f.k.takeOps())
 		}
-		groupRev := m.put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
+		groupRev := m.Put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
 		settle()
 		if !f.k.has(routeRef) {
 			t.Fatalf("the group's document did not reach the kernel: %v", f.k.takeOps())
@@ -119,7 +121,7 @@ func TestFleetPushToHostAndGroup(t *testing.T) {
 		}
 		// Bad input: rejected naming the document and the JSON path, the
 		// last good version stays.
-		m.put(testLayout.GroupDoc("g1", "routes.json"), brokenDoc)
+		m.Put(testLayout.GroupDoc("g1", "routes.json"), brokenDoc)
 		settle()
 		bad := fileNamed(t, f.status(), "groups/g1/routes.json")
 		if bad.Conditions[0].Status || !slices.ContainsFunc(bad.Errors, func(e string) bool {
@@ -134,7 +136,7 @@ func TestFleetPushToHostAndGroup(t *testing.T) {
 			bst.Version != st.Version || !bst.Converged.Equal(st.Converged) {
 			t.Errorf("status with a broken document: %+v, want the last converged %+v", bst, st)
 		}
-		m.del(testLayout.GroupDoc("g1", "routes.json"))
+		m.Del(testLayout.GroupDoc("g1", "routes.json"))
 		settle()
 		if f.k.has(routeRef) {
 			t.Error("a document deleted from the store stays applied")
@@ -150,10 +152,10 @@ func TestFleetPushToHostAndGroup(t *testing.T) {
 // the other.
 func TestFleetConflictNamesBothDocuments(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.put(testLayout.HostDoc("h1", "routes.json"), routeDoc)
-		m.put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
+		m := memstore.New()
+		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.Put(testLayout.HostDoc("h1", "routes.json"), routeDoc)
+		m.Put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
 		f := newFleetRig(t, m)
 		f.start()
 		settle()
@@ -175,9 +177,9 @@ func TestFleetConflictNamesBothDocuments(t *testing.T) {
 // the agent is Ready again, in its status and in the store's.
 func TestFleetStoreUnreachable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
+		m := memstore.New()
+		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.Put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
 		f := newFleetRig(t, m)
 		f.start()
 		settle()
@@ -185,7 +187,7 @@ func TestFleetStoreUnreachable(t *testing.T) {
 			t.Fatal("not applied")
 		}
 		f.k.takeOps()
-		m.setDown(true)
+		m.SetDown(true)
 		settle()
 		st := f.status()
 		if d := agentCondition(t, st, status.CondDegraded); !d.Status || d.Reason != status.ReasonSourceUnreachable || !strings.Contains(d.Message, "intent source unreachable") {
@@ -197,12 +199,12 @@ func TestFleetStoreUnreachable(t *testing.T) {
 		if ops := f.k.takeOps(); len(ops) > 0 || !f.k.has(routeRef) || !f.k.has(addrRef) {
 			t.Errorf("the kernel changed while the store was down: %v", ops)
 		}
-		rev := m.put(testLayout.GroupDoc("g1", "routes.json"), twoRoutesDoc) // by another client, elsewhere
+		rev := m.Put(testLayout.GroupDoc("g1", "routes.json"), twoRoutesDoc) // by another client, elsewhere
 		settle()
 		if f.k.has(route2Ref) {
 			t.Fatal("a change arrived through a store that is down")
 		}
-		m.setDown(false)
+		m.SetDown(false)
 		settle()
 		if !f.k.has(route2Ref) {
 			t.Fatal("the change made while the store was down was not applied")
@@ -222,16 +224,16 @@ func TestFleetStoreUnreachable(t *testing.T) {
 // was compacted is listed again, and the change it missed is applied.
 func TestFleetCompactionRelists(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
+		m := memstore.New()
+		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.Put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
 		f := newFleetRig(t, m)
 		f.start()
 		settle()
-		m.hold(true)
-		rev := m.put(testLayout.GroupDoc("g1", "routes.json"), twoRoutesDoc)
+		m.Hold(true)
+		rev := m.Put(testLayout.GroupDoc("g1", "routes.json"), twoRoutesDoc)
 		m.Compact(context.Background(), rev)
-		m.hold(false)
+		m.Hold(false)
 		settle()
 		if !f.k.has(route2Ref) {
 			t.Fatal("the change before the compaction was not applied")
@@ -254,9 +256,9 @@ func TestFleetCompactionRelists(t *testing.T) {
 // directory), and shows the store unreachable.
 func TestFleetRestartWhileStoreDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
+		m := memstore.New()
+		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.Put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
 		dir := t.TempDir()
 		withState := func(c *Config) { c.StateDir = dir }
 		f := newFleetRig(t, m, withState)
@@ -266,7 +268,7 @@ func TestFleetRestartWhileStoreDown(t *testing.T) {
 			t.Fatal("not applied")
 		}
 		f.stop()
-		m.setDown(true)
+		m.SetDown(true)
 		g := newFleetRig(t, m, withState) // a new fake kernel: nothing in it
 		g.start()
 		if !g.k.has(routeRef) || !g.k.has(addrRef) {
@@ -279,7 +281,7 @@ func TestFleetRestartWhileStoreDown(t *testing.T) {
 		if !g.k.has(routeRef) {
 			t.Error("withdrawn while the store is down")
 		}
-		m.setDown(false)
+		m.SetDown(false)
 		settle()
 		if st := g.status(); !st.Ready || !g.k.has(routeRef) {
 			t.Errorf("after the store came back: ready %v, errors %v", st.Ready, st.Errors)
@@ -292,8 +294,8 @@ func TestFleetRestartWhileStoreDown(t *testing.T) {
 // it.
 func TestStatusWriterLeaseExpiry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m := memstore.New()
+		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
 		f := newFleetRig(t, m)
 		f.start()
 		settle()
@@ -301,7 +303,7 @@ func TestStatusWriterLeaseExpiry(t *testing.T) {
 		if !ok || !first.Ready {
 			t.Fatalf("status %+v", first)
 		}
-		m.expireLeases()
+		m.ExpireLeases()
 		if _, ok := f.fleetStatus(t); ok {
 			t.Fatal("status outlived its lease")
 		}
@@ -313,74 +315,24 @@ func TestStatusWriterLeaseExpiry(t *testing.T) {
 	})
 }
 
-// TestStoreSourceNames: documents deeper than one level are not
-// documents, names are the layout's sources, and bad names are refused.
-func TestStoreSourceNames(t *testing.T) {
-	if _, err := NewStoreSource(StoreSourceConfig{Store: newMemStore(), Host: "a/b", Log: newRig(t, nil).a.log}); err == nil {
-		t.Error("a host name with a slash was accepted")
-	}
-	if _, err := NewStoreSource(StoreSourceConfig{Store: newMemStore(), Host: "h", Groups: []string{".."}, Log: newRig(t, nil).a.log}); err == nil {
-		t.Error("a group named .. was accepted")
-	}
-	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "a.json"), "A")
-		m.put(testLayout.HostDoc("h1", "sub/b.json"), "B")
-		m.put(testLayout.GroupDoc("g1", "c.json"), "C")
-		m.put(testLayout.GroupDoc("g2", "d.json"), "D")
-		src, err := NewStoreSource(StoreSourceConfig{Store: m, Layout: testLayout, Host: "h1", Groups: []string{"g1", "g1"}, Log: newRig(t, nil).a.log})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := src.Load(); err == nil {
-			t.Error("Load before the listing succeeded")
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		changed := make(chan string, 1)
-		go src.Watch(ctx, changed)
-		<-changed
-		synctest.Wait()
-		got, err := src.Load()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != 2 || string(got["hosts/h1/a.json"]) != "A" || string(got["groups/g1/c.json"]) != "C" {
-			t.Errorf("Load: %q", got)
-		}
-		rev, ok := src.Revision("groups/g1/c.json", []byte("C"))
-		if e, _ := m.get(testLayout.GroupDoc("g1", "c.json")); !ok || rev != int64(e.Version) {
-			t.Errorf("Revision %d %v, want %d", rev, ok, e.Version)
-		}
-		if _, ok := src.Revision("groups/g1/c.json", []byte("other")); ok {
-			t.Error("a revision for content never delivered")
-		}
-		src.SetReachable(store.ErrUnavailable)
-		if _, err := src.Load(); err == nil || !strings.Contains(err.Error(), ErrSourceUnreachable.Error()) {
-			t.Errorf("Load while unreachable: %v", err)
-		}
-		cancel()
-	})
-}
-
 // TestStoreSourcePrime: after Prime the first Load has the documents
 // (no watch yet); with the store down it says unreachable instead of
 // "not listed yet", and an agent started so applies the documents at its
 // first reconcile.
 func TestStoreSourcePrime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
-		m.setDown(true)
+		m := memstore.New()
+		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.Put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
+		m.SetDown(true)
 		f := newFleetRig(t, m)
 		if err := f.src.Prime(context.Background()); err == nil {
 			t.Fatal("Prime succeeded with the store down")
 		}
-		if _, err := f.src.Load(); err == nil || !strings.Contains(err.Error(), ErrSourceUnreachable.Error()) {
+		if _, err := f.src.Load(); err == nil || !strings.Contains(err.Error(), member.ErrSourceUnreachable.Error()) {
 			t.Errorf("Load after a failed Prime: %v", err)
 		}
-		m.setDown(false)
+		m.SetDown(false)
 		if err := f.src.Prime(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -404,9 +356,9 @@ func TestStoreSourcePrime(t *testing.T) {
 // Ready, Degraded with the failure, until the item is created.
 func TestFleetStatusKeepsLastConvergedVersion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		groupRev := m.put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
+		m := memstore.New()
+		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		groupRev := m.Put(testLayout.GroupDoc("g1", "routes.json"), routeDoc)
 		f := newFleetRig(t, m, func(c *Config) { c.StateDir = t.TempDir(); c.RetryBase = time.Hour })
 		f.start()
 		settle()
@@ -415,7 +367,7 @@ func TestFleetStatusKeepsLastConvergedVersion(t *testing.T) {
 			t.Fatalf("status %+v", good)
 		}
 		f.k.failNext(route2Ref, 1)
-		newRev := m.put(testLayout.GroupDoc("g1", "routes.json"), twoRoutesDoc)
+		newRev := m.Put(testLayout.GroupDoc("g1", "routes.json"), twoRoutesDoc)
 		settle()
 		st, _ := f.fleetStatus(t)
 		if st.Ready || !st.Degraded || st.Version != good.Version || st.Digest != good.Digest ||

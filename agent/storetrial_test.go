@@ -12,7 +12,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/member"
+	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/fleet"
+	"github.com/netagent/netagent/internal/memstore"
 	"github.com/netagent/netagent/store"
 )
 
@@ -55,23 +58,23 @@ type fleetTrialRig struct {
 
 // newFleetTrialRig is newFleetRig with a prober and a state directory for the
 // source (dir, shared with the agent's).
-func newFleetTrialRig(t *testing.T, m *memStore, dir string, p *fleetProber) *fleetTrialRig {
+func newFleetTrialRig(t *testing.T, m *memstore.Store, dir string, p *fleetProber) *fleetTrialRig {
 	t.Helper()
 	f := &fleetTrialRig{fleetRig: &fleetRig{m: m}, trials: &fakeTrials{}}
 	setup := func(c *Config) {
 		c.StateDir = dir
 		c.Trials = f.trials
 		var err error
-		f.src, err = NewStoreSource(StoreSourceConfig{Store: m, Layout: testLayout, Host: "h1", Groups: []string{"g1"},
+		f.src, err = member.NewStoreSource(member.StoreSourceConfig{Store: m, Layout: testLayout, Host: "h1", Groups: []string{"g1"},
 			Log: c.Log, Prober: p.probe, StateDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
-		f.w, err = NewStatusWriter(StatusWriterConfig{Store: m, Layout: testLayout, Host: "h1", Log: c.Log, TTL: testTTL, Source: f.src})
+		f.w, err = member.NewStatusWriter(member.StatusWriterConfig{Store: m, Layout: testLayout, Host: "h1", Log: c.Log, TTL: testTTL, Source: f.src})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Sources = []IntentSource{f.src}
+		c.Sources = []source.IntentSource{f.src}
 		c.Report = f.w.Report
 	}
 	f.rig = newRig(t, nil, setup)
@@ -94,7 +97,7 @@ func newFleetTrialRig(t *testing.T, m *memStore, dir string, p *fleetProber) *fl
 // trialDoc is a trial envelope of intent.
 func trialDoc(t *testing.T, timeout string, intent string, probes ...string) string {
 	t.Helper()
-	raw, err := json.Marshal(TrialEnvelope{Trial: TrialSpec{Timeout: timeout, Probes: probes}, Intent: json.RawMessage(intent)})
+	raw, err := json.Marshal(member.TrialEnvelope{Trial: member.TrialSpec{Timeout: timeout, Probes: probes}, Intent: json.RawMessage(intent)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,24 +115,28 @@ func (f *fleetRig) trial(t *testing.T) *fleet.Trial {
 
 var groupRoutes = testLayout.GroupDoc("g1", "routes.json")
 
+// fleetTrialsFile is where the store source of releases before the state
+// directory's store kept the fleet trials (package member).
+const fleetTrialsFile = "fleet-trials.json"
+
 // TestFleetTrialConfirmed: a trial whose probes pass is applied, confirmed
 // and stays.
 func TestFleetTrialConfirmed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.put(groupRoutes, routeDoc)
+		m := memstore.New()
+		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.Put(groupRoutes, routeDoc)
 		p := &fleetProber{}
 		f := newFleetTrialRig(t, m, t.TempDir(), p)
 		f.start()
 		settle()
-		rev := m.put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1"))
+		rev := m.Put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1"))
 		settle()
 		settle()
 		if !f.k.has(route2Ref) || !f.k.has(routeRef) {
 			t.Fatalf("the trial was not applied: %v", f.k.takeOps())
 		}
-		want := fleet.Trial{Source: "groups/g1/routes.json", Revision: int64(rev), State: FleetTrialConfirmed}
+		want := fleet.Trial{Source: "groups/g1/routes.json", Revision: int64(rev), State: member.FleetTrialConfirmed}
 		if tr := f.trial(t); tr == nil || *tr != want {
 			t.Fatalf("trial in the status %+v, want %+v", tr, want)
 		}
@@ -149,13 +156,13 @@ func TestFleetTrialConfirmed(t *testing.T) {
 // changes, not even after a restart; a plain push then applies.
 func TestFleetTrialReverted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m, p, dir := newMemStore(), failingProber(), t.TempDir()
+		m, p, dir := memstore.New(), failingProber(), t.TempDir()
 		f, rev := startFailingTrial(t, m, dir, p)
 		if f.k.has(route2Ref) || !f.k.has(routeRef) {
 			t.Fatalf("the failed trial was not reverted to the previous document: %v", f.k.takeOps())
 		}
 		tr := f.trial(t)
-		if tr == nil || tr.State != FleetTrialReverted || tr.Revision != int64(rev) || !strings.Contains(tr.Reason, "no reply") {
+		if tr == nil || tr.State != member.FleetTrialReverted || tr.Revision != int64(rev) || !strings.Contains(tr.Reason, "no reply") {
 			t.Fatalf("trial in the status %+v, want reverted with the probe's error", tr)
 		}
 		time.Sleep(time.Minute)
@@ -172,10 +179,10 @@ func TestFleetTrialReverted(t *testing.T) {
 		if g.k.has(route2Ref) || !g.k.has(routeRef) || p.count() != 1 {
 			t.Fatalf("a restart tried the reverted trial again: route2 %v, probe rounds %d", g.k.has(route2Ref), p.count())
 		}
-		if tr := g.trial(t); tr == nil || tr.State != FleetTrialReverted || tr.Revision != int64(rev) {
+		if tr := g.trial(t); tr == nil || tr.State != member.FleetTrialReverted || tr.Revision != int64(rev) {
 			t.Errorf("trial after the restart %+v", tr)
 		}
-		m.put(groupRoutes, twoRoutesDoc)
+		m.Put(groupRoutes, twoRoutesDoc)
 		settle()
 		if !g.k.has(route2Ref) {
 			t.Fatalf("a plain push after the reverted trial was not applied: %v", g.k.takeOps())
@@ -191,23 +198,23 @@ func TestFleetTrialReverted(t *testing.T) {
 // the agent stops counts as reverted at the next start.
 func TestFleetTrialTimeoutAndRestart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.put(groupRoutes, routeDoc)
+		m := memstore.New()
+		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.Put(groupRoutes, routeDoc)
 		p := &fleetProber{}
 		dir := t.TempDir()
 		f := newFleetTrialRig(t, m, dir, p)
 		f.start()
 		settle()
-		m.put(groupRoutes, trialDoc(t, "10s", brokenDoc))
+		m.Put(groupRoutes, trialDoc(t, "10s", brokenDoc))
 		settle()
-		if tr := f.trial(t); tr == nil || tr.State != FleetTrialPending {
+		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialPending {
 			t.Fatalf("trial %+v, want pending", tr)
 		}
 		time.Sleep(11 * time.Second)
 		synctest.Wait()
 		settle()
-		if tr := f.trial(t); tr == nil || tr.State != FleetTrialReverted || !strings.Contains(tr.Reason, "timeout") {
+		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialReverted || !strings.Contains(tr.Reason, "timeout") {
 			t.Fatalf("trial %+v, want reverted at its timeout", tr)
 		}
 		if !f.k.has(routeRef) || p.count() != 0 {
@@ -217,9 +224,9 @@ func TestFleetTrialTimeoutAndRestart(t *testing.T) {
 		p.mu.Lock()
 		p.block = true // the probes never end before the deadline
 		p.mu.Unlock()
-		rev := m.put(groupRoutes, trialDoc(t, "10m", strings.Replace(twoRoutesDoc, "\"version\": 1", "\"version\": 1 ", 1), "ping:192.0.2.9"))
+		rev := m.Put(groupRoutes, trialDoc(t, "10m", strings.Replace(twoRoutesDoc, "\"version\": 1", "\"version\": 1 ", 1), "ping:192.0.2.9"))
 		settle()
-		if tr := f.trial(t); tr == nil || tr.State != FleetTrialPending || tr.Revision != int64(rev) {
+		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialPending || tr.Revision != int64(rev) {
 			t.Fatalf("trial %+v, want pending", tr)
 		}
 		f.stop()
@@ -227,7 +234,7 @@ func TestFleetTrialTimeoutAndRestart(t *testing.T) {
 		g := newFleetTrialRig(t, m, dir, p)
 		g.start()
 		settle()
-		if tr := g.trial(t); tr == nil || tr.State != FleetTrialReverted || !strings.Contains(tr.Reason, "restarted") {
+		if tr := g.trial(t); tr == nil || tr.State != member.FleetTrialReverted || !strings.Contains(tr.Reason, "restarted") {
 			t.Fatalf("trial after the restart %+v, want reverted", tr)
 		}
 		if g.k.has(route2Ref) || !g.k.has(routeRef) {
@@ -241,19 +248,19 @@ func TestFleetTrialTimeoutAndRestart(t *testing.T) {
 // document of that name has no previous version: its revert withdraws it.
 func TestFleetTrialDeleted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.put(groupRoutes, routeDoc)
+		m := memstore.New()
+		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m.Put(groupRoutes, routeDoc)
 		p := &fleetProber{block: true}
 		f := newFleetTrialRig(t, m, t.TempDir(), p)
 		f.start()
 		settle()
-		m.put(groupRoutes, trialDoc(t, "10s", twoRoutesDoc, "ping:192.0.2.1"))
+		m.Put(groupRoutes, trialDoc(t, "10s", twoRoutesDoc, "ping:192.0.2.1"))
 		settle()
-		if tr := f.trial(t); tr == nil || tr.State != FleetTrialPending {
+		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialPending {
 			t.Fatalf("trial %+v, want pending", tr)
 		}
-		m.del(groupRoutes)
+		m.Del(groupRoutes)
 		settle()
 		time.Sleep(11 * time.Second)
 		synctest.Wait()
@@ -267,10 +274,10 @@ func TestFleetTrialDeleted(t *testing.T) {
 		p.mu.Lock()
 		p.block, p.err = false, errors.New("no reply")
 		p.mu.Unlock()
-		m.put(groupRoutes, trialDoc(t, "10s", twoRoutesDoc, "ping:192.0.2.1"))
+		m.Put(groupRoutes, trialDoc(t, "10s", twoRoutesDoc, "ping:192.0.2.1"))
 		settle()
 		settle()
-		if tr := f.trial(t); tr == nil || tr.State != FleetTrialReverted {
+		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialReverted {
 			t.Fatalf("trial %+v, want reverted", tr)
 		}
 		if f.k.has(routeRef) || f.k.has(route2Ref) {
@@ -288,7 +295,7 @@ func TestFleetTrialDeleted(t *testing.T) {
 // read once and moved there.
 func TestFleetTrialJournal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m, p, dir := newMemStore(), failingProber(), t.TempDir()
+		m, p, dir := memstore.New(), failingProber(), t.TempDir()
 		f, _ := startFailingTrial(t, m, dir, p)
 		if got := strings.Join(f.trials.events, ","); got != "begin,revert" {
 			t.Fatalf("journal events %q, want begin,revert", got)
@@ -308,7 +315,7 @@ func TestFleetTrialJournal(t *testing.T) {
 		p.mu.Lock()
 		p.err = nil
 		p.mu.Unlock()
-		m.put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.2"))
+		m.Put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.2"))
 		settle()
 		settle()
 		if got := strings.Join(f.trials.events, ","); got != "begin,revert,begin,confirm" || !f.k.has(route2Ref) {
@@ -322,14 +329,14 @@ func TestFleetTrialJournal(t *testing.T) {
 // target delivered) and moved into the state directory's store.
 func TestFleetTrialsMovedIntoStore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newMemStore()
-		m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+		m := memstore.New()
+		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
 		doc := trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1")
-		env, _, _ := ParseTrialEnvelope([]byte(doc))
-		rev := m.put(groupRoutes, doc)
+		env, _, _ := member.ParseTrialEnvelope([]byte(doc))
+		rev := m.Put(groupRoutes, doc)
 		dir := t.TempDir()
-		old, _ := json.Marshal(fleetTrialsState{Trials: map[string]*storeTrial{"groups/g1/routes.json": {
-			Revision: int64(rev), State: FleetTrialPending, Previous: []byte(routeDoc), HasPrevious: true, Intent: env.Intent}}})
+		old, _ := json.Marshal(map[string]any{"trials": map[string]any{"groups/g1/routes.json": map[string]any{
+			"revision": int64(rev), "state": member.FleetTrialPending, "previous": []byte(routeDoc), "hasPrevious": true, "intent": []byte(env.Intent)}}})
 		if err := os.WriteFile(filepath.Join(dir, fleetTrialsFile), old, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +346,7 @@ func TestFleetTrialsMovedIntoStore(t *testing.T) {
 		if f.k.has(route2Ref) || !f.k.has(routeRef) {
 			t.Fatalf("the trial pending at the stop was not reverted to its previous document: %v", f.k.takeOps())
 		}
-		if tr := f.trial(t); tr == nil || tr.State != FleetTrialReverted || tr.Revision != int64(rev) {
+		if tr := f.trial(t); tr == nil || tr.State != member.FleetTrialReverted || tr.Revision != int64(rev) {
 			t.Fatalf("trial %+v", tr)
 		}
 		if _, err := os.Stat(filepath.Join(dir, fleetTrialsFile)); !os.IsNotExist(err) {
@@ -364,14 +371,14 @@ func failingProber() *fleetProber {
 // startFailingTrial starts an agent on m holding the uplink and one route,
 // pushes a trial of two routes probed by p, and returns once the trial ran;
 // rev is the trial's revision.
-func startFailingTrial(t *testing.T, m *memStore, dir string, p *fleetProber) (f *fleetTrialRig, rev store.Version) {
+func startFailingTrial(t *testing.T, m *memstore.Store, dir string, p *fleetProber) (f *fleetTrialRig, rev store.Version) {
 	t.Helper()
-	m.put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-	m.put(groupRoutes, routeDoc)
+	m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+	m.Put(groupRoutes, routeDoc)
 	f = newFleetTrialRig(t, m, dir, p)
 	f.start()
 	settle()
-	rev = m.put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1"))
+	rev = m.Put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.1"))
 	settle()
 	settle()
 	return f, rev

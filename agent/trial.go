@@ -57,6 +57,7 @@ import (
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/probe"
+	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
@@ -318,7 +319,7 @@ func (a *Agent) trialName(name string) (string, error) {
 		}
 		name = fmt.Sprintf("trial-%d.json", next)
 	}
-	if !IsIntentFile(name) || filepath.Base(name) != name {
+	if !source.IsIntentFile(name) || filepath.Base(name) != name {
 		return "", fmt.Errorf("name %q: want a file name ending in .json", name)
 	}
 	if a.cfg.TrialDir == "" {

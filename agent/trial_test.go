@@ -14,6 +14,7 @@ import (
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/versions"
 )
 
@@ -30,7 +31,7 @@ func (s trialDirSource) Load() (map[string][]byte, error) {
 		return nil, err
 	}
 	for _, e := range ents {
-		if IsIntentFile(e.Name()) {
+		if source.IsIntentFile(e.Name()) {
 			data, err := os.ReadFile(filepath.Join(s.dir, e.Name()))
 			if err != nil {
 				return nil, err

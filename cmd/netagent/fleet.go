@@ -21,12 +21,8 @@ import (
 	"strings"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
-
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/fleet"
-	"github.com/netagent/netagent/store"
-	"github.com/netagent/netagent/store/etcd"
 )
 
 func init() {
@@ -125,13 +121,14 @@ type fleetConn struct {
 	host, group, doc string
 	// with are push's --with files: validated with the pushed one.
 	with []string
-	// ifVersion is --if-version, when ifVersionGiven.
-	ifVersion      store.Version
-	ifVersionGiven bool
+	// ifVersion is --if-version (nil: not given).
+	ifVersion *int64
 	// try, trialTimeout and probes are push --try's.
 	try          bool
 	trialTimeout time.Duration
 	probes       []string
+	// client is the connection open opened.
+	client *member.Client
 }
 
 // fleetFlagSet makes the flag set of a fleet subcommand (sub "" for the
@@ -151,30 +148,34 @@ func fleetFlagSet(g *globals, sub string) (*flag.FlagSet, *fleetConn) {
 		}
 	}
 	c := &fleetConn{}
+	c.connFlags(fs)
+	if sub != "status" {
+		c.placeFlags(fs, sub)
+	}
+	return fs, c
+}
+
+// connFlags are the options that reach etcd.
+func (c *fleetConn) connFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.endpoints, "etcd-endpoints", "", "etcd client `URLs`, comma-separated (required)")
 	fs.StringVar(&c.prefix, "etcd-prefix", fleet.DefaultPrefix, "the fleet's key `PREFIX` in etcd")
 	fs.StringVar(&c.ca, "etcd-ca", "", "CA certificate `FILE` (PEM) that verifies the etcd servers")
 	fs.StringVar(&c.cert, "etcd-cert", "", "client certificate `FILE` (PEM) for etcd")
 	fs.StringVar(&c.key, "etcd-key", "", "the client certificate's key `FILE` (PEM)")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "give up when etcd has not answered within this long (exit 3)")
-	if sub == "status" {
-		return fs, c
-	}
+}
+
+// placeFlags are the options that name a document and, for push and
+// delete, how it is written.
+func (c *fleetConn) placeFlags(fs *flag.FlagSet, sub string) {
 	fs.StringVar(&c.host, "host", "", "the document is this `HOST`'s: PREFIX/hosts/HOST/DOC")
 	fs.StringVar(&c.group, "group", "", "the document is this `GROUP`'s, for every member: PREFIX/groups/GROUP/DOC")
 	if sub == "list" {
-		return fs, c
+		return
 	}
 	fs.StringVar(&c.doc, "name", "", "the document's `NAME` (push: default the file's base name)")
 	if sub == "push" || sub == "" {
-		fs.Func("with", "validate the file together with this intent `FILE` too (a document the members merge with it, such as the host's own when pushing to a group), without pushing it; repeatable",
-			func(v string) error { c.with = append(c.with, v); return nil })
-	}
-	if sub == "push" || sub == "" {
-		fs.BoolVar(&c.try, "try", false, "push the document as a trial: each member applies it, confirms it when its --probe pass, and reverts to its previous version after --trial-timeout otherwise (fleet status shows the trial per host)")
-		fs.DurationVar(&c.trialTimeout, "trial-timeout", agent.DefaultTrialTimeout, "with --try: how long a member waits for the trial to converge and its probes to pass")
-		fs.Func("probe", "with --try: a `PROBE` each member runs after applying the trial (ping:HOST or tcp:HOST:PORT, see `go doc agent/probe`); repeatable",
-			func(v string) error { c.probes = append(c.probes, v); return nil })
+		c.pushFlags(fs)
 	}
 	if sub == "push" || sub == "delete" || sub == "" {
 		fs.Func("if-version", "write only if the document's store version is `N` (0: it must not exist); otherwise exit 5",
@@ -183,11 +184,20 @@ func fleetFlagSet(g *globals, sub string) (*flag.FlagSet, *fleetConn) {
 				if _, err := fmt.Sscan(v, &n); err != nil || n < 0 || fmt.Sprint(n) != v {
 					return fmt.Errorf("not a version: %q", v)
 				}
-				c.ifVersion, c.ifVersionGiven = store.Version(n), true
+				c.ifVersion = &n
 				return nil
 			})
 	}
-	return fs, c
+}
+
+// pushFlags are push's own options: --with and --try's.
+func (c *fleetConn) pushFlags(fs *flag.FlagSet) {
+	fs.Func("with", "validate the file together with this intent `FILE` too (a document the members merge with it, such as the host's own when pushing to a group), without pushing it; repeatable",
+		func(v string) error { c.with = append(c.with, v); return nil })
+	fs.BoolVar(&c.try, "try", false, "push the document as a trial: each member applies it, confirms it when its --probe pass, and reverts to its previous version after --trial-timeout otherwise (fleet status shows the trial per host)")
+	fs.DurationVar(&c.trialTimeout, "trial-timeout", member.DefaultTrialTimeout, "with --try: how long a member waits for the trial to converge and its probes to pass")
+	fs.Func("probe", "with --try: a `PROBE` each member runs after applying the trial (ping:HOST or tcp:HOST:PORT, see `go doc agent/probe`); repeatable",
+		func(v string) error { c.probes = append(c.probes, v); return nil })
 }
 
 // fleetExitHelp adds what the exit codes mean for fleet.
@@ -203,7 +213,7 @@ func (c *fleetConn) check(needPlace, needDoc bool) error {
 	if c.endpoints == "" {
 		return errors.New("--etcd-endpoints is required")
 	}
-	if len(c.endpointList()) == 0 {
+	if len(endpointList(c.endpoints)) == 0 {
 		return fmt.Errorf("--etcd-endpoints %q: no URL", c.endpoints)
 	}
 	if (c.cert == "") != (c.key == "") {
@@ -218,6 +228,12 @@ func (c *fleetConn) check(needPlace, needDoc bool) error {
 	if needPlace && c.host == "" && c.group == "" {
 		return errors.New("give --host HOST or --group GROUP")
 	}
+	return c.checkNames(needDoc)
+}
+
+// checkNames checks the names of the place and, when needDoc, of the
+// document.
+func (c *fleetConn) checkNames(needDoc bool) error {
 	if c.host != "" {
 		if err := fleet.CheckName("host", c.host); err != nil {
 			return err
@@ -229,16 +245,15 @@ func (c *fleetConn) check(needPlace, needDoc bool) error {
 		}
 	}
 	if needDoc {
-		if err := fleet.CheckName("document", c.doc); err != nil {
-			return err
-		}
+		return fleet.CheckName("document", c.doc)
 	}
 	return nil
 }
 
-func (c *fleetConn) endpointList() []string {
+// endpointList splits a comma-separated list of URLs.
+func endpointList(s string) []string {
 	var eps []string
-	for _, e := range strings.Split(c.endpoints, ",") {
+	for _, e := range strings.Split(s, ",") {
 		if e = strings.TrimSpace(e); e != "" {
 			eps = append(eps, e)
 		}
@@ -246,18 +261,8 @@ func (c *fleetConn) endpointList() []string {
 	return eps
 }
 
-func (c *fleetConn) layout() fleet.Layout { return fleet.Layout{Prefix: c.prefix} }
-
-// dir is the directory of the place (--host or --group).
-func (c *fleetConn) dir() string {
-	if c.host != "" {
-		return c.layout().Host(c.host)
-	}
-	return c.layout().Group(c.group)
-}
-
-// docKey is the key of the named document.
-func (c *fleetConn) docKey() string { return c.dir() + "/" + c.doc }
+// place is the document's place (--host or --group).
+func (c *fleetConn) place() member.Place { return member.Place{Host: c.host, Group: c.group} }
 
 // parse parses the arguments of fleet subcommand fs and checks c. With
 // needDoc the document is named (--name or the one argument) and so is
@@ -295,56 +300,34 @@ func fleetDocArg(args []string, c *fleetConn) (string, bool) {
 	return "give the document's name once: --name DOC or DOC", false
 }
 
-// open connects to etcd (lazily: the first operation finds out whether
-// it answers) and returns a context bounded by --timeout; done cancels
-// it and closes the store. A configuration etcd refuses is a usage error
-// of fs: open prints it and returns its exit code and false.
-func (c *fleetConn) open(g *globals, fs *flag.FlagSet) (st *etcd.Store, ctx context.Context, done func(), code int, ok bool) {
-	st, err := etcd.New(etcd.Config{Endpoints: c.endpointList(), CAFile: c.ca, CertFile: c.cert, KeyFile: c.key,
-		DialTimeout: c.timeout, RequestTimeout: c.timeout})
+// open connects to etcd (member.Dial: lazily, the first operation finds
+// out whether it answers) into c.client and returns a context bounded by
+// --timeout; done cancels it and closes the connection. A configuration
+// etcd refuses is a usage error of fs: open prints it and returns its exit
+// code and false.
+func (c *fleetConn) open(g *globals, fs *flag.FlagSet) (ctx context.Context, done func(), code int, ok bool) {
+	client, err := member.Dial(member.Conn{Endpoints: endpointList(c.endpoints), Prefix: c.prefix,
+		CAFile: c.ca, CertFile: c.cert, KeyFile: c.key, Timeout: c.timeout})
 	if err != nil {
-		return nil, nil, nil, usageError(g, fs, err.Error()), false
+		return nil, nil, usageError(g, fs, err.Error()), false
 	}
+	c.client = client
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	return st, ctx, func() { cancel(); st.Close() }, exitOK, true
+	return ctx, func() { cancel(); client.Close() }, exitOK, true
 }
 
-// fail prints a store error and returns its exit code: exitInternal for
-// an unreachable etcd (naming the endpoints), exitConflict for a
-// compare-and-swap refused, exitFailed for a document not found.
+// fail prints a store error and returns its exit code (member.Explain):
+// exitInternal for an unreachable etcd (naming the endpoints),
+// exitConflict for a compare-and-swap refused, exitFailed for a document
+// not found or too large.
 func (c *fleetConn) fail(g *globals, verb string, err error) int {
-	var cas *store.CASError
-	switch {
-	case errors.As(err, &cas):
-		stored := "it does not exist"
-		if cas.Stored != store.NoVersion {
-			stored = "it is at version " + cas.Stored.String()
-		}
-		expected := "not to exist"
-		if cas.Expected != store.NoVersion {
-			expected = "at version " + cas.Expected.String()
-		}
-		fmt.Fprintf(g.stderr, "netagent: fleet %s: %s changed: expected it %s, but %s (someone else wrote it); nothing was written\n",
-			verb, c.source(cas.Key), expected, stored)
+	kind, msg := c.client.Explain(err)
+	fmt.Fprintf(g.stderr, "netagent: fleet %s: %s\n", verb, msg)
+	switch kind {
+	case member.FailConflict:
 		return exitConflict
-	case errors.Is(err, store.ErrNotFound):
-		fmt.Fprintf(g.stderr, "netagent: fleet %s: %v\n", verb, err)
+	case member.FailInvalid:
 		return exitFailed
-	case errors.Is(err, rpctypes.ErrRequestTooLarge):
-		fmt.Fprintf(g.stderr, "netagent: fleet %s: the document is larger than etcd takes in one request (its --max-request-bytes, 1.5 MiB by default): split it into several documents; nothing was written (%v)\n", verb, err)
-		return exitFailed
-	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
-		fmt.Fprintf(g.stderr, "netagent: fleet %s: etcd at %s unreachable within %v: %v\n", verb, strings.Join(c.endpointList(), ", "), c.timeout, err)
-		return exitInternal
 	}
-	fmt.Fprintf(g.stderr, "netagent: fleet %s: etcd at %s: %v\n", verb, strings.Join(c.endpointList(), ", "), err)
 	return exitInternal
-}
-
-// source names a key as the daemon does (hosts/h1/base.json), or as it is.
-func (c *fleetConn) source(key string) string {
-	if s := c.layout().Source(key); s != "" {
-		return s
-	}
-	return key
 }

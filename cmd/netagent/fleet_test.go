@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/internal/etcdtest"
 	"github.com/netagent/netagent/internal/testbin"
@@ -138,9 +139,9 @@ func TestFleetPushHostAndGroup(t *testing.T) {
 		t.Errorf("list: exit %d\n%s", code, out)
 	}
 	code, out, _ = e.fleet("list", "--json", "--host", "h1")
-	var docs []fleetDoc
+	var docs []member.ListedDoc
 	if code != exitOK || json.Unmarshal([]byte(out), &docs) != nil || len(docs) != 1 ||
-		docs[0] != (fleetDoc{Source: "hosts/h1/base.json", Key: "/fleet/hosts/h1/base.json", Version: int64(v2.Version), Bytes: len(fleetBase)}) {
+		docs[0] != (member.ListedDoc{Source: "hosts/h1/base.json", Key: "/fleet/hosts/h1/base.json", Version: int64(v2.Version), Bytes: len(fleetBase)}) {
 		t.Errorf("list --json --host h1: exit %d\n%s", code, out)
 	}
 

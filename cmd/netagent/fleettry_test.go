@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/internal/etcdtest"
 )
 
@@ -32,7 +32,7 @@ func TestFleetPushTry(t *testing.T) {
 		t.Fatalf("push --try: exit %d\n%s", code, errOut)
 	}
 	en := e.read(t, "/fleet/groups/edge/base.json")
-	env, timeout, err := agent.ParseTrialEnvelope(en.Value)
+	env, timeout, err := member.ParseTrialEnvelope(en.Value)
 	var want bytes.Buffer
 	json.Compact(&want, []byte(fleetBase))
 	if err != nil || timeout.String() != "1m30s" || len(env.Trial.Probes) != 2 || env.Trial.Probes[1] != "tcp:192.0.2.1:22" ||

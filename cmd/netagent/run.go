@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,8 +15,8 @@ import (
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/linkwatch"
+	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/status"
-	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/systemd"
 )
 
@@ -47,7 +48,7 @@ type daemonOpts struct {
 	keepVersions int
 	// store: the fleet options (runstore.go).
 	store  *storeOpts
-	member *fleetMember // opened by serveDaemon when store is enabled
+	member *member.Member // opened by serveDaemon when store is enabled
 	// lastTrial: how the last trial ended, as serveDaemon found it.
 	lastTrial *status.TrialOutcome
 }
@@ -97,72 +98,89 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 		return code
 	}
 	defer rt.Close()
+	if code, ok := prepareDaemon(g, o, rt); !ok {
+		return code
+	}
+	d, code := startDaemon(g, o, rt)
+	if d == nil {
+		return code
+	}
+	return d.run(g, o)
+}
+
+// prepareDaemon recovers what a trial left pending at the last stop, and
+// opens the fleet member (runstore.go).
+func prepareDaemon(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
 	rec, code, ok := recoverPending(g, rt)
 	if !ok {
-		return code
+		return code, false
 	}
 	o.lastTrial = lastTrialOutcome(o.kernel.stateDir(g)) // a trial recovered before (recover --all at boot)
 	if rec != nil {
 		o.lastTrial = recoveredOutcome(rec, o.kernel.stateDir(g), time.Now())
 	}
-	if o.store.enabled() {
-		m, err := o.store.open(g, daemonProber(rt), o.kernel.stateDir(g))
-		if err != nil {
-			fmt.Fprintf(g.stderr, "netagent: etcd: %v\n", err)
-			return exitInternal
-		}
-		o.member = m
-		m.prime(g)
-	}
+	return openMember(g, o, rt)
+}
+
+// daemon is the agent started, with its socket and metrics server.
+type daemon struct {
+	a   *agent.Agent
+	ln  *net.UnixListener
+	ms  *metricsServer
+	cfg agent.Config
+}
+
+// startDaemon listens on the socket and builds the agent and its metrics
+// server; nil and the exit code on failure.
+func startDaemon(g *globals, o *daemonOpts, rt *host.Runtime) (*daemon, int) {
 	ln, err := api.Listen(o.socket)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return exitInternal
+		return nil, exitInternal
 	}
-	cfg, err := daemonConfig(g, o, rt)
+	d := &daemon{ln: ln}
+	if d.cfg, err = daemonConfig(g, o, rt); err == nil {
+		if d.a, err = agent.New(d.cfg); err == nil {
+			d.ms, err = listenMetrics(o.metricsListen, d.a)
+		}
+	}
 	if err != nil {
 		ln.Close()
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return exitInternal
+		return nil, exitInternal
 	}
-	a, err := agent.New(cfg)
-	if err != nil {
-		ln.Close()
-		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return exitInternal
-	}
-	ms, err := listenMetrics(o.metricsListen, a)
-	if err != nil {
-		ln.Close()
-		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return exitInternal
-	}
+	return d, exitOK
+}
+
+// run runs the agent, its socket, metrics and fleet member until SIGTERM
+// or SIGINT.
+func (d *daemon) run(g *globals, o *daemonOpts) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	go reloadOnHangup(ctx, a)
+	go reloadOnHangup(ctx, d.a)
 	heapProfileOnSignal(ctx, g.stderr)
-	go ms.serve(ctx, g.log)
+	go d.ms.serve(ctx, g.log)
 	wrote := make(chan struct{})
 	go func() {
 		defer close(wrote)
 		if o.member != nil {
-			o.member.run(ctx) // revokes the status's lease when ctx ends
+			o.member.Run(ctx) // revokes the status's lease when ctx ends
 		}
 	}()
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		if err := api.Serve(ctx, ln, a, g.log); err != nil {
+		if err := api.Serve(ctx, d.ln, d.a, g.log); err != nil {
 			g.log.WithError(err).Error("the socket API stopped")
 		}
 	}()
 	g.log.WithFields(logrus.Fields{"intent_dir": o.intentDir, "socket": o.socket, "netns": o.kernel.netns,
-		"drift_interval": o.drift, "watchdog": cfg.WatchdogInterval}).Info("netagent daemon starting")
-	err = a.Run(ctx)
+		"drift_interval": o.drift, "watchdog": d.cfg.WatchdogInterval}).Info("netagent daemon starting")
+	err := d.a.Run(ctx)
 	// Serve removes the socket when ctx ends and returns after: wait for
 	// it, or the process may exit before the socket is gone.
 	stop()
-	ln.Close()
+	d.ln.Close()
 	<-served
 	<-wrote
 	if err != nil {
@@ -183,15 +201,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 	if drift == 0 {
 		drift = -1 // Config: negative means never
 	}
-	var sources []agent.IntentSource
-	var report func(fleet.Status)
-	if o.intentDir != "" {
-		sources = append(sources, agent.NewDirSource(o.intentDir, g.log))
-	}
-	if o.member != nil {
-		sources = append(sources, o.member.src)
-		report = o.member.writer.Report
-	}
+	sources, report := daemonSources(g, o)
 	return agent.Config{
 		Kernel:           rt.Kernel(),
 		Facts:            o.kernel.daemonFacts(g, rt),

@@ -6,20 +6,19 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
-	"github.com/sirupsen/logrus"
-
 	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/member"
+	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/fleet"
-	"github.com/netagent/netagent/store/etcd"
 )
 
 // The daemon as a fleet member: `netagent run --etcd-endpoints URL,...`
-// reads the host's documents and its groups' from etcd (agent.StoreSource)
+// reads the host's documents and its groups' from etcd (member.StoreSource)
 // beside or instead of the intent directory, and writes its status back
-// (agent.StatusWriter).
+// (member.StatusWriter).
 
 // storeOpts are run's fleet options.
 type storeOpts struct {
@@ -49,7 +48,7 @@ func storeFlags(fs *flag.FlagSet) *storeOpts {
 	fs.StringVar(&o.ca, "etcd-ca", "", "CA certificate (PEM) that verifies the etcd servers")
 	fs.StringVar(&o.cert, "etcd-cert", "", "client certificate (PEM) for etcd")
 	fs.StringVar(&o.key, "etcd-key", "", "the client certificate's key (PEM)")
-	fs.DurationVar(&o.ttl, "status-ttl", agent.DefaultStatusTTL, "lease of the status in etcd: it expires this long after the daemon stops renewing it")
+	fs.DurationVar(&o.ttl, "status-ttl", member.DefaultStatusTTL, "lease of the status in etcd: it expires this long after the daemon stops renewing it")
 	return o
 }
 
@@ -80,62 +79,42 @@ func (o *storeOpts) check() error {
 	return nil
 }
 
-// fleetMember is the daemon's store side: the source, the status writer
-// and the connection they share.
-type fleetMember struct {
-	st     *etcd.Store
-	src    *agent.StoreSource
-	writer *agent.StatusWriter
+// open connects to etcd and builds the member (member.Open): the source
+// runs fleet trials' probes with prober and remembers the trials in
+// stateDir.
+func (o *storeOpts) open(g *globals, prober agent.Prober, stateDir string) (*member.Member, error) {
+	return member.Open(member.Config{
+		Conn: member.Conn{Endpoints: endpointList(o.endpoints), Prefix: o.prefix, CAFile: o.ca, CertFile: o.cert, KeyFile: o.key},
+		Host: o.hostname, Groups: o.groups, TTL: o.ttl, Log: g.log, Prober: prober, StateDir: stateDir})
 }
 
-// open connects to etcd (lazily: etcd.New does not wait for an answer, so
-// a daemon started while etcd is down still starts and applies its last
-// documents) and builds the source and the status writer.
-// The source runs fleet trials' probes with prober and remembers the
-// trials in stateDir.
-func (o *storeOpts) open(g *globals, prober agent.Prober, stateDir string) (*fleetMember, error) {
-	var eps []string
-	for _, e := range strings.Split(o.endpoints, ",") {
-		if e = strings.TrimSpace(e); e != "" {
-			eps = append(eps, e)
-		}
+// openMember opens the fleet member when the daemon is one, and lists its
+// documents before the agent starts (member.Member.Prime).
+func openMember(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
+	if !o.store.enabled() {
+		return exitOK, true
 	}
-	st, err := etcd.New(etcd.Config{Endpoints: eps, CAFile: o.ca, CertFile: o.cert, KeyFile: o.key})
+	m, err := o.store.open(g, daemonProber(rt), o.kernel.stateDir(g))
 	if err != nil {
-		return nil, err
+		fmt.Fprintf(g.stderr, "netagent: etcd: %v\n", err)
+		return exitInternal, false
 	}
-	layout := fleet.Layout{Prefix: o.prefix}
-	src, err := agent.NewStoreSource(agent.StoreSourceConfig{Store: st, Layout: layout, Host: o.hostname, Groups: o.groups, Log: g.log,
-		Prober: prober, StateDir: stateDir})
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	w, err := agent.NewStatusWriter(agent.StatusWriterConfig{Store: st, Layout: layout, Host: o.hostname, Log: g.log, TTL: o.ttl, Source: src})
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	g.log.WithFields(logrus.Fields{"etcd": eps, "prefix": layout.Host(o.hostname), "groups": o.groups}).
-		Info("fleet member: intents from etcd, status to " + layout.Status(o.hostname))
-	return &fleetMember{st: st, src: src, writer: w}, nil
+	o.member = m
+	m.Prime(context.Background())
+	return exitOK, true
 }
 
-// prime lists the documents before the agent starts, so that its first
-// reconcile applies them; etcd down (the wait is bounded by the request
-// timeout) is no reason not to start: the agent applies the documents of
-// the state directory and shows the source unreachable.
-func (m *fleetMember) prime(g *globals) {
-	if err := m.src.Prime(context.Background()); err != nil {
-		g.log.WithError(err).Warn("etcd does not answer; starting with the documents of the state directory")
+// daemonSources are the agent's sources (the intent directory, the fleet
+// member's) and where it reports its fleet status (nil: nowhere).
+func daemonSources(g *globals, o *daemonOpts) (sources []source.IntentSource, report func(fleet.Status)) {
+	if o.intentDir != "" {
+		sources = append(sources, source.NewDirSource(o.intentDir, g.log))
 	}
-}
-
-// run writes the status until ctx ends, then revokes its lease and
-// closes the connection.
-func (m *fleetMember) run(ctx context.Context) {
-	m.writer.Run(ctx)
-	m.st.Close()
+	if o.member != nil {
+		sources = append(sources, o.member.Source)
+		report = o.member.Writer.Report
+	}
+	return sources, report
 }
 
 // checkIntentDir checks --intent-dir. A fleet member may go without one:
@@ -144,19 +123,14 @@ func (m *fleetMember) run(ctx context.Context) {
 func checkIntentDir(g *globals, fs *flag.FlagSet, o *daemonOpts) (int, bool) {
 	explicit := false
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "intent-dir" })
-	if o.intentDir == "" {
-		if !o.store.enabled() {
-			return usageError(g, fs, "--intent-dir is needed without --etcd-endpoints"), false
-		}
-		return 0, true
+	if o.intentDir == "" && !o.store.enabled() {
+		return usageError(g, fs, "--intent-dir is needed without --etcd-endpoints"), false
 	}
-	if fi, err := os.Stat(o.intentDir); err != nil || !fi.IsDir() {
-		if o.store.enabled() && !explicit && errors.Is(err, os.ErrNotExist) {
-			o.intentDir = ""
-			return 0, true
-		}
-		fmt.Fprintf(g.stderr, "netagent: intent directory %s: not a directory (%v)\n", o.intentDir, err)
+	dir, err := source.CheckDir(o.intentDir, o.store.enabled() && !explicit)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return exitInternal, false
 	}
+	o.intentDir = dir
 	return 0, true
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/fleet"
@@ -81,7 +82,7 @@ func TestPrintersEscapeNamesFromOutside(t *testing.T) {
 		wantEscaped(t, "status --watch", out.String())
 	})
 	t.Run("fleet status", func(t *testing.T) {
-		rows := []fleetHostRow{{host: "h1\x1b[2J", bad: evilReason, status: &fleet.Status{Host: "h1", Version: 1,
+		rows := []member.HostRow{{Host: "h1\x1b[2J", Bad: evilReason, Status: &fleet.Status{Host: "h1", Version: 1,
 			Revisions:  map[string]int64{"hosts/h1/" + evilFile: 3},
 			Conditions: []fleet.Condition{{Type: "Ready", Message: evilFile + " " + evilItem}},
 			Trial:      &fleet.Trial{State: "reverted", Source: "hosts/h1/x.json", Reason: evilReason}}}}

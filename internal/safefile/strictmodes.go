@@ -23,7 +23,7 @@ const maxLinks = 40
 // who can change the state directory can plant a record root restores or
 // a link root writes through, so the file and every directory on the way
 // to it must be in the hands of root (or of the agent's own user). It is
-// the rule of the intent directory (agent.DirSource) and of the state
+// the rule of the intent directory (source.DirSource) and of the state
 // directory (statefile.PrepareDir).
 //
 //   - The directory, the directory that holds the file, and the directory

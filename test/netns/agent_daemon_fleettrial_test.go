@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/netagent/netagent/agent"
+	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/internal/etcdtest"
 )
 
@@ -49,7 +49,7 @@ func TestAgentDaemonFleetTrialReverts(t *testing.T) {
 	push("--try", "--trial-timeout", "6s", "--probe", "ping:192.0.2.200")
 	f.waitFor("the trial reverted, in etcd", func() (bool, string) {
 		st, err := f.fleetStatus()
-		return err == nil && st.Trial != nil && st.Trial.State == agent.FleetTrialReverted &&
+		return err == nil && st.Trial != nil && st.Trial.State == member.FleetTrialReverted &&
 			st.Trial.Source == "groups/edge/20-routes.json" && st.Trial.Reason != "", fmt.Sprintf("%+v %v", st.Trial, err)
 	})
 	f.waitFor("the trial's route withdrawn", func() (bool, string) {
@@ -116,7 +116,7 @@ func TestAgentDaemonFleetTrialKilled(t *testing.T) {
 	})
 	f.waitFor("the trial pending, in etcd", func() (bool, string) {
 		st, err := f.fleetStatus()
-		return err == nil && st.Trial != nil && st.Trial.State == agent.FleetTrialPending, fmt.Sprintf("%+v %v", st.Trial, err)
+		return err == nil && st.Trial != nil && st.Trial.State == member.FleetTrialPending, fmt.Sprintf("%+v %v", st.Trial, err)
 	})
 	f.kill()
 	if _, err := os.Stat(filepath.Join(f.stateDir, "fleet-trials.json")); !os.IsNotExist(err) {
@@ -126,7 +126,7 @@ func TestAgentDaemonFleetTrialKilled(t *testing.T) {
 	f.startAnyway(f.runArgs()...)
 	f.waitFor("the trial reverted after the restart, in etcd", func() (bool, string) {
 		st, err := f.fleetStatus()
-		return err == nil && st.Ready && st.Trial != nil && st.Trial.State == agent.FleetTrialReverted &&
+		return err == nil && st.Ready && st.Trial != nil && st.Trial.State == member.FleetTrialReverted &&
 			strings.Contains(st.Trial.Reason, "restarted"), fmt.Sprintf("%+v %v", st, err)
 	})
 	if r, ok := f.route("10.70.0.0/16"); !ok || r.Gateway != "10.51.0.9" || r.Protocol != "static" {

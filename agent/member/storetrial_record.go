@@ -1,4 +1,4 @@
-package agent
+package member
 
 import "github.com/netagent/netagent/internal/statefile"
 

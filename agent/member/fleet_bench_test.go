@@ -1,9 +1,9 @@
-package main
+package member
 
 // The figures of docs/fleet.md, measured against one etcd 3.4 (Debian's,
 // internal/etcdtest) on this machine:
 //
-//	go test -run '^$' -bench 'Fleet' -benchtime 50x ./cmd/netagent/
+//	go test -run '^$' -bench 'Fleet' -benchtime 50x ./agent/member/
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package agent
+package member
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/netagent/netagent/store"
 	"github.com/netagent/netagent/store/etcd"
 )
+
+var testLayout = fleet.Layout{Prefix: "/na"}
 
 // TestStatusWriterRenewsWithoutWriting, with a real etcd: the status is
 // written when it changes, once; the lease's renewals, past its TTL, keep

@@ -1,4 +1,10 @@
-package agent
+// Package memstore is a store.Store in memory for tests: the fleet
+// member's (agent/member) and the daemon loop's with a fleet source. It
+// can be made unreachable the way etcd is (SetDown), hold its watches
+// (Hold), and expire its leases (ExpireLeases) when the test says so;
+// Put, Del and Get act as another client would. It runs under synctest:
+// no goroutine of it blocks outside channels.
+package memstore
 
 import (
 	"context"
@@ -11,12 +17,13 @@ import (
 	"github.com/netagent/netagent/store"
 )
 
-// memStore is a store.Store (and Leaser) in memory for the loop's tests
-// (synctest: no goroutine blocks outside channels). down makes it
+// Store is a store.Store (and Leaser) in memory for the tests of the
+// daemon's loop and of its fleet member (synctest: no goroutine blocks
+// outside channels). down makes it
 // unreachable the way etcd is: operations fail with ErrUnavailable and
 // watches deliver nothing until it is back. Leases expire only when the
 // test says so.
-type memStore struct {
+type Store struct {
 	mu        sync.Mutex
 	rev       store.Version
 	data      map[string]store.Entry
@@ -29,40 +36,45 @@ type memStore struct {
 	nextLease store.LeaseID
 }
 
-func newMemStore() *memStore {
-	return &memStore{data: map[string]store.Entry{}, wake: make(chan struct{}), leases: map[store.LeaseID]map[string]bool{}}
+// New returns an empty store, reachable.
+func New() *Store {
+	return &Store{data: map[string]store.Entry{}, wake: make(chan struct{}), leases: map[store.LeaseID]map[string]bool{}}
 }
 
 var errMemDown = fmt.Errorf("mem store: %w", store.ErrUnavailable)
 
 // broadcast wakes the watches (m.mu held).
-func (m *memStore) broadcast() {
+func (m *Store) broadcast() {
 	close(m.wake)
 	m.wake = make(chan struct{})
 }
 
-func (m *memStore) setDown(down bool) {
+// SetDown makes the store unreachable (operations fail with
+// store.ErrUnavailable, watches deliver nothing) or reachable again.
+func (m *Store) SetDown(down bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.down = down
 	m.broadcast()
 }
 
-func (m *memStore) hold(held bool) {
+// Hold makes the watches deliver nothing (without failing the rest) or
+// deliver again.
+func (m *Store) Hold(held bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.held = held
 	m.broadcast()
 }
 
-// put writes key whatever the store's state (another client, elsewhere).
-func (m *memStore) put(key, value string) store.Version {
+// Put writes key whatever the store's state (another client, elsewhere).
+func (m *Store) Put(key, value string) store.Version {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.putLocked(key, []byte(value))
 }
 
-func (m *memStore) putLocked(key string, value []byte) store.Version {
+func (m *Store) putLocked(key string, value []byte) store.Version {
 	m.rev++
 	e := store.Entry{Key: key, Value: value, Version: m.rev}
 	m.data[key] = e
@@ -71,13 +83,14 @@ func (m *memStore) putLocked(key string, value []byte) store.Version {
 	return m.rev
 }
 
-func (m *memStore) del(key string) {
+// Del deletes key whatever the store's state.
+func (m *Store) Del(key string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.delLocked(key)
 }
 
-func (m *memStore) delLocked(key string) {
+func (m *Store) delLocked(key string) {
 	if _, ok := m.data[key]; !ok {
 		return
 	}
@@ -87,15 +100,16 @@ func (m *memStore) delLocked(key string) {
 	m.broadcast()
 }
 
-func (m *memStore) get(key string) (store.Entry, bool) {
+// Get reads key whatever the store's state.
+func (m *Store) Get(key string) (store.Entry, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.data[key]
 	return e, ok
 }
 
-// expireLeases ends every lease, removing its keys.
-func (m *memStore) expireLeases() {
+// ExpireLeases ends every lease, removing its keys.
+func (m *Store) ExpireLeases() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for id, keys := range m.leases {
@@ -106,7 +120,7 @@ func (m *memStore) expireLeases() {
 	}
 }
 
-func (m *memStore) Read(_ context.Context, key string) (store.Entry, error) {
+func (m *Store) Read(_ context.Context, key string) (store.Entry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.down {
@@ -119,7 +133,7 @@ func (m *memStore) Read(_ context.Context, key string) (store.Entry, error) {
 	return e, nil
 }
 
-func (m *memStore) cas(key string, expect store.Version) error {
+func (m *Store) cas(key string, expect store.Version) error {
 	if m.down {
 		return errMemDown
 	}
@@ -129,7 +143,7 @@ func (m *memStore) cas(key string, expect store.Version) error {
 	return nil
 }
 
-func (m *memStore) WriteCAS(_ context.Context, key string, value []byte, expect store.Version) (store.Version, error) {
+func (m *Store) WriteCAS(_ context.Context, key string, value []byte, expect store.Version) (store.Version, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.cas(key, expect); err != nil {
@@ -138,7 +152,7 @@ func (m *memStore) WriteCAS(_ context.Context, key string, value []byte, expect 
 	return m.putLocked(key, value), nil
 }
 
-func (m *memStore) DeleteCAS(_ context.Context, key string, expect store.Version) error {
+func (m *Store) DeleteCAS(_ context.Context, key string, expect store.Version) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.cas(key, expect); err != nil {
@@ -148,7 +162,7 @@ func (m *memStore) DeleteCAS(_ context.Context, key string, expect store.Version
 	return nil
 }
 
-func (m *memStore) listLocked(dir string) []store.Entry {
+func (m *Store) listLocked(dir string) []store.Entry {
 	var out []store.Entry
 	for k, e := range m.data {
 		if strings.HasPrefix(k, dir) {
@@ -159,7 +173,7 @@ func (m *memStore) listLocked(dir string) []store.Entry {
 	return out
 }
 
-func (m *memStore) List(_ context.Context, prefix string) ([]store.Entry, store.Version, error) {
+func (m *Store) List(_ context.Context, prefix string) ([]store.Entry, store.Version, error) {
 	dir, err := store.ValidatePrefix(prefix)
 	if err != nil {
 		return nil, 0, err
@@ -172,7 +186,7 @@ func (m *memStore) List(_ context.Context, prefix string) ([]store.Entry, store.
 	return m.listLocked(dir), m.rev, nil
 }
 
-func (m *memStore) ListKeys(ctx context.Context, prefix string) ([]store.Entry, store.Version, error) {
+func (m *Store) ListKeys(ctx context.Context, prefix string) ([]store.Entry, store.Version, error) {
 	entries, rev, err := m.List(ctx, prefix)
 	for i := range entries {
 		entries[i].Value = nil
@@ -180,7 +194,7 @@ func (m *memStore) ListKeys(ctx context.Context, prefix string) ([]store.Entry, 
 	return entries, rev, err
 }
 
-func (m *memStore) Watch(ctx context.Context, prefix string, from store.Version) (*store.Watch, error) {
+func (m *Store) Watch(ctx context.Context, prefix string, from store.Version) (*store.Watch, error) {
 	dir, err := store.ValidatePrefix(prefix)
 	if err != nil {
 		return nil, err
@@ -235,9 +249,9 @@ func (m *memStore) Watch(ctx context.Context, prefix string, from store.Version)
 	}), nil
 }
 
-func (m *memStore) Close() error { return nil }
+func (m *Store) Close() error { return nil }
 
-func (m *memStore) Compact(_ context.Context, rev store.Version) error {
+func (m *Store) Compact(_ context.Context, rev store.Version) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.compacted = rev
@@ -245,7 +259,7 @@ func (m *memStore) Compact(_ context.Context, rev store.Version) error {
 	return nil
 }
 
-func (m *memStore) GrantLease(context.Context, time.Duration) (store.LeaseID, error) {
+func (m *Store) GrantLease(context.Context, time.Duration) (store.LeaseID, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.down {
@@ -256,7 +270,7 @@ func (m *memStore) GrantLease(context.Context, time.Duration) (store.LeaseID, er
 	return m.nextLease, nil
 }
 
-func (m *memStore) KeepAlive(_ context.Context, id store.LeaseID) error {
+func (m *Store) KeepAlive(_ context.Context, id store.LeaseID) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.down {
@@ -268,7 +282,7 @@ func (m *memStore) KeepAlive(_ context.Context, id store.LeaseID) error {
 	return nil
 }
 
-func (m *memStore) RevokeLease(_ context.Context, id store.LeaseID) error {
+func (m *Store) RevokeLease(_ context.Context, id store.LeaseID) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.down {
@@ -281,7 +295,7 @@ func (m *memStore) RevokeLease(_ context.Context, id store.LeaseID) error {
 	return nil
 }
 
-func (m *memStore) WriteLeased(_ context.Context, key string, value []byte, expect store.Version, id store.LeaseID) (store.Version, error) {
+func (m *Store) WriteLeased(_ context.Context, key string, value []byte, expect store.Version, id store.LeaseID) (store.Version, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.cas(key, expect); err != nil {
@@ -295,7 +309,7 @@ func (m *memStore) WriteLeased(_ context.Context, key string, value []byte, expe
 }
 
 var (
-	_ store.Store     = (*memStore)(nil)
-	_ store.Leaser    = (*memStore)(nil)
-	_ store.Compactor = (*memStore)(nil)
+	_ store.Store     = (*Store)(nil)
+	_ store.Leaser    = (*Store)(nil)
+	_ store.Compactor = (*Store)(nil)
 )

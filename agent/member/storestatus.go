@@ -1,4 +1,4 @@
-package agent
+package member
 
 import (
 	"context"
@@ -33,7 +33,7 @@ type StatusWriterConfig struct {
 	Source *StoreSource
 }
 
-// StatusWriter writes the agent's fleet.Status (Config.Report) to
+// StatusWriter writes the agent's fleet.Status (the agent's Config.Report) to
 // Layout.Status(Host) under a lease, when it changes: a renewal is a
 // KeepAlive of the lease, no write (no new store revision, no event for
 // the fleet's watchers), and the key's presence says the host is alive.
@@ -80,7 +80,7 @@ func NewStatusWriter(cfg StatusWriterConfig) (*StatusWriter, error) {
 	return w, nil
 }
 
-// Report takes the agent's latest status (Config.Report); it never
+// Report takes the agent's latest status (the agent's Config.Report); it never
 // blocks.
 func (w *StatusWriter) Report(st fleet.Status) {
 	if w.cfg.Source != nil {
@@ -190,12 +190,12 @@ func (w *StatusWriter) step(ctx context.Context, renew bool) (asked bool, err er
 	return true, err
 }
 
-// sameStatus compares two reports as the writer sees them: sameReport
+// sameStatus compares two reports as the writer sees them: SameReport
 // and the trial.
 func sameStatus(x, y *fleet.Status) bool {
 	xt, yt := *x, *y
 	xt.Trial, yt.Trial = nil, nil
-	if !sameReport(&xt, &yt) || (x.Trial == nil) != (y.Trial == nil) {
+	if !SameReport(&xt, &yt) || (x.Trial == nil) != (y.Trial == nil) {
 		return false
 	}
 	return x.Trial == nil || *x.Trial == *y.Trial

@@ -1,4 +1,4 @@
-package agent
+package source
 
 import (
 	"context"
@@ -35,7 +35,7 @@ import (
 // for events naming the target or a link on the way to it).
 //
 // A file renamed into place is complete: that is how editors and config
-// tools write atomically. The agent's loop watches through watchSettled,
+// tools write atomically. The agent's loop watches through WatchSettled,
 // which reports such a change apart, so that the loop handles it after a
 // short settle window (Config.IntentSettle) instead of the quiet period
 // (Config.IntentDebounce) that any other change needs: a file written in
@@ -175,12 +175,12 @@ func (s *DirSource) depDirs() (deps, dirs map[string]bool) {
 
 // Watch reports changes of the directory until ctx ends.
 func (s *DirSource) Watch(ctx context.Context, changed chan<- string) {
-	s.watchSettled(ctx, changed, changed)
+	s.WatchSettled(ctx, changed, changed)
 }
 
-// watchSettled is Watch, but reports a change made only of files renamed
-// into place on settled (see settledWatcher).
-func (s *DirSource) watchSettled(ctx context.Context, changed, settled chan<- string) {
+// WatchSettled is Watch, but reports a change made only of files renamed
+// into place on settled (see SettledWatcher).
+func (s *DirSource) WatchSettled(ctx context.Context, changed, settled chan<- string) {
 	for ctx.Err() == nil {
 		if err := s.watch(ctx, changed, settled); err != nil {
 			s.log.WithError(err).Error("watching the intent directory; trying again")
@@ -198,49 +198,30 @@ func (s *DirSource) watchSettled(ctx context.Context, changed, settled chan<- st
 // matters, on settled if the event is a file renamed into place, else on
 // changed; a pending change is sent whenever the loop takes it.
 func (s *DirSource) watch(ctx context.Context, changed, settled chan<- string) error {
-	w, err := fsnotify.NewWatcher()
+	w, err := s.newWatcher()
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	dir := s.abs
-	if err := w.Add(dir); err != nil {
-		return err
-	}
 	deps, watched := s.watchDeps(w, nil)
 	pending, pendingSettled := true, false
 	var prev fsnotify.Event // the event before this one
 	for {
-		var out, outSettled chan<- string
-		if pending {
-			out = changed
-		}
-		if pendingSettled {
-			outSettled = settled
-		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case out <- s.Name():
+		case when(pending, changed) <- s.Name():
 			pending = false
-		case outSettled <- s.Name():
+		case when(pendingSettled, settled) <- s.Name():
 			pendingSettled = false
 		case <-s.retarget:
 			deps, watched = s.watchDeps(w, watched)
 		case ev, ok := <-w.Events:
-			if !ok {
-				return fmt.Errorf("watch of %s closed", s.dir)
+			change, complete, err := s.event(prev, ev, ok, deps)
+			if err != nil {
+				return err
 			}
-			if ev.Name == dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
-				return fmt.Errorf("intent directory %s was removed", s.dir)
-			}
-			if s.matters(ev, dir, deps) {
-				if movedIn(prev, ev) {
-					pendingSettled = true
-				} else {
-					pending = true
-				}
-			}
+			pending, pendingSettled = pending || change, pendingSettled || complete
 			prev = ev
 		case err, ok := <-w.Errors:
 			if !ok {
@@ -251,6 +232,47 @@ func (s *DirSource) watch(ctx context.Context, changed, settled chan<- string) e
 			pending = true
 		}
 	}
+}
+
+// when is ch if on, else nil: a select case that is off.
+func when(on bool, ch chan<- string) chan<- string {
+	if on {
+		return ch
+	}
+	return nil
+}
+
+// newWatcher starts an fsnotify watch of the directory.
+func (s *DirSource) newWatcher() (*fsnotify.Watcher, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Add(s.abs); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// event judges ev (prev the event before it; ok false: the watch ended):
+// a change (complete, if a file renamed into place), or none; an error if
+// the watch ended or the directory was removed.
+func (s *DirSource) event(prev, ev fsnotify.Event, ok bool, deps map[string]bool) (change, complete bool, err error) {
+	dir := s.abs
+	if !ok {
+		return false, false, fmt.Errorf("watch of %s closed", s.dir)
+	}
+	if ev.Name == dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+		return false, false, fmt.Errorf("intent directory %s was removed", s.dir)
+	}
+	if !s.matters(ev, dir, deps) {
+		return false, false, nil
+	}
+	if movedIn(prev, ev) {
+		return false, true, nil
+	}
+	return true, false, nil
 }
 
 // matters reports whether an event may change a document: it names the
@@ -293,4 +315,21 @@ func (s *DirSource) watchDeps(w *fsnotify.Watcher, watched map[string]bool) (dep
 		}
 	}
 	return deps, now
+}
+
+// CheckDir checks the intent directory dir before a DirSource is made of
+// it: it must be a directory. With optional (a fleet member's default
+// directory) a dir that does not exist is no error: CheckDir returns ""
+// (no intent directory). dir "" stays "".
+func CheckDir(dir string, optional bool) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if optional && errors.Is(err, os.ErrNotExist) {
+			return "", nil
+		}
+		return "", fmt.Errorf("intent directory %s: not a directory (%v)", dir, err)
+	}
+	return dir, nil
 }

@@ -1,9 +1,4 @@
-package agent
-
-// The daemon as a fleet member: a StoreSource reads a host's documents and
-// those of its groups from a shared store (package store; etcd in the
-// daemon), laid out as package fleet says, and a StatusWriter
-// (storestatus.go) writes the host's status back under a lease.
+package member
 
 import (
 	"bytes"
@@ -45,9 +40,11 @@ type StoreSourceConfig struct {
 	// Retry is the wait before watching again after the store failed
 	// (DefaultStoreRetry).
 	Retry time.Duration
-	// Prober runs the probes of fleet trials (storetrial.go); StateDir,
-	// if set, is where the source remembers them across a restart.
-	Prober   Prober
+	// Prober runs the probes of fleet trials (storetrial.go; specs as
+	// `--probe` takes them, inside the target; nil error: all passed: the
+	// agent's Prober); StateDir, if set, is where the source remembers
+	// them across a restart.
+	Prober   func(ctx context.Context, specs []string) error
 	StateDir string
 }
 
@@ -91,7 +88,7 @@ type StoreSource struct {
 	writer      *StatusWriter // told when a trial ends
 	watchCtx    context.Context
 	// loadedTrials are the trials as the last Load delivered them: what
-	// the loop's journal follows (syncFleetTrials).
+	// the loop's journal follows (Journal, journal.go).
 	loadedTrials map[string]storeTrial
 }
 

@@ -1,4 +1,4 @@
-package agent
+package member
 
 // Fleet trials: a document key of the store may hold a trial envelope
 // (`netagent fleet push --try`):
@@ -26,15 +26,16 @@ package agent
 //     else back: the operator promotes the trial by pushing the plain
 //     document once enough hosts confirmed.
 //
-// The revert goes the way a trial through the socket API's does
-// (trial.go): with Config.Trials (the daemon's host.Runtime), the loop
-// begins a target trial before it applies the trial's intent, so that the
+// The revert goes the way a trial through the socket API's does (the
+// agent's trial.go): with the agent's Config.Trials (the daemon's
+// host.Runtime), the loop begins a target trial (BeginJournal, journal.go)
+// before it applies the trial's intent, so that the
 // before-image of everything the trial changes is journaled; a revert
 // returns the kernel to them (the journal's revert), then reconciles to
 // the document's previous version; a confirmed trial, or one the operator
 // replaced or deleted, drops the journal. A daemon killed during the
 // trial finds the target's trial pending at its next start and reverts
-// the kernel from the journal before anything else (Recover), and the
+// the kernel from the journal before anything else (host's Recover), and the
 // source counts the trial as reverted: the trials and their revert
 // targets (the previous version of each document) live in the state
 // directory's store (fleetTrialsKey), written before the trial's intent
@@ -52,7 +53,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/internal/statefile"
@@ -66,6 +66,10 @@ const (
 	FleetTrialConfirmed = "confirmed"
 	FleetTrialReverted  = "reverted"
 )
+
+// DefaultTrialTimeout is a fleet trial's timeout when its envelope names
+// none: a socket API trial's too (the agent's DefaultTrialTimeout).
+const DefaultTrialTimeout = 60 * time.Second
 
 // fleetTrialsFile, in the state directory, is where releases before the
 // state directory's store remembered the fleet trials (fleetTrialsKey).
@@ -166,28 +170,9 @@ func (s *StoreSource) loadTrials() error {
 	if s.cfg.StateDir == "" {
 		return nil
 	}
-	var raw []byte
-	err := s.trialsStore(func(ctx context.Context, st store.Store) error {
-		e, err := st.Read(ctx, fleetTrialsKey)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil
-		}
-		raw = e.Value
+	raw, err := s.readTrials()
+	if raw == nil || err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("reading the fleet trials: %w", err)
-	}
-	file := filepath.Join(s.cfg.StateDir, fleetTrialsFile)
-	if raw == nil {
-		raw, err = statefile.LoadRecord(file)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("reading the fleet trials: %w", err)
-		}
-		s.trialsDirty = true // moved into the store by the next save
 	}
 	var st fleetTrialsState
 	if err := json.Unmarshal(raw, &st); err != nil {
@@ -204,6 +189,41 @@ func (s *StoreSource) loadTrials() error {
 		s.delivered = st.Delivered
 	}
 	return nil
+}
+
+// readTrials reads the fleet trials from the state directory's store, or
+// else from the fleetTrialsFile of a release before (moved into the store
+// by the next save); nil: none.
+func (s *StoreSource) readTrials() ([]byte, error) {
+	var raw []byte
+	err := s.trialsStore(func(ctx context.Context, st store.Store) error {
+		e, err := st.Read(ctx, fleetTrialsKey)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		raw = e.Value
+		return err
+	})
+	if err != nil || raw != nil {
+		return raw, wrapTrialsErr(err)
+	}
+	raw, err = statefile.LoadRecord(filepath.Join(s.cfg.StateDir, fleetTrialsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wrapTrialsErr(err)
+	}
+	s.trialsDirty = true // moved into the store by the next save
+	return raw, nil
+}
+
+// wrapTrialsErr names the fleet trials in a failure to read them.
+func wrapTrialsErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("reading the fleet trials: %w", err)
 }
 
 // saveTrials writes what must survive a restart into the state
@@ -426,108 +446,4 @@ func (s *StoreSource) trialState() *fleet.Trial {
 		}
 	}
 	return best
-}
-
-// fleetJournal is the target trial (Config.Trials) that journals a fleet
-// trial's changes.
-type fleetJournal struct {
-	src    *StoreSource
-	doc    string
-	rev    int64
-	handle TrialHandle
-}
-
-// syncFleetTrials follows the fleet trials as the store sources last
-// delivered them (Load), before the loop reconciles to what they
-// delivered: a pending trial gets a journal before its intent is applied;
-// a reverted one has the kernel put back from its journal; one confirmed,
-// replaced or deleted drops its journal. One trial is journaled at a
-// time, and none while a socket API trial is pending (its journal is the
-// target's): such a fleet trial reverts by reconciling alone.
-func (a *Agent) syncFleetTrials(ctx context.Context) {
-	s := a.st
-	if a.cfg.Trials == nil {
-		return
-	}
-	for _, src := range a.cfg.Sources {
-		ss, ok := src.(*StoreSource)
-		if !ok {
-			continue
-		}
-		if j := s.fleetJournal; j != nil && j.src == ss {
-			a.endFleetJournal(ctx, j)
-		}
-		if s.fleetJournal == nil && s.trial == nil {
-			a.beginFleetJournal(ss)
-		}
-	}
-}
-
-// beginFleetJournal begins the journal of ss's pending trial, if it has
-// one that its last Load delivered.
-func (a *Agent) beginFleetJournal(ss *StoreSource) {
-	s := a.st
-	ss.mu.Lock()
-	var name string
-	var t storeTrial
-	for n, lt := range ss.loadedTrials {
-		if lt.State == FleetTrialPending {
-			name, t = n, lt
-			break
-		}
-	}
-	previous, hasPrevious := []byte(nil), false
-	if cur := ss.trials[name]; cur != nil {
-		previous, hasPrevious = cur.Previous, cur.HasPrevious
-	}
-	ss.mu.Unlock()
-	if name == "" {
-		return
-	}
-	files, prev := map[string][]byte{}, map[string][]byte{}
-	for n, d := range s.docs.docs {
-		if d.goodRaw != nil && d.good != nil {
-			files[n], prev[n] = d.goodRaw, d.goodRaw
-		}
-	}
-	delete(prev, name)
-	if hasPrevious {
-		prev[name] = previous
-	}
-	h, err := a.cfg.Trials.Begin(host.Trial{Started: time.Now(), Deadline: t.deadline, Files: files, Previous: prev, Probes: t.probes})
-	log := a.log.WithField("document", name).WithField("revision", t.Revision)
-	if err != nil {
-		log.WithError(err).Warn("fleet trial: journaling its changes failed; its revert reconciles to the previous document alone")
-		return
-	}
-	s.fleetJournal = &fleetJournal{src: ss, doc: name, rev: t.Revision, handle: h}
-	log.Info("fleet trial: journaling the kernel's before-images")
-}
-
-// endFleetJournal ends j when its trial is no longer pending in what the
-// source last delivered: reverted, the kernel is put back from the
-// journal, then reconciled to what the source delivers now.
-func (a *Agent) endFleetJournal(ctx context.Context, j *fleetJournal) {
-	s := a.st
-	j.src.mu.Lock()
-	t, ok := j.src.loadedTrials[j.doc]
-	j.src.mu.Unlock()
-	if ok && t.Revision == j.rev && t.State == FleetTrialPending {
-		return
-	}
-	s.fleetJournal = nil
-	log := a.log.WithField("document", j.doc).WithField("revision", j.rev)
-	if !ok || t.Revision != j.rev || t.State != FleetTrialReverted {
-		if err := j.handle.Confirm(); err != nil {
-			log.WithError(err).Warn("fleet trial: dropping its journal")
-		}
-		return
-	}
-	if err := j.handle.Revert(ctx, "fleet trial reverted: "+t.Reason); err != nil {
-		log.WithError(err).Warn("fleet trial: reverting the kernel from its journal; reconciling to the previous document")
-	}
-	if cur, err := a.cfg.Kernel.ReadCurrent(ctx, s.intended); err == nil {
-		s.current = cur
-	}
-	s.want(reasonTry)
 }

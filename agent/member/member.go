@@ -1,0 +1,82 @@
+package member
+
+import (
+	"context"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/netagent/netagent/fleet"
+	"github.com/netagent/netagent/store"
+	"github.com/netagent/netagent/store/etcd"
+)
+
+// Config says how the daemon joins its fleet (`netagent run
+// --etcd-endpoints`).
+type Config struct {
+	// Conn reaches the fleet's store; its Timeout is unused (etcd's
+	// defaults bound the daemon's requests).
+	Conn Conn
+	// Host is this machine's name in the fleet; Groups the groups it is a
+	// member of (fleet.CheckName each).
+	Host   string
+	Groups []string
+	// TTL is the status's lease (DefaultStatusTTL).
+	TTL time.Duration
+	Log logrus.FieldLogger
+	// Prober and StateDir are the StoreSource's (StoreSourceConfig).
+	Prober   func(ctx context.Context, specs []string) error
+	StateDir string
+}
+
+// Member is the daemon's store side: its source, its status writer and
+// the connection they share.
+type Member struct {
+	st     store.Store
+	log    logrus.FieldLogger
+	Source *StoreSource
+	Writer *StatusWriter
+}
+
+// Open connects to the store (lazily: a daemon started while the store is
+// down still starts and applies its last documents) and builds the source
+// and the status writer.
+func Open(cfg Config) (*Member, error) {
+	c := cfg.Conn
+	st, err := etcd.New(etcd.Config{Endpoints: c.Endpoints, CAFile: c.CAFile, CertFile: c.CertFile, KeyFile: c.KeyFile})
+	if err != nil {
+		return nil, err
+	}
+	layout := fleet.Layout{Prefix: c.Prefix}
+	src, err := NewStoreSource(StoreSourceConfig{Store: st, Layout: layout, Host: cfg.Host, Groups: cfg.Groups, Log: cfg.Log,
+		Prober: cfg.Prober, StateDir: cfg.StateDir})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	w, err := NewStatusWriter(StatusWriterConfig{Store: st, Layout: layout, Host: cfg.Host, Log: cfg.Log, TTL: cfg.TTL, Source: src})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	cfg.Log.WithFields(logrus.Fields{"etcd": c.Endpoints, "prefix": layout.Host(cfg.Host), "groups": cfg.Groups}).
+		Info("fleet member: intents from etcd, status to " + layout.Status(cfg.Host))
+	return &Member{st: st, log: cfg.Log, Source: src, Writer: w}, nil
+}
+
+// Prime lists the documents before the agent starts, so that its first
+// reconcile applies them; the store down (the wait is bounded by the
+// request timeout) is no reason not to start: the agent applies the
+// documents of the state directory and shows the source unreachable.
+func (m *Member) Prime(ctx context.Context) {
+	if err := m.Source.Prime(ctx); err != nil {
+		m.log.WithError(err).Warn("etcd does not answer; starting with the documents of the state directory")
+	}
+}
+
+// Run writes the status until ctx ends, then revokes its lease and closes
+// the connection.
+func (m *Member) Run(ctx context.Context) {
+	m.Writer.Run(ctx)
+	m.st.Close()
+}
