@@ -29,32 +29,39 @@ func runPlan(g *globals, args []string) int {
 	resolvConfFlag(fs, k)
 	k.gateFlags(fs, false, planViaDaemon(g))
 	prot := protectFlags(fs, true)
-	t, code := k.prepare(g, fs, args)
-	if t == nil {
+	o, code, ok := k.parse(g, fs, args, prot)
+	if !ok {
 		return code
 	}
-	defer t.Close()
-	gd, code := prot.guard(g, t)
-	if gd == nil {
-		return code
-	}
-	res, err := t.Runtime.Plan(context.Background(), gd.Apply)
+	res, err := oneshot.Plan(context.Background(), o, fs.Args())
 	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: plan: %v\n", err)
-		return exitInternal
+		return k.failed(g, err, fs.Args())
 	}
-	if *asJSON {
-		if err := printPlanJSONGuarded(g, res, gd); err != nil {
+	return printPlanned(g, res, *asJSON)
+}
+
+// printPlanned prints a plan, as text or JSON, then the refusals, and
+// returns its exit code.
+func printPlanned(g *globals, res *oneshot.Planned, asJSON bool) int {
+	gd := res.Guarded
+	if asJSON {
+		if err := printPlanJSONGuarded(g, res.PlanResult, gd); err != nil {
 			return exitInternal
 		}
 	} else {
-		printPlanTextGuarded(g, res, gd.ProtectedTouched())
+		printPlanTextGuarded(g, res.PlanResult, gd.ProtectedTouched())
 		orphanLines(g, gd, "  =  ")
 	}
-	if prot.refuse(g, gd, "netagent: plan: ") {
+	printRefused(g, gd, "netagent: plan: ")
+	return exitOf(res.Outcome())
+}
+
+// exitOf is the exit code of an outcome.
+func exitOf(o oneshot.Outcome) int {
+	switch o {
+	case oneshot.Refused:
 		return exitRefused
-	}
-	if len(res.Problems) > 0 || res.Err != nil {
+	case oneshot.NotConverged:
 		return exitFailed
 	}
 	return exitOK
