@@ -2,6 +2,8 @@ package oneshot
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/render"
@@ -67,4 +69,48 @@ func Check(ctx context.Context, o *Options, paths []string, all bool) (*Checked,
 	kept, ignored := host.WithoutIgnored(rep.Diffs, t.Intent.Drift)
 	c.Report, c.Ignored = &host.Report{Diffs: kept, Foreign: rep.Foreign}, ignored
 	return c, nil
+}
+
+// CheckCounts counts the items of list (check --all, --json, the one-shot
+// check's or the daemon's) by state, and reports whether they converged:
+// none differs, is missing or extra, and no lease was refused.
+func CheckCounts(list []status.CheckItem, refused []status.LeaseRefusal) (map[string]int, bool) {
+	counts := map[string]int{}
+	converged := len(refused) == 0
+	for _, ci := range list {
+		counts[ci.State]++
+		switch ci.State {
+		case status.CheckDiffers, status.CheckMissing, status.CheckExtra:
+			converged = false
+		}
+	}
+	return counts, converged
+}
+
+// CheckDetail is the detail of an item in check --all: the fields that
+// differ, who holds it, its drift policy.
+func CheckDetail(ci status.CheckItem) string {
+	var detail []string
+	for _, f := range ci.Fields {
+		detail = append(detail, fmt.Sprintf("%s: intended %s, running %s", f.Field, f.Intended, f.Running))
+	}
+	for _, h := range ci.HeldBy {
+		detail = append(detail, "held by "+h)
+	}
+	if ci.Drift != "" {
+		detail = append(detail, "drift: "+ci.Drift)
+	}
+	return strings.Join(detail, "; ")
+}
+
+// CheckTally is check --all's count of the items by state ("3 ok, 1
+// differs").
+func CheckTally(counts map[string]int) string {
+	var parts []string
+	for _, s := range []string{status.CheckOK, status.CheckDiffers, status.CheckMissing, status.CheckExtra, status.CheckIgnored, status.CheckForeign} {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -70,3 +70,8 @@ func (o *Options) renderer() Renderer {
 	}
 	return o.Render
 }
+
+// OutputFormat is the version of the JSON shapes of the results (apply,
+// check, validate, show --all and status): it changes only when a field
+// changes meaning or goes away; new fields may come.
+const OutputFormat = 1

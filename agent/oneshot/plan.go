@@ -2,8 +2,10 @@ package oneshot
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/configurators"
 )
 
 // Planned is the outcome of Plan.
@@ -44,4 +46,16 @@ func Plan(ctx context.Context, o *Options, paths []string) (*Planned, error) {
 		return nil, &StepError{Step: "plan", Err: err}
 	}
 	return &Planned{PlanResult: res, Guarded: gd}, nil
+}
+
+// SideEffectText says what the kernel does to an item, after which
+// operation, and what apply does about it.
+func SideEffectText(e configurators.SideEffect) string {
+	switch {
+	case e.Certain && e.Refused != nil:
+		return fmt.Sprintf("%s: changed by the kernel after %q: %s; a follow-up pass tries to write it again: %v", e.Ref, e.Cause, e.Reason, e.Refused)
+	case e.Certain:
+		return fmt.Sprintf("%s: changed by the kernel after %q: %s; a follow-up pass writes it again", e.Ref, e.Cause, e.Reason)
+	}
+	return fmt.Sprintf("%s: may be changed by the kernel after %q: %s; apply then runs a follow-up pass to write it again", e.Ref, e.Cause, e.Reason)
 }

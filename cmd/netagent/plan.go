@@ -8,7 +8,6 @@ import (
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/oneshot"
-	"github.com/netagent/netagent/configurators"
 	"github.com/netagent/netagent/internal/termsafe"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -96,7 +95,7 @@ func printPlanTextGuarded(g *globals, res *host.PlanResult, protected []string) 
 		fmt.Fprintf(g.stdout, "  !  %s\n", termsafe.String(res.Err.Error()))
 	}
 	for _, e := range res.SideEffects {
-		fmt.Fprintf(g.stdout, "  ~  %s\n", sideEffectText(e))
+		fmt.Fprintf(g.stdout, "  ~  %s\n", oneshot.SideEffectText(e))
 	}
 	if note := waitNote(res); note != "" {
 		fmt.Fprintf(g.stdout, "  ~  %s\n", note)
@@ -128,18 +127,6 @@ func passOf(res *host.PlanResult, i int) int {
 
 // passStart returns the index of the first operation of a pass (> 1).
 func passStart(res *host.PlanResult, pass int) int { return res.FollowUps[pass-2] }
-
-// sideEffectText says what the kernel does to an item, after which
-// operation, and what apply does about it.
-func sideEffectText(e configurators.SideEffect) string {
-	switch {
-	case e.Certain && e.Refused != nil:
-		return fmt.Sprintf("%s: changed by the kernel after %q: %s; a follow-up pass tries to write it again: %v", e.Ref, e.Cause, e.Reason, e.Refused)
-	case e.Certain:
-		return fmt.Sprintf("%s: changed by the kernel after %q: %s; a follow-up pass writes it again", e.Ref, e.Cause, e.Reason)
-	}
-	return fmt.Sprintf("%s: may be changed by the kernel after %q: %s; apply then runs a follow-up pass to write it again", e.Ref, e.Cause, e.Reason)
-}
 
 // waitNote says what apply does beyond the planned passes while items wait
 // for a link: it waits for link events (--wait) and converges again at

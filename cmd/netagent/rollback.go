@@ -65,7 +65,7 @@ func runRollback(g *globals, args []string) int {
 	if err != nil {
 		return versionError(g, err)
 	}
-	intended, protected, err := renderVersionProtected(back)
+	intended, protected, err := oneshot.RenderVersion(back)
 	if err != nil {
 		return versionError(g, err)
 	}
