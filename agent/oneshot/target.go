@@ -27,8 +27,13 @@ type Target struct {
 	opts *Options
 }
 
-// Close closes the namespace.
-func (t *Target) Close() { t.Runtime.Close() }
+// Close closes the namespace and releases its lock.
+func (t *Target) Close() {
+	t.Runtime.Close()
+	if t.Lock != nil {
+		t.Lock.Release()
+	}
+}
 
 // Options are the options the target was prepared with.
 func (t *Target) Options() *Options { return t.opts }
@@ -106,6 +111,19 @@ func Start(ctx context.Context, o *Options, paths []string) (*Target, error) {
 	case d.Busy != nil:
 		o.log().WithField("holder", d.Busy.String()).Warn("another netagent is changing the namespace now: what this reads may change under it")
 	}
+	t, err := loadAndPrepare(ctx, o, paths)
+	if err != nil {
+		if d.Lock != nil {
+			d.Lock.Release()
+		}
+		return nil, err
+	}
+	t.Lock = d.Lock
+	return t, nil
+}
+
+// loadAndPrepare is Start after the gate.
+func loadAndPrepare(ctx context.Context, o *Options, paths []string) (*Target, error) {
 	if len(paths) == 0 {
 		return nil, ErrNoIntent
 	}
@@ -113,10 +131,5 @@ func Start(ctx context.Context, o *Options, paths []string) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := Prepare(ctx, o, in)
-	if err != nil {
-		return nil, err
-	}
-	t.Lock = d.Lock
-	return t, nil
+	return Prepare(ctx, o, in)
 }
