@@ -89,16 +89,7 @@ func printRefused(g *globals, res *oneshot.Guarded, prefix string) {
 
 // orphansJSON lists the orphans for a JSON document (none when forced:
 // they go).
-func orphansJSON(res *oneshot.Guarded) []orphanJSON {
-	if res == nil || res.Force || res.Guarded == nil {
-		return nil
-	}
-	out := make([]orphanJSON, 0, len(res.Orphans))
-	for _, o := range res.Orphans {
-		out = append(out, orphanJSON{Item: o.Ref.String(), Link: o.Link, Reason: o.Reason})
-	}
-	return out
-}
+func orphansJSON(res *oneshot.Guarded) []oneshot.OrphanDoc { return res.OrphanDocs() }
 
 // orphanLines prints one line per orphan (forced: that they go).
 func orphanLines(g *globals, res *oneshot.Guarded, prefix string) {
