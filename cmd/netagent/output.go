@@ -21,8 +21,10 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/internal/termsafe"
@@ -250,5 +252,90 @@ func (p *applyProgress) end() {
 	defer p.mu.Unlock()
 	if p.shown {
 		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// printRecovered says what the first step found of a pending trial.
+func printRecovered(g *globals, r oneshot.Recovered) {
+	if r.Recovery != nil {
+		fmt.Fprintf(g.stderr, "netagent: %s\n", oneshot.RecoveryNote(r.Recovery))
+	}
+	if note := r.TrialNote(); note != "" {
+		fmt.Fprintf(g.stderr, "netagent: %s\n", note)
+	}
+}
+
+
+// printError prints err, prefixed ("apply: "), and returns its exit code:
+// an invalid intent's every problem (exitFailed), a usage error, a
+// failed revert of a pending trial; anything else is exitInternal.
+func printError(g *globals, prefix string, err error) int {
+	var inv *oneshot.InvalidError
+	var use *oneshot.UsageError
+	var rec *oneshot.RecoverError
+	switch {
+	case errors.Is(err, versions.ErrConflict), errors.Is(err, versions.ErrNotFound):
+		return versionError(g, err)
+	case errors.As(err, &inv):
+		printIntentErrors(g, inv.Err)
+		return exitFailed
+	case errors.As(err, &use):
+		fmt.Fprintf(g.stderr, "netagent: %v\n", use)
+		return exitUsage
+	case errors.As(err, &rec):
+		fmt.Fprintf(g.stderr, "netagent: %v\n", rec)
+		if rec.Record != nil {
+			fmt.Fprintf(g.stderr, "netagent: recording the failed revert: %v\n", rec.Record)
+		}
+		return exitInternal
+	}
+	fmt.Fprintf(g.stderr, "netagent: %s%v\n", prefix, err)
+	return exitInternal
+}
+
+// printIntentErrors prints every problem of an intent, one per line.
+func printIntentErrors(g *globals, err error) {
+	fes := intent.FieldErrors(err)
+	for _, fe := range fes {
+		fmt.Fprintln(g.stderr, fe)
+	}
+	if len(fes) == 0 {
+		fmt.Fprintln(g.stderr, err)
+	}
+	fmt.Fprintf(g.stderr, "netagent: invalid intent: %d problems; nothing was changed\n", max(len(fes), 1))
+}
+
+// printRefused prints the refusals of res: forced, or what stops the
+// command.
+func printRefused(g *globals, res *oneshot.Guarded, prefix string) {
+	if len(res.Refused) == 0 {
+		return
+	}
+	if res.Force {
+		for _, r := range res.Refused {
+			fmt.Fprintf(g.stderr, "%sforced: %s\n", prefix, r.Why)
+		}
+		return
+	}
+	fmt.Fprintf(g.stderr, "%srefused: the apply would disrupt a protected link; nothing was changed (--force to apply anyway):\n", prefix)
+	for _, r := range res.Refused {
+		fmt.Fprintf(g.stderr, "%s  %s\n", prefix, r.Why)
+	}
+}
+
+// orphansJSON lists the orphans for a JSON document (none when forced:
+// they go).
+func orphansJSON(res *oneshot.Guarded) []oneshot.OrphanDoc { return res.OrphanDocs() }
+
+// orphanLines prints one line per orphan (forced: that they go).
+func orphanLines(g *globals, res *oneshot.Guarded, prefix string) {
+	if res.Force {
+		for _, o := range res.Orphans {
+			fmt.Fprintf(g.stdout, "%s%s: deleted (--force): %s\n", prefix, o.Ref, o.Reason)
+		}
+		return
+	}
+	for _, o := range res.Orphans {
+		fmt.Fprintf(g.stdout, "%s%s\n", prefix, o)
 	}
 }

@@ -64,36 +64,34 @@ const daemonTimeout = time.Minute
 // to wait for the daemon to report every item of that document created.
 // It prints what apply prints: the operations the daemon ran (--all-ops:
 // every one) and the summary, or apply's JSON document (--json).
-func applyViaDaemon(g *globals, wait *time.Duration, vo *versionOpts) func(h host.Holder, files []string) int {
-	return func(h host.Holder, files []string) int {
-		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+*wait)
-		defer cancel()
-		start := time.Now()
-		resp, code := callDaemon(g, ctx, h, api.CmdApply, files, vo.request)
-		if resp == nil {
-			return code
-		}
-		pending := waitAPIItems(ctx, h.Socket, *wait, oneshot.APIPending(resp.Status))
-		doc := oneshot.DaemonApplyDoc(resp.Operations, pending, time.Since(start))
-		if resp.Disruption != nil { // as a one-shot apply's
-			doc.Disruption = &oneshot.DisruptionDoc{DisruptionSummary: *resp.Disruption, ProtectedTouched: []string{}}
-		}
-		if g.asJSON {
-			if writeJSON(g, doc) != nil {
-				return exitInternal
-			}
-		} else {
-			termsafe.Sanitize(resp)
-			termsafe.Sanitize(&doc)
-			fmt.Fprintf(g.stdout, "applied through the daemon %s: the files are its API document\n", h)
-			printDaemonOps(g, resp.Operations, g.allOps)
-			printDaemonApplied(g, doc)
-		}
-		if !doc.Converged {
-			return exitFailed
-		}
-		return exitOK
+func applyViaDaemon(g *globals, wait time.Duration, vo *versionOpts, h host.Holder, files []string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+wait)
+	defer cancel()
+	start := time.Now()
+	resp, code := callDaemon(g, ctx, h, api.CmdApply, files, vo.request)
+	if resp == nil {
+		return code
 	}
+	pending := waitAPIItems(ctx, h.Socket, wait, oneshot.APIPending(resp.Status))
+	doc := oneshot.DaemonApplyDoc(resp.Operations, pending, time.Since(start))
+	if resp.Disruption != nil { // as a one-shot apply's
+		doc.Disruption = &oneshot.DisruptionDoc{DisruptionSummary: *resp.Disruption, ProtectedTouched: []string{}}
+	}
+	if g.asJSON {
+		if writeJSON(g, doc) != nil {
+			return exitInternal
+		}
+	} else {
+		termsafe.Sanitize(resp)
+		termsafe.Sanitize(&doc)
+		fmt.Fprintf(g.stdout, "applied through the daemon %s: the files are its API document\n", h)
+		printDaemonOps(g, resp.Operations, g.allOps)
+		printDaemonApplied(g, doc)
+	}
+	if !doc.Converged {
+		return exitFailed
+	}
+	return exitOK
 }
 
 // waitAPIItems waits up to wait for the daemon to create the items of the
