@@ -265,7 +265,6 @@ func printRecovered(g *globals, r oneshot.Recovered) {
 	}
 }
 
-
 // printError prints err, prefixed ("apply: "), and returns its exit code:
 // an invalid intent's every problem (exitFailed), a usage error, a
 // failed revert of a pending trial; anything else is exitInternal.
