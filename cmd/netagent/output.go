@@ -29,6 +29,7 @@ import (
 	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/internal/termsafe"
 	"github.com/netagent/netagent/reconciler"
+	"golang.org/x/sys/unix"
 )
 
 // outputFormat is the version of the JSON shapes of apply, check,
@@ -337,4 +338,20 @@ func orphanLines(g *globals, res *oneshot.Guarded, prefix string) {
 	for _, o := range res.Orphans {
 		fmt.Fprintf(g.stdout, "%s%s\n", prefix, o)
 	}
+}
+
+// writeJSON prints v as indented JSON on stdout.
+func writeJSON(g *globals, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return err
+	}
+	_, err = fmt.Fprintf(g.stdout, "%s\n", data)
+	return err
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

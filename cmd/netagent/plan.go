@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -138,15 +137,4 @@ func printPlanJSON(g *globals, res *host.PlanResult) error {
 // decided.
 func printPlanJSONGuarded(g *globals, res *host.PlanResult, gd *oneshot.Guarded) error {
 	return writeJSON(g, oneshot.PlanDocOf(res, gd))
-}
-
-// writeJSON prints v as indented JSON on stdout.
-func writeJSON(g *globals, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return err
-	}
-	_, err = fmt.Fprintf(g.stdout, "%s\n", data)
-	return err
 }

@@ -336,11 +336,6 @@ func readFiles(g *globals, paths []string) (map[string][]byte, int) {
 	return files, exitOK
 }
 
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
-
 // reportKillPoints tells the crash tests how many kill points the run
 // passed (only with NETAGENT_TEST_KILL_AFTER set).
 func reportKillPoints(g *globals) {
