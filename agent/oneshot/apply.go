@@ -108,7 +108,7 @@ func Apply(ctx context.Context, o *Options, paths []string, spec ApplySpec) (*Ap
 // Apply applies the target's intent (Apply).
 func (t *Target) Apply(ctx context.Context, spec ApplySpec) (*Applied, error) {
 	t.Runtime.SetAcquireTimeout(AcquireTimeout(spec.Wait))
-	gd, err := t.Guard(ctx)
+	gd, err := t.Guard(context.WithoutCancel(ctx)) // ctx ends the apply, not its judgement
 	if err != nil {
 		return nil, err
 	}
