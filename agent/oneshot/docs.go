@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -404,4 +405,37 @@ func ValidateDocOf(paths []string) (ValidateDoc, error) {
 	}
 	doc.Valid, doc.Items = true, intended.Len()
 	return doc, nil
+}
+
+// LinkDown is a link the operations take down, and by which.
+type LinkDown struct {
+	Link       string
+	Operations []string
+}
+
+// DaemonLinksDown lists the links the daemon's planned operations take
+// down (from a daemon that sent no summary), in the order first met.
+func DaemonLinksDown(ops []api.OpResult) []LinkDown {
+	var out []LinkDown
+	at := map[string]int{}
+	for _, op := range ops {
+		if op.Disruption == nil || op.Error != "" {
+			continue
+		}
+		what := op.Op + " " + op.Item
+		if op.Recreate {
+			what = "recreate " + op.Item
+		}
+		for _, l := range op.Disruption.LinksDown {
+			i, ok := at[l]
+			if !ok {
+				i, at[l] = len(out), len(out)
+				out = append(out, LinkDown{Link: l})
+			}
+			if !slices.Contains(out[i].Operations, what) {
+				out[i].Operations = append(out[i].Operations, what)
+			}
+		}
+	}
+	return out
 }

@@ -5,7 +5,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/netagent/netagent/agent/api"
@@ -99,28 +98,8 @@ func daemonDisruption(g *globals, resp *api.Response) {
 		printSummary(g, *resp.Disruption, nil)
 		return
 	}
-	ops := resp.Operations
-	var order []string
-	by := map[string][]string{}
-	for _, op := range ops {
-		if op.Disruption == nil || op.Error != "" {
-			continue
-		}
-		what := op.Op + " " + op.Item
-		if op.Recreate {
-			what = "recreate " + op.Item
-		}
-		for _, l := range op.Disruption.LinksDown {
-			if _, ok := by[l]; !ok {
-				order = append(order, l)
-			}
-			if !slices.Contains(by[l], what) {
-				by[l] = append(by[l], what)
-			}
-		}
-	}
-	for _, l := range order {
-		fmt.Fprintf(g.stdout, "disruption: link %s goes down: %s\n", l, strings.Join(by[l], ", "))
+	for _, l := range oneshot.DaemonLinksDown(resp.Operations) {
+		fmt.Fprintf(g.stdout, "disruption: link %s goes down: %s\n", l.Link, strings.Join(l.Operations, ", "))
 	}
 }
 
