@@ -31,7 +31,7 @@ func CheckItems(intended *dg.Graph, rep *host.Report, policies render.DriftPolic
 			for _, h := range d.HeldBy {
 				ci.HeldBy = append(ci.HeldBy, h.String())
 			}
-			if d.Kind == host.Differs && ci.Drift == string(intent.DriftIgnore) {
+			if host.IgnoredDrift(d, policies) {
 				ci.State = CheckIgnored
 			}
 		}
@@ -100,7 +100,7 @@ func Differing(rep *host.Report, intended *dg.Graph, pol render.DriftPolicies) (
 			continue
 		}
 		p := pol.Of(d.Ref)
-		if p == intent.DriftIgnore {
+		if host.IgnoredDrift(d, pol) {
 			if ignored == nil {
 				ignored = map[dg.ItemRef]bool{}
 			}

@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/netagent/netagent/agent/host"
-	"github.com/netagent/netagent/agent/intent"
-	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/oneshot"
+	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/termsafe"
 )
@@ -27,113 +28,84 @@ func init() {
 	})
 }
 
-// defaultApplyWait is apply's --wait: long enough for a NIC's carrier to
-// come up after the apply set it up.
-const defaultApplyWait = 10 * time.Second
-
 func runApply(g *globals, args []string) int {
 	fs := newFlagSet(g, "apply", "FILE...")
 	k := kernelFlags(g, fs)
-	opts := host.ApplyOptions{Wait: defaultApplyWait}
+	spec := oneshot.ApplySpec{ApplyOptions: host.ApplyOptions{Wait: oneshot.DefaultApplyWait}}
 	fs.BoolVar(&g.asJSON, "json", false, "print the operations run and the outcome as JSON (see the README's JSON shapes)")
 	fs.BoolVar(&g.allOps, "all-ops", false, fmt.Sprintf("print every operation run (default: the first %d, then how many more)", opsShown))
+	waitFlag(fs, &spec.Wait)
+	resolvConfFlag(fs, k)
+	vo := versionFlags(fs)
+	k.gateFlags(fs, true, func(h host.Holder, files []string) int { return applyViaDaemon(g, spec.Wait, vo, h, files) })
+	prot := protectFlags(fs, true)
+	o, code, ok := k.parse(g, fs, args, prot)
+	if !ok {
+		return code
+	}
+	spec.Judged = func(gd *oneshot.Guarded) { printRefused(g, gd, "netagent: apply: ") }
+	spec.Version = vo.spec("apply " + strings.Join(fs.Args(), " "))
+	spec.Progress = progressFor(g)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := oneshot.Apply(ctx, o, fs.Args(), spec)
+	if err != nil {
+		return k.failed(g, err, fs.Args())
+	}
+	return printApplyResult(g, "apply", res)
+}
+
+// waitFlag adds apply's --wait.
+func waitFlag(fs *flag.FlagSet, wait *time.Duration) {
 	fs.Func("wait", fmt.Sprintf("how long to wait, while items are blocked, for the link events the apply causes "+
-		"(a carrier coming up); 0: do not wait (default %v)", defaultApplyWait), func(v string) error {
+		"(a carrier coming up); 0: do not wait (default %v)", oneshot.DefaultApplyWait), func(v string) error {
 		d, err := time.ParseDuration(v)
 		if err == nil && d < 0 {
 			err = errors.New("must not be negative")
 		}
-		opts.Wait = d
+		*wait = d
 		return err
 	})
-	resolvConfFlag(fs, k)
-	vo := versionFlags(fs)
-	k.gateFlags(fs, true, applyViaDaemon(g, &opts.Wait, vo))
-	prot := protectFlags(fs, true)
-	intended, rt, code := k.prepare(g, fs, args)
-	if rt == nil {
-		return code
-	}
-	defer rt.Close()
-	g.leases = k.leases
-	rt.SetAcquireTimeout(acquireTimeout(opts.Wait))
-	gd, code := prot.guard(g, k, rt, intended)
-	if gd == nil {
-		return code
-	}
-	if prot.refuse(g, gd, "netagent: apply: ") {
-		return exitRefused
-	}
-	// The judgement first: a refused change is no version. The version
-	// (and --if-version) then, under the namespace's lock, before the
-	// kernel changes.
-	if code, ok := vo.record(g, k, "apply "+strings.Join(fs.Args(), " "), k.files); !ok {
-		return code
-	}
-	k.files = nil // recorded: the parsed intent (15 MB at 100k routes) need not outlive the apply's start
-	return applyGuarded(g, "apply", rt, gd, prot, intended, opts)
-}
-
-// acquireTimeout bounds each DISCOVER of a one-shot command: its --wait,
-// the default wait with --wait 0.
-func acquireTimeout(wait time.Duration) time.Duration {
-	if wait <= 0 {
-		return defaultApplyWait
-	}
-	return wait
-}
-
-// withKeptLeases renders the intent again with the DHCPv4 leases the state
-// directory keeps, when some interface has dhcp4 (else lf is nil and
-// intended stays): a later apply keeps the lease's address and routes
-// intended while the lease item asks the server for it again, and check
-// and plan compare with them.
-func withKeptLeases(g *globals, rt *host.Runtime, files map[string]*intent.Intent, intended *dg.Graph,
-	host func() (render.Facts, error)) (*leaseFacts, *dg.Graph, int) {
-	lf := newLeaseFacts(files, host)
-	if lf == nil {
-		return nil, intended, exitOK
-	}
-	next, err := lf.kept(rt.StateDir())
-	if err != nil {
-		printIntentErrors(g, err)
-		return nil, nil, exitFailed
-	}
-	return lf, next, exitOK
 }
 
 // applyGuarded applies what the protection of links let through (gd),
-// until SIGINT or SIGTERM, remembers the protected links of the intent
-// and reports: the end of apply and of rollback, named by verb.
-func applyGuarded(g *globals, verb string, rt *host.Runtime, gd *guarded, prot *protectOpts,
+// until SIGINT or SIGTERM (oneshot.ApplyGuarded), and reports: the end of
+// apply and of rollback, named by verb.
+func applyGuarded(g *globals, verb string, rt *host.Runtime, gd *oneshot.Guarded, lf *oneshot.Leases,
 	intended *dg.Graph, opts host.ApplyOptions) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	start := time.Now()
-	endProgress := startProgress(g, rt, intended)
-	res, err := rt.ApplyPredicted(ctx, gd.apply, opts)
-	if err == nil {
-		res, err = applyLeasesPredicted(ctx, rt, g.leases, gd, prot.force, res, opts)
-	}
-	endProgress()
-	took := time.Since(start)
+	res, err := oneshot.ApplyGuarded(ctx, rt, gd, lf, intended, opts, progressFor(g))
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, err)
 		return exitInternal
 	}
-	if err := rt.Remember(gd.prot, host.Declares(intended), res.Current, prot.force); err != nil {
-		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, err)
+	return printApplyResult(g, verb, res)
+}
+
+// printApplyResult prints the outcome of an apply (or a rollback, verb)
+// and returns its exit code: a refused one changed nothing.
+func printApplyResult(g *globals, verb string, res *oneshot.Applied) int {
+	if res.Outcome() == oneshot.Refused {
+		return exitRefused
 	}
-	leases := leaseReport(g.leases, rt, &res.Result)
+	if res.RememberErr != nil {
+		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, res.RememberErr)
+	}
+	return printApplied(g, res)
+}
+
+// printApplied prints an apply's outcome, as text or JSON (--json).
+func printApplied(g *globals, res *oneshot.Applied) int {
 	if g.asJSON {
-		return reportApplyJSONLeases(g, res, took, leases, prot.orphansJSON(gd))
+		return reportApplyJSONLeases(g, res.Applied, res.Took, res.Leases, orphansJSON(res.Guarded))
 	}
-	prot.orphanLines(g, gd, "")
+	orphanLines(g, res.Guarded, "")
 	printAppliedOps(g, res.Ops, res.Disruptions, g.allOps)
-	for _, l := range leases {
+	for _, l := range res.Leases {
 		fmt.Fprintln(g.stdout, termsafe.String(fmt.Sprint(l)))
 	}
-	return reportApplyTook(g, &res.Result, took)
+	return reportApplyTook(g, &res.Result, res.Took)
 }
 
 // reportApply prints the outcome of an apply: a summary on stdout, and
@@ -172,30 +144,10 @@ type kernelOpts struct {
 	// API (--via-daemon); it gets the intent files and returns the exit
 	// code.
 	daemon func(h host.Holder, files []string) int
-	// files are the intent files prepare loaded, by path, parsed.
-	files map[string]*intent.Intent
-	// protected are the links the intent files mark "protected": true
-	// (prepare fills it).
-	protected []string
-	// drift are the items' drift policies, other than repair (prepare
-	// fills it): check lists a report item's difference as such and
-	// leaves an ignore item's out.
-	drift render.DriftPolicies
-	// leases renders the files with DHCPv4 leases (dhcp4.go); nil
-	// without dhcp4 (prepare fills it).
-	leases *leaseFacts
 	// name is the command, for the lock's holder ("apply" when unset).
 	name string
-	// resolvConf is --resolv-conf (hostfacts.go).
+	// resolvConf is --resolv-conf.
 	resolvConf string
-}
-
-// command names the command in the lock's holder.
-func (k *kernelOpts) command() string {
-	if k.name == "" {
-		return "apply"
-	}
-	return k.name
 }
 
 // kernelFlags adds --netns to a command's flags, defaulting to the global
@@ -206,67 +158,90 @@ func kernelFlags(g *globals, fs *flag.FlagSet) *kernelOpts {
 	return k
 }
 
-// prepare parses the command line, makes sure that no daemon serves the
-// target (or sends the command to it: see gate), takes the target's lock
-// for a writer, validates and renders the intent files it names and opens
-// the target namespace: the start that plan, apply and check share.
-// A nil runtime comes with the exit code to return.
-func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*dg.Graph, *host.Runtime, int) {
-	if code, ok := parseFlags(fs, args); !ok {
-		return nil, nil, code
-	}
-	if fs.NArg() == 0 && !k.daemonsOwn() {
-		return nil, nil, usageError(g, fs, "no intent file given")
-	}
-	if code, done := k.gate(g, fs.Args()); done {
-		return nil, nil, code // the daemon validates the files with its own
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintf(g.stderr, "netagent: no intent file given, and no daemon serves the namespace to compare with its own intent\n")
-		return nil, nil, exitUsage
-	}
-	intended, files, code := loadIntentFiles(g, fs.Args())
-	if intended == nil {
-		return nil, nil, code
-	}
-	k.protected = render.ProtectedLinks(files)
-	k.drift, _ = render.DriftOf(files) // rendered above: no error
-	k.warnDNS(g, files)
-	rt, code := k.open(g)
-	if rt == nil {
-		return nil, nil, code
-	}
-	k.files = files
-	if code, ok := k.recoverFirst(g, rt); !ok {
-		rt.Close()
-		return nil, nil, code
-	}
-	if k.needsFacts(files) {
-		var err error
-		if intended, err = k.renderWithFacts(rt, files); err != nil {
-			printIntentErrors(g, err)
-			rt.Close()
-			return nil, nil, exitFailed
-		}
-	}
-	k.leases, intended, code = withKeptLeases(g, rt, files, intended, k.hostFacts(rt, files))
-	if intended == nil {
-		rt.Close()
-		return nil, nil, code
-	}
-	k.leases.trustFresh(rt, time.Now()) // before T1: no server is asked
-	return intended, rt, exitOK
+// options are the oneshot options of the command.
+func (k *kernelOpts) options(g *globals) *oneshot.Options {
+	return &oneshot.Options{Netns: k.netns, StateDir: k.stateDir(g), Command: k.name, Write: k.write,
+		LockTimeout: k.lockTimeout, ResolvConf: k.resolvConf, Log: g.log}
 }
 
-// open opens the namespace for the command. The state directory follows a
-// command-level --netns unless the global --state-dir was given.
-func (k *kernelOpts) open(g *globals) (*host.Runtime, int) {
-	rt, err := host.Open(k.netns, k.stateDir(g), g.log)
-	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return nil, exitInternal
+// resolvConfFlag adds --resolv-conf to a command that renders the intent
+// (plan, check, apply, try, run).
+func resolvConfFlag(fs *flag.FlagSet, k *kernelOpts) {
+	fs.Func("resolv-conf", "write the DNS servers and search domains of the intent and the leases to `PATH` "+
+		"(never over a file netagent did not write; handed to systemd-resolved when PATH is its stub; default: DNS is left alone)",
+		func(v string) error {
+			if !filepath.IsAbs(v) {
+				return errors.New("must be an absolute path")
+			}
+			k.resolvConf = v
+			return nil
+		})
+}
+
+// gateFlags adds --via-daemon to apply, plan and check, and --lock-timeout
+// to apply; serve is the command done through the daemon.
+func (k *kernelOpts) gateFlags(fs *flag.FlagSet, write bool, serve func(h host.Holder, files []string) int) {
+	k.write, k.daemon = write, serve
+	fs.BoolVar(&k.viaDaemon, "via-daemon", false,
+		"when a daemon serves the namespace, send the intent to its socket API (it becomes the API's document) instead of refusing")
+	if write {
+		fs.DurationVar(&k.lockTimeout, "lock-timeout", oneshot.DefaultLockTimeout,
+			"how long to wait while another netagent apply changes the namespace")
 	}
-	return rt, exitOK
+}
+
+// daemonsOwn reports whether a reader (plan, check) may go without intent
+// files: with --via-daemon, it then asks about the daemon's own intent.
+func (k *kernelOpts) daemonsOwn() bool { return k.viaDaemon && !k.write && k.daemon != nil }
+
+// parse parses the command line of a command that acts on the target
+// with intent files (apply, plan, check, try) and returns its oneshot
+// options, with the protection of prot (nil: none).
+func (k *kernelOpts) parse(g *globals, fs *flag.FlagSet, args []string, prot *protectOpts) (*oneshot.Options, int, bool) {
+	if code, ok := parseFlags(fs, args); !ok {
+		return nil, code, false
+	}
+	if fs.NArg() == 0 && !k.daemonsOwn() {
+		return nil, usageError(g, fs, "no intent file given"), false
+	}
+	o := k.options(g)
+	o.Sized = sizeGC
+	o.Recovered = func(r oneshot.Recovered) { printRecovered(g, r) }
+	if prot != nil {
+		o.Protect, o.Force = prot.links, prot.force
+	}
+	return o, exitOK, true
+}
+
+// prepare parses the command line and starts the command
+// (oneshot.Start): the gate, the intent files loaded and the target
+// opened with the intent rendered once. A nil target comes with the exit
+// code to return.
+func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*oneshot.Target, int) {
+	o, code, ok := k.parse(g, fs, args, nil)
+	if !ok {
+		return nil, code
+	}
+	t, err := oneshot.Start(context.Background(), o, fs.Args())
+	if err != nil {
+		return nil, k.failed(g, err, fs.Args())
+	}
+	return t, exitOK
+}
+
+// failed prints why a command failed and returns its exit code: a daemon
+// serving the target does the command (--via-daemon, with the files) or
+// refuses it (gate).
+func (k *kernelOpts) failed(g *globals, err error, files []string) int {
+	var de *oneshot.DaemonError
+	switch {
+	case errors.As(err, &de):
+		return k.toDaemon(g, de.Holder, files)
+	case errors.Is(err, oneshot.ErrNoIntent):
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitUsage
+	}
+	return printError(g, "", err)
 }
 
 // stateDir is the global --state-dir, or, when that was left to its
@@ -277,4 +252,66 @@ func (k *kernelOpts) stateDir(g *globals) string {
 		return defaultStateDir(k.netns)
 	}
 	return g.stateDir
+}
+
+// protectOpts are --protect and --force.
+type protectOpts struct {
+	links []string
+	force bool
+}
+
+// protectFlags adds --protect (repeatable) and, for a command that
+// changes the kernel or plans a change, --force.
+func protectFlags(fs *flag.FlagSet, force bool) *protectOpts {
+	p := &protectOpts{}
+	fs.Func("protect", "a link no apply may delete, recreate, set down, strip of its addresses or withdraw the routes through (repeatable)",
+		func(v string) error {
+			if v == "" {
+				return fmt.Errorf("empty link name")
+			}
+			p.links = append(p.links, v)
+			return nil
+		})
+	if force {
+		fs.BoolVar(&p.force, "force", false, "apply even what would disrupt a protected link, and delete the orphans an intent left out")
+	}
+	return p
+}
+
+// versionOpts are --if-version and --keep-versions.
+type versionOpts struct {
+	ifVersion int
+	keep      int
+}
+
+// versionFlags adds --if-version and --keep-versions to a writer.
+func versionFlags(fs *flag.FlagSet) *versionOpts {
+	v := &versionOpts{ifVersion: versions.Any}
+	fs.Func("if-version", "refuse (exit 5) unless the current version of the intent is N (0: none yet); see netagent history",
+		func(s string) error {
+			n, err := parseVersion(s)
+			v.ifVersion = n
+			return err
+		})
+	keepFlag(fs, &v.keep)
+	return v
+}
+
+// keepFlag adds --keep-versions.
+func keepFlag(fs *flag.FlagSet, keep *int) {
+	*keep = versions.DefaultKeep
+	fs.Func("keep-versions", fmt.Sprintf("how many versions of the intent to keep in the state directory (default %d)", versions.DefaultKeep),
+		func(s string) error {
+			n, err := parseVersion(s)
+			if err == nil && n < 1 {
+				err = errors.New("must be at least 1")
+			}
+			*keep = n
+			return err
+		})
+}
+
+// spec is the version a writer records from source.
+func (v *versionOpts) spec(source string) *oneshot.VersionSpec {
+	return &oneshot.VersionSpec{Source: source, IfVersion: v.ifVersion, Keep: v.keep}
 }

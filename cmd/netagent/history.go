@@ -10,13 +10,13 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"text/tabwriter"
 	"time"
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/internal/termsafe"
 )
@@ -28,39 +28,6 @@ func init() {
 		usage:   "[--netns NAME] [--json]",
 		run:     runHistory,
 	})
-}
-
-// versionOpts are --if-version and --keep-versions.
-type versionOpts struct {
-	ifVersion int
-	keep      int
-}
-
-// versionFlags adds --if-version and --keep-versions to a writer.
-func versionFlags(fs *flag.FlagSet) *versionOpts {
-	v := &versionOpts{ifVersion: versions.Any}
-	fs.Func("if-version", "refuse (exit 5) unless the current version of the intent is N (0: none yet); see netagent history",
-		func(s string) error {
-			n, err := parseVersion(s)
-			v.ifVersion = n
-			return err
-		})
-	keepFlag(fs, &v.keep)
-	return v
-}
-
-// keepFlag adds --keep-versions.
-func keepFlag(fs *flag.FlagSet, keep *int) {
-	*keep = versions.DefaultKeep
-	fs.Func("keep-versions", fmt.Sprintf("how many versions of the intent to keep in the state directory (default %d)", versions.DefaultKeep),
-		func(s string) error {
-			n, err := parseVersion(s)
-			if err == nil && n < 1 {
-				err = errors.New("must be at least 1")
-			}
-			*keep = n
-			return err
-		})
 }
 
 func parseVersion(s string) (int, error) {
@@ -80,17 +47,8 @@ func (v *versionOpts) store(g *globals, k *kernelOpts) *versions.Local {
 // name) as the new version from source. The caller holds the target's
 // lock. ok is false when the command must end with code.
 func (v *versionOpts) record(g *globals, k *kernelOpts, source string, files map[string]*intent.Intent) (code int, ok bool) {
-	ver, err := versions.NewParsed(source, files)
-	var cur *versions.Version
-	isNew := false
-	if err == nil {
-		cur, isNew, err = v.store(g, k).Write(ver, v.ifVersion)
-	}
-	if err != nil {
+	if _, err := oneshot.RecordVersion(k.options(g), *v.spec(source), files); err != nil {
 		return versionError(g, err), false
-	}
-	if isNew {
-		g.log.WithFields(map[string]any{"version": cur.Number, "digest": versions.Short(cur.Digest), "source": source}).Info("new version of the intent")
 	}
 	return exitOK, true
 }

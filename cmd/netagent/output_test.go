@@ -14,7 +14,9 @@ import (
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/reconciler"
@@ -88,7 +90,7 @@ func TestCheckAllListsPassingItems(t *testing.T) {
 	}}
 	var out, errb bytes.Buffer
 	g := &globals{stdout: &out, stderr: &errb}
-	if code := printCheckAll(g, intended, rep, render.DriftPolicies{}, nil, false); code != exitFailed {
+	if code := printCheckItems(g, status.CheckItems(intended, rep, render.DriftPolicies{}), nil, false); code != exitFailed {
 		t.Errorf("exit %d", code)
 	}
 	for _, want := range []string{br.String() + "  ", "ok", route.String(), "missing", extra.String(), "extra",
@@ -99,10 +101,10 @@ func TestCheckAllListsPassingItems(t *testing.T) {
 	}
 	out.Reset()
 	rep.Diffs = []host.Difference{{Ref: br, Kind: host.Differs, Fields: []host.FieldDiff{{Field: "MTU", Want: "9000", Have: "1500"}}}}
-	if code := printCheckAll(g, intended, rep, nil, nil, true); code != exitFailed {
+	if code := printCheckItems(g, status.CheckItems(intended, rep, nil), nil, true); code != exitFailed {
 		t.Errorf("exit %d", code)
 	}
-	var doc checkJSON
+	var doc oneshot.CheckDoc
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out.String())
 	}
@@ -125,8 +127,8 @@ func TestValidateJSON(t *testing.T) {
 	os.WriteFile(good, []byte(`{"version": 1, "routes": [{"to": "198.51.100.0/24", "via": "192.0.2.1"}]}`), 0o600)
 	os.WriteFile(bad, []byte(`{"version": 1, "routes": [{"to": "198.51.100.0/33", "via": "192.0.2.1"}]}`), 0o600)
 	var out, errb bytes.Buffer
-	decode := func() validateDoc {
-		var doc validateDoc
+	decode := func() oneshot.ValidateDoc {
+		var doc oneshot.ValidateDoc
 		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, out.String())
 		}
@@ -253,8 +255,9 @@ func TestApplyProgress(t *testing.T) {
 		t.Errorf("progress %q", text)
 	}
 	var errb bytes.Buffer
-	stop := startProgress(&globals{stderr: &errb}, nil, nil) // not a terminal: not even the runtime is looked at
-	stop()
+	if progressFor(&globals{stderr: &errb}) != nil { // not a terminal: no progress at all
+		t.Error("progress on a pipe")
+	}
 	if errb.Len() != 0 {
 		t.Errorf("progress on a pipe: %q", errb.String())
 	}

@@ -2,13 +2,11 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/oneshot"
 	dg "github.com/netagent/netagent/depgraph"
-	"github.com/netagent/netagent/items"
 )
 
 // Protected links (see host.Protection): --protect LINK on apply, plan,
@@ -17,156 +15,31 @@ import (
 // --force; what an intent that protected a link leaves out of it stays in
 // the kernel as an orphan.
 
-// protectOpts are --protect and --force.
-type protectOpts struct {
-	links []string
-	force bool
+// guard works out the protection of the target's intent and what it
+// decides (oneshot.Guard). It prints nothing.
+func (p *protectOpts) guard(g *globals, t *oneshot.Target) (*oneshot.Guarded, int) {
+	return p.guardGraph(g, t.Runtime, t.Intent.Protected, t.Graph)
 }
 
-// protectFlags adds --protect (repeatable) and, for a command that
-// changes the kernel or plans a change, --force.
-func protectFlags(fs *flag.FlagSet, force bool) *protectOpts {
-	p := &protectOpts{}
-	fs.Func("protect", "a link no apply may delete, recreate, set down, strip of its addresses or withdraw the routes through (repeatable)",
-		func(v string) error {
-			if v == "" {
-				return fmt.Errorf("empty link name")
-			}
-			p.links = append(p.links, v)
-			return nil
-		})
-	if force {
-		fs.BoolVar(&p.force, "force", false, "apply even what would disrupt a protected link, and delete the orphans an intent left out")
-	}
-	return p
-}
-
-// guarded is the outcome of guard.
-type guarded struct {
-	*host.Guarded
-	prot host.Protection
-	// apply is the graph to apply: with the orphans, or with --force the
-	// intent as given.
-	apply *dg.Graph
-}
-
-// guard works out the protection of intended and what it decides (see
-// host.Runtime.Guard). It prints nothing.
-func (p *protectOpts) guard(g *globals, k *kernelOpts, rt *host.Runtime, intended *dg.Graph) (*guarded, int) {
-	prot, err := rt.Protection(p.links, k.protected, host.Declares(intended))
+// guardGraph is guard on a graph the intent's files protect the links
+// protected of.
+func (p *protectOpts) guardGraph(g *globals, rt *host.Runtime, protected []string, intended *dg.Graph) (*oneshot.Guarded, int) {
+	gd, err := oneshot.Guard(context.Background(), p.options(), rt, protected, intended)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return nil, exitInternal
 	}
-	res, err := rt.Guard(context.Background(), intended, prot)
-	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return nil, exitInternal
-	}
-	out := &guarded{Guarded: res, prot: prot, apply: res.Intended}
-	if p.force {
-		out.apply = intended
-	}
-	return out, exitOK
+	return gd, exitOK
 }
 
-// refuse prints the refusals to w and reports whether the command stops
-// there (they are not forced).
-func (p *protectOpts) refuse(g *globals, res *guarded, prefix string) bool {
-	if len(res.Refused) == 0 {
-		return false
-	}
-	if p.force {
-		for _, r := range res.Refused {
-			fmt.Fprintf(g.stderr, "%sforced: %s\n", prefix, r.Why)
-		}
-		return false
-	}
-	fmt.Fprintf(g.stderr, "%srefused: the apply would disrupt a protected link; nothing was changed (--force to apply anyway):\n", prefix)
-	for _, r := range res.Refused {
-		fmt.Fprintf(g.stderr, "%s  %s\n", prefix, r.Why)
-	}
-	return true
+// options are the oneshot options of --protect and --force.
+func (p *protectOpts) options() *oneshot.Options {
+	return &oneshot.Options{Protect: p.links, Force: p.force}
 }
 
-// orphansJSON lists the orphans for a JSON document (none with --force:
-// they go).
-func (p *protectOpts) orphansJSON(res *guarded) []orphanJSON {
-	if p.force || res == nil || res.Guarded == nil {
-		return nil
-	}
-	out := make([]orphanJSON, 0, len(res.Orphans))
-	for _, o := range res.Orphans {
-		out = append(out, orphanJSON{Item: o.Ref.String(), Link: o.Link, Reason: o.Reason})
-	}
-	return out
-}
-
-// orphanLines prints one line per orphan (none with --force: they go).
-func (p *protectOpts) orphanLines(g *globals, res *guarded, prefix string) {
-	if p.force {
-		for _, o := range res.Orphans {
-			fmt.Fprintf(g.stdout, "%s%s: deleted (--force): %s\n", prefix, o.Ref, o.Reason)
-		}
-		return
-	}
-	for _, o := range res.Orphans {
-		fmt.Fprintf(g.stdout, "%s%s\n", prefix, o)
-	}
-}
-
-// daemonGuard is the daemon's agent.Guard: every set of intent documents
-// is judged against the protected links (--protect, and "protected" in the
-// intent) before the daemon adopts it. A disruption rejects the change
-// (the documents keep their previous version; status says why); the
-// daemon has no --force. Orphans are kept in the intended graph. The links
-// an adopted intent protects are remembered in the state directory.
-type daemonGuard struct {
-	rt    *host.Runtime
-	links []string
-}
-
-var _ agent.Guard = daemonGuard{}
-
-// Judge implements agent.Guard.
-func (d daemonGuard) Judge(ctx context.Context, current, intended *dg.Graph, protected []string) (agent.Judgement, error) {
-	j := agent.Judgement{Graph: intended, Protected: protected}
-	prot, err := d.rt.Protection(d.links, protected, host.Declares(intended))
-	if err != nil || prot.Empty() {
-		return j, err
-	}
-	if current == nil {
-		if current, err = d.rt.ReadCurrent(intended); err != nil {
-			return j, err
-		}
-	}
-	gd := d.rt.GuardCurrent(ctx, current, intended, prot)
-	for _, r := range gd.Refused {
-		j.Refused = append(j.Refused, agent.GuardRefusal{Ref: r.Ref, Why: r.Why})
-	}
-	if len(gd.Orphans) > 0 {
-		j.Graph = gd.Intended
-		j.Orphans = make(map[dg.ItemRef]string, len(gd.Orphans))
-		for _, o := range gd.Orphans {
-			j.Orphans[o.Ref] = o.Reason
-		}
-	}
-	return j, nil
-}
-
-// Adopted implements agent.Guard: it remembers the links the adopted
-// intent protects (its orphans are not declarations).
-func (d daemonGuard) Adopted(current *dg.Graph, j agent.Judgement) {
-	declared := func(name string) bool {
-		ref := items.InterfaceRef(name)
-		_, orphan := j.Orphans[ref]
-		return j.Graph.Contains(ref) && !orphan
-	}
-	prot, err := d.rt.Protection(d.links, j.Protected, declared)
-	if err == nil {
-		err = d.rt.Remember(prot, declared, current, false)
-	}
-	if err != nil {
-		d.rt.Log().WithError(err).Warn("remembering the protected links")
-	}
+// refuse prints the refusals and reports whether the command stops there
+// (they are not forced).
+func (p *protectOpts) refuse(g *globals, res *oneshot.Guarded, prefix string) bool {
+	printRefused(g, res, prefix)
+	return res.Stops()
 }

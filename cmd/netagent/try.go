@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/killpoint"
@@ -54,14 +55,14 @@ func runTry(g *globals, args []string) int {
 	fs := newFlagSet(g, "try", "FILE...")
 	k := kernelFlags(g, fs)
 	k.name = "try"
-	o := &tryOpts{apply: host.ApplyOptions{Wait: defaultApplyWait}}
+	o := &tryOpts{apply: host.ApplyOptions{Wait: oneshot.DefaultApplyWait}}
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "revert unless confirmed within this time")
 	fs.DurationVar(&o.probeTimeout, "probe-timeout", 10*time.Second, "how long the probes may take to pass after the apply (at most --timeout)")
 	fs.Func("probe", "ping:HOST or tcp:HOST:PORT (see `go doc agent/probe`), run in the namespace after the apply: the trial reverts unless it passes (repeatable)",
 		func(v string) error { o.probes = append(o.probes, v); return nil })
 	fs.BoolVar(&o.keepPartial, "keep-partial", false, "do not revert when items fail: wait for confirm or the timeout with what converged")
 	fs.BoolVar(&o.autoConfirm, "confirm-when-probes-pass", false, "confirm as soon as the apply verified and every probe passed (unattended)")
-	fs.DurationVar(&o.apply.Wait, "wait", defaultApplyWait, "how long to wait, while items are blocked, for the link events the apply causes")
+	fs.DurationVar(&o.apply.Wait, "wait", oneshot.DefaultApplyWait, "how long to wait, while items are blocked, for the link events the apply causes")
 	vo := versionFlags(fs)
 	d := &daemonTrialOpts{}
 	fs.StringVar(&d.name, "name", "", "with --via-daemon: the intent file that confirming writes in the daemon's intent directory (default trial-<version>.json)")
@@ -69,13 +70,14 @@ func runTry(g *globals, args []string) int {
 	resolvConfFlag(fs, k)
 	k.gateFlags(fs, true, tryViaDaemon(g, o, d, vo))
 	prot := protectFlags(fs, true)
-	intended, rt, code := k.prepare(g, fs, args)
-	if rt == nil {
+	t, code := k.prepare(g, fs, args)
+	if t == nil {
 		return code
 	}
-	defer rt.Close()
+	defer t.Close()
+	rt := t.Runtime
 	defer reportKillPoints(g)
-	gd, code := prot.guard(g, k, rt, intended)
+	gd, code := prot.guard(g, t)
 	if gd == nil {
 		return code
 	}
@@ -98,12 +100,12 @@ func runTry(g *globals, args []string) int {
 		probes = append(probes, p)
 	}
 	// Confirming records the trial's intent as the new version.
-	record := func() (int, bool) { return vo.record(g, k, "try "+strings.Join(fs.Args(), " "), k.files) }
-	rt.SetAcquireTimeout(acquireTimeout(o.apply.Wait))
+	record := func() (int, bool) { return vo.record(g, k, "try "+strings.Join(fs.Args(), " "), t.Intent.Files) }
+	rt.SetAcquireTimeout(oneshot.AcquireTimeout(o.apply.Wait))
 	again := func(ctx context.Context, res *host.Result) (*host.Result, error) {
-		return applyLeases(ctx, rt, k.leases, gd, prot.force, res, o.apply)
+		return oneshot.ApplyLeasesResult(ctx, rt, t.Leases, gd, res, o.apply)
 	}
-	return (&trial{g: g, o: o, rt: rt, intended: gd.apply, probes: probes, record: record, leases: again}).run(files)
+	return (&trial{g: g, o: o, rt: rt, intended: gd.Apply, probes: probes, record: record, leases: again}).run(files)
 }
 
 // trial is one `netagent try`.
@@ -332,11 +334,6 @@ func readFiles(g *globals, paths []string) (map[string][]byte, int) {
 		files[p] = data
 	}
 	return files, exitOK
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 // reportKillPoints tells the crash tests how many kill points the run

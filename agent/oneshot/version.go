@@ -1,0 +1,37 @@
+package oneshot
+
+import (
+	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/versions"
+)
+
+// VersionSpec says how a writer records the intent it accepted as a
+// numbered version of the namespace (agent/versions).
+type VersionSpec struct {
+	// Source names where the version came from ("apply lan.json").
+	Source string
+	// IfVersion (--if-version) refuses the write unless the current
+	// version is it (versions.Any: any).
+	IfVersion int
+	// Keep is how many versions to keep.
+	Keep int
+}
+
+// RecordVersion checks s.IfVersion and records files (the accepted
+// intent, by name) as the new version from s.Source in o.StateDir. The
+// caller holds the namespace's lock. A refused compare-and-swap is
+// versions.ErrConflict.
+func RecordVersion(o *Options, s VersionSpec, files map[string]*intent.Intent) (*versions.Version, error) {
+	ver, err := versions.NewParsed(s.Source, files)
+	if err != nil {
+		return nil, err
+	}
+	cur, isNew, err := versions.Open(o.StateDir, s.Keep).Write(ver, s.IfVersion)
+	if err != nil {
+		return nil, err
+	}
+	if isNew {
+		o.log().WithFields(map[string]any{"version": cur.Number, "digest": versions.Short(cur.Digest), "source": s.Source}).Info("new version of the intent")
+	}
+	return cur, nil
+}
