@@ -233,7 +233,7 @@ func New(cfg Config) (*Agent, error) {
 		}
 	}
 	a.api = &apiSource{}
-	a.hist = newHistory(cfg.StateDir, cfg.KeepVersions)
+	a.hist = newHistory(cfg.StateDir, cfg.KeepVersions, a.log)
 	for _, s := range cfg.Sources {
 		if s.Name() == a.api.Name() {
 			return nil, fmt.Errorf("agent: source name %q is reserved", s.Name())

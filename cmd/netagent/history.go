@@ -80,17 +80,9 @@ func (v *versionOpts) store(g *globals, k *kernelOpts) *versions.Local {
 // name) as the new version from source. The caller holds the target's
 // lock. ok is false when the command must end with code.
 func (v *versionOpts) record(g *globals, k *kernelOpts, source string, files map[string]*intent.Intent) (code int, ok bool) {
-	ver, err := versions.NewParsed(source, files)
-	var cur *versions.Version
-	isNew := false
-	if err == nil {
-		cur, isNew, err = v.store(g, k).Write(ver, v.ifVersion)
-	}
-	if err != nil {
+	rec := versions.Recorder{Store: v.store(g, k), Log: g.log}
+	if _, _, err := rec.Record(source, files, v.ifVersion); err != nil {
 		return versionError(g, err), false
-	}
-	if isNew {
-		g.log.WithFields(map[string]any{"version": cur.Number, "digest": versions.Short(cur.Digest), "source": source}).Info("new version of the intent")
 	}
 	return exitOK, true
 }

@@ -3,11 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -98,7 +96,7 @@ func runTry(g *globals, args []string) int {
 		probes = append(probes, p)
 	}
 	// Confirming records the trial's intent as the new version.
-	record := func() (int, bool) { return vo.record(g, k, "try "+strings.Join(fs.Args(), " "), k.files) }
+	record := func() (int, bool) { return vo.record(g, k, versions.FilesSource("try", fs.Args()), k.files) }
 	rt.SetAcquireTimeout(acquireTimeout(o.apply.Wait))
 	again := func(ctx context.Context, res *host.Result) (*host.Result, error) {
 		return applyLeases(ctx, rt, k.leases, gd, prot.force, res, o.apply)
@@ -351,20 +349,8 @@ func reportKillPoints(g *globals) {
 // version, before anything changes (confirming records the version, and
 // checks again, under the same lock).
 func checkVersion(g *globals, store versions.Store, want int) (int, bool) {
-	if want == versions.Any {
-		return exitOK, true
-	}
-	have := 0
-	cur, err := versions.Pick(store, 0)
-	switch {
-	case err == nil:
-		have = cur.Number
-	case !errors.Is(err, versions.ErrNotFound):
+	if err := versions.Check(store, want); err != nil {
 		return versionError(g, err), false
-	}
-	if have != want {
-		fmt.Fprintf(g.stderr, "netagent: try: %v: --if-version %d, but the current version is %d\n", versions.ErrConflict, want, have)
-		return exitConflict, false
 	}
 	return exitOK, true
 }
