@@ -11,6 +11,7 @@ import (
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/configurators/dhcp6"
 	dg "github.com/netagent/netagent/depgraph"
@@ -87,7 +88,7 @@ type Config struct {
 	// probes (nil: trials with probes are refused); TrialDir is the
 	// intent directory a confirmed trial is written to (the directory of
 	// a DirSource among Sources; "": trials are refused). See trial.go.
-	Trials   Trials
+	Trials   trial.Starter
 	Probe    Prober
 	TrialDir string
 	// LastTrial is how the last trial ended before this start (status

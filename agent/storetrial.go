@@ -53,6 +53,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/internal/statefile"
@@ -434,7 +435,7 @@ type fleetJournal struct {
 	src    *StoreSource
 	doc    string
 	rev    int64
-	handle TrialHandle
+	handle trial.Handle
 }
 
 // syncFleetTrials follows the fleet trials as the store sources last

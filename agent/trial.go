@@ -56,6 +56,7 @@ import (
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/probe"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/killpoint"
@@ -63,31 +64,7 @@ import (
 )
 
 // DefaultTrialTimeout is a trial's timeout when the request names none.
-const DefaultTrialTimeout = 60 * time.Second
-
-// Trials begins trials on the target (the daemon: host.Runtime): from
-// Begin until the handle's Confirm or Revert, the target journals the
-// before-image of everything it changes.
-type Trials interface {
-	Begin(t host.Trial) (TrialHandle, error)
-}
-
-// TrialHandle is a trial begun by Trials.
-type TrialHandle interface {
-	// Confirming records, before the confirm writes content into the
-	// intent file, that it does (host.TrialRun.Confirming): a daemon
-	// killed once the file is written has the trial completed as
-	// confirmed when it starts again, not reverted.
-	Confirming(file string, content []byte) error
-	Confirm() error
-	// Update records, while the trial is pending, a change of the
-	// documents beside it (an intent file edited): files is the whole
-	// intent now, previous the documents without the trial (host.Trial's
-	// Files and Previous).
-	Update(files, previous map[string][]byte) error
-	// Revert returns the kernel to what it was before the trial.
-	Revert(ctx context.Context, reason string) error
-}
+const DefaultTrialTimeout = trial.DefaultTimeout
 
 // Prober runs a trial's probes (specs as `--probe` takes them) inside the
 // target; nil error: all passed.
@@ -105,7 +82,7 @@ type pendingTrial struct {
 	// to.
 	prevDoc *doc
 	status  TrialStatus
-	handle  TrialHandle
+	handle  trial.Handle
 
 	keepPartial  bool
 	wait         time.Duration
@@ -128,15 +105,6 @@ type probeResult struct {
 	trial uint64
 	err   error
 }
-
-// DefaultProbeTimeout bounds a trial's probe round when the request names
-// no ProbeTimeout (the one-shot try's --probe-timeout default).
-const DefaultProbeTimeout = 10 * time.Second
-
-// DefaultTrialWait is how long a trial whose items are blocked waits for
-// the link events that unblock them, when the request names no Wait (the
-// one-shot try's --wait default).
-const DefaultTrialWait = 10 * time.Second
 
 // try answers CmdTry: at once (done) when the trial is refused; once it
 // has begun, through reply when it stands (its blocked items waited for,
@@ -181,23 +149,22 @@ func (a *Agent) try(ctx context.Context, req Request, reply chan<- Response) (re
 func (a *Agent) settleTrial(ctx context.Context, expired bool) {
 	s := a.st
 	t := s.trial
-	failed, blocked := a.trialProblems(t)
+	p := a.trialProblems(t)
+	p.Waiting = !expired
+	step, rev := trial.Judge(p, t.keepPartial)
 	switch {
-	case len(failed) > 0 && !t.keepPartial:
-		a.revertTrial(ctx, fmt.Sprintf("%d items failed (%s first)", len(failed), failed[0]))
-		return
-	case len(blocked) > 0 && !expired:
+	case step == trial.Wait:
 		return // the link events may unblock them
-	case len(blocked) > 0 && !t.keepPartial:
-		a.revertTrial(ctx, fmt.Sprintf("%d items failed or stayed blocked (%s first, blocked)", len(failed)+len(blocked), blocked[0]))
+	case step == trial.Reverts:
+		a.revertTrial(ctx, rev.Reason)
 		return
 	}
 	t.status.Settling = false
 	s.trialWait.stop()
-	if n := len(failed) + len(blocked); n > 0 {
+	if p.Partial() {
 		// As the one-shot try: a trial that did not converge is not
 		// verified.
-		a.log.WithField("failed", len(failed)).WithField("blocked", len(blocked)).Warn("trial: items failed or stayed blocked; kept with what converged (keep partial)")
+		a.log.WithField("failed", len(p.Failed)).WithField("blocked", len(p.Blocked)).Warn("trial: items failed or stayed blocked; kept with what converged (keep partial)")
 	} else if reason := a.verifyTrial(ctx, t); reason != "" {
 		a.revertTrial(ctx, reason)
 		return
@@ -211,19 +178,16 @@ func (a *Agent) settleTrial(ctx context.Context, expired bool) {
 
 // trialProblems lists the items failed and blocked now that were not
 // before the trial.
-func (a *Agent) trialProblems(t *pendingTrial) (failed, blocked []dg.ItemRef) {
+func (a *Agent) trialProblems(t *pendingTrial) trial.Problems {
 	s := a.st
-	for _, ref := range s.results.failed(s.current) {
-		if !t.before[ref] {
-			failed = append(failed, ref)
-		}
-	}
+	var p trial.Problems
+	p.Failed = s.results.failed(s.current)
 	for _, ref := range s.results.records.Blocked() {
-		if _, ok := s.results.block(s.current, s.intended, ref); ok && !t.before[ref] && !slices.Contains(failed, ref) {
-			blocked = append(blocked, ref)
+		if _, ok := s.results.block(s.current, s.intended, ref); ok && !slices.Contains(p.Failed, ref) {
+			p.Blocked = append(p.Blocked, ref)
 		}
 	}
-	return failed, blocked
+	return p.Since(t.before)
 }
 
 // problemsNow are the items failed or blocked now.
@@ -267,9 +231,9 @@ func (a *Agent) newTrial(req Request) (*pendingTrial, *docSet, resolution, Respo
 		return nil, nil, resolution{}, Response{Error: err.Error()}
 	}
 	if probeTimeout == 0 {
-		probeTimeout = DefaultProbeTimeout
+		probeTimeout = trial.DefaultProbeTimeout
 	}
-	wait := DefaultTrialWait
+	wait := trial.DefaultWait
 	if req.Wait != "" {
 		if wait, err = time.ParseDuration(req.Wait); err != nil || wait < 0 {
 			return nil, nil, resolution{}, Response{Error: fmt.Sprintf("wait %q: want a duration (10s, 0s)", req.Wait)}
@@ -310,11 +274,7 @@ func (a *Agent) newTrial(req Request) (*pendingTrial, *docSet, resolution, Respo
 // trial-<next version>.json).
 func (a *Agent) trialName(name string) (string, error) {
 	if name == "" {
-		next := 1
-		if a.hist.current != nil {
-			next = a.hist.current.Number + 1
-		}
-		name = fmt.Sprintf("trial-%d.json", next)
+		name = versions.NextTrialName(a.hist.current)
 	}
 	if !IsIntentFile(name) || filepath.Base(name) != name {
 		return "", fmt.Errorf("name %q: want a file name ending in .json", name)
@@ -371,14 +331,12 @@ func (a *Agent) verifyTrial(ctx context.Context, t *pendingTrial) string {
 	if err != nil {
 		return fmt.Sprintf("verification: reading the kernel back: %v", err)
 	}
-	var diff []dg.ItemRef
+	var p trial.Problems
 	for _, op := range a.cfg.Kernel.Plan(ctx, s.results.records, rb, s.intended).OperationLog {
-		if !t.before[op.Ref] {
-			diff = append(diff, op.Ref)
-		}
+		p.Unkept = append(p.Unkept, op.Ref)
 	}
-	if len(diff) > 0 {
-		return fmt.Sprintf("verification: the kernel differs from the intent (%d operations, %s first)", len(diff), diff[0])
+	if _, rev := trial.Judge(p.Since(t.before), t.keepPartial); rev != nil {
+		return rev.Reason
 	}
 	return ""
 }
@@ -388,10 +346,7 @@ func (a *Agent) verifyTrial(ctx context.Context, t *pendingTrial) string {
 // comes back into the loop (probesDone). The loop goes on meanwhile:
 // status, link events, file changes and other requests are answered.
 func (a *Agent) startProbes(ctx context.Context, t *pendingTrial) {
-	end := time.Now().Add(t.probeTimeout)
-	if t.status.Deadline.Before(end) {
-		end = t.status.Deadline
-	}
+	end := trial.Window(time.Now(), t.probeTimeout, t.status.Deadline)
 	pctx, cancel := context.WithDeadline(ctx, end)
 	t.stopProbes = cancel
 	t.status.Probing = true

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/host"
-	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/agent/trial"
 )
 
 // A trial that its process did not see through (killed, a crash, a reboot)
@@ -188,32 +188,6 @@ func recoverPendingWith(g *globals, rt *host.Runtime, recover func(context.Conte
 		return rec, exitOK, true
 	}
 	fmt.Fprintf(g.stderr, "netagent: reverted the pending trial of pid %d (started %s): %s; %d operations\n",
-		rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339), recoveredHow(rec), len(rec.Result.Ops))
+		rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339), trial.RecoveredHow(rec), len(rec.Result.Ops))
 	return rec, exitOK, true
-}
-
-// recoveredHow says why a recovered trial had been left pending.
-func recoveredHow(rec *host.Recovery) string {
-	if rec.Lost {
-		return "the kernel lost its changes in a reboot (or the namespace was made anew)"
-	}
-	return "the process that ran it died (or could not revert it)"
-}
-
-// recoveredOutcome is the daemon's last trial after it reverted (or
-// completed the confirm of), at its start, the trial it (or another
-// netagent) had left pending: from the
-// recovery itself, with the reason the target recorded (why the revert
-// went as it did) when that record can be read.
-func recoveredOutcome(rec *host.Recovery, stateDir string, at time.Time) *status.TrialOutcome {
-	if rec.Confirmed {
-		return &status.TrialOutcome{ID: status.TrialID(rec.Trial.Started), Result: "confirmed", At: at, File: rec.Trial.Confirming.File,
-			Reason: fmt.Sprintf("completed when the daemon started again: the daemon that confirmed it (pid %d) was stopped after writing the file, before recording the confirm", rec.Trial.PID)}
-	}
-	why := recoveredHow(rec) + fmt.Sprintf(" (pid %d)", rec.Trial.PID)
-	if o, err := host.LastOutcome(stateDir); err == nil && o != nil && o.PID == rec.Trial.PID && o.Reason != "" {
-		why = o.Reason
-	}
-	return &status.TrialOutcome{ID: status.TrialID(rec.Trial.Started), Result: "reverted", At: at,
-		Reason: fmt.Sprintf("reverted when the daemon started again: %s; %d operations", why, len(rec.Result.Ops))}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/linkwatch"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/systemd"
 )
@@ -100,12 +101,12 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 	if !ok {
 		return code
 	}
-	o.lastTrial = lastTrialOutcome(o.kernel.stateDir(g)) // a trial recovered before (recover --all at boot)
+	o.lastTrial = trial.LastOutcome(o.kernel.stateDir(g)) // a trial recovered before (recover --all at boot)
 	if rec != nil {
-		o.lastTrial = recoveredOutcome(rec, o.kernel.stateDir(g), time.Now())
+		o.lastTrial = trial.Recovered(rec, o.kernel.stateDir(g), time.Now())
 	}
 	if o.store.enabled() {
-		m, err := o.store.open(g, daemonProber(rt), o.kernel.stateDir(g))
+		m, err := o.store.open(g, trial.Probes(rt), o.kernel.stateDir(g))
 		if err != nil {
 			fmt.Fprintf(g.stderr, "netagent: etcd: %v\n", err)
 			return exitInternal
@@ -207,8 +208,8 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 		StateDir:         o.kernel.stateDir(g), // the agent keeps its accepted intents next to the runtime's records
 		KeepVersions:     o.keepVersions,
 		Guard:            daemonGuard{rt: rt, links: o.protect.links},
-		Trials:           daemonTrials{rt},
-		Probe:            daemonProber(rt),
+		Trials:           trial.OnRuntime(rt),
+		Probe:            trial.Probes(rt),
 		TrialDir:         o.intentDir,
 		LastTrial:        o.lastTrial,
 		DriftInterval:    drift,

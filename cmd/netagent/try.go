@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/killpoint"
@@ -87,13 +88,9 @@ func runTry(g *globals, args []string) int {
 	if files == nil {
 		return code
 	}
-	probes := make([]host.Prober, 0, len(o.probes))
-	for _, s := range o.probes {
-		p, err := parseProbe(s, rt.Target())
-		if err != nil {
-			return usageError(g, fs, err.Error())
-		}
-		probes = append(probes, p)
+	probes, err := trial.ParseProbes(o.probes, rt.Target())
+	if err != nil {
+		return usageError(g, fs, err.Error())
 	}
 	// Confirming records the trial's intent as the new version.
 	record := func() (int, bool) { return vo.record(g, k, versions.FilesSource("try", fs.Args()), k.files) }
@@ -101,11 +98,11 @@ func runTry(g *globals, args []string) int {
 	again := func(ctx context.Context, res *host.Result) (*host.Result, error) {
 		return applyLeases(ctx, rt, k.leases, gd, prot.force, res, o.apply)
 	}
-	return (&trial{g: g, o: o, rt: rt, intended: gd.apply, probes: probes, record: record, leases: again}).run(files)
+	return (&tryRun{g: g, o: o, rt: rt, intended: gd.apply, probes: probes, record: record, leases: again}).run(files)
 }
 
 // trial is one `netagent try`.
-type trial struct {
+type tryRun struct {
 	g        *globals
 	o        *tryOpts
 	rt       *host.Runtime
@@ -121,7 +118,7 @@ type trial struct {
 	stop chan os.Signal
 }
 
-func (t *trial) run(files map[string][]byte) int {
+func (t *tryRun) run(files map[string][]byte) int {
 	t.stop = make(chan os.Signal, 1)
 	signal.Notify(t.stop, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(t.stop)
@@ -153,19 +150,15 @@ func (t *trial) run(files map[string][]byte) int {
 		return t.revert(exitInternal, fmt.Sprintf("the apply failed: %v", err))
 	case interrupted.Load():
 		return t.revert(exitRevertedTimeout, "interrupted by a signal during the apply")
-	case !res.Converged() && res.Err == nil && allUnkept(res.Problems):
-		// The apply's own read-back found what the kernel did not keep:
-		// a difference from the intent, not a failed item (--keep-partial
-		// keeps failed items only).
+	}
+	if _, rev := trial.Judge(trial.FromApply(res), t.o.keepPartial); rev != nil {
+		// An unkept change is the apply's own read-back: a difference
+		// from the intent, not a failed item (--keep-partial keeps
+		// failed items only).
 		for _, p := range res.Problems {
 			fmt.Fprintf(t.g.stderr, "%s\n", p)
 		}
-		return t.revert(exitRevertedVerify, fmt.Sprintf("verification found %d differences from the intent", len(res.Problems)))
-	case !res.Converged() && !t.o.keepPartial:
-		for _, p := range res.Problems {
-			fmt.Fprintf(t.g.stderr, "%s\n", p)
-		}
-		return t.revert(exitRevertedFailed, fmt.Sprintf("%d items failed or stayed blocked", len(res.Problems)))
+		return t.revert(faultCode(rev.Fault), rev.Reason)
 	}
 	fmt.Fprintf(t.g.stdout, "applied: %d operations (journal: %d records)\n", len(res.Ops), tr.Batches())
 	if killpoint.Armed() {
@@ -185,54 +178,53 @@ func (t *trial) run(files map[string][]byte) int {
 	return t.wait()
 }
 
-// allUnkept reports whether every problem is a change the kernel did not
-// keep (host.Problem.Unkept).
-func allUnkept(problems []host.Problem) bool {
-	for _, p := range problems {
-		if !p.Unkept {
-			return false
-		}
-	}
-	return len(problems) > 0
-}
-
 // probe runs the probes until each passed once, for --probe-timeout at
 // most (and never past the trial's deadline).
-func (t *trial) probe() (int, bool) {
+func (t *tryRun) probe() (int, bool) {
 	if len(t.probes) == 0 {
 		return exitOK, false
 	}
-	end := time.Now().Add(t.o.probeTimeout)
-	if t.tr.Trial.Deadline.Before(end) {
-		end = t.tr.Trial.Deadline
-	}
+	end := trial.Window(time.Now(), t.o.probeTimeout, t.tr.Trial.Deadline)
 	ctx, cancel := context.WithDeadline(context.Background(), end)
 	defer cancel()
-	for _, p := range t.probes {
-		var err error
-		for {
-			if err = p.Probe(ctx); err == nil || ctx.Err() != nil {
-				break
-			}
-			select {
-			case <-t.stop:
-				return t.revert(exitRevertedTimeout, "interrupted by a signal while probing"), true
-			case <-ctx.Done():
-			case <-time.After(200 * time.Millisecond):
-			}
+	var interrupted atomic.Bool
+	go func() {
+		select {
+		case <-t.stop:
+			interrupted.Store(true)
+			cancel()
+		case <-ctx.Done():
 		}
-		if err != nil {
-			return t.revert(exitRevertedProbe, fmt.Sprintf("probe %s did not pass: %v", p, err)), true
-		}
-		fmt.Fprintf(t.g.stderr, "probe %s passed\n", p)
+	}()
+	err := trial.RunProbes(ctx, t.probes, func(p host.Prober) { fmt.Fprintf(t.g.stderr, "probe %s passed\n", p) })
+	switch {
+	case interrupted.Load():
+		return t.revert(exitRevertedTimeout, "interrupted by a signal while probing"), true
+	case err != nil:
+		return t.revert(exitRevertedProbe, trial.ProbeFailed(err).Reason), true
 	}
 	return exitOK, false
+}
+
+// faultCode is try's exit code for a revert of fault f.
+func faultCode(f trial.Fault) int {
+	switch f {
+	case trial.Failed:
+		return exitRevertedFailed
+	case trial.Unkept:
+		return exitRevertedVerify
+	case trial.Probe:
+		return exitRevertedProbe
+	case trial.Internal:
+		return exitInternal
+	}
+	return exitRevertedTimeout
 }
 
 // wait waits for a confirmation until the deadline: Enter on a terminal,
 // `netagent confirm`; the deadline, a signal or `netagent rollback`
 // revert.
-func (t *trial) wait() int {
+func (t *tryRun) wait() int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	reqs, err := host.WatchRequests(ctx, t.rt.StateDir())
@@ -285,7 +277,7 @@ func (t *trial) wait() int {
 	}
 }
 
-func (t *trial) confirm(how string) int {
+func (t *tryRun) confirm(how string) int {
 	if code, ok := t.record(); !ok {
 		return t.revert(code, "the trial's intent could not be recorded as the new version")
 	}
@@ -302,7 +294,7 @@ func (t *trial) confirm(how string) int {
 // recorded when the journal does not account for its records, for
 // `netagent confirm` and `rollback` to report: `netagent recover`, apply,
 // try and the daemon's start revert it; plan and check do not).
-func (t *trial) revert(code int, reason string) int {
+func (t *tryRun) revert(code int, reason string) int {
 	t.g.log.WithField("reason", reason).Warn("reverting the trial")
 	res, err := t.tr.Revert(context.Background(), reason)
 	if err != nil {

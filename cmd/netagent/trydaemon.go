@@ -15,15 +15,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
-	"github.com/netagent/netagent/agent/probe"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -134,18 +133,8 @@ func daemonTrialEnded(g *globals, st *status.Status) int {
 }
 
 // revertedCode is try's exit code for a revert's reason as the daemon
-// words it (agent.trialFault).
-func revertedCode(reason string) int {
-	switch {
-	case strings.HasPrefix(reason, "probe"):
-		return exitRevertedProbe
-	case strings.HasPrefix(reason, "verification"):
-		return exitRevertedVerify
-	case strings.Contains(reason, "items failed"):
-		return exitRevertedFailed
-	}
-	return exitRevertedTimeout
-}
+// words it (trial.FaultOf).
+func revertedCode(reason string) int { return faultCode(trial.FaultOf(reason)) }
 
 // daemonTrialRequest sends confirm or rollback of the pending trial id to
 // the daemon h and reports the outcome.
@@ -173,62 +162,4 @@ func daemonTrialRequest(g *globals, h host.Holder, command, id string) int {
 		fmt.Fprintln(g.stdout)
 	}
 	return exitOK
-}
-
-// daemonTrials begins the daemon's trials on its Runtime: the journal
-// and trial record of agent/host, as the one-shot try.
-type daemonTrials struct{ rt *host.Runtime }
-
-func (d daemonTrials) Begin(t host.Trial) (agent.TrialHandle, error) {
-	tr, err := d.rt.BeginTrial(t)
-	if err != nil {
-		return nil, err
-	}
-	return daemonTrial{tr}, nil
-}
-
-type daemonTrial struct{ tr *host.TrialRun }
-
-func (d daemonTrial) Confirm() error { return d.tr.Confirm() }
-
-func (d daemonTrial) Confirming(file string, content []byte) error {
-	return d.tr.Confirming(file, content)
-}
-
-func (d daemonTrial) Update(files, previous map[string][]byte) error {
-	return d.tr.Update(files, previous)
-}
-
-func (d daemonTrial) Revert(ctx context.Context, reason string) error {
-	_, err := d.tr.Revert(ctx, reason)
-	return err
-}
-
-// daemonProber runs a trial's probes inside the daemon's namespace, each
-// retried until it passes, until ctx ends (the agent bounds the round by
-// the trial's probe timeout and deadline; the round runs outside the
-// loop).
-func daemonProber(rt *host.Runtime) agent.Prober {
-	return func(ctx context.Context, specs []string) error {
-		ps, err := probe.ParseAll(specs)
-		if err != nil {
-			return err
-		}
-		for _, p := range ps {
-			for {
-				err = p.Run(ctx, rt.Target())
-				if err == nil || ctx.Err() != nil {
-					break
-				}
-				select {
-				case <-ctx.Done():
-				case <-time.After(200 * time.Millisecond):
-				}
-			}
-			if err != nil {
-				return fmt.Errorf("%s did not pass: %w", p, err)
-			}
-		}
-		return nil
-	}
 }
