@@ -76,12 +76,16 @@ func (v *versionOpts) store(g *globals, k *kernelOpts) *versions.Local {
 	return versions.Open(k.stateDir(g), v.keep)
 }
 
+// recorder is the namespace's version recorder.
+func (v *versionOpts) recorder(g *globals, k *kernelOpts) versions.Recorder {
+	return versions.Recorder{Store: v.store(g, k), Log: g.log}
+}
+
 // record checks --if-version and records files (the accepted intent, by
 // name) as the new version from source. The caller holds the target's
 // lock. ok is false when the command must end with code.
 func (v *versionOpts) record(g *globals, k *kernelOpts, source string, files map[string]*intent.Intent) (code int, ok bool) {
-	rec := versions.Recorder{Store: v.store(g, k), Log: g.log}
-	if _, _, err := rec.Record(source, files, v.ifVersion); err != nil {
+	if _, _, err := v.recorder(g, k).Record(source, files, v.ifVersion); err != nil {
 		return versionError(g, err), false
 	}
 	return exitOK, true

@@ -21,6 +21,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/internal/termsafe"
@@ -33,13 +34,13 @@ type daemonTrialOpts struct {
 }
 
 // tryViaDaemon runs the trial of files in the daemon h.
-func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) func(h host.Holder, files []string) int {
+func tryViaDaemon(g *globals, o *oneshot.TryOptions, d *daemonTrialOpts, vo *versionOpts) func(h host.Holder, files []string) int {
 	return func(h host.Holder, files []string) int {
-		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+o.timeout)
+		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+o.Timeout)
 		defer cancel()
 		resp, code := callDaemon(g, ctx, h, api.CmdTry, files, vo.request, func(r *api.Request) {
-			r.Timeout, r.Probes, r.Name = o.timeout.String(), o.probes, d.name
-			r.ProbeTimeout, r.KeepPartial, r.Wait = o.probeTimeout.String(), o.keepPartial, o.apply.Wait.String()
+			r.Timeout, r.Probes, r.Name = o.Timeout.String(), o.Probes, d.name
+			r.ProbeTimeout, r.KeepPartial, r.Wait = o.ProbeTimeout.String(), o.KeepPartial, o.Apply.Wait.String()
 		})
 		if resp == nil {
 			return code
@@ -55,7 +56,7 @@ func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) f
 			return daemonTrialEnded(g, st)
 		}
 		fmt.Fprintf(g.stdout, "trial applied through the daemon %s (%d operations); confirming writes %s\n", h, len(resp.Operations), st.Trial.Name)
-		if o.autoConfirm { // the daemon answered once the probes passed
+		if o.AutoConfirm { // the daemon answered once the probes passed
 			return daemonTrialRequest(g, h, api.CmdConfirm, st.Trial.ID)
 		}
 		if d.detach {
