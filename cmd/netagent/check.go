@@ -28,20 +28,21 @@ func runCheck(g *globals, args []string) int {
 	resolvConfFlag(fs, k)
 	k.gateFlags(fs, false, checkViaDaemon(g, all, asJSON))
 	prot := protectFlags(fs, false)
-	intended, rt, code := k.prepare(g, fs, args)
-	if rt == nil {
+	t, code := k.prepare(g, fs, args)
+	if t == nil {
 		return code
 	}
-	defer rt.Close()
-	k.leases.trustKept(rt) // the kept leases are held: no server is asked
-	gd, code := prot.guard(g, k, rt, intended)
+	defer t.Close()
+	rt, intended := t.Runtime, t.Graph
+	t.Leases.TrustKept(rt) // the kept leases are held: no server is asked
+	gd, code := prot.guard(g, t)
 	if gd == nil {
 		return code
 	}
 	if !*asJSON {
-		prot.orphanLines(g, gd, "note: ") // kept on purpose: not a difference
+		orphanLines(g, gd, "note: ") // kept on purpose: not a difference
 	}
-	rep, err := rt.Check(gd.apply)
+	rep, err := rt.Check(gd.Apply)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: check: %v\n", err)
 		return exitInternal
@@ -49,20 +50,20 @@ func runCheck(g *globals, args []string) int {
 	// A lease's address or routes the intent refused (they would take
 	// over its own networks) are not in the kernel: the host is not as
 	// the intent asks, even when the kernel matches what was rendered.
-	refused := k.leases.refusals()
+	refused := t.Leases.Refusals()
 	if *asJSON || *all {
-		return printCheckAll(g, intended, rep, k.drift, refused, *asJSON)
+		return printCheckAll(g, intended, rep, t.Intent.Drift, refused, *asJSON)
 	}
 	for _, f := range rep.Foreign {
 		fmt.Fprintf(g.stdout, "note: %s: left alone\n", f)
 	}
-	rep.Diffs = checkDriftPolicies(g, k.drift, rep.Diffs)
+	rep.Diffs = checkDriftPolicies(g, t.Intent.Drift, rep.Diffs)
 	if rep.Converged() && len(refused) == 0 {
 		fmt.Fprintf(g.stdout, "ok: running matches intended (%d items)\n", intended.Len())
 		return exitOK
 	}
 	for _, d := range rep.Diffs {
-		if p := k.drift.Of(d.Ref); p == intent.DriftReport {
+		if p := t.Intent.Drift.Of(d.Ref); p == intent.DriftReport {
 			fmt.Fprintf(g.stdout, "%s (drift: report)\n", d)
 			continue
 		}

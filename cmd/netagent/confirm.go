@@ -8,6 +8,7 @@ import (
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/internal/termsafe"
 )
@@ -51,7 +52,7 @@ func rollbackTrial(g *globals, netns, stateDir string) (code int, handled bool) 
 		return exitOK, false
 	}
 	if h, _ := host.HolderOf(stateDir); h == nil {
-		return recoverTarget(g, netns, stateDir, defaultLockTimeout), true
+		return recoverTarget(g, netns, stateDir, oneshot.DefaultLockTimeout), true
 	}
 	return requestTrial(g, stateDir, host.RequestReverted), true
 }

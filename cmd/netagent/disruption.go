@@ -101,21 +101,6 @@ func disruptionLineOf(p disrupt.Prediction) string {
 	return s
 }
 
-// protectedTouched lists the protected links that operations of the plan
-// disrupt (refused, or forced with --force).
-func protectedTouched(gd *guarded) []string {
-	if gd == nil || gd.Guarded == nil {
-		return nil
-	}
-	var out []string
-	for _, r := range gd.Refused {
-		if !slices.Contains(out, r.Link) {
-			out = append(out, r.Link)
-		}
-	}
-	return out
-}
-
 // disruptionJSON is the "disruption" object of `plan --json`: what the
 // plan does to traffic, in short (the daemon's summary, api.Response's
 // Disruption, and the protected links).

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/oneshot"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -73,8 +74,8 @@ func TestPlanDisruptionText(t *testing.T) {
 // touched, and each operation its own "disruption".
 func TestPlanDisruptionJSON(t *testing.T) {
 	var out bytes.Buffer
-	gd := &guarded{Guarded: &host.Guarded{Refused: []host.Refusal{{Link: "uplink0", Why: "x"}}}}
-	if err := printPlanJSONGuarded(&globals{stdout: &out}, disruptionSample(), gd, true); err != nil {
+	gd := &oneshot.Guarded{Guarded: &host.Guarded{Refused: []host.Refusal{{Link: "uplink0", Why: "x"}}}, Force: true}
+	if err := printPlanJSONGuarded(&globals{stdout: &out}, disruptionSample(), gd); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {

@@ -53,8 +53,6 @@ func register(c *command) {
 // globals are the options every subcommand accepts before its name (and
 // after it: see parseFlags).
 type globals struct {
-	// leases: apply's DHCPv4 leases (dhcp4.go), nil without dhcp4.
-	leases    *leaseFacts
 	netns     string
 	logFormat string
 	logLevel  string

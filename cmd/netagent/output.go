@@ -23,6 +23,7 @@ import (
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
@@ -166,7 +167,7 @@ type applyJSON struct {
 	Problems   []problemJSON `json:"problems,omitempty"`
 	Error      string        `json:"error,omitempty"`
 	// Leases: per interface with dhcp4, the lease held or why none is.
-	Leases []leaseJSON `json:"leases,omitempty"`
+	Leases []oneshot.LeaseReport `json:"leases,omitempty"`
 	// Orphans are the objects kept although the intent left them out,
 	// because deleting them would disrupt a link it protected (as plan's).
 	Orphans []orphanJSON `json:"orphans,omitempty"`
@@ -180,7 +181,7 @@ func reportApplyJSON(g *globals, res *host.Applied, took time.Duration) int {
 
 // reportApplyJSONLeases is reportApplyJSON with the DHCPv4 leases and
 // the orphans of protected links.
-func reportApplyJSONLeases(g *globals, applied *host.Applied, took time.Duration, leases []leaseJSON, orphans []orphanJSON) int {
+func reportApplyJSONLeases(g *globals, applied *host.Applied, took time.Duration, leases []oneshot.LeaseReport, orphans []orphanJSON) int {
 	res := &applied.Result
 	c := tallyApply(res)
 	doc := applyJSON{Format: outputFormat, Converged: res.Converged(), Done: c.done, Failed: c.failed,
@@ -358,18 +359,20 @@ type applyProgress struct {
 	last  time.Time
 }
 
-// startProgress observes rt's operations when stderr is a terminal; the
-// returned stop ends the line.
-func startProgress(g *globals, rt *host.Runtime, intended *dg.Graph) (stop func()) {
+// progressFor observes an apply's operations when stderr is a terminal
+// (nil otherwise); the stop it returns ends the line.
+func progressFor(g *globals) oneshot.Progress {
 	f, ok := g.stderr.(*os.File)
 	if !ok || !isTerminal(f) {
-		return func() {}
+		return nil
 	}
-	p := &applyProgress{w: f, total: intended.Len(), start: time.Now(), items: map[dg.ItemRef]struct{}{}}
-	rt.ObserveOps(p.op)
-	return func() {
-		rt.ObserveOps(nil)
-		p.end()
+	return func(rt *host.Runtime, intended *dg.Graph) func() {
+		p := &applyProgress{w: f, total: intended.Len(), start: time.Now(), items: map[dg.ItemRef]struct{}{}}
+		rt.ObserveOps(p.op)
+		return func() {
+			rt.ObserveOps(nil)
+			p.end()
+		}
 	}
 }
 

@@ -253,8 +253,9 @@ func TestApplyProgress(t *testing.T) {
 		t.Errorf("progress %q", text)
 	}
 	var errb bytes.Buffer
-	stop := startProgress(&globals{stderr: &errb}, nil, nil) // not a terminal: not even the runtime is looked at
-	stop()
+	if progressFor(&globals{stderr: &errb}) != nil { // not a terminal: no progress at all
+		t.Error("progress on a pipe")
+	}
 	if errb.Len() != 0 {
 		t.Errorf("progress on a pipe: %q", errb.String())
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/configurators"
 	"github.com/netagent/netagent/internal/termsafe"
 	"github.com/netagent/netagent/reconciler"
@@ -28,27 +29,27 @@ func runPlan(g *globals, args []string) int {
 	resolvConfFlag(fs, k)
 	k.gateFlags(fs, false, planViaDaemon(g))
 	prot := protectFlags(fs, true)
-	intended, rt, code := k.prepare(g, fs, args)
-	if rt == nil {
+	t, code := k.prepare(g, fs, args)
+	if t == nil {
 		return code
 	}
-	defer rt.Close()
-	gd, code := prot.guard(g, k, rt, intended)
+	defer t.Close()
+	gd, code := prot.guard(g, t)
 	if gd == nil {
 		return code
 	}
-	res, err := rt.Plan(context.Background(), gd.apply)
+	res, err := t.Runtime.Plan(context.Background(), gd.Apply)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: plan: %v\n", err)
 		return exitInternal
 	}
 	if *asJSON {
-		if err := printPlanJSONGuarded(g, res, gd, prot.force); err != nil {
+		if err := printPlanJSONGuarded(g, res, gd); err != nil {
 			return exitInternal
 		}
 	} else {
-		printPlanTextGuarded(g, res, protectedTouched(gd))
-		prot.orphanLines(g, gd, "  =  ")
+		printPlanTextGuarded(g, res, gd.ProtectedTouched())
+		orphanLines(g, gd, "  =  ")
 	}
 	if prot.refuse(g, gd, "netagent: plan: ") {
 		return exitRefused
@@ -214,18 +215,18 @@ type sideEffectJSON struct {
 }
 
 func printPlanJSON(g *globals, res *host.PlanResult) error {
-	return printPlanJSONGuarded(g, res, &guarded{Guarded: &host.Guarded{}}, false)
+	return printPlanJSONGuarded(g, res, &oneshot.Guarded{Guarded: &host.Guarded{}})
 }
 
 // printPlanJSONGuarded prints the plan with what the protection of links
 // decided.
-func printPlanJSONGuarded(g *globals, res *host.PlanResult, gd *guarded, force bool) error {
-	doc := planJSON{Operations: opsJSON(res.Ops), Forced: force && len(gd.Refused) > 0,
-		Disruption: disruptionDoc(res, protectedTouched(gd))}
+func printPlanJSONGuarded(g *globals, res *host.PlanResult, gd *oneshot.Guarded) error {
+	doc := planJSON{Operations: opsJSON(res.Ops), Forced: gd.Force && len(gd.Refused) > 0,
+		Disruption: disruptionDoc(res, gd.ProtectedTouched())}
 	for _, r := range gd.Refused {
 		doc.Refused = append(doc.Refused, r.Why)
 	}
-	doc.Orphans = (&protectOpts{force: force}).orphansJSON(gd)
+	doc.Orphans = orphansJSON(gd)
 	for i := range doc.Operations {
 		doc.Operations[i].Pass = passOf(res, i)
 		if i < len(res.Disruptions) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/oneshot"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -41,58 +42,57 @@ func protectFlags(fs *flag.FlagSet, force bool) *protectOpts {
 	return p
 }
 
-// guarded is the outcome of guard.
-type guarded struct {
-	*host.Guarded
-	prot host.Protection
-	// apply is the graph to apply: with the orphans, or with --force the
-	// intent as given.
-	apply *dg.Graph
+// guard works out the protection of the target's intent and what it
+// decides (oneshot.Guard). It prints nothing.
+func (p *protectOpts) guard(g *globals, t *oneshot.Target) (*oneshot.Guarded, int) {
+	return p.guardGraph(g, t.Runtime, t.Intent.Protected, t.Graph)
 }
 
-// guard works out the protection of intended and what it decides (see
-// host.Runtime.Guard). It prints nothing.
-func (p *protectOpts) guard(g *globals, k *kernelOpts, rt *host.Runtime, intended *dg.Graph) (*guarded, int) {
-	prot, err := rt.Protection(p.links, k.protected, host.Declares(intended))
+// guardGraph is guard on a graph the intent's files protect the links
+// protected of.
+func (p *protectOpts) guardGraph(g *globals, rt *host.Runtime, protected []string, intended *dg.Graph) (*oneshot.Guarded, int) {
+	gd, err := oneshot.Guard(context.Background(), p.options(), rt, protected, intended)
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return nil, exitInternal
 	}
-	res, err := rt.Guard(context.Background(), intended, prot)
-	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return nil, exitInternal
-	}
-	out := &guarded{Guarded: res, prot: prot, apply: res.Intended}
-	if p.force {
-		out.apply = intended
-	}
-	return out, exitOK
+	return gd, exitOK
 }
 
-// refuse prints the refusals to w and reports whether the command stops
-// there (they are not forced).
-func (p *protectOpts) refuse(g *globals, res *guarded, prefix string) bool {
+// options are the oneshot options of --protect and --force.
+func (p *protectOpts) options() *oneshot.Options {
+	return &oneshot.Options{Protect: p.links, Force: p.force}
+}
+
+// refuse prints the refusals and reports whether the command stops there
+// (they are not forced).
+func (p *protectOpts) refuse(g *globals, res *oneshot.Guarded, prefix string) bool {
+	printRefused(g, res, prefix)
+	return res.Stops()
+}
+
+// printRefused prints the refusals of res: forced, or what stops the
+// command.
+func printRefused(g *globals, res *oneshot.Guarded, prefix string) {
 	if len(res.Refused) == 0 {
-		return false
+		return
 	}
-	if p.force {
+	if res.Force {
 		for _, r := range res.Refused {
 			fmt.Fprintf(g.stderr, "%sforced: %s\n", prefix, r.Why)
 		}
-		return false
+		return
 	}
 	fmt.Fprintf(g.stderr, "%srefused: the apply would disrupt a protected link; nothing was changed (--force to apply anyway):\n", prefix)
 	for _, r := range res.Refused {
 		fmt.Fprintf(g.stderr, "%s  %s\n", prefix, r.Why)
 	}
-	return true
 }
 
-// orphansJSON lists the orphans for a JSON document (none with --force:
+// orphansJSON lists the orphans for a JSON document (none when forced:
 // they go).
-func (p *protectOpts) orphansJSON(res *guarded) []orphanJSON {
-	if p.force || res == nil || res.Guarded == nil {
+func orphansJSON(res *oneshot.Guarded) []orphanJSON {
+	if res == nil || res.Force || res.Guarded == nil {
 		return nil
 	}
 	out := make([]orphanJSON, 0, len(res.Orphans))
@@ -102,9 +102,9 @@ func (p *protectOpts) orphansJSON(res *guarded) []orphanJSON {
 	return out
 }
 
-// orphanLines prints one line per orphan (none with --force: they go).
-func (p *protectOpts) orphanLines(g *globals, res *guarded, prefix string) {
-	if p.force {
+// orphanLines prints one line per orphan (forced: that they go).
+func orphanLines(g *globals, res *oneshot.Guarded, prefix string) {
+	if res.Force {
 		for _, o := range res.Orphans {
 			fmt.Fprintf(g.stdout, "%s%s: deleted (--force): %s\n", prefix, o.Ref, o.Reason)
 		}

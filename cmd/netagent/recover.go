@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/host"
-	"github.com/netagent/netagent/agent/trial"
+	"github.com/netagent/netagent/agent/oneshot"
 )
 
 // A trial that its process did not see through (killed, a crash, a reboot)
@@ -34,7 +34,7 @@ func runRecover(g *globals, args []string) int {
 	all := fs.Bool("all", false, "every target under the state directory's parent (one directory per namespace, \"host\" for the host's)")
 	acceptIncomplete := fs.Bool("accept-incomplete", false, "when the trial journal does not account for every record the trial wrote (damaged, cut short, missing), "+
 		"revert what it holds and drop the trial anyway: what the missing records held stays as the trial left it")
-	timeout := fs.Duration("lock-timeout", defaultLockTimeout, "how long to wait while another netagent apply changes the namespace")
+	timeout := fs.Duration("lock-timeout", oneshot.DefaultLockTimeout, "how long to wait while another netagent apply changes the namespace")
 	acceptDamaged := fs.Bool("accept-damaged", false,
 		"set aside damaged state files (as <name>.damaged-<time>), saying what each held; the commands that need them refuse until then")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -118,76 +118,21 @@ func recoverTargetAccept(g *globals, netns, stateDir string, timeout time.Durati
 	return code
 }
 
-// recoverFirst reverts the target's pending trial before a writer acts
-// on it (the writer holds the lock already). A reader (plan, check)
-// writes nothing: it refuses while a trial is pending that no process
-// runs, saying to run `netagent recover`; while one runs, it only says so
-// (it shows the trial's state).
-func (k *kernelOpts) recoverFirst(g *globals, rt *host.Runtime) (int, bool) {
-	if k.write {
-		return recoverUnderLock(g, rt)
-	}
-	t, h, err := host.TrialForReader(rt.StateDir())
-	switch {
-	case err != nil:
-		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return exitInternal, false
-	case t != nil:
-		fmt.Fprintf(g.stderr, "netagent: a trial is in progress (%s, started %s, reverts at %s unless confirmed): this shows the trial's state\n",
-			h, t.Started.Format(time.RFC3339), t.Deadline.Format(time.RFC3339))
-	}
-	return exitOK, true
-}
-
-// recoverUnderLock reverts the pending trial, the caller holding the lock.
-func recoverUnderLock(g *globals, rt *host.Runtime) (int, bool) {
-	_, code, ok := recoverPending(g, rt)
-	return code, ok
-}
-
-// recoverPending is recoverUnderLock that also returns the recovery (nil
-// when no trial was pending).
+// recoverPending reverts the pending trial, the caller holding the lock,
+// and returns the recovery (nil when no trial was pending).
 func recoverPending(g *globals, rt *host.Runtime) (*host.Recovery, int, bool) {
 	return recoverPendingWith(g, rt, rt.Recover)
 }
 
-// recoverPendingWith runs a recovery (Recover, or RecoverAcceptIncomplete)
-// and says what it did. A revert that could not finish is recorded as the
-// trial's last outcome (RevertIncomplete, with why: the target records
-// the journal's own accounting itself), so that status says so while the
-// trial stays pending for the next attempt.
+// recoverPendingWith runs a recovery (Recover, or RecoverAcceptIncomplete:
+// oneshot.RecoverPending) and says what it did.
 func recoverPendingWith(g *globals, rt *host.Runtime, recover func(context.Context) (*host.Recovery, error)) (*host.Recovery, int, bool) {
-	pending, _ := host.PendingTrial(rt.StateDir())
-	rec, err := recover(context.Background())
-	if rec == nil && err == nil {
-		return nil, exitOK, true
-	}
+	rec, err := oneshot.RecoverPending(context.Background(), rt, recover)
 	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: reverting the pending trial: %v\n", err)
-		if pending != nil && !errors.Is(err, host.ErrRevertIncomplete) {
-			o := host.Outcome{PID: pending.PID, Result: host.OutcomeRevertIncomplete, At: time.Now(),
-				Reason: fmt.Sprintf("the revert of the trial started %s could not finish (it stays pending): %v", pending.Started.Format(time.RFC3339), err)}
-			if err := host.RecordOutcome(rt.StateDir(), o); err != nil {
-				fmt.Fprintf(g.stderr, "netagent: recording the failed revert: %v\n", err)
-			}
-		}
-		return rec, exitInternal, false
+		return rec, printError(g, "", err), false
 	}
-	if rec.Confirmed {
-		fmt.Fprintf(g.stderr, "netagent: confirmed the pending trial of pid %d (started %s): its confirm had written %s when the process ended\n",
-			rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339), rec.Trial.Confirming.File)
-		return rec, exitOK, true
+	if rec != nil {
+		fmt.Fprintf(g.stderr, "netagent: %s\n", oneshot.RecoveryNote(rec))
 	}
-	if rec.Unaccounted != "" {
-		name := fmt.Sprintf("of pid %d (started %s)", rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339))
-		if rec.Trial.PID == 0 {
-			name = "(its record damaged)"
-		}
-		fmt.Fprintf(g.stderr, "netagent: reverted the pending trial %s only in part (--accept-incomplete): %d operations; NOT known or reverted: %s\n",
-			name, len(rec.Result.Ops), rec.Unaccounted)
-		return rec, exitOK, true
-	}
-	fmt.Fprintf(g.stderr, "netagent: reverted the pending trial of pid %d (started %s): %s; %d operations\n",
-		rec.Trial.PID, rec.Trial.Started.Format(time.RFC3339), trial.RecoveredHow(rec), len(rec.Result.Ops))
 	return rec, exitOK, true
 }

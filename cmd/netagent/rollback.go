@@ -6,7 +6,9 @@ import (
 	"slices"
 
 	"github.com/netagent/netagent/agent/api"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/render"
+	dg "github.com/netagent/netagent/depgraph"
 
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
@@ -32,8 +34,8 @@ func init() {
 func runRollback(g *globals, args []string) int {
 	fs := newFlagSet(g, "rollback", "[N]")
 	k := kernelFlags(g, fs)
-	opts := host.ApplyOptions{Wait: defaultApplyWait}
-	fs.DurationVar(&opts.Wait, "wait", defaultApplyWait, "how long to wait, while items are blocked, for the link events the rollback causes")
+	opts := host.ApplyOptions{Wait: oneshot.DefaultApplyWait}
+	fs.DurationVar(&opts.Wait, "wait", oneshot.DefaultApplyWait, "how long to wait, while items are blocked, for the link events the rollback causes")
 	vo := versionFlags(fs)
 	n := 0
 	k.gateFlags(fs, true, func(h host.Holder, _ []string) int { return rollbackViaDaemon(g, h, n, vo) })
@@ -67,22 +69,24 @@ func runRollback(g *globals, args []string) int {
 	if err != nil {
 		return versionError(g, err)
 	}
-	k.protected = protected
 	rt, code := k.open(g)
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
+	var lf *oneshot.Leases
 	if parsed, err := render.ParseFiles(map[string][]byte{"intent": back.Intent}); err == nil {
-		// The version's DHCPv4 uplinks: as apply's (withKeptLeases).
-		lf, next, code := withKeptLeases(g, rt, parsed, intended, k.hostFacts(rt, parsed))
-		if next == nil {
-			return code
+		// The version's DHCPv4 uplinks: as apply's (oneshot.KeptLeases).
+		var next *dg.Graph
+		if lf, next, err = oneshot.KeptLeases(rt, parsed, k.resolvConf, nil); err != nil {
+			printIntentErrors(g, err)
+			return exitFailed
+		} else if next != nil {
+			intended = next
 		}
-		intended, g.leases = next, lf
-		rt.SetAcquireTimeout(acquireTimeout(opts.Wait))
+		rt.SetAcquireTimeout(oneshot.AcquireTimeout(opts.Wait))
 	}
-	gd, code := prot.guard(g, k, rt, intended)
+	gd, code := prot.guardGraph(g, rt, protected, intended)
 	if gd == nil {
 		return code
 	}
@@ -94,7 +98,7 @@ func runRollback(g *globals, args []string) int {
 		return versionError(g, err)
 	}
 	fmt.Fprintf(g.stdout, "rollback to version %d: now version %d\n", back.Number, cur.Number)
-	return applyGuarded(g, "rollback", rt, gd, prot, intended, opts)
+	return applyGuarded(g, "rollback", rt, gd, lf, intended, opts)
 }
 
 // rollbackViaDaemon asks the daemon h to roll back to version n.

@@ -13,6 +13,7 @@ import (
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/linkwatch"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/fleet"
@@ -61,7 +62,7 @@ func runDaemon(g *globals, args []string) int {
 		"serve the metrics over HTTP at `ADDR`/metrics (host:port, e.g. 127.0.0.1:9630; in the namespace netagent runs in, not --netns's; default: none)")
 	fs.DurationVar(&o.drift, "drift-interval", agent.DefaultDriftInterval,
 		"how often owned objects are read back and repaired (0: never)")
-	fs.DurationVar(&o.lockTimeout, "lock-timeout", defaultLockTimeout, "how long to wait at start while a netagent apply changes the namespace")
+	fs.DurationVar(&o.lockTimeout, "lock-timeout", oneshot.DefaultLockTimeout, "how long to wait at start while a netagent apply changes the namespace")
 	keepFlag(fs, &o.keepVersions)
 	resolvConfFlag(fs, o.kernel)
 	o.protect = protectFlags(fs, false)
@@ -194,7 +195,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 	}
 	return agent.Config{
 		Kernel:           rt.Kernel(),
-		Facts:            o.kernel.daemonFacts(g, rt),
+		Facts:            oneshot.DaemonFacts(rt, o.kernel.resolvConf, g.log),
 		Leases:           rt.Leases(),
 		LeaseClient:      rt.DHCPClient(),
 		Leases6:          rt.Leases6(),

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/configurators"
@@ -99,7 +100,7 @@ func printKeptLeases(g *globals, kept map[string]*lease4.Lease, kept6 map[string
 	if len(kept) > 0 {
 		fmt.Fprintf(g.stdout, "dhcp4 leases (kept in the state directory; their address and routes are left out above):\n")
 		for _, name := range slices.Sorted(maps.Keys(kept)) {
-			fmt.Fprintf(g.stdout, "  %s\n", termsafe.String(fmt.Sprint(leaseOf(kept[name])))) // what a DHCP server sent
+			fmt.Fprintf(g.stdout, "  %s\n", termsafe.String(fmt.Sprint(oneshot.LeaseOf(kept[name])))) // what a DHCP server sent
 		}
 	}
 	if len(kept6) > 0 {

@@ -10,19 +10,65 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/oneshot"
 )
 
-// One writer at a time: every command that changes a target (apply, the
-// daemon) holds the target's lock (host.TryLock: an flock on
-// <state dir>/lock, released by the kernel when the holder dies). A
-// one-shot apply waits for a one-shot holder, up to --lock-timeout. When a
-// daemon serves the target, apply, plan and check never act behind its
-// back: they refuse, naming the daemon and its socket, or with --via-daemon
-// send the intent to the daemon's socket API, where it becomes the API's
-// document beside the daemon's intent directory.
+// One writer at a time (see oneshot.Gate): a one-shot apply waits for a
+// one-shot holder, up to --lock-timeout. When a daemon serves the target,
+// apply, plan and check never act behind its back: they refuse, naming the
+// daemon and its socket, or with --via-daemon send the intent to the
+// daemon's socket API, where it becomes the API's document beside the
+// daemon's intent directory.
 
-// defaultLockTimeout bounds the wait for another writer.
-const defaultLockTimeout = 30 * time.Second
+// kernelOpts are the options of a command that acts on a namespace.
+type kernelOpts struct {
+	netns string
+	// viaDaemon: send the command to the daemon that serves the target
+	// instead of refusing (see gate).
+	viaDaemon bool
+	// lockTimeout bounds the wait for the target's lock (writers only).
+	lockTimeout time.Duration
+	// write: the command changes the kernel; prepare takes the target's
+	// lock (held until the process ends) before it opens the target.
+	write bool
+	// daemon, when set, serves the command through the daemon's socket
+	// API (--via-daemon); it gets the intent files and returns the exit
+	// code.
+	daemon func(h host.Holder, files []string) int
+	// name is the command, for the lock's holder ("apply" when unset).
+	name string
+	// resolvConf is --resolv-conf.
+	resolvConf string
+}
+
+// kernelFlags adds --netns to a command's flags, defaulting to the global
+// option.
+func kernelFlags(g *globals, fs *flag.FlagSet) *kernelOpts {
+	k := &kernelOpts{}
+	fs.StringVar(&k.netns, "netns", g.netns, "named network namespace to act on (default: the global --netns, else the host's)")
+	return k
+}
+
+// options are the oneshot options of the command.
+func (k *kernelOpts) options(g *globals) *oneshot.Options {
+	return &oneshot.Options{Netns: k.netns, StateDir: k.stateDir(g), Command: k.name, Write: k.write,
+		LockTimeout: k.lockTimeout, ResolvConf: k.resolvConf, Log: g.log}
+}
+
+// resolvConfFlag adds --resolv-conf to a command that renders the intent
+// (plan, check, apply, try, run).
+func resolvConfFlag(fs *flag.FlagSet, k *kernelOpts) {
+	fs.Func("resolv-conf", "write the DNS servers and search domains of the intent and the leases to `PATH` "+
+		"(never over a file netagent did not write; handed to systemd-resolved when PATH is its stub; default: DNS is left alone)",
+		func(v string) error {
+			if !filepath.IsAbs(v) {
+				return errors.New("must be an absolute path")
+			}
+			k.resolvConf = v
+			return nil
+		})
+}
 
 // gateFlags adds --via-daemon to apply, plan and check, and --lock-timeout
 // to apply; serve is the command done through the daemon.
@@ -31,71 +77,35 @@ func (k *kernelOpts) gateFlags(fs *flag.FlagSet, write bool, serve func(h host.H
 	fs.BoolVar(&k.viaDaemon, "via-daemon", false,
 		"when a daemon serves the namespace, send the intent to its socket API (it becomes the API's document) instead of refusing")
 	if write {
-		fs.DurationVar(&k.lockTimeout, "lock-timeout", defaultLockTimeout,
+		fs.DurationVar(&k.lockTimeout, "lock-timeout", oneshot.DefaultLockTimeout,
 			"how long to wait while another netagent apply changes the namespace")
 	}
 }
 
-// gate runs before the target is opened. When a daemon serves the target,
-// the command is refused or, with --via-daemon, done through the daemon
-// (done is true then, with the exit code). A writer takes the target's
-// lock, waiting for another one-shot writer up to --lock-timeout; a reader
-// takes none.
+// gate runs before the target is opened (oneshot.Gate). When a daemon
+// serves the target, the command is refused or, with --via-daemon, done
+// through the daemon (done is true then, with the exit code). A writer's
+// lock is held until the process ends.
 func (k *kernelOpts) gate(g *globals, files []string) (code int, done bool) {
 	if k.daemon == nil {
 		return exitOK, false
 	}
-	if !k.write {
-		return k.gateReader(g, files)
-	}
-	me := host.Holder{PID: os.Getpid(), Command: k.command(), Since: time.Now()}
-	_, daemon, err := takeLock(g, k.stateDir(g), me, k.lockTimeout)
+	d, err := oneshot.Gate(k.options(g))
 	switch {
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return exitInternal, true
-	case daemon != nil:
-		return k.toDaemon(g, *daemon, files), true
-	}
-	return exitOK, false // the lock is held until the process ends
-}
-
-// gateReader sends a reader to the daemon that serves the target, if one
-// does. It takes no lock: it never waits for a writer.
-func (k *kernelOpts) gateReader(g *globals, files []string) (code int, done bool) {
-	h, err := host.HolderOf(k.stateDir(g))
-	switch {
-	case err != nil:
-		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return exitInternal, true
-	case h != nil && h.Daemon():
-		return k.toDaemon(g, *h, files), true
-	case h != nil:
-		g.log.WithField("holder", h.String()).Warn("another netagent is changing the namespace now: what this reads may change under it")
+	case d.Daemon != nil:
+		return k.toDaemon(g, *d.Daemon, files), true
+	case d.Busy != nil:
+		g.log.WithField("holder", d.Busy.String()).Warn("another netagent is changing the namespace now: what this reads may change under it")
 	}
 	return exitOK, false
 }
 
-// takeLock takes the target's lock for me, waiting up to timeout for a
-// one-shot holder; when a daemon holds it, it returns the daemon and
-// waits for nothing.
+// takeLock takes the lock of dir for me (oneshot.TakeLock).
 func takeLock(g *globals, dir string, me host.Holder, timeout time.Duration) (*host.Lock, *host.Holder, error) {
-	lk, h, err := host.TryLock(dir, me)
-	switch {
-	case err != nil || lk != nil:
-		return lk, nil, err
-	case h.Daemon():
-		return nil, h, nil
-	}
-	g.log.WithField("holder", h.String()).Info("another netagent is changing the namespace; waiting for it")
-	ctx, cancel := context.WithTimeoutCause(context.Background(), timeout,
-		fmt.Errorf("gave up after --lock-timeout %v", timeout))
-	defer cancel()
-	lk, err = host.WaitLock(ctx, dir, me)
-	if le := (*host.LockedError)(nil); errors.As(err, &le) && le.Holder.Daemon() {
-		return nil, &le.Holder, nil // a daemon took it meanwhile
-	}
-	return lk, nil, err
+	return oneshot.TakeLock(&oneshot.Options{StateDir: dir, LockTimeout: timeout, Log: g.log}, me)
 }
 
 // daemonsOwn reports whether a reader (plan, check) may go without intent
@@ -135,4 +145,102 @@ func lockDaemon(g *globals, o *daemonOpts) (*host.Lock, int) {
 		return nil, exitInternal
 	}
 	return lk, exitOK
+}
+
+// prepare parses the command line, makes sure that no daemon serves the
+// target (or sends the command to it: see gate), takes the target's lock
+// for a writer, loads the intent files it names and opens the target,
+// rendering the intent once (oneshot.Prepare): the start that plan, apply,
+// check and try share. A nil target comes with the exit code to return.
+func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*oneshot.Target, int) {
+	if code, ok := parseFlags(fs, args); !ok {
+		return nil, code
+	}
+	if fs.NArg() == 0 && !k.daemonsOwn() {
+		return nil, usageError(g, fs, "no intent file given")
+	}
+	if code, done := k.gate(g, fs.Args()); done {
+		return nil, code // the daemon validates the files with its own
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(g.stderr, "netagent: no intent file given, and no daemon serves the namespace to compare with its own intent\n")
+		return nil, exitUsage
+	}
+	in, err := oneshot.Load(fs.Args(), sizeGC)
+	if err == nil {
+		var t *oneshot.Target
+		if t, err = oneshot.Prepare(context.Background(), k.options(g), in); err == nil {
+			printRecovered(g, t.Recovered)
+			return t, exitOK
+		}
+	}
+	return nil, printError(g, "", err)
+}
+
+// printRecovered says what the first step found of a pending trial.
+func printRecovered(g *globals, r oneshot.Recovered) {
+	if r.Recovery != nil {
+		fmt.Fprintf(g.stderr, "netagent: %s\n", oneshot.RecoveryNote(r.Recovery))
+	}
+	if note := r.TrialNote(); note != "" {
+		fmt.Fprintf(g.stderr, "netagent: %s\n", note)
+	}
+}
+
+// printError prints err, prefixed ("apply: "), and returns its exit code:
+// an invalid intent's every problem (exitFailed), a usage error, a
+// failed revert of a pending trial; anything else is exitInternal.
+func printError(g *globals, prefix string, err error) int {
+	var inv *oneshot.InvalidError
+	var use *oneshot.UsageError
+	var rec *oneshot.RecoverError
+	switch {
+	case errors.As(err, &inv):
+		printIntentErrors(g, inv.Err)
+		return exitFailed
+	case errors.As(err, &use):
+		fmt.Fprintf(g.stderr, "netagent: %v\n", use)
+		return exitUsage
+	case errors.As(err, &rec):
+		fmt.Fprintf(g.stderr, "netagent: %v\n", rec)
+		if rec.Record != nil {
+			fmt.Fprintf(g.stderr, "netagent: recording the failed revert: %v\n", rec.Record)
+		}
+		return exitInternal
+	}
+	fmt.Fprintf(g.stderr, "netagent: %s%v\n", prefix, err)
+	return exitInternal
+}
+
+// printIntentErrors prints every problem of an intent, one per line.
+func printIntentErrors(g *globals, err error) {
+	fes := intent.FieldErrors(err)
+	for _, fe := range fes {
+		fmt.Fprintln(g.stderr, fe)
+	}
+	if len(fes) == 0 {
+		fmt.Fprintln(g.stderr, err)
+	}
+	fmt.Fprintf(g.stderr, "netagent: invalid intent: %d problems; nothing was changed\n", max(len(fes), 1))
+}
+
+// open opens the namespace for the command. The state directory follows a
+// command-level --netns unless the global --state-dir was given.
+func (k *kernelOpts) open(g *globals) (*host.Runtime, int) {
+	rt, err := host.Open(k.netns, k.stateDir(g), g.log)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return nil, exitInternal
+	}
+	return rt, exitOK
+}
+
+// stateDir is the global --state-dir, or, when that was left to its
+// default and the command names another namespace, that namespace's
+// default.
+func (k *kernelOpts) stateDir(g *globals) string {
+	if k.netns != g.netns && g.stateDir == defaultStateDir(g.netns) {
+		return defaultStateDir(k.netns)
+	}
+	return g.stateDir
 }

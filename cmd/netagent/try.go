@@ -41,14 +41,14 @@ func init() {
 
 // tryFlags adds try's flags to fs.
 func tryFlags(g *globals, fs *flag.FlagSet, k *kernelOpts) (*oneshot.TryOptions, *versionOpts, *protectOpts) {
-	o := &oneshot.TryOptions{Apply: host.ApplyOptions{Wait: defaultApplyWait}}
+	o := &oneshot.TryOptions{Apply: host.ApplyOptions{Wait: oneshot.DefaultApplyWait}}
 	fs.DurationVar(&o.Timeout, "timeout", trial.DefaultTimeout, "revert unless confirmed within this time")
 	fs.DurationVar(&o.ProbeTimeout, "probe-timeout", trial.DefaultProbeTimeout, "how long the probes may take to pass after the apply (at most --timeout)")
 	fs.Func("probe", "ping:HOST or tcp:HOST:PORT (see `go doc agent/probe`), run in the namespace after the apply: the trial reverts unless it passes (repeatable)",
 		func(v string) error { o.Probes = append(o.Probes, v); return nil })
 	fs.BoolVar(&o.KeepPartial, "keep-partial", false, "do not revert when items fail: wait for confirm or the timeout with what converged")
 	fs.BoolVar(&o.AutoConfirm, "confirm-when-probes-pass", false, "confirm as soon as the apply verified and every probe passed (unattended)")
-	fs.DurationVar(&o.Apply.Wait, "wait", defaultApplyWait, "how long to wait, while items are blocked, for the link events the apply causes")
+	fs.DurationVar(&o.Apply.Wait, "wait", oneshot.DefaultApplyWait, "how long to wait, while items are blocked, for the link events the apply causes")
 	vo := versionFlags(fs)
 	d := &daemonTrialOpts{}
 	fs.StringVar(&d.name, "name", "", "with --via-daemon: the intent file that confirming writes in the daemon's intent directory (default trial-<version>.json)")
@@ -63,13 +63,14 @@ func runTry(g *globals, args []string) int {
 	k := kernelFlags(g, fs)
 	k.name = "try"
 	o, vo, prot := tryFlags(g, fs, k)
-	intended, rt, code := k.prepare(g, fs, args)
-	if rt == nil {
+	tg, code := k.prepare(g, fs, args)
+	if tg == nil {
 		return code
 	}
-	defer rt.Close()
+	defer tg.Close()
+	rt := tg.Runtime
 	defer reportKillPoints(g)
-	gd, code := prot.guard(g, k, rt, intended)
+	gd, code := prot.guard(g, tg)
 	if gd == nil {
 		return code
 	}
@@ -83,14 +84,14 @@ func runTry(g *globals, args []string) int {
 	if t == nil {
 		return code
 	}
-	t.Intended = gd.apply
+	t.Intended = gd.Apply
 	// Confirming records the trial's intent as the new version.
 	t.Record = func() error {
-		_, _, err := vo.recorder(g, k).Record(versions.FilesSource("try", fs.Args()), k.files, vo.ifVersion)
+		_, _, err := vo.recorder(g, k).Record(versions.FilesSource("try", fs.Args()), tg.Intent.Files, vo.ifVersion)
 		return err
 	}
 	t.Leases = func(ctx context.Context, res *host.Result) (*host.Result, error) {
-		return applyLeases(ctx, rt, k.leases, gd, prot.force, res, o.Apply)
+		return oneshot.ApplyLeasesResult(ctx, rt, tg.Leases, gd, res, o.Apply)
 	}
 	return printTrial(g, runTrial(g, t))
 }
@@ -105,7 +106,7 @@ func newTrial(g *globals, fs *flag.FlagSet, k *kernelOpts, rt *host.Runtime, o *
 	if err != nil {
 		return nil, usageError(g, fs, err.Error())
 	}
-	rt.SetAcquireTimeout(acquireTimeout(o.Apply.Wait))
+	rt.SetAcquireTimeout(oneshot.AcquireTimeout(o.Apply.Wait))
 	return &oneshot.Trial{RT: rt, Files: files, Probes: probes, Options: *o}, exitOK
 }
 

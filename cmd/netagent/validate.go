@@ -2,10 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/netagent/netagent/agent/intent"
-	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/oneshot"
 	dg "github.com/netagent/netagent/depgraph"
 )
 
@@ -39,54 +38,21 @@ func runValidate(g *globals, args []string) int {
 }
 
 // loadIntent reads, parses, merges, validates and renders intent files
-// (render.Load), keyed by their paths as given. On failure it prints every
-// problem, one per line ("file: path: message"), and returns a nil graph
-// and the exit code. Every command that takes intent files calls it before
-// it touches anything, so an invalid intent never reaches the kernel.
+// (oneshot.Validate), keyed by their paths as given. On failure it prints
+// every problem, one per line ("file: path: message"), and returns a nil
+// graph and the exit code. Every command that takes intent files calls it
+// (or oneshot.Load) before it touches anything, so an invalid intent never
+// reaches the kernel.
 func loadIntent(g *globals, paths []string) (*dg.Graph, int) {
 	intended, _, code := loadIntentFiles(g, paths)
 	return intended, code
 }
 
-// loadIntentFiles is loadIntent, also returning the files parsed, by path
-// (render.Load in its two steps).
+// loadIntentFiles is loadIntent, also returning the files parsed, by path.
 func loadIntentFiles(g *globals, paths []string) (*dg.Graph, map[string]*intent.Intent, int) {
-	files := make(map[string][]byte, len(paths))
-	size := 0
-	for _, p := range paths {
-		if _, dup := files[p]; dup {
-			fmt.Fprintf(g.stderr, "netagent: %s: given twice\n", p)
-			return nil, nil, exitUsage
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-			return nil, nil, exitInternal // I/O, not an invalid intent
-		}
-		files[p] = data
-		size += len(data)
-	}
-	sizeGC(size)
-	parsed, err := render.ParseFiles(files)
-	var intended *dg.Graph
-	if err == nil {
-		intended, err = render.RenderFiles(parsed)
-	}
+	v, err := oneshot.Validate(paths, sizeGC)
 	if err != nil {
-		printIntentErrors(g, err)
-		return nil, nil, exitFailed
+		return nil, nil, printError(g, "", err)
 	}
-	return intended, parsed, exitOK
-}
-
-// printIntentErrors prints every problem of an intent, one per line.
-func printIntentErrors(g *globals, err error) {
-	fes := intent.FieldErrors(err)
-	for _, fe := range fes {
-		fmt.Fprintln(g.stderr, fe)
-	}
-	if len(fes) == 0 {
-		fmt.Fprintln(g.stderr, err)
-	}
-	fmt.Fprintf(g.stderr, "netagent: invalid intent: %d problems; nothing was changed\n", max(len(fes), 1))
+	return v.Graph, v.Intent.Files, exitOK
 }

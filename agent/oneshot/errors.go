@@ -1,0 +1,47 @@
+package oneshot
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/netagent/netagent/agent/host"
+)
+
+// ErrDaemon is the error of a command refused because a daemon serves the
+// namespace: acting on it here would go behind the daemon's back.
+var ErrDaemon = errors.New("the namespace is served by a daemon")
+
+// InvalidError is an intent that does not validate (or does not render):
+// nothing was changed. Err holds every problem (intent.FieldErrors).
+type InvalidError struct{ Err error }
+
+func (e *InvalidError) Error() string { return "invalid intent: " + e.Err.Error() }
+func (e *InvalidError) Unwrap() error { return e.Err }
+
+// UsageError is a command line that names something wrong (a file given
+// twice).
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// DaemonError is ErrDaemon with the daemon that serves the namespace.
+type DaemonError struct{ Holder host.Holder }
+
+func (e *DaemonError) Error() string {
+	return fmt.Sprintf("the namespace is served by the daemon %s", e.Holder)
+}
+func (e *DaemonError) Unwrap() error { return ErrDaemon }
+
+// Outcome is how a command ended, for cmd to map to its exit status.
+type Outcome int
+
+const (
+	// Converged: done, nothing left (a plan or check: nothing differs).
+	Converged Outcome = iota
+	// NotConverged: items failed or stayed blocked (a plan: would; a
+	// check: something differs).
+	NotConverged
+	// Refused: the change would disrupt a protected link; nothing was
+	// changed.
+	Refused
+)

@@ -1,0 +1,66 @@
+package oneshot
+
+import (
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/render"
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+// DefaultLockTimeout bounds the wait for another writer.
+const DefaultLockTimeout = 30 * time.Second
+
+// Options say which namespace a command acts on and how.
+type Options struct {
+	// Netns is the named network namespace ("": the host's).
+	Netns string
+	// StateDir is the namespace's state directory.
+	StateDir string
+	// Command names the command in the lock's holder ("apply" when empty).
+	Command string
+	// Write: the command changes the kernel. Gate takes the namespace's
+	// lock for it; Prepare reverts a pending trial first.
+	Write bool
+	// LockTimeout bounds the wait for another one-shot writer (writers).
+	LockTimeout time.Duration
+	// ResolvConf is --resolv-conf: where the intent's DNS goes ("": DNS is
+	// left alone).
+	ResolvConf string
+	// Protect are the links of --protect; Force applies even what would
+	// disrupt one, and deletes the orphans.
+	Protect []string
+	Force   bool
+	// Log receives what the steps log (nil: logrus's standard logger).
+	Log logrus.FieldLogger
+	// Render renders the intent files with facts (nil:
+	// render.RenderFilesWith). Tests count renders with it.
+	Render Renderer
+}
+
+// Renderer renders intent files with the host's facts.
+type Renderer func(files map[string]*intent.Intent, f render.Facts) (*dg.Graph, error)
+
+// command names the command in the lock's holder.
+func (o *Options) command() string {
+	if o.Command == "" {
+		return "apply"
+	}
+	return o.Command
+}
+
+func (o *Options) log() logrus.FieldLogger {
+	if o.Log == nil {
+		return logrus.StandardLogger()
+	}
+	return o.Log
+}
+
+func (o *Options) renderer() Renderer {
+	if o.Render == nil {
+		return render.RenderFilesWith
+	}
+	return o.Render
+}

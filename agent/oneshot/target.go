@@ -1,0 +1,88 @@
+package oneshot
+
+import (
+	"context"
+	"time"
+
+	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/render"
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+// Target is a namespace opened for a command, with its intent rendered
+// once.
+type Target struct {
+	Runtime *host.Runtime
+	Intent  *Intent
+	// Graph is the intent rendered with the host's facts and the leases
+	// kept: the command's one render.
+	Graph *dg.Graph
+	// Leases renders the intent with DHCP leases; nil without dhcp4 or
+	// dhcp6.
+	Leases *Leases
+	// Recovered is what the first step found of a pending trial.
+	Recovered Recovered
+	opts      *Options
+}
+
+// Close closes the namespace.
+func (t *Target) Close() { t.Runtime.Close() }
+
+// Options are the options the target was prepared with.
+func (t *Target) Options() *Options { return t.opts }
+
+// Prepare opens the namespace for in (Gate has decided to go ahead),
+// reverts a pending trial first (a writer: RecoverFirst) and renders the
+// intent once, with the host's facts and the DHCP leases kept (the leases
+// that have not reached their renewal time held as confirmed: no server is
+// asked before T1). An intent whose render needs no fact of the host (no
+// --resolv-conf, acceptRA, dhcp4 or dhcp6) is rendered before the
+// namespace is opened, so that an invalid one touches nothing at all.
+func Prepare(ctx context.Context, o *Options, in *Intent) (*Target, error) {
+	var g *dg.Graph
+	facts := needsFacts(in.Files, o.ResolvConf)
+	if !facts {
+		var err error
+		if g, err = o.RenderPlain(in); err != nil {
+			return nil, err
+		}
+	}
+	WarnDNS(o.log(), in.Files, o.ResolvConf)
+	rt, err := host.Open(o.Netns, o.StateDir, o.log())
+	if err != nil {
+		return nil, err
+	}
+	t := &Target{Runtime: rt, Intent: in, Graph: g, opts: o}
+	if t.Recovered, err = RecoverFirst(ctx, rt, o.Write); err == nil && facts {
+		err = t.renderWithFacts()
+	}
+	if err != nil {
+		rt.Close()
+		return nil, err
+	}
+	t.Leases.TrustFresh(rt, time.Now())
+	return t, nil
+}
+
+// renderWithFacts renders the intent with the host's facts and the leases
+// the state directory keeps.
+func (t *Target) renderWithFacts() error {
+	o, files := t.opts, t.Intent.Files
+	lf, g, err := KeptLeases(t.Runtime, files, o.ResolvConf, o.renderer())
+	if lf == nil && err == nil {
+		var f render.Facts
+		if f, err = Facts(t.Runtime, files, o.ResolvConf); err == nil {
+			g, err = o.renderer()(files, f)
+		}
+	}
+	if err != nil {
+		return &InvalidError{Err: err}
+	}
+	t.Leases, t.Graph = lf, g
+	return nil
+}
+
+// Guard is Guard on the target's render.
+func (t *Target) Guard(ctx context.Context) (*Guarded, error) {
+	return Guard(ctx, t.opts, t.Runtime, t.Intent.Protected, t.Graph)
+}
