@@ -2,17 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"slices"
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/oneshot"
-	"github.com/netagent/netagent/agent/render"
-	dg "github.com/netagent/netagent/depgraph"
 
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
-	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -44,61 +43,57 @@ func runRollback(g *globals, args []string) int {
 		return code
 	}
 	// A trial pending: rollback reverts it now (confirm.go).
-	if code, handled := rollbackTrial(g, k.netns, k.stateDir(g)); handled {
+	if code, handled := rollbackTrial(g, k); handled {
 		return code
 	}
-	switch {
-	case fs.NArg() > 1:
-		return usageError(g, fs, "at most one version")
-	case fs.NArg() == 1:
-		v, err := parseVersion(fs.Arg(0))
-		if err != nil || v == 0 {
-			return usageError(g, fs, fmt.Sprintf("%q: want a version number (see netagent history)", fs.Arg(0)))
-		}
-		n = v
+	n, code := rollbackVersion(g, fs)
+	if code != exitOK {
+		return code
 	}
 	if code, done := k.gate(g, nil); done {
 		return code
 	}
-	store := vo.store(g, k)
-	back, err := versions.Pick(store, n)
+	o := k.options(g)
+	o.Protect, o.Force = prot.links, prot.force
+	r, err := oneshot.PrepareRollback(context.Background(), o, vo.store(g, k), n, opts)
 	if err != nil {
-		return versionError(g, err)
+		return rollbackError(g, err)
 	}
-	intended, protected, err := renderVersionProtected(back)
-	if err != nil {
-		return versionError(g, err)
-	}
-	rt, code := k.open(g)
-	if rt == nil {
-		return code
-	}
-	defer rt.Close()
-	var lf *oneshot.Leases
-	if parsed, err := render.ParseFiles(map[string][]byte{"intent": back.Intent}); err == nil {
-		// The version's DHCPv4 uplinks: as apply's (oneshot.KeptLeases).
-		var next *dg.Graph
-		if lf, next, err = oneshot.KeptLeases(rt, parsed, k.resolvConf, nil); err != nil {
-			printIntentErrors(g, err)
-			return exitFailed
-		} else if next != nil {
-			intended = next
-		}
-		rt.SetAcquireTimeout(oneshot.AcquireTimeout(opts.Wait))
-	}
-	gd, code := prot.guardGraph(g, rt, protected, intended)
-	if gd == nil {
-		return code
-	}
-	if prot.refuse(g, gd, "netagent: rollback: ") {
+	defer r.Close()
+	if prot.refuse(g, r.Guarded, "netagent: rollback: ") {
 		return exitRefused
 	}
-	_, cur, err := versions.Rollback(store, back.Number, vo.ifVersion)
+	cur, err := r.Record(vo.ifVersion)
 	if err != nil {
 		return versionError(g, err)
 	}
-	fmt.Fprintf(g.stdout, "rollback to version %d: now version %d\n", back.Number, cur.Number)
-	return applyGuarded(g, "rollback", rt, gd, lf, intended, opts)
+	fmt.Fprintf(g.stdout, "rollback to version %d: now version %d\n", r.Back.Number, cur.Number)
+	return applyGuarded(g, "rollback", r.Runtime, r.Guarded, r.Leases, r.Graph, opts)
+}
+
+// rollbackVersion is the version N rollback names (0: none, the one
+// before the current).
+func rollbackVersion(g *globals, fs *flag.FlagSet) (int, int) {
+	switch {
+	case fs.NArg() > 1:
+		return 0, usageError(g, fs, "at most one version")
+	case fs.NArg() == 1:
+		v, err := parseVersion(fs.Arg(0))
+		if err != nil || v == 0 {
+			return 0, usageError(g, fs, fmt.Sprintf("%q: want a version number (see netagent history)", fs.Arg(0)))
+		}
+		return v, exitOK
+	}
+	return 0, exitOK
+}
+
+// rollbackError prints why a rollback could not be prepared and returns
+// its exit code.
+func rollbackError(g *globals, err error) int {
+	if inv := (*oneshot.InvalidError)(nil); errors.As(err, &inv) {
+		return printError(g, "", err)
+	}
+	return versionError(g, err)
 }
 
 // rollbackViaDaemon asks the daemon h to roll back to version n.
