@@ -134,13 +134,18 @@ func terminalEnter(tty bool) (<-chan struct{}, error) {
 	if err := unix.IoctlSetInt(int(os.Stdin.Fd()), unix.TCFLSH, unix.TCIFLUSH); err != nil {
 		return nil, fmt.Errorf("flushing the terminal's input: %w", err)
 	}
+	return readEnter(), nil
+}
+
+// readEnter returns the channel of an Enter typed on the terminal.
+func readEnter() <-chan struct{} {
 	enter := make(chan struct{}, 1)
 	go func() {
 		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err == nil {
 			enter <- struct{}{}
 		}
 	}()
-	return enter, nil
+	return enter
 }
 
 // showTrial prints a step of the trial.

@@ -10,7 +10,6 @@ package main
 // returns once the trial is applied: the daemon keeps the deadline.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -70,21 +69,16 @@ func tryViaDaemon(g *globals, o *oneshot.TryOptions, d *daemonTrialOpts, vo *ver
 // waitDaemonTrial waits in the foreground for the daemon's trial tr to
 // end, confirming it on Enter and reverting it on a signal.
 func waitDaemonTrial(g *globals, h host.Holder, tr *status.TrialStatus) int {
-	deadline := tr.Deadline
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sig)
-	enter := make(chan struct{}, 1)
+	var enter <-chan struct{}
 	tty := isTerminal(os.Stdin) && isTerminal(os.Stderr)
 	if tty {
-		go func() {
-			if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err == nil {
-				enter <- struct{}{}
-			}
-		}()
+		enter = readEnter()
 	}
 	fmt.Fprintf(g.stderr, "confirm with `netagent confirm`%s before %s, or it reverts\n",
-		map[bool]string{true: " or Enter", false: ""}[tty], deadline.Format(time.RFC3339))
+		map[bool]string{true: " or Enter", false: ""}[tty], tr.Deadline.Format(time.RFC3339))
 	// The daemon has no event stream: its status is polled.
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
@@ -99,22 +93,31 @@ func waitDaemonTrial(g *globals, h host.Holder, tr *status.TrialStatus) int {
 			}
 			return exitRevertedTimeout
 		case <-tick.C:
-			ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
-			resp, err := agent.Call(ctx, h.Socket, api.Request{Command: api.CmdStatus})
-			cancel()
-			if err != nil || resp.Status == nil {
-				fmt.Fprintf(g.stderr, "\nnetagent: the daemon %s: %v; it keeps the trial's deadline\n", h, err)
-				return exitInternal
-			}
-			termsafe.Sanitize(resp)
-			if t := resp.Status.Trial; t == nil || !t.Since.Equal(tr.Since) {
-				return daemonTrialEnded(g, resp.Status)
-			}
-			if tty {
-				fmt.Fprintf(g.stderr, "\rreverting in %3ds (Enter confirms) ", int(time.Until(deadline).Round(time.Second).Seconds()))
+			if code, ended := pollDaemonTrial(g, h, tr, tty); ended {
+				return code
 			}
 		}
 	}
+}
+
+// pollDaemonTrial asks the daemon h whether its trial tr has ended (and
+// how: try's exit code), showing the countdown meanwhile on a terminal.
+func pollDaemonTrial(g *globals, h host.Holder, tr *status.TrialStatus, tty bool) (code int, ended bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
+	resp, err := agent.Call(ctx, h.Socket, api.Request{Command: api.CmdStatus})
+	cancel()
+	if err != nil || resp.Status == nil {
+		fmt.Fprintf(g.stderr, "\nnetagent: the daemon %s: %v; it keeps the trial's deadline\n", h, err)
+		return exitInternal, true
+	}
+	termsafe.Sanitize(resp)
+	if t := resp.Status.Trial; t == nil || !t.Since.Equal(tr.Since) {
+		return daemonTrialEnded(g, resp.Status), true
+	}
+	if tty {
+		fmt.Fprintf(g.stderr, "\rreverting in %3ds (Enter confirms) ", int(time.Until(tr.Deadline).Round(time.Second).Seconds()))
+	}
+	return exitOK, false
 }
 
 // daemonTrialEnded reports how the daemon's trial ended (Status.LastTrial)
