@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/netagent/netagent/internal/statefile"
 )
 
 // An emptied links.json (a needed record) stops Recover, named, and is
@@ -17,15 +15,8 @@ import (
 func TestRecoverDamagedRecords(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "host")
 	links, lease := filepath.Join(dir, "links.json"), filepath.Join(dir, "dhcp4-wan0.json")
-	if err := statefile.SaveJSON(links, map[string]any{"namespaces": []any{}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(links, nil, 0o600); err != nil { // emptied
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(lease, []byte(`{"interface": "wan0", "addr`), 0o600); err != nil { // cut short
-		t.Fatal(err)
-	}
+	damage(t, links, nil)                                   // emptied
+	damage(t, lease, []byte(`{"interface": "wan0", "addr`)) // cut short
 	o := &Options{StateDir: dir, Command: "recover"}
 	res, err := Recover(context.Background(), o, RecoverOptions{})
 	if err != nil || !res.Stopped || len(res.Damaged) != 2 || len(res.SetAside) != 0 {
@@ -69,5 +60,16 @@ func TestStateTargets(t *testing.T) {
 	}
 	if got, err := StateTargets(filepath.Join(root, "none")); err != nil || len(got) != 0 {
 		t.Fatalf("a missing root: %+v, %v", got, err)
+	}
+}
+
+// damage leaves path holding data, a record that is not whole.
+func damage(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -123,15 +123,7 @@ func (t *Trial) Run() *TryResult {
 func (t *Trial) apply() *TryResult {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var interrupted atomic.Bool
-	go func() {
-		select {
-		case <-t.Stop:
-			interrupted.Store(true)
-			cancel() // the apply stops; the revert puts back what it did
-		case <-ctx.Done():
-		}
-	}()
+	interrupted := t.stopOn(ctx, cancel) // the apply stops; the revert puts back what it did
 	res, err := t.RT.Apply(ctx, t.Intended, t.Options.Apply)
 	if err == nil && t.Leases != nil {
 		res, err = t.Leases(ctx, res)
@@ -165,15 +157,7 @@ func (t *Trial) probe() *TryResult {
 	end := trial.Window(time.Now(), t.Options.ProbeTimeout, t.tr.Trial.Deadline)
 	ctx, cancel := context.WithDeadline(context.Background(), end)
 	defer cancel()
-	var interrupted atomic.Bool
-	go func() {
-		select {
-		case <-t.Stop:
-			interrupted.Store(true)
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	interrupted := t.stopOn(ctx, cancel)
 	err := trial.RunProbes(ctx, t.Probes, func(p host.Prober) { t.report(TryProbePassed{Probe: p.String()}) })
 	switch {
 	case interrupted.Load():
@@ -259,6 +243,20 @@ func (t *Trial) revert(f trial.Fault, reason string) *TryResult {
 		err = fmt.Errorf("the trial (%s) could not be reverted: %w", reason, err)
 	}
 	return &TryResult{Revert: &trial.Revert{Fault: f, Reason: reason}, Reverted: res, Err: err}
+}
+
+// stopOn cancels ctx when Stop fires before ctx ends, and says so.
+func (t *Trial) stopOn(ctx context.Context, cancel context.CancelFunc) *atomic.Bool {
+	var interrupted atomic.Bool
+	go func() {
+		select {
+		case <-t.Stop:
+			interrupted.Store(true)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return &interrupted
 }
 
 func (t *Trial) report(e TryEvent) {
