@@ -214,20 +214,8 @@ func (a *Agent) rollbackTo(n int, expect *int) (*dg.Graph, error) {
 	if err != nil {
 		return nil, err // before anything is recorded
 	}
-	// The override is on disk before the version that says it is in
-	// force: a crash between leaves the documents' version current and an
-	// override that the next start ends or keeps as their digest says.
-	if sources.Digest == v.Digest { // back to what the documents say: no override
-		a.endOverride()
-		if graph, _, err = renderWithout(a.st.docs.acceptedFiles(), a.renderer()); err != nil {
-			return nil, err
-		}
-	} else {
-		o := &override{Override: versions.Override{Version: v.Number, Intent: v.Intent, SetAside: sources.Digest}, graph: graph}
-		if err := versions.SaveOverride(h.stateDir, &o.Override); err != nil {
-			return nil, err
-		}
-		h.override = o
+	if graph, err = a.override(v, sources.Digest, graph); err != nil {
+		return nil, err
 	}
 	_, m, err := h.rec.Rollback(v.Number, versions.Any)
 	if err != nil {
@@ -235,6 +223,25 @@ func (a *Agent) rollbackTo(n int, expect *int) (*dg.Graph, error) {
 		return nil, err
 	}
 	h.current = &m
+	return graph, nil
+}
+
+// override puts version v (rendered: graph) in force in place of the
+// documents whose digest is setAside, and returns the graph to adopt.
+// The override is on disk before the version that says it is in force: a
+// crash between leaves the documents' version current and an override
+// that the next start ends or keeps as their digest says.
+func (a *Agent) override(v *versions.Version, setAside string, graph *dg.Graph) (*dg.Graph, error) {
+	if setAside == v.Digest { // back to what the documents say: no override
+		a.endOverride()
+		graph, _, err := renderWithout(a.st.docs.acceptedFiles(), a.renderer())
+		return graph, err
+	}
+	o := &override{Override: versions.Override{Version: v.Number, Intent: v.Intent, SetAside: setAside}, graph: graph}
+	if err := versions.SaveOverride(a.hist.stateDir, &o.Override); err != nil {
+		return nil, err
+	}
+	a.hist.override = o
 	return graph, nil
 }
 

@@ -8,7 +8,8 @@ package agent
 //     on disk: it is no version, the accepted documents saved are those
 //     without it (a daemon killed during the trial starts again from
 //     them), and the intent directory is untouched.
-//   - The trial reverts by itself when an item fails or stays blocked
+//   - The trial reverts by itself, as the one-shot try does (the rule is
+//     agent/trial's Judge), when an item fails or stays blocked
 //     (waited for up to Wait: settleTrial) unless KeepPartial, when a
 //     read-back right after the apply differs from the intent, when a
 //     probe fails, or at the deadline (an alarm of the loop); items failed
@@ -32,20 +33,18 @@ package agent
 //     file edited) is adopted at once, the trial staying on top: the
 //     documents without the trial (base) are recorded as a version, saved
 //     as the accepted ones, and given to the target's trial record as
-//     Previous (TrialHandle.Update). A revert returns to the base, so the
+//     Previous (trial.Handle.Update). A revert returns to the base, so the
 //     edit stays; a confirm keeps both. An apply over the socket is refused
 //     meanwhile: the API document is the trial's.
 //   - Confirming writes the document atomically into the intent directory
 //     (Config.TrialDir) as Request.Name (default trial-<version>.json), so
 //     that it takes the API document's place, and records the version.
 //     The trial's record says first that the confirm writes that file
-//     (TrialHandle.Confirming), so that a daemon killed once it is written
+//     (trial.Handle.Confirming: trial.WriteConfirmed), so that a daemon killed once it is written
 //     finds the trial confirmed when it starts again, not reverted.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -59,8 +58,6 @@ import (
 	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
-	"github.com/netagent/netagent/internal/killpoint"
-	"github.com/netagent/netagent/internal/statefile"
 )
 
 // DefaultTrialTimeout is a trial's timeout when the request names none.
@@ -210,46 +207,9 @@ func (a *Agent) problemsNow() map[dg.ItemRef]bool {
 // (nothing changed then).
 func (a *Agent) newTrial(req Request) (*pendingTrial, *docSet, resolution, Response) {
 	s := a.st
-	if s.trial != nil {
-		return nil, nil, resolution{}, Response{Error: fmt.Sprintf("a trial is pending (since %s): confirm or roll it back first", s.trial.status.Since.Format(time.RFC3339))}
-	}
-	if len(req.Intent) == 0 {
-		return nil, nil, resolution{}, Response{Error: errNoIntent.Error()}
-	}
-	if err := a.checkVersion(req.IfVersion); err != nil {
+	params, name, err := a.checkTrial(req)
+	if err != nil {
 		return nil, nil, resolution{}, errorResponse(err)
-	}
-	timeout, err := parseDuration("timeout", req.Timeout)
-	if err != nil {
-		return nil, nil, resolution{}, Response{Error: err.Error()}
-	}
-	if timeout == 0 {
-		timeout = DefaultTrialTimeout
-	}
-	probeTimeout, err := parseDuration("probe timeout", req.ProbeTimeout)
-	if err != nil {
-		return nil, nil, resolution{}, Response{Error: err.Error()}
-	}
-	if probeTimeout == 0 {
-		probeTimeout = trial.DefaultProbeTimeout
-	}
-	wait := trial.DefaultWait
-	if req.Wait != "" {
-		if wait, err = time.ParseDuration(req.Wait); err != nil || wait < 0 {
-			return nil, nil, resolution{}, Response{Error: fmt.Sprintf("wait %q: want a duration (10s, 0s)", req.Wait)}
-		}
-	}
-	if len(req.Probes) > 0 {
-		if a.cfg.Probe == nil {
-			return nil, nil, resolution{}, Response{Error: "probes: the daemon cannot run probes"}
-		}
-		if _, err := probe.ParseAll(req.Probes); err != nil {
-			return nil, nil, resolution{}, Response{Error: fmt.Sprintf("probes: %v", err)}
-		}
-	}
-	name, err := a.trialName(req.Name)
-	if err != nil {
-		return nil, nil, resolution{}, Response{Error: err.Error()}
 	}
 	next, res, problems, err := a.withAPIDoc(req.Intent)
 	switch {
@@ -261,13 +221,42 @@ func (a *Agent) newTrial(req Request) (*pendingTrial, *docSet, resolution, Respo
 	now := time.Now()
 	s.trialSeq++
 	t := &pendingTrial{id: s.trialSeq, raw: req.Intent, prevAPI: a.api.raw,
-		keepPartial: req.KeepPartial, wait: wait, probeTimeout: probeTimeout, before: a.problemsNow(),
-		status: TrialStatus{ID: TrialID(now), Since: now, Deadline: now.Add(timeout), Probes: req.Probes, Name: name, KeepPartial: req.KeepPartial}}
+		keepPartial: req.KeepPartial, wait: params.Wait, probeTimeout: params.ProbeTimeout, before: a.problemsNow(),
+		status: TrialStatus{ID: TrialID(now), Since: now, Deadline: now.Add(params.Timeout), Probes: req.Probes, Name: name, KeepPartial: req.KeepPartial}}
 	if d := s.docs.docs[apiDocName]; d != nil && d.good != nil {
 		prev := *d
 		t.prevDoc = &prev
 	}
 	return t, next, res, Response{}
+}
+
+// checkTrial checks what a CmdTry request asks for: the trial's timings
+// and the intent file that confirming it writes.
+func (a *Agent) checkTrial(req Request) (trial.Params, string, error) {
+	s := a.st
+	if s.trial != nil {
+		return trial.Params{}, "", fmt.Errorf("a trial is pending (since %s): confirm or roll it back first", s.trial.status.Since.Format(time.RFC3339))
+	}
+	if len(req.Intent) == 0 {
+		return trial.Params{}, "", errNoIntent
+	}
+	if err := a.checkVersion(req.IfVersion); err != nil {
+		return trial.Params{}, "", err
+	}
+	params, err := trial.ParseParams(req.Timeout, req.ProbeTimeout, req.Wait)
+	if err != nil {
+		return trial.Params{}, "", err
+	}
+	if len(req.Probes) > 0 {
+		if a.cfg.Probe == nil {
+			return trial.Params{}, "", errors.New("probes: the daemon cannot run probes")
+		}
+		if _, err := probe.ParseAll(req.Probes); err != nil {
+			return trial.Params{}, "", fmt.Errorf("probes: %w", err)
+		}
+	}
+	name, err := a.trialName(req.Name)
+	return params, name, err
 }
 
 // trialName checks the intent file that confirming a trial writes ("":
@@ -479,28 +468,10 @@ func (a *Agent) confirmTrial(ctx context.Context, id string) Response {
 		return Response{Error: "the trial is still being checked (its probes run, or its blocked items are waited for): confirm once it stands, or roll it back (the trial stays pending)"}
 	}
 	src := a.source("dir:" + a.cfg.TrialDir)
-	path := filepath.Join(a.cfg.TrialDir, t.status.Name)
-	if _, err := os.Stat(path); err == nil {
-		// Someone wrote it while the trial was pending: never overwrite
-		// an operator's file.
-		return Response{Error: fmt.Sprintf("%s exists now (written while the trial was pending): move it away or roll the trial back (the trial stays pending)", path)}
+	path, err := trial.WriteConfirmed(t.handle, a.cfg.TrialDir, t.status.Name, t.raw)
+	if err != nil {
+		return Response{Error: err.Error()}
 	}
-	var doc bytes.Buffer
-	if json.Indent(&doc, t.raw, "", "  ") != nil { // the socket's encoding compacts it
-		doc.Reset()
-		doc.Write(t.raw)
-	}
-	doc.WriteByte('\n')
-	if t.handle != nil {
-		if err := t.handle.Confirming(path, doc.Bytes()); err != nil {
-			return Response{Error: fmt.Sprintf("%v (the trial stays pending)", err)}
-		}
-	}
-	killpoint.At("confirm-recorded")
-	if err := statefile.WriteAtomic(path, doc.Bytes()); err != nil {
-		return Response{Error: fmt.Sprintf("writing %s: %v (the trial stays pending)", path, err)}
-	}
-	killpoint.At("confirm-written")
 	s.trialAlarm.stop()
 	s.trial = nil
 	var errs []error
@@ -509,6 +480,24 @@ func (a *Agent) confirmTrial(ctx context.Context, id string) Response {
 			errs = append(errs, err)
 		}
 	}
+	a.adoptConfirmed(t, src, path)
+	a.log.WithField("file", path).Info("trial confirmed")
+	if len(s.reasons) > 0 {
+		a.reconcile(ctx)
+	}
+	st := a.status()
+	resp := Response{Status: &st}
+	if err := errors.Join(errs...); err != nil {
+		resp.Error = err.Error()
+	}
+	return resp
+}
+
+// adoptConfirmed adopts the documents once trial t is confirmed: the
+// intent directory's (src) with the file the confirm wrote (path) in
+// place of the API document, recorded as the version and saved.
+func (a *Agent) adoptConfirmed(t *pendingTrial, src IntentSource, path string) {
+	s := a.st
 	next := a.withPrevAPI(t)
 	if src != nil {
 		a.loadInto(next, src.Name())
@@ -525,16 +514,6 @@ func (a *Agent) confirmTrial(ctx context.Context, id string) Response {
 	}
 	a.saveDocs()
 	s.lastTrial = &TrialOutcome{ID: t.status.ID, Result: "confirmed", At: time.Now(), File: path}
-	a.log.WithField("file", path).Info("trial confirmed")
-	if len(s.reasons) > 0 {
-		a.reconcile(ctx)
-	}
-	st := a.status()
-	resp := Response{Status: &st}
-	if err := errors.Join(errs...); err != nil {
-		resp.Error = err.Error()
-	}
-	return resp
 }
 
 // trialBaseChanged records a change of the documents other than the
@@ -576,19 +555,6 @@ func (a *Agent) trialStatus(st *Status) {
 		oc := *o
 		st.LastTrial = &oc
 	}
-}
-
-// parseDuration parses Request.Timeout or ProbeTimeout ("": 0, the
-// default).
-func parseDuration(what, s string) (time.Duration, error) {
-	if s == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%s %q: want a positive duration (60s)", what, s)
-	}
-	return d, nil
 }
 
 // rollbackTrial answers CmdRollback of the trial id: it reverts now, if

@@ -153,3 +153,45 @@ func FaultOf(reason string) Fault {
 	}
 	return Timeout
 }
+
+// Params are a trial's timings.
+type Params struct {
+	// Timeout: reverted unless confirmed by then.
+	Timeout time.Duration
+	// ProbeTimeout bounds the probe round (Window).
+	ProbeTimeout time.Duration
+	// Wait bounds the wait for the link events that unblock its blocked
+	// items.
+	Wait time.Duration
+}
+
+// ParseParams parses a trial's timings as a request gives them ("": the
+// default): a positive timeout and probe timeout, a wait of 0 or more.
+func ParseParams(timeout, probeTimeout, wait string) (Params, error) {
+	p := Params{Timeout: DefaultTimeout, ProbeTimeout: DefaultProbeTimeout, Wait: DefaultWait}
+	var err error
+	if p.Timeout, err = positive("timeout", timeout, DefaultTimeout); err != nil {
+		return Params{}, err
+	}
+	if p.ProbeTimeout, err = positive("probe timeout", probeTimeout, DefaultProbeTimeout); err != nil {
+		return Params{}, err
+	}
+	if wait != "" {
+		if p.Wait, err = time.ParseDuration(wait); err != nil || p.Wait < 0 {
+			return Params{}, fmt.Errorf("wait %q: want a duration (10s, 0s)", wait)
+		}
+	}
+	return p, nil
+}
+
+// positive parses a positive duration s ("": def).
+func positive(what, s string, def time.Duration) (time.Duration, error) {
+	if s == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s %q: want a positive duration (60s)", what, s)
+	}
+	return d, nil
+}

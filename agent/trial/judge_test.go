@@ -86,3 +86,20 @@ func TestFaultOf(t *testing.T) {
 		}
 	}
 }
+
+// A request's timings: the defaults when empty, positive timeouts, a
+// wait of 0 or more.
+func TestParseParams(t *testing.T) {
+	p, err := ParseParams("", "", "")
+	if err != nil || p != (Params{DefaultTimeout, DefaultProbeTimeout, DefaultWait}) {
+		t.Fatalf("defaults: %+v %v", p, err)
+	}
+	if p, err := ParseParams("5m", "3s", "0s"); err != nil || p.Timeout.String() != "5m0s" || p.ProbeTimeout.String() != "3s" || p.Wait != 0 {
+		t.Fatalf("given: %+v %v", p, err)
+	}
+	for _, bad := range [][3]string{{"0s", "", ""}, {"", "-1s", ""}, {"", "", "-1s"}, {"x", "", ""}} {
+		if _, err := ParseParams(bad[0], bad[1], bad[2]); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
