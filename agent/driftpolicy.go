@@ -124,7 +124,7 @@ func checkDiffers(rep *host.Report, intended *dg.Graph, pol render.DriftPolicies
 			continue
 		}
 		p := pol.Of(d.Ref)
-		if p == intent.DriftIgnore {
+		if host.IgnoredDrift(d, pol) {
 			if ignored == nil {
 				ignored = map[dg.ItemRef]bool{}
 			}

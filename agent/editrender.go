@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	dg "github.com/netagent/netagent/depgraph"
@@ -87,11 +88,10 @@ func (a *Agent) judgeEdit(files map[string]*intent.Intent) bool {
 		return true
 	}
 	j, err := a.cfg.Guard.Judge(context.Background(), s.current, s.intended, render.ProtectedLinks(files))
-	if err != nil || len(j.Refused) > 0 || len(j.Orphans) > 0 || (j.Graph != nil && j.Graph != s.intended) {
+	if err != nil || len(j.Refused) > 0 || len(j.Orphans) > 0 || (j.Intended != nil && j.Intended != s.intended) {
 		return false
 	}
-	j.Graph = s.intended
-	s.judged = &j
+	s.judged = &host.Guarded{Intended: s.intended, Protected: j.Protected}
 	return true
 }
 

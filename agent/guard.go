@@ -3,8 +3,9 @@ package agent
 import (
 	"context"
 	"errors"
-	"maps"
+	"slices"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	dg "github.com/netagent/netagent/depgraph"
@@ -13,42 +14,21 @@ import (
 // Guard judges every set of intent documents the agent would adopt (from
 // its sources or the socket API), after rendering and before anything
 // changes. The daemon backs it with the protected links
-// (agent/host.Protection).
+// (oneshot.NewDaemonGuard over agent/host's judgement).
 type Guard interface {
 	// Judge judges intended, rendered from documents that mark the links
 	// protected "protected": true. current is the agent's current state,
 	// nil before the first read-back (Judge then reads the kernel
 	// itself). Judge must not remember anything: a plan or a check judges
-	// too.
-	Judge(ctx context.Context, current, intended *dg.Graph, protected []string) (Judgement, error)
-	// Adopted is told when the agent adopts the graph of a Judgement;
+	// too. The judgement's Intended is the graph to adopt (nil: intended
+	// as it is); its Refused reject the change like an invalid document:
+	// the document that holds (or held) each refused item keeps its
+	// previous version, and the refusal is its problem in status.
+	Judge(ctx context.Context, current, intended *dg.Graph, protected []string) (*host.Guarded, error)
+	// Adopted is told when the agent adopts the graph of a judgement;
 	// current is the agent's current state (nil before the first
 	// read-back).
-	Adopted(current *dg.Graph, j Judgement)
-}
-
-// Judgement is what a Guard decided about an intended graph.
-type Judgement struct {
-	// Graph is the graph to adopt: the intended one, or a copy with the
-	// objects to keep as orphans added.
-	Graph *dg.Graph
-	// Orphans gives, for every object kept although no document holds it,
-	// why.
-	Orphans map[dg.ItemRef]string
-	// Refused lists the disruptions that reject the change like an invalid
-	// document: the document that holds (or held) each refused item keeps
-	// its previous version, and the refusal is its problem in status.
-	Refused []GuardRefusal
-	// Protected are the links the documents mark protected.
-	Protected []string
-}
-
-// GuardRefusal is one disruption a Guard refuses: the item operated on,
-// and why ("route 0.0.0.0/0 via 192.0.2.1 dev eth0 would be withdrawn:
-// eth0 is protected").
-type GuardRefusal struct {
-	Ref dg.ItemRef
-	Why string
+	Adopted(current *dg.Graph, j *host.Guarded)
 }
 
 // renderer is the Renderer resolve uses: Config.Render, then the Guard.
@@ -77,21 +57,21 @@ func (a *Agent) guardRenderer() Renderer {
 		if len(j.Refused) > 0 {
 			return nil, a.blameRefusals(g, j.Refused)
 		}
-		if j.Graph == nil {
-			j.Graph = g
+		j = &host.Guarded{Intended: j.Intended, Orphans: slices.Clone(j.Orphans), Refused: j.Refused, Protected: j.Protected}
+		if j.Intended == nil {
+			j.Intended = g
 		}
-		j.Orphans = maps.Clone(j.Orphans)
 		if a.st != nil {
-			a.st.judged = &j
+			a.st.judged = j
 		}
-		return j.Graph, nil
+		return j.Intended, nil
 	}
 }
 
 // blameRefusals turns refusals into errors naming the document that holds
 // the item in the new graph g, or held it in the adopted one (a removal),
 // so that resolve takes back only that document's change.
-func (a *Agent) blameRefusals(g *dg.Graph, refused []GuardRefusal) error {
+func (a *Agent) blameRefusals(g *dg.Graph, refused []host.Refusal) error {
 	errs := make([]error, 0, len(refused))
 	for _, r := range refused {
 		file := fileOf(g, r.Ref)
@@ -118,11 +98,11 @@ func (a *Agent) adopted(g *dg.Graph) {
 	s.orphans = nil
 	j := s.judged
 	s.judged = nil
-	if j == nil || j.Graph != g {
+	if j == nil || j.Intended != g {
 		return // not judged (a rollback in force the Guard failed to judge, history.go): no orphans
 	}
-	s.orphans = j.Orphans
-	a.cfg.Guard.Adopted(s.current, *j)
+	s.orphans = j.OrphanReasons()
+	a.cfg.Guard.Adopted(s.current, j)
 	var back []dg.ItemRef
 	for ref := range prev {
 		if _, still := s.orphans[ref]; !still && g.Contains(ref) {

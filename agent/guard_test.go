@@ -7,26 +7,27 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/netagent/netagent/agent/host"
 	dg "github.com/netagent/netagent/depgraph"
 )
 
 // refuseWithdrawal is a Guard that refuses any intent that leaves out the
 // route of routeDoc while the kernel holds it, as protecting uplink0 does.
-func refuseWithdrawal(_ context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []GuardRefusal, error) {
+func refuseWithdrawal(_ context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []host.Refusal, error) {
 	if current == nil {
 		return intended, nil, nil, nil
 	}
 	_, has := current.Get(routeRef)
 	_, wants := intended.Get(routeRef)
 	if has && !wants {
-		return nil, nil, []GuardRefusal{{Ref: routeRef, Why: "route 198.51.100.0/24 via 192.0.2.1 dev uplink0 would be withdrawn: uplink0 is protected"}}, nil
+		return nil, nil, []host.Refusal{{Ref: routeRef, Why: "route 198.51.100.0/24 via 192.0.2.1 dev uplink0 would be withdrawn: uplink0 is protected"}}, nil
 	}
 	return intended, nil, nil, nil
 }
 
 // keepOrphan is a Guard that keeps that route, as the kernel holds it,
 // when the intent leaves it out: an orphan.
-func keepOrphan(_ context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []GuardRefusal, error) {
+func keepOrphan(_ context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []host.Refusal, error) {
 	if current == nil {
 		return intended, nil, nil, nil
 	}
@@ -40,14 +41,18 @@ func keepOrphan(_ context.Context, current, intended *dg.Graph) (*dg.Graph, map[
 }
 
 // guardFunc is a Guard from its Judge.
-type guardFunc func(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []GuardRefusal, error)
+type guardFunc func(ctx context.Context, current, intended *dg.Graph) (*dg.Graph, map[dg.ItemRef]string, []host.Refusal, error)
 
-func (f guardFunc) Judge(ctx context.Context, current, intended *dg.Graph, _ []string) (Judgement, error) {
+func (f guardFunc) Judge(ctx context.Context, current, intended *dg.Graph, _ []string) (*host.Guarded, error) {
 	g, orphans, refused, err := f(ctx, current, intended)
-	return Judgement{Graph: g, Orphans: orphans, Refused: refused}, err
+	j := &host.Guarded{Intended: g, Refused: refused}
+	for ref, why := range orphans {
+		j.Orphans = append(j.Orphans, host.Orphan{Ref: ref, Reason: why})
+	}
+	return j, err
 }
 
-func (guardFunc) Adopted(*dg.Graph, Judgement) {}
+func (guardFunc) Adopted(*dg.Graph, *host.Guarded) {}
 
 func withGuard(g guardFunc) rigOption { return func(c *Config) { c.Guard = g } }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/netagent/netagent/agent/host"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items/lease4"
 )
@@ -31,8 +32,8 @@ type loopState struct {
 	// orphans are the intended items the Guard keeps although no document
 	// holds them, with why (see Guard).
 	orphans map[dg.ItemRef]string
-	// judged is the Guard's Judgement of the graph resolve rendered last.
-	judged *Judgement
+	// judged is the Guard's judgement of the graph resolve rendered last.
+	judged *host.Guarded
 
 	reasons []string        // why the next reconcile runs; none: no reconcile
 	dirty   map[string]bool // sources to load when the intent burst ends

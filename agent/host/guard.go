@@ -16,15 +16,35 @@ import (
 	"github.com/netagent/netagent/reconciler"
 )
 
-// Guarded is the outcome of Guard: the graph to apply, and what the
-// protection decided.
+// Guarded is the judgement of the protection of links on an intended
+// graph (Guard), the one both drivers use: the one-shot commands
+// (agent/oneshot) and the daemon's Guard (what it adopts).
 type Guarded struct {
 	// Intended is the intended graph with every orphan in it, kept as the
 	// kernel holds it (a copy: the caller's graph is left alone), or the
 	// caller's graph when nothing is orphaned.
 	Intended *dg.Graph
 	Orphans  []Orphan
-	Refused  []Refusal
+	// Refused are the disruptions that reject the change: the one-shot
+	// commands refuse (unless forced); the daemon keeps the previous
+	// version of the document that holds (or held) each refused item.
+	Refused []Refusal
+	// Protected are the links the intent's documents mark protected (the
+	// daemon remembers them when it adopts Intended).
+	Protected []string
+}
+
+// OrphanReasons gives, for every orphan, why it is kept; nil without
+// orphans.
+func (g *Guarded) OrphanReasons() map[dg.ItemRef]string {
+	if len(g.Orphans) == 0 {
+		return nil
+	}
+	out := make(map[dg.ItemRef]string, len(g.Orphans))
+	for _, o := range g.Orphans {
+		out[o.Ref] = o.Reason
+	}
+	return out
 }
 
 // RefusedError is the error of an apply that Guard refused: each refusal on its

@@ -23,6 +23,8 @@ func AcquireTimeout(wait time.Duration) time.Duration {
 
 // Applied is the outcome of an apply (and of a rollback's).
 type Applied struct {
+	// Applied is what the apply did; nil when the protection refused it
+	// (Outcome Refused).
 	*host.Applied
 	// Guarded is what the protection decided (the orphans kept).
 	Guarded *Guarded
@@ -35,8 +37,12 @@ type Applied struct {
 	RememberErr error
 }
 
-// Outcome is Converged or NotConverged.
+// Outcome is how the apply ended: Refused (nothing changed), Converged or
+// NotConverged.
 func (a *Applied) Outcome() Outcome {
+	if a.Applied == nil {
+		return Refused
+	}
 	if a.Converged() {
 		return Converged
 	}
@@ -69,4 +75,58 @@ func ApplyGuarded(ctx context.Context, rt *host.Runtime, gd *Guarded, lf *Leases
 	out.RememberErr = rt.Remember(gd.Protection, host.Declares(intended), res.Current, gd.Force)
 	out.Leases = lf.Report(rt, &res.Result)
 	return out, nil
+}
+
+// ApplySpec is what Apply does beyond Options.
+type ApplySpec struct {
+	host.ApplyOptions
+	// Judged, when set, is told the judgement of the protection before
+	// anything changes (the refusals, forced or not).
+	Judged func(*Guarded)
+	// Record, when set, records the intent as a new version, after the
+	// judgement (a refused change is no version) and before the kernel
+	// changes; its error stops the apply.
+	Record func(*Intent) error
+	// Progress observes the apply.
+	Progress Progress
+}
+
+// Apply is `netagent apply`: it converges the namespace once to the
+// intent files at paths (Start), judged by the protection of links (a
+// refusal stops it before anything changes: the result's Outcome is
+// Refused), with its lease rounds, until ctx ends.
+func Apply(ctx context.Context, o *Options, paths []string, spec ApplySpec) (*Applied, error) {
+	t, err := Start(context.WithoutCancel(ctx), o, paths) // a signal does not cut a recovery short
+
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	return t.Apply(ctx, spec)
+}
+
+// Apply applies the target's intent (Apply).
+func (t *Target) Apply(ctx context.Context, spec ApplySpec) (*Applied, error) {
+	t.Runtime.SetAcquireTimeout(AcquireTimeout(spec.Wait))
+	gd, err := t.Guard(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Judged != nil {
+		spec.Judged(gd)
+	}
+	if gd.Stops() {
+		return &Applied{Guarded: gd}, nil
+	}
+	if spec.Record != nil {
+		if err := spec.Record(t.Intent); err != nil {
+			return nil, err
+		}
+	}
+	t.Intent.Files = nil // recorded: the parsed intent (15 MB at 100k routes) need not outlive the apply's start
+	res, err := ApplyGuarded(ctx, t.Runtime, gd, t.Leases, t.Graph, spec.ApplyOptions, spec.Progress)
+	if err != nil {
+		return nil, &StepError{Step: "apply", Err: err}
+	}
+	return res, nil
 }

@@ -11,6 +11,10 @@ import (
 // namespace: acting on it here would go behind the daemon's back.
 var ErrDaemon = errors.New("the namespace is served by a daemon")
 
+// ErrNoIntent is a command given no intent file when no daemon serves the
+// namespace to compare with its own intent.
+var ErrNoIntent = errors.New("no intent file given, and no daemon serves the namespace to compare with its own intent")
+
 // InvalidError is an intent that does not validate (or does not render):
 // nothing was changed. Err holds every problem (intent.FieldErrors).
 type InvalidError struct{ Err error }
@@ -45,3 +49,12 @@ const (
 	// changed.
 	Refused
 )
+
+// StepError is the failure of a command's step, named ("plan", "check").
+type StepError struct {
+	Step string
+	Err  error
+}
+
+func (e *StepError) Error() string { return e.Step + ": " + e.Err.Error() }
+func (e *StepError) Unwrap() error { return e.Err }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/netagent/netagent/agent/host"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
 )
 
 // Guarded is what the protection of links decided about a command's
@@ -56,4 +57,58 @@ func Guard(ctx context.Context, o *Options, rt *host.Runtime, protected []string
 		out.Apply = intended
 	}
 	return out, nil
+}
+
+// DaemonGuard is the daemon's Guard (agent.Guard): every set of intent
+// documents is judged against the protected links (--protect, and
+// "protected" in the intent) before the daemon adopts it. A disruption
+// rejects the change (the documents keep their previous version; status
+// says why); the daemon has no --force. Orphans are kept in the intended
+// graph. The links an adopted intent protects are remembered in the state
+// directory.
+type DaemonGuard struct {
+	rt    *host.Runtime
+	links []string
+}
+
+// NewDaemonGuard returns the daemon's Guard on rt, with the links of
+// --protect.
+func NewDaemonGuard(rt *host.Runtime, links []string) DaemonGuard {
+	return DaemonGuard{rt: rt, links: links}
+}
+
+// Judge judges intended against the protected links; current nil: it
+// reads the kernel itself.
+func (d DaemonGuard) Judge(ctx context.Context, current, intended *dg.Graph, protected []string) (*host.Guarded, error) {
+	j := &host.Guarded{Intended: intended, Protected: protected}
+	prot, err := d.rt.Protection(d.links, protected, host.Declares(intended))
+	if err != nil || prot.Empty() {
+		return j, err
+	}
+	if current == nil {
+		if current, err = d.rt.ReadCurrent(intended); err != nil {
+			return j, err
+		}
+	}
+	gd := d.rt.GuardCurrent(ctx, current, intended, prot)
+	gd.Protected = protected
+	return gd, nil
+}
+
+// Adopted remembers the links the adopted intent protects (its orphans
+// are not declarations).
+func (d DaemonGuard) Adopted(current *dg.Graph, j *host.Guarded) {
+	orphans := j.OrphanReasons()
+	declared := func(name string) bool {
+		ref := items.InterfaceRef(name)
+		_, orphan := orphans[ref]
+		return j.Intended.Contains(ref) && !orphan
+	}
+	prot, err := d.rt.Protection(d.links, j.Protected, declared)
+	if err == nil {
+		err = d.rt.Remember(prot, declared, current, false)
+	}
+	if err != nil {
+		d.rt.Log().WithError(err).Warn("remembering the protected links")
+	}
 }

@@ -38,6 +38,12 @@ type Options struct {
 	// Render renders the intent files with facts (nil:
 	// render.RenderFilesWith). Tests count renders with it.
 	Render Renderer
+	// Sized, when set, is told how many bytes the intent files hold before
+	// they are parsed (the CLI sizes its garbage collector by it).
+	Sized func(bytes int)
+	// Recovered, when set, is told what Prepare found of a pending trial,
+	// as soon as it knows (before the render).
+	Recovered func(Recovered)
 }
 
 // Renderer renders intent files with the host's facts.
@@ -64,3 +70,8 @@ func (o *Options) renderer() Renderer {
 	}
 	return o.Render
 }
+
+// OutputFormat is the version of the JSON shapes of the results (apply,
+// check, validate, show --all and status): it changes only when a field
+// changes meaning or goes away; new fields may come.
+const OutputFormat = 1

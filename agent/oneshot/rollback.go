@@ -2,7 +2,6 @@ package oneshot
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/render"
@@ -36,16 +35,6 @@ type Rollback struct {
 
 // Close closes the namespace.
 func (r *Rollback) Close() { r.Runtime.Close() }
-
-// RenderVersion renders a version's merged intent as one document, with
-// the links it protects.
-func RenderVersion(v *versions.Version) (*dg.Graph, []string, error) {
-	gr, protected, err := render.LoadProtected(map[string][]byte{"intent": v.Intent})
-	if err != nil {
-		return nil, nil, fmt.Errorf("version %d does not render: %w", v.Number, err)
-	}
-	return gr, protected, nil
-}
 
 // PrepareRollback picks version n of store (0: the one before the
 // current), renders it, opens the namespace (Gate has decided to go

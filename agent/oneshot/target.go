@@ -22,11 +22,18 @@ type Target struct {
 	Leases *Leases
 	// Recovered is what the first step found of a pending trial.
 	Recovered Recovered
-	opts      *Options
+	// Lock is the namespace's lock, held for a writer (Start).
+	Lock *host.Lock
+	opts *Options
 }
 
-// Close closes the namespace.
-func (t *Target) Close() { t.Runtime.Close() }
+// Close closes the namespace and releases its lock.
+func (t *Target) Close() {
+	t.Runtime.Close()
+	if t.Lock != nil {
+		t.Lock.Release()
+	}
+}
 
 // Options are the options the target was prepared with.
 func (t *Target) Options() *Options { return t.opts }
@@ -53,7 +60,11 @@ func Prepare(ctx context.Context, o *Options, in *Intent) (*Target, error) {
 		return nil, err
 	}
 	t := &Target{Runtime: rt, Intent: in, Graph: g, opts: o}
-	if t.Recovered, err = RecoverFirst(ctx, rt, o.Write); err == nil && facts {
+	t.Recovered, err = RecoverFirst(ctx, rt, o.Write)
+	if err == nil && o.Recovered != nil {
+		o.Recovered(t.Recovered)
+	}
+	if err == nil && facts {
 		err = t.renderWithFacts()
 	}
 	if err != nil {
@@ -85,4 +96,40 @@ func (t *Target) renderWithFacts() error {
 // Guard is Guard on the target's render.
 func (t *Target) Guard(ctx context.Context) (*Guarded, error) {
 	return Guard(ctx, t.opts, t.Runtime, t.Intent.Protected, t.Graph)
+}
+
+// Start is the start that apply, plan, check and try share: Gate (a
+// daemon serving the namespace is a *DaemonError, with no lock taken),
+// Load and Prepare.
+func Start(ctx context.Context, o *Options, paths []string) (*Target, error) {
+	d, err := Gate(o)
+	switch {
+	case err != nil:
+		return nil, err
+	case d.Daemon != nil:
+		return nil, &DaemonError{Holder: *d.Daemon}
+	case d.Busy != nil:
+		o.log().WithField("holder", d.Busy.String()).Warn("another netagent is changing the namespace now: what this reads may change under it")
+	}
+	t, err := loadAndPrepare(ctx, o, paths)
+	if err != nil {
+		if d.Lock != nil {
+			d.Lock.Release()
+		}
+		return nil, err
+	}
+	t.Lock = d.Lock
+	return t, nil
+}
+
+// loadAndPrepare is Start after the gate.
+func loadAndPrepare(ctx context.Context, o *Options, paths []string) (*Target, error) {
+	if len(paths) == 0 {
+		return nil, ErrNoIntent
+	}
+	in, err := Load(paths, o.Sized)
+	if err != nil {
+		return nil, err
+	}
+	return Prepare(ctx, o, in)
 }

@@ -32,7 +32,7 @@ func CheckItems(intended *dg.Graph, rep *host.Report, policies render.DriftPolic
 			for _, h := range d.HeldBy {
 				ci.HeldBy = append(ci.HeldBy, h.String())
 			}
-			if d.Kind == host.Differs && ci.Drift == string(intent.DriftIgnore) {
+			if host.IgnoredDrift(d, policies) {
 				ci.State = CheckIgnored
 			}
 		}

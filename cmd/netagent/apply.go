@@ -29,35 +29,40 @@ func init() {
 func runApply(g *globals, args []string) int {
 	fs := newFlagSet(g, "apply", "FILE...")
 	k := kernelFlags(g, fs)
-	opts := host.ApplyOptions{Wait: oneshot.DefaultApplyWait}
+	spec := oneshot.ApplySpec{ApplyOptions: host.ApplyOptions{Wait: oneshot.DefaultApplyWait}}
 	fs.BoolVar(&g.asJSON, "json", false, "print the operations run and the outcome as JSON (see the README's JSON shapes)")
 	fs.BoolVar(&g.allOps, "all-ops", false, fmt.Sprintf("print every operation run (default: the first %d, then how many more)", opsShown))
-	waitFlag(fs, &opts.Wait)
+	waitFlag(fs, &spec.Wait)
 	resolvConfFlag(fs, k)
 	vo := versionFlags(fs)
-	k.gateFlags(fs, true, applyViaDaemon(g, &opts.Wait, vo))
+	k.gateFlags(fs, true, applyViaDaemon(g, &spec.Wait, vo))
 	prot := protectFlags(fs, true)
-	t, code := k.prepare(g, fs, args)
-	if t == nil {
+	o, code, ok := k.parse(g, fs, args, prot)
+	if !ok {
 		return code
 	}
-	defer t.Close()
-	t.Runtime.SetAcquireTimeout(oneshot.AcquireTimeout(opts.Wait))
-	gd, code := prot.guard(g, t)
-	if gd == nil {
-		return code
+	spec.Judged = func(gd *oneshot.Guarded) { printRefused(g, gd, "netagent: apply: ") }
+	spec.Record = recordVersion(g, k, vo, "apply "+strings.Join(fs.Args(), " "))
+	spec.Progress = progressFor(g)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := oneshot.Apply(ctx, o, fs.Args(), spec)
+	if err != nil {
+		return k.failed(g, err, fs.Args())
 	}
-	if prot.refuse(g, gd, "netagent: apply: ") {
-		return exitRefused
+	return printApplyResult(g, "apply", res)
+}
+
+// recordVersion records the intent as a new version (and checks
+// --if-version) once the protection let the apply through, under the
+// namespace's lock, before the kernel changes.
+func recordVersion(g *globals, k *kernelOpts, vo *versionOpts, source string) func(*oneshot.Intent) error {
+	return func(in *oneshot.Intent) error {
+		if code, ok := vo.record(g, k, source, in.Files); !ok {
+			return exitError{code}
+		}
+		return nil
 	}
-	// The judgement first: a refused change is no version. The version
-	// (and --if-version) then, under the namespace's lock, before the
-	// kernel changes.
-	if code, ok := vo.record(g, k, "apply "+strings.Join(fs.Args(), " "), t.Intent.Files); !ok {
-		return code
-	}
-	t.Intent.Files = nil // recorded: the parsed intent (15 MB at 100k routes) need not outlive the apply's start
-	return applyGuarded(g, "apply", t.Runtime, gd, t.Leases, t.Graph, opts)
 }
 
 // waitFlag adds apply's --wait.
@@ -84,6 +89,15 @@ func applyGuarded(g *globals, verb string, rt *host.Runtime, gd *oneshot.Guarded
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, err)
 		return exitInternal
+	}
+	return printApplyResult(g, verb, res)
+}
+
+// printApplyResult prints the outcome of an apply (or a rollback, verb)
+// and returns its exit code: a refused one changed nothing.
+func printApplyResult(g *globals, verb string, res *oneshot.Applied) int {
+	if res.Outcome() == oneshot.Refused {
+		return exitRefused
 	}
 	if res.RememberErr != nil {
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, res.RememberErr)

@@ -1,13 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/netagent/netagent/internal/termsafe"
 
-	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
-	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/status"
 )
 
@@ -28,69 +28,46 @@ func runCheck(g *globals, args []string) int {
 	resolvConfFlag(fs, k)
 	k.gateFlags(fs, false, checkViaDaemon(g, all, asJSON))
 	prot := protectFlags(fs, false)
-	t, code := k.prepare(g, fs, args)
-	if t == nil {
+	o, code, ok := k.parse(g, fs, args, prot)
+	if !ok {
 		return code
 	}
-	defer t.Close()
-	rt, intended := t.Runtime, t.Graph
-	t.Leases.TrustKept(rt) // the kept leases are held: no server is asked
-	gd, code := prot.guard(g, t)
-	if gd == nil {
-		return code
+	res, err := oneshot.Check(context.Background(), o, fs.Args(), *all || *asJSON)
+	if err != nil {
+		return k.failed(g, err, fs.Args())
 	}
 	if !*asJSON {
-		orphanLines(g, gd, "note: ") // kept on purpose: not a difference
+		orphanLines(g, res.Guarded, "note: ") // kept on purpose: not a difference
 	}
-	rep, err := rt.Check(gd.Apply)
-	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: check: %v\n", err)
-		return exitInternal
-	}
-	// A lease's address or routes the intent refused (they would take
-	// over its own networks) are not in the kernel: the host is not as
-	// the intent asks, even when the kernel matches what was rendered.
-	refused := t.Leases.Refusals()
 	if *asJSON || *all {
-		return printCheckAll(g, intended, rep, t.Intent.Drift, refused, *asJSON)
+		return printCheckItems(g, res.Items, res.Refused, *asJSON)
 	}
-	for _, f := range rep.Foreign {
+	return printChecked(g, res)
+}
+
+// printChecked prints check's text: the notes, then every difference, or
+// that the kernel matches.
+func printChecked(g *globals, res *oneshot.Checked) int {
+	for _, f := range res.Report.Foreign {
 		fmt.Fprintf(g.stdout, "note: %s: left alone\n", f)
 	}
-	rep.Diffs = checkDriftPolicies(g, t.Intent.Drift, rep.Diffs)
-	if rep.Converged() && len(refused) == 0 {
-		fmt.Fprintf(g.stdout, "ok: running matches intended (%d items)\n", intended.Len())
+	for _, ref := range res.Ignored {
+		fmt.Fprintf(g.stdout, "note: %s: differs, ignored (drift: ignore)\n", ref)
+	}
+	if res.Outcome() == oneshot.Converged {
+		fmt.Fprintf(g.stdout, "ok: running matches intended (%d items)\n", res.Intended.Len())
 		return exitOK
 	}
-	for _, d := range rep.Diffs {
-		if p := t.Intent.Drift.Of(d.Ref); p == intent.DriftReport {
+	for _, d := range res.Report.Diffs {
+		if res.Drift.Of(d.Ref) == intent.DriftReport {
 			fmt.Fprintf(g.stdout, "%s (drift: report)\n", d)
 			continue
 		}
 		fmt.Fprintln(g.stdout, d)
 	}
-	printRefusals(g, refused)
-	fmt.Fprintf(g.stdout, "%d items differ from the intent%s\n", len(rep.Diffs), refusedTally(len(refused)))
+	printRefusals(g, res.Refused)
+	fmt.Fprintf(g.stdout, "%d items differ from the intent%s\n", len(res.Report.Diffs), refusedTally(len(res.Refused)))
 	return exitFailed
-}
-
-// checkDriftPolicies leaves out of diffs, as notes, the differences of the
-// items whose drift policy is ignore: the operator asked not to hear of
-// them. An ignore item missing from the kernel is still a difference: an
-// apply creates it.
-func checkDriftPolicies(g *globals, policies render.DriftPolicies, diffs []host.Difference) []host.Difference {
-	if len(policies) == 0 {
-		return diffs
-	}
-	out := diffs[:0]
-	for _, d := range diffs {
-		if d.Kind == host.Differs && policies.Of(d.Ref) == intent.DriftIgnore {
-			fmt.Fprintf(g.stdout, "note: %s: differs, ignored (drift: ignore)\n", d.Ref)
-			continue
-		}
-		out = append(out, d)
-	}
-	return out
 }
 
 // printRefusals prints check's line of each lease refusal, escaped for a

@@ -8,10 +8,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/netagent/netagent/agent/host"
-	"github.com/netagent/netagent/agent/render"
-	dg "github.com/netagent/netagent/depgraph"
-	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/agent/oneshot"
 )
 
 func init() {
@@ -42,38 +39,13 @@ func runGraph(g *globals, args []string) int {
 	if out == nil {
 		return code
 	}
-	var intended *dg.Graph
-	if fs.NArg() > 0 {
-		var code int
-		if intended, code = loadIntent(g, fs.Args()); intended == nil {
-			return code
-		}
-	}
-	if intended != nil {
-		describeFiles(intended)
-	}
-	if !*current {
-		return out(dg.DOT(intended))
-	}
-	rt, code := k.open(g)
-	if rt == nil {
-		return code
-	}
-	defer rt.Close()
-	cur, err := readCurrent(rt, intended)
+	o := k.options(g)
+	o.Sized = sizeGC
+	dot, err := oneshot.Graph(context.Background(), o, fs.Args(), *current)
 	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: graph: %v\n", err)
-		return exitInternal
+		return printError(g, "", err)
 	}
-	if intended == nil {
-		return out(dg.DOT(cur))
-	}
-	res, err := rt.Plan(context.Background(), intended)
-	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: graph: %v\n", err)
-		return exitInternal
-	}
-	return out(dg.DiffDOTFailing(cur, intended, predictedFailures(res)))
+	return out(dot)
 }
 
 // graphOutput returns what prints the DOT in the format asked: as it is,
@@ -107,49 +79,4 @@ func graphOutput(g *globals, fs *flag.FlagSet, format string) (func(dot string) 
 		}
 		return exitOK
 	}, exitOK
-}
-
-// predictedFailures are the items a plan predicts to fail, with why.
-func predictedFailures(res *host.PlanResult) map[dg.ItemRef]string {
-	out := make(map[dg.ItemRef]string)
-	for _, p := range res.Problems {
-		if !p.Blocked {
-			out[p.Ref] = p.Reason
-		}
-	}
-	return out
-}
-
-// describeFiles labels each file's subgraph with the file's name (the
-// subgraph's own name has each "/" escaped: see render.SubgraphName), so
-// that a DOT cluster reads "/etc/netagent/lan.json".
-func describeFiles(intended *dg.Graph) {
-	for _, sub := range intended.SubGraphs() {
-		sub.SetDescription(render.FileOfSubgraph(sub.Name()))
-	}
-}
-
-// readCurrent reads the kernel back for graph --current. Without an intent
-// (intended nil), a link netagent does not own but that its objects sit on
-// (the uplink an address or a route is on, a port of its bridge) is read
-// back as the physical interface it is to them, as an intent would declare
-// it, so that it is drawn present, under its link, rather than missing.
-func readCurrent(rt *host.Runtime, intended *dg.Graph) (*dg.Graph, error) {
-	cur, err := rt.ReadCurrent(intended)
-	if err != nil || intended != nil {
-		return cur, err
-	}
-	hint := dg.New("physical")
-	for _, ref := range cur.Refs() {
-		for _, d := range cur.Dependencies(ref) {
-			req := d.RequiredItem
-			if req.Type == items.TypeInterface && !cur.Contains(req) && cur.Contains(items.LinkRef(req.Name)) {
-				hint.Put(&items.Interface{IfName: req.Name, Kind: items.KindPhysical})
-			}
-		}
-	}
-	if hint.Len() == 0 {
-		return cur, nil
-	}
-	return rt.ReadCurrent(hint)
 }

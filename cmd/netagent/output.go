@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"sync"
 	"syscall"
 	"text/tabwriter"
@@ -33,9 +32,8 @@ import (
 )
 
 // outputFormat is the version of the JSON shapes of apply, check,
-// validate and status (and of the events of status --watch): it changes
-// only when a field changes meaning or goes away; new fields may come.
-const outputFormat = 1
+// validate and status (and of the events of status --watch).
+const outputFormat = oneshot.OutputFormat
 
 // statusJSON is what `status --json` prints: the daemon's status with the
 // format.
@@ -226,24 +224,11 @@ type checkJSON struct {
 	LeasesRefused []status.LeaseRefusal `json:"leasesRefused,omitempty"`
 }
 
-// printCheckAll prints every item with its state (check --all), or the
-// checkJSON document (--json); exit 1 when something differs.
-func printCheckAll(g *globals, intended *dg.Graph, rep *host.Report, policies render.DriftPolicies, refused []status.LeaseRefusal, asJSON bool) int {
-	return printCheckItems(g, status.CheckItems(intended, rep, policies), refused, asJSON)
-}
-
-// printCheckItems is printCheckAll of the items' list (the daemon's
-// answer, with --via-daemon).
+// printCheckItems prints every item with its state (check --all), or the
+// checkJSON document (--json); exit 1 when something differs. The list
+// is the one-shot check's, or the daemon's answer (--via-daemon).
 func printCheckItems(g *globals, list []status.CheckItem, refused []status.LeaseRefusal, asJSON bool) int {
-	counts := map[string]int{}
-	converged := len(refused) == 0
-	for _, ci := range list {
-		counts[ci.State]++
-		switch ci.State {
-		case status.CheckDiffers, status.CheckMissing, status.CheckExtra:
-			converged = false
-		}
-	}
+	counts, converged := oneshot.CheckCounts(list, refused)
 	code := exitOK
 	if !converged {
 		code = exitFailed
@@ -258,27 +243,11 @@ func printCheckItems(g *globals, list []status.CheckItem, refused []status.Lease
 	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ITEM\tSTATE\tDETAIL")
 	for _, ci := range list {
-		var detail []string
-		for _, f := range ci.Fields {
-			detail = append(detail, fmt.Sprintf("%s: intended %s, running %s", f.Field, f.Intended, f.Running))
-		}
-		for _, h := range ci.HeldBy {
-			detail = append(detail, "held by "+h)
-		}
-		if ci.Drift != "" {
-			detail = append(detail, "drift: "+ci.Drift)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", ci.Item, ci.State, strings.Join(detail, "; "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", ci.Item, ci.State, oneshot.CheckDetail(ci))
 	}
 	tw.Flush()
-	var parts []string
-	for _, s := range []string{status.CheckOK, status.CheckDiffers, status.CheckMissing, status.CheckExtra, status.CheckIgnored, status.CheckForeign} {
-		if counts[s] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
-		}
-	}
 	printRefusals(g, refused)
-	fmt.Fprintf(g.stdout, "%d items: %s%s\n", len(list), strings.Join(parts, ", "), refusedTally(len(refused)))
+	fmt.Fprintf(g.stdout, "%d items: %s%s\n", len(list), oneshot.CheckTally(counts), refusedTally(len(refused)))
 	return code
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/reconciler"
@@ -88,7 +89,7 @@ func TestCheckAllListsPassingItems(t *testing.T) {
 	}}
 	var out, errb bytes.Buffer
 	g := &globals{stdout: &out, stderr: &errb}
-	if code := printCheckAll(g, intended, rep, render.DriftPolicies{}, nil, false); code != exitFailed {
+	if code := printCheckItems(g, status.CheckItems(intended, rep, render.DriftPolicies{}), nil, false); code != exitFailed {
 		t.Errorf("exit %d", code)
 	}
 	for _, want := range []string{br.String() + "  ", "ok", route.String(), "missing", extra.String(), "extra",
@@ -99,7 +100,7 @@ func TestCheckAllListsPassingItems(t *testing.T) {
 	}
 	out.Reset()
 	rep.Diffs = []host.Difference{{Ref: br, Kind: host.Differs, Fields: []host.FieldDiff{{Field: "MTU", Want: "9000", Have: "1500"}}}}
-	if code := printCheckAll(g, intended, rep, nil, nil, true); code != exitFailed {
+	if code := printCheckItems(g, status.CheckItems(intended, rep, nil), nil, true); code != exitFailed {
 		t.Errorf("exit %d", code)
 	}
 	var doc checkJSON

@@ -8,7 +8,6 @@ import (
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/oneshot"
-	"github.com/netagent/netagent/configurators"
 	"github.com/netagent/netagent/internal/termsafe"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -29,32 +28,39 @@ func runPlan(g *globals, args []string) int {
 	resolvConfFlag(fs, k)
 	k.gateFlags(fs, false, planViaDaemon(g))
 	prot := protectFlags(fs, true)
-	t, code := k.prepare(g, fs, args)
-	if t == nil {
+	o, code, ok := k.parse(g, fs, args, prot)
+	if !ok {
 		return code
 	}
-	defer t.Close()
-	gd, code := prot.guard(g, t)
-	if gd == nil {
-		return code
-	}
-	res, err := t.Runtime.Plan(context.Background(), gd.Apply)
+	res, err := oneshot.Plan(context.Background(), o, fs.Args())
 	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: plan: %v\n", err)
-		return exitInternal
+		return k.failed(g, err, fs.Args())
 	}
-	if *asJSON {
-		if err := printPlanJSONGuarded(g, res, gd); err != nil {
+	return printPlanned(g, res, *asJSON)
+}
+
+// printPlanned prints a plan, as text or JSON, then the refusals, and
+// returns its exit code.
+func printPlanned(g *globals, res *oneshot.Planned, asJSON bool) int {
+	gd := res.Guarded
+	if asJSON {
+		if err := printPlanJSONGuarded(g, res.PlanResult, gd); err != nil {
 			return exitInternal
 		}
 	} else {
-		printPlanTextGuarded(g, res, gd.ProtectedTouched())
+		printPlanTextGuarded(g, res.PlanResult, gd.ProtectedTouched())
 		orphanLines(g, gd, "  =  ")
 	}
-	if prot.refuse(g, gd, "netagent: plan: ") {
+	printRefused(g, gd, "netagent: plan: ")
+	return exitOf(res.Outcome())
+}
+
+// exitOf is the exit code of an outcome.
+func exitOf(o oneshot.Outcome) int {
+	switch o {
+	case oneshot.Refused:
 		return exitRefused
-	}
-	if len(res.Problems) > 0 || res.Err != nil {
+	case oneshot.NotConverged:
 		return exitFailed
 	}
 	return exitOK
@@ -89,7 +95,7 @@ func printPlanTextGuarded(g *globals, res *host.PlanResult, protected []string) 
 		fmt.Fprintf(g.stdout, "  !  %s\n", termsafe.String(res.Err.Error()))
 	}
 	for _, e := range res.SideEffects {
-		fmt.Fprintf(g.stdout, "  ~  %s\n", sideEffectText(e))
+		fmt.Fprintf(g.stdout, "  ~  %s\n", oneshot.SideEffectText(e))
 	}
 	if note := waitNote(res); note != "" {
 		fmt.Fprintf(g.stdout, "  ~  %s\n", note)
@@ -121,18 +127,6 @@ func passOf(res *host.PlanResult, i int) int {
 
 // passStart returns the index of the first operation of a pass (> 1).
 func passStart(res *host.PlanResult, pass int) int { return res.FollowUps[pass-2] }
-
-// sideEffectText says what the kernel does to an item, after which
-// operation, and what apply does about it.
-func sideEffectText(e configurators.SideEffect) string {
-	switch {
-	case e.Certain && e.Refused != nil:
-		return fmt.Sprintf("%s: changed by the kernel after %q: %s; a follow-up pass tries to write it again: %v", e.Ref, e.Cause, e.Reason, e.Refused)
-	case e.Certain:
-		return fmt.Sprintf("%s: changed by the kernel after %q: %s; a follow-up pass writes it again", e.Ref, e.Cause, e.Reason)
-	}
-	return fmt.Sprintf("%s: may be changed by the kernel after %q: %s; apply then runs a follow-up pass to write it again", e.Ref, e.Cause, e.Reason)
-}
 
 // waitNote says what apply does beyond the planned passes while items wait
 // for a link: it waits for link events (--wait) and converges again at

@@ -5,11 +5,9 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/oneshot"
 	dg "github.com/netagent/netagent/depgraph"
-	"github.com/netagent/netagent/items"
 )
 
 // Protected links (see host.Protection): --protect LINK on apply, plan,
@@ -112,61 +110,5 @@ func orphanLines(g *globals, res *oneshot.Guarded, prefix string) {
 	}
 	for _, o := range res.Orphans {
 		fmt.Fprintf(g.stdout, "%s%s\n", prefix, o)
-	}
-}
-
-// daemonGuard is the daemon's agent.Guard: every set of intent documents
-// is judged against the protected links (--protect, and "protected" in the
-// intent) before the daemon adopts it. A disruption rejects the change
-// (the documents keep their previous version; status says why); the
-// daemon has no --force. Orphans are kept in the intended graph. The links
-// an adopted intent protects are remembered in the state directory.
-type daemonGuard struct {
-	rt    *host.Runtime
-	links []string
-}
-
-var _ agent.Guard = daemonGuard{}
-
-// Judge implements agent.Guard.
-func (d daemonGuard) Judge(ctx context.Context, current, intended *dg.Graph, protected []string) (agent.Judgement, error) {
-	j := agent.Judgement{Graph: intended, Protected: protected}
-	prot, err := d.rt.Protection(d.links, protected, host.Declares(intended))
-	if err != nil || prot.Empty() {
-		return j, err
-	}
-	if current == nil {
-		if current, err = d.rt.ReadCurrent(intended); err != nil {
-			return j, err
-		}
-	}
-	gd := d.rt.GuardCurrent(ctx, current, intended, prot)
-	for _, r := range gd.Refused {
-		j.Refused = append(j.Refused, agent.GuardRefusal{Ref: r.Ref, Why: r.Why})
-	}
-	if len(gd.Orphans) > 0 {
-		j.Graph = gd.Intended
-		j.Orphans = make(map[dg.ItemRef]string, len(gd.Orphans))
-		for _, o := range gd.Orphans {
-			j.Orphans[o.Ref] = o.Reason
-		}
-	}
-	return j, nil
-}
-
-// Adopted implements agent.Guard: it remembers the links the adopted
-// intent protects (its orphans are not declarations).
-func (d daemonGuard) Adopted(current *dg.Graph, j agent.Judgement) {
-	declared := func(name string) bool {
-		ref := items.InterfaceRef(name)
-		_, orphan := j.Orphans[ref]
-		return j.Graph.Contains(ref) && !orphan
-	}
-	prot, err := d.rt.Protection(d.links, j.Protected, declared)
-	if err == nil {
-		err = d.rt.Remember(prot, declared, current, false)
-	}
-	if err != nil {
-		d.rt.Log().WithError(err).Warn("remembering the protected links")
 	}
 }

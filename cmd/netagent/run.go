@@ -208,7 +208,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 		Settled:          returnMemory,
 		StateDir:         o.kernel.stateDir(g), // the agent keeps its accepted intents next to the runtime's records
 		KeepVersions:     o.keepVersions,
-		Guard:            daemonGuard{rt: rt, links: o.protect.links},
+		Guard:            oneshot.NewDaemonGuard(rt, o.protect.links),
 		Trials:           trial.OnRuntime(rt),
 		Probe:            trial.Probes(rt),
 		TrialDir:         o.intentDir,

@@ -147,34 +147,54 @@ func lockDaemon(g *globals, o *daemonOpts) (*host.Lock, int) {
 	return lk, exitOK
 }
 
-// prepare parses the command line, makes sure that no daemon serves the
-// target (or sends the command to it: see gate), takes the target's lock
-// for a writer, loads the intent files it names and opens the target,
-// rendering the intent once (oneshot.Prepare): the start that plan, apply,
-// check and try share. A nil target comes with the exit code to return.
-func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*oneshot.Target, int) {
+// parse parses the command line of a command that acts on the target
+// with intent files (apply, plan, check, try) and returns its oneshot
+// options, with the protection of prot (nil: none).
+func (k *kernelOpts) parse(g *globals, fs *flag.FlagSet, args []string, prot *protectOpts) (*oneshot.Options, int, bool) {
 	if code, ok := parseFlags(fs, args); !ok {
-		return nil, code
+		return nil, code, false
 	}
 	if fs.NArg() == 0 && !k.daemonsOwn() {
-		return nil, usageError(g, fs, "no intent file given")
+		return nil, usageError(g, fs, "no intent file given"), false
 	}
-	if code, done := k.gate(g, fs.Args()); done {
-		return nil, code // the daemon validates the files with its own
+	o := k.options(g)
+	o.Sized = sizeGC
+	o.Recovered = func(r oneshot.Recovered) { printRecovered(g, r) }
+	if prot != nil {
+		o.Protect, o.Force = prot.links, prot.force
 	}
-	if fs.NArg() == 0 {
-		fmt.Fprintf(g.stderr, "netagent: no intent file given, and no daemon serves the namespace to compare with its own intent\n")
-		return nil, exitUsage
+	return o, exitOK, true
+}
+
+// prepare parses the command line and starts the command
+// (oneshot.Start): the gate, the intent files loaded and the target
+// opened with the intent rendered once. A nil target comes with the exit
+// code to return.
+func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*oneshot.Target, int) {
+	o, code, ok := k.parse(g, fs, args, nil)
+	if !ok {
+		return nil, code
 	}
-	in, err := oneshot.Load(fs.Args(), sizeGC)
-	if err == nil {
-		var t *oneshot.Target
-		if t, err = oneshot.Prepare(context.Background(), k.options(g), in); err == nil {
-			printRecovered(g, t.Recovered)
-			return t, exitOK
-		}
+	t, err := oneshot.Start(context.Background(), o, fs.Args())
+	if err != nil {
+		return nil, k.failed(g, err, fs.Args())
 	}
-	return nil, printError(g, "", err)
+	return t, exitOK
+}
+
+// failed prints why a command failed and returns its exit code: a daemon
+// serving the target does the command (--via-daemon, with the files) or
+// refuses it (gate).
+func (k *kernelOpts) failed(g *globals, err error, files []string) int {
+	var de *oneshot.DaemonError
+	switch {
+	case errors.As(err, &de):
+		return k.toDaemon(g, de.Holder, files)
+	case errors.Is(err, oneshot.ErrNoIntent):
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitUsage
+	}
+	return printError(g, "", err)
 }
 
 // printRecovered says what the first step found of a pending trial.
@@ -187,6 +207,11 @@ func printRecovered(g *globals, r oneshot.Recovered) {
 	}
 }
 
+// exitError is an error already printed, with its exit code.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
 // printError prints err, prefixed ("apply: "), and returns its exit code:
 // an invalid intent's every problem (exitFailed), a usage error, a
 // failed revert of a pending trial; anything else is exitInternal.
@@ -194,7 +219,10 @@ func printError(g *globals, prefix string, err error) int {
 	var inv *oneshot.InvalidError
 	var use *oneshot.UsageError
 	var rec *oneshot.RecoverError
+	var done exitError
 	switch {
+	case errors.As(err, &done):
+		return done.code
 	case errors.As(err, &inv):
 		printIntentErrors(g, inv.Err)
 		return exitFailed
