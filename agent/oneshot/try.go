@@ -79,8 +79,94 @@ type TryWaiting struct {
 // TryTick: a second passed while waiting; Left is until the deadline.
 type TryTick struct{ Left time.Duration }
 
+// TrySpec is what Try needs beside the namespace's options.
+type TrySpec struct {
+	TryOptions
+	// Judged, when set, is told the judgement of the protection before
+	// anything changes (as ApplySpec.Judged).
+	Judged func(*Guarded)
+	// Check, when set, refuses the trial before anything changes
+	// (--if-version: versions.Check).
+	Check func() error
+	// Record records the trial's intent as the new version, on confirm.
+	Record func(*Intent) error
+	// Signals, when set, is called as the trial begins (after Start): the
+	// channel of the signals that revert it (the Trial's Stop), and what
+	// to call once it ended.
+	Signals func() (stop <-chan os.Signal, release func())
+	// BeforeWait and Report are the Trial's.
+	BeforeWait func() (<-chan struct{}, error)
+	Report     func(TryEvent)
+}
+
+// Try runs the trial of the intent files paths on the namespace of o
+// (Start: the gate, the intent loaded, a pending trial recovered, one
+// render), to its end.
+func Try(ctx context.Context, o *Options, paths []string, spec TrySpec) (*TryResult, error) {
+	t, err := Start(ctx, o, paths)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	return t.Try(ctx, paths, spec)
+}
+
+// Try runs the trial of the target's intent (read again from paths, for
+// the trial's record): judged by the protection of links first (a refused
+// trial changes nothing), then checked (spec.Check), then run.
+func (t *Target) Try(ctx context.Context, paths []string, spec TrySpec) (*TryResult, error) {
+	t.Runtime.SetAcquireTimeout(AcquireTimeout(spec.Apply.Wait))
+	gd, err := t.Guard(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Judged != nil {
+		spec.Judged(gd)
+	}
+	if gd.Stops() {
+		return &TryResult{Refused: true}, nil
+	}
+	if spec.Check != nil {
+		if err := spec.Check(); err != nil {
+			return nil, err
+		}
+	}
+	tr, err := t.trial(gd, paths, spec)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Signals != nil {
+		stop, release := spec.Signals()
+		defer release()
+		tr.Stop = stop
+	}
+	return tr.Run(), nil
+}
+
+// trial is the Trial of the target's intent that gd let through.
+func (t *Target) trial(gd *Guarded, paths []string, spec TrySpec) (*Trial, error) {
+	files, _, err := ReadFiles(paths)
+	if err != nil {
+		return nil, err
+	}
+	probes, err := trial.ParseProbes(spec.Probes, t.Runtime.Target())
+	if err != nil {
+		return nil, &UsageError{Msg: err.Error()}
+	}
+	rt, lf := t.Runtime, t.Leases
+	return &Trial{RT: rt, Intended: gd.Apply, Files: files, Probes: probes, Options: spec.TryOptions,
+		Record: func() error { return spec.Record(t.Intent) },
+		Leases: func(ctx context.Context, res *host.Result) (*host.Result, error) {
+			return ApplyLeasesResult(ctx, rt, lf, gd, res, spec.Apply)
+		},
+		BeforeWait: spec.BeforeWait, Report: spec.Report}, nil
+}
+
 // TryResult is how a one-shot trial ended.
 type TryResult struct {
+	// Refused: the trial would disrupt a protected link (Guard); nothing
+	// was changed.
+	Refused bool
 	// Confirmed, and How.
 	Confirmed bool
 	How       string

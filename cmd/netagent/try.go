@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/oneshot"
+	"github.com/netagent/netagent/agent/probe"
 	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/internal/killpoint"
@@ -40,8 +42,9 @@ func init() {
 }
 
 // tryFlags adds try's flags to fs.
-func tryFlags(g *globals, fs *flag.FlagSet, k *kernelOpts) (*oneshot.TryOptions, *versionOpts, *protectOpts) {
-	o := &oneshot.TryOptions{Apply: host.ApplyOptions{Wait: oneshot.DefaultApplyWait}}
+func tryFlags(g *globals, fs *flag.FlagSet, k *kernelOpts) (*oneshot.TrySpec, *versionOpts, *protectOpts) {
+	spec := &oneshot.TrySpec{TryOptions: oneshot.TryOptions{Apply: host.ApplyOptions{Wait: oneshot.DefaultApplyWait}}}
+	o := &spec.TryOptions
 	fs.DurationVar(&o.Timeout, "timeout", trial.DefaultTimeout, "revert unless confirmed within this time")
 	fs.DurationVar(&o.ProbeTimeout, "probe-timeout", trial.DefaultProbeTimeout, "how long the probes may take to pass after the apply (at most --timeout)")
 	fs.Func("probe", "ping:HOST or tcp:HOST:PORT (see `go doc agent/probe`), run in the namespace after the apply: the trial reverts unless it passes (repeatable)",
@@ -55,71 +58,54 @@ func tryFlags(g *globals, fs *flag.FlagSet, k *kernelOpts) (*oneshot.TryOptions,
 	fs.BoolVar(&d.detach, "detach", false, "with --via-daemon: return once the trial is applied; the daemon keeps its deadline")
 	resolvConfFlag(fs, k)
 	k.gateFlags(fs, true, tryViaDaemon(g, o, d, vo))
-	return o, vo, protectFlags(fs, true)
+	return spec, vo, protectFlags(fs, true)
 }
 
 func runTry(g *globals, args []string) int {
 	fs := newFlagSet(g, "try", "FILE...")
 	k := kernelFlags(g, fs)
 	k.name = "try"
-	o, vo, prot := tryFlags(g, fs, k)
-	tg, code := k.prepare(g, fs, args)
-	if tg == nil {
+	spec, vo, prot := tryFlags(g, fs, k)
+	o, code, ok := k.parse(g, fs, args, prot)
+	if !ok {
 		return code
 	}
-	defer tg.Close()
-	rt := tg.Runtime
-	defer reportKillPoints(g)
-	gd, code := prot.guard(g, tg)
-	if gd == nil {
-		return code
+	if _, err := probe.ParseAll(spec.Probes); err != nil {
+		return usageError(g, fs, err.Error())
 	}
-	if prot.refuse(g, gd, "netagent: try: ") {
-		return exitRefused
-	}
-	if code, ok := checkVersion(g, vo.store(g, k), vo.ifVersion); !ok {
-		return code
-	}
-	t, code := newTrial(g, fs, k, rt, o)
-	if t == nil {
-		return code
-	}
-	t.Intended = gd.Apply
+	spec.Judged = func(gd *oneshot.Guarded) { printRefused(g, gd, "netagent: try: ") }
+	spec.Check = func() error { return versions.Check(vo.store(g, k), vo.ifVersion) }
 	// Confirming records the trial's intent as the new version.
-	t.Record = func() error {
-		_, _, err := vo.recorder(g, k).Record(versions.FilesSource("try", fs.Args()), tg.Intent.Files, vo.ifVersion)
+	spec.Record = func(in *oneshot.Intent) error {
+		_, _, err := vo.recorder(g, k).Record(versions.FilesSource("try", fs.Args()), in.Files, vo.ifVersion)
 		return err
 	}
-	t.Leases = func(ctx context.Context, res *host.Result) (*host.Result, error) {
-		return oneshot.ApplyLeasesResult(ctx, rt, tg.Leases, gd, res, o.Apply)
+	res, err := runTrial(g, o, fs.Args(), spec)
+	switch {
+	case errors.Is(err, versions.ErrConflict) || errors.Is(err, versions.ErrNotFound):
+		return versionError(g, err)
+	case err != nil:
+		return k.failed(g, err, fs.Args())
 	}
-	return printTrial(g, runTrial(g, t))
+	defer reportKillPoints(g)
+	if res.Refused {
+		return exitRefused
+	}
+	return printTrial(g, res)
 }
 
-// newTrial is the trial of try's files on rt, with its probes.
-func newTrial(g *globals, fs *flag.FlagSet, k *kernelOpts, rt *host.Runtime, o *oneshot.TryOptions) (*oneshot.Trial, int) {
-	files, code := readFiles(g, fs.Args())
-	if files == nil {
-		return nil, code
+// runTrial runs the trial until SIGINT or SIGTERM (oneshot.Try), showing
+// it as it goes.
+func runTrial(g *globals, o *oneshot.Options, paths []string, spec *oneshot.TrySpec) (*oneshot.TryResult, error) {
+	spec.Signals = func() (<-chan os.Signal, func()) {
+		stop := make(chan os.Signal, 1)
+		signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+		return stop, func() { signal.Stop(stop) }
 	}
-	probes, err := trial.ParseProbes(o.Probes, rt.Target())
-	if err != nil {
-		return nil, usageError(g, fs, err.Error())
-	}
-	rt.SetAcquireTimeout(oneshot.AcquireTimeout(o.Apply.Wait))
-	return &oneshot.Trial{RT: rt, Files: files, Probes: probes, Options: *o}, exitOK
-}
-
-// runTrial runs t until SIGINT or SIGTERM, showing it as it goes.
-func runTrial(g *globals, t *oneshot.Trial) *oneshot.TryResult {
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(stop)
-	t.Stop = stop
 	tty := isTerminal(os.Stdin) && isTerminal(os.Stderr)
-	t.BeforeWait = func() (<-chan struct{}, error) { return terminalEnter(tty) }
-	t.Report = func(e oneshot.TryEvent) { showTrial(g, e, tty) }
-	return t.Run()
+	spec.BeforeWait = func() (<-chan struct{}, error) { return terminalEnter(tty) }
+	spec.Report = func(e oneshot.TryEvent) { showTrial(g, e, tty) }
+	return oneshot.Try(context.Background(), o, paths, *spec)
 }
 
 // terminalEnter returns the channel of an Enter typed on the terminal
@@ -225,20 +211,6 @@ func faultCode(f trial.Fault) int {
 	return exitRevertedTimeout
 }
 
-// readFiles reads the intent files again, for the trial's record.
-func readFiles(g *globals, paths []string) (map[string][]byte, int) {
-	files := make(map[string][]byte, len(paths))
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-			return nil, exitInternal // I/O
-		}
-		files[p] = data
-	}
-	return files, exitOK
-}
-
 func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
@@ -250,14 +222,4 @@ func reportKillPoints(g *globals) {
 	if killpoint.Armed() {
 		fmt.Fprintf(g.stderr, "test kill points passed: %d\n", host.KillPoints())
 	}
-}
-
-// checkVersion refuses a trial whose --if-version is not the current
-// version, before anything changes (confirming records the version, and
-// checks again, under the same lock).
-func checkVersion(g *globals, store versions.Store, want int) (int, bool) {
-	if err := versions.Check(store, want); err != nil {
-		return versionError(g, err), false
-	}
-	return exitOK, true
 }
