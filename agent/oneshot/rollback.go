@@ -2,6 +2,7 @@ package oneshot
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/render"
@@ -87,4 +88,62 @@ func (r *Rollback) Record(expect int) (versions.Meta, error) {
 		return versions.Meta{}, err
 	}
 	return cur.Meta(), nil
+}
+
+// RollbackSpec is what RollbackTo needs beside the namespace's options.
+type RollbackSpec struct {
+	host.ApplyOptions
+	// Version is the version to go back to (0: the one before the
+	// current); IfVersion the current one expected (versions.Any: any).
+	Version, IfVersion int
+	// Store is the namespace's version store.
+	Store versions.Store
+	// Judged, when set, is told the judgement of the protection before
+	// anything changes.
+	Judged func(*Guarded)
+	// Recorded, when set, is told the version recorded, before the apply.
+	Recorded func(back int, cur versions.Meta)
+	// Progress observes the apply.
+	Progress Progress
+}
+
+// RollbackTo rolls the namespace of o back (Gate: a daemon serving it is
+// a *DaemonError): the version prepared and judged (PrepareRollback), then
+// recorded, then applied as apply applies (ApplyGuarded). A refused
+// rollback (Applied.Outcome Refused) records and changes nothing.
+func RollbackTo(ctx context.Context, o *Options, spec RollbackSpec) (*Applied, error) {
+	d, err := Gate(o)
+	switch {
+	case err != nil:
+		return nil, err
+	case d.Daemon != nil:
+		return nil, &DaemonError{Holder: *d.Daemon}
+	}
+	defer d.Lock.Release()
+	r, err := PrepareRollback(context.WithoutCancel(ctx), o, spec.Store, spec.Version, spec.ApplyOptions)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if spec.Judged != nil {
+		spec.Judged(r.Guarded)
+	}
+	if r.Guarded.Stops() {
+		return &Applied{Guarded: r.Guarded}, nil
+	}
+	if err := ctx.Err(); err != nil { // stopped before anything changed
+		return nil, fmt.Errorf("rollback: %w", err)
+	}
+	cur, err := r.Record(spec.IfVersion)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Recorded != nil {
+		spec.Recorded(r.Back.Number, cur)
+	}
+	res, err := ApplyGuarded(ctx, r.Runtime, r.Guarded, r.Leases, r.Graph, spec.ApplyOptions, spec.Progress)
+	if err != nil {
+		return nil, fmt.Errorf("rollback: %w", err)
+	}
+	return res, nil
 }

@@ -5,10 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"os/signal"
 	"slices"
+	"syscall"
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/oneshot"
+	"github.com/netagent/netagent/agent/versions"
 
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
@@ -50,25 +54,20 @@ func runRollback(g *globals, args []string) int {
 	if code != exitOK {
 		return code
 	}
-	if code, done := k.gate(g, nil); done {
-		return code
-	}
 	o := k.options(g)
 	o.Protect, o.Force = prot.links, prot.force
-	r, err := oneshot.PrepareRollback(context.Background(), o, vo.store(g, k), n, opts)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := oneshot.RollbackTo(ctx, o, oneshot.RollbackSpec{ApplyOptions: opts, Version: n, IfVersion: vo.ifVersion, Store: vo.store(g, k),
+		Judged: func(gd *oneshot.Guarded) { printRefused(g, gd, "netagent: rollback: ") },
+		Recorded: func(back int, cur versions.Meta) {
+			fmt.Fprintf(g.stdout, "rollback to version %d: now version %d\n", back, cur.Number)
+		},
+		Progress: progressFor(g)})
 	if err != nil {
-		return rollbackError(g, err)
+		return rollbackError(g, k, err)
 	}
-	defer r.Close()
-	if prot.refuse(g, r.Guarded, "netagent: rollback: ") {
-		return exitRefused
-	}
-	cur, err := r.Record(vo.ifVersion)
-	if err != nil {
-		return versionError(g, err)
-	}
-	fmt.Fprintf(g.stdout, "rollback to version %d: now version %d\n", r.Back.Number, cur.Number)
-	return applyGuarded(g, "rollback", r.Runtime, r.Guarded, r.Leases, r.Graph, opts)
+	return printApplyResult(g, "rollback", res)
 }
 
 // rollbackVersion is the version N rollback names (0: none, the one
@@ -87,11 +86,14 @@ func rollbackVersion(g *globals, fs *flag.FlagSet) (int, int) {
 	return 0, exitOK
 }
 
-// rollbackError prints why a rollback could not be prepared and returns
-// its exit code.
-func rollbackError(g *globals, err error) int {
-	if inv := (*oneshot.InvalidError)(nil); errors.As(err, &inv) {
-		return printError(g, "", err)
+// rollbackError prints why a rollback failed before its apply and
+// returns its exit code.
+func rollbackError(g *globals, k *kernelOpts, err error) int {
+	var inv *oneshot.InvalidError
+	var de *oneshot.DaemonError
+	switch {
+	case errors.As(err, &inv) || errors.As(err, &de):
+		return k.failed(g, err, nil)
 	}
 	return versionError(g, err)
 }
