@@ -83,10 +83,10 @@ type ApplySpec struct {
 	// Judged, when set, is told the judgement of the protection before
 	// anything changes (the refusals, forced or not).
 	Judged func(*Guarded)
-	// Record, when set, records the intent as a new version, after the
-	// judgement (a refused change is no version) and before the kernel
-	// changes; its error stops the apply.
-	Record func(*Intent) error
+	// Version, when set, records the intent as a new version
+	// (RecordVersion), after the judgement (a refused change is no
+	// version) and before the kernel changes; its error stops the apply.
+	Version *VersionSpec
 	// Progress observes the apply.
 	Progress Progress
 }
@@ -108,7 +108,7 @@ func Apply(ctx context.Context, o *Options, paths []string, spec ApplySpec) (*Ap
 // Apply applies the target's intent (Apply).
 func (t *Target) Apply(ctx context.Context, spec ApplySpec) (*Applied, error) {
 	t.Runtime.SetAcquireTimeout(AcquireTimeout(spec.Wait))
-	gd, err := t.Guard(ctx)
+	gd, err := t.Guard(context.WithoutCancel(ctx)) // ctx ends the apply, not its judgement
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +118,8 @@ func (t *Target) Apply(ctx context.Context, spec ApplySpec) (*Applied, error) {
 	if gd.Stops() {
 		return &Applied{Guarded: gd}, nil
 	}
-	if spec.Record != nil {
-		if err := spec.Record(t.Intent); err != nil {
+	if spec.Version != nil {
+		if _, err := RecordVersion(t.opts, *spec.Version, t.Intent.Files); err != nil {
 			return nil, err
 		}
 	}

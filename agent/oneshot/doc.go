@@ -1,26 +1,42 @@
-// Package oneshot holds the one-shot commands of netagent (apply, plan,
-// check, show, diff, graph, validate) as library calls: each takes its
-// Options and the intent files, acts on one namespace once and returns a
-// result value. It prints nothing; cmd/netagent parses the flags, makes
-// one call and prints the result.
+// Package oneshot holds the one-shot commands of netagent as library
+// calls: each takes its Options (and the intent files), acts on one
+// namespace once and returns a result value. It prints nothing;
+// cmd/netagent parses the flags, makes one call and prints the result.
 //
-// The steps the commands share are here too, each once:
+//	Apply     converge once (Applied: operations, disruption, leases,
+//	          orphans; Outcome Converged, NotConverged or Refused)
+//	Plan      the operations an apply would run now (Planned)
+//	Check     the kernel compared with the intent (Checked)
+//	Show      what the kernel holds (Shown: text sections, JSON documents)
+//	Diff      two versions of the intent, and going from one to the other
+//	Graph     DOT of the intent, the kernel, or the two
+//	Validate  the intent files as a whole
+//
+// The steps the commands share are here too, each once, for the one-shot
+// commands of other files (try, rollback) to call:
 //
 //	Gate      the writer's lock and the daemon gate: go ahead, or a daemon
-//	          serves the namespace (Decision)
-//	Load      read, parse and validate the intent files
+//	          serves the namespace (a Decision; Start makes the latter a
+//	          *DaemonError)
+//	Load      read, parse and check the intent files (no render)
 //	Prepare   open the namespace (host.Open), revert a pending trial first
-//	          (a writer), and render the intent ONCE with the host's facts
-//	          (Facts) and the DHCP leases the state directory keeps (Leases)
-//	Guard     the protection of links (host.Runtime.Guard): refusals and
+//	          (a writer: RecoverFirst), and render the intent ONCE with the
+//	          host's facts (Facts) and the DHCP leases the state directory
+//	          keeps (KeptLeases)
+//	Guard     the protection of links (host.Runtime.Guard): refusals,
 //	          orphans, and what to apply
-//	Leases    the lease rounds of an apply (ApplyLeases)
+//	ApplyGuarded, ApplyLeases   the apply and its lease rounds
+//	RecordVersion               the intent as a numbered version
 //
-// The daemon uses the same facts (DaemonFacts) and the same guard
-// (NewDaemonGuard) for what it adopts.
+// The daemon uses the same render facts (DaemonFacts) and the same
+// judgement of protected links (NewDaemonGuard, over agent/host's
+// Guarded), and the same drift-ignore rule (host.IgnoredDrift).
 //
 // Rules: oneshot never imports the agent root package (the daemon's loop)
-// and never writes to stdout or stderr; it logs through Options.Log. An
-// error names the object it is about and wraps the cause; the kinds of
-// error a command maps to its exit status are in errors.go.
+// and never writes to stdout or stderr: it logs through Options.Log, and
+// tells the caller what it must know at once through the hooks of Options
+// and ApplySpec (a recovery, the judgement). An error names the object it
+// is about and wraps the cause; the kinds of error cmd maps to its exit
+// codes are in errors.go (InvalidError, UsageError, DaemonError,
+// RecoverError, StepError, ErrNoIntent; versions.ErrConflict).
 package oneshot

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/oneshot"
+	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/termsafe"
 )
@@ -35,14 +37,14 @@ func runApply(g *globals, args []string) int {
 	waitFlag(fs, &spec.Wait)
 	resolvConfFlag(fs, k)
 	vo := versionFlags(fs)
-	k.gateFlags(fs, true, applyViaDaemon(g, &spec.Wait, vo))
+	k.gateFlags(fs, true, func(h host.Holder, files []string) int { return applyViaDaemon(g, spec.Wait, vo, h, files) })
 	prot := protectFlags(fs, true)
 	o, code, ok := k.parse(g, fs, args, prot)
 	if !ok {
 		return code
 	}
 	spec.Judged = func(gd *oneshot.Guarded) { printRefused(g, gd, "netagent: apply: ") }
-	spec.Record = recordVersion(g, k, vo, "apply "+strings.Join(fs.Args(), " "))
+	spec.Version = vo.spec("apply " + strings.Join(fs.Args(), " "))
 	spec.Progress = progressFor(g)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -51,18 +53,6 @@ func runApply(g *globals, args []string) int {
 		return k.failed(g, err, fs.Args())
 	}
 	return printApplyResult(g, "apply", res)
-}
-
-// recordVersion records the intent as a new version (and checks
-// --if-version) once the protection let the apply through, under the
-// namespace's lock, before the kernel changes.
-func recordVersion(g *globals, k *kernelOpts, vo *versionOpts, source string) func(*oneshot.Intent) error {
-	return func(in *oneshot.Intent) error {
-		if code, ok := vo.record(g, k, source, in.Files); !ok {
-			return exitError{code}
-		}
-		return nil
-	}
 }
 
 // waitFlag adds apply's --wait.
@@ -137,4 +127,191 @@ func reportApplyTook(g *globals, res *host.Result, took time.Duration) int {
 	}
 	fmt.Fprintf(g.stdout, "not converged: %d items failed or blocked (%d operations)%s\n", len(res.Problems), len(res.Ops), applyTally(res, took))
 	return exitFailed
+}
+
+// kernelOpts are the options of a command that acts on a namespace.
+type kernelOpts struct {
+	netns string
+	// viaDaemon: send the command to the daemon that serves the target
+	// instead of refusing (see gate).
+	viaDaemon bool
+	// lockTimeout bounds the wait for the target's lock (writers only).
+	lockTimeout time.Duration
+	// write: the command changes the kernel; prepare takes the target's
+	// lock (held until the process ends) before it opens the target.
+	write bool
+	// daemon, when set, serves the command through the daemon's socket
+	// API (--via-daemon); it gets the intent files and returns the exit
+	// code.
+	daemon func(h host.Holder, files []string) int
+	// name is the command, for the lock's holder ("apply" when unset).
+	name string
+	// resolvConf is --resolv-conf.
+	resolvConf string
+}
+
+// kernelFlags adds --netns to a command's flags, defaulting to the global
+// option.
+func kernelFlags(g *globals, fs *flag.FlagSet) *kernelOpts {
+	k := &kernelOpts{}
+	fs.StringVar(&k.netns, "netns", g.netns, "named network namespace to act on (default: the global --netns, else the host's)")
+	return k
+}
+
+// options are the oneshot options of the command.
+func (k *kernelOpts) options(g *globals) *oneshot.Options {
+	return &oneshot.Options{Netns: k.netns, StateDir: k.stateDir(g), Command: k.name, Write: k.write,
+		LockTimeout: k.lockTimeout, ResolvConf: k.resolvConf, Log: g.log}
+}
+
+// resolvConfFlag adds --resolv-conf to a command that renders the intent
+// (plan, check, apply, try, run).
+func resolvConfFlag(fs *flag.FlagSet, k *kernelOpts) {
+	fs.Func("resolv-conf", "write the DNS servers and search domains of the intent and the leases to `PATH` "+
+		"(never over a file netagent did not write; handed to systemd-resolved when PATH is its stub; default: DNS is left alone)",
+		func(v string) error {
+			if !filepath.IsAbs(v) {
+				return errors.New("must be an absolute path")
+			}
+			k.resolvConf = v
+			return nil
+		})
+}
+
+// gateFlags adds --via-daemon to apply, plan and check, and --lock-timeout
+// to apply; serve is the command done through the daemon.
+func (k *kernelOpts) gateFlags(fs *flag.FlagSet, write bool, serve func(h host.Holder, files []string) int) {
+	k.write, k.daemon = write, serve
+	fs.BoolVar(&k.viaDaemon, "via-daemon", false,
+		"when a daemon serves the namespace, send the intent to its socket API (it becomes the API's document) instead of refusing")
+	if write {
+		fs.DurationVar(&k.lockTimeout, "lock-timeout", oneshot.DefaultLockTimeout,
+			"how long to wait while another netagent apply changes the namespace")
+	}
+}
+
+// daemonsOwn reports whether a reader (plan, check) may go without intent
+// files: with --via-daemon, it then asks about the daemon's own intent.
+func (k *kernelOpts) daemonsOwn() bool { return k.viaDaemon && !k.write && k.daemon != nil }
+
+// parse parses the command line of a command that acts on the target
+// with intent files (apply, plan, check, try) and returns its oneshot
+// options, with the protection of prot (nil: none).
+func (k *kernelOpts) parse(g *globals, fs *flag.FlagSet, args []string, prot *protectOpts) (*oneshot.Options, int, bool) {
+	if code, ok := parseFlags(fs, args); !ok {
+		return nil, code, false
+	}
+	if fs.NArg() == 0 && !k.daemonsOwn() {
+		return nil, usageError(g, fs, "no intent file given"), false
+	}
+	o := k.options(g)
+	o.Sized = sizeGC
+	o.Recovered = func(r oneshot.Recovered) { printRecovered(g, r) }
+	if prot != nil {
+		o.Protect, o.Force = prot.links, prot.force
+	}
+	return o, exitOK, true
+}
+
+// prepare parses the command line and starts the command
+// (oneshot.Start): the gate, the intent files loaded and the target
+// opened with the intent rendered once. A nil target comes with the exit
+// code to return.
+func (k *kernelOpts) prepare(g *globals, fs *flag.FlagSet, args []string) (*oneshot.Target, int) {
+	o, code, ok := k.parse(g, fs, args, nil)
+	if !ok {
+		return nil, code
+	}
+	t, err := oneshot.Start(context.Background(), o, fs.Args())
+	if err != nil {
+		return nil, k.failed(g, err, fs.Args())
+	}
+	return t, exitOK
+}
+
+// failed prints why a command failed and returns its exit code: a daemon
+// serving the target does the command (--via-daemon, with the files) or
+// refuses it (gate).
+func (k *kernelOpts) failed(g *globals, err error, files []string) int {
+	var de *oneshot.DaemonError
+	switch {
+	case errors.As(err, &de):
+		return k.toDaemon(g, de.Holder, files)
+	case errors.Is(err, oneshot.ErrNoIntent):
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitUsage
+	}
+	return printError(g, "", err)
+}
+
+// stateDir is the global --state-dir, or, when that was left to its
+// default and the command names another namespace, that namespace's
+// default.
+func (k *kernelOpts) stateDir(g *globals) string {
+	if k.netns != g.netns && g.stateDir == defaultStateDir(g.netns) {
+		return defaultStateDir(k.netns)
+	}
+	return g.stateDir
+}
+
+// protectOpts are --protect and --force.
+type protectOpts struct {
+	links []string
+	force bool
+}
+
+// protectFlags adds --protect (repeatable) and, for a command that
+// changes the kernel or plans a change, --force.
+func protectFlags(fs *flag.FlagSet, force bool) *protectOpts {
+	p := &protectOpts{}
+	fs.Func("protect", "a link no apply may delete, recreate, set down, strip of its addresses or withdraw the routes through (repeatable)",
+		func(v string) error {
+			if v == "" {
+				return fmt.Errorf("empty link name")
+			}
+			p.links = append(p.links, v)
+			return nil
+		})
+	if force {
+		fs.BoolVar(&p.force, "force", false, "apply even what would disrupt a protected link, and delete the orphans an intent left out")
+	}
+	return p
+}
+
+// versionOpts are --if-version and --keep-versions.
+type versionOpts struct {
+	ifVersion int
+	keep      int
+}
+
+// versionFlags adds --if-version and --keep-versions to a writer.
+func versionFlags(fs *flag.FlagSet) *versionOpts {
+	v := &versionOpts{ifVersion: versions.Any}
+	fs.Func("if-version", "refuse (exit 5) unless the current version of the intent is N (0: none yet); see netagent history",
+		func(s string) error {
+			n, err := parseVersion(s)
+			v.ifVersion = n
+			return err
+		})
+	keepFlag(fs, &v.keep)
+	return v
+}
+
+// keepFlag adds --keep-versions.
+func keepFlag(fs *flag.FlagSet, keep *int) {
+	*keep = versions.DefaultKeep
+	fs.Func("keep-versions", fmt.Sprintf("how many versions of the intent to keep in the state directory (default %d)", versions.DefaultKeep),
+		func(s string) error {
+			n, err := parseVersion(s)
+			if err == nil && n < 1 {
+				err = errors.New("must be at least 1")
+			}
+			*keep = n
+			return err
+		})
+}
+
+// spec is the version a writer records from source.
+func (v *versionOpts) spec(source string) *oneshot.VersionSpec {
+	return &oneshot.VersionSpec{Source: source, IfVersion: v.ifVersion, Keep: v.keep}
 }

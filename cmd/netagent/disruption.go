@@ -5,11 +5,11 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/internal/disrupt"
 )
@@ -86,55 +86,7 @@ func disruptionLine(res *host.PlanResult, i int) string {
 	if i >= len(res.Disruptions) {
 		return ""
 	}
-	return disruptionLineOf(res.Disruptions[i])
-}
-
-// disruptionLineOf renders a prediction as the line under an operation.
-func disruptionLineOf(p disrupt.Prediction) string {
-	s := "traffic: " + p.Label()
-	if p.Why != "" {
-		s += ": " + p.Why
-	}
-	if len(p.LinksDown) > 0 {
-		s += " [down: " + strings.Join(p.LinksDown, ", ") + "]"
-	}
-	return s
-}
-
-// disruptionJSON is the "disruption" object of `plan --json`: what the
-// plan does to traffic, in short (the daemon's summary, api.Response's
-// Disruption, and the protected links).
-type disruptionJSON struct {
-	status.DisruptionSummary
-	// ProtectedTouched are the protected links the plan disrupts.
-	ProtectedTouched []string `json:"protectedTouched"`
-}
-
-// opDisruptionJSON is what one operation does to traffic. Effect is one
-// of "none" (new, or in place), "atomic" (replaced in one step, no
-// window), "detach" (a port out of its master for the duration),
-// "withdrawn" (missing for the duration), "flap" (the link goes down and
-// up), "down" (set down), "recreate" (deleted and created again, new
-// ifindex) or "removed" (deleted for good). Certain is false when it
-// depends on the kernel or the driver (Effect is then the worst case).
-type opDisruptionJSON struct {
-	Effect    string   `json:"effect"`
-	Certain   bool     `json:"certain"`
-	LinksDown []string `json:"linksDown,omitempty"`
-	Why       string   `json:"why,omitempty"`
-}
-
-func disruptionDoc(res *host.PlanResult, protected []string) disruptionJSON {
-	return disruptionDocOf(host.SummarizeDisruption(res.Ops, res.Disruptions, res.SideEffects), protected)
-}
-
-// disruptionDocOf is the "disruption" object of a summary d.
-func disruptionDocOf(d host.Disruption, protected []string) disruptionJSON {
-	return disruptionJSON{DisruptionSummary: status.SummaryOf(d), ProtectedTouched: append([]string{}, protected...)}
-}
-
-func opDisruption(p disrupt.Prediction) *opDisruptionJSON {
-	return &opDisruptionJSON{Effect: string(p.Effect), Certain: p.Certain, LinksDown: p.LinksDown, Why: p.Why}
+	return oneshot.DisruptionLine(res.Disruptions[i])
 }
 
 // daemonDisruption prints, before the daemon's planned operations, what
@@ -146,28 +98,8 @@ func daemonDisruption(g *globals, resp *api.Response) {
 		printSummary(g, *resp.Disruption, nil)
 		return
 	}
-	ops := resp.Operations
-	var order []string
-	by := map[string][]string{}
-	for _, op := range ops {
-		if op.Disruption == nil || op.Error != "" {
-			continue
-		}
-		what := op.Op + " " + op.Item
-		if op.Recreate {
-			what = "recreate " + op.Item
-		}
-		for _, l := range op.Disruption.LinksDown {
-			if _, ok := by[l]; !ok {
-				order = append(order, l)
-			}
-			if !slices.Contains(by[l], what) {
-				by[l] = append(by[l], what)
-			}
-		}
-	}
-	for _, l := range order {
-		fmt.Fprintf(g.stdout, "disruption: link %s goes down: %s\n", l, strings.Join(by[l], ", "))
+	for _, l := range oneshot.DaemonLinksDown(resp.Operations) {
+		fmt.Fprintf(g.stdout, "disruption: link %s goes down: %s\n", l.Link, strings.Join(l.Operations, ", "))
 	}
 }
 
@@ -179,5 +111,5 @@ func daemonDisruptionLine(op api.OpResult) string {
 		return ""
 	}
 	p := disrupt.Prediction{Effect: disrupt.Effect(d.Effect), Certain: d.Certain, Why: d.Why, LinksDown: d.LinksDown}
-	return disruptionLineOf(p)
+	return oneshot.DisruptionLine(p)
 }

@@ -10,13 +10,11 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"text/tabwriter"
 	"time"
 
 	"github.com/netagent/netagent/agent/api"
-	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/internal/termsafe"
@@ -31,39 +29,6 @@ func init() {
 	})
 }
 
-// versionOpts are --if-version and --keep-versions.
-type versionOpts struct {
-	ifVersion int
-	keep      int
-}
-
-// versionFlags adds --if-version and --keep-versions to a writer.
-func versionFlags(fs *flag.FlagSet) *versionOpts {
-	v := &versionOpts{ifVersion: versions.Any}
-	fs.Func("if-version", "refuse (exit 5) unless the current version of the intent is N (0: none yet); see netagent history",
-		func(s string) error {
-			n, err := parseVersion(s)
-			v.ifVersion = n
-			return err
-		})
-	keepFlag(fs, &v.keep)
-	return v
-}
-
-// keepFlag adds --keep-versions.
-func keepFlag(fs *flag.FlagSet, keep *int) {
-	*keep = versions.DefaultKeep
-	fs.Func("keep-versions", fmt.Sprintf("how many versions of the intent to keep in the state directory (default %d)", versions.DefaultKeep),
-		func(s string) error {
-			n, err := parseVersion(s)
-			if err == nil && n < 1 {
-				err = errors.New("must be at least 1")
-			}
-			*keep = n
-			return err
-		})
-}
-
 func parseVersion(s string) (int, error) {
 	var n int
 	if _, err := fmt.Sscanf(s, "%d", &n); err != nil || n < 0 || fmt.Sprint(n) != s {
@@ -75,21 +40,6 @@ func parseVersion(s string) (int, error) {
 // store is the namespace's version store.
 func (v *versionOpts) store(g *globals, k *kernelOpts) *versions.Local {
 	return versions.Open(k.stateDir(g), v.keep)
-}
-
-// recorder is the namespace's version recorder.
-func (v *versionOpts) recorder(g *globals, k *kernelOpts) versions.Recorder {
-	return versions.Recorder{Store: v.store(g, k), Log: g.log}
-}
-
-// record checks --if-version and records files (the accepted intent, by
-// name) as the new version from source. The caller holds the target's
-// lock. ok is false when the command must end with code.
-func (v *versionOpts) record(g *globals, k *kernelOpts, source string, files map[string]*intent.Intent) (code int, ok bool) {
-	if _, _, err := v.recorder(g, k).Record(source, files, v.ifVersion); err != nil {
-		return versionError(g, err), false
-	}
-	return exitOK, true
 }
 
 // versionError prints err and returns its exit code: exitConflict for a

@@ -23,12 +23,13 @@ import (
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/oneshot"
-	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/internal/termsafe"
 	"github.com/netagent/netagent/reconciler"
+	"golang.org/x/sys/unix"
 )
 
 // outputFormat is the version of the JSON shapes of apply, check,
@@ -110,7 +111,7 @@ func printAppliedOps(g *globals, ops reconciler.OperationLog, preds []disrupt.Pr
 		}
 		fmt.Fprintf(w, "%3d. %s\n       %s\n", i+1, e, e.Item)
 		if i < len(preds) {
-			fmt.Fprintf(w, "       %s\n", disruptionLineOf(preds[i]))
+			fmt.Fprintf(w, "       %s\n", oneshot.DisruptionLine(preds[i]))
 		}
 	}
 }
@@ -118,60 +119,15 @@ func printAppliedOps(g *globals, ops reconciler.OperationLog, preds []disrupt.Pr
 // applyTally is the end of apply's summary: the operations done and
 // failed, the items blocked and how long it took.
 func applyTally(res *host.Result, took time.Duration) string {
-	t := tallyApply(res)
-	s := fmt.Sprintf(": %d done, %d failed, %d blocked", t.done, t.failed, t.blocked)
+	t := oneshot.TallyApply(res)
+	s := fmt.Sprintf(": %d done, %d failed, %d blocked", t.Done, t.Failed, t.Blocked)
 	if took >= 0 {
 		s += " in " + took.Round(time.Millisecond).String()
 	}
 	return s
 }
 
-type applyCounts struct{ done, failed, blocked int }
-
-func tallyApply(res *host.Result) applyCounts {
-	var c applyCounts
-	for _, e := range res.Ops {
-		if e.Err != nil {
-			c.failed++
-		} else {
-			c.done++
-		}
-	}
-	for _, p := range res.Problems {
-		if p.Blocked {
-			c.blocked++
-		}
-	}
-	return c
-}
-
-// applyJSON is what `apply --json` prints.
-type applyJSON struct {
-	Format    int    `json:"format"`
-	Converged bool   `json:"converged"`
-	Done      int    `json:"done"`
-	Failed    int    `json:"failed"`
-	Blocked   int    `json:"blocked"`
-	Duration  string `json:"duration"`
-	// Disruption is what the operations run did to traffic, in short, as
-	// plan's "disruption" (the links that went down, the routes the
-	// operations withdrew; protectedTouched is empty: apply refuses to
-	// disrupt a protected link unless forced). Absent when the operations
-	// could not be lined up with their predictions.
-	Disruption *disruptionJSON `json:"disruption,omitempty"`
-	// Operations are those run, in order, with what each does to traffic
-	// (as plan's) and the error of a failed one.
-	Operations []opJSON      `json:"operations"`
-	Problems   []problemJSON `json:"problems,omitempty"`
-	Error      string        `json:"error,omitempty"`
-	// Leases: per interface with dhcp4, the lease held or why none is.
-	Leases []oneshot.LeaseReport `json:"leases,omitempty"`
-	// Orphans are the objects kept although the intent left them out,
-	// because deleting them would disrupt a link it protected (as plan's).
-	Orphans []orphanJSON `json:"orphans,omitempty"`
-}
-
-// reportApplyJSON prints the outcome of an apply as applyJSON; the exit
+// reportApplyJSON prints the outcome of an apply as oneshot.ApplyDoc; the exit
 // code is reportApply's.
 func reportApplyJSON(g *globals, res *host.Applied, took time.Duration) int {
 	return reportApplyJSONLeases(g, res, took, nil, nil)
@@ -179,53 +135,18 @@ func reportApplyJSON(g *globals, res *host.Applied, took time.Duration) int {
 
 // reportApplyJSONLeases is reportApplyJSON with the DHCPv4 leases and
 // the orphans of protected links.
-func reportApplyJSONLeases(g *globals, applied *host.Applied, took time.Duration, leases []oneshot.LeaseReport, orphans []orphanJSON) int {
-	res := &applied.Result
-	c := tallyApply(res)
-	doc := applyJSON{Format: outputFormat, Converged: res.Converged(), Done: c.done, Failed: c.failed,
-		Blocked: c.blocked, Duration: took.Round(time.Millisecond).String(), Operations: opsJSON(res.Ops), Leases: leases, Orphans: orphans}
-	for i, p := range applied.Disruptions {
-		if i < len(doc.Operations) {
-			doc.Operations[i].Disruption = opDisruption(p)
-		}
-	}
-	if applied.Disruptions != nil {
-		d := disruptionDocOf(host.SummarizeDisruption(res.Ops, applied.Disruptions, nil), nil)
-		doc.Disruption = &d
-	}
-	for _, p := range res.Problems {
-		state := "failed"
-		if p.Blocked {
-			state = "blocked"
-		}
-		doc.Problems = append(doc.Problems, problemJSON{Item: p.Ref.String(), State: state, Blocked: p.Blocked, Reason: p.Reason})
-	}
-	if res.Err != nil && len(res.Problems) == 0 {
-		doc.Error = res.Err.Error()
-	}
-	if writeJSON(g, doc) != nil {
+func reportApplyJSONLeases(g *globals, applied *host.Applied, took time.Duration, leases []oneshot.LeaseReport, orphans []oneshot.OrphanDoc) int {
+	if writeJSON(g, oneshot.ApplyDocOf(applied, took, leases, orphans)) != nil {
 		return exitInternal
 	}
-	if !res.Converged() {
+	if !applied.Converged() {
 		return exitFailed
 	}
 	return exitOK
 }
 
-// checkJSON is what `check --json` prints.
-type checkJSON struct {
-	Format int `json:"format"`
-	// Converged: nothing differs (ignored drift aside).
-	Converged bool               `json:"converged"`
-	Counts    map[string]int     `json:"counts"`
-	Items     []status.CheckItem `json:"items"`
-	// LeasesRefused: the leases the intent refused in part or whole
-	// (not converged: the kernel lacks what the intent asked of them).
-	LeasesRefused []status.LeaseRefusal `json:"leasesRefused,omitempty"`
-}
-
 // printCheckItems prints every item with its state (check --all), or the
-// checkJSON document (--json); exit 1 when something differs. The list
+// oneshot.CheckDoc document (--json); exit 1 when something differs. The list
 // is the one-shot check's, or the daemon's answer (--via-daemon).
 func printCheckItems(g *globals, list []status.CheckItem, refused []status.LeaseRefusal, asJSON bool) int {
 	counts, converged := oneshot.CheckCounts(list, refused)
@@ -234,7 +155,7 @@ func printCheckItems(g *globals, list []status.CheckItem, refused []status.Lease
 		code = exitFailed
 	}
 	if asJSON {
-		if writeJSON(g, checkJSON{Format: outputFormat, Converged: converged, Counts: counts, Items: list, LeasesRefused: refused}) != nil {
+		if writeJSON(g, oneshot.CheckDoc{Format: outputFormat, Converged: converged, Counts: counts, Items: list, LeasesRefused: refused}) != nil {
 			return exitInternal
 		}
 		return code
@@ -251,63 +172,22 @@ func printCheckItems(g *globals, list []status.CheckItem, refused []status.Lease
 	return code
 }
 
-// validateDoc is what `validate --json` prints.
-type validateDoc struct {
-	Format int  `json:"format"`
-	Valid  bool `json:"valid"`
-	Files  int  `json:"files"`
-	// Items is the number of items the intent renders to (valid only).
-	Items    int           `json:"items"`
-	Problems []problemLine `json:"problems,omitempty"`
-}
-
-// problemLine is one problem of an intent: the file, the JSON path of the
-// value ("" for the document as a whole) and what is wrong.
-type problemLine struct {
-	File    string `json:"file,omitempty"`
-	Path    string `json:"path,omitempty"`
-	Message string `json:"message"`
-}
-
 // validateJSON is validate --json: the same checks, the result as
-// validateDoc on stdout; exit 1 for an invalid intent, 3 for a file that
+// oneshot.ValidateDoc on stdout; exit 1 for an invalid intent, 3 for a file that
 // cannot be read (named in problems too).
 func validateJSON(g *globals, paths []string) int {
-	doc := validateDoc{Format: outputFormat, Files: len(paths)}
-	files := make(map[string][]byte, len(paths))
-	code := exitOK
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			doc.Problems = append(doc.Problems, problemLine{File: p, Message: err.Error()})
-			code = exitInternal
-			continue
-		}
-		files[p] = data
-	}
-	if code == exitOK {
-		parsed, err := render.ParseFiles(files)
-		var intended *dg.Graph
-		if err == nil {
-			intended, err = render.RenderFiles(parsed)
-		}
-		for _, fe := range intent.FieldErrors(err) {
-			doc.Problems = append(doc.Problems, problemLine{File: fe.File, Path: fe.Path, Message: fe.Msg})
-		}
-		switch {
-		case err != nil && len(doc.Problems) == 0:
-			doc.Problems = append(doc.Problems, problemLine{Message: err.Error()})
-			code = exitFailed
-		case err != nil:
-			code = exitFailed
-		default:
-			doc.Valid, doc.Items = true, intended.Len()
-		}
-	}
+	doc, err := oneshot.ValidateDocOf(paths)
 	if writeJSON(g, doc) != nil {
 		return exitInternal
 	}
-	return code
+	var inv *oneshot.InvalidError
+	switch {
+	case errors.As(err, &inv):
+		return exitFailed
+	case err != nil:
+		return exitInternal
+	}
+	return exitOK
 }
 
 // progressAfter is how long an apply runs before it shows its progress.
@@ -374,4 +254,104 @@ func (p *applyProgress) end() {
 	if p.shown {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// printRecovered says what the first step found of a pending trial.
+func printRecovered(g *globals, r oneshot.Recovered) {
+	if r.Recovery != nil {
+		fmt.Fprintf(g.stderr, "netagent: %s\n", oneshot.RecoveryNote(r.Recovery))
+	}
+	if note := r.TrialNote(); note != "" {
+		fmt.Fprintf(g.stderr, "netagent: %s\n", note)
+	}
+}
+
+// printError prints err, prefixed ("apply: "), and returns its exit code:
+// an invalid intent's every problem (exitFailed), a usage error, a
+// failed revert of a pending trial; anything else is exitInternal.
+func printError(g *globals, prefix string, err error) int {
+	var inv *oneshot.InvalidError
+	var use *oneshot.UsageError
+	var rec *oneshot.RecoverError
+	switch {
+	case errors.Is(err, versions.ErrConflict), errors.Is(err, versions.ErrNotFound):
+		return versionError(g, err)
+	case errors.As(err, &inv):
+		printIntentErrors(g, inv.Err)
+		return exitFailed
+	case errors.As(err, &use):
+		fmt.Fprintf(g.stderr, "netagent: %v\n", use)
+		return exitUsage
+	case errors.As(err, &rec):
+		fmt.Fprintf(g.stderr, "netagent: %v\n", rec)
+		if rec.Record != nil {
+			fmt.Fprintf(g.stderr, "netagent: recording the failed revert: %v\n", rec.Record)
+		}
+		return exitInternal
+	}
+	fmt.Fprintf(g.stderr, "netagent: %s%v\n", prefix, err)
+	return exitInternal
+}
+
+// printIntentErrors prints every problem of an intent, one per line.
+func printIntentErrors(g *globals, err error) {
+	fes := intent.FieldErrors(err)
+	for _, fe := range fes {
+		fmt.Fprintln(g.stderr, fe)
+	}
+	if len(fes) == 0 {
+		fmt.Fprintln(g.stderr, err)
+	}
+	fmt.Fprintf(g.stderr, "netagent: invalid intent: %d problems; nothing was changed\n", max(len(fes), 1))
+}
+
+// printRefused prints the refusals of res: forced, or what stops the
+// command.
+func printRefused(g *globals, res *oneshot.Guarded, prefix string) {
+	if len(res.Refused) == 0 {
+		return
+	}
+	if res.Force {
+		for _, r := range res.Refused {
+			fmt.Fprintf(g.stderr, "%sforced: %s\n", prefix, r.Why)
+		}
+		return
+	}
+	fmt.Fprintf(g.stderr, "%srefused: the apply would disrupt a protected link; nothing was changed (--force to apply anyway):\n", prefix)
+	for _, r := range res.Refused {
+		fmt.Fprintf(g.stderr, "%s  %s\n", prefix, r.Why)
+	}
+}
+
+// orphansJSON lists the orphans for a JSON document (none when forced:
+// they go).
+func orphansJSON(res *oneshot.Guarded) []oneshot.OrphanDoc { return res.OrphanDocs() }
+
+// orphanLines prints one line per orphan (forced: that they go).
+func orphanLines(g *globals, res *oneshot.Guarded, prefix string) {
+	if res.Force {
+		for _, o := range res.Orphans {
+			fmt.Fprintf(g.stdout, "%s%s: deleted (--force): %s\n", prefix, o.Ref, o.Reason)
+		}
+		return
+	}
+	for _, o := range res.Orphans {
+		fmt.Fprintf(g.stdout, "%s%s\n", prefix, o)
+	}
+}
+
+// writeJSON prints v as indented JSON on stdout.
+func writeJSON(g *globals, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return err
+	}
+	_, err = fmt.Fprintf(g.stdout, "%s\n", data)
+	return err
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

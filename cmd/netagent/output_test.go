@@ -14,6 +14,7 @@ import (
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
@@ -103,7 +104,7 @@ func TestCheckAllListsPassingItems(t *testing.T) {
 	if code := printCheckItems(g, status.CheckItems(intended, rep, nil), nil, true); code != exitFailed {
 		t.Errorf("exit %d", code)
 	}
-	var doc checkJSON
+	var doc oneshot.CheckDoc
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out.String())
 	}
@@ -126,8 +127,8 @@ func TestValidateJSON(t *testing.T) {
 	os.WriteFile(good, []byte(`{"version": 1, "routes": [{"to": "198.51.100.0/24", "via": "192.0.2.1"}]}`), 0o600)
 	os.WriteFile(bad, []byte(`{"version": 1, "routes": [{"to": "198.51.100.0/33", "via": "192.0.2.1"}]}`), 0o600)
 	var out, errb bytes.Buffer
-	decode := func() validateDoc {
-		var doc validateDoc
+	decode := func() oneshot.ValidateDoc {
+		var doc oneshot.ValidateDoc
 		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 			t.Fatalf("not JSON: %v\n%s", err, out.String())
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/configurators"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
@@ -100,7 +101,7 @@ plan: 1 operations; 2 items would not converge (predicted to fail or blocked)
 	if err := printPlanJSON(&globals{stdout: &out}, planClash()); err != nil {
 		t.Fatal(err)
 	}
-	var doc planJSON
+	var doc oneshot.PlanDoc
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -119,11 +120,11 @@ func TestPrintPlanJSON(t *testing.T) {
 	if err := printPlanJSON(&globals{stdout: &out}, planSample()); err != nil {
 		t.Fatal(err)
 	}
-	var doc planJSON
+	var doc oneshot.PlanDoc
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Operations) != 3 || doc.Operations[0] != (opJSON{Op: "delete", Item: "interface/br0", Recreate: true,
+	if len(doc.Operations) != 3 || doc.Operations[0] != (oneshot.OpDoc{Op: "delete", Item: "interface/br0", Recreate: true,
 		Description: "interface br0 bridge up", Pass: 1}) || doc.Operations[2].Item != "route/main 10.0.0.0/8 metric 0" {
 		t.Errorf("operations: %+v", doc.Operations)
 	}
@@ -172,7 +173,7 @@ plan: 2 operations in 2 passes
 	if err := printPlanJSON(&globals{stdout: &out}, res); err != nil {
 		t.Fatal(err)
 	}
-	var doc planJSON
+	var doc oneshot.PlanDoc
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}

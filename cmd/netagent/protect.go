@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/netagent/netagent/agent/host"
@@ -15,30 +14,6 @@ import (
 // disrupt one is refused before anything changes (exitRefused), unless
 // --force; what an intent that protected a link leaves out of it stays in
 // the kernel as an orphan.
-
-// protectOpts are --protect and --force.
-type protectOpts struct {
-	links []string
-	force bool
-}
-
-// protectFlags adds --protect (repeatable) and, for a command that
-// changes the kernel or plans a change, --force.
-func protectFlags(fs *flag.FlagSet, force bool) *protectOpts {
-	p := &protectOpts{}
-	fs.Func("protect", "a link no apply may delete, recreate, set down, strip of its addresses or withdraw the routes through (repeatable)",
-		func(v string) error {
-			if v == "" {
-				return fmt.Errorf("empty link name")
-			}
-			p.links = append(p.links, v)
-			return nil
-		})
-	if force {
-		fs.BoolVar(&p.force, "force", false, "apply even what would disrupt a protected link, and delete the orphans an intent left out")
-	}
-	return p
-}
 
 // guard works out the protection of the target's intent and what it
 // decides (oneshot.Guard). It prints nothing.
@@ -67,48 +42,4 @@ func (p *protectOpts) options() *oneshot.Options {
 func (p *protectOpts) refuse(g *globals, res *oneshot.Guarded, prefix string) bool {
 	printRefused(g, res, prefix)
 	return res.Stops()
-}
-
-// printRefused prints the refusals of res: forced, or what stops the
-// command.
-func printRefused(g *globals, res *oneshot.Guarded, prefix string) {
-	if len(res.Refused) == 0 {
-		return
-	}
-	if res.Force {
-		for _, r := range res.Refused {
-			fmt.Fprintf(g.stderr, "%sforced: %s\n", prefix, r.Why)
-		}
-		return
-	}
-	fmt.Fprintf(g.stderr, "%srefused: the apply would disrupt a protected link; nothing was changed (--force to apply anyway):\n", prefix)
-	for _, r := range res.Refused {
-		fmt.Fprintf(g.stderr, "%s  %s\n", prefix, r.Why)
-	}
-}
-
-// orphansJSON lists the orphans for a JSON document (none when forced:
-// they go).
-func orphansJSON(res *oneshot.Guarded) []orphanJSON {
-	if res == nil || res.Force || res.Guarded == nil {
-		return nil
-	}
-	out := make([]orphanJSON, 0, len(res.Orphans))
-	for _, o := range res.Orphans {
-		out = append(out, orphanJSON{Item: o.Ref.String(), Link: o.Link, Reason: o.Reason})
-	}
-	return out
-}
-
-// orphanLines prints one line per orphan (forced: that they go).
-func orphanLines(g *globals, res *oneshot.Guarded, prefix string) {
-	if res.Force {
-		for _, o := range res.Orphans {
-			fmt.Fprintf(g.stdout, "%s%s: deleted (--force): %s\n", prefix, o.Ref, o.Reason)
-		}
-		return
-	}
-	for _, o := range res.Orphans {
-		fmt.Fprintf(g.stdout, "%s%s\n", prefix, o)
-	}
 }

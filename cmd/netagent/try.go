@@ -77,7 +77,7 @@ func runTry(g *globals, args []string) int {
 	spec.Check = func() error { return versions.Check(vo.store(g, k), vo.ifVersion) }
 	// Confirming records the trial's intent as the new version.
 	spec.Record = func(in *oneshot.Intent) error {
-		_, _, err := vo.recorder(g, k).Record(versions.FilesSource("try", fs.Args()), in.Files, vo.ifVersion)
+		_, err := oneshot.RecordVersion(o, *vo.spec(versions.FilesSource("try", fs.Args())), in.Files)
 		return err
 	}
 	res, err := runTrial(g, o, fs.Args(), spec)
@@ -209,11 +209,6 @@ func faultCode(f trial.Fault) int {
 		return exitInternal
 	}
 	return exitRevertedTimeout
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 // reportKillPoints tells the crash tests how many kill points the run

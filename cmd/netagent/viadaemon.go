@@ -7,57 +7,25 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
-	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/internal/termsafe"
 )
-
-// daemonDocument is the intent files as one document for the socket API:
-// a single file as it is, several parsed and merged. The daemon validates
-// the document together with its own.
-func daemonDocument(files []string) (json.RawMessage, error) {
-	switch len(files) {
-	case 0: // the daemon's own intent alone (plan, check)
-		return nil, nil
-	case 1:
-		return os.ReadFile(files[0])
-	}
-	parsed := make(map[string]*intent.Intent, len(files))
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		in, err := intent.Parse(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		parsed[filepath.Clean(f)] = in
-	}
-	merged, err := intent.Merge(parsed)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(merged)
-}
 
 // callDaemon sends a command with the intent files to the daemon h and
 // returns its answer; nil after printing why (the exit code is code).
 // with, if given, completes the request.
 func callDaemon(g *globals, ctx context.Context, h host.Holder, command string, files []string, with ...func(*api.Request)) (resp *api.Response, code int) {
-	doc, err := daemonDocument(files)
+	doc, err := oneshot.DaemonDocument(files)
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return nil, exitInternal // I/O: a file could not be read
@@ -96,43 +64,41 @@ const daemonTimeout = time.Minute
 // to wait for the daemon to report every item of that document created.
 // It prints what apply prints: the operations the daemon ran (--all-ops:
 // every one) and the summary, or apply's JSON document (--json).
-func applyViaDaemon(g *globals, wait *time.Duration, vo *versionOpts) func(h host.Holder, files []string) int {
-	return func(h host.Holder, files []string) int {
-		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+*wait)
-		defer cancel()
-		start := time.Now()
-		resp, code := callDaemon(g, ctx, h, api.CmdApply, files, vo.request)
-		if resp == nil {
-			return code
-		}
-		pending := waitAPIItems(ctx, h.Socket, *wait, apiPending(resp.Status))
-		doc := daemonApplyJSON(resp.Operations, pending, time.Since(start))
-		if resp.Disruption != nil { // as a one-shot apply's
-			doc.Disruption = &disruptionJSON{DisruptionSummary: *resp.Disruption, ProtectedTouched: []string{}}
-		}
-		if g.asJSON {
-			if writeJSON(g, doc) != nil {
-				return exitInternal
-			}
-		} else {
-			termsafe.Sanitize(resp)
-			termsafe.Sanitize(&doc)
-			fmt.Fprintf(g.stdout, "applied through the daemon %s: the files are its API document\n", h)
-			printDaemonOps(g, resp.Operations, g.allOps)
-			printDaemonApplied(g, doc)
-		}
-		if !doc.Converged {
-			return exitFailed
-		}
-		return exitOK
+func applyViaDaemon(g *globals, wait time.Duration, vo *versionOpts, h host.Holder, files []string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+wait)
+	defer cancel()
+	start := time.Now()
+	resp, code := callDaemon(g, ctx, h, api.CmdApply, files, vo.request)
+	if resp == nil {
+		return code
 	}
+	pending := waitAPIItems(ctx, h.Socket, wait, oneshot.APIPending(resp.Status))
+	doc := oneshot.DaemonApplyDoc(resp.Operations, pending, time.Since(start))
+	if resp.Disruption != nil { // as a one-shot apply's
+		doc.Disruption = &oneshot.DisruptionDoc{DisruptionSummary: *resp.Disruption, ProtectedTouched: []string{}}
+	}
+	if g.asJSON {
+		if writeJSON(g, doc) != nil {
+			return exitInternal
+		}
+	} else {
+		termsafe.Sanitize(resp)
+		termsafe.Sanitize(&doc)
+		fmt.Fprintf(g.stdout, "applied through the daemon %s: the files are its API document\n", h)
+		printDaemonOps(g, resp.Operations, g.allOps)
+		printDaemonApplied(g, doc)
+	}
+	if !doc.Converged {
+		return exitFailed
+	}
+	return exitOK
 }
 
 // waitAPIItems waits up to wait for the daemon to create the items of the
 // API's document that are pending, following its event stream (status
 // --watch's): at each change of an item it asks the status again. It
 // returns those still pending at the end.
-func waitAPIItems(ctx context.Context, socket string, wait time.Duration, pending []problemJSON) []problemJSON {
+func waitAPIItems(ctx context.Context, socket string, wait time.Duration, pending []oneshot.ProblemDoc) []oneshot.ProblemDoc {
 	if len(pending) == 0 || wait <= 0 {
 		return pending
 	}
@@ -150,42 +116,16 @@ func waitAPIItems(ctx context.Context, socket string, wait time.Duration, pendin
 		}
 		switch {
 		case e.Kind == api.EventStatus && e.Status != nil: // the stream's first: the whole status
-			pending = apiPending(e.Status)
+			pending = oneshot.APIPending(e.Status)
 		case e.Kind == api.EventItem || e.Kind == api.EventMissed:
 			st, err := agent.Call(ctx, socket, api.Request{Command: api.CmdStatus})
 			if err != nil || st.Status == nil {
 				return pending
 			}
-			pending = apiPending(st.Status)
+			pending = oneshot.APIPending(st.Status)
 		}
 	}
 	return nil
-}
-
-// daemonApplyJSON is apply's JSON document of an apply through the
-// daemon: the operations it ran, and the items of the API's document it
-// has not created (pending) as problems.
-func daemonApplyJSON(ops []api.OpResult, pending []problemJSON, took time.Duration) applyJSON {
-	doc := applyJSON{Format: outputFormat, Converged: len(pending) == 0, Duration: took.Round(time.Millisecond).String(),
-		Operations: make([]opJSON, 0, len(ops)), Problems: pending}
-	for _, op := range ops {
-		o := opJSON{Op: op.Op, Item: op.Item, Recreate: op.Recreate, Description: op.Value, Error: op.Error}
-		if d := op.Disruption; d != nil {
-			o.Disruption = &opDisruptionJSON{Effect: d.Effect, Certain: d.Certain, LinksDown: d.LinksDown, Why: d.Why}
-		}
-		if op.Error != "" {
-			doc.Failed++
-		} else if !op.InProgress {
-			doc.Done++
-		}
-		doc.Operations = append(doc.Operations, o)
-	}
-	for _, p := range pending {
-		if p.Blocked {
-			doc.Blocked++
-		}
-	}
-	return doc
 }
 
 // printDaemonOps prints the operations of an apply through the daemon as
@@ -214,7 +154,7 @@ func printDaemonOps(g *globals, ops []api.OpResult, all bool) {
 
 // printDaemonApplied prints apply's summary of an apply through the
 // daemon, and the items not created on stderr.
-func printDaemonApplied(g *globals, doc applyJSON) {
+func printDaemonApplied(g *globals, doc oneshot.ApplyDoc) {
 	tally := fmt.Sprintf(": %d done, %d failed, %d blocked in %s", doc.Done, doc.Failed, doc.Blocked, doc.Duration)
 	if doc.Converged {
 		fmt.Fprintf(g.stdout, "converged: %d operations%s\n", len(doc.Operations), tally)
@@ -224,26 +164,6 @@ func printDaemonApplied(g *globals, doc applyJSON) {
 		fmt.Fprintf(g.stderr, "%s: %s: %s\n", p.Item, p.State, p.Reason)
 	}
 	fmt.Fprintf(g.stdout, "not converged: %d items failed or blocked (%d operations)%s\n", len(doc.Problems), len(doc.Operations), tally)
-}
-
-// apiPending lists the items of the API's document that the daemon has
-// not created, with why (state as the daemon's status names it).
-func apiPending(st *status.Status) []problemJSON {
-	if st == nil {
-		return []problemJSON{{Item: "status", State: "failed", Reason: "the daemon sent no status"}}
-	}
-	var out []problemJSON
-	for _, it := range st.Items {
-		if it.File != "api" || it.State == "created" && it.LastError == "" {
-			continue
-		}
-		why := it.BlockedOn
-		if it.LastError != "" {
-			why = it.LastError
-		}
-		out = append(out, problemJSON{Item: it.Item, State: it.State, Blocked: it.State == "blocked", Reason: why})
-	}
-	return out
 }
 
 // daemonOps prints the operations the daemon answered, as plan does, and
