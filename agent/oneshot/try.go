@@ -154,12 +154,15 @@ func (t *Target) trial(gd *Guarded, paths []string, spec TrySpec) (*Trial, error
 		return nil, &UsageError{Msg: err.Error()}
 	}
 	rt, lf := t.Runtime, t.Leases
-	return &Trial{RT: rt, Intended: gd.Apply, Files: files, Probes: probes, Options: spec.TryOptions,
-		Record: func() error { return spec.Record(t.Intent) },
+	tr := &Trial{RT: rt, Intended: gd.Apply, Files: files, Probes: probes, Options: spec.TryOptions,
 		Leases: func(ctx context.Context, res *host.Result) (*host.Result, error) {
 			return ApplyLeasesResult(ctx, rt, lf, gd, res, spec.Apply)
 		},
-		BeforeWait: spec.BeforeWait, Report: spec.Report}, nil
+		BeforeWait: spec.BeforeWait, Report: spec.Report}
+	if spec.Record != nil {
+		tr.Record = func() error { return spec.Record(t.Intent) }
+	}
+	return tr, nil
 }
 
 // TryResult is how a one-shot trial ended.
