@@ -14,6 +14,7 @@ import (
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/configurators/dhcp6"
 	dg "github.com/netagent/netagent/depgraph"
@@ -90,7 +91,7 @@ type Config struct {
 	// probes (nil: trials with probes are refused); TrialDir is the
 	// intent directory a confirmed trial is written to (the directory of
 	// a DirSource among Sources; "": trials are refused). See trial.go.
-	Trials   Trials
+	Trials   trial.Starter
 	Probe    Prober
 	TrialDir string
 	// LastTrial is how the last trial ended before this start (status
@@ -235,7 +236,7 @@ func New(cfg Config) (*Agent, error) {
 		}
 	}
 	a.api = &apiSource{}
-	a.hist = newHistory(cfg.StateDir, cfg.KeepVersions)
+	a.hist = newHistory(cfg.StateDir, cfg.KeepVersions, a.log)
 	for _, s := range cfg.Sources {
 		if s.Name() == a.api.Name() {
 			return nil, fmt.Errorf("agent: source name %q is reserved", s.Name())

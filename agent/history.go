@@ -16,87 +16,66 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"maps"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/statefile"
+	"github.com/sirupsen/logrus"
 )
 
-// overrideFile holds the rollback in force, in the state directory.
-const overrideFile = "override.json"
-
-// override is a rollback through the daemon in force.
+// override is a rollback through the daemon in force, with its graph.
 type override struct {
-	// Version is the version rolled back to; Intent its merged intent.
-	Version int             `json:"version"`
-	Intent  json.RawMessage `json:"intent"`
-	// SetAside is the digest of the documents' merged intent that the
-	// rollback took the place of.
-	SetAside string `json:"setAside"`
-
+	versions.Override
 	graph *dg.Graph
 }
 
-// history is the daemon's versions: the store (nil without a state
-// directory), the current version, and the override in force.
+// history is the daemon's versions: the recorder (its store nil without a
+// state directory), the current version, and the override in force.
 type history struct {
-	store    versions.Store
+	rec      versions.Recorder
 	stateDir string
 	current  *versions.Meta
 	override *override
 }
 
-func newHistory(stateDir string, keep int) *history {
+func newHistory(stateDir string, keep int, log logrus.FieldLogger) *history {
 	if stateDir == "" {
 		return &history{}
 	}
-	return &history{store: versions.Open(stateDir, keep), stateDir: stateDir}
+	return &history{rec: versions.Recorder{Store: versions.Open(stateDir, keep), Log: log}, stateDir: stateDir}
 }
 
 // load reads the current version and the override in force, at start.
 func (a *Agent) loadHistory() error {
 	h := a.hist
-	if h.store == nil {
+	if h.rec.Store == nil {
 		return nil
 	}
-	cur, err := h.store.Current()
+	cur, err := versions.Current(h.rec.Store)
 	if err != nil {
 		return err
 	}
-	if cur != nil {
-		m := cur.Meta()
-		h.current = &m
-	}
-	// A damaged record is not taken for "no rollback in force": the
-	// daemon would apply the documents the operator rolled back from.
-	var o override
-	ok, err := statefile.LoadJSON(filepath.Join(h.stateDir, overrideFile), &o)
+	h.current = cur
+	o, err := versions.LoadOverride(h.stateDir)
 	switch {
 	case errors.Is(err, statefile.ErrDamaged):
-		return fmt.Errorf("the rollback in force: %w", err)
-	case err == nil && !ok:
+		return err
+	case err == nil && o == nil:
 		return nil
 	case err == nil:
 		// Not judged here: the Guard judges it when it is adopted
 		// (intendedFor), against the kernel read back by then.
-		o.graph, err = a.renderVersionWith(a.cfg.Render, o.Version, o.Intent)
+		h.override = &override{Override: *o}
+		h.override.graph, err = a.renderVersionWith(a.cfg.Render, o.Version, o.Intent)
 	}
 	if err != nil {
+		h.override = nil
 		a.log.WithError(err).Warn("ignoring the stored rollback override")
-		return nil
 	}
-	h.override = &o
 	return nil
 }
 
@@ -140,7 +119,7 @@ func (a *Agent) intendedFor(next *docSet, graph *dg.Graph, reason string) *dg.Gr
 		if v.Digest == o.SetAside {
 			// A crash between storing the override and its version
 			// leaves another version current: record it now.
-			back := &versions.Version{Number: o.Version, Intent: o.Intent, Digest: versions.Digest(o.Intent)}
+			back := o.Back()
 			if h.current == nil || h.current.Digest != back.Digest {
 				if err := a.recordVersion(versions.RollbackTo(back), versions.Any); err != nil {
 					a.log.WithError(err).Warn("recording the version of the rollback")
@@ -165,11 +144,7 @@ func (a *Agent) intendedFor(next *docSet, graph *dg.Graph, reason string) *dg.Gr
 // versionOf is the version of the accepted documents of next.
 func (a *Agent) versionOf(next *docSet, reason string) (versions.Version, error) {
 	files := next.acceptedFiles()
-	source := "daemon: files " + strings.Join(slices.Sorted(maps.Keys(files)), ",")
-	if reason == reasonAPI {
-		source = "api"
-	}
-	return versions.NewParsed(source, files)
+	return versions.NewParsed(versions.DaemonSource(files, reason == reasonAPI), files)
 }
 
 // recordVersion writes v, if the agent keeps versions.
@@ -186,25 +161,21 @@ func (a *Agent) versionOf(next *docSet, reason string) (versions.Version, error)
 // versions.BenchmarkRecord100kRoutes).
 func (a *Agent) recordVersion(v versions.Version, expect int) error {
 	h := a.hist
-	if h.store == nil {
+	if h.rec.Store == nil {
 		return nil
 	}
-	cur, isNew, err := h.store.Write(v, expect)
+	m, _, err := h.rec.Write(v, expect)
 	if err != nil {
 		return err
 	}
-	m := cur.Meta()
 	h.current = &m
-	if isNew {
-		a.log.WithFields(map[string]any{"version": m.Number, "digest": versions.Short(m.Digest), "source": m.Source}).Info("new version of the intent")
-	}
 	return nil
 }
 
 func (a *Agent) endOverride() {
 	h := a.hist
 	h.override = nil
-	if err := os.Remove(filepath.Join(h.stateDir, overrideFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := versions.RemoveOverride(h.stateDir); err != nil {
 		a.log.WithError(err).Warn("removing the rollback override")
 	}
 }
@@ -214,17 +185,10 @@ func (a *Agent) checkVersion(expect *int) error {
 	if expect == nil {
 		return nil
 	}
-	if a.hist.store == nil {
+	if a.hist.rec.Store == nil {
 		return errors.New("the daemon keeps no versions (no state directory): --if-version cannot be checked")
 	}
-	cur := 0
-	if a.hist.current != nil {
-		cur = a.hist.current.Number
-	}
-	if cur != *expect {
-		return &versions.ConflictError{Current: cur, Expected: *expect}
-	}
-	return nil
+	return versions.CheckCurrent(a.hist.current, *expect)
 }
 
 // rollback makes version n (0: the one before the current) the intended
@@ -233,7 +197,7 @@ func (a *Agent) checkVersion(expect *int) error {
 // and no version.
 func (a *Agent) rollbackTo(n int, expect *int) (*dg.Graph, error) {
 	h := a.hist
-	if h.store == nil {
+	if h.rec.Store == nil {
 		return nil, errors.New("the daemon keeps no versions (no state directory)")
 	}
 	if err := a.checkVersion(expect); err != nil {
@@ -243,7 +207,7 @@ func (a *Agent) rollbackTo(n int, expect *int) (*dg.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := versions.Pick(h.store, n)
+	v, err := versions.Pick(h.rec.Store, n)
 	if err != nil {
 		return nil, err
 	}
@@ -251,29 +215,34 @@ func (a *Agent) rollbackTo(n int, expect *int) (*dg.Graph, error) {
 	if err != nil {
 		return nil, err // before anything is recorded
 	}
-	// The override is on disk before the version that says it is in
-	// force: a crash between leaves the documents' version current and an
-	// override that the next start ends or keeps as their digest says.
-	if sources.Digest == v.Digest { // back to what the documents say: no override
-		a.endOverride()
-		if graph, _, err = renderWithout(a.st.docs.acceptedFiles(), a.renderer()); err != nil {
-			return nil, err
-		}
-	} else {
-		o := &override{Version: v.Number, Intent: v.Intent, SetAside: sources.Digest, graph: graph}
-		if err := statefile.SaveJSON(filepath.Join(h.stateDir, overrideFile), o); err != nil {
-			return nil, fmt.Errorf("storing the rollback: %w", err)
-		}
-		h.override = o
+	if graph, err = a.override(v, sources.Digest, graph); err != nil {
+		return nil, err
 	}
-	_, cur, err := versions.Rollback(h.store, v.Number, versions.Any)
+	_, m, err := h.rec.Rollback(v.Number, versions.Any)
 	if err != nil {
 		a.endOverride()
 		return nil, err
 	}
-	m := cur.Meta()
 	h.current = &m
-	a.log.WithFields(map[string]any{"version": m.Number, "digest": versions.Short(m.Digest), "source": m.Source}).Info("rollback")
+	return graph, nil
+}
+
+// override puts version v (rendered: graph) in force in place of the
+// documents whose digest is setAside, and returns the graph to adopt.
+// The override is on disk before the version that says it is in force: a
+// crash between leaves the documents' version current and an override
+// that the next start ends or keeps as their digest says.
+func (a *Agent) override(v *versions.Version, setAside string, graph *dg.Graph) (*dg.Graph, error) {
+	if setAside == v.Digest { // back to what the documents say: no override
+		a.endOverride()
+		graph, _, err := renderWithout(a.st.docs.acceptedFiles(), a.renderer())
+		return graph, err
+	}
+	o := &override{Override: versions.Override{Version: v.Number, Intent: v.Intent, SetAside: setAside}, graph: graph}
+	if err := versions.SaveOverride(a.hist.stateDir, &o.Override); err != nil {
+		return nil, err
+	}
+	a.hist.override = o
 	return graph, nil
 }
 
@@ -294,8 +263,4 @@ func (a *Agent) rollback(ctx context.Context, req api.Request) api.Response {
 // errorResponse answers a request refused with err.
 func errorResponse(err error) api.Response {
 	return api.Response{Error: err.Error(), Conflict: errors.Is(err, versions.ErrConflict)}
-}
-
-func init() {
-	statefile.Register(overrideFile, "the rollback in force: the version the daemon applies instead of its intent files until one of them changes")
 }

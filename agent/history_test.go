@@ -99,7 +99,7 @@ func TestDamagedRollbackOverrideRefusesStart(t *testing.T) {
 					t.Fatalf("rollback: %+v", resp)
 				}
 				r.stop()
-				path := filepath.Join(dir, overrideFile)
+				path := filepath.Join(dir, versions.OverrideFile)
 				data, err := os.ReadFile(path)
 				if err != nil {
 					t.Fatal(err)
@@ -112,7 +112,7 @@ func TestDamagedRollbackOverrideRefusesStart(t *testing.T) {
 				defer cancel()
 				err = r2.a.Run(ctx)
 				if !errors.Is(err, statefile.ErrDamaged) || !strings.Contains(err.Error(), path) {
-					t.Errorf("start over a damaged %s: %v, want %v naming it", overrideFile, err, statefile.ErrDamaged)
+					t.Errorf("start over a damaged %s: %v, want %v naming it", versions.OverrideFile, err, statefile.ErrDamaged)
 				}
 			})
 		})

@@ -8,7 +8,8 @@ package agent
 //     on disk: it is no version, the accepted documents saved are those
 //     without it (a daemon killed during the trial starts again from
 //     them), and the intent directory is untouched.
-//   - The trial reverts by itself when an item fails or stays blocked
+//   - The trial reverts by itself, as the one-shot try does (the rule is
+//     agent/trial's Judge), when an item fails or stays blocked
 //     (waited for up to Wait: settleTrial) unless KeepPartial, when a
 //     read-back right after the apply differs from the intent, when a
 //     probe fails, or at the deadline (an alarm of the loop); items failed
@@ -32,20 +33,18 @@ package agent
 //     file edited) is adopted at once, the trial staying on top: the
 //     documents without the trial (base) are recorded as a version, saved
 //     as the accepted ones, and given to the target's trial record as
-//     Previous (TrialHandle.Update). A revert returns to the base, so the
+//     Previous (trial.Handle.Update). A revert returns to the base, so the
 //     edit stays; a confirm keeps both. An apply over the socket is refused
 //     meanwhile: the API document is the trial's.
 //   - Confirming writes the document atomically into the intent directory
 //     (Config.TrialDir) as Request.Name (default trial-<version>.json), so
 //     that it takes the API document's place, and records the version.
 //     The trial's record says first that the confirm writes that file
-//     (TrialHandle.Confirming), so that a daemon killed once it is written
+//     (trial.Handle.Confirming: trial.WriteConfirmed), so that a daemon killed once it is written
 //     finds the trial confirmed when it starts again, not reverted.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -59,38 +58,13 @@ import (
 	"github.com/netagent/netagent/agent/probe"
 	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
-	"github.com/netagent/netagent/internal/killpoint"
-	"github.com/netagent/netagent/internal/statefile"
 )
 
 // DefaultTrialTimeout is a trial's timeout when the request names none.
-const DefaultTrialTimeout = 60 * time.Second
-
-// Trials begins trials on the target (the daemon: host.Runtime): from
-// Begin until the handle's Confirm or Revert, the target journals the
-// before-image of everything it changes.
-type Trials interface {
-	Begin(t host.Trial) (TrialHandle, error)
-}
-
-// TrialHandle is a trial begun by Trials.
-type TrialHandle interface {
-	// Confirming records, before the confirm writes content into the
-	// intent file, that it does (host.TrialRun.Confirming): a daemon
-	// killed once the file is written has the trial completed as
-	// confirmed when it starts again, not reverted.
-	Confirming(file string, content []byte) error
-	Confirm() error
-	// Update records, while the trial is pending, a change of the
-	// documents beside it (an intent file edited): files is the whole
-	// intent now, previous the documents without the trial (host.Trial's
-	// Files and Previous).
-	Update(files, previous map[string][]byte) error
-	// Revert returns the kernel to what it was before the trial.
-	Revert(ctx context.Context, reason string) error
-}
+const DefaultTrialTimeout = trial.DefaultTimeout
 
 // Prober runs a trial's probes (specs as `--probe` takes them) inside the
 // target; nil error: all passed.
@@ -108,7 +82,7 @@ type pendingTrial struct {
 	// to.
 	prevDoc *doc
 	status  status.TrialStatus
-	handle  TrialHandle
+	handle  trial.Handle
 
 	keepPartial  bool
 	wait         time.Duration
@@ -131,15 +105,6 @@ type probeResult struct {
 	trial uint64
 	err   error
 }
-
-// DefaultProbeTimeout bounds a trial's probe round when the request names
-// no ProbeTimeout (the one-shot try's --probe-timeout default).
-const DefaultProbeTimeout = 10 * time.Second
-
-// DefaultTrialWait is how long a trial whose items are blocked waits for
-// the link events that unblock them, when the request names no Wait (the
-// one-shot try's --wait default).
-const DefaultTrialWait = 10 * time.Second
 
 // try answers CmdTry: at once (done) when the trial is refused; once it
 // has begun, through reply when it stands (its blocked items waited for,
@@ -184,23 +149,22 @@ func (a *Agent) try(ctx context.Context, req api.Request, reply chan<- api.Respo
 func (a *Agent) settleTrial(ctx context.Context, expired bool) {
 	s := a.st
 	t := s.trial
-	failed, blocked := a.trialProblems(t)
+	p := a.trialProblems(t)
+	p.Waiting = !expired
+	step, rev := trial.Judge(p, t.keepPartial)
 	switch {
-	case len(failed) > 0 && !t.keepPartial:
-		a.revertTrial(ctx, fmt.Sprintf("%d items failed (%s first)", len(failed), failed[0]))
-		return
-	case len(blocked) > 0 && !expired:
+	case step == trial.Wait:
 		return // the link events may unblock them
-	case len(blocked) > 0 && !t.keepPartial:
-		a.revertTrial(ctx, fmt.Sprintf("%d items failed or stayed blocked (%s first, blocked)", len(failed)+len(blocked), blocked[0]))
+	case step == trial.Reverts:
+		a.revertTrial(ctx, rev.Reason)
 		return
 	}
 	t.status.Settling = false
 	s.trialWait.stop()
-	if n := len(failed) + len(blocked); n > 0 {
+	if p.Partial() {
 		// As the one-shot try: a trial that did not converge is not
 		// verified.
-		a.log.WithField("failed", len(failed)).WithField("blocked", len(blocked)).Warn("trial: items failed or stayed blocked; kept with what converged (keep partial)")
+		a.log.WithField("failed", len(p.Failed)).WithField("blocked", len(p.Blocked)).Warn("trial: items failed or stayed blocked; kept with what converged (keep partial)")
 	} else if reason := a.verifyTrial(ctx, t); reason != "" {
 		a.revertTrial(ctx, reason)
 		return
@@ -214,19 +178,16 @@ func (a *Agent) settleTrial(ctx context.Context, expired bool) {
 
 // trialProblems lists the items failed and blocked now that were not
 // before the trial.
-func (a *Agent) trialProblems(t *pendingTrial) (failed, blocked []dg.ItemRef) {
+func (a *Agent) trialProblems(t *pendingTrial) trial.Problems {
 	s := a.st
-	for _, ref := range s.results.failed(s.current) {
-		if !t.before[ref] {
-			failed = append(failed, ref)
-		}
-	}
+	var p trial.Problems
+	p.Failed = s.results.failed(s.current)
 	for _, ref := range s.results.records.Blocked() {
-		if _, ok := s.results.block(s.current, s.intended, ref); ok && !t.before[ref] && !slices.Contains(failed, ref) {
-			blocked = append(blocked, ref)
+		if _, ok := s.results.block(s.current, s.intended, ref); ok && !slices.Contains(p.Failed, ref) {
+			p.Blocked = append(p.Blocked, ref)
 		}
 	}
-	return failed, blocked
+	return p.Since(t.before)
 }
 
 // problemsNow are the items failed or blocked now.
@@ -249,46 +210,9 @@ func (a *Agent) problemsNow() map[dg.ItemRef]bool {
 // (nothing changed then).
 func (a *Agent) newTrial(req api.Request) (*pendingTrial, *docSet, resolution, api.Response) {
 	s := a.st
-	if s.trial != nil {
-		return nil, nil, resolution{}, api.Response{Error: fmt.Sprintf("a trial is pending (since %s): confirm or roll it back first", s.trial.status.Since.Format(time.RFC3339))}
-	}
-	if len(req.Intent) == 0 {
-		return nil, nil, resolution{}, api.Response{Error: errNoIntent.Error()}
-	}
-	if err := a.checkVersion(req.IfVersion); err != nil {
+	params, name, err := a.checkTrial(req)
+	if err != nil {
 		return nil, nil, resolution{}, errorResponse(err)
-	}
-	timeout, err := parseDuration("timeout", req.Timeout)
-	if err != nil {
-		return nil, nil, resolution{}, api.Response{Error: err.Error()}
-	}
-	if timeout == 0 {
-		timeout = DefaultTrialTimeout
-	}
-	probeTimeout, err := parseDuration("probe timeout", req.ProbeTimeout)
-	if err != nil {
-		return nil, nil, resolution{}, api.Response{Error: err.Error()}
-	}
-	if probeTimeout == 0 {
-		probeTimeout = DefaultProbeTimeout
-	}
-	wait := DefaultTrialWait
-	if req.Wait != "" {
-		if wait, err = time.ParseDuration(req.Wait); err != nil || wait < 0 {
-			return nil, nil, resolution{}, api.Response{Error: fmt.Sprintf("wait %q: want a duration (10s, 0s)", req.Wait)}
-		}
-	}
-	if len(req.Probes) > 0 {
-		if a.cfg.Probe == nil {
-			return nil, nil, resolution{}, api.Response{Error: "probes: the daemon cannot run probes"}
-		}
-		if _, err := probe.ParseAll(req.Probes); err != nil {
-			return nil, nil, resolution{}, api.Response{Error: fmt.Sprintf("probes: %v", err)}
-		}
-	}
-	name, err := a.trialName(req.Name)
-	if err != nil {
-		return nil, nil, resolution{}, api.Response{Error: err.Error()}
 	}
 	next, res, problems, err := a.withAPIDoc(req.Intent)
 	switch {
@@ -300,8 +224,8 @@ func (a *Agent) newTrial(req api.Request) (*pendingTrial, *docSet, resolution, a
 	now := time.Now()
 	s.trialSeq++
 	t := &pendingTrial{id: s.trialSeq, raw: req.Intent, prevAPI: a.api.raw,
-		keepPartial: req.KeepPartial, wait: wait, probeTimeout: probeTimeout, before: a.problemsNow(),
-		status: status.TrialStatus{ID: status.TrialID(now), Since: now, Deadline: now.Add(timeout), Probes: req.Probes, Name: name, KeepPartial: req.KeepPartial}}
+		keepPartial: req.KeepPartial, wait: params.Wait, probeTimeout: params.ProbeTimeout, before: a.problemsNow(),
+		status: status.TrialStatus{ID: status.TrialID(now), Since: now, Deadline: now.Add(params.Timeout), Probes: req.Probes, Name: name, KeepPartial: req.KeepPartial}}
 	if d := s.docs.docs[apiDocName]; d != nil && d.good != nil {
 		prev := *d
 		t.prevDoc = &prev
@@ -309,15 +233,40 @@ func (a *Agent) newTrial(req api.Request) (*pendingTrial, *docSet, resolution, a
 	return t, next, res, api.Response{}
 }
 
+// checkTrial checks what a CmdTry request asks for: the trial's timings
+// and the intent file that confirming it writes.
+func (a *Agent) checkTrial(req api.Request) (trial.Params, string, error) {
+	s := a.st
+	if s.trial != nil {
+		return trial.Params{}, "", fmt.Errorf("a trial is pending (since %s): confirm or roll it back first", s.trial.status.Since.Format(time.RFC3339))
+	}
+	if len(req.Intent) == 0 {
+		return trial.Params{}, "", errNoIntent
+	}
+	if err := a.checkVersion(req.IfVersion); err != nil {
+		return trial.Params{}, "", err
+	}
+	params, err := trial.ParseParams(req.Timeout, req.ProbeTimeout, req.Wait)
+	if err != nil {
+		return trial.Params{}, "", err
+	}
+	if len(req.Probes) > 0 {
+		if a.cfg.Probe == nil {
+			return trial.Params{}, "", errors.New("probes: the daemon cannot run probes")
+		}
+		if _, err := probe.ParseAll(req.Probes); err != nil {
+			return trial.Params{}, "", fmt.Errorf("probes: %w", err)
+		}
+	}
+	name, err := a.trialName(req.Name)
+	return params, name, err
+}
+
 // trialName checks the intent file that confirming a trial writes ("":
 // trial-<next version>.json).
 func (a *Agent) trialName(name string) (string, error) {
 	if name == "" {
-		next := 1
-		if a.hist.current != nil {
-			next = a.hist.current.Number + 1
-		}
-		name = fmt.Sprintf("trial-%d.json", next)
+		name = versions.NextTrialName(a.hist.current)
 	}
 	if !source.IsIntentFile(name) || filepath.Base(name) != name {
 		return "", fmt.Errorf("name %q: want a file name ending in .json", name)
@@ -374,14 +323,12 @@ func (a *Agent) verifyTrial(ctx context.Context, t *pendingTrial) string {
 	if err != nil {
 		return fmt.Sprintf("verification: reading the kernel back: %v", err)
 	}
-	var diff []dg.ItemRef
+	var p trial.Problems
 	for _, op := range a.cfg.Kernel.Plan(ctx, s.results.records, rb, s.intended).OperationLog {
-		if !t.before[op.Ref] {
-			diff = append(diff, op.Ref)
-		}
+		p.Unkept = append(p.Unkept, op.Ref)
 	}
-	if len(diff) > 0 {
-		return fmt.Sprintf("verification: the kernel differs from the intent (%d operations, %s first)", len(diff), diff[0])
+	if _, rev := trial.Judge(p.Since(t.before), t.keepPartial); rev != nil {
+		return rev.Reason
 	}
 	return ""
 }
@@ -391,10 +338,7 @@ func (a *Agent) verifyTrial(ctx context.Context, t *pendingTrial) string {
 // comes back into the loop (probesDone). The loop goes on meanwhile:
 // status, link events, file changes and other requests are answered.
 func (a *Agent) startProbes(ctx context.Context, t *pendingTrial) {
-	end := time.Now().Add(t.probeTimeout)
-	if t.status.Deadline.Before(end) {
-		end = t.status.Deadline
-	}
+	end := trial.Window(time.Now(), t.probeTimeout, t.status.Deadline)
 	pctx, cancel := context.WithDeadline(ctx, end)
 	t.stopProbes = cancel
 	t.status.Probing = true
@@ -527,28 +471,10 @@ func (a *Agent) confirmTrial(ctx context.Context, id string) api.Response {
 		return api.Response{Error: "the trial is still being checked (its probes run, or its blocked items are waited for): confirm once it stands, or roll it back (the trial stays pending)"}
 	}
 	src := a.source("dir:" + a.cfg.TrialDir)
-	path := filepath.Join(a.cfg.TrialDir, t.status.Name)
-	if _, err := os.Stat(path); err == nil {
-		// Someone wrote it while the trial was pending: never overwrite
-		// an operator's file.
-		return api.Response{Error: fmt.Sprintf("%s exists now (written while the trial was pending): move it away or roll the trial back (the trial stays pending)", path)}
+	path, err := trial.WriteConfirmed(t.handle, a.cfg.TrialDir, t.status.Name, t.raw)
+	if err != nil {
+		return api.Response{Error: err.Error()}
 	}
-	var doc bytes.Buffer
-	if json.Indent(&doc, t.raw, "", "  ") != nil { // the socket's encoding compacts it
-		doc.Reset()
-		doc.Write(t.raw)
-	}
-	doc.WriteByte('\n')
-	if t.handle != nil {
-		if err := t.handle.Confirming(path, doc.Bytes()); err != nil {
-			return api.Response{Error: fmt.Sprintf("%v (the trial stays pending)", err)}
-		}
-	}
-	killpoint.At("confirm-recorded")
-	if err := statefile.WriteAtomic(path, doc.Bytes()); err != nil {
-		return api.Response{Error: fmt.Sprintf("writing %s: %v (the trial stays pending)", path, err)}
-	}
-	killpoint.At("confirm-written")
 	s.trialAlarm.stop()
 	s.trial = nil
 	var errs []error
@@ -557,6 +483,24 @@ func (a *Agent) confirmTrial(ctx context.Context, id string) api.Response {
 			errs = append(errs, err)
 		}
 	}
+	a.adoptConfirmed(t, src, path)
+	a.log.WithField("file", path).Info("trial confirmed")
+	if len(s.reasons) > 0 {
+		a.reconcile(ctx)
+	}
+	st := a.status()
+	resp := api.Response{Status: &st}
+	if err := errors.Join(errs...); err != nil {
+		resp.Error = err.Error()
+	}
+	return resp
+}
+
+// adoptConfirmed adopts the documents once trial t is confirmed: the
+// intent directory's (src) with the file the confirm wrote (path) in
+// place of the API document, recorded as the version and saved.
+func (a *Agent) adoptConfirmed(t *pendingTrial, src source.IntentSource, path string) {
+	s := a.st
 	next := a.withPrevAPI(t)
 	if src != nil {
 		a.loadInto(next, src.Name())
@@ -573,16 +517,6 @@ func (a *Agent) confirmTrial(ctx context.Context, id string) api.Response {
 	}
 	a.saveDocs()
 	s.lastTrial = &status.TrialOutcome{ID: t.status.ID, Result: "confirmed", At: time.Now(), File: path}
-	a.log.WithField("file", path).Info("trial confirmed")
-	if len(s.reasons) > 0 {
-		a.reconcile(ctx)
-	}
-	st := a.status()
-	resp := api.Response{Status: &st}
-	if err := errors.Join(errs...); err != nil {
-		resp.Error = err.Error()
-	}
-	return resp
 }
 
 // trialBaseChanged records a change of the documents other than the
@@ -611,19 +545,6 @@ func (a *Agent) trialBaseChanged(t *pendingTrial, next *docSet, reason string) {
 		}
 	}
 	a.log.Info("the intent documents changed while a trial is pending: a new version; the trial stays applied on top")
-}
-
-// parseDuration parses Request.Timeout or ProbeTimeout ("": 0, the
-// default).
-func parseDuration(what, s string) (time.Duration, error) {
-	if s == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%s %q: want a positive duration (60s)", what, s)
-	}
-	return d, nil
 }
 
 // rollbackTrial answers CmdRollback of the trial id: it reverts now, if

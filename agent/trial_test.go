@@ -15,6 +15,7 @@ import (
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/source"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/agent/versions"
 )
 
@@ -51,7 +52,7 @@ type fakeTrials struct {
 	updates []map[string][]byte // the Previous of each Update
 }
 
-func (f *fakeTrials) Begin(t host.Trial) (TrialHandle, error) {
+func (f *fakeTrials) Begin(t host.Trial) (trial.Handle, error) {
 	f.begun = append(f.begun, t)
 	f.events = append(f.events, "begin")
 	return fakeHandle{f}, nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/trial"
 )
 
 // Recovered is what Prepare's first step found of a trial left pending.
@@ -84,13 +85,9 @@ func RecoveryNote(rec *host.Recovery) string {
 		rec.Trial.PID, started, RecoveredHow(rec), len(rec.Result.Ops))
 }
 
-// RecoveredHow says why a recovered trial had been left pending.
-func RecoveredHow(rec *host.Recovery) string {
-	if rec.Lost {
-		return "the kernel lost its changes in a reboot (or the namespace was made anew)"
-	}
-	return "the process that ran it died (or could not revert it)"
-}
+// RecoveredHow says why a recovered trial had been left pending
+// (trial.RecoveredHow, which the daemon's outcome says too).
+func RecoveredHow(rec *host.Recovery) string { return trial.RecoveredHow(rec) }
 
 // TrialNote is a reader's line about a trial in progress (Recovered.Trial).
 func (r Recovered) TrialNote() string {

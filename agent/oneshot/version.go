@@ -21,17 +21,8 @@ type VersionSpec struct {
 // intent, by name) as the new version from s.Source in o.StateDir. The
 // caller holds the namespace's lock. A refused compare-and-swap is
 // versions.ErrConflict.
-func RecordVersion(o *Options, s VersionSpec, files map[string]*intent.Intent) (*versions.Version, error) {
-	ver, err := versions.NewParsed(s.Source, files)
-	if err != nil {
-		return nil, err
-	}
-	cur, isNew, err := versions.Open(o.StateDir, s.Keep).Write(ver, s.IfVersion)
-	if err != nil {
-		return nil, err
-	}
-	if isNew {
-		o.log().WithFields(map[string]any{"version": cur.Number, "digest": versions.Short(cur.Digest), "source": s.Source}).Info("new version of the intent")
-	}
-	return cur, nil
+func RecordVersion(o *Options, s VersionSpec, files map[string]*intent.Intent) (versions.Meta, error) {
+	rec := versions.Recorder{Store: versions.Open(o.StateDir, s.Keep), Log: o.log()}
+	cur, _, err := rec.Record(s.Source, files, s.IfVersion)
+	return cur, err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/versions"
 )
 
@@ -109,7 +110,7 @@ func TestGlobalOptionsAfterTheCommand(t *testing.T) {
 		{[]string{"--state-dir", b, "history", "--json"}, 1},
 	} {
 		code, out, errOut := runCLI(tc.args...)
-		var list []historyJSON
+		var list []oneshot.HistoryEntry
 		if code != exitOK || json.Unmarshal([]byte(out), &list) != nil || len(list) != tc.n {
 			t.Errorf("%q: exit %d, %d versions, want %d\n%s%s", tc.args, code, len(list), tc.n, out, errOut)
 		}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/oneshot"
-	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -21,10 +19,6 @@ func init() {
 		run:     runConfirm,
 	})
 }
-
-// requestWait bounds how long confirm (and rollback of a trial) waits for
-// the trial's process to act on the request.
-const requestWait = 30 * time.Second
 
 func runConfirm(g *globals, args []string) int {
 	fs := newFlagSet(g, "confirm", "")
@@ -42,7 +36,8 @@ func runConfirm(g *globals, args []string) int {
 // reverts the trial now (the running `netagent try` does, on request; a
 // trial whose process died is recovered here). handled is false when no
 // trial is pending: rollback then goes back to an earlier version.
-func rollbackTrial(g *globals, netns, stateDir string) (code int, handled bool) {
+func rollbackTrial(g *globals, k *kernelOpts) (code int, handled bool) {
+	stateDir := k.stateDir(g)
 	t, err := host.PendingTrial(stateDir)
 	switch {
 	case err != nil:
@@ -52,7 +47,8 @@ func rollbackTrial(g *globals, netns, stateDir string) (code int, handled bool) 
 		return exitOK, false
 	}
 	if h, _ := host.HolderOf(stateDir); h == nil {
-		return recoverTarget(g, netns, stateDir, oneshot.DefaultLockTimeout), true
+		res, err := oneshot.RecoverTrial(context.Background(), k.options(g))
+		return printRecover(g, res, err, false), true
 	}
 	return requestTrial(g, stateDir, host.RequestReverted), true
 }
@@ -60,47 +56,23 @@ func rollbackTrial(g *globals, netns, stateDir string) (code int, handled bool) 
 // requestTrial asks the process running the target's trial to confirm or
 // revert it, and waits until it did.
 func requestTrial(g *globals, stateDir string, r host.Request) int {
-	t, err := host.PendingTrial(stateDir)
+	t, err := oneshot.FindRunningTrial(stateDir)
 	switch {
+	case errors.Is(err, host.ErrNoTrial) || errors.Is(err, host.ErrTrialPending):
+		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, err)
+		return exitFailed
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, err)
 		return exitInternal
-	case t == nil:
-		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, host.ErrNoTrial)
-		return exitFailed
 	}
-	// The holder is read once: a process that ends between two reads
-	// would leave the second nil.
-	h, err := host.HolderOf(stateDir)
-	switch {
-	case err != nil:
-		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, err)
-		return exitInternal
-	case h == nil || h.PID != t.PID:
-		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, &host.AbandonedTrialError{Trial: *t})
-		return exitFailed
-	}
-	if h.Daemon() { // the daemon's trial (try --via-daemon): over its socket
-		// Named: a trial confirmed (or reverted) meanwhile makes the
-		// request fail, never means something else.
-		id := status.TrialID(t.Started)
+	if id := t.DaemonTrial(); id != "" { // the daemon's trial (try --via-daemon): over its socket
+		command := api.CmdRollback
 		if r == host.RequestConfirmed {
-			return daemonTrialRequest(g, *h, api.CmdConfirm, id)
+			command = api.CmdConfirm
 		}
-		return daemonTrialRequest(g, *h, api.CmdRollback, id)
+		return daemonTrialRequest(g, t.Holder, command, id)
 	}
-	req := host.RequestConfirm
-	if r == host.RequestReverted {
-		req = host.RequestRevert
-	}
-	since := time.Now()
-	if err := req(stateDir); err != nil {
-		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, err)
-		return exitInternal
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), requestWait)
-	defer cancel()
-	o, err := host.AwaitAnswer(ctx, stateDir, *t, since)
+	o, err := t.Ask(stateDir, r)
 	switch {
 	case errors.Is(err, host.ErrTrialPending):
 		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", r, err)
@@ -111,15 +83,21 @@ func requestTrial(g *globals, stateDir string, r host.Request) int {
 	case o.Result == host.OutcomeRevertIncomplete:
 		// The trial's process could not revert it and ended: it stays
 		// pending, the kernel as the trial left it.
-		fmt.Fprintf(g.stderr, "netagent: %s: the trial's process (pid %d) could not revert it: %s: %s\n", r, t.PID, o.Result, termsafe.String(o.Reason))
+		fmt.Fprintf(g.stderr, "netagent: %s: the trial's process (pid %d) could not revert it: %s: %s\n", r, t.Trial.PID, o.Result, termsafe.String(o.Reason))
 		return exitFailed
 	}
+	return printAnswer(g, o, r)
+}
+
+// printAnswer prints how the trial ended on request r: exitFailed when
+// not as asked.
+func printAnswer(g *globals, o *host.Outcome, r host.Request) int {
 	fmt.Fprintf(g.stdout, "%s", o.Result)
 	if o.Reason != "" {
 		fmt.Fprintf(g.stdout, ": %s", termsafe.String(o.Reason))
 	}
 	fmt.Fprintln(g.stdout)
-	if (o.Result == "confirmed") != (r == host.RequestConfirmed) {
+	if !oneshot.Answered(o, r) {
 		return exitFailed
 	}
 	return exitOK

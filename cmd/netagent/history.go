@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/api"
-	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/internal/termsafe"
@@ -43,16 +42,6 @@ func (v *versionOpts) store(g *globals, k *kernelOpts) *versions.Local {
 	return versions.Open(k.stateDir(g), v.keep)
 }
 
-// record checks --if-version and records files (the accepted intent, by
-// name) as the new version from source. The caller holds the target's
-// lock. ok is false when the command must end with code.
-func (v *versionOpts) record(g *globals, k *kernelOpts, source string, files map[string]*intent.Intent) (code int, ok bool) {
-	if _, err := oneshot.RecordVersion(k.options(g), *v.spec(source), files); err != nil {
-		return versionError(g, err), false
-	}
-	return exitOK, true
-}
-
 // versionError prints err and returns its exit code: exitConflict for a
 // compare-and-swap refused.
 func versionError(g *globals, err error) int {
@@ -66,12 +55,6 @@ func versionError(g *globals, err error) int {
 	return exitInternal
 }
 
-// historyJSON is one line of `history --json`.
-type historyJSON struct {
-	versions.Meta
-	Current bool `json:"current"`
-}
-
 func runHistory(g *globals, args []string) int {
 	fs := newFlagSet(g, "history", "[--json]")
 	k := kernelFlags(g, fs)
@@ -82,29 +65,24 @@ func runHistory(g *globals, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(g, fs, "unexpected arguments")
 	}
-	list, err := versions.Open(k.stateDir(g), 0).List()
-	if err != nil {
+	list, err := oneshot.History(k.stateDir(g))
+	switch {
+	case err != nil:
 		return versionError(g, err)
-	}
-	if *asJSON {
-		out := make([]historyJSON, 0, len(list))
-		for i, m := range list {
-			out = append(out, historyJSON{Meta: m, Current: i == len(list)-1})
-		}
-		if writeJSON(g, out) != nil {
+	case *asJSON:
+		if writeJSON(g, list) != nil {
 			return exitInternal
 		}
 		return exitOK
-	}
-	if len(list) == 0 {
+	case len(list) == 0:
 		fmt.Fprintln(g.stdout, "no versions yet: nothing has been applied to this namespace with this state directory")
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERSION\tTIME\tDIGEST\tSOURCE")
-	for i, m := range list {
+	for _, m := range list {
 		mark := ""
-		if i == len(list)-1 {
+		if m.Current {
 			mark = " (current)"
 		}
 		fmt.Fprintf(tw, "%d%s\t%s\t%s\t%s\n", m.Number, mark, m.Time.Local().Format(time.DateTime), versions.Short(m.Digest), termsafe.String(m.Source))

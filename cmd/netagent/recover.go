@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/oneshot"
-	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/internal/statefile"
 )
 
 // A trial that its process did not see through (killed, a crash, a reboot)
@@ -33,10 +30,11 @@ func runRecover(g *globals, args []string) int {
 	fs := newFlagSet(g, "recover", "[--netns NAME] [--all] [--accept-damaged] [--accept-incomplete]")
 	k := kernelFlags(g, fs)
 	all := fs.Bool("all", false, "every target under the state directory's parent (one directory per namespace, \"host\" for the host's)")
-	acceptIncomplete := fs.Bool("accept-incomplete", false, "when the trial journal does not account for every record the trial wrote (damaged, cut short, missing), "+
+	var ro oneshot.RecoverOptions
+	fs.BoolVar(&ro.AcceptIncomplete, "accept-incomplete", false, "when the trial journal does not account for every record the trial wrote (damaged, cut short, missing), "+
 		"revert what it holds and drop the trial anyway: what the missing records held stays as the trial left it")
-	timeout := fs.Duration("lock-timeout", oneshot.DefaultLockTimeout, "how long to wait while another netagent apply changes the namespace")
-	acceptDamaged := fs.Bool("accept-damaged", false,
+	fs.DurationVar(&k.lockTimeout, "lock-timeout", oneshot.DefaultLockTimeout, "how long to wait while another netagent apply changes the namespace")
+	fs.BoolVar(&ro.AcceptDamaged, "accept-damaged", false,
 		"set aside damaged state files (as <name>.damaged-<time>), saying what each held; the commands that need them refuse until then")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -45,78 +43,67 @@ func runRecover(g *globals, args []string) int {
 		return usageError(g, fs, "unexpected arguments")
 	}
 	if !*all {
-		return recoverWithRecords(g, k.netns, k.stateDir(g), *timeout, *acceptDamaged, *acceptIncomplete)
+		return recoverTarget(g, k.options(g), ro)
 	}
-	root := filepath.Dir(k.stateDir(g))
-	dirs, err := os.ReadDir(root)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	targets, err := oneshot.StateTargets(filepath.Dir(k.stateDir(g)))
+	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: recover: %v\n", err)
 		return exitInternal
 	}
 	code := exitOK
-	for _, d := range dirs {
-		if !d.IsDir() {
-			continue
-		}
-		netns := d.Name()
-		if netns == "host" {
-			netns = ""
-		}
-		if c := recoverWithRecords(g, netns, filepath.Join(root, d.Name()), *timeout, *acceptDamaged, *acceptIncomplete); c != exitOK {
+	for _, t := range targets {
+		o := k.options(g)
+		o.Netns, o.StateDir = t.Netns, t.StateDir
+		if c := recoverTarget(g, o, ro); c != exitOK {
 			code = c
 		}
 	}
 	return code
 }
 
-// recoverTarget reverts the pending trial of one target, if any.
-func recoverTarget(g *globals, netns, stateDir string, timeout time.Duration) int {
-	return recoverTargetAccept(g, netns, stateDir, timeout, false)
+// recoverTarget recovers one namespace (oneshot.Recover) and says what it
+// did.
+func recoverTarget(g *globals, o *oneshot.Options, ro oneshot.RecoverOptions) int {
+	res, err := oneshot.Recover(context.Background(), o, ro)
+	return printRecover(g, res, err, ro.AcceptDamaged)
 }
 
-// recoverTargetAccept is recoverTarget; with accept, a journal that does
-// not account for every record is reverted in part
-// (RecoverAcceptIncomplete).
-func recoverTargetAccept(g *globals, netns, stateDir string, timeout time.Duration, accept bool) int {
-	t, err := host.PendingTrial(stateDir)
-	switch {
-	case accept && errors.Is(err, host.ErrDamagedTrial):
-		t = &host.Trial{} // reverted from its journal alone
-	case err != nil:
-		fmt.Fprintf(g.stderr, "netagent: recover: %v\n", err)
-		return exitInternal
-	case t == nil:
-		return exitOK
+// printRecover says what a recovery did and returns recover's exit code.
+func printRecover(g *globals, res *oneshot.RecoverResult, err error, accepted bool) int {
+	if !accepted {
+		printDamaged(g, res.Damaged)
 	}
-	me := host.Holder{PID: os.Getpid(), Command: "recover", Since: time.Now()}
-	lk, daemon, err := takeLock(g, stateDir, me, timeout)
+	for _, d := range res.SetAside {
+		fmt.Fprintf(g.stderr, "netagent: set aside the damaged %s (%s) as %s; lost: %s\n", d.Damaged.Path, d.Damaged.Reason, d.To, d.Lost)
+	}
 	switch {
 	case err != nil:
-		fmt.Fprintf(g.stderr, "netagent: recover: %v\n", err)
+		return printError(g, "recover: ", err)
+	case res.Busy != nil:
+		fmt.Fprintf(g.stderr, "netagent: recover: the daemon %s serves the namespace: stop it, then run recover --accept-damaged\n", res.Busy)
 		return exitInternal
-	case daemon != nil:
-		fmt.Fprintf(g.stderr, "netagent: recover: the daemon %s serves the namespace and recovers its trials itself\n", daemon)
-		return exitOK
+	case res.Stopped:
+		return exitFailed
+	case res.Daemon != nil:
+		fmt.Fprintf(g.stderr, "netagent: recover: the daemon %s serves the namespace and recovers its trials itself\n", res.Daemon)
+	case res.Dropped != "":
+		fmt.Fprintf(g.stderr, "netagent: dropped the pending trial of pid %d: %s\n", res.DroppedPID, res.Dropped)
+	case res.Recovery != nil:
+		fmt.Fprintf(g.stderr, "netagent: %s\n", oneshot.RecoveryNote(res.Recovery))
 	}
-	defer lk.Release()
-	rt, err := host.Open(netns, stateDir, g.log)
-	if err != nil {
-		// The namespace is gone, and with it what the trial changed.
-		reason := fmt.Sprintf("the namespace is gone (%v): nothing to revert", err)
-		if err := host.DiscardTrial(stateDir, reason); err != nil {
-			fmt.Fprintf(g.stderr, "netagent: recover: %v\n", err)
-			return exitInternal
+	return exitOK
+}
+
+// printDamaged names the damaged records found: a cache as a warning (it
+// is learnt again without it).
+func printDamaged(g *globals, damaged []*statefile.DamagedError) {
+	for _, d := range damaged {
+		if statefile.IsCache(d.Path) {
+			fmt.Fprintf(g.stderr, "netagent: recover: warning (a cache, learnt again without it): %v\n", d)
+			continue
 		}
-		fmt.Fprintf(g.stderr, "netagent: dropped the pending trial of pid %d: %s\n", t.PID, reason)
-		return exitOK
+		fmt.Fprintf(g.stderr, "netagent: recover: %v\n", d)
 	}
-	defer rt.Close()
-	recoverFn := rt.Recover
-	if accept {
-		recoverFn = rt.RecoverAcceptIncomplete
-	}
-	_, code, _ := recoverPendingWith(g, rt, recoverFn)
-	return code
 }
 
 // recoverPending reverts the pending trial, the caller holding the lock,
@@ -136,22 +123,4 @@ func recoverPendingWith(g *globals, rt *host.Runtime, recover func(context.Conte
 		fmt.Fprintf(g.stderr, "netagent: %s\n", oneshot.RecoveryNote(rec))
 	}
 	return rec, exitOK, true
-}
-
-// recoveredOutcome is the daemon's last trial after it reverted (or
-// completed the confirm of), at its start, the trial it (or another
-// netagent) had left pending: from the
-// recovery itself, with the reason the target recorded (why the revert
-// went as it did) when that record can be read.
-func recoveredOutcome(rec *host.Recovery, stateDir string, at time.Time) *status.TrialOutcome {
-	if rec.Confirmed {
-		return &status.TrialOutcome{ID: status.TrialID(rec.Trial.Started), Result: "confirmed", At: at, File: rec.Trial.Confirming.File,
-			Reason: fmt.Sprintf("completed when the daemon started again: the daemon that confirmed it (pid %d) was stopped after writing the file, before recording the confirm", rec.Trial.PID)}
-	}
-	why := oneshot.RecoveredHow(rec) + fmt.Sprintf(" (pid %d)", rec.Trial.PID)
-	if o, err := host.LastOutcome(stateDir); err == nil && o != nil && o.PID == rec.Trial.PID && o.Reason != "" {
-		why = o.Reason
-	}
-	return &status.TrialOutcome{ID: status.TrialID(rec.Trial.Started), Result: "reverted", At: at,
-		Reason: fmt.Sprintf("reverted when the daemon started again: %s; %d operations", why, len(rec.Result.Ops))}
 }

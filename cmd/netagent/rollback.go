@@ -2,16 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"os"
+	"os/signal"
 	"slices"
+	"syscall"
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/oneshot"
-	"github.com/netagent/netagent/agent/render"
-	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/agent/versions"
 
 	"github.com/netagent/netagent/agent/host"
-	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -43,61 +46,55 @@ func runRollback(g *globals, args []string) int {
 		return code
 	}
 	// A trial pending: rollback reverts it now (confirm.go).
-	if code, handled := rollbackTrial(g, k.netns, k.stateDir(g)); handled {
+	if code, handled := rollbackTrial(g, k); handled {
 		return code
 	}
+	n, code := rollbackVersion(g, fs)
+	if code != exitOK {
+		return code
+	}
+	o := k.options(g)
+	o.Protect, o.Force = prot.links, prot.force
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := oneshot.RollbackTo(ctx, o, oneshot.RollbackSpec{ApplyOptions: opts, Version: n, IfVersion: vo.ifVersion, Store: vo.store(g, k),
+		Judged: func(gd *oneshot.Guarded) { printRefused(g, gd, "netagent: rollback: ") },
+		Recorded: func(back int, cur versions.Meta) {
+			fmt.Fprintf(g.stdout, "rollback to version %d: now version %d\n", back, cur.Number)
+		},
+		Progress: progressFor(g)})
+	if err != nil {
+		return rollbackError(g, k, err)
+	}
+	return printApplyResult(g, "rollback", res)
+}
+
+// rollbackVersion is the version N rollback names (0: none, the one
+// before the current).
+func rollbackVersion(g *globals, fs *flag.FlagSet) (int, int) {
 	switch {
 	case fs.NArg() > 1:
-		return usageError(g, fs, "at most one version")
+		return 0, usageError(g, fs, "at most one version")
 	case fs.NArg() == 1:
 		v, err := parseVersion(fs.Arg(0))
 		if err != nil || v == 0 {
-			return usageError(g, fs, fmt.Sprintf("%q: want a version number (see netagent history)", fs.Arg(0)))
+			return 0, usageError(g, fs, fmt.Sprintf("%q: want a version number (see netagent history)", fs.Arg(0)))
 		}
-		n = v
+		return v, exitOK
 	}
-	if code, done := k.gate(g, nil); done {
-		return code
+	return 0, exitOK
+}
+
+// rollbackError prints why a rollback failed before its apply and
+// returns its exit code.
+func rollbackError(g *globals, k *kernelOpts, err error) int {
+	var inv *oneshot.InvalidError
+	var de *oneshot.DaemonError
+	switch {
+	case errors.As(err, &inv) || errors.As(err, &de):
+		return k.failed(g, err, nil)
 	}
-	store := vo.store(g, k)
-	back, err := versions.Pick(store, n)
-	if err != nil {
-		return versionError(g, err)
-	}
-	intended, protected, err := oneshot.RenderVersion(back)
-	if err != nil {
-		return versionError(g, err)
-	}
-	rt, code := k.open(g)
-	if rt == nil {
-		return code
-	}
-	defer rt.Close()
-	var lf *oneshot.Leases
-	if parsed, err := render.ParseFiles(map[string][]byte{"intent": back.Intent}); err == nil {
-		// The version's DHCPv4 uplinks: as apply's (oneshot.KeptLeases).
-		var next *dg.Graph
-		if lf, next, err = oneshot.KeptLeases(rt, parsed, k.resolvConf, nil); err != nil {
-			printIntentErrors(g, err)
-			return exitFailed
-		} else if next != nil {
-			intended = next
-		}
-		rt.SetAcquireTimeout(oneshot.AcquireTimeout(opts.Wait))
-	}
-	gd, code := prot.guardGraph(g, rt, protected, intended)
-	if gd == nil {
-		return code
-	}
-	if prot.refuse(g, gd, "netagent: rollback: ") {
-		return exitRefused
-	}
-	_, cur, err := versions.Rollback(store, back.Number, vo.ifVersion)
-	if err != nil {
-		return versionError(g, err)
-	}
-	fmt.Fprintf(g.stdout, "rollback to version %d: now version %d\n", back.Number, cur.Number)
-	return applyGuarded(g, "rollback", rt, gd, lf, intended, opts)
+	return versionError(g, err)
 }
 
 // rollbackViaDaemon asks the daemon h to roll back to version n.

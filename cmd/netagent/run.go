@@ -18,6 +18,7 @@ import (
 	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/systemd"
 )
 
@@ -116,9 +117,9 @@ func prepareDaemon(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
 	if !ok {
 		return code, false
 	}
-	o.lastTrial = lastTrialOutcome(o.kernel.stateDir(g)) // a trial recovered before (recover --all at boot)
+	o.lastTrial = trial.LastOutcome(o.kernel.stateDir(g)) // a trial recovered before (recover --all at boot)
 	if rec != nil {
-		o.lastTrial = recoveredOutcome(rec, o.kernel.stateDir(g), time.Now())
+		o.lastTrial = trial.Recovered(rec, o.kernel.stateDir(g), time.Now())
 	}
 	return openMember(g, o, rt)
 }
@@ -219,8 +220,8 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 		StateDir:         o.kernel.stateDir(g), // the agent keeps its accepted intents next to the runtime's records
 		KeepVersions:     o.keepVersions,
 		Guard:            oneshot.NewDaemonGuard(rt, o.protect.links),
-		Trials:           daemonTrials{rt},
-		Probe:            daemonProber(rt),
+		Trials:           trial.OnRuntime(rt),
+		Probe:            trial.Probes(rt),
 		TrialDir:         o.intentDir,
 		LastTrial:        o.lastTrial,
 		DriftInterval:    drift,

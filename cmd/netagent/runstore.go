@@ -12,6 +12,7 @@ import (
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/source"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/fleet"
 )
 
@@ -94,7 +95,7 @@ func openMember(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
 	if !o.store.enabled() {
 		return exitOK, true
 	}
-	m, err := o.store.open(g, daemonProber(rt), o.kernel.stateDir(g))
+	m, err := o.store.open(g, trial.Probes(rt), o.kernel.stateDir(g))
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: etcd: %v\n", err)
 		return exitInternal, false

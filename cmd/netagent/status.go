@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/api"
-	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/internal/termsafe"
 )
@@ -54,7 +54,7 @@ func runStatus(g *globals, args []string) int {
 	}
 	st := resp.Status
 	if st.LastTrial == nil { // the daemon's trials before its start, or a one-shot's
-		st.LastTrial = lastTrialOutcome(g.stateDir)
+		st.LastTrial = trial.LastOutcome(g.stateDir)
 	}
 	if *asJSON {
 		if writeJSON(g, statusJSON{Format: outputFormat, Status: st}) != nil {
@@ -296,38 +296,12 @@ func statusPrintTrial(w io.Writer, t *status.TrialStatus, last *status.TrialOutc
 	}
 }
 
-// lastTrialOutcome is the last trial's outcome recorded in the state
-// directory (host.LastOutcome), or nil.
-// A record that cannot be read is an outcome "unknown" saying why, never
-// no outcome at all.
-func lastTrialOutcome(stateDir string) *status.TrialOutcome {
-	o, err := host.LastOutcome(stateDir)
-	switch {
-	case err != nil:
-		return &status.TrialOutcome{Result: status.TrialUnknown, Reason: fmt.Sprintf("the record of the last trial cannot be read: %v", err)}
-	case o == nil:
-		return nil
-	}
-	return &status.TrialOutcome{Result: o.Result, Reason: o.Reason, At: o.At}
-}
-
-// oneShotStatus is status without a daemon: the trial of a one-shot
-// `netagent try`, from the state directory.
-type oneShotStatus struct {
-	Daemon    string               `json:"daemon"`
-	Trial     *status.TrialStatus  `json:"trial,omitempty"`
-	LastTrial *status.TrialOutcome `json:"lastTrial,omitempty"`
-}
-
 // oneShotTrialStatus prints the pending trial and the last outcome of the
 // state directory when no daemon answers; exitFailed when it printed them
 // (no daemon: not ready), exitInternal when there is none.
 func oneShotTrialStatus(g *globals, asJSON bool) int {
-	st := oneShotStatus{Daemon: "not running", LastTrial: lastTrialOutcome(g.stateDir)}
-	if t, err := host.PendingTrial(g.stateDir); err == nil && t != nil {
-		st.Trial = &status.TrialStatus{Since: t.Started, Deadline: t.Deadline, Probes: t.Probes, PID: t.PID}
-	}
-	if st.Trial == nil && st.LastTrial == nil {
+	st := trial.OneShotStatus(g.stateDir)
+	if st == nil {
 		return exitInternal
 	}
 	if asJSON {
@@ -337,7 +311,7 @@ func oneShotTrialStatus(g *globals, asJSON bool) int {
 		return exitFailed
 	}
 	fmt.Fprintf(g.stdout, "netagent: no daemon; state directory %s\n", g.stateDir)
-	termsafe.Sanitize(&st)
+	termsafe.Sanitize(st)
 	statusPrintTrial(g.stdout, st.Trial, st.LastTrial, time.Now())
 	return exitFailed
 }

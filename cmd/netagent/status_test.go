@@ -13,6 +13,7 @@ import (
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/agent/trial"
 )
 
 // fakeDaemon answers cmd on a unix socket with resp, and any other
@@ -194,7 +195,7 @@ func TestStatusShowsTheOneShotTrial(t *testing.T) {
 	}
 	out.Reset()
 	run([]string{"--state-dir", state, "status", "--socket", sock, "--json"}, &out, &errb)
-	var st oneShotStatus
+	var st trial.OneShot
 	if err := json.Unmarshal(out.Bytes(), &st); err != nil || st.Trial == nil || st.Trial.PID != 42 || st.LastTrial.Result != "confirmed" {
 		t.Errorf("JSON %s: %v", out.String(), err)
 	}
@@ -248,7 +249,7 @@ func TestLastTrialOutcomeUnreadable(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sd, host.TrialDir, "last.json"), []byte("{garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o := lastTrialOutcome(sd)
+	o := trial.LastOutcome(sd)
 	if o == nil || o.Result != status.TrialUnknown || !strings.Contains(o.Reason, "cannot be read") {
 		t.Fatalf("an unreadable record: %+v", o)
 	}

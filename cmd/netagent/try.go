@@ -4,11 +4,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -16,8 +15,9 @@ import (
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/oneshot"
+	"github.com/netagent/netagent/agent/probe"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/agent/versions"
-	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/killpoint"
 )
 
@@ -41,299 +41,174 @@ func init() {
 	})
 }
 
-// tryOpts are the options of try.
-type tryOpts struct {
-	timeout      time.Duration
-	probeTimeout time.Duration
-	probes       []string
-	keepPartial  bool
-	autoConfirm  bool
-	apply        host.ApplyOptions
-}
-
-func runTry(g *globals, args []string) int {
-	fs := newFlagSet(g, "try", "FILE...")
-	k := kernelFlags(g, fs)
-	k.name = "try"
-	o := &tryOpts{apply: host.ApplyOptions{Wait: oneshot.DefaultApplyWait}}
-	fs.DurationVar(&o.timeout, "timeout", 60*time.Second, "revert unless confirmed within this time")
-	fs.DurationVar(&o.probeTimeout, "probe-timeout", 10*time.Second, "how long the probes may take to pass after the apply (at most --timeout)")
+// tryFlags adds try's flags to fs.
+func tryFlags(g *globals, fs *flag.FlagSet, k *kernelOpts) (*oneshot.TrySpec, *versionOpts, *protectOpts) {
+	spec := &oneshot.TrySpec{TryOptions: oneshot.TryOptions{Apply: host.ApplyOptions{Wait: oneshot.DefaultApplyWait}}}
+	o := &spec.TryOptions
+	fs.DurationVar(&o.Timeout, "timeout", trial.DefaultTimeout, "revert unless confirmed within this time")
+	fs.DurationVar(&o.ProbeTimeout, "probe-timeout", trial.DefaultProbeTimeout, "how long the probes may take to pass after the apply (at most --timeout)")
 	fs.Func("probe", "ping:HOST or tcp:HOST:PORT (see `go doc agent/probe`), run in the namespace after the apply: the trial reverts unless it passes (repeatable)",
-		func(v string) error { o.probes = append(o.probes, v); return nil })
-	fs.BoolVar(&o.keepPartial, "keep-partial", false, "do not revert when items fail: wait for confirm or the timeout with what converged")
-	fs.BoolVar(&o.autoConfirm, "confirm-when-probes-pass", false, "confirm as soon as the apply verified and every probe passed (unattended)")
-	fs.DurationVar(&o.apply.Wait, "wait", oneshot.DefaultApplyWait, "how long to wait, while items are blocked, for the link events the apply causes")
+		func(v string) error { o.Probes = append(o.Probes, v); return nil })
+	fs.BoolVar(&o.KeepPartial, "keep-partial", false, "do not revert when items fail: wait for confirm or the timeout with what converged")
+	fs.BoolVar(&o.AutoConfirm, "confirm-when-probes-pass", false, "confirm as soon as the apply verified and every probe passed (unattended)")
+	fs.DurationVar(&o.Apply.Wait, "wait", oneshot.DefaultApplyWait, "how long to wait, while items are blocked, for the link events the apply causes")
 	vo := versionFlags(fs)
 	d := &daemonTrialOpts{}
 	fs.StringVar(&d.name, "name", "", "with --via-daemon: the intent file that confirming writes in the daemon's intent directory (default trial-<version>.json)")
 	fs.BoolVar(&d.detach, "detach", false, "with --via-daemon: return once the trial is applied; the daemon keeps its deadline")
 	resolvConfFlag(fs, k)
 	k.gateFlags(fs, true, tryViaDaemon(g, o, d, vo))
-	prot := protectFlags(fs, true)
-	t, code := k.prepare(g, fs, args)
-	if t == nil {
+	return spec, vo, protectFlags(fs, true)
+}
+
+func runTry(g *globals, args []string) int {
+	fs := newFlagSet(g, "try", "FILE...")
+	k := kernelFlags(g, fs)
+	k.name = "try"
+	spec, vo, prot := tryFlags(g, fs, k)
+	o, code, ok := k.parse(g, fs, args, prot)
+	if !ok {
 		return code
 	}
-	defer t.Close()
-	rt := t.Runtime
+	if _, err := probe.ParseAll(spec.Probes); err != nil {
+		return usageError(g, fs, err.Error())
+	}
+	spec.Judged = func(gd *oneshot.Guarded) { printRefused(g, gd, "netagent: try: ") }
+	spec.Check = func() error { return versions.Check(vo.store(g, k), vo.ifVersion) }
+	// Confirming records the trial's intent as the new version.
+	spec.Record = func(in *oneshot.Intent) error {
+		_, err := oneshot.RecordVersion(o, *vo.spec(versions.FilesSource("try", fs.Args())), in.Files)
+		return err
+	}
+	res, err := runTrial(g, o, fs.Args(), spec)
+	switch {
+	case errors.Is(err, versions.ErrConflict) || errors.Is(err, versions.ErrNotFound):
+		return versionError(g, err)
+	case err != nil:
+		return k.failed(g, err, fs.Args())
+	}
 	defer reportKillPoints(g)
-	gd, code := prot.guard(g, t)
-	if gd == nil {
-		return code
-	}
-	if prot.refuse(g, gd, "netagent: try: ") {
+	if res.Refused {
 		return exitRefused
 	}
-	if code, ok := checkVersion(g, vo.store(g, k), vo.ifVersion); !ok {
-		return code
-	}
-	files, code := readFiles(g, fs.Args())
-	if files == nil {
-		return code
-	}
-	probes := make([]host.Prober, 0, len(o.probes))
-	for _, s := range o.probes {
-		p, err := parseProbe(s, rt.Target())
-		if err != nil {
-			return usageError(g, fs, err.Error())
-		}
-		probes = append(probes, p)
-	}
-	// Confirming records the trial's intent as the new version.
-	record := func() (int, bool) { return vo.record(g, k, "try "+strings.Join(fs.Args(), " "), t.Intent.Files) }
-	rt.SetAcquireTimeout(oneshot.AcquireTimeout(o.apply.Wait))
-	again := func(ctx context.Context, res *host.Result) (*host.Result, error) {
-		return oneshot.ApplyLeasesResult(ctx, rt, t.Leases, gd, res, o.apply)
-	}
-	return (&trial{g: g, o: o, rt: rt, intended: gd.Apply, probes: probes, record: record, leases: again}).run(files)
+	return printTrial(g, res)
 }
 
-// trial is one `netagent try`.
-type trial struct {
-	g        *globals
-	o        *tryOpts
-	rt       *host.Runtime
-	intended *dg.Graph
-	probes   []host.Prober
-	// record records the trial's intent as the new version, on confirm.
-	record func() (int, bool)
-	// leases applies the intent again with the DHCPv4 leases the apply
-	// acquired (applyLeases).
-	leases func(context.Context, *host.Result) (*host.Result, error)
-	tr     *host.TrialRun
-	// stop is closed by SIGINT/SIGTERM.
-	stop chan os.Signal
+// runTrial runs the trial until SIGINT or SIGTERM (oneshot.Try), showing
+// it as it goes.
+func runTrial(g *globals, o *oneshot.Options, paths []string, spec *oneshot.TrySpec) (*oneshot.TryResult, error) {
+	spec.Signals = func() (<-chan os.Signal, func()) {
+		stop := make(chan os.Signal, 1)
+		signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+		return stop, func() { signal.Stop(stop) }
+	}
+	tty := isTerminal(os.Stdin) && isTerminal(os.Stderr)
+	spec.BeforeWait = func() (<-chan struct{}, error) { return terminalEnter(tty) }
+	spec.Report = func(e oneshot.TryEvent) { showTrial(g, e, tty) }
+	return oneshot.Try(context.Background(), o, paths, *spec)
 }
 
-func (t *trial) run(files map[string][]byte) int {
-	t.stop = make(chan os.Signal, 1)
-	signal.Notify(t.stop, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(t.stop)
-	now := time.Now()
-	tr, err := t.rt.BeginTrial(host.Trial{Started: now, Deadline: now.Add(t.o.timeout), Files: files, Probes: t.o.probes})
-	if err != nil {
-		fmt.Fprintf(t.g.stderr, "netagent: try: %v\n", err)
-		return exitInternal
+// terminalEnter returns the channel of an Enter typed on the terminal
+// from now on (nil without a terminal).
+func terminalEnter(tty bool) (<-chan struct{}, error) {
+	if !tty {
+		return nil, nil
 	}
-	t.tr = tr
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var interrupted atomic.Bool
+	// An Enter typed before now came over the connection as it was
+	// before the change: it proves nothing about the new one, so it
+	// must not confirm. Drop what the terminal holds.
+	if err := unix.IoctlSetInt(int(os.Stdin.Fd()), unix.TCFLSH, unix.TCIFLUSH); err != nil {
+		return nil, fmt.Errorf("flushing the terminal's input: %w", err)
+	}
+	return readEnter(), nil
+}
+
+// readEnter returns the channel of an Enter typed on the terminal.
+func readEnter() <-chan struct{} {
+	enter := make(chan struct{}, 1)
 	go func() {
-		select {
-		case <-t.stop:
-			interrupted.Store(true)
-			cancel() // the apply stops; the revert below puts back what it did
-		case <-ctx.Done():
+		if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err == nil {
+			enter <- struct{}{}
 		}
 	}()
-	res, err := t.rt.Apply(ctx, t.intended, t.o.apply)
-	if err == nil && t.leases != nil {
-		res, err = t.leases(ctx, res)
+	return enter
+}
+
+// showTrial prints a step of the trial.
+func showTrial(g *globals, e oneshot.TryEvent, tty bool) {
+	switch e := e.(type) {
+	case oneshot.TryApplied:
+		fmt.Fprintf(g.stdout, "applied: %d operations (journal: %d records)\n", e.Ops, e.Batches)
+		if killpoint.Armed() {
+			fmt.Fprintf(g.stderr, "test kill points after the apply: %d\n", host.KillPoints())
+		}
+	case oneshot.TryProbePassed:
+		fmt.Fprintf(g.stderr, "probe %s passed\n", e.Probe)
+	case oneshot.TryWaiting:
+		fmt.Fprintf(g.stderr, "trial applied: confirm with `netagent confirm`%s before %s, or it reverts\n",
+			map[bool]string{true: " or Enter", false: ""}[e.Enter], e.Deadline.Format(time.RFC3339))
+	case oneshot.TryTick:
+		if tty {
+			fmt.Fprintf(g.stderr, "\rreverting in %3ds (Enter confirms) ", int(e.Left.Round(time.Second).Seconds()))
+		}
 	}
-	cancel()
+}
+
+// printTrial prints how the trial ended and returns try's exit code.
+func printTrial(g *globals, res *oneshot.TryResult) int {
+	for _, p := range res.Problems {
+		fmt.Fprintf(g.stderr, "%s\n", p)
+	}
+	code := exitOK
+	if res.RecordErr != nil {
+		code = versionError(g, res.RecordErr)
+	}
 	switch {
-	case err != nil:
-		return t.revert(exitInternal, fmt.Sprintf("the apply failed: %v", err))
-	case interrupted.Load():
-		return t.revert(exitRevertedTimeout, "interrupted by a signal during the apply")
-	case !res.Converged() && res.Err == nil && allUnkept(res.Problems):
-		// The apply's own read-back found what the kernel did not keep:
-		// a difference from the intent, not a failed item (--keep-partial
-		// keeps failed items only).
-		for _, p := range res.Problems {
-			fmt.Fprintf(t.g.stderr, "%s\n", p)
-		}
-		return t.revert(exitRevertedVerify, fmt.Sprintf("verification found %d differences from the intent", len(res.Problems)))
-	case !res.Converged() && !t.o.keepPartial:
-		for _, p := range res.Problems {
-			fmt.Fprintf(t.g.stderr, "%s\n", p)
-		}
-		return t.revert(exitRevertedFailed, fmt.Sprintf("%d items failed or stayed blocked", len(res.Problems)))
+	case res.Revert == nil && res.Err != nil && !res.Confirmed:
+		fmt.Fprintf(g.stderr, "netagent: try: %v\n", res.Err)
+		return exitInternal
+	case res.Confirmed && res.Err != nil:
+		fmt.Fprintf(g.stderr, "\nnetagent: %v\n", res.Err)
+		return exitInternal
+	case res.Confirmed:
+		fmt.Fprintf(g.stdout, "confirmed: %s\n", res.How)
+		return exitOK
 	}
-	fmt.Fprintf(t.g.stdout, "applied: %d operations (journal: %d records)\n", len(res.Ops), tr.Batches())
-	if killpoint.Armed() {
-		fmt.Fprintf(t.g.stderr, "test kill points after the apply: %d\n", host.KillPoints())
+	return printReverted(g, res, code)
+}
+
+// printReverted prints a trial's revert and returns try's exit code for
+// it: code when the version could not be recorded, else its fault's.
+func printReverted(g *globals, res *oneshot.TryResult, code int) int {
+	if res.Err != nil {
+		if res.Reverted != nil {
+			for _, p := range res.Reverted.Problems {
+				fmt.Fprintf(g.stderr, "%s\n", p)
+			}
+		}
+		fmt.Fprintf(g.stderr, "\nnetagent: %v\n", res.Err)
+		return exitInternal
 	}
-	// A converged apply is verified: it read the kernel back after every
-	// change and found what its last pass left, or nothing to do, and
-	// every item it compares equal to the intent (host.Converge); a difference there
-	// (a change the kernel did not keep) reverted above. Reading back once
-	// more would cost as much as that pass (half a second at 100k routes).
-	if code, reverted := t.probe(); reverted {
+	fmt.Fprintf(g.stderr, "\nreverted: %s (%d operations)\n", res.Revert.Reason, len(res.Reverted.Ops))
+	if res.RecordErr != nil {
 		return code
 	}
-	if t.o.autoConfirm {
-		return t.confirm("the apply verified and every probe passed")
-	}
-	return t.wait()
+	return faultCode(res.Revert.Fault)
 }
 
-// allUnkept reports whether every problem is a change the kernel did not
-// keep (host.Problem.Unkept).
-func allUnkept(problems []host.Problem) bool {
-	for _, p := range problems {
-		if !p.Unkept {
-			return false
-		}
-	}
-	return len(problems) > 0
-}
-
-// probe runs the probes until each passed once, for --probe-timeout at
-// most (and never past the trial's deadline).
-func (t *trial) probe() (int, bool) {
-	if len(t.probes) == 0 {
-		return exitOK, false
-	}
-	end := time.Now().Add(t.o.probeTimeout)
-	if t.tr.Trial.Deadline.Before(end) {
-		end = t.tr.Trial.Deadline
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), end)
-	defer cancel()
-	for _, p := range t.probes {
-		var err error
-		for {
-			if err = p.Probe(ctx); err == nil || ctx.Err() != nil {
-				break
-			}
-			select {
-			case <-t.stop:
-				return t.revert(exitRevertedTimeout, "interrupted by a signal while probing"), true
-			case <-ctx.Done():
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
-		if err != nil {
-			return t.revert(exitRevertedProbe, fmt.Sprintf("probe %s did not pass: %v", p, err)), true
-		}
-		fmt.Fprintf(t.g.stderr, "probe %s passed\n", p)
-	}
-	return exitOK, false
-}
-
-// wait waits for a confirmation until the deadline: Enter on a terminal,
-// `netagent confirm`; the deadline, a signal or `netagent rollback`
-// revert.
-func (t *trial) wait() int {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	reqs, err := host.WatchRequests(ctx, t.rt.StateDir())
-	if err != nil {
-		return t.revert(exitInternal, err.Error())
-	}
-	enter := make(chan struct{}, 1)
-	tty := isTerminal(os.Stdin) && isTerminal(os.Stderr)
-	if tty {
-		// An Enter typed before now came over the connection as it was
-		// before the change: it proves nothing about the new one, so it
-		// must not confirm. Drop what the terminal holds.
-		if err := unix.IoctlSetInt(int(os.Stdin.Fd()), unix.TCFLSH, unix.TCIFLUSH); err != nil {
-			return t.revert(exitInternal, fmt.Sprintf("flushing the terminal's input: %v", err))
-		}
-		go func() {
-			if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err == nil {
-				enter <- struct{}{}
-			}
-		}()
-	}
-	deadline := time.NewTimer(time.Until(t.tr.Trial.Deadline))
-	defer deadline.Stop()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	fmt.Fprintf(t.g.stderr, "trial applied: confirm with `netagent confirm`%s before %s, or it reverts\n",
-		map[bool]string{true: " or Enter", false: ""}[tty], t.tr.Trial.Deadline.Format(time.RFC3339))
-	for {
-		select {
-		case <-tick.C:
-			if tty {
-				fmt.Fprintf(t.g.stderr, "\rreverting in %3ds (Enter confirms) ", int(time.Until(t.tr.Trial.Deadline).Round(time.Second).Seconds()))
-			}
-		case <-enter:
-			return t.confirm("confirmed on the terminal")
-		case r, ok := <-reqs:
-			switch {
-			case !ok:
-				return t.revert(exitInternal, "lost the watch on the trial directory")
-			case r == host.RequestConfirmed:
-				return t.confirm("confirmed by `netagent confirm`")
-			default:
-				return t.revert(exitRevertedTimeout, "reverted on request (`netagent rollback`)")
-			}
-		case <-deadline.C:
-			return t.revert(exitRevertedTimeout, fmt.Sprintf("not confirmed within %v", t.o.timeout))
-		case s := <-t.stop:
-			return t.revert(exitRevertedTimeout, fmt.Sprintf("interrupted by %v", s))
-		}
-	}
-}
-
-func (t *trial) confirm(how string) int {
-	if code, ok := t.record(); !ok {
-		return t.revert(code, "the trial's intent could not be recorded as the new version")
-	}
-	if err := t.tr.Confirm(); err != nil {
-		fmt.Fprintf(t.g.stderr, "\nnetagent: confirming: %v\n", err)
+// faultCode is try's exit code for a revert of fault f.
+func faultCode(f trial.Fault) int {
+	switch f {
+	case trial.Failed:
+		return exitRevertedFailed
+	case trial.Unkept:
+		return exitRevertedVerify
+	case trial.Probe:
+		return exitRevertedProbe
+	case trial.Internal:
 		return exitInternal
 	}
-	fmt.Fprintf(t.g.stdout, "confirmed: %s\n", how)
-	return exitOK
-}
-
-// revert reverts the trial for reason and returns code, or exitInternal
-// when the revert itself failed (the trial stays pending, its outcome
-// recorded when the journal does not account for its records, for
-// `netagent confirm` and `rollback` to report: `netagent recover`, apply,
-// try and the daemon's start revert it; plan and check do not).
-func (t *trial) revert(code int, reason string) int {
-	t.g.log.WithField("reason", reason).Warn("reverting the trial")
-	res, err := t.tr.Revert(context.Background(), reason)
-	if err != nil {
-		if res != nil {
-			for _, p := range res.Problems {
-				fmt.Fprintf(t.g.stderr, "%s\n", p)
-			}
-		}
-		fmt.Fprintf(t.g.stderr, "\nnetagent: the trial (%s) could not be reverted: %v\n", reason, err)
-		return exitInternal
-	}
-	fmt.Fprintf(t.g.stderr, "\nreverted: %s (%d operations)\n", reason, len(res.Ops))
-	return code
-}
-
-// readFiles reads the intent files again, for the trial's record.
-func readFiles(g *globals, paths []string) (map[string][]byte, int) {
-	files := make(map[string][]byte, len(paths))
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-			return nil, exitInternal // I/O
-		}
-		files[p] = data
-	}
-	return files, exitOK
+	return exitRevertedTimeout
 }
 
 // reportKillPoints tells the crash tests how many kill points the run
@@ -342,26 +217,4 @@ func reportKillPoints(g *globals) {
 	if killpoint.Armed() {
 		fmt.Fprintf(g.stderr, "test kill points passed: %d\n", host.KillPoints())
 	}
-}
-
-// checkVersion refuses a trial whose --if-version is not the current
-// version, before anything changes (confirming records the version, and
-// checks again, under the same lock).
-func checkVersion(g *globals, store versions.Store, want int) (int, bool) {
-	if want == versions.Any {
-		return exitOK, true
-	}
-	have := 0
-	cur, err := versions.Pick(store, 0)
-	switch {
-	case err == nil:
-		have = cur.Number
-	case !errors.Is(err, versions.ErrNotFound):
-		return versionError(g, err), false
-	}
-	if have != want {
-		fmt.Fprintf(g.stderr, "netagent: try: %v: --if-version %d, but the current version is %d\n", versions.ErrConflict, want, have)
-		return exitConflict, false
-	}
-	return exitOK, true
 }

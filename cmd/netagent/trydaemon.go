@@ -10,20 +10,18 @@ package main
 // returns once the trial is applied: the daemon keeps the deadline.
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
-	"github.com/netagent/netagent/agent/probe"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -34,13 +32,13 @@ type daemonTrialOpts struct {
 }
 
 // tryViaDaemon runs the trial of files in the daemon h.
-func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) func(h host.Holder, files []string) int {
+func tryViaDaemon(g *globals, o *oneshot.TryOptions, d *daemonTrialOpts, vo *versionOpts) func(h host.Holder, files []string) int {
 	return func(h host.Holder, files []string) int {
-		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+o.timeout)
+		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+o.Timeout)
 		defer cancel()
 		resp, code := callDaemon(g, ctx, h, api.CmdTry, files, vo.request, func(r *api.Request) {
-			r.Timeout, r.Probes, r.Name = o.timeout.String(), o.probes, d.name
-			r.ProbeTimeout, r.KeepPartial, r.Wait = o.probeTimeout.String(), o.keepPartial, o.apply.Wait.String()
+			r.Timeout, r.Probes, r.Name = o.Timeout.String(), o.Probes, d.name
+			r.ProbeTimeout, r.KeepPartial, r.Wait = o.ProbeTimeout.String(), o.KeepPartial, o.Apply.Wait.String()
 		})
 		if resp == nil {
 			return code
@@ -56,7 +54,7 @@ func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) f
 			return daemonTrialEnded(g, st)
 		}
 		fmt.Fprintf(g.stdout, "trial applied through the daemon %s (%d operations); confirming writes %s\n", h, len(resp.Operations), st.Trial.Name)
-		if o.autoConfirm { // the daemon answered once the probes passed
+		if o.AutoConfirm { // the daemon answered once the probes passed
 			return daemonTrialRequest(g, h, api.CmdConfirm, st.Trial.ID)
 		}
 		if d.detach {
@@ -70,21 +68,16 @@ func tryViaDaemon(g *globals, o *tryOpts, d *daemonTrialOpts, vo *versionOpts) f
 // waitDaemonTrial waits in the foreground for the daemon's trial tr to
 // end, confirming it on Enter and reverting it on a signal.
 func waitDaemonTrial(g *globals, h host.Holder, tr *status.TrialStatus) int {
-	deadline := tr.Deadline
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sig)
-	enter := make(chan struct{}, 1)
+	var enter <-chan struct{}
 	tty := isTerminal(os.Stdin) && isTerminal(os.Stderr)
 	if tty {
-		go func() {
-			if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err == nil {
-				enter <- struct{}{}
-			}
-		}()
+		enter = readEnter()
 	}
 	fmt.Fprintf(g.stderr, "confirm with `netagent confirm`%s before %s, or it reverts\n",
-		map[bool]string{true: " or Enter", false: ""}[tty], deadline.Format(time.RFC3339))
+		map[bool]string{true: " or Enter", false: ""}[tty], tr.Deadline.Format(time.RFC3339))
 	// The daemon has no event stream: its status is polled.
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
@@ -99,22 +92,31 @@ func waitDaemonTrial(g *globals, h host.Holder, tr *status.TrialStatus) int {
 			}
 			return exitRevertedTimeout
 		case <-tick.C:
-			ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
-			resp, err := api.Call(ctx, h.Socket, api.Request{Command: api.CmdStatus})
-			cancel()
-			if err != nil || resp.Status == nil {
-				fmt.Fprintf(g.stderr, "\nnetagent: the daemon %s: %v; it keeps the trial's deadline\n", h, err)
-				return exitInternal
-			}
-			termsafe.Sanitize(resp)
-			if t := resp.Status.Trial; t == nil || !t.Since.Equal(tr.Since) {
-				return daemonTrialEnded(g, resp.Status)
-			}
-			if tty {
-				fmt.Fprintf(g.stderr, "\rreverting in %3ds (Enter confirms) ", int(time.Until(deadline).Round(time.Second).Seconds()))
+			if code, ended := pollDaemonTrial(g, h, tr, tty); ended {
+				return code
 			}
 		}
 	}
+}
+
+// pollDaemonTrial asks the daemon h whether its trial tr has ended (and
+// how: try's exit code), showing the countdown meanwhile on a terminal.
+func pollDaemonTrial(g *globals, h host.Holder, tr *status.TrialStatus, tty bool) (code int, ended bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
+	resp, err := api.Call(ctx, h.Socket, api.Request{Command: api.CmdStatus})
+	cancel()
+	if err != nil || resp.Status == nil {
+		fmt.Fprintf(g.stderr, "\nnetagent: the daemon %s: %v; it keeps the trial's deadline\n", h, err)
+		return exitInternal, true
+	}
+	termsafe.Sanitize(resp)
+	if t := resp.Status.Trial; t == nil || !t.Since.Equal(tr.Since) {
+		return daemonTrialEnded(g, resp.Status), true
+	}
+	if tty {
+		fmt.Fprintf(g.stderr, "\rreverting in %3ds (Enter confirms) ", int(time.Until(tr.Deadline).Round(time.Second).Seconds()))
+	}
+	return exitOK, false
 }
 
 // daemonTrialEnded reports how the daemon's trial ended (Status.LastTrial)
@@ -134,18 +136,8 @@ func daemonTrialEnded(g *globals, st *status.Status) int {
 }
 
 // revertedCode is try's exit code for a revert's reason as the daemon
-// words it (agent.trialFault).
-func revertedCode(reason string) int {
-	switch {
-	case strings.HasPrefix(reason, "probe"):
-		return exitRevertedProbe
-	case strings.HasPrefix(reason, "verification"):
-		return exitRevertedVerify
-	case strings.Contains(reason, "items failed"):
-		return exitRevertedFailed
-	}
-	return exitRevertedTimeout
-}
+// words it (trial.FaultOf).
+func revertedCode(reason string) int { return faultCode(trial.FaultOf(reason)) }
 
 // daemonTrialRequest sends confirm or rollback of the pending trial id to
 // the daemon h and reports the outcome.
@@ -173,62 +165,4 @@ func daemonTrialRequest(g *globals, h host.Holder, command, id string) int {
 		fmt.Fprintln(g.stdout)
 	}
 	return exitOK
-}
-
-// daemonTrials begins the daemon's trials on its Runtime: the journal
-// and trial record of agent/host, as the one-shot try.
-type daemonTrials struct{ rt *host.Runtime }
-
-func (d daemonTrials) Begin(t host.Trial) (agent.TrialHandle, error) {
-	tr, err := d.rt.BeginTrial(t)
-	if err != nil {
-		return nil, err
-	}
-	return daemonTrial{tr}, nil
-}
-
-type daemonTrial struct{ tr *host.TrialRun }
-
-func (d daemonTrial) Confirm() error { return d.tr.Confirm() }
-
-func (d daemonTrial) Confirming(file string, content []byte) error {
-	return d.tr.Confirming(file, content)
-}
-
-func (d daemonTrial) Update(files, previous map[string][]byte) error {
-	return d.tr.Update(files, previous)
-}
-
-func (d daemonTrial) Revert(ctx context.Context, reason string) error {
-	_, err := d.tr.Revert(ctx, reason)
-	return err
-}
-
-// daemonProber runs a trial's probes inside the daemon's namespace, each
-// retried until it passes, until ctx ends (the agent bounds the round by
-// the trial's probe timeout and deadline; the round runs outside the
-// loop).
-func daemonProber(rt *host.Runtime) agent.Prober {
-	return func(ctx context.Context, specs []string) error {
-		ps, err := probe.ParseAll(specs)
-		if err != nil {
-			return err
-		}
-		for _, p := range ps {
-			for {
-				err = p.Run(ctx, rt.Target())
-				if err == nil || ctx.Err() != nil {
-					break
-				}
-				select {
-				case <-ctx.Done():
-				case <-time.After(200 * time.Millisecond):
-				}
-			}
-			if err != nil {
-				return fmt.Errorf("%s did not pass: %w", p, err)
-			}
-		}
-		return nil
-	}
 }
