@@ -33,7 +33,7 @@ type Kernel interface {
 	ReadCurrent(ctx context.Context, hint *dg.Graph) (*dg.Graph, error)
 	// ReadItems is ReadCurrent as the list of the items read, in the
 	// order read, for the drift check, which builds no graph when it finds
-	// nothing changed (target.Verifier.VerifyItems).
+	// nothing changed (host.Verifier.VerifyItems).
 	ReadItems(ctx context.Context, hint *dg.Graph) ([]dg.Item, error)
 	// ReadLinks lists the namespace's external links (the interfaces
 	// netagent did not create), as the current state records them.
@@ -102,7 +102,7 @@ type Config struct {
 	// changes: a StatusWriter's Report. It must not block.
 	Report func(fleet.Status)
 	// Leases are the DHCPv4 leases the lease items' configurator holds
-	// (target.Runtime.Leases), and LeaseClient renews them (nil: each
+	// (host.Runtime.Leases), and LeaseClient renews them (nil: each
 	// lease ends at its expiry, unrenewed); Leases nil: the
 	// intent's leases are acquired but never extended (leases.go). With
 	// Render nil, the intent renders with the leases in use.

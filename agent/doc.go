@@ -184,7 +184,7 @@
 // A difference the check finds in an item the agent wrote since the last
 // check is a change the kernel did not keep (it clamps a sysctl, another
 // program takes a chain's position back). The rule is the one the one-shot
-// apply follows (target.Verifier): the first time it is repaired at once,
+// apply follows (host.Verifier): the first time it is repaired at once,
 // like any drift (the kernel may have undone it once as a side effect);
 // found undone again, it is not, which would rewrite it every second for
 // ever: it shows in status as not-converging with the reason ("the kernel

@@ -1,4 +1,4 @@
-// Package target acts on one target network namespace, once: what both
+// Package host acts on one target network namespace, once: what both
 // the one-shot CLI (`netagent apply`, `plan`, `check`, `show`) and the
 // daemon need. It holds no memory between calls: every call rebuilds the
 // current state by reading the kernel back (configurators.ReadItems), with

@@ -24,7 +24,7 @@ func TestAgentDaemonDriftReport(t *testing.T) {
 		t.Fatalf("the report interface was not configured: %s", e.ip("link", "show", "uplink0"))
 	}
 	// A change right after netagent's own write is read as the kernel not
-	// keeping it (target.Verifier): change it after the check that
+	// keeping it (host.Verifier): change it after the check that
 	// verifies the start.
 	st, err := e.status()
 	if err != nil {
