@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/lease"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/configurators/dhcp6"
@@ -103,12 +104,12 @@ type Config struct {
 	// intent's leases are acquired but never extended (leases.go). With
 	// Render nil, the intent renders with the leases in use.
 	Leases      *dhcp.Leases
-	LeaseClient LeaseClient
+	LeaseClient lease.Client4
 	// Leases6 and LeaseClient6 are the same for DHCPv6 (leases6.go:
 	// target.Runtime.Leases6 and DHCP6Client); the leases held render
 	// their addresses and DNS in place of those Facts gives.
 	Leases6      *dhcp6.Leases
-	LeaseClient6 LeaseClient6
+	LeaseClient6 lease.Client6
 	// Facts, when set, gives render the host's facts for the documents
 	// (IPv6 forwarding, the resolv.conf path, the DHCPv6 leases kept:
 	// render.Facts), to which the DHCPv4 leases in use are added. Used
@@ -166,15 +167,14 @@ type Agent struct {
 	api   *apiSource
 	hist  *history // owned by the loop goroutine
 
-	changed    chan string       // a source's name: it has changed
-	settled    chan string       // a source's name: files renamed into place (settledWatcher)
-	links      chan LinkEvent    // from the link watcher
-	reloadc    chan struct{}     // SIGHUP
-	calls      chan call         // socket API requests
-	probed     chan probeResult  // the outcome of a trial's probe round
-	leaseDone  chan leaseResult  // the outcome of a lease's renewal (leases.go)
-	lease6Done chan lease6Result // the outcome of a DHCPv6 lease's renewal (leases6.go)
-	done       chan struct{}     // closed when Run returns
+	changed   chan string       // a source's name: it has changed
+	settled   chan string       // a source's name: files renamed into place (settledWatcher)
+	links     chan LinkEvent    // from the link watcher
+	reloadc   chan struct{}     // SIGHUP
+	calls     chan call         // socket API requests
+	probed    chan probeResult  // the outcome of a trial's probe round
+	leaseDone chan lease.Report // the outcome of a lease's renewal (agent/lease)
+	done      chan struct{}     // closed when Run returns
 
 	st *loopState   // owned by the loop goroutine
 	mx *metricsFeed // owned by the loop goroutine; its Metrics are safe anywhere
@@ -203,20 +203,19 @@ func New(cfg Config) (*Agent, error) {
 	withLeases := cfg.Render == nil
 	cfg = withDefaults(cfg)
 	a := &Agent{
-		cfg:        cfg,
-		log:        cfg.Log,
-		changed:    make(chan string),
-		settled:    make(chan string),
-		links:      make(chan LinkEvent),
-		reloadc:    make(chan struct{}, 1),
-		calls:      make(chan call),
-		probed:     make(chan probeResult),
-		leaseDone:  make(chan leaseResult),
-		lease6Done: make(chan lease6Result),
-		done:       make(chan struct{}),
-		mx:         newMetricsFeed(),
-		ev:         newEventHub(),
-		apiIdle:    IdleTimeout,
+		cfg:       cfg,
+		log:       cfg.Log,
+		changed:   make(chan string),
+		settled:   make(chan string),
+		links:     make(chan LinkEvent),
+		reloadc:   make(chan struct{}, 1),
+		calls:     make(chan call),
+		probed:    make(chan probeResult),
+		leaseDone: make(chan lease.Report),
+		done:      make(chan struct{}),
+		mx:        newMetricsFeed(),
+		ev:        newEventHub(),
+		apiIdle:   IdleTimeout,
 	}
 	if cfg.StateDir != "" {
 		a.store = &goodStore{dir: cfg.StateDir}

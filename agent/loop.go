@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/netagent/netagent/agent/lease"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items/lease4"
 )
@@ -68,8 +69,8 @@ type loopState struct {
 
 	fleetJournal *fleetJournal // journals the pending fleet trial (storetrial.go)
 
-	lease  leaseState  // the DHCPv4 leases in use and their timers (leases.go)
-	lease6 lease6State // the DHCPv6 ones (leases6.go)
+	leases     lease.Schedulers // the DHCP leases in use and their timers (agent/lease)
+	leaseAlarm alarm            // when the soonest of them is due (leases.go)
 }
 
 // alarm is a one-shot timer whose channel is nil while it is not set, so
@@ -170,16 +171,11 @@ func (a *Agent) loop(ctx context.Context) {
 			if t := s.trial; t != nil && t.status.Settling {
 				a.settleTrial(ctx, true)
 			}
-		case <-s.lease.alarm.C():
-			s.lease.alarm.fired()
-			a.leasesDue(ctx)
+		case <-s.leaseAlarm.C():
+			s.leaseAlarm.fired()
+			a.leasesChanged(s.leases.Due(ctx, lease.Graphs{Intended: s.intended, Current: s.current}))
 		case r := <-a.leaseDone:
-			a.extended(r)
-		case <-s.lease6.alarm.C():
-			s.lease6.alarm.fired()
-			a.leasesDue6(ctx)
-		case r := <-a.lease6Done:
-			a.extended6(r)
+			a.leasesChanged(r.Take(lease.Graphs{Intended: s.intended, Current: s.current}))
 		case <-s.watchdogC():
 			a.notify("watchdog", a.cfg.Notifier.Watchdog)
 		}
@@ -201,8 +197,6 @@ func (a *Agent) reconcileWanted(ctx context.Context) {
 	for n := 0; len(a.st.reasons) > 0 && n < 4; n++ {
 		a.reconcile(ctx)
 		a.syncLeases()
-		a.restartLeases()
-		a.syncLeases6()
 	}
 }
 

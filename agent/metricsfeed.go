@@ -54,7 +54,7 @@ func (a *Agent) Metrics() *metrics.Metrics { return a.mx.m }
 func (a *Agent) metricsAfterReconcile(reasons []string, start, end time.Time, st reconciler.Status, t tallies) {
 	s, f := a.st, a.mx
 	f.m.ObserveReconcile(reasons, start, end, st.OperationLog)
-	a.countUnusableLeases(st.OperationLog)
+	s.leases.CountUnusable(st.OperationLog)
 	f.items, f.stale = t.byState(), false
 	f.blocked = s.results.blocked(s.current, s.intended)
 	f.lastRun = end

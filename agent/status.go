@@ -59,7 +59,7 @@ func (a *Agent) status() Status {
 	a.versionStatus(&out)
 	a.trialStatus(&out)
 	out.Drifted = a.driftStatuses()
-	out.Leases = a.leaseStatuses()
+	out.Leases = a.st.leases.Statuses()
 	out.Ready = r.runs > 0 && len(out.Errors) == 0 && allReady(out.Files) && noneFailed(out.Items) && len(a.refusals) == 0
 	ready, degraded := a.agentConditions()
 	now := time.Now()
