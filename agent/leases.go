@@ -17,11 +17,11 @@ const reasonLease = "lease"
 // keeps their addresses and routes intended, so that a restart withdraws
 // nothing.
 func (a *Agent) seedLeases() {
-	base := lease.Config{StateDir: a.cfg.StateDir, Log: a.log, Reports: a.leaseDone, Stop: a.done}
-	c4, c6 := base, base
-	c4.Observe, c6.Observe = a.mx.m.ObserveLease, a.mx.m.ObserveLease6
-	a.st.leases = lease.NewSchedulers(lease.V4{Leases: a.cfg.Leases, Client: a.cfg.LeaseClient}, c4,
-		lease.V6{Leases: a.cfg.Leases6, Client: a.cfg.LeaseClient6}, c6, time.Now())
+	c := a.cfg
+	f := lease.Families{Leases4: c.Leases, Client4: c.LeaseClient, Observe4: a.mx.m.ObserveLease,
+		Leases6: c.Leases6, Client6: c.LeaseClient6, Observe6: a.mx.m.ObserveLease6}
+	cfg := lease.Config{StateDir: c.StateDir, Log: a.log, Reports: a.leaseDone, Stop: a.done}
+	a.st.leases = lease.NewSchedulers(f, cfg, time.Now())
 }
 
 // syncLeases takes in what the lease items' configurators did (a lease

@@ -6,6 +6,7 @@ import (
 
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/configurators/dhcp6"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items/lease4"
@@ -20,17 +21,30 @@ type Schedulers struct {
 	V6 *Scheduler[*dhcp6.Lease]
 }
 
-// NewSchedulers returns the schedulers of the families whose book is set
-// (nil: not configured), each with its config, seeded with the leases
-// kept at now (Seed).
-func NewSchedulers(v4 V4, c4 Config, v6 V6, c6 Config, now time.Time) Schedulers {
+// Families are what the daemon runs schedulers of: each family's book
+// (nil: the family is not configured), client (nil: nothing extends its
+// leases) and lease events' counter.
+type Families struct {
+	Leases4  *dhcp.Leases
+	Client4  Client4
+	Observe4 func(ifname, event string)
+	Leases6  *dhcp6.Leases
+	Client6  Client6
+	Observe6 func(ifname, event string)
+}
+
+// NewSchedulers returns the schedulers of the families configured, with
+// cfg (Observe from f), seeded with the leases kept at now (Seed).
+func NewSchedulers(f Families, cfg Config, now time.Time) Schedulers {
 	var s Schedulers
-	if v4.Leases != nil {
-		s.V4 = New(Family[*lease4.Lease](v4), c4)
+	if f.Leases4 != nil {
+		cfg.Observe = f.Observe4
+		s.V4 = New[*lease4.Lease](V4{Client: f.Client4}, f.Leases4, cfg)
 		s.V4.Seed(now)
 	}
-	if v6.Leases != nil {
-		s.V6 = New(Family[*dhcp6.Lease](v6), c6)
+	if f.Leases6 != nil {
+		cfg.Observe = f.Observe6
+		s.V6 = New[*dhcp6.Lease](V6{Client: f.Client6}, f.Leases6, cfg)
 		s.V6.Seed(now)
 	}
 	return s

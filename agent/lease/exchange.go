@@ -70,7 +70,7 @@ func (s *Scheduler[L]) Due(ctx context.Context, g Graphs) Changes {
 // state (until: T2, or the expiry), which posts the outcome to Reports.
 func (s *Scheduler[L]) extend(ctx context.Context, x Exchange[L], name string, l L, rebind bool, until time.Time) {
 	s.busy[name] = l
-	s.cfg.Log.WithFields(s.fam.Fields(l)).WithField("state", state(rebind)).Info(s.fam.Name() + ": extending the lease")
+	s.cfg.Log.WithFields(s.fam.Fields(l)).WithField("state", state(rebind)).Info(s.info.Name + ": extending the lease")
 	reports, stop := s.cfg.Reports, s.cfg.Stop
 	r := &result[L]{s: s, name: name, old: l, rebind: rebind}
 	go func() {
@@ -96,16 +96,16 @@ func (s *Scheduler[L]) done(r *result[L], g Graphs) Changes {
 		return s.extended(r, g)
 	case s.fam.Refused(r.err):
 		s.cfg.Observe(name, "refused")
-		s.cfg.Log.WithError(r.err).WithField("interface", name).Warn(s.fam.Name() + ": " + s.fam.Words().Refused + "; withdrawing it and starting over")
+		s.cfg.Log.WithError(r.err).WithField("interface", name).Warn(s.info.Name + ": " + s.info.Refused + "; withdrawing it and starting over")
 		return s.restartLease(name, g)
 	}
 	s.lastError[name] = r.err.Error()
 	next := RetryAt(r.old, !r.rebind, time.Now())
 	s.due[name] = next
-	msg := s.fam.Name() + ": no answer; trying again"
+	msg := s.info.Name + ": no answer; trying again"
 	if s.fam.Unusable(r.err) {
 		s.cfg.Observe(name, "invalid")
-		msg = s.fam.Name() + ": the server's answer is unusable; keeping the lease held, trying again"
+		msg = s.info.Name + ": the server's answer is unusable; keeping the lease held, trying again"
 	}
 	s.cfg.Log.WithError(r.err).WithFields(logrus.Fields{"interface": name, "next": next.Format(time.RFC3339)}).Warn(msg)
 	return Changes{}
@@ -115,14 +115,14 @@ func (s *Scheduler[L]) done(r *result[L], g Graphs) Changes {
 func (s *Scheduler[L]) extended(r *result[L], g Graphs) Changes {
 	event := extendedEvent(r.rebind)
 	s.cfg.Observe(r.name, event)
-	s.cfg.Log.WithFields(s.fam.Fields(r.got)).Info(s.fam.Name() + ": lease " + event)
+	s.cfg.Log.WithFields(s.fam.Fields(r.got)).Info(s.info.Name + ": lease " + event)
 	s.fam.WarnDropped(s.cfg.Log, r.got)
 	if s.cfg.StateDir != "" {
 		if err := s.fam.Save(s.cfg.StateDir, r.got); err != nil {
-			s.cfg.Log.WithError(err).Warn(s.fam.Name() + ": keeping the lease")
+			s.cfg.Log.WithError(err).Warn(s.info.Name + ": keeping the lease")
 		}
 	}
-	s.fam.Book().Set(r.got)
+	s.book.Set(r.got)
 	return s.Sync(g)
 }
 
@@ -130,7 +130,7 @@ func (s *Scheduler[L]) extended(r *result[L], g Graphs) Changes {
 // withdrawn, and the lease item is acquired afresh.
 func (s *Scheduler[L]) expire(name string, l L, g Graphs) Changes {
 	s.cfg.Observe(name, "expired")
-	s.cfg.Log.WithFields(s.fam.Fields(l)).Warn(s.fam.Name() + ": lease expired; withdrawing " + s.fam.Words().Withdrawing + ", starting over")
+	s.cfg.Log.WithFields(s.fam.Fields(l)).Warn(s.info.Name + ": lease expired; withdrawing " + s.info.Withdrawing + ", starting over")
 	return s.restartLease(name, g)
 }
 
@@ -140,7 +140,7 @@ func (s *Scheduler[L]) expire(name string, l L, g Graphs) Changes {
 // after that acquires it again. Two steps, since nothing depending on an
 // item changes while an operation on it is in flight.
 func (s *Scheduler[L]) restartLease(name string, g Graphs) Changes {
-	s.fam.Book().Drop(name)
+	s.book.Drop(name)
 	if s.cfg.StateDir != "" {
 		s.fam.Forget(s.cfg.StateDir, name)
 	}
@@ -159,7 +159,7 @@ func (s *Scheduler[L]) TakeRestarts() []dg.ItemRef {
 	}
 	var refs []dg.ItemRef
 	for name := range s.restart {
-		refs = append(refs, s.fam.Ref(name))
+		refs = append(refs, s.info.Ref(name))
 		delete(s.restart, name)
 	}
 	return refs

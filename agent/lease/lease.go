@@ -38,13 +38,8 @@ type Exchange[L any] func(ctx context.Context, l L, rebind bool) (L, error)
 // Family is one protocol's part of the scheduler (V4, V6): everything the
 // rules need that differs between DHCPv4 and DHCPv6.
 type Family[L Lease[L]] interface {
-	// Name is the family's word in logs: "dhcp4", "dhcp6".
-	Name() string
-	// Words are the family's phrases in logs.
-	Words() Words
-	// Ref is the lease item of ifname.
-	Ref(ifname string) dg.ItemRef
-	Book() Book[L]
+	// Info names the family's lease items and its words in logs.
+	Info() Info
 	// Exchanger returns how to extend the lease of ifname, with what the
 	// intended graph asks of its exchanges (read on the loop goroutine);
 	// nil when nothing extends leases (no client): a lease then ends at
@@ -71,12 +66,14 @@ type Family[L Lease[L]] interface {
 	Row(l L) status.LeaseStatus
 }
 
-// Words are a family's phrases in logs.
-type Words struct {
-	Option      string // what the intent asks on an interface: "dhcp4"
-	Withdrawing string // what a lease gives: "its address and routes"
-	Withdrawn   string // "its address and routes are withdrawn"
-	Refused     string // "lease refused"
+// Info names a family's lease items and its words in logs.
+type Info struct {
+	Ref         func(ifname string) dg.ItemRef // the lease item of ifname
+	Name        string                         // the family in logs: "dhcp4"
+	Option      string                         // what the intent asks on an interface: "dhcp4"
+	Withdrawing string                         // what a lease gives: "its address and routes"
+	Withdrawn   string                         // "its address and routes are withdrawn"
+	Refused     string                         // "lease refused"
 }
 
 // Graphs are the loop's graphs the rules read: the intended one (what an

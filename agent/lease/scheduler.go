@@ -10,8 +10,10 @@ import (
 // their timers (the package doc). Its methods run on the loop goroutine;
 // a nil Scheduler (the family is not configured) holds nothing.
 type Scheduler[L Lease[L]] struct {
-	fam Family[L]
-	cfg Config
+	fam  Family[L]
+	info Info // fam's
+	book Book[L]
+	cfg  Config
 
 	used map[string]L         // the leases in use: what renders
 	ver  uint64               // the version of the book they came from
@@ -32,15 +34,16 @@ type Scheduler[L Lease[L]] struct {
 	refused map[string]string
 }
 
-// New returns the scheduler of family f, holding nothing yet (Seed).
-func New[L Lease[L]](f Family[L], cfg Config) *Scheduler[L] {
+// New returns the scheduler of family f over book (where its lease items'
+// configurator holds the leases it acquires), holding nothing yet (Seed).
+func New[L Lease[L]](f Family[L], book Book[L], cfg Config) *Scheduler[L] {
 	if cfg.Log == nil {
 		cfg.Log = logrus.New()
 	}
 	if cfg.Observe == nil {
 		cfg.Observe = func(string, string) {}
 	}
-	return &Scheduler[L]{fam: f, cfg: cfg, used: map[string]L{}, due: map[string]time.Time{}, busy: map[string]L{},
+	return &Scheduler[L]{fam: f, info: f.Info(), book: book, cfg: cfg, used: map[string]L{}, due: map[string]time.Time{}, busy: map[string]L{},
 		restart: map[string]bool{}, kept: map[string]bool{}, lastError: map[string]string{}, refused: map[string]string{}}
 }
 
@@ -53,8 +56,8 @@ func (s *Scheduler[L]) Seed(now time.Time) {
 	if s.cfg.StateDir == "" {
 		return
 	}
-	kept, book := s.fam.Kept(s.cfg.StateDir, now), s.fam.Book()
-	msg := s.fam.Name() + ": starting with the kept lease"
+	kept, book := s.fam.Kept(s.cfg.StateDir, now), s.book
+	msg := s.info.Name + ": starting with the kept lease"
 	if !s.fam.HoldsKept() {
 		msg += "; asking the server again"
 	}
@@ -89,7 +92,7 @@ func (s *Scheduler[L]) Sync(g Graphs) Changes {
 	if s.fam.HoldsKept() {
 		s.forgetUnwanted(g)
 	}
-	held, ver := s.fam.Book().Snapshot()
+	held, ver := s.book.Snapshot()
 	if ver == s.ver {
 		return Changes{}
 	}
@@ -120,7 +123,7 @@ func (s *Scheduler[L]) takeHeld(held map[string]L) bool {
 		s.due[name] = l.RenewAt()
 		if s.fam.Acquired(old, l) {
 			s.cfg.Observe(name, "acquired")
-			s.cfg.Log.WithFields(s.fam.Fields(l)).Info(s.fam.Name() + ": lease acquired")
+			s.cfg.Log.WithFields(s.fam.Fields(l)).Info(s.info.Name + ": lease acquired")
 		}
 	}
 	return changed
@@ -138,8 +141,8 @@ func (s *Scheduler[L]) takeGone(held map[string]L) bool {
 		delete(s.due, name)
 		if old.ValidAt(time.Now()) && !s.restart[name] { // else counted and logged by expire or done
 			s.cfg.Observe(name, "lost")
-			s.cfg.Log.WithField("interface", name).Warn(s.fam.Name() + ": lease let go (carrier lost or " +
-				s.fam.Words().Option + " dropped); " + s.fam.Words().Withdrawn)
+			s.cfg.Log.WithField("interface", name).Warn(s.info.Name + ": lease let go (carrier lost or " +
+				s.info.Option + " dropped); " + s.info.Withdrawn)
 		}
 	}
 	return changed
@@ -154,7 +157,7 @@ func (s *Scheduler[L]) stillKept(held map[string]L, g Graphs) {
 	for name := range s.kept {
 		l, inUse := s.used[name]
 		_, confirmed := held[name]
-		if !confirmed && inUse && l.ValidAt(now) && g.Current != nil && g.Current.Contains(s.fam.Ref(name)) {
+		if !confirmed && inUse && l.ValidAt(now) && g.Current != nil && g.Current.Contains(s.info.Ref(name)) {
 			held[name] = l
 			continue
 		}
@@ -171,12 +174,12 @@ func (s *Scheduler[L]) forgetUnwanted(g Graphs) {
 		return
 	}
 	for name := range s.used {
-		ref := s.fam.Ref(name)
+		ref := s.info.Ref(name)
 		if g.Intended.Contains(ref) || g.Current.Contains(ref) {
 			continue
 		}
-		s.cfg.Log.WithField("interface", name).Info(s.fam.Name() + ": forgetting the kept lease of an interface without " + s.fam.Words().Option)
-		s.fam.Book().Drop(name)
+		s.cfg.Log.WithField("interface", name).Info(s.info.Name + ": forgetting the kept lease of an interface without " + s.info.Option)
+		s.book.Drop(name)
 		if s.cfg.StateDir != "" {
 			s.fam.Forget(s.cfg.StateDir, name)
 		}

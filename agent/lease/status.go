@@ -20,7 +20,7 @@ func (s *Scheduler[L]) Statuses() []status.LeaseStatus {
 		l := s.used[name]
 		ls := s.fam.Row(l)
 		ls.Interface, ls.RenewAt, ls.RebindAt, ls.Expires = name, l.RenewAt(), l.RebindAt(), l.Expires()
-		ls.Held, ls.LastError, ls.Refused = s.fam.Book().Get(name) == l, s.lastError[name], s.refused[name]
+		ls.Held, ls.LastError, ls.Refused = s.book.Get(name) == l, s.lastError[name], s.refused[name]
 		out = append(out, ls)
 	}
 	return out
@@ -37,7 +37,7 @@ func (s *Scheduler[L]) Refusals(g *dg.Graph) map[dg.ItemRef]string {
 	}
 	out, seen := map[dg.ItemRef]string{}, map[string]string{}
 	for name := range s.used {
-		ref := s.fam.Ref(name)
+		ref := s.info.Ref(name)
 		why := render.LeaseRefused(g, ref)
 		if why == "" {
 			continue
@@ -59,7 +59,7 @@ func (s *Scheduler[L]) CountUnusable(ops []reconciler.OpLogEntry) {
 	if s == nil {
 		return
 	}
-	kind := s.fam.Ref("").Type
+	kind := s.info.Ref("").Type
 	for _, e := range ops {
 		if e.Ref.Type == kind && s.fam.Unusable(e.Err) {
 			s.cfg.Observe(e.Ref.Name, "invalid")

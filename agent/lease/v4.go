@@ -21,26 +21,15 @@ type Client4 interface {
 	Rebind(ctx context.Context, l *lease4.Lease, o dhcp.Options) (*lease4.Lease, error)
 }
 
-// V4 is DHCPv4 (Family): the leases of Book, extended by Client (nil:
-// each lease ends at its expiry) with the options of the intended lease
-// item. The kept leases are asked for again (INIT-REBOOT), not held.
-type V4 struct {
-	Leases *dhcp.Leases
-	Client Client4
+// V4 is DHCPv4 (Family): the leases are extended by Client (nil: each
+// lease ends at its expiry) with the options of the intended lease item;
+// the kept leases are asked for again (INIT-REBOOT), not held.
+type V4 struct{ Client Client4 }
+
+func (V4) Info() Info {
+	return Info{Ref: items.DHCP4LeaseRef, Name: "dhcp4", Option: "dhcp4", Withdrawing: "its address and routes",
+		Withdrawn: "its address and routes are withdrawn", Refused: "lease refused"}
 }
-
-var _ Family[*lease4.Lease] = V4{}
-
-func (V4) Name() string { return "dhcp4" }
-
-func (V4) Words() Words {
-	return Words{Option: "dhcp4", Withdrawing: "its address and routes", Withdrawn: "its address and routes are withdrawn",
-		Refused: "lease refused"}
-}
-
-func (V4) Ref(ifname string) dg.ItemRef { return items.DHCP4LeaseRef(ifname) }
-
-func (f V4) Book() Book[*lease4.Lease] { return f.Leases }
 
 // Exchanger sends what the intended lease item asks (its hostname,
 // client id and vendor class: dhcp.OptionsOf).

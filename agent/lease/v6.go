@@ -23,27 +23,16 @@ type Client6 interface {
 	Rebind(ctx context.Context, l *dhcp6.Lease) (*dhcp6.Lease, error)
 }
 
-// V6 is DHCPv6 (Family): the leases of Book, extended by Client (nil:
-// each lease ends at its expiry: RENEW at T1, REBIND at T2). The kept
-// leases are held at start (read back as held: nothing is asked) and
-// renewed on time.
-type V6 struct {
-	Leases *dhcp6.Leases
-	Client Client6
+// V6 is DHCPv6 (Family): the leases are extended by Client (nil: each
+// lease ends at its expiry) with a RENEW at T1 and a REBIND at T2; the
+// kept leases are held at start (read back as held: nothing is asked)
+// and renewed on time.
+type V6 struct{ Client Client6 }
+
+func (V6) Info() Info {
+	return Info{Ref: items.DHCP6LeaseRef, Name: "dhcp6", Option: "ipv6.dhcp6", Withdrawing: "its address",
+		Withdrawn: "its address is withdrawn", Refused: "lease taken back by the server"}
 }
-
-var _ Family[*dhcp6.Lease] = V6{}
-
-func (V6) Name() string { return "dhcp6" }
-
-func (V6) Words() Words {
-	return Words{Option: "ipv6.dhcp6", Withdrawing: "its address", Withdrawn: "its address is withdrawn",
-		Refused: "lease taken back by the server"}
-}
-
-func (V6) Ref(ifname string) dg.ItemRef { return items.DHCP6LeaseRef(ifname) }
-
-func (f V6) Book() Book[*dhcp6.Lease] { return f.Leases }
 
 func (f V6) Exchanger(*dg.Graph, string) Exchange[*dhcp6.Lease] {
 	if f.Client == nil {
