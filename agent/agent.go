@@ -99,14 +99,14 @@ type Config struct {
 	// changes: a StatusWriter's Report. It must not block.
 	Report func(fleet.Status)
 	// Leases are the DHCPv4 leases the lease items' configurator holds
-	// (target.Runtime.Leases), and LeaseClient renews them (nil: each
+	// (host.Runtime.Leases), and LeaseClient renews them (nil: each
 	// lease ends at its expiry, unrenewed); Leases nil: the
-	// intent's leases are acquired but never extended (leases.go). With
+	// intent's leases are acquired but never extended (agent/lease). With
 	// Render nil, the intent renders with the leases in use.
 	Leases      *dhcp.Leases
 	LeaseClient lease.Client4
-	// Leases6 and LeaseClient6 are the same for DHCPv6 (leases6.go:
-	// target.Runtime.Leases6 and DHCP6Client); the leases held render
+	// Leases6 and LeaseClient6 are the same for DHCPv6 (agent/lease:
+	// host.Runtime.Leases6 and DHCP6Client); the leases held render
 	// their addresses and DNS in place of those Facts gives.
 	Leases6      *dhcp6.Leases
 	LeaseClient6 lease.Client6
@@ -189,7 +189,7 @@ type Agent struct {
 	// last full render by the agent's own renderer (adoptEdit).
 	renderedFacts render.Facts
 	// refusals are the reasons the intended graph leaves out what leases
-	// gave, by lease item (noteRefusals; loop goroutine).
+	// gave, by lease item (lease.Schedulers.Refusals; loop goroutine).
 	refusals map[dg.ItemRef]string
 	// apiIdle is the socket's IdleTimeout (shorter in tests).
 	apiIdle time.Duration
