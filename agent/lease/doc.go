@@ -51,11 +51,14 @@
 // Changes the caller renders again if asked (Changes.Rerender), reconciles
 // if asked (Changes.Reconcile), and sets its one timer to Next.
 //
-// The one-shot commands use the same rules without a scheduler: a kept
-// lease before T1 is trusted as if its server had confirmed it (Fresh,
-// RFC 2131 4.4.5: nothing is asked of a server before T1), and a round
-// renders again only when the leases held differ from the last render's
-// (SameLeases).
+// The one-shot commands use the same rules without a scheduler or a
+// loop: the leases a state directory keeps (Family.Kept) before T1 are
+// trusted as if their server had confirmed them (Fresh, TrustFresh; RFC
+// 2131 4.4.5: nothing is asked of a server before T1); a round renders
+// again only when the leases held differ from the last render's
+// (SameLeases, Differs); and an exchange on a held lease is Extend over a
+// family's Exchanger, bounded as the daemon's are and paced by the same
+// clients.
 //
 // This package never imports the agent root.
 package lease

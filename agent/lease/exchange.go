@@ -57,31 +57,40 @@ func (s *Scheduler[L]) Due(ctx context.Context, g Graphs) Changes {
 			s.due[name] = l.Expires() // nothing extends it: it ends
 			continue
 		}
-		until := l.RebindAt()
-		if act == Rebind {
-			until = l.Expires()
-		}
-		s.extend(ctx, x, name, l, act == Rebind, until)
+		s.extend(ctx, x, name, l, act == Rebind)
 	}
 	return c
 }
 
-// extend renews or rebinds l in a goroutine, bounded by the end of that
-// state (until: T2, or the expiry), which posts the outcome to Reports.
-func (s *Scheduler[L]) extend(ctx context.Context, x Exchange[L], name string, l L, rebind bool, until time.Time) {
+// extend renews or rebinds l in a goroutine (Extend), which posts the
+// outcome to Reports.
+func (s *Scheduler[L]) extend(ctx context.Context, x Exchange[L], name string, l L, rebind bool) {
 	s.busy[name] = l
 	s.cfg.Log.WithFields(s.fam.Fields(l)).WithField("state", state(rebind)).Info(s.info.Name + ": extending the lease")
 	reports, stop := s.cfg.Reports, s.cfg.Stop
 	r := &result[L]{s: s, name: name, old: l, rebind: rebind}
 	go func() {
-		ctx, cancel := context.WithDeadline(ctx, until)
-		defer cancel()
-		r.got, r.err = x(ctx, l, rebind)
+		r.got, r.err = Extend(ctx, x, l, rebind)
 		select {
 		case reports <- r:
 		case <-stop:
 		}
 	}()
+}
+
+// Extend renews (before T2) or, rebind, rebinds (before the expiry) l
+// with x, bounded by the end of that state (T2, or the expiry): the
+// exchange the scheduler runs off the loop, and that a caller without a
+// loop (a one-shot command) may run itself. What x's client paces (the
+// clients' leasebook.Pacer) stays paced.
+func Extend[L Lease[L]](ctx context.Context, x Exchange[L], l L, rebind bool) (L, error) {
+	until := l.RebindAt()
+	if rebind {
+		until = l.Expires()
+	}
+	ctx, cancel := context.WithDeadline(ctx, until)
+	defer cancel()
+	return x(ctx, l, rebind)
 }
 
 // done takes in the outcome of an exchange (Report.Take).

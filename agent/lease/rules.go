@@ -75,6 +75,19 @@ func Fresh[L Lease[L]](l L, now time.Time) bool {
 	return now.Before(l.RenewAt())
 }
 
+// TrustFresh holds in book each of leases (those a state directory
+// keeps) that is Fresh at now, as if its server had confirmed it: a
+// caller reads them back as held and asks no server for them (a second
+// one-shot apply of the same intent runs no operation for them). A lease
+// past T1 is asked for again.
+func TrustFresh[L Lease[L]](book Book[L], leases map[string]L, now time.Time) {
+	for _, l := range leases {
+		if Fresh(l, now) {
+			book.Set(l)
+		}
+	}
+}
+
 // soonest returns when the soonest of the leases due is: its next
 // exchange, or, while one is in flight, its expiry (an exchange that
 // hangs never keeps a lease past its end); zero when none is.

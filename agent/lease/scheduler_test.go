@@ -254,3 +254,33 @@ func TestFreshAndSameLeases(t *testing.T) {
 		}
 	}
 }
+
+// TrustFresh holds only the leases before T1; Extend bounds a renewal by
+// T2 and a rebinding by the expiry.
+func TestTrustFreshAndExtend(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		fresh, old := lease4At("up0", start), lease4At("up1", start.Add(-time.Minute))
+		book := &dhcp.Leases{}
+		TrustFresh[*lease4.Lease](book, map[string]*lease4.Lease{"up0": fresh, "up1": old}, start)
+		if held, _ := book.Snapshot(); len(held) != 1 || held["up0"] != fresh {
+			t.Errorf("trusted %v, want up0's lease only", held)
+		}
+		c := newClient4()
+		x := V4{Client: c}.Exchanger(nil, "up0")
+		for _, rebind := range []bool{false, true} {
+			from := time.Now()
+			_, err := Extend(context.Background(), x, fresh, rebind)
+			<-c.calls
+			<-c.opts
+			want := fresh.RebindAt()
+			if rebind {
+				want = fresh.Expires()
+			}
+			if !errors.Is(err, context.DeadlineExceeded) || !time.Now().Equal(want) {
+				t.Errorf("rebind %v from +%v: %v at +%v, want the deadline at +%v", rebind, from.Sub(start), err,
+					time.Since(start), want.Sub(start))
+			}
+		}
+	})
+}
