@@ -167,14 +167,14 @@ type Agent struct {
 	api   *apiSource
 	hist  *history // owned by the loop goroutine
 
-	changed   chan string       // a source's name: it has changed
-	settled   chan string       // a source's name: files renamed into place (settledWatcher)
-	links     chan LinkEvent    // from the link watcher
-	reloadc   chan struct{}     // SIGHUP
-	calls     chan call         // socket API requests
-	probed    chan probeResult  // the outcome of a trial's probe round
-	leaseDone chan lease.Report // the outcome of a lease's renewal (agent/lease)
-	done      chan struct{}     // closed when Run returns
+	changed    chan string       // a source's name: it has changed
+	settled    chan string       // a source's name: files renamed into place (settledWatcher)
+	links      chan LinkEvent    // from the link watcher
+	reloadc    chan struct{}     // SIGHUP
+	calls      chan call         // socket API requests
+	probed     chan probeResult  // the outcome of a trial's probe round
+	leasesDone chan lease.Report // the outcome of a lease's renewal (agent/lease)
+	done       chan struct{}     // closed when Run returns
 
 	st *loopState   // owned by the loop goroutine
 	mx *metricsFeed // owned by the loop goroutine; its Metrics are safe anywhere
@@ -203,19 +203,19 @@ func New(cfg Config) (*Agent, error) {
 	withLeases := cfg.Render == nil
 	cfg = withDefaults(cfg)
 	a := &Agent{
-		cfg:       cfg,
-		log:       cfg.Log,
-		changed:   make(chan string),
-		settled:   make(chan string),
-		links:     make(chan LinkEvent),
-		reloadc:   make(chan struct{}, 1),
-		calls:     make(chan call),
-		probed:    make(chan probeResult),
-		leaseDone: make(chan lease.Report),
-		done:      make(chan struct{}),
-		mx:        newMetricsFeed(),
-		ev:        newEventHub(),
-		apiIdle:   IdleTimeout,
+		cfg:        cfg,
+		log:        cfg.Log,
+		changed:    make(chan string),
+		settled:    make(chan string),
+		links:      make(chan LinkEvent),
+		reloadc:    make(chan struct{}, 1),
+		calls:      make(chan call),
+		probed:     make(chan probeResult),
+		leasesDone: make(chan lease.Report),
+		done:       make(chan struct{}),
+		mx:         newMetricsFeed(),
+		ev:         newEventHub(),
+		apiIdle:    IdleTimeout,
 	}
 	if cfg.StateDir != "" {
 		a.store = &goodStore{dir: cfg.StateDir}

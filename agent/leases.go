@@ -20,7 +20,7 @@ func (a *Agent) seedLeases() {
 	c := a.cfg
 	f := lease.Families{Leases4: c.Leases, Client4: c.LeaseClient, Observe4: a.mx.m.ObserveLease,
 		Leases6: c.Leases6, Client6: c.LeaseClient6, Observe6: a.mx.m.ObserveLease6}
-	cfg := lease.Config{StateDir: c.StateDir, Log: a.log, Reports: a.leaseDone, Stop: a.done}
+	cfg := lease.Config{StateDir: c.StateDir, Log: a.log, Reports: a.leasesDone, Stop: a.done}
 	a.st.leases = lease.NewSchedulers(f, cfg, time.Now())
 }
 
@@ -31,12 +31,12 @@ func (a *Agent) seedLeases() {
 // then the DHCPv6 leases.
 func (a *Agent) syncLeases() {
 	s := a.st
-	a.leasesChanged(s.leases.V4.Sync(lease.Graphs{Intended: s.intended, Current: s.current}))
+	a.leasesChanged(s.leases.V4.Sync(s.leaseGraphs()))
 	for _, ref := range s.leases.TakeRestarts() {
 		s.current.Delete(ref)
 		s.want(reasonLease)
 	}
-	a.leasesChanged(s.leases.V6.Sync(lease.Graphs{Intended: s.intended, Current: s.current}))
+	a.leasesChanged(s.leases.V6.Sync(s.leaseGraphs()))
 }
 
 // leasesChanged does what the schedulers ask (render again, reconcile)
@@ -74,4 +74,9 @@ func (a *Agent) rerender(reason string) {
 	next := a.st.docs.clone()
 	next.stale = true
 	a.adopt(next, reason)
+}
+
+// leaseGraphs are the graphs the lease schedulers read.
+func (s *loopState) leaseGraphs() lease.Graphs {
+	return lease.Graphs{Intended: s.intended, Current: s.current}
 }

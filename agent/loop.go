@@ -173,9 +173,9 @@ func (a *Agent) loop(ctx context.Context) {
 			}
 		case <-s.leaseAlarm.C():
 			s.leaseAlarm.fired()
-			a.leasesChanged(s.leases.Due(ctx, lease.Graphs{Intended: s.intended, Current: s.current}))
-		case r := <-a.leaseDone:
-			a.leasesChanged(r.Take(lease.Graphs{Intended: s.intended, Current: s.current}))
+			a.leasesChanged(s.leases.Due(ctx, s.leaseGraphs()))
+		case r := <-a.leasesDone:
+			a.leasesChanged(r.Take(s.leaseGraphs()))
 		case <-s.watchdogC():
 			a.notify("watchdog", a.cfg.Notifier.Watchdog)
 		}
