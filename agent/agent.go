@@ -11,6 +11,7 @@ import (
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/lease"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/status"
@@ -104,15 +105,15 @@ type Config struct {
 	// Leases are the DHCPv4 leases the lease items' configurator holds
 	// (host.Runtime.Leases), and LeaseClient renews them (nil: each
 	// lease ends at its expiry, unrenewed); Leases nil: the
-	// intent's leases are acquired but never extended (leases.go). With
+	// intent's leases are acquired but never extended (agent/lease). With
 	// Render nil, the intent renders with the leases in use.
 	Leases      *dhcp.Leases
-	LeaseClient LeaseClient
-	// Leases6 and LeaseClient6 are the same for DHCPv6 (leases6.go:
-	// target.Runtime.Leases6 and DHCP6Client); the leases held render
+	LeaseClient lease.Client4
+	// Leases6 and LeaseClient6 are the same for DHCPv6 (agent/lease:
+	// host.Runtime.Leases6 and DHCP6Client); the leases held render
 	// their addresses and DNS in place of those Facts gives.
 	Leases6      *dhcp6.Leases
-	LeaseClient6 LeaseClient6
+	LeaseClient6 lease.Client6
 	// Facts, when set, gives render the host's facts for the documents
 	// (IPv6 forwarding, the resolv.conf path, the DHCPv6 leases kept:
 	// render.Facts), to which the DHCPv4 leases in use are added. Used
@@ -176,8 +177,7 @@ type Agent struct {
 	reloadc    chan struct{}     // SIGHUP
 	calls      chan call         // socket API requests
 	probed     chan probeResult  // the outcome of a trial's probe round
-	leaseDone  chan leaseResult  // the outcome of a lease's renewal (leases.go)
-	lease6Done chan lease6Result // the outcome of a DHCPv6 lease's renewal (leases6.go)
+	leasesDone chan lease.Report // the outcome of a lease's renewal (agent/lease)
 	done       chan struct{}     // closed when Run returns
 
 	st *loopState   // owned by the loop goroutine
@@ -195,7 +195,7 @@ type Agent struct {
 	// last full render by the agent's own renderer (adoptEdit).
 	renderedFacts render.Facts
 	// refusals are the reasons the intended graph leaves out what leases
-	// gave, by lease item (noteRefusals; loop goroutine).
+	// gave, by lease item (lease.Schedulers.Refusals; loop goroutine).
 	refusals map[dg.ItemRef]string
 }
 
@@ -215,8 +215,7 @@ func New(cfg Config) (*Agent, error) {
 		reloadc:    make(chan struct{}, 1),
 		calls:      make(chan call),
 		probed:     make(chan probeResult),
-		leaseDone:  make(chan leaseResult),
-		lease6Done: make(chan lease6Result),
+		leasesDone: make(chan lease.Report),
 		done:       make(chan struct{}),
 		mx:         newMetricsFeed(),
 		ev:         api.NewHub(),

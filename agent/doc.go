@@ -130,34 +130,30 @@
 // the drift check would, without waiting for it; a reload (SIGHUP) runs
 // the drift check itself before its reconcile.
 //
-// # DHCPv4 leases
+// # DHCP leases
 //
-// The lease items' configurator (configurators/dhcp) acquires a lease as an
-// asynchronous operation; Config.Leases holds what it got. With
-// Config.Render left nil, the intent renders with the leases in use
-// (render.Facts): the lease's address and routes are items depending on
-// the lease item. After each reconcile the loop takes in the leases held
-// (syncLeases, leases.go): a lease whose binding or end changed renders
-// the documents again (no new version: the intent is the same) and
-// reconciles; a new end refreshes the address's kernel lifetime.
-// The loop owns every lease timer: at T1 it renews (Config.LeaseClient,
-// unicast to the server), at T2 it rebinds (broadcast), each exchange in
-// a goroutine that posts its outcome back; an extension not answered is
-// tried again at half the time left. A lease that expires, or a NAK,
-// withdraws the lease (its item leaves the current state, the intent
-// renders without it), and the reconcile that follows withdraws its address
-// and routes and acquires afresh. A carrier loss deletes the lease item
+// The lease items' configurators (configurators/dhcp, configurators/dhcp6)
+// acquire a lease as an asynchronous operation; Config.Leases and
+// Config.Leases6 hold what they got. With Config.Render left nil, the
+// intent renders with the leases in use (render.Facts: leaseFacts): a
+// DHCPv4 lease's address and routes, a DHCPv6 lease's /128 and DNS, items
+// depending on the lease item. Every lease timer after that is the lease
+// schedulers' (agent/lease: one scheduler, generic over the family, owns
+// the leases in use and decides what is due; its doc states the rules).
+// The loop drives them (leases.go): after each reconcile it hands them the
+// leases held (syncLeases); one alarm calls them when the soonest lease is
+// due (renew at T1, rebind at T2, expire), the exchanges run in goroutines
+// that post a lease.Report into the loop (leaseDone); and whatever they
+// ask, the loop does (leasesChanged): render the documents again (no new
+// version: the intent is the same; a new end refreshes the address's
+// kernel lifetime), reconcile, and take the items of the leases let go out
+// of the current state after the reconcile that withdrew their addresses,
+// so the next one acquires afresh. A carrier loss deletes the lease item
 // (it needs the carrier), which lets the lease go; the carrier's return
 // acquires it again (INIT-REBOOT of the kept address). At start the leases
 // the state directory keeps seed the render, so that a restart withdraws
-// nothing while the servers are asked again.
-//
-// DHCPv6 leases (Config.Leases6, leases6.go) go the same way, with the
-// same timer logic (soonestDue, dueAction, retryAt): RENEW at T1, REBIND
-// at T2, the address withdrawn at the end of its valid lifetime or when a
-// server takes it back. The kept leases are held at start (read back as
-// held: nothing is asked) and renewed on time. The leases in use of both
-// families are render's Facts (leaseFacts): a DHCPv6 lease's /128 and DNS.
+// nothing while the servers are asked again (DHCPv4) or the leases are
+// held and renewed on time (DHCPv6).
 //
 // # Retries and drift
 //

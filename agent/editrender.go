@@ -29,7 +29,7 @@ func (a *Agent) adoptEdit(next *docSet, reason string) bool {
 	if !a.ownRender || reason != reasonIntent || !next.rendered || s.current == nil || s.trial != nil || a.hist.override != nil || len(s.orphans) > 0 {
 		return false
 	}
-	if !maps.Equal(s.renderedWith, s.lease.used) {
+	if !maps.Equal(s.renderedWith, s.leases.V4.Used()) {
 		return false // the leases changed since the graph was rendered
 	}
 	cand := next.candidates()

@@ -191,7 +191,10 @@ func describeTallies(ts status.Tallies) string {
 func TestAdoptEditRendersWithTheSameLeases(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRig(t, baseDocs()).start()
-		r.a.st.lease.used = map[string]*lease4.Lease{"uplink0": {Interface: "uplink0",
+		// The graph was rendered with a lease no longer in use (the leases
+		// changed since): the leases in use differ from those it was
+		// rendered with.
+		r.a.st.renderedWith = map[string]*lease4.Lease{"uplink0": {Interface: "uplink0",
 			Address: netip.MustParsePrefix("10.77.0.100/24"), Router: netip.MustParseAddr("10.77.0.1")}}
 		for i, doc := range []string{twoRoutesDoc, routeDoc} {
 			before := r.editsOnTheirOwn()

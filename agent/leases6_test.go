@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,11 +15,19 @@ import (
 )
 
 // client6 answers RENEW and REBIND with extend (nil: never, until block
-// is closed), and tells calls of each.
+// is closed), and tells calls of each. The test sets extend (setExtend)
+// while exchanges run in their goroutines: mu guards it.
 type client6 struct {
 	calls  chan string
+	mu     sync.Mutex
 	extend func(l *dhcp6.Lease) *dhcp6.Lease
 	block  chan struct{}
+}
+
+func (c *client6) setExtend(f func(l *dhcp6.Lease) *dhcp6.Lease) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.extend = f
 }
 
 func (c *client6) Renew(ctx context.Context, l *dhcp6.Lease) (*dhcp6.Lease, error) {
@@ -31,7 +40,10 @@ func (c *client6) Rebind(ctx context.Context, l *dhcp6.Lease) (*dhcp6.Lease, err
 
 func (c *client6) answer(ctx context.Context, how string, l *dhcp6.Lease) (*dhcp6.Lease, error) {
 	c.calls <- how
-	if f := c.extend; f != nil {
+	c.mu.Lock()
+	f := c.extend
+	c.mu.Unlock()
+	if f != nil {
 		return f(l), nil
 	}
 	<-c.block
@@ -96,11 +108,11 @@ func TestLease6AcquiredRenewedExpired(t *testing.T) {
 			t.Errorf("status leases %+v", st.Leases)
 		}
 
-		c.extend = func(old *dhcp6.Lease) *dhcp6.Lease {
+		c.setExtend(func(old *dhcp6.Lease) *dhcp6.Lease {
 			n := *old
 			n.Acquired = time.Now()
 			return &n
-		}
+		})
 		time.Sleep(time.Minute + time.Second)
 		synctest.Wait()
 		if how := <-c.calls; how != "renew" {
@@ -114,7 +126,7 @@ func TestLease6AcquiredRenewedExpired(t *testing.T) {
 			t.Errorf("after the renewal the address is %v, want valid until %v", got, renewed.Expires())
 		}
 
-		c.extend = nil // the server is gone
+		c.setExtend(nil) // the server is gone
 		time.Sleep(4*time.Minute + time.Second)
 		synctest.Wait()
 		if r.k.has(addrRef) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/lease"
 	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
@@ -71,8 +72,8 @@ type loopState struct {
 
 	fleetJournal *member.Journal // journals the pending fleet trial (fleettrial.go)
 
-	lease  leaseState  // the DHCPv4 leases in use and their timers (leases.go)
-	lease6 lease6State // the DHCPv6 ones (leases6.go)
+	leases     lease.Schedulers // the DHCP leases in use and their timers (agent/lease)
+	leaseAlarm alarm            // when the soonest of them is due (leases.go)
 }
 
 // alarm is a one-shot timer whose channel is nil while it is not set, so
@@ -173,16 +174,11 @@ func (a *Agent) loop(ctx context.Context) {
 			if t := s.trial; t != nil && t.status.Settling {
 				a.settleTrial(ctx, true)
 			}
-		case <-s.lease.alarm.C():
-			s.lease.alarm.fired()
-			a.leasesDue(ctx)
-		case r := <-a.leaseDone:
-			a.extended(r)
-		case <-s.lease6.alarm.C():
-			s.lease6.alarm.fired()
-			a.leasesDue6(ctx)
-		case r := <-a.lease6Done:
-			a.extended6(r)
+		case <-s.leaseAlarm.C():
+			s.leaseAlarm.fired()
+			a.leasesChanged(s.leases.Due(ctx, s.leaseGraphs()))
+		case r := <-a.leasesDone:
+			a.leasesChanged(r.Take(s.leaseGraphs()))
 		case <-s.watchdogC():
 			a.notify("watchdog", a.cfg.Notifier.Watchdog)
 		}
@@ -204,8 +200,6 @@ func (a *Agent) reconcileWanted(ctx context.Context) {
 	for n := 0; len(a.st.reasons) > 0 && n < 4; n++ {
 		a.reconcile(ctx)
 		a.syncLeases()
-		a.restartLeases()
-		a.syncLeases6()
 	}
 }
 

@@ -39,7 +39,7 @@ func (a *Agent) Metrics() *metrics.Metrics { return a.mx.m }
 func (a *Agent) metricsAfterReconcile(reasons []string, start, end time.Time, st reconciler.Status, t status.Tallies) {
 	s, f := a.st, a.mx
 	f.m.ObserveReconcile(reasons, start, end, st.OperationLog)
-	a.countUnusableLeases(st.OperationLog)
+	s.leases.CountUnusable(st.OperationLog)
 	f.items, f.stale = t.ByState(), false
 	f.blocked = s.results.blocked(s.current, s.intended)
 	f.lastRun = end

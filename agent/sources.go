@@ -135,8 +135,8 @@ func (a *Agent) adoptResolved(next *docSet, res resolution, reason string) {
 		if g != s.intended { // adoptEdit edited it in place
 			syncGraph(s.intended, g)
 		}
-		s.renderedWith = maps.Clone(s.lease.used)
-		a.noteRefusals(g) // leases.go
+		s.renderedWith = maps.Clone(s.leases.V4.Used())
+		a.refusals = s.leases.Refusals(g) // agent/lease: logs each new refusal once
 		a.adopted(g)
 		s.want(reason)
 		a.logAccepted(next)

@@ -25,7 +25,6 @@ func (a *Agent) start(ctx context.Context) error {
 		return err
 	}
 	a.seedLeases()
-	a.seedLeases6()
 	a.loadSources(a.sourceNames(), reasonStart)
 	cur, err := a.cfg.Kernel.ReadCurrent(ctx, s.intended)
 	if err != nil {

@@ -71,7 +71,7 @@ func (a *Agent) snapshot() *status.Snapshot {
 // status builds the Status from the loop's state.
 func (a *Agent) status() status.Status {
 	in := a.snapshot()
-	in.Leases = a.leaseStatuses()
+	in.Leases = a.st.leases.Statuses()
 	st, memo := status.Build(in, a.st.conds, time.Now())
 	a.st.conds = memo
 	return st

@@ -34,7 +34,7 @@
 // routes) are in the pure package items/lease4, which render uses: the
 // intent is rendered with the leases held (render.Facts). Client.Renew
 // and Client.Rebind extend a lease (the daemon's loop calls them at T1
-// and T2: package agent, leases.go); the lease's address carries the
+// and T2: agent/lease); the lease's address carries the
 // lease's end as its kernel lifetime (items.Address.ValidUntil), so a new
 // end refreshes it. Configurator.Delete gives a lease back
 // (Client.Release, DHCPRELEASE) and forgets the kept one when the intent

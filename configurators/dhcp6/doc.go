@@ -31,7 +31,7 @@
 // Client.Renew and Rebind extend a lease (RENEW to its server's DUID at
 // T1, REBIND to any server at T2: Lease.RenewAt and RebindAt, RFC 8415's
 // defaults when the server leaves them to the client); the daemon's loop
-// owns those timers (agent/leases6.go). Delete gives the lease back
+// owns those timers (agent/lease). Delete gives the lease back
 // (RELEASE) when the intent drops dhcp6, and keeps it through a carrier
 // loss, so that the client asks for the same address again.
 package dhcp6
