@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/lease"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/items/lease4"
@@ -66,15 +67,8 @@ func LeaseOf(l *lease4.Lease) LeaseReport {
 		Obtained: l.Obtained, Domains: l.Domains, Dropped: l.Dropped,
 		Acquired: l.Acquired.Format(time.RFC3339), Renew: l.RenewAt().Format(time.RFC3339),
 		Rebind: l.RebindAt().Format(time.RFC3339), Expires: l.Expires().Format(time.RFC3339)}
-	if l.Server.IsValid() {
-		j.Server = l.Server.String()
-	}
-	if l.Router.IsValid() {
-		j.Gateway = l.Router.String()
-	}
-	for _, d := range l.DNS {
-		j.DNS = append(j.DNS, d.String())
-	}
+	row := lease.V4{}.Row(l) // the server, gateway and DNS servers as status shows them
+	j.Server, j.Gateway, j.DNS = row.Server, row.Gateway, row.DNS
 	return j
 }
 

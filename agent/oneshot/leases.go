@@ -10,9 +10,9 @@ import (
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/lease"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/status"
-	"github.com/netagent/netagent/configurators/dhcp"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items/lease4"
 )
@@ -86,7 +86,7 @@ func (lf *Leases) Interfaces() []string {
 
 // Kept renders with the leases the state directory keeps, still valid.
 func (lf *Leases) Kept(stateDir string) (*dg.Graph, error) {
-	return lf.renderLeases(dhcp.KeptLeases(stateDir, time.Now()))
+	return lf.renderLeases(lease.V4{}.Kept(stateDir, time.Now()))
 }
 
 // TrustKept holds the leases of the last render in rt, as if a server
@@ -108,13 +108,8 @@ func (lf *Leases) TrustKept(rt *host.Runtime) {
 // intent, which then runs no operation for them (their items read back as
 // intended). A lease past T1 is asked for again (INIT-REBOOT).
 func (lf *Leases) TrustFresh(rt *host.Runtime, now time.Time) {
-	if lf == nil {
-		return
-	}
-	for _, l := range lf.used {
-		if now.Before(l.RenewAt()) {
-			rt.Leases().Set(l)
-		}
+	if lf != nil {
+		lease.TrustFresh(rt.Leases(), lf.used, now)
 	}
 }
 
@@ -123,12 +118,7 @@ func (lf *Leases) TrustFresh(rt *host.Runtime, now time.Time) {
 // address's lifetime); nil when they do not.
 func (lf *Leases) Again(rt *host.Runtime) (*dg.Graph, error) {
 	held, _ := rt.Leases().Snapshot()
-	same := len(held) == len(lf.used)
-	for name, l := range held {
-		if u := lf.used[name]; u == nil || !u.SameBinding(l) || !u.Expires().Equal(l.Expires()) {
-			same = false
-		}
-	}
+	same := lease.SameLeases(lf.used, held)
 	f, err := lf.host()
 	if err != nil {
 		return nil, err
