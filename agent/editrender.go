@@ -10,6 +10,7 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/graphwalk"
 )
 
 // adoptEdit adopts next by rendering only what changed, when that is one
@@ -122,7 +123,7 @@ func keepBefore(g *dg.Graph, edit render.RouteEdit) (undo func()) {
 				g.Delete(b.ref)
 				continue
 			}
-			into(g, b.scope).PutAt(g.NodeFor(b.ref), b.item, dg.StateData{State: dg.StateCreated})
+			graphwalk.Into(g, b.scope).PutAt(g.NodeFor(b.ref), b.item, dg.StateData{State: dg.StateCreated})
 		}
 	}
 }

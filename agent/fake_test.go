@@ -19,6 +19,7 @@ import (
 	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/graphwalk"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -113,7 +114,7 @@ func (k *fakeKernel) ReadCurrent(_ context.Context, hint *dg.Graph) (*dg.Graph, 
 	defer k.mu.Unlock()
 	g := dg.New("current")
 	for ref, it := range k.objects {
-		into(g, scopeIn(hint, ref)).Put(it)
+		graphwalk.Into(g, scopeIn(hint, ref)).Put(it)
 	}
 	for _, l := range k.links {
 		g.Put(l)

@@ -10,6 +10,7 @@ import (
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/graphwalk"
 )
 
 // Guard judges every set of intent documents the agent would adopt (from
@@ -125,6 +126,6 @@ func (a *Agent) adopted(g *dg.Graph) {
 			continue
 		}
 		scope, _ := s.current.Root().ScopeOf(ref)
-		into(s.current, scope).PutWithState(it, st)
+		graphwalk.Into(s.current, scope).PutWithState(it, st)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/graphwalk"
 	"github.com/netagent/netagent/internal/statefile"
 	"github.com/sirupsen/logrus"
 )
@@ -252,7 +253,7 @@ func (a *Agent) rollback(ctx context.Context, req api.Request) api.Response {
 	if err != nil {
 		return errorResponse(err)
 	}
-	syncGraph(a.st.intended, graph)
+	graphwalk.Sync(a.st.intended, graph)
 	a.adopted(graph)
 	a.st.want(reasonRollback)
 	rs := a.reconcile(ctx)

@@ -10,6 +10,7 @@ import (
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/graphwalk"
 )
 
 // routesFile is an intent file of n routes over one link and one more
@@ -52,7 +53,7 @@ func BenchmarkDaemonEditIntent100kRoutes(b *testing.B) {
 		if _, _, err := hist.Write(v, versions.Any); err != nil {
 			b.Fatal(err)
 		}
-		syncGraph(intended, res.graph)
+		graphwalk.Sync(intended, res.graph)
 		set = next
 		if err := store.save(set); err != nil {
 			b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/agent/source"
+	"github.com/netagent/netagent/internal/graphwalk"
 )
 
 // apiDocName names the socket API's one document among the documents of
@@ -133,7 +134,7 @@ func (a *Agent) adoptResolved(next *docSet, res resolution, reason string) {
 		// is only what is adopted.
 		g := a.intendedFor(next, res.graph, reason)
 		if g != s.intended { // adoptEdit edited it in place
-			syncGraph(s.intended, g)
+			graphwalk.Sync(s.intended, g)
 		}
 		s.renderedWith = maps.Clone(s.leases.V4.Used())
 		a.refusals = s.leases.Refusals(g) // agent/lease: logs each new refusal once

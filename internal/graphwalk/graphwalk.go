@@ -1,7 +1,9 @@
 // Package graphwalk lists the nodes of a depgraph root graph without
 // sorting them: a walk over 100k items after every reconcile (syncing the
 // intended graph, counting the items' states for status) should not pay
-// for sorting their references.
+// for sorting their references. Sync, built on the walk, keeps the
+// daemon's intended graph in step with each new render, changing only the
+// items that changed.
 package graphwalk
 
 import dg "github.com/netagent/netagent/depgraph"

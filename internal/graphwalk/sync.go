@@ -1,11 +1,10 @@
-package agent
+package graphwalk
 
 import (
 	dg "github.com/netagent/netagent/depgraph"
-	"github.com/netagent/netagent/internal/graphwalk"
 )
 
-// syncGraph makes dst hold exactly the items of src, each in the subgraph
+// Sync makes dst hold exactly the items of src, each in the subgraph
 // of the same path. Putting an item equal to the one present is not a
 // change, so re-rendering an intent that changed a little costs the
 // reconciler only the items that changed (a new intended graph instance
@@ -17,10 +16,10 @@ import (
 // is without a Put (which would ask the item for its dependencies again).
 // When dst ends up with as many items as src, it holds nothing else, and
 // is not walked for items to delete; else its journal is, like src's.
-func syncGraph(dst, src *dg.Graph) {
+func Sync(dst, src *dg.Graph) {
 	subs := map[string]*dg.Graph{"": dst}
 	created := dg.StateData{State: dg.StateCreated}
-	for _, n := range graphwalk.Nodes(src) {
+	for _, n := range Nodes(src) {
 		ref, item, scope := n.Ref(), n.Item(), n.Scope()
 		have := dst.Node(ref)
 		if have != nil && have.Present() && have.Item().Equal(item) && have.Scope() == scope {
@@ -28,7 +27,7 @@ func syncGraph(dst, src *dg.Graph) {
 		}
 		sub, ok := subs[scope]
 		if !ok {
-			sub = into(dst, scope)
+			sub = Into(dst, scope)
 			subs[scope] = sub
 		}
 		if have == nil {
@@ -37,7 +36,7 @@ func syncGraph(dst, src *dg.Graph) {
 		sub.PutAt(have, item, created)
 	}
 	if dst.Len() != src.Len() {
-		for _, n := range graphwalk.Nodes(dst) {
+		for _, n := range Nodes(dst) {
 			if !src.Contains(n.Ref()) {
 				dst.DeleteNode(n)
 			}
@@ -46,8 +45,8 @@ func syncGraph(dst, src *dg.Graph) {
 	pruneSubgraphs(dst, src)
 }
 
-// into returns dst's subgraph at path ("" is dst itself).
-func into(dst *dg.Graph, path string) *dg.Graph {
+// Into returns dst's subgraph at path ("" is dst itself).
+func Into(dst *dg.Graph, path string) *dg.Graph {
 	if path == "" {
 		return dst
 	}

@@ -1,4 +1,4 @@
-package agent
+package graphwalk
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ func graphOf(bySub map[string][]dg.Item) *dg.Graph {
 	g := dg.New("intended")
 	for sub, its := range bySub {
 		for _, it := range its {
-			into(g, sub).Put(it)
+			Into(g, sub).Put(it)
 		}
 	}
 	return g
@@ -33,7 +33,7 @@ func layout(g *dg.Graph) []string {
 	return out
 }
 
-// TestSyncGraph: after syncGraph, dst holds exactly src's items, each in
+// TestSyncGraph: after Sync, dst holds exactly src's items, each in
 // src's subgraph (added, changed, moved, deleted, a subgraph gone), and an
 // unchanged item is not a change of dst; also when src's journal no longer
 // goes back to its start, or misses items put without one (graphwalk.Nodes falls
@@ -58,7 +58,7 @@ func TestSyncGraph(t *testing.T) {
 					"":       {sysctl("root.new", "1")},
 				} {
 					for _, it := range its {
-						into(src, sub).Put(it)
+						Into(src, sub).Put(it)
 					}
 				}
 			}
@@ -69,9 +69,9 @@ func TestSyncGraph(t *testing.T) {
 				put()
 			}
 			rev := dst.Rev()
-			syncGraph(dst, src)
+			Sync(dst, src)
 			if got, want := layout(dst), layout(src); !slices.Equal(got, want) {
-				t.Errorf("dst after syncGraph:\n%q\nwant\n%q", got, want)
+				t.Errorf("dst after Sync:\n%q\nwant\n%q", got, want)
 			}
 			if dst.SubGraph("b.json") != nil {
 				t.Error("the subgraph b.json that src does not have is still there")
