@@ -214,7 +214,7 @@ func (a *Agent) hold(f host.Finding, now time.Time) {
 	if !f.Again {
 		return
 	}
-	delay := r.backoff.delay(f.Unkept.Count - 1)
+	delay := r.backoff.Delay(f.Unkept.Count - 1)
 	h.due = now.Add(delay)
 	a.log.WithFields(logrus.Fields{"item": f.Ref.String(), "attempt": f.Unkept.Count - 1, "in": delay.Round(time.Millisecond),
 		"problem": f.Unkept.Reason}).Warn("the kernel did not keep a change again; writing it after a backoff")

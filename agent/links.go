@@ -47,7 +47,7 @@ func (a *Agent) refreshLinks(ctx context.Context) {
 	links, err := a.cfg.Kernel.ReadLinks(ctx)
 	if err != nil {
 		log.WithError(err).Warn("listing links; trying again")
-		s.linkDeb.touch()
+		s.linkDeb.Touch()
 		return
 	}
 	clear(s.linkNames)

@@ -9,6 +9,7 @@ import (
 	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/pace"
 	"github.com/netagent/netagent/items/lease4"
 )
 
@@ -42,7 +43,7 @@ type loopState struct {
 	dirty   map[string]bool // sources to load when the intent burst ends
 	read    map[string]bool // sources read at least once
 
-	intentDeb, linkDeb *debouncer
+	intentDeb, linkDeb *pace.Debouncer
 	linkNames          map[string]struct{} // links named by the events of a burst
 	linkResync         bool                // the link subscription was (re)made
 
@@ -136,18 +137,18 @@ func (a *Agent) loop(ctx context.Context) {
 			return
 		case name := <-a.changed:
 			s.dirty[name] = true
-			s.intentDeb.touch()
+			s.intentDeb.Touch()
 		case name := <-a.settled:
 			s.dirty[name] = true
-			s.intentDeb.touchSettled()
+			s.intentDeb.TouchSettled()
 		case <-s.intentDeb.C():
-			s.intentDeb.fired()
+			s.intentDeb.Fired()
 			a.loadSources(s.takeDirty(), reasonIntent)
 		case ev := <-a.links:
 			s.noteLinks(ev)
-			s.linkDeb.touch()
+			s.linkDeb.Touch()
 		case <-s.linkDeb.C():
-			s.linkDeb.fired()
+			s.linkDeb.Fired()
 			a.refreshLinks(ctx)
 		case <-s.retry.C():
 			s.retry.fired()

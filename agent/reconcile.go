@@ -10,6 +10,7 @@ import (
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/pace"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -79,7 +80,7 @@ func (a *Agent) scheduleRetry(log logrus.FieldLogger) {
 	s := a.st
 	s.retry.stop()
 	if attempt, ok := s.results.nextAttempt(s.current); ok {
-		d := s.results.backoff.delay(attempt)
+		d := s.results.backoff.Delay(attempt)
 		s.retry.set(d)
 		log.WithFields(logrus.Fields{"attempt": attempt, "in": d.Round(time.Millisecond)}).Info("retrying failed items")
 	}
@@ -111,7 +112,7 @@ func (a *Agent) retryDue() {
 // the runs.
 type results struct {
 	records *reconciler.Records
-	backoff backoff
+	backoff pace.Backoff
 	err     error // the last run's Status.Err
 	// written: the items operated on since the last drift check, whose
 	// read-back tells whether the kernel kept the change.
@@ -128,7 +129,7 @@ type results struct {
 	lastOps     int
 }
 
-func newResults(b backoff) results {
+func newResults(b pace.Backoff) results {
 	return results{
 		records:  reconciler.NewRecords(),
 		backoff:  b,

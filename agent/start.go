@@ -8,6 +8,7 @@ import (
 	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/pace"
 )
 
 // start builds the loop's state: the documents accepted in an earlier run,
@@ -60,10 +61,10 @@ func (a *Agent) newState() *loopState {
 		intended:  dg.New("intended"),
 		dirty:     map[string]bool{},
 		read:      map[string]bool{},
-		intentDeb: newDebouncer(c.IntentDebounce, 10*c.IntentDebounce).withSettle(c.IntentSettle),
-		linkDeb:   newDebouncer(c.LinkDebounce, 10*c.LinkDebounce),
+		intentDeb: pace.NewDebouncer(c.IntentDebounce, 10*c.IntentDebounce).WithSettle(c.IntentSettle),
+		linkDeb:   pace.NewDebouncer(c.LinkDebounce, 10*c.LinkDebounce),
 		linkNames: map[string]struct{}{},
-		results:   newResults(backoff{base: c.RetryBase, limit: c.RetryMax, rand: c.Rand}),
+		results:   newResults(pace.Backoff{Base: c.RetryBase, Limit: c.RetryMax, Rand: c.Rand}),
 		notes:     notes{sources: map[string]string{}},
 		conds:     status.Memo{},
 		lastTrial: c.LastTrial,

@@ -1,54 +1,54 @@
-package agent
+package pace
 
 import "time"
 
-// debouncer turns a burst of events into one: it fires quiet after the
+// Debouncer turns a burst of events into one: it fires quiet after the
 // last event of a burst, but never later than maxWait after the first, so
 // that a steady stream of events (a flapping link, an editor saving every
 // keystroke) still gets handled.
 //
 // An event known to be complete (a file renamed into place) needs no quiet
-// period: touchSettled ends its burst after the short settle window
+// period: TouchSettled ends its burst after the short settle window
 // instead, which gathers a tool's several files written in a row; a burst
 // that also has an ordinary event keeps the quiet period.
 //
 // It belongs to the loop goroutine. C returns nil while nothing is
-// pending, which switches the loop's select case off.
-type debouncer struct {
+// Pending, which switches the loop's select case off.
+type Debouncer struct {
 	quiet, settle, maxWait time.Duration
 	timer                  *time.Timer
 	first                  time.Time // zero while idle
 	slow                   bool      // the burst has an ordinary event
 }
 
-// newDebouncer returns a debouncer whose settle window is the quiet period.
-func newDebouncer(quiet, maxWait time.Duration) *debouncer {
-	return &debouncer{quiet: quiet, settle: quiet, maxWait: max(maxWait, quiet)}
+// NewDebouncer returns a Debouncer whose settle window is the quiet period.
+func NewDebouncer(quiet, maxWait time.Duration) *Debouncer {
+	return &Debouncer{quiet: quiet, settle: quiet, maxWait: max(maxWait, quiet)}
 }
 
-// withSettle sets the settle window of events known complete.
-func (d *debouncer) withSettle(settle time.Duration) *debouncer {
+// WithSettle sets the settle window of events known complete.
+func (d *Debouncer) WithSettle(settle time.Duration) *Debouncer {
 	d.settle = min(settle, d.quiet)
 	return d
 }
 
-// touch records an event and (re)arms the timer for the quiet period.
-func (d *debouncer) touch() {
+// Touch records an event and (re)arms the timer for the quiet period.
+func (d *Debouncer) Touch() {
 	d.slow = true
 	d.arm(d.quiet)
 }
 
-// touchSettled records an event known complete: the burst ends after the
+// TouchSettled records an event known complete: the burst ends after the
 // settle window, unless it has ordinary events, whose timer it leaves as
 // it is.
-func (d *debouncer) touchSettled() {
+func (d *Debouncer) TouchSettled() {
 	if d.slow {
 		return
 	}
 	d.arm(d.settle)
 }
 
-func (d *debouncer) arm(wait time.Duration) {
+func (d *Debouncer) arm(wait time.Duration) {
 	now := time.Now()
 	if d.first.IsZero() {
 		d.first = now
@@ -62,15 +62,15 @@ func (d *debouncer) arm(wait time.Duration) {
 }
 
 // C is the channel that fires when the burst is over, or nil when idle.
-func (d *debouncer) C() <-chan time.Time {
+func (d *Debouncer) C() <-chan time.Time {
 	if d.first.IsZero() {
 		return nil
 	}
 	return d.timer.C
 }
 
-// fired marks the burst handled; call it after receiving from C.
-func (d *debouncer) fired() { d.first, d.slow = time.Time{}, false }
+// Fired marks the burst handled; call it after receiving from C.
+func (d *Debouncer) Fired() { d.first, d.slow = time.Time{}, false }
 
-// pending reports whether a burst is waiting.
-func (d *debouncer) pending() bool { return !d.first.IsZero() }
+// Pending reports whether a burst is waiting.
+func (d *Debouncer) Pending() bool { return !d.first.IsZero() }
