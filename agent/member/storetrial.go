@@ -53,6 +53,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/internal/statefile"
@@ -68,8 +69,8 @@ const (
 )
 
 // DefaultTrialTimeout is a fleet trial's timeout when its envelope names
-// none: a socket API trial's too (the agent's DefaultTrialTimeout).
-const DefaultTrialTimeout = 60 * time.Second
+// none: every trial's (trial.DefaultTimeout).
+const DefaultTrialTimeout = trial.DefaultTimeout
 
 // fleetTrialsFile, in the state directory, is where releases before the
 // state directory's store remembered the fleet trials (fleetTrialsKey).

@@ -11,6 +11,13 @@
 //	Diff      two versions of the intent, and going from one to the other
 //	Graph     DOT of the intent, the kernel, or the two
 //	Validate  the intent files as a whole
+//	Try       apply on trial: probes, confirm or revert (Trial.Run, with
+//	          the mechanism the daemon's trials share: agent/trial)
+//	RollbackTo  a numbered version made the intended state again
+//	Recover   damaged state records reported or set aside, a pending
+//	          trial reverted (Recover, RecoverTrial, StateTargets)
+//	FindRunningTrial  the one-shot try a confirm or rollback talks to
+//	History   the numbered versions
 //
 // The steps the commands share are here too, each once, for the one-shot
 // commands of other files (try, rollback) to call:

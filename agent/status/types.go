@@ -41,7 +41,7 @@ type Status struct {
 	// drift check found changed or gone: netagent leaves them as they are
 	// (DriftStatuses).
 	Drifted []DriftStatus `json:"drifted,omitempty"`
-	// Leases are the DHCPv4 leases in use, by interface (leases.go).
+	// Leases are the DHCPv4 and DHCPv6 leases in use, by interface (agent/lease).
 	Leases []LeaseStatus `json:"leases,omitempty"`
 
 	// Conditions are the agent's Ready and Degraded (Degraded, reason
