@@ -16,6 +16,7 @@ import (
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/linkwatch"
 	"github.com/netagent/netagent/agent/member"
+	"github.com/netagent/netagent/agent/metrics"
 	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/agent/trial"
@@ -39,7 +40,7 @@ type daemonOpts struct {
 	intentDir string
 	socket    string
 	// metricsListen is the address of the HTTP server of the metrics
-	// ("": none); see metricsServer.
+	// ("": none); see metrics.Server.
 	metricsListen string
 	drift         time.Duration
 	// lockTimeout bounds the wait for a one-shot apply at start.
@@ -113,14 +114,14 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 // prepareDaemon recovers what a trial left pending at the last stop, and
 // opens the fleet member (runstore.go).
 func prepareDaemon(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
-	rec, code, ok := recoverPending(g, rt)
-	if !ok {
-		return code, false
+	rec, last, err := oneshot.RecoverAtStart(context.Background(), rt, o.kernel.stateDir(g))
+	if err != nil {
+		return printError(g, "", err), false
 	}
-	o.lastTrial = trial.LastOutcome(o.kernel.stateDir(g)) // a trial recovered before (recover --all at boot)
 	if rec != nil {
-		o.lastTrial = trial.Recovered(rec, o.kernel.stateDir(g), time.Now())
+		fmt.Fprintf(g.stderr, "netagent: %s\n", oneshot.RecoveryNote(rec))
 	}
+	o.lastTrial = last
 	return openMember(g, o, rt)
 }
 
@@ -128,7 +129,7 @@ func prepareDaemon(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
 type daemon struct {
 	a   *agent.Agent
 	ln  *net.UnixListener
-	ms  *metricsServer
+	ms  *metrics.Server
 	cfg agent.Config
 }
 
@@ -143,7 +144,7 @@ func startDaemon(g *globals, o *daemonOpts, rt *host.Runtime) (*daemon, int) {
 	d := &daemon{ln: ln}
 	if d.cfg, err = daemonConfig(g, o, rt); err == nil {
 		if d.a, err = agent.New(d.cfg); err == nil {
-			d.ms, err = listenMetrics(o.metricsListen, d.a)
+			d.ms, err = metrics.Listen(o.metricsListen, d.a.Metrics())
 		}
 	}
 	if err != nil {
@@ -161,7 +162,7 @@ func (d *daemon) run(g *globals, o *daemonOpts) int {
 	defer stop()
 	go reloadOnHangup(ctx, d.a)
 	heapProfileOnSignal(ctx, g.stderr)
-	go d.ms.serve(ctx, g.log)
+	go d.ms.Serve(ctx, g.log)
 	wrote := make(chan struct{})
 	go func() {
 		defer close(wrote)

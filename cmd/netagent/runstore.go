@@ -85,7 +85,7 @@ func (o *storeOpts) check() error {
 // stateDir.
 func (o *storeOpts) open(g *globals, prober agent.Prober, stateDir string) (*member.Member, error) {
 	return member.Open(member.Config{
-		Conn: member.Conn{Endpoints: endpointList(o.endpoints), Prefix: o.prefix, CAFile: o.ca, CertFile: o.cert, KeyFile: o.key},
+		Conn: member.Conn{Endpoints: member.Endpoints(o.endpoints), Prefix: o.prefix, CAFile: o.ca, CertFile: o.cert, KeyFile: o.key},
 		Host: o.hostname, Groups: o.groups, TTL: o.ttl, Log: g.log, Prober: prober, StateDir: stateDir})
 }
 
