@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -20,6 +21,8 @@ import (
 	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/agent/trial"
+	"github.com/netagent/netagent/internal/gctune"
+	"github.com/netagent/netagent/internal/profiling"
 	"github.com/netagent/netagent/systemd"
 )
 
@@ -161,7 +164,7 @@ func (d *daemon) run(g *globals, o *daemonOpts) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	go reloadOnHangup(ctx, d.a)
-	heapProfileOnSignal(ctx, g.stderr)
+	profiling.HeapOnSignal(ctx, g.stderr)
 	go d.ms.Serve(ctx, g.log)
 	wrote := make(chan struct{})
 	go func() {
@@ -217,7 +220,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 		Report:           report,
 		Links:            linkwatch.NewNetlink(o.kernel.netns, g.log),
 		Notifier:         readyNotifier{systemd.NewNotifier()},
-		Settled:          returnMemory,
+		Settled:          gctune.ReturnMemory,
 		StateDir:         o.kernel.stateDir(g), // the agent keeps its accepted intents next to the runtime's records
 		KeepVersions:     o.keepVersions,
 		Guard:            oneshot.NewDaemonGuard(rt, o.protect.links),
@@ -247,3 +250,17 @@ func reloadOnHangup(ctx context.Context, a *agent.Agent) {
 
 // The daemon's kernel is the target's (host.Kernel).
 var _ agent.Kernel = (*host.Kernel)(nil)
+
+// readyNotifier is the daemon's agent.Notifier: after telling the service
+// manager it is ready (after the first reconcile, and after a reload), it
+// returns the heap's free memory to the kernel (debug.FreeOSMemory: one
+// collection), which the runtime would otherwise do over minutes.
+type readyNotifier struct {
+	agent.Notifier
+}
+
+func (n readyNotifier) Ready() error {
+	err := n.Notifier.Ready()
+	debug.FreeOSMemory()
+	return err
+}
