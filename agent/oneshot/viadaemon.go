@@ -15,6 +15,7 @@ import (
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/agent/trial"
 )
 
 // DaemonTimeout bounds one exchange with the daemon.
@@ -230,4 +231,23 @@ func RollbackViaDaemon(h host.Holder, n int, with ...func(*api.Request)) (*api.R
 		return resp, NotConverged, nil
 	}
 	return resp, Converged, nil
+}
+
+// DaemonStatus asks the daemon listening on socket for its status (an
+// error from api.Call: no daemon answers; a *DaemonRefusedError: it
+// answered no status). A status without the last trial gets the one
+// stateDir records: the daemon's trials before its start, or a
+// one-shot's.
+func DaemonStatus(ctx context.Context, socket, stateDir string) (*status.Status, error) {
+	resp, err := api.Call(ctx, socket, api.Request{Command: api.CmdStatus})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Error != "" || resp.Status == nil {
+		return nil, &DaemonRefusedError{Holder: host.Holder{Socket: socket}, Resp: resp}
+	}
+	if resp.Status.LastTrial == nil {
+		resp.Status.LastTrial = trial.LastOutcome(stateDir)
+	}
+	return resp.Status, nil
 }
