@@ -3,7 +3,9 @@ package member
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/netagent/netagent/fleet"
 )
@@ -73,4 +75,27 @@ func DocName(name string, args []string) (string, error) {
 		return "", errors.New("give the document's name: --name DOC")
 	}
 	return "", errors.New("give the document's name once: --name DOC or DOC")
+}
+
+// MinStatusTTL is the shortest lease of a member's status (--status-ttl).
+const MinStatusTTL = 3 * time.Second
+
+// CheckHost validates a member's own options before a connection: its
+// name in the fleet (hostname; "" the machine's hostname) and the lease
+// of its status (ttl). It returns the name.
+func CheckHost(hostname string, ttl time.Duration) (string, error) {
+	if hostname == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return "", fmt.Errorf("the machine's hostname: %w (give --hostname)", err)
+		}
+		hostname = h
+	}
+	if err := fleet.CheckName("host", hostname); err != nil {
+		return "", err
+	}
+	if ttl < MinStatusTTL {
+		return "", errors.New("--status-ttl must be at least 3s")
+	}
+	return hostname, nil
 }
