@@ -190,7 +190,7 @@ func statusPrintFiles(w io.Writer, files []status.FileStatus, now time.Time) {
 		c := f.Conditions
 		ready := c[len(c)-1]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", f.Name, statusYesNo(c[0].Status), statusYesNo(c[1].Status),
-			statusYesNo(c[2].Status), statusYesNo(ready.Status), f.Items, statusAgo(now, ready.Since), statusFirstMessage(c))
+			statusYesNo(c[2].Status), statusYesNo(ready.Status), f.Items, statusAgo(now, ready.Since), status.FirstMessage(c))
 	}
 	tw.Flush()
 	for _, f := range files {
@@ -198,21 +198,6 @@ func statusPrintFiles(w io.Writer, files []status.FileStatus, now time.Time) {
 			fmt.Fprintf(w, "  %s\n", e)
 		}
 	}
-}
-
-// statusFirstMessage is the message of the first condition that is not as it
-// should be (Valid, Converged true; Degraded false).
-func statusFirstMessage(conds []status.Condition) string {
-	for _, c := range conds {
-		bad := !c.Status
-		if c.Type == status.CondDegraded {
-			bad = c.Status
-		}
-		if bad && c.Message != "" {
-			return c.Message
-		}
-	}
-	return ""
 }
 
 func statusPrintItems(w io.Writer, list []status.ItemStatus, all bool, now time.Time) {
@@ -224,17 +209,7 @@ func statusPrintItems(w io.Writer, list []status.ItemStatus, all bool, now time.
 			hidden++
 			continue
 		}
-		detail := it.BlockedOn
-		if it.LastError != "" {
-			detail = it.LastError
-			if it.Failures > 0 {
-				detail = fmt.Sprintf("%s (%d failures)", detail, it.Failures)
-			}
-		}
-		if it.Orphaned != "" {
-			detail = it.Orphaned
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", it.Item, it.File, it.State, it.LastOp, statusAgo(now, it.Since), detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", it.Item, it.File, it.State, it.LastOp, statusAgo(now, it.Since), it.Detail())
 	}
 	tw.Flush()
 	if hidden > 0 {
