@@ -26,6 +26,10 @@
 // trial's changes through a Journal (journal.go): BeginJournal with a
 // BeginFunc (the agent's Config.Trials.Begin), End at every later Load.
 //
+// The operator's options are checked here before any connection
+// (check.go: CheckConn, Place.Check, DocName, CheckHost, Endpoints), with
+// errors that name the options of `netagent fleet` and `netagent run`.
+//
 // Rules: the package never imports package agent, directly or not; what it
 // needs of the loop comes in as values (Snapshot) or callbacks
 // (BeginFunc). Its goroutines (watches, probes, the writer) share the

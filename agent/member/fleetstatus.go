@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -198,4 +199,22 @@ func (r HostRow) Trial() string {
 		s += " (" + t.Reason + ")"
 	}
 	return s
+}
+
+// Written are the statuses of the rows, as the hosts wrote them (the
+// rows without one left out; none: an empty list).
+func Written(rows []HostRow) []fleet.Status {
+	list := []fleet.Status{}
+	for _, r := range rows {
+		if r.Status != nil {
+			list = append(list, *r.Status)
+		}
+	}
+	return list
+}
+
+// AllGood reports whether every host of rows is done: Ready, its status
+// fresh and its documents current (no Bad).
+func AllGood(rows []HostRow) bool {
+	return !slices.ContainsFunc(rows, func(r HostRow) bool { return r.Bad != "" })
 }

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/agent/probe"
 	"github.com/netagent/netagent/store"
 )
 
@@ -132,8 +134,18 @@ func (c *Client) checkMerge(file string, pushed *intent.Intent, others []store.E
 
 // Envelope wraps the intent data in a trial envelope (`fleet push
 // --try`): each member applies it on trial, confirms it when its probes
-// pass within timeout, and reverts otherwise (storetrial.go).
+// pass within timeout, and reverts otherwise (storetrial.go). The
+// timeout must be positive and every probe valid (their errors name
+// push's options --trial-timeout and --probe).
 func Envelope(data []byte, timeout time.Duration, probes []string) ([]byte, error) {
+	if timeout <= 0 {
+		return nil, errors.New("--trial-timeout must be positive")
+	}
+	for _, spec := range probes {
+		if _, err := probe.Parse(spec); err != nil {
+			return nil, fmt.Errorf("--probe %s: %w", spec, err)
+		}
+	}
 	compact := &bytes.Buffer{}
 	if err := json.Compact(compact, data); err != nil {
 		return nil, err

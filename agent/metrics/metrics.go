@@ -11,7 +11,9 @@
 // have changed them. Scrapes (Handler, WriteText) only read the registry:
 // counters and histograms are safe for concurrent use, and the gauges come
 // from the last Snapshot, copied under a lock, so a scrape never waits for
-// the loop and never sees half a snapshot.
+// the loop and never sees half a snapshot. A Server (server.go: Listen,
+// Serve) serves them over HTTP at /metrics for the daemon's
+// --metrics-listen.
 //
 // The metrics, all prefixed netagent_:
 //

@@ -35,6 +35,14 @@
 //	ApplyGuarded, ApplyLeases   the apply and its lease rounds
 //	RecordVersion               the intent as a numbered version
 //
+// With --via-daemon the commands go through the daemon that serves the
+// namespace instead (viadaemon.go): CallDaemon sends the intent files as
+// the API document; ApplyViaDaemon (waiting for the items, WaitAPIItems),
+// PlanViaDaemon, CheckViaDaemon, RollbackViaDaemon, TryViaDaemon,
+// PollDaemonTrial and DaemonTrialRequest return its answers and the
+// Outcome; DaemonStatus its status. The daemon's own start recovers a
+// pending trial with RecoverAtStart.
+//
 // The daemon uses the same render facts (DaemonFacts) and the same
 // judgement of protected links (NewDaemonGuard, over agent/host's
 // Guarded), and the same drift-ignore rule (host.IgnoredDrift).

@@ -3,9 +3,11 @@ package oneshot
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/reconciler"
 )
 
 // Planned is the outcome of Plan.
@@ -58,4 +60,20 @@ func SideEffectText(e configurators.SideEffect) string {
 		return fmt.Sprintf("%s: changed by the kernel after %q: %s; a follow-up pass writes it again", e.Ref, e.Cause, e.Reason)
 	}
 	return fmt.Sprintf("%s: may be changed by the kernel after %q: %s; apply then runs a follow-up pass to write it again", e.Ref, e.Cause, e.Reason)
+}
+
+// WaitNote says what apply does beyond the planned passes while items wait
+// for a link: it waits for link events (--wait) and converges again at
+// each, which retries the operations that failed; how often depends on the
+// events, so a plan cannot list those. Items blocked only behind a failure
+// are not waited for. "" when no item waits for a link.
+func WaitNote(res *host.PlanResult) string {
+	if !slices.ContainsFunc(res.Problems, func(p host.Problem) bool { return p.WaitsOnLink }) {
+		return ""
+	}
+	note := "while items wait for a link, apply waits for link events (up to --wait) and converges again at each"
+	if slices.ContainsFunc(res.Ops, func(e reconciler.OpLogEntry) bool { return e.Err != nil }) {
+		note += "; the failed operations are retried then, and fail again unless what is in their way is gone"
+	}
+	return note
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/agent/trial"
 )
 
@@ -96,4 +97,20 @@ func (r Recovered) TrialNote() string {
 	}
 	return fmt.Sprintf("a trial is in progress (%s, started %s, reverts at %s unless confirmed): this shows the trial's state",
 		r.Holder, r.Trial.Started.Format(time.RFC3339), r.Trial.Deadline.Format(time.RFC3339))
+}
+
+// RecoverAtStart is what the daemon does before its loop starts: it
+// reverts the trial its last stop left pending (RecoverPending with
+// rt.Recover; rec nil: none was), and returns how the last trial ended
+// for its status (that revert's outcome, or the one stateDir records: a
+// trial recovered before, by recover --all at boot).
+func RecoverAtStart(ctx context.Context, rt *host.Runtime, stateDir string) (rec *host.Recovery, last *status.TrialOutcome, err error) {
+	rec, err = RecoverPending(ctx, rt, rt.Recover)
+	if err != nil {
+		return rec, nil, err
+	}
+	if rec != nil {
+		return rec, trial.Recovered(rec, stateDir, time.Now()), nil
+	}
+	return nil, trial.LastOutcome(stateDir), nil
 }

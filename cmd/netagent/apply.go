@@ -16,6 +16,7 @@ import (
 	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/gctune"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -205,7 +206,7 @@ func (k *kernelOpts) parse(g *globals, fs *flag.FlagSet, args []string, prot *pr
 		return nil, usageError(g, fs, "no intent file given"), false
 	}
 	o := k.options(g)
-	o.Sized = sizeGC
+	o.Sized = gctune.Size
 	o.Recovered = func(r oneshot.Recovered) { printRecovered(g, r) }
 	if prot != nil {
 		o.Protect, o.Force = prot.links, prot.force

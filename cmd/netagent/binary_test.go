@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netagent/netagent/internal/buildinfo"
 	"github.com/netagent/netagent/internal/testbin"
 	"github.com/netagent/netagent/internal/testtool"
 )
@@ -61,7 +62,7 @@ func TestBinaryCommandLine(t *testing.T) {
 		t.Errorf("aply: exit %d\n%s", code, errOut)
 	}
 	code, out, _ := runBinary(t, "version", "--json")
-	var v versionInfo
+	var v buildinfo.Info
 	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v.Version != "(devel)" || v.Go != runtime.Version() {
 		t.Errorf("version --json: exit %d\n%s", code, out)
 	}

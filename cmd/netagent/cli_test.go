@@ -215,13 +215,15 @@ func TestMissingFileIsIO(t *testing.T) {
 	g.stderr = &errOut
 	h := host.Holder{PID: 1, Command: "run", Socket: filepath.Join(t.TempDir(), "none.sock")}
 	for _, files := range [][]string{{missing}, {"../../examples/gateway.json", missing}} {
-		if _, code := callDaemon(g, context.Background(), h, "plan", files); code != exitInternal || !strings.Contains(errOut.String(), missing) {
+		_, err := oneshot.CallDaemon(context.Background(), h, "plan", files)
+		if code := daemonFail(g, err); code != exitInternal || !strings.Contains(errOut.String(), missing) {
 			t.Errorf("via the daemon, %q: exit %d, want %d\n%s", files, code, exitInternal, errOut.String())
 		}
 	}
 	// An invalid intent stays 1.
 	bad := writeIntent(t, "bad.json", `{"version": 1, "interfaces": [{"name": "br0"`)
-	if _, code := callDaemon(g, context.Background(), h, "plan", []string{"../../examples/gateway.json", bad}); code != exitFailed {
+	_, err := oneshot.CallDaemon(context.Background(), h, "plan", []string{"../../examples/gateway.json", bad})
+	if code := daemonFail(g, err); code != exitFailed {
 		t.Errorf("via the daemon, a truncated file: exit %d, want %d", code, exitFailed)
 	}
 }

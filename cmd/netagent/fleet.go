@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -207,42 +206,15 @@ Ready, stale or without a status; 3 etcd unreachable; 5 the document's version i
 expected (--if-version, or another pusher wrote between push's read and its write)
 `
 
-// check validates the connection options and, when needDoc, the place
-// (exactly one of --host and --group) and the document's name.
+// check validates the connection options (member.CheckConn) and the
+// place (member.Place.Check; with needPlace exactly one of --host and
+// --group) and, when needDoc, the document's name.
 func (c *fleetConn) check(needPlace, needDoc bool) error {
-	if c.endpoints == "" {
-		return errors.New("--etcd-endpoints is required")
+	if err := member.CheckConn(c.endpoints, c.conn()); err != nil {
+		return err
 	}
-	if len(endpointList(c.endpoints)) == 0 {
-		return fmt.Errorf("--etcd-endpoints %q: no URL", c.endpoints)
-	}
-	if (c.cert == "") != (c.key == "") {
-		return errors.New("--etcd-cert and --etcd-key go together")
-	}
-	if c.timeout <= 0 {
-		return errors.New("--timeout must be positive")
-	}
-	if c.host != "" && c.group != "" {
-		return errors.New("give --host or --group, not both")
-	}
-	if needPlace && c.host == "" && c.group == "" {
-		return errors.New("give --host HOST or --group GROUP")
-	}
-	return c.checkNames(needDoc)
-}
-
-// checkNames checks the names of the place and, when needDoc, of the
-// document.
-func (c *fleetConn) checkNames(needDoc bool) error {
-	if c.host != "" {
-		if err := fleet.CheckName("host", c.host); err != nil {
-			return err
-		}
-	}
-	if c.group != "" {
-		if err := fleet.CheckName("group", c.group); err != nil {
-			return err
-		}
+	if err := c.place().Check(needPlace); err != nil {
+		return err
 	}
 	if needDoc {
 		return fleet.CheckName("document", c.doc)
@@ -250,15 +222,10 @@ func (c *fleetConn) checkNames(needDoc bool) error {
 	return nil
 }
 
-// endpointList splits a comma-separated list of URLs.
-func endpointList(s string) []string {
-	var eps []string
-	for _, e := range strings.Split(s, ",") {
-		if e = strings.TrimSpace(e); e != "" {
-			eps = append(eps, e)
-		}
-	}
-	return eps
+// conn is the connection the options give.
+func (c *fleetConn) conn() member.Conn {
+	return member.Conn{Endpoints: member.Endpoints(c.endpoints), Prefix: c.prefix,
+		CAFile: c.ca, CertFile: c.cert, KeyFile: c.key, Timeout: c.timeout}
 }
 
 // place is the document's place (--host or --group).
@@ -273,9 +240,11 @@ func (c *fleetConn) parse(g *globals, fs *flag.FlagSet, args []string, needDoc b
 		return code, false
 	}
 	if needDoc {
-		if msg, ok := fleetDocArg(fs.Args(), c); !ok {
-			return usageError(g, fs, msg), false
+		doc, err := member.DocName(c.doc, fs.Args())
+		if err != nil {
+			return usageError(g, fs, err.Error()), false
 		}
+		c.doc = doc
 	} else if fs.NArg() > 0 {
 		return usageError(g, fs, "unexpected arguments"), false
 	}
@@ -285,29 +254,13 @@ func (c *fleetConn) parse(g *globals, fs *flag.FlagSet, args []string, needDoc b
 	return exitOK, true
 }
 
-// fleetDocArg takes the document's name from the one argument, when
-// --name is not given; it returns a usage message and false otherwise.
-func fleetDocArg(args []string, c *fleetConn) (string, bool) {
-	switch {
-	case len(args) == 0 && c.doc != "":
-		return "", true
-	case len(args) == 1 && c.doc == "":
-		c.doc = args[0]
-		return "", true
-	case len(args) == 0:
-		return "give the document's name: --name DOC", false
-	}
-	return "give the document's name once: --name DOC or DOC", false
-}
-
 // open connects to etcd (member.Dial: lazily, the first operation finds
 // out whether it answers) into c.client and returns a context bounded by
 // --timeout; done cancels it and closes the connection. A configuration
 // etcd refuses is a usage error of fs: open prints it and returns its exit
 // code and false.
 func (c *fleetConn) open(g *globals, fs *flag.FlagSet) (ctx context.Context, done func(), code int, ok bool) {
-	client, err := member.Dial(member.Conn{Endpoints: endpointList(c.endpoints), Prefix: c.prefix,
-		CAFile: c.ca, CertFile: c.cert, KeyFile: c.key, Timeout: c.timeout})
+	client, err := member.Dial(c.conn())
 	if err != nil {
 		return nil, nil, usageError(g, fs, err.Error()), false
 	}

@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/netagent/netagent/agent/member"
-	"github.com/netagent/netagent/agent/probe"
 )
 
 // runFleetPush validates FILE as `netagent validate` does, then (member's
@@ -38,9 +37,11 @@ func runFleetPush(g *globals, args []string) int {
 		return code
 	}
 	if c.try {
-		if push.Data, code = c.trialEnvelope(g, fs, push.Data); push.Data == nil {
-			return code
+		env, err := member.Envelope(push.Data, c.trialTimeout, c.probes) // checks the --try options
+		if err != nil {
+			return usageError(g, fs, err.Error())
 		}
+		push.Data = env
 		items += fmt.Sprintf(", on trial for %s with %d probes", c.trialTimeout, len(c.probes))
 	}
 	return c.push(g, fs, push, items)
@@ -73,24 +74,6 @@ func (c *fleetConn) validatePush(g *globals, file string) (*member.Push, string,
 		return nil, "", exitInternal
 	}
 	return &member.Push{Place: c.place(), Doc: c.doc, Data: data, File: file, Parsed: parsed[file], IfVersion: c.ifVersion}, items, exitOK
-}
-
-// trialEnvelope checks the --try options and wraps data in a trial
-// envelope (member.Envelope); nil and the exit code on a usage error.
-func (c *fleetConn) trialEnvelope(g *globals, fs *flag.FlagSet, data []byte) ([]byte, int) {
-	if c.trialTimeout <= 0 {
-		return nil, usageError(g, fs, "--trial-timeout must be positive")
-	}
-	for _, spec := range c.probes {
-		if _, err := probe.Parse(spec); err != nil {
-			return nil, usageError(g, fs, fmt.Sprintf("--probe %s: %v", spec, err))
-		}
-	}
-	env, err := member.Envelope(data, c.trialTimeout, c.probes)
-	if err != nil {
-		return nil, usageError(g, fs, err.Error())
-	}
-	return env, exitOK
 }
 
 // push writes p (member's Client.Push) and prints what it did.

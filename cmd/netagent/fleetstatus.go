@@ -8,7 +8,6 @@ import (
 
 	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/versions"
-	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -34,29 +33,16 @@ func runFleetStatus(g *globals, args []string) int {
 		return c.fail(g, "status", err)
 	}
 	if *asJSON {
-		if writeJSON(g, fleetStatuses(rows)) != nil {
+		if writeJSON(g, member.Written(rows)) != nil {
 			return exitInternal
 		}
 	} else {
 		fleetStatusPrint(g.stdout, rows, time.Now())
 	}
-	for _, r := range rows {
-		if r.Bad != "" {
-			return exitFailed
-		}
+	if !member.AllGood(rows) {
+		return exitFailed
 	}
 	return exitOK
-}
-
-// fleetStatuses are the statuses of the rows, as the hosts wrote them.
-func fleetStatuses(rows []member.HostRow) []fleet.Status {
-	list := []fleet.Status{}
-	for _, r := range rows {
-		if r.Status != nil {
-			list = append(list, *r.Status)
-		}
-	}
-	return list
 }
 
 // fleetStatusPrint writes the table: one line per host, then a summary.

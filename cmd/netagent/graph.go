@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/netagent/netagent/agent/oneshot"
+	"github.com/netagent/netagent/internal/gctune"
 )
 
 func init() {
@@ -40,7 +41,7 @@ func runGraph(g *globals, args []string) int {
 		return code
 	}
 	o := k.options(g)
-	o.Sized = sizeGC
+	o.Sized = gctune.Size
 	dot, err := oneshot.Graph(context.Background(), o, fs.Args(), *current)
 	if err != nil {
 		return printError(g, "", err)

@@ -17,6 +17,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/netagent/netagent/internal/gctune"
+	"github.com/netagent/netagent/internal/profiling"
 	"github.com/sirupsen/logrus"
 )
 
@@ -106,8 +108,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "netagent: %v\n", err)
 		return exitUsage
 	}
-	tuneGC(c.name)
-	defer startProfiles(stderr)()
+	gctune.Tune()
+	defer profiling.Start(stderr)()
 	return c.run(g, rest)
 }
 

@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/disrupt"
+	"github.com/netagent/netagent/internal/progress"
 	"github.com/netagent/netagent/internal/termsafe"
 	"github.com/netagent/netagent/reconciler"
 	"golang.org/x/sys/unix"
@@ -189,24 +189,6 @@ func validateJSON(g *globals, paths []string) int {
 	return exitOK
 }
 
-// progressAfter is how long an apply runs before it shows its progress.
-const progressAfter = time.Second
-
-// applyProgress shows, on a terminal's stderr, how far a long apply is:
-// the operations run and the items they touched out of the intent's, the
-// time it has taken. Nothing when stderr is not a terminal (pipes, CI),
-// nor for an apply shorter than progressAfter.
-type applyProgress struct {
-	w     io.Writer
-	total int
-	start time.Time
-	mu    sync.Mutex
-	ops   int
-	items map[dg.ItemRef]struct{}
-	shown bool
-	last  time.Time
-}
-
 // progressFor observes an apply's operations when stderr is a terminal
 // (nil otherwise); the stop it returns ends the line.
 func progressFor(g *globals) oneshot.Progress {
@@ -215,43 +197,16 @@ func progressFor(g *globals) oneshot.Progress {
 		return nil
 	}
 	return func(rt *host.Runtime, intended *dg.Graph) func() {
-		p := &applyProgress{w: f, total: intended.Len(), start: time.Now(), items: map[dg.ItemRef]struct{}{}}
-		rt.ObserveOps(p.op)
+		p := progress.New(f, intended.Len())
+		rt.ObserveOps(func(e reconciler.OpLogEntry) {
+			if !e.InProgress {
+				p.Op(e.Ref)
+			}
+		})
 		return func() {
 			rt.ObserveOps(nil)
-			p.end()
+			p.End()
 		}
-	}
-}
-
-func (p *applyProgress) op(e reconciler.OpLogEntry) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if e.InProgress {
-		return
-	}
-	p.ops++
-	p.items[e.Ref] = struct{}{}
-	now := time.Now()
-	if now.Sub(p.start) < progressAfter || now.Sub(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last, p.shown = now, true
-	fmt.Fprintf(p.w, "\r%s\033[K", p.line(now))
-}
-
-// line is the progress: "apply: 1234 operations, 1200/5000 items, 3s".
-func (p *applyProgress) line(now time.Time) string {
-	return fmt.Sprintf("apply: %d operations, %d/%d items, %s", p.ops, min(len(p.items), p.total), p.total,
-		now.Sub(p.start).Round(100*time.Millisecond))
-}
-
-// end clears the progress line, if one was shown.
-func (p *applyProgress) end() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
 

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/internal/termsafe"
-	"github.com/netagent/netagent/reconciler"
 )
 
 func init() {
@@ -96,7 +94,7 @@ func printPlanTextGuarded(g *globals, res *host.PlanResult, protected []string) 
 	for _, e := range res.SideEffects {
 		fmt.Fprintf(g.stdout, "  ~  %s\n", oneshot.SideEffectText(e))
 	}
-	if note := waitNote(res); note != "" {
+	if note := oneshot.WaitNote(res); note != "" {
 		fmt.Fprintf(g.stdout, "  ~  %s\n", note)
 	}
 	passes := ""
@@ -111,22 +109,6 @@ func printPlanTextGuarded(g *globals, res *host.PlanResult, protected []string) 
 	default:
 		fmt.Fprintf(g.stdout, "plan: %d operations%s; %d items would not converge (predicted to fail or blocked)\n", len(res.Ops), passes, failed)
 	}
-}
-
-// waitNote says what apply does beyond the planned passes while items wait
-// for a link: it waits for link events (--wait) and converges again at
-// each, which retries the operations that failed; how often depends on the
-// events, so a plan cannot list those. Items blocked only behind a failure
-// are not waited for.
-func waitNote(res *host.PlanResult) string {
-	if !slices.ContainsFunc(res.Problems, func(p host.Problem) bool { return p.WaitsOnLink }) {
-		return ""
-	}
-	note := "while items wait for a link, apply waits for link events (up to --wait) and converges again at each"
-	if slices.ContainsFunc(res.Ops, func(e reconciler.OpLogEntry) bool { return e.Err != nil }) {
-		note += "; the failed operations are retried then, and fail again unless what is in their way is gone"
-	}
-	return note
 }
 
 func printPlanJSON(g *globals, res *host.PlanResult) error {

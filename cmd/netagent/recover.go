@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/internal/statefile"
 )
@@ -104,23 +103,4 @@ func printDamaged(g *globals, damaged []*statefile.DamagedError) {
 		}
 		fmt.Fprintf(g.stderr, "netagent: recover: %v\n", d)
 	}
-}
-
-// recoverPending reverts the pending trial, the caller holding the lock,
-// and returns the recovery (nil when no trial was pending).
-func recoverPending(g *globals, rt *host.Runtime) (*host.Recovery, int, bool) {
-	return recoverPendingWith(g, rt, rt.Recover)
-}
-
-// recoverPendingWith runs a recovery (Recover, or RecoverAcceptIncomplete:
-// oneshot.RecoverPending) and says what it did.
-func recoverPendingWith(g *globals, rt *host.Runtime, recover func(context.Context) (*host.Recovery, error)) (*host.Recovery, int, bool) {
-	rec, err := oneshot.RecoverPending(context.Background(), rt, recover)
-	if err != nil {
-		return rec, printError(g, "", err), false
-	}
-	if rec != nil {
-		fmt.Fprintf(g.stderr, "netagent: %s\n", oneshot.RecoveryNote(rec))
-	}
-	return rec, exitOK, true
 }

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 
-	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/versions"
 
@@ -99,30 +97,18 @@ func rollbackError(g *globals, k *kernelOpts, err error) int {
 
 // rollbackViaDaemon asks the daemon h to roll back to version n.
 func rollbackViaDaemon(g *globals, h host.Holder, n int, vo *versionOpts) int {
-	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
-	defer cancel()
-	req := api.Request{Command: api.CmdRollback, Version: n}
-	vo.request(&req)
-	resp, err := api.Call(ctx, h.Socket, req)
+	resp, outcome, err := oneshot.RollbackViaDaemon(h, n, vo.request)
 	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: the daemon %s: %v\n", h, err)
-		return exitInternal
+		return daemonFail(g, err)
 	}
 	termsafe.Sanitize(resp)
-	if resp.Error != "" {
-		fmt.Fprintf(g.stderr, "netagent: the daemon %s answered: %s; nothing was changed\n", h, resp.Error)
-		if resp.Conflict {
-			return exitConflict
-		}
-		return exitFailed
-	}
 	st := resp.Status
 	fmt.Fprintf(g.stdout, "rolled back through the daemon %s: now version %d", h, st.Version)
 	if st.Override != "" {
 		fmt.Fprintf(g.stdout, " (%s)", st.Override)
 	}
 	fmt.Fprintln(g.stdout)
-	if len(resp.Blocked) > 0 || len(st.Errors) > 0 || slices.ContainsFunc(resp.Operations, func(op api.OpResult) bool { return op.Error != "" }) {
+	if outcome != oneshot.Converged {
 		daemonOps(g, resp)
 		return exitFailed
 	}

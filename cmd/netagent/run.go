@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -16,9 +17,12 @@ import (
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/linkwatch"
 	"github.com/netagent/netagent/agent/member"
+	"github.com/netagent/netagent/agent/metrics"
 	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/agent/trial"
+	"github.com/netagent/netagent/internal/gctune"
+	"github.com/netagent/netagent/internal/profiling"
 	"github.com/netagent/netagent/systemd"
 )
 
@@ -39,7 +43,7 @@ type daemonOpts struct {
 	intentDir string
 	socket    string
 	// metricsListen is the address of the HTTP server of the metrics
-	// ("": none); see metricsServer.
+	// ("": none); see metrics.Server.
 	metricsListen string
 	drift         time.Duration
 	// lockTimeout bounds the wait for a one-shot apply at start.
@@ -113,14 +117,14 @@ func serveDaemon(g *globals, o *daemonOpts) int {
 // prepareDaemon recovers what a trial left pending at the last stop, and
 // opens the fleet member (runstore.go).
 func prepareDaemon(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
-	rec, code, ok := recoverPending(g, rt)
-	if !ok {
-		return code, false
+	rec, last, err := oneshot.RecoverAtStart(context.Background(), rt, o.kernel.stateDir(g))
+	if err != nil {
+		return printError(g, "", err), false
 	}
-	o.lastTrial = trial.LastOutcome(o.kernel.stateDir(g)) // a trial recovered before (recover --all at boot)
 	if rec != nil {
-		o.lastTrial = trial.Recovered(rec, o.kernel.stateDir(g), time.Now())
+		fmt.Fprintf(g.stderr, "netagent: %s\n", oneshot.RecoveryNote(rec))
 	}
+	o.lastTrial = last
 	return openMember(g, o, rt)
 }
 
@@ -128,7 +132,7 @@ func prepareDaemon(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
 type daemon struct {
 	a   *agent.Agent
 	ln  *net.UnixListener
-	ms  *metricsServer
+	ms  *metrics.Server
 	cfg agent.Config
 }
 
@@ -143,7 +147,7 @@ func startDaemon(g *globals, o *daemonOpts, rt *host.Runtime) (*daemon, int) {
 	d := &daemon{ln: ln}
 	if d.cfg, err = daemonConfig(g, o, rt); err == nil {
 		if d.a, err = agent.New(d.cfg); err == nil {
-			d.ms, err = listenMetrics(o.metricsListen, d.a)
+			d.ms, err = metrics.Listen(o.metricsListen, d.a.Metrics())
 		}
 	}
 	if err != nil {
@@ -160,8 +164,8 @@ func (d *daemon) run(g *globals, o *daemonOpts) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	go reloadOnHangup(ctx, d.a)
-	heapProfileOnSignal(ctx, g.stderr)
-	go d.ms.serve(ctx, g.log)
+	profiling.HeapOnSignal(ctx, g.stderr)
+	go d.ms.Serve(ctx, g.log)
 	wrote := make(chan struct{})
 	go func() {
 		defer close(wrote)
@@ -216,7 +220,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 		Report:           report,
 		Links:            linkwatch.NewNetlink(o.kernel.netns, g.log),
 		Notifier:         readyNotifier{systemd.NewNotifier()},
-		Settled:          returnMemory,
+		Settled:          gctune.ReturnMemory,
 		StateDir:         o.kernel.stateDir(g), // the agent keeps its accepted intents next to the runtime's records
 		KeepVersions:     o.keepVersions,
 		Guard:            oneshot.NewDaemonGuard(rt, o.protect.links),
@@ -246,3 +250,17 @@ func reloadOnHangup(ctx context.Context, a *agent.Agent) {
 
 // The daemon's kernel is the target's (host.Kernel).
 var _ agent.Kernel = (*host.Kernel)(nil)
+
+// readyNotifier is the daemon's agent.Notifier: after telling the service
+// manager it is ready (after the first reconcile, and after a reload), it
+// returns the heap's free memory to the kernel (debug.FreeOSMemory: one
+// collection), which the runtime would otherwise do over minutes.
+type readyNotifier struct {
+	agent.Notifier
+}
+
+func (n readyNotifier) Ready() error {
+	err := n.Notifier.Ready()
+	debug.FreeOSMemory()
+	return err
+}

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"time"
 
-	"github.com/netagent/netagent/agent"
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/source"
@@ -64,29 +62,9 @@ func (o *storeOpts) check() error {
 		}
 		return nil
 	}
-	if o.hostname == "" {
-		h, err := os.Hostname()
-		if err != nil {
-			return fmt.Errorf("the machine's hostname: %w (give --hostname)", err)
-		}
-		o.hostname = h
-	}
-	if err := fleet.CheckName("host", o.hostname); err != nil {
-		return err
-	}
-	if o.ttl < 3*time.Second {
-		return errors.New("--status-ttl must be at least 3s")
-	}
-	return nil
-}
-
-// open connects to etcd and builds the member (member.Open): the source
-// runs fleet trials' probes with prober and remembers the trials in
-// stateDir.
-func (o *storeOpts) open(g *globals, prober agent.Prober, stateDir string) (*member.Member, error) {
-	return member.Open(member.Config{
-		Conn: member.Conn{Endpoints: endpointList(o.endpoints), Prefix: o.prefix, CAFile: o.ca, CertFile: o.cert, KeyFile: o.key},
-		Host: o.hostname, Groups: o.groups, TTL: o.ttl, Log: g.log, Prober: prober, StateDir: stateDir})
+	h, err := member.CheckHost(o.hostname, o.ttl)
+	o.hostname = h
+	return err
 }
 
 // openMember opens the fleet member when the daemon is one, and lists its
@@ -95,7 +73,10 @@ func openMember(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
 	if !o.store.enabled() {
 		return exitOK, true
 	}
-	m, err := o.store.open(g, trial.Probes(rt), o.kernel.stateDir(g))
+	so := o.store
+	m, err := member.Open(member.Config{
+		Conn: member.Conn{Endpoints: member.Endpoints(so.endpoints), Prefix: so.prefix, CAFile: so.ca, CertFile: so.cert, KeyFile: so.key},
+		Host: so.hostname, Groups: so.groups, TTL: so.ttl, Log: g.log, Prober: trial.Probes(rt), StateDir: o.kernel.stateDir(g)})
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: etcd: %v\n", err)
 		return exitInternal, false

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -9,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/netagent/netagent/agent/api"
+	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/agent/versions"
@@ -41,28 +42,32 @@ func runStatus(g *globals, args []string) int {
 	if *watch {
 		return watchStatus(g, *socket, *asJSON)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	return showStatus(g, *socket, *timeout, *asJSON, *all)
+}
+
+// showStatus prints the status of the daemon on socket (with asJSON as
+// JSON; with all every item), or the one-shot's trial when no daemon
+// answers; exitFailed unless the daemon is Ready.
+func showStatus(g *globals, socket string, timeout time.Duration, asJSON, all bool) int {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	resp, err := api.Call(ctx, *socket, api.Request{Command: api.CmdStatus})
-	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return oneShotTrialStatus(g, *asJSON) // no daemon: the one-shot try's trial, if any
-	}
-	if resp.Error != "" || resp.Status == nil {
-		fmt.Fprintf(g.stderr, "netagent: the daemon answered: %s\n", termsafe.String(resp.Error))
+	st, err := oneshot.DaemonStatus(ctx, socket, g.stateDir)
+	var refused *oneshot.DaemonRefusedError
+	switch {
+	case errors.As(err, &refused):
+		fmt.Fprintf(g.stderr, "netagent: the daemon answered: %s\n", termsafe.String(refused.Resp.Error))
 		return exitInternal
+	case err != nil:
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return oneShotTrialStatus(g, asJSON) // no daemon: the one-shot try's trial, if any
 	}
-	st := resp.Status
-	if st.LastTrial == nil { // the daemon's trials before its start, or a one-shot's
-		st.LastTrial = trial.LastOutcome(g.stateDir)
-	}
-	if *asJSON {
+	if asJSON {
 		if writeJSON(g, statusJSON{Format: outputFormat, Status: st}) != nil {
 			return exitInternal
 		}
 	} else {
 		termsafe.Sanitize(st) // names and messages from outside: never lines or escapes of their own
-		statusPrint(g.stdout, st, *all, time.Now())
+		statusPrint(g.stdout, st, all, time.Now())
 	}
 	if !st.Ready {
 		return exitFailed
@@ -185,7 +190,7 @@ func statusPrintFiles(w io.Writer, files []status.FileStatus, now time.Time) {
 		c := f.Conditions
 		ready := c[len(c)-1]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", f.Name, statusYesNo(c[0].Status), statusYesNo(c[1].Status),
-			statusYesNo(c[2].Status), statusYesNo(ready.Status), f.Items, statusAgo(now, ready.Since), statusFirstMessage(c))
+			statusYesNo(c[2].Status), statusYesNo(ready.Status), f.Items, statusAgo(now, ready.Since), status.FirstMessage(c))
 	}
 	tw.Flush()
 	for _, f := range files {
@@ -193,21 +198,6 @@ func statusPrintFiles(w io.Writer, files []status.FileStatus, now time.Time) {
 			fmt.Fprintf(w, "  %s\n", e)
 		}
 	}
-}
-
-// statusFirstMessage is the message of the first condition that is not as it
-// should be (Valid, Converged true; Degraded false).
-func statusFirstMessage(conds []status.Condition) string {
-	for _, c := range conds {
-		bad := !c.Status
-		if c.Type == status.CondDegraded {
-			bad = c.Status
-		}
-		if bad && c.Message != "" {
-			return c.Message
-		}
-	}
-	return ""
 }
 
 func statusPrintItems(w io.Writer, list []status.ItemStatus, all bool, now time.Time) {
@@ -219,17 +209,7 @@ func statusPrintItems(w io.Writer, list []status.ItemStatus, all bool, now time.
 			hidden++
 			continue
 		}
-		detail := it.BlockedOn
-		if it.LastError != "" {
-			detail = it.LastError
-			if it.Failures > 0 {
-				detail = fmt.Sprintf("%s (%d failures)", detail, it.Failures)
-			}
-		}
-		if it.Orphaned != "" {
-			detail = it.Orphaned
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", it.Item, it.File, it.State, it.LastOp, statusAgo(now, it.Since), detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", it.Item, it.File, it.State, it.LastOp, statusAgo(now, it.Since), it.Detail())
 	}
 	tw.Flush()
 	if hidden > 0 {

@@ -1,16 +1,17 @@
 package main
 
-// `netagent try --via-daemon`: the trial runs in the daemon (agent/trial.go),
+// `netagent try --via-daemon`: the trial runs in the daemon (agent/trial),
 // which applies the document as its API document, journals the kernel's
 // before-images (the same target trial code as the one-shot try), runs the
-// probes, and reverts at the deadline by itself. In the foreground the
-// command shows the countdown and waits like the one-shot: Enter (on a
-// terminal), `netagent confirm`, or --confirm-when-probes-pass confirm;
-// the deadline, a signal or `netagent rollback` revert. With --detach it
-// returns once the trial is applied: the daemon keeps the deadline.
+// probes, and reverts at the deadline by itself (oneshot.TryViaDaemon). In
+// the foreground the command shows the countdown and waits like the
+// one-shot: Enter (on a terminal), `netagent confirm`, or
+// --confirm-when-probes-pass confirm; the deadline, a signal or `netagent
+// rollback` revert. With --detach it returns once the trial is applied:
+// the daemon keeps the deadline.
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -34,14 +35,9 @@ type daemonTrialOpts struct {
 // tryViaDaemon runs the trial of files in the daemon h.
 func tryViaDaemon(g *globals, o *oneshot.TryOptions, d *daemonTrialOpts, vo *versionOpts) func(h host.Holder, files []string) int {
 	return func(h host.Holder, files []string) int {
-		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+o.Timeout)
-		defer cancel()
-		resp, code := callDaemon(g, ctx, h, api.CmdTry, files, vo.request, func(r *api.Request) {
-			r.Timeout, r.Probes, r.Name = o.Timeout.String(), o.Probes, d.name
-			r.ProbeTimeout, r.KeepPartial, r.Wait = o.ProbeTimeout.String(), o.KeepPartial, o.Apply.Wait.String()
-		})
-		if resp == nil {
-			return code
+		resp, err := oneshot.TryViaDaemon(h, files, o, d.name, vo.request)
+		if err != nil {
+			return daemonFail(g, err)
 		}
 		termsafe.Sanitize(resp)
 		for _, op := range resp.Operations { // kept with --keep-partial
@@ -99,19 +95,17 @@ func waitDaemonTrial(g *globals, h host.Holder, tr *status.TrialStatus) int {
 	}
 }
 
-// pollDaemonTrial asks the daemon h whether its trial tr has ended (and
+// pollDaemonTrial reports whether the daemon's trial tr has ended (and
 // how: try's exit code), showing the countdown meanwhile on a terminal.
 func pollDaemonTrial(g *globals, h host.Holder, tr *status.TrialStatus, tty bool) (code int, ended bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
-	resp, err := api.Call(ctx, h.Socket, api.Request{Command: api.CmdStatus})
-	cancel()
-	if err != nil || resp.Status == nil {
-		fmt.Fprintf(g.stderr, "\nnetagent: the daemon %s: %v; it keeps the trial's deadline\n", h, err)
+	st, err := oneshot.PollDaemonTrial(h, tr)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "\nnetagent: %v; it keeps the trial's deadline\n", err)
 		return exitInternal, true
 	}
-	termsafe.Sanitize(resp)
-	if t := resp.Status.Trial; t == nil || !t.Since.Equal(tr.Since) {
-		return daemonTrialEnded(g, resp.Status), true
+	if st != nil {
+		termsafe.Sanitize(st)
+		return daemonTrialEnded(g, st), true
 	}
 	if tty {
 		fmt.Fprintf(g.stderr, "\rreverting in %3ds (Enter confirms) ", int(time.Until(tr.Deadline).Round(time.Second).Seconds()))
@@ -139,22 +133,22 @@ func daemonTrialEnded(g *globals, st *status.Status) int {
 // words it (trial.FaultOf).
 func revertedCode(reason string) int { return faultCode(trial.FaultOf(reason)) }
 
-// daemonTrialRequest sends confirm or rollback of the pending trial id to
-// the daemon h and reports the outcome.
+// daemonTrialRequest sends confirm or rollback (command) of the pending
+// trial id to the daemon h and prints the outcome.
 func daemonTrialRequest(g *globals, h host.Holder, command, id string) int {
-	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
-	defer cancel()
-	resp, err := api.Call(ctx, h.Socket, api.Request{Command: command, Trial: id})
-	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: the daemon %s: %v\n", h, err)
+	o, err := oneshot.DaemonTrialRequest(h, command, id)
+	var refused *oneshot.DaemonRefusedError
+	switch {
+	case errors.As(err, &refused):
+		termsafe.Sanitize(refused.Resp)
+		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", command, err)
+		return exitFailed
+	case err != nil:
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return exitInternal
 	}
-	termsafe.Sanitize(resp)
-	if resp.Error != "" {
-		fmt.Fprintf(g.stderr, "netagent: %s: the daemon %s answered: %s\n", command, h, resp.Error)
-		return exitFailed
-	}
-	if o := resp.Status.LastTrial; o != nil {
+	if o != nil {
+		termsafe.Sanitize(o)
 		fmt.Fprintf(g.stdout, "%s", o.Result)
 		if o.Reason != "" {
 			fmt.Fprintf(g.stdout, ": %s", o.Reason)

@@ -6,6 +6,7 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/oneshot"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/gctune"
 )
 
 func init() {
@@ -50,7 +51,7 @@ func loadIntent(g *globals, paths []string) (*dg.Graph, int) {
 
 // loadIntentFiles is loadIntent, also returning the files parsed, by path.
 func loadIntentFiles(g *globals, paths []string) (*dg.Graph, map[string]*intent.Intent, int) {
-	v, err := oneshot.Validate(paths, sizeGC)
+	v, err := oneshot.Validate(paths, gctune.Size)
 	if err != nil {
 		return nil, nil, printError(g, "", err)
 	}

@@ -1,16 +1,15 @@
 package main
 
 // With --via-daemon, apply, plan and check go through the socket API of the
-// daemon that serves the namespace: the intent files become the API's
-// document, beside the daemon's intent directory.
+// daemon that serves the namespace (oneshot.ApplyViaDaemon, PlanViaDaemon,
+// CheckViaDaemon): the intent files become the API's document, beside the
+// daemon's intent directory. Here its answers are printed.
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"slices"
 	"time"
 
 	"github.com/netagent/netagent/agent/api"
@@ -20,111 +19,49 @@ import (
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
-// callDaemon sends a command with the intent files to the daemon h and
-// returns its answer; nil after printing why (the exit code is code).
-// with, if given, completes the request.
-func callDaemon(g *globals, ctx context.Context, h host.Holder, command string, files []string, with ...func(*api.Request)) (resp *api.Response, code int) {
-	doc, err := oneshot.DaemonDocument(files)
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+// daemonFail prints why the daemon was not asked or refused, and returns
+// the exit code: a file not read or no answer exitInternal, a conflict
+// exitConflict, an invalid document or a refusal exitFailed.
+func daemonFail(g *globals, err error) int {
+	var refused *oneshot.DaemonRefusedError
+	if !errors.As(err, &refused) {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return nil, exitInternal // I/O: a file could not be read
-	}
-	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
-		return nil, exitFailed
-	}
-	req := api.Request{Command: command, Intent: doc}
-	for _, f := range with {
-		f(&req)
-	}
-	resp, err = api.Call(ctx, h.Socket, req)
-	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: the daemon %s: %v\n", h, err)
-		return nil, exitInternal
-	}
-	if resp.Error != "" {
-		termsafe.Sanitize(resp)
-		for _, p := range resp.Problems {
-			fmt.Fprintln(g.stderr, p)
+		if errors.As(err, new(*fs.PathError)) || errors.As(err, new(*oneshot.DaemonCallError)) {
+			return exitInternal
 		}
-		fmt.Fprintf(g.stderr, "netagent: the daemon %s answered: %s; nothing was changed\n", h, resp.Error)
-		if resp.Conflict {
-			return nil, exitConflict
-		}
-		return nil, exitFailed
+		return exitFailed
 	}
-	return resp, exitOK
+	termsafe.Sanitize(refused.Resp)
+	for _, p := range refused.Resp.Problems {
+		fmt.Fprintln(g.stderr, p)
+	}
+	fmt.Fprintf(g.stderr, "netagent: %v; nothing was changed\n", err)
+	if refused.Resp.Conflict {
+		return exitConflict
+	}
+	return exitFailed
 }
 
-// daemonTimeout bounds one exchange with the daemon.
-const daemonTimeout = time.Minute
-
-// applyViaDaemon makes the files the daemon's API document, then waits up
-// to wait for the daemon to report every item of that document created.
-// It prints what apply prints: the operations the daemon ran (--all-ops:
-// every one) and the summary, or apply's JSON document (--json).
+// applyViaDaemon prints what apply prints of an apply through the daemon:
+// the operations the daemon ran (--all-ops: every one) and the summary,
+// or apply's JSON document (--json).
 func applyViaDaemon(g *globals, wait time.Duration, vo *versionOpts, h host.Holder, files []string) int {
-	ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout+wait)
-	defer cancel()
-	start := time.Now()
-	resp, code := callDaemon(g, ctx, h, api.CmdApply, files, vo.request)
-	if resp == nil {
-		return code
-	}
-	pending := waitAPIItems(ctx, h.Socket, wait, oneshot.APIPending(resp.Status))
-	doc := oneshot.DaemonApplyDoc(resp.Operations, pending, time.Since(start))
-	if resp.Disruption != nil { // as a one-shot apply's
-		doc.Disruption = &oneshot.DisruptionDoc{DisruptionSummary: *resp.Disruption, ProtectedTouched: []string{}}
+	res, err := oneshot.ApplyViaDaemon(h, files, wait, vo.request)
+	if err != nil {
+		return daemonFail(g, err)
 	}
 	if g.asJSON {
-		if writeJSON(g, doc) != nil {
+		if writeJSON(g, res.Doc) != nil {
 			return exitInternal
 		}
 	} else {
-		termsafe.Sanitize(resp)
-		termsafe.Sanitize(&doc)
+		termsafe.Sanitize(res.Resp)
+		termsafe.Sanitize(&res.Doc)
 		fmt.Fprintf(g.stdout, "applied through the daemon %s: the files are its API document\n", h)
-		printDaemonOps(g, resp.Operations, g.allOps)
-		printDaemonApplied(g, doc)
+		printDaemonOps(g, res.Resp.Operations, g.allOps)
+		printDaemonApplied(g, res.Doc)
 	}
-	if !doc.Converged {
-		return exitFailed
-	}
-	return exitOK
-}
-
-// waitAPIItems waits up to wait for the daemon to create the items of the
-// API's document that are pending, following its event stream (status
-// --watch's): at each change of an item it asks the status again. It
-// returns those still pending at the end.
-func waitAPIItems(ctx context.Context, socket string, wait time.Duration, pending []oneshot.ProblemDoc) []oneshot.ProblemDoc {
-	if len(pending) == 0 || wait <= 0 {
-		return pending
-	}
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	w, err := api.Watch(ctx, socket)
-	if err != nil {
-		return pending
-	}
-	defer w.Close()
-	for len(pending) > 0 {
-		e, err := w.Next()
-		if err != nil {
-			return pending // the wait is over, or the daemon went
-		}
-		switch {
-		case e.Kind == api.EventStatus && e.Status != nil: // the stream's first: the whole status
-			pending = oneshot.APIPending(e.Status)
-		case e.Kind == api.EventItem || e.Kind == api.EventMissed:
-			st, err := api.Call(ctx, socket, api.Request{Command: api.CmdStatus})
-			if err != nil || st.Status == nil {
-				return pending
-			}
-			pending = oneshot.APIPending(st.Status)
-		}
-	}
-	return nil
+	return exitOf(res.Outcome)
 }
 
 // printDaemonOps prints the operations of an apply through the daemon as
@@ -185,15 +122,13 @@ func daemonOps(g *globals, resp *api.Response) {
 	}
 }
 
-// planViaDaemon asks the daemon what it would do with the files as its
+// planViaDaemon prints what the daemon would do with the files as its
 // API document.
 func planViaDaemon(g *globals) func(h host.Holder, files []string) int {
 	return func(h host.Holder, files []string) int {
-		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
-		defer cancel()
-		resp, code := callDaemon(g, ctx, h, api.CmdPlan, files)
-		if resp == nil {
-			return code
+		resp, outcome, err := oneshot.PlanViaDaemon(h, files)
+		if err != nil {
+			return daemonFail(g, err)
 		}
 		termsafe.Sanitize(resp)
 		fmt.Fprintf(g.stdout, "plan of the daemon %s with the files as its API document:\n", h)
@@ -201,29 +136,24 @@ func planViaDaemon(g *globals) func(h host.Holder, files []string) int {
 			fmt.Fprintln(g.stdout, "no changes")
 		}
 		daemonOps(g, resp)
-		if len(resp.Blocked) > 0 || slices.ContainsFunc(resp.Operations, func(op api.OpResult) bool { return op.Error != "" }) {
-			return exitFailed // as plan: something would not converge
-		}
-		return exitOK
+		return exitOf(outcome)
 	}
 }
 
-// checkViaDaemon asks the daemon to compare the kernel with its intent,
-// the files being its API document; with all or asJSON it lists every
-// item as check --all and check --json do.
+// checkViaDaemon prints the daemon's comparison of the kernel with its
+// intent, the files being its API document; with all or asJSON it lists
+// every item as check --all and check --json do.
 func checkViaDaemon(g *globals, all, asJSON *bool) func(h host.Holder, files []string) int {
 	return func(h host.Holder, files []string) int {
-		ctx, cancel := context.WithTimeout(context.Background(), daemonTimeout)
-		defer cancel()
-		resp, code := callDaemon(g, ctx, h, api.CmdCheck, files)
-		if resp == nil {
-			return code
+		resp, outcome, err := oneshot.CheckViaDaemon(h, files)
+		if err != nil {
+			return daemonFail(g, err)
 		}
 		if *all || *asJSON {
 			return printCheckItems(g, resp.Check, resp.LeasesRefused, *asJSON)
 		}
 		termsafe.Sanitize(resp)
-		if len(resp.Operations) == 0 && len(resp.Blocked) == 0 && len(resp.LeasesRefused) == 0 {
+		if outcome == oneshot.Converged {
 			fmt.Fprintf(g.stdout, "ok: running matches the daemon's intent (%s)\n", h)
 			return exitOK
 		}

@@ -1,4 +1,4 @@
-package main
+package gctune
 
 import (
 	"runtime"
@@ -18,23 +18,23 @@ func TestTuneGC(t *testing.T) {
 		command, gogc, memlimit string
 		want                    int
 	}{
-		{"apply", "", "", oneShotGCPercent},
-		{"check", "", "", oneShotGCPercent},
-		{"run", "", "", oneShotGCPercent},
+		{"apply", "", "", OneShotPercent},
+		{"check", "", "", OneShotPercent},
+		{"run", "", "", OneShotPercent},
 		{"apply", "200", "", 100},
 		{"apply", "", "1GiB", 100},
 	} {
 		debug.SetGCPercent(100)
 		t.Setenv("GOGC", c.gogc)
 		t.Setenv("GOMEMLIMIT", c.memlimit)
-		tuneGC(c.command)
+		Tune()
 		if got := current(); got != c.want {
 			t.Errorf("%s with GOGC=%q GOMEMLIMIT=%q: GOGC %d, want %d", c.command, c.gogc, c.memlimit, got, c.want)
 		}
 	}
 }
 
-// returnMemory runs one collection at a time in the background: a call
+// ReturnMemory runs one collection at a time in the background: a call
 // while one runs does nothing, and a call after it runs one.
 func TestReturnMemoryOneAtATime(t *testing.T) {
 	forced := func() uint32 {
@@ -49,12 +49,12 @@ func TestReturnMemoryOneAtATime(t *testing.T) {
 	}
 	before := forced()
 	returning.Store(true) // one running
-	returnMemory()
+	ReturnMemory()
 	returning.Store(false)
 	if n := forced() - before; n != 0 {
 		t.Errorf("%d forced collections while one ran, want none", n)
 	}
-	returnMemory()
+	ReturnMemory()
 	wait()
 	if n := forced() - before; n != 1 {
 		t.Errorf("%d forced collections, want 1", n)
@@ -62,20 +62,20 @@ func TestReturnMemoryOneAtATime(t *testing.T) {
 }
 
 // A small intent gives the heap gcHeadroom above its estimated live size
-// (at most maxGCPercent), a large one keeps oneShotGCPercent; GOGC or
+// (at most MaxPercent), a large one keeps OneShotPercent; GOGC or
 // GOMEMLIMIT in the environment wins.
 func TestSizeGC(t *testing.T) {
 	for _, c := range []struct {
 		bytes, want int
 	}{
-		{0, maxGCPercent},              // 8 MB estimated: 600, at most 200
-		{114 << 10, maxGCPercent},      // 500 bridge+vxlan pairs: 15 MB
-		{573 << 10, 109},               // 10k routes: 44 MB
-		{1 << 20, 66},                  // 72 MB
-		{5800 << 10, oneShotGCPercent}, // 100k routes: 370 MB, 13
+		{0, MaxPercent},              // 8 MB estimated: 600, at most 200
+		{114 << 10, MaxPercent},      // 500 bridge+vxlan pairs: 15 MB
+		{573 << 10, 109},             // 10k routes: 44 MB
+		{1 << 20, 66},                // 72 MB
+		{5800 << 10, OneShotPercent}, // 100k routes: 370 MB, 13
 	} {
-		if got := gcPercentFor(c.bytes); got != c.want {
-			t.Errorf("gcPercentFor(%d) = %d, want %d", c.bytes, got, c.want)
+		if got := PercentFor(c.bytes); got != c.want {
+			t.Errorf("PercentFor(%d) = %d, want %d", c.bytes, got, c.want)
 		}
 	}
 	restore := debug.SetGCPercent(100)
@@ -83,14 +83,14 @@ func TestSizeGC(t *testing.T) {
 	current := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
-	sizeGC(573 << 10)
+	Size(573 << 10)
 	if got := current(); got != 109 {
-		t.Errorf("GOGC %d after sizeGC of 10k routes, want 109", got)
+		t.Errorf("GOGC %d after Size of 10k routes, want 109", got)
 	}
 	debug.SetGCPercent(100)
 	t.Setenv("GOGC", "300")
-	sizeGC(573 << 10)
+	Size(573 << 10)
 	if got := current(); got != 100 {
-		t.Errorf("GOGC %d after sizeGC with GOGC set, want the runtime's (100)", got)
+		t.Errorf("GOGC %d after Size with GOGC set, want the runtime's (100)", got)
 	}
 }

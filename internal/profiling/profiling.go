@@ -1,4 +1,8 @@
-package main
+// Package profiling writes the profiles developers ask for through the
+// environment (EnvCPUProfile, EnvMemProfile), for any command and the
+// daemon: Start at the start of a command, HeapOnSignal in the daemon.
+// Errors go to the writer given: a profile never fails a command.
+package profiling
 
 import (
 	"context"
@@ -16,24 +20,24 @@ import (
 // when it ends (read both with `go tool pprof`). They are environment
 // variables rather than flags so that a profile of any command line, the
 // daemon's included, needs no change to it. The daemon also writes the
-// heap profile whenever it gets SIGUSR1 (heapProfileOnSignal): at its end
+// heap profile whenever it gets SIGUSR1 (HeapOnSignal): at its end
 // its state is gone.
 const (
-	envCPUProfile = "NETAGENT_CPUPROFILE"
-	envMemProfile = "NETAGENT_MEMPROFILE"
+	EnvCPUProfile = "NETAGENT_CPUPROFILE"
+	EnvMemProfile = "NETAGENT_MEMPROFILE"
 )
 
-// startProfiles starts what the environment asks for; the returned function
+// Start starts what the environment asks for; the returned function
 // stops and writes them. Errors go to stderr: a profile never fails a command.
-func startProfiles(stderr io.Writer) (stop func()) {
+func Start(stderr io.Writer) (stop func()) {
 	var cpu *os.File
-	if path := os.Getenv(envCPUProfile); path != "" {
+	if path := os.Getenv(EnvCPUProfile); path != "" {
 		f, err := os.Create(path)
 		if err == nil {
 			err = pprof.StartCPUProfile(f)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "netagent: %s: %v\n", envCPUProfile, err)
+			fmt.Fprintf(stderr, "netagent: %s: %v\n", EnvCPUProfile, err)
 		} else {
 			cpu = f
 		}
@@ -43,9 +47,9 @@ func startProfiles(stderr io.Writer) (stop func()) {
 			pprof.StopCPUProfile()
 			cpu.Close()
 		}
-		if path := os.Getenv(envMemProfile); path != "" {
+		if path := os.Getenv(EnvMemProfile); path != "" {
 			if err := writeHeapProfile(path); err != nil {
-				fmt.Fprintf(stderr, "netagent: %s: %v\n", envMemProfile, err)
+				fmt.Fprintf(stderr, "netagent: %s: %v\n", EnvMemProfile, err)
 			}
 		}
 	}
@@ -64,14 +68,14 @@ func writeHeapProfile(path string) error {
 	return f.Close()
 }
 
-// heapProfileOnSignal writes the heap profile to NETAGENT_MEMPROFILE's file
+// HeapOnSignal writes the heap profile to NETAGENT_MEMPROFILE's file
 // whenever the process gets SIGUSR1, until ctx ends; without the variable
 // it does nothing (SIGUSR1 keeps its default action). The channel it
 // returns gets a value after each profile written (for tests; nobody need
 // read it).
-func heapProfileOnSignal(ctx context.Context, stderr io.Writer) <-chan struct{} {
+func HeapOnSignal(ctx context.Context, stderr io.Writer) <-chan struct{} {
 	wrote := make(chan struct{}, 1)
-	path := os.Getenv(envMemProfile)
+	path := os.Getenv(EnvMemProfile)
 	if path == "" {
 		return wrote
 	}
@@ -85,7 +89,7 @@ func heapProfileOnSignal(ctx context.Context, stderr io.Writer) <-chan struct{} 
 				return
 			case <-sig:
 				if err := writeHeapProfile(path); err != nil {
-					fmt.Fprintf(stderr, "netagent: %s: %v\n", envMemProfile, err)
+					fmt.Fprintf(stderr, "netagent: %s: %v\n", EnvMemProfile, err)
 				}
 				select {
 				case wrote <- struct{}{}:

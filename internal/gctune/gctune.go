@@ -1,11 +1,14 @@
-package main
+// Package gctune sets the Go collector for netagent's commands and the
+// daemon: GOGC for the command about to run (Tune) and for the size of
+// its intent (Size), and the daemon's hand-back of the memory an edit grew
+// (ReturnMemory). A GOGC or GOMEMLIMIT in the environment always wins.
+// It owns no state but the flag of a hand-back running.
+package gctune
 
 import (
 	"os"
 	"runtime/debug"
 	"sync/atomic"
-
-	"github.com/netagent/netagent/agent"
 )
 
 // The one-shot commands build the intended graph, a read-back of the
@@ -18,18 +21,18 @@ import (
 // same kind of heap, for good: it runs at GOGC=50 too, and hands the
 // memory of its start (the parse, render and read-backs of the first
 // reconcile, mostly garbage once it is done) back to the kernel when it is
-// ready (readyNotifier).
+// ready (cmd/netagent's readyNotifier).
 //
 // A GOGC or GOMEMLIMIT in the environment wins: an operator who set one
 // means it.
-const oneShotGCPercent = 50
+const OneShotPercent = 50
 
-// tuneGC sets the collector for the command about to run.
-func tuneGC(string) {
+// Tune sets the collector for the command about to run.
+func Tune() {
 	if gcFromEnv() {
 		return
 	}
-	debug.SetGCPercent(oneShotGCPercent)
+	debug.SetGCPercent(OneShotPercent)
 }
 
 // gcFromEnv reports whether the environment sets the collector.
@@ -39,56 +42,42 @@ func gcFromEnv() bool { return os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT"
 // again: an apply of 500 bridge+vxlan pairs (a live heap of 7 MB at most)
 // ran 55 collections, and at 10k routes the collector took a fifth of
 // the apply (101 ms at GOGC=50, 88 ms at 200, 83 ms without). Once the
-// intent files are read, sizeGC gives the heap up to gcHeadroom above
+// intent files are read, Size gives the heap up to gcHeadroom above
 // its live size instead, estimated from the files' size: the live heap
 // peaked at 21 (routes) to 61 (bridge+vxlan pairs) times the size of the
 // JSON, so the estimate takes 64 times it (livePerByte), plus what the
-// program holds without an intent (liveBase). Large intents keep oneShotGCPercent.
+// program holds without an intent (liveBase). Large intents keep OneShotPercent.
 const (
-	gcHeadroom   = 48 << 20
-	liveBase     = 8 << 20
-	livePerByte  = 64
-	maxGCPercent = 200
+	gcHeadroom  = 48 << 20
+	liveBase    = 8 << 20
+	livePerByte = 64
+	MaxPercent  = 200
 )
 
-// sizeGC sets the collector for an intent of n bytes of JSON (see above);
+// Size sets the collector for an intent of n bytes of JSON (see above);
 // the environment's setting wins.
-func sizeGC(n int) {
+func Size(n int) {
 	if gcFromEnv() {
 		return
 	}
-	debug.SetGCPercent(gcPercentFor(n))
+	debug.SetGCPercent(PercentFor(n))
 }
 
-// gcPercentFor is the GOGC that gives a heap of the estimated live size
-// of an intent of n bytes gcHeadroom above it, within [oneShotGCPercent,
-// maxGCPercent].
-func gcPercentFor(n int) int {
+// PercentFor is the GOGC that gives a heap of the estimated live size
+// of an intent of n bytes gcHeadroom above it, within [OneShotPercent,
+// MaxPercent].
+func PercentFor(n int) int {
 	live := liveBase + livePerByte*n
-	return min(max(100*gcHeadroom/live, oneShotGCPercent), maxGCPercent)
+	return min(max(100*gcHeadroom/live, OneShotPercent), MaxPercent)
 }
 
-// readyNotifier is the daemon's agent.Notifier: after telling the service
-// manager it is ready (after the first reconcile, and after a reload), it
-// returns the heap's free memory to the kernel (debug.FreeOSMemory: one
-// collection), which the runtime would otherwise do over minutes.
-type readyNotifier struct {
-	agent.Notifier
-}
-
-func (n readyNotifier) Ready() error {
-	err := n.Notifier.Ready()
-	debug.FreeOSMemory()
-	return err
-}
-
-// returnMemory is the daemon's agent.Config.Settled: once the work of an
+// ReturnMemory is the daemon's agent.Config.Settled: once the work of an
 // edit (parse, render, reconcile, the verification read-back 1 s later)
 // is over, the heap it grew is handed back to the kernel in the
 // background (one collection), instead of over minutes: at 100k routes
 // the daemon stayed at 250–290 MB of RSS after edits, against 140–170 MB
 // once ready. A call while one is running does nothing.
-func returnMemory() {
+func ReturnMemory() {
 	if !returning.CompareAndSwap(false, true) {
 		return
 	}
