@@ -15,7 +15,6 @@ import (
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/versions"
-	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/gctune"
 	"github.com/netagent/netagent/internal/termsafe"
 )
@@ -67,21 +66,6 @@ func waitFlag(fs *flag.FlagSet, wait *time.Duration) {
 		*wait = d
 		return err
 	})
-}
-
-// applyGuarded applies what the protection of links let through (gd),
-// until SIGINT or SIGTERM (oneshot.ApplyGuarded), and reports: the end of
-// apply and of rollback, named by verb.
-func applyGuarded(g *globals, verb string, rt *host.Runtime, gd *oneshot.Guarded, lf *oneshot.Leases,
-	intended *dg.Graph, opts host.ApplyOptions) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	res, err := oneshot.ApplyGuarded(ctx, rt, gd, lf, intended, opts, progressFor(g))
-	if err != nil {
-		fmt.Fprintf(g.stderr, "netagent: %s: %v\n", verb, err)
-		return exitInternal
-	}
-	return printApplyResult(g, verb, res)
 }
 
 // printApplyResult prints the outcome of an apply (or a rollback, verb)
