@@ -1,6 +1,7 @@
 package etcd_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -76,6 +77,30 @@ func retry(t *testing.T, op func() error) {
 	}
 }
 
+// retryWrite writes value at key with WriteCAS until etcd answers, and
+// returns its version. An attempt that timed out (ErrUnavailable) may
+// still have been committed: a later attempt then finds the version moved
+// on (ErrConflict), and the write is done if the key holds value.
+func retryWrite(t *testing.T, ctx context.Context, s store.Store, key, value string, expect store.Version) store.Version {
+	t.Helper()
+	var v store.Version
+	ambiguous := false
+	retry(t, func() (err error) {
+		v, err = s.WriteCAS(ctx, key, []byte(value), expect)
+		if ambiguous && errors.Is(err, store.ErrCASFailed) {
+			e, rerr := s.Read(ctx, key)
+			if rerr == nil && string(e.Value) == value {
+				v = e.Version
+				return nil
+			}
+			return errors.Join(err, rerr)
+		}
+		ambiguous = ambiguous || errors.Is(err, store.ErrUnavailable)
+		return err
+	})
+	return v
+}
+
 // etcd killed and restarted: while it is down every operation fails with
 // ErrUnavailable; the watch then resumes with nothing lost or repeated
 // (or ends with ErrWatchClosed, and a new one lists everything).
@@ -118,13 +143,11 @@ func TestKillAndRestart(t *testing.T) {
 
 	// Another client writes first: the watch must catch up on it.
 	other := newStore(t, etcd.Config{Endpoints: srv.Endpoints()})
-	var v2 store.Version
-	retry(t, func() (err error) { v2, err = other.WriteCAS(ctx, "/r/2", []byte("two"), store.NoVersion); return err })
+	v2 := retryWrite(t, ctx, other, "/r/2", "two", store.NoVersion)
 	if e, err := s.Read(ctx, "/r/1"); err != nil && !errors.Is(err, store.ErrUnavailable) || err == nil && e.Version != v1 {
 		t.Fatalf("Read after the restart: %v@%s, %v", e.Value, e.Version, err)
 	}
-	var v3 store.Version
-	retry(t, func() (err error) { v3, err = s.WriteCAS(ctx, "/r/1", []byte("one again"), v1); return err })
+	v3 := retryWrite(t, ctx, s, "/r/1", "one again", v1)
 
 	var got []store.Event
 	for len(got) < 2 {
