@@ -150,3 +150,35 @@ func ExpandFeature(name string) []string {
 	}
 	return nil
 }
+
+// Validate checks the interface's name and that every key is a known
+// group's field (a feature by the kernel's name) with a value in its
+// range: 0 or 1 for features and flags.
+func (e *Ethtool) Validate() error {
+	if !validIfName(e.Interface) {
+		return invalid(e, "bad interface name %q", e.Interface)
+	}
+	for key, v := range e.Settings {
+		group, field, _ := strings.Cut(key, "/")
+		switch {
+		case group == "features":
+			if !slices.Contains(EthtoolFeatures, field) || v > 1 {
+				return invalid(e, "%s=%d is not a kernel feature on or off", key, v)
+			}
+		case !slices.Contains(EthtoolFields[group], field):
+			return invalid(e, "%s is not an ethtool setting", key)
+		case EthtoolFlag(key) && v > 1:
+			return invalid(e, "%s=%d is not a boolean", key, v)
+		}
+	}
+	return nil
+}
+
+// EthtoolFlag reports whether the key's value is a boolean.
+func EthtoolFlag(key string) bool {
+	switch key {
+	case "coalesce/adaptive-rx", "coalesce/adaptive-tx", "pause/autoneg", "pause/rx", "pause/tx", "link/autoneg", "link/duplex":
+		return true
+	}
+	return false
+}

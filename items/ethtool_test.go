@@ -37,3 +37,15 @@ func TestEthtoolDependsOnItsInterface(t *testing.T) {
 		t.Errorf("String = %q", got)
 	}
 }
+
+func TestEthtoolValidate(t *testing.T) {
+	good := &Ethtool{Interface: "eth0", Settings: map[string]uint32{"features/rx-gro": 1, "rings/rx": 4096, "pause/rx": 1, "wake-on-lan/modes": 32}}
+	if err := good.Validate(); err != nil {
+		t.Errorf("good: %v", err)
+	}
+	for _, s := range []map[string]uint32{{"features/gro": 1}, {"features/rx-gro": 2}, {"rings/jumbo": 1}, {"pause/rx": 2}, {"bogus": 1}} {
+		if err := (&Ethtool{Interface: "eth0", Settings: s}).Validate(); err == nil {
+			t.Errorf("%v accepted", s)
+		}
+	}
+}
