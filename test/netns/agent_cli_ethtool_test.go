@@ -29,7 +29,8 @@ func (e *cliEnv) ethtoolShows(args []string, patterns ...string) {
 // TestAgentCLIEthtoolFeaturesAndChannels applies features (a CLI alias
 // and a kernel name) and channels to a veth, reads them back with the
 // ethtool program, applies again (nothing to do), and removes the
-// section: the values found come back.
+// section: the values found come back. Plan shows the channel change as
+// a possible link reset.
 func TestAgentCLIEthtoolFeaturesAndChannels(t *testing.T) {
 	e := cliNewEnv(t)
 	e.ethtoolShows([]string{"-k"}, `^generic-receive-offload: off$`, `^\s+tx-checksum-ip-generic: on$`)
@@ -37,6 +38,10 @@ func TestAgentCLIEthtoolFeaturesAndChannels(t *testing.T) {
 	on := e.writeFile("on.json", ethtoolIntent(`{"features": {"gro": true, "tx-checksum-ip-generic": false}, "channels": {"rx": 2, "tx": 2}}`))
 	if ops := e.planOps(on); len(ops) != 1 || ops[0] != "modify ethtool/uplink0" {
 		t.Fatalf("plan: %v, want modify ethtool/uplink0 (the NIC holds its settings already)", ops)
+	}
+	plan := e.mustRun(0, "plan", on).stdout
+	if !strings.Contains(plan, "traffic: link flap (possible): channels/rx 1 -> 2: many NIC drivers reset the link (carrier down and up) on a channel change; channels/tx 1 -> 2") {
+		t.Errorf("plan does not show the channel change's possible link reset:\n%s", plan)
 	}
 	e.mustRun(0, "apply", on)
 	e.ethtoolShows([]string{"-k"}, `^generic-receive-offload: on$`, `^\s+tx-checksum-ip-generic: off$`)
