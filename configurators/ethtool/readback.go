@@ -14,15 +14,25 @@ import (
 // and every link with recorded originals, the current value of those
 // settings: an Ethtool item in state Created. A setting the driver does
 // not report is left out (so it differs from the intent, whose apply
-// names the refusal). A link that is gone has no item.
+// names the refusal). A recorded setting the hint does not name is left
+// out when it holds its original already (given back: a trial's revert
+// leaves such records, which stay true); a link left with nothing has no
+// item, nor has a link that is gone.
 func readItems(k Kernel, st *store, hint *dg.Graph) ([]dg.Item, error) {
-	keys, err := wantedKeys(st, hint)
+	named := hinted(hint)
+	recs, err := st.all()
 	if err != nil {
 		return nil, err
 	}
+	names := slices.Concat(slices.Collect(maps.Keys(named)), slices.Collect(maps.Keys(recs)))
+	slices.Sort(names)
 	var out []dg.Item
-	for _, name := range slices.Sorted(maps.Keys(keys)) {
-		it, err := readItem(k, name, keys[name])
+	for _, name := range slices.Compact(names) {
+		var orig map[string]uint32
+		if f := recs[name]; f != nil {
+			orig = f.Settings
+		}
+		it, err := readItem(k, name, named[name], orig)
 		if err != nil {
 			return nil, err
 		}
@@ -33,52 +43,48 @@ func readItems(k Kernel, st *store, hint *dg.Graph) ([]dg.Item, error) {
 	return out, nil
 }
 
-// wantedKeys are the settings keys to read, by link name.
-func wantedKeys(st *store, hint *dg.Graph) (map[string]map[string]bool, error) {
-	keys := map[string]map[string]bool{}
-	add := func(name string, settings map[string]uint32) {
-		if keys[name] == nil {
-			keys[name] = map[string]bool{}
-		}
-		for k := range settings {
-			keys[name][k] = true
-		}
+// hinted are the settings the hint names, by link name.
+func hinted(hint *dg.Graph) map[string]map[string]uint32 {
+	out := map[string]map[string]uint32{}
+	if hint == nil {
+		return out
 	}
-	if hint != nil {
-		for it := range hint.Unordered() {
-			if e, ok := it.(*items.Ethtool); ok {
-				add(e.Interface, e.Settings)
-			}
+	for it := range hint.Unordered() {
+		if e, ok := it.(*items.Ethtool); ok {
+			out[e.Interface] = e.Settings
 		}
 	}
-	recs, err := st.all()
-	if err != nil {
-		return nil, err
-	}
-	for name, f := range recs {
-		add(name, f.Settings)
-	}
-	return keys, nil
+	return out
 }
 
-// readItem reads one link's settings; nil when the link is gone.
-func readItem(k Kernel, name string, keys map[string]bool) (dg.Item, error) {
+// readItem reads one link's settings; nil when there is nothing to show.
+func readItem(k Kernel, name string, named, orig map[string]uint32) (dg.Item, error) {
 	idx, err := k.Index(name)
-	if err != nil {
-		if errors.Is(err, ErrNoLink) {
-			return nil, nil
-		}
+	if errors.Is(err, ErrNoLink) {
+		return nil, nil
+	} else if err != nil {
 		return nil, err
 	}
-	snap, err := readSnapshot(k, idx, slices.Sorted(maps.Keys(keys)))
+	all := maps.Clone(orig)
+	if all == nil {
+		all = map[string]uint32{}
+	}
+	maps.Copy(all, named)
+	keys := slices.Sorted(maps.Keys(all))
+	snap, err := readSnapshot(k, idx, keys)
 	if err != nil {
 		return nil, fmt.Errorf("reading the ethtool settings of %s: %w", name, err)
 	}
 	e := &items.Ethtool{Interface: name, Settings: map[string]uint32{}}
-	for key := range keys {
-		if v, ok := snap.value(key); ok {
+	for _, key := range keys {
+		v, ok := snap.value(key)
+		_, isNamed := named[key]
+		if ok && (isNamed || v != orig[key]) {
 			e.Settings[key] = v
 		}
+	}
+	if named == nil && len(e.Settings) == 0 {
+		return nil, nil
 	}
 	return e, nil
 }

@@ -3,6 +3,7 @@
 package netns_test
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -83,5 +84,59 @@ func TestAgentCLIEthtoolRefusesFixedFeatureAndMaximum(t *testing.T) {
 		if mtu := e.link("uplink0")["mtu"]; mtu != float64(1400) {
 			t.Errorf("the interface item failed with the ethtool one: mtu %v", mtu)
 		}
+	}
+}
+
+// ethtoolState is what ethtool -k and -l show of the settings the trial
+// test changes.
+func (e *cliEnv) ethtoolState() string {
+	e.t.Helper()
+	k := e.exec("ethtool", "-k", "uplink0")
+	l := e.exec("ethtool", "-l", "uplink0")
+	var out []string
+	for _, re := range []string{`(?m)^generic-receive-offload: \w+`, `(?m)^\s+tx-checksum-ip-generic: \w+`, `(?m)^tx-nocache-copy: \w+`} {
+		out = append(out, strings.TrimSpace(regexp.MustCompile(re).FindString(k)))
+	}
+	cur := regexp.MustCompile(`(?s)Current hardware settings:\s+RX:\s+(\d+)\s+TX:\s+(\d+)`).FindStringSubmatch(l)
+	if cur == nil {
+		e.t.Fatalf("ethtool -l:\n%s", l)
+	}
+	return strings.Join(out, ", ") + ", rx " + cur[1] + " tx " + cur[2]
+}
+
+// A trial that changes features and channels (some of them set by the
+// intent before it, some not) reverts exactly: after its own revert at
+// its timeout, and after a SIGKILL in its apply and `netagent recover`,
+// ethtool shows what it showed before the trial. The journal's
+// before-images are the read-back items, which hold every setting.
+func TestTrialRevertsEthtoolSettings(t *testing.T) {
+	e := cliNewEnv(t)
+	before := e.writeFile("before.json", ethtoolIntent(`{"features": {"gro": true}, "channels": {"tx": 2}}`))
+	trial := e.writeFile("trial.json", ethtoolIntent(`{"features": {"gro": false, "tx-checksum-ip-generic": false, "tx-nocache-copy": true}, "channels": {"rx": 2, "tx": 1}}`))
+	e.mustRun(0, "apply", before)
+	want := e.ethtoolState()
+	if want != "generic-receive-offload: on, tx-checksum-ip-generic: on, tx-nocache-copy: off, rx 1 tx 2" {
+		t.Fatalf("before the trial: %s", want)
+	}
+	full := e.trialRun([]string{"NETAGENT_TEST_KILL_AFTER=100000000"}, "--timeout", "0s", trial)
+	if full.code != 6 {
+		t.Fatalf("want exit 6 (not confirmed): %s", full)
+	}
+	if got := e.ethtoolState(); got != want {
+		t.Errorf("after the trial's own revert: %s, was %s", got, want)
+	}
+	apply, _ := killPoints(t, full)
+	if res := e.trialRun([]string{fmt.Sprintf("NETAGENT_TEST_KILL_AFTER=%d", apply)}, "--timeout", "0s", trial); res.code != -1 {
+		t.Fatalf("not killed: %s", res)
+	}
+	if got := e.ethtoolState(); got == want {
+		t.Fatalf("the killed trial changed nothing: %s", got)
+	}
+	e.mustRun(0, "recover")
+	if got := e.ethtoolState(); got != want {
+		t.Errorf("after recover: %s, was %s", got, want)
+	}
+	if ops := e.planOps(before); len(ops) != 0 {
+		t.Errorf("after recover, apply of the intent before would do %v", ops)
 	}
 }
