@@ -140,3 +140,25 @@ func TestTrialRevertsEthtoolSettings(t *testing.T) {
 		t.Errorf("after recover, apply of the intent before would do %v", ops)
 	}
 }
+
+// Drift: someone turns GRO back off with ethtool; check reports the
+// setting with both values, show --json prints the section back, apply
+// repairs it.
+func TestAgentCLIEthtoolDriftCheckShow(t *testing.T) {
+	e := cliNewEnv(t)
+	on := e.writeFile("on.json", ethtoolIntent(`{"features": {"gro": true}, "channels": {"rx": 2}}`))
+	e.mustRun(0, "apply", on)
+	e.mustRun(0, "check", on)
+	e.exec("ethtool", "-K", "uplink0", "gro", "off")
+	res := e.mustRun(1, "check", on)
+	if !strings.Contains(res.stdout, "ethtool/uplink0: Settings: want map[channels/rx:2 features/rx-gro:1], have map[channels/rx:2 features/rx-gro:0]") {
+		t.Errorf("check after ethtool -K gro off: %s", res)
+	}
+	e.mustRun(0, "apply", on)
+	show := e.mustRun(0, "show", "--json")
+	if !strings.Contains(show.stdout, `"ethtool": {`) || !strings.Contains(show.stdout, `"rx-gro": true`) || !strings.Contains(show.stdout, `"rx": 2`) {
+		t.Errorf("show --json does not print the settings netagent changed:\n%s", show.stdout)
+	}
+	e.ethtoolShows([]string{"-k"}, `^generic-receive-offload: on$`)
+	e.mustRun(0, "check", on)
+}
