@@ -9,10 +9,10 @@ import (
 	"github.com/netagent/netagent/items"
 )
 
-func TestRenderEthtool(t *testing.T) {
-	in, err := intent.Parse([]byte(`{"version": 1, "interfaces": [
-		{"name": "eth0", "type": "physical", "mtu": 9000, "ethtool": {"features": {"gro": false}, "channels": {"combined": 4}}},
-		{"name": "eth1", "type": "physical", "ethtool": {}}]}`))
+// renderDoc parses and renders an intent document.
+func renderDoc(t *testing.T, doc string) *dg.Graph {
+	t.Helper()
+	in, err := intent.Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,6 +20,13 @@ func TestRenderEthtool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return g
+}
+
+func TestRenderEthtool(t *testing.T) {
+	g := renderDoc(t, `{"version": 1, "interfaces": [
+		{"name": "eth0", "type": "physical", "mtu": 9000, "ethtool": {"features": {"gro": false}, "channels": {"combined": 4}}},
+		{"name": "eth1", "type": "physical", "ethtool": {}}]}`)
 	it, ok := g.Get(items.EthtoolRef("eth0"))
 	if !ok {
 		t.Fatal("no ethtool/eth0")
@@ -38,17 +45,10 @@ func TestRenderEthtool(t *testing.T) {
 
 // TestEthtoolToIntentRoundTrips: what show prints renders the same item.
 func TestEthtoolToIntentRoundTrips(t *testing.T) {
-	in, err := intent.Parse([]byte(`{"version": 1, "interfaces": [{"name": "eth0", "type": "physical", "ethtool": {
+	g := renderDoc(t, `{"version": 1, "interfaces": [{"name": "eth0", "type": "physical", "ethtool": {
 		"features": {"rx-gro": false, "tso": true}, "channels": {"combined": 4}, "rings": {"rx": 4096},
 		"coalesce": {"rx-usecs": 50, "adaptive-tx": true}, "pause": {"autoneg": false},
-		"link": {"speed": 1000, "duplex": "full", "autoneg": false}, "wakeOnLan": ["phy", "magic"]}}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Render(in)
-	if err != nil {
-		t.Fatal(err)
-	}
+		"link": {"speed": 1000, "duplex": "full", "autoneg": false}, "wakeOnLan": ["phy", "magic"]}}]}`)
 	it, _ := g.Get(items.EthtoolRef("eth0"))
 	back := ToIntent([]dg.Item{it})
 	if len(back.Interfaces) != 1 || back.Interfaces[0].Ethtool == nil {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/items"
 )
 
@@ -109,5 +112,22 @@ func TestNewNICOfTheSameNameStartsFromItsOwnSettings(t *testing.T) {
 	}
 	if !maps.Equal(nic.Groups["channels"].Max, map[string]uint32{"rx": 2, "tx": 2}) {
 		t.Error("maxima changed")
+	}
+}
+
+// A damaged record is never read as empty (netagent's own values would
+// be taken for the originals): converge fails naming it and writes
+// nothing.
+func TestDamagedRecordStopsConverge(t *testing.T) {
+	k := NewFakeKernel()
+	k.AddVeth("et0", 3)
+	dir := t.TempDir()
+	path := filepath.Join(dir, stateFileName)
+	if err := os.WriteFile(path, []byte("netagent-state 1 3 00\nxyz"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := k.Configurator(dir).Create(context.Background(), ethtoolItem(map[string]uint32{"features/rx-gro": 1}))
+	if !errors.Is(err, statefile.ErrDamaged) || !strings.Contains(err.Error(), path) || k.Writes != 0 {
+		t.Errorf("err %v, %d writes; want the damaged record named, nothing written", err, k.Writes)
 	}
 }

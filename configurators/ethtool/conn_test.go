@@ -4,9 +4,6 @@ import (
 	"errors"
 	"regexp"
 	"testing"
-
-	"github.com/netagent/netagent/internal/testns"
-	"github.com/vishvananda/netlink"
 )
 
 // TestConnSetsVethFeaturesAndChannels sets a veth's GRO and rx channels
@@ -52,23 +49,16 @@ func TestConnReportsUnsupportedAndRefusals(t *testing.T) {
 // TestModesOnVeth: the library's client dials inside the namespace; a
 // veth reports link modes and no Wake-on-LAN.
 func TestModesOnVeth(t *testing.T) {
-	testns.RequireRoot(t)
-	tgt := testns.New(t)
-	la := netlink.NewLinkAttrs()
-	la.Name = "et0"
-	if err := tgt.NL.LinkAdd(&netlink.Veth{LinkAttrs: la, PeerName: "et1"}); err != nil {
-		t.Fatal(err)
-	}
-	l, _ := tgt.NL.LinkByName("et0")
+	tgt, idx := vethNS(t)
 	m, err := DialModes(tgt.Do)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if _, err := m.LinkMode(l.Attrs().Index); err != nil {
+	if _, err := m.LinkMode(idx); err != nil {
 		t.Errorf("link modes of a veth: %v", err)
 	}
-	if _, err := m.WakeOnLAN(l.Attrs().Index); !errors.Is(err, ErrNotSupported) {
+	if _, err := m.WakeOnLAN(idx); !errors.Is(err, ErrNotSupported) {
 		t.Errorf("wake-on-lan of a veth: %v, want ErrNotSupported", err)
 	}
 }

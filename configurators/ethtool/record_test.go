@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -16,9 +17,9 @@ import (
 // -record rewrites testdata/*.hex with the kernel's answers on a veth.
 var record = flag.Bool("record", false, "record the kernel's ethtool answers into testdata")
 
-// vethIn makes a veth pair in a test namespace and returns the
-// connection and the first end's ifindex.
-func vethIn(t *testing.T) (*Conn, int, func(string, ...string) string) {
+// vethNS makes a test namespace with the veth pair et0/et1 and returns
+// it and et0's ifindex.
+func vethNS(t *testing.T) (*netnsx.Target, int) {
 	testns.RequireRoot(t)
 	tgt := testns.New(t)
 	la := netlink.NewLinkAttrs()
@@ -30,13 +31,20 @@ func vethIn(t *testing.T) (*Conn, int, func(string, ...string) string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tgt, l.Attrs().Index
+}
+
+// vethIn makes a veth pair in a test namespace and returns the
+// connection, et0's ifindex and a runner of programs in the namespace.
+func vethIn(t *testing.T) (*Conn, int, func(string, ...string) string) {
+	tgt, idx := vethNS(t)
 	c, err := Dial(int(tgt.NsHandle()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
 	run := func(name string, args ...string) string { return testns.Exec(t, tgt, name, args...) }
-	return c, l.Attrs().Index, run
+	return c, idx, run
 }
 
 // recordAnswer stores (with -record) or loads a recorded answer.

@@ -55,9 +55,9 @@ func (s *store) all() (map[string]*found, error) {
 		return nil, nil
 	}
 	defer statefile.Lock(s.path)()
-	rec, err := s.load()
-	if err != nil {
-		return nil, err
+	var rec stateRecord
+	if _, err := statefile.LoadJSON(s.path, &rec); err != nil {
+		return nil, fmt.Errorf("ethtool state: %w", err)
 	}
 	return rec.entry(s.ns).Originals, nil
 }
@@ -80,36 +80,22 @@ func (s *store) update(name string, index int, f func(map[string]uint32) bool) e
 	if s == nil {
 		return nil
 	}
-	defer statefile.Lock(s.path)()
-	rec, err := s.load()
-	if err != nil {
-		return err
-	}
-	e := rec.entry(s.ns)
-	cur := e.Originals[name]
-	if cur == nil || cur.Index != index {
-		cur = &found{Index: index, Settings: map[string]uint32{}}
-	}
-	if !f(cur.Settings) {
-		return nil
-	}
-	e.Originals[name] = cur
-	if len(cur.Settings) == 0 {
-		delete(e.Originals, name)
-	}
-	rec.prune(s.ns.BootID)
-	if err := statefile.SaveJSON(s.path, rec); err != nil {
-		return fmt.Errorf("writing %s: %w", s.path, err)
-	}
-	return nil
-}
-
-func (s *store) load() (*stateRecord, error) {
-	var rec stateRecord
-	if _, err := statefile.LoadJSON(s.path, &rec); err != nil {
-		return nil, fmt.Errorf("ethtool state: %w", err)
-	}
-	return &rec, nil
+	return statefile.UpdateJSON(s.path, func(rec *stateRecord) bool {
+		e := rec.entry(s.ns)
+		cur := e.Originals[name]
+		if cur == nil || cur.Index != index {
+			cur = &found{Index: index, Settings: map[string]uint32{}}
+		}
+		if !f(cur.Settings) {
+			return false
+		}
+		e.Originals[name] = cur
+		if len(cur.Settings) == 0 {
+			delete(e.Originals, name)
+		}
+		rec.prune(s.ns.BootID)
+		return true
+	})
 }
 
 // entry returns the namespace's entry, added when missing.
