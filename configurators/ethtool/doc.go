@@ -20,4 +20,19 @@
 // extended acks naming the refused attribute, sets only the attributes
 // sent, and a socket is bound to a namespace at creation, so one
 // connection per target serves the whole reconcile.
+//
+// The Configurator applies items.Ethtool (settings as "<group>/<field>"
+// keys, features by the kernel's names). One converge, for Create,
+// Modify and Delete alike: read the groups the intent and the record
+// name (settings.go's snapshot); refuse, before anything is written, a
+// feature the kernel reports fixed or not changeable, a value above the
+// NIC's reported maximum, a setting the driver lacks (ErrRefused; Check
+// says the same to plan); record each setting's value as found before
+// its first change (<stateDir>/ethtool.json, per namespace and NIC
+// ifindex, durable: state.go); write by group; read the changes back
+// (a driver may keep another value); give back, and forget, what left
+// the intent. ReadBack shows the settings the hint names and the ones
+// recorded that do not hold their original. Predict (disruption.go)
+// marks channel, ring and link-mode changes as possible link flaps.
+// FakeKernel is the package's fake (veth-like NICs: AddVeth).
 package ethtool
