@@ -11,10 +11,17 @@ import (
 )
 
 // TestDecodeRecordedVethFeatures decodes a FEATURES_GET answer recorded
-// from a veth on kernel 6.18 (TestRecordVeth -record): what ethtool -k
+// from a veth on kernel 6.18 (TestLiveVethAnswers -record): what ethtool -k
 // shows for it, fixed features included.
 func TestDecodeRecordedVethFeatures(t *testing.T) {
-	f, err := DecodeFeatures(recordAnswer(t, "veth_features", nil))
+	checkVethFeatures(t, recordAnswer(t, "veth_features", nil))
+}
+
+// checkVethFeatures checks a veth's FEATURES_GET answer as ethtool -k
+// shows it.
+func checkVethFeatures(t *testing.T, b []byte) {
+	t.Helper()
+	f, err := DecodeFeatures(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +40,13 @@ func TestDecodeRecordedVethFeatures(t *testing.T) {
 // TestDecodeRecordedVethChannels decodes a veth's CHANNELS_GET answer:
 // rx 1 and tx 1 of at most 2 each (ethtool -l), no other or combined.
 func TestDecodeRecordedVethChannels(t *testing.T) {
-	v, err := DecodeGet(Channels, recordAnswer(t, "veth_channels", nil))
+	checkVethChannels(t, recordAnswer(t, "veth_channels", nil))
+}
+
+// checkVethChannels checks a new veth's CHANNELS_GET answer.
+func checkVethChannels(t *testing.T, b []byte) {
+	t.Helper()
+	v, err := DecodeGet(Channels, b)
 	if err != nil {
 		t.Fatal(err)
 	}
