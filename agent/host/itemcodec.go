@@ -35,6 +35,8 @@ func newItem(typ string) (dg.Item, error) {
 		return &items.Sysctl{}, nil
 	case items.TypeBridgeVLANs:
 		return &items.BridgeVLANs{}, nil
+	case items.TypeEthtool:
+		return &items.Ethtool{}, nil
 	case items.TypeDHCP4Lease: // a trial's revert acquires it again
 		return &items.DHCP4Lease{}, nil
 	case items.TypeDNS:

@@ -272,3 +272,22 @@ func SetAside(d *DamagedError) (string, error) {
 	}
 	return to, nil
 }
+
+// UpdateJSON changes the record at path in place, under the file's lock:
+// it loads it into a new T (zero when there is no file), calls f, and
+// writes it back durably (SaveJSON) if f reports a change. A damaged
+// record fails it, naming the file, and f is not called.
+func UpdateJSON[T any](path string, f func(*T) bool) error {
+	defer Lock(path)()
+	var rec T
+	if _, err := LoadJSON(path, &rec); err != nil {
+		return err
+	}
+	if !f(&rec) {
+		return nil
+	}
+	if err := SaveJSON(path, &rec); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

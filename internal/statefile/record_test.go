@@ -155,3 +155,27 @@ func TestScanSkipsSetAsideAndTemporaries(t *testing.T) {
 		t.Error("IsSetAside does not tell a set-aside record from a record")
 	}
 }
+
+func TestUpdateJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.json")
+	type rec struct{ N int }
+	for range 2 {
+		if err := statefile.UpdateJSON(path, func(r *rec) bool { r.N++; return true }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := statefile.UpdateJSON(path, func(r *rec) bool { r.N = 100; return false }); err != nil {
+		t.Fatal(err)
+	}
+	var got rec
+	if _, err := statefile.LoadJSON(path, &got); err != nil || got.N != 2 {
+		t.Errorf("record %+v, %v; want N 2 (the unchanged update not written)", got, err)
+	}
+	if err := os.WriteFile(path, []byte("netagent-state 1 3 00\nxyz"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	called := false
+	if err := statefile.UpdateJSON(path, func(r *rec) bool { called = true; return true }); !errors.Is(err, statefile.ErrDamaged) || called {
+		t.Errorf("a damaged record: %v, called %v", err, called)
+	}
+}
