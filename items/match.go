@@ -17,7 +17,7 @@ type NICMatch struct {
 	MAC          net.HardwareAddr // the current address
 	Driver       string           // the driver's name (ethtool drvinfo)
 	Path         string           // udev's ID_PATH form, e.g. "pci-0000:00:1f.6"
-	Name         string           // a path.Match glob on the kernel name
+	Name         string           // a path.Match glob on the kernel name (before netagent renamed it)
 }
 
 // NIC is what a NIC is, as the kernel reports it, for a NICMatch to

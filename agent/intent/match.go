@@ -21,8 +21,8 @@ type Match struct {
 	// Path is the NIC's bus path as udev's ID_PATH writes it
 	// ("pci-0000:00:1f.6").
 	Path string `json:"path,omitempty"`
-	// Name is a glob (path.Match syntax) on the NIC's kernel name
-	// ("enp*").
+	// Name is a glob (path.Match syntax, "enp*") on the name the kernel
+	// gave the NIC (its name before netagent renamed it).
 	Name string `json:"name,omitempty"`
 }
 

@@ -147,6 +147,7 @@ func (r *reader) readInterface(l netlink.Link, isOwned bool) error {
 	}
 	got := mask(obs, want)
 	if physical && want != nil {
+		got.Match = r.k.stillMatches(l, r.st, want.Match) // match.go
 		unmaskChanged(got, obs, want, orig)
 		if owned(l) && orig == nil {
 			// A declared NIC that carries the mark and is not recorded

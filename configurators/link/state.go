@@ -51,10 +51,13 @@ type original struct {
 	Up     *bool   `json:"up,omitempty"`
 	Alias  *string `json:"alias,omitempty"`
 	MAC    *string `json:"mac,omitempty"`
+	// Name is the NIC's kernel name before netagent renamed it to the
+	// name of the interface that matched it (the record's key).
+	Name *string `json:"name,omitempty"`
 }
 
 func (o *original) empty() bool {
-	return o.MTU == nil && o.Up == nil && o.Alias == nil && o.MAC == nil
+	return o.MTU == nil && o.Up == nil && o.Alias == nil && o.MAC == nil && o.Name == nil
 }
 
 // journalEntry is a link about to be created: its kind, and a veth's peer
@@ -284,6 +287,33 @@ func (s *stateStore) rememberOriginals(l netlink.Link, changes settingSet) error
 	return nil
 }
 
+// rememberName records, before netagent renames the physical link l to
+// name, its name now as its original, unless one is recorded already;
+// the link's record (its other originals) moves to the new name (or
+// stays there: a NIC someone renamed back).
+func (s *stateStore) rememberName(l netlink.Link, name string) error {
+	a := l.Attrs()
+	err := s.update(func(e *nsState) bool {
+		o := e.Originals[a.Name]
+		if o == nil || o.Index != a.Index {
+			o = e.Originals[name] // renamed back by someone: the record is kept under name
+		}
+		if o == nil || o.Index != a.Index {
+			o = &original{Index: a.Index, Marked: ownedAlias(a.Alias)}
+		}
+		if o.Name == nil {
+			o.Name = new(a.Name)
+		}
+		delete(e.Originals, a.Name)
+		e.Originals[name] = o
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("recording the original name of %s before renaming it %s: %w", a.Name, name, err)
+	}
+	return nil
+}
+
 // forgetOriginals drops the recorded originals of the named link's
 // settings in fields (all of them when fields is nil).
 func (s *stateStore) forgetOriginals(name string, fields settingSet) error {
@@ -306,6 +336,8 @@ func (s *stateStore) forgetOriginals(name string, fields settingSet) error {
 				o.Alias = nil
 			case "mac":
 				o.MAC = nil
+			case "name":
+				o.Name = nil
 			}
 		}
 		if o.empty() && !o.Marked {
@@ -320,7 +352,7 @@ func (s *stateStore) forgetOriginals(name string, fields settingSet) error {
 }
 
 // settingSet names settings of a physical link: "mtu", "up", "alias",
-// "mac".
+// "mac", "name".
 type settingSet []string
 
 func (s settingSet) has(f string) bool { return slices.Contains(s, f) }
