@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
 )
 
 var (
@@ -134,5 +136,21 @@ func TestMatchRepairsRenameBack(t *testing.T) {
 	found, _ := e.f.ReadFound(e.dir)
 	if o := found["lan0"]; o == nil || o.Name == nil || *o.Name != "eth0" || len(found) != 1 {
 		t.Errorf("originals %v, want lan0 named eth0 before", found)
+	}
+}
+
+// The plan shows the rename, and the rename back when the interface leaves
+// the intent, as a flap of the NIC.
+func TestPredictRename(t *testing.T) {
+	lan := matched("lan0", items.NICMatch{PermanentMAC: permA})
+	if p := Predict(reconciler.OpCreate, false, nil, lan, nil); p.Effect != disrupt.Flap || !slices.Equal(p.LinksDown, []string{"lan0"}) {
+		t.Errorf("create: %v, want a flap of lan0", p)
+	}
+	found := Found{"lan0": {Index: 3, Name: new("eth0")}}
+	if p := Predict(reconciler.OpDelete, false, nil, lan, found); p.Effect != disrupt.Flap || !strings.Contains(p.Why, "renamed back to eth0") {
+		t.Errorf("delete: %v, want a flap renaming it back to eth0", p)
+	}
+	if p := Predict(reconciler.OpDelete, false, nil, lan, Found{}); p.Effect != disrupt.None {
+		t.Errorf("delete of a NIC never renamed: %v, want nothing", p)
 	}
 }
