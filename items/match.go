@@ -94,6 +94,15 @@ func macString(mac net.HardwareAddr) string {
 	return mac.String()
 }
 
+// Problem describes what is wrong with the match of a physical
+// interface, or "" (nil: nothing is wrong).
+func (m *NICMatch) Problem() string {
+	if m == nil {
+		return ""
+	}
+	return m.problem(KindPhysical)
+}
+
 // problem describes what is wrong with the match of an interface of kind,
 // or "": a match is for a physical interface, and has a key; its MACs are
 // unicast, its glob is valid.

@@ -70,6 +70,7 @@ func TestMatchRenamesByEachKey(t *testing.T) {
 			if p := e.link("lan0.10").Attrs().ParentIndex; p != index {
 				t.Errorf("the VLAN on lan0 has parent %d, want %d", p, index)
 			}
+			e.showsMatch("lan0", lan.Match)
 			if st := e.apply(); st.Err != nil {
 				t.Fatal(st.Err)
 			}
@@ -153,4 +154,23 @@ func TestPredictRename(t *testing.T) {
 	if p := Predict(reconciler.OpDelete, false, nil, lan, Found{}); p.Effect != disrupt.None {
 		t.Errorf("delete of a NIC never renamed: %v, want nothing", p)
 	}
+}
+
+// showsMatch checks that a read-back without the intent (show's) has the
+// interface name with the match m.
+func (e fakeEnv) showsMatch(name string, m *items.NICMatch) {
+	e.t.Helper()
+	got, err := e.kernel().readBack(nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, it := range got {
+		if i, ok := it.(*items.Interface); ok && i.IfName == name {
+			if !i.Match.Equal(m) {
+				e.t.Errorf("read back without the intent: %s, want match %s", i, m)
+			}
+			return
+		}
+	}
+	e.t.Errorf("read back without the intent: no interface %s in %v", name, got)
 }

@@ -83,8 +83,11 @@ func (k *kernel) nicFacts(l netlink.Link, st nsState, m *items.NICMatch) items.N
 // keeps its ifindex, and what depends on the interface follows it.
 func (k *kernel) matchedNIC(want *items.Interface) (netlink.Link, error) {
 	l, err := k.findNIC(want)
-	if err != nil || l.Attrs().Name == want.IfName {
-		return l, err
+	if err != nil {
+		return nil, err
+	}
+	if l.Attrs().Name == want.IfName {
+		return l, k.st.rememberName(l, want.IfName, want.Match) // the match, for show
 	}
 	other, err := k.lookup(want.IfName)
 	if err != nil {
@@ -94,7 +97,7 @@ func (k *kernel) matchedNIC(want *items.Interface) (netlink.Link, error) {
 		return nil, fmt.Errorf("physical interface %s: the NIC it matches is %s, and %s %w (which the match %s does not find); nothing renamed",
 			want.IfName, l.Attrs().Name, want.IfName, ErrNameTaken, want.Match)
 	}
-	if err := k.st.rememberName(l, want.IfName); err != nil {
+	if err := k.st.rememberName(l, want.IfName, want.Match); err != nil {
 		return nil, err
 	}
 	return k.rename(l, want.IfName)
@@ -126,11 +129,19 @@ func (k *kernel) rename(l netlink.Link, name string) (netlink.Link, error) {
 	return renamed, nil
 }
 
-// stillMatches is the match a read-back gives the link l, which carries
-// the name of an interface matched by m: m when l still matches it (nil
-// m: nil), else nil, so that the interface differs and its modify finds
-// its NIC again.
-func (k *kernel) stillMatches(l netlink.Link, st nsState, m *items.NICMatch) *items.NICMatch {
+// readMatch is the match a read-back gives the link l, which carries
+// the name of the interface want (nil: the intent is not known, as for
+// show; the match recorded for l is taken): the match when l still
+// matches it, else nil, so that the interface differs and its modify
+// finds its NIC again.
+func (k *kernel) readMatch(l netlink.Link, st nsState, want *items.Interface) *items.NICMatch {
+	var m *items.NICMatch
+	switch o := st.originalOf(l); {
+	case want != nil:
+		m = want.Match
+	case o != nil && o.Match.Problem() == "":
+		m = o.Match
+	}
 	if m == nil || !m.Matches(k.nicFacts(l, st, m)) {
 		return nil
 	}

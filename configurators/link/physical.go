@@ -112,6 +112,9 @@ func (o *original) check(name string) error {
 			return bad(fmt.Sprintf("mac %q", *o.MAC))
 		}
 	}
+	if p := o.Match.Problem(); p != "" {
+		return bad(fmt.Sprintf("a match (%s)", p))
+	}
 	if o.Name != nil && validName(*o.Name) != nil {
 		return bad(fmt.Sprintf("name %q", *o.Name))
 	}
@@ -217,6 +220,9 @@ func (t *physicalTarget) restoreUnset(o *original) settingSet {
 	}
 	if t.alias == nil && o.Alias != nil {
 		unset = append(unset, "alias")
+	}
+	if t.want.Match == nil && o.Match != nil {
+		unset = append(unset, "match") // found by its name now
 	}
 	t.restore(o, unset)
 	return unset

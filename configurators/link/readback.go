@@ -146,8 +146,10 @@ func (r *reader) readInterface(l netlink.Link, isOwned bool) error {
 		return err
 	}
 	got := mask(obs, want)
+	if physical {
+		got.Match = r.k.readMatch(l, r.st, want) // match.go
+	}
 	if physical && want != nil {
-		got.Match = r.k.stillMatches(l, r.st, want.Match) // match.go
 		unmaskChanged(got, obs, want, orig)
 		if owned(l) && orig == nil {
 			// A declared NIC that carries the mark and is not recorded

@@ -54,10 +54,13 @@ type original struct {
 	// Name is the NIC's kernel name before netagent renamed it to the
 	// name of the interface that matched it (the record's key).
 	Name *string `json:"name,omitempty"`
+	// Match is the match that found the NIC (not a setting: what a
+	// read-back without the intent, `show`, says of it).
+	Match *items.NICMatch `json:"match,omitempty"`
 }
 
 func (o *original) empty() bool {
-	return o.MTU == nil && o.Up == nil && o.Alias == nil && o.MAC == nil && o.Name == nil
+	return o.MTU == nil && o.Up == nil && o.Alias == nil && o.MAC == nil && o.Name == nil && o.Match == nil
 }
 
 // journalEntry is a link about to be created: its kind, and a veth's peer
@@ -288,30 +291,37 @@ func (s *stateStore) rememberOriginals(l netlink.Link, changes settingSet) error
 }
 
 // rememberName records, before netagent renames the physical link l to
-// name, its name now as its original, unless one is recorded already;
-// the link's record (its other originals) moves to the new name (or
-// stays there: a NIC someone renamed back).
-func (s *stateStore) rememberName(l netlink.Link, name string) error {
+// name, its name now as its original, unless one is recorded already,
+// and the match m that found it; the link's record (its other originals)
+// moves to the new name (or stays there: a NIC someone renamed back).
+func (s *stateStore) rememberName(l netlink.Link, name string, m *items.NICMatch) error {
 	a := l.Attrs()
 	err := s.update(func(e *nsState) bool {
-		o := e.Originals[a.Name]
-		if o == nil || o.Index != a.Index {
-			o = e.Originals[name] // renamed back by someone: the record is kept under name
+		o := e.recordOf(a, name)
+		changed := e.Originals[name] != o || !o.Match.Equal(m)
+		if o.Name == nil && name != a.Name {
+			o.Name, changed = new(a.Name), true
 		}
-		if o == nil || o.Index != a.Index {
-			o = &original{Index: a.Index, Marked: ownedAlias(a.Alias)}
-		}
-		if o.Name == nil {
-			o.Name = new(a.Name)
-		}
+		o.Match = m
 		delete(e.Originals, a.Name)
 		e.Originals[name] = o
-		return true
+		return changed
 	})
 	if err != nil {
 		return fmt.Errorf("recording the original name of %s before renaming it %s: %w", a.Name, name, err)
 	}
 	return nil
+}
+
+// recordOf is the record of the link a: under its name, or under name
+// (a NIC someone renamed back), or a new one.
+func (e *nsState) recordOf(a *netlink.LinkAttrs, name string) *original {
+	for _, key := range []string{a.Name, name} {
+		if o := e.Originals[key]; o != nil && o.Index == a.Index {
+			return o
+		}
+	}
+	return &original{Index: a.Index, Marked: ownedAlias(a.Alias)}
 }
 
 // forgetOriginals drops the recorded originals of the named link's
@@ -338,6 +348,8 @@ func (s *stateStore) forgetOriginals(name string, fields settingSet) error {
 				o.MAC = nil
 			case "name":
 				o.Name = nil
+			case "match":
+				o.Match = nil
 			}
 		}
 		if o.empty() && !o.Marked {
@@ -352,7 +364,7 @@ func (s *stateStore) forgetOriginals(name string, fields settingSet) error {
 }
 
 // settingSet names settings of a physical link: "mtu", "up", "alias",
-// "mac", "name".
+// "mac", "name", and "match" (what found it, not a setting).
 type settingSet []string
 
 func (s settingSet) has(f string) bool { return slices.Contains(s, f) }
