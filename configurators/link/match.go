@@ -139,8 +139,8 @@ func (k *kernel) readMatch(l netlink.Link, st nsState, want *items.Interface) *i
 	switch o := st.originalOf(l); {
 	case want != nil:
 		m = want.Match
-	case o != nil && o.Match.Problem() == "":
-		m = o.Match
+	case o != nil && o.Match.item().Problem() == "":
+		m = o.Match.item()
 	}
 	if m == nil || !m.Matches(k.nicFacts(l, st, m)) {
 		return nil

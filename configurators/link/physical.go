@@ -112,7 +112,10 @@ func (o *original) check(name string) error {
 			return bad(fmt.Sprintf("mac %q", *o.MAC))
 		}
 	}
-	if p := o.Match.Problem(); p != "" {
+	if o.Match != nil && o.Match.item() == nil {
+		return bad(fmt.Sprintf("a match with a MAC that does not parse (%+v)", *o.Match))
+	}
+	if p := o.Match.item().Problem(); p != "" {
 		return bad(fmt.Sprintf("a match (%s)", p))
 	}
 	if o.Name != nil && validName(*o.Name) != nil {

@@ -56,7 +56,53 @@ type original struct {
 	Name *string `json:"name,omitempty"`
 	// Match is the match that found the NIC (not a setting: what a
 	// read-back without the intent, `show`, says of it).
-	Match *items.NICMatch `json:"match,omitempty"`
+	Match *matchRecord `json:"match,omitempty"`
+}
+
+// matchRecord is an items.NICMatch as the state file keeps it, the MACs
+// written out.
+type matchRecord struct {
+	PermanentMAC string `json:"permanentMac,omitempty"`
+	MAC          string `json:"mac,omitempty"`
+	Driver       string `json:"driver,omitempty"`
+	Path         string `json:"path,omitempty"`
+	Name         string `json:"name,omitempty"`
+}
+
+// recordMatch is m as the state file keeps it (nil for nil).
+func recordMatch(m *items.NICMatch) *matchRecord {
+	if m == nil {
+		return nil
+	}
+	return &matchRecord{PermanentMAC: macString(m.PermanentMAC), MAC: macString(m.MAC), Driver: m.Driver, Path: m.Path, Name: m.Name}
+}
+
+// item is the match the record holds (nil for nil, or for a MAC that
+// does not parse: the record is not trusted).
+func (r *matchRecord) item() *items.NICMatch {
+	if r == nil {
+		return nil
+	}
+	m := &items.NICMatch{Driver: r.Driver, Path: r.Path, Name: r.Name}
+	var err1, err2 error
+	if r.PermanentMAC != "" {
+		m.PermanentMAC, err1 = net.ParseMAC(r.PermanentMAC)
+	}
+	if r.MAC != "" {
+		m.MAC, err2 = net.ParseMAC(r.MAC)
+	}
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	return m
+}
+
+// macString is mac's text, "" for none.
+func macString(mac net.HardwareAddr) string {
+	if len(mac) == 0 {
+		return ""
+	}
+	return mac.String()
 }
 
 func (o *original) empty() bool {
@@ -298,11 +344,11 @@ func (s *stateStore) rememberName(l netlink.Link, name string, m *items.NICMatch
 	a := l.Attrs()
 	err := s.update(func(e *nsState) bool {
 		o := e.recordOf(a, name)
-		changed := e.Originals[name] != o || !o.Match.Equal(m)
+		changed := e.Originals[name] != o || !o.Match.item().Equal(m)
 		if o.Name == nil && name != a.Name {
 			o.Name, changed = new(a.Name), true
 		}
-		o.Match = m
+		o.Match = recordMatch(m)
 		delete(e.Originals, a.Name)
 		e.Originals[name] = o
 		return changed
