@@ -174,3 +174,23 @@ func (e fakeEnv) showsMatch(name string, m *items.NICMatch) {
 	}
 	e.t.Errorf("read back without the intent: no interface %s in %v", name, got)
 }
+
+// Another match that finds the same NIC is one modify that renames
+// nothing and records the new match (show's); dropping the match (the
+// interface now names its NIC lan0) forgets it, and the NIC keeps the
+// name until the interface leaves the intent.
+func TestMatchChanges(t *testing.T) {
+	e := twoNICs(t)
+	e.converge(matched("lan0", items.NICMatch{PermanentMAC: permA}))
+	byDriver := matched("lan0", items.NICMatch{Driver: "e1000"})
+	if writes := e.converge(byDriver); len(writes) != 0 {
+		t.Errorf("a new match of the same NIC wrote %v", writes)
+	}
+	e.showsMatch("lan0", byDriver.Match)
+	byName := &items.Interface{IfName: "lan0", Kind: items.KindPhysical, AdminUp: true}
+	e.converge(byName)
+	e.showsMatch("lan0", nil)
+	if st := e.apply(); st.Err != nil || e.gone("eth0") {
+		t.Errorf("leaving the intent: %v; eth0 back: %v", st.Err, !e.gone("eth0"))
+	}
+}

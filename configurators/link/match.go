@@ -129,19 +129,18 @@ func (k *kernel) rename(l netlink.Link, name string) (netlink.Link, error) {
 	return renamed, nil
 }
 
-// readMatch is the match a read-back gives the link l, which carries
-// the name of the interface want (nil: the intent is not known, as for
-// show; the match recorded for l is taken): the match when l still
-// matches it, else nil, so that the interface differs and its modify
-// finds its NIC again.
-func (k *kernel) readMatch(l netlink.Link, st nsState, want *items.Interface) *items.NICMatch {
-	var m *items.NICMatch
-	switch o := st.originalOf(l); {
-	case want != nil:
-		m = want.Match
-	case o != nil && o.Match.item().Problem() == "":
-		m = o.Match.item()
+// readMatch is the match a read-back gives the link l: the one recorded
+// as having found it (matchedNIC records it), while l still matches it;
+// else nil. So an interface whose match changed, or whose NIC no longer
+// matches (or lost the name), differs from the intent, and its modify
+// finds its NIC again and records the match; and a read-back without the
+// intent (show) has it too.
+func (k *kernel) readMatch(l netlink.Link, st nsState) *items.NICMatch {
+	o := st.originalOf(l)
+	if o == nil || o.Match.item().Problem() != "" {
+		return nil
 	}
+	m := o.Match.item()
 	if m == nil || !m.Matches(k.nicFacts(l, st, m)) {
 		return nil
 	}

@@ -147,7 +147,7 @@ func (r *reader) readInterface(l netlink.Link, isOwned bool) error {
 	}
 	got := mask(obs, want)
 	if physical {
-		got.Match = r.k.readMatch(l, r.st, want) // match.go
+		got.Match = r.k.readMatch(l, r.st) // match.go
 	}
 	if physical && want != nil {
 		unmaskChanged(got, obs, want, orig)
