@@ -59,3 +59,44 @@ func (e *daemonEnv) linkIndex(name string) string {
 	index, _, _ := strings.Cut(out, ":")
 	return index
 }
+
+// A matched NIC renamed back by hand (its kernel name again): with the
+// repair policy the daemon renames it lan0 again; with "drift": "report"
+// it leaves it, and status lists the interface as drifted.
+func TestAgentDaemonMatchRenamedBack(t *testing.T) {
+	for _, policy := range []string{"repair", "report"} {
+		t.Run(policy, func(t *testing.T) {
+			e := daemonNewEnv(t)
+			e.ip("link", "add", "ens5", "address", nicMAC, "type", "veth", "peer", "name", "ens5-peer")
+			index := e.linkIndex("ens5")
+			e.writeIntent("10-lan.json", `{"version": 1, "drift": "`+policy+`", "interfaces": [{"name": "lan0", "type": "physical",
+				"match": {"mac": "`+nicMAC+`"}}]}`)
+			e.start("--drift-interval", "1s")
+			st, err := e.status()
+			if err != nil || e.linkIndex("lan0") != index {
+				t.Fatalf("lan0 not matched at start: %v\n%s", err, e.ip("link"))
+			}
+			e.waitFor("the drift check after the start", func() (bool, string) {
+				now, err := e.status()
+				return err == nil && now.NextDriftCheck.After(st.NextDriftCheck), now.NextDriftCheck.String()
+			})
+			e.ip("link", "set", "lan0", "name", "ens5")
+			e.waitFor("the rename back "+policy+"ed", func() (bool, string) {
+				links := e.ip("-o", "link")
+				if policy == "repair" {
+					return strings.Contains(links, index+": lan0@"), links
+				}
+				now, err := e.status()
+				if err != nil {
+					return false, err.Error()
+				}
+				for _, d := range now.Drifted {
+					if d.Item == "interface/lan0" {
+						return strings.Contains(links, index+": ens5@"), links
+					}
+				}
+				return false, fmt.Sprintf("%+v\n%s", now.Drifted, links)
+			})
+		})
+	}
+}
