@@ -82,12 +82,26 @@ func (k *kernel) nicFacts(l netlink.Link, st nsState, m *items.NICMatch) items.N
 // matchedNIC finds want's NIC and gives it want's name: the NIC found
 // keeps its ifindex, and what depends on the interface follows it.
 func (k *kernel) matchedNIC(want *items.Interface) (netlink.Link, error) {
-	l, err := k.findNIC(want)
+	l, err := k.nicFor(want)
 	if err != nil {
 		return nil, err
 	}
+	if err := k.st.rememberName(l, want.IfName, want.Match); err != nil {
+		return nil, err
+	}
 	if l.Attrs().Name == want.IfName {
-		return l, k.st.rememberName(l, want.IfName, want.Match) // the match, for show
+		return l, nil // renamed already: the match is recorded (for show)
+	}
+	return k.rename(l, want.IfName)
+}
+
+// nicFor finds want's NIC (findNIC) and checks that it may take want's
+// name: it has it, or no other link has (ErrNameTaken, naming both).
+// Plan predicts a matched interface's failure with it (clashes).
+func (k *kernel) nicFor(want *items.Interface) (netlink.Link, error) {
+	l, err := k.findNIC(want)
+	if err != nil || l.Attrs().Name == want.IfName {
+		return l, err
 	}
 	other, err := k.lookup(want.IfName)
 	if err != nil {
@@ -97,10 +111,7 @@ func (k *kernel) matchedNIC(want *items.Interface) (netlink.Link, error) {
 		return nil, fmt.Errorf("physical interface %s: the NIC it matches is %s, and %s %w (which the match %s does not find); nothing renamed",
 			want.IfName, l.Attrs().Name, want.IfName, ErrNameTaken, want.Match)
 	}
-	if err := k.st.rememberName(l, want.IfName, want.Match); err != nil {
-		return nil, err
-	}
-	return k.rename(l, want.IfName)
+	return l, nil
 }
 
 // rename gives l the name: the kernel renames a link only while it is

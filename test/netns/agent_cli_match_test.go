@@ -99,8 +99,8 @@ func (e *cliEnv) wantMatched(name string, index float64) {
 }
 
 // No match, two matches and a name another NIC carries fail with errors
-// naming the match, the candidates and both NICs, block the address, and
-// change nothing in the kernel.
+// naming the match, the candidates and both NICs (plan predicts them),
+// block the address, and change nothing in the kernel.
 func TestAgentCLIMatchRefusals(t *testing.T) {
 	e := cliMatchEnv(t)
 	before := e.ifindexes()
@@ -111,7 +111,12 @@ func TestAgentCLIMatchRefusals(t *testing.T) {
 		{"clash", "uplink0", `{"mac": "` + nicMAC + `"}`, "the NIC it matches is ens5, and uplink0 name is another link's"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res := e.mustRun(1, "apply", e.matchIntent(tc.name+".json", tc.ifname, tc.match))
+			file := e.matchIntent(tc.name+".json", tc.ifname, tc.match)
+			if plan := e.mustRun(1, "plan", file); !strings.Contains(plan.stdout, "predicted to fail: create failed: physical interface "+tc.ifname+": ") ||
+				!strings.Contains(plan.stdout, tc.says) {
+				t.Errorf("plan does not predict the failure %q: %s", tc.says, plan)
+			}
+			res := e.mustRun(1, "apply", file)
 			if !strings.Contains(res.stderr, tc.says) || !strings.Contains(res.stderr, "address/"+tc.ifname+"/192.0.2.10/24") {
 				t.Errorf("apply: %s\nwant %q and the blocked address", res, tc.says)
 			}
