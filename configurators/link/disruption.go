@@ -62,6 +62,9 @@ func Predict(op reconciler.Operation, recreate bool, old, want *items.Interface,
 		return disrupt.Certainly(disrupt.Removed, "the link is deleted", append([]string{name}, companions(want)...)...)
 	case old == nil:
 		return disrupt.In("")
+	case want.Kind == items.KindPhysical && want.Match != nil && !want.Match.Equal(old.Match):
+		// The NIC of that name may not be the one the match finds.
+		return disrupt.Worse(convergeDisruption(old, found.converged(want)), renameFlap(name, "the NIC the match finds may be another, renamed "+name))
 	case want.Kind == items.KindPhysical:
 		return convergeDisruption(old, found.converged(want))
 	}

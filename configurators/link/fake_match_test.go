@@ -147,6 +147,13 @@ func TestPredictRename(t *testing.T) {
 	if p := Predict(reconciler.OpCreate, false, nil, lan, nil); p.Effect != disrupt.Flap || !slices.Equal(p.LinksDown, []string{"lan0"}) {
 		t.Errorf("create: %v, want a flap of lan0", p)
 	}
+	byName := &items.Interface{IfName: "lan0", Kind: items.KindPhysical, AdminUp: true}
+	if p := Predict(reconciler.OpModify, false, byName, lan, nil); p.Effect != disrupt.Flap || p.Certain {
+		t.Errorf("modify of a NIC read back without the match: %v, want a possible flap", p)
+	}
+	if p := Predict(reconciler.OpModify, false, lan, lan, nil); p.Effect != disrupt.None {
+		t.Errorf("modify of a NIC read back with the match: %v, want none", p)
+	}
 	found := Found{"lan0": {Index: 3, Name: new("eth0")}}
 	if p := Predict(reconciler.OpDelete, false, nil, lan, found); p.Effect != disrupt.Flap || !strings.Contains(p.Why, "renamed back to eth0") {
 		t.Errorf("delete: %v, want a flap renaming it back to eth0", p)

@@ -112,7 +112,7 @@ func TestAgentCLIMatchRefusals(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			file := e.matchIntent(tc.name+".json", tc.ifname, tc.match)
-			if plan := e.mustRun(1, "plan", file); !strings.Contains(plan.stdout, "predicted to fail: create failed: physical interface "+tc.ifname+": ") ||
+			if plan := e.mustRun(1, "plan", file); !strings.Contains(plan.stdout, "interface/"+tc.ifname+": predicted to fail: ") ||
 				!strings.Contains(plan.stdout, tc.says) {
 				t.Errorf("plan does not predict the failure %q: %s", tc.says, plan)
 			}
