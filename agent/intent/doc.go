@@ -64,8 +64,8 @@
 //     interface without --force, and removed from the intent it stays in
 //     the kernel as an orphan; see the README's "Protected links"), and
 //     the section named like the type, if the
-//     type has one, and no other. The types are physical (an existing NIC)
-//     and those of the table linkSections (link_kinds.go; the README lists
+//     type has one, and no other. The types are physical (an existing NIC,
+//     found by its name or by its "match": match.go) and those of the table linkSections (link_kinds.go; the README lists
 //     them). Each type's section (whether it is required, its defaults
 //     and its rules) is documented on its struct, in the type's file
 //     link_<type>.go: the struct is the type of the section's field of

@@ -66,6 +66,9 @@ func (k *kernel) clashes(hint *dg.Graph) (map[dg.ItemRef]error, error) {
 		switch x := it.(type) {
 		case *items.Interface:
 			err = interfaceClash(x, byName, isOwned)
+			if x.Kind == items.KindPhysical && x.Match != nil {
+				_, err = k.nicFor(x) // match.go
+			}
 		case *items.Port:
 			err = portClash(x, byName, byIndex, isOwned)
 		}

@@ -91,6 +91,28 @@
 // declares it deletes (restores) it. A NIC's master is a Port: its delete
 // releases it (netagent never takes a NIC from a master it does not own).
 //
+// # Matched NICs
+//
+// A physical interface with a Match (match.go) finds its NIC among the
+// links netagent does not own by what it is: the permanent and current
+// MACs (the link dump), the driver (ethtool's drvinfo ioctl on a socket of
+// the namespace) and the bus path (udev's ID_PATH, derived from sysfs by
+// sysfsPath, only for the agent's own namespace and a sysfs entry of the
+// link's ifindex; pathid.go), and a glob on the name the kernel gave it
+// (for a NIC netagent renamed, the recorded one). No match is ErrNoMatch,
+// two or more ErrAmbiguousMatch naming them, a wanted name another link
+// carries ErrNameTaken naming both; nothing is renamed then. The NIC found
+// is renamed the interface's name (down, rename, up again if it was up:
+// the kernel renames only a down link; the ifindex stays), after its name
+// and the match are recorded with its originals (rememberName). Delete
+// gives the name back if it is free (restoreName). Read-back gives the
+// interface of that name the match while the NIC still matches it (the
+// recorded match without a hint, for show), so a NIC that no longer
+// matches, or one renamed back by hand, is drift a modify repairs. The
+// Interface item of a matched NIC depends on no Link (the NIC goes by
+// another name until it is renamed): its create fails until the NIC is
+// there, and every reconcile (a link event's included) retries it.
+//
 // # Read-back
 //
 // ReadBack reports a Link (external) for every link netagent does not own
