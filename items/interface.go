@@ -38,6 +38,9 @@ type Interface struct {
 	// virtual kinds); nil leaves it as the kernel chose.
 	MAC   net.HardwareAddr
 	Alias string // IFLA_IFALIAS; "" leaves none
+	// Match, for kind physical only, finds the NIC by what it is (nil: by
+	// IfName); the NIC found is renamed IfName (see NICMatch).
+	Match *NICMatch
 
 	Attrs KindAttrs
 }
@@ -54,10 +57,14 @@ func (i *Interface) Name() string { return i.IfName }
 func (i *Interface) External() bool { return false }
 
 // Dependencies: an interface of a kind that is not created (physical)
-// requires its Link to be present (not to have carrier: settings are never
+// requires its Link to be present (a matched one, none: its NIC goes by
+// another name until the configurator renames it) (not to have carrier: settings are never
 // withdrawn on carrier loss); the others depend on what their attributes
 // name (a vlan's, a macvlan's or a vxlan's parent interface).
 func (i *Interface) Dependencies() []dg.Dependency {
+	if kinds[i.Kind].existing && i.Match != nil {
+		return nil // the configurator finds its NIC (see NICMatch)
+	}
 	if kinds[i.Kind].existing {
 		return []dg.Dependency{requires(LinkRef(i.IfName), "present")}
 	}
@@ -89,7 +96,7 @@ func (i *Interface) Equal(other dg.Item) bool {
 	}
 	return i.IfName == o.IfName && i.Kind == o.Kind && i.MTU == o.MTU &&
 		i.AdminUp == o.AdminUp && bytes.Equal(i.MAC, o.MAC) && i.Alias == o.Alias &&
-		attrsEqual(i.Attrs, o.Attrs)
+		i.Match.Equal(o.Match) && attrsEqual(i.Attrs, o.Attrs)
 }
 
 // attrsEqual compares two optional attributes: both absent, or both present
@@ -114,6 +121,9 @@ func (i *Interface) String() string {
 	}
 	if i.Alias != "" {
 		fmt.Fprintf(&b, " alias %q", i.Alias)
+	}
+	if i.Match != nil {
+		b.WriteString(" match " + i.Match.String())
 	}
 	if i.Attrs != nil {
 		if s := i.Attrs.String(); s != "" {

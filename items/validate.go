@@ -36,6 +36,11 @@ func (i *Interface) Validate() error {
 	if len(i.MAC) != 0 && len(i.MAC) != 6 {
 		return invalid(i, "mac %s is not 6 bytes", i.MAC)
 	}
+	if i.Match != nil {
+		if p := i.Match.problem(i.Kind); p != "" {
+			return invalid(i, "match: %s", p)
+		}
+	}
 	return i.checkAttrs()
 }
 

@@ -37,14 +37,17 @@ type Intent struct {
 // Exactly the section matching Type may be set (Bond for "bond", and so on);
 // it is required for vlan, veth, macvlan, vxlan, gre, ipip, sit, ip6tnl, ipvlan and vrf.
 type Interface struct {
-	Name      string    `json:"name"`
-	Type      LinkType  `json:"type"`
-	MTU       int       `json:"mtu,omitempty"`   // 0: leave the kernel's value
-	State     LinkState `json:"state,omitempty"` // "": up
-	MAC       string    `json:"mac,omitempty"`   // virtual types only
-	Alias     string    `json:"alias,omitempty"`
-	Master    string    `json:"master,omitempty"`    // a bond, bridge or vrf
-	Addresses []string  `json:"addresses,omitempty"` // CIDR: "192.0.2.10/24"
+	Name  string    `json:"name"`
+	Type  LinkType  `json:"type"`
+	MTU   int       `json:"mtu,omitempty"`   // 0: leave the kernel's value
+	State LinkState `json:"state,omitempty"` // "": up
+	MAC   string    `json:"mac,omitempty"`   // virtual types only
+	Alias string    `json:"alias,omitempty"`
+	// Match, on a physical interface, finds its NIC by what it is and
+	// renames it Name (match.go); nil: the NIC is the one named Name.
+	Match     *Match   `json:"match,omitempty"`
+	Master    string   `json:"master,omitempty"`    // a bond, bridge or vrf
+	Addresses []string `json:"addresses,omitempty"` // CIDR: "192.0.2.10/24"
 	// Protected: no apply may disrupt the interface (delete or recreate
 	// it, remove its addresses, withdraw the routes through it) without
 	// --force; removed from the intent, it is kept as an orphan. Not a

@@ -14,11 +14,13 @@ func (c *checker) interfaces() {
 	c.defineLinks()
 	addrs := map[netip.Addr]assigned{}
 	unique := map[string]Origin{}
+	matches := map[string]Origin{}
 	leaseMetrics := map[int64]string{}
 	for i := range c.in.Interfaces {
 		ifc := &c.in.Interfaces[i]
 		at := c.in.Locate(ifc.Origin, "interfaces", i)
 		c.iface(ifc, at, unique)
+		c.match(ifc, at.field("match"), matches) // match.go
 		c.addresses(ifc, at, addrs)
 		c.dhcp4(ifc, at, leaseMetrics) // dhcp4.go
 		c.ipv6(ifc, at)                // ipv6.go

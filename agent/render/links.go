@@ -44,7 +44,19 @@ func interfaceItem(ifc *intent.Interface) *items.Interface {
 	if kind, ok := linkKinds[ifc.Type]; ok {
 		it.Attrs = kind.toItem(ifc)
 	}
+	it.Match = nicMatch(ifc.Match)
 	return it
+}
+
+// nicMatch converts a physical interface's match (Validate checked it).
+func nicMatch(m *intent.Match) *items.NICMatch {
+	if m == nil {
+		return nil
+	}
+	out := &items.NICMatch{Driver: m.Driver, Path: m.Path, Name: m.Name}
+	out.PermanentMAC, _ = net.ParseMAC(m.PermanentMAC)
+	out.MAC, _ = net.ParseMAC(m.MAC)
+	return out
 }
 
 // portItem renders an interface's membership of its master (a bond, a

@@ -25,7 +25,23 @@ func interfaceToIntent(it *items.Interface) *intent.Interface {
 	if kind, ok := linkKinds[ifc.Type]; ok {
 		kind.toIntent(it, ifc)
 	}
+	ifc.Match = matchToIntent(it.Match)
 	return ifc
+}
+
+// matchToIntent converts a physical interface's match back (nil: none).
+func matchToIntent(m *items.NICMatch) *intent.Match {
+	if m == nil {
+		return nil
+	}
+	out := &intent.Match{Driver: m.Driver, Path: m.Path, Name: m.Name}
+	if len(m.PermanentMAC) > 0 {
+		out.PermanentMAC = m.PermanentMAC.String()
+	}
+	if len(m.MAC) > 0 {
+		out.MAC = m.MAC.String()
+	}
+	return out
 }
 
 // optional is a netip.Addr or netip.Prefix.

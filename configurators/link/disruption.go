@@ -52,10 +52,12 @@ func Predict(op reconciler.Operation, recreate bool, old, want *items.Interface,
 	switch {
 	case recreate:
 		return disrupt.Certainly(disrupt.Recreate, fmt.Sprintf("the kernel cannot change the %s's settings in place: it is deleted and created again with everything on it (new ifindex)", want.Kind), append([]string{name}, companions(want)...)...)
+	case op == reconciler.OpCreate && want.Match != nil:
+		return renameFlap(want.IfName, "the NIC the match finds is renamed "+want.IfName)
 	case op == reconciler.OpCreate:
 		return disrupt.In("new link")
 	case op == reconciler.OpDelete && want.Kind == items.KindPhysical:
-		return PredictRestore(want, found)
+		return disrupt.Worse(PredictRestore(want, found), found.nameBack(want.IfName))
 	case op == reconciler.OpDelete:
 		return disrupt.Certainly(disrupt.Removed, "the link is deleted", append([]string{name}, companions(want)...)...)
 	case old == nil:
@@ -64,6 +66,21 @@ func Predict(op reconciler.Operation, recreate bool, old, want *items.Interface,
 		return convergeDisruption(old, found.converged(want))
 	}
 	return convergeDisruption(old, want)
+}
+
+// renameFlap: the kernel renames a link only while it is down, so a NIC
+// that is up is set down for its rename and up again.
+func renameFlap(name, why string) disrupt.Prediction {
+	return disrupt.Maybe(disrupt.Flap, why+": the kernel renames only a link that is down, so a NIC that is up is set down and up again", name)
+}
+
+// nameBack says what the delete of the physical interface name does to
+// its NIC's name: one netagent renamed gets its own back (a flap).
+func (f Found) nameBack(name string) disrupt.Prediction {
+	if o := f[name]; o != nil && o.Name != nil && *o.Name != name && o.check(name) == nil {
+		return renameFlap(name, "renamed back to "+*o.Name)
+	}
+	return disrupt.In("")
 }
 
 // restoredWhy is what the delete of a physical interface does.

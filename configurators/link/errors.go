@@ -28,4 +28,13 @@ var (
 	// alias of a NIC found without it): the record is not trusted, and
 	// nothing of it is given back.
 	ErrBadOriginal = errors.New("recorded original setting is not one a NIC can have")
+	// ErrNoMatch: no NIC of the namespace matches a physical interface's
+	// match (it may appear later: a hot-plugged NIC is picked up).
+	ErrNoMatch = errors.New("no NIC matches")
+	// ErrAmbiguousMatch: two or more NICs match a physical interface's
+	// match; the error names every candidate, and nothing is renamed.
+	ErrAmbiguousMatch = errors.New("more than one NIC matches")
+	// ErrNameTaken: the name a matched NIC is to get is another link's,
+	// one the match does not find; the error names both.
+	ErrNameTaken = errors.New("name is another link's")
 )

@@ -49,7 +49,8 @@ type FakeKernel struct {
 	writes  []string
 	fail    func(op, name string) error
 	macSeq  byte
-	lookups int // LinkByName calls
+	lookups int             // LinkByName calls
+	nics    map[int]fakeNIC // by ifindex: what AddMatchableNIC gave (fake_match.go)
 }
 
 // fakeWorld holds the fake namespaces by name, and the open namespace
@@ -101,7 +102,7 @@ var fakeNsIdentity = statefile.NsIdentity{BootID: "fake-boot", Netns: "fake", Ns
 // kernel is the configurators' kernel over the fake, with its state
 // (create journal, physical originals) in stateDir.
 func (f *FakeKernel) kernel(stateDir string) *kernel {
-	return &kernel{nl: f, raw: f, ns: f, wg: f,
+	return &kernel{nl: f, raw: f, ns: f, wg: f, nic: f,
 		st: &stateStore{path: filepath.Join(stateDir, stateFileName), ns: fakeNsIdentity}}
 }
 

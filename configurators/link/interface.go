@@ -41,7 +41,7 @@ func newKernel(t *netnsx.Target, stateDir string) (*kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &kernel{nl: t.NL, raw: rawNL{ns: t.NsHandle()}, ns: namedNamespaces{nl: t.NL}, st: st, wg: netnsWG{t}}, nil
+	return &kernel{nl: t.NL, raw: rawNL{ns: t.NsHandle()}, ns: namedNamespaces{nl: t.NL}, st: st, wg: netnsWG{t}, nic: hostNIC{t: t, sysfs: "/sys"}}, nil
 }
 
 // Create makes the interface exist as wanted. A physical interface must
@@ -67,6 +67,13 @@ func (c *InterfaceConfigurator) Create(ctx context.Context, item dg.Item) error 
 // want is a physical interface; fresh reports that neither holds: the
 // link must be created.
 func (c *InterfaceConfigurator) existing(want *items.Interface) (fresh bool, err error) {
+	if want.Kind == items.KindPhysical && want.Match != nil {
+		l, err := c.k.matchedNIC(want) // match.go
+		if err != nil {
+			return false, err
+		}
+		return false, c.k.convergePhysical(l, want)
+	}
 	l, err := c.k.lookup(want.IfName)
 	if err != nil {
 		return false, err

@@ -21,6 +21,7 @@ type kernel struct {
 	ns  nsOps
 	st  *stateStore
 	wg  wgOps
+	nic nicOps // nil: no match finds a driver or a path
 	// dump, when not nil, is one dump of every link at the start of the
 	// batch this kernel (a copy: see withDump) serves.
 	dump *dumped

@@ -18,6 +18,7 @@ type nlOps interface {
 	LinkSetDown(link netlink.Link) error
 	LinkSetMTU(link netlink.Link, mtu int) error
 	LinkSetAlias(link netlink.Link, name string) error
+	LinkSetName(link netlink.Link, name string) error
 	LinkSetHardwareAddr(link netlink.Link, hwaddr net.HardwareAddr) error
 	LinkSetMaster(link, master netlink.Link) error
 	LinkSetNoMaster(link netlink.Link) error

@@ -80,6 +80,9 @@ func (k *kernel) restorePhysical(name string) error {
 		if err := k.applyPhysical(l, obs, restoreTarget(name, obs.AdminUp, o)); err != nil {
 			return fmt.Errorf("restoring physical interface %s: %w", name, err)
 		}
+		if err := k.restoreName(l, o); err != nil {
+			return err
+		}
 		if o.Marked {
 			// The NIC was found with netagent's mark (written by someone
 			// else, or an older netagent): its record stays, without
@@ -108,6 +111,15 @@ func (o *original) check(name string) error {
 		if err != nil || len(mac) != 6 || mac[0]&1 != 0 || bytes.Equal(mac, make(net.HardwareAddr, 6)) {
 			return bad(fmt.Sprintf("mac %q", *o.MAC))
 		}
+	}
+	if o.Match != nil && o.Match.item() == nil {
+		return bad(fmt.Sprintf("a match with a MAC that does not parse (%+v)", *o.Match))
+	}
+	if p := o.Match.item().Problem(); p != "" {
+		return bad(fmt.Sprintf("a match (%s)", p))
+	}
+	if o.Name != nil && validName(*o.Name) != nil {
+		return bad(fmt.Sprintf("name %q", *o.Name))
 	}
 	if o.Alias != nil && (len(*o.Alias) > 255 || ownedAlias(*o.Alias) && !o.Marked) {
 		return bad(fmt.Sprintf("alias %q", *o.Alias))
@@ -212,6 +224,9 @@ func (t *physicalTarget) restoreUnset(o *original) settingSet {
 	if t.alias == nil && o.Alias != nil {
 		unset = append(unset, "alias")
 	}
+	if t.want.Match == nil && o.Match != nil {
+		unset = append(unset, "match") // found by its name now
+	}
 	t.restore(o, unset)
 	return unset
 }
@@ -269,4 +284,23 @@ func (k *kernel) applyPhysical(l netlink.Link, obs *items.Interface, t physicalT
 		return k.setAlias(l, *t.alias)
 	}
 	return k.runSteps(l, obs, &t.want, alias)
+}
+
+// restoreName gives a NIC that netagent renamed (o records its name
+// before) that name back, if no other link has taken it meanwhile (the
+// NIC then keeps the intent's name: renaming it is someone else's call).
+func (k *kernel) restoreName(l netlink.Link, o *original) error {
+	if o.Name == nil || *o.Name == l.Attrs().Name {
+		return nil
+	}
+	other, err := k.lookup(*o.Name)
+	if err != nil || other != nil {
+		return err
+	}
+	fresh, err := k.nl.LinkByIndex(l.Attrs().Index) // its admin state now
+	if err != nil {
+		return fmt.Errorf("reading %s to give it back its name %s: %w", l.Attrs().Name, *o.Name, err)
+	}
+	_, err = k.rename(fresh, *o.Name)
+	return err
 }

@@ -146,6 +146,9 @@ func (r *reader) readInterface(l netlink.Link, isOwned bool) error {
 		return err
 	}
 	got := mask(obs, want)
+	if physical {
+		got.Match = r.k.readMatch(l, r.st, want) // match.go
+	}
 	if physical && want != nil {
 		unmaskChanged(got, obs, want, orig)
 		if owned(l) && orig == nil {

@@ -51,10 +51,62 @@ type original struct {
 	Up     *bool   `json:"up,omitempty"`
 	Alias  *string `json:"alias,omitempty"`
 	MAC    *string `json:"mac,omitempty"`
+	// Name is the NIC's kernel name before netagent renamed it to the
+	// name of the interface that matched it (the record's key).
+	Name *string `json:"name,omitempty"`
+	// Match is the match that found the NIC (not a setting: what a
+	// read-back without the intent, `show`, says of it).
+	Match *matchRecord `json:"match,omitempty"`
+}
+
+// matchRecord is an items.NICMatch as the state file keeps it, the MACs
+// written out.
+type matchRecord struct {
+	PermanentMAC string `json:"permanentMac,omitempty"`
+	MAC          string `json:"mac,omitempty"`
+	Driver       string `json:"driver,omitempty"`
+	Path         string `json:"path,omitempty"`
+	Name         string `json:"name,omitempty"`
+}
+
+// recordMatch is m as the state file keeps it (nil for nil).
+func recordMatch(m *items.NICMatch) *matchRecord {
+	if m == nil {
+		return nil
+	}
+	return &matchRecord{PermanentMAC: macString(m.PermanentMAC), MAC: macString(m.MAC), Driver: m.Driver, Path: m.Path, Name: m.Name}
+}
+
+// item is the match the record holds (nil for nil, or for a MAC that
+// does not parse: the record is not trusted).
+func (r *matchRecord) item() *items.NICMatch {
+	if r == nil {
+		return nil
+	}
+	m := &items.NICMatch{Driver: r.Driver, Path: r.Path, Name: r.Name}
+	var err1, err2 error
+	if r.PermanentMAC != "" {
+		m.PermanentMAC, err1 = net.ParseMAC(r.PermanentMAC)
+	}
+	if r.MAC != "" {
+		m.MAC, err2 = net.ParseMAC(r.MAC)
+	}
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	return m
+}
+
+// macString is mac's text, "" for none.
+func macString(mac net.HardwareAddr) string {
+	if len(mac) == 0 {
+		return ""
+	}
+	return mac.String()
 }
 
 func (o *original) empty() bool {
-	return o.MTU == nil && o.Up == nil && o.Alias == nil && o.MAC == nil
+	return o.MTU == nil && o.Up == nil && o.Alias == nil && o.MAC == nil && o.Name == nil && o.Match == nil
 }
 
 // journalEntry is a link about to be created: its kind, and a veth's peer
@@ -284,6 +336,40 @@ func (s *stateStore) rememberOriginals(l netlink.Link, changes settingSet) error
 	return nil
 }
 
+// rememberName records, before netagent renames the physical link l to
+// name, its name now as its original, unless one is recorded already,
+// and the match m that found it; the link's record (its other originals)
+// moves to the new name (or stays there: a NIC someone renamed back).
+func (s *stateStore) rememberName(l netlink.Link, name string, m *items.NICMatch) error {
+	a := l.Attrs()
+	err := s.update(func(e *nsState) bool {
+		o := e.recordOf(a, name)
+		changed := e.Originals[name] != o || !o.Match.item().Equal(m)
+		if o.Name == nil && name != a.Name {
+			o.Name, changed = new(a.Name), true
+		}
+		o.Match = recordMatch(m)
+		delete(e.Originals, a.Name)
+		e.Originals[name] = o
+		return changed
+	})
+	if err != nil {
+		return fmt.Errorf("recording the original name of %s before renaming it %s: %w", a.Name, name, err)
+	}
+	return nil
+}
+
+// recordOf is the record of the link a: under its name, or under name
+// (a NIC someone renamed back), or a new one.
+func (e *nsState) recordOf(a *netlink.LinkAttrs, name string) *original {
+	for _, key := range []string{a.Name, name} {
+		if o := e.Originals[key]; o != nil && o.Index == a.Index {
+			return o
+		}
+	}
+	return &original{Index: a.Index, Marked: ownedAlias(a.Alias)}
+}
+
 // forgetOriginals drops the recorded originals of the named link's
 // settings in fields (all of them when fields is nil).
 func (s *stateStore) forgetOriginals(name string, fields settingSet) error {
@@ -306,6 +392,10 @@ func (s *stateStore) forgetOriginals(name string, fields settingSet) error {
 				o.Alias = nil
 			case "mac":
 				o.MAC = nil
+			case "name":
+				o.Name = nil
+			case "match":
+				o.Match = nil
 			}
 		}
 		if o.empty() && !o.Marked {
@@ -320,7 +410,7 @@ func (s *stateStore) forgetOriginals(name string, fields settingSet) error {
 }
 
 // settingSet names settings of a physical link: "mtu", "up", "alias",
-// "mac".
+// "mac", "name", and "match" (what found it, not a setting).
 type settingSet []string
 
 func (s settingSet) has(f string) bool { return slices.Contains(s, f) }
