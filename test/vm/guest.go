@@ -116,3 +116,31 @@ func SysfsPCIAddress(dev string) (string, error) {
 	}
 	return "", fmt.Errorf("link %s: no PCI device above %s", dev, real)
 }
+
+// MoveNIC moves the link of the VM's initial namespace whose address is
+// the NIC's MAC into the named namespace, and back when the test ends
+// (before the namespace goes, when netns came from testns.New earlier in
+// the test). It returns the link's name.
+func MoveNIC(t testing.TB, n NIC, netns string) string {
+	t.Helper()
+	dev, err := LinkWithMAC(n.MAC)
+	if err != nil || dev == "" {
+		t.Fatalf("vm: NIC %s: no link with MAC %s in the initial namespace (%v)", n.ID, n.MAC, err)
+	}
+	GuestRun(t, "", "ip", "link", "set", "dev", dev, "netns", netns)
+	t.Cleanup(func() { moveBack(t, n, netns) })
+	return dev
+}
+
+// moveBack returns the NIC's link, whatever its name now, to the initial
+// namespace (that of pid 1).
+func moveBack(t testing.TB, n NIC, netns string) {
+	t.Helper()
+	for _, l := range IPLinks(t, netns) {
+		if strings.EqualFold(l.Address, n.MAC) || strings.EqualFold(l.Permaddr, n.MAC) {
+			GuestRun(t, "", "ip", "-n", netns, "link", "set", "dev", l.Ifname, "netns", "1")
+			return
+		}
+	}
+	t.Errorf("vm: NIC %s: no link with MAC %s left in %s to move back", n.ID, n.MAC, netns)
+}

@@ -92,16 +92,12 @@ func TestInVMNICs(t *testing.T) {
 	}
 }
 
-// moveNIC moves the link with the NIC's MAC into a fresh test namespace
-// and back to the VM's initial one when the test ends. It returns the
-// namespace's name and the link's.
+// moveNIC moves the NIC into a fresh test namespace for the test; it
+// returns the namespace's name and the link's.
 func moveNIC(t *testing.T, n vm.NIC) (string, string) {
 	t.Helper()
 	ns := testns.New(t).Name
-	dev := linkWithAddress(t, vm.IPLinks(t, ""), n.MAC).Ifname
-	vm.GuestRun(t, "", "ip", "link", "set", "dev", dev, "netns", ns)
-	t.Cleanup(func() { vm.GuestRun(t, "", "ip", "-n", ns, "link", "set", "dev", dev, "netns", "1") })
-	return ns, dev
+	return ns, vm.MoveNIC(t, n, ns)
 }
 
 // TestInVMNICsKeepPermaddr moves each NIC into a test namespace and gives
