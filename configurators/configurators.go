@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/netagent/netagent/configurators/dns"
+	"github.com/netagent/netagent/configurators/ethtool"
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
@@ -27,6 +28,9 @@ func NewRegistry(t *netnsx.Target, stateDir string) (*reconciler.TypeRegistry, e
 	}
 	if err := firewall.Register(reg, t, stateDir); err != nil {
 		return nil, fmt.Errorf("registering firewall configurators: %w", err)
+	}
+	if err := ethtool.Register(reg, t, stateDir); err != nil {
+		return nil, fmt.Errorf("registering the ethtool configurator: %w", err)
 	}
 	if err := reg.Register(items.TypeDNS, &dns.Configurator{}); err != nil {
 		return nil, fmt.Errorf("registering the dns configurator: %w", err)
@@ -57,6 +61,7 @@ func ReadItems(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, er
 		{"links", func() ([]dg.Item, error) { return link.ReadBack(t, stateDir, hint) }},
 		{"l3", func() ([]dg.Item, error) { return l3.ReadBack(t, hint) }},
 		{"firewall", func() ([]dg.Item, error) { return firewall.ReadBack(t, stateDir, hint) }},
+		{"ethtool", func() ([]dg.Item, error) { return ethtool.ReadBack(t, stateDir, hint) }},
 		{"dns", func() ([]dg.Item, error) { return dns.ReadBack(hint, ""), nil }},
 	}
 	var lists [][]dg.Item

@@ -3,6 +3,7 @@ package configurators
 import (
 	"slices"
 
+	"github.com/netagent/netagent/configurators/ethtool"
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
@@ -43,12 +44,16 @@ func PredictFound(e reconciler.OpLogEntry, before *dg.Graph, found link.Found) d
 		return l3.Predict(e.Op, e.Recreate, it, before)
 	case *items.IptablesChain, *items.Sysctl:
 		return firewall.Predict(e.Op, it)
+	case *items.Ethtool:
+		o, _ := old.(*items.Ethtool)
+		return ethtool.Predict(e.Op, o, it)
 	}
 	return disrupt.In("")
 }
 
 // PredictInputs is the part of before (the state operations start from)
-// that Predict reads: its interfaces, ports and addresses, in a graph of
+// that Predict reads: its interfaces, ports, addresses and ethtool
+// settings, in a graph of
 // their own, so that Predict(e, PredictInputs(before)) is Predict(e,
 // before). A caller whose state changes in place as the operations run (an
 // apply: the reconciler writes the current graph) keeps this instead of a
@@ -62,7 +67,7 @@ func PredictInputs(before *dg.Graph) *dg.Graph {
 	}
 	for it := range before.Unordered() {
 		switch it.(type) {
-		case *items.Interface, *items.Port, *items.Address:
+		case *items.Interface, *items.Port, *items.Address, *items.Ethtool:
 			out.Put(it)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/netagent/netagent/configurators/ethtool"
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
@@ -17,7 +18,8 @@ import (
 // the kernel's links, errnos and ifindexes; l3.FakeKernel: rtnetlink's
 // addresses, routes, rules and neighbours, parsed from the requests the
 // configurators send; firewall.Fake: iptables-restore's transactions and
-// /proc/sys/net). The l3 fake follows the link fake's links, so that an
+// /proc/sys/net; ethtool.FakeKernel: the ethtool answers of NICs added
+// with Ethtool.AddVeth). The l3 fake follows the link fake's links, so that an
 // address goes on a bridge the same reconcile created, and goes with it.
 //
 // Its methods are NewRegistry, ReadItems, Clashes and NewDryRun over the
@@ -27,13 +29,14 @@ type Fake struct {
 	Links    *link.FakeKernel
 	L3       *l3.FakeKernel
 	Firewall *firewall.Fake
+	Ethtool  *ethtool.FakeKernel
 }
 
 // NewFake returns a namespace with lo only and a /proc/sys/net holding
 // sysctls (path → value, "/proc/sys/net/ipv4/ip_forward": "0"; may be
 // nil). Links.AddNIC plugs in a physical NIC.
 func NewFake(sysctls map[string]string) *Fake {
-	f := &Fake{Links: link.NewFakeKernel(), L3: l3.NewFakeKernel(), Firewall: firewall.NewFake(sysctls)}
+	f := &Fake{Links: link.NewFakeKernel(), L3: l3.NewFakeKernel(), Firewall: firewall.NewFake(sysctls), Ethtool: ethtool.NewFakeKernel()}
 	f.L3.Links = f.linkNames
 	return f
 }
@@ -61,6 +64,9 @@ func (f *Fake) NewRegistry(stateDir string) (*reconciler.TypeRegistry, error) {
 	if err := f.Firewall.Register(reg, stateDir); err != nil {
 		return nil, fmt.Errorf("registering firewall configurators: %w", err)
 	}
+	if err := f.Ethtool.Register(reg, stateDir); err != nil {
+		return nil, fmt.Errorf("registering the ethtool configurator: %w", err)
+	}
 	return reg, nil
 }
 
@@ -79,7 +85,11 @@ func (f *Fake) ReadItems(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading back firewall: %w", err)
 	}
-	return slices.Concat(linkItems, l3Items, fwItems), nil
+	etItems, err := f.Ethtool.ReadBack(stateDir, hint)
+	if err != nil {
+		return nil, fmt.Errorf("reading back ethtool: %w", err)
+	}
+	return slices.Concat(linkItems, l3Items, fwItems, etItems), nil
 }
 
 // Clashes finds the intended items whose place someone else's object
@@ -99,7 +109,7 @@ func (f *Fake) NewDryRun() (*DryRun, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the addresses and routes: %w", err)
 	}
-	return &DryRun{addrs: r}, nil
+	return &DryRun{addrs: r, ethtool: func(it dg.Item) error { return f.Ethtool.Configurator("").Check(it) }}, nil
 }
 
 // ReadFound reads the recorded originals of the fake's physical links, as

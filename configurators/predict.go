@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/netagent/netagent/configurators/ethtool"
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/netnsx"
+	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -51,9 +53,12 @@ func findClashes(finders []clashFinder) (map[dg.ItemRef]error, error) {
 // deletes the configurators refuse because the kernel would take someone
 // else's objects with them (an address whose removal deletes someone's
 // secondary address or flushes someone's routes: see l3.Refusals), and
-// knows what the operations leave behind for SideEffects.
+// knows what the operations leave behind for SideEffects. It predicts
+// the ethtool settings the kernel refuses (a fixed feature, a value above
+// the NIC's maximum: ethtool.Check) too.
 type DryRun struct {
-	addrs *l3.Refusals
+	addrs   *l3.Refusals
+	ethtool func(dg.Item) error
 }
 
 // NewDryRun reads what DryRun needs of the namespace.
@@ -62,12 +67,15 @@ func NewDryRun(t *netnsx.Target) (*DryRun, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the addresses and routes: %w", err)
 	}
-	return &DryRun{addrs: r}, nil
+	return &DryRun{addrs: r, ethtool: func(it dg.Item) error { return ethtool.Check(t, "", it) }}, nil
 }
 
 // Predict returns the error the operation fails with, or nil. It must see
 // every operation that would run, and none that would fail.
 func (d *DryRun) Predict(op reconciler.Operation, it dg.Item) error {
+	if it.Type() == items.TypeEthtool && (op == reconciler.OpCreate || op == reconciler.OpModify) {
+		return d.ethtool(it)
+	}
 	return d.addrs.Predict(op, it)
 }
 

@@ -5,8 +5,8 @@ set -euo pipefail
 
 # etcd-server: the store/etcd tests start their own etcd (internal/etcdtest).
 # dnsmasq: the DHCP tests run their own server in a test namespace (internal/dnsmasqtest).
-# ethtool: the NIC tests read settings back with it, on the host and in the VM (test/vm carries it).
-packages=(iproute2 ethtool iptables iputils-ping graphviz busybox-static qemu-system-x86 kmod cpio xz-utils systemd util-linux etcd-server dnsmasq)
+# ethtool: the ethtool settings tests read features and channels back with it.
+packages=(iproute2 iptables iputils-ping graphviz busybox-static qemu-system-x86 kmod cpio xz-utils systemd util-linux etcd-server dnsmasq ethtool)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -30,6 +30,8 @@ var goEnums = map[reflect.Type][]string{
 	reflect.TypeFor[ChainFamily]():    enumStrings(chainFams),
 	reflect.TypeFor[FirewallTable]():  enumStrings(fwTables),
 	reflect.TypeFor[BuiltinChain]():   enumStrings(builtins),
+	reflect.TypeFor[Duplex]():         enumStrings(duplexes),
+	reflect.TypeFor[WakeOnLanMode]():  enumStrings(wakeOnLanModes),
 }
 
 func enumStrings[T ~string](vs []T) []string {

@@ -75,6 +75,8 @@ type Interface struct {
 
 	BridgePort *BridgePort `json:"bridgePort,omitempty"` // a bridge port's settings
 
+	Ethtool *Ethtool `json:"ethtool,omitempty"` // offloads, queues, rings, ... (ethtool.go)
+
 	DHCP4 *DHCP4 `json:"dhcp4,omitempty"` // an IPv4 address from DHCP (dhcp4.go)
 	IPv6  *IPv6  `json:"ipv6,omitempty"`  // IPv6 autoconfiguration and DHCPv6 (ipv6.go)
 

@@ -63,6 +63,7 @@ func (c *checker) iface(ifc *Interface, at Origin, unique map[string]Origin) {
 	c.alias(at.field("alias"), ifc.Alias)
 	c.master(ifc, at.field("master"))
 	c.bridgeMembership(ifc, at)
+	c.ethtool(ifc, at)
 	if typeOK {
 		c.notFallbackName(ifc, at.field("name"))
 		c.sections(ifc, at)

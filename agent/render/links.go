@@ -21,6 +21,7 @@ func (b *builder) interfaces() {
 			b.put(b.portItem(ifc), field(at, "master"))
 		}
 		b.bridgeMembership(ifc, at)
+		b.ethtool(ifc, at) // ethtool.go
 		for j, s := range ifc.Addresses {
 			p, _ := netip.ParsePrefix(s) // Validate checked it
 			b.put(&items.Address{Dev: ifc.Name, Prefix: p, Deps: b.vrfPort(ifc.Name)}, element(field(at, "addresses"), j))

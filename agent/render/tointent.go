@@ -50,6 +50,7 @@ type inverter struct {
 	links  map[string]*items.Link
 	ports  map[string]*items.Port
 	bvlans map[string]*items.BridgeVLANs
+	ethtl  map[string]*items.Ethtool
 	addrs  map[string][]string
 	// named holds the interface names that other items refer to.
 	named map[string]bool
@@ -59,7 +60,7 @@ func newInverter(list []dg.Item) *inverter {
 	inv := &inverter{
 		sorted: slices.Clone(list),
 		ifaces: map[string]*items.Interface{}, links: map[string]*items.Link{},
-		ports: map[string]*items.Port{}, bvlans: map[string]*items.BridgeVLANs{}, addrs: map[string][]string{}, named: map[string]bool{},
+		ports: map[string]*items.Port{}, bvlans: map[string]*items.BridgeVLANs{}, ethtl: map[string]*items.Ethtool{}, addrs: map[string][]string{}, named: map[string]bool{},
 	}
 	slices.SortStableFunc(inv.sorted, func(a, b dg.Item) int { return dg.Ref(a).Compare(dg.Ref(b)) })
 	for _, it := range inv.sorted {
@@ -82,6 +83,9 @@ func (inv *inverter) index(it dg.Item) {
 		inv.name(it.IfName, it.Master)
 	case *items.BridgeVLANs:
 		inv.bvlans[it.IfName] = it
+	case *items.Ethtool:
+		inv.ethtl[it.Interface] = it
+		inv.name(it.Interface)
 	case *items.Address:
 		inv.addrs[it.Dev] = append(inv.addrs[it.Dev], it.Prefix.String())
 		inv.name(it.Dev)
@@ -129,6 +133,7 @@ func (inv *inverter) interfaces() []intent.Interface {
 			ifc.Master = p.Master
 		}
 		inv.bridgePortToIntent(ifc, inv.ports[name], inv.bvlans[name])
+		ifc.Ethtool = ethtoolToIntent(inv.ethtl[name]) // ethtool.go
 		ifc.Addresses = inv.addrs[name]
 		out = append(out, *ifc)
 	}

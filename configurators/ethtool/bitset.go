@@ -1,0 +1,147 @@
+package ethtool
+
+import (
+	"fmt"
+
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// Bounds on a bitset answer: the kernel's feature set has about 70 bits
+// and its names are ETH_GSTRING_LEN (32) bytes at most.
+const (
+	maxBits    = 1024
+	maxNameLen = 32
+)
+
+// decodeBitset reads a verbose bitset (the form the kernel sends when the
+// request does not ask for compact ones): a list of bits, each with its
+// index, name and, unless the bitset is a plain list (NOMASK), a value
+// flag. It returns the names of the set bits.
+func decodeBitset(b []byte) (map[string]bool, error) {
+	ad, err := netlink.NewAttributeDecoder(b)
+	if err != nil {
+		return nil, err
+	}
+	var size uint32
+	var bits []byte
+	nomask := false
+	for ad.Next() {
+		switch ad.Type() {
+		case unix.ETHTOOL_A_BITSET_NOMASK:
+			nomask = true
+		case unix.ETHTOOL_A_BITSET_SIZE:
+			size = ad.Uint32()
+		case unix.ETHTOOL_A_BITSET_BITS:
+			bits = ad.Bytes()
+		case unix.ETHTOOL_A_BITSET_VALUE, unix.ETHTOOL_A_BITSET_MASK:
+			return nil, fmt.Errorf("compact bitset where a verbose one was asked for")
+		}
+	}
+	if err := ad.Err(); err != nil {
+		return nil, err
+	}
+	if size > maxBits {
+		return nil, fmt.Errorf("bitset of %d bits, more than %d", size, maxBits)
+	}
+	return decodeBits(bits, size, nomask)
+}
+
+// decodeBits reads the BITS list of a verbose bitset of size bits.
+func decodeBits(b []byte, size uint32, nomask bool) (map[string]bool, error) {
+	set := map[string]bool{}
+	ad, err := netlink.NewAttributeDecoder(b)
+	if err != nil {
+		return nil, err
+	}
+	for ad.Next() {
+		if ad.Type() != unix.ETHTOOL_A_BITSET_BITS_BIT {
+			continue
+		}
+		name, on, err := decodeBit(ad.Bytes(), size)
+		if err != nil {
+			return nil, err
+		}
+		if name == "" {
+			continue // a bit the kernel leaves unnamed (unused)
+		}
+		if _, dup := set[name]; dup {
+			return nil, fmt.Errorf("bit %q listed twice", name)
+		}
+		set[name] = on || nomask
+	}
+	if err := ad.Err(); err != nil {
+		return nil, err
+	}
+	for name, on := range set {
+		if !on {
+			delete(set, name)
+		}
+	}
+	return set, nil
+}
+
+// decodeBit reads one bit: its name (empty for the kernel's unused bits;
+// otherwise bounded, printable), its
+// index (below the bitset's size) and its value flag.
+func decodeBit(b []byte, size uint32) (name string, on bool, err error) {
+	ad, err := netlink.NewAttributeDecoder(b)
+	if err != nil {
+		return "", false, err
+	}
+	index := ^uint32(0)
+	for ad.Next() {
+		switch ad.Type() {
+		case unix.ETHTOOL_A_BITSET_BIT_INDEX:
+			index = ad.Uint32()
+		case unix.ETHTOOL_A_BITSET_BIT_NAME:
+			name = ad.String()
+		case unix.ETHTOOL_A_BITSET_BIT_VALUE:
+			on = true
+		}
+	}
+	if err := ad.Err(); err != nil {
+		return "", false, err
+	}
+	if index >= size {
+		return "", false, fmt.Errorf("bit %q: index %d outside a bitset of %d bits", name, index, size)
+	}
+	if name != "" && !validName(name) {
+		return "", false, fmt.Errorf("bit %d: bad name %q", index, name)
+	}
+	return name, on, nil
+}
+
+// validName accepts the kernel's feature and mode names: 1 to 32 bytes
+// of lowercase letters, digits, '-', '_' and '.'.
+func validName(s string) bool {
+	if s == "" || len(s) > maxNameLen {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// encodeBitset writes a verbose bitset with a mask: exactly the named
+// bits, each with its value; the kernel leaves the unnamed bits alone.
+func encodeBitset(ae *netlink.AttributeEncoder, attr uint16, bits map[string]bool) {
+	ae.Nested(attr, func(bae *netlink.AttributeEncoder) error {
+		bae.Nested(unix.ETHTOOL_A_BITSET_BITS, func(lae *netlink.AttributeEncoder) error {
+			for _, name := range sortedKeys(bits) {
+				lae.Nested(unix.ETHTOOL_A_BITSET_BITS_BIT, func(nae *netlink.AttributeEncoder) error {
+					nae.String(unix.ETHTOOL_A_BITSET_BIT_NAME, name)
+					if bits[name] {
+						nae.Flag(unix.ETHTOOL_A_BITSET_BIT_VALUE, true)
+					}
+					return nil
+				})
+			}
+			return nil
+		})
+		return nil
+	})
+}
