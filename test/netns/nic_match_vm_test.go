@@ -19,32 +19,32 @@ import (
 	"github.com/netagent/netagent/test/vm"
 )
 
-// matchChildEnv, when set ("<namespace> <state dir> <intent file> <want>"),
+// applyChildEnv, when set ("<namespace> <state dir> <intent file> <want>"),
 // makes the test binary apply the intent file in the namespace twice, as
 // `netagent apply` does (agent/host), and exit 0 when the first apply
 // converges and the second runs nothing (want "converge"), or when the
 // first does not converge (want "fail", printing the problems). It runs
 // under `ip netns exec`, so that the process's namespace is the target
 // and sysfs shows its links: a match by path reads sysfs.
-const matchChildEnv = "NETAGENT_VMTEST_MATCH_CHILD"
+const applyChildEnv = "NETAGENT_VMTEST_APPLY_CHILD"
 
 func init() {
-	if arg := os.Getenv(matchChildEnv); arg != "" {
-		os.Exit(matchChild(strings.Fields(arg)))
+	if arg := os.Getenv(applyChildEnv); arg != "" {
+		os.Exit(applyChild(strings.Fields(arg)))
 	}
 }
 
-func matchChild(args []string) int {
-	if err := matchChildApply(args); err != nil {
-		fmt.Fprintln(os.Stderr, "match child:", err)
+func applyChild(args []string) int {
+	if err := applyChildRun(args); err != nil {
+		fmt.Fprintln(os.Stderr, "apply child:", err)
 		return 1
 	}
 	return 0
 }
 
-func matchChildApply(args []string) error {
+func applyChildRun(args []string) error {
 	if len(args) != 4 {
-		return fmt.Errorf("%s=%q: want <namespace> <state dir> <intent file> <want>", matchChildEnv, args)
+		return fmt.Errorf("%s=%q: want <namespace> <state dir> <intent file> <want>", applyChildEnv, args)
 	}
 	doc, err := os.ReadFile(args[2])
 	if err != nil {
@@ -80,8 +80,8 @@ func matchChildApply(args []string) error {
 	return nil
 }
 
-// matchApply runs the match child on doc in ns and returns its output.
-func matchApply(t *testing.T, ns, stateDir, doc, want string) string {
+// nsApply runs the apply child on doc in ns and returns its output.
+func nsApply(t *testing.T, ns, stateDir, doc, want string) string {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "intent.json")
 	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
@@ -92,11 +92,11 @@ func matchApply(t *testing.T, ns, stateDir, doc, want string) string {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("ip", "netns", "exec", ns, self)
-	cmd.Env = append(os.Environ(), matchChildEnv+"="+strings.Join([]string{ns, stateDir, file, want}, " "))
+	cmd.Env = append(os.Environ(), applyChildEnv+"="+strings.Join([]string{ns, stateDir, file, want}, " "))
 	out, err := cmd.CombinedOutput()
 	t.Logf("apply %s:\n%s", doc, out)
 	if err != nil {
-		t.Fatalf("the match child (%s): %v", want, err)
+		t.Fatalf("the apply child (%s): %v", want, err)
 	}
 	return string(out)
 }
@@ -186,25 +186,25 @@ func TestInVMMatchNICs(t *testing.T) {
 		orig[names[n.ID]] = n
 	}
 	state := t.TempDir()
-	matchApply(t, ns, state, `{"version": 1, "interfaces": [
+	nsApply(t, ns, state, `{"version": 1, "interfaces": [
   {"name": "lan0", "type": "physical", "match": {"permanentMac": "`+nic0.MAC+`"}, "addresses": ["192.0.2.1/24"]},
   {"name": "wan0", "type": "physical", "match": {"permanentMac": "`+nic1.MAC+`", "driver": "e1000"}},
   {"name": "virt0", "type": "physical", "match": {"driver": "virtio_net"}}]}`, "converge")
 	wantNamed(t, ns, "lan0", nic0)
 	wantNamed(t, ns, "wan0", nic1)
 	wantNamed(t, ns, "virt0", nic2)
-	matchApply(t, ns, state, `{"version": 1}`, "converge")
+	nsApply(t, ns, state, `{"version": 1}`, "converge")
 	wantNamesBack(t, ns, orig)
 
-	matchApply(t, ns, state, `{"version": 1, "interfaces": [
+	nsApply(t, ns, state, `{"version": 1, "interfaces": [
   {"name": "slot4", "type": "physical", "match": {"path": "pci-0000:00:04.0"}},
   {"name": "slot5", "type": "physical", "match": {"path": "pci-0000:00:05.0", "name": "eth*"}}]}`, "converge")
 	wantNamed(t, ns, "slot4", nicInSlot(t, 4))
 	wantNamed(t, ns, "slot5", nicInSlot(t, 5))
-	matchApply(t, ns, state, `{"version": 1}`, "converge")
+	nsApply(t, ns, state, `{"version": 1}`, "converge")
 	wantNamesBack(t, ns, orig)
 
-	out := matchApply(t, ns, state, `{"version": 1, "interfaces": [
+	out := nsApply(t, ns, state, `{"version": 1, "interfaces": [
   {"name": "any0", "type": "physical", "match": {"driver": "e1000"}},
   {"name": "none0", "type": "physical", "match": {"permanentMac": "52:54:00:ff:ff:ff"}}]}`, "fail")
 	for _, want := range []string{"no NIC matches", names["nic0"], names["nic1"]} {
@@ -213,4 +213,34 @@ func TestInVMMatchNICs(t *testing.T) {
 		}
 	}
 	wantNamesBack(t, ns, orig)
+}
+
+// TestInVMMatchHotAdded: an interface matching a NIC that is not there
+// fails with "no NIC matches" and renames nothing; once qemu's monitor has
+// plugged the card in (vm.HotAdd) and it is in the namespace, the next
+// apply finds it by permanentMac and renames it.
+func TestInVMMatchHotAdded(t *testing.T) {
+	if !vm.InGuest() {
+		t.Fatal("this test runs in the VM only: go test -run '^TestVM$' ./test/netns/")
+	}
+	var hot vm.NIC
+	nics, _ := vm.GuestNICs()
+	for _, n := range nics {
+		if n.Hot {
+			hot = n
+		}
+	}
+	if hot.ID == "" {
+		t.Fatalf("the harness gave the VM no hot NIC: %+v", nics)
+	}
+	ns := testns.New(t).Name
+	state := t.TempDir()
+	doc := `{"version": 1, "interfaces": [{"name": "late0", "type": "physical", "match": {"permanentMac": "` + hot.MAC + `"}}]}`
+	if out := nsApply(t, ns, state, doc, "fail"); !strings.Contains(out, "no NIC matches permanentMac "+hot.MAC) {
+		t.Errorf("before the hot-add: the problems lack the no-match error")
+	}
+	vm.HotAdd(t, hot.ID)
+	vm.MoveNIC(t, hot, ns)
+	nsApply(t, ns, state, doc, "converge")
+	wantNamed(t, ns, "late0", hot)
 }

@@ -10,17 +10,19 @@ import (
 	"github.com/netagent/netagent/test/vm"
 )
 
-// vmNICs are the VM's emulated cards: two e1000 and a virtio one.
+// vmNICs are the VM's emulated cards: two e1000 and a virtio one, and an
+// e1000 that TestInVMMatchHotAdded plugs in.
 var vmNICs = []vm.NIC{
 	{ID: "nic0", Model: vm.ModelE1000, MAC: "52:54:00:00:01:10", Slot: 4},
 	{ID: "nic1", Model: vm.ModelE1000, MAC: "52:54:00:00:01:11", Slot: 5},
 	{ID: "nic2", Model: vm.ModelVirtio, MAC: "52:54:00:00:01:12", Slot: 6},
+	{ID: "hot0", Model: vm.ModelE1000, MAC: "52:54:00:00:01:20", Slot: 8, Hot: true},
 }
 
 // TestVM boots a Debian kernel and runs this package's TestInVM tests in
 // it: the link kinds this host's kernel lacks (bond, 802.1Q VLAN, dummy,
-// bridge VLAN filtering) and matching real NICs (vmNICs, read back with
-// ip and ethtool). Then it boots again with nic0 and nic1 in each other's
+// bridge VLAN filtering), matching real NICs (vmNICs, read back with ip
+// and ethtool; one hot-added) and e1000 ethtool settings. Then it boots again with nic0 and nic1 in each other's
 // slots and runs TestInVMMatchNICs alone: the names found by permanentMac
 // are on the same cards in both boots, in other slots; those found by
 // path are in the same slots, on the other cards.
