@@ -54,4 +54,3 @@ func matchLines(res vm.Result) map[string][2]string {
 	}
 	return got
 }
-
