@@ -3,14 +3,54 @@
 package netns_test
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/netagent/netagent/test/vm"
 )
 
+// vmNICs are the VM's emulated cards: two e1000 and a virtio one, and an
+// e1000 that TestInVMMatchHotAdded plugs in.
+var vmNICs = []vm.NIC{
+	{ID: "nic0", Model: vm.ModelE1000, MAC: "52:54:00:00:01:10", Slot: 4},
+	{ID: "nic1", Model: vm.ModelE1000, MAC: "52:54:00:00:01:11", Slot: 5},
+	{ID: "nic2", Model: vm.ModelVirtio, MAC: "52:54:00:00:01:12", Slot: 6},
+	{ID: "hot0", Model: vm.ModelE1000, MAC: "52:54:00:00:01:20", Slot: 8, Hot: true},
+}
+
 // TestVM boots a Debian kernel and runs this package's TestInVM tests in
 // it: the link kinds this host's kernel lacks (bond, 802.1Q VLAN, dummy,
-// bridge VLAN filtering).
+// bridge VLAN filtering), matching real NICs (vmNICs, read back with ip
+// and ethtool; one hot-added) and e1000 ethtool settings. Then it boots again with nic0 and nic1 in each other's
+// slots and runs TestInVMMatchNICs alone: the names found by permanentMac
+// are on the same cards in both boots, in other slots; those found by
+// path are in the same slots, on the other cards.
 func TestVM(t *testing.T) {
-	vm.RunVMTests(t)
+	cfg := vm.Config{NICs: vmNICs, Programs: vm.ProgramsIPEthtool}
+	first := matchLines(cfg.RunPackageTests(t, ".", []string{vm.Tag}, vm.TestPattern))
+	cfg.NICs = vm.SwapSlots(vmNICs, 0, 1)
+	swapped := matchLines(cfg.RunPackageTests(t, ".", []string{vm.Tag}, "^TestInVMMatchNICs$"))
+	for name, follows := range map[string]string{"lan0": "card", "wan0": "card", "virt0": "card", "slot4": "slot", "slot5": "slot"} {
+		a, b := first[name], swapped[name]
+		sameMAC, samePCI := a[0] == b[0] && a[0] != "", a[1] == b[1] && a[1] != ""
+		moved := name != "virt0" // nic2 keeps its slot
+		if follows == "card" && (!sameMAC || samePCI == moved) || follows == "slot" && (!samePCI || sameMAC) {
+			t.Errorf("%s (found by %s): first boot %q, swapped boot %q", name, follows, a, b)
+		}
+	}
+}
+
+var matchLine = regexp.MustCompile(`vm-match (\S+) (\S+) (\S+)`)
+
+// matchLines collects the "vm-match <name> <MAC> <PCI address>" lines of
+// a run: name -> [MAC, PCI address].
+func matchLines(res vm.Result) map[string][2]string {
+	got := map[string][2]string{}
+	for _, line := range strings.Split(res.Output, "\n") {
+		if m := matchLine.FindStringSubmatch(line); m != nil {
+			got[m[1]] = [2]string{strings.ToLower(m[2]), m[3]}
+		}
+	}
+	return got
 }

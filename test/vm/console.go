@@ -20,13 +20,18 @@ type console struct {
 	exitTag  string // marker it prints after, followed by the exit status
 	out      strings.Builder
 	res      Result
+	hotTag   string          // marker of the guest's hot-add requests, followed by the NIC's ID
+	hotAdd   func(id string) // acts on one
 	running  bool
 	setupErr error
 }
 
-func newConsole(t testing.TB, nonce string, start time.Time) *console {
-	return &console{t: t, start: start, startTag: markerPrefix + "START-" + nonce,
-		exitTag: markerPrefix + "EXIT-" + nonce + " ", res: Result{ExitCode: -1}}
+// newConsole returns a console for the run with nonce; hotAdd is called
+// with the NIC's ID for each hot-add request of the guest.
+func newConsole(t testing.TB, nonce string, hotAdd func(id string)) *console {
+	return &console{t: t, startTag: markerPrefix + "START-" + nonce,
+		exitTag: markerPrefix + "EXIT-" + nonce + " ", hotTag: hotAddMarker(nonce), hotAdd: hotAdd,
+		res: Result{ExitCode: -1}}
 }
 
 // read consumes r up to EOF, which comes when qemu exits.
@@ -54,6 +59,9 @@ func (c *console) line(line string) {
 		c.res.Boot = time.Since(c.start)
 	case strings.Contains(line, c.exitTag):
 		c.finish(line)
+	case c.running && strings.Contains(line, c.hotTag):
+		_, id, _ := strings.Cut(line, c.hotTag)
+		c.hotAdd(strings.TrimSpace(id))
 	case strings.Contains(line, markerPrefix+"SETUP-FAILED: "):
 		_, what, _ := strings.Cut(line, markerPrefix+"SETUP-FAILED: ")
 		c.setupErr = fmt.Errorf("vm init failed: %s", what)

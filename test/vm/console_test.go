@@ -4,7 +4,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestConsoleParsesMarkersAndTestLines(t *testing.T) {
@@ -17,6 +16,8 @@ func TestConsoleParsesMarkersAndTestLines(t *testing.T) {
 		"=== RUN   TestInVMA",
 		"--- PASS: TestInVMA (0.01s)",
 		"=== RUN   TestInVMB",
+		"NETAGENT-VM-HOTADD-OTHER nicX", // another run's nonce: not a request
+		"    nics_vm_test.go:10: NETAGENT-VM-HOTADD-N0NCE hot0",
 		"    --- PASS: TestInVMB/sub (0.00s)",
 		"    --- SKIP: TestInVMB/other (0.00s)",
 		"--- FAIL: TestInVMB (0.02s)",
@@ -24,9 +25,14 @@ func TestConsoleParsesMarkersAndTestLines(t *testing.T) {
 		"NETAGENT-VM-EXIT-N0NCE 1",
 		"[    4.2] reboot: Power down",
 	}, "\n")
-	c := newConsole(t, "N0NCE", time.Now())
-	c.read(strings.NewReader(out))
+	c := newConsole(t, "N0NCE", nil)
+	var hot []string
+	c.hotAdd = func(id string) { hot = append(hot, id) }
+	c.read(strings.NewReader("NETAGENT-VM-HOTADD-N0NCE early\n" + out)) // before the start: not a request
 	res := c.result()
+	if !reflect.DeepEqual(hot, []string{"hot0"}) {
+		t.Errorf("hot-add requests = %q, want [hot0]", hot)
+	}
 	if res.ExitCode != 1 {
 		t.Errorf("exit code %d, want 1", res.ExitCode)
 	}
@@ -48,7 +54,7 @@ func TestConsoleParsesMarkersAndTestLines(t *testing.T) {
 }
 
 func TestConsoleReportsSetupFailure(t *testing.T) {
-	c := newConsole(t, "N0NCE", time.Now())
+	c := newConsole(t, "N0NCE", nil)
 	c.read(strings.NewReader("insmod: can't insert 'x.ko': invalid module format\nNETAGENT-VM-SETUP-FAILED: insmod x\n"))
 	if c.setupErr == nil || !strings.Contains(c.setupErr.Error(), "insmod x") {
 		t.Errorf("setup error = %v, want one naming insmod x", c.setupErr)

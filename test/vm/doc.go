@@ -4,7 +4,7 @@
 //
 // # How a run works
 //
-//	host (go test)                                   VM (qemu -accel tcg, 512 MiB, 1 CPU)
+//	host (go test)                                   VM (qemu -accel tcg, pc machine, 512 MiB, 1 CPU)
 //	──────────────                                   ────────────────────────────────────
 //	CGO_ENABLED=0 go test -c -tags vmtest ──┐
 //	                                        ▼
@@ -27,11 +27,35 @@
 //
 // Inside the VM the test binary runs as root in /test, with /tmp on tmpfs,
 // the environment variable NETAGENT_VM=1 (see InGuest), no network besides
-// lo, and none of the package's testdata. The modules in DefaultModules
-// (modules.go: one line per link kind netagent manages that the host
-// kernel may lack, with its parameters and what it makes when loaded) are
-// loaded at boot with their dependencies, found in modules.dep. There is no
-// iproute2, iptables or nftables binary; busybox's applets are on PATH.
+// lo and the NICs of Config.NICs, and none of the package's testdata. The
+// modules in DefaultModules (modules.go: one line per link kind netagent
+// manages that the host kernel may lack, with its parameters and what it
+// makes when loaded) and the NICs' drivers are loaded at boot with their
+// dependencies, found in modules.dep. busybox's applets are on PATH; there
+// is no iptables or nftables binary, and iproute2's ip or ethtool only when
+// Config.Programs names them (ProgramsIPEthtool): the harness copies host
+// programs in with their ELF interpreter and shared libraries.
+//
+// # NICs
+//
+// Config.NICs gives the VM emulated cards (qemu e1000 or virtio-net-pci),
+// each with a fixed MAC and PCI slot on the pc machine's root bus, every
+// one on a port of a single qemu hub: the NICs are wired to each other and
+// to nothing outside the VM (no user-mode networking, no tap). The kernel
+// names them eth0, eth1, ... in probe order (there is no udev), which is
+// not the slot order: tests find a NIC by its MAC (LinkWithMAC, IPLinks).
+//
+//	qemu -device e1000,id=nic0,netdev=net-nic0,mac=52:54:00:00:00:10,bus=pci.0,addr=0x4
+//	     -netdev hubport,id=net-nic0,hubid=0                  ... one pair per NIC
+//	guest: eth0  52:54:00:00:00:10  /sys/devices/pci0000:00/0000:00:04.0  driver e1000
+//
+// SwapSlots gives a second boot with two cards in each other's slots. A NIC
+// with Hot set is left out at boot; the guest's HotAdd(t, id) asks the
+// harness over the console, which plugs it in with QMP (netdev_add,
+// device_add) on a unix socket, and the guest kernel finds it through ACPI
+// PCI hotplug. GuestNICs tells the guest what it was given; IPLinks,
+// Ethtool, PermanentAddress and SysfsPCIAddress read NICs back with the
+// real tools and sysfs; GuestRun runs a program in a test namespace.
 //
 // # Writing VM tests for a package
 //
@@ -59,8 +83,8 @@
 // RunVMTests builds the package with -tags vmtest, runs the tests matching
 // ^TestInVM in the VM, and fails unless at least one ran and none failed or
 // skipped. It logs how many passed. Use Config or RunPackageTests for other
-// tags, patterns, modules, memory or timeouts, and RunTestBinary for a binary
-// built some other way.
+// tags, patterns, modules, NICs, programs, memory or timeouts, and
+// RunTestBinary for a binary built some other way.
 //
 // # When qemu or the kernel is missing
 //

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,18 @@ type Config struct {
 	Timeout  time.Duration // the whole run, qemu start to exit; 0 means DefaultTimeout
 	MemoryMB int           // 0 means DefaultMemoryMB
 	Modules  []Module      // loaded at boot with their dependencies; nil means DefaultModules
+	// NICs are emulated network cards on one qemu hub that reaches nothing
+	// outside the VM; their drivers are loaded at boot besides Modules.
+	// Those with Hot set are plugged only when the guest calls HotAdd.
+	NICs []NIC
+	// Programs are host programs (names on PATH, or paths) the guest gets
+	// in /usr/bin with their shared libraries, e.g. ProgramsIPEthtool.
+	Programs []string
 }
+
+// ProgramsIPEthtool are the tools that read NICs back independently of
+// netagent: iproute2's ip and ethtool (Debian packages iproute2, ethtool).
+var ProgramsIPEthtool = []string{"ip", "ethtool"}
 
 func (c Config) timeout() time.Duration {
 	if c.Timeout > 0 {
@@ -69,9 +81,9 @@ func (c Config) memoryMB() int {
 
 func (c Config) modules() []Module {
 	if c.Modules != nil {
-		return c.Modules
+		return nicModules(c.Modules, c.NICs)
 	}
-	return DefaultModules
+	return nicModules(DefaultModules, c.NICs)
 }
 
 // InGuest reports whether the calling code runs inside the harness's VM.
@@ -121,14 +133,33 @@ func (c Config) RunTestBinary(t testing.TB, binary string, args ...string) Resul
 	if InGuest() {
 		t.Fatal("vm: the harness was called inside the VM; give the host-side test file //go:build !" + Tag)
 	}
+	if err := validateNICs(c.NICs); err != nil {
+		t.Fatalf("vm: Config.%v", err)
+	}
 	tl := requireTools(t)
+	nonce := rand.Text()
+	initrd := c.initrd(t, tl, binary, append([]string{"-test.v"}, args...), nonce)
+	sock := monitorSocket(t)
+	qargs := append(qemuArgs(tl.kernel, initrd, c.memoryMB(), sock), nicArgs(c.NICs)...)
+	res, err := boot(t, tl.qemu, qargs, c.timeoutFor(t), newConsole(t, nonce, c.hotAdder(t, sock)))
+	if err != nil {
+		t.Fatalf("vm: %v\nlast console lines:\n%s", err, orNone(tail(res.Output, 40)))
+	}
+	t.Logf("vm: kernel %s booted in %v, run took %v, test binary exited %d",
+		tl.kernel.Release, res.Boot.Round(time.Millisecond), res.Duration.Round(time.Millisecond), res.ExitCode)
+	return res
+}
+
+// initrd writes the VM's initramfs, the cached base and this run's payload,
+// into a temporary directory and returns its path.
+func (c Config) initrd(t testing.TB, tl *tools, binary string, args []string, nonce string) string {
+	t.Helper()
 	tmp := t.TempDir()
-	base, err := baseImage(tl.kernel, tl.busybox, c.modules(), tmp)
+	base, err := baseImage(tl.kernel, tl.busybox, c.modules(), c.Programs, tmp)
 	if err != nil {
 		t.Fatalf("vm: %v", err)
 	}
-	nonce := rand.Text()
-	pl, err := payload(binary, append([]string{"-test.v"}, args...), nonce)
+	pl, err := payload(binary, args, nonce, []string{NICsEnv + "=" + encodeNICs(c.NICs)})
 	if err != nil {
 		t.Fatalf("vm: building initramfs payload for %s: %v", binary, err)
 	}
@@ -136,13 +167,25 @@ func (c Config) RunTestBinary(t testing.TB, binary string, args ...string) Resul
 	if err := writeInitrd(initrd, base, pl); err != nil {
 		t.Fatalf("vm: %v", err)
 	}
-	res, err := boot(t, tl.qemu, qemuArgs(tl.kernel, initrd, c.memoryMB()), c.timeoutFor(t), nonce)
-	if err != nil {
-		t.Fatalf("vm: %v\nlast console lines:\n%s", err, orNone(tail(res.Output, 40)))
+	return initrd
+}
+
+// hotAdder returns what the console calls when the guest asks for a NIC:
+// it plugs the Hot NIC with that ID in through the monitor at sock.
+func (c Config) hotAdder(t testing.TB, sock string) func(id string) {
+	return func(id string) {
+		t.Helper()
+		i := slices.IndexFunc(c.NICs, func(n NIC) bool { return n.ID == id && n.Hot })
+		if i < 0 {
+			t.Errorf("vm: the guest asked to hot-add NIC %q; Config.NICs has no such NIC with Hot set", id)
+			return
+		}
+		if err := hotAdd(sock, c.NICs[i]); err != nil {
+			t.Errorf("vm: hot-adding: %v", err)
+			return
+		}
+		t.Logf("vm: hot-added NIC %s: %s", id, c.NICs[i].deviceOption())
 	}
-	t.Logf("vm: kernel %s booted in %v, run took %v, test binary exited %d",
-		tl.kernel.Release, res.Boot.Round(time.Millisecond), res.Duration.Round(time.Millisecond), res.ExitCode)
-	return res
 }
 
 // BuildTestBinary compiles the tests of the package in pkgDir into a static

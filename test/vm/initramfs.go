@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -20,33 +21,36 @@ import (
 // so a run costs one cpio of the test binary, not a rebuild of the whole image.
 
 // baseFormat is mixed into the cache key; bump it when the base layout changes.
-const baseFormat = "netagent-vm-base-1"
+const baseFormat = "netagent-vm-base-2"
 
 // markerPrefix starts every line the harness itself prints on the console.
 const markerPrefix = "NETAGENT-VM-"
 
-// baseImage returns the path of the cached base archive for k, busybox and
-// modules, building it first if it is not cached yet. When the cache cannot
-// be written (a user without a home, say) it builds into tmpDir instead.
-func baseImage(k *Kernel, busybox string, modules []Module, tmpDir string) (string, error) {
-	ix, err := readModuleIndex(k.ModulesDir)
+// baseParts is everything the base archive is made of.
+type baseParts struct {
+	kernel  *Kernel
+	ix      *moduleIndex
+	order   []Module // the modules to load, dependencies first
+	busybox string   // its path on the host
+	bb      []byte   // its contents
+	files   []guestFile
+	script  string // /init
+}
+
+// baseImage returns the path of the cached base archive for k, busybox,
+// modules and programs, building it first if it is not cached yet. When
+// the cache cannot be written (a user without a home, say) it builds into
+// tmpDir instead.
+func baseImage(k *Kernel, busybox string, modules []Module, programs []string, tmpDir string) (string, error) {
+	b, err := collectBase(k, busybox, modules, programs)
 	if err != nil {
-		return "", fmt.Errorf("kernel %s: %w", k.Dir, err)
+		return "", err
 	}
-	order, err := ix.loadOrder(modules)
-	if err != nil {
-		return "", fmt.Errorf("kernel %s: %w", k.Dir, err)
-	}
-	bb, err := os.ReadFile(busybox)
-	if err != nil {
-		return "", fmt.Errorf("reading busybox: %w", err)
-	}
-	script := initScript(order)
-	path := filepath.Join(cacheDir(), "initramfs-"+baseKey(k, bb, script)+".cpio.gz")
+	path := filepath.Join(cacheDir(), "initramfs-"+b.key()+".cpio.gz")
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
-	data, err := buildBase(k, ix, order, bb, busybox, script)
+	data, err := b.build()
 	if err != nil {
 		return "", fmt.Errorf("building initramfs %s: %w", path, err)
 	}
@@ -59,15 +63,38 @@ func baseImage(k *Kernel, busybox string, modules []Module, tmpDir string) (stri
 	return path, nil
 }
 
-// baseKey names everything the base archive is made of. The kernel directory
+func collectBase(k *Kernel, busybox string, modules []Module, programs []string) (*baseParts, error) {
+	b := &baseParts{kernel: k, busybox: busybox}
+	var err error
+	if b.ix, err = readModuleIndex(k.ModulesDir); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", k.Dir, err)
+	}
+	if b.order, err = b.ix.loadOrder(modules); err != nil {
+		return nil, fmt.Errorf("kernel %s: %w", k.Dir, err)
+	}
+	if b.bb, err = os.ReadFile(busybox); err != nil {
+		return nil, fmt.Errorf("reading busybox: %w", err)
+	}
+	if b.files, err = programFiles(programs); err != nil {
+		return nil, err
+	}
+	b.script = initScript(b.order)
+	return b, nil
+}
+
+// key names everything the base archive is made of. The kernel directory
 // carries the package version, so it stands for the module files.
-func baseKey(k *Kernel, busybox []byte, script string) string {
+func (b *baseParts) key() string {
 	h := sha256.New()
-	for _, part := range []string{baseFormat, k.Dir, k.Release, script} {
+	for _, part := range []string{baseFormat, b.kernel.Dir, b.kernel.Release, b.script} {
 		h.Write([]byte(part))
 		h.Write([]byte{0})
 	}
-	h.Write(busybox)
+	h.Write(b.bb)
+	for _, f := range b.files {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.path, len(f.data))
+		h.Write(f.data)
+	}
 	return hex.EncodeToString(h.Sum(nil))[:24]
 }
 
@@ -79,15 +106,15 @@ func cacheDir() string {
 	return filepath.Join(dir, "netagent-vm")
 }
 
-func buildBase(k *Kernel, ix *moduleIndex, order []Module, bb []byte, busybox, script string) ([]byte, error) {
+func (b *baseParts) build() ([]byte, error) {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf) // no name, zero mtime: deterministic
 	cw := newCPIOWriter(zw)
-	if err := writeBaseTree(cw, bb, script); err != nil {
+	if err := b.writeTree(cw); err != nil {
 		return nil, err
 	}
-	for _, m := range order {
-		ko, err := readModule(filepath.Join(k.ModulesDir, ix.paths[m.Name]), busybox)
+	for _, m := range b.order {
+		ko, err := readModule(filepath.Join(b.kernel.ModulesDir, b.ix.paths[m.Name]), b.busybox)
 		if err != nil {
 			return nil, err
 		}
@@ -106,8 +133,11 @@ func buildBase(k *Kernel, ix *moduleIndex, order []Module, bb []byte, busybox, s
 	return buf.Bytes(), nil
 }
 
-func writeBaseTree(cw *cpioWriter, bb []byte, script string) error {
-	for _, d := range []string{"bin", "dev", "lib", "lib/modules", "proc", "root", "sys", "test", "tmp"} {
+// baseDirs are the directories of every base archive.
+var baseDirs = []string{"bin", "dev", "lib", "lib/modules", "proc", "root", "sys", "test", "tmp"}
+
+func (b *baseParts) writeTree(cw *cpioWriter) error {
+	for _, d := range append(slices.Clone(baseDirs), parentDirs(b.files, baseDirs)...) {
 		if err := cw.Dir(d, 0o755); err != nil {
 			return err
 		}
@@ -116,13 +146,18 @@ func writeBaseTree(cw *cpioWriter, bb []byte, script string) error {
 	if err := cw.CharDev("dev/console", 0o600, 5, 1); err != nil {
 		return err
 	}
-	if err := cw.File("bin/busybox", 0o755, bb); err != nil {
+	if err := cw.File("bin/busybox", 0o755, b.bb); err != nil {
 		return err
 	}
 	if err := cw.Symlink("bin/sh", "busybox"); err != nil {
 		return err
 	}
-	return cw.File("init", 0o755, []byte(script))
+	for _, f := range b.files {
+		if err := cw.File(f.path, 0o755, f.data); err != nil {
+			return err
+		}
+	}
+	return cw.File("init", 0o755, []byte(b.script))
 }
 
 // readModule returns a module file's contents, decompressed: busybox insmod
@@ -150,7 +185,7 @@ func initScript(order []Module) string {
 # Generated by netagent test/vm.
 /bin/busybox mount -t devtmpfs devtmpfs /dev
 /bin/busybox --install -s /bin
-export PATH=/bin HOME=/root TMPDIR=/tmp ` + GuestEnv + `=1
+export PATH=` + guestBinDir + `:/bin LD_LIBRARY_PATH=` + GuestLibDir + ` HOME=/root TMPDIR=/tmp ` + GuestEnv + `=1
 fail() { echo; echo "` + markerPrefix + `SETUP-FAILED: $*"; poweroff -f; }
 mount -t proc proc /proc || fail "mount /proc"
 mount -t sysfs sysfs /sys || fail "mount /sys"
@@ -168,14 +203,16 @@ poweroff -f
 }
 
 // payload is the per-run archive: the test binary and the script that runs it
-// between the start and exit markers.
-func payload(binary string, args []string, nonce string) ([]byte, error) {
+// between the start and exit markers, with env ("KEY=value") and NonceEnv
+// in its environment.
+func payload(binary string, args []string, nonce string, env []string) ([]byte, error) {
 	bin, err := os.ReadFile(binary)
 	if err != nil {
 		return nil, fmt.Errorf("reading test binary: %w", err)
 	}
-	run := fmt.Sprintf("#!/bin/sh\necho\necho %sSTART-%s\n%s\nrc=$?\necho\necho \"%sEXIT-%s $rc\"\n",
-		markerPrefix, nonce, shellQuote(append([]string{"/test/test.bin"}, args...)), markerPrefix, nonce)
+	run := fmt.Sprintf("#!/bin/sh\nexport %s\necho\necho %sSTART-%s\n%s\nrc=$?\necho\necho \"%sEXIT-%s $rc\"\n",
+		shellQuote(append([]string{NonceEnv + "=" + nonce}, env...)), markerPrefix, nonce,
+		shellQuote(append([]string{"/test/test.bin"}, args...)), markerPrefix, nonce)
 	var buf bytes.Buffer
 	cw := newCPIOWriter(&buf)
 	if err := cw.File("test/test.bin", 0o755, bin); err != nil {

@@ -46,7 +46,9 @@ func TestBuildBaseIsDeterministic(t *testing.T) {
 	order, err := ix.loadOrder([]Module{{Name: "stp", Params: []string{"x=1"}}})
 	must(t, err)
 	build := func() []byte {
-		b, err := buildBase(k, ix, order, []byte("busybox"), "", initScript(order))
+		parts := &baseParts{kernel: k, ix: ix, order: order, bb: []byte("busybox"), script: initScript(order),
+			files: []guestFile{{path: "usr/lib/netagent-vm/libc.so.6", data: []byte("libc")}, {path: "usr/bin/ip", data: []byte("ip")}}}
+		b, err := parts.build()
 		must(t, err)
 		return b
 	}
@@ -64,6 +66,8 @@ func TestBuildBaseIsDeterministic(t *testing.T) {
 	for name, data := range map[string]string{
 		"bin/busybox": "busybox", "bin/sh": "busybox", "dev/console": "",
 		"lib/modules/llc.ko": "llc module", "lib/modules/stp.ko": "stp module",
+		"usr": "", "usr/bin": "", "usr/lib": "", "usr/lib/netagent-vm": "",
+		"usr/bin/ip": "ip", "usr/lib/netagent-vm/libc.so.6": "libc",
 	} {
 		if d, ok := got[name]; !ok || d != data {
 			t.Errorf("base archive entry %s = %q (present %v), want %q", name, d, ok, data)
@@ -88,7 +92,7 @@ func TestInitScriptLoadsModulesInOrder(t *testing.T) {
 func TestPayloadQuotesArguments(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "bin")
 	must(t, os.WriteFile(bin, []byte("binary"), 0o755))
-	p, err := payload(bin, []string{"-test.run=^TestA$", "it's"}, "N0NCE")
+	p, err := payload(bin, []string{"-test.run=^TestA$", "it's"}, "N0NCE", []string{"A=b c"})
 	must(t, err)
 	entries := readCPIO(t, p)
 	if len(entries) != 2 || entries[0].name != "test/test.bin" || entries[0].data != "binary" {
@@ -98,6 +102,7 @@ func TestPayloadQuotesArguments(t *testing.T) {
 	for _, want := range []string{
 		`'/test/test.bin' '-test.run=^TestA$' 'it'\''s'`,
 		"echo " + markerPrefix + "START-N0NCE",
+		"export '" + NonceEnv + "=N0NCE' 'A=b c'\n",
 		`echo "` + markerPrefix + `EXIT-N0NCE $rc"`,
 	} {
 		if !strings.Contains(run, want) {
