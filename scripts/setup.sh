@@ -28,6 +28,16 @@ if [ ${#missing[@]} -gt 0 ]; then
 	fi
 fi
 
+# Make /run/netns a shared mount point of its own now, as `ip netns add`
+# does the first time: a named namespace bound into it while it is a plain
+# directory is hidden, and can never be deleted, once a later `ip netns add`
+# mounts /run/netns over itself (internal/testns.SharedRunNetns does the same).
+mkdir -p /run/netns
+if ! mount --make-rshared /run/netns 2>/dev/null; then
+	mount --rbind /run/netns /run/netns
+	mount --make-rshared /run/netns
+fi
+
 # The VM tests (test/vm) boot a full Debian kernel under qemu, because the host
 # kernel lacks bonding, 802.1Q and dummy. Fetch the kernel package and unpack it
 # into a cache without installing it into the host's /boot; test/vm reads it

@@ -58,3 +58,20 @@ func makeNamed(t *testing.T, name string) {
 	}
 	ns.Close()
 }
+
+// TestRunNetnsIsAMountPoint: once New has run, /run/netns is a mount point
+// of its own, so that a later `ip netns add` never mounts over (and hides)
+// the namespaces New bound there.
+func TestRunNetnsIsAMountPoint(t *testing.T) {
+	New(t)
+	info, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(info), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && f[4] == runNetns && f[3] == runNetns {
+			return
+		}
+	}
+	t.Errorf("%s is not a bind mount of its own:\n%s", runNetns, info)
+}

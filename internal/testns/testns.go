@@ -38,7 +38,12 @@ func RequireRoot(t testing.TB) {
 func New(t testing.TB) *netnsx.Target {
 	t.Helper()
 	RequireRoot(t)
-	sweepOnce.Do(sweep)
+	sweepOnce.Do(func() {
+		if err := SharedRunNetns(); err != nil {
+			t.Fatal(err)
+		}
+		sweep()
+	})
 	name := Name("na-test-")
 	runtime.LockOSThread()
 	orig, err := netns.Get()
@@ -94,6 +99,32 @@ func Name(prefix string) string {
 	return fmt.Sprintf("%s%d-%s", prefix, os.Getpid(), randomSuffix())
 }
 
+// runNetns is where named namespaces are bound (iproute2's NETNS_RUN_DIR).
+const runNetns = "/run/netns"
+
+// SharedRunNetns makes /run/netns a shared mount point of its own, as
+// `ip netns add` does the first time it runs. Named namespaces are bind
+// mounts in it: one made (by netns.NewNamed, which does not do this) while
+// /run/netns is a plain directory is hidden, and can never be deleted,
+// once a later `ip netns add` mounts /run/netns over itself. It is
+// idempotent; scripts/setup.sh does the same before any test runs, so
+// that test processes starting at once do not race for it.
+func SharedRunNetns() error {
+	if err := os.MkdirAll(runNetns, 0o755); err != nil {
+		return fmt.Errorf("testns: %w", err)
+	}
+	err := unix.Mount("", runNetns, "none", unix.MS_SHARED|unix.MS_REC, "")
+	if errors.Is(err, unix.EINVAL) { // not a mount point yet
+		if err = unix.Mount(runNetns, runNetns, "none", unix.MS_BIND|unix.MS_REC, ""); err == nil {
+			err = unix.Mount("", runNetns, "none", unix.MS_SHARED|unix.MS_REC, "")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("testns: making %s a shared mount point: %w", runNetns, err)
+	}
+	return nil
+}
+
 // leftover matches the names Name makes ("na-<word>-<pid>-<random>"), and
 // the names a script derives from one by appending "-<anything>".
 var leftover = regexp.MustCompile(`^na-[a-z]+-([0-9]+)-[0-9a-f]{8}(-.*)?$`)
@@ -104,7 +135,7 @@ var sweepOnce sync.Once
 // longer runs: its cleanups never ran. Namespaces of live processes (other
 // packages' tests running at the same time) are left alone.
 func sweep() {
-	entries, err := os.ReadDir("/run/netns")
+	entries, err := os.ReadDir(runNetns)
 	if err != nil {
 		return
 	}
