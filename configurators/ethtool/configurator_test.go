@@ -131,3 +131,39 @@ func TestDamagedRecordStopsConverge(t *testing.T) {
 		t.Errorf("err %v, %d writes; want the damaged record named, nothing written", err, k.Writes)
 	}
 }
+
+// A record that is whole but that no apply could have written (a value
+// out of its range, a setting that does not exist) is refused like a
+// damaged one: its values never reach the kernel.
+func TestForgedRecordIsRefused(t *testing.T) {
+	for name, forge := range map[string]func(map[string]uint32){
+		"feature value 7":   func(s map[string]uint32) { s["features/rx-gro"] = 7 },
+		"unknown setting":   func(s map[string]uint32) { s["rings/rx-bogus"] = 1 },
+		"flag out of range": func(s map[string]uint32) { s["pause/tx"] = 9 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			k := NewFakeKernel()
+			k.AddVeth("et0", 3)
+			dir := t.TempDir()
+			c := k.Configurator(dir)
+			it := ethtoolItem(map[string]uint32{"features/rx-gro": 1})
+			if err := c.Create(context.Background(), it); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, stateFileName)
+			var rec stateRecord
+			if _, err := statefile.LoadJSON(path, &rec); err != nil || len(rec.Namespaces) != 1 {
+				t.Fatalf("record %+v, %v", rec, err)
+			}
+			forge(rec.Namespaces[0].Originals["et0"].Settings)
+			if err := statefile.SaveJSON(path, &rec); err != nil {
+				t.Fatal(err)
+			}
+			writes := k.Writes
+			err := c.Delete(context.Background(), it)
+			if !errors.Is(err, statefile.ErrDamaged) || !strings.Contains(err.Error(), path) || k.Writes != writes {
+				t.Errorf("give-back over a forged record: %v, %d writes; want it refused naming %s, nothing written", err, k.Writes-writes, path)
+			}
+		})
+	}
+}

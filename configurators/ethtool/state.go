@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/netagent/netagent/internal/statefile"
+	"github.com/netagent/netagent/items"
 )
 
 // stateFileName is the record of the ethtool settings as found.
@@ -59,7 +60,26 @@ func (s *store) all() (map[string]*found, error) {
 	if _, err := statefile.LoadJSON(s.path, &rec); err != nil {
 		return nil, fmt.Errorf("ethtool state: %w", err)
 	}
-	return rec.entry(s.ns).Originals, nil
+	all := rec.entry(s.ns).Originals
+	if err := checkOriginals(all); err != nil {
+		return nil, fmt.Errorf("ethtool state %s: %w", s.path, err)
+	}
+	return all, nil
+}
+
+// checkOriginals refuses a record no apply could have written (the
+// state directory is not trusted): each entry must name a link and hold
+// only known settings with values in their ranges, as the intent's.
+func checkOriginals(all map[string]*found) error {
+	for name, f := range all {
+		if f == nil || f.Index <= 0 {
+			return fmt.Errorf("%w: the entry of %q has no ifindex", statefile.ErrDamaged, name)
+		}
+		if err := (&items.Ethtool{Interface: name, Settings: f.Settings}).Validate(); err != nil {
+			return fmt.Errorf("%w: %v", statefile.ErrDamaged, err)
+		}
+	}
+	return nil
 }
 
 // originals returns what was recorded for the link of that index.
