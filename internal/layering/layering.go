@@ -42,6 +42,8 @@ var Rules = []Rule{
 		Why: "configurators write the kernel for whoever calls them; they never reach up"},
 	{From: []string{"agent/intent", "agent/render"}, Not: []string{"configurators/...", "reconciler", "agent/host", "store/..."},
 		Why: "intent is rendered, never executed: rendering is pure"},
+	{From: []string{"agent/importer/..."}, Not: []string{"configurators/...", "reconciler", "agent/host", "agent/oneshot", "store/..."},
+		Why: "importers read the files they are given into an intent: no kernel, no state"},
 	{From: []string{"agent/..."}, Not: []string{"agent"}, Deps: true,
 		Why: "a sub-package of agent/ is written against explicit inputs: it never reaches the loop's package"},
 	{From: []string{"cmd/netagent"}, Not: []string{"items/...", "configurators/...", "store/..."},

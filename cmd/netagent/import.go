@@ -1,0 +1,146 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/netagent/netagent/agent/importer"
+)
+
+func init() {
+	register(&command{
+		name:    "import",
+		summary: "print an intent meaning the same as another tool's configuration (netplan, eni) or what the namespace holds (kernel)",
+		usage:   "netplan FILE... | eni FILE | kernel [--all]  [--out FILE] [--skip-unsupported]",
+		run:     runImport,
+	})
+}
+
+// importSource is one thing `netagent import` reads: run turns the
+// arguments after the source's name into a result.
+type importSource struct {
+	// run imports; args are the arguments after the source's name, with
+	// "--all" first when it was given. A bad argument is an
+	// *importUsageError.
+	run func(g *globals, args []string, opts importer.Options) (*importer.Result, error)
+}
+
+// importSources are the sources by name; each adds itself in its own file
+// (import_netplan.go, import_eni.go, import_kernel.go).
+var importSources = map[string]*importSource{}
+
+// runImport parses `import SOURCE [options] ARGS`, runs the source's
+// importer and prints the intent (or writes it to --out), the warnings of
+// --skip-unsupported on stderr. Exit codes are validate's: 1 when
+// something is refused (each refusal a line, FILE:LINE:COLUMN: key: why),
+// 3 when a file cannot be read or written.
+func runImport(g *globals, args []string) int {
+	fs := newFlagSet(g, "import", "SOURCE ARGS...")
+	out := fs.String("out", "", "write the intent to `FILE` (mode 0600, replaced atomically) instead of stdout")
+	skip := fs.Bool("skip-unsupported", false, "warn on stderr about what netagent cannot express and leave it out, instead of refusing")
+	all := fs.Bool("all", false, "import kernel: include the kernel's own objects (lo, its routes and addresses)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() == 0 {
+		return usageError(g, fs, "no source given: "+strings.Join(importSourceNames(), ", "))
+	}
+	src, ok := importSources[fs.Arg(0)]
+	if !ok {
+		return usageError(g, fs, fmt.Sprintf("unknown source %q: %s", fs.Arg(0), strings.Join(importSourceNames(), ", ")))
+	}
+	rest := fs.Args()[1:]
+	if *all {
+		rest = append([]string{"--all"}, rest...)
+	}
+	res, err := src.run(g, rest, importer.Options{SkipUnsupported: *skip})
+	if err != nil {
+		return importError(g, fs.Arg(0), err)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(g.stderr, "netagent import: warning: %v (left out)\n", w)
+	}
+	return writeImported(g, res, *out)
+}
+
+func importSourceNames() []string {
+	names := make([]string, 0, len(importSources))
+	for name := range importSources {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// importError prints a failed import: every refusal on a line of its own
+// (exit 1), a usage error (2), or an I/O error (3).
+func importError(g *globals, source string, err error) int {
+	var ie *importer.Error
+	var use *importUsageError
+	switch {
+	case errors.As(err, &ie):
+		for _, r := range ie.Refusals {
+			fmt.Fprintf(g.stderr, "%v\n", r)
+		}
+		fmt.Fprintf(g.stderr, "netagent import %s: %d refused; nothing printed (--skip-unsupported leaves out what netagent cannot express)\n", source, len(ie.Refusals))
+		return exitFailed
+	case errors.As(err, &use):
+		fmt.Fprintf(g.stderr, "netagent import %s: %v\n", source, use.msg)
+		return exitUsage
+	}
+	fmt.Fprintf(g.stderr, "netagent import %s: %v\n", source, err)
+	return exitInternal
+}
+
+// importUsageError is a source's bad arguments (exit 2).
+type importUsageError struct{ msg string }
+
+func (e *importUsageError) Error() string { return e.msg }
+
+// writeImported prints the intent as indented JSON, or writes it to path
+// through a temporary file renamed into place.
+func writeImported(g *globals, res *importer.Result, path string) int {
+	data, err := importer.Encode(res.Intent)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent import: encoding the intent: %v\n", err)
+		return exitInternal
+	}
+	if path == "" {
+		g.stdout.Write(data)
+		return exitOK
+	}
+	if err := writeFileAtomic(path, data); err != nil {
+		fmt.Fprintf(g.stderr, "netagent import: %v\n", err)
+		return exitInternal
+	}
+	return exitOK
+}
+
+// writeFileAtomic writes data to path (mode 0600) by a temporary file in
+// the same directory, synced and renamed over it.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
