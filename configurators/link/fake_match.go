@@ -2,15 +2,18 @@ package link
 
 import (
 	"net"
+	"slices"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
 // fakeNIC is what the fake knows of a NIC beyond its link: its driver
-// and bus path ("": not known).
+// and bus path ("": not known), and the permanent address ethtool's
+// permaddr gives (nil: none).
 type fakeNIC struct {
 	driver, path string
+	permaddr     net.HardwareAddr
 }
 
 var _ nicOps = (*FakeKernel)(nil)
@@ -33,6 +36,23 @@ func (f *FakeKernel) nicDriver(name string) (string, error) {
 		return f.nics[fl.attrs().Index].driver, nil
 	}
 	return "", unix.EOPNOTSUPP
+}
+
+// OlderKernelPermAddr makes the NIC name's permanent address one that
+// only ethtool's permaddr gives, as on kernels whose link dump has no
+// IFLA_PERM_ADDRESS.
+func (f *FakeKernel) OlderKernelPermAddr(name string) {
+	fl := f.byName(name)
+	n := f.nics[fl.attrs().Index]
+	n.permaddr, fl.attrs().PermHWAddr = fl.attrs().PermHWAddr, nil
+	f.nics[fl.attrs().Index] = n
+}
+
+func (f *FakeKernel) nicPermAddr(name string) (net.HardwareAddr, error) {
+	if fl := f.byName(name); fl != nil && f.nics[fl.attrs().Index].permaddr != nil {
+		return slices.Clone(f.nics[fl.attrs().Index].permaddr), nil
+	}
+	return nil, ErrNoPermAddr
 }
 
 func (f *FakeKernel) nicPath(name string, index int) (string, error) {

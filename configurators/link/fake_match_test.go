@@ -201,3 +201,24 @@ func TestMatchChanges(t *testing.T) {
 		t.Errorf("leaving the intent: %v; eth0 back: %v", st.Err, !e.gone("eth0"))
 	}
 }
+
+// On a kernel whose link dump has no IFLA_PERM_ADDRESS, a permanentMac
+// match finds the NIC by ethtool's permaddr, and renames it; a NIC with
+// neither does not match.
+func TestMatchPermAddrFallback(t *testing.T) {
+	e := twoNICs(t)
+	e.f.OlderKernelPermAddr("eth0")
+	if a := e.link("eth0").Attrs().PermHWAddr; len(a) != 0 {
+		t.Fatalf("eth0's link dump still has a permanent address %s", a)
+	}
+	index := e.link("eth0").Attrs().Index
+	e.converge(matched("lan0", items.NICMatch{PermanentMAC: permA}))
+	if l := e.link("lan0"); l.Attrs().Index != index {
+		t.Errorf("lan0 has ifindex %d, want %d (eth0's, by its ethtool permaddr)", l.Attrs().Index, index)
+	}
+	e.f.AddNIC("eth2", 1500) // no permanent address at all
+	other := net.HardwareAddr{0, 0, 0, 0, 0, 0}
+	if l, err := e.kernel().findNIC(matched("lan2", items.NICMatch{PermanentMAC: other})); !errors.Is(err, ErrNoMatch) {
+		t.Errorf("a NIC without a permanent address matched %s: %v, %v", other, l, err)
+	}
+}

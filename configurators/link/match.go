@@ -12,11 +12,13 @@ import (
 )
 
 // nicOps reads what a NIC is beyond what netlink's link dump says: its
-// driver (ethtool's drvinfo) and its bus path (udev's ID_PATH, from
-// sysfs). An error means "not known": a key on it does not match.
+// driver (ethtool's drvinfo), its bus path (udev's ID_PATH, from
+// sysfs) and its permanent address from ethtool's permaddr (for kernels
+// whose link dump has no IFLA_PERM_ADDRESS). An error means "not known": a key on it does not match.
 type nicOps interface {
 	nicDriver(name string) (string, error)
 	nicPath(name string, index int) (string, error)
+	nicPermAddr(name string) (net.HardwareAddr, error)
 }
 
 // findNIC returns the one link of the namespace that want's match finds
@@ -67,6 +69,9 @@ func linkNames(links []netlink.Link) string {
 func (k *kernel) nicFacts(l netlink.Link, st nsState, m *items.NICMatch) items.NIC {
 	a := l.Attrs()
 	n := items.NIC{Name: a.Name, Index: a.Index, MAC: a.HardwareAddr, PermanentMAC: a.PermHWAddr}
+	if len(n.PermanentMAC) == 0 && m.PermanentMAC != nil && k.nic != nil {
+		n.PermanentMAC, _ = k.nic.nicPermAddr(a.Name) // older kernels: no IFLA_PERM_ADDRESS
+	}
 	if o := st.originalOf(l); o != nil && o.Name != nil && validName(*o.Name) == nil {
 		n.Name = *o.Name
 	}

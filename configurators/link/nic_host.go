@@ -3,10 +3,14 @@ package link
 import (
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -27,16 +31,8 @@ var _ nicOps = hostNIC{}
 
 // nicDriver asks the kernel for the driver of the link name.
 func (h hostNIC) nicDriver(name string) (string, error) {
-	if err := validName(name); err != nil {
-		return "", fmt.Errorf("driver of %q: %w", name, err)
-	}
 	var driver string
-	err := h.t.Do(func() error {
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(fd)
+	err := h.ioctl(name, func(fd int) error {
 		info, err := unix.IoctlGetEthtoolDrvinfo(fd, name)
 		if err != nil {
 			return err
@@ -52,6 +48,73 @@ func (h hostNIC) nicDriver(name string) (string, error) {
 	}
 	return driver, nil
 }
+
+// nicPermAddr asks the kernel for the permanent address of the link name
+// (ETHTOOL_GPERMADDR); a link without one (all zeros, or none) has
+// ErrNoPermAddr.
+func (h hostNIC) nicPermAddr(name string) (net.HardwareAddr, error) {
+	var addr net.HardwareAddr
+	err := h.ioctl(name, func(fd int) (err error) {
+		addr, err = ethtoolPermAddr(fd, name)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("permanent address of %s (ethtool permaddr): %w", name, err)
+	}
+	if len(addr) == 0 || slices.Equal(addr, make(net.HardwareAddr, len(addr))) {
+		return nil, fmt.Errorf("permanent address of %s: %w", name, ErrNoPermAddr)
+	}
+	return addr, nil
+}
+
+// ioctl runs do on a datagram socket of the namespace, for the link
+// name, after checking the name.
+func (h hostNIC) ioctl(name string, do func(fd int) error) error {
+	if err := validName(name); err != nil {
+		return fmt.Errorf("%q: %w", name, err)
+	}
+	return h.t.Do(func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return do(fd)
+	})
+}
+
+// ethtoolPermAddr is the ETHTOOL_GPERMADDR request: struct
+// ethtool_perm_addr (cmd, size, data[size]) behind an ifreq's data
+// pointer; the kernel answers with size set to the address's length.
+func ethtoolPermAddr(fd int, name string) (net.HardwareAddr, error) {
+	var req struct {
+		cmd, size uint32
+		data      [maxAddrLen]byte
+	}
+	req.cmd, req.size = ethtoolGPermAddr, maxAddrLen
+	var ifr struct {
+		name [unix.IFNAMSIZ]byte
+		data unsafe.Pointer
+		_    [16]byte // the rest of the ifreq union
+	}
+	copy(ifr.name[:], name)
+	ifr.data = unsafe.Pointer(&req)
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
+	runtime.KeepAlive(&req)
+	if errno != 0 {
+		return nil, errno
+	}
+	if req.size > maxAddrLen {
+		return nil, fmt.Errorf("the kernel says %d bytes", req.size)
+	}
+	return net.HardwareAddr(slices.Clone(req.data[:req.size])), nil
+}
+
+// ethtoolGPermAddr is ETHTOOL_GPERMADDR; maxAddrLen is MAX_ADDR_LEN.
+const (
+	ethtoolGPermAddr = 0x20
+	maxAddrLen       = 32
+)
 
 // nicPath derives the bus path of the link name (ifindex index).
 func (h hostNIC) nicPath(name string, index int) (string, error) {

@@ -24,6 +24,12 @@ func TestHostNIC(t *testing.T) {
 	if d, err := h.nicDriver("a/b"); err == nil {
 		t.Errorf("driver of a bad name: %q", d)
 	}
+	if a, err := h.nicPermAddr("ens5"); !errors.Is(err, ErrNoPermAddr) {
+		t.Errorf("ethtool permaddr of a veth: %s, %v; want ErrNoPermAddr (all zeros)", a, err)
+	}
+	if a, err := h.nicPermAddr("missing0"); err == nil || errors.Is(err, ErrNoPermAddr) {
+		t.Errorf("ethtool permaddr of a missing link: %s, %v; want the kernel's error", a, err)
+	}
 	if p, err := h.nicPath("ens5", 3); !errors.Is(err, ErrNoPath) {
 		t.Errorf("path of ens5 in a test namespace: %q, %v; want ErrNoPath", p, err)
 	}

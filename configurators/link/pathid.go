@@ -13,6 +13,9 @@ import (
 // or sysfs does not show it (another network namespace's sysfs).
 var ErrNoPath = errors.New("no bus path derivable")
 
+// ErrNoPermAddr is a link whose ethtool permaddr is none or all zeros.
+var ErrNoPermAddr = errors.New("no permanent address")
+
 // maxDeviceDepth bounds the walk up sysfs's device tree.
 const maxDeviceDepth = 32
 
