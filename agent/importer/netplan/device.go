@@ -28,20 +28,33 @@ var common = map[string]handler{
 	"link-local":      (*conv).linkLocal,
 	"optional":        (*conv).optional,
 	"renderer":        (*conv).devRenderer,
+	"routing-policy":  (*conv).routingPolicy,
 }
 
 // bySection are each section's own keys.
 var bySection = map[string]map[string]handler{
-	"ethernets": {"match": (*conv).match, "set-name": (*conv).setName},
-	"bonds":     {"interfaces": (*conv).ports, "parameters": (*conv).bondParameters},
-	"bridges":   {"interfaces": (*conv).ports, "parameters": (*conv).bridgeParameters},
-	"vlans":     {"id": (*conv).vlanID, "link": (*conv).vlanLink},
+	"ethernets":         {"match": (*conv).match, "set-name": (*conv).setName},
+	"bonds":             {"interfaces": (*conv).ports, "parameters": (*conv).bondParameters},
+	"bridges":           {"interfaces": (*conv).ports, "parameters": (*conv).bridgeParameters},
+	"vlans":             {"id": (*conv).vlanID, "link": (*conv).vlanLink},
+	"vrfs":              {"table": (*conv).vrfTable, "interfaces": (*conv).ports},
+	"dummy-devices":     {},
+	"virtual-ethernets": {"peer": (*conv).vethPeer},
+}
+
+func init() {
+	eth := bySection["ethernets"]
+	for k := range offloads {
+		eth[k] = (*conv).offload
+	}
+	eth["wakeonlan"] = (*conv).wakeonlan
 }
 
 // linkTypes are the intent's type of each section's devices.
 var linkTypes = map[string]intent.LinkType{
 	"ethernets": intent.LinkPhysical, "bonds": intent.LinkBond,
 	"bridges": intent.LinkBridge, "vlans": intent.LinkVLAN,
+	"vrfs": intent.LinkVRF, "dummy-devices": intent.LinkDummy, "virtual-ethernets": intent.LinkVeth,
 }
 
 // notImported are netplan's device keys netagent does not express (yet),
@@ -59,10 +72,15 @@ var notImported = []string{
 // device is the interface dev means; false: it is left out (refused).
 func (c *conv) device(dev *device) (*intent.Interface, bool) {
 	ifc := &intent.Interface{Name: dev.name, Type: linkTypes[dev.section]}
-	if dev.section == "vlans" {
+	switch dev.section {
+	case "vlans":
 		ifc.VLAN = &intent.VLAN{}
+	case "vrfs":
+		ifc.VRF = &intent.VRF{}
+	case "virtual-ethernets":
+		ifc.Veth = &intent.Veth{}
 	}
-	ok := true
+	ok, firstRule, firstRoute := true, len(c.rules), len(c.routes)
 	for _, k := range dev.order {
 		e := dev.keys[k]
 		h := bySection[dev.section][k]
@@ -75,6 +93,9 @@ func (c *conv) device(dev *device) (*intent.Interface, bool) {
 			continue
 		}
 		ok = h(c, ifc, e) && ok
+	}
+	if ifc.VRF != nil {
+		c.vrfTables(ifc.VRF.Table, firstRule, firstRoute)
 	}
 	return ifc, ok
 }
@@ -284,4 +305,19 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// vrfTables puts a VRF's routes and rules (those from firstRule and
+// firstRoute on) that name no table in its table, as netplan does.
+func (c *conv) vrfTables(table uint32, firstRule, firstRoute int) {
+	for i := firstRule; i < len(c.rules); i++ {
+		if c.rules[i].Table == 0 {
+			c.rules[i].Table = table
+		}
+	}
+	for i := firstRoute; i < len(c.routes); i++ {
+		if c.routes[i].Table == 0 {
+			c.routes[i].Table = table
+		}
+	}
 }

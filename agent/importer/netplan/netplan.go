@@ -39,19 +39,16 @@ type device struct {
 // sections are netplan's device sections netagent imports, in the order
 // the intent lists them (ports before their masters is not needed: the
 // intent is declarative).
-var sections = []string{"ethernets", "bonds", "bridges", "vlans"}
+var sections = []string{"ethernets", "bonds", "bridges", "vlans", "vrfs", "dummy-devices", "virtual-ethernets"}
 
 // unsupportedSections are netplan's sections netagent cannot express, and
 // why.
 var unsupportedSections = map[string]string{
-	"wifis":             "netagent configures no wireless interfaces",
-	"modems":            "netagent configures no modems",
-	"openvswitch":       "netagent does not manage Open vSwitch",
-	"nm-devices":        "NetworkManager's own devices are not expressible",
-	"vrfs":              "not imported yet",
-	"tunnels":           "not imported yet",
-	"dummy-devices":     "not imported yet",
-	"virtual-ethernets": "not imported yet",
+	"wifis":       "netagent configures no wireless interfaces",
+	"modems":      "netagent configures no modems",
+	"openvswitch": "netagent does not manage Open vSwitch",
+	"nm-devices":  "NetworkManager's own devices are not expressible",
+	"tunnels":     "not imported yet",
 }
 
 // Import reads files (netplan YAML) and returns the intent they mean.
@@ -94,6 +91,7 @@ type conv struct {
 	routes   []intent.Route
 	rules    []intent.Rule
 	ns       []string
+	autoPrio uint32            // rules given no priority so far
 	masters  map[string]string // a port's bond or bridge
 	search   []string
 }
