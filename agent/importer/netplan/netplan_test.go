@@ -66,7 +66,7 @@ func TestImportRefusesWithPosition(t *testing.T) {
 		"network:\n  ethernets:\n    e: &x {mtu: 1500}\n":        "aliases and anchors are refused",
 		"network:\n  wifis:\n    wl0: {}\n":                      "a.yaml:3:5: network.wifis.wl0: netagent configures no wireless",
 		"network:\n  ethernets:\n    e: {mtu: 12}\n":             "a.yaml:3:14: mtu: is not a number",
-		"network:\n  ethernets:\n    e: {wakeonlan: true}\n":     "netagent does not import this key",
+		"network:\n  ethernets:\n    e: {ipv6-privacy: true}\n":  "netagent does not import this key",
 		"network:\n  ethernets:\n    e: {addresses: [[[[]]]]}\n": "only plain values",
 	} {
 		f := write(t, dir, "a.yaml", body)
