@@ -209,7 +209,7 @@ func kernelView(e *cliEnv, auto bool) []string {
 		}
 		for _, r := range e.ipJSON(fam, "rule", "show") {
 			prio := fmt.Sprint(r["priority"])
-			if p, ok := r["priority"].(float64); auto && p > 32700 && p < 32766 {
+			if p, _ := r["priority"].(float64); auto && p > 32700 && p < 32766 {
 				prio = "the kernel's"
 			}
 			out = append(out, fmt.Sprintf("rule %s prio=%v from=%v/%v to=%v table=%v", fam, prio, r["src"], r["srclen"], r["dst"], r["table"]))
@@ -218,7 +218,6 @@ func kernelView(e *cliEnv, auto bool) []string {
 	slices.Sort(out)
 	return out
 }
-
 
 // autoPriorities reports whether in has rules netplan gave no priority:
 // the kernel numbers them (32765 and down) in the order they are added,
