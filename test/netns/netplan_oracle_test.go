@@ -109,21 +109,11 @@ func netplanCompare(t *testing.T, file string, in *intent.Intent) string {
 	na.mustRun(0, "apply", path)
 	auto := autoPriorities(in)
 	a, b := kernelView(nd, auto), kernelView(na, auto)
-	var diff []string
-	for _, s := range a {
-		if !slices.Contains(b, s) {
-			diff = append(diff, "networkd only: "+s)
-		}
+	diff := lineDiff(strings.Join(a, "\n"), strings.Join(b, "\n"))
+	if diff != "" {
+		t.Errorf("%s: the kernels differ (-: networkd only, +: netagent only):\n%s", file, diff)
 	}
-	for _, s := range b {
-		if !slices.Contains(a, s) {
-			diff = append(diff, "netagent only: "+s)
-		}
-	}
-	if len(diff) > 0 {
-		t.Errorf("%s: the kernels differ:\n%s", file, strings.Join(diff, "\n"))
-	}
-	return strings.Join(diff, "; ")
+	return strings.ReplaceAll(diff, "\n", "; ")
 }
 
 // netplanGenerate renders file with `netplan generate --root-dir` and

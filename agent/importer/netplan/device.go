@@ -115,6 +115,16 @@ func (c *conv) unknown(dev *device, e entry) {
 	c.col.Invalid(r)
 }
 
+// each calls f on every entry of mapping n (a key's value), going on
+// after a refusal so that all are reported; false: one was refused.
+func (c *conv) each(e entry, n *yaml.Node, f func(entry) bool) bool {
+	ok := true
+	for _, p := range pairs(n) {
+		ok = f(entry{e.d, p.k, p.v}) && ok
+	}
+	return ok
+}
+
 // bad records an invalid value at e.
 func (c *conv) bad(e entry, why string) bool {
 	c.col.Invalid(e.d.refusal(e.v, e.k.Value, why))
@@ -184,28 +194,28 @@ func (c *conv) dhcp4Overrides(ifc *intent.Interface, e entry) bool {
 	if ifc.DHCP4 == nil {
 		ifc.DHCP4 = &intent.DHCP4{}
 	}
-	ok := true
-	for _, p := range pairs(e.v) {
-		pe := entry{e.d, p.k, p.v}
-		switch p.k.Value {
-		case "use-routes", "use-dns":
-			b, good := c.boolean(pe, p.v)
-			if p.k.Value == "use-routes" {
-				ifc.DHCP4.UseRoutes = &b
-			} else {
-				ifc.DHCP4.UseDNS = &b
-			}
-			ok = ok && good
-		case "route-metric":
-			m, good := c.number(pe, p.v, 0, 1<<32-1)
-			ifc.DHCP4.RouteMetric, ok = m, ok && good
-		case "hostname":
-			ifc.DHCP4.Hostname = p.v.Value
-		default:
-			ok = c.unsupported(pe, p.k, "netagent does not import this override") && ok
+	return c.each(e, e.v, func(pe entry) bool { return c.dhcp4Override(ifc.DHCP4, pe) })
+}
+
+func (c *conv) dhcp4Override(d *intent.DHCP4, e entry) bool {
+	switch e.k.Value {
+	case "use-routes", "use-dns":
+		b, ok := c.boolean(e, e.v)
+		if e.k.Value == "use-routes" {
+			d.UseRoutes = &b
+		} else {
+			d.UseDNS = &b
 		}
+		return ok
+	case "route-metric":
+		m, ok := c.number(e, e.v, 0, 1<<32-1)
+		d.RouteMetric = m
+		return ok
+	case "hostname":
+		d.Hostname = e.v.Value
+		return true
 	}
-	return ok
+	return c.unsupported(e, e.k, "netagent does not import this override")
 }
 
 func (c *conv) dhcp6(ifc *intent.Interface, e entry) bool {

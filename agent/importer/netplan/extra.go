@@ -69,9 +69,7 @@ func (c *conv) routingPolicy(ifc *intent.Interface, e entry) bool {
 	ok := true
 	for _, rn := range e.v.Content {
 		r := intent.Rule{}
-		for _, p := range pairs(rn) {
-			ok = c.ruleKey(&r, entry{e.d, p.k, p.v}) && ok
-		}
+		ok = c.each(e, rn, func(pe entry) bool { return c.ruleKey(&r, pe) }) && ok
 		if r.Priority == 0 { // the kernel's choice: one below the last it chose
 			c.autoPrio++
 			r.Priority = 32766 - c.autoPrio

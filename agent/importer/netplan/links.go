@@ -48,48 +48,50 @@ func (c *conv) ports(ifc *intent.Interface, e entry) bool {
 
 func (c *conv) bondParameters(ifc *intent.Interface, e entry) bool {
 	ifc.Bond = &intent.Bond{}
-	ok := true
-	for _, p := range pairs(e.v) {
-		pe := entry{e.d, p.k, p.v}
-		switch p.k.Value {
-		case "mode":
-			ifc.Bond.Mode = intent.BondMode(p.v.Value)
-		case "mii-monitor-interval":
-			v, good := c.number(pe, p.v, 0, 1<<31-1)
-			ifc.Bond.MIIMon, ok = int(v), ok && good
-		case "lacp-rate":
-			ifc.Bond.LACPRate = intent.LACPRate(p.v.Value)
-		case "transmit-hash-policy":
-			ifc.Bond.XmitHashPolicy = intent.XmitHashPolicy(p.v.Value)
-		case "min-links":
-			v, good := c.number(pe, p.v, 0, 1<<31-1)
-			ifc.Bond.MinLinks, ok = int(v), ok && good
-		case "primary":
-			ifc.Bond.Primary = p.v.Value
-		default:
-			ok = c.unsupported(pe, p.k, "netagent does not import this bond parameter") && ok
+	return c.each(e, e.v, func(pe entry) bool { return c.bondParameter(ifc.Bond, pe) })
+}
+
+func (c *conv) bondParameter(b *intent.Bond, e entry) bool {
+	switch e.k.Value {
+	case "mode":
+		b.Mode = intent.BondMode(e.v.Value)
+	case "lacp-rate":
+		b.LACPRate = intent.LACPRate(e.v.Value)
+	case "transmit-hash-policy":
+		b.XmitHashPolicy = intent.XmitHashPolicy(e.v.Value)
+	case "primary":
+		b.Primary = e.v.Value
+	case "mii-monitor-interval", "min-links":
+		v, ok := c.number(e, e.v, 0, 1<<31-1)
+		if e.k.Value == "min-links" {
+			b.MinLinks = int(v)
+		} else {
+			b.MIIMon = int(v)
 		}
+		return ok
+	default:
+		return c.unsupported(e, e.k, "netagent does not import this bond parameter")
 	}
-	return ok
+	return true
 }
 
 func (c *conv) bridgeParameters(ifc *intent.Interface, e entry) bool {
 	ifc.Bridge = &intent.Bridge{}
-	ok := true
-	for _, p := range pairs(e.v) {
-		pe := entry{e.d, p.k, p.v}
-		switch p.k.Value {
-		case "stp":
-			b, good := c.boolean(pe, p.v)
-			ifc.Bridge.STP, ok = b, ok && good
-		case "forward-delay":
-			v, good := c.number(pe, p.v, 0, 30)
-			ifc.Bridge.ForwardDelay, ok = int(v), ok && good
-		default:
-			ok = c.unsupported(pe, p.k, "netagent does not import this bridge parameter") && ok
-		}
+	return c.each(e, e.v, func(pe entry) bool { return c.bridgeParameter(ifc.Bridge, pe) })
+}
+
+func (c *conv) bridgeParameter(br *intent.Bridge, e entry) bool {
+	switch e.k.Value {
+	case "stp":
+		b, ok := c.boolean(e, e.v)
+		br.STP = b
+		return ok
+	case "forward-delay":
+		v, ok := c.number(e, e.v, 0, 30)
+		br.ForwardDelay = int(v)
+		return ok
 	}
-	return ok
+	return c.unsupported(e, e.k, "netagent does not import this bridge parameter")
 }
 
 func (c *conv) vlanID(ifc *intent.Interface, e entry) bool {
@@ -109,9 +111,7 @@ func (c *conv) routesKey(ifc *intent.Interface, e entry) bool {
 	ok := true
 	for _, rn := range e.v.Content {
 		r := intent.Route{Dev: ifc.Name}
-		for _, p := range pairs(rn) {
-			ok = c.routeKey(&r, entry{e.d, p.k, p.v}) && ok
-		}
+		ok = c.each(e, rn, func(pe entry) bool { return c.routeKey(&r, pe) }) && ok
 		if r.To == "default" {
 			r.To = "0.0.0.0/0"
 			if strings.Contains(r.Via, ":") {
