@@ -3,6 +3,8 @@ package netplan
 import (
 	"net/netip"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/netagent/netagent/agent/intent"
 )
 
@@ -63,9 +65,12 @@ func (c *conv) vethPeer(ifc *intent.Interface, e entry) bool {
 	return true
 }
 
-// routingPolicy maps a device's rules (from, to, table, priority, mark,
-// type-of-service) onto the intent's rules.
+// routingPolicy maps a device's rules (from, to, table, priority, mark)
+// onto the intent's rules.
 func (c *conv) routingPolicy(ifc *intent.Interface, e entry) bool {
+	if e.v.Kind != yaml.SequenceNode {
+		return c.bad(e, "is not a list")
+	}
 	ok := true
 	for _, rn := range e.v.Content {
 		r := intent.Rule{}

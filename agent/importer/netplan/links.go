@@ -3,6 +3,8 @@ package netplan
 import (
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/netagent/netagent/agent/intent"
 )
 
@@ -108,6 +110,9 @@ func (c *conv) vlanLink(ifc *intent.Interface, e entry) bool {
 // routesKey maps a device's routes (to, via, metric, table, on-link,
 // type, scope, from) onto the intent's routes through the device.
 func (c *conv) routesKey(ifc *intent.Interface, e entry) bool {
+	if e.v.Kind != yaml.SequenceNode {
+		return c.bad(e, "is not a list")
+	}
 	ok := true
 	for _, rn := range e.v.Content {
 		r := intent.Route{Dev: ifc.Name}
