@@ -40,6 +40,7 @@ var bySection = map[string]map[string]handler{
 	"vrfs":              {"table": (*conv).vrfTable, "interfaces": (*conv).ports},
 	"dummy-devices":     {},
 	"virtual-ethernets": {"peer": (*conv).vethPeer},
+	"tunnels":           tunnelKeys,
 }
 
 func init() {
@@ -79,6 +80,10 @@ func (c *conv) device(dev *device) (*intent.Interface, bool) {
 		ifc.VRF = &intent.VRF{}
 	case "virtual-ethernets":
 		ifc.Veth = &intent.Veth{}
+	case "tunnels":
+		if !c.tunnelType(ifc, dev) {
+			return ifc, false
+		}
 	}
 	ok, firstRule, firstRoute := true, len(c.rules), len(c.routes)
 	for _, k := range dev.order {

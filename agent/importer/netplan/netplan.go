@@ -39,7 +39,7 @@ type device struct {
 // sections are netplan's device sections netagent imports, in the order
 // the intent lists them (ports before their masters is not needed: the
 // intent is declarative).
-var sections = []string{"ethernets", "bonds", "bridges", "vlans", "vrfs", "dummy-devices", "virtual-ethernets"}
+var sections = []string{"ethernets", "bonds", "bridges", "vlans", "vrfs", "dummy-devices", "virtual-ethernets", "tunnels"}
 
 // unsupportedSections are netplan's sections netagent cannot express, and
 // why.
@@ -48,7 +48,6 @@ var unsupportedSections = map[string]string{
 	"modems":      "netagent configures no modems",
 	"openvswitch": "netagent does not manage Open vSwitch",
 	"nm-devices":  "NetworkManager's own devices are not expressible",
-	"tunnels":     "not imported yet",
 }
 
 // Import reads files (netplan YAML) and returns the intent they mean.

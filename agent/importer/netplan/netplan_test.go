@@ -107,3 +107,30 @@ func TestOrderShadows(t *testing.T) {
 		t.Errorf("order %v", got)
 	}
 }
+
+func TestImportTunnels(t *testing.T) {
+	f := write(t, t.TempDir(), "t.yaml", `network:
+  tunnels:
+    gre1: {local: 192.0.2.1, mode: gre, remote: 198.51.100.1, key: 7, ttl: 64}
+    t6: {mode: ip6ip6, local: "2001:db8::1", remote: "2001:db8::2"}
+    vx: {mode: vxlan, id: 42, port: 4789, mac-learning: false, local: 192.0.2.1}
+`)
+	res, err := Import([]string{f}, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := res.Intent.Interfaces
+	if i[0].GRE == nil || i[0].GRE.Key != 7 || i[0].GRE.TTL != 64 || i[0].GRE.Local != "192.0.2.1" {
+		t.Errorf("gre %+v", i[0])
+	}
+	if i[1].IP6Tnl == nil || i[1].IP6Tnl.Mode != "ip6ip6" || i[1].IP6Tnl.Remote != "2001:db8::2" {
+		t.Errorf("ip6tnl %+v", i[1])
+	}
+	if i[2].VXLAN == nil || i[2].VXLAN.VNI != 42 || *i[2].VXLAN.Learning {
+		t.Errorf("vxlan %+v", i[2])
+	}
+	f = write(t, t.TempDir(), "w.yaml", "network:\n  tunnels:\n    wg0: {mode: wireguard}\n")
+	if _, err := Import([]string{f}, importer.Options{}); err == nil || !strings.Contains(err.Error(), "w.yaml:3:17: network.tunnels.wg0.mode") {
+		t.Errorf("wireguard: %v", err)
+	}
+}
