@@ -114,20 +114,20 @@ func (c *conv) tunnelKey(ifc *intent.Interface, e entry) bool {
 }
 
 func (c *conv) vxlanID(ifc *intent.Interface, e entry) bool {
-	if ifc.VXLAN == nil {
-		return c.unsupported(e, e.k, "an id is a vxlan's only")
-	}
-	v, ok := c.number(e, e.v, 1, 1<<24-1)
-	ifc.VXLAN.VNI = int(v)
-	return ok
+	return c.vxlanNumber(ifc, e, 1<<24-1, func(x *intent.VXLAN, v int) { x.VNI = v })
 }
 
 func (c *conv) vxlanPort(ifc *intent.Interface, e entry) bool {
+	return c.vxlanNumber(ifc, e, 65535, func(x *intent.VXLAN, v int) { x.Port = v })
+}
+
+// vxlanNumber sets a vxlan's number from 1 to hi.
+func (c *conv) vxlanNumber(ifc *intent.Interface, e entry, hi int64, set func(*intent.VXLAN, int)) bool {
 	if ifc.VXLAN == nil {
-		return c.unsupported(e, e.k, "a port is a vxlan's only")
+		return c.unsupported(e, e.k, e.k.Value+" is a vxlan's only")
 	}
-	v, ok := c.number(e, e.v, 1, 65535)
-	ifc.VXLAN.Port = int(v)
+	v, ok := c.number(e, e.v, 1, hi)
+	set(ifc.VXLAN, int(v))
 	return ok
 }
 
