@@ -7,6 +7,7 @@ set -euo pipefail
 # dnsmasq: the DHCP tests run their own server in a test namespace (internal/dnsmasqtest).
 # ethtool: the ethtool settings tests read features and channels back with it.
 packages=(iproute2 iptables iputils-ping graphviz busybox-static qemu-system-x86 kmod cpio xz-utils systemd util-linux etcd-server dnsmasq ethtool)
+packages+=(netplan.io)  # import netplan: its examples and netplan generate, the oracle of test/netns
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

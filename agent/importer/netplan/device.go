@@ -1,0 +1,338 @@
+package netplan
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/netagent/netagent/agent/intent"
+)
+
+// handler maps one key of a device onto the interface; false: the key
+// was refused (the device is then left out).
+type handler func(c *conv, ifc *intent.Interface, e entry) bool
+
+// common are the keys every device section has.
+var common = map[string]handler{
+	"addresses":       (*conv).addresses,
+	"dhcp4":           (*conv).dhcp4,
+	"dhcp4-overrides": (*conv).dhcp4Overrides,
+	"dhcp6":           (*conv).dhcp6,
+	"accept-ra":       (*conv).acceptRA,
+	"mtu":             (*conv).mtu,
+	"macaddress":      (*conv).macaddress,
+	"routes":          (*conv).routesKey,
+	"nameservers":     (*conv).nameservers,
+	"link-local":      (*conv).linkLocal,
+	"optional":        (*conv).optional,
+	"renderer":        (*conv).devRenderer,
+	"routing-policy":  (*conv).routingPolicy,
+}
+
+// bySection are each section's own keys.
+var bySection = map[string]map[string]handler{
+	"ethernets":         {"match": (*conv).match, "set-name": (*conv).setName},
+	"bonds":             {"interfaces": (*conv).ports, "parameters": (*conv).bondParameters},
+	"bridges":           {"interfaces": (*conv).ports, "parameters": (*conv).bridgeParameters},
+	"vlans":             {"id": (*conv).vlanID, "link": (*conv).vlanLink},
+	"vrfs":              {"table": (*conv).vrfTable, "interfaces": (*conv).ports},
+	"dummy-devices":     {},
+	"virtual-ethernets": {"peer": (*conv).vethPeer},
+	"tunnels":           tunnelKeys,
+}
+
+func init() {
+	eth := bySection["ethernets"]
+	for k := range offloads {
+		eth[k] = (*conv).offload
+	}
+	eth["wakeonlan"] = (*conv).wakeonlan
+}
+
+// linkTypes are the intent's type of each section's devices.
+var linkTypes = map[string]intent.LinkType{
+	"ethernets": intent.LinkPhysical, "bonds": intent.LinkBond,
+	"bridges": intent.LinkBridge, "vlans": intent.LinkVLAN,
+	"vrfs": intent.LinkVRF, "dummy-devices": intent.LinkDummy, "virtual-ethernets": intent.LinkVeth,
+}
+
+// notImported are netplan's device keys netagent does not express (yet),
+// refused as unsupported rather than unknown.
+var notImported = []string{
+	"routing-policy", "gateway4", "gateway6", "dhcp6-overrides", "wakeonlan", "receive-checksum-offload",
+	"transmit-checksum-offload", "tcp-segmentation-offload", "tcp6-segmentation-offload",
+	"generic-segmentation-offload", "generic-receive-offload", "large-receive-offload",
+	"dhcp-identifier", "ipv6-privacy", "ipv6-address-generation", "ipv6-address-token",
+	"ipv6-mtu", "critical", "emit-lldp", "ignore-carrier", "infiniband-mode", "neigh-suppress",
+	"networkmanager", "openvswitch", "virtual-function-count", "embedded-switch-mode",
+	"delay-virtual-functions-rebind", "link", "auth", "activation-mode", "access-points",
+}
+
+// device is the interface dev means; false: it is left out (refused).
+func (c *conv) device(dev *device) (*intent.Interface, bool) {
+	ifc := &intent.Interface{Name: dev.name, Type: linkTypes[dev.section]}
+	switch dev.section {
+	case "vlans":
+		ifc.VLAN = &intent.VLAN{}
+	case "vrfs":
+		ifc.VRF = &intent.VRF{}
+	case "virtual-ethernets":
+		ifc.Veth = &intent.Veth{}
+	case "tunnels":
+		if !c.tunnelType(ifc, dev) {
+			return ifc, false
+		}
+	}
+	ok, firstRule, firstRoute := true, len(c.rules), len(c.routes)
+	for _, k := range dev.order {
+		e := dev.keys[k]
+		h := bySection[dev.section][k]
+		if h == nil {
+			h = common[k]
+		}
+		if h == nil {
+			c.unknown(dev, e)
+			ok = false
+			continue
+		}
+		ok = h(c, ifc, e) && ok
+	}
+	if ifc.VRF != nil {
+		c.vrfTables(ifc.VRF.Table, firstRule, firstRoute)
+	}
+	return ifc, ok
+}
+
+// unknown refuses a key no handler takes: unsupported if netplan has it,
+// else invalid.
+func (c *conv) unknown(dev *device, e entry) {
+	key := "network." + dev.section + "." + dev.name + "." + e.k.Value
+	r := e.d.refusal(e.k, key, "unknown key")
+	for _, k := range notImported {
+		if k == e.k.Value {
+			r.Why, r.Object = "netagent does not import this key", dev.name
+			c.col.Unsupported(r)
+			return
+		}
+	}
+	c.col.Invalid(r)
+}
+
+// each calls f on every entry of mapping n (a key's value), going on
+// after a refusal so that all are reported; false: one was refused.
+func (c *conv) each(e entry, n *yaml.Node, f func(entry) bool) bool {
+	ok := true
+	for _, p := range pairs(n) {
+		ok = f(entry{e.d, p.k, p.v}) && ok
+	}
+	return ok
+}
+
+// bad records an invalid value at e.
+func (c *conv) bad(e entry, why string) bool {
+	c.col.Invalid(e.d.refusal(e.v, e.k.Value, why))
+	return false
+}
+
+// unsupported records a value netagent cannot express at n.
+func (c *conv) unsupported(e entry, n *yaml.Node, why string) bool {
+	c.col.Unsupported(e.d.refusal(n, e.k.Value, why))
+	return false
+}
+
+// boolean is e's value as a YAML boolean.
+func (c *conv) boolean(e entry, n *yaml.Node) (bool, bool) {
+	var b bool
+	if n.Kind != yaml.ScalarNode || n.Decode(&b) != nil {
+		c.col.Invalid(e.d.refusal(n, e.k.Value, "is not a boolean"))
+		return false, false
+	}
+	return b, true
+}
+
+// scalars is e's value as a list of scalars.
+func (c *conv) scalars(e entry, n *yaml.Node) ([]string, bool) {
+	if n.Kind != yaml.SequenceNode {
+		c.col.Invalid(e.d.refusal(n, e.k.Value, "is not a list"))
+		return nil, false
+	}
+	out := make([]string, 0, len(n.Content))
+	for _, s := range n.Content {
+		if s.Kind != yaml.ScalarNode {
+			c.col.Unsupported(e.d.refusal(s, e.k.Value, "only plain values are imported here"))
+			return nil, false
+		}
+		out = append(out, s.Value)
+	}
+	return out, true
+}
+
+// number is n as an integer in [lo, hi].
+func (c *conv) number(e entry, n *yaml.Node, lo, hi int64) (int64, bool) {
+	v, err := strconv.ParseInt(n.Value, 10, 64)
+	if n.Kind != yaml.ScalarNode || err != nil || v < lo || v > hi {
+		c.col.Invalid(e.d.refusal(n, e.k.Value, fmt.Sprintf("is not a number from %d to %d", lo, hi)))
+		return 0, false
+	}
+	return v, true
+}
+
+func (c *conv) addresses(ifc *intent.Interface, e entry) bool {
+	a, ok := c.scalars(e, e.v)
+	ifc.Addresses = append(ifc.Addresses, a...)
+	return ok
+}
+
+func (c *conv) dhcp4(ifc *intent.Interface, e entry) bool {
+	on, ok := c.boolean(e, e.v)
+	if on && ifc.DHCP4 == nil {
+		ifc.DHCP4 = &intent.DHCP4{}
+	}
+	return ok
+}
+
+// dhcp4Overrides maps use-routes, use-dns, route-metric and hostname;
+// netplan's overrides apply only with dhcp4, so the section is made.
+func (c *conv) dhcp4Overrides(ifc *intent.Interface, e entry) bool {
+	if ifc.DHCP4 == nil {
+		ifc.DHCP4 = &intent.DHCP4{}
+	}
+	return c.each(e, e.v, func(pe entry) bool { return c.dhcp4Override(ifc.DHCP4, pe) })
+}
+
+func (c *conv) dhcp4Override(d *intent.DHCP4, e entry) bool {
+	switch e.k.Value {
+	case "use-routes", "use-dns":
+		b, ok := c.boolean(e, e.v)
+		if e.k.Value == "use-routes" {
+			d.UseRoutes = &b
+		} else {
+			d.UseDNS = &b
+		}
+		return ok
+	case "route-metric":
+		m, ok := c.number(e, e.v, 0, 1<<32-1)
+		d.RouteMetric = m
+		return ok
+	case "hostname":
+		d.Hostname = e.v.Value
+		return true
+	}
+	return c.unsupported(e, e.k, "netagent does not import this override")
+}
+
+func (c *conv) dhcp6(ifc *intent.Interface, e entry) bool {
+	on, ok := c.boolean(e, e.v)
+	if on {
+		c.ipv6(ifc).DHCP6 = true
+		c.ipv6(ifc).AcceptRA = true // networkd's DHCPv6 starts from the RA
+	}
+	return ok
+}
+
+func (c *conv) ipv6(ifc *intent.Interface) *intent.IPv6 {
+	if ifc.IPv6 == nil {
+		ifc.IPv6 = &intent.IPv6{}
+	}
+	return ifc.IPv6
+}
+
+func (c *conv) acceptRA(ifc *intent.Interface, e entry) bool {
+	on, ok := c.boolean(e, e.v)
+	c.ipv6(ifc).AcceptRA = on
+	return ok
+}
+
+func (c *conv) mtu(ifc *intent.Interface, e entry) bool {
+	m, ok := c.number(e, e.v, 68, 65535)
+	ifc.MTU = int(m)
+	return ok
+}
+
+// macaddress sets a virtual link's MAC; a NIC's address is not changed by
+// netagent (it matches on it instead).
+func (c *conv) macaddress(ifc *intent.Interface, e entry) bool {
+	if ifc.Type == intent.LinkPhysical {
+		return c.unsupported(e, e.k, "netagent does not change a NIC's MAC address")
+	}
+	ifc.MAC = strings.ToLower(e.v.Value)
+	return true
+}
+
+// linkLocal accepts netplan's default, [ipv6]: the kernel's too.
+func (c *conv) linkLocal(ifc *intent.Interface, e entry) bool {
+	v, ok := c.scalars(e, e.v)
+	if ok && !(len(v) == 1 && v[0] == "ipv6") {
+		return c.unsupported(e, e.v, "netagent keeps the kernel's link-local addressing (netplan's [ipv6])")
+	}
+	return ok
+}
+
+// optional only tells netplan's boot not to wait for the device;
+// netagent never waits, so both values mean the same.
+func (c *conv) optional(ifc *intent.Interface, e entry) bool {
+	_, ok := c.boolean(e, e.v)
+	return ok
+}
+
+func (c *conv) devRenderer(ifc *intent.Interface, e entry) bool {
+	if e.v.Value != "networkd" {
+		return c.unsupported(e, e.v, "devices rendered by "+e.v.Value+" are not expressible")
+	}
+	return true
+}
+
+// nameservers are the intent's global DNS: netagent has no per-link DNS.
+func (c *conv) nameservers(ifc *intent.Interface, e entry) bool {
+	ok := true
+	for _, p := range pairs(e.v) {
+		pe := entry{e.d, p.k, p.v}
+		v, good := c.scalars(pe, p.v)
+		switch p.k.Value {
+		case "addresses":
+			c.ns = appendNew(c.ns, v)
+		case "search":
+			c.search = appendNew(c.search, v)
+		default:
+			c.col.Invalid(e.d.refusal(p.k, p.k.Value, "unknown key"))
+			good = false
+		}
+		ok = ok && good
+	}
+	return ok
+}
+
+func appendNew(list, add []string) []string {
+	for _, a := range add {
+		if !containsString(list, a) {
+			list = append(list, a)
+		}
+	}
+	return list
+}
+
+func containsString(list []string, s string) bool {
+	for _, l := range list {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+// vrfTables puts a VRF's routes and rules (those from firstRule and
+// firstRoute on) that name no table in its table, as netplan does.
+func (c *conv) vrfTables(table uint32, firstRule, firstRoute int) {
+	for i := firstRule; i < len(c.rules); i++ {
+		if c.rules[i].Table == 0 {
+			c.rules[i].Table = table
+		}
+	}
+	for i := firstRoute; i < len(c.routes); i++ {
+		if c.routes[i].Table == 0 {
+			c.routes[i].Table = table
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package netplan
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/netagent/netagent/agent/importer"
+)
+
+func write(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestImportEthernetBridgeRoutes(t *testing.T) {
+	f := write(t, t.TempDir(), "a.yaml", `network:
+  version: 2
+  ethernets:
+    lan:
+      match: {macaddress: "52:54:00:AA:BB:CC"}
+      set-name: lan0
+      dhcp4: true
+      dhcp4-overrides: {route-metric: 100, use-dns: false}
+    eth1: {}
+  bridges:
+    br0:
+      interfaces: [eth1]
+      addresses: [192.0.2.1/24]
+      routes: [{to: default, via: 192.0.2.254, metric: 5}]
+      nameservers: {addresses: [192.0.2.53]}
+`)
+	res, err := Import([]string{f}, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := res.Intent
+	if len(in.Interfaces) != 3 || in.Interfaces[0].Name != "lan0" || in.Interfaces[0].Match.MAC != "52:54:00:aa:bb:cc" {
+		t.Fatalf("interfaces %+v", in.Interfaces)
+	}
+	if in.Interfaces[0].DHCP4.RouteMetric != 100 || *in.Interfaces[0].DHCP4.UseDNS {
+		t.Errorf("dhcp4 %+v", in.Interfaces[0].DHCP4)
+	}
+	if in.Interfaces[1].Master != "br0" || len(in.Routes) != 1 || in.Routes[0].To != "0.0.0.0/0" || in.Routes[0].Metric != 5 {
+		t.Errorf("master %q routes %+v", in.Interfaces[1].Master, in.Routes)
+	}
+	if in.DNS == nil || in.DNS.Nameservers[0] != "192.0.2.53" {
+		t.Errorf("dns %+v", in.DNS)
+	}
+}
+
+func TestImportRefusesWithPosition(t *testing.T) {
+	dir := t.TempDir()
+	for body, want := range map[string]string{
+		"network:\n  ethernets:\n    e: {bogus: 1}\n":            "a.yaml:3:9: network.ethernets.e.bogus: unknown key",
+		"network:\n  version: 2\n  version: 2\n":                 "a.yaml:3:3: version: duplicate key",
+		"network:\n  ethernets:\n    e: &x {mtu: 1500}\n":        "aliases and anchors are refused",
+		"network:\n  wifis:\n    wl0: {}\n":                      "a.yaml:3:5: network.wifis.wl0: netagent configures no wireless",
+		"network:\n  ethernets:\n    e: {mtu: 12}\n":             "a.yaml:3:14: mtu: is not a number",
+		"network:\n  ethernets:\n    e: {ipv6-privacy: true}\n":  "netagent does not import this key",
+		"network:\n  ethernets:\n    e: {addresses: [[[[]]]]}\n": "only plain values",
+	} {
+		f := write(t, dir, "a.yaml", body)
+		_, err := Import([]string{f}, importer.Options{})
+		var ie *importer.Error
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", body, err, want)
+		}
+	}
+}
+
+func TestImportSkipUnsupportedWarns(t *testing.T) {
+	f := write(t, t.TempDir(), "a.yaml", "network:\n  wifis:\n    wl0: {}\n  ethernets:\n    e0: {addresses: [192.0.2.1/24]}\n")
+	res, err := Import([]string{f}, importer.Options{SkipUnsupported: true})
+	if err != nil || len(res.Warnings) != 1 || len(res.Intent.Interfaces) != 1 {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+}
+
+func TestImportMergesInNetplanOrder(t *testing.T) {
+	root := t.TempDir()
+	lib := write(t, root, "lib/netplan/10-a.yaml", "network:\n  ethernets:\n    e0: {mtu: 1400}\n")
+	etc := write(t, root, "etc/netplan/10-a.yaml", "network:\n  ethernets:\n    e0: {mtu: 1500}\n")
+	later := write(t, root, "etc/netplan/20-b.yaml", "network:\n  ethernets:\n    e0: {addresses: [192.0.2.1/24]}\n")
+	res, err := Import([]string{later, etc, lib}, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Intent.Interfaces[0]
+	if e.MTU != 1500 || len(e.Addresses) != 1 {
+		t.Errorf("merged %+v", e)
+	}
+}
+
+func TestOrderShadows(t *testing.T) {
+	got := order([]string{"/run/netplan/b.yaml", "/lib/netplan/a.yaml", "/etc/netplan/a.yaml"})
+	if strings.Join(got, " ") != "/etc/netplan/a.yaml /run/netplan/b.yaml" {
+		t.Errorf("order %v", got)
+	}
+}
+
+func TestImportTunnels(t *testing.T) {
+	f := write(t, t.TempDir(), "t.yaml", `network:
+  tunnels:
+    gre1: {local: 192.0.2.1, mode: gre, remote: 198.51.100.1, key: 7, ttl: 64}
+    t6: {mode: ip6ip6, local: "2001:db8::1", remote: "2001:db8::2"}
+    vx: {mode: vxlan, id: 42, port: 4789, mac-learning: false, local: 192.0.2.1}
+`)
+	res, err := Import([]string{f}, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := res.Intent.Interfaces
+	if i[0].GRE == nil || i[0].GRE.Key != 7 || i[0].GRE.TTL != 64 || i[0].GRE.Local != "192.0.2.1" {
+		t.Errorf("gre %+v", i[0])
+	}
+	if i[1].IP6Tnl == nil || i[1].IP6Tnl.Mode != "ip6ip6" || i[1].IP6Tnl.Remote != "2001:db8::2" {
+		t.Errorf("ip6tnl %+v", i[1])
+	}
+	if i[2].VXLAN == nil || i[2].VXLAN.VNI != 42 || *i[2].VXLAN.Learning {
+		t.Errorf("vxlan %+v", i[2])
+	}
+	f = write(t, t.TempDir(), "w.yaml", "network:\n  tunnels:\n    wg0: {mode: wireguard}\n")
+	if _, err := Import([]string{f}, importer.Options{}); err == nil || !strings.Contains(err.Error(), "w.yaml:3:17: network.tunnels.wg0.mode") {
+		t.Errorf("wireguard: %v", err)
+	}
+}
