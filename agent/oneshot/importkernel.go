@@ -70,10 +70,10 @@ func foreignWarnings(list []dg.Item, f *configurators.Foreign, all bool) []impor
 
 // kernelOwn reports whether a foreign object is one the kernel makes by
 // itself: a route or address it adds (proto kernel), the local table's
-// routes, the default rules, what sits on lo.
+// routes, what sits on lo (the default rules are never read back).
 func kernelOwn(f *items.Foreign) bool {
 	d := " " + f.Desc + " "
-	for _, s := range []string{" proto kernel ", " table local ", " dev lo ", " lookup local ", " lookup main ", " lookup default "} {
+	for _, s := range []string{" proto kernel ", " table local ", " dev lo "} {
 		if strings.Contains(d, s) {
 			return true
 		}
