@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netagent/netagent/internal/testbin"
 	"github.com/netagent/netagent/test/vm"
 )
 
@@ -147,6 +148,8 @@ func runNSCase(t *testing.T, c nsCase) {
 		t.Errorf("apply of what show printed: %s", res)
 	}
 
+	e.checkImportKernel()
+
 	empty := e.writeFile("empty.json", `{"version": 1}`)
 	if res := e.netagent("apply", empty); res.code != 0 {
 		t.Fatalf("apply of the empty intent: %s", res)
@@ -193,4 +196,19 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// checkImportKernel checks the round trip of import kernel: what it prints
+// of the namespace is an intent whose plan is empty there.
+func (e *env) checkImportKernel() {
+	e.t.Helper()
+	r := testbin.Run(e.t, e.bin, nil, "--state-dir", e.stateDir, "--netns", e.tgt.Name, "import", "kernel")
+	if r.Code != 0 {
+		e.t.Errorf("import kernel: exit %d\n%s", r.Code, r.Stderr)
+		return
+	}
+	if res := e.netagent("plan", e.writeFile("imported.json", r.Stdout)); res.code != 0 ||
+		!strings.Contains(res.stdout, "no changes: the kernel already matches the intent") {
+		e.t.Errorf("plan of what import kernel printed:\n%s\nimported:\n%s", res, r.Stdout)
+	}
 }

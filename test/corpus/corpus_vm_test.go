@@ -95,9 +95,28 @@ func runVMCase(t *testing.T, file string) {
 	if rep := host.Compare(vmReadBack(t, tgt, stateDir, intended), intended); !rep.Converged() {
 		t.Errorf("check: %v", rep.Diffs)
 	}
+	vmCheckImport(t, tgt, stateDir, reg, intended)
 	vmApply(t, tgt, stateDir, reg, dg.New("intended"))
 	if after := vmStableSnapshot(t, tgt); after != before {
 		t.Errorf("removing the intent did not leave the namespace as it was:\n%s", lineDiff(before, after))
+	}
+}
+
+// vmCheckImport checks the round trip of import kernel's converter: the
+// items read back, turned into an intent (render.ToIntent) and rendered
+// again, need no operation.
+func vmCheckImport(t *testing.T, tgt *netnsx.Target, stateDir string, reg reconciler.Registry, intended *dg.Graph) {
+	t.Helper()
+	var list []dg.Item
+	for it := range vmReadBack(t, tgt, stateDir, intended).Items() {
+		list = append(list, it)
+	}
+	imported, err := render.Render(render.ToIntent(list))
+	if err != nil {
+		t.Fatalf("rendering the imported intent: %v", err)
+	}
+	if n := vmApply(t, tgt, stateDir, reg, imported); n != 0 {
+		t.Errorf("applying the imported intent ran %d operations", n)
 	}
 }
 
