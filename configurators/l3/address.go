@@ -28,6 +28,10 @@ type addressConfigurator struct {
 	// promoting runs f with net.ipv4.conf.<dev>.promote_secondaries on,
 	// and then puts the sysctl back; nil where it cannot (a fake kernel).
 	promoting func(dev string, f func() error) error
+	// adopt takes over someone else's address equal to the item (prefix
+	// length, label, scope): only the IFA_PROTO mark is written, by an
+	// in-place replace, instead of ErrNotOwned.
+	adopt bool
 }
 
 var _ reconciler.Configurator = (*addressConfigurator)(nil)
@@ -69,6 +73,8 @@ func (c *addressConfigurator) create(a *items.Address) error {
 		return err
 	case k == nil:
 		return addAddr(conn, a, index)
+	case !k.owned() && c.adopt && k.prefix.Bits() == a.Prefix.Bits() && addrAsWanted(k, a):
+		return sendOne(conn, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_REPLACE, a, index))
 	case !k.owned():
 		return errAddrNotOwned
 	case k.prefix.Bits() != a.Prefix.Bits():

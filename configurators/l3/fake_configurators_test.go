@@ -943,3 +943,21 @@ func TestFakeFollowsLinks(t *testing.T) {
 		}
 	}
 }
+
+// With adopt, someone else's address equal to the item gets only the
+// mark, in place; without adopt the refusal stays.
+func TestFakeAddressAdopt(t *testing.T) {
+	e := newFakeEnv(t)
+	a := &items.Address{Dev: "up0", Prefix: pfx("10.0.0.2/24")}
+	e.k.addAddr("up0", "10.0.0.2/24", unix.RTPROT_STATIC)
+	plain := &addressConfigurator{nlh: e.k, open: e.k.open, promotes: e.k.promotes}
+	wantNotOwned(t, "create over theirs without adopt", plain.Create(ctx, a))
+	cfg := &addressConfigurator{nlh: e.k, open: e.k.open, promotes: e.k.promotes, adopt: true}
+	must(t, cfg.Create(ctx, a))
+	if k, ok := e.k.addrOn("up0", "10.0.0.2/24"); !ok || !k.owned() {
+		t.Fatalf("not adopted: %+v (%v)", k, ok)
+	}
+	if n := e.writes(func() { must(t, cfg.Create(ctx, a)) }); n != 0 {
+		t.Errorf("second create wrote %d times", n)
+	}
+}
