@@ -73,7 +73,7 @@ func (c *addressConfigurator) create(a *items.Address) error {
 		return err
 	case k == nil:
 		return addAddr(conn, a, index)
-	case !k.owned() && c.adopt && k.prefix.Bits() == a.Prefix.Bits() && addrAsWanted(k, a):
+	case c.adoptable(k, a):
 		return sendOne(conn, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_REPLACE, a, index))
 	case !k.owned():
 		return errAddrNotOwned
@@ -88,6 +88,12 @@ func (c *addressConfigurator) create(a *items.Address) error {
 		return err
 	}
 	return addAddr(conn, a, index)
+}
+
+// adoptable reports whether k is someone else's address that adopt takes
+// over as a: of its prefix length, label and scope.
+func (c *addressConfigurator) adoptable(k *kernelAddr, a *items.Address) bool {
+	return c.adopt && !k.owned() && k.prefix.Bits() == a.Prefix.Bits() && addrAsWanted(k, a)
 }
 
 // addAddr adds a and checks that the kernel kept the mark.

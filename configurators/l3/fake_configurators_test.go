@@ -983,3 +983,17 @@ func TestFakeRouteAdopt(t *testing.T) {
 	other := &items.Route{Dst: pfx("172.16.0.6/32"), Dev: "up0"}
 	wantNotOwned(t, "adopt of a route that differs", cfg.Create(ctx, other))
 }
+
+// ApplyBatch adopts as Create does.
+func TestFakeAddressAdoptBatch(t *testing.T) {
+	e := newFakeEnv(t)
+	a := &items.Address{Dev: "up0", Prefix: pfx("10.0.0.2/24")}
+	e.k.addAddr("up0", "10.0.0.2/24", unix.RTPROT_STATIC)
+	cfg := &addressConfigurator{nlh: e.k, open: e.k.open, promotes: e.k.promotes, adopt: true}
+	if errs := cfg.ApplyBatch(ctx, []reconciler.BatchOp{{Op: reconciler.OpCreate, New: a}}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	if k, ok := e.k.addrOn("up0", "10.0.0.2/24"); !ok || !k.owned() {
+		t.Fatalf("not adopted: %+v (%v)", k, ok)
+	}
+}
