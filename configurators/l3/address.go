@@ -28,6 +28,10 @@ type addressConfigurator struct {
 	// promoting runs f with net.ipv4.conf.<dev>.promote_secondaries on,
 	// and then puts the sysctl back; nil where it cannot (a fake kernel).
 	promoting func(dev string, f func() error) error
+	// adopt takes over someone else's address equal to the item (prefix
+	// length, label, scope): only the IFA_PROTO mark is written, by an
+	// in-place replace, instead of ErrNotOwned.
+	adopt bool
 }
 
 var _ reconciler.Configurator = (*addressConfigurator)(nil)
@@ -69,6 +73,8 @@ func (c *addressConfigurator) create(a *items.Address) error {
 		return err
 	case k == nil:
 		return addAddr(conn, a, index)
+	case c.adoptable(k, a):
+		return sendOne(conn, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_REPLACE, a, index))
 	case !k.owned():
 		return errAddrNotOwned
 	case k.prefix.Bits() != a.Prefix.Bits():
@@ -82,6 +88,12 @@ func (c *addressConfigurator) create(a *items.Address) error {
 		return err
 	}
 	return addAddr(conn, a, index)
+}
+
+// adoptable reports whether k is someone else's address that adopt takes
+// over as a: of its prefix length, label and scope.
+func (c *addressConfigurator) adoptable(k *kernelAddr, a *items.Address) bool {
+	return c.adopt && !k.owned() && k.prefix.Bits() == a.Prefix.Bits() && addrAsWanted(k, a)
 }
 
 // addAddr adds a and checks that the kernel kept the mark.

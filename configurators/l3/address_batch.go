@@ -116,6 +116,8 @@ func (c *addressConfigurator) createAll(as []*items.Address) (errs []error, sing
 		case k == nil:
 			adds = append(adds, i)
 			reqs = append(reqs, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_CREATE|unix.NLM_F_EXCL, a, indexes[i]))
+		case c.adoptable(k, a):
+			single = append(single, i) // Create writes the mark
 		case !k.owned():
 			errs[i] = errAddrNotOwned
 		case k.prefix.Bits() != a.Prefix.Bits():

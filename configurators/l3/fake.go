@@ -717,8 +717,8 @@ func (k *FakeKernel) newAddr(flags int, a kernelAddr) error {
 	if !k.hasLink(a.index) {
 		return unix.ENODEV
 	}
-	if k.findAddr(a.index, a.prefix) >= 0 {
-		return unix.EEXIST // a replace of an address is not modelled: netagent never sends one
+	if at := k.findAddr(a.index, a.prefix); at >= 0 {
+		return k.replaceAddr(flags, at, a)
 	}
 	v4 := a.prefix.Addr().Is4()
 	a.flags = a.flags&unix.IFA_F_NODAD | unix.IFA_F_PERMANENT
@@ -746,6 +746,18 @@ func (k *FakeKernel) newAddr(flags int, a kernelAddr) error {
 	k.addrs = append(k.addrs, a)
 	if !a.secondary() {
 		k.addPrefixRoute(a)
+	}
+	return nil
+}
+
+// replaceAddr models NLM_F_REPLACE of an existing address as the kernel
+// applies it, in place: the IFA_PROTO mark is rewritten, nothing deleted.
+func (k *FakeKernel) replaceAddr(flags int, at int, a kernelAddr) error {
+	if flags&unix.NLM_F_REPLACE == 0 || flags&unix.NLM_F_EXCL != 0 {
+		return unix.EEXIST
+	}
+	if !k.dropMarks {
+		k.addrs[at].proto = a.proto
 	}
 	return nil
 }

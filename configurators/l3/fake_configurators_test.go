@@ -943,3 +943,57 @@ func TestFakeFollowsLinks(t *testing.T) {
 		}
 	}
 }
+
+// With adopt, someone else's address equal to the item gets only the
+// mark, in place; without adopt the refusal stays.
+func TestFakeAddressAdopt(t *testing.T) {
+	e := newFakeEnv(t)
+	a := &items.Address{Dev: "up0", Prefix: pfx("10.0.0.2/24")}
+	e.k.addAddr("up0", "10.0.0.2/24", unix.RTPROT_STATIC)
+	plain := &addressConfigurator{nlh: e.k, open: e.k.open, promotes: e.k.promotes}
+	wantNotOwned(t, "create over theirs without adopt", plain.Create(ctx, a))
+	cfg := &addressConfigurator{nlh: e.k, open: e.k.open, promotes: e.k.promotes, adopt: true}
+	must(t, cfg.Create(ctx, a))
+	if k, ok := e.k.addrOn("up0", "10.0.0.2/24"); !ok || !k.owned() {
+		t.Fatalf("not adopted: %+v (%v)", k, ok)
+	}
+	if n := e.writes(func() { must(t, cfg.Create(ctx, a)) }); n != 0 {
+		t.Errorf("second create wrote %d times", n)
+	}
+}
+
+// With adopt, the one route of another protocol equal to the item is
+// replaced in place with our protocol; one that differs stays refused.
+func TestFakeRouteAdopt(t *testing.T) {
+	e := newFakeEnv(t)
+	e.withUplink()
+	up := e.k.index("up0")
+	e.k.addRoute(netlink.Route{Family: unix.AF_INET, Dst: ipnet("172.16.0.5/32"), Gw: net.IPv4(10, 0, 0, 1).To4(), LinkIndex: up, Protocol: unix.RTPROT_BOOT})
+	e.k.addRoute(netlink.Route{Family: unix.AF_INET, Dst: ipnet("172.16.0.6/32"), Gw: net.IPv4(10, 0, 0, 1).To4(), LinkIndex: up, Protocol: unix.RTPROT_BOOT})
+	same := &items.Route{Dst: pfx("172.16.0.5/32"), Gw: ip("10.0.0.1"), Dev: "up0"}
+	wantNotOwned(t, "create over theirs without adopt", e.route.Create(ctx, same))
+	cfg := &routeConfigurator{nlh: e.k, open: e.k.open, adopt: true}
+	must(t, cfg.Create(ctx, same))
+	if got := e.k.routesWith(items.RouteProtocol); len(got) != 1 || got[0].Dst.String() != "172.16.0.5/32" {
+		t.Errorf("our routes after the adoption: %v", got)
+	}
+	if got := e.k.routesWith(unix.RTPROT_BOOT); len(got) != 1 || got[0].Dst.String() != "172.16.0.6/32" {
+		t.Errorf("theirs after the adoption: %v", got)
+	}
+	other := &items.Route{Dst: pfx("172.16.0.6/32"), Dev: "up0"}
+	wantNotOwned(t, "adopt of a route that differs", cfg.Create(ctx, other))
+}
+
+// ApplyBatch adopts as Create does.
+func TestFakeAddressAdoptBatch(t *testing.T) {
+	e := newFakeEnv(t)
+	a := &items.Address{Dev: "up0", Prefix: pfx("10.0.0.2/24")}
+	e.k.addAddr("up0", "10.0.0.2/24", unix.RTPROT_STATIC)
+	cfg := &addressConfigurator{nlh: e.k, open: e.k.open, promotes: e.k.promotes, adopt: true}
+	if errs := cfg.ApplyBatch(ctx, []reconciler.BatchOp{{Op: reconciler.OpCreate, New: a}}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	if k, ok := e.k.addrOn("up0", "10.0.0.2/24"); !ok || !k.owned() {
+		t.Fatalf("not adopted: %+v (%v)", k, ok)
+	}
+}

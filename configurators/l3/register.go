@@ -15,7 +15,20 @@ import (
 // for target t in reg. The route configurator is a
 // reconciler.BatchConfigurator.
 func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error {
-	k := kernel{nlh: t.NL, open: (&sharedConn{t: t}).open, promotes: promotesIn(t), promoting: promotingIn(t)}
+	return RegisterWith(reg, t, Options{})
+}
+
+// Options change how the configurators treat the kernel's objects.
+type Options struct {
+	// Adopt takes over an address or route someone else made that equals
+	// the item: only netagent's mark is written, in place (NLM_F_REPLACE),
+	// instead of ErrNotOwned.
+	Adopt bool
+}
+
+// RegisterWith is Register with opts.
+func RegisterWith(reg *reconciler.TypeRegistry, t *netnsx.Target, opts Options) error {
+	k := kernel{nlh: t.NL, open: (&sharedConn{t: t}).open, promotes: promotesIn(t), promoting: promotingIn(t), adopt: opts.Adopt}
 	return register(reg, k)
 }
 
@@ -26,6 +39,7 @@ type kernel struct {
 	open      opener
 	promotes  func(dev string) (bool, error)
 	promoting func(dev string, f func() error) error
+	adopt     bool
 }
 
 // register registers the four configurators over k.
@@ -34,8 +48,8 @@ func register(reg *reconciler.TypeRegistry, k kernel) error {
 		typ string
 		cfg reconciler.Configurator
 	}{
-		{items.TypeAddress, &addressConfigurator{nlh: k.nlh, open: k.open, promotes: k.promotes, promoting: k.promoting}},
-		{items.TypeRoute, &routeConfigurator{nlh: k.nlh, open: k.open}},
+		{items.TypeAddress, &addressConfigurator{nlh: k.nlh, open: k.open, promotes: k.promotes, promoting: k.promoting, adopt: k.adopt}},
+		{items.TypeRoute, &routeConfigurator{nlh: k.nlh, open: k.open, adopt: k.adopt}},
 		{items.TypeRule, &ruleConfigurator{open: k.open}},
 		{items.TypeNeighbor, &neighborConfigurator{open: k.open}},
 	}

@@ -26,6 +26,10 @@ var _ routeNL = (*netlink.Handle)(nil)
 type routeConfigurator struct {
 	nlh  routeNL
 	open opener
+	// adopt takes over the one route of another protocol of the item's
+	// identity when it equals the item: a replace writes only the
+	// protocol, in place, instead of ErrNotOwned.
+	adopt bool
 }
 
 var _ reconciler.BatchConfigurator = (*routeConfigurator)(nil)
@@ -97,6 +101,12 @@ func dumpRoutes(conn rawOps, family int) (kernelRoutes, error) {
 		}
 	}
 	return idx, nil
+}
+
+// adoptable reports whether rs, the kernel's routes of want's identity,
+// is one route of another protocol equal to want.
+func adoptable(rs []routeMsg, want *items.Route, names map[int]string) bool {
+	return len(rs) == 1 && rs[0].Protocol != items.RouteProtocol && sameRoute(&rs[0], want, names)
 }
 
 // errRouteNotOwned: a route of another protocol holds the item's identity.

@@ -19,8 +19,9 @@ const maxRounds = 4
 // family and batch) only where the outcome depends on what else is there:
 //
 //	create  RTM_NEWROUTE CREATE|EXCL. EEXIST: look at the routes of that
-//	        identity (dump): another protocol's → ErrNotOwned; ours and as
-//	        wanted → done; ours but different → REPLACE.
+//	        identity (dump): another protocol's → ErrNotOwned (with adopt,
+//	        the only one and equal → REPLACE, which writes our protocol in
+//	        place); ours and as wanted → done; ours but different → REPLACE.
 //	modify  dump, then: another protocol's → ErrNotOwned; ours as wanted →
 //	        nothing (no kernel write); ours different → REPLACE; none →
 //	        CREATE|EXCL.
@@ -224,6 +225,8 @@ func (b *routeBatch) settle(i int, r *items.Route, devs routeDevs) error {
 	}
 	owned, foreign := ownedOf(idx[r.Name()])
 	switch {
+	case b.c.adopt && adoptable(idx[r.Name()], r, devs.names()):
+		b.queueReplace(i, r, devs)
 	case foreign:
 		return errRouteNotOwned
 	case owned == nil:
