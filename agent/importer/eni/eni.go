@@ -12,6 +12,7 @@ package eni
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/netagent/netagent/agent/importer"
 	"github.com/netagent/netagent/agent/intent"
@@ -133,6 +134,9 @@ func (p *parser) intent() *intent.Intent {
 		ifc := p.ifaces[name]
 		if !p.auto[name] {
 			p.refuse(ifc, ifc.pos, "iface "+name, "not auto or allow-hotplug: ifup -a leaves it down, and netagent has no interface brought up only on demand")
+		}
+		if ifc.mac != "" && !ifc.bridge && ifc.vlanParent == "" && !strings.Contains(name, ".") {
+			p.refuse(ifc, ifc.pos, "iface "+name+": hwaddress", "netagent sets the MAC only of the interfaces it creates, not of a NIC")
 		}
 		if ifc.skipped || ifc.loopback && ifc.empty() {
 			continue
