@@ -127,7 +127,7 @@ func (ifc *iface) gateway(s string) string {
 	if a.Is6() {
 		to = "::/0"
 	}
-	ifc.routes = append(ifc.routes, intent.Route{To: to, Via: a.String(), Dev: ifc.name, OnLink: true} // ifupdown2 adds its gateways onlink)
+	ifc.routes = append(ifc.routes, intent.Route{To: to, Via: a.String(), Dev: ifc.name, OnLink: true}) // ifupdown2 adds its gateways onlink
 	return ""
 }
 
