@@ -53,6 +53,8 @@ type parser struct {
 // current stanza.
 func (p *parser) line(l line) {
 	switch kw := l.words[0]; {
+	case strings.HasPrefix(kw, "%") || strings.Contains(strings.Join(l.words, " "), "<%") || strings.Contains(strings.Join(l.words, " "), "${"):
+		p.c.Unsupported(importer.Refusal{Pos: l.pos[0], Key: kw, Why: "a mako template: import the file ifupdown2 renders from it (ifquery -a prints it)"})
 	case kw == "auto" || kw == "allow-hotplug" || kw == "allow-auto":
 		p.cur, p.inMapping = nil, false
 		for _, name := range l.words[1:] {
@@ -94,11 +96,18 @@ func (p *parser) stanza(l line) {
 	if len(l.words) == 2 {
 		return // ifupdown2: family and method may be left out
 	}
-	if len(l.words) != 4 {
-		p.c.Invalid(importer.Refusal{Pos: l.pos[0], Key: "iface " + name, Why: "want iface NAME inet|inet6 METHOD"})
+	if len(l.words) > 4 {
+		p.c.Invalid(importer.Refusal{Pos: l.pos[0], Key: "iface " + name, Why: "want iface NAME [inet|inet6 [METHOD]]"})
 		return
 	}
-	p.method(ifc, l.words[2], l.words[3], l.pos[2])
+	method := "manual" // ifupdown2: the method may be left out
+	if len(l.words) == 4 {
+		method = l.words[3]
+	}
+	if name == "lo" && method == "manual" {
+		method = "loopback"
+	}
+	p.method(ifc, l.words[2], method, l.pos[2])
 }
 
 // method records a stanza's family and method.
@@ -106,7 +115,7 @@ func (p *parser) method(ifc *iface, family, method string, pos importer.Position
 	key := "iface " + ifc.name + " " + family + " " + method
 	switch family + " " + method {
 	case "inet static", "inet manual", "inet6 static", "inet6 manual":
-	case "inet loopback":
+	case "inet loopback", "inet6 loopback":
 		ifc.loopback = true
 	case "inet dhcp":
 		ifc.dhcp4 = true

@@ -77,6 +77,7 @@ func TestRefusals(t *testing.T) {
 		{"auto eth0\niface eth0 inet ppp\n", "f:2:12: iface eth0 inet ppp: "},
 		{"auto eth0\niface eth0 inet static\n  hwaddress ether 02:00:00:00:00:01\n", "iface eth0: hwaddress: "},
 		{"source /etc/network/interfaces.d/*\n", "f:1:1: source: "},
+		{"auto eth0\n%for i in range(2):\n", "f:2:1: %for: a mako template"},
 	} {
 		_, err := Parse("f", []byte(tc.src), importer.Options{})
 		var ie *importer.Error
@@ -124,4 +125,14 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestIfupdown2ShortStanzas(t *testing.T) {
+	res, err := Parse("f", []byte("auto lo\niface lo inet\nauto eth0\niface eth0 inet\n  address 192.0.2.1/24\n"), importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Intent.Interfaces) != 1 || res.Intent.Interfaces[0].Name != "eth0" {
+		t.Errorf("interfaces = %+v", res.Intent.Interfaces)
+	}
 }
