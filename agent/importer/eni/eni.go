@@ -152,6 +152,7 @@ func (p *parser) intent() *intent.Intent {
 		}
 		in.Interfaces = append(in.Interfaces, ifc.build(name))
 		in.Routes = append(in.Routes, ifc.routes...)
+		addDNS(in, ifc)
 	}
 	p.addPorts(in)
 	return in

@@ -136,3 +136,15 @@ func TestIfupdown2ShortStanzas(t *testing.T) {
 		t.Errorf("interfaces = %+v", res.Intent.Interfaces)
 	}
 }
+
+func TestDNS(t *testing.T) {
+	src := "auto eth0\niface eth0 inet static\n  address 192.0.2.1/24\n  dns-nameservers 192.0.2.53 2001:db8::53\n  dns-search example.net\n"
+	res, err := Parse("f", []byte(src), importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Intent.DNS
+	if d == nil || len(d.Nameservers) != 2 || len(d.Search) != 1 || d.Search[0] != "example.net" {
+		t.Errorf("dns = %+v", d)
+	}
+}

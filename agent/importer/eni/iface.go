@@ -22,6 +22,7 @@ type iface struct {
 	bridge, stp                bool
 	vlanParent                 string
 	mac                        string
+	dns, search                []string
 }
 
 func (ifc *iface) empty() bool {
@@ -72,6 +73,10 @@ func (ifc *iface) set(key string, args []string) string {
 		}
 	case "bridge-stp":
 		ifc.stp = args[0] == "on" || args[0] == "yes"
+	case "dns-nameservers":
+		return ifc.nameservers(args)
+	case "dns-search":
+		ifc.search = append(ifc.search, args...)
 	case "vlan-raw-device":
 		ifc.vlanParent = args[0]
 	default:
@@ -188,4 +193,29 @@ func setMaster(in *intent.Intent, port, master string) {
 		}
 	}
 	in.Interfaces = append(in.Interfaces, intent.Interface{Name: port, Type: intent.LinkPhysical, Master: master})
+}
+
+// nameservers records dns-nameservers (resolvconf's; netagent's dns
+// section is the host's).
+func (ifc *iface) nameservers(args []string) string {
+	for _, s := range args {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return "invalid nameserver " + strconv.Quote(s)
+		}
+		ifc.dns = append(ifc.dns, a.String())
+	}
+	return ""
+}
+
+// addDNS adds ifc's servers and domains to the intent's dns section.
+func addDNS(in *intent.Intent, ifc *iface) {
+	if len(ifc.dns)+len(ifc.search) == 0 {
+		return
+	}
+	if in.DNS == nil {
+		in.DNS = &intent.DNS{}
+	}
+	in.DNS.Nameservers = append(in.DNS.Nameservers, ifc.dns...)
+	in.DNS.Search = append(in.DNS.Search, ifc.search...)
 }
