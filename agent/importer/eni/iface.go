@@ -80,9 +80,23 @@ func (ifc *iface) set(key string, args []string) string {
 	case "vlan-raw-device":
 		ifc.vlanParent = args[0]
 	default:
-		return "netagent has no equivalent of this option"
+		return whyNot(key)
 	}
 	return ""
+}
+
+// notYet are the options netagent's intent could express that this
+// importer does not map yet (by prefix).
+var notYet = []string{"bond-", "vxlan-", "vrf", "bridge-vlan-aware", "bridge-vids", "bridge-pvid", "bridge-access"}
+
+// whyNot says why key is refused.
+func whyNot(key string) string {
+	for _, p := range notYet {
+		if strings.HasPrefix(key, p) {
+			return "not mapped by netagent's ENI importer yet (the intent has an equivalent; write it by hand)"
+		}
+	}
+	return "netagent has no equivalent of this option"
 }
 
 func (ifc *iface) address(s string) string {
