@@ -91,3 +91,20 @@ mv -T "$vm_cache/current.new" "$vm_cache/current"
 for old in "$vm_cache"/linux-image-*; do
 	[ "$old" = "$kernel_dir" ] || rm -rf "$old"
 done
+
+# The ENI importer's oracle (test/netns TestENIOracle) runs Debian's ifupdown2.
+# Its package is unpacked into a cache, never installed: its postinst writes
+# /etc/network/interfaces and udev overrides, enables networking.service (ifup -a
+# at the next boot) and it conflicts with ifupdown. The test runs it from the
+# cache inside a test namespace with /run and /etc/network on private tmpfs.
+eni_cache=/var/cache/netagent-ifupdown2
+if [ ! -f "$eni_cache/.complete" ]; then
+	rm -rf "$eni_cache"
+	eni_tmp=$(mktemp -d)
+	chown _apt "$eni_tmp" 2>/dev/null || true
+	(cd "$eni_tmp" && apt-get download ifupdown2)
+	mkdir -p "$eni_cache"
+	dpkg-deb -x "$eni_tmp"/*.deb "$eni_cache"
+	rm -rf "$eni_tmp"
+	touch "$eni_cache/.complete"
+fi

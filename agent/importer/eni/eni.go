@@ -1,0 +1,159 @@
+// Package eni imports ifupdown's and ifupdown2's /etc/network/interfaces
+// into an intent: `auto` and `allow-hotplug` interfaces with their
+// `iface` stanzas (several stanzas of one interface merged, as ifupdown2
+// does), addresses, gateways, MTU, bridges and VLANs. What the intent
+// cannot express (commands such as post-up, mapping stanzas, wireless,
+// Open vSwitch, unknown options) is refused with FILE:LINE:COLUMN, or
+// left out with a warning under importer.Options.SkipUnsupported.
+//
+// It reads the file it is given, bounded by importer.MaxFileSize, and
+// never the kernel.
+package eni
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/netagent/netagent/agent/importer"
+	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/internal/safefile"
+)
+
+// Import reads the interfaces file at path and returns its intent.
+func Import(path string, opts importer.Options) (*importer.Result, error) {
+	data, _, err := safefile.ReadNamed(path, importer.MaxFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return Parse(path, data, opts)
+}
+
+// Parse imports data, the contents of the interfaces file named file.
+func Parse(file string, data []byte, opts importer.Options) (*importer.Result, error) {
+	p := &parser{c: importer.NewCollector(opts), ifaces: map[string]*iface{}, auto: map[string]bool{}}
+	for _, l := range lex(file, data) {
+		p.line(l)
+	}
+	in := p.intent()
+	return p.c.Finish(in, file)
+}
+
+// parser walks the logical lines; cur is the stanza options go to.
+type parser struct {
+	c      *importer.Collector
+	order  []string
+	ifaces map[string]*iface
+	auto   map[string]bool
+	cur    *iface
+	// inMapping: the lines belong to a refused mapping stanza.
+	inMapping bool
+}
+
+// line handles one logical line: a stanza's start or an option of the
+// current stanza.
+func (p *parser) line(l line) {
+	switch kw := l.words[0]; {
+	case strings.HasPrefix(kw, "%") || strings.Contains(strings.Join(l.words, " "), "<%") || strings.Contains(strings.Join(l.words, " "), "${"):
+		p.c.Unsupported(importer.Refusal{Pos: l.pos[0], Key: kw, Why: "a mako template: import the file ifupdown2 renders from it (ifquery -a prints it)"})
+	case kw == "auto" || kw == "allow-hotplug" || kw == "allow-auto":
+		p.cur, p.inMapping = nil, false
+		for _, name := range l.words[1:] {
+			p.auto[name] = true
+		}
+	case kw == "iface":
+		p.inMapping = false
+		p.stanza(l)
+	case kw == "mapping":
+		p.cur, p.inMapping = nil, true
+		p.c.Unsupported(importer.Refusal{Pos: l.pos[0], Key: "mapping", Why: "mapping stanzas run a script to choose the configuration; netagent has no such mapping"})
+	case kw == "source" || kw == "source-directory" || len(kw) > 6 && kw[:6] == "allow-":
+		p.cur, p.inMapping = nil, false
+		p.c.Unsupported(importer.Refusal{Pos: l.pos[0], Key: kw, Why: "not supported by this importer yet: give the files' contents in one file"})
+	case p.cur != nil:
+		p.option(p.cur, l)
+	case p.inMapping:
+	default:
+		p.c.Invalid(importer.Refusal{Pos: l.pos[0], Key: kw, Why: "an option outside any iface stanza"})
+	}
+}
+
+// stanza starts `iface NAME FAMILY METHOD`, merging into an earlier
+// stanza of the same interface.
+func (p *parser) stanza(l line) {
+	p.cur = nil
+	if len(l.words) < 2 {
+		p.c.Invalid(importer.Refusal{Pos: l.pos[0], Key: "iface", Why: "no interface name"})
+		return
+	}
+	name := l.words[1]
+	ifc := p.ifaces[name]
+	if ifc == nil {
+		ifc = &iface{name: name, pos: l.pos[1]}
+		p.ifaces[name] = ifc
+		p.order = append(p.order, name)
+	}
+	p.cur = ifc
+	if len(l.words) == 2 {
+		return // ifupdown2: family and method may be left out
+	}
+	if len(l.words) > 4 {
+		p.c.Invalid(importer.Refusal{Pos: l.pos[0], Key: "iface " + name, Why: "want iface NAME [inet|inet6 [METHOD]]"})
+		return
+	}
+	method := "manual" // ifupdown2: the method may be left out
+	if len(l.words) == 4 {
+		method = l.words[3]
+	}
+	if name == "lo" && method == "manual" {
+		method = "loopback"
+	}
+	p.method(ifc, l.words[2], method, l.pos[2])
+}
+
+// method records a stanza's family and method.
+func (p *parser) method(ifc *iface, family, method string, pos importer.Position) {
+	key := "iface " + ifc.name + " " + family + " " + method
+	switch family + " " + method {
+	case "inet static", "inet manual", "inet6 static", "inet6 manual":
+	case "inet loopback", "inet6 loopback":
+		ifc.loopback = true
+	case "inet dhcp":
+		ifc.dhcp4 = true
+	case "inet6 auto":
+		ifc.ra = true
+	case "inet6 dhcp":
+		ifc.ra, ifc.dhcp6 = true, true
+	default:
+		p.refuse(ifc, pos, key, "netagent has no such method")
+	}
+}
+
+// refuse records what the intent cannot express in ifc's stanza; under
+// --skip-unsupported the interface is left out.
+func (p *parser) refuse(ifc *iface, pos importer.Position, key, why string) {
+	if p.c.Unsupported(importer.Refusal{Pos: pos, Key: key, Why: why, Object: ifc.name}) {
+		ifc.skipped = true
+	}
+}
+
+// intent builds the intent of the auto interfaces.
+func (p *parser) intent() *intent.Intent {
+	in := &intent.Intent{Version: intent.Version}
+	for _, name := range p.order {
+		ifc := p.ifaces[name]
+		if !p.auto[name] {
+			p.refuse(ifc, ifc.pos, "iface "+name, "not auto or allow-hotplug: ifup -a leaves it down, and netagent has no interface brought up only on demand")
+		}
+		if ifc.mac != "" && !ifc.bridge && ifc.vlanParent == "" && !strings.Contains(name, ".") {
+			p.refuse(ifc, ifc.pos, "iface "+name+": hwaddress", "netagent sets the MAC only of the interfaces it creates, not of a NIC")
+		}
+		if ifc.skipped || ifc.loopback && ifc.empty() {
+			continue
+		}
+		in.Interfaces = append(in.Interfaces, ifc.build(name))
+		in.Routes = append(in.Routes, ifc.routes...)
+		addDNS(in, ifc)
+	}
+	p.addPorts(in)
+	return in
+}

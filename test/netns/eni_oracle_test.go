@@ -1,0 +1,155 @@
+//go:build !vmtest
+
+package netns_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/netagent/netagent/agent/importer"
+	"github.com/netagent/netagent/agent/importer/eni"
+	"github.com/netagent/netagent/agent/intent"
+)
+
+// eniCache is where scripts/setup.sh unpacks ifupdown2 (never installed).
+const eniCache = "/var/cache/netagent-ifupdown2"
+
+// eniOwnCases are small files of this test's own (the examples are GPL
+// and read from the cache), each of which netagent can express.
+var eniOwnCases = map[string]string{
+	"own:static": "auto eth0\niface eth0 inet static\n  address 192.0.2.10\n  netmask 255.255.255.0\n  gateway 192.0.2.1\n  mtu 1400\n",
+	"own:bridge": "auto br0\niface br0 inet static\n  bridge-ports eth1 \\\n    eth2\n  bridge-stp off\n  address 198.51.100.1/24\niface br0 inet static\n  address 2001:db8::1/64\n",
+}
+
+// TestENIOracle: for each of ifupdown2's examples and each own case,
+// netagent import eni either refuses it (with its line) or, applied in one
+// namespace, gives the kernel state ifupdown2's ifup -a gives in another.
+func TestENIOracle(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(eniCache, "usr/share/doc/ifupdown2/examples/*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no ifupdown2 examples in %s (run scripts/setup.sh): %v", eniCache, err)
+	}
+	sub, _ := filepath.Glob(filepath.Join(eniCache, "usr/share/doc/ifupdown2/examples/*/*"))
+	files = append(files, sub...)
+	var table []string
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || st.IsDir() || strings.HasSuffix(f, ".py") || strings.HasSuffix(f, ".sh") {
+			continue
+		}
+		table = append(table, eniCase(t, strings.TrimPrefix(f, eniCache+"/usr/share/doc/ifupdown2/examples/"), f))
+	}
+	for _, name := range slices.Sorted(maps.Keys(eniOwnCases)) {
+		e := cliNewEnv(t)
+		table = append(table, eniCase(t, name, e.writeFile(strings.TrimPrefix(name, "own:"), eniOwnCases[name])))
+	}
+	t.Logf("ENI oracle outcomes:\n%s", strings.Join(table, "\n"))
+}
+
+// eniCase runs one file; the outcome is a line of the table. Own cases
+// must agree.
+func eniCase(t *testing.T, name, file string) string {
+	res, err := eni.Import(file, importer.Options{})
+	if err != nil {
+		ie, ok := err.(*importer.Error)
+		if !ok {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if strings.HasPrefix(name, "own:") {
+			t.Errorf("%s refused: %v", name, err)
+		}
+		r := ie.Refusals[0]
+		return fmt.Sprintf("%-55s refused at line %d (%s: %s; %d refusals)", name, r.Pos.Line, r.Key, r.Why, len(ie.Refusals))
+	}
+	old, ours := cliNewEnv(t), cliNewEnv(t)
+	for _, e := range []*cliEnv{old, ours} {
+		eniStandIns(e, res.Intent)
+	}
+	eniIfup(t, old, file)
+	path := ours.writeIntent("intent.json", res.Intent)
+	ours.mustRun(0, "apply", path)
+	a, b := eniState(old), eniState(ours)
+	if a != b {
+		t.Errorf("%s: kernels differ\nifupdown2:\n%s\nnetagent:\n%s", name, a, b)
+		return fmt.Sprintf("%-55s differs", name)
+	}
+	return fmt.Sprintf("%-55s agrees", name)
+}
+
+// eniStandIns makes a veth for each physical NIC the intent names, its
+// peer up.
+func eniStandIns(e *cliEnv, in *intent.Intent) {
+	for i, ifc := range in.Interfaces {
+		if ifc.Type == intent.LinkPhysical && ifc.Name != "lo" {
+			peer := fmt.Sprintf("standin%d", i)
+			e.ip("link", "add", ifc.Name, "type", "veth", "peer", "name", peer)
+			e.ip("link", "set", peer, "up") // a carrier once the NIC is up
+		}
+	}
+}
+
+// eniIfup runs ifupdown2's ifup -a -i FILE from the cache in e's
+// namespace, in a private mount namespace with /run and /etc/network on
+// tmpfs: its state and the host's /etc/network are never touched.
+func eniIfup(t *testing.T, e *cliEnv, file string) {
+	script := `set -e
+mount -t overlay overlay -o lowerdir=$C/usr/share:/usr/share /usr/share
+mount -t tmpfs none /run
+mount -t tmpfs none /etc/network
+mkdir -p /etc/network/ifupdown2 /run/network /run/eni-bin
+cp -r $C/etc/network/ifupdown2/. /etc/network/ifupdown2/
+ln -s /usr/share/ifupdown2/ifupdown2 /run/eni-bin/ifup
+python3 /run/eni-bin/ifup -a -i "$F"`
+	cmd := exec.Command("ip", "netns", "exec", e.tgt.Name, "unshare", "-m", "--propagation", "private", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "C="+eniCache, "F="+file)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ifup -a -i %s: %v\n%s", file, err, out)
+	}
+}
+
+// eniState is e's links (kind, mtu, master, up), addresses (not link-local)
+// and routes (table, metric, gateway, onlink), sorted, without the
+// stand-ins' peers, protocols, lifetimes and ifindexes.
+func eniState(e *cliEnv) string {
+	var lines []string
+	for _, l := range e.ipJSON("-d", "link", "show") {
+		name := l["ifname"].(string)
+		if strings.HasPrefix(name, "standin") || strings.HasPrefix(name, "uplink0") {
+			continue
+		}
+		kind := ""
+		if li, ok := l["linkinfo"].(map[string]any); ok {
+			kind, _ = li["info_kind"].(string)
+		}
+		flags, _ := json.Marshal(l["flags"])
+		up := strings.Contains(string(flags), `"UP"`)
+		lines = append(lines, fmt.Sprintf("link %s kind=%s mtu=%v master=%v up=%v", name, kind, l["mtu"], l["master"], up))
+	}
+	for _, a := range e.ipJSON("addr", "show") {
+		infos, _ := a["addr_info"].([]any)
+		for _, x := range infos {
+			ai := x.(map[string]any)
+			if ai["scope"] == "link" || ai["scope"] == "host" {
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("addr %s %v/%v", a["ifname"], ai["local"], ai["prefixlen"]))
+		}
+	}
+	for _, fam := range []string{"-4", "-6"} {
+		for _, r := range e.ipJSON(fam, "route", "show", "table", "all") {
+			if r["table"] == "local" || strings.HasPrefix(fmt.Sprint(r["dst"]), "fe80") || strings.HasPrefix(fmt.Sprint(r["dev"]), "uplink0") || r["type"] == "multicast" {
+				continue
+			}
+			flags, _ := json.Marshal(r["flags"])
+			lines = append(lines, fmt.Sprintf("route %v table=%v dev=%v via=%v metric=%v onlink=%v", r["dst"], r["table"], r["dev"], r["gateway"], r["metric"], strings.Contains(string(flags), "onlink")))
+		}
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
