@@ -8,6 +8,7 @@ set -euo pipefail
 # ethtool: the ethtool settings tests read features and channels back with it.
 packages=(iproute2 iptables iputils-ping graphviz busybox-static qemu-system-x86 kmod cpio xz-utils systemd util-linux etcd-server dnsmasq ethtool)
 packages+=(netplan.io)  # import netplan: its examples and netplan generate, the oracle of test/netns
+packages+=(python3)  # ifupdown2 (unpacked below, the ENI oracle) runs on Debian's /usr/bin/python3
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -105,7 +105,7 @@ mount -t tmpfs none /etc/network
 mkdir -p /etc/network/ifupdown2 /run/network /run/eni-bin
 cp -r $C/etc/network/ifupdown2/. /etc/network/ifupdown2/
 ln -s /usr/share/ifupdown2/ifupdown2 /run/eni-bin/ifup
-python3 /run/eni-bin/ifup -a -i "$F"`
+/usr/bin/python3 /run/eni-bin/ifup -a -i "$F"`
 	cmd := exec.Command("ip", "netns", "exec", e.tgt.Name, "unshare", "-m", "--propagation", "private", "sh", "-c", script)
 	cmd.Env = append(os.Environ(), "C="+eniCache, "F="+file)
 	if out, err := cmd.CombinedOutput(); err != nil {
