@@ -3,12 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/netagent/netagent/agent/importer"
+	"github.com/netagent/netagent/internal/statefile"
 )
 
 func init() {
@@ -102,7 +101,8 @@ type importUsageError struct{ msg string }
 func (e *importUsageError) Error() string { return e.msg }
 
 // writeImported prints the intent as indented JSON, or writes it to path
-// through a temporary file renamed into place.
+// as statefile writes its records: a new temporary file (never through a
+// link), synced and renamed over path.
 func writeImported(g *globals, res *importer.Result, path string) int {
 	data, err := importer.Encode(res.Intent)
 	if err != nil {
@@ -113,34 +113,9 @@ func writeImported(g *globals, res *importer.Result, path string) int {
 		g.stdout.Write(data)
 		return exitOK
 	}
-	if err := writeFileAtomic(path, data); err != nil {
+	if err := statefile.WriteShared(path, data, 0o600); err != nil {
 		fmt.Fprintf(g.stderr, "netagent import: %v\n", err)
 		return exitInternal
 	}
 	return exitOK
-}
-
-// writeFileAtomic writes data to path (mode 0600) by a temporary file in
-// the same directory, synced and renamed over it.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }
