@@ -45,7 +45,14 @@ func ImportKernel(ctx context.Context, o *Options, all bool) (*importer.Result, 
 		})
 	}
 	res.Warnings = append(res.Warnings, foreignWarnings(s.Items, s.Foreign, all)...)
-	return res, nil
+	// The namespace's objects are others' words as much as a file's: the
+	// intent made of them is validated as every importer's is.
+	checked, err := importer.NewCollector(importer.Options{}).Finish(res.Intent, "the namespace")
+	if err != nil {
+		return nil, err
+	}
+	checked.Warnings = res.Warnings
+	return checked, nil
 }
 
 // foreignWarnings are the warnings for the others' objects import kernel
