@@ -34,7 +34,10 @@
 // dependencies, found in modules.dep. busybox's applets are on PATH; there
 // is no iptables or nftables binary, and iproute2's ip or ethtool only when
 // Config.Programs names them (ProgramsIPEthtool): the harness copies host
-// programs in with their ELF interpreter and shared libraries.
+// programs in with their ELF interpreter and shared libraries. A binary the
+// test builds itself (BuildBinary: the netagent command, for tests that run
+// the daemon) goes in Config.Binaries: the run's payload carries it to
+// GuestBinary(name), in /test beside the test binary.
 //
 // # NICs
 //

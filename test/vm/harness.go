@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -43,7 +44,19 @@ type Config struct {
 	// Programs are host programs (names on PATH, or paths) the guest gets
 	// in /usr/bin with their shared libraries, e.g. ProgramsIPEthtool.
 	Programs []string
+	// Binaries are files the test built (BuildBinary: a netagent binary)
+	// that the guest gets as GuestBinary(base name), in this run's payload
+	// rather than the cached base archive, which would keep a copy of every
+	// build. They must be static, as the test binary is.
+	Binaries []string
 }
+
+// GuestBinaryDir is where the test binary and Config.Binaries are in the VM.
+const GuestBinaryDir = "/test"
+
+// GuestBinary is the path in the VM of the Config.Binaries entry whose
+// base name is name.
+func GuestBinary(name string) string { return GuestBinaryDir + "/" + name }
 
 // ProgramsIPEthtool are the tools that read NICs back independently of
 // netagent: iproute2's ip and ethtool (Debian packages iproute2, ethtool).
@@ -159,7 +172,7 @@ func (c Config) initrd(t testing.TB, tl *tools, binary string, args []string, no
 	if err != nil {
 		t.Fatalf("vm: %v", err)
 	}
-	pl, err := payload(binary, args, nonce, []string{NICsEnv + "=" + encodeNICs(c.NICs)})
+	pl, err := payload(binary, c.Binaries, args, nonce, []string{NICsEnv + "=" + encodeNICs(c.NICs)})
 	if err != nil {
 		t.Fatalf("vm: building initramfs payload for %s: %v", binary, err)
 	}
@@ -200,6 +213,20 @@ func BuildTestBinary(t testing.TB, pkgDir string, tags []string) string {
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Fatalf("vm: building test binary for %s: no test files with tags %q", pkgDir, tags)
+	}
+	return out
+}
+
+// BuildBinary compiles the command pkg (an import path) into a static
+// binary (CGO_ENABLED=0 go build) named after its last element, in a
+// temporary directory that t removes, for Config.Binaries.
+func BuildBinary(t testing.TB, pkg string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), path.Base(pkg))
+	cmd := exec.Command(goTool(), "build", "-o", out, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("vm: building %s: %v\n%s", pkg, err, msg)
 	}
 	return out
 }

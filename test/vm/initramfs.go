@@ -16,7 +16,8 @@ import (
 // The initramfs is two archives, concatenated (the kernel unpacks them in turn):
 //
 //	base    (gzip, cached)  /init, busybox, the modules: the same for every run
-//	payload (plain, per run) /test/test.bin and /test/run, the command line
+//	payload (plain, per run) /test/test.bin and /test/run, the command line,
+//	                         and Config.Binaries (a netagent binary) in /test
 //
 // so a run costs one cpio of the test binary, not a rebuild of the whole image.
 
@@ -204,8 +205,9 @@ poweroff -f
 
 // payload is the per-run archive: the test binary and the script that runs it
 // between the start and exit markers, with env ("KEY=value") and NonceEnv
-// in its environment.
-func payload(binary string, args []string, nonce string, env []string) ([]byte, error) {
+// in its environment, and the binaries (Config.Binaries) beside it in
+// GuestBinaryDir.
+func payload(binary string, binaries, args []string, nonce string, env []string) ([]byte, error) {
 	bin, err := os.ReadFile(binary)
 	if err != nil {
 		return nil, fmt.Errorf("reading test binary: %w", err)
@@ -221,10 +223,34 @@ func payload(binary string, args []string, nonce string, env []string) ([]byte, 
 	if err := cw.File("test/run", 0o755, []byte(run)); err != nil {
 		return nil, err
 	}
+	if err := writeBinaries(cw, binaries); err != nil {
+		return nil, err
+	}
 	if err := cw.Close(); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// writeBinaries adds each binary as GuestBinary(its base name); a name
+// the payload has already is refused.
+func writeBinaries(cw *cpioWriter, binaries []string) error {
+	seen := map[string]bool{"test.bin": true, "run": true}
+	for _, b := range binaries {
+		name := filepath.Base(b)
+		if seen[name] {
+			return fmt.Errorf("binary %s: the payload has a %s already", b, GuestBinary(name))
+		}
+		seen[name] = true
+		data, err := os.ReadFile(b)
+		if err != nil {
+			return fmt.Errorf("reading binary: %w", err)
+		}
+		if err := cw.File(strings.TrimPrefix(GuestBinary(name), "/"), 0o755, data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeInitrd writes the base archive followed by the payload to path.

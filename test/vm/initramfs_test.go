@@ -92,7 +92,7 @@ func TestInitScriptLoadsModulesInOrder(t *testing.T) {
 func TestPayloadQuotesArguments(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "bin")
 	must(t, os.WriteFile(bin, []byte("binary"), 0o755))
-	p, err := payload(bin, []string{"-test.run=^TestA$", "it's"}, "N0NCE", []string{"A=b c"})
+	p, err := payload(bin, nil, []string{"-test.run=^TestA$", "it's"}, "N0NCE", []string{"A=b c"})
 	must(t, err)
 	entries := readCPIO(t, p)
 	if len(entries) != 2 || entries[0].name != "test/test.bin" || entries[0].data != "binary" {
@@ -128,5 +128,27 @@ func TestReadModuleDecompressesXZ(t *testing.T) {
 	}
 	if _, err := readModule(strings.TrimSuffix(path, ".xz")+".zst", tl.busybox); err == nil {
 		t.Error("readModule(.ko.zst) succeeded, want an unsupported-compression error")
+	}
+}
+
+// Config.Binaries go into the payload beside the test binary, under their
+// base names; one named like the payload's own files, or twice, is refused.
+func TestPayloadCarriesBinaries(t *testing.T) {
+	dir := t.TempDir()
+	bin, tool := filepath.Join(dir, "bin"), filepath.Join(dir, "netagent")
+	must(t, os.WriteFile(bin, []byte("binary"), 0o755))
+	must(t, os.WriteFile(tool, []byte("tool"), 0o755))
+	p, err := payload(bin, []string{tool}, nil, "N0NCE", nil)
+	must(t, err)
+	entries := readCPIO(t, p)
+	if len(entries) != 3 || entries[2].name != "test/netagent" || entries[2].data != "tool" || GuestBinary("netagent") != "/test/netagent" {
+		t.Fatalf("payload entries = %+v, want test/test.bin, test/run, test/netagent", entries)
+	}
+	run := filepath.Join(t.TempDir(), "run")
+	must(t, os.WriteFile(run, []byte("x"), 0o755))
+	for _, bad := range [][]string{{run}, {tool, tool}} {
+		if _, err := payload(bin, bad, nil, "N0NCE", nil); err == nil || !strings.Contains(err.Error(), "has a /test/") {
+			t.Errorf("payload with binaries %v: %v, want a refusal", bad, err)
+		}
 	}
 }
