@@ -3,16 +3,12 @@
 package netns_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -258,16 +254,6 @@ func (e *daemonEnv) hasAddress(cidr string) bool {
 	return false
 }
 
-// item finds an item in a status.
-func daemonItem(st status.Status, ref string) (status.ItemStatus, bool) {
-	for _, it := range st.Items {
-		if it.Item == ref {
-			return it, true
-		}
-	}
-	return status.ItemStatus{}, false
-}
-
 // call talks to the daemon's socket API directly.
 func (e *daemonEnv) call(req api.Request) *api.Response {
 	e.t.Helper()
@@ -278,52 +264,6 @@ func (e *daemonEnv) call(req api.Request) *api.Response {
 		e.t.Fatal(err)
 	}
 	return resp
-}
-
-// daemonLog collects the daemon's JSON log lines.
-type daemonLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *daemonLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *daemonLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// entries returns the log lines whose fields include every key=value of
-// match.
-func (l *daemonLog) entries(match map[string]string) []map[string]any {
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(l.String()))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e map[string]any
-		if json.Unmarshal(sc.Bytes(), &e) != nil {
-			continue
-		}
-		if daemonMatches(e, match) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func daemonMatches(e map[string]any, match map[string]string) bool {
-	for k, v := range match {
-		got, _ := e[k].(string)
-		if !strings.Contains(got, v) {
-			return false
-		}
-	}
-	return true
 }
 
 // The intent files of the daemon tests.

@@ -117,6 +117,20 @@ func bootNIC(t *testing.T, id string) vm.NIC {
 	return vm.NIC{}
 }
 
+// hotNIC returns the NIC with the given ID that the harness plugs in when
+// asked (vm.HotAdd).
+func hotNIC(t *testing.T, id string) vm.NIC {
+	t.Helper()
+	nics, _ := vm.GuestNICs()
+	for _, n := range nics {
+		if n.ID == id && n.Hot {
+			return n
+		}
+	}
+	t.Fatalf("the harness gives the VM no hot NIC %s: %+v", id, nics)
+	return vm.NIC{}
+}
+
 // nicInSlot returns the boot NIC in PCI slot slot.
 func nicInSlot(t *testing.T, slot int) vm.NIC {
 	t.Helper()
@@ -223,16 +237,7 @@ func TestInVMMatchHotAdded(t *testing.T) {
 	if !vm.InGuest() {
 		t.Fatal("this test runs in the VM only: go test -run '^TestVM$' ./test/netns/")
 	}
-	var hot vm.NIC
-	nics, _ := vm.GuestNICs()
-	for _, n := range nics {
-		if n.Hot {
-			hot = n
-		}
-	}
-	if hot.ID == "" {
-		t.Fatalf("the harness gave the VM no hot NIC: %+v", nics)
-	}
+	hot := hotNIC(t, "hot0")
 	ns := testns.New(t).Name
 	state := t.TempDir()
 	doc := `{"version": 1, "interfaces": [{"name": "late0", "type": "physical", "match": {"permanentMac": "` + hot.MAC + `"}}]}`

@@ -10,26 +10,30 @@ import (
 	"github.com/netagent/netagent/test/vm"
 )
 
-// vmNICs are the VM's emulated cards: two e1000 and a virtio one, and an
-// e1000 that TestInVMMatchHotAdded plugs in.
+// vmNICs are the VM's emulated cards: two e1000 and a virtio one, and two
+// e1000 plugged in later: hot0 by TestInVMMatchHotAdded, hot1 by
+// TestInVMDaemonMatchHotPlug.
 var vmNICs = []vm.NIC{
 	{ID: "nic0", Model: vm.ModelE1000, MAC: "52:54:00:00:01:10", Slot: 4},
 	{ID: "nic1", Model: vm.ModelE1000, MAC: "52:54:00:00:01:11", Slot: 5},
 	{ID: "nic2", Model: vm.ModelVirtio, MAC: "52:54:00:00:01:12", Slot: 6},
 	{ID: "hot0", Model: vm.ModelE1000, MAC: "52:54:00:00:01:20", Slot: 8, Hot: true},
+	{ID: "hot1", Model: vm.ModelE1000, MAC: "52:54:00:00:01:21", Slot: 9, Hot: true},
 }
 
 // TestVM boots a Debian kernel and runs this package's TestInVM tests in
 // it: the link kinds this host's kernel lacks (bond, 802.1Q VLAN, dummy,
 // bridge VLAN filtering), matching real NICs (vmNICs, read back with ip
-// and ethtool; one hot-added) and e1000 ethtool settings. Then it boots again with nic0 and nic1 in each other's
+// and ethtool; hot-added ones, one under the daemon: the netagent binary
+// goes into the VM) and e1000 ethtool settings. Then it boots again with nic0 and nic1 in each other's
 // slots and runs TestInVMMatchNICs alone: the names found by permanentMac
 // are on the same cards in both boots, in other slots; those found by
 // path are in the same slots, on the other cards.
 func TestVM(t *testing.T) {
-	cfg := vm.Config{NICs: vmNICs, Programs: vm.ProgramsIPEthtool}
+	cfg := vm.Config{NICs: vmNICs, Programs: vm.ProgramsIPEthtool,
+		Binaries: []string{vm.BuildBinary(t, "github.com/netagent/netagent/cmd/netagent")}}
 	first := matchLines(cfg.RunPackageTests(t, ".", []string{vm.Tag}, vm.TestPattern))
-	cfg.NICs = vm.SwapSlots(vmNICs, 0, 1)
+	cfg.NICs, cfg.Binaries = vm.SwapSlots(vmNICs, 0, 1), nil // TestInVMMatchNICs runs no daemon
 	swapped := matchLines(cfg.RunPackageTests(t, ".", []string{vm.Tag}, "^TestInVMMatchNICs$"))
 	for name, follows := range map[string]string{"lan0": "card", "wan0": "card", "virt0": "card", "slot4": "slot", "slot5": "slot"} {
 		a, b := first[name], swapped[name]
