@@ -23,13 +23,7 @@ func TestDaemonOverFakeNamespace(t *testing.T) {
 		if err := f.Links.LinkSetUp(f.Links.AddNIC("uplink0", 1500)); err != nil { // as uplink(2, true)
 			t.Fatal(err)
 		}
-		log := logrus.New()
-		log.SetOutput(io.Discard)
-		rt, err := host.OpenFake(f, t.TempDir(), log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := newRig(t, baseDocs(), func(c *Config) { c.Kernel = rt.Kernel() }).start()
+		r := newRig(t, baseDocs(), onFakeNamespace(t, f)).start()
 		owned := func() []dg.ItemRef {
 			t.Helper()
 			list, err := f.L3.ReadBack(nil)
@@ -49,4 +43,17 @@ func TestDaemonOverFakeNamespace(t *testing.T) {
 			t.Errorf("20-routes.json status %+v", fileNamed(t, st, "20-routes.json"))
 		}
 	})
+}
+
+// onFakeNamespace is the rig's option that runs the agent over the real
+// configurators on the fakes f (host.OpenFake) instead of fakeKernel.
+func onFakeNamespace(t *testing.T, f *configurators.Fake) rigOption {
+	t.Helper()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	rt, err := host.OpenFake(f, t.TempDir(), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(c *Config) { c.Kernel = rt.Kernel() }
 }

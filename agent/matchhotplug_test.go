@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"io"
 	"net"
 	"slices"
 	"strings"
@@ -9,9 +8,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/sirupsen/logrus"
-
-	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/configurators"
 	dg "github.com/netagent/netagent/depgraph"
@@ -38,13 +34,7 @@ func hotDocs() map[string]string {
 func TestMatchedNICPluggedLaterIsPickedUpByItsLinkEvent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := configurators.NewFake(nil)
-		log := logrus.New()
-		log.SetOutput(io.Discard)
-		rt, err := host.OpenFake(f, t.TempDir(), log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := newRig(t, hotDocs(), func(c *Config) { c.Kernel = rt.Kernel() }).start()
+		r := newRig(t, hotDocs(), onFakeNamespace(t, f)).start()
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		st := r.status()

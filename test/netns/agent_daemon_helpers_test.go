@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -130,17 +129,7 @@ func (e *daemonEnv) stop() {
 	if e.cmd == nil || e.cmd.Process == nil {
 		return
 	}
-	e.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-e.exited:
-		if code := e.cmd.ProcessState.ExitCode(); code != 0 {
-			e.t.Errorf("the daemon exited with %d after SIGTERM\n%s", code, e.logs.String())
-		}
-	case <-time.After(10 * time.Second):
-		e.cmd.Process.Kill()
-		<-e.exited
-		e.t.Errorf("the daemon ignored SIGTERM for 10 s\n%s", e.logs.String())
-	}
+	stopDaemon(e.t, e.cmd, e.exited, e.logs, 10*time.Second)
 	if _, err := os.Stat(e.socket); err == nil {
 		e.t.Errorf("the socket %s is left behind", e.socket)
 	}
@@ -170,20 +159,7 @@ func (e *daemonEnv) waitFor(what string, cond func() (bool, string)) {
 // waitForWithin is waitFor for at most d.
 func (e *daemonEnv) waitForWithin(d time.Duration, what string, cond func() (bool, string)) {
 	e.t.Helper()
-	deadline := time.Now().Add(d)
-	var seen string
-	for time.Now().Before(deadline) {
-		var ok bool
-		if ok, seen = cond(); ok {
-			return
-		}
-		select {
-		case <-e.exited:
-			e.t.Fatalf("the daemon exited while waiting for %s\n%s", what, e.logs.String())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	e.t.Fatalf("timed out waiting for %s; last seen: %s\ndaemon log:\n%s", what, seen, e.logs.String())
+	pollDaemon(e.t, d, 100*time.Millisecond, e.exited, e.logs, what, cond)
 }
 
 // writeIntent writes an intent file the way editors and config management

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -64,19 +63,7 @@ func startVMDaemon(t *testing.T, ns, intent string) *vmDaemon {
 	return d
 }
 
-func (d *vmDaemon) stop() {
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.exited:
-		if code := d.cmd.ProcessState.ExitCode(); code != 0 {
-			d.t.Errorf("the daemon exited with %d after SIGTERM\n%s", code, d.logs.String())
-		}
-	case <-time.After(30 * time.Second):
-		d.cmd.Process.Kill()
-		<-d.exited
-		d.t.Errorf("the daemon ignored SIGTERM for 30 s\n%s", d.logs.String())
-	}
-}
+func (d *vmDaemon) stop() { stopDaemon(d.t, d.cmd, d.exited, d.logs, 30*time.Second) }
 
 // status asks the daemon over its socket.
 func (d *vmDaemon) status() (status.Status, error) {
@@ -96,20 +83,7 @@ func (d *vmDaemon) status() (status.Status, error) {
 // vmDaemonWait; cond says what it saw, for the failure.
 func (d *vmDaemon) waitFor(what string, cond func() (bool, string)) {
 	d.t.Helper()
-	deadline := time.Now().Add(vmDaemonWait)
-	var seen string
-	for time.Now().Before(deadline) {
-		var ok bool
-		if ok, seen = cond(); ok {
-			return
-		}
-		select {
-		case <-d.exited:
-			d.t.Fatalf("the daemon exited while waiting for %s\n%s", what, d.logs.String())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	d.t.Fatalf("timed out after %v waiting for %s; last seen: %s\ndaemon log:\n%s", vmDaemonWait, what, seen, d.logs.String())
+	pollDaemon(d.t, vmDaemonWait, 200*time.Millisecond, d.exited, d.logs, what, cond)
 }
 
 // hotPlugRefs are the items the daemon test's intent puts on plug0.

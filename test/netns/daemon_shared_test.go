@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
+	"testing"
+	"time"
 
 	"github.com/netagent/netagent/agent/status"
 )
@@ -67,4 +71,43 @@ func daemonMatches(e map[string]any, match map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// pollDaemon polls cond every step until it holds, for at most d; cond
+// says what it saw. The daemon exiting (exited closed) or the time
+// running out fails t, with the daemon's log.
+func pollDaemon(t *testing.T, d, step time.Duration, exited <-chan struct{}, logs *daemonLog, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	var seen string
+	for time.Now().Before(deadline) {
+		var ok bool
+		if ok, seen = cond(); ok {
+			return
+		}
+		select {
+		case <-exited:
+			t.Fatalf("the daemon exited while waiting for %s\n%s", what, logs.String())
+		case <-time.After(step):
+		}
+	}
+	t.Fatalf("timed out after %v waiting for %s; last seen: %s\ndaemon log:\n%s", d, what, seen, logs.String())
+}
+
+// stopDaemon ends the daemon cmd (exited is closed when its Wait
+// returns): SIGTERM, and SIGKILL if it lingers past grace. t fails unless
+// it exited 0 within grace.
+func stopDaemon(t *testing.T, cmd *exec.Cmd, exited <-chan struct{}, logs *daemonLog, grace time.Duration) {
+	t.Helper()
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+		if code := cmd.ProcessState.ExitCode(); code != 0 {
+			t.Errorf("the daemon exited with %d after SIGTERM\n%s", code, logs.String())
+		}
+	case <-time.After(grace):
+		cmd.Process.Kill()
+		<-exited
+		t.Errorf("the daemon ignored SIGTERM for %v\n%s", grace, logs.String())
+	}
 }
