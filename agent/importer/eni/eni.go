@@ -17,23 +17,31 @@ import (
 	"github.com/netagent/netagent/agent/importer"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/internal/safefile"
+	"golang.org/x/sys/unix"
 )
 
 // Import reads the interfaces file at path and returns its intent.
 func Import(path string, opts importer.Options) (*importer.Result, error) {
-	data, _, err := safefile.ReadNamed(path, importer.MaxFileSize)
+	data, st, err := safefile.ReadNamed(path, importer.MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	return Parse(path, data, opts)
+	return parse(path, data, st, opts)
 }
 
-// Parse imports data, the contents of the interfaces file named file.
+// Parse imports data, the contents of the interfaces file named file;
+// the files it sources are read from the file system.
 func Parse(file string, data []byte, opts importer.Options) (*importer.Result, error) {
-	p := &parser{c: importer.NewCollector(opts), ifaces: map[string]*iface{}, auto: map[string]bool{}}
-	for _, l := range lex(file, data) {
-		p.line(l)
+	var st unix.Stat_t
+	if unix.Stat(file, &st) != nil {
+		return parse(file, data, nil, opts)
 	}
+	return parse(file, data, &st, opts)
+}
+
+func parse(file string, data []byte, st *unix.Stat_t, opts importer.Options) (*importer.Result, error) {
+	p := &parser{c: importer.NewCollector(opts), ifaces: map[string]*iface{}, auto: map[string]bool{}}
+	p.readFile(file, data, st)
 	in := p.intent()
 	return p.c.Finish(in, file)
 }
@@ -47,6 +55,7 @@ type parser struct {
 	cur    *iface
 	// inMapping: the lines belong to a refused mapping stanza.
 	inMapping bool
+	src       sources
 }
 
 // line handles one logical line: a stanza's start or an option of the
@@ -66,9 +75,15 @@ func (p *parser) line(l line) {
 	case kw == "mapping":
 		p.cur, p.inMapping = nil, true
 		p.c.Unsupported(importer.Refusal{Pos: l.pos[0], Key: "mapping", Why: "mapping stanzas run a script to choose the configuration; netagent has no such mapping"})
-	case kw == "source" || kw == "source-directory" || len(kw) > 6 && kw[:6] == "allow-":
+	case kw == "source":
 		p.cur, p.inMapping = nil, false
-		p.c.Unsupported(importer.Refusal{Pos: l.pos[0], Key: kw, Why: "not supported by this importer yet: give the files' contents in one file"})
+		p.source(l)
+	case kw == "source-directory":
+		p.cur, p.inMapping = nil, false
+		p.sourceDirectory(l)
+	case len(kw) > 6 && kw[:6] == "allow-":
+		p.cur, p.inMapping = nil, false
+		p.c.Unsupported(importer.Refusal{Pos: l.pos[0], Key: kw, Why: "an allow- class other than hotplug and auto: netagent has no classes of interfaces (ifup --allow=CLASS)"})
 	case p.cur != nil:
 		p.option(p.cur, l)
 	case p.inMapping:
