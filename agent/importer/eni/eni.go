@@ -154,12 +154,16 @@ func (p *parser) refuse(ifc *iface, pos importer.Position, key, why string) {
 // intent builds the intent of the auto interfaces.
 func (p *parser) intent() *intent.Intent {
 	in := &intent.Intent{Version: intent.Version}
+	aware := p.vlanAwarePorts()
 	for _, name := range p.order {
 		ifc := p.ifaces[name]
+		p.checkVLANOptions(ifc, aware[name])
+		p.checkVXLAN(ifc)
+		p.checkBond(ifc)
 		if !p.auto[name] {
 			p.refuse(ifc, ifc.pos, "iface "+name, "not auto or allow-hotplug: ifup -a leaves it down, and netagent has no interface brought up only on demand")
 		}
-		if ifc.mac != "" && !ifc.bridge && ifc.vlanParent == "" && !strings.Contains(name, ".") {
+		if ifc.mac != "" && ifc.build(name).Type == intent.LinkPhysical {
 			p.refuse(ifc, ifc.pos, "iface "+name+": hwaddress", "netagent sets the MAC only of the interfaces it creates, not of a NIC")
 		}
 		if ifc.skipped || ifc.loopback && ifc.empty() {
