@@ -155,6 +155,7 @@ func (p *parser) refuse(ifc *iface, pos importer.Position, key, why string) {
 func (p *parser) intent() *intent.Intent {
 	in := &intent.Intent{Version: intent.Version}
 	aware := p.vlanAwarePorts()
+	p.vxlanLocal()
 	for _, name := range p.order {
 		ifc := p.ifaces[name]
 		p.checkVLANOptions(ifc, aware[name])

@@ -111,7 +111,8 @@ func TestVXLAN(t *testing.T) {
 	if v := got["vx0"]; v.Type != intent.LinkVXLAN || asJSON(v.VXLAN) != `{"vni":100,"local":"192.0.2.1","remote":"192.0.2.2","port":4790,"learning":false}` {
 		t.Errorf("vx0 = %s", asJSON(v))
 	}
-	if v := got["vx1"]; v.Type != intent.LinkVXLAN || asJSON(v.VXLAN) != `{"vni":200,"group":"239.1.1.1","parent":"eth0"}` {
+	// vx1 has no local of its own: ifupdown2 gives it the first one given.
+	if v := got["vx1"]; v.Type != intent.LinkVXLAN || asJSON(v.VXLAN) != `{"vni":200,"local":"192.0.2.1","group":"239.1.1.1","parent":"eth0"}` {
 		t.Errorf("vx1 = %s", asJSON(v))
 	}
 	// ifupdown2 takes a unicast vxlan-mcastgrp as the remote, a multicast
@@ -119,6 +120,15 @@ func TestVXLAN(t *testing.T) {
 	got = importOK(t, "auto vx0 vx1 eth0\niface eth0\niface vx0\n  vxlan-id 1\n  vxlan-mcastgrp6 2001:db8::2\niface vx1\n  vxlan-id 2\n  vxlan-svcnodeip 239.0.0.9\n  vxlan-physdev eth0\n")
 	if got["vx0"].VXLAN.Remote != "2001:db8::2" || got["vx1"].VXLAN.Group != "239.0.0.9" {
 		t.Errorf("vx0 = %s, vx1 = %s", asJSON(got["vx0"]), asJSON(got["vx1"]))
+	}
+}
+
+// TestVXLANLocalOfLo: lo's vxlan-local-tunnelip is every VXLAN's that has
+// none, and lo stays no VXLAN.
+func TestVXLANLocalOfLo(t *testing.T) {
+	got := importOK(t, "auto lo vx0\niface lo inet loopback\n  vxlan-local-tunnelip 192.0.2.7\niface vx0\n  vxlan-id 5\n")
+	if _, ok := got["lo"]; ok || got["vx0"].VXLAN.Local != "192.0.2.7" {
+		t.Errorf("lo = %s, vx0 = %s", asJSON(got["lo"]), asJSON(got["vx0"]))
 	}
 }
 

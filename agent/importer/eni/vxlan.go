@@ -9,7 +9,8 @@ import (
 )
 
 // vxlanOptions: an interface with vxlan-id is a VXLAN (ifupdown2's vxlan
-// addon requires it). The remote ends are vxlan-svcnodeip (unicast: the
+// addon requires it); one without vxlan-local-tunnelip takes the first
+// given (vxlanLocal). The remote ends are vxlan-svcnodeip (unicast: the
 // intent's remote) or vxlan-mcastgrp (a multicast group on vxlan-physdev);
 // ifupdown2 takes either for the other when the address says so.
 var vxlanOptions = map[string]setter{
@@ -102,6 +103,30 @@ func onlyDefault(what string, values ...string) setter {
 			}
 		}
 		return "netagent sets only " + what + " here"
+	}
+}
+
+// vxlanLocal gives each VXLAN without vxlan-local-tunnelip ifupdown2's
+// global one: the first given, on a VXLAN or on lo, in the file's order.
+// lo's is only that (lo is no VXLAN).
+func (p *parser) vxlanLocal() {
+	local := ""
+	for _, name := range p.order {
+		ifc := p.ifaces[name]
+		if ifc.vxlan == nil {
+			continue
+		}
+		if local == "" {
+			local = ifc.vxlan.Local
+		}
+		if _, isVXLAN := ifc.at["vxlan-id"]; !isVXLAN && name == "lo" && *ifc.vxlan == (intent.VXLAN{Local: ifc.vxlan.Local}) {
+			ifc.vxlan = nil
+		}
+	}
+	for _, name := range p.order {
+		if v := p.ifaces[name].vxlan; v != nil && v.Local == "" {
+			v.Local = local
+		}
 	}
 }
 
