@@ -12,6 +12,7 @@ package eni
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/netagent/netagent/agent/importer"
@@ -171,9 +172,23 @@ func (p *parser) intent() *intent.Intent {
 			continue
 		}
 		in.Interfaces = append(in.Interfaces, ifc.build(name))
-		in.Routes = append(in.Routes, ifc.routes...)
+		in.Routes = append(in.Routes, p.gatewayRoutes(ifc)...)
 		addDNS(in, ifc)
 	}
 	p.addPorts(in)
 	return in
+}
+
+// gatewayRoutes are ifc's gateway routes, in its VRF's table when it is a
+// VRF's member (ifupdown2 adds them with `ip route add table VRF`).
+func (p *parser) gatewayRoutes(ifc *iface) []intent.Route {
+	vrf := p.ifaces[ifc.vrf]
+	if ifc.vrf == "" || vrf == nil || vrf.vrfTable == 0 {
+		return ifc.routes
+	}
+	out := slices.Clone(ifc.routes)
+	for i := range out {
+		out[i].Table = vrf.vrfTable
+	}
+	return out
 }
