@@ -1,13 +1,20 @@
 // Package eni imports ifupdown's and ifupdown2's /etc/network/interfaces
 // into an intent: `auto` and `allow-hotplug` interfaces with their
 // `iface` stanzas (several stanzas of one interface merged, as ifupdown2
-// does), addresses, gateways, MTU, bridges and VLANs. What the intent
+// does: every address and gateway counts, of any other option the first
+// value), addresses, gateways, MTU, bridges (with their VLANs), 802.1Q
+// VLANs, bonds, VXLANs and VRFs, one table of options per kind
+// (bridgevlan.go, bond.go, vxlan.go, vrf.go). `source` and
+// `source-directory` read further files (source.go). What the intent
 // cannot express (commands such as post-up, mapping stanzas, wireless,
-// Open vSwitch, unknown options) is refused with FILE:LINE:COLUMN, or
-// left out with a warning under importer.Options.SkipUnsupported.
+// Open vSwitch, unknown options, an option the intent has not at a value
+// other than the kernel's default) is refused with FILE:LINE:COLUMN of
+// the file it is in, or left out with a warning under
+// importer.Options.SkipUnsupported.
 //
-// It reads the file it is given, bounded by importer.MaxFileSize, and
-// never the kernel.
+// It reads the files it is given or sourced, each bounded by
+// importer.MaxFileSize and all by MaxSourceDepth, MaxSourceFiles and
+// MaxSourceBytes, and never the kernel.
 package eni
 
 import (

@@ -117,6 +117,11 @@ func TestInvalidValuesNotSkipped(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(sample))
 	f.Add([]byte("auto a.b\niface a.b inet static\n netmask 1.2.3.4\n"))
+	f.Add([]byte(vlanAware))
+	for _, tc := range expectedIntents {
+		f.Add([]byte(tc.eni))
+	}
+	f.Add([]byte("auto vx0 lo\niface lo\n vxlan-local-tunnelip 192.0.2.1\niface vx0\n vxlan-id 7\n vxlan-mcastgrp 239.0.0.1\n vxlan-physdev x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := Parse("f", data, importer.Options{SkipUnsupported: true})
 		if err == nil {
