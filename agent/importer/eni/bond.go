@@ -68,40 +68,29 @@ func (ifc *iface) setSlaves(args []string) string {
 var bondModes = []intent.BondMode{intent.BondBalanceRR, intent.BondActiveBackup, intent.BondBalanceXOR, intent.BondBroadcast, intent.Bond8023AD, intent.BondBalanceTLB, intent.BondBalanceALB}
 
 func (ifc *iface) setBondMode(args []string) string {
-	m, ok := named(args[0], bondModes)
-	if !ok {
-		return "invalid bond mode " + strconv.Quote(args[0])
-	}
-	if m != intent.BondBalanceRR {
-		ifc.bd().Mode = m
-	}
-	ifc.bd()
-	return ""
+	return setNamed(&ifc.bd().Mode, args, bondModes, intent.BondBalanceRR, "bond mode")
 }
 
 var hashPolicies = []intent.XmitHashPolicy{intent.HashLayer2, intent.HashLayer34, intent.HashLayer23, intent.HashEncap23, intent.HashEncap34}
 
 func (ifc *iface) setHashPolicy(args []string) string {
-	h, ok := named(args[0], hashPolicies)
-	if !ok {
-		return "invalid xmit-hash-policy " + strconv.Quote(args[0])
-	}
-	if h != intent.HashLayer2 {
-		ifc.bd().XmitHashPolicy = h
-	}
-	ifc.bd()
-	return ""
+	return setNamed(&ifc.bd().XmitHashPolicy, args, hashPolicies, intent.HashLayer2, "xmit-hash-policy")
 }
 
 func (ifc *iface) setLACPRate(args []string) string {
-	r, ok := named(args[0], []intent.LACPRate{intent.LACPSlow, intent.LACPFast})
+	return setNamed(&ifc.bd().LACPRate, args, []intent.LACPRate{intent.LACPSlow, intent.LACPFast}, intent.LACPSlow, "lacp-rate")
+}
+
+// setNamed sets *dst to the value args names among values (by name or
+// number), left empty at the kernel's default def.
+func setNamed[T ~string](dst *T, args []string, values []T, def T, what string) string {
+	v, ok := named(args[0], values)
 	if !ok {
-		return "invalid lacp-rate " + strconv.Quote(args[0])
+		return "invalid " + what + " " + strconv.Quote(args[0])
 	}
-	if r == intent.LACPFast {
-		ifc.bd().LACPRate = r
+	if v != def {
+		*dst = v
 	}
-	ifc.bd()
 	return ""
 }
 
