@@ -81,17 +81,6 @@ func (ifc *iface) setAllowUntagged(args []string) string {
 	return why
 }
 
-// portList reads bridge-ports or bond-slaves: "none" or names.
-func portList(args []string) ([]string, string) {
-	switch args[0] {
-	case "none":
-		return nil, ""
-	case "glob", "regex":
-		return nil, "ifupdown2's port patterns (" + args[0] + ") are not mapped: list the ports by name"
-	}
-	return args, ""
-}
-
 // portVLANs is the VLAN membership ifupdown2 gives port (nil: no stanza)
 // of the VLAN-aware bridge br: the port's bridge-access (that VLAN only,
 // PVID and untagged), or its bridge-vids (else the bridge's) tagged and

@@ -98,7 +98,7 @@ func TestBridgeVLANRefusals(t *testing.T) {
 		{"auto br0\niface br0\n  bridge-vlan-aware yes\n  bridge-ports swp1\n  bridge-vids 10 5000\n", "f:5:3: iface br0: bridge-vids: invalid VLAN \"5000\"", false},
 		{"auto br0\niface br0\n  bridge-vlan-aware maybe\n", "f:3:3: iface br0: bridge-vlan-aware: invalid value", false},
 		{"auto br0\niface br0\n  bridge-vlan-aware yes\n  bridge-pvid 0\n", "f:4:3: iface br0: bridge-pvid: invalid VLAN", false},
-		{"auto br0\niface br0\n  bridge-ports glob swp1-4\n", "f:3:3: iface br0: bridge-ports: ifupdown2's port patterns (glob)", true},
+		{"auto br0\niface br0\n  bridge-ports glob swp1-5000\n", "f:3:3: iface br0: bridge-ports: invalid: glob swp1-5000 names more than 1024 ports", false},
 	} {
 		refusedAt(t, tc.src, tc.want, tc.skippable)
 	}
@@ -200,7 +200,7 @@ func TestBondRefusals(t *testing.T) {
 		{head + "  bond-min-links 2\n", "f:4:3: iface bond0: bond-min-links: the kernel uses it only", true},
 		{head + "  bond-primary swp1\n", "f:4:3: iface bond0: bond-primary: the kernel uses it only", true},
 		{"auto bond0\niface bond0\n  bond-mode 802.3ad\n", "f:3:3: iface bond0: bond-mode: bond options without bond-slaves", false},
-		{"auto bond0\niface bond0\n  bond-slaves regex swp.*\n", "f:3:3: iface bond0: bond-slaves: ifupdown2's port patterns (regex)", true},
+		{"auto bond0\niface bond0\n  bond-slaves regex swp.*\n", "f:3:3: iface bond0: bond-slaves: ifupdown2's regex port patterns match the interfaces the host has", true},
 	} {
 		refusedAt(t, tc.src, tc.want, tc.skippable)
 	}
@@ -235,5 +235,22 @@ func TestFirstValueWins(t *testing.T) {
 	b := got["bond0"]
 	if b.Bond.Mode != intent.BondActiveBackup || b.MTU != 9000 || len(b.Addresses) != 2 {
 		t.Errorf("bond0 = %s, want the first mode and mtu and both addresses", asJSON(b))
+	}
+}
+
+// TestPortGlobs: ifupdown2's three glob forms, glob applying to the next
+// word only, and a word no form matches taken as a name.
+func TestPortGlobs(t *testing.T) {
+	for _, tc := range []struct{ args, want string }{
+		{"glob swp1-3 eth0", "swp1 swp2 swp3 eth0"},
+		{"glob swp[1-2].100", "swp1.100 swp2.100"},
+		{"glob swp[1-2]s[0-1]", "swp1s0 swp1s1 swp2s0 swp2s1"},
+		{"eth0 glob sw1-2 swp3-4", "eth0 sw1 sw2 swp3-4"},
+		{"glob nope", "nope"},
+	} {
+		got, why := portList(strings.Fields(tc.args))
+		if why != "" || strings.Join(got, " ") != tc.want {
+			t.Errorf("%q: %v %q, want %q", tc.args, got, why, tc.want)
+		}
 	}
 }
