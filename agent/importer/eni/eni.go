@@ -61,7 +61,7 @@ type parser struct {
 	ifaces map[string]*iface
 	auto   map[string]bool
 	cur    *iface
-	// inMapping: the lines belong to a refused mapping stanza.
+	// inMapping: the lines belong to a refused mapping or vlan stanza.
 	inMapping bool
 	src       sources
 }
@@ -80,6 +80,9 @@ func (p *parser) line(l line) {
 	case kw == "iface":
 		p.inMapping = false
 		p.stanza(l)
+	case kw == "vlan":
+		p.cur, p.inMapping = nil, true
+		p.c.Unsupported(importer.Refusal{Pos: l.pos[0], Key: "vlan", Why: "ifupdown2's vlan stanza (a VLAN-aware bridge's per-VLAN settings, such as its IGMP querier): netagent has no equivalent"})
 	case kw == "mapping":
 		p.cur, p.inMapping = nil, true
 		p.c.Unsupported(importer.Refusal{Pos: l.pos[0], Key: "mapping", Why: "mapping stanzas run a script to choose the configuration; netagent has no such mapping"})
@@ -168,6 +171,7 @@ func (p *parser) intent() *intent.Intent {
 		ifc := p.ifaces[name]
 		p.checkVLANOptions(ifc, aware[name])
 		p.checkVXLAN(ifc)
+		p.checkVLAN(ifc)
 		p.checkBond(ifc)
 		if !p.auto[name] {
 			p.refuse(ifc, ifc.pos, "iface "+name, "not auto or allow-hotplug: ifup -a leaves it down, and netagent has no interface brought up only on demand")
@@ -183,6 +187,8 @@ func (p *parser) intent() *intent.Intent {
 		addDNS(in, ifc)
 	}
 	p.addPorts(in)
+	p.addSVIs(in)
+	p.addParents(in)
 	return in
 }
 

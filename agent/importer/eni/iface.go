@@ -23,6 +23,8 @@ type iface struct {
 	ports                      []string
 	bridge, stp                bool
 	vlanParent                 string
+	vlanID                     int
+	vlanProtocol               intent.VLANProtocol
 	mac                        string
 	dns, search                []string
 	// at is where each single-valued option was first given (ifupdown2
@@ -42,12 +44,13 @@ func (ifc *iface) empty() bool {
 
 // option applies one option line of ifc's stanza.
 func (p *parser) option(ifc *iface, l line) {
-	key, args := l.words[0], l.words[1:]
+	// ifupdown2 reads bond_mode as bond-mode.
+	orig, key, args := l.words[0], strings.ReplaceAll(l.words[0], "_", "-"), l.words[1:]
 	if len(args) == 0 {
-		p.c.Invalid(importer.Refusal{Pos: l.pos[0], Key: "iface " + ifc.name + ": " + key, Why: "no value"})
+		p.c.Invalid(importer.Refusal{Pos: l.pos[0], Key: "iface " + ifc.name + ": " + orig, Why: "no value"})
 		return
 	}
-	if _, ok := ifc.at[key]; ok && !multiValued[key] {
+	if _, ok := ifc.at[key]; ok && singleValued(key) {
 		return // ifupdown2 takes the first value
 	}
 	if ifc.at == nil {
@@ -58,7 +61,7 @@ func (p *parser) option(ifc *iface, l line) {
 	if why == "" {
 		return
 	}
-	r := importer.Refusal{Pos: l.pos[0], Key: "iface " + ifc.name + ": " + key, Why: why, Object: ifc.name}
+	r := importer.Refusal{Pos: l.pos[0], Key: "iface " + ifc.name + ": " + orig, Why: why, Object: ifc.name}
 	if strings.HasPrefix(why, "invalid") {
 		p.c.Invalid(r)
 	} else if p.c.Unsupported(r) {
@@ -94,8 +97,6 @@ func (ifc *iface) set(key string, args []string) string {
 		return ifc.nameservers(args)
 	case "dns-search":
 		ifc.search = append(ifc.search, args...)
-	case "vlan-raw-device":
-		ifc.vlanParent = args[0]
 	default:
 		if set, ok := kindOptions[key]; ok {
 			return set(ifc, args)
@@ -105,17 +106,21 @@ func (ifc *iface) set(key string, args []string) string {
 	return ""
 }
 
-// multiValued are the options whose every line counts (ifupdown2 reads
-// all their values); of the others only the first line does.
-var multiValued = map[string]bool{"address": true, "netmask": true, "gateway": true, "dns-nameservers": true, "dns-search": true}
+// singleValued reports whether only key's first line counts (ifupdown2
+// reads its first value): the options of a kind and the base ones below;
+// of the others (address, gateway, dns-*, and any refused) every line does.
+func singleValued(key string) bool {
+	_, ok := kindOptions[key]
+	return ok || key == "mtu" || key == "hwaddress" || key == "bridge-ports" || key == "bridge-stp"
+}
 
 // setter applies an option's values to an interface, or says why not
 // (as iface.set).
 type setter func(ifc *iface, args []string) string
 
 // kindOptions are the options of each kind of link, one table per kind
-// (bridgevlan.go, vxlan.go, bond.go, vrf.go).
-var kindOptions = joinOptions(bridgeVLANOptions, vxlanOptions, bondOptions, vrfOptions)
+// (vlan.go, bridgevlan.go, vxlan.go, bond.go, vrf.go).
+var kindOptions = joinOptions(vlanOptions, bridgeVLANOptions, vxlanOptions, bondOptions, vrfOptions)
 
 func joinOptions(tables ...map[string]setter) map[string]setter {
 	out := map[string]setter{}
@@ -208,8 +213,8 @@ func (ifc *iface) build(name string) intent.Interface {
 		}
 	case ifc.bridge:
 		out.Type, out.Bridge = intent.LinkBridge, &intent.Bridge{STP: ifc.stp, VLANFiltering: ifc.vlanAware}
-	case ifc.vlanParent != "" || strings.Contains(name, "."):
-		out.Type, out.VLAN = intent.LinkVLAN, vlanOf(name, ifc.vlanParent)
+	case ifc.isVLAN():
+		out.Type, out.VLAN = intent.LinkVLAN, ifc.vlanOf()
 	}
 	if out.Type != intent.LinkPhysical {
 		out.MAC = ifc.mac
@@ -221,20 +226,6 @@ func (ifc *iface) build(name string) intent.Interface {
 		out.IPv6 = &intent.IPv6{AcceptRA: true, DHCP6: ifc.dhcp6}
 	}
 	return out
-}
-
-// vlanOf is the VLAN of NAME.VID, or of vlan-raw-device with the id
-// after the name's last dot or digits.
-func vlanOf(name, parent string) *intent.VLAN {
-	base, vid, _ := strings.Cut(name, ".")
-	if parent == "" {
-		parent = base
-	}
-	if vid == "" {
-		vid = strings.TrimLeft(name, "abcdefghijklmnopqrstuvwxyz")
-	}
-	id, _ := strconv.Atoi(vid)
-	return &intent.VLAN{Parent: parent, ID: id}
 }
 
 // addPorts makes each bridge's and bond's ports its members (with the

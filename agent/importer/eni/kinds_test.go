@@ -254,3 +254,42 @@ func TestPortGlobs(t *testing.T) {
 		}
 	}
 }
+
+func TestVLANs(t *testing.T) {
+	got := importOK(t, "auto eth0.1.100 v7 vlan0042 qinq\niface eth0.1.100\niface v7\n  vlan-raw-device eth0\n  vlan-id 7\n"+
+		"iface vlan0042\n  vlan-raw-device eth1\niface qinq\n  vlan-raw-device eth2\n  vlan-id 10\n  vlan-protocol 802.1ad\n")
+	for name, want := range map[string]string{
+		"eth0.1.100": `{"parent":"eth0.1","id":100}`, // ifupdown2: the parent is the name before the last dot
+		"v7":         `{"parent":"eth0","id":7}`,
+		"vlan0042":   `{"parent":"eth1","id":42}`,
+		"qinq":       `{"parent":"eth2","id":10,"protocol":"802.1ad"}`,
+	} {
+		if v := got[name]; v.Type != intent.LinkVLAN || asJSON(v.VLAN) != want {
+			t.Errorf("%s = %s, want vlan %s", name, asJSON(v), want)
+		}
+	}
+	refusedAt(t, "auto myvl\niface myvl\n  vlan-raw-device eth0\n", "f:2:7: iface myvl: cannot determine the VLAN id", false)
+	refusedAt(t, "auto v\niface v\n  vlan-raw-device eth0\n  vlan-protocol 802.1x\n", "f:4:3: iface v: vlan-protocol: invalid", false)
+}
+
+// TestSVIVLANs: a VLAN on a VLAN-aware bridge adds its VID to the bridge
+// itself (tagged), the kernel's PVID 1 kept.
+func TestSVIVLANs(t *testing.T) {
+	got := importOK(t, "auto br0 br0.100 br0.200\niface br0\n  bridge-vlan-aware yes\n  bridge-ports eth1\n  bridge-vids 100 200\niface br0.100\n  address 192.0.2.1/24\niface br0.200\n")
+	if b := got["br0"].Bridge; b == nil || asJSON(b.VLANs) != `[{"vid":1,"pvid":true,"untagged":true},{"vid":100},{"vid":200}]` {
+		t.Errorf("br0 = %s", asJSON(got["br0"]))
+	}
+}
+
+// TestUnderscoreKeys: ifupdown2 reads bond_mode as bond-mode; a refusal
+// names the key as written.
+func TestUnderscoreKeys(t *testing.T) {
+	if b := importOK(t, "auto bond0\niface bond0\n  bond_slaves eth0\n  bond-xmit_hash_policy layer2+3\n  bond-mode balance-xor\n")["bond0"]; asJSON(b.Bond) != `{"mode":"balance-xor","xmitHashPolicy":"layer2+3"}` {
+		t.Errorf("bond0 = %s", asJSON(b))
+	}
+	refusedAt(t, "auto br0\niface br0\n  ovs_type OVSBridge\n", "f:3:3: iface br0: ovs_type: ", true)
+}
+
+func TestVLANStanzaRefused(t *testing.T) {
+	refusedAt(t, "auto br0\niface br0\n  bridge-ports eth1\nvlan br0.100\n  bridge-igmp-querier-src 192.0.2.1\n", "f:4:1: vlan: ifupdown2's vlan stanza", true)
+}
