@@ -34,6 +34,14 @@ var eniOwnCases = map[string]map[string]string{
 	"own:vxlan": {"interfaces": "auto eth0 vx0 vx1\niface eth0 inet static\n  address 192.0.2.1/24\n" +
 		"iface vx0\n  vxlan-id 100\n  vxlan-local-tunnelip 192.0.2.1\n  vxlan-svcnodeip 192.0.2.2\n  vxlan-port 4790\n  vxlan-learning no\n" +
 		"iface vx1\n  vxlan-id 200\n  vxlan-mcastgrp 239.1.1.1\n  vxlan-physdev eth0\n"},
+	"own:vxlan-bridge": {"interfaces": "auto br0 vx0\niface br0\n  bridge-ports vx0 eth1\n  address 198.51.100.1/24\n" +
+		"iface vx0\n  vxlan-id 1100\n  vxlan-local-tunnelip 192.0.2.1\n  vxlan-svcnodeip 192.0.2.9\n  mtu 1400\n"},
+	// Relative to the working directory, which both run in (eniCase).
+	"own:source-relative": {
+		"interfaces":       "source parts/*.cfg\n",
+		"parts/uplink.cfg": "auto eth0\niface eth0 inet static\n  address 192.0.2.10/24\n  gateway 192.0.2.1\n",
+		"parts/ignored":    "auto eth9\niface eth9 inet static\n  address 203.0.113.1/24\n",
+	},
 	"own:source": {
 		"interfaces":     "auto eth0\niface eth0 inet static\n  address 192.0.2.10/24\nsource @DIR@/interfaces.d/*\n",
 		"interfaces.d/a": "auto br0\niface br0\n  bridge-ports eth1\n  address 198.51.100.1/24\n",
@@ -83,7 +91,7 @@ func eniWriteCase(t *testing.T, files map[string]string) string {
 // eniCase runs one file; the outcome is a line of the table. Own cases
 // must agree.
 func eniCase(t *testing.T, name, file string) string {
-	res, err := eni.Import(file, importer.Options{})
+	res, err := eniImport(t, file)
 	if err != nil {
 		ie, ok := err.(*importer.Error)
 		if !ok {
@@ -114,6 +122,24 @@ func eniCase(t *testing.T, name, file string) string {
 		return fmt.Sprintf("%-55s differs", name)
 	}
 	return fmt.Sprintf("%-55s agrees", name)
+}
+
+// eniImport imports file in its directory, where ifupdown2 runs too (a
+// relative source is relative to the working directory).
+func eniImport(t *testing.T, file string) (*importer.Result, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir(filepath.Dir(file)); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := os.Chdir(wd); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	return eni.Import(file, importer.Options{})
 }
 
 // eniVLANFiltering reports whether in has a VLAN-aware bridge.
@@ -157,6 +183,7 @@ ln -s /usr/share/ifupdown2/ifupdown2 /run/eni-bin/ifup
 /usr/bin/python3 /run/eni-bin/ifup -a -i "$F"`
 	cmd := exec.Command("ip", "netns", "exec", e.tgt.Name, "unshare", "-m", "--propagation", "private", "sh", "-c", script)
 	cmd.Env = append(os.Environ(), "C="+eniCache, "F="+file)
+	cmd.Dir = filepath.Dir(file)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("ifup -a -i %s: %v\n%s", file, err, out)
 	}

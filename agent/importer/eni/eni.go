@@ -189,6 +189,7 @@ func (p *parser) intent() *intent.Intent {
 	p.addPorts(in)
 	p.addSVIs(in)
 	p.addParents(in)
+	p.defaultMTUs(in)
 	return in
 }
 

@@ -12,7 +12,9 @@ import (
 // bridge VLANs: it has no VLAN filtering) and the VM cannot compare with
 // ifupdown2 (it has no Python) are checked here: the intent each file
 // imports to against one written by hand from what ifupdown2 does with it
-// (read in its addons: bond.py, vlan.py, vrf.py, bridge.py, address.py).
+// (read in its addons: bond.py, vlan.py, vrf.py, bridge.py, address.py):
+// MTU 1500 where no mtu is given on a bridge, a bond and a NIC that is no
+// bond's port, as address.py sets it.
 var expectedIntents = []struct{ name, eni, want string }{{
 	name: "bonds, VLANs, a VLAN-aware bridge",
 	eni: `auto lo
@@ -61,10 +63,10 @@ iface eth4
    "bond": {"mode": "802.3ad", "miimon": 100, "lacpRate": "fast", "xmitHashPolicy": "layer3+4", "minLinks": 1}},
   {"name": "bond0.100", "type": "vlan", "addresses": ["198.51.100.2/24"], "vlan": {"parent": "bond0", "id": 100}},
   {"name": "vlan200", "type": "vlan", "addresses": ["203.0.113.2/24"], "vlan": {"parent": "bond0", "id": 200}},
-  {"name": "br0", "type": "bridge", "bridge": {"vlanFiltering": true}},
-  {"name": "bond1", "type": "bond", "master": "br0", "bond": {"mode": "active-backup", "primary": "eth3"},
+  {"name": "br0", "type": "bridge", "mtu": 1500, "bridge": {"vlanFiltering": true}},
+  {"name": "bond1", "type": "bond", "mtu": 1500, "master": "br0", "bond": {"mode": "active-backup", "primary": "eth3"},
    "bridgePort": {"vlans": [{"vid": 11, "pvid": true, "untagged": true}, {"vid": 10}]}},
-  {"name": "eth4", "type": "physical", "master": "br0", "bridgePort": {"vlans": [{"vid": 10, "pvid": true, "untagged": true}]}},
+  {"name": "eth4", "type": "physical", "mtu": 1500, "master": "br0", "bridgePort": {"vlans": [{"vid": 10, "pvid": true, "untagged": true}]}},
   {"name": "eth0", "type": "physical", "master": "bond0"},
   {"name": "eth1", "type": "physical", "master": "bond0"},
   {"name": "eth2", "type": "physical", "master": "bond1"},
@@ -88,9 +90,9 @@ iface eth1 inet static
   address 198.51.100.1/24
 `,
 	want: `{"version": 1, "interfaces": [
-  {"name": "eth0", "type": "physical", "master": "blue", "addresses": ["192.0.2.10/24"]},
+  {"name": "eth0", "type": "physical", "mtu": 1500, "master": "blue", "addresses": ["192.0.2.10/24"]},
   {"name": "blue", "type": "vrf", "vrf": {"table": 1001}},
-  {"name": "eth1", "type": "physical", "addresses": ["198.51.100.1/24"]}
+  {"name": "eth1", "type": "physical", "mtu": 1500, "addresses": ["198.51.100.1/24"]}
  ],
  "routes": [{"to": "0.0.0.0/0", "via": "192.0.2.1", "dev": "eth0", "table": 1001, "onLink": true}]}`,
 }}

@@ -288,3 +288,33 @@ func addDNS(in *intent.Intent, ifc *iface) {
 	in.DNS.Nameservers = append(in.DNS.Nameservers, ifc.dns...)
 	in.DNS.Search = append(in.DNS.Search, ifc.search...)
 }
+
+// DefaultMTU is the MTU ifupdown2 sets where no mtu option is given
+// (address.py's DEFAULT_MTU_STRING).
+const DefaultMTU = 1500
+
+// defaultMTUs gives the interfaces ifupdown2 sets to DefaultMTU when their
+// stanzas say no mtu that MTU: bridges and bonds (a bridge keeps it then,
+// instead of taking its smallest port's), and NICs that are no bond's
+// ports (ifupdown2 resets them). VLANs and VXLANs keep the kernel's
+// (their lower's, which ifupdown2 cannot raise them above).
+func (p *parser) defaultMTUs(in *intent.Intent) {
+	bonds := map[string]bool{}
+	for _, ifc := range in.Interfaces {
+		bonds[ifc.Name] = ifc.Type == intent.LinkBond
+	}
+	for i := range in.Interfaces {
+		ifc := &in.Interfaces[i]
+		if ifc.MTU != 0 || p.ifaces[ifc.Name] == nil || ifc.Name == "lo" {
+			continue
+		}
+		switch ifc.Type {
+		case intent.LinkBridge, intent.LinkBond:
+			ifc.MTU = DefaultMTU
+		case intent.LinkPhysical:
+			if !bonds[ifc.Master] {
+				ifc.MTU = DefaultMTU
+			}
+		}
+	}
+}
