@@ -3,7 +3,10 @@ package eni
 import "strconv"
 
 // vrfOptions: vrf-table makes the interface a VRF with that table; vrf
-// NAME makes an interface a member (its master) of the VRF NAME.
+// NAME makes an interface a member (its master) of the VRF NAME. Not
+// imported: ifupdown2's move of the kernel's `0: lookup local` rule to
+// priority 32765 with its first VRF (vrf.py _add_vrf_rules), which an
+// intent cannot say (it deletes no rule of the kernel's own).
 var vrfOptions = map[string]setter{
 	"vrf-table": func(ifc *iface, args []string) string {
 		if args[0] == "auto" {
