@@ -1,39 +1,55 @@
 // Package eni imports ifupdown's and ifupdown2's /etc/network/interfaces
 // into an intent: `auto` and `allow-hotplug` interfaces with their
 // `iface` stanzas (several stanzas of one interface merged, as ifupdown2
-// does), addresses, gateways, MTU, bridges and VLANs. What the intent
+// does: every address and gateway counts, of any other option the first
+// value), addresses, gateways, MTU, bridges (with their VLANs), 802.1Q
+// VLANs, bonds, VXLANs and VRFs, one table of options per kind
+// (bridgevlan.go, bond.go, vxlan.go, vrf.go). `source` and
+// `source-directory` read further files (source.go). What the intent
 // cannot express (commands such as post-up, mapping stanzas, wireless,
-// Open vSwitch, unknown options) is refused with FILE:LINE:COLUMN, or
-// left out with a warning under importer.Options.SkipUnsupported.
+// Open vSwitch, unknown options, an option the intent has not at a value
+// other than the kernel's default) is refused with FILE:LINE:COLUMN of
+// the file it is in, or left out with a warning under
+// importer.Options.SkipUnsupported.
 //
-// It reads the file it is given, bounded by importer.MaxFileSize, and
-// never the kernel.
+// It reads the files it is given or sourced, each bounded by
+// importer.MaxFileSize and all by MaxSourceDepth, MaxSourceFiles and
+// MaxSourceBytes, and never the kernel.
 package eni
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/netagent/netagent/agent/importer"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/internal/safefile"
+	"golang.org/x/sys/unix"
 )
 
 // Import reads the interfaces file at path and returns its intent.
 func Import(path string, opts importer.Options) (*importer.Result, error) {
-	data, _, err := safefile.ReadNamed(path, importer.MaxFileSize)
+	data, st, err := safefile.ReadNamed(path, importer.MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	return Parse(path, data, opts)
+	return parse(path, data, st, opts)
 }
 
-// Parse imports data, the contents of the interfaces file named file.
+// Parse imports data, the contents of the interfaces file named file;
+// the files it sources are read from the file system.
 func Parse(file string, data []byte, opts importer.Options) (*importer.Result, error) {
-	p := &parser{c: importer.NewCollector(opts), ifaces: map[string]*iface{}, auto: map[string]bool{}}
-	for _, l := range lex(file, data) {
-		p.line(l)
+	var st unix.Stat_t
+	if unix.Stat(file, &st) != nil {
+		return parse(file, data, nil, opts)
 	}
+	return parse(file, data, &st, opts)
+}
+
+func parse(file string, data []byte, st *unix.Stat_t, opts importer.Options) (*importer.Result, error) {
+	p := &parser{c: importer.NewCollector(opts), ifaces: map[string]*iface{}, auto: map[string]bool{}}
+	p.readFile(file, data, st)
 	in := p.intent()
 	return p.c.Finish(in, file)
 }
@@ -45,8 +61,9 @@ type parser struct {
 	ifaces map[string]*iface
 	auto   map[string]bool
 	cur    *iface
-	// inMapping: the lines belong to a refused mapping stanza.
+	// inMapping: the lines belong to a refused mapping or vlan stanza.
 	inMapping bool
+	src       sources
 }
 
 // line handles one logical line: a stanza's start or an option of the
@@ -63,12 +80,21 @@ func (p *parser) line(l line) {
 	case kw == "iface":
 		p.inMapping = false
 		p.stanza(l)
+	case kw == "vlan":
+		p.cur, p.inMapping = nil, true
+		p.c.Unsupported(importer.Refusal{Pos: l.pos[0], Key: "vlan", Why: "ifupdown2's vlan stanza (a VLAN-aware bridge's per-VLAN settings, such as its IGMP querier): netagent has no equivalent"})
 	case kw == "mapping":
 		p.cur, p.inMapping = nil, true
 		p.c.Unsupported(importer.Refusal{Pos: l.pos[0], Key: "mapping", Why: "mapping stanzas run a script to choose the configuration; netagent has no such mapping"})
-	case kw == "source" || kw == "source-directory" || len(kw) > 6 && kw[:6] == "allow-":
+	case kw == "source":
 		p.cur, p.inMapping = nil, false
-		p.c.Unsupported(importer.Refusal{Pos: l.pos[0], Key: kw, Why: "not supported by this importer yet: give the files' contents in one file"})
+		p.source(l)
+	case kw == "source-directory":
+		p.cur, p.inMapping = nil, false
+		p.sourceDirectory(l)
+	case len(kw) > 6 && kw[:6] == "allow-":
+		p.cur, p.inMapping = nil, false
+		p.c.Unsupported(importer.Refusal{Pos: l.pos[0], Key: kw, Why: "an allow- class other than hotplug and auto: netagent has no classes of interfaces (ifup --allow=CLASS)"})
 	case p.cur != nil:
 		p.option(p.cur, l)
 	case p.inMapping:
@@ -139,21 +165,44 @@ func (p *parser) refuse(ifc *iface, pos importer.Position, key, why string) {
 // intent builds the intent of the auto interfaces.
 func (p *parser) intent() *intent.Intent {
 	in := &intent.Intent{Version: intent.Version}
+	aware := p.vlanAwarePorts()
+	p.vxlanLocal()
 	for _, name := range p.order {
 		ifc := p.ifaces[name]
+		p.checkVLANOptions(ifc, aware[name])
+		p.checkVXLAN(ifc)
+		p.checkVLAN(ifc)
+		p.checkBond(ifc)
 		if !p.auto[name] {
 			p.refuse(ifc, ifc.pos, "iface "+name, "not auto or allow-hotplug: ifup -a leaves it down, and netagent has no interface brought up only on demand")
 		}
-		if ifc.mac != "" && !ifc.bridge && ifc.vlanParent == "" && !strings.Contains(name, ".") {
+		if ifc.mac != "" && ifc.build(name).Type == intent.LinkPhysical {
 			p.refuse(ifc, ifc.pos, "iface "+name+": hwaddress", "netagent sets the MAC only of the interfaces it creates, not of a NIC")
 		}
 		if ifc.skipped || ifc.loopback && ifc.empty() {
 			continue
 		}
 		in.Interfaces = append(in.Interfaces, ifc.build(name))
-		in.Routes = append(in.Routes, ifc.routes...)
+		in.Routes = append(in.Routes, p.gatewayRoutes(ifc)...)
 		addDNS(in, ifc)
 	}
 	p.addPorts(in)
+	p.addSVIs(in)
+	p.addParents(in)
+	p.defaultMTUs(in)
 	return in
+}
+
+// gatewayRoutes are ifc's gateway routes, in its VRF's table when it is a
+// VRF's member (ifupdown2 adds them with `ip route add table VRF`).
+func (p *parser) gatewayRoutes(ifc *iface) []intent.Route {
+	vrf := p.ifaces[ifc.vrf]
+	if ifc.vrf == "" || vrf == nil || vrf.vrfTable == 0 {
+		return ifc.routes
+	}
+	out := slices.Clone(ifc.routes)
+	for i := range out {
+		out[i].Table = vrf.vrfTable
+	}
+	return out
 }

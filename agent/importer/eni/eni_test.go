@@ -76,7 +76,7 @@ func TestRefusals(t *testing.T) {
 		{"iface eth3 inet static\n  address 192.0.2.1/24\n", "f:1:7: iface eth3: not auto"},
 		{"auto eth0\niface eth0 inet ppp\n", "f:2:12: iface eth0 inet ppp: "},
 		{"auto eth0\niface eth0 inet static\n  hwaddress ether 02:00:00:00:00:01\n", "iface eth0: hwaddress: "},
-		{"source /etc/network/interfaces.d/*\n", "f:1:1: source: "},
+		{"allow-ovs br0\n", "f:1:1: allow-ovs: "},
 		{"auto eth0\n%for i in range(2):\n", "f:2:1: %for: a mako template"},
 	} {
 		_, err := Parse("f", []byte(tc.src), importer.Options{})
@@ -117,6 +117,11 @@ func TestInvalidValuesNotSkipped(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(sample))
 	f.Add([]byte("auto a.b\niface a.b inet static\n netmask 1.2.3.4\n"))
+	f.Add([]byte(vlanAware))
+	for _, tc := range expectedIntents {
+		f.Add([]byte(tc.eni))
+	}
+	f.Add([]byte("auto vx0 lo\niface lo\n vxlan-local-tunnelip 192.0.2.1\niface vx0\n vxlan-id 7\n vxlan-mcastgrp 239.0.0.1\n vxlan-physdev x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := Parse("f", data, importer.Options{SkipUnsupported: true})
 		if err == nil {

@@ -1,7 +1,9 @@
 package eni
 
 import (
+	"maps"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,8 +23,19 @@ type iface struct {
 	ports                      []string
 	bridge, stp                bool
 	vlanParent                 string
+	vlanID                     int
+	vlanProtocol               intent.VLANProtocol
 	mac                        string
 	dns, search                []string
+	// at is where each single-valued option was first given (ifupdown2
+	// takes an option's first value, of all the stanzas merged).
+	at map[string]importer.Position
+	bridgeVLANs
+	vxlan    *intent.VXLAN
+	bond     *intent.Bond
+	slaves   []string
+	vrfTable uint32
+	vrf      string
 }
 
 func (ifc *iface) empty() bool {
@@ -31,16 +44,24 @@ func (ifc *iface) empty() bool {
 
 // option applies one option line of ifc's stanza.
 func (p *parser) option(ifc *iface, l line) {
-	key, args := l.words[0], l.words[1:]
+	// ifupdown2 reads bond_mode as bond-mode.
+	orig, key, args := l.words[0], strings.ReplaceAll(l.words[0], "_", "-"), l.words[1:]
 	if len(args) == 0 {
-		p.c.Invalid(importer.Refusal{Pos: l.pos[0], Key: "iface " + ifc.name + ": " + key, Why: "no value"})
+		p.c.Invalid(importer.Refusal{Pos: l.pos[0], Key: "iface " + ifc.name + ": " + orig, Why: "no value"})
 		return
 	}
+	if _, ok := ifc.at[key]; ok && singleValued(key) {
+		return // ifupdown2 takes the first value
+	}
+	if ifc.at == nil {
+		ifc.at = map[string]importer.Position{}
+	}
+	ifc.at[key] = l.pos[0]
 	why := ifc.set(key, args)
 	if why == "" {
 		return
 	}
-	r := importer.Refusal{Pos: l.pos[0], Key: "iface " + ifc.name + ": " + key, Why: why, Object: ifc.name}
+	r := importer.Refusal{Pos: l.pos[0], Key: "iface " + ifc.name + ": " + orig, Why: why, Object: ifc.name}
 	if strings.HasPrefix(why, "invalid") {
 		p.c.Invalid(r)
 	} else if p.c.Unsupported(r) {
@@ -67,52 +88,61 @@ func (ifc *iface) set(key string, args []string) string {
 	case "hwaddress":
 		ifc.mac = args[len(args)-1]
 	case "bridge-ports":
-		ifc.bridge = true
-		if args[0] != "none" {
-			ifc.ports = append(ifc.ports, args...)
-		}
+		ports, why := portList(args)
+		ifc.bridge, ifc.ports = true, ports
+		return why
 	case "bridge-stp":
 		ifc.stp = args[0] == "on" || args[0] == "yes"
 	case "dns-nameservers":
 		return ifc.nameservers(args)
 	case "dns-search":
 		ifc.search = append(ifc.search, args...)
-	case "vlan-raw-device":
-		ifc.vlanParent = args[0]
 	default:
-		return whyNot(key)
+		if set, ok := kindOptions[key]; ok {
+			return set(ifc, args)
+		}
+		return "netagent has no equivalent of this option"
 	}
 	return ""
 }
 
-// notYet are the options netagent's intent could express that this
-// importer does not map yet (by prefix).
-var notYet = []string{"bond-", "vxlan-", "vrf", "bridge-vlan-aware", "bridge-vids", "bridge-pvid", "bridge-access"}
+// singleValued reports whether only key's first line counts (ifupdown2
+// reads its first value): the options of a kind and the base ones below;
+// of the others (address, gateway, dns-*, and any refused) every line does.
+func singleValued(key string) bool {
+	_, ok := kindOptions[key]
+	return ok || key == "mtu" || key == "hwaddress" || key == "bridge-ports" || key == "bridge-stp"
+}
 
-// whyNot says why key is refused.
-func whyNot(key string) string {
-	for _, p := range notYet {
-		if strings.HasPrefix(key, p) {
-			return "not mapped by netagent's ENI importer yet (the intent has an equivalent; write it by hand)"
-		}
+// setter applies an option's values to an interface, or says why not
+// (as iface.set).
+type setter func(ifc *iface, args []string) string
+
+// kindOptions are the options of each kind of link, one table per kind
+// (vlan.go, bridgevlan.go, vxlan.go, bond.go, vrf.go).
+var kindOptions = joinOptions(vlanOptions, bridgeVLANOptions, vxlanOptions, bondOptions, vrfOptions)
+
+func joinOptions(tables ...map[string]setter) map[string]setter {
+	out := map[string]setter{}
+	for _, t := range tables {
+		maps.Copy(out, t)
 	}
-	return "netagent has no equivalent of this option"
+	return out
 }
 
 func (ifc *iface) address(s string) string {
-	if pfx, err := netip.ParsePrefix(s); err == nil {
-		ifc.addrs = append(ifc.addrs, pfx.String())
-		return ""
-	}
-	a, err := netip.ParseAddr(s)
+	pfx, err := netip.ParsePrefix(s)
 	if err != nil {
-		return "invalid address " + strconv.Quote(s)
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return "invalid address " + strconv.Quote(s)
+		}
+		pfx = netip.PrefixFrom(a, a.BitLen())
 	}
-	bits := 128
-	if a.Is4() {
-		bits = 32
+	if pfx.Addr().IsLoopback() && ifc.name != "lo" {
+		return "a loopback address (as on ifupdown2's management VRF) is not one netagent's intent takes on an interface"
 	}
-	ifc.addrs = append(ifc.addrs, netip.PrefixFrom(a, bits).String())
+	ifc.addrs = append(ifc.addrs, pfx.String())
 	return ""
 }
 
@@ -150,14 +180,41 @@ func (ifc *iface) gateway(s string) string {
 	return ""
 }
 
+// firstOf is a refusal (why) at the first option of ifc whose name starts
+// with prefix.
+func (ifc *iface) firstOf(prefix, why string) importer.Refusal {
+	r := importer.Refusal{Why: why, Object: ifc.name}
+	for _, k := range slices.Sorted(maps.Keys(ifc.at)) {
+		pos := ifc.at[k]
+		if strings.HasPrefix(k, prefix) && (r.Key == "" || before(pos, r.Pos)) {
+			r.Pos, r.Key = pos, k
+		}
+	}
+	r.Key = "iface " + ifc.name + ": " + r.Key
+	return r
+}
+
+func before(a, b importer.Position) bool {
+	return a.File == b.File && (a.Line < b.Line || a.Line == b.Line && a.Column < b.Column)
+}
+
 // build is ifc as an intent interface.
 func (ifc *iface) build(name string) intent.Interface {
-	out := intent.Interface{Name: name, Type: intent.LinkPhysical, MTU: ifc.mtu, Addresses: ifc.addrs}
+	out := intent.Interface{Name: name, Type: intent.LinkPhysical, MTU: ifc.mtu, Addresses: ifc.addrs, Master: ifc.vrf}
 	switch {
+	case ifc.vrfTable != 0:
+		out.Type, out.VRF = intent.LinkVRF, &intent.VRF{Table: ifc.vrfTable}
+	case ifc.vxlan != nil:
+		out.Type, out.VXLAN = intent.LinkVXLAN, ifc.vxlan
+	case ifc.bond != nil:
+		out.Type, out.Bond = intent.LinkBond, ifc.bond
+		if *ifc.bond == (intent.Bond{}) {
+			out.Bond = nil
+		}
 	case ifc.bridge:
-		out.Type, out.Bridge = intent.LinkBridge, &intent.Bridge{STP: ifc.stp}
-	case ifc.vlanParent != "" || strings.Contains(name, "."):
-		out.Type, out.VLAN = intent.LinkVLAN, vlanOf(name, ifc.vlanParent)
+		out.Type, out.Bridge = intent.LinkBridge, &intent.Bridge{STP: ifc.stp, VLANFiltering: ifc.vlanAware}
+	case ifc.isVLAN():
+		out.Type, out.VLAN = intent.LinkVLAN, ifc.vlanOf()
 	}
 	if out.Type != intent.LinkPhysical {
 		out.MAC = ifc.mac
@@ -171,42 +228,40 @@ func (ifc *iface) build(name string) intent.Interface {
 	return out
 }
 
-// vlanOf is the VLAN of NAME.VID, or of vlan-raw-device with the id
-// after the name's last dot or digits.
-func vlanOf(name, parent string) *intent.VLAN {
-	base, vid, _ := strings.Cut(name, ".")
-	if parent == "" {
-		parent = base
-	}
-	if vid == "" {
-		vid = strings.TrimLeft(name, "abcdefghijklmnopqrstuvwxyz")
-	}
-	id, _ := strconv.Atoi(vid)
-	return &intent.VLAN{Parent: parent, ID: id}
-}
-
-// addPorts makes each bridge's ports its members, adding the physical
-// ports no stanza names.
+// addPorts makes each bridge's and bond's ports its members (with the
+// VLANs of a VLAN-aware bridge's ports), adding the physical ports no
+// stanza names.
 func (p *parser) addPorts(in *intent.Intent) {
 	for _, name := range p.order {
 		ifc := p.ifaces[name]
 		if ifc.skipped {
 			continue
 		}
-		for _, port := range ifc.ports {
+		for _, port := range ifc.slaves {
 			setMaster(in, port, name)
+		}
+		for _, port := range ifc.ports {
+			m := setMaster(in, port, name)
+			if ifc.vlanAware {
+				if vlans := portVLANs(ifc, p.ifaces[port]); vlans != nil {
+					m.BridgePort = &intent.BridgePort{VLANs: vlans}
+				}
+			}
 		}
 	}
 }
 
-func setMaster(in *intent.Intent, port, master string) {
+// setMaster makes port (added as a NIC if the intent has it not) a member
+// of master, and returns it.
+func setMaster(in *intent.Intent, port, master string) *intent.Interface {
 	for i := range in.Interfaces {
 		if in.Interfaces[i].Name == port {
 			in.Interfaces[i].Master = master
-			return
+			return &in.Interfaces[i]
 		}
 	}
 	in.Interfaces = append(in.Interfaces, intent.Interface{Name: port, Type: intent.LinkPhysical, Master: master})
+	return &in.Interfaces[len(in.Interfaces)-1]
 }
 
 // nameservers records dns-nameservers (resolvconf's; netagent's dns
@@ -232,4 +287,34 @@ func addDNS(in *intent.Intent, ifc *iface) {
 	}
 	in.DNS.Nameservers = append(in.DNS.Nameservers, ifc.dns...)
 	in.DNS.Search = append(in.DNS.Search, ifc.search...)
+}
+
+// DefaultMTU is the MTU ifupdown2 sets where no mtu option is given
+// (address.py's DEFAULT_MTU_STRING).
+const DefaultMTU = 1500
+
+// defaultMTUs gives the interfaces ifupdown2 sets to DefaultMTU when their
+// stanzas say no mtu that MTU: bridges and bonds (a bridge keeps it then,
+// instead of taking its smallest port's), and NICs that are no bond's
+// ports (ifupdown2 resets them). VLANs and VXLANs keep the kernel's
+// (their lower's, which ifupdown2 cannot raise them above).
+func (p *parser) defaultMTUs(in *intent.Intent) {
+	bonds := map[string]bool{}
+	for _, ifc := range in.Interfaces {
+		bonds[ifc.Name] = ifc.Type == intent.LinkBond
+	}
+	for i := range in.Interfaces {
+		ifc := &in.Interfaces[i]
+		if ifc.MTU != 0 || p.ifaces[ifc.Name] == nil || ifc.Name == "lo" {
+			continue
+		}
+		switch ifc.Type {
+		case intent.LinkBridge, intent.LinkBond:
+			ifc.MTU = DefaultMTU
+		case intent.LinkPhysical:
+			if !bonds[ifc.Master] {
+				ifc.MTU = DefaultMTU
+			}
+		}
+	}
 }
