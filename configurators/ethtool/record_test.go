@@ -100,7 +100,7 @@ func TestLiveVethAnswers(t *testing.T) {
 
 // checkVethAnswer checks a veth's answer, by its testdata name.
 var checkVethAnswer = map[string]func(*testing.T, []byte){
-	"veth_features": checkVethFeatures,
+	"veth_features":  checkVethFeatures,
 	"veth_channels":  checkVethChannels,
 	"veth_linkmodes": checkVethLinkModes,
 }
