@@ -70,9 +70,9 @@ type EthtoolPause struct {
 // NIC's autoneg off (and not turned on) at plan and apply; a mode the NIC
 // does not support is refused at plan and apply, naming those it does.
 type EthtoolLink struct {
-	Speed     *int       `json:"speed,omitempty"`
-	Duplex    Duplex     `json:"duplex,omitempty"`
-	Autoneg   *bool      `json:"autoneg,omitempty"`
+	Speed     *int     `json:"speed,omitempty"`
+	Duplex    Duplex   `json:"duplex,omitempty"`
+	Autoneg   *bool    `json:"autoneg,omitempty"`
 	Advertise []string `json:"advertise,omitempty"`
 }
 
