@@ -36,8 +36,8 @@ type FakeNIC struct {
 	// Groups are the supported groups by name; a missing group is
 	// unsupported. The link group's set "advertise" is the advertised
 	// speed and duplex modes, its Allowed the supported ones; with autoneg
-	// off the NIC reports none advertised and keeps a write's set unused,
-	// as the e1000 does.
+	// off the NIC reports none advertised and ignores a write's set, as
+	// the e1000 does.
 	Groups map[string]Values
 	MTU    int
 	// ResetOnMTU are the values the driver gives its groups on an MTU
