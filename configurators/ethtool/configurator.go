@@ -157,8 +157,9 @@ func (p *plan) fill(snap *snapshot, ifname string, orig map[string]uint32) error
 }
 
 // fillSets is fill for the set-valued settings: the advertised modes,
-// which are autonegotiation's. With autoneg off after the convergence,
-// the intent's are refused (the NIC would not offer them) and a give-back
+// which are autonegotiation's. The intent's are refused when the NIC
+// does not support one; with autoneg off after the convergence, they are
+// refused too (the NIC would not offer them), and a give-back
 // writes nothing (nothing is offered; the record goes). With autoneg off
 // now, what the NIC would offer is not reported: the original recorded
 // is every mode it supports, what autonegotiation offers by default.
@@ -167,6 +168,11 @@ func (p *plan) fillSets(snap *snapshot, ifname string, want, orig map[string][]s
 	for _, key := range slices.Sorted(maps.Keys(p.sets.target)) {
 		v := p.sets.target[key]
 		_, named := want[key]
+		if named {
+			if err := snap.refuseSet(ifname, key, v); err != nil {
+				return err
+			}
+		}
 		if !autonegAfter {
 			if named {
 				return fmt.Errorf("%w: %s of %s: advertised link modes need autoneg on, and it is off (set link.autoneg true)", ErrRefused, key, ifname)

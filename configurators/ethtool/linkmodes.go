@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"strings"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
@@ -109,7 +110,9 @@ func validModeName(s string) bool {
 
 // values are the answer as the link group's Values: the advertised
 // speed and duplex modes as the set "advertise", the supported ones as
-// what it allows.
+// what it allows. A speed mode a newer kernel names that
+// items.EthtoolLinkModes lacks is left out of both (no intent can name
+// it), and a write does not keep it (advertising).
 func (lm LinkModes) values() Values {
 	var adv, sup []string
 	for name, b := range lm.Modes {
@@ -127,13 +130,14 @@ func (lm LinkModes) values() Values {
 }
 
 // advertising is the bitset that advertises exactly the speed and
-// duplex modes want and keeps the other advertised bits (Autoneg, TP,
-// Pause, FEC) as they are; a wanted mode the NIC does not support is
-// EINVAL, as a driver answers.
+// duplex modes want (a mode's name has a '/': "1000baseT/Full", also one
+// newer than items.EthtoolLinkModes) and keeps the other advertised bits
+// (Autoneg, TP, Pause, Asym_Pause, the FEC modes) as they are; a wanted
+// mode the NIC does not support is EINVAL, as a driver answers.
 func (lm LinkModes) advertising(want []string) (*big.Int, error) {
 	bits := new(big.Int)
 	for name, b := range lm.Modes {
-		if b.On && !items.EthtoolSpeedMode(name) {
+		if b.On && !strings.Contains(name, "/") {
 			bits.SetBit(bits, int(b.Index), 1)
 		}
 	}

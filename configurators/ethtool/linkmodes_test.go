@@ -11,13 +11,7 @@ import (
 	"github.com/netagent/netagent/items"
 )
 
-// TestDecodeRecordedVethLinkModes decodes a veth's LINKMODES_GET answer
-// recorded on kernel 6.18: 10000 Mb/s full duplex, autoneg off, no link
-// mode supported (ethtool et0: "Supported link modes: Not reported").
-func TestDecodeRecordedVethLinkModes(t *testing.T) {
-	checkVethLinkModes(t, recordAnswer(t, "veth_linkmodes", nil))
-}
-
+// checkVethLinkModes checks a veth's LINKMODES_GET answer.
 func checkVethLinkModes(t *testing.T, b []byte) {
 	t.Helper()
 	lm, err := DecodeLinkModes(b)
@@ -133,5 +127,22 @@ func TestDecodeLinkModesRefusesBadBits(t *testing.T) {
 		if _, err := DecodeLinkModes(b); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestAdvertisingClearsAModeNewerThanTheList: a speed mode a newer
+// kernel names (not in items.EthtoolLinkModes) is not shown, and a write
+// of exactly the intent's modes does not keep it advertised; a newer
+// non-speed bit (no '/') stays.
+func TestAdvertisingClearsAModeNewerThanTheList(t *testing.T) {
+	lm := LinkModes{Cur: map[string]uint32{}, Modes: map[string]Bit{
+		"1000baseT/Full": {Index: 5, On: true}, "1600000baseCR8/Full": {Index: 110, On: true}, "NewFEC": {Index: 111, On: true},
+	}}
+	if v := lm.values(); !slices.Equal(v.Sets["advertise"], []string{"1000baseT/Full"}) || !slices.Equal(v.Allowed["advertise"], []string{"1000baseT/Full"}) {
+		t.Errorf("values %+v", v)
+	}
+	bits, err := lm.advertising([]string{"1000baseT/Full"})
+	if err != nil || bits.Bit(5) != 1 || bits.Bit(110) != 0 || bits.Bit(111) != 1 {
+		t.Errorf("advertising %v, %v: want bits 5 and 111", bits, err)
 	}
 }

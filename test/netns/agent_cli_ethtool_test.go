@@ -70,7 +70,7 @@ func TestAgentCLIEthtoolRefusesFixedFeatureAndMaximum(t *testing.T) {
 	for _, tc := range []struct{ section, want string }{
 		{`{"features": {"gro": true, "lro": true}}`, "feature rx-lro of uplink0 is fixed (off by the driver)"},
 		{`{"features": {"gro": true}, "channels": {"rx": 3}}`, "channels rx of uplink0: 3 is above the NIC's maximum 2"},
-		{`{"features": {"gro": true}, "link": {"advertise": ["1000baseT/Full"]}}`, "link/advertise of uplink0: advertised link modes need autoneg on, and it is off"},
+		{`{"features": {"gro": true}, "link": {"advertise": ["1000baseT/Full"]}}`, "link advertise of uplink0: the NIC does not support 1000baseT/Full (it supports none)"},
 		{`{"features": {"gro": true}, "link": {"autoneg": true, "advertise": ["1000baseT/Full"]}}`, "link advertise of uplink0: the NIC does not support 1000baseT/Full (it supports none)"},
 	} {
 		file := e.writeFile("bad.json", `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "mtu": 1400, "ethtool": `+tc.section+`}]}`)

@@ -62,8 +62,8 @@ func ethtoolAdvertiseCLI(ns, dev, mask string) (string, error) {
 // the five modes the card supports, a second apply writes nothing, a
 // mode the card lacks is refused (the two stay), and dropping the section
 // gives back the five found. On virtio-net, which reports no link modes
-// and refuses the ethtool program's write, netagent refuses the modes
-// before writing anything.
+// (the ethtool program's write of a mask exits 0 and leaves none
+// advertised), netagent refuses the modes before writing anything.
 func TestInVMEthtoolAdvertise(t *testing.T) {
 	if !vm.InGuest() {
 		t.Fatal("this test runs in the VM only: go test -run '^TestVM$' ./test/netns/")
@@ -115,7 +115,7 @@ func testAdvertiseVirtio(t *testing.T) {
 	vm.GuestRun(t, ns, "ip", "link", "set", "dev", dev, "up")
 	supported := ethtoolModes(t, ns, dev, "Supported")
 	out, err := ethtoolAdvertiseCLI(ns, dev, modeMask([]string{"1000baseT/Full"}))
-	t.Logf("virtio %s: supported %v; ethtool -s advertise 0x20: %v %s", dev, supported, err, out)
+	t.Logf("virtio %s: supported %v; ethtool -s advertise 0x20: %v %s; advertised now %v", dev, supported, err, out, ethtoolModes(t, ns, dev, "Advertised"))
 	if len(supported) != 0 {
 		t.Fatalf("virtio-net reports supported modes %v", supported)
 	}
