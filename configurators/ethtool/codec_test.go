@@ -42,7 +42,6 @@ func checkVethFeatures(t *testing.T, b []byte) {
 	}
 }
 
-
 // checkVethChannels checks a new veth's CHANNELS_GET answer.
 func checkVethChannels(t *testing.T, b []byte) {
 	t.Helper()
