@@ -21,6 +21,9 @@ func (b *builder) ethtool(ifc *intent.Interface, at intent.Origin) {
 		return
 	}
 	s, sets := ifc.Ethtool.Settings(), ifc.Ethtool.Sets()
+	if len(s) == 0 {
+		s = nil // as the read-back leaves it: check compares fields
+	}
 	if len(s)+len(sets) > 0 {
 		b.put(&items.Ethtool{Interface: ifc.Name, Settings: s, Sets: sets, MTU: ifc.MTU}, field(at, "ethtool"))
 	}

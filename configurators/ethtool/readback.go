@@ -88,6 +88,12 @@ func readItem(k Kernel, name string, named *items.Ethtool, orig *found) (dg.Item
 	if named.Interface == "" && len(e.Settings)+len(e.Sets) == 0 {
 		return nil, nil
 	}
+	if len(e.Settings) == 0 {
+		e.Settings = nil // as render leaves an intent's: check compares fields
+	}
+	if len(e.Sets) == 0 {
+		e.Sets = nil
+	}
 	return e, nil
 }
 
