@@ -167,17 +167,14 @@ func (p *plan) fillSets(snap *snapshot, ifname string, want, orig map[string][]s
 	autonegAfter := snap.autoneg(p.target)
 	for _, key := range slices.Sorted(maps.Keys(p.sets.target)) {
 		v := p.sets.target[key]
-		_, named := want[key]
-		if named {
+		if _, named := want[key]; !autonegAfter {
+			if !named {
+				continue
+			}
 			if err := snap.refuseSet(ifname, key, v); err != nil {
-				return err
+				return err // a NIC that supports none says so first
 			}
-		}
-		if !autonegAfter {
-			if named {
-				return fmt.Errorf("%w: %s of %s: advertised link modes need autoneg on, and it is off (set link.autoneg true)", ErrRefused, key, ifname)
-			}
-			continue
+			return fmt.Errorf("%w: %s of %s: advertised link modes need autoneg on, and it is off (set link.autoneg true)", ErrRefused, key, ifname)
 		}
 		cur, ok := snap.setValue(key)
 		if ok && slices.Equal(cur, v) {
