@@ -19,8 +19,9 @@ import (
 // addresses, routes, rules and neighbours, parsed from the requests the
 // configurators send; firewall.Fake: iptables-restore's transactions and
 // /proc/sys/net; ethtool.FakeKernel: the ethtool answers of NICs added
-// with Ethtool.AddVeth). The l3 fake follows the link fake's links, so that an
-// address goes on a bridge the same reconcile created, and goes with it.
+// with Ethtool.AddVeth or AddE1000). The l3 fake follows the link fake's links, so that an
+// address goes on a bridge the same reconcile created, and goes with it;
+// the ethtool fake follows their MTUs (a driver may reset rings with one).
 //
 // Its methods are NewRegistry, ReadItems, Clashes and NewDryRun over the
 // fakes, with the state files in the given state directory. The dns item
@@ -38,7 +39,18 @@ type Fake struct {
 func NewFake(sysctls map[string]string) *Fake {
 	f := &Fake{Links: link.NewFakeKernel(), L3: l3.NewFakeKernel(), Firewall: firewall.NewFake(sysctls), Ethtool: ethtool.NewFakeKernel()}
 	f.L3.Links = f.linkNames
+	f.Ethtool.LinkMTU = f.linkMTU
 	return f
+}
+
+// linkMTU is the MTU of the link fake's link of that name, which the
+// ethtool fake's NICs follow.
+func (f *Fake) linkMTU(name string) (int, bool) {
+	l, err := f.Links.LinkByName(name)
+	if err != nil {
+		return 0, false
+	}
+	return l.Attrs().MTU, true
 }
 
 // linkNames are the link fake's links by ifindex.

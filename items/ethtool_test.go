@@ -49,3 +49,31 @@ func TestEthtoolValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestEthtoolSets(t *testing.T) {
+	if len(EthtoolLinkModes) != 103 || EthtoolLinkModes[5] != "1000baseT/Full" || EthtoolLinkModes[49] != "None" || EthtoolLinkModes[91] != "100baseFX/Full" {
+		t.Errorf("EthtoolLinkModes is not the kernel's list in bit order: %d names", len(EthtoolLinkModes))
+	}
+	good := &Ethtool{Interface: "eth0", Sets: map[string][]string{EthtoolAdvertise: {"1000baseT/Full", "100baseT/Full"}}, MTU: 9000}
+	if err := good.Validate(); err != nil {
+		t.Errorf("good: %v", err)
+	}
+	if got := good.String(); got != "ethtool eth0 link/advertise=1000baseT/Full,100baseT/Full (after mtu 9000)" {
+		t.Errorf("String = %q", got)
+	}
+	other := &Ethtool{Interface: "eth0", Sets: map[string][]string{EthtoolAdvertise: {"1000baseT/Full"}}, MTU: 9000}
+	if good.Equal(other) || good.Equal(&Ethtool{Interface: "eth0", Sets: good.Sets}) {
+		t.Error("Equal does not compare the sets and the MTU")
+	}
+	for _, s := range []map[string][]string{
+		{EthtoolAdvertise: {"100baseT/Full", "1000baseT/Full"}}, // not sorted
+		{EthtoolAdvertise: {"1000baseT/Full", "1000baseT/Full"}},
+		{EthtoolAdvertise: {"Autoneg"}}, // not a speed mode
+		{EthtoolAdvertise: {"1000baseT/full"}},
+		{"link/supported": {"1000baseT/Full"}},
+	} {
+		if err := (&Ethtool{Interface: "eth0", Sets: s}).Validate(); err == nil {
+			t.Errorf("%v accepted", s)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/netagent/netagent/configurators"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -27,20 +28,28 @@ func TestFakeNamespaceEthtool(t *testing.T) {
 		t.Fatalf("apply of a fixed feature: %v %+v", err, res.Problems)
 	}
 	good := dg.New("intended", eth0, &items.Ethtool{Interface: "eth0", Settings: map[string]uint32{"features/rx-gro": 1, "channels/rx": 2}})
-	if res, err := rt.Apply(ctx, good, ApplyOptions{}); err != nil || !res.Converged() {
-		t.Fatalf("apply: %v %+v", err, res.Problems)
-	}
-	if rep, err := rt.Check(good); err != nil || !rep.Converged() {
-		t.Fatalf("check: %v %v", err, rep.Diffs)
-	}
-	writes := f.Ethtool.Writes
-	if res, err := rt.Apply(ctx, good, ApplyOptions{}); err != nil || len(res.Ops) != 0 || f.Ethtool.Writes != writes {
-		t.Errorf("second apply: %v %s, %d writes", err, res.Ops, f.Ethtool.Writes-writes)
-	}
+	applyTwice(t, rt, f, good)
 	if res, err := rt.Apply(ctx, dg.New("intended", eth0), ApplyOptions{}); err != nil || !res.Converged() {
 		t.Fatalf("apply without the settings: %v %+v", err, res.Problems)
 	}
 	if nic.Features.Active["rx-gro"] || nic.Groups["channels"].Cur["rx"] != 1 {
 		t.Errorf("not given back: gro %v, rx %d", nic.Features.Active["rx-gro"], nic.Groups["channels"].Cur["rx"])
+	}
+}
+
+// applyTwice applies g over the fake: it converges, check finds nothing
+// to do, and a second apply runs no operation and writes nothing.
+func applyTwice(t *testing.T, rt *Runtime, f *configurators.Fake, g *dg.Graph) {
+	t.Helper()
+	ctx := context.Background()
+	if res, err := rt.Apply(ctx, g, ApplyOptions{}); err != nil || !res.Converged() {
+		t.Fatalf("apply: %v %+v", err, res.Problems)
+	}
+	if rep, err := rt.Check(g); err != nil || !rep.Converged() {
+		t.Fatalf("check: %v %v", err, rep.Diffs)
+	}
+	writes := f.Ethtool.Writes
+	if res, err := rt.Apply(ctx, g, ApplyOptions{}); err != nil || len(res.Ops) != 0 || f.Ethtool.Writes != writes {
+		t.Errorf("second apply: %v %s, %d writes", err, res.Ops, f.Ethtool.Writes-writes)
 	}
 }

@@ -39,7 +39,8 @@ func journalSamples() []dg.Item {
 		&items.Sysctl{Key: "net.ipv4.ip_forward", Value: "1"},
 		&items.IptablesChain{Family: items.FamilyIPv4, Table: "filter", Chain: "NETAGENT-FWD", JumpFrom: "FORWARD", Rules: [][]string{{"-j", "ACCEPT"}}},
 		&items.DHCP4Lease{Dev: "wan0", Hostname: "edge-1", ClientID: "cid", VendorClass: "netagent", Kept: true},
-		&items.Ethtool{Interface: "uplink0", Settings: map[string]uint32{"features/rx-gro": 0, "channels/combined": 4, "wake-on-lan/modes": 32}},
+		&items.Ethtool{Interface: "uplink0", Settings: map[string]uint32{"features/rx-gro": 0, "channels/combined": 4, "wake-on-lan/modes": 32},
+			Sets: map[string][]string{items.EthtoolAdvertise: {"1000baseT/Full", "100baseT/Full"}}, MTU: 9000},
 	}
 }
 

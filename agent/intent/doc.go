@@ -85,9 +85,11 @@
 //     only for an interface whose master is a bridge.
 //     "ethtool" (see Ethtool, ethtool.go): features by the kernel's
 //     names or the ethtool CLI's aliases (items.ExpandFeature), channels,
-//     rings, coalesce, pause, link and wakeOnLan, each bounded; only what
-//     is named is set. What the driver reports fixed or above its maximum
-//     is refused at plan and apply, not here.
+//     rings, coalesce, pause, link (speed, duplex, autoneg, and advertise:
+//     kernel link mode names, not with autoneg false) and wakeOnLan, each
+//     bounded; only what is named is set. What the driver reports fixed,
+//     above its maximum or not supported (a link mode) is refused at plan
+//     and apply, not here.
 //     "dhcp4" (see DHCP4, dhcp4.go): true, false (none) or the options
 //     hostname, clientId, useRoutes and useDNS (default true),
 //     routeMetric (distinct per interface using its lease's routes) and

@@ -62,11 +62,18 @@ type EthtoolPause struct {
 }
 
 // EthtoolLink is the link mode (ethtool -s): speed in Mb/s, duplex
-// ("half", "full"), autonegotiation.
+// ("half", "full"), autonegotiation, and the link modes autonegotiation
+// advertises (ethtool -s advertise), by the kernel's names as ethtool
+// lists them ("1000baseT/Full", "100baseT/Full"; items.EthtoolLinkModes'
+// speed and duplex modes): exactly those are offered. Advertising needs
+// autonegotiation: with autoneg false it is refused here, and with the
+// NIC's autoneg off (and not turned on) at plan and apply; a mode the NIC
+// does not support is refused at plan and apply, naming those it does.
 type EthtoolLink struct {
-	Speed   *int   `json:"speed,omitempty"`
-	Duplex  Duplex `json:"duplex,omitempty"`
-	Autoneg *bool  `json:"autoneg,omitempty"`
+	Speed     *int     `json:"speed,omitempty"`
+	Duplex    Duplex   `json:"duplex,omitempty"`
+	Autoneg   *bool    `json:"autoneg,omitempty"`
+	Advertise []string `json:"advertise,omitempty"`
 }
 
 // Bounds of the numbers: what no NIC reports as its maximum.
@@ -112,6 +119,7 @@ func (c *checker) ethtool(ifc *Interface, at Origin) {
 			c.inRange(o.field("link").field("speed"), *e.Link.Speed, 1, maxEthtoolSpeed)
 		}
 		oneOf(c, o.field("link").field("duplex"), e.Link.Duplex, duplexes)
+		c.advertise(e.Link, o.field("link").field("advertise"))
 	}
 	seen := map[WakeOnLanMode]bool{}
 	for i, m := range e.WakeOnLan {
@@ -120,6 +128,41 @@ func (c *checker) ethtool(ifc *Interface, at Origin) {
 		}
 		seen[m] = true
 	}
+}
+
+// advertise checks the advertised link modes: known speed and duplex
+// modes, each once, at least one, and not with autoneg false.
+func (c *checker) advertise(l *EthtoolLink, o Origin) {
+	if l.Advertise == nil {
+		return
+	}
+	if len(l.Advertise) == 0 {
+		c.fail(o, "names no link mode: a NIC must advertise at least one (leave advertise out to keep what it offers)")
+	}
+	if l.Autoneg != nil && !*l.Autoneg {
+		c.fail(o, "needs autoneg: advertised modes are what autonegotiation offers, and link.autoneg is false")
+	}
+	seen := map[string]bool{}
+	for i, m := range l.Advertise {
+		switch {
+		case !items.EthtoolSpeedMode(m):
+			c.fail(o.index(i), "%q is not a link mode (the kernel's speed and duplex modes as ethtool lists them, e.g. 1000baseT/Full)", m)
+		case seen[m]:
+			c.fail(o.index(i), "%q listed twice", m)
+		}
+		seen[m] = true
+	}
+}
+
+// Sets are the section's set-valued settings as the Ethtool item's
+// (items.Ethtool.Sets): the advertised modes, sorted. It assumes a
+// validated section.
+func (e *Ethtool) Sets() map[string][]string {
+	if e.Link == nil || e.Link.Advertise == nil {
+		return nil
+	}
+	modes := slices.Sorted(slices.Values(e.Link.Advertise))
+	return map[string][]string{items.EthtoolAdvertise: modes}
 }
 
 // ethtoolFeatures checks the feature names, and that two names of one

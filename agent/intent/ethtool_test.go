@@ -64,3 +64,25 @@ func TestWakeOnLanModesAreTheItemsBits(t *testing.T) {
 		t.Errorf("modes %v, items' %v", got, want)
 	}
 }
+
+func TestValidateEthtoolAdvertise(t *testing.T) {
+	runValidateCases(t, []validateCase{
+		{"modes", ethtoolDoc(`{"link": {"autoneg": true, "advertise": ["1000baseT/Full", "100baseT/Full", "800000baseDR8_2/Full"]}}`), nil},
+		{"bad modes", ethtoolDoc(`{"link": {"advertise": ["1000baseT/full", "Autoneg", "100baseT/Full", "100baseT/Full"]}}`), []string{
+			`interfaces[0].ethtool.link.advertise[0]: "1000baseT/full" is not a link mode (the kernel's speed and duplex modes as ethtool lists them, e.g. 1000baseT/Full)`,
+			`interfaces[0].ethtool.link.advertise[1]: "Autoneg" is not a link mode (the kernel's speed and duplex modes as ethtool lists them, e.g. 1000baseT/Full)`,
+			`interfaces[0].ethtool.link.advertise[3]: "100baseT/Full" listed twice`,
+		}},
+		{"autoneg off", ethtoolDoc(`{"link": {"autoneg": false, "advertise": ["1000baseT/Full"]}}`), []string{
+			"interfaces[0].ethtool.link.advertise: needs autoneg: advertised modes are what autonegotiation offers, and link.autoneg is false",
+		}},
+		{"none", ethtoolDoc(`{"link": {"advertise": []}}`), []string{
+			"interfaces[0].ethtool.link.advertise: names no link mode: a NIC must advertise at least one (leave advertise out to keep what it offers)",
+		}},
+	})
+	in := mustParse(t, doc(ethtoolDoc(`{"link": {"advertise": ["100baseT/Full", "1000baseT/Full"]}}`)))
+	want := map[string][]string{items.EthtoolAdvertise: {"1000baseT/Full", "100baseT/Full"}}
+	if got := in.Interfaces[0].Ethtool.Sets(); !maps.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("sets %v, want %v", got, want)
+	}
+}

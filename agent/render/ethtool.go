@@ -11,14 +11,21 @@ import (
 )
 
 // ethtool renders an interface's ethtool section as its ethtool/<name>
-// item (features by the kernel's names). A section that names nothing
-// renders nothing: the settings netagent changed are given back.
+// item (features by the kernel's names), following the interface's MTU
+// (an MTU change converges the settings again, right after the link's:
+// some drivers reset rings and channels with the MTU). A section that
+// names nothing renders nothing: the settings netagent changed are given
+// back.
 func (b *builder) ethtool(ifc *intent.Interface, at intent.Origin) {
 	if ifc.Ethtool == nil {
 		return
 	}
-	if s := ifc.Ethtool.Settings(); len(s) > 0 {
-		b.put(&items.Ethtool{Interface: ifc.Name, Settings: s}, field(at, "ethtool"))
+	s, sets := ifc.Ethtool.Settings(), ifc.Ethtool.Sets()
+	if len(s) == 0 {
+		s = nil // as the read-back leaves it: check compares fields
+	}
+	if len(s)+len(sets) > 0 {
+		b.put(&items.Ethtool{Interface: ifc.Name, Settings: s, Sets: sets, MTU: ifc.MTU}, field(at, "ethtool"))
 	}
 }
 
@@ -51,6 +58,12 @@ func ethtoolToIntent(e *items.Ethtool) *intent.Ethtool {
 	b, _ := json.Marshal(doc)  // maps of strings, numbers and booleans
 	_ = json.Unmarshal(b, out) // the members are the section's own
 	out.WakeOnLan = wol
+	if adv, ok := e.Sets[items.EthtoolAdvertise]; ok && len(adv) > 0 {
+		if out.Link == nil {
+			out.Link = &intent.EthtoolLink{}
+		}
+		out.Link.Advertise = slices.Clone(adv)
+	}
 	return out
 }
 

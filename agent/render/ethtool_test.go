@@ -2,6 +2,7 @@ package render
 
 import (
 	"maps"
+	"slices"
 	"testing"
 
 	"github.com/netagent/netagent/agent/intent"
@@ -35,6 +36,9 @@ func TestRenderEthtool(t *testing.T) {
 	if got := it.(*items.Ethtool).Settings; !maps.Equal(got, want) {
 		t.Errorf("settings %v, want %v", got, want)
 	}
+	if got := it.(*items.Ethtool).MTU; got != 9000 {
+		t.Errorf("the item follows MTU %d, want the interface's 9000", got)
+	}
 	if deps := g.Dependencies(items.EthtoolRef("eth0")); len(deps) != 1 || deps[0].RequiredItem != items.InterfaceRef("eth0") {
 		t.Errorf("deps %v: want the interface (applied after its MTU)", deps)
 	}
@@ -48,7 +52,7 @@ func TestEthtoolToIntentRoundTrips(t *testing.T) {
 	g := renderDoc(t, `{"version": 1, "interfaces": [{"name": "eth0", "type": "physical", "ethtool": {
 		"features": {"rx-gro": false, "tso": true}, "channels": {"combined": 4}, "rings": {"rx": 4096},
 		"coalesce": {"rx-usecs": 50, "adaptive-tx": true}, "pause": {"autoneg": false},
-		"link": {"speed": 1000, "duplex": "full", "autoneg": false}, "wakeOnLan": ["phy", "magic"]}}]}`)
+		"link": {"speed": 1000, "duplex": "full", "autoneg": true, "advertise": ["100baseT/Full", "1000baseT/Full"]}, "wakeOnLan": ["phy", "magic"]}}]}`)
 	it, _ := g.Get(items.EthtoolRef("eth0"))
 	back := ToIntent([]dg.Item{it})
 	if len(back.Interfaces) != 1 || back.Interfaces[0].Ethtool == nil {
@@ -56,5 +60,8 @@ func TestEthtoolToIntentRoundTrips(t *testing.T) {
 	}
 	if got := back.Interfaces[0].Ethtool.Settings(); !maps.Equal(got, it.(*items.Ethtool).Settings) {
 		t.Errorf("round trip %v, want %v", got, it.(*items.Ethtool).Settings)
+	}
+	if got := back.Interfaces[0].Ethtool.Sets(); !maps.EqualFunc(got, it.(*items.Ethtool).Sets, slices.Equal) || len(got) != 1 {
+		t.Errorf("round trip of the sets %v, want %v", got, it.(*items.Ethtool).Sets)
 	}
 }

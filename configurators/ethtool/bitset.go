@@ -15,10 +15,27 @@ const (
 )
 
 // decodeBitset reads a verbose bitset (the form the kernel sends when the
-// request does not ask for compact ones): a list of bits, each with its
-// index, name and, unless the bitset is a plain list (NOMASK), a value
-// flag. It returns the names of the set bits.
+// request does not ask for compact ones) of feature names and returns
+// the names of the set bits.
 func decodeBitset(b []byte) (map[string]bool, error) {
+	list, err := decodeBitList(b, validName)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for name, bit := range list {
+		if bit.On {
+			set[name] = true
+		}
+	}
+	return set, nil
+}
+
+// decodeBitList reads a verbose bitset: a list of bits, each with its
+// index, name (checked by valid) and, unless the bitset is a plain list
+// (NOMASK), a value flag. It returns every bit listed (with a mask, the
+// mask's bits) by name.
+func decodeBitList(b []byte, valid func(string) bool) (map[string]Bit, error) {
 	ad, err := netlink.NewAttributeDecoder(b)
 	if err != nil {
 		return nil, err
@@ -44,12 +61,12 @@ func decodeBitset(b []byte) (map[string]bool, error) {
 	if size > maxBits {
 		return nil, fmt.Errorf("bitset of %d bits, more than %d", size, maxBits)
 	}
-	return decodeBits(bits, size, nomask)
+	return decodeBits(bits, size, nomask, valid)
 }
 
 // decodeBits reads the BITS list of a verbose bitset of size bits.
-func decodeBits(b []byte, size uint32, nomask bool) (map[string]bool, error) {
-	set := map[string]bool{}
+func decodeBits(b []byte, size uint32, nomask bool, valid func(string) bool) (map[string]Bit, error) {
+	set := map[string]Bit{}
 	ad, err := netlink.NewAttributeDecoder(b)
 	if err != nil {
 		return nil, err
@@ -58,7 +75,7 @@ func decodeBits(b []byte, size uint32, nomask bool) (map[string]bool, error) {
 		if ad.Type() != unix.ETHTOOL_A_BITSET_BITS_BIT {
 			continue
 		}
-		name, on, err := decodeBit(ad.Bytes(), size)
+		name, bit, err := decodeBit(ad.Bytes(), size, valid)
 		if err != nil {
 			return nil, err
 		}
@@ -68,48 +85,45 @@ func decodeBits(b []byte, size uint32, nomask bool) (map[string]bool, error) {
 		if _, dup := set[name]; dup {
 			return nil, fmt.Errorf("bit %q listed twice", name)
 		}
-		set[name] = on || nomask
+		bit.On = bit.On || nomask
+		set[name] = bit
 	}
 	if err := ad.Err(); err != nil {
 		return nil, err
-	}
-	for name, on := range set {
-		if !on {
-			delete(set, name)
-		}
 	}
 	return set, nil
 }
 
 // decodeBit reads one bit: its name (empty for the kernel's unused bits;
-// otherwise bounded, printable), its
-// index (below the bitset's size) and its value flag.
-func decodeBit(b []byte, size uint32) (name string, on bool, err error) {
+// otherwise as valid accepts), its index (below the bitset's size) and
+// its value flag.
+func decodeBit(b []byte, size uint32, valid func(string) bool) (string, Bit, error) {
 	ad, err := netlink.NewAttributeDecoder(b)
 	if err != nil {
-		return "", false, err
+		return "", Bit{}, err
 	}
-	index := ^uint32(0)
+	var name string
+	bit := Bit{Index: ^uint32(0)}
 	for ad.Next() {
 		switch ad.Type() {
 		case unix.ETHTOOL_A_BITSET_BIT_INDEX:
-			index = ad.Uint32()
+			bit.Index = ad.Uint32()
 		case unix.ETHTOOL_A_BITSET_BIT_NAME:
 			name = ad.String()
 		case unix.ETHTOOL_A_BITSET_BIT_VALUE:
-			on = true
+			bit.On = true
 		}
 	}
 	if err := ad.Err(); err != nil {
-		return "", false, err
+		return "", Bit{}, err
 	}
-	if index >= size {
-		return "", false, fmt.Errorf("bit %q: index %d outside a bitset of %d bits", name, index, size)
+	if bit.Index >= size {
+		return "", Bit{}, fmt.Errorf("bit %q: index %d outside a bitset of %d bits", name, bit.Index, size)
 	}
-	if name != "" && !validName(name) {
-		return "", false, fmt.Errorf("bit %d: bad name %q", index, name)
+	if name != "" && !valid(name) {
+		return "", Bit{}, fmt.Errorf("bit %d: bad name %q", bit.Index, name)
 	}
-	return name, on, nil
+	return name, bit, nil
 }
 
 // validName accepts the kernel's feature and mode names: 1 to 32 bytes

@@ -74,9 +74,14 @@ func (g Group) Field(name string) (Field, bool) {
 
 // Values are a group's settings as the kernel reported them: the current
 // value of each field the driver answered, and the maxima it reported.
+// Sets are the group's set-valued settings (link: "advertise", the
+// advertised speed and duplex modes), names sorted, and Allowed the names
+// each may hold (the modes the NIC supports).
 type Values struct {
-	Cur map[string]uint32
-	Max map[string]uint32
+	Cur     map[string]uint32
+	Max     map[string]uint32
+	Sets    map[string][]string
+	Allowed map[string][]string
 }
 
 var errBadAnswer = errors.New("malformed ethtool answer")

@@ -10,11 +10,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestDecodeRecordedVethFeatures decodes a FEATURES_GET answer recorded
-// from a veth on kernel 6.18 (TestLiveVethAnswers -record): what ethtool -k
-// shows for it, fixed features included.
-func TestDecodeRecordedVethFeatures(t *testing.T) {
-	checkVethFeatures(t, recordAnswer(t, "veth_features", nil))
+// TestDecodeRecordedVethAnswers decodes the answers recorded from a veth
+// on kernel 6.18 (TestLiveVethAnswers -record), each checked as
+// checkVethAnswer says: FEATURES_GET as ethtool -k shows it, fixed
+// features included; CHANNELS_GET, rx 1 and tx 1 of at most 2 each
+// (ethtool -l), no other or combined; LINKMODES_GET, 10000 Mb/s full
+// duplex, autoneg off, no link mode supported ("Not reported").
+func TestDecodeRecordedVethAnswers(t *testing.T) {
+	for name, check := range checkVethAnswer {
+		t.Run(name, func(t *testing.T) { check(t, recordAnswer(t, name, nil)) })
+	}
 }
 
 // checkVethFeatures checks a veth's FEATURES_GET answer as ethtool -k
@@ -35,12 +40,6 @@ func checkVethFeatures(t *testing.T, b []byte) {
 			t.Errorf("changeable %s = %v, want %v", name, f.Changeable(name), want)
 		}
 	}
-}
-
-// TestDecodeRecordedVethChannels decodes a veth's CHANNELS_GET answer:
-// rx 1 and tx 1 of at most 2 each (ethtool -l), no other or combined.
-func TestDecodeRecordedVethChannels(t *testing.T) {
-	checkVethChannels(t, recordAnswer(t, "veth_channels", nil))
 }
 
 // checkVethChannels checks a new veth's CHANNELS_GET answer.

@@ -84,6 +84,19 @@ func (c *Conn) Set(g Group, ifindex int, set map[string]uint32) error {
 	return nil
 }
 
+// LinkModes reads the link's speed, duplex, autoneg and link modes.
+func (c *Conn) LinkModes(ifindex int) (LinkModes, error) {
+	b, err := EncodeLinkModesGet(ifindex)
+	if err != nil {
+		return LinkModes{}, err
+	}
+	reply, err := c.ask(unix.ETHTOOL_MSG_LINKMODES_GET, b)
+	if err != nil {
+		return LinkModes{}, fmt.Errorf("reading link modes of ifindex %d: %w", ifindex, err)
+	}
+	return DecodeLinkModes(reply)
+}
+
 // ErrNotSupported is what the kernel answers for a setting the driver
 // does not implement.
 var ErrNotSupported = errors.New("not supported by the driver")

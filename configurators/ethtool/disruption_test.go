@@ -28,3 +28,15 @@ func TestPredictFlapsOnChannelsAndRingsOnly(t *testing.T) {
 		t.Errorf("a ring given back: %v, want a possible flap", p)
 	}
 }
+
+func TestPredictFlapsOnAdvertisedModes(t *testing.T) {
+	old := &items.Ethtool{Interface: "eth0", Sets: map[string][]string{items.EthtoolAdvertise: {"1000baseT/Full", "100baseT/Full"}}}
+	want := &items.Ethtool{Interface: "eth0", Sets: map[string][]string{items.EthtoolAdvertise: {"100baseT/Full"}}}
+	p := Predict(reconciler.OpModify, old, want)
+	if p.Effect != disrupt.Flap || p.Why != "link/advertise 1000baseT/Full,100baseT/Full -> 100baseT/Full: the link renegotiates" {
+		t.Errorf("an advertised set change: %+v", p)
+	}
+	if p := Predict(reconciler.OpModify, want, &items.Ethtool{Interface: "eth0", Sets: want.Sets, MTU: 9000}); p.Effect != disrupt.None {
+		t.Errorf("the MTU followed only: %+v, want in place", p)
+	}
+}

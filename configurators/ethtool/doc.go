@@ -4,9 +4,11 @@
 // the target namespace, and reads them back.
 //
 // Two clients share the work. github.com/mdlayher/ethtool, a well-kept
-// library made for the genetlink ethtool family, covers link modes and
-// Wake-on-LAN. The messages it does not cover (FEATURES, CHANNELS, RINGS,
-// COALESCE and PAUSE, Documentation/networking/ethtool-netlink.rst) are
+// library made for the genetlink ethtool family, writes link modes and
+// covers Wake-on-LAN. The messages it does not cover (FEATURES, CHANNELS,
+// RINGS, COALESCE and PAUSE, Documentation/networking/ethtool-netlink.rst),
+// and the reading of link modes (the library drops the supported modes
+// and cannot name bits above its table of 92: linkmodes.go), are
 // this package's own small codec over github.com/mdlayher/genetlink:
 // codec.go encodes requests and decodes answers as pure functions over
 // attribute bytes (tested against messages recorded from the kernel), and
@@ -22,7 +24,10 @@
 // connection per target serves the whole reconcile.
 //
 // The Configurator applies items.Ethtool (settings as "<group>/<field>"
-// keys, features by the kernel's names). One converge, for Create,
+// keys, features by the kernel's names; the set "link/advertise" of
+// speed and duplex modes, which needs autoneg on and only modes the NIC
+// supports, and is written after the link's autoneg; the MTU the item
+// follows, so that an MTU change converges it again). One converge, for Create,
 // Modify and Delete alike: read the groups the intent and the record
 // name (settings.go's snapshot); refuse, before anything is written, a
 // feature the kernel reports fixed or not changeable, a value above the
@@ -34,5 +39,7 @@
 // the intent. ReadBack shows the settings the hint names and the ones
 // recorded that do not hold their original. Predict (disruption.go)
 // marks channel, ring and link-mode changes as possible link flaps.
-// FakeKernel is the package's fake (veth-like NICs: AddVeth).
+// FakeKernel is the package's fake (veth-like NICs: AddVeth; e1000-like
+// ones with rings, pause and link modes: AddE1000; a driver that resets
+// rings on an MTU change: FakeNIC.ResetOnMTU).
 package ethtool

@@ -3,6 +3,7 @@ package ethtool
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/statefile"
@@ -14,10 +15,18 @@ import (
 // it: features with the changeable and fixed ones, groups of settings
 // with their maxima, EOPNOTSUPP (ErrNotSupported) for a group a NIC's
 // driver lacks, EINVAL for a value above a maximum or a fixed feature
-// toggled. Writes counts the set requests that reached it.
+// toggled, a link mode advertised that the NIC does not support. Writes
+// counts the set requests that reached it.
+//
+// LinkMTU, when set, is the MTU of a link by name (configurators.Fake
+// reads the link fake's); otherwise a NIC's MTU field is. A NIC whose
+// driver resets groups on an MTU change (ResetOnMTU, as some drivers
+// reallocate their rings) shows those groups at their defaults from the
+// first ethtool request after the MTU changed.
 type FakeKernel struct {
-	NICs   map[string]*FakeNIC
-	Writes int
+	NICs    map[string]*FakeNIC
+	Writes  int
+	LinkMTU func(name string) (int, bool)
 }
 
 // FakeNIC is one link of the fake.
@@ -25,8 +34,16 @@ type FakeNIC struct {
 	Index    int
 	Features Features
 	// Groups are the supported groups by name; a missing group is
-	// unsupported.
+	// unsupported. The link group's set "advertise" is the advertised
+	// speed and duplex modes, its Allowed the supported ones; with autoneg
+	// off the NIC reports none advertised and ignores a write's set, as
+	// the e1000 does.
 	Groups map[string]Values
+	MTU    int
+	// ResetOnMTU are the values the driver gives its groups on an MTU
+	// change, by group (nil: it keeps them).
+	ResetOnMTU map[string]map[string]uint32
+	seenMTU    int
 }
 
 // NewFakeKernel returns a kernel without links.
@@ -49,19 +66,69 @@ func (f *FakeKernel) AddVeth(name string, index int) *FakeNIC {
 	return n
 }
 
+// AddE1000 adds a link as qemu's e1000 answers (Linux 6.18): rx-gro
+// changeable, rx and tx rings 256 of at most 4096, pause on, speed 1000
+// full duplex with autoneg on, advertising the five modes it supports;
+// MTU 1500.
+func (f *FakeKernel) AddE1000(name string, index int) *FakeNIC {
+	modes := []string{"1000baseT/Full", "100baseT/Full", "100baseT/Half", "10baseT/Full", "10baseT/Half"}
+	n := &FakeNIC{
+		Index: index,
+		MTU:   1500,
+		Features: Features{
+			Active: map[string]bool{"rx-checksum": true, "rx-gro": true},
+			HW:     map[string]bool{"rx-checksum": true, "rx-gro": true},
+		},
+		Groups: map[string]Values{
+			"rings": {Cur: map[string]uint32{"rx": 256, "tx": 256, "rx-mini": 0, "rx-jumbo": 0}, Max: map[string]uint32{"rx": 4096, "tx": 4096, "rx-mini": 0, "rx-jumbo": 0}},
+			"pause": {Cur: map[string]uint32{"autoneg": 1, "rx": 1, "tx": 1}},
+			"link": {Cur: map[string]uint32{"speed": 1000, "duplex": items.EthtoolDuplexFull, "autoneg": 1},
+				Sets: map[string][]string{"advertise": modes}, Allowed: map[string][]string{"advertise": modes}},
+		},
+	}
+	f.NICs[name] = n
+	return n
+}
+
 func (f *FakeKernel) nic(ifindex int) (*FakeNIC, error) {
-	for _, n := range f.NICs {
+	for name, n := range f.NICs {
 		if n.Index == ifindex {
+			f.observe(name, n)
 			return n, nil
 		}
 	}
 	return nil, fmt.Errorf("ifindex %d: no such device", ifindex)
 }
 
+// observe resets the groups of a NIC whose driver resets them on an MTU
+// change, if the MTU changed since the fake last looked.
+func (f *FakeKernel) observe(name string, n *FakeNIC) {
+	mtu, _ := f.MTU(name)
+	if n.seenMTU != 0 && mtu != n.seenMTU {
+		for group, vals := range n.ResetOnMTU {
+			maps.Copy(n.Groups[group].Cur, vals)
+		}
+	}
+	n.seenMTU = mtu
+}
+
 // Index returns the link's index.
 func (f *FakeKernel) Index(name string) (int, error) {
 	if n := f.NICs[name]; n != nil {
 		return n.Index, nil
+	}
+	return 0, fmt.Errorf("link %s: %w", name, ErrNoLink)
+}
+
+// MTU returns the link's MTU: LinkMTU's, or the NIC's.
+func (f *FakeKernel) MTU(name string) (int, error) {
+	if f.LinkMTU != nil {
+		if mtu, ok := f.LinkMTU(name); ok {
+			return mtu, nil
+		}
+	}
+	if n := f.NICs[name]; n != nil {
+		return n.MTU, nil
 	}
 	return 0, fmt.Errorf("link %s: %w", name, ErrNoLink)
 }
@@ -103,7 +170,11 @@ func (f *FakeKernel) Get(group string, ifindex int) (Values, error) {
 	if !ok {
 		return Values{}, fmt.Errorf("reading %s: %w", group, ErrNotSupported)
 	}
-	return Values{Cur: maps.Clone(v.Cur), Max: maps.Clone(v.Max)}, nil
+	out := Values{Cur: maps.Clone(v.Cur), Max: maps.Clone(v.Max), Sets: maps.Clone(v.Sets), Allowed: v.Allowed}
+	if group == "link" && v.Cur["autoneg"] == 0 && v.Sets != nil {
+		out.Sets["advertise"] = []string{}
+	}
+	return out, nil
 }
 
 // Set writes a group's fields; above a maximum is EINVAL.
@@ -123,6 +194,38 @@ func (f *FakeKernel) Set(group string, ifindex int, set map[string]uint32) error
 		}
 	}
 	maps.Copy(v.Cur, set)
+	return nil
+}
+
+// SetSets writes the link group's advertised modes: one the NIC does not
+// support is EINVAL; with autoneg off the set is taken and not used.
+func (f *FakeKernel) SetSets(group string, ifindex int, sets map[string][]string) error {
+	n, err := f.nic(ifindex)
+	if err != nil {
+		return err
+	}
+	v, ok := n.Groups[group]
+	if !ok || v.Sets == nil {
+		return fmt.Errorf("setting %s: %w", group, ErrNotSupported)
+	}
+	f.Writes++
+	for field, names := range sets {
+		allowed, ok := v.Allowed[field]
+		if !ok {
+			return fmt.Errorf("%s %s: invalid argument", group, field)
+		}
+		for _, name := range names {
+			if !slices.Contains(allowed, name) {
+				return fmt.Errorf("%s %s %s: invalid argument", group, field, name)
+			}
+		}
+	}
+	if v.Cur["autoneg"] == 0 {
+		return nil
+	}
+	for field, names := range sets {
+		v.Sets[field] = slices.Sorted(slices.Values(names))
+	}
 	return nil
 }
 

@@ -16,10 +16,16 @@ import (
 type Kernel interface {
 	// Index fails with ErrNoLink for a link that does not exist.
 	Index(name string) (int, error)
+	// MTU is the link's MTU, which the settings follow (items.Ethtool).
+	MTU(name string) (int, error)
 	Features(ifindex int) (Features, error)
 	SetFeatures(ifindex int, want map[string]bool) error
 	Get(group string, ifindex int) (Values, error)
 	Set(group string, ifindex int, set map[string]uint32) error
+	// SetSets writes a group's set-valued settings (link: "advertise",
+	// exactly those speed and duplex modes; the other advertised bits
+	// stay).
+	SetSets(group string, ifindex int, sets map[string][]string) error
 }
 
 // netKernel is the real kernel of a namespace, less Index (lazyKernel's).
@@ -59,11 +65,11 @@ func (k *netKernel) SetFeatures(ifindex int, want map[string]bool) error {
 func (k *netKernel) Get(group string, ifindex int) (Values, error) {
 	switch group {
 	case "link":
-		lm, err := k.modes.LinkMode(ifindex)
+		lm, err := k.conn.LinkModes(ifindex)
 		if err != nil {
 			return Values{}, err
 		}
-		return linkValues(lm), nil
+		return lm.values(), nil
 	case "wake-on-lan":
 		m, err := k.modes.WakeOnLAN(ifindex)
 		return Values{Cur: map[string]uint32{"modes": uint32(m)}}, err
@@ -89,27 +95,20 @@ func (k *netKernel) Set(group string, ifindex int, set map[string]uint32) error 
 	return k.conn.Set(g, ifindex, set)
 }
 
-// maxSpeed bounds a reported speed (Mb/s): 1.6 Tb/s is the fastest
-// link mode the kernel knows; above, or negative, the speed is unknown.
-const maxSpeed = 1_600_000
-
-// linkValues are a link mode's speed, duplex and autoneg as settings;
-// what is unknown (no carrier) or out of bounds is left out.
-func linkValues(lm *ethtool.LinkMode) Values {
-	cur := map[string]uint32{}
-	if lm.SpeedMegabits > 0 && lm.SpeedMegabits <= maxSpeed {
-		cur["speed"] = uint32(lm.SpeedMegabits)
+func (k *netKernel) SetSets(group string, ifindex int, sets map[string][]string) error {
+	want, ok := sets["advertise"]
+	if group != "link" || len(sets) != 1 || !ok {
+		return fmt.Errorf("no ethtool sets %v in %s", sets, group)
 	}
-	if lm.Autoneg <= ethtool.AutonegOn {
-		cur["autoneg"] = uint32(lm.Autoneg)
+	lm, err := k.conn.LinkModes(ifindex)
+	if err != nil {
+		return err
 	}
-	switch lm.Duplex {
-	case ethtool.Half:
-		cur["duplex"] = items.EthtoolDuplexHalf
-	case ethtool.Full:
-		cur["duplex"] = items.EthtoolDuplexFull
+	bits, err := lm.advertising(want)
+	if err != nil {
+		return fmt.Errorf("ifindex %d: %w", ifindex, err)
 	}
-	return Values{Cur: cur, Max: map[string]uint32{}}
+	return k.modes.SetLinkMode(ifindex, &ethtool.LinkModeUpdate{Advertise: bits})
 }
 
 // linkUpdate is the library's update of the set fields.

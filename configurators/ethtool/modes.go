@@ -8,8 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Modes are the link-mode and Wake-on-LAN messages, through
-// github.com/mdlayher/ethtool's client.
+// Modes are the link-mode writes and the Wake-on-LAN messages, through
+// github.com/mdlayher/ethtool's client (link modes are read by this
+// package's codec: Conn.LinkModes says why).
 type Modes struct{ c *ethtool.Client }
 
 // DialModes opens the library's client; do runs its dial inside the
@@ -28,15 +29,6 @@ func DialModes(do func(func() error) error) (*Modes, error) {
 
 // Close closes the client.
 func (m *Modes) Close() error { return m.c.Close() }
-
-// LinkMode reads the link's speed, duplex, autoneg and advertised modes.
-func (m *Modes) LinkMode(ifindex int) (*ethtool.LinkMode, error) {
-	lm, err := m.c.LinkMode(ethtool.Interface{Index: ifindex})
-	if err != nil {
-		return nil, fmt.Errorf("reading link modes of ifindex %d: %w", ifindex, unsupported(err))
-	}
-	return lm, nil
-}
 
 // SetLinkMode writes the fields of u that are set.
 func (m *Modes) SetLinkMode(ifindex int, u *ethtool.LinkModeUpdate) error {

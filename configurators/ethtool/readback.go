@@ -28,9 +28,9 @@ func readItems(k Kernel, st *store, hint *dg.Graph) ([]dg.Item, error) {
 	slices.Sort(names)
 	var out []dg.Item
 	for _, name := range slices.Compact(names) {
-		var orig map[string]uint32
+		orig := newFound(0)
 		if f := recs[name]; f != nil {
-			orig = f.Settings
+			orig = f.filled()
 		}
 		it, err := readItem(k, name, named[name], orig)
 		if err != nil {
@@ -43,48 +43,71 @@ func readItems(k Kernel, st *store, hint *dg.Graph) ([]dg.Item, error) {
 	return out, nil
 }
 
-// hinted are the settings the hint names, by link name.
-func hinted(hint *dg.Graph) map[string]map[string]uint32 {
-	out := map[string]map[string]uint32{}
+// hinted are the items the hint names, by link name.
+func hinted(hint *dg.Graph) map[string]*items.Ethtool {
+	out := map[string]*items.Ethtool{}
 	if hint == nil {
 		return out
 	}
 	for it := range hint.Unordered() {
 		if e, ok := it.(*items.Ethtool); ok {
-			out[e.Interface] = e.Settings
+			out[e.Interface] = e
 		}
 	}
 	return out
 }
 
-// readItem reads one link's settings; nil when there is nothing to show.
-func readItem(k Kernel, name string, named, orig map[string]uint32) (dg.Item, error) {
+// readItem reads one link's settings (and, when the hint's item follows
+// an MTU, the link's MTU); nil when there is nothing to show.
+func readItem(k Kernel, name string, named *items.Ethtool, orig *found) (dg.Item, error) {
 	idx, err := k.Index(name)
 	if errors.Is(err, ErrNoLink) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
-	all := maps.Clone(orig)
-	if all == nil {
-		all = map[string]uint32{}
+	if named == nil {
+		named = &items.Ethtool{}
 	}
-	maps.Copy(all, named)
-	keys := slices.Sorted(maps.Keys(all))
+	keys := slices.Concat(slices.Collect(maps.Keys(orig.Settings)), slices.Collect(maps.Keys(named.Settings)),
+		slices.Collect(maps.Keys(orig.Sets)), slices.Collect(maps.Keys(named.Sets)))
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
 	snap, err := readSnapshot(k, idx, keys)
 	if err != nil {
 		return nil, fmt.Errorf("reading the ethtool settings of %s: %w", name, err)
 	}
-	e := &items.Ethtool{Interface: name, Settings: map[string]uint32{}}
-	for _, key := range keys {
-		v, ok := snap.value(key)
-		_, isNamed := named[key]
-		if ok && (isNamed || v != orig[key]) {
-			e.Settings[key] = v
+	e := &items.Ethtool{Interface: name, Settings: map[string]uint32{}, Sets: map[string][]string{}}
+	shown(e.Settings, snap.value, named.Settings, orig.Settings, func(a, b uint32) bool { return a == b })
+	shown(e.Sets, snap.setValue, named.Sets, orig.Sets, slices.Equal)
+	if named.MTU != 0 {
+		if e.MTU, err = k.MTU(name); err != nil {
+			return nil, err
 		}
 	}
-	if named == nil && len(e.Settings) == 0 {
+	if named.Interface == "" && len(e.Settings)+len(e.Sets) == 0 {
 		return nil, nil
 	}
+	if len(e.Settings) == 0 {
+		e.Settings = nil // as render leaves an intent's: check compares fields
+	}
+	if len(e.Sets) == 0 {
+		e.Sets = nil
+	}
 	return e, nil
+}
+
+// shown puts into out the current value of each setting named, and of
+// each recorded one that does not hold its original.
+func shown[V any](out map[string]V, value func(string) (V, bool), named, orig map[string]V, equal func(a, b V) bool) {
+	for key := range named {
+		if v, ok := value(key); ok {
+			out[key] = v
+		}
+	}
+	for key, o := range orig {
+		if v, ok := value(key); ok && !equal(v, o) {
+			out[key] = v
+		}
+	}
 }

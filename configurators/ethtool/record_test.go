@@ -81,6 +81,7 @@ func TestLiveVethAnswers(t *testing.T) {
 	}{
 		{"veth_features", unix.ETHTOOL_MSG_FEATURES_GET, func() ([]byte, error) { return EncodeFeaturesGet(idx) }},
 		{"veth_channels", Channels.Get, func() ([]byte, error) { return EncodeGet(Channels, idx) }},
+		{"veth_linkmodes", unix.ETHTOOL_MSG_LINKMODES_GET, func() ([]byte, error) { return EncodeLinkModesGet(idx) }},
 	} {
 		req, err := q.enc()
 		if err != nil {
@@ -99,6 +100,7 @@ func TestLiveVethAnswers(t *testing.T) {
 
 // checkVethAnswer checks a veth's answer, by its testdata name.
 var checkVethAnswer = map[string]func(*testing.T, []byte){
-	"veth_features": checkVethFeatures,
-	"veth_channels": checkVethChannels,
+	"veth_features":  checkVethFeatures,
+	"veth_channels":  checkVethChannels,
+	"veth_linkmodes": checkVethLinkModes,
 }

@@ -111,6 +111,14 @@ func (l *lazyKernel) Index(name string) (int, error) {
 	return link.Attrs().Index, nil
 }
 
+func (l *lazyKernel) MTU(name string) (int, error) {
+	link, err := l.t.NL.LinkByName(name)
+	if err != nil {
+		return 0, fmt.Errorf("finding link %s: %w", name, err)
+	}
+	return link.Attrs().MTU, nil
+}
+
 func (l *lazyKernel) Features(ifindex int) (Features, error) {
 	k, err := l.kernel()
 	if err != nil {
@@ -141,4 +149,12 @@ func (l *lazyKernel) Set(group string, ifindex int, set map[string]uint32) error
 		return err
 	}
 	return k.Set(group, ifindex, set)
+}
+
+func (l *lazyKernel) SetSets(group string, ifindex int, sets map[string][]string) error {
+	k, err := l.kernel()
+	if err != nil {
+		return err
+	}
+	return k.SetSets(group, ifindex, sets)
 }

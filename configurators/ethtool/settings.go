@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/netagent/netagent/items"
 )
 
 // featuresGroup is the group of the features' keys.
@@ -101,6 +103,58 @@ func (s *snapshot) refuse(ifname, key string, v uint32) error {
 	return nil
 }
 
+// setValue is the set-valued key's current value, false when the kernel
+// reports none.
+func (s *snapshot) setValue(key string) ([]string, bool) {
+	group, field := splitKey(key)
+	v, ok := s.groups[group].Sets[field]
+	return v, ok
+}
+
+// allowed are the names the set-valued key may hold (the NIC's supported
+// link modes).
+func (s *snapshot) allowed(key string) []string {
+	group, field := splitKey(key)
+	return s.groups[group].Allowed[field]
+}
+
+// autoneg reports whether link autonegotiation is on with the link
+// settings of target applied (nil: now).
+func (s *snapshot) autoneg(target map[string]uint32) bool {
+	if v, ok := target[items.EthtoolKey("link", "autoneg")]; ok {
+		return v == 1
+	}
+	v, ok := s.groups["link"].Cur["autoneg"]
+	return ok && v == 1
+}
+
+// refuseSet returns why the set-valued key cannot hold names, nil when
+// it can: the driver lacks the group or the setting, or a name is not
+// one the NIC supports.
+func (s *snapshot) refuseSet(ifname, key string, names []string) error {
+	group, field := splitKey(key)
+	if err := s.missing[group]; err != nil {
+		return fmt.Errorf("%w: ethtool %s of %s: %w", ErrRefused, group, ifname, err)
+	}
+	allowed, ok := s.groups[group].Allowed[field]
+	if !ok {
+		return fmt.Errorf("%w: %s %s of %s: the driver reports no such setting", ErrRefused, group, field, ifname)
+	}
+	for _, name := range names {
+		if !slices.Contains(allowed, name) {
+			return fmt.Errorf("%w: %s %s of %s: the NIC does not support %s (it supports %s)", ErrRefused, group, field, ifname, name, listOrNone(allowed))
+		}
+	}
+	return nil
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
 // ErrRefused marks a setting the kernel reports cannot take the value.
 var ErrRefused = errors.New("refused")
 
@@ -112,22 +166,43 @@ func onOff(b bool) string {
 }
 
 // write sets the keys to their values, features in one request and each
-// other group in one.
-func write(k Kernel, ifindex int, set map[string]uint32) error {
-	byGroup := map[string]map[string]uint32{}
-	for key, v := range set {
-		group, field := splitKey(key)
-		if byGroup[group] == nil {
-			byGroup[group] = map[string]uint32{}
-		}
-		byGroup[group][field] = v
+// other group in one, then the set-valued ones (after the link group's
+// autoneg, which they need on).
+func write(k Kernel, ifindex int, set map[string]uint32, sets map[string][]string) error {
+	if err := writeNumbers(k, ifindex, set); err != nil {
+		return err
 	}
-	for _, group := range slices.Sorted(maps.Keys(byGroup)) {
-		if err := writeGroup(k, ifindex, group, byGroup[group]); err != nil {
+	groups := byGroup(sets)
+	for _, group := range slices.Sorted(maps.Keys(groups)) {
+		if err := k.SetSets(group, ifindex, groups[group]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writeNumbers writes the numeric settings.
+func writeNumbers(k Kernel, ifindex int, set map[string]uint32) error {
+	groups := byGroup(set)
+	for _, group := range slices.Sorted(maps.Keys(groups)) {
+		if err := writeGroup(k, ifindex, group, groups[group]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// byGroup splits settings by their keys' groups, by field.
+func byGroup[V any](settings map[string]V) map[string]map[string]V {
+	out := map[string]map[string]V{}
+	for key, v := range settings {
+		group, field := splitKey(key)
+		if out[group] == nil {
+			out[group] = map[string]V{}
+		}
+		out[group][field] = v
+	}
+	return out
 }
 
 func writeGroup(k Kernel, ifindex int, group string, set map[string]uint32) error {

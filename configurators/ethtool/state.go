@@ -29,8 +29,14 @@ type nsState struct {
 // found is what one link held. Index tells the NIC apart from a new one
 // of the same name, whose settings start from the driver's.
 type found struct {
-	Index    int               `json:"index"`
-	Settings map[string]uint32 `json:"settings"`
+	Index    int                 `json:"index"`
+	Settings map[string]uint32   `json:"settings"`
+	Sets     map[string][]string `json:"sets,omitempty"`
+}
+
+// newFound is an empty record of the link of that index.
+func newFound(index int) *found {
+	return &found{Index: index, Settings: map[string]uint32{}, Sets: map[string][]string{}}
 }
 
 // store reads and updates one namespace's entry, durably and under the
@@ -75,28 +81,40 @@ func checkOriginals(all map[string]*found) error {
 		if f == nil || f.Index <= 0 {
 			return fmt.Errorf("%w: the entry of %q has no ifindex", statefile.ErrDamaged, name)
 		}
-		if err := (&items.Ethtool{Interface: name, Settings: f.Settings}).Validate(); err != nil {
+		if err := (&items.Ethtool{Interface: name, Settings: f.Settings, Sets: f.Sets}).Validate(); err != nil {
 			return fmt.Errorf("%w: %v", statefile.ErrDamaged, err)
 		}
 	}
 	return nil
 }
 
-// originals returns what was recorded for the link of that index.
-func (s *store) originals(name string, index int) (map[string]uint32, error) {
+// originals returns what was recorded for the link of that index (an
+// empty record when nothing is).
+func (s *store) originals(name string, index int) (*found, error) {
 	all, err := s.all()
 	if err != nil {
 		return nil, err
 	}
 	if f := all[name]; f != nil && f.Index == index {
-		return f.Settings, nil
+		return f.filled(), nil
 	}
-	return nil, nil
+	return newFound(index), nil
+}
+
+// filled is f with its maps made.
+func (f *found) filled() *found {
+	if f.Settings == nil {
+		f.Settings = map[string]uint32{}
+	}
+	if f.Sets == nil {
+		f.Sets = map[string][]string{}
+	}
+	return f
 }
 
 // update changes the link's settings record with f and writes the file
 // when f reports a change. A record of another index is dropped first.
-func (s *store) update(name string, index int, f func(map[string]uint32) bool) error {
+func (s *store) update(name string, index int, f func(*found) bool) error {
 	if s == nil {
 		return nil
 	}
@@ -104,13 +122,13 @@ func (s *store) update(name string, index int, f func(map[string]uint32) bool) e
 		e := rec.entry(s.ns)
 		cur := e.Originals[name]
 		if cur == nil || cur.Index != index {
-			cur = &found{Index: index, Settings: map[string]uint32{}}
+			cur = newFound(index)
 		}
-		if !f(cur.Settings) {
+		if !f(cur.filled()) {
 			return false
 		}
 		e.Originals[name] = cur
-		if len(cur.Settings) == 0 {
+		if len(cur.Settings)+len(cur.Sets) == 0 {
 			delete(e.Originals, name)
 		}
 		rec.prune(s.ns.BootID)

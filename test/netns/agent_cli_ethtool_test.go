@@ -62,13 +62,16 @@ func TestAgentCLIEthtoolFeaturesAndChannels(t *testing.T) {
 }
 
 // TestAgentCLIEthtoolRefusesFixedFeatureAndMaximum: a veth's LRO is
-// fixed off and its rx channels at most 2. Plan predicts the failure
-// naming the limit, apply fails that item only and changes nothing of it.
+// fixed off, its rx channels at most 2, its autoneg off and it supports
+// no link mode to advertise. Plan predicts the failure naming the limit,
+// apply fails that item only and changes nothing of it.
 func TestAgentCLIEthtoolRefusesFixedFeatureAndMaximum(t *testing.T) {
 	e := cliNewEnv(t)
 	for _, tc := range []struct{ section, want string }{
 		{`{"features": {"gro": true, "lro": true}}`, "feature rx-lro of uplink0 is fixed (off by the driver)"},
 		{`{"features": {"gro": true}, "channels": {"rx": 3}}`, "channels rx of uplink0: 3 is above the NIC's maximum 2"},
+		{`{"features": {"gro": true}, "link": {"advertise": ["1000baseT/Full"]}}`, "link advertise of uplink0: the NIC does not support 1000baseT/Full (it supports none)"},
+		{`{"features": {"gro": true}, "link": {"autoneg": true, "advertise": ["1000baseT/Full"]}}`, "link advertise of uplink0: the NIC does not support 1000baseT/Full (it supports none)"},
 	} {
 		file := e.writeFile("bad.json", `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "mtu": 1400, "ethtool": `+tc.section+`}]}`)
 		plan := e.netagent("plan", file)
