@@ -96,7 +96,14 @@ type reader struct {
 	byIndex map[int]netlink.Link
 	out     []dg.Item
 	bv      bridgeVLANReads // bridge VLANs and default_pvids, read at first need
+	// others: the reader reads the links netagent does not own, for an
+	// import (see ReadOthers), instead of its own.
+	others bool
 }
+
+// takes reports whether the reader describes l's ports and bridge VLANs:
+// netagent's links, or for an import the others'.
+func (r *reader) takes(l netlink.Link) bool { return r.owns(l) != r.others }
 
 func (r *reader) nameOf(index int) string {
 	if l, ok := r.byIndex[index]; ok {
@@ -192,7 +199,7 @@ func (r *reader) isDeclaredPeer(l netlink.Link, want *items.Interface) bool {
 
 func (r *reader) readPort(l netlink.Link) error {
 	master, ok := r.byIndex[l.Attrs().MasterIndex]
-	if !ok || !r.owns(master) {
+	if !ok || !r.takes(master) {
 		return nil
 	}
 	kind := kindOf(master)

@@ -1,0 +1,120 @@
+package link
+
+import (
+	"fmt"
+	"net"
+
+	"github.com/vishvananda/netlink"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/netnsx"
+	"github.com/netagent/netagent/items"
+)
+
+// MaxOthers bounds how many links ReadOthers takes from the namespace:
+// they are another writer's, and an import of more is refused.
+const MaxOthers = 1 << 14
+
+// ReadOthers reads the links in t's namespace that netagent does not own,
+// for an import, as the items that would make them:
+//
+//   - an Interface of its kind for a link of a kind netagent creates
+//     (veth, bridge, bond, vlan, macvlan, vxlan, vrf, dummy, ...), with
+//     every setting the kernel reports (no hint masks any);
+//   - a physical Interface (its MTU, state and alias) for a link without
+//     a kind (a NIC) and for a veth whose peer is in another namespace
+//     (the namespace's NIC: a container's uplink);
+//   - a Port for every link enslaved to a bond, bridge or vrf that is not
+//     netagent's, and its BridgeVLANs when they are not the default;
+//   - an items.Foreign, with its Why, for a link of any other kind (tun,
+//     ifb, a tunnel's fallback device, ...) and for a port of a master
+//     that takes none.
+//
+// The loopback is the kernel's own: left out, or with all a physical
+// Interface. The links netagent owns, or whose settings it recorded,
+// ReadBack describes; they are left out here.
+func ReadOthers(t *netnsx.Target, stateDir string, all bool) ([]dg.Item, error) {
+	k, err := newKernel(t, stateDir)
+	if err != nil {
+		return nil, err
+	}
+	return k.readOthers(all)
+}
+
+func (k *kernel) readOthers(all bool) ([]dg.Item, error) {
+	st, err := k.st.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	links, err := k.listLinks()
+	if err != nil {
+		return nil, err
+	}
+	if len(links) > MaxOthers {
+		return nil, fmt.Errorf("%d links, more than the %d an import takes", len(links), MaxOthers)
+	}
+	rk := *k
+	rk.raw = &dumpedInfo{rawOps: k.raw}
+	r := &reader{k: &rk, st: st, others: true, byIndex: make(map[int]netlink.Link, len(links))}
+	for _, l := range links {
+		r.byIndex[l.Attrs().Index] = l
+	}
+	for _, l := range links {
+		if err := r.readOther(l, all); err != nil {
+			return nil, err
+		}
+	}
+	return r.out, nil
+}
+
+// readOther reads one link for an import (see ReadOthers).
+func (r *reader) readOther(l netlink.Link, all bool) error {
+	isLo := l.Attrs().Flags&net.FlagLoopback != 0
+	if isLo && !all {
+		return nil
+	}
+	if !r.owns(l) && r.st.originalOf(l) == nil {
+		if err := r.readOtherInterface(l, isLo); err != nil {
+			return err
+		}
+	}
+	if err := r.readOtherPort(l); err != nil {
+		return err
+	}
+	return r.readBridgeVLANs(l)
+}
+
+func (r *reader) readOtherInterface(l netlink.Link, isLo bool) error {
+	kind := l.Type()
+	if kind != "device" && kindOf(l) == "" {
+		r.out = append(r.out, &items.Foreign{Kind: items.TypeInterface, Desc: l.Attrs().Name + " kind " + kind,
+			Why: "links of kind " + kind + " are not in the intent"})
+		return nil
+	}
+	// A veth whose peer is in another namespace is this one's NIC (a
+	// container's uplink): it is there, never made.
+	nic := kind == "device" || kind == string(items.KindVeth) && l.Attrs().NetNsID >= 0
+	obs, err := r.k.observe(l, r.nameOf, !nic)
+	if err != nil {
+		return err
+	}
+	if isLo {
+		obs.MTU = 0 // the loopback's own
+	}
+	r.out = append(r.out, obs)
+	return nil
+}
+
+// readOtherPort describes l's port of a master that is not netagent's.
+func (r *reader) readOtherPort(l netlink.Link) error {
+	master, ok := r.byIndex[l.Attrs().MasterIndex]
+	if !ok || r.owns(master) {
+		return nil
+	}
+	if !items.TakesPorts(kindOf(master)) {
+		r.out = append(r.out, &items.Foreign{Kind: items.TypePort, Desc: l.Attrs().Name + " master " + master.Attrs().Name,
+			Why: "a port of a " + master.Type() + " link is not in the intent"})
+		return nil
+	}
+	return r.readPort(l)
+}
