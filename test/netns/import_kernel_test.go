@@ -241,3 +241,64 @@ func TestImportKernelWarnsWhatItCannotDeclare(t *testing.T) {
 	}
 	e.mustRun(0, "validate", e.writeFile("imported.json", res.stdout))
 }
+
+// import takes --netns before the source's name (and after it): either
+// way the import reads that namespace, not the one netagent runs in.
+func TestImportKernelNetnsPlacement(t *testing.T) {
+	e := newKimportEnv(t)
+	e.configureByHand()
+	names := func(stdout string) []string {
+		var doc struct{ Interfaces []struct{ Name string } }
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("%v\n%s", err, stdout)
+		}
+		var out []string
+		for _, i := range doc.Interfaces {
+			out = append(out, i.Name)
+		}
+		return out
+	}
+	want := []string{"br0", "lan0", "up0"}
+	for _, argv := range [][]string{
+		{"--state-dir", e.stateDir, "import", "--netns", e.tgt.Name, "kernel"},
+		{"--state-dir", e.stateDir, "import", "kernel", "--netns", e.tgt.Name},
+		{"--state-dir", e.stateDir, "--netns", e.tgt.Name, "import", "kernel"},
+	} {
+		res := e.run(nil, argv...)
+		if res.code != 0 {
+			t.Fatalf("netagent %v: %s", argv, res)
+		}
+		if got := names(res.stdout); !slices.Equal(got, want) {
+			t.Errorf("netagent %v: interfaces %v, want %v (namespace %s's)", argv, got, want, e.tgt.Name)
+		}
+	}
+}
+
+// With --all the kernel's own objects are in: lo in the intent, and the
+// others the kernel makes by itself (the loopback's and link-local
+// addresses, protocol kernel routes, the default rules) named in
+// warnings, since no intent can declare them; the intent validates.
+func TestImportKernelAll(t *testing.T) {
+	e := newKimportEnv(t)
+	e.configureByHand()
+	res := e.mustRun(0, "import", "kernel", "--all")
+	if !strings.Contains(res.stdout, `"name": "lo"`) {
+		t.Errorf("--all leaves lo out:\n%s", res.stdout)
+	}
+	for _, want := range []string{
+		"warning: kernel: address 127.0.0.1/8 dev lo",
+		"warning: kernel: route 10.77.0.0/24 dev up0 table main metric 0 scope link src 10.77.0.1 proto 2: the kernel's own",
+		"warning: kernel: route local 10.77.0.1/32",
+		"warning: kernel: rule ipv4 32766: from all lookup main proto 2: the kernel's own",
+		"warning: kernel: rule ipv6 0: from all lookup local proto 2: the kernel's own",
+	} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("--all does not warn %q:\n%s", want, res.stderr)
+		}
+	}
+	e.mustRun(0, "validate", e.writeFile("all.json", res.stdout))
+	plain := e.mustRun(0, "import", "kernel")
+	if plain.stderr != "" || strings.Contains(plain.stdout, `"name": "lo"`) {
+		t.Errorf("without --all, lo or the kernel's own objects are named:\n%s\n%s", plain.stdout, plain.stderr)
+	}
+}
