@@ -71,18 +71,27 @@ func otherAddrs(conn rawOps, names map[int]string, all bool) ([]dg.Item, error) 
 	if err != nil {
 		return nil, err
 	}
+	return onLinks(list, names, func(k *kernelAddr) int { return k.index }, func(k *kernelAddr, dev string) dg.Item {
+		if k.owned() || (kernelsAddr(k) && !all) {
+			return nil
+		}
+		return otherAddr(k, dev, names)
+	}), nil
+}
+
+// onLinks returns the items take makes of the objects of list on a link
+// of names (index gives an object's link), leaving out those it makes
+// none of (nil).
+func onLinks[K any](list []K, names map[int]string, index func(*K) int, take func(k *K, dev string) dg.Item) []dg.Item {
 	var out []dg.Item
 	for i := range list {
-		k := &list[i]
-		dev, ok := names[k.index]
-		if !ok || k.owned() || (kernelsAddr(k) && !all) {
-			continue
-		}
-		if it := otherAddr(k, dev, names); it != nil {
-			out = append(out, it)
+		if dev, ok := names[index(&list[i])]; ok {
+			if it := take(&list[i], dev); it != nil {
+				out = append(out, it)
+			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // otherAddr is the Address item of k, or a Foreign saying why none.
@@ -186,20 +195,15 @@ func otherNeighs(conn rawOps, names map[int]string, _ bool) ([]dg.Item, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []dg.Item
-	for i := range list {
-		k := &list[i]
-		dev, ok := names[k.index]
-		if !ok || k.owned() || k.state&netlink.NUD_PERMANENT == 0 {
-			continue
-		}
-		if len(k.mac) == 0 {
+	return onLinks(list, names, func(k *kernelNeigh) int { return k.index }, func(k *kernelNeigh, dev string) dg.Item {
+		switch {
+		case k.owned() || k.state&netlink.NUD_PERMANENT == 0:
+			return nil
+		case len(k.mac) == 0:
 			f := foreignNeigh(k, names)
 			f.Why = "a permanent neighbour without a link-layer address is not in the intent's neighbors"
-			out = append(out, f)
-			continue
+			return f
 		}
-		out = append(out, &items.Neighbor{Dev: dev, IP: k.ip, MAC: k.mac})
-	}
-	return out, nil
+		return &items.Neighbor{Dev: dev, IP: k.ip, MAC: k.mac}
+	}), nil
 }

@@ -42,22 +42,12 @@ func ReadOthers(t *netnsx.Target, stateDir string, all bool) ([]dg.Item, error) 
 }
 
 func (k *kernel) readOthers(all bool) ([]dg.Item, error) {
-	st, err := k.st.snapshot()
-	if err != nil {
-		return nil, err
-	}
-	links, err := k.listLinks()
+	r, links, err := k.newReader(nil, true)
 	if err != nil {
 		return nil, err
 	}
 	if len(links) > MaxOthers {
 		return nil, fmt.Errorf("%d links, more than the %d an import takes", len(links), MaxOthers)
-	}
-	rk := *k
-	rk.raw = &dumpedInfo{rawOps: k.raw}
-	r := &reader{k: &rk, st: st, others: true, byIndex: make(map[int]netlink.Link, len(links))}
-	for _, l := range links {
-		r.byIndex[l.Attrs().Index] = l
 	}
 	for _, l := range links {
 		if err := r.readOther(l, all); err != nil {

@@ -52,19 +52,9 @@ func ReadBack(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, err
 }
 
 func (k *kernel) readBack(hint *dg.Graph) ([]dg.Item, error) {
-	st, err := k.st.snapshot()
+	r, links, err := k.newReader(hint, false)
 	if err != nil {
 		return nil, err
-	}
-	links, err := k.listLinks()
-	if err != nil {
-		return nil, err
-	}
-	rk := *k
-	rk.raw = &dumpedInfo{rawOps: k.raw}
-	r := &reader{k: &rk, hint: hint, st: st, byIndex: make(map[int]netlink.Link, len(links))}
-	for _, l := range links {
-		r.byIndex[l.Attrs().Index] = l
 	}
 	for _, l := range links {
 		if err := r.read(l); err != nil {
@@ -72,6 +62,26 @@ func (k *kernel) readBack(hint *dg.Graph) ([]dg.Item, error) {
 		}
 	}
 	return r.out, nil
+}
+
+// newReader dumps the links and returns a reader of them (others: for an
+// import, see ReadOthers).
+func (k *kernel) newReader(hint *dg.Graph, others bool) (*reader, []netlink.Link, error) {
+	st, err := k.st.snapshot()
+	if err != nil {
+		return nil, nil, err
+	}
+	links, err := k.listLinks()
+	if err != nil {
+		return nil, nil, err
+	}
+	rk := *k
+	rk.raw = &dumpedInfo{rawOps: k.raw}
+	r := &reader{k: &rk, hint: hint, st: st, others: others, byIndex: make(map[int]netlink.Link, len(links))}
+	for _, l := range links {
+		r.byIndex[l.Attrs().Index] = l
+	}
+	return r, links, nil
 }
 
 func (k *kernel) listLinks() ([]netlink.Link, error) {

@@ -224,9 +224,7 @@ func TestImportKernelWarnsWhatItCannotDeclare(t *testing.T) {
 		"warning: kernel: sysctl net.ipv6.conf.tun0.accept_dad: a sysctl of tun0, which is not imported",
 		"warning: kernel: sysctl net.ipv6.conf.tun0.use_tempaddr: a sysctl of tun0, which is not imported",
 	} {
-		if !strings.Contains(res.stderr, want) {
-			t.Errorf("import kernel does not warn %q:\n%s", want, res.stderr)
-		}
+		wantWarning(t, res.stderr, want)
 	}
 	if n := strings.Count(res.stderr, "warning:"); n != 6 {
 		t.Errorf("%d warnings, want 6:\n%s", n, res.stderr)
@@ -292,13 +290,19 @@ func TestImportKernelAll(t *testing.T) {
 		"warning: kernel: rule ipv4 32766: from all lookup main proto 2: the kernel's own",
 		"warning: kernel: rule ipv6 0: from all lookup local proto 2: the kernel's own",
 	} {
-		if !strings.Contains(res.stderr, want) {
-			t.Errorf("--all does not warn %q:\n%s", want, res.stderr)
-		}
+		wantWarning(t, res.stderr, want)
 	}
 	e.mustRun(0, "validate", e.writeFile("all.json", res.stdout))
 	plain := e.mustRun(0, "import", "kernel")
 	if plain.stderr != "" || strings.Contains(plain.stdout, `"name": "lo"`) {
 		t.Errorf("without --all, lo or the kernel's own objects are named:\n%s\n%s", plain.stdout, plain.stderr)
+	}
+}
+
+// wantWarning fails the test unless stderr holds the warning.
+func wantWarning(t *testing.T, stderr, warning string) {
+	t.Helper()
+	if !strings.Contains(stderr, warning) {
+		t.Errorf("import kernel does not warn %q:\n%s", warning, stderr)
 	}
 }
