@@ -27,11 +27,13 @@ const MaxOthers = 1 << 14
 //   - a Port for every link enslaved to a bond, bridge or vrf that is not
 //     netagent's, and its BridgeVLANs when they are not the default;
 //   - an items.Foreign, with its Why, for a link of any other kind (tun,
-//     ifb, a tunnel's fallback device, ...) and for a port of a master
-//     that takes none.
+//     ifb, ...), for one whose settings an intent's link of its kind
+//     cannot have (the kind's Problem), and for a port of a master that
+//     takes none.
 //
-// The loopback is the kernel's own: left out, or with all a physical
-// Interface. The links netagent owns, or whose settings it recorded,
+// The loopback and the tunnel modules' fallback devices (gre0, tunl0,
+// sit0, ...) are the kernel's own: left out, or with all the loopback a
+// physical Interface and the others Foreign. The links netagent owns, or whose settings it recorded,
 // ReadBack describes; they are left out here.
 func ReadOthers(t *netnsx.Target, stateDir string, all bool) ([]dg.Item, error) {
 	k, err := newKernel(t, stateDir)
@@ -64,7 +66,7 @@ func (r *reader) readOther(l netlink.Link, all bool) error {
 		return nil
 	}
 	if !r.owns(l) && r.st.originalOf(l) == nil {
-		if err := r.readOtherInterface(l, isLo); err != nil {
+		if err := r.readOtherInterface(l, isLo, all); err != nil {
 			return err
 		}
 	}
@@ -74,8 +76,15 @@ func (r *reader) readOther(l netlink.Link, all bool) error {
 	return r.readBridgeVLANs(l)
 }
 
-func (r *reader) readOtherInterface(l netlink.Link, isLo bool) error {
+func (r *reader) readOtherInterface(l netlink.Link, isLo, all bool) error {
 	kind := l.Type()
+	if kernelsTunnel(l) {
+		if all {
+			r.out = append(r.out, &items.Foreign{Kind: items.TypeInterface, Desc: l.Attrs().Name + " kind " + kind,
+				Why: "the kernel's own: its tunnel module makes it in every namespace, an intent cannot declare it"})
+		}
+		return nil
+	}
 	if kind != "device" && kindOf(l) == "" {
 		r.out = append(r.out, &items.Foreign{Kind: items.TypeInterface, Desc: l.Attrs().Name + " kind " + kind,
 			Why: "links of kind " + kind + " are not in the intent"})
@@ -91,8 +100,29 @@ func (r *reader) readOtherInterface(l netlink.Link, isLo bool) error {
 	if isLo {
 		obs.MTU = 0 // the loopback's own
 	}
+	if obs.Attrs != nil {
+		if p := obs.Attrs.Problem(obs.IfName); p != "" {
+			r.out = append(r.out, &items.Foreign{Kind: items.TypeInterface, Desc: obs.IfName + " kind " + kind,
+				Why: "an intent's " + kind + " cannot have its settings: " + p})
+			return nil
+		}
+	}
 	r.out = append(r.out, obs)
 	return nil
+}
+
+// fallbackTunnels are the devices the tunnel modules make in every
+// namespace when they load, by name and kind (items.TunnelFallback and
+// the others of the same modules).
+var fallbackTunnels = map[string]string{
+	"gre0": "gre", "gretap0": "gretap", "erspan0": "erspan", "tunl0": "ipip", "sit0": "sit",
+	"ip6tnl0": "ip6tnl", "ip6gre0": "ip6gre", "ip_vti0": "vti", "ip6_vti0": "vti6",
+}
+
+// kernelsTunnel reports whether l is a tunnel module's fallback device.
+func kernelsTunnel(l netlink.Link) bool {
+	kind, ok := fallbackTunnels[l.Attrs().Name]
+	return ok && kind == l.Type()
 }
 
 // readOtherPort describes l's port of a master that is not netagent's.
