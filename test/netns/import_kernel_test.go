@@ -34,7 +34,8 @@ func newKimportEnv(t *testing.T) *kimportEnv {
 }
 
 // configureByHand is the host an administrator made: an uplink veth whose
-// peer is in the other namespace, a bridge with a veth port, addresses of
+// peer is in the other namespace, a macvlan and a vxlan on it, a bridge
+// with a veth port, addresses of
 // both families, routes in two tables, a rule, a permanent neighbour, and
 // sysctls changed.
 func (e *kimportEnv) configureByHand() {
@@ -44,6 +45,10 @@ func (e *kimportEnv) configureByHand() {
 		{"link", "add", "lan0", "type", "veth", "peer", "name", "lan0-host"},
 		{"link", "set", "lan0", "master", "br0"},
 		{"link", "set", "up0", "mtu", "1400"},
+		{"link", "add", "mv0", "link", "up0", "type", "macvlan", "mode", "bridge"},
+		{"link", "add", "vx0", "type", "vxlan", "id", "42", "dstport", "4789", "local", "10.77.0.1", "remote", "10.77.0.9", "dev", "up0"},
+		{"link", "set", "mv0", "up"}, {"link", "set", "vx0", "up"},
+		{"addr", "add", "10.90.0.1/24", "dev", "vx0"},
 		{"link", "set", "br0", "up"}, {"link", "set", "up0", "up"}, {"link", "set", "lan0", "up"},
 		{"addr", "add", "10.77.0.1/24", "dev", "up0"},
 		{"addr", "add", "2001:db8:77::1/64", "dev", "up0"},
@@ -189,7 +194,7 @@ func TestImportKernelHandMadeRoundTrip(t *testing.T) {
 	if got != want {
 		t.Errorf("the imported intent applied gives another state:\n%s", lineDiff(want, got))
 	}
-	for _, want := range []string{`"type": "physical"`, `"mtu": 1400`, `"sysctls"`, `"net.ipv4.ip_forward": "1"`, `"net.ipv4.conf.up0.rp_filter": "2"`, `"table": 100`, `"neighbors"`, `"master": "br0"`} {
+	for _, want := range []string{`"type": "physical"`, `"mtu": 1400`, `"type": "macvlan"`, `"type": "vxlan"`, `"sysctls"`, `"net.ipv4.ip_forward": "1"`, `"net.ipv4.conf.up0.rp_filter": "2"`, `"table": 100`, `"neighbors"`, `"master": "br0"`} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("the import lacks %s:\n%s", want, res.stdout)
 		}
@@ -256,7 +261,7 @@ func TestImportKernelNetnsPlacement(t *testing.T) {
 		}
 		return out
 	}
-	want := []string{"br0", "lan0", "up0"}
+	want := []string{"br0", "lan0", "mv0", "up0", "vx0"}
 	for _, argv := range [][]string{
 		{"--state-dir", e.stateDir, "import", "--netns", e.tgt.Name, "kernel"},
 		{"--state-dir", e.stateDir, "import", "kernel", "--netns", e.tgt.Name},
