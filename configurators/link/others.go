@@ -26,10 +26,12 @@ const MaxOthers = 1 << 14
 //     (the namespace's NIC: a container's uplink);
 //   - a Port for every link enslaved to a bond, bridge or vrf that is not
 //     netagent's, and its BridgeVLANs when they are not the default;
-//   - an items.Foreign, with its Why, for a link of any other kind (tun,
-//     ifb, ...), for one whose settings an intent's link of its kind
-//     cannot have (the kind's Problem), and for a port of a master that
-//     takes none.
+//   - for a link of any other kind (tun, ifb, ...) and for one whose
+//     settings an intent's link of its kind cannot have (the kind's
+//     Problem): a physical Interface (it is there, another program made
+//     it, and what sits on it is still described) and an items.Foreign
+//     whose Why says so;
+//   - an items.Foreign for a port of a master that takes none.
 //
 // The loopback and the tunnel modules' fallback devices (gre0, tunl0,
 // sit0, ...) are the kernel's own: left out, or with all the loopback a
@@ -85,11 +87,6 @@ func (r *reader) readOtherInterface(l netlink.Link, isLo, all bool) error {
 		}
 		return nil
 	}
-	if kind != "device" && kindOf(l) == "" {
-		r.out = append(r.out, &items.Foreign{Kind: items.TypeInterface, Desc: l.Attrs().Name + " kind " + kind,
-			Why: "links of kind " + kind + " are not in the intent"})
-		return nil
-	}
 	// A veth whose peer is in another namespace is this one's NIC (a
 	// container's uplink): it is there, never made.
 	nic := kind == "device" || kind == string(items.KindVeth) && l.Attrs().NetNsID >= 0
@@ -100,12 +97,19 @@ func (r *reader) readOtherInterface(l netlink.Link, isLo, all bool) error {
 	if isLo {
 		obs.MTU = 0 // the loopback's own
 	}
-	if obs.Attrs != nil {
-		if p := obs.Attrs.Problem(obs.IfName); p != "" {
-			r.out = append(r.out, &items.Foreign{Kind: items.TypeInterface, Desc: obs.IfName + " kind " + kind,
-				Why: "an intent's " + kind + " cannot have its settings: " + p})
-			return nil
-		}
+	why := ""
+	switch {
+	case !nic && kindOf(l) == "":
+		why = "links of kind " + kind + " are not in the intent"
+	case obs.Attrs != nil && obs.Attrs.Problem(obs.IfName) != "":
+		why = "an intent's " + kind + " cannot have its settings (" + obs.Attrs.Problem(obs.IfName) + ")"
+	}
+	if why != "" {
+		// Described as a link that is there (another program made it),
+		// so that what sits on it is still described.
+		obs = &items.Interface{IfName: obs.IfName, Kind: items.KindPhysical, MTU: obs.MTU, AdminUp: obs.AdminUp, Alias: obs.Alias}
+		r.out = append(r.out, &items.Foreign{Kind: items.TypeInterface, Desc: obs.IfName + " kind " + kind,
+			Why: why + ": described as a physical interface, there and not made by netagent"})
 	}
 	r.out = append(r.out, obs)
 	return nil
