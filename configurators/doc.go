@@ -23,7 +23,11 @@
 // routes and rules as items.Foreign); see each package's doc. ReadForeign
 // reads the rest of the others' objects for `show --all`: addresses and
 // permanent neighbours (l3.ReadForeignAddrNeigh) and iptables chains
-// (firewall.ReadForeignChains). Nothing else reads them.
+// (firewall.ReadForeignChains). ReadOthers reads the others' objects for
+// `import kernel`, each as the item that would make it or as an
+// items.Foreign saying why none can (link.ReadOthers, l3.ReadOthers,
+// firewall.ReadChangedSysctls against a fresh namespace's defaults,
+// firewall.ReadOtherChains). Nothing else reads them.
 //
 // Two more things serve a plan (`netagent plan`), which must say what an
 // apply would do without doing it:

@@ -28,6 +28,9 @@ type Foreign struct {
 	// Owned: the object carries netagent's mark, but no item can describe
 	// it (netagent did not write it so; someone changed or copied it).
 	Owned bool
+	// Why says, for an object read to be imported (the configurators'
+	// ReadOthers), why no item describes it; "" otherwise.
+	Why string
 }
 
 var _ dg.Item = (*Foreign)(nil)

@@ -79,7 +79,7 @@ func samples() map[string]func() dg.Item {
 		},
 		"foreign": func() dg.Item {
 			return &Foreign{Kind: TypeRoute, Desc: "main 10.0.0.0/8 metric 0 tos 4 proto static", Owned: true,
-				Holds: dg.ItemRef{Type: TypeRoute, Name: "main 10.0.0.0/8 metric 0"}}
+				Holds: dg.ItemRef{Type: TypeRoute, Name: "main 10.0.0.0/8 metric 0"}, Why: "a tos"}
 		},
 		"neighbor": func() dg.Item {
 			return &Neighbor{Dev: "br0", IP: netip.MustParseAddr("192.0.2.1"), MAC: mac(),

@@ -3,8 +3,10 @@ package oneshot
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/importer"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/configurators"
@@ -15,36 +17,40 @@ import (
 // kernelSource is the file name of import kernel's warnings.
 const kernelSource = "kernel"
 
-// ImportKernel reads what the namespace holds (as show --all does) and
-// returns it as an intent: netagent's objects as show --json gives them
-// and the physical links around them as physical interfaces. What it
-// cannot (yet) turn into the intent is left out with a warning, never
-// silently: links of a kind other than physical that are not netagent's,
-// and the others' addresses, routes, rules, neighbours and iptables
-// chains. Without all, the kernel's own objects (lo, the local table,
-// the default rules, the addresses and routes the kernel adds) are left
-// out without a word.
+// maxKernelWarnings bounds import kernel's warnings: past it, one more
+// says how many were left unsaid.
+const maxKernelWarnings = 1000
+
+// ImportKernel reads what the namespace holds and returns it as an
+// intent: netagent's objects as show --json gives them, and the others'
+// (another tool's, the administrator's) as configurators.ReadOthers reads
+// them: links of every kind with their ports, addresses, routes of every
+// table, rules, permanent neighbours, the sysctls that differ from the
+// kernel's defaults, iptables chains (render.ToIntent turns the items
+// into the intent). What no intent can express is left out with a
+// warning naming it and why, never silently. Without all, the kernel's
+// own objects (lo, link-local and loopback addresses, protocol kernel
+// routes, the default rules, the neighbour cache) are left out without a
+// word; with all, lo is in the intent (its state) and the others, which
+// the kernel makes by itself and no intent can declare, are warnings.
 func ImportKernel(ctx context.Context, o *Options, all bool) (*importer.Result, error) {
-	s, err := Show(ctx, o, true)
+	s, err := Show(ctx, o, false)
+	if err != nil {
+		return nil, err
+	}
+	others, err := readOthers(o, all)
 	if err != nil {
 		return nil, err
 	}
 	res := &importer.Result{}
-	s.Items = slices.DeleteFunc(s.Items, func(it dg.Item) bool {
-		l, ok := it.(*items.Link)
-		if !ok || l.Kind == "" {
-			return ok && l.IfName == "lo" && !all
-		}
-		res.Warnings = append(res.Warnings, kernelWarning("link "+l.IfName, l.Kind+" links that are not netagent's are not imported yet", l.IfName))
-		return true
-	})
+	s.Items, res.Warnings = withOthers(s.Items, others)
 	res.Intent = s.Intent()
+	res.Warnings = append(res.Warnings, peerEndWarnings(s.Items, res.Intent)...)
 	if !all {
 		res.Intent.Interfaces = slices.DeleteFunc(res.Intent.Interfaces, func(i intent.Interface) bool {
 			return i.Name == "lo" && i.Type == intent.LinkPhysical && len(i.Addresses) == 0
 		})
 	}
-	res.Warnings = append(res.Warnings, foreignWarnings(s.Items, s.Foreign, all)...)
 	// The namespace's objects are others' words as much as a file's: the
 	// intent made of them is validated as every importer's is.
 	checked, err := importer.NewCollector(importer.Options{}).Finish(res.Intent, "the namespace")
@@ -55,37 +61,144 @@ func ImportKernel(ctx context.Context, o *Options, all bool) (*importer.Result, 
 	return checked, nil
 }
 
-// foreignWarnings are the warnings for the others' objects import kernel
-// leaves out; without all, not for the kernel's own.
-func foreignWarnings(list []dg.Item, f *configurators.Foreign, all bool) []importer.Refusal {
-	var out []importer.Refusal
-	for _, it := range slices.Concat(list, f.AddrNeigh) {
-		fo, ok := it.(*items.Foreign)
-		if !ok || (!all && kernelOwn(fo)) {
-			continue
-		}
-		out = append(out, kernelWarning(fo.Kind+" "+fo.Desc, "objects of others ("+fo.Kind+") are not imported yet", fo.Desc))
+// readOthers is configurators.ReadOthers in o's namespace.
+func readOthers(o *Options, all bool) ([]dg.Item, error) {
+	rt, err := host.Open(o.Netns, o.StateDir, o.log())
+	if err != nil {
+		return nil, err
 	}
-	for _, c := range f.Chains {
-		if c.BuiltIn && len(c.Rules) == 0 {
+	defer rt.Close()
+	others, err := configurators.ReadOthers(rt.Target(), rt.StateDir(), all)
+	if err != nil {
+		return nil, &StepError{Step: "import kernel", Err: err}
+	}
+	return others, nil
+}
+
+// withOthers returns netagent's items (less the external links and
+// foreign objects read-back describes them by) with the others' items
+// that no item of netagent's has the identity of, and a warning for each
+// Foreign of others (bounded).
+func withOthers(own, others []dg.Item) ([]dg.Item, []importer.Refusal) {
+	others = carriersAsPhysical(others, own)
+	own = slices.DeleteFunc(own, func(it dg.Item) bool {
+		_, link := it.(*items.Link)
+		_, foreign := it.(*items.Foreign)
+		return link || foreign
+	})
+	have := make(map[dg.ItemRef]bool, len(own))
+	for _, it := range own {
+		have[dg.Ref(it)] = true
+	}
+	var warnings []importer.Refusal
+	for _, it := range others {
+		if f, ok := it.(*items.Foreign); ok {
+			warnings = append(warnings, kernelWarning(f.Kind+" "+f.Desc, f.Why, f.Desc))
 			continue
 		}
-		out = append(out, kernelWarning("iptables-chain "+c.Name(), "the others' iptables chains and rules are not imported yet", c.Name()))
+		if !have[dg.Ref(it)] {
+			own = append(own, it)
+			have[dg.Ref(it)] = true
+		}
+	}
+	own, warnings = withoutOrphanSysctls(own, warnings)
+	if n := len(warnings); n > maxKernelWarnings {
+		warnings = append(warnings[:maxKernelWarnings], kernelWarning("more", strconv.Itoa(n-maxKernelWarnings)+" more objects left out, as above", ""))
+	}
+	return own, warnings
+}
+
+// carriersAsPhysical returns others with the links that netagent's intent
+// has as physical (carriers: links not its own that its addresses,
+// routes or ports are on, or physical interfaces of its own, own) as
+// physical interfaces, and the veth peers of those too: links that are
+// there, never made. The import keeps them so.
+func carriersAsPhysical(others []dg.Item, own []dg.Item) []dg.Item {
+	physical := carryingLinks(own)
+	for _, it := range own {
+		if i, ok := it.(*items.Interface); ok && i.Kind == items.KindPhysical {
+			physical[i.IfName] = true
+		}
+	}
+	for _, it := range others {
+		if i, ok := it.(*items.Interface); ok && physical[items.LocalPeer(i)] {
+			physical[i.IfName] = true
+		}
+	}
+	for _, it := range others {
+		if i, ok := it.(*items.Interface); ok && physical[i.IfName] && items.LocalPeer(i) != "" {
+			physical[items.LocalPeer(i)] = true
+		}
+	}
+	out := slices.Clone(others)
+	for n, it := range out {
+		if i, ok := it.(*items.Interface); ok && physical[i.IfName] && i.Kind != items.KindPhysical {
+			out[n] = &items.Interface{IfName: i.IfName, Kind: items.KindPhysical, MTU: i.MTU, AdminUp: i.AdminUp, Alias: i.Alias}
+		}
 	}
 	return out
 }
 
-// kernelOwn reports whether a foreign object is one the kernel makes by
-// itself: a route or address it adds (proto kernel), the local table's
-// routes, what sits on lo (the default rules are never read back).
-func kernelOwn(f *items.Foreign) bool {
-	d := " " + f.Desc + " "
-	for _, s := range []string{" proto kernel ", " table local ", " dev lo "} {
-		if strings.Contains(d, s) {
-			return true
+// withoutOrphanSysctls leaves out, with a warning each, the sysctls of an
+// interface that list does not describe (a link left out: its kind's
+// own values, or settings of something not imported).
+func withoutOrphanSysctls(list []dg.Item, warnings []importer.Refusal) ([]dg.Item, []importer.Refusal) {
+	ifaces := map[string]bool{}
+	for _, it := range list {
+		if i, ok := it.(*items.Interface); ok {
+			ifaces[i.IfName] = true
 		}
 	}
-	return false
+	list = slices.DeleteFunc(list, func(it dg.Item) bool {
+		s, ok := it.(*items.Sysctl)
+		if !ok {
+			return false
+		}
+		name, perIf := items.SysctlInterface(s.Key)
+		if !perIf || ifaces[name] {
+			return false
+		}
+		warnings = append(warnings, kernelWarning("sysctl "+s.Key, "a sysctl of "+name+", which is not imported", s.Key))
+		return true
+	})
+	return list, warnings
+}
+
+// peerEndWarnings warns about the veth ends the intent leaves out (the
+// other end declares the pair and creates them) whose settings the
+// created end will not have: an intent declares one end of a pair, and
+// netagent creates the other down, with the declared end's MTU and no
+// alias. (Its MAC is the kernel's random one either way.)
+func peerEndWarnings(list []dg.Item, in *intent.Intent) []importer.Refusal {
+	declared := map[string]*intent.Interface{}
+	for i := range in.Interfaces {
+		declared[in.Interfaces[i].Name] = &in.Interfaces[i]
+	}
+	var out []importer.Refusal
+	for _, it := range list {
+		end, ok := it.(*items.Interface)
+		if !ok || declared[end.IfName] != nil {
+			continue
+		}
+		kept := declared[items.LocalPeer(end)]
+		if kept == nil || kept.Veth == nil || kept.Veth.Peer != end.IfName {
+			continue
+		}
+		var lost []string
+		if end.AdminUp {
+			lost = append(lost, "state up")
+		}
+		if end.MTU != 0 && kept.MTU != 0 && end.MTU != kept.MTU {
+			lost = append(lost, "mtu "+strconv.Itoa(end.MTU))
+		}
+		if end.Alias != "" {
+			lost = append(lost, "alias "+strconv.Quote(end.Alias))
+		}
+		if len(lost) > 0 {
+			out = append(out, kernelWarning("interface "+end.IfName, "the peer of veth "+kept.Name+" is declared by it and created down, with its MTU and no alias: its "+strings.Join(lost, ", ")+" cannot be declared", end.IfName))
+		}
+	}
+	return out
 }
 
 func kernelWarning(key, why, object string) importer.Refusal {

@@ -1,47 +1,54 @@
 package oneshot
 
 import (
+	"net/netip"
 	"slices"
 	"testing"
 
-	"github.com/netagent/netagent/configurators"
-	"github.com/netagent/netagent/configurators/firewall"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
 
-// Every object of others gets a warning naming it, but the kernel's own
-// (without all) and built-in chains holding no rule of others.
-func TestForeignWarnings(t *testing.T) {
-	list := []dg.Item{
-		&items.Foreign{Kind: items.TypeRoute, Desc: "10.8.0.0/16 via 10.9.0.2 dev v0 table main metric 0 scope global proto 3"},
-		&items.Foreign{Kind: items.TypeRoute, Desc: "10.9.0.0/24 dev v0 table main metric 0 scope link proto kernel"},
-		&items.Foreign{Kind: items.TypeRule, Desc: "ipv4 200: from 10.7.0.0/16 lookup main proto 0"},
+// withOthers keeps netagent's items, drops the external links and foreign
+// objects read-back describes them by, adds the others' items that none
+// of netagent's has the identity of, and warns for every Foreign of
+// others with its Why.
+func TestWithOthers(t *testing.T) {
+	own := []dg.Item{
+		&items.Interface{IfName: "br0", Kind: items.KindBridge},
+		&items.Link{IfName: "eth0"},
+		&items.Foreign{Kind: items.TypeRoute, Desc: "10.8.0.0/16 via 10.9.0.2 dev eth0 proto 3"},
 	}
-	f := &configurators.Foreign{
-		AddrNeigh: []dg.Item{&items.Foreign{Kind: items.TypeAddress, Desc: "127.0.0.2/8 dev lo scope host proto 0"}},
-		Chains: []firewall.ForeignChain{
-			{Family: items.FamilyIPv4, Table: "filter", Chain: "INPUT", BuiltIn: true},
-			{Family: items.FamilyIPv4, Table: "filter", Chain: "FORWARD", BuiltIn: true, Rules: [][]string{{"-j", "ACCEPT"}}},
-			{Family: items.FamilyIPv4, Table: "filter", Chain: "MINE"},
-		},
+	others := []dg.Item{
+		&items.Interface{IfName: "br0", Kind: items.KindBridge, MTU: 9000}, // netagent's: its item wins
+		&items.Interface{IfName: "eth0", Kind: items.KindPhysical},
+		&items.Route{Dst: netip.MustParsePrefix("10.8.0.0/16"), Gw: netip.MustParseAddr("10.9.0.2"), Dev: "eth0"},
+		&items.Foreign{Kind: items.TypeInterface, Desc: "tun0 kind tun", Why: "links of kind tun are not in the intent"},
 	}
-	keys := func(all bool) []string {
-		var out []string
-		for _, w := range foreignWarnings(list, f, all) {
-			out = append(out, w.Key)
-		}
-		return out
+	got, warnings := withOthers(own, others)
+	var refs []dg.ItemRef
+	for _, it := range got {
+		refs = append(refs, dg.Ref(it))
 	}
-	want := []string{
-		"route 10.8.0.0/16 via 10.9.0.2 dev v0 table main metric 0 scope global proto 3",
-		"rule ipv4 200: from 10.7.0.0/16 lookup main proto 0",
-		"iptables-chain ipv4/filter/FORWARD", "iptables-chain ipv4/filter/MINE",
+	if want := []dg.ItemRef{dg.Ref(own[0]), dg.Ref(others[1]), dg.Ref(others[2])}; !slices.Equal(refs, want) {
+		t.Errorf("items: %v, want %v", refs, want)
 	}
-	if got := keys(false); !slices.Equal(got, want) {
-		t.Errorf("warnings:\n%q\nwant:\n%q", got, want)
+	if br := got[0].(*items.Interface); br.MTU != 0 {
+		t.Errorf("br0 is the others' item (mtu %d), want netagent's", br.MTU)
 	}
-	if got := keys(true); len(got) != len(want)+2 {
-		t.Errorf("warnings with all: %q, want the kernel's two too", got)
+	if len(warnings) != 1 || warnings[0].Key != "interface tun0 kind tun" || warnings[0].Why != "links of kind tun are not in the intent" {
+		t.Errorf("warnings: %+v, want one for tun0 with its why", warnings)
+	}
+}
+
+// Past maxKernelWarnings, one warning says how many more there were.
+func TestWithOthersBoundsWarnings(t *testing.T) {
+	var others []dg.Item
+	for i := range maxKernelWarnings + 5 {
+		others = append(others, &items.Foreign{Kind: items.TypeRoute, Desc: string(rune('a'+i%26)) + "x", Why: "w"})
+	}
+	_, warnings := withOthers(nil, others)
+	if len(warnings) != maxKernelWarnings+1 || warnings[maxKernelWarnings].Why != "5 more objects left out, as above" {
+		t.Errorf("%d warnings, last %+v", len(warnings), warnings[len(warnings)-1])
 	}
 }

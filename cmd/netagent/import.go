@@ -41,7 +41,7 @@ func runImport(g *globals, args []string) int {
 	fs := newFlagSet(g, "import", "SOURCE ARGS...")
 	out := fs.String("out", "", "write the intent to `FILE` (mode 0600, replaced atomically) instead of stdout")
 	skip := fs.Bool("skip-unsupported", false, "warn on stderr about what netagent cannot express and leave it out, instead of refusing")
-	all := fs.Bool("all", false, "import kernel: include the kernel's own links (lo)")
+	all := fs.Bool("all", false, "import kernel: include the kernel's own objects (lo in the intent, the rest named in warnings)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}

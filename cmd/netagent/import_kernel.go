@@ -19,7 +19,7 @@ func runImportKernel(g *globals, args []string, _ importer.Options) (*importer.R
 	fs := flag.NewFlagSet("import kernel", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	k := kernelFlags(g, fs)
-	all := fs.Bool("all", false, "include the kernel's own objects")
+	all := fs.Bool("all", false, "include the kernel's own objects (lo in the intent, the rest named in warnings)")
 	if err := fs.Parse(args); err != nil {
 		return nil, &importUsageError{msg: err.Error()}
 	}

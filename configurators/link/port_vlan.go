@@ -191,9 +191,9 @@ type bridgeVLANReads struct {
 // (someone changed it: the reconciler gives the default back).
 func (r *reader) readBridgeVLANs(l netlink.Link) error {
 	bridge := l
-	if kindOf(l) != items.KindBridge || !r.owns(l) {
+	if kindOf(l) != items.KindBridge || !r.takes(l) {
 		m, ok := r.byIndex[l.Attrs().MasterIndex]
-		if !ok || kindOf(m) != items.KindBridge || !r.owns(m) {
+		if !ok || kindOf(m) != items.KindBridge || !r.takes(m) {
 			return nil
 		}
 		bridge = m

@@ -52,19 +52,9 @@ func ReadBack(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, err
 }
 
 func (k *kernel) readBack(hint *dg.Graph) ([]dg.Item, error) {
-	st, err := k.st.snapshot()
+	r, links, err := k.newReader(hint, false)
 	if err != nil {
 		return nil, err
-	}
-	links, err := k.listLinks()
-	if err != nil {
-		return nil, err
-	}
-	rk := *k
-	rk.raw = &dumpedInfo{rawOps: k.raw}
-	r := &reader{k: &rk, hint: hint, st: st, byIndex: make(map[int]netlink.Link, len(links))}
-	for _, l := range links {
-		r.byIndex[l.Attrs().Index] = l
 	}
 	for _, l := range links {
 		if err := r.read(l); err != nil {
@@ -72,6 +62,26 @@ func (k *kernel) readBack(hint *dg.Graph) ([]dg.Item, error) {
 		}
 	}
 	return r.out, nil
+}
+
+// newReader dumps the links and returns a reader of them (others: for an
+// import, see ReadOthers).
+func (k *kernel) newReader(hint *dg.Graph, others bool) (*reader, []netlink.Link, error) {
+	st, err := k.st.snapshot()
+	if err != nil {
+		return nil, nil, err
+	}
+	links, err := k.listLinks()
+	if err != nil {
+		return nil, nil, err
+	}
+	rk := *k
+	rk.raw = &dumpedInfo{rawOps: k.raw}
+	r := &reader{k: &rk, hint: hint, st: st, others: others, byIndex: make(map[int]netlink.Link, len(links))}
+	for _, l := range links {
+		r.byIndex[l.Attrs().Index] = l
+	}
+	return r, links, nil
 }
 
 func (k *kernel) listLinks() ([]netlink.Link, error) {
@@ -96,7 +106,14 @@ type reader struct {
 	byIndex map[int]netlink.Link
 	out     []dg.Item
 	bv      bridgeVLANReads // bridge VLANs and default_pvids, read at first need
+	// others: the reader reads the links netagent does not own, for an
+	// import (see ReadOthers), instead of its own.
+	others bool
 }
+
+// takes reports whether the reader describes l's ports and bridge VLANs:
+// netagent's links, or for an import the others'.
+func (r *reader) takes(l netlink.Link) bool { return r.owns(l) != r.others }
 
 func (r *reader) nameOf(index int) string {
 	if l, ok := r.byIndex[index]; ok {
@@ -192,7 +209,7 @@ func (r *reader) isDeclaredPeer(l netlink.Link, want *items.Interface) bool {
 
 func (r *reader) readPort(l netlink.Link) error {
 	master, ok := r.byIndex[l.Attrs().MasterIndex]
-	if !ok || !r.owns(master) {
+	if !ok || !r.takes(master) {
 		return nil
 	}
 	kind := kindOf(master)
