@@ -496,7 +496,11 @@ func (r *Runtime) revertHint(hint *dg.Graph, images []BeforeImage) (*dg.Graph, e
 
 // RevertIntended is the intended state of a revert: the owned items of cur
 // as they are, with each journaled item replaced by its before-image
-// (removed where it was absent).
+// (removed where it was absent). An item kept as it is that depends on
+// one removed (or on such an item, in turn) is removed too: it could not
+// exist before the trial, whose journal does not have it because the
+// trial was killed before it reached it (the ethtool settings of a NIC
+// the trial renamed, read back under the new name, and never changed).
 func RevertIntended(cur *dg.Graph, images []BeforeImage) *dg.Graph {
 	g := dg.New("revert")
 	for it := range cur.Items() {
@@ -504,14 +508,40 @@ func RevertIntended(cur *dg.Graph, images []BeforeImage) *dg.Graph {
 			g.Put(it)
 		}
 	}
+	removed := map[dg.ItemRef]bool{}
+	journaled := make(map[dg.ItemRef]bool, len(images))
 	for _, im := range images {
+		journaled[im.Ref] = true
 		if im.Absent {
 			g.Delete(im.Ref)
+			removed[im.Ref] = true
 		} else {
 			g.Put(im.Item)
 		}
 	}
+	dropOrphans(g, journaled, removed)
 	return g
+}
+
+// dropOrphans removes from g, until none is left, the items that are not
+// journaled and depend on a removed one (removed grows with them).
+func dropOrphans(g *dg.Graph, journaled, removed map[dg.ItemRef]bool) {
+	for len(removed) > 0 {
+		var orphans []dg.ItemRef
+		for it := range g.Unordered() {
+			ref := dg.Ref(it)
+			if !journaled[ref] && slices.ContainsFunc(it.Dependencies(), func(d dg.Dependency) bool { return removed[d.RequiredItem] }) {
+				orphans = append(orphans, ref)
+			}
+		}
+		if len(orphans) == 0 {
+			return
+		}
+		for _, ref := range orphans {
+			g.Delete(ref)
+			removed[ref] = true
+		}
+	}
 }
 
 // removeTrial removes a trial's record (durably: the trial is no longer
