@@ -265,3 +265,40 @@ func TestMatchSwapKilled(t *testing.T) {
 		}
 	}
 }
+
+// A revert's give-back (GiveBackRenamed) of the names a swap gave: both
+// NICs get the names they came up with and nothing stays recorded; a NIC
+// an apply killed at its temporary name gets its name back as well,
+// unless an interface that stays matches it.
+func TestGiveBackRenamed(t *testing.T) {
+	s := swapOfTwo(t)
+	s.converge(s.intent...)
+	if _, err := s.kernel().giveBackRenamed(dg.New("kept"), []string{"eth0", "eth1"}); err != nil {
+		t.Fatal(err)
+	}
+	s.wantNames("after the give-back", s.bootNames())
+	if found, _ := s.f.ReadFound(s.dir); len(found) != 0 {
+		t.Errorf("records after the give-back: %v", found)
+	}
+
+	s = swapOfTwo(t)
+	s.killAfter(2) // the first NIC in the way is out of it, the other not renamed yet
+	s.apply(s.intent...)
+	s.killAfter(-1)
+	var tmp string
+	for _, name := range s.names() {
+		if isTempName(name) {
+			tmp = name
+		}
+	}
+	if tmp == "" {
+		t.Fatalf("killed after 2 writes: no NIC at a temporary name: %v", s.names())
+	}
+	if given, err := s.kernel().giveBackRenamed(dg.New("kept", s.intent...), nil); err != nil || len(given) != 0 {
+		t.Errorf("a NIC in transit that a kept interface matches was given back: %v, %v", given, err)
+	}
+	if given, err := s.kernel().giveBackRenamed(dg.New("kept"), nil); err != nil || !slices.Equal(given, []string{tmp}) {
+		t.Errorf("give-back of the NIC in transit: %v, %v; want %s", given, err, tmp)
+	}
+	s.wantNames("after the give-back", s.bootNames())
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/netagent/netagent/internal/killpoint"
 	"github.com/netagent/netagent/items"
 )
 
@@ -130,13 +131,14 @@ func (k *kernel) nicFor(want *items.Interface) (nic, holder netlink.Link, err er
 // down (EBUSY), so an up link is set down for it and up again.
 func (k *kernel) rename(l netlink.Link, name string) (netlink.Link, error) {
 	old := l.Attrs().Name
-	up := l.Attrs().Flags&net.FlagUp != 0
-	if up {
-		if err := k.nl.LinkSetDown(l); err != nil {
-			return nil, fmt.Errorf("setting %s down to rename it %s: %w", old, name, err)
-		}
+	up, err := k.downForRename(l, "rename it "+name)
+	if err != nil {
+		return nil, err
 	}
-	err := k.nl.LinkSetName(l, name)
+	err = k.nl.LinkSetName(l, name)
+	if err == nil {
+		killpoint.Pass() // renamed, and still down if it was up
+	}
 	if up {
 		if uerr := k.nl.LinkSetUp(l); uerr != nil && err == nil {
 			err = uerr
@@ -150,6 +152,23 @@ func (k *kernel) rename(l netlink.Link, name string) (netlink.Link, error) {
 		return nil, fmt.Errorf("reading %s (renamed from %s): %w", name, old, err)
 	}
 	return renamed, nil
+}
+
+// downForRename sets l down for a rename (the kernel renames only a down
+// link), its admin state recorded first as found, so that the give-back
+// sets it up again also after a kill before the rename's own up; up
+// reports whether it was up.
+func (k *kernel) downForRename(l netlink.Link, why string) (up bool, err error) {
+	if l.Attrs().Flags&net.FlagUp == 0 {
+		return false, nil
+	}
+	if err := k.st.rememberOriginals(l, settingSet{"up"}); err != nil {
+		return false, err
+	}
+	if err := k.nl.LinkSetDown(l); err != nil {
+		return false, fmt.Errorf("setting %s down to %s: %w", l.Attrs().Name, why, err)
+	}
+	return true, nil
 }
 
 // readMatch is the match a read-back gives the link l: the one recorded

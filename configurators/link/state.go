@@ -307,11 +307,11 @@ func (s *stateStore) unjournal(names ...string) error {
 func (s *stateStore) rememberOriginals(l netlink.Link, changes settingSet) error {
 	a := l.Attrs()
 	err := s.update(func(e *nsState) bool {
-		o := e.Originals[a.Name]
-		if o == nil || o.Index != a.Index {
-			o = &original{Index: a.Index, Marked: ownedAlias(a.Alias)}
+		key, o := e.find(a, a.Name) // under another name: a rename under way
+		if o == nil {
+			key, o = a.Name, &original{Index: a.Index, Marked: ownedAlias(a.Alias)}
 		}
-		changed := e.Originals[a.Name] != o // a new record
+		changed := e.Originals[key] != o // a new record
 		set := func(have bool, field string) bool { return changes.has(field) && !have }
 		if set(o.MTU != nil, "mtu") {
 			o.MTU, changed = new(a.MTU), true
@@ -326,7 +326,7 @@ func (s *stateStore) rememberOriginals(l netlink.Link, changes settingSet) error
 			o.MAC, changed = new(a.HardwareAddr.String()), true
 		}
 		if changed && (!o.empty() || o.Marked) {
-			e.Originals[a.Name] = o
+			e.Originals[key] = o
 			return true
 		}
 		return false

@@ -3,12 +3,15 @@ package link
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/vishvananda/netlink"
 
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/killpoint"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -108,15 +111,14 @@ func (k *kernel) moveAside(l netlink.Link) (up bool, err error) {
 	if err := k.st.moveRecord(l, tmp); err != nil {
 		return false, err
 	}
-	up = l.Attrs().Flags&netUp != 0
-	if up {
-		if err := k.nl.LinkSetDown(l); err != nil {
-			return false, fmt.Errorf("setting %s down to move it out of the way (%s): %w", l.Attrs().Name, tmp, err)
-		}
+	up, err = k.downForRename(l, "move it out of the way ("+tmp+")")
+	if err != nil {
+		return false, err
 	}
 	if err := k.nl.LinkSetName(l, tmp); err != nil {
 		return up, fmt.Errorf("moving %s out of the way (renaming it %s): %w", l.Attrs().Name, tmp, err)
 	}
+	killpoint.Pass() // out of the way, before the NIC that takes its name is renamed
 	return up, nil
 }
 
@@ -150,4 +152,60 @@ func (k *kernel) claimedInTransit(l netlink.Link, st nsState, hint *dg.Graph) bo
 		}
 	}
 	return false
+}
+
+// GiveBackRenamed gives the NICs of t now called one of names back the
+// name and settings netagent recorded for them, as when their interfaces
+// leave the intent (restorePhysical): a NIC holding a name given back is
+// given back its own in turn, through its temporary name (names swapped),
+// unless keep (what stays intended) declares an interface of its name.
+// NICs left at a temporary name (an apply or a revert killed half-way)
+// that no interface of keep matches are given back too. It is for a
+// revert whose before-image names an interface by name that the trial
+// found by a match and renamed: the image is of the NIC that had the name
+// before, not of the one that has it now.
+// It returns the names of the NICs it gave back, as they were called.
+func GiveBackRenamed(t *netnsx.Target, stateDir string, keep *dg.Graph, names []string) ([]string, error) {
+	k, err := newKernel(t, stateDir)
+	if err != nil {
+		return nil, err
+	}
+	return k.giveBackRenamed(keep, names)
+}
+
+func (k *kernel) giveBackRenamed(keep *dg.Graph, names []string) ([]string, error) {
+	kk := *k
+	kk.intent, kk.intentKnown = keep, true
+	k = &kk
+	inTransit, err := k.inTransit(keep)
+	if err != nil {
+		return nil, err
+	}
+	all := append(slices.Clone(names), inTransit...)
+	for _, name := range all {
+		if err := k.restorePhysical(name); err != nil {
+			return nil, fmt.Errorf("giving back the name of %s: %w", name, err)
+		}
+	}
+	return all, nil
+}
+
+// inTransit lists the links at a temporary name with a record that no
+// matched interface of keep finds.
+func (k *kernel) inTransit(keep *dg.Graph) ([]string, error) {
+	links, err := k.listLinks()
+	if err != nil {
+		return nil, err
+	}
+	st, err := k.st.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range links {
+		if isTempName(l.Attrs().Name) && st.originalOf(l) != nil && !k.claimedInTransit(l, st, keep) {
+			out = append(out, l.Attrs().Name)
+		}
+	}
+	return out, nil
 }

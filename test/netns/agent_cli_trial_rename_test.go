@@ -94,5 +94,52 @@ func TestTrialRenameEthtoolKilled(t *testing.T) {
 			t.Errorf("after kill point %d of %d and recover: %s\nwant %s", k, apply, got, want)
 		}
 	}
+	if ops := e.planOps(e.writeFile("none.json", `{"version": 1}`)); len(ops) != 0 {
+		t.Errorf("after the recovers, netagent has something left to give back: %v", ops)
+	}
 	t.Logf("%d kill points in the apply, each recovered exactly", apply)
+}
+
+// A trial that swaps the names of two NICs (each matched by its mac),
+// killed with SIGKILL while pending, or at any kill point of its apply, is
+// reverted by `netagent recover` to the names they came up with (ip -j
+// link), no temporary name left, nothing left recorded to give back. The
+// kill points include those between the renames of one operation (after
+// the NIC in the way is moved to its temporary name).
+func TestTrialSwapKilled(t *testing.T) {
+	e, boot := cliSwapEnv(t, 2)
+	trial := e.swapIntent("swap.json", []string{"eth1", "eth0"})
+	back := map[string]string{"eth0": "eth0", "eth1": "eth1"}
+	proc, wait := e.startTrialCmd("--timeout", "5m", trial)
+	e.wantNICNames("the pending trial", boot, map[string]string{"eth0": "eth1", "eth1": "eth0"})
+	if err := proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if res := wait(); res.code != -1 {
+		t.Fatalf("try was not killed: %s", res)
+	}
+	if rec := e.netagent("recover"); rec.code != 0 || !strings.Contains(rec.stderr, "reverted the pending trial") {
+		t.Fatalf("recover: %s", rec)
+	}
+	e.wantNICNames("after recover", boot, back)
+
+	full := e.trialRun([]string{"NETAGENT_TEST_KILL_AFTER=100000000"}, "--timeout", "0s", trial)
+	if full.code != 6 {
+		t.Fatalf("the whole trial: want exit 6 (not confirmed), got %s", full)
+	}
+	e.wantNICNames("after the trial's own revert", boot, back)
+	apply, _ := killPoints(t, full)
+	for k := 1; k <= apply; k++ {
+		if res := e.trialRun([]string{fmt.Sprintf("NETAGENT_TEST_KILL_AFTER=%d", k)}, "--timeout", "0s", trial); res.code != -1 {
+			t.Fatalf("kill point %d: not killed: %s", k, res)
+		}
+		if rec := e.netagent("recover"); rec.code != 0 {
+			t.Fatalf("recover after kill point %d: %s", k, rec)
+		}
+		e.wantNICNames(fmt.Sprintf("after kill point %d of %d and recover", k, apply), boot, back)
+	}
+	if ops := e.planOps(e.writeFile("none.json", `{"version": 1}`)); len(ops) != 0 {
+		t.Errorf("after the recovers, netagent has something left to give back: %v", ops)
+	}
+	t.Logf("%d kill points in the apply, each recovered to the boot names", apply)
 }
