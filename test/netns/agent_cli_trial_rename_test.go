@@ -45,7 +45,8 @@ func (e *cliEnv) renameTrialState() string {
 // with its ifindex and admin state, and ethtool --json -k its features as
 // they were. So is the same trial killed at every kill point of its
 // apply (after each journal record and kernel operation: between the
-// rename and the ethtool change too).
+// rename and the ethtool change, and between a rename and the up after
+// it, too).
 func TestTrialRenameEthtoolKilled(t *testing.T) {
 	e := cliMatchEnv(t)
 	want := e.renameTrialState()
@@ -54,50 +55,15 @@ func TestTrialRenameEthtoolKilled(t *testing.T) {
 	}
 	trial := e.writeFile("trial.json", `{"version": 1, "interfaces": [{"name": "lan0", "type": "physical",
 		"match": {"mac": "`+nicMAC+`"}, "ethtool": {"features": {"tcp-segmentation-offload": false}}, "addresses": ["192.0.2.10/24"]}]}`)
-	proc, wait := e.startTrialCmd("--timeout", "5m", trial)
-	during := e.renameTrialState()
-	if !strings.HasPrefix(during, "lan0 ") || !strings.Contains(during, "tx-tcp-segmentation active false") {
-		t.Errorf("the pending trial: %s, want lan0 with TSO off", during)
-	}
-	if err := proc.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	if res := wait(); res.code != -1 {
-		t.Fatalf("try was not killed: %s", res)
-	}
-	if got := e.renameTrialState(); got != during {
-		t.Fatalf("the kill changed the kernel: %s, was %s", got, during)
-	}
-	if rec := e.netagent("recover"); rec.code != 0 || !strings.Contains(rec.stderr, "reverted the pending trial") {
-		t.Fatalf("recover: %s", rec)
-	}
-	if got := e.renameTrialState(); got != want {
-		t.Errorf("after recover: %s\nwant %s", got, want)
-	}
-
-	full := e.trialRun([]string{"NETAGENT_TEST_KILL_AFTER=100000000"}, "--timeout", "0s", trial)
-	if full.code != 6 {
-		t.Fatalf("the whole trial: want exit 6 (not confirmed), got %s", full)
-	}
-	if got := e.renameTrialState(); got != want {
-		t.Errorf("after the trial's own revert: %s\nwant %s", got, want)
-	}
-	apply, _ := killPoints(t, full)
-	for k := 1; k <= apply; k++ {
-		if res := e.trialRun([]string{fmt.Sprintf("NETAGENT_TEST_KILL_AFTER=%d", k)}, "--timeout", "0s", trial); res.code != -1 {
-			t.Fatalf("kill point %d: not killed: %s", k, res)
+	e.killedTrialsRevert(trial, func() {
+		if during := e.renameTrialState(); !strings.HasPrefix(during, "lan0 ") || !strings.Contains(during, "tx-tcp-segmentation active false") {
+			t.Errorf("the pending trial: %s, want lan0 with TSO off", during)
 		}
-		if rec := e.netagent("recover"); rec.code != 0 {
-			t.Fatalf("recover after kill point %d: %s", k, rec)
-		}
+	}, func(what string) {
 		if got := e.renameTrialState(); got != want {
-			t.Errorf("after kill point %d of %d and recover: %s\nwant %s", k, apply, got, want)
+			t.Errorf("%s: %s\nwant %s", what, got, want)
 		}
-	}
-	if ops := e.planOps(e.writeFile("none.json", `{"version": 1}`)); len(ops) != 0 {
-		t.Errorf("after the recovers, netagent has something left to give back: %v", ops)
-	}
-	t.Logf("%d kill points in the apply, each recovered exactly", apply)
+	})
 }
 
 // A trial that swaps the names of two NICs (each matched by its mac),
@@ -109,37 +75,50 @@ func TestTrialRenameEthtoolKilled(t *testing.T) {
 func TestTrialSwapKilled(t *testing.T) {
 	e, boot := cliSwapEnv(t, 2)
 	trial := e.swapIntent("swap.json", []string{"eth1", "eth0"})
-	back := map[string]string{"eth0": "eth0", "eth1": "eth1"}
+	e.killedTrialsRevert(trial, func() {
+		e.wantNICNames("the pending trial", boot, map[string]string{"eth0": "eth1", "eth1": "eth0"})
+	}, func(what string) {
+		e.wantNICNames(what, boot, map[string]string{"eth0": "eth0", "eth1": "eth1"})
+	})
+}
+
+// killedTrialsRevert runs the trial (`netagent try` of the file) and
+// kills it with SIGKILL while it is pending (after pending checks the
+// kernel), then at each kill point of its apply, each time followed by
+// `netagent recover`; reverted checks the kernel after each recover, and
+// after the trial's own revert (not confirmed). Then netagent has nothing
+// left to give back (a plan of an empty intent does nothing).
+func (e *cliEnv) killedTrialsRevert(trial string, pending func(), reverted func(what string)) {
+	e.t.Helper()
 	proc, wait := e.startTrialCmd("--timeout", "5m", trial)
-	e.wantNICNames("the pending trial", boot, map[string]string{"eth0": "eth1", "eth1": "eth0"})
+	pending()
 	if err := proc.Kill(); err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
 	if res := wait(); res.code != -1 {
-		t.Fatalf("try was not killed: %s", res)
+		e.t.Fatalf("try was not killed: %s", res)
 	}
 	if rec := e.netagent("recover"); rec.code != 0 || !strings.Contains(rec.stderr, "reverted the pending trial") {
-		t.Fatalf("recover: %s", rec)
+		e.t.Fatalf("recover: %s", rec)
 	}
-	e.wantNICNames("after recover", boot, back)
-
+	reverted("after SIGKILL while pending and recover")
 	full := e.trialRun([]string{"NETAGENT_TEST_KILL_AFTER=100000000"}, "--timeout", "0s", trial)
 	if full.code != 6 {
-		t.Fatalf("the whole trial: want exit 6 (not confirmed), got %s", full)
+		e.t.Fatalf("the whole trial: want exit 6 (not confirmed), got %s", full)
 	}
-	e.wantNICNames("after the trial's own revert", boot, back)
-	apply, _ := killPoints(t, full)
+	reverted("after the trial's own revert")
+	apply, _ := killPoints(e.t, full)
 	for k := 1; k <= apply; k++ {
 		if res := e.trialRun([]string{fmt.Sprintf("NETAGENT_TEST_KILL_AFTER=%d", k)}, "--timeout", "0s", trial); res.code != -1 {
-			t.Fatalf("kill point %d: not killed: %s", k, res)
+			e.t.Fatalf("kill point %d: not killed: %s", k, res)
 		}
 		if rec := e.netagent("recover"); rec.code != 0 {
-			t.Fatalf("recover after kill point %d: %s", k, rec)
+			e.t.Fatalf("recover after kill point %d: %s", k, rec)
 		}
-		e.wantNICNames(fmt.Sprintf("after kill point %d of %d and recover", k, apply), boot, back)
+		reverted(fmt.Sprintf("after kill point %d of %d and recover", k, apply))
 	}
 	if ops := e.planOps(e.writeFile("none.json", `{"version": 1}`)); len(ops) != 0 {
-		t.Errorf("after the recovers, netagent has something left to give back: %v", ops)
+		e.t.Errorf("after the recovers, netagent has something left to give back: %v", ops)
 	}
-	t.Logf("%d kill points in the apply, each recovered to the boot names", apply)
+	e.t.Logf("%d kill points in the apply, each recovered", apply)
 }
