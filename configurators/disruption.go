@@ -32,7 +32,7 @@ func PredictFound(e reconciler.OpLogEntry, before *dg.Graph, found link.Found) d
 	switch it := e.Item.(type) {
 	case *items.Interface:
 		o, _ := old.(*items.Interface)
-		p := link.Predict(e.Op, e.Recreate, o, it, found)
+		p := link.PredictNIC(e.Op, e.Recreate, o, it, found, link.MatchedLink(it, before, found))
 		if p.Effect == disrupt.Down && !e.Recreate && slices.Contains(p.LinksDown, it.IfName) {
 			p.Routes = append(p.Routes, l3.SubnetRoutes(it.IfName, before)...)
 		}
@@ -52,8 +52,8 @@ func PredictFound(e reconciler.OpLogEntry, before *dg.Graph, found link.Found) d
 }
 
 // PredictInputs is the part of before (the state operations start from)
-// that Predict reads: its interfaces, ports, addresses and ethtool
-// settings, in a graph of
+// that Predict reads: its interfaces, ports, addresses, ethtool
+// settings and the links netagent does not own, in a graph of
 // their own, so that Predict(e, PredictInputs(before)) is Predict(e,
 // before). A caller whose state changes in place as the operations run (an
 // apply: the reconciler writes the current graph) keeps this instead of a
@@ -67,7 +67,7 @@ func PredictInputs(before *dg.Graph) *dg.Graph {
 	}
 	for it := range before.Unordered() {
 		switch it.(type) {
-		case *items.Interface, *items.Port, *items.Address, *items.Ethtool:
+		case *items.Interface, *items.Port, *items.Address, *items.Ethtool, *items.Link:
 			out.Put(it)
 		}
 	}

@@ -122,6 +122,7 @@ func newRun(r *Reconciler, ctx context.Context, rec *Records, current, intended 
 	rec.bind(u.cur)
 	u.epoch, u.scratch = rec.nextEpoch(), rec.scratch
 	u.setScope(current)
+	u.ctx = withIntended(ctx, u.intRoot)
 	return u
 }
 

@@ -128,6 +128,30 @@ func TestRevertIntended(t *testing.T) {
 	}
 }
 
+// An item the revert would keep as it is, never journaled (the trial was
+// killed before it reached it), that depends on one the trial created is
+// removed with it, and so is what depends on that in turn; the rest is
+// kept, or gets its before-image.
+func TestRevertIntendedDropsOrphans(t *testing.T) {
+	lan := &items.Interface{IfName: "lan0", Kind: items.KindPhysical, AdminUp: true, Match: &items.NICMatch{Name: "ens*"}}
+	eth := &items.Ethtool{Interface: "lan0", Settings: map[string]uint32{"features/tx-tcp-segmentation": 1}}
+	vlan := &items.Interface{IfName: "lan0.10", Kind: items.KindVLAN, Attrs: &items.VLANAttrs{Parent: "lan0", ID: 10}}
+	addr := &items.Address{Dev: "lan0.10", Prefix: netip.MustParsePrefix("10.0.0.1/24")}
+	other := &items.Sysctl{Key: "net.ipv4.ip_forward", Value: "1"}
+	old := &items.Sysctl{Key: "net.ipv4.ip_forward", Value: "0"}
+	kept := &items.Address{Dev: "uplink0", Prefix: netip.MustParsePrefix("192.0.2.1/24")}
+	cur := dg.New("current", lan, eth, vlan, addr, other, kept)
+	got := RevertIntended(cur, []BeforeImage{{Ref: dg.Ref(lan), Absent: true}, {Ref: dg.Ref(old), Item: old}})
+	for _, it := range []dg.Item{lan, eth, vlan, addr} {
+		if got.Contains(dg.Ref(it)) {
+			t.Errorf("%s is kept", dg.Ref(it))
+		}
+	}
+	if it, ok := got.Get(dg.Ref(old)); !ok || !it.Equal(old) || !got.Contains(dg.Ref(kept)) {
+		t.Errorf("the sysctl is %v (%v), the address on uplink0 kept: %v", it, ok, got.Contains(dg.Ref(kept)))
+	}
+}
+
 // Before a wave that can make the kernel drop objects with a link (a link
 // changed or deleted, a port moved, an address removed), the journal
 // saves the foreign objects on that link, once per link, and the

@@ -418,11 +418,41 @@ func (r *Runtime) revertJournaled(ctx context.Context, t *Trial, jd journaled, r
 // from that same read-back, so the revert never writes them: what the
 // kernel derives by itself (a bridge's MTU from its ports) follows the
 // journaled items as it did before the trial.
+//
+// NICs the trial renamed get their names back around the passes (see
+// renamedByTrial): first those a kill left at a temporary name; then the
+// passes revert every item but those NICs' interfaces, under the names the
+// trial gave (the journal's); then the renamed NICs get their names back,
+// and the passes revert the rest.
 func (r *Runtime) revertConverge(ctx context.Context, hint *dg.Graph, images []BeforeImage) (*Result, error) {
 	hint, err := r.revertHint(hint, images)
 	if err != nil {
 		return nil, err
 	}
+	renamed, keep, err := r.renamedByTrial(hint, images)
+	if err != nil {
+		return nil, err
+	}
+	var ops reconciler.OperationLog
+	if len(renamed) > 0 {
+		res, err := r.revertPasses(ctx, hint, withoutImagesOf(images, renamed))
+		if err != nil || !res.Converged() {
+			return res, err
+		}
+		ops = res.Ops
+		if err := r.giveBackRenamed(keep, renamed); err != nil {
+			return nil, err
+		}
+	}
+	res, err := r.revertPasses(ctx, hint, images)
+	if res != nil {
+		res.Ops = append(ops, res.Ops...)
+	}
+	return res, err
+}
+
+// revertPasses is revertConverge's passes towards images.
+func (r *Runtime) revertPasses(ctx context.Context, hint *dg.Graph, images []BeforeImage) (*Result, error) {
 	var ops reconciler.OperationLog
 	for pass := 1; ; pass++ {
 		cur, err := r.ReadCurrent(hint)
@@ -437,6 +467,66 @@ func (r *Runtime) revertConverge(ctx context.Context, hint *dg.Graph, images []B
 			return res, nil
 		}
 	}
+}
+
+// renamedByTrial lists the physical interfaces whose before-image
+// declares them by name and that the trial found by a match instead (the
+// read-back has the match, hint-shaped): the NIC that has the name now may
+// not be the one the image is of (the trial swapped two NICs' names: each
+// image is of the other NIC), and the passes could not tell them apart.
+// keep is the other physical interfaces of the images. NICs a kill left at
+// a temporary name are given back first (link.GiveBackRenamed).
+func (r *Runtime) renamedByTrial(hint *dg.Graph, images []BeforeImage) (renamed []string, keep *dg.Graph, err error) {
+	if r.target == nil {
+		return nil, nil, nil // a namespace over fakes: no NIC is renamed
+	}
+	keep = dg.New("kept")
+	var byName []*items.Interface
+	for _, im := range images {
+		if nic, ok := im.Item.(*items.Interface); ok && !im.Absent && nic.Kind == items.KindPhysical {
+			if nic.Match == nil {
+				byName = append(byName, nic)
+			} else {
+				keep.Put(nic)
+			}
+		}
+	}
+	if err := r.giveBackRenamed(keep, nil); err != nil {
+		return nil, nil, err
+	}
+	cur, err := r.ReadCurrent(hint)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, nic := range byName {
+		if now, ok := cur.Get(dg.Ref(nic)); ok && now.(*items.Interface).Match != nil {
+			renamed = append(renamed, nic.IfName)
+		} else {
+			keep.Put(nic)
+		}
+	}
+	return renamed, keep, nil
+}
+
+// withoutImagesOf is images without those of the interfaces names.
+func withoutImagesOf(images []BeforeImage, names []string) []BeforeImage {
+	return slices.DeleteFunc(slices.Clone(images), func(im BeforeImage) bool {
+		return im.Ref.Type == items.TypeInterface && slices.Contains(names, im.Ref.Name)
+	})
+}
+
+// giveBackRenamed gives the NICs now called one of names, and those at a
+// temporary name, their names back (link.GiveBackRenamed; keep: the
+// physical interfaces that stay).
+func (r *Runtime) giveBackRenamed(keep *dg.Graph, names []string) error {
+	given, err := link.GiveBackRenamed(r.target, r.stateDir, keep, names)
+	if err != nil {
+		return fmt.Errorf("reverting the renames of the trial: %w", err)
+	}
+	if len(given) > 0 {
+		r.log.WithField("nics", given).Info("the revert gave NICs the trial renamed their names back")
+	}
+	return nil
 }
 
 // revertHint is the read-back hint of a revert: the trial's intent with
@@ -496,7 +586,11 @@ func (r *Runtime) revertHint(hint *dg.Graph, images []BeforeImage) (*dg.Graph, e
 
 // RevertIntended is the intended state of a revert: the owned items of cur
 // as they are, with each journaled item replaced by its before-image
-// (removed where it was absent).
+// (removed where it was absent). An item kept as it is that depends on
+// one removed (or on such an item, in turn) is removed too: it could not
+// exist before the trial, whose journal does not have it because the
+// trial was killed before it reached it (the ethtool settings of a NIC
+// the trial renamed, read back under the new name, and never changed).
 func RevertIntended(cur *dg.Graph, images []BeforeImage) *dg.Graph {
 	g := dg.New("revert")
 	for it := range cur.Items() {
@@ -504,14 +598,40 @@ func RevertIntended(cur *dg.Graph, images []BeforeImage) *dg.Graph {
 			g.Put(it)
 		}
 	}
+	removed := map[dg.ItemRef]bool{}
+	journaled := make(map[dg.ItemRef]bool, len(images))
 	for _, im := range images {
+		journaled[im.Ref] = true
 		if im.Absent {
 			g.Delete(im.Ref)
+			removed[im.Ref] = true
 		} else {
 			g.Put(im.Item)
 		}
 	}
+	dropOrphans(g, journaled, removed)
 	return g
+}
+
+// dropOrphans removes from g, until none is left, the items that are not
+// journaled and depend on a removed one (removed grows with them).
+func dropOrphans(g *dg.Graph, journaled, removed map[dg.ItemRef]bool) {
+	for len(removed) > 0 {
+		var orphans []dg.ItemRef
+		for it := range g.Unordered() {
+			ref := dg.Ref(it)
+			if !journaled[ref] && slices.ContainsFunc(it.Dependencies(), func(d dg.Dependency) bool { return removed[d.RequiredItem] }) {
+				orphans = append(orphans, ref)
+			}
+		}
+		if len(orphans) == 0 {
+			return
+		}
+		for _, ref := range orphans {
+			g.Delete(ref)
+			removed[ref] = true
+		}
+	}
 }
 
 // removeTrial removes a trial's record (durably: the trial is no longer

@@ -39,6 +39,9 @@ func Clashes(t *netnsx.Target, stateDir string, hint *dg.Graph) (map[dg.ItemRef]
 }
 
 func (k *kernel) clashes(hint *dg.Graph) (map[dg.ItemRef]error, error) {
+	kk := *k
+	kk.intent, kk.intentKnown = hint, true
+	k = &kk
 	st, err := k.st.snapshot()
 	if err != nil {
 		return nil, err
@@ -67,7 +70,7 @@ func (k *kernel) clashes(hint *dg.Graph) (map[dg.ItemRef]error, error) {
 		case *items.Interface:
 			err = interfaceClash(x, byName, isOwned)
 			if x.Kind == items.KindPhysical && x.Match != nil {
-				_, err = k.nicFor(x) // match.go
+				_, _, err = k.nicFor(x) // match.go
 			}
 		case *items.Port:
 			err = portClash(x, byName, byIndex, isOwned)

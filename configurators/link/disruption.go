@@ -48,6 +48,21 @@ type liveMAC interface{ liveMAC() }
 // (ReadFound; nil: not known): the delete of a physical interface gives
 // them back (see PredictRestore).
 func Predict(op reconciler.Operation, recreate bool, old, want *items.Interface, found Found) disrupt.Prediction {
+	return PredictNIC(op, recreate, old, want, found, nil)
+}
+
+// PredictNIC is Predict knowing nic, the NIC a matched interface's match
+// finds (MatchedLink; nil: not known): its rename is then certain to flap
+// it when it is up (netagent sets it down for the rename and up again),
+// and flaps nothing when it is down or has the name already.
+func PredictNIC(op reconciler.Operation, recreate bool, old, want *items.Interface, found Found, nic *items.Link) disrupt.Prediction {
+	if nic != nil && want.Match != nil && !recreate && (op == reconciler.OpCreate || op == reconciler.OpModify && old != nil) {
+		r := knownRename(want.IfName, nic)
+		if op == reconciler.OpCreate {
+			return r
+		}
+		return disrupt.Worse(convergeDisruption(old, found.converged(want)), r)
+	}
 	name := want.IfName
 	switch {
 	case recreate:
@@ -75,6 +90,49 @@ func Predict(op reconciler.Operation, recreate bool, old, want *items.Interface,
 // that is up is set down for its rename and up again.
 func renameFlap(name, why string) disrupt.Prediction {
 	return disrupt.Maybe(disrupt.Flap, why+": the kernel renames only a link that is down, so a NIC that is up is set down and up again", name)
+}
+
+// knownRename is what the rename of nic to name does: a flap when it is
+// up, nothing when it is down or has the name.
+func knownRename(name string, nic *items.Link) disrupt.Prediction {
+	switch {
+	case nic.IfName == name:
+		return disrupt.In("")
+	case nic.AdminUp:
+		return disrupt.Certainly(disrupt.Flap, "the NIC the match finds, "+nic.IfName+", is renamed "+name+
+			": it is up, and the kernel renames only a link that is down, so netagent sets it down and up again", name)
+	}
+	return disrupt.In("the NIC the match finds, " + nic.IfName + ", is renamed " + name + " (it is down)")
+}
+
+// MatchedLink is the NIC want's match finds among the links before holds
+// that netagent does not own (its external Links), when the match can be
+// told from them: keys mac and name only (the name a NIC came up with
+// from found, for one netagent renamed); nil when it cannot, or when none
+// or more than one is found (the create fails: see nicFor).
+func MatchedLink(want *items.Interface, before *dg.Graph, found Found) *items.Link {
+	m := want.Match
+	if m == nil || before == nil || len(m.PermanentMAC) > 0 || m.Driver != "" || m.Path != "" {
+		return nil
+	}
+	var hit *items.Link
+	for it := range before.Unordered() {
+		l, ok := it.(*items.Link)
+		if !ok || l.IfName == "lo" {
+			continue
+		}
+		n := items.NIC{Name: l.IfName, Index: l.Index, MAC: l.MAC}
+		if o := found[l.IfName]; o != nil && o.Name != nil {
+			n.Name = *o.Name
+		}
+		if m.Matches(n) {
+			if hit != nil {
+				return nil
+			}
+			hit = l
+		}
+	}
+	return hit
 }
 
 // nameBack says what the delete of the physical interface name does to

@@ -105,7 +105,10 @@
 // is renamed the interface's name (down, rename, up again if it was up:
 // the kernel renames only a down link; the ifindex stays), after its name
 // and the match are recorded with its originals (rememberName). Delete
-// gives the name back if it is free (restoreName). Read-back gives the
+// gives the name back if it is free (restoreName). A NIC in the way that
+// another interface of the intent matches (names swapped between boots) is
+// moved aside to a temporary name instead, and one that leaves the intent
+// too is given back its own name in turn (swap.go). Read-back gives the
 // interface of that name the match while the NIC still matches it (the
 // recorded match without a hint, for show), so a NIC that no longer
 // matches, or one renamed back by hand, is drift a modify repairs. The

@@ -222,3 +222,35 @@ func TestMatchPermAddrFallback(t *testing.T) {
 		t.Errorf("a NIC without a permanent address matched %s: %v, %v", other, l, err)
 	}
 }
+
+// Knowing the NIC the match finds (MatchedLink, from the external links
+// of the state before: keys mac and name), the plan says its rename flaps
+// it for certain when it is up, and nothing when it is down.
+func TestPredictKnownRename(t *testing.T) {
+	mac := net.HardwareAddr{2, 0, 0, 0, 5, 1}
+	up := &items.Link{IfName: "ens5", Index: 5, MAC: mac, AdminUp: true}
+	down := &items.Link{IfName: "ens6", Index: 6, MAC: net.HardwareAddr{2, 0, 0, 0, 6, 1}}
+	before := dg.New("before", up, down, &items.Link{IfName: "lo", Index: 1})
+	lan := matched("lan0", items.NICMatch{MAC: mac})
+	nic := MatchedLink(lan, before, nil)
+	if nic != up {
+		t.Fatalf("matched link %v, want ens5", nic)
+	}
+	if p := PredictNIC(reconciler.OpCreate, false, nil, lan, nil, nic); p.Effect != disrupt.Flap || !p.Certain || !slices.Equal(p.LinksDown, []string{"lan0"}) {
+		t.Errorf("create renaming an up NIC: %v, want a certain flap of lan0", p)
+	}
+	byName := matched("lan1", items.NICMatch{Name: "ens6"})
+	if p := PredictNIC(reconciler.OpCreate, false, nil, byName, nil, MatchedLink(byName, before, nil)); p.Effect != disrupt.None {
+		t.Errorf("create renaming a down NIC: %v, want none", p)
+	}
+	if l := MatchedLink(matched("lan2", items.NICMatch{Name: "ens*"}), before, nil); l != nil {
+		t.Errorf("two NICs match ens*: %v, want none known", l)
+	}
+	if l := MatchedLink(matched("lan3", items.NICMatch{PermanentMAC: permA}), before, nil); l != nil {
+		t.Errorf("a permanentMac match is not told from the links: %v", l)
+	}
+	renamed := Found{"ens5": {Index: 5, Name: new("eth7")}}
+	if l := MatchedLink(matched("lan4", items.NICMatch{Name: "eth7"}), before, renamed); l != up {
+		t.Errorf("a name glob on the name a renamed NIC came up with: %v, want ens5", l)
+	}
+}

@@ -56,6 +56,7 @@ func (c *InterfaceConfigurator) Create(ctx context.Context, item dg.Item) error 
 	if err != nil {
 		return err
 	}
+	c = c.in(ctx)
 	fresh, err := c.existing(want)
 	if err != nil || !fresh {
 		return err
@@ -99,7 +100,7 @@ func (c *InterfaceConfigurator) existing(want *items.Interface) (fresh bool, err
 // the existing link.
 func (c *InterfaceConfigurator) ApplyBatch(ctx context.Context, ops []reconciler.BatchOp) []error {
 	d := c.k.dumpLinks(len(ops))
-	c = &InterfaceConfigurator{k: c.k.withDump(d)}
+	c = &InterfaceConfigurator{k: c.k.withDump(d).withIntent(ctx)}
 	errs := make([]error, len(ops))
 	var fresh []int
 	var wants []*items.Interface
@@ -133,6 +134,12 @@ func (c *InterfaceConfigurator) ApplyBatch(ctx context.Context, ops []reconciler
 		}
 	}
 	return errs
+}
+
+// in is c for an operation of the reconcile of ctx: knowing its intent
+// (swap.go).
+func (c *InterfaceConfigurator) in(ctx context.Context) *InterfaceConfigurator {
+	return &InterfaceConfigurator{k: c.k.withIntent(ctx)}
 }
 
 // adopt handles a create over an existing link of the wanted name.
@@ -179,7 +186,7 @@ func (c *InterfaceConfigurator) Delete(ctx context.Context, item dg.Item) error 
 		return err
 	}
 	if old.Kind == items.KindPhysical {
-		return c.k.restorePhysical(old.IfName)
+		return c.in(ctx).k.restorePhysical(old.IfName)
 	}
 	l, err := c.k.lookup(old.IfName)
 	if err != nil || l == nil {

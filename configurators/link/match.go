@@ -8,6 +8,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/netagent/netagent/internal/killpoint"
 	"github.com/netagent/netagent/items"
 )
 
@@ -72,7 +73,7 @@ func (k *kernel) nicFacts(l netlink.Link, st nsState, m *items.NICMatch) items.N
 	if len(n.PermanentMAC) == 0 && m.PermanentMAC != nil && k.nic != nil {
 		n.PermanentMAC, _ = k.nic.nicPermAddr(a.Name) // older kernels: no IFLA_PERM_ADDRESS
 	}
-	if o := st.originalOf(l); o != nil && o.Name != nil && validName(*o.Name) == nil {
+	if _, o := st.find(a, a.Name); o != nil && o.Name != nil && validName(*o.Name) == nil {
 		n.Name = *o.Name
 	}
 	if m.Driver != "" && k.nic != nil {
@@ -85,51 +86,59 @@ func (k *kernel) nicFacts(l netlink.Link, st nsState, m *items.NICMatch) items.N
 }
 
 // matchedNIC finds want's NIC and gives it want's name: the NIC found
-// keeps its ifindex, and what depends on the interface follows it.
+// keeps its ifindex, and what depends on the interface follows it. A NIC
+// in the way that another interface of the intent matches is moved aside
+// first (swap.go).
 func (k *kernel) matchedNIC(want *items.Interface) (netlink.Link, error) {
-	l, err := k.nicFor(want)
+	l, holder, err := k.nicFor(want)
 	if err != nil {
 		return nil, err
 	}
+	if l.Attrs().Name == want.IfName {
+		return l, k.st.rememberName(l, want.IfName, want.Match) // renamed already: the match is recorded (for show)
+	}
+	if err := k.clearName(holder); err != nil {
+		return nil, fmt.Errorf("physical interface %s: %w", want.IfName, err)
+	}
 	if err := k.st.rememberName(l, want.IfName, want.Match); err != nil {
 		return nil, err
-	}
-	if l.Attrs().Name == want.IfName {
-		return l, nil // renamed already: the match is recorded (for show)
 	}
 	return k.rename(l, want.IfName)
 }
 
 // nicFor finds want's NIC (findNIC) and checks that it may take want's
-// name: it has it, or no other link has (ErrNameTaken, naming both).
-// Plan predicts a matched interface's failure with it (clashes).
-func (k *kernel) nicFor(want *items.Interface) (netlink.Link, error) {
+// name: it has it, or no other link has, or the link that has it (holder)
+// is one that another interface of the intent matches (claimant), which
+// may be moved out of the way. Any other holder is ErrNameTaken, naming
+// both. Plan predicts a matched interface's failure with it (clashes).
+func (k *kernel) nicFor(want *items.Interface) (nic, holder netlink.Link, err error) {
 	l, err := k.findNIC(want)
 	if err != nil || l.Attrs().Name == want.IfName {
-		return l, err
+		return l, nil, err
 	}
 	other, err := k.lookup(want.IfName)
-	if err != nil {
-		return nil, err
+	if err != nil || other == nil {
+		return l, nil, err
 	}
-	if other != nil {
-		return nil, fmt.Errorf("physical interface %s: the NIC it matches is %s, and %s %w (which the match %s does not find); nothing renamed",
+	if k.claimant(other, want) == nil {
+		return nil, nil, fmt.Errorf("physical interface %s: the NIC it matches is %s, and %s %w (which neither the match %s nor another interface's finds); nothing renamed",
 			want.IfName, l.Attrs().Name, want.IfName, ErrNameTaken, want.Match)
 	}
-	return l, nil
+	return l, other, nil
 }
 
 // rename gives l the name: the kernel renames a link only while it is
 // down (EBUSY), so an up link is set down for it and up again.
 func (k *kernel) rename(l netlink.Link, name string) (netlink.Link, error) {
 	old := l.Attrs().Name
-	up := l.Attrs().Flags&net.FlagUp != 0
-	if up {
-		if err := k.nl.LinkSetDown(l); err != nil {
-			return nil, fmt.Errorf("setting %s down to rename it %s: %w", old, name, err)
-		}
+	up, err := k.downForRename(l, "rename it "+name)
+	if err != nil {
+		return nil, err
 	}
-	err := k.nl.LinkSetName(l, name)
+	err = k.nl.LinkSetName(l, name)
+	if err == nil {
+		killpoint.Pass() // renamed, and still down if it was up
+	}
 	if up {
 		if uerr := k.nl.LinkSetUp(l); uerr != nil && err == nil {
 			err = uerr
@@ -143,6 +152,23 @@ func (k *kernel) rename(l netlink.Link, name string) (netlink.Link, error) {
 		return nil, fmt.Errorf("reading %s (renamed from %s): %w", name, old, err)
 	}
 	return renamed, nil
+}
+
+// downForRename sets l down for a rename (the kernel renames only a down
+// link), its admin state recorded first as found, so that the give-back
+// sets it up again also after a kill before the rename's own up; up
+// reports whether it was up.
+func (k *kernel) downForRename(l netlink.Link, why string) (up bool, err error) {
+	if l.Attrs().Flags&net.FlagUp == 0 {
+		return false, nil
+	}
+	if err := k.st.rememberOriginals(l, settingSet{"up"}); err != nil {
+		return false, err
+	}
+	if err := k.nl.LinkSetDown(l); err != nil {
+		return false, fmt.Errorf("setting %s down to %s: %w", l.Attrs().Name, why, err)
+	}
+	return true, nil
 }
 
 // readMatch is the match a read-back gives the link l: the one recorded

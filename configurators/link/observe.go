@@ -7,6 +7,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
 
@@ -25,6 +26,12 @@ type kernel struct {
 	// dump, when not nil, is one dump of every link at the start of the
 	// batch this kernel (a copy: see withDump) serves.
 	dump *dumped
+	// intent is what the reconcile (or the plan) this kernel (a copy: see
+	// withIntent) serves intends; known false: not known (a call from
+	// outside a reconcile). A rename moves a NIC out of another's way only
+	// when the intent names it elsewhere (swap.go).
+	intent      *dg.Graph
+	intentKnown bool
 }
 
 // owned reports whether the link carries netagent's mark.

@@ -24,6 +24,9 @@ func (k *kernel) convergePhysical(l netlink.Link, want *items.Interface) error {
 	if ownedAlias(want.Alias) {
 		return fmt.Errorf("physical interface %s: alias %q: %w", want.IfName, want.Alias, ErrReservedAlias)
 	}
+	if _, err := k.recordOf(l); err != nil {
+		return err
+	}
 	st, err := k.st.snapshot()
 	if err != nil {
 		return err
@@ -58,39 +61,86 @@ func (k *kernel) convergePhysical(l netlink.Link, want *items.Interface) error {
 }
 
 // restorePhysical gives the physical link back every setting netagent
-// changed, as it was before, and forgets the originals. A link that is
-// gone, or is another link of that name by now, has nothing to restore.
+// changed, as it was before, and forgets the originals. The link is the
+// one of that name, or the NIC the record of that name is of, under
+// another name (a rename killed half-way); a link that is gone, or is
+// another link of that name by now, has nothing to restore.
 func (k *kernel) restorePhysical(name string) error {
-	st, err := k.st.snapshot()
-	if err != nil || st.Originals[name] == nil {
-		return err
-	}
-	l, err := k.lookup(name)
+	l, o, err := k.restoring(name)
 	if err != nil {
 		return err
 	}
-	if o := st.originalOf(l); l != nil && o != nil {
-		if err := o.check(name); err != nil {
-			return err
+	if o == nil {
+		return k.st.forgetOriginals(name, nil) // gone, or another link of that name by now
+	}
+	name = l.Attrs().Name
+	if err := o.check(name); err != nil {
+		return err
+	}
+	obs, err := k.observe(l, k.nameOf, false)
+	if err != nil {
+		return err
+	}
+	if err := k.applyPhysical(l, obs, restoreTarget(name, obs.AdminUp, o)); err != nil {
+		return fmt.Errorf("restoring physical interface %s: %w", name, err)
+	}
+	key, err := k.restoreName(l, o)
+	if err != nil {
+		return err
+	}
+	if o.Marked {
+		// The NIC was found with netagent's mark (written by someone
+		// else, or an older netagent): its record stays, without
+		// settings, so that it is never taken for netagent's own.
+		return k.st.forgetOriginals(key, allSettings)
+	}
+	return k.st.forgetOriginals(key, nil)
+}
+
+// restoring finds the NIC restorePhysical(name) restores and its record
+// (recordOf): the link of that name, or the NIC of the record of that
+// name; nil when neither has one.
+func (k *kernel) restoring(name string) (netlink.Link, *original, error) {
+	l, err := k.lookup(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o, err := k.recordOf(l); err != nil || o != nil {
+		return l, o, err
+	}
+	st, err := k.st.snapshot()
+	if err != nil || st.Originals[name] == nil {
+		return nil, nil, err
+	}
+	l, err = k.nl.LinkByIndex(st.Originals[name].Index)
+	if err != nil {
+		if isNotFound(err) {
+			return nil, nil, nil
 		}
-		obs, err := k.observe(l, k.nameOf, false)
-		if err != nil {
-			return err
-		}
-		if err := k.applyPhysical(l, obs, restoreTarget(name, obs.AdminUp, o)); err != nil {
-			return fmt.Errorf("restoring physical interface %s: %w", name, err)
-		}
-		if err := k.restoreName(l, o); err != nil {
-			return err
-		}
-		if o.Marked {
-			// The NIC was found with netagent's mark (written by someone
-			// else, or an older netagent): its record stays, without
-			// settings, so that it is never taken for netagent's own.
-			return k.st.forgetOriginals(name, allSettings)
+		return nil, nil, fmt.Errorf("reading the NIC recorded as %s: %w", name, err)
+	}
+	o, err := k.recordOf(l)
+	return l, o, err
+}
+
+// recordOf returns the record of l (nil: l is nil, or none is), keyed by
+// its name now: one found under another name (a rename killed between its
+// record and the kernel's) is moved to it first.
+func (k *kernel) recordOf(l netlink.Link) (*original, error) {
+	if l == nil {
+		return nil, nil
+	}
+	st, err := k.st.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	key, o := st.find(l.Attrs(), l.Attrs().Name)
+	if o != nil && key != l.Attrs().Name {
+		if err := k.st.moveRecord(l, l.Attrs().Name); err != nil {
+			return nil, err
 		}
 	}
-	return k.st.forgetOriginals(name, nil)
+	return o, nil
 }
 
 // check reports an original (nil: none) that no intent could have given
@@ -287,20 +337,48 @@ func (k *kernel) applyPhysical(l netlink.Link, obs *items.Interface, t physicalT
 }
 
 // restoreName gives a NIC that netagent renamed (o records its name
-// before) that name back, if no other link has taken it meanwhile (the
-// NIC then keeps the intent's name: renaming it is someone else's call).
-func (k *kernel) restoreName(l netlink.Link, o *original) error {
-	if o.Name == nil || *o.Name == l.Attrs().Name {
-		return nil
+// before) that name back, its record first, and returns the name it has
+// then (its record's key). A link that holds the name meanwhile keeps it,
+// and the NIC the intent's name (renaming that link is someone else's
+// call), unless it is a NIC netagent renamed that leaves the intent too
+// (givenBackToo: names swapped): it is moved aside, and given back its own
+// name and settings once the name is free.
+func (k *kernel) restoreName(l netlink.Link, o *original) (string, error) {
+	name := l.Attrs().Name
+	if o.Name == nil || *o.Name == name {
+		return name, nil
 	}
-	other, err := k.lookup(*o.Name)
-	if err != nil || other != nil {
-		return err
+	holder, err := k.lookup(*o.Name)
+	if err != nil || holder != nil && !k.givenBackToo(holder) {
+		return name, err
+	}
+	if err := k.clearName(holder); err != nil {
+		return name, fmt.Errorf("giving %s back its name %s: %w", name, *o.Name, err)
 	}
 	fresh, err := k.nl.LinkByIndex(l.Attrs().Index) // its admin state now
 	if err != nil {
-		return fmt.Errorf("reading %s to give it back its name %s: %w", l.Attrs().Name, *o.Name, err)
+		return name, fmt.Errorf("reading %s to give it back its name %s: %w", name, *o.Name, err)
 	}
-	_, err = k.rename(fresh, *o.Name)
-	return err
+	if err := k.st.moveRecord(fresh, *o.Name); err != nil {
+		return name, err
+	}
+	if _, err := k.rename(fresh, *o.Name); err != nil {
+		return name, err
+	}
+	if holder != nil {
+		return *o.Name, k.restorePhysical(tempName(holder.Attrs().Index))
+	}
+	return *o.Name, nil
+}
+
+// givenBackToo reports whether the link holder is a NIC that netagent
+// renamed (its record has another name) and that the intent no longer
+// declares: it is being given back what it had, its name too.
+func (k *kernel) givenBackToo(holder netlink.Link) bool {
+	st, err := k.st.snapshot()
+	if err != nil {
+		return false
+	}
+	o := st.originalOf(holder)
+	return o != nil && o.Name != nil && *o.Name != holder.Attrs().Name && !k.kept(holder)
 }

@@ -150,8 +150,14 @@ func (r *reader) read(l netlink.Link) error {
 
 func (r *reader) readInterface(l netlink.Link, isOwned bool) error {
 	want := r.hintInterface(l.Attrs().Name)
-	orig := r.st.originalOf(l)
+	key, orig := r.st.find(l.Attrs(), l.Attrs().Name)
+	if orig != nil && key != l.Attrs().Name && r.hintInterface(key) != nil {
+		orig = nil // renamed back by someone, or killed half-way: the interface key takes it again
+	}
 	physical := !isOwned && (want != nil && want.Kind == items.KindPhysical || orig != nil && !orig.empty())
+	if physical && want == nil && r.k.claimedInTransit(l, r.st, r.hint) {
+		physical = false // a NIC moved aside, which an interface of the intent takes (swap.go)
+	}
 	if !isOwned && !physical {
 		return nil
 	}

@@ -2,6 +2,7 @@ package link
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
 	"slices"
@@ -306,11 +307,11 @@ func (s *stateStore) unjournal(names ...string) error {
 func (s *stateStore) rememberOriginals(l netlink.Link, changes settingSet) error {
 	a := l.Attrs()
 	err := s.update(func(e *nsState) bool {
-		o := e.Originals[a.Name]
-		if o == nil || o.Index != a.Index {
-			o = &original{Index: a.Index, Marked: ownedAlias(a.Alias)}
+		key, o := e.find(a, a.Name) // under another name: a rename under way
+		if o == nil {
+			key, o = a.Name, &original{Index: a.Index, Marked: ownedAlias(a.Alias)}
 		}
-		changed := e.Originals[a.Name] != o // a new record
+		changed := e.Originals[key] != o // a new record
 		set := func(have bool, field string) bool { return changes.has(field) && !have }
 		if set(o.MTU != nil, "mtu") {
 			o.MTU, changed = new(a.MTU), true
@@ -325,7 +326,7 @@ func (s *stateStore) rememberOriginals(l netlink.Link, changes settingSet) error
 			o.MAC, changed = new(a.HardwareAddr.String()), true
 		}
 		if changed && (!o.empty() || o.Marked) {
-			e.Originals[a.Name] = o
+			e.Originals[key] = o
 			return true
 		}
 		return false
@@ -341,15 +342,36 @@ func (s *stateStore) rememberOriginals(l netlink.Link, changes settingSet) error
 // and the match m that found it; the link's record (its other originals)
 // moves to the new name (or stays there: a NIC someone renamed back).
 func (s *stateStore) rememberName(l netlink.Link, name string, m *items.NICMatch) error {
+	return s.renameRecord(l, name, func(o *original) bool {
+		changed := !o.Match.item().Equal(m)
+		o.Match = recordMatch(m)
+		return changed
+	})
+}
+
+// moveRecord is rememberName for a rename that finds nothing (a NIC moved
+// out of another's way, a name given back): the match recorded stays.
+func (s *stateStore) moveRecord(l netlink.Link, name string) error {
+	return s.renameRecord(l, name, nil)
+}
+
+// renameRecord moves the record of l to name, recording l's name now as
+// its original if none is (and it is not a temporary name: swap.go), and
+// changes it with set (nil: nothing; true: it changed).
+func (s *stateStore) renameRecord(l netlink.Link, name string, set func(*original) bool) error {
 	a := l.Attrs()
 	err := s.update(func(e *nsState) bool {
-		o := e.recordOf(a, name)
-		changed := e.Originals[name] != o || !o.Match.item().Equal(m)
-		if o.Name == nil && name != a.Name {
+		key, o := e.recordOf(a, name)
+		changed := key != name
+		if o.Name == nil && name != a.Name && !isTempName(a.Name) {
 			o.Name, changed = new(a.Name), true
 		}
-		o.Match = recordMatch(m)
-		delete(e.Originals, a.Name)
+		if set != nil && set(o) {
+			changed = true
+		}
+		if key != "" {
+			delete(e.Originals, key)
+		}
 		e.Originals[name] = o
 		return changed
 	})
@@ -359,15 +381,32 @@ func (s *stateStore) rememberName(l netlink.Link, name string, m *items.NICMatch
 	return nil
 }
 
-// recordOf is the record of the link a: under its name, or under name
-// (a NIC someone renamed back), or a new one.
-func (e *nsState) recordOf(a *netlink.LinkAttrs, name string) *original {
+// recordOf is the record of the link a and its key: under its name, or
+// under name (a NIC someone renamed back, or whose rename was
+// interrupted), or under any name with its ifindex (a NIC killed on its way
+// out of another's); else a new one (key "").
+func (e *nsState) recordOf(a *netlink.LinkAttrs, name string) (string, *original) {
+	if key, o := e.find(a, name); o != nil {
+		return key, o
+	}
+	return "", &original{Index: a.Index, Marked: ownedAlias(a.Alias)}
+}
+
+// find is the record of the link a and its key, as recordOf finds it
+// (nil: none).
+func (e *nsState) find(a *netlink.LinkAttrs, name string) (string, *original) {
 	for _, key := range []string{a.Name, name} {
 		if o := e.Originals[key]; o != nil && o.Index == a.Index {
-			return o
+			return key, o
 		}
 	}
-	return &original{Index: a.Index, Marked: ownedAlias(a.Alias)}
+	keys := slices.Sorted(maps.Keys(e.Originals))
+	for _, key := range keys {
+		if o := e.Originals[key]; o != nil && o.Index == a.Index {
+			return key, o
+		}
+	}
+	return "", nil
 }
 
 // forgetOriginals drops the recorded originals of the named link's
@@ -416,12 +455,11 @@ type settingSet []string
 func (s settingSet) has(f string) bool { return slices.Contains(s, f) }
 
 // originalOf returns the recorded originals of l (nil if none, or if they
-// were recorded for another link of that name).
+// were recorded for another link of that name): under its name, or under
+// another name with its ifindex (a rename killed between its record and
+// the kernel's: the record moves first).
 func (st nsState) originalOf(l netlink.Link) *original {
-	o := st.Originals[l.Attrs().Name]
-	if o == nil || o.Index != l.Attrs().Index {
-		return nil
-	}
+	_, o := st.find(l.Attrs(), l.Attrs().Name)
 	return o
 }
 
