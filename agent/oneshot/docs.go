@@ -77,6 +77,12 @@ type OpDoc struct {
 	Pass int `json:"pass"`
 	// Disruption is what the operation does to traffic.
 	Disruption *OpDisruptionDoc `json:"disruption,omitempty"`
+	// Adopt, for a create that takes over someone else's object (plan
+	// --adopt), is "mark only" when only netagent's mark is written, and
+	// "modify" when the object is changed too; Text is the line plan
+	// prints for the operation ("adopt (mark only) address/...").
+	Adopt string `json:"adopt,omitempty"`
+	Text  string `json:"text,omitempty"`
 }
 
 // ProblemDoc is an item an apply would leave failed or blocked: State is
@@ -319,6 +325,7 @@ func PlanDocOf(res *host.PlanResult, gd *Guarded) PlanDoc {
 	}
 	for i := range doc.Operations {
 		doc.Operations[i].Pass = PassOf(res, i)
+		doc.Operations[i].Adopt, doc.Operations[i].Text = adoptDoc(res, i)
 		if i < len(res.Disruptions) {
 			doc.Operations[i].Disruption = OpDisruptionOf(res.Disruptions[i])
 		}
@@ -330,6 +337,21 @@ func PlanDocOf(res *host.PlanResult, gd *Guarded) PlanDoc {
 		doc.SideEffects = append(doc.SideEffects, SideEffectDoc{Item: e.Ref.String(), Cause: e.Cause, Reason: e.Reason, Certain: e.Certain})
 	}
 	return doc
+}
+
+// adoptDoc is the Adopt and Text of operation i of a plan ("" for an
+// operation that adopts nothing).
+func adoptDoc(res *host.PlanResult, i int) (adopt, text string) {
+	e := res.Ops[i]
+	a, ok := res.Adoptions[e.Ref]
+	if !ok || e.Op != reconciler.OpCreate || e.Recreate {
+		return "", ""
+	}
+	adopt = "modify"
+	if a.MarkOnly {
+		adopt = "mark only"
+	}
+	return adopt, host.OpText(e, res.Adoptions)
 }
 
 // OrphanDocs lists the orphans for a JSON document (none when forced:

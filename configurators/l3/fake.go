@@ -112,7 +112,12 @@ func NewFakeKernel(links ...string) *FakeKernel {
 // Register registers the address, route, rule and neighbour
 // configurators over the fake, as Register does over a namespace.
 func (k *FakeKernel) Register(reg *reconciler.TypeRegistry) error {
-	return register(reg, kernel{nlh: k, open: k.open, promotes: k.promotes, promoting: k.promoting})
+	return k.RegisterWith(reg, Options{})
+}
+
+// RegisterWith is Register with opts, as RegisterWith over a namespace.
+func (k *FakeKernel) RegisterWith(reg *reconciler.TypeRegistry, opts Options) error {
+	return register(reg, kernel{nlh: k, open: k.open, promotes: k.promotes, promoting: k.promoting, adopt: opts.Adopt})
 }
 
 // ReadBack reads the fake back into items, as ReadBack does a namespace.
@@ -125,6 +130,15 @@ func (k *FakeKernel) Clashes(hint *dg.Graph) (map[dg.ItemRef]error, error) {
 		return nil, nil
 	}
 	return clashes(k, k, hint)
+}
+
+// Adoptions finds, as Adoptions does in a namespace, the intended items
+// whose object in the fake a create with Options.Adopt takes over.
+func (k *FakeKernel) Adoptions(hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
+	if hint == nil {
+		return nil, nil
+	}
+	return adoptions(k, k, hint)
 }
 
 // Refusals reads the fake's addresses and routes for a dry run, as
