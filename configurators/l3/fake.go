@@ -72,6 +72,8 @@ type FakeKernel struct {
 	routeDumps int
 	// maxExchange is the most requests one exchange carried.
 	maxExchange int
+	// sent logs every change request ("RTM_NEWADDR replace", see Take).
+	sent []string
 	// dropMarks makes the kernel drop IFA_PROTO and NDA_PROTOCOL, as
 	// kernels older than 5.18 and 5.0 do.
 	dropMarks bool
@@ -232,6 +234,7 @@ func (k *FakeKernel) exchange(reqs []*nl.NetlinkRequest) []reply {
 		k.writes++
 		b := req.Serialize()
 		typ, flags := req.Type, int(req.Flags)
+		k.sent = append(k.sent, requestName(typ, flags))
 		if k.fail != nil {
 			if err := k.fail(typ); err != nil {
 				out[i].err = err
