@@ -17,22 +17,36 @@ import (
 	"github.com/netagent/netagent/items"
 )
 
+// uplinkFakes are fakes of a namespace with the NIC uplink0 up (as
+// uplink(2, true)) and theirs, l3 objects of another tool, and a Runtime
+// over them.
+func uplinkFakes(t *testing.T, theirs []dg.Item) (*configurators.Fake, *host.Runtime) {
+	t.Helper()
+	f := configurators.NewFake(nil)
+	if err := f.Links.LinkSetUp(f.Links.AddNIC("uplink0", 1500)); err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range theirs {
+		if err := f.L3.Plant(it, unix.RTPROT_STATIC); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	rt, err := host.OpenFake(f, t.TempDir(), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, rt
+}
+
 // The daemon over the real configurators on fakes of a namespace
 // (host.OpenFake) instead of fakeKernel's items: its first reconcile
 // puts the documents' address and route in the l3 fake, and status says
 // the documents converged.
 func TestDaemonOverFakeNamespace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := configurators.NewFake(nil)
-		if err := f.Links.LinkSetUp(f.Links.AddNIC("uplink0", 1500)); err != nil { // as uplink(2, true)
-			t.Fatal(err)
-		}
-		log := logrus.New()
-		log.SetOutput(io.Discard)
-		rt, err := host.OpenFake(f, t.TempDir(), log)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, rt := uplinkFakes(t, nil)
 		r := newRig(t, baseDocs(), func(c *Config) { c.Kernel = rt.Kernel() }).start()
 		owned := func() []dg.ItemRef {
 			t.Helper()
@@ -62,24 +76,10 @@ func TestDaemonOverFakeNamespace(t *testing.T) {
 // is refused, and stays theirs.
 func TestDaemonAdoptsAtFirstReconcileOnly(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := configurators.NewFake(nil)
-		if err := f.Links.LinkSetUp(f.Links.AddNIC("uplink0", 1500)); err != nil {
-			t.Fatal(err)
-		}
 		addr := &items.Address{Dev: "uplink0", Prefix: netip.MustParsePrefix("192.0.2.2/24")}
 		route := &items.Route{Dst: netip.MustParsePrefix("198.51.100.0/24"), Gw: netip.MustParseAddr("192.0.2.1"), Dev: "uplink0"}
 		later := &items.Route{Dst: netip.MustParsePrefix("203.0.113.0/24"), Gw: netip.MustParseAddr("192.0.2.1"), Dev: "uplink0"}
-		for _, it := range []dg.Item{addr, route} {
-			if err := f.L3.Plant(it, unix.RTPROT_STATIC); err != nil {
-				t.Fatal(err)
-			}
-		}
-		log := logrus.New()
-		log.SetOutput(io.Discard)
-		rt, err := host.OpenFake(f, t.TempDir(), log)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, rt := uplinkFakes(t, []dg.Item{addr, route})
 		var calls []bool
 		adopt := func(on bool) error { calls = append(calls, on); return rt.SetAdopt(on) }
 		r := newRig(t, baseDocs(), func(c *Config) { c.Kernel, c.Adopt = rt.Kernel(), adopt }).start()

@@ -108,25 +108,9 @@ func Adoptions(t *netnsx.Target, stateDir string, hint *dg.Graph) (map[dg.ItemRe
 }
 
 func (k *kernel) adoptions(hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
-	st, err := k.st.snapshot()
+	now, err := k.readLinksNow()
 	if err != nil {
 		return nil, err
-	}
-	links, err := k.listLinks()
-	if err != nil {
-		return nil, err
-	}
-	byName := make(map[string]netlink.Link, len(links))
-	byIndex := make(map[int]netlink.Link, len(links))
-	for _, l := range links {
-		byName[l.Attrs().Name] = l
-		byIndex[l.Attrs().Index] = l
-	}
-	nameOf := func(i int) string {
-		if l, ok := byIndex[i]; ok {
-			return l.Attrs().Name
-		}
-		return ""
 	}
 	out := make(map[dg.ItemRef]dg.Item)
 	for it := range hint.Items() {
@@ -134,34 +118,34 @@ func (k *kernel) adoptions(hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
 		if !ok || want.Kind == items.KindPhysical {
 			continue
 		}
-		l, exists := byName[want.IfName]
-		if !exists || owns(l, st, nameOf) || st.originalOf(l) != nil {
+		l, exists := now.byName[want.IfName]
+		if !exists || now.owns(l) || now.st.originalOf(l) != nil {
 			continue
 		}
-		obs, err := k.observe(l, nameOf, true)
+		obs, err := k.observe(l, now.nameOf, true)
 		if err != nil {
 			return nil, err
 		}
 		out[dg.Ref(it)] = mask(obs, want)
 	}
-	return out, k.portAdoptions(hint, byName, byIndex, out)
+	return out, k.portAdoptions(hint, now, out)
 }
 
 // portAdoptions adds to out the ports of hint whose link is enslaved to
 // their intended master already, a link the adoption takes over (in
 // out): the port is then netagent's with its master, as it reads back
 // (cost and priority of a bridge port).
-func (k *kernel) portAdoptions(hint *dg.Graph, byName map[string]netlink.Link, byIndex map[int]netlink.Link, out map[dg.ItemRef]dg.Item) error {
+func (k *kernel) portAdoptions(hint *dg.Graph, now *linksNow, out map[dg.ItemRef]dg.Item) error {
 	for it := range hint.Items() {
 		want, ok := it.(*items.Port)
 		if !ok {
 			continue
 		}
-		l, ok := byName[want.IfName]
+		l, ok := now.byName[want.IfName]
 		if !ok {
 			continue
 		}
-		master, ok := byIndex[l.Attrs().MasterIndex]
+		master, ok := now.byIndex[l.Attrs().MasterIndex]
 		if _, adopted := out[items.InterfaceRef(want.Master)]; !ok || !adopted || master.Attrs().Name != want.Master {
 			continue
 		}
