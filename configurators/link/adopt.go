@@ -133,8 +133,10 @@ func (k *kernel) adoptions(hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
 
 // portAdoptions adds to out the ports of hint whose link is enslaved to
 // their intended master already, a link the adoption takes over (in
-// out): the port is then netagent's with its master, as it reads back
-// (cost and priority of a bridge port).
+// out) or one netagent owns by now (the master's adoption ran in an
+// earlier wave: a trial's journal asks wave by wave): the port is then
+// netagent's with its master, as it reads back (cost and priority of a
+// bridge port).
 func (k *kernel) portAdoptions(hint *dg.Graph, now *linksNow, out map[dg.ItemRef]dg.Item) error {
 	for it := range hint.Items() {
 		want, ok := it.(*items.Port)
@@ -146,7 +148,10 @@ func (k *kernel) portAdoptions(hint *dg.Graph, now *linksNow, out map[dg.ItemRef
 			continue
 		}
 		master, ok := now.byIndex[l.Attrs().MasterIndex]
-		if _, adopted := out[items.InterfaceRef(want.Master)]; !ok || !adopted || master.Attrs().Name != want.Master {
+		if !ok || master.Attrs().Name != want.Master {
+			continue
+		}
+		if _, adopted := out[items.InterfaceRef(want.Master)]; !adopted && !now.owns(master) {
 			continue
 		}
 		p := &items.Port{IfName: want.IfName, Master: want.Master, MasterKind: kindOf(master)}

@@ -196,3 +196,40 @@ func TestAgentCLIAdopt(t *testing.T) {
 		t.Errorf("the unnamed objects changed when the intent went:\n%s\nwant\n%s", got, unnamed)
 	}
 }
+
+// TestAgentCLITryAdoptReverted: `try --adopt` that is not confirmed
+// (--timeout 0s) reverts without deleting what it adopted: under `ip
+// monitor`, the trial and its revert delete nothing but the replaced
+// rule's old copy, and every adopted object is there after the revert as
+// it was found (netagent's now: its before-image in the journal is the
+// object found, not "absent").
+func TestAgentCLITryAdoptReverted(t *testing.T) {
+	e := cliNewEnv(t)
+	adoptHandMade(e)
+	file := e.writeFile("adopt.json", adoptIntentJSON)
+	view := func() string {
+		return e.ip("-br", "link", "show", "master", "br-a") + e.ip("-br", "addr", "show", "dev", "br-a") +
+			e.ip("-br", "addr", "show", "dev", "uplink0") + e.ip("route", "show", "172.30.0.0/16") +
+			e.ip("route", "show", "table", "77") + e.ip("rule", "show", "priority", "550") + e.ip("neigh", "show", "nud", "permanent")
+	}
+	strip := func(s string) string { return strings.NewReplacer(" proto static", "", " proto 211", "").Replace(s) }
+	before := view()
+	stop := adoptMonitor(e)
+	if res := e.trialRun(nil, "--adopt", "--timeout", "0s", file); res.code != 6 {
+		t.Fatalf("try --adopt --timeout 0s: want exit 6 (not confirmed, reverted): %s", res)
+	}
+	var deleted []string
+	for _, l := range stop() {
+		if strings.HasPrefix(l, "Deleted") && !strings.Contains(l, "203.0.113.77") &&
+			!(strings.HasPrefix(l, "Deleted 550:") && strings.Contains(l, "proto static")) {
+			deleted = append(deleted, l)
+		}
+	}
+	t.Logf("deletions seen during try --adopt and its revert: %d", len(deleted))
+	if len(deleted) > 0 {
+		t.Errorf("ip monitor during try --adopt and its revert: deletions %q", deleted)
+	}
+	if after := view(); strip(after) != strip(before) {
+		t.Errorf("after the revert:\n%s\nbefore the trial:\n%s", after, before)
+	}
+}
