@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -231,5 +232,74 @@ func TestAgentCLITryAdoptReverted(t *testing.T) {
 	}
 	if after := view(); strip(after) != strip(before) {
 		t.Errorf("after the revert:\n%s\nbefore the trial:\n%s", after, before)
+	}
+}
+
+// TestAgentCLIAdoptDiffers: objects at the intent's places that differ
+// from it are taken over and changed, in place where the kernel can: a
+// route of another gateway ("adopt and modify", atomic: replaced, never
+// deleted), a bridge that is down ("adopt and modify": set up), and a rule
+// `ip rule` added without a protocol (0, which a delete request of the
+// rule would match in any rule: theirs goes, as it comes before ours).
+func TestAgentCLIAdoptDiffers(t *testing.T) {
+	e := cliNewEnv(t)
+	for _, args := range [][]string{
+		{"link", "add", "br-a", "type", "bridge"},
+		{"addr", "add", "192.0.2.10/24", "dev", "uplink0"},
+		{"route", "add", "172.30.0.0/16", "via", "192.0.2.2", "dev", "uplink0", "proto", "static"},
+		{"rule", "add", "priority", "550", "from", "10.77.0.0/24", "lookup", "77"},
+	} {
+		e.ip(args...)
+	}
+	file := e.writeFile("adopt.json", `{"version": 1,
+	 "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24"]}, {"name": "br-a", "type": "bridge"}],
+	 "routes": [{"to": "172.30.0.0/16", "via": "192.0.2.1", "dev": "uplink0"}],
+	 "rules": [{"priority": 550, "from": "10.77.0.0/24", "table": 77}]}`)
+	res := e.mustRun(0, "plan", "--adopt", "--json", file)
+	var doc struct {
+		Operations []struct {
+			Item, Adopt string
+			Disruption  struct{ Effect string }
+		}
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatalf("plan --adopt --json: %v\n%s", err, res.stdout)
+	}
+	want := map[string]string{"route/main 172.30.0.0/16 metric 0": "modify atomic", "interface/br-a": "modify none",
+		"address/uplink0/192.0.2.10/24": "mark only none", "rule/ipv4 550: from 10.77.0.0/24 lookup 77": "mark only none"}
+	got := map[string]string{}
+	for _, o := range doc.Operations {
+		got[o.Item] = o.Adopt + " " + o.Disruption.Effect
+	}
+	if len(got) != len(want) {
+		t.Errorf("plan --adopt: %v, want %v", got, want)
+	}
+	for item, w := range want {
+		if got[item] != w {
+			t.Errorf("plan --adopt of %s: %q, want %q", item, got[item], w)
+		}
+	}
+	stop := adoptMonitor(e)
+	e.mustRun(0, "apply", "--adopt", file)
+	var deleted []string
+	for _, l := range stop() {
+		if strings.HasPrefix(l, "Deleted") && !strings.Contains(l, "203.0.113.77") && !strings.HasPrefix(l, "Deleted 550:") {
+			deleted = append(deleted, l)
+		}
+	}
+	if len(deleted) > 0 {
+		t.Errorf("ip monitor during apply --adopt: deletions %q", deleted)
+	}
+	if out := e.ip("route", "show", "172.30.0.0/16"); !strings.Contains(out, "via 192.0.2.1") || !strings.Contains(out, "proto 211") {
+		t.Errorf("the route after the adoption: %q", out)
+	}
+	if out := e.ip("rule", "show", "priority", "550"); strings.Count(out, "\n") != 1 || !strings.Contains(out, "proto 211") {
+		t.Errorf("the rules of priority 550 after the adoption:\n%s", out)
+	}
+	if flags, _ := e.link("br-a")["flags"].([]any); !slices.Contains(flags, any("UP")) {
+		t.Errorf("br-a after the adoption is not up: %v", flags)
+	}
+	if res := e.mustRun(0, "apply", file); !strings.Contains(res.stdout, "converged: 0 operations") {
+		t.Errorf("second apply: %s", res)
 	}
 }
