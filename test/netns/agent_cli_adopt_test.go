@@ -5,6 +5,7 @@ package netns_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -18,7 +19,7 @@ import (
 // br-a and on the uplink, a route, a rule with the route of its table, a
 // permanent neighbour (all of which adoptIntentJSON names, as they are),
 // and on the uplink an address, a route and a rule that no intent names.
-func adoptHandMade(e *cliEnv) {
+func adoptHandMade(ip func(args ...string) string) {
 	for _, args := range [][]string{
 		{"link", "add", "br-a", "type", "bridge"},
 		{"link", "add", "va", "type", "veth", "peer", "name", "vap"},
@@ -35,7 +36,7 @@ func adoptHandMade(e *cliEnv) {
 		{"route", "add", "172.31.0.0/16", "via", "198.18.0.254", "dev", "uplink0", "proto", "static"},
 		{"rule", "add", "priority", "560", "from", "198.18.0.0/24", "lookup", "78", "proto", "static"},
 	} {
-		e.ip(args...)
+		ip(args...)
 	}
 }
 
@@ -54,15 +55,15 @@ const adoptIntentJSON = `{"version": 1,
 // adoptMonitor runs `ip monitor` on the namespace's links, addresses,
 // routes, rules and neighbours; stop ends it after a sentinel route's
 // event (every event before it has been read) and returns the lines.
-func adoptMonitor(e *cliEnv) (stop func() []string) {
-	e.t.Helper()
-	cmd := exec.Command("ip", "-n", e.tgt.Name, "monitor", "link", "address", "route", "rule", "neigh")
+func adoptMonitor(t *testing.T, netns string, ip func(args ...string) string) (stop func() []string) {
+	t.Helper()
+	cmd := exec.Command("ip", "-n", netns, "monitor", "link", "address", "route", "rule", "neigh")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	var (
 		mu    sync.Mutex
@@ -81,20 +82,35 @@ func adoptMonitor(e *cliEnv) (stop func() []string) {
 			}
 		}
 	}()
-	e.t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	time.Sleep(200 * time.Millisecond) // ip monitor subscribes after it starts
 	return func() []string {
-		e.ip("route", "add", "203.0.113.77/32", "dev", "uplink0")
+		ip("route", "add", "203.0.113.77/32", "dev", "uplink0")
 		select {
 		case <-sentinel:
 		case <-time.After(10 * time.Second):
-			e.t.Fatal("ip monitor never showed the sentinel route")
+			t.Fatal("ip monitor never showed the sentinel route")
 		}
-		e.ip("route", "del", "203.0.113.77/32", "dev", "uplink0")
+		ip("route", "del", "203.0.113.77/32", "dev", "uplink0")
 		mu.Lock()
 		defer mu.Unlock()
 		return lines
 	}
+}
+
+// adoptDeletions are the deletions among the lines of ip monitor but the
+// sentinel's and those of rules of priority 550 (a rule's adoption adds
+// netagent's copy, then deletes theirs): rules counts those.
+func adoptDeletions(lines []string) (deleted []string, rules int) {
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "Deleted 550:"):
+			rules++
+		case strings.HasPrefix(l, "Deleted") && !strings.Contains(l, "203.0.113.77"):
+			deleted = append(deleted, l)
+		}
+	}
+	return deleted, rules
 }
 
 // TestAgentCLIAdopt: over objects another tool made (by hand, with ip),
@@ -107,7 +123,7 @@ func adoptMonitor(e *cliEnv) (stop func() []string) {
 // objects no intent names stay as they were throughout.
 func TestAgentCLIAdopt(t *testing.T) {
 	e := cliNewEnv(t)
-	adoptHandMade(e)
+	adoptHandMade(e.ip)
 	file := e.writeFile("adopt.json", adoptIntentJSON)
 	theirs := func() string {
 		return e.ip("addr", "show", "dev", "uplink0", "to", "198.18.0.0/24") + e.ip("route", "show", "172.31.0.0/16") +
@@ -140,20 +156,12 @@ func TestAgentCLIAdopt(t *testing.T) {
 		t.Errorf("plan --adopt prints %d \"adopt (mark only)\" lines, want %d:\n%s", n, want, text)
 	}
 
-	stop := adoptMonitor(e)
+	stop := adoptMonitor(t, e.tgt.Name, e.ip)
 	e.mustRun(0, "apply", "--adopt", file)
-	var deleted, rules []string
-	for _, l := range stop() {
-		switch {
-		case strings.HasPrefix(l, "Deleted 550:") && strings.Contains(l, "proto static"):
-			rules = append(rules, l)
-		case strings.HasPrefix(l, "Deleted") && !strings.Contains(l, "203.0.113.77"):
-			deleted = append(deleted, l)
-		}
-	}
-	t.Logf("deletions seen during apply --adopt: %d (and the rule's old copy: %d)", len(deleted), len(rules))
-	if len(deleted) > 0 || len(rules) != 1 {
-		t.Errorf("ip monitor during apply --adopt: deletions %q, rule copies deleted %q (want none, and one)", deleted, rules)
+	deleted, rules := adoptDeletions(stop())
+	t.Logf("deletions seen during apply --adopt: %d (and the rule's old copy: %d)", len(deleted), rules)
+	if len(deleted) > 0 || rules != 1 {
+		t.Errorf("ip monitor during apply --adopt: deletions %q, rule copies deleted %d (want none, and one)", deleted, rules)
 	}
 	for _, check := range []struct{ args, want string }{
 		{"addr show dev br-a", "10.77.0.1/24"},
@@ -206,7 +214,7 @@ func TestAgentCLIAdopt(t *testing.T) {
 // object found, not "absent").
 func TestAgentCLITryAdoptReverted(t *testing.T) {
 	e := cliNewEnv(t)
-	adoptHandMade(e)
+	adoptHandMade(e.ip)
 	file := e.writeFile("adopt.json", adoptIntentJSON)
 	view := func() string {
 		return e.ip("-br", "link", "show", "master", "br-a") + e.ip("-br", "addr", "show", "dev", "br-a") +
@@ -215,17 +223,11 @@ func TestAgentCLITryAdoptReverted(t *testing.T) {
 	}
 	strip := func(s string) string { return strings.NewReplacer(" proto static", "", " proto 211", "").Replace(s) }
 	before := view()
-	stop := adoptMonitor(e)
+	stop := adoptMonitor(t, e.tgt.Name, e.ip)
 	if res := e.trialRun(nil, "--adopt", "--timeout", "0s", file); res.code != 6 {
 		t.Fatalf("try --adopt --timeout 0s: want exit 6 (not confirmed, reverted): %s", res)
 	}
-	var deleted []string
-	for _, l := range stop() {
-		if strings.HasPrefix(l, "Deleted") && !strings.Contains(l, "203.0.113.77") &&
-			!(strings.HasPrefix(l, "Deleted 550:") && strings.Contains(l, "proto static")) {
-			deleted = append(deleted, l)
-		}
-	}
+	deleted, _ := adoptDeletions(stop())
 	t.Logf("deletions seen during try --adopt and its revert: %d", len(deleted))
 	if len(deleted) > 0 {
 		t.Errorf("ip monitor during try --adopt and its revert: deletions %q", deleted)
@@ -279,15 +281,9 @@ func TestAgentCLIAdoptDiffers(t *testing.T) {
 			t.Errorf("plan --adopt of %s: %q, want %q", item, got[item], w)
 		}
 	}
-	stop := adoptMonitor(e)
+	stop := adoptMonitor(t, e.tgt.Name, e.ip)
 	e.mustRun(0, "apply", "--adopt", file)
-	var deleted []string
-	for _, l := range stop() {
-		if strings.HasPrefix(l, "Deleted") && !strings.Contains(l, "203.0.113.77") && !strings.HasPrefix(l, "Deleted 550:") {
-			deleted = append(deleted, l)
-		}
-	}
-	if len(deleted) > 0 {
+	if deleted, _ := adoptDeletions(stop()); len(deleted) > 0 {
 		t.Errorf("ip monitor during apply --adopt: deletions %q", deleted)
 	}
 	if out := e.ip("route", "show", "172.30.0.0/16"); !strings.Contains(out, "via 192.0.2.1") || !strings.Contains(out, "proto 211") {
@@ -301,5 +297,44 @@ func TestAgentCLIAdoptDiffers(t *testing.T) {
 	}
 	if res := e.mustRun(0, "apply", file); !strings.Contains(res.stdout, "converged: 0 operations") {
 		t.Errorf("second apply: %s", res)
+	}
+}
+
+// TestDaemonRunAdopt: `netagent run --adopt` over objects made by hand
+// takes them over in its first reconcile (ip monitor: no deletion but the
+// rule's old copy; every object marked), and adopts nothing afterwards: a
+// route someone adds later where a new intent file puts one stays theirs,
+// its item failing as not owned.
+func TestDaemonRunAdopt(t *testing.T) {
+	e := daemonNewEnv(t)
+	adoptHandMade(e.ip)
+	e.writeIntent("10-adopt.json", adoptIntentJSON)
+	stop := adoptMonitor(t, e.tgt.Name, e.ip)
+	e.start("--adopt")
+	deleted, rules := adoptDeletions(stop())
+	t.Logf("deletions seen during the daemon's first reconcile: %d (and the rule's old copy: %d)", len(deleted), rules)
+	if len(deleted) > 0 || rules != 1 {
+		t.Errorf("ip monitor during run --adopt's start: deletions %q, rule copies deleted %d (want none, and one)", deleted, rules)
+	}
+	for _, check := range []struct{ args, want string }{
+		{"route show 172.30.0.0/16", "proto 211"}, {"rule show priority 550", "proto 211"},
+		{"neigh show dev br-a nud permanent", "proto 211"}, {"link show dev br-a", "alias netagent"},
+	} {
+		if out := e.ip(strings.Fields(check.args)...); !strings.Contains(out, check.want) {
+			t.Errorf("after run --adopt's start, ip %s: %q, want %q", check.args, out, check.want)
+		}
+	}
+	e.ip("route", "add", "172.29.0.0/16", "via", "192.0.2.1", "dev", "uplink0", "proto", "static")
+	e.writeIntent("20-later.json", `{"version": 1, "routes": [{"to": "172.29.0.0/16", "via": "192.0.2.1", "dev": "uplink0"}]}`)
+	e.waitFor("the later route's item to fail as not owned", func() (bool, string) {
+		st, err := e.status()
+		if err != nil {
+			return false, err.Error()
+		}
+		it, ok := daemonItem(st, "route/main 172.29.0.0/16 metric 0")
+		return ok && strings.Contains(it.LastError, "not owned by netagent"), fmt.Sprintf("%+v", it)
+	})
+	if out := e.ip("route", "show", "172.29.0.0/16"); !strings.Contains(out, "proto static") {
+		t.Errorf("the route added after the start: %q, want it theirs still", out)
 	}
 }
