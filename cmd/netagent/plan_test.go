@@ -212,7 +212,9 @@ func TestPrintPlanAdoptions(t *testing.T) {
 	if err := printPlanJSON(&globals{stdout: &out}, res); err != nil {
 		t.Fatal(err)
 	}
-	var doc struct{ Operations []struct{ Op, Adopt, Text string } }
+	var doc struct {
+		Operations []struct{ Op, Adopt, Text string }
+	}
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
