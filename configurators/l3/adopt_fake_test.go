@@ -8,6 +8,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
 
@@ -44,7 +45,8 @@ func TestFakeRuleAdopt(t *testing.T) {
 
 // An adoption whose delete of their rule the kernel would apply to an
 // earlier rule instead (rule_find takes the first that has every
-// selector the request names) is refused before anything is written.
+// selector the request names) is refused before anything is written,
+// and Adoptions leaves it out (a plan keeps its clash).
 func TestFakeRuleAdoptRefusedWhenShadowed(t *testing.T) {
 	e := newFakeEnv(t)
 	r := &items.Rule{Family: items.FamilyIPv4, Priority: 500, From: pfx("10.61.0.0/24"), Table: 100}
@@ -55,6 +57,9 @@ func TestFakeRuleAdoptRefusedWhenShadowed(t *testing.T) {
 	theirs.Family, theirs.Priority, theirs.Src, theirs.Table, theirs.Protocol = unix.AF_INET, 500, ipnet("10.61.0.0/24"), 100, unix.RTPROT_STATIC
 	e.k.addRule(theirs)
 	e.k.Take()
+	if found, err := e.k.Adoptions(dg.New("intended", r)); err != nil || len(found) > 0 {
+		t.Errorf("Adoptions: %v %v, want none (plan keeps the clash)", found, err)
+	}
 	cfg := &ruleConfigurator{open: e.k.open, adopt: true}
 	wantNotOwned(t, "adoption behind a rule its delete would take", cfg.Create(ctx, r))
 	if got := e.k.Take(); len(got) != 0 {

@@ -135,7 +135,7 @@ func (s *kernelState) foreignNeigh(n *items.Neighbor) bool {
 // read-back does): Equal to the item when the adoption writes only the
 // mark. The rest of Clashes' clashes remain: an IPv6 address of
 // another prefix length, a route identity with several routes or ours
-// beside theirs.
+// beside theirs, a rule whose delete would take an earlier rule.
 func Adoptions(t *netnsx.Target, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
 	if hint == nil {
 		return nil, nil
@@ -184,7 +184,7 @@ func (s *kernelState) adoptable(it dg.Item, names map[int]string) dg.Item {
 			}
 		}
 	case *items.Rule:
-		if at := theirRule(s.rules, x); at >= 0 {
+		if at := theirRule(s.rules, x); at >= 0 && shadowedAt(s.rules, at) == nil {
 			got, _ := decodeRule(s.rules[at], x)
 			return got
 		}

@@ -75,16 +75,25 @@ func (c *ruleConfigurator) Create(_ context.Context, item dg.Item) error {
 func adoptRule(conn rawOps, list []ruleMsg, r *items.Rule) error {
 	at := theirRule(list, r)
 	theirs := list[at]
-	for i := range list[:at] {
-		if deleteMatches(&theirs, &list[i]) {
-			return fmt.Errorf("%w: the delete of the rule of protocol %d would take an earlier rule first", ErrNotOwned, theirs.Proto)
-		}
+	if err := shadowedAt(list, at); err != nil {
+		return err
 	}
 	if err := send(conn, ruleRequest(unix.RTM_NEWRULE, unix.NLM_F_CREATE, r)); err != nil {
 		return err
 	}
 	if err := send(conn, theirs.request(unix.RTM_DELRULE, 0)); err != nil {
 		return fmt.Errorf("deleting the adopted rule of protocol %d after adding netagent's: %w", theirs.Proto, err)
+	}
+	return nil
+}
+
+// shadowedAt is the error adopting list[at] fails with when the delete of
+// that rule would take an earlier rule first, or nil.
+func shadowedAt(list []ruleMsg, at int) error {
+	for i := range list[:at] {
+		if deleteMatches(&list[at], &list[i]) {
+			return fmt.Errorf("%w: the delete of the rule of protocol %d would take an earlier rule first", ErrNotOwned, list[at].Proto)
+		}
 	}
 	return nil
 }
