@@ -91,7 +91,7 @@ func (r *Runtime) adoptions(intended *dg.Graph, clashes map[dg.ItemRef]error) (m
 		want, _ := intended.Get(ref)
 		out[ref] = Adoption{Found: f, MarkOnly: want != nil && f.Equal(want)}
 	}
-	maps.DeleteFunc(clashes, func(ref dg.ItemRef, _ error) bool { _, ok := out[ref]; return ok })
+	maps.DeleteFunc(clashes, func(ref dg.ItemRef, _ error) bool { _, ok := out[ref]; return ok }) // nil clashes: nothing to do
 	return out, nil
 }
 

@@ -118,7 +118,8 @@ func stillTheirs(t *testing.T, f *configurators.Fake, when string) {
 
 // With Adopt, the plan over another tool's objects equal to the intent
 // is only adoptions ("adopt (mark only)", no disruption, no problem);
-// without, each is a clash. Apply then writes only marks: the links'
+// without, each is a clash. Apply (ApplyPredicted) names the same
+// adoptions, and writes only marks: the links'
 // aliases, in-place replaces of the address, route and neighbour, and
 // for the rule, which has no replace, netagent's copy before theirs goes;
 // no other delete. A second apply without Adopt writes nothing; the
@@ -145,9 +146,14 @@ func TestFakeAdoptMarkOnly(t *testing.T) {
 	if len(plan.Ops) != adoptIntent().Len() {
 		t.Errorf("plan: %q, want one adoption per intended item (%d)", texts, adoptIntent().Len())
 	}
-	res, err := rt.Apply(ctx, adoptIntent(), ApplyOptions{})
+	res, err := rt.ApplyPredicted(ctx, adoptIntent(), ApplyOptions{})
 	if err != nil || !res.Converged() {
 		t.Fatalf("apply with adopt: %v %v", err, res.Problems)
+	}
+	for i, e := range res.Ops {
+		if text := OpText(e, res.Adoptions); !strings.HasPrefix(text, "adopt (mark only) ") || res.Disruptions[i].Effect != disrupt.None {
+			t.Errorf("apply op %d: %q, %+v: want an adoption without disruption, as planned", i, text, res.Disruptions[i])
+		}
 	}
 	if w := f.Links.Take(); !slices.Equal(sorted(w), []string{"alias br0", "alias v0", "alias v0p"}) {
 		t.Errorf("link writes of the adoption: %v, want the three marks only", w)

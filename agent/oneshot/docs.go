@@ -15,6 +15,7 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/status"
+	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -325,7 +326,7 @@ func PlanDocOf(res *host.PlanResult, gd *Guarded) PlanDoc {
 	}
 	for i := range doc.Operations {
 		doc.Operations[i].Pass = PassOf(res, i)
-		doc.Operations[i].Adopt, doc.Operations[i].Text = adoptDoc(res, i)
+		doc.Operations[i].Adopt, doc.Operations[i].Text = adoptDoc(res.Ops[i], res.Adoptions)
 		if i < len(res.Disruptions) {
 			doc.Operations[i].Disruption = OpDisruptionOf(res.Disruptions[i])
 		}
@@ -339,11 +340,10 @@ func PlanDocOf(res *host.PlanResult, gd *Guarded) PlanDoc {
 	return doc
 }
 
-// adoptDoc is the Adopt and Text of operation i of a plan ("" for an
-// operation that adopts nothing).
-func adoptDoc(res *host.PlanResult, i int) (adopt, text string) {
-	e := res.Ops[i]
-	a, ok := res.Adoptions[e.Ref]
+// adoptDoc is the Adopt and Text of operation e of a plan or an apply
+// ("" for an operation that adopts nothing).
+func adoptDoc(e reconciler.OpLogEntry, adoptions map[dg.ItemRef]host.Adoption) (adopt, text string) {
+	a, ok := adoptions[e.Ref]
 	if !ok || e.Op != reconciler.OpCreate || e.Recreate {
 		return "", ""
 	}
@@ -351,7 +351,7 @@ func adoptDoc(res *host.PlanResult, i int) (adopt, text string) {
 	if a.MarkOnly {
 		adopt = "mark only"
 	}
-	return adopt, host.OpText(e, res.Adoptions)
+	return adopt, host.OpText(e, adoptions)
 }
 
 // OrphanDocs lists the orphans for a JSON document (none when forced:
@@ -378,6 +378,9 @@ func ApplyDocOf(applied *host.Applied, took time.Duration, leases []LeaseReport,
 		if i < len(doc.Operations) {
 			doc.Operations[i].Disruption = OpDisruptionOf(p)
 		}
+	}
+	for i := range doc.Operations {
+		doc.Operations[i].Adopt, doc.Operations[i].Text = adoptDoc(res.Ops[i], applied.Adoptions)
 	}
 	if applied.Disruptions != nil {
 		d := DisruptionDocOf(host.SummarizeDisruption(res.Ops, applied.Disruptions, nil), nil)

@@ -87,7 +87,7 @@ func printApplied(g *globals, res *oneshot.Applied) int {
 		return reportApplyJSONLeases(g, res.Applied, res.Took, res.Leases, orphansJSON(res.Guarded))
 	}
 	orphanLines(g, res.Guarded, "")
-	printAppliedOps(g, res.Ops, res.Disruptions, g.allOps)
+	printAppliedOps(g, res.Ops, res.Disruptions, res.Adoptions, g.allOps)
 	for _, l := range res.Leases {
 		fmt.Fprintln(g.stdout, termsafe.String(fmt.Sprint(l)))
 	}

@@ -116,7 +116,8 @@ func adoptDeletions(lines []string) (deleted []string, rules int) {
 // TestAgentCLIAdopt: over objects another tool made (by hand, with ip),
 // `plan --adopt` lists only adoptions ("adopt (mark only)", in the text
 // and as "adopt": "mark only" in the JSON, exit 0) where a plain plan
-// refuses them; `apply --adopt` under `ip monitor` deletes nothing but the
+// refuses them; `apply --adopt` (which prints them so too) under `ip
+// monitor` deletes nothing but the
 // replaced rule's old copy (a rule has no in-place replace: netagent's
 // copy is added first); a second apply without --adopt writes nothing;
 // an empty intent then removes exactly the adopted objects, and the
@@ -157,7 +158,10 @@ func TestAgentCLIAdopt(t *testing.T) {
 	}
 
 	stop := adoptMonitor(t, e.tgt.Name, e.ip)
-	e.mustRun(0, "apply", "--adopt", file)
+	applied := e.mustRun(0, "apply", "--adopt", file).stdout
+	if n := strings.Count(applied, "adopt (mark only) "); n != want {
+		t.Errorf("apply --adopt prints %d \"adopt (mark only)\" lines, want %d:\n%s", n, want, applied)
+	}
 	deleted, rules := adoptDeletions(stop())
 	t.Logf("deletions seen during apply --adopt: %d (and the rule's old copy: %d)", len(deleted), rules)
 	if len(deleted) > 0 || rules != 1 {
