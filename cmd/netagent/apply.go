@@ -154,8 +154,8 @@ func (k *kernelOpts) options(g *globals) *oneshot.Options {
 
 // adoptFlag adds --adopt to apply, plan, try and run.
 func adoptFlag(fs *flag.FlagSet, k *kernelOpts, what string) {
-	fs.BoolVar(&k.adopt, "adopt", false, what+" take over the objects another tool made where the intent puts its own "+
-		"(equal: only netagent's mark is written, nothing deleted; differing: changed as netagent's own); objects the intent does not name stay untouched")
+	fs.BoolVar(&k.adopt, "adopt", false, strings.TrimSpace(what+" take over the objects another tool made where the intent puts its own "+
+		"(equal: only netagent's mark is written, nothing deleted; differing: changed as netagent's own); objects the intent does not name stay untouched"))
 }
 
 // resolvConfFlag adds --resolv-conf to a command that renders the intent
