@@ -92,10 +92,18 @@ func (c *addressConfigurator) create(a *items.Address) error {
 
 // refuses reports whether k, the kernel's address of a's identity, is
 // someone else's that Create leaves alone: always without adopt; with
-// adopt, one of another prefix length (an IPv6 address's: the kernel
-// would not delete it by a's).
+// adopt, one that is not adoptable.
 func (c *addressConfigurator) refuses(k *kernelAddr, a *items.Address) bool {
-	return !k.owned() && (!c.adopt || k.prefix.Bits() != a.Prefix.Bits())
+	return !k.owned() && (!c.adopt || !adoptableAddr(k, a))
+}
+
+// adoptableAddr reports whether adopt takes over someone else's address
+// k of a's identity: one of a's prefix length (an IPv6 address of another
+// the kernel would not delete by a's) that the kernel did not make by
+// itself (the loopback's, an IPv6 link-local one: no tool made them, and
+// netagent would delete them with the intent).
+func adoptableAddr(k *kernelAddr, a *items.Address) bool {
+	return k.prefix.Bits() == a.Prefix.Bits() && !kernelsAddr(k)
 }
 
 // addAddr adds a and checks that the kernel kept the mark.

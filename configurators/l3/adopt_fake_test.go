@@ -95,7 +95,8 @@ func TestFakeNeighborAdopt(t *testing.T) {
 // With adopt, someone's address of the item's identity but another label
 // is taken over as netagent's own of another label would be: deleted and
 // added as the item (the kernel cannot change a label in place). An IPv6
-// address of another prefix length stays refused.
+// address of another prefix length, and one the kernel made (link-local),
+// stay refused.
 func TestFakeAddressAdoptDiffers(t *testing.T) {
 	e := newFakeEnv(t)
 	e.k.addAddr("up0", "10.0.0.2/24", unix.RTPROT_STATIC)
@@ -110,4 +111,6 @@ func TestFakeAddressAdoptDiffers(t *testing.T) {
 		t.Errorf("after the adoption: %+v (%v)", k, ok)
 	}
 	wantNotOwned(t, "an IPv6 address of another length", cfg.Create(ctx, &items.Address{Dev: "up0", Prefix: pfx("2001:db8::2/96")}))
+	e.k.addAddr("up0", "fe80::2/64", 0)
+	wantNotOwned(t, "the kernel's link-local address", cfg.Create(ctx, &items.Address{Dev: "up0", Prefix: pfx("fe80::2/64")}))
 }

@@ -134,7 +134,8 @@ func (s *kernelState) foreignNeigh(n *items.Neighbor) bool {
 // fields the hint leaves to the kernel read as the hint has them, as
 // read-back does): Equal to the item when the adoption writes only the
 // mark. The rest of Clashes' clashes remain: an IPv6 address of
-// another prefix length, a route identity with several routes or ours
+// another prefix length, the kernel's own addresses (the loopback's, IPv6
+// link-local ones), a route identity with several routes or ours
 // beside theirs, a rule whose delete would take an earlier rule.
 func Adoptions(t *netnsx.Target, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
 	if hint == nil {
@@ -172,7 +173,7 @@ func adoptions(nlh dumpNL, conn rawOps, hint *dg.Graph) (map[dg.ItemRef]dg.Item,
 func (s *kernelState) adoptable(it dg.Item, names map[int]string) dg.Item {
 	switch x := it.(type) {
 	case *items.Address:
-		if k := s.addrOf(x); k != nil && !k.owned() && k.prefix.Bits() == x.Prefix.Bits() {
+		if k := s.addrOf(x); k != nil && !k.owned() && adoptableAddr(k, x) {
 			return addrItemOf(k, x.Dev, x)
 		}
 	case *items.Route:
