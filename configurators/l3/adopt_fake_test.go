@@ -114,3 +114,23 @@ func TestFakeAddressAdoptDiffers(t *testing.T) {
 	e.k.addAddr("up0", "fe80::2/64", 0)
 	wantNotOwned(t, "the kernel's link-local address", cfg.Create(ctx, &items.Address{Dev: "up0", Prefix: pfx("fe80::2/64")}))
 }
+
+// The kernel's own routes (an address's subnet route, protocol kernel;
+// a router advertisement's, protocol ra) are no tool's: adopt leaves them
+// refused, and Adoptions leaves them out.
+func TestFakeRouteAdoptNotTheKernels(t *testing.T) {
+	e := newFakeEnv(t)
+	e.withUplink()
+	up := e.k.index("up0")
+	e.k.addRoute(netlink.Route{Family: unix.AF_INET, Dst: ipnet("172.16.7.0/24"), LinkIndex: up, Protocol: unix.RTPROT_KERNEL, Scope: netlink.SCOPE_LINK})
+	e.k.addRoute(netlink.Route{Family: unix.AF_INET6, Dst: ipnet("2001:db8:7::/64"), Gw: net.ParseIP("fe80::1"), LinkIndex: up, Protocol: unix.RTPROT_RA, Priority: 1024})
+	kernels := &items.Route{Dst: pfx("172.16.7.0/24"), Dev: "up0", Scope: items.ScopeLink}
+	ra := &items.Route{Dst: pfx("2001:db8:7::/64"), Gw: ip("fe80::1"), Dev: "up0", Metric: 1024}
+	cfg := &routeConfigurator{nlh: e.k, open: e.k.open, adopt: true}
+	for _, r := range []*items.Route{kernels, ra} {
+		wantNotOwned(t, "the kernel's route "+r.Name(), cfg.Create(ctx, r))
+	}
+	if found, err := e.k.Adoptions(dg.New("intended", kernels, ra)); err != nil || len(found) > 0 {
+		t.Errorf("Adoptions: %v %v, want none", found, err)
+	}
+}

@@ -105,9 +105,18 @@ func dumpRoutes(conn rawOps, family int) (kernelRoutes, error) {
 }
 
 // adoptable reports whether rs, the kernel's routes of an item's
-// identity, is one route of another protocol: adopt takes it over.
+// identity, is one route of another protocol that a tool made (not the
+// kernel's own: an address's subnet route, a route of a router
+// advertisement): adopt takes it over.
 func adoptable(rs []routeMsg) bool {
-	return len(rs) == 1 && rs[0].Protocol != items.RouteProtocol
+	if len(rs) != 1 {
+		return false
+	}
+	switch rs[0].Protocol {
+	case items.RouteProtocol, unix.RTPROT_KERNEL, unix.RTPROT_RA:
+		return false
+	}
+	return true
 }
 
 // errRouteNotOwned: a route of another protocol holds the item's identity.
