@@ -103,7 +103,7 @@ func (c *conv) device(dev *device) (*intent.Interface, bool) {
 	if ifc.VRF != nil {
 		c.vrfTables(ifc.VRF.Table, firstRule, firstRoute)
 	}
-	c.dhcpOff(dev, ifc)
+	c.dhcpFinish(dev, ifc)
 	if dev.section == "ethernets" {
 		ok = c.nicName(dev, ifc) && ok
 	}
@@ -250,13 +250,23 @@ func (c *conv) dhcp6Overrides(ifc *intent.Interface, e entry) bool {
 	})
 }
 
-// dhcpOff drops dhcp4-overrides from a device without dhcp4 true:
-// netplan's overrides do nothing then.
-func (c *conv) dhcpOff(dev *device, ifc *intent.Interface) {
+// netplanRouteMetric is the metric netplan gives DHCP routes when
+// dhcp4-overrides say none (it writes networkd's RouteMetric=100).
+const netplanRouteMetric = 100
+
+// dhcpFinish settles a device's dhcp4 once its keys are read: without
+// dhcp4 true, dhcp4-overrides do nothing (netplan's); with it, the
+// routes' metric is netplan's default unless an override gives one.
+func (c *conv) dhcpFinish(dev *device, ifc *intent.Interface) {
 	e, ok := dev.keys["dhcp4"]
 	var on bool
 	if !ok || e.v.Decode(&on) != nil || !on {
 		ifc.DHCP4 = nil
+		return
+	}
+	o, ok := dev.keys["dhcp4-overrides"]
+	if !ok || !slices.ContainsFunc(pairs(o.v), func(p pair) bool { return p.k.Value == "route-metric" }) {
+		ifc.DHCP4.RouteMetric = netplanRouteMetric
 	}
 }
 

@@ -10,6 +10,14 @@
 // NetworkManager's keys, ...) is unsupported, which
 // importer.Options.SkipUnsupported turns into a warning leaving the
 // device (or the key's object) out.
+//
+// A netplan id is a label; what names a NIC in the kernel is set-name,
+// or, without it, the kernel's own name. The intent's match always gives
+// the NIC it finds the interface's name, so a match without set-name is
+// imported only when it is one literal name (that name), and refused
+// otherwise. References to ids (routes' devices, ports, links, a bond's
+// primary) are given the interfaces' final names. Per-device nameservers
+// are merged into the intent's dns, which is the host's, with a warning.
 package netplan
 
 import (
