@@ -23,6 +23,7 @@ var common = map[string]handler{
 	"dhcp6":           (*conv).dhcp6,
 	"dhcp6-overrides": (*conv).dhcp6Overrides,
 	"gateway4":        (*conv).gateway,
+	"dhcp-identifier": (*conv).dhcpIdentifier,
 	"gateway6":        (*conv).gateway,
 	"accept-ra":       (*conv).acceptRA,
 	"mtu":             (*conv).mtu,
@@ -65,7 +66,7 @@ var linkTypes = map[string]intent.LinkType{
 // notImported are netplan's device keys netagent does not express (yet),
 // refused as unsupported rather than unknown.
 var notImported = []string{
-	"dhcp-identifier", "ipv6-privacy", "ipv6-address-generation", "ipv6-address-token",
+	"ipv6-privacy", "ipv6-address-generation", "ipv6-address-token",
 	"ipv6-mtu", "critical", "emit-lldp", "ignore-carrier", "infiniband-mode", "neigh-suppress",
 	"networkmanager", "openvswitch", "virtual-function-count", "embedded-switch-mode",
 	"delay-virtual-functions-rebind", "link", "auth", "activation-mode", "access-points",
@@ -248,6 +249,20 @@ func (c *conv) dhcp6Overrides(ifc *intent.Interface, e entry) bool {
 		}
 		return c.unsupported(pe, pe.k, "the intent's DHCPv6 client (ipv6.dhcp6) has no settings: it takes the DNS servers, and the routes come from router advertisements")
 	})
+}
+
+// dhcpIdentifier: netagent's DHCPv4 client sends no client identifier
+// (option 61), so the server knows it by its MAC address: what netplan's
+// "mac" asks for. Its default, a DUID, netagent does not send: an explicit
+// "duid" is refused (left out, the key says nothing netagent does not).
+func (c *conv) dhcpIdentifier(ifc *intent.Interface, e entry) bool {
+	switch e.v.Value {
+	case "mac":
+		return true
+	case "duid":
+		return c.unsupported(e, e.v, "netagent's DHCP client sends no DUID: the server knows it by its MAC address (dhcp-identifier: mac)")
+	}
+	return c.bad(e, "is not duid or mac")
 }
 
 // netplanRouteMetric is the metric netplan gives DHCP routes when
