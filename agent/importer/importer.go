@@ -56,6 +56,9 @@ type Refusal struct {
 	// Object is the intent object left out with --skip-unsupported (an
 	// interface's name, a route's destination), "" when nothing is.
 	Object string
+	// Kept marks a warning about something imported as near as the intent
+	// can say it (Collector.Warn), not left out.
+	Kept bool
 }
 
 func (r Refusal) Error() string {
@@ -113,6 +116,13 @@ func (c *Collector) Unsupported(r Refusal) bool {
 	}
 	c.refused = append(c.refused, r)
 	return false
+}
+
+// Warn records something imported only as near as the intent can say
+// it: always a warning (marked Kept), never a refusal.
+func (c *Collector) Warn(r Refusal) {
+	r.Kept = true
+	c.warnings = append(c.warnings, r)
 }
 
 // Invalid records a value that is wrong in the source itself (never

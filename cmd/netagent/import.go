@@ -61,7 +61,11 @@ func runImport(g *globals, args []string) int {
 		return importError(g, fs.Arg(0), err)
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(g.stderr, "netagent import: warning: %v (left out)\n", w)
+		what := " (left out)"
+		if w.Kept {
+			what = ""
+		}
+		fmt.Fprintf(g.stderr, "netagent import: warning: %v%s\n", w, what)
 	}
 	return writeImported(g, res, *out)
 }

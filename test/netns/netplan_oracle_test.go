@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/netagent/netagent/agent/importer"
 	"github.com/netagent/netagent/agent/importer/netplan"
 	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/internal/dnsmasqtest"
 )
 
 // netplanExamples are netplan.io's examples, read where Debian installs
@@ -23,13 +25,16 @@ import (
 const netplanExamples = "/usr/share/doc/netplan/examples/*.yaml"
 
 // TestNetplanOracle imports each of netplan.io's examples. One this host's
-// kernel can hold (physical NICs, played by veths, and bridges; no DHCP
-// server, no udev for offloads) is applied twice: by systemd-networkd on
-// what `netplan generate` renders, and by netagent on the import, each in
-// a namespace of its own; the two kernels must agree (links, addresses,
-// routes of every table, rules). One with kinds the host lacks must
-// import to an intent that validates; one netagent cannot express must be
-// refused at a line. The outcome of each is logged as a table.
+// kernel can hold (physical NICs, played by veths, and bridges; DHCPv4
+// from a dnsmasq at the far end of each NIC's veth; no udev for offloads)
+// is applied twice: by systemd-networkd on what `netplan generate`
+// renders, and by netagent on the import, each in a namespace of its
+// own; the two kernels must agree (links, addresses, routes of every
+// table, rules; a leased address as "leased", the two clients being given
+// different ones of the range). One with kinds the host lacks must import
+// to the intent written down for it (netplanWanted) or at least validate;
+// one netagent cannot express must be refused at a line. The outcome of
+// each is logged as a table.
 func TestNetplanOracle(t *testing.T) {
 	files, err := filepath.Glob(netplanExamples)
 	if err != nil || len(files) == 0 {
@@ -61,11 +66,59 @@ func netplanOutcome(t *testing.T, file string) string {
 		return netplanExpected(t, file, res.Intent, why)
 	}
 	var diff string
-	t.Run(filepath.Base(file), func(t *testing.T) { diff = netplanCompare(t, file, res.Intent) })
+	t.Run(filepath.Base(file), func(t *testing.T) {
+		diff = netplanCompare(t, file, res.Intent)
+		known := netplanDiffers[filepath.Base(file)]
+		if diff != known.diff {
+			t.Errorf("%s: the kernels differ (-: networkd only, +: netagent only):\n%s\nwant the known difference:\n%s",
+				file, strings.ReplaceAll(diff, "; ", "\n"), strings.ReplaceAll(known.diff, "; ", "\n"))
+		}
+	})
+	if k, ok := netplanDiffers[filepath.Base(file)]; ok && diff == k.diff {
+		return "differs as known: " + k.why
+	}
 	if diff != "" {
 		return "DIFFERS: " + diff
 	}
 	return "agrees with systemd-networkd"
+}
+
+// netplanDHCPWhy and netplanDHCPDiff are how one DHCP NIC, enp3s0,
+// differs.
+const (
+	netplanDHCPWhy  = "netagent's DHCP client leaves the prefix route at metric 0 and adds no host routes to the gateway and the DNS server, as networkd does"
+	netplanDHCPDiff = "- route 10.77.0.0/24 table=<nil> via=<nil> dev=enp3s0 metric=100 type=<nil> scope=link; " +
+		"- route 10.77.0.1 table=<nil> via=<nil> dev=enp3s0 metric=100 type=<nil> scope=link; " +
+		"- route 10.77.0.53 table=<nil> via=<nil> dev=enp3s0 metric=100 type=<nil> scope=link; " +
+		"+ route 10.77.0.0/24 table=<nil> via=<nil> dev=enp3s0 metric=<nil> type=<nil> scope=link"
+)
+
+// netplanDiffers are the examples whose kernels differ for reasons in
+// netagent itself, not in the import, each with why and the difference
+// the test expects: another difference, or none (a fix), fails the test,
+// so that this table stays true.
+var netplanDiffers = map[string]struct{ why, diff string }{
+	// networkd gives the leased address's prefix route the DHCP metric
+	// and adds host routes to the gateway and the DNS server
+	// (RoutesToDNS); netagent's DHCP client leaves the kernel's prefix
+	// route (metric 0) and adds neither. The default routes agree.
+	"dhcp.yaml": {netplanDHCPWhy, netplanDHCPDiff},
+	// dhcp-identifier: mac: networkd sends the MAC as client id, netagent
+	// none; the server knows both by the MAC, and the rest is as dhcp.yaml.
+	"windows_dhcp_server.yaml": {netplanDHCPWhy, netplanDHCPDiff},
+	"route_metric.yaml": {"as dhcp.yaml: the prefix routes at metric 0, no host routes to the gateway and the DNS server",
+		"- route 10.77.0.0/24 table=<nil> via=<nil> dev=engreen metric=200 type=<nil> scope=link; " +
+			"- route 10.77.0.0/24 table=<nil> via=<nil> dev=enred metric=100 type=<nil> scope=link; " +
+			"- route 10.77.0.1 table=<nil> via=<nil> dev=engreen metric=200 type=<nil> scope=link; " +
+			"- route 10.77.0.1 table=<nil> via=<nil> dev=enred metric=100 type=<nil> scope=link; " +
+			"- route 10.77.0.53 table=<nil> via=<nil> dev=engreen metric=200 type=<nil> scope=link; " +
+			"- route 10.77.0.53 table=<nil> via=<nil> dev=enred metric=100 type=<nil> scope=link; " +
+			"+ route 10.77.0.0/24 table=<nil> via=<nil> dev=engreen metric=<nil> type=<nil> scope=link; " +
+			"+ route 10.77.0.0/24 table=<nil> via=<nil> dev=enred metric=<nil> type=<nil> scope=link"},
+	// The lease item waits for the carrier of link/br0, which netagent
+	// never reports for a bridge it creates itself: no DHCP on a bridge.
+	"bridge.yaml": {"netagent's DHCP on a bridge it creates waits forever for the bridge's carrier (dhcp4-lease/br0 blocked on link/br0)",
+		"netagent's apply does not converge: dhcp4 br0: no lease: waiting for link/br0 (not in the intended state)"},
 }
 
 // netplanNotOnHost says why in cannot be applied on this host ("": it can).
@@ -74,8 +127,8 @@ func netplanNotOnHost(in *intent.Intent) string {
 		switch {
 		case ifc.Type != intent.LinkPhysical && ifc.Type != intent.LinkBridge:
 			return "the host kernel has no " + string(ifc.Type)
-		case ifc.DHCP4.Enabled() || ifc.IPv6 != nil:
-			return "DHCP or RA: no server here"
+		case ifc.IPv6 != nil && (ifc.IPv6.AcceptRA || ifc.IPv6.DHCP6):
+			return "RA or DHCPv6: no IPv6 router here"
 		case ifc.Ethtool != nil:
 			return "offloads: networkd sets them by udev, absent here"
 		case ifc.Match != nil:
@@ -89,13 +142,19 @@ func netplanNotOnHost(in *intent.Intent) string {
 // their differences ("" when they agree).
 func netplanCompare(t *testing.T, file string, in *intent.Intent) string {
 	nd, na := cliNewEnv(t), cliNewEnv(t)
+	dhcp := netplanDHCP(in)
 	for i, ifc := range in.Interfaces {
-		if ifc.Type == intent.LinkPhysical && ifc.Name != "lo" {
-			for _, e := range []*cliEnv{nd, na} {
-				peer := fmt.Sprintf("nic%d-peer", i)
-				e.ip("link", "add", ifc.Name, "type", "veth", "peer", "name", peer)
-				e.ip("link", "set", peer, "up")
+		if ifc.Type != intent.LinkPhysical || ifc.Name == "lo" {
+			continue
+		}
+		for _, e := range []*cliEnv{nd, na} {
+			if dhcp {
+				dnsmasqtest.Start(t, e.tgt, ifc.Name, dnsmasqtest.Options{})
+				continue
 			}
+			peer := fmt.Sprintf("nic%d-peer", i)
+			e.ip("link", "add", ifc.Name, "type", "veth", "peer", "name", peer)
+			e.ip("link", "set", peer, "up")
 		}
 	}
 	runNetworkd(t, nd, netplanGenerate(t, file))
@@ -107,14 +166,32 @@ func netplanCompare(t *testing.T, file string, in *intent.Intent) string {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	na.mustRun(0, "apply", path)
+	if res := na.netagent("apply", "--wait", "20s", path); res.code != 0 {
+		t.Logf("%s: netagent apply: %s", file, res)
+		return "netagent's apply does not converge: " + notConverged(res.stdout)
+	}
 	auto := autoPriorities(in)
 	a, b := kernelView(nd, auto), kernelView(na, auto)
 	diff := lineDiff(strings.Join(a, "\n"), strings.Join(b, "\n"))
-	if diff != "" {
-		t.Errorf("%s: the kernels differ (-: networkd only, +: netagent only):\n%s", file, diff)
-	}
 	return strings.ReplaceAll(diff, "\n", "; ")
+}
+
+// netplanDHCP reports whether an interface of in asks for DHCPv4: then
+// every NIC's veth has a DHCP server at its far end (a bridge's port
+// carries its bridge's lease).
+func netplanDHCP(in *intent.Intent) bool {
+	return slices.ContainsFunc(in.Interfaces, func(ifc intent.Interface) bool { return ifc.DHCP4.Enabled() })
+}
+
+// notConverged is what apply's report says of what it could not do.
+func notConverged(report string) string {
+	var out []string
+	for _, l := range strings.Split(report, "\n") {
+		if strings.Contains(l, "no lease") || strings.Contains(l, "failed:") || strings.Contains(l, "blocked:") {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // netplanGenerate renders file with `netplan generate --root-dir` and
@@ -139,27 +216,31 @@ func netplanGenerate(t *testing.T, file string) string {
 
 // networkdScript runs systemd-networkd in a private mount namespace (a
 // tmpfs /run holding the generated files, /sys read-only: a container
-// without udev) until every link with a .network file is configured or
-// online (networkd's own state files say so), then stops it.
+// without udev) until every link a .network file names (its [Match]
+// Name=) is configured (networkd's own state file says so: a DHCP link
+// once it has its lease), then kills it (SIGKILL: stopped, networkd
+// would release its leases and remove their addresses; the kernel is
+// compared as a running networkd holds it).
 const networkdScript = `set -e
 mount -t tmpfs tmpfs /run
 mkdir -p /run/systemd/network /run/systemd/netif
 cp "$1"/* /run/systemd/network/
 chown -R systemd-network:systemd-network /run/systemd/netif
+names=$(sed -n 's/^Name=//p' /run/systemd/network/*.network | sort -u)
 mount -o remount,ro /sys
-/lib/systemd/systemd-networkd 2>/dev/null & pid=$!
-for i in $(seq 1 60); do
-	pending=0
-	for f in /run/systemd/netif/links/*; do
-		[ -e "$f" ] || { pending=1; continue; }
-		grep -q NETWORK_FILE= "$f" || continue
-		grep -q -e ADMIN_STATE=configured -e ONLINE_STATE=online "$f" || pending=1
+/lib/systemd/systemd-networkd >/dev/null 2>&1 & pid=$!
+trap 'kill $pid 2>/dev/null || true' EXIT
+for i in $(seq 1 120); do
+	pending=
+	for n in $names; do
+		f=/run/systemd/netif/links/$(cat /sys/class/net/$n/ifindex 2>/dev/null || true)
+		grep -qs -e ADMIN_STATE=configured "$f" || pending="$pending $n"
 	done
-	[ $pending = 0 ] && [ $i -gt 1 ] && break
+	[ -z "$pending" ] && break
 	sleep 0.25
 done
-kill $pid; wait $pid || true
-[ $pending = 0 ] || { echo "networkd did not configure the links"; cat /run/systemd/netif/links/*; exit 1; }
+kill -9 $pid; wait $pid || true
+[ -z "$pending" ] || { echo "networkd did not configure$pending"; cat /run/systemd/netif/links/*; exit 1; }
 `
 
 func runNetworkd(t *testing.T, e *cliEnv, dir string) {
@@ -186,7 +267,7 @@ func kernelView(e *cliEnv, auto bool) []string {
 		for _, a := range infos {
 			m, _ := a.(map[string]any)
 			if s, _ := m["scope"].(string); s == "global" {
-				out = append(out, fmt.Sprintf("addr %v %v/%v", l["ifname"], m["local"], m["prefixlen"]))
+				out = append(out, fmt.Sprintf("addr %v %v/%v", l["ifname"], leased(m["local"]), m["prefixlen"]))
 			}
 		}
 	}
@@ -210,6 +291,16 @@ func kernelView(e *cliEnv, auto bool) []string {
 	return out
 }
 
+// leased is an address, or "leased" for one of the DHCP servers' range
+// (each client is given its own).
+func leased(addr any) any {
+	a, err := netip.ParseAddr(fmt.Sprint(addr))
+	if err == nil && a.Compare(dnsmasqtest.RangeFirst) >= 0 && a.Compare(dnsmasqtest.RangeLast) <= 0 {
+		return "leased"
+	}
+	return addr
+}
+
 // autoPriorities reports whether in has rules netplan gave no priority:
 // the kernel numbers them (32765 and down) in the order they are added,
 // which is networkd's order of its links there and the intent's here, so
@@ -230,15 +321,28 @@ func autoPriorities(in *intent.Intent) bool {
 // per-link nameservers are the intent's global DNS, in order, once each).
 var netplanWanted = map[string]string{
 	"bonding.yaml": `{"version":1,"interfaces":[{"name":"enp3s0","type":"physical","master":"bond0"},{"name":"enp4s0","type":"physical","master":"bond0"},` +
-		`{"name":"bond0","type":"bond","bond":{"mode":"active-backup","primary":"enp3s0"},"dhcp4":true}]}`,
+		`{"name":"bond0","type":"bond","bond":{"mode":"active-backup","primary":"enp3s0"},"dhcp4":{"routeMetric":100}}]}`,
 	"vrf.yaml": `{"version":1,"interfaces":[{"name":"vrf1005","type":"vrf","vrf":{"table":1005}},{"name":"br1","type":"bridge","master":"vrf1005"},` +
 		`{"name":"br1005","type":"bridge","master":"vrf1005"}],"routes":[{"to":"0.0.0.0/0","via":"10.10.10.4","dev":"vrf1005","table":1005}],` +
 		`"rules":[{"priority":32765,"from":"10.10.10.42/32","table":1005}]}`,
-	"vlan.yaml": `{"version":1,"interfaces":[{"name":"mainif","type":"physical","match":{"mac":"de:ad:be:ef:ca:fe"},"addresses":["10.3.0.5/23"]},` +
+	"vlan.yaml": `{"version":1,"interfaces":[{"name":"mainif","type":"physical","match":{"permanentMac":"de:ad:be:ef:ca:fe"},"addresses":["10.3.0.5/23"]},` +
 		`{"name":"vlan15","type":"vlan","addresses":["10.3.99.5/24"],"vlan":{"parent":"mainif","id":15}},` +
 		`{"name":"vlan10","type":"vlan","addresses":["10.3.98.5/24"],"vlan":{"parent":"mainif","id":10}}],` +
 		`"routes":[{"to":"0.0.0.0/0","via":"10.3.0.1","dev":"mainif"}],` +
 		`"dns":{"nameservers":["8.8.8.8","8.8.4.4","127.0.0.1"],"search":["example.com","domain1.example.com","domain2.example.com"]}}`,
+}
+
+func init() {
+	netplanWanted["ipv6_tunnel.yaml"] = `{"version":1,"interfaces":[{"name":"eth0","type":"physical","addresses":["1.1.1.1/24","2001:cafe:face::1/64"]},` +
+		`{"name":"he-ipv6","type":"sit","addresses":["2001:dead:beef::2/64"],"sit":{"local":"1.1.1.1","remote":"2.2.2.2"}}],` +
+		`"routes":[{"to":"0.0.0.0/0","via":"1.1.1.254","dev":"eth0"},{"to":"::/0","via":"2001:dead:beef::1","dev":"he-ipv6"}]}`
+	// accept-ra: no is an ipv6 section without acceptRA (accept_ra 0, as
+	// networkd leaves the kernel's).
+	netplanWanted["bridge_vlan.yaml"] = `{"version":1,"interfaces":[{"name":"enp0s25","type":"physical","dhcp4":{"routeMetric":100}},` +
+		`{"name":"br0","type":"bridge","addresses":["10.3.99.25/24"]},{"name":"vlan15","type":"vlan","master":"br0","vlan":{"parent":"enp0s25","id":15},"ipv6":{}}]}`
+	// networkd's .link keys of the same names, as ethtool's features.
+	netplanWanted["offload.yaml"] = `{"version":1,"interfaces":[{"name":"ens1","type":"physical","ethtool":{"features":` +
+		`{"gro":true,"gso":true,"lro":true,"rx":false,"tso":true,"tx":true,"tx-tcp6-segmentation":true}}}]}`
 }
 
 // netplanExpected checks an example the host cannot hold against the

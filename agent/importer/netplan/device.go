@@ -2,6 +2,7 @@ package netplan
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,6 +21,10 @@ var common = map[string]handler{
 	"dhcp4":           (*conv).dhcp4,
 	"dhcp4-overrides": (*conv).dhcp4Overrides,
 	"dhcp6":           (*conv).dhcp6,
+	"dhcp6-overrides": (*conv).dhcp6Overrides,
+	"gateway4":        (*conv).gateway,
+	"dhcp-identifier": (*conv).dhcpIdentifier,
+	"gateway6":        (*conv).gateway,
 	"accept-ra":       (*conv).acceptRA,
 	"mtu":             (*conv).mtu,
 	"macaddress":      (*conv).macaddress,
@@ -61,10 +66,7 @@ var linkTypes = map[string]intent.LinkType{
 // notImported are netplan's device keys netagent does not express (yet),
 // refused as unsupported rather than unknown.
 var notImported = []string{
-	"routing-policy", "gateway4", "gateway6", "dhcp6-overrides", "wakeonlan", "receive-checksum-offload",
-	"transmit-checksum-offload", "tcp-segmentation-offload", "tcp6-segmentation-offload",
-	"generic-segmentation-offload", "generic-receive-offload", "large-receive-offload",
-	"dhcp-identifier", "ipv6-privacy", "ipv6-address-generation", "ipv6-address-token",
+	"ipv6-privacy", "ipv6-address-generation", "ipv6-address-token",
 	"ipv6-mtu", "critical", "emit-lldp", "ignore-carrier", "infiniband-mode", "neigh-suppress",
 	"networkmanager", "openvswitch", "virtual-function-count", "embedded-switch-mode",
 	"delay-virtual-functions-rebind", "link", "auth", "activation-mode", "access-points",
@@ -101,6 +103,10 @@ func (c *conv) device(dev *device) (*intent.Interface, bool) {
 	}
 	if ifc.VRF != nil {
 		c.vrfTables(ifc.VRF.Table, firstRule, firstRoute)
+	}
+	c.dhcpFinish(dev, ifc)
+	if dev.section == "ethernets" {
+		ok = c.nicName(dev, ifc) && ok
 	}
 	return ifc, ok
 }
@@ -193,14 +199,18 @@ func (c *conv) dhcp4(ifc *intent.Interface, e entry) bool {
 	return ok
 }
 
-// dhcp4Overrides maps use-routes, use-dns, route-metric and hostname;
-// netplan's overrides apply only with dhcp4, so the section is made.
+// dhcp4Overrides maps use-routes, use-dns, route-metric and hostname
+// (they count only with dhcp4: dhcpOff drops them without).
 func (c *conv) dhcp4Overrides(ifc *intent.Interface, e entry) bool {
 	if ifc.DHCP4 == nil {
 		ifc.DHCP4 = &intent.DHCP4{}
 	}
 	return c.each(e, e.v, func(pe entry) bool { return c.dhcp4Override(ifc.DHCP4, pe) })
 }
+
+// dhcpOverrideKeys are netplan's override keys (of dhcp4-overrides and
+// dhcp6-overrides).
+var dhcpOverrideKeys = []string{"use-dns", "use-ntp", "send-hostname", "use-hostname", "use-mtu", "hostname", "use-routes", "route-metric", "use-domains"}
 
 func (c *conv) dhcp4Override(d *intent.DHCP4, e entry) bool {
 	switch e.k.Value {
@@ -220,7 +230,59 @@ func (c *conv) dhcp4Override(d *intent.DHCP4, e entry) bool {
 		d.Hostname = e.v.Value
 		return true
 	}
-	return c.unsupported(e, e.k, "netagent does not import this override")
+	return c.notMapped(e, dhcpOverrideKeys, "dhcp4")
+}
+
+// dhcp6Overrides: the intent's DHCPv6 client (ipv6.dhcp6) has no
+// settings; it takes the DNS servers and, as DHCPv6 does, no routes. So
+// use-dns and use-routes true, what it does, are accepted; everything
+// else is refused.
+func (c *conv) dhcp6Overrides(ifc *intent.Interface, e entry) bool {
+	return c.each(e, e.v, func(pe entry) bool {
+		if !slices.Contains(dhcpOverrideKeys, pe.k.Value) {
+			return c.bad(entry{pe.d, pe.k, pe.k}, "unknown dhcp6 override")
+		}
+		if pe.k.Value == "use-dns" || pe.k.Value == "use-routes" {
+			if on, ok := c.boolean(pe, pe.v); !ok || on {
+				return ok
+			}
+		}
+		return c.unsupported(pe, pe.k, "the intent's DHCPv6 client (ipv6.dhcp6) has no settings: it takes the DNS servers, and the routes come from router advertisements")
+	})
+}
+
+// dhcpIdentifier: netagent's DHCPv4 client sends no client identifier
+// (option 61), so the server knows it by its MAC address: what netplan's
+// "mac" asks for. Its default, a DUID, netagent does not send: an explicit
+// "duid" is refused (left out, the key says nothing netagent does not).
+func (c *conv) dhcpIdentifier(ifc *intent.Interface, e entry) bool {
+	switch e.v.Value {
+	case "mac":
+		return true
+	case "duid":
+		return c.unsupported(e, e.v, "netagent's DHCP client sends no DUID: the server knows it by its MAC address (dhcp-identifier: mac)")
+	}
+	return c.bad(e, "is not duid or mac")
+}
+
+// netplanRouteMetric is the metric netplan gives DHCP routes when
+// dhcp4-overrides say none (it writes networkd's RouteMetric=100).
+const netplanRouteMetric = 100
+
+// dhcpFinish settles a device's dhcp4 once its keys are read: without
+// dhcp4 true, dhcp4-overrides do nothing (netplan's); with it, the
+// routes' metric is netplan's default unless an override gives one.
+func (c *conv) dhcpFinish(dev *device, ifc *intent.Interface) {
+	e, ok := dev.keys["dhcp4"]
+	var on bool
+	if !ok || e.v.Decode(&on) != nil || !on {
+		ifc.DHCP4 = nil
+		return
+	}
+	o, ok := dev.keys["dhcp4-overrides"]
+	if !ok || !slices.ContainsFunc(pairs(o.v), func(p pair) bool { return p.k.Value == "route-metric" }) {
+		ifc.DHCP4.RouteMetric = netplanRouteMetric
+	}
 }
 
 func (c *conv) dhcp6(ifc *intent.Interface, e entry) bool {
@@ -251,11 +313,11 @@ func (c *conv) mtu(ifc *intent.Interface, e entry) bool {
 	return ok
 }
 
-// macaddress sets a virtual link's MAC; a NIC's address is not changed by
-// netagent (it matches on it instead).
+// macaddress sets a virtual link's MAC; the intent sets no NIC's
+// address (a NIC is matched by its address instead).
 func (c *conv) macaddress(ifc *intent.Interface, e entry) bool {
 	if ifc.Type == intent.LinkPhysical {
-		return c.unsupported(e, e.k, "netagent does not change a NIC's MAC address")
+		return c.unsupported(e, e.k, "the intent sets the MAC of virtual interfaces only, not a NIC's (match the NIC by its own macaddress instead)")
 	}
 	ifc.MAC = strings.ToLower(e.v.Value)
 	return true
@@ -284,22 +346,33 @@ func (c *conv) devRenderer(ifc *intent.Interface, e entry) bool {
 	return true
 }
 
-// nameservers are the intent's global DNS: netagent has no per-link DNS.
+// nameservers are the intent's global DNS, which has no per-link
+// servers: every device's are merged, in order, once each, and the first
+// device's say so in a warning (systemd-resolved would ask each link's
+// servers for names of its search domains; resolv.conf asks them all).
+// Past resolv.conf's limits, the device's nameservers are refused.
 func (c *conv) nameservers(ifc *intent.Interface, e entry) bool {
-	ok := true
-	for _, p := range pairs(e.v) {
-		pe := entry{e.d, p.k, p.v}
-		v, good := c.scalars(pe, p.v)
-		switch p.k.Value {
+	if e.v.Kind != yaml.MappingNode {
+		return c.bad(e, "is not a mapping")
+	}
+	if c.nsAt == nil {
+		c.nsAt = &e
+		c.col.Warn(e.d.refusal(e.k, e.k.Value, "netagent's dns is the host's, not a link's: every device's nameservers and search domains are merged into it"))
+	}
+	ok := c.each(e, e.v, func(pe entry) bool {
+		v, good := c.scalars(pe, pe.v)
+		switch pe.k.Value {
 		case "addresses":
 			c.ns = appendNew(c.ns, v)
 		case "search":
 			c.search = appendNew(c.search, v)
 		default:
-			c.col.Invalid(e.d.refusal(p.k, p.k.Value, "unknown key"))
-			good = false
+			return c.bad(entry{pe.d, pe.k, pe.k}, "unknown key")
 		}
-		ok = ok && good
+		return good
+	})
+	if len(c.ns) > intent.MaxNameservers {
+		return c.unsupported(e, e.k, fmt.Sprintf("merged with the other devices', more than %d name servers, resolv.conf's limit", intent.MaxNameservers))
 	}
 	return ok
 }

@@ -1,6 +1,8 @@
 package netplan
 
 import (
+	"net/netip"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -8,92 +10,21 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 )
 
-// match maps netplan's match (macaddress, driver, name) onto the NIC
-// match; without set-name, a literal match.name is the interface's name.
-func (c *conv) match(ifc *intent.Interface, e entry) bool {
-	m := &intent.Match{}
-	ok := true
-	for _, p := range pairs(e.v) {
-		switch p.k.Value {
-		case "macaddress":
-			m.MAC = strings.ToLower(p.v.Value)
-		case "driver":
-			m.Driver = p.v.Value
-		case "name":
-			m.Name = p.v.Value
-		default:
-			ok = c.unsupported(entry{e.d, p.k, p.v}, p.k, "netagent does not match NICs by this key") && ok
-		}
-	}
-	if m.Name != "" && !strings.ContainsAny(m.Name, "*?[") && ifc.Match == nil && m.MAC == "" && m.Driver == "" {
-		ifc.Name = m.Name // netplan's id is a label: the NIC keeps its name
-		return ok
-	}
-	ifc.Match = m
-	return ok
-}
-
-func (c *conv) setName(ifc *intent.Interface, e entry) bool {
-	ifc.Name = e.v.Value
-	return true
-}
-
 // ports records each listed interface's master, set once every device is
 // made (a port may come before its master).
 func (c *conv) ports(ifc *intent.Interface, e entry) bool {
-	names, ok := c.scalars(e, e.v)
-	for _, n := range names {
-		c.masters[n] = ifc.Name
+	if e.v.Kind != yaml.SequenceNode {
+		return c.bad(e, "is not a list")
+	}
+	ok := true
+	for _, n := range e.v.Content {
+		if n.Kind != yaml.ScalarNode {
+			ok = c.bad(entry{e.d, e.k, n}, "is not a device's id")
+			continue
+		}
+		c.portRefs = append(c.portRefs, portRef{id: n.Value, master: ifc.Name, at: entry{e.d, e.k, n}})
 	}
 	return ok
-}
-
-func (c *conv) bondParameters(ifc *intent.Interface, e entry) bool {
-	ifc.Bond = &intent.Bond{}
-	return c.each(e, e.v, func(pe entry) bool { return c.bondParameter(ifc.Bond, pe) })
-}
-
-func (c *conv) bondParameter(b *intent.Bond, e entry) bool {
-	switch e.k.Value {
-	case "mode":
-		b.Mode = intent.BondMode(e.v.Value)
-	case "lacp-rate":
-		b.LACPRate = intent.LACPRate(e.v.Value)
-	case "transmit-hash-policy":
-		b.XmitHashPolicy = intent.XmitHashPolicy(e.v.Value)
-	case "primary":
-		b.Primary = e.v.Value
-	case "mii-monitor-interval", "min-links":
-		v, ok := c.number(e, e.v, 0, 1<<31-1)
-		if e.k.Value == "min-links" {
-			b.MinLinks = int(v)
-		} else {
-			b.MIIMon = int(v)
-		}
-		return ok
-	default:
-		return c.unsupported(e, e.k, "netagent does not import this bond parameter")
-	}
-	return true
-}
-
-func (c *conv) bridgeParameters(ifc *intent.Interface, e entry) bool {
-	ifc.Bridge = &intent.Bridge{}
-	return c.each(e, e.v, func(pe entry) bool { return c.bridgeParameter(ifc.Bridge, pe) })
-}
-
-func (c *conv) bridgeParameter(br *intent.Bridge, e entry) bool {
-	switch e.k.Value {
-	case "stp":
-		b, ok := c.boolean(e, e.v)
-		br.STP = b
-		return ok
-	case "forward-delay":
-		v, ok := c.number(e, e.v, 0, 30)
-		br.ForwardDelay = int(v)
-		return ok
-	}
-	return c.unsupported(e, e.k, "netagent does not import this bridge parameter")
 }
 
 func (c *conv) vlanID(ifc *intent.Interface, e entry) bool {
@@ -118,14 +49,34 @@ func (c *conv) routesKey(ifc *intent.Interface, e entry) bool {
 		r := intent.Route{Dev: ifc.Name}
 		ok = c.each(e, rn, func(pe entry) bool { return c.routeKey(&r, pe) }) && ok
 		if r.To == "default" {
-			r.To = "0.0.0.0/0"
-			if strings.Contains(r.Via, ":") {
-				r.To = "::/0"
-			}
+			r.To = defaultRoute(r.Via)
 		}
 		c.routes = append(c.routes, r)
 	}
 	return ok
+}
+
+// routeNotMapped are netplan's route keys the intent's routes have no
+// field for.
+var routeNotMapped = []string{"congestion-window", "advertised-receive-window"}
+
+// defaultRoute is the default destination of via's family.
+func defaultRoute(via string) string {
+	if strings.Contains(via, ":") {
+		return "::/0"
+	}
+	return "0.0.0.0/0"
+}
+
+// gateway maps the deprecated gateway4 and gateway6: a default route
+// through the device, as netplan writes networkd's Gateway=.
+func (c *conv) gateway(ifc *intent.Interface, e entry) bool {
+	a, err := netip.ParseAddr(e.v.Value)
+	if e.v.Kind != yaml.ScalarNode || err != nil || a.Is4() != (e.k.Value == "gateway4") || a.Is4In6() {
+		return c.bad(e, "is not an IPv"+e.k.Value[len("gateway"):]+" address")
+	}
+	c.routes = append(c.routes, intent.Route{To: defaultRoute(e.v.Value), Via: a.String(), Dev: ifc.Name})
+	return true
 }
 
 func (c *conv) routeKey(r *intent.Route, e entry) bool {
@@ -148,12 +99,19 @@ func (c *conv) routeKey(r *intent.Route, e entry) bool {
 			r.Table = uint32(v)
 		}
 		return ok
+	case "mtu":
+		v, ok := c.number(e, e.v, 68, 65535)
+		r.MTU = uint32(v)
+		return ok
 	case "type":
 		r.Type = intent.RouteType(e.v.Value)
 	case "scope":
 		r.Scope = intent.Scope(e.v.Value)
 	default:
-		return c.unsupported(e, e.k, "netagent does not import this route key")
+		if slices.Contains(routeNotMapped, e.k.Value) {
+			return c.unsupported(e, e.k, "the intent's routes have no such setting")
+		}
+		return c.bad(entry{e.d, e.k, e.k}, "unknown route key")
 	}
 	return true
 }

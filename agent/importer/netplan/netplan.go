@@ -10,6 +10,14 @@
 // NetworkManager's keys, ...) is unsupported, which
 // importer.Options.SkipUnsupported turns into a warning leaving the
 // device (or the key's object) out.
+//
+// A netplan id is a label; what names a NIC in the kernel is set-name,
+// or, without it, the kernel's own name. The intent's match always gives
+// the NIC it finds the interface's name, so a match without set-name is
+// imported only when it is one literal name (that name), and refused
+// otherwise. References to ids (routes' devices, ports, links, a bond's
+// primary) are given the interfaces' final names. Per-device nameservers
+// are merged into the intent's dns, which is the host's, with a warning.
 package netplan
 
 import (
@@ -52,7 +60,7 @@ var unsupportedSections = map[string]string{
 
 // Import reads files (netplan YAML) and returns the intent they mean.
 func Import(files []string, opts importer.Options) (*importer.Result, error) {
-	c := &conv{col: importer.NewCollector(opts), devs: map[string]*device{}, masters: map[string]string{}}
+	c := &conv{col: importer.NewCollector(opts), devs: map[string]*device{}, setNames: map[string]string{}, names: map[string]string{}}
 	var first string
 	for _, f := range order(files) {
 		d, err := readDoc(f)
@@ -65,21 +73,61 @@ func Import(files []string, opts importer.Options) (*importer.Result, error) {
 		c.file(d)
 	}
 	in := &intent.Intent{Version: intent.Version}
-	var ids []string
-	for _, key := range c.devOrder {
-		if ifc, ok := c.device(c.devs[key]); ok {
+	byID := map[string]int{}
+	for _, id := range c.devOrder {
+		if ifc, ok := c.device(c.devs[id]); ok {
+			byID[id] = len(in.Interfaces)
 			in.Interfaces = append(in.Interfaces, *ifc)
-			ids = append(ids, key)
+			c.names[id] = ifc.Name
 		}
 	}
-	for i := range in.Interfaces { // ports name their master by its netplan id
-		in.Interfaces[i].Master = c.masters[ids[i]]
-	}
+	c.portsOf(in, byID)
 	in.Routes, in.Rules = c.routes, c.rules
+	c.rename(in)
 	if len(c.ns) > 0 || len(c.search) > 0 {
 		in.DNS = &intent.DNS{Nameservers: c.ns, Search: c.search}
 	}
 	return c.col.Finish(in, first)
+}
+
+// portRef is a device a bond, bridge or vrf lists as its port, by id.
+type portRef struct {
+	id, master string
+	at         entry
+}
+
+// portSet is a bridge's parameter for one of its ports (path-cost,
+// port-priority), by the port's id.
+type portSet struct {
+	id  string
+	at  entry
+	set func(*intent.BridgePort)
+}
+
+// portsOf gives each port its master and its bridge's settings for it
+// (byID: the index of each device's interface); a port that is no device
+// is refused (netplan's own error), one left out is skipped with it.
+func (c *conv) portsOf(in *intent.Intent, byID map[string]int) {
+	for _, p := range c.portRefs {
+		if i, ok := byID[p.id]; ok {
+			in.Interfaces[i].Master = p.master
+		} else if c.devs[p.id] == nil {
+			c.bad(p.at, "names "+p.id+", which is no device")
+		}
+	}
+	for _, p := range c.portSets {
+		i, ok := byID[p.id]
+		if !ok {
+			if c.devs[p.id] == nil {
+				c.bad(entry{p.at.d, p.at.k, p.at.k}, "is no device")
+			}
+			continue
+		}
+		if in.Interfaces[i].BridgePort == nil {
+			in.Interfaces[i].BridgePort = &intent.BridgePort{}
+		}
+		p.set(in.Interfaces[i].BridgePort)
+	}
 }
 
 // conv is an import under way.
@@ -90,9 +138,14 @@ type conv struct {
 	routes   []intent.Route
 	rules    []intent.Rule
 	ns       []string
-	autoPrio uint32            // rules given no priority so far
-	masters  map[string]string // a port's bond or bridge
+	autoPrio uint32 // rules given no priority so far
 	search   []string
+	nsAt     *entry // the first device's nameservers, for the warning
+
+	portRefs []portRef
+	portSets []portSet
+	setNames map[string]string // a NIC's set-name, by id
+	names    map[string]string // each device's name in the intent, by id
 }
 
 // file merges one document's devices into c.

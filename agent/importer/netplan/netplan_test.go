@@ -44,7 +44,7 @@ func TestImportEthernetBridgeRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := res.Intent
-	if len(in.Interfaces) != 3 || in.Interfaces[0].Name != "lan0" || in.Interfaces[0].Match.MAC != "52:54:00:aa:bb:cc" {
+	if len(in.Interfaces) != 3 || in.Interfaces[0].Name != "lan0" || in.Interfaces[0].Match.PermanentMAC != "52:54:00:aa:bb:cc" {
 		t.Fatalf("interfaces %+v", in.Interfaces)
 	}
 	if in.Interfaces[0].DHCP4.RouteMetric != 100 || *in.Interfaces[0].DHCP4.UseDNS {
