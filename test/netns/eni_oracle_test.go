@@ -3,19 +3,14 @@
 package netns_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/netagent/netagent/agent/importer"
 	"github.com/netagent/netagent/agent/importer/eni"
-	"github.com/netagent/netagent/agent/intent"
 )
 
 // eniCache is where scripts/setup.sh unpacks ifupdown2 (never installed).
@@ -32,22 +27,9 @@ var eniOwnCases = map[string]string{
 // netagent import eni either refuses it (with its line) or, applied in one
 // namespace, gives the kernel state ifupdown2's ifup -a gives in another.
 func TestENIOracle(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(eniCache, "usr/share/doc/ifupdown2/examples/*"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no ifupdown2 examples in %s (run scripts/setup.sh): %v", eniCache, err)
-	}
-	sub, _ := filepath.Glob(filepath.Join(eniCache, "usr/share/doc/ifupdown2/examples/*/*"))
-	files = append(files, sub...)
 	var table []string
-	for _, f := range files {
-		if st, err := os.Stat(f); err != nil || st.IsDir() || strings.HasSuffix(f, ".py") || strings.HasSuffix(f, ".sh") {
-			continue
-		}
-		table = append(table, eniCase(t, strings.TrimPrefix(f, eniCache+"/usr/share/doc/ifupdown2/examples/"), f))
-	}
-	for _, name := range slices.Sorted(maps.Keys(eniOwnCases)) {
-		e := cliNewEnv(t)
-		table = append(table, eniCase(t, name, e.writeFile(strings.TrimPrefix(name, "own:"), eniOwnCases[name])))
+	for _, c := range eniFiles(t) {
+		table = append(table, eniCase(t, c[0], c[1]))
 	}
 	t.Logf("ENI oracle outcomes:\n%s", strings.Join(table, "\n"))
 }
@@ -67,31 +49,11 @@ func eniCase(t *testing.T, name, file string) string {
 		r := ie.Refusals[0]
 		return fmt.Sprintf("%-55s refused at line %d (%s: %s; %d refusals)", name, r.Pos.Line, r.Key, r.Why, len(ie.Refusals))
 	}
-	old, ours := cliNewEnv(t), cliNewEnv(t)
-	for _, e := range []*cliEnv{old, ours} {
-		eniStandIns(e, res.Intent)
-	}
-	eniIfup(t, old, file)
-	path := ours.writeIntent("intent.json", res.Intent)
-	ours.mustRun(0, "apply", path)
-	a, b := eniState(old), eniState(ours)
-	if a != b {
-		t.Errorf("%s: kernels differ\nifupdown2:\n%s\nnetagent:\n%s", name, a, b)
+	if diff := oracleCompare(t, eniCaseOf(name, file, res.Intent)); diff != "" {
+		t.Errorf("%s: kernels differ (-: ifupdown2 only, +: netagent only):\n%s", name, diff)
 		return fmt.Sprintf("%-55s differs", name)
 	}
 	return fmt.Sprintf("%-55s agrees", name)
-}
-
-// eniStandIns makes a veth for each physical NIC the intent names, its
-// peer up.
-func eniStandIns(e *cliEnv, in *intent.Intent) {
-	for i, ifc := range in.Interfaces {
-		if ifc.Type == intent.LinkPhysical && ifc.Name != "lo" {
-			peer := fmt.Sprintf("standin%d", i)
-			e.ip("link", "add", ifc.Name, "type", "veth", "peer", "name", peer)
-			e.ip("link", "set", peer, "up") // a carrier once the NIC is up
-		}
-	}
 }
 
 // eniIfup runs ifupdown2's ifup -a -i FILE from the cache in e's
@@ -111,45 +73,4 @@ ln -s /usr/share/ifupdown2/ifupdown2 /run/eni-bin/ifup
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("ifup -a -i %s: %v\n%s", file, err, out)
 	}
-}
-
-// eniState is e's links (kind, mtu, master, up), addresses (not link-local)
-// and routes (table, metric, gateway, onlink), sorted, without the
-// stand-ins' peers, protocols, lifetimes and ifindexes.
-func eniState(e *cliEnv) string {
-	var lines []string
-	for _, l := range e.ipJSON("-d", "link", "show") {
-		name := l["ifname"].(string)
-		if strings.HasPrefix(name, "standin") || strings.HasPrefix(name, "uplink0") {
-			continue
-		}
-		kind := ""
-		if li, ok := l["linkinfo"].(map[string]any); ok {
-			kind, _ = li["info_kind"].(string)
-		}
-		flags, _ := json.Marshal(l["flags"])
-		up := strings.Contains(string(flags), `"UP"`)
-		lines = append(lines, fmt.Sprintf("link %s kind=%s mtu=%v master=%v up=%v", name, kind, l["mtu"], l["master"], up))
-	}
-	for _, a := range e.ipJSON("addr", "show") {
-		infos, _ := a["addr_info"].([]any)
-		for _, x := range infos {
-			ai := x.(map[string]any)
-			if ai["scope"] == "link" || ai["scope"] == "host" {
-				continue
-			}
-			lines = append(lines, fmt.Sprintf("addr %s %v/%v", a["ifname"], ai["local"], ai["prefixlen"]))
-		}
-	}
-	for _, fam := range []string{"-4", "-6"} {
-		for _, r := range e.ipJSON(fam, "route", "show", "table", "all") {
-			if r["table"] == "local" || strings.HasPrefix(fmt.Sprint(r["dst"]), "fe80") || strings.HasPrefix(fmt.Sprint(r["dev"]), "uplink0") || r["type"] == "multicast" {
-				continue
-			}
-			flags, _ := json.Marshal(r["flags"])
-			lines = append(lines, fmt.Sprintf("route %v table=%v dev=%v via=%v metric=%v onlink=%v", r["dst"], r["table"], r["dev"], r["gateway"], r["metric"], strings.Contains(string(flags), "onlink")))
-		}
-	}
-	slices.Sort(lines)
-	return strings.Join(lines, "\n")
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -31,12 +30,8 @@ const netplanExamples = "/usr/share/doc/netplan/examples/*.yaml"
 // import to an intent that validates; one netagent cannot express must be
 // refused at a line. The outcome of each is logged as a table.
 func TestNetplanOracle(t *testing.T) {
-	files, err := filepath.Glob(netplanExamples)
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no netplan examples (scripts/setup.sh installs netplan.io): %v", err)
-	}
 	var table []string
-	for _, f := range files {
+	for _, f := range netplanFiles(t) {
 		table = append(table, fmt.Sprintf("%-42s %s", filepath.Base(f), netplanOutcome(t, f)))
 	}
 	t.Logf("netplan examples:\n%s", strings.Join(table, "\n"))
@@ -61,9 +56,13 @@ func netplanOutcome(t *testing.T, file string) string {
 		return netplanExpected(t, file, res.Intent, why)
 	}
 	var diff string
-	t.Run(filepath.Base(file), func(t *testing.T) { diff = netplanCompare(t, file, res.Intent) })
+	t.Run(filepath.Base(file), func(t *testing.T) {
+		if diff = oracleCompare(t, netplanCase(file, res.Intent)); diff != "" {
+			t.Errorf("%s: the kernels differ (-: networkd only, +: netagent only):\n%s", file, diff)
+		}
+	})
 	if diff != "" {
-		return "DIFFERS: " + diff
+		return "DIFFERS: " + strings.ReplaceAll(diff, "\n", "; ")
 	}
 	return "agrees with systemd-networkd"
 }
@@ -83,38 +82,6 @@ func netplanNotOnHost(in *intent.Intent) string {
 		}
 	}
 	return ""
-}
-
-// netplanCompare applies file by networkd and in by netagent and returns
-// their differences ("" when they agree).
-func netplanCompare(t *testing.T, file string, in *intent.Intent) string {
-	nd, na := cliNewEnv(t), cliNewEnv(t)
-	for i, ifc := range in.Interfaces {
-		if ifc.Type == intent.LinkPhysical && ifc.Name != "lo" {
-			for _, e := range []*cliEnv{nd, na} {
-				peer := fmt.Sprintf("nic%d-peer", i)
-				e.ip("link", "add", ifc.Name, "type", "veth", "peer", "name", peer)
-				e.ip("link", "set", peer, "up")
-			}
-		}
-	}
-	runNetworkd(t, nd, netplanGenerate(t, file))
-	data, err := importer.Encode(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "intent.json")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	na.mustRun(0, "apply", path)
-	auto := autoPriorities(in)
-	a, b := kernelView(nd, auto), kernelView(na, auto)
-	diff := lineDiff(strings.Join(a, "\n"), strings.Join(b, "\n"))
-	if diff != "" {
-		t.Errorf("%s: the kernels differ (-: networkd only, +: netagent only):\n%s", file, diff)
-	}
-	return strings.ReplaceAll(diff, "\n", "; ")
 }
 
 // netplanGenerate renders file with `netplan generate --root-dir` and
@@ -167,47 +134,6 @@ func runNetworkd(t *testing.T, e *cliEnv, dir string) {
 	if err != nil {
 		t.Fatalf("systemd-networkd: %v\n%s", err, out)
 	}
-}
-
-// kernelView is a namespace's links, addresses, routes and rules as
-// sorted lines, without what differs by nature (ifindexes, protocols,
-// lifetimes, the kernel's link-local and local-table entries).
-func kernelView(e *cliEnv, auto bool) []string {
-	var out []string
-	for _, l := range e.ipJSON("-d", "link", "show") {
-		kind := ""
-		if li, ok := l["linkinfo"].(map[string]any); ok {
-			kind, _ = li["info_kind"].(string)
-		}
-		out = append(out, fmt.Sprintf("link %v kind=%s mtu=%v master=%v", l["ifname"], kind, l["mtu"], l["master"]))
-	}
-	for _, l := range e.ipJSON("addr", "show") {
-		infos, _ := l["addr_info"].([]any)
-		for _, a := range infos {
-			m, _ := a.(map[string]any)
-			if s, _ := m["scope"].(string); s == "global" {
-				out = append(out, fmt.Sprintf("addr %v %v/%v", l["ifname"], m["local"], m["prefixlen"]))
-			}
-		}
-	}
-	for _, fam := range []string{"-4", "-6"} {
-		for _, r := range e.ipJSON(fam, "route", "show", "table", "all") {
-			dst := fmt.Sprint(r["dst"])
-			if r["table"] == "local" || strings.HasPrefix(dst, "fe80:") || strings.HasPrefix(dst, "ff00:") || r["dev"] == "lo" {
-				continue
-			}
-			out = append(out, fmt.Sprintf("route %s table=%v via=%v dev=%v metric=%v type=%v scope=%v", dst, r["table"], r["gateway"], r["dev"], r["metric"], r["type"], r["scope"]))
-		}
-		for _, r := range e.ipJSON(fam, "rule", "show") {
-			prio := fmt.Sprint(r["priority"])
-			if p, _ := r["priority"].(float64); auto && p > 32700 && p < 32766 {
-				prio = "the kernel's"
-			}
-			out = append(out, fmt.Sprintf("rule %s prio=%v from=%v/%v to=%v table=%v", fam, prio, r["src"], r["srclen"], r["dst"], r["table"]))
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // autoPriorities reports whether in has rules netplan gave no priority:
