@@ -1,0 +1,264 @@
+//go:build !vmtest
+
+package netns_test
+
+import (
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netagent/netagent/internal/testns"
+)
+
+// adoptFigures are what one switch-over measured.
+type adoptFigures struct {
+	adopted    int // adoptions plan --adopt listed
+	deletions  int // deletions ip monitor saw during apply --adopt
+	sent, lost int // pings during apply --adopt
+	again      int // operations of the second apply, and kernel events
+	removed    int // objects the removal of the intent deleted
+}
+
+func (f adoptFigures) String() string {
+	return fmt.Sprintf("adopted %d, deletions seen %d, pings lost %d of %d, second apply %d writes, removal deleted %d",
+		f.adopted, f.deletions, f.lost, f.sent, f.again, f.removed)
+}
+
+// TestAdoptSwitchover takes over, for every oracle case (the netplan
+// examples networkd applies here, the ENI files ifupdown2 applies), a
+// namespace the old tool configured, as docs/migrating.md says: import
+// the old tool's file, plan --adopt lists only adoptions, apply --adopt,
+// watched by ip monitor (links, addresses, routes, rules) and under a
+// ping every 10 ms through the namespace to a peer namespace at the far
+// end of the NIC's veth. Then: no deletion, no ping lost, the kernel as
+// the old tool left it, a second apply writes nothing (no operation, no
+// kernel event), and an intent without objects deletes exactly what was
+// adopted (the operations, and the kernel's deletions), leaving a
+// foreign address and route alone throughout.
+func TestAdoptSwitchover(t *testing.T) {
+	var table []string
+	for _, c := range oracleCases(t) {
+		var f adoptFigures
+		ok := t.Run(c.name, func(t *testing.T) { f = adoptSwitchover(t, c) })
+		table = append(table, fmt.Sprintf("%-45s %-4s %s", c.name, map[bool]string{true: "ok", false: "FAIL"}[ok], f))
+	}
+	t.Logf("switch-over figures:\n%s", strings.Join(table, "\n"))
+}
+
+// adoptSwitchover runs the switch-over of one case.
+func adoptSwitchover(t *testing.T, c oracleCase) adoptFigures {
+	e := cliNewEnv(t)
+	oracleStandIns(e, c.in)
+	path := adoptNewPath(t, e, c.in)
+	c.old(t, e)
+	f, adopted, mon := adoptTakeOver(t, e, path, autoPriorities(c.in), c.source, c.file)
+	f.removed = adoptRemoval(t, e, mon, c, adopted)
+	return f
+}
+
+// TestAdoptSwitchoverByHand takes over a namespace configured by hand
+// with ip(8): a bridge whose port is the NIC (a veth whose peer is in
+// the peer namespace), an address, routes in two tables, a rule and a
+// permanent neighbour. import kernel makes the intent; plan --adopt lists
+// only adoptions; apply --adopt deletes nothing and loses no ping (to an
+// address beyond the gateway, through the bridge); a second apply writes
+// nothing.
+func TestAdoptSwitchoverByHand(t *testing.T) {
+	e := cliNewEnv(t)
+	p := testns.New(t)
+	e.ip("link", "add", "h0", "type", "veth", "peer", "name", "h0-peer")
+	e.ip("link", "set", "h0-peer", "netns", p.Name)
+	for _, args := range [][]string{
+		{"link", "add", "br-hand", "type", "bridge"}, {"link", "set", "h0", "master", "br-hand"},
+		{"link", "set", "h0", "up"}, {"link", "set", "br-hand", "up"},
+		{"addr", "add", "10.88.0.1/24", "dev", "br-hand"},
+		{"route", "add", "10.89.0.0/16", "via", "10.88.0.2"},
+		{"route", "add", "10.89.0.0/16", "via", "10.88.0.2", "table", "100"},
+		{"rule", "add", "from", "10.88.0.0/24", "lookup", "100", "pref", "100"},
+		{"neigh", "add", "10.88.0.9", "lladdr", "02:00:00:00:00:09", "dev", "br-hand", "nud", "permanent"},
+	} {
+		e.ip(args...)
+	}
+	for _, args := range [][]string{{"link", "set", "lo", "up"}, {"addr", "add", "10.88.0.2/24", "dev", "h0-peer"},
+		{"link", "set", "h0-peer", "up"}, {"addr", "add", "10.89.0.1/32", "dev", "lo"}} {
+		testns.Exec(t, p, "ip", args...)
+	}
+	path := adoptPath{from: e.tgt, target: netip.MustParseAddr("10.89.0.1"), how: "from br-hand by 10.89.0.0/16 via 10.88.0.2 to 10.89.0.1"}
+	f, _, _ := adoptTakeOver(t, e, path, false, "kernel")
+	t.Logf("switch-over of a namespace configured by hand: %s", f)
+}
+
+// adoptTakeOver is the switch-over of a namespace the old tool (or the
+// administrator) configured: import SOURCE ARGS, plan --adopt lists only
+// adoptions, apply --adopt under ip monitor and a ping along path loses
+// nothing and leaves the kernel as it was, a second apply writes nothing.
+// It returns the figures, the items adopted and the monitor.
+func adoptTakeOver(t *testing.T, e *cliEnv, path adoptPath, auto bool, source string, args ...string) (f adoptFigures, adopted []string, mon *adoptMonitor) {
+	t.Helper()
+	mon = adoptStartMonitor(t, e) // and the namespace settled
+	before := oracleView(e, auto)
+	path.check(t)
+	file := filepath.Join(t.TempDir(), "imported.json")
+	e.mustRun(0, "import", append([]string{source, "--out", file}, args...)...)
+	f.adopted = adoptPlanOnlyAdoptions(t, e, file)
+	if events := mon.until(); len(events) > 0 {
+		t.Errorf("plan --adopt changed the kernel:\n%s", strings.Join(events, "\n"))
+	}
+
+	ping := path.start(t)
+	time.Sleep(300 * time.Millisecond)
+	res := e.mustRun(0, "apply", "--adopt", "--json", file)
+	time.Sleep(300 * time.Millisecond)
+	f.sent, f.lost = ping.stop(t)
+	events := mon.until()
+	dels := adoptDeletions(events)
+	f.deletions = len(dels)
+	if f.deletions > 0 || f.lost > 0 {
+		t.Errorf("apply --adopt: %d deletions, %d of %d pings lost (%s):\n%s\nall events:\n%s",
+			f.deletions, f.lost, f.sent, path.how, strings.Join(dels, "\n"), strings.Join(events, "\n"))
+	}
+	if f.sent < 20 {
+		t.Errorf("only %d pings during the apply", f.sent)
+	}
+	ops := adoptOps(t, res.stdout)
+	adopted = adoptItems(ops, "adopt")
+	if len(adopted) != len(ops) || len(adopted) != f.adopted {
+		t.Errorf("apply --adopt ran %v, want only the %d adoptions plan --adopt listed", ops, f.adopted)
+	}
+	if diff := lineDiff(before, oracleView(e, auto)); diff != "" {
+		t.Errorf("apply --adopt changed the kernel (-: before, +: after):\n%s", diff)
+	}
+	f.again = adoptSecondApply(t, e, mon, file)
+	return f, adopted, mon
+}
+
+// adoptPlanOnlyAdoptions checks that plan --adopt lists adoptions only
+// (each "adopt (mark only)"), at least one, and returns how many.
+func adoptPlanOnlyAdoptions(t *testing.T, e *cliEnv, file string) int {
+	t.Helper()
+	text := e.mustRun(0, "plan", "--adopt", file).stdout
+	n := 0
+	for _, l := range strings.Split(text, "\n") {
+		op, ok := adoptPlanOp(l)
+		switch {
+		case !ok:
+		case strings.Contains(op, "adopt (mark only)"):
+			n++
+		default:
+			t.Errorf("plan --adopt lists an operation that is not an adoption: %q\n%s", l, text)
+		}
+	}
+	if n == 0 || strings.Contains(text, "!") {
+		t.Errorf("plan --adopt: %d adoptions (want some, and no problem):\n%s", n, text)
+	}
+	return n
+}
+
+// adoptPlanOp is the operation of one line of plan's text ("  3. create
+// address/..."); ok is false for other lines.
+func adoptPlanOp(line string) (string, bool) {
+	num, rest, ok := strings.Cut(strings.TrimSpace(line), ". ")
+	if !ok || num == "" || strings.Trim(num, "0123456789") != "" {
+		return "", false
+	}
+	return rest, true
+}
+
+// adoptSecondApply checks that apply without --adopt, right after, has
+// nothing to do: no operation, no kernel event. It returns how many of
+// either it saw.
+func adoptSecondApply(t *testing.T, e *cliEnv, mon *adoptMonitor, file string) int {
+	t.Helper()
+	ops := adoptOps(t, e.mustRun(0, "apply", "--json", file).stdout)
+	events := mon.until()
+	if len(ops)+len(events) > 0 {
+		t.Errorf("the second apply wrote: operations %v, kernel events:\n%s", ops, strings.Join(events, "\n"))
+	}
+	return len(ops) + len(events)
+}
+
+// adoptRemoval applies an intent without objects and checks that it
+// deletes exactly the adopted objects: its delete operations are the
+// adoptions but for the NICs (never deleted), the kernel reports a
+// deletion for each (besides those it makes itself: an address's routes),
+// none of the configuration's addresses, routes and rules is left, and
+// the foreign sentinel stays. It returns how many objects were deleted.
+func adoptRemoval(t *testing.T, e *cliEnv, mon *adoptMonitor, c oracleCase, adopted []string) int {
+	t.Helper()
+	ops := adoptOps(t, e.mustRun(0, "apply", "--json", e.writeFile("empty.json", `{"version": 1}`)).stdout)
+	deleted := adoptItems(ops, "delete")
+	want := slices.DeleteFunc(slices.Clone(adopted), func(item string) bool { return adoptIsNIC(c, item) })
+	if !slices.Equal(deleted, want) || len(deleted) != len(ops) {
+		t.Errorf("the empty intent ran %v\nwant the deletion of exactly the adopted %v", ops, want)
+	}
+	var objects []string
+	for _, l := range adoptDeletions(mon.until()) {
+		if !adoptKernelOwn(l) {
+			objects = append(objects, l)
+		}
+	}
+	if len(objects) != len(want) {
+		t.Errorf("the kernel reported %d deletions of objects, want %d (the adopted ones but for NICs %v):\n%s",
+			len(objects), len(want), want, strings.Join(objects, "\n"))
+	}
+	left := oracleView(e, false)
+	for _, l := range strings.Split(left, "\n") {
+		if adoptOfConfiguration(c, l) {
+			t.Errorf("after the removal the kernel still has %q", l)
+		}
+	}
+	adoptSentinelStays(t, e)
+	return len(objects)
+}
+
+// adoptIsNIC reports whether an item is one of c's NICs (interface/NAME
+// of a physical interface), which no intent deletes.
+func adoptIsNIC(c oracleCase, item string) bool {
+	for _, ifc := range c.in.Interfaces {
+		if item == "interface/"+ifc.Name && ifc.Type == "physical" {
+			return true
+		}
+	}
+	return false
+}
+
+// adoptOfConfiguration reports whether a line of oracleView is an
+// address, a route or a rule of c's, or a link c creates.
+func adoptOfConfiguration(c oracleCase, line string) bool {
+	for _, ifc := range c.in.Interfaces {
+		if ifc.Type != "physical" && strings.HasPrefix(line, "link "+ifc.Name+" ") {
+			return true
+		}
+		for _, a := range ifc.Addresses {
+			if line == "addr "+ifc.Name+" "+a {
+				return true
+			}
+		}
+	}
+	for _, r := range c.in.Routes {
+		if strings.HasPrefix(line, "route ") && strings.Contains(line, " via="+r.Via+" ") && r.Via != "" {
+			return true
+		}
+	}
+	for _, r := range c.in.Rules {
+		if strings.HasPrefix(line, "rule ") && strings.Contains(line, fmt.Sprintf(" table=%d", r.Table)) {
+			return true
+		}
+	}
+	return false
+}
+
+// adoptSentinelStays checks that the foreign address and route on uplink0
+// are still there.
+func adoptSentinelStays(t *testing.T, e *cliEnv) {
+	t.Helper()
+	if !strings.Contains(e.ip("addr", "show", "dev", "uplink0"), adoptSentinelAddr) ||
+		!strings.Contains(e.ip("route", "show", adoptSentinelRoute), "via "+adoptSentinelPeer) {
+		t.Errorf("the foreign address %s or route %s on uplink0 is gone:\n%s\n%s", adoptSentinelAddr, adoptSentinelRoute,
+			e.ip("addr"), e.ip("route"))
+	}
+}
