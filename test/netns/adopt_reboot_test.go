@@ -28,16 +28,16 @@ const shippedUnit = "../../systemd/netagent.service"
 // disabled), the same state directory: the unit's commands bring up the
 // state the old tool made (oracleView), by netagent alone.
 func TestAdoptReboot(t *testing.T) {
-	unit := adoptUnitCommands(t)
+	unit := takeoverUnitCommands(t)
 	for _, c := range oracleCases(t) {
-		t.Run(c.name, func(t *testing.T) { adoptReboot(t, unit, c) })
+		t.Run(c.name, func(t *testing.T) { takeoverReboot(t, unit, c) })
 	}
 }
 
-// adoptReboot runs the switch-over and the reboot of one case.
-func adoptReboot(t *testing.T, unit adoptUnit, c oracleCase) {
+// takeoverReboot runs the switch-over and the reboot of one case.
+func takeoverReboot(t *testing.T, unit takeoverUnit, c oracleCase) {
 	root := t.TempDir()
-	dirs := adoptUnitDirs(t, root)
+	dirs := takeoverUnitDirs(t, root)
 	e := cliNewEnv(t)
 	e.stateDir = dirs["/var/lib/netagent/host"]
 	oracleStandIns(e, c.in)
@@ -48,7 +48,7 @@ func adoptReboot(t *testing.T, unit adoptUnit, c oracleCase) {
 	file := filepath.Join(dirs["/etc/netagent"], "host.json")
 	e.mustRun(0, "import", c.source, "--out", file, c.file)
 	e.mustRun(0, "apply", "--adopt", file)
-	mon := adoptStartMonitor(t, e)
+	mon := takeoverStartMonitor(t, e)
 	d := unit.start(t, e, dirs)
 	if events := mon.until(); len(events) > 0 {
 		t.Errorf("the daemon's first reconcile of the adopted namespace wrote:\n%s", strings.Join(events, "\n"))
@@ -73,24 +73,24 @@ func adoptReboot(t *testing.T, unit adoptUnit, c oracleCase) {
 	t.Errorf("after the reboot the kernel differs from the old tool's (-: the old tool's, +: netagent's):\n%s", lineDiff(want, got))
 }
 
-// adoptUnit is the shipped unit's netagent commands: ExecStartPre= (the
+// takeoverUnit is the shipped unit's netagent commands: ExecStartPre= (the
 // ones that run netagent) and ExecStart=.
-type adoptUnit struct {
+type takeoverUnit struct {
 	pre  [][]string
 	main []string
 }
 
-// adoptUnitCommands reads the shipped unit's command lines: it must be
+// takeoverUnitCommands reads the shipped unit's command lines: it must be
 // Type=notify, start `netagent ... run` and run no other program but
 // netagent, bar privileged ("+") helpers.
-func adoptUnitCommands(t *testing.T) adoptUnit {
+func takeoverUnitCommands(t *testing.T) takeoverUnit {
 	t.Helper()
 	f, err := os.Open(shippedUnit)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var u adoptUnit
+	var u takeoverUnit
 	notify := false
 	for sc := bufio.NewScanner(f); sc.Scan(); {
 		key, val, _ := strings.Cut(strings.TrimSpace(sc.Text()), "=")
@@ -109,8 +109,8 @@ func adoptUnitCommands(t *testing.T) adoptUnit {
 	return u
 }
 
-// adoptUnitDirs are the unit's directories, each mapped to one under root.
-func adoptUnitDirs(t *testing.T, root string) map[string]string {
+// takeoverUnitDirs are the unit's directories, each mapped to one under root.
+func takeoverUnitDirs(t *testing.T, root string) map[string]string {
 	t.Helper()
 	dirs := map[string]string{}
 	for _, d := range []string{"/var/lib/netagent/host", "/etc/netagent", "/run/netagent"} {
@@ -125,7 +125,7 @@ func adoptUnitDirs(t *testing.T, root string) map[string]string {
 // argv is a unit command line for e: the binary the test built, --netns
 // e's namespace, and every path of the unit's under dirs (a path the
 // test does not know fails it: the test follows the unit).
-func (u adoptUnit) argv(t *testing.T, e *cliEnv, dirs map[string]string, line []string) []string {
+func (u takeoverUnit) argv(t *testing.T, e *cliEnv, dirs map[string]string, line []string) []string {
 	t.Helper()
 	out := []string{e.bin, "--netns", e.tgt.Name}
 	for _, a := range line[1:] {
@@ -145,8 +145,8 @@ func (u adoptUnit) argv(t *testing.T, e *cliEnv, dirs map[string]string, line []
 	return out
 }
 
-// adoptDaemon is the unit's ExecStart= running.
-type adoptDaemon struct {
+// takeoverDaemon is the unit's ExecStart= running.
+type takeoverDaemon struct {
 	cmd    *exec.Cmd
 	out    daemonLog
 	exited chan struct{}
@@ -155,7 +155,7 @@ type adoptDaemon struct {
 // start runs the unit's ExecStartPre= commands, then ExecStart= with
 // NOTIFY_SOCKET, and waits for its READY=1, as systemd does for
 // Type=notify.
-func (u adoptUnit) start(t *testing.T, e *cliEnv, dirs map[string]string) *adoptDaemon {
+func (u takeoverUnit) start(t *testing.T, e *cliEnv, dirs map[string]string) *takeoverDaemon {
 	t.Helper()
 	for _, line := range u.pre {
 		argv := u.argv(t, e, dirs, line)
@@ -170,7 +170,7 @@ func (u adoptUnit) start(t *testing.T, e *cliEnv, dirs map[string]string) *adopt
 	}
 	defer conn.Close()
 	argv := u.argv(t, e, dirs, u.main)
-	d := &adoptDaemon{cmd: exec.Command(argv[0], argv[1:]...), exited: make(chan struct{})}
+	d := &takeoverDaemon{cmd: exec.Command(argv[0], argv[1:]...), exited: make(chan struct{})}
 	d.cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+sock)
 	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
 	if err := d.cmd.Start(); err != nil {
@@ -193,7 +193,7 @@ func (u adoptUnit) start(t *testing.T, e *cliEnv, dirs map[string]string) *adopt
 
 // stop ends the daemon as systemd stops the unit (SIGTERM): it must exit
 // 0.
-func (d *adoptDaemon) stop(t *testing.T) {
+func (d *takeoverDaemon) stop(t *testing.T) {
 	t.Helper()
 	select {
 	case <-d.exited:
@@ -212,7 +212,7 @@ func (d *adoptDaemon) stop(t *testing.T) {
 	}
 }
 
-func (d *adoptDaemon) kill() {
+func (d *takeoverDaemon) kill() {
 	select {
 	case <-d.exited:
 	default:

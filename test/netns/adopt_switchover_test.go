@@ -14,18 +14,19 @@ import (
 	"github.com/netagent/netagent/internal/testns"
 )
 
-// adoptFigures are what one switch-over measured.
-type adoptFigures struct {
+// takeoverFigures are what one switch-over measured.
+type takeoverFigures struct {
 	adopted    int // adoptions plan --adopt listed
 	deletions  int // deletions ip monitor saw during apply --adopt
+	ruleCopies int // of which a rule's old copy, after netagent's copy
 	sent, lost int // pings during apply --adopt
 	again      int // operations of the second apply, and kernel events
 	removed    int // objects the removal of the intent deleted
 }
 
-func (f adoptFigures) String() string {
-	return fmt.Sprintf("adopted %d, deletions seen %d, pings lost %d of %d, second apply %d writes, removal deleted %d",
-		f.adopted, f.deletions, f.lost, f.sent, f.again, f.removed)
+func (f takeoverFigures) String() string {
+	return fmt.Sprintf("adopted %d, deletions seen %d (and %d rules' old copies), pings lost %d of %d, second apply %d writes, removal deleted %d",
+		f.adopted, f.deletions, f.ruleCopies, f.lost, f.sent, f.again, f.removed)
 }
 
 // TestAdoptSwitchover takes over, for every oracle case (the netplan
@@ -42,21 +43,21 @@ func (f adoptFigures) String() string {
 func TestAdoptSwitchover(t *testing.T) {
 	var table []string
 	for _, c := range oracleCases(t) {
-		var f adoptFigures
-		ok := t.Run(c.name, func(t *testing.T) { f = adoptSwitchover(t, c) })
+		var f takeoverFigures
+		ok := t.Run(c.name, func(t *testing.T) { f = takeoverSwitchover(t, c) })
 		table = append(table, fmt.Sprintf("%-45s %-4s %s", c.name, map[bool]string{true: "ok", false: "FAIL"}[ok], f))
 	}
 	t.Logf("switch-over figures:\n%s", strings.Join(table, "\n"))
 }
 
-// adoptSwitchover runs the switch-over of one case.
-func adoptSwitchover(t *testing.T, c oracleCase) adoptFigures {
+// takeoverSwitchover runs the switch-over of one case.
+func takeoverSwitchover(t *testing.T, c oracleCase) takeoverFigures {
 	e := cliNewEnv(t)
 	oracleStandIns(e, c.in)
-	path := adoptNewPath(t, e, c.in)
+	path := takeoverNewPath(t, e, c.in)
 	c.old(t, e)
-	f, adopted, mon := adoptTakeOver(t, e, path, autoPriorities(c.in), c.source, c.file)
-	f.removed = adoptRemoval(t, e, mon, c, adopted)
+	f, adopted, mon := takeoverTakeOver(t, e, path, autoPriorities(c.in), c.source, c.file)
+	f.removed = takeoverRemoval(t, e, mon, c, adopted)
 	return f
 }
 
@@ -87,24 +88,24 @@ func TestAdoptSwitchoverByHand(t *testing.T) {
 		{"link", "set", "h0-peer", "up"}, {"addr", "add", "10.89.0.1/32", "dev", "lo"}} {
 		testns.Exec(t, p, "ip", args...)
 	}
-	path := adoptPath{from: e.tgt, target: netip.MustParseAddr("10.89.0.1"), how: "from br-hand by 10.89.0.0/16 via 10.88.0.2 to 10.89.0.1"}
-	f, _, _ := adoptTakeOver(t, e, path, false, "kernel")
+	path := takeoverPath{from: e.tgt, target: netip.MustParseAddr("10.89.0.1"), how: "from br-hand by 10.89.0.0/16 via 10.88.0.2 to 10.89.0.1"}
+	f, _, _ := takeoverTakeOver(t, e, path, false, "kernel")
 	t.Logf("switch-over of a namespace configured by hand: %s", f)
 }
 
-// adoptTakeOver is the switch-over of a namespace the old tool (or the
+// takeoverTakeOver is the switch-over of a namespace the old tool (or the
 // administrator) configured: import SOURCE ARGS, plan --adopt lists only
 // adoptions, apply --adopt under ip monitor and a ping along path loses
 // nothing and leaves the kernel as it was, a second apply writes nothing.
 // It returns the figures, the items adopted and the monitor.
-func adoptTakeOver(t *testing.T, e *cliEnv, path adoptPath, auto bool, source string, args ...string) (f adoptFigures, adopted []string, mon *adoptMonitor) {
+func takeoverTakeOver(t *testing.T, e *cliEnv, path takeoverPath, auto bool, source string, args ...string) (f takeoverFigures, adopted []string, mon *takeoverMonitor) {
 	t.Helper()
-	mon = adoptStartMonitor(t, e) // and the namespace settled
+	mon = takeoverStartMonitor(t, e) // and the namespace settled
 	before := oracleView(e, auto)
 	path.check(t)
 	file := filepath.Join(t.TempDir(), "imported.json")
 	e.mustRun(0, "import", append([]string{source, "--out", file}, args...)...)
-	f.adopted = adoptPlanOnlyAdoptions(t, e, file)
+	f.adopted = takeoverPlanOnlyAdoptions(t, e, file)
 	if events := mon.until(); len(events) > 0 {
 		t.Errorf("plan --adopt changed the kernel:\n%s", strings.Join(events, "\n"))
 	}
@@ -115,8 +116,8 @@ func adoptTakeOver(t *testing.T, e *cliEnv, path adoptPath, auto bool, source st
 	time.Sleep(300 * time.Millisecond)
 	f.sent, f.lost = ping.stop(t)
 	events := mon.until()
-	dels := adoptDeletions(events)
-	f.deletions = len(dels)
+	dels, copies := takeoverRuleCopies(takeoverDeletions(events), events)
+	f.deletions, f.ruleCopies = len(dels), len(copies)
 	if f.deletions > 0 || f.lost > 0 {
 		t.Errorf("apply --adopt: %d deletions, %d of %d pings lost (%s):\n%s\nall events:\n%s",
 			f.deletions, f.lost, f.sent, path.how, strings.Join(dels, "\n"), strings.Join(events, "\n"))
@@ -124,26 +125,26 @@ func adoptTakeOver(t *testing.T, e *cliEnv, path adoptPath, auto bool, source st
 	if f.sent < 20 {
 		t.Errorf("only %d pings during the apply", f.sent)
 	}
-	ops := adoptOps(t, res.stdout)
-	adopted = adoptItems(ops, "adopt")
+	ops := takeoverOps(t, res.stdout)
+	adopted = takeoverItems(ops, "adopt")
 	if len(adopted) != len(ops) || len(adopted) != f.adopted {
 		t.Errorf("apply --adopt ran %v, want only the %d adoptions plan --adopt listed", ops, f.adopted)
 	}
 	if diff := lineDiff(before, oracleView(e, auto)); diff != "" {
 		t.Errorf("apply --adopt changed the kernel (-: before, +: after):\n%s", diff)
 	}
-	f.again = adoptSecondApply(t, e, mon, file)
+	f.again = takeoverSecondApply(t, e, mon, file)
 	return f, adopted, mon
 }
 
-// adoptPlanOnlyAdoptions checks that plan --adopt lists adoptions only
+// takeoverPlanOnlyAdoptions checks that plan --adopt lists adoptions only
 // (each "adopt (mark only)"), at least one, and returns how many.
-func adoptPlanOnlyAdoptions(t *testing.T, e *cliEnv, file string) int {
+func takeoverPlanOnlyAdoptions(t *testing.T, e *cliEnv, file string) int {
 	t.Helper()
 	text := e.mustRun(0, "plan", "--adopt", file).stdout
 	n := 0
 	for _, l := range strings.Split(text, "\n") {
-		op, ok := adoptPlanOp(l)
+		op, ok := takeoverPlanOp(l)
 		switch {
 		case !ok:
 		case strings.Contains(op, "adopt (mark only)"):
@@ -158,9 +159,9 @@ func adoptPlanOnlyAdoptions(t *testing.T, e *cliEnv, file string) int {
 	return n
 }
 
-// adoptPlanOp is the operation of one line of plan's text ("  3. create
+// takeoverPlanOp is the operation of one line of plan's text ("  3. create
 // address/..."); ok is false for other lines.
-func adoptPlanOp(line string) (string, bool) {
+func takeoverPlanOp(line string) (string, bool) {
 	num, rest, ok := strings.Cut(strings.TrimSpace(line), ". ")
 	if !ok || num == "" || strings.Trim(num, "0123456789") != "" {
 		return "", false
@@ -168,12 +169,12 @@ func adoptPlanOp(line string) (string, bool) {
 	return rest, true
 }
 
-// adoptSecondApply checks that apply without --adopt, right after, has
+// takeoverSecondApply checks that apply without --adopt, right after, has
 // nothing to do: no operation, no kernel event. It returns how many of
 // either it saw.
-func adoptSecondApply(t *testing.T, e *cliEnv, mon *adoptMonitor, file string) int {
+func takeoverSecondApply(t *testing.T, e *cliEnv, mon *takeoverMonitor, file string) int {
 	t.Helper()
-	ops := adoptOps(t, e.mustRun(0, "apply", "--json", file).stdout)
+	ops := takeoverOps(t, e.mustRun(0, "apply", "--json", file).stdout)
 	events := mon.until()
 	if len(ops)+len(events) > 0 {
 		t.Errorf("the second apply wrote: operations %v, kernel events:\n%s", ops, strings.Join(events, "\n"))
@@ -181,23 +182,23 @@ func adoptSecondApply(t *testing.T, e *cliEnv, mon *adoptMonitor, file string) i
 	return len(ops) + len(events)
 }
 
-// adoptRemoval applies an intent without objects and checks that it
+// takeoverRemoval applies an intent without objects and checks that it
 // deletes exactly the adopted objects: its delete operations are the
 // adoptions but for the NICs (never deleted), the kernel reports a
 // deletion for each (besides those it makes itself: an address's routes),
 // none of the configuration's addresses, routes and rules is left, and
 // the foreign sentinel stays. It returns how many objects were deleted.
-func adoptRemoval(t *testing.T, e *cliEnv, mon *adoptMonitor, c oracleCase, adopted []string) int {
+func takeoverRemoval(t *testing.T, e *cliEnv, mon *takeoverMonitor, c oracleCase, adopted []string) int {
 	t.Helper()
-	ops := adoptOps(t, e.mustRun(0, "apply", "--json", e.writeFile("empty.json", `{"version": 1}`)).stdout)
-	deleted := adoptItems(ops, "delete")
-	want := slices.DeleteFunc(slices.Clone(adopted), func(item string) bool { return adoptIsNIC(c, item) })
+	ops := takeoverOps(t, e.mustRun(0, "apply", "--json", e.writeFile("empty.json", `{"version": 1}`)).stdout)
+	deleted := takeoverItems(ops, "delete")
+	want := slices.DeleteFunc(slices.Clone(adopted), func(item string) bool { return takeoverIsNIC(c, item) })
 	if !slices.Equal(deleted, want) || len(deleted) != len(ops) {
 		t.Errorf("the empty intent ran %v\nwant the deletion of exactly the adopted %v", ops, want)
 	}
 	var objects []string
-	for _, l := range adoptDeletions(mon.until()) {
-		if !adoptKernelOwn(l) {
+	for _, l := range takeoverDeletions(mon.until()) {
+		if !takeoverKernelOwn(l) {
 			objects = append(objects, l)
 		}
 	}
@@ -207,17 +208,17 @@ func adoptRemoval(t *testing.T, e *cliEnv, mon *adoptMonitor, c oracleCase, adop
 	}
 	left := oracleView(e, false)
 	for _, l := range strings.Split(left, "\n") {
-		if adoptOfConfiguration(c, l) {
+		if takeoverOfConfiguration(c, l) {
 			t.Errorf("after the removal the kernel still has %q", l)
 		}
 	}
-	adoptSentinelStays(t, e)
+	takeoverSentinelStays(t, e)
 	return len(objects)
 }
 
-// adoptIsNIC reports whether an item is one of c's NICs (interface/NAME
+// takeoverIsNIC reports whether an item is one of c's NICs (interface/NAME
 // of a physical interface), which no intent deletes.
-func adoptIsNIC(c oracleCase, item string) bool {
+func takeoverIsNIC(c oracleCase, item string) bool {
 	for _, ifc := range c.in.Interfaces {
 		if item == "interface/"+ifc.Name && ifc.Type == "physical" {
 			return true
@@ -226,9 +227,9 @@ func adoptIsNIC(c oracleCase, item string) bool {
 	return false
 }
 
-// adoptOfConfiguration reports whether a line of oracleView is an
+// takeoverOfConfiguration reports whether a line of oracleView is an
 // address, a route or a rule of c's, or a link c creates.
-func adoptOfConfiguration(c oracleCase, line string) bool {
+func takeoverOfConfiguration(c oracleCase, line string) bool {
 	for _, ifc := range c.in.Interfaces {
 		if ifc.Type != "physical" && strings.HasPrefix(line, "link "+ifc.Name+" ") {
 			return true
@@ -252,13 +253,13 @@ func adoptOfConfiguration(c oracleCase, line string) bool {
 	return false
 }
 
-// adoptSentinelStays checks that the foreign address and route on uplink0
+// takeoverSentinelStays checks that the foreign address and route on uplink0
 // are still there.
-func adoptSentinelStays(t *testing.T, e *cliEnv) {
+func takeoverSentinelStays(t *testing.T, e *cliEnv) {
 	t.Helper()
-	if !strings.Contains(e.ip("addr", "show", "dev", "uplink0"), adoptSentinelAddr) ||
-		!strings.Contains(e.ip("route", "show", adoptSentinelRoute), "via "+adoptSentinelPeer) {
-		t.Errorf("the foreign address %s or route %s on uplink0 is gone:\n%s\n%s", adoptSentinelAddr, adoptSentinelRoute,
+	if !strings.Contains(e.ip("addr", "show", "dev", "uplink0"), takeoverSentinelAddr) ||
+		!strings.Contains(e.ip("route", "show", takeoverSentinelRoute), "via "+takeoverSentinelPeer) {
+		t.Errorf("the foreign address %s or route %s on uplink0 is gone:\n%s\n%s", takeoverSentinelAddr, takeoverSentinelRoute,
 			e.ip("addr"), e.ip("route"))
 	}
 }
