@@ -356,6 +356,7 @@ func takeoverKernelOwn(line string) bool {
 // takeoverOp is an operation of `apply --json` or `plan --json`.
 type takeoverOp struct {
 	Op, Item, Description string
+	Adopt                 string // plan --adopt: "mark only" or "modify"
 }
 
 // takeoverOps decodes the operations of an apply's or plan's --json output.
