@@ -144,6 +144,12 @@ type Config struct {
 	// Rand returns a number in [0, 1) for the retry jitter (default
 	// math/rand/v2.Float64).
 	Rand func() float64
+	// Adopt, when set, is the `run --adopt` policy: the first reconcile
+	// takes over the objects others made at the places of intended items
+	// (host.Options.Adopt), and no later one does. The loop calls it with
+	// true before that reconcile and with false after
+	// (host.Runtime.SetAdopt); an error of the latter stops the start.
+	Adopt func(on bool) error
 	// Settled, when set, is called by the loop when a burst of work is
 	// over: the drift check that follows a reconcile which changed the
 	// kernel found nothing to repair (with drift checks off: after that

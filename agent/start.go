@@ -44,12 +44,32 @@ func (a *Agent) start(ctx context.Context) error {
 	}
 	s.want(reasonStart)
 	a.syncFleetTrials(ctx)
-	a.reconcileWanted(ctx)
+	if err := a.firstReconcile(ctx); err != nil {
+		return err
+	}
 	a.publishMetrics()
 	a.reportStatus()
 	a.notify("ready", a.cfg.Notifier.Ready)
 	if a.cfg.WatchdogInterval > 0 {
 		s.watchdog = time.NewTicker(a.cfg.WatchdogInterval)
+	}
+	return nil
+}
+
+// firstReconcile runs the start's reconcile (with the follow-ups it
+// wants), adopting what others made when Config.Adopt is set: only this
+// once.
+func (a *Agent) firstReconcile(ctx context.Context) error {
+	if a.cfg.Adopt == nil {
+		a.reconcileWanted(ctx)
+		return nil
+	}
+	if err := a.cfg.Adopt(true); err != nil {
+		return fmt.Errorf("adopting at the first reconcile: %w", err)
+	}
+	a.reconcileWanted(ctx)
+	if err := a.cfg.Adopt(false); err != nil {
+		return fmt.Errorf("ending the adoption after the first reconcile: %w", err)
 	}
 	return nil
 }

@@ -15,15 +15,29 @@ import (
 	"github.com/netagent/netagent/reconciler"
 )
 
+// Options change how the configurators treat the kernel's objects.
+type Options struct {
+	// Adopt takes over the objects someone else made at the places of
+	// intended items instead of refusing them: an interface's link (see
+	// link.Options), an address, route, rule or neighbour (see
+	// l3.Options). Adoptions lists them.
+	Adopt bool
+}
+
 // NewRegistry returns a registry with the configurators of every item type
 // for the target namespace. stateDir is where the firewall configurators
 // keep what must survive a restart.
 func NewRegistry(t *netnsx.Target, stateDir string) (*reconciler.TypeRegistry, error) {
+	return NewRegistryWith(t, stateDir, Options{})
+}
+
+// NewRegistryWith is NewRegistry with opts.
+func NewRegistryWith(t *netnsx.Target, stateDir string, opts Options) (*reconciler.TypeRegistry, error) {
 	reg := &reconciler.TypeRegistry{}
-	if err := link.Register(reg, t, stateDir); err != nil {
+	if err := link.RegisterWith(reg, t, stateDir, link.Options{Adopt: opts.Adopt}); err != nil {
 		return nil, fmt.Errorf("registering link configurators: %w", err)
 	}
-	if err := l3.Register(reg, t); err != nil {
+	if err := l3.RegisterWith(reg, t, l3.Options{Adopt: opts.Adopt}); err != nil {
 		return nil, fmt.Errorf("registering l3 configurators: %w", err)
 	}
 	if err := firewall.Register(reg, t, stateDir); err != nil {

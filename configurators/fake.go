@@ -54,11 +54,17 @@ func (f *Fake) linkNames() map[int]string {
 // NewRegistry registers the link, l3 and firewall configurators over the
 // fakes, as NewRegistry does over a namespace (without dns).
 func (f *Fake) NewRegistry(stateDir string) (*reconciler.TypeRegistry, error) {
+	return f.NewRegistryWith(stateDir, Options{})
+}
+
+// NewRegistryWith is NewRegistry with opts, as NewRegistryWith over a
+// namespace.
+func (f *Fake) NewRegistryWith(stateDir string, opts Options) (*reconciler.TypeRegistry, error) {
 	reg := &reconciler.TypeRegistry{}
-	if err := f.Links.Register(reg, stateDir); err != nil {
+	if err := f.Links.RegisterWith(reg, stateDir, link.Options{Adopt: opts.Adopt}); err != nil {
 		return nil, fmt.Errorf("registering link configurators: %w", err)
 	}
-	if err := f.L3.Register(reg); err != nil {
+	if err := f.L3.RegisterWith(reg, l3.Options{Adopt: opts.Adopt}); err != nil {
 		return nil, fmt.Errorf("registering l3 configurators: %w", err)
 	}
 	if err := f.Firewall.Register(reg, stateDir); err != nil {
@@ -100,6 +106,14 @@ func (f *Fake) Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, e
 		{"l3", func() (map[dg.ItemRef]error, error) { return f.L3.Clashes(hint) }},
 		{"firewall", func() (map[dg.ItemRef]error, error) { return f.Firewall.Clashes(stateDir, hint) }},
 	})
+}
+
+// Adoptions finds the intended items whose object in the fakes a create
+// with Options.Adopt takes over, as Adoptions does in a namespace.
+func (f *Fake) Adoptions(stateDir string, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
+	return findAdoptions(
+		func() (map[dg.ItemRef]dg.Item, error) { return f.Links.Adoptions(stateDir, hint) },
+		func() (map[dg.ItemRef]dg.Item, error) { return f.L3.Adoptions(hint) })
 }
 
 // NewDryRun starts a dry run over the fakes' addresses and routes, as

@@ -29,6 +29,33 @@ func Clashes(t *netnsx.Target, stateDir string, intended *dg.Graph) (map[dg.Item
 	})
 }
 
+// Adoptions returns, for every item of intended whose place in the
+// kernel an object netagent does not own holds and that a create with
+// Options.Adopt takes over (see link.Adoptions, l3.Adoptions), that
+// object as an item of the same name: Equal to the intended item when
+// the adoption writes only netagent's mark, else what the adoption
+// changes. A dry run with adopt takes these out of Clashes and shows
+// them as adoptions.
+func Adoptions(t *netnsx.Target, stateDir string, intended *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
+	return findAdoptions(
+		func() (map[dg.ItemRef]dg.Item, error) { return link.Adoptions(t, stateDir, intended) },
+		func() (map[dg.ItemRef]dg.Item, error) { return l3.Adoptions(t, intended) })
+}
+
+// findAdoptions runs the finders (links first: a port's adoption follows
+// its master's) and merges what they find.
+func findAdoptions(finders ...func() (map[dg.ItemRef]dg.Item, error)) (map[dg.ItemRef]dg.Item, error) {
+	all := make(map[dg.ItemRef]dg.Item)
+	for _, f := range finders {
+		got, err := f()
+		if err != nil {
+			return nil, fmt.Errorf("looking for objects to adopt: %w", err)
+		}
+		maps.Copy(all, got)
+	}
+	return all, nil
+}
+
 // clashFinder is one package's Clashes.
 type clashFinder struct {
 	what string

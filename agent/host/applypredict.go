@@ -19,6 +19,9 @@ type Applied struct {
 	// its pass started from: the running state the pass read back before
 	// it changed anything. Nil when they could not be lined up with Ops.
 	Disruptions []disrupt.Prediction
+	// Adoptions are the creates of Ops that took over someone else's
+	// object (with Options.Adopt), as in PlanResult.
+	Adoptions map[dg.ItemRef]Adoption
 }
 
 // ApplyPredicted is Apply that also says what each operation does to
@@ -30,11 +33,20 @@ type Applied struct {
 // ports and addresses, not the routes).
 func (r *Runtime) ApplyPredicted(ctx context.Context, intended *dg.Graph, opts ApplyOptions) (*Applied, error) {
 	p := &predicting{Backend: r.Kernel(), found: r.found}
+	if r.adopt {
+		p.adoptions = func(intended *dg.Graph) map[dg.ItemRef]Adoption {
+			a, err := r.adoptions(intended, nil)
+			if err != nil {
+				r.log.WithError(err).Warn("apply: naming the adoptions")
+			}
+			return a
+		}
+	}
 	res, err := r.applyOn(ctx, p, intended, opts)
 	if err != nil {
 		return nil, err
 	}
-	out := &Applied{Result: *res}
+	out := &Applied{Result: *res, Adoptions: p.adopted}
 	if len(p.preds) == len(res.Ops) {
 		out.Disruptions = p.preds
 	}
@@ -51,6 +63,10 @@ type predicting struct {
 	// known), which their delete gives back.
 	found func() link.Found
 	preds []disrupt.Prediction
+	// adoptions, while the Runtime adopts, finds the creates that take
+	// over someone else's object; adopted gathers them.
+	adoptions func(intended *dg.Graph) map[dg.ItemRef]Adoption
+	adopted   map[dg.ItemRef]Adoption
 }
 
 // Reconcile keeps what the predictions need of current (and of the NICs'
@@ -62,8 +78,22 @@ func (p *predicting) Reconcile(ctx context.Context, records *reconciler.Records,
 	if p.found != nil {
 		found = p.found()
 	}
+	var adopted map[dg.ItemRef]Adoption
+	if p.adoptions != nil {
+		adopted = p.adoptions(intended)
+	}
 	st := p.Backend.Reconcile(ctx, records, current, intended)
-	p.preds = append(p.preds, PredictOpsFound(st.OperationLog, before, found)...)
+	preds := PredictOpsFound(st.OperationLog, before, found)
+	predictAdoptions(st.OperationLog, preds, adopted, found)
+	p.preds = append(p.preds, preds...)
+	for ref, a := range adopted {
+		if p.adopted == nil {
+			p.adopted = make(map[dg.ItemRef]Adoption)
+		}
+		if _, seen := p.adopted[ref]; !seen {
+			p.adopted[ref] = a
+		}
+	}
 	return st
 }
 

@@ -119,6 +119,10 @@ type Journal struct {
 	// chosen fills in what the kernel chose for interfaces
 	// (link.KernelChosen in the trial's namespace); nil fills in nothing.
 	chosen func([]*items.Interface) ([]*items.Interface, error)
+	// adopted finds, among the items a wave creates, those whose create
+	// takes over someone else's object (the Runtime adopts: Adoptions),
+	// as that object is; nil, or nil found: none.
+	adopted func(creates *dg.Graph) (map[dg.ItemRef]dg.Item, error)
 	// current is the current state of the running reconcile.
 	current *dg.Graph
 	// guarded holds the links whose foreign objects are saved, or were
@@ -168,6 +172,9 @@ func (j *Journal) Record(ops []reconciler.PlannedOp) error {
 		if !j.seen[op.Ref] {
 			images = append(images, BeforeImage{Ref: op.Ref, Absent: op.Old == nil, Item: op.Old})
 		}
+	}
+	if err := j.withAdopted(images, ops); err != nil {
+		return err
 	}
 	devs := j.linksAtRisk(ops)
 	if len(devs) > 0 {
@@ -274,6 +281,35 @@ func (j *Journal) withChosen(images []BeforeImage) error {
 	}
 	for n, i := range at {
 		images[i].Item = filled[n]
+	}
+	return nil
+}
+
+// withAdopted gives the creates of images that adopt someone else's
+// object (adopted) that object as their before-image instead of
+// "absent": a revert keeps it, as it was, rather than deleting it (it
+// stays marked as netagent's).
+func (j *Journal) withAdopted(images []BeforeImage, ops []reconciler.PlannedOp) error {
+	if j.adopted == nil {
+		return nil
+	}
+	creates := dg.New("creates")
+	for _, op := range ops {
+		if op.Old == nil && op.New != nil {
+			creates.Put(op.New)
+		}
+	}
+	if creates.Len() == 0 {
+		return nil
+	}
+	found, err := j.adopted(creates)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrJournal, err)
+	}
+	for i, im := range images {
+		if f, ok := found[im.Ref]; ok && im.Absent {
+			images[i] = BeforeImage{Ref: im.Ref, Item: f}
+		}
 	}
 	return nil
 }

@@ -19,11 +19,12 @@ import (
 // kernel through the configurator packages), or fakes of it
 // (fakeNamespace: the same configurators over configurators.Fake).
 type namespace interface {
-	NewRegistry(stateDir string) (*reconciler.TypeRegistry, error)
+	NewRegistryWith(stateDir string, opts configurators.Options) (*reconciler.TypeRegistry, error)
 	ReadItems(stateDir string, hint *dg.Graph) ([]dg.Item, error)
 	// ReadLinkItems is the link configurator's read-back alone.
 	ReadLinkItems(stateDir string, hint *dg.Graph) ([]dg.Item, error)
 	Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error)
+	Adoptions(stateDir string, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error)
 	NewDryRun() (*configurators.DryRun, error)
 	ReadFound(stateDir string) (link.Found, error)
 	// ReuseAfterWrite lets the next read-back use what the last write
@@ -34,8 +35,8 @@ type namespace interface {
 // netnsNamespace is a namespace of the kernel.
 type netnsNamespace struct{ t *netnsx.Target }
 
-func (n netnsNamespace) NewRegistry(stateDir string) (*reconciler.TypeRegistry, error) {
-	return configurators.NewRegistry(n.t, stateDir)
+func (n netnsNamespace) NewRegistryWith(stateDir string, opts configurators.Options) (*reconciler.TypeRegistry, error) {
+	return configurators.NewRegistryWith(n.t, stateDir, opts)
 }
 
 func (n netnsNamespace) ReadItems(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
@@ -48,6 +49,10 @@ func (n netnsNamespace) ReadLinkItems(stateDir string, hint *dg.Graph) ([]dg.Ite
 
 func (n netnsNamespace) Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error) {
 	return configurators.Clashes(n.t, stateDir, hint)
+}
+
+func (n netnsNamespace) Adoptions(stateDir string, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
+	return configurators.Adoptions(n.t, stateDir, hint)
 }
 
 func (n netnsNamespace) NewDryRun() (*configurators.DryRun, error) {
@@ -77,16 +82,21 @@ func (fakeNamespace) ReuseAfterWrite() func() { return func() {} }
 // events (Apply's Wait is ignored), no trials (BeginTrial and what
 // follows need the namespace). Close does nothing.
 func OpenFake(f *configurators.Fake, stateDir string, log logrus.FieldLogger) (*Runtime, error) {
+	return OpenFakeWith(f, stateDir, log, Options{})
+}
+
+// OpenFakeWith is OpenFake with opts.
+func OpenFakeWith(f *configurators.Fake, stateDir string, log logrus.FieldLogger, opts Options) (*Runtime, error) {
 	if err := statefile.PrepareDir(stateDir); err != nil {
 		return nil, err
 	}
 	ns := fakeNamespace{f}
-	reg, err := ns.NewRegistry(stateDir)
+	reg, err := ns.NewRegistryWith(stateDir, configurators.Options{Adopt: opts.Adopt})
 	if err != nil {
 		return nil, err
 	}
 	leases, leases6 := &dhcp.Leases{}, &dhcp6.Leases{}
-	return &Runtime{ns: ns, stateDir: stateDir, reg: reg, log: log,
+	return &Runtime{ns: ns, stateDir: stateDir, reg: reg, log: log, adopt: opts.Adopt,
 		dhcp: &dhcp.Configurator{Leases: leases, StateDir: stateDir, Log: log}, leases: leases,
 		dhcp6: &dhcp6.Configurator{Leases: leases6, StateDir: stateDir, Log: log}, leases6: leases6}, nil
 }

@@ -28,13 +28,18 @@ type PlanResult struct {
 	// Disruptions says, for each operation of Ops, what it does to
 	// traffic (PredictOps); SummarizeDisruption sums them up.
 	Disruptions []disrupt.Prediction
+	// Adoptions are the creates of Ops that take over someone else's
+	// object (with Options.Adopt; nil without), by item: OpText names
+	// them "adopt (mark only)" or "adopt and modify".
+	Adoptions map[dg.ItemRef]Adoption
 }
 
 // Plan returns the exact operations an Apply would run now, in order,
 // without changing anything: reconciler.Plan on the read-back state.
 //
 // An operation on an item whose place in the kernel someone else's object
-// holds (configurators.Clashes), and a delete that would take someone
+// holds (configurators.Clashes; with Options.Adopt, unless its create
+// takes that object over: an adoption, in Adoptions), and a delete that would take someone
 // else's objects with it (configurators.DryRun), is predicted to fail as
 // Apply's would, with the same error: it is in the log with its error and
 // in Problems, and what depends on it is blocked.
@@ -50,12 +55,12 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 	if err != nil {
 		return nil, err
 	}
-	clashes, dry, err := r.obstacles(intended)
+	clashes, adopted, dry, err := r.obstacles(intended)
 	if err != nil {
 		return nil, err
 	}
 	found := r.found()
-	out := &PlanResult{}
+	out := &PlanResult{Adoptions: adopted}
 	var ops reconciler.OperationLog
 	refused := make(map[dg.ItemRef]error)
 	for pass := 1; ; pass++ {
@@ -65,7 +70,11 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 		effects := configurators.SideEffects(last, cur, intended, dry)
 		out.SideEffects = append(out.SideEffects, effects...)
 		ops = append(ops, last...)
-		out.Disruptions = append(out.Disruptions, PredictOpsFound(last, cur, found)...)
+		preds := PredictOpsFound(last, cur, found)
+		if pass == 1 {
+			predictAdoptions(last, preds, adopted, found)
+		}
+		out.Disruptions = append(out.Disruptions, preds...)
 		st.OperationLog = ops
 		out.Result = *Summarize(st, intended)
 		certain := certainOnly(effects)
@@ -91,7 +100,7 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 // those (the kernel could not be read), it plans without them. The records
 // are left as they are.
 func (r *Runtime) PlanStatus(ctx context.Context, records *reconciler.Records, current, intended *dg.Graph) reconciler.Status {
-	clashes, dry, err := r.obstacles(intended)
+	clashes, _, dry, err := r.obstacles(intended)
 	if err != nil {
 		r.log.WithError(err).Warn("plan: looking in the kernel for what stands in the way")
 	}
@@ -107,12 +116,17 @@ func (r *Runtime) PlanStatus(ctx context.Context, records *reconciler.Records, c
 }
 
 // obstacles looks in the kernel for what stands in the way of intended:
-// someone else's objects at intended places (configurators.Clashes), and
-// the dry run that follows which deletes the kernel would refuse
+// someone else's objects at intended places (configurators.Clashes), but
+// those the Runtime adopts (adoptions, returned apart), and the dry run
+// that follows which deletes the kernel would refuse
 // (configurators.NewDryRun). What could not be found is nil, and err says
 // why.
-func (r *Runtime) obstacles(intended *dg.Graph) (map[dg.ItemRef]error, *configurators.DryRun, error) {
+func (r *Runtime) obstacles(intended *dg.Graph) (map[dg.ItemRef]error, map[dg.ItemRef]Adoption, *configurators.DryRun, error) {
 	clashes, cerr := r.ns.Clashes(r.stateDir, intended)
+	var adopted map[dg.ItemRef]Adoption
+	if cerr == nil {
+		adopted, cerr = r.adoptions(intended, clashes)
+	}
 	if cerr != nil {
 		cerr = fmt.Errorf("looking for objects in the way of intended ones: %w", cerr)
 	}
@@ -120,7 +134,7 @@ func (r *Runtime) obstacles(intended *dg.Graph) (map[dg.ItemRef]error, *configur
 	if derr != nil {
 		derr = fmt.Errorf("looking for objects a delete would take along: %w", derr)
 	}
-	return clashes, dry, errors.Join(cerr, derr)
+	return clashes, adopted, dry, errors.Join(cerr, derr)
 }
 
 // predict predicts that creating or modifying an item of clashes fails

@@ -14,7 +14,6 @@ import (
 	"github.com/netagent/netagent/internal/killpoint"
 	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/statefile"
-	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -29,6 +28,9 @@ type Runtime struct {
 	stateDir string
 	reg      reconciler.Registry
 	log      logrus.FieldLogger
+	// adopt: the configurators take over what others made at the places
+	// of intended items (Options.Adopt, SetAdopt).
+	adopt bool
 	// before journals each wave's before-images while a trial runs (see
 	// BeginTrial); nil otherwise.
 	before func([]reconciler.PlannedOp) error
@@ -51,6 +53,11 @@ type Runtime struct {
 // here, once, as a warning: those items fail on their own, and read-back
 // skips what it cannot read. Close releases the namespace handle.
 func Open(netns, stateDir string, log logrus.FieldLogger) (*Runtime, error) {
+	return OpenWith(netns, stateDir, log, Options{})
+}
+
+// OpenWith is Open with opts.
+func OpenWith(netns, stateDir string, log logrus.FieldLogger, opts Options) (*Runtime, error) {
 	if stateDir == "" {
 		return nil, fmt.Errorf("opening namespace %q: no state directory", netns)
 	}
@@ -61,24 +68,21 @@ func Open(netns, stateDir string, log logrus.FieldLogger) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	ns := netnsNamespace{t}
-	reg, err := ns.NewRegistry(stateDir)
-	if err != nil {
+	leases := &dhcp.Leases{}
+	dc := &dhcp.Configurator{Client: &dhcp.Client{X: &dhcp.NetnsExchanger{Target: t}}, Leases: leases, StateDir: stateDir, Log: log,
+		Carrier: dhcp.CarrierIn(t)}
+	leases6 := &dhcp6.Leases{}
+	dc6 := &dhcp6.Configurator{Client: &dhcp6.Client{X: &dhcp6.NetnsExchanger{Target: t, Retry: lease6Tries}},
+		Leases: leases6, StateDir: stateDir, Log: log, Carrier: dhcp.CarrierIn(t)}
+	r := &Runtime{target: t, ns: netnsNamespace{t}, stateDir: stateDir, log: log, dhcp: dc, leases: leases, dhcp6: dc6, leases6: leases6}
+	if err := r.SetAdopt(opts.Adopt); err != nil {
 		t.Close()
 		return nil, fmt.Errorf("namespace %q: %w", netns, err)
 	}
 	if err := configurators.MissingTools(); err != nil {
 		log.WithError(err).Warn("firewall chains of the families named cannot be applied, and are not read back")
 	}
-	leases := &dhcp.Leases{}
-	dc := &dhcp.Configurator{Client: &dhcp.Client{X: &dhcp.NetnsExchanger{Target: t}}, Leases: leases, StateDir: stateDir, Log: log,
-		Carrier: dhcp.CarrierIn(t)}
-	reg.Register(items.TypeDHCP4Lease, dc)
-	leases6 := &dhcp6.Leases{}
-	dc6 := &dhcp6.Configurator{Client: &dhcp6.Client{X: &dhcp6.NetnsExchanger{Target: t, Retry: lease6Tries}},
-		Leases: leases6, StateDir: stateDir, Log: log, Carrier: dhcp.CarrierIn(t)}
-	reg.Register(items.TypeDHCP6Lease, dc6)
-	return &Runtime{target: t, ns: ns, stateDir: stateDir, reg: reg, log: log, dhcp: dc, leases: leases, dhcp6: dc6, leases6: leases6}, nil
+	return r, nil
 }
 
 // lease6Tries is how many times the DHCPv6 client sends each SOLICIT

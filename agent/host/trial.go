@@ -203,6 +203,12 @@ func (r *Runtime) BeginTrial(t Trial) (*TrialRun, error) {
 	}
 	j.atRisk = func(devs []string) ([]l3.ForeignObject, error) { return l3.ForeignAtRisk(r.target, devs) }
 	j.chosen = func(ifs []*items.Interface) ([]*items.Interface, error) { return link.KernelChosen(r.target, ifs) }
+	j.adopted = func(creates *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
+		if !r.adopt {
+			return nil, nil
+		}
+		return r.ns.Adoptions(r.stateDir, creates)
+	}
 	r.before, r.journal = j.Record, j
 	return &TrialRun{rt: r, journal: j, Trial: t}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/status"
+	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -77,6 +78,12 @@ type OpDoc struct {
 	Pass int `json:"pass"`
 	// Disruption is what the operation does to traffic.
 	Disruption *OpDisruptionDoc `json:"disruption,omitempty"`
+	// Adopt, for a create that takes over someone else's object (plan
+	// --adopt), is "mark only" when only netagent's mark is written, and
+	// "modify" when the object is changed too; Text is the line plan
+	// prints for the operation ("adopt (mark only) address/...").
+	Adopt string `json:"adopt,omitempty"`
+	Text  string `json:"text,omitempty"`
 }
 
 // ProblemDoc is an item an apply would leave failed or blocked: State is
@@ -319,6 +326,7 @@ func PlanDocOf(res *host.PlanResult, gd *Guarded) PlanDoc {
 	}
 	for i := range doc.Operations {
 		doc.Operations[i].Pass = PassOf(res, i)
+		doc.Operations[i].Adopt, doc.Operations[i].Text = adoptDoc(res.Ops[i], res.Adoptions)
 		if i < len(res.Disruptions) {
 			doc.Operations[i].Disruption = OpDisruptionOf(res.Disruptions[i])
 		}
@@ -330,6 +338,20 @@ func PlanDocOf(res *host.PlanResult, gd *Guarded) PlanDoc {
 		doc.SideEffects = append(doc.SideEffects, SideEffectDoc{Item: e.Ref.String(), Cause: e.Cause, Reason: e.Reason, Certain: e.Certain})
 	}
 	return doc
+}
+
+// adoptDoc is the Adopt and Text of operation e of a plan or an apply
+// ("" for an operation that adopts nothing).
+func adoptDoc(e reconciler.OpLogEntry, adoptions map[dg.ItemRef]host.Adoption) (adopt, text string) {
+	a, ok := adoptions[e.Ref]
+	if !ok || e.Op != reconciler.OpCreate || e.Recreate {
+		return "", ""
+	}
+	adopt = "modify"
+	if a.MarkOnly {
+		adopt = "mark only"
+	}
+	return adopt, host.OpText(e, adoptions)
 }
 
 // OrphanDocs lists the orphans for a JSON document (none when forced:
@@ -356,6 +378,9 @@ func ApplyDocOf(applied *host.Applied, took time.Duration, leases []LeaseReport,
 		if i < len(doc.Operations) {
 			doc.Operations[i].Disruption = OpDisruptionOf(p)
 		}
+	}
+	for i := range doc.Operations {
+		doc.Operations[i].Adopt, doc.Operations[i].Text = adoptDoc(res.Ops[i], applied.Adoptions)
 	}
 	if applied.Disruptions != nil {
 		d := DisruptionDocOf(host.SummarizeDisruption(res.Ops, applied.Disruptions, nil), nil)

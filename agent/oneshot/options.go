@@ -33,6 +33,9 @@ type Options struct {
 	// disrupt one, and deletes the orphans.
 	Protect []string
 	Force   bool
+	// Adopt is --adopt: the objects someone else made at the places of
+	// intended items are taken over instead of refused (host.Options.Adopt).
+	Adopt bool
 	// Log receives what the steps log (nil: logrus's standard logger).
 	Log logrus.FieldLogger
 	// Render renders the intent files with facts (nil:

@@ -45,6 +45,8 @@ func (t *Target) Options() *Options { return t.opts }
 // asked before T1). An intent whose render needs no fact of the host (no
 // --resolv-conf, acceptRA, dhcp4 or dhcp6) is rendered before the
 // namespace is opened, so that an invalid one touches nothing at all.
+// With o.Adopt the configurators take over what others made at the
+// intent's places (host.Options.Adopt) once the recovery is done.
 func Prepare(ctx context.Context, o *Options, in *Intent) (*Target, error) {
 	var g *dg.Graph
 	facts := needsFacts(in.Files, o.ResolvConf)
@@ -63,6 +65,9 @@ func Prepare(ctx context.Context, o *Options, in *Intent) (*Target, error) {
 	t.Recovered, err = RecoverFirst(ctx, rt, o.Write)
 	if err == nil && o.Recovered != nil {
 		o.Recovered(t.Recovered)
+	}
+	if err == nil && o.Adopt { // after the recovery, which puts back what netagent had
+		err = rt.SetAdopt(true)
 	}
 	if err == nil && facts {
 		err = t.renderWithFacts()

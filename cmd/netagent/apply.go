@@ -23,7 +23,7 @@ func init() {
 	register(&command{
 		name:    "apply",
 		summary: "converge once to the intent files and exit (no daemon needed)",
-		usage:   "[--netns NAME] [--json] [--all-ops] [--wait D] [--resolv-conf PATH] [--lock-timeout D] [--via-daemon] [--if-version N] [--protect LINK]... [--force] FILE...",
+		usage:   "[--netns NAME] [--json] [--all-ops] [--wait D] [--resolv-conf PATH] [--lock-timeout D] [--via-daemon] [--if-version N] [--adopt] [--protect LINK]... [--force] FILE...",
 		run:     runApply,
 	})
 }
@@ -38,6 +38,7 @@ func runApply(g *globals, args []string) int {
 	resolvConfFlag(fs, k)
 	vo := versionFlags(fs)
 	k.gateFlags(fs, true, func(h host.Holder, files []string) int { return applyViaDaemon(g, spec.Wait, vo, h, files) })
+	adoptFlag(fs, k, "")
 	prot := protectFlags(fs, true)
 	o, code, ok := k.parse(g, fs, args, prot)
 	if !ok {
@@ -86,7 +87,7 @@ func printApplied(g *globals, res *oneshot.Applied) int {
 		return reportApplyJSONLeases(g, res.Applied, res.Took, res.Leases, orphansJSON(res.Guarded))
 	}
 	orphanLines(g, res.Guarded, "")
-	printAppliedOps(g, res.Ops, res.Disruptions, g.allOps)
+	printAppliedOps(g, res.Ops, res.Disruptions, res.Adoptions, g.allOps)
 	for _, l := range res.Leases {
 		fmt.Fprintln(g.stdout, termsafe.String(fmt.Sprint(l)))
 	}
@@ -133,6 +134,8 @@ type kernelOpts struct {
 	name string
 	// resolvConf is --resolv-conf.
 	resolvConf string
+	// adopt is --adopt (adoptFlag).
+	adopt bool
 }
 
 // kernelFlags adds --netns to a command's flags, defaulting to the global
@@ -146,7 +149,13 @@ func kernelFlags(g *globals, fs *flag.FlagSet) *kernelOpts {
 // options are the oneshot options of the command.
 func (k *kernelOpts) options(g *globals) *oneshot.Options {
 	return &oneshot.Options{Netns: k.netns, StateDir: k.stateDir(g), Command: k.name, Write: k.write,
-		LockTimeout: k.lockTimeout, ResolvConf: k.resolvConf, Log: g.log}
+		LockTimeout: k.lockTimeout, ResolvConf: k.resolvConf, Log: g.log, Adopt: k.adopt}
+}
+
+// adoptFlag adds --adopt to apply, plan, try and run.
+func adoptFlag(fs *flag.FlagSet, k *kernelOpts, what string) {
+	fs.BoolVar(&k.adopt, "adopt", false, strings.TrimSpace(what+" take over the objects another tool made where the intent puts its own "+
+		"(equal: only netagent's mark is written, nothing deleted; differing: changed as netagent's own); objects the intent does not name stay untouched"))
 }
 
 // resolvConfFlag adds --resolv-conf to a command that renders the intent
@@ -188,6 +197,9 @@ func (k *kernelOpts) parse(g *globals, fs *flag.FlagSet, args []string, prot *pr
 	}
 	if fs.NArg() == 0 && !k.daemonsOwn() {
 		return nil, usageError(g, fs, "no intent file given"), false
+	}
+	if k.adopt && k.viaDaemon {
+		return nil, usageError(g, fs, "--adopt is for the one-shot command: start the daemon with `run --adopt` instead of --via-daemon"), false
 	}
 	o := k.options(g)
 	o.Sized = gctune.Size

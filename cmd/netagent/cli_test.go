@@ -227,3 +227,19 @@ func TestMissingFileIsIO(t *testing.T) {
 		t.Errorf("via the daemon, a truncated file: exit %d, want %d", code, exitFailed)
 	}
 }
+
+// --adopt is a flag of apply, plan, try and run; it does not go through a
+// daemon (--via-daemon is a usage error naming it).
+func TestAdoptFlag(t *testing.T) {
+	for _, cmd := range []string{"apply", "plan", "try"} {
+		code, _, errOut := runCLI(cmd, "--adopt", "--via-daemon", "--state-dir", t.TempDir(), "../../examples/gateway.json")
+		if code != exitUsage || !strings.Contains(errOut, "--adopt is for the one-shot command") {
+			t.Errorf("%s --adopt --via-daemon: exit %d\n%s", cmd, code, errOut)
+		}
+	}
+	for _, cmd := range []string{"apply", "plan", "try", "run"} {
+		if _, out, _ := runCLI(cmd, "--help"); !strings.Contains(out, "--adopt\n") {
+			t.Errorf("%s --help does not list --adopt:\n%s", cmd, out)
+		}
+	}
+}

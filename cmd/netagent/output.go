@@ -100,7 +100,7 @@ const opsShown = 1000
 // after opsShown and says how many more ran.
 //
 // The lines go through one buffer: unbuffered, each would cost a write(2).
-func printAppliedOps(g *globals, ops reconciler.OperationLog, preds []disrupt.Prediction, all bool) {
+func printAppliedOps(g *globals, ops reconciler.OperationLog, preds []disrupt.Prediction, adopted map[dg.ItemRef]host.Adoption, all bool) {
 	w := bufio.NewWriterSize(g.stdout, 64<<10)
 	defer w.Flush()
 	for i, e := range ops {
@@ -108,7 +108,7 @@ func printAppliedOps(g *globals, ops reconciler.OperationLog, preds []disrupt.Pr
 			fmt.Fprintf(w, "     ... and %d more operations (--all-ops prints every one)\n", len(ops)-i)
 			return
 		}
-		fmt.Fprintf(w, "%3d. %s\n       %s\n", i+1, e, e.Item)
+		fmt.Fprintf(w, "%3d. %s\n       %s\n", i+1, host.OpText(e, adopted), e.Item)
 		if i < len(preds) {
 			fmt.Fprintf(w, "       %s\n", oneshot.DisruptionLine(preds[i]))
 		}

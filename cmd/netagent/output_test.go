@@ -30,7 +30,7 @@ func TestApplyPrintsItsOperations(t *testing.T) {
 	sample := planSample()
 	res := &sample.Result
 	res.Problems = nil
-	printAppliedOps(g, res.Ops, host.PredictOps(sample.Ops, nil), false)
+	printAppliedOps(g, res.Ops, host.PredictOps(sample.Ops, nil), nil, false)
 	code := reportApplyTook(g, res, 1500*time.Millisecond)
 	text := out.String()
 	for _, want := range []string{
@@ -258,7 +258,7 @@ func TestApplyPrintsAtMostOpsShown(t *testing.T) {
 	}
 	var out bytes.Buffer
 	g := &globals{stdout: &out, stderr: io.Discard}
-	printAppliedOps(g, ops, preds, false)
+	printAppliedOps(g, ops, preds, nil, false)
 	text := out.String()
 	if n := strings.Count(text, "traffic: "); n != opsShown {
 		t.Errorf("printed %d operations, want %d", n, opsShown)
@@ -267,7 +267,7 @@ func TestApplyPrintsAtMostOpsShown(t *testing.T) {
 		t.Errorf("no line saying how many more:\n%s", text[len(text)-300:])
 	}
 	out.Reset()
-	printAppliedOps(g, ops, preds, true)
+	printAppliedOps(g, ops, preds, nil, true)
 	if n := strings.Count(out.String(), "traffic: "); n != len(ops) || strings.Contains(out.String(), "more operations") {
 		t.Errorf("--all-ops printed %d operations, want %d", n, len(ops))
 	}

@@ -13,7 +13,7 @@ func init() {
 	register(&command{
 		name:    "plan",
 		summary: "print the exact operations an apply would run now and what would fail; changes nothing",
-		usage:   "[--netns NAME] [--resolv-conf PATH] [--json] [--via-daemon] [--protect LINK]... [--force] FILE...",
+		usage:   "[--netns NAME] [--resolv-conf PATH] [--json] [--via-daemon] [--adopt] [--protect LINK]... [--force] FILE...",
 		run:     runPlan,
 	})
 }
@@ -24,6 +24,7 @@ func runPlan(g *globals, args []string) int {
 	asJSON := fs.Bool("json", false, "print the plan as JSON")
 	resolvConfFlag(fs, k)
 	k.gateFlags(fs, false, planViaDaemon(g))
+	adoptFlag(fs, k, "plan to")
 	prot := protectFlags(fs, true)
 	o, code, ok := k.parse(g, fs, args, prot)
 	if !ok {
@@ -80,7 +81,7 @@ func printPlanTextGuarded(g *globals, res *host.PlanResult, protected []string) 
 		if pass := oneshot.PassOf(res, i); pass > 1 && oneshot.PassStart(res, pass) == i {
 			fmt.Fprintf(g.stdout, "  -- pass %d: apply reads the kernel back and writes again what it changed by itself:\n", pass)
 		}
-		fmt.Fprintf(g.stdout, "%3d. %s\n       %s\n", i+1, termsafe.String(e.String()), termsafe.String(fmt.Sprint(e.Item)))
+		fmt.Fprintf(g.stdout, "%3d. %s\n       %s\n", i+1, termsafe.String(host.OpText(e, res.Adoptions)), termsafe.String(fmt.Sprint(e.Item)))
 		if line := disruptionLine(res, i); line != "" {
 			fmt.Fprintf(g.stdout, "       %s\n", line)
 		}

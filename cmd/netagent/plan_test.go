@@ -184,3 +184,46 @@ plan: 2 operations in 2 passes
 		t.Errorf("side effects: %+v", doc.SideEffects)
 	}
 }
+
+// plan --adopt prints each create that takes over someone else's object
+// as "adopt (mark only)" or "adopt and modify", and --json says so in
+// "adopt" (with the printed line in "text"); other operations as before.
+func TestPrintPlanAdoptions(t *testing.T) {
+	addr := &items.Address{Dev: "br0", Prefix: netip.MustParsePrefix("192.0.2.1/24")}
+	route := &items.Route{Dst: netip.MustParsePrefix("10.0.0.0/8"), Dev: "br0", Scope: items.ScopeLink}
+	other := &items.Route{Dst: netip.MustParsePrefix("10.9.0.0/16"), Dev: "br0", Scope: items.ScopeLink}
+	res := &host.PlanResult{Result: host.Result{Ops: reconciler.OperationLog{
+		{Ref: dg.Ref(addr), Item: addr, Op: reconciler.OpCreate},
+		{Ref: dg.Ref(route), Item: route, Op: reconciler.OpCreate},
+		{Ref: dg.Ref(other), Item: other, Op: reconciler.OpCreate},
+	}}, Adoptions: map[dg.ItemRef]host.Adoption{
+		dg.Ref(addr):  {Found: addr, MarkOnly: true},
+		dg.Ref(route): {Found: &items.Route{Dst: route.Dst, Dev: "eth0"}},
+	}}
+	var out bytes.Buffer
+	printPlanText(&globals{stdout: &out}, res)
+	for _, want := range []string{"  1. adopt (mark only) address/br0/192.0.2.1/24\n", "  2. adopt and modify route/main 10.0.0.0/8 metric 0\n",
+		"  3. create route/main 10.9.0.0/16 metric 0\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("plan text lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := printPlanJSON(&globals{stdout: &out}, res); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Operations []struct{ Op, Adopt, Text string }
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, o := range doc.Operations {
+		got = append(got, o.Op+"|"+o.Adopt+"|"+o.Text)
+	}
+	want := []string{"create|mark only|adopt (mark only) address/br0/192.0.2.1/24", "create|modify|adopt and modify route/main 10.0.0.0/8 metric 0", "create||"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("plan --json operations:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -33,7 +33,7 @@ func init() {
 	register(&command{
 		name:    "run",
 		summary: "run the daemon: keep the network as the intent directory (and the socket API) say",
-		usage:   "[--intent-dir DIR] [--socket PATH] [--metrics-listen ADDR] [--protect LINK]... [--etcd-endpoints URL,... [--etcd-prefix P] [--hostname H] [--group G]...]",
+		usage:   "[--intent-dir DIR] [--socket PATH] [--metrics-listen ADDR] [--protect LINK]... [--adopt] [--etcd-endpoints URL,... [--etcd-prefix P] [--hostname H] [--group G]...]",
 		run:     runDaemon,
 	})
 }
@@ -72,6 +72,7 @@ func runDaemon(g *globals, args []string) int {
 	keepFlag(fs, &o.keepVersions)
 	resolvConfFlag(fs, o.kernel)
 	o.protect = protectFlags(fs, false)
+	adoptFlag(fs, o.kernel, "in the first reconcile only,")
 	o.store = storeFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -197,6 +198,14 @@ func (d *daemon) run(g *globals, o *daemonOpts) int {
 	return exitOK
 }
 
+// adoptPolicy is agent.Config.Adopt for `run --adopt` (nil without).
+func adoptPolicy(adopt bool, rt *host.Runtime) func(bool) error {
+	if !adopt {
+		return nil
+	}
+	return rt.SetAdopt
+}
+
 // daemonConfig builds the agent's Config.
 func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, error) {
 	wd, err := systemd.WatchdogInterval()
@@ -228,6 +237,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 		Probe:            trial.Probes(rt),
 		TrialDir:         o.intentDir,
 		LastTrial:        o.lastTrial,
+		Adopt:            adoptPolicy(o.kernel.adopt, rt),
 		DriftInterval:    drift,
 		WatchdogInterval: wd / 2,
 	}, nil

@@ -36,7 +36,7 @@ func init() {
 	register(&command{
 		name:    "try",
 		summary: "apply, then revert exactly unless confirmed (Enter, `netagent confirm`) before the timeout",
-		usage:   "[--timeout D] [--probe P]... [--keep-partial] [--confirm-when-probes-pass] [--if-version N] [--protect LINK]... [--force] FILE...",
+		usage:   "[--timeout D] [--probe P]... [--keep-partial] [--confirm-when-probes-pass] [--if-version N] [--adopt] [--protect LINK]... [--force] FILE...",
 		run:     runTry,
 	})
 }
@@ -58,6 +58,7 @@ func tryFlags(g *globals, fs *flag.FlagSet, k *kernelOpts) (*oneshot.TrySpec, *v
 	fs.BoolVar(&d.detach, "detach", false, "with --via-daemon: return once the trial is applied; the daemon keeps its deadline")
 	resolvConfFlag(fs, k)
 	k.gateFlags(fs, true, tryViaDaemon(g, o, d, vo))
+	adoptFlag(fs, k, "")
 	return spec, vo, protectFlags(fs, true)
 }
 

@@ -28,9 +28,11 @@ type addressConfigurator struct {
 	// promoting runs f with net.ipv4.conf.<dev>.promote_secondaries on,
 	// and then puts the sysctl back; nil where it cannot (a fake kernel).
 	promoting func(dev string, f func() error) error
-	// adopt takes over someone else's address equal to the item (prefix
-	// length, label, scope): only the IFA_PROTO mark is written, by an
-	// in-place replace, instead of ErrNotOwned.
+	// adopt takes over someone else's address of the item's identity
+	// and prefix length instead of refusing it (ErrNotOwned): one equal to
+	// the item (label, scope) gets only the IFA_PROTO mark, by an in-place
+	// replace; one that differs is deleted and added as the item, as
+	// netagent's own of another label or scope is.
 	adopt bool
 }
 
@@ -49,7 +51,7 @@ var errAddrNotOwned = fmt.Errorf("%w: the address is on the interface without ne
 
 // Create adds the address. Ours already there as wanted: nothing to do;
 // ours with another label or scope: deleted and added again; someone
-// else's: ErrNotOwned.
+// else's: ErrNotOwned, unless adopt takes it over (see adopt).
 func (c *addressConfigurator) Create(_ context.Context, item dg.Item) error {
 	return onItem[*items.Address](item, "adding address", c.create)
 }
@@ -73,15 +75,13 @@ func (c *addressConfigurator) create(a *items.Address) error {
 		return err
 	case k == nil:
 		return addAddr(conn, a, index)
-	case c.adoptable(k, a):
-		return sendOne(conn, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_REPLACE, a, index))
-	case !k.owned():
+	case c.refuses(k, a):
 		return errAddrNotOwned
 	case k.prefix.Bits() != a.Prefix.Bits():
 		return fmt.Errorf("netagent's address %s holds it", k.prefix)
-	case addrAsWanted(k, a) && lifetimeAsWanted(k, a, time.Now()):
+	case k.owned() && addrAsWanted(k, a) && lifetimeAsWanted(k, a, time.Now()):
 		return nil
-	case addrAsWanted(k, a):
+	case addrAsWanted(k, a): // the mark too, for one adopt takes over
 		return sendOne(conn, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_REPLACE, a, index))
 	}
 	if err := c.delAddr(conn, list, k, a, index); err != nil {
@@ -90,10 +90,20 @@ func (c *addressConfigurator) create(a *items.Address) error {
 	return addAddr(conn, a, index)
 }
 
-// adoptable reports whether k is someone else's address that adopt takes
-// over as a: of its prefix length, label and scope.
-func (c *addressConfigurator) adoptable(k *kernelAddr, a *items.Address) bool {
-	return c.adopt && !k.owned() && k.prefix.Bits() == a.Prefix.Bits() && addrAsWanted(k, a)
+// refuses reports whether k, the kernel's address of a's identity, is
+// someone else's that Create leaves alone: always without adopt; with
+// adopt, one that is not adoptable.
+func (c *addressConfigurator) refuses(k *kernelAddr, a *items.Address) bool {
+	return !k.owned() && (!c.adopt || !adoptableAddr(k, a))
+}
+
+// adoptableAddr reports whether adopt takes over someone else's address
+// k of a's identity: one of a's prefix length (an IPv6 address of another
+// the kernel would not delete by a's) that the kernel did not make by
+// itself (the loopback's, an IPv6 link-local one: no tool made them, and
+// netagent would delete them with the intent).
+func adoptableAddr(k *kernelAddr, a *items.Address) bool {
+	return k.prefix.Bits() == a.Prefix.Bits() && !kernelsAddr(k)
 }
 
 // addAddr adds a and checks that the kernel kept the mark.

@@ -116,10 +116,10 @@ func (c *addressConfigurator) createAll(as []*items.Address) (errs []error, sing
 		case k == nil:
 			adds = append(adds, i)
 			reqs = append(reqs, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_CREATE|unix.NLM_F_EXCL, a, indexes[i]))
-		case c.adoptable(k, a):
-			single = append(single, i) // Create writes the mark
-		case !k.owned():
+		case c.refuses(k, a):
 			errs[i] = errAddrNotOwned
+		case !k.owned():
+			single = append(single, i) // Create takes it over
 		case k.prefix.Bits() != a.Prefix.Bits():
 			errs[i] = fmt.Errorf("netagent's address %s holds it", k.prefix)
 		case !addrAsWanted(k, a) || !lifetimeAsWanted(k, a, time.Now()):

@@ -112,17 +112,8 @@ func (s *kernelState) clash(it dg.Item) error {
 // foreignAddr reports whether the kernel address of a's identity (see
 // lookupAddr) is someone else's.
 func (s *kernelState) foreignAddr(a *items.Address) bool {
-	index, ok := s.indexes[a.Dev]
-	if !ok {
-		return false
-	}
-	for i := range s.addrs {
-		k := &s.addrs[i]
-		if k.index == index && sameAddr(k.prefix, a.Prefix) {
-			return !k.owned()
-		}
-	}
-	return false
+	k := s.addrOf(a)
+	return k != nil && !k.owned()
 }
 
 // sameAddr: the same IPv4 address and length, or the same IPv6 address.
@@ -132,15 +123,104 @@ func sameAddr(k, a netip.Prefix) bool {
 
 // foreignNeigh reports whether someone's static entry holds n's address.
 func (s *kernelState) foreignNeigh(n *items.Neighbor) bool {
-	index, ok := s.indexes[n.Dev]
-	if !ok {
-		return false
+	k := s.neighOf(n)
+	return k != nil && !k.owned() && k.static()
+}
+
+// Adoptions finds the items of hint whose identity in the kernel an
+// object without netagent's mark holds and that a create with
+// Options.Adopt takes over rather than refuses, and returns for each
+// that object as an item of the same name (its hint's Deps copied, the
+// fields the hint leaves to the kernel read as the hint has them, as
+// read-back does): Equal to the item when the adoption writes only the
+// mark. The rest of Clashes' clashes remain: an IPv6 address of
+// another prefix length, the kernel's own addresses (the loopback's, IPv6
+// link-local ones), a route identity with several routes or ours
+// beside theirs, a rule whose delete would take an earlier rule.
+func Adoptions(t *netnsx.Target, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
+	if hint == nil {
+		return nil, nil
 	}
-	for i := range s.neighs {
-		k := &s.neighs[i]
-		if k.index == index && k.ip == n.IP {
-			return !k.owned() && k.static()
+	conn, err := openConn(t)
+	if err != nil {
+		return nil, fmt.Errorf("l3 adoptions: %w", err)
+	}
+	defer conn.close()
+	return adoptions(t.NL, conn, hint)
+}
+
+// adoptions is Adoptions over the narrow interfaces.
+func adoptions(nlh dumpNL, conn rawOps, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
+	s, err := snapshot(nlh, conn)
+	if err != nil {
+		return nil, fmt.Errorf("l3 adoptions: %w", err)
+	}
+	names := make(map[int]string, len(s.indexes))
+	for n, i := range s.indexes {
+		names[i] = n
+	}
+	out := make(map[dg.ItemRef]dg.Item)
+	for it := range hint.Items() {
+		if found := s.adoptable(it, names); found != nil {
+			out[dg.Ref(it)] = found
 		}
 	}
-	return false
+	return out, nil
+}
+
+// adoptable is the kernel's object that adopting it takes over, as an
+// item, or nil.
+func (s *kernelState) adoptable(it dg.Item, names map[int]string) dg.Item {
+	switch x := it.(type) {
+	case *items.Address:
+		if k := s.addrOf(x); k != nil && !k.owned() && adoptableAddr(k, x) {
+			return addrItemOf(k, x.Dev, x)
+		}
+	case *items.Route:
+		if rs := s.routes[x.Name()]; adoptable(rs) {
+			if got, ok := decodeRoute(rs[0], names); ok {
+				applyRouteHint(got, x)
+				got.Deps = x.Deps
+				return got
+			}
+		}
+	case *items.Rule:
+		if at := theirRule(s.rules, x); at >= 0 && shadowedAt(s.rules, at) == nil {
+			got, _ := decodeRule(s.rules[at], x)
+			return got
+		}
+	case *items.Neighbor:
+		if k := s.neighOf(x); k != nil && !k.owned() && k.static() {
+			return &items.Neighbor{Dev: x.Dev, IP: k.ip, MAC: k.mac, Deps: x.Deps}
+		}
+	}
+	return nil
+}
+
+// addrOf is the kernel address of a's identity (see lookupAddr), or nil.
+func (s *kernelState) addrOf(a *items.Address) *kernelAddr {
+	index, ok := s.indexes[a.Dev]
+	if !ok {
+		return nil
+	}
+	for i := range s.addrs {
+		if k := &s.addrs[i]; k.index == index && sameAddr(k.prefix, a.Prefix) {
+			return k
+		}
+	}
+	return nil
+}
+
+// neighOf is the kernel's entry for n's address on its interface, or nil.
+func (s *kernelState) neighOf(n *items.Neighbor) *kernelNeigh {
+	index, ok := s.indexes[n.Dev]
+	if !ok {
+		return nil
+	}
+	for i := range s.neighs {
+		if k := &s.neighs[i]; k.index == index && k.ip == n.IP {
+			return k
+		}
+	}
+	return nil
 }

@@ -72,6 +72,8 @@ type FakeKernel struct {
 	routeDumps int
 	// maxExchange is the most requests one exchange carried.
 	maxExchange int
+	// sent logs every change request ("RTM_NEWADDR replace", see Take).
+	sent []string
 	// dropMarks makes the kernel drop IFA_PROTO and NDA_PROTOCOL, as
 	// kernels older than 5.18 and 5.0 do.
 	dropMarks bool
@@ -112,7 +114,12 @@ func NewFakeKernel(links ...string) *FakeKernel {
 // Register registers the address, route, rule and neighbour
 // configurators over the fake, as Register does over a namespace.
 func (k *FakeKernel) Register(reg *reconciler.TypeRegistry) error {
-	return register(reg, kernel{nlh: k, open: k.open, promotes: k.promotes, promoting: k.promoting})
+	return k.RegisterWith(reg, Options{})
+}
+
+// RegisterWith is Register with opts, as RegisterWith over a namespace.
+func (k *FakeKernel) RegisterWith(reg *reconciler.TypeRegistry, opts Options) error {
+	return register(reg, kernel{nlh: k, open: k.open, promotes: k.promotes, promoting: k.promoting, adopt: opts.Adopt})
 }
 
 // ReadBack reads the fake back into items, as ReadBack does a namespace.
@@ -125,6 +132,15 @@ func (k *FakeKernel) Clashes(hint *dg.Graph) (map[dg.ItemRef]error, error) {
 		return nil, nil
 	}
 	return clashes(k, k, hint)
+}
+
+// Adoptions finds, as Adoptions does in a namespace, the intended items
+// whose object in the fake a create with Options.Adopt takes over.
+func (k *FakeKernel) Adoptions(hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
+	if hint == nil {
+		return nil, nil
+	}
+	return adoptions(k, k, hint)
 }
 
 // Refusals reads the fake's addresses and routes for a dry run, as
@@ -218,6 +234,7 @@ func (k *FakeKernel) exchange(reqs []*nl.NetlinkRequest) []reply {
 		k.writes++
 		b := req.Serialize()
 		typ, flags := req.Type, int(req.Flags)
+		k.sent = append(k.sent, requestName(typ, flags))
 		if k.fail != nil {
 			if err := k.fail(typ); err != nil {
 				out[i].err = err

@@ -962,8 +962,10 @@ func TestFakeAddressAdopt(t *testing.T) {
 	}
 }
 
-// With adopt, the one route of another protocol equal to the item is
-// replaced in place with our protocol; one that differs stays refused.
+// With adopt, the one route of another protocol of the item's identity
+// is replaced in place with our protocol: only that for one equal to the
+// item, the item's gateway too for one that differs (a modify, never a
+// delete).
 func TestFakeRouteAdopt(t *testing.T) {
 	e := newFakeEnv(t)
 	e.withUplink()
@@ -981,7 +983,18 @@ func TestFakeRouteAdopt(t *testing.T) {
 		t.Errorf("theirs after the adoption: %v", got)
 	}
 	other := &items.Route{Dst: pfx("172.16.0.6/32"), Dev: "up0"}
-	wantNotOwned(t, "adopt of a route that differs", cfg.Create(ctx, other))
+	must(t, cfg.Create(ctx, other))
+	if got := e.k.routesWith(unix.RTPROT_BOOT); len(got) != 0 {
+		t.Errorf("theirs after the second adoption: %v", got)
+	}
+	got := e.k.routesWith(items.RouteProtocol)
+	if len(got) != 2 || got[1].Dst.String() != "172.16.0.6/32" || got[1].Gw != nil {
+		t.Errorf("our routes after adopting the one that differs: %v", got)
+	}
+	must(t, cfg.Create(ctx, other)) // idempotent: ours now
+	if got := e.k.routesWith(items.RouteProtocol); len(got) != 2 {
+		t.Errorf("our routes after a second create: %v", got)
+	}
 }
 
 // ApplyBatch adopts as Create does.

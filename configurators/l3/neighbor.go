@@ -18,6 +18,10 @@ import (
 // because netlink.Neigh carries no NDA_PROTOCOL.
 type neighborConfigurator struct {
 	open opener
+	// adopt takes over someone else's static entry for the item's
+	// address instead of refusing it (ErrNotOwned): a replace, in place,
+	// writes the mark (and the item's MAC where it differs).
+	adopt bool
 }
 
 var _ reconciler.Configurator = (*neighborConfigurator)(nil)
@@ -39,7 +43,7 @@ func (c *neighborConfigurator) Modify(_ context.Context, _, newItem dg.Item) err
 // ensure looks at the kernel's entry for n's address on n's interface:
 // none → add it; ours → replace it if the MAC or state differ; a learned
 // (dynamic) entry → replace it with ours; someone's static entry →
-// ErrNotOwned.
+// ErrNotOwned, or with adopt replaced in place with ours.
 func (c *neighborConfigurator) ensure(n *items.Neighbor) error {
 	conn, err := c.open()
 	if err != nil {
@@ -56,7 +60,7 @@ func (c *neighborConfigurator) ensure(n *items.Neighbor) error {
 		return err
 	case k == nil:
 		return addNeigh(conn, n, index, unix.NLM_F_CREATE|unix.NLM_F_EXCL)
-	case !k.owned() && k.static():
+	case !k.owned() && k.static() && !c.adopt:
 		return errNeighNotOwned
 	case k.owned() && neighAsWanted(k, n):
 		return nil

@@ -20,9 +20,14 @@ func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error {
 
 // Options change how the configurators treat the kernel's objects.
 type Options struct {
-	// Adopt takes over an address or route someone else made that equals
-	// the item: only netagent's mark is written, in place (NLM_F_REPLACE),
-	// instead of ErrNotOwned.
+	// Adopt takes over the object of an item's identity that someone
+	// else made, instead of refusing it (ErrNotOwned): one equal to the
+	// item gets only netagent's mark, without a moment where it is
+	// missing (addresses, routes and neighbours by an in-place replace,
+	// NLM_F_REPLACE; a rule, which has no replace, by adding netagent's
+	// copy before deleting theirs); one that differs is changed as
+	// netagent's own would be (see each configurator). Adoptions says
+	// which creates adopt.
 	Adopt bool
 }
 
@@ -50,8 +55,8 @@ func register(reg *reconciler.TypeRegistry, k kernel) error {
 	}{
 		{items.TypeAddress, &addressConfigurator{nlh: k.nlh, open: k.open, promotes: k.promotes, promoting: k.promoting, adopt: k.adopt}},
 		{items.TypeRoute, &routeConfigurator{nlh: k.nlh, open: k.open, adopt: k.adopt}},
-		{items.TypeRule, &ruleConfigurator{open: k.open}},
-		{items.TypeNeighbor, &neighborConfigurator{open: k.open}},
+		{items.TypeRule, &ruleConfigurator{open: k.open, adopt: k.adopt}},
+		{items.TypeNeighbor, &neighborConfigurator{open: k.open, adopt: k.adopt}},
 	}
 	for _, c := range cfgs {
 		if err := reg.Register(c.typ, c.cfg); err != nil {

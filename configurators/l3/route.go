@@ -27,8 +27,9 @@ type routeConfigurator struct {
 	nlh  routeNL
 	open opener
 	// adopt takes over the one route of another protocol of the item's
-	// identity when it equals the item: a replace writes only the
-	// protocol, in place, instead of ErrNotOwned.
+	// identity instead of refusing it (ErrNotOwned): a replace, in place,
+	// writes our protocol (only that when the route equals the item, the
+	// item's attributes too when it differs).
 	adopt bool
 }
 
@@ -103,10 +104,19 @@ func dumpRoutes(conn rawOps, family int) (kernelRoutes, error) {
 	return idx, nil
 }
 
-// adoptable reports whether rs, the kernel's routes of want's identity,
-// is one route of another protocol equal to want.
-func adoptable(rs []routeMsg, want *items.Route, names map[int]string) bool {
-	return len(rs) == 1 && rs[0].Protocol != items.RouteProtocol && sameRoute(&rs[0], want, names)
+// adoptable reports whether rs, the kernel's routes of an item's
+// identity, is one route of another protocol that a tool made (not the
+// kernel's own: an address's subnet route, a route of a router
+// advertisement): adopt takes it over.
+func adoptable(rs []routeMsg) bool {
+	if len(rs) != 1 {
+		return false
+	}
+	switch rs[0].Protocol {
+	case items.RouteProtocol, unix.RTPROT_KERNEL, unix.RTPROT_RA:
+		return false
+	}
+	return true
 }
 
 // errRouteNotOwned: a route of another protocol holds the item's identity.

@@ -20,8 +20,9 @@ const maxRounds = 4
 //
 //	create  RTM_NEWROUTE CREATE|EXCL. EEXIST: look at the routes of that
 //	        identity (dump): another protocol's → ErrNotOwned (with adopt,
-//	        the only one and equal → REPLACE, which writes our protocol in
-//	        place); ours and as wanted → done; ours but different → REPLACE.
+//	        the only one → REPLACE, which writes our protocol in place, and
+//	        the item's attributes where it differs); ours and as wanted →
+//	        done; ours but different → REPLACE.
 //	modify  dump, then: another protocol's → ErrNotOwned; ours as wanted →
 //	        nothing (no kernel write); ours different → REPLACE; none →
 //	        CREATE|EXCL.
@@ -225,7 +226,7 @@ func (b *routeBatch) settle(i int, r *items.Route, devs routeDevs) error {
 	}
 	owned, foreign := ownedOf(idx[r.Name()])
 	switch {
-	case b.c.adopt && adoptable(idx[r.Name()], r, devs.names()):
+	case b.c.adopt && adoptable(idx[r.Name()]):
 		b.queueReplace(i, r, devs)
 	case foreign:
 		return errRouteNotOwned

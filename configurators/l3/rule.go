@@ -28,6 +28,9 @@ var _ ruleNL = (*netlink.Handle)(nil)
 // reaches the kernel.
 type ruleConfigurator struct {
 	open opener
+	// adopt takes over a rule of another protocol that is exactly the
+	// item instead of refusing it (ErrNotOwned); see adoptRule.
+	adopt bool
 }
 
 var _ reconciler.Configurator = (*ruleConfigurator)(nil)
@@ -36,7 +39,8 @@ var _ reconciler.Configurator = (*ruleConfigurator)(nil)
 var errRuleNotOwned = fmt.Errorf("%w: a rule of another protocol has the same selectors", ErrNotOwned)
 
 // Create adds the rule unless netagent's is already there; a rule of
-// another protocol with the same selectors is ErrNotOwned.
+// another protocol with the same selectors is ErrNotOwned, or, with
+// adopt, taken over (adoptRule).
 func (c *ruleConfigurator) Create(_ context.Context, item dg.Item) error {
 	r, err := items.As[*items.Rule](item)
 	if err != nil {
@@ -51,11 +55,58 @@ func (c *ruleConfigurator) Create(_ context.Context, item dg.Item) error {
 		switch {
 		case owned >= 0:
 			return nil
+		case foreign && c.adopt:
+			return adoptRule(conn, list, r)
 		case foreign:
 			return errRuleNotOwned
 		}
 		return send(conn, ruleRequest(unix.RTM_NEWRULE, unix.NLM_F_CREATE, r))
 	}), "adding rule %s", r.Name())
+}
+
+// adoptRule takes over someone else's rule that is exactly r (list is
+// the kernel's rules of r's family). The kernel has no replace for rules,
+// so netagent's copy is added first, then theirs deleted: the kernel puts
+// a new rule after the rules of its priority, so theirs, which does the
+// same, matches first until it goes, and no packet finds neither. Their
+// delete names every attribute of theirs, its protocol included; an
+// earlier rule that this delete would take instead (rule_find takes the
+// first match) stops the adoption before anything is written.
+func adoptRule(conn rawOps, list []ruleMsg, r *items.Rule) error {
+	at := theirRule(list, r)
+	theirs := list[at]
+	if err := shadowedAt(list, at); err != nil {
+		return err
+	}
+	if err := send(conn, ruleRequest(unix.RTM_NEWRULE, unix.NLM_F_CREATE, r)); err != nil {
+		return err
+	}
+	if err := send(conn, theirs.request(unix.RTM_DELRULE, 0)); err != nil {
+		return fmt.Errorf("deleting the adopted rule of protocol %d after adding netagent's: %w", theirs.Proto, err)
+	}
+	return nil
+}
+
+// shadowedAt is the error adopting list[at] fails with when the delete of
+// that rule would take an earlier rule first, or nil.
+func shadowedAt(list []ruleMsg, at int) error {
+	for i := range list[:at] {
+		if deleteMatches(&list[at], &list[i]) {
+			return fmt.Errorf("%w: the delete of the rule of protocol %d would take an earlier rule first", ErrNotOwned, list[at].Proto)
+		}
+	}
+	return nil
+}
+
+// theirRule is the index of the first rule of another protocol that
+// is exactly r, or -1.
+func theirRule(list []ruleMsg, r *items.Rule) int {
+	for i := range list {
+		if got, ok := decodeRule(list[i], r); ok && got.Equal(r) && list[i].Proto != items.RouteProtocol {
+			return i
+		}
+	}
+	return -1
 }
 
 // Modify changes nothing in the kernel: two rules of one name differ only

@@ -38,7 +38,15 @@ func Clashes(t *netnsx.Target, stateDir string, hint *dg.Graph) (map[dg.ItemRef]
 	return k.clashes(hint)
 }
 
-func (k *kernel) clashes(hint *dg.Graph) (map[dg.ItemRef]error, error) {
+// linksNow is the namespace's state and links, by name and by index.
+type linksNow struct {
+	st      nsState
+	byName  map[string]netlink.Link
+	byIndex map[int]netlink.Link
+}
+
+// readLinksNow reads the state directory and lists the links.
+func (k *kernel) readLinksNow() (*linksNow, error) {
 	st, err := k.st.snapshot()
 	if err != nil {
 		return nil, err
@@ -47,19 +55,31 @@ func (k *kernel) clashes(hint *dg.Graph) (map[dg.ItemRef]error, error) {
 	if err != nil {
 		return nil, err
 	}
-	byName := make(map[string]netlink.Link, len(links))
-	byIndex := make(map[int]netlink.Link, len(links))
+	n := &linksNow{st: st, byName: make(map[string]netlink.Link, len(links)), byIndex: make(map[int]netlink.Link, len(links))}
 	for _, l := range links {
-		byName[l.Attrs().Name] = l
-		byIndex[l.Attrs().Index] = l
+		n.byName[l.Attrs().Name] = l
+		n.byIndex[l.Attrs().Index] = l
 	}
-	nameOf := func(i int) string {
-		if l, ok := byIndex[i]; ok {
-			return l.Attrs().Name
-		}
-		return ""
+	return n, nil
+}
+
+// nameOf is the name of the link of index i ("" for none).
+func (n *linksNow) nameOf(i int) string {
+	if l, ok := n.byIndex[i]; ok {
+		return l.Attrs().Name
 	}
-	isOwned := func(l netlink.Link) bool { return owns(l, st, nameOf) }
+	return ""
+}
+
+// owns reports whether netagent owns l (see owns).
+func (n *linksNow) owns(l netlink.Link) bool { return owns(l, n.st, n.nameOf) }
+
+func (k *kernel) clashes(hint *dg.Graph) (map[dg.ItemRef]error, error) {
+	now, err := k.readLinksNow()
+	if err != nil {
+		return nil, err
+	}
+	byName, byIndex, isOwned := now.byName, now.byIndex, now.owns
 	out := make(map[dg.ItemRef]error)
 	for it := range hint.Items() {
 		var err error

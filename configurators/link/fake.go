@@ -11,7 +11,6 @@ import (
 
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/statefile"
-	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
@@ -111,13 +110,7 @@ func (f *FakeKernel) kernel(stateDir string) *kernel {
 // state files, as there. Each call makes fresh configurators, as a
 // restarted agent has.
 func (f *FakeKernel) Register(reg *reconciler.TypeRegistry, stateDir string) error {
-	if err := reg.Register(items.TypeInterface, &InterfaceConfigurator{k: f.kernel(stateDir)}); err != nil {
-		return err
-	}
-	if err := reg.Register(items.TypePort, &PortConfigurator{k: &kernel{nl: f, raw: f, ns: f}}); err != nil {
-		return err
-	}
-	return reg.Register(items.TypeBridgeVLANs, &BridgeVLANConfigurator{k: &kernel{nl: f, raw: f, ns: f}})
+	return f.RegisterWith(reg, stateDir, Options{})
 }
 
 // Clashes finds, as Clashes does in a namespace, the intended links

@@ -16,6 +16,9 @@ import (
 // InterfaceConfigurator manages items of type "interface" in one namespace.
 type InterfaceConfigurator struct {
 	k *kernel
+	// adopt takes over someone else's virtual link of a wanted name
+	// (Options.Adopt, kernel.takeOver).
+	adopt bool
 }
 
 var _ reconciler.BatchConfigurator = (*InterfaceConfigurator)(nil)
@@ -87,7 +90,7 @@ func (c *InterfaceConfigurator) existing(want *items.Interface) (fresh bool, err
 	if l == nil {
 		return true, nil
 	}
-	return false, c.k.adopt(l, want)
+	return false, c.k.adopt(l, want, c.adopt)
 }
 
 // ApplyBatch applies independent interface operations (a wave's), each
@@ -99,7 +102,7 @@ func (c *InterfaceConfigurator) existing(want *items.Interface) (fresh bool, err
 // the existing link.
 func (c *InterfaceConfigurator) ApplyBatch(ctx context.Context, ops []reconciler.BatchOp) []error {
 	d := c.k.dumpLinks(len(ops))
-	c = &InterfaceConfigurator{k: c.k.withDump(d)}
+	c = &InterfaceConfigurator{k: c.k.withDump(d), adopt: c.adopt}
 	errs := make([]error, len(ops))
 	var fresh []int
 	var wants []*items.Interface
@@ -135,13 +138,18 @@ func (c *InterfaceConfigurator) ApplyBatch(ctx context.Context, ops []reconciler
 	return errs
 }
 
-// adopt handles a create over an existing link of the wanted name.
-func (k *kernel) adopt(l netlink.Link, want *items.Interface) error {
+// adopt handles a create over an existing link of the wanted name;
+// takeOver: someone else's is taken over (Options.Adopt) rather than
+// refused.
+func (k *kernel) adopt(l netlink.Link, want *items.Interface, takeOver bool) error {
 	st, err := k.st.snapshot()
 	if err != nil {
 		return err
 	}
 	if !owns(l, st, k.nameOf) {
+		if takeOver && st.originalOf(l) == nil {
+			return k.takeOver(l, want)
+		}
 		return fmt.Errorf("creating %s %s: %w", want.Kind, want.IfName, ErrNotOwned)
 	}
 	if !owned(l) {

@@ -2,7 +2,6 @@ package link
 
 import (
 	"github.com/netagent/netagent/internal/netnsx"
-	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -11,15 +10,5 @@ import (
 // of physical interfaces. Link items are external: they have no
 // configurator.
 func Register(reg *reconciler.TypeRegistry, t *netnsx.Target, stateDir string) error {
-	ifaces, err := NewInterfaceConfigurator(t, stateDir)
-	if err != nil {
-		return err
-	}
-	if err := reg.Register(items.TypeInterface, ifaces); err != nil {
-		return err
-	}
-	if err := reg.Register(items.TypePort, NewPortConfigurator(t)); err != nil {
-		return err
-	}
-	return reg.Register(items.TypeBridgeVLANs, NewBridgeVLANConfigurator(t))
+	return RegisterWith(reg, t, stateDir, Options{})
 }

@@ -1,0 +1,183 @@
+package link
+
+import (
+	"fmt"
+
+	"github.com/vishvananda/netlink"
+
+	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/netnsx"
+	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
+)
+
+// Options change how the configurators treat the kernel's links.
+type Options struct {
+	// Adopt takes over a virtual link of an intended interface's name
+	// that someone else made, instead of refusing it (ErrNotOwned): the
+	// mark is written on it (its alias, takeOver) and it is converged as
+	// a link of netagent's is; one that differs in what cannot change in
+	// place (its kind, a VLAN's id, ...) is deleted and created as the
+	// intent has it. A physical interface is never marked, and a NIC
+	// whose originals are recorded is never taken over. Adoptions says
+	// which creates adopt.
+	Adopt bool
+}
+
+// RegisterWith is Register with opts.
+func RegisterWith(reg *reconciler.TypeRegistry, t *netnsx.Target, stateDir string, opts Options) error {
+	ifaces, err := NewInterfaceConfigurator(t, stateDir)
+	if err != nil {
+		return err
+	}
+	ifaces.adopt = opts.Adopt
+	return registerAll(reg, ifaces, NewPortConfigurator(t), NewBridgeVLANConfigurator(t))
+}
+
+// registerAll registers the three configurators of the package.
+func registerAll(reg *reconciler.TypeRegistry, ifaces *InterfaceConfigurator, ports *PortConfigurator, vlans *BridgeVLANConfigurator) error {
+	if err := reg.Register(items.TypeInterface, ifaces); err != nil {
+		return err
+	}
+	if err := reg.Register(items.TypePort, ports); err != nil {
+		return err
+	}
+	return reg.Register(items.TypeBridgeVLANs, vlans)
+}
+
+// takeOver makes someone else's link l, of want's name, netagent's (the
+// create of want with Options.Adopt). When want can be had in place, the
+// mark alone is written (the alias netagent's own links carry, with
+// want's alias), and on a veth's peer in this namespace (with the alias
+// it has), then l is converged as any link of netagent's: nothing more is
+// written when l equals want. Otherwise l goes and want is created.
+func (k *kernel) takeOver(l netlink.Link, want *items.Interface) error {
+	obs, err := k.observe(l, k.nameOf, true)
+	if err != nil {
+		return err
+	}
+	if items.InterfaceNeedsRecreate(mask(obs, want), want) {
+		if err := k.nl.LinkDel(l); err != nil && !isNotFound(err) {
+			return fmt.Errorf("deleting %s %s to adopt it as %s: %w", obs.Kind, want.IfName, want.Kind, err)
+		}
+		return k.create(want)
+	}
+	marked := markedAlias(want.Alias)
+	if err := k.nl.LinkSetAlias(l, marked); err != nil {
+		return fmt.Errorf("marking %s %s to adopt it: %w", want.Kind, want.IfName, err)
+	}
+	l.Attrs().Alias = marked
+	if v, ok := obs.Attrs.(*items.VethAttrs); ok && v.PeerNetns == "" && v.Peer != "" {
+		if err := k.markForeign(v.Peer); err != nil {
+			return err
+		}
+	}
+	return k.converge(l, want)
+}
+
+// markForeign marks the link name of this namespace, keeping its alias,
+// unless it carries the mark already.
+func (k *kernel) markForeign(name string) error {
+	l, err := k.nl.LinkByName(name)
+	if err != nil {
+		return fmt.Errorf("finding veth peer %s: %w", name, err)
+	}
+	if owned(l) {
+		return nil
+	}
+	if err := k.nl.LinkSetAlias(l, markedAlias(l.Attrs().Alias)); err != nil {
+		return fmt.Errorf("marking veth peer %s to adopt it: %w", name, err)
+	}
+	return nil
+}
+
+// Adoptions finds the interfaces of hint whose name a virtual link that
+// netagent does not own has, which a create with Options.Adopt takes
+// over, and returns for each that link as the read-back of a link of
+// netagent's describes it (the fields the item leaves unset read back
+// unset): Equal to the item when the adoption writes only the mark.
+func Adoptions(t *netnsx.Target, stateDir string, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
+	if hint == nil {
+		return nil, nil
+	}
+	k, err := newKernel(t, stateDir)
+	if err != nil {
+		return nil, err
+	}
+	return k.adoptions(hint)
+}
+
+func (k *kernel) adoptions(hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
+	now, err := k.readLinksNow()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[dg.ItemRef]dg.Item)
+	for it := range hint.Items() {
+		want, ok := it.(*items.Interface)
+		if !ok || want.Kind == items.KindPhysical {
+			continue
+		}
+		l, exists := now.byName[want.IfName]
+		if !exists || now.owns(l) || now.st.originalOf(l) != nil {
+			continue
+		}
+		obs, err := k.observe(l, now.nameOf, true)
+		if err != nil {
+			return nil, err
+		}
+		out[dg.Ref(it)] = mask(obs, want)
+	}
+	return out, k.portAdoptions(hint, now, out)
+}
+
+// portAdoptions adds to out the ports of hint whose link is enslaved to
+// their intended master already, a link the adoption takes over (in
+// out) or one netagent owns by now (the master's adoption ran in an
+// earlier wave: a trial's journal asks wave by wave): the port is then
+// netagent's with its master, as it reads back (cost and priority of a
+// bridge port).
+func (k *kernel) portAdoptions(hint *dg.Graph, now *linksNow, out map[dg.ItemRef]dg.Item) error {
+	for it := range hint.Items() {
+		want, ok := it.(*items.Port)
+		if !ok {
+			continue
+		}
+		l, ok := now.byName[want.IfName]
+		if !ok {
+			continue
+		}
+		master, ok := now.byIndex[l.Attrs().MasterIndex]
+		if !ok || master.Attrs().Name != want.Master {
+			continue
+		}
+		if _, adopted := out[items.InterfaceRef(want.Master)]; !adopted && !now.owns(master) {
+			continue
+		}
+		p := &items.Port{IfName: want.IfName, Master: want.Master, MasterKind: kindOf(master)}
+		if p.MasterKind == items.KindBridge {
+			cost, prio, err := k.portSettings(l.Attrs().Index)
+			if err != nil {
+				return fmt.Errorf("reading port %s: %w", p.IfName, err)
+			}
+			p.Cost, p.Priority = cost, &prio
+		}
+		out[dg.Ref(it)] = maskPort(p, want)
+	}
+	return nil
+}
+
+// Adoptions finds, as Adoptions does in a namespace, the intended links
+// that a create with Options.Adopt takes over in the fake.
+func (f *FakeKernel) Adoptions(stateDir string, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
+	if hint == nil {
+		return nil, nil
+	}
+	return f.kernel(stateDir).adoptions(hint)
+}
+
+// RegisterWith is Register with opts, as RegisterWith over a namespace.
+func (f *FakeKernel) RegisterWith(reg *reconciler.TypeRegistry, stateDir string, opts Options) error {
+	return registerAll(reg, &InterfaceConfigurator{k: f.kernel(stateDir), adopt: opts.Adopt},
+		&PortConfigurator{k: &kernel{nl: f, raw: f, ns: f}}, &BridgeVLANConfigurator{k: &kernel{nl: f, raw: f, ns: f}})
+}
