@@ -5,6 +5,7 @@ package netns_test
 import (
 	"fmt"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -12,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netagent/netagent/agent/importer"
+	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/internal/testns"
 )
 
@@ -23,11 +26,12 @@ type takeoverFigures struct {
 	sent, lost int // pings during apply --adopt
 	again      int // operations of the second apply, and kernel events
 	removed    int // objects the removal of the intent deleted
+	pinned     int // rule priorities the intent took from the kernel
 }
 
 func (f takeoverFigures) String() string {
-	return fmt.Sprintf("adopted %d, deletions seen %d (and %d rules' old copies), pings lost %d of %d, second apply %d writes, removal deleted %d",
-		f.adopted, f.deletions, f.ruleCopies, f.lost, f.sent, f.again, f.removed)
+	return fmt.Sprintf("adopted %d, deletions seen %d (and %d rules' old copies), pings lost %d of %d, second apply %d writes, removal deleted %d, rule priorities pinned %d",
+		f.adopted, f.deletions, f.ruleCopies, f.lost, f.sent, f.again, f.removed, f.pinned)
 }
 
 // TestAdoptSwitchover takes over, for every oracle case (the netplan
@@ -101,11 +105,14 @@ func TestAdoptSwitchoverByHand(t *testing.T) {
 // It returns the figures, the items adopted and the monitor.
 func takeoverTakeOver(t *testing.T, e *cliEnv, path takeoverPath, auto bool, source string, args ...string) (f takeoverFigures, adopted []string, mon *takeoverMonitor) {
 	t.Helper()
+	path.check(t)
 	mon = takeoverStartMonitor(t, e) // and the namespace settled
 	before := oracleView(e, auto)
-	path.check(t)
 	file := filepath.Join(t.TempDir(), "imported.json")
 	e.mustRun(0, "import", append([]string{source, "--out", file}, args...)...)
+	if auto {
+		f.pinned = takeoverKernelPriorities(t, e, file)
+	}
 	adopted = takeoverPlanOnlyAdoptions(t, e, file)
 	f.adopted = len(adopted)
 	if events := mon.until(); len(events) > 0 {
@@ -135,6 +142,44 @@ func takeoverTakeOver(t *testing.T, e *cliEnv, path takeoverPath, auto bool, sou
 	}
 	f.again = takeoverSecondApply(t, e, mon, file)
 	return f, adopted, mon
+}
+
+// takeoverKernelPriorities is docs/migrating.md's fix, in step 2, for
+// rules the old file gave no priority (see autoPriorities): the kernel
+// numbered them in the order the old tool added them, which the import
+// cannot know, so the intent takes each such rule's priority from the
+// kernel's rule of the same source and table. It returns how many it
+// changed.
+func takeoverKernelPriorities(t *testing.T, e *cliEnv, file string) int {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := intent.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i, r := range in.Rules {
+		if r.Priority <= 32700 || r.Priority >= 32766 {
+			continue
+		}
+		for _, k := range e.ipJSON("rule", "show") {
+			p, _ := k["priority"].(float64)
+			if fmt.Sprintf("%v/%v", k["src"], k["srclen"]) == r.From && fmt.Sprint(k["table"]) == fmt.Sprint(r.Table) && uint32(p) != r.Priority {
+				in.Rules[i].Priority = uint32(p)
+				n++
+			}
+		}
+	}
+	if data, err = importer.Encode(in); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // takeoverPlanOnlyAdoptions checks that plan --adopt lists adoptions
@@ -222,7 +267,7 @@ func takeoverRemoval(t *testing.T, e *cliEnv, mon *takeoverMonitor, c oracleCase
 
 // takeoverTestOwn matches a monitor line of the test's own objects: the
 // foreign sentinel, uplink0, the stand-ins' peers.
-var takeoverTestOwn = regexp.MustCompile(`198\.18\.|uplink0|standin`)
+var takeoverTestOwn = regexp.MustCompile(`198\.18\.|^Deleted \d+: (uplink0|standin)|dev uplink0`)
 
 // takeoverIsNIC reports whether an item is one of c's NICs (interface/NAME
 // of a physical interface), which no intent deletes.
