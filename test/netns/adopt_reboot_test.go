@@ -47,6 +47,9 @@ func takeoverReboot(t *testing.T, unit takeoverUnit, c oracleCase) {
 
 	file := filepath.Join(dirs["/etc/netagent"], "host.json")
 	e.mustRun(0, "import", c.source, "--out", file, c.file)
+	if auto {
+		takeoverKernelPriorities(t, e, file) // step 2's fix, as in TestAdoptSwitchover
+	}
 	e.mustRun(0, "apply", "--adopt", file)
 	mon := takeoverStartMonitor(t, e)
 	d := unit.start(t, e, dirs)
