@@ -113,8 +113,10 @@ func adoptable(rs []routeMsg) bool {
 		return false
 	}
 	switch rs[0].Protocol {
-	case items.RouteProtocol, unix.RTPROT_KERNEL, unix.RTPROT_RA:
+	case items.RouteProtocol, unix.RTPROT_RA:
 		return false
+	case unix.RTPROT_KERNEL: // but ifupdown2 adds its gateway routes as kernel's too
+		return rs[0].Gw.IsValid()
 	}
 	return true
 }

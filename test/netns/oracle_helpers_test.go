@@ -1,0 +1,210 @@
+//go:build !vmtest
+
+package netns_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/netagent/netagent/agent/importer"
+	"github.com/netagent/netagent/agent/importer/eni"
+	"github.com/netagent/netagent/agent/importer/netplan"
+	"github.com/netagent/netagent/agent/intent"
+)
+
+// oracleCase is a configuration file of another tool (netplan,
+// ifupdown2) that both that tool and netagent can apply in a namespace of
+// this host: the oracle tests compare the two kernels, the adoption tests
+// let the old tool configure a namespace and netagent take it over.
+type oracleCase struct {
+	name   string         // as the outcome tables name it
+	source string         // import's source: "netplan" or "eni"
+	file   string         // the file the old tool reads
+	in     *intent.Intent // the importer's reading of file
+	// old has the old tool configure e from file (the stand-ins made).
+	old func(t *testing.T, e *cliEnv)
+}
+
+// netplanCase is the oracle case of a netplan example: networkd on what
+// `netplan generate` renders of it.
+func netplanCase(file string, in *intent.Intent) oracleCase {
+	return oracleCase{name: filepath.Base(file), source: "netplan", file: file, in: in,
+		old: func(t *testing.T, e *cliEnv) { runNetworkd(t, e, netplanGenerate(t, file)) }}
+}
+
+// eniCaseOf is the oracle case of an ENI file: ifupdown2's ifup -a on it.
+func eniCaseOf(name, file string, in *intent.Intent) oracleCase {
+	return oracleCase{name: name, source: "eni", file: file, in: in,
+		old: func(t *testing.T, e *cliEnv) { eniIfup(t, e, file) }}
+}
+
+// oracleCases are the cases the oracle tests compare: the netplan
+// examples that import and that this host's kernel can hold, and the ENI
+// examples and own cases that import.
+func oracleCases(t *testing.T) []oracleCase {
+	var cases []oracleCase
+	for _, f := range netplanFiles(t) {
+		res, err := netplan.Import([]string{f}, importer.Options{})
+		if err == nil && netplanNotOnHost(res.Intent) == "" && !netplanDHCP(res.Intent) {
+			cases = append(cases, netplanCase(f, res.Intent))
+		}
+	}
+	for _, c := range eniFiles(t) {
+		if res, err := eni.Import(c[1], importer.Options{}); err == nil && !eniVLANFiltering(res.Intent) {
+			cases = append(cases, eniCaseOf(c[0], c[1], res.Intent))
+		}
+	}
+	return cases
+}
+
+// netplanFiles are netplan.io's examples.
+func netplanFiles(t *testing.T) []string {
+	files, err := filepath.Glob(netplanExamples)
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no netplan examples (scripts/setup.sh installs netplan.io): %v", err)
+	}
+	return files
+}
+
+// eniFiles are ifupdown2's examples and the own cases (written into a
+// temporary directory), as {name, path} pairs.
+func eniFiles(t *testing.T) [][2]string {
+	files, err := filepath.Glob(filepath.Join(eniCache, "usr/share/doc/ifupdown2/examples/*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no ifupdown2 examples in %s (run scripts/setup.sh): %v", eniCache, err)
+	}
+	sub, _ := filepath.Glob(filepath.Join(eniCache, "usr/share/doc/ifupdown2/examples/*/*"))
+	var out [][2]string
+	for _, f := range append(files, sub...) {
+		if st, err := os.Stat(f); err != nil || st.IsDir() || strings.HasSuffix(f, ".py") || strings.HasSuffix(f, ".sh") {
+			continue
+		}
+		out = append(out, [2]string{strings.TrimPrefix(f, eniCache+"/usr/share/doc/ifupdown2/examples/"), f})
+	}
+	for _, name := range slices.Sorted(maps.Keys(eniOwnCases)) {
+		out = append(out, [2]string{name, eniWriteCase(t, eniOwnCases[name])})
+	}
+	return out
+}
+
+// oracleCompare applies c by the old tool in one namespace and its
+// import by netagent in another, and returns how the two kernels differ
+// (lineDiff of oracleView: "-" the old tool only, "+" netagent only; ""
+// when they agree).
+func oracleCompare(t *testing.T, c oracleCase) string {
+	old, ours := cliNewEnv(t), cliNewEnv(t)
+	for _, e := range []*cliEnv{old, ours} {
+		oracleStandIns(e, c.in)
+	}
+	c.old(t, old)
+	data, err := importer.Encode(c.in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours.mustRun(0, "apply", ours.writeFile("intent.json", string(data)))
+	auto := autoPriorities(c.in)
+	return lineDiff(oracleView(old, auto), oracleView(ours, auto))
+}
+
+// oracleStandIns makes a veth for each physical NIC in names (not lo),
+// its peer standinN up, so that the NIC gets a carrier once it is up.
+func oracleStandIns(e *cliEnv, in *intent.Intent) {
+	for i, ifc := range in.Interfaces {
+		if ifc.Type == intent.LinkPhysical && ifc.Name != "lo" {
+			peer := fmt.Sprintf("standin%d", i)
+			e.ip("link", "add", ifc.Name, "type", "veth", "peer", "name", peer)
+			e.ip("link", "set", peer, "up")
+		}
+	}
+}
+
+// oracleView is a namespace's links (kind, mtu, master, up), addresses
+// (not link-local), routes of every table (gateway, metric, type, scope,
+// onlink) and rules, as sorted lines, without what differs by nature or
+// is the test's own: ifindexes, protocols, lifetimes, the kernel's
+// link-local, multicast and local-table entries, the stand-ins' peers and
+// cliNewEnv's uplink0 pair. With auto, rule priorities the kernel chose
+// (32765 and down) compare as "the kernel's" (see autoPriorities).
+func oracleView(e *cliEnv, auto bool) string {
+	out := slices.Concat(oracleLinks(e), oracleAddrs(e))
+	for _, fam := range []string{"-4", "-6"} {
+		out = append(out, oracleRoutes(e, fam)...)
+		out = append(out, oracleRules(e, fam, auto)...)
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
+}
+
+// oracleTestLink reports whether a link is the test's own, not the
+// configuration's: a stand-in's peer or the uplink0 pair.
+func oracleTestLink(name string) bool {
+	return strings.HasPrefix(name, "standin") || strings.HasPrefix(name, "uplink0")
+}
+
+func oracleLinks(e *cliEnv) []string {
+	var out []string
+	for _, l := range e.ipJSON("-d", "link", "show") {
+		name, _ := l["ifname"].(string)
+		if oracleTestLink(name) {
+			continue
+		}
+		kind := ""
+		if li, ok := l["linkinfo"].(map[string]any); ok {
+			kind, _ = li["info_kind"].(string)
+		}
+		out = append(out, fmt.Sprintf("link %s kind=%s mtu=%v master=%v up=%v", name, kind, l["mtu"], l["master"], jsonHas(l["flags"], "UP")))
+	}
+	return out
+}
+
+func oracleAddrs(e *cliEnv) []string {
+	var out []string
+	for _, l := range e.ipJSON("addr", "show") {
+		infos, _ := l["addr_info"].([]any)
+		for _, x := range infos {
+			a, _ := x.(map[string]any)
+			if a["scope"] != "link" && a["scope"] != "host" {
+				out = append(out, fmt.Sprintf("addr %v %v/%v", l["ifname"], a["local"], a["prefixlen"]))
+			}
+		}
+	}
+	return out
+}
+
+func oracleRoutes(e *cliEnv, fam string) []string {
+	var out []string
+	for _, r := range e.ipJSON(fam, "route", "show", "table", "all") {
+		dst, dev := fmt.Sprint(r["dst"]), fmt.Sprint(r["dev"])
+		if r["table"] == "local" || r["type"] == "multicast" || strings.HasPrefix(dst, "fe80:") || strings.HasPrefix(dst, "ff00:") ||
+			dev == "lo" || oracleTestLink(dev) {
+			continue
+		}
+		out = append(out, fmt.Sprintf("route %s table=%v dev=%v via=%v metric=%v type=%v scope=%v onlink=%v",
+			dst, r["table"], dev, r["gateway"], r["metric"], r["type"], r["scope"], jsonHas(r["flags"], "onlink")))
+	}
+	return out
+}
+
+func oracleRules(e *cliEnv, fam string, auto bool) []string {
+	var out []string
+	for _, r := range e.ipJSON(fam, "rule", "show") {
+		prio := fmt.Sprint(r["priority"])
+		if p, _ := r["priority"].(float64); auto && p > 32700 && p < 32766 {
+			prio = "the kernel's"
+		}
+		out = append(out, fmt.Sprintf("rule %s prio=%v from=%v/%v to=%v table=%v", fam, prio, r["src"], r["srclen"], r["dst"], r["table"]))
+	}
+	return out
+}
+
+// jsonHas reports whether an `ip -j` list of flags holds flag.
+func jsonHas(list any, flag string) bool {
+	data, _ := json.Marshal(list)
+	return strings.Contains(string(data), `"`+flag+`"`)
+}
