@@ -281,3 +281,28 @@ func (t *NftTable) String() string {
 	}
 	return fmt.Sprintf("nft-table %s %d chains, %d rules, %d sets", t.Name(), len(t.Chains), rules, len(t.Sets))
 }
+
+// Validate checks what the configurator relies on: a known family, a
+// name, a priority on every base chain and parseable set elements (the
+// intent's Validate checks the rest, with JSON paths).
+func (t *NftTable) Validate() error {
+	if _, ok := nftPriorities[t.Family]; !ok && t.Family != "inet" && t.Family != "ip6" {
+		return invalid(t, "family is not inet, ip, ip6, bridge or netdev")
+	}
+	if t.Table == "" {
+		return invalid(t, "no name")
+	}
+	for _, c := range t.Chains {
+		if c.Base() && c.Priority == nil {
+			return invalid(t, "base chain %s has no priority", c.Name)
+		}
+	}
+	for _, s := range t.Sets {
+		for _, e := range s.Elements {
+			if err := CheckNftElement(s.Type, s.Interval, e); err != nil {
+				return invalid(t, "set %s: %v", s.Name, err)
+			}
+		}
+	}
+	return nil
+}
