@@ -9,6 +9,7 @@ import (
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
+	"github.com/netagent/netagent/configurators/nftables"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/items"
@@ -43,6 +44,9 @@ func NewRegistryWith(t *netnsx.Target, stateDir string, opts Options) (*reconcil
 	if err := firewall.Register(reg, t, stateDir); err != nil {
 		return nil, fmt.Errorf("registering firewall configurators: %w", err)
 	}
+	if err := nftables.Register(reg, t); err != nil {
+		return nil, fmt.Errorf("registering the nftables configurator: %w", err)
+	}
 	if err := ethtool.Register(reg, t, stateDir); err != nil {
 		return nil, fmt.Errorf("registering the ethtool configurator: %w", err)
 	}
@@ -75,6 +79,7 @@ func ReadItems(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, er
 		{"links", func() ([]dg.Item, error) { return link.ReadBack(t, stateDir, hint) }},
 		{"l3", func() ([]dg.Item, error) { return l3.ReadBack(t, hint) }},
 		{"firewall", func() ([]dg.Item, error) { return firewall.ReadBack(t, stateDir, hint) }},
+		{"nftables", func() ([]dg.Item, error) { return nftables.ReadBack(t) }},
 		{"ethtool", func() ([]dg.Item, error) { return ethtool.ReadBack(t, stateDir, hint) }},
 		{"dns", func() ([]dg.Item, error) { return dns.ReadBack(hint, ""), nil }},
 	}

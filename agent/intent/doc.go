@@ -46,8 +46,8 @@
 //
 // The top level is an object with "version" (must be 1), the optional
 // "drift", the optional lists "interfaces", "routes", "rules",
-// "neighbors", the map "sysctls", the object "firewall" with "chains" and
-// the object "dns". Field names are camelCase and exact;
+// "neighbors", the map "sysctls", the object "firewall" with "chains", the
+// object "nftables" with "tables" and the object "dns". Field names are camelCase and exact;
 // unknown fields, fields given twice, null values and data after the object
 // are errors. Schema returns the full JSON Schema; the types in types.go
 // carry the same names in their json tags. In short:
@@ -160,6 +160,36 @@
 //     a built-in chain holds only the NAT targets the kernel allows from
 //     there (MASQUERADE from POSTROUTING, DNAT from PREROUTING or OUTPUT,
 //     ...).
+//   - nftables.tables (see NftablesTable, nftables.go; the model is
+//     items.NftTable): netagent's own nftables tables, written over
+//     netlink, each wholly netagent's (a table of the same family and name
+//     that netagent did not make is a clash, left alone). A table has family
+//     (inet, ip, ip6, bridge, netdev), name (a letter or '_', then up to 63
+//     letters, digits, '_', '.', '-'; chains and sets likewise, the chain
+//     name netagent-owned reserved for netagent's mark), chains and sets.
+//     A base chain has type (filter; nat and route only in inet, ip, ip6),
+//     hook (prerouting, input, forward, output, postrouting; ingress in
+//     inet and netdev, egress in netdev; nat on prerouting, input, output,
+//     postrouting; route on output), priority (a number or nft's name:
+//     raw -300, mangle -150, dstnat -100, filter 0, security 50, srcnat
+//     100; bridge dstnat -300, filter -200, out 100, srcnat 300; dstnat
+//     only on prerouting and output, srcnat on postrouting and input; a nat
+//     chain above -200), policy (accept, the default; drop) and device
+//     (required on ingress and egress, only there). A chain without hook
+//     is a regular chain. Rules match iifname, oifname, saddr and daddr (an
+//     address, a prefix without host bits, or "@set" of addresses; of the
+//     table's family in ip and ip6), protocol (tcp, udp, icmp, icmpv6, sctp,
+//     0-255), sport and dport (a port, "lo-hi" or "@set" of inet_service;
+//     protocol tcp or udp), ctState (any of invalid, established, related,
+//     new, untracked) and mark; then counter, one of masquerade, snat and
+//     dnat (address, address:port, [ipv6]:port; a port needs tcp or udp),
+//     and verdict (accept, drop, return, jump, goto, with target: a regular
+//     chain of the table, no loops). The kernel's refusals are Validate's:
+//     a nat statement runs only from a nat base chain, also through jumps,
+//     on a hook that allows it (masquerade postrouting, snat postrouting
+//     and input, dnat prerouting and output). Sets have type (ipv4_addr,
+//     ipv6_addr, inet_service), interval (prefixes and ranges a-b allowed)
+//     and elements, each once.
 //
 // A field left out takes the default named above; the Effective* methods
 // return it. Where 0 is outside a number's documented range (an mtu, a
@@ -175,7 +205,7 @@
 // route's metric 0 being 1024); a rule's family, priority and selectors
 // (from, to, fwmark/fwmask, iif, oif: not its table); a neighbor's dev and
 // ip; a sysctl key; a chain's family, table and name (a "both" chain is one
-// chain in each family).
+// chain in each family); an nftables table's family and name.
 //
 // # Firewall rules
 //

@@ -57,8 +57,9 @@ func (in *Intent) marshalParts() (head, tail []byte, err error) {
 		Neighbors []Neighbor        `json:"neighbors,omitempty"`
 		Sysctls   map[string]string `json:"sysctls,omitempty"`
 		Firewall  Firewall          `json:"firewall,omitzero"`
+		Nftables  Nftables          `json:"nftables,omitzero"`
 		DNS       *DNS              `json:"dns,omitempty"`
-	}{in.Rules, in.Neighbors, in.Sysctls, in.Firewall, in.DNS})
+	}{in.Rules, in.Neighbors, in.Sysctls, in.Firewall, in.Nftables, in.DNS})
 	return head, tail, err
 }
 

@@ -95,7 +95,7 @@ func TestMarshalCoversIntent(t *testing.T) {
 		typ  reflect.Type
 		want []string
 	}{
-		{reflect.TypeFor[Intent](), []string{"version", "drift", "interfaces", "routes", "rules", "neighbors", "sysctls", "firewall", "dns"}},
+		{reflect.TypeFor[Intent](), []string{"version", "drift", "interfaces", "routes", "rules", "neighbors", "sysctls", "firewall", "nftables", "dns"}},
 		{reflect.TypeFor[Route](), []string{"to", "via", "dev", "onlink", "nexthops", "table", "metric", "scope", "src", "type", "mtu", "pref", "family", "drift"}},
 		{reflect.TypeFor[Nexthop](), []string{"via", "dev", "weight", "onlink"}},
 	} {

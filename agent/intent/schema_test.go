@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/netagent/netagent/items"
 )
 
 // goEnums lists the values of every enumerated string type, which the
@@ -59,6 +61,12 @@ func (sc *schemaChecker) compare(t *testing.T, typ reflect.Type, s any, path str
 	m, ok := sc.resolve(s).(map[string]any)
 	if !ok {
 		t.Errorf("%s: schema is not an object", path)
+		return
+	}
+	if typ == reflect.TypeFor[items.NftPriority]() { // a number or a name
+		if !reflect.DeepEqual(m["type"], []any{"integer", "string"}) {
+			t.Errorf("%s: schema type is %v, Go type %v decodes from an integer or a string", path, m["type"], typ)
+		}
 		return
 	}
 	if reflect.PointerTo(typ).Implements(boolOrObject) && reflect.DeepEqual(m["type"], []any{"boolean", "object"}) {

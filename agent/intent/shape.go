@@ -83,6 +83,22 @@ func (s *shapeChecker) end() {
 // as a boolean (DHCP4).
 var boolOrObject = reflect.TypeFor[interface{ jsonBoolOrObject() }]()
 
+// numberOrName is the interface of the values that are a number or a
+// name (an nftables chain's priority).
+var numberOrName = reflect.TypeFor[interface{ JSONNumberOrName() }]()
+
+// numberOrName checks that tok is an integer or a string.
+func (s *shapeChecker) numberOrName(tok json.Token, o Origin) error {
+	if n, ok := tok.(json.Number); ok && isInteger(n.String()) {
+		return nil
+	}
+	if _, ok := tok.(string); ok {
+		return nil
+	}
+	s.fail(o, "expected an integer or a name, got %s", tokenName(tok))
+	return s.skipRest(tok, o)
+}
+
 // value checks the next value against t.
 func (s *shapeChecker) value(t reflect.Type, o Origin) error {
 	tok, err := s.token(o)
@@ -94,6 +110,9 @@ func (s *shapeChecker) value(t reflect.Type, o Origin) error {
 	}
 	if _, ok := tok.(bool); ok && reflect.PointerTo(t).Implements(boolOrObject) {
 		return nil // "dhcp4": true
+	}
+	if reflect.PointerTo(t).Implements(numberOrName) {
+		return s.numberOrName(tok, o) // "priority": 0 or "filter"
 	}
 	if !fits(tok, t) {
 		s.fail(o, "expected %s, got %s", wantName(t), tokenName(tok))
@@ -323,6 +342,14 @@ func fieldsOf(t reflect.Type) iter.Seq[jsonField] {
 		for f := range t.Fields() {
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			if !f.IsExported() || name == "-" {
+				continue
+			}
+			if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+				for ef := range fieldsOf(f.Type) { // an embedded struct's members are the outer's
+					if !yield(ef) {
+						return
+					}
+				}
 				continue
 			}
 			if name == "" {

@@ -18,7 +18,8 @@ type Intent struct {
 	Neighbors  []Neighbor        `json:"neighbors,omitempty"`
 	Sysctls    map[string]string `json:"sysctls,omitempty"`
 	Firewall   Firewall          `json:"firewall,omitzero"`
-	DNS        *DNS              `json:"dns,omitempty"` // section_dns.go
+	Nftables   Nftables          `json:"nftables,omitzero"` // nftables.go
+	DNS        *DNS              `json:"dns,omitempty"`     // section_dns.go
 
 	// DriftByFile is the "drift" of each merged file that sets one
 	// (DriftOf); Merge fills it.

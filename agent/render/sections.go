@@ -42,6 +42,7 @@ var sections = []section{
 	neighborsSection,  // section_neighbors.go
 	sysctlsSection,    // section_sysctls.go
 	firewallSection,   // section_firewall.go
+	nftablesSection,   // nftables.go
 	dnsSection,        // section_dns.go
 }
 

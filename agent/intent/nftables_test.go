@@ -1,0 +1,140 @@
+package intent
+
+import (
+	"testing"
+)
+
+// nftEdge is a valid edge router's table: input policy drop,
+// established/related accepted, ssh from a set, masquerade out of wan0,
+// a port forward.
+const nftEdge = `"nftables": {"tables": [{"family": "inet", "name": "netagent",
+  "sets": [{"name": "mgmt", "type": "ipv4_addr", "interval": true, "elements": ["192.0.2.0/24", "198.51.100.7"]},
+           {"name": "web", "type": "inet_service", "interval": true, "elements": ["80", "8000-8080"]}],
+  "chains": [
+    {"name": "input", "type": "filter", "hook": "input", "priority": "filter", "policy": "drop", "rules": [
+      {"ctState": ["established", "related"], "verdict": "accept"},
+      {"iifname": "lo", "verdict": "accept"},
+      {"protocol": "tcp", "dport": "22", "saddr": "@mgmt", "counter": true, "verdict": "accept"},
+      {"protocol": "tcp", "dport": "@web", "verdict": "jump", "target": "web"}]},
+    {"name": "web", "rules": [{"saddr": "10.0.0.0/8", "verdict": "drop"}, {"verdict": "return"}]},
+    {"name": "pre", "type": "nat", "hook": "prerouting", "priority": "dstnat", "rules": [
+      {"iifname": "wan0", "protocol": "tcp", "dport": "8443", "dnat": "192.168.1.10:443"}]},
+    {"name": "post", "type": "nat", "hook": "postrouting", "priority": 100, "rules": [
+      {"oifname": "wan0", "masquerade": true}]}]}]}`
+
+func TestNftablesValid(t *testing.T) {
+	in := mustParse(t, doc(nftEdge))
+	if err := in.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if got := len(in.Nftables.Tables[0].Chains); got != 4 {
+		t.Fatalf("%d chains, want 4", got)
+	}
+	if p := in.Nftables.Tables[0].Chains[3].Priority; p == nil || p.Value != 100 || p.Name != "" {
+		t.Errorf("priority 100 parsed as %+v", p)
+	}
+}
+
+// TestNftablesRefusals: each field's problem is reported at its JSON path,
+// and what the kernel would refuse is refused by Validate.
+func TestNftablesRefusals(t *testing.T) {
+	const p = "nftables.tables[0]"
+	for _, tc := range []struct {
+		name, table string
+		want        []string
+	}{
+		{"family", `{"family": "arp", "name": "t"}`,
+			[]string{p + `.family: "arp" is not an nftables family (want inet, ip, ip6, bridge, netdev)`}},
+		{"table name", `{"family": "inet", "name": "1x"}`,
+			[]string{p + `.name: "1x" is not a table name (a letter or '_', then up to 63 letters, digits, '_', '.', '-')`}},
+		{"nat statement in a filter chain", `{"family": "inet", "name": "t", "chains": [
+			{"name": "f", "type": "filter", "hook": "postrouting", "priority": 0, "rules": [{"masquerade": true}]}]}`,
+			[]string{p + `.chains[0].rules[0].masquerade: masquerade is only allowed in a nat chain, and base chain "f" is of type filter`}},
+		{"nat through a jump from a filter chain", `{"family": "ip", "name": "t", "chains": [
+			{"name": "f", "type": "filter", "hook": "prerouting", "priority": 0, "rules": [{"verdict": "jump", "target": "r"}]},
+			{"name": "r", "rules": [{"dnat": "192.0.2.1"}]}]}`,
+			[]string{p + `.chains[1].rules[0].dnat: dnat is only allowed in a nat chain, and base chain "f" is of type filter`}},
+		{"masquerade on prerouting", `{"family": "ip", "name": "t", "chains": [
+			{"name": "n", "type": "nat", "hook": "prerouting", "priority": "dstnat", "rules": [{"masquerade": true}]}]}`,
+			[]string{p + `.chains[0].rules[0].masquerade: masquerade is only allowed from hook postrouting, and base chain "n" is on prerouting`}},
+		{"ingress outside netdev and inet", `{"family": "ip", "name": "t", "chains": [
+			{"name": "i", "type": "filter", "hook": "ingress", "priority": 0, "device": "eth0"}]}`,
+			[]string{p + `.chains[0].hook: "ingress" is not a hook of a filter chain in family ip (want prerouting, input, forward, output, postrouting)`}},
+		{"ingress without device", `{"family": "netdev", "name": "t", "chains": [
+			{"name": "i", "type": "filter", "hook": "ingress", "priority": "filter"}]}`,
+			[]string{p + `.chains[0].device: is required for the ingress hook`}},
+		{"nat in bridge", `{"family": "bridge", "name": "t", "chains": [
+			{"name": "n", "type": "nat", "hook": "postrouting", "priority": 0}]}`,
+			[]string{p + `.chains[0].type: a nat chain is only in the inet, ip and ip6 families, not bridge`}},
+		{"priority name on the wrong hook", `{"family": "inet", "name": "t", "chains": [
+			{"name": "n", "type": "filter", "hook": "input", "priority": "dstnat"}]}`,
+			[]string{p + `.chains[0].priority: "dstnat" is not a priority nft defines for hook input in family inet (want a number or raw, mangle, dstnat, filter, security, srcnat)`}},
+		{"nat before conntrack", `{"family": "inet", "name": "t", "chains": [
+			{"name": "n", "type": "nat", "hook": "prerouting", "priority": "raw"}]}`,
+			[]string{p + `.chains[0].priority: -300: a nat chain must run after conntrack (a priority above -200)`}},
+		{"jump to a chain not in the table", `{"family": "inet", "name": "t", "chains": [
+			{"name": "c", "rules": [{"verdict": "jump", "target": "nowhere"}]}]}`,
+			[]string{p + `.chains[0].rules[0].target: chain "nowhere" is not defined in the table`}},
+		{"jump to a base chain", `{"family": "inet", "name": "t", "chains": [
+			{"name": "b", "type": "filter", "hook": "input", "priority": 0},
+			{"name": "c", "rules": [{"verdict": "goto", "target": "b"}]}]}`,
+			[]string{p + `.chains[1].rules[0].target: chain "b" is a base chain: the kernel only lets a rule goto to a regular chain`}},
+		{"loop", `{"family": "inet", "name": "t", "chains": [
+			{"name": "a", "rules": [{"verdict": "jump", "target": "b"}]},
+			{"name": "b", "rules": [{"verdict": "goto", "target": "a"}]}]}`,
+			[]string{p + `.chains[0].name: chain "a" reaches itself by jump or goto: the kernel refuses loops`,
+				p + `.chains[1].name: chain "b" reaches itself by jump or goto: the kernel refuses loops`}},
+		{"set of the wrong type", `{"family": "inet", "name": "t", "sets": [{"name": "ports", "type": "inet_service", "elements": ["22"]},
+			{"name": "hosts", "type": "ipv4_addr"}], "chains": [
+			{"name": "c", "rules": [{"saddr": "@ports"}, {"protocol": "udp", "dport": "@hosts"}, {"daddr": "@none"}]}]}`,
+			[]string{p + `.chains[0].rules[0].saddr: set "ports" holds inet_service, not addresses`,
+				p + `.chains[0].rules[1].dport: set "hosts" holds ipv4_addr, not inet_service (ports)`,
+				p + `.chains[0].rules[2].daddr: set "none" is not defined in the table`}},
+		{"set elements", `{"family": "ip", "name": "t", "sets": [{"name": "s", "type": "ipv4_addr", "elements": ["10.0.0.0/8", "::1", "10.0.0.1", "10.0.0.1"]},
+			{"name": "v6", "type": "ipv6_addr"}]}`,
+			[]string{p + `.sets[0].elements[0]: "10.0.0.0/8" is a prefix or a range: the set needs interval`,
+				p + `.sets[0].elements[1]: "::1" is not an element of a set of ipv4_addr`,
+				p + `.sets[0].elements[3]: "10.0.0.1" is listed twice`,
+				p + `.sets[1].type: a set of ipv6_addr cannot be matched in family ip`}},
+		{"matches", `{"family": "ip", "name": "t", "chains": [{"name": "c", "rules": [
+			{"saddr": "2001:db8::/32", "daddr": "10.0.0.1/8", "dport": "22", "protocol": "gre", "ctState": ["bogus"]},
+			{"protocol": "tcp", "sport": "9-3", "iifname": "a/b"}]}]}`,
+			[]string{p + `.chains[0].rules[0].saddr: 2001:db8::/32 cannot be matched in family ip`,
+				p + `.chains[0].rules[0].daddr: "10.0.0.1/8" has host bits set (want 10.0.0.0/8)`,
+				p + `.chains[0].rules[0].protocol: "gre" is not a protocol (want tcp, udp, icmp, icmpv6, sctp or 0-255)`,
+				p + `.chains[0].rules[0].dport: a port match needs protocol tcp or udp`,
+				p + `.chains[0].rules[0].ctState[0]: "bogus" is not a conntrack state (want invalid, established, related, new, untracked)`,
+				p + `.chains[0].rules[1].iifname: "a/b" contains '/', which an interface name cannot`,
+				p + `.chains[0].rules[1].sport: "9-3" is not a port or a range lo-hi with lo < hi`}},
+		{"statements", `{"family": "inet", "name": "t", "chains": [{"name": "n", "type": "nat", "hook": "postrouting", "priority": "srcnat", "rules": [
+			{"snat": "192.0.2.1:99", "masquerade": true, "verdict": "accept", "target": "x"},
+			{"snat": "nowhere", "verdict": "continue"}]}]}`,
+			[]string{p + `.chains[0].rules[0].snat: a rule has at most one of masquerade, snat, dnat`,
+				p + `.chains[0].rules[0].snat: a port to translate to needs protocol tcp or udp`,
+				p + `.chains[0].rules[0].target: is only for verdicts jump and goto`,
+				p + `.chains[0].rules[1].snat: "nowhere" is not an address, address:port or [ipv6]:port`,
+				p + `.chains[0].rules[1].verdict: "continue" is not a verdict (want accept, drop, return, jump, goto)`}},
+		{"regular chain with base fields, reserved name", `{"family": "inet", "name": "t", "chains": [
+			{"name": "netagent-owned", "policy": "drop", "priority": 0}]}`,
+			[]string{p + `.chains[0].name: "netagent-owned" is the chain that marks netagent's tables`,
+				p + `.chains[0].policy: is only for a base chain (one with a hook)`,
+				p + `.chains[0].priority: is only for a base chain (one with a hook)`}},
+		{"twice", `{"family": "inet", "name": "t", "chains": [{"name": "a"}, {"name": "a"}], "sets": [
+			{"name": "s", "type": "ipv4_addr"}, {"name": "s", "type": "ipv4_addr"}]}, {"family": "inet", "name": "t"}`,
+			[]string{p + `.sets[1].name: set "s" is already defined in the table`,
+				p + `.chains[1].name: chain "a" is already defined in the table`,
+				`nftables.tables[1]: nftables table inet t is already defined at ` + p}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := mustParse(t, doc(`"nftables": {"tables": [`+tc.table+`]}`))
+			checkMessages(t, in.Validate(), tc.want)
+		})
+	}
+}
+
+// TestNftablesShape: a priority is an integer or a name, nothing else.
+func TestNftablesShape(t *testing.T) {
+	_, err := Parse([]byte(doc(`"nftables": {"tables": [{"family": "inet", "name": "t", "chains": [
+		{"name": "b", "type": "filter", "hook": "input", "priority": [0]}]}]}`)))
+	checkMessages(t, err, []string{`nftables.tables[0].chains[0].priority: expected an integer or a name, got an array`})
+}

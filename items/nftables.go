@@ -1,0 +1,308 @@
+package items
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+
+	dg "github.com/netagent/netagent/depgraph"
+)
+
+// TypeNftTable is the item type of a whole nftables table netagent owns.
+const TypeNftTable = "nft-table"
+
+// NftOwnerChain is the regular chain that marks a table as netagent's: the
+// configurator creates it, empty, in every table it makes, and treats a
+// table without it as someone else's (a clash, never a takeover). The
+// library netagent uses (google/nftables v0.3.0) cannot write a table's
+// user data, which would be the quieter mark.
+const NftOwnerChain = "netagent-owned"
+
+// NftTable is an nftables table, wholly netagent's, with its chains, their
+// rules and its named sets. Its name is "<family>/<name>" ("inet/netagent").
+// The configurator writes a table as a whole, in one netlink transaction,
+// so every change is a Modify. The same type is the intent's "nftables"
+// section (agent/intent), so its JSON names are a contract.
+type NftTable struct {
+	Family string     `json:"family"` // inet, ip, ip6, bridge, netdev
+	Table  string     `json:"name"`
+	Chains []NftChain `json:"chains,omitempty"`
+	Sets   []NftSet   `json:"sets,omitempty"`
+}
+
+// NftChain is a chain: a base chain when Hook is set (with Type,
+// Priority, Policy and, for the ingress and egress hooks, Device), a
+// regular chain otherwise.
+type NftChain struct {
+	Name     string       `json:"name"`
+	Type     string       `json:"type,omitempty"` // filter, nat, route
+	Hook     string       `json:"hook,omitempty"` // prerouting, input, forward, output, postrouting, ingress, egress
+	Priority *NftPriority `json:"priority,omitempty"`
+	Policy   string       `json:"policy,omitempty"` // accept (""), drop
+	Device   string       `json:"device,omitempty"`
+	Rules    []NftRule    `json:"rules,omitempty"`
+}
+
+// Base reports whether the chain is a base chain.
+func (c *NftChain) Base() bool { return c.Hook != "" }
+
+// NftPriority is a base chain's priority: a number, or one of nft's
+// standard names ("filter", "srcnat", ...) plus Offset. In JSON it is a
+// number or a name.
+type NftPriority struct {
+	Name  string // "" for a number
+	Value int    // the number, or the offset from the name's value
+}
+
+// JSONNumberOrName marks the type as a number or a name in JSON (for the
+// intent's shape check).
+func (NftPriority) JSONNumberOrName() {}
+
+// MarshalJSON writes a number or a name.
+func (p NftPriority) MarshalJSON() ([]byte, error) {
+	if p.Name != "" && p.Value == 0 {
+		return []byte(strconv.Quote(p.Name)), nil
+	}
+	if p.Name != "" {
+		return nil, fmt.Errorf("priority %s%+d: only a number or a name", p.Name, p.Value)
+	}
+	return []byte(strconv.Itoa(p.Value)), nil
+}
+
+// UnmarshalJSON reads a number or a name.
+func (p *NftPriority) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		s, err := strconv.Unquote(string(b))
+		if err != nil {
+			return err
+		}
+		*p = NftPriority{Name: s}
+		return nil
+	}
+	n, err := strconv.ParseInt(string(b), 10, 32)
+	if err != nil {
+		return fmt.Errorf("priority %s: not an integer or a name", b)
+	}
+	*p = NftPriority{Value: int(n)}
+	return nil
+}
+
+// nftPriorities are the values nft gives the standard priority names
+// (nft(8), "PRIORITY"), by family class: the bridge family has its own.
+var nftPriorities = map[string]map[string]int{
+	"ip":     {"raw": -300, "mangle": -150, "dstnat": -100, "filter": 0, "security": 50, "srcnat": 100},
+	"bridge": {"dstnat": -300, "filter": -200, "out": 100, "srcnat": 300},
+	"netdev": {"filter": 0},
+}
+
+// nftPriorityHooks are the hooks a standard name may be used on (nft
+// refuses it on others); a name not listed may be used on any hook.
+var nftPriorityHooks = map[string][]string{
+	"dstnat": {"prerouting", "output"},
+	"srcnat": {"postrouting", "input"},
+	"out":    {"output"},
+}
+
+// NftPriorityValue returns the number a priority stands for in family
+// (a table family) on hook, or false for a name nft does not define there.
+func NftPriorityValue(family, hook string, p NftPriority) (int, bool) {
+	if p.Name == "" {
+		return p.Value, true
+	}
+	class := family
+	if family == "inet" || family == "ip6" {
+		class = "ip"
+	}
+	v, ok := nftPriorities[class][p.Name]
+	if !ok {
+		return 0, false
+	}
+	if hooks, limited := nftPriorityHooks[p.Name]; limited && !slices.Contains(hooks, hook) {
+		return 0, false
+	}
+	return v + p.Value, true
+}
+
+// NftRule is one rule: every match set must hold (an empty rule matches
+// every packet), then its statements run in the order counter, nat
+// (masquerade, snat, dnat), verdict.
+//
+// An address match is an address, a prefix or "@set" (a named set of
+// ipv4_addr or ipv6_addr elements); a port match is a port, a range
+// "lo-hi" or "@set" (of inet_service elements), and needs Protocol tcp or
+// udp.
+type NftRule struct {
+	IIfName  string   `json:"iifname,omitempty"`
+	OIfName  string   `json:"oifname,omitempty"`
+	Saddr    string   `json:"saddr,omitempty"`
+	Daddr    string   `json:"daddr,omitempty"`
+	Protocol string   `json:"protocol,omitempty"` // tcp, udp, icmp, icmpv6, sctp, or a number
+	Sport    string   `json:"sport,omitempty"`
+	Dport    string   `json:"dport,omitempty"`
+	CtState  []string `json:"ctState,omitempty"` // new, established, related, invalid, untracked: any of them
+	Mark     *uint32  `json:"mark,omitempty"`    // the packet's mark (meta mark)
+
+	Counter    bool   `json:"counter,omitempty"`
+	Masquerade bool   `json:"masquerade,omitempty"`
+	SNAT       string `json:"snat,omitempty"` // address, address:port, [ipv6]:port
+	DNAT       string `json:"dnat,omitempty"`
+	Verdict    string `json:"verdict,omitempty"` // accept, drop, return, jump, goto; "": none
+	Target     string `json:"target,omitempty"`  // the chain of jump and goto
+}
+
+// NftSet is a named set of typed elements.
+type NftSet struct {
+	Name     string   `json:"name"`
+	Type     string   `json:"type"` // ipv4_addr, ipv6_addr, inet_service
+	Interval bool     `json:"interval,omitempty"`
+	Elements []string `json:"elements,omitempty"` // addresses (prefixes and ranges with Interval), ports (ranges with Interval)
+}
+
+var _ dg.Item = (*NftTable)(nil)
+
+// Type returns TypeNftTable.
+func (t *NftTable) Type() string { return TypeNftTable }
+
+// Name returns "<family>/<name>".
+func (t *NftTable) Name() string { return t.Family + "/" + t.Table }
+
+// External returns false.
+func (t *NftTable) External() bool { return false }
+
+// Dependencies: none (nftables accepts names of absent interfaces).
+func (t *NftTable) Dependencies() []dg.Dependency { return nil }
+
+// Equal compares the tables as the kernel holds them: priorities by
+// value, an unset policy as accept, empty lists as absent.
+func (t *NftTable) Equal(other dg.Item) bool {
+	o, ok := other.(*NftTable)
+	if !ok || o == nil {
+		return false
+	}
+	return reflect.DeepEqual(t.Canonical(), o.Canonical())
+}
+
+// Canonical returns a copy of t in the form the configurator's read-back
+// returns: priorities as numbers, the policy of base chains spelled out,
+// nil for empty lists.
+func (t *NftTable) Canonical() NftTable {
+	out := NftTable{Family: t.Family, Table: t.Table}
+	for _, c := range t.Chains {
+		c.Rules = canonicalRules(c.Rules)
+		if c.Base() {
+			v, _ := NftPriorityValue(t.Family, c.Hook, derefPriority(c.Priority))
+			c.Priority = &NftPriority{Value: v}
+			if c.Policy == "" {
+				c.Policy = "accept"
+			}
+		}
+		out.Chains = append(out.Chains, c)
+	}
+	for _, s := range t.Sets {
+		s.Elements = canonicalElements(s)
+		out.Sets = append(out.Sets, s)
+	}
+	return out
+}
+
+func canonicalRules(rules []NftRule) []NftRule {
+	if len(rules) == 0 {
+		return nil
+	}
+	out := make([]NftRule, len(rules))
+	for i, r := range rules {
+		r.CtState = canonicalCtState(r.CtState)
+		r.Saddr, r.Daddr = canonicalAddr(r.Saddr), canonicalAddr(r.Daddr)
+		out[i] = r
+	}
+	return out
+}
+
+// NftCtStates are the conntrack states a rule may match, in the order of
+// their bits (NF_CT_STATE_*), which is the canonical order.
+var NftCtStates = []string{"invalid", "established", "related", "new", "untracked"}
+
+func canonicalCtState(states []string) []string {
+	var out []string
+	for _, s := range NftCtStates {
+		if slices.Contains(states, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// canonicalAddr spells an address match as the read-back does.
+func canonicalAddr(s string) string {
+	if p, err := ParseNftPrefix(s); err == nil {
+		return NftPrefixString(p)
+	}
+	return s
+}
+
+// canonicalElements spells a set's elements as the read-back does, in
+// the order of their keys.
+func canonicalElements(s NftSet) []string {
+	type elem struct {
+		key []byte
+		s   string
+	}
+	var els []elem
+	for _, e := range s.Elements {
+		r, err := ParseNftElement(s.Type, s.Interval, e)
+		if err != nil {
+			els = append(els, elem{nil, e})
+			continue
+		}
+		els = append(els, elem{r.Lo, NftElementString(s.Type, r)})
+	}
+	slices.SortStableFunc(els, func(a, b elem) int { return bytes.Compare(a.key, b.key) })
+	var out []string
+	for _, e := range els {
+		out = append(out, e.s)
+	}
+	return out
+}
+
+func derefPriority(p *NftPriority) NftPriority {
+	if p == nil {
+		return NftPriority{}
+	}
+	return *p
+}
+
+// String describes the table in one line.
+func (t *NftTable) String() string {
+	rules := 0
+	for _, c := range t.Chains {
+		rules += len(c.Rules)
+	}
+	return fmt.Sprintf("nft-table %s %d chains, %d rules, %d sets", t.Name(), len(t.Chains), rules, len(t.Sets))
+}
+
+// Validate checks what the configurator relies on: a known family, a
+// name, a priority on every base chain and parseable set elements (the
+// intent's Validate checks the rest, with JSON paths).
+func (t *NftTable) Validate() error {
+	if _, ok := nftPriorities[t.Family]; !ok && t.Family != "inet" && t.Family != "ip6" {
+		return invalid(t, "family is not inet, ip, ip6, bridge or netdev")
+	}
+	if t.Table == "" {
+		return invalid(t, "no name")
+	}
+	for _, c := range t.Chains {
+		if c.Base() && c.Priority == nil {
+			return invalid(t, "base chain %s has no priority", c.Name)
+		}
+	}
+	for _, s := range t.Sets {
+		for _, e := range s.Elements {
+			if err := CheckNftElement(s.Type, s.Interval, e); err != nil {
+				return invalid(t, "set %s: %v", s.Name, err)
+			}
+		}
+	}
+	return nil
+}

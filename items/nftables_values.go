@@ -1,0 +1,204 @@
+package items
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+)
+
+// nftProtos are the L4 protocol names a rule may use.
+var nftProtos = map[string]int{"icmp": 1, "tcp": 6, "udp": 17, "icmpv6": 58, "sctp": 132}
+
+// NftProtoNumber returns the number of an L4 protocol name or number, or
+// -1 for neither.
+func NftProtoNumber(s string) int {
+	if n, ok := nftProtos[s]; ok {
+		return n
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 255 || strconv.Itoa(n) != s {
+		return -1
+	}
+	return n
+}
+
+// NftProtoName returns the name of protocol n as a rule spells it: a name
+// when it has one, the number otherwise.
+func NftProtoName(n int) string {
+	for name, v := range nftProtos {
+		if v == n {
+			return name
+		}
+	}
+	return strconv.Itoa(n)
+}
+
+// ParseNftPrefix parses an address ("192.0.2.1", a /32 or /128) or a
+// prefix ("10.0.0.0/8", without host bits).
+func ParseNftPrefix(s string) (netip.Prefix, error) {
+	if !strings.Contains(s, "/") {
+		a, err := netip.ParseAddr(s)
+		if err != nil || a.Zone() != "" {
+			return netip.Prefix{}, fmt.Errorf("%q is not an address or a prefix", s)
+		}
+		return netip.PrefixFrom(a, a.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is not an address or a prefix", s)
+	}
+	if p.Masked() != p {
+		return netip.Prefix{}, fmt.Errorf("%q has host bits set (want %s)", s, p.Masked())
+	}
+	return p, nil
+}
+
+// NftPrefixString spells a prefix as a rule does: a host as an address.
+func NftPrefixString(p netip.Prefix) string {
+	if p.IsSingleIP() {
+		return p.Addr().String()
+	}
+	return p.String()
+}
+
+// ParseNftPorts parses a port ("22") or a range ("1000-2000").
+func ParseNftPorts(s string) (lo, hi uint16, err error) {
+	a, b, isRange := strings.Cut(s, "-")
+	lo, err = parseNftPort(a)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%q is not a port or a range lo-hi: %w", s, err)
+	}
+	if !isRange {
+		return lo, lo, nil
+	}
+	hi, err = parseNftPort(b)
+	if err != nil || hi <= lo {
+		return 0, 0, fmt.Errorf("%q is not a port or a range lo-hi with lo < hi", s)
+	}
+	return lo, hi, nil
+}
+
+func parseNftPort(s string) (uint16, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != s {
+		return 0, fmt.Errorf("%q is not a port (1-65535)", s)
+	}
+	return uint16(n), nil
+}
+
+// NftPortsString spells a port range as a rule does.
+func NftPortsString(lo, hi uint16) string {
+	if lo == hi {
+		return strconv.Itoa(int(lo))
+	}
+	return fmt.Sprintf("%d-%d", lo, hi)
+}
+
+// ParseNftNatTo parses what a nat statement translates to: an address,
+// "address:port" or "[ipv6]:port". port is 0 when none is given.
+func ParseNftNatTo(s string) (netip.Addr, uint16, error) {
+	if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
+		return a, 0, nil
+	}
+	ap, err := netip.ParseAddrPort(s)
+	if err != nil || ap.Addr().Zone() != "" || ap.Port() == 0 {
+		return netip.Addr{}, 0, fmt.Errorf("%q is not an address, address:port or [ipv6]:port", s)
+	}
+	return ap.Addr(), ap.Port(), nil
+}
+
+// NftNatToString spells a nat statement's address and port.
+func NftNatToString(a netip.Addr, port uint16) string {
+	if port == 0 {
+		return a.String()
+	}
+	return netip.AddrPortFrom(a, port).String()
+}
+
+// NftElementRange is an element of a set as a closed range [Lo, Hi] of
+// keys in network byte order (equal for one value).
+type NftElementRange struct{ Lo, Hi []byte }
+
+// ParseNftElement parses an element of a set of type typ: an address, or
+// (interval sets) a prefix or a range "a-b"; a port, or (interval sets) a
+// range "lo-hi".
+func ParseNftElement(typ string, interval bool, e string) (NftElementRange, error) {
+	switch typ {
+	case "ipv4_addr", "ipv6_addr":
+		return parseNftAddrElement(typ, interval, e)
+	case "inet_service":
+		lo, hi, err := ParseNftPorts(e)
+		if err != nil {
+			return NftElementRange{}, err
+		}
+		if lo != hi && !interval {
+			return NftElementRange{}, fmt.Errorf("%q is a range: the set needs interval", e)
+		}
+		return NftElementRange{Lo: []byte{byte(lo >> 8), byte(lo)}, Hi: []byte{byte(hi >> 8), byte(hi)}}, nil
+	}
+	return NftElementRange{}, fmt.Errorf("%q is not a set type", typ)
+}
+
+func parseNftAddrElement(typ string, interval bool, e string) (NftElementRange, error) {
+	want4 := typ == "ipv4_addr"
+	var lo, hi netip.Addr
+	if a, b, ok := strings.Cut(e, "-"); ok {
+		var err1, err2 error
+		lo, err1 = netip.ParseAddr(a)
+		hi, err2 = netip.ParseAddr(b)
+		if err1 != nil || err2 != nil || lo.Is4() != hi.Is4() || !lo.Less(hi) {
+			return NftElementRange{}, fmt.Errorf("%q is not a range of addresses a-b with a < b", e)
+		}
+	} else {
+		p, err := ParseNftPrefix(e)
+		if err != nil {
+			return NftElementRange{}, err
+		}
+		lo, hi = p.Addr(), lastAddr(p)
+	}
+	if lo.Is4() != want4 {
+		return NftElementRange{}, fmt.Errorf("%q is not an element of a set of %s", e, typ)
+	}
+	if lo != hi && !interval {
+		return NftElementRange{}, fmt.Errorf("%q is a prefix or a range: the set needs interval", e)
+	}
+	return NftElementRange{Lo: lo.AsSlice(), Hi: hi.AsSlice()}, nil
+}
+
+// lastAddr returns the last address of p.
+func lastAddr(p netip.Prefix) netip.Addr {
+	b := p.Addr().AsSlice()
+	for i := p.Bits(); i < len(b)*8; i++ {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a
+}
+
+// CheckNftElement says what is wrong with an element of a set, or nil.
+func CheckNftElement(typ string, interval bool, e string) error {
+	_, err := ParseNftElement(typ, interval, e)
+	return err
+}
+
+// NftElementString spells an element read back as a range of keys: a
+// value, a prefix when the range is one, or "lo-hi".
+func NftElementString(typ string, r NftElementRange) string {
+	if typ == "inet_service" {
+		lo, hi := uint16(r.Lo[0])<<8|uint16(r.Lo[1]), uint16(r.Hi[0])<<8|uint16(r.Hi[1])
+		return NftPortsString(lo, hi)
+	}
+	lo, _ := netip.AddrFromSlice(r.Lo)
+	hi, _ := netip.AddrFromSlice(r.Hi)
+	if lo == hi {
+		return lo.String()
+	}
+	for bits := lo.BitLen(); bits >= 0; bits-- {
+		p := netip.PrefixFrom(lo, bits)
+		if p.Masked().Addr() == lo && lastAddr(p) == hi {
+			return p.String()
+		}
+	}
+	return lo.String() + "-" + hi.String()
+}
