@@ -2,26 +2,20 @@ package link
 
 import (
 	"fmt"
-	"io"
 	"net"
-	"os"
-	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"unsafe"
 
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"github.com/netagent/netagent/internal/netnsx"
 )
 
 // hostNIC is nicOps in a namespace: the driver from ethtool's drvinfo
-// ioctl on a socket of the namespace, the bus path from sysfs (sysfsPath)
-// when sysfs shows the namespace's links: the namespace is the agent's
-// own, and the sysfs entry of the name has the link's ifindex.
+// ioctl on a socket of the namespace, the bus path from the link's parent
+// device in sysfs (nicPath).
 type hostNIC struct {
 	t     *netnsx.Target
 	sysfs string // "/sys"
@@ -116,37 +110,45 @@ const (
 	maxAddrLen       = 32
 )
 
-// nicPath derives the bus path of the link name (ifindex index).
+// nicPath derives the bus path of the link name (ifindex index) in any
+// namespace: from the parent device rtnetlink names in the namespace
+// (parentPath), or on a kernel before 5.16, which names none, from the
+// PCI address ethtool's drvinfo gives as bus-info (busInfoParent). Both
+// lead to the bus's device in sysfs, which is not per namespace; sysfs's
+// class/net, which is, is not read.
 func (h hostNIC) nicPath(name string, index int) (string, error) {
 	if err := validName(name); err != nil {
 		return "", fmt.Errorf("path of %q: %w", name, err)
 	}
-	own, err := netns.GetFromPath("/proc/self/ns/net")
+	l, err := h.t.NL.LinkByIndex(index)
+	if err != nil || l.Attrs().Name != name {
+		return "", fmt.Errorf("path of %s: %w: ifindex %d is not %s (%v)", name, ErrNoPath, index, name, err)
+	}
+	bus, dev := l.Attrs().ParentDevBus, l.Attrs().ParentDev
+	if bus == "" && dev == "" {
+		bus, dev = h.busInfoParent(name)
+	}
+	p, err := parentPath(h.sysfs, bus, dev, name)
 	if err != nil {
-		return "", fmt.Errorf("path of %s: %w", name, err)
+		return "", fmt.Errorf("path of %w", err)
 	}
-	defer own.Close()
-	if !own.Equal(h.t.NsHandle()) {
-		return "", fmt.Errorf("path of %s: %w: sysfs shows the agent's own namespace, not %s", name, ErrNoPath, h.t.Name)
-	}
-	got, err := readSmallInt(filepath.Join(h.sysfs, "class", "net", name, "ifindex"))
-	if err != nil || got != index {
-		return "", fmt.Errorf("path of %s: %w: sysfs's %s is not ifindex %d (%d, %v)", name, ErrNoPath, name, index, got, err)
-	}
-	return sysfsPath(h.sysfs, name)
+	return p, nil
 }
 
-// readSmallInt reads a sysfs attribute holding one decimal number, at
-// most 32 bytes of it.
-func readSmallInt(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 32))
-	if err != nil {
-		return 0, err
-	}
-	return strconv.Atoi(strings.TrimSpace(string(b)))
+// busInfoParent is the PCI device ethtool's drvinfo names as the link's
+// bus-info ("pci", "0000:00:04.0"); "", "" when it names none (another
+// bus, no answer, not a PCI address: a driver's string, checked).
+func (h hostNIC) busInfoParent(name string) (bus, dev string) {
+	_ = h.ioctl(name, func(fd int) error {
+		info, err := unix.IoctlGetEthtoolDrvinfo(fd, name)
+		if err == nil && pciAddress.MatchString(unix.ByteSliceToString(info.Bus_info[:])) {
+			bus, dev = "pci", unix.ByteSliceToString(info.Bus_info[:])
+		}
+		return err
+	})
+	return bus, dev
 }
+
+// pciAddress is a PCI function's address as the kernel writes it
+// (pci_name): domain, bus, device, function, in lower-case hex.
+var pciAddress = regexp.MustCompile(`^[0-9a-f]{4,8}:[0-9a-f]{2}:[01][0-9a-f]\.[0-7]$`)

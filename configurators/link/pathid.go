@@ -20,21 +20,49 @@ var ErrNoPermAddr = errors.New("no permanent address")
 const maxDeviceDepth = 32
 
 // sysfsPath derives the ID_PATH of the network interface name from the
-// sysfs mounted at root ("/sys"), as udev's path_id builtin does for
-// PCI, virtio and platform devices: walking up from the interface's
-// device, a PCI device gives "pci-<its address>" (the bridges above it
-// are skipped), a platform device "platform-<its name>", an ACPI one
-// "acpi-<its name>"; virtio gives nothing of its own (a virtio-net-pci
-// NIC's path is its PCI function's); devices of no subsystem, or of one
-// udev skips, add nothing. A bus udev names otherwise (usb, scsi, xen,
-// ...) is ErrNoPath, as is a path without a PCI, platform or ACPI device
-// (udev gives none either): refused rather than guessed. Names read from
-// sysfs are checked (sysName) and the walk is bounded.
+// sysfs mounted at root ("/sys"), which shows the links of the namespace
+// that mounted it: the walk (walkPath) from the link's device dir.
 func sysfsPath(root, name string) (string, error) {
 	dev, err := filepath.EvalSymlinks(filepath.Join(root, "class", "net", name))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w: %w", name, ErrNoPath, err)
 	}
+	return walkPath(root, dev, name)
+}
+
+// parentPath derives the ID_PATH of a link from its parent device, as
+// rtnetlink names it in any namespace (IFLA_PARENT_DEV_BUS_NAME and
+// IFLA_PARENT_DEV_NAME: "pci" "0000:00:04.0", "virtio" "virtio0"): the
+// devices of a bus are not per namespace, and sysfs at root lists them
+// under bus/<bus>/devices/<dev>, a link to the device dir whose child the
+// link's own dir is. The walk from there is sysfsPath's after its first
+// step (the link's own dir, of the net subsystem, adds nothing). Both
+// names are checked (sysName, and neither "." nor "..").
+func parentPath(root, bus, dev, name string) (string, error) {
+	if bus == "" || dev == "" {
+		return "", fmt.Errorf("%s: %w: the kernel names no parent device", name, ErrNoPath)
+	}
+	if !sysName(bus) || !sysName(dev) || strings.Trim(bus, ".") == "" || strings.Trim(dev, ".") == "" {
+		return "", fmt.Errorf("%s: %w: parent device %q on bus %q", name, ErrNoPath, dev, bus)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Join(root, "bus", bus, "devices", dev))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w: %w", name, ErrNoPath, err)
+	}
+	return walkPath(root, dir, name)
+}
+
+// walkPath derives the ID_PATH from the device dir dev upwards, as udev's
+// path_id builtin does for PCI, virtio and platform devices: a PCI device
+// gives "pci-<its address>" (the bridges above it are skipped), a platform
+// device "platform-<its name>", an ACPI one "acpi-<its name>"; virtio
+// gives nothing of its own (a virtio-net-pci NIC's path is its PCI
+// function's); devices of no subsystem, or of one udev skips, add nothing.
+// A bus udev names otherwise (usb, scsi, xen, ...) is ErrNoPath, as is a
+// path without a PCI, platform or ACPI device (udev gives none either):
+// refused rather than guessed. Names read from sysfs are checked (sysName)
+// and the walk is bounded.
+func walkPath(root, dev, name string) (string, error) {
 	devices, err := filepath.EvalSymlinks(filepath.Join(root, "devices"))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w: %w", name, ErrNoPath, err)

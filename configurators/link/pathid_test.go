@@ -100,3 +100,64 @@ func TestSysfsPath(t *testing.T) {
 		}
 	}
 }
+
+// busDevice links bus/<bus>/devices/<base of p> to devices/<p>, as sysfs
+// lists a bus's devices.
+func (f *sysfsFixture) busDevice(bus, p string) {
+	dir := f.mkdir("bus/" + bus + "/devices")
+	if err := os.Symlink(filepath.Join(f.root, "devices", p), filepath.Join(dir, filepath.Base(p))); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// parentPath, from the parent device rtnetlink names (bus and name),
+// gives what sysfsPath gives from the link's class/net entry, for a NIC
+// behind PCI bridges, a virtio-net-pci one and a USB one (refused alike);
+// a parent the bus does not list, none, and names that would leave the
+// bus's dir are ErrNoPath.
+func TestParentPath(t *testing.T) {
+	f := newSysfsFixture(t)
+	f.device("pci0000:00", "")
+	f.device("pci0000:00/0000:00:1c.0", "pci")
+	f.device("pci0000:00/0000:00:1c.0/0000:01:00.0", "pci")
+	f.nic("pci0000:00/0000:00:1c.0/0000:01:00.0", "enp1s0")
+	f.busDevice("pci", "pci0000:00/0000:00:1c.0/0000:01:00.0")
+	f.device("pci0000:00/0000:00:03.0", "pci")
+	f.device("pci0000:00/0000:00:03.0/virtio0", "virtio")
+	f.nic("pci0000:00/0000:00:03.0/virtio0", "ens3")
+	f.busDevice("virtio", "pci0000:00/0000:00:03.0/virtio0")
+	f.device("pci0000:00/0000:00:14.0", "pci")
+	f.device("pci0000:00/0000:00:14.0/usb1", "usb")
+	f.device("pci0000:00/0000:00:14.0/usb1/1-2", "usb")
+	f.nic("pci0000:00/0000:00:14.0/usb1/1-2", "enx0")
+	f.busDevice("usb", "pci0000:00/0000:00:14.0/usb1/1-2")
+	for name, parent := range map[string][2]string{"enp1s0": {"pci", "0000:01:00.0"}, "ens3": {"virtio", "virtio0"}, "enx0": {"usb", "1-2"}} {
+		want, wantErr := sysfsPath(f.root, name)
+		got, err := parentPath(f.root, parent[0], parent[1], name)
+		if got != want || (err == nil) != (wantErr == nil) {
+			t.Errorf("parentPath(%s %s) = %q, %v; sysfsPath(%s) = %q, %v", parent[0], parent[1], got, err, name, want, wantErr)
+		}
+	}
+	if p, _ := parentPath(f.root, "pci", "0000:01:00.0", "enp1s0"); p != "pci-0000:01:00.0" {
+		t.Errorf("parentPath of enp1s0 = %q", p)
+	}
+	for _, parent := range [][2]string{{"pci", "0000:09:00.0"}, {"", ""}, {"pci", ".."}, {"..", "devices"}, {"pci", "a/b"}, {"mdio bus", "x"}} {
+		if p, err := parentPath(f.root, parent[0], parent[1], "eth0"); !errors.Is(err, ErrNoPath) {
+			t.Errorf("parentPath(%q %q) = %q, %v; want ErrNoPath", parent[0], parent[1], p, err)
+		}
+	}
+}
+
+// pciAddress takes the kernel's form of a PCI function's address, and
+// nothing else a driver may write as bus-info.
+func TestPCIAddress(t *testing.T) {
+	for s, want := range map[string]bool{
+		"0000:00:04.0": true, "0001:3b:1f.7": true, "10000:00:00.0": true,
+		"virtio0": false, "usb-0000:00:14.0-2": false, "0000:00:20.0": false, "0000:00:04.8": false,
+		"0000:00:04.0/..": false, "0000:0G:04.0": false, "": false, "0000:00:04.0\n": false,
+	} {
+		if got := pciAddress.MatchString(s); got != want {
+			t.Errorf("pciAddress(%q) = %t, want %t", s, got, want)
+		}
+	}
+}

@@ -24,8 +24,9 @@ import (
 // `netagent apply` does (agent/host), and exit 0 when the first apply
 // converges and the second runs nothing (want "converge"), or when the
 // first does not converge (want "fail", printing the problems). It runs
-// under `ip netns exec`, so that the process's namespace is the target
-// and sysfs shows its links: a match by path reads sysfs.
+// under `ip netns exec` (nsApply), its process in the target namespace,
+// or in the VM's own namespace targeting the namespace by name
+// (nsApplyFrom), as `netagent --netns` does.
 const applyChildEnv = "NETAGENT_VMTEST_APPLY_CHILD"
 
 func init() {
@@ -83,6 +84,13 @@ func applyChildRun(args []string) error {
 // nsApply runs the apply child on doc in ns and returns its output.
 func nsApply(t *testing.T, ns, stateDir, doc, want string) string {
 	t.Helper()
+	return nsApplyFrom(t, true, ns, stateDir, doc, want)
+}
+
+// nsApplyFrom runs the apply child on doc, in ns itself (inside) or in
+// the VM's own namespace targeting ns, and returns its output.
+func nsApplyFrom(t *testing.T, inside bool, ns, stateDir, doc, want string) string {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "intent.json")
 	if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
@@ -91,7 +99,10 @@ func nsApply(t *testing.T, ns, stateDir, doc, want string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("ip", "netns", "exec", ns, self)
+	cmd := exec.Command(self)
+	if inside {
+		cmd = exec.Command("ip", "netns", "exec", ns, self)
+	}
 	cmd.Env = append(os.Environ(), applyChildEnv+"="+strings.Join([]string{ns, stateDir, file, want}, " "))
 	out, err := cmd.CombinedOutput()
 	t.Logf("apply %s:\n%s", doc, out)
@@ -182,7 +193,9 @@ func wantNamesBack(t *testing.T, ns string, orig map[string]vm.NIC) {
 
 // TestInVMMatchNICs applies, on real e1000 and virtio_net NICs moved into a
 // test namespace, intents that find them by permanentMac and driver, then
-// by path, and rename them; each rename read back with ip and ethtool, a
+// by path (the e1000 ones' PCI function, and the virtio one's through its
+// virtio device), with the agent in the namespace and then in the VM's own
+// namespace targeting it, and rename them; each rename read back with ip and ethtool, a
 // second apply runs nothing, leaving the intent gives the kernel names
 // back; a match of two NICs and a match of none fail and rename nothing.
 // The host runs it again with nic0 and nic1 in each other's slots
@@ -210,13 +223,17 @@ func TestInVMMatchNICs(t *testing.T) {
 	nsApply(t, ns, state, `{"version": 1}`, "converge")
 	wantNamesBack(t, ns, orig)
 
-	nsApply(t, ns, state, `{"version": 1, "interfaces": [
+	for _, inside := range []bool{true, false} {
+		nsApplyFrom(t, inside, ns, state, `{"version": 1, "interfaces": [
   {"name": "slot4", "type": "physical", "match": {"path": "pci-0000:00:04.0"}},
-  {"name": "slot5", "type": "physical", "match": {"path": "pci-0000:00:05.0", "name": "eth*"}}]}`, "converge")
-	wantNamed(t, ns, "slot4", nicInSlot(t, 4))
-	wantNamed(t, ns, "slot5", nicInSlot(t, 5))
-	nsApply(t, ns, state, `{"version": 1}`, "converge")
-	wantNamesBack(t, ns, orig)
+  {"name": "slot5", "type": "physical", "match": {"path": "pci-0000:00:05.0", "name": "eth*"}},
+  {"name": "slot6", "type": "physical", "match": {"path": "pci-0000:00:06.0"}}]}`, "converge")
+		wantNamed(t, ns, "slot4", nicInSlot(t, 4))
+		wantNamed(t, ns, "slot5", nicInSlot(t, 5))
+		wantNamed(t, ns, "slot6", nicInSlot(t, 6))
+		nsApplyFrom(t, inside, ns, state, `{"version": 1}`, "converge")
+		wantNamesBack(t, ns, orig)
+	}
 
 	out := nsApply(t, ns, state, `{"version": 1, "interfaces": [
   {"name": "any0", "type": "physical", "match": {"driver": "e1000"}},
