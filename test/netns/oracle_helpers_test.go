@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/netagent/netagent/agent/importer"
-	"github.com/netagent/netagent/agent/importer/eni"
 	"github.com/netagent/netagent/agent/importer/netplan"
 	"github.com/netagent/netagent/agent/intent"
 )
@@ -56,7 +55,13 @@ func oracleCases(t *testing.T) []oracleCase {
 		}
 	}
 	for _, c := range eniFiles(t) {
-		if res, err := eni.Import(c[1], importer.Options{}); err == nil && !eniVLANFiltering(res.Intent) {
+		if c[0] == "own:source-relative" {
+			// Its source is relative to the working directory, which the
+			// CLI runs of the switch-over do not move to (TestENIOracle
+			// runs it where ifupdown2 does).
+			continue
+		}
+		if res, err := eniImport(t, c[1]); err == nil && !eniVLANFiltering(res.Intent) {
 			cases = append(cases, eniCaseOf(c[0], c[1], res.Intent))
 		}
 	}
