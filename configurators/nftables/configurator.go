@@ -2,6 +2,7 @@ package nftables
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -96,8 +97,14 @@ func ReadBack(t *netnsx.Target) ([]dg.Item, error) {
 	return readBack(kernelOf(t))
 }
 
+// readBack is netagent's tables in k; none in a kernel without nf_tables
+// (ErrNoNftables), where the intent's tables fail at their create with
+// that error and everything else converges.
 func readBack(k kernel) ([]dg.Item, error) {
 	tables, err := k.ListTables()
+	if errors.Is(err, ErrNoNftables) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,19 @@ import (
 	"github.com/netagent/netagent/items"
 )
 
+// ErrNoNftables is a kernel without nf_tables (no module, or a kernel
+// built without it): the netlink family is not there.
+var ErrNoNftables = errors.New("the kernel has no nf_tables")
+
+// kernelErr is err, marked ErrNoNftables when the kernel has no
+// nf_tables netlink family (the socket's EPROTONOSUPPORT).
+func kernelErr(err error) error {
+	if errors.Is(err, unix.EPROTONOSUPPORT) || errors.Is(err, unix.EAFNOSUPPORT) {
+		return fmt.Errorf("%w: %w", ErrNoNftables, err)
+	}
+	return err
+}
+
 // Op is one operation of a batch: the deletion of a table, or the
 // creation of a whole table (chains, sets with their elements, rules).
 type Op struct {
@@ -83,7 +96,7 @@ func (k netlinkKernel) ApplyBatch(ops []Op) error {
 		}
 	}
 	if err := c.Flush(); err != nil {
-		return fmt.Errorf("nftables batch of %d operations: %w", len(ops), err)
+		return fmt.Errorf("nftables batch of %d operations: %w", len(ops), kernelErr(err))
 	}
 	return nil
 }
@@ -214,7 +227,7 @@ func (k netlinkKernel) ListTables() ([][2]string, error) {
 	}
 	ts, err := c.ListTables()
 	if err != nil {
-		return nil, fmt.Errorf("nftables: listing tables: %w", err)
+		return nil, fmt.Errorf("nftables: listing tables: %w", kernelErr(err))
 	}
 	var out [][2]string
 	for _, t := range ts {
@@ -237,7 +250,7 @@ func (k netlinkKernel) DumpTable(family, name string) (Dumped, bool, error) {
 		return Dumped{}, false, nil
 	}
 	if err != nil {
-		return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, err)
+		return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, kernelErr(err))
 	}
 	out := Dumped{Table: items.NftTable{Family: family, Table: name}}
 	chains, err := c.ListChainsOfTableFamily(families[family])
@@ -250,7 +263,7 @@ func (k netlinkKernel) DumpTable(family, name string) (Dumped, bool, error) {
 		return out, true, nil
 	}
 	if out.Table.Sets, err = dumpSets(c, t); err != nil {
-		return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, err)
+		return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, kernelErr(err))
 	}
 	for _, ch := range chains {
 		if ch.Name == items.NftOwnerChain {
@@ -258,7 +271,7 @@ func (k netlinkKernel) DumpTable(family, name string) (Dumped, bool, error) {
 		}
 		dc, err := dumpChain(c, t, family, ch)
 		if err != nil {
-			return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, err)
+			return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, kernelErr(err))
 		}
 		out.Table.Chains = append(out.Table.Chains, dc)
 	}
