@@ -75,8 +75,7 @@ func (f *FakeKernel) AddVeth(name string, index int) *FakeNIC {
 // AddE1000 adds a link as qemu's e1000 answers (Linux 6.18): rx-gro
 // changeable, rx and tx rings 256 of at most 4096, pause on, speed 1000
 // full duplex with autoneg on, advertising the five modes it supports;
-// Wake-on-LAN off, supporting unicast, multicast, broadcast and magic
-// (e1000_get_wol); MTU 1500.
+// MTU 1500.
 func (f *FakeKernel) AddE1000(name string, index int) *FakeNIC {
 	modes := []string{"1000baseT/Full", "100baseT/Full", "100baseT/Half", "10baseT/Full", "10baseT/Half"}
 	n := &FakeNIC{
@@ -91,10 +90,22 @@ func (f *FakeKernel) AddE1000(name string, index int) *FakeNIC {
 			"pause": {Cur: map[string]uint32{"autoneg": 1, "rx": 1, "tx": 1}},
 			"link": {Cur: map[string]uint32{"speed": 1000, "duplex": items.EthtoolDuplexFull, "autoneg": 1},
 				Sets: map[string][]string{"advertise": modes}, Allowed: map[string][]string{"advertise": modes}},
-			"wake-on-lan": {Cur: map[string]uint32{"modes": 0}},
 		},
-		WakeOnLANSupported: items.EthtoolWakeOnLan["unicast"] | items.EthtoolWakeOnLan["multicast"] |
-			items.EthtoolWakeOnLan["broadcast"] | items.EthtoolWakeOnLan["magic"],
+	}
+	f.NICs[name] = n
+	return n
+}
+
+// AddE100 adds a link as qemu's i82559c answers the e100 driver for
+// Wake-on-LAN (the fake's only group on it): off, magic the one mode
+// supported (e100_get_wol); MTU 1500.
+func (f *FakeKernel) AddE100(name string, index int) *FakeNIC {
+	n := &FakeNIC{
+		Index:              index,
+		MTU:                1500,
+		Features:           Features{Active: map[string]bool{}, HW: map[string]bool{}},
+		Groups:             map[string]Values{"wake-on-lan": {Cur: map[string]uint32{"modes": 0}}},
+		WakeOnLANSupported: items.EthtoolWakeOnLan["magic"],
 	}
 	f.NICs[name] = n
 	return n

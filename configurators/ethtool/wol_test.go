@@ -174,16 +174,18 @@ func TestEncodeWakeOnLANSetBytes(t *testing.T) {
 	}
 }
 
-// TestWakeOnLANNarrowedAndGivenBackToOff applies unicast+magic to an
-// e1000 whose Wake-on-LAN was off, narrows it to magic (unicast goes),
-// then removes it from the intent: the found value, off, comes back. A
-// mode the NIC does not support (phy) is refused and changes nothing.
+// TestWakeOnLANNarrowedAndGivenBackToOff applies unicast+magic to a NIC
+// whose Wake-on-LAN was off, narrows it to magic (unicast goes), then
+// removes it from the intent: the found value, off, comes back. On an
+// e100, which supports magic only, magic+unicast is refused and changes
+// nothing.
 func TestWakeOnLANNarrowedAndGivenBackToOff(t *testing.T) {
 	k := NewFakeKernel()
-	nic := k.AddE1000("et0", 3)
+	nic := k.AddE100("et0", 3)
 	c := k.Configurator(t.TempDir())
 	ctx := context.Background()
 	g, u := items.EthtoolWakeOnLan["magic"], items.EthtoolWakeOnLan["unicast"]
+	nic.WakeOnLANSupported |= u // this test's NIC also supports unicast
 	modes := func() uint32 { return nic.Groups["wake-on-lan"].Cur["modes"] }
 	both := ethtoolItem(map[string]uint32{"wake-on-lan/modes": g | u})
 	if err := c.Create(ctx, both); err != nil {
@@ -201,7 +203,7 @@ func TestWakeOnLANNarrowedAndGivenBackToOff(t *testing.T) {
 	}
 	phy := ethtoolItem(map[string]uint32{"wake-on-lan/modes": items.EthtoolWakeOnLan["phy"]})
 	if err := c.Modify(ctx, magic, phy); err == nil || !strings.Contains(err.Error(), "unsupported WoL mode") {
-		t.Errorf("phy on an e1000: %v", err)
+		t.Errorf("phy on a NIC without it: %v", err)
 	}
 	if modes() != g {
 		t.Fatalf("modes %#x after a refused write, want %#x", modes(), g)
@@ -211,5 +213,13 @@ func TestWakeOnLANNarrowedAndGivenBackToOff(t *testing.T) {
 	}
 	if modes() != 0 {
 		t.Errorf("modes %#x after leaving the intent, want the found 0", modes())
+	}
+	e100 := k.AddE100("et1", 4)
+	c = k.Configurator(t.TempDir())
+	if err := c.Create(ctx, &items.Ethtool{Interface: "et1", Settings: map[string]uint32{"wake-on-lan/modes": g | u}}); err == nil {
+		t.Error("magic+unicast on an e100 accepted")
+	}
+	if m := e100.Groups["wake-on-lan"].Cur["modes"]; m != 0 {
+		t.Errorf("e100 modes %#x after a refused write, want 0", m)
 	}
 }
