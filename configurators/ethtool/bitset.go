@@ -140,15 +140,24 @@ func validName(s string) bool {
 	return true
 }
 
-// encodeBitset writes a verbose bitset with a mask: exactly the named
-// bits, each with its value; the kernel leaves the unnamed bits alone.
-func encodeBitset(ae *netlink.AttributeEncoder, attr uint16, bits map[string]bool) {
+// encodeBitset writes a verbose bitset of the named bits. With a mask
+// (nomask false) each named bit carries its value and the kernel leaves
+// the unnamed bits alone; as a plain list (nomask true, the
+// ETHTOOL_A_BITSET_NOMASK flag) the set bits are the ones named true and
+// the kernel clears every other bit, so an empty list clears them all.
+func encodeBitset(ae *netlink.AttributeEncoder, attr uint16, bits map[string]bool, nomask bool) {
 	ae.Nested(attr, func(bae *netlink.AttributeEncoder) error {
+		if nomask {
+			bae.Flag(unix.ETHTOOL_A_BITSET_NOMASK, true)
+		}
 		bae.Nested(unix.ETHTOOL_A_BITSET_BITS, func(lae *netlink.AttributeEncoder) error {
 			for _, name := range sortedKeys(bits) {
+				if nomask && !bits[name] {
+					continue
+				}
 				lae.Nested(unix.ETHTOOL_A_BITSET_BITS_BIT, func(nae *netlink.AttributeEncoder) error {
 					nae.String(unix.ETHTOOL_A_BITSET_BIT_NAME, name)
-					if bits[name] {
+					if bits[name] && !nomask {
 						nae.Flag(unix.ETHTOOL_A_BITSET_BIT_VALUE, true)
 					}
 					return nil

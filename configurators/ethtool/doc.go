@@ -5,10 +5,11 @@
 //
 // Two clients share the work. github.com/mdlayher/ethtool, a well-kept
 // library made for the genetlink ethtool family, writes link modes and
-// covers Wake-on-LAN. The messages it does not cover (FEATURES, CHANNELS,
+// reads Wake-on-LAN. The messages it does not cover (FEATURES, CHANNELS,
 // RINGS, COALESCE and PAUSE, Documentation/networking/ethtool-netlink.rst),
 // and the reading of link modes (the library drops the supported modes
-// and cannot name bits above its table of 92: linkmodes.go), are
+// and cannot name bits above its table of 92: linkmodes.go) and the writing
+// of Wake-on-LAN (the library's request can only add modes: wol.go), are
 // this package's own small codec over github.com/mdlayher/genetlink:
 // codec.go encodes requests and decodes answers as pure functions over
 // attribute bytes (tested against messages recorded from the kernel), and

@@ -15,7 +15,10 @@ import (
 // it: features with the changeable and fixed ones, groups of settings
 // with their maxima, EOPNOTSUPP (ErrNotSupported) for a group a NIC's
 // driver lacks, EINVAL for a value above a maximum or a fixed feature
-// toggled, a link mode advertised that the NIC does not support. Writes
+// toggled, a link mode advertised that the NIC does not support, a
+// Wake-on-LAN mode it does not support. A Wake-on-LAN write replaces the
+// whole set of modes, as the kernel does with this package's request
+// (EncodeWakeOnLANSet): 0 turns it off. Writes
 // counts the set requests that reached it.
 //
 // LinkMTU, when set, is the MTU of a link by name (configurators.Fake
@@ -40,6 +43,9 @@ type FakeNIC struct {
 	// the e1000 does.
 	Groups map[string]Values
 	MTU    int
+	// WakeOnLANSupported is the mask of the Wake-on-LAN modes the NIC
+	// supports (the group "wake-on-lan" holds the current ones).
+	WakeOnLANSupported uint32
 	// ResetOnMTU are the values the driver gives its groups on an MTU
 	// change, by group (nil: it keeps them).
 	ResetOnMTU map[string]map[string]uint32
@@ -85,6 +91,21 @@ func (f *FakeKernel) AddE1000(name string, index int) *FakeNIC {
 			"link": {Cur: map[string]uint32{"speed": 1000, "duplex": items.EthtoolDuplexFull, "autoneg": 1},
 				Sets: map[string][]string{"advertise": modes}, Allowed: map[string][]string{"advertise": modes}},
 		},
+	}
+	f.NICs[name] = n
+	return n
+}
+
+// AddE100 adds a link as qemu's i82559c answers the e100 driver for
+// Wake-on-LAN (the fake's only group on it): off, magic the one mode
+// supported (e100_get_wol); MTU 1500.
+func (f *FakeKernel) AddE100(name string, index int) *FakeNIC {
+	n := &FakeNIC{
+		Index:              index,
+		MTU:                1500,
+		Features:           Features{Active: map[string]bool{}, HW: map[string]bool{}},
+		Groups:             map[string]Values{"wake-on-lan": {Cur: map[string]uint32{"modes": 0}}},
+		WakeOnLANSupported: items.EthtoolWakeOnLan["magic"],
 	}
 	f.NICs[name] = n
 	return n
@@ -177,7 +198,8 @@ func (f *FakeKernel) Get(group string, ifindex int) (Values, error) {
 	return out, nil
 }
 
-// Set writes a group's fields; above a maximum is EINVAL.
+// Set writes a group's fields; above a maximum or an unsupported
+// Wake-on-LAN mode is EINVAL.
 func (f *FakeKernel) Set(group string, ifindex int, set map[string]uint32) error {
 	n, err := f.nic(ifindex)
 	if err != nil {
@@ -188,12 +210,34 @@ func (f *FakeKernel) Set(group string, ifindex int, set map[string]uint32) error
 		return fmt.Errorf("setting %s: %w", group, ErrNotSupported)
 	}
 	f.Writes++
+	if group == "wake-on-lan" {
+		return n.setWakeOnLAN(ifindex, set)
+	}
 	for field, val := range set {
 		if max, ok := v.Max[field]; ok && val > max {
 			return fmt.Errorf("%s %s %d: invalid argument", group, field, val)
 		}
 	}
 	maps.Copy(v.Cur, set)
+	return nil
+}
+
+// setWakeOnLAN makes the modes the NIC's whole set, as the kernel does
+// with EncodeWakeOnLANSet's request: what that encoder refuses, and a mode
+// the NIC does not support ("cannot enable unsupported WoL mode"), is
+// refused and changes nothing.
+func (n *FakeNIC) setWakeOnLAN(ifindex int, set map[string]uint32) error {
+	modes, ok := set["modes"]
+	if !ok || len(set) != 1 {
+		return fmt.Errorf("wake-on-lan %v: invalid argument", set)
+	}
+	if _, err := EncodeWakeOnLANSet(ifindex, modes); err != nil {
+		return err
+	}
+	if modes&^n.WakeOnLANSupported != 0 {
+		return fmt.Errorf("wake-on-lan modes %#x: cannot enable unsupported WoL mode: invalid argument", modes)
+	}
+	n.Groups["wake-on-lan"].Cur["modes"] = modes
 	return nil
 }
 

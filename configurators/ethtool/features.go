@@ -37,7 +37,7 @@ func EncodeFeaturesGet(ifindex int) ([]byte, error) {
 func EncodeFeaturesSet(ifindex int, want map[string]bool) ([]byte, error) {
 	ae := netlink.NewAttributeEncoder()
 	encodeHeader(ae, unix.ETHTOOL_A_FEATURES_HEADER, ifindex, unix.ETHTOOL_FLAG_OMIT_REPLY)
-	encodeBitset(ae, unix.ETHTOOL_A_FEATURES_WANTED, want)
+	encodeBitset(ae, unix.ETHTOOL_A_FEATURES_WANTED, want, false)
 	return ae.Encode()
 }
 

@@ -86,7 +86,7 @@ func (k *netKernel) Set(group string, ifindex int, set map[string]uint32) error 
 	case "link":
 		return k.modes.SetLinkMode(ifindex, linkUpdate(set))
 	case "wake-on-lan":
-		return k.modes.SetWakeOnLAN(ifindex, ethtool.WOLMode(set["modes"]))
+		return k.conn.SetWakeOnLAN(ifindex, set["modes"])
 	}
 	g, ok := Groups[group]
 	if !ok {

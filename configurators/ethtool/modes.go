@@ -8,9 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Modes are the link-mode writes and the Wake-on-LAN messages, through
+// Modes are the link-mode writes and the Wake-on-LAN reads, through
 // github.com/mdlayher/ethtool's client (link modes are read by this
-// package's codec: Conn.LinkModes says why).
+// package's codec: Conn.LinkModes says why; Wake-on-LAN is written by
+// it: EncodeWakeOnLANSet says why).
 type Modes struct{ c *ethtool.Client }
 
 // DialModes opens the library's client; do runs its dial inside the
@@ -45,15 +46,6 @@ func (m *Modes) WakeOnLAN(ifindex int) (ethtool.WOLMode, error) {
 		return 0, fmt.Errorf("reading wake-on-lan of ifindex %d: %w", ifindex, unsupported(err))
 	}
 	return w.Modes, nil
-}
-
-// SetWakeOnLAN sets the link's Wake-on-LAN modes.
-func (m *Modes) SetWakeOnLAN(ifindex int, modes ethtool.WOLMode) error {
-	err := m.c.SetWakeOnLAN(ethtool.WakeOnLAN{Interface: ethtool.Interface{Index: ifindex}, Modes: modes})
-	if err != nil {
-		return fmt.Errorf("setting wake-on-lan of ifindex %d: %w", ifindex, unsupported(err))
-	}
-	return nil
 }
 
 // unsupported marks the driver's EOPNOTSUPP as ErrNotSupported.

@@ -10,13 +10,16 @@ import (
 	"github.com/netagent/netagent/test/vm"
 )
 
-// vmNICs are the VM's emulated cards: two e1000 and a virtio one, and two
+// vmNICs are the VM's emulated cards: two e1000, a virtio one and an e100
+// (TestInVMEthtoolLinkWoL: of qemu's rtl8139, i82559c, vmxnet3, e1000e and
+// e1000, only the e100 took both a forced speed/duplex and Wake-on), and two
 // e1000 plugged in later: hot0 by TestInVMMatchHotAdded, hot1 by
 // TestInVMDaemonMatchHotPlug.
 var vmNICs = []vm.NIC{
 	{ID: "nic0", Model: vm.ModelE1000, MAC: "52:54:00:00:01:10", Slot: 4},
 	{ID: "nic1", Model: vm.ModelE1000, MAC: "52:54:00:00:01:11", Slot: 5},
 	{ID: "nic2", Model: vm.ModelVirtio, MAC: "52:54:00:00:01:12", Slot: 6},
+	{ID: "e100", Model: vm.ModelE100, MAC: "52:54:00:00:01:30", Slot: 10},
 	{ID: "hot0", Model: vm.ModelE1000, MAC: "52:54:00:00:01:20", Slot: 8, Hot: true},
 	{ID: "hot1", Model: vm.ModelE1000, MAC: "52:54:00:00:01:21", Slot: 9, Hot: true},
 }
@@ -25,7 +28,7 @@ var vmNICs = []vm.NIC{
 // it: the link kinds this host's kernel lacks (bond, 802.1Q VLAN, dummy,
 // bridge VLAN filtering), matching real NICs (vmNICs, read back with ip
 // and ethtool; hot-added ones, one under the daemon: the netagent binary
-// goes into the VM) and e1000 ethtool settings. Then it boots again with nic0 and nic1 in each other's
+// goes into the VM) and e1000, virtio and e100 ethtool settings. Then it boots again with nic0 and nic1 in each other's
 // slots and runs TestInVMMatchNICs alone: the names found by permanentMac
 // are on the same cards in both boots, in other slots; those found by
 // path are in the same slots, on the other cards.

@@ -15,6 +15,7 @@ import (
 const (
 	ModelE1000  = "e1000"          // Intel 82540EM; the guest's e1000 driver
 	ModelVirtio = "virtio-net-pci" // virtio over PCI; the guest's virtio_net driver
+	ModelE100   = "i82559c"        // Intel 82559C; the guest's e100 driver (takes forced speed/duplex and Wake-on magic)
 )
 
 // nicModels maps a model to the guest driver that binds it and the modules
@@ -25,6 +26,7 @@ var nicModels = map[string]struct {
 }{
 	ModelE1000:  {driver: "e1000", modules: []string{"e1000"}},
 	ModelVirtio: {driver: "virtio_net", modules: []string{"virtio_pci", "virtio_net"}},
+	ModelE100:   {driver: "e100", modules: []string{"e100"}},
 }
 
 // NIC is an emulated network card on the VM's PCI bus pci.0 (the pc
@@ -33,7 +35,7 @@ var nicModels = map[string]struct {
 // nothing outside the VM.
 type NIC struct {
 	ID    string // qemu device id; its netdev is "net-<ID>". Letters, digits, '-', '_'
-	Model string // ModelE1000 or ModelVirtio
+	Model string // ModelE1000, ModelVirtio or ModelE100
 	MAC   string // the card's burnt-in (permanent) address, e.g. "52:54:00:00:00:01"
 	Slot  int    // PCI slot on bus 0 (addr=0x<Slot>), 2 to 31; the function is 0
 	Hot   bool   // not there at boot: plugged when the guest calls HotAdd(ID)
@@ -85,7 +87,7 @@ func (n NIC) validate() error {
 		return fmt.Errorf("id %q: want a letter, then up to 30 letters, digits, '-' or '_'", n.ID)
 	}
 	if _, ok := nicModels[n.Model]; !ok {
-		return fmt.Errorf("NIC %s: model %q: want %s or %s", n.ID, n.Model, ModelE1000, ModelVirtio)
+		return fmt.Errorf("NIC %s: model %q: want %s, %s or %s", n.ID, n.Model, ModelE1000, ModelVirtio, ModelE100)
 	}
 	mac, err := net.ParseMAC(n.MAC)
 	if err != nil || len(mac) != 6 || mac[0]&1 != 0 || mac.String() == "00:00:00:00:00:00" {
