@@ -13,13 +13,21 @@ const TypeDHCP4Lease = "dhcp4-lease"
 // DHCP4Lease is a DHCPv4 lease to hold on an interface (the intent's
 // "dhcp4"): creating it acquires a lease, an asynchronous operation that
 // takes seconds (configurators/dhcp), deleting it lets the lease go. Its
-// name is the interface. It needs the interface, and the carrier of its
-// link: no lease comes over a cable that is out.
+// name is the interface. It needs the interface, and on a physical
+// interface the carrier of its link (CarrierLink): no lease comes over a
+// cable that is out.
 type DHCP4Lease struct {
 	Dev         string
 	Hostname    string // option 12
 	ClientID    string // option 61
 	VendorClass string // option 60
+	// CarrierLink is the Link whose carrier the lease waits for: its own
+	// on a physical interface (render fills it); "" on an interface
+	// netagent creates (a bridge, a veth, a VLAN), which has no Link item
+	// (configurators/link reads it back as an Interface only), so that
+	// its client starts once the interface exists and keeps asking until
+	// the carrier comes.
+	CarrierLink string
 	// Kept marks an item read back from a lease kept in the state
 	// directory that no server confirmed since the agent started: it
 	// differs from the intended item, and the reconciler's Modify asks
@@ -71,10 +79,17 @@ func (l *DHCP4Lease) String() string {
 }
 
 func (l *DHCP4Lease) Dependencies() []dg.Dependency {
-	return []dg.Dependency{
-		requires(InterfaceRef(l.Dev), ""),
-		{RequiredItem: LinkRef(l.Dev), MustSatisfy: HasCarrier, Description: "carrier up"},
+	return leaseDeps(l.Dev, l.CarrierLink)
+}
+
+// leaseDeps are the dependencies of a lease on dev: its interface, and the
+// carrier of carrierLink when set.
+func leaseDeps(dev, carrierLink string) []dg.Dependency {
+	deps := []dg.Dependency{requires(InterfaceRef(dev), "")}
+	if carrierLink != "" {
+		deps = append(deps, dg.Dependency{RequiredItem: LinkRef(carrierLink), MustSatisfy: HasCarrier, Description: "carrier up"})
 	}
+	return deps
 }
 
 // Validate checks the item names its interface.

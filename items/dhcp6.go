@@ -13,12 +13,14 @@ const TypeDHCP6Lease = "dhcp6-lease"
 // and search domains of the reply) to hold on an interface (the intent's
 // ipv6.dhcp6): creating it acquires the lease, an asynchronous operation
 // (configurators/dhcp6), deleting it lets the lease go. Its name is the
-// interface. It needs the interface, the carrier of its link, and Deps
+// interface. It needs the interface, the carrier of its link on a physical
+// interface (CarrierLink, as DHCP4Lease.CarrierLink), and Deps
 // (render lists the interface's disable_ipv6 sysctl: the client needs a
 // link-local address).
 type DHCP6Lease struct {
-	Dev  string
-	Deps []dg.ItemRef
+	Dev         string
+	CarrierLink string // see DHCP4Lease.CarrierLink
+	Deps        []dg.ItemRef
 	// Refused says why render left out the lease's address (it would
 	// take over what the intent puts on its own links; see
 	// DHCP4Lease.Refused); Equal ignores it.
@@ -32,10 +34,10 @@ func (l *DHCP6Lease) Type() string   { return TypeDHCP6Lease }
 func (l *DHCP6Lease) Name() string   { return l.Dev }
 func (l *DHCP6Lease) External() bool { return false }
 
-// Equal compares the interface and Deps (not Refused).
+// Equal compares the interface, CarrierLink and Deps (not Refused).
 func (l *DHCP6Lease) Equal(o dg.Item) bool {
 	other, ok := o.(*DHCP6Lease)
-	return ok && other != nil && l.Dev == other.Dev && slicesEqualRefs(l.Deps, other.Deps)
+	return ok && other != nil && l.Dev == other.Dev && l.CarrierLink == other.CarrierLink && slicesEqualRefs(l.Deps, other.Deps)
 }
 
 func (l *DHCP6Lease) String() string {
@@ -51,10 +53,7 @@ func (l *DHCP6Lease) Validate() error {
 }
 
 func (l *DHCP6Lease) Dependencies() []dg.Dependency {
-	return extraDeps([]dg.Dependency{
-		requires(InterfaceRef(l.Dev), ""),
-		{RequiredItem: LinkRef(l.Dev), MustSatisfy: HasCarrier, Description: "carrier up"},
-	}, l.Deps)
+	return extraDeps(leaseDeps(l.Dev, l.CarrierLink), l.Deps)
 }
 
 func slicesEqualRefs(a, b []dg.ItemRef) bool {

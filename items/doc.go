@@ -44,11 +44,14 @@
 // uplink's carrier (HasCarrier, "carrier up"): a route out of a physical
 // uplink is withdrawn while the cable is out and comes back with the
 // carrier, so that traffic fails over to another route. An interface's own
-// settings never depend on carrier: they are never withdrawn.
+// settings never depend on carrier: they are never withdrawn. A DHCP
+// lease on a physical interface waits for its carrier too; one on an
+// interface netagent creates (a bridge) has no Link to wait for, and its
+// client asks until an answer comes.
 //
 // Where a dependency needs knowledge of the whole intent, the renderer fills
 // a field that exists only to shape the dependencies: Route.CarrierLink,
-// Route.GwAddress and the Deps lists of Route, Rule, Neighbor, Sysctl,
+// DHCP4Lease.CarrierLink, DHCP6Lease.CarrierLink, Route.GwAddress and the Deps lists of Route, Rule, Neighbor, Sysctl,
 // Address and IptablesChain. These
 // fields take part in Equal, so a change of them is a Modify whose kernel
 // part is a no-op; configurators must accept that.

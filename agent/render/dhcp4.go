@@ -54,7 +54,7 @@ func withReason(m map[string]string, name, why string) map[string]string {
 }
 
 // leaseItems renders, for each interface with dhcp4, its lease item (which
-// needs the interface and its carrier) and, when the lease is known
+// needs the interface, and its carrier when physical: carrierLink) and, when the lease is known
 // (Facts), what the lease gives, each depending on the lease item: the
 // address, and with useRoutes the default route through the router or
 // the classless routes of option 121 (lease4.Items). They go into the
@@ -73,7 +73,7 @@ func (b *builder) leaseItems() {
 		at := field(b.in.Locate(ifc.Origin, "interfaces", i), "dhcp4")
 		b.object(ifc.Drift, ifc.Origin)
 		lease := &items.DHCP4Lease{Dev: ifc.Name, Hostname: d.Hostname, ClientID: d.ClientID, VendorClass: d.VendorClass,
-			Refused: b.idx.refused4[ifc.Name]}
+			CarrierLink: b.carrierLink(ifc.Name), Refused: b.idx.refused4[ifc.Name]}
 		var its []dg.Item
 		if l := b.facts.Leases[ifc.Name]; l != nil && lease.Refused == "" {
 			o := lease4.RouteOptions{UseRoutes: d.EffectiveUseRoutes(), Metric: uint32(d.RouteMetric), Physical: b.idx.isPhysical(ifc.Name)}
@@ -84,6 +84,16 @@ func (b *builder) leaseItems() {
 			b.put(it.(validator), at)
 		}
 	}
+}
+
+// carrierLink is the CarrierLink of a lease on dev: dev when physical,
+// the only interfaces with a Link item that reports a carrier; "" for one
+// netagent creates (a bridge, a veth), which has none to wait for.
+func (b *builder) carrierLink(dev string) string {
+	if b.idx.isPhysical(dev) {
+		return dev
+	}
+	return ""
 }
 
 // allowedLeaseItems returns the items of a lease on dev that the intent

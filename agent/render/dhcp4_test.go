@@ -157,3 +157,42 @@ func TestRenderEdgeRouterExample(t *testing.T) {
 		}
 	}
 }
+
+// A lease waits for the carrier of its interface's Link only where there
+// is one, a physical interface: on a bridge netagent creates (no Link item:
+// the link read-back gives it as an Interface alone), the DHCPv4 and DHCPv6
+// leases need the interface only, else they would wait for ever.
+func TestRenderLeaseCarrierOnlyPhysical(t *testing.T) {
+	in, err := intent.Parse([]byte(`{"version": 1, "interfaces": [
+	  {"name": "up0", "type": "physical", "dhcp4": {}, "ipv6": {"dhcp6": true}},
+	  {"name": "br0", "type": "bridge", "dhcp4": {"routeMetric": 200}, "ipv6": {"dhcp6": true}},
+	  {"name": "eth0", "type": "physical", "master": "br0"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := RenderWith(in, Facts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dev := range []string{"up0", "br0"} {
+		for _, ref := range []dg.ItemRef{items.DHCP4LeaseRef(dev), items.DHCP6LeaseRef(dev)} {
+			it, ok := g.Get(ref)
+			if !ok {
+				t.Fatalf("no %v", ref)
+			}
+			var carrier, iface bool
+			for _, d := range it.Dependencies() {
+				switch d.RequiredItem {
+				case items.LinkRef(dev):
+					carrier = d.MustSatisfy != nil && d.MustSatisfy(&items.Link{IfName: dev, Carrier: true}) &&
+						!d.MustSatisfy(&items.Link{IfName: dev})
+				case items.InterfaceRef(dev):
+					iface = true
+				}
+			}
+			if want := dev == "up0"; carrier != want || !iface {
+				t.Errorf("%v: waits for the carrier %v (want %v), for interface/%s %v: %v", ref, carrier, want, dev, iface, it.Dependencies())
+			}
+		}
+	}
+}

@@ -62,7 +62,7 @@ func (b *builder) ipv6(ifc *intent.Interface, at intent.Origin) {
 // interface's address, is refused (leaseclaims.go): left out, the lease
 // item saying why (Refused).
 func (b *builder) dhcp6(ifname string, at intent.Origin, enable dg.ItemRef) {
-	lease := &items.DHCP6Lease{Dev: ifname, Deps: []dg.ItemRef{enable}}
+	lease := &items.DHCP6Lease{Dev: ifname, CarrierLink: b.carrierLink(ifname), Deps: []dg.ItemRef{enable}}
 	l, ok := b.facts.DHCP6[ifname]
 	lease.Refused = b.idx.refused6[ifname] // index.addLeases
 

@@ -184,10 +184,12 @@ func (c *Configurator) Delete(ctx context.Context, it dg.Item) error {
 
 // NeedsRecreate: a new hostname, client id or vendor class is a new
 // exchange with the server; an item that differs only by Kept is
-// modified (asked for again, keeping the address meanwhile).
+// modified (asked for again, keeping the address meanwhile), as is one
+// that differs only by CarrierLink (a dependency, no exchange).
 func (c *Configurator) NeedsRecreate(oldItem, newItem dg.Item) bool {
 	o, n := *oldItem.(*items.DHCP4Lease), *newItem.(*items.DHCP4Lease)
 	o.Kept, n.Kept = false, false
+	o.CarrierLink, n.CarrierLink = "", ""
 	return o != n
 }
 

@@ -172,7 +172,14 @@ func (e *cliEnv) validLft() int {
 // leasedAddr returns the one IPv4 address of up0.
 func (e *cliEnv) leasedAddr() netip.Prefix {
 	e.t.Helper()
-	for _, l := range e.ipJSON("-4", "addr", "show", "dev", "up0") {
+	return e.leasedAddrOn("up0")
+}
+
+// leasedAddrOn is the IPv4 address on dev (`ip -j addr`), which must be in
+// the DHCP server's subnet.
+func (e *cliEnv) leasedAddrOn(dev string) netip.Prefix {
+	e.t.Helper()
+	for _, l := range e.ipJSON("-4", "addr", "show", "dev", dev) {
 		for _, a := range l["addr_info"].([]any) {
 			m := a.(map[string]any)
 			p := netip.PrefixFrom(netip.MustParseAddr(m["local"].(string)), int(m["prefixlen"].(float64)))
@@ -182,7 +189,7 @@ func (e *cliEnv) leasedAddr() netip.Prefix {
 			return p
 		}
 	}
-	e.t.Fatalf("no address on up0:\n%s", e.ip("addr"))
+	e.t.Fatalf("no address on %s:\n%s", dev, e.ip("addr"))
 	return netip.Prefix{}
 }
 
