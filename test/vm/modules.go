@@ -38,11 +38,6 @@ var DefaultModules = []Module{
 	{Name: "wireguard"},
 	{Name: "ipvlan"},
 	{Name: "vrf"},
-	// nf_tables: every apply reads the namespace's nftables tables back,
-	// and Debian's kernel has it as a module. Its libcrc32c wants a crc32c
-	// (modules.softdep, which the loader does not read): the generic one.
-	{Name: "crc32c_generic"},
-	{Name: "nf_tables"},
 }
 
 // moduleIndex is what modules.dep and modules.builtin say about a kernel.
