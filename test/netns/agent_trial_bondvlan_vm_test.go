@@ -204,6 +204,9 @@ func (w testWriter) Write(p []byte) (int, error) {
 // With "recover ..." it stands in for `netagent recover`.
 const trialChildEnv = "NETAGENT_VMTEST_TRIAL_CHILD"
 
+// trialDocEnv, when set, is the trial's intent instead of trialBondTrial.
+const trialDocEnv = "NETAGENT_VMTEST_TRIAL_DOC"
+
 func init() {
 	if arg := os.Getenv(trialChildEnv); arg != "" {
 		os.Exit(trialChild(arg))
@@ -225,7 +228,11 @@ func trialChild(arg string) int {
 		fmt.Printf("kill points: %d\n", host.KillPoints())
 		return 0
 	}
-	files := map[string][]byte{"trial.json": []byte(trialBondTrial)}
+	doc := trialBondTrial
+	if d := os.Getenv(trialDocEnv); d != "" {
+		doc = d
+	}
+	files := map[string][]byte{"trial.json": []byte(doc)}
 	intended, err := render.Load(files)
 	if err != nil {
 		return fail(err)
@@ -255,47 +262,19 @@ func TestInVMTrialBondModeVLANIDKilled(t *testing.T) {
 			t.Fatalf("adding dummy %s: %v", nic, err)
 		}
 	}
-	stateDir := t.TempDir()
-	log := logrus.New()
-	log.SetOutput(testWriter{t})
-	rt, err := host.Open(tgt.Name, stateDir, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
+	rt, stateDir := trialRuntime(t, tgt.Name)
 	trialBondApply(t, rt, trialBondBefore)
 	before := trialBondSnapshot(t, tgt.NL)
 	child := func(what string, killAfter int) (out string, killed bool) {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), trialChildEnv+"="+what+" "+tgt.Name+" "+stateDir, "NETAGENT_TEST_KILL_AFTER="+strconv.Itoa(killAfter))
-		data, err := cmd.CombinedOutput()
-		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == -1 {
-			return string(data), true
-		} else if err != nil {
-			t.Fatalf("the trial's process: %v\n%s", err, data)
-		}
-		return string(data), false
+		return runTrialChild(t, what, tgt.Name, stateDir, "", killAfter)
 	}
 	recoverExact := func(what string) {
 		t.Helper()
-		rec, err := rt.Recover(context.Background())
-		if err != nil || rec == nil {
-			t.Fatalf("%s: recover: %+v %v", what, rec, err)
-		}
-		if got := trialBondSnapshot(t, tgt.NL); got != before {
-			t.Fatalf("%s: recover is not exact:\nbefore:\n%s\nafter:\n%s", what, before, got)
-		}
+		trialRecoverExact(t, rt, what, before, func() string { return trialBondSnapshot(t, tgt.NL) })
 	}
 	countPoints := func(what string) int {
 		t.Helper()
-		out, killed := child(what, 1<<30)
-		var points int
-		if i := strings.LastIndex(out, "kill points:"); i < 0 || killed {
-			t.Fatalf("the whole %s: killed=%v %q", what, killed, out)
-		} else if _, err := fmt.Sscanf(out[i:], "kill points: %d", &points); err != nil || points < 2 {
-			t.Fatalf("the whole %s: %v %q", what, err, out)
-		}
-		return points
+		return trialChildPoints(t, what, child)
 	}
 	points := countPoints("try")
 	if got := trialBondSnapshot(t, tgt.NL); !strings.Contains(got, "mode=802.3ad") || !strings.Contains(got, "vlan id=20") {
@@ -325,6 +304,68 @@ func TestInVMTrialBondModeVLANIDKilled(t *testing.T) {
 		recoverExact(fmt.Sprintf("recover killed at point %d of %d", k, recPoints))
 	}
 	t.Logf("%d kill points of the apply's %d and %d of the revert's %d tried: all exact", len(ks), points, len(rks), recPoints)
+}
+
+// trialRuntime opens the runtime of ns on a fresh state directory, its
+// log to t.Log, closed when the test ends.
+func trialRuntime(t *testing.T, ns string) (*host.Runtime, string) {
+	t.Helper()
+	stateDir := t.TempDir()
+	log := logrus.New()
+	log.SetOutput(testWriter{t})
+	rt, err := host.Open(ns, stateDir, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt, stateDir
+}
+
+// trialRecoverExact runs Recover, failing unless it reverts a trial and
+// snapshot then shows before.
+func trialRecoverExact(t *testing.T, rt *host.Runtime, what, before string, snapshot func() string) {
+	t.Helper()
+	rec, err := rt.Recover(context.Background())
+	if err != nil || rec == nil {
+		t.Fatalf("%s: recover: %+v %v", what, rec, err)
+	}
+	if got := snapshot(); got != before {
+		t.Fatalf("%s: recover is not exact:\nbefore:\n%s\nafter:\n%s", what, before, got)
+	}
+}
+
+// runTrialChild runs the test binary as trialChild (what: "try" or
+// "recover") on ns and stateDir, the trial's intent doc (trialBondTrial
+// when empty), killing itself after killAfter kill points; killed says
+// it died of SIGKILL.
+func runTrialChild(t *testing.T, what, ns, stateDir, doc string, killAfter int) (out string, killed bool) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), trialChildEnv+"="+what+" "+ns+" "+stateDir, "NETAGENT_TEST_KILL_AFTER="+strconv.Itoa(killAfter))
+	if doc != "" {
+		cmd.Env = append(cmd.Env, trialDocEnv+"="+doc)
+	}
+	data, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == -1 {
+		return string(data), true
+	} else if err != nil {
+		t.Fatalf("the trial's process: %v\n%s", err, data)
+	}
+	return string(data), false
+}
+
+// trialChildPoints runs the whole of what (child with no kill) and
+// returns how many kill points it passed (at least 2).
+func trialChildPoints(t *testing.T, what string, child func(what string, killAfter int) (string, bool)) int {
+	t.Helper()
+	out, killed := child(what, 1<<30)
+	var points int
+	if i := strings.LastIndex(out, "kill points:"); i < 0 || killed {
+		t.Fatalf("the whole %s: killed=%v %q", what, killed, out)
+	} else if _, err := fmt.Sscanf(out[i:], "kill points: %d", &points); err != nil || points < 2 {
+		t.Fatalf("the whole %s: %v %q", what, err, out)
+	}
+	return points
 }
 
 // spreadVM returns n points from lo to hi (both included), evenly spread,
