@@ -44,7 +44,7 @@ func NewRegistryWith(t *netnsx.Target, stateDir string, opts Options) (*reconcil
 	if err := firewall.Register(reg, t, stateDir); err != nil {
 		return nil, fmt.Errorf("registering firewall configurators: %w", err)
 	}
-	if err := nftables.Register(reg, t); err != nil {
+	if err := nftables.RegisterWith(reg, t, stateDir); err != nil {
 		return nil, fmt.Errorf("registering the nftables configurator: %w", err)
 	}
 	if err := ethtool.Register(reg, t, stateDir); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
+	"github.com/netagent/netagent/configurators/nftables"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/items"
@@ -47,13 +48,16 @@ func PredictFound(e reconciler.OpLogEntry, before *dg.Graph, found link.Found) d
 	case *items.Ethtool:
 		o, _ := old.(*items.Ethtool)
 		return ethtool.Predict(e.Op, o, it)
+	case *items.NftTable:
+		o, _ := old.(*items.NftTable)
+		return nftables.Predict(e.Op, o, it)
 	}
 	return disrupt.In("")
 }
 
 // PredictInputs is the part of before (the state operations start from)
 // that Predict reads: its interfaces, ports, addresses, ethtool
-// settings and the links netagent does not own, in a graph of
+// settings, nftables tables and the links netagent does not own, in a graph of
 // their own, so that Predict(e, PredictInputs(before)) is Predict(e,
 // before). A caller whose state changes in place as the operations run (an
 // apply: the reconciler writes the current graph) keeps this instead of a
@@ -67,7 +71,7 @@ func PredictInputs(before *dg.Graph) *dg.Graph {
 	}
 	for it := range before.Unordered() {
 		switch it.(type) {
-		case *items.Interface, *items.Port, *items.Address, *items.Ethtool, *items.Link:
+		case *items.Interface, *items.Port, *items.Address, *items.Ethtool, *items.Link, *items.NftTable:
 			out.Put(it)
 		}
 	}

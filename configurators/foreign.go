@@ -5,6 +5,7 @@ import (
 
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
+	"github.com/netagent/netagent/configurators/nftables"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/netnsx"
 )
@@ -12,11 +13,13 @@ import (
 // Foreign is what the namespace holds beside netagent's objects and what
 // ReadItems returns of others' (links, routes, rules): the addresses and
 // permanent neighbours that are not netagent's, and the iptables chains
-// that are not (`show --all`).
+// that are not, and the nftables tables without netagent's mark (`show
+// --all`).
 type Foreign struct {
 	// AddrNeigh are items.Foreign of kinds address and neighbor.
 	AddrNeigh []dg.Item
 	Chains    []firewall.ForeignChain
+	Tables    []nftables.ForeignTable
 }
 
 // ReadForeign reads the objects of others in the target namespace that
@@ -30,5 +33,9 @@ func ReadForeign(t *netnsx.Target, stateDir string) (*Foreign, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading others' iptables chains: %w", err)
 	}
-	return &Foreign{AddrNeigh: an, Chains: chains}, nil
+	tables, err := nftables.ReadForeign(t, stateDir)
+	if err != nil {
+		return nil, fmt.Errorf("reading others' nftables tables: %w", err)
+	}
+	return &Foreign{AddrNeigh: an, Chains: chains, Tables: tables}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
+	"github.com/netagent/netagent/configurators/nftables"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/items"
@@ -20,12 +21,13 @@ import (
 // with the item's identity, an unmarked chain of the item's name), the
 // error its create would fail with. Each package decides this next to its
 // read-back, as its configurator does (see link.Clashes, l3.Clashes,
-// firewall.Clashes); a dry run uses it to predict those failures.
+// firewall.Clashes, nftables.Clashes); a dry run uses it to predict those failures.
 func Clashes(t *netnsx.Target, stateDir string, intended *dg.Graph) (map[dg.ItemRef]error, error) {
 	return findClashes([]clashFinder{
 		{"links", func() (map[dg.ItemRef]error, error) { return link.Clashes(t, stateDir, intended) }},
 		{"l3", func() (map[dg.ItemRef]error, error) { return l3.Clashes(t, intended) }},
 		{"firewall", func() (map[dg.ItemRef]error, error) { return firewall.Clashes(t, stateDir, intended) }},
+		{"nftables", func() (map[dg.ItemRef]error, error) { return nftables.Clashes(t, stateDir, intended) }},
 	})
 }
 

@@ -26,6 +26,8 @@ type namespace interface {
 	Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error)
 	Adoptions(stateDir string, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error)
 	NewDryRun() (*configurators.DryRun, error)
+	// PlanWarnings are plan's warnings (configurators.PlanWarnings).
+	PlanWarnings(hint *dg.Graph) ([]configurators.Warning, error)
 	ReadFound(stateDir string) (link.Found, error)
 	// ReuseAfterWrite lets the next read-back use what the last write
 	// saved (firewall.ReuseAfterWrite); end takes the permit back.
@@ -57,6 +59,10 @@ func (n netnsNamespace) Adoptions(stateDir string, hint *dg.Graph) (map[dg.ItemR
 
 func (n netnsNamespace) NewDryRun() (*configurators.DryRun, error) {
 	return configurators.NewDryRun(n.t)
+}
+
+func (n netnsNamespace) PlanWarnings(hint *dg.Graph) ([]configurators.Warning, error) {
+	return configurators.PlanWarnings(n.t, hint)
 }
 
 func (n netnsNamespace) ReadFound(stateDir string) (link.Found, error) {

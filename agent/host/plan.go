@@ -32,6 +32,10 @@ type PlanResult struct {
 	// object (with Options.Adopt; nil without), by item: OpText names
 	// them "adopt (mark only)" or "adopt and modify".
 	Adoptions map[dg.ItemRef]Adoption
+	// Warnings are what plan says of intended items that is no failure
+	// (configurators.PlanWarnings: another owner's nftables base chain
+	// that may drop what netagent's table accepts).
+	Warnings []configurators.Warning
 }
 
 // Plan returns the exact operations an Apply would run now, in order,
@@ -60,7 +64,7 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 		return nil, err
 	}
 	found := r.found()
-	out := &PlanResult{Adoptions: adopted}
+	out := &PlanResult{Adoptions: adopted, Warnings: r.planWarnings(intended)}
 	var ops reconciler.OperationLog
 	refused := make(map[dg.ItemRef]error)
 	for pass := 1; ; pass++ {
@@ -92,6 +96,16 @@ func (r *Runtime) Plan(ctx context.Context, intended *dg.Graph) (*PlanResult, er
 		undo(cur, certain, refused)
 		out.FollowUps = append(out.FollowUps, len(ops))
 	}
+}
+
+// planWarnings are the namespace's warnings for intended; one that
+// cannot be looked for is a warning of its own.
+func (r *Runtime) planWarnings(intended *dg.Graph) []configurators.Warning {
+	ws, err := r.ns.PlanWarnings(intended)
+	if err != nil {
+		return []configurators.Warning{{Text: fmt.Sprintf("could not look for what plan warns of: %v", err)}}
+	}
+	return ws
 }
 
 // PlanStatus is one dry run of the reconciler from current (the daemon's

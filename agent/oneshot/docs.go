@@ -51,6 +51,9 @@ type PlanDoc struct {
 	Operations  []OpDoc         `json:"operations"`
 	Problems    []ProblemDoc    `json:"problems,omitempty"`
 	SideEffects []SideEffectDoc `json:"sideEffects,omitempty"`
+	// Warnings are what the plan warns of without predicting a failure
+	// (host.PlanResult.Warnings).
+	Warnings []WarningDoc `json:"warnings,omitempty"`
 	// Orphans are the objects kept in the kernel although the intent no
 	// longer holds them (a link it protected); Refused the disruptions of
 	// protected links that make apply refuse (with --force: that it runs
@@ -58,6 +61,13 @@ type PlanDoc struct {
 	Orphans []OrphanDoc `json:"orphans,omitempty"`
 	Refused []string    `json:"refused,omitempty"`
 	Forced  bool        `json:"forced,omitempty"`
+}
+
+// WarningDoc is one of plan's warnings: the intended item it is about
+// ("" for none) and what it says.
+type WarningDoc struct {
+	Item string `json:"item,omitempty"`
+	Text string `json:"text"`
 }
 
 type OrphanDoc struct {
@@ -336,6 +346,13 @@ func PlanDocOf(res *host.PlanResult, gd *Guarded) PlanDoc {
 	}
 	for _, e := range res.SideEffects {
 		doc.SideEffects = append(doc.SideEffects, SideEffectDoc{Item: e.Ref.String(), Cause: e.Cause, Reason: e.Reason, Certain: e.Certain})
+	}
+	for _, w := range res.Warnings {
+		d := WarningDoc{Text: w.Text}
+		if w.Ref != (dg.ItemRef{}) {
+			d.Item = w.Ref.String()
+		}
+		doc.Warnings = append(doc.Warnings, d)
 	}
 	return doc
 }

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
@@ -14,6 +15,7 @@ import (
 	"github.com/netagent/netagent/configurators/dhcp6"
 	"github.com/netagent/netagent/configurators/dns"
 	"github.com/netagent/netagent/configurators/firewall"
+	"github.com/netagent/netagent/configurators/nftables"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/items/lease4"
@@ -173,6 +175,7 @@ var showSections = []struct{ typ, title string }{
 	{items.TypeNeighbor, "neighbors"},
 	{items.TypeSysctl, "sysctls"},
 	{items.TypeIptablesChain, "firewall chains"},
+	{items.TypeNftTable, "nftables tables"},
 	{items.TypeDNS, "dns"},
 	{items.TypeForeign, "routes and rules (not netagent's, left alone)"},
 }
@@ -201,6 +204,7 @@ var allSections = []struct{ typ, title string }{
 	{items.TypeNeighbor, "neighbors"},
 	{items.TypeSysctl, "sysctls"},
 	{items.TypeIptablesChain, "firewall chains"},
+	{items.TypeNftTable, "nftables tables"},
 }
 
 // sectionOf is the index of it's section in allSections.
@@ -261,6 +265,16 @@ func foreignLine(it dg.Item) string {
 }
 
 // foreignChainLine is a foreign chain's line in show --all.
+// foreignTableLine is show --all's line of another owner's nftables
+// table (read by name only).
+func foreignTableLine(t *nftables.ForeignTable) string {
+	if t.MarkLost != nil {
+		return fmt.Sprintf("foreign nft-table %s: made by netagent (%s) but its mark chain %s is gone: left alone",
+			t.ID(), t.MarkLost.Format(time.RFC3339), items.NftOwnerChain)
+	}
+	return fmt.Sprintf("foreign nft-table %s (another owner's: not read, left alone)", t.ID())
+}
+
 func foreignChainLine(c *firewall.ForeignChain) string {
 	if c.BuiltIn {
 		return fmt.Sprintf("foreign rules in iptables-chain %s (built-in): %d rules not netagent's", c.Name(), len(c.Rules))
@@ -296,6 +310,10 @@ type ForeignObject struct {
 	// that are not netagent's jumps.
 	BuiltIn bool       `json:"builtIn,omitempty"`
 	Rules   [][]string `json:"rules,omitempty"`
+	// MarkLost (nftables tables): when netagent made the table, as the
+	// state directory records it; its mark chain is gone, so it is left
+	// alone (see nftables.MarkLostError).
+	MarkLost string `json:"markLost,omitempty"`
 }
 
 func showAllJSON(list []dg.Item, f *configurators.Foreign) *ShowAll {
@@ -318,6 +336,13 @@ func showAllJSON(list []dg.Item, f *configurators.Foreign) *ShowAll {
 	for _, c := range f.Chains {
 		out.Foreign = append(out.Foreign, ForeignObject{Kind: items.TypeIptablesChain, Object: c.Name(),
 			BuiltIn: c.BuiltIn, Rules: c.Rules})
+	}
+	for _, t := range f.Tables {
+		o := ForeignObject{Kind: items.TypeNftTable, Object: t.ID()}
+		if t.MarkLost != nil {
+			o.MarkLost = t.MarkLost.Format(time.RFC3339)
+		}
+		out.Foreign = append(out.Foreign, o)
 	}
 	return out
 }

@@ -160,6 +160,11 @@ func ShowAllText(list []dg.Item, f *configurators.Foreign) []ShowSection {
 				sec.Lines = append(sec.Lines, ShowLine{Text: foreignChainLine(&c), Chain: c.Chain, Rules: joinRules(c.Rules)})
 			}
 		}
+		if s.typ == items.TypeNftTable {
+			for _, t := range f.Tables {
+				sec.Lines = append(sec.Lines, ShowLine{Text: foreignTableLine(&t)})
+			}
+		}
 		if len(sec.Lines) > 0 {
 			out = append(out, sec)
 		}

@@ -68,7 +68,8 @@ func exitOf(o oneshot.Outcome) int {
 // one numbered operation per entry (an operation predicted to fail with
 // its error) with the item and what it does to traffic, a header before
 // each follow-up pass, then the items an apply would leave failed or blocked, what the kernel
-// changes by itself as the operations run, and a summary line. "no
+// changes by itself as the operations run, the warnings (an apply runs, but
+// another owner may undo what it means), and a summary line. "no
 // changes" means exactly that: no operation, and nothing blocked or
 // predicted to fail.
 func printPlanText(g *globals, res *host.PlanResult) { printPlanTextGuarded(g, res, nil) }
@@ -94,6 +95,9 @@ func printPlanTextGuarded(g *globals, res *host.PlanResult, protected []string) 
 	}
 	for _, e := range res.SideEffects {
 		fmt.Fprintf(g.stdout, "  ~  %s\n", oneshot.SideEffectText(e))
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(g.stdout, "  ~  warning: %s\n", termsafe.String(w.Text))
 	}
 	if note := oneshot.WaitNote(res); note != "" {
 		fmt.Fprintf(g.stdout, "  ~  %s\n", note)
