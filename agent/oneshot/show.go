@@ -272,7 +272,7 @@ func foreignTableLine(t *nftables.ForeignTable) string {
 		return fmt.Sprintf("foreign nft-table %s: made by netagent (%s) but its mark chain %s is gone: left alone",
 			t.ID(), t.MarkLost.Format(time.RFC3339), items.NftOwnerChain)
 	}
-	return fmt.Sprintf("foreign nft-table %s (another owner's: not read, left alone)", t.ID())
+	return fmt.Sprintf("foreign nft-table %s (left alone)", t.ID())
 }
 
 func foreignChainLine(c *firewall.ForeignChain) string {

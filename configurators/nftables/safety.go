@@ -154,11 +154,12 @@ func crossTableText(m, f BaseChain) string {
 		order = "runs after netagent's"
 	}
 	why := "has policy drop"
-	if !f.PolicyDrop {
-		why = fmt.Sprintf("has %d rules that drop or reject", f.DropRules)
-		if f.Inspected < f.Rules {
-			why += fmt.Sprintf(" among the first %d of its %d rules (the rest not inspected: cap)", f.Inspected, f.Rules)
-		}
+	switch {
+	case f.PolicyDrop:
+	case f.Inspected < f.Rules:
+		why = fmt.Sprintf("drops or rejects in %d of the first %d of its %d rules (the rest not inspected: cap)", f.DropRules, f.Inspected, f.Rules)
+	default:
+		why = fmt.Sprintf("drops or rejects in %d of its %d rules", f.DropRules, f.Rules)
 	}
 	return fmt.Sprintf("nftables: another owner's base chain %s (type %s, hook %s, priority %d) %s; it %s chain %s/%s %s (priority %d): "+
 		"an accept in netagent's table does not bypass a drop in another table (every base chain on a hook sees the packet: KEP-3866)",

@@ -4,6 +4,9 @@ package netns_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -141,5 +144,177 @@ func TestNftablesClash(t *testing.T) {
 	}
 	if after := e.exec("nft", "-j", "list", "table", "inet", "netagent"); after != before {
 		t.Errorf("hand-made table changed:\n before %s\n after  %s", before, after)
+	}
+}
+
+// nftRecord is the state directory's record of the tables netagent made
+// ("" when there is none).
+func nftRecord(e *cliEnv) string {
+	b, err := os.ReadFile(filepath.Join(e.stateDir, "nftables.json"))
+	if err != nil && !os.IsNotExist(err) {
+		e.t.Fatal(err)
+	}
+	return string(b)
+}
+
+// plan predicts the clash with a table of the intent's family and name
+// that someone else made (here an empty one, made with `nft add table`)
+// exactly as apply meets it; apply refuses it and changes nothing, in the
+// ruleset or the record of netagent's tables; show --all lists the table
+// as foreign.
+func TestNftablesPlanClash(t *testing.T) {
+	e := cliNewEnv(t)
+	e.exec("nft", "add table inet netagent")
+	before := e.exec("nft", "-j", "list", "ruleset")
+	file := e.writeFile("nft.json", nftEdgeIntent)
+	res := e.netagent("plan", file)
+	if res.code != 1 || !strings.Contains(res.stdout, "nft-table inet/netagent") || !strings.Contains(res.stdout, "is not netagent's (no chain netagent-owned)") ||
+		!strings.Contains(res.stdout, "items would not converge") {
+		t.Errorf("plan over someone's table: want the predicted clash, got %s", res)
+	}
+	var doc struct {
+		Operations []struct{ Item, Error string }
+	}
+	jres := e.netagent("plan", "--json", file)
+	if err := json.Unmarshal([]byte(jres.stdout), &doc); err != nil || len(doc.Operations) == 0 ||
+		!strings.Contains(doc.Operations[len(doc.Operations)-1].Error, "is not netagent's") {
+		t.Errorf("plan --json: %v, %s", err, jres)
+	}
+	ares := e.netagent("apply", file)
+	if ares.code == 0 || !strings.Contains(ares.stdout+ares.stderr, "is not netagent's") {
+		t.Errorf("apply over someone's table: want the clash, got %s", ares)
+	}
+	if after := e.exec("nft", "-j", "list", "ruleset"); after != before {
+		t.Errorf("the ruleset changed:\n before %s\n after  %s", before, after)
+	}
+	if rec := nftRecord(e); strings.Contains(rec, `"netagent"`) {
+		t.Errorf("the refused table was recorded as netagent's: %s", rec)
+	}
+	if show := e.mustRun(0, "show", "--all"); !strings.Contains(show.stdout, "foreign nft-table inet/netagent (left alone)") {
+		t.Errorf("show --all does not list the foreign table: %s", show)
+	}
+}
+
+// A table netagent made is recorded in the state directory; once someone
+// deletes it and makes their own of the same name, plan, apply and show
+// --all report it as netagent's table that lost its mark, and leave it
+// alone; after the operator deletes it, apply makes netagent's again, and
+// the section's removal deletes the table and its record.
+func TestNftablesMarkLost(t *testing.T) {
+	e := cliNewEnv(t)
+	file := e.writeFile("nft.json", nftEdgeIntent)
+	e.mustRun(0, "apply", file)
+	if rec := nftRecord(e); !strings.Contains(rec, `"family":"inet","name":"netagent"`) {
+		t.Fatalf("record after the create: %q", rec)
+	}
+	e.exec("nft", "delete table inet netagent; add table inet netagent; add chain inet netagent theirs")
+	before := e.exec("nft", "-j", "list", "ruleset")
+	for _, cmd := range []string{"plan", "apply"} {
+		res := e.netagent(cmd, file)
+		if res.code == 0 || !strings.Contains(res.stdout+res.stderr, "was made by netagent") || !strings.Contains(res.stdout+res.stderr, "has lost its mark chain") {
+			t.Errorf("%s over a recorded table without its mark: %s", cmd, res)
+		}
+	}
+	if after := e.exec("nft", "-j", "list", "ruleset"); after != before {
+		t.Errorf("the ruleset changed:\n before %s\n after  %s", before, after)
+	}
+	show := e.mustRun(0, "show", "--all")
+	if !strings.Contains(show.stdout, "foreign nft-table inet/netagent: made by netagent") {
+		t.Errorf("show --all: %s", show)
+	}
+	var all struct {
+		Foreign []struct{ Kind, Object, MarkLost string }
+	}
+	if err := json.Unmarshal([]byte(e.mustRun(0, "show", "--all", "--json").stdout), &all); err != nil ||
+		!slices.ContainsFunc(all.Foreign, func(f struct{ Kind, Object, MarkLost string }) bool {
+			return f.Kind == "nft-table" && f.Object == "inet/netagent" && f.MarkLost != ""
+		}) {
+		t.Errorf("show --all --json: %v, %+v", err, all.Foreign)
+	}
+	e.exec("nft", "delete table inet netagent")
+	e.mustRun(0, "apply", file)
+	if out := e.exec("nft", "list", "table", "inet", "netagent"); !strings.Contains(out, "netagent-owned") {
+		t.Errorf("netagent's table not made again: %s", out)
+	}
+	e.mustRun(0, "apply", e.writeFile("off.json", `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical"}]}`))
+	if rec := nftRecord(e); strings.Contains(rec, `"netagent"`) {
+		t.Errorf("record after the delete: %q", rec)
+	}
+}
+
+// plan warns of other owners' base chains on netagent's hooks that drop
+// (iptables-nft's INPUT with policy drop, an inet table's drop rule),
+// naming each, its priority and whether it runs before or after
+// netagent's, as text and in plan --json; not of a chain that only
+// accepts or of another hook. show --all lists their tables as foreign,
+// and the plan changes nothing.
+func TestNftablesPlanWarnings(t *testing.T) {
+	e := cliNewEnv(t)
+	e.exec("iptables-nft", "-P", "INPUT", "DROP")
+	e.exec("nft", "add table inet other; add chain inet other in { type filter hook input priority -5; policy accept; }; add rule inet other in tcp dport 23 drop; "+
+		"add chain inet other ok { type filter hook input priority 5; policy accept; }; add rule inet other ok accept; "+
+		"add chain inet other forw { type filter hook forward priority 0; policy drop; }")
+	before := e.exec("nft", "-j", "list", "ruleset")
+	file := e.writeFile("nft.json", nftEdgeIntent)
+	res := e.mustRun(0, "plan", file)
+	for _, want := range []string{
+		"~  warning: nftables: another owner's base chain ip/filter INPUT (type filter, hook input, priority 0) has policy drop; it runs at the same priority as netagent's",
+		"~  warning: nftables: another owner's base chain inet/other in (type filter, hook input, priority -5) drops or rejects in 1 of its 1 rules; it runs before netagent's chain inet/netagent input (priority 0)",
+	} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("plan lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	if strings.Contains(res.stdout, "inet/other ok") || strings.Contains(res.stdout, "inet/other forw") {
+		t.Errorf("plan warns of a chain that only accepts or of another hook:\n%s", res.stdout)
+	}
+	var doc struct {
+		Warnings []struct{ Item, Text string }
+	}
+	if err := json.Unmarshal([]byte(e.mustRun(0, "plan", "--json", file).stdout), &doc); err != nil || len(doc.Warnings) != 2 ||
+		doc.Warnings[0].Item != "nft-table/inet/netagent" || !strings.Contains(doc.Warnings[1].Text, "KEP-3866") {
+		t.Errorf("plan --json warnings: %v, %+v", err, doc.Warnings)
+	}
+	show := e.mustRun(0, "show", "--all")
+	for _, want := range []string{"foreign nft-table inet/other", "foreign nft-table ip/filter"} {
+		if !strings.Contains(show.stdout, want) {
+			t.Errorf("show --all lacks %q:\n%s", want, show.stdout)
+		}
+	}
+	if after := e.exec("nft", "-j", "list", "ruleset"); after != before {
+		t.Errorf("plan or show changed the ruleset:\n before %s\n after  %s", before, after)
+	}
+}
+
+// A change of a base chain's priority or hook is planned as the recreate
+// of that chain (in the operation's detail, text and JSON), and the apply
+// makes it so.
+func TestNftablesPlanChainRecreate(t *testing.T) {
+	e := cliNewEnv(t)
+	e.mustRun(0, "apply", e.writeFile("nft.json", nftEdgeIntent))
+	moved := strings.Replace(nftEdgeIntent, `"priority": "filter"`, `"priority": -10`, 1)
+	moved = strings.Replace(moved, `"hook": "postrouting", "priority": "srcnat"`, `"hook": "postrouting", "priority": 110`, 1)
+	file := e.writeFile("moved.json", moved)
+	res := e.mustRun(0, "plan", file)
+	for _, want := range []string{"modify nft-table/inet/netagent",
+		"recreate chain input (hook/priority/type cannot change in place: priority 0 → -10)",
+		"recreate chain post (hook/priority/type cannot change in place: priority 100 → 110)"} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("plan lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	var doc struct {
+		Operations []struct {
+			Op         string
+			Disruption struct{ Why string }
+		}
+	}
+	if err := json.Unmarshal([]byte(e.mustRun(0, "plan", "--json", file).stdout), &doc); err != nil || len(doc.Operations) != 1 ||
+		!strings.Contains(doc.Operations[0].Disruption.Why, "recreate chain input") {
+		t.Errorf("plan --json: %v, %+v", err, doc.Operations)
+	}
+	e.mustRun(0, "apply", file)
+	if out := e.exec("nft", "list", "chain", "inet", "netagent", "input"); !strings.Contains(out, "priority filter - 10") {
+		t.Errorf("input chain after the apply: %s", out)
 	}
 }
