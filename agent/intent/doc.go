@@ -190,6 +190,25 @@
 //     and input, dnat prerouting and output). Sets have type (ipv4_addr,
 //     ipv6_addr, inet_service), interval (prefixes and ranges a-b allowed)
 //     and elements, each once.
+//     Ownership: netagent writes the empty chain netagent-owned into every
+//     table it makes, and records the table (family, name, when) in the
+//     state directory's nftables.json before the batch that creates it,
+//     forgetting it after the one that deletes it. A table of an intended
+//     family and name without the mark is a clash that plan predicts and
+//     apply refuses before any write; one the record names (someone
+//     deleted netagent's table, or its mark chain, and made their own) is
+//     reported as having lost its mark and left alone, neither adopted nor
+//     deleted: delete it, and apply makes netagent's again. show --all
+//     lists other owners' tables as foreign. plan warns ("~ warning:";
+//     "warnings" in plan --json) of each other owner's base chain on the
+//     hook of one of netagent's, in a family that sees its packets (inet
+//     covers ip and ip6), with policy drop or rules that drop or reject,
+//     naming it, its priority and whether it runs before or after
+//     netagent's: an accept in netagent's table does not bypass it
+//     (KEP-3866); at most 10000 of their rules are inspected in all, and a
+//     warning counts the chains left out. A base chain's hook, priority
+//     and type cannot change in place: plan's traffic line of the modify
+//     names each chain it recreates.
 //
 // A field left out takes the default named above; the Effective* methods
 // return it. Where 0 is outside a number's documented range (an mtu, a
