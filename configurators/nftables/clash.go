@@ -3,6 +3,7 @@ package nftables
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -44,7 +45,7 @@ func intendedTables(hint *dg.Graph) []*items.NftTable {
 }
 
 func clashes(r tableReader, rec *records, want []*items.NftTable) (map[dg.ItemRef]error, error) {
-	ts, err := r.Tables()
+	foreign, err := foreignTables(r, rec)
 	out := make(map[dg.ItemRef]error)
 	if errors.Is(err, ErrNoNftables) {
 		for _, it := range want {
@@ -55,25 +56,10 @@ func clashes(r tableReader, rec *records, want []*items.NftTable) (map[dg.ItemRe
 	if err != nil {
 		return nil, err
 	}
-	recorded, err := rec.get()
-	if err != nil {
-		return nil, err
-	}
-	unmarked := map[string]bool{}
-	for _, t := range ts {
-		if !t.Marked {
-			unmarked[t.ID()] = true
-		}
-	}
 	for _, it := range want {
-		if !unmarked[it.Name()] {
-			continue
+		if i := slices.IndexFunc(foreign, func(f ForeignTable) bool { return f.ID() == it.Name() }); i >= 0 {
+			out[dg.Ref(it)] = notOwned(it, foreign[i].MarkLost)
 		}
-		var made *MadeTable
-		if m, ok := recorded[it.Name()]; ok {
-			made = &m
-		}
-		out[dg.Ref(it)] = notOwned(it, made)
 	}
 	return out, nil
 }
@@ -100,10 +86,16 @@ func ReadForeign(t *netnsx.Target, stateDir string) ([]ForeignTable, error) {
 }
 
 func readForeign(r tableReader, rec *records) ([]ForeignTable, error) {
-	ts, err := r.Tables()
+	out, err := foreignTables(r, rec)
 	if errors.Is(err, ErrNoNftables) {
 		return nil, nil
 	}
+	return out, err
+}
+
+// foreignTables are the tables without the mark, each with its record.
+func foreignTables(r tableReader, rec *records) ([]ForeignTable, error) {
+	ts, err := r.Tables()
 	if err != nil {
 		return nil, err
 	}

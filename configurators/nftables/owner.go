@@ -87,11 +87,19 @@ func (o *owning) look(it *items.NftTable) (exists, marked bool, made *MadeTable,
 }
 
 // notOwned is the refusal of a table that exists without the mark.
-func notOwned(it *items.NftTable, made *MadeTable) error {
+func notOwned(it *items.NftTable, made *time.Time) error {
 	if made != nil {
-		return &MarkLostError{Table: it.Name(), Made: made.Made}
+		return &MarkLostError{Table: it.Name(), Made: *made}
 	}
 	return &ClashError{Table: it.Name()}
+}
+
+// when is m's time of making, nil for no record.
+func (m *MadeTable) when() *time.Time {
+	if m == nil {
+		return nil
+	}
+	return &m.Made
 }
 
 // write records it (unless recorded already), then runs do; a do that
@@ -102,7 +110,7 @@ func (o *owning) write(it *items.NftTable, do func() error) error {
 		return err
 	}
 	if exists && !marked {
-		return notOwned(it, made)
+		return notOwned(it, made.when())
 	}
 	if made == nil || len(gone) > 0 {
 		if err := o.rec.add(it.Family, it.Table, gone); err != nil {
@@ -138,7 +146,7 @@ func (o *owning) Delete(ctx context.Context, item dg.Item) error {
 		return err
 	}
 	if exists && !marked {
-		return notOwned(it, made)
+		return notOwned(it, made.when())
 	}
 	if err := o.inner.Delete(ctx, it); err != nil {
 		return err
