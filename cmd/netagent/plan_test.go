@@ -227,3 +227,28 @@ func TestPrintPlanAdoptions(t *testing.T) {
 		t.Errorf("plan --json operations:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// plan prints each warning as a "~  warning:" line (escaped: a foreign
+// table's name is another writer's bytes) before its summary, and plan
+// --json lists them under "warnings" with their item.
+func TestPrintPlanWarnings(t *testing.T) {
+	tab := &items.NftTable{Family: "inet", Table: "netagent"}
+	res := &host.PlanResult{Warnings: []configurators.Warning{{Ref: dg.Ref(tab), Text: "nftables: another owner's base chain ip/f\x1b[2J INPUT has policy drop"}}}
+	var out bytes.Buffer
+	printPlanText(&globals{stdout: &out}, res)
+	want := "  ~  warning: nftables: another owner's base chain ip/f\\x1b[2J INPUT has policy drop\nno changes: the kernel already matches the intent\n"
+	if out.String() != want {
+		t.Errorf("got:\n%q\nwant:\n%q", out.String(), want)
+	}
+	out.Reset()
+	if err := printPlanJSON(&globals{stdout: &out}, res); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Warnings []struct{ Item, Text string }
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Warnings) != 1 ||
+		doc.Warnings[0].Item != "nft-table/inet/netagent" || !strings.Contains(doc.Warnings[0].Text, "policy drop") {
+		t.Errorf("plan --json warnings: %v, %s", err, out.String())
+	}
+}

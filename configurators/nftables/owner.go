@@ -52,8 +52,17 @@ func RegisterWith(reg *reconciler.TypeRegistry, t *netnsx.Target, stateDir strin
 	if err := Register(scratch, t); err != nil {
 		return err
 	}
-	inner := scratch.Configurator(&items.NftTable{})
-	return reg.Register(items.TypeNftTable, &owning{inner: inner, tables: readerOf(t), rec: rec})
+	return reg.Register(items.TypeNftTable, wrap(scratch.Configurator(&items.NftTable{}), readerOf(t), rec))
+}
+
+// wrap is inner with the records: an owningBatch when inner takes
+// batches, so that they stay batches.
+func wrap(inner reconciler.Configurator, tables tableReader, rec *records) reconciler.Configurator {
+	o := &owning{inner: inner, tables: tables, rec: rec}
+	if b, ok := inner.(reconciler.BatchConfigurator); ok {
+		return owningBatch{owning: o, batch: b}
+	}
+	return o
 }
 
 // look returns what stands at it's place: whether a table of its family
@@ -102,59 +111,110 @@ func (m *MadeTable) when() *time.Time {
 	return &m.Made
 }
 
-// write records it (unless recorded already), then runs do; a do that
-// fails leaving no table of netagent's there takes the new record back.
-func (o *owning) write(it *items.NftTable, do func() error) error {
+// pending is what prepare found of an operation's table: recorded
+// before it, or recorded by it.
+type pending struct{ recorded, added bool }
+
+// prepare refuses an operation on a table without the mark, and records
+// the table of a create or modify before it runs (unless recorded
+// already), dropping the records of tables that are gone.
+func (o *owning) prepare(op reconciler.Operation, it *items.NftTable) (pending, error) {
 	exists, marked, made, gone, err := o.look(it)
 	if err != nil {
-		return err
+		return pending{}, err
 	}
 	if exists && !marked {
-		return notOwned(it, made.when())
+		return pending{}, notOwned(it, made.when())
 	}
-	if made == nil || len(gone) > 0 {
+	p := pending{recorded: made != nil}
+	if op != reconciler.OpDelete && (made == nil || len(gone) > 0) {
 		if err := o.rec.add(it.Family, it.Table, gone); err != nil {
-			return err
+			return pending{}, err
 		}
+		p.added = made == nil
 	}
-	err = do()
-	if err != nil && made == nil {
+	return p, nil
+}
+
+// finish follows an operation that ran with err: a delete that succeeded
+// forgets the table; a create or modify that failed leaving no table of
+// netagent's there takes back the record it added.
+func (o *owning) finish(op reconciler.Operation, it *items.NftTable, p pending, err error) error {
+	switch {
+	case op == reconciler.OpDelete && err == nil && p.recorded:
+		return o.rec.remove(it.Name())
+	case op != reconciler.OpDelete && err != nil && p.added:
 		if _, marked, _, _, lerr := o.look(it); lerr == nil && !marked {
-			err = errors.Join(err, o.rec.remove(it.Name()))
+			return errors.Join(err, o.rec.remove(it.Name()))
 		}
 	}
 	return err
 }
 
+// run is one operation: prepare, do, finish.
+func (o *owning) run(op reconciler.Operation, it *items.NftTable, do func() error) error {
+	p, err := o.prepare(op, it)
+	if err != nil {
+		return err
+	}
+	return o.finish(op, it, p, do())
+}
+
 // Create makes the table after recording it.
 func (o *owning) Create(ctx context.Context, item dg.Item) error {
 	it := item.(*items.NftTable)
-	return o.write(it, func() error { return o.inner.Create(ctx, it) })
+	return o.run(reconciler.OpCreate, it, func() error { return o.inner.Create(ctx, it) })
 }
 
 // Modify replaces the table, recording it first if it is not.
 func (o *owning) Modify(ctx context.Context, oldItem, newItem dg.Item) error {
 	it := newItem.(*items.NftTable)
-	return o.write(it, func() error { return o.inner.Modify(ctx, oldItem, it) })
+	return o.run(reconciler.OpModify, it, func() error { return o.inner.Modify(ctx, oldItem, it) })
 }
 
 // Delete deletes the table if it is netagent's, then forgets it.
 func (o *owning) Delete(ctx context.Context, item dg.Item) error {
 	it := item.(*items.NftTable)
-	exists, marked, made, _, err := o.look(it)
-	if err != nil {
-		return err
+	return o.run(reconciler.OpDelete, it, func() error { return o.inner.Delete(ctx, it) })
+}
+
+// owningBatch is owning over a table configurator that takes batches:
+// the operations prepare refuses are left out of the inner batch.
+type owningBatch struct {
+	*owning
+	batch reconciler.BatchConfigurator
+}
+
+var _ reconciler.BatchConfigurator = owningBatch{}
+
+// ApplyBatch prepares every operation, runs those prepared in one inner
+// batch, and finishes each.
+func (o owningBatch) ApplyBatch(ctx context.Context, ops []reconciler.BatchOp) []error {
+	errs := make([]error, len(ops))
+	ps := make([]pending, len(ops))
+	var run []reconciler.BatchOp
+	var at []int
+	for i, op := range ops {
+		if ps[i], errs[i] = o.prepare(op.Op, batchTable(op)); errs[i] == nil {
+			run, at = append(run, op), append(at, i)
+		}
 	}
-	if exists && !marked {
-		return notOwned(it, made.when())
+	if len(run) == 0 {
+		return errs
 	}
-	if err := o.inner.Delete(ctx, it); err != nil {
-		return err
+	for j, err := range o.batch.ApplyBatch(ctx, run) {
+		i := at[j]
+		errs[i] = o.finish(ops[i].Op, batchTable(ops[i]), ps[i], err)
 	}
-	if made == nil {
-		return nil
+	return errs
+}
+
+// batchTable is the table of a batched operation.
+func batchTable(op reconciler.BatchOp) *items.NftTable {
+	if op.New != nil {
+		return op.New.(*items.NftTable)
 	}
-	return o.rec.remove(it.Name())
+	return op.Old.(*items.NftTable)
 }
 
 // NeedsRecreate is the table configurator's.

@@ -11,6 +11,7 @@ import (
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
 )
 
 // fakeReader is the kernel's tables as tableReader reads them: each
@@ -293,5 +294,61 @@ func TestClashesWithoutNftables(t *testing.T) {
 	}
 	if f, err := readForeign(r, nil); err != nil || len(f) != 0 {
 		t.Errorf("foreign tables without nf_tables: %v, %v", f, err)
+	}
+}
+
+// fakeBatchTables is fakeTables taking batches.
+type fakeBatchTables struct {
+	*fakeTables
+	batches [][]string
+}
+
+func (c *fakeBatchTables) ApplyBatch(ctx context.Context, ops []reconciler.BatchOp) []error {
+	var names []string
+	errs := make([]error, len(ops))
+	for i, op := range ops {
+		it := batchTable(op)
+		names = append(names, op.Op.String()+" "+it.Name())
+		switch op.Op {
+		case reconciler.OpCreate:
+			errs[i] = c.Create(ctx, it)
+		case reconciler.OpModify:
+			errs[i] = c.Modify(ctx, op.Old, it)
+		default:
+			errs[i] = c.Delete(ctx, it)
+		}
+	}
+	c.batches = append(c.batches, names)
+	return errs
+}
+
+// Over a configurator that takes batches the records stay around one
+// batch: a refused operation is left out of it, the others run in it, a
+// delete's record goes after it.
+func TestRecordAroundBatch(t *testing.T) {
+	ctx := context.Background()
+	o, r, inner := newOwning(t)
+	bi := &fakeBatchTables{fakeTables: inner}
+	c, ok := wrap(bi, r, o.rec).(reconciler.BatchConfigurator)
+	if !ok {
+		t.Fatal("wrap of a batch configurator takes no batches")
+	}
+	old := &items.NftTable{Family: "ip", Table: "old"}
+	if err := c.Create(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	r.set("ip", "theirs", false)
+	theirs := &items.NftTable{Family: "ip", Table: "theirs"}
+	errs := c.ApplyBatch(ctx, []reconciler.BatchOp{
+		{Op: reconciler.OpCreate, New: nat}, {Op: reconciler.OpCreate, New: theirs}, {Op: reconciler.OpDelete, Old: old}})
+	var clash *ClashError
+	if errs[0] != nil || !errors.As(errs[1], &clash) || errs[2] != nil {
+		t.Errorf("batch errors: %v", errs)
+	}
+	if len(bi.batches) != 1 || !slices.Equal(bi.batches[0], []string{"create inet/netagent", "delete ip/old"}) {
+		t.Errorf("inner batches: %v", bi.batches)
+	}
+	if got := recordedIDs(t, o.rec); !slices.Equal(got, []string{"inet/netagent"}) {
+		t.Errorf("records after the batch: %v", got)
 	}
 }

@@ -114,13 +114,16 @@ func (r *records) get() (map[string]MadeTable, error) {
 	return out, nil
 }
 
-// add records the table family/name as made now, and forgets the
-// entries of gone (the IDs of tables that no longer exist).
+// add records the table family/name as made now (unless it is recorded
+// and not gone: it keeps its time), and forgets the entries of gone (the
+// IDs of tables that no longer exist).
 func (r *records) add(family, name string, gone []string) error {
-	m := MadeTable{Family: family, Name: name}
+	m := MadeTable{Family: family, Name: name, Made: r.now().UTC()}
 	return r.update(func(ts []MadeTable) []MadeTable {
+		if i := slices.IndexFunc(ts, func(e MadeTable) bool { return e.ID() == m.ID() }); i >= 0 && !slices.Contains(gone, m.ID()) {
+			m.Made = ts[i].Made
+		}
 		ts = slices.DeleteFunc(ts, func(e MadeTable) bool { return e.ID() == m.ID() || slices.Contains(gone, e.ID()) })
-		m.Made = r.now().UTC()
 		return append(ts, m)
 	})
 }
