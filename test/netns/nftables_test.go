@@ -4,11 +4,15 @@ package netns_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // nftEdgeIntent is an edge router's firewall in netagent's own table:
@@ -316,5 +320,38 @@ func TestNftablesPlanChainRecreate(t *testing.T) {
 	e.mustRun(0, "apply", file)
 	if out := e.exec("nft", "list", "chain", "inet", "netagent", "input"); !strings.Contains(out, "priority filter - 10") {
 		t.Errorf("input chain after the apply: %s", out)
+	}
+}
+
+// Many foreign tables and rules do not blow plan up: 40 tables of
+// others, each with an input chain of 300 accepts and a drop (12040
+// rules), are inspected up to the cap of 10000 rules in all, the chains
+// past it are counted in one warning, and the plan takes well under the
+// time of a dump of them all by nft.
+func TestNftablesPlanWarningsBounded(t *testing.T) {
+	e := cliNewEnv(t)
+	var script strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&script, "table inet t%d {\n chain in {\n  type filter hook input priority %d; policy accept;\n", i, i+1)
+		for p := range 300 {
+			fmt.Fprintf(&script, "  tcp dport %d accept\n", 1000+p)
+		}
+		script.WriteString("  drop\n }\n}\n")
+	}
+	e.exec("nft", "-f", e.writeFile("many.nft", script.String()))
+	start := time.Now()
+	res := e.mustRun(0, "plan", e.writeFile("nft.json", nftEdgeIntent))
+	took := time.Since(start)
+	warned := strings.Count(res.stdout, "~  warning: nftables: another owner's base chain inet/t")
+	m := regexp.MustCompile(`(\d+) base chains of other owners on netagent's hooks were not inspected for drop rules: the cap of 10000 rules inspected was reached`).FindStringSubmatch(res.stdout)
+	if m == nil || warned < 30 || warned > 34 {
+		t.Fatalf("plan over 40 foreign tables: %d chain warnings, cap warning %v:\n%s", warned, m, res.stdout)
+	}
+	if n, _ := strconv.Atoi(m[1]); n+warned < 39 || n+warned > 40 {
+		t.Errorf("%d chains warned of and %d uninspected: want 39 or 40 (one cut short by the cap)", warned, n)
+	}
+	t.Logf("plan over 40 foreign tables, 12040 rules: %v, %d warnings, %s chains not inspected", took, warned, m[1])
+	if took > 10*time.Second {
+		t.Errorf("plan took %v", took)
 	}
 }
