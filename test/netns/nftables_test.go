@@ -321,6 +321,9 @@ func TestNftablesPlanChainRecreate(t *testing.T) {
 	if out := e.exec("nft", "list", "chain", "inet", "netagent", "input"); !strings.Contains(out, "priority filter - 10") {
 		t.Errorf("input chain after the apply: %s", out)
 	}
+	if show := e.mustRun(0, "show"); !strings.Contains(show.stdout, "nftables tables:\n  nft-table inet/netagent 2 chains, 3 rules, 1 sets") {
+		t.Errorf("show does not list netagent's table: %s", show)
+	}
 }
 
 // Many foreign tables and rules do not blow plan up: 40 tables of
