@@ -109,10 +109,10 @@ func TestNftablesRefusals(t *testing.T) {
 		{"statements", `{"family": "inet", "name": "t", "chains": [{"name": "n", "type": "nat", "hook": "postrouting", "priority": "srcnat", "rules": [
 			{"snat": "192.0.2.1:99", "masquerade": true, "verdict": "accept", "target": "x"},
 			{"snat": "nowhere", "verdict": "continue"}]}]}`,
-			[]string{p + `.chains[0].rules[0].snat: a rule has at most one of masquerade, snat, dnat`,
+			[]string{p + `.chains[0].rules[0].snat: a rule has at most one of masquerade, snat, dnat, redirect, reject (it has masquerade, snat)`,
 				p + `.chains[0].rules[0].snat: a port to translate to needs protocol tcp or udp`,
 				p + `.chains[0].rules[0].target: is only for verdicts jump and goto`,
-				p + `.chains[0].rules[1].snat: "nowhere" is not an address, address:port or [ipv6]:port`,
+				p + `.chains[0].rules[1].snat: "nowhere" is not an address or a range a-b, then optionally :port or :lo-hi ([ipv6]:port)`,
 				p + `.chains[0].rules[1].verdict: "continue" is not a verdict (want accept, drop, return, jump, goto)`}},
 		{"regular chain with base fields, reserved name", `{"family": "inet", "name": "t", "chains": [
 			{"name": "netagent-owned", "policy": "drop", "priority": 0}]}`,
