@@ -135,7 +135,7 @@ func ParseNftReject(family, with string) (kind string, code uint8, err error) {
 	if n := byteNumber(name); n >= 0 {
 		return kind, uint8(n), nil
 	}
-	return "", 0, fmt.Errorf("%q is not a %s code (want %s)", name, kind, strings.Join(sortedKeys(codes), ", "))
+	return "", 0, fmt.Errorf("%q is not an %s code (want %s)", name, kind, strings.Join(sortedKeys(codes), ", "))
 }
 
 func nftRejectDefault(family string) (string, uint8, error) {

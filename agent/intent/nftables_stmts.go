@@ -77,7 +77,7 @@ func (c *checker) nftICMPTypeMatch(family string, r *items.NftRule, at Origin, s
 		return
 	}
 	if items.NftICMPType(proto, r.ICMPType) < 0 {
-		c.fail(at, "%q is not a %s type (want a number 0-255 or %s)", r.ICMPType, proto, strings.Join(items.NftICMPTypeNames(proto), ", "))
+		c.fail(at, "%q is not an %s type (want a number 0-255 or %s)", r.ICMPType, proto, strings.Join(items.NftICMPTypeNames(proto), ", "))
 		return
 	}
 	c.nftICMPFamily(family, nftRuleFamily(r, sets), proto, "an "+proto+" type", at)

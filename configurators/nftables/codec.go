@@ -92,11 +92,7 @@ func encodeRule(family string, r *items.NftRule, sets setTypes) ([]expr.Any, err
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, stmts...)
-	if v := encodeVerdict(r); v != nil {
-		out = append(out, v)
-	}
-	return out, nil
+	return append(out, stmts...), nil
 }
 
 func le32(v uint32) []byte { return binary.NativeEndian.AppendUint32(nil, v) }
@@ -197,7 +193,10 @@ func encodePorts(v string, off uint32) ([]expr.Any, error) {
 	if lo == hi {
 		return []expr.Any{load, cmpEq(be16(lo))}, nil
 	}
-	return []expr.Any{load, &expr.Range{Op: expr.CmpOpEq, Register: reg, FromData: be16(lo), ToData: be16(hi)}}, nil
+	// nft writes a range as two comparisons (a Range from netagent's
+	// first tables still decodes)
+	return []expr.Any{load, &expr.Cmp{Op: expr.CmpOpGte, Register: reg, Data: be16(lo)},
+		&expr.Cmp{Op: expr.CmpOpLte, Register: reg, Data: be16(hi)}}, nil
 }
 
 func be16(v uint16) []byte { return binary.BigEndian.AppendUint16(nil, v) }
@@ -223,6 +222,7 @@ type decoder struct {
 	v6     bool   // the rule's nfproto match, in an inet table
 	imm    map[uint32][]byte
 	mask   []byte
+	lo     *uint16 // the low end of a port range
 }
 
 // decodeRule returns the rule of exprs, or an error for an expression
@@ -342,6 +342,9 @@ func (d *decoder) cmp(e *expr.Cmp) error {
 		}
 		return nil
 	}
+	if (e.Op == expr.CmpOpGte || e.Op == expr.CmpOpLte) && (d.loaded == "sport" || d.loaded == "dport") && len(e.Data) == 2 {
+		return d.portBound(e)
+	}
 	if e.Op != expr.CmpOpEq {
 		return fmt.Errorf("cmp op %d", e.Op)
 	}
@@ -402,6 +405,21 @@ func (d *decoder) addr(data []byte) error {
 	} else {
 		d.r.Daddr = s
 	}
+	return nil
+}
+
+// portBound reads the comparisons of a port range: lo (gte), then hi.
+func (d *decoder) portBound(e *expr.Cmp) error {
+	p := binary.BigEndian.Uint16(e.Data)
+	if e.Op == expr.CmpOpGte {
+		d.lo = &p
+		return nil
+	}
+	if d.lo == nil {
+		return fmt.Errorf("a port range without its low end")
+	}
+	d.setPort(items.NftPortsString(*d.lo, p))
+	d.lo = nil
 	return nil
 }
 
