@@ -2,6 +2,7 @@ package items
 
 import (
 	"fmt"
+	"math/bits"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -36,6 +37,25 @@ type NftLimit struct {
 // NftLimitBurstDefault is the burst nft (and the kernel) give a packet
 // limit that names none.
 const NftLimitBurstDefault = 5
+
+// NftLimitOverflows reports a limit the kernel refuses as too large
+// (nft_limit_init's EOVERFLOW): rate plus burst, or the nanoseconds of
+// the unit per packet times burst, beyond 64 bits.
+func NftLimitOverflows(l NftLimit) bool {
+	unit, ok := NftLimitUnits[l.Per]
+	if !ok || l.Rate == 0 {
+		return false
+	}
+	burst := uint64(l.Burst)
+	if burst == 0 {
+		burst = NftLimitBurstDefault
+	}
+	if _, carry := bits.Add64(l.Rate, burst, 0); carry != 0 {
+		return true
+	}
+	hi, _ := bits.Mul64(unit*1e9/l.Rate, burst)
+	return hi != 0
+}
 
 // NftLimitUnits are the units of a limit's rate, in seconds.
 var NftLimitUnits = map[string]uint64{"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}

@@ -92,6 +92,9 @@ func (c *checker) nftStatements(family string, r *items.NftRule, at Origin, sets
 		if _, ok := items.NftLimitUnits[l.Per]; !ok {
 			c.fail(at.field("limit").field("per"), "%q is not a unit of a limit's rate (want second, minute, hour, day, week)", l.Per)
 		}
+		if items.NftLimitOverflows(*l) {
+			c.fail(at.field("limit"), "%d/%s with burst %d is beyond what the kernel counts (its EOVERFLOW)", l.Rate, l.Per, l.Burst)
+		}
 	}
 	if r.Log != nil {
 		c.nftLog(r.Log, at.field("log"))
@@ -175,6 +178,8 @@ func (c *checker) nftReject(family string, r *items.NftRule, at Origin, sets map
 	switch {
 	case err != nil:
 		c.fail(wa, "%v", err)
+	case kind == "icmpx" && family != "inet":
+		c.fail(wa, "a reject with icmpx is only for inet tables (nft: abstracted ICMP unreachable not supported in %s)", family)
 	case kind == "tcp reset" && items.NftProtoNumber(r.Protocol) != 6:
 		c.fail(wa, "a reject with tcp reset needs protocol tcp")
 	case kind == "icmp" || kind == "icmpv6":
