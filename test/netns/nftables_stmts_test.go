@@ -169,4 +169,13 @@ func TestNftablesStatements(t *testing.T) {
 	if res := e.mustRun(0, "apply", file); !strings.Contains(res.stdout, "converged: 0 operations") {
 		t.Errorf("second apply wrote: %s", res)
 	}
+	// show --json is the read-back as an intent: applied, it writes nothing
+	// (an ip6 table's reject included, which reads back as icmp).
+	shown := e.mustRun(0, "show", "--json").stdout
+	if !strings.Contains(shown, `"with": "icmpv6 port-unreachable"`) || !strings.Contains(shown, `"icmpType": "nd-neighbor-solicit"`) {
+		t.Errorf("show --json lacks the ip6 table's default reject or an icmpv6 type:\n%s", shown)
+	}
+	if res := e.mustRun(0, "apply", e.writeFile("shown.json", shown)); !strings.Contains(res.stdout, "converged: 0 operations") {
+		t.Errorf("apply of show --json wrote: %s", res)
+	}
 }
