@@ -126,13 +126,13 @@ func NftPriorityValue(family, hook string, p NftPriority) (int, bool) {
 }
 
 // NftRule is one rule: every match set must hold (an empty rule matches
-// every packet), then its statements run in the order counter, nat
-// (masquerade, snat, dnat), verdict.
+// every packet), then its statements run in the order limit, counter,
+// log, one action (masquerade, snat, dnat, redirect, reject), verdict.
 //
 // An address match is an address, a prefix or "@set" (a named set of
 // ipv4_addr or ipv6_addr elements); a port match is a port, a range
 // "lo-hi" or "@set" (of inet_service elements), and needs Protocol tcp or
-// udp.
+// udp. "!@set" matches what the set does not hold.
 type NftRule struct {
 	IIfName  string   `json:"iifname,omitempty"`
 	OIfName  string   `json:"oifname,omitempty"`
@@ -141,15 +141,20 @@ type NftRule struct {
 	Protocol string   `json:"protocol,omitempty"` // tcp, udp, icmp, icmpv6, sctp, or a number
 	Sport    string   `json:"sport,omitempty"`
 	Dport    string   `json:"dport,omitempty"`
-	CtState  []string `json:"ctState,omitempty"` // new, established, related, invalid, untracked: any of them
-	Mark     *uint32  `json:"mark,omitempty"`    // the packet's mark (meta mark)
+	ICMPType string   `json:"icmpType,omitempty"` // with Protocol icmp or icmpv6: a type name nft knows, or a number
+	CtState  []string `json:"ctState,omitempty"`  // new, established, related, invalid, untracked: any of them
+	Mark     *uint32  `json:"mark,omitempty"`     // the packet's mark (meta mark)
 
-	Counter    bool   `json:"counter,omitempty"`
-	Masquerade bool   `json:"masquerade,omitempty"`
-	SNAT       string `json:"snat,omitempty"` // address, address:port, [ipv6]:port
-	DNAT       string `json:"dnat,omitempty"`
-	Verdict    string `json:"verdict,omitempty"` // accept, drop, return, jump, goto; "": none
-	Target     string `json:"target,omitempty"`  // the chain of jump and goto
+	Limit      *NftLimit    `json:"limit,omitempty"`
+	Counter    bool         `json:"counter,omitempty"`
+	Log        *NftLog      `json:"log,omitempty"`
+	Masquerade bool         `json:"masquerade,omitempty"`
+	SNAT       string       `json:"snat,omitempty"` // address or range a-b, with :port or :lo-hi ([ipv6]:port)
+	DNAT       string       `json:"dnat,omitempty"`
+	Redirect   *NftRedirect `json:"redirect,omitempty"`
+	Reject     *NftReject   `json:"reject,omitempty"`
+	Verdict    string       `json:"verdict,omitempty"` // accept, drop, return, jump, goto; "": none
+	Target     string       `json:"target,omitempty"`  // the chain of jump and goto
 }
 
 // NftSet is a named set of typed elements.
@@ -190,7 +195,7 @@ func (t *NftTable) Equal(other dg.Item) bool {
 func (t *NftTable) Canonical() NftTable {
 	out := NftTable{Family: t.Family, Table: t.Table}
 	for _, c := range t.Chains {
-		c.Rules = canonicalRules(c.Rules)
+		c.Rules = canonicalRules(t.Family, c.Rules)
 		if c.Base() {
 			v, _ := NftPriorityValue(t.Family, c.Hook, derefPriority(c.Priority))
 			c.Priority = &NftPriority{Value: v}
@@ -207,7 +212,7 @@ func (t *NftTable) Canonical() NftTable {
 	return out
 }
 
-func canonicalRules(rules []NftRule) []NftRule {
+func canonicalRules(family string, rules []NftRule) []NftRule {
 	if len(rules) == 0 {
 		return nil
 	}
@@ -215,9 +220,33 @@ func canonicalRules(rules []NftRule) []NftRule {
 	for i, r := range rules {
 		r.CtState = canonicalCtState(r.CtState)
 		r.Saddr, r.Daddr = canonicalAddr(r.Saddr), canonicalAddr(r.Daddr)
+		r.SNAT, r.DNAT = canonicalNatTo(r.SNAT), canonicalNatTo(r.DNAT)
+		if n := NftProtoNumber(r.Protocol); n >= 0 {
+			r.Protocol = NftProtoName(n)
+		}
+		if n := NftICMPType(r.Protocol, r.ICMPType); r.ICMPType != "" && n >= 0 {
+			r.ICMPType = NftICMPTypeName(r.Protocol, n)
+		}
+		if r.Log != nil && r.Log.Level == "" {
+			r.Log = &NftLog{Prefix: r.Log.Prefix, Level: "warn"}
+		}
+		if r.Limit != nil && r.Limit.Burst == 0 {
+			l := *r.Limit
+			l.Burst = NftLimitBurstDefault
+			r.Limit = &l
+		}
+		r.Reject = canonicalReject(family, r.Reject)
 		out[i] = r
 	}
 	return out
+}
+
+// canonicalNatTo spells a nat statement's range as the read-back does.
+func canonicalNatTo(s string) string {
+	if r, err := ParseNftNatTo(s); err == nil {
+		return NftNatToString(r)
+	}
+	return s
 }
 
 // NftCtStates are the conntrack states a rule may match, in the order of

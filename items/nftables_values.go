@@ -16,23 +16,12 @@ func NftProtoNumber(s string) int {
 	if n, ok := nftProtos[s]; ok {
 		return n
 	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 || n > 255 || strconv.Itoa(n) != s {
-		return -1
-	}
-	return n
+	return byteNumber(s)
 }
 
 // NftProtoName returns the name of protocol n as a rule spells it: a name
 // when it has one, the number otherwise.
-func NftProtoName(n int) string {
-	for name, v := range nftProtos {
-		if v == n {
-			return name
-		}
-	}
-	return strconv.Itoa(n)
-}
+func NftProtoName(n int) string { return nameOf(nftProtos, n) }
 
 // ParseNftPrefix parses an address ("192.0.2.1", a /32 or /128) or a
 // prefix ("10.0.0.0/8", without host bits).
@@ -93,27 +82,6 @@ func NftPortsString(lo, hi uint16) string {
 		return strconv.Itoa(int(lo))
 	}
 	return fmt.Sprintf("%d-%d", lo, hi)
-}
-
-// ParseNftNatTo parses what a nat statement translates to: an address,
-// "address:port" or "[ipv6]:port". port is 0 when none is given.
-func ParseNftNatTo(s string) (netip.Addr, uint16, error) {
-	if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
-		return a, 0, nil
-	}
-	ap, err := netip.ParseAddrPort(s)
-	if err != nil || ap.Addr().Zone() != "" || ap.Port() == 0 {
-		return netip.Addr{}, 0, fmt.Errorf("%q is not an address, address:port or [ipv6]:port", s)
-	}
-	return ap.Addr(), ap.Port(), nil
-}
-
-// NftNatToString spells a nat statement's address and port.
-func NftNatToString(a netip.Addr, port uint16) string {
-	if port == 0 {
-		return a.String()
-	}
-	return netip.AddrPortFrom(a, port).String()
 }
 
 // NftElementRange is an element of a set as a closed range [Lo, Hi] of

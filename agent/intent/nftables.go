@@ -235,19 +235,22 @@ func (c *checker) nftRule(family string, r *items.NftRule, at Origin, chains map
 			c.nftPortMatch(r.Protocol, f.val, at.field(f.name), sets)
 		}
 	}
+	if r.ICMPType != "" {
+		c.nftICMPTypeMatch(family, r, at.field("icmpType"), sets)
+	}
 	for i, s := range r.CtState {
 		if !slices.Contains(items.NftCtStates, s) {
 			c.fail(at.field("ctState").index(i), "%q is not a conntrack state (want %s)", s, strings.Join(items.NftCtStates, ", "))
 		}
 	}
-	c.nftNat(family, r, at)
+	c.nftStatements(family, r, at, sets)
 	c.nftVerdict(r, at, chains)
 }
 
 // nftAddrMatch checks an address match: an address or prefix of the
 // table's family, or a set of addresses.
 func (c *checker) nftAddrMatch(family, v string, at Origin, sets map[string]*items.NftSet) {
-	if name, ok := strings.CutPrefix(v, "@"); ok {
+	if name, ok := nftSetRef(v); ok {
 		s, found := sets[name]
 		if !found {
 			c.fail(at, "set %q is not defined in the table", name)
@@ -266,14 +269,19 @@ func (c *checker) nftAddrMatch(family, v string, at Origin, sets map[string]*ite
 	}
 }
 
+// nftSetRef returns the set of a match "@set" or "!@set".
+func nftSetRef(v string) (string, bool) {
+	return strings.CutPrefix(strings.TrimPrefix(v, "!"), "@")
+}
+
 // nftPortMatch checks a port match: it needs tcp or udp, and a port, a
 // range or a set of inet_service.
 func (c *checker) nftPortMatch(proto, v string, at Origin, sets map[string]*items.NftSet) {
-	if proto != "tcp" && proto != "udp" {
+	if !nftPortProto(proto) {
 		c.fail(at, "a port match needs protocol tcp or udp")
 		return
 	}
-	if name, ok := strings.CutPrefix(v, "@"); ok {
+	if name, ok := nftSetRef(v); ok {
 		s, found := sets[name]
 		if !found {
 			c.fail(at, "set %q is not defined in the table", name)
@@ -284,43 +292,6 @@ func (c *checker) nftPortMatch(proto, v string, at Origin, sets map[string]*item
 	}
 	if _, _, err := items.ParseNftPorts(v); err != nil {
 		c.fail(at, "%v", err)
-	}
-}
-
-// nftNat checks the nat statements of a rule (where they may run is
-// checked against the chains that reach them, nftNatReach).
-func (c *checker) nftNat(family string, r *items.NftRule, at Origin) {
-	n := 0
-	for _, f := range []struct {
-		name string
-		set  bool
-		to   string
-	}{{"masquerade", r.Masquerade, ""}, {"snat", r.SNAT != "", r.SNAT}, {"dnat", r.DNAT != "", r.DNAT}} {
-		if !f.set {
-			continue
-		}
-		n++
-		if n > 1 {
-			c.fail(at.field(f.name), "a rule has at most one of masquerade, snat, dnat")
-		}
-		if family != "inet" && family != "ip" && family != "ip6" {
-			c.fail(at.field(f.name), "nat is only in the inet, ip and ip6 families, not %s", family)
-			continue
-		}
-		if f.to == "" {
-			continue
-		}
-		addr, port, err := items.ParseNftNatTo(f.to)
-		if err != nil {
-			c.fail(at.field(f.name), "%v", err)
-			continue
-		}
-		if (family == "ip" && !addr.Is4()) || (family == "ip6" && !addr.Is6()) {
-			c.fail(at.field(f.name), "%s is not an address of family %s", addr, family)
-		}
-		if port != 0 && r.Protocol != "tcp" && r.Protocol != "udp" {
-			c.fail(at.field(f.name), "a port to translate to needs protocol tcp or udp")
-		}
 	}
 }
 
@@ -347,8 +318,9 @@ func (c *checker) nftVerdict(r *items.NftRule, at Origin, chains map[string]*ite
 }
 
 // nftNatReach checks, for each base chain, the chains it reaches by jump
-// and goto: a nat statement in any of them needs a nat base chain on a
-// hook that allows it, and a loop is refused (the kernel's ELOOP).
+// and goto: a nat, redirect or reject statement in any of them needs a
+// base chain (of type nat for the first two) on a hook that allows it,
+// and a loop is refused (the kernel's ELOOP).
 func (c *checker) nftNatReach(t *items.NftTable, at Origin) {
 	index := map[string]int{}
 	for i := range t.Chains {
@@ -368,7 +340,7 @@ func (c *checker) nftNatReach(t *items.NftTable, at Origin) {
 			}
 			seen[k] = true
 			for j, r := range t.Chains[k].Rules {
-				c.nftNatAllowed(base, &r, at.field("chains").index(k).field("rules").index(j))
+				c.nftActionAllowed(t.Family, base, &r, at.field("chains").index(k).field("rules").index(j))
 				if r.Verdict == "jump" || r.Verdict == "goto" {
 					if next, ok := index[r.Target]; ok && !t.Chains[next].Base() {
 						walk(next)
@@ -377,24 +349,6 @@ func (c *checker) nftNatReach(t *items.NftTable, at Origin) {
 			}
 		}
 		walk(i)
-	}
-}
-
-// nftNatAllowed reports a nat statement of r that base cannot run.
-func (c *checker) nftNatAllowed(base *items.NftChain, r *items.NftRule, at Origin) {
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{{"masquerade", r.Masquerade}, {"snat", r.SNAT != ""}, {"dnat", r.DNAT != ""}} {
-		if !f.set {
-			continue
-		}
-		if base.Type != "nat" {
-			c.fail(at.field(f.name), "%s is only allowed in a nat chain, and base chain %q is of type %s", f.name, base.Name, base.Type)
-		} else if !slices.Contains(nftNatHooks[f.name], base.Hook) {
-			c.fail(at.field(f.name), "%s is only allowed from hook %s, and base chain %q is on %s",
-				f.name, strings.Join(nftNatHooks[f.name], ", "), base.Name, base.Hook)
-		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package intent
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -109,11 +110,78 @@ func TestNftablesRefusals(t *testing.T) {
 		{"statements", `{"family": "inet", "name": "t", "chains": [{"name": "n", "type": "nat", "hook": "postrouting", "priority": "srcnat", "rules": [
 			{"snat": "192.0.2.1:99", "masquerade": true, "verdict": "accept", "target": "x"},
 			{"snat": "nowhere", "verdict": "continue"}]}]}`,
-			[]string{p + `.chains[0].rules[0].snat: a rule has at most one of masquerade, snat, dnat`,
+			[]string{p + `.chains[0].rules[0].snat: a rule has at most one of masquerade, snat, dnat, redirect, reject (it has masquerade, snat)`,
 				p + `.chains[0].rules[0].snat: a port to translate to needs protocol tcp or udp`,
 				p + `.chains[0].rules[0].target: is only for verdicts jump and goto`,
-				p + `.chains[0].rules[1].snat: "nowhere" is not an address, address:port or [ipv6]:port`,
+				p + `.chains[0].rules[1].snat: "nowhere" is not an address or a range a-b, then optionally :port or :lo-hi ([ipv6]:port)`,
 				p + `.chains[0].rules[1].verdict: "continue" is not a verdict (want accept, drop, return, jump, goto)`}},
+		{"icmp type", `{"family": "ip6", "name": "t", "chains": [{"name": "c", "rules": [
+			{"protocol": "icmp", "icmpType": "echo-request"},
+			{"protocol": "icmpv6", "icmpType": "echo-bogus"},
+			{"protocol": "tcp", "icmpType": "8"}]}]}, {"family": "inet", "name": "u", "chains": [{"name": "c", "rules": [
+			{"saddr": "2001:db8::1", "protocol": "icmp", "icmpType": "echo-request"}]}]}`,
+			[]string{p + `.chains[0].rules[0].icmpType: an icmp type is not for family ip6 (it is ip's)`,
+				p + `.chains[0].rules[1].icmpType: "echo-bogus" is not an icmpv6 type (want a number 0-255 or destination-unreachable, echo-reply, echo-request, ind-neighbor-advert, ind-neighbor-solicit, mld-listener-done, mld-listener-query, mld-listener-report, mld2-listener-report, nd-neighbor-advert, nd-neighbor-solicit, nd-redirect, nd-router-advert, nd-router-solicit, packet-too-big, parameter-problem, router-renumbering, time-exceeded)`,
+				p + `.chains[0].rules[2].icmpType: an icmpType match needs protocol icmp or icmpv6`,
+				`nftables.tables[1].chains[0].rules[0].icmpType: an icmp type is not for the rule's ip6 addresses (it is ip's)`}},
+		{"log and limit", `{"family": "inet", "name": "t", "chains": [{"name": "c", "rules": [
+			{"log": {"level": "warning", "prefix": "a\nb"}},
+			{"log": {"level": "audit", "prefix": "x"}},
+			{"log": {"prefix": "` + strings.Repeat("p", 128) + `"}},
+			{"limit": {"rate": 0, "per": "second"}},
+			{"limit": {"rate": 5, "per": "fortnight"}},
+			{"limit": {"rate": 1, "per": "week", "burst": 30501}},
+			{"limit": {"rate": 1, "per": "week", "burst": 30500}},
+			{"limit": {"rate": 18446744073709551615, "per": "second"}}]}]}`,
+			[]string{p + `.chains[0].rules[0].log.level: "warning" is not a log level nft knows (want emerg, alert, crit, err, warn, notice, info, debug, audit)`,
+				p + `.chains[0].rules[0].log.prefix: "a\nb" holds a control character`,
+				p + `.chains[0].rules[1].log.prefix: a log at level audit takes no prefix (nft refuses it)`,
+				p + `.chains[0].rules[2].log.prefix: is 128 bytes: the kernel keeps at most 127`,
+				p + `.chains[0].rules[3].limit.rate: is required and above 0 (the kernel refuses a limit of 0)`,
+				p + `.chains[0].rules[4].limit.per: "fortnight" is not a unit of a limit's rate (want second, minute, hour, day, week)`,
+				p + `.chains[0].rules[5].limit: 1/week with burst 30501 is beyond what the kernel counts (its EOVERFLOW)`,
+				p + `.chains[0].rules[7].limit: 18446744073709551615/second with burst 0 is beyond what the kernel counts (its EOVERFLOW)`}},
+		{"reject", `{"family": "ip", "name": "t", "chains": [{"name": "c", "rules": [
+			{"reject": {"with": "icmpv6 admin-prohibited"}},
+			{"reject": {"with": "tcp reset"}},
+			{"protocol": "tcp", "reject": {"with": "icmp bogus"}, "verdict": "drop"},
+			{"reject": {"with": "udp reset"}},
+			{"reject": {"with": "icmpx admin-prohibited"}}]}]}, {"family": "bridge", "name": "b", "chains": [{"name": "c", "rules": [{"reject": {}}]}]}`,
+			[]string{p + `.chains[0].rules[0].reject.with: a reject with icmpv6 is not for family ip (it is ip6's)`,
+				p + `.chains[0].rules[1].reject.with: a reject with tcp reset needs protocol tcp`,
+				p + `.chains[0].rules[2].reject.with: "bogus" is not an icmp code (want admin-prohibited, frag-needed, host-prohibited, host-unreachable, net-prohibited, net-unreachable, port-unreachable, prot-unreachable)`,
+				p + `.chains[0].rules[2].verdict: a rule that rejects has no verdict (reject ends it)`,
+				p + `.chains[0].rules[3].reject.with: "udp reset" is not a reject type (want tcp reset, or icmp, icmpv6 or icmpx and a code)`,
+				p + `.chains[0].rules[4].reject.with: a reject with icmpx is only for inet tables (nft: abstracted ICMP unreachable not supported in ip)`,
+				`nftables.tables[1].chains[0].rules[0].reject: reject is only in the inet, ip and ip6 families, not bridge`}},
+		{"reject outside input, forward, output, prerouting", `{"family": "inet", "name": "t", "chains": [
+			{"name": "post", "type": "filter", "hook": "postrouting", "priority": 0, "rules": [{"verdict": "jump", "target": "r"}]},
+			{"name": "r", "rules": [{"reject": {"with": "icmpx admin-prohibited"}}]}]}`,
+			[]string{p + `.chains[1].rules[0].reject: reject is only allowed from hook prerouting, input, forward, output, ingress, and base chain "post" is on postrouting`}},
+		{"redirect outside nat chains", `{"family": "ip", "name": "t", "chains": [
+			{"name": "in", "type": "filter", "hook": "input", "priority": 0, "rules": [{"redirect": {}}]},
+			{"name": "post", "type": "nat", "hook": "postrouting", "priority": "srcnat", "rules": [{"protocol": "tcp", "redirect": {"port": "8080"}}]},
+			{"name": "pre", "type": "nat", "hook": "prerouting", "priority": "dstnat", "rules": [{"redirect": {"port": "80"}}, {"protocol": "tcp", "redirect": {"port": "0"}}]}]}`,
+			[]string{p + `.chains[2].rules[0].redirect.port: a port to redirect to needs protocol tcp or udp`,
+				p + `.chains[2].rules[1].redirect.port: "0" is not a port or a range lo-hi: "0" is not a port (1-65535)`,
+				p + `.chains[0].rules[0].redirect: redirect is only allowed in a nat chain, and base chain "in" is of type filter`,
+				p + `.chains[1].rules[0].redirect: redirect is only allowed from hook prerouting, output, and base chain "post" is on postrouting`}},
+		{"nat ranges", `{"family": "ip", "name": "t", "chains": [{"name": "pre", "type": "nat", "hook": "prerouting", "priority": "dstnat", "rules": [
+			{"protocol": "tcp", "dnat": "192.0.2.9-192.0.2.1"},
+			{"protocol": "tcp", "dnat": "192.0.2.1:2000-1000"},
+			{"protocol": "tcp", "dnat": "2001:db8::1-2001:db8::2"},
+			{"dnat": "192.0.2.1-192.0.2.2:80-90"},
+			{"protocol": "tcp", "dnat": "192.0.2.1-192.0.2.2:80-90", "redirect": {}}]}]}`,
+			[]string{p + `.chains[0].rules[0].dnat: "192.0.2.9-192.0.2.1" is not an address or a range a-b, then optionally :port or :lo-hi ([ipv6]:port)`,
+				p + `.chains[0].rules[1].dnat: "192.0.2.1:2000-1000" is not an address or a range a-b, then optionally :port or :lo-hi ([ipv6]:port)`,
+				p + `.chains[0].rules[2].dnat: 2001:db8::1 is not an address of family ip`,
+				p + `.chains[0].rules[3].dnat: a port to translate to needs protocol tcp or udp`,
+				p + `.chains[0].rules[4].redirect: a rule has at most one of masquerade, snat, dnat, redirect, reject (it has dnat, redirect)`}},
+		{"negated lookups", `{"family": "inet", "name": "t", "sets": [{"name": "p", "type": "inet_service"}], "chains": [{"name": "c", "rules": [
+			{"saddr": "!@p"}, {"protocol": "tcp", "dport": "!@none"}, {"saddr": "!10.0.0.1"}]}]}`,
+			[]string{p + `.chains[0].rules[0].saddr: set "p" holds inet_service, not addresses`,
+				p + `.chains[0].rules[1].dport: set "none" is not defined in the table`,
+				p + `.chains[0].rules[2].saddr: "!10.0.0.1" is not an address or a prefix`}},
 		{"regular chain with base fields, reserved name", `{"family": "inet", "name": "t", "chains": [
 			{"name": "netagent-owned", "policy": "drop", "priority": 0}]}`,
 			[]string{p + `.chains[0].name: "netagent-owned" is the chain that marks netagent's tables`,
@@ -137,4 +205,31 @@ func TestNftablesShape(t *testing.T) {
 	_, err := Parse([]byte(doc(`"nftables": {"tables": [{"family": "inet", "name": "t", "chains": [
 		{"name": "b", "type": "filter", "hook": "input", "priority": [0]}]}]}`)))
 	checkMessages(t, err, []string{`nftables.tables[0].chains[0].priority: expected an integer or a name, got an array`})
+}
+
+// nftStatements uses every statement and the icmp type match in a
+// valid table: the kernel takes it (test/netns applies the same).
+const nftStatements = `"nftables": {"tables": [{"family": "inet", "name": "netagent",
+  "sets": [{"name": "blocked", "type": "ipv4_addr", "elements": ["203.0.113.9"]}],
+  "chains": [
+    {"name": "input", "type": "filter", "hook": "input", "priority": 0, "policy": "drop", "rules": [
+      {"saddr": "!@blocked", "protocol": "icmp", "icmpType": "echo-request", "limit": {"rate": 10, "per": "second", "burst": 20}, "verdict": "accept"},
+      {"protocol": "icmpv6", "icmpType": "nd-neighbor-solicit", "verdict": "accept"},
+      {"protocol": "tcp", "dport": "23", "log": {"prefix": "telnet: ", "level": "info"}, "reject": {"with": "tcp reset"}},
+      {"limit": {"rate": 1, "per": "minute", "over": true}, "counter": true, "log": {}, "reject": {"with": "icmp host-unreachable"}}]},
+    {"name": "pre", "type": "nat", "hook": "prerouting", "priority": "dstnat", "rules": [
+      {"protocol": "tcp", "dport": "80", "redirect": {"port": "8080"}},
+      {"protocol": "udp", "dport": "5000-5010", "dnat": "192.0.2.1-192.0.2.9:6000-6010"}]},
+    {"name": "post", "type": "nat", "hook": "postrouting", "priority": "srcnat", "rules": [
+      {"protocol": "tcp", "snat": "[2001:db8::1]:1024-2048"}]}]}]}`
+
+func TestNftablesStatementsValid(t *testing.T) {
+	in := mustParse(t, doc(nftStatements))
+	if err := in.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	r := in.Nftables.Tables[0].Chains[0].Rules
+	if r[0].Limit == nil || r[0].Limit.Burst != 20 || r[2].Reject == nil || r[2].Reject.With != "tcp reset" || r[3].Log == nil {
+		t.Errorf("statements parsed as %+v", r)
+	}
 }

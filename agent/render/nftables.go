@@ -6,13 +6,16 @@ import (
 )
 
 // The nftables section: one item per table, the table as a whole (the
-// intent's model is the item's, items.NftTable).
+// intent's model is the item's, items.NftTable). A table read back turns
+// into the intent in its canonical form, the one Equal compares: the
+// read-back cannot tell an ip6 table's icmpv6 reject from an icmp one,
+// which Canonical resolves.
 var nftablesSection = section{
 	path:   "nftables.tables",
 	render: (*builder).nftables,
 	toIntent: func(inv *inverter, out *intent.Intent) {
 		for _, t := range sectionItems[*items.NftTable](inv) {
-			out.Nftables.Tables = append(out.Nftables.Tables, intent.NftablesTable{NftTable: *t})
+			out.Nftables.Tables = append(out.Nftables.Tables, intent.NftablesTable{NftTable: t.Canonical()})
 		}
 	},
 }

@@ -37,6 +37,10 @@ func cmpEq(data []byte) expr.Any { return &expr.Cmp{Op: expr.CmpOpEq, Register: 
 // encodeRule returns the expressions of r in a table of family.
 func encodeRule(family string, r *items.NftRule, sets setTypes) ([]expr.Any, error) {
 	var out []expr.Any
+	if rejectNeedsNfproto(family, r) {
+		kind, _, _ := items.ParseNftReject(family, r.Reject.With)
+		out = nfproto(family, kind == "icmpv6")
+	}
 	if r.IIfName != "" {
 		out = append(out, &expr.Meta{Key: expr.MetaKeyIIFNAME, Register: reg}, cmpEq(ifnameData(r.IIfName)))
 	}
@@ -72,6 +76,10 @@ func encodeRule(family string, r *items.NftRule, sets setTypes) ([]expr.Any, err
 		}
 		out = append(out, e...)
 	}
+	if r.ICMPType != "" {
+		out = append(out, &expr.Payload{DestRegister: reg, Base: expr.PayloadBaseTransportHeader, Offset: 0, Len: 1},
+			cmpEq([]byte{byte(items.NftICMPType(r.Protocol, r.ICMPType))}))
+	}
 	if len(r.CtState) > 0 {
 		out = append(out, &expr.Ct{Key: expr.CtKeySTATE, Register: reg},
 			&expr.Bitwise{SourceRegister: reg, DestRegister: reg, Len: 4, Mask: le32(ctBits(r.CtState)), Xor: le32(0)},
@@ -80,18 +88,11 @@ func encodeRule(family string, r *items.NftRule, sets setTypes) ([]expr.Any, err
 	if r.Mark != nil {
 		out = append(out, &expr.Meta{Key: expr.MetaKeyMARK, Register: reg}, cmpEq(le32(*r.Mark)))
 	}
-	if r.Counter {
-		out = append(out, &expr.Counter{})
-	}
-	nat, err := encodeNat(r)
+	stmts, err := encodeStatements(family, r)
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, nat...)
-	if v := encodeVerdict(r); v != nil {
-		out = append(out, v)
-	}
-	return out, nil
+	return append(out, stmts...), nil
 }
 
 func le32(v uint32) []byte { return binary.NativeEndian.AppendUint32(nil, v) }
@@ -145,12 +146,12 @@ func addrOffset(v6, dst bool) (off, n uint32) {
 }
 
 func encodeAddr(family, v string, dst bool, sets setTypes) ([]expr.Any, error) {
-	if name, ok := strings.CutPrefix(v, "@"); ok {
+	if name, invert, ok := setRef(v); ok {
 		v6 := sets[name] == "ipv6_addr"
 		off, n := addrOffset(v6, dst)
 		return append(nfproto(family, v6),
 			&expr.Payload{DestRegister: reg, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n},
-			&expr.Lookup{SourceRegister: reg, SetName: name}), nil
+			&expr.Lookup{SourceRegister: reg, SetName: name, Invert: invert}), nil
 	}
 	p, err := items.ParseNftPrefix(v)
 	if err != nil {
@@ -173,10 +174,17 @@ func lastMask(bits int) netip.Addr {
 	return a
 }
 
+// setRef returns the set of a match "@set" or "!@set" (invert).
+func setRef(v string) (name string, invert, ok bool) {
+	v, invert = strings.CutPrefix(v, "!")
+	name, ok = strings.CutPrefix(v, "@")
+	return name, invert, ok
+}
+
 func encodePorts(v string, off uint32) ([]expr.Any, error) {
 	load := &expr.Payload{DestRegister: reg, Base: expr.PayloadBaseTransportHeader, Offset: off, Len: 2}
-	if name, ok := strings.CutPrefix(v, "@"); ok {
-		return []expr.Any{load, &expr.Lookup{SourceRegister: reg, SetName: name}}, nil
+	if name, invert, ok := setRef(v); ok {
+		return []expr.Any{load, &expr.Lookup{SourceRegister: reg, SetName: name, Invert: invert}}, nil
 	}
 	lo, hi, err := items.ParseNftPorts(v)
 	if err != nil {
@@ -185,38 +193,13 @@ func encodePorts(v string, off uint32) ([]expr.Any, error) {
 	if lo == hi {
 		return []expr.Any{load, cmpEq(be16(lo))}, nil
 	}
-	return []expr.Any{load, &expr.Range{Op: expr.CmpOpEq, Register: reg, FromData: be16(lo), ToData: be16(hi)}}, nil
+	// nft writes a range as two comparisons (a Range from netagent's
+	// first tables still decodes)
+	return []expr.Any{load, &expr.Cmp{Op: expr.CmpOpGte, Register: reg, Data: be16(lo)},
+		&expr.Cmp{Op: expr.CmpOpLte, Register: reg, Data: be16(hi)}}, nil
 }
 
 func be16(v uint16) []byte { return binary.BigEndian.AppendUint16(nil, v) }
-
-func encodeNat(r *items.NftRule) ([]expr.Any, error) {
-	if r.Masquerade {
-		return []expr.Any{&expr.Masq{}}, nil
-	}
-	to, typ := r.SNAT, expr.NATTypeSourceNAT
-	if r.DNAT != "" {
-		to, typ = r.DNAT, expr.NATTypeDestNAT
-	}
-	if to == "" {
-		return nil, nil
-	}
-	a, port, err := items.ParseNftNatTo(to)
-	if err != nil {
-		return nil, err
-	}
-	fam := uint32(2)
-	if a.Is6() {
-		fam = 10
-	}
-	out := []expr.Any{&expr.Immediate{Register: 1, Data: a.AsSlice()}}
-	nat := &expr.NAT{Type: typ, Family: fam, RegAddrMin: 1}
-	if port != 0 {
-		out = append(out, &expr.Immediate{Register: 2, Data: be16(port)})
-		nat.RegProtoMin, nat.Specified = 2, true
-	}
-	return append(out, nat), nil
-}
 
 var verdictKinds = map[string]expr.VerdictKind{
 	"accept": expr.VerdictAccept, "drop": expr.VerdictDrop, "return": expr.VerdictReturn,
@@ -239,6 +222,7 @@ type decoder struct {
 	v6     bool   // the rule's nfproto match, in an inet table
 	imm    map[uint32][]byte
 	mask   []byte
+	lo     *uint16 // the low end of a port range
 }
 
 // decodeRule returns the rule of exprs, or an error for an expression
@@ -283,6 +267,14 @@ func (d *decoder) step(e expr.Any) error {
 		d.imm[e.Register] = e.Data
 	case *expr.NAT:
 		return d.nat(e)
+	case *expr.Redir:
+		return d.redirect(e)
+	case *expr.Reject:
+		return d.reject(e)
+	case *expr.Limit:
+		return d.limit(e)
+	case *expr.Log:
+		return d.log(e)
 	case *expr.Verdict:
 		for name, k := range verdictKinds {
 			if k == e.Kind {
@@ -314,6 +306,8 @@ func (d *decoder) meta(e *expr.Meta) error {
 func (d *decoder) payload(e *expr.Payload) error {
 	d.mask = nil
 	switch {
+	case e.Base == expr.PayloadBaseTransportHeader && e.Len == 1 && e.Offset == 0:
+		d.loaded = "icmptype"
 	case e.Base == expr.PayloadBaseTransportHeader && e.Len == 2 && e.Offset == 0:
 		d.loaded = "sport"
 	case e.Base == expr.PayloadBaseTransportHeader && e.Len == 2 && e.Offset == 2:
@@ -348,6 +342,9 @@ func (d *decoder) cmp(e *expr.Cmp) error {
 		}
 		return nil
 	}
+	if (e.Op == expr.CmpOpGte || e.Op == expr.CmpOpLte) && (d.loaded == "sport" || d.loaded == "dport") && len(e.Data) == 2 {
+		return d.portBound(e)
+	}
 	if e.Op != expr.CmpOpEq {
 		return fmt.Errorf("cmp op %d", e.Op)
 	}
@@ -377,6 +374,11 @@ func (d *decoder) cmp(e *expr.Cmp) error {
 		d.setPort(items.NftPortsString(p, p))
 	case "saddr", "daddr":
 		return d.addr(e.Data)
+	case "icmptype":
+		if len(e.Data) != 1 || d.r.Protocol != "icmp" && d.r.Protocol != "icmpv6" {
+			return fmt.Errorf("icmp type of %d bytes, protocol %q", len(e.Data), d.r.Protocol)
+		}
+		d.r.ICMPType = items.NftICMPTypeName(d.r.Protocol, int(e.Data[0]))
 	default:
 		return fmt.Errorf("cmp after %q", d.loaded)
 	}
@@ -406,6 +408,21 @@ func (d *decoder) addr(data []byte) error {
 	return nil
 }
 
+// portBound reads the comparisons of a port range: lo (gte), then hi.
+func (d *decoder) portBound(e *expr.Cmp) error {
+	p := binary.BigEndian.Uint16(e.Data)
+	if e.Op == expr.CmpOpGte {
+		d.lo = &p
+		return nil
+	}
+	if d.lo == nil {
+		return fmt.Errorf("a port range without its low end")
+	}
+	d.setPort(items.NftPortsString(*d.lo, p))
+	d.lo = nil
+	return nil
+}
+
 func (d *decoder) setPort(s string) {
 	if d.loaded == "sport" {
 		d.r.Sport = s
@@ -415,7 +432,13 @@ func (d *decoder) setPort(s string) {
 }
 
 func (d *decoder) lookup(e *expr.Lookup) error {
+	if e.IsDestRegSet {
+		return fmt.Errorf("a map lookup")
+	}
 	v := "@" + e.SetName
+	if e.Invert {
+		v = "!" + v
+	}
 	switch d.loaded {
 	case "saddr":
 		d.r.Saddr = v
@@ -425,27 +448,6 @@ func (d *decoder) lookup(e *expr.Lookup) error {
 		d.setPort(v)
 	default:
 		return fmt.Errorf("lookup after %q", d.loaded)
-	}
-	if e.Invert {
-		return fmt.Errorf("an inverted lookup")
-	}
-	return nil
-}
-
-func (d *decoder) nat(e *expr.NAT) error {
-	a, ok := netip.AddrFromSlice(d.imm[e.RegAddrMin])
-	if !ok || e.RegAddrMax != 0 || e.RegProtoMax != 0 && e.RegProtoMax != e.RegProtoMin {
-		return fmt.Errorf("a nat statement netagent does not write")
-	}
-	var port uint16
-	if e.RegProtoMin != 0 {
-		port = binary.BigEndian.Uint16(d.imm[e.RegProtoMin])
-	}
-	s := items.NftNatToString(a, port)
-	if e.Type == expr.NATTypeSourceNAT {
-		d.r.SNAT = s
-	} else {
-		d.r.DNAT = s
 	}
 	return nil
 }
