@@ -37,6 +37,22 @@ func kernelOf(t *netnsx.Target) kernel {
 	return netlinkKernel{nsfd: int(t.NsHandle())}
 }
 
+// Kernel is the configurator's access to nftables, for tests that put
+// something between the two (NetlinkKernel, FakeKernel).
+type Kernel = kernel
+
+// NetlinkKernel is the kernel of namespace t (nil: the caller's), with
+// set elements beyond maxBatch bytes of a batch in follow-up batches
+// (0: the default, 8 MiB).
+func NetlinkKernel(t *netnsx.Target, maxBatch int) Kernel {
+	k := kernelOf(t).(netlinkKernel)
+	k.maxBatch = maxBatch
+	return k
+}
+
+// NewConfigurator returns the nft-table configurator over k.
+func NewConfigurator(k Kernel) reconciler.Configurator { return &configurator{k: k} }
+
 // dump reads the table of it: absent (ok false), or netagent's; another
 // writer's table is a ClashError.
 func (c *configurator) dump(it *items.NftTable) (d Dumped, ok bool, err error) {
