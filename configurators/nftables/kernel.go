@@ -395,6 +395,11 @@ func dumpSets(c *gnft.Conn, t *gnft.Table) ([]items.NftSet, error) {
 // it (the key after the range's last), in key order.
 func decodeElements(typ string, interval bool, elems []gnft.SetElement) []string {
 	slices.SortFunc(elems, func(a, b gnft.SetElement) int { return bytes.Compare(a.Key, b.Key) })
+	// A hash set's dump during a resize of its table lists some elements
+	// twice.
+	elems = slices.CompactFunc(elems, func(a, b gnft.SetElement) bool {
+		return a.IntervalEnd == b.IntervalEnd && bytes.Equal(a.Key, b.Key)
+	})
 	var out []string
 	for i, e := range elems {
 		if e.IntervalEnd {
