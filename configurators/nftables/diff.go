@@ -22,7 +22,8 @@ import (
 // reference, sets and chains come before the rules that use them.
 func diffTable(have Dumped, want *items.NftTable) []Op {
 	d := &differ{ref: items.NftTable{Family: want.Family, Table: want.Table, Sets: want.Sets}}
-	hc, wc := have.Table.Canonical(), want.Canonical()
+	// A dump is in canonical form already (the codec decodes to it).
+	hc, wc := have.Table, want.Canonical()
 	d.sets(hc.Sets, wc.Sets)
 	d.chains(hc.Chains, wc.Chains, have.Handles)
 	return d.ordered()

@@ -123,11 +123,16 @@ type netlinkKernel struct {
 
 var _ kernel = netlinkKernel{}
 
+// conn returns a library Conn of one socket for all its requests (a
+// dump of a table is one request per chain); the caller closes it with
+// CloseLasting.
 func (k netlinkKernel) conn() (*gnft.Conn, error) {
-	if k.nsfd < 0 {
-		return gnft.New()
+	opts := []gnft.ConnOption{gnft.AsLasting()}
+	if k.nsfd >= 0 {
+		opts = append(opts, gnft.WithNetNSFd(k.nsfd))
 	}
-	return gnft.New(gnft.WithNetNSFd(k.nsfd))
+	c, err := gnft.New(opts...)
+	return c, kernelErr(err)
 }
 
 var families = map[string]gnft.TableFamily{
@@ -231,6 +236,7 @@ func (k netlinkKernel) ListTables() ([][2]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nftables: %w", err)
 	}
+	defer c.CloseLasting()
 	ts, err := c.ListTables()
 	if err != nil {
 		return nil, fmt.Errorf("nftables: listing tables: %w", kernelErr(err))
@@ -303,6 +309,7 @@ func (k netlinkKernel) dumpTable(family, name string) (Dumped, bool, error) {
 	if err != nil {
 		return Dumped{}, false, fmt.Errorf("nftables: %w", err)
 	}
+	defer c.CloseLasting()
 	t, err := c.ListTableOfFamily(name, families[family])
 	if errors.Is(err, unix.ENOENT) {
 		return Dumped{}, false, nil

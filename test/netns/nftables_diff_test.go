@@ -214,7 +214,7 @@ func nftSetElements(e *cliEnv, name string) []string {
 	return nil
 }
 
-// An interval set of 100k elements (a batch of about 4.5 MiB, beyond the
+// An interval set of 100k elements (a batch of about 4 MiB, beyond the
 // default socket buffers) is applied and read back exactly by nft; a
 // second apply writes nothing; one element swapped is applied as such.
 func TestNftablesBigSet(t *testing.T) {
