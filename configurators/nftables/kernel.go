@@ -73,7 +73,10 @@ func (o Op) String() string {
 	case OpAddSet, OpDeleteSet, OpAddElements, OpDeleteElements:
 		obj += " set " + o.Set.Name
 	case OpAddRule:
-		obj += fmt.Sprintf(" chain %s before handle %d", o.Chain.Name, o.Handle)
+		obj += " chain " + o.Chain.Name + " at its end"
+		if o.Handle != 0 {
+			obj = fmt.Sprintf("%s chain %s before handle %d", o.Table.Name(), o.Chain.Name, o.Handle)
+		}
 	case OpDeleteRule:
 		obj += fmt.Sprintf(" chain %s handle %d", o.Chain.Name, o.Handle)
 	}

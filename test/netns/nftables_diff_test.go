@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -285,5 +286,36 @@ func TestNftablesSplitBatch(t *testing.T) {
 	back, err := nftables.ReadBack(e.tgt)
 	if err != nil || len(back) != 1 || !back[0].Equal(tbl) {
 		t.Fatalf("read-back: %v %v, want the table", len(back), err)
+	}
+}
+
+// A batch the kernel refuses midway (its last op jumps to a chain that
+// is not there) fails naming that op and its errno, and leaves the table
+// byte for byte; so does a create of a table that exists (NLM_F_EXCL).
+func TestNftablesAtomicFailure(t *testing.T) {
+	e := cliNewEnv(t)
+	k := nftables.NetlinkKernel(e.tgt, 0)
+	c := nftables.NewConfigurator(k)
+	ctx := context.Background()
+	tbl := &items.NftTable{Family: "inet", Table: "netagent", Chains: []items.NftChain{{Name: "input", Type: "filter", Hook: "input",
+		Priority: &items.NftPriority{}, Rules: []items.NftRule{{Protocol: "tcp", Dport: "22", Verdict: "accept"}}}}}
+	if err := c.Create(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	before := e.exec("nft", "-j", "list", "ruleset")
+	bad := *tbl
+	bad.Chains = []items.NftChain{tbl.Chains[0]}
+	bad.Chains[0].Policy = "drop"
+	bad.Chains[0].Rules = append(slices.Clone(tbl.Chains[0].Rules), items.NftRule{Verdict: "jump", Target: "nowhere"})
+	err := c.Modify(ctx, tbl, &bad)
+	t.Logf("refused: %v", err)
+	if !errors.Is(err, syscall.ENOENT) || !strings.Contains(err.Error(), "add rule inet/netagent chain input") {
+		t.Errorf("modify with a jump to a missing chain: %v, want ENOENT naming the rule", err)
+	}
+	if err := k.ApplyBatch(0, []nftables.Op{{Kind: nftables.OpCreateTable, Table: *tbl}}); !errors.Is(err, syscall.EEXIST) {
+		t.Errorf("a create of an existing table: %v, want EEXIST", err)
+	}
+	if after := e.exec("nft", "-j", "list", "ruleset"); after != before {
+		t.Errorf("the refused batches changed the ruleset:\n before %s\n after  %s", before, after)
 	}
 }
