@@ -312,6 +312,13 @@ func TestNftablesAtomicFailure(t *testing.T) {
 	if !errors.Is(err, syscall.ENOENT) || !strings.Contains(err.Error(), "add rule inet/netagent chain input") {
 		t.Errorf("modify with a jump to a missing chain: %v, want ENOENT naming the rule", err)
 	}
+	// The kernel goes on after a failed message and acks the last one.
+	start := time.Now()
+	err = k.ApplyBatch(0, []nftables.Op{{Kind: nftables.OpDeleteRule, Table: *tbl, Chain: tbl.Chains[0], Handle: 99999},
+		{Kind: nftables.OpAddChain, Table: *tbl, Chain: bad.Chains[0]}})
+	if !errors.Is(err, syscall.ENOENT) || !strings.Contains(err.Error(), "delete rule") || time.Since(start) > time.Second {
+		t.Errorf("a batch failing at its first op: %v after %v, want ENOENT naming it at once", err, time.Since(start))
+	}
 	if err := k.ApplyBatch(0, []nftables.Op{{Kind: nftables.OpCreateTable, Table: *tbl}}); !errors.Is(err, syscall.EEXIST) {
 		t.Errorf("a create of an existing table: %v, want EEXIST", err)
 	}
