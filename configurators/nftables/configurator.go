@@ -27,7 +27,7 @@ var _ reconciler.Configurator = (*configurator)(nil)
 
 // Register registers the nft-table configurator for namespace t.
 func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error {
-	return reg.Register(items.TypeNftTable, &configurator{k: kernelOf(t)})
+	return reg.Register(items.TypeNftTable, &configurator{k: NetlinkKernel(t, 0)})
 }
 
 func kernelOf(t *netnsx.Target) kernel {
@@ -41,12 +41,12 @@ func kernelOf(t *netnsx.Target) kernel {
 // something between the two (NetlinkKernel, FakeKernel).
 type Kernel = kernel
 
-// NetlinkKernel is the kernel of namespace t (nil: the caller's), with
-// set elements beyond maxBatch bytes of a batch in follow-up batches
-// (0: the default, 8 MiB).
+// NetlinkKernel is the configurator's kernel of namespace t (nil: the
+// caller's), with set elements beyond maxBatch bytes of a batch in
+// follow-up batches (0: the default, 8 MiB).
 func NetlinkKernel(t *netnsx.Target, maxBatch int) Kernel {
 	k := kernelOf(t).(netlinkKernel)
-	k.maxBatch = maxBatch
+	k.maxBatch, k.reuse = maxBatch, true
 	return k
 }
 

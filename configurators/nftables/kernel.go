@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -122,6 +123,9 @@ type netlinkKernel struct {
 	// maxBatch is the size in bytes above which set elements go into
 	// follow-up batches; 0 for defaultMaxBatch.
 	maxBatch int
+	// reuse takes the last dump of a table when the generation is still
+	// its (the configurator's: it dumps right after the read-back).
+	reuse bool
 }
 
 var _ kernel = netlinkKernel{}
@@ -255,17 +259,22 @@ func (k netlinkKernel) ListTables() ([][2]string, error) {
 
 // DumpTable reads a table back; a table netagent did not mark is returned
 // with its family and name only. The dump is of one generation: one that
-// another writer changes midway is read again.
+// another writer changes midway is read again. With reuse, the last dump
+// of the table is returned (a copy) when the generation is still its.
 func (k netlinkKernel) DumpTable(family, name string) (Dumped, bool, error) {
 	conn, err := k.dial()
 	if err != nil {
 		return Dumped{}, false, err
 	}
 	defer conn.Close()
+	key, keyed := k.key(family, name)
 	for range 3 {
 		gen, err := getGen(conn)
 		if err != nil {
 			return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, err)
+		}
+		if d, ok := dumps.get(key, gen); ok && keyed && k.reuse {
+			return d, true, nil
 		}
 		d, ok, err := k.dumpTable(family, name)
 		if err != nil {
@@ -275,9 +284,94 @@ func (k netlinkKernel) DumpTable(family, name string) (Dumped, bool, error) {
 			continue
 		}
 		d.Gen = gen
+		if keyed {
+			dumps.put(key, d, ok && d.Owned)
+		}
 		return d, ok, nil
 	}
 	return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w while dumping it, three times", family, name, ErrGenerationChanged)
+}
+
+// dumps are the last dumps of netagent's tables, by namespace, each with
+// its generation: a dump asked for again in the same generation (the
+// configurator's, right after the reconcile's read-back) is a GETGEN and
+// a copy instead of a dump of thousands of rules. Every commit, of any
+// writer, bumps the generation; what changes without a commit (counters,
+// elements that time out or that rules add) is not in the model.
+var dumps = dumpCache{m: map[dumpKey]Dumped{}}
+
+type dumpCache struct {
+	sync.Mutex
+	m map[dumpKey]Dumped
+}
+
+// dumpKey is a table of a namespace (the device and inode of its nsfs
+// file).
+type dumpKey struct {
+	dev, ino     uint64
+	family, name string
+}
+
+func (k netlinkKernel) key(family, name string) (dumpKey, bool) {
+	var st unix.Stat_t
+	var err error
+	if k.nsfd >= 0 {
+		err = unix.Fstat(k.nsfd, &st)
+	} else {
+		err = unix.Stat("/proc/self/ns/net", &st)
+	}
+	return dumpKey{uint64(st.Dev), st.Ino, family, name}, err == nil
+}
+
+func (c *dumpCache) get(key dumpKey, gen uint32) (Dumped, bool) {
+	c.Lock()
+	defer c.Unlock()
+	d, ok := c.m[key]
+	if !ok || d.Gen != gen {
+		return Dumped{}, false
+	}
+	return d.clone(), true
+}
+
+// put keeps d (a copy), or with keep false forgets the table.
+func (c *dumpCache) put(key dumpKey, d Dumped, keep bool) {
+	c.Lock()
+	defer c.Unlock()
+	if keep {
+		c.m[key] = d.clone()
+	} else {
+		delete(c.m, key)
+	}
+}
+
+// clone is a copy of d that shares nothing a caller may change.
+func (d Dumped) clone() Dumped {
+	out := d
+	out.Table.Chains = slices.Clone(d.Table.Chains)
+	for i := range out.Table.Chains {
+		out.Table.Chains[i].Rules = slices.Clone(out.Table.Chains[i].Rules)
+		for j := range out.Table.Chains[i].Rules {
+			r := &out.Table.Chains[i].Rules[j]
+			r.CtState = slices.Clone(r.CtState)
+			if r.Mark != nil {
+				m := *r.Mark
+				r.Mark = &m
+			}
+		}
+		if p := out.Table.Chains[i].Priority; p != nil {
+			c := *p
+			out.Table.Chains[i].Priority = &c
+		}
+	}
+	out.Table.Sets = slices.Clone(d.Table.Sets)
+	for i := range out.Table.Sets {
+		out.Table.Sets[i].Elements = slices.Clone(out.Table.Sets[i].Elements)
+	}
+	out.Handles = make(map[string][]uint64, len(d.Handles))
+	for c, h := range d.Handles {
+		out.Handles[c] = slices.Clone(h)
+	}
+	return out
 }
 
 // getGen returns the ruleset's generation (NFT_MSG_GETGEN).

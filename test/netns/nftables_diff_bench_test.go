@@ -5,6 +5,7 @@ package netns_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/netagent/netagent/configurators/nftables"
@@ -33,10 +34,11 @@ func nft10k(flip bool) *items.NftTable {
 // rules, in a namespace's kernel. "recreate" is the whole table deleted
 // and created again in one batch after a dump (what Modify did before),
 // "diff" is Modify now (a dump, then one batch of a deleted and an
-// inserted rule).
+// inserted rule); the "readback+" ones read the namespace's tables back
+// first, as a reconcile does, which Modify's dump then reuses.
 func BenchmarkNftablesModifyOneRule(b *testing.B) {
 	ctx := context.Background()
-	for _, mode := range []string{"recreate", "diff"} {
+	for _, mode := range []string{"recreate", "diff", "readback+recreate", "readback+diff"} {
 		b.Run(mode, func(b *testing.B) {
 			tgt := testns.New(b)
 			k := nftables.NetlinkKernel(tgt, 0)
@@ -48,8 +50,13 @@ func BenchmarkNftablesModifyOneRule(b *testing.B) {
 			b.ResetTimer()
 			for i := range b.N {
 				next := tables[(i+1)%2]
+				if strings.HasPrefix(mode, "readback+") {
+					if got, err := nftables.ReadBack(tgt); err != nil || len(got) != 1 {
+						b.Fatal(len(got), err)
+					}
+				}
 				var err error
-				if mode == "diff" {
+				if strings.HasSuffix(mode, "diff") {
 					err = c.Modify(ctx, tables[i%2], next)
 				} else {
 					err = recreate(k, next)

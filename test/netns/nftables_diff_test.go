@@ -326,3 +326,46 @@ func TestNftablesAtomicFailure(t *testing.T) {
 		t.Errorf("the refused batches changed the ruleset:\n before %s\n after  %s", before, after)
 	}
 }
+
+// Modify reuses the read-back's dump only in the same generation: after
+// another writer deletes one of netagent's rules between the read-back
+// and the modify, the modify dumps again and puts the rule back with its
+// own change; nft lists exactly the intended rules.
+func TestNftablesDumpReuse(t *testing.T) {
+	e := cliNewEnv(t)
+	c := nftables.NewConfigurator(nftables.NetlinkKernel(e.tgt, 0))
+	ctx := context.Background()
+	tbl := &items.NftTable{Family: "inet", Table: "netagent", Chains: []items.NftChain{{Name: "input", Type: "filter", Hook: "input",
+		Priority: &items.NftPriority{}, Rules: []items.NftRule{{Protocol: "tcp", Dport: "22", Verdict: "accept"}, {Protocol: "tcp", Dport: "80", Verdict: "accept"}}}}}
+	if err := c.Create(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	next := *tbl
+	next.Chains = []items.NftChain{tbl.Chains[0]}
+	next.Chains[0].Rules = append(slices.Clone(tbl.Chains[0].Rules), items.NftRule{Protocol: "udp", Dport: "53", Verdict: "accept"})
+	for _, step := range []struct {
+		from, to *items.NftTable
+		meddle   bool
+	}{{tbl, &next, false}, {&next, tbl, true}, {tbl, &next, true}} {
+		if _, err := nftables.ReadBack(e.tgt); err != nil {
+			t.Fatal(err)
+		}
+		if step.meddle {
+			e.exec("nft", "delete", "rule", "inet", "netagent", "input", "handle", fmt.Sprint(nftRules(e)[0].handle))
+		}
+		if err := c.Modify(ctx, step.from, step.to); err != nil {
+			t.Fatal(err)
+		}
+		var ports []string
+		for _, r := range nftRules(e) {
+			ports = append(ports, regexp.MustCompile(`"right":(\d+)`).FindStringSubmatch(r.expr)[1])
+		}
+		var want []string
+		for _, r := range step.to.Chains[0].Rules {
+			want = append(want, r.Dport)
+		}
+		if !slices.Equal(ports, want) {
+			t.Errorf("after a modify (a writer in between: %v): nft lists ports %v, want %v", step.meddle, ports, want)
+		}
+	}
+}
