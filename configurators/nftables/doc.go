@@ -32,6 +32,11 @@
 //     false, so the rest of the table is untouched.
 //   - Delete deletes the table.
 //
+// The configurator's dump reuses the last dump of the table (the
+// reconcile's read-back, a moment before) when the generation is still
+// the same: every commit of any writer bumps it, so the table is as
+// dumped, and a GETGEN replaces a dump of thousands of rules.
+//
 // The batch carries the generation of its dump (NFNL_BATCH_GENID in the
 // batch's begin message): if another writer committed in between, the
 // kernel refuses the whole batch (ERESTART) and the operation fails with
