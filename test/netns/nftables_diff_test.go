@@ -369,3 +369,55 @@ func TestNftablesDumpReuse(t *testing.T) {
 		}
 	}
 }
+
+// What the kernel cannot change in place is deleted and added again in
+// the one batch, in the kernel's order: a set turned interval (with the
+// rule that looks it up), a base chain's priority, a regular chain
+// dropped with the rule that jumps to it; the nat chain's rule keeps its
+// handle. nft reads the result, netagent's read-back equals the intent.
+func TestNftablesModifyRecreates(t *testing.T) {
+	e := cliNewEnv(t)
+	c := nftables.NewConfigurator(nftables.NetlinkKernel(e.tgt, 0))
+	ctx := context.Background()
+	mk := func(second bool) *items.NftTable {
+		tbl := &items.NftTable{Family: "inet", Table: "netagent",
+			Sets: []items.NftSet{{Name: "a", Type: "ipv4_addr", Interval: second, Elements: []string{"192.0.2.1"}}},
+			Chains: []items.NftChain{
+				{Name: "input", Type: "filter", Hook: "input", Priority: &items.NftPriority{}, Rules: []items.NftRule{
+					{Saddr: "@a", Verdict: "drop"}, {IIfName: "lan0", Verdict: "jump", Target: "r"}}},
+				{Name: "r", Rules: []items.NftRule{{Protocol: "tcp", Dport: "22", Verdict: "accept"}}},
+				{Name: "post", Type: "nat", Hook: "postrouting", Priority: &items.NftPriority{Value: 100}, Rules: []items.NftRule{{OIfName: "wan0", Masquerade: true}}},
+			}}
+		if second {
+			tbl.Sets[0].Elements = []string{"192.0.2.0/28"}
+			tbl.Chains[0].Priority = &items.NftPriority{Value: 10}
+			tbl.Chains[0].Rules = tbl.Chains[0].Rules[:1]
+			tbl.Chains = slices.Delete(tbl.Chains, 1, 2)
+		}
+		return tbl
+	}
+	if err := c.Create(ctx, mk(false)); err != nil {
+		t.Fatal(err)
+	}
+	before := nftRules(e)
+	if err := c.Modify(ctx, mk(false), mk(true)); err != nil {
+		t.Fatal(err)
+	}
+	// The input chain, added again, is listed after post now.
+	after := nftRules(e)
+	if len(after) != 2 || after[0].chain != "post" || after[0].handle != before[3].handle || after[1].chain != "input" {
+		t.Errorf("rules after the modify: %+v (before %+v), want post's with its handle and input's", after, before)
+	}
+	out := e.exec("nft", "list", "table", "inet", "netagent")
+	for _, want := range []string{"flags interval", "192.0.2.0/28", "hook input priority filter + 10", "ip saddr @a drop"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("nft lists no %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "chain r ") {
+		t.Errorf("chain r still there:\n%s", out)
+	}
+	if got, err := nftables.ReadBack(e.tgt); err != nil || len(got) != 1 || !got[0].Equal(mk(true)) {
+		t.Errorf("read-back: %v, %v; want the intended table", got, err)
+	}
+}
