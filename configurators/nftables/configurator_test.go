@@ -38,6 +38,17 @@ func edgeTable() *items.NftTable {
 		}}
 }
 
+// created returns a fake holding tbl, made by the configurator, and it.
+func created(t *testing.T, tbl *items.NftTable) (*FakeKernel, *configurator) {
+	t.Helper()
+	f := NewFakeKernel()
+	c := &configurator{k: f}
+	if err := c.Create(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	return f, c
+}
+
 // dumped returns the fake's table, failing the test unless it is
 // netagent's.
 func dumped(t *testing.T, f *FakeKernel, want *items.NftTable) Dumped {
@@ -75,12 +86,8 @@ func ruleHandles(d Dumped) map[string]uint64 {
 // counters of the others in one batch; a delete removes the table and a
 // second delete is a no-op.
 func TestCreateModifyDelete(t *testing.T) {
-	f := NewFakeKernel()
-	c := &configurator{k: f}
 	want := edgeTable()
-	if err := c.Create(ctx, want); err != nil {
-		t.Fatal(err)
-	}
+	f, c := created(t, want)
 	before := checkTable(t, f, want)
 	if err := c.Create(ctx, want); err != nil || f.Batches() != 1 {
 		t.Fatalf("second create: %v, %d batches (want 1)", err, f.Batches())
@@ -255,12 +262,8 @@ func TestCrashLeftTable(t *testing.T) {
 // TestAtomicFailure: a batch that fails, injected or at an op the kernel
 // refuses midway, changes nothing and leaves the generation.
 func TestAtomicFailure(t *testing.T) {
-	f := NewFakeKernel()
-	c := &configurator{k: f}
 	old := edgeTable()
-	if err := c.Create(ctx, old); err != nil {
-		t.Fatal(err)
-	}
+	f, c := created(t, old)
 	gen := f.Gen()
 	next := edgeTable()
 	next.Chains[0].Policy = "accept"
@@ -296,12 +299,8 @@ func TestAtomicFailure(t *testing.T) {
 // and its batch fails the batch with ErrGenerationChanged, changing
 // nothing; the retry (the next reconcile) converges.
 func TestGenerationChanged(t *testing.T) {
-	f := NewFakeKernel()
-	c := &configurator{k: f}
 	old := edgeTable()
-	if err := c.Create(ctx, old); err != nil {
-		t.Fatal(err)
-	}
+	f, c := created(t, old)
 	next := edgeTable()
 	next.Chains[0].Policy = "accept"
 	f.BeforeBatch(func() {
