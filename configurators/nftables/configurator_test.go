@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
 )
 
 var ctx = context.Background()
@@ -429,4 +430,23 @@ func lcsLen(a, b []items.NftRule) int {
 		return v
 	}
 	return f(0, 0)
+}
+
+// TestRegisterFake: the configurator other packages' tests register over
+// a FakeKernel writes into it, and the fake's ReadBack returns what was
+// written, equal to the intent.
+func TestRegisterFake(t *testing.T) {
+	f := NewFakeKernel()
+	reg := &reconciler.TypeRegistry{}
+	if err := RegisterFake(reg, f); err != nil {
+		t.Fatal(err)
+	}
+	want := edgeTable()
+	if err := reg.Configurator(want).Create(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.ReadBack()
+	if err != nil || len(got) != 1 || !got[0].Equal(want) {
+		t.Fatalf("read-back of the fake: %v, %v; want the created table", got, err)
+	}
 }
