@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -186,7 +187,17 @@ func (t *NftTable) Equal(other dg.Item) bool {
 	if !ok || o == nil {
 		return false
 	}
-	return reflect.DeepEqual(t.Canonical(), o.Canonical())
+	return reflect.DeepEqual(t.byName(), o.byName())
+}
+
+// byName is t's canonical form with its chains and sets in the order of
+// their names: their order has no meaning (the kernel keeps chains and
+// sets in creation order, which a fine-grained modify does not keep).
+func (t *NftTable) byName() NftTable {
+	c := t.Canonical()
+	slices.SortStableFunc(c.Chains, func(a, b NftChain) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(c.Sets, func(a, b NftSet) int { return strings.Compare(a.Name, b.Name) })
+	return c
 }
 
 // Canonical returns a copy of t in the form the configurator's read-back

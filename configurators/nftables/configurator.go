@@ -27,7 +27,7 @@ var _ reconciler.Configurator = (*configurator)(nil)
 
 // Register registers the nft-table configurator for namespace t.
 func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error {
-	return reg.Register(items.TypeNftTable, &configurator{k: kernelOf(t)})
+	return reg.Register(items.TypeNftTable, &configurator{k: NetlinkKernel(t, 0)})
 }
 
 func kernelOf(t *netnsx.Target) kernel {
@@ -37,59 +37,87 @@ func kernelOf(t *netnsx.Target) kernel {
 	return netlinkKernel{nsfd: int(t.NsHandle())}
 }
 
-// owned checks that the table of it is absent (false) or netagent's
-// (true); another writer's table is a ClashError.
-func (c *configurator) owned(it *items.NftTable) (bool, error) {
-	d, ok, err := c.k.DumpTable(it.Family, it.Table)
+// Kernel is the configurator's access to nftables, for tests that put
+// something between the two (NetlinkKernel, FakeKernel).
+type Kernel = kernel
+
+// NetlinkKernel is the configurator's kernel of namespace t (nil: the
+// caller's), with set elements beyond maxBatch bytes of a batch in
+// follow-up batches (0: the default, 8 MiB).
+func NetlinkKernel(t *netnsx.Target, maxBatch int) Kernel {
+	k := kernelOf(t).(netlinkKernel)
+	k.maxBatch, k.reuse = maxBatch, true
+	return k
+}
+
+// NewConfigurator returns the nft-table configurator over k.
+func NewConfigurator(k Kernel) reconciler.Configurator { return &configurator{k: k} }
+
+// dump reads the table of it: absent (ok false), or netagent's; another
+// writer's table is a ClashError.
+func (c *configurator) dump(it *items.NftTable) (d Dumped, ok bool, err error) {
+	d, ok, err = c.k.DumpTable(it.Family, it.Table)
 	if err != nil || !ok {
-		return false, err
+		return d, false, err
 	}
 	if !d.Owned {
-		return false, &ClashError{Table: it.Name()}
+		return d, false, &ClashError{Table: it.Name()}
 	}
-	return true, nil
+	return d, true, nil
 }
 
 // Create makes the table; one of netagent's of the same name (left by a
-// crash) is replaced in the same transaction.
+// crash) is made what it says in the same transaction.
 func (c *configurator) Create(_ context.Context, item dg.Item) error {
-	it := item.(*items.NftTable)
-	mine, err := c.owned(it)
-	if err != nil {
-		return err
-	}
-	ops := []Op{{Table: *it}}
-	if mine {
-		ops = []Op{{Delete: true, Table: *it}, {Table: *it}}
-	}
-	return c.k.ApplyBatch(ops)
+	return c.converge(item.(*items.NftTable))
 }
 
-// Modify replaces the table as a whole: its deletion and creation are one
-// transaction, so no packet sees it half-written.
+// Modify changes what differs between the kernel's table and the new
+// one, in one transaction: unchanged rules keep their handles and
+// counters.
 func (c *configurator) Modify(_ context.Context, _, newItem dg.Item) error {
-	it := newItem.(*items.NftTable)
-	mine, err := c.owned(it)
+	return c.converge(newItem.(*items.NftTable))
+}
+
+// converge reads the table and writes the difference to it in one batch,
+// checked against the generation of the read: a writer in between fails
+// it with ErrGenerationChanged, for the reconcile to retry.
+func (c *configurator) converge(it *items.NftTable) error {
+	d, mine, err := c.dump(it)
 	if err != nil {
 		return err
 	}
-	if !mine {
-		return c.k.ApplyBatch([]Op{{Table: *it}})
+	ops := []Op{{Kind: OpCreateTable, Table: *it}}
+	if mine {
+		ops = diffTable(d, it)
 	}
-	return c.k.ApplyBatch([]Op{{Delete: true, Table: *it}, {Table: *it}})
+	if len(ops) == 0 {
+		return nil
+	}
+	if err := c.k.ApplyBatch(d.Gen, ops); err != nil {
+		return fmt.Errorf("nftables table %s: %w", it.Name(), err)
+	}
+	return nil
 }
 
 // Delete removes the table if it is netagent's.
 func (c *configurator) Delete(_ context.Context, item dg.Item) error {
 	it := item.(*items.NftTable)
-	mine, err := c.owned(it)
+	d, mine, err := c.dump(it)
 	if err != nil || !mine {
 		return err
 	}
-	return c.k.ApplyBatch([]Op{{Delete: true, Table: *it}})
+	if err := c.k.ApplyBatch(d.Gen, []Op{{Kind: OpDeleteTable, Table: *it}}); err != nil {
+		return fmt.Errorf("nftables table %s: %w", it.Name(), err)
+	}
+	return nil
 }
 
-// NeedsRecreate is false: Modify replaces the whole table.
+// NeedsRecreate is false: Modify changes the table in place, and what
+// the kernel cannot change in place (a base chain's hook, priority, type
+// or device; a set's type or flags) it deletes and adds again within the
+// same transaction, so the rest of the table keeps its handles and
+// counters and no packet sees the table half-written.
 func (c *configurator) NeedsRecreate(_, _ dg.Item) bool { return false }
 
 // ReadBack returns netagent's tables in namespace t (those with its mark).

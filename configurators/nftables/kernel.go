@@ -2,12 +2,17 @@ package nftables
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"syscall"
+	"time"
 
 	gnft "github.com/google/nftables"
 	"github.com/google/nftables/expr"
+	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/netagent/netagent/items"
@@ -26,11 +31,57 @@ func kernelErr(err error) error {
 	return err
 }
 
-// Op is one operation of a batch: the deletion of a table, or the
-// creation of a whole table (chains, sets with their elements, rules).
+// OpKind is what an Op does.
+type OpKind uint8
+
+// The operations of a batch. Every Op names its table by Table.Family and
+// Table.Table; OpCreateTable takes the whole of Table.
+const (
+	OpCreateTable    OpKind = iota // the whole table (NLM_F_EXCL), its owner chain, chains, sets, rules
+	OpDeleteTable                  // the table and all in it
+	OpAddChain                     // Chain (not its rules); on an existing base chain of the same hook, priority and type, its new policy
+	OpFlushChain                   // the rules of chain Chain.Name
+	OpDeleteChain                  // chain Chain.Name and its rules
+	OpAddSet                       // Set with its elements
+	OpDeleteSet                    // set Set.Name
+	OpAddElements                  // Set.Elements into set Set.Name (Type and Interval as the set's)
+	OpDeleteElements               // Set.Elements out of set Set.Name
+	OpAddRule                      // Rule into chain Chain.Name, before the rule of handle Handle (0: at the end)
+	OpDeleteRule                   // the rule of handle Handle in chain Chain.Name
+)
+
+var opNames = [...]string{"create table", "delete table", "add chain", "flush chain", "delete chain",
+	"add set", "delete set", "add elements", "delete elements", "add rule", "delete rule"}
+
+func (k OpKind) String() string { return opNames[k] }
+
+// Op is one operation of a batch.
 type Op struct {
-	Delete bool
-	Table  items.NftTable // Family and Table only, for a deletion
+	Kind   OpKind
+	Table  items.NftTable // Family and Table, the whole table for OpCreateTable
+	Chain  items.NftChain
+	Set    items.NftSet
+	Rule   items.NftRule
+	Handle uint64
+}
+
+// String names the operation and its object.
+func (o Op) String() string {
+	obj := o.Table.Name()
+	switch o.Kind {
+	case OpAddChain, OpFlushChain, OpDeleteChain:
+		obj += " chain " + o.Chain.Name
+	case OpAddSet, OpDeleteSet, OpAddElements, OpDeleteElements:
+		obj += " set " + o.Set.Name
+	case OpAddRule:
+		obj += " chain " + o.Chain.Name + " at its end"
+		if o.Handle != 0 {
+			obj = fmt.Sprintf("%s chain %s before handle %d", o.Table.Name(), o.Chain.Name, o.Handle)
+		}
+	case OpDeleteRule:
+		obj += fmt.Sprintf(" chain %s handle %d", o.Chain.Name, o.Handle)
+	}
+	return o.Kind.String() + " " + obj
 }
 
 // Dumped is a table as DumpTable read it.
@@ -39,12 +90,27 @@ type Dumped struct {
 	// Owned says that the table carries netagent's mark
 	// (items.NftOwnerChain); the rest of Table is decoded only then.
 	Owned bool
+	// Handles are the kernel's handles of each chain's rules, in the
+	// order of Table's rules.
+	Handles map[string][]uint64
+	// Gen is the ruleset's generation when the dump was made: a batch
+	// given it fails with ErrGenerationChanged if another writer has
+	// committed since.
+	Gen uint32
 }
 
+// ErrGenerationChanged is a batch the kernel refused because the ruleset
+// changed since the dump it was computed from (another writer): nothing
+// of it was applied; the reconcile reads the table again and retries.
+var ErrGenerationChanged = errors.New("the nftables ruleset changed since it was read (another writer)")
+
 // kernel is what the configurator needs of nftables: one batch is one
-// netlink transaction, all of it or nothing.
+// netlink transaction, all of it or nothing (but for the set elements
+// that the kernel's batch limits force into follow-up batches).
 type kernel interface {
-	ApplyBatch(ops []Op) error
+	// ApplyBatch applies ops; with gen non-zero, only if the ruleset's
+	// generation is still gen (else ErrGenerationChanged).
+	ApplyBatch(gen uint32, ops []Op) error
 	// DumpTable returns the table, or ok false when there is none.
 	DumpTable(family, name string) (t Dumped, ok bool, err error)
 	// ListTables returns the family and name of every table.
@@ -54,15 +120,26 @@ type kernel interface {
 // netlinkKernel is kernel over google/nftables in one network namespace.
 type netlinkKernel struct {
 	nsfd int // the namespace's file descriptor; -1 for the caller's own
+	// maxBatch is the size in bytes above which set elements go into
+	// follow-up batches; 0 for defaultMaxBatch.
+	maxBatch int
+	// reuse takes the last dump of a table when the generation is still
+	// its (the configurator's: it dumps right after the read-back).
+	reuse bool
 }
 
 var _ kernel = netlinkKernel{}
 
+// conn returns a library Conn of one socket for all its requests (a
+// dump of a table is one request per chain); the caller closes it with
+// CloseLasting.
 func (k netlinkKernel) conn() (*gnft.Conn, error) {
-	if k.nsfd < 0 {
-		return gnft.New()
+	opts := []gnft.ConnOption{gnft.AsLasting()}
+	if k.nsfd >= 0 {
+		opts = append(opts, gnft.WithNetNSFd(k.nsfd))
 	}
-	return gnft.New(gnft.WithNetNSFd(k.nsfd))
+	c, err := gnft.New(opts...)
+	return c, kernelErr(err)
 }
 
 var families = map[string]gnft.TableFamily{
@@ -77,65 +154,6 @@ func familyName(f gnft.TableFamily) string {
 		}
 	}
 	return ""
-}
-
-// ApplyBatch writes ops in one transaction.
-func (k netlinkKernel) ApplyBatch(ops []Op) error {
-	c, err := k.conn()
-	if err != nil {
-		return fmt.Errorf("nftables: %w", err)
-	}
-	for _, op := range ops {
-		t := &gnft.Table{Family: families[op.Table.Family], Name: op.Table.Table}
-		if op.Delete {
-			c.DelTable(t)
-			continue
-		}
-		if err := addTable(c, t, &op.Table); err != nil {
-			return fmt.Errorf("table %s: %w", op.Table.Name(), err)
-		}
-	}
-	if err := c.Flush(); err != nil {
-		return fmt.Errorf("nftables batch of %d operations: %w", len(ops), kernelErr(err))
-	}
-	return nil
-}
-
-// addTable puts the creation of t, as desc says, into c's batch.
-func addTable(c *gnft.Conn, t *gnft.Table, desc *items.NftTable) error {
-	c.CreateTable(t) // NLM_F_EXCL: a table made meanwhile fails the batch
-	c.AddChain(&gnft.Chain{Name: items.NftOwnerChain, Table: t})
-	types := setTypes{}
-	sets := map[string]*gnft.Set{}
-	for _, s := range desc.Sets {
-		set, elems, err := encodeSet(t, s)
-		if err != nil {
-			return err
-		}
-		if err := c.AddSet(set, elems); err != nil {
-			return fmt.Errorf("set %s: %w", s.Name, err)
-		}
-		types[s.Name], sets[s.Name] = s.Type, set
-	}
-	chains := map[string]*gnft.Chain{}
-	for _, ch := range desc.Chains {
-		chains[ch.Name] = c.AddChain(encodeChain(t, desc.Family, ch))
-	}
-	for _, ch := range desc.Chains {
-		for i, r := range ch.Rules {
-			exprs, err := encodeRule(desc.Family, &r, types)
-			if err != nil {
-				return fmt.Errorf("chain %s rule %d: %w", ch.Name, i, err)
-			}
-			for _, e := range exprs {
-				if l, ok := e.(*expr.Lookup); ok {
-					l.SetID = sets[l.SetName].ID
-				}
-			}
-			c.AddRule(&gnft.Rule{Table: t, Chain: chains[ch.Name], Exprs: exprs})
-		}
-	}
-	return nil
 }
 
 // hookNumbers are the kernel's hook numbers: the inet ones, and the
@@ -225,6 +243,7 @@ func (k netlinkKernel) ListTables() ([][2]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nftables: %w", err)
 	}
+	defer c.CloseLasting()
 	ts, err := c.ListTables()
 	if err != nil {
 		return nil, fmt.Errorf("nftables: listing tables: %w", kernelErr(err))
@@ -239,12 +258,155 @@ func (k netlinkKernel) ListTables() ([][2]string, error) {
 }
 
 // DumpTable reads a table back; a table netagent did not mark is returned
-// with its family and name only.
+// with its family and name only. The dump is of one generation: one that
+// another writer changes midway is read again. With reuse, the last dump
+// of the table is returned (a copy) when the generation is still its.
 func (k netlinkKernel) DumpTable(family, name string) (Dumped, bool, error) {
+	conn, err := k.dial()
+	if err != nil {
+		return Dumped{}, false, err
+	}
+	defer conn.Close()
+	key, keyed := k.key(family, name)
+	for range 3 {
+		gen, err := getGen(conn)
+		if err != nil {
+			return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, err)
+		}
+		if d, ok := dumps.get(key, gen); ok && keyed && k.reuse {
+			return d, true, nil
+		}
+		d, ok, err := k.dumpTable(family, name)
+		if err != nil {
+			return Dumped{}, false, err
+		}
+		if after, err := getGen(conn); err != nil || after != gen {
+			continue
+		}
+		d.Gen = gen
+		if keyed {
+			dumps.put(key, d, ok && d.Owned)
+		}
+		return d, ok, nil
+	}
+	return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w while dumping it, three times", family, name, ErrGenerationChanged)
+}
+
+// dumps are the last dumps of netagent's tables, by namespace, each with
+// its generation: a dump asked for again in the same generation (the
+// configurator's, right after the reconcile's read-back) is a GETGEN and
+// a copy instead of a dump of thousands of rules. Every commit, of any
+// writer, bumps the generation; what changes without a commit (counters,
+// elements that time out or that rules add) is not in the model.
+var dumps = dumpCache{m: map[dumpKey]Dumped{}}
+
+type dumpCache struct {
+	sync.Mutex
+	m map[dumpKey]Dumped
+}
+
+// dumpKey is a table of a namespace (the device and inode of its nsfs
+// file).
+type dumpKey struct {
+	dev, ino     uint64
+	family, name string
+}
+
+func (k netlinkKernel) key(family, name string) (dumpKey, bool) {
+	var st unix.Stat_t
+	var err error
+	if k.nsfd >= 0 {
+		err = unix.Fstat(k.nsfd, &st)
+	} else {
+		err = unix.Stat("/proc/self/ns/net", &st)
+	}
+	return dumpKey{uint64(st.Dev), st.Ino, family, name}, err == nil
+}
+
+func (c *dumpCache) get(key dumpKey, gen uint32) (Dumped, bool) {
+	c.Lock()
+	defer c.Unlock()
+	d, ok := c.m[key]
+	if !ok || d.Gen != gen {
+		return Dumped{}, false
+	}
+	return d.clone(), true
+}
+
+// put keeps d (a copy), or with keep false forgets the table.
+func (c *dumpCache) put(key dumpKey, d Dumped, keep bool) {
+	c.Lock()
+	defer c.Unlock()
+	if keep {
+		c.m[key] = d.clone()
+	} else {
+		delete(c.m, key)
+	}
+}
+
+// clone is a copy of d that shares nothing a caller may change.
+func (d Dumped) clone() Dumped {
+	out := d
+	out.Table.Chains = slices.Clone(d.Table.Chains)
+	for i := range out.Table.Chains {
+		out.Table.Chains[i].Rules = slices.Clone(out.Table.Chains[i].Rules)
+		for j := range out.Table.Chains[i].Rules {
+			r := &out.Table.Chains[i].Rules[j]
+			r.CtState = slices.Clone(r.CtState)
+			if r.Mark != nil {
+				m := *r.Mark
+				r.Mark = &m
+			}
+		}
+		if p := out.Table.Chains[i].Priority; p != nil {
+			c := *p
+			out.Table.Chains[i].Priority = &c
+		}
+	}
+	out.Table.Sets = slices.Clone(d.Table.Sets)
+	for i := range out.Table.Sets {
+		out.Table.Sets[i].Elements = slices.Clone(out.Table.Sets[i].Elements)
+	}
+	out.Handles = make(map[string][]uint64, len(d.Handles))
+	for c, h := range d.Handles {
+		out.Handles[c] = slices.Clone(h)
+	}
+	return out
+}
+
+// getGen returns the ruleset's generation (NFT_MSG_GETGEN).
+func getGen(conn *netlink.Conn) (uint32, error) {
+	msgs, err := conn.Execute(netlink.Message{
+		Header: netlink.Header{Type: netlink.HeaderType(unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_GETGEN), Flags: netlink.Request},
+		Data:   nfgen(0, 0),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reading the ruleset generation: %w", kernelErr(err))
+	}
+	for _, m := range msgs {
+		if len(m.Data) < 4 {
+			continue
+		}
+		ad, err := netlink.NewAttributeDecoder(m.Data[4:])
+		if err != nil {
+			return 0, fmt.Errorf("reading the ruleset generation: %w", err)
+		}
+		ad.ByteOrder = binary.BigEndian
+		for ad.Next() {
+			if ad.Type() == unix.NFTA_GEN_ID {
+				return ad.Uint32(), nil
+			}
+		}
+	}
+	return 0, errors.New("reading the ruleset generation: no NFTA_GEN_ID in the reply")
+}
+
+func (k netlinkKernel) dumpTable(family, name string) (Dumped, bool, error) {
 	c, err := k.conn()
 	if err != nil {
 		return Dumped{}, false, fmt.Errorf("nftables: %w", err)
 	}
+	defer c.CloseLasting()
 	t, err := c.ListTableOfFamily(name, families[family])
 	if errors.Is(err, unix.ENOENT) {
 		return Dumped{}, false, nil
@@ -252,7 +414,7 @@ func (k netlinkKernel) DumpTable(family, name string) (Dumped, bool, error) {
 	if err != nil {
 		return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, kernelErr(err))
 	}
-	out := Dumped{Table: items.NftTable{Family: family, Table: name}}
+	out := Dumped{Table: items.NftTable{Family: family, Table: name}, Handles: map[string][]uint64{}}
 	chains, err := c.ListChainsOfTableFamily(families[family])
 	if err != nil {
 		return Dumped{}, false, fmt.Errorf("nftables: chains of %s/%s: %w", family, name, err)
@@ -269,16 +431,17 @@ func (k netlinkKernel) DumpTable(family, name string) (Dumped, bool, error) {
 		if ch.Name == items.NftOwnerChain {
 			continue
 		}
-		dc, err := dumpChain(c, t, family, ch)
+		dc, handles, err := dumpChain(c, t, family, ch)
 		if err != nil {
 			return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, kernelErr(err))
 		}
 		out.Table.Chains = append(out.Table.Chains, dc)
+		out.Handles[ch.Name] = handles
 	}
 	return out, true, nil
 }
 
-func dumpChain(c *gnft.Conn, t *gnft.Table, family string, ch *gnft.Chain) (items.NftChain, error) {
+func dumpChain(c *gnft.Conn, t *gnft.Table, family string, ch *gnft.Chain) (items.NftChain, []uint64, error) {
 	out := items.NftChain{Name: ch.Name}
 	if ch.Hooknum != nil {
 		for name, n := range hooksOf(family) {
@@ -298,16 +461,18 @@ func dumpChain(c *gnft.Conn, t *gnft.Table, family string, ch *gnft.Chain) (item
 	}
 	rules, err := c.GetRules(t, ch)
 	if err != nil {
-		return out, fmt.Errorf("rules of chain %s: %w", ch.Name, err)
+		return out, nil, fmt.Errorf("rules of chain %s: %w", ch.Name, err)
 	}
+	handles := make([]uint64, 0, len(rules))
 	for i, r := range rules {
 		dr, err := decodeRule(r.Exprs)
 		if err != nil {
-			return out, fmt.Errorf("chain %s rule %d: %w", ch.Name, i, err)
+			return out, nil, fmt.Errorf("chain %s rule %d: %w", ch.Name, i, err)
 		}
 		out.Rules = append(out.Rules, dr)
+		handles = append(handles, r.Handle)
 	}
-	return out, nil
+	return out, handles, nil
 }
 
 func dumpSets(c *gnft.Conn, t *gnft.Table) ([]items.NftSet, error) {
@@ -334,6 +499,11 @@ func dumpSets(c *gnft.Conn, t *gnft.Table) ([]items.NftSet, error) {
 // it (the key after the range's last), in key order.
 func decodeElements(typ string, interval bool, elems []gnft.SetElement) []string {
 	slices.SortFunc(elems, func(a, b gnft.SetElement) int { return bytes.Compare(a.Key, b.Key) })
+	// A hash set's dump during a resize of its table lists some elements
+	// twice.
+	elems = slices.CompactFunc(elems, func(a, b gnft.SetElement) bool {
+		return a.IntervalEnd == b.IntervalEnd && bytes.Equal(a.Key, b.Key)
+	})
 	var out []string
 	for i, e := range elems {
 		if e.IntervalEnd {
@@ -349,4 +519,427 @@ func decodeElements(typ string, interval bool, elems []gnft.SetElement) []string
 		out = append(out, items.NftElementString(typ, items.NftElementRange{Lo: e.Key, Hi: hi}))
 	}
 	return out
+}
+
+// defaultMaxBatch is the size of a batch above which set elements go
+// into follow-up batches. The kernel takes a batch as one netlink
+// message of at most the socket's send buffer, which ApplyBatch raises
+// to the batch's size; elements of sets of hundreds of thousands of
+// members would still need more memory than is reasonable in one skb.
+const defaultMaxBatch = 8 << 20
+
+// elemsPerMessage bounds the elements of one NEWSETELEM message: its
+// element list is one netlink attribute, at most 64 KiB.
+const elemsPerMessage = 1000
+
+// ApplyBatch writes ops in one transaction (plus follow-up transactions
+// of set elements, when the batch is larger than maxBatch), checked
+// against gen when it is not 0.
+func (k netlinkKernel) ApplyBatch(gen uint32, ops []Op) error {
+	msgs, err := marshalOps(ops)
+	if err != nil {
+		return err
+	}
+	max := k.maxBatch
+	if max == 0 {
+		max = defaultMaxBatch
+	}
+	conn, err := k.dial()
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	batches := splitBatches(msgs, max)
+	for i, b := range batches {
+		g := gen
+		if g != 0 {
+			g += uint32(i) // each commit of ours bumps the generation by one
+		}
+		if err := sendBatch(conn, g, b, ops); err != nil {
+			if i > 0 {
+				return fmt.Errorf("nftables follow-up batch %d of %d (set elements): %w", i+1, len(batches), err)
+			}
+			return fmt.Errorf("nftables batch of %d operations: %w", len(ops), err)
+		}
+	}
+	return nil
+}
+
+// dial opens a netlink socket of the nftables family in the namespace.
+func (k netlinkKernel) dial() (*netlink.Conn, error) {
+	cfg := &netlink.Config{}
+	if k.nsfd >= 0 {
+		cfg.NetNS = k.nsfd
+	}
+	conn, err := netlink.Dial(unix.NETLINK_NETFILTER, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("nftables: %w", kernelErr(err))
+	}
+	// An error's reply carries the request's header only, not the whole
+	// request (a rule of kilobytes).
+	if err := conn.SetOption(netlink.CapAcknowledge, true); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("nftables: %w", err)
+	}
+	return conn, nil
+}
+
+// message is one message of a batch: the op it is of, and whether it
+// only adds set elements (which may go into a follow-up batch).
+type message struct {
+	m     netlink.Message
+	op    int
+	elems bool
+}
+
+func (m message) size() int { return nlmsgAlign(16 + len(m.m.Data)) }
+
+func nlmsgAlign(n int) int { return (n + 3) &^ 3 }
+
+// marshalOps returns the messages of ops as google/nftables marshals
+// them (its Conn over a capturing dial: the library marshals, netagent
+// frames and sends), each tagged with its op; the additions of set
+// elements come last, in op order, in messages of elemsPerMessage.
+func marshalOps(ops []Op) ([]message, error) {
+	var cur []netlink.Message
+	c, err := gnft.New(gnft.WithTestDial(func(req []netlink.Message) ([]netlink.Message, error) {
+		if req == nil { // the library waits for the ack of a message
+			return []netlink.Message{{Header: netlink.Header{Type: netlink.Error}, Data: make([]byte, 20)}}, nil
+		}
+		cur = append(cur, req[1:len(req)-1]...) // without its batch begin and end
+		return nil, nil
+	}))
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{c: c, sets: map[string]*gnft.Set{}, types: map[string]setTypes{}}
+	var out, tail []message
+	take := func(op int, elems bool) error {
+		cur = nil
+		if err := c.Flush(); err != nil {
+			return fmt.Errorf("nftables: %s: %w", ops[op], err)
+		}
+		for _, m := range cur {
+			m.Header.Length, m.Header.Sequence, m.Header.PID = 0, 0, 0
+			m.Header.Flags &^= netlink.Acknowledge | unix.NLM_F_ECHO
+			if elems {
+				tail = append(tail, message{m: m, op: op, elems: true})
+			} else {
+				out = append(out, message{m: m, op: op})
+			}
+		}
+		return nil
+	}
+	for i, op := range ops {
+		adds, err := b.put(op)
+		if err != nil {
+			return nil, fmt.Errorf("nftables: %s: %w", op, err)
+		}
+		if err := take(i, false); err != nil {
+			return nil, err
+		}
+		for _, a := range adds {
+			for chunk := range slices.Chunk(a.elems, elemsPerMessage) {
+				if err := c.SetAddElements(a.set, chunk); err != nil {
+					return nil, fmt.Errorf("nftables: %s: %w", op, err)
+				}
+				if err := take(i, true); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return append(out, tail...), nil
+}
+
+// splitBatches puts every message into the first batch but for set
+// elements beyond max bytes, which go into follow-up batches of at most
+// max bytes each.
+func splitBatches(msgs []message, max int) [][]message {
+	size := 0
+	for _, m := range msgs {
+		if !m.elems {
+			size += m.size()
+		}
+	}
+	var out [][]message
+	first, i := []message{}, 0
+	for ; i < len(msgs) && (!msgs[i].elems || size+msgs[i].size() <= max); i++ {
+		if msgs[i].elems {
+			size += msgs[i].size()
+		}
+		first = append(first, msgs[i])
+	}
+	out = append(out, first)
+	for i < len(msgs) {
+		var b []message
+		for size = 0; i < len(msgs) && (len(b) == 0 || size+msgs[i].size() <= max); i++ {
+			size += msgs[i].size()
+			b = append(b, msgs[i])
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// The kernel's batch framing (linux/netfilter/nfnetlink.h).
+const (
+	nfnlBatchGenID = 1 // NFNL_BATCH_GENID: the batch applies only in this generation
+	replyTimeout   = 10 * time.Second
+)
+
+// nfgen is struct nfgenmsg: family, version 0, resource id.
+func nfgen(family uint8, res uint16) []byte {
+	return []byte{family, 0, byte(res >> 8), byte(res)}
+}
+
+// sendBatch sends one batch (begin, msgs, end), in generation gen when
+// not 0, and waits for its outcome: the ack of its last message, or the
+// errors of the messages that failed (the kernel then aborts it all).
+func sendBatch(conn *netlink.Conn, gen uint32, msgs []message, ops []Op) error {
+	begin := netlink.Message{Header: netlink.Header{Type: netlink.HeaderType(unix.NFNL_MSG_BATCH_BEGIN), Flags: netlink.Request},
+		Data: nfgen(0, unix.NFNL_SUBSYS_NFTABLES)}
+	if gen != 0 {
+		attr, err := netlink.MarshalAttributes([]netlink.Attribute{{Type: nfnlBatchGenID, Data: binary.BigEndian.AppendUint32(nil, gen)}})
+		if err != nil {
+			return err
+		}
+		begin.Data = append(begin.Data, attr...)
+	}
+	end := netlink.Message{Header: netlink.Header{Type: netlink.HeaderType(unix.NFNL_MSG_BATCH_END), Flags: netlink.Request},
+		Data: nfgen(0, unix.NFNL_SUBSYS_NFTABLES)}
+	all := make([]netlink.Message, 0, len(msgs)+2)
+	all = append(all, begin)
+	size := 0
+	for _, m := range msgs {
+		all = append(all, m.m)
+		size += m.size()
+	}
+	all[len(all)-1].Header.Flags |= netlink.Acknowledge
+	all = append(all, end)
+	if err := setBuffers(conn, size+64<<10); err != nil {
+		return err
+	}
+	sent, err := conn.SendMessages(all)
+	if err != nil {
+		return kernelErr(err)
+	}
+	bySeq := make(map[uint32]int, len(msgs))
+	for i := range msgs {
+		bySeq[sent[i+1].Header.Sequence] = msgs[i].op
+	}
+	return readOutcome(conn, sent[0].Header.Sequence, sent[len(sent)-2].Header.Sequence, bySeq, ops)
+}
+
+// setBuffers raises the socket's send buffer to hold a batch of size
+// bytes (the kernel refuses a larger message with EMSGSIZE) and its
+// receive buffer for the errors of a failing one (google/nftables#350:
+// a full receive buffer loses them, ENOBUFS).
+func setBuffers(conn *netlink.Conn, size int) error {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, max(size, 1<<20))
+		if serr == nil {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 4<<20)
+		}
+	})
+	if err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("nftables socket buffers: %w", err)
+	}
+	return nil
+}
+
+// readOutcome reads the replies of a sent batch until the ack of its
+// last message (lastSeq), or an error of the batch itself (beginSeq: a
+// changed generation, no permission). The errors of failed messages
+// name their op.
+func readOutcome(conn *netlink.Conn, beginSeq, lastSeq uint32, bySeq map[uint32]int, ops []Op) error {
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(replyTimeout)); err != nil {
+		return err
+	}
+	var errs []error
+	buf := make([]byte, 1<<16)
+	for {
+		n, err := recvReplies(rc, buf)
+		if err != nil {
+			return errors.Join(append(errs, fmt.Errorf("reading the batch's outcome: %w", err))...)
+		}
+		replies, err := syscall.ParseNetlinkMessage(buf[:n])
+		if err != nil {
+			return fmt.Errorf("reading the batch's outcome: %w", err)
+		}
+		for _, r := range replies {
+			if r.Header.Type != unix.NLMSG_ERROR || len(r.Data) < 4 {
+				continue
+			}
+			errno := syscall.Errno(-int32(binary.NativeEndian.Uint32(r.Data)))
+			switch seq := r.Header.Seq; {
+			case seq == beginSeq && errno == unix.ERESTART:
+				return ErrGenerationChanged
+			case seq == beginSeq:
+				return fmt.Errorf("the kernel refused the batch: %w", errno)
+			case errno != 0:
+				errs = append(errs, fmt.Errorf("%s: %w", ops[bySeq[seq]], errno))
+			}
+			if r.Header.Seq == lastSeq {
+				return errors.Join(errs...)
+			}
+		}
+	}
+}
+
+// recvReplies reads one datagram of replies into buf.
+func recvReplies(rc syscall.RawConn, buf []byte) (int, error) {
+	var n int
+	var rerr error
+	err := rc.Read(func(fd uintptr) bool {
+		n, _, rerr = unix.Recvfrom(int(fd), buf, unix.MSG_DONTWAIT)
+		return rerr != unix.EAGAIN
+	})
+	if err == nil {
+		err = rerr
+	}
+	return n, err
+}
+
+// elemAdds are the elements to add to a set, after the batch's other
+// messages.
+type elemAdds struct {
+	set   *gnft.Set
+	elems []gnft.SetElement
+}
+
+// builder puts ops into a library Conn's batch, keeping the sets the
+// batch creates (a rule's lookup of one names it by its batch id too).
+type builder struct {
+	c     *gnft.Conn
+	sets  map[string]*gnft.Set // by table and set name
+	types map[string]setTypes  // by table: its sets' element types
+}
+
+func (b *builder) put(op Op) ([]elemAdds, error) {
+	t := &gnft.Table{Family: families[op.Table.Family], Name: op.Table.Table}
+	switch op.Kind {
+	case OpCreateTable:
+		return b.createTable(t, &op.Table)
+	case OpDeleteTable:
+		b.c.DelTable(t)
+	case OpAddChain:
+		b.c.AddChain(encodeChain(t, op.Table.Family, op.Chain))
+	case OpFlushChain:
+		b.c.FlushChain(&gnft.Chain{Table: t, Name: op.Chain.Name})
+	case OpDeleteChain:
+		b.c.DelChain(&gnft.Chain{Table: t, Name: op.Chain.Name})
+	case OpAddSet:
+		return b.addSet(t, op.Table.Name(), op.Set)
+	case OpDeleteSet:
+		b.c.DelSet(&gnft.Set{Table: t, Name: op.Set.Name})
+	case OpAddElements, OpDeleteElements:
+		return b.elements(t, op)
+	case OpAddRule:
+		return nil, b.addRule(t, &op.Table, op.Chain.Name, &op.Rule, op.Handle)
+	case OpDeleteRule:
+		return nil, b.c.DelRule(&gnft.Rule{Table: t, Chain: &gnft.Chain{Table: t, Name: op.Chain.Name}, Handle: op.Handle})
+	default:
+		return nil, fmt.Errorf("op kind %d", op.Kind)
+	}
+	return nil, nil
+}
+
+// createTable puts the creation of t, as desc says, into the batch.
+func (b *builder) createTable(t *gnft.Table, desc *items.NftTable) ([]elemAdds, error) {
+	b.c.CreateTable(t) // NLM_F_EXCL: a table made meanwhile fails the batch
+	b.c.AddChain(&gnft.Chain{Name: items.NftOwnerChain, Table: t})
+	var adds []elemAdds
+	for _, s := range desc.Sets {
+		a, err := b.addSet(t, desc.Name(), s)
+		if err != nil {
+			return nil, err
+		}
+		adds = append(adds, a...)
+	}
+	for _, ch := range desc.Chains {
+		b.c.AddChain(encodeChain(t, desc.Family, ch))
+	}
+	for _, ch := range desc.Chains {
+		for i, r := range ch.Rules {
+			if err := b.addRule(t, desc, ch.Name, &r, 0); err != nil {
+				return nil, fmt.Errorf("chain %s rule %d: %w", ch.Name, i, err)
+			}
+		}
+	}
+	return adds, nil
+}
+
+func (b *builder) addSet(t *gnft.Table, table string, s items.NftSet) ([]elemAdds, error) {
+	set, elems, err := encodeSet(t, s)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.c.AddSet(set, nil); err != nil {
+		return nil, fmt.Errorf("set %s: %w", s.Name, err)
+	}
+	b.sets[table+" "+s.Name] = set
+	return []elemAdds{{set, elems}}, nil
+}
+
+func (b *builder) elements(t *gnft.Table, op Op) ([]elemAdds, error) {
+	set, elems, err := encodeSet(t, op.Set)
+	if err != nil {
+		return nil, err
+	}
+	if made, ok := b.sets[op.Table.Name()+" "+op.Set.Name]; ok {
+		set.ID = made.ID
+	}
+	if op.Kind == OpAddElements {
+		return []elemAdds{{set, elems}}, nil
+	}
+	for chunk := range slices.Chunk(elems, elemsPerMessage) {
+		if err := b.c.SetDeleteElements(set, chunk); err != nil {
+			return nil, fmt.Errorf("set %s: %w", op.Set.Name, err)
+		}
+	}
+	return nil, nil
+}
+
+// addRule puts rule r into chain of t, before the rule of handle before
+// (0: at the chain's end); desc's sets give its lookups their types.
+func (b *builder) addRule(t *gnft.Table, desc *items.NftTable, chain string, r *items.NftRule, before uint64) error {
+	types, ok := b.types[desc.Name()]
+	if !ok {
+		types = setTypes{}
+		for _, s := range desc.Sets {
+			types[s.Name] = s.Type
+		}
+		b.types[desc.Name()] = types
+	}
+	exprs, err := encodeRule(desc.Family, r, types)
+	if err != nil {
+		return err
+	}
+	for _, e := range exprs {
+		if l, ok := e.(*expr.Lookup); ok {
+			if s, made := b.sets[desc.Name()+" "+l.SetName]; made {
+				l.SetID = s.ID
+			}
+		}
+	}
+	rule := &gnft.Rule{Table: t, Chain: &gnft.Chain{Table: t, Name: chain}, Exprs: exprs, Position: before}
+	if before != 0 {
+		b.c.InsertRule(rule) // before the rule of handle before
+	} else {
+		b.c.AddRule(rule)
+	}
+	return nil
 }

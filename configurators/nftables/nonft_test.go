@@ -20,7 +20,7 @@ func (noNftKernel) fail(what string) error {
 	return fmt.Errorf("nftables: %s: %w", what, kernelErr(os.NewSyscallError("socket", unix.EPROTONOSUPPORT)))
 }
 
-func (k noNftKernel) ApplyBatch([]Op) error { return k.fail("batch") }
+func (k noNftKernel) ApplyBatch(uint32, []Op) error { return k.fail("batch") }
 func (k noNftKernel) DumpTable(f, n string) (Dumped, bool, error) {
 	return Dumped{}, false, k.fail("table " + f + "/" + n)
 }
