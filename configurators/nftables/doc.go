@@ -15,7 +15,10 @@
 // itself writes, and netagent's expressions back into the typed model,
 // so that a second apply of the same intent plans nothing.
 //
-// Not yet here: the event subscription and repair within a second,
-// generation-id checks against concurrent writers, a fake of the kernel
+// The event subscription (events.go: Watcher) tells the daemon when
+// another writer changed netagent's tables, so that it repairs them
+// within a second.
+//
+// Not yet here: generation-id checks against concurrent writers, a fake of the kernel
 // for unit tests of the configurator, diffs finer than a whole table.
 package nftables
