@@ -55,6 +55,8 @@ type loopState struct {
 	// revision nftRev (nftrepair.go).
 	nftFollowed map[string]dg.ItemRef
 	nftRev      uint64
+	nftLast     time.Time // when checkNft last read the tables back
+	nftWait     alarm     // the end of nftMinInterval after it, when events wait for it
 
 	resume   <-chan string // Status.ReadyToResume of the last reconcile
 	retry    alarm
@@ -164,6 +166,9 @@ func (a *Agent) loop(ctx context.Context) {
 			s.nftDeb.Touch()
 		case <-s.nftDeb.C():
 			s.nftDeb.Fired()
+			a.checkNft(ctx)
+		case <-s.nftWait.C():
+			s.nftWait.fired()
 			a.checkNft(ctx)
 		case <-s.retry.C():
 			s.retry.fired()

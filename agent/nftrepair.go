@@ -24,17 +24,19 @@ type NftEvent = nftables.Event
 // intended tables (followNft) and drops netagent's own transactions; the
 // loop gathers a burst of events (an `nft flush ruleset` is one
 // transaction of many notifications, a script of nft commands many
-// transactions: Config.NftDebounce) and checkNft reads the tables back
+// transactions: Config.NftDebounce), at most one burst every
+// nftMinInterval, and checkNft reads the tables back
 // alone, one dump each, and takes what another writer changed or deleted
 // as the drift check would, under the tables' drift policies (repair,
 // report, ignore), without waiting for it.
 //
-// A table netagent wrote since the last drift check is the Verifier's
-// (host.Verifier): an event naming it runs the drift check at once, which
+// A table netagent wrote whose write is not yet verified (justWritten) is
+// the Verifier's (host.Verifier): an event naming it runs the drift check
+// at once, which
 // repairs it at once the first time in a row and, undone again, holds it
 // as not converging and writes it again after the backoff of a failed
 // item (doubling): a writer that fights netagent meets a backoff, never a
-// loop. A held table's events are left to that backoff. A Resync (the
+// loop. The events of a table held until its backoff ends are left to it. A Resync (the
 // subscription made again, or notifications dropped: ENOBUFS) checks
 // every table, leaving those netagent just wrote to the drift check that
 // verifies them within verifyDelay.
@@ -68,22 +70,45 @@ func (a *Agent) followNft() {
 	a.cfg.Nftables.Follow(slices.Sorted(maps.Keys(follow)))
 }
 
+// nftMinInterval is the least time between two read-backs of the tables
+// after events: a writer that changes netagent's tables all the time
+// costs at most ten read-backs a second.
+const nftMinInterval = 100 * time.Millisecond
+
+// nftDue reports whether the events gathered may be handled now: not
+// within nftMinInterval of the last time (nftWait calls again then), nor
+// while operations go on (the debounce does, after them).
+func (a *Agent) nftDue() bool {
+	s := a.st
+	if wait := nftMinInterval - time.Since(s.nftLast); wait > 0 {
+		if s.nftWait.at.IsZero() {
+			s.nftWait.set(wait)
+		}
+		return false
+	}
+	if a.inFlightBesidesLeases() {
+		s.nftDeb.Touch()
+		return false
+	}
+	return true
+}
+
 // checkNft handles a burst of nftables events.
 func (a *Agent) checkNft(ctx context.Context) {
 	s := a.st
-	if a.inFlightBesidesLeases() {
-		s.nftDeb.Touch() // after the operations: the reconcile that ends them reads nothing back
+	if !a.nftDue() {
 		return
 	}
 	refs, resync := s.nftNamed(), s.nftResync
 	clear(s.nftTables)
 	s.nftResync = false
+	s.nftLast = time.Now()
 	r := &s.results
 	var mine []dg.ItemRef // the tables to compare here
 	for _, ref := range refs {
 		switch {
-		case r.held[ref] != nil: // its backoff writes it again
-		case r.written[ref] || r.verifier.Unkept(ref) != nil:
+		case r.held[ref] != nil && r.held[ref].found != nil: // held: its backoff writes it again
+		case a.justWritten(ref):
 			if !resync {
 				a.log.WithField("item", ref.String()).Info("nftables: a table written since the last drift check changed; checking drift now")
 				a.checkDrift(ctx)
@@ -94,6 +119,15 @@ func (a *Agent) checkNft(ctx context.Context) {
 		}
 	}
 	a.repairNft(ctx, mine)
+}
+
+// justWritten reports whether ref was written and the read-back that
+// verifies the write is still to come: the drift check verifyDelay after
+// it, or with drift checks off, verifyDelay of the write (the written
+// items are never taken then).
+func (a *Agent) justWritten(ref dg.ItemRef) bool {
+	r := &a.st.results
+	return r.written[ref] && (a.st.unsettled || time.Since(r.wroteAt) < verifyDelay)
 }
 
 // nftNamed returns the followed tables the burst named, every followed

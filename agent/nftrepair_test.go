@@ -121,6 +121,30 @@ func TestNftEventsCoalesce(t *testing.T) {
 	})
 }
 
+// TestNftReadBacksRateLimited: a writer that touches the table every 30
+// ms for 3 s without changing it (each burst ends in the debounce's
+// quiet) costs at most one read-back per nftMinInterval, and no write.
+func TestNftReadBacksRateLimited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, w := nftRig(t, "")
+		reads := r.k.nftReadCount()
+		for range 100 {
+			w.Send(nftables.Event{Tables: []string{nftKey}})
+			time.Sleep(30 * time.Millisecond)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		n := r.k.nftReadCount() - reads
+		if limit := int(3*time.Second/nftMinInterval) + 2; n > limit || n < 3 {
+			t.Errorf("%d read-backs for 100 events over 3 s, want at most %d (and some)", n, limit)
+		}
+		t.Logf("%d read-backs for 100 events 30 ms apart", n)
+		if ops := r.k.takeOps(); len(ops) != 0 {
+			t.Errorf("ops %v", ops)
+		}
+	})
+}
+
 // TestNftOwnWriteIsNoRepair: the events of netagent's own write (a
 // changed intent), had the watcher not dropped them, find the table as
 // written: the drift check that verifies the write runs at once, finds
@@ -152,8 +176,16 @@ func TestNftOwnWriteIsNoRepair(t *testing.T) {
 // written again only after a doubling backoff: over a minute of fighting
 // every 50 ms, a dozen writes, not a thousand.
 func TestNftFightingWriterBacksOff(t *testing.T) {
+	for _, drift := range []time.Duration{time.Hour, -1} {
+		t.Run("drift interval "+drift.String(), func(t *testing.T) { testNftFight(t, drift) })
+	}
+}
+
+// testNftFight is TestNftFightingWriterBacksOff with that drift interval
+// (-1: no drift checks, where the written items are never verified).
+func testNftFight(t *testing.T, drift time.Duration) {
 	synctest.Test(t, func(t *testing.T) {
-		r, w := nftRig(t, "", func(c *Config) { c.RetryMax = 10 * time.Second })
+		r, w := nftRig(t, "", func(c *Config) { c.RetryMax = 10 * time.Second; c.DriftInterval = drift })
 		flush(r, w)
 		for range 1200 { // one minute
 			time.Sleep(50 * time.Millisecond)
@@ -170,7 +202,44 @@ func TestNftFightingWriterBacksOff(t *testing.T) {
 		if is := itemNamed(t, r.status(), nftRef); is.State != status.StateNotConverging {
 			t.Errorf("the fought table: %+v, want not converging", is)
 		}
+		// The writer gives up: the backoff's next write puts the table back
+		// (and the drift check that verifies it finds it kept).
+		time.Sleep(10*time.Second + 2*verifyDelay)
+		synctest.Wait()
+		if !r.k.has(nftRef) {
+			t.Error("the table is not back after the fight")
+		}
+		if is := itemNamed(t, r.status(), nftRef); drift > 0 && is.State != dg.StateCreated.String() {
+			t.Errorf("after the fight: %+v, want created", is)
+		}
 	})
+}
+
+// TestNftFlushesApartAreNoFight: flushes seconds apart, each after the
+// read-back that verifies the last repair (or, with drift checks off,
+// a second after it), are each repaired at once: no fight, no backoff.
+func TestNftFlushesApartAreNoFight(t *testing.T) {
+	for _, drift := range []time.Duration{time.Hour, -1} {
+		t.Run("drift interval "+drift.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r, w := nftRig(t, "", func(c *Config) { c.DriftInterval = drift })
+				for i := range 5 {
+					start := time.Now()
+					flush(r, w)
+					time.Sleep(2 * verifyDelay)
+					synctest.Wait()
+					at := r.k.writesOf(nftRef)
+					if len(at) != 1 || at[0].Sub(start) > 10*DefaultNftDebounce {
+						t.Fatalf("flush %d: writes at %v after %v", i+1, at, start)
+					}
+					r.k.takeOps()
+				}
+				if is := itemNamed(t, r.status(), nftRef); is.State != dg.StateCreated.String() {
+					t.Errorf("the table: %+v", is)
+				}
+			})
+		})
+	}
 }
 
 // TestNftEventReportPolicy: the table's file says "drift": "report". A
