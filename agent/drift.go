@@ -144,14 +144,7 @@ func (a *Agent) checkLinks(ctx context.Context, skip map[string]bool) {
 		}
 		found = append(found, host.Finding{Drift: d})
 	}
-	if len(found) == 0 {
-		return
-	}
-	reported := map[dg.ItemRef]host.Drift{}
-	if a.takeFindings(found, reported) {
-		s.want(reasonDrift)
-	}
-	a.addReported(reported)
+	a.repairFound(found)
 }
 
 // linkDrifts compares the owned link items of current (settled ones: of

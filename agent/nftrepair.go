@@ -158,14 +158,7 @@ func (a *Agent) repairNft(ctx context.Context, refs []dg.ItemRef) {
 	found := nftDrifts(s.current, list, refs)
 	a.log.WithField("tables", len(refs)).WithField("drifted", len(found)).WithField("took", time.Since(start).Round(time.Microsecond)).
 		Debug("nftables: tables read back after events")
-	if len(found) == 0 {
-		return
-	}
-	reported := map[dg.ItemRef]host.Drift{}
-	if a.takeFindings(found, reported) {
-		s.want(reasonDrift)
-	}
-	a.addReported(reported)
+	a.repairFound(found)
 }
 
 // nftDrifts compares the tables refs of current (settled ones: created)
@@ -190,6 +183,20 @@ func nftDrifts(current *dg.Graph, list []dg.Item, refs []dg.ItemRef) []host.Find
 		}
 	}
 	return out
+}
+
+// repairFound takes in what a check of some items found (checkLinks,
+// checkNft) as the drift check would (takeFindings), and asks for the
+// reconcile that repairs it.
+func (a *Agent) repairFound(found []host.Finding) {
+	if len(found) == 0 {
+		return
+	}
+	reported := map[dg.ItemRef]host.Drift{}
+	if a.takeFindings(found, reported) {
+		a.st.want(reasonDrift)
+	}
+	a.addReported(reported)
 }
 
 // addReported adds the report items a check of some items found to those

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/netagent/netagent/internal/netnsx"
+	"github.com/netagent/netagent/internal/pace"
 )
 
 // The event subscription: a Watcher says when the tables it follows may
@@ -140,19 +141,9 @@ type eventSocket interface {
 // were dropped; the socket still works.
 var errOverflow = errors.New("nftables notifications dropped (receive buffer full)")
 
-// Resubscribe delays: 75 ms after the first failure, doubling up to 3.75 s.
-const (
-	resubscribeBase  = 75 * time.Millisecond
-	resubscribeLimit = 3750 * time.Millisecond
-)
-
-func resubscribeDelay(attempt int) time.Duration {
-	d := resubscribeBase
-	for i := 1; i < attempt && d < resubscribeLimit; i++ {
-		d *= 2
-	}
-	return min(d, resubscribeLimit)
-}
+// resubscribe is the wait before subscribing again: 75 ms after the
+// first failure in a row, doubling up to 3.75 s.
+var resubscribe = pace.Backoff{Base: 75 * time.Millisecond, Limit: 3750 * time.Millisecond}
 
 // Watch sends events until ctx ends.
 func (w *Watcher) Watch(ctx context.Context, events chan<- Event) {
@@ -170,7 +161,7 @@ func (w *Watcher) Watch(ctx context.Context, events chan<- Event) {
 			attempt = 0
 		}
 		attempt++
-		d := resubscribeDelay(attempt)
+		d := resubscribe.Nominal(attempt)
 		w.log.WithError(err).WithField("in", d).Warn("nftables subscription ended; subscribing again")
 		select {
 		case <-ctx.Done():

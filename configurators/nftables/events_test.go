@@ -47,6 +47,15 @@ func (f *fakeSockets) open(_, rcvbuf int) (eventSocket, error) {
 	return s, nil
 }
 
+// watch runs w's Watch and returns its events, its first subscription
+// and the end of it.
+func watch(w *Watcher, f *fakeSockets) (chan Event, *fakeSocket, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	events := make(chan Event)
+	go w.Watch(ctx, events)
+	return events, <-f.made, cancel
+}
+
 // ownPid is the committing task the tests' own transactions name.
 const ownPid, otherPid = 100, 200
 
@@ -86,11 +95,8 @@ func TestWatcherDropsOwnAndUnfollowed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, f := newTestWatcher()
 		w.Follow([]string{"inet netagent", "ip nat2"})
-		ctx, cancel := context.WithCancel(context.Background())
+		events, sock, cancel := watch(w, f)
 		defer cancel()
-		events := make(chan Event)
-		go w.Watch(ctx, events)
-		sock := <-f.made
 		if sock.rcvbuf != ReceiveBuffer {
 			t.Errorf("receive buffer %d, want %d", sock.rcvbuf, ReceiveBuffer)
 		}
@@ -126,11 +132,8 @@ func TestWatcherDropsOwnAndUnfollowed(t *testing.T) {
 func TestWatcherCoalesces(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, f := newTestWatcher()
-		ctx, cancel := context.WithCancel(context.Background())
+		events, sock, cancel := watch(w, f)
 		defer cancel()
-		events := make(chan Event)
-		go w.Watch(ctx, events)
-		sock := <-f.made
 		for range 100 {
 			sock.in <- batch{ns: txn(otherPid, "ip6 b", "inet a", "inet a", "ip6 b")} // never blocks for long
 		}
@@ -153,11 +156,8 @@ func TestWatcherCoalesces(t *testing.T) {
 func TestWatcherOverflowAndErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, f := newTestWatcher()
-		ctx, cancel := context.WithCancel(context.Background())
+		events, sock, cancel := watch(w, f)
 		defer cancel()
-		events := make(chan Event)
-		go w.Watch(ctx, events)
-		sock := <-f.made
 		<-events
 		sock.in <- batch{ns: []notification{{table: "inet netagent"}}}
 		sock.in <- batch{err: errOverflow}
@@ -205,11 +205,8 @@ func TestWatcherOverflowAndErrors(t *testing.T) {
 func TestWatcherBoundsPending(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w, f := newTestWatcher()
-		ctx, cancel := context.WithCancel(context.Background())
+		events, sock, cancel := watch(w, f)
 		defer cancel()
-		events := make(chan Event)
-		go w.Watch(ctx, events)
-		sock := <-f.made
 		<-events
 		var tables []string
 		for i := range 10 * maxPending {
