@@ -36,6 +36,10 @@ type Kernel interface {
 	// order read, for the drift check, which builds no graph when it finds
 	// nothing changed (host.Verifier.VerifyItems).
 	ReadItems(ctx context.Context, hint *dg.Graph) ([]dg.Item, error)
+	// ReadNftItems is the part of ReadItems that the nftables
+	// configurator reads: netagent's tables, for their repair after an
+	// nftables event (checkNft).
+	ReadNftItems(ctx context.Context, hint *dg.Graph) ([]dg.Item, error)
 	// ReadLinks lists the namespace's external links (the interfaces
 	// netagent did not create), as the current state records them.
 	ReadLinks(ctx context.Context) ([]*items.Link, error)
@@ -79,6 +83,10 @@ type Config struct {
 	Sources []source.IntentSource
 	// Links reports link changes in the target namespace; nil: none.
 	Links LinkWatcher
+	// Nftables reports other writers' changes in the target's nftables
+	// tables, which the loop repairs at once (nftrepair.go); nil: none
+	// (the drift check repairs them).
+	Nftables NftWatcher
 	// Notifier is told about readiness and pinged by the loop; nil: none.
 	Notifier Notifier
 	// Guard, when set, judges every set of documents before it is
@@ -133,6 +141,9 @@ type Config struct {
 	// burst of intent changes or link events (defaults 200 ms, 100 ms); a
 	// burst is handled at the latest ten times that long after it began.
 	IntentDebounce, LinkDebounce time.Duration
+	// NftDebounce is the quiet period that ends a burst of nftables
+	// events (default 20 ms; at the latest ten times that after it began).
+	NftDebounce time.Duration
 	// IntentSettle ends a burst made only of intent files renamed into
 	// place (complete, as editors and config tools write them atomically;
 	// default 20 ms): long enough to gather a tool's several files written
@@ -163,6 +174,7 @@ const (
 	DefaultDriftInterval  = 5 * time.Minute
 	DefaultIntentDebounce = 200 * time.Millisecond
 	DefaultLinkDebounce   = 100 * time.Millisecond
+	DefaultNftDebounce    = 20 * time.Millisecond
 	DefaultIntentSettle   = 20 * time.Millisecond
 	DefaultRetryBase      = 100 * time.Millisecond
 	DefaultRetryMax       = time.Minute
@@ -180,6 +192,7 @@ type Agent struct {
 	changed    chan string       // a source's name: it has changed
 	settled    chan string       // a source's name: files renamed into place (source.SettledWatcher)
 	links      chan LinkEvent    // from the link watcher
+	nft        chan NftEvent     // from the nftables watcher
 	reloadc    chan struct{}     // SIGHUP
 	calls      chan call         // socket API requests
 	probed     chan probeResult  // the outcome of a trial's probe round
@@ -218,6 +231,7 @@ func New(cfg Config) (*Agent, error) {
 		changed:    make(chan string),
 		settled:    make(chan string),
 		links:      make(chan LinkEvent),
+		nft:        make(chan NftEvent),
 		reloadc:    make(chan struct{}, 1),
 		calls:      make(chan call),
 		probed:     make(chan probeResult),
@@ -259,6 +273,7 @@ func withDefaults(c Config) Config {
 	def(&c.DriftInterval, DefaultDriftInterval)
 	def(&c.IntentDebounce, DefaultIntentDebounce)
 	def(&c.LinkDebounce, DefaultLinkDebounce)
+	def(&c.NftDebounce, DefaultNftDebounce)
 	def(&c.IntentSettle, DefaultIntentSettle)
 	def(&c.RetryBase, DefaultRetryBase)
 	def(&c.RetryMax, DefaultRetryMax)

@@ -130,6 +130,13 @@
 // the drift check would, without waiting for it; a reload (SIGHUP) runs
 // the drift check itself before its reconcile.
 //
+// Config.Nftables, an nftables event subscription, does the same for
+// netagent's nftables tables (nftrepair.go): a burst of other writers'
+// changes in them (20 ms) reads them back alone (Kernel.ReadNftItems) and
+// repairs them under their drift policies; one written since the last
+// drift check goes to that check at once (the Verifier's rule: a writer
+// that fights back is held as not converging, with backoff).
+//
 // # DHCP leases
 //
 // The lease items' configurators (configurators/dhcp, configurators/dhcp6)

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"time"
 
@@ -145,20 +144,7 @@ func (a *Agent) checkLinks(ctx context.Context, skip map[string]bool) {
 		}
 		found = append(found, host.Finding{Drift: d})
 	}
-	if len(found) == 0 {
-		return
-	}
-	reported := map[dg.ItemRef]host.Drift{}
-	if a.takeFindings(found, reported) {
-		s.want(reasonDrift)
-	}
-	if len(reported) > 0 {
-		s.policy.reported = maps.Clone(s.policy.reported)
-		if s.policy.reported == nil {
-			s.policy.reported = map[dg.ItemRef]host.Drift{}
-		}
-		maps.Copy(s.policy.reported, reported)
-	}
+	a.repairFound(found)
 }
 
 // linkDrifts compares the owned link items of current (settled ones: of

@@ -40,6 +40,7 @@ type fakeKernel struct {
 	stuck     chan struct{}                        // non-nil: Reconcile waits until it is closed
 	slow      map[dg.ItemRef]chan struct{}         // creates of ref go on in the background until closed
 	linkReads int                                  // ReadLinkItems calls
+	nftReads  int                                  // ReadNftItems calls
 }
 
 var errFake = errors.New("fake kernel says no")
@@ -164,6 +165,15 @@ func (k *fakeKernel) ReadLinkItems(ctx context.Context, hint *dg.Graph) ([]dg.It
 		}
 	}
 	return out, err
+}
+
+// ReadNftItems is ReadItems of the nftables tables.
+func (k *fakeKernel) ReadNftItems(ctx context.Context, hint *dg.Graph) ([]dg.Item, error) {
+	k.mu.Lock()
+	k.nftReads++
+	k.mu.Unlock()
+	all, err := k.ReadItems(ctx, hint)
+	return slices.DeleteFunc(all, func(it dg.Item) bool { return it.Type() != items.TypeNftTable }), err
 }
 
 func (k *fakeKernel) ReadLinks(context.Context) ([]*items.Link, error) {

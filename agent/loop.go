@@ -47,6 +47,17 @@ type loopState struct {
 	linkNames          map[string]struct{} // links named by the events of a burst
 	linkResync         bool                // the link subscription was (re)made
 
+	nftDeb    *pace.Debouncer
+	nftTables map[string]struct{} // the tables named by the nftables events of a burst
+	nftResync bool                // the nftables subscription was (re)made or dropped events
+	// nftFollowed are the tables the nftables watcher follows (the
+	// intended ones, by nftables.TableKey), as of the intended graph's
+	// revision nftRev (nftrepair.go).
+	nftFollowed map[string]dg.ItemRef
+	nftRev      uint64
+	nftLast     time.Time // when checkNft last read the tables back
+	nftWait     alarm     // the end of nftMinInterval after it, when events wait for it
+
 	resume   <-chan string // Status.ReadyToResume of the last reconcile
 	retry    alarm
 	drift    alarm
@@ -150,6 +161,15 @@ func (a *Agent) loop(ctx context.Context) {
 		case <-s.linkDeb.C():
 			s.linkDeb.Fired()
 			a.refreshLinks(ctx)
+		case ev := <-a.nft:
+			s.noteNft(ev)
+			s.nftDeb.Touch()
+		case <-s.nftDeb.C():
+			s.nftDeb.Fired()
+			a.checkNft(ctx)
+		case <-s.nftWait.C():
+			s.nftWait.fired()
+			a.checkNft(ctx)
 		case <-s.retry.C():
 			s.retry.fired()
 			a.retryDue()
@@ -184,6 +204,7 @@ func (a *Agent) loop(ctx context.Context) {
 			a.notify("watchdog", a.cfg.Notifier.Watchdog)
 		}
 		a.syncFleetTrials(ctx)
+		a.followNft()
 		a.reconcileWanted(ctx)
 		if t := s.trial; t != nil && t.status.Settling {
 			a.settleTrial(ctx, false)

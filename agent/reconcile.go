@@ -117,6 +117,8 @@ type results struct {
 	// written: the items operated on since the last drift check, whose
 	// read-back tells whether the kernel kept the change.
 	written map[dg.ItemRef]bool
+	// wroteAt is when the last run that wrote something ended.
+	wroteAt time.Time
 	// verifier holds the changes the kernel did not keep (the rule of
 	// host.Verifier), held: the daemon's timing of those it holds.
 	verifier *host.Verifier
@@ -147,6 +149,7 @@ func (r *results) record(st reconciler.Status, reasons []string, start, end time
 	for _, e := range st.OperationLog {
 		if !e.InProgress && e.Err == nil {
 			r.written[e.Ref] = true
+			r.wroteAt = end
 		}
 	}
 }

@@ -84,6 +84,8 @@ func (a *Agent) newState() *loopState {
 		intentDeb: pace.NewDebouncer(c.IntentDebounce, 10*c.IntentDebounce).WithSettle(c.IntentSettle),
 		linkDeb:   pace.NewDebouncer(c.LinkDebounce, 10*c.LinkDebounce),
 		linkNames: map[string]struct{}{},
+		nftDeb:    pace.NewDebouncer(c.NftDebounce, 10*c.NftDebounce),
+		nftTables: map[string]struct{}{},
 		results:   newResults(pace.Backoff{Base: c.RetryBase, Limit: c.RetryMax, Rand: c.Rand}),
 		notes:     notes{sources: map[string]string{}},
 		conds:     status.Memo{},
@@ -133,5 +135,9 @@ func (a *Agent) startWatchers(ctx context.Context) {
 	}
 	if a.cfg.Links != nil {
 		go a.cfg.Links.Watch(ctx, a.links)
+	}
+	if a.cfg.Nftables != nil {
+		a.followNft()
+		go a.cfg.Nftables.Watch(ctx, a.nft)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/netagent/netagent/configurators/link"
+	"github.com/netagent/netagent/configurators/nftables"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -46,6 +47,22 @@ func (k *Kernel) ReadItemsAfterWrite(_ context.Context, hint *dg.Graph) (list []
 // read-back alone (one link dump), owned and external links.
 func (k *Kernel) ReadLinkItems(_ context.Context, hint *dg.Graph) ([]dg.Item, error) {
 	return k.rt.ns.ReadLinkItems(k.rt.StateDir(), hint)
+}
+
+// ReadNftItems is the nftables part of ReadItems: netagent's tables, one
+// dump each.
+func (k *Kernel) ReadNftItems(_ context.Context, hint *dg.Graph) ([]dg.Item, error) {
+	return k.rt.ns.ReadNftItems(k.rt.StateDir(), hint)
+}
+
+// NftWatcher returns a watcher of other writers' changes in the
+// target's nftables tables (nftables.NewWatcher), for the daemon; nil
+// over fakes (OpenFake), which have no events.
+func (r *Runtime) NftWatcher() nftables.EventWatcher {
+	if r.target == nil {
+		return nil
+	}
+	return nftables.NewWatcher(r.target, r.log)
 }
 
 // ReadLinks lists the links netagent does not own, from one link dump.

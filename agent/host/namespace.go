@@ -1,6 +1,8 @@
 package host
 
 import (
+	"slices"
+
 	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/configurators"
@@ -8,9 +10,11 @@ import (
 	"github.com/netagent/netagent/configurators/dhcp6"
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/link"
+	"github.com/netagent/netagent/configurators/nftables"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/statefile"
+	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -23,6 +27,8 @@ type namespace interface {
 	ReadItems(stateDir string, hint *dg.Graph) ([]dg.Item, error)
 	// ReadLinkItems is the link configurator's read-back alone.
 	ReadLinkItems(stateDir string, hint *dg.Graph) ([]dg.Item, error)
+	// ReadNftItems is the nftables configurator's read-back alone.
+	ReadNftItems(stateDir string, hint *dg.Graph) ([]dg.Item, error)
 	Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error)
 	Adoptions(stateDir string, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error)
 	NewDryRun() (*configurators.DryRun, error)
@@ -47,6 +53,10 @@ func (n netnsNamespace) ReadItems(stateDir string, hint *dg.Graph) ([]dg.Item, e
 
 func (n netnsNamespace) ReadLinkItems(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
 	return link.ReadBack(n.t, stateDir, hint)
+}
+
+func (n netnsNamespace) ReadNftItems(string, *dg.Graph) ([]dg.Item, error) {
+	return nftables.ReadBack(n.t)
 }
 
 func (n netnsNamespace) Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error) {
@@ -76,6 +86,12 @@ type fakeNamespace struct{ *configurators.Fake }
 
 func (n fakeNamespace) ReadLinkItems(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
 	return n.Links.ReadBack(stateDir, hint)
+}
+
+// ReadNftItems is the nftables tables of the fakes' read-back.
+func (n fakeNamespace) ReadNftItems(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
+	list, err := n.ReadItems(stateDir, hint)
+	return slices.DeleteFunc(list, func(it dg.Item) bool { return it.Type() != items.TypeNftTable }), err
 }
 
 func (fakeNamespace) ReuseAfterWrite() func() { return func() {} }

@@ -228,6 +228,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 		Sources:          sources,
 		Report:           report,
 		Links:            linkwatch.NewNetlink(o.kernel.netns, g.log),
+		Nftables:         rt.NftWatcher(),
 		Notifier:         readyNotifier{systemd.NewNotifier()},
 		Settled:          gctune.ReturnMemory,
 		StateDir:         o.kernel.stateDir(g), // the agent keeps its accepted intents next to the runtime's records

@@ -63,5 +63,7 @@
 // counters, the kernel's errnos, a generation per commit, and injected
 // faults (a failing batch, a writer between dump and batch).
 //
-// Not yet here: the event subscription and repair within a second.
+// The event subscription (events.go: Watcher) tells the daemon when
+// another writer changed netagent's tables, so that it repairs them
+// within a second.
 package nftables
