@@ -5,6 +5,7 @@ package netns_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -35,12 +36,14 @@ func nftObjTable(o map[string]json.RawMessage) (string, bool) {
 // nftSplit returns `nft -j list ruleset` in two parts, one object a line:
 // the foreign objects exactly as nft printed them (handles included: a
 // foreign table must not even be re-created), then nftIptablesSave; and netagent's objects
-// (nftOwnTables) without their handles (the kernel numbers a table it
-// re-creates anew, as it numbers a re-created link's ifindex) but with
-// everything else, counters and order included.
+// (nftOwnTables) without their handles, table by table in the order of
+// their names (the kernel numbers a table it re-creates anew, as it
+// numbers a re-created link's ifindex, and lists it after the others),
+// with everything else, counters and the order within a table included.
 func nftSplit(e *cliEnv) (foreign, own string) {
 	e.t.Helper()
-	var f, o []string
+	var f []string
+	o := map[string][]string{}
 	for _, obj := range nftJSON(e, "ruleset") {
 		table, ok := nftObjTable(obj)
 		if !ok {
@@ -51,9 +54,13 @@ func nftSplit(e *cliEnv) (foreign, own string) {
 			f = append(f, string(b))
 			continue
 		}
-		o = append(o, nftWithoutHandle(e.t, obj))
+		o[table] = append(o[table], nftWithoutHandle(e.t, obj))
 	}
-	return strings.Join(f, "\n") + "\n" + nftIptablesSave(e), strings.Join(o, "\n")
+	var mine []string
+	for _, table := range slices.Sorted(maps.Keys(o)) {
+		mine = append(mine, o[table]...)
+	}
+	return strings.Join(f, "\n") + "\n" + nftIptablesSave(e), strings.Join(mine, "\n")
 }
 
 // nftIptablesSave is `iptables-nft-save -c` without its dated comments:
