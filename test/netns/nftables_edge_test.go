@@ -124,12 +124,13 @@ var nftEdgeWant = []string{
 	`set {"elem":["192.168.50.10",{"prefix":{"addr":"198.51.100.0","len":28}}],"flags":["interval"],"name":"mgmt","type":"ipv4_addr"}`,
 }
 
-// nftEdgeTable is `nft -j list table inet edge` in nftEdgeWant's form,
-// with the SSH rule's counter as it is.
-func nftEdgeTable(e *cliEnv) []string {
+// nftTableLines is `nft -j list table FAMILY NAME` in nftEdgeWant's
+// form: its chains without their handles, then its rules, each as its
+// chain and its expressions (counters as they are), then its sets.
+func nftTableLines(e *cliEnv, family, name string) []string {
 	e.t.Helper()
 	var chains, rules, sets []string
-	for _, o := range nftJSON(e, "table", "inet", "edge") {
+	for _, o := range nftJSON(e, "table", family, name) {
 		for kind, raw := range o {
 			var v map[string]any
 			json.Unmarshal(raw, &v)
@@ -167,7 +168,7 @@ func TestNftablesEdgeExample(t *testing.T) {
 	checkTable := func(packets, bytes int) {
 		t.Helper()
 		want := strings.NewReplacer("PACKETS", fmt.Sprint(packets), "BYTES", fmt.Sprint(bytes)).Replace(strings.Join(nftEdgeWant, "\n"))
-		if got := strings.Join(nftEdgeTable(e.cliEnv), "\n"); got != want {
+		if got := strings.Join(nftTableLines(e.cliEnv, "inet", "edge"), "\n"); got != want {
 			t.Errorf("nft -j list table inet edge:\n%s", lineDiff(want, got))
 		}
 	}
