@@ -5,8 +5,8 @@
 #
 #   work | batch tool | netagent apply | ratio | try | try/apply | no-op | one change | check | max RSS | daemon edit | daemon RSS
 #
-#   batch tool      `ip -batch` (routes, pairs) or `iptables-restore` (rules),
-#                   run in a fresh namespace
+#   batch tool      `ip -batch` (routes, pairs), `iptables-restore` (rules) or
+#                   `nft -f` (nftables), run in a fresh namespace
 #   netagent apply  `netagent apply` of the same objects in another fresh one;
 #                   ratio = apply / batch tool
 #   try             `netagent try --confirm-when-probes-pass` of the same
@@ -17,7 +17,8 @@
 #                   (issue 9's target: at most 1.2×)
 #   no-op           the same apply again (nothing to do)
 #   one change      an apply of the intent with one object edited (a route's
-#                   gateway, a bridge's address, a rule's port)
+#                   gateway, a bridge's address, a rule's port, a set's
+#                   element)
 #   check           `netagent check` of the edited intent
 #   max RSS         the largest peak resident set of those five netagent runs
 #   daemon edit     routes only: `netagent run` on a directory holding the
@@ -30,10 +31,14 @@
 #
 # The work: 10k and 100k IPv4 routes via a gateway over one link; 500 and
 # 2000 bridge+vxlan pairs, each bridge with an address; 10k iptables rules in
-# 100 filter chains jumped to from FORWARD. internal/benchgen writes each
+# 100 filter chains jumped to from FORWARD; 10k nftables rules in 100 regular
+# chains of netagent's table inet netagent, jumped to from its forward base
+# chain; one nftables set of 100k IPv4 addresses, dropped by its input base
+# chain's one rule. internal/benchgen writes each
 # work once for the batch tool and once as an intent, with the same objects
 # (netagent's marks included); the script checks that both sides leave the
-# same objects in the kernel (ip link/addr/route, iptables-save).
+# same objects in the kernel (ip link/addr/route, iptables-save, nft list
+# ruleset).
 # netagent runs with --log-level warn (the cost of its per-operation log
 # lines is not the work) and a --state-dir in a temporary directory.
 #
@@ -45,10 +50,13 @@
 #
 # Options:
 #   --quick         one size per kind: 10k routes, 500 pairs, 10k rules
-#   --only KIND     routes, pairs or iptables (repeatable)
+#                   (both nftables rows have one size: 10k rules, 100k
+#                   elements)
+#   --only KIND     routes, pairs, iptables or nftables (repeatable)
 #   --repeat N      each cell is the median of N runs (default 1)
-#   --sizes small   200 routes, 20 pairs, 200 rules in 10 chains: seconds,
-#                   for the test that keeps this script working
+#   --sizes small   200 routes, 20 pairs, 200 rules in 10 chains, 100
+#                   nftables rules in 10 chains, a set of 1000: seconds, for
+#                   the test that keeps this script working
 # BENCH_NS names the namespaces' prefix (default na-bench-<random>).
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
@@ -64,7 +72,7 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1 ;;
 	--only)
 		[ $# -ge 2 ] || usage
-		case $2 in routes | pairs | iptables) only+=("$2") ;; *) usage ;; esac
+		case $2 in routes | pairs | iptables | nftables) only+=("$2") ;; *) usage ;; esac
 		shift
 		;;
 	--repeat)
@@ -82,22 +90,26 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ ${#only[@]} -gt 0 ] || only=(routes pairs iptables)
+[ ${#only[@]} -gt 0 ] || only=(routes pairs iptables nftables)
 
 # The sizes of each kind; rules come with their number of chains.
 if [ "$sizes" = small ]; then
 	route_sizes=(200) pair_sizes=(20) rule_sizes=(200) chains=10
+	nft_rules=100 nft_chains=10 nft_elements=1000
 elif [ -n "$quick" ]; then
 	route_sizes=(10000) pair_sizes=(500) rule_sizes=(10000) chains=100
 else
 	route_sizes=(10000 100000) pair_sizes=(500 2000) rule_sizes=(10000) chains=100
 fi
+if [ "$sizes" != small ]; then nft_rules=10000 nft_chains=100 nft_elements=100000; fi
 
 if [ "$(id -u)" != 0 ]; then
 	echo "bench.sh: run as root (it creates network namespaces)" >&2
 	exit 1
 fi
-for tool in go ip iptables-restore; do
+tools=(go ip iptables-restore)
+if [[ " ${only[*]} " == *" nftables "* ]]; then tools+=(nft); fi
+for tool in "${tools[@]}"; do
 	command -v "$tool" >/dev/null || {
 		echo "bench.sh: $tool not found (scripts/setup.sh installs what is needed)" >&2
 		exit 1
@@ -252,6 +264,8 @@ snapshot() {
 		ip netns exec "$1" iptables-save
 	} | grep -v -e 'fe80::' -e '^#' | sed -E 's/^[0-9]+: //; s/@if[0-9]+/@if/; s/(link\/ether|brd|bridge_id|designated_root|designated_bridge) [0-9a-f.:]+/\1/g; s/[a-z_]+_timer +[0-9.]+//g; s/ state [A-Z]+ / /' |
 		sort
+	# In its own order: which chain a rule is in is the line above it.
+	if command -v nft >/dev/null; then ip netns exec "$1" nft list ruleset; fi
 }
 
 rows=()
@@ -302,20 +316,19 @@ measure() {
 	mkdir -p "$dir"
 	"$benchgen" gen -kind "$kind" -n "$n" -dir "$dir" "$@"
 	local batch=() b=() a=() tr=() noop=() change=() check=() rss=() i
-	if [ "$kind" = iptables ]; then
-		batch=(iptables-restore "$dir/kernel.rules")
-	else
-		batch=(-batch "$dir/kernel.batch")
-	fi
+	case $kind in
+	iptables) batch=(iptables-restore "$dir/kernel.rules") ;;
+	nft-*) batch=(nft -f "$dir/kernel.nft") ;;
+	*) batch=(-batch "$dir/kernel.batch") ;;
+	esac
 	for ((i = 1; i <= repeat; i++)); do
 		log "$label: run $i of $repeat"
 		newns "$dir/setup.batch"
 		settle
-		if [ "$kind" = iptables ]; then
-			timed "iptables-restore" ip netns exec "$ns" "${batch[@]}"
-		else
-			timed "ip -batch" ip -n "$ns" "${batch[@]}"
-		fi
+		case $kind in
+		iptables | nft-*) timed "${batch[0]}" ip netns exec "$ns" "${batch[@]}" ;;
+		*) timed "ip -batch" ip -n "$ns" "${batch[@]}" ;;
+		esac
 		b+=("$secs")
 		snapshot "$ns" >"$work/kernel.snap"
 		delns "$ns"
@@ -380,10 +393,14 @@ for kind in "${only[@]}"; do
 	iptables) for n in "${rule_sizes[@]}"; do
 		measure iptables "$n" "$(human "$n") iptables rules in $chains chains" -chains "$chains"
 	done ;;
+	nftables)
+		measure nft-rules "$nft_rules" "$(human "$nft_rules") nftables rules in $nft_chains chains" -chains "$nft_chains"
+		measure nft-set "$nft_elements" "one nftables set of $(human "$nft_elements") elements"
+		;;
 	esac
 done
 
-echo "| work | \`ip -batch\` / \`iptables-restore\` | \`netagent apply\` | ratio | \`netagent try\` | try/apply | no-op | one change | check | max RSS | daemon edit | daemon RSS |"
+echo "| work | \`ip -batch\` / \`iptables-restore\` / \`nft -f\` | \`netagent apply\` | ratio | \`netagent try\` | try/apply | no-op | one change | check | max RSS | daemon edit | daemon RSS |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
 if [ "$repeat" -gt 1 ]; then echo; echo "medians of $repeat runs"; fi

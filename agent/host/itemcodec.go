@@ -31,6 +31,8 @@ func newItem(typ string) (dg.Item, error) {
 		return &items.Neighbor{}, nil
 	case items.TypeIptablesChain:
 		return &items.IptablesChain{}, nil
+	case items.TypeNftTable: // the whole table, as read back before the change
+		return &items.NftTable{}, nil
 	case items.TypeSysctl:
 		return &items.Sysctl{}, nil
 	case items.TypeBridgeVLANs:

@@ -17,6 +17,7 @@ import (
 )
 
 func u8(v uint8) *uint8    { return &v }
+func u32(v uint32) *uint32 { return &v }
 func u16(v uint16) *uint16 { return &v }
 
 // journalSamples are items of every type the journal stores, with the
@@ -41,6 +42,15 @@ func journalSamples() []dg.Item {
 		&items.DHCP4Lease{Dev: "wan0", Hostname: "edge-1", ClientID: "cid", VendorClass: "netagent", Kept: true},
 		&items.Ethtool{Interface: "uplink0", Settings: map[string]uint32{"features/rx-gro": 0, "channels/combined": 4, "wake-on-lan/modes": 32},
 			Sets: map[string][]string{items.EthtoolAdvertise: {"1000baseT/Full", "100baseT/Full"}}, MTU: 9000},
+		&items.NftTable{Family: "inet", Table: "netagent",
+			Sets: []items.NftSet{{Name: "mgmt", Type: "ipv4_addr", Interval: true, Elements: []string{"192.0.2.0/24", "198.51.100.7"}}},
+			Chains: []items.NftChain{
+				{Name: "input", Type: "filter", Hook: "input", Priority: &items.NftPriority{Value: -5}, Policy: "drop", Rules: []items.NftRule{
+					{CtState: []string{"established", "related"}, Verdict: "accept"},
+					{Saddr: "@mgmt", Protocol: "tcp", Dport: "22", Mark: u32(0), Counter: true, Verdict: "jump", Target: "ssh"}}},
+				{Name: "ssh", Rules: []items.NftRule{{Verdict: "accept"}}},
+				{Name: "post", Type: "nat", Hook: "postrouting", Priority: &items.NftPriority{Value: 100}, Policy: "accept",
+					Rules: []items.NftRule{{OIfName: "uplink0", DNAT: "10.0.0.2:80", Protocol: "tcp"}}}}},
 	}
 }
 

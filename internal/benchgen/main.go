@@ -3,7 +3,7 @@
 // that both sides create the same objects; and it runs a command, timing it
 // and reporting its peak memory.
 //
-//	benchgen gen -kind routes|pairs|iptables -n N [-chains C] -dir DIR
+//	benchgen gen -kind routes|pairs|iptables|nft-rules|nft-set -n N [-chains C] -dir DIR
 //	benchgen time -o FILE -- COMMAND [ARG...]
 //
 // gen writes into DIR:
@@ -12,10 +12,12 @@
 //	               before either side (lo up; for routes and pairs the
 //	               "uplink" uplink0, one end of an up veth pair)
 //	kernel.batch   the work for `ip -batch` (routes, pairs), or
-//	kernel.rules   the work for `iptables-restore` (iptables)
+//	kernel.rules   the work for `iptables-restore` (iptables), or
+//	kernel.nft     the work for `nft -f` (nft-rules, nft-set)
 //	intent.json    the same work as a netagent intent
 //	change.json    intent.json with one object edited: one route's gateway,
-//	               one bridge's address, or one rule's port
+//	               one bridge's address, one rule's port, or one set
+//	               element
 //
 // The kinds:
 //
@@ -27,6 +29,13 @@
 //	iptables  N rules in C filter chains NA-BENCH<c>, each jumped to from
 //	          FORWARD; both sides carry netagent's ownership mark (the
 //	          comment "netagent" on a chain's first rule and on its jump)
+//	nft-rules N rules in C regular chains NA-BENCH<c> of the table inet
+//	          netagent, each jumped to from its base chain forward
+//	nft-set   one set of N IPv4 addresses in the table inet netagent,
+//	          dropped by the one rule of its base chain input
+//
+// Both nft kinds carry netagent's mark (the empty chain netagent-owned)
+// on the kernel side too.
 //
 // Routes carry netagent's rtnetlink protocol (211) on the kernel side too.
 //
@@ -70,7 +79,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchgen gen -kind routes|pairs|iptables -n N [-chains C] -dir DIR\n"+
+	fmt.Fprintln(os.Stderr, "usage: benchgen gen -kind routes|pairs|iptables|nft-rules|nft-set -n N [-chains C] -dir DIR\n"+
 		"       benchgen time -o FILE -- COMMAND [ARG...]")
 	os.Exit(2)
 }
@@ -78,9 +87,9 @@ func usage() {
 // genCmd parses gen's flags and writes the workload's files.
 func genCmd(args []string) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
-	kind := fs.String("kind", "", "routes, pairs or iptables")
-	n := fs.Int("n", 0, "how many routes, pairs or rules")
-	chains := fs.Int("chains", 100, "iptables: how many chains share the rules")
+	kind := fs.String("kind", "", "routes, pairs, iptables, nft-rules or nft-set")
+	n := fs.Int("n", 0, "how many routes, pairs, rules or set elements")
+	chains := fs.Int("chains", 100, "iptables, nft-rules: how many chains share the rules")
 	dir := fs.String("dir", "", "where to write the files")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -23,10 +23,11 @@ const (
 // reference; `netagent validate` checks what gen writes).
 type (
 	doc struct {
-		Version    int      `json:"version"`
-		Interfaces []iface  `json:"interfaces,omitempty"`
-		Routes     []route  `json:"routes,omitempty"`
-		Firewall   *fwTable `json:"firewall,omitempty"`
+		Version    int         `json:"version"`
+		Interfaces []iface     `json:"interfaces,omitempty"`
+		Routes     []route     `json:"routes,omitempty"`
+		Firewall   *fwTable    `json:"firewall,omitempty"`
+		Nftables   *nftSection `json:"nftables,omitempty"`
 	}
 	iface struct {
 		Name      string       `json:"name"`
@@ -80,8 +81,15 @@ func workload(kind string, n, chains int) (*files, error) {
 			return nil, fmt.Errorf("iptables: -chains %d must be between 1 and -n %d", chains, n)
 		}
 		return iptablesWorkload(n, chains), nil
+	case "nft-rules":
+		if chains < 1 || chains > n {
+			return nil, fmt.Errorf("nft-rules: -chains %d must be between 1 and -n %d", chains, n)
+		}
+		return nftRulesWorkload(n, chains), nil
+	case "nft-set":
+		return nftSetWorkload(n), nil
 	}
-	return nil, fmt.Errorf("unknown -kind %q (routes, pairs or iptables)", kind)
+	return nil, fmt.Errorf("unknown -kind %q (routes, pairs, iptables, nft-rules or nft-set)", kind)
 }
 
 // uplinkSetup makes uplink0 as one end of an up veth pair, so that it has

@@ -16,7 +16,8 @@ import (
 
 // The README's benchmark, ./scripts/bench.sh, at its smallest sizes: it
 // exits 0, prints the table's header and one row per work, each with every
-// column filled, the batch tool's ratio and the trial's (try/apply),
+// column filled (the nftables rows against `nft -f`), the batch tool's
+// ratio and the trial's (try/apply),
 // and leaves no namespace behind. The sizes
 // here take seconds; the full run is for people, not for this test.
 func TestBenchScript(t *testing.T) {
@@ -31,7 +32,7 @@ func TestBenchScript(t *testing.T) {
 		t.Fatalf("bench.sh: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
-	header := "| work | `ip -batch` / `iptables-restore` | `netagent apply` | ratio | `netagent try` | try/apply | no-op | one change | check | max RSS | daemon edit | daemon RSS |"
+	header := "| work | `ip -batch` / `iptables-restore` / `nft -f` | `netagent apply` | ratio | `netagent try` | try/apply | no-op | one change | check | max RSS | daemon edit | daemon RSS |"
 	if !strings.Contains(out, header+"\n|---|") {
 		t.Errorf("bench.sh's table lacks its header:\n%s", out)
 	}
@@ -40,6 +41,8 @@ func TestBenchScript(t *testing.T) {
 		"200 routes over one link":               secs + ` \| [0-9]+ MB`,
 		"20 bridge\\+vxlan pairs with addresses": `— \| —`,
 		"200 iptables rules in 10 chains":        `— \| —`,
+		"100 nftables rules in 10 chains":        `— \| —`,
+		"one nftables set of 1000 elements":      `— \| —`,
 	} {
 		row := regexp.MustCompile(`(?m)^\| ` + work + ` \| ` + secs + ` \| ` + secs + ` \| [0-9]+\.[0-9]×` +
 			` \| ` + secs + ` \| [0-9]+\.[0-9]{2}×` + ` \| ` + secs + ` \| ` + secs + ` \| ` + secs + ` \| [0-9]+ MB \| ` + daemon + ` \|$`)
@@ -47,8 +50,8 @@ func TestBenchScript(t *testing.T) {
 			t.Errorf("bench.sh's table lacks a full row for %q:\n%s", work, out)
 		}
 	}
-	if n := len(regexp.MustCompile(`(?m)^\| `).FindAllString(out, -1)); n != 1+3 {
-		t.Errorf("bench.sh printed %d table lines, want 4 (the header and 3 rows):\n%s", n, out)
+	if n := len(regexp.MustCompile(`(?m)^\| `).FindAllString(out, -1)); n != 1+5 {
+		t.Errorf("bench.sh printed %d table lines, want 6 (the header and 5 rows):\n%s", n, out)
 	}
 	benchNoNamespaces(t, ns)
 }
