@@ -12,6 +12,7 @@ import (
 
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
 )
 
 // With adopt, someone else's rule that is exactly the item is taken over
@@ -120,6 +121,10 @@ func TestFakeAddressAdoptDiffers(t *testing.T) {
 		}
 		if found, err := e.k.Adoptions(dg.New("intended", a)); err != nil || len(found) > 0 {
 			t.Errorf("Adoptions of %v: %v %v, want none", a, found, err)
+		}
+		batch := cfg.ApplyBatch(ctx, []reconciler.BatchOp{{Op: reconciler.OpCreate, New: a}})
+		if len(batch) != 1 || batch[0] == nil || !strings.HasSuffix(err.Error(), batch[0].Error()) {
+			t.Errorf("a batch's create of %v: %v, want the single create's %q", a, batch, err)
 		}
 	}
 	if err := cfg.Create(ctx, labelled); err == nil || !strings.Contains(err.Error(), "with label up0 and scope global (the intent's: label up0:web, scope global)") {
