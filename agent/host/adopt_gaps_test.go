@@ -3,13 +3,16 @@ package host
 import (
 	"context"
 	"io"
+	"net"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/netagent/netagent/configurators"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/disrupt"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -87,4 +90,62 @@ func planTexts(t *testing.T, rt *Runtime, intended *dg.Graph) []string {
 		out = append(out, OpText(e, plan.Adoptions))
 	}
 	return out
+}
+
+// With Adopt, a NIC the intent finds by its permanent MAC (as import
+// kernel writes it) under the name it has already is an adoption: the
+// plan says "adopt (mark only)", with no disruption (a plain plan: a
+// modify that may flap the link, as the match could find another NIC to
+// rename), apply writes nothing to the kernel (the match is recorded),
+// and a second plan has nothing to do. A NIC the match finds under
+// another name is no adoption: it is renamed, as without adopt.
+func TestFakeAdoptMatchedNIC(t *testing.T) {
+	f := configurators.NewFake(nil)
+	perm := net.HardwareAddr{2, 0, 0, 0, 0, 1}
+	f.Links.AddMatchableNIC("eth0", perm, "e1000", "")
+	f.Links.AddMatchableNIC("eth9", net.HardwareAddr{2, 0, 0, 0, 0, 9}, "e1000", "")
+	f.Links.Take()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	rt, err := OpenFakeWith(f, t.TempDir(), log, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rt.Close)
+	nic := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, MTU: 1500, Match: &items.NICMatch{PermanentMAC: perm}}
+	renamed := &items.Interface{IfName: "wan0", Kind: items.KindPhysical, Match: &items.NICMatch{PermanentMAC: net.HardwareAddr{2, 0, 0, 0, 0, 9}}}
+	intended := dg.New("intended", nic, renamed)
+	if got := planTexts(t, rt, intended); !sameSet(got, []string{"modify interface/eth0", "create interface/wan0"}) {
+		t.Errorf("plan without adopt: %v", got)
+	}
+	if err := rt.SetAdopt(true); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := rt.Plan(context.Background(), intended)
+	if err != nil || len(plan.Problems) > 0 {
+		t.Fatalf("plan: %v %v", err, plan.Problems)
+	}
+	for i, e := range plan.Ops {
+		text, effect := OpText(e, plan.Adoptions), plan.Disruptions[i].Effect
+		switch e.Ref {
+		case dg.Ref(nic):
+			if text != "adopt (mark only) interface/eth0" || effect != disrupt.None {
+				t.Errorf("plan --adopt of the NIC found by its permanent MAC: %q, %s", text, effect)
+			}
+		default:
+			if strings.HasPrefix(text, "adopt") {
+				t.Errorf("plan --adopt of the NIC the match renames: %q, want no adoption", text)
+			}
+		}
+	}
+	res, err := rt.ApplyPredicted(context.Background(), dg.New("intended", nic), ApplyOptions{})
+	if err != nil || !res.Converged() || len(res.Ops) != 1 || OpText(res.Ops[0], res.Adoptions) != "adopt (mark only) interface/eth0" {
+		t.Fatalf("apply --adopt: %v %v %v", err, res.Problems, res.Ops)
+	}
+	if w := f.Links.Take(); len(w) > 0 {
+		t.Errorf("adopting the matched NIC wrote %v, want nothing", w)
+	}
+	if again := planTexts(t, rt, dg.New("intended", nic)); len(again) > 0 {
+		t.Errorf("plan after the adoption: %v, want nothing to do", again)
+	}
 }
