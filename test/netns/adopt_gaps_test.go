@@ -4,6 +4,7 @@ package netns_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -127,4 +128,66 @@ func TestAgentCLIAdoptRefusesWhatOnlyARecreateChanges(t *testing.T) {
 		t.Errorf("the refused adoption changed the kernel:\n%s", lineDiff(before, after))
 	}
 	t.Logf("plan --adopt and apply --adopt agree on %d lines", len(applied))
+}
+
+// import kernel --ethtool takes a NIC's ethtool settings at their current
+// values (what is on, not what was asked for: a TSO that its checksum
+// offload holds off is imported off): on a veth whose peer is in another namespace (the namespace's
+// NIC, imported as physical), rx-gro turned on and tx-checksum-ip-generic
+// turned off with ethtool -K are in the intent; the veth has no permanent
+// MAC, so it gets no match (it is taken by its name); a point-to-point
+// address is left out with a warning (the intent's addresses have no
+// peer). plan --adopt on the namespace lists only adoptions (the ethtool
+// settings are there: no operation); applied to a fresh namespace with
+// such a NIC the intent gives it the same features (ethtool -k), a second
+// apply writes nothing, and removing the intent gives the fresh NIC its
+// own features back.
+func TestImportKernelEthtoolRoundTrip(t *testing.T) {
+	nic := func(e *kimportEnv) {
+		e.ip("link", "add", "up0", "type", "veth", "peer", "name", "up0-far", "netns", e.peer.tgt.Name)
+		e.peer.ip("link", "set", "up0-far", "up")
+	}
+	a := newKimportEnv(t)
+	nic(a)
+	a.ip("link", "set", "up0", "up")
+	a.ip("addr", "add", "10.77.0.1/24", "dev", "up0")
+	a.ip("addr", "add", "10.9.0.1", "peer", "10.9.0.2/32", "dev", "up0")
+	a.exec("ethtool", "-K", "up0", "rx-gro", "on", "tx-checksum-ip-generic", "off")
+	res := a.mustRun(0, "import", "kernel", "--ethtool")
+	for _, want := range []string{`"ethtool": {`, `"rx-gro": true`, `"tx-checksum-ip-generic": false`, `"10.77.0.1/24"`} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("import kernel --ethtool lacks %s:\n%s", want, res.stdout)
+		}
+	}
+	if strings.Contains(res.stdout, `"match"`) || strings.Contains(res.stdout, "10.9.0.1") {
+		t.Errorf("import kernel --ethtool has a match for a veth, or the point-to-point address:\n%s", res.stdout)
+	}
+	wantWarning(t, res.stderr, "warning: kernel: address 10.9.0.1/32 dev up0 scope global proto 0: a point-to-point address (peer 10.9.0.2) is not in the intent's addresses")
+	if n := strings.Count(res.stderr, "warning:"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, res.stderr)
+	}
+	file := a.writeFile("imported.json", res.stdout)
+	for _, op := range adoptOps(t, a.mustRun(0, "plan", "--adopt", "--json", file)) {
+		if !strings.HasSuffix(op, "[adopt mark only]") || strings.Contains(op, "ethtool") {
+			t.Errorf("plan --adopt of the import: %q, want adoptions only, and no ethtool operation", op)
+		}
+	}
+	b := newKimportEnv(t)
+	nic(b)
+	// What is on, not what was asked: a's TSO is "off [requested on]"
+	// (its checksum offload is off), which netagent imports as off.
+	requested := regexp.MustCompile(` \[requested (on|off)\]`)
+	features := func(e *kimportEnv) string { return requested.ReplaceAllString(e.exec("ethtool", "-k", "up0"), "") }
+	fresh := features(b)
+	b.mustRun(0, "apply", b.writeFile("imported.json", res.stdout))
+	if got, want := features(b), features(a); got != want {
+		t.Errorf("the fresh NIC's features after the apply:\n%s", lineDiff(want, got))
+	}
+	if again := b.mustRun(0, "apply", file); !strings.Contains(again.stdout, "converged: 0 operations") {
+		t.Errorf("second apply: %s", again)
+	}
+	b.mustRun(0, "apply", b.writeFile("empty.json", `{"version": 1}`))
+	if got := features(b); got != fresh {
+		t.Errorf("the fresh NIC's features after the intent went:\n%s", lineDiff(fresh, got))
+	}
 }
