@@ -29,13 +29,7 @@ func TestFakeAdoptSysctls(t *testing.T) {
 		rpf = "/proc/sys/net/ipv4/conf/all/rp_filter"
 	)
 	f := configurators.NewFake(map[string]string{fwd: "1", rpf: "2"})
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	rt, err := OpenFakeWith(f, t.TempDir(), log, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rt.Close)
+	rt := quietRuntime(t, f)
 	ctx := context.Background()
 	intended := dg.New("intended", &items.Sysctl{Key: "net.ipv4.ip_forward", Value: "1"}, &items.Sysctl{Key: "net.ipv4.conf.all.rp_filter", Value: "1"})
 	want := []string{"adopt (mark only) sysctl/net.ipv4.ip_forward", "adopt and modify sysctl/net.ipv4.conf.all.rp_filter"}
@@ -105,13 +99,7 @@ func TestFakeAdoptMatchedNIC(t *testing.T) {
 	f.Links.AddMatchableNIC("eth0", perm, "e1000", "")
 	f.Links.AddMatchableNIC("eth9", net.HardwareAddr{2, 0, 0, 0, 0, 9}, "e1000", "")
 	f.Links.Take()
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	rt, err := OpenFakeWith(f, t.TempDir(), log, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rt.Close)
+	rt := quietRuntime(t, f)
 	nic := &items.Interface{IfName: "eth0", Kind: items.KindPhysical, MTU: 1500, Match: &items.NICMatch{PermanentMAC: perm}}
 	renamed := &items.Interface{IfName: "wan0", Kind: items.KindPhysical, Match: &items.NICMatch{PermanentMAC: net.HardwareAddr{2, 0, 0, 0, 0, 9}}}
 	intended := dg.New("intended", nic, renamed)
@@ -148,4 +136,18 @@ func TestFakeAdoptMatchedNIC(t *testing.T) {
 	if again := planTexts(t, rt, dg.New("intended", nic)); len(again) > 0 {
 		t.Errorf("plan after the adoption: %v, want nothing to do", again)
 	}
+}
+
+// quietRuntime is a Runtime over f that does not adopt (SetAdopt turns it
+// on), logging nowhere.
+func quietRuntime(t *testing.T, f *configurators.Fake) *Runtime {
+	t.Helper()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	rt, err := OpenFakeWith(f, t.TempDir(), log, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rt.Close)
+	return rt
 }
