@@ -24,8 +24,9 @@ var importedGroups = []string{"channels", "rings", "coalesce", "pause"}
 // every setting the intent's ethtool section can express (see
 // importedGroups) that the driver lets be changed: each feature it lists
 // as changeable and the kernel does not report fixed, the channel counts
-// and ring sizes it reports a maximum above 0 for, and every coalescing
-// and pause setting it reports. These are current values, not the
+// and ring sizes it reports a maximum above 0 for, every coalescing
+// setting it reports, and pause autonegotiation, with pause rx and tx when
+// that is off (when it is on they are what the link negotiated). These are current values, not the
 // settings someone changed: the kernel records neither what a user set
 // nor the driver's defaults. An intent holding them writes nothing on
 // this host (the values are there), and on a fresh boot sets each NIC as
@@ -79,12 +80,20 @@ func currentSettings(k Kernel, ifindex int) (map[string]uint32, error) {
 			return nil, err
 		}
 		for field, cur := range v.Cur {
-			if fd, ok := Groups[g].Field(field); ok && (fd.Max == 0 || v.Max[field] > 0) {
+			if fd, ok := Groups[g].Field(field); ok && (fd.Max == 0 || v.Max[field] > 0) && !negotiated(g, field, v) {
 				s[items.EthtoolKey(g, field)] = cur
 			}
 		}
 	}
 	return s, nil
+}
+
+// negotiated reports whether the group's field, as v reports it, is what
+// the NIC agreed with the far end rather than a setting: pause rx and tx
+// while pause autonegotiation is on (drivers report the resolved flow
+// control; written back, they would change what the NIC offers).
+func negotiated(group, field string, v Values) bool {
+	return group == "pause" && field != "autoneg" && v.Cur["autoneg"] != 0
 }
 
 func b2u(b bool) uint32 {

@@ -24,7 +24,8 @@ import (
 // TestInVMImportKernelMatchE1000: import kernel --ethtool of a namespace
 // holding an e1000 NIC whose rx ring someone set with ethtool -G gives the
 // NIC a match by its permanent MAC (the card's) and its rings at their
-// current values; a plan with adopt of that intent lists only adoptions
+// current values (pause autonegotiation, not the flow control it
+// resolved); a plan with adopt of that intent lists only adoptions
 // (the NIC: a mark only, no disruption), the apply converges, and a second
 // plan has nothing to do; the NIC renamed by hand is then found by its
 // permanent MAC and named back.
@@ -57,6 +58,9 @@ func TestInVMImportKernelMatchE1000(t *testing.T) {
 	if ifc.Name != dev || ifc.Match == nil || !strings.EqualFold(ifc.Match.PermanentMAC, nic.MAC) || ifc.Ethtool == nil || ifc.Ethtool.Rings == nil ||
 		ifc.Ethtool.Rings.RX == nil || *ifc.Ethtool.Rings.RX != 512 {
 		t.Fatalf("import of %s: %+v, want a match by permanent MAC %s and rings.rx 512", dev, ifc, nic.MAC)
+	}
+	if p := ifc.Ethtool.Pause; p == nil || p.Autoneg == nil || !*p.Autoneg || p.RX != nil || p.TX != nil {
+		t.Errorf("import of %s: pause %+v, want autoneg true alone (rx and tx are what it negotiated)", dev, p)
 	}
 	intended, err := render.Load(map[string][]byte{"imported.json": doc})
 	if err != nil {
