@@ -81,8 +81,8 @@ func ImportKernel(ctx context.Context, o *Options, k KernelImport) (*importer.Re
 type KernelImport struct {
 	// All includes the kernel's own objects (--all).
 	All bool
-	// Ethtool includes every link's ethtool settings, at their current
-	// values (--ethtool).
+	// Ethtool includes each physical interface's ethtool settings, at
+	// their current values (--ethtool; see withEthtool).
 	Ethtool bool
 }
 

@@ -42,7 +42,7 @@ func runImport(g *globals, args []string) int {
 	out := fs.String("out", "", "write the intent to `FILE` (mode 0600, replaced atomically) instead of stdout")
 	skip := fs.Bool("skip-unsupported", false, "warn on stderr about what netagent cannot express and leave it out, instead of refusing")
 	all := fs.Bool("all", false, "import kernel: include the kernel's own objects (lo in the intent, the rest named in warnings)")
-	eth := fs.Bool("ethtool", false, "import kernel: include every link's ethtool settings at their current values")
+	eth := fs.Bool("ethtool", false, "import kernel: include each physical interface's ethtool settings at their current values")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}

@@ -20,7 +20,7 @@ func runImportKernel(g *globals, args []string, _ importer.Options) (*importer.R
 	fs.SetOutput(io.Discard)
 	k := kernelFlags(g, fs)
 	all := fs.Bool("all", false, "include the kernel's own objects (lo in the intent, the rest named in warnings)")
-	eth := fs.Bool("ethtool", false, "include every link's ethtool settings at their current values (the kernel does not record which someone changed)")
+	eth := fs.Bool("ethtool", false, "include each physical interface's ethtool settings at their current values (the kernel does not record which someone changed)")
 	if err := fs.Parse(args); err != nil {
 		return nil, &importUsageError{msg: err.Error()}
 	}

@@ -95,7 +95,10 @@ func (k *kernel) markForeign(name string) error {
 // netagent does not own has, which a create with Options.Adopt takes
 // over, and returns for each that link as the read-back of a link of
 // netagent's describes it (the fields the item leaves unset read back
-// unset): Equal to the item when the adoption writes only the mark.
+// unset): Equal to the item when the adoption writes only the mark. It
+// finds too the physical interfaces whose match finds, alone, the NIC
+// that has their name and is not recorded yet (matchedAdoption): their
+// modify records the match and writes nothing else when Equal.
 func Adoptions(t *netnsx.Target, stateDir string, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
 	if hint == nil {
 		return nil, nil
