@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -35,6 +36,7 @@ func TestInVMImportKernelMatchE1000(t *testing.T) {
 	}
 	nic := bootNIC(t, "nic0")
 	ns := testns.New(t).Name
+	nicHome(t, nic)
 	dev := vm.MoveNIC(t, nic, ns)
 	rx := regexp.MustCompile(`(?s)Current hardware settings:\s+RX:\s+(\d+)`).FindStringSubmatch(vm.GuestRun(t, ns, "ethtool", "-g", dev))
 	if rx == nil {
@@ -94,4 +96,18 @@ func TestInVMImportKernelMatchE1000(t *testing.T) {
 		t.Fatalf("apply after the rename: %v %v", err, again.Problems)
 	}
 	wantNamed(t, ns, dev, nic)
+}
+
+// nicHome waits (10 s at most) for the NIC to be in the VM's initial
+// namespace: an earlier test's namespace gives its NIC back when the
+// kernel cleans the namespace up, a moment after the test.
+func nicHome(t *testing.T, n vm.NIC) {
+	t.Helper()
+	for range 100 {
+		if name, err := vm.LinkWithMAC(n.MAC); err == nil && name != "" {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("NIC %s (%s) did not come back to the initial namespace in 10s", n.ID, n.MAC)
 }
