@@ -125,7 +125,8 @@ func (f *Fake) Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, e
 func (f *Fake) Adoptions(stateDir string, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
 	return findAdoptions(
 		func() (map[dg.ItemRef]dg.Item, error) { return f.Links.Adoptions(stateDir, hint) },
-		func() (map[dg.ItemRef]dg.Item, error) { return f.L3.Adoptions(hint) })
+		func() (map[dg.ItemRef]dg.Item, error) { return f.L3.Adoptions(hint) },
+		func() (map[dg.ItemRef]dg.Item, error) { return f.Firewall.SysctlAdoptions(stateDir, hint) })
 }
 
 // NewDryRun starts a dry run over the fakes' addresses and routes, as

@@ -33,7 +33,8 @@ func Clashes(t *netnsx.Target, stateDir string, intended *dg.Graph) (map[dg.Item
 
 // Adoptions returns, for every item of intended whose place in the
 // kernel an object netagent does not own holds and that a create with
-// Options.Adopt takes over (see link.Adoptions, l3.Adoptions), that
+// Options.Adopt takes over (see link.Adoptions, l3.Adoptions; and the
+// sysctls whose value someone else chose: firewall.SysctlAdoptions), that
 // object as an item of the same name: Equal to the intended item when
 // the adoption writes only netagent's mark, else what the adoption
 // changes. A dry run with adopt takes these out of Clashes and shows
@@ -41,7 +42,8 @@ func Clashes(t *netnsx.Target, stateDir string, intended *dg.Graph) (map[dg.Item
 func Adoptions(t *netnsx.Target, stateDir string, intended *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
 	return findAdoptions(
 		func() (map[dg.ItemRef]dg.Item, error) { return link.Adoptions(t, stateDir, intended) },
-		func() (map[dg.ItemRef]dg.Item, error) { return l3.Adoptions(t, intended) })
+		func() (map[dg.ItemRef]dg.Item, error) { return l3.Adoptions(t, intended) },
+		func() (map[dg.ItemRef]dg.Item, error) { return firewall.SysctlAdoptions(t, stateDir, intended) })
 }
 
 // findAdoptions runs the finders (links first: a port's adoption follows

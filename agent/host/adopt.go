@@ -56,11 +56,11 @@ type Adoption struct {
 }
 
 // OpText is how a plan names its operation e: "adopt (mark only)" and
-// "adopt and modify" for the creates that take over someone else's
-// object (adoptions), the reconciler's words otherwise.
+// "adopt and modify" for the operations that take over someone else's
+// object (AdoptionOf), the reconciler's words otherwise.
 func OpText(e reconciler.OpLogEntry, adoptions map[dg.ItemRef]Adoption) string {
-	a, ok := adoptions[e.Ref]
-	if !ok || e.Op != reconciler.OpCreate || e.Recreate {
+	a, ok := AdoptionOf(e, adoptions)
+	if !ok {
 		return e.String()
 	}
 	verb := "adopt and modify"
@@ -72,6 +72,23 @@ func OpText(e reconciler.OpLogEntry, adoptions map[dg.ItemRef]Adoption) string {
 		s += fmt.Sprintf(": %v", e.Err)
 	}
 	return s
+}
+
+// AdoptionOf returns the adoption the operation e runs: a create that
+// takes over someone else's object, or the modify of a physical
+// interface whose NIC is found by its match and not recorded yet (the
+// kernel reads it back as an external NIC, so the reconciler modifies it;
+// see link.Adoptions).
+func AdoptionOf(e reconciler.OpLogEntry, adoptions map[dg.ItemRef]Adoption) (Adoption, bool) {
+	a, ok := adoptions[e.Ref]
+	switch {
+	case !ok || e.Recreate:
+		return a, false
+	case e.Op == reconciler.OpCreate:
+		return a, true
+	}
+	i, nic := a.Found.(*items.Interface)
+	return a, e.Op == reconciler.OpModify && nic && i.Kind == items.KindPhysical
 }
 
 // adoptions finds, when the Runtime adopts, the intended items whose
@@ -102,8 +119,8 @@ func (r *Runtime) adoptions(intended *dg.Graph, clashes map[dg.ItemRef]error) (m
 // recreate the change needs) of netagent's own would.
 func predictAdoptions(ops reconciler.OperationLog, preds []disrupt.Prediction, adoptions map[dg.ItemRef]Adoption, found link.Found) {
 	for i, e := range ops {
-		a, ok := adoptions[e.Ref]
-		if !ok || e.Op != reconciler.OpCreate || e.Recreate || i >= len(preds) {
+		a, ok := AdoptionOf(e, adoptions)
+		if !ok || i >= len(preds) {
 			continue
 		}
 		if a.MarkOnly {

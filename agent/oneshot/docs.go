@@ -360,8 +360,8 @@ func PlanDocOf(res *host.PlanResult, gd *Guarded) PlanDoc {
 // adoptDoc is the Adopt and Text of operation e of a plan or an apply
 // ("" for an operation that adopts nothing).
 func adoptDoc(e reconciler.OpLogEntry, adoptions map[dg.ItemRef]host.Adoption) (adopt, text string) {
-	a, ok := adoptions[e.Ref]
-	if !ok || e.Op != reconciler.OpCreate || e.Recreate {
+	a, ok := host.AdoptionOf(e, adoptions)
+	if !ok {
 		return "", ""
 	}
 	adopt = "modify"

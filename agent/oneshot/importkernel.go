@@ -2,6 +2,8 @@ package oneshot
 
 import (
 	"context"
+	"maps"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +12,8 @@ import (
 	"github.com/netagent/netagent/agent/importer"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/configurators/ethtool"
+	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -33,20 +37,32 @@ const maxKernelWarnings = 1000
 // routes, the default rules, the neighbour cache) are left out without a
 // word; with all, lo is in the intent (its state) and the others, which
 // the kernel makes by itself and no intent can declare, are warnings.
-func ImportKernel(ctx context.Context, o *Options, all bool) (*importer.Result, error) {
+//
+// A physical NIC whose driver reports a permanent (burnt-in) MAC gets a
+// match by it, so that the intent finds it under another name (see
+// withMatches); a link without one (a veth, a container's NIC) is taken
+// by its name alone. With k.Ethtool, each physical interface's ethtool
+// settings are in too, at their current values (see ethtool.ReadCurrent:
+// the kernel does not record which settings someone changed), and a
+// virtual link's are named in a warning (withEthtool).
+func ImportKernel(ctx context.Context, o *Options, k KernelImport) (*importer.Result, error) {
 	s, err := Show(ctx, o, false)
 	if err != nil {
 		return nil, err
 	}
-	others, err := readOthers(o, all)
+	read, err := readOthers(o, k)
 	if err != nil {
 		return nil, err
 	}
 	res := &importer.Result{}
+	others, warnings := withMatches(read.others, read.permMACs)
 	s.Items, res.Warnings = withOthers(s.Items, others)
+	res.Warnings = append(res.Warnings, warnings...)
+	s.Items, warnings = withEthtool(s.Items, read.ethtool)
+	res.Warnings = append(res.Warnings, warnings...)
 	res.Intent = s.Intent()
 	res.Warnings = append(res.Warnings, peerEndWarnings(s.Items, res.Intent)...)
-	if !all {
+	if !k.All {
 		res.Intent.Interfaces = slices.DeleteFunc(res.Intent.Interfaces, func(i intent.Interface) bool {
 			return i.Name == "lo" && i.Type == intent.LinkPhysical && len(i.Addresses) == 0
 		})
@@ -61,18 +77,113 @@ func ImportKernel(ctx context.Context, o *Options, all bool) (*importer.Result, 
 	return checked, nil
 }
 
-// readOthers is configurators.ReadOthers in o's namespace.
-func readOthers(o *Options, all bool) ([]dg.Item, error) {
+// KernelImport are the choices of ImportKernel.
+type KernelImport struct {
+	// All includes the kernel's own objects (--all).
+	All bool
+	// Ethtool includes each physical interface's ethtool settings, at
+	// their current values (--ethtool; see withEthtool).
+	Ethtool bool
+}
+
+// kernelRead is what readOthers reads.
+type kernelRead struct {
+	others   []dg.Item                   // configurators.ReadOthers
+	permMACs map[string]net.HardwareAddr // link.PermanentMACs
+	ethtool  []dg.Item                   // ethtool.ReadCurrent of every link, with KernelImport.Ethtool
+}
+
+// readOthers reads o's namespace for ImportKernel: others' objects
+// (configurators.ReadOthers), the NICs' permanent MACs and, with
+// k.Ethtool, every link's ethtool settings.
+func readOthers(o *Options, k KernelImport) (*kernelRead, error) {
 	rt, err := host.Open(o.Netns, o.StateDir, o.log())
 	if err != nil {
 		return nil, err
 	}
 	defer rt.Close()
-	others, err := configurators.ReadOthers(rt.Target(), rt.StateDir(), all)
+	r := &kernelRead{}
+	r.others, err = configurators.ReadOthers(rt.Target(), rt.StateDir(), k.All)
+	if err == nil {
+		r.permMACs, err = link.PermanentMACs(rt.Target())
+	}
+	if err == nil && k.Ethtool {
+		r.ethtool, err = ethtool.ReadCurrent(rt.Target(), slices.Sorted(maps.Keys(r.permMACs)))
+	}
 	if err != nil {
 		return nil, &StepError{Step: "import kernel", Err: err}
 	}
-	return others, nil
+	return r, nil
+}
+
+// withMatches returns others with a match by its permanent MAC on each
+// physical interface whose driver reports one (perm), so that the intent
+// finds the NIC under another name too (a rename by udev, another
+// kernel's naming): the interface's name is what netagent then names it.
+// A permanent MAC that two links report (some virtual NICs, ports of one
+// card) finds neither alone: those interfaces are kept by their name,
+// with a warning. The loopback and the links without one (veth,
+// container NICs) are kept by their name, without a word.
+func withMatches(others []dg.Item, perm map[string]net.HardwareAddr) ([]dg.Item, []importer.Refusal) {
+	holders := map[string][]string{}
+	for name, mac := range perm {
+		if len(mac) > 0 {
+			holders[mac.String()] = append(holders[mac.String()], name)
+		}
+	}
+	out := slices.Clone(others)
+	var warnings []importer.Refusal
+	for n, it := range out {
+		i, ok := it.(*items.Interface)
+		if !ok || i.Kind != items.KindPhysical || i.IfName == "lo" || i.Match != nil || len(perm[i.IfName]) == 0 {
+			continue
+		}
+		mac := perm[i.IfName]
+		m := &items.NICMatch{PermanentMAC: mac}
+		why := m.Problem()
+		if h := holders[mac.String()]; len(h) > 1 {
+			slices.Sort(h)
+			why = "links " + strings.Join(h, ", ") + " have it"
+		}
+		if why != "" {
+			warnings = append(warnings, importer.Refusal{Pos: importer.Position{File: kernelSource}, Key: "interface " + i.IfName + " match",
+				Why: "its permanent MAC " + mac.String() + " finds no NIC alone (" + why + "): taken by its name, which a rename loses", Object: i.IfName, Kept: true})
+			continue
+		}
+		c := *i
+		c.Match = m
+		out[n] = &c
+	}
+	return out, warnings
+}
+
+// withEthtool returns list with the ethtool settings read (one Ethtool
+// item per link) of each physical interface list has that has none of
+// netagent's, and a warning for each other interface they were read for:
+// a virtual link is made anew at boot, with its kind's defaults, and
+// which of its settings someone changed is not known (the kernel records
+// neither); its adoption would also recreate the settings' item.
+func withEthtool(list, settings []dg.Item) ([]dg.Item, []importer.Refusal) {
+	have := map[dg.ItemRef]dg.Item{}
+	for _, it := range list {
+		have[dg.Ref(it)] = it
+	}
+	var warnings []importer.Refusal
+	for _, it := range settings {
+		e, ok := it.(*items.Ethtool)
+		if !ok || have[dg.Ref(e)] != nil {
+			continue
+		}
+		switch i, _ := have[items.InterfaceRef(e.Interface)].(*items.Interface); {
+		case i == nil || i.IfName == "lo":
+		case i.Kind == items.KindPhysical:
+			list = append(list, e)
+		default:
+			warnings = append(warnings, kernelWarning("ethtool "+e.Interface, "the ethtool settings of a "+string(i.Kind)+
+				" are not imported: netagent makes it anew with its kind's defaults, and which of them someone changed is not known; write its ethtool section by hand", e.Interface))
+		}
+	}
+	return list, warnings
 }
 
 // withOthers returns netagent's items (less the external links and

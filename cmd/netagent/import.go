@@ -14,7 +14,7 @@ func init() {
 	register(&command{
 		name:    "import",
 		summary: "print an intent meaning the same as another tool's configuration (netplan, eni) or what the namespace holds (kernel)",
-		usage:   "netplan FILE... | eni FILE | kernel [--all]  [--out FILE] [--skip-unsupported]",
+		usage:   "netplan FILE... | eni FILE | kernel [--all] [--ethtool]  [--out FILE] [--skip-unsupported]",
 		run:     runImport,
 	})
 }
@@ -23,7 +23,7 @@ func init() {
 // arguments after the source's name into a result.
 type importSource struct {
 	// run imports; args are the arguments after the source's name, with
-	// "--all" first when it was given. A bad argument is an
+	// "--all" and "--ethtool" first when they were given. A bad argument is an
 	// *importUsageError.
 	run func(g *globals, args []string, opts importer.Options) (*importer.Result, error)
 }
@@ -42,6 +42,7 @@ func runImport(g *globals, args []string) int {
 	out := fs.String("out", "", "write the intent to `FILE` (mode 0600, replaced atomically) instead of stdout")
 	skip := fs.Bool("skip-unsupported", false, "warn on stderr about what netagent cannot express and leave it out, instead of refusing")
 	all := fs.Bool("all", false, "import kernel: include the kernel's own objects (lo in the intent, the rest named in warnings)")
+	eth := fs.Bool("ethtool", false, "import kernel: include each physical interface's ethtool settings at their current values")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -55,6 +56,9 @@ func runImport(g *globals, args []string) int {
 	rest := fs.Args()[1:]
 	if *all {
 		rest = append([]string{"--all"}, rest...)
+	}
+	if *eth {
+		rest = append([]string{"--ethtool"}, rest...)
 	}
 	res, err := src.run(g, rest, importer.Options{SkipUnsupported: *skip})
 	if err != nil {

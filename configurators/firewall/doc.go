@@ -145,7 +145,10 @@
 // owner to clash with; deleting one with no saved original is a no-op that
 // leaves the value alone, which also makes Delete idempotent. Keys use "/"
 // for a dot inside an interface name; keys that would leave /proc/sys/net
-// are refused (ErrBadKey).
+// are refused (ErrBadKey). SysctlAdoptions names, for `--adopt`, the
+// intended parameters without a saved original whose file is there: their
+// create takes over a value someone else chose (the saved original is
+// their mark), equal to the intent's or not.
 //
 // # Testing without root
 //

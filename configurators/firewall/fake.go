@@ -282,6 +282,9 @@ func NewFakeProcSys(files map[string]string) *FakeProcSys {
 // Files returns a copy of what the /proc/sys/net holds (path → value).
 func (f *FakeProcSys) Files() map[string]string { return maps.Clone(f.files) }
 
+// Writes counts the values written so far.
+func (f *FakeProcSys) Writes() int { return f.writes }
+
 // configurators are the chain and sysctl configurators over f, their
 // state in stateDir, as newChainConfigurator and newSysctlConfigurator
 // make them over a namespace.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -29,10 +30,11 @@ type addressConfigurator struct {
 	// and then puts the sysctl back; nil where it cannot (a fake kernel).
 	promoting func(dev string, f func() error) error
 	// adopt takes over someone else's address of the item's identity
-	// and prefix length instead of refusing it (ErrNotOwned): one equal to
-	// the item (label, scope) gets only the IFA_PROTO mark, by an in-place
-	// replace; one that differs is deleted and added as the item, as
-	// netagent's own of another label or scope is.
+	// and prefix length instead of refusing it (ErrNotOwned) when it is
+	// as the item has it (label, scope): it gets only the IFA_PROTO mark,
+	// by an in-place replace. One of another label or scope stays refused
+	// (errAdoptDeletes): the kernel changes neither in place, and adopt
+	// never deletes someone else's address.
 	adopt bool
 }
 
@@ -76,7 +78,7 @@ func (c *addressConfigurator) create(a *items.Address) error {
 	case k == nil:
 		return addAddr(conn, a, index)
 	case c.refuses(k, a):
-		return errAddrNotOwned
+		return notOwnedAddr(k, a)
 	case k.prefix.Bits() != a.Prefix.Bits():
 		return fmt.Errorf("netagent's address %s holds it", k.prefix)
 	case k.owned() && addrAsWanted(k, a) && lifetimeAsWanted(k, a, time.Now()):
@@ -101,9 +103,48 @@ func (c *addressConfigurator) refuses(k *kernelAddr, a *items.Address) bool {
 // k of a's identity: one of a's prefix length (an IPv6 address of another
 // the kernel would not delete by a's) that the kernel did not make by
 // itself (the loopback's, an IPv6 link-local one: no tool made them, and
-// netagent would delete them with the intent).
+// netagent would delete them with the intent), and that differs from a in
+// nothing but the mark (see notOwnedAddr).
 func adoptableAddr(k *kernelAddr, a *items.Address) bool {
-	return k.prefix.Bits() == a.Prefix.Bits() && !kernelsAddr(k)
+	return k.prefix.Bits() == a.Prefix.Bits() && !kernelsAddr(k) && addrDiffers(k, a) == ""
+}
+
+// errAdoptDeletes: someone else's address differs from the item in what
+// only a delete and an add would change.
+var errAdoptDeletes = errors.New("the kernel changes an address's peer, label and scope only by deleting and re-adding it, " +
+	"and --adopt never deletes someone else's address; the intent's addresses have no peer or label, and scope global " +
+	"(import kernel leaves such an address out, with a warning): re-add it as the intent has it by hand " +
+	"(which withdraws the routes through it), or leave it out of the intent")
+
+// addrDiffers says what of someone else's address k differs from a in
+// what the kernel cannot change in place: a point-to-point peer (netagent
+// adds none), an IPv4 label or scope; "" when nothing does.
+func addrDiffers(k *kernelAddr, a *items.Address) string {
+	var d []string
+	if k.peer.IsValid() {
+		d = append(d, "peer "+k.peer.String())
+	}
+	if !addrAsWanted(k, a) {
+		label := a.Label
+		if label == "" {
+			label = a.Dev
+		}
+		d = append(d, fmt.Sprintf("label %s and scope %s (the intent's: label %s, scope %s)", k.label, items.Scope(k.scope), label, a.Scope))
+	}
+	return strings.Join(d, ", ")
+}
+
+// notOwnedAddr is the error the create of a fails with when someone
+// else's address k holds a's identity and the configurator leaves it
+// (refuses): errAddrNotOwned, saying, for one that adopt would take but
+// for what differs (addrDiffers), what and why adopt does not
+// (errAdoptDeletes). Clashes predicts the same error.
+func notOwnedAddr(k *kernelAddr, a *items.Address) error {
+	d := addrDiffers(k, a)
+	if k.prefix.Bits() != a.Prefix.Bits() || kernelsAddr(k) || d == "" {
+		return errAddrNotOwned
+	}
+	return fmt.Errorf("%w, with %s: %w", errAddrNotOwned, d, errAdoptDeletes)
 }
 
 // addAddr adds a and checks that the kernel kept the mark.

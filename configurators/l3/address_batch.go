@@ -117,7 +117,7 @@ func (c *addressConfigurator) createAll(as []*items.Address) (errs []error, sing
 			adds = append(adds, i)
 			reqs = append(reqs, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_CREATE|unix.NLM_F_EXCL, a, indexes[i]))
 		case c.refuses(k, a):
-			errs[i] = errAddrNotOwned
+			errs[i] = notOwnedAddr(k, a)
 		case !k.owned():
 			single = append(single, i) // Create takes it over
 		case k.prefix.Bits() != a.Prefix.Bits():

@@ -14,9 +14,13 @@ type kernelAddr struct {
 	index  int
 	prefix netip.Prefix // address and prefix length, not masked
 	label  string       // IPv4 only
-	scope  uint8
-	flags  uint32 // IFA_FLAGS (IFA_F_SECONDARY, ...)
-	proto  uint8  // IFA_PROTO, 0 when absent
+	// peer is the far end of a point-to-point address (IFA_ADDRESS
+	// other than IFA_LOCAL: `ip addr add A peer P`); invalid for others.
+	// netagent adds none.
+	peer  netip.Addr
+	scope uint8
+	flags uint32 // IFA_FLAGS (IFA_F_SECONDARY, ...)
+	proto uint8  // IFA_PROTO, 0 when absent
 	// valid is the valid lifetime left, in seconds (IFA_CACHEINFO);
 	// foreverLft when permanent or not reported.
 	valid uint32
@@ -212,6 +216,9 @@ func parseAddr(m []byte) (kernelAddr, bool) {
 	}
 	if !local.IsValid() {
 		return kernelAddr{}, false
+	}
+	if address.IsValid() && address != local {
+		k.peer = address
 	}
 	k.prefix = netip.PrefixFrom(local, int(msg.Prefixlen))
 	return k, true

@@ -1,8 +1,10 @@
 package l3
 
 import (
+	"errors"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -10,6 +12,7 @@ import (
 
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
+	"github.com/netagent/netagent/reconciler"
 )
 
 // With adopt, someone else's rule that is exactly the item is taken over
@@ -93,22 +96,45 @@ func TestFakeNeighborAdopt(t *testing.T) {
 }
 
 // With adopt, someone's address of the item's identity but another label
-// is taken over as netagent's own of another label would be: deleted and
-// added as the item (the kernel cannot change a label in place). An IPv6
+// or scope stays refused (the kernel changes neither in place: taking it
+// over would delete it): the create sends nothing and fails naming both
+// labels and errAdoptDeletes, Clashes predicts that very error, and
+// Adoptions leaves the address out, so that plan and apply agree. An IPv6
 // address of another prefix length, and one the kernel made (link-local),
 // stay refused.
 func TestFakeAddressAdoptDiffers(t *testing.T) {
 	e := newFakeEnv(t)
 	e.k.addAddr("up0", "10.0.0.2/24", unix.RTPROT_STATIC)
 	e.k.addAddr("up0", "2001:db8::2/64", unix.RTPROT_STATIC)
+	e.k.Take()
 	cfg := &addressConfigurator{nlh: e.k, open: e.k.open, promotes: e.k.promotes, adopt: true}
 	labelled := &items.Address{Dev: "up0", Prefix: pfx("10.0.0.2/24"), Label: "up0:web"}
-	must(t, cfg.Create(ctx, labelled))
-	if got := e.k.Take(); !slices.Equal(got, []string{"RTM_DELADDR", "RTM_NEWADDR excl"}) {
-		t.Errorf("requests of the adoption: %v, want the delete and the add", got)
+	scoped := &items.Address{Dev: "up0", Prefix: pfx("10.0.0.2/24"), Scope: items.ScopeLink}
+	for _, a := range []*items.Address{labelled, scoped} {
+		err := cfg.Create(ctx, a)
+		if !errors.Is(err, ErrNotOwned) || !errors.Is(err, errAdoptDeletes) {
+			t.Errorf("adopting %v: %v, want ErrNotOwned and errAdoptDeletes", a, err)
+		}
+		clashes, cerr := e.k.Clashes(dg.New("intended", a))
+		if cerr != nil || clashes[dg.Ref(a)] == nil || clashes[dg.Ref(a)].Error() != err.Error() {
+			t.Errorf("Clashes of %v: %v %v, want the create's error %q", a, clashes, cerr, err)
+		}
+		if found, err := e.k.Adoptions(dg.New("intended", a)); err != nil || len(found) > 0 {
+			t.Errorf("Adoptions of %v: %v %v, want none", a, found, err)
+		}
+		batch := cfg.ApplyBatch(ctx, []reconciler.BatchOp{{Op: reconciler.OpCreate, New: a}})
+		if len(batch) != 1 || batch[0] == nil || !strings.HasSuffix(err.Error(), batch[0].Error()) {
+			t.Errorf("a batch's create of %v: %v, want the single create's %q", a, batch, err)
+		}
 	}
-	if k, ok := e.k.addrOn("up0", "10.0.0.2/24"); !ok || !k.owned() || k.label != "up0:web" {
-		t.Errorf("after the adoption: %+v (%v)", k, ok)
+	if err := cfg.Create(ctx, labelled); err == nil || !strings.Contains(err.Error(), "with label up0 and scope global (the intent's: label up0:web, scope global)") {
+		t.Errorf("the refusal does not name both labels: %v", err)
+	}
+	if got := e.k.Take(); len(got) > 0 {
+		t.Errorf("the refused adoptions sent %v, want nothing", got)
+	}
+	if k, ok := e.k.addrOn("up0", "10.0.0.2/24"); !ok || k.owned() || k.label != "up0" {
+		t.Errorf("after the refusals: %+v (%v), want it theirs as it was", k, ok)
 	}
 	wantNotOwned(t, "an IPv6 address of another length", cfg.Create(ctx, &items.Address{Dev: "up0", Prefix: pfx("2001:db8::2/96")}))
 	e.k.addAddr("up0", "fe80::2/64", 0)

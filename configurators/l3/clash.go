@@ -90,8 +90,8 @@ func snapshot(nlh dumpNL, conn rawOps) (*kernelState, error) {
 func (s *kernelState) clash(it dg.Item) error {
 	switch x := it.(type) {
 	case *items.Address:
-		if s.foreignAddr(x) {
-			return fmt.Errorf("adding address %s: %w", x.Name(), errAddrNotOwned)
+		if k := s.addrOf(x); k != nil && !k.owned() {
+			return fmt.Errorf("adding address %s: %w", x.Name(), notOwnedAddr(k, x))
 		}
 	case *items.Route:
 		if _, foreign := ownedOf(s.routes[x.Name()]); foreign {
@@ -107,13 +107,6 @@ func (s *kernelState) clash(it dg.Item) error {
 		}
 	}
 	return nil
-}
-
-// foreignAddr reports whether the kernel address of a's identity (see
-// lookupAddr) is someone else's.
-func (s *kernelState) foreignAddr(a *items.Address) bool {
-	k := s.addrOf(a)
-	return k != nil && !k.owned()
 }
 
 // sameAddr: the same IPv4 address and length, or the same IPv6 address.

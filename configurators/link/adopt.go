@@ -95,7 +95,10 @@ func (k *kernel) markForeign(name string) error {
 // netagent does not own has, which a create with Options.Adopt takes
 // over, and returns for each that link as the read-back of a link of
 // netagent's describes it (the fields the item leaves unset read back
-// unset): Equal to the item when the adoption writes only the mark.
+// unset): Equal to the item when the adoption writes only the mark. It
+// finds too the physical interfaces whose match finds, alone, the NIC
+// that has their name and is not recorded yet (matchedAdoption): their
+// modify records the match and writes nothing else when Equal.
 func Adoptions(t *netnsx.Target, stateDir string, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
 	if hint == nil {
 		return nil, nil
@@ -115,7 +118,17 @@ func (k *kernel) adoptions(hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
 	out := make(map[dg.ItemRef]dg.Item)
 	for it := range hint.Items() {
 		want, ok := it.(*items.Interface)
-		if !ok || want.Kind == items.KindPhysical {
+		if !ok {
+			continue
+		}
+		if want.Kind == items.KindPhysical {
+			got, err := k.matchedAdoption(want, now)
+			if err != nil {
+				return nil, err
+			}
+			if got != nil {
+				out[dg.Ref(it)] = got
+			}
 			continue
 		}
 		l, exists := now.byName[want.IfName]
@@ -129,6 +142,29 @@ func (k *kernel) adoptions(hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
 		out[dg.Ref(it)] = mask(obs, want)
 	}
 	return out, k.portAdoptions(hint, now, out)
+}
+
+// matchedAdoption is, for a physical interface with a match (an
+// import's permanent MAC), the NIC of its name that netagent has not
+// recorded yet and that the match finds, and finds alone, as read back
+// once its match is recorded: its modify then writes nothing to the
+// kernel (the NIC has the name already), only the match in the state
+// directory, which is a NIC's mark. nil for any other.
+func (k *kernel) matchedAdoption(want *items.Interface, now *linksNow) (dg.Item, error) {
+	l, exists := now.byName[want.IfName]
+	if want.Match.Empty() || !exists || now.st.originalOf(l) != nil {
+		return nil, nil
+	}
+	if nic, err := k.findNIC(want); err != nil || nic.Attrs().Index != l.Attrs().Index {
+		return nil, nil // not found, or found twice: the modify fails as without adopt
+	}
+	obs, err := k.observe(l, now.nameOf, false)
+	if err != nil {
+		return nil, err
+	}
+	got := mask(obs, want)
+	got.Match = want.Match
+	return got, nil
 }
 
 // portAdoptions adds to out the ports of hint whose link is enslaved to
