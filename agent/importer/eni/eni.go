@@ -20,7 +20,6 @@ package eni
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/netagent/netagent/agent/importer"
 	"github.com/netagent/netagent/agent/intent"
@@ -51,6 +50,7 @@ func parse(file string, data []byte, st *unix.Stat_t, opts importer.Options) (*i
 	p := &parser{c: importer.NewCollector(opts), ifaces: map[string]*iface{}, auto: map[string]bool{}}
 	p.readFile(file, data, st)
 	in := p.intent()
+	p.c.LeaveOutDangling(in, file)
 	return p.c.Finish(in, file)
 }
 
@@ -61,7 +61,8 @@ type parser struct {
 	ifaces map[string]*iface
 	auto   map[string]bool
 	cur    *iface
-	// inMapping: the lines belong to a refused mapping or vlan stanza.
+	// inMapping: the lines belong to a refused mapping or vlan stanza,
+	// or to a stanza a template opened.
 	inMapping bool
 	src       sources
 }
@@ -70,8 +71,8 @@ type parser struct {
 // current stanza.
 func (p *parser) line(l line) {
 	switch kw := l.words[0]; {
-	case strings.HasPrefix(kw, "%") || strings.Contains(strings.Join(l.words, " "), "<%") || strings.Contains(strings.Join(l.words, " "), "${"):
-		p.c.Unsupported(importer.Refusal{Pos: l.pos[0], Key: kw, Why: "a mako template: import the file ifupdown2 renders from it (ifquery -a prints it)"})
+	case l.mako != nil:
+		p.template(l)
 	case kw == "auto" || kw == "allow-hotplug" || kw == "allow-auto":
 		p.cur, p.inMapping = nil, false
 		for _, name := range l.words[1:] {
@@ -167,6 +168,7 @@ func (p *parser) intent() *intent.Intent {
 	in := &intent.Intent{Version: intent.Version}
 	aware := p.vlanAwarePorts()
 	p.vxlanLocal()
+	p.autoVRFTables()
 	for _, name := range p.order {
 		ifc := p.ifaces[name]
 		p.checkVLANOptions(ifc, aware[name])
@@ -182,7 +184,11 @@ func (p *parser) intent() *intent.Intent {
 		if ifc.skipped || ifc.loopback && ifc.empty() {
 			continue
 		}
-		in.Interfaces = append(in.Interfaces, ifc.build(name))
+		out := ifc.build(name)
+		if l := p.ethtoolLink(ifc); l != nil {
+			out.Ethtool = &intent.Ethtool{Link: l}
+		}
+		in.Interfaces = append(in.Interfaces, out)
 		in.Routes = append(in.Routes, p.gatewayRoutes(ifc)...)
 		addDNS(in, ifc)
 	}

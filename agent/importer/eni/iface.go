@@ -35,7 +35,10 @@ type iface struct {
 	bond     *intent.Bond
 	slaves   []string
 	vrfTable uint32
+	vrfAuto  bool // vrf-table auto
 	vrf      string
+	alias    string
+	link     linkMode
 }
 
 func (ifc *iface) empty() bool {
@@ -49,6 +52,9 @@ func (p *parser) option(ifc *iface, l line) {
 	if len(args) == 0 {
 		p.c.Invalid(importer.Refusal{Pos: l.pos[0], Key: "iface " + ifc.name + ": " + orig, Why: "no value"})
 		return
+	}
+	if key == "alias" {
+		args = []string{valueOf(ifc, l)}
 	}
 	if _, ok := ifc.at[key]; ok && singleValued(key) {
 		return // ifupdown2 takes the first value
@@ -101,9 +107,15 @@ func (ifc *iface) set(key string, args []string) string {
 		if set, ok := kindOptions[key]; ok {
 			return set(ifc, args)
 		}
-		return "netagent has no equivalent of this option"
+		return refusedWhy(key)
 	}
 	return ""
+}
+
+// valueOf is an option's value as ifupdown2 reads it: the rest of the
+// line, $IFACE replaced by the interface's name (networkinterfaces.py).
+func valueOf(ifc *iface, l line) string {
+	return strings.ReplaceAll(l.rest(), "$IFACE", ifc.name)
 }
 
 // singleValued reports whether only key's first line counts (ifupdown2
@@ -120,7 +132,7 @@ type setter func(ifc *iface, args []string) string
 
 // kindOptions are the options of each kind of link, one table per kind
 // (vlan.go, bridgevlan.go, vxlan.go, bond.go, vrf.go).
-var kindOptions = joinOptions(vlanOptions, bridgeVLANOptions, vxlanOptions, bondOptions, vrfOptions)
+var kindOptions = joinOptions(linkOptions, vlanOptions, bridgeVLANOptions, vxlanOptions, bondOptions, vrfOptions)
 
 func joinOptions(tables ...map[string]setter) map[string]setter {
 	out := map[string]setter{}
@@ -140,7 +152,8 @@ func (ifc *iface) address(s string) string {
 		pfx = netip.PrefixFrom(a, a.BitLen())
 	}
 	if pfx.Addr().IsLoopback() && ifc.name != "lo" {
-		return "a loopback address (as on ifupdown2's management VRF) is not one netagent's intent takes on an interface"
+		return pfx.String() + " is a loopback address: the intent's addresses are unicast ones, so it cannot give one to " + ifc.name +
+			" (ifupdown2's management VRF has 127.0.0.1/8, for services bound to the VRF)"
 	}
 	ifc.addrs = append(ifc.addrs, pfx.String())
 	return ""
@@ -219,6 +232,7 @@ func (ifc *iface) build(name string) intent.Interface {
 	if out.Type != intent.LinkPhysical {
 		out.MAC = ifc.mac
 	}
+	out.Alias = ifc.alias
 	if ifc.dhcp4 {
 		out.DHCP4 = &intent.DHCP4{}
 	}

@@ -218,10 +218,10 @@ func TestVRF(t *testing.T) {
 		src, want string
 		skippable bool
 	}{
-		{"auto mgmt\niface mgmt\n  address 127.0.0.1/8\n  vrf-table 10\n", "f:3:3: iface mgmt: address: a loopback address", true},
-		{"auto mgmt\niface mgmt\n  vrf-table auto\n", "f:3:3: iface mgmt: vrf-table: ifupdown2 picks a free table", true},
+		{"auto mgmt\niface mgmt\n  address 127.0.0.1/8\n  vrf-table 10\n", "f:3:3: iface mgmt: address: 127.0.0.1/8 is a loopback address: the intent's addresses are unicast ones", true},
+		{"auto a b\niface a\n  vrf-table auto\niface b\n  vrf-table auto\n", "f:3:3: iface a: vrf-table: auto, with 2 VRFs of vrf-table auto: ifupdown2 numbers them", true},
 		{"auto mgmt\niface mgmt\n  vrf-table 254\n", "f:3:3: iface mgmt: vrf-table: invalid table \"254\"", false},
-		{"auto mgmt\niface mgmt\n  vrf-table 10\n  vrf-default-route no\n", "f:4:3: iface mgmt: vrf-default-route: netagent has no equivalent", true},
+		{"auto mgmt\niface mgmt\n  vrf-table 10\n  vrf-default-route yes\n", "f:4:3: iface mgmt: vrf-default-route: vrf-default-route yes: the unreachable default route Cumulus' vrf helper adds", true},
 	} {
 		refusedAt(t, tc.src, tc.want, tc.skippable)
 	}

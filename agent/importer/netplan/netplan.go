@@ -87,6 +87,7 @@ func Import(files []string, opts importer.Options) (*importer.Result, error) {
 	if len(c.ns) > 0 || len(c.search) > 0 {
 		in.DNS = &intent.DNS{Nameservers: c.ns, Search: c.search}
 	}
+	c.col.LeaveOutDangling(in, first)
 	return c.col.Finish(in, first)
 }
 
