@@ -19,6 +19,7 @@ package eni
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 
 	"github.com/netagent/netagent/agent/importer"
@@ -169,6 +170,7 @@ func (p *parser) intent() *intent.Intent {
 	aware := p.vlanAwarePorts()
 	p.vxlanLocal()
 	p.autoVRFTables()
+	p.sharedAddresses()
 	for _, name := range p.order {
 		ifc := p.ifaces[name]
 		p.checkVLANOptions(ifc, aware[name])
@@ -211,4 +213,30 @@ func (p *parser) gatewayRoutes(ifc *iface) []intent.Route {
 		out[i].Table = vrf.vrfTable
 	}
 	return out
+}
+
+// sharedAddresses refuses an address given to a second interface (but a
+// host address, /32 or /128, which the intent lets several share): the
+// kernel takes it, ifupdown2 gives it, and the intent has an address on
+// one interface only. The second interface is the one left out.
+func (p *parser) sharedAddresses() {
+	type first struct {
+		name string
+		at   importer.Position
+	}
+	seen := map[netip.Addr]first{}
+	for _, name := range p.order {
+		ifc := p.ifaces[name]
+		for i, s := range ifc.addrs {
+			pfx := netip.MustParsePrefix(s)
+			if pfx.Bits() == pfx.Addr().BitLen() || ifc.skipped {
+				continue
+			}
+			if f, ok := seen[pfx.Addr()]; ok && f.name != name {
+				p.refuse(ifc, ifc.addrAt[i], "iface "+name+": address", fmt.Sprintf("%s is also %s's (%s): the intent gives an address (but a /32 or /128) to one interface only", s, f.name, f.at))
+				continue
+			}
+			seen[pfx.Addr()] = first{name, ifc.addrAt[i]}
+		}
+	}
 }

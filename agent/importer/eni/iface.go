@@ -18,6 +18,7 @@ type iface struct {
 	loopback, dhcp4, ra, dhcp6 bool
 	skipped                    bool
 	addrs                      []string
+	addrAt                     []importer.Position // where each of addrs is
 	routes                     []intent.Route
 	mtu                        int
 	ports                      []string
@@ -65,6 +66,9 @@ func (p *parser) option(ifc *iface, l line) {
 	ifc.at[key] = l.pos[0]
 	why := ifc.set(key, args)
 	if why == "" {
+		if key == "address" {
+			ifc.addrAt = append(ifc.addrAt, l.pos[0])
+		}
 		return
 	}
 	r := importer.Refusal{Pos: l.pos[0], Key: "iface " + ifc.name + ": " + orig, Why: why, Object: ifc.name}
@@ -249,6 +253,7 @@ func (p *parser) addPorts(in *intent.Intent) {
 	for _, name := range p.order {
 		ifc := p.ifaces[name]
 		if ifc.skipped {
+			leftOutMaster(in, name, slices.Concat(ifc.slaves, ifc.ports))
 			continue
 		}
 		for _, port := range ifc.slaves {
@@ -261,6 +266,18 @@ func (p *parser) addPorts(in *intent.Intent) {
 					m.BridgePort = &intent.BridgePort{VLANs: vlans}
 				}
 			}
+		}
+	}
+}
+
+// leftOutMaster makes the ports of a master left out (under
+// --skip-unsupported) that have stanzas of their own name it still, so
+// that they are left out with it (importer.Collector.LeaveOutDangling):
+// none is an interface of its own in the file.
+func leftOutMaster(in *intent.Intent, master string, ports []string) {
+	for i := range in.Interfaces {
+		if slices.Contains(ports, in.Interfaces[i].Name) {
+			in.Interfaces[i].Master = master
 		}
 	}
 }

@@ -89,3 +89,20 @@ func TestRefusedOptionsSayWhy(t *testing.T) {
 		refusedAt(t, "auto eth0\niface eth0\n  "+key+"\n", "f:3:3: iface eth0: "+name+": "+want, true)
 	}
 }
+
+// TestSharedAddressRefused: an address (not /32, /128) on a second
+// interface is refused at its line naming the first; under
+// --skip-unsupported the second interface is left out, and its ports with
+// it.
+func TestSharedAddressRefused(t *testing.T) {
+	src := "auto swp30 br0 bond3\niface swp30\n  address 12.0.0.4/24\n  address 2001:db8::5/128\n" +
+		"iface br0\n  address 12.0.0.4/24\n  address 2001:db8::5/128\n  bridge-ports bond3 swp5\niface bond3\n  bond-slaves swp1\n"
+	refusedAt(t, src, "f:6:3: iface br0: address: 12.0.0.4/24 is also swp30's (f:3:3): the intent gives an address", true)
+	res, err := Parse("f", []byte(src), importer.Options{SkipUnsupported: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Intent.Interfaces) != 1 || res.Intent.Interfaces[0].Name != "swp30" {
+		t.Errorf("interfaces = %s", asJSON(res.Intent.Interfaces))
+	}
+}

@@ -66,7 +66,7 @@ func TestImportRefusesWithPosition(t *testing.T) {
 		"network:\n  ethernets:\n    e: &x {mtu: 1500}\n":        "aliases and anchors are refused",
 		"network:\n  wifis:\n    wl0: {}\n":                      "a.yaml:3:5: network.wifis.wl0: netagent configures no wireless",
 		"network:\n  ethernets:\n    e: {mtu: 12}\n":             "a.yaml:3:14: mtu: is not a number",
-		"network:\n  ethernets:\n    e: {ipv6-privacy: true}\n":  "netagent does not import this key",
+		"network:\n  ethernets:\n    e: {ipv6-privacy: true}\n":  "e.ipv6-privacy: IPv6 privacy addresses (networkd's IPv6PrivacyExtensions)",
 		"network:\n  ethernets:\n    e: {addresses: [[[[]]]]}\n": "only plain values",
 	} {
 		f := write(t, dir, "a.yaml", body)
@@ -132,5 +132,43 @@ func TestImportTunnels(t *testing.T) {
 	f = write(t, t.TempDir(), "w.yaml", "network:\n  tunnels:\n    wg0: {mode: wireguard}\n")
 	if _, err := Import([]string{f}, importer.Options{}); err == nil || !strings.Contains(err.Error(), "w.yaml:3:17: network.tunnels.wg0.mode") {
 		t.Errorf("wireguard: %v", err)
+	}
+}
+
+// TestImportOpenvswitchDevices: a device with an openvswitch key, and a
+// bond or bridge with a port that is OVS's, is refused at that key as
+// Open vSwitch's (its other keys are not read: OVS's bond modes are not
+// the kernel's); left out, the NICs that were its ports go with it.
+func TestImportOpenvswitchDevices(t *testing.T) {
+	src := "network:\n  openvswitch:\n    ports:\n      - [p0, p1]\n  ethernets:\n    eth0:\n      openvswitch: {}\n    eth1: {}\n    eth2:\n      addresses: [192.0.2.1/24]\n" +
+		"  bonds:\n    bond0:\n      interfaces: [p1, eth1]\n      parameters: {mode: balance-tcp}\n  bridges:\n    br0:\n      interfaces: [eth0]\n"
+	f := filepath.Join(t.TempDir(), "a.yaml")
+	if err := os.WriteFile(f, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Import([]string{f}, importer.Options{})
+	var ie *importer.Error
+	if !errors.As(err, &ie) {
+		t.Fatalf("err %v", err)
+	}
+	var got []string
+	for _, r := range ie.Refusals[1:] { // [0]: network.openvswitch.ports
+		got = append(got, strings.TrimPrefix(r.Error(), f))
+	}
+	want := ":7:20: network.ethernets.eth0.openvswitch: an Open vSwitch device|" +
+		":13:20: network.bonds.bond0.interfaces: a port of Open vSwitch (network.openvswitch.ports), so netplan makes this an OVS bond|" +
+		":17:20: network.bridges.br0.interfaces: eth0 is an Open vSwitch device, so netplan makes this an OVS bridge"
+	for i, w := range strings.Split(want, "|") {
+		if i >= len(got) || !strings.HasPrefix(got[i], w) {
+			t.Errorf("refusals\n%s\nwant\n%s", strings.Join(got, "\n"), strings.ReplaceAll(want, "|", "\n"))
+			break
+		}
+	}
+	res, err := Import([]string{f}, importer.Options{SkipUnsupported: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Intent.Interfaces) != 1 || res.Intent.Interfaces[0].Name != "eth2" {
+		t.Errorf("interfaces = %+v", res.Intent.Interfaces)
 	}
 }
