@@ -1,0 +1,112 @@
+package netplan
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/netagent/netagent/agent/importer"
+)
+
+// packageExamples are netplan.io's examples, read where Debian installs
+// them (scripts/setup.sh installs netplan.io; never copied into the
+// repository: GPL).
+const packageExamples = "/usr/share/doc/netplan/examples"
+
+// examplePins are the outcome of importing each package example: "" it
+// imports, else where and at which key the first refusal is. A change of
+// the importer that changes one, or an example the table lacks, fails
+// TestPackageExamplesPinned: the table (and the oracle's outcome table)
+// then says what changed.
+var examplePins = map[string]string{
+	"bonding.yaml":                               "",
+	"bonding_router.yaml":                        "37:9 gratuitious-arp", // the bond's num_grat_arp: not in the intent's bond
+	"bridge.yaml":                                "",
+	"bridge_vlan.yaml":                           "",
+	"dhcp.yaml":                                  "",
+	"dhcp_wired8021x.yaml":                       "7:7 network.ethernets.enp3s0.auth",
+	"direct_connect_gateway.yaml":                "",
+	"direct_connect_gateway_ipv6.yaml":           "",
+	"infiniband.yaml":                            "9:7 network.ethernets.ib0.infiniband-mode",
+	"ipv6_tunnel.yaml":                           "",
+	"loopback_interface.yaml":                    "",
+	"modem.yaml":                                 "3:13 network.renderer",
+	"network_manager.yaml":                       "3:13 network.renderer",
+	"offload.yaml":                               "",
+	"openvswitch.yaml":                           "4:5 network.openvswitch.protocols",
+	"route_metric.yaml":                          "",
+	"source_routing.yaml":                        "",
+	"sriov.yaml":                                 "7:7 network.ethernets.eno1.embedded-switch-mode",
+	"sriov_vlan.yaml":                            "8:7 network.ethernets.enp1s16f1.link",
+	"static.yaml":                                "",
+	"static_multiaddress.yaml":                   "",
+	"static_singlenic_multiip_multigateway.yaml": "",
+	"vlan.yaml":                                  "",
+	"vrf.yaml":                                   "",
+	"vxlan.yaml":                                 "27:7 network.tunnels.vxlan1005.neigh-suppress", // the bridge port's neigh_suppress
+	"windows_dhcp_server.yaml":                   "",
+	"wireguard.yaml":                             "5:13 network.tunnels.wg0.mode", // inline keys: the intent holds none
+	"wireless.yaml":                              "5:5 network.wifis.wlp2s0b1",
+	"wpa_enterprise.yaml":                        "4:5 network.wifis.wl0",
+}
+
+// TestPackageExamplesPinned imports each of netplan.io's examples: it
+// imports or is refused as examplePins says, every refusal with its line,
+// and with --skip-unsupported each imports (the rest of the file, what
+// depended on a refused device left out with it).
+func TestPackageExamplesPinned(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(packageExamples, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no netplan examples in %s (scripts/setup.sh installs netplan.io): %v", packageExamples, err)
+	}
+	seen := map[string]bool{}
+	refused := 0
+	for _, f := range files {
+		name := filepath.Base(f)
+		seen[name] = true
+		want, ok := examplePins[name]
+		if !ok {
+			t.Errorf("%s: a package example examplePins lacks (it is %q)", name, exampleOutcome(t, f))
+			continue
+		}
+		if got := exampleOutcome(t, f); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+		if want != "" {
+			refused++
+		}
+		if _, err := Import([]string{f}, importer.Options{SkipUnsupported: true}); err != nil {
+			t.Errorf("%s with --skip-unsupported: %v", name, err)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(examplePins)) {
+		if !seen[name] {
+			t.Errorf("%s: pinned, but not among the package's examples", name)
+		}
+	}
+	t.Logf("%d of %d netplan examples refused", refused, len(files))
+}
+
+// exampleOutcome is "" when f imports, else "LINE:COLUMN KEY" of its
+// first refusal; a refusal without a line fails the test.
+func exampleOutcome(t *testing.T, f string) string {
+	_, err := Import([]string{f}, importer.Options{})
+	var ie *importer.Error
+	switch {
+	case err == nil:
+		return ""
+	case !errors.As(err, &ie):
+		t.Errorf("%s: %v", f, err)
+		return err.Error()
+	}
+	for _, r := range ie.Refusals {
+		if r.Pos.Line == 0 || r.Why == "" {
+			t.Errorf("%s: a refusal without its line or why: %v", f, r)
+		}
+	}
+	r := ie.Refusals[0]
+	return fmt.Sprintf("%d:%d %s", r.Pos.Line, r.Pos.Column, r.Key)
+}
