@@ -48,7 +48,7 @@ var examplePins = map[string]string{
 	"vrf.yaml":                                   "",
 	"vxlan.yaml":                                 "27:7 network.tunnels.vxlan1005.neigh-suppress", // the bridge port's neigh_suppress
 	"windows_dhcp_server.yaml":                   "",
-	"wireguard.yaml":                             "5:13 network.tunnels.wg0.mode", // inline keys: the intent holds none
+	"wireguard.yaml":                             "7:12 key", // an inline private key: the intent holds no keys
 	"wireless.yaml":                              "5:5 network.wifis.wlp2s0b1",
 	"wpa_enterprise.yaml":                        "4:5 network.wifis.wl0",
 }

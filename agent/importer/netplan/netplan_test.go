@@ -1,6 +1,7 @@
 package netplan
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -129,9 +130,41 @@ func TestImportTunnels(t *testing.T) {
 	if i[2].VXLAN == nil || i[2].VXLAN.VNI != 42 || *i[2].VXLAN.Learning {
 		t.Errorf("vxlan %+v", i[2])
 	}
-	f = write(t, t.TempDir(), "w.yaml", "network:\n  tunnels:\n    wg0: {mode: wireguard}\n")
-	if _, err := Import([]string{f}, importer.Options{}); err == nil || !strings.Contains(err.Error(), "w.yaml:3:17: network.tunnels.wg0.mode") {
-		t.Errorf("wireguard: %v", err)
+	f = write(t, t.TempDir(), "w.yaml", "network:\n  tunnels:\n    t0: {mode: vti}\n")
+	if _, err := Import([]string{f}, importer.Options{}); err == nil || !strings.Contains(err.Error(), "w.yaml:3:16: network.tunnels.t0.mode: netagent does not import vti tunnels") {
+		t.Errorf("vti: %v", err)
+	}
+}
+
+// TestImportWireguard: a wireguard tunnel whose keys are files (as
+// networkd v242+ takes them) is the intent's wireguard section; an inline
+// key, allowed-ips with host bits and an endpoint by name are refused at
+// their values.
+func TestImportWireguard(t *testing.T) {
+	src := "network:\n  tunnels:\n    wg0:\n      mode: wireguard\n      addresses: [10.10.10.20/24]\n      keys: {private: /etc/wg/k}\n      mark: 42\n      port: 51820\n" +
+		"      peers:\n        - keys: {public: M9nt4YujIOmNrRmpIRTmYSfMdrpvE7u6WkG8FY8WjG4=, shared: /etc/wg/psk}\n          allowed-ips: [20.20.20.0/24, 2001:db8::/64]\n" +
+		"          endpoint: 192.0.2.1:51820\n          keepalive: 21\n"
+	f := write(t, t.TempDir(), "a.yaml", src)
+	res, err := Import([]string{f}, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(res.Intent.Interfaces)
+	want := `[{"name":"wg0","type":"wireguard","addresses":["10.10.10.20/24"],"wireguard":{"privateKeyFile":"/etc/wg/k","listenPort":51820,"fwmark":42,` +
+		`"peers":[{"publicKey":"M9nt4YujIOmNrRmpIRTmYSfMdrpvE7u6WkG8FY8WjG4=","presharedKeyFile":"/etc/wg/psk","allowedIPs":["20.20.20.0/24","2001:db8::/64"],"endpoint":"192.0.2.1:51820","persistentKeepalive":21}]}}]`
+	if string(got) != want {
+		t.Errorf("imported\n%s\nwant\n%s", got, want)
+	}
+	for _, tc := range []struct{ from, to, want string }{
+		{"{private: /etc/wg/k}", "{private: 4GgaQCy68nzNsUE5aJ9fuLzHhB65tAlwbmA72MWnOm8=}", "a.yaml:6:23: private: an inline key: the intent holds no keys"},
+		{"shared: /etc/wg/psk", "shared: 7voRZ/ojfXgfPOlswo3Lpma1RJq7qijIEEUEMShQFV8=", "a.yaml:10:80: shared: an inline key"},
+		{"20.20.20.0/24", "20.20.20.10/24", "a.yaml:11:25: allowed-ips: 20.20.20.10/24 has host bits: the intent takes the prefix 20.20.20.0/24 only"},
+		{"192.0.2.1:51820", "vpn.example.net:51820", "a.yaml:12:21: endpoint: not address:port (a host name?)"},
+	} {
+		f := write(t, t.TempDir(), "a.yaml", strings.Replace(src, tc.from, tc.to, 1))
+		if _, err := Import([]string{f}, importer.Options{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want %q", tc.to, err, tc.want)
+		}
 	}
 }
 
