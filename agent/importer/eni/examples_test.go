@@ -1,8 +1,6 @@
 package eni
 
 import (
-	"errors"
-	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -11,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/netagent/netagent/agent/importer"
+	"github.com/netagent/netagent/agent/importer/importertest"
 )
 
 // packageExamples are ifupdown2's examples, in the package scripts/setup.sh
@@ -86,22 +85,8 @@ func packageExampleFiles(t *testing.T) []string {
 }
 
 // exampleOutcome is "" when f imports, else "LINE:COLUMN KEY" of its
-// first refusal; a refusal without a line fails the test.
+// first refusal.
 func exampleOutcome(t *testing.T, f string) string {
 	_, err := Import(f, importer.Options{})
-	var ie *importer.Error
-	switch {
-	case err == nil:
-		return ""
-	case !errors.As(err, &ie):
-		t.Errorf("%s: %v", f, err)
-		return err.Error()
-	}
-	for _, r := range ie.Refusals {
-		if r.Pos.Line == 0 || r.Why == "" {
-			t.Errorf("%s: a refusal without its line or why: %v", f, r)
-		}
-	}
-	r := ie.Refusals[0]
-	return fmt.Sprintf("%d:%d %s", r.Pos.Line, r.Pos.Column, r.Key)
+	return importertest.Outcome(t, f, err)
 }
