@@ -4,7 +4,10 @@
 // does: every address and gateway counts, of any other option the first
 // value), addresses, gateways, MTU, bridges (with their VLANs), 802.1Q
 // VLANs, bonds, VXLANs and VRFs, one table of options per kind
-// (bridgevlan.go, bond.go, vxlan.go, vrf.go). `source` and
+// (bridgevlan.go, bond.go, vxlan.go, vrf.go; link.go for any link's
+// alias and ethtool link mode, and why the options of features netagent
+// has not are refused). A mako template is refused once per construct,
+// with the lines it spans (mako.go): netagent evaluates none. `source` and
 // `source-directory` read further files (source.go). What the intent
 // cannot express (commands such as post-up, mapping stanzas, wireless,
 // Open vSwitch, unknown options, an option the intent has not at a value

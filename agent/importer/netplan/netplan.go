@@ -9,7 +9,10 @@
 // netagent cannot express (wifis, modems, Open vSwitch, SR-IOV,
 // NetworkManager's keys, ...) is unsupported, which
 // importer.Options.SkipUnsupported turns into a warning leaving the
-// device (or the key's object) out.
+// device (or the key's object) out, and what depended on it with it.
+// A WireGuard tunnel is imported when its keys are key files (the intent
+// holds no keys: wireguard.go); the keys refused, and why, are in
+// refused.go.
 //
 // A netplan id is a label; what names a NIC in the kernel is set-name,
 // or, without it, the kernel's own name. The intent's match always gives
