@@ -19,6 +19,7 @@ type iface struct {
 	skipped                    bool
 	addrs                      []string
 	addrAt                     []importer.Position // where each of addrs is
+	broadcasts                 []broadcast
 	routes                     []intent.Route
 	mtu                        int
 	ports                      []string
@@ -64,7 +65,12 @@ func (p *parser) option(ifc *iface, l line) {
 		ifc.at = map[string]importer.Position{}
 	}
 	ifc.at[key] = l.pos[0]
-	why := ifc.set(key, args)
+	var why string
+	if key == "broadcast" {
+		why = ifc.setBroadcast(args, l.pos[0]) // the nth is the nth address's
+	} else {
+		why = ifc.set(key, args)
+	}
 	if why == "" {
 		if key == "address" {
 			ifc.addrAt = append(ifc.addrAt, l.pos[0])

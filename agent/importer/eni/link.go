@@ -100,7 +100,6 @@ var refusedOptions = []struct{ prefix, why string }{
 	{"batman-", "a batman-adv mesh setting: netagent creates no batman-adv interfaces"},
 	{"address-virtual", "ifupdown2 makes a macvlan of the interface with this MAC and address (a VRR gateway): netagent derives no links from options; declare the macvlan in the intent"},
 	{"link-fec", "forward error correction: the intent's ethtool has no FEC setting"},
-	{"broadcast", "an explicit IPv4 broadcast address: the intent's addresses have none of their own"},
 }
 
 // refusedWhy is why key cannot be expressed.

@@ -82,7 +82,6 @@ func TestRefusedOptionsSayWhy(t *testing.T) {
 		"clag-id 1":                 "a setting of Cumulus' MLAG",
 		"clagd-peer-ip 10.0.0.2":    "a setting of Cumulus' MLAG",
 		"batman-hop-penalty 23":     "a batman-adv mesh setting",
-		"broadcast 192.0.2.255":     "an explicit IPv4 broadcast address",
 		"frobnicate 1":              "netagent has no equivalent of this option",
 	} {
 		name := strings.Fields(key)[0]
@@ -105,4 +104,15 @@ func TestSharedAddressRefused(t *testing.T) {
 	if len(res.Intent.Interfaces) != 1 || res.Intent.Interfaces[0].Name != "swp30" {
 		t.Errorf("interfaces = %s", asJSON(res.Intent.Interfaces))
 	}
+}
+
+// TestBroadcast: the nth broadcast is the nth address's; the one netagent
+// gives anyway (the subnet's, for IPv4 shorter than /31) is accepted, any
+// other refused.
+func TestBroadcast(t *testing.T) {
+	importOK(t, "auto eth0\niface eth0\n  address 192.168.10.1/30\n  broadcast 192.168.10.3\n  address 10.0.0.1/8\n  broadcast 10.255.255.255\n")
+	refusedAt(t, "auto eth0\niface eth0\n  address 192.168.10.1/30\n  broadcast 192.168.10.2\n", "f:4:3: iface eth0: broadcast: 192.168.10.2 for 192.168.10.1/30: netagent gives", true)
+	refusedAt(t, "auto eth0\niface eth0\n  address 192.168.10.1/31\n  broadcast 192.168.10.1\n", "f:4:3: iface eth0: broadcast: 192.168.10.1 for 192.168.10.1/31", true)
+	refusedAt(t, "auto eth0\niface eth0\n  broadcast 192.168.10.3\n", "f:3:3: iface eth0: broadcast: broadcast #1 is for an address the stanza has not", true)
+	refusedAt(t, "auto eth0\niface eth0\n  address 192.168.10.1/30\n  broadcast x\n", "f:4:3: iface eth0: broadcast: invalid broadcast", false)
 }
