@@ -1,10 +1,8 @@
 package eni
 
 import (
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -40,29 +38,10 @@ var examplePins = map[string]string{
 // --skip-unsupported each imports.
 func TestPackageExamplesPinned(t *testing.T) {
 	files := packageExampleFiles(t)
-	refused := 0
-	for _, name := range files {
-		f := filepath.Join(packageExamples, name)
-		want, ok := examplePins[name]
-		if !ok {
-			t.Errorf("%s: a package example examplePins lacks (it is %q)", name, exampleOutcome(t, f))
-			continue
-		}
-		if got := exampleOutcome(t, f); got != want {
-			t.Errorf("%s: %q, want %q", name, got, want)
-		}
-		if want != "" {
-			refused++
-		}
-		if _, err := Import(f, importer.Options{SkipUnsupported: true}); err != nil {
-			t.Errorf("%s with --skip-unsupported: %v", name, err)
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(examplePins)) {
-		if !slices.Contains(files, name) {
-			t.Errorf("%s: pinned, but not among the package's examples", name)
-		}
-	}
+	refused := importertest.CheckPins(t, packageExamples, files, examplePins, func(f string, opts importer.Options) error {
+		_, err := Import(f, opts)
+		return err
+	})
 	t.Logf("%d of %d ifupdown2 examples refused", refused, len(files))
 }
 
@@ -82,11 +61,4 @@ func packageExampleFiles(t *testing.T) []string {
 		out = append(out, strings.TrimPrefix(f, packageExamples+"/"))
 	}
 	return out
-}
-
-// exampleOutcome is "" when f imports, else "LINE:COLUMN KEY" of its
-// first refusal.
-func exampleOutcome(t *testing.T, f string) string {
-	_, err := Import(f, importer.Options{})
-	return importertest.Outcome(t, f, err)
 }

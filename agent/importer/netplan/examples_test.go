@@ -1,9 +1,7 @@
 package netplan
 
 import (
-	"maps"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/netagent/netagent/agent/importer"
@@ -61,37 +59,13 @@ func TestPackageExamplesPinned(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no netplan examples in %s (scripts/setup.sh installs netplan.io): %v", packageExamples, err)
 	}
-	seen := map[string]bool{}
-	refused := 0
-	for _, f := range files {
-		name := filepath.Base(f)
-		seen[name] = true
-		want, ok := examplePins[name]
-		if !ok {
-			t.Errorf("%s: a package example examplePins lacks (it is %q)", name, exampleOutcome(t, f))
-			continue
-		}
-		if got := exampleOutcome(t, f); got != want {
-			t.Errorf("%s: %q, want %q", name, got, want)
-		}
-		if want != "" {
-			refused++
-		}
-		if _, err := Import([]string{f}, importer.Options{SkipUnsupported: true}); err != nil {
-			t.Errorf("%s with --skip-unsupported: %v", name, err)
-		}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f)
 	}
-	for _, name := range slices.Sorted(maps.Keys(examplePins)) {
-		if !seen[name] {
-			t.Errorf("%s: pinned, but not among the package's examples", name)
-		}
-	}
+	refused := importertest.CheckPins(t, packageExamples, names, examplePins, func(f string, opts importer.Options) error {
+		_, err := Import([]string{f}, opts)
+		return err
+	})
 	t.Logf("%d of %d netplan examples refused", refused, len(files))
-}
-
-// exampleOutcome is "" when f imports, else "LINE:COLUMN KEY" of its
-// first refusal.
-func exampleOutcome(t *testing.T, f string) string {
-	_, err := Import([]string{f}, importer.Options{})
-	return importertest.Outcome(t, f, err)
 }
