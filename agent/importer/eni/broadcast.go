@@ -26,7 +26,10 @@ func (ifc *iface) setBroadcast(args []string, at importer.Position) string {
 // checkBroadcasts accepts each broadcast that is the one netagent gives
 // its address anyway (an IPv4 address of a prefix shorter than /31 gets
 // its subnet's, as netlink.AddrAdd and `ip addr add ... brd +` give it)
-// and refuses the others.
+// and refuses the others. (Debian's ifupdown2 3.0 fails to add an address
+// given a broadcast: "'str' object has no attribute 'packed'", and adds
+// no broadcast to the others; a host it configured so lacks the address,
+// which plan --adopt then shows as a create.)
 func (p *parser) checkBroadcasts(ifc *iface) {
 	for i, b := range ifc.broadcasts {
 		why := ""
