@@ -65,6 +65,9 @@ func (p *parser) option(ifc *iface, l line) {
 		ifc.at = map[string]importer.Position{}
 	}
 	ifc.at[key] = l.pos[0]
+	if key == "address" && p.loopbackAddress(ifc, args[0], l.pos[0]) {
+		return
+	}
 	var why string
 	if key == "broadcast" {
 		why = ifc.setBroadcast(args, l.pos[0]) // the nth is the nth address's
@@ -161,12 +164,30 @@ func (ifc *iface) address(s string) string {
 		}
 		pfx = netip.PrefixFrom(a, a.BitLen())
 	}
-	if pfx.Addr().IsLoopback() && ifc.name != "lo" {
-		return pfx.String() + " is a loopback address: the intent's addresses are unicast ones, so it cannot give one to " + ifc.name +
-			" (ifupdown2's management VRF has 127.0.0.1/8, for services bound to the VRF)"
-	}
 	ifc.addrs = append(ifc.addrs, pfx.String())
 	return ""
+}
+
+// loopbackAddress refuses a loopback address on an interface other than
+// lo (the intent's addresses are unicast ones); under --skip-unsupported
+// only the address is left out, the interface stays. It reports whether
+// s was one.
+func (p *parser) loopbackAddress(ifc *iface, s string, at importer.Position) bool {
+	pfx, err := netip.ParsePrefix(s)
+	if err != nil {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return false
+		}
+		pfx = netip.PrefixFrom(a, a.BitLen())
+	}
+	if !pfx.Addr().IsLoopback() || ifc.name == "lo" {
+		return false
+	}
+	p.c.Unsupported(importer.Refusal{Pos: at, Key: "iface " + ifc.name + ": address", Object: "address " + pfx.String() + " of " + ifc.name,
+		Why: pfx.String() + " is a loopback address: the intent's addresses are unicast ones, so it cannot give one to " + ifc.name +
+			" (ifupdown2's management VRF has 127.0.0.1/8, for services bound to the VRF)"})
+	return true
 }
 
 // netmask sets the prefix length of the last address without one.
