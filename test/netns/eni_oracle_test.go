@@ -29,6 +29,11 @@ const eniCache = "/var/cache/netagent-ifupdown2"
 // so agent/importer/eni's TestExpectedIntents checks them, as bonds,
 // 802.1Q VLANs and VRFs, against intents written by hand.
 var eniOwnCases = map[string]map[string]string{
+	// alias: the rest of the line (quotes kept, $IFACE replaced), on a NIC
+	// and on a bridge (whose kernel alias carries netagent's mark:
+	// eniState strips it).
+	"own:alias": {"interfaces": "auto eth0 br0\niface eth0\n  address 192.0.2.10/24\n  alias \"uplink 1\"\n" +
+		"iface br0\n  bridge-ports eth1\n  alias lan of $IFACE\n  address 198.51.100.1/24\n"},
 	"own:static": {"interfaces": "auto eth0\niface eth0 inet static\n  address 192.0.2.10\n  netmask 255.255.255.0\n  gateway 192.0.2.1\n  mtu 1400\n"},
 	"own:bridge": {"interfaces": "auto br0\niface br0 inet static\n  bridge-ports eth1 \\\n    eth2\n  bridge-stp off\n  address 198.51.100.1/24\niface br0 inet static\n  address 2001:db8::1/64\n"},
 	"own:vxlan": {"interfaces": "auto eth0 vx0 vx1\niface eth0 inet static\n  address 192.0.2.1/24\n" +
@@ -189,7 +194,7 @@ ln -s /usr/share/ifupdown2/ifupdown2 /run/eni-bin/ifup
 	}
 }
 
-// eniState is e's links (kind, mtu, master, up), addresses (not link-local)
+// eniState is e's links (kind, mtu, master, up, alias), addresses (not link-local)
 // and routes (table, metric, gateway, onlink), sorted, without the
 // stand-ins' peers, protocols, lifetimes and ifindexes.
 func eniState(e *cliEnv) string {
@@ -205,7 +210,7 @@ func eniState(e *cliEnv) string {
 		}
 		flags, _ := json.Marshal(l["flags"])
 		up := strings.Contains(string(flags), `"UP"`)
-		lines = append(lines, fmt.Sprintf("link %s kind=%s mtu=%v master=%v up=%v%s", name, kind, l["mtu"], l["master"], up, eniKindState(l)))
+		lines = append(lines, fmt.Sprintf("link %s kind=%s mtu=%v master=%v up=%v alias=%q%s", name, kind, l["mtu"], l["master"], up, unmarked(l["ifalias"]), eniKindState(l)))
 	}
 	lines = append(lines, eniBridgeVLANs(e)...)
 	for _, a := range e.ipJSON("addr", "show") {
@@ -229,6 +234,16 @@ func eniState(e *cliEnv) string {
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
+}
+
+// unmarked is a link's alias without netagent's ownership mark
+// ("netagent", "netagent:ALIAS"), which differs by nature.
+func unmarked(alias any) string {
+	s, _ := alias.(string)
+	if s == "netagent" {
+		return ""
+	}
+	return strings.TrimPrefix(s, "netagent:")
 }
 
 // eniKindAttrs are the settings of each kind the oracle compares.

@@ -4,7 +4,10 @@
 // does: every address and gateway counts, of any other option the first
 // value), addresses, gateways, MTU, bridges (with their VLANs), 802.1Q
 // VLANs, bonds, VXLANs and VRFs, one table of options per kind
-// (bridgevlan.go, bond.go, vxlan.go, vrf.go). `source` and
+// (bridgevlan.go, bond.go, vxlan.go, vrf.go; link.go for any link's
+// alias and ethtool link mode, and why the options of features netagent
+// has not are refused). A mako template is refused once per construct,
+// with the lines it spans (mako.go): netagent evaluates none. `source` and
 // `source-directory` read further files (source.go). What the intent
 // cannot express (commands such as post-up, mapping stanzas, wireless,
 // Open vSwitch, unknown options, an option the intent has not at a value
@@ -19,8 +22,8 @@ package eni
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
-	"strings"
 
 	"github.com/netagent/netagent/agent/importer"
 	"github.com/netagent/netagent/agent/intent"
@@ -51,6 +54,7 @@ func parse(file string, data []byte, st *unix.Stat_t, opts importer.Options) (*i
 	p := &parser{c: importer.NewCollector(opts), ifaces: map[string]*iface{}, auto: map[string]bool{}}
 	p.readFile(file, data, st)
 	in := p.intent()
+	p.c.LeaveOutDangling(in, file)
 	return p.c.Finish(in, file)
 }
 
@@ -61,7 +65,8 @@ type parser struct {
 	ifaces map[string]*iface
 	auto   map[string]bool
 	cur    *iface
-	// inMapping: the lines belong to a refused mapping or vlan stanza.
+	// inMapping: the lines belong to a refused mapping or vlan stanza,
+	// or to a stanza a template opened.
 	inMapping bool
 	src       sources
 }
@@ -70,8 +75,8 @@ type parser struct {
 // current stanza.
 func (p *parser) line(l line) {
 	switch kw := l.words[0]; {
-	case strings.HasPrefix(kw, "%") || strings.Contains(strings.Join(l.words, " "), "<%") || strings.Contains(strings.Join(l.words, " "), "${"):
-		p.c.Unsupported(importer.Refusal{Pos: l.pos[0], Key: kw, Why: "a mako template: import the file ifupdown2 renders from it (ifquery -a prints it)"})
+	case l.mako != nil:
+		p.template(l)
 	case kw == "auto" || kw == "allow-hotplug" || kw == "allow-auto":
 		p.cur, p.inMapping = nil, false
 		for _, name := range l.words[1:] {
@@ -167,12 +172,15 @@ func (p *parser) intent() *intent.Intent {
 	in := &intent.Intent{Version: intent.Version}
 	aware := p.vlanAwarePorts()
 	p.vxlanLocal()
+	p.autoVRFTables()
+	p.sharedAddresses()
 	for _, name := range p.order {
 		ifc := p.ifaces[name]
 		p.checkVLANOptions(ifc, aware[name])
 		p.checkVXLAN(ifc)
 		p.checkVLAN(ifc)
 		p.checkBond(ifc)
+		p.checkBroadcasts(ifc)
 		if !p.auto[name] {
 			p.refuse(ifc, ifc.pos, "iface "+name, "not auto or allow-hotplug: ifup -a leaves it down, and netagent has no interface brought up only on demand")
 		}
@@ -182,7 +190,11 @@ func (p *parser) intent() *intent.Intent {
 		if ifc.skipped || ifc.loopback && ifc.empty() {
 			continue
 		}
-		in.Interfaces = append(in.Interfaces, ifc.build(name))
+		out := ifc.build(name)
+		if l := p.ethtoolLink(ifc); l != nil {
+			out.Ethtool = &intent.Ethtool{Link: l}
+		}
+		in.Interfaces = append(in.Interfaces, out)
 		in.Routes = append(in.Routes, p.gatewayRoutes(ifc)...)
 		addDNS(in, ifc)
 	}
@@ -205,4 +217,30 @@ func (p *parser) gatewayRoutes(ifc *iface) []intent.Route {
 		out[i].Table = vrf.vrfTable
 	}
 	return out
+}
+
+// sharedAddresses refuses an address given to a second interface (but a
+// host address, /32 or /128, which the intent lets several share): the
+// kernel takes it, ifupdown2 gives it, and the intent has an address on
+// one interface only. The second interface is the one left out.
+func (p *parser) sharedAddresses() {
+	type first struct {
+		name string
+		at   importer.Position
+	}
+	seen := map[netip.Addr]first{}
+	for _, name := range p.order {
+		ifc := p.ifaces[name]
+		for i, s := range ifc.addrs {
+			pfx := netip.MustParsePrefix(s)
+			if pfx.Bits() == pfx.Addr().BitLen() || ifc.skipped {
+				continue
+			}
+			if f, ok := seen[pfx.Addr()]; ok && f.name != name {
+				p.refuse(ifc, ifc.addrAt[i], "iface "+name+": address", fmt.Sprintf("%s is also %s's (%s): the intent gives an address (but a /32 or /128) to one interface only", s, f.name, f.at))
+				continue
+			}
+			seen[pfx.Addr()] = first{name, ifc.addrAt[i]}
+		}
+	}
 }

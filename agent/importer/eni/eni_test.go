@@ -118,6 +118,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(sample))
 	f.Add([]byte("auto a.b\niface a.b inet static\n netmask 1.2.3.4\n"))
 	f.Add([]byte(vlanAware))
+	f.Add([]byte("auto a\niface a\n  alias x $IFACE\n  link-speed 100\n<%\n x = 1\n%>\n%for i in r:\nauto b${i}\n<%def name=\"m()\">\n</%def>\n%endfor\n  vrf-table auto\n"))
 	for _, tc := range expectedIntents {
 		f.Add([]byte(tc.eni))
 	}

@@ -18,6 +18,8 @@ type iface struct {
 	loopback, dhcp4, ra, dhcp6 bool
 	skipped                    bool
 	addrs                      []string
+	addrAt                     []importer.Position // where each of addrs is
+	broadcasts                 []broadcast
 	routes                     []intent.Route
 	mtu                        int
 	ports                      []string
@@ -35,7 +37,10 @@ type iface struct {
 	bond     *intent.Bond
 	slaves   []string
 	vrfTable uint32
+	vrfAuto  bool // vrf-table auto
 	vrf      string
+	alias    string
+	link     linkMode
 }
 
 func (ifc *iface) empty() bool {
@@ -50,6 +55,9 @@ func (p *parser) option(ifc *iface, l line) {
 		p.c.Invalid(importer.Refusal{Pos: l.pos[0], Key: "iface " + ifc.name + ": " + orig, Why: "no value"})
 		return
 	}
+	if key == "alias" {
+		args = []string{valueOf(ifc, l)}
+	}
 	if _, ok := ifc.at[key]; ok && singleValued(key) {
 		return // ifupdown2 takes the first value
 	}
@@ -57,8 +65,19 @@ func (p *parser) option(ifc *iface, l line) {
 		ifc.at = map[string]importer.Position{}
 	}
 	ifc.at[key] = l.pos[0]
-	why := ifc.set(key, args)
+	if key == "address" && p.loopbackAddress(ifc, args[0], l.pos[0]) {
+		return
+	}
+	var why string
+	if key == "broadcast" {
+		why = ifc.setBroadcast(args, l.pos[0]) // the nth is the nth address's
+	} else {
+		why = ifc.set(key, args)
+	}
 	if why == "" {
+		if key == "address" {
+			ifc.addrAt = append(ifc.addrAt, l.pos[0])
+		}
 		return
 	}
 	r := importer.Refusal{Pos: l.pos[0], Key: "iface " + ifc.name + ": " + orig, Why: why, Object: ifc.name}
@@ -101,9 +120,15 @@ func (ifc *iface) set(key string, args []string) string {
 		if set, ok := kindOptions[key]; ok {
 			return set(ifc, args)
 		}
-		return "netagent has no equivalent of this option"
+		return refusedWhy(key)
 	}
 	return ""
+}
+
+// valueOf is an option's value as ifupdown2 reads it: the rest of the
+// line, $IFACE replaced by the interface's name (networkinterfaces.py).
+func valueOf(ifc *iface, l line) string {
+	return strings.ReplaceAll(l.rest(), "$IFACE", ifc.name)
 }
 
 // singleValued reports whether only key's first line counts (ifupdown2
@@ -120,7 +145,7 @@ type setter func(ifc *iface, args []string) string
 
 // kindOptions are the options of each kind of link, one table per kind
 // (vlan.go, bridgevlan.go, vxlan.go, bond.go, vrf.go).
-var kindOptions = joinOptions(vlanOptions, bridgeVLANOptions, vxlanOptions, bondOptions, vrfOptions)
+var kindOptions = joinOptions(linkOptions, vlanOptions, bridgeVLANOptions, vxlanOptions, bondOptions, vrfOptions)
 
 func joinOptions(tables ...map[string]setter) map[string]setter {
 	out := map[string]setter{}
@@ -139,11 +164,30 @@ func (ifc *iface) address(s string) string {
 		}
 		pfx = netip.PrefixFrom(a, a.BitLen())
 	}
-	if pfx.Addr().IsLoopback() && ifc.name != "lo" {
-		return "a loopback address (as on ifupdown2's management VRF) is not one netagent's intent takes on an interface"
-	}
 	ifc.addrs = append(ifc.addrs, pfx.String())
 	return ""
+}
+
+// loopbackAddress refuses a loopback address on an interface other than
+// lo (the intent's addresses are unicast ones); under --skip-unsupported
+// only the address is left out, the interface stays. It reports whether
+// s was one.
+func (p *parser) loopbackAddress(ifc *iface, s string, at importer.Position) bool {
+	pfx, err := netip.ParsePrefix(s)
+	if err != nil {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return false
+		}
+		pfx = netip.PrefixFrom(a, a.BitLen())
+	}
+	if !pfx.Addr().IsLoopback() || ifc.name == "lo" {
+		return false
+	}
+	p.c.Unsupported(importer.Refusal{Pos: at, Key: "iface " + ifc.name + ": address", Object: "address " + pfx.String() + " of " + ifc.name,
+		Why: pfx.String() + " is a loopback address: the intent's addresses are unicast ones, so it cannot give one to " + ifc.name +
+			" (ifupdown2's management VRF has 127.0.0.1/8, for services bound to the VRF)"})
+	return true
 }
 
 // netmask sets the prefix length of the last address without one.
@@ -219,6 +263,7 @@ func (ifc *iface) build(name string) intent.Interface {
 	if out.Type != intent.LinkPhysical {
 		out.MAC = ifc.mac
 	}
+	out.Alias = ifc.alias
 	if ifc.dhcp4 {
 		out.DHCP4 = &intent.DHCP4{}
 	}
@@ -235,6 +280,7 @@ func (p *parser) addPorts(in *intent.Intent) {
 	for _, name := range p.order {
 		ifc := p.ifaces[name]
 		if ifc.skipped {
+			leftOutMaster(in, name, slices.Concat(ifc.slaves, ifc.ports))
 			continue
 		}
 		for _, port := range ifc.slaves {
@@ -247,6 +293,18 @@ func (p *parser) addPorts(in *intent.Intent) {
 					m.BridgePort = &intent.BridgePort{VLANs: vlans}
 				}
 			}
+		}
+	}
+}
+
+// leftOutMaster makes the ports of a master left out (under
+// --skip-unsupported) that have stanzas of their own name it still, so
+// that they are left out with it (importer.Collector.LeaveOutDangling):
+// none is an interface of its own in the file.
+func leftOutMaster(in *intent.Intent, master string, ports []string) {
+	for i := range in.Interfaces {
+		if slices.Contains(ports, in.Interfaces[i].Name) {
+			in.Interfaces[i].Master = master
 		}
 	}
 }

@@ -218,10 +218,10 @@ func TestVRF(t *testing.T) {
 		src, want string
 		skippable bool
 	}{
-		{"auto mgmt\niface mgmt\n  address 127.0.0.1/8\n  vrf-table 10\n", "f:3:3: iface mgmt: address: a loopback address", true},
-		{"auto mgmt\niface mgmt\n  vrf-table auto\n", "f:3:3: iface mgmt: vrf-table: ifupdown2 picks a free table", true},
+		{"auto mgmt\niface mgmt\n  address 127.0.0.1/8\n  vrf-table 10\n", "f:3:3: iface mgmt: address: 127.0.0.1/8 is a loopback address: the intent's addresses are unicast ones", true},
+		{"auto a b\niface a\n  vrf-table auto\niface b\n  vrf-table auto\n", "f:3:3: iface a: vrf-table: auto, with 2 VRFs of vrf-table auto: ifupdown2 numbers them", true},
 		{"auto mgmt\niface mgmt\n  vrf-table 254\n", "f:3:3: iface mgmt: vrf-table: invalid table \"254\"", false},
-		{"auto mgmt\niface mgmt\n  vrf-table 10\n  vrf-default-route no\n", "f:4:3: iface mgmt: vrf-default-route: netagent has no equivalent", true},
+		{"auto mgmt\niface mgmt\n  vrf-table 10\n  vrf-default-route yes\n", "f:4:3: iface mgmt: vrf-default-route: vrf-default-route yes: the unreachable default route Cumulus' vrf helper adds", true},
 	} {
 		refusedAt(t, tc.src, tc.want, tc.skippable)
 	}
@@ -292,4 +292,21 @@ func TestUnderscoreKeys(t *testing.T) {
 
 func TestVLANStanzaRefused(t *testing.T) {
 	refusedAt(t, "auto br0\niface br0\n  bridge-ports eth1\nvlan br0.100\n  bridge-igmp-querier-src 192.0.2.1\n", "f:4:1: vlan: ifupdown2's vlan stanza", true)
+}
+
+// TestLoopbackAddressOnVRF: 127.0.0.1/8 on a VRF is refused; under
+// --skip-unsupported only the address is left out, the VRF and its
+// members stay (ifupdown2's mgmt-vrf example).
+func TestLoopbackAddressOnVRF(t *testing.T) {
+	src := "auto eth0 mgmt\niface eth0 inet dhcp\n  vrf mgmt\niface mgmt\n  address 127.0.0.1/8\n  vrf-table auto\n  vrf-default-route no\n"
+	res, err := Parse("f", []byte(src), importer.Options{SkipUnsupported: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := asJSON(res.Intent.Interfaces); got != `[{"name":"eth0","type":"physical","mtu":1500,"master":"mgmt","dhcp4":true},{"name":"mgmt","type":"vrf","vrf":{"table":1001}}]` {
+		t.Errorf("interfaces %s", got)
+	}
+	if len(res.Warnings) != 2 || res.Warnings[0].Object != "address 127.0.0.1/8 of mgmt" {
+		t.Errorf("warnings %v", res.Warnings)
+	}
 }

@@ -63,18 +63,18 @@ var linkTypes = map[string]intent.LinkType{
 	"vrfs": intent.LinkVRF, "dummy-devices": intent.LinkDummy, "virtual-ethernets": intent.LinkVeth,
 }
 
-// notImported are netplan's device keys netagent does not express (yet),
-// refused as unsupported rather than unknown.
-var notImported = []string{
-	"ipv6-privacy", "ipv6-address-generation", "ipv6-address-token",
-	"ipv6-mtu", "critical", "emit-lldp", "ignore-carrier", "infiniband-mode", "neigh-suppress",
-	"networkmanager", "openvswitch", "virtual-function-count", "embedded-switch-mode",
-	"delay-virtual-functions-rebind", "link", "auth", "activation-mode", "access-points",
-}
-
 // device is the interface dev means; false: it is left out (refused).
 func (c *conv) device(dev *device) (*intent.Interface, bool) {
 	ifc := &intent.Interface{Name: dev.name, Type: linkTypes[dev.section]}
+	if at, why, ovs := c.ovsDevice(dev); ovs {
+		r := at.d.refusal(at.v, "network."+dev.section+"."+dev.name+"."+at.k.Value, why)
+		r.Object = dev.name
+		c.col.Unsupported(r)
+		if e, ok := dev.keys["interfaces"]; ok && dev.section != "ethernets" {
+			c.ports(ifc, e) // its ports go with it (portsOf)
+		}
+		return ifc, false
+	}
 	switch dev.section {
 	case "vlans":
 		ifc.VLAN = &intent.VLAN{}
@@ -116,12 +116,10 @@ func (c *conv) device(dev *device) (*intent.Interface, bool) {
 func (c *conv) unknown(dev *device, e entry) {
 	key := "network." + dev.section + "." + dev.name + "." + e.k.Value
 	r := e.d.refusal(e.k, key, "unknown key")
-	for _, k := range notImported {
-		if k == e.k.Value {
-			r.Why, r.Object = "netagent does not import this key", dev.name
-			c.col.Unsupported(r)
-			return
-		}
+	if why, ok := notImported[e.k.Value]; ok {
+		r.Why, r.Object = why, dev.name
+		c.col.Unsupported(r)
+		return
 	}
 	c.col.Invalid(r)
 }

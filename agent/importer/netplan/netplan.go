@@ -9,7 +9,10 @@
 // netagent cannot express (wifis, modems, Open vSwitch, SR-IOV,
 // NetworkManager's keys, ...) is unsupported, which
 // importer.Options.SkipUnsupported turns into a warning leaving the
-// device (or the key's object) out.
+// device (or the key's object) out, and what depended on it with it.
+// A WireGuard tunnel is imported when its keys are key files (the intent
+// holds no keys: wireguard.go); the keys refused, and why, are in
+// refused.go.
 //
 // A netplan id is a label; what names a NIC in the kernel is set-name,
 // or, without it, the kernel's own name. The intent's match always gives
@@ -60,7 +63,7 @@ var unsupportedSections = map[string]string{
 
 // Import reads files (netplan YAML) and returns the intent they mean.
 func Import(files []string, opts importer.Options) (*importer.Result, error) {
-	c := &conv{col: importer.NewCollector(opts), devs: map[string]*device{}, setNames: map[string]string{}, names: map[string]string{}}
+	c := &conv{col: importer.NewCollector(opts), devs: map[string]*device{}, setNames: map[string]string{}, names: map[string]string{}, ovsPorts: map[string]bool{}}
 	var first string
 	for _, f := range order(files) {
 		d, err := readDoc(f)
@@ -87,6 +90,7 @@ func Import(files []string, opts importer.Options) (*importer.Result, error) {
 	if len(c.ns) > 0 || len(c.search) > 0 {
 		in.DNS = &intent.DNS{Nameservers: c.ns, Search: c.search}
 	}
+	c.col.LeaveOutDangling(in, first)
 	return c.col.Finish(in, first)
 }
 
@@ -106,12 +110,14 @@ type portSet struct {
 
 // portsOf gives each port its master and its bridge's settings for it
 // (byID: the index of each device's interface); a port that is no device
-// is refused (netplan's own error), one left out is skipped with it.
+// is refused (netplan's own error), one left out is skipped with it. A
+// port of a master left out names it still, and is left out with it
+// (importer.Collector.LeaveOutDangling): it is no NIC of its own.
 func (c *conv) portsOf(in *intent.Intent, byID map[string]int) {
 	for _, p := range c.portRefs {
 		if i, ok := byID[p.id]; ok {
 			in.Interfaces[i].Master = p.master
-		} else if c.devs[p.id] == nil {
+		} else if c.devs[p.id] == nil && !c.ovsPorts[p.id] {
 			c.bad(p.at, "names "+p.id+", which is no device")
 		}
 	}
@@ -146,6 +152,7 @@ type conv struct {
 	portSets []portSet
 	setNames map[string]string // a NIC's set-name, by id
 	names    map[string]string // each device's name in the intent, by id
+	ovsPorts map[string]bool   // network.openvswitch.ports' patch ports
 }
 
 // file merges one document's devices into c.
@@ -175,6 +182,9 @@ func (c *conv) networkKey(d *doc, p pair) {
 		return
 	}
 	if why, ok := unsupportedSections[p.k.Value]; ok {
+		if p.k.Value == "openvswitch" {
+			c.ovsPatchPorts(p.v)
+		}
 		for _, dp := range pairs(p.v) {
 			r := d.refusal(dp.k, key+"."+dp.k.Value, why)
 			r.Object = dp.k.Value

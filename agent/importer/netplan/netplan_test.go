@@ -1,6 +1,7 @@
 package netplan
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -66,7 +67,7 @@ func TestImportRefusesWithPosition(t *testing.T) {
 		"network:\n  ethernets:\n    e: &x {mtu: 1500}\n":        "aliases and anchors are refused",
 		"network:\n  wifis:\n    wl0: {}\n":                      "a.yaml:3:5: network.wifis.wl0: netagent configures no wireless",
 		"network:\n  ethernets:\n    e: {mtu: 12}\n":             "a.yaml:3:14: mtu: is not a number",
-		"network:\n  ethernets:\n    e: {ipv6-privacy: true}\n":  "netagent does not import this key",
+		"network:\n  ethernets:\n    e: {ipv6-privacy: true}\n":  "e.ipv6-privacy: IPv6 privacy addresses (networkd's IPv6PrivacyExtensions)",
 		"network:\n  ethernets:\n    e: {addresses: [[[[]]]]}\n": "only plain values",
 	} {
 		f := write(t, dir, "a.yaml", body)
@@ -129,8 +130,78 @@ func TestImportTunnels(t *testing.T) {
 	if i[2].VXLAN == nil || i[2].VXLAN.VNI != 42 || *i[2].VXLAN.Learning {
 		t.Errorf("vxlan %+v", i[2])
 	}
-	f = write(t, t.TempDir(), "w.yaml", "network:\n  tunnels:\n    wg0: {mode: wireguard}\n")
-	if _, err := Import([]string{f}, importer.Options{}); err == nil || !strings.Contains(err.Error(), "w.yaml:3:17: network.tunnels.wg0.mode") {
-		t.Errorf("wireguard: %v", err)
+	f = write(t, t.TempDir(), "w.yaml", "network:\n  tunnels:\n    t0: {mode: vti}\n")
+	if _, err := Import([]string{f}, importer.Options{}); err == nil || !strings.Contains(err.Error(), "w.yaml:3:16: network.tunnels.t0.mode: netagent does not import vti tunnels") {
+		t.Errorf("vti: %v", err)
+	}
+}
+
+// TestImportWireguard: a wireguard tunnel whose keys are files (as
+// networkd v242+ takes them) is the intent's wireguard section; an inline
+// key, allowed-ips with host bits and an endpoint by name are refused at
+// their values.
+func TestImportWireguard(t *testing.T) {
+	src := "network:\n  tunnels:\n    wg0:\n      mode: wireguard\n      addresses: [10.10.10.20/24]\n      keys: {private: /etc/wg/k}\n      mark: 42\n      port: 51820\n" +
+		"      peers:\n        - keys: {public: M9nt4YujIOmNrRmpIRTmYSfMdrpvE7u6WkG8FY8WjG4=, shared: /etc/wg/psk}\n          allowed-ips: [20.20.20.0/24, 2001:db8::/64]\n" +
+		"          endpoint: 192.0.2.1:51820\n          keepalive: 21\n"
+	f := write(t, t.TempDir(), "a.yaml", src)
+	res, err := Import([]string{f}, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(res.Intent.Interfaces)
+	want := `[{"name":"wg0","type":"wireguard","addresses":["10.10.10.20/24"],"wireguard":{"privateKeyFile":"/etc/wg/k","listenPort":51820,"fwmark":42,` +
+		`"peers":[{"publicKey":"M9nt4YujIOmNrRmpIRTmYSfMdrpvE7u6WkG8FY8WjG4=","presharedKeyFile":"/etc/wg/psk","allowedIPs":["20.20.20.0/24","2001:db8::/64"],"endpoint":"192.0.2.1:51820","persistentKeepalive":21}]}}]`
+	if string(got) != want {
+		t.Errorf("imported\n%s\nwant\n%s", got, want)
+	}
+	for _, tc := range []struct{ from, to, want string }{
+		{"{private: /etc/wg/k}", "{private: 4GgaQCy68nzNsUE5aJ9fuLzHhB65tAlwbmA72MWnOm8=}", "a.yaml:6:23: private: an inline key: the intent holds no keys"},
+		{"shared: /etc/wg/psk", "shared: 7voRZ/ojfXgfPOlswo3Lpma1RJq7qijIEEUEMShQFV8=", "a.yaml:10:80: shared: an inline key"},
+		{"20.20.20.0/24", "20.20.20.10/24", "a.yaml:11:25: allowed-ips: 20.20.20.10/24 has host bits: the intent takes the prefix 20.20.20.0/24 only"},
+		{"192.0.2.1:51820", "vpn.example.net:51820", "a.yaml:12:21: endpoint: not address:port (a host name?)"},
+	} {
+		f := write(t, t.TempDir(), "a.yaml", strings.Replace(src, tc.from, tc.to, 1))
+		if _, err := Import([]string{f}, importer.Options{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want %q", tc.to, err, tc.want)
+		}
+	}
+}
+
+// TestImportOpenvswitchDevices: a device with an openvswitch key, and a
+// bond or bridge with a port that is OVS's, is refused at that key as
+// Open vSwitch's (its other keys are not read: OVS's bond modes are not
+// the kernel's); left out, the NICs that were its ports go with it.
+func TestImportOpenvswitchDevices(t *testing.T) {
+	src := "network:\n  openvswitch:\n    ports:\n      - [p0, p1]\n  ethernets:\n    eth0:\n      openvswitch: {}\n    eth1: {}\n    eth2:\n      addresses: [192.0.2.1/24]\n" +
+		"  bonds:\n    bond0:\n      interfaces: [p1, eth1]\n      parameters: {mode: balance-tcp}\n  bridges:\n    br0:\n      interfaces: [eth0]\n"
+	f := filepath.Join(t.TempDir(), "a.yaml")
+	if err := os.WriteFile(f, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Import([]string{f}, importer.Options{})
+	var ie *importer.Error
+	if !errors.As(err, &ie) {
+		t.Fatalf("err %v", err)
+	}
+	var got []string
+	for _, r := range ie.Refusals[1:] { // [0]: network.openvswitch.ports
+		got = append(got, strings.TrimPrefix(r.Error(), f))
+	}
+	want := ":7:20: network.ethernets.eth0.openvswitch: an Open vSwitch device|" +
+		":13:20: network.bonds.bond0.interfaces: a port of Open vSwitch (network.openvswitch.ports), so netplan makes this an OVS bond|" +
+		":17:20: network.bridges.br0.interfaces: eth0 is an Open vSwitch device, so netplan makes this an OVS bridge"
+	for i, w := range strings.Split(want, "|") {
+		if i >= len(got) || !strings.HasPrefix(got[i], w) {
+			t.Errorf("refusals\n%s\nwant\n%s", strings.Join(got, "\n"), strings.ReplaceAll(want, "|", "\n"))
+			break
+		}
+	}
+	res, err := Import([]string{f}, importer.Options{SkipUnsupported: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Intent.Interfaces) != 1 || res.Intent.Interfaces[0].Name != "eth2" {
+		t.Errorf("interfaces = %+v", res.Intent.Interfaces)
 	}
 }

@@ -12,8 +12,11 @@ var tunnelKeys = map[string]handler{
 	"remote":       (*conv).tunnelEndpoint,
 	"ttl":          (*conv).tunnelTTL,
 	"key":          (*conv).tunnelKey,
+	"keys":         (*conv).tunnelKey, // netplan's other name of key
 	"id":           (*conv).vxlanID,
 	"port":         (*conv).vxlanPort,
+	"mark":         (*conv).wgMark,
+	"peers":        (*conv).wgPeers,
 	"link":         (*conv).tunnelParent,
 	"mac-learning": (*conv).vxlanLearning,
 }
@@ -37,6 +40,8 @@ func (c *conv) tunnelType(ifc *intent.Interface, dev *device) bool {
 		ifc.Type, ifc.IP6Tnl = intent.LinkIP6Tnl, &intent.IP6Tnl{Mode: intent.IP6TnlMode(e.v.Value)}
 	case "vxlan":
 		ifc.Type, ifc.VXLAN = intent.LinkVXLAN, &intent.VXLAN{}
+	case "wireguard":
+		ifc.Type, ifc.Wireguard = intent.LinkWireguard, &intent.Wireguard{}
 	default:
 		r := e.d.refusal(e.v, "network.tunnels."+dev.name+".mode", "netagent does not import "+e.v.Value+" tunnels")
 		r.Object = dev.name
@@ -105,6 +110,9 @@ func (c *conv) tunnelTTL(ifc *intent.Interface, e entry) bool {
 // tunnelKey is a gre's key, both directions (the mapping form with
 // input and output keys is not imported).
 func (c *conv) tunnelKey(ifc *intent.Interface, e entry) bool {
+	if ifc.Wireguard != nil {
+		return c.wgKey(ifc, e)
+	}
 	if ifc.GRE == nil {
 		return c.unsupported(e, e.k, "a key is a gre tunnel's only")
 	}
@@ -118,6 +126,11 @@ func (c *conv) vxlanID(ifc *intent.Interface, e entry) bool {
 }
 
 func (c *conv) vxlanPort(ifc *intent.Interface, e entry) bool {
+	if ifc.Wireguard != nil {
+		v, ok := c.number(e, e.v, 1, 65535)
+		ifc.Wireguard.ListenPort = int(v)
+		return ok
+	}
 	return c.vxlanNumber(ifc, e, 65535, func(x *intent.VXLAN, v int) { x.Port = v })
 }
 
