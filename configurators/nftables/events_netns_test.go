@@ -40,11 +40,11 @@ func TestWatcherOnKernel(t *testing.T) {
 	}
 	k := netlinkKernel{nsfd: int(tgt.NsHandle())}
 	tab := items.NftTable{Family: "inet", Table: "netagent", Chains: []items.NftChain{{Name: "c"}}}
-	if err := k.ApplyBatch([]Op{{Table: tab}}); err != nil {
+	if err := k.ApplyBatch(0, []Op{{Table: tab}}); err != nil {
 		t.Fatal(err)
 	}
 	for range 5 { // replaced, as Modify does
-		if err := k.ApplyBatch([]Op{{Delete: true, Table: tab}, {Table: tab}}); err != nil {
+		if err := k.ApplyBatch(0, []Op{{Kind: OpDeleteTable, Table: tab}, {Table: tab}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -111,25 +111,25 @@ func (m *MadeTable) when() *time.Time {
 	return &m.Made
 }
 
-// pending is what prepare found of an operation's table: recorded
+// recordState is what prepare found of an operation's table: recorded
 // before it, or recorded by it.
-type pending struct{ recorded, added bool }
+type recordState struct{ recorded, added bool }
 
 // prepare refuses an operation on a table without the mark, and records
 // the table of a create or modify before it runs (unless recorded
 // already), dropping the records of tables that are gone.
-func (o *owning) prepare(op reconciler.Operation, it *items.NftTable) (pending, error) {
+func (o *owning) prepare(op reconciler.Operation, it *items.NftTable) (recordState, error) {
 	exists, marked, made, gone, err := o.look(it)
 	if err != nil {
-		return pending{}, err
+		return recordState{}, err
 	}
 	if exists && !marked {
-		return pending{}, notOwned(it, made.when())
+		return recordState{}, notOwned(it, made.when())
 	}
-	p := pending{recorded: made != nil}
+	p := recordState{recorded: made != nil}
 	if op != reconciler.OpDelete && (made == nil || len(gone) > 0) {
 		if err := o.rec.add(it.Family, it.Table, gone); err != nil {
-			return pending{}, err
+			return recordState{}, err
 		}
 		p.added = made == nil
 	}
@@ -139,7 +139,7 @@ func (o *owning) prepare(op reconciler.Operation, it *items.NftTable) (pending, 
 // finish follows an operation that ran with err: a delete that succeeded
 // forgets the table; a create or modify that failed leaving no table of
 // netagent's there takes back the record it added.
-func (o *owning) finish(op reconciler.Operation, it *items.NftTable, p pending, err error) error {
+func (o *owning) finish(op reconciler.Operation, it *items.NftTable, p recordState, err error) error {
 	switch {
 	case op == reconciler.OpDelete && err == nil && p.recorded:
 		return o.rec.remove(it.Name())
@@ -191,7 +191,7 @@ var _ reconciler.BatchConfigurator = owningBatch{}
 // batch, and finishes each.
 func (o owningBatch) ApplyBatch(ctx context.Context, ops []reconciler.BatchOp) []error {
 	errs := make([]error, len(ops))
-	ps := make([]pending, len(ops))
+	ps := make([]recordState, len(ops))
 	var run []reconciler.BatchOp
 	var at []int
 	for i, op := range ops {

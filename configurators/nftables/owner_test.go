@@ -19,11 +19,11 @@ import (
 // drops).
 type fakeReader struct {
 	tables []TableInfo
-	chains []fakeChain
+	chains []readerChain
 	err    error
 }
 
-type fakeChain struct {
+type readerChain struct {
 	BaseChain
 	rules []bool
 }

@@ -70,7 +70,7 @@ func warnings(r tableReader, want []*items.NftTable, budget int) ([]Warning, err
 			continue
 		}
 		for _, m := range mine {
-			if sameHook(m.chain, f) && dropsSome(f) {
+			if seesSamePackets(m.chain, f) && dropsSome(f) {
 				out = append(out, Warning{Ref: m.ref, Text: crossTableText(m.chain, f)})
 			}
 		}
@@ -117,17 +117,17 @@ func derefPriority(p *items.NftPriority) items.NftPriority {
 // coversAny reports whether f is on the hook of one of mine.
 func coversAny(mine []ownChain, f BaseChain) bool {
 	for _, m := range mine {
-		if sameHook(m.chain, f) {
+		if seesSamePackets(m.chain, f) {
 			return true
 		}
 	}
 	return false
 }
 
-// sameHook reports whether base chains a and b see the same packets: the
+// seesSamePackets reports whether base chains a and b see the same packets: the
 // same hook, in the same family or inet and one of ip and ip6; on the
 // ingress and egress hooks, of the same device.
-func sameHook(a, b BaseChain) bool {
+func seesSamePackets(a, b BaseChain) bool {
 	if a.Hook != b.Hook {
 		return false
 	}

@@ -9,8 +9,6 @@ import (
 	"github.com/netagent/netagent/reconciler"
 )
 
-func prio(v int) *items.NftPriority { return &items.NftPriority{Value: v} }
-
 // edge is an intended table with an input chain at priority 0 and a
 // postrouting nat chain.
 var edge = &items.NftTable{Family: "inet", Table: "netagent", Chains: []items.NftChain{
@@ -19,8 +17,8 @@ var edge = &items.NftTable{Family: "inet", Table: "netagent", Chains: []items.Nf
 	{Name: "helper"},
 }}
 
-func chain(family, table, name, hook string, priority int, policyDrop bool, rules ...bool) fakeChain {
-	return fakeChain{BaseChain: BaseChain{Family: family, Table: table, Chain: name, Type: "filter", Hook: hook, Priority: priority, PolicyDrop: policyDrop}, rules: rules}
+func chain(family, table, name, hook string, priority int, policyDrop bool, rules ...bool) readerChain {
+	return readerChain{BaseChain: BaseChain{Family: family, Table: table, Chain: name, Type: "filter", Hook: hook, Priority: priority, PolicyDrop: policyDrop}, rules: rules}
 }
 
 // Plan warns of every other owner's base chain on a hook of netagent's
@@ -34,7 +32,7 @@ func TestCrossTableWarnings(t *testing.T) {
 		{Family: "ip", Name: "filter"}, {Family: "inet", Name: "fw"}, {Family: "ip6", Name: "f6"},
 		{Family: "bridge", Name: "br"}, {Family: "inet", Name: "mine", Marked: true}, {Family: "inet", Name: "netagent"},
 		{Family: "ip", Name: "nat"},
-	}, chains: []fakeChain{
+	}, chains: []readerChain{
 		chain("ip", "filter", "INPUT", "input", 0, true),
 		chain("inet", "fw", "in", "input", -10, false, false, true, true),
 		chain("inet", "fw", "in-ok", "input", 10, false, false, false),
@@ -68,7 +66,7 @@ func TestCrossTableWarnings(t *testing.T) {
 // warning, not read.
 func TestCrossTableWarningsCapped(t *testing.T) {
 	r := &fakeReader{tables: []TableInfo{{Family: "ip", Name: "a"}, {Family: "ip", Name: "b"}, {Family: "ip", Name: "c"}},
-		chains: []fakeChain{
+		chains: []readerChain{
 			chain("ip", "a", "in", "input", 0, false, false, false, true, true),
 			chain("ip", "b", "in", "input", 0, false, true),
 			chain("ip", "c", "in", "input", 0, false, true),
@@ -100,8 +98,8 @@ func TestSameHook(t *testing.T) {
 		{bc("netdev", "ingress", "eth0"), bc("netdev", "ingress", "eth0"), true},
 		{bc("netdev", "ingress", "eth0"), bc("netdev", "ingress", "eth1"), false},
 	} {
-		if got := sameHook(c.a, c.b); got != c.want {
-			t.Errorf("sameHook(%+v, %+v) = %v, want %v", c.a, c.b, got, c.want)
+		if got := seesSamePackets(c.a, c.b); got != c.want {
+			t.Errorf("seesSamePackets(%+v, %+v) = %v, want %v", c.a, c.b, got, c.want)
 		}
 	}
 }
