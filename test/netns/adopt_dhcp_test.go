@@ -1,0 +1,194 @@
+//go:build !vmtest
+
+package netns_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/netagent/netagent/configurators/dhcp"
+	"github.com/netagent/netagent/internal/dnsmasqtest"
+)
+
+// adoptDHCPIntent: up0 from DHCP, its routes at networkd's metric under
+// netplan (100).
+const adoptDHCPIntent = `{"version": 1, "interfaces": [{"name": "up0", "type": "physical", "dhcp4": {"routeMetric": 100}}]}`
+
+// adoptDHCPLease leaves on up0 the lease another client (networkd) holds:
+// dnsmasq grants it to the MAC of up0 (a client of the test's own, as
+// networkd's exchange would), and the address and routes go into the
+// kernel as networkd puts them (its lease's lifetimes, the address's
+// prefix route at the DHCP metric, proto dhcp, the host routes to the
+// gateway and the DNS server, the default route from the address). With
+// addr valid, that address is put there instead of the leased one (a
+// lease the server does not know).
+func adoptDHCPLease(t *testing.T, e *cliEnv, addr netip.Prefix) netip.Prefix {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := &dhcp.Client{X: &dhcp.NetnsExchanger{Target: e.tgt}}
+	l, err := c.Acquire(ctx, "up0", dhcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !addr.IsValid() {
+		addr = l.Address
+	}
+	lft := fmt.Sprint(int(l.LeaseTime.Seconds()))
+	src, gw, dns := addr.Addr().String(), l.Router.String(), l.DNS[0].String()
+	e.ip("addr", "add", addr.String(), "dev", "up0", "valid_lft", lft, "preferred_lft", lft, "metric", "100")
+	e.ip("route", "add", gw, "dev", "up0", "proto", "dhcp", "scope", "link", "src", src, "metric", "100")
+	e.ip("route", "add", dns, "dev", "up0", "proto", "dhcp", "scope", "link", "src", src, "metric", "100")
+	e.ip("route", "add", "default", "via", gw, "dev", "up0", "proto", "dhcp", "src", src, "metric", "100")
+	return addr
+}
+
+// adoptDHCPApplied is what the test reads of apply --json.
+type adoptDHCPApplied struct {
+	Converged  bool `json:"converged"`
+	Operations []struct {
+		Op, Item, Adopt string
+	} `json:"operations"`
+	Leases []struct{ Interface, Address, Server, Obtained string } `json:"leases"`
+}
+
+// TestAdoptDHCPLease: a host whose uplink up0 holds a lease of another
+// client (networkd's, as it leaves it: dnsmasq in a peer namespace granted
+// it) switches to netagent with apply --adopt and no blip: plan --adopt
+// lists only adoptions of the leased address and its routes, and the
+// lease item's modify (asking again); apply --adopt asks the server for
+// the same address (INIT-REBOOT: a REQUEST, no DISCOVER), takes over the
+// address and the default route in place (ip monitor: no deletion), while
+// a ping every 10 ms from the server's namespace to the leased address
+// loses nothing; the address and its routes are then netagent's (proto
+// 211), the lease is netagent's own, kept, and its renewal (the next
+// apply past T1) confirms it again.
+func TestAdoptDHCPLease(t *testing.T) {
+	e := cliNewEnv(t)
+	srv := dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{LeaseTime: 10 * time.Minute})
+	addr := adoptDHCPLease(t, e, netip.Prefix{})
+	file := e.writeFile("dhcp.json", adoptDHCPIntent)
+	path := takeoverPath{from: srv.Peer, target: addr.Addr(), how: "from the DHCP server to the leased address"}
+	path.check(t)
+	mon := takeoverStartMonitor(t, e)
+	discovers := strings.Count(srv.Log(), "DHCPDISCOVER")
+
+	plan := e.mustRun(0, "plan", "--adopt", "--json", file)
+	var adopted []string
+	for _, o := range takeoverOps(t, plan.stdout) {
+		switch {
+		case o.Adopt == "mark only":
+			adopted = append(adopted, o.Item)
+		case o.Op == "modify" && o.Item == "dhcp4-lease/up0":
+		default:
+			t.Errorf("plan --adopt: %+v, want only adoptions (mark only) and the lease asked again:\n%s", o, plan.stdout)
+		}
+	}
+	if want := []string{"address/up0/" + addr.String(), "route/main 0.0.0.0/0 metric 100"}; !slices.Equal(adopted, want) {
+		t.Errorf("plan --adopt adopts %v, want %v:\n%s", adopted, want, plan.stdout)
+	}
+	if events := mon.until(); len(events) > 0 {
+		t.Errorf("plan --adopt changed the kernel:\n%s", strings.Join(events, "\n"))
+	}
+
+	ping := path.start(t)
+	time.Sleep(300 * time.Millisecond)
+	res := e.mustRun(0, "apply", "--adopt", "--json", "--wait", "30s", file)
+	time.Sleep(300 * time.Millisecond)
+	sent, lost := ping.stop(t)
+	events := mon.until()
+	dels := slices.DeleteFunc(takeoverDeletions(events), takeoverKernelOwn)
+	t.Logf("apply --adopt of a found lease: %d deletions seen, %d of %d pings lost", len(dels), lost, sent)
+	if len(dels) > 0 || lost > 0 || sent < 20 {
+		t.Errorf("apply --adopt: deletions %v, %d of %d pings lost; all events:\n%s\n%s", dels, lost, sent, strings.Join(events, "\n"), res)
+	}
+	var doc adoptDHCPApplied
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatalf("--json: %v\n%s", err, res)
+	}
+	if len(doc.Leases) != 1 || doc.Leases[0].Address != addr.String() || doc.Leases[0].Obtained != dhcp.ObtainedReboot {
+		t.Errorf("lease after apply --adopt: %+v, want %v by INIT-REBOOT\n%s", doc.Leases, addr, res)
+	}
+	if n := strings.Count(srv.Log(), "DHCPDISCOVER"); n != discovers {
+		t.Errorf("apply --adopt sent a DISCOVER:\n%s", srv.Log())
+	}
+	adoptDHCPOwned(t, e, addr, file)
+	e.mustRun(0, "check", file)
+
+	e.ageKeptLease("up0", 6*time.Minute) // past T1 (5 min)
+	res = e.mustRun(0, "apply", "--json", "--wait", "30s", file)
+	doc = adoptDHCPApplied{}
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatalf("--json: %v\n%s", err, res)
+	}
+	if len(doc.Leases) != 1 || doc.Leases[0].Address != addr.String() || doc.Leases[0].Obtained != dhcp.ObtainedReboot {
+		t.Errorf("the adopted lease past T1: %+v, want %v confirmed again\n%s", doc.Leases, addr, res)
+	}
+	if dels := slices.DeleteFunc(takeoverDeletions(mon.until()), takeoverKernelOwn); len(dels) > 0 {
+		t.Errorf("the renewal deleted %v", dels)
+	}
+}
+
+// adoptDHCPOwned checks that the leased address and the default route on
+// up0 are netagent's: the route carries the mark (this host's ip shows no
+// address's), and a plan without --adopt, which refuses someone else's
+// object at an intended place, has nothing to do.
+func adoptDHCPOwned(t *testing.T, e *cliEnv, addr netip.Prefix, file string) {
+	t.Helper()
+	if a := e.ip("-4", "addr", "show", "dev", "up0"); !strings.Contains(a, addr.String()) {
+		t.Errorf("the leased address %v is not on up0:\n%s", addr, a)
+	}
+	if r := e.ip("-4", "route", "show", "default", "dev", "up0"); !strings.Contains(r, "proto 211") {
+		t.Errorf("the default route is not netagent's:\n%s", r)
+	}
+	if ops := takeoverOps(t, e.mustRun(0, "plan", "--json", file).stdout); len(ops) > 0 {
+		t.Errorf("plan without --adopt after the adoption: %+v, want nothing to do", ops)
+	}
+}
+
+// TestAdoptDHCPLeaseMoved: a found lease whose address the server does not
+// grant (it is outside its range: a NAK to the INIT-REBOOT) is replaced,
+// make before break: the new lease's address is in the kernel before the
+// found one goes, and the default route is changed in place (no
+// deletion).
+func TestAdoptDHCPLeaseMoved(t *testing.T) {
+	e := cliNewEnv(t)
+	srv := dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{LeaseTime: 10 * time.Minute})
+	old := adoptDHCPLease(t, e, netip.MustParsePrefix("10.77.0.200/24"))
+	file := e.writeFile("dhcp.json", adoptDHCPIntent)
+	mon := takeoverStartMonitor(t, e)
+
+	res := e.mustRun(0, "apply", "--adopt", "--json", "--wait", "30s", file)
+	var doc adoptDHCPApplied
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatalf("--json: %v\n%s", err, res)
+	}
+	if len(doc.Leases) != 1 || doc.Leases[0].Address == old.String() || doc.Leases[0].Obtained != dhcp.ObtainedDiscover {
+		t.Fatalf("lease after apply --adopt: %+v, want a new one (discover)\n%s\n%s", doc.Leases, res, srv.Log())
+	}
+	moved := netip.MustParsePrefix(doc.Leases[0].Address)
+	events := mon.until()
+	added := slices.IndexFunc(events, func(l string) bool { return strings.Contains(l, " inet "+moved.String()+" ") })
+	gone := slices.IndexFunc(events, func(l string) bool {
+		return strings.HasPrefix(l, "Deleted ") && strings.Contains(l, " inet "+old.String()+" ")
+	})
+	if added < 0 || gone < 0 || gone < added {
+		t.Errorf("the new address %v (event %d) must come before the found one %v goes (event %d):\n%s", moved, added, old, gone, strings.Join(events, "\n"))
+	}
+	for _, l := range takeoverDeletions(events) {
+		if strings.HasPrefix(l, "Deleted default ") {
+			t.Errorf("the default route was deleted: %s\n%s", l, strings.Join(events, "\n"))
+		}
+	}
+	adoptDHCPOwned(t, e, moved, file)
+	if a := e.ip("-4", "addr", "show", "dev", "up0"); strings.Contains(a, old.String()) {
+		t.Errorf("the found address stays:\n%s", a)
+	}
+	e.mustRun(0, "check", file)
+}
