@@ -64,10 +64,11 @@ type adoptDHCPApplied struct {
 // lists only adoptions of the leased address and its routes, and the
 // lease item's modify (asking again); apply --adopt asks the server for
 // the same address (INIT-REBOOT: a REQUEST, no DISCOVER), takes over the
-// address and the default route in place (ip monitor: no deletion), while
+// address, the host route to the gateway and the default route in place (ip monitor: no deletion), while
 // a ping every 10 ms from the server's namespace to the leased address
 // loses nothing; the address and its routes are then netagent's (proto
-// 211), the lease is netagent's own, kept, and its renewal (the next
+// 211; the host route to the DNS server too, adopted once the server's
+// answer names it), the lease is netagent's own, kept, and its renewal (the next
 // apply past T1) confirms it again.
 func TestAdoptDHCPLease(t *testing.T) {
 	e := cliNewEnv(t)
@@ -90,7 +91,7 @@ func TestAdoptDHCPLease(t *testing.T) {
 			t.Errorf("plan --adopt: %+v, want only adoptions (mark only) and the lease asked again:\n%s", o, plan.stdout)
 		}
 	}
-	if want := []string{"address/up0/" + addr.String(), "route/main 0.0.0.0/0 metric 100"}; !slices.Equal(adopted, want) {
+	if want := []string{"address/up0/" + addr.String(), "route/main 10.77.0.1/32 metric 100", "route/main 0.0.0.0/0 metric 100"}; !slices.Equal(adopted, want) {
 		t.Errorf("plan --adopt adopts %v, want %v:\n%s", adopted, want, plan.stdout)
 	}
 	if events := mon.until(); len(events) > 0 {
@@ -119,6 +120,9 @@ func TestAdoptDHCPLease(t *testing.T) {
 		t.Errorf("apply --adopt sent a DISCOVER:\n%s", srv.Log())
 	}
 	adoptDHCPOwned(t, e, addr, file)
+	if r := e.ip("-4", "route", "show", "dev", "up0", "proto", "211"); !strings.Contains(r, "10.77.0.53 scope link src "+addr.Addr().String()+" metric 100") {
+		t.Errorf("the host route to the DNS server (known once the server answered) is not adopted:\n%s", r)
+	}
 	e.mustRun(0, "check", file)
 
 	e.ageKeptLease("up0", 6*time.Minute) // past T1 (5 min)
