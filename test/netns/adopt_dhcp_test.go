@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/internal/dnsmasqtest"
+	"github.com/netagent/netagent/items/lease4"
 )
 
 // adoptDHCPIntent: up0 from DHCP, its routes at networkd's metric under
@@ -68,11 +70,12 @@ type adoptDHCPApplied struct {
 // a ping every 10 ms from the server's namespace to the leased address
 // loses nothing; the address and its routes are then netagent's (proto
 // 211; the host route to the DNS server too, adopted once the server's
-// answer names it), the lease is netagent's own, kept, and its renewal (the next
-// apply past T1) confirms it again.
+// answer names it), the lease is netagent's own, kept in the state
+// directory, and the daemon started on it (run, without --adopt) renews
+// it at T1 with no DISCOVER and no deletion.
 func TestAdoptDHCPLease(t *testing.T) {
 	e := cliNewEnv(t)
-	srv := dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{LeaseTime: 10 * time.Minute})
+	srv := dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{Renew: lease4.MinRenew})
 	addr := adoptDHCPLease(t, e, netip.Prefix{})
 	file := e.writeFile("dhcp.json", adoptDHCPIntent)
 	path := takeoverPath{from: srv.Peer, target: addr.Addr(), how: "from the DHCP server to the leased address"}
@@ -125,17 +128,21 @@ func TestAdoptDHCPLease(t *testing.T) {
 	}
 	e.mustRun(0, "check", file)
 
-	e.ageKeptLease("up0", 6*time.Minute) // past T1 (5 min)
-	res = e.mustRun(0, "apply", "--json", "--wait", "30s", file)
-	doc = adoptDHCPApplied{}
-	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
-		t.Fatalf("--json: %v\n%s", err, res)
-	}
-	if len(doc.Leases) != 1 || doc.Leases[0].Address != addr.String() || doc.Leases[0].Obtained != dhcp.ObtainedReboot {
-		t.Errorf("the adopted lease past T1: %+v, want %v confirmed again\n%s", doc.Leases, addr, res)
+	// The daemon takes the adopted lease over from the state directory
+	// (docs/migrating.md, step 5) and renews it at T1 (10 s).
+	d := &daemonEnv{t: t, tgt: e.tgt, bin: e.bin, intentDir: t.TempDir(), stateDir: e.stateDir,
+		socket: filepath.Join(t.TempDir(), "netagent.sock"), logs: &daemonLog{}}
+	d.writeIntent("dhcp.json", adoptDHCPIntent)
+	d.start()
+	d.waitForLog("the adopted lease renewed", map[string]string{"msg": "dhcp4: lease renewed"}, daemonWait)
+	if st, err := d.status(); err != nil || len(st.Leases) != 1 || st.Leases[0].Address != addr.String() || st.Leases[0].Obtained != "renew" {
+		t.Errorf("the daemon's lease %+v (%v), want %v renewed", st.Leases, err, addr)
 	}
 	if dels := slices.DeleteFunc(takeoverDeletions(mon.until()), takeoverKernelOwn); len(dels) > 0 {
-		t.Errorf("the renewal deleted %v", dels)
+		t.Errorf("the daemon's start and renewal deleted %v", dels)
+	}
+	if n := strings.Count(srv.Log(), "DHCPDISCOVER"); n != discovers {
+		t.Errorf("the daemon sent a DISCOVER:\n%s", srv.Log())
 	}
 }
 
