@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/internal/netnsx"
-	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/items"
-	"github.com/netagent/netagent/reconciler"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -21,23 +19,7 @@ import (
 // prefix route in place (the kernel reports no deletion of the address),
 // and so does a Create of the item with the first metric again.
 func TestAddressRouteMetricInKernel(t *testing.T) {
-	tgt := testns.New(t)
-	if err := tgt.NL.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "up0"}, PeerName: "peer0"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"up0", "peer0"} { // the kernel adds a prefix route on a link that is up
-		l, err := tgt.NL.LinkByName(name)
-		if err == nil {
-			err = tgt.NL.LinkSetUp(l)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	reg := &reconciler.TypeRegistry{}
-	if err := Register(reg, tgt); err != nil {
-		t.Fatal(err)
-	}
+	tgt, reg := addressNamespace(t, true) // the kernel adds a prefix route on a link that is up
 	ctx := context.Background()
 	a := &items.Address{Dev: "up0", Prefix: netip.MustParsePrefix("10.77.0.120/24"), RouteMetric: 100}
 	c := reg.Configurator(a)
