@@ -223,8 +223,8 @@ func OptionsOf(it *items.DHCP4Lease) Options {
 // too (Kept, without options): the intent dropped dhcp4 there, and the
 // reconciler deletes it, which releases it.
 // A lease another client holds that an adoption found (Leases.SetFound)
-// reads back Kept too, but only where the hint has its lease item: it is
-// asked for, never released.
+// reads back Kept too, but only where the hint has its lease item on a NIC
+// (onNIC): it is asked for, never released.
 // It looks only at the interfaces with a lease, never through the graph.
 func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []dg.Item {
 	if hint == nil {
@@ -253,11 +253,22 @@ func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []
 		out = append(out, keptItem(dev, hint))
 	}
 	for dev, l := range leases.foundAll() {
-		if _, h := held[dev]; !h && !kept[dev] && l.ValidAt(now) && hint.Contains(items.DHCP4LeaseRef(dev)) {
+		if _, h := held[dev]; !h && !kept[dev] && l.ValidAt(now) && onNIC(hint, dev) {
 			out = append(out, keptItem(dev, hint))
 		}
 	}
 	return out
+}
+
+// onNIC reports whether hint has a lease item on dev and dev is a NIC
+// (its lease follows the carrier: CarrierLink), which is there before
+// netagent: on an interface netagent creates, which an adoption takes
+// over by a create, the lease item is created too (its create asks for
+// the found lease's address as a modify would), not read back to be
+// recreated with its interface.
+func onNIC(hint *dg.Graph, dev string) bool {
+	want, ok := hint.Get(items.DHCP4LeaseRef(dev))
+	return ok && want.(*items.DHCP4Lease).CarrierLink != ""
 }
 
 // keptItem is the lease item of dev read back Kept: the intended one's

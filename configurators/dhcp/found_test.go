@@ -79,7 +79,7 @@ func TestFoundLeaseAskedFor(t *testing.T) {
 	leases.SetFound(map[string]*Lease{"eth0": found, "eth1": {Interface: "eth1", Address: netip.MustParsePrefix("192.0.2.11/24"),
 		LeaseTime: time.Hour, Acquired: now}})
 	hint := dg.New("intended")
-	hint.Put(&items.DHCP4Lease{Dev: "eth0", Hostname: "edge-1"})
+	hint.Put(&items.DHCP4Lease{Dev: "eth0", Hostname: "edge-1", CarrierLink: "eth0"})
 	got := ReadBack(leases, t.TempDir(), hint, now)
 	if len(got) != 1 || !got[0].(*items.DHCP4Lease).Kept || got[0].(*items.DHCP4Lease).Hostname != "edge-1" {
 		t.Fatalf("read back %v, want eth0's lease item Kept (eth1 has none intended)", got)

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netagent/netagent/agent/importer"
+	"github.com/netagent/netagent/agent/importer/netplan"
+	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/internal/dnsmasqtest"
 	"github.com/netagent/netagent/items/lease4"
@@ -202,4 +205,106 @@ func TestAdoptDHCPLeaseMoved(t *testing.T) {
 		t.Errorf("the found address stays:\n%s", a)
 	}
 	e.mustRun(0, "check", file)
+}
+
+// TestAdoptDHCPNetworkd takes over, for each of netplan.io's DHCP examples
+// this host can hold, the leases systemd-networkd itself acquired (from a
+// dnsmasq at the far end of each NIC's veth, as TestNetplanOracle runs
+// them; networkd is then killed, as a running one would leave the
+// kernel): the import's plan --adopt lists only adoptions (mark only) and
+// the lease items asked again (a modify; on the bridge netagent takes
+// over, a create); apply --adopt, under ip monitor and a ping
+// every 10 ms from the first NIC's server to the first leased address,
+// deletes nothing, loses no ping, and gets every leased address again by
+// INIT-REBOOT; a plan without --adopt then has nothing to do.
+func TestAdoptDHCPNetworkd(t *testing.T) {
+	var table []string
+	for _, name := range []string{"dhcp.yaml", "route_metric.yaml", "windows_dhcp_server.yaml", "bridge.yaml"} {
+		var f takeoverFigures
+		ok := t.Run(name, func(t *testing.T) {
+			f = adoptDHCPNetworkd(t, filepath.Join(filepath.Dir(netplanExamples), name))
+		})
+		table = append(table, fmt.Sprintf("%-26s %-4s adopted %d, deletions seen %d, pings lost %d of %d", name,
+			map[bool]string{true: "ok", false: "FAIL"}[ok], f.adopted, f.deletions, f.lost, f.sent))
+	}
+	t.Logf("DHCP switch-over from systemd-networkd:\n%s", strings.Join(table, "\n"))
+}
+
+// adoptDHCPNetworkd is the switch-over of one example.
+func adoptDHCPNetworkd(t *testing.T, file string) (f takeoverFigures) {
+	res, err := netplan.Import([]string{file}, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := cliNewEnv(t)
+	var first *dnsmasqtest.Server
+	for _, ifc := range res.Intent.Interfaces {
+		if ifc.Type == intent.LinkPhysical {
+			if s := dnsmasqtest.Start(t, e.tgt, ifc.Name, dnsmasqtest.Options{}); first == nil {
+				first = s
+			}
+		}
+	}
+	runNetworkd(t, e, netplanGenerate(t, file))
+	leased := map[string]netip.Prefix{}
+	for _, ifc := range res.Intent.Interfaces {
+		if ifc.DHCP4.Enabled() {
+			leased[ifc.Name] = e.leasedAddrOn(ifc.Name)
+		}
+	}
+	data, err := importer.Encode(res.Intent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := e.writeFile("imported.json", string(data))
+	mon := takeoverStartMonitor(t, e)
+	f.adopted = adoptDHCPPlanOnlyAdoptions(t, e, path)
+
+	target := leased[res.Intent.Interfaces[slices.IndexFunc(res.Intent.Interfaces, func(i intent.Interface) bool { return i.DHCP4.Enabled() })].Name]
+	ping := takeoverPath{from: first.Peer, target: target.Addr(), how: "from the DHCP server to the leased address"}.start(t)
+	time.Sleep(300 * time.Millisecond)
+	out := e.mustRun(0, "apply", "--adopt", "--json", "--wait", "30s", path)
+	time.Sleep(300 * time.Millisecond)
+	f.sent, f.lost = ping.stop(t)
+	events := mon.until()
+	dels := slices.DeleteFunc(takeoverDeletions(events), takeoverKernelOwn)
+	f.deletions = len(dels)
+	if f.deletions > 0 || f.lost > 0 || f.sent < 20 {
+		t.Errorf("apply --adopt: deletions %v, %d of %d pings lost; all events:\n%s\n%s", dels, f.lost, f.sent, strings.Join(events, "\n"), out)
+	}
+	var doc adoptDHCPApplied
+	if err := json.Unmarshal([]byte(out.stdout), &doc); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	for _, l := range doc.Leases {
+		if l.Address != leased[l.Interface].String() || l.Obtained != dhcp.ObtainedReboot {
+			t.Errorf("lease %+v, want networkd's %v by INIT-REBOOT", l, leased[l.Interface])
+		}
+	}
+	if len(doc.Leases) != len(leased) {
+		t.Errorf("leases %+v, want one on each of %v", doc.Leases, leased)
+	}
+	if ops := takeoverOps(t, e.mustRun(0, "plan", "--json", path).stdout); len(ops) > 0 {
+		t.Errorf("plan without --adopt after the adoption: %+v, want nothing to do", ops)
+	}
+	return f
+}
+
+// adoptDHCPPlanOnlyAdoptions checks that plan --adopt of file lists only
+// adoptions (mark only) and the lease items' modify (asked again), and
+// returns how many adoptions.
+func adoptDHCPPlanOnlyAdoptions(t *testing.T, e *cliEnv, file string) (adopted int) {
+	t.Helper()
+	plan := e.mustRun(0, "plan", "--adopt", "--json", file)
+	for _, o := range takeoverOps(t, plan.stdout) {
+		switch {
+		case o.Adopt == "mark only":
+			adopted++
+		case o.Op == "modify" && strings.HasPrefix(o.Item, "dhcp4-lease/"):
+		case o.Op == "create" && o.Item == "dhcp4-lease/br0": // on a bridge: created with it, asking the same
+		default:
+			t.Errorf("plan --adopt: %+v, want only adoptions (mark only) and the leases asked again:\n%s", o, plan.stdout)
+		}
+	}
+	return adopted
 }
