@@ -40,7 +40,9 @@ type RouteOptions struct {
 //
 // Every route has the lease's metric and prefers the lease's address as
 // source (as networkd does); a gateway outside the leased subnet is
-// taken as on the link. Routes of one destination are made once.
+// taken as on the link. Routes of one destination are made once. Unlike
+// networkd, no route goes to NTP servers (option 42 is not asked for),
+// and without UseRoutes none to the DNS servers.
 func Items(l *Lease, o RouteOptions) []dg.Item {
 	lease := items.DHCP4LeaseRef(l.Interface)
 	out := []dg.Item{&items.Address{Dev: l.Interface, Prefix: l.Address, ValidUntil: l.Expires(), RouteMetric: o.Metric,
