@@ -150,6 +150,13 @@ type Config struct {
 	// true before that reconcile and with false after
 	// (host.Runtime.SetAdopt); an error of the latter stops the start.
 	Adopt func(on bool) error
+	// FindLeases, with Adopt, returns the DHCPv4 leases other clients hold
+	// on the interfaces named (oneshot.FindLeases): the first render keeps
+	// their addresses and routes intended, the first reconcile adopts them
+	// while the lease items ask for the same addresses, and the adoption
+	// lasts until every one is settled (leases.go). nil: none are looked
+	// for.
+	FindLeases func(ifnames []string) map[string]*dhcp.Lease
 	// Settled, when set, is called by the loop when a burst of work is
 	// over: the drift check that follows a reconcile which changed the
 	// kernel found nothing to repair (with drift checks off: after that

@@ -149,6 +149,57 @@ func TestAdoptDHCPLease(t *testing.T) {
 	}
 }
 
+// TestAdoptDHCPLeaseDaemon: the daemon started with run --adopt on a host
+// whose uplink holds another client's lease (networkd's, as
+// TestAdoptDHCPLease leaves it) takes it over as apply --adopt does: no
+// deletion, no ping lost (every 10 ms, from the server to the leased
+// address), the same address by INIT-REBOOT, the lease's routes
+// netagent's (the DNS server's host route too, adopted after the server's
+// answer: the adoption lasts until the found lease is settled), ready,
+// and the lease renewed at T1, all without a DISCOVER.
+func TestAdoptDHCPLeaseDaemon(t *testing.T) {
+	e := cliNewEnv(t)
+	srv := dnsmasqtest.Start(t, e.tgt, "up0", dnsmasqtest.Options{Renew: lease4.MinRenew})
+	addr := adoptDHCPLease(t, e, netip.Prefix{})
+	path := takeoverPath{from: srv.Peer, target: addr.Addr(), how: "from the DHCP server to the leased address"}
+	path.check(t)
+	mon := takeoverStartMonitor(t, e)
+	discovers := strings.Count(srv.Log(), "DHCPDISCOVER")
+	d := &daemonEnv{t: t, tgt: e.tgt, bin: e.bin, intentDir: t.TempDir(), stateDir: e.stateDir,
+		socket: filepath.Join(t.TempDir(), "netagent.sock"), logs: &daemonLog{}}
+	d.writeIntent("dhcp.json", adoptDHCPIntent)
+
+	ping := path.start(t)
+	d.start("--adopt")
+	d.waitFor("the found lease confirmed and its routes netagent's", func() (bool, string) {
+		st, err := d.status()
+		if err != nil || len(st.Leases) != 1 || st.Leases[0].Obtained != dhcp.ObtainedReboot || !st.Ready {
+			return false, fmt.Sprintf("%+v %v", st, err)
+		}
+		r := e.ip("-4", "route", "show", "dev", "up0", "proto", "211")
+		return strings.Count(r, "\n") == 3, r
+	})
+	d.waitForLog("the adoption over", map[string]string{"msg": "dhcp4: the leases of other clients are settled; the adoption is over"}, daemonWait)
+	time.Sleep(300 * time.Millisecond)
+	sent, lost := ping.stop(t)
+	events := mon.until()
+	dels := slices.DeleteFunc(takeoverDeletions(events), takeoverKernelOwn)
+	t.Logf("run --adopt of a found lease: %d deletions seen, %d of %d pings lost", len(dels), lost, sent)
+	if len(dels) > 0 || lost > 0 || sent < 20 {
+		t.Errorf("run --adopt: deletions %v, %d of %d pings lost; all events:\n%s", dels, lost, sent, strings.Join(events, "\n"))
+	}
+	if st, _ := d.status(); len(st.Leases) != 1 || st.Leases[0].Address != addr.String() {
+		t.Errorf("the daemon's lease %+v, want %v", st.Leases, addr)
+	}
+	d.waitForLog("the adopted lease renewed", map[string]string{"msg": "dhcp4: lease renewed"}, daemonWait)
+	if n := strings.Count(srv.Log(), "DHCPDISCOVER"); n != discovers {
+		t.Errorf("the daemon sent a DISCOVER:\n%s", srv.Log())
+	}
+	if dels := slices.DeleteFunc(takeoverDeletions(mon.until()), takeoverKernelOwn); len(dels) > 0 {
+		t.Errorf("the renewal deleted %v", dels)
+	}
+}
+
 // adoptDHCPOwned checks that the leased address and the default route on
 // up0 are netagent's: the route carries the mark (this host's ip shows no
 // address's), and a plan without --adopt, which refuses someone else's
