@@ -157,10 +157,19 @@ type Config struct {
 	Rand func() float64
 	// Adopt, when set, is the `run --adopt` policy: the first reconcile
 	// takes over the objects others made at the places of intended items
-	// (host.Options.Adopt), and no later one does. The loop calls it with
-	// true before that reconcile and with false after
-	// (host.Runtime.SetAdopt); an error of the latter stops the start.
+	// (host.Options.Adopt), and no later one does, unless FindLeases found
+	// leases of other DHCP clients: then the reconciles adopt until those
+	// are settled. The loop calls it with true before that reconcile and
+	// with false after (host.Runtime.SetAdopt); an error of the latter
+	// stops the start (once leases are settled, it is logged).
 	Adopt func(on bool) error
+	// FindLeases, with Adopt, returns the DHCPv4 leases other clients hold
+	// on the interfaces named (oneshot.FindLeases): the first render keeps
+	// their addresses and routes intended, the first reconcile adopts them
+	// while the lease items ask for the same addresses, and the adoption
+	// lasts until every one is settled (leases.go). nil: none are looked
+	// for.
+	FindLeases func(ifnames []string) map[string]*dhcp.Lease
 	// Settled, when set, is called by the loop when a burst of work is
 	// over: the drift check that follows a reconcile which changed the
 	// kernel found nothing to repair (with drift checks off: after that

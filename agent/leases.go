@@ -6,6 +6,7 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/lease"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/items"
 )
 
 // reasonLease: a DHCP lease was acquired, changed, expired or let go.
@@ -31,12 +32,51 @@ func (a *Agent) seedLeases() {
 // then the DHCPv6 leases.
 func (a *Agent) syncLeases() {
 	s := a.st
+	settled := !s.leases.V4.Adopting() // before this sync: the reconcile just run rendered the leases' answers
 	a.leasesChanged(s.leases.V4.Sync(s.leaseGraphs()))
 	for _, ref := range s.leases.TakeRestarts() {
 		s.current.Delete(ref)
 		s.want(reasonLease)
 	}
 	a.leasesChanged(s.leases.V6.Sync(s.leaseGraphs()))
+	if s.adoptingLeases && settled {
+		a.endAdoption()
+	}
+}
+
+// adoptFoundLeases, with `run --adopt` (Config.Adopt and
+// Config.FindLeases), takes in the DHCPv4 leases other clients hold on the
+// intended interfaces with dhcp4 that have no lease in use (lease.Scheduler
+// Adopt), and renders with them: their addresses and routes stay
+// intended, the first reconcile adopts them while the lease items ask the
+// servers for the same addresses, and the adoption lasts until every found
+// lease is settled and what its server said is applied (syncLeases).
+func (a *Agent) adoptFoundLeases() {
+	c, s := a.cfg, a.st
+	if c.Adopt == nil || c.FindLeases == nil || s.leases.V4 == nil {
+		return
+	}
+	used := s.leases.V4.Used()
+	var ifs []string
+	for it := range s.intended.Items() {
+		if l, ok := it.(*items.DHCP4Lease); ok && used[l.Dev] == nil {
+			ifs = append(ifs, l.Dev)
+		}
+	}
+	if len(ifs) > 0 && s.leases.V4.Adopt(c.FindLeases(ifs)) {
+		a.rerender(reasonLease)
+	}
+}
+
+// endAdoption ends `run --adopt`'s adoption (Config.Adopt(false)); a
+// failure is logged: the configurators then go on adopting.
+func (a *Agent) endAdoption() {
+	a.st.adoptingLeases = false
+	if err := a.cfg.Adopt(false); err != nil {
+		a.log.WithError(err).Error("ending the adoption of the DHCP leases found")
+		return
+	}
+	a.log.Info("dhcp4: the leases of other clients are settled; the adoption is over")
 }
 
 // leasesChanged does what the schedulers ask (render again, reconcile)

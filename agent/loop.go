@@ -86,6 +86,9 @@ type loopState struct {
 
 	leases     lease.Schedulers // the DHCP leases in use and their timers (agent/lease)
 	leaseAlarm alarm            // when the soonest of them is due (leases.go)
+	// adoptingLeases: `run --adopt` adopts beyond the first reconcile,
+	// until the leases of other clients it found are settled (leases.go).
+	adoptingLeases bool
 }
 
 // alarm is a one-shot timer whose channel is nil while it is not set, so

@@ -27,6 +27,7 @@ func (a *Agent) start(ctx context.Context) error {
 	}
 	a.seedLeases()
 	a.loadSources(a.sourceNames(), reasonStart)
+	a.adoptFoundLeases()
 	cur, err := a.cfg.Kernel.ReadCurrent(ctx, s.intended)
 	if err != nil {
 		return fmt.Errorf("reading the kernel's state back: %w", err)
@@ -58,7 +59,8 @@ func (a *Agent) start(ctx context.Context) error {
 
 // firstReconcile runs the start's reconcile (with the follow-ups it
 // wants), adopting what others made when Config.Adopt is set: only this
-// once.
+// once, or, when it found leases of other DHCP clients, until they are
+// settled (adoptFoundLeases).
 func (a *Agent) firstReconcile(ctx context.Context) error {
 	if a.cfg.Adopt == nil {
 		a.reconcileWanted(ctx)
@@ -68,6 +70,10 @@ func (a *Agent) firstReconcile(ctx context.Context) error {
 		return fmt.Errorf("adopting at the first reconcile: %w", err)
 	}
 	a.reconcileWanted(ctx)
+	if a.st.leases.V4.Adopting() { // until the leases found are settled (leases.go)
+		a.st.adoptingLeases = true
+		return nil
+	}
 	if err := a.cfg.Adopt(false); err != nil {
 		return fmt.Errorf("ending the adoption after the first reconcile: %w", err)
 	}

@@ -39,6 +39,11 @@ type Address struct {
 	// zero: with ValidUntil. A DHCPv6 lease gives both lifetimes, each
 	// as the server gave it.
 	PreferredUntil time.Time
+	// RouteMetric is the metric of the route to the address's subnet
+	// that the kernel adds with it (IFA_RT_PRIORITY); 0: the kernel's
+	// default. A DHCPv4 lease's address has the lease's route metric, as
+	// systemd-networkd gives it. Changed in place.
+	RouteMetric uint32
 }
 
 var _ dg.Item = (*Address)(nil)
@@ -76,7 +81,7 @@ func (a *Address) Equal(other dg.Item) bool {
 	o, ok := other.(*Address)
 	return ok && o != nil && a.Dev == o.Dev && a.Prefix == o.Prefix && a.Label == o.Label &&
 		a.Scope == o.Scope && slices.Equal(a.Deps, o.Deps) && a.ValidUntil.Equal(o.ValidUntil) &&
-		a.PreferredUntil.Equal(o.PreferredUntil)
+		a.PreferredUntil.Equal(o.PreferredUntil) && a.RouteMetric == o.RouteMetric
 }
 
 // String describes the address in one line, `ip addr` style.
@@ -90,6 +95,9 @@ func (a *Address) String() string {
 	}
 	if !a.PreferredUntil.IsZero() {
 		s += " preferred until " + a.PreferredUntil.UTC().Format(time.RFC3339)
+	}
+	if a.RouteMetric != 0 {
+		s += fmt.Sprintf(" metric %d", a.RouteMetric)
 	}
 	return s
 }

@@ -60,7 +60,7 @@ func samples() map[string]func() dg.Item {
 		"address": func() dg.Item {
 			return &Address{Dev: "eth0", Prefix: netip.MustParsePrefix("192.0.2.10/24"), Label: "eth0:1", Scope: ScopeLink,
 				Deps: []dg.ItemRef{{Type: TypePort, Name: "eth0"}}, ValidUntil: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC),
-				PreferredUntil: time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC)}
+				PreferredUntil: time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC), RouteMetric: 100}
 		},
 		"route": func() dg.Item {
 			return &Route{Dst: netip.MustParsePrefix("198.51.100.0/24"), Gw: netip.MustParseAddr("192.0.2.1"),

@@ -21,9 +21,10 @@ import (
 //     route through the router of option 3, or the routes of option 121
 //     when the server sends them (RFC 3442: option 3 is then ignored).
 //   - useDNS (default true): hand the lease's DNS servers on.
-//   - routeMetric: the metric of the lease's routes (0-4294967295; 0 is
-//     the kernel's default). Two interfaces using their leases' routes
-//     need distinct metrics: both default routes would be one route.
+//   - routeMetric: the metric of the lease's routes and of the leased
+//     subnet's prefix route (0-4294967295; 0 is the kernel's default).
+//     Two interfaces using their leases' routes need distinct metrics:
+//     both default routes would be one route.
 //   - vendorClass: sent as option 60 (1-255 bytes of printable ASCII).
 //
 // An interface with dhcp4 may also have static addresses. It cannot be a

@@ -32,6 +32,9 @@ type Scheduler[L Lease[L]] struct {
 	// refused: what the intended graph leaves out of each lease in use
 	// (Refusals).
 	refused map[string]string
+	// found: the kept leases that are other clients' leases an adoption
+	// found (Adopt), not the state directory's.
+	found map[string]bool
 }
 
 // New returns the scheduler of family f over book (where its lease items'
@@ -44,7 +47,8 @@ func New[L Lease[L]](f Family[L], book Book[L], cfg Config) *Scheduler[L] {
 		cfg.Observe = func(string, string) {}
 	}
 	return &Scheduler[L]{fam: f, info: f.Info(), book: book, cfg: cfg, used: map[string]L{}, due: map[string]time.Time{}, busy: map[string]L{},
-		restart: map[string]bool{}, kept: map[string]bool{}, lastError: map[string]string{}, refused: map[string]string{}}
+		restart: map[string]bool{}, kept: map[string]bool{}, lastError: map[string]string{}, refused: map[string]string{},
+		found: map[string]bool{}}
 }
 
 // Seed starts with the leases the state directory keeps, still valid at
@@ -79,6 +83,41 @@ func (s *Scheduler[L]) Seed(now time.Time) {
 			s.kept[name], s.due[name] = true, l.Expires()
 		}
 	}
+}
+
+// Adopt takes in the leases other DHCP clients hold that an adoption
+// found, on the interfaces with no lease in use: in use as kept leases
+// that are not held (their items ask the servers for the same address:
+// INIT-REBOOT), due at their expiry, until a server answers, their item
+// goes, or they expire (Adopting). It reports whether it took any.
+func (s *Scheduler[L]) Adopt(found map[string]L) bool {
+	if s == nil || s.fam.HoldsKept() {
+		return false
+	}
+	took := false
+	for name, l := range found {
+		if _, ok := s.used[name]; ok {
+			continue
+		}
+		s.used[name], s.kept[name], s.found[name], s.due[name] = l, true, true, l.Expires()
+		took = true
+	}
+	return took
+}
+
+// Adopting reports whether a found lease (Adopt) still waits for its
+// server's answer.
+func (s *Scheduler[L]) Adopting() bool {
+	if s == nil {
+		return false
+	}
+	for name := range s.found {
+		if s.kept[name] {
+			return true
+		}
+		delete(s.found, name)
+	}
+	return false
 }
 
 // Sync takes in what the lease items' configurator did (a lease

@@ -284,3 +284,32 @@ func TestTrustFreshAndExtend(t *testing.T) {
 		}
 	})
 }
+
+// A found lease (Adopt) is in use where none is, due at its expiry, and
+// Adopting until a server confirms it (the book holds the answer): then it
+// is an ordinary lease, due at T1. One where a lease is in use is not
+// taken.
+func TestSchedulerAdoptsFoundLeases(t *testing.T) {
+	r := newRig4(t, "")
+	r.g.Intended.Put(&items.DHCP4Lease{Dev: "up0"})
+	r.g.Current.Put(&items.DHCP4Lease{Dev: "up0", Kept: true})
+	now := time.Now()
+	found := lease4At("up0", now.Add(-time.Minute))
+	found.Obtained = dhcp.ObtainedFound
+	if !r.s.Adopt(map[string]*lease4.Lease{"up0": found}) || r.s.Used()["up0"] != found || !r.s.Adopting() ||
+		!r.s.Next().Equal(found.Expires()) {
+		t.Fatalf("after Adopt: used %v, adopting %v, next %v", r.s.Used(), r.s.Adopting(), r.s.Next())
+	}
+	if r.s.Adopt(map[string]*lease4.Lease{"up0": lease4At("up0", now)}) {
+		t.Error("a second found lease taken where one is in use")
+	}
+	if c := r.s.Sync(r.g); c != (Changes{}) || !r.s.Adopting() || r.s.Used()["up0"] != found {
+		t.Errorf("before the answer: %+v, adopting %v, used %v", c, r.s.Adopting(), r.s.Used())
+	}
+	confirmed := lease4At("up0", now)
+	confirmed.Obtained = dhcp.ObtainedReboot
+	r.book.Set(confirmed)
+	if c := r.s.Sync(r.g); !c.Rerender || r.s.Adopting() || r.s.Used()["up0"] != confirmed || !r.s.Next().Equal(confirmed.RenewAt()) {
+		t.Errorf("after the answer: %+v, adopting %v, used %v, next %v", c, r.s.Adopting(), r.s.Used(), r.s.Next())
+	}
+}

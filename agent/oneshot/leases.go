@@ -13,6 +13,7 @@ import (
 	"github.com/netagent/netagent/agent/lease"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/configurators/dhcp"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items/lease4"
 )
@@ -72,8 +73,54 @@ func KeptLeases(rt *host.Runtime, files map[string]*intent.Intent, resolvConf st
 	if lf == nil {
 		return nil, nil, nil
 	}
-	g, err := lf.Kept(rt.StateDir())
+	g, err := lf.renderLeases(lf.keptOrFound(rt, time.Now()))
 	return lf, g, err
+}
+
+// keptOrFound are the leases the state directory of rt keeps, still valid
+// at now, and, when rt adopts, the leases other DHCP clients hold on the
+// interfaces with dhcp4 that have none kept (FindLeases): their addresses
+// and routes are adopted while the lease items ask the server for the
+// same address (INIT-REBOOT), and stay meanwhile.
+func (lf *Leases) keptOrFound(rt *host.Runtime, now time.Time) map[string]*lease4.Lease {
+	kept := lease.V4{}.Kept(rt.StateDir(), now)
+	if !rt.Adopting() || rt.Target() == nil {
+		return kept
+	}
+	missing := slices.DeleteFunc(slices.Clone(lf.ifs), func(name string) bool { return kept[name] != nil })
+	maps.Copy(kept, FindLeases(rt)(missing))
+	return kept
+}
+
+// FindLeases returns what finds, on the interfaces named, the DHCPv4
+// leases other clients hold in the namespace of rt (dhcp.FindLeases) and
+// holds them in rt's Leases as found (their lease items read back Kept
+// and ask for their addresses): apply --adopt's, and the daemon's with
+// run --adopt (agent.Config.FindLeases). A failed read is logged: the
+// interfaces then acquire leases as without an adoption.
+func FindLeases(rt *host.Runtime) func(ifnames []string) map[string]*lease4.Lease {
+	return func(ifnames []string) map[string]*lease4.Lease {
+		found, err := dhcp.FindLeases(rt.Target(), ifnames, time.Now())
+		if err != nil {
+			rt.Log().WithError(err).Warn("reading the leases of other DHCP clients to adopt")
+			return nil
+		}
+		rt.Leases().SetFound(found)
+		for name, l := range found {
+			rt.Log().WithField("interface", name).WithField("address", l.Address.String()).
+				Info("dhcp4: adopting the lease another client holds; asking the server for its address")
+		}
+		return found
+	}
+}
+
+// DaemonFindLeases is agent.Config.FindLeases for `run --adopt`
+// (FindLeases), nil without adopt.
+func DaemonFindLeases(adopt bool, rt *host.Runtime) func(ifnames []string) map[string]*lease4.Lease {
+	if !adopt {
+		return nil
+	}
+	return FindLeases(rt)
 }
 
 // Interfaces are the interfaces with dhcp4, sorted.
@@ -82,11 +129,6 @@ func (lf *Leases) Interfaces() []string {
 		return nil
 	}
 	return lf.ifs
-}
-
-// Kept renders with the leases the state directory keeps, still valid.
-func (lf *Leases) Kept(stateDir string) (*dg.Graph, error) {
-	return lf.renderLeases(lease.V4{}.Kept(stateDir, time.Now()))
 }
 
 // TrustKept holds the leases of the last render in rt, as if a server

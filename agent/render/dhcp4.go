@@ -76,7 +76,8 @@ func (b *builder) leaseItems() {
 			CarrierLink: b.carrierLink(ifc.Name), Refused: b.idx.refused4[ifc.Name]}
 		var its []dg.Item
 		if l := b.facts.Leases[ifc.Name]; l != nil && lease.Refused == "" {
-			o := lease4.RouteOptions{UseRoutes: d.EffectiveUseRoutes(), Metric: uint32(d.RouteMetric), Physical: b.idx.isPhysical(ifc.Name)}
+			o := lease4.RouteOptions{UseRoutes: d.EffectiveUseRoutes(), UseDNS: d.EffectiveUseDNS(), Metric: uint32(d.RouteMetric),
+				Physical: b.idx.isPhysical(ifc.Name)}
 			its, lease.Refused = b.allowedLeaseItems(ifc.Name, lease4.Items(l, o))
 		}
 		b.put(lease, at)

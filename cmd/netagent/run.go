@@ -239,6 +239,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 		TrialDir:         o.intentDir,
 		LastTrial:        o.lastTrial,
 		Adopt:            adoptPolicy(o.kernel.adopt, rt),
+		FindLeases:       oneshot.DaemonFindLeases(o.kernel.adopt, rt),
 		DriftInterval:    drift,
 		WatchdogInterval: wd / 2,
 	}, nil

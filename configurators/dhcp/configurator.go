@@ -18,7 +18,10 @@ import (
 // configurator writes it when it acquires one, the daemon when it renews
 // or lets one go; render reads a snapshot to make the items that come
 // from a lease (render.Facts).
-type Leases struct{ leasebook.Book[*Lease] }
+type Leases struct {
+	leasebook.Book[*Lease]
+	found found // the leases of other clients an adoption takes over
+}
 
 // Set holds l on its interface.
 func (b *Leases) Set(l *Lease) { b.Hold(l.Interface, l) }
@@ -73,7 +76,7 @@ func (c *Configurator) Modify(ctx context.Context, oldItem, newItem dg.Item) err
 // keeps it.
 func (c *Configurator) acquire(ctx context.Context, it *items.DHCP4Lease, held bool) error {
 	o := OptionsOf(it)
-	kept := c.kept(it.Dev)
+	kept := c.asked(it.Dev)
 	if kept != nil {
 		l, err := c.reboot(ctx, kept, o)
 		switch {
@@ -132,6 +135,19 @@ func (c *Configurator) kept(ifname string) *Lease {
 		return nil
 	}
 	return l
+}
+
+// asked returns the lease whose address an acquisition on ifname asks
+// for first: the one kept for it, else the one another client holds
+// there that an adoption found (Leases.SetFound), if still valid.
+func (c *Configurator) asked(ifname string) *Lease {
+	if l := c.kept(ifname); l != nil {
+		return l
+	}
+	if l := c.Leases.Found(ifname); l != nil && l.ValidAt(c.Client.now()) {
+		return l
+	}
+	return nil
 }
 
 // hold makes l the lease held on its interface, and keeps it; what
@@ -206,6 +222,9 @@ func OptionsOf(it *items.DHCP4Lease) Options {
 // lease kept for an interface the hint has no lease item for reads back
 // too (Kept, without options): the intent dropped dhcp4 there, and the
 // reconciler deletes it, which releases it.
+// A lease another client holds that an adoption found (Leases.SetFound)
+// reads back Kept too, but only where the hint has its lease item on a NIC
+// (onNIC): it is asked for, never released.
 // It looks only at the interfaces with a lease, never through the graph.
 func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []dg.Item {
 	if hint == nil {
@@ -218,10 +237,11 @@ func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []
 			out = append(out, want)
 		}
 	}
-	if stateDir == "" || leases.IgnoresKept() {
+	if leases.IgnoresKept() {
 		return out
 	}
-	for _, dev := range KeptInterfaces(stateDir) {
+	kept := map[string]bool{}
+	for _, dev := range keptInterfaces(stateDir) {
 		if _, h := held[dev]; h {
 			continue
 		}
@@ -229,14 +249,46 @@ func ReadBack(leases *Leases, stateDir string, hint *dg.Graph, now time.Time) []
 		if err != nil || l == nil || !l.ValidAt(now) {
 			continue
 		}
-		k := items.DHCP4Lease{Dev: dev} // not intended: deleted, which releases it
-		if want, ok := hint.Get(items.DHCP4LeaseRef(dev)); ok {
-			k = *want.(*items.DHCP4Lease)
+		kept[dev] = true
+		out = append(out, keptItem(dev, hint))
+	}
+	for dev, l := range leases.foundAll() {
+		if _, h := held[dev]; !h && !kept[dev] && l.ValidAt(now) && onNIC(hint, dev) {
+			out = append(out, keptItem(dev, hint))
 		}
-		k.Kept = true
-		out = append(out, &k)
 	}
 	return out
+}
+
+// onNIC reports whether hint has a lease item on dev and dev is a NIC
+// (its lease follows the carrier: CarrierLink), which is there before
+// netagent: on an interface netagent creates, which an adoption takes
+// over by a create, the lease item is created too (its create asks for
+// the found lease's address as a modify would), not read back to be
+// recreated with its interface.
+func onNIC(hint *dg.Graph, dev string) bool {
+	want, ok := hint.Get(items.DHCP4LeaseRef(dev))
+	return ok && want.(*items.DHCP4Lease).CarrierLink != ""
+}
+
+// keptItem is the lease item of dev read back Kept: the intended one's
+// options, or none when the hint has no lease item there (the reconciler
+// then deletes it, which releases the lease).
+func keptItem(dev string, hint *dg.Graph) dg.Item {
+	k := items.DHCP4Lease{Dev: dev}
+	if want, ok := hint.Get(items.DHCP4LeaseRef(dev)); ok {
+		k = *want.(*items.DHCP4Lease)
+	}
+	k.Kept = true
+	return &k
+}
+
+// keptInterfaces is KeptInterfaces, none without a state directory.
+func keptInterfaces(stateDir string) []string {
+	if stateDir == "" {
+		return nil
+	}
+	return KeptInterfaces(stateDir)
 }
 
 // WarnDropped logs, as a warning, what lease4.Check left out of l or

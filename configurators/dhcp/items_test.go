@@ -14,15 +14,19 @@ func testLease() *Lease {
 		Server: netip.MustParseAddr("192.0.2.1"), Router: netip.MustParseAddr("192.0.2.1")}
 }
 
-// The lease's address and default route depend on the lease item; the
-// route's gateway waits for the leased address (its subnet holds it) and,
-// on a physical uplink, for the carrier.
+// The lease's address (its prefix route at the lease's metric), the host
+// route to the router and the default route depend on the lease item; the
+// default route's gateway waits for the leased address (its subnet holds
+// it), the host route for the address as its source, and, on a physical
+// uplink, both for the carrier.
 func TestLeaseItemsDefaultRoute(t *testing.T) {
 	l := testLease()
 	got := LeaseItems(l, RouteOptions{UseRoutes: true, Metric: 100, Physical: true})
 	lease := []dg.ItemRef{items.DHCP4LeaseRef("up0")}
 	want := []dg.Item{
-		&items.Address{Dev: "up0", Prefix: l.Address, Deps: lease},
+		&items.Address{Dev: "up0", Prefix: l.Address, Deps: lease, RouteMetric: 100},
+		&items.Route{Dst: netip.MustParsePrefix("192.0.2.1/32"), Dev: "up0", Metric: 100, Scope: items.ScopeLink,
+			Src: l.Address.Addr(), CarrierLink: "up0", Deps: append(lease, items.AddressRef("up0", l.Address))},
 		&items.Route{Dst: netip.MustParsePrefix("0.0.0.0/0"), Gw: l.Router, Dev: "up0", Metric: 100,
 			Src: l.Address.Addr(), CarrierLink: "up0", GwAddress: "up0/192.0.2.10/24", Deps: lease},
 	}
@@ -37,7 +41,8 @@ func TestLeaseItemsDefaultRoute(t *testing.T) {
 }
 
 // With option 121 the router of option 3 is not used (RFC 3442); an
-// on-link route has no gateway, a gateway outside the subnet is on-link.
+// on-link route has no gateway, a gateway outside the subnet is on-link;
+// each gateway has its host route before its route (lease4.Items).
 func TestLeaseItemsClassless(t *testing.T) {
 	l := testLease()
 	l.Routes = []Route{
@@ -46,10 +51,15 @@ func TestLeaseItemsClassless(t *testing.T) {
 		{Dst: netip.MustParsePrefix("0.0.0.0/0"), Via: netip.MustParseAddr("10.9.9.9")},
 	}
 	got := LeaseItems(l, RouteOptions{UseRoutes: true})
-	if len(got) != 4 {
-		t.Fatalf("items %v, want the address and 3 routes", got)
+	if len(got) != 6 {
+		t.Fatalf("items %v, want the address, 3 routes and 2 gateways' host routes", got)
 	}
-	r1, r2, r3 := got[1].(*items.Route), got[2].(*items.Route), got[3].(*items.Route)
+	r1, r2, r3 := got[2].(*items.Route), got[3].(*items.Route), got[5].(*items.Route)
+	for i, gw := range map[int]string{1: "192.0.2.254/32", 4: "10.9.9.9/32"} {
+		if h := got[i].(*items.Route); h.Dst.String() != gw || h.Scope != items.ScopeLink || h.Gw.IsValid() {
+			t.Errorf("item %d %v, want the host route to %s", i, h, gw)
+		}
+	}
 	if r1.Gw != l.Routes[0].Via || r1.OnLink {
 		t.Errorf("route 1 %v", r1)
 	}

@@ -81,7 +81,7 @@ func (c *addressConfigurator) create(a *items.Address) error {
 		return notOwnedAddr(k, a)
 	case k.prefix.Bits() != a.Prefix.Bits():
 		return fmt.Errorf("netagent's address %s holds it", k.prefix)
-	case k.owned() && addrAsWanted(k, a) && lifetimeAsWanted(k, a, time.Now()):
+	case k.owned() && addrAsWanted(k, a) && inPlaceAsWanted(k, a, time.Now()):
 		return nil
 	case addrAsWanted(k, a): // the mark too, for one adopt takes over
 		return sendOne(conn, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_REPLACE, a, index))
@@ -178,8 +178,9 @@ func addrAsWanted(k *kernelAddr, a *items.Address) bool {
 	return k.label == label && k.scope == uint8(a.Scope)
 }
 
-// Modify refreshes the lifetimes (a new ValidUntil: a lease renewed) as
-// Create does; else nothing: addresses of one name differ only in label
+// Modify refreshes the lifetimes (a new ValidUntil: a lease renewed) and
+// the prefix route's metric (RouteMetric, which the kernel changes in
+// place) as Create does; else nothing: addresses of one name differ only in label
 // or scope, which the kernel cannot change in place (NeedsRecreate says
 // so, and the reconciler recreates); asked anyway, it fails with
 // ErrNeedsRecreate.
@@ -195,7 +196,7 @@ func (c *addressConfigurator) Modify(_ context.Context, oldItem, newItem dg.Item
 	if items.AddressNeedsRecreate(o, n) {
 		return fmt.Errorf("modifying address %s: %w", o.Name(), ErrNeedsRecreate)
 	}
-	if o.ValidUntil.Equal(n.ValidUntil) && o.PreferredUntil.Equal(n.PreferredUntil) {
+	if o.ValidUntil.Equal(n.ValidUntil) && o.PreferredUntil.Equal(n.PreferredUntil) && o.RouteMetric == n.RouteMetric {
 		return nil
 	}
 	return onItem[*items.Address](n, "refreshing the lifetime of address", c.create)

@@ -122,7 +122,7 @@ func (c *addressConfigurator) createAll(as []*items.Address) (errs []error, sing
 			single = append(single, i) // Create takes it over
 		case k.prefix.Bits() != a.Prefix.Bits():
 			errs[i] = fmt.Errorf("netagent's address %s holds it", k.prefix)
-		case !addrAsWanted(k, a) || !lifetimeAsWanted(k, a, time.Now()):
+		case !addrAsWanted(k, a) || !inPlaceAsWanted(k, a, time.Now()):
 			single = append(single, i)
 		}
 	}

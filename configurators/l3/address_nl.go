@@ -26,6 +26,9 @@ type kernelAddr struct {
 	valid uint32
 	// preferred is the preferred lifetime left, the same way.
 	preferred uint32
+	// metric is the metric of the address's prefix route
+	// (IFA_RT_PRIORITY), 0 when absent.
+	metric uint32
 }
 
 // foreverLft is the kernel's infinite address lifetime.
@@ -80,6 +83,9 @@ func addrRequest(msgType uint16, flags int, a *items.Address, index int) *nl.Net
 		req.AddData(nl.NewRtAttr(unix.IFA_LABEL, nl.ZeroTerminated(a.Label)))
 	}
 	req.AddData(nl.NewRtAttr(ifaProto, nl.Uint8Attr(items.RouteProtocol)))
+	if a.RouteMetric != 0 { // absent: 0, also on a replace (inet_rtm_newaddr)
+		req.AddData(nl.NewRtAttr(unix.IFA_RT_PRIORITY, nl.Uint32Attr(a.RouteMetric)))
+	}
 	if !a.ValidUntil.IsZero() {
 		now := time.Now()
 		left := lifetimeLeft(a.ValidUntil, now)
@@ -131,6 +137,12 @@ func (k *kernelAddr) validUntil(now time.Time) time.Time {
 // lifetimeSlack is how far the kernel's countdown (whole seconds) may
 // stray from an item's ValidUntil and still be the same lifetime.
 const lifetimeSlack = 3 * time.Second
+
+// inPlaceAsWanted reports whether what a replace changes in place is as
+// a wants it, read at now: the lifetimes and the prefix route's metric.
+func inPlaceAsWanted(k *kernelAddr, a *items.Address, now time.Time) bool {
+	return k.metric == a.RouteMetric && lifetimeAsWanted(k, a, now)
+}
 
 // lifetimeAsWanted reports whether k's lifetimes, read at now, are a's:
 // the valid one, and the preferred one when a has its own (one that has
@@ -203,6 +215,10 @@ func parseAddr(m []byte) (kernelAddr, bool) {
 		case ifaProto:
 			if len(a.Value) > 0 {
 				k.proto = a.Value[0]
+			}
+		case unix.IFA_RT_PRIORITY:
+			if len(a.Value) >= 4 {
+				k.metric = nl.NativeEndian().Uint32(a.Value)
 			}
 		case unix.IFA_CACHEINFO:
 			if len(a.Value) >= unix.SizeofIfaCacheinfo {

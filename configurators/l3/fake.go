@@ -2,6 +2,7 @@ package l3
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -703,6 +704,9 @@ func encodeAddr(a kernelAddr) []byte {
 	if a.proto != 0 {
 		req.AddData(nl.NewRtAttr(ifaProto, nl.Uint8Attr(a.proto)))
 	}
+	if a.metric != 0 {
+		req.AddData(nl.NewRtAttr(unix.IFA_RT_PRIORITY, nl.Uint32Attr(a.metric)))
+	}
 	return req.Serialize()[unix.SizeofNlMsghdr:]
 }
 
@@ -768,13 +772,19 @@ func (k *FakeKernel) newAddr(flags int, a kernelAddr) error {
 }
 
 // replaceAddr models NLM_F_REPLACE of an existing address as the kernel
-// applies it, in place: the IFA_PROTO mark is rewritten, nothing deleted.
+// applies it, in place: the IFA_PROTO mark and the prefix route's metric
+// are rewritten, nothing deleted.
 func (k *FakeKernel) replaceAddr(flags int, at int, a kernelAddr) error {
 	if flags&unix.NLM_F_REPLACE == 0 || flags&unix.NLM_F_EXCL != 0 {
 		return unix.EEXIST
 	}
 	if !k.dropMarks {
 		k.addrs[at].proto = a.proto
+	}
+	if old := k.addrs[at]; old.metric != a.metric && old.prefix.Addr().Is4() && !old.secondary() {
+		k.delPrefixRoute(old)
+		k.addrs[at].metric = a.metric
+		k.addPrefixRoute(k.addrs[at])
 	}
 	return nil
 }
@@ -789,9 +799,9 @@ func (k *FakeKernel) addPrefixRoute(a kernelAddr) {
 		Type: unix.RTN_UNICAST, LinkIndex: a.index,
 		Dst: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}}
 	if p.Addr().Is4() {
-		r.Scope, r.Src = unix.RT_SCOPE_LINK, a.prefix.Addr().AsSlice()
+		r.Scope, r.Src, r.Priority = unix.RT_SCOPE_LINK, a.prefix.Addr().AsSlice(), int(a.metric)
 	} else {
-		r.Priority = 256
+		r.Priority = cmp.Or(int(a.metric), 256)
 	}
 	k.routes = append(k.routes, fakeRoute{Route: r, HasPref: r.Family == unix.AF_INET6})
 }

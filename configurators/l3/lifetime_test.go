@@ -23,14 +23,7 @@ import (
 // ApplyBatch refresh a lifetime that strayed (made permanent), and
 // refuse a ValidUntil already past.
 func TestAddressLifetimeInKernel(t *testing.T) {
-	tgt := testns.New(t)
-	if err := tgt.NL.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "up0"}, PeerName: "peer0"}); err != nil {
-		t.Fatal(err)
-	}
-	reg := &reconciler.TypeRegistry{}
-	if err := Register(reg, tgt); err != nil {
-		t.Fatal(err)
-	}
+	tgt, reg := addressNamespace(t, false)
 	ctx := context.Background()
 	a := &items.Address{Dev: "up0", Prefix: netip.MustParsePrefix("10.77.0.120/24"), ValidUntil: time.Now().Add(100 * time.Second)}
 	c := reg.Configurator(a)
@@ -69,6 +62,30 @@ func TestAddressLifetimeInKernel(t *testing.T) {
 	if err := c.Create(ctx, &over); !errors.Is(err, ErrLifetimeOver) {
 		t.Errorf("an address whose lifetime is over: %v, want ErrLifetimeOver", err)
 	}
+}
+
+// addressNamespace is a namespace with the veth up0/peer0 (up, or down)
+// and the configurators registered in it.
+func addressNamespace(t *testing.T, up bool) (*netnsx.Target, *reconciler.TypeRegistry) {
+	t.Helper()
+	tgt := testns.New(t)
+	if err := tgt.NL.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "up0"}, PeerName: "peer0"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"up0", "peer0"} {
+		l, err := tgt.NL.LinkByName(name)
+		if err == nil && up {
+			err = tgt.NL.LinkSetUp(l)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := &reconciler.TypeRegistry{}
+	if err := Register(reg, tgt); err != nil {
+		t.Fatal(err)
+	}
+	return tgt, reg
 }
 
 // kernelLifetimes returns a's valid and preferred lifetimes as the kernel

@@ -83,42 +83,14 @@ func netplanOutcome(t *testing.T, file string) string {
 	return "agrees with systemd-networkd"
 }
 
-// netplanDHCPWhy and netplanDHCPDiff are how one DHCP NIC, enp3s0,
-// differs.
-const (
-	netplanDHCPWhy  = "netagent's DHCP client leaves the prefix route at metric 0 and adds no host routes to the gateway and the DNS server, as networkd does"
-	netplanDHCPDiff = "- route 10.77.0.0/24 table=<nil> via=<nil> dev=enp3s0 metric=100 type=<nil> scope=link; " +
-		"- route 10.77.0.1 table=<nil> via=<nil> dev=enp3s0 metric=100 type=<nil> scope=link; " +
-		"- route 10.77.0.53 table=<nil> via=<nil> dev=enp3s0 metric=100 type=<nil> scope=link; " +
-		"+ route 10.77.0.0/24 table=<nil> via=<nil> dev=enp3s0 metric=<nil> type=<nil> scope=link"
-)
-
 // netplanDiffers are the examples whose kernels differ for reasons in
 // netagent itself, not in the import, each with why and the difference
 // the test expects: another difference, or none (a fix), fails the test,
-// so that this table stays true.
-var netplanDiffers = map[string]struct{ why, diff string }{
-	// networkd gives the leased address's prefix route the DHCP metric
-	// and adds host routes to the gateway and the DNS server
-	// (RoutesToDNS); netagent's DHCP client leaves the kernel's prefix
-	// route (metric 0) and adds neither. The default routes agree.
-	"dhcp.yaml": {netplanDHCPWhy, netplanDHCPDiff},
-	// dhcp-identifier: mac: networkd sends the MAC as client id, netagent
-	// none; the server knows both by the MAC, and the rest is as dhcp.yaml.
-	"windows_dhcp_server.yaml": {netplanDHCPWhy, netplanDHCPDiff},
-	"route_metric.yaml": {"as dhcp.yaml: the prefix routes at metric 0, no host routes to the gateway and the DNS server",
-		"- route 10.77.0.0/24 table=<nil> via=<nil> dev=engreen metric=200 type=<nil> scope=link; " +
-			"- route 10.77.0.0/24 table=<nil> via=<nil> dev=enred metric=100 type=<nil> scope=link; " +
-			"- route 10.77.0.1 table=<nil> via=<nil> dev=engreen metric=200 type=<nil> scope=link; " +
-			"- route 10.77.0.1 table=<nil> via=<nil> dev=enred metric=100 type=<nil> scope=link; " +
-			"- route 10.77.0.53 table=<nil> via=<nil> dev=engreen metric=200 type=<nil> scope=link; " +
-			"- route 10.77.0.53 table=<nil> via=<nil> dev=enred metric=100 type=<nil> scope=link; " +
-			"+ route 10.77.0.0/24 table=<nil> via=<nil> dev=engreen metric=<nil> type=<nil> scope=link; " +
-			"+ route 10.77.0.0/24 table=<nil> via=<nil> dev=enred metric=<nil> type=<nil> scope=link"},
-	// The lease on the bridge netagent creates comes (its address and
-	// default route agree): it differs as dhcp.yaml, on br0.
-	"bridge.yaml": {netplanDHCPWhy, strings.ReplaceAll(netplanDHCPDiff, "dev=enp3s0", "dev=br0")},
-}
+// so that this table stays true. None do now: the DHCP examples (dhcp,
+// route_metric, windows_dhcp_server, bridge) agree since netagent's lease
+// routes are networkd's (the prefix route at the DHCP metric, the host
+// routes to the gateway and the DNS server: lease4.Items).
+var netplanDiffers = map[string]struct{ why, diff string }{}
 
 // netplanNotOnHost says why in cannot be applied on this host ("": it can).
 func netplanNotOnHost(in *intent.Intent) string {
