@@ -3,7 +3,6 @@
 package netns_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -15,19 +14,16 @@ import (
 
 	"github.com/netagent/netagent/agent/importer"
 	"github.com/netagent/netagent/agent/importer/eni"
-	"github.com/netagent/netagent/agent/intent"
 )
-
-// eniCache is where scripts/setup.sh unpacks ifupdown2 (never installed).
-const eniCache = "/var/cache/netagent-ifupdown2"
 
 // eniOwnCases are small files of this test's own (the examples are GPL
 // and read from the cache), each of which netagent can express. A case is
 // its interfaces file and the files it sources, in one directory whose
 // path replaces @DIR@. Bridge VLANs are not among them: the host kernel
 // has no VLAN filtering (ip link ... vlan_filtering 1 is refused: EOPNOTSUPP),
-// so agent/importer/eni's TestExpectedIntents checks them, as bonds,
-// 802.1Q VLANs and VRFs, against intents written by hand.
+// nor bonds, 802.1Q VLANs and VRFs, so TestInVMENIOracle compares those
+// with ifupdown2 in the VM (and agent/importer/eni's TestExpectedIntents
+// checks them against intents written by hand).
 var eniOwnCases = map[string]map[string]string{
 	"own:static": {"interfaces": "auto eth0\niface eth0 inet static\n  address 192.0.2.10\n  netmask 255.255.255.0\n  gateway 192.0.2.1\n  mtu 1400\n"},
 	"own:bridge": {"interfaces": "auto br0\niface br0 inet static\n  bridge-ports eth1 \\\n    eth2\n  bridge-stp off\n  address 198.51.100.1/24\niface br0 inet static\n  address 2001:db8::1/64\n"},
@@ -70,22 +66,6 @@ func TestENIOracle(t *testing.T) {
 		table = append(table, eniCase(t, name, eniWriteCase(t, eniOwnCases[name])))
 	}
 	t.Logf("ENI oracle outcomes:\n%s", strings.Join(table, "\n"))
-}
-
-// eniWriteCase writes a case's files into a new directory and returns the
-// path of its interfaces file.
-func eniWriteCase(t *testing.T, files map[string]string) string {
-	dir := t.TempDir()
-	for name, text := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(strings.ReplaceAll(text, "@DIR@", dir)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dir, "interfaces")
 }
 
 // eniCase runs one file; the outcome is a line of the table. Own cases
@@ -142,31 +122,12 @@ func eniImport(t *testing.T, file string) (*importer.Result, error) {
 	return eni.Import(file, importer.Options{})
 }
 
-// eniVLANFiltering reports whether in has a VLAN-aware bridge.
-func eniVLANFiltering(in *intent.Intent) bool {
-	return slices.ContainsFunc(in.Interfaces, func(ifc intent.Interface) bool {
-		return ifc.Bridge != nil && ifc.Bridge.VLANFiltering
-	})
-}
-
 // eniHostVLANFiltering reports whether the kernel makes a bridge with VLAN
 // filtering (this host's does not: EOPNOTSUPP), in a namespace of its own.
 func eniHostVLANFiltering(t *testing.T) bool {
 	e := cliNewEnv(t)
 	err := exec.Command("ip", "-n", e.tgt.Name, "link", "add", "vfprobe", "type", "bridge", "vlan_filtering", "1").Run()
 	return err == nil
-}
-
-// eniStandIns makes a veth for each physical NIC the intent names, its
-// peer up.
-func eniStandIns(e *cliEnv, in *intent.Intent) {
-	for i, ifc := range in.Interfaces {
-		if ifc.Type == intent.LinkPhysical && ifc.Name != "lo" {
-			peer := fmt.Sprintf("standin%d", i)
-			e.ip("link", "add", ifc.Name, "type", "veth", "peer", "name", peer)
-			e.ip("link", "set", peer, "up") // a carrier once the NIC is up
-		}
-	}
 }
 
 // eniIfup runs ifupdown2's ifup -a -i FILE from the cache in e's
@@ -187,83 +148,4 @@ ln -s /usr/share/ifupdown2/ifupdown2 /run/eni-bin/ifup
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("ifup -a -i %s: %v\n%s", file, err, out)
 	}
-}
-
-// eniState is e's links (kind, mtu, master, up), addresses (not link-local)
-// and routes (table, metric, gateway, onlink), sorted, without the
-// stand-ins' peers, protocols, lifetimes and ifindexes.
-func eniState(e *cliEnv) string {
-	var lines []string
-	for _, l := range e.ipJSON("-d", "link", "show") {
-		name := l["ifname"].(string)
-		if strings.HasPrefix(name, "standin") || strings.HasPrefix(name, "uplink0") {
-			continue
-		}
-		kind := ""
-		if li, ok := l["linkinfo"].(map[string]any); ok {
-			kind, _ = li["info_kind"].(string)
-		}
-		flags, _ := json.Marshal(l["flags"])
-		up := strings.Contains(string(flags), `"UP"`)
-		lines = append(lines, fmt.Sprintf("link %s kind=%s mtu=%v master=%v up=%v%s", name, kind, l["mtu"], l["master"], up, eniKindState(l)))
-	}
-	lines = append(lines, eniBridgeVLANs(e)...)
-	for _, a := range e.ipJSON("addr", "show") {
-		infos, _ := a["addr_info"].([]any)
-		for _, x := range infos {
-			ai := x.(map[string]any)
-			if ai["scope"] == "link" || ai["scope"] == "host" {
-				continue
-			}
-			lines = append(lines, fmt.Sprintf("addr %s %v/%v", a["ifname"], ai["local"], ai["prefixlen"]))
-		}
-	}
-	for _, fam := range []string{"-4", "-6"} {
-		for _, r := range e.ipJSON(fam, "route", "show", "table", "all") {
-			if r["table"] == "local" || strings.HasPrefix(fmt.Sprint(r["dst"]), "fe80") || strings.HasPrefix(fmt.Sprint(r["dev"]), "uplink0") || r["type"] == "multicast" {
-				continue
-			}
-			flags, _ := json.Marshal(r["flags"])
-			lines = append(lines, fmt.Sprintf("route %v table=%v dev=%v via=%v metric=%v onlink=%v", r["dst"], r["table"], r["dev"], r["gateway"], r["metric"], strings.Contains(string(flags), "onlink")))
-		}
-	}
-	slices.Sort(lines)
-	return strings.Join(lines, "\n")
-}
-
-// eniKindAttrs are the settings of each kind the oracle compares.
-var eniKindAttrs = map[string][]string{
-	"bridge": {"vlan_filtering", "stp_state"},
-	"vxlan":  {"id", "local", "remote", "group", "link", "port", "learning", "ttl", "ageing"},
-}
-
-// eniKindState is a link's settings of its kind, as " key=value ...".
-func eniKindState(l map[string]any) string {
-	li, _ := l["linkinfo"].(map[string]any)
-	kind, _ := li["info_kind"].(string)
-	data, _ := li["info_data"].(map[string]any)
-	var b strings.Builder
-	for _, k := range eniKindAttrs[kind] {
-		fmt.Fprintf(&b, " %s=%v", k, data[k])
-	}
-	return b.String()
-}
-
-// eniBridgeVLANs are the bridge VLANs of every port and bridge (bridge
-// vlan show), one line each.
-func eniBridgeVLANs(e *cliEnv) []string {
-	var list []map[string]any
-	if err := json.Unmarshal([]byte(e.exec("bridge", "-j", "vlan", "show")), &list); err != nil {
-		e.t.Fatalf("bridge -j vlan show: %v", err)
-	}
-	var lines []string
-	for _, port := range list {
-		vlans, _ := port["vlans"].([]any)
-		for _, x := range vlans {
-			v := x.(map[string]any)
-			flags, _ := json.Marshal(v["flags"])
-			lines = append(lines, fmt.Sprintf("vlan %v %v-%v %s", port["ifname"], v["vlan"], v["vlanEnd"], flags))
-		}
-	}
-	return lines
 }
