@@ -288,23 +288,6 @@ func TestTrialTimeoutRevertsExactly(t *testing.T) {
 	}
 }
 
-// lineDiff lists the lines only in a or only in b.
-func lineDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	var out []string
-	for _, l := range al {
-		if !slices.Contains(bl, l) {
-			out = append(out, "- "+l)
-		}
-	}
-	for _, l := range bl {
-		if !slices.Contains(al, l) {
-			out = append(out, "+ "+l)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
 // TestTrialKillPoints kills `netagent try` (SIGKILL, at kill points the
 // binary passes after each fsynced journal record and each kernel
 // operation: NETAGENT_TEST_KILL_AFTER) at points spread over the trial's

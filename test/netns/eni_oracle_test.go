@@ -3,7 +3,6 @@
 package netns_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -15,19 +14,16 @@ import (
 
 	"github.com/netagent/netagent/agent/importer"
 	"github.com/netagent/netagent/agent/importer/eni"
-	"github.com/netagent/netagent/agent/intent"
 )
-
-// eniCache is where scripts/setup.sh unpacks ifupdown2 (never installed).
-const eniCache = "/var/cache/netagent-ifupdown2"
 
 // eniOwnCases are small files of this test's own (the examples are GPL
 // and read from the cache), each of which netagent can express. A case is
 // its interfaces file and the files it sources, in one directory whose
 // path replaces @DIR@. Bridge VLANs are not among them: the host kernel
 // has no VLAN filtering (ip link ... vlan_filtering 1 is refused: EOPNOTSUPP),
-// so agent/importer/eni's TestExpectedIntents checks them, as bonds,
-// 802.1Q VLANs and VRFs, against intents written by hand.
+// nor bonds, 802.1Q VLANs and VRFs, so TestInVMENIOracle compares those
+// with ifupdown2 in the VM (and agent/importer/eni's TestExpectedIntents
+// checks them against intents written by hand).
 var eniOwnCases = map[string]map[string]string{
 	// alias: the rest of the line (quotes kept, $IFACE replaced), on a NIC
 	// and on a bridge (whose kernel alias carries netagent's mark:
@@ -75,22 +71,6 @@ func TestENIOracle(t *testing.T) {
 		table = append(table, eniCase(t, name, eniWriteCase(t, eniOwnCases[name])))
 	}
 	t.Logf("ENI oracle outcomes:\n%s", strings.Join(table, "\n"))
-}
-
-// eniWriteCase writes a case's files into a new directory and returns the
-// path of its interfaces file.
-func eniWriteCase(t *testing.T, files map[string]string) string {
-	dir := t.TempDir()
-	for name, text := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(strings.ReplaceAll(text, "@DIR@", dir)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dir, "interfaces")
 }
 
 // eniCase runs one file; the outcome is a line of the table. Own cases
@@ -147,13 +127,6 @@ func eniImport(t *testing.T, file string) (*importer.Result, error) {
 	return eni.Import(file, importer.Options{})
 }
 
-// eniVLANFiltering reports whether in has a VLAN-aware bridge.
-func eniVLANFiltering(in *intent.Intent) bool {
-	return slices.ContainsFunc(in.Interfaces, func(ifc intent.Interface) bool {
-		return ifc.Bridge != nil && ifc.Bridge.VLANFiltering
-	})
-}
-
 // eniHostVLANFiltering reports whether the kernel makes a bridge with VLAN
 // filtering (this host's does not: EOPNOTSUPP), in a namespace of its own.
 func eniHostVLANFiltering(t *testing.T) bool {
@@ -162,26 +135,18 @@ func eniHostVLANFiltering(t *testing.T) bool {
 	return err == nil
 }
 
-// eniStandIns makes a veth for each physical NIC the intent names, its
-// peer up.
-func eniStandIns(e *cliEnv, in *intent.Intent) {
-	for i, ifc := range in.Interfaces {
-		if ifc.Type == intent.LinkPhysical && ifc.Name != "lo" {
-			peer := fmt.Sprintf("standin%d", i)
-			e.ip("link", "add", ifc.Name, "type", "veth", "peer", "name", peer)
-			e.ip("link", "set", peer, "up") // a carrier once the NIC is up
-		}
-	}
-}
-
 // eniIfup runs ifupdown2's ifup -a -i FILE from the cache in e's
-// namespace, in a private mount namespace with /run and /etc/network on
-// tmpfs: its state and the host's /etc/network are never touched.
+// namespace, in a private mount namespace with /run, /etc/network and
+// /var/tmp (ifupdown2's state_dir) on tmpfs and /etc/iproute2 under a
+// tmpfs overlay (its VRF table map): nothing of the host is written.
 func eniIfup(t *testing.T, e *cliEnv, file string) {
 	script := `set -e
 mount -t overlay overlay -o lowerdir=$C/usr/share:/usr/share /usr/share
 mount -t tmpfs none /run
 mount -t tmpfs none /etc/network
+mount -t tmpfs none /var/tmp
+mkdir -p /run/eni-ipr/u /run/eni-ipr/w
+mount -t overlay overlay -o lowerdir=/etc/iproute2,upperdir=/run/eni-ipr/u,workdir=/run/eni-ipr/w /etc/iproute2
 mkdir -p /etc/network/ifupdown2 /run/network /run/eni-bin
 cp -r $C/etc/network/ifupdown2/. /etc/network/ifupdown2/
 ln -s /usr/share/ifupdown2/ifupdown2 /run/eni-bin/ifup
@@ -192,93 +157,4 @@ ln -s /usr/share/ifupdown2/ifupdown2 /run/eni-bin/ifup
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("ifup -a -i %s: %v\n%s", file, err, out)
 	}
-}
-
-// eniState is e's links (kind, mtu, master, up, alias), addresses (not link-local)
-// and routes (table, metric, gateway, onlink), sorted, without the
-// stand-ins' peers, protocols, lifetimes and ifindexes.
-func eniState(e *cliEnv) string {
-	var lines []string
-	for _, l := range e.ipJSON("-d", "link", "show") {
-		name := l["ifname"].(string)
-		if strings.HasPrefix(name, "standin") || strings.HasPrefix(name, "uplink0") {
-			continue
-		}
-		kind := ""
-		if li, ok := l["linkinfo"].(map[string]any); ok {
-			kind, _ = li["info_kind"].(string)
-		}
-		flags, _ := json.Marshal(l["flags"])
-		up := strings.Contains(string(flags), `"UP"`)
-		lines = append(lines, fmt.Sprintf("link %s kind=%s mtu=%v master=%v up=%v alias=%q%s", name, kind, l["mtu"], l["master"], up, unmarked(l["ifalias"]), eniKindState(l)))
-	}
-	lines = append(lines, eniBridgeVLANs(e)...)
-	for _, a := range e.ipJSON("addr", "show") {
-		infos, _ := a["addr_info"].([]any)
-		for _, x := range infos {
-			ai := x.(map[string]any)
-			if ai["scope"] == "link" || ai["scope"] == "host" {
-				continue
-			}
-			lines = append(lines, fmt.Sprintf("addr %s %v/%v", a["ifname"], ai["local"], ai["prefixlen"]))
-		}
-	}
-	for _, fam := range []string{"-4", "-6"} {
-		for _, r := range e.ipJSON(fam, "route", "show", "table", "all") {
-			if r["table"] == "local" || strings.HasPrefix(fmt.Sprint(r["dst"]), "fe80") || strings.HasPrefix(fmt.Sprint(r["dev"]), "uplink0") || r["type"] == "multicast" {
-				continue
-			}
-			flags, _ := json.Marshal(r["flags"])
-			lines = append(lines, fmt.Sprintf("route %v table=%v dev=%v via=%v metric=%v onlink=%v", r["dst"], r["table"], r["dev"], r["gateway"], r["metric"], strings.Contains(string(flags), "onlink")))
-		}
-	}
-	slices.Sort(lines)
-	return strings.Join(lines, "\n")
-}
-
-// unmarked is a link's alias without netagent's ownership mark
-// ("netagent", "netagent:ALIAS"), which differs by nature.
-func unmarked(alias any) string {
-	s, _ := alias.(string)
-	if s == "netagent" {
-		return ""
-	}
-	return strings.TrimPrefix(s, "netagent:")
-}
-
-// eniKindAttrs are the settings of each kind the oracle compares.
-var eniKindAttrs = map[string][]string{
-	"bridge": {"vlan_filtering", "stp_state"},
-	"vxlan":  {"id", "local", "remote", "group", "link", "port", "learning", "ttl", "ageing"},
-}
-
-// eniKindState is a link's settings of its kind, as " key=value ...".
-func eniKindState(l map[string]any) string {
-	li, _ := l["linkinfo"].(map[string]any)
-	kind, _ := li["info_kind"].(string)
-	data, _ := li["info_data"].(map[string]any)
-	var b strings.Builder
-	for _, k := range eniKindAttrs[kind] {
-		fmt.Fprintf(&b, " %s=%v", k, data[k])
-	}
-	return b.String()
-}
-
-// eniBridgeVLANs are the bridge VLANs of every port and bridge (bridge
-// vlan show), one line each.
-func eniBridgeVLANs(e *cliEnv) []string {
-	var list []map[string]any
-	if err := json.Unmarshal([]byte(e.exec("bridge", "-j", "vlan", "show")), &list); err != nil {
-		e.t.Fatalf("bridge -j vlan show: %v", err)
-	}
-	var lines []string
-	for _, port := range list {
-		vlans, _ := port["vlans"].([]any)
-		for _, x := range vlans {
-			v := x.(map[string]any)
-			flags, _ := json.Marshal(v["flags"])
-			lines = append(lines, fmt.Sprintf("vlan %v %v-%v %s", port["ifname"], v["vlan"], v["vlanEnd"], flags))
-		}
-	}
-	return lines
 }

@@ -3,7 +3,6 @@
 package netns_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -129,87 +128,5 @@ func oracleStandIns(e *cliEnv, in *intent.Intent) {
 	}
 }
 
-// oracleView is a namespace's links (kind, mtu, master, up), addresses
-// (not link-local), routes of every table (gateway, metric, type, scope,
-// onlink) and rules, as sorted lines, without what differs by nature or
-// is the test's own: ifindexes, protocols, lifetimes, the kernel's
-// link-local, multicast and local-table entries, the stand-ins' peers and
-// cliNewEnv's uplink0 pair. With auto, rule priorities the kernel chose
-// (32765 and down) compare as "the kernel's" (see autoPriorities).
-func oracleView(e *cliEnv, auto bool) string {
-	out := slices.Concat(oracleLinks(e), oracleAddrs(e))
-	for _, fam := range []string{"-4", "-6"} {
-		out = append(out, oracleRoutes(e, fam)...)
-		out = append(out, oracleRules(e, fam, auto)...)
-	}
-	slices.Sort(out)
-	return strings.Join(out, "\n")
-}
-
-// oracleTestLink reports whether a link is the test's own, not the
-// configuration's: a stand-in's peer or the uplink0 pair.
-func oracleTestLink(name string) bool {
-	return strings.HasPrefix(name, "standin") || strings.HasPrefix(name, "uplink0")
-}
-
-func oracleLinks(e *cliEnv) []string {
-	var out []string
-	for _, l := range e.ipJSON("-d", "link", "show") {
-		name, _ := l["ifname"].(string)
-		if oracleTestLink(name) {
-			continue
-		}
-		kind := ""
-		if li, ok := l["linkinfo"].(map[string]any); ok {
-			kind, _ = li["info_kind"].(string)
-		}
-		out = append(out, fmt.Sprintf("link %s kind=%s mtu=%v master=%v up=%v", name, kind, l["mtu"], l["master"], jsonHas(l["flags"], "UP")))
-	}
-	return out
-}
-
-func oracleAddrs(e *cliEnv) []string {
-	var out []string
-	for _, l := range e.ipJSON("addr", "show") {
-		infos, _ := l["addr_info"].([]any)
-		for _, x := range infos {
-			a, _ := x.(map[string]any)
-			if a["scope"] != "link" && a["scope"] != "host" {
-				out = append(out, fmt.Sprintf("addr %v %v/%v", l["ifname"], a["local"], a["prefixlen"]))
-			}
-		}
-	}
-	return out
-}
-
-func oracleRoutes(e *cliEnv, fam string) []string {
-	var out []string
-	for _, r := range e.ipJSON(fam, "route", "show", "table", "all") {
-		dst, dev := fmt.Sprint(r["dst"]), fmt.Sprint(r["dev"])
-		if r["table"] == "local" || r["type"] == "multicast" || strings.HasPrefix(dst, "fe80:") || strings.HasPrefix(dst, "ff00:") ||
-			dev == "lo" || oracleTestLink(dev) {
-			continue
-		}
-		out = append(out, fmt.Sprintf("route %s table=%v dev=%v via=%v metric=%v type=%v scope=%v onlink=%v",
-			dst, r["table"], dev, r["gateway"], r["metric"], r["type"], r["scope"], jsonHas(r["flags"], "onlink")))
-	}
-	return out
-}
-
-func oracleRules(e *cliEnv, fam string, auto bool) []string {
-	var out []string
-	for _, r := range e.ipJSON(fam, "rule", "show") {
-		prio := fmt.Sprint(r["priority"])
-		if p, _ := r["priority"].(float64); auto && p > 32700 && p < 32766 {
-			prio = "the kernel's"
-		}
-		out = append(out, fmt.Sprintf("rule %s prio=%v from=%v/%v to=%v table=%v", fam, prio, r["src"], r["srclen"], r["dst"], r["table"]))
-	}
-	return out
-}
-
-// jsonHas reports whether an `ip -j` list of flags holds flag.
-func jsonHas(list any, flag string) bool {
-	data, _ := json.Marshal(list)
-	return strings.Contains(string(data), `"`+flag+`"`)
-}
+// tb makes cliEnv an oracleNS.
+func (e *cliEnv) tb() testing.TB { return e.t }

@@ -4,6 +4,7 @@ package netns_test
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,8 +34,7 @@ var vmNICs = []vm.NIC{
 // are on the same cards in both boots, in other slots; those found by
 // path are in the same slots, on the other cards.
 func TestVM(t *testing.T) {
-	cfg := vm.Config{NICs: vmNICs, Programs: vm.ProgramsIPEthtool,
-		Binaries: []string{vm.BuildBinary(t, "github.com/netagent/netagent/cmd/netagent")}}
+	cfg := vmConfig(t)
 	first := matchLines(cfg.RunPackageTests(t, ".", []string{vm.Tag}, vm.TestPattern))
 	cfg.NICs, cfg.Binaries = vm.SwapSlots(vmNICs, 0, 1), nil // TestInVMMatchNICs runs no daemon
 	swapped := matchLines(cfg.RunPackageTests(t, ".", []string{vm.Tag}, "^TestInVMMatchNICs$"))
@@ -46,6 +46,15 @@ func TestVM(t *testing.T) {
 			t.Errorf("%s (found by %s): first boot %q, swapped boot %q", name, follows, a, b)
 		}
 	}
+}
+
+// vmConfig is TestVM's VM: vmNICs, ip, ethtool and bridge (which
+// TestInVMENIOracle reads bridge VLANs with), the netagent binary, and
+// the host's root shared read-only, where TestInVMENIOracle runs the
+// host's python3 and ifupdown2.
+func vmConfig(t *testing.T) vm.Config {
+	return vm.Config{NICs: vmNICs, Programs: append(slices.Clone(vm.ProgramsIPEthtool), "bridge"), HostRoot: true,
+		Binaries: []string{vm.BuildBinary(t, "github.com/netagent/netagent/cmd/netagent")}}
 }
 
 var matchLine = regexp.MustCompile(`vm-match (\S+) (\S+) (\S+)`)

@@ -37,7 +37,10 @@
 // programs in with their ELF interpreter and shared libraries. A binary the
 // test builds itself (BuildBinary: the netagent command, for tests that run
 // the daemon) goes in Config.Binaries: the run's payload carries it to
-// GuestBinary(name), in /test beside the test binary.
+// GuestBinary(name), in /test beside the test binary. A program too big
+// for the initramfs (python3 with its library, for ifupdown2) runs from
+// the host's own root: Config.HostRoot shares / read-only over virtio-9p
+// and /init mounts it at GuestHostRoot, where a test chroots (hostroot.go).
 //
 // # NICs
 //

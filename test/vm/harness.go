@@ -49,6 +49,11 @@ type Config struct {
 	// rather than the cached base archive, which would keep a copy of every
 	// build. They must be static, as the test binary is.
 	Binaries []string
+	// HostRoot shares the host's root file system with the guest,
+	// read-only, over virtio-9p (see hostroot.go): /init mounts it at
+	// GuestHostRoot, for tests that run host programs too big for the
+	// initramfs (python3 and ifupdown2) in a chroot there.
+	HostRoot bool
 }
 
 // GuestBinaryDir is where the test binary and Config.Binaries are in the VM.
@@ -93,10 +98,14 @@ func (c Config) memoryMB() int {
 }
 
 func (c Config) modules() []Module {
+	mods := DefaultModules
 	if c.Modules != nil {
-		return nicModules(c.Modules, c.NICs)
+		mods = c.Modules
 	}
-	return nicModules(DefaultModules, c.NICs)
+	if c.HostRoot {
+		mods = withModules(mods, hostRootModules)
+	}
+	return nicModules(mods, c.NICs)
 }
 
 // InGuest reports whether the calling code runs inside the harness's VM.
@@ -149,11 +158,14 @@ func (c Config) RunTestBinary(t testing.TB, binary string, args ...string) Resul
 	if err := validateNICs(c.NICs); err != nil {
 		t.Fatalf("vm: Config.%v", err)
 	}
+	if err := c.validateHostRoot(); err != nil {
+		t.Fatalf("vm: Config.%v", err)
+	}
 	tl := requireTools(t)
 	nonce := rand.Text()
 	initrd := c.initrd(t, tl, binary, append([]string{"-test.v"}, args...), nonce)
 	sock := monitorSocket(t)
-	qargs := append(qemuArgs(tl.kernel, initrd, c.memoryMB(), sock), nicArgs(c.NICs)...)
+	qargs := slices.Concat(qemuArgs(tl.kernel, initrd, c.memoryMB(), sock), nicArgs(c.NICs), c.hostRootArgs())
 	res, err := boot(t, tl.qemu, qargs, c.timeoutFor(t), newConsole(t, nonce, c.hotAdder(t, sock)))
 	if err != nil {
 		t.Fatalf("vm: %v\nlast console lines:\n%s", err, orNone(tail(res.Output, 40)))
@@ -168,7 +180,7 @@ func (c Config) RunTestBinary(t testing.TB, binary string, args ...string) Resul
 func (c Config) initrd(t testing.TB, tl *tools, binary string, args []string, nonce string) string {
 	t.Helper()
 	tmp := t.TempDir()
-	base, err := baseImage(tl.kernel, tl.busybox, c.modules(), c.Programs, tmp)
+	base, err := baseImage(tl.kernel, tl.busybox, c.modules(), c.Programs, c.HostRoot, tmp)
 	if err != nil {
 		t.Fatalf("vm: %v", err)
 	}

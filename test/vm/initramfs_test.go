@@ -46,7 +46,7 @@ func TestBuildBaseIsDeterministic(t *testing.T) {
 	order, err := ix.loadOrder([]Module{{Name: "stp", Params: []string{"x=1"}}})
 	must(t, err)
 	build := func() []byte {
-		parts := &baseParts{kernel: k, ix: ix, order: order, bb: []byte("busybox"), script: initScript(order),
+		parts := &baseParts{kernel: k, ix: ix, order: order, bb: []byte("busybox"), script: initScript(order, false),
 			files: []guestFile{{path: "usr/lib/netagent-vm/libc.so.6", data: []byte("libc")}, {path: "usr/bin/ip", data: []byte("ip")}}}
 		b, err := parts.build()
 		must(t, err)
@@ -76,7 +76,7 @@ func TestBuildBaseIsDeterministic(t *testing.T) {
 }
 
 func TestInitScriptLoadsModulesInOrder(t *testing.T) {
-	script := initScript([]Module{{Name: "llc"}, {Name: "bonding", Params: []string{"max_bonds=0"}}})
+	script := initScript([]Module{{Name: "llc"}, {Name: "bonding", Params: []string{"max_bonds=0"}}}, false)
 	llc := strings.Index(script, "insmod '/lib/modules/llc.ko' ||")
 	bonding := strings.Index(script, "insmod '/lib/modules/bonding.ko' 'max_bonds=0' ||")
 	if llc < 0 || bonding < llc {
@@ -150,5 +150,16 @@ func TestPayloadCarriesBinaries(t *testing.T) {
 		if _, err := payload(bin, bad, nil, "N0NCE", nil); err == nil || !strings.Contains(err.Error(), "has a /test/") {
 			t.Errorf("payload with binaries %v: %v, want a refusal", bad, err)
 		}
+	}
+}
+
+func TestInitScriptMountsHostRootOnlyWhenAsked(t *testing.T) {
+	mount := "mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose hostroot " + GuestHostRoot
+	with, without := initScript(nil, true), initScript(nil, false)
+	if !strings.Contains(with, mount) || strings.Index(with, mount) > strings.Index(with, "/test/run") {
+		t.Errorf("init script with HostRoot does not mount the share before the tests:\n%s", with)
+	}
+	if strings.Contains(without, "9p") {
+		t.Errorf("init script without HostRoot mounts a 9p share:\n%s", without)
 	}
 }

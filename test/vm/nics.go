@@ -101,12 +101,19 @@ func (n NIC) validate() error {
 
 // nicModules adds to modules the drivers of nics that it lacks.
 func nicModules(modules []Module, nics []NIC) []Module {
-	out := slices.Clone(modules)
+	out := modules
 	for _, n := range nics {
-		for _, name := range nicModels[n.Model].modules {
-			if !slices.ContainsFunc(out, func(m Module) bool { return normModName(m.Name) == name }) {
-				out = append(out, Module{Name: name})
-			}
+		out = withModules(out, nicModels[n.Model].modules)
+	}
+	return out
+}
+
+// withModules returns modules with each of names that it lacks appended.
+func withModules(modules []Module, names []string) []Module {
+	out := slices.Clone(modules)
+	for _, name := range names {
+		if !slices.ContainsFunc(out, func(m Module) bool { return normModName(m.Name) == name }) {
+			out = append(out, Module{Name: name})
 		}
 	}
 	return out
