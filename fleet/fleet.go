@@ -79,6 +79,10 @@ func (l Layout) StatusDir() string { return l.root() + "/status" }
 // Status is the key of host's status.
 func (l Layout) Status(host string) string { return l.StatusDir() + "/" + host }
 
+// Rollouts is the directory of the rollouts' states (package
+// agent/rollout): rollouts/<id>/state and rollouts/<id>/lease.
+func (l Layout) Rollouts() string { return l.root() + "/rollouts" }
+
 // Source names a document by where it came from, relative to the prefix
 // ("hosts/h1/base.json", "groups/edge-eu/dns.json"): the name merge errors
 // and status use. It returns "" for a key outside the layout.
@@ -98,6 +102,8 @@ func (l Layout) Source(key string) string {
 // how it is. `netagent fleet status` reads these.
 type Status struct {
 	Host string `json:"host"`
+	// Labels are the host's labels, which rollouts select hosts by.
+	Labels map[string]string `json:"labels,omitempty"`
 	// Version is the number of the agent's intent version (the commit
 	// model's history) it last converged to, Digest that version's digest.
 	Version uint64 `json:"version"`
