@@ -281,6 +281,9 @@ func TestApproveHaltResume(t *testing.T) {
 	if _, err := Approve(ctx, cs, layout, "dns-v3"); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := Approve(ctx, cs, layout, "dns-v3"); !errors.Is(err, ErrNoGate) {
+		t.Fatalf("second approve: %v, want ErrNoGate", err)
+	}
 	if _, err := Halt(ctx, cs, layout, "dns-v3"); err != nil {
 		t.Fatal(err)
 	}
@@ -292,6 +295,9 @@ func TestApproveHaltResume(t *testing.T) {
 	}
 	if r, err := drive(t, c, f, clock); err != nil || r.Phase != PhaseCompleted || pushedOnce(t, cs) != 6 {
 		t.Fatalf("after resume: %s %v, %d pushed", r.Phase, err, len(cs.pushes))
+	}
+	if _, err := Approve(ctx, cs, layout, "dns-v3"); !errors.Is(err, ErrFinished) {
+		t.Errorf("approve of a completed rollout: %v", err)
 	}
 	if _, err := Abort(ctx, cs, layout, "dns-v3"); !errors.Is(err, ErrFinished) {
 		t.Errorf("abort of a completed rollout: %v", err)

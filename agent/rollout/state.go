@@ -84,6 +84,7 @@ var (
 	ErrNoRollout = errors.New("no such rollout")
 	ErrFinished  = errors.New("the rollout has ended")
 	ErrLeaseHeld = errors.New("another controller holds the rollout's lease")
+	ErrNoGate    = errors.New("no wave left waits for approval")
 )
 
 // Keys of a rollout under the fleet's prefix.
@@ -179,17 +180,23 @@ func ended(s *State) bool {
 	return s.Phase == PhaseAborted || s.Phase == PhaseCompleted
 }
 
-// Approve lets the current wave start when it waits for approval.
+// Approve opens the next approval gate: the first wave from the current
+// one on that requires approval and has none.
 func Approve(ctx context.Context, st store.Store, l fleet.Layout, id string) (*State, error) {
 	return update(ctx, st, l, id, func(s *State) error {
-		if ended(s) || s.Wave >= len(s.Spec.Waves) {
+		if ended(s) {
 			return ErrFinished
 		}
-		if s.Approvals == nil {
-			s.Approvals = map[string]bool{}
+		for i := s.Wave; i < len(s.Spec.Waves); i++ {
+			if w := s.Spec.Waves[i]; w.ApprovalRequired && !s.Approvals[w.Name] && i >= len(s.Waves) {
+				if s.Approvals == nil {
+					s.Approvals = map[string]bool{}
+				}
+				s.Approvals[w.Name] = true
+				return nil
+			}
 		}
-		s.Approvals[s.Spec.Waves[s.Wave].Name] = true
-		return nil
+		return fmt.Errorf("rollout %s: %w", id, ErrNoGate)
 	})
 }
 
