@@ -8,6 +8,7 @@
 //	P/hosts/<host>/<doc>    intent documents of one host
 //	P/groups/<group>/<doc>  intent documents of every member of a group
 //	P/status/<host>         the host's Status (JSON), written under a lease
+//	P/rollouts/<id>/        a rollout's state and lease (package agent/rollout)
 //
 // A host reads its own documents and those of the groups it is given, and
 // merges them as it merges files: a document is named by where it came from
