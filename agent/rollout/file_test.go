@@ -38,9 +38,7 @@ func TestReadFile(t *testing.T) {
 }
 
 func TestSummaryOfAHalt(t *testing.T) {
-	f, cs := newFleet(t, 20)
-	clock := &fakeClock{t: time.Unix(1e9, 0)}
-	start(t, cs, testSpec(t, threeWaves), clock)
+	f, cs, clock := started(t, 20, threeWaves)
 	f.fail["edge-002"] = true
 	if r, err := drive(t, newController(cs, clock, "c1"), f, clock); err != nil || r.Phase != PhaseHalted {
 		t.Fatalf("%s %v", r.Phase, err)

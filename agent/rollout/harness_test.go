@@ -188,3 +188,12 @@ func load(t *testing.T, st store.Store) *State {
 	}
 	return s
 }
+
+// started is a fleet of n hosts and the rollout spec started on it.
+func started(t *testing.T, n int, spec string) (*fleetFake, *countStore, *fakeClock) {
+	t.Helper()
+	f, cs := newFleet(t, n)
+	clock := &fakeClock{t: time.Unix(1e9, 0)}
+	start(t, cs, testSpec(t, spec), clock)
+	return f, cs, clock
+}

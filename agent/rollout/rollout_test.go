@@ -94,9 +94,7 @@ func pushedOnce(t *testing.T, cs *countStore) int {
 }
 
 func TestThreeWavesComplete(t *testing.T) {
-	f, cs := newFleet(t, 20)
-	clock := &fakeClock{t: time.Unix(1e9, 0)}
-	start(t, cs, testSpec(t, threeWaves), clock)
+	f, cs, clock := started(t, 20, threeWaves)
 	began := clock.Now()
 	r, err := drive(t, newController(cs, clock, "c1"), f, clock)
 	if err != nil || r.Phase != PhaseCompleted {
@@ -162,9 +160,7 @@ func candidates(hosts []string) (out []Candidate) {
 }
 
 func TestCanaryFailureHaltsBeforeTheRest(t *testing.T) {
-	f, cs := newFleet(t, 20)
-	clock := &fakeClock{t: time.Unix(1e9, 0)}
-	start(t, cs, testSpec(t, threeWaves), clock)
+	f, cs, clock := started(t, 20, threeWaves)
 	f.sick["edge-002"] = true // confirms, then is not Ready in the bake
 	r, err := drive(t, newController(cs, clock, "c1"), f, clock)
 	if err != nil || r.Phase != PhaseHalted {
@@ -179,9 +175,7 @@ func TestCanaryFailureHaltsBeforeTheRest(t *testing.T) {
 }
 
 func TestKilledAfterEveryWriteResumes(t *testing.T) {
-	f, cs := newFleet(t, 12)
-	clock := &fakeClock{t: time.Unix(1e9, 0)}
-	start(t, cs, testSpec(t, threeWaves), clock)
+	f, cs, clock := started(t, 12, threeWaves)
 	kills := 0
 	for run := 1; ; run++ {
 		// Every controller's first write is its lease: odd runs die right
@@ -214,9 +208,7 @@ func TestKilledAfterEveryWriteResumes(t *testing.T) {
 }
 
 func TestOneControllerAtATime(t *testing.T) {
-	f, cs := newFleet(t, 4)
-	clock := &fakeClock{t: time.Unix(1e9, 0)}
-	start(t, cs, testSpec(t, threeWaves), clock)
+	f, cs, clock := started(t, 4, threeWaves)
 	c1, c2 := newController(cs, clock, "c1"), newController(cs, clock, "c2")
 	if _, err := c1.Step(context.Background()); err != nil {
 		t.Fatal(err)
@@ -248,9 +240,7 @@ const gated = `{"rollout": "dns-v3", "document": "20-dns.json", "intent": "dns-v
  {"name": "rest", "percent": 100, "concurrency": 1, "failureTolerance": 0}]}`
 
 func TestApproveHaltResume(t *testing.T) {
-	f, cs := newFleet(t, 6)
-	clock := &fakeClock{t: time.Unix(1e9, 0)}
-	start(t, cs, testSpec(t, gated), clock)
+	f, cs, clock := started(t, 6, gated)
 	c := newController(cs, clock, "c1")
 	ctx := context.Background()
 	idle := func() Result { // steps until nothing changes
@@ -305,9 +295,7 @@ func TestApproveHaltResume(t *testing.T) {
 }
 
 func TestResumeAcceptsTheFailuresSoFar(t *testing.T) {
-	f, cs := newFleet(t, 20)
-	clock := &fakeClock{t: time.Unix(1e9, 0)}
-	start(t, cs, testSpec(t, threeWaves), clock)
+	f, cs, clock := started(t, 20, threeWaves)
 	f.fail["edge-001"] = true
 	c := newController(cs, clock, "c1")
 	if r, _ := drive(t, c, f, clock); r.Phase != PhaseHalted {
