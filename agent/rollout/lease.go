@@ -50,3 +50,25 @@ func (c *Controller) lease(ctx context.Context, now time.Time) error {
 	}
 	return nil
 }
+
+// Release gives the lease up if c holds it, so that another controller
+// need not wait for it to expire (a controller that dies cannot: its
+// lease expires LeaseTTL after its last renewal).
+func (c *Controller) Release(ctx context.Context) error {
+	key := leaseKey(c.Layout, c.ID)
+	e, err := c.Store.Read(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the lease of rollout %s: %w", c.ID, err)
+	}
+	var cur leaseRecord
+	if json.Unmarshal(e.Value, &cur) != nil || cur.Owner != c.Owner {
+		return nil
+	}
+	if err := c.Store.DeleteCAS(ctx, key, e.Version); err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrCASFailed) {
+		return fmt.Errorf("releasing the lease of rollout %s: %w", c.ID, err)
+	}
+	return nil
+}

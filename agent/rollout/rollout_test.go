@@ -231,6 +231,18 @@ func TestOneControllerAtATime(t *testing.T) {
 	if _, err := c1.Step(context.Background()); !errors.Is(err, ErrLeaseHeld) {
 		t.Errorf("first controller back: %v, want ErrLeaseHeld", err)
 	}
+	if err := c1.Release(context.Background()); err != nil { // not its lease: left
+		t.Fatal(err)
+	}
+	if _, err := c1.Step(context.Background()); !errors.Is(err, ErrLeaseHeld) {
+		t.Errorf("first controller after releasing another's lease: %v, want ErrLeaseHeld", err)
+	}
+	if err := c2.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c1.Step(context.Background()); err != nil {
+		t.Errorf("first controller after the second released its lease: %v", err)
+	}
 	pushedOnce(t, cs)
 }
 

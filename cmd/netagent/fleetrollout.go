@@ -116,6 +116,9 @@ func rolloutFollow(g *globals, c *fleetConn, id string) int {
 			last = line
 		}
 	})
+	release, cancel := context.WithTimeout(context.Background(), c.timeout)
+	ctrl.Release(release) // best effort: else the lease expires by itself
+	cancel()
 	if err != nil && ctx.Err() != nil {
 		fmt.Fprintf(g.stderr, "netagent: fleet rollout: %s stopped by a signal in phase %s; start it again to resume\n", id, r.Phase)
 		return exitFailed

@@ -67,6 +67,9 @@ func TestFleetRolloutCLI(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "r1: completed") {
 		t.Fatalf("start --follow: exit %d\n%s%s", code, out, errOut)
 	}
+	if _, ok := e.keys(t)["/fleet/rollouts/r1/lease"]; ok {
+		t.Error("the controller that ended left its lease")
+	}
 	code, out, _ = e.fleet("rollout", "status", "r1", "--json")
 	var sums []struct {
 		Phase string
