@@ -8,6 +8,7 @@
 //	P/hosts/<host>/<doc>    intent documents of one host
 //	P/groups/<group>/<doc>  intent documents of every member of a group
 //	P/status/<host>         the host's Status (JSON), written under a lease
+//	P/rollouts/<id>/        a rollout's state and lease (package agent/rollout)
 //
 // A host reads its own documents and those of the groups it is given, and
 // merges them as it merges files: a document is named by where it came from
@@ -79,6 +80,10 @@ func (l Layout) StatusDir() string { return l.root() + "/status" }
 // Status is the key of host's status.
 func (l Layout) Status(host string) string { return l.StatusDir() + "/" + host }
 
+// Rollouts is the directory of the rollouts' states (package
+// agent/rollout): rollouts/<id>/state and rollouts/<id>/lease.
+func (l Layout) Rollouts() string { return l.root() + "/rollouts" }
+
 // Source names a document by where it came from, relative to the prefix
 // ("hosts/h1/base.json", "groups/edge-eu/dns.json"): the name merge errors
 // and status use. It returns "" for a key outside the layout.
@@ -98,6 +103,8 @@ func (l Layout) Source(key string) string {
 // how it is. `netagent fleet status` reads these.
 type Status struct {
 	Host string `json:"host"`
+	// Labels are the host's labels, which rollouts select hosts by.
+	Labels map[string]string `json:"labels,omitempty"`
 	// Version is the number of the agent's intent version (the commit
 	// model's history) it last converged to, Digest that version's digest.
 	Version uint64 `json:"version"`

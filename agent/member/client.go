@@ -49,6 +49,11 @@ func Dial(conn Conn) (*Client, error) {
 // Close closes the connection.
 func (c *Client) Close() error { return c.st.Close() }
 
+// Store and Layout are the client's store and key layout, for the
+// fleet's other clients (package agent/rollout).
+func (c *Client) Store() store.Store   { return c.st }
+func (c *Client) Layout() fleet.Layout { return c.layout }
+
 // Place is a host's or a group's directory of documents: one of the two
 // names is set.
 type Place struct{ Host, Group string }

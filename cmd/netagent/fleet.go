@@ -67,13 +67,13 @@ func runFleet(g *globals, args []string) int {
 			fleetUsage(g.stdout)
 			return exitOK
 		}
-		fmt.Fprintln(g.stderr, "netagent fleet: which subcommand? push, delete, get, list or status")
+		fmt.Fprintln(g.stderr, "netagent fleet: which subcommand? push, delete, get, list, status or rollout")
 		fleetUsage(g.stderr)
 		return exitUsage
 	}
 	sub, ok := fleetSubs[args[i]]
 	if !ok {
-		fmt.Fprintf(g.stderr, "netagent fleet: unknown subcommand %q: push, delete, get, list or status\n", args[i])
+		fmt.Fprintf(g.stderr, "netagent fleet: unknown subcommand %q: push, delete, get, list, status or rollout\n", args[i])
 		return exitUsage
 	}
 	return sub.run(g, append(slices.Clone(args[:i]), args[i+1:]...))
@@ -103,7 +103,7 @@ func fleetSubIndex(fs *flag.FlagSet, args []string) int {
 
 func fleetUsage(w io.Writer) {
 	fmt.Fprintf(w, "usage: netagent fleet SUBCOMMAND [options] [FILE]\n\n%s\n\nsubcommands:\n", commands["fleet"].summary)
-	for _, name := range []string{"push", "delete", "get", "list", "status"} {
+	for _, name := range []string{"push", "delete", "get", "list", "status", "rollout"} {
 		s := fleetSubs[name]
 		fmt.Fprintf(w, "  %-7s %s\n          %s\n", name, s.usage, s.summary)
 	}

@@ -1,0 +1,416 @@
+package rollout
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/netagent/netagent/agent/member"
+	"github.com/netagent/netagent/fleet"
+	"github.com/netagent/netagent/store"
+)
+
+// Clock is the controller's time (a fake in tests).
+type Clock interface{ Now() time.Time }
+
+// Controller runs one rollout (see the package doc).
+type Controller struct {
+	Store  store.Store
+	Layout fleet.Layout
+	ID     string
+	// Owner names this controller in the lease (unique per process).
+	Owner string
+	Clock Clock
+}
+
+// Result is what a Step did.
+type Result struct {
+	Phase string
+	// Wrote: the step changed the state (step again at once); else it
+	// waits for the hosts, a bake or the operator.
+	Wrote bool
+}
+
+// Final reports whether the rollout ended or stopped (halted): Run returns.
+func (r Result) Final() bool {
+	return r.Phase == PhaseCompleted || r.Phase == PhaseAborted || r.Phase == PhaseHalted
+}
+
+// step is one Step's view: the state read, its version, the time.
+type step struct {
+	c   *Controller
+	s   *State
+	ver store.Version
+	now time.Time
+}
+
+// Step makes at most one transition of the rollout and writes it (CAS).
+func (c *Controller) Step(ctx context.Context) (Result, error) {
+	now := c.Clock.Now()
+	if err := c.lease(ctx, now); err != nil {
+		return Result{}, err
+	}
+	s, ver, err := Load(ctx, c.Store, c.Layout, c.ID)
+	if err != nil {
+		return Result{}, err
+	}
+	p := &step{c: c, s: s, ver: ver, now: now}
+	changed, err := p.transition(ctx)
+	if err != nil || !changed {
+		return Result{Phase: s.Phase}, err
+	}
+	s.Updated = now
+	if _, err := save(ctx, c.Store, c.Layout, s, ver); err != nil {
+		return Result{Phase: s.Phase}, err
+	}
+	return Result{Phase: s.Phase, Wrote: true}, nil
+}
+
+// transition changes p.s in memory (and the hosts' keys) for one step.
+func (p *step) transition(ctx context.Context) (bool, error) {
+	switch p.s.Phase {
+	case PhaseRunning:
+		return p.running(ctx)
+	case PhaseHalted:
+		return p.resolvePushing(ctx, false)
+	case PhaseAborting:
+		return p.aborting(ctx)
+	}
+	return false, nil
+}
+
+func (p *step) running(ctx context.Context) (bool, error) {
+	s := p.s
+	if s.Wave >= len(s.Spec.Waves) {
+		s.Phase = PhaseCompleted
+		return true, nil
+	}
+	if s.Wave >= len(s.Waves) {
+		return p.startWave(ctx)
+	}
+	if pushed, err := p.resolvePushing(ctx, true); pushed || err != nil {
+		return pushed, err
+	}
+	changed, err := p.readReports(ctx)
+	if err != nil {
+		return false, err
+	}
+	if n, t := failures(s, s.Wave), tolerance(s, s.Wave)+s.Waves[s.Wave].Accepted; n > t {
+		s.Phase = PhaseHalted
+		s.Reason = fmt.Sprintf("wave %s: %d hosts failed (reverted, timed out or not Ready), more than its tolerance of %d", s.Waves[s.Wave].Name, n, t)
+		return true, nil
+	}
+	if marked, err := p.markNext(ctx); marked || err != nil {
+		return marked, err
+	}
+	return p.bake() || changed, nil
+}
+
+// startWave selects the current wave's hosts, once its approval is in.
+func (p *step) startWave(ctx context.Context) (bool, error) {
+	s := p.s
+	w := &s.Spec.Waves[s.Wave]
+	if w.ApprovalRequired && !s.Approvals[w.Name] {
+		return false, nil
+	}
+	var hosts []string
+	if len(w.Hosts) > 0 || len(w.Labels) > 0 || w.Percent > 0 {
+		pool, err := p.pool(ctx)
+		if err != nil {
+			return false, err
+		}
+		hosts = Select(w, Order(s.Spec.Rollout, pool), takenSet(s.Waves))
+	}
+	s.Waves = append(s.Waves, WaveState{Name: w.Name, Hosts: hosts})
+	return true, nil
+}
+
+// maxStatusBytes bounds one host's status read.
+const maxStatusBytes = 64 << 10
+
+// statuses reads every host's status, by host.
+func (p *step) statuses(ctx context.Context) (map[string]*fleet.Status, error) {
+	entries, _, err := p.c.Store.List(ctx, p.c.Layout.StatusDir())
+	if err != nil {
+		return nil, fmt.Errorf("listing the hosts' statuses: %w", err)
+	}
+	out := map[string]*fleet.Status{}
+	dir := p.c.Layout.StatusDir() + "/"
+	for _, e := range entries {
+		host := strings.TrimPrefix(e.Key, dir)
+		if strings.Contains(host, "/") || len(e.Value) > maxStatusBytes {
+			continue
+		}
+		var st fleet.Status
+		if json.Unmarshal(e.Value, &st) == nil && fleet.CheckName("host", host) == nil {
+			out[host] = &st
+		}
+	}
+	return out, nil
+}
+
+// pool is the hosts a wave may select: those with a status, and, for a
+// group's document, that report a document of the group.
+func (p *step) pool(ctx context.Context) ([]Candidate, error) {
+	sts, err := p.statuses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	group, _, _ := p.s.Spec.Place()
+	var out []Candidate
+	for host, st := range sts {
+		if group != "" && !inGroup(st, group) {
+			continue
+		}
+		out = append(out, Candidate{Host: host, Labels: st.Labels})
+	}
+	return out, nil
+}
+
+func inGroup(st *fleet.Status, group string) bool {
+	for src := range st.Revisions {
+		if strings.HasPrefix(src, "groups/"+group+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *step) hostKey(host string) string {
+	_, doc, _ := p.s.Spec.Place()
+	return p.c.Layout.HostDoc(host, doc)
+}
+
+func (p *step) envelope(wave int) ([]byte, error) {
+	w := &p.s.Spec.Waves[wave]
+	return member.Envelope(p.s.Intent, w.trialTimeout(), w.Probes)
+}
+
+// markNext records the next hosts to push (as many as the concurrency
+// leaves room for) with their keys' values before: written before any key
+// is, so that a restart knows what it was about to do.
+func (p *step) markNext(ctx context.Context) (bool, error) {
+	s := p.s
+	ws := &s.Waves[s.Wave]
+	room := s.Spec.Waves[s.Wave].Concurrency
+	if room == 0 {
+		room = len(ws.Hosts)
+	}
+	for _, h := range ws.Hosts {
+		if hs := s.Hosts[h]; hs != nil && hs.State == HostPending {
+			room--
+		}
+	}
+	marked := false
+	for _, h := range ws.Hosts {
+		if room <= 0 {
+			break
+		}
+		if s.Hosts[h] != nil {
+			continue
+		}
+		hs := &HostState{Wave: s.Wave, State: HostPushing}
+		e, err := p.c.Store.Read(ctx, p.hostKey(h))
+		switch {
+		case err == nil:
+			hs.Previous, hs.Had, hs.PrevVersion = e.Value, true, int64(e.Version)
+		case !errors.Is(err, store.ErrNotFound):
+			return false, fmt.Errorf("reading %s: %w", p.hostKey(h), err)
+		}
+		s.Hosts[h] = hs
+		room--
+		marked = true
+	}
+	return marked, nil
+}
+
+// resolvePushing settles the hosts recorded as about to be pushed: a key
+// that holds the envelope already was pushed (by a controller that died
+// before it recorded it); one at its previous version is pushed now
+// (push) or skipped; another value is someone else's: a conflict.
+func (p *step) resolvePushing(ctx context.Context, push bool) (bool, error) {
+	changed := false
+	for _, h := range slices.Sorted(maps.Keys(p.s.Hosts)) {
+		hs := p.s.Hosts[h]
+		if hs.State != HostPushing {
+			continue
+		}
+		env, err := p.envelope(hs.Wave)
+		if err != nil {
+			return false, err
+		}
+		if err := p.resolveOne(ctx, h, hs, env, push); err != nil {
+			return false, err
+		}
+		changed = true
+	}
+	return changed, nil
+}
+
+func (p *step) resolveOne(ctx context.Context, host string, hs *HostState, env []byte, push bool) error {
+	key := p.hostKey(host)
+	e, err := p.c.Store.Read(ctx, key)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("reading %s: %w", key, err)
+	}
+	switch {
+	case int64(e.Version) == hs.PrevVersion && !push:
+		hs.State = HostSkipped
+	case int64(e.Version) == hs.PrevVersion:
+		v, err := p.c.Store.WriteCAS(ctx, key, env, store.Version(hs.PrevVersion))
+		if errors.Is(err, store.ErrCASFailed) {
+			hs.State, hs.Reason = HostConflict, "its document changed while the controller pushed it"
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("pushing %s: %w", key, err)
+		}
+		hs.State, hs.Version, hs.Pushed = HostPending, int64(v), p.now
+	case bytes.Equal(e.Value, env):
+		hs.State, hs.Version, hs.Pushed = HostPending, int64(e.Version), p.now
+	default:
+		hs.State, hs.Reason = HostConflict, fmt.Sprintf("its document changed under the controller (version %s)", e.Version)
+	}
+	return nil
+}
+
+// readReports updates the current wave's hosts from their statuses.
+func (p *step) readReports(ctx context.Context) (bool, error) {
+	sts, err := p.statuses(ctx)
+	if err != nil {
+		return false, err
+	}
+	changed := false
+	w := &p.s.Spec.Waves[p.s.Wave]
+	for _, h := range p.s.Waves[p.s.Wave].Hosts {
+		hs := p.s.Hosts[h]
+		if hs == nil {
+			continue
+		}
+		state, notReady := hs.State, hs.NotReady
+		p.judge(h, hs, sts[h], w)
+		changed = changed || hs.State != state || hs.NotReady != notReady
+	}
+	return changed, nil
+}
+
+// judge moves a pushed host on by its status.
+func (p *step) judge(host string, hs *HostState, st *fleet.Status, w *Wave) {
+	_, doc, _ := p.s.Spec.Place()
+	src := "hosts/" + host + "/" + doc // the name the host reports it by
+	switch hs.State {
+	case HostPending:
+		switch {
+		case st != nil && st.Trial != nil && st.Trial.Source == src && st.Trial.Revision == hs.Version &&
+			st.Trial.State == member.FleetTrialConfirmed:
+			hs.State = HostConfirmed
+		case st != nil && st.Trial != nil && st.Trial.Source == src && st.Trial.Revision == hs.Version &&
+			st.Trial.State == member.FleetTrialReverted:
+			hs.State, hs.Reason = HostReverted, st.Trial.Reason
+		case p.now.After(hs.Pushed.Add(w.trialTimeout() + ReportGrace)):
+			hs.State, hs.Reason = HostTimeout, "no report of its trial within the trial timeout"
+		}
+	case HostConfirmed:
+		hs.NotReady = st == nil || !st.Ready || st.Degraded
+	}
+}
+
+// bake starts the current wave's bake when every host has an outcome,
+// and ends the wave when the bake is over.
+func (p *step) bake() bool {
+	s := p.s
+	ws := &s.Waves[s.Wave]
+	for _, h := range ws.Hosts {
+		if hs := s.Hosts[h]; hs == nil || hs.State == HostPending || hs.State == HostPushing {
+			return false
+		}
+	}
+	if ws.BakeUntil.IsZero() {
+		ws.BakeUntil = p.now.Add(s.Spec.Waves[s.Wave].bake())
+		return true
+	}
+	if p.now.Before(ws.BakeUntil) {
+		return false
+	}
+	ws.Done = true
+	s.Wave++
+	return true
+}
+
+// aborting writes every pushed host's previous document back, with a CAS
+// on the version pushed; a key that changed since is left (a conflict).
+func (p *step) aborting(ctx context.Context) (bool, error) {
+	if _, err := p.resolvePushing(ctx, false); err != nil {
+		return false, err
+	}
+	for _, h := range slices.Sorted(maps.Keys(p.s.Hosts)) {
+		if err := p.rollBack(ctx, h, p.s.Hosts[h]); err != nil {
+			return false, err
+		}
+	}
+	p.s.Phase = PhaseAborted
+	return true, nil
+}
+
+func (p *step) rollBack(ctx context.Context, host string, hs *HostState) error {
+	switch hs.State {
+	case HostPending, HostConfirmed, HostReverted, HostTimeout:
+	default:
+		return nil
+	}
+	key := p.hostKey(host)
+	var err error
+	if hs.Had {
+		_, err = p.c.Store.WriteCAS(ctx, key, hs.Previous, store.Version(hs.Version))
+	} else {
+		err = p.c.Store.DeleteCAS(ctx, key, store.Version(hs.Version))
+	}
+	if err == nil {
+		hs.State = HostRolledBack
+		return nil
+	}
+	if !errors.Is(err, store.ErrCASFailed) && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("rolling %s back: %w", key, err)
+	}
+	// Changed since the push: our own rollback (a controller that died
+	// before recording it) or someone else's write.
+	e, rerr := p.c.Store.Read(ctx, key)
+	switch {
+	case rerr != nil && !errors.Is(rerr, store.ErrNotFound):
+		return fmt.Errorf("reading %s: %w", key, rerr)
+	case (rerr != nil && !hs.Had) || (rerr == nil && hs.Had && bytes.Equal(e.Value, hs.Previous)):
+		hs.State = HostRolledBack
+	default:
+		hs.State, hs.Reason = HostConflict, "its document changed after the push: not rolled back"
+	}
+	return nil
+}
+
+// Run steps the rollout until it completes, halts or is aborted, waiting
+// poll between steps that changed nothing. sleep waits (time.Sleep's
+// shape, ending early with ctx); report, if set, is told after each step.
+func (c *Controller) Run(ctx context.Context, poll time.Duration, sleep func(context.Context, time.Duration) error, report func(Result)) (Result, error) {
+	for {
+		r, err := c.Step(ctx)
+		if err != nil && !errors.Is(err, store.ErrCASFailed) {
+			return r, err
+		}
+		if report != nil {
+			report(r)
+		}
+		if r.Final() {
+			return r, nil
+		}
+		if !r.Wrote || err != nil {
+			if err := sleep(ctx, poll); err != nil {
+				return r, err
+			}
+		}
+	}
+}
