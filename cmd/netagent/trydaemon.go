@@ -35,10 +35,6 @@ type daemonTrialOpts struct {
 // tryViaDaemon runs the trial of files in the daemon h.
 func tryViaDaemon(g *globals, o *oneshot.TryOptions, d *daemonTrialOpts, vo *versionOpts) func(h host.Holder, files []string) int {
 	return func(h host.Holder, files []string) int {
-		if o.ProbesMustPassBefore {
-			fmt.Fprintln(g.stderr, "netagent: try: --probe-must-pass-before is not supported with --via-daemon: the daemon judges its trial's probes after the apply only")
-			return exitUsage
-		}
 		resp, err := oneshot.TryViaDaemon(h, files, o, d.name, vo.request)
 		if err != nil {
 			return daemonFail(g, err)
