@@ -19,25 +19,13 @@ import (
 // Arping passes when one of Count ARP requests for Addr, broadcast on Dev
 // one every Interval, is answered by Addr within Timeout of the first.
 type Arping struct {
-	Addr     netip.Addr
-	Dev      string
-	Count    int
-	Interval time.Duration
-	Timeout  time.Duration
+	Addr netip.Addr
+	Dev  string
+	Schedule
 }
 
 func (p *Arping) String() string {
-	s := "arping:" + p.Addr.String() + "@" + p.Dev
-	if p.Count != DefaultCount {
-		s += fmt.Sprintf(",count=%d", p.Count)
-	}
-	if p.Interval != DefaultInterval {
-		s += ",interval=" + p.Interval.String()
-	}
-	if p.Timeout != DefaultTimeout {
-		s += ",timeout=" + p.Timeout.String()
-	}
-	return s
+	return "arping:" + p.Addr.String() + "@" + p.Dev + p.Schedule.options()
 }
 
 func parseArping(target, opts string) (Probe, error) {
@@ -55,13 +43,8 @@ func parseArping(target, opts string) (Probe, error) {
 	if !addr.Is4() {
 		return nil, fmt.Errorf("arping asks ARP, for IPv4 addresses only: probe an IPv6 neighbour with ping:%s%%%s", addr.WithZone(""), dev)
 	}
-	p := &Arping{Addr: addr, Dev: dev, Count: DefaultCount, Interval: DefaultInterval, Timeout: DefaultTimeout}
-	err = parseOptions(opts, map[string]func(string) error{
-		"count":    func(v string) error { return parseCount(v, &p.Count) },
-		"interval": func(v string) error { return parseDuration(v, &p.Interval) },
-		"timeout":  func(v string) error { return parseDuration(v, &p.Timeout) },
-	})
-	if err != nil {
+	p := &Arping{Addr: addr, Dev: dev, Schedule: defaultSchedule()}
+	if err := p.Schedule.parse(opts); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -204,13 +204,11 @@ func exchange(ctx context.Context, tgt *netnsx.Target, server netip.AddrPort, na
 	if err != nil {
 		return nil, err
 	}
-	c, err := dialIn(ctx, tgt, "udp", server)
+	c, done, err := dialUntil(ctx, tgt, "udp", server)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
-	defer stop()
+	defer done()
 	if _, err := c.Write(q); err != nil {
 		return nil, err
 	}
@@ -233,13 +231,11 @@ func exchange(ctx context.Context, tgt *netnsx.Target, server netip.AddrPort, na
 
 // exchangeTCP sends query q over TCP (RFC 7766) and reads one answer.
 func exchangeTCP(ctx context.Context, tgt *netnsx.Target, server netip.AddrPort, q []byte, id uint16, name string, typ dnsmessage.Type) ([]netip.Addr, error) {
-	c, err := dialIn(ctx, tgt, "tcp", server)
+	c, done, err := dialUntil(ctx, tgt, "tcp", server)
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
-	defer stop()
+	defer done()
 	if _, err := c.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(q))), q...)); err != nil {
 		return nil, readErr(ctx, err)
 	}
@@ -260,6 +256,16 @@ func readErr(ctx context.Context, err error) error {
 		return fmt.Errorf("no answer in time")
 	}
 	return err
+}
+
+// dialUntil is dialIn, the socket's reads and writes ending when ctx
+// ends; done closes it.
+func dialUntil(ctx context.Context, tgt *netnsx.Target, network string, addr netip.AddrPort) (c net.Conn, done func(), err error) {
+	if c, err = dialIn(ctx, tgt, network, addr); err != nil {
+		return nil, nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Now()) })
+	return c, func() { stop(); c.Close() }, nil
 }
 
 // dialIn makes a socket connected to addr inside tgt's namespace: an IP

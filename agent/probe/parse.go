@@ -85,13 +85,8 @@ func parsePing(target, opts string) (Probe, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Ping{Addr: addr, Count: DefaultCount, Interval: DefaultInterval, Timeout: DefaultTimeout}
-	err = parseOptions(opts, map[string]func(string) error{
-		"count":    func(v string) error { return parseCount(v, &p.Count) },
-		"interval": func(v string) error { return parseDuration(v, &p.Interval) },
-		"timeout":  func(v string) error { return parseDuration(v, &p.Timeout) },
-	})
-	if err != nil {
+	p := &Ping{Addr: addr, Schedule: defaultSchedule()}
+	if err := p.Schedule.parse(opts); err != nil {
 		return nil, err
 	}
 	return p, nil

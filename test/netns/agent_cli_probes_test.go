@@ -138,16 +138,8 @@ func TestTrialProbeDNSLossRevertsEarly(t *testing.T) {
 	start := time.Now()
 	res := e.trialRun(nil, "--timeout", deadline.String(), "--probe-timeout", "3s", "--probe", dns, bad)
 	took := time.Since(start)
-	if res.code != 9 || !strings.Contains(res.stderr, "reverted: probe dns:ok.test@"+upstreamIP+":53,addr="+probedAddr+",timeout=500ms did not pass") {
-		t.Fatalf("want exit 9 (the dns probe failed): %s", res)
-	}
-	if took > deadline/4 {
-		t.Errorf("reverted after %v: not well before the %v deadline", took, deadline)
-	}
+	e.revertedEarly(res, "reverted: probe dns:ok.test@"+upstreamIP+":53,addr="+probedAddr+",timeout=500ms did not pass", took, deadline, before)
 	t.Logf("the change that broke DNS reverted after %v (probe timeout 3s, deadline %v)", took, deadline)
-	if got := e.trialSnapshot(); got != before {
-		t.Fatalf("not exact:\n%s", lineDiff(before, got))
-	}
 
 	next := e.writeFile("next.json", `{"version": 1,
   "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24", "192.0.2.11/24"]}],
@@ -157,14 +149,21 @@ func TestTrialProbeDNSLossRevertsEarly(t *testing.T) {
 	stopDNS()
 	res = wait()
 	took = time.Since(start)
-	if res.code != 9 || !strings.Contains(res.stderr, "failed 3 times in a row after the change") {
-		t.Fatalf("want exit 9 (the dns probe failed while waiting): %s", res)
+	e.revertedEarly(res, "reverted: probe dns:ok.test@"+upstreamIP+":53,addr="+probedAddr+",timeout=500ms failed 3 times in a row after the change", took, deadline, before)
+	t.Logf("DNS lost during the wait: reverted %v later (3 rounds of 1s, deadline %v)", took, deadline)
+}
+
+// revertedEarly checks that a trial reverted for a probe (exit 9, saying
+// why), took well before its deadline, and left the namespace as before.
+func (e *cliEnv) revertedEarly(res cliResult, why string, took, deadline time.Duration, before string) {
+	e.t.Helper()
+	if res.code != 9 || !strings.Contains(res.stderr, why) {
+		e.t.Fatalf("want exit 9 saying %q: %s", why, res)
 	}
 	if took > deadline/4 {
-		t.Errorf("reverted %v after DNS stopped: not well before the %v deadline", took, deadline)
+		e.t.Errorf("reverted after %v: not well before the %v deadline", took, deadline)
 	}
-	t.Logf("DNS lost during the wait: reverted %v later (3 rounds of 1s, deadline %v)", took, deadline)
 	if got := e.trialSnapshot(); got != before {
-		t.Fatalf("not exact:\n%s", lineDiff(before, got))
+		e.t.Fatalf("not exact:\n%s", lineDiff(before, got))
 	}
 }
