@@ -100,8 +100,11 @@ type Config struct {
 	// probes (nil: trials with probes are refused); TrialDir is the
 	// intent directory a confirmed trial is written to (the directory of
 	// a DirSource among Sources; "": trials are refused). See trial.go.
-	Trials   trial.Starter
-	Probe    Prober
+	Trials trial.Starter
+	Probe  Prober
+	// PreCheck runs a trial's probes once before it changes anything
+	// (trial.PreChecks; nil: no pre-check, every probe judges the trial).
+	PreCheck PreChecker
 	TrialDir string
 	// LastTrial is how the last trial ended before this start (status
 	// shows it until the next one ends); nil: unknown.

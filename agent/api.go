@@ -32,6 +32,11 @@ func (a *Agent) Call(ctx context.Context, req api.Request) (api.Response, error)
 	if req.Command == api.CmdMetrics {
 		return a.metricsResponse(), nil // outside the loop
 	}
+	if req.Command == api.CmdTry {
+		if refused := a.preCheck(ctx, &req); refused != nil { // outside the loop: the probes take time
+			return *refused, nil
+		}
+	}
 	return a.send(ctx, call{req: req, reply: make(chan api.Response, 1)})
 }
 

@@ -70,6 +70,40 @@ const DefaultTrialTimeout = trial.DefaultTimeout
 // target; nil error: all passed.
 type Prober func(ctx context.Context, specs []string) error
 
+// PreChecker runs a trial's probes once before it changes anything: the
+// specs that judge it and the failures of the others (trial.PreCheck).
+type PreChecker func(ctx context.Context, specs []string) (counted []string, failing []trial.Failing)
+
+// preCheck runs a CmdTry's probes once, outside the loop (Call), before
+// the trial changes anything: the probes failing already are left out of
+// req.Probes and named in req.FailingBefore; the answer, set, refuses the
+// trial (ProbesMustPassBefore).
+func (a *Agent) preCheck(ctx context.Context, req *api.Request) *api.Response {
+	req.FailingBefore = nil
+	if len(req.Probes) == 0 || a.cfg.PreCheck == nil {
+		return nil
+	}
+	params, err := trial.ParseParams(req.Timeout, req.ProbeTimeout, req.Wait)
+	if err != nil {
+		return nil // the loop refuses the request (checkTrial)
+	}
+	ctx, cancel := context.WithTimeout(ctx, params.ProbeTimeout)
+	defer cancel()
+	counted, failing := a.cfg.PreCheck(ctx, req.Probes)
+	if len(failing) == 0 {
+		return nil
+	}
+	if req.ProbesMustPassBefore {
+		return &api.Response{Error: trial.Refusal(failing).Error(), ProbesFailing: true}
+	}
+	for _, f := range failing {
+		a.log.WithField("probe", f.Probe).WithField("error", f.Err).Warn("trial: the probe fails before any change: it does not judge the trial")
+		req.FailingBefore = append(req.FailingBefore, f.String())
+	}
+	req.Probes = counted
+	return nil
+}
+
 // pendingTrial is the trial in progress; the loop owns it.
 type pendingTrial struct {
 	// id tells the outcome of this trial's probe round from a later
@@ -225,7 +259,7 @@ func (a *Agent) newTrial(req api.Request) (*pendingTrial, *docSet, resolution, a
 	s.trialSeq++
 	t := &pendingTrial{id: s.trialSeq, raw: req.Intent, prevAPI: a.api.raw,
 		keepPartial: req.KeepPartial, wait: params.Wait, probeTimeout: params.ProbeTimeout, before: a.problemsNow(),
-		status: status.TrialStatus{ID: status.TrialID(now), Since: now, Deadline: now.Add(params.Timeout), Probes: req.Probes, Name: name, KeepPartial: req.KeepPartial}}
+		status: status.TrialStatus{ID: status.TrialID(now), Since: now, Deadline: now.Add(params.Timeout), Probes: req.Probes, FailingBefore: req.FailingBefore, Name: name, KeepPartial: req.KeepPartial}}
 	if d := s.docs.docs[apiDocName]; d != nil && d.good != nil {
 		prev := *d
 		t.prevDoc = &prev

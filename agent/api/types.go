@@ -58,6 +58,13 @@ type Request struct {
 	// try's --probe-timeout and --keep-partial.
 	ProbeTimeout string `json:"probeTimeout,omitempty"`
 	KeepPartial  bool   `json:"keepPartial,omitempty"`
+	// ProbesMustPassBefore refuses a trial, before any change, when one
+	// of its probes fails before it (try's --probe-must-pass-before);
+	// without it such a probe is reported (TrialStatus.FailingBefore) and
+	// does not judge the trial. FailingBefore is what the daemon's
+	// pre-check found (set by the daemon, never taken from a client).
+	ProbesMustPassBefore bool     `json:"probesMustPassBefore,omitempty"`
+	FailingBefore        []string `json:"-"`
 	// Wait is how long a trial whose items are blocked waits for the link
 	// events that unblock them (a Go duration, default 10s; 0s: not at
 	// all): the one-shot try's --wait. Blocked then, they revert the
@@ -70,6 +77,9 @@ type Request struct {
 type Response struct {
 	Error    string   `json:"error,omitempty"`
 	Problems []string `json:"problems,omitempty"`
+	// ProbesFailing: a trial was refused, before any change, because
+	// probes fail before it (Request.ProbesMustPassBefore).
+	ProbesFailing bool `json:"probesFailing,omitempty"`
 	// Conflict: the request was refused because the current version is
 	// not its IfVersion; Error says which it is.
 	Conflict bool `json:"conflict,omitempty"`

@@ -29,7 +29,15 @@ type TryOptions struct {
 	// AutoConfirm confirms as soon as the apply verified and every probe
 	// passed.
 	AutoConfirm bool
-	Apply       host.ApplyOptions
+	// ProbesMustPassBefore refuses the trial, before any change, when a
+	// probe fails before it (--probe-must-pass-before); without it such a
+	// probe is reported and does not judge the trial (trial.PreCheck).
+	ProbesMustPassBefore bool
+	// ProbeInterval is how often the probes run again while the trial
+	// waits for its confirmation (0: trial.ProbeInterval); failing
+	// trial.FailuresToRevert times in a row they revert it.
+	ProbeInterval time.Duration
+	Apply         host.ApplyOptions
 }
 
 // Trial is one one-shot trial, on a Runtime whose lock the caller holds
@@ -60,7 +68,7 @@ type Trial struct {
 }
 
 // TryEvent is a step of a trial, for the caller to show: one of
-// TryApplied, TryProbePassed, TryWaiting, TryTick.
+// TryFailingBefore, TryApplied, TryProbePassed, TryWaiting, TryTick.
 type TryEvent any
 
 // TryApplied: the apply stands (Ops operations, Batches journal records).
@@ -68,6 +76,10 @@ type TryApplied struct{ Ops, Batches int }
 
 // TryProbePassed: the probe passed.
 type TryProbePassed struct{ Probe string }
+
+// TryFailingBefore: the probe fails before the trial changed anything
+// (trial.PreCheck): it does not judge the trial.
+type TryFailingBefore struct{ trial.Failing }
 
 // TryWaiting: the trial waits for a confirmation until Deadline; Enter:
 // on the terminal too.
@@ -167,9 +179,13 @@ func (t *Target) trial(gd *Guarded, paths []string, spec TrySpec) (*Trial, error
 
 // TryResult is how a one-shot trial ended.
 type TryResult struct {
-	// Refused: the trial would disrupt a protected link (Guard); nothing
+	// Refused: the trial would disrupt a protected link (Guard), or with
+	// ProbesMustPassBefore probes fail before it (FailingBefore); nothing
 	// was changed.
 	Refused bool
+	// FailingBefore are the probes that failed before the trial changed
+	// anything: they did not judge it (or refused it).
+	FailingBefore []trial.Failing
 	// Confirmed, and How.
 	Confirmed bool
 	How       string
@@ -189,6 +205,16 @@ type TryResult struct {
 
 // Run runs the trial to its end.
 func (t *Trial) Run() *TryResult {
+	failing := t.preCheck()
+	if len(failing) > 0 && t.Options.ProbesMustPassBefore {
+		return &TryResult{Refused: true, FailingBefore: failing}
+	}
+	res := t.run()
+	res.FailingBefore = failing
+	return res
+}
+
+func (t *Trial) run() *TryResult {
 	now := time.Now()
 	tr, err := t.RT.BeginTrial(host.Trial{Started: now, Deadline: now.Add(t.Options.Timeout), Files: t.Files, Probes: t.Options.Probes})
 	if err != nil {
@@ -205,6 +231,24 @@ func (t *Trial) Run() *TryResult {
 		return t.confirm("the apply verified and every probe passed")
 	}
 	return t.wait()
+}
+
+// preCheck runs every probe once before anything changes, within the
+// probe timeout, and leaves out of t.Probes those that fail already
+// (trial.PreCheck), which it reports and returns.
+func (t *Trial) preCheck() []trial.Failing {
+	if len(t.Probes) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), t.Options.ProbeTimeout)
+	defer cancel()
+	counted, failing := trial.PreCheck(ctx, t.Probes)
+	for _, f := range failing {
+		t.RT.Log().WithField("probe", f.Probe).WithField("error", f.Err).Warn("trial: the probe fails before any change: it does not judge the trial")
+		t.report(TryFailingBefore{f})
+	}
+	t.Probes = counted
+	return failing
 }
 
 // apply applies the intent (and again with the leases it acquired) until
@@ -259,7 +303,8 @@ func (t *Trial) probe() *TryResult {
 }
 
 // wait waits for a confirmation until the deadline: Enter on a terminal,
-// `netagent confirm`; the deadline, Stop or `netagent rollback` revert.
+// `netagent confirm`; the deadline, Stop, `netagent rollback` or a probe
+// failing again and again meanwhile (trial.Watch) revert.
 func (t *Trial) wait() *TryResult {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -277,9 +322,16 @@ func (t *Trial) wait() *TryResult {
 	defer deadline.Stop()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	every := t.Options.ProbeInterval
+	if every <= 0 {
+		every = trial.ProbeInterval
+	}
+	failed := trial.Watch(ctx, t.Probes, every, trial.FailuresToRevert)
 	t.report(TryWaiting{Deadline: t.tr.Trial.Deadline, Enter: enter != nil})
 	for {
 		select {
+		case err := <-failed:
+			return t.revert(trial.Probe, err.Error())
 		case <-tick.C:
 			t.report(TryTick{Left: time.Until(t.tr.Trial.Deadline)})
 		case <-enter:

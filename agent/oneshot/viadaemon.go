@@ -176,6 +176,7 @@ func TryViaDaemon(h host.Holder, files []string, o *TryOptions, name string, wit
 	return CallDaemon(ctx, h, api.CmdTry, files, append(slices.Clone(with), func(r *api.Request) {
 		r.Timeout, r.Probes, r.Name = o.Timeout.String(), o.Probes, name
 		r.ProbeTimeout, r.KeepPartial, r.Wait = o.ProbeTimeout.String(), o.KeepPartial, o.Apply.Wait.String()
+		r.ProbesMustPassBefore = o.ProbesMustPassBefore
 	})...)
 }
 

@@ -58,7 +58,7 @@ func ParseAll(specs []string) ([]Probe, error) {
 func parse(spec string) (Probe, error) {
 	kind, rest, ok := strings.Cut(spec, ":")
 	if !ok {
-		return nil, fmt.Errorf("want ping:HOST or tcp:HOST:PORT")
+		return nil, fmt.Errorf("want %s", kinds)
 	}
 	target, opts, _ := strings.Cut(rest, ",")
 	switch kind {
@@ -66,9 +66,18 @@ func parse(spec string) (Probe, error) {
 		return parsePing(target, opts)
 	case "tcp":
 		return parseTCP(target, opts)
+	case "dns":
+		return parseDNS(target, opts)
+	case "http", "https":
+		return parseHTTP(kind+":"+target, opts)
+	case "arping":
+		return parseArping(target, opts)
 	}
-	return nil, fmt.Errorf("unknown kind %q (want ping or tcp)", kind)
+	return nil, fmt.Errorf("unknown kind %q (want ping, tcp, dns, http, https or arping)", kind)
 }
+
+// kinds is the syntax of each kind, for errors.
+const kinds = "ping:HOST, tcp:HOST:PORT, dns:NAME[@SERVER], http(s)://HOST[:PORT]/PATH or arping:ADDR@DEV"
 
 func parsePing(target, opts string) (Probe, error) {
 	h := strings.TrimSuffix(strings.TrimPrefix(target, "["), "]")
@@ -76,13 +85,8 @@ func parsePing(target, opts string) (Probe, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Ping{Addr: addr, Count: DefaultCount, Interval: DefaultInterval, Timeout: DefaultTimeout}
-	err = parseOptions(opts, map[string]func(string) error{
-		"count":    func(v string) error { return parseCount(v, &p.Count) },
-		"interval": func(v string) error { return parseDuration(v, &p.Interval) },
-		"timeout":  func(v string) error { return parseDuration(v, &p.Timeout) },
-	})
-	if err != nil {
+	p := &Ping{Addr: addr, Schedule: defaultSchedule()}
+	if err := p.Schedule.parse(opts); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -161,7 +165,7 @@ func parseOptions(opts string, set map[string]func(string) error) error {
 
 func optionNames(set map[string]func(string) error) string {
 	var names []string
-	for _, k := range []string{"count", "interval", "timeout"} {
+	for _, k := range []string{"count", "interval", "timeout", "addr", "status", "body", "ca"} {
 		if set[k] != nil {
 			names = append(names, k)
 		}

@@ -12,24 +12,46 @@ import (
 // Ping passes when one of Count ICMP echo requests, sent one every
 // Interval, is answered within Timeout of the first.
 type Ping struct {
-	Addr     netip.Addr
+	Addr netip.Addr
+	Schedule
+}
+
+func (p *Ping) String() string { return "ping:" + p.Addr.String() + p.Schedule.options() }
+
+// Schedule is when a probe that sends requests (ping, arping) sends them:
+// Count of them, one every Interval, answered within Timeout of the first.
+type Schedule struct {
 	Count    int
 	Interval time.Duration
 	Timeout  time.Duration
 }
 
-func (p *Ping) String() string {
-	s := "ping:" + p.Addr.String()
-	if p.Count != DefaultCount {
-		s += fmt.Sprintf(",count=%d", p.Count)
+func defaultSchedule() Schedule {
+	return Schedule{Count: DefaultCount, Interval: DefaultInterval, Timeout: DefaultTimeout}
+}
+
+// options are the spec's options that differ from the defaults.
+func (s Schedule) options() string {
+	var out string
+	if s.Count != DefaultCount {
+		out += fmt.Sprintf(",count=%d", s.Count)
 	}
-	if p.Interval != DefaultInterval {
-		s += ",interval=" + p.Interval.String()
+	if s.Interval != DefaultInterval {
+		out += ",interval=" + s.Interval.String()
 	}
-	if p.Timeout != DefaultTimeout {
-		s += ",timeout=" + p.Timeout.String()
+	if s.Timeout != DefaultTimeout {
+		out += ",timeout=" + s.Timeout.String()
 	}
-	return s
+	return out
+}
+
+// parse sets the schedule from a spec's options.
+func (s *Schedule) parse(opts string) error {
+	return parseOptions(opts, map[string]func(string) error{
+		"count":    func(v string) error { return parseCount(v, &s.Count) },
+		"interval": func(v string) error { return parseDuration(v, &s.Interval) },
+		"timeout":  func(v string) error { return parseDuration(v, &s.Timeout) },
+	})
 }
 
 // Run opens an ICMP socket inside the namespace and exchanges echoes

@@ -50,6 +50,7 @@ func trialCopy(t *TrialStatus) *TrialStatus {
 	}
 	ts := *t
 	ts.Probes = append([]string(nil), ts.Probes...)
+	ts.FailingBefore = append([]string(nil), ts.FailingBefore...)
 	return &ts
 }
 

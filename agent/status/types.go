@@ -131,6 +131,9 @@ type TrialStatus struct {
 	Since    time.Time `json:"since"`
 	Deadline time.Time `json:"deadline"`
 	Probes   []string  `json:"probes,omitempty"`
+	// FailingBefore are the probes that failed before the trial changed
+	// anything, with why: they do not judge it (the daemon's).
+	FailingBefore []string `json:"failingBefore,omitempty"`
 	// Name is the intent file that confirming writes (the daemon's).
 	Name string `json:"name,omitempty"`
 	// PID runs the trial: a one-shot `netagent try` (status reads it from

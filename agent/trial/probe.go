@@ -72,6 +72,24 @@ type inTarget struct {
 func (p inTarget) Probe(ctx context.Context) error { return p.p.Run(ctx, p.t) }
 func (p inTarget) String() string                  { return p.p.String() }
 
+// PreChecks is the daemon's pre-check (agent.PreChecker): PreCheck of the
+// specs inside rt's namespace; specs that do not parse are all counted
+// (the daemon refuses them when it checks the trial).
+func PreChecks(rt *host.Runtime) func(ctx context.Context, specs []string) ([]string, []Failing) {
+	return func(ctx context.Context, specs []string) ([]string, []Failing) {
+		ps, err := ParseProbes(specs, rt.Target())
+		if err != nil {
+			return specs, nil
+		}
+		counted, failing := PreCheck(ctx, ps)
+		out := make([]string, len(counted))
+		for i, p := range counted {
+			out[i] = p.String()
+		}
+		return out, failing
+	}
+}
+
 // Probes is the daemon's prober (agent.Prober): it runs a trial's probes,
 // given as specs, inside rt's namespace (RunProbes), until ctx ends (the
 // daemon bounds the round by Window; it runs outside the loop).

@@ -121,7 +121,7 @@ func TestBashCompletion(t *testing.T) {
 			}
 		}
 	}
-	if got := completeBash(t, script, dir, "netagent", "try", "--pro"); !slices.Equal(got, []string{"--probe", "--probe-timeout", "--protect"}) {
+	if got := completeBash(t, script, dir, "netagent", "try", "--pro"); !slices.Equal(got, []string{"--probe", "--probe-must-pass-before", "--probe-timeout", "--protect"}) {
 		t.Errorf("try --pro: %q", got)
 	}
 	if code, _, _ := runCLI("completion", "zsh"); code != exitUsage {

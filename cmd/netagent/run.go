@@ -236,6 +236,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 		Guard:            oneshot.NewDaemonGuard(rt, o.protect.links),
 		Trials:           trial.OnRuntime(rt),
 		Probe:            trial.Probes(rt),
+		PreCheck:         trial.PreChecks(rt),
 		TrialDir:         o.intentDir,
 		LastTrial:        o.lastTrial,
 		Adopt:            adoptPolicy(o.kernel.adopt, rt),

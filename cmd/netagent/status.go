@@ -253,6 +253,9 @@ func statusPrintTrial(w io.Writer, t *status.TrialStatus, last *status.TrialOutc
 				fmt.Fprint(w, " (running: confirm once they pass)")
 			}
 		}
+		if len(t.FailingBefore) > 0 {
+			fmt.Fprintf(w, "; failing before the change, not counted: %s", strings.Join(t.FailingBefore, "; "))
+		}
 		if t.Settling {
 			fmt.Fprint(w, "; waiting for its blocked items")
 		}

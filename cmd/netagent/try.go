@@ -36,7 +36,7 @@ func init() {
 	register(&command{
 		name:    "try",
 		summary: "apply, then revert exactly unless confirmed (Enter, `netagent confirm`) before the timeout",
-		usage:   "[--timeout D] [--probe P]... [--keep-partial] [--confirm-when-probes-pass] [--if-version N] [--adopt] [--protect LINK]... [--force] FILE...",
+		usage:   "[--timeout D] [--probe P]... [--probe-must-pass-before] [--keep-partial] [--confirm-when-probes-pass] [--if-version N] [--adopt] [--protect LINK]... [--force] FILE...",
 		run:     runTry,
 	})
 }
@@ -47,9 +47,10 @@ func tryFlags(g *globals, fs *flag.FlagSet, k *kernelOpts) (*oneshot.TrySpec, *v
 	o := &spec.TryOptions
 	fs.DurationVar(&o.Timeout, "timeout", trial.DefaultTimeout, "revert unless confirmed within this time")
 	fs.DurationVar(&o.ProbeTimeout, "probe-timeout", trial.DefaultProbeTimeout, "how long the probes may take to pass after the apply (at most --timeout)")
-	fs.Func("probe", "ping:HOST or tcp:HOST:PORT (see `go doc agent/probe`), run in the namespace after the apply: the trial reverts unless it passes (repeatable)",
+	fs.Func("probe", "ping:HOST, tcp:HOST:PORT, dns:NAME[@SERVER], http(s)://URL or arping:ADDR@DEV (see `go doc agent/probe`), run in the namespace before and after the apply: the trial reverts unless it passes, and when it fails again and again while the trial waits for its confirmation; one that fails before the change is reported and does not count (repeatable)",
 		func(v string) error { o.Probes = append(o.Probes, v); return nil })
 	fs.BoolVar(&o.KeepPartial, "keep-partial", false, "do not revert when items fail: wait for confirm or the timeout with what converged")
+	fs.BoolVar(&o.ProbesMustPassBefore, "probe-must-pass-before", false, "refuse the trial, before any change, when a probe fails before it (exit 4)")
 	fs.BoolVar(&o.AutoConfirm, "confirm-when-probes-pass", false, "confirm as soon as the apply verified and every probe passed (unattended)")
 	fs.DurationVar(&o.Apply.Wait, "wait", oneshot.DefaultApplyWait, "how long to wait, while items are blocked, for the link events the apply causes")
 	vo := versionFlags(fs)
@@ -90,6 +91,9 @@ func runTry(g *globals, args []string) int {
 	}
 	defer reportKillPoints(g)
 	if res.Refused {
+		if len(res.FailingBefore) > 0 {
+			fmt.Fprintf(g.stderr, "netagent: try: refused, nothing changed: %v\n", trial.Refusal(res.FailingBefore))
+		}
 		return exitRefused
 	}
 	return printTrial(g, res)
@@ -143,6 +147,8 @@ func showTrial(g *globals, e oneshot.TryEvent, tty bool) {
 		if killpoint.Armed() {
 			fmt.Fprintf(g.stderr, "test kill points after the apply: %d\n", host.KillPoints())
 		}
+	case oneshot.TryFailingBefore:
+		fmt.Fprintf(g.stderr, "before any change: %v: it does not count\n", e.Failing)
 	case oneshot.TryProbePassed:
 		fmt.Fprintf(g.stderr, "probe %s passed\n", e.Probe)
 	case oneshot.TryWaiting:

@@ -39,6 +39,9 @@ func daemonFail(g *globals, err error) int {
 	if refused.Resp.Conflict {
 		return exitConflict
 	}
+	if refused.Resp.ProbesFailing {
+		return exitRefused
+	}
 	return exitFailed
 }
 

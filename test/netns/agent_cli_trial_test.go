@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/internal/testbin"
 	"github.com/netagent/netagent/internal/testns"
@@ -494,6 +495,12 @@ func TestTrialFailedItemReverts(t *testing.T) {
 // upstream router: 192.0.2.1 on the link, 198.51.100.1 behind it. The
 // intent before the trial routes the default through it.
 func uplinkEnv(t *testing.T) *cliEnv {
+	e, _ := uplinkEnvWithPeer(t)
+	return e
+}
+
+// uplinkEnvWithPeer is uplinkEnv, with the upstream's namespace.
+func uplinkEnvWithPeer(t *testing.T) (*cliEnv, *netnsx.Target) {
 	e := cliNewEnv(t)
 	up := testns.New(t)
 	e.ip("link", "set", "uplink0-peer", "netns", up.Name)
@@ -506,7 +513,7 @@ func uplinkEnv(t *testing.T) *cliEnv {
   "routes": [{"to": "default", "via": "192.0.2.1", "dev": "uplink0"}]}`)
 	e.mustRun(0, "apply", good)
 	e.exec("ping", "-c", "1", "-W", "2", "198.51.100.1")
-	return e
+	return e, up
 }
 
 // A trial that breaks the uplink (a wrong default gateway) fails its

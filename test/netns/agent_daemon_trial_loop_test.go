@@ -49,15 +49,16 @@ func (e *daemonEnv) tryInBackground(args ...string) (wait func() cliResult) {
 	}
 }
 
-// While a trial's probe cannot pass (an address nobody answers on, with a
-// minute to try), the daemon goes on: status shows the trial probing, an
+// While a trial's probe cannot pass (an address nobody answers on the
+// bridge the trial creates, with a minute to try; a probe that failed
+// before the change would not count), the daemon goes on: status shows the trial probing, an
 // intent file written meanwhile is applied and is a version; rollback
 // then reverts the trial (the waiting try exits 6) and keeps the file's
 // change.
 func TestDaemonTrialProbesDoNotBlockTheDaemon(t *testing.T) {
 	e, _, doc := daemonTrialEnv(t)
 	v0 := e.mustStatus().Version
-	wait := e.tryInBackground("--timeout", "5m", "--probe", "tcp:192.0.2.1:9", "--probe-timeout", "1m", doc)
+	wait := e.tryInBackground("--timeout", "5m", "--probe", "arping:192.0.2.1@br1", "--probe-timeout", "1m", doc)
 	e.waitFor("the trial probing", func() (bool, string) {
 		st, err := e.status()
 		return err == nil && st.Trial != nil && st.Trial.Probing, fmt.Sprint(st.Trial, err)
@@ -129,12 +130,13 @@ func TestDaemonTrialKeepPartial(t *testing.T) {
 	}
 }
 
-// --probe-timeout reaches the daemon: a probe that cannot pass reverts
+// --probe-timeout reaches the daemon: a probe that cannot pass (on the
+// bridge the trial creates: one failing before would not count) reverts
 // the trial once it has run out (exit 9), and the reason names it.
 func TestDaemonTrialProbeTimeout(t *testing.T) {
 	e, cli, doc := daemonTrialEnv(t)
 	want := cli.trialSnapshot()
-	res := e.netagent("try", "--via-daemon", "--timeout", "5m", "--probe", "tcp:192.0.2.1:9", "--probe-timeout", "1s", doc)
+	res := e.netagent("try", "--via-daemon", "--timeout", "5m", "--probe", "arping:192.0.2.1@br1", "--probe-timeout", "1s", doc)
 	if res.code != 9 || !strings.Contains(res.stderr, "within 1s") {
 		t.Fatalf("want exit 9 and the probe timeout named: %s", res)
 	}

@@ -127,11 +127,13 @@ func TestDaemonTrialTimeoutReverts(t *testing.T) {
 	}
 }
 
-// A probe that fails reverts the trial at once (exit 9).
+// A probe that fails reverts the trial at once (exit 9). (Of br1, which
+// the trial creates: a probe that failed before the change would not
+// count, and one that cannot run then, its link missing, does.)
 func TestDaemonTrialProbeReverts(t *testing.T) {
 	e, cli, doc := daemonTrialEnv(t)
 	want := cli.trialSnapshot()
-	res := e.netagent("try", "--via-daemon", "--timeout", "5m", "--probe", "tcp:192.0.2.1:9", doc)
+	res := e.netagent("try", "--via-daemon", "--timeout", "5m", "--probe", "arping:192.0.2.1@br1", doc)
 	if res.code != 9 || !strings.Contains(res.stderr, "probe") {
 		t.Fatalf("want exit 9: %s", res)
 	}
