@@ -496,9 +496,12 @@ func dumpSets(c *gnft.Conn, t *gnft.Table) ([]items.NftSet, error) {
 }
 
 // decodeElements pairs each start of an interval set with the end after
-// it (the key after the range's last), in key order.
+// it (the key after the range's last, flagged NFT_SET_ELEM_INTERVAL_END),
+// in key order. Adjacent ranges share a key (the end of one is the start
+// of the next): an end sorts before a start of the same key, so the flags,
+// not the keys, pair them.
 func decodeElements(typ string, interval bool, elems []gnft.SetElement) []string {
-	slices.SortFunc(elems, func(a, b gnft.SetElement) int { return bytes.Compare(a.Key, b.Key) })
+	slices.SortFunc(elems, compareElements)
 	// A hash set's dump during a resize of its table lists some elements
 	// twice.
 	elems = slices.CompactFunc(elems, func(a, b gnft.SetElement) bool {
@@ -519,6 +522,21 @@ func decodeElements(typ string, interval bool, elems []gnft.SetElement) []string
 		out = append(out, items.NftElementString(typ, items.NftElementRange{Lo: e.Key, Hi: hi}))
 	}
 	return out
+}
+
+// compareElements orders elements by key, and an interval's end before a
+// start of the same key.
+func compareElements(a, b gnft.SetElement) int {
+	if c := bytes.Compare(a.Key, b.Key); c != 0 {
+		return c
+	}
+	switch {
+	case a.IntervalEnd == b.IntervalEnd:
+		return 0
+	case a.IntervalEnd:
+		return -1
+	}
+	return 1
 }
 
 // defaultMaxBatch is the size of a batch above which set elements go
