@@ -276,7 +276,7 @@ func (k netlinkKernel) DumpTable(family, name string) (Dumped, bool, error) {
 		if d, ok := dumps.get(key, gen); ok && keyed && k.reuse {
 			return d, true, nil
 		}
-		d, ok, err := k.dumpTable(family, name)
+		d, ok, err := k.dumpTable(conn, family, name)
 		if err != nil {
 			return Dumped{}, false, err
 		}
@@ -401,7 +401,7 @@ func getGen(conn *netlink.Conn) (uint32, error) {
 	return 0, errors.New("reading the ruleset generation: no NFTA_GEN_ID in the reply")
 }
 
-func (k netlinkKernel) dumpTable(family, name string) (Dumped, bool, error) {
+func (k netlinkKernel) dumpTable(raw *netlink.Conn, family, name string) (Dumped, bool, error) {
 	c, err := k.conn()
 	if err != nil {
 		return Dumped{}, false, fmt.Errorf("nftables: %w", err)
@@ -424,7 +424,7 @@ func (k netlinkKernel) dumpTable(family, name string) (Dumped, bool, error) {
 	if !out.Owned {
 		return out, true, nil
 	}
-	if out.Table.Sets, err = dumpSets(c, t); err != nil {
+	if out.Table.Sets, err = dumpSets(c, raw, t); err != nil {
 		return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, kernelErr(err))
 	}
 	for _, ch := range chains {
@@ -475,7 +475,7 @@ func dumpChain(c *gnft.Conn, t *gnft.Table, family string, ch *gnft.Chain) (item
 	return out, handles, nil
 }
 
-func dumpSets(c *gnft.Conn, t *gnft.Table) ([]items.NftSet, error) {
+func dumpSets(c *gnft.Conn, raw *netlink.Conn, t *gnft.Table) ([]items.NftSet, error) {
 	sets, err := c.GetSets(t)
 	if err != nil {
 		return nil, fmt.Errorf("sets: %w", err)
@@ -486,7 +486,7 @@ func dumpSets(c *gnft.Conn, t *gnft.Table) ([]items.NftSet, error) {
 		if _, ok := setDatatypes[typ]; !ok {
 			return nil, fmt.Errorf("set %s: key type %q", s.Name, typ)
 		}
-		elems, err := c.GetSetElements(s)
+		elems, err := dumpElements(raw, t, s)
 		if err != nil {
 			return nil, fmt.Errorf("set %s: %w", s.Name, err)
 		}

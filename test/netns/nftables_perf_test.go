@@ -3,8 +3,13 @@
 package netns_test
 
 import (
+	"context"
+
 	"bytes"
 	"encoding/json"
+	"github.com/netagent/netagent/configurators/nftables"
+	"github.com/netagent/netagent/internal/testns"
+	"github.com/netagent/netagent/items"
 	"slices"
 	"strings"
 	"testing"
@@ -45,5 +50,29 @@ func TestNftablesAdjacentIntervals(t *testing.T) {
 	want := []string{`{"prefix":{"addr":"10.0.0.0","len":24}}`, `{"prefix":{"addr":"10.0.1.0","len":24}}`, `{"range":["10.0.2.0","10.0.2.9"]}`}
 	if !slices.Equal(got, want) {
 		t.Errorf("nft lists %q, want %q", got, want)
+	}
+}
+
+// BenchmarkNftablesDump: a dump of a table of 10k rules in 100 chains,
+// and of a table with one interval set of 100k elements (the read-back of
+// one table, without the reuse of a dump of the same generation).
+func BenchmarkNftablesDump(b *testing.B) {
+	set := &items.NftTable{Family: "inet", Table: "netagent", Sets: []items.NftSet{{Name: "big", Type: "ipv4_addr", Interval: true, Elements: bigSet(100_000)}}}
+	for _, tc := range []struct {
+		name string
+		tbl  *items.NftTable
+	}{{"rules10k", nft10k(false)}, {"set100k", set}} {
+		b.Run(tc.name, func(b *testing.B) {
+			tgt := testns.New(b)
+			if err := nftables.NewConfigurator(nftables.NetlinkKernel(tgt, 0)).Create(context.Background(), tc.tbl); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if got, err := nftables.ReadBack(tgt); err != nil || len(got) != 1 {
+					b.Fatal(len(got), err)
+				}
+			}
+		})
 	}
 }
