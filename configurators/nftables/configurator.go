@@ -94,10 +94,24 @@ func (c *configurator) converge(it *items.NftTable) error {
 	if len(ops) == 0 {
 		return nil
 	}
-	if err := c.k.ApplyBatch(d.Gen, ops); err != nil {
+	if err := c.apply(d.Gen, ops, it); err != nil {
 		return fmt.Errorf("nftables table %s: %w", it.Name(), err)
 	}
 	return nil
+}
+
+// tableWriter is a kernel that, after its own batch, knows the table it
+// wrote without a dump (netlinkKernel.ApplyTable).
+type tableWriter interface {
+	ApplyTable(gen uint32, ops []Op, want items.NftTable) error
+}
+
+// apply writes ops, which make the table it.
+func (c *configurator) apply(gen uint32, ops []Op, it *items.NftTable) error {
+	if tw, ok := c.k.(tableWriter); ok {
+		return tw.ApplyTable(gen, ops, it.Canonical())
+	}
+	return c.k.ApplyBatch(gen, ops)
 }
 
 // Delete removes the table if it is netagent's.
@@ -121,8 +135,12 @@ func (c *configurator) Delete(_ context.Context, item dg.Item) error {
 func (c *configurator) NeedsRecreate(_, _ dg.Item) bool { return false }
 
 // ReadBack returns netagent's tables in namespace t (those with its mark).
+// A table not changed since its last dump or netagent's own last write of
+// it (the ruleset's generation is still theirs) is not dumped again.
 func ReadBack(t *netnsx.Target) ([]dg.Item, error) {
-	return readBack(kernelOf(t))
+	k := kernelOf(t).(netlinkKernel)
+	k.reuse, k.tableOnly = true, true
+	return readBack(k)
 }
 
 // readBack is netagent's tables in k; none in a kernel without nf_tables

@@ -97,6 +97,9 @@ type Dumped struct {
 	// given it fails with ErrGenerationChanged if another writer has
 	// committed since.
 	Gen uint32
+	// noHandles says that Handles are unknown: the table is the one
+	// netagent's own batch wrote (ApplyTable), not a dump.
+	noHandles bool
 }
 
 // ErrGenerationChanged is a batch the kernel refused because the ruleset
@@ -126,6 +129,9 @@ type netlinkKernel struct {
 	// reuse takes the last dump of a table when the generation is still
 	// its (the configurator's: it dumps right after the read-back).
 	reuse bool
+	// tableOnly is the read-back's: it needs no handles, so the table
+	// that netagent's own last batch wrote is as good as a dump.
+	tableOnly bool
 }
 
 var _ kernel = netlinkKernel{}
@@ -273,7 +279,7 @@ func (k netlinkKernel) DumpTable(family, name string) (Dumped, bool, error) {
 		if err != nil {
 			return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, err)
 		}
-		if d, ok := dumps.get(key, gen); ok && keyed && k.reuse {
+		if d, ok := dumps.get(key, gen, !k.tableOnly); ok && keyed && k.reuse {
 			return d, true, nil
 		}
 		d, ok, err := k.dumpTable(conn, family, name)
@@ -323,11 +329,11 @@ func (k netlinkKernel) key(family, name string) (dumpKey, bool) {
 	return dumpKey{uint64(st.Dev), st.Ino, family, name}, err == nil
 }
 
-func (c *dumpCache) get(key dumpKey, gen uint32) (Dumped, bool) {
+func (c *dumpCache) get(key dumpKey, gen uint32, handles bool) (Dumped, bool) {
 	c.Lock()
 	defer c.Unlock()
 	d, ok := c.m[key]
-	if !ok || d.Gen != gen {
+	if !ok || d.Gen != gen || handles && d.noHandles {
 		return Dumped{}, false
 	}
 	return d.clone(), true
@@ -554,6 +560,32 @@ const elemsPerMessage = 1000
 // of set elements, when the batch is larger than maxBatch), checked
 // against gen when it is not 0.
 func (k netlinkKernel) ApplyBatch(gen uint32, ops []Op) error {
+	return k.apply(gen, ops, nil)
+}
+
+// ApplyTable is ApplyBatch of ops that make the table want (in canonical
+// form). When the generation after the commit is exactly gen plus its
+// batches (no other writer committed in between), the kernel's table is
+// want: the read-back takes it instead of a dump (without handles, which
+// a Modify's dump needs and takes from the kernel).
+func (k netlinkKernel) ApplyTable(gen uint32, ops []Op, want items.NftTable) error {
+	key, keyed := k.key(want.Family, want.Table)
+	return k.apply(gen, ops, func(conn *netlink.Conn, batches int) {
+		if gen == 0 || !keyed {
+			return
+		}
+		after, err := getGen(conn)
+		if err != nil || after != gen+uint32(batches) {
+			dumps.put(key, Dumped{}, false)
+			return
+		}
+		dumps.put(key, Dumped{Table: want, Owned: true, Gen: after, noHandles: true}, true)
+	})
+}
+
+// apply writes ops, then calls done (when not nil) with the socket and the
+// number of batches committed.
+func (k netlinkKernel) apply(gen uint32, ops []Op, done func(conn *netlink.Conn, batches int)) error {
 	msgs, err := marshalOps(ops)
 	if err != nil {
 		return err
@@ -579,6 +611,9 @@ func (k netlinkKernel) ApplyBatch(gen uint32, ops []Op) error {
 			}
 			return fmt.Errorf("nftables batch of %d operations: %w", len(ops), err)
 		}
+	}
+	if done != nil {
+		done(conn, len(batches))
 	}
 	return nil
 }
