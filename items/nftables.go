@@ -254,6 +254,9 @@ func canonicalRules(family string, rules []NftRule) []NftRule {
 
 // canonicalNatTo spells a nat statement's range as the read-back does.
 func canonicalNatTo(s string) string {
+	if s == "" { // most rules: no need to make the parse's error
+		return s
+	}
 	if r, err := ParseNftNatTo(s); err == nil {
 		return NftNatToString(r)
 	}
@@ -276,6 +279,9 @@ func canonicalCtState(states []string) []string {
 
 // canonicalAddr spells an address match as the read-back does.
 func canonicalAddr(s string) string {
+	if s == "" || s[0] == '@' || s[0] == '!' { // no address: no need to make the parse's error
+		return s
+	}
 	if p, err := ParseNftPrefix(s); err == nil {
 		return NftPrefixString(p)
 	}

@@ -26,8 +26,13 @@ type configurator struct{ k kernel }
 var _ reconciler.Configurator = (*configurator)(nil)
 
 // Register registers the nft-table configurator for namespace t.
-func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error {
-	return reg.Register(items.TypeNftTable, &configurator{k: NetlinkKernel(t, 0)})
+func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error { return registerIn(reg, t, "") }
+
+// registerIn is Register with the dumps kept in stateDir ("": none).
+func registerIn(reg *reconciler.TypeRegistry, t *netnsx.Target, stateDir string) error {
+	k := NetlinkKernel(t, 0).(netlinkKernel)
+	k.stateDir = stateDir
+	return reg.Register(items.TypeNftTable, &configurator{k: k})
 }
 
 func kernelOf(t *netnsx.Target) kernel {
@@ -137,9 +142,13 @@ func (c *configurator) NeedsRecreate(_, _ dg.Item) bool { return false }
 // ReadBack returns netagent's tables in namespace t (those with its mark).
 // A table not changed since its last dump or netagent's own last write of
 // it (the ruleset's generation is still theirs) is not dumped again.
-func ReadBack(t *netnsx.Target) ([]dg.Item, error) {
+func ReadBack(t *netnsx.Target) ([]dg.Item, error) { return ReadBackIn(t, "") }
+
+// ReadBackIn is ReadBack that also takes (and keeps) the last dump of each
+// table in stateDir ("": none), for the next process.
+func ReadBackIn(t *netnsx.Target, stateDir string) ([]dg.Item, error) {
 	k := kernelOf(t).(netlinkKernel)
-	k.reuse, k.tableOnly = true, true
+	k.reuse, k.tableOnly, k.stateDir = true, true, stateDir
 	return readBack(k)
 }
 

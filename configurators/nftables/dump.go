@@ -1,6 +1,7 @@
 package nftables
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -36,56 +37,71 @@ func dumpElements(conn *netlink.Conn, t *gnft.Table, s *gnft.Set) ([]gnft.SetEle
 	if err != nil {
 		return nil, err
 	}
-	req, err := conn.Send(netlink.Message{
+	var out []gnft.SetElement
+	err = dump(conn, netlink.Message{
 		Header: netlink.Header{Type: netlink.HeaderType(unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_GETSETELEM), Flags: netlink.Request | netlink.Dump},
 		Data:   append(nfgen(uint8(t.Family), 0), data...),
+	}, func(b []byte) error {
+		if out, err = appendElements(out, b); err != nil {
+			return err
+		}
+		if len(out) > maxDumpElements {
+			return fmt.Errorf("more than %d elements", maxDumpElements)
+		}
+		return nil
 	})
 	if err != nil {
-		return nil, kernelErr(err)
+		return nil, fmt.Errorf("reading the elements: %w", err)
+	}
+	return out, nil
+}
+
+// dump sends the dump request req on conn and calls each with the
+// attributes of every message of the reply (after its nfgenmsg), with a
+// receive buffer of dumpBuffer; the attributes stay valid after each
+// returns.
+func dump(conn *netlink.Conn, req netlink.Message, each func(b []byte) error) error {
+	sent, err := conn.Send(req)
+	if err != nil {
+		return kernelErr(err)
 	}
 	rc, err := conn.SyscallConn()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := conn.SetReadDeadline(time.Now().Add(replyTimeout)); err != nil {
-		return nil, err
+		return err
 	}
-	var out []gnft.SetElement
 	buf := make([]byte, dumpBuffer)
 	for {
 		n, err := recvReplies(rc, buf)
 		if err != nil {
-			return nil, fmt.Errorf("reading the elements: %w", kernelErr(err))
+			return kernelErr(err)
 		}
-		// The elements' keys point into this copy of the datagram.
 		msgs, err := syscall.ParseNetlinkMessage(append([]byte(nil), buf[:n]...))
 		if err != nil {
-			return nil, fmt.Errorf("reading the elements: %w", err)
+			return err
 		}
 		for _, m := range msgs {
-			if m.Header.Seq != req.Header.Sequence {
+			if m.Header.Seq != sent.Header.Sequence {
 				continue
 			}
 			switch m.Header.Type {
 			case unix.NLMSG_DONE:
-				return out, nil
+				return nil
 			case unix.NLMSG_ERROR:
 				if len(m.Data) < 4 {
-					return nil, errors.New("reading the elements: a short error")
+					return errors.New("a short error")
 				}
 				if errno := syscall.Errno(-int32(binary.NativeEndian.Uint32(m.Data))); errno != 0 {
-					return nil, kernelErr(errno)
+					return kernelErr(errno)
 				}
-				return out, nil
+				return nil
 			}
-			if len(m.Data) < 4 {
-				continue
-			}
-			if out, err = appendElements(out, m.Data[4:]); err != nil {
-				return nil, err
-			}
-			if len(out) > maxDumpElements {
-				return nil, fmt.Errorf("more than %d elements", maxDumpElements)
+			if len(m.Data) >= 4 {
+				if err := each(m.Data[4:]); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -192,4 +208,47 @@ func dataVerdict(b []byte) *expr.Verdict {
 		})
 	})
 	return out
+}
+
+// maxDumpRules bounds a table's rules in a dump of their handles.
+const maxDumpRules = 4 << 20
+
+// dumpRuleHandles reads the handles of the rules of table family/name, by
+// chain in the chain's order (NFT_MSG_GETRULE of the table), decoding
+// nothing else.
+func dumpRuleHandles(conn *netlink.Conn, family, name string) (map[string][]uint64, error) {
+	data, err := netlink.MarshalAttributes([]netlink.Attribute{{Type: unix.NFTA_RULE_TABLE, Data: []byte(name + "\x00")}})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]uint64{}
+	n := 0
+	err = dump(conn, netlink.Message{
+		Header: netlink.Header{Type: netlink.HeaderType(unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_GETRULE), Flags: netlink.Request | netlink.Dump},
+		Data:   append(nfgen(uint8(families[family]), 0), data...),
+	}, func(b []byte) error {
+		var chain string
+		var handle uint64
+		err := attrs(b, func(typ uint16, v []byte) error {
+			switch {
+			case typ == unix.NFTA_RULE_CHAIN && len(v) > 0:
+				chain = string(bytes.TrimRight(v, "\x00"))
+			case typ == unix.NFTA_RULE_HANDLE && len(v) >= 8:
+				handle = binary.BigEndian.Uint64(v)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if n++; n > maxDumpRules {
+			return fmt.Errorf("more than %d rules", maxDumpRules)
+		}
+		out[chain] = append(out[chain], handle)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rule handles of %s/%s: %w", family, name, err)
+	}
+	return out, nil
 }

@@ -114,3 +114,93 @@ func TestReadBackAfterOwnWrite(t *testing.T) {
 		t.Fatalf("after the repair: %v, %v", got, err)
 	}
 }
+
+// forget drops this process's cached dumps of tgt's table, as a new
+// process starts without them.
+func forget(t *testing.T, k netlinkKernel) {
+	key, ok := k.key("inet", "netagent")
+	if !ok {
+		t.Fatal("no key")
+	}
+	dumps.put(key, Dumped{}, false)
+}
+
+// TestDumpFile: the next process (no cached dumps) takes the table from
+// the state directory's file while the generation is the file's: the
+// read-back without a dump, a Modify with the handles of a handles-only
+// dump, equal to a full dump's; another writer's change is seen; a file
+// of another namespace is never taken, even of the same generation.
+func TestDumpFile(t *testing.T) {
+	tgt, dir := testns.New(t), t.TempDir()
+	k := NetlinkKernel(tgt, 0).(netlinkKernel)
+	k.stateDir = dir
+	c := &configurator{k: k}
+	ctx := context.Background()
+	tbl := writtenTable()
+	if err := c.Create(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	forget(t, k)
+	got, err := ReadBackIn(tgt, dir)
+	if err != nil || len(got) != 1 || !got[0].Equal(tbl) {
+		t.Fatalf("read-back from the file: %v, %v", got, err)
+	}
+	key, _ := k.key("inet", "netagent")
+	conn, err := k.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	gen, _ := getGen(conn)
+	if d, ok := dumps.get(key, gen, false); !ok || !d.noHandles {
+		t.Fatalf("the read-back dumped (%v %v): want the file's table, without handles", ok, d.noHandles)
+	}
+
+	forget(t, k)
+	d, ok, err := k.DumpTable("inet", "netagent") // needs handles: a handles-only dump
+	if err != nil || !ok || d.noHandles {
+		t.Fatal(d, ok, err)
+	}
+	full, _, err := netlinkKernel{nsfd: k.nsfd}.dumpTable(conn, "inet", "netagent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(d.Handles, full.Handles) || !full.Table.Equal(&d.Table) {
+		t.Fatalf("handles %v, a full dump's %v", d.Handles, full.Handles)
+	}
+
+	forget(t, k)
+	next := writtenTable()
+	next.Chains[1].Rules = append(next.Chains[1].Rules[:1], items.NftRule{Protocol: "tcp", Dport: "8080", Verdict: "accept"}, next.Chains[1].Rules[2])
+	if err := c.Modify(ctx, tbl, next); err != nil {
+		t.Fatal(err)
+	}
+	testns.Exec(t, tgt, "nft", "add table ip other")
+	forget(t, k)
+	if got, err := ReadBackIn(tgt, dir); err != nil || len(got) != 1 || !got[0].Equal(next) {
+		t.Fatalf("after the modify: %v, %v", got, err)
+	}
+
+	testns.Exec(t, tgt, "nft", "flush chain inet netagent z")
+	forget(t, k)
+	if got, err := ReadBackIn(tgt, dir); err != nil || len(got) != 1 || got[0].Equal(next) {
+		t.Fatalf("another writer's flush is not seen: %v, %v", got, err)
+	}
+
+	other := testns.New(t)
+	ko := NetlinkKernel(other, 0).(netlinkKernel)
+	ko.stateDir = dir
+	oconn, err := ko.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oconn.Close()
+	ogen, _ := getGen(oconn)
+	k.saveDump(conn, "inet", "netagent", Dumped{Table: *next, Owned: true, Gen: ogen}, true)
+	if _, ok := k.loadDump(conn, "inet", "netagent", ogen, true); !ok {
+		t.Fatal("the file is not taken in its own namespace")
+	}
+	if _, ok := ko.loadDump(oconn, "inet", "netagent", ogen, false); ok {
+		t.Fatal("another namespace's file of the same generation is taken")
+	}
+}

@@ -132,6 +132,9 @@ type netlinkKernel struct {
 	// tableOnly is the read-back's: it needs no handles, so the table
 	// that netagent's own last batch wrote is as good as a dump.
 	tableOnly bool
+	// stateDir keeps the last dumps for the next process (dumpfile.go);
+	// "" for none.
+	stateDir string
 }
 
 var _ kernel = netlinkKernel{}
@@ -279,7 +282,7 @@ func (k netlinkKernel) DumpTable(family, name string) (Dumped, bool, error) {
 		if err != nil {
 			return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, err)
 		}
-		if d, ok := dumps.get(key, gen, !k.tableOnly); ok && keyed && k.reuse {
+		if d, ok := k.reused(conn, key, gen); ok && keyed && k.reuse {
 			return d, true, nil
 		}
 		d, ok, err := k.dumpTable(conn, family, name)
@@ -292,6 +295,7 @@ func (k netlinkKernel) DumpTable(family, name string) (Dumped, bool, error) {
 		d.Gen = gen
 		if keyed {
 			dumps.put(key, d, ok && d.Owned)
+			k.saveDump(conn, family, name, d, ok && d.Owned)
 		}
 		return d, ok, nil
 	}
@@ -577,9 +581,12 @@ func (k netlinkKernel) ApplyTable(gen uint32, ops []Op, want items.NftTable) err
 		after, err := getGen(conn)
 		if err != nil || after != gen+uint32(batches) {
 			dumps.put(key, Dumped{}, false)
+			k.saveDump(conn, want.Family, want.Table, Dumped{}, false)
 			return
 		}
-		dumps.put(key, Dumped{Table: want, Owned: true, Gen: after, noHandles: true}, true)
+		d := Dumped{Table: want, Owned: true, Gen: after, noHandles: true}
+		dumps.put(key, d, true)
+		k.saveDump(conn, want.Family, want.Table, d, true)
 	})
 }
 
