@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	gnft "github.com/google/nftables"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
@@ -94,7 +95,7 @@ func (k netlinkKernel) saveDump(conn *netlink.Conn, family, name string, d Dumpe
 	}
 	path := dumpFilePath(k.stateDir, family, name)
 	cookie := netnsCookie(conn)
-	if !keep || cookie == 0 || bootID() == "" {
+	if !keep || cookie == 0 || bootID() == "" || volatile(d.Table) {
 		os.Remove(path)
 		return
 	}
@@ -140,4 +141,18 @@ func (k netlinkKernel) reused(conn *netlink.Conn, key dumpKey, gen uint32) (Dump
 	dumps.put(key, d, true)
 	k.saveDump(conn, key.family, key.name, d, true)
 	return d, true
+}
+
+// volatile says whether t has a set whose elements change without a
+// commit (timeouts, a set that rules add to): the generation does not
+// tell, so its dump is not kept for the next process.
+func volatile(t items.NftTable) bool {
+	for _, s := range t.Sets {
+		s.Elements = nil
+		set, _, err := encodeSet(&gnft.Table{}, s)
+		if err != nil || set.HasTimeout || set.Timeout != 0 || set.Dynamic {
+			return true
+		}
+	}
+	return false
 }
