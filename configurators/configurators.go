@@ -79,7 +79,7 @@ func ReadItems(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, er
 		{"links", func() ([]dg.Item, error) { return link.ReadBack(t, stateDir, hint) }},
 		{"l3", func() ([]dg.Item, error) { return l3.ReadBack(t, hint) }},
 		{"firewall", func() ([]dg.Item, error) { return firewall.ReadBack(t, stateDir, hint) }},
-		{"nftables", func() ([]dg.Item, error) { return nftables.ReadBack(t) }},
+		{"nftables", func() ([]dg.Item, error) { return nftables.ReadBackIn(t, stateDir) }},
 		{"ethtool", func() ([]dg.Item, error) { return ethtool.ReadBack(t, stateDir, hint) }},
 		{"dns", func() ([]dg.Item, error) { return dns.ReadBack(hint, ""), nil }},
 	}

@@ -187,17 +187,37 @@ func (t *NftTable) Equal(other dg.Item) bool {
 	if !ok || o == nil {
 		return false
 	}
-	return reflect.DeepEqual(t.byName(), o.byName())
+	if t.Family != o.Family || t.Table != o.Table || len(t.Chains) != len(o.Chains) || len(t.Sets) != len(o.Sets) {
+		return false
+	}
+	// Chains and sets in the order of their names: their order has no
+	// meaning (the kernel keeps them in creation order, which a
+	// fine-grained modify does not keep). Part by part, the canonical
+	// form only of what differs as written: a set of 100k elements costs
+	// its parse.
+	tc, oc := sortedBy(t.Chains, chainName), sortedBy(o.Chains, chainName)
+	for i := range tc {
+		if !reflect.DeepEqual(tc[i], oc[i]) && !reflect.DeepEqual(canonicalChain(t.Family, tc[i]), canonicalChain(o.Family, oc[i])) {
+			return false
+		}
+	}
+	ts, us := sortedBy(t.Sets, setName), sortedBy(o.Sets, setName)
+	for i := range ts {
+		if !reflect.DeepEqual(ts[i], us[i]) && !reflect.DeepEqual(canonicalSet(ts[i]), canonicalSet(us[i])) {
+			return false
+		}
+	}
+	return true
 }
 
-// byName is t's canonical form with its chains and sets in the order of
-// their names: their order has no meaning (the kernel keeps chains and
-// sets in creation order, which a fine-grained modify does not keep).
-func (t *NftTable) byName() NftTable {
-	c := t.Canonical()
-	slices.SortStableFunc(c.Chains, func(a, b NftChain) int { return strings.Compare(a.Name, b.Name) })
-	slices.SortStableFunc(c.Sets, func(a, b NftSet) int { return strings.Compare(a.Name, b.Name) })
-	return c
+func chainName(c NftChain) string { return c.Name }
+func setName(s NftSet) string     { return s.Name }
+
+// sortedBy is a copy of list in the order of name (stable).
+func sortedBy[T any](list []T, name func(T) string) []T {
+	out := slices.Clone(list)
+	slices.SortStableFunc(out, func(a, b T) int { return strings.Compare(name(a), name(b)) })
+	return out
 }
 
 // Canonical returns a copy of t in the form the configurator's read-back
@@ -206,21 +226,30 @@ func (t *NftTable) byName() NftTable {
 func (t *NftTable) Canonical() NftTable {
 	out := NftTable{Family: t.Family, Table: t.Table}
 	for _, c := range t.Chains {
-		c.Rules = canonicalRules(t.Family, c.Rules)
-		if c.Base() {
-			v, _ := NftPriorityValue(t.Family, c.Hook, derefPriority(c.Priority))
-			c.Priority = &NftPriority{Value: v}
-			if c.Policy == "" {
-				c.Policy = "accept"
-			}
-		}
-		out.Chains = append(out.Chains, c)
+		out.Chains = append(out.Chains, canonicalChain(t.Family, c))
 	}
 	for _, s := range t.Sets {
-		s.Elements = canonicalElements(s)
-		out.Sets = append(out.Sets, s)
+		out.Sets = append(out.Sets, canonicalSet(s))
 	}
 	return out
+}
+
+// canonicalChain is chain c of a table of family in canonical form.
+func canonicalChain(family string, c NftChain) NftChain {
+	c.Rules = canonicalRules(family, c.Rules)
+	if c.Base() {
+		v, _ := NftPriorityValue(family, c.Hook, derefPriority(c.Priority))
+		c.Priority = &NftPriority{Value: v}
+		if c.Policy == "" {
+			c.Policy = "accept"
+		}
+	}
+	return c
+}
+
+func canonicalSet(s NftSet) NftSet {
+	s.Elements = canonicalElements(s)
+	return s
 }
 
 func canonicalRules(family string, rules []NftRule) []NftRule {
@@ -254,6 +283,9 @@ func canonicalRules(family string, rules []NftRule) []NftRule {
 
 // canonicalNatTo spells a nat statement's range as the read-back does.
 func canonicalNatTo(s string) string {
+	if s == "" { // most rules: no need to make the parse's error
+		return s
+	}
 	if r, err := ParseNftNatTo(s); err == nil {
 		return NftNatToString(r)
 	}
@@ -276,6 +308,9 @@ func canonicalCtState(states []string) []string {
 
 // canonicalAddr spells an address match as the read-back does.
 func canonicalAddr(s string) string {
+	if s == "" || s[0] == '@' || s[0] == '!' { // no address: no need to make the parse's error
+		return s
+	}
 	if p, err := ParseNftPrefix(s); err == nil {
 		return NftPrefixString(p)
 	}

@@ -55,8 +55,8 @@ func (n netnsNamespace) ReadLinkItems(stateDir string, hint *dg.Graph) ([]dg.Ite
 	return link.ReadBack(n.t, stateDir, hint)
 }
 
-func (n netnsNamespace) ReadNftItems(string, *dg.Graph) ([]dg.Item, error) {
-	return nftables.ReadBack(n.t)
+func (n netnsNamespace) ReadNftItems(stateDir string, _ *dg.Graph) ([]dg.Item, error) {
+	return nftables.ReadBackIn(n.t, stateDir)
 }
 
 func (n netnsNamespace) Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error) {

@@ -26,8 +26,13 @@ type configurator struct{ k kernel }
 var _ reconciler.Configurator = (*configurator)(nil)
 
 // Register registers the nft-table configurator for namespace t.
-func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error {
-	return reg.Register(items.TypeNftTable, &configurator{k: NetlinkKernel(t, 0)})
+func Register(reg *reconciler.TypeRegistry, t *netnsx.Target) error { return registerIn(reg, t, "") }
+
+// registerIn is Register with the dumps kept in stateDir ("": none).
+func registerIn(reg *reconciler.TypeRegistry, t *netnsx.Target, stateDir string) error {
+	k := NetlinkKernel(t, 0).(netlinkKernel)
+	k.stateDir = stateDir
+	return reg.Register(items.TypeNftTable, &configurator{k: k})
 }
 
 func kernelOf(t *netnsx.Target) kernel {
@@ -94,10 +99,24 @@ func (c *configurator) converge(it *items.NftTable) error {
 	if len(ops) == 0 {
 		return nil
 	}
-	if err := c.k.ApplyBatch(d.Gen, ops); err != nil {
+	if err := c.apply(d.Gen, ops, it); err != nil {
 		return fmt.Errorf("nftables table %s: %w", it.Name(), err)
 	}
 	return nil
+}
+
+// tableWriter is a kernel that, after its own batch, knows the table it
+// wrote without a dump (netlinkKernel.ApplyTable).
+type tableWriter interface {
+	ApplyTable(gen uint32, ops []Op, want items.NftTable) error
+}
+
+// apply writes ops, which make the table it.
+func (c *configurator) apply(gen uint32, ops []Op, it *items.NftTable) error {
+	if tw, ok := c.k.(tableWriter); ok {
+		return tw.ApplyTable(gen, ops, it.Canonical())
+	}
+	return c.k.ApplyBatch(gen, ops)
 }
 
 // Delete removes the table if it is netagent's.
@@ -121,8 +140,16 @@ func (c *configurator) Delete(_ context.Context, item dg.Item) error {
 func (c *configurator) NeedsRecreate(_, _ dg.Item) bool { return false }
 
 // ReadBack returns netagent's tables in namespace t (those with its mark).
-func ReadBack(t *netnsx.Target) ([]dg.Item, error) {
-	return readBack(kernelOf(t))
+// A table not changed since its last dump or netagent's own last write of
+// it (the ruleset's generation is still theirs) is not dumped again.
+func ReadBack(t *netnsx.Target) ([]dg.Item, error) { return ReadBackIn(t, "") }
+
+// ReadBackIn is ReadBack that also takes (and keeps) the last dump of each
+// table in stateDir ("": none), for the next process.
+func ReadBackIn(t *netnsx.Target, stateDir string) ([]dg.Item, error) {
+	k := kernelOf(t).(netlinkKernel)
+	k.reuse, k.tableOnly, k.stateDir = true, true, stateDir
+	return readBack(k)
 }
 
 // readBack is netagent's tables in k; none in a kernel without nf_tables

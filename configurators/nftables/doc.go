@@ -35,7 +35,20 @@
 // The configurator's dump reuses the last dump of the table (the
 // reconcile's read-back, a moment before) when the generation is still
 // the same: every commit of any writer bumps it, so the table is as
-// dumped, and a GETGEN replaces a dump of thousands of rules.
+// dumped, and a GETGEN replaces a dump of thousands of rules. After
+// netagent's own batch, when the generation is exactly the batch's (no
+// other writer committed), the table is the intended one: the read-back
+// takes it without a dump; a Modify that needs the rules' handles then
+// reads them alone (one NFT_MSG_GETRULE dump decoding only chain and
+// handle). The last dump is also kept in the state directory
+// (dumpfile.go: nftables-dumps/FAMILY-TABLE.gob, with the boot, the
+// namespace's cookie and the generation), so that the next process (a
+// no-op apply, a check) reads it instead of dumping. Netagent dumps set
+// elements on its own socket with a large receive buffer (dump.go): the
+// kernel fills each datagram up to the reader's buffer, and walks an
+// interval set's tree from its first element for each datagram.
+// What changes without a commit (counters; elements that rules add or
+// that time out) is not seen through a kept dump.
 //
 // The batch carries the generation of its dump (NFNL_BATCH_GENID in the
 // batch's begin message): if another writer committed in between, the

@@ -97,6 +97,9 @@ type Dumped struct {
 	// given it fails with ErrGenerationChanged if another writer has
 	// committed since.
 	Gen uint32
+	// noHandles says that Handles are unknown: the table is the one
+	// netagent's own batch wrote (ApplyTable), not a dump.
+	noHandles bool
 }
 
 // ErrGenerationChanged is a batch the kernel refused because the ruleset
@@ -126,6 +129,12 @@ type netlinkKernel struct {
 	// reuse takes the last dump of a table when the generation is still
 	// its (the configurator's: it dumps right after the read-back).
 	reuse bool
+	// tableOnly is the read-back's: it needs no handles, so the table
+	// that netagent's own last batch wrote is as good as a dump.
+	tableOnly bool
+	// stateDir keeps the last dumps for the next process (dumpfile.go);
+	// "" for none.
+	stateDir string
 }
 
 var _ kernel = netlinkKernel{}
@@ -273,10 +282,10 @@ func (k netlinkKernel) DumpTable(family, name string) (Dumped, bool, error) {
 		if err != nil {
 			return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, err)
 		}
-		if d, ok := dumps.get(key, gen); ok && keyed && k.reuse {
+		if d, ok := k.reused(conn, key, gen); ok && keyed && k.reuse {
 			return d, true, nil
 		}
-		d, ok, err := k.dumpTable(family, name)
+		d, ok, err := k.dumpTable(conn, family, name)
 		if err != nil {
 			return Dumped{}, false, err
 		}
@@ -286,6 +295,7 @@ func (k netlinkKernel) DumpTable(family, name string) (Dumped, bool, error) {
 		d.Gen = gen
 		if keyed {
 			dumps.put(key, d, ok && d.Owned)
+			k.saveDump(conn, family, name, d, ok && d.Owned)
 		}
 		return d, ok, nil
 	}
@@ -323,11 +333,11 @@ func (k netlinkKernel) key(family, name string) (dumpKey, bool) {
 	return dumpKey{uint64(st.Dev), st.Ino, family, name}, err == nil
 }
 
-func (c *dumpCache) get(key dumpKey, gen uint32) (Dumped, bool) {
+func (c *dumpCache) get(key dumpKey, gen uint32, handles bool) (Dumped, bool) {
 	c.Lock()
 	defer c.Unlock()
 	d, ok := c.m[key]
-	if !ok || d.Gen != gen {
+	if !ok || d.Gen != gen || handles && d.noHandles {
 		return Dumped{}, false
 	}
 	return d.clone(), true
@@ -401,7 +411,7 @@ func getGen(conn *netlink.Conn) (uint32, error) {
 	return 0, errors.New("reading the ruleset generation: no NFTA_GEN_ID in the reply")
 }
 
-func (k netlinkKernel) dumpTable(family, name string) (Dumped, bool, error) {
+func (k netlinkKernel) dumpTable(raw *netlink.Conn, family, name string) (Dumped, bool, error) {
 	c, err := k.conn()
 	if err != nil {
 		return Dumped{}, false, fmt.Errorf("nftables: %w", err)
@@ -424,7 +434,7 @@ func (k netlinkKernel) dumpTable(family, name string) (Dumped, bool, error) {
 	if !out.Owned {
 		return out, true, nil
 	}
-	if out.Table.Sets, err = dumpSets(c, t); err != nil {
+	if out.Table.Sets, err = dumpSets(c, raw, t); err != nil {
 		return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, kernelErr(err))
 	}
 	for _, ch := range chains {
@@ -475,7 +485,7 @@ func dumpChain(c *gnft.Conn, t *gnft.Table, family string, ch *gnft.Chain) (item
 	return out, handles, nil
 }
 
-func dumpSets(c *gnft.Conn, t *gnft.Table) ([]items.NftSet, error) {
+func dumpSets(c *gnft.Conn, raw *netlink.Conn, t *gnft.Table) ([]items.NftSet, error) {
 	sets, err := c.GetSets(t)
 	if err != nil {
 		return nil, fmt.Errorf("sets: %w", err)
@@ -486,7 +496,7 @@ func dumpSets(c *gnft.Conn, t *gnft.Table) ([]items.NftSet, error) {
 		if _, ok := setDatatypes[typ]; !ok {
 			return nil, fmt.Errorf("set %s: key type %q", s.Name, typ)
 		}
-		elems, err := c.GetSetElements(s)
+		elems, err := dumpElements(raw, t, s)
 		if err != nil {
 			return nil, fmt.Errorf("set %s: %w", s.Name, err)
 		}
@@ -496,9 +506,12 @@ func dumpSets(c *gnft.Conn, t *gnft.Table) ([]items.NftSet, error) {
 }
 
 // decodeElements pairs each start of an interval set with the end after
-// it (the key after the range's last), in key order.
+// it (the key after the range's last, flagged NFT_SET_ELEM_INTERVAL_END),
+// in key order. Adjacent ranges share a key (the end of one is the start
+// of the next): an end sorts before a start of the same key, so the flags,
+// not the keys, pair them.
 func decodeElements(typ string, interval bool, elems []gnft.SetElement) []string {
-	slices.SortFunc(elems, func(a, b gnft.SetElement) int { return bytes.Compare(a.Key, b.Key) })
+	slices.SortFunc(elems, compareElements)
 	// A hash set's dump during a resize of its table lists some elements
 	// twice.
 	elems = slices.CompactFunc(elems, func(a, b gnft.SetElement) bool {
@@ -521,6 +534,21 @@ func decodeElements(typ string, interval bool, elems []gnft.SetElement) []string
 	return out
 }
 
+// compareElements orders elements by key, and an interval's end before a
+// start of the same key.
+func compareElements(a, b gnft.SetElement) int {
+	if c := bytes.Compare(a.Key, b.Key); c != 0 {
+		return c
+	}
+	switch {
+	case a.IntervalEnd == b.IntervalEnd:
+		return 0
+	case a.IntervalEnd:
+		return -1
+	}
+	return 1
+}
+
 // defaultMaxBatch is the size of a batch above which set elements go
 // into follow-up batches. The kernel takes a batch as one netlink
 // message of at most the socket's send buffer, which ApplyBatch raises
@@ -536,6 +564,35 @@ const elemsPerMessage = 1000
 // of set elements, when the batch is larger than maxBatch), checked
 // against gen when it is not 0.
 func (k netlinkKernel) ApplyBatch(gen uint32, ops []Op) error {
+	return k.apply(gen, ops, nil)
+}
+
+// ApplyTable is ApplyBatch of ops that make the table want (in canonical
+// form). When the generation after the commit is exactly gen plus its
+// batches (no other writer committed in between), the kernel's table is
+// want: the read-back takes it instead of a dump (without handles, which
+// a Modify's dump needs and takes from the kernel).
+func (k netlinkKernel) ApplyTable(gen uint32, ops []Op, want items.NftTable) error {
+	key, keyed := k.key(want.Family, want.Table)
+	return k.apply(gen, ops, func(conn *netlink.Conn, batches int) {
+		if gen == 0 || !keyed {
+			return
+		}
+		after, err := getGen(conn)
+		if err != nil || after != gen+uint32(batches) {
+			dumps.put(key, Dumped{}, false)
+			k.saveDump(conn, want.Family, want.Table, Dumped{}, false)
+			return
+		}
+		d := Dumped{Table: want, Owned: true, Gen: after, noHandles: true}
+		dumps.put(key, d, true)
+		k.saveDump(conn, want.Family, want.Table, d, true)
+	})
+}
+
+// apply writes ops, then calls done (when not nil) with the socket and the
+// number of batches committed.
+func (k netlinkKernel) apply(gen uint32, ops []Op, done func(conn *netlink.Conn, batches int)) error {
 	msgs, err := marshalOps(ops)
 	if err != nil {
 		return err
@@ -561,6 +618,9 @@ func (k netlinkKernel) ApplyBatch(gen uint32, ops []Op) error {
 			}
 			return fmt.Errorf("nftables batch of %d operations: %w", len(ops), err)
 		}
+	}
+	if done != nil {
+		done(conn, len(batches))
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func RegisterWith(reg *reconciler.TypeRegistry, t *netnsx.Target, stateDir strin
 		return err
 	}
 	scratch := &reconciler.TypeRegistry{}
-	if err := Register(scratch, t); err != nil {
+	if err := registerIn(scratch, t, stateDir); err != nil {
 		return err
 	}
 	return reg.Register(items.TypeNftTable, wrap(scratch.Configurator(&items.NftTable{}), readerOf(t), rec))
