@@ -1,7 +1,10 @@
 package nftables
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -202,5 +205,43 @@ func TestDumpFile(t *testing.T) {
 	}
 	if _, ok := ko.loadDump(oconn, "inet", "netagent", ogen, false); ok {
 		t.Fatal("another namespace's file of the same generation is taken")
+	}
+}
+
+// TestDumpFileUntrusted: the state directory is not trusted. A file of
+// the right namespace, boot and generation whose table does not
+// validate, or that is not a dump at all, is ignored: the read-back dumps
+// the kernel.
+func TestDumpFileUntrusted(t *testing.T) {
+	tgt, dir := testns.New(t), t.TempDir()
+	k := NetlinkKernel(tgt, 0).(netlinkKernel)
+	k.stateDir = dir
+	tbl := writtenTable()
+	if err := (&configurator{k: k}).Create(context.Background(), tbl); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := k.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	gen, _ := getGen(conn)
+	path := dumpFilePath(dir, "inet", "netagent")
+	bad := *tbl
+	bad.Family = "inet"
+	bad.Sets = []items.NftSet{{Name: "s", Type: "ipv4_addr", Elements: []string{"not an address"}}}
+	var forged bytes.Buffer
+	if err := gob.NewEncoder(&forged).Encode(&dumpFile{Boot: bootID(), Cookie: netnsCookie(conn), Gen: gen, Table: bad}); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"forged": forged.Bytes(), "garbage": []byte("\x00\xffnot gob")} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		forget(t, k)
+		got, err := ReadBackIn(tgt, dir)
+		if err != nil || len(got) != 1 || !got[0].Equal(tbl) {
+			t.Fatalf("%s file: read back %v, %v; want the kernel's table", name, got, err)
+		}
 	}
 }

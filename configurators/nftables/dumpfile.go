@@ -83,6 +83,11 @@ func (k netlinkKernel) loadDump(conn *netlink.Conn, family, name string, gen uin
 		df.Table.Family != family || df.Table.Table != name {
 		return Dumped{}, false
 	}
+	// The state directory is not trusted: a table that does not validate
+	// is a dump to make again, not the kernel's state.
+	if df.Table.Validate() != nil {
+		return Dumped{}, false
+	}
 	return Dumped{Table: df.Table, Owned: true, Handles: df.Handles, Gen: df.Gen, noHandles: df.NoHandles}, true
 }
 
