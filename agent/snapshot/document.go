@@ -1,0 +1,248 @@
+package snapshot
+
+import (
+	"net"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/configurators/l3"
+	"github.com/netagent/netagent/configurators/link"
+	"github.com/netagent/netagent/internal/statefile"
+	"github.com/netagent/netagent/items"
+)
+
+// Version is the document format's version.
+const Version = 1
+
+// Document is a namespace's state: its kernel objects and netagent's
+// records in its state directory.
+type Document struct {
+	Version  int      `json:"version"`
+	Netns    string   `json:"netns"`
+	Identity Identity `json:"identity"`
+	Links    []Link   `json:"links"`
+	// Addresses, Routes (every table) and Rules, Neighbours: the l3
+	// objects; a route or rule is the kernel's dump message (base64).
+	Addresses  []Address   `json:"addresses"`
+	Routes     [][]byte    `json:"routes"`
+	Rules      [][]byte    `json:"rules"`
+	Neighbours []Neighbour `json:"neighbours"`
+	// IPTables is iptables-save's text per family ("ipv4", "ipv6").
+	IPTables map[string]string `json:"iptables"`
+	// Sysctls are the files of /proc/sys/net (path → value).
+	Sysctls map[string]string `json:"sysctls"`
+	// Records are the state directory's files netagent reads (its
+	// ownership records), by path inside it.
+	Records []Record `json:"records"`
+}
+
+// Identity is the namespace's identity in the state files.
+type Identity struct {
+	BootID string `json:"bootId"`
+	Netns  string `json:"netns"`
+	NsID   string `json:"nsId"`
+}
+
+// Link is one link, netagent's or another's.
+type Link struct {
+	Index int    `json:"index"`
+	Name  string `json:"name"`
+	// Kind is loopback, physical, bridge, veth, macvlan, vxlan, dummy,
+	// or another kind's name (which a load refuses).
+	Kind    string `json:"kind"`
+	MTU     int    `json:"mtu"`
+	MAC     string `json:"mac,omitempty"`
+	Alias   string `json:"alias,omitempty"`
+	Up      bool   `json:"up"`
+	Carrier bool   `json:"carrier"`
+	Master  int    `json:"master,omitempty"`
+	// Parent is a veth's peer's ifindex, a macvlan's lower link's.
+	Parent int `json:"parent,omitempty"`
+	// PeerElsewhere: a veth's peer is in another namespace.
+	PeerElsewhere bool     `json:"peerElsewhere,omitempty"`
+	Bridge        *Bridge  `json:"bridge,omitempty"`
+	Macvlan       *Macvlan `json:"macvlan,omitempty"`
+	Vxlan         *Vxlan   `json:"vxlan,omitempty"`
+}
+
+// Bridge is a bridge's settings.
+type Bridge struct {
+	VLANFiltering bool `json:"vlanFiltering"`
+	STP           bool `json:"stp"`
+	// ForwardDelay is in centiseconds, as the kernel keeps it.
+	ForwardDelay uint32 `json:"forwardDelay"`
+}
+
+// Macvlan is a macvlan's settings.
+type Macvlan struct {
+	Mode string `json:"mode"` // private, vepa, bridge, passthru, source
+}
+
+// Vxlan is a VXLAN's settings.
+type Vxlan struct {
+	VNI      int    `json:"vni"`
+	Port     int    `json:"port"`
+	Group    string `json:"group,omitempty"`
+	Local    string `json:"local,omitempty"`
+	Dev      int    `json:"dev,omitempty"`
+	Learning bool   `json:"learning"`
+}
+
+// Address is one address, on the link of that name.
+type Address struct {
+	Dev    string `json:"dev"`
+	Prefix string `json:"prefix"`
+	Peer   string `json:"peer,omitempty"`
+	Label  string `json:"label,omitempty"`
+	Scope  uint8  `json:"scope"`
+	Flags  uint32 `json:"flags"`
+	Proto  uint8  `json:"proto"`
+}
+
+// Neighbour is one neighbour entry.
+type Neighbour struct {
+	Dev   string `json:"dev"`
+	IP    string `json:"ip"`
+	MAC   string `json:"mac,omitempty"`
+	State uint16 `json:"state"`
+	Flags uint8  `json:"flags"`
+	Proto uint8  `json:"proto"`
+}
+
+// Record is one file of the state directory.
+type Record struct {
+	Path    string `json:"path"`
+	Content []byte `json:"content"`
+}
+
+var macvlanModes = map[netlink.MacvlanMode]string{
+	netlink.MACVLAN_MODE_PRIVATE: "private", netlink.MACVLAN_MODE_VEPA: "vepa", netlink.MACVLAN_MODE_BRIDGE: "bridge",
+	netlink.MACVLAN_MODE_PASSTHRU: "passthru", netlink.MACVLAN_MODE_SOURCE: "source",
+}
+
+var familyNames = map[items.Family]string{items.FamilyIPv4: "ipv4", items.FamilyIPv6: "ipv6"}
+
+// fromKernel is the document of s.
+func fromKernel(netns string, s *configurators.KernelState) *Document {
+	d := &Document{Version: Version, Netns: netns, Identity: Identity(s.Identity), Sysctls: s.Sysctls,
+		IPTables: map[string]string{}, Routes: s.L3.RouteMsgs, Rules: s.L3.RuleMsgs}
+	for _, l := range s.Links {
+		d.Links = append(d.Links, linkOf(l))
+	}
+	for _, a := range s.L3.Addresses {
+		x := Address{Dev: a.Dev, Prefix: a.Prefix.String(), Label: a.Label, Scope: a.Scope, Flags: a.Flags, Proto: a.Proto}
+		if a.Peer.IsValid() {
+			x.Peer = a.Peer.String()
+		}
+		d.Addresses = append(d.Addresses, x)
+	}
+	for _, n := range s.L3.Neighbours {
+		d.Neighbours = append(d.Neighbours, Neighbour{Dev: n.Dev, IP: n.IP.String(), MAC: macString(n.MAC), State: n.State, Flags: n.Flags, Proto: n.Proto})
+	}
+	for fam, save := range s.IPTables {
+		d.IPTables[familyNames[fam]] = save
+	}
+	return d
+}
+
+func macString(m net.HardwareAddr) string {
+	if len(m) == 0 {
+		return ""
+	}
+	return m.String()
+}
+
+// linkOf is the document's link of a dumped one.
+func linkOf(l link.LoadedLink) Link {
+	a := l.Link.Attrs()
+	x := Link{Index: a.Index, Name: a.Name, Kind: l.Link.Type(), MTU: a.MTU, MAC: macString(a.HardwareAddr), Alias: a.Alias,
+		Up: a.Flags&net.FlagUp != 0, Carrier: l.Carrier, Master: a.MasterIndex}
+	switch v := l.Link.(type) {
+	case *netlink.Device:
+		x.Kind = "physical"
+		if a.Flags&net.FlagLoopback != 0 {
+			x.Kind = "loopback"
+		}
+	case *netlink.Veth:
+		x.Parent, x.PeerElsewhere = a.ParentIndex, l.PeerElsewhere
+	case *netlink.Bridge:
+		x.Bridge = &Bridge{VLANFiltering: v.VlanFiltering != nil && *v.VlanFiltering, STP: l.STP, ForwardDelay: l.ForwardDelay}
+	case *netlink.Macvlan:
+		x.Parent = a.ParentIndex
+		x.Macvlan = &Macvlan{Mode: macvlanModes[v.Mode]}
+	case *netlink.Vxlan:
+		x.Vxlan = &Vxlan{VNI: v.VxlanId, Port: v.Port, Dev: v.VtepDevIndex, Learning: v.Learning}
+		if len(v.Group) != 0 {
+			x.Vxlan.Group = v.Group.String()
+		}
+		if len(v.SrcAddr) != 0 {
+			x.Vxlan.Local = v.SrcAddr.String()
+		}
+	}
+	return x
+}
+
+// kernelState is the fakes' state of a checked document.
+func (d *Document) kernelState() *configurators.KernelState {
+	s := &configurators.KernelState{Identity: statefile.NsIdentity(d.Identity), Sysctls: d.Sysctls, IPTables: map[items.Family]string{},
+		L3: l3.LoadedState{RouteMsgs: d.Routes, RuleMsgs: d.Rules}}
+	for i := range d.Links {
+		s.Links = append(s.Links, d.Links[i].loaded())
+	}
+	for _, a := range d.Addresses {
+		p, _ := netip.ParsePrefix(a.Prefix)
+		peer, _ := netip.ParseAddr(a.Peer)
+		s.L3.Addresses = append(s.L3.Addresses, l3.LoadedAddress{Dev: a.Dev, Prefix: p, Peer: peer, Label: a.Label, Scope: a.Scope, Flags: a.Flags, Proto: a.Proto})
+	}
+	for _, n := range d.Neighbours {
+		ip, _ := netip.ParseAddr(n.IP)
+		mac, _ := net.ParseMAC(n.MAC)
+		s.L3.Neighbours = append(s.L3.Neighbours, l3.LoadedNeighbour{Dev: n.Dev, IP: ip, MAC: mac, State: n.State, Flags: n.Flags, Proto: n.Proto})
+	}
+	for fam, name := range familyNames {
+		if save, ok := d.IPTables[name]; ok {
+			s.IPTables[fam] = save
+		}
+	}
+	return s
+}
+
+// loaded is the fake's link of a checked document link.
+func (l *Link) loaded() link.LoadedLink {
+	mac, _ := net.ParseMAC(l.MAC)
+	a := netlink.LinkAttrs{Index: l.Index, Name: l.Name, MTU: l.MTU, HardwareAddr: mac, Alias: l.Alias, MasterIndex: l.Master, ParentIndex: l.Parent, NetNsID: -1}
+	if l.Up {
+		a.Flags |= net.FlagUp
+	}
+	out := link.LoadedLink{Carrier: l.Carrier, PeerElsewhere: l.PeerElsewhere}
+	switch l.Kind {
+	case "loopback", "physical":
+		out.Link = &netlink.Device{LinkAttrs: a}
+	case "veth":
+		out.Link = &netlink.Veth{LinkAttrs: a}
+	case "dummy":
+		out.Link = &netlink.Dummy{LinkAttrs: a}
+	case "bridge":
+		vf := l.Bridge.VLANFiltering
+		out.Link = &netlink.Bridge{LinkAttrs: a, VlanFiltering: &vf}
+		out.STP, out.ForwardDelay = l.Bridge.STP, l.Bridge.ForwardDelay
+	case "macvlan":
+		out.Link = &netlink.Macvlan{LinkAttrs: a, Mode: modeOf(l.Macvlan.Mode)}
+	case "vxlan":
+		v := l.Vxlan
+		out.Link = &netlink.Vxlan{LinkAttrs: a, VxlanId: v.VNI, Port: v.Port, VtepDevIndex: v.Dev, Learning: v.Learning,
+			Group: net.ParseIP(v.Group), SrcAddr: net.ParseIP(v.Local)}
+	}
+	return out
+}
+
+func modeOf(name string) netlink.MacvlanMode {
+	for m, n := range macvlanModes {
+		if n == name {
+			return m
+		}
+	}
+	return netlink.MACVLAN_MODE_DEFAULT
+}
