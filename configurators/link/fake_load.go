@@ -107,12 +107,13 @@ func (f *FakeKernel) loadOne(l LoadedLink, all []LoadedLink) error {
 	return nil
 }
 
-// creatable is l as a create request: a veth's peer is not named (it
-// is planted on its own), a lower link keeps its index.
+// creatable is l as a create request: a veth's peer gets a placeholder
+// name (the peer is planted on its own, and the placeholder dropped), a
+// lower link keeps its index.
 func creatable(l netlink.Link) netlink.Link {
 	if v, ok := l.(*netlink.Veth); ok {
 		c := *v
-		c.PeerName, c.PeerNamespace = "peer-of-"+v.Name, nil
+		c.PeerName, c.PeerNamespace = fmt.Sprintf("snp-peer-%d", v.Index%100000), nil
 		return &c
 	}
 	return l

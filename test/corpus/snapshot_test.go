@@ -1,0 +1,116 @@
+//go:build !vmtest
+
+package corpus_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// samePlanOffline plans file live and against a snapshot of the
+// namespace taken just before (netagent snapshot), with args, and fails
+// unless both print the same bytes and exit with the same code. It
+// returns the live plan's output.
+func (e *env) samePlanOffline(file string, args ...string) result {
+	e.t.Helper()
+	snap := e.dir + "/snapshot.json"
+	if res := e.netagent("snapshot", "--out", snap); res.code != 0 {
+		e.t.Fatalf("snapshot: %s", res)
+	}
+	live := e.netagent("plan", append(slices.Clone(args), file)...)
+	offline := e.netagent("plan", append([]string{"--against", snap}, append(slices.Clone(args), file)...)...)
+	if live.stdout != offline.stdout || live.code != offline.code {
+		e.t.Errorf("plan %v of %s: live (exit %d) and --against the snapshot (exit %d) differ:\n%s\noffline stderr: %s",
+			args, file, live.code, offline.code, lineDiff(live.stdout, offline.stdout), offline.stderr)
+	}
+	if j, oj := e.netagent("plan", append([]string{"--json"}, append(slices.Clone(args), file)...)...),
+		e.netagent("plan", append([]string{"--json", "--against", snap}, append(slices.Clone(args), file)...)...); j.stdout != oj.stdout {
+		e.t.Errorf("plan --json %v of %s: live and offline differ:\n%s", args, file, lineDiff(j.stdout, oj.stdout))
+	}
+	return live
+}
+
+// addPhysicals adds the physical links of the corpus file that are not
+// there yet (addPhysical).
+func (e *env) addPhysicals(c nsCase) {
+	e.t.Helper()
+	in := e.loadIntent(c.file)
+	for _, ifc := range in.Interfaces {
+		if ifc.Type == "physical" && ifc.Name != "lo" && !e.try("ip", "link", "show", ifc.Name) {
+			e.addPhysical(ifc.Name, !slices.Contains(c.down, ifc.Name))
+		}
+	}
+}
+
+// For every corpus case of this kernel: in a namespace holding other
+// writers' objects (placeForeign), then after another corpus intent was
+// applied (the next case's: netagent's own objects and its records in
+// the state directory, some in the way of this intent), `plan --against`
+// a snapshot prints exactly what the live plan prints, as text and as
+// JSON, with the same exit code; and again after this intent itself was
+// applied (nothing to do).
+func TestSnapshotPlanAgainstCorpus(t *testing.T) {
+	for i, c := range nsCases {
+		prep := nsCases[(i+1)%len(nsCases)]
+		if prep.peerNS != c.peerNS {
+			prep = nsCases[(i+2)%len(nsCases)]
+		}
+		t.Run(strings.TrimSuffix(c.file, ".json"), func(t *testing.T) {
+			e := newEnv(t, c.peerNS || prep.peerNS)
+			e.addPhysicals(c)
+			e.placeForeign()
+			e.samePlanOffline(e.intentFile(c.file))
+
+			e.addPhysicals(prep)
+			e.netagent("apply", e.intentFile(prep.file)) // a failure is part of the state planned against
+			live := e.samePlanOffline(e.intentFile(c.file))
+			t.Logf("after %s: %s", prep.file, lastLine(live.stdout))
+
+			e.netagent("apply", e.file)
+			e.samePlanOffline(e.file)
+		})
+	}
+}
+
+// A plan that is refused (a protected link it would disrupt) and one
+// with a predicted clash (someone else's bridge where the intent puts
+// its own) print the same live and offline.
+func TestSnapshotPlanAgainstRefusedAndClash(t *testing.T) {
+	c := nsCase{file: "systemd-bridge.json"}
+	e := newEnv(t, false)
+	e.addPhysicals(c)
+	in := e.loadIntent(c.file)
+	var bridge string
+	for _, ifc := range in.Interfaces {
+		if ifc.Type == "bridge" {
+			bridge = ifc.Name
+		}
+	}
+	e.ip("link", "add", bridge, "type", "bridge")
+	live := e.samePlanOffline(e.file)
+	if !strings.Contains(live.stdout, bridge) || live.code == 0 {
+		t.Errorf("the live plan predicts no clash on %s (exit %d):\n%s", bridge, live.code, live.stdout)
+	}
+	e.ip("link", "del", bridge)
+	if res := e.netagent("apply", e.file); res.code != 0 {
+		t.Fatalf("apply: %s", res)
+	}
+	empty := e.writeFile("empty.json", `{"version": 1}`)
+	refused := e.samePlanOffline(empty, "--protect", bridge)
+	if refused.code == 0 {
+		t.Errorf("removing protected %s is not refused:\n%s", bridge, refused.stdout)
+	}
+}
+
+// intentFile is the corpus file as the case applies it (loadIntent).
+func (e *env) intentFile(name string) string {
+	e.t.Helper()
+	e.loadIntent(name)
+	return e.file
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
