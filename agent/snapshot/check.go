@@ -142,6 +142,12 @@ func (l *Link) check(p string) error {
 		return bad(p+".parent", "only a veth (its peer) and a macvlan (its lower link, required) have a parent")
 	case l.PeerElsewhere && l.Kind != "veth":
 		return bad(p+".peerElsewhere", "only a veth has a peer")
+	case !l.PeerElsewhere && (l.PeerNetns != "" || l.PeerName != "" || l.PeerUp):
+		return bad(p+".peerNetns", "only a veth whose peer is elsewhere has a peer namespace, name and state")
+	case l.PeerName != "" && (len(l.PeerName) > maxName || strings.ContainsAny(l.PeerName, "/: \t\n")):
+		return bad(p+".peerName", "%q is not a link name", l.PeerName)
+	case l.PeerNetns != "" && (len(l.PeerNetns) > maxText || strings.ContainsAny(l.PeerNetns, "/\x00") || l.PeerNetns == "." || l.PeerNetns == ".."):
+		return bad(p+".peerNetns", "%q is not a namespace name", l.PeerNetns)
 	}
 	if l.MAC != "" {
 		if _, err := net.ParseMAC(l.MAC); err != nil {

@@ -60,8 +60,13 @@ type Link struct {
 	Master  int    `json:"master,omitempty"`
 	// Parent is a veth's peer's ifindex, a macvlan's lower link's.
 	Parent int `json:"parent,omitempty"`
-	// PeerElsewhere: a veth's peer is in another namespace.
+	// PeerElsewhere: a veth's peer is in another namespace: PeerNetns
+	// (its name under /run/netns, "" when it has none), as PeerName, up
+	// when PeerUp.
 	PeerElsewhere bool     `json:"peerElsewhere,omitempty"`
+	PeerNetns     string   `json:"peerNetns,omitempty"`
+	PeerName      string   `json:"peerName,omitempty"`
+	PeerUp        bool     `json:"peerUp,omitempty"`
 	Bridge        *Bridge  `json:"bridge,omitempty"`
 	Macvlan       *Macvlan `json:"macvlan,omitempty"`
 	Vxlan         *Vxlan   `json:"vxlan,omitempty"`
@@ -166,7 +171,7 @@ func linkOf(l link.LoadedLink) Link {
 			x.Kind = "loopback"
 		}
 	case *netlink.Veth:
-		x.Parent, x.PeerElsewhere = a.ParentIndex, l.PeerElsewhere
+		x.Parent, x.PeerElsewhere, x.PeerNetns, x.PeerName, x.PeerUp = a.ParentIndex, l.PeerElsewhere, l.PeerNetns, l.PeerName, l.PeerUp
 	case *netlink.Bridge:
 		x.Bridge = &Bridge{VLANFiltering: v.VlanFiltering != nil && *v.VlanFiltering, STP: l.STP, ForwardDelay: l.ForwardDelay}
 	case *netlink.Macvlan:
@@ -216,7 +221,7 @@ func (l *Link) loaded() link.LoadedLink {
 	if l.Up {
 		a.Flags |= net.FlagUp
 	}
-	out := link.LoadedLink{Carrier: l.Carrier, PeerElsewhere: l.PeerElsewhere}
+	out := link.LoadedLink{Carrier: l.Carrier, PeerElsewhere: l.PeerElsewhere, PeerNetns: l.PeerNetns, PeerName: l.PeerName, PeerUp: l.PeerUp}
 	switch l.Kind {
 	case "loopback", "physical":
 		out.Link = &netlink.Device{LinkAttrs: a}

@@ -23,8 +23,12 @@ type LoadedLink struct {
 	Link netlink.Link
 	// Carrier is the link's carrier (lower-up).
 	Carrier bool
-	// PeerElsewhere: a veth's peer is in another namespace.
-	PeerElsewhere bool
+	// PeerElsewhere: a veth's peer is in another namespace, PeerNetns
+	// (under /run/netns; "" when it has no name there), named PeerName
+	// ("" when unknown), up when PeerUp.
+	PeerElsewhere       bool
+	PeerNetns, PeerName string
+	PeerUp              bool
 	// STP and ForwardDelay (centiseconds) are a bridge's.
 	STP          bool
 	ForwardDelay uint32
@@ -99,7 +103,7 @@ func (f *FakeKernel) loadOne(l LoadedLink, all []LoadedLink) error {
 	if _, ok := l.Link.(*netlink.Veth); ok {
 		fa.ParentIndex = a.ParentIndex
 		if l.PeerElsewhere || !slices.ContainsFunc(all, func(o LoadedLink) bool { return o.Link.Attrs().Index == a.ParentIndex && o.Link.Type() == "veth" }) {
-			f.plantOutsidePeer(fl)
+			f.plantOutsidePeer(fl, l)
 		}
 	}
 	f.links[a.Index] = fl
@@ -119,10 +123,24 @@ func creatable(l netlink.Link) netlink.Link {
 	return l
 }
 
-// plantOutsidePeer puts a veth's peer in a namespace of its own.
-func (f *FakeKernel) plantOutsidePeer(fl *fakeLink) {
-	ns := f.world.add(fmt.Sprintf("snapshot-peer-%d", fl.attrs().Index))
-	peer := &fakeLink{link: &netlink.Veth{LinkAttrs: ns.base(&netlink.LinkAttrs{Name: "peer", MTU: fl.attrs().MTU}, 1500)}, maxMTU: 65535, liveMAC: true, peerNS: f}
+// plantOutsidePeer puts a veth's peer in its namespace of the fake's
+// world (one of its own when it has no name).
+func (f *FakeKernel) plantOutsidePeer(fl *fakeLink, l LoadedLink) {
+	nsName, name := l.PeerNetns, l.PeerName
+	if nsName == "" {
+		nsName = fmt.Sprintf("snapshot-peer-%d", fl.attrs().Index)
+	}
+	if name == "" {
+		name = "peer"
+	}
+	ns := f.world.byName[nsName]
+	if ns == nil {
+		ns = f.world.add(nsName)
+	}
+	peer := &fakeLink{link: &netlink.Veth{LinkAttrs: ns.base(&netlink.LinkAttrs{Name: name, MTU: fl.attrs().MTU}, 1500)}, maxMTU: 65535, liveMAC: true, peerNS: f}
+	if l.PeerUp {
+		peer.attrs().Flags |= net.FlagUp
+	}
 	ns.insert(peer)
 	fl.peerNS = ns
 	peer.attrs().ParentIndex = fl.attrs().Index
@@ -182,6 +200,11 @@ func Dump(t *netnsx.Target) ([]LoadedLink, error) {
 	for _, l := range list {
 		a := l.Attrs()
 		ll := LoadedLink{Link: l, Carrier: a.RawFlags&unix.IFF_LOWER_UP != 0, PeerElsewhere: a.NetNsID >= 0}
+		if _, ok := l.(*netlink.Veth); ok && ll.PeerElsewhere {
+			if err := peerOf(t, &ll); err != nil {
+				return nil, fmt.Errorf("reading the peer of %q: %w", a.Name, err)
+			}
+		}
 		if _, ok := l.(*netlink.Bridge); ok {
 			info, err := raw.linkInfo(a.Index)
 			if err != nil {
@@ -194,4 +217,19 @@ func Dump(t *netnsx.Target) ([]LoadedLink, error) {
 		out = append(out, ll)
 	}
 	return out, nil
+}
+
+// peerOf finds where a veth's peer is: its namespace's name and its
+// name there; up as its carrier tells (or up, when the veth is down).
+func peerOf(t *netnsx.Target, ll *LoadedLink) error {
+	a := ll.Link.Attrs()
+	ns := namedNamespaces{nl: t.NL}
+	name, err := ns.namespaceByID(a.NetNsID)
+	if err != nil || name == "" {
+		return err
+	}
+	ll.PeerNetns = name
+	ll.PeerName, err = ns.linkNameIn(name, a.ParentIndex)
+	ll.PeerUp = ll.Carrier || a.Flags&net.FlagUp == 0
+	return err
 }
