@@ -148,10 +148,13 @@ func CheckRouteMsg(b []byte) (err error) {
 }
 
 // CheckRuleMsg reports whether b is a rule's dump message that Load
-// takes.
+// takes (an IPv4 or IPv6 RTM_NEWRULE payload).
 func CheckRuleMsg(b []byte) (err error) {
 	defer recoverShort(&err)
-	_, err = parseRuleRequest(b)
+	r, err := parseRuleRequest(b)
+	if err == nil && r.Family != unix.AF_INET && r.Family != unix.AF_INET6 {
+		err = fmt.Errorf("family %d: %w", r.Family, unix.EAFNOSUPPORT)
+	}
 	return err
 }
 
