@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 
+	"github.com/netagent/netagent/configurators/ethtool"
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
@@ -17,13 +18,16 @@ import (
 // KernelState is what the configurators read of a namespace, whole, as
 // the fakes take it back (NewFakeFrom): the links, the l3 objects, the
 // iptables tables of each family (iptables-save's text), the files of
-// /proc/sys/net, and the namespace's identity in the state files.
+// /proc/sys/net, the links' ethtool features and settings, and the
+// namespace's identity in the state files.
 type KernelState struct {
 	Identity statefile.NsIdentity
 	Links    []link.LoadedLink
 	L3       l3.LoadedState
 	IPTables map[items.Family]string
 	Sysctls  map[string]string
+	// Ethtool are the links' ethtool answers by link name.
+	Ethtool map[string]*ethtool.FakeNIC
 }
 
 // MaxSysctls bounds the files of /proc/sys/net DumpKernel reads.
@@ -39,9 +43,16 @@ func DumpKernel(ctx context.Context, t *netnsx.Target) (*KernelState, error) {
 	if s.Links, err = link.Dump(t); err != nil {
 		return nil, err
 	}
-	names := map[int]string{}
+	names, indexes := map[int]string{}, map[string]int{}
 	for _, l := range s.Links {
-		names[l.Link.Attrs().Index] = l.Link.Attrs().Name
+		a := l.Link.Attrs()
+		names[a.Index] = a.Name
+		if a.Name != "lo" {
+			indexes[a.Name] = a.Index
+		}
+	}
+	if s.Ethtool, err = ethtool.Dump(t, indexes); err != nil {
+		return nil, err
 	}
 	if s.L3, err = l3.Dump(t, names); err != nil {
 		return nil, err
@@ -74,7 +85,7 @@ func promoting(sysctls map[string]string) []string {
 func NewFakeFrom(s *KernelState) (*Fake, error) {
 	f := NewFake(maps.Clone(s.Sysctls))
 	id := s.Identity
-	f.Links.Identity, f.Firewall.Identity = &id, &id
+	f.Links.Identity, f.Firewall.Identity, f.Ethtool.Identity = &id, &id, &id
 	if err := f.Links.Load(s.Links); err != nil {
 		return nil, err
 	}
@@ -83,6 +94,7 @@ func NewFakeFrom(s *KernelState) (*Fake, error) {
 	if err := f.L3.Load(st); err != nil {
 		return nil, err
 	}
+	f.Ethtool.Load(s.Ethtool)
 	for fam, save := range s.IPTables {
 		ipt := f.Firewall.IPTables[fam]
 		if ipt == nil {

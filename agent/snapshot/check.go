@@ -157,6 +157,11 @@ func (l *Link) check(p string) error {
 	if l.Macvlan != nil && modeOf(l.Macvlan.Mode) == 0 {
 		return bad(p+".macvlan.mode", "%q is not a macvlan mode", l.Macvlan.Mode)
 	}
+	if l.Ethtool != nil {
+		if err := l.Ethtool.check(p + ".ethtool"); err != nil {
+			return err
+		}
+	}
 	if v := l.Vxlan; v != nil {
 		switch {
 		case v.VNI < 0 || v.VNI >= 1<<24:
@@ -275,4 +280,61 @@ func recordPath(p string) bool {
 		return false
 	}
 	return !strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' })
+}
+
+// ethtoolGroups are the groups a link's ethtool may have.
+var ethtoolGroups = map[string]bool{"channels": true, "rings": true, "coalesce": true, "pause": true, "link": true, "wake-on-lan": true}
+
+// maxEthtoolNames bounds each list and map of a link's ethtool.
+const maxEthtoolNames = 512
+
+func (e *Ethtool) check(p string) error {
+	for name, list := range map[string][]string{"active": e.Active, "changeable": e.Changeable, "fixed": e.Fixed} {
+		if err := checkNames(p+"."+name, list); err != nil {
+			return err
+		}
+	}
+	for g, v := range e.Groups {
+		gp := p + ".groups." + g
+		if !ethtoolGroups[g] {
+			return bad(p+".groups", "%q is not an ethtool group", truncate(g))
+		}
+		if len(v.Cur) > maxEthtoolNames || len(v.Max) > maxEthtoolNames || len(v.Sets) > maxEthtoolNames || len(v.Allowed) > maxEthtoolNames {
+			return bad(gp, "more than %d settings", maxEthtoolNames)
+		}
+		for _, m := range []map[string][]string{v.Sets, v.Allowed} {
+			for k, list := range m {
+				if err := checkNames(gp+"."+truncate(k), append([]string{k}, list...)); err != nil {
+					return err
+				}
+			}
+		}
+		for _, m := range []map[string]uint32{v.Cur, v.Max} {
+			for k := range m {
+				if err := checkNames(gp, []string{k}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func checkNames(p string, names []string) error {
+	if len(names) > maxEthtoolNames {
+		return bad(p, "more than %d names", maxEthtoolNames)
+	}
+	for _, n := range names {
+		if n == "" || len(n) > 64 || strings.ContainsFunc(n, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return bad(p, "%q is not an ethtool name", truncate(n))
+		}
+	}
+	return nil
+}
+
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }

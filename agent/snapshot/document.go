@@ -3,10 +3,12 @@ package snapshot
 import (
 	"net"
 	"net/netip"
+	"slices"
 
 	"github.com/vishvananda/netlink"
 
 	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/configurators/ethtool"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
 	"github.com/netagent/netagent/internal/statefile"
@@ -70,6 +72,29 @@ type Link struct {
 	Bridge        *Bridge  `json:"bridge,omitempty"`
 	Macvlan       *Macvlan `json:"macvlan,omitempty"`
 	Vxlan         *Vxlan   `json:"vxlan,omitempty"`
+	// Ethtool is what the link's driver answers to ethtool; nil when it
+	// answers nothing.
+	Ethtool *Ethtool `json:"ethtool,omitempty"`
+}
+
+// Ethtool is a link's ethtool features (the names of those on now, of
+// those the driver lets the user change, of those the kernel reports
+// fixed) and the groups of settings its driver answers, by name
+// (channels, rings, coalesce, pause, link, wake-on-lan).
+type Ethtool struct {
+	Active     []string                `json:"active"`
+	Changeable []string                `json:"changeable"`
+	Fixed      []string                `json:"fixed"`
+	Groups     map[string]EthtoolGroup `json:"groups"`
+}
+
+// EthtoolGroup is one group's values: current, maxima, and set-valued
+// settings with the values allowed (link: "advertise").
+type EthtoolGroup struct {
+	Cur     map[string]uint32   `json:"cur,omitempty"`
+	Max     map[string]uint32   `json:"max,omitempty"`
+	Sets    map[string][]string `json:"sets,omitempty"`
+	Allowed map[string][]string `json:"allowed,omitempty"`
 }
 
 // Bridge is a bridge's settings.
@@ -134,7 +159,11 @@ func fromKernel(netns string, s *configurators.KernelState) *Document {
 	d := &Document{Version: Version, Netns: netns, Identity: Identity(s.Identity), Sysctls: s.Sysctls,
 		IPTables: map[string]string{}, Routes: s.L3.RouteMsgs, Rules: s.L3.RuleMsgs}
 	for _, l := range s.Links {
-		d.Links = append(d.Links, linkOf(l))
+		x := linkOf(l)
+		if n := s.Ethtool[x.Name]; n != nil {
+			x.Ethtool = ethtoolOf(n)
+		}
+		d.Links = append(d.Links, x)
 	}
 	for _, a := range s.L3.Addresses {
 		x := Address{Dev: a.Dev, Prefix: a.Prefix.String(), Label: a.Label, Scope: a.Scope, Flags: a.Flags, Proto: a.Proto}
@@ -193,8 +222,13 @@ func linkOf(l link.LoadedLink) Link {
 func (d *Document) kernelState() *configurators.KernelState {
 	s := &configurators.KernelState{Identity: statefile.NsIdentity(d.Identity), Sysctls: d.Sysctls, IPTables: map[items.Family]string{},
 		L3: l3.LoadedState{RouteMsgs: d.Routes, RuleMsgs: d.Rules}}
+	s.Ethtool = map[string]*ethtool.FakeNIC{}
 	for i := range d.Links {
-		s.Links = append(s.Links, d.Links[i].loaded())
+		l := &d.Links[i]
+		s.Links = append(s.Links, l.loaded())
+		if l.Ethtool != nil {
+			s.Ethtool[l.Name] = l.Ethtool.nic(l.Index)
+		}
 	}
 	for _, a := range d.Addresses {
 		p, _ := netip.ParsePrefix(a.Prefix)
@@ -250,4 +284,43 @@ func modeOf(name string) netlink.MacvlanMode {
 		}
 	}
 	return netlink.MACVLAN_MODE_DEFAULT
+}
+
+// ethtoolOf is the document's form of a NIC's ethtool answers.
+func ethtoolOf(n *ethtool.FakeNIC) *Ethtool {
+	e := &Ethtool{Active: trueKeys(n.Features.Active), Changeable: trueKeys(n.Features.HW), Fixed: trueKeys(n.Features.NoChange),
+		Groups: map[string]EthtoolGroup{}}
+	for g, v := range n.Groups {
+		e.Groups[g] = EthtoolGroup(v)
+	}
+	return e
+}
+
+// nic is the fake's NIC of e.
+func (e *Ethtool) nic(index int) *ethtool.FakeNIC {
+	n := &ethtool.FakeNIC{Index: index, Groups: map[string]ethtool.Values{},
+		Features: ethtool.Features{Active: set(e.Active), HW: set(e.Changeable), NoChange: set(e.Fixed)}}
+	for g, v := range e.Groups {
+		n.Groups[g] = ethtool.Values(v)
+	}
+	return n
+}
+
+func trueKeys(m map[string]bool) []string {
+	out := []string{}
+	for k, v := range m {
+		if v {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func set(names []string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
 }

@@ -114,3 +114,27 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
 }
+
+// Ethtool: a veth's features planned changed, applied, then one the
+// kernel reports fixed (predicted to fail) and the way back print the
+// same live and against a snapshot (the snapshot holds the features,
+// changeable and fixed, and the groups the driver answers).
+func TestSnapshotPlanAgainstEthtool(t *testing.T) {
+	e := newEnv(t, false)
+	e.addPhysical("uplink0", true)
+	intent := func(features string) string {
+		return e.writeFile("ethtool.json", `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "ethtool": {"features": `+features+`}}]}`)
+	}
+	on := intent(`{"gro": true, "tx-checksum-ip-generic": false}`)
+	if live := e.samePlanOffline(on); !strings.Contains(live.stdout, "ethtool/uplink0") {
+		t.Errorf("the plan changes no ethtool setting:\n%s", live.stdout)
+	}
+	if res := e.netagent("apply", on); res.code != 0 {
+		t.Fatalf("apply: %s", res)
+	}
+	fixed := intent(`{"gro": true, "tx-checksum-ip-generic": false, "lro": true}`)
+	if live := e.samePlanOffline(fixed); live.code == 0 {
+		t.Errorf("turning on a fixed feature is not predicted to fail:\n%s", live.stdout)
+	}
+	e.samePlanOffline(intent(`{}`))
+}
