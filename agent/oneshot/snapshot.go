@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/netagent/netagent/agent/snapshot"
 )
@@ -23,6 +24,13 @@ func PlanAgainst(ctx context.Context, o *Options, snapshotFile string, paths []s
 	if err != nil {
 		return nil, err
 	}
+	in, err := Load(paths, o.Sized)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Plannable(nftTables(in)); err != nil {
+		return nil, fmt.Errorf("%s: %w", snapshotFile, err)
+	}
 	dir, err := os.MkdirTemp("", "netagent-against-")
 	if err != nil {
 		return nil, fmt.Errorf("making a state directory for the snapshot: %w", err)
@@ -33,6 +41,18 @@ func PlanAgainst(ctx context.Context, o *Options, snapshotFile string, paths []s
 		return nil, fmt.Errorf("%s: %w", snapshotFile, err)
 	}
 	offline := *o
-	offline.Fake, offline.StateDir, offline.Netns, offline.Write = f, dir, d.Netns, false
+	offline.Fake, offline.StateDir, offline.Netns, offline.Write, offline.Sized = f, dir, d.Netns, false, nil
 	return Plan(ctx, &offline, paths)
+}
+
+// nftTables names the nftables tables of the intent's files.
+func nftTables(in *Intent) []string {
+	var out []string
+	for _, f := range in.Files {
+		for _, t := range f.Nftables.Tables {
+			out = append(out, t.Family+" "+t.Table)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

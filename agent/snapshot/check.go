@@ -253,6 +253,14 @@ func (d *Document) checkRest() error {
 			return bad("sysctls."+p, "longer than 4096 bytes")
 		}
 	}
+	if len(d.NftablesNotHeld) > MaxRecords {
+		return bad("nftablesNotHeld", "more than %d tables", MaxRecords)
+	}
+	for i, id := range d.NftablesNotHeld {
+		if len(id) > maxText {
+			return bad(fmt.Sprintf("nftablesNotHeld[%d]", i), "longer than %d bytes", maxText)
+		}
+	}
 	if len(d.Records) > MaxRecords {
 		return bad("records", "more than %d records", MaxRecords)
 	}

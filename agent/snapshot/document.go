@@ -38,6 +38,10 @@ type Document struct {
 	// Records are the state directory's files netagent reads (its
 	// ownership records), by path inside it.
 	Records []Record `json:"records"`
+	// NftablesNotHeld are the nftables tables netagent made in the
+	// namespace (by the records' IDs), which the snapshot does not hold:
+	// a plan against it is refused (Plannable).
+	NftablesNotHeld []string `json:"nftablesNotHeld,omitempty"`
 }
 
 // Identity is the namespace's identity in the state files.

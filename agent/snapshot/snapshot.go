@@ -3,13 +3,17 @@ package snapshot
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/configurators/nftables"
 	"github.com/netagent/netagent/internal/netnsx"
 )
 
@@ -29,6 +33,11 @@ func Take(ctx context.Context, netns, stateDir string) (*Document, error) {
 	if d.Records, err = readRecords(stateDir); err != nil {
 		return nil, err
 	}
+	made, err := nftables.Recorded(t, stateDir)
+	if err != nil {
+		return nil, fmt.Errorf("reading netagent's nftables records: %w", err)
+	}
+	d.NftablesNotHeld = slices.Sorted(maps.Keys(made))
 	return d, nil
 }
 
@@ -101,6 +110,22 @@ func ReadFile(name string) (*Document, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return d, nil
+}
+
+// ErrNotHeld is a plan a snapshot cannot answer: its namespace or the
+// intent has nftables tables, which a snapshot does not hold yet.
+var ErrNotHeld = errors.New("snapshots do not hold nftables tables yet")
+
+// Plannable reports whether a plan of an intent with nft nftables
+// tables can run against d (ErrNotHeld, naming the tables, if not).
+func (d *Document) Plannable(nft []string) error {
+	if len(d.NftablesNotHeld) > 0 {
+		return fmt.Errorf("the namespace holds netagent's nftables tables %v: %w", d.NftablesNotHeld, ErrNotHeld)
+	}
+	if len(nft) > 0 {
+		return fmt.Errorf("the intent has nftables tables %v: %w", nft, ErrNotHeld)
+	}
+	return nil
 }
 
 // Load writes d's records into the state directory stateDir (empty or

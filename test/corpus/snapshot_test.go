@@ -138,3 +138,29 @@ func TestSnapshotPlanAgainstEthtool(t *testing.T) {
 	}
 	e.samePlanOffline(intent(`{}`))
 }
+
+// nftables tables are not in a snapshot yet: a plan against one of an
+// intent with a table, or of a namespace where netagent made one, is
+// refused (exit 3, naming them) rather than printed wrong.
+func TestSnapshotPlanAgainstRefusesNftables(t *testing.T) {
+	e := newEnv(t, false)
+	nft := e.writeFile("nft.json", `{"version": 1, "nftables": {"tables": [{"family": "inet", "name": "netagent",
+	  "chains": [{"name": "input", "type": "filter", "hook": "input", "priority": 0, "policy": "accept"}]}]}}`)
+	snap := e.dir + "/snapshot.json"
+	if res := e.netagent("snapshot", "--out", snap); res.code != 0 {
+		t.Fatalf("snapshot: %s", res)
+	}
+	if res := e.netagent("plan", "--against", snap, nft); res.code != 3 || !strings.Contains(res.stderr, "the intent has nftables tables [inet netagent]") {
+		t.Errorf("plan --against of an intent with a table: %s", res)
+	}
+	if res := e.netagent("apply", nft); res.code != 0 {
+		t.Fatalf("apply: %s", res)
+	}
+	if res := e.netagent("snapshot", "--out", snap); res.code != 0 {
+		t.Fatalf("snapshot: %s", res)
+	}
+	empty := e.writeFile("empty.json", `{"version": 1}`)
+	if res := e.netagent("plan", "--against", snap, empty); res.code != 3 || !strings.Contains(res.stderr, "the namespace holds netagent's nftables tables") {
+		t.Errorf("plan --against a namespace with netagent's table: %s", res)
+	}
+}
