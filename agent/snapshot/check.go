@@ -140,6 +140,10 @@ func (l *Link) check(p string) error {
 		return bad(p+".vxlan", "settings of a VXLAN are there exactly for a VXLAN")
 	case l.Parent != 0 && l.Kind != "veth" && l.Kind != "macvlan", l.Kind == "macvlan" && l.Parent == 0:
 		return bad(p+".parent", "only a veth (its peer) and a macvlan (its lower link, required) have a parent")
+	case l.Port != nil && l.Master == 0:
+		return bad(p+".port", "only a bridge port has port settings")
+	case l.Port != nil && (l.Port.Cost > 65535 || l.Port.Priority != nil && *l.Port.Priority > 63):
+		return bad(p+".port", "cost 0-65535 and priority 0-63")
 	case l.PeerElsewhere && l.Kind != "veth":
 		return bad(p+".peerElsewhere", "only a veth has a peer")
 	case !l.PeerElsewhere && (l.PeerNetns != "" || l.PeerName != "" || l.PeerUp):

@@ -64,6 +64,8 @@ type Link struct {
 	Up      bool   `json:"up"`
 	Carrier bool   `json:"carrier"`
 	Master  int    `json:"master,omitempty"`
+	// Port is a bridge port's settings.
+	Port *Port `json:"port,omitempty"`
 	// Parent is a veth's peer's ifindex, a macvlan's lower link's.
 	Parent int `json:"parent,omitempty"`
 	// PeerElsewhere: a veth's peer is in another namespace: PeerNetns
@@ -99,6 +101,12 @@ type EthtoolGroup struct {
 	Max     map[string]uint32   `json:"max,omitempty"`
 	Sets    map[string][]string `json:"sets,omitempty"`
 	Allowed map[string][]string `json:"allowed,omitempty"`
+}
+
+// Port is a bridge port's cost and priority.
+type Port struct {
+	Cost     uint32  `json:"cost"`
+	Priority *uint16 `json:"priority,omitempty"`
 }
 
 // Bridge is a bridge's settings.
@@ -197,6 +205,9 @@ func linkOf(l link.LoadedLink) Link {
 	a := l.Link.Attrs()
 	x := Link{Index: a.Index, Name: a.Name, Kind: l.Link.Type(), MTU: a.MTU, MAC: macString(a.HardwareAddr), Alias: a.Alias,
 		Up: a.Flags&net.FlagUp != 0, Carrier: l.Carrier, Master: a.MasterIndex}
+	if l.PortCost != 0 || l.PortPriority != nil {
+		x.Port = &Port{Cost: l.PortCost, Priority: l.PortPriority}
+	}
 	switch v := l.Link.(type) {
 	case *netlink.Device:
 		x.Kind = "physical"
@@ -260,6 +271,9 @@ func (l *Link) loaded() link.LoadedLink {
 		a.Flags |= net.FlagUp
 	}
 	out := link.LoadedLink{Carrier: l.Carrier, PeerElsewhere: l.PeerElsewhere, PeerNetns: l.PeerNetns, PeerName: l.PeerName, PeerUp: l.PeerUp}
+	if l.Port != nil {
+		out.PortCost, out.PortPriority = l.Port.Cost, l.Port.Priority
+	}
 	switch l.Kind {
 	case "loopback", "physical":
 		out.Link = &netlink.Device{LinkAttrs: a}

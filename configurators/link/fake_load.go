@@ -32,6 +32,10 @@ type LoadedLink struct {
 	// STP and ForwardDelay (centiseconds) are a bridge's.
 	STP          bool
 	ForwardDelay uint32
+	// PortCost and PortPriority are a bridge port's (0: the kernel's
+	// default).
+	PortCost     uint32
+	PortPriority *uint16
 }
 
 // Load plants links, with their indexes, MACs, MTUs and states, in a
@@ -164,6 +168,10 @@ func (f *FakeKernel) loadMasters(links []LoadedLink) error {
 		fl.attrs().MasterIndex = m.attrs().Index
 		if m.kind() == "bridge" {
 			f.joinBridge(fl, m)
+			fl.cost = l.PortCost
+			if l.PortPriority != nil {
+				fl.bm.priority = *l.PortPriority
+			}
 		}
 	}
 	want := map[int]netlink.LinkAttrs{}
@@ -205,6 +213,9 @@ func Dump(t *netnsx.Target) ([]LoadedLink, error) {
 				return nil, fmt.Errorf("reading the peer of %q: %w", a.Name, err)
 			}
 		}
+		if err := portOf(raw, &ll, list); err != nil {
+			return nil, fmt.Errorf("reading bridge port %q: %w", a.Name, err)
+		}
 		if _, ok := l.(*netlink.Bridge); ok {
 			info, err := raw.linkInfo(a.Index)
 			if err != nil {
@@ -232,4 +243,21 @@ func peerOf(t *netnsx.Target, ll *LoadedLink) error {
 	ll.PeerName, err = ns.linkNameIn(name, a.ParentIndex)
 	ll.PeerUp = ll.Carrier || a.Flags&net.FlagUp == 0
 	return err
+}
+
+// portOf reads a bridge port's cost and priority.
+func portOf(raw rawNL, ll *LoadedLink, list []netlink.Link) error {
+	a := ll.Link.Attrs()
+	if a.MasterIndex == 0 || !slices.ContainsFunc(list, func(m netlink.Link) bool { return m.Attrs().Index == a.MasterIndex && m.Type() == "bridge" }) {
+		return nil
+	}
+	info, err := raw.linkInfo(a.Index)
+	if err != nil {
+		return err
+	}
+	ll.PortCost, _ = info.slaveU32(nl.IFLA_BRPORT_COST)
+	if p, ok := u16Of(info.slaveData.get(nl.IFLA_BRPORT_PRIORITY)); ok {
+		ll.PortPriority = &p
+	}
+	return nil
 }

@@ -3,6 +3,7 @@
 package corpus_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -162,5 +163,26 @@ func TestSnapshotPlanAgainstRefusesNftables(t *testing.T) {
 	empty := e.writeFile("empty.json", `{"version": 1}`)
 	if res := e.netagent("plan", "--against", snap, empty); res.code != 3 || !strings.Contains(res.stderr, "the namespace holds netagent's nftables tables") {
 		t.Errorf("plan --against a namespace with netagent's table: %s", res)
+	}
+}
+
+// A bridge port's cost and priority are in the snapshot: after an apply
+// that set them, the same intent plans nothing and another cost plans
+// the one change, live and offline alike.
+func TestSnapshotPlanAgainstBridgePort(t *testing.T) {
+	e := newEnv(t, false)
+	e.addPhysical("uplink0", true)
+	intent := func(cost int) string {
+		return e.writeFile("port.json", fmt.Sprintf(`{"version": 1, "interfaces": [{"name": "br7", "type": "bridge"},
+		  {"name": "uplink0", "type": "physical", "master": "br7", "bridgePort": {"cost": %d, "priority": 7}}]}`, cost))
+	}
+	if res := e.netagent("apply", intent(50)); res.code != 0 {
+		t.Fatalf("apply: %s", res)
+	}
+	if live := e.samePlanOffline(intent(50)); !strings.Contains(live.stdout, "no changes") {
+		t.Errorf("the plan of what was applied changes something:\n%s", live.stdout)
+	}
+	if live := e.samePlanOffline(intent(60)); !strings.Contains(live.stdout, "port/uplink0") {
+		t.Errorf("the plan of another cost changes no port:\n%s", live.stdout)
 	}
 }
