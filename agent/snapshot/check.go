@@ -84,7 +84,7 @@ func (d *Document) check() error {
 			return err
 		}
 	}
-	if err := d.checkL3(names); err != nil {
+	if err := d.checkL3(idx, names); err != nil {
 		return err
 	}
 	return d.checkRest()
@@ -201,7 +201,7 @@ func (l *Link) checkRefs(p string, idx map[int]*Link) error {
 }
 
 // checkL3 checks the addresses, routes, rules and neighbours.
-func (d *Document) checkL3(names map[string]bool) error {
+func (d *Document) checkL3(idx map[int]*Link, names map[string]bool) error {
 	for i, a := range d.Addresses {
 		p := fmt.Sprintf("addresses[%d]", i)
 		if !names[a.Dev] {
@@ -218,8 +218,14 @@ func (d *Document) checkL3(names map[string]bool) error {
 		}
 	}
 	for i, m := range d.Routes {
-		if err := l3.CheckRouteMsg(m); err != nil {
+		links, err := l3.CheckRouteMsg(m)
+		if err != nil {
 			return bad(fmt.Sprintf("routes[%d]", i), "not a route's rtnetlink message: %v", err)
+		}
+		for _, index := range links {
+			if idx[index] == nil {
+				return bad(fmt.Sprintf("routes[%d]", i), "ifindex %d is not a link of the snapshot", index)
+			}
 		}
 	}
 	for i, m := range d.Rules {

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -98,7 +99,8 @@ func TestReadRefusesNamingThePath(t *testing.T) {
 func TestReadRefusesMalformed(t *testing.T) {
 	short := make([]byte, 12+4+1) // rtmsg, then RTA_TABLE (15) with 1 byte
 	short[0] = 2                  // AF_INET
-	short[12], short[14] = 5, 15
+	binary.NativeEndian.PutUint16(short[12:], 5)
+	binary.NativeEndian.PutUint16(short[14:], 15)
 	d := minimal()
 	d.Routes = [][]byte{short}
 	if _, err := Read(bytes.NewReader(encode(t, d))); err == nil || !strings.Contains(err.Error(), "routes[0]") {
@@ -119,5 +121,22 @@ func TestReadRefusesMalformed(t *testing.T) {
 		if _, err := Read(bytes.NewReader(in)); err == nil {
 			t.Errorf("%s: read", name)
 		}
+	}
+}
+
+// A route through a link the snapshot does not have is refused at its
+// path.
+func TestReadRefusesARouteThroughNoLink(t *testing.T) {
+	msg := make([]byte, 12+8)                                // rtmsg, then RTA_OIF 99
+	msg[0], msg[4], msg[5], msg[6], msg[7] = 2, 254, 3, 0, 1 // AF_INET, table main, proto boot, scope 0, unicast
+	binary.NativeEndian.PutUint16(msg[12:], 8)               // RTA_OIF, 4 bytes
+	binary.NativeEndian.PutUint16(msg[14:], 4)
+	binary.NativeEndian.PutUint32(msg[16:], 99)
+	d := minimal()
+	d.Routes = [][]byte{msg}
+	_, err := Read(bytes.NewReader(encode(t, d)))
+	var pe *PathError
+	if !errors.As(err, &pe) || pe.Path != "routes[0]" || !strings.Contains(err.Error(), "ifindex 99") {
+		t.Errorf("got %v", err)
 	}
 }

@@ -140,11 +140,21 @@ func Dump(t *netnsx.Target, names map[int]string) (LoadedState, error) {
 }
 
 // CheckRouteMsg reports whether b is a route's dump message that Load
-// takes (an IPv4 or IPv6 RTM_NEWROUTE payload).
-func CheckRouteMsg(b []byte) (err error) {
+// takes (an IPv4 or IPv6 RTM_NEWROUTE payload), and returns the
+// ifindexes it names (its device's and its hops').
+func CheckRouteMsg(b []byte) (links []int, err error) {
 	defer recoverShort(&err)
-	_, err = parseRouteRequest(b)
-	return err
+	r, err := parseRouteRequest(b)
+	if err != nil {
+		return nil, err
+	}
+	if r.LinkIndex != 0 {
+		links = append(links, r.LinkIndex)
+	}
+	for _, h := range r.MultiPath {
+		links = append(links, h.LinkIndex)
+	}
+	return links, nil
 }
 
 // CheckRuleMsg reports whether b is a rule's dump message that Load
