@@ -31,6 +31,10 @@ func PlanAgainst(ctx context.Context, o *Options, snapshotFile string, paths []s
 	if err := d.Plannable(nftTables(in)); err != nil {
 		return nil, fmt.Errorf("%s: %w", snapshotFile, err)
 	}
+	if needsFacts(in.Files, o.ResolvConf) {
+		return nil, fmt.Errorf("%s: %w: the intent needs DNS (--resolv-conf), DHCP or router advertisements, which run only on the host",
+			snapshotFile, snapshot.ErrNotHeld)
+	}
 	dir, err := os.MkdirTemp("", "netagent-against-")
 	if err != nil {
 		return nil, fmt.Errorf("making a state directory for the snapshot: %w", err)

@@ -113,17 +113,18 @@ func ReadFile(name string) (*Document, error) {
 }
 
 // ErrNotHeld is a plan a snapshot cannot answer: its namespace or the
-// intent has nftables tables, which a snapshot does not hold yet.
-var ErrNotHeld = errors.New("snapshots do not hold nftables tables yet")
+// intent has nftables tables, which a snapshot does not hold yet, or
+// the intent needs what runs only on the host (DNS, DHCP, RA).
+var ErrNotHeld = errors.New("not in a snapshot")
 
 // Plannable reports whether a plan of an intent with nft nftables
 // tables can run against d (ErrNotHeld, naming the tables, if not).
 func (d *Document) Plannable(nft []string) error {
 	if len(d.NftablesNotHeld) > 0 {
-		return fmt.Errorf("the namespace holds netagent's nftables tables %v: %w", d.NftablesNotHeld, ErrNotHeld)
+		return fmt.Errorf("%w: the namespace holds netagent's nftables tables %v, which snapshots do not hold yet", ErrNotHeld, d.NftablesNotHeld)
 	}
 	if len(nft) > 0 {
-		return fmt.Errorf("the intent has nftables tables %v: %w", nft, ErrNotHeld)
+		return fmt.Errorf("%w: the intent has nftables tables %v, which snapshots do not hold yet", ErrNotHeld, nft)
 	}
 	return nil
 }

@@ -186,3 +186,18 @@ func TestSnapshotPlanAgainstBridgePort(t *testing.T) {
 		t.Errorf("the plan of another cost changes no port:\n%s", live.stdout)
 	}
 }
+
+// What runs only on the host (DNS through --resolv-conf, DHCP) is not
+// planned against a snapshot: refused, exit 3.
+func TestSnapshotPlanAgainstRefusesHostOnly(t *testing.T) {
+	e := newEnv(t, false)
+	e.addPhysical("uplink0", true)
+	snap := e.dir + "/snapshot.json"
+	if res := e.netagent("snapshot", "--out", snap); res.code != 0 {
+		t.Fatalf("snapshot: %s", res)
+	}
+	dhcp := e.writeFile("dhcp.json", `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "dhcp4": true}]}`)
+	if res := e.netagent("plan", "--against", snap, dhcp); res.code != 3 || !strings.Contains(res.stderr, "DHCP") {
+		t.Errorf("plan --against of a DHCP intent: %s", res)
+	}
+}
