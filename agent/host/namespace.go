@@ -2,6 +2,7 @@ package host
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 
@@ -121,4 +122,14 @@ func OpenFakeWith(f *configurators.Fake, stateDir string, log logrus.FieldLogger
 	return &Runtime{ns: ns, stateDir: stateDir, reg: reg, log: log, adopt: opts.Adopt,
 		dhcp: &dhcp.Configurator{Leases: leases, StateDir: stateDir, Log: log}, leases: leases,
 		dhcp6: &dhcp6.Configurator{Leases: leases6, StateDir: stateDir, Log: log}, leases6: leases6}, nil
+}
+
+// IPv6Forwarding reports whether the namespace forwards IPv6
+// (configurators.IPv6Forwarding; over fakes, their /proc/sys/net).
+func (r *Runtime) IPv6Forwarding() (bool, error) {
+	if f, ok := r.ns.(fakeNamespace); ok {
+		v, ok := f.Firewall.ProcSys.Files()["/proc/sys/net/ipv6/conf/all/forwarding"]
+		return ok && strings.TrimSpace(v) != "0", nil
+	}
+	return configurators.IPv6Forwarding(r.target)
 }

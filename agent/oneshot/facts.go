@@ -10,7 +10,6 @@ import (
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
-	"github.com/netagent/netagent/configurators"
 	"github.com/netagent/netagent/configurators/dhcp6"
 )
 
@@ -20,7 +19,7 @@ import (
 // DNS). The one-shot commands and the daemon (DaemonFacts) both read them
 // here.
 func Facts(rt *host.Runtime, files map[string]*intent.Intent, resolvConf string) (render.Facts, error) {
-	fwd, err := configurators.IPv6Forwarding(rt.Target())
+	fwd, err := rt.IPv6Forwarding()
 	f := render.Facts{IPv6Forwarding: fwd, ResolvConf: resolvConf}
 	now := time.Now()
 	for _, name := range DHCP6Interfaces(files) {

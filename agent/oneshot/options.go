@@ -5,8 +5,10 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
+	"github.com/netagent/netagent/configurators"
 	dg "github.com/netagent/netagent/depgraph"
 )
 
@@ -47,6 +49,18 @@ type Options struct {
 	// Recovered, when set, is told what Prepare found of a pending trial,
 	// as soon as it knows (before the render).
 	Recovered func(Recovered)
+	// Fake, when set, stands for the namespace: the commands run over
+	// these fakes (host.OpenFake) instead of the kernel, with the state
+	// directory StateDir (plan --against a snapshot).
+	Fake *configurators.Fake
+}
+
+// open opens the namespace the commands act on: Netns, or the fakes.
+func (o *Options) open() (*host.Runtime, error) {
+	if o.Fake != nil {
+		return host.OpenFakeWith(o.Fake, o.StateDir, o.log(), host.Options{})
+	}
+	return host.Open(o.Netns, o.StateDir, o.log())
 }
 
 // Renderer renders intent files with the host's facts.

@@ -57,7 +57,7 @@ func Prepare(ctx context.Context, o *Options, in *Intent) (*Target, error) {
 		}
 	}
 	WarnDNS(o.log(), in.Files, o.ResolvConf)
-	rt, err := host.Open(o.Netns, o.StateDir, o.log())
+	rt, err := o.open()
 	if err != nil {
 		return nil, err
 	}

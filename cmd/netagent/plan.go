@@ -13,7 +13,7 @@ func init() {
 	register(&command{
 		name:    "plan",
 		summary: "print the exact operations an apply would run now and what would fail; changes nothing",
-		usage:   "[--netns NAME] [--resolv-conf PATH] [--json] [--via-daemon] [--adopt] [--protect LINK]... [--force] FILE...",
+		usage:   "[--netns NAME] [--against SNAPSHOT] [--resolv-conf PATH] [--json] [--via-daemon] [--adopt] [--protect LINK]... [--force] FILE...",
 		run:     runPlan,
 	})
 }
@@ -26,11 +26,21 @@ func runPlan(g *globals, args []string) int {
 	k.gateFlags(fs, false, planViaDaemon(g))
 	adoptFlag(fs, k, "plan to")
 	prot := protectFlags(fs, true)
+	against := fs.String("against", "", "plan against the namespace of the `SNAPSHOT` file (netagent snapshot) instead of the kernel: the same planner over fakes loaded from it")
 	o, code, ok := k.parse(g, fs, args, prot)
 	if !ok {
 		return code
 	}
-	res, err := oneshot.Plan(context.Background(), o, fs.Args())
+	if *against != "" && k.viaDaemon {
+		return usageError(g, fs, "--against plans offline: it takes no --via-daemon")
+	}
+	var res *oneshot.Planned
+	var err error
+	if *against != "" {
+		res, err = oneshot.PlanAgainst(context.Background(), o, *against, fs.Args())
+	} else {
+		res, err = oneshot.Plan(context.Background(), o, fs.Args())
+	}
 	if err != nil {
 		return k.failed(g, err, fs.Args())
 	}

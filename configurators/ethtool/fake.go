@@ -30,6 +30,9 @@ type FakeKernel struct {
 	NICs    map[string]*FakeNIC
 	Writes  int
 	LinkMTU func(name string) (int, bool)
+	// Identity, if set, is the namespace's identity in the state files
+	// (a snapshot's namespace); else a fixed fake one.
+	Identity *statefile.NsIdentity
 }
 
 // FakeNIC is one link of the fake.
@@ -278,7 +281,15 @@ var fakeNS = statefile.NsIdentity{BootID: "fake", Netns: "fake"}
 
 // Configurator returns the configurator over the fake.
 func (f *FakeKernel) Configurator(stateDir string) *Configurator {
-	return &Configurator{k: f, state: newStore(stateDir, fakeNS)}
+	return &Configurator{k: f, state: newStore(stateDir, f.identity())}
+}
+
+// identity is the namespace's identity in the state files.
+func (f *FakeKernel) identity() statefile.NsIdentity {
+	if f.Identity != nil {
+		return *f.Identity
+	}
+	return fakeNS
 }
 
 // Register registers the configurator over the fake.
@@ -288,5 +299,5 @@ func (f *FakeKernel) Register(reg *reconciler.TypeRegistry, stateDir string) err
 
 // ReadBack reads the fake back as ReadBack does a namespace.
 func (f *FakeKernel) ReadBack(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
-	return readItems(f, newStore(stateDir, fakeNS), hint)
+	return readItems(f, newStore(stateDir, f.identity()), hint)
 }

@@ -254,6 +254,9 @@ func (f *FakeProcSys) write(path, value string) error {
 type Fake struct {
 	IPTables map[items.Family]*FakeIPTables
 	ProcSys  *FakeProcSys
+	// Identity, if set, is the namespace's identity in the state files
+	// (a snapshot's namespace); else a fixed fake one.
+	Identity *statefile.NsIdentity
 }
 
 // fakeNsIdentity is the fake namespace's identity in the state files.
@@ -289,16 +292,20 @@ func (f *FakeProcSys) Writes() int { return f.writes }
 // state in stateDir, as newChainConfigurator and newSysctlConfigurator
 // make them over a namespace.
 func (f *Fake) configurators(stateDir string) (*chainConfigurator, *sysctlConfigurator, error) {
-	dir := chainRecordDir(stateDir, fakeNsIdentity.Netns)
+	id := fakeNsIdentity
+	if f.Identity != nil {
+		id = *f.Identity
+	}
+	dir := chainRecordDir(stateDir, id.Netns)
 	recs, err := sharedRecords(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("iptables-chain configurator: loading records: %w", err)
 	}
-	c := &chainConfigurator{backends: map[items.Family]backend{}, records: recs, made: loadMade(dir, fakeNsIdentity)}
+	c := &chainConfigurator{backends: map[items.Family]backend{}, records: recs, made: loadMade(dir, id)}
 	for fam, ipt := range f.IPTables {
 		c.backends[fam] = ipt
 	}
-	return c, &sysctlConfigurator{fs: f.ProcSys, store: newSysctlStore(stateDir, fakeNsIdentity)}, nil
+	return c, &sysctlConfigurator{fs: f.ProcSys, store: newSysctlStore(stateDir, id)}, nil
 }
 
 // Register registers the iptables-chain and sysctl configurators over

@@ -50,6 +50,9 @@ type FakeKernel struct {
 	macSeq  byte
 	lookups int             // LinkByName calls
 	nics    map[int]fakeNIC // by ifindex: what AddMatchableNIC gave (fake_match.go)
+	// Identity, if set, is the namespace's identity in the state files
+	// (a snapshot's namespace); else a fixed fake one.
+	Identity *statefile.NsIdentity
 }
 
 // fakeWorld holds the fake namespaces by name, and the open namespace
@@ -98,11 +101,19 @@ type fakeLink struct {
 // fakeNsIdentity is the fake namespace's identity in the state files.
 var fakeNsIdentity = statefile.NsIdentity{BootID: "fake-boot", Netns: "fake", NsID: "NS(0:1)"}
 
+// identity is the namespace's identity in the state files.
+func (f *FakeKernel) identity() statefile.NsIdentity {
+	if f.Identity != nil {
+		return *f.Identity
+	}
+	return fakeNsIdentity
+}
+
 // kernel is the configurators' kernel over the fake, with its state
 // (create journal, physical originals) in stateDir.
 func (f *FakeKernel) kernel(stateDir string) *kernel {
 	return &kernel{nl: f, raw: f, ns: f, wg: f, nic: f,
-		st: &stateStore{path: filepath.Join(stateDir, stateFileName), ns: fakeNsIdentity}}
+		st: &stateStore{path: filepath.Join(stateDir, stateFileName), ns: f.identity()}}
 }
 
 // Register registers the interface, port and bridge VLAN configurators

@@ -1,0 +1,142 @@
+package snapshot
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// minimal is a valid document: lo, a bridge with a veth pair as its
+// port, a macvlan on the other end, an address and a record.
+func minimal() *Document {
+	return &Document{Version: Version, Netns: "n1", Identity: Identity{BootID: "b", Netns: "n1", NsID: "NS(1:2)"},
+		Links: []Link{
+			{Index: 1, Name: "lo", Kind: "loopback", MTU: 65536, Up: true, Carrier: true},
+			{Index: 2, Name: "br0", Kind: "bridge", MTU: 1500, MAC: "02:00:00:00:00:01", Up: true, Bridge: &Bridge{ForwardDelay: 1500}},
+			{Index: 3, Name: "v0", Kind: "veth", MTU: 1500, Parent: 4, Master: 2},
+			{Index: 4, Name: "v1", Kind: "veth", MTU: 1500, Parent: 3},
+			{Index: 5, Name: "mv0", Kind: "macvlan", MTU: 1500, Parent: 4, Macvlan: &Macvlan{Mode: "bridge"}},
+		},
+		Addresses: []Address{{Dev: "br0", Prefix: "192.0.2.1/24"}},
+		Sysctls:   map[string]string{"/proc/sys/net/ipv4/ip_forward": "0"},
+		Records:   []Record{{Path: "links.json", Content: []byte("x")}},
+	}
+}
+
+func encode(t *testing.T, d *Document) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := d.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// A valid document reads back, and loads into fakes whose links are the
+// document's, with their indexes.
+func TestReadLoadRoundTrip(t *testing.T) {
+	d, err := Read(bytes.NewReader(encode(t, minimal())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := d.Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range minimal().Links {
+		got, err := f.Links.LinkByName(l.Name)
+		if err != nil || got.Attrs().Index != l.Index || got.Attrs().MTU != l.MTU {
+			t.Errorf("link %s: %v %+v", l.Name, err, got)
+		}
+	}
+	if br, _ := f.Links.LinkByName("v0"); br.Attrs().MasterIndex != 2 {
+		t.Errorf("v0's master %d, want 2", br.Attrs().MasterIndex)
+	}
+}
+
+// Each bad field is refused with its JSON path.
+func TestReadRefusesNamingThePath(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		edit func(d *Document)
+	}{
+		{"version", func(d *Document) { d.Version = 2 }},
+		{"links[1].name", func(d *Document) { d.Links[1].Name = "a/b" }},
+		{"links[1].kind", func(d *Document) { d.Links[1].Kind = "bond" }},
+		{"links[1].mtu", func(d *Document) { d.Links[1].MTU = -1 }},
+		{"links[1].mac", func(d *Document) { d.Links[1].MAC = "zz" }},
+		{"links[2].index", func(d *Document) { d.Links[2].Index = 2 }},
+		{"links[2].master", func(d *Document) { d.Links[2].Master = 4 }},
+		{"links[2].parent", func(d *Document) { d.Links[2].Parent = 5 }},
+		{"links[4].macvlan.mode", func(d *Document) { d.Links[4].Macvlan.Mode = "x" }},
+		{"links[1].bridge", func(d *Document) { d.Links[1].Bridge = nil }},
+		{"links", func(d *Document) { d.Links = d.Links[1:] }},
+		{"addresses[0].dev", func(d *Document) { d.Addresses[0].Dev = "eth9" }},
+		{"addresses[0].prefix", func(d *Document) { d.Addresses[0].Prefix = "192.0.2.1" }},
+		{"routes[0]", func(d *Document) { d.Routes = [][]byte{{1, 2}} }},
+		{"rules[0]", func(d *Document) { d.Rules = [][]byte{make([]byte, 12)} }},
+		{"neighbours[0].ip", func(d *Document) { d.Neighbours = []Neighbour{{Dev: "br0", IP: "x"}} }},
+		{"iptables", func(d *Document) { d.IPTables = map[string]string{"arp": ""} }},
+		{"sysctls", func(d *Document) { d.Sysctls["/proc/sys/net/../kernel/x"] = "1" }},
+		{"records[0].path", func(d *Document) { d.Records[0].Path = "../x" }},
+		{"records[0].path", func(d *Document) { d.Records[0].Path = "/etc/x" }},
+	} {
+		d := minimal()
+		c.edit(d)
+		_, err := Read(bytes.NewReader(encode(t, d)))
+		var pe *PathError
+		if !errors.As(err, &pe) || pe.Path != c.path {
+			t.Errorf("want an error at %s, got %v", c.path, err)
+		}
+	}
+}
+
+// A route message with an attribute shorter than its type is refused,
+// not a panic; so are unknown fields, wrong types and a second document.
+func TestReadRefusesMalformed(t *testing.T) {
+	short := make([]byte, 12+4+1) // rtmsg, then RTA_TABLE (15) with 1 byte
+	short[0] = 2                  // AF_INET
+	binary.NativeEndian.PutUint16(short[12:], 5)
+	binary.NativeEndian.PutUint16(short[14:], 15)
+	d := minimal()
+	d.Routes = [][]byte{short}
+	if _, err := Read(bytes.NewReader(encode(t, d))); err == nil || !strings.Contains(err.Error(), "routes[0]") {
+		t.Errorf("short attribute: %v", err)
+	}
+	data := encode(t, minimal())
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["extra"] = 1
+	withExtra, _ := json.Marshal(m)
+	for name, in := range map[string][]byte{
+		"unknown field": withExtra,
+		"wrong type":    []byte(`{"version": "1"}`),
+		"two documents": append(bytes.Clone(data), data...),
+	} {
+		if _, err := Read(bytes.NewReader(in)); err == nil {
+			t.Errorf("%s: read", name)
+		}
+	}
+}
+
+// A route through a link the snapshot does not have is refused at its
+// path.
+func TestReadRefusesARouteThroughNoLink(t *testing.T) {
+	msg := make([]byte, 12+8)                                // rtmsg, then RTA_OIF 99
+	msg[0], msg[4], msg[5], msg[6], msg[7] = 2, 254, 3, 0, 1 // AF_INET, table main, proto boot, scope 0, unicast
+	binary.NativeEndian.PutUint16(msg[12:], 8)               // RTA_OIF, 4 bytes
+	binary.NativeEndian.PutUint16(msg[14:], 4)
+	binary.NativeEndian.PutUint32(msg[16:], 99)
+	d := minimal()
+	d.Routes = [][]byte{msg}
+	_, err := Read(bytes.NewReader(encode(t, d)))
+	var pe *PathError
+	if !errors.As(err, &pe) || pe.Path != "routes[0]" || !strings.Contains(err.Error(), "ifindex 99") {
+		t.Errorf("got %v", err)
+	}
+}

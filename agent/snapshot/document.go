@@ -1,0 +1,344 @@
+package snapshot
+
+import (
+	"net"
+	"net/netip"
+	"slices"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/configurators/ethtool"
+	"github.com/netagent/netagent/configurators/l3"
+	"github.com/netagent/netagent/configurators/link"
+	"github.com/netagent/netagent/internal/statefile"
+	"github.com/netagent/netagent/items"
+)
+
+// Version is the document format's version.
+const Version = 1
+
+// Document is a namespace's state: its kernel objects and netagent's
+// records in its state directory.
+type Document struct {
+	Version  int      `json:"version"`
+	Netns    string   `json:"netns"`
+	Identity Identity `json:"identity"`
+	Links    []Link   `json:"links"`
+	// Addresses, Routes (every table) and Rules, Neighbours: the l3
+	// objects; a route or rule is the kernel's dump message (base64).
+	Addresses  []Address   `json:"addresses"`
+	Routes     [][]byte    `json:"routes"`
+	Rules      [][]byte    `json:"rules"`
+	Neighbours []Neighbour `json:"neighbours"`
+	// IPTables is iptables-save's text per family ("ipv4", "ipv6").
+	IPTables map[string]string `json:"iptables"`
+	// Sysctls are the files of /proc/sys/net (path → value).
+	Sysctls map[string]string `json:"sysctls"`
+	// Records are the state directory's files netagent reads (its
+	// ownership records), by path inside it.
+	Records []Record `json:"records"`
+	// NftablesNotHeld are the nftables tables netagent made in the
+	// namespace (by the records' IDs), which the snapshot does not hold:
+	// a plan against it is refused (Plannable).
+	NftablesNotHeld []string `json:"nftablesNotHeld,omitempty"`
+}
+
+// Identity is the namespace's identity in the state files.
+type Identity struct {
+	BootID string `json:"bootId"`
+	Netns  string `json:"netns"`
+	NsID   string `json:"nsId"`
+}
+
+// Link is one link, netagent's or another's.
+type Link struct {
+	Index int    `json:"index"`
+	Name  string `json:"name"`
+	// Kind is loopback, physical, bridge, veth, macvlan, vxlan, dummy,
+	// or another kind's name (which a load refuses).
+	Kind    string `json:"kind"`
+	MTU     int    `json:"mtu"`
+	MAC     string `json:"mac,omitempty"`
+	Alias   string `json:"alias,omitempty"`
+	Up      bool   `json:"up"`
+	Carrier bool   `json:"carrier"`
+	Master  int    `json:"master,omitempty"`
+	// Port is a bridge port's settings.
+	Port *Port `json:"port,omitempty"`
+	// Parent is a veth's peer's ifindex, a macvlan's lower link's.
+	Parent int `json:"parent,omitempty"`
+	// PeerElsewhere: a veth's peer is in another namespace: PeerNetns
+	// (its name under /run/netns, "" when it has none), as PeerName, up
+	// when PeerUp.
+	PeerElsewhere bool     `json:"peerElsewhere,omitempty"`
+	PeerNetns     string   `json:"peerNetns,omitempty"`
+	PeerName      string   `json:"peerName,omitempty"`
+	PeerUp        bool     `json:"peerUp,omitempty"`
+	Bridge        *Bridge  `json:"bridge,omitempty"`
+	Macvlan       *Macvlan `json:"macvlan,omitempty"`
+	Vxlan         *Vxlan   `json:"vxlan,omitempty"`
+	// Ethtool is what the link's driver answers to ethtool; nil when it
+	// answers nothing.
+	Ethtool *Ethtool `json:"ethtool,omitempty"`
+}
+
+// Ethtool is a link's ethtool features (the names of those on now, of
+// those the driver lets the user change, of those the kernel reports
+// fixed) and the groups of settings its driver answers, by name
+// (channels, rings, coalesce, pause, link, wake-on-lan).
+type Ethtool struct {
+	Active     []string                `json:"active"`
+	Changeable []string                `json:"changeable"`
+	Fixed      []string                `json:"fixed"`
+	Groups     map[string]EthtoolGroup `json:"groups"`
+}
+
+// EthtoolGroup is one group's values: current, maxima, and set-valued
+// settings with the values allowed (link: "advertise").
+type EthtoolGroup struct {
+	Cur     map[string]uint32   `json:"cur,omitempty"`
+	Max     map[string]uint32   `json:"max,omitempty"`
+	Sets    map[string][]string `json:"sets,omitempty"`
+	Allowed map[string][]string `json:"allowed,omitempty"`
+}
+
+// Port is a bridge port's cost and priority.
+type Port struct {
+	Cost     uint32  `json:"cost"`
+	Priority *uint16 `json:"priority,omitempty"`
+}
+
+// Bridge is a bridge's settings.
+type Bridge struct {
+	VLANFiltering bool `json:"vlanFiltering"`
+	STP           bool `json:"stp"`
+	// ForwardDelay is in centiseconds, as the kernel keeps it.
+	ForwardDelay uint32 `json:"forwardDelay"`
+}
+
+// Macvlan is a macvlan's settings.
+type Macvlan struct {
+	Mode string `json:"mode"` // private, vepa, bridge, passthru, source
+}
+
+// Vxlan is a VXLAN's settings.
+type Vxlan struct {
+	VNI      int    `json:"vni"`
+	Port     int    `json:"port"`
+	Group    string `json:"group,omitempty"`
+	Local    string `json:"local,omitempty"`
+	Dev      int    `json:"dev,omitempty"`
+	Learning bool   `json:"learning"`
+}
+
+// Address is one address, on the link of that name.
+type Address struct {
+	Dev    string `json:"dev"`
+	Prefix string `json:"prefix"`
+	Peer   string `json:"peer,omitempty"`
+	Label  string `json:"label,omitempty"`
+	Scope  uint8  `json:"scope"`
+	Flags  uint32 `json:"flags"`
+	Proto  uint8  `json:"proto"`
+}
+
+// Neighbour is one neighbour entry.
+type Neighbour struct {
+	Dev   string `json:"dev"`
+	IP    string `json:"ip"`
+	MAC   string `json:"mac,omitempty"`
+	State uint16 `json:"state"`
+	Flags uint8  `json:"flags"`
+	Proto uint8  `json:"proto"`
+}
+
+// Record is one file of the state directory.
+type Record struct {
+	Path    string `json:"path"`
+	Content []byte `json:"content"`
+}
+
+var macvlanModes = map[netlink.MacvlanMode]string{
+	netlink.MACVLAN_MODE_PRIVATE: "private", netlink.MACVLAN_MODE_VEPA: "vepa", netlink.MACVLAN_MODE_BRIDGE: "bridge",
+	netlink.MACVLAN_MODE_PASSTHRU: "passthru", netlink.MACVLAN_MODE_SOURCE: "source",
+}
+
+var familyNames = map[items.Family]string{items.FamilyIPv4: "ipv4", items.FamilyIPv6: "ipv6"}
+
+// fromKernel is the document of s.
+func fromKernel(netns string, s *configurators.KernelState) *Document {
+	d := &Document{Version: Version, Netns: netns, Identity: Identity(s.Identity), Sysctls: s.Sysctls,
+		IPTables: map[string]string{}, Routes: s.L3.RouteMsgs, Rules: s.L3.RuleMsgs}
+	for _, l := range s.Links {
+		x := linkOf(l)
+		if n := s.Ethtool[x.Name]; n != nil {
+			x.Ethtool = ethtoolOf(n)
+		}
+		d.Links = append(d.Links, x)
+	}
+	for _, a := range s.L3.Addresses {
+		x := Address{Dev: a.Dev, Prefix: a.Prefix.String(), Label: a.Label, Scope: a.Scope, Flags: a.Flags, Proto: a.Proto}
+		if a.Peer.IsValid() {
+			x.Peer = a.Peer.String()
+		}
+		d.Addresses = append(d.Addresses, x)
+	}
+	for _, n := range s.L3.Neighbours {
+		d.Neighbours = append(d.Neighbours, Neighbour{Dev: n.Dev, IP: n.IP.String(), MAC: macString(n.MAC), State: n.State, Flags: n.Flags, Proto: n.Proto})
+	}
+	for fam, save := range s.IPTables {
+		d.IPTables[familyNames[fam]] = save
+	}
+	return d
+}
+
+func macString(m net.HardwareAddr) string {
+	if len(m) == 0 {
+		return ""
+	}
+	return m.String()
+}
+
+// linkOf is the document's link of a dumped one.
+func linkOf(l link.LoadedLink) Link {
+	a := l.Link.Attrs()
+	x := Link{Index: a.Index, Name: a.Name, Kind: l.Link.Type(), MTU: a.MTU, MAC: macString(a.HardwareAddr), Alias: a.Alias,
+		Up: a.Flags&net.FlagUp != 0, Carrier: l.Carrier, Master: a.MasterIndex}
+	if l.PortCost != 0 || l.PortPriority != nil {
+		x.Port = &Port{Cost: l.PortCost, Priority: l.PortPriority}
+	}
+	switch v := l.Link.(type) {
+	case *netlink.Device:
+		x.Kind = "physical"
+		if a.Flags&net.FlagLoopback != 0 {
+			x.Kind = "loopback"
+		}
+	case *netlink.Veth:
+		x.Parent, x.PeerElsewhere, x.PeerNetns, x.PeerName, x.PeerUp = a.ParentIndex, l.PeerElsewhere, l.PeerNetns, l.PeerName, l.PeerUp
+	case *netlink.Bridge:
+		x.Bridge = &Bridge{VLANFiltering: v.VlanFiltering != nil && *v.VlanFiltering, STP: l.STP, ForwardDelay: l.ForwardDelay}
+	case *netlink.Macvlan:
+		x.Parent = a.ParentIndex
+		x.Macvlan = &Macvlan{Mode: macvlanModes[v.Mode]}
+	case *netlink.Vxlan:
+		x.Vxlan = &Vxlan{VNI: v.VxlanId, Port: v.Port, Dev: v.VtepDevIndex, Learning: v.Learning}
+		if len(v.Group) != 0 {
+			x.Vxlan.Group = v.Group.String()
+		}
+		if len(v.SrcAddr) != 0 {
+			x.Vxlan.Local = v.SrcAddr.String()
+		}
+	}
+	return x
+}
+
+// kernelState is the fakes' state of a checked document.
+func (d *Document) kernelState() *configurators.KernelState {
+	s := &configurators.KernelState{Identity: statefile.NsIdentity(d.Identity), Sysctls: d.Sysctls, IPTables: map[items.Family]string{},
+		L3: l3.LoadedState{RouteMsgs: d.Routes, RuleMsgs: d.Rules}}
+	s.Ethtool = map[string]*ethtool.FakeNIC{}
+	for i := range d.Links {
+		l := &d.Links[i]
+		s.Links = append(s.Links, l.loaded())
+		if l.Ethtool != nil {
+			s.Ethtool[l.Name] = l.Ethtool.nic(l.Index)
+		}
+	}
+	for _, a := range d.Addresses {
+		p, _ := netip.ParsePrefix(a.Prefix)
+		peer, _ := netip.ParseAddr(a.Peer)
+		s.L3.Addresses = append(s.L3.Addresses, l3.LoadedAddress{Dev: a.Dev, Prefix: p, Peer: peer, Label: a.Label, Scope: a.Scope, Flags: a.Flags, Proto: a.Proto})
+	}
+	for _, n := range d.Neighbours {
+		ip, _ := netip.ParseAddr(n.IP)
+		mac, _ := net.ParseMAC(n.MAC)
+		s.L3.Neighbours = append(s.L3.Neighbours, l3.LoadedNeighbour{Dev: n.Dev, IP: ip, MAC: mac, State: n.State, Flags: n.Flags, Proto: n.Proto})
+	}
+	for fam, name := range familyNames {
+		if save, ok := d.IPTables[name]; ok {
+			s.IPTables[fam] = save
+		}
+	}
+	return s
+}
+
+// loaded is the fake's link of a checked document link.
+func (l *Link) loaded() link.LoadedLink {
+	mac, _ := net.ParseMAC(l.MAC)
+	a := netlink.LinkAttrs{Index: l.Index, Name: l.Name, MTU: l.MTU, HardwareAddr: mac, Alias: l.Alias, MasterIndex: l.Master, ParentIndex: l.Parent, NetNsID: -1}
+	if l.Up {
+		a.Flags |= net.FlagUp
+	}
+	out := link.LoadedLink{Carrier: l.Carrier, PeerElsewhere: l.PeerElsewhere, PeerNetns: l.PeerNetns, PeerName: l.PeerName, PeerUp: l.PeerUp}
+	if l.Port != nil {
+		out.PortCost, out.PortPriority = l.Port.Cost, l.Port.Priority
+	}
+	switch l.Kind {
+	case "loopback", "physical":
+		out.Link = &netlink.Device{LinkAttrs: a}
+	case "veth":
+		out.Link = &netlink.Veth{LinkAttrs: a}
+	case "dummy":
+		out.Link = &netlink.Dummy{LinkAttrs: a}
+	case "bridge":
+		vf := l.Bridge.VLANFiltering
+		out.Link = &netlink.Bridge{LinkAttrs: a, VlanFiltering: &vf}
+		out.STP, out.ForwardDelay = l.Bridge.STP, l.Bridge.ForwardDelay
+	case "macvlan":
+		out.Link = &netlink.Macvlan{LinkAttrs: a, Mode: modeOf(l.Macvlan.Mode)}
+	case "vxlan":
+		v := l.Vxlan
+		out.Link = &netlink.Vxlan{LinkAttrs: a, VxlanId: v.VNI, Port: v.Port, VtepDevIndex: v.Dev, Learning: v.Learning,
+			Group: net.ParseIP(v.Group), SrcAddr: net.ParseIP(v.Local)}
+	}
+	return out
+}
+
+func modeOf(name string) netlink.MacvlanMode {
+	for m, n := range macvlanModes {
+		if n == name {
+			return m
+		}
+	}
+	return netlink.MACVLAN_MODE_DEFAULT
+}
+
+// ethtoolOf is the document's form of a NIC's ethtool answers.
+func ethtoolOf(n *ethtool.FakeNIC) *Ethtool {
+	e := &Ethtool{Active: trueKeys(n.Features.Active), Changeable: trueKeys(n.Features.HW), Fixed: trueKeys(n.Features.NoChange),
+		Groups: map[string]EthtoolGroup{}}
+	for g, v := range n.Groups {
+		e.Groups[g] = EthtoolGroup(v)
+	}
+	return e
+}
+
+// nic is the fake's NIC of e.
+func (e *Ethtool) nic(index int) *ethtool.FakeNIC {
+	n := &ethtool.FakeNIC{Index: index, Groups: map[string]ethtool.Values{},
+		Features: ethtool.Features{Active: set(e.Active), HW: set(e.Changeable), NoChange: set(e.Fixed)}}
+	for g, v := range e.Groups {
+		n.Groups[g] = ethtool.Values(v)
+	}
+	return n
+}
+
+func trueKeys(m map[string]bool) []string {
+	out := []string{}
+	for k, v := range m {
+		if v {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func set(names []string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
