@@ -191,3 +191,45 @@ func TestImportKernelEthtoolRoundTrip(t *testing.T) {
 		t.Errorf("the fresh NIC's features after the intent went:\n%s", lineDiff(fresh, got))
 	}
 }
+
+// A link someone else made that differs from the intent's in what the
+// kernel changes only by deleting and re-creating it (a VXLAN's VNI) is
+// not adopted: plan --adopt predicts the very failure apply --adopt then
+// has (the create refused naming the link, the VNIs and why; the address
+// on it blocked; both exit 1), and apply deletes nothing (ip monitor) and
+// leaves the kernel as it was. Before, plan said "adopt and modify" and
+// apply deleted the old tool's VXLAN and created the intent's.
+func TestAgentCLIAdoptRefusesALinkOnlyARecreateChanges(t *testing.T) {
+	e := cliNewEnv(t)
+	e.ip("link", "add", "vx0", "type", "vxlan", "id", "100", "local", "192.0.2.10", "remote", "192.0.2.20", "dstport", "4789", "dev", "uplink0")
+	file := e.writeFile("adopt.json", `{"version": 1,
+	 "interfaces": [{"name": "uplink0", "type": "physical"},
+	  {"name": "vx0", "type": "vxlan", "vxlan": {"vni": 200, "local": "192.0.2.10", "remote": "192.0.2.20", "port": 4789, "parent": "uplink0"}, "addresses": ["10.5.0.1/24"]}]}`)
+	before := e.stableSnapshot()
+	planned := adoptOps(t, e.mustRun(1, "plan", "--adopt", "--json", file))
+	stop := adoptMonitor(t, e.tgt.Name, e.ip)
+	applied := adoptOps(t, e.mustRun(1, "apply", "--adopt", "--json", file))
+	if deleted, _ := adoptDeletions(stop()); len(deleted) > 0 {
+		t.Errorf("ip monitor during apply --adopt: deletions %q", deleted)
+	}
+	if !slices.Equal(planned, applied) {
+		t.Errorf("plan --adopt predicted:\n%s\napply --adopt did:\n%s", strings.Join(planned, "\n"), strings.Join(applied, "\n"))
+	}
+	for _, want := range []string{
+		"create interface/vx0: creating vxlan vx0: link exists and is not owned by netagent, as vxlan vni 100",
+		"! address/vx0/10.5.0.1/24: waiting for interface/vx0",
+	} {
+		if !slices.ContainsFunc(applied, func(s string) bool { return strings.HasPrefix(s, want) }) {
+			t.Errorf("apply --adopt lacks %q:\n%s", want, strings.Join(applied, "\n"))
+		}
+	}
+	if !slices.ContainsFunc(applied, func(s string) bool {
+		return strings.Contains(s, "(the intent's: vxlan vni 200") && strings.Contains(s, "--adopt never deletes someone else's link")
+	}) {
+		t.Errorf("apply --adopt does not say what differs and why:\n%s", strings.Join(applied, "\n"))
+	}
+	if after := e.stableSnapshot(); after != before {
+		t.Errorf("the refused adoption changed the kernel:\n%s", lineDiff(before, after))
+	}
+	t.Logf("plan --adopt and apply --adopt agree on %d lines: %s", len(applied), strings.Join(applied, " | "))
+}
