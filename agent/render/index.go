@@ -89,7 +89,7 @@ func (x *index) addInterfaces(in *intent.Intent) {
 			x.peers[ifc.Veth.Peer] = ifc
 		}
 		for _, s := range ifc.Addresses {
-			if p, err := netip.ParsePrefix(s); err == nil {
+			if p, _, err := intent.ParseAddress(s); err == nil { // a peer's prefix is not looked at
 				x.addrs = append(x.addrs, declaredAddr{dev: ifc.Name, prefix: p, item: items.AddressName(ifc.Name, p)})
 			}
 		}

@@ -255,7 +255,7 @@ func readAddresses(conn rawOps, names map[int]string, h hinter) ([]dg.Item, erro
 // A finite lifetime reads back as the hint's ValidUntil when the kernel's
 // countdown matches it (lifetimeAsWanted), else as the kernel has it.
 func addrItemOf(k *kernelAddr, dev string, hint *items.Address) *items.Address {
-	a := &items.Address{Dev: dev, Prefix: k.prefix}
+	a := &items.Address{Dev: dev, Prefix: k.prefix, Peer: k.peer}
 	if hint != nil {
 		a.Deps = hint.Deps // the renderer's ordering, not kernel state
 	}

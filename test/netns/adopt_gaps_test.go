@@ -117,7 +117,7 @@ func TestAgentCLIAdoptRefusesWhatOnlyARecreateChanges(t *testing.T) {
 			"the address is on the interface without netagent's IFA_PROTO mark, with label uplink0:old and scope global (the intent's: label uplink0, scope global): " +
 			"the kernel changes an address's peer, label and scope only by deleting and re-adding it, and --adopt never deletes someone else's address",
 		"create address/uplink0/10.9.0.1/32: adding address uplink0/10.9.0.1/32: object exists and is not owned by netagent: " +
-			"the address is on the interface without netagent's IFA_PROTO mark, with peer 10.9.0.2:",
+			"the address is on the interface without netagent's IFA_PROTO mark, with peer 10.9.0.2 (the intent's: none):",
 		"! route/main 172.30.0.0/16 metric 0: waiting for address/uplink0/192.0.2.10/24",
 	} {
 		if !slices.ContainsFunc(applied, func(s string) bool { return strings.HasPrefix(s, want) }) {
