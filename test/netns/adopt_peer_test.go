@@ -120,3 +120,56 @@ func TestImportKernelPeerRoundTrip(t *testing.T) {
 	}
 	t.Logf("%d addresses (3 with a peer) imported, adopted mark only, and made alike in a fresh namespace:\n%s", len(found), strings.Join(found, "\n"))
 }
+
+// An IPv4 address someone added without a broadcast (`ip addr add` without
+// brd, as Debian's ifupdown2 3.0 adds them) is adopted as found: plan
+// --adopt and apply --adopt say mark only, nothing is deleted (ip
+// monitor), and the address keeps no broadcast (the mark is an in-place
+// replace, which leaves the broadcast alone; the intent does not state
+// one); a second apply writes nothing. One someone added with the
+// subnet's broadcast keeps it too.
+func TestAgentCLIAdoptKeepsTheBroadcastAsFound(t *testing.T) {
+	e := cliNewEnv(t)
+	e.ip("addr", "add", "192.0.2.10/24", "dev", "uplink0")
+	e.ip("addr", "add", "198.51.100.10/24", "brd", "+", "dev", "uplink0")
+	brd := func() map[string]string {
+		var links []struct {
+			AddrInfo []struct{ Family, Local, Broadcast string } `json:"addr_info"`
+		}
+		if err := json.Unmarshal([]byte(e.ip("-j", "addr", "show", "dev", "uplink0")), &links); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, l := range links {
+			for _, a := range l.AddrInfo {
+				if a.Family == "inet" {
+					out[a.Local] = a.Broadcast
+				}
+			}
+		}
+		return out
+	}
+	found := brd()
+	if found["192.0.2.10"] != "" || found["198.51.100.10"] != "198.51.100.255" {
+		t.Fatalf("the addresses as made: %v", found)
+	}
+	file := e.writeFile("adopt.json", `{"version": 1,
+	 "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24", "198.51.100.10/24"]}]}`)
+	want := []string{"create address/uplink0/192.0.2.10/24 [adopt mark only]", "create address/uplink0/198.51.100.10/24 [adopt mark only]"}
+	if got := adoptOps(t, e.mustRun(0, "plan", "--adopt", "--json", file)); !slices.Equal(got, want) {
+		t.Errorf("plan --adopt:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	stop := adoptMonitor(t, e.tgt.Name, e.ip)
+	if got := adoptOps(t, e.mustRun(0, "apply", "--adopt", "--json", file)); !slices.Equal(got, want) {
+		t.Errorf("apply --adopt:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if deleted, _ := adoptDeletions(stop()); len(deleted) > 0 {
+		t.Errorf("ip monitor during apply --adopt: deletions %q", deleted)
+	}
+	if got := brd(); got["192.0.2.10"] != "" || got["198.51.100.10"] != "198.51.100.255" {
+		t.Errorf("the broadcasts after the adoption: %v, want as found %v", got, found)
+	}
+	if res := e.mustRun(0, "apply", file); !strings.Contains(res.stdout, "converged: 0 operations") {
+		t.Errorf("second apply: %s", res)
+	}
+}
