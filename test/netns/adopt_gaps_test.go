@@ -40,6 +40,25 @@ func adoptOps(t *testing.T, res cliResult) []string {
 	return out
 }
 
+// adoptAgreeing runs plan --adopt --json and apply --adopt --json of file
+// (each exiting with code) and returns apply's operations (adoptOps),
+// failing the test if they are not the ones plan predicted, or if ip
+// monitor saw a deletion during the apply.
+func (e *cliEnv) adoptAgreeing(code int, file string) []string {
+	t := e.t
+	t.Helper()
+	planned := adoptOps(t, e.mustRun(code, "plan", "--adopt", "--json", file))
+	stop := adoptMonitor(t, e.tgt.Name, e.ip)
+	applied := adoptOps(t, e.mustRun(code, "apply", "--adopt", "--json", file))
+	if deleted, _ := adoptDeletions(stop()); len(deleted) > 0 {
+		t.Errorf("ip monitor during apply --adopt: deletions %q", deleted)
+	}
+	if !slices.Equal(planned, applied) {
+		t.Errorf("plan --adopt predicted:\n%s\napply --adopt did:\n%s", strings.Join(planned, "\n"), strings.Join(applied, "\n"))
+	}
+	return applied
+}
+
 // A sysctl has no mark in the kernel, yet a value someone else chose is
 // adopted as the rest: plan --adopt says "adopt (mark only)" for a value
 // already there (ip_forward, an interface's arp_ignore at the kernel's
@@ -103,15 +122,7 @@ func TestAgentCLIAdoptRefusesWhatOnlyARecreateChanges(t *testing.T) {
 	 "interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.10/24", "10.9.0.1/32"]}],
 	 "routes": [{"to": "172.30.0.0/16", "via": "192.0.2.1", "dev": "uplink0"}]}`)
 	before := e.stableSnapshot()
-	planned := adoptOps(t, e.mustRun(1, "plan", "--adopt", "--json", file))
-	stop := adoptMonitor(t, e.tgt.Name, e.ip)
-	applied := adoptOps(t, e.mustRun(1, "apply", "--adopt", "--json", file))
-	if deleted, _ := adoptDeletions(stop()); len(deleted) > 0 {
-		t.Errorf("ip monitor during apply --adopt: deletions %q", deleted)
-	}
-	if !slices.Equal(planned, applied) {
-		t.Errorf("plan --adopt predicted:\n%s\napply --adopt did:\n%s", strings.Join(planned, "\n"), strings.Join(applied, "\n"))
-	}
+	applied := e.adoptAgreeing(1, file)
 	for _, want := range []string{
 		"create address/uplink0/192.0.2.10/24: adding address uplink0/192.0.2.10/24: object exists and is not owned by netagent: " +
 			"the address is on the interface without netagent's IFA_PROTO mark, with label uplink0:old and scope global (the intent's: label uplink0, scope global): " +
@@ -202,15 +213,7 @@ func TestAgentCLIAdoptRefusesALinkOnlyARecreateChanges(t *testing.T) {
 	 "interfaces": [{"name": "uplink0", "type": "physical"},
 	  {"name": "vx0", "type": "vxlan", "vxlan": {"vni": 200, "local": "192.0.2.10", "remote": "192.0.2.20", "port": 4789, "parent": "uplink0"}, "addresses": ["10.5.0.1/24"]}]}`)
 	before := e.stableSnapshot()
-	planned := adoptOps(t, e.mustRun(1, "plan", "--adopt", "--json", file))
-	stop := adoptMonitor(t, e.tgt.Name, e.ip)
-	applied := adoptOps(t, e.mustRun(1, "apply", "--adopt", "--json", file))
-	if deleted, _ := adoptDeletions(stop()); len(deleted) > 0 {
-		t.Errorf("ip monitor during apply --adopt: deletions %q", deleted)
-	}
-	if !slices.Equal(planned, applied) {
-		t.Errorf("plan --adopt predicted:\n%s\napply --adopt did:\n%s", strings.Join(planned, "\n"), strings.Join(applied, "\n"))
-	}
+	applied := e.adoptAgreeing(1, file)
 	for _, want := range []string{
 		"create interface/vx0: creating vxlan vx0: link exists and is not owned by netagent, as vxlan vni 100",
 		"! address/vx0/10.5.0.1/24: waiting for interface/vx0",

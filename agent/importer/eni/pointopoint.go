@@ -37,7 +37,7 @@ func (p *parser) checkPeers(ifc *iface) {
 		why := ""
 		switch {
 		case i >= len(ifc.addrs):
-			why = "pointopoint #" + strconv.Itoa(i+1) + " is for an address the stanza has not (ifupdown2 gives the nth pointopoint to the nth address)"
+			why = missingAddress("pointopoint", i)
 		case netip.MustParsePrefix(ifc.addrs[i]).Addr().Is4() != pp.peer.Addr().Is4():
 			why = pp.peer.Addr().String() + " is not of the family of " + ifc.addrs[i]
 		case i < len(ifc.broadcasts):
