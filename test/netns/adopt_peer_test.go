@@ -39,7 +39,8 @@ func peerAddrs(t *testing.T, e *kimportEnv, dev string) []string {
 }
 
 // Point-to-point addresses made with `ip addr add A peer P/LEN` (IPv4
-// /32 and /24 peers, IPv6) beside a plain one: import kernel writes them
+// /32 and /24 peers, IPv6) beside a plain one, and a route through the
+// /32 peer: import kernel writes them
 // as "A peer P/LEN" without a warning; plan --adopt lists only "mark
 // only" adoptions and apply --adopt does the same with no deletion (ip
 // monitor) and the addresses as they were but for the mark; a plan
@@ -61,6 +62,7 @@ func TestImportKernelPeerRoundTrip(t *testing.T) {
 		{"addr", "add", "10.9.0.1", "peer", "10.9.0.2/32", "dev", "uplink0"},
 		{"addr", "add", "10.8.0.1", "peer", "10.8.1.0/24", "dev", "uplink0"},
 		{"-6", "addr", "add", "2001:db8:9::1", "peer", "2001:db8:9::2/128", "dev", "uplink0"},
+		{"route", "add", "10.66.0.0/16", "via", "10.9.0.2", "dev", "uplink0"},
 	} {
 		a.ip(args...)
 	}
@@ -85,8 +87,8 @@ func TestImportKernelPeerRoundTrip(t *testing.T) {
 			peers++
 		}
 	}
-	if peers != 4 {
-		t.Errorf("%d addresses adopted, want 4:\n%s", peers, strings.Join(applied, "\n"))
+	if peers != 4 || !slices.Contains(applied, "create route/main 10.66.0.0/16 metric 0 [adopt mark only]") {
+		t.Errorf("want 4 addresses (%d) and the route through the peer adopted:\n%s", peers, strings.Join(applied, "\n"))
 	}
 	if got := peerAddrs(t, a, "uplink0"); !slices.Equal(got, found) {
 		t.Errorf("the addresses after apply --adopt:\n%s\nwant as found:\n%s", strings.Join(got, "\n"), strings.Join(found, "\n"))
@@ -102,6 +104,9 @@ func TestImportKernelPeerRoundTrip(t *testing.T) {
 	b.mustRun(0, "apply", b.writeFile("imported.json", res.stdout))
 	if got := peerAddrs(t, b, "uplink0"); !slices.Equal(got, found) {
 		t.Errorf("a fresh namespace after the apply:\n%s\nwant the first's:\n%s", strings.Join(got, "\n"), strings.Join(found, "\n"))
+	}
+	if out := b.ip("route", "show", "10.66.0.0/16"); !strings.Contains(out, "via 10.9.0.2 dev uplink0") {
+		t.Errorf("the route through the peer in the fresh namespace: %q", out)
 	}
 	if again := b.mustRun(0, "apply", b.writeFile("imported.json", res.stdout)); !strings.Contains(again.stdout, "converged: 0 operations") {
 		t.Errorf("second apply on the fresh namespace: %s", again)
