@@ -200,8 +200,8 @@ func TestImportKernelEthtoolRoundTrip(t *testing.T) {
 }
 
 // A link someone else made that differs from the intent's in what the
-// kernel changes only by deleting and re-creating it (a VXLAN's VNI) is
-// not adopted: plan --adopt predicts the very failure apply --adopt then
+// kernel changes only by deleting and re-creating it (a VXLAN's VNI, a
+// veth's peer) is not adopted: plan --adopt predicts the very failure apply --adopt then
 // has (the create refused naming the link, the VNIs and why; the address
 // on it blocked; both exit 1), and apply deletes nothing (ip monitor) and
 // leaves the kernel as it was. Before, plan said "adopt and modify" and
@@ -209,14 +209,16 @@ func TestImportKernelEthtoolRoundTrip(t *testing.T) {
 func TestAgentCLIAdoptRefusesALinkOnlyARecreateChanges(t *testing.T) {
 	e := cliNewEnv(t)
 	e.ip("link", "add", "vx0", "type", "vxlan", "id", "100", "local", "192.0.2.10", "remote", "192.0.2.20", "dstport", "4789", "dev", "uplink0")
+	e.ip("link", "add", "va0", "type", "veth", "peer", "name", "vb0")
 	file := e.writeFile("adopt.json", `{"version": 1,
-	 "interfaces": [{"name": "uplink0", "type": "physical"},
+	 "interfaces": [{"name": "uplink0", "type": "physical"}, {"name": "va0", "type": "veth", "veth": {"peer": "vc0"}},
 	  {"name": "vx0", "type": "vxlan", "vxlan": {"vni": 200, "local": "192.0.2.10", "remote": "192.0.2.20", "port": 4789, "parent": "uplink0"}, "addresses": ["10.5.0.1/24"]}]}`)
 	before := e.stableSnapshot()
 	applied := e.adoptAgreeing(1, file)
 	for _, want := range []string{
 		"create interface/vx0: creating vxlan vx0: link exists and is not owned by netagent, as vxlan vni 100",
 		"! address/vx0/10.5.0.1/24: waiting for interface/vx0",
+		"create interface/va0: creating veth va0: link exists and is not owned by netagent, as veth peer vb0 (the intent's: veth peer vc0)",
 	} {
 		if !slices.ContainsFunc(applied, func(s string) bool { return strings.HasPrefix(s, want) }) {
 			t.Errorf("apply --adopt lacks %q:\n%s", want, strings.Join(applied, "\n"))
