@@ -20,6 +20,11 @@ type Address struct {
 	// Label is the IPv4 address label (ifa_label); "" for the kernel's
 	// default, the interface name. Not used for IPv6.
 	Label string
+	// Peer is the far end of a point-to-point address (`ip addr add
+	// 10.0.0.1 peer 10.0.0.2/32`: IFA_ADDRESS, with Prefix's length; the
+	// kernel routes Peer/len, not Prefix's subnet, through Dev); the zero
+	// Addr for an address without one. Of Prefix's family.
+	Peer netip.Addr
 	// Scope is the IPv4 address scope. Leave it 0 for IPv6: the kernel
 	// derives an IPv6 address's scope from the address.
 	Scope Scope
@@ -79,7 +84,7 @@ func (a *Address) ConflictKeys() []string {
 // Equal compares every field.
 func (a *Address) Equal(other dg.Item) bool {
 	o, ok := other.(*Address)
-	return ok && o != nil && a.Dev == o.Dev && a.Prefix == o.Prefix && a.Label == o.Label &&
+	return ok && o != nil && a.Dev == o.Dev && a.Prefix == o.Prefix && a.Peer == o.Peer && a.Label == o.Label &&
 		a.Scope == o.Scope && slices.Equal(a.Deps, o.Deps) && a.ValidUntil.Equal(o.ValidUntil) &&
 		a.PreferredUntil.Equal(o.PreferredUntil) && a.RouteMetric == o.RouteMetric
 }
@@ -87,6 +92,9 @@ func (a *Address) Equal(other dg.Item) bool {
 // String describes the address in one line, `ip addr` style.
 func (a *Address) String() string {
 	s := fmt.Sprintf("address %s dev %s scope %s", a.Prefix, a.Dev, a.Scope)
+	if a.Peer.IsValid() {
+		s = fmt.Sprintf("address %s peer %s/%d dev %s scope %s", a.Prefix.Addr(), a.Peer, a.Prefix.Bits(), a.Dev, a.Scope)
+	}
 	if a.Label != "" {
 		s += " label " + a.Label
 	}
@@ -103,11 +111,21 @@ func (a *Address) String() string {
 }
 
 // AddressNeedsRecreate reports whether old must be deleted and added again to
-// become new: when Label or Scope differ (a new ValidUntil is a modify:
+// become new: when Peer, Label or Scope differ (a new ValidUntil is a modify:
 // the lifetimes are refreshed in place). A new RTM_NEWADDR with
 // NLM_F_REPLACE for an existing IPv4 address only refreshes its lifetimes
 // and metric (inet_rtm_newaddr), silently keeping the old label and scope.
 // The address and prefix length are the item's name, so they never change.
 func AddressNeedsRecreate(old, new *Address) bool {
-	return old.Label != new.Label || old.Scope != new.Scope
+	return old.Peer != new.Peer || old.Label != new.Label || old.Scope != new.Scope
+}
+
+// PeerPrefix is the prefix the kernel routes through the address's
+// interface: Peer's with Prefix's length for a point-to-point address,
+// Prefix's subnet otherwise (masked both).
+func (a *Address) PeerPrefix() netip.Prefix {
+	if a.Peer.IsValid() {
+		return netip.PrefixFrom(a.Peer, a.Prefix.Bits()).Masked()
+	}
+	return a.Prefix.Masked()
 }

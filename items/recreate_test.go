@@ -81,6 +81,7 @@ func TestNeedsRecreateOtherTypes(t *testing.T) {
 	}{
 		{"address label", &Address{Dev: "eth0", Prefix: p}, &Address{Dev: "eth0", Prefix: p, Label: "eth0:a"}, true},
 		{"address scope", &Address{Dev: "eth0", Prefix: p}, &Address{Dev: "eth0", Prefix: p, Scope: ScopeLink}, true},
+		{"address peer", &Address{Dev: "eth0", Prefix: p}, &Address{Dev: "eth0", Prefix: p, Peer: addr("192.0.2.20")}, true},
 		{"address same", &Address{Dev: "eth0", Prefix: p}, &Address{Dev: "eth0", Prefix: p}, false},
 		{"port master", &Port{IfName: "eth1", Master: "bond0", MasterKind: KindBond},
 			&Port{IfName: "eth1", Master: "br0", MasterKind: KindBridge}, false},

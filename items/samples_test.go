@@ -58,7 +58,7 @@ func samples() map[string]func() dg.Item {
 			return &Port{IfName: "lan0", Master: "br0", MasterKind: KindBridge, Cost: 100}
 		},
 		"address": func() dg.Item {
-			return &Address{Dev: "eth0", Prefix: netip.MustParsePrefix("192.0.2.10/24"), Label: "eth0:1", Scope: ScopeLink,
+			return &Address{Dev: "eth0", Prefix: netip.MustParsePrefix("192.0.2.10/24"), Peer: netip.MustParseAddr("192.0.2.20"), Label: "eth0:1", Scope: ScopeLink,
 				Deps: []dg.ItemRef{{Type: TypePort, Name: "eth0"}}, ValidUntil: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC),
 				PreferredUntil: time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC), RouteMetric: 100}
 		},

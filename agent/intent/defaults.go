@@ -50,8 +50,8 @@ func prefixFamily(s string) Family {
 	if s == "" {
 		return ""
 	}
-	p, err := netip.ParsePrefix(s)
-	if err != nil {
+	p, ok := addrPrefix(s)
+	if !ok {
 		return ""
 	}
 	return familyOf(p.Addr())

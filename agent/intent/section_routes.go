@@ -207,9 +207,12 @@ func (c *checker) kernelRoutes() *kernelRoutes {
 			continue
 		}
 		for _, a := range ifc.Addresses {
-			p, err := netip.ParsePrefix(a)
+			p, peer, err := ParseAddress(a)
 			if err != nil || p.Bits() == p.Addr().BitLen() {
 				continue
+			}
+			if peer.IsValid() {
+				p = netip.PrefixFrom(peer, p.Bits()) // the kernel routes the peer's prefix
 			}
 			metric := uint32(0)
 			if p.Addr().Is6() {
@@ -376,7 +379,7 @@ func (c *checker) addressOwner(a netip.Addr) string {
 		c.owners = map[netip.Addr]string{}
 		for i := range c.in.Interfaces {
 			for _, s := range c.in.Interfaces[i].Addresses {
-				if p, err := netip.ParsePrefix(s); err == nil {
+				if p, ok := addrPrefix(s); ok {
 					if _, ok := c.owners[p.Addr()]; !ok {
 						c.owners[p.Addr()] = c.in.Interfaces[i].Name
 					}
@@ -467,7 +470,11 @@ func (c *checker) overDownLink(r *Route, at Origin) {
 // holds reports whether one of the addresses (CIDR) has gw in its subnet.
 func holds(addrs []string, gw netip.Addr) bool {
 	for _, a := range addrs {
-		if p, err := netip.ParsePrefix(a); err == nil && p.Masked().Contains(gw) {
+		p, peer, err := ParseAddress(a)
+		if peer.IsValid() {
+			p = netip.PrefixFrom(peer, p.Bits()) // the peer's prefix is on the link
+		}
+		if err == nil && p.Masked().Contains(gw) {
 			return true
 		}
 	}

@@ -298,14 +298,20 @@ func (c *checker) isBondPort(ifc *Interface) bool {
 // ifaddr parses an interface address: a unicast address with a prefix
 // length.
 func (c *checker) ifaddr(o Origin, s string) (netip.Prefix, bool) {
-	p, err := netip.ParsePrefix(s)
+	p, peer, err := ParseAddress(s)
 	switch {
+	case err != nil && strings.Contains(s, peerSep):
+		c.fail(o, "%q is not a valid point-to-point address (like 10.0.0.1 peer 10.0.0.2/32): %v", s, err)
 	case err != nil:
 		c.fail(o, "%q is not a valid CIDR address (like 192.0.2.10/24)", s)
-	case p.Addr().Is4In6():
-		c.fail(o, "%s is an IPv4-mapped IPv6 address; write the IPv4 address", p)
+	case p.Addr().Is4In6() || peer.Is4In6():
+		c.fail(o, "%s is an IPv4-mapped IPv6 address; write the IPv4 address", s)
 	case !items.IsUnicast(p.Addr()):
 		c.fail(o, "%s is not a unicast address", p.Addr())
+	case peer.IsValid() && !items.IsUnicast(peer):
+		c.fail(o, "peer %s is not a unicast address", peer)
+	case peer == p.Addr():
+		c.fail(o, "peer %s is the address itself: write %s without a peer", peer, p)
 	default:
 		return p, true
 	}

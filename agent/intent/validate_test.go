@@ -286,6 +286,17 @@ func TestValidateAddresses(t *testing.T) {
 			[]string{`interfaces[2].addresses[1]: address 192.0.2.10 is already assigned at interfaces[2].addresses[0]`}},
 		{"mapped", `"interfaces": [{"name": "a", "type": "physical", "addresses": ["::ffff:192.0.2.1/120"]}]`,
 			[]string{`interfaces[0].addresses[0]: ::ffff:192.0.2.1/120 is an IPv4-mapped IPv6 address; write the IPv4 address`}},
+		{"point-to-point peers", `"interfaces": [{"name": "a", "type": "physical", "addresses": [
+			"10.9.0.1 peer 10.9.0.2/32", "2001:db8::1 peer 2001:db8::2/128", "10.8.0.1 peer 10.8.1.0/24"]}],
+			"routes": [{"to": "198.51.100.0/24", "via": "10.9.0.2", "dev": "a"}]`, nil},
+		{"bad peers", `"interfaces": [{"name": "a", "type": "physical", "addresses": [
+			"10.9.0.1/32 peer 10.9.0.2/32", "10.9.0.3 peer 10.9.0.4", "10.9.0.5 peer 2001:db8::2/128",
+			"10.9.0.6 peer 224.0.0.1/32", "10.9.0.7 peer 10.9.0.7/32"]}]`,
+			[]string{`interfaces[0].addresses[0]: "10.9.0.1/32 peer 10.9.0.2/32" is not a valid point-to-point address (like 10.0.0.1 peer 10.0.0.2/32): the address before peer (without a length): ParseAddr("10.9.0.1/32"): unexpected character (at "/32")`,
+				`interfaces[0].addresses[1]: "10.9.0.3 peer 10.9.0.4" is not a valid point-to-point address (like 10.0.0.1 peer 10.0.0.2/32): the peer (with a length): netip.ParsePrefix("10.9.0.4"): no '/'`,
+				`interfaces[0].addresses[2]: "10.9.0.5 peer 2001:db8::2/128" is not a valid point-to-point address (like 10.0.0.1 peer 10.0.0.2/32): the address 10.9.0.5 and its peer 2001:db8::2 are of different families`,
+				`interfaces[0].addresses[3]: peer 224.0.0.1 is not a unicast address`,
+				`interfaces[0].addresses[4]: peer 10.9.0.7 is the address itself: write 10.9.0.7/32 without a peer`}},
 	})
 }
 
@@ -808,4 +819,21 @@ func TestValidateVRF(t *testing.T) {
 				`interfaces[3].ipvlan.parent: "blue" is a vrf, which cannot carry ipvlans (it takes no receive handler)`,
 				`interfaces[3].ipvlan.parent: "blue" is also the parent of macvlan "mv0" at interfaces[2].macvlan.parent: the kernel lets a link carry macvlans or ipvlans, not both`}},
 	})
+}
+
+// ParseAddress and FormatAddress agree, with a peer and without.
+func TestParseAddressRoundTrip(t *testing.T) {
+	for _, s := range []string{"192.0.2.10/24", "10.9.0.1 peer 10.9.0.2/32", "2001:db8::1 peer 2001:db8::2/128", "10.8.0.1 peer 10.8.1.0/24"} {
+		p, peer, err := ParseAddress(s)
+		if err != nil {
+			t.Errorf("%q: %v", s, err)
+			continue
+		}
+		if got := FormatAddress(p, peer); got != s {
+			t.Errorf("%q reads as %v peer %v and writes as %q", s, p, peer, got)
+		}
+	}
+	if p, peer, _ := ParseAddress("10.9.0.1 peer 10.9.0.2/30"); p.String() != "10.9.0.1/30" || peer.String() != "10.9.0.2" {
+		t.Errorf("the length is the peer's, on the address: %v peer %v", p, peer)
+	}
 }

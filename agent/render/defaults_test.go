@@ -261,3 +261,20 @@ func TestRenderSysctlKeys(t *testing.T) {
 		}
 	}
 }
+
+// A point-to-point address renders with its peer, and a route through
+// the peer finds it: the peer's prefix is on the link (GwAddress, the
+// carrier link); a route from the address depends on it by its name.
+func TestRenderPointToPoint(t *testing.T) {
+	g := mustRender(t, parse(t, `{"version": 1, "interfaces": [
+		{"name": "ppp0", "type": "physical", "addresses": ["10.9.0.1 peer 10.9.0.2/32"]}],
+		"routes": [{"to": "10.2.0.0/16", "via": "10.9.0.2", "src": "10.9.0.1"}]}`))
+	a := only[*items.Address](t, g)
+	if a.Prefix != mustPrefix("10.9.0.1/32") || a.Peer != netip.MustParseAddr("10.9.0.2") || a.Name() != "ppp0/10.9.0.1/32" {
+		t.Errorf("rendered %s", a)
+	}
+	r := only[*items.Route](t, g)
+	if r.GwAddress != a.Name() || r.CarrierLink != "ppp0" {
+		t.Errorf("rendered %+v, want GwAddress %s on ppp0", *r, a.Name())
+	}
+}

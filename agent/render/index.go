@@ -44,6 +44,17 @@ type hop struct {
 	table  uint32
 	route  dg.ItemRef
 	addr   string // an address's item Name (declaredAddr.name)
+	// self is the address's own address, which is no gateway; the zero
+	// Addr: prefix's (an on-link route's, or an address without a peer).
+	self netip.Addr
+}
+
+// own is the address of h that is no gateway (see self).
+func (h hop) own() netip.Addr {
+	if h.self.IsValid() {
+		return h.self
+	}
+	return h.prefix.Addr()
 }
 
 // declaredAddr is an address of a declared interface.
@@ -51,7 +62,13 @@ type declaredAddr struct {
 	dev    string
 	prefix netip.Prefix
 	item   string // the Name of its item, when known (see name)
+	// self is the address of a point-to-point one, whose prefix is then
+	// its peer's (what the kernel routes through dev); zero for others.
+	self netip.Addr
 }
+
+// own is a's own address (see self).
+func (a declaredAddr) own() netip.Addr { return hop{prefix: a.prefix, self: a.self}.own() }
 
 // name is the Name of the address's item: made once per declared address,
 // not once per route that names it.
@@ -89,8 +106,12 @@ func (x *index) addInterfaces(in *intent.Intent) {
 			x.peers[ifc.Veth.Peer] = ifc
 		}
 		for _, s := range ifc.Addresses {
-			if p, err := netip.ParsePrefix(s); err == nil {
-				x.addrs = append(x.addrs, declaredAddr{dev: ifc.Name, prefix: p, item: items.AddressName(ifc.Name, p)})
+			if p, peer, err := intent.ParseAddress(s); err == nil {
+				d := declaredAddr{dev: ifc.Name, prefix: p, item: items.AddressName(ifc.Name, p)}
+				if peer.IsValid() { // the kernel routes the peer's prefix through dev
+					d.prefix, d.self = netip.PrefixFrom(peer, p.Bits()), p.Addr()
+				}
+				x.addrs = append(x.addrs, d)
 			}
 		}
 	}
@@ -121,13 +142,13 @@ func (x *index) bestHop(gw netip.Addr, table uint32, addrs bool) (hop, bool) {
 	var best hop
 	ok := false
 	consider := func(h hop) {
-		if h.prefix.Contains(gw) && h.prefix.Addr() != gw && (!ok || x.betterHop(h, best)) {
+		if h.prefix.Contains(gw) && h.own() != gw && (!ok || x.betterHop(h, best)) {
 			best, ok = h, true
 		}
 	}
 	if addrs {
 		for _, a := range x.addrs {
-			consider(hop{dev: a.dev, prefix: a.prefix, table: items.TableMain, addr: a.name()})
+			consider(hop{dev: a.dev, prefix: a.prefix, table: items.TableMain, addr: a.name(), self: a.self})
 		}
 	}
 	for _, r := range x.onLinkRoutes {
@@ -167,7 +188,7 @@ func (x *index) onLink(gw netip.Addr, dev string) (declaredAddr, bool) {
 	var best declaredAddr
 	ok := false
 	for _, a := range x.addrs {
-		if a.prefix.Contains(gw) && a.prefix.Addr() != gw && (!ok || x.better(a, best, dev)) {
+		if a.prefix.Contains(gw) && a.own() != gw && (!ok || x.better(a, best, dev)) {
 			best, ok = a, true
 		}
 	}
@@ -193,7 +214,7 @@ func (x *index) better(a, b declaredAddr, dev string) bool {
 // one.
 func (x *index) holding(ip netip.Addr) (declaredAddr, bool) {
 	for _, a := range x.addrs {
-		if a.prefix.Addr() == ip {
+		if a.own() == ip {
 			return a, true
 		}
 	}

@@ -67,7 +67,7 @@ type claim struct {
 func (x *index) leaseClaims(in *intent.Intent) []claim {
 	var out []claim
 	for _, a := range x.addrs {
-		out = append(out, claim{dev: a.dev, prefix: a.prefix.Masked(), addr: a.prefix.Addr(),
+		out = append(out, claim{dev: a.dev, prefix: a.prefix.Masked(), addr: a.own(),
 			what: fmt.Sprintf("%s's address %s", a.dev, a.prefix)})
 	}
 	hops := map[string][]string{} // via -> devices: routes share a few gateways

@@ -23,8 +23,8 @@ func (b *builder) interfaces() {
 		b.bridgeMembership(ifc, at)
 		b.ethtool(ifc, at) // ethtool.go
 		for j, s := range ifc.Addresses {
-			p, _ := netip.ParsePrefix(s) // Validate checked it
-			b.put(&items.Address{Dev: ifc.Name, Prefix: p, Deps: b.vrfPort(ifc.Name)}, element(field(at, "addresses"), j))
+			p, peer, _ := intent.ParseAddress(s) // Validate checked it
+			b.put(&items.Address{Dev: ifc.Name, Prefix: p, Peer: peer, Deps: b.vrfPort(ifc.Name)}, element(field(at, "addresses"), j))
 		}
 		b.ipv6(ifc, at) // ipv6.go
 	}

@@ -121,7 +121,7 @@ func (b *builder) routeItem(r *intent.Route) *items.Route {
 	b.leaseDeps(it, r.Dev) // dhcp4.go
 	if it.Src.IsValid() {
 		if a, ok := b.idx.holding(it.Src); ok && a.name() != it.GwAddress {
-			it.Deps = append(it.Deps, items.AddressRef(a.dev, a.prefix))
+			it.Deps = append(it.Deps, dg.ItemRef{Type: items.TypeAddress, Name: a.name()})
 		}
 	}
 	it.Deps = append(it.Deps, b.vrfPort(r.Dev)...)
@@ -156,7 +156,7 @@ func (b *builder) multipath(it *items.Route, r *intent.Route) {
 	}
 	if it.Src.IsValid() {
 		if a, ok := b.idx.holding(it.Src); ok {
-			it.Deps = append(it.Deps, items.AddressRef(a.dev, a.prefix))
+			it.Deps = append(it.Deps, dg.ItemRef{Type: items.TypeAddress, Name: a.name()})
 		}
 	}
 	for _, n := range it.Nexthops {

@@ -87,7 +87,7 @@ func (inv *inverter) index(it dg.Item) {
 		inv.ethtl[it.Interface] = it
 		inv.name(it.Interface)
 	case *items.Address:
-		inv.addrs[it.Dev] = append(inv.addrs[it.Dev], it.Prefix.String())
+		inv.addrs[it.Dev] = append(inv.addrs[it.Dev], intent.FormatAddress(it.Prefix, it.Peer))
 		inv.name(it.Dev)
 	}
 	for _, s := range sections {

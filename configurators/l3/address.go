@@ -31,7 +31,7 @@ type addressConfigurator struct {
 	promoting func(dev string, f func() error) error
 	// adopt takes over someone else's address of the item's identity
 	// and prefix length instead of refusing it (ErrNotOwned) when it is
-	// as the item has it (label, scope): it gets only the IFA_PROTO mark,
+	// as the item has it (peer, label, scope): it gets only the IFA_PROTO mark,
 	// by an in-place replace. One of another label or scope stays refused
 	// (errAdoptDeletes): the kernel changes neither in place, and adopt
 	// never deletes someone else's address.
@@ -86,7 +86,9 @@ func (c *addressConfigurator) create(a *items.Address) error {
 	case addrAsWanted(k, a): // the mark too, for one adopt takes over
 		return sendOne(conn, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_REPLACE, a, index))
 	}
-	if err := c.delAddr(conn, list, k, a, index); err != nil {
+	old := *a
+	old.Peer = k.peer // the kernel matches a delete by the peer too
+	if err := c.delAddr(conn, list, k, &old, index); err != nil {
 		return err
 	}
 	return addAddr(conn, a, index)
@@ -112,19 +114,19 @@ func adoptableAddr(k *kernelAddr, a *items.Address) bool {
 // errAdoptDeletes: someone else's address differs from the item in what
 // only a delete and an add would change.
 var errAdoptDeletes = errors.New("the kernel changes an address's peer, label and scope only by deleting and re-adding it, " +
-	"and --adopt never deletes someone else's address; the intent's addresses have no peer or label, and scope global " +
-	"(import kernel leaves such an address out, with a warning): re-add it as the intent has it by hand " +
-	"(which withdraws the routes through it), or leave it out of the intent")
+	"and --adopt never deletes someone else's address; the intent's addresses have no label, and scope global " +
+	"(import kernel leaves such an address out, with a warning): write the intent's peer as the kernel has it, " +
+	"re-add the address as the intent has it by hand (which withdraws the routes through it), or leave it out of the intent")
 
 // addrDiffers says what of someone else's address k differs from a in
-// what the kernel cannot change in place: a point-to-point peer (netagent
-// adds none), an IPv4 label or scope; "" when nothing does.
+// what the kernel cannot change in place: a point-to-point peer, an IPv4
+// label or scope; "" when nothing does.
 func addrDiffers(k *kernelAddr, a *items.Address) string {
 	var d []string
-	if k.peer.IsValid() {
-		d = append(d, "peer "+k.peer.String())
+	if k.peer != a.Peer {
+		d = append(d, fmt.Sprintf("peer %s (the intent's: %s)", peerText(k.peer), peerText(a.Peer)))
 	}
-	if !addrAsWanted(k, a) {
+	if !labelScopeAsWanted(k, a) {
 		label := a.Label
 		if label == "" {
 			label = a.Dev
@@ -165,9 +167,22 @@ func addAddr(conn rawOps, a *items.Address, index int) error {
 	return nil
 }
 
-// addrAsWanted compares what the kernel can differ in: an IPv4 address's
-// label ("" is the interface name) and scope.
+// peerText is a peer as addrDiffers names it.
+func peerText(p netip.Addr) string {
+	if !p.IsValid() {
+		return "none"
+	}
+	return p.String()
+}
+
+// addrAsWanted compares what the kernel can differ in: the peer, and an
+// IPv4 address's label ("" is the interface name) and scope.
 func addrAsWanted(k *kernelAddr, a *items.Address) bool {
+	return k.peer == a.Peer && labelScopeAsWanted(k, a)
+}
+
+// labelScopeAsWanted compares an IPv4 address's label and scope.
+func labelScopeAsWanted(k *kernelAddr, a *items.Address) bool {
 	if !a.Prefix.Addr().Is4() {
 		return true
 	}

@@ -16,7 +16,6 @@ type kernelAddr struct {
 	label  string       // IPv4 only
 	// peer is the far end of a point-to-point address (IFA_ADDRESS
 	// other than IFA_LOCAL: `ip addr add A peer P`); invalid for others.
-	// netagent adds none.
 	peer  netip.Addr
 	scope uint8
 	flags uint32 // IFA_FLAGS (IFA_F_SECONDARY, ...)
@@ -48,7 +47,8 @@ func (k *kernelAddr) owned() bool { return k.proto == items.RouteProtocol }
 // has IFA_F_NODAD: it is usable at once instead of staying tentative for
 // the duplicate address detection (about a second, and forever on a link
 // without carrier). An IPv4 address gets the subnet's broadcast address,
-// as netlink.AddrAdd and `ip addr add ... brd +` give it.
+// as netlink.AddrAdd and `ip addr add ... brd +` give it, but for a
+// point-to-point one (Peer, sent as IFA_ADDRESS), which `ip` gives none.
 func addrRequest(msgType uint16, flags int, a *items.Address, index int) *nl.NetlinkRequest {
 	req := newRequest(msgType, flags)
 	v4 := a.Prefix.Addr().Is4()
@@ -59,11 +59,14 @@ func addrRequest(msgType uint16, flags int, a *items.Address, index int) *nl.Net
 	msg := nl.NewIfAddrmsg(family)
 	msg.Prefixlen = uint8(a.Prefix.Bits())
 	msg.Index = uint32(index)
-	local := a.Prefix.Addr().AsSlice()
+	local, address := a.Prefix.Addr().AsSlice(), a.Prefix.Addr().AsSlice()
+	if a.Peer.IsValid() {
+		address = a.Peer.AsSlice() // the kernel matches a delete by it too
+	}
 	if msgType == unix.RTM_DELADDR {
 		req.AddData(msg)
 		req.AddData(nl.NewRtAttr(unix.IFA_LOCAL, local))
-		req.AddData(nl.NewRtAttr(unix.IFA_ADDRESS, local))
+		req.AddData(nl.NewRtAttr(unix.IFA_ADDRESS, address))
 		return req
 	}
 	var ifaFlags uint32
@@ -74,9 +77,9 @@ func addrRequest(msgType uint16, flags int, a *items.Address, index int) *nl.Net
 	msg.Scope = uint8(a.Scope)
 	req.AddData(msg)
 	req.AddData(nl.NewRtAttr(unix.IFA_LOCAL, local))
-	req.AddData(nl.NewRtAttr(unix.IFA_ADDRESS, local))
+	req.AddData(nl.NewRtAttr(unix.IFA_ADDRESS, address))
 	req.AddData(nl.NewRtAttr(unix.IFA_FLAGS, nl.Uint32Attr(ifaFlags)))
-	if v4 && a.Prefix.Bits() < 31 {
+	if v4 && a.Prefix.Bits() < 31 && !a.Peer.IsValid() {
 		req.AddData(nl.NewRtAttr(unix.IFA_BROADCAST, broadcastOf(a.Prefix).AsSlice()))
 	}
 	if v4 && a.Label != "" {

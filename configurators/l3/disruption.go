@@ -46,18 +46,19 @@ func Predict(op reconciler.Operation, recreate bool, it dg.Item, before *dg.Grap
 	return p
 }
 
-// subnetRoute is the kernel's route to a's subnet, which goes with a ("" for
-// a host address, or when another address of the link in before covers
-// the subnet).
+// subnetRoute is the kernel's route to a's subnet (a point-to-point
+// address's: to its peer's prefix, a host's too), which goes with a (""
+// for a host address, or when another address of the link in before
+// covers the subnet).
 func subnetRoute(a *items.Address, before *dg.Graph) string {
-	subnet := a.Prefix.Masked()
-	if subnet.Bits() == a.Prefix.Addr().BitLen() {
+	subnet := a.PeerPrefix()
+	if subnet.Bits() == a.Prefix.Addr().BitLen() && !a.Peer.IsValid() {
 		return ""
 	}
 	if before != nil {
 		for it := range before.Items() {
 			o, ok := it.(*items.Address)
-			if ok && o.Dev == a.Dev && o.Prefix != a.Prefix && o.Prefix.Masked() == subnet {
+			if ok && o.Dev == a.Dev && o.Prefix != a.Prefix && o.PeerPrefix() == subnet {
 				return ""
 			}
 		}
@@ -79,8 +80,8 @@ func SubnetRoutes(dev string, before *dg.Graph) []string {
 		if !ok || a.Dev != dev || !a.Prefix.Addr().Is4() {
 			continue
 		}
-		subnet := a.Prefix.Masked()
-		if r := subnet.String() + " dev " + dev; subnet.Bits() < 32 && !slices.Contains(out, r) {
+		subnet := a.PeerPrefix()
+		if r := subnet.String() + " dev " + dev; (subnet.Bits() < 32 || a.Peer.IsValid()) && !slices.Contains(out, r) {
 			out = append(out, r)
 		}
 	}

@@ -13,7 +13,8 @@ import (
 
 // TestPredictL3: a route or neighbour change is a replace (no window), a
 // delete withdraws, for good or for a recreate; an address takes its
-// subnet route along unless another address of the link covers it.
+// subnet route along unless another address of the link covers it (a
+// point-to-point one the route to its peer).
 func TestPredictL3(t *testing.T) {
 	addr := func(dev, p string) *items.Address {
 		return &items.Address{Dev: dev, Prefix: netip.MustParsePrefix(p)}
@@ -42,6 +43,8 @@ func TestPredictL3(t *testing.T) {
 		{"address deleted, subnet kept by another", reconciler.OpDelete, false, addr("v3", "10.4.0.1/24"), disrupt.Removed, nil},
 		{"host address deleted", reconciler.OpDelete, false, addr("v4", "10.6.0.1/32"), disrupt.Removed, nil},
 		{"address recreated", reconciler.OpDelete, true, addr("v4", "10.5.0.1/24"), disrupt.Withdrawn, []string{"10.5.0.0/24 dev v4"}},
+		{"point-to-point address deleted: its peer's route goes", reconciler.OpDelete, false,
+			&items.Address{Dev: "v4", Prefix: netip.MustParsePrefix("10.9.0.1/32"), Peer: netip.MustParseAddr("10.9.0.2")}, disrupt.Removed, []string{"10.9.0.2/32 dev v4"}},
 	}
 	for _, c := range cases {
 		p := Predict(c.op, c.recreate, c.it, before)

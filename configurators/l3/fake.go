@@ -692,11 +692,14 @@ func encodeAddr(a kernelAddr) []byte {
 	msg := nl.NewIfAddrmsg(family)
 	msg.Prefixlen, msg.Index, msg.Scope, msg.Flags = uint8(a.prefix.Bits()), uint32(a.index), a.scope, uint8(a.flags)
 	req.AddData(msg)
-	ip := a.prefix.Addr().AsSlice()
-	if v4 {
+	ip, address := a.prefix.Addr().AsSlice(), a.prefix.Addr().AsSlice()
+	if a.peer.IsValid() {
+		address = a.peer.AsSlice()
+	}
+	if v4 || a.peer.IsValid() {
 		req.AddData(nl.NewRtAttr(unix.IFA_LOCAL, ip))
 	}
-	req.AddData(nl.NewRtAttr(unix.IFA_ADDRESS, ip))
+	req.AddData(nl.NewRtAttr(unix.IFA_ADDRESS, address))
 	req.AddData(nl.NewRtAttr(unix.IFA_FLAGS, nl.Uint32Attr(a.flags)))
 	if v4 {
 		req.AddData(nl.NewRtAttr(unix.IFA_LABEL, nl.ZeroTerminated(a.label)))
@@ -816,7 +819,7 @@ func (k *FakeKernel) delPrefixRoute(a kernelAddr) {
 func (k *FakeKernel) delAddr(req kernelAddr, withAddress bool) error {
 	at := slices.IndexFunc(k.addrs, func(x kernelAddr) bool {
 		return x.index == req.index && x.prefix.Addr() == req.prefix.Addr() &&
-			(!withAddress || x.prefix.Bits() == req.prefix.Bits()) &&
+			(!withAddress || (x.prefix.Bits() == req.prefix.Bits() && x.peer == req.peer)) &&
 			(req.label == "" || x.label == req.label)
 	})
 	if at < 0 {

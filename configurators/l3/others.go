@@ -103,8 +103,6 @@ func otherAddr(k *kernelAddr, dev string, names map[int]string) dg.Item {
 		why = kernelsOwn
 	case k.valid != foreverLft || k.preferred != foreverLft:
 		why = fmt.Sprintf("a dynamic address (valid lifetime %ds left, protocol %d: SLAAC, DHCP or a timed one) is not a static one: declare the interface's dhcp4, dhcp6 or ipv6 acceptRA instead", k.valid, k.proto)
-	case k.peer.IsValid():
-		why = fmt.Sprintf("a point-to-point address (peer %s) is not in the intent's addresses, which have no peer: netagent would add %s without it", k.peer, k.prefix)
 	case a.Label != "":
 		why = "an IPv4 label other than the interface name is not in the intent's addresses"
 	case a.Prefix.Addr().Is4() && a.Scope != items.ScopeUniverse:

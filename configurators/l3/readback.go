@@ -116,7 +116,7 @@ func anchorRouteDeps(out []dg.Item) {
 		gw := r.GwAddress
 		if gw != "" {
 			gw = find(gw, func(a *items.Address) bool {
-				return (r.Dev == "" || a.Dev == r.Dev) && a.Prefix.Contains(r.Gw)
+				return (r.Dev == "" || a.Dev == r.Dev) && a.PeerPrefix().Contains(r.Gw)
 			})
 		}
 		deps := anchorSrcDeps(r, find)
@@ -166,7 +166,7 @@ func anchorSrcDeps(r *items.Route, find func(string, func(*items.Address) bool) 
 // on-link (on the nexthop's device, if it names one).
 func holdsNexthop(r *items.Route, a *items.Address) bool {
 	for _, n := range r.Nexthops {
-		if n.Gw.IsValid() && (n.Dev == "" || a.Dev == n.Dev) && a.Prefix.Masked().Contains(n.Gw) {
+		if n.Gw.IsValid() && (n.Dev == "" || a.Dev == n.Dev) && a.PeerPrefix().Contains(n.Gw) {
 			return true
 		}
 	}
@@ -255,7 +255,7 @@ func readAddresses(conn rawOps, names map[int]string, h hinter) ([]dg.Item, erro
 // A finite lifetime reads back as the hint's ValidUntil when the kernel's
 // countdown matches it (lifetimeAsWanted), else as the kernel has it.
 func addrItemOf(k *kernelAddr, dev string, hint *items.Address) *items.Address {
-	a := &items.Address{Dev: dev, Prefix: k.prefix, RouteMetric: k.metric}
+	a := &items.Address{Dev: dev, Prefix: k.prefix, Peer: k.peer, RouteMetric: k.metric}
 	if hint != nil {
 		a.Deps = hint.Deps // the renderer's ordering, not kernel state
 	}

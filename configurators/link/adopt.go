@@ -1,6 +1,7 @@
 package link
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/vishvananda/netlink"
@@ -17,8 +18,8 @@ type Options struct {
 	// that someone else made, instead of refusing it (ErrNotOwned): the
 	// mark is written on it (its alias, takeOver) and it is converged as
 	// a link of netagent's is; one that differs in what cannot change in
-	// place (its kind, a VLAN's id, ...) is deleted and created as the
-	// intent has it. A physical interface is never marked, and a NIC
+	// place (its kind, a VXLAN's VNI, a veth's peer, ...) is refused
+	// (errAdoptRecreates): adopt never deletes someone else's link. A physical interface is never marked, and a NIC
 	// whose originals are recorded is never taken over. Adoptions says
 	// which creates adopt.
 	Adopt bool
@@ -50,17 +51,16 @@ func registerAll(reg *reconciler.TypeRegistry, ifaces *InterfaceConfigurator, po
 // mark alone is written (the alias netagent's own links carry, with
 // want's alias), and on a veth's peer in this namespace (with the alias
 // it has), then l is converged as any link of netagent's: nothing more is
-// written when l equals want. Otherwise l goes and want is created.
+// written when l equals want. Otherwise (only a re-create would make l
+// want) l is left as it is and the create fails (notOwnedLink), as plan
+// predicts (clashes).
 func (k *kernel) takeOver(l netlink.Link, want *items.Interface) error {
 	obs, err := k.observe(l, k.nameOf, true)
 	if err != nil {
 		return err
 	}
 	if items.InterfaceNeedsRecreate(mask(obs, want), want) {
-		if err := k.nl.LinkDel(l); err != nil && !isNotFound(err) {
-			return fmt.Errorf("deleting %s %s to adopt it as %s: %w", obs.Kind, want.IfName, want.Kind, err)
-		}
-		return k.create(want)
+		return notOwnedLink(obs, want)
 	}
 	marked := markedAlias(want.Alias)
 	if err := k.nl.LinkSetAlias(l, marked); err != nil {
@@ -73,6 +73,44 @@ func (k *kernel) takeOver(l netlink.Link, want *items.Interface) error {
 		}
 	}
 	return k.converge(l, want)
+}
+
+// errAdoptRecreates: someone else's link differs from the item in what
+// only a delete and a create would change.
+var errAdoptRecreates = errors.New("the kernel changes a link's kind and its kind's fixed settings " +
+	"(a VXLAN's VNI or port, a VLAN's id or parent, a veth's peer, a macvlan's parent, ...) only by deleting and re-creating the link, " +
+	"and --adopt never deletes someone else's link: delete it by hand and apply again, or make the intent's as the link is")
+
+// notOwnedLink is the error the create of want fails with over someone
+// else's link that it leaves, observed as obs (nil: not read):
+// ErrNotOwned, saying, for a link that only a re-create would make want,
+// what differs and why adopt does not take it (errAdoptRecreates).
+// clashes predicts the same error.
+func notOwnedLink(obs, want *items.Interface) error {
+	err := fmt.Errorf("creating %s %s: %w", want.Kind, want.IfName, ErrNotOwned)
+	if obs == nil || !items.InterfaceNeedsRecreate(mask(obs, want), want) {
+		return err
+	}
+	return fmt.Errorf("%w, as %s (the intent's: %s): %w", err, kindText(obs), kindText(want), errAdoptRecreates)
+}
+
+// kindText is i's kind and settings, `ip link` style.
+func kindText(i *items.Interface) string {
+	s := string(i.Kind)
+	if i.Attrs != nil && i.Attrs.String() != "" {
+		s += " " + i.Attrs.String()
+	}
+	return s
+}
+
+// foreignClash is the error the create of want fails with over l,
+// someone else's link of its name (notOwnedLink).
+func (k *kernel) foreignClash(l netlink.Link, want *items.Interface, nameOf func(int) string) error {
+	obs, err := k.observe(l, nameOf, true)
+	if err != nil {
+		obs = nil // read as ErrNotOwned alone
+	}
+	return notOwnedLink(obs, want)
 }
 
 // markForeign marks the link name of this namespace, keeping its alias,
@@ -95,7 +133,9 @@ func (k *kernel) markForeign(name string) error {
 // netagent does not own has, which a create with Options.Adopt takes
 // over, and returns for each that link as the read-back of a link of
 // netagent's describes it (the fields the item leaves unset read back
-// unset): Equal to the item when the adoption writes only the mark. It
+// unset): Equal to the item when the adoption writes only the mark. A
+// link that only a re-create would make the item is not adopted (its
+// create fails: notOwnedLink, a clash). It
 // finds too the physical interfaces whose match finds, alone, the NIC
 // that has their name and is not recorded yet (matchedAdoption): their
 // modify records the match and writes nothing else when Equal.
@@ -139,7 +179,9 @@ func (k *kernel) adoptions(hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
 		if err != nil {
 			return nil, err
 		}
-		out[dg.Ref(it)] = mask(obs, want)
+		if got := mask(obs, want); !items.InterfaceNeedsRecreate(got, want) {
+			out[dg.Ref(it)] = got // else refused: a clash (notOwnedLink)
+		}
 	}
 	return out, k.portAdoptions(hint, now, out)
 }

@@ -2,7 +2,9 @@ package link
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/vishvananda/netlink"
@@ -61,8 +63,10 @@ func TestFakeAdoptVeth(t *testing.T) {
 }
 
 // With Adopt, someone else's link of the item's name but another kind
-// cannot become it in place: it is deleted and the item created (plan
-// shows that recreate); a link no item names is not touched.
+// cannot become it in place: it is not adopted (no adoption), Clashes
+// predicts the very error the create fails with, naming what differs, and
+// the create writes nothing (adopt never deletes someone else's link); a
+// link no item names is not touched.
 func TestFakeAdoptOtherKind(t *testing.T) {
 	f, dir, ctx := NewFakeKernel(), t.TempDir(), context.Background()
 	for _, name := range []string{"br0", "other0"} {
@@ -71,19 +75,28 @@ func TestFakeAdoptOtherKind(t *testing.T) {
 		}
 	}
 	want := &items.Interface{IfName: "br0", Kind: items.KindBridge, Attrs: &items.BridgeAttrs{}}
-	found, err := f.Adoptions(dir, dg.New("intended", want))
-	if got := found[dg.Ref(want)]; err != nil || got == nil || !items.NeedsRecreate(got, want) {
-		t.Fatalf("Adoptions: %v %v, want br0 found as a dummy, to recreate", got, err)
+	intended := dg.New("intended", want)
+	found, err := f.Adoptions(dir, intended)
+	if got, ok := found[dg.Ref(want)]; err != nil || ok {
+		t.Fatalf("Adoptions: %v %v, want no adoption of br0 (a dummy)", got, err)
 	}
-	f.Take()
-	if err := adoptingInterfaces(t, f, dir).Create(ctx, want); err != nil {
+	clashes, err := f.Clashes(dir, intended)
+	if err != nil {
 		t.Fatal(err)
 	}
-	w := f.Take()
-	if len(w) < 2 || w[0] != "del br0" || w[1] != "add br0" || slices.ContainsFunc(w, func(s string) bool { return s == "del other0" }) {
-		t.Errorf("writes of the adoption: %v, want br0 deleted and added, other0 left alone", w)
+	predicted := clashes[dg.Ref(want)]
+	f.Take()
+	err = adoptingInterfaces(t, f, dir).Create(ctx, want)
+	if !errors.Is(err, ErrNotOwned) || !errors.Is(err, errAdoptRecreates) || !strings.Contains(err.Error(), "as dummy (the intent's: bridge") {
+		t.Fatalf("create: %v, want ErrNotOwned naming the dummy and errAdoptRecreates", err)
 	}
-	if l, err := f.LinkByName("br0"); err != nil || l.Type() != "bridge" || !owned(l) {
-		t.Errorf("br0 after the adoption: %v %v", l, err)
+	if predicted == nil || predicted.Error() != err.Error() {
+		t.Errorf("Clashes predicted %v, the create failed with %v", predicted, err)
+	}
+	if w := f.Take(); len(w) > 0 {
+		t.Errorf("writes of the refused adoption: %v, want none", w)
+	}
+	if l, err := f.LinkByName("br0"); err != nil || l.Type() != "dummy" || owned(l) {
+		t.Errorf("br0 after the refusal: %v %v, want the dummy as found", l, err)
 	}
 }

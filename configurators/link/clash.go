@@ -89,6 +89,9 @@ func (k *kernel) clashes(hint *dg.Graph) (map[dg.ItemRef]error, error) {
 		switch x := it.(type) {
 		case *items.Interface:
 			err = interfaceClash(x, byName, isOwned)
+			if l, ok := byName[x.IfName]; ok && err != nil && x.Kind != items.KindPhysical && !isOwned(l) {
+				err = k.foreignClash(l, x, now.nameOf)
+			}
 			if x.Kind == items.KindPhysical && x.Match != nil {
 				_, _, err = k.nicFor(x) // match.go
 			}

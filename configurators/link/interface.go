@@ -157,7 +157,7 @@ func (k *kernel) adopt(l netlink.Link, want *items.Interface, takeOver bool) err
 		if takeOver && st.originalOf(l) == nil {
 			return k.takeOver(l, want)
 		}
-		return fmt.Errorf("creating %s %s: %w", want.Kind, want.IfName, ErrNotOwned)
+		return k.foreignClash(l, want, k.nameOf)
 	}
 	if !owned(l) {
 		if l, err = k.finishJournaled(l, st); err != nil {

@@ -35,7 +35,7 @@ func (p *parser) checkBroadcasts(ifc *iface) {
 		why := ""
 		switch {
 		case i >= len(ifc.addrs):
-			why = "broadcast #" + strconv.Itoa(i+1) + " is for an address the stanza has not (ifupdown2 gives the nth broadcast to the nth address)"
+			why = missingAddress("broadcast", i)
 		default:
 			pfx := netip.MustParsePrefix(ifc.addrs[i])
 			if want, ok := subnetBroadcast(pfx); !ok || want != b.addr {
@@ -46,6 +46,12 @@ func (p *parser) checkBroadcasts(ifc *iface) {
 			p.refuse(ifc, b.at, "iface "+ifc.name+": broadcast", why)
 		}
 	}
+}
+
+// missingAddress is why the (i+1)th of an option ifupdown2 gives the nth
+// address is refused when the stanza has fewer addresses.
+func missingAddress(option string, i int) string {
+	return option + " #" + strconv.Itoa(i+1) + " is for an address the stanza has not (ifupdown2 gives the nth " + option + " to the nth address)"
 }
 
 // subnetBroadcast is the last address of pfx's subnet, for an IPv4

@@ -181,6 +181,7 @@ func (p *parser) intent() *intent.Intent {
 		p.checkVLAN(ifc)
 		p.checkBond(ifc)
 		p.checkBroadcasts(ifc)
+		p.checkPeers(ifc)
 		if !p.auto[name] {
 			p.refuse(ifc, ifc.pos, "iface "+name, "not auto or allow-hotplug: ifup -a leaves it down, and netagent has no interface brought up only on demand")
 		}

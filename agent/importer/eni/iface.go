@@ -20,6 +20,7 @@ type iface struct {
 	addrs                      []string
 	addrAt                     []importer.Position // where each of addrs is
 	broadcasts                 []broadcast
+	peers                      []pointopoint // pointopoint.go
 	routes                     []intent.Route
 	mtu                        int
 	ports                      []string
@@ -69,9 +70,12 @@ func (p *parser) option(ifc *iface, l line) {
 		return
 	}
 	var why string
-	if key == "broadcast" {
+	switch key {
+	case "broadcast":
 		why = ifc.setBroadcast(args, l.pos[0]) // the nth is the nth address's
-	} else {
+	case "pointopoint":
+		why = ifc.setPointopoint(args, l.pos[0]) // the same
+	default:
 		why = ifc.set(key, args)
 	}
 	if why == "" {
@@ -244,7 +248,7 @@ func before(a, b importer.Position) bool {
 
 // build is ifc as an intent interface.
 func (ifc *iface) build(name string) intent.Interface {
-	out := intent.Interface{Name: name, Type: intent.LinkPhysical, MTU: ifc.mtu, Addresses: ifc.addrs, Master: ifc.vrf}
+	out := intent.Interface{Name: name, Type: intent.LinkPhysical, MTU: ifc.mtu, Addresses: ifc.addresses(), Master: ifc.vrf}
 	switch {
 	case ifc.vrfTable != 0:
 		out.Type, out.VRF = intent.LinkVRF, &intent.VRF{Table: ifc.vrfTable}
