@@ -81,25 +81,7 @@ func TestNftablesApply(t *testing.T) {
 	file := e.writeFile("nft.json", nftEdgeIntent)
 	e.mustRun(0, "apply", file)
 
-	var chains, rules, sets []string
-	for _, o := range nftJSON(e, "table", "inet", "netagent") {
-		for kind, raw := range o {
-			var v map[string]any
-			json.Unmarshal(raw, &v)
-			switch kind {
-			case "chain":
-				delete(v, "handle")
-				b, _ := json.Marshal(v)
-				chains = append(chains, string(b))
-			case "rule":
-				b, _ := json.Marshal(v["expr"])
-				rules = append(rules, v["chain"].(string)+" "+string(b))
-			case "set":
-				b, _ := json.Marshal(map[string]any{"name": v["name"], "type": v["type"], "flags": v["flags"], "elem": v["elem"]})
-				sets = append(sets, string(b))
-			}
-		}
-	}
+	got := nftTableLines(e, "inet", "netagent")
 	wantChains := []string{
 		`{"family":"inet","name":"netagent-owned","table":"netagent"}`,
 		`{"family":"inet","hook":"input","name":"input","policy":"drop","prio":0,"table":"netagent","type":"filter"}`,
@@ -110,14 +92,10 @@ func TestNftablesApply(t *testing.T) {
 		`input [{"match":{"left":{"payload":{"field":"saddr","protocol":"ip"}},"op":"==","right":"@mgmt"}},{"match":{"left":{"payload":{"field":"dport","protocol":"tcp"}},"op":"==","right":22}},{"counter":{"bytes":0,"packets":0}},{"accept":null}]`,
 		`post [{"match":{"left":{"meta":{"key":"oifname"}},"op":"==","right":"uplink0"}},{"masquerade":null}]`,
 	}
-	wantSets := []string{`{"elem":[{"prefix":{"addr":"192.0.2.0","len":24}},"198.51.100.7"],"flags":["interval"],"name":"mgmt","type":"ipv4_addr"}`}
-	for _, c := range []struct {
-		what      string
-		got, want []string
-	}{{"chains", chains, wantChains}, {"rules", rules, wantRules}, {"sets", sets, wantSets}} {
-		if strings.Join(c.got, "\n") != strings.Join(c.want, "\n") {
-			t.Errorf("nft -j list table inet netagent: %s\n got  %s\n want %s", c.what, strings.Join(c.got, "\n      "), strings.Join(c.want, "\n      "))
-		}
+	wantSets := []string{`set {"elem":[{"prefix":{"addr":"192.0.2.0","len":24}},"198.51.100.7"],"flags":["interval"],"name":"mgmt","type":"ipv4_addr"}`}
+	want := append(append(wantChains, wantRules...), wantSets...)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("nft -j list table inet netagent:\n got  %s\n want %s", strings.Join(got, "\n      "), strings.Join(want, "\n      "))
 	}
 
 	if res := e.mustRun(0, "apply", file); !strings.Contains(res.stdout, "converged: 0 operations") {
