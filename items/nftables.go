@@ -160,9 +160,13 @@ type NftRule struct {
 
 // NftSet is a named set of typed elements.
 type NftSet struct {
-	Name     string   `json:"name"`
-	Type     string   `json:"type"` // ipv4_addr, ipv6_addr, inet_service
-	Interval bool     `json:"interval,omitempty"`
+	Name     string `json:"name"`
+	Type     string `json:"type"` // ipv4_addr, ipv6_addr, inet_service
+	Interval bool   `json:"interval,omitempty"`
+	// Timeout, when set, is the set's timeout flag (NFT_SET_TIMEOUT) and
+	// its default element timeout, a duration ("1h", "90s"; "0s": the
+	// flag alone, elements kept until deleted): see NftSetTimeout.
+	Timeout  string   `json:"timeout,omitempty"`
 	Elements []string `json:"elements,omitempty"` // addresses (prefixes and ranges with Interval), ports (ranges with Interval)
 }
 
@@ -218,6 +222,7 @@ func (t *NftTable) Canonical() NftTable {
 	}
 	for _, s := range t.Sets {
 		s.Elements = canonicalElements(s)
+		s.Timeout = canonicalTimeout(s.Timeout)
 		out.Sets = append(out.Sets, s)
 	}
 	return out
@@ -338,6 +343,9 @@ func (t *NftTable) Validate() error {
 		}
 	}
 	for _, s := range t.Sets {
+		if err := CheckNftSetTimeout(s); err != nil {
+			return invalid(t, "set %s: %v", s.Name, err)
+		}
 		for _, e := range s.Elements {
 			if err := CheckNftElement(s.Type, s.Interval, e); err != nil {
 				return invalid(t, "set %s: %v", s.Name, err)

@@ -174,6 +174,9 @@ func diffNftSets(out []ItemFieldDiff, want, have []NftSet) []ItemFieldDiff {
 		if w.Interval != h.Interval {
 			out = append(out, ItemFieldDiff{"set " + w.Name + " interval", fmt.Sprint(w.Interval), fmt.Sprint(h.Interval)})
 		}
+		if w.Timeout != h.Timeout {
+			out = append(out, ItemFieldDiff{"set " + w.Name + " timeout", orNone(w.Timeout), orNone(h.Timeout)})
+		}
 		missing, extra := stringsMinus(w.Elements, h.Elements), stringsMinus(h.Elements, w.Elements)
 		if len(missing)+len(extra) > 0 {
 			out = append(out, ItemFieldDiff{"set " + w.Name + " elements",

@@ -1,6 +1,7 @@
 package intent
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -201,6 +202,11 @@ func (c *checker) nftSet(family string, s *items.NftSet, at Origin) {
 	}
 	if (family == "ip" && s.Type == "ipv6_addr") || (family == "ip6" && s.Type == "ipv4_addr") {
 		c.fail(at.field("type"), "a set of %s cannot be matched in family %s", s.Type, family)
+	}
+	if err := items.CheckNftSetTimeout(*s); errors.Is(err, items.ErrNftTimeoutElements) {
+		c.fail(at.field("elements"), "%v", err)
+	} else if err != nil {
+		c.fail(at.field("timeout"), "%v", err)
 	}
 	seen := map[string]bool{}
 	for i, e := range s.Elements {

@@ -3,6 +3,8 @@ package intent
 import (
 	"strings"
 	"testing"
+
+	"github.com/netagent/netagent/items"
 )
 
 // nftEdge is a valid edge router's table: input policy drop,
@@ -97,6 +99,12 @@ func TestNftablesRefusals(t *testing.T) {
 				p + `.sets[0].elements[1]: "::1" is not an element of a set of ipv4_addr`,
 				p + `.sets[0].elements[3]: "10.0.0.1" is listed twice`,
 				p + `.sets[1].type: a set of ipv6_addr cannot be matched in family ip`}},
+		{"set timeouts", `{"family": "ip", "name": "t", "sets": [{"name": "a", "type": "ipv4_addr", "timeout": "1h", "elements": ["10.0.0.1"]},
+			{"name": "b", "type": "ipv4_addr", "timeout": "soon"}, {"name": "c", "type": "ipv4_addr", "timeout": "1500us"},
+			{"name": "d", "type": "ipv4_addr", "timeout": "0s", "elements": ["10.0.0.1"]}, {"name": "e", "type": "ipv4_addr", "timeout": "2h"}]}`,
+			[]string{p + `.sets[0].elements: ` + items.ErrNftTimeoutElements.Error(),
+				p + `.sets[1].timeout: timeout "soon" is not a duration such as 1h or 90s`,
+				p + `.sets[2].timeout: timeout "1500us": want a duration of whole milliseconds, 0s or more`}},
 		{"matches", `{"family": "ip", "name": "t", "chains": [{"name": "c", "rules": [
 			{"saddr": "2001:db8::/32", "daddr": "10.0.0.1/8", "dport": "22", "protocol": "gre", "ctState": ["bogus"]},
 			{"protocol": "tcp", "sport": "9-3", "iifname": "a/b"}]}]}`,

@@ -197,6 +197,11 @@ var setDatatypes = map[string]gnft.SetDatatype{
 // as its start and the key after its end (nft's encoding).
 func encodeSet(t *gnft.Table, s items.NftSet) (*gnft.Set, []gnft.SetElement, error) {
 	set := &gnft.Set{Table: t, Name: s.Name, KeyType: setDatatypes[s.Type], Interval: s.Interval}
+	if d, ok, err := items.NftSetTimeout(s); err != nil {
+		return nil, nil, fmt.Errorf("set %s: %w", s.Name, err)
+	} else if ok {
+		set.HasTimeout, set.Timeout = true, d
+	}
 	var elems []gnft.SetElement
 	for _, e := range s.Elements {
 		r, err := items.ParseNftElement(s.Type, s.Interval, e)
@@ -490,7 +495,8 @@ func dumpSets(c *gnft.Conn, t *gnft.Table) ([]items.NftSet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("set %s: %w", s.Name, err)
 		}
-		out = append(out, items.NftSet{Name: s.Name, Type: typ, Interval: s.Interval, Elements: decodeElements(typ, s.Interval, elems)})
+		out = append(out, items.NftSet{Name: s.Name, Type: typ, Interval: s.Interval, Timeout: setTimeout(s),
+			Elements: decodeElements(typ, s.Interval, staticElements(s, elems))})
 	}
 	return out, nil
 }
