@@ -31,6 +31,7 @@ type NftTable struct {
 	Table  string     `json:"name"`
 	Chains []NftChain `json:"chains,omitempty"`
 	Sets   []NftSet   `json:"sets,omitempty"`
+	Maps   []NftMap   `json:"maps,omitempty"`
 }
 
 // NftChain is a chain: a base chain when Hook is set (with Type,
@@ -145,6 +146,7 @@ type NftRule struct {
 	ICMPType string   `json:"icmpType,omitempty"` // with Protocol icmp or icmpv6: a type name nft knows, or a number
 	CtState  []string `json:"ctState,omitempty"`  // new, established, related, invalid, untracked: any of them
 	Mark     *uint32  `json:"mark,omitempty"`     // the packet's mark (meta mark)
+	Vmap     *NftVmap `json:"vmap,omitempty"`     // the verdict, from a verdict map (no Verdict then)
 
 	Limit      *NftLimit    `json:"limit,omitempty"`
 	Counter    bool         `json:"counter,omitempty"`
@@ -201,6 +203,7 @@ func (t *NftTable) byName() NftTable {
 	c := t.Canonical()
 	slices.SortStableFunc(c.Chains, func(a, b NftChain) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortStableFunc(c.Sets, func(a, b NftSet) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(c.Maps, func(a, b NftMap) int { return strings.Compare(a.Name, b.Name) })
 	return c
 }
 
@@ -224,6 +227,9 @@ func (t *NftTable) Canonical() NftTable {
 		s.Elements = canonicalElements(s)
 		s.Timeout = canonicalTimeout(s.Timeout)
 		out.Sets = append(out.Sets, s)
+	}
+	for _, m := range t.Maps {
+		out.Maps = append(out.Maps, canonicalMap(m))
 	}
 	return out
 }
@@ -349,6 +355,13 @@ func (t *NftTable) Validate() error {
 		for _, e := range s.Elements {
 			if err := CheckNftElement(s.Type, s.Interval, e); err != nil {
 				return invalid(t, "set %s: %v", s.Name, err)
+			}
+		}
+	}
+	for _, m := range t.Maps {
+		for _, e := range m.Elements {
+			if err := CheckNftMapElement(m, e); err != nil {
+				return invalid(t, "map %s: %v", m.Name, err)
 			}
 		}
 	}

@@ -43,8 +43,20 @@ func (t *NftTable) DiffFields(have dg.Item) []ItemFieldDiff {
 	w, r := t.byName(), h.byName()
 	var out []ItemFieldDiff
 	out = diffNftChains(out, w.Chains, r.Chains)
-	return diffNftSets(out, w.Sets, r.Sets)
+	out = diffNftSets(out, "set ", w.Sets, r.Sets)
+	return diffNftSets(out, "map ", nftMapsAsSets(w.Maps), nftMapsAsSets(r.Maps))
 }
+
+// nftMapsAsSets are verdict maps as sets of "key : verdict" elements, for
+// their differences ("map svc elements: want 23 : drop (missing), ...").
+func nftMapsAsSets(maps []NftMap) []NftSet {
+	var out []NftSet
+	for _, m := range maps {
+		out = append(out, NftSet{Name: m.Name, Type: m.Type, Interval: m.Interval, Elements: m.MapElementStrings()})
+	}
+	return out
+}
+
 
 func diffNftChains(out []ItemFieldDiff, want, have []NftChain) []ItemFieldDiff {
 	haveBy := map[string]*NftChain{}
@@ -155,7 +167,8 @@ func nftRuleString(r NftRule) string {
 	return string(b)
 }
 
-func diffNftSets(out []ItemFieldDiff, want, have []NftSet) []ItemFieldDiff {
+// diffNftSets compares sets, or maps as sets (kind "map ").
+func diffNftSets(out []ItemFieldDiff, kind string, want, have []NftSet) []ItemFieldDiff {
 	haveBy := map[string]*NftSet{}
 	for i := range have {
 		haveBy[have[i].Name] = &have[i]
@@ -165,27 +178,27 @@ func diffNftSets(out []ItemFieldDiff, want, have []NftSet) []ItemFieldDiff {
 		wanted[w.Name] = true
 		h, ok := haveBy[w.Name]
 		if !ok {
-			out = append(out, ItemFieldDiff{"set " + w.Name, nftSetString(w), "none"})
+			out = append(out, ItemFieldDiff{kind + w.Name, nftSetString(w), "none"})
 			continue
 		}
 		if w.Type != h.Type {
-			out = append(out, ItemFieldDiff{"set " + w.Name + " type", w.Type, h.Type})
+			out = append(out, ItemFieldDiff{kind + w.Name + " type", w.Type, h.Type})
 		}
 		if w.Interval != h.Interval {
-			out = append(out, ItemFieldDiff{"set " + w.Name + " interval", fmt.Sprint(w.Interval), fmt.Sprint(h.Interval)})
+			out = append(out, ItemFieldDiff{kind + w.Name + " interval", fmt.Sprint(w.Interval), fmt.Sprint(h.Interval)})
 		}
 		if w.Timeout != h.Timeout {
-			out = append(out, ItemFieldDiff{"set " + w.Name + " timeout", orNone(w.Timeout), orNone(h.Timeout)})
+			out = append(out, ItemFieldDiff{kind + w.Name + " timeout", orNone(w.Timeout), orNone(h.Timeout)})
 		}
 		missing, extra := stringsMinus(w.Elements, h.Elements), stringsMinus(h.Elements, w.Elements)
 		if len(missing)+len(extra) > 0 {
-			out = append(out, ItemFieldDiff{"set " + w.Name + " elements",
+			out = append(out, ItemFieldDiff{kind + w.Name + " elements",
 				nftElementList(missing, "missing"), nftElementList(extra, "not intended")})
 		}
 	}
 	for _, h := range have {
 		if !wanted[h.Name] {
-			out = append(out, ItemFieldDiff{"set " + h.Name, "none", nftSetString(h)})
+			out = append(out, ItemFieldDiff{kind + h.Name, "none", nftSetString(h)})
 		}
 	}
 	return out

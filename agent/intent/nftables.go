@@ -105,11 +105,13 @@ func (c *checker) nftTable(t *items.NftTable, at Origin) bool {
 		}
 		chains[ch.Name] = ch
 	}
+	vmaps := c.nftMaps(t, at, chains, sets)
 	for i := range t.Chains {
 		ca := at.field("chains").index(i)
 		c.nftChain(t.Family, &t.Chains[i], ca)
 		for j := range t.Chains[i].Rules {
 			c.nftRule(t.Family, &t.Chains[i].Rules[j], ca.field("rules").index(j), chains, sets)
+			c.nftVmap(&t.Chains[i].Rules[j], ca.field("rules").index(j), vmaps)
 		}
 	}
 	c.nftNatReach(t, at)

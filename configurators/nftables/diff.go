@@ -21,10 +21,11 @@ import (
 // The order is the kernel's: rules go before the chains and sets they
 // reference, sets and chains come before the rules that use them.
 func diffTable(have Dumped, want *items.NftTable) []Op {
-	d := &differ{ref: items.NftTable{Family: want.Family, Table: want.Table, Sets: want.Sets}}
+	d := &differ{ref: items.NftTable{Family: want.Family, Table: want.Table, Sets: want.Sets, Maps: want.Maps}}
 	// A dump is in canonical form already (the codec decodes to it).
 	hc, wc := have.Table, want.Canonical()
 	d.sets(hc.Sets, wc.Sets)
+	d.maps(hc.Maps, wc.Maps)
 	d.chains(hc.Chains, wc.Chains, have.Handles)
 	return d.ordered()
 }
@@ -36,6 +37,7 @@ type differ struct {
 	delSets, delElems   []Op
 	addSets, addElems   []Op
 	addChains, addRules []Op
+	delMaps, addMaps    []Op // verdict maps and their elements (maps_diff.go)
 	recreatedSets       map[string]bool
 	recreatedChains     map[string]bool
 }
@@ -44,7 +46,7 @@ func (d *differ) op(kind OpKind) Op { return Op{Kind: kind, Table: d.ref} }
 
 func (d *differ) ordered() []Op {
 	var out []Op
-	for _, ops := range [][]Op{d.delRules, d.delChains, d.delSets, d.delElems, d.addSets, d.addElems, d.addChains, d.addRules} {
+	for _, ops := range [][]Op{d.delRules, d.delMaps, d.delChains, d.delSets, d.delElems, d.addSets, d.addElems, d.addChains, d.addMaps, d.addRules} {
 		out = append(out, ops...)
 	}
 	return out
@@ -233,10 +235,7 @@ func (d *differ) keepable(have []items.NftRule) []bool {
 	if len(d.recreatedSets) == 0 && len(d.recreatedChains) == 0 {
 		return nil
 	}
-	types := setTypes{}
-	for _, s := range d.ref.Sets {
-		types[s.Name] = s.Type
-	}
+	types := tableTypes(&d.ref)
 	keep := make([]bool, len(have))
 	for i := range have {
 		keep[i] = !d.bindsRecreated(&have[i], types)
