@@ -57,12 +57,8 @@ func nftMapsAsSets(maps []NftMap) []NftSet {
 	return out
 }
 
-
 func diffNftChains(out []ItemFieldDiff, want, have []NftChain) []ItemFieldDiff {
-	haveBy := map[string]*NftChain{}
-	for i := range have {
-		haveBy[have[i].Name] = &have[i]
-	}
+	haveBy := IndexNamed(have, func(c *NftChain) string { return c.Name })
 	wanted := map[string]bool{}
 	for _, w := range want {
 		wanted[w.Name] = true
@@ -169,10 +165,7 @@ func nftRuleString(r NftRule) string {
 
 // diffNftSets compares sets, or maps as sets (kind "map ").
 func diffNftSets(out []ItemFieldDiff, kind string, want, have []NftSet) []ItemFieldDiff {
-	haveBy := map[string]*NftSet{}
-	for i := range have {
-		haveBy[have[i].Name] = &have[i]
-	}
+	haveBy := IndexNamed(have, func(s *NftSet) string { return s.Name })
 	wanted := map[string]bool{}
 	for _, w := range want {
 		wanted[w.Name] = true
@@ -190,7 +183,7 @@ func diffNftSets(out []ItemFieldDiff, kind string, want, have []NftSet) []ItemFi
 		if w.Timeout != h.Timeout {
 			out = append(out, ItemFieldDiff{kind + w.Name + " timeout", orNone(w.Timeout), orNone(h.Timeout)})
 		}
-		missing, extra := stringsMinus(w.Elements, h.Elements), stringsMinus(h.Elements, w.Elements)
+		missing, extra := MinusStrings(w.Elements, h.Elements), MinusStrings(h.Elements, w.Elements)
 		if len(missing)+len(extra) > 0 {
 			out = append(out, ItemFieldDiff{kind + w.Name + " elements",
 				nftElementList(missing, "missing"), nftElementList(extra, "not intended")})
@@ -225,8 +218,8 @@ func nftElementList(els []string, what string) string {
 	return fmt.Sprintf("%s (%s)", s, what)
 }
 
-// stringsMinus returns the members of a not in b, in a's order.
-func stringsMinus(a, b []string) []string {
+// MinusStrings returns the members of a not in b, in a's order.
+func MinusStrings(a, b []string) []string {
 	in := make(map[string]bool, len(b))
 	for _, s := range b {
 		in[s] = true
@@ -236,6 +229,15 @@ func stringsMinus(a, b []string) []string {
 		if !in[s] {
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// IndexNamed maps the name of each member of list to its name.
+func IndexNamed[T any](list []T, name func(*T) string) map[string]*T {
+	out := make(map[string]*T, len(list))
+	for i := range list {
+		out[name(&list[i])] = &list[i]
 	}
 	return out
 }

@@ -52,13 +52,7 @@ func (d *differ) ordered() []Op {
 	return out
 }
 
-func byName[T any](list []T, name func(*T) string) map[string]*T {
-	out := make(map[string]*T, len(list))
-	for i := range list {
-		out[name(&list[i])] = &list[i]
-	}
-	return out
-}
+func byName[T any](list []T, name func(*T) string) map[string]*T { return items.IndexNamed(list, name) }
 
 func setName(s *items.NftSet) string     { return s.Name }
 func chainName(c *items.NftChain) string { return c.Name }
@@ -98,7 +92,7 @@ func sameSet(h, w items.NftSet) bool {
 // elements diffs a kept set's elements (canonical, so equal strings are
 // equal keys).
 func (d *differ) elements(h, w items.NftSet) {
-	del, add := minus(h.Elements, w.Elements), minus(w.Elements, h.Elements)
+	del, add := items.MinusStrings(h.Elements, w.Elements), items.MinusStrings(w.Elements, h.Elements)
 	s := h
 	if len(del) > 0 {
 		s.Elements = del
@@ -112,21 +106,6 @@ func (d *differ) elements(h, w items.NftSet) {
 		op.Set = s
 		d.addElems = append(d.addElems, op)
 	}
-}
-
-// minus returns the members of a not in b, in a's order.
-func minus(a, b []string) []string {
-	in := make(map[string]bool, len(b))
-	for _, s := range b {
-		in[s] = true
-	}
-	var out []string
-	for _, s := range a {
-		if !in[s] {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // chains diffs the chains: added, deleted, recreated (a base chain's

@@ -37,8 +37,8 @@ func (d *differ) maps(have, want []items.NftMap) {
 }
 
 func (d *differ) mapElements(h, w items.NftMap) {
-	del := minus(h.MapElementStrings(), w.MapElementStrings())
-	add := minus(w.MapElementStrings(), h.MapElementStrings())
+	del := items.MinusStrings(h.MapElementStrings(), w.MapElementStrings())
+	add := items.MinusStrings(w.MapElementStrings(), h.MapElementStrings())
 	for _, ch := range []struct {
 		els  []string
 		kind OpKind
