@@ -96,4 +96,12 @@ func TestNftablesVerdictMaps(t *testing.T) {
 	if res := e.mustRun(0, "apply", changed); !strings.Contains(res.stdout, "converged: 0 operations") {
 		t.Errorf("apply after the change wrote: %s", res)
 	}
+	// show --json is the read-back as an intent, maps and vmaps included.
+	shown := e.mustRun(0, "show", "--json").stdout
+	if !strings.Contains(shown, `"vmap"`) || !strings.Contains(shown, `"maps"`) {
+		t.Errorf("show --json lacks the maps or the vmaps:\n%s", shown)
+	}
+	if res := e.mustRun(0, "apply", e.writeFile("shown.json", shown)); !strings.Contains(res.stdout, "converged: 0 operations") {
+		t.Errorf("apply of show --json wrote: %s", res)
+	}
 }
