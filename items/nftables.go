@@ -31,6 +31,7 @@ type NftTable struct {
 	Table  string     `json:"name"`
 	Chains []NftChain `json:"chains,omitempty"`
 	Sets   []NftSet   `json:"sets,omitempty"`
+	Maps   []NftMap   `json:"maps,omitempty"`
 }
 
 // NftChain is a chain: a base chain when Hook is set (with Type,
@@ -145,6 +146,7 @@ type NftRule struct {
 	ICMPType string   `json:"icmpType,omitempty"` // with Protocol icmp or icmpv6: a type name nft knows, or a number
 	CtState  []string `json:"ctState,omitempty"`  // new, established, related, invalid, untracked: any of them
 	Mark     *uint32  `json:"mark,omitempty"`     // the packet's mark (meta mark)
+	Vmap     *NftVmap `json:"vmap,omitempty"`     // the verdict, from a verdict map (no Verdict then)
 
 	Limit      *NftLimit    `json:"limit,omitempty"`
 	Counter    bool         `json:"counter,omitempty"`
@@ -160,9 +162,13 @@ type NftRule struct {
 
 // NftSet is a named set of typed elements.
 type NftSet struct {
-	Name     string   `json:"name"`
-	Type     string   `json:"type"` // ipv4_addr, ipv6_addr, inet_service
-	Interval bool     `json:"interval,omitempty"`
+	Name     string `json:"name"`
+	Type     string `json:"type"` // ipv4_addr, ipv6_addr, inet_service
+	Interval bool   `json:"interval,omitempty"`
+	// Timeout, when set, is the set's timeout flag (NFT_SET_TIMEOUT) and
+	// its default element timeout, a duration ("1h", "90s"; "0s": the
+	// flag alone, elements kept until deleted): see NftSetTimeout.
+	Timeout  string   `json:"timeout,omitempty"`
 	Elements []string `json:"elements,omitempty"` // addresses (prefixes and ranges with Interval), ports (ranges with Interval)
 }
 
@@ -187,10 +193,10 @@ func (t *NftTable) Equal(other dg.Item) bool {
 	if !ok || o == nil {
 		return false
 	}
-	if t.Family != o.Family || t.Table != o.Table || len(t.Chains) != len(o.Chains) || len(t.Sets) != len(o.Sets) {
+	if t.Family != o.Family || t.Table != o.Table || len(t.Chains) != len(o.Chains) || len(t.Sets) != len(o.Sets) || len(t.Maps) != len(o.Maps) {
 		return false
 	}
-	// Chains and sets in the order of their names: their order has no
+	// Chains, sets and maps in the order of their names: their order has no
 	// meaning (the kernel keeps them in creation order, which a
 	// fine-grained modify does not keep). Part by part, the canonical
 	// form only of what differs as written: a set of 100k elements costs
@@ -207,11 +213,18 @@ func (t *NftTable) Equal(other dg.Item) bool {
 			return false
 		}
 	}
+	tm, um := sortedBy(t.Maps, mapName), sortedBy(o.Maps, mapName)
+	for i := range tm {
+		if !reflect.DeepEqual(tm[i], um[i]) && !reflect.DeepEqual(canonicalMap(tm[i]), canonicalMap(um[i])) {
+			return false
+		}
+	}
 	return true
 }
 
 func chainName(c NftChain) string { return c.Name }
 func setName(s NftSet) string     { return s.Name }
+func mapName(m NftMap) string     { return m.Name }
 
 // sortedBy is a copy of list in the order of name (stable).
 func sortedBy[T any](list []T, name func(T) string) []T {
@@ -231,6 +244,9 @@ func (t *NftTable) Canonical() NftTable {
 	for _, s := range t.Sets {
 		out.Sets = append(out.Sets, canonicalSet(s))
 	}
+	for _, m := range t.Maps {
+		out.Maps = append(out.Maps, canonicalMap(m))
+	}
 	return out
 }
 
@@ -249,6 +265,7 @@ func canonicalChain(family string, c NftChain) NftChain {
 
 func canonicalSet(s NftSet) NftSet {
 	s.Elements = canonicalElements(s)
+	s.Timeout = canonicalTimeout(s.Timeout)
 	return s
 }
 
@@ -373,9 +390,19 @@ func (t *NftTable) Validate() error {
 		}
 	}
 	for _, s := range t.Sets {
+		if err := CheckNftSetTimeout(s); err != nil {
+			return invalid(t, "set %s: %v", s.Name, err)
+		}
 		for _, e := range s.Elements {
 			if err := CheckNftElement(s.Type, s.Interval, e); err != nil {
 				return invalid(t, "set %s: %v", s.Name, err)
+			}
+		}
+	}
+	for _, m := range t.Maps {
+		for _, e := range m.Elements {
+			if err := CheckNftMapElement(m, e); err != nil {
+				return invalid(t, "map %s: %v", m.Name, err)
 			}
 		}
 	}

@@ -152,8 +152,20 @@ func itemOf(n *dg.Node) dg.Item {
 // prefixes, MACs, durations) and slices are compared whole. When nothing
 // differs field by field although the items are not Equal, it returns one
 // FieldDiff for the whole item.
+//
+// An item that tells its own differences (items.FieldDiffer: an
+// nftables table, by chain, rule and attribute) is asked instead.
 func DiffFields(want, have dg.Item) []FieldDiff {
 	var out []FieldDiff
+	if d, ok := want.(items.FieldDiffer); ok && reflect.TypeOf(want) == reflect.TypeOf(have) {
+		for _, f := range d.DiffFields(have) {
+			out = append(out, FieldDiff{Field: f.Field, Want: f.Want, Have: f.Have})
+		}
+		if len(out) > 0 || want.Equal(have) {
+			return out
+		}
+		return []FieldDiff{{Field: "(item)", Want: want.String(), Have: have.String()}}
+	}
 	diffValue("", reflect.ValueOf(want), reflect.ValueOf(have), &out)
 	if len(out) == 0 && !want.Equal(have) {
 		out = append(out, FieldDiff{Field: "(item)", Want: want.String(), Have: have.String()})

@@ -1,6 +1,7 @@
 package intent
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -104,11 +105,13 @@ func (c *checker) nftTable(t *items.NftTable, at Origin) bool {
 		}
 		chains[ch.Name] = ch
 	}
+	vmaps := c.nftMaps(t, at, chains, sets)
 	for i := range t.Chains {
 		ca := at.field("chains").index(i)
 		c.nftChain(t.Family, &t.Chains[i], ca)
 		for j := range t.Chains[i].Rules {
 			c.nftRule(t.Family, &t.Chains[i].Rules[j], ca.field("rules").index(j), chains, sets)
+			c.nftVmap(&t.Chains[i].Rules[j], ca.field("rules").index(j), vmaps)
 		}
 	}
 	c.nftNatReach(t, at)
@@ -201,6 +204,11 @@ func (c *checker) nftSet(family string, s *items.NftSet, at Origin) {
 	}
 	if (family == "ip" && s.Type == "ipv6_addr") || (family == "ip6" && s.Type == "ipv4_addr") {
 		c.fail(at.field("type"), "a set of %s cannot be matched in family %s", s.Type, family)
+	}
+	if err := items.CheckNftSetTimeout(*s); errors.Is(err, items.ErrNftTimeoutElements) {
+		c.fail(at.field("elements"), "%v", err)
+	} else if err != nil {
+		c.fail(at.field("timeout"), "%v", err)
 	}
 	seen := map[string]bool{}
 	for i, e := range s.Elements {

@@ -3,6 +3,8 @@ package intent
 import (
 	"strings"
 	"testing"
+
+	"github.com/netagent/netagent/items"
 )
 
 // nftEdge is a valid edge router's table: input policy drop,
@@ -97,6 +99,29 @@ func TestNftablesRefusals(t *testing.T) {
 				p + `.sets[0].elements[1]: "::1" is not an element of a set of ipv4_addr`,
 				p + `.sets[0].elements[3]: "10.0.0.1" is listed twice`,
 				p + `.sets[1].type: a set of ipv6_addr cannot be matched in family ip`}},
+		{"verdict maps", `{"family": "inet", "name": "t", "sets": [{"name": "s", "type": "ipv4_addr"}],
+			"maps": [{"name": "svc", "type": "inet_service", "elements": [{"key": "22", "verdict": "accept"}, {"key": "80", "verdict": "jump", "target": "nowhere"},
+				{"key": "22", "verdict": "drop"}, {"key": "x", "verdict": "accept"}, {"key": "25", "verdict": "jump", "target": "in"}]},
+				{"name": "s", "type": "ipv4_addr"}],
+			"chains": [{"name": "in", "type": "filter", "hook": "input", "priority": 0, "rules": [
+				{"protocol": "tcp", "vmap": {"on": "saddr", "map": "svc"}}, {"vmap": {"on": "dport", "map": "svc"}, "verdict": "accept"},
+				{"vmap": {"on": "mark", "map": "none"}}]}]}`,
+			[]string{p + `.maps[0].elements[1].target: chain "nowhere" is not defined in the table`,
+				p + `.maps[0].elements[2].key: key "22" is already the key of elements[0]`,
+				p + `.maps[0].elements[3].key: "x" is not a port or a range lo-hi: "x" is not a port (1-65535)`,
+				p + `.maps[0].elements[4].target: chain "in" is a base chain: the kernel only lets a rule jump to a regular chain`,
+				p + `.maps[1].name: "s" is already the name of a set of the table`,
+				p + `.chains[0].rules[0].vmap.map: map "svc" has keys of inet_service, not ipv4_addr or ipv6_addr (for saddr)`,
+				p + `.chains[0].rules[1].vmap.on: a port lookup needs protocol tcp or udp`,
+				p + `.chains[0].rules[1].verdict: a rule with a vmap takes its verdict from the map: no verdict besides`,
+				p + `.chains[0].rules[2].vmap.on: "mark" is not a field a vmap looks up (want daddr, dport, saddr, sport)`,
+				p + `.chains[0].rules[2].vmap.map: map "none" is not defined in the table`}},
+		{"set timeouts", `{"family": "ip", "name": "t", "sets": [{"name": "a", "type": "ipv4_addr", "timeout": "1h", "elements": ["10.0.0.1"]},
+			{"name": "b", "type": "ipv4_addr", "timeout": "soon"}, {"name": "c", "type": "ipv4_addr", "timeout": "1500us"},
+			{"name": "d", "type": "ipv4_addr", "timeout": "0s", "elements": ["10.0.0.1"]}, {"name": "e", "type": "ipv4_addr", "timeout": "2h"}]}`,
+			[]string{p + `.sets[0].elements: ` + items.ErrNftTimeoutElements.Error(),
+				p + `.sets[1].timeout: timeout "soon" is not a duration such as 1h or 90s`,
+				p + `.sets[2].timeout: timeout "1500us": want a duration of whole milliseconds, 0s or more`}},
 		{"matches", `{"family": "ip", "name": "t", "chains": [{"name": "c", "rules": [
 			{"saddr": "2001:db8::/32", "daddr": "10.0.0.1/8", "dport": "22", "protocol": "gre", "ctState": ["bogus"]},
 			{"protocol": "tcp", "sport": "9-3", "iifname": "a/b"}]}]}`,

@@ -92,7 +92,11 @@ func encodeRule(family string, r *items.NftRule, sets setTypes) ([]expr.Any, err
 	if err != nil {
 		return nil, err
 	}
-	return append(out, stmts...), nil
+	out = append(out, stmts...)
+	if r.Vmap != nil {
+		out = append(out, encodeVmap(family, r.Vmap, sets)...)
+	}
+	return out, nil
 }
 
 func le32(v uint32) []byte { return binary.NativeEndian.AppendUint32(nil, v) }
@@ -433,7 +437,7 @@ func (d *decoder) setPort(s string) {
 
 func (d *decoder) lookup(e *expr.Lookup) error {
 	if e.IsDestRegSet {
-		return fmt.Errorf("a map lookup")
+		return d.vmap(e)
 	}
 	v := "@" + e.SetName
 	if e.Invert {

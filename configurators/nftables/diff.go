@@ -21,10 +21,11 @@ import (
 // The order is the kernel's: rules go before the chains and sets they
 // reference, sets and chains come before the rules that use them.
 func diffTable(have Dumped, want *items.NftTable) []Op {
-	d := &differ{ref: items.NftTable{Family: want.Family, Table: want.Table, Sets: want.Sets}}
+	d := &differ{ref: items.NftTable{Family: want.Family, Table: want.Table, Sets: want.Sets, Maps: want.Maps}}
 	// A dump is in canonical form already (the codec decodes to it).
 	hc, wc := have.Table, want.Canonical()
 	d.sets(hc.Sets, wc.Sets)
+	d.maps(hc.Maps, wc.Maps)
 	d.chains(hc.Chains, wc.Chains, have.Handles)
 	return d.ordered()
 }
@@ -36,6 +37,7 @@ type differ struct {
 	delSets, delElems   []Op
 	addSets, addElems   []Op
 	addChains, addRules []Op
+	delMaps, addMaps    []Op // verdict maps and their elements (maps_diff.go)
 	recreatedSets       map[string]bool
 	recreatedChains     map[string]bool
 }
@@ -44,19 +46,13 @@ func (d *differ) op(kind OpKind) Op { return Op{Kind: kind, Table: d.ref} }
 
 func (d *differ) ordered() []Op {
 	var out []Op
-	for _, ops := range [][]Op{d.delRules, d.delChains, d.delSets, d.delElems, d.addSets, d.addElems, d.addChains, d.addRules} {
+	for _, ops := range [][]Op{d.delRules, d.delMaps, d.delChains, d.delSets, d.delElems, d.addSets, d.addElems, d.addChains, d.addMaps, d.addRules} {
 		out = append(out, ops...)
 	}
 	return out
 }
 
-func byName[T any](list []T, name func(*T) string) map[string]*T {
-	out := make(map[string]*T, len(list))
-	for i := range list {
-		out[name(&list[i])] = &list[i]
-	}
-	return out
-}
+func byName[T any](list []T, name func(*T) string) map[string]*T { return items.IndexNamed(list, name) }
 
 func setName(s *items.NftSet) string     { return s.Name }
 func chainName(c *items.NftChain) string { return c.Name }
@@ -96,7 +92,7 @@ func sameSet(h, w items.NftSet) bool {
 // elements diffs a kept set's elements (canonical, so equal strings are
 // equal keys).
 func (d *differ) elements(h, w items.NftSet) {
-	del, add := minus(h.Elements, w.Elements), minus(w.Elements, h.Elements)
+	del, add := items.MinusStrings(h.Elements, w.Elements), items.MinusStrings(w.Elements, h.Elements)
 	s := h
 	if len(del) > 0 {
 		s.Elements = del
@@ -110,21 +106,6 @@ func (d *differ) elements(h, w items.NftSet) {
 		op.Set = s
 		d.addElems = append(d.addElems, op)
 	}
-}
-
-// minus returns the members of a not in b, in a's order.
-func minus(a, b []string) []string {
-	in := make(map[string]bool, len(b))
-	for _, s := range b {
-		in[s] = true
-	}
-	var out []string
-	for _, s := range a {
-		if !in[s] {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // chains diffs the chains: added, deleted, recreated (a base chain's
@@ -233,10 +214,7 @@ func (d *differ) keepable(have []items.NftRule) []bool {
 	if len(d.recreatedSets) == 0 && len(d.recreatedChains) == 0 {
 		return nil
 	}
-	types := setTypes{}
-	for _, s := range d.ref.Sets {
-		types[s.Name] = s.Type
-	}
+	types := tableTypes(&d.ref)
 	keep := make([]bool, len(have))
 	for i := range have {
 		keep[i] = !d.bindsRecreated(&have[i], types)

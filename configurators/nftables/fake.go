@@ -48,6 +48,7 @@ type fakeTable struct {
 	next         uint64 // the table's handle generator
 	chains       []*fakeChain
 	sets         []*fakeSet
+	maps         []*fakeMap
 }
 
 type fakeChain struct {
@@ -214,6 +215,12 @@ func (f *FakeKernel) clone() *FakeKernel {
 			cs.elems = slices.Clone(s.elems)
 			c.sets = append(c.sets, &cs)
 		}
+		c.maps = nil
+		for _, m := range t.maps {
+			cm := *m
+			cm.elems = slices.Clone(m.elems)
+			c.maps = append(c.maps, &cm)
+		}
 		w.tables = append(w.tables, &c)
 	}
 	return w
@@ -280,6 +287,8 @@ func (w *FakeKernel) apply(op Op) error {
 			return fmt.Errorf("set %s: %w", op.Set.Name, unix.ENOENT)
 		}
 		return s.elements(op.Set.Elements, op.Kind == OpAddElements)
+	case OpAddMap, OpDeleteMap, OpAddMapElements, OpDeleteMapElements:
+		return t.mapOp(op)
 	case OpAddRule:
 		return t.addRule(op.Chain.Name, &op.Rule, op.Handle)
 	case OpDeleteRule:
@@ -311,6 +320,11 @@ func (w *FakeKernel) createTable(t *fakeTable, desc items.NftTable) error {
 	}
 	for _, ch := range desc.Chains {
 		if err := t.addChain(ch); err != nil {
+			return err
+		}
+	}
+	for _, m := range desc.Maps {
+		if err := t.addMap(m); err != nil {
 			return err
 		}
 	}
@@ -378,6 +392,9 @@ func (t *fakeTable) delChain(name string, del bool) error {
 	}
 	if t.uses(func(e expr.Any) bool { v, ok := e.(*expr.Verdict); return ok && v.Chain == name }) {
 		return fmt.Errorf("chain %s: a rule jumps to it: %w", name, unix.EBUSY)
+	}
+	if t.mapJumpsTo(name) {
+		return fmt.Errorf("chain %s: a map element jumps to it: %w", name, unix.EBUSY)
 	}
 	t.chains = slices.DeleteFunc(t.chains, func(x *fakeChain) bool { return x == c })
 	return nil
@@ -462,11 +479,7 @@ func (t *fakeTable) addRule(chain string, r *items.NftRule, before uint64) error
 	if c == nil {
 		return fmt.Errorf("chain %s: %w", chain, unix.ENOENT)
 	}
-	types := setTypes{}
-	for _, s := range t.sets {
-		types[s.def.Name] = s.def.Type
-	}
-	exprs, err := encodeRule(t.family, r, types)
+	exprs, err := encodeRule(t.family, r, t.types())
 	if err != nil {
 		return fmt.Errorf("chain %s: %v: %w", chain, err, unix.EINVAL)
 	}
@@ -490,8 +503,8 @@ func (t *fakeTable) addRule(chain string, r *items.NftRule, before uint64) error
 func (t *fakeTable) checkRef(e expr.Any) error {
 	switch e := e.(type) {
 	case *expr.Lookup:
-		if t.set(e.SetName) == nil {
-			return fmt.Errorf("set %s: %w", e.SetName, unix.ENOENT)
+		if (t.set(e.SetName) == nil || e.IsDestRegSet) && (t.mapNamed(e.SetName) == nil || !e.IsDestRegSet) {
+			return fmt.Errorf("set or map %s: %w", e.SetName, unix.ENOENT)
 		}
 	case *expr.Verdict:
 		if e.Chain == "" {
@@ -542,6 +555,7 @@ func (f *FakeKernel) DumpTable(family, name string) (Dumped, bool, error) {
 		}
 		out.Table.Sets = append(out.Table.Sets, ds)
 	}
+	out.Table.Maps = t.dumpMaps()
 	for _, c := range t.chains {
 		if c.def.Name == items.NftOwnerChain {
 			continue

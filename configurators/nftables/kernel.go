@@ -37,21 +37,26 @@ type OpKind uint8
 // The operations of a batch. Every Op names its table by Table.Family and
 // Table.Table; OpCreateTable takes the whole of Table.
 const (
-	OpCreateTable    OpKind = iota // the whole table (NLM_F_EXCL), its owner chain, chains, sets, rules
-	OpDeleteTable                  // the table and all in it
-	OpAddChain                     // Chain (not its rules); on an existing base chain of the same hook, priority and type, its new policy
-	OpFlushChain                   // the rules of chain Chain.Name
-	OpDeleteChain                  // chain Chain.Name and its rules
-	OpAddSet                       // Set with its elements
-	OpDeleteSet                    // set Set.Name
-	OpAddElements                  // Set.Elements into set Set.Name (Type and Interval as the set's)
-	OpDeleteElements               // Set.Elements out of set Set.Name
-	OpAddRule                      // Rule into chain Chain.Name, before the rule of handle Handle (0: at the end)
-	OpDeleteRule                   // the rule of handle Handle in chain Chain.Name
+	OpCreateTable       OpKind = iota // the whole table (NLM_F_EXCL), its owner chain, chains, sets, rules
+	OpDeleteTable                     // the table and all in it
+	OpAddChain                        // Chain (not its rules); on an existing base chain of the same hook, priority and type, its new policy
+	OpFlushChain                      // the rules of chain Chain.Name
+	OpDeleteChain                     // chain Chain.Name and its rules
+	OpAddSet                          // Set with its elements
+	OpDeleteSet                       // set Set.Name
+	OpAddElements                     // Set.Elements into set Set.Name (Type and Interval as the set's)
+	OpDeleteElements                  // Set.Elements out of set Set.Name
+	OpAddRule                         // Rule into chain Chain.Name, before the rule of handle Handle (0: at the end)
+	OpDeleteRule                      // the rule of handle Handle in chain Chain.Name
+	OpAddMap                          // verdict map Map with its elements
+	OpDeleteMap                       // map Map.Name
+	OpAddMapElements                  // Map.Elements into map Map.Name (Type and Interval as the map's)
+	OpDeleteMapElements               // Map.Elements (their keys) out of map Map.Name
 )
 
 var opNames = [...]string{"create table", "delete table", "add chain", "flush chain", "delete chain",
-	"add set", "delete set", "add elements", "delete elements", "add rule", "delete rule"}
+	"add set", "delete set", "add elements", "delete elements", "add rule", "delete rule",
+	"add map", "delete map", "add map elements", "delete map elements"}
 
 func (k OpKind) String() string { return opNames[k] }
 
@@ -62,6 +67,7 @@ type Op struct {
 	Chain  items.NftChain
 	Set    items.NftSet
 	Rule   items.NftRule
+	Map    items.NftMap
 	Handle uint64
 }
 
@@ -73,6 +79,8 @@ func (o Op) String() string {
 		obj += " chain " + o.Chain.Name
 	case OpAddSet, OpDeleteSet, OpAddElements, OpDeleteElements:
 		obj += " set " + o.Set.Name
+	case OpAddMap, OpDeleteMap, OpAddMapElements, OpDeleteMapElements:
+		obj += " map " + o.Map.Name
 	case OpAddRule:
 		obj += " chain " + o.Chain.Name + " at its end"
 		if o.Handle != 0 {
@@ -206,6 +214,11 @@ var setDatatypes = map[string]gnft.SetDatatype{
 // as its start and the key after its end (nft's encoding).
 func encodeSet(t *gnft.Table, s items.NftSet) (*gnft.Set, []gnft.SetElement, error) {
 	set := &gnft.Set{Table: t, Name: s.Name, KeyType: setDatatypes[s.Type], Interval: s.Interval}
+	if d, ok, err := items.NftSetTimeout(s); err != nil {
+		return nil, nil, fmt.Errorf("set %s: %w", s.Name, err)
+	} else if ok {
+		set.HasTimeout, set.Timeout = true, d
+	}
 	var elems []gnft.SetElement
 	for _, e := range s.Elements {
 		r, err := items.ParseNftElement(s.Type, s.Interval, e)
@@ -367,6 +380,10 @@ func (d Dumped) clone() Dumped {
 				m := *r.Mark
 				r.Mark = &m
 			}
+			if r.Vmap != nil {
+				v := *r.Vmap
+				r.Vmap = &v
+			}
 		}
 		if p := out.Table.Chains[i].Priority; p != nil {
 			c := *p
@@ -377,6 +394,7 @@ func (d Dumped) clone() Dumped {
 	for i := range out.Table.Sets {
 		out.Table.Sets[i].Elements = slices.Clone(out.Table.Sets[i].Elements)
 	}
+	out.Table.Maps = cloneMaps(d.Table.Maps)
 	out.Handles = make(map[string][]uint64, len(d.Handles))
 	for c, h := range d.Handles {
 		out.Handles[c] = slices.Clone(h)
@@ -437,6 +455,9 @@ func (k netlinkKernel) dumpTable(raw *netlink.Conn, family, name string) (Dumped
 	if out.Table.Sets, err = dumpSets(c, raw, t); err != nil {
 		return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, kernelErr(err))
 	}
+	if out.Table.Maps, err = k.dumpMaps(family, name); err != nil {
+		return Dumped{}, false, fmt.Errorf("nftables: table %s/%s: %w", family, name, kernelErr(err))
+	}
 	for _, ch := range chains {
 		if ch.Name == items.NftOwnerChain {
 			continue
@@ -492,6 +513,9 @@ func dumpSets(c *gnft.Conn, raw *netlink.Conn, t *gnft.Table) ([]items.NftSet, e
 	}
 	var out []items.NftSet
 	for _, s := range sets {
+		if s.IsMap { // maps.go reads them
+			continue
+		}
 		typ := s.KeyType.Name
 		if _, ok := setDatatypes[typ]; !ok {
 			return nil, fmt.Errorf("set %s: key type %q", s.Name, typ)
@@ -500,7 +524,8 @@ func dumpSets(c *gnft.Conn, raw *netlink.Conn, t *gnft.Table) ([]items.NftSet, e
 		if err != nil {
 			return nil, fmt.Errorf("set %s: %w", s.Name, err)
 		}
-		out = append(out, items.NftSet{Name: s.Name, Type: typ, Interval: s.Interval, Elements: decodeElements(typ, s.Interval, elems)})
+		out = append(out, items.NftSet{Name: s.Name, Type: typ, Interval: s.Interval, Timeout: setTimeout(s),
+			Elements: decodeElements(typ, s.Interval, staticElements(s, elems))})
 	}
 	return out, nil
 }
@@ -698,6 +723,10 @@ func marshalOps(ops []Op) ([]message, error) {
 		if err := take(i, false); err != nil {
 			return nil, err
 		}
+		for _, m := range b.raw {
+			out = append(out, message{m: m, op: i})
+		}
+		b.raw = nil
 		for _, a := range adds {
 			for chunk := range slices.Chunk(a.elems, elemsPerMessage) {
 				if err := c.SetAddElements(a.set, chunk); err != nil {
@@ -886,6 +915,7 @@ type builder struct {
 	c     *gnft.Conn
 	sets  map[string]*gnft.Set // by table and set name
 	types map[string]setTypes  // by table: its sets' element types
+	raw   []netlink.Message    // the op's messages netagent marshals itself (maps.go), after the library's
 }
 
 func (b *builder) put(op Op) ([]elemAdds, error) {
@@ -907,6 +937,8 @@ func (b *builder) put(op Op) ([]elemAdds, error) {
 		b.c.DelSet(&gnft.Set{Table: t, Name: op.Set.Name})
 	case OpAddElements, OpDeleteElements:
 		return b.elements(t, op)
+	case OpAddMap, OpDeleteMap, OpAddMapElements, OpDeleteMapElements:
+		return nil, b.mapOp(t, op)
 	case OpAddRule:
 		return nil, b.addRule(t, &op.Table, op.Chain.Name, &op.Rule, op.Handle)
 	case OpDeleteRule:
@@ -931,6 +963,11 @@ func (b *builder) createTable(t *gnft.Table, desc *items.NftTable) ([]elemAdds, 
 	}
 	for _, ch := range desc.Chains {
 		b.c.AddChain(encodeChain(t, desc.Family, ch))
+	}
+	for _, m := range desc.Maps {
+		if err := b.addMap(t, desc.Name(), m); err != nil {
+			return nil, err
+		}
 	}
 	for _, ch := range desc.Chains {
 		for i, r := range ch.Rules {
@@ -978,10 +1015,7 @@ func (b *builder) elements(t *gnft.Table, op Op) ([]elemAdds, error) {
 func (b *builder) addRule(t *gnft.Table, desc *items.NftTable, chain string, r *items.NftRule, before uint64) error {
 	types, ok := b.types[desc.Name()]
 	if !ok {
-		types = setTypes{}
-		for _, s := range desc.Sets {
-			types[s.Name] = s.Type
-		}
+		types = tableTypes(desc)
 		b.types[desc.Name()] = types
 	}
 	exprs, err := encodeRule(desc.Family, r, types)

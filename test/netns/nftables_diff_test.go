@@ -27,6 +27,8 @@ type nftRule struct {
 	packets int
 }
 
+var nftNoHandle = regexp.MustCompile(`,\s*"handle":\s*\d+`)
+
 var counterFigures = regexp.MustCompile(`"counter":\{"bytes":\d+,"packets":\d+\}`)
 
 // nftRules returns the rules of table inet netagent as nft lists them.
