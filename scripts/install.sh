@@ -12,6 +12,9 @@
 #                                            for /usr and /usr/local, which systemd searches;
 #                                            /etc/systemd/system for any other PREFIX)
 #   $PREFIX/share/doc/netagent/README.md     the documentation the unit points to
+#   $PREFIX/share/bash-completion/completions/netagent   shell completion, written by
+#   $PREFIX/share/zsh/site-functions/_netagent           `netagent completion SHELL`
+#   $PREFIX/share/fish/vendor_completions.d/netagent.fish  (where each shell looks)
 #   /etc/netagent/                           the intent directory (mode 0750, kept if present)
 #
 # DESTDIR (default: none, the running system) is a staging root for
@@ -63,6 +66,12 @@ grep -q "^ExecStart=$PREFIX/sbin/netagent " "$tmp/netagent.service" || {
 install -D -m 0755 "$bin" "$DESTDIR$PREFIX/sbin/netagent"
 install -D -m 0644 "$tmp/netagent.service" "$DESTDIR$UNITDIR/netagent.service"
 install -D -m 0644 "$here/README.md" "$DESTDIR$PREFIX/share/doc/netagent/README.md"
+for shell in bash zsh fish; do
+	"$bin" completion "$shell" >"$tmp/completion.$shell"
+done
+install -D -m 0644 "$tmp/completion.bash" "$DESTDIR$PREFIX/share/bash-completion/completions/netagent"
+install -D -m 0644 "$tmp/completion.zsh" "$DESTDIR$PREFIX/share/zsh/site-functions/_netagent"
+install -D -m 0644 "$tmp/completion.fish" "$DESTDIR$PREFIX/share/fish/vendor_completions.d/netagent.fish"
 [ -d "$DESTDIR/etc/netagent" ] || install -d -m 0750 "$DESTDIR/etc/netagent"
 
 echo "installed $DESTDIR$PREFIX/sbin/netagent and $DESTDIR$UNITDIR/netagent.service"

@@ -10,6 +10,7 @@ packages=(iproute2 iptables iputils-ping graphviz busybox-static qemu-system-x86
 packages+=(netplan.io)  # import netplan: its examples and netplan generate, the oracle of test/netns
 packages+=(python3)  # ifupdown2 (unpacked below, the ENI oracle) runs on Debian's /usr/bin/python3
 packages+=(nftables)  # the nft program: the oracle of the nftables tests in test/netns (nft -j list)
+packages+=(zsh fish)  # completion zsh|fish: cmd/netagent runs each shell on its script
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -49,6 +49,15 @@ func TestUnitVerifiesAsInstalled(t *testing.T) {
 			if fi, err := os.Stat(filepath.Join(root, "etc/netagent")); err != nil || fi.Mode().Perm() != 0o750 {
 				t.Errorf("the intent directory: %v %v", fi, err)
 			}
+			for path, first := range map[string]string{
+				"share/bash-completion/completions/netagent":    "# bash completion for netagent",
+				"share/zsh/site-functions/_netagent":            "#compdef netagent",
+				"share/fish/vendor_completions.d/netagent.fish": "# fish completion for netagent",
+			} {
+				if b, err := os.ReadFile(filepath.Join(root, prefix, path)); err != nil || !bytes.HasPrefix(b, []byte(first)) {
+					t.Errorf("%s/%s: not the completion script (%v)", prefix, path, err)
+				}
+			}
 			hostTree(t, root, string(unit))
 			out, err := exec.Command(tool, "verify", "--root="+root, "netagent.service").CombinedOutput()
 			if err != nil || len(bytes.TrimSpace(out)) > 0 {

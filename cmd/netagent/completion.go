@@ -11,27 +11,42 @@ import (
 func init() {
 	register(&command{
 		name:    "completion",
-		summary: "print a shell completion script: `source <(netagent completion bash)`",
-		usage:   "bash",
+		summary: "print a shell completion script (bash, zsh or fish): `source <(netagent completion bash)`",
+		usage:   "bash|zsh|fish",
 		run:     runCompletion,
 	})
 }
 
 func runCompletion(g *globals, args []string) int {
-	fs := newFlagSet(g, "completion", "bash")
+	fs := newFlagSet(g, "completion", "bash|zsh|fish")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if fs.NArg() != 1 || fs.Arg(0) != "bash" {
-		return usageError(g, fs, "want a shell: bash")
+	write, known := completionWriters[fs.Arg(0)]
+	if fs.NArg() != 1 || !known {
+		return usageError(g, fs, "want a shell: bash, zsh or fish")
 	}
-	writeBashCompletion(g.stdout, completionSpecs())
+	write(g.stdout, completionSpecs())
 	return exitOK
+}
+
+// completionShells are the shells completion writes a script for.
+var completionShells = []string{"bash", "zsh", "fish"}
+
+// completionWriters write each shell's script.
+var completionWriters = map[string]func(io.Writer, []completionSpec){
+	"bash": writeBashCompletion,
+	"zsh":  writeZshCompletion,
+	"fish": writeFishCompletion,
 }
 
 // completionSpec is what completion knows of a command.
 type completionSpec struct {
 	name string
+	// summary is its one line (a fleet subcommand's own).
+	summary string
+	// help is each option's usage, its first sentence.
+	help map[string]string
 	// flags are its options (the global ones included), valued those
 	// that take a value.
 	flags, valued []string
@@ -48,11 +63,11 @@ func completionSpecs() []completionSpec {
 	for _, name := range commandNames() {
 		c := commands[name]
 		files := strings.Contains(c.usage, "FILE") && name != "fleet" // fleet's are its subcommands'
-		specs = append(specs, collectSpec(name, files, c.run))
+		specs = append(specs, collectSpec(name, c.summary, files, c.run))
 		if name == "fleet" {
 			for _, sub := range fleetSubNames() {
 				s := fleetSubs[sub]
-				specs = append(specs, collectSpec(name+"-"+sub, strings.HasSuffix(s.usage, "FILE"), s.run))
+				specs = append(specs, collectSpec(name+"-"+sub, s.summary, strings.HasSuffix(s.usage, "FILE"), s.run))
 			}
 		}
 	}
@@ -60,12 +75,13 @@ func completionSpecs() []completionSpec {
 }
 
 // collectSpec is the spec of the command run.
-func collectSpec(name string, files bool, run func(*globals, []string) int) completionSpec {
-	spec := completionSpec{name: name, files: files}
+func collectSpec(name, summary string, files bool, run func(*globals, []string) int) completionSpec {
+	spec := completionSpec{name: name, summary: summary, files: files, help: map[string]string{"--help": "show this command's help"}}
 	g := &globals{stdout: io.Discard, stderr: io.Discard, logFormat: "text", logLevel: "info"}
 	g.collect = func(fs *flag.FlagSet) {
 		fs.VisitAll(func(f *flag.Flag) {
 			spec.flags = append(spec.flags, "--"+f.Name)
+			spec.help["--"+f.Name] = firstSentence(f.Usage)
 			if !isBoolFlag(f) {
 				spec.valued = append(spec.valued, "--"+f.Name)
 			}
@@ -75,6 +91,26 @@ func collectSpec(name string, files bool, run func(*globals, []string) int) comp
 	spec.flags = append(spec.flags, "--help")
 	sort.Strings(spec.flags)
 	return spec
+}
+
+// firstSentence is s up to its first ". " or line end, at most 100
+// bytes: an option's or command's description in a completion menu.
+func firstSentence(s string) string {
+	if i := strings.IndexAny(s, "\n"); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSuffix(strings.TrimSpace(strings.ReplaceAll(s, "`", "")), ".")
+	if len(s) > 100 {
+		cut := strings.LastIndexByte(s[:100], ' ')
+		if cut < 40 {
+			cut = 100
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }
 
 // fleetSubNames are fleet's subcommands, sorted.
@@ -98,6 +134,15 @@ func fleetSubNames() []string {
 // nothing for the other options that take a value (a duration, a number,
 // a link).
 func writeBashCompletion(w io.Writer, specs []completionSpec) {
+	shellReplacer(specs).WriteString(w, bashCompletionScript)
+}
+
+// shellReplacer fills in a bash or zsh script's placeholders from specs:
+// the command names, the global options (a list and a case pattern),
+// each command's options and those that take a value (case arms, the
+// valued ones space-delimited), the commands that take intent files (a
+// case pattern), fleet's subcommands and the shells.
+func shellReplacer(specs []completionSpec) *strings.Replacer {
 	var names, flagCases, valuedCases, fileCmds []string
 	for _, s := range specs {
 		if !strings.Contains(s.name, "-") {
@@ -111,11 +156,8 @@ func writeBashCompletion(w io.Writer, specs []completionSpec) {
 			fileCmds = append(fileCmds, s.name)
 		}
 	}
-	globalsFlags := make([]string, 0, len(globalNames)+1)
-	for _, n := range globalNames {
-		globalsFlags = append(globalsFlags, "--"+n)
-	}
-	r := strings.NewReplacer(
+	globalsFlags := globalFlags()
+	return strings.NewReplacer(
 		"@COMMANDS@", strings.Join(names, " "),
 		"@GLOBALS@", strings.Join(globalsFlags, " "),
 		"@GLOBALS_CASE@", strings.Join(globalsFlags, "|"),
@@ -123,8 +165,17 @@ func writeBashCompletion(w io.Writer, specs []completionSpec) {
 		"@VALUED_CASES@", strings.Join(valuedCases, "\n"),
 		"@FILE_COMMANDS@", strings.Join(fileCmds, "|"),
 		"@FLEET_SUBS@", strings.Join(fleetSubNames(), " "),
+		"@SHELLS@", strings.Join(completionShells, " "),
 	)
-	r.WriteString(w, bashCompletionScript)
+}
+
+// globalFlags are the global options, spelled --NAME.
+func globalFlags() []string {
+	flags := make([]string, 0, len(globalNames))
+	for _, n := range globalNames {
+		flags = append(flags, "--"+n)
+	}
+	return flags
 }
 
 const bashCompletionScript = `# bash completion for netagent, made by 'netagent completion bash'.
@@ -230,7 +281,7 @@ _netagent() {
         elif [[ -z $dashdash && $prev == help ]]; then
             COMPREPLY=($(compgen -W "@COMMANDS@" -- "$cur"))
         fi ;;
-    completion) COMPREPLY=($(compgen -W "bash" -- "$cur")) ;;
+    completion) COMPREPLY=($(compgen -W "@SHELLS@" -- "$cur")) ;;
     @FILE_COMMANDS@) _netagent_files "$cur" ;;
     esac
 }
