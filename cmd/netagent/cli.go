@@ -11,16 +11,20 @@ package main
 //     are accepted before the command's name and after it; given in both
 //     places, the later one wins, as with any option given twice.
 //   - -h, -help and --help print the command's usage on stdout (exit 0),
-//     as `netagent help COMMAND` does; a bad option prints the error and
-//     the usage on stderr (exit 2).
+//     as `netagent help COMMAND` does; a bad command line prints the error
+//     and one line pointing at --help on stderr (exit 2). Options are
+//     spelled with two dashes in every message (respell).
 
 import (
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/netagent/netagent/internal/suggest"
 )
 
 // globalNames are the global options.
@@ -132,11 +136,14 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 		fs.SetOutput(out)
 		return exitOK, false
 	}
-	if err := fs.Parse(flags); err != nil {
+	if err := parseQuiet(fs, flags); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK, false
 		}
-		return exitUsage, false
+		if g == nil {
+			return exitUsage, false
+		}
+		return usageError(g, fs, respell(err.Error())+suggestFlag(fs, err)), false
 	}
 	if fs.NArg() > 0 { // not expected: splitArgs left only options
 		fmt.Fprintf(fs.Output(), "%s: unexpected %q\n", fs.Name(), fs.Arg(0))
@@ -152,6 +159,41 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 		}
 	}
 	return exitOK, true
+}
+
+// parseQuiet parses args with fs's own error message and usage held back:
+// the caller reports the error (usageError).
+func parseQuiet(fs *flag.FlagSet, args []string) error {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	defer func() { fs.SetOutput(out); fs.Usage = usage }()
+	return fs.Parse(args)
+}
+
+// flagInMessage is an option as the flag package's errors spell it: one
+// dash ("flag provided but not defined: -x", "invalid value … for flag -x").
+var flagInMessage = regexp.MustCompile(`(^|[\s:])-([A-Za-z][A-Za-z0-9-]*)`)
+
+// respell spells the options in one of the flag package's messages with
+// two dashes, as netagent's documentation and its other messages do.
+func respell(msg string) string {
+	return flagInMessage.ReplaceAllString(msg, "$1--$2")
+}
+
+// suggestFlag is "; did you mean --X?" when err is an option fs does not
+// define and X is the closest of fs's options.
+func suggestFlag(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return ""
+	}
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if s := suggest.Closest(strings.TrimPrefix(name, "-"), names); s != "" {
+		return fmt.Sprintf("; did you mean --%s?", s)
+	}
+	return ""
 }
 
 // splitArgs separates the options of a command line (with their values)
@@ -190,15 +232,17 @@ func isBoolFlag(f *flag.Flag) bool {
 	return ok && b.IsBoolFlag()
 }
 
-// usageError reports a bad command line.
+// usageError reports a bad command line: the error, and where the usage
+// is.
 func usageError(g *globals, fs *flag.FlagSet, msg string) int {
 	fmt.Fprintf(g.stderr, "%s: %s\n", fs.Name(), msg)
-	fs.Usage()
+	fmt.Fprintf(g.stderr, "Run '%s --help' for its usage.\n", fs.Name())
 	return exitUsage
 }
 
 // commandUsage prints a command's usage: its synopsis and summary, its
-// options, the global ones and the exit codes.
+// options and the global ones; the exit codes are `netagent help
+// exit-codes`.
 func commandUsage(w io.Writer, fs *flag.FlagSet, name, synopsis string) {
 	fmt.Fprintf(w, "usage: netagent %s [options] %s\n", name, synopsis)
 	if c, ok := commands[name]; ok {
@@ -220,8 +264,25 @@ func commandUsage(w io.Writer, fs *flag.FlagSet, name, synopsis string) {
 		fmt.Fprintln(w, "\nglobal options (also accepted before the command; given in both places, the later one wins):")
 		printFlags(w, global)
 	}
-	fmt.Fprintln(w, "\nexit codes:")
-	fmt.Fprint(w, exitCodesHelp)
+	fmt.Fprintln(w, exitCodesPointer)
+}
+
+// exitCodesPointer ends every usage: where the exit codes are.
+const exitCodesPointer = "\nexit codes: netagent help exit-codes"
+
+// placeholder is the name of f's value in its usage (flag.UnquoteUsage:
+// its first back-quoted word, else its type) and the usage without the
+// quotes. A boolean option takes none; back-quoted prose (`go doc
+// agent/probe`) is no placeholder.
+func placeholder(f *flag.Flag) (typ, usage string) {
+	typ, usage = flag.UnquoteUsage(f)
+	if strings.ContainsAny(typ, " /") {
+		typ, usage = flag.UnquoteUsage(&flag.Flag{Name: f.Name, Usage: strings.ReplaceAll(f.Usage, "`", ""), Value: f.Value})
+	}
+	if isBoolFlag(f) {
+		typ = ""
+	}
+	return typ, usage
 }
 
 // printFlags prints options as "--name TYPE" and their description, with
@@ -229,9 +290,9 @@ func commandUsage(w io.Writer, fs *flag.FlagSet, name, synopsis string) {
 // say it.
 func printFlags(w io.Writer, flags []*flag.Flag) {
 	for _, f := range flags {
-		typ, usage := flag.UnquoteUsage(f)
+		typ, usage := placeholder(f)
 		if g := globalDocs.Lookup(f.Name); g != nil && typ != "" { // a global: its own placeholder
-			typ, _ = flag.UnquoteUsage(g)
+			typ, _ = placeholder(g)
 		}
 		line := "  --" + f.Name
 		if typ != "" {

@@ -84,7 +84,7 @@ func TestCommandOptionsBeforeTheCommand(t *testing.T) {
 		t.Errorf("--json --state-dir D history: exit %d\n%s%s", code, out, errOut)
 	}
 	code, _, errOut = runCLI("--bogus", "history")
-	if code != exitUsage || !strings.Contains(errOut, "-bogus") || !strings.Contains(errOut, "usage: netagent history") {
+	if code != exitUsage || !strings.Contains(errOut, "--bogus") || !strings.Contains(errOut, "Run 'netagent history --help'") {
 		t.Errorf("--bogus history: exit %d\n%s", code, errOut)
 	}
 	if code, _, errOut := runCLI("--bogus"); code != exitUsage || !strings.Contains(errOut, "-bogus") {
@@ -146,6 +146,48 @@ func TestGlobalOptionsAfterTheCommand(t *testing.T) {
 	}
 }
 
+// A bad command line prints the error, options spelled with two dashes
+// (with the closest option when one is close), and one line pointing at
+// --help: no usage, no exit-code table (issue 29, point 1). --version is
+// the version command; back-quoted prose is no placeholder and a boolean
+// option has none (point 2); `help exit-codes` has the table.
+func TestUsageErrorsAreShort(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"apply"}, "netagent apply: no intent file given\nRun 'netagent apply --help' for its usage.\n"},
+		{[]string{"plan", "--jsn", "f.json"}, "netagent plan: flag provided but not defined: --jsn; did you mean --json?\nRun 'netagent plan --help' for its usage.\n"},
+		{[]string{"apply", "--wait", "soon", "f.json"}, "netagent apply: invalid value \"soon\" for flag --wait: time: invalid duration \"soon\"\nRun 'netagent apply --help' for its usage.\n"},
+		{[]string{"--frobnicate"}, "netagent: flag provided but not defined: --frobnicate\nRun 'netagent --help' for the commands and options.\n"},
+		{nil, "usage: netagent [global options] <command> [options] [arguments]\nRun 'netagent --help' for the commands and options.\n"},
+	} {
+		code, out, errOut := runCLI(tc.args...)
+		if code != exitUsage || out != "" || errOut != tc.want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q, want %q", tc.args, code, out, errOut, tc.want)
+		}
+	}
+	for _, args := range [][]string{{"--version"}, {"--netns", "x", "--version"}} {
+		code, out, errOut := runCLI(args...)
+		if _, want, _ := runCLI("version"); code != exitOK || out != want || errOut != "" {
+			t.Errorf("%q: exit %d, %q %q, want %q", args, code, out, errOut, want)
+		}
+	}
+	code, out, _ := runCLI("try", "--help")
+	if code != exitOK || !strings.Contains(out, "\n  --probe PROBE\n") || !strings.Contains(out, "\n  --keep-partial\n") || strings.Contains(out, "GO DOC") {
+		t.Errorf("try --help: exit %d\n%s", code, out)
+	}
+	if code, out, _ := runCLI("--help"); code != exitOK || !strings.Contains(out, "\n  --version\n") || strings.Contains(out, "an intent file could not be read") {
+		t.Errorf("--help: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCLI("help", "exit-codes")
+	for _, want := range []string{"exit codes:\n  0  success", "an intent file could not be read", "9  try: reverted, a probe did not pass", "for fleet: 1 an invalid intent"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("help exit-codes: exit %d, no %q in\n%s", code, want, out)
+		}
+	}
+}
+
 // netagent help, help COMMAND and COMMAND --help print on stdout, exit 0;
 // an unknown command names the closest one.
 func TestHelp(t *testing.T) {
@@ -158,7 +200,7 @@ func TestHelp(t *testing.T) {
 		if code != exitOK || errOut != "" {
 			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)
 		}
-		for _, want := range []string{"usage: netagent plan [options] FILE...", "--json", "--protect", "global options", "--state-dir DIR", "--netns NAME", "exit codes:", "an intent file could not be read"} {
+		for _, want := range []string{"usage: netagent plan [options] FILE...", "--json", "--protect", "global options", "--state-dir DIR", "--netns NAME", "exit codes: netagent help exit-codes"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%q: no %q in\n%s", args, want, out)
 			}

@@ -33,8 +33,8 @@ func writeZshCompletion(w io.Writer, specs []completionSpec) {
 	shellReplacer(specs).WriteString(w, r.Replace(zshCompletionScript))
 }
 
-// zshQuote quotes s for zsh (and any POSIX shell): in single quotes, each
-// ' as '\''.
+// zshQuote quotes s for zsh (and any POSIX shell): in single quotes,
+// each single quote inside closing them, escaped, and opening them again.
 func zshQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

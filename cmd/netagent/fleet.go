@@ -143,7 +143,6 @@ func fleetFlagSet(g *globals, sub string) (*flag.FlagSet, *fleetConn) {
 		fs.Usage = func() {
 			fmt.Fprintf(fs.Output(), "%s\n\n", s.summary)
 			commandUsage(fs.Output(), fs, name, synopsis)
-			fmt.Fprint(fs.Output(), fleetExitHelp)
 		}
 	}
 	c := &fleetConn{}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 
 	"github.com/netagent/netagent/internal/suggest"
@@ -10,8 +9,8 @@ import (
 func init() {
 	register(&command{
 		name:    "help",
-		summary: "list the commands, or print a command's arguments and options",
-		usage:   "[COMMAND | fleet SUBCOMMAND]",
+		summary: "list the commands, or print a command's arguments and options; `help exit-codes`: what each exit code means",
+		usage:   "[COMMAND | fleet SUBCOMMAND | exit-codes]",
 		run:     runHelp,
 	})
 }
@@ -19,14 +18,13 @@ func init() {
 // runHelp prints the usage on stdout: netagent's, or a command's (which
 // `netagent COMMAND --help` prints too), or a fleet subcommand's.
 func runHelp(g *globals, args []string) int {
-	fs := newFlagSet(g, "help", "[COMMAND | fleet SUBCOMMAND]")
+	fs := newFlagSet(g, "help", "[COMMAND | fleet SUBCOMMAND | exit-codes]")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	switch fs.NArg() {
 	case 0:
-		top := flag.NewFlagSet("netagent", flag.ContinueOnError)
-		defineGlobals(g, top, globalNames...)
+		top, _ := topFlags(g)
 		usage(g.stdout, top)
 		return exitOK
 	case 1:
@@ -37,6 +35,10 @@ func runHelp(g *globals, args []string) int {
 		fallthrough
 	default:
 		return usageError(g, fs, "at most one command (or fleet and one of its subcommands)")
+	}
+	if fs.Arg(0) == "exit-codes" {
+		fmt.Fprint(g.stdout, "exit codes:\n"+exitCodesHelp+fleetExitHelp)
+		return exitOK
 	}
 	c, ok := commands[fs.Arg(0)]
 	if !ok {

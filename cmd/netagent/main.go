@@ -83,21 +83,20 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	g := &globals{stdout: stdout, stderr: stderr, logFormat: "text", logLevel: "info"}
-	fs := flag.NewFlagSet("netagent", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors and usage printed below
-	defineGlobals(g, fs, globalNames...)
-	fs.Usage = func() {}
+	fs, showVersion := topFlags(g)
 	name, rest, err := splitCommand(fs, args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		usage(stdout, fs)
 		return exitOK
 	case err != nil:
-		fmt.Fprintf(stderr, "netagent: %v\n", err)
-		usage(stderr, fs)
+		fmt.Fprintf(stderr, "netagent: %s\nRun 'netagent --help' for the commands and options.\n", respell(err.Error()))
 		return exitUsage
+	case *showVersion:
+		name, rest = "version", nil
 	case name == "":
-		usage(stderr, fs)
+		fmt.Fprintln(stderr, "usage: netagent [global options] <command> [options] [arguments]")
+		fmt.Fprintln(stderr, "Run 'netagent --help' for the commands and options.")
 		return exitUsage
 	}
 	c, ok := commands[name]
@@ -111,6 +110,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	gctune.Tune()
 	defer profiling.Start(stderr)()
 	return c.run(g, rest)
+}
+
+// topFlags are the options before the command's name: the global ones and
+// --version.
+func topFlags(g *globals) (fs *flag.FlagSet, showVersion *bool) {
+	fs = flag.NewFlagSet("netagent", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors and usage printed by run
+	defineGlobals(g, fs, globalNames...)
+	fs.Usage = func() {}
+	return fs, fs.Bool("version", false, "print the version, as the version command does")
 }
 
 // splitCommand parses the global options before the command's name and
@@ -196,7 +205,8 @@ const exitCodesHelp = `  0  success (apply: every item converged; check: running
   9  try: reverted, a probe did not pass
 `
 
-// usage prints the commands, the global options and the exit codes.
+// usage prints the commands and the global options; where the exit codes
+// are.
 func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintln(w, "usage: netagent [global options] <command> [options] [arguments]")
 	fmt.Fprintln(w, "\ncommands:")
@@ -209,8 +219,7 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 	var flags []*flag.Flag
 	fs.VisitAll(func(f *flag.Flag) { flags = append(flags, f) })
 	printFlags(w, flags)
-	fmt.Fprintln(w, "\nexit codes:")
-	fmt.Fprint(w, exitCodesHelp)
+	fmt.Fprintln(w, exitCodesPointer)
 }
 
 // commandNames returns the names of the commands, sorted.

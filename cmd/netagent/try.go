@@ -47,7 +47,7 @@ func tryFlags(g *globals, fs *flag.FlagSet, k *kernelOpts) (*oneshot.TrySpec, *v
 	o := &spec.TryOptions
 	fs.DurationVar(&o.Timeout, "timeout", trial.DefaultTimeout, "revert unless confirmed within this time")
 	fs.DurationVar(&o.ProbeTimeout, "probe-timeout", trial.DefaultProbeTimeout, "how long the probes may take to pass after the apply (at most --timeout)")
-	fs.Func("probe", "ping:HOST, tcp:HOST:PORT, dns:NAME[@SERVER], http(s)://URL or arping:ADDR@DEV (see `go doc agent/probe`), run in the namespace before and after the apply: the trial reverts unless it passes, and when it fails again and again while the trial waits for its confirmation; one that fails before the change is reported and does not count (repeatable)",
+	fs.Func("probe", "a `PROBE`: ping:HOST, tcp:HOST:PORT, dns:NAME[@SERVER], http(s)://URL or arping:ADDR@DEV (see `go doc agent/probe`), run in the namespace before and after the apply: the trial reverts unless it passes, and when it fails again and again while the trial waits for its confirmation; one that fails before the change is reported and does not count (repeatable)",
 		func(v string) error { o.Probes = append(o.Probes, v); return nil })
 	fs.BoolVar(&o.KeepPartial, "keep-partial", false, "do not revert when items fail: wait for confirm or the timeout with what converged")
 	fs.BoolVar(&o.ProbesMustPassBefore, "probe-must-pass-before", false, "refuse the trial, before any change, when a probe fails before it (exit 4)")
