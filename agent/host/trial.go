@@ -14,6 +14,7 @@ import (
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/plural"
 	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -400,7 +401,7 @@ func (r *Runtime) revertJournaled(ctx context.Context, t *Trial, jd journaled, r
 		return nil, err
 	}
 	if !res.Converged() {
-		return res, fmt.Errorf("the revert did not converge (%d items); the trial stays pending: `netagent recover` tries again", len(res.Problems))
+		return res, fmt.Errorf("the revert did not converge (%s); the trial stays pending: `netagent recover` tries again", plural.N(len(res.Problems), "item"))
 	}
 	if foreign && len(jd.Foreign) > 0 {
 		n, err := l3.RestoreForeign(r.target, jd.Foreign)

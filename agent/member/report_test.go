@@ -40,10 +40,10 @@ func TestStatusOf(t *testing.T) {
 	if !SameReport(&ready, &ready) {
 		t.Error("a report is not the same as itself")
 	}
-	snap.Version, snap.Ready = 4, status.Condition{Type: status.CondReady, Reason: "ItemsFailed", Message: "1 item(s) failed"}
+	snap.Version, snap.Ready = 4, status.Condition{Type: status.CondReady, Reason: "ItemsFailed", Message: "1 item failed"}
 	failing := StatusOf(snap, &ready)
 	if failing.Ready || failing.Version != 3 || failing.Revisions["hosts/h1/a.json"] != 5 || !failing.Converged.Equal(at) ||
-		failing.Conditions[0].Message != "1 item(s) failed" || SameReport(&ready, &failing) {
+		failing.Conditions[0].Message != "1 item failed" || SameReport(&ready, &failing) {
 		t.Errorf("not ready after ready: %+v", failing)
 	}
 	if first := StatusOf(snap, nil); first.Version != 0 || first.Revisions != nil || !first.Converged.IsZero() {

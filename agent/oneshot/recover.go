@@ -9,6 +9,7 @@ import (
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/agent/trial"
+	"github.com/netagent/netagent/internal/plural"
 )
 
 // Recovered is what Prepare's first step found of a trial left pending.
@@ -79,11 +80,11 @@ func RecoveryNote(rec *host.Recovery) string {
 		if rec.Trial.PID == 0 {
 			name = "(its record damaged)"
 		}
-		return fmt.Sprintf("reverted the pending trial %s only in part (--accept-incomplete): %d operations; NOT known or reverted: %s",
-			name, len(rec.Result.Ops), rec.Unaccounted)
+		return fmt.Sprintf("reverted the pending trial %s only in part (--accept-incomplete): %s; NOT known or reverted: %s",
+			name, plural.N(len(rec.Result.Ops), "operation"), rec.Unaccounted)
 	}
-	return fmt.Sprintf("reverted the pending trial of pid %d (started %s): %s; %d operations",
-		rec.Trial.PID, started, RecoveredHow(rec), len(rec.Result.Ops))
+	return fmt.Sprintf("reverted the pending trial of pid %d (started %s): %s; %s",
+		rec.Trial.PID, started, RecoveredHow(rec), plural.N(len(rec.Result.Ops), "operation"))
 }
 
 // RecoveredHow says why a recovered trial had been left pending

@@ -13,6 +13,7 @@ import (
 
 	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/fleet"
+	"github.com/netagent/netagent/internal/plural"
 	"github.com/netagent/netagent/store"
 )
 
@@ -103,7 +104,7 @@ func (p *step) running(ctx context.Context) (bool, error) {
 	}
 	if n, t := failures(s, s.Wave), tolerance(s, s.Wave)+s.Waves[s.Wave].Accepted; n > t {
 		s.Phase = PhaseHalted
-		s.Reason = fmt.Sprintf("wave %s: %d hosts failed (reverted, timed out or not Ready), more than its tolerance of %d", s.Waves[s.Wave].Name, n, t)
+		s.Reason = fmt.Sprintf("wave %s: %s failed (reverted, timed out or not Ready), more than its tolerance of %d", s.Waves[s.Wave].Name, plural.N(n, "host"), t)
 		return true, nil
 	}
 	if marked, err := p.markNext(ctx); marked || err != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/netagent/netagent/internal/plural"
 )
 
 // ReasonSourceUnreachable is the agent's Degraded while an intent source
@@ -37,11 +39,11 @@ func AgentConditions(in *Snapshot, memo Memo) (ready, degraded Condition) {
 	}
 	c.documents(in.Docs, memo)
 	if n := len(in.Records.Failed(in.Current)); n > 0 {
-		c.notReady("ItemsFailed", fmt.Sprintf("%d item(s) failed", n))
-		c.degrade("ItemsFailed", fmt.Sprintf("%d item(s) failed", n))
+		c.notReady("ItemsFailed", plural.N(n, "item")+" failed")
+		c.degrade("ItemsFailed", plural.N(n, "item")+" failed")
 	}
 	if n := in.Records.NotConverging(); n > 0 {
-		c.notReady("ItemsNotConverging", fmt.Sprintf("%d item(s) not converging", n))
+		c.notReady("ItemsNotConverging", plural.N(n, "item")+" not converging")
 	}
 	if msg := leaseRefusedMessage(in.Refusals); msg != "" {
 		c.notReady(ReasonLeaseRefused, msg)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/plural"
 )
 
 // Memo remembers each condition's last status and since when it holds,
@@ -124,8 +125,8 @@ func validCondition(d Document) Condition {
 	c := Condition{Type: CondValid, Status: d.Accepted(), Reason: "Accepted"}
 	if c.Status && len(d.Conflicts) > 0 {
 		c.Status, c.Reason = false, "Conflict"
-		c.Message = fmt.Sprintf("%d object(s) also defined in another file, applied from neither: %s",
-			len(d.Conflicts), firstOf(d.Conflicts))
+		c.Message = fmt.Sprintf("%s also defined in another file, applied from neither: %s",
+			plural.N(len(d.Conflicts), "object"), firstOf(d.Conflicts))
 		return c
 	}
 	if c.Status {

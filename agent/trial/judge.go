@@ -8,6 +8,7 @@ import (
 
 	"github.com/netagent/netagent/agent/host"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/plural"
 )
 
 // DefaultTimeout is a trial's timeout when none is given.
@@ -122,15 +123,15 @@ func Judge(p Problems, keepPartial bool) (Step, *Revert) {
 	case p.Err != nil && len(p.Failed)+len(p.Blocked) == 0 && !keepPartial:
 		return Reverts, &Revert{Failed, fmt.Sprintf("0 items failed or stayed blocked, but operations failed: %v", p.Err)}
 	case len(p.Failed) > 0 && !keepPartial:
-		return Reverts, &Revert{Failed, fmt.Sprintf("%d items failed or stayed blocked (%s first)", len(p.Failed)+len(p.Blocked), p.Failed[0])}
+		return Reverts, &Revert{Failed, fmt.Sprintf("%s failed or stayed blocked (%s first)", plural.N(len(p.Failed)+len(p.Blocked), "item"), p.Failed[0])}
 	case len(p.Blocked) > 0 && p.Waiting:
 		return Wait, nil
 	case len(p.Blocked) > 0 && !keepPartial:
-		return Reverts, &Revert{Failed, fmt.Sprintf("%d items failed or stayed blocked (%s first, blocked)", len(p.Failed)+len(p.Blocked), p.Blocked[0])}
+		return Reverts, &Revert{Failed, fmt.Sprintf("%s failed or stayed blocked (%s first, blocked)", plural.N(len(p.Failed)+len(p.Blocked), "item"), p.Blocked[0])}
 	case p.Partial():
 		return Stands, nil
 	case len(p.Unkept) > 0:
-		return Reverts, &Revert{Unkept, fmt.Sprintf("verification found %d differences from the intent (%s first)", len(p.Unkept), p.Unkept[0])}
+		return Reverts, &Revert{Unkept, fmt.Sprintf("verification found %s from the intent (%s first)", plural.N(len(p.Unkept), "difference"), p.Unkept[0])}
 	}
 	return Stands, nil
 }
@@ -148,7 +149,7 @@ func FaultOf(reason string) Fault {
 		return Probe
 	case strings.HasPrefix(reason, "verification"):
 		return Unkept
-	case strings.Contains(reason, "items failed"):
+	case strings.Contains(reason, " failed or stayed blocked"), strings.Contains(reason, "items failed"): // "1 item failed …", "N items failed …"
 		return Failed
 	}
 	return Timeout

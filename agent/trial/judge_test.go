@@ -28,14 +28,14 @@ func TestJudge(t *testing.T) {
 		contain string
 	}{
 		{"clean", Problems{}, false, Stands, 0, ""},
-		{"failed", Problems{Failed: []dg.ItemRef{refA}}, false, Reverts, Failed, "1 items failed or stayed blocked (route/a first)"},
+		{"failed", Problems{Failed: []dg.ItemRef{refA}}, false, Reverts, Failed, "1 item failed or stayed blocked (route/a first)"},
 		{"failed kept", Problems{Failed: []dg.ItemRef{refA}}, true, Stands, 0, ""},
 		{"blocked waiting", Problems{Blocked: []dg.ItemRef{refA}, Waiting: true}, false, Wait, 0, ""},
-		{"blocked expired", Problems{Blocked: []dg.ItemRef{refA}}, false, Reverts, Failed, "1 items failed or stayed blocked (route/a first, blocked)"},
+		{"blocked expired", Problems{Blocked: []dg.ItemRef{refA}}, false, Reverts, Failed, "1 item failed or stayed blocked (route/a first, blocked)"},
 		{"blocked kept", Problems{Blocked: []dg.ItemRef{refA}}, true, Stands, 0, ""},
-		{"unkept", Problems{Unkept: []dg.ItemRef{refB}}, true, Reverts, Unkept, "verification found 1 differences from the intent"},
+		{"unkept", Problems{Unkept: []dg.ItemRef{refB}}, true, Reverts, Unkept, "verification found 1 difference from the intent"},
 		{"unkept beside failed kept", Problems{Failed: []dg.ItemRef{refA}, Unkept: []dg.ItemRef{refB}}, true, Stands, 0, ""},
-		{"unkept beside failed", Problems{Failed: []dg.ItemRef{refA}, Unkept: []dg.ItemRef{refB}}, false, Reverts, Failed, "items failed"},
+		{"unkept beside failed", Problems{Failed: []dg.ItemRef{refA}, Unkept: []dg.ItemRef{refB}}, false, Reverts, Failed, "item failed"},
 		{"before", Problems{Failed: []dg.ItemRef{refA}}.Since(map[dg.ItemRef]bool{refA: true}), false, Stands, 0, ""},
 	} {
 		step, rev := Judge(c.p, c.keep)

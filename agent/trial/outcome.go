@@ -6,6 +6,7 @@ import (
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/internal/plural"
 )
 
 // LastOutcome is the last trial's outcome recorded in the state directory
@@ -44,7 +45,7 @@ func Recovered(rec *host.Recovery, stateDir string, at time.Time) *status.TrialO
 		why = o.Reason
 	}
 	return &status.TrialOutcome{ID: status.TrialID(rec.Trial.Started), Result: "reverted", At: at,
-		Reason: fmt.Sprintf("reverted when the daemon started again: %s; %d operations", why, len(rec.Result.Ops))}
+		Reason: fmt.Sprintf("reverted when the daemon started again: %s; %s", why, plural.N(len(rec.Result.Ops), "operation"))}
 }
 
 // OneShot is status without a daemon: the trial of a one-shot

@@ -16,6 +16,7 @@ import (
 	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/internal/gctune"
+	"github.com/netagent/netagent/internal/plural"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -102,7 +103,7 @@ func reportApply(g *globals, res *host.Result) int { return reportApplyTook(g, r
 // unknown) in the summary.
 func reportApplyTook(g *globals, res *host.Result, took time.Duration) int {
 	if res.Converged() {
-		fmt.Fprintf(g.stdout, "converged: %d operations%s\n", len(res.Ops), applyTally(res, took))
+		fmt.Fprintf(g.stdout, "converged: %s%s\n", plural.N(len(res.Ops), "operation"), applyTally(res, took))
 		return exitOK
 	}
 	for _, p := range res.Problems {
@@ -111,7 +112,7 @@ func reportApplyTook(g *globals, res *host.Result, took time.Duration) int {
 	if len(res.Problems) == 0 && res.Err != nil {
 		fmt.Fprintf(g.stderr, "%s\n", termsafe.String(res.Err.Error()))
 	}
-	fmt.Fprintf(g.stdout, "not converged: %d items failed or blocked (%d operations)%s\n", len(res.Problems), len(res.Ops), applyTally(res, took))
+	fmt.Fprintf(g.stdout, "not converged: %s failed or blocked (%s)%s\n", plural.N(len(res.Problems), "item"), plural.N(len(res.Ops), "operation"), applyTally(res, took))
 	return exitFailed
 }
 

@@ -37,7 +37,7 @@ func TestReportApply(t *testing.T) {
 	var out, errOut bytes.Buffer
 	g := &globals{stdout: &out, stderr: &errOut}
 	ops := reconciler.OperationLog{{Ref: dg.ItemRef{Type: "route", Name: "r"}, Op: reconciler.OpCreate}}
-	if code := reportApply(g, &host.Result{Ops: ops}); code != exitOK || out.String() != "converged: 1 operations: 1 done, 0 failed, 0 blocked\n" {
+	if code := reportApply(g, &host.Result{Ops: ops}); code != exitOK || out.String() != "converged: 1 operation: 1 done, 0 failed, 0 blocked\n" {
 		t.Errorf("converged: exit %d, %q", code, out.String())
 	}
 	out.Reset()
@@ -53,7 +53,7 @@ func TestReportApply(t *testing.T) {
 			t.Errorf("stderr lacks %q: %s", want, errOut.String())
 		}
 	}
-	if !strings.Contains(out.String(), "not converged: 2 items failed or blocked (1 operations): 1 done, 0 failed, 1 blocked") {
+	if !strings.Contains(out.String(), "not converged: 2 items failed or blocked (1 operation): 1 done, 0 failed, 1 blocked") {
 		t.Errorf("stdout: %s", out.String())
 	}
 }

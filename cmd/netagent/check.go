@@ -9,6 +9,7 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/internal/plural"
 )
 
 func init() {
@@ -66,7 +67,7 @@ func printChecked(g *globals, res *oneshot.Checked) int {
 		fmt.Fprintln(g.stdout, d)
 	}
 	printRefusals(g, res.Refused)
-	fmt.Fprintf(g.stdout, "%d items differ from the intent%s\n", len(res.Report.Diffs), refusedTally(len(res.Refused)))
+	fmt.Fprintf(g.stdout, "%s from the intent%s\n", differ(len(res.Report.Diffs)), refusedTally(len(res.Refused)))
 	return exitFailed
 }
 
@@ -83,5 +84,13 @@ func refusedTally(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", %d leases refused in part or whole", n)
+	return fmt.Sprintf(", %s refused in part or whole", plural.N(n, "lease"))
+}
+
+// differ is "1 item differs" or "N items differ".
+func differ(n int) string {
+	if n == 1 {
+		return "1 item differs"
+	}
+	return plural.N(n, "item") + " differ"
 }

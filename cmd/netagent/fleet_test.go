@@ -95,7 +95,7 @@ func TestFleetPushHostAndGroup(t *testing.T) {
 	if string(en.Value) != fleetBase || strings.TrimSpace(out) != en.Version.String() {
 		t.Errorf("push --host h1: printed %q, stored %q at %s", out, en.Value, en.Version)
 	}
-	if !strings.Contains(errOut, "pushed hosts/h1/base.json (1 items): version "+en.Version.String()+", new") {
+	if !strings.Contains(errOut, "pushed hosts/h1/base.json (1 item): version "+en.Version.String()+", new") {
 		t.Errorf("push: stderr %q", errOut)
 	}
 

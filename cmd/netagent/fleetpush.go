@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/netagent/netagent/agent/member"
+	"github.com/netagent/netagent/internal/plural"
 )
 
 // runFleetPush validates FILE as `netagent validate` does, then (member's
@@ -42,7 +43,7 @@ func runFleetPush(g *globals, args []string) int {
 			return usageError(g, fs, err.Error())
 		}
 		push.Data = env
-		items += fmt.Sprintf(", on trial for %s with %d probes", c.trialTimeout, len(c.probes))
+		items += fmt.Sprintf(", on trial for %s with %s", c.trialTimeout, plural.N(len(c.probes), "probe"))
 	}
 	return c.push(g, fs, push, items)
 }
@@ -60,7 +61,7 @@ func (c *fleetConn) validatePush(g *globals, file string) (*member.Push, string,
 	if intended == nil {
 		return nil, "", code
 	}
-	items := fmt.Sprintf("%d items", intended.Len())
+	items := plural.N(intended.Len(), "item")
 	if len(c.with) > 0 {
 		items += " with the --with files"
 	}

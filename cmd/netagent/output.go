@@ -25,6 +25,7 @@ import (
 	"github.com/netagent/netagent/agent/versions"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/disrupt"
+	"github.com/netagent/netagent/internal/plural"
 	"github.com/netagent/netagent/internal/progress"
 	"github.com/netagent/netagent/internal/termsafe"
 	"github.com/netagent/netagent/reconciler"
@@ -256,7 +257,7 @@ func printIntentErrors(g *globals, err error) {
 	if len(fes) == 0 {
 		fmt.Fprintln(g.stderr, err)
 	}
-	fmt.Fprintf(g.stderr, "netagent: invalid intent: %d problems; nothing was changed\n", max(len(fes), 1))
+	fmt.Fprintf(g.stderr, "netagent: invalid intent: %s; nothing was changed\n", plural.N(max(len(fes), 1), "problem"))
 }
 
 // printRefused prints the refusals of res: forced, or what stops the

@@ -6,6 +6,7 @@ import (
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/oneshot"
+	"github.com/netagent/netagent/internal/plural"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -120,9 +121,9 @@ func printPlanTextGuarded(g *globals, res *host.PlanResult, protected []string) 
 	case len(res.Ops) == 0 && failed == 0 && res.Err == nil:
 		fmt.Fprintln(g.stdout, "no changes: the kernel already matches the intent")
 	case failed == 0 && res.Err == nil:
-		fmt.Fprintf(g.stdout, "plan: %d operations%s\n", len(res.Ops), passes)
+		fmt.Fprintf(g.stdout, "plan: %s%s\n", plural.N(len(res.Ops), "operation"), passes)
 	default:
-		fmt.Fprintf(g.stdout, "plan: %d operations%s; %d items would not converge (predicted to fail or blocked)\n", len(res.Ops), passes, failed)
+		fmt.Fprintf(g.stdout, "plan: %s%s; %s would not converge (predicted to fail or blocked)\n", plural.N(len(res.Ops), "operation"), passes, plural.N(failed, "item"))
 	}
 }
 

@@ -42,7 +42,7 @@ func TestPrintPlanText(t *testing.T) {
        route 10.0.0.0/8 dev br0 table main metric 0 scope link
   !  interface/eth0: blocked: waiting for link/eth0
   ~  while items wait for a link, apply waits for link events (up to --wait) and converges again at each
-plan: 3 operations; 1 items would not converge (predicted to fail or blocked)
+plan: 3 operations; 1 item would not converge (predicted to fail or blocked)
 `
 	if out.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
@@ -80,7 +80,7 @@ func TestPrintPlanPredictedFailure(t *testing.T) {
        interface br1 bridge up
   !  address/br1/10.1.0.1/24: blocked: waiting for interface/br1 (failed: ...)
   !  interface/br1: predicted to fail: create failed: creating bridge br1: link exists and is not owned by netagent
-plan: 1 operations; 2 items would not converge (predicted to fail or blocked)
+plan: 1 operation; 2 items would not converge (predicted to fail or blocked)
 `
 	if out.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)

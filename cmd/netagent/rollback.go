@@ -13,6 +13,7 @@ import (
 	"github.com/netagent/netagent/agent/versions"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/internal/plural"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -112,6 +113,6 @@ func rollbackViaDaemon(g *globals, h host.Holder, n int, vo *versionOpts) int {
 		daemonOps(g, resp)
 		return exitFailed
 	}
-	fmt.Fprintf(g.stdout, "converged: %d operations\n", len(resp.Operations))
+	fmt.Fprintf(g.stdout, "converged: %s\n", plural.N(len(resp.Operations), "operation"))
 	return exitOK
 }

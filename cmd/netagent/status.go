@@ -14,6 +14,7 @@ import (
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/agent/versions"
+	"github.com/netagent/netagent/internal/plural"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -150,7 +151,7 @@ func statusPrintDrifted(w io.Writer, list []status.DriftStatus) {
 	if len(list) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n%d items drifted, left as they are (drift: report):\n", len(list))
+	fmt.Fprintf(w, "\n%s drifted, left as they are (drift: report):\n", plural.N(len(list), "item"))
 	for _, d := range list {
 		if len(d.Fields) == 0 {
 			fmt.Fprintf(w, "  %s (%s): %s\n", d.Item, d.File, d.What)
@@ -213,7 +214,7 @@ func statusPrintItems(w io.Writer, list []status.ItemStatus, all bool, now time.
 	}
 	tw.Flush()
 	if hidden > 0 {
-		fmt.Fprintf(w, "%d items created (--all lists them)\n", hidden)
+		fmt.Fprintf(w, "%s created (--all lists them)\n", plural.N(hidden, "item"))
 	}
 }
 

@@ -80,7 +80,7 @@ func TestStatusPrintsTables(t *testing.T) {
 	text := out.String()
 	for _, want := range []string{"NOT READY", "7 reconciles", "(link)", "FILE", "20-routes.json", "False",
 		"waiting for link/uplink0 (carrier up)", "route/main 198.51.100.0/24 metric 0", "blocked",
-		"1 items created (--all lists them)"} {
+		"1 item created (--all lists them)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}

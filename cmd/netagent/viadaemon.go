@@ -16,6 +16,7 @@ import (
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/oneshot"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/internal/plural"
 	"github.com/netagent/netagent/internal/termsafe"
 )
 
@@ -96,13 +97,13 @@ func printDaemonOps(g *globals, ops []api.OpResult, all bool) {
 func printDaemonApplied(g *globals, doc oneshot.ApplyDoc) {
 	tally := fmt.Sprintf(": %d done, %d failed, %d blocked in %s", doc.Done, doc.Failed, doc.Blocked, doc.Duration)
 	if doc.Converged {
-		fmt.Fprintf(g.stdout, "converged: %d operations%s\n", len(doc.Operations), tally)
+		fmt.Fprintf(g.stdout, "converged: %s%s\n", plural.N(len(doc.Operations), "operation"), tally)
 		return
 	}
 	for _, p := range doc.Problems {
 		fmt.Fprintf(g.stderr, "%s: %s: %s\n", p.Item, p.State, p.Reason)
 	}
-	fmt.Fprintf(g.stdout, "not converged: %d items failed or blocked (%d operations)%s\n", len(doc.Problems), len(doc.Operations), tally)
+	fmt.Fprintf(g.stdout, "not converged: %s failed or blocked (%s)%s\n", plural.N(len(doc.Problems), "item"), plural.N(len(doc.Operations), "operation"), tally)
 }
 
 // daemonOps prints the operations the daemon answered, as plan does, and
@@ -163,7 +164,7 @@ func checkViaDaemon(g *globals, all, asJSON *bool) func(h host.Holder, files []s
 		daemonOps(g, resp)
 		daemonDiffers(g, resp.Differs)
 		printRefusals(g, resp.LeasesRefused)
-		fmt.Fprintf(g.stdout, "%d items differ from the daemon's intent%s\n", len(resp.Operations)+len(resp.Blocked), refusedTally(len(resp.LeasesRefused)))
+		fmt.Fprintf(g.stdout, "%s from the daemon's intent%s\n", differ(len(resp.Operations)+len(resp.Blocked)), refusedTally(len(resp.LeasesRefused)))
 		return exitFailed
 	}
 }

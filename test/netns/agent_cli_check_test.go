@@ -24,7 +24,7 @@ func TestAgentCLICheck(t *testing.T) {
 		t.Errorf("check after a hand change: %s", res)
 	}
 	res = e.mustRun(0, "apply", cliGatewayFile)
-	if !strings.Contains(res.stdout, "converged: 1 operations") ||
+	if !strings.Contains(res.stdout, "converged: 1 operation") ||
 		!strings.Contains(res.stderr, `item="route/main 0.0.0.0/0 metric 100" op=modify outcome=ok`) {
 		t.Errorf("repairing apply: %s", res)
 	}
@@ -37,7 +37,7 @@ func TestAgentCLICheck(t *testing.T) {
 	}
 	res = e.mustRun(1, "apply", cliGatewayFile)
 	if !strings.Contains(res.stderr, "route/main 0.0.0.0/0 metric 100: failed: create failed: ") ||
-		!strings.Contains(res.stderr, "not owned") || !strings.Contains(res.stdout, "not converged: 1 items") {
+		!strings.Contains(res.stderr, "not owned") || !strings.Contains(res.stdout, "not converged: 1 item") {
 		t.Errorf("apply over a foreign route: %s", res)
 	}
 	if r := e.ipJSON("route", "show", "default"); len(r) != 1 || r[0]["gateway"] != "192.0.2.254" || r[0]["protocol"] != nil {

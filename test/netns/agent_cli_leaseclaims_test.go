@@ -54,7 +54,7 @@ func TestAgentCLILeaseClaimsProtectedSubnet(t *testing.T) {
 		t.Errorf("check does not report the refusal: %s", res)
 	}
 	res = e.mustRun(1, "check", "--all", file)
-	if !strings.Contains(res.stdout, "dhcp4 up0: refused: lease route to 10.99.0.0/24") || !strings.Contains(res.stdout, "1 leases refused") {
+	if !strings.Contains(res.stdout, "dhcp4 up0: refused: lease route to 10.99.0.0/24") || !strings.Contains(res.stdout, "1 lease refused") {
 		t.Errorf("check --all does not report the refusal: %s", res)
 	}
 	checkJSONRefusal(t, e.mustRun(1, "check", "--json", file))

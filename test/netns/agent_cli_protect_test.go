@@ -301,7 +301,7 @@ func TestAgentCLIProtectOrphanBridgeNotPinned(t *testing.T) {
 	}
 	plan := e.mustRun(0, "plan", without)
 	res := e.mustRun(0, "apply", without)
-	if !strings.Contains(plan.stdout, "plan: 1 operations") || !strings.Contains(res.stdout, "converged: 1 operations") ||
+	if !strings.Contains(plan.stdout, "plan: 1 operation") || !strings.Contains(res.stdout, "converged: 1 operation") ||
 		strings.Contains(res.stdout, "modify interface/br0") {
 		t.Errorf("plan:\n%s\napply:\n%s", plan, res)
 	}

@@ -82,7 +82,7 @@ func TestAgentCLIWithoutIptables(t *testing.T) {
 	if !strings.Contains(out, "iptables-chain/ipv4/filter/NA-FWD") || !strings.Contains(out, "iptables-restore not found") {
 		t.Errorf("apply does not name the chain and the missing program: %s", res)
 	}
-	if strings.Count(out, ": failed:") != 1 || !strings.Contains(res.stdout, "1 items failed or blocked") {
+	if strings.Count(out, ": failed:") != 1 || !strings.Contains(res.stdout, "1 item failed or blocked") {
 		t.Errorf("apply reports other failures than the chain's: %s", res)
 	}
 	if strings.Contains(e.exec("iptables-save"), "NA-FWD") {

@@ -28,7 +28,7 @@ func TestTrialVerifyDifferenceReverts(t *testing.T) {
 	if res.code != 8 {
 		t.Fatalf("want exit 8 (the verification found a difference), got %s", res)
 	}
-	for _, s := range []string{"reverted: verification found 1 differences from the intent", "sysctl/net.ipv4.ping_group_range", "did not keep"} {
+	for _, s := range []string{"reverted: verification found 1 difference from the intent", "sysctl/net.ipv4.ping_group_range", "did not keep"} {
 		if !strings.Contains(res.stderr, s) {
 			t.Errorf("stderr does not say %q:\n%s", s, res)
 		}

@@ -83,7 +83,7 @@ func TestAgentCLICheckDriftPolicy(t *testing.T) {
 	res := e.mustRun(1, "check", file)
 	if !strings.Contains(res.stdout, "interface/uplink0: MTU: want 1400, have 1300 (drift: report)") ||
 		!strings.Contains(res.stdout, "note: route/main 198.51.100.0/24 metric 10: differs, ignored (drift: ignore)") ||
-		!strings.Contains(res.stdout, "1 items differ") {
+		!strings.Contains(res.stdout, "1 item differs") {
 		t.Errorf("check: %s", res)
 	}
 	e.ip("link", "set", "uplink0", "mtu", "1400")

@@ -43,7 +43,7 @@ func TestAgentDaemonFleetRollout(t *testing.T) {
 		}
 	}
 	if code, out := rollout("bad", `"ping:192.0.2.200"`); code != 1 || !strings.Contains(out, "bad: halted") ||
-		!strings.Contains(out, "wave canary: 1 hosts failed") {
+		!strings.Contains(out, "wave canary: 1 host failed") {
 		t.Fatalf("rollout bad: exit %d\n%s", code, out)
 	}
 	keys := f.keysUnder(t, fleetLayout.Hosts())

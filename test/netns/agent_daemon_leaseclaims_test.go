@@ -58,7 +58,7 @@ func TestAgentDaemonLeaseClaims(t *testing.T) {
 	}
 	for _, all := range [][]string{nil, {"--all"}} {
 		res := e.netagent("check", append([]string{"--via-daemon"}, all...)...)
-		if res.code != 1 || !strings.Contains(res.stdout, "dhcp4 up0: refused: "+why) || !strings.Contains(res.stdout, "1 leases refused") {
+		if res.code != 1 || !strings.Contains(res.stdout, "dhcp4 up0: refused: "+why) || !strings.Contains(res.stdout, "1 lease refused") {
 			t.Errorf("check --via-daemon %v does not report the refusal (exit 1): %s", all, res)
 		}
 	}

@@ -49,7 +49,7 @@ func TestAgentDaemonViaDaemonJSON(t *testing.T) {
 
 	res := e.cli("apply", "--via-daemon", one)
 	for _, want := range []string{"  1. create route/main 203.0.113.0/24 metric 10\n       route 203.0.113.0/24 via 192.0.2.1",
-		"       traffic: ", "converged: 1 operations: 1 done, 0 failed, 0 blocked in "} {
+		"       traffic: ", "converged: 1 operation: 1 done, 0 failed, 0 blocked in "} {
 		if res.code != 0 || !strings.Contains(res.stdout, want) {
 			t.Errorf("apply --via-daemon: want exit 0 and %q, got %s", want, res)
 		}

@@ -77,7 +77,7 @@ func TestNftablesVerdictMaps(t *testing.T) {
 
 	handles, mapsBefore := nftRuleHandles(e, "input"), nftJSON(e, "map", "inet", "netagent", "nets")
 	changed := e.writeFile("changed.json", strings.Replace(nftMapsIntent, `{"key": "23", "verdict": "drop"}`, `{"key": "23", "verdict": "accept"}`, 1))
-	if res := e.mustRun(0, "apply", changed); !strings.Contains(res.stdout, "converged: 1 operations: 1 done") {
+	if res := e.mustRun(0, "apply", changed); !strings.Contains(res.stdout, "converged: 1 operation: 1 done") {
 		t.Errorf("apply of one changed element: %s", res)
 	}
 	// The rules and the other map stay as they were (handles, content):
