@@ -4,7 +4,8 @@
 #   scripts/install.sh [BINARY]
 #
 # BINARY is a netagent binary built already; without it, the script builds
-# one from this checkout (Go 1.26 on the PATH).
+# one from this checkout (Go 1.26 on the PATH), its version and revision
+# stamped from git (git describe, git rev-parse HEAD).
 #
 # Where the files go (every path is prefixed with $DESTDIR):
 #   $PREFIX/sbin/netagent                    the binary (PREFIX: /usr/local)
@@ -46,7 +47,13 @@ if [ $# -ge 1 ]; then
 	bin=$1
 else
 	bin=$tmp/netagent
-	(cd "$here" && go build -trimpath -o "$bin" ./cmd/netagent)
+	# The version and revision from git, stamped: a build environment
+	# with GOFLAGS=-buildvcs=false (many packaging ones) stamps none.
+	ldflags=
+	if rev=$(git -C "$here" rev-parse HEAD 2>/dev/null); then
+		ldflags="-X main.version=$(git -C "$here" describe --tags --always --dirty) -X main.revision=$rev"
+	fi
+	(cd "$here" && go build -trimpath -ldflags "$ldflags" -o "$bin" ./cmd/netagent)
 fi
 if [ ! -x "$bin" ]; then
 	echo "install.sh: $bin is not an executable" >&2

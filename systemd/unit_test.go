@@ -3,6 +3,7 @@ package systemd
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +12,7 @@ import (
 )
 
 // TestUnitVerifiesAsInstalled installs the unit as shipped, with a netagent
-// binary built from this tree, into a temporary root with
+// binary built from this tree by the script (buildNetagent), into a temporary root with
 // scripts/install.sh (DESTDIR), and runs `systemd-analyze verify --root` on
 // it: the unit's ExecStart= must name the installed binary, and every
 // other command and unit it refers to must exist (the root gets copies of
@@ -84,13 +85,36 @@ func systemdAnalyze(t *testing.T) string {
 	return tool
 }
 
-// buildNetagent builds cmd/netagent into the test's temporary directory.
+// buildNetagent builds netagent as scripts/install.sh without a binary
+// does, into a temporary root, where the build environment turns VCS
+// stamping off (GOFLAGS=-buildvcs=false, as packaging environments do),
+// and checks that the script stamped the version and revision from git:
+// `netagent version --json` names the checkout's revision and git
+// describe's version (issue 29, point 17). It returns the binary.
 func buildNetagent(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "netagent")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/netagent/netagent/cmd/netagent").CombinedOutput()
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", ".."}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("git %v: %v (the tests run in a git checkout)", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	rev, describe := git("rev-parse", "HEAD"), git("describe", "--tags", "--always", "--dirty")
+	root := t.TempDir()
+	cmd := exec.Command("sh", "../scripts/install.sh")
+	cmd.Env = append(os.Environ(), "DESTDIR="+root, "GOFLAGS=-buildvcs=false")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("install.sh: %v\n%s", err, out)
+	}
+	bin := filepath.Join(root, "usr/local/sbin/netagent")
+	out, err := exec.Command(bin, "version", "--json").Output()
 	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatalf("version --json: %v", err)
+	}
+	var v struct{ Version, Revision string }
+	if err := json.Unmarshal(out, &v); err != nil || v.Revision != rev || v.Version != describe {
+		t.Errorf("installed version %s (%v), want revision %s, version %s", out, err, rev, describe)
 	}
 	return bin
 }

@@ -7,9 +7,11 @@ import (
 	"github.com/netagent/netagent/internal/buildinfo"
 )
 
-// version, when set at build time with -ldflags "-X main.version=...",
-// takes the place of the module version of the build info.
-var version = ""
+// version and revision, when set at build time with -ldflags
+// "-X main.version=... -X main.revision=..." (scripts/install.sh does, from
+// git), are the version in place of the build info's module version, and
+// the revision where the build info has none (-buildvcs=false).
+var version, revision = "", ""
 
 func init() {
 	register(&command{
@@ -30,7 +32,7 @@ func runVersion(g *globals, args []string) int {
 		return usageError(g, fs, "unexpected arguments")
 	}
 	bi, _ := debug.ReadBuildInfo()
-	v := buildinfo.Read(bi, version)
+	v := buildinfo.Read(bi, buildinfo.Stamp{Version: version, Revision: revision})
 	if *asJSON {
 		if writeJSON(g, v) != nil {
 			return exitInternal

@@ -26,9 +26,19 @@ type Info struct {
 	Platform string `json:"platform"`
 }
 
-// Read reads the version out of the build info (nil: none);
-// override, when set, is the version.
-func Read(bi *debug.BuildInfo, override string) Info {
+// Stamp is what a build can set with -ldflags -X where the build info
+// lacks it (scripts/install.sh sets both from git: a build with
+// -buildvcs=false, as packaging environments use, has no VCS settings).
+type Stamp struct {
+	// Version, when set, is the version (git describe).
+	Version string
+	// Revision, when set and the build info has none, is the revision.
+	Revision string
+}
+
+// Read reads the version out of the build info (nil: none), with what
+// the stamp sets.
+func Read(bi *debug.BuildInfo, stamp Stamp) Info {
 	v := Info{Version: "unknown", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	if bi != nil {
 		if bi.Main.Version != "" {
@@ -48,8 +58,11 @@ func Read(bi *debug.BuildInfo, override string) Info {
 			}
 		}
 	}
-	if override != "" {
-		v.Version = override
+	if stamp.Version != "" {
+		v.Version = stamp.Version
+	}
+	if v.Revision == "" {
+		v.Revision = stamp.Revision
 	}
 	return v
 }

@@ -17,7 +17,7 @@ func TestBuildVersion(t *testing.T) {
 			{Key: "vcs.time", Value: "2026-11-23T18:00:00Z"},
 			{Key: "vcs.modified", Value: "true"},
 		}}
-	v := Read(bi, "")
+	v := Read(bi, Stamp{})
 	want := Info{Version: "v1.2.3", Revision: "0123456789abcdef0123456789abcdef01234567", Time: "2026-11-23T18:00:00Z",
 		Modified: true, Go: "go1.99.1", Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	if v != want {
@@ -28,13 +28,19 @@ func TestBuildVersion(t *testing.T) {
 		t.Errorf("line %q, want %q", v.String(), line)
 	}
 	bi.Settings[3].Value = "false"
-	if s := Read(bi, "").String(); strings.Contains(s, "modified") {
+	if s := Read(bi, Stamp{}).String(); strings.Contains(s, "modified") {
 		t.Errorf("clean checkout: %q", s)
 	}
-	if s := Read(bi, "v2.0.0-rc1").Version; s != "v2.0.0-rc1" {
+	if s := Read(bi, Stamp{Version: "v2.0.0-rc1"}).Version; s != "v2.0.0-rc1" {
 		t.Errorf("-X main.version: %q", s)
 	}
-	if v := Read(nil, ""); v.Version != "unknown" || v.Go != runtime.Version() || v.String() != "netagent unknown "+runtime.Version()+" "+want.Platform {
+	if v := Read(bi, Stamp{Revision: "fedcba"}); v.Revision != want.Revision {
+		t.Errorf("a stamped revision over the build info's: %q", v.Revision)
+	}
+	if v := Read(&debug.BuildInfo{}, Stamp{Version: "v1.0.0-3-gabc", Revision: "abc"}); v.Version != "v1.0.0-3-gabc" || v.Revision != "abc" {
+		t.Errorf("-buildvcs=false, stamped: %+v", v)
+	}
+	if v := Read(nil, Stamp{}); v.Version != "unknown" || v.Go != runtime.Version() || v.String() != "netagent unknown "+runtime.Version()+" "+want.Platform {
 		t.Errorf("no build info: %+v", v)
 	}
 }
