@@ -43,7 +43,7 @@ func TestValidateEthtool(t *testing.T) {
 
 func TestParseRefusesUnknownEthtoolMembers(t *testing.T) {
 	_, err := Parse([]byte(doc(ethtoolDoc(`{"ring": {"rx": 1}}`))))
-	checkMessages(t, err, []string{`interfaces[0].ethtool: unknown field "ring"`})
+	checkMessages(t, err, []string{`interfaces[0].ethtool: unknown field "ring"; did you mean "rings"?`})
 }
 
 func TestEthtoolSettings(t *testing.T) {

@@ -8,9 +8,13 @@ import (
 	"io"
 	"iter"
 	"reflect"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/netagent/netagent/internal/suggest"
 )
 
 // shapeChecker walks a JSON document token by token alongside the Go type it
@@ -47,8 +51,29 @@ func (s *shapeChecker) token(o Origin) (json.Token, error) {
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	s.fail(o, "invalid JSON %s: %v", s.position(before, err), err)
+	hint := ""
+	if before == 0 && looksLikeYAML(s.data) {
+		hint = "; intents are JSON, and this looks like YAML (netplan's YAML converts with `netagent import netplan FILE`)"
+	}
+	s.fail(o, "invalid JSON %s: %v%s", s.position(before, err), err, hint)
 	return nil, errSyntax
+}
+
+// yamlStart is how a YAML document's first line begins: a document
+// marker, or a plain key and a colon ("network:", "version: 2").
+var yamlStart = regexp.MustCompile(`^(---|%YAML|[A-Za-z_][A-Za-z0-9_-]*:(\s|$))`)
+
+// looksLikeYAML reports whether data, which is no JSON, begins as YAML
+// does: its first line that is no comment or blank.
+func looksLikeYAML(data []byte) bool {
+	for line := range bytes.Lines(data[:min(len(data), 4096)]) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		return yamlStart.Match(line)
+	}
+	return false
 }
 
 // position returns "at line L, column C" for the first non-space byte at or
@@ -139,10 +164,27 @@ func (s *shapeChecker) object(t reflect.Type, o Origin) error {
 	return s.members(o, "field", func(name string) (reflect.Type, Origin, bool) {
 		ft, ok := fields[name]
 		if !ok {
-			s.fail(o, "unknown field %q", name)
+			s.fail(o, "unknown field %q%s", name, closestField(name, fields))
 		}
 		return ft, o.field(name), ok
 	})
+}
+
+// closestField is "; did you mean "X"?" when X is a field of fields
+// close enough to name to be a typo of it ("adresses").
+func closestField(name string, fields map[string]reflect.Type) string {
+	if len(name) > 64 {
+		return ""
+	}
+	names := make([]string, 0, len(fields))
+	for n := range fields {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if c := suggest.Closest(name, names); c != "" {
+		return fmt.Sprintf("; did you mean %q?", c)
+	}
+	return ""
 }
 
 // mapObject checks the members of a JSON object against a map whose
