@@ -61,11 +61,12 @@ func OpenWith(netns, stateDir string, log logrus.FieldLogger, opts Options) (*Ru
 	if stateDir == "" {
 		return nil, fmt.Errorf("opening namespace %q: no state directory", netns)
 	}
-	if err := statefile.PrepareDir(stateDir); err != nil {
+	t, err := netnsx.Open(netns) // before the state directory is made for it
+	if err != nil {
 		return nil, err
 	}
-	t, err := netnsx.Open(netns)
-	if err != nil {
+	if err := statefile.PrepareDir(stateDir); err != nil {
+		t.Close()
 		return nil, err
 	}
 	leases := &dhcp.Leases{}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/internal/netnsx"
 )
 
 // One writer at a time: every command that changes a namespace (apply, the
@@ -39,6 +40,9 @@ func (d Decision) GoAhead() bool { return d.Daemon == nil }
 // (waiting for another one-shot writer up to o.LockTimeout); a reader
 // takes none, and only learns who holds it.
 func Gate(o *Options) (Decision, error) {
+	if err := netnsx.Check(o.Netns); err != nil { // before a state directory is made for it
+		return Decision{}, err
+	}
 	if !o.Write {
 		return gateReader(o)
 	}
@@ -65,6 +69,9 @@ func gateReader(o *Options) (Decision, error) {
 // the daemon and waits for nothing. The daemon (netagent run) takes its
 // lock with it too.
 func TakeLock(o *Options, me host.Holder) (*host.Lock, *host.Holder, error) {
+	if err := netnsx.Check(o.Netns); err != nil {
+		return nil, nil, err
+	}
 	lk, h, err := host.TryLock(o.StateDir, me)
 	switch {
 	case err != nil || lk != nil:

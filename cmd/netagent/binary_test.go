@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/netagent/netagent/internal/buildinfo"
@@ -48,7 +49,7 @@ func TestBinaryCommandLine(t *testing.T) {
 	if code != exitInternal || !strings.Contains(errOut, "na-does-not-exist") || strings.Contains(errOut, "open --json") {
 		t.Errorf("plan f.json --json --state-dir D --netns X: exit %d, want %d naming the namespace\n%s", code, exitInternal, errOut)
 	}
-	if code, out, errOut := runBinary(t, "validate", gateway, "--log-level", "warn"); code != exitOK || !strings.HasPrefix(out, "valid: 1 files,") {
+	if code, out, errOut := runBinary(t, "validate", gateway, "--log-level", "warn"); code != exitOK || !strings.HasPrefix(out, "valid: 1 file,") {
 		t.Errorf("validate f.json --log-level warn: exit %d\n%s%s", code, out, errOut)
 	}
 	missing := filepath.Join(t.TempDir(), "missing.json")
@@ -123,4 +124,47 @@ func TestBinaryGraphSVG(t *testing.T) {
 			t.Errorf("the external uplink is not drawn dashed:\n%s", out)
 		}
 	})
+}
+
+// Run without privilege, every command that reaches the kernel says that
+// it needs root (or the capabilities) and exits 3; a --netns that does
+// not exist is named, with where to see the others, and no state
+// directory is made for it (issue 29, point 3).
+func TestBinaryNeedsRootAndANamespace(t *testing.T) {
+	intentFile := filepath.Join(t.TempDir(), "e.json")
+	if err := os.WriteFile(intentFile, []byte(`{"version": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Dir(intentFile), 0o755)
+	bin := testbin.Netagent(t)
+	if os.Geteuid() == 0 { // the binary must be reachable by nobody
+		os.Chmod(filepath.Dir(bin), 0o755)
+	}
+	for _, args := range [][]string{{"plan", intentFile}, {"apply", intentFile}, {"check", intentFile}, {"show"}, {"snapshot"}, {"import", "kernel"}} {
+		sd := filepath.Join(t.TempDir(), "state")
+		cmd := exec.Command(bin, append(args, "--state-dir", sd)...)
+		if os.Geteuid() == 0 {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		}
+		var errOut bytes.Buffer
+		cmd.Stderr = &errOut
+		err := cmd.Run()
+		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != exitInternal ||
+			!strings.Contains(errOut.String(), "root (or the capabilities CAP_NET_ADMIN and CAP_SYS_ADMIN) is needed to act on a network namespace") {
+			t.Errorf("%q as nobody: %v\n%s", args, err, errOut.String())
+		}
+		if _, err := os.Stat(sd); err == nil {
+			t.Errorf("%q as nobody made the state directory", args)
+		}
+	}
+	for _, args := range [][]string{{"plan", intentFile}, {"apply", intentFile}, {"check", intentFile}, {"show"}, {"snapshot"}, {"import", "kernel"}} {
+		sd := filepath.Join(t.TempDir(), "state")
+		code, _, errOut := runBinary(t, append([]string{"--netns", "na-no-such-ns", "--state-dir", sd}, args...)...)
+		if code != exitInternal || !strings.Contains(errOut, "network namespace \"na-no-such-ns\" does not exist (`ip netns list` shows those there are)") {
+			t.Errorf("%q --netns na-no-such-ns: exit %d\n%s", args, code, errOut)
+		}
+		if _, err := os.Stat(sd); err == nil {
+			t.Errorf("%q --netns na-no-such-ns made the state directory", args)
+		}
+	}
 }

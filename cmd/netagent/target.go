@@ -38,9 +38,10 @@ func (k *kernelOpts) gate(g *globals, files []string) (code int, done bool) {
 	return exitOK, false
 }
 
-// takeLock takes the lock of dir for me (oneshot.TakeLock).
-func takeLock(g *globals, dir string, me host.Holder, timeout time.Duration) (*host.Lock, *host.Holder, error) {
-	return oneshot.TakeLock(&oneshot.Options{StateDir: dir, LockTimeout: timeout, Log: g.log}, me)
+// takeLock takes the lock of dir, netns's state directory, for me
+// (oneshot.TakeLock).
+func takeLock(g *globals, netns, dir string, me host.Holder, timeout time.Duration) (*host.Lock, *host.Holder, error) {
+	return oneshot.TakeLock(&oneshot.Options{Netns: netns, StateDir: dir, LockTimeout: timeout, Log: g.log}, me)
 }
 
 // toDaemon does the command through the daemon h, with --via-daemon, or
@@ -66,7 +67,7 @@ func lockDaemon(g *globals, o *daemonOpts) (*host.Lock, int) {
 		return nil, exitInternal
 	}
 	me := host.Holder{PID: os.Getpid(), Command: "run", Socket: socket, Since: time.Now()}
-	lk, daemon, err := takeLock(g, o.kernel.stateDir(g), me, o.lockTimeout)
+	lk, daemon, err := takeLock(g, o.kernel.netns, o.kernel.stateDir(g), me, o.lockTimeout)
 	switch {
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)

@@ -7,6 +7,7 @@ import (
 	"github.com/netagent/netagent/agent/oneshot"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/gctune"
+	"github.com/netagent/netagent/internal/plural"
 )
 
 func init() {
@@ -34,7 +35,7 @@ func runValidate(g *globals, args []string) int {
 	if intended == nil {
 		return code
 	}
-	fmt.Fprintf(g.stdout, "valid: %d files, %d items\n", fs.NArg(), intended.Len())
+	fmt.Fprintf(g.stdout, "valid: %s, %s\n", plural.N(fs.NArg(), "file"), plural.N(intended.Len(), "item"))
 	return exitOK
 }
 

@@ -28,7 +28,7 @@ func writeIntent(t *testing.T, name, doc string) string {
 func TestValidateExamples(t *testing.T) {
 	for _, f := range []string{"gateway.json", "bonded.json"} {
 		code, out, errOut := runCLI("validate", "../../examples/"+f)
-		if code != exitOK || !strings.HasPrefix(out, "valid: 1 files,") {
+		if code != exitOK || !strings.HasPrefix(out, "valid: 1 file,") {
 			t.Errorf("validate %s: exit %d\n%s%s", f, code, out, errOut)
 		}
 	}

@@ -5,8 +5,14 @@
 package netnsx
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -23,6 +29,59 @@ type Target struct {
 	NL *netlink.Handle
 }
 
+// ErrNeedsPrivilege is why an unprivileged netagent cannot act: entering
+// a namespace and changing it take root, or the capabilities.
+var ErrNeedsPrivilege = errors.New("root (or the capabilities CAP_NET_ADMIN and CAP_SYS_ADMIN) is needed to act on a network namespace")
+
+// runNetns is where named namespaces are (ip netns add).
+const runNetns = "/run/netns"
+
+// Check reports whether the named namespace ("" is this process's own)
+// can be acted on: it exists (an error naming it and where to see the
+// others when not), and this process has the privilege
+// (ErrNeedsPrivilege). Commands check before they read or make a state
+// directory for it.
+func Check(name string) error {
+	if name != "" {
+		if _, err := os.Stat(filepath.Join(runNetns, name)); errors.Is(err, fs.ErrNotExist) {
+			return notExist(name)
+		}
+	}
+	if !privileged() {
+		return ErrNeedsPrivilege
+	}
+	return nil
+}
+
+func notExist(name string) error { return nsNotExist(name) }
+
+// nsNotExist is a named namespace that does not exist: fs.ErrNotExist.
+type nsNotExist string
+
+func (e nsNotExist) Error() string {
+	return fmt.Sprintf("network namespace %q does not exist (`ip netns list` shows those there are)", string(e))
+}
+
+func (nsNotExist) Is(target error) bool { return target == fs.ErrNotExist }
+
+// privileged reports whether this process has what entering a namespace
+// and changing it take: CAP_SYS_ADMIN and CAP_NET_ADMIN in its effective
+// set (/proc/self/status), as root has.
+func privileged() bool {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return true // cannot tell: say nothing
+	}
+	for line := range strings.Lines(string(data)) {
+		if hex, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
+			want := uint64(1)<<unix.CAP_SYS_ADMIN | uint64(1)<<unix.CAP_NET_ADMIN
+			return err != nil || caps&want == want
+		}
+	}
+	return true
+}
+
 // Open returns a Target for the named namespace ("" = our own).
 func Open(name string) (*Target, error) {
 	var ns netns.NsHandle
@@ -32,7 +91,10 @@ func Open(name string) (*Target, error) {
 	} else {
 		ns, err = netns.GetFromName(name)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, notExist(name)
+	case err != nil:
 		return nil, fmt.Errorf("opening network namespace %q: %w", name, err)
 	}
 	// Route netlink only: configurators use nothing else, and a kernel
@@ -40,6 +102,9 @@ func Open(name string) (*Target, error) {
 	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
 	if err != nil {
 		ns.Close()
+		if errors.Is(err, unix.EPERM) || !privileged() { // the library does not wrap the errno
+			return nil, fmt.Errorf("%w (entering network namespace %q: %v)", ErrNeedsPrivilege, name, err)
+		}
 		return nil, fmt.Errorf("netlink handle in namespace %q: %w", name, err)
 	}
 	return &Target{Name: name, ns: ns, NL: h}, nil

@@ -101,7 +101,7 @@ func TestAgentCLIInvalidIntent(t *testing.T) {
 func TestAgentCLIValidate(t *testing.T) {
 	e := &cliEnv{t: t, bin: cliBinary(t), stateDir: t.TempDir()}
 	for _, f := range []string{cliGatewayFile, "../../examples/bonded.json"} {
-		if res := e.mustRun(0, "validate", f); !strings.HasPrefix(res.stdout, "valid: 1 files") {
+		if res := e.mustRun(0, "validate", f); !strings.HasPrefix(res.stdout, "valid: 1 file") {
 			t.Errorf("validate %s: %s", f, res)
 		}
 	}

@@ -16,7 +16,7 @@ func TestExamplesValidate(t *testing.T) {
 	}
 	e := &cliEnv{t: t, bin: cliBinary(t), stateDir: t.TempDir()}
 	for _, f := range files {
-		if res := e.mustRun(0, "validate", f); !strings.HasPrefix(res.stdout, "valid: 1 files") {
+		if res := e.mustRun(0, "validate", f); !strings.HasPrefix(res.stdout, "valid: 1 file") {
 			t.Errorf("validate %s: %s", f, res)
 		}
 	}
