@@ -299,7 +299,7 @@ func (a *Agent) checkTrial(req api.Request) (trial.Params, string, error) {
 			return trial.Params{}, "", errors.New("probes: the daemon cannot run probes")
 		}
 		if err := trial.CheckSpecs(req.Probes); err != nil {
-			return trial.Params{}, "", fmt.Errorf("probes: %w", err)
+			return trial.Params{}, "", err
 		}
 	}
 	name, err := a.trialName(req.Name)

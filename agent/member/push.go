@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/netagent/netagent/agent/trial"
 	"strings"
 	"time"
 
@@ -138,8 +138,11 @@ func (c *Client) checkMerge(file string, pushed *intent.Intent, others []store.E
 // timeout must be positive and every probe valid (their errors name
 // push's options --trial-timeout and --probe).
 func Envelope(data []byte, timeout time.Duration, probes []string) ([]byte, error) {
-	if timeout <= 0 {
-		return nil, errors.New("--trial-timeout must be positive")
+	if timeout <= 0 || timeout > MaxTrialTimeout {
+		return nil, fmt.Errorf("--trial-timeout must be positive and at most %v", MaxTrialTimeout)
+	}
+	if len(probes) > trial.MaxProbes {
+		return nil, fmt.Errorf("--probe: %d given, at most %d", len(probes), trial.MaxProbes)
 	}
 	for _, spec := range probes {
 		if _, err := probe.Parse(spec); err != nil {

@@ -42,10 +42,10 @@ const (
 // CheckSpecs checks a trial's probe specs as given (the socket API's
 // request, a fleet trial envelope): at most MaxProbes, each at most
 // MaxSpecSize bytes, each one that agent/probe parses. The error names
-// the first bad one by its index.
+// the first bad one by its index ("probes[2]: ...").
 func CheckSpecs(specs []string) error {
 	if len(specs) > MaxProbes {
-		return fmt.Errorf("%d probes: at most %d", len(specs), MaxProbes)
+		return fmt.Errorf("probes: %d given, at most %d", len(specs), MaxProbes)
 	}
 	for i, s := range specs {
 		if len(s) > MaxSpecSize {
