@@ -156,29 +156,17 @@ func ParseTrialEnvelope(raw []byte) (TrialEnvelope, time.Duration, error) {
 	return env, timeout, nil
 }
 
-// storeTrial is one document's latest trial.
+// storeTrial is one document's latest trial: what the fleet status
+// shows of it (fleet.Trial: revision, state, reason, the probes failing
+// before it, the probe that reverted it, its times; Source is the
+// document's name, set when shown), and what the source needs.
 type storeTrial struct {
-	Revision int64  `json:"revision"`
-	State    string `json:"state"`
-	Reason   string `json:"reason,omitempty"`
+	fleet.Trial
 	// Previous is the version of the document before the trial (nil with
 	// HasPrevious false: none), delivered again once it reverted.
 	Previous    []byte `json:"previous,omitempty"`
 	HasPrevious bool   `json:"hasPrevious,omitempty"`
 	Intent      []byte `json:"intent,omitempty"`
-	// FailingBefore are the probes that failed before the trial (its
-	// pre-check): left out of the probes that judge it.
-	FailingBefore []string `json:"failingBefore,omitempty"`
-	// Probe is the probe whose failure reverted the trial, and
-	// ProbeFailedAt when its last run ended.
-	Probe         string    `json:"probe,omitempty"`
-	ProbeFailedAt time.Time `json:"probeFailedAt,omitzero"`
-	// Started: the trial's intent delivered (its pre-check over);
-	// Deadline: it reverts then unless confirmed; Ended: confirmed or
-	// reverted.
-	Started  time.Time `json:"started,omitzero"`
-	Deadline time.Time `json:"deadline,omitzero"`
-	Ended    time.Time `json:"ended,omitzero"`
 
 	probes         []string
 	timeout        time.Duration
@@ -330,7 +318,7 @@ func (s *StoreSource) noteTrial(name string, e store.Entry, old *store.Entry) {
 		s.stopTrial(t)
 	}
 	_, probeTimeout, _ := env.Trial.check() // checked by ParseTrialEnvelope
-	nt := &storeTrial{Revision: int64(e.Version), State: FleetTrialPending, Intent: env.Intent,
+	nt := &storeTrial{Trial: fleet.Trial{Revision: int64(e.Version), State: FleetTrialPending}, Intent: env.Intent,
 		probes: env.Trial.Probes, timeout: timeout, probeTimeout: probeTimeout, mustPassBefore: env.Trial.ProbesMustPassBefore}
 	if old != nil {
 		nt.Previous, nt.HasPrevious = s.deliverable(name, old.Value)
@@ -403,7 +391,7 @@ func (s *StoreSource) noteLoaded() {
 	s.loadedTrials = map[string]storeTrial{}
 	for name, t := range s.trials {
 		if !t.prechecking {
-			s.loadedTrials[name] = storeTrial{Revision: t.Revision, State: t.State, Reason: t.Reason, probes: t.probes, Deadline: t.Deadline}
+			s.loadedTrials[name] = storeTrial{Trial: t.Trial, probes: t.probes}
 		}
 	}
 }
@@ -559,9 +547,9 @@ func (s *StoreSource) trialState() *fleet.Trial {
 	var best *fleet.Trial
 	for _, name := range slices.Sorted(maps.Keys(s.trials)) {
 		t := s.trials[name]
-		ft := &fleet.Trial{Source: name, Revision: t.Revision, State: t.State, Reason: t.Reason,
-			FailingBefore: slices.Clone(t.FailingBefore), Probe: t.Probe, ProbeFailedAt: t.ProbeFailedAt,
-			Started: t.Started, Deadline: t.Deadline, Ended: t.Ended}
+		ft := &fleet.Trial{}
+		*ft = t.Trial
+		ft.Source, ft.FailingBefore = name, slices.Clone(t.FailingBefore)
 		switch {
 		case best == nil,
 			t.State == FleetTrialPending && best.State != FleetTrialPending,

@@ -68,15 +68,23 @@ func revertedByProbe(t *testing.T, o *status.TrialOutcome, probe string) {
 	if o == nil || o.Result != "reverted" || o.Probe != probe || !strings.Contains(o.Reason, "probe "+probe) {
 		t.Fatalf("last trial %+v: want reverted by %s", o, probe)
 	}
-	if !o.Since.Before(o.ProbeFailedAt) || o.At.Before(o.ProbeFailedAt) || !o.At.Before(o.Deadline) {
+	placedBeforeDeadline(t, o.Since, o.ProbeFailedAt, o.At, o.Deadline)
+}
+
+// placedBeforeDeadline checks a trial's recorded times: the probe failed
+// after the trial began, the revert came after the failure and well
+// before the deadline.
+func placedBeforeDeadline(t *testing.T, began, failed, reverted, deadline time.Time) {
+	t.Helper()
+	if !began.Before(failed) || reverted.Before(failed) || !reverted.Before(deadline) {
 		t.Fatalf("began %v, probe failed %v, reverted %v, deadline %v: want began < failed <= reverted < deadline",
-			o.Since, o.ProbeFailedAt, o.At, o.Deadline)
+			began, failed, reverted, deadline)
 	}
-	if took, limit := o.At.Sub(o.Since), o.Deadline.Sub(o.Since); took > limit/2 {
+	if took, limit := reverted.Sub(began), deadline.Sub(began); took > limit/2 {
 		t.Errorf("reverted %v after the trial began: not well before its deadline (%v)", took, limit)
 	}
 	t.Logf("reverted %v after the trial began, %v after the probe failed, %v before the deadline",
-		o.At.Sub(o.Since).Round(time.Millisecond), o.At.Sub(o.ProbeFailedAt).Round(time.Millisecond), o.Deadline.Sub(o.At).Round(time.Millisecond))
+		reverted.Sub(began).Round(time.Millisecond), reverted.Sub(failed).Round(time.Millisecond), deadline.Sub(reverted).Round(time.Millisecond))
 }
 
 // TestDaemonTrialProbesJudged: trials through the daemon (try
@@ -186,15 +194,7 @@ func TestAgentDaemonFleetTrialProbes(t *testing.T) {
 	if tr.Probe != canonical(dnsOK) || len(tr.FailingBefore) != 1 || !strings.Contains(tr.FailingBefore[0], canonical(dnsGone)+": probe failed: no such name") {
 		t.Fatalf("the fleet status' trial %+v: want %s failed, %s failing before", tr, dnsOK, dnsGone)
 	}
-	if !tr.Started.Before(tr.ProbeFailedAt) || tr.Ended.Before(tr.ProbeFailedAt) || !tr.Ended.Before(tr.Deadline) {
-		t.Fatalf("started %v, probe failed %v, ended %v, deadline %v: want started < failed <= ended < deadline",
-			tr.Started, tr.ProbeFailedAt, tr.Ended, tr.Deadline)
-	}
-	if took, limit := tr.Ended.Sub(tr.Started), tr.Deadline.Sub(tr.Started); took > limit/2 {
-		t.Errorf("reverted %v after the trial began: not well before its deadline (%v)", took, limit)
-	}
-	t.Logf("fleet trial reverted %v after it began, %v after the probe failed, %v before the deadline",
-		tr.Ended.Sub(tr.Started).Round(time.Millisecond), tr.Ended.Sub(tr.ProbeFailedAt).Round(time.Millisecond), tr.Deadline.Sub(tr.Ended).Round(time.Millisecond))
+	placedBeforeDeadline(t, tr.Started, tr.ProbeFailedAt, tr.Ended, tr.Deadline)
 	f.waitFor("the previous document's route back", func() (bool, string) {
 		_, ok := f.route("198.51.100.0/24")
 		_, trialRoute := f.route("203.0.113.0/24")
