@@ -8,14 +8,27 @@ package member
 // A host that receives one applies its intent on trial, the document's
 // version it applied before (its last good one) being the revert target:
 //
+//   - Before its intent is delivered, its probes run once
+//     (StoreSourceConfig.PreCheck, trial.PreCheck, outside the loop; the
+//     source delivers what it did before meanwhile): one failing already
+//     is reported (fleet.Trial.FailingBefore) and does not judge the
+//     trial, unless probesMustPassBefore: then the trial reverts without
+//     being applied. The timeout runs from the delivery on.
 //   - The trial is confirmed when the agent converged to it (Ready, with
 //     the trial's store revision among its Revisions) and its probes then
-//     passed (StoreSourceConfig.Prober, inside the host's namespace): the
-//     intent becomes the host's version of that document.
-//   - It reverts when that has not happened by its timeout (items failed
-//     or blocked, the probes failed): the source delivers the document's
-//     previous version again (none: the document is withdrawn, as before
-//     the trial) and the loop reconciles back to it.
+//     passed (StoreSourceConfig.Prober, inside the host's namespace,
+//     within the probe round's window: probeTimeout, never past the
+//     deadline): the intent becomes the host's version of that document.
+//   - It reverts when a counted probe did not pass in that window (at
+//     once: fleet.Trial.Probe and ProbeFailedAt say which and when), or
+//     when it has not been confirmed by its timeout (items failed or
+//     blocked): the source delivers the document's previous version again
+//     (none: the document is withdrawn, as before the trial) and the loop
+//     reconciles back to it.
+//   - An envelope is untrusted input: at most trial.MaxProbes probes, each
+//     valid (trial.CheckSpecs), a timeout of at most MaxTrialTimeout and a
+//     probe timeout of at most the timeout; an invalid one is refused as
+//     an invalid document.
 //   - A reverted revision is not tried again until the key's revision
 //     changes, and that is remembered in the state directory
 //     (StoreSourceConfig.StateDir): a restart does not retry it, and a
