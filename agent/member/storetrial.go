@@ -387,8 +387,7 @@ func (s *StoreSource) preCheck(ctx context.Context, name string, rev int64, prob
 		t.FailingBefore = append(t.FailingBefore, f.String())
 	}
 	if len(failing) > 0 && t.mustPassBefore {
-		t.prechecking = false
-		s.mu.Unlock()
+		s.mu.Unlock() // still prechecking: never delivered until finishTrial reverts it
 		s.finishTrial(name, rev, trial.Refusal(failing))
 		return
 	}
@@ -479,7 +478,7 @@ func (s *StoreSource) finishTrial(name string, rev int64, err error) {
 		return
 	}
 	s.stopTrial(t)
-	t.Ended = time.Now()
+	t.prechecking, t.Ended = false, time.Now()
 	if f := trial.FailureOf(err); f != nil {
 		t.Probe, t.ProbeFailedAt = f.Probe, f.At
 	}
