@@ -25,6 +25,19 @@ func envelopeDoc(t *testing.T, spec member.TrialSpec, intent string) string {
 	return string(raw)
 }
 
+// startFleetTrialRig starts a fleet trial rig over a store holding h1's
+// uplink and the group's routes, with the prober p, and settles.
+func startFleetTrialRig(t *testing.T, p *fleetProber) (*fleetTrialRig, *memstore.Store) {
+	t.Helper()
+	m := memstore.New()
+	m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
+	m.Put(groupRoutes, routeDoc)
+	f := newFleetTrialRig(t, m, t.TempDir(), p)
+	f.start()
+	settle()
+	return f, m
+}
+
 // A fleet trial's probes run once before its intent is delivered: one
 // failing already is named in the host's fleet.Status (FailingBefore)
 // and left out of the probe round, which judges the trial with the
@@ -32,13 +45,8 @@ func envelopeDoc(t *testing.T, spec member.TrialSpec, intent string) string {
 // is ever applied.
 func TestFleetTrialPreCheck(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := memstore.New()
-		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.Put(groupRoutes, routeDoc)
 		p := &fleetProber{failBefore: []string{"ping:192.0.2.9"}}
-		f := newFleetTrialRig(t, m, t.TempDir(), p)
-		f.start()
-		settle()
+		f, m := startFleetTrialRig(t, p)
 		spec := member.TrialSpec{Timeout: "60s", Probes: []string{"ping:192.0.2.1", "ping:192.0.2.9"}, ProbesMustPassBefore: true}
 		rev := m.Put(groupRoutes, envelopeDoc(t, spec, twoRoutesDoc))
 		settle()
@@ -77,16 +85,10 @@ func TestFleetTrialPreCheck(t *testing.T) {
 // before the deadline.
 func TestFleetTrialProbeRevertsBeforeDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := memstore.New()
-		m.Put(testLayout.HostDoc("h1", "uplink.json"), uplinkDoc)
-		m.Put(groupRoutes, routeDoc)
-		p := &fleetProber{}
-		p.run = func(ctx context.Context, specs []string) error {
+		p := &fleetProber{run: func(ctx context.Context, specs []string) error {
 			return trial.RunProbes(ctx, []host.Prober{&breaksAfter{spec: specs[0]}}, nil)
-		}
-		f := newFleetTrialRig(t, m, t.TempDir(), p)
-		f.start()
-		settle()
+		}}
+		f, m := startFleetTrialRig(t, p)
 		rev := m.Put(groupRoutes, envelopeDoc(t, member.TrialSpec{Timeout: "60s", ProbeTimeout: "3s", Probes: []string{"dns:ok.test@198.51.100.1"}}, twoRoutesDoc))
 		time.Sleep(10 * time.Second)
 		synctest.Wait()

@@ -27,13 +27,7 @@ const fleetNeverProbe = "arping:192.0.2.200@lan9"
 // reported reverted in etcd with the reason; a plain push then applies.
 func TestAgentDaemonFleetTrialReverts(t *testing.T) {
 	f := newFleetEnv(t, etcdtest.Options{})
-	f.push(fleetLayout.HostDoc("h1", "10-uplink.json"), daemonUplinkFile)
-	f.push(fleetLayout.GroupDoc("edge", "20-routes.json"), daemonRoutesFile)
-	f.startAnyway(f.runArgs()...)
-	f.waitFor("the group's route", func() (bool, string) {
-		_, ok := f.route("198.51.100.0/24")
-		return ok, f.ip("route")
-	})
+	f.startWithGroupRoutes()
 
 	dir := t.TempDir()
 	file, uplink := filepath.Join(dir, "20-routes.json"), filepath.Join(dir, "10-uplink.json")
@@ -147,4 +141,17 @@ func TestAgentDaemonFleetTrialKilled(t *testing.T) {
 func (e *daemonEnv) hasAddressOn(link, cidr string) bool {
 	e.t.Helper()
 	return strings.Contains(e.ip("-br", "addr", "show", "dev", link), cidr)
+}
+
+// startWithGroupRoutes pushes h1's uplink and the group's routes and
+// starts the daemon, returning once the group's route is in the kernel.
+func (f *fleetEnv) startWithGroupRoutes() {
+	f.t.Helper()
+	f.push(fleetLayout.HostDoc("h1", "10-uplink.json"), daemonUplinkFile)
+	f.push(fleetLayout.GroupDoc("edge", "20-routes.json"), daemonRoutesFile)
+	f.startAnyway(f.runArgs()...)
+	f.waitFor("the group's route", func() (bool, string) {
+		_, ok := f.route("198.51.100.0/24")
+		return ok, f.ip("route")
+	})
 }

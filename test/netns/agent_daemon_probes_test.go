@@ -167,13 +167,7 @@ func TestDaemonTrialProbesJudged(t *testing.T) {
 func TestAgentDaemonFleetTrialProbes(t *testing.T) {
 	f := newFleetEnv(t, etcdtest.Options{})
 	probeUpstream(f.daemonEnv)
-	f.push(fleetLayout.HostDoc("h1", "10-uplink.json"), daemonUplinkFile)
-	f.push(fleetLayout.GroupDoc("edge", "20-routes.json"), daemonRoutesFile)
-	f.startAnyway(f.runArgs()...)
-	f.waitFor("the group's route", func() (bool, string) {
-		_, ok := f.route("198.51.100.0/24")
-		return ok, f.ip("route")
-	})
+	f.startWithGroupRoutes()
 	awaitDNSIn(t, f.tgt)
 
 	env, err := json.Marshal(member.TrialEnvelope{
