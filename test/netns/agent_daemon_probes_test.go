@@ -155,6 +155,12 @@ func TestDaemonTrialProbesJudged(t *testing.T) {
 	if got := cli.trialSnapshot(); got != want {
 		t.Fatalf("the watch's revert is not exact:\n%s", lineDiff(want, got))
 	}
+	out := e.netagent("status", "--socket", e.socket).stdout
+	for _, say := range []string{"; " + canonical(dnsOK) + " failed at ", " before the deadline; failing before the change, not counted: probe " + canonical(dnsGone)} {
+		if !strings.Contains(out, say) {
+			t.Errorf("status does not say %q:\n%s", say, out)
+		}
+	}
 }
 
 // TestAgentDaemonFleetTrialProbes: a fleet trial (a trial envelope in
