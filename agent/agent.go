@@ -105,7 +105,13 @@ type Config struct {
 	// PreCheck runs a trial's probes once before it changes anything
 	// (trial.PreChecks; nil: no pre-check, every probe judges the trial).
 	PreCheck PreChecker
-	TrialDir string
+	// Watch runs a standing trial's probes again every ProbeInterval
+	// (0: trial.ProbeInterval) while it waits for its confirmation, and
+	// reports the failure that reverts it (trial.Watches; nil: a standing
+	// trial is not watched).
+	Watch         ProbeWatcher
+	ProbeInterval time.Duration
+	TrialDir      string
 	// LastTrial is how the last trial ended before this start (status
 	// shows it until the next one ends); nil: unknown.
 	LastTrial *status.TrialOutcome

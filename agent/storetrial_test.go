@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +15,9 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/member"
+	"github.com/netagent/netagent/agent/probe"
 	"github.com/netagent/netagent/agent/source"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/internal/memstore"
 	"github.com/netagent/netagent/store"
@@ -28,13 +32,44 @@ type fleetProber struct {
 	err    error
 	rounds int
 	block  bool // a round lasts until its deadline
+	// failBefore are the probes its pre-check finds failing.
+	failBefore []string
+	prechecks  int
+	specs      []string // of the last round
+	// run, when set, runs each round instead of err and block.
+	run func(ctx context.Context, specs []string) error
+}
+
+func (p *fleetProber) lastSpecs() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.specs
+}
+
+// preCheck is the source's pre-check: the probes in failBefore fail.
+func (p *fleetProber) preCheck(_ context.Context, specs []string) (counted []string, failing []trial.Failing) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.prechecks++
+	for _, s := range specs {
+		if slices.Contains(p.failBefore, s) {
+			failing = append(failing, trial.Failing{Probe: s, Err: fmt.Errorf("probe %s: %w: no reply", s, probe.ErrFailed)})
+			continue
+		}
+		counted = append(counted, s)
+	}
+	return counted, failing
 }
 
 func (p *fleetProber) probe(ctx context.Context, specs []string) error {
 	p.mu.Lock()
 	p.rounds++
-	err, block := p.err, p.block
+	p.specs = specs
+	err, block, run := p.err, p.block, p.run
 	p.mu.Unlock()
+	if run != nil {
+		return run(ctx, specs)
+	}
 	if block {
 		<-ctx.Done()
 		return ctx.Err()
@@ -66,7 +101,7 @@ func newFleetTrialRig(t *testing.T, m *memstore.Store, dir string, p *fleetProbe
 		c.Trials = f.trials
 		var err error
 		f.src, err = member.NewStoreSource(member.StoreSourceConfig{Store: m, Layout: testLayout, Host: "h1", Groups: []string{"g1"},
-			Log: c.Log, Prober: p.probe, StateDir: dir})
+			Log: c.Log, Prober: p.probe, PreCheck: p.preCheck, StateDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +172,7 @@ func TestFleetTrialConfirmed(t *testing.T) {
 			t.Fatalf("the trial was not applied: %v", f.k.takeOps())
 		}
 		want := fleet.Trial{Source: "groups/g1/routes.json", Revision: int64(rev), State: member.FleetTrialConfirmed}
-		if tr := f.trial(t); tr == nil || *tr != want {
+		if tr := f.trial(t); tr == nil || tr.Source != want.Source || tr.Revision != want.Revision || tr.State != want.State {
 			t.Fatalf("trial in the status %+v, want %+v", tr, want)
 		}
 		time.Sleep(time.Minute) // past the timeout: nothing reverts

@@ -55,7 +55,6 @@ import (
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
-	"github.com/netagent/netagent/agent/probe"
 	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/agent/trial"
@@ -73,6 +72,11 @@ type Prober func(ctx context.Context, specs []string) error
 // PreChecker runs a trial's probes once before it changes anything: the
 // specs that judge it and the failures of the others (trial.PreCheck).
 type PreChecker func(ctx context.Context, specs []string) (counted []string, failing []trial.Failing)
+
+// ProbeWatcher watches a standing trial's probes (specs) every interval
+// until ctx ends; the channel carries the failure that reverts the trial
+// (a *trial.ProbeFailure, from trial.Watch), then closes.
+type ProbeWatcher func(ctx context.Context, specs []string, every time.Duration) <-chan error
 
 // preCheck runs a CmdTry's probes once, outside the loop (Call), before
 // the trial changes anything: the probes failing already are left out of
@@ -131,6 +135,9 @@ type pendingTrial struct {
 	waiting    chan<- api.Response
 	resp       api.Response
 	stopProbes context.CancelFunc
+	// failure is the probe failure that reverts the trial (nil: none),
+	// for its outcome.
+	failure *trial.ProbeFailure
 }
 
 // probeResult is the outcome of a trial's probe round, sent into the loop
@@ -138,6 +145,9 @@ type pendingTrial struct {
 type probeResult struct {
 	trial uint64
 	err   error
+	// watched: the failure comes from the watch of the standing trial
+	// (watchProbes), not from its probe round.
+	watched bool
 }
 
 // try answers CmdTry: at once (done) when the trial is refused; once it
@@ -288,8 +298,8 @@ func (a *Agent) checkTrial(req api.Request) (trial.Params, string, error) {
 		if a.cfg.Probe == nil {
 			return trial.Params{}, "", errors.New("probes: the daemon cannot run probes")
 		}
-		if _, err := probe.ParseAll(req.Probes); err != nil {
-			return trial.Params{}, "", fmt.Errorf("probes: %w", err)
+		if err := trial.CheckSpecs(req.Probes); err != nil {
+			return trial.Params{}, "", err
 		}
 	}
 	name, err := a.trialName(req.Name)
@@ -397,18 +407,48 @@ func (a *Agent) startProbes(ctx context.Context, t *pendingTrial) {
 // deadline) is ignored.
 func (a *Agent) probesDone(ctx context.Context, p probeResult) {
 	t := a.st.trial
-	if t == nil || t.id != p.trial || !t.status.Probing {
+	if t == nil || t.id != p.trial || t.status.Probing == p.watched {
 		a.log.WithError(p.err).Debug("ignoring the probes' outcome: their trial has ended")
 		return
 	}
 	t.stopProbes()
 	t.status.Probing = false
 	if p.err != nil {
+		t.failure = trial.FailureOf(p.err)
 		a.revertTrial(ctx, fmt.Sprintf("probe failed: %v", p.err))
 		return
 	}
 	a.log.Info("trial: every probe passed")
 	a.answerWaiting(t, nil)
+	a.watchProbes(ctx, t)
+}
+
+// watchProbes runs the probes of the standing trial t again every probe
+// interval while it waits for its confirmation (Config.Watch, outside
+// the loop): a probe failing trial.FailuresToRevert times in a row
+// reverts it then (probesDone), not at its deadline.
+func (a *Agent) watchProbes(ctx context.Context, t *pendingTrial) {
+	if a.cfg.Watch == nil || len(t.status.Probes) == 0 {
+		return
+	}
+	every := a.cfg.ProbeInterval
+	if every <= 0 {
+		every = trial.ProbeInterval
+	}
+	wctx, cancel := context.WithDeadline(ctx, t.status.Deadline)
+	t.stopProbes = cancel
+	id, failed := t.id, a.cfg.Watch(wctx, slices.Clone(t.status.Probes), every)
+	a.log.WithField("every", every).Info("trial: watching the probes until the trial is confirmed")
+	go func() {
+		err, ok := <-failed
+		if !ok || err == nil || wctx.Err() != nil {
+			return
+		}
+		select {
+		case a.probed <- probeResult{trial: id, err: err, watched: true}:
+		case <-ctx.Done():
+		}
+	}()
 }
 
 // answerWaiting answers the try call that waits for t's probes, if any,
@@ -451,11 +491,22 @@ func (a *Agent) revertTrial(ctx context.Context, reason string) error {
 	a.adopt(next, reasonTry)
 	s.want(reasonTry)
 	a.reconcile(ctx)
-	s.lastTrial = &status.TrialOutcome{ID: t.status.ID, Result: "reverted", Reason: reason, At: time.Now()}
+	s.lastTrial = t.outcome("reverted", reason)
 	a.log.WithField("reason", reason).Warn("trial reverted")
 	err := errors.Join(errs...)
 	a.answerWaiting(t, err)
 	return err
+}
+
+// outcome is how t ended (result, reason), now, with its times, the
+// probes that failed before it and the probe whose failure reverted it.
+func (t *pendingTrial) outcome(result, reason string) *status.TrialOutcome {
+	o := &status.TrialOutcome{ID: t.status.ID, Result: result, Reason: reason, At: time.Now(),
+		Since: t.status.Since, Deadline: t.status.Deadline, FailingBefore: slices.Clone(t.status.FailingBefore)}
+	if f := t.failure; f != nil {
+		o.Probe, o.ProbeFailedAt = f.Probe, f.At
+	}
+	return o
 }
 
 // namedTrial is the pending trial that a confirm or rollback names (id
@@ -510,6 +561,9 @@ func (a *Agent) confirmTrial(ctx context.Context, id string) api.Response {
 		return api.Response{Error: err.Error()}
 	}
 	s.trialAlarm.stop()
+	if t.stopProbes != nil {
+		t.stopProbes() // the watch
+	}
 	s.trial = nil
 	var errs []error
 	if t.handle != nil {
@@ -550,7 +604,8 @@ func (a *Agent) adoptConfirmed(t *pendingTrial, src source.IntentSource, path st
 		a.recordVersion(v, versions.Any)
 	}
 	a.saveDocs()
-	s.lastTrial = &status.TrialOutcome{ID: t.status.ID, Result: "confirmed", At: time.Now(), File: path}
+	s.lastTrial = t.outcome("confirmed", "")
+	s.lastTrial.File = path
 }
 
 // trialBaseChanged records a change of the documents other than the

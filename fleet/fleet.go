@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -149,4 +150,24 @@ type Trial struct {
 	// trial reverted (timeout, probe, items failed, verification).
 	State  string `json:"state"`
 	Reason string `json:"reason,omitempty"`
+	// FailingBefore are the trial's probes that failed before it changed
+	// anything (its pre-check): they did not judge it.
+	FailingBefore []string `json:"failingBefore,omitempty"`
+	// Probe is the counted probe whose failure reverted the trial, and
+	// ProbeFailedAt when its last run ended.
+	Probe         string    `json:"probe,omitempty"`
+	ProbeFailedAt time.Time `json:"probeFailedAt,omitzero"`
+	// Started is when the trial's intent was delivered (after its
+	// pre-check), Deadline when it reverts unless confirmed, Ended when it
+	// was confirmed or reverted (the host's own clock).
+	Started  time.Time `json:"started,omitzero"`
+	Deadline time.Time `json:"deadline,omitzero"`
+	Ended    time.Time `json:"ended,omitzero"`
+}
+
+// Equal reports whether t and u say the same.
+func (t Trial) Equal(u Trial) bool {
+	return t.Source == u.Source && t.Revision == u.Revision && t.State == u.State && t.Reason == u.Reason &&
+		slices.Equal(t.FailingBefore, u.FailingBefore) && t.Probe == u.Probe && t.ProbeFailedAt.Equal(u.ProbeFailedAt) &&
+		t.Started.Equal(u.Started) && t.Deadline.Equal(u.Deadline) && t.Ended.Equal(u.Ended)
 }

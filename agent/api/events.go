@@ -70,7 +70,7 @@ func linkState(l status.LinkStatus) string {
 func EventsBetween(old, cur *Snapshot, st *status.Status, now time.Time) []Event {
 	var out []Event
 	if old.trial != cur.trial || old.last != cur.last {
-		out = append(out, trialEvent(old.trial, cur.trial, st.LastTrial))
+		out = append(out, trialEvent(old.trial, cur.trial, st.Trial, st.LastTrial))
 	}
 	out = append(out, changes(old.conds, cur.conds, sameCondition, conditionEvent)...)
 	out = append(out, changes(old.items, cur.items, sameItem, itemEvent)...)
@@ -100,8 +100,10 @@ func changes[V any](old, cur map[string]V, same func(o, c V) bool, ev func(k str
 	return out
 }
 
-// trialEvent: a trial started (was pending: from), ended (last) or both.
-func trialEvent(was, is bool, last *status.TrialOutcome) Event {
+// trialEvent: a trial started (was pending: from; the message names
+// the probes that failed before it, which do not judge it), ended (last)
+// or both.
+func trialEvent(was, is bool, pending *status.TrialStatus, last *status.TrialOutcome) Event {
 	e := Event{Kind: EventTrial}
 	if was {
 		e.From = "pending"
@@ -109,6 +111,9 @@ func trialEvent(was, is bool, last *status.TrialOutcome) Event {
 	switch {
 	case is:
 		e.To = "pending"
+		if pending != nil && len(pending.FailingBefore) > 0 {
+			e.Message = "not counted, failing before the change: " + strings.Join(pending.FailingBefore, "; ")
+		}
 	case last != nil:
 		e.To, e.Message = last.Result, last.Reason
 	}

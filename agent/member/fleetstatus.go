@@ -198,6 +198,9 @@ func (r HostRow) Trial() string {
 	if t.Reason != "" {
 		s += " (" + t.Reason + ")"
 	}
+	if n := len(t.FailingBefore); n > 0 {
+		s += fmt.Sprintf(" [%d probes failing before, not counted]", n)
+	}
 	return s
 }
 

@@ -69,7 +69,7 @@ func (s *StoreSource) BeginJournal(docs map[string][]byte, begin BeginFunc, log 
 	if hasPrevious {
 		prev[name] = previous
 	}
-	h, err := begin(host.Trial{Started: time.Now(), Deadline: t.deadline, Files: docs, Previous: prev, Probes: t.probes})
+	h, err := begin(host.Trial{Started: time.Now(), Deadline: t.Deadline, Files: docs, Previous: prev, Probes: t.probes})
 	log = log.WithField("document", name).WithField("revision", t.Revision)
 	if err != nil {
 		log.WithError(err).Warn("fleet trial: journaling its changes failed; its revert reconciles to the previous document alone")

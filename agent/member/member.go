@@ -2,6 +2,7 @@ package member
 
 import (
 	"context"
+	"github.com/netagent/netagent/agent/trial"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -24,8 +25,10 @@ type Config struct {
 	// TTL is the status's lease (DefaultStatusTTL).
 	TTL time.Duration
 	Log logrus.FieldLogger
-	// Prober and StateDir are the StoreSource's (StoreSourceConfig).
+	// Prober, PreCheck and StateDir are the StoreSource's
+	// (StoreSourceConfig).
 	Prober   func(ctx context.Context, specs []string) error
+	PreCheck func(ctx context.Context, specs []string) ([]string, []trial.Failing)
 	StateDir string
 }
 
@@ -49,7 +52,7 @@ func Open(cfg Config) (*Member, error) {
 	}
 	layout := fleet.Layout{Prefix: c.Prefix}
 	src, err := NewStoreSource(StoreSourceConfig{Store: st, Layout: layout, Host: cfg.Host, Groups: cfg.Groups, Log: cfg.Log,
-		Prober: cfg.Prober, StateDir: cfg.StateDir})
+		Prober: cfg.Prober, PreCheck: cfg.PreCheck, StateDir: cfg.StateDir})
 	if err != nil {
 		st.Close()
 		return nil, err

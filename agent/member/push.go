@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/netagent/netagent/agent/trial"
 	"strings"
 	"time"
 
@@ -132,16 +132,39 @@ func (c *Client) checkMerge(file string, pushed *intent.Intent, others []store.E
 	return warnings, nil
 }
 
+// TrialOptions are `fleet push --try`'s options: the trial's timeout
+// and probe timeout (0: trial.DefaultProbeTimeout), its probes, and
+// whether they must pass before the change.
+type TrialOptions struct {
+	Timeout, ProbeTimeout time.Duration
+	Probes                []string
+	ProbesMustPassBefore  bool
+}
+
 // Envelope wraps the intent data in a trial envelope (`fleet push
-// --try`): each member applies it on trial, confirms it when its probes
-// pass within timeout, and reverts otherwise (storetrial.go). The
-// timeout must be positive and every probe valid (their errors name
-// push's options --trial-timeout and --probe).
+// --try`) of timeout and probes: EnvelopeWith.
 func Envelope(data []byte, timeout time.Duration, probes []string) ([]byte, error) {
-	if timeout <= 0 {
-		return nil, errors.New("--trial-timeout must be positive")
+	return EnvelopeWith(data, TrialOptions{Timeout: timeout, Probes: probes})
+}
+
+// EnvelopeWith wraps the intent data in a trial envelope: each member
+// runs the probes once before the change (one failing already does not
+// count, unless ProbesMustPassBefore), applies it on trial, confirms it
+// when its probes pass within the probe timeout once it converged, and
+// reverts otherwise (storetrial.go). The options are checked as the
+// members check them (their errors name push's options --trial-timeout,
+// --probe-timeout and --probe).
+func EnvelopeWith(data []byte, o TrialOptions) ([]byte, error) {
+	if o.Timeout <= 0 || o.Timeout > MaxTrialTimeout {
+		return nil, fmt.Errorf("--trial-timeout must be positive and at most %v", MaxTrialTimeout)
 	}
-	for _, spec := range probes {
+	if o.ProbeTimeout < 0 || o.ProbeTimeout > o.Timeout {
+		return nil, fmt.Errorf("--probe-timeout must be positive and at most --trial-timeout (%v)", o.Timeout)
+	}
+	if len(o.Probes) > trial.MaxProbes {
+		return nil, fmt.Errorf("--probe: %d given, at most %d", len(o.Probes), trial.MaxProbes)
+	}
+	for _, spec := range o.Probes {
 		if _, err := probe.Parse(spec); err != nil {
 			return nil, fmt.Errorf("--probe %s: %w", spec, err)
 		}
@@ -150,5 +173,9 @@ func Envelope(data []byte, timeout time.Duration, probes []string) ([]byte, erro
 	if err := json.Compact(compact, data); err != nil {
 		return nil, err
 	}
-	return json.Marshal(TrialEnvelope{Trial: TrialSpec{Timeout: timeout.String(), Probes: probes}, Intent: compact.Bytes()})
+	spec := TrialSpec{Timeout: o.Timeout.String(), Probes: o.Probes, ProbesMustPassBefore: o.ProbesMustPassBefore}
+	if o.ProbeTimeout > 0 {
+		spec.ProbeTimeout = o.ProbeTimeout.String()
+	}
+	return json.Marshal(TrialEnvelope{Trial: spec, Intent: compact.Bytes()})
 }

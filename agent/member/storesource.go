@@ -11,6 +11,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
 )
@@ -44,7 +45,10 @@ type StoreSourceConfig struct {
 	// `--probe` takes them, inside the target; nil error: all passed: the
 	// agent's Prober); StateDir, if set, is where the source remembers
 	// them across a restart.
-	Prober   func(ctx context.Context, specs []string) error
+	Prober func(ctx context.Context, specs []string) error
+	// PreCheck runs a fleet trial's probes once before its intent is
+	// delivered (trial.PreChecks; nil: none, every probe judges it).
+	PreCheck func(ctx context.Context, specs []string) ([]string, []trial.Failing)
 	StateDir string
 }
 
@@ -152,10 +156,7 @@ func (s *StoreSource) Load() (map[string][]byte, error) {
 		}
 	}
 	s.saveTrials()
-	s.loadedTrials = map[string]storeTrial{}
-	for name, t := range s.trials {
-		s.loadedTrials[name] = storeTrial{Revision: t.Revision, State: t.State, Reason: t.Reason, probes: t.probes, deadline: t.deadline}
-	}
+	s.noteLoaded()
 	return out, nil
 }
 

@@ -198,7 +198,7 @@ func sameStatus(x, y *fleet.Status) bool {
 	if !SameReport(&xt, &yt) || (x.Trial == nil) != (y.Trial == nil) {
 		return false
 	}
-	return x.Trial == nil || *x.Trial == *y.Trial
+	return x.Trial == nil || x.Trial.Equal(*y.Trial)
 }
 
 // ensureLease grants a lease if there is none, and renews it if renew;

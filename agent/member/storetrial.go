@@ -8,14 +8,27 @@ package member
 // A host that receives one applies its intent on trial, the document's
 // version it applied before (its last good one) being the revert target:
 //
+//   - Before its intent is delivered, its probes run once
+//     (StoreSourceConfig.PreCheck, trial.PreCheck, outside the loop; the
+//     source delivers what it did before meanwhile): one failing already
+//     is reported (fleet.Trial.FailingBefore) and does not judge the
+//     trial, unless probesMustPassBefore: then the trial reverts without
+//     being applied. The timeout runs from the delivery on.
 //   - The trial is confirmed when the agent converged to it (Ready, with
 //     the trial's store revision among its Revisions) and its probes then
-//     passed (StoreSourceConfig.Prober, inside the host's namespace): the
-//     intent becomes the host's version of that document.
-//   - It reverts when that has not happened by its timeout (items failed
-//     or blocked, the probes failed): the source delivers the document's
-//     previous version again (none: the document is withdrawn, as before
-//     the trial) and the loop reconciles back to it.
+//     passed (StoreSourceConfig.Prober, inside the host's namespace,
+//     within the probe round's window: probeTimeout, never past the
+//     deadline): the intent becomes the host's version of that document.
+//   - It reverts when a counted probe did not pass in that window (at
+//     once: fleet.Trial.Probe and ProbeFailedAt say which and when), or
+//     when it has not been confirmed by its timeout (items failed or
+//     blocked): the source delivers the document's previous version again
+//     (none: the document is withdrawn, as before the trial) and the loop
+//     reconciles back to it.
+//   - An envelope is untrusted input: at most trial.MaxProbes probes, each
+//     valid (trial.CheckSpecs), a timeout of at most MaxTrialTimeout and a
+//     probe timeout of at most the timeout; an invalid one is refused as
+//     an invalid document.
 //   - A reverted revision is not tried again until the key's revision
 //     changes, and that is remembered in the state directory
 //     (StoreSourceConfig.StateDir): a restart does not retry it, and a
@@ -86,6 +99,41 @@ type TrialEnvelope struct {
 type TrialSpec struct {
 	Timeout string   `json:"timeout,omitempty"` // DefaultTrialTimeout when empty
 	Probes  []string `json:"probes,omitempty"`
+	// ProbeTimeout bounds the probe round once the host converged to the
+	// trial (trial.DefaultProbeTimeout when empty; at most Timeout).
+	ProbeTimeout string `json:"probeTimeout,omitempty"`
+	// ProbesMustPassBefore: a probe failing before the change reverts the
+	// trial before its intent is applied, instead of being left out.
+	ProbesMustPassBefore bool `json:"probesMustPassBefore,omitempty"`
+}
+
+// MaxTrialTimeout bounds a fleet trial's timeout: an envelope comes from
+// the store, as untrusted as the intent.
+const MaxTrialTimeout = 24 * time.Hour
+
+// check checks the spec (probes by trial.CheckSpecs; the timeouts
+// positive, at most MaxTrialTimeout, the probe timeout at most the
+// timeout) and returns its timeout and probe timeout.
+func (spec TrialSpec) check() (timeout, probeTimeout time.Duration, err error) {
+	timeout, probeTimeout = DefaultTrialTimeout, trial.DefaultProbeTimeout
+	if spec.Timeout != "" {
+		d, err := time.ParseDuration(spec.Timeout)
+		if err != nil || d <= 0 || d > MaxTrialTimeout {
+			return 0, 0, fmt.Errorf("trial.timeout: %q is no positive duration of at most %v", spec.Timeout, MaxTrialTimeout)
+		}
+		timeout = d
+	}
+	if spec.ProbeTimeout != "" {
+		d, err := time.ParseDuration(spec.ProbeTimeout)
+		if err != nil || d <= 0 || d > timeout {
+			return 0, 0, fmt.Errorf("trial.probeTimeout: %q is no positive duration of at most the timeout (%v)", spec.ProbeTimeout, timeout)
+		}
+		probeTimeout = d
+	}
+	if err := trial.CheckSpecs(spec.Probes); err != nil {
+		return 0, 0, fmt.Errorf("trial.%w", err)
+	}
+	return timeout, probeTimeout, nil
 }
 
 // ErrNotEnvelope: a document is no trial envelope.
@@ -114,32 +162,34 @@ func ParseTrialEnvelope(raw []byte) (TrialEnvelope, time.Duration, error) {
 	if len(env.Intent) == 0 || bytes.Equal(env.Intent, []byte("null")) {
 		return env, 0, errors.New("trial envelope: intent: missing")
 	}
-	timeout := DefaultTrialTimeout
-	if env.Trial.Timeout != "" {
-		d, err := time.ParseDuration(env.Trial.Timeout)
-		if err != nil || d <= 0 {
-			return env, 0, fmt.Errorf("trial envelope: trial.timeout: %q is no positive duration", env.Trial.Timeout)
-		}
-		timeout = d
+	timeout, _, err := env.Trial.check()
+	if err != nil {
+		return env, 0, fmt.Errorf("trial envelope: %w", err)
 	}
 	return env, timeout, nil
 }
 
-// storeTrial is one document's latest trial.
+// storeTrial is one document's latest trial: what the fleet status
+// shows of it (fleet.Trial: revision, state, reason, the probes failing
+// before it, the probe that reverted it, its times; Source is the
+// document's name, set when shown), and what the source needs.
 type storeTrial struct {
-	Revision int64  `json:"revision"`
-	State    string `json:"state"`
-	Reason   string `json:"reason,omitempty"`
+	fleet.Trial
 	// Previous is the version of the document before the trial (nil with
 	// HasPrevious false: none), delivered again once it reverted.
 	Previous    []byte `json:"previous,omitempty"`
 	HasPrevious bool   `json:"hasPrevious,omitempty"`
 	Intent      []byte `json:"intent,omitempty"`
 
-	probes   []string
-	deadline time.Time
-	probing  bool
-	timer    *time.Timer
+	probes         []string
+	timeout        time.Duration
+	probeTimeout   time.Duration
+	mustPassBefore bool
+	// prechecking: its probes run once before its intent is delivered
+	// (preCheck); meanwhile the source delivers what it did before.
+	prechecking bool
+	probing     bool
+	timer       *time.Timer
 }
 
 // fleetTrialsState is fleetTrialsFile's content.
@@ -181,7 +231,7 @@ func (s *StoreSource) loadTrials() error {
 	}
 	for name, t := range st.Trials {
 		if t.State == FleetTrialPending {
-			t.State, t.Reason = FleetTrialReverted, "the agent restarted during the trial"
+			t.State, t.Reason, t.Ended = FleetTrialReverted, "the agent restarted during the trial", time.Now()
 			s.trialsDirty = true
 		}
 		s.trials[name] = t
@@ -280,8 +330,9 @@ func (s *StoreSource) noteTrial(name string, e store.Entry, old *store.Entry) {
 	if t != nil {
 		s.stopTrial(t)
 	}
-	nt := &storeTrial{Revision: int64(e.Version), State: FleetTrialPending, Intent: env.Intent,
-		probes: env.Trial.Probes, deadline: time.Now().Add(timeout)}
+	_, probeTimeout, _ := env.Trial.check() // checked by ParseTrialEnvelope
+	nt := &storeTrial{Trial: fleet.Trial{Revision: int64(e.Version), State: FleetTrialPending}, Intent: env.Intent,
+		probes: env.Trial.Probes, timeout: timeout, probeTimeout: probeTimeout, mustPassBefore: env.Trial.ProbesMustPassBefore}
 	if old != nil {
 		nt.Previous, nt.HasPrevious = s.deliverable(name, old.Value)
 	} else {
@@ -289,11 +340,72 @@ func (s *StoreSource) noteTrial(name string, e store.Entry, old *store.Entry) {
 	}
 	s.trials[name] = nt
 	s.trialsDirty = true
-	rev := nt.Revision
-	nt.timer = time.AfterFunc(timeout, func() {
+	if len(nt.probes) > 0 && s.cfg.PreCheck != nil {
+		nt.prechecking = true
+		go s.preCheck(s.probeCtx(), name, nt.Revision, slices.Clone(nt.probes), probeTimeout)
+		return
+	}
+	s.startTrial(name, nt)
+}
+
+// startTrial delivers the pending trial t of the document name from now
+// on, reverted at its timeout unless confirmed (s.mu held).
+func (s *StoreSource) startTrial(name string, t *storeTrial) {
+	now := time.Now()
+	t.prechecking, t.Started, t.Deadline = false, now, now.Add(t.timeout)
+	rev, timeout := t.Revision, t.timeout
+	t.timer = time.AfterFunc(timeout, func() {
 		s.finishTrial(name, rev, fmt.Errorf("timeout: not converged with its probes passed within %s", timeout))
 	})
+	s.trialsDirty = true
+	s.changed()
 	s.cfg.Log.WithField("document", name).WithField("revision", rev).WithField("timeout", timeout).Info("fleet trial: applying; reverts unless confirmed by its probes")
+}
+
+// preCheck runs the probes of the trial of name at revision rev once,
+// within the probe timeout, before its intent is delivered (the daemon's
+// pre-check, trial.PreCheck): a probe failing already is reported in
+// the trial (FailingBefore) and does not judge it, or, with
+// ProbesMustPassBefore, reverts the trial before any change. It runs
+// outside the loop and the source's lock.
+func (s *StoreSource) preCheck(ctx context.Context, name string, rev int64, probes []string, within time.Duration) {
+	pctx, cancel := context.WithTimeout(ctx, within)
+	counted, failing := s.cfg.PreCheck(pctx, probes)
+	cancel()
+	if ctx.Err() != nil {
+		return // the agent stops: the trial counts as reverted at the next start
+	}
+	s.mu.Lock()
+	t := s.trials[name]
+	if t == nil || t.Revision != rev || !t.prechecking {
+		s.mu.Unlock()
+		return
+	}
+	log := s.cfg.Log.WithField("document", name).WithField("revision", rev)
+	for _, f := range failing {
+		log.WithField("probe", f.Probe).WithField("error", f.Err).Warn("fleet trial: the probe fails before any change: it does not judge the trial")
+		t.FailingBefore = append(t.FailingBefore, f.String())
+	}
+	if len(failing) > 0 && t.mustPassBefore {
+		s.mu.Unlock() // still prechecking: never delivered until finishTrial reverts it
+		s.finishTrial(name, rev, trial.Refusal(failing))
+		return
+	}
+	t.probes = counted
+	s.startTrial(name, t)
+	s.mu.Unlock()
+}
+
+// noteLoaded records the trials a Load delivered, for the journal
+// (BeginJournal, Journal.End): one still pre-checked was not (s.mu
+// held).
+func (s *StoreSource) noteLoaded() {
+	s.loadedTrials = map[string]storeTrial{}
+	for name, t := range s.trials {
+		if !t.prechecking {
+			s.loadedTrials[name] = storeTrial{Trial: t.Trial, probes: t.probes}
+		}
+	}
 }
 
 // forgetTrial forgets the trial and the delivered version of a document
@@ -326,6 +438,9 @@ func (s *StoreSource) deliverable(name string, raw []byte) ([]byte, bool) {
 		return raw, true // plain, or an invalid envelope the loop refuses
 	}
 	t := s.trials[name]
+	if t != nil && t.prechecking && bytes.Equal(t.Intent, env.Intent) {
+		return t.Previous, t.HasPrevious // not yet: what the source delivered before
+	}
 	if t == nil || t.State != FleetTrialReverted {
 		return env.Intent, true
 	}
@@ -363,6 +478,10 @@ func (s *StoreSource) finishTrial(name string, rev int64, err error) {
 		return
 	}
 	s.stopTrial(t)
+	t.prechecking, t.Ended = false, time.Now()
+	if f := trial.FailureOf(err); f != nil {
+		t.Probe, t.ProbeFailedAt = f.Probe, f.At
+	}
 	log := s.cfg.Log.WithField("document", name).WithField("revision", rev)
 	if err == nil {
 		t.State, t.Previous, t.HasPrevious = FleetTrialConfirmed, nil, false
@@ -390,11 +509,12 @@ func (s *StoreSource) observe(st fleet.Status) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for name, t := range s.trials {
-		if t.State != FleetTrialPending || t.probing || st.Revisions[name] != t.Revision {
+		if t.State != FleetTrialPending || t.prechecking || t.probing || st.Revisions[name] != t.Revision {
 			continue
 		}
 		t.probing = true
-		go s.runProbes(s.probeCtx(), name, t.Revision, t.probes, t.deadline)
+		end := trial.Window(time.Now(), t.probeTimeout, t.Deadline)
+		go s.runProbes(s.probeCtx(), name, t.Revision, slices.Clone(t.probes), end)
 	}
 }
 
@@ -407,16 +527,17 @@ func (s *StoreSource) probeCtx() context.Context {
 	return s.watchCtx
 }
 
-// runProbes runs a trial's probes, bounded by its deadline, and ends it;
+// runProbes runs a trial's probes until end (its probe round's window:
+// the probe timeout, never past its deadline) and ends it;
 // if the agent stops meanwhile (parent ends), the trial stays pending (and
 // counts as reverted at the next start).
-func (s *StoreSource) runProbes(parent context.Context, name string, rev int64, probes []string, deadline time.Time) {
+func (s *StoreSource) runProbes(parent context.Context, name string, rev int64, probes []string, end time.Time) {
 	var err error
 	if len(probes) > 0 {
 		if s.cfg.Prober == nil {
 			err = errors.New("no prober: the probes cannot run")
 		} else {
-			ctx, cancel := context.WithDeadline(parent, deadline)
+			ctx, cancel := context.WithDeadline(parent, end)
 			err = s.cfg.Prober(ctx, probes)
 			cancel()
 			if parent.Err() != nil {
@@ -438,7 +559,9 @@ func (s *StoreSource) trialState() *fleet.Trial {
 	var best *fleet.Trial
 	for _, name := range slices.Sorted(maps.Keys(s.trials)) {
 		t := s.trials[name]
-		ft := &fleet.Trial{Source: name, Revision: t.Revision, State: t.State, Reason: t.Reason}
+		ft := &fleet.Trial{}
+		*ft = t.Trial
+		ft.Source, ft.FailingBefore = name, slices.Clone(t.FailingBefore)
 		switch {
 		case best == nil,
 			t.State == FleetTrialPending && best.State != FleetTrialPending,

@@ -16,8 +16,9 @@
 // namespace. In a tcp spec an IPv6 address goes in brackets:
 // tcp:[2001:db8::1]:22 (ping accepts ping:[2001:db8::1] too). ping and tcp
 // refuse host names: they resolve none, since the resolver is often what a
-// broken change takes away (a dns probe tests it). D is a Go duration
-// ("200ms", "2s"). Options follow the first comma, so a URL holds no comma
+// broken change takes away (a dns probe tests it). D is a positive Go duration
+// of at most an hour ("200ms", "2s"), N at most 100: a spec from the store
+// is as untrusted as the intent. Options follow the first comma, so a URL holds no comma
 // (write %2C) and a body TEXT none either.
 //
 // # Pass and fail

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/netagent/netagent/internal/netnsx"
@@ -217,12 +218,18 @@ func (p *HTTP) client(tgt *netnsx.Target) (*http.Client, error) {
 	}}, nil
 }
 
+// readCA reads the CA certificates of path: a regular file of at most
+// maxCAFile bytes (opened without blocking: a spec from the store naming a
+// FIFO or a device does not hang the probe).
 func readCA(path string) (*x509.CertPool, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("CA file: %w", err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("CA file %s: not a regular file", path)
+	}
 	pem, err := io.ReadAll(io.LimitReader(f, maxCAFile+1))
 	switch {
 	case err != nil:

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/netagent/netagent/internal/netnsx"
@@ -104,5 +105,18 @@ func TestHTTPS(t *testing.T) {
 	err := run(t, here, name+"/ok,ca="+bad+",addr="+peer4)
 	if err == nil || !strings.Contains(err.Error(), "no PEM certificate") {
 		t.Errorf("a CA file without a certificate: %v, want an error saying so", err)
+	}
+}
+
+// A CA file that is no regular file (a FIFO nobody writes: a spec from
+// the store may name anything) is refused at once, not waited on.
+func TestHTTPSCAFileNotRegular(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "ca.pem")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := run(t, testns.New(t), "https://192.0.2.1/ok,ca="+fifo)
+	if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("a FIFO as the CA file: %v, want it refused as not a regular file", err)
 	}
 }

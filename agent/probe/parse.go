@@ -19,6 +19,9 @@ const (
 	DefaultInterval = 200 * time.Millisecond
 	DefaultTimeout  = 2 * time.Second
 	maxCount        = 100
+	// maxDuration bounds every interval and timeout a spec sets: a spec
+	// from the store is as untrusted as the intent.
+	maxDuration = time.Hour
 )
 
 // Probe is one connectivity check.
@@ -184,8 +187,8 @@ func parseCount(v string, dst *int) error {
 
 func parseDuration(v string, dst *time.Duration) error {
 	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return fmt.Errorf("%q is not a positive duration (like 500ms or 2s)", v)
+	if err != nil || d <= 0 || d > maxDuration {
+		return fmt.Errorf("%q is not a positive duration of at most %v (like 500ms or 2s)", v, maxDuration)
 	}
 	*dst = d
 	return nil

@@ -66,6 +66,7 @@ func TestParseErrors(t *testing.T) {
 		{"ping:192.0.2.1,count=many", "option count"},
 		{"ping:192.0.2.1,timeout=2", `option timeout: "2" is not a positive duration`},
 		{"ping:192.0.2.1,interval=-1s", "option interval"},
+		{"dns:example.org,timeout=2h", `option timeout: "2h" is not a positive duration of at most 1h0m0s`},
 		{"ping:192.0.2.1,size=64", `unknown option "size" (want one of count, interval, timeout)`},
 		{"ping:192.0.2.1,count", `option "count": want KEY=VALUE`},
 		{"ping:192.0.2.1,count=1,count=2", `option "count" given twice`},

@@ -59,6 +59,7 @@ func outcomeCopy(o *TrialOutcome) *TrialOutcome {
 		return nil
 	}
 	oc := *o
+	oc.FailingBefore = append([]string(nil), oc.FailingBefore...)
 	return &oc
 }
 

@@ -167,6 +167,17 @@ type TrialOutcome struct {
 	Reason string    `json:"reason,omitempty"`
 	At     time.Time `json:"at"`
 	File   string    `json:"file,omitempty"` // confirmed: the intent file written
+	// Since and Deadline are the trial's (the daemon's own record), so
+	// that At can be placed against them.
+	Since    time.Time `json:"since,omitzero"`
+	Deadline time.Time `json:"deadline,omitzero"`
+	// FailingBefore are the probes that failed before the trial changed
+	// anything: they did not judge it.
+	FailingBefore []string `json:"failingBefore,omitempty"`
+	// Probe is the counted probe whose failure reverted the trial, and
+	// ProbeFailedAt when its last run ended (the revert follows).
+	Probe         string    `json:"probe,omitempty"`
+	ProbeFailedAt time.Time `json:"probeFailedAt,omitzero"`
 }
 
 // TrialID is the id of a trial begun at started: its start to the

@@ -12,6 +12,15 @@
 //   - the probes and their window (Window, RunProbes, Probes): each probe
 //     is retried until it passes, for the probe timeout at most and never
 //     past the trial's deadline;
+//   - the pre-check (PreCheck, PreChecks): every probe run once before
+//     the change; one failing already is reported and does not judge the
+//     trial (Refusal: unless it must pass before); and the watch of a
+//     standing trial (Watch, Watches): its probes every ProbeInterval, one
+//     failing FailuresToRevert times in a row reverts it. The one-shot
+//     try, the daemon's trials and a fleet member's (agent/member) call
+//     these same functions; a failure that reverts is a ProbeFailure
+//     (which probe, when), recorded in the trial's outcome;
+//   - the bounds of probe specs from the socket or the store (CheckSpecs);
 //   - the reasons a revert gives (Revert.Reason) and the kind of fault
 //     each is (Fault: the one-shot's exit code; FaultOf reads it back from
 //     a daemon's reason);

@@ -67,8 +67,9 @@ const (
 )
 
 // Watch runs the probes every interval until ctx ends, and sends on the
-// channel it returns the failure of the first probe that failed after
-// rounds in a row (then closes it); nothing while they pass.
+// channel it returns the failure (a *ProbeFailure) of the first probe
+// that failed after rounds in a row (then closes it); nothing while they
+// pass.
 func Watch(ctx context.Context, probes []host.Prober, interval time.Duration, after int) <-chan error {
 	out := make(chan error, 1)
 	if len(probes) == 0 {
@@ -107,7 +108,8 @@ func watchRound(ctx context.Context, probes []host.Prober, fails []int, after in
 			continue
 		}
 		if fails[i]++; fails[i] >= after {
-			return fmt.Errorf("probe %s failed %d times in a row after the change: %w", p, fails[i], err)
+			return &ProbeFailure{Probe: p.String(), At: time.Now(), Err: err,
+				msg: fmt.Sprintf("probe %s failed %d times in a row after the change: %v", p, fails[i], err)}
 		}
 	}
 	return nil

@@ -26,7 +26,8 @@ func Window(now time.Time, probeTimeout time.Duration, deadline time.Time) time.
 
 // RunProbes runs the probes in order, each until it passed once or ctx
 // ends (the caller bounds ctx by Window), and calls passed (if set) for
-// each that passed. The error names the first probe that did not pass.
+// each that passed. The error, a *ProbeFailure, names the first probe
+// that did not pass.
 func RunProbes(ctx context.Context, probes []host.Prober, passed func(host.Prober)) error {
 	for _, p := range probes {
 		var err error
@@ -40,7 +41,7 @@ func RunProbes(ctx context.Context, probes []host.Prober, passed func(host.Probe
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("probe %s did not pass: %w", p, err)
+			return &ProbeFailure{Probe: p.String(), At: time.Now(), Err: err, msg: fmt.Sprintf("probe %s did not pass: %v", p, err)}
 		}
 		if passed != nil {
 			passed(p)
@@ -100,5 +101,21 @@ func Probes(rt *host.Runtime) func(ctx context.Context, specs []string) error {
 			return err
 		}
 		return RunProbes(ctx, ps, nil)
+	}
+}
+
+// Watches is the daemon's watch of a standing trial (agent.ProbeWatcher):
+// Watch of the specs inside rt's namespace, every interval, reverting
+// after FailuresToRevert failures of one probe in a row.
+func Watches(rt *host.Runtime) func(ctx context.Context, specs []string, every time.Duration) <-chan error {
+	return func(ctx context.Context, specs []string, every time.Duration) <-chan error {
+		ps, err := ParseProbes(specs, rt.Target())
+		if err != nil {
+			out := make(chan error, 1)
+			out <- err
+			close(out)
+			return out
+		}
+		return Watch(ctx, ps, every, FailuresToRevert)
 	}
 }

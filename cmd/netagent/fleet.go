@@ -122,10 +122,13 @@ type fleetConn struct {
 	with []string
 	// ifVersion is --if-version (nil: not given).
 	ifVersion *int64
-	// try, trialTimeout and probes are push --try's.
-	try          bool
-	trialTimeout time.Duration
-	probes       []string
+	// try, trialTimeout, probeTimeout, probes and mustPassBefore are
+	// push --try's.
+	try            bool
+	trialTimeout   time.Duration
+	probeTimeout   time.Duration
+	probes         []string
+	mustPassBefore bool
 	// client is the connection open opened.
 	client *member.Client
 }
@@ -196,6 +199,8 @@ func (c *fleetConn) pushFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.trialTimeout, "trial-timeout", member.DefaultTrialTimeout, "with --try: how long a member waits for the trial to converge and its probes to pass")
 	fs.Func("probe", "with --try: a `PROBE` each member runs after applying the trial (ping:HOST, tcp:HOST:PORT, dns:NAME[@SERVER], http(s)://URL or arping:ADDR@DEV, see `go doc agent/probe`); repeatable",
 		func(v string) error { c.probes = append(c.probes, v); return nil })
+	fs.DurationVar(&c.probeTimeout, "probe-timeout", 0, "with --try: how long each member's probes may take to pass once it converged to the trial (default 10s, at most --trial-timeout)")
+	fs.BoolVar(&c.mustPassBefore, "probe-must-pass-before", false, "with --try: a member whose probe fails before the change reverts the trial without applying it (without: that probe is reported in its fleet status and does not count)")
 }
 
 // fleetExitHelp adds what the exit codes mean for fleet.

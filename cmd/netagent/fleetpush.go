@@ -38,7 +38,8 @@ func runFleetPush(g *globals, args []string) int {
 		return code
 	}
 	if c.try {
-		env, err := member.Envelope(push.Data, c.trialTimeout, c.probes) // checks the --try options
+		env, err := member.EnvelopeWith(push.Data, member.TrialOptions{Timeout: c.trialTimeout, ProbeTimeout: c.probeTimeout,
+			Probes: c.probes, ProbesMustPassBefore: c.mustPassBefore}) // checks the --try options
 		if err != nil {
 			return usageError(g, fs, err.Error())
 		}

@@ -237,6 +237,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 		Trials:           trial.OnRuntime(rt),
 		Probe:            trial.Probes(rt),
 		PreCheck:         trial.PreChecks(rt),
+		Watch:            trial.Watches(rt),
 		TrialDir:         o.intentDir,
 		LastTrial:        o.lastTrial,
 		Adopt:            adoptPolicy(o.kernel.adopt, rt),

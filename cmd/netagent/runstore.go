@@ -76,7 +76,7 @@ func openMember(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
 	so := o.store
 	m, err := member.Open(member.Config{
 		Conn: member.Conn{Endpoints: member.Endpoints(so.endpoints), Prefix: so.prefix, CAFile: so.ca, CertFile: so.cert, KeyFile: so.key},
-		Host: so.hostname, Groups: so.groups, TTL: so.ttl, Log: g.log, Prober: trial.Probes(rt), StateDir: o.kernel.stateDir(g)})
+		Host: so.hostname, Groups: so.groups, TTL: so.ttl, Log: g.log, Prober: trial.Probes(rt), PreCheck: trial.PreChecks(rt), StateDir: o.kernel.stateDir(g)})
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: etcd: %v\n", err)
 		return exitInternal, false

@@ -276,6 +276,15 @@ func statusPrintTrial(w io.Writer, t *status.TrialStatus, last *status.TrialOutc
 		if last.File != "" {
 			fmt.Fprintf(w, " (%s)", last.File)
 		}
+		if last.Probe != "" && !last.ProbeFailedAt.IsZero() {
+			fmt.Fprintf(w, "; %s failed at %s", last.Probe, last.ProbeFailedAt.Format(time.RFC3339))
+			if !last.Deadline.IsZero() {
+				fmt.Fprintf(w, ", reverted %s before the deadline", last.Deadline.Sub(last.At).Round(time.Second))
+			}
+		}
+		if len(last.FailingBefore) > 0 {
+			fmt.Fprintf(w, "; failing before the change, not counted: %s", strings.Join(last.FailingBefore, "; "))
+		}
 		fmt.Fprintln(w)
 	}
 }

@@ -66,12 +66,18 @@ func probeServices(t *testing.T, up *netnsx.Target) (httpPort string, stopDNS fu
 // binds a moment after it starts).
 func awaitDNS(t *testing.T, e *cliEnv) {
 	t.Helper()
+	awaitDNSIn(t, e.tgt)
+}
+
+// awaitDNSIn waits for dnsmasq to answer from tgt.
+func awaitDNSIn(t *testing.T, tgt *netnsx.Target) {
+	t.Helper()
 	p, err := probe.Parse("dns:ok.test@" + upstreamIP + ",addr=" + probedAddr + ",timeout=200ms")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 50 {
-		if err = p.Run(context.Background(), e.tgt); err == nil {
+		if err = p.Run(context.Background(), tgt); err == nil {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)

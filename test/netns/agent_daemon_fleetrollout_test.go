@@ -22,7 +22,7 @@ import (
 // members of group edge of a real etcd. A rollout of two waves (canary
 // h1, then the rest one at a time) run by `netagent fleet rollout start
 // --follow` reaches every kernel and exits 0; a second rollout whose
-// probe cannot pass (nobody answers 192.0.2.200) reverts on the canary,
+// probe cannot pass (fleetNeverProbe) reverts on the canary,
 // halts there and exits 1, and the other hosts are never pushed.
 func TestAgentDaemonFleetRollout(t *testing.T) {
 	f, envs, endpoints, write := rolloutFleet(t)
@@ -42,7 +42,7 @@ func TestAgentDaemonFleetRollout(t *testing.T) {
 			t.Errorf("the rolled-out route is missing:\n%s", e.ip("route"))
 		}
 	}
-	if code, out := rollout("bad", `"ping:192.0.2.200"`); code != 1 || !strings.Contains(out, "bad: halted") ||
+	if code, out := rollout("bad", `"`+fleetNeverProbe+`"`); code != 1 || !strings.Contains(out, "bad: halted") ||
 		!strings.Contains(out, "wave canary: 1 host failed") {
 		t.Fatalf("rollout bad: exit %d\n%s", code, out)
 	}

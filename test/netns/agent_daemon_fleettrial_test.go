@@ -14,20 +14,20 @@ import (
 	"github.com/netagent/netagent/internal/etcdtest"
 )
 
+// fleetNeverProbe is a probe that never passes and still judges a fleet
+// trial: it cannot run before the change either (no link lan9: not a
+// failure of the probe, so the pre-check counts it), unlike a ping nobody
+// answers, which fails before the change too and so does not count.
+const fleetNeverProbe = "arping:192.0.2.200@lan9"
+
 // TestAgentDaemonFleetTrialReverts: a trial pushed to the daemon's group
-// with `netagent fleet push --try` whose ping probe cannot pass (an
-// address on the uplink nobody answers) is applied, reverted to the
+// with `netagent fleet push --try` whose probe cannot pass
+// (fleetNeverProbe) is applied, reverted to the
 // group's previous document at the probe's failure or its timeout, and
 // reported reverted in etcd with the reason; a plain push then applies.
 func TestAgentDaemonFleetTrialReverts(t *testing.T) {
 	f := newFleetEnv(t, etcdtest.Options{})
-	f.push(fleetLayout.HostDoc("h1", "10-uplink.json"), daemonUplinkFile)
-	f.push(fleetLayout.GroupDoc("edge", "20-routes.json"), daemonRoutesFile)
-	f.startAnyway(f.runArgs()...)
-	f.waitFor("the group's route", func() (bool, string) {
-		_, ok := f.route("198.51.100.0/24")
-		return ok, f.ip("route")
-	})
+	f.startWithGroupRoutes()
 
 	dir := t.TempDir()
 	file, uplink := filepath.Join(dir, "20-routes.json"), filepath.Join(dir, "10-uplink.json")
@@ -46,7 +46,7 @@ func TestAgentDaemonFleetTrialReverts(t *testing.T) {
 		}
 		return string(out)
 	}
-	push("--try", "--trial-timeout", "6s", "--probe", "ping:192.0.2.200")
+	push("--try", "--trial-timeout", "6s", "--probe", fleetNeverProbe)
 	f.waitFor("the trial reverted, in etcd", func() (bool, string) {
 		st, err := f.fleetStatus()
 		return err == nil && st.Trial != nil && st.Trial.State == member.FleetTrialReverted &&
@@ -106,7 +106,7 @@ func TestAgentDaemonFleetTrialKilled(t *testing.T) {
 		}
 	}
 	argv := []string{"fleet", "push", "--etcd-endpoints", strings.Join(f.etcd.Endpoints(), ","), "--etcd-prefix", fleetLayout.Prefix,
-		"--host", "h1", "--with", routes, "--try", "--trial-timeout", "10m", "--probe", "ping:192.0.2.200", file}
+		"--host", "h1", "--with", routes, "--try", "--trial-timeout", "10m", "--probe-timeout", "10m", "--probe", fleetNeverProbe, file}
 	if out, err := exec.Command(f.bin, argv...).CombinedOutput(); err != nil {
 		t.Fatalf("fleet push --try: %v\n%s", err, out)
 	}
@@ -141,4 +141,17 @@ func TestAgentDaemonFleetTrialKilled(t *testing.T) {
 func (e *daemonEnv) hasAddressOn(link, cidr string) bool {
 	e.t.Helper()
 	return strings.Contains(e.ip("-br", "addr", "show", "dev", link), cidr)
+}
+
+// startWithGroupRoutes pushes h1's uplink and the group's routes and
+// starts the daemon, returning once the group's route is in the kernel.
+func (f *fleetEnv) startWithGroupRoutes() {
+	f.t.Helper()
+	f.push(fleetLayout.HostDoc("h1", "10-uplink.json"), daemonUplinkFile)
+	f.push(fleetLayout.GroupDoc("edge", "20-routes.json"), daemonRoutesFile)
+	f.startAnyway(f.runArgs()...)
+	f.waitFor("the group's route", func() (bool, string) {
+		_, ok := f.route("198.51.100.0/24")
+		return ok, f.ip("route")
+	})
 }
