@@ -26,7 +26,7 @@ func (g *Graph) Clone() *Graph {
 	}
 	for i, n := range src.r.index.nodes {
 		if n != nil {
-			c := &Node{name: n.name, typ: n.typ, r: r, item: n.item, deps: n.deps, modRev: n.modRev, idx: n.idx, flags: n.flags & nodeExternal}
+			c := &Node{name: n.name, typ: n.typ, r: r, item: n.item, deps: n.deps, ndeps: n.ndeps, modRev: n.modRev, idx: n.idx, flags: n.flags & nodeExternal}
 			c.setState(n.State())
 			r.index.nodes[i] = c
 		}

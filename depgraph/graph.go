@@ -188,7 +188,7 @@ func (g *Graph) Lookup(ref ItemRef) (Item, StateData, bool) {
 // when it was put.
 func (g *Graph) LookupDeps(ref ItemRef) (Item, []Dependency, bool) {
 	if n := g.lookup(ref); n != nil {
-		return n.item, n.deps, true
+		return n.item, n.dependencies(), true
 	}
 	return nil, nil, false
 }
@@ -205,7 +205,7 @@ func (g *Graph) State(ref ItemRef) (StateData, bool) {
 // (anywhere in g's tree). The slice belongs to the graph.
 func (g *Graph) Dependencies(ref ItemRef) []Dependency {
 	if n := g.r.node(ref); n != nil {
-		return n.deps
+		return n.dependencies()
 	}
 	return nil
 }
@@ -290,7 +290,7 @@ func (g *Graph) PutAt(n *Node, item Item, st StateData) {
 // recorded and finds their nodes in g through the nodes' cached
 // counterparts, instead of asking the item and looking each one up.
 func (g *Graph) PutFrom(n, src *Node, st StateData) {
-	g.putAt(n, src.item, src.External(), src.deps, src.required(), st)
+	g.putAt(n, src.item, src.External(), src.dependencies(), src.required(), st)
 }
 
 func (g *Graph) putAt(n *Node, item Item, ext bool, deps []Dependency, srcReq []*Node, st StateData) {
@@ -301,7 +301,7 @@ func (g *Graph) putAt(n *Node, item Item, ext bool, deps []Dependency, srcReq []
 		return
 	}
 	n.setItem(item, ext)
-	n.deps = deps
+	n.setDependencies(deps)
 	n.setState(st)
 	n.owner = owner
 	if owner != nil {
@@ -345,12 +345,12 @@ func (g *Graph) replace(n *Node, item Item, ext bool, newDeps []Dependency, srcR
 		}
 		return
 	}
-	if !sameRequired(n.deps, newDeps) {
+	if !sameRequired(n.dependencies(), newDeps) {
 		g.r.unlink(n)
-		n.deps = newDeps
+		n.setDependencies(newDeps)
 		g.r.link(n, srcReq)
 	} else {
-		n.deps = newDeps
+		n.setDependencies(newDeps)
 	}
 	n.setItem(item, ext)
 	g.r.touch(n)
@@ -408,7 +408,8 @@ func (r *root) remove(n *Node) {
 	}
 	r.unlink(n)
 	n.setItem(nil, false)
-	n.deps, n.modRev = nil, 0
+	n.setDependencies(nil)
+	n.modRev = 0
 	n.setState(StateData{})
 	r.live--
 	r.sorted, r.sortStale = nil, true
@@ -419,12 +420,13 @@ func (r *root) remove(n *Node) {
 // link records n's dependencies: its required nodes and their dependants.
 // srcReq, if not nil, holds the same dependencies' nodes in another graph.
 func (r *root) link(n *Node, srcReq []*Node) {
-	if len(n.deps) == 0 {
+	deps := n.dependencies()
+	if len(deps) == 0 {
 		n.req = nil
 		return
 	}
-	reqs := make([]*Node, len(n.deps))
-	for i := range n.deps { // not a copy of each 64-byte Dependency
+	reqs := make([]*Node, len(deps))
+	for i := range deps { // not a copy of each 64-byte Dependency
 		var req *Node
 		if srcReq != nil {
 			req = srcReq[i].in(r)
@@ -433,7 +435,7 @@ func (r *root) link(n *Node, srcReq []*Node) {
 				req.dependants = make([]*Node, 0, k)
 			}
 		} else {
-			req = r.nodeFor(n.deps[i].RequiredItem)
+			req = r.nodeFor(deps[i].RequiredItem)
 		}
 		reqs[i] = req
 		if !slices.Contains(reqs[:i], req) {

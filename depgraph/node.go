@@ -2,6 +2,7 @@ package depgraph
 
 import (
 	"time"
+	"unsafe"
 )
 
 // Node is the place of one reference in one graph: the item there (nil
@@ -25,11 +26,15 @@ type Node struct {
 	// with a State or LastOp beyond 15 is kept in root.cold instead.
 	so    uint8 // State in the low 4 bits, LastOp in the high 4
 	flags uint8 // nodeDead, nodeCold, nodeExternal, nodeSorted, nodeAdded
-	// req holds the nodes of deps[i].RequiredItem (as many as deps), in
-	// the same graph; nil without deps.
-	req        []*Node
-	name       string // the reference's Name
-	deps       []Dependency
+	// The item's dependencies and the nodes of their RequiredItem, in
+	// the same graph, are two arrays of ndeps, held by their first
+	// element (see dependencies, required): a node keeps two pointers
+	// and a count instead of two slices. req is nil without deps, or
+	// before link.
+	deps       *Dependency
+	req        **Node
+	ndeps      int32
+	name       string  // the reference's Name
 	dependants []*Node // see root.addDependant
 	owner      *Graph
 	modRev     uint64    // revision at which the value last changed in place
@@ -106,23 +111,43 @@ func (n *Node) State() StateData {
 }
 
 // Dependencies returns the item's dependencies (nil without an item).
-func (n *Node) Dependencies() []Dependency { return n.deps }
+func (n *Node) Dependencies() []Dependency { return n.dependencies() }
+
+func (n *Node) dependencies() []Dependency {
+	if n.deps == nil {
+		return nil
+	}
+	return unsafe.Slice(n.deps, n.ndeps)
+}
+
+// setDependencies records deps (the slice's elements, not a copy; its
+// capacity is not kept). It leaves req alone: the caller links again, or
+// deps requires the same references.
+func (n *Node) setDependencies(deps []Dependency) {
+	n.deps, n.ndeps = unsafe.SliceData(deps), int32(len(deps))
+}
 
 // Required returns the nodes of the required items, in the same order as
 // Dependencies, in the same graph. The slice belongs to the graph.
 func (n *Node) Required() []*Node { return n.required() }
 
 func (n *Node) required() []*Node {
-	return n.req
+	if n.req == nil {
+		return nil
+	}
+	return unsafe.Slice(n.req, n.ndeps)
 }
 
-// setRequired records req, whose length is that of n.deps.
+// setRequired records req, whose length is that of the dependencies.
 func (n *Node) setRequired(req []*Node) {
 	if len(req) == 0 {
 		n.req = nil
 		return
 	}
-	n.req = req
+	if len(req) != int(n.ndeps) {
+		panic("depgraph: required nodes and dependencies differ in number")
+	}
+	n.req = unsafe.SliceData(req)
 }
 
 // Dependants returns the nodes whose items depend on this reference, in
