@@ -48,11 +48,12 @@ func (g *Graph) Clone() *Graph {
 			}
 			c.setRequired(creq)
 		}
-		if n.dependants != nil {
-			c.dependants = make([]*Node, len(n.dependants))
-			for i, d := range n.dependants {
-				c.dependants[i] = peer(d)
+		if list := n.dependantList(); list != nil {
+			clist := make([]*Node, len(list))
+			for i, d := range list {
+				clist[i] = peer(d)
 			}
+			c.setDependants(clist)
 		}
 	})
 	r.journal.floor = src.r.journal.floor

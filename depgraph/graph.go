@@ -217,8 +217,9 @@ func (g *Graph) Dependants(ref ItemRef) []ItemRef {
 	if n == nil {
 		return nil
 	}
-	refs := make([]ItemRef, len(n.dependants))
-	for i, d := range n.dependants {
+	list := n.dependantList()
+	refs := make([]ItemRef, len(list))
+	for i, d := range list {
 		refs[i] = d.Ref()
 	}
 	return refs
@@ -430,9 +431,9 @@ func (r *root) link(n *Node, srcReq []*Node) {
 		var req *Node
 		if srcReq != nil {
 			req = srcReq[i].in(r)
-			if k := len(srcReq[i].dependants); req.dependants == nil && k > 1 {
+			if k := int(srcReq[i].ndependants); req.dependants == nil && k > 1 {
 				// as many as in the other graph: not grown step by step
-				req.dependants = make([]*Node, 0, k)
+				req.setDependants(make([]*Node, 0, k))
 			}
 		} else {
 			req = r.nodeFor(deps[i].RequiredItem)
@@ -455,7 +456,7 @@ func (r *root) unlink(n *Node) {
 
 // maybeDrop forgets an empty node nobody requires, unless the graph is held.
 func (r *root) maybeDrop(n *Node) {
-	if n.item != nil || len(n.dependants) > 0 || n.dead() {
+	if n.item != nil || n.ndependants > 0 || n.dead() {
 		return
 	}
 	if r.held > 0 {

@@ -31,14 +31,20 @@ type Node struct {
 	// element (see dependencies, required): a node keeps two pointers
 	// and a count instead of two slices. req is nil without deps, or
 	// before link.
-	deps       *Dependency
-	req        **Node
-	ndeps      int32
-	name       string  // the reference's Name
-	dependants []*Node // see root.addDependant
-	owner      *Graph
-	modRev     uint64    // revision at which the value last changed in place
-	since      time.Time // the state data's Since (see so)
+	deps  *Dependency
+	req   **Node
+	ndeps int32
+	// The nodes that require this one (see root.addDependant): an
+	// array of capDependants held by its first element, of which the
+	// first ndependants are in use (see dependantList): a pointer and
+	// two counts instead of a slice.
+	ndependants   int32
+	dependants    **Node
+	capDependants int32
+	name          string // the reference's Name
+	owner         *Graph
+	modRev        uint64    // revision at which the value last changed in place
+	since         time.Time // the state data's Since (see so)
 }
 
 const (
@@ -153,7 +159,24 @@ func (n *Node) setRequired(req []*Node) {
 // Dependants returns the nodes whose items depend on this reference, in
 // no particular order. The slice belongs to the graph and is valid until
 // the next change.
-func (n *Node) Dependants() []*Node { return n.dependants }
+func (n *Node) Dependants() []*Node { return n.dependantList() }
+
+func (n *Node) dependantList() []*Node {
+	if n.dependants == nil {
+		return nil
+	}
+	return unsafe.Slice(n.dependants, n.capDependants)[:n.ndependants]
+}
+
+// setDependants records list (nil for none) as n's dependants, its
+// capacity included.
+func (n *Node) setDependants(list []*Node) {
+	if cap(list) == 0 {
+		n.dependants, n.ndependants, n.capDependants = nil, 0, 0
+		return
+	}
+	n.dependants, n.ndependants, n.capDependants = unsafe.SliceData(list), int32(len(list)), int32(cap(list))
+}
 
 // Dead reports whether the node was dropped from its graph.
 func (n *Node) Dead() bool { return n.dead() }
@@ -199,10 +222,11 @@ func (n *Node) setPeer(p *Node) {
 // addDependant records that d requires n. A node lists each dependant
 // once: link adds a node once per distinct required reference.
 func (r *root) addDependant(n, d *Node) {
-	n.dependants = append(n.dependants, d)
-	if len(r.hubs) > 0 && len(n.dependants) > hubThreshold {
+	list := append(n.dependantList(), d)
+	n.setDependants(list)
+	if len(r.hubs) > 0 && len(list) > hubThreshold {
 		if pos := r.hubs[n]; pos != nil {
-			pos[d] = len(n.dependants) - 1
+			pos[d] = len(list) - 1
 		}
 	}
 }
@@ -215,7 +239,7 @@ const hubThreshold = 16
 // removeDependant forgets that d requires n, moving n's last dependant
 // into its place.
 func (r *root) removeDependant(n, d *Node) {
-	list := n.dependants
+	list := n.dependantList()
 	var pos map[*Node]int
 	i := -1
 	if len(list) > hubThreshold {
@@ -243,13 +267,14 @@ func (r *root) removeDependant(n, d *Node) {
 		}
 	}
 	list[last] = nil
-	n.dependants = list[:last]
-	if len(n.dependants) <= hubThreshold && r.hubs[n] != nil {
+	list = list[:last]
+	if len(list) <= hubThreshold && r.hubs[n] != nil {
 		delete(r.hubs, n)
 	}
-	if len(n.dependants) == 0 {
-		n.dependants = nil
+	if len(list) == 0 {
+		list = nil
 	}
+	n.setDependants(list)
 }
 
 // hubIndex returns the positions of n's dependants, making them if needed.
@@ -257,8 +282,9 @@ func (r *root) hubIndex(n *Node) map[*Node]int {
 	if pos := r.hubs[n]; pos != nil {
 		return pos
 	}
-	pos := make(map[*Node]int, len(n.dependants))
-	for i, m := range n.dependants {
+	list := n.dependantList()
+	pos := make(map[*Node]int, len(list))
+	for i, m := range list {
 		pos[m] = i
 	}
 	if r.hubs == nil {
