@@ -34,12 +34,13 @@ func (g *Graph) Clone() *Graph {
 	peer := func(n *Node) *Node { return r.index.get(n.typ, n.name, hashRef(n.typ, n.name)) }
 	src.r.eachNode(func(n *Node) {
 		c := peer(n)
-		if n.owner != nil {
-			c.owner = dst.EditSubGraph(n.owner.Path())
-			if c.owner.members == nil {
-				c.owner.members = make(map[*Node]struct{})
+		if o := n.ownerGraph(); o != nil {
+			co := dst.EditSubGraph(o.Path())
+			if co.members == nil {
+				co.members = make(map[*Node]struct{})
 			}
-			c.owner.members[c] = struct{}{}
+			co.members[c] = struct{}{}
+			c.setOwner(co)
 		}
 		if req := n.required(); req != nil {
 			creq := make([]*Node, len(req))

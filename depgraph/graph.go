@@ -25,6 +25,7 @@ type Graph struct {
 	only    *ItemRef // set for single-item views
 	path    string   // see Path
 	r       *root
+	ownerID int32 // its number in r.owners, once it owns a node (see Node.setOwner)
 }
 
 type root struct {
@@ -50,6 +51,8 @@ type root struct {
 	sortStale   bool      // items were added or removed since
 	added       []*Node   // the nodes that got an item since (nodeAdded)
 	slab        []Node    // where the next nodes are allocated (see newNode)
+	owners      []*Graph  // the subgraphs that own nodes, by Node.owner (0: the root)
+	freeOwners  []int32   // numbers of owners[] free again (releaseOwners)
 	nextIdx     int32     // the Index of the next new node, unless free has one
 	free        []int32   // the Index numbers of dropped nodes
 	types       []string  // the item types of the nodes, by Node.typ
@@ -159,7 +162,7 @@ func (g *Graph) holds(n *Node) bool {
 	if g.parent == nil {
 		return true
 	}
-	for o := n.owner; o != nil; o = o.parent {
+	for o := n.ownerGraph(); o != nil; o = o.parent {
 		if o == g {
 			return true
 		}
@@ -241,8 +244,12 @@ func (g *Graph) NodeFor(ref ItemRef) *Node { return g.r.nodeFor(ref) }
 // its live nodes.
 //
 // A slab is 16 KiB, one of the allocator's size classes, so that none of it
-// is lost to rounding.
-const nodeSlab = 16384 / int(unsafe.Sizeof(Node{}))
+// is lost to rounding: with the 8-byte header the runtime puts before an
+// object with pointers of more than 512 bytes (a slab of exactly 16 KiB of
+// 128-byte nodes took the next class, 18 KiB).
+const nodeSlab = (16384 - mallocHeader) / int(unsafe.Sizeof(Node{}))
+
+const mallocHeader = 8
 
 func (r *root) newNode() *Node {
 	if len(r.slab) == cap(r.slab) {
@@ -304,7 +311,7 @@ func (g *Graph) putAt(n *Node, item Item, ext bool, deps []Dependency, srcReq []
 	n.setItem(item, ext)
 	n.setDependencies(deps)
 	n.setState(st)
-	n.owner = owner
+	n.setOwner(owner)
 	if owner != nil {
 		owner.members[n] = struct{}{}
 	}
@@ -329,12 +336,12 @@ func (g *Graph) ownerForPut() *Graph {
 }
 
 func (g *Graph) replace(n *Node, item Item, ext bool, newDeps []Dependency, srcReq []*Node, owner *Graph) {
-	moved := n.owner != owner
+	moved := n.ownerGraph() != owner
 	if moved {
-		if n.owner != nil {
-			delete(n.owner.members, n)
+		if o := n.ownerGraph(); o != nil {
+			delete(o.members, n)
 		}
-		n.owner = owner
+		n.setOwner(owner)
 		if owner != nil {
 			owner.members[n] = struct{}{}
 		}
@@ -403,9 +410,9 @@ func (g *Graph) DeleteNode(n *Node) {
 }
 
 func (r *root) remove(n *Node) {
-	if n.owner != nil {
-		delete(n.owner.members, n)
-		n.owner = nil
+	if o := n.ownerGraph(); o != nil {
+		delete(o.members, n)
+		n.setOwner(nil)
 	}
 	r.unlink(n)
 	n.setItem(nil, false)

@@ -62,7 +62,7 @@ func TestIndexAgreesWithAMap(t *testing.T) {
 // A node's size is a figure of the engine's memory (two graphs of a node
 // per item): it only shrinks.
 func TestNodeSize(t *testing.T) {
-	if s := unsafe.Sizeof(Node{}); s > 136 {
-		t.Errorf("a node is %d bytes, more than 136", s)
+	if s := unsafe.Sizeof(Node{}); s > 128 {
+		t.Errorf("a node is %d bytes, more than 128", s)
 	}
 }

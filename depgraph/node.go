@@ -41,10 +41,12 @@ type Node struct {
 	ndependants   int32
 	dependants    **Node
 	capDependants int32
-	name          string // the reference's Name
-	owner         *Graph
-	modRev        uint64    // revision at which the value last changed in place
-	since         time.Time // the state data's Since (see so)
+	// owner is the subgraph the item was put into, as its number in
+	// root.owners (see ownerGraph); 0 for the root.
+	owner  int32
+	name   string    // the reference's Name
+	modRev uint64    // revision at which the value last changed in place
+	since  time.Time // the state data's Since (see so)
 }
 
 const (
@@ -166,6 +168,52 @@ func (n *Node) dependantList() []*Node {
 		return nil
 	}
 	return unsafe.Slice(n.dependants, n.capDependants)[:n.ndependants]
+}
+
+// ownerGraph returns the subgraph the item was put into; nil for the
+// root.
+func (n *Node) ownerGraph() *Graph {
+	if n.owner == 0 {
+		return nil
+	}
+	return n.r.owners[n.owner]
+}
+
+// setOwner records g (nil for the root) as the subgraph the item was put
+// into, numbering g in its root's owners if it has no number yet.
+func (n *Node) setOwner(g *Graph) {
+	if g == nil {
+		n.owner = 0
+		return
+	}
+	if g.ownerID == 0 {
+		r := g.r
+		if k := len(r.freeOwners); k > 0 {
+			g.ownerID = r.freeOwners[k-1]
+			r.freeOwners = r.freeOwners[:k-1]
+			r.owners[g.ownerID] = g
+		} else {
+			if len(r.owners) == 0 {
+				r.owners = append(r.owners, nil) // 0 is the root
+			}
+			g.ownerID = int32(len(r.owners))
+			r.owners = append(r.owners, g)
+		}
+	}
+	n.owner = g.ownerID
+}
+
+// releaseOwners gives back the numbers of g and its subgraphs once they
+// own no item (DeleteSubGraph).
+func (r *root) releaseOwners(g *Graph) {
+	for _, s := range g.subs {
+		r.releaseOwners(s)
+	}
+	if g.ownerID != 0 && len(g.members) == 0 {
+		r.owners[g.ownerID] = nil
+		r.freeOwners = append(r.freeOwners, g.ownerID)
+		g.ownerID = 0
+	}
 }
 
 // setDependants records list (nil for none) as n's dependants, its
