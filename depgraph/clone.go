@@ -26,7 +26,7 @@ func (g *Graph) Clone() *Graph {
 	}
 	for i, n := range src.r.index.nodes {
 		if n != nil {
-			c := &Node{name: n.name, typ: n.typ, r: r, item: n.item, deps: n.deps, modRev: n.modRev, idx: n.idx, flags: n.flags & nodeExternal}
+			c := &Node{name: n.name, typ: n.typ, r: r, item: n.item, deps: n.deps, ndeps: n.ndeps, modRev: n.modRev, idx: n.idx, flags: n.flags & nodeExternal}
 			c.setState(n.State())
 			r.index.nodes[i] = c
 		}
@@ -34,12 +34,13 @@ func (g *Graph) Clone() *Graph {
 	peer := func(n *Node) *Node { return r.index.get(n.typ, n.name, hashRef(n.typ, n.name)) }
 	src.r.eachNode(func(n *Node) {
 		c := peer(n)
-		if n.owner != nil {
-			c.owner = dst.EditSubGraph(n.owner.Path())
-			if c.owner.members == nil {
-				c.owner.members = make(map[*Node]struct{})
+		if o := n.ownerGraph(); o != nil {
+			co := dst.EditSubGraph(o.Path())
+			if co.members == nil {
+				co.members = make(map[*Node]struct{})
 			}
-			c.owner.members[c] = struct{}{}
+			co.members[c] = struct{}{}
+			c.setOwner(co)
 		}
 		if req := n.required(); req != nil {
 			creq := make([]*Node, len(req))
@@ -48,11 +49,12 @@ func (g *Graph) Clone() *Graph {
 			}
 			c.setRequired(creq)
 		}
-		if n.dependants != nil {
-			c.dependants = make([]*Node, len(n.dependants))
-			for i, d := range n.dependants {
-				c.dependants[i] = peer(d)
+		if list := n.dependantList(); list != nil {
+			clist := make([]*Node, len(list))
+			for i, d := range list {
+				clist[i] = peer(d)
 			}
+			c.setDependants(clist)
 		}
 	})
 	r.journal.floor = src.r.journal.floor

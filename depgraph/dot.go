@@ -182,7 +182,7 @@ func (g *Graph) directRefs() []ItemRef {
 	var refs []ItemRef
 	for _, ref := range g.Refs() {
 		n := g.r.node(ref)
-		if n.owner == nil && g.parent == nil || n.owner == g {
+		if o := n.ownerGraph(); o == nil && g.parent == nil || o == g {
 			refs = append(refs, ref)
 		}
 	}

@@ -25,6 +25,7 @@ type Graph struct {
 	only    *ItemRef // set for single-item views
 	path    string   // see Path
 	r       *root
+	ownerID int32 // its number in r.owners, once it owns a node (see Node.setOwner)
 }
 
 type root struct {
@@ -50,6 +51,8 @@ type root struct {
 	sortStale   bool      // items were added or removed since
 	added       []*Node   // the nodes that got an item since (nodeAdded)
 	slab        []Node    // where the next nodes are allocated (see newNode)
+	owners      []*Graph  // the subgraphs that own nodes, by Node.owner (0: the root)
+	freeOwners  []int32   // numbers of owners[] free again (releaseOwners)
 	nextIdx     int32     // the Index of the next new node, unless free has one
 	free        []int32   // the Index numbers of dropped nodes
 	types       []string  // the item types of the nodes, by Node.typ
@@ -159,7 +162,7 @@ func (g *Graph) holds(n *Node) bool {
 	if g.parent == nil {
 		return true
 	}
-	for o := n.owner; o != nil; o = o.parent {
+	for o := n.ownerGraph(); o != nil; o = o.parent {
 		if o == g {
 			return true
 		}
@@ -188,7 +191,7 @@ func (g *Graph) Lookup(ref ItemRef) (Item, StateData, bool) {
 // when it was put.
 func (g *Graph) LookupDeps(ref ItemRef) (Item, []Dependency, bool) {
 	if n := g.lookup(ref); n != nil {
-		return n.item, n.deps, true
+		return n.item, n.dependencies(), true
 	}
 	return nil, nil, false
 }
@@ -205,7 +208,7 @@ func (g *Graph) State(ref ItemRef) (StateData, bool) {
 // (anywhere in g's tree). The slice belongs to the graph.
 func (g *Graph) Dependencies(ref ItemRef) []Dependency {
 	if n := g.r.node(ref); n != nil {
-		return n.deps
+		return n.dependencies()
 	}
 	return nil
 }
@@ -217,8 +220,9 @@ func (g *Graph) Dependants(ref ItemRef) []ItemRef {
 	if n == nil {
 		return nil
 	}
-	refs := make([]ItemRef, len(n.dependants))
-	for i, d := range n.dependants {
+	list := n.dependantList()
+	refs := make([]ItemRef, len(list))
+	for i, d := range list {
 		refs[i] = d.Ref()
 	}
 	return refs
@@ -240,8 +244,12 @@ func (g *Graph) NodeFor(ref ItemRef) *Node { return g.r.nodeFor(ref) }
 // its live nodes.
 //
 // A slab is 16 KiB, one of the allocator's size classes, so that none of it
-// is lost to rounding.
-const nodeSlab = 16384 / int(unsafe.Sizeof(Node{}))
+// is lost to rounding: with the 8-byte header the runtime puts before an
+// object with pointers of more than 512 bytes (a slab of exactly 16 KiB of
+// 128-byte nodes took the next class, 18 KiB).
+const nodeSlab = (16384 - mallocHeader) / int(unsafe.Sizeof(Node{}))
+
+const mallocHeader = 8
 
 func (r *root) newNode() *Node {
 	if len(r.slab) == cap(r.slab) {
@@ -290,7 +298,7 @@ func (g *Graph) PutAt(n *Node, item Item, st StateData) {
 // recorded and finds their nodes in g through the nodes' cached
 // counterparts, instead of asking the item and looking each one up.
 func (g *Graph) PutFrom(n, src *Node, st StateData) {
-	g.putAt(n, src.item, src.External(), src.deps, src.required(), st)
+	g.putAt(n, src.item, src.External(), src.dependencies(), src.required(), st)
 }
 
 func (g *Graph) putAt(n *Node, item Item, ext bool, deps []Dependency, srcReq []*Node, st StateData) {
@@ -301,9 +309,9 @@ func (g *Graph) putAt(n *Node, item Item, ext bool, deps []Dependency, srcReq []
 		return
 	}
 	n.setItem(item, ext)
-	n.deps = deps
+	n.setDependencies(deps)
 	n.setState(st)
-	n.owner = owner
+	n.setOwner(owner)
 	if owner != nil {
 		owner.members[n] = struct{}{}
 	}
@@ -328,12 +336,12 @@ func (g *Graph) ownerForPut() *Graph {
 }
 
 func (g *Graph) replace(n *Node, item Item, ext bool, newDeps []Dependency, srcReq []*Node, owner *Graph) {
-	moved := n.owner != owner
+	moved := n.ownerGraph() != owner
 	if moved {
-		if n.owner != nil {
-			delete(n.owner.members, n)
+		if o := n.ownerGraph(); o != nil {
+			delete(o.members, n)
 		}
-		n.owner = owner
+		n.setOwner(owner)
 		if owner != nil {
 			owner.members[n] = struct{}{}
 		}
@@ -345,12 +353,12 @@ func (g *Graph) replace(n *Node, item Item, ext bool, newDeps []Dependency, srcR
 		}
 		return
 	}
-	if !sameRequired(n.deps, newDeps) {
+	if !sameRequired(n.dependencies(), newDeps) {
 		g.r.unlink(n)
-		n.deps = newDeps
+		n.setDependencies(newDeps)
 		g.r.link(n, srcReq)
 	} else {
-		n.deps = newDeps
+		n.setDependencies(newDeps)
 	}
 	n.setItem(item, ext)
 	g.r.touch(n)
@@ -402,13 +410,14 @@ func (g *Graph) DeleteNode(n *Node) {
 }
 
 func (r *root) remove(n *Node) {
-	if n.owner != nil {
-		delete(n.owner.members, n)
-		n.owner = nil
+	if o := n.ownerGraph(); o != nil {
+		delete(o.members, n)
+		n.setOwner(nil)
 	}
 	r.unlink(n)
 	n.setItem(nil, false)
-	n.deps, n.modRev = nil, 0
+	n.setDependencies(nil)
+	n.modRev = 0
 	n.setState(StateData{})
 	r.live--
 	r.sorted, r.sortStale = nil, true
@@ -419,21 +428,22 @@ func (r *root) remove(n *Node) {
 // link records n's dependencies: its required nodes and their dependants.
 // srcReq, if not nil, holds the same dependencies' nodes in another graph.
 func (r *root) link(n *Node, srcReq []*Node) {
-	if len(n.deps) == 0 {
+	deps := n.dependencies()
+	if len(deps) == 0 {
 		n.req = nil
 		return
 	}
-	reqs := make([]*Node, len(n.deps))
-	for i := range n.deps { // not a copy of each 64-byte Dependency
+	reqs := make([]*Node, len(deps))
+	for i := range deps { // not a copy of each 64-byte Dependency
 		var req *Node
 		if srcReq != nil {
 			req = srcReq[i].in(r)
-			if k := len(srcReq[i].dependants); req.dependants == nil && k > 1 {
+			if k := int(srcReq[i].ndependants); req.dependants == nil && k > 1 {
 				// as many as in the other graph: not grown step by step
-				req.dependants = make([]*Node, 0, k)
+				req.setDependants(make([]*Node, 0, k))
 			}
 		} else {
-			req = r.nodeFor(n.deps[i].RequiredItem)
+			req = r.nodeFor(deps[i].RequiredItem)
 		}
 		reqs[i] = req
 		if !slices.Contains(reqs[:i], req) {
@@ -453,7 +463,7 @@ func (r *root) unlink(n *Node) {
 
 // maybeDrop forgets an empty node nobody requires, unless the graph is held.
 func (r *root) maybeDrop(n *Node) {
-	if n.item != nil || len(n.dependants) > 0 || n.dead() {
+	if n.item != nil || n.ndependants > 0 || n.dead() {
 		return
 	}
 	if r.held > 0 {

@@ -535,3 +535,32 @@ func TestUnordered(t *testing.T) {
 		break // stops when asked
 	}
 }
+
+// Subgraphs deleted and made again, and a clone, keep every item's scope:
+// a node names its subgraph by a number its root gives back when the
+// subgraph goes.
+func TestSubGraphScopesAfterDeleteAndClone(t *testing.T) {
+	g := dg.New("g")
+	g.EditSubGraph("a").Put(mk("t", "1"))
+	g.EditSubGraph("b/c").Put(mk("t", "2"))
+	g.Put(mk("t", "0"))
+	if !g.DeleteSubGraph("a") {
+		t.Fatal("no subgraph a")
+	}
+	g.EditSubGraph("d").Put(mk("t", "3"))
+	g.EditSubGraph("a").Put(mk("t", "4"))
+	want := map[string]string{"t/0": "", "t/2": "b/c", "t/3": "d", "t/4": "a"}
+	for _, h := range []*dg.Graph{g, g.Clone()} {
+		for r, scope := range want {
+			if got, ok := h.ScopeOf(ref(r)); !ok || got != scope {
+				t.Errorf("%s: scope %q %v, want %q", r, got, ok, scope)
+			}
+		}
+		if h.Contains(ref("t/1")) {
+			t.Error("t/1 outlived its subgraph")
+		}
+		if !h.SubGraph("b").Holds(h.NodeFor(ref("t/2"))) || h.SubGraph("d").Holds(h.NodeFor(ref("t/4"))) {
+			t.Error("Holds does not follow the scopes")
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // The index agrees with a Go map through random adds and removes, with
@@ -55,5 +56,13 @@ func TestIndexAgreesWithAMap(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A node's size is a figure of the engine's memory (two graphs of a node
+// per item): it only shrinks.
+func TestNodeSize(t *testing.T) {
+	if s := unsafe.Sizeof(Node{}); s > 128 {
+		t.Errorf("a node is %d bytes, more than 128", s)
 	}
 }

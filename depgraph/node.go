@@ -2,6 +2,7 @@ package depgraph
 
 import (
 	"time"
+	"unsafe"
 )
 
 // Node is the place of one reference in one graph: the item there (nil
@@ -25,15 +26,27 @@ type Node struct {
 	// with a State or LastOp beyond 15 is kept in root.cold instead.
 	so    uint8 // State in the low 4 bits, LastOp in the high 4
 	flags uint8 // nodeDead, nodeCold, nodeExternal, nodeSorted, nodeAdded
-	// req holds the nodes of deps[i].RequiredItem (as many as deps), in
-	// the same graph; nil without deps.
-	req        []*Node
-	name       string // the reference's Name
-	deps       []Dependency
-	dependants []*Node // see root.addDependant
-	owner      *Graph
-	modRev     uint64    // revision at which the value last changed in place
-	since      time.Time // the state data's Since (see so)
+	// The item's dependencies and the nodes of their RequiredItem, in
+	// the same graph, are two arrays of ndeps, held by their first
+	// element (see dependencies, required): a node keeps two pointers
+	// and a count instead of two slices. req is nil without deps, or
+	// before link.
+	deps  *Dependency
+	req   **Node
+	ndeps int32
+	// The nodes that require this one (see root.addDependant): an
+	// array of capDependants held by its first element, of which the
+	// first ndependants are in use (see dependantList): a pointer and
+	// two counts instead of a slice.
+	ndependants   int32
+	dependants    **Node
+	capDependants int32
+	// owner is the subgraph the item was put into, as its number in
+	// root.owners (see ownerGraph); 0 for the root.
+	owner  int32
+	name   string    // the reference's Name
+	modRev uint64    // revision at which the value last changed in place
+	since  time.Time // the state data's Since (see so)
 }
 
 const (
@@ -106,29 +119,112 @@ func (n *Node) State() StateData {
 }
 
 // Dependencies returns the item's dependencies (nil without an item).
-func (n *Node) Dependencies() []Dependency { return n.deps }
+func (n *Node) Dependencies() []Dependency { return n.dependencies() }
+
+func (n *Node) dependencies() []Dependency {
+	if n.deps == nil {
+		return nil
+	}
+	return unsafe.Slice(n.deps, n.ndeps)
+}
+
+// setDependencies records deps (the slice's elements, not a copy; its
+// capacity is not kept). It leaves req alone: the caller links again, or
+// deps requires the same references.
+func (n *Node) setDependencies(deps []Dependency) {
+	n.deps, n.ndeps = unsafe.SliceData(deps), int32(len(deps))
+}
 
 // Required returns the nodes of the required items, in the same order as
 // Dependencies, in the same graph. The slice belongs to the graph.
 func (n *Node) Required() []*Node { return n.required() }
 
 func (n *Node) required() []*Node {
-	return n.req
+	if n.req == nil {
+		return nil
+	}
+	return unsafe.Slice(n.req, n.ndeps)
 }
 
-// setRequired records req, whose length is that of n.deps.
+// setRequired records req, whose length is that of the dependencies.
 func (n *Node) setRequired(req []*Node) {
 	if len(req) == 0 {
 		n.req = nil
 		return
 	}
-	n.req = req
+	if len(req) != int(n.ndeps) {
+		panic("depgraph: required nodes and dependencies differ in number")
+	}
+	n.req = unsafe.SliceData(req)
 }
 
 // Dependants returns the nodes whose items depend on this reference, in
 // no particular order. The slice belongs to the graph and is valid until
 // the next change.
-func (n *Node) Dependants() []*Node { return n.dependants }
+func (n *Node) Dependants() []*Node { return n.dependantList() }
+
+func (n *Node) dependantList() []*Node {
+	if n.dependants == nil {
+		return nil
+	}
+	return unsafe.Slice(n.dependants, n.capDependants)[:n.ndependants]
+}
+
+// ownerGraph returns the subgraph the item was put into; nil for the
+// root.
+func (n *Node) ownerGraph() *Graph {
+	if n.owner == 0 {
+		return nil
+	}
+	return n.r.owners[n.owner]
+}
+
+// setOwner records g (nil for the root) as the subgraph the item was put
+// into, numbering g in its root's owners if it has no number yet.
+func (n *Node) setOwner(g *Graph) {
+	if g == nil {
+		n.owner = 0
+		return
+	}
+	if g.ownerID == 0 {
+		r := g.r
+		if k := len(r.freeOwners); k > 0 {
+			g.ownerID = r.freeOwners[k-1]
+			r.freeOwners = r.freeOwners[:k-1]
+			r.owners[g.ownerID] = g
+		} else {
+			if len(r.owners) == 0 {
+				r.owners = append(r.owners, nil) // 0 is the root
+			}
+			g.ownerID = int32(len(r.owners))
+			r.owners = append(r.owners, g)
+		}
+	}
+	n.owner = g.ownerID
+}
+
+// releaseOwners gives back the numbers of g and its subgraphs once they
+// own no item (DeleteSubGraph).
+func (r *root) releaseOwners(g *Graph) {
+	for _, s := range g.subs {
+		r.releaseOwners(s)
+	}
+	if g.ownerID != 0 && len(g.members) == 0 {
+		r.owners[g.ownerID] = nil
+		r.freeOwners = append(r.freeOwners, g.ownerID)
+		g.ownerID = 0
+	}
+}
+
+// setDependants records list (nil for none) as n's dependants, its
+// capacity included.
+func (n *Node) setDependants(list []*Node) {
+	if cap(list) == 0 {
+		n.dependants, n.ndependants, n.capDependants = nil, 0, 0
+		return
+	}
+	n.dependants, n.ndependants, n.capDependants = unsafe.SliceData(list), int32(len(list)), int32(cap(list))
+}
 
 // Dead reports whether the node was dropped from its graph.
 func (n *Node) Dead() bool { return n.dead() }
@@ -174,10 +270,11 @@ func (n *Node) setPeer(p *Node) {
 // addDependant records that d requires n. A node lists each dependant
 // once: link adds a node once per distinct required reference.
 func (r *root) addDependant(n, d *Node) {
-	n.dependants = append(n.dependants, d)
-	if len(r.hubs) > 0 && len(n.dependants) > hubThreshold {
+	list := append(n.dependantList(), d)
+	n.setDependants(list)
+	if len(r.hubs) > 0 && len(list) > hubThreshold {
 		if pos := r.hubs[n]; pos != nil {
-			pos[d] = len(n.dependants) - 1
+			pos[d] = len(list) - 1
 		}
 	}
 }
@@ -190,7 +287,7 @@ const hubThreshold = 16
 // removeDependant forgets that d requires n, moving n's last dependant
 // into its place.
 func (r *root) removeDependant(n, d *Node) {
-	list := n.dependants
+	list := n.dependantList()
 	var pos map[*Node]int
 	i := -1
 	if len(list) > hubThreshold {
@@ -218,13 +315,14 @@ func (r *root) removeDependant(n, d *Node) {
 		}
 	}
 	list[last] = nil
-	n.dependants = list[:last]
-	if len(n.dependants) <= hubThreshold && r.hubs[n] != nil {
+	list = list[:last]
+	if len(list) <= hubThreshold && r.hubs[n] != nil {
 		delete(r.hubs, n)
 	}
-	if len(n.dependants) == 0 {
-		n.dependants = nil
+	if len(list) == 0 {
+		list = nil
 	}
+	n.setDependants(list)
 }
 
 // hubIndex returns the positions of n's dependants, making them if needed.
@@ -232,8 +330,9 @@ func (r *root) hubIndex(n *Node) map[*Node]int {
 	if pos := r.hubs[n]; pos != nil {
 		return pos
 	}
-	pos := make(map[*Node]int, len(n.dependants))
-	for i, m := range n.dependants {
+	list := n.dependantList()
+	pos := make(map[*Node]int, len(list))
+	for i, m := range list {
 		pos[m] = i
 	}
 	if r.hubs == nil {

@@ -55,6 +55,7 @@ func (g *Graph) DeleteSubGraph(name string) bool {
 	for _, ref := range s.Refs() {
 		s.Delete(ref)
 	}
+	g.r.releaseOwners(s)
 	delete(g.subs, name)
 	return true
 }
@@ -80,10 +81,11 @@ func (g *Graph) ScopeOf(ref ItemRef) (string, bool) {
 // Scope returns the path of the subgraph that directly holds the node's
 // item ("" for the root).
 func (n *Node) Scope() string {
-	if n.owner == nil {
+	o := n.ownerGraph()
+	if o == nil {
 		return ""
 	}
-	return n.owner.Path()
+	return o.Path()
 }
 
 // HasSubGraphs reports whether g has subgraphs.

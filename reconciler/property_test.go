@@ -1,10 +1,14 @@
 package reconciler_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -149,7 +153,11 @@ func satisfiable(intended, current *dg.Graph) map[dg.ItemRef]bool {
 	return ok
 }
 
-func runScenario(t testing.TB, seed uint64) {
+func runScenario(t testing.TB, seed uint64) { runScenarioLog(t, seed, nil) }
+
+// runScenarioLog is runScenario writing every reconcile's operation log
+// (and the unchanged run's, empty) to w, if not nil.
+func runScenarioLog(t testing.TB, seed uint64, w io.Writer) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	n, externals := 5+rng.IntN(25), rng.IntN(4)
 	current := dg.New("current")
@@ -165,6 +173,9 @@ func runScenario(t testing.TB, seed uint64) {
 	for step := 0; step < 8; step++ {
 		before := maps.Clone(m.have)
 		st := reconciler.New(reg).Reconcile(context.Background(), current, intended)
+		if w != nil {
+			fmt.Fprintf(w, "seed %d step %d blocked %v\n%s", seed, step, st.Blocked, st.OperationLog)
+		}
 		if st.AsyncOpsInProgress {
 			t.Fatalf("seed %d: async ops with a synchronous configurator", seed)
 		}
@@ -306,6 +317,28 @@ func mutate(rng *rand.Rand, intended, current *dg.Graph, n, externals int) {
 func TestRandomGraphsConvergeRespectingDependencies(t *testing.T) {
 	for seed := uint64(1); seed <= 400; seed++ {
 		runScenario(t, seed)
+	}
+}
+
+// opLogDigest is the SHA-256 of the operation logs of seeds 1-600 of the
+// property scenarios (TestOpLogsUnchanged): a change of the engine's
+// storage must leave them byte-identical. A change of its behaviour
+// prints the new digest to put here, after reading the logs' difference
+// (NETAGENT_OPLOGS=FILE writes them).
+const opLogDigest = "688af73c267c054ac7c222ea7412cb500c8869e85a407678cc6a48eca9f43eca"
+
+func TestOpLogsUnchanged(t *testing.T) {
+	var b bytes.Buffer
+	for seed := uint64(1); seed <= 600; seed++ {
+		runScenarioLog(t, seed, &b)
+	}
+	if path := os.Getenv("NETAGENT_OPLOGS"); path != "" {
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := fmt.Sprintf("%x", sha256.Sum256(b.Bytes())); got != opLogDigest {
+		t.Errorf("operation logs of seeds 1-600: digest %s, want %s (%d bytes)", got, opLogDigest, b.Len())
 	}
 }
 

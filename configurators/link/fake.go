@@ -50,6 +50,9 @@ type FakeKernel struct {
 	macSeq  byte
 	lookups int             // LinkByName calls
 	nics    map[int]fakeNIC // by ifindex: what AddMatchableNIC gave (fake_match.go)
+	// VLANRequests are the bridge VLAN requests written, one line each:
+	// "vlan-add v0: 2-4094" with the ranges as the kernel read them.
+	VLANRequests []string
 	// Identity, if set, is the namespace's identity in the state files
 	// (a snapshot's namespace); else a fixed fake one.
 	Identity *statefile.NsIdentity

@@ -74,21 +74,25 @@ func bridgePortData(fl *fakeLink, a attr) (func(), error) {
 }
 
 // bridgeVLANs dumps every bridge's and bridge port's VLANs.
-func (f *FakeKernel) bridgeVLANs() (map[int]map[uint16]items.VLANFlags, error) {
-	out := map[int]map[uint16]items.VLANFlags{}
+func (f *FakeKernel) bridgeVLANs() (map[int]items.VLANSet, error) {
+	out := map[int]items.VLANSet{}
 	for idx, fl := range f.links {
 		m := f.links[fl.attrs().MasterIndex]
 		if (fl.kind() == "bridge" || m != nil && m.kind() == "bridge") && len(fl.bm.vlans) > 0 {
-			out[idx] = maps.Clone(fl.bm.vlans)
+			out[idx] = items.CanonicalVLANs(fl.bm.vlans)
 		}
 	}
 	return out, nil
 }
 
-// setBridgeVLANs takes what br_afspec takes: VIDs 1-4094, a range without
-// pvid, self only on a bridge and master only on a bridge port; a delete
-// of a VLAN that is not there is ENOENT. A pvid moves (a member has one),
-// and adding a VLAN present changes its flags.
+// setBridgeVLANs takes the request as br_afspec does: the ranges are
+// encoded as rawNL sends them (bridgeVLANSpec) and read back as the
+// kernel reads them (vlanInfoRanges: VIDs 1-4094, a range's begin and
+// end of the same flags, without pvid), and each request's ranges are
+// kept in VLANRequests. Self is only for a bridge and master only for a
+// bridge port; a delete of a VLAN that is not there is ENOENT. A pvid
+// moves (a member has one), and adding a VLAN present changes its
+// flags.
 func (f *FakeKernel) setBridgeVLANs(index int, self, del bool, vlans items.VLANSet) error {
 	fl := f.links[index]
 	if fl == nil {
@@ -101,14 +105,15 @@ func (f *FakeKernel) setBridgeVLANs(index int, self, del bool, vlans items.VLANS
 	case !self && (m == nil || m.kind() != "bridge"):
 		return unix.EOPNOTSUPP
 	}
+	ranges, err := vlanInfoRanges(bridgeVLANSpec(self, vlans).Serialize()[unix.SizeofRtAttr:])
+	if err != nil {
+		return err
+	}
 	next := maps.Clone(fl.bm.vlans)
 	if next == nil {
 		next = map[uint16]items.VLANFlags{}
 	}
-	for _, r := range vlans {
-		if r.From < 1 || r.To > 4094 || r.From > r.To || r.PVID && r.From != r.To {
-			return unix.EINVAL
-		}
+	for _, r := range ranges {
 		for v := uint32(r.From); v <= uint32(r.To); v++ {
 			vid := uint16(v)
 			if del {
@@ -134,6 +139,7 @@ func (f *FakeKernel) setBridgeVLANs(index int, self, del bool, vlans items.VLANS
 	if err := f.write(op, fl.attrs().Name); err != nil {
 		return err
 	}
+	f.VLANRequests = append(f.VLANRequests, fmt.Sprintf("%s %s: %s", op, fl.attrs().Name, items.VLANSet(ranges)))
 	fl.bm.vlans = next
 	return nil
 }

@@ -124,9 +124,8 @@ func (k *kernel) convergeVLANs(member netlink.Link, self bool, want items.VLANSe
 	if err != nil {
 		return fmt.Errorf("reading vlans of %s: %w", name, err)
 	}
-	have := all[member.Attrs().Index]
-	add, del := vlanDiff(have, want.Map())
 	idx := member.Attrs().Index
+	add, del := vlanDiff(all[idx], want)
 	if len(add) > 0 {
 		if err := k.raw.setBridgeVLANs(idx, self, false, add); err != nil {
 			return fmt.Errorf("adding vlans %s to %s: %w", add, name, err)
@@ -141,21 +140,71 @@ func (k *kernel) convergeVLANs(member netlink.Link, self bool, want items.VLANSe
 }
 
 // vlanDiff returns the VLANs to add (missing, or with other flags) and
-// to delete (extra), each in canonical ranges.
-func vlanDiff(have, want map[uint16]items.VLANFlags) (add, del items.VLANSet) {
-	toAdd := map[uint16]items.VLANFlags{}
-	for vid, fl := range want {
-		if cur, ok := have[vid]; !ok || cur != fl {
-			toAdd[vid] = fl
+// to delete (extra), each in canonical ranges: a trunk of 4094 VLANs
+// with one VLAN changed gives that one VLAN.
+func vlanDiff(have, want items.VLANSet) (add, del items.VLANSet) {
+	h, w := tableOf(have), tableOf(want)
+	var toAdd, toDel vlanTable
+	for vid := items.MinVID; vid <= items.MaxVID; vid++ {
+		switch {
+		case w[vid] != 0 && w[vid] != h[vid]:
+			toAdd[vid] = w[vid]
+		case w[vid] == 0 && h[vid] != 0:
+			toDel[vid] = vlanIn
 		}
 	}
-	toDel := map[uint16]items.VLANFlags{}
-	for vid := range have {
-		if _, ok := want[vid]; !ok {
-			toDel[vid] = items.VLANFlags{}
-		}
+	return toAdd.set(), toDel.set()
+}
+
+// vlanTable is one member's VLANs by VID, dense (4 KiB whatever the
+// set): 0 for a VID not in it, else vlanIn with vlanPVID and
+// vlanUntagged.
+type vlanTable [items.MaxVID + 1]uint8
+
+const (
+	vlanIn = 1 << iota
+	vlanPVID
+	vlanUntagged
+)
+
+func tableOf(s items.VLANSet) *vlanTable {
+	t := new(vlanTable)
+	for _, r := range s {
+		t.add(r)
 	}
-	return items.CanonicalVLANs(toAdd), items.CanonicalVLANs(toDel)
+	return t
+}
+
+// add puts r's VIDs (1-4094; others are left out) in t with r's flags.
+func (t *vlanTable) add(r items.VLANRange) {
+	fl := uint8(vlanIn)
+	if r.PVID {
+		fl |= vlanPVID
+	}
+	if r.Untagged {
+		fl |= vlanUntagged
+	}
+	for v := max(int(r.From), items.MinVID); v <= min(int(r.To), items.MaxVID); v++ {
+		t[v] = fl
+	}
+}
+
+// set returns t in canonical form (as items.CanonicalVLANs).
+func (t *vlanTable) set() items.VLANSet {
+	var out items.VLANSet
+	for vid := items.MinVID; vid <= items.MaxVID; vid++ {
+		fl := t[vid]
+		if fl == 0 {
+			continue
+		}
+		pvid, untagged := fl&vlanPVID != 0, fl&vlanUntagged != 0
+		if n := len(out); n > 0 && !pvid && !out[n-1].PVID && int(out[n-1].To)+1 == vid && out[n-1].Untagged == untagged {
+			out[n-1].To = uint16(vid)
+			continue
+		}
+		out = append(out, items.VLANRange{From: uint16(vid), To: uint16(vid), PVID: pvid, Untagged: untagged})
+	}
+	return out
 }
 
 // defaultPVID reads a bridge's default_pvid.
@@ -181,7 +230,7 @@ func u16Of(b []byte) (uint16, bool) {
 // dump of every member's VLANs, and each bridge's default_pvid, by
 // ifindex.
 type bridgeVLANReads struct {
-	vlans map[int]map[uint16]items.VLANFlags
+	vlans map[int]items.VLANSet
 	dpvid map[int]uint16
 }
 
@@ -206,7 +255,7 @@ func (r *reader) readBridgeVLANs(l netlink.Link) error {
 		r.bv = bridgeVLANReads{vlans: all, dpvid: map[int]uint16{}}
 	}
 	got := &items.BridgeVLANs{IfName: l.Attrs().Name, Bridge: bridge.Attrs().Name,
-		VLANs: items.CanonicalVLANs(r.bv.vlans[l.Attrs().Index])}
+		VLANs: r.bv.vlans[l.Attrs().Index]}
 	if got.VLANs == nil {
 		got.VLANs = items.VLANSet{}
 	}
@@ -242,14 +291,17 @@ func (r *reader) hintBridgeVLANs(name string) *items.BridgeVLANs {
 // The raw requests of bridge VLANs (rawNL's part of rawOps).
 
 // bridgeVLANs dumps the VLANs of every bridge member, the bridges
-// themselves included (`bridge vlan show`), one entry per VID.
-func (r rawNL) bridgeVLANs() (map[int]map[uint16]items.VLANFlags, error) {
+// themselves included (`bridge -c vlan show`), in canonical form. The
+// dump is the compressed one (RTEXT_FILTER_BRVLAN_COMPRESSED): a range
+// of VLANs of the same flags comes as its two ends, not one entry per
+// VID.
+func (r rawNL) bridgeVLANs() (map[int]items.VLANSet, error) {
 	var msgs [][]byte
 	var err error
 	for range dumpAttempts {
 		req := nl.NewNetlinkRequest(unix.RTM_GETLINK, unix.NLM_F_DUMP)
 		req.AddData(nl.NewIfInfomsg(unix.AF_BRIDGE))
-		req.AddData(nl.NewRtAttr(unix.IFLA_EXT_MASK, nl.Uint32Attr(nl.RTEXT_FILTER_BRVLAN)))
+		req.AddData(nl.NewRtAttr(unix.IFLA_EXT_MASK, nl.Uint32Attr(nl.RTEXT_FILTER_BRVLAN_COMPRESSED)))
 		if msgs, err = r.execute(req, unix.RTM_NEWLINK); !errors.Is(err, netlink.ErrDumpInterrupted) {
 			break
 		}
@@ -257,18 +309,24 @@ func (r rawNL) bridgeVLANs() (map[int]map[uint16]items.VLANFlags, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[int]map[uint16]items.VLANFlags{}
+	tables := map[int]*vlanTable{}
 	for _, m := range msgs {
-		if err := parseBridgeVLANs(m, out); err != nil {
+		if err := parseBridgeVLANs(m, tables); err != nil {
 			return nil, err
 		}
+	}
+	out := make(map[int]items.VLANSet, len(tables))
+	for idx, t := range tables {
+		out[idx] = t.set()
 	}
 	return out, nil
 }
 
 // parseBridgeVLANs adds the IFLA_BRIDGE_VLAN_INFO entries of one
-// AF_BRIDGE RTM_NEWLINK message to out, by the message's ifindex.
-func parseBridgeVLANs(m []byte, out map[int]map[uint16]items.VLANFlags) error {
+// AF_BRIDGE RTM_NEWLINK message to its member's table in out, by the
+// message's ifindex. The entries are read as the kernel reads a request
+// (vlanInfoRanges): single VIDs, or ranges as begin and end.
+func parseBridgeVLANs(m []byte, out map[int]*vlanTable) error {
 	if len(m) < unix.SizeofIfInfomsg {
 		return fmt.Errorf("short RTM_NEWLINK message")
 	}
@@ -278,24 +336,73 @@ func parseBridgeVLANs(m []byte, out map[int]map[uint16]items.VLANFlags) error {
 		if it.Type() != unix.IFLA_AF_SPEC {
 			continue
 		}
-		spec := nlattr.Iter{B: it.Val}
-		for spec.Next() {
-			if spec.Type() != nl.IFLA_BRIDGE_VLAN_INFO || len(spec.Val) < 4 {
-				continue
-			}
-			info := nl.DeserializeBridgeVlanInfo(spec.Val)
-			set := out[int(msg.Index)]
-			if set == nil {
-				set = map[uint16]items.VLANFlags{}
-				out[int(msg.Index)] = set
-			}
-			set[info.Vid] = items.VLANFlags{PVID: info.PortVID(), Untagged: info.EngressUntag()}
+		ranges, err := vlanInfoRanges(it.Val)
+		if err != nil {
+			return fmt.Errorf("bridge vlans of ifindex %d: %w", msg.Index, err)
 		}
-		if spec.Err != nil {
-			return spec.Err
+		if len(ranges) == 0 {
+			continue
+		}
+		t := out[int(msg.Index)]
+		if t == nil {
+			t = new(vlanTable)
+			out[int(msg.Index)] = t
+		}
+		for _, r := range ranges {
+			t.add(r)
 		}
 	}
 	return it.Err
+}
+
+// vlanInfoRanges reads the IFLA_BRIDGE_VLAN_INFO entries of an
+// IFLA_AF_SPEC as br_afspec does: a single VID, or a RANGE_BEGIN entry
+// followed by a RANGE_END one of the same flags and a higher VID (no
+// PVID on a range); VIDs 1-4094. Anything else is EINVAL, as the kernel
+// answers.
+func vlanInfoRanges(spec []byte) ([]items.VLANRange, error) {
+	var out []items.VLANRange
+	var begin *nl.BridgeVlanInfo
+	it := nlattr.Iter{B: spec}
+	for it.Next() {
+		if it.Type() != nl.IFLA_BRIDGE_VLAN_INFO {
+			continue
+		}
+		if len(it.Val) < 4 {
+			return nil, fmt.Errorf("short vlan info: %w", unix.EINVAL)
+		}
+		info := nl.DeserializeBridgeVlanInfo(it.Val)
+		if info.Vid < items.MinVID || info.Vid > items.MaxVID {
+			return nil, fmt.Errorf("vlan %d: %w", info.Vid, unix.EINVAL)
+		}
+		const rangeBits = nl.BRIDGE_VLAN_INFO_RANGE_BEGIN | nl.BRIDGE_VLAN_INFO_RANGE_END
+		switch {
+		case info.Flags&nl.BRIDGE_VLAN_INFO_RANGE_BEGIN != 0:
+			if begin != nil || info.Flags&nl.BRIDGE_VLAN_INFO_RANGE_END != 0 || info.PortVID() {
+				return nil, fmt.Errorf("vlan range begin %d: %w", info.Vid, unix.EINVAL)
+			}
+			begin = info
+			continue
+		case begin != nil:
+			if info.Flags&nl.BRIDGE_VLAN_INFO_RANGE_END == 0 || info.Vid <= begin.Vid ||
+				info.Flags&^rangeBits != begin.Flags&^rangeBits {
+				return nil, fmt.Errorf("vlan range %d-%d: %w", begin.Vid, info.Vid, unix.EINVAL)
+			}
+			out = append(out, items.VLANRange{From: begin.Vid, To: info.Vid, Untagged: info.EngressUntag()})
+			begin = nil
+		case info.Flags&nl.BRIDGE_VLAN_INFO_RANGE_END != 0:
+			return nil, fmt.Errorf("vlan range end %d without a begin: %w", info.Vid, unix.EINVAL)
+		default:
+			out = append(out, items.VLANRange{From: info.Vid, To: info.Vid, PVID: info.PortVID(), Untagged: info.EngressUntag()})
+		}
+	}
+	if it.Err != nil {
+		return nil, it.Err
+	}
+	if begin != nil {
+		return nil, fmt.Errorf("vlan range begin %d without an end: %w", begin.Vid, unix.EINVAL)
+	}
+	return out, nil
 }
 
 // setBridgeVLANs adds (RTM_SETLINK: a VLAN present gets the new flags) or

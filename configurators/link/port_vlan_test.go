@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
 
 	dg "github.com/netagent/netagent/depgraph"
@@ -240,23 +241,107 @@ func TestFakeBridgeVLANsForeign(t *testing.T) {
 
 // The VLAN requests encode as `bridge vlan` sends them: a flags attribute
 // (self or master), a single VID as one entry, a range as a begin and an
-// end entry with the same flags; and the dump parser reads them back.
+// end entry with the same flags; the kernel's reading of a request
+// (vlanInfoRanges) gives the ranges back, and the compressed dump parser
+// reads the same form into the member's table.
 func TestBridgeVLANSpecRoundTrip(t *testing.T) {
-	set := vset(vr(1, 1, true, true), vr(20, 30, false, true), vr(4094, 4094, false, false))
+	set := vset(vr(1, 1, true, true), vr(20, 30, false, true), vr(31, 4093, false, false), vr(4094, 4094, false, true))
 	for _, self := range []bool{false, true} {
-		spec := bridgeVLANSpec(self, set)
-		msg := append(make([]byte, unix.SizeofIfInfomsg), spec.Serialize()...)
+		spec := bridgeVLANSpec(self, set).Serialize()
+		// The flags, two singles and two ranges of two entries each.
+		if n := (len(spec) - unix.SizeofRtAttr) / 8; n != 1+2+2*2 {
+			t.Errorf("self %v: %d attributes, want 7", self, n)
+		}
+		got, err := vlanInfoRanges(spec[unix.SizeofRtAttr:])
+		if err != nil || !slices.Equal(got, set) {
+			t.Errorf("self %v: read as %s (%v), want %s", self, items.VLANSet(got), err, set)
+		}
+		msg := append(make([]byte, unix.SizeofIfInfomsg), spec...)
 		msg[4] = 7 // ifi_index, little-endian
-		out := map[int]map[uint16]items.VLANFlags{}
+		out := map[int]*vlanTable{}
 		if err := parseBridgeVLANs(msg, out); err != nil {
 			t.Fatal(err)
 		}
-		// A range's begin and end carry the flags; the parser sees the two
-		// ends, the kernel expands them.
-		want := map[uint16]items.VLANFlags{1: {PVID: true, Untagged: true}, 20: {Untagged: true}, 30: {Untagged: true}, 4094: {}}
-		if !maps.Equal(out[7], want) {
-			t.Errorf("self %v: parsed %v, want %v", self, out[7], want)
+		if got := out[7].set(); !slices.Equal(got, set) {
+			t.Errorf("self %v: parsed %s, want %s", self, got, set)
 		}
+	}
+}
+
+// The kernel's reading of a request refuses what br_afspec refuses: a
+// begin without an end, an end without a begin, a range of other flags
+// at its two ends or a pvid on it, a VID outside 1-4094.
+func TestVLANInfoRangesRefused(t *testing.T) {
+	const begin, end = nl.BRIDGE_VLAN_INFO_RANGE_BEGIN, nl.BRIDGE_VLAN_INFO_RANGE_END
+	spec := func(infos ...nl.BridgeVlanInfo) []byte {
+		a := nl.NewRtAttr(unix.IFLA_AF_SPEC, nil)
+		for _, i := range infos {
+			a.AddRtAttr(nl.IFLA_BRIDGE_VLAN_INFO, i.Serialize())
+		}
+		return a.Serialize()[unix.SizeofRtAttr:]
+	}
+	for name, b := range map[string][]byte{
+		"begin alone":     spec(nl.BridgeVlanInfo{Flags: begin, Vid: 2}),
+		"end alone":       spec(nl.BridgeVlanInfo{Flags: end, Vid: 9}),
+		"two begins":      spec(nl.BridgeVlanInfo{Flags: begin, Vid: 2}, nl.BridgeVlanInfo{Flags: begin, Vid: 3}),
+		"end below begin": spec(nl.BridgeVlanInfo{Flags: begin, Vid: 9}, nl.BridgeVlanInfo{Flags: end, Vid: 2}),
+		"other flags":     spec(nl.BridgeVlanInfo{Flags: begin, Vid: 2}, nl.BridgeVlanInfo{Flags: end | nl.BRIDGE_VLAN_INFO_UNTAGGED, Vid: 9}),
+		"pvid range":      spec(nl.BridgeVlanInfo{Flags: begin | nl.BRIDGE_VLAN_INFO_PVID, Vid: 2}, nl.BridgeVlanInfo{Flags: end | nl.BRIDGE_VLAN_INFO_PVID, Vid: 9}),
+		"vid 0":           spec(nl.BridgeVlanInfo{Vid: 0}),
+		"vid 4095":        spec(nl.BridgeVlanInfo{Vid: 4095}),
+	} {
+		if got, err := vlanInfoRanges(b); !errors.Is(err, unix.EINVAL) {
+			t.Errorf("%s: %v %v, want EINVAL", name, got, err)
+		}
+	}
+}
+
+// TestFakeBridgeVLANTrunk: a trunk port of 4094 VLANs (1 as pvid,
+// 2-4094 tagged) is one request of one range, reads back equal, and a
+// second apply writes nothing; a VLAN in the middle changing its flags,
+// going or coming back is one request of that VLAN alone.
+func TestFakeBridgeVLANTrunk(t *testing.T) {
+	e := newFakeEnv(t)
+	s := newBridgeVLANScene()
+	trunk := func(vlans ...items.VLANRange) *items.BridgeVLANs {
+		return &items.BridgeVLANs{IfName: "v0", Bridge: "br0", VLANs: vset(vlans...)}
+	}
+	steps := []struct {
+		name string
+		item *items.BridgeVLANs
+		want []string
+	}{
+		{"the trunk", trunk(vr(1, 1, true, true), vr(2, 4094, false, false)), []string{"vlan-add v0: 2-4094"}},
+		{"2000 untagged", trunk(vr(1, 1, true, true), vr(2, 1999, false, false), vr(2000, 2000, false, true), vr(2001, 4094, false, false)),
+			[]string{"vlan-add v0: 2000 untagged"}},
+		{"2000 goes", trunk(vr(1, 1, true, true), vr(2, 1999, false, false), vr(2001, 4094, false, false)), []string{"vlan-del v0: 2000"}},
+		{"2000 back", trunk(vr(1, 1, true, true), vr(2, 4094, false, false)), []string{"vlan-add v0: 2000"}},
+	}
+	for _, st := range steps {
+		e.f.VLANRequests = nil
+		e.converge(s.with(st.item)...)
+		if !slices.Equal(e.f.VLANRequests, st.want) {
+			t.Errorf("%s: requests %q, want %q", st.name, e.f.VLANRequests, st.want)
+		}
+		if got := e.vlansOf("v0"); !slices.Equal(got, st.item.VLANs) {
+			t.Errorf("%s: v0 vlans %s, want %s", st.name, got, st.item.VLANs)
+		}
+	}
+}
+
+// vlanDiff of a trunk is the VIDs that differ, in canonical ranges.
+func TestVLANDiff(t *testing.T) {
+	have := vset(vr(1, 1, true, true), vr(2, 4094, false, false))
+	want := vset(vr(2, 9, false, false), vr(10, 10, true, false), vr(11, 3000, false, false), vr(3001, 3002, false, true))
+	add, del := vlanDiff(have, want)
+	if wantAdd := vset(vr(10, 10, true, false), vr(3001, 3002, false, true)); !slices.Equal(add, wantAdd) {
+		t.Errorf("add %s, want %s", add, wantAdd)
+	}
+	if wantDel := vset(vr(1, 1, false, false), vr(3003, 4094, false, false)); !slices.Equal(del, wantDel) {
+		t.Errorf("del %s, want %s", del, wantDel)
+	}
+	if add, del := vlanDiff(have, have); add != nil || del != nil {
+		t.Errorf("no change: add %s del %s", add, del)
 	}
 }
 

@@ -33,9 +33,10 @@ type rawOps interface {
 	// master of the given kind ("bridge", "bond").
 	setSlaveData(index int, masterKind string, attrs []attr) error
 	// bridgeVLANs dumps the VLANs of every bridge member (the bridges
-	// themselves included) by ifindex; setBridgeVLANs adds (or changes
-	// the flags of) or deletes VLANs of one (see port_vlan.go).
-	bridgeVLANs() (map[int]map[uint16]items.VLANFlags, error)
+	// themselves included) by ifindex, canonical; setBridgeVLANs adds
+	// (or changes the flags of) or deletes VLANs of one, ranges as
+	// ranges, in one request (see port_vlan.go).
+	bridgeVLANs() (map[int]items.VLANSet, error)
 	setBridgeVLANs(index int, self, del bool, vlans items.VLANSet) error
 	// markUp sets a link's alias and, if up, sets it up, in one request
 	// (the kernel sets the alias first).

@@ -3,6 +3,7 @@
 package netns_test
 
 import (
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -33,8 +34,16 @@ var vmNICs = []vm.NIC{
 // slots and runs TestInVMMatchNICs alone: the names found by permanentMac
 // are on the same cards in both boots, in other slots; those found by
 // path are in the same slots, on the other cards.
+//
+// NETAGENT_VM_RUN, if set, is the pattern of the in-VM tests to run
+// instead (NETAGENT_VM_RUN='^TestInVMBridgeVLANTrunk$'), in one boot
+// without the swapped one.
 func TestVM(t *testing.T) {
 	cfg := vmConfig(t)
+	if only := os.Getenv("NETAGENT_VM_RUN"); only != "" {
+		cfg.RunPackageTests(t, ".", []string{vm.Tag}, only)
+		return
+	}
 	first := matchLines(cfg.RunPackageTests(t, ".", []string{vm.Tag}, vm.TestPattern))
 	cfg.NICs, cfg.Binaries = vm.SwapSlots(vmNICs, 0, 1), nil // TestInVMMatchNICs runs no daemon
 	swapped := matchLines(cfg.RunPackageTests(t, ".", []string{vm.Tag}, "^TestInVMMatchNICs$"))

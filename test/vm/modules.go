@@ -38,6 +38,8 @@ var DefaultModules = []Module{
 	{Name: "wireguard"},
 	{Name: "ipvlan"},
 	{Name: "vrf"},
+	// nlmon: TestInVMBridgeVLANTrunk reads netagent's requests on one.
+	{Name: "nlmon"},
 }
 
 // moduleIndex is what modules.dep and modules.builtin say about a kernel.
