@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -40,7 +41,7 @@ func (d Decision) GoAhead() bool { return d.Daemon == nil }
 // (waiting for another one-shot writer up to o.LockTimeout); a reader
 // takes none, and only learns who holds it.
 func Gate(o *Options) (Decision, error) {
-	if err := netnsx.Check(o.Netns); err != nil { // before a state directory is made for it
+	if err := checkTarget(o); err != nil || !netnsx.Exists(o.Netns) {
 		return Decision{}, err
 	}
 	if !o.Write {
@@ -49,6 +50,18 @@ func Gate(o *Options) (Decision, error) {
 	me := host.Holder{PID: os.Getpid(), Command: o.command(), Since: time.Now()}
 	lk, daemon, err := TakeLock(o, me)
 	return Decision{Daemon: daemon, Lock: lk}, err
+}
+
+// checkTarget runs before the state directory is read or made: without
+// the privilege nothing can be done (netnsx.ErrNeedsPrivilege). For a
+// namespace that does not exist, Gate takes no lock and makes no state
+// directory: the command reads its files (their errors first), then
+// opening the namespace names it (netnsx.Open).
+func checkTarget(o *Options) error {
+	if err := netnsx.Check(o.Netns); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // gateReader finds the daemon that serves the namespace, if one does. It
@@ -69,7 +82,7 @@ func gateReader(o *Options) (Decision, error) {
 // the daemon and waits for nothing. The daemon (netagent run) takes its
 // lock with it too.
 func TakeLock(o *Options, me host.Holder) (*host.Lock, *host.Holder, error) {
-	if err := netnsx.Check(o.Netns); err != nil {
+	if err := netnsx.Check(o.Netns); err != nil { // before the state directory is made
 		return nil, nil, err
 	}
 	lk, h, err := host.TryLock(o.StateDir, me)

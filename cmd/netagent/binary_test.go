@@ -157,7 +157,9 @@ func TestBinaryNeedsRootAndANamespace(t *testing.T) {
 			t.Errorf("%q as nobody made the state directory", args)
 		}
 	}
-	for _, args := range [][]string{{"plan", intentFile}, {"apply", intentFile}, {"check", intentFile}, {"show"}, {"snapshot"}, {"import", "kernel"}} {
+	intentDir := t.TempDir()
+	run := []string{"run", "--intent-dir", intentDir, "--socket", filepath.Join(t.TempDir(), "sock")}
+	for _, args := range [][]string{{"plan", intentFile}, {"apply", intentFile}, {"check", intentFile}, {"show"}, {"snapshot"}, {"import", "kernel"}, run} {
 		sd := filepath.Join(t.TempDir(), "state")
 		code, _, errOut := runBinary(t, append([]string{"--netns", "na-no-such-ns", "--state-dir", sd}, args...)...)
 		if code != exitInternal || !strings.Contains(errOut, "network namespace \"na-no-such-ns\" does not exist (`ip netns list` shows those there are)") {

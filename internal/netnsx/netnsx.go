@@ -36,16 +36,23 @@ var ErrNeedsPrivilege = errors.New("root (or the capabilities CAP_NET_ADMIN and 
 // runNetns is where named namespaces are (ip netns add).
 const runNetns = "/run/netns"
 
+// Exists reports whether the named namespace exists ("" always does).
+func Exists(name string) bool {
+	if name == "" {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(runNetns, name))
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
 // Check reports whether the named namespace ("" is this process's own)
 // can be acted on: it exists (an error naming it and where to see the
 // others when not), and this process has the privilege
 // (ErrNeedsPrivilege). Commands check before they read or make a state
 // directory for it.
 func Check(name string) error {
-	if name != "" {
-		if _, err := os.Stat(filepath.Join(runNetns, name)); errors.Is(err, fs.ErrNotExist) {
-			return notExist(name)
-		}
+	if !Exists(name) {
+		return notExist(name)
 	}
 	if !privileged() {
 		return ErrNeedsPrivilege
