@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/netagent/netagent/configurators/l3"
+	"github.com/netagent/netagent/configurators/nftables"
 )
 
 // Bounds of a document Read accepts.
@@ -248,7 +249,8 @@ func (d *Document) checkL3(idx map[int]*Link, names map[string]bool) error {
 	return nil
 }
 
-// checkRest checks the iptables tables, the sysctls and the records.
+// checkRest checks the iptables tables, the sysctls, nf_tables and the
+// records.
 func (d *Document) checkRest() error {
 	for fam := range d.IPTables {
 		if fam != "ipv4" && fam != "ipv6" {
@@ -263,13 +265,8 @@ func (d *Document) checkRest() error {
 			return bad("sysctls."+p, "longer than 4096 bytes")
 		}
 	}
-	if len(d.NftablesNotHeld) > MaxRecords {
-		return bad("nftablesNotHeld", "more than %d tables", MaxRecords)
-	}
-	for i, id := range d.NftablesNotHeld {
-		if len(id) > maxText {
-			return bad(fmt.Sprintf("nftablesNotHeld[%d]", i), "longer than %d bytes", maxText)
-		}
+	if err := d.checkNftables(); err != nil {
+		return err
 	}
 	if len(d.Records) > MaxRecords {
 		return bad("records", "more than %d records", MaxRecords)
@@ -355,4 +352,18 @@ func truncate(s string) string {
 		return s[:64] + "..."
 	}
 	return s
+}
+
+// checkNftables checks the nftables section (nftables.State.Check),
+// which a document of this version has.
+func (d *Document) checkNftables() error {
+	if d.Nftables == nil {
+		return bad("nftables", "missing")
+	}
+	err := d.Nftables.Check()
+	var se *nftables.StateError
+	if errors.As(err, &se) {
+		return &PathError{Path: "nftables." + se.Path, Err: se.Err}
+	}
+	return err
 }

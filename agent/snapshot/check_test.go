@@ -7,6 +7,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/netagent/netagent/configurators/nftables"
+	"github.com/netagent/netagent/items"
 )
 
 // minimal is a valid document: lo, a bridge with a veth pair as its
@@ -23,6 +26,11 @@ func minimal() *Document {
 		Addresses: []Address{{Dev: "br0", Prefix: "192.0.2.1/24"}},
 		Sysctls:   map[string]string{"/proc/sys/net/ipv4/ip_forward": "0"},
 		Records:   []Record{{Path: "links.json", Content: []byte("x")}},
+		Nftables: &nftables.State{Tables: []nftables.TableState{
+			{Family: "ip", Name: "filter", BaseChains: []nftables.ForeignChain{{Name: "INPUT", Type: "filter", Hook: "input", Rules: 3, Drops: []int{2}}}},
+			{Family: "inet", Name: "edge", Owned: &items.NftTable{Family: "inet", Table: "edge", Chains: []items.NftChain{
+				{Name: "input", Type: "filter", Hook: "input", Priority: &items.NftPriority{Value: 0}, Policy: "drop"}}}},
+		}},
 	}
 }
 
@@ -63,7 +71,7 @@ func TestReadRefusesNamingThePath(t *testing.T) {
 		path string
 		edit func(d *Document)
 	}{
-		{"version", func(d *Document) { d.Version = 2 }},
+		{"version", func(d *Document) { d.Version = 1 }},
 		{"links[1].name", func(d *Document) { d.Links[1].Name = "a/b" }},
 		{"links[1].kind", func(d *Document) { d.Links[1].Kind = "bond" }},
 		{"links[1].mtu", func(d *Document) { d.Links[1].MTU = -1 }},
@@ -83,6 +91,14 @@ func TestReadRefusesNamingThePath(t *testing.T) {
 		{"sysctls", func(d *Document) { d.Sysctls["/proc/sys/net/../kernel/x"] = "1" }},
 		{"records[0].path", func(d *Document) { d.Records[0].Path = "../x" }},
 		{"records[0].path", func(d *Document) { d.Records[0].Path = "/etc/x" }},
+		{"nftables", func(d *Document) { d.Nftables = nil }},
+		{"nftables.tables[0].family", func(d *Document) { d.Nftables.Tables[0].Family = "arp" }},
+		{"nftables.tables[1]", func(d *Document) { d.Nftables.Tables[1] = d.Nftables.Tables[0] }},
+		{"nftables.tables[0].baseChains[0].hook", func(d *Document) { d.Nftables.Tables[0].BaseChains[0].Hook = "ingres" }},
+		{"nftables.tables[0].baseChains[0].drops[0]", func(d *Document) { d.Nftables.Tables[0].BaseChains[0].Drops = []int{3} }},
+		{"nftables.tables[0].baseChains[0].name", func(d *Document) { d.Nftables.Tables[0].BaseChains[0].Name = "netagent-owned" }},
+		{"nftables.tables[1].owned", func(d *Document) { d.Nftables.Tables[1].Owned.Table = "other" }},
+		{"nftables.tables[1].owned", func(d *Document) { d.Nftables.Tables[1].Owned.Chains[0].Priority = nil }},
 	} {
 		d := minimal()
 		c.edit(d)
@@ -138,5 +154,36 @@ func TestReadRefusesARouteThroughNoLink(t *testing.T) {
 	var pe *PathError
 	if !errors.As(err, &pe) || pe.Path != "routes[0]" || !strings.Contains(err.Error(), "ifindex 99") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// The nftables tables of a document load into the fake: netagent's
+// reads back as recorded, another owner's is listed without the mark,
+// and a rule the fake refuses in netagent's table is refused at its path.
+func TestReadLoadNftables(t *testing.T) {
+	d, err := Read(bytes.NewReader(encode(t, minimal())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := d.Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Nft.ReadBack()
+	if err != nil || len(got) != 1 || !got[0].Equal(minimal().Nftables.Tables[1].Owned) {
+		t.Errorf("read-back: %v %v", got, err)
+	}
+	ts, err := f.Nft.Tables()
+	if err != nil || len(ts) != 2 || ts[0] != (nftables.TableInfo{Family: "ip", Name: "filter"}) || !ts[1].Marked {
+		t.Errorf("tables: %v %v", ts, err)
+	}
+	bad := minimal()
+	bad.Nftables.Tables[1].Owned.Chains[0].Rules = []items.NftRule{{Verdict: "jump", Target: "nowhere"}}
+	d, err = Read(bytes.NewReader(encode(t, bad)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "tables[1].owned") {
+		t.Errorf("a jump to no chain loads: %v", err)
 	}
 }

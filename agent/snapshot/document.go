@@ -11,12 +11,14 @@ import (
 	"github.com/netagent/netagent/configurators/ethtool"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
+	"github.com/netagent/netagent/configurators/nftables"
 	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/items"
 )
 
-// Version is the document format's version.
-const Version = 1
+// Version is the document format's version: 2 holds nf_tables
+// (Nftables); a plan against a version 1 document (none) would be wrong.
+const Version = 2
 
 // Document is a namespace's state: its kernel objects and netagent's
 // records in its state directory.
@@ -38,10 +40,10 @@ type Document struct {
 	// Records are the state directory's files netagent reads (its
 	// ownership records), by path inside it.
 	Records []Record `json:"records"`
-	// NftablesNotHeld are the nftables tables netagent made in the
-	// namespace (by the records' IDs), which the snapshot does not hold:
-	// a plan against it is refused (Plannable).
-	NftablesNotHeld []string `json:"nftablesNotHeld,omitempty"`
+	// Nftables are nf_tables' tables: netagent's decoded as its
+	// configurator decodes them, others' as plan's clashes and warnings
+	// read them (nftables.State).
+	Nftables *nftables.State `json:"nftables"`
 }
 
 // Identity is the namespace's identity in the state files.
@@ -169,7 +171,7 @@ var familyNames = map[items.Family]string{items.FamilyIPv4: "ipv4", items.Family
 // fromKernel is the document of s.
 func fromKernel(netns string, s *configurators.KernelState) *Document {
 	d := &Document{Version: Version, Netns: netns, Identity: Identity(s.Identity), Sysctls: s.Sysctls,
-		IPTables: map[string]string{}, Routes: s.L3.RouteMsgs, Rules: s.L3.RuleMsgs}
+		IPTables: map[string]string{}, Routes: s.L3.RouteMsgs, Rules: s.L3.RuleMsgs, Nftables: s.Nft}
 	for _, l := range s.Links {
 		x := linkOf(l)
 		if n := s.Ethtool[x.Name]; n != nil {
@@ -236,7 +238,7 @@ func linkOf(l link.LoadedLink) Link {
 // kernelState is the fakes' state of a checked document.
 func (d *Document) kernelState() *configurators.KernelState {
 	s := &configurators.KernelState{Identity: statefile.NsIdentity(d.Identity), Sysctls: d.Sysctls, IPTables: map[items.Family]string{},
-		L3: l3.LoadedState{RouteMsgs: d.Routes, RuleMsgs: d.Rules}}
+		L3: l3.LoadedState{RouteMsgs: d.Routes, RuleMsgs: d.Rules}, Nft: d.Nftables}
 	s.Ethtool = map[string]*ethtool.FakeNIC{}
 	for i := range d.Links {
 		l := &d.Links[i]
