@@ -39,13 +39,16 @@ func bad(path string, format string, args ...any) error {
 
 // Read parses and checks a document (untrusted): at most MaxSize bytes,
 // known fields only, Version, and every field (check).
-func Read(r io.Reader) (*Document, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
+func Read(r io.Reader) (*Document, error) { return readAtMost(r, MaxSize) }
+
+// readAtMost is Read of a document of at most limit bytes.
+func readAtMost(r io.Reader, limit int) (*Document, error) {
+	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the snapshot: %w", err)
 	}
-	if len(data) > MaxSize {
-		return nil, fmt.Errorf("the snapshot is larger than %d bytes", MaxSize)
+	if len(data) > limit {
+		return nil, fmt.Errorf("the snapshot is larger than %d bytes", limit)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
