@@ -11,6 +11,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/nftables"
 )
@@ -122,7 +124,11 @@ func (d *Document) checkLinks() (map[int]*Link, map[string]bool, error) {
 	return idx, names, nil
 }
 
-var kinds = map[string]bool{"loopback": true, "physical": true, "veth": true, "dummy": true, "bridge": true, "macvlan": true, "vxlan": true}
+var kinds = map[string]bool{"loopback": true, "physical": true, "veth": true, "dummy": true, "bridge": true, "macvlan": true, "vxlan": true,
+	"bond": true, "vlan": true, "vrf": true}
+
+// masters are the kinds that have ports.
+var masters = map[string]bool{"bridge": true, "bond": true, "vrf": true}
 
 func (l *Link) check(p string) error {
 	switch {
@@ -131,7 +137,7 @@ func (l *Link) check(p string) error {
 	case l.Name == "" || len(l.Name) > maxName || strings.ContainsAny(l.Name, "/: \t\n") || l.Name == "." || l.Name == "..":
 		return bad(p+".name", "%q is not a link name", l.Name)
 	case !kinds[l.Kind]:
-		return bad(p+".kind", "kind %q is not one a snapshot loads (loopback, physical, veth, dummy, bridge, macvlan, vxlan)", l.Kind)
+		return bad(p+".kind", "kind %q is not one a snapshot loads (loopback, physical, veth, dummy, bridge, macvlan, vxlan, bond, vlan, vrf)", l.Kind)
 	case l.MTU < 0 || l.MTU > 1<<20:
 		return bad(p+".mtu", "MTU %d is out of range", l.MTU)
 	case len(l.Alias) > maxText:
@@ -142,8 +148,14 @@ func (l *Link) check(p string) error {
 		return bad(p+".macvlan", "settings of a macvlan are there exactly for a macvlan")
 	case (l.Vxlan != nil) != (l.Kind == "vxlan"):
 		return bad(p+".vxlan", "settings of a VXLAN are there exactly for a VXLAN")
-	case l.Parent != 0 && l.Kind != "veth" && l.Kind != "macvlan", l.Kind == "macvlan" && l.Parent == 0:
-		return bad(p+".parent", "only a veth (its peer) and a macvlan (its lower link, required) have a parent")
+	case (l.Bond != nil) != (l.Kind == "bond"):
+		return bad(p+".bond", "settings of a bond are there exactly for a bond")
+	case (l.Vlan != nil) != (l.Kind == "vlan"):
+		return bad(p+".vlan", "settings of a VLAN are there exactly for a VLAN")
+	case (l.Vrf != nil) != (l.Kind == "vrf"):
+		return bad(p+".vrf", "settings of a VRF are there exactly for a VRF")
+	case l.Parent != 0 && l.Kind != "veth" && !lowered[l.Kind], lowered[l.Kind] && l.Parent == 0:
+		return bad(p+".parent", "only a veth (its peer), a macvlan and a VLAN (its lower link, required) have a parent")
 	case l.Port != nil && l.Master == 0:
 		return bad(p+".port", "only a bridge port has port settings")
 	case l.Port != nil && (l.Port.Cost > 65535 || l.Port.Priority != nil && *l.Port.Priority > 63):
@@ -170,6 +182,9 @@ func (l *Link) check(p string) error {
 			return err
 		}
 	}
+	if err := l.checkKind(p); err != nil {
+		return err
+	}
 	if v := l.Vxlan; v != nil {
 		switch {
 		case v.VNI < 0 || v.VNI >= 1<<24:
@@ -189,12 +204,17 @@ func (l *Link) check(p string) error {
 func (l *Link) checkRefs(p string, idx map[int]*Link) error {
 	if l.Master != 0 {
 		m := idx[l.Master]
-		if m == nil || m.Kind != "bridge" || m == l {
-			return bad(p+".master", "ifindex %d is not a bridge of the snapshot", l.Master)
+		if m == nil || !masters[m.Kind] || m == l {
+			return bad(p+".master", "ifindex %d is not a bridge, bond or VRF of the snapshot", l.Master)
+		}
+		if l.Port != nil && m.Kind != "bridge" {
+			return bad(p+".port", "only a bridge port has port settings")
 		}
 	}
 	switch {
-	case l.Kind == "macvlan" && (idx[l.Parent] == nil || idx[l.Parent] == l):
+	case l.Bond != nil && l.Bond.Primary != 0 && (idx[l.Bond.Primary] == nil || idx[l.Bond.Primary].Master != l.Index):
+		return bad(p+".bond.primary", "ifindex %d is not a port of this bond", l.Bond.Primary)
+	case lowered[l.Kind] && (idx[l.Parent] == nil || idx[l.Parent] == l):
 		return bad(p+".parent", "ifindex %d is not another link of the snapshot", l.Parent)
 	case l.Kind == "veth" && !l.PeerElsewhere && (idx[l.Parent] == nil || idx[l.Parent].Kind != "veth" || idx[l.Parent].Parent != l.Index):
 		return bad(p+".parent", "ifindex %d is not this veth's peer in the snapshot", l.Parent)
@@ -369,4 +389,37 @@ func (d *Document) checkNftables() error {
 		return &PathError{Path: "nftables." + se.Path, Err: se.Err}
 	}
 	return err
+}
+
+// lowered are the kinds that have a lower link (Parent).
+var lowered = map[string]bool{"macvlan": true, "vlan": true}
+
+// checkKind checks a bond's, VLAN's and VRF's settings.
+func (l *Link) checkKind(p string) error {
+	if b := l.Bond; b != nil {
+		switch {
+		case netlink.StringToBondMode(b.Mode) == netlink.BOND_MODE_UNKNOWN:
+			return bad(p+".bond.mode", "%q is not a bond mode", truncate(b.Mode))
+		case b.Miimon < 0 || b.Miimon > 1<<30 || b.MinLinks < 0 || b.MinLinks > 1<<30:
+			return bad(p+".bond", "miimon and minLinks are out of range")
+		case b.LacpRate != "" && netlink.StringToBondLacpRate(b.LacpRate) == netlink.BOND_LACP_RATE_UNKNOWN:
+			return bad(p+".bond.lacpRate", "%q is not a LACP rate", truncate(b.LacpRate))
+		case b.XmitHashPolicy != "" && netlink.StringToBondXmitHashPolicy(b.XmitHashPolicy) == netlink.BOND_XMIT_HASH_POLICY_UNKNOWN:
+			return bad(p+".bond.xmitHashPolicy", "%q is not a transmit hash policy", truncate(b.XmitHashPolicy))
+		case b.Primary < 0:
+			return bad(p+".bond.primary", "ifindex %d is out of range", b.Primary)
+		}
+	}
+	if v := l.Vlan; v != nil {
+		if v.ID < 0 || v.ID >= 4095 {
+			return bad(p+".vlan.id", "VLAN id %d is out of range", v.ID)
+		}
+		if netlink.StringToVlanProtocol(v.Protocol) == netlink.VLAN_PROTOCOL_UNKNOWN {
+			return bad(p+".vlan.protocol", "%q is not 802.1Q or 802.1ad", truncate(v.Protocol))
+		}
+	}
+	if l.Vrf != nil && l.Vrf.Table == 0 {
+		return bad(p+".vrf.table", "a VRF has a table")
+	}
+	return nil
 }

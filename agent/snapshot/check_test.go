@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/netagent/netagent/configurators/link"
 	"github.com/netagent/netagent/configurators/nftables"
 	"github.com/netagent/netagent/items"
 )
@@ -73,7 +75,7 @@ func TestReadRefusesNamingThePath(t *testing.T) {
 	}{
 		{"version", func(d *Document) { d.Version = 1 }},
 		{"links[1].name", func(d *Document) { d.Links[1].Name = "a/b" }},
-		{"links[1].kind", func(d *Document) { d.Links[1].Kind = "bond" }},
+		{"links[1].kind", func(d *Document) { d.Links[1].Kind = "wireguard" }},
 		{"links[1].mtu", func(d *Document) { d.Links[1].MTU = -1 }},
 		{"links[1].mac", func(d *Document) { d.Links[1].MAC = "zz" }},
 		{"links[2].index", func(d *Document) { d.Links[2].Index = 2 }},
@@ -185,5 +187,75 @@ func TestReadLoadNftables(t *testing.T) {
 	}
 	if _, err := d.Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "tables[1].owned") {
 		t.Errorf("a jump to no chain loads: %v", err)
+	}
+}
+
+// kindsDoc is minimal with a bond of two ports (active-backup, a
+// primary, a transmit hash policy), a VLAN on it and a VRF the VLAN is a
+// port of.
+func kindsDoc() *Document {
+	d := minimal()
+	d.Links = append(d.Links,
+		Link{Index: 6, Name: "eth0", Kind: "physical", MTU: 1500, MAC: "02:00:00:00:00:06", Master: 8},
+		Link{Index: 7, Name: "eth1", Kind: "physical", MTU: 1500, MAC: "02:00:00:00:00:07", Master: 8},
+		Link{Index: 8, Name: "bond0", Kind: "bond", MTU: 1500, MAC: "02:00:00:00:00:06",
+			Bond: &Bond{Mode: "active-backup", Miimon: 50, MinLinks: 1, LacpRate: "slow", XmitHashPolicy: "layer3+4", Primary: 6}},
+		Link{Index: 9, Name: "bond0.10", Kind: "vlan", MTU: 1500, MAC: "02:00:00:00:00:06", Parent: 8, Master: 10, Vlan: &Vlan{ID: 10, Protocol: "802.1ad"}},
+		Link{Index: 10, Name: "blue", Kind: "vrf", MTU: 65575, MAC: "02:00:00:00:00:0a", Vrf: &Vrf{Table: 100}})
+	return d
+}
+
+// Bonds, VLANs and VRFs load into the fake as the document has them:
+// the fake's links read back (as the link configurator reads them) into
+// the document's links, their settings, ports and lower links included.
+func TestReadLoadBondVlanVrf(t *testing.T) {
+	want := kindsDoc()
+	d, err := Read(bytes.NewReader(encode(t, want)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := d.Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want.Links[5:] {
+		l, err := f.Links.LinkByName(w.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := linkOf(link.LoadedLink{Link: l})
+		if got.Kind == "physical" {
+			got.Ethtool = nil
+		}
+		if !reflect.DeepEqual(got, w) {
+			t.Errorf("link %s loads as\n%+v\nwant\n%+v", w.Name, got, w)
+		}
+	}
+}
+
+// A bond's, VLAN's or VRF's settings that are wrong are refused at their
+// path.
+func TestReadRefusesKindSettings(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		edit func(d *Document)
+	}{
+		{"links[7].bond.mode", func(d *Document) { d.Links[7].Bond.Mode = "fastest" }},
+		{"links[7].bond.xmitHashPolicy", func(d *Document) { d.Links[7].Bond.XmitHashPolicy = "x" }},
+		{"links[7].bond.primary", func(d *Document) { d.Links[7].Bond.Primary = 9 }},
+		{"links[7].bond", func(d *Document) { d.Links[7].Kind = "dummy" }},
+		{"links[8].vlan.id", func(d *Document) { d.Links[8].Vlan.ID = 4095 }},
+		{"links[8].vlan.protocol", func(d *Document) { d.Links[8].Vlan.Protocol = "802.1x" }},
+		{"links[8].parent", func(d *Document) { d.Links[8].Parent = 0 }},
+		{"links[9].vrf.table", func(d *Document) { d.Links[9].Vrf.Table = 0 }},
+		{"links[5].master", func(d *Document) { d.Links[5].Master = 9 }},
+	} {
+		d := kindsDoc()
+		c.edit(d)
+		_, err := Read(bytes.NewReader(encode(t, d)))
+		var pe *PathError
+		if !errors.As(err, &pe) || pe.Path != c.path {
+			t.Errorf("want an error at %s, got %v", c.path, err)
+		}
 	}
 }

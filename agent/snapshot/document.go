@@ -58,7 +58,7 @@ type Link struct {
 	Index int    `json:"index"`
 	Name  string `json:"name"`
 	// Kind is loopback, physical, bridge, veth, macvlan, vxlan, dummy,
-	// or another kind's name (which a load refuses).
+	// bond, vlan, vrf, or another kind's name (which a load refuses).
 	Kind    string `json:"kind"`
 	MTU     int    `json:"mtu"`
 	MAC     string `json:"mac,omitempty"`
@@ -68,7 +68,8 @@ type Link struct {
 	Master  int    `json:"master,omitempty"`
 	// Port is a bridge port's settings.
 	Port *Port `json:"port,omitempty"`
-	// Parent is a veth's peer's ifindex, a macvlan's lower link's.
+	// Parent is a veth's peer's ifindex, a macvlan's or VLAN's lower
+	// link's.
 	Parent int `json:"parent,omitempty"`
 	// PeerElsewhere: a veth's peer is in another namespace: PeerNetns
 	// (its name under /run/netns, "" when it has none), as PeerName, up
@@ -80,6 +81,9 @@ type Link struct {
 	Bridge        *Bridge  `json:"bridge,omitempty"`
 	Macvlan       *Macvlan `json:"macvlan,omitempty"`
 	Vxlan         *Vxlan   `json:"vxlan,omitempty"`
+	Bond          *Bond    `json:"bond,omitempty"`
+	Vlan          *Vlan    `json:"vlan,omitempty"`
+	Vrf           *Vrf     `json:"vrf,omitempty"`
 	// Ethtool is what the link's driver answers to ethtool; nil when it
 	// answers nothing.
 	Ethtool *Ethtool `json:"ethtool,omitempty"`
@@ -132,6 +136,31 @@ type Vxlan struct {
 	Local    string `json:"local,omitempty"`
 	Dev      int    `json:"dev,omitempty"`
 	Learning bool   `json:"learning"`
+}
+
+// Bond is a bond's settings, named as the kernel names them (mode
+// "balance-rr", "active-backup", "802.3ad", ...; LACP rate "slow",
+// "fast"; transmit hash policy "layer2", "layer3+4", ...); Primary is its
+// primary port's ifindex (0: none).
+type Bond struct {
+	Mode           string `json:"mode"`
+	Miimon         int    `json:"miimon"`
+	MinLinks       int    `json:"minLinks"`
+	LacpRate       string `json:"lacpRate,omitempty"`
+	XmitHashPolicy string `json:"xmitHashPolicy,omitempty"`
+	Primary        int    `json:"primary,omitempty"`
+}
+
+// Vlan is a VLAN's id and protocol ("802.1q", "802.1ad"); its lower
+// link is the Link's Parent.
+type Vlan struct {
+	ID       int    `json:"id"`
+	Protocol string `json:"protocol"`
+}
+
+// Vrf is a VRF's routing table.
+type Vrf struct {
+	Table uint32 `json:"table"`
 }
 
 // Address is one address, on the link of that name.
@@ -223,6 +252,13 @@ func linkOf(l link.LoadedLink) Link {
 	case *netlink.Macvlan:
 		x.Parent = a.ParentIndex
 		x.Macvlan = &Macvlan{Mode: macvlanModes[v.Mode]}
+	case *netlink.Bond:
+		x.Bond = bondOf(v)
+	case *netlink.Vlan:
+		x.Parent = a.ParentIndex
+		x.Vlan = &Vlan{ID: v.VlanId, Protocol: v.VlanProtocol.String()}
+	case *netlink.Vrf:
+		x.Vrf = &Vrf{Table: v.Table}
 	case *netlink.Vxlan:
 		x.Vxlan = &Vxlan{VNI: v.VxlanId, Port: v.Port, Dev: v.VtepDevIndex, Learning: v.Learning}
 		if len(v.Group) != 0 {
@@ -289,10 +325,42 @@ func (l *Link) loaded() link.LoadedLink {
 		out.STP, out.ForwardDelay = l.Bridge.STP, l.Bridge.ForwardDelay
 	case "macvlan":
 		out.Link = &netlink.Macvlan{LinkAttrs: a, Mode: modeOf(l.Macvlan.Mode)}
+	case "bond":
+		out.Link = l.Bond.link(a)
+	case "vlan":
+		out.Link = &netlink.Vlan{LinkAttrs: a, VlanId: l.Vlan.ID, VlanProtocol: netlink.StringToVlanProtocol(l.Vlan.Protocol)}
+	case "vrf":
+		out.Link = &netlink.Vrf{LinkAttrs: a, Table: l.Vrf.Table}
 	case "vxlan":
 		v := l.Vxlan
 		out.Link = &netlink.Vxlan{LinkAttrs: a, VxlanId: v.VNI, Port: v.Port, VtepDevIndex: v.Dev, Learning: v.Learning,
 			Group: net.ParseIP(v.Group), SrcAddr: net.ParseIP(v.Local)}
+	}
+	return out
+}
+
+// bondOf is the document's bond of a dumped one.
+func bondOf(b *netlink.Bond) *Bond {
+	x := &Bond{Mode: b.Mode.String(), Miimon: max(b.Miimon, 0), MinLinks: max(b.MinLinks, 0), Primary: max(b.Primary, 0)}
+	if b.LacpRate >= 0 && b.LacpRate < netlink.BOND_LACP_RATE_UNKNOWN {
+		x.LacpRate = b.LacpRate.String()
+	}
+	if b.XmitHashPolicy >= 0 && b.XmitHashPolicy < netlink.BOND_XMIT_HASH_POLICY_UNKNOWN {
+		x.XmitHashPolicy = b.XmitHashPolicy.String()
+	}
+	return x
+}
+
+// link is the fake's bond of a checked document bond.
+func (b *Bond) link(a netlink.LinkAttrs) *netlink.Bond {
+	out := netlink.NewLinkBond(a)
+	out.Mode, out.Miimon, out.MinLinks, out.Primary = netlink.StringToBondMode(b.Mode), b.Miimon, b.MinLinks, b.Primary
+	out.LacpRate, out.XmitHashPolicy = netlink.BOND_LACP_RATE_UNKNOWN, netlink.BOND_XMIT_HASH_POLICY_UNKNOWN
+	if b.LacpRate != "" {
+		out.LacpRate = netlink.StringToBondLacpRate(b.LacpRate)
+	}
+	if b.XmitHashPolicy != "" {
+		out.XmitHashPolicy = netlink.StringToBondXmitHashPolicy(b.XmitHashPolicy)
 	}
 	return out
 }

@@ -19,7 +19,9 @@ type LoadedLink struct {
 	// Name, MTU, HardwareAddr, Flags (up), MasterIndex, ParentIndex (a
 	// veth's peer, a VLAN's or macvlan's lower link) and the kind's
 	// settings the fake models (bridge vlan_filtering, macvlan mode,
-	// VXLAN VNI, port, group, local, lower device).
+	// VXLAN VNI, port, group, local, lower device; bond mode, miimon,
+	// min_links, LACP rate, transmit hash policy and primary; VLAN id and
+	// protocol; VRF table).
 	Link netlink.Link
 	// Carrier is the link's carrier (lower-up).
 	Carrier bool
@@ -93,7 +95,7 @@ func (f *FakeKernel) loadOne(l LoadedLink, all []LoadedLink) error {
 	var err error
 	if d, ok := l.Link.(*netlink.Device); ok {
 		fl = &fakeLink{link: &netlink.Device{LinkAttrs: f.base(&d.LinkAttrs, 1500)}, liveMAC: true, maxMTU: 9000}
-	} else if fl, _, err = f.build(creatable(l.Link)); err != nil {
+	} else if fl, err = f.buildLoaded(l.Link); err != nil {
 		return err
 	}
 	fa := fl.attrs()
@@ -104,6 +106,9 @@ func (f *FakeKernel) loadOne(l LoadedLink, all []LoadedLink) error {
 	if _, ok := fl.link.(*netlink.Bridge); ok {
 		fl.stp, fl.fwdDelay = l.STP, l.ForwardDelay
 	}
+	if b, ok := l.Link.(*netlink.Bond); ok {
+		loadBond(fl, b, all)
+	}
 	if _, ok := l.Link.(*netlink.Veth); ok {
 		fa.ParentIndex = a.ParentIndex
 		if l.PeerElsewhere || !slices.ContainsFunc(all, func(o LoadedLink) bool { return o.Link.Attrs().Index == a.ParentIndex && o.Link.Type() == "veth" }) {
@@ -113,6 +118,35 @@ func (f *FakeKernel) loadOne(l LoadedLink, all []LoadedLink) error {
 	f.links[a.Index] = fl
 	f.next = max(f.next, a.Index+1)
 	return nil
+}
+
+// buildLoaded builds l as a create would, without its MTU: the dump's
+// MTU is set after (a VRF's 65575 is above what a create request takes).
+func (f *FakeKernel) buildLoaded(l netlink.Link) (*fakeLink, error) {
+	a := l.Attrs()
+	mtu := a.MTU
+	a.MTU = 0
+	fl, _, err := f.build(creatable(l))
+	a.MTU = mtu
+	return fl, err
+}
+
+// loadBond gives a bond built from b (which a create request does not
+// carry whole) b's LACP rate, transmit hash policy and primary, which the
+// kernel keeps by name.
+func loadBond(fl *fakeLink, b *netlink.Bond, all []LoadedLink) {
+	fb := fl.link.(*netlink.Bond)
+	if b.LacpRate >= 0 && b.LacpRate < netlink.BOND_LACP_RATE_UNKNOWN {
+		fb.LacpRate = b.LacpRate
+	}
+	if b.XmitHashPolicy >= 0 && b.XmitHashPolicy < netlink.BOND_XMIT_HASH_POLICY_UNKNOWN {
+		fb.XmitHashPolicy = b.XmitHashPolicy
+	}
+	for _, o := range all {
+		if b.Primary > 0 && o.Link.Attrs().Index == b.Primary {
+			fl.primary = o.Link.Attrs().Name
+		}
+	}
 }
 
 // creatable is l as a create request: a veth's peer gets a placeholder
