@@ -341,12 +341,10 @@ func (f *FakeKernel) BaseChains(keep func(TableInfo, BaseChain) bool, ruleBudget
 			if !keep(ts[i], bc) {
 				continue
 			}
-			switch {
-			case bc.PolicyDrop:
-			case ruleBudget <= 0:
-				bc.Unread = true
-			default:
-				ruleBudget -= f.countDrops(&bc, t, c, ruleBudget)
+			read := false
+			inspectRules(&bc, &ruleBudget, func() ([]*gnft.Rule, error) { read = true; return f.rules(c), nil })
+			if total, ok := f.foreignRules[[3]string{t.family, t.name, c.def.Name}]; ok && read {
+				bc.Rules = total // a loaded chain holds its first rules only
 			}
 			out = append(out, bc)
 		}
@@ -365,18 +363,13 @@ func (f *FakeKernel) baseChain(t *fakeTable, c *fakeChain) BaseChain {
 	return bc
 }
 
-// countDrops is countDrops over the fake's rules of c, with the number
-// of rules a loaded chain has.
-func (f *FakeKernel) countDrops(bc *BaseChain, t *fakeTable, c *fakeChain, budget int) int {
+// rules are the fake's rules of c.
+func (f *FakeKernel) rules(c *fakeChain) []*gnft.Rule {
 	rules := make([]*gnft.Rule, len(c.rules))
 	for i, r := range c.rules {
 		rules[i] = &gnft.Rule{Exprs: r.exprs}
 	}
-	n := countDrops(bc, rules, budget)
-	if total, ok := f.foreignRules[[3]string{t.family, t.name, c.def.Name}]; ok {
-		bc.Rules = total
-	}
-	return n
+	return rules
 }
 
 // RegisterFakeIn registers the nft-table configurator over f as
