@@ -14,6 +14,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/netagent/netagent/configurators/l3"
+	"github.com/netagent/netagent/configurators/link"
 	"github.com/netagent/netagent/configurators/nftables"
 )
 
@@ -136,7 +137,9 @@ func (l *Link) check(p string) error {
 		return bad(p+".index", "ifindex %d is out of range", l.Index)
 	case l.Name == "" || len(l.Name) > maxName || strings.ContainsAny(l.Name, "/: \t\n") || l.Name == "." || l.Name == "..":
 		return bad(p+".name", "%q is not a link name", l.Name)
-	case !kinds[l.Kind]:
+	case l.Fallback && (!link.IsFallbackDevice(l.Name, l.Kind) || l.Master != 0 || l.Parent != 0 || l.Port != nil):
+		return bad(p+".fallback", "%s of kind %q is no tunnel module's fallback device, or has a master or parent", l.Name, truncate(l.Kind))
+	case !kinds[l.Kind] && !l.Fallback:
 		return bad(p+".kind", "kind %q is not one a snapshot loads (loopback, physical, veth, dummy, bridge, macvlan, vxlan, bond, vlan, vrf)", l.Kind)
 	case l.MTU < 0 || l.MTU > 1<<20:
 		return bad(p+".mtu", "MTU %d is out of range", l.MTU)

@@ -201,11 +201,14 @@ func kindsDoc() *Document {
 		Link{Index: 8, Name: "bond0", Kind: "bond", MTU: 1500, MAC: "02:00:00:00:00:06",
 			Bond: &Bond{Mode: "active-backup", Miimon: 50, MinLinks: 1, LacpRate: "slow", XmitHashPolicy: "layer3+4", Primary: 6}},
 		Link{Index: 9, Name: "bond0.10", Kind: "vlan", MTU: 1500, MAC: "02:00:00:00:00:06", Parent: 8, Master: 10, Vlan: &Vlan{ID: 10, Protocol: "802.1ad"}},
-		Link{Index: 10, Name: "blue", Kind: "vrf", MTU: 65575, MAC: "02:00:00:00:00:0a", Vrf: &Vrf{Table: 100}})
+		Link{Index: 10, Name: "blue", Kind: "vrf", MTU: 65575, MAC: "02:00:00:00:00:0a", Vrf: &Vrf{Table: 100}},
+		Link{Index: 11, Name: "gre0", Kind: "gre", MTU: 1476, Fallback: true},
+		Link{Index: 12, Name: "gretap0", Kind: "gretap", MTU: 1462, Fallback: true})
 	return d
 }
 
-// Bonds, VLANs and VRFs load into the fake as the document has them:
+// Bonds, VLANs, VRFs and the tunnel modules' fallback devices load into
+// the fake as the document has them:
 // the fake's links read back (as the link configurator reads them) into
 // the document's links, their settings, ports and lower links included.
 func TestReadLoadBondVlanVrf(t *testing.T) {
@@ -223,7 +226,7 @@ func TestReadLoadBondVlanVrf(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := linkOf(link.LoadedLink{Link: l})
+		got := linkOf(link.LoadedLink{Link: l, Fallback: link.IsFallbackDevice(l.Attrs().Name, l.Type())})
 		if got.Kind == "physical" {
 			got.Ethtool = nil
 		}
@@ -249,6 +252,8 @@ func TestReadRefusesKindSettings(t *testing.T) {
 		{"links[8].parent", func(d *Document) { d.Links[8].Parent = 0 }},
 		{"links[9].vrf.table", func(d *Document) { d.Links[9].Vrf.Table = 0 }},
 		{"links[5].master", func(d *Document) { d.Links[5].Master = 9 }},
+		{"links[10].fallback", func(d *Document) { d.Links[10].Name = "gre1" }},
+		{"links[11].kind", func(d *Document) { d.Links[11].Fallback = false }},
 	} {
 		d := kindsDoc()
 		c.edit(d)

@@ -84,6 +84,10 @@ type Link struct {
 	Bond          *Bond    `json:"bond,omitempty"`
 	Vlan          *Vlan    `json:"vlan,omitempty"`
 	Vrf           *Vrf     `json:"vrf,omitempty"`
+	// Fallback: a tunnel module's own device (gre0 of kind gre, gretap0,
+	// erspan0, tunl0, sit0, ip6tnl0, ip6gre0, ip_vti0, ip6_vti0), which
+	// the module makes in every namespace; it has no settings here.
+	Fallback bool `json:"fallback,omitempty"`
 	// Ethtool is what the link's driver answers to ethtool; nil when it
 	// answers nothing.
 	Ethtool *Ethtool `json:"ethtool,omitempty"`
@@ -235,9 +239,13 @@ func macString(m net.HardwareAddr) string {
 func linkOf(l link.LoadedLink) Link {
 	a := l.Link.Attrs()
 	x := Link{Index: a.Index, Name: a.Name, Kind: l.Link.Type(), MTU: a.MTU, MAC: macString(a.HardwareAddr), Alias: a.Alias,
-		Up: a.Flags&net.FlagUp != 0, Carrier: l.Carrier, Master: a.MasterIndex}
+		Up: a.Flags&net.FlagUp != 0, Carrier: l.Carrier, Master: a.MasterIndex, Fallback: l.Fallback}
 	if l.PortCost != 0 || l.PortPriority != nil {
 		x.Port = &Port{Cost: l.PortCost, Priority: l.PortPriority}
+	}
+	if l.Fallback {
+		x.MAC = "" // a tunnel's device address is its local address (none), not a MAC
+		return x
 	}
 	switch v := l.Link.(type) {
 	case *netlink.Device:
@@ -308,9 +316,15 @@ func (l *Link) loaded() link.LoadedLink {
 	if l.Up {
 		a.Flags |= net.FlagUp
 	}
-	out := link.LoadedLink{Carrier: l.Carrier, PeerElsewhere: l.PeerElsewhere, PeerNetns: l.PeerNetns, PeerName: l.PeerName, PeerUp: l.PeerUp}
+	out := link.LoadedLink{Carrier: l.Carrier, PeerElsewhere: l.PeerElsewhere, PeerNetns: l.PeerNetns, PeerName: l.PeerName, PeerUp: l.PeerUp,
+		Fallback: l.Fallback}
 	if l.Port != nil {
 		out.PortCost, out.PortPriority = l.Port.Cost, l.Port.Priority
+	}
+	switch {
+	case l.Fallback:
+		out.Link = &netlink.GenericLink{LinkAttrs: a, LinkType: l.Kind}
+		return out
 	}
 	switch l.Kind {
 	case "loopback", "physical":

@@ -38,6 +38,11 @@ type LoadedLink struct {
 	// default).
 	PortCost     uint32
 	PortPriority *uint16
+	// Fallback: the link is a tunnel module's fallback device
+	// (IsFallbackDevice: gre0, gretap0, tunl0, sit0, ...), planted as the
+	// module makes it; of the kinds the fake does not model (gretap,
+	// erspan, ip6gre, vti) as a device of that kind with no settings.
+	Fallback bool
 }
 
 // Load plants links, with their indexes, MACs, MTUs and states, in a
@@ -93,7 +98,11 @@ func (f *FakeKernel) loadOne(l LoadedLink, all []LoadedLink) error {
 	}
 	var fl *fakeLink
 	var err error
-	if d, ok := l.Link.(*netlink.Device); ok {
+	if l.Fallback {
+		if fl, err = loadFallback(l.Link); err != nil {
+			return err
+		}
+	} else if d, ok := l.Link.(*netlink.Device); ok {
 		fl = &fakeLink{link: &netlink.Device{LinkAttrs: f.base(&d.LinkAttrs, 1500)}, liveMAC: true, maxMTU: 9000}
 	} else if fl, err = f.buildLoaded(l.Link); err != nil {
 		return err
@@ -118,6 +127,18 @@ func (f *FakeKernel) loadOne(l LoadedLink, all []LoadedLink) error {
 	f.links[a.Index] = fl
 	f.next = max(f.next, a.Index+1)
 	return nil
+}
+
+// loadFallback is the fallback device l of a tunnel module.
+func loadFallback(l netlink.Link) (*fakeLink, error) {
+	name, kind := l.Attrs().Name, l.Type()
+	if !IsFallbackDevice(name, kind) {
+		return nil, fmt.Errorf("%s of kind %s is no tunnel module's fallback device", name, kind)
+	}
+	if _, ok := tunnelOverhead[kind]; ok {
+		return newFallbackTunnel(kind, name), nil
+	}
+	return &fakeLink{link: &netlink.GenericLink{LinkAttrs: netlink.LinkAttrs{Name: name}, LinkType: kind}, maxMTU: 65535}, nil
 }
 
 // buildLoaded builds l as a create would, without its MTU: the dump's
@@ -241,7 +262,7 @@ func Dump(t *netnsx.Target) ([]LoadedLink, error) {
 	out := make([]LoadedLink, 0, len(list))
 	for _, l := range list {
 		a := l.Attrs()
-		ll := LoadedLink{Link: l, Carrier: a.RawFlags&unix.IFF_LOWER_UP != 0, PeerElsewhere: a.NetNsID >= 0}
+		ll := LoadedLink{Link: l, Carrier: a.RawFlags&unix.IFF_LOWER_UP != 0, PeerElsewhere: a.NetNsID >= 0, Fallback: kernelsTunnel(l)}
 		if _, ok := l.(*netlink.Veth); ok && ll.PeerElsewhere {
 			if err := peerOf(t, &ll); err != nil {
 				return nil, fmt.Errorf("reading the peer of %q: %w", a.Name, err)
