@@ -17,14 +17,14 @@ import (
 	"github.com/netagent/netagent/test/vm"
 )
 
-// snapKindsIntent is a bond of two NICs (active-backup, a primary, a
+// snapKindsIntent is a bond of two NICs (balance-tlb, a primary, a
 // transmit hash policy), a VLAN on it in a VRF, with an address and a
 // route in the VRF's table; id and miimon vary.
 func snapKindsIntent(vlanID, miimon int) string {
 	return strings.NewReplacer("@ID@", strconv.Itoa(vlanID), "@MIIMON@", strconv.Itoa(miimon)).Replace(`{"version": 1, "interfaces": [
 	  {"name": "eth1", "type": "physical", "master": "bond0"},
 	  {"name": "eth2", "type": "physical", "master": "bond0"},
-	  {"name": "bond0", "type": "bond", "bond": {"mode": "active-backup", "miimon": @MIIMON@, "primary": "eth1", "xmitHashPolicy": "layer3+4"}},
+	  {"name": "bond0", "type": "bond", "bond": {"mode": "balance-tlb", "miimon": @MIIMON@, "primary": "eth1", "xmitHashPolicy": "layer3+4"}},
 	  {"name": "blue", "type": "vrf", "vrf": {"table": 100}},
 	  {"name": "bond0.v", "type": "vlan", "master": "blue", "vlan": {"parent": "bond0", "id": @ID@}, "addresses": ["192.0.2.2/24"]}],
 	  "routes": [{"to": "10.9.0.0/16", "via": "192.0.2.1", "dev": "bond0.v", "table": 100}]}`)
@@ -82,7 +82,7 @@ func TestInVMSnapshotPlanAgainstKinds(t *testing.T) {
 		return live
 	}
 	first := file("kinds.json", snapKindsIntent(10, 100))
-	if live := same(first); !strings.Contains(live, "create link/bond0") {
+	if live := same(first); !strings.Contains(live, "create interface/bond0") {
 		t.Errorf("the plan makes no bond:\n%s", live)
 	}
 	if out, errOut, code := run("apply", first); code != 0 {
