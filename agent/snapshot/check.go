@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -126,7 +127,10 @@ func (d *Document) checkLinks() (map[int]*Link, map[string]bool, error) {
 }
 
 var kinds = map[string]bool{"loopback": true, "physical": true, "veth": true, "dummy": true, "bridge": true, "macvlan": true, "vxlan": true,
-	"bond": true, "vlan": true, "vrf": true}
+	"bond": true, "vlan": true, "vrf": true, "gre": true, "ipip": true, "sit": true, "ip6tnl": true}
+
+// tunnels are the tunnel kinds a snapshot holds settings of.
+var tunnels = map[string]bool{"gre": true, "ipip": true, "sit": true, "ip6tnl": true}
 
 // masters are the kinds that have ports.
 var masters = map[string]bool{"bridge": true, "bond": true, "vrf": true}
@@ -157,8 +161,10 @@ func (l *Link) check(p string) error {
 		return bad(p+".vlan", "settings of a VLAN are there exactly for a VLAN")
 	case (l.Vrf != nil) != (l.Kind == "vrf"):
 		return bad(p+".vrf", "settings of a VRF are there exactly for a VRF")
-	case l.Parent != 0 && l.Kind != "veth" && !lowered[l.Kind], lowered[l.Kind] && l.Parent == 0:
-		return bad(p+".parent", "only a veth (its peer), a macvlan and a VLAN (its lower link, required) have a parent")
+	case (l.Tunnel != nil) != (tunnels[l.Kind] && !l.Fallback):
+		return bad(p+".tunnel", "settings of a tunnel are there exactly for a tunnel (not a fallback device)")
+	case l.Parent != 0 && l.Kind != "veth" && !lowered[l.Kind] && l.Tunnel == nil, lowered[l.Kind] && l.Parent == 0:
+		return bad(p+".parent", "only a veth (its peer), a macvlan and a VLAN (its lower link, required) and a tunnel (its lower device) have a parent")
 	case l.Port != nil && l.Master == 0:
 		return bad(p+".port", "only a bridge port has port settings")
 	case l.Port != nil && (l.Port.Cost > 65535 || l.Port.Priority != nil && *l.Port.Priority > 63):
@@ -217,7 +223,7 @@ func (l *Link) checkRefs(p string, idx map[int]*Link) error {
 	switch {
 	case l.Bond != nil && l.Bond.Primary != 0 && (idx[l.Bond.Primary] == nil || idx[l.Bond.Primary].Master != l.Index):
 		return bad(p+".bond.primary", "ifindex %d is not a port of this bond", l.Bond.Primary)
-	case lowered[l.Kind] && (idx[l.Parent] == nil || idx[l.Parent] == l):
+	case (lowered[l.Kind] || l.Tunnel != nil && l.Parent != 0) && (idx[l.Parent] == nil || idx[l.Parent] == l):
 		return bad(p+".parent", "ifindex %d is not another link of the snapshot", l.Parent)
 	case l.Kind == "veth" && !l.PeerElsewhere && (idx[l.Parent] == nil || idx[l.Parent].Kind != "veth" || idx[l.Parent].Parent != l.Index):
 		return bad(p+".parent", "ifindex %d is not this veth's peer in the snapshot", l.Parent)
@@ -268,8 +274,8 @@ func (d *Document) checkL3(idx map[int]*Link, names map[string]bool) error {
 		if _, err := netip.ParseAddr(n.IP); err != nil {
 			return bad(p+".ip", "%q is not an address", n.IP)
 		}
-		if _, err := net.ParseMAC(n.MAC); n.MAC != "" && err != nil {
-			return bad(p+".mac", "%q is not a MAC address", n.MAC)
+		if _, err := parseLLAddr(n.MAC); n.MAC != "" && err != nil {
+			return bad(p+".mac", "%q is not a link-layer address", truncate(n.MAC))
 		}
 	}
 	return nil
@@ -424,5 +430,50 @@ func (l *Link) checkKind(p string) error {
 	if l.Vrf != nil && l.Vrf.Table == 0 {
 		return bad(p+".vrf.table", "a VRF has a table")
 	}
+	if l.Tunnel != nil {
+		return l.Tunnel.check(p+".tunnel", l.Kind)
+	}
 	return nil
+}
+
+// check checks a tunnel of kind: addresses of its family, GRE's keys,
+// ip6tnl's encapsulation limit.
+func (t *Tunnel) check(p, kind string) error {
+	for name, s := range map[string]string{"local": t.Local, "remote": t.Remote} {
+		if s == "" {
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil || a.Is4() == (kind == "ip6tnl") || a.Zone() != "" {
+			return bad(p+"."+name, "%q is not an address of a %s tunnel", truncate(s), kind)
+		}
+	}
+	switch {
+	case (t.IKey != 0 || t.OKey != 0) && kind != "gre":
+		return bad(p+".ikey", "only a GRE tunnel has keys")
+	case t.EncapLimit != 0 && kind != "ip6tnl":
+		return bad(p+".encapLimit", "only an ip6tnl tunnel has an encapsulation limit")
+	case t.PMTUDisc > 1 || t.PMTUDisc != 0 && kind == "ip6tnl":
+		return bad(p+".pmtudisc", "0 or 1, and none for ip6tnl")
+	}
+	return nil
+}
+
+// parseLLAddr parses a neighbour's link-layer address: a MAC, or of a
+// tunnel its remote IPv4 or IPv6 address, as colon-separated bytes (1 to
+// 32 of them, as the kernel's MAX_ADDR_LEN).
+func parseLLAddr(s string) (net.HardwareAddr, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) > 32 {
+		return nil, errors.New("longer than 32 bytes")
+	}
+	out := make(net.HardwareAddr, len(parts))
+	for i, p := range parts {
+		b, err := hex.DecodeString(p)
+		if err != nil || len(b) != 1 {
+			return nil, fmt.Errorf("byte %d is not two hex digits", i)
+		}
+		out[i] = b[0]
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
 
 	"github.com/netagent/netagent/configurators"
 	"github.com/netagent/netagent/configurators/ethtool"
@@ -58,7 +59,9 @@ type Link struct {
 	Index int    `json:"index"`
 	Name  string `json:"name"`
 	// Kind is loopback, physical, bridge, veth, macvlan, vxlan, dummy,
-	// bond, vlan, vrf, or another kind's name (which a load refuses).
+	// bond, vlan, vrf, gre, ipip, sit, ip6tnl, a tunnel module's
+	// fallback device's kind (Fallback), or another kind's name (which a
+	// load refuses).
 	Kind    string `json:"kind"`
 	MTU     int    `json:"mtu"`
 	MAC     string `json:"mac,omitempty"`
@@ -69,7 +72,7 @@ type Link struct {
 	// Port is a bridge port's settings.
 	Port *Port `json:"port,omitempty"`
 	// Parent is a veth's peer's ifindex, a macvlan's or VLAN's lower
-	// link's.
+	// link's, a tunnel's lower device's (0: none).
 	Parent int `json:"parent,omitempty"`
 	// PeerElsewhere: a veth's peer is in another namespace: PeerNetns
 	// (its name under /run/netns, "" when it has none), as PeerName, up
@@ -84,6 +87,7 @@ type Link struct {
 	Bond          *Bond    `json:"bond,omitempty"`
 	Vlan          *Vlan    `json:"vlan,omitempty"`
 	Vrf           *Vrf     `json:"vrf,omitempty"`
+	Tunnel        *Tunnel  `json:"tunnel,omitempty"`
 	// Fallback: a tunnel module's own device (gre0 of kind gre, gretap0,
 	// erspan0, tunl0, sit0, ip6tnl0, ip6gre0, ip_vti0, ip6_vti0), which
 	// the module makes in every namespace; it has no settings here.
@@ -165,6 +169,21 @@ type Vlan struct {
 // Vrf is a VRF's routing table.
 type Vrf struct {
 	Table uint32 `json:"table"`
+}
+
+// Tunnel is a GRE, IPIP, SIT or ip6tnl tunnel's settings: its local and
+// remote addresses ("": any), TTL (0: inherit), path MTU discovery (1:
+// on; not of ip6tnl), the inner protocol (IPPROTO_*: ipip, sit, ip6tnl),
+// ip6tnl's encapsulation limit and GRE's input and output keys (0: none).
+type Tunnel struct {
+	Local      string `json:"local,omitempty"`
+	Remote     string `json:"remote,omitempty"`
+	TTL        uint8  `json:"ttl"`
+	PMTUDisc   uint8  `json:"pmtudisc,omitempty"`
+	Proto      uint8  `json:"proto,omitempty"`
+	EncapLimit uint8  `json:"encapLimit,omitempty"`
+	IKey       uint32 `json:"ikey,omitempty"`
+	OKey       uint32 `json:"okey,omitempty"`
 }
 
 // Address is one address, on the link of that name.
@@ -267,6 +286,8 @@ func linkOf(l link.LoadedLink) Link {
 		x.Vlan = &Vlan{ID: v.VlanId, Protocol: v.VlanProtocol.String()}
 	case *netlink.Vrf:
 		x.Vrf = &Vrf{Table: v.Table}
+	case *netlink.Gretun, *netlink.Iptun, *netlink.Sittun, *netlink.Ip6tnl:
+		x.Parent, x.MAC, x.Tunnel = a.ParentIndex, "", tunnelOf(v) // a tunnel's device address is its local address
 	case *netlink.Vxlan:
 		x.Vxlan = &Vxlan{VNI: v.VxlanId, Port: v.Port, Dev: v.VtepDevIndex, Learning: v.Learning}
 		if len(v.Group) != 0 {
@@ -298,7 +319,7 @@ func (d *Document) kernelState() *configurators.KernelState {
 	}
 	for _, n := range d.Neighbours {
 		ip, _ := netip.ParseAddr(n.IP)
-		mac, _ := net.ParseMAC(n.MAC)
+		mac, _ := parseLLAddr(n.MAC)
 		s.L3.Neighbours = append(s.L3.Neighbours, l3.LoadedNeighbour{Dev: n.Dev, IP: ip, MAC: mac, State: n.State, Flags: n.Flags, Proto: n.Proto})
 	}
 	for fam, name := range familyNames {
@@ -345,6 +366,8 @@ func (l *Link) loaded() link.LoadedLink {
 		out.Link = &netlink.Vlan{LinkAttrs: a, VlanId: l.Vlan.ID, VlanProtocol: netlink.StringToVlanProtocol(l.Vlan.Protocol)}
 	case "vrf":
 		out.Link = &netlink.Vrf{LinkAttrs: a, Table: l.Vrf.Table}
+	case "gre", "ipip", "sit", "ip6tnl":
+		out.Link = l.Tunnel.link(l.Kind, a)
 	case "vxlan":
 		v := l.Vxlan
 		out.Link = &netlink.Vxlan{LinkAttrs: a, VxlanId: v.VNI, Port: v.Port, VtepDevIndex: v.Dev, Learning: v.Learning,
@@ -377,6 +400,57 @@ func (b *Bond) link(a netlink.LinkAttrs) *netlink.Bond {
 		out.XmitHashPolicy = netlink.StringToBondXmitHashPolicy(b.XmitHashPolicy)
 	}
 	return out
+}
+
+// tunnelOf is the document's tunnel of a dumped one.
+func tunnelOf(l netlink.Link) *Tunnel {
+	switch v := l.(type) {
+	case *netlink.Gretun:
+		t := &Tunnel{Local: ipString(v.Local), Remote: ipString(v.Remote), TTL: v.Ttl, PMTUDisc: v.PMtuDisc}
+		if v.IFlags&nl.GRE_KEY != 0 {
+			t.IKey = v.IKey
+		}
+		if v.OFlags&nl.GRE_KEY != 0 {
+			t.OKey = v.OKey
+		}
+		return t
+	case *netlink.Iptun:
+		return &Tunnel{Local: ipString(v.Local), Remote: ipString(v.Remote), TTL: v.Ttl, PMTUDisc: v.PMtuDisc, Proto: v.Proto}
+	case *netlink.Sittun:
+		return &Tunnel{Local: ipString(v.Local), Remote: ipString(v.Remote), TTL: v.Ttl, PMTUDisc: v.PMtuDisc, Proto: v.Proto}
+	case *netlink.Ip6tnl:
+		return &Tunnel{Local: ipString(v.Local), Remote: ipString(v.Remote), TTL: v.Ttl, Proto: v.Proto, EncapLimit: v.EncapLimit}
+	}
+	return nil
+}
+
+// ipString is ip, "" for none or any.
+func ipString(ip net.IP) string {
+	if len(ip) == 0 || ip.IsUnspecified() {
+		return ""
+	}
+	return ip.String()
+}
+
+// link is the fake's tunnel of kind of a checked document tunnel: a
+// create request (the fake builds it as the kernel does) whose lower
+// device is a's ParentIndex.
+func (t *Tunnel) link(kind string, a netlink.LinkAttrs) netlink.Link {
+	local, remote := net.ParseIP(t.Local), net.ParseIP(t.Remote)
+	parent := uint32(a.ParentIndex)
+	switch kind {
+	case "gre":
+		if local == nil {
+			local = net.IPv4zero // netlink's Gretun without an IPv4 local address is ip6gre
+		}
+		g := &netlink.Gretun{LinkAttrs: a, Link: parent, Local: local.To4(), Remote: remote.To4(), Ttl: t.TTL, PMtuDisc: t.PMTUDisc, IKey: t.IKey, OKey: t.OKey}
+		return g
+	case "ipip":
+		return &netlink.Iptun{LinkAttrs: a, Link: parent, Local: local.To4(), Remote: remote.To4(), Ttl: t.TTL, PMtuDisc: t.PMTUDisc, Proto: t.Proto}
+	case "sit":
+		return &netlink.Sittun{LinkAttrs: a, Link: parent, Local: local.To4(), Remote: remote.To4(), Ttl: t.TTL, PMtuDisc: t.PMTUDisc, Proto: t.Proto}
+	}
+	return &netlink.Ip6tnl{LinkAttrs: a, Link: parent, Local: local, Remote: remote, Ttl: t.TTL, Proto: t.Proto, EncapLimit: t.EncapLimit}
 }
 
 func modeOf(name string) netlink.MacvlanMode {

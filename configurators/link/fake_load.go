@@ -21,7 +21,9 @@ type LoadedLink struct {
 	// settings the fake models (bridge vlan_filtering, macvlan mode,
 	// VXLAN VNI, port, group, local, lower device; bond mode, miimon,
 	// min_links, LACP rate, transmit hash policy and primary; VLAN id and
-	// protocol; VRF table).
+	// protocol; VRF table; a GRE, IPIP, SIT or ip6tnl tunnel's local and
+	// remote addresses, lower device (ParentIndex), TTL, path MTU
+	// discovery, protocol, encapsulation limit and GRE keys).
 	Link netlink.Link
 	// Carrier is the link's carrier (lower-up).
 	Carrier bool
@@ -81,6 +83,8 @@ func (f *FakeKernel) waitsForLower(l netlink.Link) bool {
 		return f.links[l.Attrs().ParentIndex] == nil
 	case *netlink.Vxlan:
 		return x.VtepDevIndex != 0 && f.links[x.VtepDevIndex] == nil
+	case *netlink.Gretun, *netlink.Iptun, *netlink.Sittun, *netlink.Ip6tnl:
+		return l.Attrs().ParentIndex != 0 && f.links[l.Attrs().ParentIndex] == nil
 	}
 	return false
 }
@@ -117,6 +121,17 @@ func (f *FakeKernel) loadOne(l LoadedLink, all []LoadedLink) error {
 	}
 	if b, ok := l.Link.(*netlink.Bond); ok {
 		loadBond(fl, b, all)
+	}
+	if fl.tunnel != nil && !l.Fallback {
+		loadTunnel(fl, l.Link)
+	}
+	if fl.tunnel != nil {
+		// A tunnel's device address is its local address, which a dump
+		// leaves out when it is any (netlink drops an all-zero address).
+		fa.HardwareAddr = nil
+		if !fl.tunnel.local.IsUnspecified() {
+			fa.HardwareAddr = net.HardwareAddr(slices.Clone(fl.tunnel.local))
+		}
 	}
 	if _, ok := l.Link.(*netlink.Veth); ok {
 		fa.ParentIndex = a.ParentIndex
@@ -167,6 +182,23 @@ func loadBond(fl *fakeLink, b *netlink.Bond, all []LoadedLink) {
 		if b.Primary > 0 && o.Link.Attrs().Index == b.Primary {
 			fl.primary = o.Link.Attrs().Name
 		}
+	}
+}
+
+// loadTunnel gives a tunnel built from l (as a create request, with the
+// defaults netlink's request leaves to the kernel) l's TTL, path MTU
+// discovery, protocol and encapsulation limit as dumped.
+func loadTunnel(fl *fakeLink, l netlink.Link) {
+	t := fl.tunnel
+	switch x := l.(type) {
+	case *netlink.Gretun:
+		t.ttl, t.pmtudisc = x.Ttl, x.PMtuDisc
+	case *netlink.Iptun:
+		t.ttl, t.pmtudisc, t.proto = x.Ttl, x.PMtuDisc, x.Proto
+	case *netlink.Sittun:
+		t.ttl, t.pmtudisc, t.proto = x.Ttl, x.PMtuDisc, x.Proto
+	case *netlink.Ip6tnl:
+		t.ttl, t.proto, t.encapLimit = x.Ttl, x.Proto, x.EncapLimit
 	}
 }
 
