@@ -37,7 +37,7 @@ type SnapshotPublisherConfig struct {
 // agent's state changed (Changed, at every new status) and every Every,
 // it takes a snapshot, at most one per Every (changes in between are
 // coalesced into the next), and writes it only when its bytes differ
-// from the last written. A snapshot larger than the store takes
+// from the last written (after a restart: from what the store holds). A snapshot larger than the store takes
 // (snapshot.MaxStored) is not written, and the one written before, which
 // no longer says what the host holds, is deleted; State says so, and the
 // fleet status carries it. The key has no lease: a controller plans a
@@ -186,11 +186,14 @@ func (p *SnapshotPublisher) failed(err error) error {
 func (p *SnapshotPublisher) write(ctx context.Context, raw []byte) (store.Version, error) {
 	for try := 0; ; try++ {
 		if p.version < 0 {
-			v, err := p.current(ctx)
+			v, stored, err := p.current(ctx)
 			if err != nil {
 				return 0, err
 			}
 			p.version = v
+			if bytes.Equal(stored, raw) {
+				return v, nil // as a run before this one published it
+			}
 		}
 		v, err := p.cfg.Store.WriteCAS(ctx, p.key, raw, p.version)
 		if errors.Is(err, store.ErrCASFailed) && try == 0 {
@@ -206,21 +209,22 @@ func (p *SnapshotPublisher) write(ctx context.Context, raw []byte) (store.Versio
 	}
 }
 
-// current is the key's version in the store (NoVersion: none).
-func (p *SnapshotPublisher) current(ctx context.Context) (store.Version, error) {
+// current is the key's version in the store (NoVersion: none) and its
+// value.
+func (p *SnapshotPublisher) current(ctx context.Context) (store.Version, []byte, error) {
 	e, err := p.cfg.Store.Read(ctx, p.key)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.NoVersion, nil
+		return store.NoVersion, nil, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("reading %s: %w", p.key, err)
+		return 0, nil, fmt.Errorf("reading %s: %w", p.key, err)
 	}
-	return e.Version, nil
+	return e.Version, e.Value, nil
 }
 
 // remove deletes the snapshot written before, if any.
 func (p *SnapshotPublisher) remove(ctx context.Context) error {
-	v, err := p.current(ctx)
+	v, _, err := p.current(ctx)
 	if err != nil || v == store.NoVersion {
 		return err
 	}

@@ -101,8 +101,20 @@ func TestSnapshotPublisher(t *testing.T) {
 		h.set(func(h *fakeHost) { h.big = false })
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
-		if alias, _ := read(); alias != "d" || p.State().Error != "" {
+		alias, v4 := read()
+		if alias != "d" || p.State().Error != "" {
 			t.Errorf("fits again: %q, state %+v", alias, p.State())
+		}
+		cancel()
+		synctest.Wait()
+		// A restarted publisher of the same host writes nothing.
+		again, _ := NewSnapshotPublisher(SnapshotPublisherConfig{Store: m, Layout: testLayout, Host: "h1", Log: discardLog(), Every: 10 * time.Second, Take: h.take})
+		ctx, cancel = context.WithCancel(context.Background())
+		defer cancel()
+		go again.Run(ctx)
+		synctest.Wait()
+		if _, v5 := read(); v5 != v4 || again.State() == nil || again.State().Revision != v4 {
+			t.Errorf("after a restart: version %d (was %d), state %+v", v5, v4, again.State())
 		}
 		cancel()
 	})
