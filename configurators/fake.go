@@ -8,6 +8,7 @@ import (
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
+	"github.com/netagent/netagent/configurators/nftables"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -19,7 +20,8 @@ import (
 // addresses, routes, rules and neighbours, parsed from the requests the
 // configurators send; firewall.Fake: iptables-restore's transactions and
 // /proc/sys/net; ethtool.FakeKernel: the ethtool answers of NICs added
-// with Ethtool.AddVeth or AddE1000). The l3 fake follows the link fake's links, so that an
+// with Ethtool.AddVeth or AddE1000; nftables.FakeKernel: nf_tables, with
+// netagent's tables and others', and its ownership records). The l3 fake follows the link fake's links, so that an
 // address goes on a bridge the same reconcile created, and goes with it;
 // the ethtool fake follows their MTUs (a driver may reset rings with one).
 //
@@ -31,13 +33,14 @@ type Fake struct {
 	L3       *l3.FakeKernel
 	Firewall *firewall.Fake
 	Ethtool  *ethtool.FakeKernel
+	Nft      *nftables.FakeKernel
 }
 
 // NewFake returns a namespace with lo only and a /proc/sys/net holding
 // sysctls (path → value, "/proc/sys/net/ipv4/ip_forward": "0"; may be
 // nil). Links.AddNIC plugs in a physical NIC.
 func NewFake(sysctls map[string]string) *Fake {
-	f := &Fake{Links: link.NewFakeKernel(), L3: l3.NewFakeKernel(), Firewall: firewall.NewFake(sysctls), Ethtool: ethtool.NewFakeKernel()}
+	f := &Fake{Links: link.NewFakeKernel(), L3: l3.NewFakeKernel(), Firewall: firewall.NewFake(sysctls), Ethtool: ethtool.NewFakeKernel(), Nft: nftables.NewFakeKernel()}
 	f.L3.Links = f.linkNames
 	f.Ethtool.LinkMTU = f.linkMTU
 	return f
@@ -63,8 +66,9 @@ func (f *Fake) linkNames() map[int]string {
 	return names
 }
 
-// NewRegistry registers the link, l3 and firewall configurators over the
-// fakes, as NewRegistry does over a namespace (without dns).
+// NewRegistry registers the link, l3, firewall, nftables and ethtool
+// configurators over the fakes, as NewRegistry does over a namespace
+// (without dns).
 func (f *Fake) NewRegistry(stateDir string) (*reconciler.TypeRegistry, error) {
 	return f.NewRegistryWith(stateDir, Options{})
 }
@@ -81,6 +85,9 @@ func (f *Fake) NewRegistryWith(stateDir string, opts Options) (*reconciler.TypeR
 	}
 	if err := f.Firewall.Register(reg, stateDir); err != nil {
 		return nil, fmt.Errorf("registering firewall configurators: %w", err)
+	}
+	if err := nftables.RegisterFakeIn(reg, f.Nft, stateDir); err != nil {
+		return nil, fmt.Errorf("registering the nftables configurator: %w", err)
 	}
 	if err := f.Ethtool.Register(reg, stateDir); err != nil {
 		return nil, fmt.Errorf("registering the ethtool configurator: %w", err)
@@ -103,11 +110,15 @@ func (f *Fake) ReadItems(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading back firewall: %w", err)
 	}
+	nftItems, err := f.Nft.ReadBack()
+	if err != nil {
+		return nil, fmt.Errorf("reading back nftables: %w", err)
+	}
 	etItems, err := f.Ethtool.ReadBack(stateDir, hint)
 	if err != nil {
 		return nil, fmt.Errorf("reading back ethtool: %w", err)
 	}
-	return slices.Concat(linkItems, l3Items, fwItems, etItems), nil
+	return slices.Concat(linkItems, l3Items, fwItems, nftItems, etItems), nil
 }
 
 // Clashes finds the intended items whose place someone else's object
@@ -117,6 +128,7 @@ func (f *Fake) Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, e
 		{"links", func() (map[dg.ItemRef]error, error) { return f.Links.Clashes(stateDir, hint) }},
 		{"l3", func() (map[dg.ItemRef]error, error) { return f.L3.Clashes(hint) }},
 		{"firewall", func() (map[dg.ItemRef]error, error) { return f.Firewall.Clashes(stateDir, hint) }},
+		{"nftables", func() (map[dg.ItemRef]error, error) { return f.Nft.Clashes(stateDir, hint) }},
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/netagent/netagent/configurators/firewall"
 	"github.com/netagent/netagent/configurators/l3"
 	"github.com/netagent/netagent/configurators/link"
+	"github.com/netagent/netagent/configurators/nftables"
 	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/items"
@@ -18,8 +19,9 @@ import (
 // KernelState is what the configurators read of a namespace, whole, as
 // the fakes take it back (NewFakeFrom): the links, the l3 objects, the
 // iptables tables of each family (iptables-save's text), the files of
-// /proc/sys/net, the links' ethtool features and settings, and the
-// namespace's identity in the state files.
+// /proc/sys/net, the links' ethtool features and settings, nf_tables
+// (netagent's tables decoded, others' as plan reads them: nftables.State),
+// and the namespace's identity in the state files.
 type KernelState struct {
 	Identity statefile.NsIdentity
 	Links    []link.LoadedLink
@@ -28,6 +30,7 @@ type KernelState struct {
 	Sysctls  map[string]string
 	// Ethtool are the links' ethtool answers by link name.
 	Ethtool map[string]*ethtool.FakeNIC
+	Nft     *nftables.State
 }
 
 // MaxSysctls bounds the files of /proc/sys/net DumpKernel reads.
@@ -63,6 +66,9 @@ func DumpKernel(ctx context.Context, t *netnsx.Target) (*KernelState, error) {
 	if s.Sysctls, err = firewall.ReadSysctls(t, MaxSysctls); err != nil {
 		return nil, err
 	}
+	if s.Nft, err = nftables.DumpState(t); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -79,13 +85,13 @@ func promoting(sysctls map[string]string) []string {
 }
 
 // NewFakeFrom returns fakes of the namespace s was read from: its links
-// (with their ifindexes), l3 objects, iptables tables, /proc/sys/net and
-// its identity, so that the configurators over them read what they read
-// there, the state directory's records included.
+// (with their ifindexes), l3 objects, iptables tables, /proc/sys/net,
+// nf_tables and its identity, so that the configurators over them read
+// what they read there, the state directory's records included.
 func NewFakeFrom(s *KernelState) (*Fake, error) {
 	f := NewFake(maps.Clone(s.Sysctls))
 	id := s.Identity
-	f.Links.Identity, f.Firewall.Identity, f.Ethtool.Identity = &id, &id, &id
+	f.Links.Identity, f.Firewall.Identity, f.Ethtool.Identity, f.Nft.Identity = &id, &id, &id, &id
 	if err := f.Links.Load(s.Links); err != nil {
 		return nil, err
 	}
@@ -95,6 +101,11 @@ func NewFakeFrom(s *KernelState) (*Fake, error) {
 		return nil, err
 	}
 	f.Ethtool.Load(s.Ethtool)
+	if s.Nft != nil {
+		if err := f.Nft.Load(s.Nft); err != nil {
+			return nil, fmt.Errorf("loading nftables: %w", err)
+		}
+	}
 	for fam, save := range s.IPTables {
 		ipt := f.Firewall.IPTables[fam]
 		if ipt == nil {

@@ -19,7 +19,16 @@ type Warning struct {
 // today the other owners' nftables base chains that may drop what
 // netagent's tables accept (nftables.Warnings). It reads only.
 func PlanWarnings(t *netnsx.Target, intended *dg.Graph) ([]Warning, error) {
-	ws, err := nftables.Warnings(t, intended)
+	return planWarnings(nftables.Warnings(t, intended))
+}
+
+// PlanWarnings is PlanWarnings over the fakes (their nftables tables,
+// netagent's and others').
+func (f *Fake) PlanWarnings(intended *dg.Graph) ([]Warning, error) {
+	return planWarnings(f.Nft.Warnings(intended))
+}
+
+func planWarnings(ws []nftables.Warning, err error) ([]Warning, error) {
 	if err != nil {
 		return nil, fmt.Errorf("looking for other owners' nftables drops: %w", err)
 	}
@@ -29,7 +38,3 @@ func PlanWarnings(t *netnsx.Target, intended *dg.Graph) ([]Warning, error) {
 	}
 	return out, nil
 }
-
-// PlanWarnings is PlanWarnings over the fakes: none, as the fakes hold no
-// nftables tables of others.
-func (f *Fake) PlanWarnings(*dg.Graph) ([]Warning, error) { return nil, nil }

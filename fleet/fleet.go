@@ -9,6 +9,8 @@
 //	P/groups/<group>/<doc>  intent documents of every member of a group
 //	P/status/<host>         the host's Status (JSON), written under a lease
 //	P/rollouts/<id>/        a rollout's state and lease (package agent/rollout)
+//	P/snapshots/<host>      the host's snapshot (agent/snapshot's document,
+//	                        gzip), published when asked (run --publish-snapshot)
 //
 // A host reads its own documents and those of the groups it is given, and
 // merges them as it merges files: a document is named by where it came from
@@ -85,6 +87,15 @@ func (l Layout) Status(host string) string { return l.StatusDir() + "/" + host }
 // agent/rollout): rollouts/<id>/state and rollouts/<id>/lease.
 func (l Layout) Rollouts() string { return l.root() + "/rollouts" }
 
+// Snapshots is the directory of the hosts' published snapshots.
+func (l Layout) Snapshots() string { return l.root() + "/snapshots" }
+
+// Snapshot is the key of host's published snapshot: the document
+// `netagent snapshot` writes, compact and gzipped (agent/snapshot's
+// EncodeStored, ReadStored), with no lease: a controller plans a host
+// from it without reaching the host.
+func (l Layout) Snapshot(host string) string { return l.Snapshots() + "/" + host }
+
 // Source names a document by where it came from, relative to the prefix
 // ("hosts/h1/base.json", "groups/edge-eu/dns.json"): the name merge errors
 // and status use. It returns "" for a key outside the layout.
@@ -131,6 +142,20 @@ type Status struct {
 	Lease   string    `json:"lease,omitempty"`
 	// Trial is the state of a trial pushed to this host, if any.
 	Trial *Trial `json:"trial,omitempty"`
+	// Snapshot is the state of the host's published snapshot
+	// (Layout.Snapshot), when it publishes one.
+	Snapshot *SnapshotState `json:"snapshot,omitempty"`
+}
+
+// SnapshotState is a host's account of its published snapshot: when it
+// last wrote it, at which store revision and how large (gzip bytes), and
+// why the last attempt published nothing (Error: too large for the
+// store, the namespace unreadable, the store down).
+type SnapshotState struct {
+	Published time.Time `json:"published,omitzero"`
+	Revision  int64     `json:"revision,omitempty"`
+	Bytes     int       `json:"bytes,omitempty"`
+	Error     string    `json:"error,omitempty"`
 }
 
 // Condition is one of the host's conditions, as `netagent status` shows it.

@@ -2,11 +2,13 @@ package member
 
 import (
 	"context"
-	"github.com/netagent/netagent/agent/trial"
+	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/netagent/netagent/agent/snapshot"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
 	"github.com/netagent/netagent/store/etcd"
@@ -30,6 +32,11 @@ type Config struct {
 	Prober   func(ctx context.Context, specs []string) error
 	PreCheck func(ctx context.Context, specs []string) ([]string, []trial.Failing)
 	StateDir string
+	// PublishSnapshot, if positive, publishes the host's snapshot (taken
+	// by TakeSnapshot) at most once per PublishSnapshot
+	// (SnapshotPublisher); 0: none.
+	PublishSnapshot time.Duration
+	TakeSnapshot    func(ctx context.Context) (*snapshot.Document, error)
 }
 
 // Member is the daemon's store side: its source, its status writer and
@@ -39,6 +46,8 @@ type Member struct {
 	log    logrus.FieldLogger
 	Source *StoreSource
 	Writer *StatusWriter
+	// Publisher publishes the host's snapshot; nil: off.
+	Publisher *SnapshotPublisher
 }
 
 // Open connects to the store (lazily: a daemon started while the store is
@@ -62,9 +71,29 @@ func Open(cfg Config) (*Member, error) {
 		st.Close()
 		return nil, err
 	}
+	m := &Member{st: st, log: cfg.Log, Source: src, Writer: w}
+	if cfg.PublishSnapshot > 0 {
+		m.Publisher, err = NewSnapshotPublisher(SnapshotPublisherConfig{Store: st, Layout: layout, Host: cfg.Host, Log: cfg.Log,
+			Every: cfg.PublishSnapshot, Take: cfg.TakeSnapshot})
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		w.showSnapshot(m.Publisher)
+		cfg.Log.WithFields(logrus.Fields{"key": layout.Snapshot(cfg.Host), "every": cfg.PublishSnapshot}).Info("fleet member: publishing the host's snapshot")
+	}
 	cfg.Log.WithFields(logrus.Fields{"etcd": c.Endpoints, "prefix": layout.Host(cfg.Host), "groups": cfg.Groups}).
 		Info("fleet member: intents from etcd, status to " + layout.Status(cfg.Host))
-	return &Member{st: st, log: cfg.Log, Source: src, Writer: w}, nil
+	return m, nil
+}
+
+// Report hands the agent's status to the writer (the agent's
+// Config.Report), and tells the publisher the state may have changed.
+func (m *Member) Report(st fleet.Status) {
+	m.Writer.Report(st)
+	if m.Publisher != nil {
+		m.Publisher.Changed()
+	}
 }
 
 // Prime lists the documents before the agent starts, so that its first
@@ -77,9 +106,14 @@ func (m *Member) Prime(ctx context.Context) {
 	}
 }
 
-// Run writes the status until ctx ends, then revokes its lease and closes
-// the connection.
+// Run writes the status (and publishes the snapshot) until ctx ends,
+// then revokes the status's lease and closes the connection.
 func (m *Member) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	if m.Publisher != nil {
+		wg.Go(func() { m.Publisher.Run(ctx) })
+	}
 	m.Writer.Run(ctx)
+	wg.Wait()
 	m.st.Close()
 }

@@ -47,9 +47,10 @@ type StatusWriter struct {
 	key    string
 	leaser store.Leaser // nil: the store has no leases
 
-	mu     sync.Mutex
-	latest *fleet.Status
-	kick   chan struct{} // capacity 1: a new status to write
+	mu       sync.Mutex
+	latest   *fleet.Status
+	kick     chan struct{}      // capacity 1: a new status to write
+	snapshot *SnapshotPublisher // nil: none published
 
 	// Owned by Run.
 	lease   store.LeaseID // 0: none
@@ -88,8 +89,15 @@ func (w *StatusWriter) Report(st fleet.Status) {
 		st.Trial = w.cfg.Source.trialState()
 	}
 	w.mu.Lock()
+	if w.snapshot != nil {
+		st.Snapshot = w.snapshot.State()
+	}
 	w.latest = &st
 	w.mu.Unlock()
+	w.wake()
+}
+
+func (w *StatusWriter) wake() {
 	select {
 	case w.kick <- struct{}{}:
 	default:
@@ -105,10 +113,25 @@ func (w *StatusWriter) trialChanged() {
 		w.latest = &st
 	}
 	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
+	w.wake()
+}
+
+// showSnapshot puts p's state in every status from now on, and writes
+// the latest again whenever it changes.
+func (w *StatusWriter) showSnapshot(p *SnapshotPublisher) {
+	w.mu.Lock()
+	w.snapshot = p
+	w.mu.Unlock()
+	p.notify(func() {
+		w.mu.Lock()
+		if w.latest != nil {
+			st := *w.latest
+			st.Snapshot = p.State()
+			w.latest = &st
+		}
+		w.mu.Unlock()
+		w.wake()
+	})
 }
 
 // Run writes the status whenever it changes and renews its lease every
@@ -194,11 +217,11 @@ func (w *StatusWriter) step(ctx context.Context, renew bool) (asked bool, err er
 // and the trial.
 func sameStatus(x, y *fleet.Status) bool {
 	xt, yt := *x, *y
-	xt.Trial, yt.Trial = nil, nil
-	if !SameReport(&xt, &yt) || (x.Trial == nil) != (y.Trial == nil) {
+	xt.Trial, yt.Trial, xt.Snapshot, yt.Snapshot = nil, nil, nil, nil
+	if !SameReport(&xt, &yt) || (x.Trial == nil) != (y.Trial == nil) || (x.Snapshot == nil) != (y.Snapshot == nil) {
 		return false
 	}
-	return x.Trial == nil || x.Trial.Equal(*y.Trial)
+	return (x.Trial == nil || x.Trial.Equal(*y.Trial)) && (x.Snapshot == nil || *x.Snapshot == *y.Snapshot)
 }
 
 // ensureLease grants a lease if there is none, and renews it if renew;

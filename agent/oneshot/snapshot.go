@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 
 	"github.com/netagent/netagent/agent/snapshot"
 )
@@ -28,9 +27,6 @@ func PlanAgainst(ctx context.Context, o *Options, snapshotFile string, paths []s
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Plannable(nftTables(in)); err != nil {
-		return nil, fmt.Errorf("%s: %w", snapshotFile, err)
-	}
 	if needsFacts(in.Files, o.ResolvConf) {
 		return nil, fmt.Errorf("%s: %w: the intent needs DNS (--resolv-conf), DHCP or router advertisements, which run only on the host",
 			snapshotFile, snapshot.ErrNotHeld)
@@ -47,16 +43,4 @@ func PlanAgainst(ctx context.Context, o *Options, snapshotFile string, paths []s
 	offline := *o
 	offline.Fake, offline.StateDir, offline.Netns, offline.Write, offline.Sized = f, dir, d.Netns, false, nil
 	return Plan(ctx, &offline, paths)
-}
-
-// nftTables names the nftables tables of the intent's files.
-func nftTables(in *Intent) []string {
-	var out []string
-	for _, f := range in.Files {
-		for _, t := range f.Nftables.Tables {
-			out = append(out, t.Family+" "+t.Table)
-		}
-	}
-	slices.Sort(out)
-	return out
 }

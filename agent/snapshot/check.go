@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +12,11 @@ import (
 	"path"
 	"strings"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/netagent/netagent/configurators/l3"
+	"github.com/netagent/netagent/configurators/link"
+	"github.com/netagent/netagent/configurators/nftables"
 )
 
 // Bounds of a document Read accepts.
@@ -38,13 +43,16 @@ func bad(path string, format string, args ...any) error {
 
 // Read parses and checks a document (untrusted): at most MaxSize bytes,
 // known fields only, Version, and every field (check).
-func Read(r io.Reader) (*Document, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
+func Read(r io.Reader) (*Document, error) { return readAtMost(r, MaxSize) }
+
+// readAtMost is Read of a document of at most limit bytes.
+func readAtMost(r io.Reader, limit int) (*Document, error) {
+	data, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the snapshot: %w", err)
 	}
-	if len(data) > MaxSize {
-		return nil, fmt.Errorf("the snapshot is larger than %d bytes", MaxSize)
+	if len(data) > limit {
+		return nil, fmt.Errorf("the snapshot is larger than %d bytes", limit)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -118,7 +126,14 @@ func (d *Document) checkLinks() (map[int]*Link, map[string]bool, error) {
 	return idx, names, nil
 }
 
-var kinds = map[string]bool{"loopback": true, "physical": true, "veth": true, "dummy": true, "bridge": true, "macvlan": true, "vxlan": true}
+var kinds = map[string]bool{"loopback": true, "physical": true, "veth": true, "dummy": true, "bridge": true, "macvlan": true, "vxlan": true,
+	"bond": true, "vlan": true, "vrf": true, "gre": true, "ipip": true, "sit": true, "ip6tnl": true}
+
+// tunnels are the tunnel kinds a snapshot holds settings of.
+var tunnels = map[string]bool{"gre": true, "ipip": true, "sit": true, "ip6tnl": true}
+
+// masters are the kinds that have ports.
+var masters = map[string]bool{"bridge": true, "bond": true, "vrf": true}
 
 func (l *Link) check(p string) error {
 	switch {
@@ -126,8 +141,10 @@ func (l *Link) check(p string) error {
 		return bad(p+".index", "ifindex %d is out of range", l.Index)
 	case l.Name == "" || len(l.Name) > maxName || strings.ContainsAny(l.Name, "/: \t\n") || l.Name == "." || l.Name == "..":
 		return bad(p+".name", "%q is not a link name", l.Name)
-	case !kinds[l.Kind]:
-		return bad(p+".kind", "kind %q is not one a snapshot loads (loopback, physical, veth, dummy, bridge, macvlan, vxlan)", l.Kind)
+	case l.Fallback && (!link.IsFallbackDevice(l.Name, l.Kind) || l.Master != 0 || l.Parent != 0 || l.Port != nil):
+		return bad(p+".fallback", "%s of kind %q is no tunnel module's fallback device, or has a master or parent", l.Name, truncate(l.Kind))
+	case !kinds[l.Kind] && !l.Fallback:
+		return bad(p+".kind", "kind %q is not one a snapshot loads (loopback, physical, veth, dummy, bridge, macvlan, vxlan, bond, vlan, vrf)", l.Kind)
 	case l.MTU < 0 || l.MTU > 1<<20:
 		return bad(p+".mtu", "MTU %d is out of range", l.MTU)
 	case len(l.Alias) > maxText:
@@ -138,8 +155,16 @@ func (l *Link) check(p string) error {
 		return bad(p+".macvlan", "settings of a macvlan are there exactly for a macvlan")
 	case (l.Vxlan != nil) != (l.Kind == "vxlan"):
 		return bad(p+".vxlan", "settings of a VXLAN are there exactly for a VXLAN")
-	case l.Parent != 0 && l.Kind != "veth" && l.Kind != "macvlan", l.Kind == "macvlan" && l.Parent == 0:
-		return bad(p+".parent", "only a veth (its peer) and a macvlan (its lower link, required) have a parent")
+	case (l.Bond != nil) != (l.Kind == "bond"):
+		return bad(p+".bond", "settings of a bond are there exactly for a bond")
+	case (l.Vlan != nil) != (l.Kind == "vlan"):
+		return bad(p+".vlan", "settings of a VLAN are there exactly for a VLAN")
+	case (l.Vrf != nil) != (l.Kind == "vrf"):
+		return bad(p+".vrf", "settings of a VRF are there exactly for a VRF")
+	case (l.Tunnel != nil) != (tunnels[l.Kind] && !l.Fallback):
+		return bad(p+".tunnel", "settings of a tunnel are there exactly for a tunnel (not a fallback device)")
+	case l.Parent != 0 && l.Kind != "veth" && !lowered[l.Kind] && l.Tunnel == nil, lowered[l.Kind] && l.Parent == 0:
+		return bad(p+".parent", "only a veth (its peer), a macvlan and a VLAN (its lower link, required) and a tunnel (its lower device) have a parent")
 	case l.Port != nil && l.Master == 0:
 		return bad(p+".port", "only a bridge port has port settings")
 	case l.Port != nil && (l.Port.Cost > 65535 || l.Port.Priority != nil && *l.Port.Priority > 63):
@@ -166,6 +191,9 @@ func (l *Link) check(p string) error {
 			return err
 		}
 	}
+	if err := l.checkKind(p); err != nil {
+		return err
+	}
 	if v := l.Vxlan; v != nil {
 		switch {
 		case v.VNI < 0 || v.VNI >= 1<<24:
@@ -185,12 +213,17 @@ func (l *Link) check(p string) error {
 func (l *Link) checkRefs(p string, idx map[int]*Link) error {
 	if l.Master != 0 {
 		m := idx[l.Master]
-		if m == nil || m.Kind != "bridge" || m == l {
-			return bad(p+".master", "ifindex %d is not a bridge of the snapshot", l.Master)
+		if m == nil || !masters[m.Kind] || m == l {
+			return bad(p+".master", "ifindex %d is not a bridge, bond or VRF of the snapshot", l.Master)
+		}
+		if l.Port != nil && m.Kind != "bridge" {
+			return bad(p+".port", "only a bridge port has port settings")
 		}
 	}
 	switch {
-	case l.Kind == "macvlan" && (idx[l.Parent] == nil || idx[l.Parent] == l):
+	case l.Bond != nil && l.Bond.Primary != 0 && (idx[l.Bond.Primary] == nil || idx[l.Bond.Primary].Master != l.Index):
+		return bad(p+".bond.primary", "ifindex %d is not a port of this bond", l.Bond.Primary)
+	case (lowered[l.Kind] || l.Tunnel != nil && l.Parent != 0) && (idx[l.Parent] == nil || idx[l.Parent] == l):
 		return bad(p+".parent", "ifindex %d is not another link of the snapshot", l.Parent)
 	case l.Kind == "veth" && !l.PeerElsewhere && (idx[l.Parent] == nil || idx[l.Parent].Kind != "veth" || idx[l.Parent].Parent != l.Index):
 		return bad(p+".parent", "ifindex %d is not this veth's peer in the snapshot", l.Parent)
@@ -241,14 +274,15 @@ func (d *Document) checkL3(idx map[int]*Link, names map[string]bool) error {
 		if _, err := netip.ParseAddr(n.IP); err != nil {
 			return bad(p+".ip", "%q is not an address", n.IP)
 		}
-		if _, err := net.ParseMAC(n.MAC); n.MAC != "" && err != nil {
-			return bad(p+".mac", "%q is not a MAC address", n.MAC)
+		if _, err := parseLLAddr(n.MAC); n.MAC != "" && err != nil {
+			return bad(p+".mac", "%q is not a link-layer address", truncate(n.MAC))
 		}
 	}
 	return nil
 }
 
-// checkRest checks the iptables tables, the sysctls and the records.
+// checkRest checks the iptables tables, the sysctls, nf_tables and the
+// records.
 func (d *Document) checkRest() error {
 	for fam := range d.IPTables {
 		if fam != "ipv4" && fam != "ipv6" {
@@ -263,13 +297,8 @@ func (d *Document) checkRest() error {
 			return bad("sysctls."+p, "longer than 4096 bytes")
 		}
 	}
-	if len(d.NftablesNotHeld) > MaxRecords {
-		return bad("nftablesNotHeld", "more than %d tables", MaxRecords)
-	}
-	for i, id := range d.NftablesNotHeld {
-		if len(id) > maxText {
-			return bad(fmt.Sprintf("nftablesNotHeld[%d]", i), "longer than %d bytes", maxText)
-		}
+	if err := d.checkNftables(); err != nil {
+		return err
 	}
 	if len(d.Records) > MaxRecords {
 		return bad("records", "more than %d records", MaxRecords)
@@ -355,4 +384,96 @@ func truncate(s string) string {
 		return s[:64] + "..."
 	}
 	return s
+}
+
+// checkNftables checks the nftables section (nftables.State.Check),
+// which a document of this version has.
+func (d *Document) checkNftables() error {
+	if d.Nftables == nil {
+		return bad("nftables", "missing")
+	}
+	err := d.Nftables.Check()
+	var se *nftables.StateError
+	if errors.As(err, &se) {
+		return &PathError{Path: "nftables." + se.Path, Err: se.Err}
+	}
+	return err
+}
+
+// lowered are the kinds that have a lower link (Parent).
+var lowered = map[string]bool{"macvlan": true, "vlan": true}
+
+// checkKind checks a bond's, VLAN's and VRF's settings.
+func (l *Link) checkKind(p string) error {
+	if b := l.Bond; b != nil {
+		switch {
+		case netlink.StringToBondMode(b.Mode) == netlink.BOND_MODE_UNKNOWN:
+			return bad(p+".bond.mode", "%q is not a bond mode", truncate(b.Mode))
+		case b.Miimon < 0 || b.Miimon > 1<<30 || b.MinLinks < 0 || b.MinLinks > 1<<30:
+			return bad(p+".bond", "miimon and minLinks are out of range")
+		case b.LacpRate != "" && netlink.StringToBondLacpRate(b.LacpRate) == netlink.BOND_LACP_RATE_UNKNOWN:
+			return bad(p+".bond.lacpRate", "%q is not a LACP rate", truncate(b.LacpRate))
+		case b.XmitHashPolicy != "" && netlink.StringToBondXmitHashPolicy(b.XmitHashPolicy) == netlink.BOND_XMIT_HASH_POLICY_UNKNOWN:
+			return bad(p+".bond.xmitHashPolicy", "%q is not a transmit hash policy", truncate(b.XmitHashPolicy))
+		case b.Primary < 0:
+			return bad(p+".bond.primary", "ifindex %d is out of range", b.Primary)
+		}
+	}
+	if v := l.Vlan; v != nil {
+		if v.ID < 0 || v.ID >= 4095 {
+			return bad(p+".vlan.id", "VLAN id %d is out of range", v.ID)
+		}
+		if netlink.StringToVlanProtocol(v.Protocol) == netlink.VLAN_PROTOCOL_UNKNOWN {
+			return bad(p+".vlan.protocol", "%q is not 802.1Q or 802.1ad", truncate(v.Protocol))
+		}
+	}
+	if l.Vrf != nil && l.Vrf.Table == 0 {
+		return bad(p+".vrf.table", "a VRF has a table")
+	}
+	if l.Tunnel != nil {
+		return l.Tunnel.check(p+".tunnel", l.Kind)
+	}
+	return nil
+}
+
+// check checks a tunnel of kind: addresses of its family, GRE's keys,
+// ip6tnl's encapsulation limit.
+func (t *Tunnel) check(p, kind string) error {
+	for name, s := range map[string]string{"local": t.Local, "remote": t.Remote} {
+		if s == "" {
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil || a.Is4() == (kind == "ip6tnl") || a.Zone() != "" {
+			return bad(p+"."+name, "%q is not an address of a %s tunnel", truncate(s), kind)
+		}
+	}
+	switch {
+	case (t.IKey != 0 || t.OKey != 0) && kind != "gre":
+		return bad(p+".ikey", "only a GRE tunnel has keys")
+	case t.EncapLimit != 0 && kind != "ip6tnl":
+		return bad(p+".encapLimit", "only an ip6tnl tunnel has an encapsulation limit")
+	case t.PMTUDisc > 1 || t.PMTUDisc != 0 && kind == "ip6tnl":
+		return bad(p+".pmtudisc", "0 or 1, and none for ip6tnl")
+	}
+	return nil
+}
+
+// parseLLAddr parses a neighbour's link-layer address: a MAC, or of a
+// tunnel its remote IPv4 or IPv6 address, as colon-separated bytes (1 to
+// 32 of them, as the kernel's MAX_ADDR_LEN).
+func parseLLAddr(s string) (net.HardwareAddr, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) > 32 {
+		return nil, errors.New("longer than 32 bytes")
+	}
+	out := make(net.HardwareAddr, len(parts))
+	for i, p := range parts {
+		b, err := hex.DecodeString(p)
+		if err != nil || len(b) != 1 {
+			return nil, fmt.Errorf("byte %d is not two hex digits", i)
+		}
+		out[i] = b[0]
+	}
+	return out, nil
 }

@@ -7,13 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/netagent/netagent/configurators"
-	"github.com/netagent/netagent/configurators/nftables"
 	"github.com/netagent/netagent/internal/netnsx"
 )
 
@@ -33,17 +30,13 @@ func Take(ctx context.Context, netns, stateDir string) (*Document, error) {
 	if d.Records, err = readRecords(stateDir); err != nil {
 		return nil, err
 	}
-	made, err := nftables.Recorded(t, stateDir)
-	if err != nil {
-		return nil, fmt.Errorf("reading netagent's nftables records: %w", err)
-	}
-	d.NftablesNotHeld = slices.Sorted(maps.Keys(made))
 	return d, nil
 }
 
 // skipped are the state directory's entries that are not records: the
-// writer's lock and the version store (which no plan reads).
-var skipped = map[string]bool{"lock": true, "store": true}
+// writer's lock, the version store and the nftables configurator's kept
+// dumps (caches: no plan needs them).
+var skipped = map[string]bool{"lock": true, "store": true, "nftables-dumps": true}
 
 // readRecords reads the regular files of the state directory (but
 // skipped), at most MaxRecords of at most maxRecordLen bytes.
@@ -112,22 +105,9 @@ func ReadFile(name string) (*Document, error) {
 	return d, nil
 }
 
-// ErrNotHeld is a plan a snapshot cannot answer: its namespace or the
-// intent has nftables tables, which a snapshot does not hold yet, or
-// the intent needs what runs only on the host (DNS, DHCP, RA).
+// ErrNotHeld is a plan a snapshot cannot answer: the intent needs what
+// runs only on the host (DNS, DHCP, RA).
 var ErrNotHeld = errors.New("not in a snapshot")
-
-// Plannable reports whether a plan of an intent with nft nftables
-// tables can run against d (ErrNotHeld, naming the tables, if not).
-func (d *Document) Plannable(nft []string) error {
-	if len(d.NftablesNotHeld) > 0 {
-		return fmt.Errorf("%w: the namespace holds netagent's nftables tables %v, which snapshots do not hold yet", ErrNotHeld, d.NftablesNotHeld)
-	}
-	if len(nft) > 0 {
-		return fmt.Errorf("%w: the intent has nftables tables %v, which snapshots do not hold yet", ErrNotHeld, nft)
-	}
-	return nil
-}
 
 // Load writes d's records into the state directory stateDir (empty or
 // missing) and returns fakes of d's namespace, for the commands to run

@@ -9,6 +9,7 @@ import (
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/member"
+	"github.com/netagent/netagent/agent/snapshot"
 	"github.com/netagent/netagent/agent/source"
 	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/fleet"
@@ -17,7 +18,8 @@ import (
 // The daemon as a fleet member: `netagent run --etcd-endpoints URL,...`
 // reads the host's documents and its groups' from etcd (member.StoreSource)
 // beside or instead of the intent directory, and writes its status back
-// (member.StatusWriter).
+// (member.StatusWriter) and, with --publish-snapshot, the host's snapshot
+// (member.SnapshotPublisher).
 
 // storeOpts are run's fleet options.
 type storeOpts struct {
@@ -29,6 +31,7 @@ type storeOpts struct {
 	cert      string
 	key       string
 	ttl       time.Duration
+	publish   time.Duration
 }
 
 func storeFlags(fs *flag.FlagSet) *storeOpts {
@@ -48,6 +51,7 @@ func storeFlags(fs *flag.FlagSet) *storeOpts {
 	fs.StringVar(&o.cert, "etcd-cert", "", "client certificate (PEM) for etcd")
 	fs.StringVar(&o.key, "etcd-key", "", "the client certificate's key (PEM)")
 	fs.DurationVar(&o.ttl, "status-ttl", member.DefaultStatusTTL, "lease of the status in etcd: it expires this long after the daemon stops renewing it")
+	fs.DurationVar(&o.publish, "publish-snapshot", 0, "publish the host's snapshot to PREFIX/snapshots/HOST when it changes, at most once per `INTERVAL` (0: never)")
 	return o
 }
 
@@ -57,10 +61,13 @@ func (o *storeOpts) enabled() bool { return o.endpoints != "" }
 // check validates the options that need no connection.
 func (o *storeOpts) check() error {
 	if !o.enabled() {
-		if len(o.groups) > 0 || o.hostname != "" {
-			return errors.New("--group and --hostname need --etcd-endpoints")
+		if len(o.groups) > 0 || o.hostname != "" || o.publish != 0 {
+			return errors.New("--group, --hostname and --publish-snapshot need --etcd-endpoints")
 		}
 		return nil
+	}
+	if o.publish != 0 && o.publish < time.Second {
+		return fmt.Errorf("--publish-snapshot %v: at most one snapshot a second (0: none)", o.publish)
 	}
 	h, err := member.CheckHost(o.hostname, o.ttl)
 	o.hostname = h
@@ -76,7 +83,10 @@ func openMember(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
 	so := o.store
 	m, err := member.Open(member.Config{
 		Conn: member.Conn{Endpoints: member.Endpoints(so.endpoints), Prefix: so.prefix, CAFile: so.ca, CertFile: so.cert, KeyFile: so.key},
-		Host: so.hostname, Groups: so.groups, TTL: so.ttl, Log: g.log, Prober: trial.Probes(rt), PreCheck: trial.PreChecks(rt), StateDir: o.kernel.stateDir(g)})
+		Host: so.hostname, Groups: so.groups, TTL: so.ttl, Log: g.log, Prober: trial.Probes(rt), PreCheck: trial.PreChecks(rt), StateDir: o.kernel.stateDir(g),
+		PublishSnapshot: so.publish, TakeSnapshot: func(ctx context.Context) (*snapshot.Document, error) {
+			return snapshot.Take(ctx, o.kernel.netns, o.kernel.stateDir(g))
+		}})
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: etcd: %v\n", err)
 		return exitInternal, false
@@ -94,7 +104,7 @@ func daemonSources(g *globals, o *daemonOpts) (sources []source.IntentSource, re
 	}
 	if o.member != nil {
 		sources = append(sources, o.member.Source)
-		report = o.member.Writer.Report
+		report = o.member.Report
 	}
 	return sources, report
 }

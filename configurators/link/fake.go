@@ -325,6 +325,9 @@ func (f *FakeKernel) copyOf(fl *fakeLink) netlink.Link {
 	case *netlink.Wireguard:
 		v := *x
 		c = &v
+	case *netlink.GenericLink: // a loaded device of a kind the fake does not model (fake_load.go)
+		v := *x
+		c = &v
 	case *netlink.IPVlan:
 		v := *x
 		c = &v

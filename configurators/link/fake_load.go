@@ -19,7 +19,11 @@ type LoadedLink struct {
 	// Name, MTU, HardwareAddr, Flags (up), MasterIndex, ParentIndex (a
 	// veth's peer, a VLAN's or macvlan's lower link) and the kind's
 	// settings the fake models (bridge vlan_filtering, macvlan mode,
-	// VXLAN VNI, port, group, local, lower device).
+	// VXLAN VNI, port, group, local, lower device; bond mode, miimon,
+	// min_links, LACP rate, transmit hash policy and primary; VLAN id and
+	// protocol; VRF table; a GRE, IPIP, SIT or ip6tnl tunnel's local and
+	// remote addresses, lower device (ParentIndex), TTL, path MTU
+	// discovery, protocol, encapsulation limit and GRE keys).
 	Link netlink.Link
 	// Carrier is the link's carrier (lower-up).
 	Carrier bool
@@ -36,6 +40,11 @@ type LoadedLink struct {
 	// default).
 	PortCost     uint32
 	PortPriority *uint16
+	// Fallback: the link is a tunnel module's fallback device
+	// (IsFallbackDevice: gre0, gretap0, tunl0, sit0, ...), planted as the
+	// module makes it; of the kinds the fake does not model (gretap,
+	// erspan, ip6gre, vti) as a device of that kind with no settings.
+	Fallback bool
 }
 
 // Load plants links, with their indexes, MACs, MTUs and states, in a
@@ -74,6 +83,8 @@ func (f *FakeKernel) waitsForLower(l netlink.Link) bool {
 		return f.links[l.Attrs().ParentIndex] == nil
 	case *netlink.Vxlan:
 		return x.VtepDevIndex != 0 && f.links[x.VtepDevIndex] == nil
+	case *netlink.Gretun, *netlink.Iptun, *netlink.Sittun, *netlink.Ip6tnl:
+		return l.Attrs().ParentIndex != 0 && f.links[l.Attrs().ParentIndex] == nil
 	}
 	return false
 }
@@ -91,9 +102,13 @@ func (f *FakeKernel) loadOne(l LoadedLink, all []LoadedLink) error {
 	}
 	var fl *fakeLink
 	var err error
-	if d, ok := l.Link.(*netlink.Device); ok {
+	if l.Fallback {
+		if fl, err = loadFallback(l.Link); err != nil {
+			return err
+		}
+	} else if d, ok := l.Link.(*netlink.Device); ok {
 		fl = &fakeLink{link: &netlink.Device{LinkAttrs: f.base(&d.LinkAttrs, 1500)}, liveMAC: true, maxMTU: 9000}
-	} else if fl, _, err = f.build(creatable(l.Link)); err != nil {
+	} else if fl, err = f.buildLoaded(l.Link); err != nil {
 		return err
 	}
 	fa := fl.attrs()
@@ -104,6 +119,20 @@ func (f *FakeKernel) loadOne(l LoadedLink, all []LoadedLink) error {
 	if _, ok := fl.link.(*netlink.Bridge); ok {
 		fl.stp, fl.fwdDelay = l.STP, l.ForwardDelay
 	}
+	if b, ok := l.Link.(*netlink.Bond); ok {
+		loadBond(fl, b, all)
+	}
+	if fl.tunnel != nil && !l.Fallback {
+		loadTunnel(fl, l.Link)
+	}
+	if fl.tunnel != nil {
+		// A tunnel's device address is its local address, which a dump
+		// leaves out when it is any (netlink drops an all-zero address).
+		fa.HardwareAddr = nil
+		if !fl.tunnel.local.IsUnspecified() {
+			fa.HardwareAddr = net.HardwareAddr(slices.Clone(fl.tunnel.local))
+		}
+	}
 	if _, ok := l.Link.(*netlink.Veth); ok {
 		fa.ParentIndex = a.ParentIndex
 		if l.PeerElsewhere || !slices.ContainsFunc(all, func(o LoadedLink) bool { return o.Link.Attrs().Index == a.ParentIndex && o.Link.Type() == "veth" }) {
@@ -113,6 +142,64 @@ func (f *FakeKernel) loadOne(l LoadedLink, all []LoadedLink) error {
 	f.links[a.Index] = fl
 	f.next = max(f.next, a.Index+1)
 	return nil
+}
+
+// loadFallback is the fallback device l of a tunnel module.
+func loadFallback(l netlink.Link) (*fakeLink, error) {
+	name, kind := l.Attrs().Name, l.Type()
+	if !IsFallbackDevice(name, kind) {
+		return nil, fmt.Errorf("%s of kind %s is no tunnel module's fallback device", name, kind)
+	}
+	if _, ok := tunnelOverhead[kind]; ok {
+		return newFallbackTunnel(kind, name), nil
+	}
+	return &fakeLink{link: &netlink.GenericLink{LinkAttrs: netlink.LinkAttrs{Name: name}, LinkType: kind}, maxMTU: 65535}, nil
+}
+
+// buildLoaded builds l as a create would, without its MTU: the dump's
+// MTU is set after (a VRF's 65575 is above what a create request takes).
+func (f *FakeKernel) buildLoaded(l netlink.Link) (*fakeLink, error) {
+	a := l.Attrs()
+	mtu := a.MTU
+	a.MTU = 0
+	fl, _, err := f.build(creatable(l))
+	a.MTU = mtu
+	return fl, err
+}
+
+// loadBond gives a bond built from b (which a create request does not
+// carry whole) b's LACP rate, transmit hash policy and primary, which the
+// kernel keeps by name.
+func loadBond(fl *fakeLink, b *netlink.Bond, all []LoadedLink) {
+	fb := fl.link.(*netlink.Bond)
+	if b.LacpRate >= 0 && b.LacpRate < netlink.BOND_LACP_RATE_UNKNOWN {
+		fb.LacpRate = b.LacpRate
+	}
+	if b.XmitHashPolicy >= 0 && b.XmitHashPolicy < netlink.BOND_XMIT_HASH_POLICY_UNKNOWN {
+		fb.XmitHashPolicy = b.XmitHashPolicy
+	}
+	for _, o := range all {
+		if b.Primary > 0 && o.Link.Attrs().Index == b.Primary {
+			fl.primary = o.Link.Attrs().Name
+		}
+	}
+}
+
+// loadTunnel gives a tunnel built from l (as a create request, with the
+// defaults netlink's request leaves to the kernel) l's TTL, path MTU
+// discovery, protocol and encapsulation limit as dumped.
+func loadTunnel(fl *fakeLink, l netlink.Link) {
+	t := fl.tunnel
+	switch x := l.(type) {
+	case *netlink.Gretun:
+		t.ttl, t.pmtudisc = x.Ttl, x.PMtuDisc
+	case *netlink.Iptun:
+		t.ttl, t.pmtudisc, t.proto = x.Ttl, x.PMtuDisc, x.Proto
+	case *netlink.Sittun:
+		t.ttl, t.pmtudisc, t.proto = x.Ttl, x.PMtuDisc, x.Proto
+	case *netlink.Ip6tnl:
+		t.ttl, t.proto, t.encapLimit = x.Ttl, x.Proto, x.EncapLimit
+	}
 }
 
 // creatable is l as a create request: a veth's peer gets a placeholder
@@ -207,7 +294,7 @@ func Dump(t *netnsx.Target) ([]LoadedLink, error) {
 	out := make([]LoadedLink, 0, len(list))
 	for _, l := range list {
 		a := l.Attrs()
-		ll := LoadedLink{Link: l, Carrier: a.RawFlags&unix.IFF_LOWER_UP != 0, PeerElsewhere: a.NetNsID >= 0}
+		ll := LoadedLink{Link: l, Carrier: a.RawFlags&unix.IFF_LOWER_UP != 0, PeerElsewhere: a.NetNsID >= 0, Fallback: kernelsTunnel(l)}
 		if _, ok := l.(*netlink.Veth); ok && ll.PeerElsewhere {
 			if err := peerOf(t, &ll); err != nil {
 				return nil, fmt.Errorf("reading the peer of %q: %w", a.Name, err)

@@ -37,6 +37,13 @@ var tunnelOverhead = map[string]int{"gre": 24, "ipip": 20, "sit": 20, "ip6tnl": 
 // addFallbackTunnel adds a module's fallback device, as loading the
 // module does in every namespace.
 func (f *FakeKernel) addFallbackTunnel(kind, name string) {
+	f.insert(newFallbackTunnel(kind, name))
+	f.refresh()
+}
+
+// newFallbackTunnel is a module's fallback device of kind (gre, ipip,
+// sit, ip6tnl), as the module makes it.
+func newFallbackTunnel(kind, name string) *fakeLink {
 	t := &fakeTunnel{kind: kind, pmtudisc: 1}
 	switch kind {
 	case "sit":
@@ -52,8 +59,7 @@ func (f *FakeKernel) addFallbackTunnel(kind, name string) {
 	a.Name, a.MTU = name, 1500-tunnelOverhead[kind]
 	fl := &fakeLink{tunnel: t, maxMTU: 65535 - tunnelOverhead[kind]}
 	fl.link = t.netlinkLink(a)
-	f.insert(fl)
-	f.refresh()
+	return fl
 }
 
 func (t *fakeTunnel) v6() bool { return t.kind == "ip6tnl" }

@@ -124,9 +124,14 @@ var fallbackTunnels = map[string]string{
 }
 
 // kernelsTunnel reports whether l is a tunnel module's fallback device.
-func kernelsTunnel(l netlink.Link) bool {
-	kind, ok := fallbackTunnels[l.Attrs().Name]
-	return ok && kind == l.Type()
+func kernelsTunnel(l netlink.Link) bool { return IsFallbackDevice(l.Attrs().Name, l.Type()) }
+
+// IsFallbackDevice reports whether a link of that name and kind is a
+// tunnel module's fallback device (gre0 of kind gre, tunl0 of ipip, ...),
+// which the module makes in every namespace and which nobody else can.
+func IsFallbackDevice(name, kind string) bool {
+	k, ok := fallbackTunnels[name]
+	return ok && k == kind
 }
 
 // readOtherPort describes l's port of a master that is not netagent's.

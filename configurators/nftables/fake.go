@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
@@ -39,6 +40,14 @@ type FakeKernel struct {
 	batches int
 	fail    map[int]error
 	before  []func()
+
+	// Identity, if set, is the namespace's identity in the state files
+	// (the ownership records of RegisterFakeIn, Clashes).
+	Identity *statefile.NsIdentity
+	// unavailable is a kernel without nf_tables (Load of such a State);
+	// foreignRules the rule counts of loaded foreign chains (snapshot.go).
+	unavailable  bool
+	foreignRules map[[3]string]int
 }
 
 var _ kernel = (*FakeKernel)(nil)
@@ -525,6 +534,9 @@ func (t *fakeTable) checkRef(e expr.Any) error {
 func (f *FakeKernel) ListTables() ([][2]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.unavailable {
+		return nil, fmt.Errorf("nftables: listing tables: %w", ErrNoNftables)
+	}
 	var out [][2]string
 	for _, t := range f.tables {
 		out = append(out, [2]string{t.family, t.name})

@@ -132,16 +132,9 @@ func (r netlinkReader) BaseChains(keep func(TableInfo, BaseChain) bool, ruleBudg
 		if !keep(ts[i], bc) {
 			continue
 		}
-		switch {
-		case bc.PolicyDrop:
-		case ruleBudget <= 0:
-			bc.Unread = true
-		default:
-			rules, err := c.GetRules(ch.Table, ch)
-			if err != nil {
-				return nil, fmt.Errorf("nftables: rules of %s: %w", bc.ID(), kernelErr(err))
-			}
-			ruleBudget -= countDrops(&bc, rules, ruleBudget)
+		err := inspectRules(&bc, &ruleBudget, func() ([]*gnft.Rule, error) { return c.GetRules(ch.Table, ch) })
+		if err != nil {
+			return nil, fmt.Errorf("nftables: rules of %s: %w", bc.ID(), kernelErr(err))
 		}
 		out = append(out, bc)
 	}
@@ -167,6 +160,24 @@ func hookName(family string, n gnft.ChainHook) string {
 		}
 	}
 	return ""
+}
+
+// inspectRules counts the drops of a kept base chain's rules (read by
+// rules) while budget lasts, and takes what it inspected off budget: a
+// chain with policy drop is not read, one past the budget is Unread.
+func inspectRules(bc *BaseChain, budget *int, rules func() ([]*gnft.Rule, error)) error {
+	switch {
+	case bc.PolicyDrop:
+	case *budget <= 0:
+		bc.Unread = true
+	default:
+		rs, err := rules()
+		if err != nil {
+			return err
+		}
+		*budget -= countDrops(bc, rs, *budget)
+	}
+	return nil
 }
 
 // countDrops inspects at most budget of rules, counting in bc those that

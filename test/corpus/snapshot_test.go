@@ -4,6 +4,7 @@ package corpus_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -140,29 +141,62 @@ func TestSnapshotPlanAgainstEthtool(t *testing.T) {
 	e.samePlanOffline(intent(`{}`))
 }
 
-// nftables tables are not in a snapshot yet: a plan against one of an
-// intent with a table, or of a namespace where netagent made one, is
-// refused (exit 3, naming them) rather than printed wrong.
-func TestSnapshotPlanAgainstRefusesNftables(t *testing.T) {
+// nftables tables are in a snapshot: netagent's (decoded as the
+// configurator decodes them, with its records) and others' (their base
+// chains' hooks, policies and drop verdicts). The edge example planned
+// beside another owner's dropping base chain (a warning) and the
+// iptables-nft tables of placeForeign, then applied (nothing to do),
+// changed (a base chain's priority: a recreate), with its mark chain
+// deleted (the mark lost), and removed, prints the same live and
+// offline.
+func TestSnapshotPlanAgainstNftables(t *testing.T) {
 	e := newEnv(t, false)
-	nft := e.writeFile("nft.json", `{"version": 1, "nftables": {"tables": [{"family": "inet", "name": "netagent",
-	  "chains": [{"name": "input", "type": "filter", "hook": "input", "priority": 0, "policy": "accept"}]}]}}`)
-	snap := e.dir + "/snapshot.json"
-	if res := e.netagent("snapshot", "--out", snap); res.code != 0 {
-		t.Fatalf("snapshot: %s", res)
+	e.addPhysical("wan0", true)
+	e.addPhysical("lan0", true)
+	e.placeForeign()
+	e.exec("nft", "add table ip fw; add chain ip fw cin { type filter hook input priority 10; policy accept; }; add rule ip fw cin tcp dport 23 drop")
+	data, err := os.ReadFile("../../examples/nftables-edge.json")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if res := e.netagent("plan", "--against", snap, nft); res.code != 3 || !strings.Contains(res.stderr, "the intent has nftables tables [inet netagent]") {
-		t.Errorf("plan --against of an intent with a table: %s", res)
+	edge := e.writeFile("edge.json", string(data))
+	live := e.samePlanOffline(edge)
+	t.Logf("plan of the edge example:\n%s", live.stdout)
+	if !strings.Contains(live.stdout, "inet/edge") || !strings.Contains(live.stdout, "ip/fw cin") {
+		t.Errorf("the plan makes no table or warns of no drop:\n%s", live.stdout)
 	}
-	if res := e.netagent("apply", nft); res.code != 0 {
+	if res := e.netagent("apply", edge); res.code != 0 {
 		t.Fatalf("apply: %s", res)
 	}
-	if res := e.netagent("snapshot", "--out", snap); res.code != 0 {
-		t.Fatalf("snapshot: %s", res)
+	if live := e.samePlanOffline(edge); !strings.Contains(live.stdout, "no changes") {
+		t.Errorf("the plan of what was applied changes something:\n%s", live.stdout)
 	}
-	empty := e.writeFile("empty.json", `{"version": 1}`)
-	if res := e.netagent("plan", "--against", snap, empty); res.code != 3 || !strings.Contains(res.stderr, "the namespace holds netagent's nftables tables") {
-		t.Errorf("plan --against a namespace with netagent's table: %s", res)
+	moved := e.writeFile("moved.json", strings.Replace(string(data), `"priority": "filter", "policy": "drop", "rules": [
+        {"ctState": ["established", "related"], "verdict": "accept"},
+        {"ctState": ["invalid"]`, `"priority": -10, "policy": "drop", "rules": [
+        {"ctState": ["established", "related"], "verdict": "accept"},
+        {"ctState": ["invalid"]`, 1))
+	if live := e.samePlanOffline(moved); !strings.Contains(live.stdout, "recreate chain input") {
+		t.Errorf("the plan of a new priority recreates no chain:\n%s", live.stdout)
+	}
+	e.samePlanOffline(e.writeFile("empty.json", `{"version": 1}`))
+	e.exec("nft", "delete chain inet edge netagent-owned")
+	live = e.samePlanOffline(edge)
+	t.Logf("plan after the mark chain was deleted:\n%s", live.stdout)
+	if live.code == 0 || !strings.Contains(live.stdout, "lost its mark") {
+		t.Errorf("the plan over a table that lost its mark (exit %d):\n%s", live.code, live.stdout)
+	}
+}
+
+// Another owner's table of the intent's name is a predicted clash, live
+// and offline alike.
+func TestSnapshotPlanAgainstNftablesClash(t *testing.T) {
+	e := newEnv(t, false)
+	e.exec("nft", "add table inet netagent; add chain inet netagent input { type filter hook input priority 0; }")
+	nft := e.writeFile("nft.json", `{"version": 1, "nftables": {"tables": [{"family": "inet", "name": "netagent",
+	  "chains": [{"name": "input", "type": "filter", "hook": "input", "priority": 0, "policy": "accept"}]}]}}`)
+	if live := e.samePlanOffline(nft); live.code == 0 || !strings.Contains(live.stdout, "not netagent's") {
+		t.Errorf("the plan predicts no clash (exit %d):\n%s", live.code, live.stdout)
 	}
 }
 
