@@ -168,7 +168,11 @@ func (p *step) pool(ctx context.Context) ([]Candidate, error) {
 		if group != "" && !inGroup(st, group) {
 			continue
 		}
-		out = append(out, Candidate{Host: host, Labels: st.Labels})
+		labels := st.Labels
+		if fleet.CheckLabels(labels) != nil {
+			labels = nil // not trusted: the host is chosen by name or percent only
+		}
+		out = append(out, Candidate{Host: host, Labels: labels})
 	}
 	return out, nil
 }

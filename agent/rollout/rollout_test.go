@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netagent/netagent/fleet"
 )
 
 func TestSelectionStable(t *testing.T) {
@@ -369,5 +371,35 @@ func TestAbortRollsBack(t *testing.T) {
 	}
 	if rolled < 2 {
 		t.Errorf("%d hosts rolled back", rolled)
+	}
+}
+
+// TestWaveByLabel: a wave selects the hosts whose status has its labels;
+// a status with an invalid label is chosen by percent only.
+func TestWaveByLabel(t *testing.T) {
+	f, cs := newFleet(t, 10)
+	for _, h := range []string{"edge-003", "edge-007", "edge-008"} {
+		f.labels[h] = map[string]string{"site": "fra-1", "tier": "canary"}
+	}
+	f.labels["edge-009"] = map[string]string{"site": "fra-1", "bad key": "x"}
+	f.labels["edge-001"] = map[string]string{"site": "fra-1"} // lacks tier
+	for _, h := range f.hosts {
+		f.write(h, fleet.Status{Host: h, Ready: true, Revisions: map[string]int64{"groups/edge/base.json": 1}})
+	}
+	clock := &fakeClock{t: time.Unix(1e9, 0)}
+	start(t, cs, testSpec(t, `{"rollout": "dns-v3", "document": "groups/edge/20-dns.json", "intent": "x.json", "waves": [
+ {"name": "canary", "labels": {"site": "fra-1", "tier": "canary"}, "bake": "1m"},
+ {"name": "rest", "percent": 100}]}`), clock)
+	r, err := drive(t, newController(cs, clock, "c1"), f, clock)
+	if err != nil || r.Phase != PhaseCompleted {
+		t.Fatalf("phase %s, err %v", r.Phase, err)
+	}
+	s := load(t, cs)
+	got := slices.Sorted(slices.Values(s.Waves[0].Hosts))
+	if !slices.Equal(got, []string{"edge-003", "edge-007", "edge-008"}) {
+		t.Errorf("canary wave %v, want the three labelled hosts", got)
+	}
+	if len(s.Waves[1].Hosts) != 7 || pushedOnce(t, cs) != 10 {
+		t.Errorf("rest wave %v", s.Waves[1].Hosts)
 	}
 }

@@ -141,6 +141,14 @@ func (w *Wave) validate() error {
 			return fmt.Errorf("hosts[%d]: %w", i, err)
 		}
 	}
+	if len(w.Labels) > fleet.MaxLabels {
+		return fmt.Errorf("labels: %d labels, more than %d", len(w.Labels), fleet.MaxLabels)
+	}
+	for k, v := range w.Labels {
+		if err := fleet.CheckLabel(k, v); err != nil {
+			return fmt.Errorf("labels.%s: %w", k, err)
+		}
+	}
 	for _, d := range []struct{ name, v string }{{"trialTimeout", w.TrialTimeout}, {"bake", w.Bake}} {
 		if _, err := duration(d.v); err != nil {
 			return fmt.Errorf("%s: %w", d.name, err)
