@@ -27,6 +27,10 @@ type Controller struct {
 	// Owner names this controller in the lease (unique per process).
 	Owner string
 	Clock Clock
+
+	// The host records as last read or written (nil: read them).
+	hosts map[string]*HostState
+	vers  hostVersions
 }
 
 // Result is what a Step did.
@@ -50,26 +54,51 @@ type step struct {
 	now time.Time
 }
 
-// Step makes at most one transition of the rollout and writes it (CAS).
+// Step makes at most one transition of the rollout and writes it: the
+// hosts' records that changed, then the state, each with a CAS. The
+// controller keeps the host records it read or wrote between steps (it
+// alone writes them while it holds the lease); any error drops them, so
+// that the next step reads them again.
 func (c *Controller) Step(ctx context.Context) (Result, error) {
+	r, err := c.step(ctx)
+	if err != nil {
+		c.hosts, c.vers = nil, nil
+	}
+	return r, err
+}
+
+func (c *Controller) step(ctx context.Context) (Result, error) {
 	now := c.Clock.Now()
 	if err := c.lease(ctx, now); err != nil {
 		return Result{}, err
 	}
-	s, ver, err := Load(ctx, c.Store, c.Layout, c.ID)
+	s, ver, err := loadState(ctx, c.Store, c.Layout, c.ID)
 	if err != nil {
 		return Result{}, err
 	}
+	if c.vers == nil {
+		if c.hosts, c.vers, err = loadHosts(ctx, c.Store, c.Layout, s); err != nil {
+			return Result{}, err
+		}
+	}
+	s.Hosts = c.hosts
+	before, _ := json.Marshal(s)
 	p := &step{c: c, s: s, ver: ver, now: now}
-	changed, err := p.transition(ctx)
-	if err != nil || !changed {
+	if _, err := p.transition(ctx); err != nil {
 		return Result{Phase: s.Phase}, err
 	}
-	s.Updated = now
-	if _, err := save(ctx, c.Store, c.Layout, s, ver); err != nil {
+	n, err := saveHosts(ctx, c.Store, c.Layout, c.ID, s.Hosts, c.vers)
+	if err != nil {
 		return Result{Phase: s.Phase}, err
 	}
-	return Result{Phase: s.Phase, Wrote: true}, nil
+	if after, _ := json.Marshal(s); !bytes.Equal(before, after) {
+		s.Updated = now
+		if _, err := save(ctx, c.Store, c.Layout, s, ver); err != nil {
+			return Result{Phase: s.Phase}, err
+		}
+		n++
+	}
+	return Result{Phase: s.Phase, Wrote: n > 0}, nil
 }
 
 // transition changes p.s in memory (and the hosts' keys) for one step.

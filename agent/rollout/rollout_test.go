@@ -118,6 +118,14 @@ func TestThreeWavesComplete(t *testing.T) {
 			t.Errorf("%s: %s", h, hs.State)
 		}
 	}
+	// Each host's record is a key of its own; the state names the hosts.
+	recs, _, err := cs.List(context.Background(), Dir(layout, "dns-v3")+"/hosts")
+	if err != nil || len(recs) != 20 {
+		t.Errorf("%d host records, want 20 (%v)", len(recs), err)
+	}
+	if e, err := cs.Read(context.Background(), stateKey(layout, "dns-v3")); err != nil || strings.Contains(string(e.Value), `"prevVersion"`) {
+		t.Errorf("the state holds host records: %s %v", e.Value, err)
+	}
 }
 
 func TestFailingHostsHaltTheirWave(t *testing.T) {

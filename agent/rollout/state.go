@@ -1,10 +1,14 @@
 package rollout
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/netagent/netagent/fleet"
@@ -36,7 +40,8 @@ const (
 // before it counts as failed (HostTimeout).
 const ReportGrace = 30 * time.Second
 
-// State is a rollout as the store holds it (rollouts/<id>/state).
+// State is a rollout as the store holds it: rollouts/<id>/state, and
+// each host's record in rollouts/<id>/hosts/<host> (Hosts).
 type State struct {
 	Spec Spec `json:"spec"`
 	// Intent is the intent pushed (compact JSON), read once by Start.
@@ -46,7 +51,9 @@ type State struct {
 	// Wave is the index of the current wave; Waves the waves started.
 	Wave      int                   `json:"wave"`
 	Waves     []WaveState           `json:"waves"`
-	Hosts     map[string]*HostState `json:"hosts"`
+	// Hosts are the records of rollouts/<id>/hosts/, which only the
+	// controller holding the lease writes: not part of the state key.
+	Hosts     map[string]*HostState `json:"-"`
 	Approvals map[string]bool       `json:"approvals,omitempty"` // by wave name
 	Started   time.Time             `json:"started"`
 	Updated   time.Time             `json:"updated"`
@@ -63,7 +70,8 @@ type WaveState struct {
 	Done      bool      `json:"done,omitempty"`
 }
 
-// HostState is one host of a rollout.
+// HostState is one host of a rollout, the value of
+// rollouts/<id>/hosts/<host>.
 type HostState struct {
 	Wave  int    `json:"wave"`
 	State string `json:"state"`
@@ -91,12 +99,91 @@ var (
 func Dir(l fleet.Layout, id string) string      { return l.Rollouts() + "/" + id }
 func stateKey(l fleet.Layout, id string) string { return Dir(l, id) + "/state" }
 func leaseKey(l fleet.Layout, id string) string { return Dir(l, id) + "/lease" }
+func hostsDir(l fleet.Layout, id string) string { return Dir(l, id) + "/hosts" }
 
-// maxStateBytes bounds a state read back (the intent, a host record each).
-const maxStateBytes = 64 << 20
+// HostRecordKey is the key of host's record in rollout id.
+func HostRecordKey(l fleet.Layout, id, host string) string { return hostsDir(l, id) + "/" + host }
 
-// Load reads a rollout's state and its version.
+// Bounds of what is read back: the state (the spec, the intent, the
+// waves' host names) and a host record (its key's previous value).
+const (
+	maxStateBytes      = 16 << 20
+	maxHostRecordBytes = 4 << 20
+)
+
+// Load reads a rollout's state, its version and its hosts' records.
 func Load(ctx context.Context, st store.Store, l fleet.Layout, id string) (*State, store.Version, error) {
+	s, ver, err := loadState(ctx, st, l, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	if s.Hosts, _, err = loadHosts(ctx, st, l, s); err != nil {
+		return nil, 0, err
+	}
+	return s, ver, nil
+}
+
+// hostVersions are the stored host records' versions and values, by host.
+type hostVersions map[string]store.Entry
+
+// loadHosts reads the records of s's hosts: each must name a valid host
+// and a wave of the spec.
+func loadHosts(ctx context.Context, st store.Store, l fleet.Layout, s *State) (map[string]*HostState, hostVersions, error) {
+	id := s.Spec.Rollout
+	dir := hostsDir(l, id) + "/"
+	entries, _, err := st.List(ctx, hostsDir(l, id))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the host records of rollout %s: %w", id, err)
+	}
+	hosts, vers := map[string]*HostState{}, hostVersions{}
+	for _, e := range entries {
+		host := strings.TrimPrefix(e.Key, dir)
+		if err := fleet.CheckName("host", host); err != nil {
+			return nil, nil, fmt.Errorf("rollout %s: %s: %w", id, e.Key, err)
+		}
+		if len(e.Value) > maxHostRecordBytes {
+			return nil, nil, fmt.Errorf("rollout %s: %s is %d bytes, more than %d", id, e.Key, len(e.Value), maxHostRecordBytes)
+		}
+		var hs HostState
+		if err := json.Unmarshal(e.Value, &hs); err != nil {
+			return nil, nil, fmt.Errorf("rollout %s: %s: %w", id, e.Key, err)
+		}
+		if hs.Wave < 0 || hs.Wave >= len(s.Spec.Waves) || !knownHostState[hs.State] {
+			return nil, nil, fmt.Errorf("rollout %s: %s: wave %d, state %q: not a record the controller writes", id, e.Key, hs.Wave, hs.State)
+		}
+		hosts[host], vers[host] = &hs, e
+	}
+	return hosts, vers, nil
+}
+
+var knownHostState = map[string]bool{HostPushing: true, HostSkipped: true, HostPending: true, HostConfirmed: true,
+	HostReverted: true, HostTimeout: true, HostConflict: true, HostRolledBack: true}
+
+// saveHosts writes the records of hosts that differ from vers (CAS on
+// each one's version), in host order, and updates vers; wrote counts them.
+func saveHosts(ctx context.Context, st store.Store, l fleet.Layout, id string, hosts map[string]*HostState, vers hostVersions) (wrote int, err error) {
+	for _, h := range slices.Sorted(maps.Keys(hosts)) {
+		raw, err := json.Marshal(hosts[h])
+		if err != nil {
+			return wrote, err
+		}
+		old, had := vers[h]
+		if had && bytes.Equal(old.Value, raw) {
+			continue
+		}
+		key := HostRecordKey(l, id, h)
+		v, err := st.WriteCAS(ctx, key, raw, old.Version)
+		if err != nil {
+			return wrote, fmt.Errorf("writing %s: %w", key, err)
+		}
+		vers[h] = store.Entry{Key: key, Value: raw, Version: v}
+		wrote++
+	}
+	return wrote, nil
+}
+
+// loadState reads a rollout's state key alone.
+func loadState(ctx context.Context, st store.Store, l fleet.Layout, id string) (*State, store.Version, error) {
 	e, err := st.Read(ctx, stateKey(l, id))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, 0, fmt.Errorf("rollout %s: %w", id, ErrNoRollout)
@@ -110,6 +197,12 @@ func Load(ctx context.Context, st store.Store, l fleet.Layout, id string) (*Stat
 	var s State
 	if err := json.Unmarshal(e.Value, &s); err != nil {
 		return nil, 0, fmt.Errorf("rollout %s: state: %w", id, err)
+	}
+	var legacy struct {
+		Hosts json.RawMessage `json:"hosts"`
+	}
+	if json.Unmarshal(e.Value, &legacy) == nil && len(legacy.Hosts) > 0 && string(legacy.Hosts) != "null" {
+		return nil, 0, fmt.Errorf("rollout %s: its state holds the host records (an older netagent's format); finish or abort it with that version", id)
 	}
 	if err := s.Spec.Validate(); err != nil || len(s.Waves) > len(s.Spec.Waves) || s.Wave > len(s.Spec.Waves) {
 		return nil, 0, fmt.Errorf("rollout %s: state is inconsistent (%v)", id, err)
