@@ -49,8 +49,8 @@ type State struct {
 	Phase  string          `json:"phase"`
 	Reason string          `json:"reason,omitempty"` // why halted or aborted
 	// Wave is the index of the current wave; Waves the waves started.
-	Wave      int                   `json:"wave"`
-	Waves     []WaveState           `json:"waves"`
+	Wave  int         `json:"wave"`
+	Waves []WaveState `json:"waves"`
 	// Hosts are the records of rollouts/<id>/hosts/, which only the
 	// controller holding the lease writes: not part of the state key.
 	Hosts     map[string]*HostState `json:"-"`
