@@ -27,6 +27,9 @@ type Controller struct {
 	// Owner names this controller in the lease (unique per process).
 	Owner string
 	Clock Clock
+	// Watch, if set, holds the hosts' statuses (else each step lists
+	// them) and wakes Run up when one changes.
+	Watch *StatusWatch
 
 	// The host records as last read or written (nil: read them).
 	hosts map[string]*HostState
@@ -163,8 +166,14 @@ func (p *step) startWave(ctx context.Context) (bool, error) {
 // maxStatusBytes bounds one host's status read.
 const maxStatusBytes = 64 << 10
 
-// statuses reads every host's status, by host.
+// statuses are every host's status, by host: the watch's when the
+// controller has one in step with the store, else one listing.
 func (p *step) statuses(ctx context.Context) (map[string]*fleet.Status, error) {
+	if p.c.Watch != nil {
+		if out, ok := p.c.Watch.statuses(); ok {
+			return out, nil
+		}
+	}
 	entries, _, err := p.c.Store.List(ctx, p.c.Layout.StatusDir())
 	if err != nil {
 		return nil, fmt.Errorf("listing the hosts' statuses: %w", err)
@@ -173,12 +182,8 @@ func (p *step) statuses(ctx context.Context) (map[string]*fleet.Status, error) {
 	dir := p.c.Layout.StatusDir() + "/"
 	for _, e := range entries {
 		host := strings.TrimPrefix(e.Key, dir)
-		if strings.Contains(host, "/") || len(e.Value) > maxStatusBytes {
-			continue
-		}
-		var st fleet.Status
-		if json.Unmarshal(e.Value, &st) == nil && fleet.CheckName("host", host) == nil {
-			out[host] = &st
+		if st := parseStatus(host, e.Value); st != nil {
+			out[host] = st
 		}
 	}
 	return out, nil
@@ -426,8 +431,9 @@ func (p *step) rollBack(ctx context.Context, host string, hs *HostState) error {
 }
 
 // Run steps the rollout until it completes, halts or is aborted, waiting
-// poll between steps that changed nothing. sleep waits (time.Sleep's
-// shape, ending early with ctx); report, if set, is told after each step.
+// poll between steps that changed nothing (less when the Watch sees a
+// status change). sleep waits (time.Sleep's shape, ending early with
+// ctx); report, if set, is told after each step.
 func (c *Controller) Run(ctx context.Context, poll time.Duration, sleep func(context.Context, time.Duration) error, report func(Result)) (Result, error) {
 	for {
 		r, err := c.Step(ctx)
@@ -441,9 +447,28 @@ func (c *Controller) Run(ctx context.Context, poll time.Duration, sleep func(con
 			return r, nil
 		}
 		if !r.Wrote || err != nil {
-			if err := sleep(ctx, poll); err != nil {
+			if err := c.wait(ctx, poll, sleep); err != nil {
 				return r, err
 			}
 		}
+	}
+}
+
+// wait sleeps poll, or until the watch sees a status change.
+func (c *Controller) wait(ctx context.Context, poll time.Duration, sleep func(context.Context, time.Duration) error) error {
+	if c.Watch == nil {
+		return sleep(ctx, poll)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- sleep(sctx, poll) }()
+	select {
+	case err := <-done:
+		return err
+	case <-c.Watch.Changed():
+		cancel()
+		<-done
+		return ctx.Err()
 	}
 }

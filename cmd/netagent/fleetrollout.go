@@ -103,7 +103,8 @@ func rolloutStart(g *globals, fs *flag.FlagSet, c *fleetConn, file string, follo
 func rolloutFollow(g *globals, c *fleetConn, id string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctrl := &rollout.Controller{Store: c.client.Store(), Layout: c.client.Layout(), ID: id, Owner: rolloutOwner(), Clock: wallClock{}}
+	ctrl := &rollout.Controller{Store: c.client.Store(), Layout: c.client.Layout(), ID: id, Owner: rolloutOwner(), Clock: wallClock{},
+		Watch: rollout.WatchStatuses(ctx, c.client.Store(), c.client.Layout())}
 	var last string
 	r, err := ctrl.Run(ctx, rolloutPoll, sleepCtx, func(rollout.Result) {
 		s, _, err := rollout.Load(ctx, c.client.Store(), c.client.Layout(), id)
