@@ -39,6 +39,8 @@ type Controller struct {
 // Result is what a Step did.
 type Result struct {
 	Phase string
+	// State is the rollout after the step (nil when it could not be read).
+	State *State
 	// Wrote: the step changed the state (step again at once); else it
 	// waits for the hosts, a bake or the operator.
 	Wrote bool
@@ -88,20 +90,20 @@ func (c *Controller) step(ctx context.Context) (Result, error) {
 	before, _ := json.Marshal(s)
 	p := &step{c: c, s: s, ver: ver, now: now}
 	if _, err := p.transition(ctx); err != nil {
-		return Result{Phase: s.Phase}, err
+		return Result{Phase: s.Phase, State: s}, err
 	}
 	n, err := saveHosts(ctx, c.Store, c.Layout, c.ID, s.Hosts, c.vers)
 	if err != nil {
-		return Result{Phase: s.Phase}, err
+		return Result{Phase: s.Phase, State: s}, err
 	}
 	if after, _ := json.Marshal(s); !bytes.Equal(before, after) {
 		s.Updated = now
 		if _, err := save(ctx, c.Store, c.Layout, s, ver); err != nil {
-			return Result{Phase: s.Phase}, err
+			return Result{Phase: s.Phase, State: s}, err
 		}
 		n++
 	}
-	return Result{Phase: s.Phase, Wrote: n > 0}, nil
+	return Result{Phase: s.Phase, State: s, Wrote: n > 0}, nil
 }
 
 // transition changes p.s in memory (and the hosts' keys) for one step.

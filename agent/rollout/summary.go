@@ -79,10 +79,13 @@ func waveSummary(s *State, i int, now time.Time) WaveSummary {
 	return ws
 }
 
+// summaryStates are the keys of WaveSummary.Counts, in the order shown.
+var summaryStates = []string{"queued", HostPushing, HostPending, HostConfirmed, HostReverted, HostTimeout, HostConflict, HostSkipped, HostRolledBack}
+
 // CountsText renders a wave's counts ("confirmed 3, pending 2").
 func (w WaveSummary) CountsText() string {
 	var parts []string
-	for _, k := range []string{"queued", HostPushing, HostPending, HostConfirmed, HostReverted, HostTimeout, HostConflict, HostSkipped, HostRolledBack} {
+	for _, k := range summaryStates {
 		if n := w.Counts[k]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, n))
 		}

@@ -106,12 +106,11 @@ func rolloutFollow(g *globals, c *fleetConn, id string) int {
 	ctrl := &rollout.Controller{Store: c.client.Store(), Layout: c.client.Layout(), ID: id, Owner: rolloutOwner(), Clock: wallClock{},
 		Watch: rollout.WatchStatuses(ctx, c.client.Store(), c.client.Layout())}
 	var last string
-	r, err := ctrl.Run(ctx, rolloutPoll, sleepCtx, func(rollout.Result) {
-		s, _, err := rollout.Load(ctx, c.client.Store(), c.client.Layout(), id)
-		if err != nil {
+	r, err := ctrl.Run(ctx, rolloutPoll, sleepCtx, func(r rollout.Result) {
+		if r.State == nil {
 			return
 		}
-		line := rolloutLine(rollout.Summarize(s, time.Now()))
+		line := rolloutLine(rollout.Summarize(r.State, time.Now()))
 		if line != last {
 			fmt.Fprintln(g.stdout, line)
 			last = line
