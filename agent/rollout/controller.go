@@ -432,6 +432,13 @@ func (p *step) rollBack(ctx context.Context, host string, hs *HostState) error {
 	return nil
 }
 
+// transient errors make Run step again after poll: a write that lost a
+// race (the step reads everything again), and a store that does not
+// answer (etcd restarting: the members ride it out too).
+func transient(err error) bool {
+	return errors.Is(err, store.ErrCASFailed) || errors.Is(err, store.ErrUnavailable)
+}
+
 // Run steps the rollout until it completes, halts or is aborted, waiting
 // poll between steps that changed nothing (less when the Watch sees a
 // status change). sleep waits (time.Sleep's shape, ending early with
@@ -439,7 +446,7 @@ func (p *step) rollBack(ctx context.Context, host string, hs *HostState) error {
 func (c *Controller) Run(ctx context.Context, poll time.Duration, sleep func(context.Context, time.Duration) error, report func(Result)) (Result, error) {
 	for {
 		r, err := c.Step(ctx)
-		if err != nil && !errors.Is(err, store.ErrCASFailed) {
+		if err != nil && !transient(err) {
 			return r, err
 		}
 		if report != nil {
