@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/member"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
 )
@@ -357,8 +358,22 @@ func (p *step) judge(host string, hs *HostState, st *fleet.Status, w *Wave) {
 			hs.State, hs.Reason = HostTimeout, "no report of its trial within the trial timeout"
 		}
 	case HostConfirmed:
+		if st != nil && storeUnreachable(st) {
+			return // the store's outage, not the document's: judged when it answers again
+		}
 		hs.NotReady = st == nil || !st.Ready || st.Degraded
 	}
+}
+
+// storeUnreachable reports whether st says its host does not reach the
+// store (it then keeps what it has: not Ready, Degraded).
+func storeUnreachable(st *fleet.Status) bool {
+	for _, c := range st.Conditions {
+		if c.Status && c.Reason == status.ReasonSourceUnreachable {
+			return true
+		}
+	}
+	return false
 }
 
 // bake starts the current wave's bake when every host has an outcome,

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -409,5 +410,39 @@ func TestWaveByLabel(t *testing.T) {
 	}
 	if len(s.Waves[1].Hosts) != 7 || pushedOnce(t, cs) != 10 {
 		t.Errorf("rest wave %v", s.Waves[1].Hosts)
+	}
+}
+
+// TestStoreOutageIsNotAFailure: a confirmed host that shows the store
+// unreachable (not Ready, Degraded IntentSourceUnreachable) during the
+// bake does not count as failed; one not Ready for another reason does.
+func TestStoreOutageIsNotAFailure(t *testing.T) {
+	f, cs, clock := started(t, 2, `{"rollout": "dns-v3", "document": "20-dns.json", "intent": "x.json", "waves": [
+ {"name": "canary", "hosts": ["edge-000"], "bake": "10m"}, {"name": "rest", "percent": 100}]}`)
+	c := newController(cs, clock, "c1")
+	ctx := context.Background()
+	for range 10 {
+		c.Step(ctx)
+		f.react()
+	}
+	if s := load(t, cs); s.Hosts["edge-000"] == nil || s.Hosts["edge-000"].State != HostConfirmed {
+		t.Fatalf("canary not confirmed: %+v", s.Hosts)
+	}
+	se, _ := cs.Read(ctx, layout.Status("edge-000"))
+	var st fleet.Status
+	json.Unmarshal(se.Value, &st)
+	st.Ready, st.Degraded = false, true
+	st.Conditions = []fleet.Condition{{Type: "Degraded", Status: true, Reason: "IntentSourceUnreachable"}}
+	f.write("edge-000", st)
+	for range 5 {
+		if r, err := c.Step(ctx); err != nil || r.Phase != PhaseRunning {
+			t.Fatalf("during the store's outage: %s %v", r.Phase, err)
+		}
+		clock.advance(time.Minute)
+	}
+	st.Conditions = []fleet.Condition{{Type: "Degraded", Status: true, Reason: "ItemsFailed"}}
+	f.write("edge-000", st)
+	if r, err := c.Step(ctx); err != nil || r.Phase != PhaseHalted {
+		t.Fatalf("not Ready for the document: %s %v", r.Phase, err)
 	}
 }
