@@ -31,6 +31,9 @@ type Controller struct {
 	// Watch, if set, holds the hosts' statuses (else each step lists
 	// them) and wakes Run up when one changes.
 	Watch *StatusWatch
+	// Preflight, if set, plans each wave's hosts against their snapshots
+	// before the wave pushes anything (preflight.go).
+	Preflight *Preflight
 
 	// The host records as last read or written (nil: read them).
 	hosts map[string]*HostState
@@ -132,6 +135,9 @@ func (p *step) running(ctx context.Context) (bool, error) {
 	if pushed, err := p.resolvePushing(ctx, true); pushed || err != nil {
 		return pushed, err
 	}
+	if planned, err := p.preflight(ctx); planned || err != nil {
+		return planned, err
+	}
 	changed, err := p.readReports(ctx)
 	if err != nil {
 		return false, err
@@ -140,6 +146,9 @@ func (p *step) running(ctx context.Context) (bool, error) {
 		s.Phase = PhaseHalted
 		s.Reason = fmt.Sprintf("wave %s: %d hosts failed (reverted, timed out or not Ready), more than its tolerance of %d", s.Waves[s.Wave].Name, n, t)
 		return true, nil
+	}
+	if s.Waves[s.Wave].preflightHolds(p.c) {
+		return changed, nil
 	}
 	if marked, err := p.markNext(ctx); marked || err != nil {
 		return marked, err

@@ -68,6 +68,18 @@ type WaveState struct {
 	Accepted  int       `json:"accepted,omitempty"`
 	BakeUntil time.Time `json:"bakeUntil,omitzero"` // set when every host reported
 	Done      bool      `json:"done,omitempty"`
+	// Pre-flight (preflight.go): Preflighted hosts of Hosts (in order)
+	// were planned; Flagged of them are held (the first Findings kept),
+	// NoSnapshot had none, Unplannable had one that cannot answer.
+	// PreflightApproved: an operator let the flagged hosts go. Excluded
+	// hosts were taken out of the wave (and the rollout) by Exclude.
+	Preflighted       int       `json:"preflighted,omitempty"`
+	Flagged           int       `json:"flagged,omitempty"`
+	NoSnapshot        int       `json:"noSnapshot,omitempty"`
+	Unplannable       int       `json:"unplannable,omitempty"`
+	Findings          []Finding `json:"findings,omitempty"`
+	PreflightApproved bool      `json:"preflightApproved,omitempty"`
+	Excluded          []string  `json:"excluded,omitempty"`
 }
 
 // HostState is one host of a rollout, the value of
@@ -93,6 +105,7 @@ var (
 	ErrFinished  = errors.New("the rollout has ended")
 	ErrLeaseHeld = errors.New("another controller holds the rollout's lease")
 	ErrNoGate    = errors.New("no wave left waits for approval")
+	ErrNotInWave = errors.New("not a host of the current wave")
 )
 
 // Keys of a rollout under the fleet's prefix.
@@ -273,12 +286,19 @@ func ended(s *State) bool {
 	return s.Phase == PhaseAborted || s.Phase == PhaseCompleted
 }
 
-// Approve opens the next approval gate: the first wave from the current
-// one on that requires approval and has none.
+// Approve lets the current wave's hosts flagged by its pre-flight go, if
+// it waits for that; else it opens the next approval gate: the first wave
+// from the current one on that requires approval and has none.
 func Approve(ctx context.Context, st store.Store, l fleet.Layout, id string) (*State, error) {
 	return update(ctx, st, l, id, func(s *State) error {
 		if ended(s) {
 			return ErrFinished
+		}
+		if s.Wave < len(s.Waves) {
+			if ws := &s.Waves[s.Wave]; ws.Flagged > 0 && !ws.PreflightApproved {
+				ws.PreflightApproved = true // the flagged hosts go too
+				return nil
+			}
 		}
 		for i := s.Wave; i < len(s.Spec.Waves); i++ {
 			if w := s.Spec.Waves[i]; w.ApprovalRequired && !s.Approvals[w.Name] && i >= len(s.Waves) {

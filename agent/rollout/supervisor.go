@@ -33,6 +33,8 @@ type Supervisor struct {
 	Sleep   func(context.Context, time.Duration) error
 	Log     logrus.FieldLogger
 	Metrics *metrics.Rollouts
+	// Preflight is every controller's (Controller.Preflight).
+	Preflight *Preflight
 
 	mu      sync.Mutex
 	running map[string]bool
@@ -104,7 +106,7 @@ func (v *Supervisor) runnable(ctx context.Context) ([]string, error) {
 // runOne runs rollout id's controller until it stops, ctx ends, or it
 // fails (logged; the next look tries again).
 func (v *Supervisor) runOne(ctx context.Context, id string, watch *StatusWatch) {
-	c := &Controller{Store: v.Store, Layout: v.Layout, ID: id, Owner: v.Owner, Clock: v.Clock, Watch: watch}
+	c := &Controller{Store: v.Store, Layout: v.Layout, ID: id, Owner: v.Owner, Clock: v.Clock, Watch: watch, Preflight: v.Preflight}
 	log := v.Log.WithField("rollout", id)
 	r, err := c.Run(ctx, v.Poll, v.Sleep, func(r Result) { v.observe(id, r) })
 	rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

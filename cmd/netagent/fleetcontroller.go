@@ -57,7 +57,7 @@ func runFleetController(g *globals, args []string) int {
 	served := make(chan struct{})
 	go func() { srv.Serve(ctx, g.log); close(served) }()
 	v := &rollout.Supervisor{Store: c.client.Store(), Layout: c.client.Layout(), Owner: rolloutOwner(), Clock: wallClock{},
-		Poll: *poll, Sleep: sleepCtx, Log: g.log, Metrics: m}
+		Poll: *poll, Sleep: sleepCtx, Log: g.log, Metrics: m, Preflight: rolloutPreflight(c)}
 	g.log.WithField("prefix", c.client.Layout().Rollouts()).Info("fleet controller: running the rollouts that are running")
 	err = v.Run(ctx)
 	<-served
