@@ -257,27 +257,35 @@ func (p *step) markNext(ctx context.Context) (bool, error) {
 			room--
 		}
 	}
-	marked := false
+	var next []string
 	for _, h := range ws.Hosts {
-		if room <= 0 {
+		if len(next) >= room {
 			break
 		}
-		if s.Hosts[h] != nil {
-			continue
+		if s.Hosts[h] == nil {
+			next = append(next, h)
 		}
+	}
+	marks := make([]*HostState, len(next))
+	err := forEach(len(next), func(i int) error {
 		hs := &HostState{Wave: s.Wave, State: HostPushing}
-		e, err := p.c.Store.Read(ctx, p.hostKey(h))
+		e, err := p.c.Store.Read(ctx, p.hostKey(next[i]))
 		switch {
 		case err == nil:
 			hs.Previous, hs.Had, hs.PrevVersion = e.Value, true, int64(e.Version)
 		case !errors.Is(err, store.ErrNotFound):
-			return false, fmt.Errorf("reading %s: %w", p.hostKey(h), err)
+			return fmt.Errorf("reading %s: %w", p.hostKey(next[i]), err)
 		}
-		s.Hosts[h] = hs
-		room--
-		marked = true
+		marks[i] = hs
+		return nil
+	})
+	if err != nil {
+		return false, err
 	}
-	return marked, nil
+	for i, h := range next {
+		s.Hosts[h] = marks[i]
+	}
+	return len(next) > 0, nil
 }
 
 // resolvePushing settles the hosts recorded as about to be pushed: a key
@@ -285,22 +293,28 @@ func (p *step) markNext(ctx context.Context) (bool, error) {
 // before it recorded it); one at its previous version is pushed now
 // (push) or skipped; another value is someone else's: a conflict.
 func (p *step) resolvePushing(ctx context.Context, push bool) (bool, error) {
-	changed := false
+	var hosts []string
 	for _, h := range slices.Sorted(maps.Keys(p.s.Hosts)) {
-		hs := p.s.Hosts[h]
-		if hs.State != HostPushing {
-			continue
+		if p.s.Hosts[h].State == HostPushing {
+			hosts = append(hosts, h)
 		}
-		env, err := p.envelope(hs.Wave)
-		if err != nil {
-			return false, err
-		}
-		if err := p.resolveOne(ctx, h, hs, env, push); err != nil {
-			return false, err
-		}
-		changed = true
 	}
-	return changed, nil
+	envs := map[int][]byte{}
+	for _, h := range hosts {
+		if w := p.s.Hosts[h].Wave; envs[w] == nil {
+			env, err := p.envelope(w)
+			if err != nil {
+				return false, err
+			}
+			envs[w] = env
+		}
+	}
+	// Each host's record is its own: the calls share nothing else.
+	err := forEach(len(hosts), func(i int) error {
+		hs := p.s.Hosts[hosts[i]]
+		return p.resolveOne(ctx, hosts[i], hs, envs[hs.Wave], push)
+	})
+	return len(hosts) > 0, err
 }
 
 func (p *step) resolveOne(ctx context.Context, host string, hs *HostState, env []byte, push bool) error {

@@ -9,6 +9,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/netagent/netagent/fleet"
@@ -173,26 +175,75 @@ var knownHostState = map[string]bool{HostPushing: true, HostSkipped: true, HostP
 	HostReverted: true, HostTimeout: true, HostConflict: true, HostRolledBack: true}
 
 // saveHosts writes the records of hosts that differ from vers (CAS on
-// each one's version), in host order, and updates vers; wrote counts them.
+// each one's version; writeWorkers at once) and updates vers; wrote
+// counts them. On an error, some may have been written.
 func saveHosts(ctx context.Context, st store.Store, l fleet.Layout, id string, hosts map[string]*HostState, vers hostVersions) (wrote int, err error) {
+	type change struct {
+		host string
+		raw  []byte
+		old  store.Entry
+	}
+	var changes []change
 	for _, h := range slices.Sorted(maps.Keys(hosts)) {
 		raw, err := json.Marshal(hosts[h])
 		if err != nil {
-			return wrote, err
+			return 0, err
 		}
-		old, had := vers[h]
-		if had && bytes.Equal(old.Value, raw) {
-			continue
+		if old, had := vers[h]; !had || !bytes.Equal(old.Value, raw) {
+			changes = append(changes, change{h, raw, old})
 		}
-		key := HostRecordKey(l, id, h)
-		v, err := st.WriteCAS(ctx, key, raw, old.Version)
-		if err != nil {
-			return wrote, fmt.Errorf("writing %s: %w", key, err)
-		}
-		vers[h] = store.Entry{Key: key, Value: raw, Version: v}
-		wrote++
 	}
-	return wrote, nil
+	var mu sync.Mutex
+	err = forEach(len(changes), func(i int) error {
+		c := changes[i]
+		key := HostRecordKey(l, id, c.host)
+		v, err := st.WriteCAS(ctx, key, c.raw, c.old.Version)
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", key, err)
+		}
+		mu.Lock()
+		vers[c.host] = store.Entry{Key: key, Value: c.raw, Version: v}
+		wrote++
+		mu.Unlock()
+		return nil
+	})
+	return wrote, err
+}
+
+// writeWorkers is how many host keys a step writes at once.
+const writeWorkers = 32
+
+// forEach runs fn(0..n-1), writeWorkers at once, and returns the first
+// error (after every started call returned).
+func forEach(n int, fn func(i int) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  atomic.Int64
+	)
+	for range min(n, writeWorkers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
 }
 
 // loadState reads a rollout's state key alone.
