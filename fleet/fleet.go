@@ -8,7 +8,7 @@
 //	P/hosts/<host>/<doc>    intent documents of one host
 //	P/groups/<group>/<doc>  intent documents of every member of a group
 //	P/status/<host>         the host's Status (JSON), written under a lease
-//	P/rollouts/<id>/        a rollout's state and lease (package agent/rollout)
+//	P/rollouts/<id>/        a rollout's state, host records and lease (package agent/rollout)
 //
 // A host reads its own documents and those of the groups it is given, and
 // merges them as it merges files: a document is named by where it came from
@@ -135,8 +135,8 @@ func (l Layout) StatusDir() string { return l.root() + "/status" }
 // Status is the key of host's status.
 func (l Layout) Status(host string) string { return l.StatusDir() + "/" + host }
 
-// Rollouts is the directory of the rollouts' states (package
-// agent/rollout): rollouts/<id>/state and rollouts/<id>/lease.
+// Rollouts is the directory of the rollouts (package agent/rollout):
+// rollouts/<id>/state, rollouts/<id>/hosts/<host> and rollouts/<id>/lease.
 func (l Layout) Rollouts() string { return l.root() + "/rollouts" }
 
 // Source names a document by where it came from, relative to the prefix
