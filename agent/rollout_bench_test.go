@@ -3,23 +3,14 @@ package agent
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/sirupsen/logrus"
-
-	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/rollout"
-	"github.com/netagent/netagent/agent/source"
-	"github.com/netagent/netagent/fleet"
-	"github.com/netagent/netagent/internal/etcdtest"
 	"github.com/netagent/netagent/store"
-	"github.com/netagent/netagent/store/etcd"
 )
 
 // countingStore counts the writes made through it.
@@ -38,7 +29,6 @@ func (s *countingStore) DeleteCAS(ctx context.Context, key string, expect store.
 	return s.Store.DeleteCAS(ctx, key, expect)
 }
 
-
 // BenchmarkFleetRollout: NETAGENT_ROLLOUT_AGENTS (default 1,000) agents
 // (fake kernels, in this process, the members' own trial code) on one
 // etcd, and a four-wave rollout (1 %, 10 % with concurrency 50, 50 % and
@@ -54,51 +44,9 @@ func BenchmarkFleetRollout(b *testing.B) {
 	if n, err := strconv.Atoi(os.Getenv("NETAGENT_ROLLOUT_AGENTS")); err == nil && n > 0 {
 		agents = n
 	}
-	const benchClients = 20
-	srv := etcdtest.Start(b, etcdtest.Options{})
-	layout := fleet.Layout{Prefix: "/bench"}
-	clients := make([]*etcd.Store, benchClients)
-	for i := range clients {
-		st, err := etcd.New(etcd.Config{Endpoints: srv.Endpoints()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
-		clients[i] = st
-	}
-	pusher := clients[0]
-	ctx, cancel := context.WithCancel(context.Background())
-	key := layout.GroupDoc("edge", "routes.json")
-	rev, err := pusher.WriteCAS(ctx, key, benchRoutesDoc(0), store.NoVersion)
-	if err != nil {
-		b.Fatal(err)
-	}
-	obs := newStatusObserver(b, ctx, pusher, layout, key)
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	log.SetLevel(logrus.ErrorLevel)
-	var wg sync.WaitGroup
-	defer func() { cancel(); wg.Wait() }()
-	for i := range agents {
-		st := clients[i%benchClients]
-		host := fmt.Sprintf("h%04d", i)
-		src, err := member.NewStoreSource(member.StoreSourceConfig{Store: st, Layout: layout, Host: host, Groups: []string{"edge"}, Log: log})
-		if err != nil {
-			b.Fatal(err)
-		}
-		w, err := member.NewStatusWriter(member.StatusWriterConfig{Store: st, Layout: layout, Host: host, Log: log, Source: src})
-		if err != nil {
-			b.Fatal(err)
-		}
-		a, err := New(Config{Kernel: newFakeKernel(uplink(2, true)), Log: log, Sources: []source.IntentSource{src}, Report: w.Report})
-		if err != nil {
-			b.Fatal(err)
-		}
-		wg.Add(2)
-		go func() { defer wg.Done(); w.Run(ctx) }()
-		go func() { defer wg.Done(); a.Run(ctx) }()
-	}
-	obs.wait(b, agents, rev)
+	f := startBenchFleet(b, agents, 20)
+	defer f.stop()
+	ctx, pusher, clients, layout := f.ctx, f.clients[0], f.clients, f.layout
 
 	cs := &countingStore{Store: clients[1]}
 	var wall, inSteps time.Duration
