@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -68,7 +70,8 @@ func SnapshotKey(l fleet.Layout, host string) string {
 	return strings.TrimSuffix(l.StatusDir(), "/status") + "/snapshots/" + host
 }
 
-// StoreSnapshots reads the snapshots members publish (SnapshotKey).
+// StoreSnapshots reads the snapshots members publish (SnapshotKey): the
+// document's JSON, or that JSON gzipped.
 type StoreSnapshots struct {
 	Store  store.Store
 	Layout fleet.Layout
@@ -84,9 +87,26 @@ func (s StoreSnapshots) Snapshot(ctx context.Context, host string) ([]byte, erro
 		return nil, fmt.Errorf("reading the snapshot of %s: %w", host, err)
 	case len(e.Value) > MaxSnapshotBytes:
 		return nil, fmt.Errorf("the snapshot of %s is %d bytes, more than %d", host, len(e.Value), MaxSnapshotBytes)
+	case !bytes.HasPrefix(e.Value, []byte{0x1f, 0x8b}):
+		return e.Value, nil
 	}
-	return e.Value, nil
+	// The members' stored form: the document gzipped.
+	zr, err := gzip.NewReader(bytes.NewReader(e.Value))
+	if err != nil {
+		return nil, fmt.Errorf("the snapshot of %s: %w", host, err)
+	}
+	raw, err := io.ReadAll(io.LimitReader(zr, MaxSnapshotJSONBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("the snapshot of %s: %w", host, err)
+	case len(raw) > MaxSnapshotJSONBytes:
+		return nil, fmt.Errorf("the snapshot of %s unpacks to more than %d bytes", host, MaxSnapshotJSONBytes)
+	}
+	return raw, nil
 }
+
+// MaxSnapshotJSONBytes bounds a gzipped snapshot unpacked.
+const MaxSnapshotJSONBytes = 64 << 20
 
 // Doc is one of a host's documents, by its source name
 // ("hosts/h1/base.json", "groups/edge/dns.json").

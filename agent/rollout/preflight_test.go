@@ -1,7 +1,10 @@
 package rollout
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -137,5 +140,32 @@ func TestOfflinePlannerPlansAgainstTheSnapshot(t *testing.T) {
 	}
 	if f := plan(`{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "mtu": 9000}]}`); f.Verdict != VerdictFails {
 		t.Errorf("a conflict: %+v", f)
+	}
+}
+
+// TestStoreSnapshotsReadsPlainAndGzip: a snapshot stored as JSON or
+// gzipped JSON reads back as the JSON; none is ErrNoSnapshot.
+func TestStoreSnapshotsReadsPlainAndGzip(t *testing.T) {
+	f, _ := newFleet(t, 1)
+	ctx := context.Background()
+	src := StoreSnapshots{Store: f.st, Layout: layout}
+	if _, err := src.Snapshot(ctx, "h1"); !errors.Is(err, ErrNoSnapshot) {
+		t.Fatalf("none: %v", err)
+	}
+	doc := []byte(`{"version": 1}`)
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(doc)
+	zw.Close()
+	for host, v := range map[string][]byte{"h1": doc, "h2": z.Bytes()} {
+		if _, err := f.st.WriteCAS(ctx, SnapshotKey(layout, host), v, 0); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := src.Snapshot(ctx, host); err != nil || !bytes.Equal(got, doc) {
+			t.Errorf("%s: %q %v", host, got, err)
+		}
+	}
+	if k := SnapshotKey(layout, "h1"); k != "/t/snapshots/h1" {
+		t.Errorf("key %s", k)
 	}
 }
