@@ -200,7 +200,11 @@ func pendingIn(s *rollout.State, i int) bool {
 //     the metrics and exits 0 on SIGTERM, giving its lease up; etcd's
 //     history shows one write per host key;
 //   - etcd: etcd SIGKILLed mid-wave under `start --follow` and restarted:
-//     the rollout completes, one write per host key, every kernel has it.
+//     the rollout completes, one write per host key, every kernel has it;
+//   - preflight: two hosts publish a snapshot; a document that conflicts
+//     with their own is flagged by the pre-flight and holds the wave (the
+//     third, without a snapshot, counted) until they are excluded; the
+//     third is then pushed and fails as predicted.
 func TestAgentDaemonFleetRolloutTwenty(t *testing.T) {
 	began := time.Now()
 	b := newBigFleet(t)
@@ -358,6 +362,56 @@ func TestAgentDaemonFleetRolloutTwenty(t *testing.T) {
 			if _, ok := e.route("203.0.113.64/26"); !ok {
 				t.Errorf("%s lacks the rolled-out route", b.names[i])
 			}
+		}
+	})
+	t.Run("preflight", func(t *testing.T) {
+		// h3 and h4 publish a snapshot (`netagent snapshot` of their
+		// namespace, as a member would); h5 does not.
+		for _, i := range []int{2, 3} {
+			e := b.hosts[i]
+			out, err := exec.Command(e.bin, "--netns", e.tgt.Name, "--state-dir", e.stateDir, "snapshot").Output()
+			if err != nil {
+				t.Fatalf("snapshot of %s: %v", b.names[i], err)
+			}
+			if _, err := b.st.WriteCAS(context.Background(), rollout.SnapshotKey(fleetLayout, b.names[i]), out, store.NoVersion); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// uplink0 is each host's own document's: a merge conflict.
+		b.write("conflict.json", `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "mtu": 1400}]}`)
+		spec := b.write("pre.rollout.json", `{"rollout": "pre", "document": "groups/edge/30-pre.json", "intent": "conflict.json",
+			"waves": [{"name": "w", "hosts": ["h3", "h4", "h5"], "trialTimeout": "10s"}]}`)
+		if out, err := b.cli("rollout", "start", spec).CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		ctrl := b.controller(loopbackAddr(t))
+		b.waitRollout("pre", "the pre-flight to hold the wave", func(s *rollout.State) bool {
+			return len(s.Waves) == 1 && s.Waves[0].Preflighted == 3
+		})
+		out, err := b.cli("rollout", "status", "pre").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "awaiting approval (pre-flight)") || !strings.Contains(string(out), "planned 3/3, flagged 2, no snapshot 1") ||
+			!strings.Contains(string(out), "pre-flight w: h3 fails:") || !strings.Contains(string(out), "pre-flight w: h4 fails:") {
+			t.Fatalf("status: %v\n%s", err, out)
+		}
+		t.Logf("status:\n%s", out)
+		time.Sleep(2 * time.Second) // a few of the controller's looks: it pushes nothing
+		if keys := b.keysUnder(t, fleetLayout.Hosts()); keys[fleetLayout.HostDoc("h5", "30-pre.json")] || keys[fleetLayout.HostDoc("h3", "30-pre.json")] {
+			t.Fatal("the held wave pushed")
+		}
+		for _, h := range []string{"h3", "h4"} {
+			if out, err := b.cli("rollout", "exclude", "pre", h).CombinedOutput(); err != nil {
+				t.Fatalf("exclude %s: %v\n%s", h, err, out)
+			}
+		}
+		// h5 had no snapshot: pushed, its trial fails as the plans said.
+		b.waitRollout("pre", "h5 to fail and the rollout to halt", func(s *rollout.State) bool { return s.Phase == rollout.PhaseHalted })
+		s := b.load(t, "pre")
+		if hs := s.Hosts["h5"]; hs == nil || hs.State != rollout.HostReverted || s.Hosts["h3"] != nil || s.Hosts["h4"] != nil {
+			t.Errorf("hosts %+v", s.Hosts)
+		}
+		ctrl.Process.Signal(syscall.SIGTERM)
+		if err := waitExit(ctrl, 20*time.Second); err != nil {
+			t.Errorf("the controller on SIGTERM: %v", err)
 		}
 	})
 	t.Logf("the whole test: %s", time.Since(began).Round(time.Second))
