@@ -29,54 +29,10 @@ import (
 // observer watching the status keys sees it (ms), with the agents' default
 // 200 ms debounce.
 func BenchmarkFleetPush(b *testing.B) {
-	const agents, benchClients = 200, 20
-	srv := etcdtest.Start(b, etcdtest.Options{})
-	layout := fleet.Layout{Prefix: "/bench"}
-	clients := make([]*etcd.Store, benchClients)
-	for i := range clients {
-		st, err := etcd.New(etcd.Config{Endpoints: srv.Endpoints()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer st.Close()
-		clients[i] = st
-	}
-	pusher := clients[0]
-	ctx, cancel := context.WithCancel(context.Background())
-	key := layout.GroupDoc("edge", "routes.json")
-	rev, err := pusher.WriteCAS(ctx, key, benchRoutesDoc(0), store.NoVersion)
-	if err != nil {
-		b.Fatal(err)
-	}
-
-	// The observer: for each host, its status's revision of the document.
-	obs := newStatusObserver(b, ctx, pusher, layout, key)
-
-	log := logrus.New()
-	log.SetOutput(io.Discard)
-	log.SetLevel(logrus.ErrorLevel)
-	var wg sync.WaitGroup
-	defer func() { cancel(); wg.Wait() }()
-	for i := range agents {
-		st := clients[i%benchClients]
-		host := fmt.Sprintf("h%03d", i)
-		src, err := member.NewStoreSource(member.StoreSourceConfig{Store: st, Layout: layout, Host: host, Groups: []string{"edge"}, Log: log})
-		if err != nil {
-			b.Fatal(err)
-		}
-		w, err := member.NewStatusWriter(member.StatusWriterConfig{Store: st, Layout: layout, Host: host, Log: log, Source: src})
-		if err != nil {
-			b.Fatal(err)
-		}
-		a, err := New(Config{Kernel: newFakeKernel(uplink(2, true)), Log: log, Sources: []source.IntentSource{src}, Report: w.Report})
-		if err != nil {
-			b.Fatal(err)
-		}
-		wg.Add(2)
-		go func() { defer wg.Done(); w.Run(ctx) }()
-		go func() { defer wg.Done(); a.Run(ctx) }()
-	}
-	obs.wait(b, agents, rev)
+	f := startBenchFleet(b, 200, 20)
+	defer f.stop()
+	ctx, pusher, key, rev := f.ctx, f.clients[0], f.key, f.rev
+	agents, obs := f.agents, f.obs
 
 	var lat []time.Duration
 	b.ResetTimer()
@@ -96,6 +52,72 @@ func BenchmarkFleetPush(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "median-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+}
+
+// benchFleet is agents agents (fake kernels, in this process) members of
+// group edge on one etcd (Debian's, internal/etcdtest), sharing nclients
+// client connections, converged to the group's document key (at rev).
+type benchFleet struct {
+	ctx     context.Context
+	clients []*etcd.Store
+	layout  fleet.Layout
+	key     string
+	rev     store.Version
+	agents  int
+	obs     *statusObserver
+	stop    func()
+}
+
+func startBenchFleet(b *testing.B, agents, nclients int) *benchFleet {
+	srv := etcdtest.Start(b, etcdtest.Options{})
+	f := &benchFleet{layout: fleet.Layout{Prefix: "/bench"}, agents: agents}
+	for range nclients {
+		st, err := etcd.New(etcd.Config{Endpoints: srv.Endpoints()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.clients = append(f.clients, st)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	f.ctx, f.stop = ctx, func() {
+		cancel()
+		wg.Wait()
+		for _, st := range f.clients {
+			st.Close()
+		}
+	}
+	f.key = f.layout.GroupDoc("edge", "routes.json")
+	var err error
+	if f.rev, err = f.clients[0].WriteCAS(ctx, f.key, benchRoutesDoc(0), store.NoVersion); err != nil {
+		b.Fatal(err)
+	}
+	// The observer: for each host, its status's revision of the document.
+	f.obs = newStatusObserver(b, ctx, f.clients[0], f.layout, f.key)
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	log.SetLevel(logrus.ErrorLevel)
+	for i := range agents {
+		st := f.clients[i%nclients]
+		host := fmt.Sprintf("h%04d", i)
+		src, err := member.NewStoreSource(member.StoreSourceConfig{Store: st, Layout: f.layout, Host: host, Groups: []string{"edge"}, Log: log})
+		if err != nil {
+			b.Fatal(err)
+		}
+		w, err := member.NewStatusWriter(member.StatusWriterConfig{Store: st, Layout: f.layout, Host: host, Log: log, Source: src})
+		if err != nil {
+			b.Fatal(err)
+		}
+		a, err := New(Config{Kernel: newFakeKernel(uplink(2, true)), Log: log, Sources: []source.IntentSource{src}, Report: w.Report})
+		if err != nil {
+			b.Fatal(err)
+		}
+		wg.Add(2)
+		go func() { defer wg.Done(); w.Run(ctx) }()
+		go func() { defer wg.Done(); a.Run(ctx) }()
+	}
+	f.obs.wait(b, agents, f.rev)
+	return f
 }
 
 // benchRoutesDoc is the group's document, version n: an uplink and ten

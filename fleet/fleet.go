@@ -8,7 +8,7 @@
 //	P/hosts/<host>/<doc>    intent documents of one host
 //	P/groups/<group>/<doc>  intent documents of every member of a group
 //	P/status/<host>         the host's Status (JSON), written under a lease
-//	P/rollouts/<id>/        a rollout's state and lease (package agent/rollout)
+//	P/rollouts/<id>/        a rollout's state, host records and lease (package agent/rollout)
 //	P/snapshots/<host>      the host's snapshot (agent/snapshot's document,
 //	                        gzip), published when asked (run --publish-snapshot)
 //
@@ -52,6 +52,61 @@ func CheckName(kind, name string) error {
 	return nil
 }
 
+// Bounds of a host's labels (fleet.Status.Labels, `run --label`).
+const (
+	MaxLabels          = 32
+	MaxLabelKeyBytes   = 63
+	MaxLabelValueBytes = 253
+)
+
+// CheckLabel checks one label: a key of letters, digits and "-_./"
+// (starting with a letter or digit), a value of the same characters or
+// empty, both bounded.
+func CheckLabel(key, value string) error {
+	switch {
+	case key == "" || len(key) > MaxLabelKeyBytes || !labelChars(key) || !isAlnum(key[0]):
+		return fmt.Errorf("label key %q: want 1 to %d letters, digits or -_./, starting with a letter or digit: %w", key, MaxLabelKeyBytes, ErrInvalidName)
+	case len(value) > MaxLabelValueBytes || !labelChars(value):
+		return fmt.Errorf("label %s: value %q: want at most %d letters, digits or -_./: %w", key, value, MaxLabelValueBytes, ErrInvalidName)
+	}
+	return nil
+}
+
+// CheckLabels checks a set of labels (at most MaxLabels).
+func CheckLabels(labels map[string]string) error {
+	if len(labels) > MaxLabels {
+		return fmt.Errorf("%d labels, more than %d: %w", len(labels), MaxLabels, ErrInvalidName)
+	}
+	for k, v := range labels {
+		if err := CheckLabel(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ParseLabel parses "key=value" (`run --label`).
+func ParseLabel(s string) (key, value string, err error) {
+	key, value, ok := strings.Cut(s, "=")
+	if !ok {
+		return "", "", fmt.Errorf("label %q: want KEY=VALUE", s)
+	}
+	return key, value, CheckLabel(key, value)
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func labelChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != '-' && c != '_' && c != '.' && c != '/' {
+			return false
+		}
+	}
+	return true
+}
+
 func (l Layout) root() string {
 	if l.Prefix == "" {
 		return DefaultPrefix
@@ -83,8 +138,8 @@ func (l Layout) StatusDir() string { return l.root() + "/status" }
 // Status is the key of host's status.
 func (l Layout) Status(host string) string { return l.StatusDir() + "/" + host }
 
-// Rollouts is the directory of the rollouts' states (package
-// agent/rollout): rollouts/<id>/state and rollouts/<id>/lease.
+// Rollouts is the directory of the rollouts (package agent/rollout):
+// rollouts/<id>/state, rollouts/<id>/hosts/<host> and rollouts/<id>/lease.
 func (l Layout) Rollouts() string { return l.root() + "/rollouts" }
 
 // Snapshots is the directory of the hosts' published snapshots.

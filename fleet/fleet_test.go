@@ -38,3 +38,24 @@ func TestCheckName(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestLabels(t *testing.T) {
+	if k, v, err := ParseLabel("site=fra-1"); err != nil || k != "site" || v != "fra-1" {
+		t.Errorf("ParseLabel: %q %q %v", k, v, err)
+	}
+	if _, v, err := ParseLabel("canary="); err != nil || v != "" {
+		t.Errorf("empty value: %q %v", v, err)
+	}
+	for _, bad := range []string{"site", "=x", "-a=b", "a b=c", "a=b c", "a=\x1b[0m"} {
+		if _, _, err := ParseLabel(bad); err == nil {
+			t.Errorf("ParseLabel(%q) accepted", bad)
+		}
+	}
+	many := map[string]string{}
+	for i := range MaxLabels + 1 {
+		many[string(rune('a'+i%26))+string(rune('a'+i/26))] = "x"
+	}
+	if err := CheckLabels(many); !errors.Is(err, ErrInvalidName) {
+		t.Errorf("CheckLabels of %d: %v", len(many), err)
+	}
+}

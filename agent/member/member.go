@@ -24,6 +24,8 @@ type Config struct {
 	// member of (fleet.CheckName each).
 	Host   string
 	Groups []string
+	// Labels are published in the host's status (fleet.CheckLabels).
+	Labels map[string]string
 	// TTL is the status's lease (DefaultStatusTTL).
 	TTL time.Duration
 	Log logrus.FieldLogger
@@ -66,7 +68,7 @@ func Open(cfg Config) (*Member, error) {
 		st.Close()
 		return nil, err
 	}
-	w, err := NewStatusWriter(StatusWriterConfig{Store: st, Layout: layout, Host: cfg.Host, Log: cfg.Log, TTL: cfg.TTL, Source: src})
+	w, err := NewStatusWriter(StatusWriterConfig{Store: st, Layout: layout, Host: cfg.Host, Labels: cfg.Labels, Log: cfg.Log, TTL: cfg.TTL, Source: src})
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -24,6 +24,8 @@ type StatusWriterConfig struct {
 	Store  store.Store
 	Layout fleet.Layout
 	Host   string
+	// Labels go into every status written (rollouts select hosts by them).
+	Labels map[string]string
 	Log    logrus.FieldLogger
 	// TTL is the status's lease (DefaultStatusTTL), renewed (KeepAlive)
 	// every TTL/3: the status key exists while its writer lives.
@@ -66,6 +68,9 @@ func NewStatusWriter(cfg StatusWriterConfig) (*StatusWriter, error) {
 		return nil, errors.New("status writer: Store and Log are required")
 	}
 	if err := fleet.CheckName("host", cfg.Host); err != nil {
+		return nil, err
+	}
+	if err := fleet.CheckLabels(cfg.Labels); err != nil {
 		return nil, err
 	}
 	if cfg.TTL <= 0 {
@@ -192,7 +197,7 @@ func (w *StatusWriter) step(ctx context.Context, renew bool) (asked bool, err er
 		return asked, nil // written already; the lease keeps it
 	}
 	st := *latest
-	st.Host, st.Updated = w.cfg.Host, time.Now().UTC()
+	st.Host, st.Labels, st.Updated = w.cfg.Host, w.cfg.Labels, time.Now().UTC()
 	if w.leaser != nil {
 		st.Lease = w.cfg.TTL.String()
 	}

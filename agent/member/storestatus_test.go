@@ -3,6 +3,7 @@ package member
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,7 +31,7 @@ func TestStatusWriterRenewsWithoutWriting(t *testing.T) {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	const ttl = 2 * time.Second
-	w, err := NewStatusWriter(StatusWriterConfig{Store: st, Layout: testLayout, Host: "h1", Log: log, TTL: ttl})
+	w, err := NewStatusWriter(StatusWriterConfig{Store: st, Layout: testLayout, Host: "h1", Labels: map[string]string{"site": "fra-1"}, Log: log, TTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +82,9 @@ func TestStatusWriterRenewsWithoutWriting(t *testing.T) {
 
 	w.Report(fleet.Status{Version: 1, Ready: true})
 	first := put()
+	if !strings.Contains(string(first.Value), `"labels":{"site":"fra-1"}`) {
+		t.Errorf("the status has not the writer's labels: %s", first.Value)
+	}
 	// More renewals than the TTL lasts: the lease lives, nothing written.
 	renew(int(ttl/(ttl/3)) + 1)
 	w.Report(fleet.Status{Version: 1, Ready: true}) // the same again

@@ -36,6 +36,8 @@
 //	dhcp4_lease_events_total{interface,event}  counter: DHCPv4 lease events (acquired, renewed, rebound, expired, lost, refused)
 //	dhcp6_lease_events_total{interface,event}  counter: DHCPv6 lease events (the same events)
 //
+// A rollout controller's metrics are Rollouts' (rollouts.go).
+//
 // An operation that goes on in the background counts when it finishes
 // (the reconcile that settles it logs it again, with its whole duration).
 package metrics
@@ -208,13 +210,17 @@ func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
 
 // Handler serves the metrics over HTTP (GET /metrics), in the format the
 // scraper asks for (the text format by default).
-func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
-}
+func (m *Metrics) Handler() http.Handler { return handler(m.reg) }
 
 // WriteText writes the metrics in the Prometheus text format (0.0.4).
-func (m *Metrics) WriteText(w io.Writer) error {
-	mfs, err := m.reg.Gather()
+func (m *Metrics) WriteText(w io.Writer) error { return writeText(m.reg, w) }
+
+func handler(g prometheus.Gatherer) http.Handler {
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+func writeText(g prometheus.Gatherer, w io.Writer) error {
+	mfs, err := g.Gather()
 	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
 	for _, mf := range mfs {
 		if e := enc.Encode(mf); e != nil {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/sirupsen/logrus"
 )
@@ -21,10 +22,17 @@ type Server struct {
 	srv *http.Server
 }
 
+// Registry is what a Server serves: an agent's Metrics, a controller's
+// Rollouts.
+type Registry interface {
+	Register(cs ...prometheus.Collector) error
+	Handler() http.Handler
+}
+
 // Listen adds the Go runtime's and the process's collectors to m, and
 // listens on addr (""; no server: a nil *Server, whose Serve returns at
 // once).
-func Listen(addr string, m *Metrics) (*Server, error) {
+func Listen(addr string, m Registry) (*Server, error) {
 	if err := m.Register(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}

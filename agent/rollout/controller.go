@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/member"
+	"github.com/netagent/netagent/agent/status"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/internal/plural"
 	"github.com/netagent/netagent/store"
@@ -28,11 +29,23 @@ type Controller struct {
 	// Owner names this controller in the lease (unique per process).
 	Owner string
 	Clock Clock
+	// Watch, if set, holds the hosts' statuses (else each step lists
+	// them) and wakes Run up when one changes.
+	Watch *StatusWatch
+	// Preflight, if set, plans each wave's hosts against their snapshots
+	// before the wave pushes anything (preflight.go).
+	Preflight *Preflight
+
+	// The host records as last read or written (nil: read them).
+	hosts map[string]*HostState
+	vers  hostVersions
 }
 
 // Result is what a Step did.
 type Result struct {
 	Phase string
+	// State is the rollout after the step (nil when it could not be read).
+	State *State
 	// Wrote: the step changed the state (step again at once); else it
 	// waits for the hosts, a bake or the operator.
 	Wrote bool
@@ -51,26 +64,51 @@ type step struct {
 	now time.Time
 }
 
-// Step makes at most one transition of the rollout and writes it (CAS).
+// Step makes at most one transition of the rollout and writes it: the
+// hosts' records that changed, then the state, each with a CAS. The
+// controller keeps the host records it read or wrote between steps (it
+// alone writes them while it holds the lease); any error drops them, so
+// that the next step reads them again.
 func (c *Controller) Step(ctx context.Context) (Result, error) {
+	r, err := c.step(ctx)
+	if err != nil {
+		c.hosts, c.vers = nil, nil
+	}
+	return r, err
+}
+
+func (c *Controller) step(ctx context.Context) (Result, error) {
 	now := c.Clock.Now()
 	if err := c.lease(ctx, now); err != nil {
 		return Result{}, err
 	}
-	s, ver, err := Load(ctx, c.Store, c.Layout, c.ID)
+	s, ver, err := loadState(ctx, c.Store, c.Layout, c.ID)
 	if err != nil {
 		return Result{}, err
 	}
+	if c.vers == nil {
+		if c.hosts, c.vers, err = loadHosts(ctx, c.Store, c.Layout, s); err != nil {
+			return Result{}, err
+		}
+	}
+	s.Hosts = c.hosts
+	before, _ := json.Marshal(s)
 	p := &step{c: c, s: s, ver: ver, now: now}
-	changed, err := p.transition(ctx)
-	if err != nil || !changed {
-		return Result{Phase: s.Phase}, err
+	if _, err := p.transition(ctx); err != nil {
+		return Result{Phase: s.Phase, State: s}, err
 	}
-	s.Updated = now
-	if _, err := save(ctx, c.Store, c.Layout, s, ver); err != nil {
-		return Result{Phase: s.Phase}, err
+	n, err := saveHosts(ctx, c.Store, c.Layout, c.ID, s.Hosts, c.vers)
+	if err != nil {
+		return Result{Phase: s.Phase, State: s}, err
 	}
-	return Result{Phase: s.Phase, Wrote: true}, nil
+	if after, _ := json.Marshal(s); !bytes.Equal(before, after) {
+		s.Updated = now
+		if _, err := save(ctx, c.Store, c.Layout, s, ver); err != nil {
+			return Result{Phase: s.Phase, State: s}, err
+		}
+		n++
+	}
+	return Result{Phase: s.Phase, State: s, Wrote: n > 0}, nil
 }
 
 // transition changes p.s in memory (and the hosts' keys) for one step.
@@ -98,6 +136,9 @@ func (p *step) running(ctx context.Context) (bool, error) {
 	if pushed, err := p.resolvePushing(ctx, true); pushed || err != nil {
 		return pushed, err
 	}
+	if planned, err := p.preflight(ctx); planned || err != nil {
+		return planned, err
+	}
 	changed, err := p.readReports(ctx)
 	if err != nil {
 		return false, err
@@ -106,6 +147,9 @@ func (p *step) running(ctx context.Context) (bool, error) {
 		s.Phase = PhaseHalted
 		s.Reason = fmt.Sprintf("wave %s: %s failed (reverted, timed out or not Ready), more than its tolerance of %d", s.Waves[s.Wave].Name, plural.N(n, "host"), t)
 		return true, nil
+	}
+	if s.Waves[s.Wave].preflightHolds(p.c) {
+		return changed, nil
 	}
 	if marked, err := p.markNext(ctx); marked || err != nil {
 		return marked, err
@@ -135,8 +179,14 @@ func (p *step) startWave(ctx context.Context) (bool, error) {
 // maxStatusBytes bounds one host's status read.
 const maxStatusBytes = 64 << 10
 
-// statuses reads every host's status, by host.
+// statuses are every host's status, by host: the watch's when the
+// controller has one in step with the store, else one listing.
 func (p *step) statuses(ctx context.Context) (map[string]*fleet.Status, error) {
+	if p.c.Watch != nil {
+		if out, ok := p.c.Watch.statuses(); ok {
+			return out, nil
+		}
+	}
 	entries, _, err := p.c.Store.List(ctx, p.c.Layout.StatusDir())
 	if err != nil {
 		return nil, fmt.Errorf("listing the hosts' statuses: %w", err)
@@ -145,12 +195,8 @@ func (p *step) statuses(ctx context.Context) (map[string]*fleet.Status, error) {
 	dir := p.c.Layout.StatusDir() + "/"
 	for _, e := range entries {
 		host := strings.TrimPrefix(e.Key, dir)
-		if strings.Contains(host, "/") || len(e.Value) > maxStatusBytes {
-			continue
-		}
-		var st fleet.Status
-		if json.Unmarshal(e.Value, &st) == nil && fleet.CheckName("host", host) == nil {
-			out[host] = &st
+		if st := parseStatus(host, e.Value); st != nil {
+			out[host] = st
 		}
 	}
 	return out, nil
@@ -169,7 +215,11 @@ func (p *step) pool(ctx context.Context) ([]Candidate, error) {
 		if group != "" && !inGroup(st, group) {
 			continue
 		}
-		out = append(out, Candidate{Host: host, Labels: st.Labels})
+		labels := st.Labels
+		if fleet.CheckLabels(labels) != nil {
+			labels = nil // not trusted: the host is chosen by name or percent only
+		}
+		out = append(out, Candidate{Host: host, Labels: labels})
 	}
 	return out, nil
 }
@@ -208,27 +258,35 @@ func (p *step) markNext(ctx context.Context) (bool, error) {
 			room--
 		}
 	}
-	marked := false
+	var next []string
 	for _, h := range ws.Hosts {
-		if room <= 0 {
+		if len(next) >= room {
 			break
 		}
-		if s.Hosts[h] != nil {
-			continue
+		if s.Hosts[h] == nil {
+			next = append(next, h)
 		}
+	}
+	marks := make([]*HostState, len(next))
+	err := forEach(len(next), func(i int) error {
 		hs := &HostState{Wave: s.Wave, State: HostPushing}
-		e, err := p.c.Store.Read(ctx, p.hostKey(h))
+		e, err := p.c.Store.Read(ctx, p.hostKey(next[i]))
 		switch {
 		case err == nil:
 			hs.Previous, hs.Had, hs.PrevVersion = e.Value, true, int64(e.Version)
 		case !errors.Is(err, store.ErrNotFound):
-			return false, fmt.Errorf("reading %s: %w", p.hostKey(h), err)
+			return fmt.Errorf("reading %s: %w", p.hostKey(next[i]), err)
 		}
-		s.Hosts[h] = hs
-		room--
-		marked = true
+		marks[i] = hs
+		return nil
+	})
+	if err != nil {
+		return false, err
 	}
-	return marked, nil
+	for i, h := range next {
+		s.Hosts[h] = marks[i]
+	}
+	return len(next) > 0, nil
 }
 
 // resolvePushing settles the hosts recorded as about to be pushed: a key
@@ -236,22 +294,28 @@ func (p *step) markNext(ctx context.Context) (bool, error) {
 // before it recorded it); one at its previous version is pushed now
 // (push) or skipped; another value is someone else's: a conflict.
 func (p *step) resolvePushing(ctx context.Context, push bool) (bool, error) {
-	changed := false
+	var hosts []string
 	for _, h := range slices.Sorted(maps.Keys(p.s.Hosts)) {
-		hs := p.s.Hosts[h]
-		if hs.State != HostPushing {
-			continue
+		if p.s.Hosts[h].State == HostPushing {
+			hosts = append(hosts, h)
 		}
-		env, err := p.envelope(hs.Wave)
-		if err != nil {
-			return false, err
-		}
-		if err := p.resolveOne(ctx, h, hs, env, push); err != nil {
-			return false, err
-		}
-		changed = true
 	}
-	return changed, nil
+	envs := map[int][]byte{}
+	for _, h := range hosts {
+		if w := p.s.Hosts[h].Wave; envs[w] == nil {
+			env, err := p.envelope(w)
+			if err != nil {
+				return false, err
+			}
+			envs[w] = env
+		}
+	}
+	// Each host's record is its own: the calls share nothing else.
+	err := forEach(len(hosts), func(i int) error {
+		hs := p.s.Hosts[hosts[i]]
+		return p.resolveOne(ctx, hosts[i], hs, envs[hs.Wave], push)
+	})
+	return len(hosts) > 0, err
 }
 
 func (p *step) resolveOne(ctx context.Context, host string, hs *HostState, env []byte, push bool) error {
@@ -318,8 +382,22 @@ func (p *step) judge(host string, hs *HostState, st *fleet.Status, w *Wave) {
 			hs.State, hs.Reason = HostTimeout, "no report of its trial within the trial timeout"
 		}
 	case HostConfirmed:
+		if st != nil && storeUnreachable(st) {
+			return // the store's outage, not the document's: judged when it answers again
+		}
 		hs.NotReady = st == nil || !st.Ready || st.Degraded
 	}
+}
+
+// storeUnreachable reports whether st says its host does not reach the
+// store (it then keeps what it has: not Ready, Degraded).
+func storeUnreachable(st *fleet.Status) bool {
+	for _, c := range st.Conditions {
+		if c.Status && c.Reason == status.ReasonSourceUnreachable {
+			return true
+		}
+	}
+	return false
 }
 
 // bake starts the current wave's bake when every host has an outcome,
@@ -393,13 +471,21 @@ func (p *step) rollBack(ctx context.Context, host string, hs *HostState) error {
 	return nil
 }
 
+// transient errors make Run step again after poll: a write that lost a
+// race (the step reads everything again), and a store that does not
+// answer (etcd restarting: the members ride it out too).
+func transient(err error) bool {
+	return errors.Is(err, store.ErrCASFailed) || errors.Is(err, store.ErrUnavailable)
+}
+
 // Run steps the rollout until it completes, halts or is aborted, waiting
-// poll between steps that changed nothing. sleep waits (time.Sleep's
-// shape, ending early with ctx); report, if set, is told after each step.
+// poll between steps that changed nothing (less when the Watch sees a
+// status change). sleep waits (time.Sleep's shape, ending early with
+// ctx); report, if set, is told after each step.
 func (c *Controller) Run(ctx context.Context, poll time.Duration, sleep func(context.Context, time.Duration) error, report func(Result)) (Result, error) {
 	for {
 		r, err := c.Step(ctx)
-		if err != nil && !errors.Is(err, store.ErrCASFailed) {
+		if err != nil && !transient(err) {
 			return r, err
 		}
 		if report != nil {
@@ -409,9 +495,28 @@ func (c *Controller) Run(ctx context.Context, poll time.Duration, sleep func(con
 			return r, nil
 		}
 		if !r.Wrote || err != nil {
-			if err := sleep(ctx, poll); err != nil {
+			if err := c.wait(ctx, poll, sleep); err != nil {
 				return r, err
 			}
 		}
+	}
+}
+
+// wait sleeps poll, or until the watch sees a status change.
+func (c *Controller) wait(ctx context.Context, poll time.Duration, sleep func(context.Context, time.Duration) error) error {
+	if c.Watch == nil {
+		return sleep(ctx, poll)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- sleep(sctx, poll) }()
+	select {
+	case err := <-done:
+		return err
+	case <-c.Watch.Changed():
+		cancel()
+		<-done
+		return ctx.Err()
 	}
 }

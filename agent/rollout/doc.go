@@ -5,25 +5,29 @@
 // one starts.
 //
 //	Spec (rollout document) ──Start──▶ P/rollouts/<id>/state (State, CAS)
+//	                                   P/rollouts/<id>/hosts/<host> (HostState, CAS each)
 //	                                          │
-//	Controller.Step: lease ─▶ read state ─▶ one transition ─▶ CAS write
+//	Controller.Step: lease ─▶ read state ─▶ one transition ─▶ CAS writes
 //	                                          │ pushes (CAS on each host key)
 //	                                          ▼
-//	              members report P/status/<host> ──▶ counted by Step
+//	   members report P/status/<host> ──▶ StatusWatch ──▶ judged by Step
+//	   members publish P/snapshots/<host> ──▶ pre-flight (preflight.go)
 //
 // Step is the whole controller: it reads the state, makes at most one
-// transition (select a wave's hosts, record a host about to be pushed,
-// push it, record a report, start or end a bake, halt, roll back) and
-// writes it with a compare-and-swap on the state's version. A controller
-// killed between two writes and started again reads where it was: a host
-// is recorded as "pushing" (with the host key's version before) before its
-// key is written, so a restart finds out from the key itself whether the
-// push happened, and never pushes a host twice. A lease record
+// transition (select a wave's hosts, pre-flight them, record hosts about
+// to be pushed, push them, record reports, start or end a bake, halt,
+// roll back) and writes the host records that changed, then the state,
+// each with a compare-and-swap. A controller killed between two writes
+// and started again reads where it was: a host is recorded as "pushing"
+// (with the host key's version before) a step before its key is written,
+// so a restart finds out from the key itself whether the push happened,
+// and never pushes a host twice. A lease record
 // (P/rollouts/<id>/lease, CAS, renewed at every Step) keeps a second
 // controller from running the same rollout; it expires on the controller's
 // clock (Clock), so controllers' clocks must roughly agree.
 //
 // The operator's commands (Approve, Halt, Resume, Abort) are CAS writes of
 // the state too, so they need no controller running; the next Step acts on
-// them. Run drives Step until the rollout ends.
+// them. Run drives Step until the rollout ends; a Supervisor (`netagent
+// fleet controller`) runs every rollout that is running.
 package rollout

@@ -52,7 +52,7 @@ func (s *countStore) WriteCAS(ctx context.Context, key string, value []byte, exp
 	if err != nil {
 		return v, err
 	}
-	if strings.Contains(key, "/hosts/") && strings.Contains(string(value), `"trial"`) {
+	if strings.HasPrefix(key, layout.Hosts()+"/") && strings.Contains(string(value), `"trial"`) {
 		s.pushes[key]++
 	}
 	return v, s.wrote()

@@ -2,11 +2,14 @@ package rollout
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/netagent/netagent/fleet"
 )
 
 func TestSelectionStable(t *testing.T) {
@@ -115,6 +118,14 @@ func TestThreeWavesComplete(t *testing.T) {
 		if hs.State != HostConfirmed {
 			t.Errorf("%s: %s", h, hs.State)
 		}
+	}
+	// Each host's record is a key of its own; the state names the hosts.
+	recs, _, err := cs.List(context.Background(), Dir(layout, "dns-v3")+"/hosts")
+	if err != nil || len(recs) != 20 {
+		t.Errorf("%d host records, want 20 (%v)", len(recs), err)
+	}
+	if e, err := cs.Read(context.Background(), stateKey(layout, "dns-v3")); err != nil || strings.Contains(string(e.Value), `"prevVersion"`) {
+		t.Errorf("the state holds host records: %s %v", e.Value, err)
 	}
 }
 
@@ -369,5 +380,69 @@ func TestAbortRollsBack(t *testing.T) {
 	}
 	if rolled < 2 {
 		t.Errorf("%d hosts rolled back", rolled)
+	}
+}
+
+// TestWaveByLabel: a wave selects the hosts whose status has its labels;
+// a status with an invalid label is chosen by percent only.
+func TestWaveByLabel(t *testing.T) {
+	f, cs := newFleet(t, 10)
+	for _, h := range []string{"edge-003", "edge-007", "edge-008"} {
+		f.labels[h] = map[string]string{"site": "fra-1", "tier": "canary"}
+	}
+	f.labels["edge-009"] = map[string]string{"site": "fra-1", "bad key": "x"}
+	f.labels["edge-001"] = map[string]string{"site": "fra-1"} // lacks tier
+	for _, h := range f.hosts {
+		f.write(h, fleet.Status{Host: h, Ready: true, Revisions: map[string]int64{"groups/edge/base.json": 1}})
+	}
+	clock := &fakeClock{t: time.Unix(1e9, 0)}
+	start(t, cs, testSpec(t, `{"rollout": "dns-v3", "document": "groups/edge/20-dns.json", "intent": "x.json", "waves": [
+ {"name": "canary", "labels": {"site": "fra-1", "tier": "canary"}, "bake": "1m"},
+ {"name": "rest", "percent": 100}]}`), clock)
+	r, err := drive(t, newController(cs, clock, "c1"), f, clock)
+	if err != nil || r.Phase != PhaseCompleted {
+		t.Fatalf("phase %s, err %v", r.Phase, err)
+	}
+	s := load(t, cs)
+	got := slices.Sorted(slices.Values(s.Waves[0].Hosts))
+	if !slices.Equal(got, []string{"edge-003", "edge-007", "edge-008"}) {
+		t.Errorf("canary wave %v, want the three labelled hosts", got)
+	}
+	if len(s.Waves[1].Hosts) != 7 || pushedOnce(t, cs) != 10 {
+		t.Errorf("rest wave %v", s.Waves[1].Hosts)
+	}
+}
+
+// TestStoreOutageIsNotAFailure: a confirmed host that shows the store
+// unreachable (not Ready, Degraded IntentSourceUnreachable) during the
+// bake does not count as failed; one not Ready for another reason does.
+func TestStoreOutageIsNotAFailure(t *testing.T) {
+	f, cs, clock := started(t, 2, `{"rollout": "dns-v3", "document": "20-dns.json", "intent": "x.json", "waves": [
+ {"name": "canary", "hosts": ["edge-000"], "bake": "10m"}, {"name": "rest", "percent": 100}]}`)
+	c := newController(cs, clock, "c1")
+	ctx := context.Background()
+	for range 10 {
+		c.Step(ctx)
+		f.react()
+	}
+	if s := load(t, cs); s.Hosts["edge-000"] == nil || s.Hosts["edge-000"].State != HostConfirmed {
+		t.Fatalf("canary not confirmed: %+v", s.Hosts)
+	}
+	se, _ := cs.Read(ctx, layout.Status("edge-000"))
+	var st fleet.Status
+	json.Unmarshal(se.Value, &st)
+	st.Ready, st.Degraded = false, true
+	st.Conditions = []fleet.Condition{{Type: "Degraded", Status: true, Reason: "IntentSourceUnreachable"}}
+	f.write("edge-000", st)
+	for range 5 {
+		if r, err := c.Step(ctx); err != nil || r.Phase != PhaseRunning {
+			t.Fatalf("during the store's outage: %s %v", r.Phase, err)
+		}
+		clock.advance(time.Minute)
+	}
+	st.Conditions = []fleet.Condition{{Type: "Degraded", Status: true, Reason: "ItemsFailed"}}
+	f.write("edge-000", st)
+	if r, err := c.Step(ctx); err != nil || r.Phase != PhaseHalted {
+		t.Fatalf("not Ready for the document: %s %v", r.Phase, err)
 	}
 }

@@ -92,6 +92,9 @@ func takenSet(waves []WaveState) map[string]bool {
 		for _, h := range w.Hosts {
 			out[h] = true
 		}
+		for _, h := range w.Excluded {
+			out[h] = true
+		}
 	}
 	return out
 }

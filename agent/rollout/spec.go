@@ -33,7 +33,10 @@ type Spec struct {
 	Document string `json:"document"`
 	// Intent is the local file the CLI reads the intent from.
 	Intent string `json:"intent"`
-	Waves  []Wave `json:"waves"`
+	// Critical are links whose going down in a host's pre-flight plan
+	// flags the host (its wave waits for approve or exclude).
+	Critical []string `json:"critical,omitempty"`
+	Waves    []Wave   `json:"waves"`
 }
 
 // Wave is one step of a rollout.
@@ -81,6 +84,14 @@ func (s *Spec) Validate() error {
 	}
 	if s.Intent == "" {
 		return errors.New("intent: missing (the intent file to push)")
+	}
+	if len(s.Critical) > 64 {
+		return fmt.Errorf("critical: %d links, more than 64", len(s.Critical))
+	}
+	for i, l := range s.Critical {
+		if l == "" || len(l) > 15 || strings.ContainsAny(l, "/ \x00") {
+			return fmt.Errorf("critical[%d]: %q is not a link name", i, l)
+		}
 	}
 	if len(s.Waves) == 0 || len(s.Waves) > MaxWaves {
 		return fmt.Errorf("waves: %d waves, want 1 to %d", len(s.Waves), MaxWaves)
@@ -139,6 +150,14 @@ func (w *Wave) validate() error {
 	for i, h := range w.Hosts {
 		if err := fleet.CheckName("host", h); err != nil {
 			return fmt.Errorf("hosts[%d]: %w", i, err)
+		}
+	}
+	if len(w.Labels) > fleet.MaxLabels {
+		return fmt.Errorf("labels: %d labels, more than %d", len(w.Labels), fleet.MaxLabels)
+	}
+	for k, v := range w.Labels {
+		if err := fleet.CheckLabel(k, v); err != nil {
+			return fmt.Errorf("labels.%s: %w", k, err)
 		}
 	}
 	for _, d := range []struct{ name, v string }{{"trialTimeout", w.TrialTimeout}, {"bake", w.Bake}} {

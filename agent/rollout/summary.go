@@ -32,6 +32,11 @@ type WaveSummary struct {
 	NotReady  int            `json:"notReady,omitempty"`
 	Tolerance int            `json:"tolerance"`
 	BakeLeft  string         `json:"bakeLeft,omitempty"`
+	// Preflight sums the wave's pre-flight up ("planned 8/8, flagged 1,
+	// no snapshot 2"); Findings are the flagged hosts (the first 100).
+	Preflight string    `json:"preflight,omitempty"`
+	Findings  []Finding `json:"findings,omitempty"`
+	Excluded  []string  `json:"excluded,omitempty"`
 }
 
 // Summarize is s as status shows it at now.
@@ -67,9 +72,27 @@ func waveSummary(s *State, i int, now time.Time) WaveSummary {
 			}
 		}
 	}
+	if st.Preflighted > 0 || st.Flagged > 0 {
+		ws.Preflight = fmt.Sprintf("planned %d/%d", st.Preflighted, len(st.Hosts))
+		for _, c := range []struct {
+			what string
+			n    int
+		}{{"flagged", st.Flagged}, {"no snapshot", st.NoSnapshot}, {"unplannable", st.Unplannable}} {
+			if c.n > 0 {
+				ws.Preflight += fmt.Sprintf(", %s %d", c.what, c.n)
+			}
+		}
+		if st.PreflightApproved {
+			ws.Preflight += ", approved"
+		}
+		ws.Findings = st.Findings
+	}
+	ws.Excluded = st.Excluded
 	switch {
 	case st.Done:
 		ws.State = "done"
+	case st.Flagged > 0 && !st.PreflightApproved:
+		ws.State = "awaiting approval (pre-flight)"
 	case st.BakeUntil.IsZero():
 		ws.State = "trial"
 	default:
@@ -79,10 +102,13 @@ func waveSummary(s *State, i int, now time.Time) WaveSummary {
 	return ws
 }
 
+// summaryStates are the keys of WaveSummary.Counts, in the order shown.
+var summaryStates = []string{"queued", HostPushing, HostPending, HostConfirmed, HostReverted, HostTimeout, HostConflict, HostSkipped, HostRolledBack}
+
 // CountsText renders a wave's counts ("confirmed 3, pending 2").
 func (w WaveSummary) CountsText() string {
 	var parts []string
-	for _, k := range []string{"queued", HostPushing, HostPending, HostConfirmed, HostReverted, HostTimeout, HostConflict, HostSkipped, HostRolledBack} {
+	for _, k := range summaryStates {
 		if n := w.Counts[k]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", k, n))
 		}

@@ -79,7 +79,7 @@ var completionCases = []completionCase{
 	{[]string{"netagent", "help", "plan", ""}, nil},
 	{[]string{"netagent", "completion", ""}, []string{"bash", "fish", "zsh"}},
 	// fleet: its subcommands, then each one's options and (push) file
-	{[]string{"netagent", "fleet", ""}, []string{"delete", "get", "list", "push", "rollout", "status"}},
+	{[]string{"netagent", "fleet", ""}, []string{"controller", "delete", "get", "list", "push", "rollout", "status"}},
 	{[]string{"netagent", "fleet", "--etcd-endpoints", "http://e:2379", "p"}, []string{"push"}},
 	{[]string{"netagent", "--log-level", "warn", "fleet", "s"}, []string{"status"}},
 	{[]string{"netagent", "fleet", "push", "--ho"}, []string{"--host"}},

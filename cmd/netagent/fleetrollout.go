@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -27,7 +28,7 @@ import (
 func init() {
 	fleetSubs["rollout"] = fleetSub{
 		"push a document to the fleet's hosts in waves of trials that halt themselves (docs/fleet.md, Rollouts)",
-		"start [--follow] FILE | status [ID] [--json] | approve|halt|resume|abort ID", runFleetRollout}
+		"start [--follow] FILE | status [ID] [--json] | approve|halt|resume|abort ID | exclude ID HOST", runFleetRollout}
 }
 
 // rolloutPoll is how often a following controller looks at the hosts
@@ -72,9 +73,11 @@ func runFleetRollout(g *globals, args []string) int {
 	case verb == "status" && len(rest) <= 1:
 		return rolloutStatus(g, fs, c, rest, *asJSON)
 	case rolloutOps[verb] != nil && len(rest) == 1:
-		return rolloutOp(g, fs, c, verb, rest[0])
+		return rolloutOp(g, fs, c, verb, rest[0], "")
+	case verb == "exclude" && len(rest) == 2:
+		return rolloutOp(g, fs, c, verb, rest[0], rest[1])
 	}
-	return usageError(g, fs, fmt.Sprintf("%q with %d arguments: want start FILE, status [ID], or approve|halt|resume|abort ID", verb, len(rest)))
+	return usageError(g, fs, fmt.Sprintf("%q with %d arguments: want start FILE, status [ID], approve|halt|resume|abort ID, or exclude ID HOST", verb, len(rest)))
 }
 
 func rolloutStart(g *globals, fs *flag.FlagSet, c *fleetConn, file string, follow bool) int {
@@ -103,14 +106,14 @@ func rolloutStart(g *globals, fs *flag.FlagSet, c *fleetConn, file string, follo
 func rolloutFollow(g *globals, c *fleetConn, id string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctrl := &rollout.Controller{Store: c.client.Store(), Layout: c.client.Layout(), ID: id, Owner: rolloutOwner(), Clock: wallClock{}}
+	ctrl := &rollout.Controller{Store: c.client.Store(), Layout: c.client.Layout(), ID: id, Owner: rolloutOwner(), Clock: wallClock{},
+		Watch: rollout.WatchStatuses(ctx, c.client.Store(), c.client.Layout()), Preflight: rolloutPreflight(c)}
 	var last string
-	r, err := ctrl.Run(ctx, rolloutPoll, sleepCtx, func(rollout.Result) {
-		s, _, err := rollout.Load(ctx, c.client.Store(), c.client.Layout(), id)
-		if err != nil {
+	r, err := ctrl.Run(ctx, rolloutPoll, sleepCtx, func(r rollout.Result) {
+		if r.State == nil {
 			return
 		}
-		line := rolloutLine(rollout.Summarize(s, time.Now()))
+		line := rolloutLine(rollout.Summarize(r.State, time.Now()))
 		if line != last {
 			fmt.Fprintln(g.stdout, line)
 			last = line
@@ -148,6 +151,12 @@ func rolloutLine(s rollout.Summary) string {
 		line += " (" + s.Reason + ")"
 	}
 	return line
+}
+
+// rolloutPreflight plans each wave's hosts against the snapshots they
+// publish before the wave starts.
+func rolloutPreflight(c *fleetConn) *rollout.Preflight {
+	return &rollout.Preflight{Snapshots: rollout.StoreSnapshots{Store: c.client.Store(), Layout: c.client.Layout()}, Planner: rollout.OfflinePlanner{}}
 }
 
 type wallClock struct{}
@@ -219,20 +228,34 @@ func rolloutPrint(w io.Writer, s rollout.Summary) {
 		fmt.Fprintln(w, "  "+s.Reason)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  WAVE\tSTATE\tHOSTS\tTOLERANCE\tBAKE LEFT\tCOUNTS")
+	fmt.Fprintln(tw, "  WAVE\tSTATE\tHOSTS\tTOLERANCE\tBAKE LEFT\tPRE-FLIGHT\tCOUNTS")
 	for _, ws := range s.Waves {
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%s\t%s\n", ws.Name, ws.State, ws.Hosts, ws.Tolerance, ws.BakeLeft, ws.CountsText())
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%d\t%s\t%s\t%s\n", ws.Name, ws.State, ws.Hosts, ws.Tolerance, ws.BakeLeft, ws.Preflight, ws.CountsText())
 	}
 	tw.Flush()
+	for _, ws := range s.Waves {
+		for _, f := range ws.Findings {
+			fmt.Fprintf(w, "  pre-flight %s: %s %s: %s\n", ws.Name, f.Host, f.Verdict, f.Detail)
+		}
+		if len(ws.Excluded) > 0 {
+			fmt.Fprintf(w, "  excluded from %s: %s\n", ws.Name, strings.Join(ws.Excluded, ", "))
+		}
+	}
 }
 
-func rolloutOp(g *globals, fs *flag.FlagSet, c *fleetConn, verb, id string) int {
+func rolloutOp(g *globals, fs *flag.FlagSet, c *fleetConn, verb, id, host string) int {
 	ctx, done, code, ok := c.open(g, fs)
 	if !ok {
 		return code
 	}
 	defer done()
-	s, err := rolloutOps[verb](ctx, c, id)
+	var s *rollout.State
+	var err error
+	if verb == "exclude" {
+		s, err = rollout.Exclude(ctx, c.client.Store(), c.client.Layout(), id, host)
+	} else {
+		s, err = rolloutOps[verb](ctx, c, id)
+	}
 	if err != nil {
 		return rolloutFail(g, c, err)
 	}
@@ -248,7 +271,7 @@ func rolloutFail(g *globals, c *fleetConn, err error) int {
 		fmt.Fprintf(g.stderr, "netagent: fleet rollout: %v\n", err)
 		return exitConflict
 	}
-	if slices.ContainsFunc([]error{rollout.ErrNoRollout, rollout.ErrFinished, rollout.ErrExists, rollout.ErrNoGate}, func(e error) bool { return errors.Is(err, e) }) {
+	if slices.ContainsFunc([]error{rollout.ErrNoRollout, rollout.ErrFinished, rollout.ErrExists, rollout.ErrNoGate, rollout.ErrNotInWave}, func(e error) bool { return errors.Is(err, e) }) {
 		fmt.Fprintf(g.stderr, "netagent: fleet rollout: %v\n", err)
 		return exitFailed
 	}

@@ -104,3 +104,20 @@ func TestFleetRolloutCLI(t *testing.T) {
 		t.Errorf("start of another r1: exit %d %s", code, errOut)
 	}
 }
+
+func TestFleetControllerAndExcludeUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fleet", "controller", "--etcd-endpoints", "http://x", "--poll", "1ms"}, "--poll: at least 10ms"},
+		{[]string{"fleet", "controller", "--etcd-endpoints", "http://x", "extra"}, "unexpected arguments"},
+		{[]string{"fleet", "controller"}, "--etcd-endpoints is required"},
+		{[]string{"fleet", "rollout", "exclude", "--etcd-endpoints", "http://x", "r1"}, "exclude ID HOST"},
+	} {
+		code, _, errOut := runCLI(c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, want %d and %q\n%s", c.args, code, exitUsage, c.want, errOut)
+		}
+	}
+}

@@ -33,7 +33,7 @@ func init() {
 	register(&command{
 		name:    "run",
 		summary: "run the daemon: keep the network as the intent directory (and the socket API) say",
-		usage:   "[--intent-dir DIR] [--socket PATH] [--metrics-listen ADDR] [--protect LINK]... [--adopt] [--etcd-endpoints URL,... [--etcd-prefix P] [--hostname H] [--group G]... [--publish-snapshot INTERVAL]]",
+		usage:   "[--intent-dir DIR] [--socket PATH] [--metrics-listen ADDR] [--protect LINK]... [--adopt] [--etcd-endpoints URL,... [--etcd-prefix P] [--hostname H] [--group G]... [--label K=V]... [--publish-snapshot INTERVAL]]",
 		run:     runDaemon,
 	})
 }

@@ -27,6 +27,7 @@ type storeOpts struct {
 	prefix    string
 	hostname  string
 	groups    []string
+	labels    map[string]string
 	ca        string
 	cert      string
 	key       string
@@ -47,6 +48,24 @@ func storeFlags(fs *flag.FlagSet) *storeOpts {
 			o.groups = append(o.groups, v)
 			return nil
 		})
+	fs.Func("label", "a label KEY=VALUE of this host, published in its fleet status: rollout waves select hosts by label (repeatable)",
+		func(v string) error {
+			k, val, err := fleet.ParseLabel(v)
+			if err != nil {
+				return err
+			}
+			if o.labels == nil {
+				o.labels = map[string]string{}
+			}
+			if _, dup := o.labels[k]; dup {
+				return fmt.Errorf("label %s given twice", k)
+			}
+			if len(o.labels) == fleet.MaxLabels {
+				return fmt.Errorf("more than %d labels", fleet.MaxLabels)
+			}
+			o.labels[k] = val
+			return nil
+		})
 	fs.StringVar(&o.ca, "etcd-ca", "", "CA certificate (PEM) that verifies the etcd servers")
 	fs.StringVar(&o.cert, "etcd-cert", "", "client certificate (PEM) for etcd")
 	fs.StringVar(&o.key, "etcd-key", "", "the client certificate's key (PEM)")
@@ -61,8 +80,8 @@ func (o *storeOpts) enabled() bool { return o.endpoints != "" }
 // check validates the options that need no connection.
 func (o *storeOpts) check() error {
 	if !o.enabled() {
-		if len(o.groups) > 0 || o.hostname != "" || o.publish != 0 {
-			return errors.New("--group, --hostname and --publish-snapshot need --etcd-endpoints")
+		if len(o.groups) > 0 || o.hostname != "" || len(o.labels) > 0 || o.publish != 0 {
+			return errors.New("--group, --label, --hostname and --publish-snapshot need --etcd-endpoints")
 		}
 		return nil
 	}
@@ -83,7 +102,7 @@ func openMember(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
 	so := o.store
 	m, err := member.Open(member.Config{
 		Conn: member.Conn{Endpoints: member.Endpoints(so.endpoints), Prefix: so.prefix, CAFile: so.ca, CertFile: so.cert, KeyFile: so.key},
-		Host: so.hostname, Groups: so.groups, TTL: so.ttl, Log: g.log, Prober: trial.Probes(rt), PreCheck: trial.PreChecks(rt), StateDir: o.kernel.stateDir(g),
+		Host: so.hostname, Groups: so.groups, Labels: so.labels, TTL: so.ttl, Log: g.log, Prober: trial.Probes(rt), PreCheck: trial.PreChecks(rt), StateDir: o.kernel.stateDir(g),
 		PublishSnapshot: so.publish, TakeSnapshot: func(ctx context.Context) (*snapshot.Document, error) {
 			return snapshot.Take(ctx, o.kernel.netns, o.kernel.stateDir(g))
 		}})
