@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Measures what other owners' routes cost netagent (issue 28, point 1), in
+# fresh network namespaces (never the host's), and prints a markdown table
+# (run as root):
+#
+#   foreign routes | check | plan | no-op apply | one change | drift check | daemon CPU | daemon RSS | daemon wakeups
+#
+# Each row is one namespace holding netagent's work (N own IPv4 routes in
+# the main table via a gateway on uplink0: benchgen's routes workload) and
+# F foreign routes loaded with `ip -batch` before netagent runs: protocol
+# 186 (BGP), on a veth, spread over tables 100 to 104, half IPv4 /32,
+# half IPv6 /128. The first row has F = 0, so the two rows side by side
+# are the cost of the foreign routes.
+#
+#   check, plan     `netagent check` / `netagent plan` of the applied intent
+#   no-op apply     `netagent apply` of it again (nothing to do)
+#   one change      an apply of the intent with one route's gateway changed
+#                   (and back, then timed again: the median of 3)
+#   drift check     the daemon with --drift-interval 2s: its CPU seconds over
+#                   20 s divided by the drift checks in that time
+#   daemon CPU      the daemon with the default drift interval while a
+#                   foreign writer deletes and adds back 500 foreign routes
+#                   every second (1000 changes a second) in table 100: its
+#                   CPU over 30 s, in % of one core
+#   daemon RSS      its resident set at the end of those 30 s
+#   daemon wakeups  its voluntary context switches over those 30 s
+#
+# Options:
+#   --own N         netagent's routes (default 1000)
+#   --foreign F     foreign routes of the second row (default 1000000)
+# BENCH_NS names the namespaces' prefix (default na-fbench-<random>).
+set -Eeuo pipefail
+cd "$(dirname "$0")/.."
+
+own=1000 foreign=1000000
+while [ $# -gt 0 ]; do
+	case $1 in
+	--own) own=$2; shift ;;
+	--foreign) foreign=$2; shift ;;
+	*)
+		sed -n '2,/^set -Eeuo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+		exit 2
+		;;
+	esac
+	shift
+done
+[[ $own =~ ^[1-9][0-9]*$ && $foreign =~ ^[1-9][0-9]*$ ]] || {
+	echo "bench-foreign.sh: --own and --foreign take positive counts" >&2
+	exit 2
+}
+if [ "$(id -u)" != 0 ]; then
+	echo "bench-foreign.sh: run as root (it creates network namespaces)" >&2
+	exit 1
+fi
+
+prefix=${BENCH_NS:-na-fbench-$(od -An -N4 -tx4 /dev/urandom | tr -d ' ')}
+work=$(mktemp -d)
+pids=()
+declare -A live=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for ns in "${!live[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'echo "bench-foreign.sh: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
+
+log() { printf '%s\n' "$*" >&2; }
+now_us() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END { print v[int((NR + 1) / 2)] }'; }
+fmt_secs() { awk -v s="$1" 'BEGIN { if (s >= 1) printf "%.2f s", s; else printf "%.3f s", s }'; }
+# cpu_ticks PID: user + system time in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+switches() { awk '/^voluntary_ctxt_switches:/ { print $2 }' "/proc/$1/status"; }
+
+netagent=$work/netagent benchgen=$work/benchgen
+go build -o "$netagent" ./cmd/netagent
+go build -o "$benchgen" ./internal/benchgen
+mkdir -p "$work/w"
+"$benchgen" gen -kind routes -n "$own" -dir "$work/w"
+
+# foreign_batch F writes F foreign routes as ip -batch lines.
+foreign_batch() {
+	awk -v n="$1" 'BEGIN {
+		for (i = 0; i < n; i++) {
+			t = 100 + i % 5; j = int(i / 10)
+			if (i % 2 == 0) printf "route add 172.%d.%d.%d/32 dev fdum0 proto 186 table %d\n", 16 + int(j / 65536) % 16, int(j / 256) % 256, j % 256, t
+			else printf "route add 2001:db8:%x::%x:%x/128 dev fdum0 proto 186 table %d\n", t, int(j / 65536), j % 65536, t
+		}
+	}'
+}
+
+# timed LABEL CMD...: sets secs (wall time) or stops with the output.
+timed() {
+	local label=$1
+	shift
+	if ! "$benchgen" time -o "$work/time" -- "$@" >"$work/out" 2>&1; then
+		log "$label failed: $(tail -n 20 "$work/out")"
+		exit 1
+	fi
+	read -r secs _ <"$work/time"
+}
+
+rows=()
+seq_ns=0
+# row F measures with F foreign routes.
+row() {
+	local f=$1 ns
+	seq_ns=$((seq_ns + 1))
+	ns=$prefix-$seq_ns
+	live[$ns]=1
+	ip netns add "$ns"
+	ip -n "$ns" -batch "$work/w/setup.batch"
+	ip -n "$ns" link add fdum0 type veth peer name fdum1
+	ip -n "$ns" link set fdum1 up
+	ip -n "$ns" link set fdum0 up
+	if [ "$f" -gt 0 ]; then
+		log "loading $f foreign routes"
+		foreign_batch "$f" >"$work/foreign.batch"
+		local t0
+		t0=$(now_us)
+		ip -n "$ns" -batch "$work/foreign.batch"
+		log "loaded in $(((($(now_us) - t0)) / 1000)) ms"
+		rm -f "$work/foreign.batch"
+	fi
+	local na=("$netagent" --netns "$ns" --state-dir "$work/state-$ns" --log-level warn)
+	timed apply "${na[@]}" apply "$work/w/intent.json"
+	local check=() plan=() noop=() change=() i
+	for i in 1 2 3; do
+		timed check "${na[@]}" check "$work/w/intent.json"
+		check+=("$secs")
+		timed plan "${na[@]}" plan "$work/w/intent.json"
+		plan+=("$secs")
+		timed noop "${na[@]}" apply "$work/w/intent.json"
+		grep -q 'converged: 0 operations' "$work/out" || {
+			log "the no-op apply did something: $(tail "$work/out")"
+			exit 1
+		}
+		noop+=("$secs")
+		timed change "${na[@]}" apply "$work/w/change.json"
+		change+=("$secs")
+		timed back "${na[@]}" apply "$work/w/intent.json"
+	done
+
+	# drift checks every 2 s
+	rm -rf "$work/d" && mkdir -p "$work/d" && cp "$work/w/intent.json" "$work/d/"
+	"$netagent" --netns "$ns" --state-dir "$work/state-$ns" --log-level warn run --intent-dir "$work/d" \
+		--socket "$work/d.sock" --drift-interval 2s >"$work/daemon.out" 2>&1 &
+	local pid=$!
+	pids+=("$pid")
+	sleep 10 # started, applied (nothing to do), settled
+	local c0 c1
+	c0=$(cpu_ticks "$pid")
+	sleep 20
+	c1=$(cpu_ticks "$pid")
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+	local drift
+	drift=$(awk -v t=$((c1 - c0)) 'BEGIN { printf "%.3f", t / 100 / 10 }')
+
+	# idle with a foreign writer
+	"$netagent" --netns "$ns" --state-dir "$work/state-$ns" --log-level warn run --intent-dir "$work/d" \
+		--socket "$work/d.sock" >"$work/daemon.out" 2>&1 &
+	pid=$!
+	pids+=("$pid")
+	awk 'BEGIN { for (i = 0; i < 500; i++) printf "route add 198.%d.%d.0/24 dev fdum0 proto 186 table 100\n", 18 + int(i / 256), i % 256 }' >"$work/add.batch"
+	sed 's/^route add/route del/' "$work/add.batch" >"$work/del.batch"
+	ip -n "$ns" -batch "$work/add.batch"
+	(while :; do
+		ip -n "$ns" -batch "$work/del.batch"
+		ip -n "$ns" -batch "$work/add.batch"
+		sleep 1
+	done) &
+	local writer=$!
+	pids+=("$writer")
+	sleep 10
+	local s0 s1
+	c0=$(cpu_ticks "$pid") s0=$(switches "$pid")
+	sleep 30
+	c1=$(cpu_ticks "$pid") s1=$(switches "$pid")
+	local rss
+	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
+	kill "$writer" "$pid"
+	wait "$writer" "$pid" 2>/dev/null || true
+	local cpu
+	cpu=$(awk -v t=$((c1 - c0)) 'BEGIN { printf "%.1f %%", t / 30 }')
+	ip netns del "$ns"
+	unset "live[$ns]"
+	local r="| $f | $(fmt_secs "$(median "${check[@]}")") | $(fmt_secs "$(median "${plan[@]}")") | $(fmt_secs "$(median "${noop[@]}")")"
+	r+=" | $(fmt_secs "$(median "${change[@]}")") | $(fmt_secs "$drift") | $cpu | $(awk -v k="$rss" 'BEGIN { printf "%.1f MB", k / 1024 }') | $((s1 - s0)) |"
+	log "$r"
+	rows+=("$r")
+}
+
+row 0
+row "$foreign"
+echo "| foreign routes | check | plan | no-op apply | one change | drift check | daemon CPU | daemon RSS | daemon wakeups |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+printf '%s\n' "${rows[@]}"
+echo
+echo "$own own routes; foreign writer: 1000 changes/s in table 100; kernel $(uname -r)"
