@@ -789,7 +789,7 @@ func TestFakeReadBackAndClashes(t *testing.T) {
 		"route 10.50.0.0/16 via 10.0.0.1 dev up0 table main metric 0 scope global proto 3": {
 			Holds: dg.ItemRef{Type: items.TypeRoute, Name: "main 10.50.0.0/16 metric 0"}},
 		"route main 10.52.0.0/16 metric 0 tos 0x4 type 1 dev up0 proto 211": {Owned: true},
-		"rule ipv4 151: tos 0x4 action 1 table 100 proto 211": {Owned: true},
+		"rule ipv4 151: tos 0x4 action 1 table 100 proto 211":               {Owned: true},
 		"rule ipv6 152: from all ipproto udp dport 53 prohibit proto 4": {
 			Holds: dg.ItemRef{Type: items.TypeRule, Name: "ipv6 152: from all ipproto udp dport 53 prohibit"}},
 	}
