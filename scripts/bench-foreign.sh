@@ -28,15 +28,21 @@
 # Options:
 #   --own N         netagent's routes (default 1000)
 #   --foreign F     foreign routes of the second row (default 1000000)
+#   --against REV   also measure netagent as of git revision REV (built from
+#                   `git archive REV`), both rows, in the same run: the
+#                   table then has a column saying which build a row is
+#   --no-daemon     leave out the daemon's columns (drift check, CPU, RSS)
 # BENCH_NS names the namespaces' prefix (default na-fbench-<random>).
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 
-own=1000 foreign=1000000
+own=1000 foreign=1000000 against='' daemon=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--own) own=$2; shift ;;
 	--foreign) foreign=$2; shift ;;
+	--against) against=$2; shift ;;
+	--no-daemon) daemon='' ;;
 	*)
 		sed -n '2,/^set -Eeuo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
 		exit 2
@@ -71,11 +77,19 @@ median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END { print v[int((N
 fmt_secs() { awk -v s="$1" 'BEGIN { if (s >= 1) printf "%.2f s", s; else printf "%.3f s", s }'; }
 # cpu_ticks PID: user + system time in clock ticks.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-switches() { awk '/^voluntary_ctxt_switches:/ { print $2 }' "/proc/$1/status"; }
+# switches PID: the context switches of all its threads (each a wakeup).
+switches() { cat /proc/"$1"/task/*/status | awk '/ctxt_switches:/ { n += $2 } END { print n }'; }
 
-netagent=$work/netagent benchgen=$work/benchgen
-go build -o "$netagent" ./cmd/netagent
+benchgen=$work/benchgen
+go build -o "$work/netagent" ./cmd/netagent
 go build -o "$benchgen" ./internal/benchgen
+builds=(this)
+if [ -n "$against" ]; then
+	mkdir -p "$work/base"
+	git archive "$against" | tar -x -C "$work/base"
+	(cd "$work/base" && go build -o "$work/netagent-base" ./cmd/netagent)
+	builds=("$against" this)
+fi
 mkdir -p "$work/w"
 "$benchgen" gen -kind routes -n "$own" -dir "$work/w"
 
@@ -103,9 +117,10 @@ timed() {
 
 rows=()
 seq_ns=0
-# row F measures with F foreign routes.
+# row BUILD F measures BUILD with F foreign routes.
 row() {
-	local f=$1 ns
+	local build=$1 f=$2 ns netagent=$work/netagent
+	[ "$build" = this ] || netagent=$work/netagent-base
 	seq_ns=$((seq_ns + 1))
 	ns=$prefix-$seq_ns
 	live[$ns]=1
@@ -142,6 +157,19 @@ row() {
 		timed back "${na[@]}" apply "$work/w/intent.json"
 	done
 
+	local drift=— cpu=— rss=— wakeups=—
+	[ -n "$daemon" ] && daemon_columns "$netagent" "$ns"
+	ip netns del "$ns"
+	unset "live[$ns]"
+	local r="| $build | $f | $(fmt_secs "$(median "${check[@]}")") | $(fmt_secs "$(median "${plan[@]}")") | $(fmt_secs "$(median "${noop[@]}")")"
+	r+=" | $(fmt_secs "$(median "${change[@]}")") | $drift | $cpu | $rss | $wakeups |"
+	log "$r"
+	rows+=("$r")
+}
+
+# daemon_columns NETAGENT NS sets drift, cpu, rss and wakeups.
+daemon_columns() {
+	local netagent=$1 ns=$2
 	# drift checks every 2 s
 	rm -rf "$work/d" && mkdir -p "$work/d" && cp "$work/w/intent.json" "$work/d/"
 	"$netagent" --netns "$ns" --state-dir "$work/state-$ns" --log-level warn run --intent-dir "$work/d" \
@@ -155,8 +183,7 @@ row() {
 	c1=$(cpu_ticks "$pid")
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
-	local drift
-	drift=$(awk -v t=$((c1 - c0)) 'BEGIN { printf "%.3f", t / 100 / 10 }')
+	drift=$(fmt_secs "$(awk -v t=$((c1 - c0)) 'BEGIN { printf "%.3f", t / 100 / 10 }')")
 
 	# idle with a foreign writer
 	"$netagent" --netns "$ns" --state-dir "$work/state-$ns" --log-level warn run --intent-dir "$work/d" \
@@ -178,24 +205,19 @@ row() {
 	c0=$(cpu_ticks "$pid") s0=$(switches "$pid")
 	sleep 30
 	c1=$(cpu_ticks "$pid") s1=$(switches "$pid")
-	local rss
-	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
+	rss=$(awk '/^VmRSS:/ { printf "%.1f MB", $2 / 1024 }' "/proc/$pid/status")
 	kill "$writer" "$pid"
 	wait "$writer" "$pid" 2>/dev/null || true
-	local cpu
 	cpu=$(awk -v t=$((c1 - c0)) 'BEGIN { printf "%.1f %%", t / 30 }')
-	ip netns del "$ns"
-	unset "live[$ns]"
-	local r="| $f | $(fmt_secs "$(median "${check[@]}")") | $(fmt_secs "$(median "${plan[@]}")") | $(fmt_secs "$(median "${noop[@]}")")"
-	r+=" | $(fmt_secs "$(median "${change[@]}")") | $(fmt_secs "$drift") | $cpu | $(awk -v k="$rss" 'BEGIN { printf "%.1f MB", k / 1024 }') | $((s1 - s0)) |"
-	log "$r"
-	rows+=("$r")
+	wakeups=$((s1 - s0))
 }
 
-row 0
-row "$foreign"
-echo "| foreign routes | check | plan | no-op apply | one change | drift check | daemon CPU | daemon RSS | daemon wakeups |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+for b in "${builds[@]}"; do
+	row "$b" 0
+	row "$b" "$foreign"
+done
+echo "| build | foreign routes | check | plan | no-op apply | one change | drift check | daemon CPU | daemon RSS | daemon wakeups |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
 echo
 echo "$own own routes; foreign writer: 1000 changes/s in table 100; kernel $(uname -r)"

@@ -23,15 +23,23 @@ func openLinkSocket(ns netns.NsHandle, rcvbuf int) (linkSocket, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rcvbuf > 0 {
-		if err := s.SetReceiveBufferSize(rcvbuf, true); err != nil {
-			if err := s.SetReceiveBufferSize(rcvbuf, false); err != nil {
-				s.Close()
-				return nil, fmt.Errorf("setting the receive buffer to %d bytes: %w", rcvbuf, err)
-			}
-		}
+	if err := setReceiveBuffer(s, rcvbuf); err != nil {
+		s.Close()
+		return nil, err
 	}
 	return &nlSocket{s: s}, nil
+}
+
+// setReceiveBuffer gives s a receive buffer of rcvbuf bytes (0: the
+// default): SO_RCVBUFFORCE, else SO_RCVBUF.
+func setReceiveBuffer(s *nl.NetlinkSocket, rcvbuf int) error {
+	if rcvbuf <= 0 || s.SetReceiveBufferSize(rcvbuf, true) == nil {
+		return nil
+	}
+	if err := s.SetReceiveBufferSize(rcvbuf, false); err != nil {
+		return fmt.Errorf("setting the receive buffer to %d bytes: %w", rcvbuf, err)
+	}
+	return nil
 }
 
 func (n *nlSocket) close() { n.s.Close() }
