@@ -11,23 +11,26 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/netagent/netagent/items"
 )
 
 // NewOwned returns a watcher of netagent's own routes, addresses and
-// neighbours in the named namespace ("" = the caller's own): an
+// neighbours (those with items.RouteProtocol's mark) in the named
+// namespace ("" = the caller's own): an
 // RTNLGRP_IPV4_ROUTE, IPV6_ROUTE, IPV4_IFADDR, IPV6_IFADDR and NEIGH
 // subscription whose socket carries a classic BPF filter (ownedFilter)
 // that drops, in the kernel, every notification of an object without
-// protocol's mark: another owner's full routing table changing all the
+// the mark: another owner's full routing table changing all the
 // time never wakes the reader. An event names the kinds of the objects
 // that changed ("route", "address", "neighbor"); as with links, it only
 // says "look again".
-func NewOwned(netnsName string, protocol uint8, log logrus.FieldLogger) *Netlink {
+func NewOwned(netnsName string, log logrus.FieldLogger) *Netlink {
 	w := NewNetlink(netnsName, log)
 	w.log = log.WithField("watch", "owned objects")
 	w.what = "owned object"
 	w.open = func(ns netns.NsHandle, rcvbuf int) (linkSocket, error) {
-		return openOwnedSocket(ns, rcvbuf, protocol, w.log)
+		return openOwnedSocket(ns, rcvbuf, items.RouteProtocol, w.log)
 	}
 	return w
 }
