@@ -359,6 +359,9 @@ func clashingRoutes(conn rawOps, names map[int]string, h hinter, out []dg.Item, 
 			tables = append(tables, r.TableID())
 		}
 	}
+	if len(tables) == 0 { // some read back otherwise: none is missing
+		return out, nil
+	}
 	seen := map[string]int{}
 	for _, f := range routeTables(tables) {
 		start := len(out)
