@@ -3,7 +3,7 @@
 # fresh network namespaces (never the host's), and prints a markdown table
 # (run as root):
 #
-#   foreign routes | check | plan | no-op apply | one change | drift check | daemon CPU | daemon RSS | daemon wakeups
+#   build | foreign routes | check | plan | no-op apply | one change | drift check | daemon CPU | daemon RSS | daemon wakeups | daemon edit
 #
 # Each row is one namespace holding netagent's work (N own IPv4 routes in
 # the main table via a gateway on uplink0: benchgen's routes workload) and
@@ -23,7 +23,11 @@
 #                   every second (1000 changes a second) in table 100: its
 #                   CPU over 30 s, in % of one core
 #   daemon RSS      its resident set at the end of those 30 s
-#   daemon wakeups  its voluntary context switches over those 30 s
+#   daemon wakeups  the context switches of its threads over those 30 s
+#   daemon edit     then, the writer still going: the intent file replaced
+#                   by the one-change intent and back, 5 times; the median
+#                   time from the rename to the edited route's change in
+#                   `ip monitor route`
 #
 # Options:
 #   --own N         netagent's routes (default 1000)
@@ -157,17 +161,49 @@ row() {
 		timed back "${na[@]}" apply "$work/w/intent.json"
 	done
 
-	local drift=— cpu=— rss=— wakeups=—
+	local drift=— cpu=— rss=— wakeups=— edit=—
 	[ -n "$daemon" ] && daemon_columns "$netagent" "$ns"
 	ip netns del "$ns"
 	unset "live[$ns]"
 	local r="| $build | $f | $(fmt_secs "$(median "${check[@]}")") | $(fmt_secs "$(median "${plan[@]}")") | $(fmt_secs "$(median "${noop[@]}")")"
-	r+=" | $(fmt_secs "$(median "${change[@]}")") | $drift | $cpu | $rss | $wakeups |"
+	r+=" | $(fmt_secs "$(median "${change[@]}")") | $drift | $cpu | $rss | $wakeups | $edit |"
 	log "$r"
 	rows+=("$r")
 }
 
-# daemon_columns NETAGENT NS sets drift, cpu, rss and wakeups.
+# daemon_edits sets edit (the median of 5): with the daemon running on
+# $work/d, the intent is replaced by the one-change intent and back
+# (written aside and renamed into place, as editors do); each is timed
+# from the rename to the first notification of the edited route
+# (10.0.0.0/24) that `ip monitor route` prints.
+daemon_edits() {
+	local took=() i t0 n0 monpid
+	ip -n "$ns" monitor route >"$work/mon.txt" &
+	monpid=$!
+	pids+=("$monpid")
+	sleep 1
+	edited() { grep -cE '^(Deleted )?10\.0\.0\.0/24 ' "$work/mon.txt" || true; }
+	for i in 1 2 3 4 5; do
+		if ((i % 2)); then cp "$work/w/change.json" "$work/d/.edit"; else cp "$work/w/intent.json" "$work/d/.edit"; fi
+		n0=$(edited)
+		t0=$(now_us)
+		mv "$work/d/.edit" "$work/d/intent.json"
+		while [ "$(edited)" -le "$n0" ]; do
+			if (($(now_us) - t0 > 30000000)); then
+				log "daemon edit $i: no route change within 30 s"
+				exit 1
+			fi
+			sleep 0.005
+		done
+		took+=("$(awk -v us=$(($(now_us) - t0)) 'BEGIN { printf "%.4f", us / 1e6 }')")
+		sleep 2 # the rest of this edit, and its read-back 1 s later
+	done
+	kill "$monpid"
+	wait "$monpid" 2>/dev/null || true
+	edit=$(fmt_secs "$(median "${took[@]}")")
+}
+
+# daemon_columns NETAGENT NS sets drift, cpu, rss, wakeups and edit.
 daemon_columns() {
 	local netagent=$1 ns=$2
 	# drift checks every 2 s
@@ -206,6 +242,7 @@ daemon_columns() {
 	sleep 30
 	c1=$(cpu_ticks "$pid") s1=$(switches "$pid")
 	rss=$(awk '/^VmRSS:/ { printf "%.1f MB", $2 / 1024 }' "/proc/$pid/status")
+	daemon_edits
 	kill "$writer" "$pid"
 	wait "$writer" "$pid" 2>/dev/null || true
 	cpu=$(awk -v t=$((c1 - c0)) 'BEGIN { printf "%.1f %%", t / 30 }')
@@ -216,8 +253,8 @@ for b in "${builds[@]}"; do
 	row "$b" 0
 	row "$b" "$foreign"
 done
-echo "| build | foreign routes | check | plan | no-op apply | one change | drift check | daemon CPU | daemon RSS | daemon wakeups |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| build | foreign routes | check | plan | no-op apply | one change | drift check | daemon CPU | daemon RSS | daemon wakeups | daemon edit |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
 echo
 echo "$own own routes; foreign writer: 1000 changes/s in table 100; kernel $(uname -r)"
