@@ -2,7 +2,6 @@ package linkwatch
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"unsafe"
 
@@ -88,23 +87,10 @@ func (o *ownedSocket) close() { o.s.Close() }
 // its notifications are about (the filter already dropped the others;
 // ownedKind checks again, for a socket without it).
 func (o *ownedSocket) receive() ([]string, error) {
-	msgs, from, err := o.s.Receive()
-	if errors.Is(err, unix.ENOBUFS) {
-		return nil, errOverflow
-	}
-	if err != nil {
-		return nil, fmt.Errorf("receiving notifications: %w", err)
-	}
-	if from.Pid != nl.PidKernel {
-		return nil, nil
-	}
-	var kinds []string
-	for _, m := range msgs {
-		if k := ownedKind(m.Header.Type, m.Data, o.proto); k != "" {
-			kinds = append(kinds, k)
-		}
-	}
-	return kinds, nil
+	return receiveFrom(o.s, "owned object", func(typ uint16, b []byte) (string, bool) {
+		k := ownedKind(typ, b, o.proto)
+		return k, k != ""
+	})
 }
 
 // Where the ownership mark is in a notification's payload: a route's
