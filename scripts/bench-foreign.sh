@@ -36,17 +36,23 @@
 #                   `git archive REV`), both rows, in the same run: the
 #                   table then has a column saying which build a row is
 #   --no-daemon     leave out the daemon's columns (drift check, CPU, RSS)
+#   --repeat N      each command cell is the median of N runs (default 3)
+#
+# A command cell is "wall (CPU)": its wall time and its user+system CPU
+# time, which a loaded machine disturbs less (the kernel's work for a dump
+# counts as the process's system time).
 # BENCH_NS names the namespaces' prefix (default na-fbench-<random>).
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 
-own=1000 foreign=1000000 against='' daemon=1
+own=1000 foreign=1000000 against='' daemon=1 repeat=3
 while [ $# -gt 0 ]; do
 	case $1 in
 	--own) own=$2; shift ;;
 	--foreign) foreign=$2; shift ;;
 	--against) against=$2; shift ;;
 	--no-daemon) daemon='' ;;
+	--repeat) repeat=$2; shift ;;
 	*)
 		sed -n '2,/^set -Eeuo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
 		exit 2
@@ -54,8 +60,8 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[[ $own =~ ^[1-9][0-9]*$ && $foreign =~ ^[1-9][0-9]*$ ]] || {
-	echo "bench-foreign.sh: --own and --foreign take positive counts" >&2
+[[ $own =~ ^[1-9][0-9]*$ && $foreign =~ ^[1-9][0-9]*$ && $repeat =~ ^[1-9][0-9]*$ ]] || {
+	echo "bench-foreign.sh: --own, --foreign and --repeat take positive counts" >&2
 	exit 2
 }
 if [ "$(id -u)" != 0 ]; then
@@ -108,15 +114,26 @@ foreign_batch() {
 	}'
 }
 
-# timed LABEL CMD...: sets secs (wall time) or stops with the output.
+# timed LABEL CMD...: sets secs to "WALL CPU" (seconds) or stops with the
+# output.
 timed() {
-	local label=$1
+	local label=$1 wall user sys
 	shift
-	if ! "$benchgen" time -o "$work/time" -- "$@" >"$work/out" 2>&1; then
+	if ! /usr/bin/time -o "$work/time" -f '%e %U %S' "$@" >"$work/out" 2>&1; then
 		log "$label failed: $(tail -n 20 "$work/out")"
 		exit 1
 	fi
-	read -r secs _ <"$work/time"
+	read -r wall user sys <"$work/time"
+	secs="$wall $(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')"
+}
+
+# cell WALL_CPU...: the medians of the wall and CPU times, "wall (cpu)".
+cell() {
+	local w=() c=() x
+	for x in "$@"; do
+		w+=("${x% *}") c+=("${x#* }")
+	done
+	echo "$(fmt_secs "$(median "${w[@]}")") ($(fmt_secs "$(median "${c[@]}")"))"
 }
 
 rows=()
@@ -145,7 +162,7 @@ row() {
 	local na=("$netagent" --netns "$ns" --state-dir "$work/state-$ns" --log-level warn)
 	timed apply "${na[@]}" apply "$work/w/intent.json"
 	local check=() plan=() noop=() change=() i
-	for i in 1 2 3; do
+	for ((i = 1; i <= repeat; i++)); do
 		timed check "${na[@]}" check "$work/w/intent.json"
 		check+=("$secs")
 		timed plan "${na[@]}" plan "$work/w/intent.json"
@@ -165,8 +182,8 @@ row() {
 	[ -n "$daemon" ] && daemon_columns "$netagent" "$ns"
 	ip netns del "$ns"
 	unset "live[$ns]"
-	local r="| $build | $f | $(fmt_secs "$(median "${check[@]}")") | $(fmt_secs "$(median "${plan[@]}")") | $(fmt_secs "$(median "${noop[@]}")")"
-	r+=" | $(fmt_secs "$(median "${change[@]}")") | $drift | $cpu | $rss | $wakeups | $edit |"
+	local r="| $build | $f | $(cell "${check[@]}") | $(cell "${plan[@]}") | $(cell "${noop[@]}")"
+	r+=" | $(cell "${change[@]}") | $drift | $cpu | $rss | $wakeups | $edit |"
 	log "$r"
 	rows+=("$r")
 }
