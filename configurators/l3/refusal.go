@@ -22,8 +22,8 @@ import (
 // someone's, are promoted, never deleted.) A plan uses it with Clashes,
 // which covers the creates.
 type Refusals struct {
-	names   map[string]int   // interface name → index
-	addrs   []kernelAddr     // the IPv4 addresses, as the operations so far leave them
+	names map[string]int // interface name → index
+	addrs []kernelAddr   // the IPv4 addresses, as the operations so far leave them
 	// foreign are, per interface index, others' IPv4 routes through it:
 	// dumped (with nlh) only when a delete would empty an interface, the
 	// one case that needs them (a plan that deletes no last address does
