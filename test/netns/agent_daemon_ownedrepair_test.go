@@ -3,6 +3,7 @@
 package netns_test
 
 import (
+	"bufio"
 	"context"
 	"os/exec"
 	"slices"
@@ -122,17 +123,13 @@ func TestAgentDaemonFightingWriterBackedOff(t *testing.T) {
 		if err != nil || mon.Start() != nil {
 			return
 		}
-		buf := make([]byte, 4096)
-		for {
-			n, err := out.Read(buf)
-			if err != nil {
-				_ = mon.Wait()
-				return
-			}
-			if strings.Contains(string(buf[:n]), "198.51.100.0/24") && !strings.Contains(string(buf[:n]), "Deleted") {
+		lines := bufio.NewScanner(out)
+		for lines.Scan() {
+			if strings.HasPrefix(lines.Text(), "198.51.100.0/24 ") { // added ("Deleted ..." otherwise)
 				del()
 			}
 		}
+		_ = mon.Wait()
 	}()
 	defer func() { stop(); <-done }()
 	e.waitFor("the route held as not converging", func() (bool, string) {
