@@ -83,6 +83,10 @@ type Config struct {
 	Sources []source.IntentSource
 	// Links reports link changes in the target namespace; nil: none.
 	Links LinkWatcher
+	// Owned reports changes of the agent's own routes, addresses and
+	// neighbours, which the loop repairs at once (ownedrepair.go); nil:
+	// none (the drift check repairs them).
+	Owned OwnedWatcher
 	// Nftables reports other writers' changes in the target's nftables
 	// tables, which the loop repairs at once (nftrepair.go); nil: none
 	// (the drift check repairs them).
@@ -210,6 +214,7 @@ type Agent struct {
 	changed    chan string       // a source's name: it has changed
 	settled    chan string       // a source's name: files renamed into place (source.SettledWatcher)
 	links      chan LinkEvent    // from the link watcher
+	owned      chan LinkEvent    // from the owned objects' watcher
 	nft        chan NftEvent     // from the nftables watcher
 	reloadc    chan struct{}     // SIGHUP
 	calls      chan call         // socket API requests
@@ -249,6 +254,7 @@ func New(cfg Config) (*Agent, error) {
 		changed:    make(chan string),
 		settled:    make(chan string),
 		links:      make(chan LinkEvent),
+		owned:      make(chan LinkEvent),
 		nft:        make(chan NftEvent),
 		reloadc:    make(chan struct{}, 1),
 		calls:      make(chan call),

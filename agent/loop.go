@@ -47,6 +47,16 @@ type loopState struct {
 	linkNames          map[string]struct{} // links named by the events of a burst
 	linkResync         bool                // the link subscription was (re)made
 
+	// ownedDeb gathers the owned watcher's events (ownedrepair.go);
+	// ownedPending: some since the last check; ownedLast: when an event
+	// last ran the drift check; ownedWait: the end of ownedMinInterval
+	// after it, when events wait for it; ownedChecks counts those checks.
+	ownedDeb     *pace.Debouncer
+	ownedPending bool
+	ownedLast    time.Time
+	ownedWait    alarm
+	ownedChecks  int
+
 	nftDeb    *pace.Debouncer
 	nftTables map[string]struct{} // the tables named by the nftables events of a burst
 	nftResync bool                // the nftables subscription was (re)made or dropped events
@@ -164,6 +174,15 @@ func (a *Agent) loop(ctx context.Context) {
 		case <-s.linkDeb.C():
 			s.linkDeb.Fired()
 			a.refreshLinks(ctx)
+		case ev := <-a.owned:
+			s.noteOwned(ev)
+			s.ownedDeb.Touch()
+		case <-s.ownedDeb.C():
+			s.ownedDeb.Fired()
+			a.checkOwned(ctx)
+		case <-s.ownedWait.C():
+			s.ownedWait.fired()
+			a.checkOwned(ctx)
 		case ev := <-a.nft:
 			s.noteNft(ev)
 			s.nftDeb.Touch()

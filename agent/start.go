@@ -90,6 +90,7 @@ func (a *Agent) newState() *loopState {
 		intentDeb: pace.NewDebouncer(c.IntentDebounce, 10*c.IntentDebounce).WithSettle(c.IntentSettle),
 		linkDeb:   pace.NewDebouncer(c.LinkDebounce, 10*c.LinkDebounce),
 		linkNames: map[string]struct{}{},
+		ownedDeb:  pace.NewDebouncer(c.LinkDebounce, 10*c.LinkDebounce),
 		nftDeb:    pace.NewDebouncer(c.NftDebounce, 10*c.NftDebounce),
 		nftTables: map[string]struct{}{},
 		results:   newResults(pace.Backoff{Base: c.RetryBase, Limit: c.RetryMax, Rand: c.Rand}),
@@ -141,6 +142,9 @@ func (a *Agent) startWatchers(ctx context.Context) {
 	}
 	if a.cfg.Links != nil {
 		go a.cfg.Links.Watch(ctx, a.links)
+	}
+	if a.cfg.Owned != nil {
+		go a.cfg.Owned.Watch(ctx, a.owned)
 	}
 	if a.cfg.Nftables != nil {
 		a.followNft()

@@ -52,7 +52,11 @@
 #   --quick         one size per kind: 10k routes, 500 pairs, 10k rules
 #                   (both nftables rows have one size: 10k rules, 100k
 #                   elements)
-#   --only KIND     routes, pairs, iptables or nftables (repeatable)
+#   --only KIND     routes, pairs, iptables, nftables or foreign
+#                   (repeatable); foreign is not in the default set: it
+#                   runs scripts/bench-foreign.sh (1M foreign routes
+#                   against main, side by side: see its header) after the
+#                   other kinds and prints its table after this one
 #   --repeat N      each cell is the median of N runs (default 1)
 #   --sizes small   200 routes, 20 pairs, 200 rules in 10 chains, 100
 #                   nftables rules in 10 chains, a set of 1000: seconds, for
@@ -72,7 +76,7 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1 ;;
 	--only)
 		[ $# -ge 2 ] || usage
-		case $2 in routes | pairs | iptables | nftables) only+=("$2") ;; *) usage ;; esac
+		case $2 in routes | pairs | iptables | nftables | foreign) only+=("$2") ;; *) usage ;; esac
 		shift
 		;;
 	--repeat)
@@ -393,6 +397,7 @@ for kind in "${only[@]}"; do
 	iptables) for n in "${rule_sizes[@]}"; do
 		measure iptables "$n" "$(human "$n") iptables rules in $chains chains" -chains "$chains"
 	done ;;
+	foreign) ;; # after the table
 	nftables)
 		measure nft-rules "$nft_rules" "$(human "$nft_rules") nftables rules in $nft_chains chains" -chains "$nft_chains"
 		measure nft-set "$nft_elements" "one nftables set of $(human "$nft_elements") elements"
@@ -404,3 +409,7 @@ echo "| work | \`ip -batch\` / \`iptables-restore\` / \`nft -f\` | \`netagent ap
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
 if [ "$repeat" -gt 1 ]; then echo; echo "medians of $repeat runs"; fi
+if [[ " ${only[*]} " == *" foreign "* ]]; then
+	echo
+	./scripts/bench-foreign.sh --against main --repeat "$repeat"
+fi

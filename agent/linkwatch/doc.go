@@ -17,6 +17,12 @@
 // said. After any other error it subscribes again, with a backoff that a
 // subscription which delivered resets, and sends another Resync. It reads
 // only the link name of each notification.
+//
+// NewOwned is the same watcher over netagent's own routes, addresses and
+// neighbours: its subscription's socket carries a classic BPF filter
+// (SO_ATTACH_FILTER) that drops in the kernel every route, address and
+// neighbour notification without netagent's protocol mark, so that another
+// owner's full routing table, however busy, never wakes it.
 package linkwatch
 
 import "context"

@@ -25,6 +25,8 @@ import (
 type Netlink struct {
 	netns string
 	log   logrus.FieldLogger
+	// what the subscription is about, for the log ("link", "owned object").
+	what string
 	// rcvbuf is the socket's receive buffer in bytes.
 	rcvbuf int
 	// open subscribes in ns (openLinkSocket; replaced in tests).
@@ -43,6 +45,7 @@ func NewNetlink(netnsName string, log logrus.FieldLogger) *Netlink {
 	return &Netlink{
 		netns:  netnsName,
 		log:    log.WithField("watch", "links"),
+		what:   "link",
 		rcvbuf: ReceiveBuffer,
 		open:   openLinkSocket,
 	}
@@ -90,7 +93,7 @@ func (w *Netlink) Watch(ctx context.Context, events chan<- Event) {
 		}
 		attempt++
 		d := resubscribeDelay(attempt)
-		w.log.WithError(err).WithField("in", d).Warn("link subscription ended; subscribing again")
+		w.log.WithError(err).WithField("in", d).Warn(w.what + " subscription ended; subscribing again")
 		select {
 		case <-ctx.Done():
 			return
@@ -116,7 +119,7 @@ func (w *Netlink) session(ctx context.Context, events chan<- Event) (delivered b
 	defer ns.Close()
 	sock, err := w.open(ns, w.rcvbuf)
 	if err != nil {
-		return false, fmt.Errorf("subscribing to link events: %w", err)
+		return false, fmt.Errorf("subscribing to %s events: %w", w.what, err)
 	}
 	batches := make(chan batch, 16)
 	done := make(chan struct{})
@@ -125,7 +128,7 @@ func (w *Netlink) session(ctx context.Context, events chan<- Event) (delivered b
 		close(done)
 		sock.close() // the reader's receive returns; it then ends
 	}()
-	w.log.Debug("subscribed to link events")
+	w.log.Debug("subscribed to " + w.what + " events")
 	return w.pump(ctx, batches, events)
 }
 
@@ -175,7 +178,7 @@ func (w *Netlink) pump(ctx context.Context, batches <-chan batch, events chan<- 
 		case b := <-batches:
 			switch {
 			case errors.Is(b.err, errOverflow):
-				w.log.Info("link notifications dropped; resynchronising")
+				w.log.Info(w.what + " notifications dropped; resynchronising")
 				pending.Resync = true
 			case b.err != nil:
 				return delivered, b.err

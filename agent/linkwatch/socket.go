@@ -23,15 +23,23 @@ func openLinkSocket(ns netns.NsHandle, rcvbuf int) (linkSocket, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rcvbuf > 0 {
-		if err := s.SetReceiveBufferSize(rcvbuf, true); err != nil {
-			if err := s.SetReceiveBufferSize(rcvbuf, false); err != nil {
-				s.Close()
-				return nil, fmt.Errorf("setting the receive buffer to %d bytes: %w", rcvbuf, err)
-			}
-		}
+	if err := setReceiveBuffer(s, rcvbuf); err != nil {
+		s.Close()
+		return nil, err
 	}
 	return &nlSocket{s: s}, nil
+}
+
+// setReceiveBuffer gives s a receive buffer of rcvbuf bytes (0: the
+// default): SO_RCVBUFFORCE, else SO_RCVBUF.
+func setReceiveBuffer(s *nl.NetlinkSocket, rcvbuf int) error {
+	if rcvbuf <= 0 || s.SetReceiveBufferSize(rcvbuf, true) == nil {
+		return nil
+	}
+	if err := s.SetReceiveBufferSize(rcvbuf, false); err != nil {
+		return fmt.Errorf("setting the receive buffer to %d bytes: %w", rcvbuf, err)
+	}
+	return nil
 }
 
 func (n *nlSocket) close() { n.s.Close() }
@@ -39,26 +47,35 @@ func (n *nlSocket) close() { n.s.Close() }
 // receive reads one datagram of notifications and returns the names of
 // their links. Messages not from the kernel are ignored.
 func (n *nlSocket) receive() ([]string, error) {
-	msgs, from, err := n.s.Receive()
+	return receiveFrom(n.s, "link", func(typ uint16, b []byte) (string, bool) {
+		if typ != unix.RTM_NEWLINK && typ != unix.RTM_DELLINK {
+			return "", false
+		}
+		return linkName(b)
+	})
+}
+
+// receiveFrom reads one datagram of notifications from s and returns what
+// pick says of each message (ok false: nothing); errOverflow when the
+// kernel dropped some. A datagram not from the kernel gives nothing.
+func receiveFrom(s *nl.NetlinkSocket, what string, pick func(typ uint16, b []byte) (string, bool)) ([]string, error) {
+	msgs, from, err := s.Receive()
 	if errors.Is(err, unix.ENOBUFS) {
 		return nil, errOverflow
 	}
 	if err != nil {
-		return nil, fmt.Errorf("receiving link notifications: %w", err)
+		return nil, fmt.Errorf("receiving %s notifications: %w", what, err)
 	}
 	if from.Pid != nl.PidKernel {
 		return nil, nil
 	}
-	var names []string
+	var out []string
 	for _, m := range msgs {
-		if m.Header.Type != unix.RTM_NEWLINK && m.Header.Type != unix.RTM_DELLINK {
-			continue
-		}
-		if name, ok := linkName(m.Data); ok {
-			names = append(names, name)
+		if v, ok := pick(m.Header.Type, m.Data); ok {
+			out = append(out, v)
 		}
 	}
-	return names, nil
+	return out, nil
 }
 
 // linkName finds IFLA_IFNAME in an RTM_NEWLINK/RTM_DELLINK message's

@@ -228,6 +228,7 @@ func daemonConfig(g *globals, o *daemonOpts, rt *host.Runtime) (agent.Config, er
 		Sources:          sources,
 		Report:           report,
 		Links:            linkwatch.NewNetlink(o.kernel.netns, g.log),
+		Owned:            linkwatch.NewOwned(o.kernel.netns, g.log),
 		Nftables:         rt.NftWatcher(),
 		Notifier:         readyNotifier{systemd.NewNotifier()},
 		Settled:          gctune.ReturnMemory,

@@ -41,7 +41,7 @@ func Clashes(t *netnsx.Target, hint *dg.Graph) (map[dg.ItemRef]error, error) {
 // clashes is Clashes over the narrow interfaces (a fake kernel in unit
 // tests).
 func clashes(nlh dumpNL, conn rawOps, hint *dg.Graph) (map[dg.ItemRef]error, error) {
-	s, err := snapshot(nlh, conn)
+	s, err := snapshot(nlh, conn, hint)
 	if err != nil {
 		return nil, fmt.Errorf("l3 clashes: %w", err)
 	}
@@ -64,7 +64,11 @@ type kernelState struct {
 	neighs  []kernelNeigh
 }
 
-func snapshot(nlh dumpNL, conn rawOps) (*kernelState, error) {
+// snapshot reads the kernel's state for the items of hint: every
+// address, rule and neighbour, and the routes of the tables hint's routes
+// are in (none without routes: another owner's full table costs a plan
+// nothing).
+func snapshot(nlh dumpNL, conn rawOps, hint *dg.Graph) (*kernelState, error) {
 	names, err := linkNames(conn)
 	if err != nil {
 		return nil, err
@@ -73,8 +77,17 @@ func snapshot(nlh dumpNL, conn rawOps) (*kernelState, error) {
 	for i, n := range names {
 		s.indexes[n] = i
 	}
-	if s.routes, err = dumpRoutes(conn, unix.AF_UNSPEC); err != nil {
-		return nil, err
+	var tables []uint32
+	for it := range hint.Unordered() {
+		if r, ok := it.(*items.Route); ok {
+			tables = append(tables, r.TableID())
+		}
+	}
+	s.routes = kernelRoutes{}
+	if len(tables) > 0 {
+		if s.routes, err = dumpRoutes(conn, unix.AF_UNSPEC, tables); err != nil {
+			return nil, err
+		}
 	}
 	if s.rules, err = dumpRuleMsgs(conn, unix.AF_UNSPEC); err != nil {
 		return nil, err
@@ -144,7 +157,7 @@ func Adoptions(t *netnsx.Target, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error)
 
 // adoptions is Adoptions over the narrow interfaces.
 func adoptions(nlh dumpNL, conn rawOps, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
-	s, err := snapshot(nlh, conn)
+	s, err := snapshot(nlh, conn, hint)
 	if err != nil {
 		return nil, fmt.Errorf("l3 adoptions: %w", err)
 	}

@@ -44,7 +44,9 @@
 // process (a broken one is replaced). The messages are the library's own
 // types (package nl). Dumps of rules and links, and the route
 // configurator's own route dumps, use t.NL; dumps of addresses and
-// neighbours, and read-back's route dump, use the conn, to see the marks;
+// neighbours, and the route dumps of read-back, of the batch and of
+// Clashes, use the conn, to see the marks and to filter in the kernel
+// (rawOps.dumpFiltered);
 // interface names are resolved with SIOCGIFINDEX on the conn's socket (in
 // its namespace).
 //
@@ -165,12 +167,19 @@
 // a generated or sorted intent), and looked up by name only when the next
 // few routes there are not it.
 // IPv6 reject routes, which the kernel puts on lo, read back without a
-// device. Every other route and rule, except the kernel's own (protocol
-// kernel), is read back as an items.Foreign (an external item: never
-// changed or deleted, listed by show, named by check when it holds an
-// intended item's identity): those of other protocols, and those with our
-// mark that no item can describe (a route with a tos, a rule with a tos,
-// realm or tunnel id), which are not silently dropped. A multipath route's
+// device. Every other rule, except the kernel's own (protocol kernel), is
+// read back as an items.Foreign (an external item: never changed or
+// deleted, listed by show, named by check when it holds an intended item's
+// identity), and so are our routes that no item can describe (a route
+// with a tos; a rule with a tos, realm or tunnel id), which are not
+// silently dropped. Other protocols' routes are not read back: the route
+// dump asks the kernel for netagent's protocol only (routeFilter, with
+// strict checking: docs/route-filtering.md), so that another owner's full
+// table costs nothing but the kernel's walk. Only when an intended route
+// is missing are the routes of its table dumped, and another protocol's
+// route holding its identity read back as Foreign (clashingRoutes);
+// ReadForeignAddrNeigh reads them all for `show --all`. The route batch
+// and Clashes dump only the tables of their routes (routeTables). A multipath route's
 // address dependencies are anchored like a gateway's, to the addresses
 // that put its nexthops' gateways on-link.
 //

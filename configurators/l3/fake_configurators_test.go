@@ -774,7 +774,12 @@ func TestFakeReadBackAndClashes(t *testing.T) {
 	e.k.addAddr("up1", "192.0.2.1/24", 0)
 	e.k.addNeigh("up0", "10.0.0.9", "02:00:00:00:00:09", netlink.NUD_PERMANENT, 0)
 
-	hint := dg.New("intended", mine...)
+	// An intended route that others' 10.50.0.0/16 holds: read back as the
+	// Foreign holding it; their 10.53.0.0/16 holds no intended route's
+	// identity, so it is not read (the dump asks the kernel for netagent's
+	// protocol only, and for the tables of missing routes).
+	held := &items.Route{Dst: pfx("10.50.0.0/16"), Gw: ip("10.0.0.2")}
+	hint := dg.New("intended", append(slices.Clone(mine), held)...)
 	got, err := readBack(e.k, hint)
 	must(t, err)
 	now := append(slices.Clone(mine),
@@ -784,9 +789,7 @@ func TestFakeReadBackAndClashes(t *testing.T) {
 		"route 10.50.0.0/16 via 10.0.0.1 dev up0 table main metric 0 scope global proto 3": {
 			Holds: dg.ItemRef{Type: items.TypeRoute, Name: "main 10.50.0.0/16 metric 0"}},
 		"route main 10.52.0.0/16 metric 0 tos 0x4 type 1 dev up0 proto 211": {Owned: true},
-		"route 10.53.0.0/16 table main metric 0 scope global nexthop via 10.0.0.1 dev up0 weight 1 nexthop dev up1 weight 1 proto 4": {
-			Holds: dg.ItemRef{Type: items.TypeRoute, Name: "main 10.53.0.0/16 metric 0"}},
-		"rule ipv4 151: tos 0x4 action 1 table 100 proto 211": {Owned: true},
+		"rule ipv4 151: tos 0x4 action 1 table 100 proto 211":               {Owned: true},
 		"rule ipv6 152: from all ipproto udp dport 53 prohibit proto 4": {
 			Holds: dg.ItemRef{Type: items.TypeRule, Name: "ipv6 152: from all ipproto udp dport 53 prohibit"}},
 	}

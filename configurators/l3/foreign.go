@@ -18,11 +18,13 @@ const (
 	ifaProtoKernelLL = 3
 )
 
-// ReadForeignAddrNeigh returns the addresses and the permanent neighbours
-// in t's namespace that are not netagent's, as items.Foreign (`show
-// --all`). ReadBack leaves them out: netagent never touches them. The
-// kernel's own addresses (the loopback's, IPv6 link-local ones) and the
-// neighbours the kernel learned (its cache) are left out here too.
+// ReadForeignAddrNeigh returns the addresses, the routes and the
+// permanent neighbours in t's namespace that are not netagent's, as
+// items.Foreign (`show --all`). ReadBack leaves them out (the routes but
+// those that hold an intended route's identity): netagent never touches
+// them. The kernel's own addresses (the loopback's, IPv6 link-local ones)
+// and routes (protocol kernel), and the neighbours the kernel learned (its
+// cache) are left out here too.
 func ReadForeignAddrNeigh(t *netnsx.Target) ([]dg.Item, error) {
 	conn, err := openConn(t)
 	if err != nil {
@@ -47,6 +49,16 @@ func readForeignAddrNeigh(conn rawOps) ([]dg.Item, error) {
 		return nil, fmt.Errorf("l3 foreign read-back: %w", err)
 	}
 	var out []dg.Item
+	seen := map[string]int{}
+	err = eachRouteMsg(conn, unix.AF_UNSPEC, routeFilter{}, func(m *routeMsg) {
+		if m.Protocol != items.RouteProtocol && m.Protocol != unix.RTPROT_KERNEL {
+			plain, _ := decodeRoute(*m, names)
+			out = append(out, foreignRoute(*m, plain, names, seen))
+		}
+	}, func() { out, seen = out[:0], map[string]int{} })
+	if err != nil {
+		return nil, fmt.Errorf("l3 foreign read-back: %w", err)
+	}
 	for i := range addrs {
 		if f := foreignAddr(&addrs[i], names); f != nil {
 			out = append(out, f)

@@ -44,6 +44,12 @@ type rawOps interface {
 	// dumpEach is dump handing each payload to f as it arrives, without
 	// collecting them: b is valid only during the call.
 	dumpEach(req *nl.NetlinkRequest, resType uint16, f func(b []byte)) error
+	// dumpFiltered is dumpEach with strict checking (NETLINK_GET_STRICT_CHK,
+	// Linux 4.20), so that the kernel applies the filters in the request's
+	// header and attributes (a route dump's table and protocol) and sends
+	// only what passes them. Where the kernel has no strict checking it
+	// sends everything: the caller filters too.
+	dumpFiltered(req *nl.NetlinkRequest, resType uint16, f func(b []byte)) error
 	// ifIndex returns the index of the named interface in the conn's
 	// namespace, wrapping ErrNoDevice when there is none.
 	ifIndex(name string) (int, error)
@@ -79,6 +85,9 @@ type conn struct {
 	seq uint32
 	// broken: the socket failed (not a request): do not reuse it.
 	broken bool
+	// lax: the kernel has no strict checking, or refused a strict dump
+	// request; dumpFiltered dumps unfiltered.
+	lax bool
 	// sendBuf and rbuf are reused by every request and read on the conn.
 	sendBuf, rbuf []byte
 }
@@ -370,6 +379,32 @@ func (c *conn) dumpEach(req *nl.NetlinkRequest, resType uint16, f func(b []byte)
 		}
 	}
 	return d.err
+}
+
+// dumpFiltered turns strict checking on for one dump (dumpEach) and off
+// again: the conn's other requests are made for the lax default. A kernel
+// without the option (before 4.20), or one that refuses the request as
+// invalid in strict mode (EINVAL: a filter it does not know), gets the
+// request unfiltered from then on: the caller filters anyway.
+func (c *conn) dumpFiltered(req *nl.NetlinkRequest, resType uint16, f func(b []byte)) error {
+	if c.lax || c.setStrict(1) != nil {
+		c.lax = true
+		return c.dumpEach(req, resType, f)
+	}
+	err := c.dumpEach(req, resType, f)
+	if c.setStrict(0) != nil {
+		c.broken = true // strict still: not for the lax requests of others
+	}
+	if errors.Is(err, unix.EINVAL) && !c.broken {
+		c.lax = true
+		return c.dumpEach(req, resType, f)
+	}
+	return err
+}
+
+// setStrict sets NETLINK_GET_STRICT_CHK on the conn's socket.
+func (c *conn) setStrict(on int) error {
+	return unix.SetsockoptInt(c.s.GetFd(), unix.SOL_NETLINK, unix.NETLINK_GET_STRICT_CHK, on)
 }
 
 // dumpState follows the messages of one dump.

@@ -283,38 +283,100 @@ func addrItemOf(k *kernelAddr, dev string, hint *items.Address) *items.Address {
 
 // readRoutes decodes the raw route dump with the codec the writer uses
 // (routeMsg), message by message as it arrives: netagent's routes, every
-// table, both families, and the others as Foreign. A route that reads
-// back Equal to its hint is the hint itself (no copy: items are values no
-// one changes in place), so that the current state of a converged
-// namespace shares its items with the intended graph.
+// table, both families, asked of the kernel by protocol (routeFilter: the
+// kernel sends no other owner's route). A route that reads back Equal to
+// its hint is the hint itself (no copy: items are values no one changes in
+// place), so that the current state of a converged namespace shares its
+// items with the intended graph.
+//
+// Other owners' routes are read only where they matter: when an intended
+// route of hint is not there, the routes of its table are dumped and those
+// of another protocol with its identity come back as Foreign (the clash
+// check and plan show; see clashingRoutes). `show --all` reads the others'
+// routes with ReadForeignAddrNeigh.
 func readRoutes(conn rawOps, names map[int]string, h hinter) ([]dg.Item, error) {
 	var (
 		out  []dg.Item
 		seen map[string]int
-		m    routeMsg
 		it   items.Route
+		next routeCursor
+		hits int // routes read back as their hint
 	)
 	if h.g != nil {
 		out = make([]dg.Item, 0, h.g.Len()) // about as many as intended
 	}
-	var next routeCursor
-	err := retryDump("routes", func() error {
-		out, seen, next = out[:0], map[string]int{}, newRouteCursor(h.g)
-		return conn.dumpEach(routeDumpRequest(unix.AF_UNSPEC), unix.RTM_NEWROUTE, func(b []byte) {
-			// cloned routes (the IPv6 exception cache) are left out, as
-			// netlink.Handle leaves them out
-			if parseRouteMsgInto(b, &m) != nil || m.Flags&unix.RTM_F_CLONED != 0 || m.Protocol == unix.RTPROT_KERNEL {
+	ours := routeFilter{proto: items.RouteProtocol}
+	err := eachRouteMsg(conn, unix.AF_UNSPEC, ours, func(m *routeMsg) {
+		if decodeRouteInto(m, names, &it) {
+			hint := next.hint(&it, h)
+			r := ownRoute(&it, hint)
+			if r == hint {
+				hits++
+			}
+			out = append(out, r)
+			return
+		}
+		plain, _ := decodeRoute(*m, names)
+		out = append(out, foreignRoute(*m, plain, names, seen))
+	}, func() { out, seen, next, hits = out[:0], map[string]int{}, newRouteCursor(h.g), 0 })
+	if err != nil {
+		return nil, err
+	}
+	return clashingRoutes(conn, names, h, out, hits)
+}
+
+// countRoutes is the number of routes in g.
+func countRoutes(g *dg.Graph) int {
+	n := 0
+	for it := range g.Unordered() {
+		if _, ok := it.(*items.Route); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// clashingRoutes appends to out (netagent's routes read back, hits of them
+// as their hint) the routes of other protocols that hold the identity of
+// an intended route out has not: the routes of those routes' tables are
+// dumped (all tables for more than maxFilteredTables). When every intended
+// route read back as its hint, nothing is dumped.
+func clashingRoutes(conn rawOps, names map[int]string, h hinter, out []dg.Item, hits int) ([]dg.Item, error) {
+	if h.g == nil || hits == countRoutes(h.g) {
+		return out, nil
+	}
+	have := make(map[string]bool, len(out))
+	for _, it := range out {
+		if r, ok := it.(*items.Route); ok {
+			have[r.Name()] = true
+		}
+	}
+	missing := map[string]bool{}
+	var tables []uint32
+	for it := range h.g.Unordered() {
+		if r, ok := it.(*items.Route); ok && !have[r.Name()] {
+			missing[r.Name()] = true
+			tables = append(tables, r.TableID())
+		}
+	}
+	if len(tables) == 0 { // some read back otherwise: none is missing
+		return out, nil
+	}
+	seen := map[string]int{}
+	for _, f := range routeTables(tables) {
+		start := len(out)
+		err := eachRouteMsg(conn, unix.AF_UNSPEC, f, func(m *routeMsg) {
+			if m.Protocol == items.RouteProtocol || m.Protocol == unix.RTPROT_KERNEL || m.Tos != 0 || !missing[m.identity()] {
 				return
 			}
-			if m.Protocol == items.RouteProtocol && decodeRouteInto(&m, names, &it) {
-				out = append(out, ownRoute(&it, next.hint(&it, h)))
-				return
-			}
-			plain, _ := decodeRoute(m, names)
-			out = append(out, foreignRoute(m, plain, names, seen))
-		})
-	})
-	return out, err
+			plain, _ := decodeRoute(*m, names)
+			out = append(out, foreignRoute(*m, plain, names, seen))
+		}, func() { out = out[:start] })
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // ownRoute is the item of one of netagent's routes, decoded into *it: the

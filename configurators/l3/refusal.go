@@ -22,17 +22,23 @@ import (
 // someone's, are promoted, never deleted.) A plan uses it with Clashes,
 // which covers the creates.
 type Refusals struct {
-	names   map[string]int   // interface name → index
-	addrs   []kernelAddr     // the IPv4 addresses, as the operations so far leave them
-	foreign map[int][]string // per interface index: others' IPv4 routes through it
+	names map[string]int // interface name → index
+	addrs []kernelAddr   // the IPv4 addresses, as the operations so far leave them
+	// foreign are, per interface index, others' IPv4 routes through it:
+	// dumped (with nlh) only when a delete would empty an interface, the
+	// one case that needs them (a plan that deletes no last address does
+	// not read another owner's full table).
+	foreign map[int][]string
+	nlh     dumpNL
+	loaded  bool
 	// emptied holds the addresses whose delete left their interface
 	// without an IPv4 address: the kernel then flushes every IPv4 route
 	// through it (fib_disable_ip).
 	emptied map[dg.ItemRef]bool
 }
 
-// NewRefusals reads the IPv4 addresses and the routes of others through
-// each interface.
+// NewRefusals reads the IPv4 addresses (and, when a delete needs them,
+// the routes of others through an interface).
 func NewRefusals(t *netnsx.Target) (*Refusals, error) {
 	conn, err := openConn(t)
 	if err != nil {
@@ -50,20 +56,29 @@ func newRefusals(nlh dumpNL, conn rawOps) (*Refusals, error) {
 		return nil, err
 	}
 	r := &Refusals{names: make(map[string]int, len(names)), foreign: make(map[int][]string),
-		emptied: make(map[dg.ItemRef]bool)}
+		emptied: make(map[dg.ItemRef]bool), nlh: nlh}
 	for i, n := range names {
 		r.names[n] = i
 	}
 	if r.addrs, err = dumpAddrs(conn, unix.AF_INET); err != nil {
 		return nil, err
 	}
-	err = retryDump("routes", func() error {
+	return r, nil
+}
+
+// foreignVia returns others' IPv4 routes through the interface index,
+// dumping them on first use.
+func (r *Refusals) foreignVia(index int) ([]string, error) {
+	if r.loaded {
+		return r.foreign[index], nil
+	}
+	err := retryDump("routes", func() error {
 		clear(r.foreign)
-		return nlh.RouteListFilteredIter(netlink.FAMILY_V4, &netlink.Route{}, netlink.RT_FILTER_TABLE, func(rt netlink.Route) bool {
+		return r.nlh.RouteListFilteredIter(netlink.FAMILY_V4, &netlink.Route{}, netlink.RT_FILTER_TABLE, func(rt netlink.Route) bool {
 			if rt.Protocol == items.RouteProtocol || rt.Protocol == unix.RTPROT_KERNEL {
 				return true
 			}
-			for i := range names {
+			for _, i := range r.names {
 				if routeVia(&rt, i) {
 					r.foreign[i] = append(r.foreign[i], rt.String())
 				}
@@ -71,7 +86,11 @@ func newRefusals(nlh dumpNL, conn rawOps) (*Refusals, error) {
 			return true
 		})
 	})
-	return r, err
+	if err != nil {
+		return nil, err
+	}
+	r.loaded = true
+	return r.foreign[index], nil
 }
 
 // Predict returns the error the operation fails with, or nil, and
@@ -116,8 +135,14 @@ func (r *Refusals) remove(a *items.Address, index int) error {
 	if k == nil || !k.owned() {
 		return nil
 	}
-	if lastIPv4(r.addrs, k) && len(r.foreign[index]) > 0 {
-		return errLastAddress(a.Dev, r.foreign[index])
+	if lastIPv4(r.addrs, k) {
+		foreign, err := r.foreignVia(index)
+		if err != nil {
+			return err
+		}
+		if len(foreign) > 0 {
+			return errLastAddress(a.Dev, foreign)
+		}
 	}
 	secs := secondariesOf(r.addrs, k)
 	if lastIPv4(r.addrs, k) {

@@ -87,10 +87,13 @@ func ownedOf(rs []routeMsg) (owned *routeMsg, foreign bool) {
 	return owned, foreign
 }
 
-// dumpRoutes indexes every route of family (all tables), dumped raw over
-// conn and decoded with the writer's codec (routeMsg).
-func dumpRoutes(conn rawOps, family int) (kernelRoutes, error) {
-	list, err := dumpRouteMsgs(conn, family)
+// dumpRoutes indexes the routes of family in the given tables (see
+// routeTables: all tables for none or many), dumped raw over conn and
+// decoded with the writer's codec (routeMsg). Only the tables of the items
+// in question are dumped: another owner's full table elsewhere costs
+// nothing.
+func dumpRoutes(conn rawOps, family int, tables []uint32) (kernelRoutes, error) {
+	list, err := dumpRouteMsgs(conn, family, tables)
 	if err != nil {
 		return nil, err
 	}

@@ -330,7 +330,7 @@ func (b *routeBatch) index(f items.Family) (kernelRoutes, error) {
 	if idx, ok := b.kernel[af]; ok {
 		return idx, nil
 	}
-	idx, err := dumpRoutes(b.conn, int(af))
+	idx, err := dumpRoutes(b.conn, int(af), b.tables(f))
 	if err != nil {
 		return nil, err
 	}
@@ -339,6 +339,19 @@ func (b *routeBatch) index(f items.Family) (kernelRoutes, error) {
 	}
 	b.kernel[af] = idx
 	return idx, nil
+}
+
+// tables returns the tables of the batch's routes of family f.
+func (b *routeBatch) tables(f items.Family) []uint32 {
+	var out []uint32
+	for _, op := range b.ops {
+		for _, it := range []any{op.Old, op.New} {
+			if r, ok := it.(*items.Route); ok && r.Family() == f {
+				out = append(out, r.TableID())
+			}
+		}
+	}
+	return out
 }
 
 // wrapIf wraps a non-nil err with what was done.

@@ -536,27 +536,89 @@ func routeMsgOf(r *netlink.Route) routeMsg {
 // routeDumpRequest asks for every route of family (AF_UNSPEC: both) in
 // every table.
 func routeDumpRequest(family int) *nl.NetlinkRequest {
+	return routeFilter{}.request(family)
+}
+
+// routeFilter is what a route dump asks the kernel for: the routes of one
+// table (0: of every table) and of one protocol (0: of any). The kernel
+// applies it only to a request on a socket with strict checking
+// (rawOps.dumpFiltered: Linux 4.20 and later); an older one answers with
+// every route, so a reader also filters with keeps.
+type routeFilter struct {
+	table uint32
+	proto uint8
+}
+
+// request is the dump request of f for family (AF_UNSPEC: both), as
+// `ip route show table T proto P` sends it: the protocol in rtm_protocol,
+// the table in rtm_table and, for any table id, RTA_TABLE.
+func (f routeFilter) request(family int) *nl.NetlinkRequest {
 	req := newDump(unix.RTM_GETROUTE)
-	req.AddData(&nl.RtMsg{RtMsg: unix.RtMsg{Family: uint8(family)}})
+	msg := unix.RtMsg{Family: uint8(family), Protocol: f.proto}
+	if f.table < 256 {
+		msg.Table = uint8(f.table)
+	}
+	req.AddData(&nl.RtMsg{RtMsg: msg})
+	if f.table != 0 {
+		req.AddData(nl.NewRtAttr(unix.RTA_TABLE, nl.Uint32Attr(f.table)))
+	}
 	return req
 }
 
-// dumpRouteMsgs dumps the routes of family over conn, decoded with
-// parseRouteMsg; cloned routes (the IPv6 exception cache) are left out,
-// as netlink.Handle leaves them out.
-func dumpRouteMsgs(conn rawOps, family int) ([]routeMsg, error) {
+// keeps reports whether m is a route f asks for.
+func (f routeFilter) keeps(m *routeMsg) bool {
+	return (f.table == 0 || m.Table == f.table) && (f.proto == 0 || m.Protocol == f.proto)
+}
+
+// maxFilteredTables is how many tables a dump asks the kernel for one by
+// one (routeTables); more, and it dumps every table at once.
+const maxFilteredTables = 8
+
+// routeTables returns the filters that dump the given tables (duplicates
+// allowed), or the one filter of every table when there are none or more
+// than maxFilteredTables.
+func routeTables(tables []uint32) []routeFilter {
+	slices.Sort(tables)
+	tables = slices.Compact(tables)
+	if len(tables) == 0 || len(tables) > maxFilteredTables {
+		return []routeFilter{{}}
+	}
+	out := make([]routeFilter, len(tables))
+	for i, t := range tables {
+		out[i] = routeFilter{table: t}
+	}
+	return out
+}
+
+// dumpRouteMsgs dumps the routes of family in the given tables (see
+// routeTables) over conn, decoded with parseRouteMsg; cloned routes (the
+// IPv6 exception cache) are left out, as netlink.Handle leaves them out.
+func dumpRouteMsgs(conn rawOps, family int, tables []uint32) ([]routeMsg, error) {
 	var list []routeMsg
-	err := retryDump("routes", func() error {
-		msgs, err := conn.dump(routeDumpRequest(family), unix.RTM_NEWROUTE)
-		list = list[:0]
-		for _, b := range msgs {
-			if m, perr := parseRouteMsg(b); perr == nil && m.Flags&unix.RTM_F_CLONED == 0 {
-				list = append(list, m)
-			}
+	for _, f := range routeTables(tables) {
+		start := len(list)
+		err := eachRouteMsg(conn, family, f, func(m *routeMsg) { list = append(list, *m) }, func() { list = list[:start] })
+		if err != nil {
+			return nil, err
 		}
-		return err
+	}
+	return list, nil
+}
+
+// eachRouteMsg runs a dump of f's routes of family, filtered in the
+// kernel where it can, and hands each route f keeps (cloned ones left
+// out) to each: m is valid only during the call. A dump the kernel
+// interrupts is run again (up to dumpAttempts times), after restart.
+func eachRouteMsg(conn rawOps, family int, f routeFilter, each func(m *routeMsg), restart func()) error {
+	var m routeMsg
+	return retryDump("routes", func() error {
+		restart()
+		return conn.dumpFiltered(f.request(family), unix.RTM_NEWROUTE, func(b []byte) {
+			if parseRouteMsgInto(b, &m) == nil && m.Flags&unix.RTM_F_CLONED == 0 && f.keeps(&m) {
+				each(&m)
+			}
+		})
 	})
-	return list, err
 }
 
 // routeRequest builds the RTM_NEWROUTE or RTM_DELROUTE message for r with

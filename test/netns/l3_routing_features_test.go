@@ -111,9 +111,9 @@ func TestL3RouteMultipathCreateModifyDelete(t *testing.T) {
 	e.mustReadBackNone(items.TypeRoute)
 }
 
-// Someone's multipath route, and a route of ours that no item can
-// describe (a tos), are read back as foreign, are clashes, and are never
-// touched.
+// Someone's multipath route (read back where it holds an intended
+// route's identity), and a route of ours that no item can describe (a
+// tos), are read back as foreign, are clashes, and are never touched.
 func TestL3RouteMultipathForeignUntouched(t *testing.T) {
 	e := l3NewEnv(t)
 	e.l3SecondUplink()
@@ -138,7 +138,9 @@ func TestL3RouteMultipathForeignUntouched(t *testing.T) {
 			t.Errorf("clash of %s: %v", dg.Ref(r), clashes[dg.Ref(r)])
 		}
 	}
-	got := e.readBack(nil)
+	// others' routes are read back only where they hold an intended
+	// route's identity: with ecmp and ecmp6 intended, theirs are
+	got := e.readBack(dg.New("intended", ecmp, ecmp6))
 	foreign := map[string]bool{}
 	for _, it := range got {
 		if f, ok := it.(*items.Foreign); ok && f.Kind == items.TypeRoute {
