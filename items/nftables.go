@@ -404,12 +404,17 @@ func canonicalAlready(s NftSet) bool {
 	var prev nftElemKey
 	var buf []byte
 	for i, e := range s.Elements {
-		k, err := parseNftElementKey(s.Type, s.Interval, e)
-		if err != nil {
-			return false
-		}
-		if buf = appendNftElement(buf[:0], s.Type, &k); string(buf) != e {
-			return false
+		var k nftElemKey
+		if a, ok := canonicalIPv4(e); ok && s.Type == "ipv4_addr" { // spelled as the read-back does
+			k.n, k.lo[0], k.lo[1], k.lo[2], k.lo[3] = 4, byte(a>>24), byte(a>>16), byte(a>>8), byte(a)
+		} else {
+			var err error
+			if k, err = parseNftElementKey(s.Type, s.Interval, e); err != nil {
+				return false
+			}
+			if buf = appendNftElement(buf[:0], s.Type, &k); string(buf) != e {
+				return false
+			}
 		}
 		if i > 0 && compareElem(&prev, false, &k, false) > 0 {
 			return false

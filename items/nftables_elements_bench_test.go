@@ -33,3 +33,20 @@ func BenchmarkCanonicalElements(b *testing.B) {
 		}
 	})
 }
+
+// canonicalIPv4 accepts exactly what netip spells, and parses it alike.
+func TestCanonicalIPv4(t *testing.T) {
+	for _, e := range []string{"0.0.0.0", "10.1.2.3", "255.255.255.255", "1.2.3.04", "1.2.3", "1.2.3.4.5", "1.2.3.256",
+		"01.2.3.4", "1..2.3", ".1.2.3", "1.2.3.", "1.2.3.4/32", "::1", "1.2.3.-4", "", "a.b.c.d", "1.2.3.4 ", "00.1.2.3"} {
+		a, ok := canonicalIPv4(e)
+		want, err := ParseNftElement("ipv4_addr", false, e)
+		canon := err == nil && NftElementString("ipv4_addr", want) == e
+		if ok != canon {
+			t.Errorf("canonicalIPv4(%q) ok %v, want %v", e, ok, canon)
+			continue
+		}
+		if ok && (want.Lo[0] != byte(a>>24) || want.Lo[1] != byte(a>>16) || want.Lo[2] != byte(a>>8) || want.Lo[3] != byte(a)) {
+			t.Errorf("canonicalIPv4(%q) = %x, want %v", e, a, want.Lo)
+		}
+	}
+}
