@@ -424,6 +424,21 @@ func canonicalAlready(s NftSet) bool {
 	return true
 }
 
+// NftElementsAscending says whether every element of a set of type typ
+// parses and each one's key is above the one before it (so that no two
+// are equal).
+func NftElementsAscending(typ string, interval bool, elems []string) bool {
+	var prev nftElemKey
+	for i, e := range elems {
+		k, err := parseNftElementKey(typ, interval, e)
+		if err != nil || i > 0 && compareElem(&prev, false, &k, false) >= 0 {
+			return false
+		}
+		prev = k
+	}
+	return true
+}
+
 // compareElem orders elements by their low keys, one that does not parse
 // (bad) first.
 func compareElem(a *nftElemKey, aBad bool, b *nftElemKey, bBad bool) int {

@@ -50,3 +50,24 @@ func TestCanonicalIPv4(t *testing.T) {
 		}
 	}
 }
+
+func TestNftElementsAscending(t *testing.T) {
+	for _, c := range []struct {
+		typ   string
+		elems []string
+		want  bool
+	}{
+		{"ipv4_addr", nil, true},
+		{"ipv4_addr", []string{"10.0.0.2", "10.0.0.10"}, true},
+		{"ipv4_addr", []string{"10.0.0.10", "10.0.0.2"}, false},
+		{"ipv4_addr", []string{"10.0.0.1", "10.0.0.1"}, false},
+		{"ipv4_addr", []string{"10.0.0.1", "x"}, false},
+		{"ipv4_addr", []string{"10.0.0.1", "::1"}, false},
+		{"inet_service", []string{"22", "443"}, true},
+		{"inet_service", []string{"443", "22"}, false},
+	} {
+		if got := NftElementsAscending(c.typ, false, c.elems); got != c.want {
+			t.Errorf("NftElementsAscending(%s, %q) = %v, want %v", c.typ, c.elems, got, c.want)
+		}
+	}
+}
