@@ -219,20 +219,45 @@ func encodeSet(t *gnft.Table, s items.NftSet) (*gnft.Set, []gnft.SetElement, err
 	} else if ok {
 		set.HasTimeout, set.Timeout = true, d
 	}
-	var elems []gnft.SetElement
+	if len(s.Elements) == 0 {
+		return set, nil, nil
+	}
+	// One allocation for the elements and one for their keys (a set of
+	// 100k elements is 12 MiB of SetElement: growing the slice by
+	// appending allocated several times that).
+	n := len(s.Elements)
+	if s.Interval {
+		n *= 2
+	}
+	elems := make([]gnft.SetElement, 0, n)
+	keys := make([]byte, 0, n*keyLen(s.Type))
 	for _, e := range s.Elements {
 		r, err := items.ParseNftElement(s.Type, s.Interval, e)
 		if err != nil {
 			return nil, nil, fmt.Errorf("set %s: %w", s.Name, err)
 		}
-		elems = append(elems, gnft.SetElement{Key: r.Lo})
+		keys = append(keys, r.Lo...)
+		elems = append(elems, gnft.SetElement{Key: keys[len(keys)-len(r.Lo) : len(keys) : len(keys)]})
 		if s.Interval {
 			if end, ok := next(r.Hi); ok {
-				elems = append(elems, gnft.SetElement{Key: end, IntervalEnd: true})
+				keys = append(keys, end...)
+				elems = append(elems, gnft.SetElement{Key: keys[len(keys)-len(end) : len(keys) : len(keys)], IntervalEnd: true})
 			}
 		}
 	}
 	return set, elems, nil
+}
+
+// keyLen is the length of the keys of a set of type typ (16 when not
+// known: a capacity only).
+func keyLen(typ string) int {
+	switch typ {
+	case "ipv4_addr":
+		return 4
+	case "inet_service":
+		return 2
+	}
+	return 16
 }
 
 // next returns b+1, or false when b is all ones.
