@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -865,15 +866,57 @@ func sendBatch(conn *netlink.Conn, gen uint32, msgs []message, ops []Op, echo bo
 	if err := setBuffers(conn, size+64<<10, 4<<20+2*echoes); err != nil {
 		return err
 	}
-	sent, err := conn.SendMessages(all)
+	seq, err := sendRaw(conn, all)
 	if err != nil {
 		return kernelErr(err)
 	}
 	bySeq := make(map[uint32]int, len(msgs)) // a message's index in msgs
 	for i := range msgs {
-		bySeq[sent[i+1].Header.Sequence] = i
+		bySeq[seq+uint32(i+1)] = i
 	}
-	return readOutcome(conn, sent[0].Header.Sequence, sent[len(sent)-2].Header.Sequence, bySeq, func(i int) Op { return ops[msgs[i].op] }, echoed)
+	return readOutcome(conn, seq, seq+uint32(len(all)-2), bySeq, func(i int) Op { return ops[msgs[i].op] }, echoed)
+}
+
+// batchSeq numbers the messages of netagent's batches: the replies carry
+// the numbers back (netlink.Conn's own requests check theirs).
+var batchSeq atomic.Uint32
+
+func init() { batchSeq.Store(uint32(time.Now().UnixNano())) }
+
+// sendRaw writes msgs into one buffer, numbered from the returned
+// sequence number on, and sends it to the kernel in one sendmsg: a batch
+// of 10k rules is 5 MB, which netlink.Conn.SendMessages copies twice more
+// (each message marshalled, then the growing buffer of them).
+func sendRaw(conn *netlink.Conn, msgs []netlink.Message) (uint32, error) {
+	size := 0
+	for _, m := range msgs {
+		size += nlmsgAlign(16 + len(m.Data))
+	}
+	seq := batchSeq.Add(uint32(len(msgs))) - uint32(len(msgs))
+	buf := make([]byte, 0, size)
+	for i, m := range msgs {
+		n := 16 + len(m.Data)
+		buf = binary.NativeEndian.AppendUint32(buf, uint32(n))
+		buf = binary.NativeEndian.AppendUint16(buf, uint16(m.Header.Type))
+		buf = binary.NativeEndian.AppendUint16(buf, uint16(m.Header.Flags))
+		buf = binary.NativeEndian.AppendUint32(buf, seq+uint32(i))
+		buf = binary.NativeEndian.AppendUint32(buf, 0) // to the kernel
+		buf = append(buf, m.Data...)
+		buf = append(buf, make([]byte, nlmsgAlign(n)-n)...)
+	}
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var serr error
+	err = rc.Write(func(fd uintptr) bool {
+		serr = unix.Sendto(int(fd), buf, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
+		return serr != unix.EAGAIN
+	})
+	if err == nil {
+		err = serr
+	}
+	return seq, err
 }
 
 // setBuffers raises the socket's send buffer to hold a batch of size
