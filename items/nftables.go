@@ -439,6 +439,54 @@ func NftElementsAscending(typ string, interval bool, elems []string) bool {
 	return true
 }
 
+// NftElementsDiff returns the elements of have that want lacks (del) and
+// those of want that have lacks (add), in one walk along both, when both
+// are in strictly ascending order of their keys (ok; false otherwise).
+// Two elements of the same start are equal only as the same string (an
+// interval of another end is deleted and added).
+func NftElementsDiff(typ string, interval bool, have, want []string) (del, add []string, ok bool) {
+	var hp, wp nftElemKey
+	i, j := 0, 0
+	for i < len(have) || j < len(want) {
+		var hk, wk nftElemKey
+		var err error
+		if i < len(have) {
+			if hk, err = parseNftElementKey(typ, interval, have[i]); err != nil || i > 0 && compareElem(&hp, false, &hk, false) >= 0 {
+				return nil, nil, false
+			}
+		}
+		if j < len(want) {
+			if wk, err = parseNftElementKey(typ, interval, want[j]); err != nil || j > 0 && compareElem(&wp, false, &wk, false) >= 0 {
+				return nil, nil, false
+			}
+		}
+		c := 0
+		switch {
+		case i == len(have):
+			c = 1
+		case j == len(want):
+			c = -1
+		default:
+			c = compareElem(&hk, false, &wk, false)
+		}
+		switch {
+		case c < 0:
+			del = append(del, have[i])
+		case c > 0:
+			add = append(add, want[j])
+		case have[i] != want[j]:
+			del, add = append(del, have[i]), append(add, want[j])
+		}
+		if c <= 0 {
+			hp, i = hk, i+1
+		}
+		if c >= 0 {
+			wp, j = wk, j+1
+		}
+	}
+	return del, add, true
+}
+
 // compareElem orders elements by their low keys, one that does not parse
 // (bad) first.
 func compareElem(a *nftElemKey, aBad bool, b *nftElemKey, bBad bool) int {

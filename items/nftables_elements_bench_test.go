@@ -3,6 +3,7 @@ package items
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -69,5 +70,18 @@ func TestNftElementsAscending(t *testing.T) {
 		if got := NftElementsAscending(c.typ, false, c.elems); got != c.want {
 			t.Errorf("NftElementsAscending(%s, %q) = %v, want %v", c.typ, c.elems, got, c.want)
 		}
+	}
+}
+
+func TestNftElementsDiff(t *testing.T) {
+	del, add, ok := NftElementsDiff("ipv4_addr", true, []string{"10.0.0.0/24", "10.0.2.0/24", "10.0.3.1"}, []string{"10.0.0.0/25", "10.0.1.0/24", "10.0.3.1"})
+	if !ok || !slices.Equal(del, []string{"10.0.0.0/24", "10.0.2.0/24"}) || !slices.Equal(add, []string{"10.0.0.0/25", "10.0.1.0/24"}) {
+		t.Errorf("deleted %v, added %v (%v)", del, add, ok)
+	}
+	if _, _, ok := NftElementsDiff("ipv4_addr", false, []string{"10.0.0.2", "10.0.0.1"}, nil); ok {
+		t.Error("took elements out of order")
+	}
+	if _, _, ok := NftElementsDiff("ipv4_addr", false, nil, []string{"10.0.0.1", "10.0.0.1"}); ok {
+		t.Error("took an element twice")
 	}
 }

@@ -92,9 +92,10 @@ func (c *configurator) converge(it *items.NftTable) error {
 	if err != nil {
 		return err
 	}
+	wc := it.Canonical()
 	ops := []Op{{Kind: OpCreateTable, Table: *it}}
 	if mine {
-		ops = diffTable(d, it)
+		ops = diffCanonical(d, it, &wc)
 	}
 	if len(ops) == 0 {
 		return nil
@@ -103,7 +104,7 @@ func (c *configurator) converge(it *items.NftTable) error {
 	if mine {
 		before = d.Handles
 	}
-	if err := c.apply(d.Gen, ops, it, before); err != nil {
+	if err := c.apply(d.Gen, ops, &wc, before); err != nil {
 		return fmt.Errorf("nftables table %s: %w", it.Name(), err)
 	}
 	return nil
@@ -115,11 +116,11 @@ type tableWriter interface {
 	ApplyTable(gen uint32, ops []Op, want items.NftTable, before map[string][]uint64) error
 }
 
-// apply writes ops, which make the table it out of the one whose rules
-// have the handles before.
-func (c *configurator) apply(gen uint32, ops []Op, it *items.NftTable, before map[string][]uint64) error {
+// apply writes ops, which make the table wc (in canonical form) out of
+// the one whose rules have the handles before.
+func (c *configurator) apply(gen uint32, ops []Op, wc *items.NftTable, before map[string][]uint64) error {
 	if tw, ok := c.k.(tableWriter); ok {
-		return tw.ApplyTable(gen, ops, it.Canonical(), before)
+		return tw.ApplyTable(gen, ops, *wc, before)
 	}
 	return c.k.ApplyBatch(gen, ops)
 }

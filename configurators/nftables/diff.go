@@ -21,9 +21,15 @@ import (
 // The order is the kernel's: rules go before the chains and sets they
 // reference, sets and chains come before the rules that use them.
 func diffTable(have Dumped, want *items.NftTable) []Op {
+	wc := want.Canonical()
+	return diffCanonical(have, want, &wc)
+}
+
+// diffCanonical is diffTable given want's canonical form wc too.
+func diffCanonical(have Dumped, want, wc *items.NftTable) []Op {
 	d := &differ{ref: items.NftTable{Family: want.Family, Table: want.Table, Sets: want.Sets, Maps: want.Maps}}
 	// A dump is in canonical form already (the codec decodes to it).
-	hc, wc := have.Table, want.Canonical()
+	hc := have.Table
 	d.sets(hc.Sets, wc.Sets)
 	d.maps(hc.Maps, wc.Maps)
 	d.chains(hc.Chains, wc.Chains, have.Handles)
@@ -92,21 +98,12 @@ func sameSet(h, w items.NftSet) bool {
 // elements diffs a kept set's elements (canonical, so equal strings are
 // equal keys).
 func (d *differ) elements(h, w items.NftSet) {
-	hm, wm := h.Elements, w.Elements
 	// Both in strictly ascending order of their keys (a dump and an
-	// intent as rendered): what they share at their start and end is in
-	// neither difference, and an element of one's middle cannot equal one
-	// of the other's start or end (its key is beyond). A change of one
-	// element of 100k compares strings, no map of them.
-	if items.NftElementsAscending(h.Type, h.Interval, hm) && items.NftElementsAscending(w.Type, w.Interval, wm) {
-		for len(hm) > 0 && len(wm) > 0 && hm[0] == wm[0] {
-			hm, wm = hm[1:], wm[1:]
-		}
-		for len(hm) > 0 && len(wm) > 0 && hm[len(hm)-1] == wm[len(wm)-1] {
-			hm, wm = hm[:len(hm)-1], wm[:len(wm)-1]
-		}
+	// intent as rendered): one walk along both, no map of 100k strings.
+	del, add, ok := items.NftElementsDiff(h.Type, h.Interval, h.Elements, w.Elements)
+	if !ok {
+		del, add = items.MinusStrings(h.Elements, w.Elements), items.MinusStrings(w.Elements, h.Elements)
 	}
-	del, add := items.MinusStrings(hm, wm), items.MinusStrings(wm, hm)
 	s := h
 	if len(del) > 0 {
 		s.Elements = del
