@@ -43,8 +43,8 @@ func echoBytes(msgs []message) int {
 	return n
 }
 
-// parseRuleEcho decodes an echoed rule (after its nfgenmsg): its chain
-// and handle, ok false when either is missing.
+// parseRuleEcho decodes an echoed or dumped rule (after its nfgenmsg):
+// its chain and handle, ok false when either is missing.
 func parseRuleEcho(b []byte) (ruleEcho, bool) {
 	var e ruleEcho
 	var has bool
