@@ -62,6 +62,8 @@
 #                   nftables rules in 10 chains, a set of 1000: seconds, for
 #                   the test that keeps this script working
 # BENCH_NS names the namespaces' prefix (default na-bench-<random>).
+# BENCH_NETAGENT names a netagent binary to measure instead of the tree's
+# (an older build, for before and after figures of one machine and day).
 set -Eeuo pipefail
 cd "$(dirname "$0")/.."
 
@@ -145,6 +147,10 @@ log "building netagent and benchgen into $work/bin"
 go build -o "$work/bin/netagent" ./cmd/netagent
 go build -o "$work/bin/benchgen" ./internal/benchgen
 netagent=$work/bin/netagent benchgen=$work/bin/benchgen
+if [ -n "${BENCH_NETAGENT:-}" ]; then
+	netagent=$(realpath "$BENCH_NETAGENT")
+	log "measuring $netagent instead"
+fi
 
 # A scratch namespace whose lo is set up again and again to see whether
 # the kernel is still busy tearing down a deleted namespace.
@@ -219,14 +225,15 @@ delns() {
 }
 
 # timed LABEL COMMAND... runs the command through benchgen time; it sets
-# secs and rss_kb, or stops the script with the command's output.
+# secs, rss_kb and cpu (user + system seconds), or stops the script with
+# the command's output.
 timed() {
 	local label=$1
 	shift
 	if ! "$benchgen" time -o "$work/time" -- "$@" >"$work/out" 2>&1; then
 		die "$label failed: $*"$'\n'"$(tail -n 20 "$work/out")"
 	fi
-	read -r secs rss_kb <"$work/time"
+	read -r secs rss_kb cpu <"$work/time"
 }
 
 # median prints the median of its arguments.
@@ -272,7 +279,7 @@ snapshot() {
 	if command -v nft >/dev/null; then ip netns exec "$1" nft list ruleset; fi
 }
 
-rows=()
+rows=() cpurows=()
 
 # daemon_edits DIR sets edit_secs (the median of 5 edits) and daemon_kb
 # (the daemon's resident set then): see the header, "daemon edit".
@@ -320,6 +327,7 @@ measure() {
 	mkdir -p "$dir"
 	"$benchgen" gen -kind "$kind" -n "$n" -dir "$dir" "$@"
 	local batch=() b=() a=() tr=() noop=() change=() check=() rss=() i
+	local bc=() ac=() nc=() cc=() # CPU seconds of the batch tool, apply, no-op, one change
 	case $kind in
 	iptables) batch=(iptables-restore "$dir/kernel.rules") ;;
 	nft-*) batch=(nft -f "$dir/kernel.nft") ;;
@@ -333,7 +341,7 @@ measure() {
 		iptables | nft-*) timed "${batch[0]}" ip netns exec "$ns" "${batch[@]}" ;;
 		*) timed "ip -batch" ip -n "$ns" "${batch[@]}" ;;
 		esac
-		b+=("$secs")
+		b+=("$secs") bc+=("$cpu")
 		snapshot "$ns" >"$work/kernel.snap"
 		delns "$ns"
 
@@ -342,17 +350,17 @@ measure() {
 		local na=("$netagent" --netns "$ns" --state-dir "$work/state-$ns" --log-level warn)
 		local peak=0
 		timed "netagent apply" "${na[@]}" apply "$dir/intent.json"
-		a+=("$secs") peak=$((rss_kb > peak ? rss_kb : peak))
+		a+=("$secs") ac+=("$cpu") peak=$((rss_kb > peak ? rss_kb : peak))
 		snapshot "$ns" >"$work/netagent.snap"
 		if ! diff -u "$work/kernel.snap" "$work/netagent.snap" >"$work/snap.diff"; then
 			die "the batch tool and netagent made different objects:"$'\n'"$(head -n 12 "$work/snap.diff" | cut -c1-300)"
 		fi
 		timed "netagent apply (no-op)" "${na[@]}" apply "$dir/intent.json"
 		grep -q 'converged: 0 operations' "$work/out" || die "the no-op apply did something: $(cat "$work/out")"
-		noop+=("$secs") peak=$((rss_kb > peak ? rss_kb : peak))
+		noop+=("$secs") nc+=("$cpu") peak=$((rss_kb > peak ? rss_kb : peak))
 		timed "netagent apply (one change)" "${na[@]}" apply "$dir/change.json"
 		if grep -q 'converged: 0 operations' "$work/out"; then die "the one-change apply changed nothing"; fi
-		change+=("$secs") peak=$((rss_kb > peak ? rss_kb : peak))
+		change+=("$secs") cc+=("$cpu") peak=$((rss_kb > peak ? rss_kb : peak))
 		timed "netagent check" "${na[@]}" check "$dir/change.json"
 		check+=("$secs") peak=$((rss_kb > peak ? rss_kb : peak))
 		delns "$ns"
@@ -387,6 +395,12 @@ measure() {
 	fi
 	log "$row"
 	rows+=("$row")
+	local cb ca
+	cb=$(median "${bc[@]}") ca=$(median "${ac[@]}")
+	row="| $label | $(fmt_secs "$cb") | $(fmt_secs "$ca") | "
+	row+=$(awk -v a="$ca" -v b="$cb" 'BEGIN { if (b > 0) printf "%.1f×", a / b; else printf "—" }')
+	row+=" | $(fmt_secs "$(median "${nc[@]}")") | $(fmt_secs "$(median "${cc[@]}")") |"
+	cpurows+=("$row")
 }
 
 settle
@@ -409,6 +423,12 @@ echo "| work | \`ip -batch\` / \`iptables-restore\` / \`nft -f\` | \`netagent ap
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
 if [ "$repeat" -gt 1 ]; then echo; echo "medians of $repeat runs"; fi
+# The same runs' CPU time (user + system): on a loaded machine the wall
+# clock measures the others' work too.
+echo
+echo "| work (CPU time, user + system) | batch tool | \`netagent apply\` | ratio | no-op | one change |"
+echo "|---|---:|---:|---:|---:|---:|"
+printf '%s\n' "${cpurows[@]}"
 if [[ " ${only[*]} " == *" foreign "* ]]; then
 	echo
 	./scripts/bench-foreign.sh --against main --repeat "$repeat"

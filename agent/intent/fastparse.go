@@ -3,6 +3,7 @@ package intent
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"sync"
 	"unicode/utf8"
 )
@@ -40,12 +41,16 @@ type fastPlan struct {
 	fields []fastField    // a struct's JSON members, at most 64
 	byName map[string]int // index in fields
 	bits   int            // integer size
+	// numberOrName: a type of numberOrName (an nftables priority), an
+	// integer or a string given to its own UnmarshalJSON, as encoding/json
+	// does after the shape check.
+	numberOrName bool
 }
 
 // fastField is a struct member: its name, its field index and its plan.
 type fastField struct {
 	name  string
-	index int
+	index []int // of the field, through embedded structs
 	plan  *fastPlan
 	slot  int // of the field's last string, in fastDecoder.last
 }
@@ -72,6 +77,9 @@ func planOf(t reflect.Type) *fastPlan {
 // slices, pointers, maps with string keys and structs of them, with no
 // method of their own that encoding/json would call.
 func buildPlan(t reflect.Type) *fastPlan {
+	if reflect.PointerTo(t).Implements(numberOrName) && reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		return &fastPlan{kind: reflect.Invalid, typ: t, numberOrName: true}
+	}
 	if reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) ||
 		reflect.PointerTo(t).Implements(reflect.TypeFor[interface{ UnmarshalText([]byte) error }]()) {
 		return nil
@@ -93,40 +101,54 @@ func buildPlan(t reflect.Type) *fastPlan {
 			return nil
 		}
 	case reflect.Struct:
-		names := map[string]bool{}
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if f.Anonymous {
-				return nil
-			}
-			name, opts, _ := cutTag(f.Tag.Get("json"))
-			if !f.IsExported() || name == "-" { // as fieldsOf
-				continue
-			}
-			if opts != "" && opts != "omitempty" && opts != "omitzero" {
-				return nil
-			}
-			if name == "" {
-				name = f.Name
-			}
-			// A field parseFast cannot decode (one with its own
-			// UnmarshalJSON: dhcp4) keeps a nil plan: a document that
-			// has it goes to parseSlow, one without it stays fast.
-			fp := planOf(f.Type)
-			if names[name] || len(p.fields) == 64 {
-				return nil
-			}
-			names[name] = true
-			fastSlots.Lock()
-			slot := fastSlots.n
-			fastSlots.n++
-			fastSlots.Unlock()
-			p.fields = append(p.fields, fastField{name, i, fp, slot})
+		if !p.addFields(t, nil, map[string]bool{}) {
+			return nil
 		}
 	default:
 		return nil
 	}
 	return p
+}
+
+// addFields adds the JSON members of struct t (at index path at in the
+// plan's struct) to p's fields: those of an embedded struct without a tag
+// as its own (encoding/json's promotion), refusing (false) any name given
+// twice, where encoding/json's rules of depth would decide.
+func (p *fastPlan) addFields(t reflect.Type, at []int, names map[string]bool) bool {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		index := append(slices.Clone(at), i)
+		name, opts, _ := cutTag(f.Tag.Get("json"))
+		if f.Anonymous {
+			if name != "" || opts != "" || f.Type.Kind() != reflect.Struct || !p.addFields(f.Type, index, names) {
+				return false
+			}
+			continue
+		}
+		if !f.IsExported() || name == "-" { // as fieldsOf
+			continue
+		}
+		if opts != "" && opts != "omitempty" && opts != "omitzero" {
+			return false
+		}
+		if name == "" {
+			name = f.Name
+		}
+		// A field parseFast cannot decode (one with its own
+		// UnmarshalJSON: dhcp4) keeps a nil plan: a document that has it
+		// goes to parseSlow, one without it stays fast.
+		fp := planOf(f.Type)
+		if names[name] || len(p.fields) == 64 {
+			return false
+		}
+		names[name] = true
+		fastSlots.Lock()
+		slot := fastSlots.n
+		fastSlots.n++
+		fastSlots.Unlock()
+		p.fields = append(p.fields, fastField{name, index, fp, slot})
+	}
+	return true
 }
 
 // cutTag splits a json tag into its name and options.
@@ -171,6 +193,9 @@ func (d *fastDecoder) peek() byte {
 func (d *fastDecoder) value(p *fastPlan, v reflect.Value) bool {
 	if p == nil {
 		return false
+	}
+	if p.numberOrName {
+		return d.numberOrName(v)
 	}
 	switch p.kind {
 	case reflect.String:
@@ -236,8 +261,8 @@ func (d *fastDecoder) object(p *fastPlan, v reflect.Value) (uint64, bool) {
 			if !ok {
 				return 0, false
 			}
-			v.Field(f.index).SetString(s)
-		} else if !d.value(f.plan, v.Field(f.index)) {
+			v.FieldByIndex(f.index).SetString(s)
+		} else if !d.value(f.plan, v.FieldByIndex(f.index)) {
 			return 0, false
 		}
 		switch d.peek() {
@@ -450,6 +475,23 @@ func (d *fastDecoder) escaped(start int) (string, bool) {
 	}
 	d.pos = i + 1
 	return s, true
+}
+
+// numberOrName reads an integer or a string (the shape check's
+// numberOrName) and gives its bytes to v's UnmarshalJSON.
+func (d *fastDecoder) numberOrName(v reflect.Value) bool {
+	start := d.space()
+	var ok bool
+	if d.peek() == '"' {
+		_, ok = d.str(nil)
+	} else {
+		_, ok = d.integer(64, true)
+	}
+	if !ok || !v.CanAddr() {
+		return false
+	}
+	u, isU := v.Addr().Interface().(json.Unmarshaler)
+	return isU && u.UnmarshalJSON(d.data[start:d.pos]) == nil
 }
 
 // boolean reads true or false into v.

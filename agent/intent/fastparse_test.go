@@ -3,6 +3,7 @@ package intent
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -13,6 +14,7 @@ func TestParseFastTakesValidFiles(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.json")
 	corpus, _ := filepath.Glob("../../test/corpus/*.json")
 	files = append(files, corpus...)
+	files = append(files, "../../examples/nftables-edge.json")
 	if len(files) < 3 {
 		t.Fatalf("found only %v", files)
 	}
@@ -21,6 +23,9 @@ func TestParseFastTakesValidFiles(t *testing.T) {
 		"escapes": []byte(`{"version": 1, "interfaces": [{"name": "e\u0074h0", "type": "physical", "alias": "caf\u00e9 \"x\"", "mtu": 9000}], "sysctls": {"net.ipv4.ip_forward": "1"}}`),
 		"utf8":    []byte("{\"version\": 1, \"interfaces\": [{\"name\": \"eth0\", \"type\": \"physical\", \"alias\": \"café\"}]}"),
 		"empty":   []byte(`{"version":1,"interfaces":[],"sysctls":{},"firewall":{}}`),
+		// An nftables priority, a number or a name, through its own
+		// UnmarshalJSON.
+		"priorities": []byte(nftPriorities(`-150`, `"filter"`, `"sr\u0063nat"`, `0`)),
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -70,6 +75,7 @@ func TestParseFastRefusesWhatSlowRefuses(t *testing.T) {
 		`{"version": 1, "interfaces": [{"name": "b", "type": "bond", "bond": null}]}`,
 		`{"version": 1, "interfaces": [{"name": "b", "type": "bond", "bond": []}]}`,
 		`{"version": 1, "firewall": {"chains": {}}}`,
+		nftPriorities(`null`), nftPriorities(`1.5`), nftPriorities(`true`), nftPriorities(`[]`), nftPriorities(`{}`), nftPriorities(`1e2`),
 	}
 	for _, doc := range bad {
 		if _, err := parseSlow([]byte(doc)); err == nil {
@@ -79,4 +85,14 @@ func TestParseFastRefusesWhatSlowRefuses(t *testing.T) {
 			t.Errorf("parseFast took %s", doc)
 		}
 	}
+}
+
+// nftPriorities is an intent of one nftables table with a base chain of
+// each priority given (JSON).
+func nftPriorities(prios ...string) string {
+	var chains []string
+	for i, p := range prios {
+		chains = append(chains, `{"name": "c`+strconv.Itoa(i)+`", "type": "filter", "hook": "input", "priority": `+p+`}`)
+	}
+	return `{"version": 1, "nftables": {"tables": [{"family": "inet", "name": "t", "chains": [` + strings.Join(chains, ", ") + `]}]}}`
 }

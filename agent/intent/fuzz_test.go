@@ -17,6 +17,9 @@ func FuzzParseValidate(f *testing.F) {
 	f.Add([]byte(`{"version": 1, "routes": [{"to": "default", "via": "fe80::1"}], "rules": [{"priority": 1}]}`))
 	f.Add([]byte(`{"version": 1, "firewall": {"chains": [{"table": "nat", "name": "A", "rules": ["'"]}]}}`))
 	f.Add([]byte(`{"version": 1, "interfaces": [{"name": "a", "type": "bond", "master": "b"}, {"name": "b", "type": "bridge", "master": "a"}]}`))
+	f.Add([]byte(nftPriorities(`-150`, `"filter"`)))
+	f.Add([]byte(`{"version": 1, "nftables": {"tables": [{"family": "inet", "name": "t", "sets": [{"name": "s", "type": "ipv4_addr", "elements": ["10.0.0.1", "10.0.0.0"]}],
+		"chains": [{"name": "c", "rules": [{"saddr": "@s", "mark": 7, "ctState": ["new"], "verdict": "drop"}]}]}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkFastMatchesSlow(t, data)
 		in, err := Parse(data)

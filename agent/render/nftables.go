@@ -27,6 +27,7 @@ func (b *builder) nftables() {
 		at := b.in.Locate(t.Origin, "nftables.tables", i)
 		b.object("", t.Origin)
 		tab := t.NftTable
+		tab.Sets = items.CanonicalSets(tab.Sets)
 		b.put(&tab, at)
 	}
 }

@@ -92,14 +92,19 @@ func (c *configurator) converge(it *items.NftTable) error {
 	if err != nil {
 		return err
 	}
+	wc := it.Canonical()
 	ops := []Op{{Kind: OpCreateTable, Table: *it}}
 	if mine {
-		ops = diffTable(d, it)
+		ops = diffCanonical(d, it, &wc)
 	}
 	if len(ops) == 0 {
 		return nil
 	}
-	if err := c.apply(d.Gen, ops, it); err != nil {
+	var before map[string][]uint64 // the handles ops start from (none: a new table)
+	if mine {
+		before = d.Handles
+	}
+	if err := c.apply(d.Gen, ops, &wc, before); err != nil {
 		return fmt.Errorf("nftables table %s: %w", it.Name(), err)
 	}
 	return nil
@@ -108,13 +113,14 @@ func (c *configurator) converge(it *items.NftTable) error {
 // tableWriter is a kernel that, after its own batch, knows the table it
 // wrote without a dump (netlinkKernel.ApplyTable).
 type tableWriter interface {
-	ApplyTable(gen uint32, ops []Op, want items.NftTable) error
+	ApplyTable(gen uint32, ops []Op, want items.NftTable, before map[string][]uint64) error
 }
 
-// apply writes ops, which make the table it.
-func (c *configurator) apply(gen uint32, ops []Op, it *items.NftTable) error {
+// apply writes ops, which make the table wc (in canonical form) out of
+// the one whose rules have the handles before.
+func (c *configurator) apply(gen uint32, ops []Op, wc *items.NftTable, before map[string][]uint64) error {
 	if tw, ok := c.k.(tableWriter); ok {
-		return tw.ApplyTable(gen, ops, it.Canonical())
+		return tw.ApplyTable(gen, ops, *wc, before)
 	}
 	return c.k.ApplyBatch(gen, ops)
 }

@@ -21,9 +21,15 @@ import (
 // The order is the kernel's: rules go before the chains and sets they
 // reference, sets and chains come before the rules that use them.
 func diffTable(have Dumped, want *items.NftTable) []Op {
+	wc := want.Canonical()
+	return diffCanonical(have, want, &wc)
+}
+
+// diffCanonical is diffTable given want's canonical form wc too.
+func diffCanonical(have Dumped, want, wc *items.NftTable) []Op {
 	d := &differ{ref: items.NftTable{Family: want.Family, Table: want.Table, Sets: want.Sets, Maps: want.Maps}}
 	// A dump is in canonical form already (the codec decodes to it).
-	hc, wc := have.Table, want.Canonical()
+	hc := have.Table
 	d.sets(hc.Sets, wc.Sets)
 	d.maps(hc.Maps, wc.Maps)
 	d.chains(hc.Chains, wc.Chains, have.Handles)
@@ -92,7 +98,12 @@ func sameSet(h, w items.NftSet) bool {
 // elements diffs a kept set's elements (canonical, so equal strings are
 // equal keys).
 func (d *differ) elements(h, w items.NftSet) {
-	del, add := items.MinusStrings(h.Elements, w.Elements), items.MinusStrings(w.Elements, h.Elements)
+	// Both in strictly ascending order of their keys (a dump and an
+	// intent as rendered): one walk along both, no map of 100k strings.
+	del, add, ok := items.NftElementsDiff(h.Type, h.Interval, h.Elements, w.Elements)
+	if !ok {
+		del, add = items.MinusStrings(h.Elements, w.Elements), items.MinusStrings(w.Elements, h.Elements)
+	}
 	s := h
 	if len(del) > 0 {
 		s.Elements = del

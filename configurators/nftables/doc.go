@@ -38,9 +38,12 @@
 // dumped, and a GETGEN replaces a dump of thousands of rules. After
 // netagent's own batch, when the generation is exactly the batch's (no
 // other writer committed), the table is the intended one: the read-back
-// takes it without a dump; a Modify that needs the rules' handles then
-// reads them alone (one NFT_MSG_GETRULE dump decoding only chain and
-// handle). The last dump is also kept in the state directory
+// takes it without a dump, with the rules' handles from the batch's
+// answers (echo.go: each NFT_MSG_NEWRULE asks for its echo, NLM_F_ECHO,
+// and the kernel sends the committed rule with its handle before the
+// batch's ack); only a table written without them (a batch of more than
+// 16 MiB of rules) has a Modify read them alone (one NFT_MSG_GETRULE dump
+// decoding only chain and handle). The last dump is also kept in the state directory
 // (dumpfile.go: nftables-dumps/FAMILY-TABLE.gob, with the boot, the
 // namespace's cookie and the generation), so that the next process (a
 // no-op apply, a check) reads it instead of dumping. Netagent dumps set
@@ -56,13 +59,13 @@
 // ErrGenerationChanged, which the next reconcile retries from a new dump.
 //
 // netagent frames and sends the batch itself: the library marshals each
-// message (its Conn over a capturing dial), and kernel.go sends them on
-// one socket whose send buffer it raises to the batch's size
-// (SO_SNDBUFFORCE; the kernel refuses a larger message, EMSGSIZE) and
-// whose receive buffer it raises too, asking for no echo of the rules and
-// for the ack of the last message only, so that a batch of 10k rules
-// cannot overflow the replies (google/nftables#350, #360: ENOBUFS after a
-// commit). Set elements go in messages of 1000 (an element list is one
+// message (its Conn over a capturing dial), and kernel.go writes them into
+// one buffer sent in one sendmsg on a socket whose send buffer it raises
+// to the batch's size (SO_SNDBUFFORCE; the kernel refuses a larger
+// message, EMSGSIZE) and whose receive buffer it raises to hold the
+// rules' echoes, asking for the ack of the last message only, so that a
+// batch of 10k rules cannot overflow the replies (google/nftables#350,
+// #360: ENOBUFS after a commit). Set elements go in messages of 1000 (an element list is one
 // netlink attribute, at most 64 KiB); when a batch exceeds 8 MiB, its
 // set elements, and nothing else, go into follow-up batches, each checked
 // against the generation after the previous one.

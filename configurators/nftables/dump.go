@@ -1,7 +1,6 @@
 package nftables
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -227,24 +226,14 @@ func dumpRuleHandles(conn *netlink.Conn, family, name string) (map[string][]uint
 		Header: netlink.Header{Type: netlink.HeaderType(unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_GETRULE), Flags: netlink.Request | netlink.Dump},
 		Data:   append(nfgen(uint8(families[family]), 0), data...),
 	}, func(b []byte) error {
-		var chain string
-		var handle uint64
-		err := attrs(b, func(typ uint16, v []byte) error {
-			switch {
-			case typ == unix.NFTA_RULE_CHAIN && len(v) > 0:
-				chain = string(bytes.TrimRight(v, "\x00"))
-			case typ == unix.NFTA_RULE_HANDLE && len(v) >= 8:
-				handle = binary.BigEndian.Uint64(v)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
+		r, ok := parseRuleEcho(b) // a dumped rule has the echo's attributes
+		if !ok {
+			return errors.New("a rule without its chain or handle")
 		}
 		if n++; n > maxDumpRules {
 			return fmt.Errorf("more than %d rules", maxDumpRules)
 		}
-		out[chain] = append(out[chain], handle)
+		out[r.chain] = append(out[r.chain], r.handle)
 		return nil
 	})
 	if err != nil {

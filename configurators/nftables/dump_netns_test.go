@@ -49,11 +49,44 @@ func sortedTables(list []dg.Item) []items.NftTable {
 	return out
 }
 
+// dumpedHandles are the handles of a full dump of tgt's table.
+func dumpedHandles(t *testing.T, k netlinkKernel) map[string][]uint64 {
+	t.Helper()
+	conn, err := k.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	full, _, err := netlinkKernel{nsfd: k.nsfd}.dumpTable(conn, "inet", "netagent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return full.Handles
+}
+
+// sameHandles compares handles as a dump has them: every chain, the
+// empty ones too.
+func sameHandles(a, b map[string][]uint64) bool {
+	for c, h := range a {
+		if len(h) != 0 && !slices.Equal(h, b[c]) {
+			return false
+		}
+	}
+	for c, h := range b {
+		if len(h) != 0 && !slices.Equal(h, a[c]) {
+			return false
+		}
+	}
+	return true
+}
+
 // TestReadBackAfterOwnWrite: after netagent's own batch, with no other
 // writer since, the read-back takes the table the batch wrote (no dump),
 // and it is exactly what a dump returns once another writer's commit
-// forces one; a Modify after it dumps for the handles it needs; another
-// writer's change is seen by the next read-back.
+// forces one; the rules' handles, from the batch's echoes, are a dump's,
+// after the create and after a Modify that deletes one rule and inserts
+// others before kept ones; another writer's change is seen by the next
+// read-back.
 func TestReadBackAfterOwnWrite(t *testing.T) {
 	tgt := testns.New(t)
 	c := NewConfigurator(NetlinkKernel(tgt, 0))
@@ -73,11 +106,12 @@ func TestReadBackAfterOwnWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d, ok := dumps.get(key, gen, false); !ok || !d.noHandles {
-		t.Fatalf("after the create, the cache holds %+v (%v), want the written table of generation %d", d, ok, gen)
+	d, ok := dumps.get(key, gen, true)
+	if !ok || d.noHandles {
+		t.Fatalf("after the create, the cache holds %+v (%v), want the written table of generation %d with its handles", d, ok, gen)
 	}
-	if _, ok := dumps.get(key, gen, true); ok {
-		t.Fatal("the written table, without handles, is offered to a dump that needs them")
+	if h := dumpedHandles(t, k); !sameHandles(d.Handles, h) {
+		t.Fatalf("the create's echoed handles %v, a dump's %v", d.Handles, h)
 	}
 	written, err := ReadBack(tgt)
 	if err != nil || len(written) != 1 || !written[0].Equal(tbl) {
@@ -96,6 +130,26 @@ func TestReadBackAfterOwnWrite(t *testing.T) {
 	next.Chains[1].Rules = append(next.Chains[1].Rules[:1], next.Chains[1].Rules[2:]...)
 	next.Sets[0].Elements = append(next.Sets[0].Elements, "10.0.2.0/24")
 	if err := c.Modify(ctx, tbl, next); err != nil {
+		t.Fatal(err)
+	}
+	// Inserted before kept rules and appended, in two chains, with a
+	// deletion: the handles the echoes give are still a dump's.
+	inserted := writtenTable()
+	in := inserted.Chains[1].Rules
+	inserted.Chains[1].Rules = []items.NftRule{{Protocol: "tcp", Dport: "1", Verdict: "accept"}, {Protocol: "tcp", Dport: "2", Verdict: "accept"},
+		in[0], {Protocol: "tcp", Dport: "3", Verdict: "drop"}, in[2], {Protocol: "tcp", Dport: "4", Verdict: "drop"}}
+	inserted.Chains[0].Rules = append([]items.NftRule{{Protocol: "udp", Dport: "5", Verdict: "drop"}}, inserted.Chains[0].Rules...)
+	if err := c.Modify(ctx, next, inserted); err != nil {
+		t.Fatal(err)
+	}
+	gen, _ = getGen(conn)
+	if d, ok := dumps.get(key, gen, true); !ok || !sameHandles(d.Handles, dumpedHandles(t, k)) {
+		t.Fatalf("after the modify, the cache holds handles %v (%v), a dump's %v", d.Handles, ok, dumpedHandles(t, k))
+	}
+	if got, err := ReadBack(tgt); err != nil || len(got) != 1 || !got[0].Equal(inserted) {
+		t.Fatalf("read-back after the inserts: %v, %v", got, err)
+	}
+	if err := c.Modify(ctx, inserted, next); err != nil { // by the echoed handles
 		t.Fatal(err)
 	}
 	if got, err := ReadBack(tgt); err != nil || len(got) != 1 || !got[0].Equal(next) {
@@ -155,12 +209,17 @@ func TestDumpFile(t *testing.T) {
 	}
 	defer conn.Close()
 	gen, _ := getGen(conn)
-	if d, ok := dumps.get(key, gen, false); !ok || !d.noHandles {
-		t.Fatalf("the read-back dumped (%v %v): want the file's table, without handles", ok, d.noHandles)
+	d, ok := dumps.get(key, gen, true)
+	if !ok || !sameHandles(d.Handles, dumpedHandles(t, k)) {
+		t.Fatalf("the read-back dumped (%v): want the file's table, with the echoed handles %v", ok, d.Handles)
 	}
+	// A table written without echoes (a batch too large for them): the
+	// file has no handles.
+	d.Handles, d.noHandles = nil, true
+	k.saveDump(conn, "inet", "netagent", d, true)
 
 	forget(t, k)
-	d, ok, err := k.DumpTable("inet", "netagent") // needs handles: a handles-only dump
+	d, ok, err = k.DumpTable("inet", "netagent") // needs handles: a handles-only dump
 	if err != nil || !ok || d.noHandles {
 		t.Fatal(d, ok, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -219,20 +220,45 @@ func encodeSet(t *gnft.Table, s items.NftSet) (*gnft.Set, []gnft.SetElement, err
 	} else if ok {
 		set.HasTimeout, set.Timeout = true, d
 	}
-	var elems []gnft.SetElement
+	if len(s.Elements) == 0 {
+		return set, nil, nil
+	}
+	// One allocation for the elements and one for their keys (a set of
+	// 100k elements is 12 MiB of SetElement: growing the slice by
+	// appending allocated several times that).
+	n := len(s.Elements)
+	if s.Interval {
+		n *= 2
+	}
+	elems := make([]gnft.SetElement, 0, n)
+	keys := make([]byte, 0, n*keyLen(s.Type))
 	for _, e := range s.Elements {
 		r, err := items.ParseNftElement(s.Type, s.Interval, e)
 		if err != nil {
 			return nil, nil, fmt.Errorf("set %s: %w", s.Name, err)
 		}
-		elems = append(elems, gnft.SetElement{Key: r.Lo})
+		keys = append(keys, r.Lo...)
+		elems = append(elems, gnft.SetElement{Key: keys[len(keys)-len(r.Lo) : len(keys) : len(keys)]})
 		if s.Interval {
 			if end, ok := next(r.Hi); ok {
-				elems = append(elems, gnft.SetElement{Key: end, IntervalEnd: true})
+				keys = append(keys, end...)
+				elems = append(elems, gnft.SetElement{Key: keys[len(keys)-len(end) : len(keys) : len(keys)], IntervalEnd: true})
 			}
 		}
 	}
 	return set, elems, nil
+}
+
+// keyLen is the length of the keys of a set of type typ (16 when not
+// known: a capacity only).
+func keyLen(typ string) int {
+	switch typ {
+	case "ipv4_addr":
+		return 4
+	case "inet_service":
+		return 2
+	}
+	return 16
 }
 
 // next returns b+1, or false when b is all ones.
@@ -589,17 +615,19 @@ const elemsPerMessage = 1000
 // of set elements, when the batch is larger than maxBatch), checked
 // against gen when it is not 0.
 func (k netlinkKernel) ApplyBatch(gen uint32, ops []Op) error {
-	return k.apply(gen, ops, nil)
+	return k.apply(gen, ops, false, nil, nil)
 }
 
 // ApplyTable is ApplyBatch of ops that make the table want (in canonical
-// form). When the generation after the commit is exactly gen plus its
-// batches (no other writer committed in between), the kernel's table is
-// want: the read-back takes it instead of a dump (without handles, which
-// a Modify's dump needs and takes from the kernel).
-func (k netlinkKernel) ApplyTable(gen uint32, ops []Op, want items.NftTable) error {
+// form) out of the table whose rules had the handles before (nil: ops
+// create it). When the generation after the commit is exactly gen plus
+// its batches (no other writer committed in between), the kernel's table
+// is want: the read-back takes it instead of a dump, and a Modify the
+// rules' handles, from the batch's echoes (echo.go; without them, a
+// Modify dumps the handles).
+func (k netlinkKernel) ApplyTable(gen uint32, ops []Op, want items.NftTable, before map[string][]uint64) error {
 	key, keyed := k.key(want.Family, want.Table)
-	return k.apply(gen, ops, func(conn *netlink.Conn, batches int) {
+	return k.apply(gen, ops, gen != 0 && keyed, before, func(conn *netlink.Conn, batches int, handles map[string][]uint64) {
 		if gen == 0 || !keyed {
 			return
 		}
@@ -610,14 +638,19 @@ func (k netlinkKernel) ApplyTable(gen uint32, ops []Op, want items.NftTable) err
 			return
 		}
 		d := Dumped{Table: want, Owned: true, Gen: after, noHandles: true}
+		if handles != nil {
+			d.Handles, d.noHandles = handles, false
+		}
 		dumps.put(key, d, true)
 		k.saveDump(conn, want.Family, want.Table, d, true)
 	})
 }
 
-// apply writes ops, then calls done (when not nil) with the socket and the
-// number of batches committed.
-func (k netlinkKernel) apply(gen uint32, ops []Op, done func(conn *netlink.Conn, batches int)) error {
+// apply writes ops, then calls done (when not nil) with the socket, the
+// number of batches committed and, with echo, the handles of the rules
+// of every chain after them, from the handles before (nil when not
+// known: see handlesAfter).
+func (k netlinkKernel) apply(gen uint32, ops []Op, echo bool, before map[string][]uint64, done func(conn *netlink.Conn, batches int, handles map[string][]uint64)) error {
 	msgs, err := marshalOps(ops)
 	if err != nil {
 		return err
@@ -632,12 +665,20 @@ func (k netlinkKernel) apply(gen uint32, ops []Op, done func(conn *netlink.Conn,
 	}
 	defer conn.Close()
 	batches := splitBatches(msgs, max)
+	echo = echo && done != nil && echoBytes(msgs) <= maxEchoBytes
+	var echoes map[int]ruleEcho
+	if echo {
+		echoes = map[int]ruleEcho{}
+	}
+	sent := 0 // the messages of the batches before
 	for i, b := range batches {
 		g := gen
 		if g != 0 {
 			g += uint32(i) // each commit of ours bumps the generation by one
 		}
-		if err := sendBatch(conn, g, b, ops); err != nil {
+		err := sendBatch(conn, g, b, ops, echo, func(j int, e ruleEcho) { echoes[sent+j] = e })
+		sent += len(b)
+		if err != nil {
 			if i > 0 {
 				return fmt.Errorf("nftables follow-up batch %d of %d (set elements): %w", i+1, len(batches), err)
 			}
@@ -645,7 +686,13 @@ func (k netlinkKernel) apply(gen uint32, ops []Op, done func(conn *netlink.Conn,
 		}
 	}
 	if done != nil {
-		done(conn, len(batches))
+		var handles map[string][]uint64
+		if echo {
+			if h, ok := handlesAfter(before, ops, msgs, echoes); ok {
+				handles = h
+			}
+		}
+		done(conn, len(batches), handles)
 	}
 	return nil
 }
@@ -785,7 +832,10 @@ func nfgen(family uint8, res uint16) []byte {
 // sendBatch sends one batch (begin, msgs, end), in generation gen when
 // not 0, and waits for its outcome: the ack of its last message, or the
 // errors of the messages that failed (the kernel then aborts it all).
-func sendBatch(conn *netlink.Conn, gen uint32, msgs []message, ops []Op) error {
+//
+// With echo, each rule message asks for its echo (NLM_F_ECHO), given to
+// echoed with the message's index in msgs.
+func sendBatch(conn *netlink.Conn, gen uint32, msgs []message, ops []Op, echo bool, echoed func(i int, e ruleEcho)) error {
 	begin := netlink.Message{Header: netlink.Header{Type: netlink.HeaderType(unix.NFNL_MSG_BATCH_BEGIN), Flags: netlink.Request},
 		Data: nfgen(0, unix.NFNL_SUBSYS_NFTABLES)}
 	if gen != 0 {
@@ -800,31 +850,80 @@ func sendBatch(conn *netlink.Conn, gen uint32, msgs []message, ops []Op) error {
 	all := make([]netlink.Message, 0, len(msgs)+2)
 	all = append(all, begin)
 	size := 0
+	echoes := 0
 	for _, m := range msgs {
 		all = append(all, m.m)
 		size += m.size()
+		if echo && m.m.Header.Type == newRuleType {
+			all[len(all)-1].Header.Flags |= unix.NLM_F_ECHO
+			echoes += m.size()
+		}
 	}
 	all[len(all)-1].Header.Flags |= netlink.Acknowledge
 	all = append(all, end)
-	if err := setBuffers(conn, size+64<<10); err != nil {
+	// An echo is the rule again, with its handle: the receive buffer holds
+	// them all (plus the kernel's overhead per datagram) until read.
+	if err := setBuffers(conn, size+64<<10, 4<<20+2*echoes); err != nil {
 		return err
 	}
-	sent, err := conn.SendMessages(all)
+	seq, err := sendRaw(conn, all)
 	if err != nil {
 		return kernelErr(err)
 	}
-	bySeq := make(map[uint32]int, len(msgs))
+	bySeq := make(map[uint32]int, len(msgs)) // a message's index in msgs
 	for i := range msgs {
-		bySeq[sent[i+1].Header.Sequence] = msgs[i].op
+		bySeq[seq+uint32(i+1)] = i
 	}
-	return readOutcome(conn, sent[0].Header.Sequence, sent[len(sent)-2].Header.Sequence, bySeq, ops)
+	return readOutcome(conn, seq, seq+uint32(len(all)-2), bySeq, func(i int) Op { return ops[msgs[i].op] }, echoed)
+}
+
+// batchSeq numbers the messages of netagent's batches: the replies carry
+// the numbers back (netlink.Conn's own requests check theirs).
+var batchSeq atomic.Uint32
+
+func init() { batchSeq.Store(uint32(time.Now().UnixNano())) }
+
+// sendRaw writes msgs into one buffer, numbered from the returned
+// sequence number on, and sends it to the kernel in one sendmsg: a batch
+// of 10k rules is 5 MB, which netlink.Conn.SendMessages copies twice more
+// (each message marshalled, then the growing buffer of them).
+func sendRaw(conn *netlink.Conn, msgs []netlink.Message) (uint32, error) {
+	size := 0
+	for _, m := range msgs {
+		size += nlmsgAlign(16 + len(m.Data))
+	}
+	seq := batchSeq.Add(uint32(len(msgs))) - uint32(len(msgs))
+	buf := make([]byte, 0, size)
+	for i, m := range msgs {
+		n := 16 + len(m.Data)
+		buf = binary.NativeEndian.AppendUint32(buf, uint32(n))
+		buf = binary.NativeEndian.AppendUint16(buf, uint16(m.Header.Type))
+		buf = binary.NativeEndian.AppendUint16(buf, uint16(m.Header.Flags))
+		buf = binary.NativeEndian.AppendUint32(buf, seq+uint32(i))
+		buf = binary.NativeEndian.AppendUint32(buf, 0) // to the kernel
+		buf = append(buf, m.Data...)
+		buf = append(buf, make([]byte, nlmsgAlign(n)-n)...)
+	}
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var serr error
+	err = rc.Write(func(fd uintptr) bool {
+		serr = unix.Sendto(int(fd), buf, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK})
+		return serr != unix.EAGAIN
+	})
+	if err == nil {
+		err = serr
+	}
+	return seq, err
 }
 
 // setBuffers raises the socket's send buffer to hold a batch of size
 // bytes (the kernel refuses a larger message with EMSGSIZE) and its
 // receive buffer for the errors of a failing one (google/nftables#350:
 // a full receive buffer loses them, ENOBUFS).
-func setBuffers(conn *netlink.Conn, size int) error {
+func setBuffers(conn *netlink.Conn, size, rcv int) error {
 	rc, err := conn.SyscallConn()
 	if err != nil {
 		return err
@@ -833,7 +932,7 @@ func setBuffers(conn *netlink.Conn, size int) error {
 	err = rc.Control(func(fd uintptr) {
 		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, max(size, 1<<20))
 		if serr == nil {
-			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 4<<20)
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, rcv)
 		}
 	})
 	if err == nil {
@@ -848,8 +947,9 @@ func setBuffers(conn *netlink.Conn, size int) error {
 // readOutcome reads the replies of a sent batch until the ack of its
 // last message (lastSeq), or an error of the batch itself (beginSeq: a
 // changed generation, no permission). The errors of failed messages
-// name their op.
-func readOutcome(conn *netlink.Conn, beginSeq, lastSeq uint32, bySeq map[uint32]int, ops []Op) error {
+// name their op (opOf the message's index in bySeq); the echo of an added
+// rule goes to echoed (when not nil).
+func readOutcome(conn *netlink.Conn, beginSeq, lastSeq uint32, bySeq map[uint32]int, opOf func(int) Op, echoed func(int, ruleEcho)) error {
 	rc, err := conn.SyscallConn()
 	if err != nil {
 		return err
@@ -869,6 +969,12 @@ func readOutcome(conn *netlink.Conn, beginSeq, lastSeq uint32, bySeq map[uint32]
 			return fmt.Errorf("reading the batch's outcome: %w", err)
 		}
 		for _, r := range replies {
+			if i, ok := bySeq[r.Header.Seq]; ok && r.Header.Type == newRuleType && echoed != nil && len(r.Data) >= 4 {
+				if e, ok := parseRuleEcho(r.Data[4:]); ok {
+					echoed(i, e)
+				}
+				continue
+			}
 			if r.Header.Type != unix.NLMSG_ERROR || len(r.Data) < 4 {
 				continue
 			}
@@ -879,7 +985,7 @@ func readOutcome(conn *netlink.Conn, beginSeq, lastSeq uint32, bySeq map[uint32]
 			case seq == beginSeq:
 				return fmt.Errorf("the kernel refused the batch: %w", errno)
 			case errno != 0:
-				errs = append(errs, fmt.Errorf("%s: %w", ops[bySeq[seq]], errno))
+				errs = append(errs, fmt.Errorf("%s: %w", opOf(bySeq[seq]), errno))
 			}
 			if r.Header.Seq == lastSeq {
 				return errors.Join(errs...)

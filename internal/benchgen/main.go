@@ -129,7 +129,8 @@ func timeCmd(args []string) (int, error) {
 	if !ok {
 		return 0, errors.New("no resource usage for the command")
 	}
-	line := fmt.Sprintf("%.4f %d\n", elapsed.Seconds(), ru.Maxrss) // Linux: Maxrss in KiB
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	line := fmt.Sprintf("%.4f %d %.4f\n", elapsed.Seconds(), ru.Maxrss, cpu.Seconds()) // Linux: Maxrss in KiB
 	if err := os.WriteFile(*out, []byte(line), 0o644); err != nil {
 		return 0, err
 	}

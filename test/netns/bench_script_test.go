@@ -50,8 +50,16 @@ func TestBenchScript(t *testing.T) {
 			t.Errorf("bench.sh's table lacks a full row for %q:\n%s", work, out)
 		}
 	}
-	if n := len(regexp.MustCompile(`(?m)^\| `).FindAllString(out, -1)); n != 1+5 {
-		t.Errorf("bench.sh printed %d table lines, want 6 (the header and 5 rows):\n%s", n, out)
+	// The same runs' CPU times, a row per work.
+	if !strings.Contains(out, "| work (CPU time, user + system) | batch tool | `netagent apply` | ratio | no-op | one change |\n|---|") {
+		t.Errorf("bench.sh's CPU table lacks its header:\n%s", out)
+	}
+	cpuRow := regexp.MustCompile(`(?m)^\| [^|]+ \| ` + secs + ` \| ` + secs + ` \| ([0-9]+\.[0-9]×|—) \| ` + secs + ` \| ` + secs + ` \|$`)
+	if n := len(cpuRow.FindAllString(out, -1)); n != 5 {
+		t.Errorf("bench.sh printed %d CPU rows, want 5:\n%s", n, out)
+	}
+	if n := len(regexp.MustCompile(`(?m)^\| `).FindAllString(out, -1)); n != 2*(1+5) {
+		t.Errorf("bench.sh printed %d table lines, want 12 (two tables of a header and 5 rows):\n%s", n, out)
 	}
 	benchNoNamespaces(t, ns)
 }

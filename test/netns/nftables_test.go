@@ -336,3 +336,47 @@ func TestNftablesPlanWarningsBounded(t *testing.T) {
 		t.Errorf("plan took %v", took)
 	}
 }
+
+// A hand edit between two applies is found although a no-op apply takes
+// the table from the state directory's dump (no dump of the kernel's
+// table when the ruleset generation is the one recorded): every commit,
+// of any writer, bumps the generation. Each edit (a rule added, an
+// element deleted, a policy changed, a rule's content replaced in place)
+// is repaired by the next apply, which makes the table exactly the first
+// apply's again, and the apply after that writes nothing.
+func TestNftablesHandEditBetweenApplies(t *testing.T) {
+	e := cliNewEnv(t)
+	file := e.writeFile("nft.json", nftEdgeIntent)
+	e.mustRun(0, "apply", file)
+	want := nftTableLines(e, "inet", "netagent")
+	if res := e.mustRun(0, "apply", file); !strings.Contains(res.stdout, "converged: 0 operations") {
+		t.Fatalf("second apply wrote: %s", res)
+	}
+	if dumps, _ := filepath.Glob(filepath.Join(e.stateDir, "nftables-dumps", "*")); len(dumps) != 1 {
+		t.Fatalf("the state directory's dumps: %v, want the table's", dumps)
+	}
+	handle := func() string {
+		m := regexp.MustCompile(`tcp dport 22 counter packets \d+ bytes \d+ accept # handle (\d+)`).FindStringSubmatch(e.exec("nft", "-a", "list", "chain", "inet", "netagent", "input"))
+		if m == nil {
+			t.Fatal("no handle of the ssh rule")
+		}
+		return m[1]
+	}
+	for _, edit := range []string{
+		"add rule inet netagent input tcp dport 23 accept",
+		"delete element inet netagent mgmt { 198.51.100.7 }",
+		"add chain inet netagent input { type filter hook input priority 0; policy accept; }",
+		"replace rule inet netagent input handle " + handle() + " ip saddr @mgmt tcp dport 2222 counter accept",
+	} {
+		e.exec("nft", edit)
+		if res := e.mustRun(0, "apply", file); strings.Contains(res.stdout, "converged: 0 operations") {
+			t.Errorf("after %q: the apply found nothing to do: %s", edit, res)
+		}
+		if got := nftTableLines(e, "inet", "netagent"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("after %q and an apply:\n got  %s\n want %s", edit, strings.Join(got, "\n      "), strings.Join(want, "\n      "))
+		}
+		if res := e.mustRun(0, "apply", file); !strings.Contains(res.stdout, "converged: 0 operations") {
+			t.Errorf("after %q: the apply after the repair wrote: %s", edit, res)
+		}
+	}
+}
