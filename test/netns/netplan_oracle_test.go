@@ -294,7 +294,7 @@ var netplanWanted = map[string]string{
 	"bonding.yaml": `{"version":1,"interfaces":[{"name":"enp3s0","type":"physical","master":"bond0"},{"name":"enp4s0","type":"physical","master":"bond0"},` +
 		`{"name":"bond0","type":"bond","bond":{"mode":"active-backup","primary":"enp3s0"},"dhcp4":{"routeMetric":100}}]}`,
 	"vrf.yaml": `{"version":1,"interfaces":[{"name":"vrf1005","type":"vrf","vrf":{"table":1005}},{"name":"br1","type":"bridge","master":"vrf1005"},` +
-		`{"name":"br1005","type":"bridge","master":"vrf1005"}],"routes":[{"to":"0.0.0.0/0","via":"10.10.10.4","dev":"vrf1005","table":1005}],` +
+		`{"name":"br1005","type":"bridge","master":"vrf1005"}],"routes":[{"to":"0.0.0.0/0","via":"10.10.10.4","dev":"vrf1005","onlink":true,"table":1005}],` +
 		`"rules":[{"priority":32765,"from":"10.10.10.42/32","table":1005}]}`,
 	"vlan.yaml": `{"version":1,"interfaces":[{"name":"mainif","type":"physical","match":{"permanentMac":"de:ad:be:ef:ca:fe"},"addresses":["10.3.0.5/23"]},` +
 		`{"name":"vlan15","type":"vlan","addresses":["10.3.99.5/24"],"vlan":{"parent":"mainif","id":15}},` +
