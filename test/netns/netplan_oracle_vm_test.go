@@ -145,6 +145,9 @@ func netplanVMCompare(t *testing.T, file string, in *intent.Intent) string {
 	if nic != nil {
 		restore()
 		vm.MoveNIC(t, *nic, na.tgt.Name)
+		// Before vm.MoveNIC's cleanup, which takes the first link with
+		// the card's MAC back: netagent's VLANs on it have that MAC too.
+		t.Cleanup(func() { netplanVMFreeNIC(na, *nic) })
 	}
 	if out, err := netplanVMApply(na, in); err != nil {
 		t.Errorf("%s: netagent apply: %v\n%s", name, err, out)
@@ -219,11 +222,7 @@ func netplanVMLendNIC(t *testing.T, nic vm.NIC, e *eniVMEnv, name string) func()
 	restore := func() {
 		if lent {
 			lent = false
-			for _, l := range e.ipJSON("link", "show") {
-				if l["link"] == name {
-					e.ip("link", "del", "dev", fmt.Sprint(l["ifname"]))
-				}
-			}
+			netplanVMFreeNIC(e, nic)
 			vm.GuestRun(t, ns, "ip", "link", "set", "dev", name, "down")
 			vm.GuestRun(t, ns, "ip", "link", "set", "dev", name, "name", dev)
 			vm.GuestRun(t, ns, "ip", "link", "set", "dev", dev, "netns", "1")
@@ -232,6 +231,23 @@ func netplanVMLendNIC(t *testing.T, nic vm.NIC, e *eniVMEnv, name string) func()
 	t.Cleanup(func() { netplanVMUnmark(t, nic, dev) }) // after restore, or vm.MoveNIC's
 	t.Cleanup(restore)
 	return restore
+}
+
+// netplanVMFreeNIC deletes the links on top of nic (the VLANs networkd
+// or netagent made on it) in e's namespace.
+func netplanVMFreeNIC(e *eniVMEnv, nic vm.NIC) {
+	links := e.ipJSON("-d", "link", "show")
+	card := ""
+	for _, l := range links {
+		if _, virtual := l["linkinfo"]; !virtual && strings.EqualFold(fmt.Sprint(l["address"]), nic.MAC) {
+			card = fmt.Sprint(l["ifname"])
+		}
+	}
+	for _, l := range links {
+		if card != "" && l["link"] == card {
+			e.ip("link", "del", "dev", fmt.Sprint(l["ifname"]))
+		}
+	}
 }
 
 // netplanVMUnmark leaves nic as other tests find it once the test has
