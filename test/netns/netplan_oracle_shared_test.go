@@ -1,11 +1,16 @@
 package netns_test
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"strings"
+	"testing"
 
+	"github.com/netagent/netagent/agent/importer"
+	"github.com/netagent/netagent/agent/importer/netplan"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/internal/dnsmasqtest"
 )
@@ -105,4 +110,24 @@ func notConverged(report string) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// netplanImportOrRefusal imports file; when the importer refuses it, it
+// returns no intent and the table's line: "refused at FILE:LINE: key:
+// why" (its first refusal, which must have a line).
+func netplanImportOrRefusal(t *testing.T, file string) (*intent.Intent, string) {
+	res, err := netplan.Import([]string{file}, importer.Options{})
+	var ie *importer.Error
+	switch {
+	case errors.As(err, &ie):
+		r := ie.Refusals[0]
+		if r.Pos.Line == 0 {
+			t.Errorf("%s: refused without a line: %v", file, err)
+		}
+		return nil, fmt.Sprintf("refused at %s:%d: %s: %s", filepath.Base(file), r.Pos.Line, r.Key, r.Why)
+	case err != nil:
+		t.Errorf("%s: %v", file, err)
+		return nil, "error: " + err.Error()
+	}
+	return res.Intent, ""
 }

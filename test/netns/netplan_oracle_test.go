@@ -4,7 +4,6 @@ package netns_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/netagent/netagent/agent/importer"
-	"github.com/netagent/netagent/agent/importer/netplan"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/internal/dnsmasqtest"
 )
@@ -44,25 +42,16 @@ func TestNetplanOracle(t *testing.T) {
 
 // netplanOutcome is one example's line of the table.
 func netplanOutcome(t *testing.T, file string) string {
-	res, err := netplan.Import([]string{file}, importer.Options{})
-	var ie *importer.Error
-	switch {
-	case errors.As(err, &ie):
-		r := ie.Refusals[0]
-		if r.Pos.Line == 0 {
-			t.Errorf("%s: refused without a line: %v", file, err)
-		}
-		return fmt.Sprintf("refused at line %d: %s: %s", r.Pos.Line, r.Key, r.Why)
-	case err != nil:
-		t.Errorf("%s: %v", file, err)
-		return "error: " + err.Error()
+	in, refused := netplanImportOrRefusal(t, file)
+	if in == nil {
+		return refused
 	}
-	if why := netplanNotOnHost(res.Intent); why != "" {
-		return netplanExpected(t, file, res.Intent, why)
+	if why := netplanNotOnHost(in); why != "" {
+		return netplanExpected(t, file, in, why)
 	}
 	var diff string
 	t.Run(filepath.Base(file), func(t *testing.T) {
-		diff = netplanCompare(t, file, res.Intent)
+		diff = netplanCompare(t, file, in)
 		known := netplanDiffers[filepath.Base(file)]
 		if diff != known.diff {
 			t.Errorf("%s: the kernels differ (-: networkd only, +: netagent only):\n%s\nwant the known difference:\n%s",

@@ -3,7 +3,6 @@
 package netns_test
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -71,25 +70,16 @@ func TestInVMNetplanOracle(t *testing.T) {
 // netplanVMOutcome is one example's line of the table.
 func netplanVMOutcome(t *testing.T, file string) string {
 	name := filepath.Base(file)
-	res, err := netplan.Import([]string{file}, importer.Options{})
-	var ie *importer.Error
-	switch {
-	case errors.As(err, &ie):
-		r := ie.Refusals[0]
-		if r.Pos.Line == 0 {
-			t.Errorf("%s: refused without a line: %v", name, err)
-		}
-		return fmt.Sprintf("refused at %s:%d: %s: %s", name, r.Pos.Line, r.Key, r.Why)
-	case err != nil:
-		t.Errorf("%s: %v", name, err)
-		return "error: " + err.Error()
+	in, refused := netplanImportOrRefusal(t, file)
+	if in == nil {
+		return refused
 	}
-	why, inVM := netplanVMWhy(res.Intent)
+	why, inVM := netplanVMWhy(in)
 	if !inVM {
 		return why
 	}
 	var outcome string
-	t.Run(name, func(t *testing.T) { outcome = netplanVMCompare(t, file, res.Intent) + " (" + why + ")" })
+	t.Run(name, func(t *testing.T) { outcome = netplanVMCompare(t, file, in) + " (" + why + ")" })
 	return outcome
 }
 
