@@ -104,6 +104,12 @@ type Options struct {
 	// They go into a configuration file, where dnsmasq unescapes \n, \t,
 	// \r and \e in a quoted string (on its command line it does not).
 	DHCPOptions []string
+	// Command, when set, is run in the peer namespace instead of the
+	// dnsmasq found on $PATH, with dnsmasq's arguments (Args) after it:
+	// a wrapper that execs dnsmasq elsewhere, such as the host's, in a
+	// chroot of the VM's tests on the host's root (test/vm's HostRoot).
+	// It must exec dnsmasq (the same pid), as `ip netns exec` does.
+	Command []string
 }
 
 // Server is a running dnsmasq.
@@ -128,7 +134,10 @@ type Server struct {
 // ends.
 func Start(t testing.TB, client *netnsx.Target, ifname string, opts Options) *Server {
 	t.Helper()
-	bin := tool.Find(t)
+	bin := ""
+	if len(opts.Command) == 0 {
+		bin = tool.Find(t)
+	}
 	peer := testns.New(t)
 	s := &Server{Peer: peer, Link: "dhcpsrv0", ClientLink: ifname,
 		LeaseFile: filepath.Join(t.TempDir(), "dnsmasq.leases")}
@@ -264,7 +273,11 @@ func (s *Server) start(t testing.TB, bin string, opts Options) error {
 	if s.out == nil {
 		s.out = &syncBuffer{}
 	}
-	args := append([]string{"netns", "exec", s.Peer.Name, bin}, s.Args(opts)...)
+	prog := []string{bin}
+	if len(opts.Command) > 0 {
+		prog = opts.Command
+	}
+	args := slices.Concat([]string{"netns", "exec", s.Peer.Name}, prog, s.Args(opts))
 	s.cmd = exec.Command("ip", args...) // ip netns exec execs dnsmasq: same pid
 	pr, pw, err := os.Pipe()
 	if err != nil {

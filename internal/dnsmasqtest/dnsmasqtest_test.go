@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +65,22 @@ func TestServesALease(t *testing.T) {
 	}
 	if l := srv.Leases(t); len(l) != 1 || !strings.Contains(l[0], ack.YourIPAddr.String()) {
 		t.Errorf("lease file %q, want the lease of %v", l, ack.YourIPAddr)
+	}
+}
+
+// With Options.Command, the server is the wrapper, which gets dnsmasq's
+// arguments and execs it: it serves, leaves a trace of the wrapper, and
+// Stop kills it (the same pid).
+func TestCommandWraps(t *testing.T) {
+	client := testns.New(t)
+	mark := filepath.Join(t.TempDir(), "wrapped")
+	srv := Start(t, client, "up0", Options{Command: []string{"sh", "-c", `touch "$0" && exec ` + tool.Find(t) + ` "$@"`, mark}})
+	if _, err := os.Stat(mark); err != nil {
+		t.Fatalf("the wrapper did not run: %v\n%s", err, srv.Log())
+	}
+	srv.Stop()
+	srv.Restart(t)
+	if !strings.Contains(srv.Log(), "DHCP, IP range") {
+		t.Errorf("dnsmasq did not serve:\n%s", srv.Log())
 	}
 }

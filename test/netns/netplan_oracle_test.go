@@ -4,9 +4,7 @@ package netns_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,14 +13,9 @@ import (
 	"testing"
 
 	"github.com/netagent/netagent/agent/importer"
-	"github.com/netagent/netagent/agent/importer/netplan"
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/internal/dnsmasqtest"
 )
-
-// netplanExamples are netplan.io's examples, read where Debian installs
-// them (never copied into the repository: GPL).
-const netplanExamples = "/usr/share/doc/netplan/examples/*.yaml"
 
 // TestNetplanOracle imports each of netplan.io's examples. One this host's
 // kernel can hold (physical NICs, played by veths, and bridges; DHCPv4
@@ -49,25 +42,16 @@ func TestNetplanOracle(t *testing.T) {
 
 // netplanOutcome is one example's line of the table.
 func netplanOutcome(t *testing.T, file string) string {
-	res, err := netplan.Import([]string{file}, importer.Options{})
-	var ie *importer.Error
-	switch {
-	case errors.As(err, &ie):
-		r := ie.Refusals[0]
-		if r.Pos.Line == 0 {
-			t.Errorf("%s: refused without a line: %v", file, err)
-		}
-		return fmt.Sprintf("refused at line %d: %s: %s", r.Pos.Line, r.Key, r.Why)
-	case err != nil:
-		t.Errorf("%s: %v", file, err)
-		return "error: " + err.Error()
+	in, refused := netplanImportOrRefusal(t, file)
+	if in == nil {
+		return refused
 	}
-	if why := netplanNotOnHost(res.Intent); why != "" {
-		return netplanExpected(t, file, res.Intent, why)
+	if why := netplanNotOnHost(in); why != "" {
+		return netplanExpected(t, file, in, why)
 	}
 	var diff string
 	t.Run(filepath.Base(file), func(t *testing.T) {
-		diff = netplanCompare(t, file, res.Intent)
+		diff = netplanCompare(t, file, in)
 		known := netplanDiffers[filepath.Base(file)]
 		if diff != known.diff {
 			t.Errorf("%s: the kernels differ (-: networkd only, +: netagent only):\n%s\nwant the known difference:\n%s",
@@ -91,23 +75,6 @@ func netplanOutcome(t *testing.T, file string) string {
 // routes are networkd's (the prefix route at the DHCP metric, the host
 // routes to the gateway and the DNS server: lease4.Items).
 var netplanDiffers = map[string]struct{ why, diff string }{}
-
-// netplanNotOnHost says why in cannot be applied on this host ("": it can).
-func netplanNotOnHost(in *intent.Intent) string {
-	for _, ifc := range in.Interfaces {
-		switch {
-		case ifc.Type != intent.LinkPhysical && ifc.Type != intent.LinkBridge:
-			return "the host kernel has no " + string(ifc.Type)
-		case ifc.IPv6 != nil && (ifc.IPv6.AcceptRA || ifc.IPv6.DHCP6):
-			return "RA or DHCPv6: no IPv6 router here"
-		case ifc.Ethtool != nil:
-			return "offloads: networkd sets them by udev, absent here"
-		case ifc.Match != nil:
-			return "a match: the veths stand-ins have random MACs"
-		}
-	}
-	return ""
-}
 
 // netplanCompare applies file by networkd and in by netagent and returns
 // their differences ("" when they agree).
@@ -147,24 +114,6 @@ func netplanCompare(t *testing.T, file string, in *intent.Intent) string {
 	return strings.ReplaceAll(diff, "\n", "; ")
 }
 
-// netplanDHCP reports whether an interface of in asks for DHCPv4: then
-// every NIC's veth has a DHCP server at its far end (a bridge's port
-// carries its bridge's lease).
-func netplanDHCP(in *intent.Intent) bool {
-	return slices.ContainsFunc(in.Interfaces, func(ifc intent.Interface) bool { return ifc.DHCP4.Enabled() })
-}
-
-// notConverged is what apply's report says of what it could not do.
-func notConverged(report string) string {
-	var out []string
-	for _, l := range strings.Split(report, "\n") {
-		if strings.Contains(l, "no lease") || strings.Contains(l, "failed:") || strings.Contains(l, "blocked:") {
-			out = append(out, strings.TrimSpace(l))
-		}
-	}
-	return strings.Join(out, "; ")
-}
-
 // netplanGenerate renders file with `netplan generate --root-dir` and
 // returns the directory of the systemd-networkd files.
 func netplanGenerate(t *testing.T, file string) string {
@@ -184,35 +133,6 @@ func netplanGenerate(t *testing.T, file string) string {
 	}
 	return filepath.Join(root, "run/systemd/network")
 }
-
-// networkdScript runs systemd-networkd in a private mount namespace (a
-// tmpfs /run holding the generated files, /sys read-only: a container
-// without udev) until every link a .network file names (its [Match]
-// Name=) is configured (networkd's own state file says so: a DHCP link
-// once it has its lease), then kills it (SIGKILL: stopped, networkd
-// would release its leases and remove their addresses; the kernel is
-// compared as a running networkd holds it).
-const networkdScript = `set -e
-mount -t tmpfs tmpfs /run
-mkdir -p /run/systemd/network /run/systemd/netif
-cp "$1"/* /run/systemd/network/
-chown -R systemd-network:systemd-network /run/systemd/netif
-names=$(sed -n 's/^Name=//p' /run/systemd/network/*.network | sort -u)
-mount -o remount,ro /sys
-/lib/systemd/systemd-networkd >/dev/null 2>&1 & pid=$!
-trap 'kill $pid 2>/dev/null || true' EXIT
-for i in $(seq 1 120); do
-	pending=
-	for n in $names; do
-		f=/run/systemd/netif/links/$(cat /sys/class/net/$n/ifindex 2>/dev/null || true)
-		grep -qs -e ADMIN_STATE=configured "$f" || pending="$pending $n"
-	done
-	[ -z "$pending" ] && break
-	sleep 0.25
-done
-kill -9 $pid; wait $pid || true
-[ -z "$pending" ] || { echo "networkd did not configure$pending"; cat /run/systemd/netif/links/*; exit 1; }
-`
 
 func runNetworkd(t *testing.T, e *cliEnv, dir string) {
 	out, err := exec.Command("ip", "netns", "exec", e.tgt.Name, "unshare", "-m", "sh", "-c", networkdScript, "sh", dir).CombinedOutput()
@@ -262,29 +182,6 @@ func kernelView(e *cliEnv, auto bool) []string {
 	return out
 }
 
-// leased is an address, or "leased" for one of the DHCP servers' range
-// (each client is given its own).
-func leased(addr any) any {
-	a, err := netip.ParseAddr(fmt.Sprint(addr))
-	if err == nil && a.Compare(dnsmasqtest.RangeFirst) >= 0 && a.Compare(dnsmasqtest.RangeLast) <= 0 {
-		return "leased"
-	}
-	return addr
-}
-
-// autoPriorities reports whether in has rules netplan gave no priority:
-// the kernel numbers them (32765 and down) in the order they are added,
-// which is networkd's order of its links there and the intent's here, so
-// their priorities are compared as the kernel's choice, not as numbers.
-func autoPriorities(in *intent.Intent) bool {
-	for _, r := range in.Rules {
-		if r.Priority > 32700 && r.Priority < 32766 {
-			return true
-		}
-	}
-	return false
-}
-
 // netplanWanted are the intents the examples the host cannot hold must
 // import to, as read from netplan's documentation of each key (the bond's
 // ports name it as master; a VRF's routes and rules without a table are
@@ -294,7 +191,7 @@ var netplanWanted = map[string]string{
 	"bonding.yaml": `{"version":1,"interfaces":[{"name":"enp3s0","type":"physical","master":"bond0"},{"name":"enp4s0","type":"physical","master":"bond0"},` +
 		`{"name":"bond0","type":"bond","bond":{"mode":"active-backup","primary":"enp3s0"},"dhcp4":{"routeMetric":100}}]}`,
 	"vrf.yaml": `{"version":1,"interfaces":[{"name":"vrf1005","type":"vrf","vrf":{"table":1005}},{"name":"br1","type":"bridge","master":"vrf1005"},` +
-		`{"name":"br1005","type":"bridge","master":"vrf1005"}],"routes":[{"to":"0.0.0.0/0","via":"10.10.10.4","dev":"vrf1005","table":1005}],` +
+		`{"name":"br1005","type":"bridge","master":"vrf1005"}],"routes":[{"to":"0.0.0.0/0","via":"10.10.10.4","dev":"vrf1005","onlink":true,"table":1005}],` +
 		`"rules":[{"priority":32765,"from":"10.10.10.42/32","table":1005}]}`,
 	"vlan.yaml": `{"version":1,"interfaces":[{"name":"mainif","type":"physical","match":{"permanentMac":"de:ad:be:ef:ca:fe"},"addresses":["10.3.0.5/23"]},` +
 		`{"name":"vlan15","type":"vlan","addresses":["10.3.99.5/24"],"vlan":{"parent":"mainif","id":15}},` +

@@ -104,6 +104,7 @@ func (c *conv) device(dev *device) (*intent.Interface, bool) {
 	if ifc.VRF != nil {
 		c.vrfTables(ifc.VRF.Table, firstRule, firstRoute)
 	}
+	c.gatewayOnLink(ifc, firstRoute)
 	c.dhcpFinish(dev, ifc)
 	if dev.section == "ethernets" {
 		ok = c.nicName(dev, ifc) && ok
@@ -404,6 +405,26 @@ func (c *conv) vrfTables(table uint32, firstRule, firstRoute int) {
 	for i := firstRoute; i < len(c.routes); i++ {
 		if c.routes[i].Table == 0 {
 			c.routes[i].Table = table
+		}
+	}
+}
+
+// gatewayOnLink marks the device's routes with a gateway (those from
+// firstRoute on) onlink when the device has no static address, as
+// systemd-networkd does to what netplan renders: netplan writes
+// GatewayOnLink= only for on-link: true, and networkd turns it on by
+// itself for a [Route] with a Gateway= and no GatewayOnLink= in a
+// .network file without any static address ("Gateway= without static
+// address configured. Enabling GatewayOnLink= option."), since the
+// gateway could not be reached otherwise. So such a route is onlink even
+// with on-link: false, and a DHCP address does not count.
+func (c *conv) gatewayOnLink(ifc *intent.Interface, firstRoute int) {
+	if len(ifc.Addresses) > 0 {
+		return
+	}
+	for i := firstRoute; i < len(c.routes); i++ {
+		if c.routes[i].Via != "" {
+			c.routes[i].OnLink = true
 		}
 	}
 }

@@ -38,7 +38,7 @@ func TestImportKeysMapped(t *testing.T) {
 			`"interfaces":[{"name":"eth3","type":"physical","addresses":["192.0.2.1/24"]}],"routes":[{"to":"10.0.0.0/8","via":"192.0.2.9","dev":"eth3"}]`},
 		{"match macaddress is the permanent MAC; set-name after routes renames them too",
 			"network:\n  ethernets:\n    id0:\n      routes: [{to: 10.0.0.0/8, via: 192.0.2.9}]\n      match: {macaddress: \"52:54:00:AA:BB:CC\", driver: [e1000e]}\n      set-name: lan0\n",
-			`"interfaces":[{"name":"lan0","type":"physical","match":{"permanentMac":"52:54:00:aa:bb:cc","driver":"e1000e"}}],"routes":[{"to":"10.0.0.0/8","via":"192.0.2.9","dev":"lan0"}]`},
+			`"interfaces":[{"name":"lan0","type":"physical","match":{"permanentMac":"52:54:00:aa:bb:cc","driver":"e1000e"}}],"routes":[{"to":"10.0.0.0/8","via":"192.0.2.9","dev":"lan0","onlink":true}]`},
 		{"match by name glob with set-name",
 			"network:\n  ethernets:\n    id0: {match: {name: \"enp*\", driver: ixgbe}, set-name: up0}\n",
 			`"interfaces":[{"name":"up0","type":"physical","match":{"driver":"ixgbe","name":"enp*"}}]`},

@@ -3,6 +3,7 @@ package netplan
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -203,5 +204,46 @@ func TestImportOpenvswitchDevices(t *testing.T) {
 	}
 	if len(res.Intent.Interfaces) != 1 || res.Intent.Interfaces[0].Name != "eth2" {
 		t.Errorf("interfaces = %+v", res.Intent.Interfaces)
+	}
+}
+
+// TestImportGatewayOnLinkWithoutAddress: networkd makes a route with a
+// gateway onlink when its device has no static address and netplan did
+// not say on-link: true (netplan writes no GatewayOnLink= otherwise), so
+// the import does the same; a device with an address keeps its routes as
+// written.
+func TestImportGatewayOnLinkWithoutAddress(t *testing.T) {
+	f := write(t, t.TempDir(), "a.yaml", `network:
+  version: 2
+  ethernets:
+    eth0:
+      dhcp4: true
+      routes: [{to: 198.51.100.0/24, via: 192.0.2.1, on-link: false}, {to: 203.0.113.0/24}]
+    eth1:
+      addresses: [192.0.2.10/24]
+      routes: [{to: default, via: 192.0.2.1}]
+      gateway6: "2001:db8::1"
+  vrfs:
+    vrf1005:
+      table: 1005
+      routes: [{to: default, via: 10.10.10.4}]
+`)
+	res, err := Import([]string{f}, importer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range res.Intent.Routes {
+		got = append(got, fmt.Sprintf("%s via=%s dev=%s onlink=%v", r.To, r.Via, r.Dev, r.OnLink))
+	}
+	want := []string{
+		"198.51.100.0/24 via=192.0.2.1 dev=eth0 onlink=true",
+		"203.0.113.0/24 via= dev=eth0 onlink=false",
+		"0.0.0.0/0 via=192.0.2.1 dev=eth1 onlink=false",
+		"::/0 via=2001:db8::1 dev=eth1 onlink=false",
+		"0.0.0.0/0 via=10.10.10.4 dev=vrf1005 onlink=true",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("routes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
