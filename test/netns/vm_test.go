@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netagent/netagent/test/vm"
 )
@@ -64,8 +65,14 @@ func TestVM(t *testing.T) {
 // systemd-networkd and dnsmasq.
 func vmConfig(t *testing.T) vm.Config {
 	return vm.Config{NICs: vmNICs, Programs: append(slices.Clone(vm.ProgramsIPEthtool), "bridge"), HostRoot: true,
-		Binaries: []string{vm.BuildBinary(t, "github.com/netagent/netagent/cmd/netagent")}}
+		Binaries: []string{vm.BuildBinary(t, "github.com/netagent/netagent/cmd/netagent")}, Timeout: vmTimeout}
 }
+
+// vmTimeout bounds one boot's run: the first boot runs every TestInVM
+// test under TCG (about 8 minutes on this 2-core machine while other
+// tests run, the ENI and netplan oracles the longest), well above the
+// harness's default.
+const vmTimeout = 20 * time.Minute
 
 var matchLine = regexp.MustCompile(`vm-match (\S+) (\S+) (\S+)`)
 
