@@ -134,7 +134,8 @@ func fleetSubNames() []string {
 // nothing for the other options that take a value (a duration, a number,
 // a link).
 func writeBashCompletion(w io.Writer, specs []completionSpec) {
-	shellReplacer(specs).WriteString(w, bashCompletionScript)
+	script := strings.Replace(bashCompletionScript, "@SCAN_WORDS@", scanWords("COMP_WORDS", "1", "COMP_CWORD"), 1)
+	shellReplacer(specs).WriteString(w, script)
 }
 
 // shellReplacer fills in a bash or zsh script's placeholders from specs:
@@ -167,6 +168,30 @@ func shellReplacer(specs []completionSpec) *strings.Replacer {
 		"@FLEET_SUBS@", strings.Join(fleetSubNames(), " "),
 		"@SHELLS@", strings.Join(completionShells, " "),
 	)
+}
+
+// scanWords is the loop of the bash and zsh scripts that reads the words
+// before the one being completed into cmd, key (the command, or
+// fleet-SUB), sub and dashdash: from index first of the array words, up
+// to the index current (bash: COMP_WORDS from 1 to COMP_CWORD; zsh: words
+// from 2 to CURRENT).
+func scanWords(words, first, current string) string {
+	return strings.NewReplacer("@WORDS@", words, "@FIRST@", first, "@CURRENT@", current).Replace(`    for ((i = @FIRST@; i < @CURRENT@; i++)); do
+        w=${@WORDS@[i]}
+        if [[ -z $cmd ]]; then
+            case $w in
+            @GLOBALS_CASE@) ((i++)) ;;
+            -*) ;;
+            *) cmd=$w key=$w ;;
+            esac
+        elif [[ $w == -- ]]; then
+            dashdash=1
+        elif [[ -z $dashdash && $w == -* ]]; then
+            [[ $w != *=* && $(_netagent_valued "$key") == *" $w "* ]] && ((i++))
+        elif [[ $cmd == fleet && -z $sub ]]; then
+            sub=$w key=fleet-$w
+        fi
+    done`)
 }
 
 // globalFlags are the global options, spelled --NAME.
@@ -213,22 +238,7 @@ _netagent() {
     # subcommand (the first word after fleet that is no option)
     local i w cmd= key= sub= dashdash=
     COMPREPLY=()
-    for ((i = 1; i < COMP_CWORD; i++)); do
-        w=${COMP_WORDS[i]}
-        if [[ -z $cmd ]]; then
-            case $w in
-            @GLOBALS_CASE@) ((i++)) ;;
-            -*) ;;
-            *) cmd=$w key=$w ;;
-            esac
-        elif [[ $w == -- ]]; then
-            dashdash=1
-        elif [[ -z $dashdash && $w == -* ]]; then
-            [[ $w != *=* && $(_netagent_valued "$key") == *" $w "* ]] && ((i++))
-        elif [[ $cmd == fleet && -z $sub ]]; then
-            sub=$w key=fleet-$w
-        fi
-    done
+@SCAN_WORDS@
 
     if [[ -z $dashdash ]]; then
         case $prev in

@@ -30,7 +30,8 @@ func writeZshCompletion(w io.Writer, specs []completionSpec) {
 		"@FLEET_SUB_DESCS@", strings.Join(subDescs, " "),
 		"@OPTION_DESCS@", strings.Join(optionCases, "\n"),
 	)
-	shellReplacer(specs).WriteString(w, r.Replace(zshCompletionScript))
+	script := strings.Replace(zshCompletionScript, "@SCAN_WORDS@", scanWords("words", "2", "CURRENT"), 1)
+	shellReplacer(specs).WriteString(w, r.Replace(script))
 }
 
 // zshQuote quotes s for zsh (and any POSIX shell): in single quotes,
@@ -85,22 +86,7 @@ _netagent() {
     # cmd: the command; key: the command, or fleet-SUB after fleet's
     # subcommand (the first word after fleet that is no option)
     local i w cmd= key= sub= dashdash=
-    for ((i = 2; i < CURRENT; i++)); do
-        w=${words[i]}
-        if [[ -z $cmd ]]; then
-            case $w in
-            @GLOBALS_CASE@) ((i++)) ;;
-            -*) ;;
-            *) cmd=$w key=$w ;;
-            esac
-        elif [[ $w == -- ]]; then
-            dashdash=1
-        elif [[ -z $dashdash && $w == -* ]]; then
-            [[ $w != *=* && $(_netagent_valued "$key") == *" $w "* ]] && ((i++))
-        elif [[ $cmd == fleet && -z $sub ]]; then
-            sub=$w key=fleet-$w
-        fi
-    done
+@SCAN_WORDS@
 
     if [[ -z $dashdash ]]; then
         case $prev in
