@@ -40,6 +40,7 @@ type fastPlan struct {
 	fields []fastField    // a struct's JSON members, at most 64
 	byName map[string]int // index in fields
 	bits   int            // integer size
+	centi  bool           // a Centiseconds: an integer or a string
 }
 
 // fastField is a struct member: its name, its field index and its plan.
@@ -72,6 +73,9 @@ func planOf(t reflect.Type) *fastPlan {
 // slices, pointers, maps with string keys and structs of them, with no
 // method of their own that encoding/json would call.
 func buildPlan(t reflect.Type) *fastPlan {
+	if t == reflect.TypeFor[Centiseconds]() { // its UnmarshalJSON, in fastDecoder.centiseconds
+		return &fastPlan{kind: reflect.Struct, typ: t, centi: true}
+	}
 	if reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) ||
 		reflect.PointerTo(t).Implements(reflect.TypeFor[interface{ UnmarshalText([]byte) error }]()) {
 		return nil
@@ -172,6 +176,9 @@ func (d *fastDecoder) value(p *fastPlan, v reflect.Value) bool {
 	if p == nil {
 		return false
 	}
+	if p.centi {
+		return d.centiseconds(v)
+	}
 	switch p.kind {
 	case reflect.String:
 		s, ok := d.str(nil)
@@ -203,6 +210,19 @@ func (d *fastDecoder) value(p *fastPlan, v reflect.Value) bool {
 		return ok
 	}
 	return false
+}
+
+// centiseconds decodes a Centiseconds as its UnmarshalJSON does: a
+// string is its Text, an integer its Count.
+func (d *fastDecoder) centiseconds(v reflect.Value) bool {
+	if d.peek() == '"' {
+		s, ok := d.str(nil)
+		v.Set(reflect.ValueOf(Centiseconds{Text: s}))
+		return ok
+	}
+	n, ok := d.integer(32, true)
+	v.Set(reflect.ValueOf(Centiseconds{Count: int(n)}))
+	return ok
 }
 
 // object decodes an object into the struct v, returning the members seen

@@ -113,7 +113,7 @@ func (c *conv) bridgeParameter(ifc *intent.Interface, e entry) bool {
 		return ok
 	case "forward-delay": // seconds by default; the intent's are centiseconds
 		v, ok := c.duration(e, 1000, 10, 3000)
-		br.ForwardDelay = int(v)
+		br.ForwardDelay = intent.Centiseconds{Count: int(v)}
 		return ok
 	case "path-cost":
 		return c.portSettings(e, 1, 65535, func(p *intent.BridgePort, v int) { p.Cost = v })
