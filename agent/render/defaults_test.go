@@ -24,7 +24,9 @@ func TestRenderInterfaceDefaults(t *testing.T) {
 			}},
 		{"bridge forward delay: a duration with its unit",
 			`{"name": "br0", "type": "bridge", "bridge": {"stp": true, "forwardDelay": "15s"}}`,
-			func(i *items.Interface) bool { return items.AttrsOf[*items.BridgeAttrs](i).ForwardDelay == 15*time.Second }},
+			func(i *items.Interface) bool {
+				return items.AttrsOf[*items.BridgeAttrs](i).ForwardDelay == 15*time.Second
+			}},
 		{"bridge without section: kernel defaults",
 			`{"name": "br0", "type": "bridge"}`,
 			func(i *items.Interface) bool { return i.Attrs == nil }},
