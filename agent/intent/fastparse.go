@@ -41,6 +41,7 @@ type fastPlan struct {
 	byName map[string]int // index in fields
 	bits   int            // integer size
 	centi  bool           // a Centiseconds: an integer or a string
+	table  bool           // a TableID: an integer or a name
 }
 
 // fastField is a struct member: its name, its field index and its plan.
@@ -75,6 +76,9 @@ func planOf(t reflect.Type) *fastPlan {
 func buildPlan(t reflect.Type) *fastPlan {
 	if t == reflect.TypeFor[Centiseconds]() { // its UnmarshalJSON, in fastDecoder.centiseconds
 		return &fastPlan{kind: reflect.Struct, typ: t, centi: true}
+	}
+	if t == reflect.TypeFor[TableID]() { // its UnmarshalJSON, in fastDecoder.value
+		return &fastPlan{kind: reflect.Uint32, typ: t, bits: 32, table: true}
 	}
 	if reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) ||
 		reflect.PointerTo(t).Implements(reflect.TypeFor[interface{ UnmarshalText([]byte) error }]()) {
@@ -178,6 +182,12 @@ func (d *fastDecoder) value(p *fastPlan, v reflect.Value) bool {
 	}
 	if p.centi {
 		return d.centiseconds(v)
+	}
+	if p.table && d.peek() == '"' { // a name: an unknown one is the slow path's to name
+		s, ok := d.str(nil)
+		n, err := LookupTable(s)
+		v.SetUint(uint64(n))
+		return ok && err == nil
 	}
 	switch p.kind {
 	case reflect.String:

@@ -39,3 +39,25 @@ func TestBinaryForwardDelayUnits(t *testing.T) {
 		}
 	}
 }
+
+// Routes and rules name their table: the kernel's main, local, default or
+// one of /etc/iproute2/rt_tables; an unknown name is refused with its
+// JSON path, local and default as their numbers are.
+func TestBinaryTableNames(t *testing.T) {
+	ok := writeUnitsIntent(t, "main.json", `"interfaces": [{"name": "eth0", "type": "physical"}],
+	  "routes": [{"to": "10.0.0.0/8", "dev": "eth0", "table": "main"}],
+	  "rules": [{"priority": 100, "from": "10.0.0.0/8", "table": "main"}]`)
+	if code, out, errOut := runBinary(t, "validate", ok); code != exitOK || out != "valid: 1 file, 3 items\n" || errOut != "" {
+		t.Errorf("validate table main: exit %d\n%s%s", code, out, errOut)
+	}
+	for table, msg := range map[string]string{
+		`"nosuch"`: `unknown table name "nosuch": give a number, main, local, default or a name of /etc/iproute2/rt_tables`,
+		`"local"`:  `255 is reserved for the kernel's local table`,
+	} {
+		f := writeUnitsIntent(t, "t.json", `"interfaces": [{"name": "eth0", "type": "physical"}], "routes": [{"to": "10.0.0.0/8", "dev": "eth0", "table": `+table+`}]`)
+		want := f + ": routes[0].table: " + msg + "\nnetagent: invalid intent: 1 problem; nothing was changed\n"
+		if code, out, errOut := runBinary(t, "validate", f); code != exitFailed || out != "" || errOut != want {
+			t.Errorf("validate table %s: exit %d\nstdout:\n%s\nstderr:\n%s\nwant:\n%s", table, code, out, errOut, want)
+		}
+	}
+}
