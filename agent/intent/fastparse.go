@@ -40,7 +40,7 @@ type fastPlan struct {
 	fields []fastField    // a struct's JSON members, at most 64
 	byName map[string]int // index in fields
 	bits   int            // integer size
-	centi  bool           // a Centiseconds: an integer or a string
+	centi  bool           // a Duration: an integer or a string
 	table  bool           // a TableID: an integer or a name
 }
 
@@ -74,7 +74,7 @@ func planOf(t reflect.Type) *fastPlan {
 // slices, pointers, maps with string keys and structs of them, with no
 // method of their own that encoding/json would call.
 func buildPlan(t reflect.Type) *fastPlan {
-	if t == reflect.TypeFor[Centiseconds]() { // its UnmarshalJSON, in fastDecoder.centiseconds
+	if reflect.PointerTo(t).Implements(reflect.TypeFor[durationSetter]()) { // its UnmarshalJSON, in fastDecoder.duration
 		return &fastPlan{kind: reflect.Struct, typ: t, centi: true}
 	}
 	if t == reflect.TypeFor[TableID]() { // its UnmarshalJSON, in fastDecoder.value
@@ -181,7 +181,7 @@ func (d *fastDecoder) value(p *fastPlan, v reflect.Value) bool {
 		return false
 	}
 	if p.centi {
-		return d.centiseconds(v)
+		return d.duration(v)
 	}
 	if p.table && d.peek() == '"' { // a name: an unknown one is the slow path's to name
 		s, ok := d.str(nil)
@@ -222,16 +222,17 @@ func (d *fastDecoder) value(p *fastPlan, v reflect.Value) bool {
 	return false
 }
 
-// centiseconds decodes a Centiseconds as its UnmarshalJSON does: a
-// string is its Text, an integer its Count.
-func (d *fastDecoder) centiseconds(v reflect.Value) bool {
+// duration decodes a Duration as its UnmarshalJSON does: a string is
+// its Text, an integer its Count.
+func (d *fastDecoder) duration(v reflect.Value) bool {
+	set := v.Addr().Interface().(durationSetter)
 	if d.peek() == '"' {
 		s, ok := d.str(nil)
-		v.Set(reflect.ValueOf(Centiseconds{Text: s}))
+		set.setDuration(s, 0)
 		return ok
 	}
 	n, ok := d.integer(32, true)
-	v.Set(reflect.ValueOf(Centiseconds{Count: int(n)}))
+	set.setDuration("", int(n))
 	return ok
 }
 

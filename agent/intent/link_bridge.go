@@ -36,7 +36,7 @@ func (c *checker) bridge(b *Bridge, o Origin) {
 	fd, at := b.ForwardDelay, o.field("forwardDelay")
 	switch {
 	case fd.IsZero():
-	case !c.centiseconds(at, fd, 0, 3000):
+	case !checkDuration(c, at, fd, 0, 3000):
 	case fd.Centi() == 0:
 	case b.STP && (fd.Centi() < 200 || fd.Centi() > 3000):
 		if fd.Text != "" {

@@ -73,7 +73,7 @@ func TestParseErrors(t *testing.T) {
 func TestParseDecodes(t *testing.T) {
 	in := mustParse(t, string(readTestdata(t, "bonded.json")))
 	want := &Intent{Version: 1, Interfaces: []Interface{
-		{Name: "bond0", Type: LinkBond, Bond: &Bond{Mode: BondActiveBackup, MIIMon: 100}},
+		{Name: "bond0", Type: LinkBond, Bond: &Bond{Mode: BondActiveBackup, MIIMon: Milliseconds{Count: 100}}},
 		{Name: "eth1", Type: LinkPhysical, Master: "bond0"},
 		{Name: "bond0.100", Type: LinkVLAN, VLAN: &VLAN{Parent: "bond0", ID: 100}, Addresses: []string{"10.100.0.1/24"}},
 	}}

@@ -25,6 +25,6 @@ var bridgeKind = linkKind{
 		if a == nil {
 			return
 		}
-		ifc.Bridge = &intent.Bridge{STP: a.STP, VLANFiltering: a.VLANFiltering, ForwardDelay: intent.CentisecondsOf(a.ForwardDelay)}
+		ifc.Bridge = &intent.Bridge{STP: a.STP, VLANFiltering: a.VLANFiltering, ForwardDelay: intent.Centiseconds{}.Of(a.ForwardDelay)}
 	},
 }

@@ -61,3 +61,21 @@ func TestBinaryTableNames(t *testing.T) {
 		}
 	}
 }
+
+// A bond's miimon takes milliseconds or a duration with its unit.
+func TestBinaryMiimonUnits(t *testing.T) {
+	bond := func(v string) string {
+		return `"interfaces": [{"name": "bond0", "type": "bond", "bond": {"mode": "active-backup", "miimon": ` + v + `}}]`
+	}
+	for _, v := range []string{`100`, `"100ms"`, `"1s"`} {
+		f := writeUnitsIntent(t, "bond.json", bond(v))
+		if code, out, errOut := runBinary(t, "validate", f); code != exitOK || out != "valid: 1 file, 1 item\n" || errOut != "" {
+			t.Errorf("validate miimon %s: exit %d\n%s%s", v, code, out, errOut)
+		}
+	}
+	f := writeUnitsIntent(t, "bond.json", bond(`"1.5ms"`))
+	want := f + `: interfaces[0].bond.miimon: "1.5ms" is not a whole number of milliseconds (1ms)` + "\nnetagent: invalid intent: 1 problem; nothing was changed\n"
+	if code, out, errOut := runBinary(t, "validate", f); code != exitFailed || out != "" || errOut != want {
+		t.Errorf("validate miimon 1.5ms: exit %d\nstdout:\n%s\nstderr:\n%s\nwant:\n%s", code, out, errOut, want)
+	}
+}

@@ -118,7 +118,7 @@ func (e *env) checkLink(ifc *intent.Interface) {
 			if got := str(data["mode"]); got != string(ifc.Bond.EffectiveMode()) {
 				errf("bond mode %q, want %q", got, ifc.Bond.EffectiveMode())
 			}
-			wantNum(errf, data, "miimon", float64(ifc.Bond.MIIMon))
+			wantNum(errf, data, "miimon", float64(ifc.Bond.MIIMon.Units()))
 		}
 	}
 	e.checkAddresses(ifc, errf)
