@@ -14,7 +14,7 @@ const LinkBond LinkType = "bond"
 // MIIMon is in milliseconds, as in ip-link and netlink, or a duration
 // with its unit ("100ms").
 type Bond struct {
-	Mode           BondMode       `json:"mode,omitempty"`   // "": balance-rr
+	Mode           BondMode       `json:"mode,omitempty"`  // "": balance-rr
 	MIIMon         Milliseconds   `json:"miimon,omitzero"` // milliseconds or "100ms"; 0: off
 	LACPRate       LACPRate       `json:"lacpRate,omitempty"`
 	XmitHashPolicy XmitHashPolicy `json:"xmitHashPolicy,omitempty"`
