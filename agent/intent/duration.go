@@ -1,9 +1,10 @@
 package intent
 
 import (
-	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/netagent/netagent/internal/jsonstr"
 )
 
 // Duration is a duration of the intent that the kernel keeps as a number
@@ -97,20 +98,9 @@ func (c Duration[U]) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads a number of U or a duration with a unit (checked by
 // Validate).
 func (c *Duration[U]) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		s, err := strconv.Unquote(string(b))
-		if err != nil {
-			return err
-		}
-		*c = Duration[U]{Text: s}
-		return nil
-	}
-	n, err := strconv.ParseInt(string(b), 10, 32)
-	if err != nil {
-		return fmt.Errorf("%s: not an integer or a duration", b)
-	}
-	*c = Duration[U]{Count: int(n)}
-	return nil
+	s, n, _, err := jsonstr.NumberOrString(b, "a duration")
+	*c = Duration[U]{Count: n, Text: s}
+	return err
 }
 
 // setDuration sets a Duration from what parseFast read: a string is its
