@@ -5,6 +5,7 @@ package netns_test
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/netagent/netagent/agent/oneshot"
@@ -46,5 +47,22 @@ func TestAgentCLIDiffJSON(t *testing.T) {
 	}
 	if bad := e.netagent("diff", "9", "--json"); bad.code != 1 || bad.stdout != "" {
 		t.Errorf("diff of a version never made: %s", bad)
+	}
+}
+
+// rollback --json prints apply's JSON document of the rollback (the new
+// version on stderr), with apply's exit code.
+func TestAgentCLIRollbackJSON(t *testing.T) {
+	e := cliNewEnv(t)
+	a, b := e.writeFile("a.json", cliLockIntentA), e.writeFile("b.json", cliLockIntentB)
+	e.mustRun(0, "apply", a)
+	e.mustRun(0, "apply", b)
+	res := e.mustRun(0, "rollback", "--json")
+	var doc oneshot.ApplyDoc
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil || doc.Format != 1 || !doc.Converged || len(doc.Operations) == 0 {
+		t.Fatalf("rollback --json: %v\n%s", err, res)
+	}
+	if !strings.Contains(res.stderr, "rollback to version 1: now version 3\n") {
+		t.Errorf("rollback --json: the new version not on stderr: %s", res)
 	}
 }
