@@ -190,11 +190,35 @@ func (a *Agent) intendedWith(raw json.RawMessage) (*dg.Graph, *api.Response) {
 	return a.st.intended, nil
 }
 
-// check reads the kernel back and plans against the running intent (or
-// the documents with raw as the API's document, as plan), so that it
-// reports what differs in the kernel, not in the agent's memory.
+// intendedAlone renders raw alone, as a document of the API that no other
+// document joins (nothing changes); a response when raw is refused.
+func (a *Agent) intendedAlone(raw json.RawMessage) (*dg.Graph, *api.Response) {
+	set := newDocSet()
+	set.update(a.api.Name(), map[string][]byte{apiDocName: raw})
+	res, err := set.resolve(time.Now(), a.renderer())
+	switch {
+	case err != nil:
+		return nil, &api.Response{Error: err.Error()}
+	case len(res.rejected[apiDocName]) > 0:
+		return nil, &api.Response{Error: "intent rejected", Problems: res.rejected[apiDocName]}
+	case set.docs[apiDocName] != nil && len(set.docs[apiDocName].errs) > 0:
+		return nil, &api.Response{Error: "intent rejected", Problems: set.docs[apiDocName].errs}
+	case res.graph == nil:
+		return nil, &api.Response{Error: "intent rejected: it renders nothing"}
+	}
+	return res.graph, nil
+}
+
+// check reads the kernel back and compares it with the running intent
+// (or with raw alone, the whole intent as a one-shot check takes its
+// files: raw is merged with no document of the daemon's and becomes none),
+// so that it reports what differs in the kernel, not in the agent's
+// memory. It changes nothing.
 func (a *Agent) check(ctx context.Context, raw json.RawMessage) api.Response {
-	intended, refused := a.intendedWith(raw)
+	intended, refused := a.st.intended, (*api.Response)(nil)
+	if len(raw) > 0 {
+		intended, refused = a.intendedAlone(raw)
+	}
 	if refused != nil {
 		return *refused
 	}

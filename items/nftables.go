@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/jsonstr"
 )
 
 // TypeNftTable is the item type of a whole nftables table netagent owns.
@@ -75,19 +76,11 @@ func (p NftPriority) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads a number or a name.
 func (p *NftPriority) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '"' {
-		s, err := strconv.Unquote(string(b))
-		if err != nil {
-			return err
-		}
-		*p = NftPriority{Name: s}
-		return nil
-	}
-	n, err := strconv.ParseInt(string(b), 10, 32)
+	s, n, _, err := jsonstr.NumberOrString(b, "a name")
 	if err != nil {
-		return fmt.Errorf("priority %s: not an integer or a name", b)
+		return fmt.Errorf("priority %w", err)
 	}
-	*p = NftPriority{Value: int(n)}
+	*p = NftPriority{Name: s, Value: n}
 	return nil
 }
 

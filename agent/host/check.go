@@ -48,22 +48,41 @@ type FieldDiff struct {
 //
 //	route/main 0.0.0.0/0 metric 100: Gw: want 192.0.2.1, have 192.0.2.9
 func (d Difference) String() string {
-	switch d.Kind {
+	var want, have string
+	if d.Want != nil {
+		want = d.Want.String()
+	}
+	if d.Have != nil {
+		have = d.Have.String()
+	}
+	held := make([]string, len(d.HeldBy))
+	for i, h := range d.HeldBy {
+		held[i] = h.String()
+	}
+	return DiffText(d.Ref.String(), d.Kind, want, have, d.Fields, held)
+}
+
+// DiffText is check's text of a difference of the item ref (Difference's,
+// and that of an item of a check through the daemon): missing with the
+// intended item and who holds its place, extra with the running one, or
+// one line per field that differs.
+func DiffText(ref string, kind DiffKind, want, have string, fields []FieldDiff, heldBy []string) string {
+	switch kind {
 	case Missing:
 		held := ""
-		for _, h := range d.HeldBy {
-			held += "; held by " + h.String()
+		for _, h := range heldBy {
+			held += "; held by " + h
 		}
-		return fmt.Sprintf("%s: missing (want %s)%s", d.Ref, d.Want, held)
+		return fmt.Sprintf("%s: missing (want %s)%s", ref, want, held)
 	case Extra:
-		return fmt.Sprintf("%s: extra (have %s)", d.Ref, d.Have)
+		return fmt.Sprintf("%s: extra (have %s)", ref, have)
 	}
 	var b strings.Builder
-	for i, f := range d.Fields {
+	for i, f := range fields {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%s: %s: want %s, have %s", d.Ref, f.Field, f.Want, f.Have)
+		fmt.Fprintf(&b, "%s: %s: want %s, have %s", ref, f.Field, f.Want, f.Have)
 	}
 	return b.String()
 }

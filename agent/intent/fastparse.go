@@ -45,6 +45,8 @@ type fastPlan struct {
 	// integer or a string given to its own UnmarshalJSON, as encoding/json
 	// does after the shape check.
 	numberOrName bool
+	centi        bool // a Duration: an integer or a string
+	table        bool // a TableID: an integer or a name
 }
 
 // fastField is a struct member: its name, its field index and its plan.
@@ -77,6 +79,12 @@ func planOf(t reflect.Type) *fastPlan {
 // slices, pointers, maps with string keys and structs of them, with no
 // method of their own that encoding/json would call.
 func buildPlan(t reflect.Type) *fastPlan {
+	if reflect.PointerTo(t).Implements(reflect.TypeFor[durationSetter]()) { // its UnmarshalJSON, in fastDecoder.duration
+		return &fastPlan{kind: reflect.Struct, typ: t, centi: true}
+	}
+	if t == reflect.TypeFor[TableID]() { // its UnmarshalJSON, in fastDecoder.value
+		return &fastPlan{kind: reflect.Uint32, typ: t, bits: 32, table: true}
+	}
 	if reflect.PointerTo(t).Implements(numberOrName) && reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
 		return &fastPlan{kind: reflect.Invalid, typ: t, numberOrName: true}
 	}
@@ -194,6 +202,15 @@ func (d *fastDecoder) value(p *fastPlan, v reflect.Value) bool {
 	if p == nil {
 		return false
 	}
+	if p.centi {
+		return d.duration(v)
+	}
+	if p.table && d.peek() == '"' { // a name: an unknown one is the slow path's to name
+		s, ok := d.str(nil)
+		n, err := LookupTable(s)
+		v.SetUint(uint64(n))
+		return ok && err == nil
+	}
 	if p.numberOrName {
 		return d.numberOrName(v)
 	}
@@ -228,6 +245,20 @@ func (d *fastDecoder) value(p *fastPlan, v reflect.Value) bool {
 		return ok
 	}
 	return false
+}
+
+// duration decodes a Duration as its UnmarshalJSON does: a string is
+// its Text, an integer its Count.
+func (d *fastDecoder) duration(v reflect.Value) bool {
+	set := v.Addr().Interface().(durationSetter)
+	if d.peek() == '"' {
+		s, ok := d.str(nil)
+		set.setDuration(s, 0)
+		return ok
+	}
+	n, ok := d.integer(32, true)
+	set.setDuration("", int(n))
+	return ok
 }
 
 // object decodes an object into the struct v, returning the members seen

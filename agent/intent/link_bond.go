@@ -11,10 +11,11 @@ const LinkBond LinkType = "bond"
 // Bond holds the settings of a bond: {"type": "bond", "bond": {"mode":
 // "802.3ad", "miimon": 100}}. The section is optional (absent: the
 // kernel's defaults). Its ports are the interfaces whose Master names it.
-// MIIMon is in milliseconds, as in ip-link and netlink.
+// MIIMon is in milliseconds, as in ip-link and netlink, or a duration
+// with its unit ("100ms").
 type Bond struct {
-	Mode           BondMode       `json:"mode,omitempty"`   // "": balance-rr
-	MIIMon         int            `json:"miimon,omitempty"` // milliseconds; 0: off
+	Mode           BondMode       `json:"mode,omitempty"`  // "": balance-rr
+	MIIMon         Milliseconds   `json:"miimon,omitzero"` // milliseconds or "100ms"; 0: off
 	LACPRate       LACPRate       `json:"lacpRate,omitempty"`
 	XmitHashPolicy XmitHashPolicy `json:"xmitHashPolicy,omitempty"`
 	MinLinks       int            `json:"minLinks,omitempty"`
@@ -91,7 +92,7 @@ func (c *checker) bond(ifc *Interface, o Origin) {
 		return // the mode-dependent checks would only add noise
 	}
 	mode := b.EffectiveMode()
-	c.inRange(o.field("miimon"), b.MIIMon, 0, math.MaxInt32)
+	checkDuration(c, o.field("miimon"), b.MIIMon, 0, math.MaxInt32)
 	if oneOf(c, o.field("lacpRate"), b.LACPRate, lacpRates) {
 		c.onlyInModes(o.field("lacpRate"), b.LACPRate != "", mode, LACPRateModes)
 	}

@@ -44,7 +44,7 @@ type WireguardPeer struct {
 	PresharedKeyFile    string   `json:"presharedKeyFile,omitempty"`
 	AllowedIPs          []string `json:"allowedIPs,omitempty"`
 	Endpoint            string   `json:"endpoint,omitempty"`
-	PersistentKeepalive int      `json:"persistentKeepalive,omitempty"` // seconds; 0: off
+	PersistentKeepalive Seconds  `json:"persistentKeepalive,omitzero"` // seconds or "25s"; 0: off
 }
 
 // wireguardSection: required; two WireGuard interfaces cannot listen on
@@ -105,7 +105,7 @@ func (c *checker) wireguardPeer(p *WireguardPeer, o Origin, keys map[string]Orig
 		allowed[prefix] = at
 	}
 	c.endpoint(o.field("endpoint"), p.Endpoint)
-	c.inRange(o.field("persistentKeepalive"), p.PersistentKeepalive, 0, 65535)
+	checkDuration(c, o.field("persistentKeepalive"), p.PersistentKeepalive, 0, 65535)
 }
 
 // keyFile checks the path of a key file: absolute, so that it does not

@@ -18,7 +18,7 @@ func randomRoute(r *rand.Rand, i int) Route {
 		Via:    pick("", "192.0.2.1", "fe80::1"),
 		Dev:    pick("", "eth0", "a<b>&c", "tab\there", "é", "\u2028", "quote\"back\\slash", "\xff"),
 		OnLink: r.IntN(2) == 0,
-		Table:  uint32(pick2(r, 0, 100, 4294967295)),
+		Table:  TableID(pick2(r, 0, 100, 4294967295)),
 		Metric: uint32(pick2(r, 0, 1, 1024)),
 		Scope:  Scope(pick("", "link", "host")),
 		Src:    pick("", "192.0.2.10"),

@@ -31,7 +31,7 @@ func TestParseErrors(t *testing.T) {
 			[]string{`routes[0].metric: -1 is out of range 0-4294967295`,
 				`routes[0].table: 4294967296 is out of range 0-4294967295`,
 				`routes[1].metric: expected an integer, got 1.5`,
-				`routes[1].table: expected an integer, got 1e2`}},
+				`routes[1].table: expected an integer or a name, got 1e2`}},
 		{"duplicate field", doc(`"interfaces": [{"name": "a", "name": "b", "type": "bridge"}]`),
 			[]string{`interfaces[0]: duplicate field "name"`}},
 		{"duplicate sysctl key", doc(`"sysctls": {"net.ipv4.ip_forward": "1", "net.ipv4.ip_forward": "0"}`),
@@ -73,7 +73,7 @@ func TestParseErrors(t *testing.T) {
 func TestParseDecodes(t *testing.T) {
 	in := mustParse(t, string(readTestdata(t, "bonded.json")))
 	want := &Intent{Version: 1, Interfaces: []Interface{
-		{Name: "bond0", Type: LinkBond, Bond: &Bond{Mode: BondActiveBackup, MIIMon: 100}},
+		{Name: "bond0", Type: LinkBond, Bond: &Bond{Mode: BondActiveBackup, MIIMon: Milliseconds{Count: 100}}},
 		{Name: "eth1", Type: LinkPhysical, Master: "bond0"},
 		{Name: "bond0.100", Type: LinkVLAN, VLAN: &VLAN{Parent: "bond0", ID: 100}, Addresses: []string{"10.100.0.1/24"}},
 	}}

@@ -19,7 +19,7 @@ type Route struct {
 	Dev      string    `json:"dev,omitempty"`
 	OnLink   bool      `json:"onlink,omitempty"` // needs via and dev
 	Nexthops []Nexthop `json:"nexthops,omitempty"`
-	Table    uint32    `json:"table,omitempty"` // 0: main (254)
+	Table    TableID   `json:"table,omitempty"` // 0: main (254); a name in JSON (TableID)
 	Metric   uint32    `json:"metric,omitempty"`
 	Scope    Scope     `json:"scope,omitempty"` // "": the kernel's choice
 	Src      string    `json:"src,omitempty"`
@@ -58,7 +58,7 @@ var routePrefs = []RoutePref{PrefLow, PrefMedium, PrefHigh}
 func (r *Route) EffectiveType() RouteType { return orDefault(r.Type, RouteUnicast) }
 
 // EffectiveTable returns the routing table, TableMain when unset.
-func (r *Route) EffectiveTable() uint32 { return orDefault(r.Table, TableMain) }
+func (r *Route) EffectiveTable() uint32 { return orDefault(uint32(r.Table), TableMain) }
 
 // EffectiveMetric returns the metric as the kernel keeps it: an IPv6 route's
 // metric 0 is IPv6DefaultMetric.
@@ -238,7 +238,7 @@ func (c *checker) route(r *Route, at Origin) bool {
 	if typeOK {
 		c.routeTarget(r, at)
 	}
-	c.table(at.field("table"), r.Table, false)
+	c.table(at.field("table"), uint32(r.Table), false)
 	c.routeMTU(r, at)
 	if r.Pref != "" && r.EffectiveFamily() != FamilyIPv6 {
 		c.fail(at.field("pref"), "is for IPv6 routes only (the kernel keeps no preference on IPv4 routes)")

@@ -48,7 +48,7 @@ type Rule struct {
 	// or less (0: ignore default routes of the table).
 	SuppressPrefixlength *int       `json:"suppressPrefixlength,omitempty"`
 	Action               RuleAction `json:"action,omitempty"` // "": lookup
-	Table                uint32     `json:"table,omitempty"`  // lookup only, required there
+	Table                TableID    `json:"table,omitempty"`  // lookup only, required there; a name in JSON (TableID)
 	Goto                 uint32     `json:"goto,omitempty"`   // goto only: a later priority
 	Family               Family     `json:"family,omitempty"`
 
@@ -131,7 +131,7 @@ func (c *checker) ruleAction(r *Rule, at Origin) bool {
 	}
 	act := r.EffectiveAction()
 	if act == ActionLookup {
-		c.table(at.field("table"), r.Table, true)
+		c.table(at.field("table"), uint32(r.Table), true)
 	} else if r.Table != 0 {
 		c.fail(at.field("table"), "not allowed with action %q (only lookup takes a table)", act)
 	}

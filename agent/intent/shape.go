@@ -112,12 +112,28 @@ var boolOrObject = reflect.TypeFor[interface{ jsonBoolOrObject() }]()
 // name (an nftables chain's priority).
 var numberOrName = reflect.TypeFor[interface{ JSONNumberOrName() }]()
 
-// numberOrName checks that tok is an integer or a string.
-func (s *shapeChecker) numberOrName(tok json.Token, o Origin) error {
+// nameChecker is a number-or-name type whose names the shape check
+// resolves (TableID: an unknown name is refused with its path).
+type nameChecker interface{ checkJSONName(string) error }
+
+// numberOrName checks that tok is an integer or a string (a name t
+// knows, when t checks its names).
+func (s *shapeChecker) numberOrName(tok json.Token, t reflect.Type, o Origin) error {
 	if n, ok := tok.(json.Number); ok && isInteger(n.String()) {
+		if k := t.Kind(); k >= reflect.Int && k <= reflect.Uint64 { // TableID: the number's range
+			s.integer(n, t, o)
+		}
+		return nil
+	} else if ok {
+		s.fail(o, "expected an integer or a name, got %s", n)
 		return nil
 	}
-	if _, ok := tok.(string); ok {
+	if name, ok := tok.(string); ok {
+		if nc, ok := reflect.Zero(t).Interface().(nameChecker); ok {
+			if err := nc.checkJSONName(name); err != nil {
+				s.fail(o, "%v", err)
+			}
+		}
 		return nil
 	}
 	s.fail(o, "expected an integer or a name, got %s", tokenName(tok))
@@ -137,7 +153,7 @@ func (s *shapeChecker) value(t reflect.Type, o Origin) error {
 		return nil // "dhcp4": true
 	}
 	if reflect.PointerTo(t).Implements(numberOrName) {
-		return s.numberOrName(tok, o) // "priority": 0 or "filter"
+		return s.numberOrName(tok, t, o) // "priority": 0 or "filter"
 	}
 	if !fits(tok, t) {
 		s.fail(o, "expected %s, got %s", wantName(t), tokenName(tok))

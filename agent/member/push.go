@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/netagent/netagent/agent/trial"
+	"path"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/probe"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/store"
 )
 
@@ -48,7 +50,13 @@ type Pushed struct {
 // MergeError is a push refused because the pushed document conflicts
 // with another of its place (intent.Merge's error in Err): every member
 // would fail on it, so nothing is written.
-type MergeError struct{ Err error }
+type MergeError struct {
+	Err error
+	// Docs are the documents of the place (by name, sorted) that define
+	// what the pushed one defines too: a document pushed under their name
+	// (--name) replaces one instead.
+	Docs []string
+}
 
 func (e *MergeError) Error() string {
 	return "merging with the documents of its place: " + e.Err.Error()
@@ -113,8 +121,10 @@ func (c *Client) checkMerge(file string, pushed *intent.Intent, others []store.E
 		return nil, nil
 	}
 	files := map[string]*intent.Intent{file: pushed}
+	names := map[string]string{} // source: the document's name
 	for _, e := range others {
 		src := c.Source(e.Key)
+		names[src] = path.Base(e.Key)
 		raw := e.Value
 		if env, _, err := ParseTrialEnvelope(raw); err == nil {
 			raw = env.Intent // a trial: its members merge its intent
@@ -127,7 +137,7 @@ func (c *Client) checkMerge(file string, pushed *intent.Intent, others []store.E
 		files[src] = in
 	}
 	if _, err := intent.Merge(files); err != nil {
-		return warnings, &MergeError{Err: err}
+		return warnings, &MergeError{Err: err, Docs: conflicting(err, names)}
 	}
 	return warnings, nil
 }
@@ -178,4 +188,17 @@ func EnvelopeWith(data []byte, o TrialOptions) ([]byte, error) {
 		spec.ProbeTimeout = o.ProbeTimeout.String()
 	}
 	return json.Marshal(TrialEnvelope{Trial: spec, Intent: compact.Bytes()})
+}
+
+// conflicting names the documents (names: by source) that the conflicts
+// of err are reported on.
+func conflicting(err error, names map[string]string) []string {
+	var docs []string
+	for _, fe := range intent.FieldErrors(err) {
+		if n, ok := names[fe.File]; ok && !slices.Contains(docs, n) {
+			docs = append(docs, n)
+		}
+	}
+	slices.Sort(docs)
+	return docs
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/netagent/netagent/agent/host"
+	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/agent/render"
 	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
@@ -85,6 +86,26 @@ func CheckCounts(list []status.CheckItem, refused []status.LeaseRefusal) (map[st
 		}
 	}
 	return counts, converged
+}
+
+// CheckItemText is check's text of an item that differs, is missing or
+// is extra (host.DiffText: the one-shot check's lines), marked when its
+// drift policy is report; "" for an item in another state.
+func CheckItemText(ci status.CheckItem) string {
+	switch ci.State {
+	case status.CheckDiffers, status.CheckMissing, status.CheckExtra:
+	default:
+		return ""
+	}
+	fields := make([]host.FieldDiff, len(ci.Fields))
+	for i, f := range ci.Fields {
+		fields[i] = host.FieldDiff{Field: f.Field, Want: f.Intended, Have: f.Running}
+	}
+	text := host.DiffText(ci.Item, host.DiffKind(ci.State), ci.Want, ci.Have, fields, ci.HeldBy)
+	if ci.Drift == string(intent.DriftReport) {
+		text += " (drift: report)"
+	}
+	return text
 }
 
 // CheckDetail is the detail of an item in check --all: the fields that

@@ -143,3 +143,51 @@ func (d *Diffed) plan(ctx context.Context, o *Options) error {
 	d.Orphans = gd.Orphans
 	return nil
 }
+
+// DiffDoc is `diff --json`: the two versions, the changes of B's intent
+// from A's, and the plan of going from A to B as `plan --json` prints one
+// (absent when Diff failed before it; Error says why).
+type DiffDoc struct {
+	Format  int            `json:"format"`
+	A       DiffVersionDoc `json:"a"`
+	B       DiffVersionDoc `json:"b"`
+	Changes []ChangeDoc    `json:"changes"`
+	Plan    *PlanDoc       `json:"plan,omitempty"`
+	Error   string         `json:"error,omitempty"`
+}
+
+// DiffVersionDoc names a version of DiffDoc.
+type DiffVersionDoc struct {
+	Number int    `json:"number"`
+	Source string `json:"source"`
+	Digest string `json:"digest"`
+}
+
+// ChangeDoc is a Change: "added", "removed" or "changed", at the JSON
+// path, with the old and the new value.
+type ChangeDoc struct {
+	Change string `json:"change"`
+	Path   string `json:"path"`
+	Old    any    `json:"old,omitempty"`
+	New    any    `json:"new,omitempty"`
+}
+
+var changeNames = map[byte]string{'+': "added", '-': "removed", '~': "changed"}
+
+// DiffDocOf is `diff --json` of d and of the error Diff returned with it.
+func DiffDocOf(d *Diffed, err error) DiffDoc {
+	doc := DiffDoc{Format: OutputFormat, Changes: []ChangeDoc{},
+		A: DiffVersionDoc{Number: d.A.Number, Source: d.A.Source, Digest: d.A.Digest},
+		B: DiffVersionDoc{Number: d.B.Number, Source: d.B.Source, Digest: d.B.Digest}}
+	for _, c := range d.Changes {
+		doc.Changes = append(doc.Changes, ChangeDoc{Change: changeNames[c.kind], Path: c.path, Old: c.old, New: c.new})
+	}
+	if d.Plan != nil {
+		p := PlanDocOf(d.Plan, &Guarded{Guarded: &host.Guarded{Orphans: d.Orphans}})
+		doc.Plan = &p
+	}
+	if err != nil {
+		doc.Error = err.Error()
+	}
+	return doc
+}

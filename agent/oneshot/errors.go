@@ -36,6 +36,26 @@ func (e *DaemonError) Error() string {
 }
 func (e *DaemonError) Unwrap() error { return ErrDaemon }
 
+// NoDaemonError is a namespace no daemon serves: no daemon holds the lock
+// of its state directory (Holder, if set, is the one-shot command that
+// holds it now).
+type NoDaemonError struct {
+	Netns, StateDir string
+	Holder          *host.Holder
+}
+
+func (e *NoDaemonError) Error() string {
+	ns := "the host's namespace"
+	if e.Netns != "" {
+		ns = "namespace " + e.Netns
+	}
+	msg := fmt.Sprintf("no daemon serves %s (none holds the lock of the state directory %s", ns, e.StateDir)
+	if e.Holder != nil {
+		msg += "; " + e.Holder.String() + " holds it"
+	}
+	return msg + "; --state-dir or --socket PATH names another daemon)"
+}
+
 // Outcome is how a command ended, for cmd to map to its exit status.
 type Outcome int
 

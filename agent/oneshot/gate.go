@@ -77,6 +77,29 @@ func gateReader(o *Options) (Decision, error) {
 	return Decision{Busy: h}, nil
 }
 
+// FindDaemon finds the daemon a command talks to, the same way for every
+// command (status, metrics, and apply, plan, check, try and rollback with
+// --via-daemon through Gate): the one listening on socket when given
+// (--socket), else the one that holds the lock of the namespace's state
+// directory, whose lock file names its socket. No daemon is a
+// *NoDaemonError.
+func FindDaemon(netns, stateDir, socket string) (host.Holder, error) {
+	if socket != "" {
+		return host.Holder{Socket: socket}, nil
+	}
+	if err := netnsx.Check(netns); err != nil {
+		return host.Holder{}, err
+	}
+	d, err := gateReader(&Options{Netns: netns, StateDir: stateDir})
+	switch {
+	case err != nil:
+		return host.Holder{}, err
+	case d.Daemon == nil:
+		return host.Holder{}, &NoDaemonError{Netns: netns, StateDir: stateDir, Holder: d.Busy}
+	}
+	return *d.Daemon, nil
+}
+
 // TakeLock takes the lock of o.StateDir for me, waiting up to
 // o.LockTimeout for a one-shot holder; when a daemon holds it, it returns
 // the daemon and waits for nothing. The daemon (netagent run) takes its

@@ -151,9 +151,11 @@ func PlanViaDaemon(h host.Holder, files []string) (*api.Response, Outcome, error
 	return resp, Converged, nil
 }
 
-// CheckViaDaemon asks the daemon h to compare the kernel with its intent,
-// the files being its API document: NotConverged if something differs
-// (an operation, a blocked item, a lease refused).
+// CheckViaDaemon asks the daemon h to compare the kernel with the intent
+// files (the whole intent, as a one-shot check takes them; without files,
+// with the daemon's own intent). It changes nothing: the files do not
+// become the API's document. NotConverged if an item differs, is missing
+// or extra, or a lease was refused (CheckCounts of its answer).
 func CheckViaDaemon(h host.Holder, files []string) (*api.Response, Outcome, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), DaemonTimeout)
 	defer cancel()
@@ -161,7 +163,7 @@ func CheckViaDaemon(h host.Holder, files []string) (*api.Response, Outcome, erro
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(resp.Operations) == 0 && len(resp.Blocked) == 0 && len(resp.LeasesRefused) == 0 {
+	if _, converged := CheckCounts(resp.Check, resp.LeasesRefused); converged {
 		return resp, Converged, nil
 	}
 	return resp, NotConverged, nil

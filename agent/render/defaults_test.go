@@ -22,6 +22,11 @@ func TestRenderInterfaceDefaults(t *testing.T) {
 			func(i *items.Interface) bool {
 				return items.AttrsOf[*items.BridgeAttrs](i).ForwardDelay == 4*time.Second && items.AttrsOf[*items.BridgeAttrs](i).STP
 			}},
+		{"bridge forward delay: a duration with its unit",
+			`{"name": "br0", "type": "bridge", "bridge": {"stp": true, "forwardDelay": "15s"}}`,
+			func(i *items.Interface) bool {
+				return items.AttrsOf[*items.BridgeAttrs](i).ForwardDelay == 15*time.Second
+			}},
 		{"bridge without section: kernel defaults",
 			`{"name": "br0", "type": "bridge"}`,
 			func(i *items.Interface) bool { return i.Attrs == nil }},

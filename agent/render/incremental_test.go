@@ -35,7 +35,7 @@ func randomRoute(r *rand.Rand) intent.Route {
 	case 6:
 		return intent.Route{To: dst, Via: "192.0.2.1", Drift: intent.DriftReport}
 	case 7:
-		return intent.Route{To: dst, Via: "198.51.100.1", Table: 100 + uint32(r.IntN(2)), Metric: uint32(r.IntN(3))}
+		return intent.Route{To: dst, Via: "198.51.100.1", Table: 100 + intent.TableID(r.IntN(2)), Metric: uint32(r.IntN(3))}
 	case 8:
 		return intent.Route{To: dst, Via: "192.0.2.1", Dev: "eth9"} // no such device
 	case 9:

@@ -18,7 +18,7 @@ var bondKind = linkKind{
 		}
 		return &items.BondAttrs{
 			Mode:           string(b.Mode),
-			Miimon:         b.MIIMon,
+			Miimon:         b.MIIMon.Units(),
 			LacpRate:       string(b.LACPRate),
 			XmitHashPolicy: string(b.XmitHashPolicy),
 			MinLinks:       b.MinLinks,
@@ -30,7 +30,7 @@ var bondKind = linkKind{
 		if a == nil {
 			return
 		}
-		b := &intent.Bond{Mode: intent.BondMode(a.Mode), MIIMon: a.Miimon}
+		b := &intent.Bond{Mode: intent.BondMode(a.Mode), MIIMon: intent.Milliseconds{Count: a.Miimon}}
 		mode := b.EffectiveMode()
 		if slices.Contains(intent.LACPRateModes, mode) {
 			b.LACPRate = intent.LACPRate(a.LacpRate)

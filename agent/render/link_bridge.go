@@ -1,18 +1,13 @@
 package render
 
 import (
-	"time"
-
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/items"
 )
 
-// centisecond is the unit of a bridge's forward delay in the intent (and in
-// netlink); items keep it as a time.Duration.
-const centisecond = 10 * time.Millisecond
-
 // bridgeKind: a bridge without a section has none (all defaults); the
-// forward delay goes between centiseconds and a duration.
+// forward delay goes from centiseconds or a duration to a duration, and
+// back as a duration with its unit, as show prints it.
 var bridgeKind = linkKind{
 	toItem: func(ifc *intent.Interface) items.KindAttrs {
 		b := ifc.Bridge
@@ -22,7 +17,7 @@ var bridgeKind = linkKind{
 		return &items.BridgeAttrs{
 			STP:           b.STP,
 			VLANFiltering: b.VLANFiltering,
-			ForwardDelay:  time.Duration(b.ForwardDelay) * centisecond,
+			ForwardDelay:  b.ForwardDelay.Duration(),
 		}
 	},
 	toIntent: func(it *items.Interface, ifc *intent.Interface) {
@@ -30,6 +25,6 @@ var bridgeKind = linkKind{
 		if a == nil {
 			return
 		}
-		ifc.Bridge = &intent.Bridge{STP: a.STP, VLANFiltering: a.VLANFiltering, ForwardDelay: int(a.ForwardDelay / centisecond)}
+		ifc.Bridge = &intent.Bridge{STP: a.STP, VLANFiltering: a.VLANFiltering, ForwardDelay: intent.Centiseconds{}.Of(a.ForwardDelay)}
 	},
 }

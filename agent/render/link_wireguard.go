@@ -18,7 +18,7 @@ var wireguardKind = linkKind{
 		a := &items.WireguardAttrs{PrivateKeyFile: w.PrivateKeyFile, ListenPort: uint16(w.ListenPort), FwMark: uint32(w.FwMark)}
 		for _, p := range w.Peers {
 			peer := items.WireguardPeer{PublicKey: p.PublicKey, PresharedKeyFile: p.PresharedKeyFile,
-				PersistentKeepalive: uint16(p.PersistentKeepalive)}
+				PersistentKeepalive: uint16(p.PersistentKeepalive.Units())}
 			for _, s := range p.AllowedIPs {
 				peer.AllowedIPs = append(peer.AllowedIPs, netip.MustParsePrefix(s)) // validated
 			}
@@ -37,7 +37,7 @@ var wireguardKind = linkKind{
 		w := &intent.Wireguard{PrivateKeyFile: a.PrivateKeyFile, ListenPort: int(a.ListenPort), FwMark: int(a.FwMark)}
 		for _, p := range a.Peers {
 			peer := intent.WireguardPeer{PublicKey: p.PublicKey, PresharedKeyFile: p.PresharedKeyFile,
-				PersistentKeepalive: int(p.PersistentKeepalive)}
+				PersistentKeepalive: intent.Seconds{Count: int(p.PersistentKeepalive)}}
 			for _, ip := range p.AllowedIPs {
 				peer.AllowedIPs = append(peer.AllowedIPs, ip.String())
 			}

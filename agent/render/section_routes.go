@@ -285,7 +285,7 @@ func routeToIntent(r *items.Route) intent.Route {
 		}
 	}
 	if t := r.TableID(); t != items.TableMain {
-		out.Table = t
+		out.Table = intent.TableID(t)
 	}
 	if ipv6 && out.Metric == items.IPv6DefaultMetric {
 		out.Metric = 0

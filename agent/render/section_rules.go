@@ -65,7 +65,7 @@ func ruleItem(r *intent.Rule) *items.Rule {
 		DPort:    portRange(r.DPort),
 		Invert:   r.Not,
 		Action:   ruleActions[r.EffectiveAction()],
-		Table:    r.Table,
+		Table:    uint32(r.Table),
 		Goto:     r.Goto,
 	}
 	if r.UIDRange != "" {
@@ -139,7 +139,7 @@ func ruleToIntent(r *items.Rule) intent.Rule {
 		FwMask:   r.EffectiveMask(),
 		IIF:      r.IifName,
 		OIF:      r.OifName,
-		Table:    r.Table,
+		Table:    intent.TableID(r.Table),
 		Not:      r.Invert,
 		Goto:     r.Goto,
 	}

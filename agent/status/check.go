@@ -31,6 +31,12 @@ func CheckItems(intended *dg.Graph, rep *host.Report, policies render.DriftPolic
 			for _, h := range d.HeldBy {
 				ci.HeldBy = append(ci.HeldBy, h.String())
 			}
+			if d.Kind == host.Missing && d.Want != nil {
+				ci.Want = d.Want.String()
+			}
+			if d.Kind == host.Extra && d.Have != nil {
+				ci.Have = d.Have.String()
+			}
 			if host.IgnoredDrift(d, policies) {
 				ci.State = CheckIgnored
 			}

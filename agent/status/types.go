@@ -208,6 +208,10 @@ type CheckItem struct {
 	// HeldBy, for missing, are the objects netagent does not own in its
 	// place.
 	HeldBy []string `json:"heldBy,omitempty"`
+	// Want is, for missing, the intended item; Have, for extra, the
+	// running one (described as plan describes items).
+	Want string `json:"want,omitempty"`
+	Have string `json:"have,omitempty"`
 }
 
 // LeaseRefusal is a lease the intent refused in part or whole (its

@@ -56,10 +56,13 @@ type OneShot struct {
 	LastTrial *status.TrialOutcome `json:"lastTrial,omitempty"`
 }
 
+// NotRunning is OneShot.Daemon: no daemon answers.
+const NotRunning = "not running"
+
 // OneShotStatus reads the pending trial and the last outcome of the state
 // directory, for status when no daemon answers; nil when there is neither.
 func OneShotStatus(stateDir string) *OneShot {
-	st := &OneShot{Daemon: "not running", LastTrial: LastOutcome(stateDir)}
+	st := &OneShot{Daemon: NotRunning, LastTrial: LastOutcome(stateDir)}
 	if t, err := host.PendingTrial(stateDir); err == nil && t != nil {
 		st.Trial = &status.TrialStatus{Since: t.Started, Deadline: t.Deadline, Probes: t.Probes, PID: t.PID}
 	}

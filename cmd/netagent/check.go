@@ -28,6 +28,8 @@ func runCheck(g *globals, args []string) int {
 	asJSON := fs.Bool("json", false, "print the result as JSON (see the README's JSON shapes)")
 	resolvConfFlag(fs, k)
 	k.gateFlags(fs, false, checkViaDaemon(g, all, asJSON))
+	fs.Lookup("via-daemon").Usage = "when a daemon serves the namespace, have it compare the kernel with the files " +
+		"(without files: with its own intent); read-only, the files become no document of the daemon's"
 	prot := protectFlags(fs, false)
 	o, code, ok := k.parse(g, fs, args, prot)
 	if !ok {

@@ -12,7 +12,7 @@ func init() {
 	register(&command{
 		name:    "diff",
 		summary: "compare two versions of the intent: what changed, and the operations going from A to B runs",
-		usage:   "[--netns NAME] [A [B]]",
+		usage:   "[--netns NAME] [--json] [A [B]]",
 		run:     runDiff,
 	})
 }
@@ -20,6 +20,7 @@ func init() {
 func runDiff(g *globals, args []string) int {
 	fs := newFlagSet(g, "diff", "[A [B]] (default: the previous version and the current one; A alone: A and the current one)")
 	k := kernelFlags(g, fs)
+	asJSON := fs.Bool("json", false, "print the versions, the changes and the plan as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -35,7 +36,15 @@ func runDiff(g *globals, args []string) int {
 		nums[i] = n
 	}
 	res, err := oneshot.Diff(context.Background(), k.options(g), nums)
-	if res != nil {
+	switch {
+	case res != nil && *asJSON:
+		if res.FoundErr != nil {
+			fmt.Fprintf(g.stderr, "netagent: %v\n", res.FoundErr)
+		}
+		if writeJSON(g, oneshot.DiffDocOf(res, err)) != nil {
+			return exitInternal
+		}
+	case res != nil:
 		printDiffed(g, res)
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/internal/plural"
+	"github.com/netagent/netagent/internal/termsafe"
 )
 
 // runFleetPush validates FILE as `netagent validate` does, then (member's
@@ -94,6 +95,7 @@ func (c *fleetConn) push(g *globals, fs *flag.FlagSet, p *member.Push, items str
 	switch {
 	case errors.As(err, &merge):
 		printIntentErrors(g, merge.Err)
+		c.replaceHint(g, p, merge.Docs)
 		return exitFailed
 	case err != nil:
 		return c.fail(g, "push", err)
@@ -108,6 +110,20 @@ func (c *fleetConn) push(g *globals, fs *flag.FlagSet, p *member.Push, items str
 	}
 	fmt.Fprintln(g.stdout, res.Version)
 	return exitOK
+}
+
+// replaceHint says, after a push refused for conflicting with the
+// documents docs of its place, how to push the file as one of them
+// instead (--name replaces a document).
+func (c *fleetConn) replaceHint(g *globals, p *member.Push, docs []string) {
+	where := "--group " + p.Place.Group
+	if p.Place.Host != "" {
+		where = "--host " + p.Place.Host
+	}
+	for _, d := range docs {
+		fmt.Fprintf(g.stderr, "netagent: hint: to replace %s with %s, push it under that name: netagent fleet push %s --name %s %s\n",
+			termsafe.String(c.client.Source(c.client.DocKey(p.Place, d))), termsafe.String(p.File), where, termsafe.String(d), termsafe.String(p.File))
+	}
 }
 
 // fleetPushHook, when set (by tests), runs between push's read and its

@@ -20,7 +20,7 @@ func init() {
 
 func runMetrics(g *globals, args []string) int {
 	fs := newFlagSet(g, "metrics", "[--socket PATH]")
-	socket := fs.String("socket", defaultSocket, "unix socket of the daemon's API")
+	socket := socketFlag(fs)
 	timeout := fs.Duration("timeout", 30*time.Second, "how long to wait for the daemon")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -28,9 +28,14 @@ func runMetrics(g *globals, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(g, fs, "unexpected arguments")
 	}
+	h, err := findDaemon(g, *socket)
+	if err != nil {
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitInternal
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	resp, err := api.Call(ctx, *socket, api.Request{Command: api.CmdMetrics})
+	resp, err := api.Call(ctx, h.Socket, api.Request{Command: api.CmdMetrics})
 	if err != nil {
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return exitInternal

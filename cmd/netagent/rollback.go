@@ -21,7 +21,7 @@ func init() {
 	register(&command{
 		name:    "rollback",
 		summary: "apply an earlier version of the intent (default: the one before the current) as a new version",
-		usage:   "[--netns NAME] [--if-version N] [--via-daemon] [--protect LINK]... [--force] [N]",
+		usage:   "[--netns NAME] [--json] [--if-version N] [--via-daemon] [--protect LINK]... [--force] [N]",
 		run:     runRollback,
 	})
 }
@@ -41,8 +41,12 @@ func runRollback(g *globals, args []string) int {
 	n := 0
 	k.gateFlags(fs, true, func(h host.Holder, _ []string) int { return rollbackViaDaemon(g, h, n, vo) })
 	prot := protectFlags(fs, true)
+	fs.BoolVar(&g.asJSON, "json", false, "print the operations run and the outcome as apply --json does (the new version on stderr)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if g.asJSON && k.viaDaemon {
+		return usageError(g, fs, "--json is the one-shot rollback's: through the daemon, read status --json after it")
 	}
 	// A trial pending: rollback reverts it now (confirm.go).
 	if code, handled := rollbackTrial(g, k); handled {
@@ -59,7 +63,11 @@ func runRollback(g *globals, args []string) int {
 	res, err := oneshot.RollbackTo(ctx, o, oneshot.RollbackSpec{ApplyOptions: opts, Version: n, IfVersion: vo.ifVersion, Store: vo.store(g, k),
 		Judged: func(gd *oneshot.Guarded) { printRefused(g, gd, "netagent: rollback: ") },
 		Recorded: func(back int, cur versions.Meta) {
-			fmt.Fprintf(g.stdout, "rollback to version %d: now version %d\n", back, cur.Number)
+			w := g.stdout
+			if g.asJSON {
+				w = g.stderr // stdout is the JSON document
+			}
+			fmt.Fprintf(w, "rollback to version %d: now version %d\n", back, cur.Number)
 		},
 		Progress: progressFor(g)})
 	if err != nil {

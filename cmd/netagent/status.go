@@ -29,7 +29,7 @@ func init() {
 
 func runStatus(g *globals, args []string) int {
 	fs := newFlagSet(g, "status", "[--socket PATH] [--json] [--all] [--watch]")
-	socket := fs.String("socket", defaultSocket, "unix socket of the daemon's API")
+	socket := socketFlag(fs)
 	asJSON := fs.Bool("json", false, "print the status as JSON")
 	all := fs.Bool("all", false, "list every item, not only those that are not created")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long to wait for the daemon")
@@ -40,10 +40,19 @@ func runStatus(g *globals, args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(g, fs, "unexpected arguments")
 	}
-	if *watch {
-		return watchStatus(g, *socket, *asJSON)
+	h, err := findDaemon(g, *socket)
+	var none *oneshot.NoDaemonError
+	switch {
+	case errors.As(err, &none):
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return oneShotTrialStatus(g, *asJSON) // no daemon: the one-shot try's trial, if any
+	case err != nil:
+		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
+		return exitInternal
+	case *watch:
+		return watchStatus(g, h.Socket, *asJSON)
 	}
-	return showStatus(g, *socket, *timeout, *asJSON, *all)
+	return showStatus(g, h.Socket, *timeout, *asJSON, *all)
 }
 
 // showStatus prints the status of the daemon on socket (with asJSON as
@@ -291,17 +300,22 @@ func statusPrintTrial(w io.Writer, t *status.TrialStatus, last *status.TrialOutc
 
 // oneShotTrialStatus prints the pending trial and the last outcome of the
 // state directory when no daemon answers; exitFailed when it printed them
-// (no daemon: not ready), exitInternal when there is none.
+// (no daemon: not ready), exitInternal when there is none (with --json
+// after printing {"daemon": "not running"}).
 func oneShotTrialStatus(g *globals, asJSON bool) int {
 	st := trial.OneShotStatus(g.stateDir)
-	if st == nil {
-		return exitInternal
-	}
 	if asJSON {
+		code := exitFailed
+		if st == nil {
+			st, code = &trial.OneShot{Daemon: trial.NotRunning}, exitInternal
+		}
 		if writeJSON(g, st) != nil {
 			return exitInternal
 		}
-		return exitFailed
+		return code
+	}
+	if st == nil {
+		return exitInternal
 	}
 	fmt.Fprintf(g.stdout, "netagent: no daemon; state directory %s\n", g.stateDir)
 	termsafe.Sanitize(st)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,6 +43,19 @@ func (k *kernelOpts) gate(g *globals, files []string) (code int, done bool) {
 // (oneshot.TakeLock).
 func takeLock(g *globals, netns, dir string, me host.Holder, timeout time.Duration) (*host.Lock, *host.Holder, error) {
 	return oneshot.TakeLock(&oneshot.Options{Netns: netns, StateDir: dir, LockTimeout: timeout, Log: g.log}, me)
+}
+
+// socketFlag adds --socket to a command that asks the daemon (status,
+// metrics).
+func socketFlag(fs *flag.FlagSet) *string {
+	return fs.String("socket", "", "unix socket of the daemon's API, at `PATH` "+
+		"(default: the one the lock of the namespace's state directory names, as --via-daemon finds it)")
+}
+
+// findDaemon finds the daemon of the command's namespace and state
+// directory (oneshot.FindDaemon), or the one on socket when given.
+func findDaemon(g *globals, socket string) (host.Holder, error) {
+	return oneshot.FindDaemon(g.netns, g.stateDir, socket)
 }
 
 // toDaemon does the command through the daemon h, with --via-daemon, or

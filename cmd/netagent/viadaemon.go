@@ -2,8 +2,10 @@ package main
 
 // With --via-daemon, apply, plan and check go through the socket API of the
 // daemon that serves the namespace (oneshot.ApplyViaDaemon, PlanViaDaemon,
-// CheckViaDaemon): the intent files become the API's document, beside the
-// daemon's intent directory. Here its answers are printed.
+// CheckViaDaemon): for apply (and plan, as a dry run) the intent files
+// become the API's document, beside the daemon's intent directory; check
+// compares the kernel with the files alone and changes nothing. Here its
+// answers are printed.
 
 import (
 	"bufio"
@@ -144,9 +146,11 @@ func planViaDaemon(g *globals) func(h host.Holder, files []string) int {
 	}
 }
 
-// checkViaDaemon prints the daemon's comparison of the kernel with its
-// intent, the files being its API document; with all or asJSON it lists
-// every item as check --all and check --json do.
+// checkViaDaemon prints the daemon's comparison of the kernel with the
+// files (without files: with the daemon's own intent) as a one-shot check
+// prints its own: the notes, then each item that differs, is missing or
+// extra; with all or asJSON it lists every item as check --all and check
+// --json do. Nothing is changed.
 func checkViaDaemon(g *globals, all, asJSON *bool) func(h host.Holder, files []string) int {
 	return func(h host.Holder, files []string) int {
 		resp, outcome, err := oneshot.CheckViaDaemon(h, files)
@@ -157,28 +161,31 @@ func checkViaDaemon(g *globals, all, asJSON *bool) func(h host.Holder, files []s
 			return printCheckItems(g, resp.Check, resp.LeasesRefused, *asJSON)
 		}
 		termsafe.Sanitize(resp)
+		against := "the daemon's intent"
+		if len(files) > 0 {
+			against = "the intent"
+		}
 		if outcome == oneshot.Converged {
-			fmt.Fprintf(g.stdout, "ok: running matches the daemon's intent (%s)\n", h)
+			fmt.Fprintf(g.stdout, "ok: running matches %s (%s, compared by the daemon %s)\n", against, plural.N(len(resp.Check), "item"), h)
 			return exitOK
 		}
-		daemonOps(g, resp)
-		daemonDiffers(g, resp.Differs)
+		differing := 0
+		for _, ci := range resp.Check {
+			switch ci.State {
+			case status.CheckForeign:
+				fmt.Fprintf(g.stdout, "note: %s: left alone\n", ci.Item)
+			case status.CheckIgnored:
+				fmt.Fprintf(g.stdout, "note: %s: differs, ignored (drift: ignore)\n", ci.Item)
+			}
+		}
+		for _, ci := range resp.Check {
+			if text := oneshot.CheckItemText(ci); text != "" {
+				fmt.Fprintln(g.stdout, text)
+				differing++
+			}
+		}
 		printRefusals(g, resp.LeasesRefused)
-		fmt.Fprintf(g.stdout, "%s from the daemon's intent%s\n", differ(len(resp.Operations)+len(resp.Blocked)), refusedTally(len(resp.LeasesRefused)))
+		fmt.Fprintf(g.stdout, "%s from %s%s\n", differ(differing), against, refusedTally(len(resp.LeasesRefused)))
 		return exitFailed
-	}
-}
-
-// daemonDiffers prints the attributes that differ, as check does without
-// a daemon: "item: Field: want X, have Y", marked for a report item.
-func daemonDiffers(g *globals, differs []status.DriftStatus) {
-	for _, d := range differs {
-		mark := ""
-		if d.Policy != "" {
-			mark = " (drift: " + string(d.Policy) + ")"
-		}
-		for _, f := range d.Fields {
-			fmt.Fprintf(g.stdout, "%s: %s: want %s, have %s%s\n", d.Item, f.Field, f.Intended, f.Running, mark)
-		}
 	}
 }

@@ -91,8 +91,8 @@ func (e *env) checkLink(ifc *intent.Interface) {
 		}
 		wantNum(errf, data, "stp_state", boolNum(b.STP))
 		wantNum(errf, data, "vlan_filtering", boolNum(b.VLANFiltering))
-		if b.ForwardDelay != 0 {
-			wantNum(errf, data, "forward_delay", float64(b.ForwardDelay))
+		if fd := b.ForwardDelay.Centi(); fd != 0 {
+			wantNum(errf, data, "forward_delay", float64(fd))
 		}
 	case "veth":
 		e.checkVethPeer(ifc, errf)
@@ -118,7 +118,7 @@ func (e *env) checkLink(ifc *intent.Interface) {
 			if got := str(data["mode"]); got != string(ifc.Bond.EffectiveMode()) {
 				errf("bond mode %q, want %q", got, ifc.Bond.EffectiveMode())
 			}
-			wantNum(errf, data, "miimon", float64(ifc.Bond.MIIMon))
+			wantNum(errf, data, "miimon", float64(ifc.Bond.MIIMon.Units()))
 		}
 	}
 	e.checkAddresses(ifc, errf)
@@ -271,7 +271,7 @@ func (e *env) checkRule(r *intent.Rule) {
 		fam = "-6"
 	}
 	for _, k := range e.ipJSON(fam, "rule") {
-		if uint32(num(k["priority"])) != r.Priority || routeTable(k) != r.Table ||
+		if uint32(num(k["priority"])) != r.Priority || routeTable(k) != uint32(r.Table) ||
 			rulePrefix(k, "src") != normPrefix(r.From) || rulePrefix(k, "dst") != normPrefix(r.To) ||
 			str(k["iif"]) != r.IIF || str(k["oif"]) != r.OIF || !ruleMark(k, r) {
 			continue

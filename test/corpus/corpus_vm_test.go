@@ -281,8 +281,8 @@ func vmCheckLink(t *testing.T, tgt *netnsx.Target, ifc *intent.Interface) {
 			if k.Mode.String() != string(ifc.Bond.EffectiveMode()) {
 				errf("bond mode %s, want %s", k.Mode, ifc.Bond.EffectiveMode())
 			}
-			if k.Miimon != ifc.Bond.MIIMon {
-				errf("miimon %d, want %d", k.Miimon, ifc.Bond.MIIMon)
+			if k.Miimon != ifc.Bond.MIIMon.Units() {
+				errf("miimon %d, want %d", k.Miimon, ifc.Bond.MIIMon.Units())
 			}
 		}
 	case *netlink.Vlan:

@@ -108,7 +108,7 @@ func TestDaemonTrialKeepPartial(t *testing.T) {
 	if err := os.WriteFile(doc, []byte(daemonPartialDoc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if res := e.netagent("try", "--via-daemon", "--timeout", "5m", doc); res.code != 7 || !strings.Contains(res.stderr, "items failed") {
+	if res := e.netagent("try", "--via-daemon", "--timeout", "5m", doc); res.code != 7 || !strings.Contains(res.stderr, "1 item failed") {
 		t.Fatalf("without --keep-partial, want exit 7: %s", res)
 	}
 	if got := cli.trialSnapshot(); got != want {

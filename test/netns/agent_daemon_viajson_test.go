@@ -43,8 +43,15 @@ func TestAgentDaemonViaDaemonJSON(t *testing.T) {
 	two := write("two.json", `{"version": 1,
 	  "routes": [{"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10},
 	             {"to": "203.0.114.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10}]}`)
-	mtu := write("mtu.json", `{"version": 1,
-	  "routes": [{"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10, "mtu": 1400, "drift": "report"},
+	// A check takes its file as the whole intent: the daemon's uplink
+	// and route with the documents' routes.
+	uplink := `"interfaces": [{"name": "uplink0", "type": "physical", "addresses": ["192.0.2.2/24"]}],
+	  "routes": [{"to": "198.51.100.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10},`
+	twoWhole := write("two-whole.json", `{"version": 1, `+uplink+`
+	             {"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10},
+	             {"to": "203.0.114.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10}]}`)
+	mtuWhole := write("mtu-whole.json", `{"version": 1, `+uplink+`
+	             {"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10, "mtu": 1400, "drift": "report"},
 	             {"to": "203.0.114.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10}]}`)
 
 	res := e.cli("apply", "--via-daemon", one)
@@ -77,7 +84,7 @@ func TestAgentDaemonViaDaemonJSON(t *testing.T) {
 		t.Errorf("apply --via-daemon --json: %+v\n%s", applied, res.stdout)
 	}
 
-	res = e.cli("check", "--via-daemon", "--all", two)
+	res = e.cli("check", "--via-daemon", "--all", twoWhole)
 	for _, want := range []string{"ITEM", "STATE", daemonRouteRef, "route/main 203.0.114.0/24 metric 10", " ok "} {
 		if res.code != 0 || !strings.Contains(res.stdout, want) {
 			t.Errorf("check --via-daemon --all: want exit 0 and %q, got %s", want, res)
@@ -87,7 +94,7 @@ func TestAgentDaemonViaDaemonJSON(t *testing.T) {
 		t.Errorf("check --via-daemon --all: %s", res)
 	}
 
-	res = e.cli("check", "--via-daemon", "--json", mtu)
+	res = e.cli("check", "--via-daemon", "--json", mtuWhole)
 	var check viaDaemonCheck
 	if err := json.Unmarshal([]byte(res.stdout), &check); err != nil || res.code != 1 {
 		t.Fatalf("check --via-daemon --json: want exit 1 and JSON: %v\n%s", err, res)

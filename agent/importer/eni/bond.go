@@ -16,7 +16,7 @@ var bondOptions = map[string]setter{
 	"bond-slaves":           (*iface).setSlaves,
 	"bond-ports":            (*iface).setSlaves,
 	"bond-mode":             (*iface).setBondMode,
-	"bond-miimon":           func(ifc *iface, a []string) string { return setInt(&ifc.bd().MIIMon, a, 0, 1<<31-1, "miimon") },
+	"bond-miimon":           func(ifc *iface, a []string) string { return setInt(&ifc.bd().MIIMon.Count, a, 0, 1<<31-1, "miimon") },
 	"bond-lacp-rate":        (*iface).setLACPRate,
 	"bond-xmit-hash-policy": (*iface).setHashPolicy,
 	"bond-min-links":        func(ifc *iface, a []string) string { return setInt(&ifc.bd().MinLinks, a, 0, 1<<31-1, "min-links") },

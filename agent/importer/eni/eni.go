@@ -215,7 +215,7 @@ func (p *parser) gatewayRoutes(ifc *iface) []intent.Route {
 	}
 	out := slices.Clone(ifc.routes)
 	for i := range out {
-		out[i].Table = vrf.vrfTable
+		out[i].Table = intent.TableID(vrf.vrfTable)
 	}
 	return out
 }

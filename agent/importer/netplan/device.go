@@ -399,12 +399,12 @@ func containsString(list []string, s string) bool {
 func (c *conv) vrfTables(table uint32, firstRule, firstRoute int) {
 	for i := firstRule; i < len(c.rules); i++ {
 		if c.rules[i].Table == 0 {
-			c.rules[i].Table = table
+			c.rules[i].Table = intent.TableID(table)
 		}
 	}
 	for i := firstRoute; i < len(c.routes); i++ {
 		if c.routes[i].Table == 0 {
-			c.routes[i].Table = table
+			c.routes[i].Table = intent.TableID(table)
 		}
 	}
 }

@@ -95,7 +95,7 @@ func (c *conv) ruleKey(r *intent.Rule, e entry) bool {
 		v, ok := c.number(e, e.v, 0, 1<<32-1)
 		switch e.k.Value {
 		case "table":
-			r.Table = uint32(v)
+			r.Table = intent.TableID(v)
 		case "priority":
 			r.Priority = uint32(v)
 		default:

@@ -96,7 +96,7 @@ func (c *conv) routeKey(r *intent.Route, e entry) bool {
 		if e.k.Value == "metric" {
 			r.Metric = uint32(v)
 		} else {
-			r.Table = uint32(v)
+			r.Table = intent.TableID(v)
 		}
 		return ok
 	case "mtu":

@@ -49,7 +49,7 @@ func (c *conv) bondParameter(b *intent.Bond, e entry) bool {
 		b.Primary = e.v.Value // a netplan id, renamed with the others
 	case "mii-monitor-interval":
 		v, ok := c.duration(e, 1, 1, 1<<31-1)
-		b.MIIMon = int(v)
+		b.MIIMon = intent.Milliseconds{Count: int(v)}
 		return ok
 	case "min-links":
 		v, ok := c.number(e, e.v, 0, 1<<31-1)
@@ -113,7 +113,7 @@ func (c *conv) bridgeParameter(ifc *intent.Interface, e entry) bool {
 		return ok
 	case "forward-delay": // seconds by default; the intent's are centiseconds
 		v, ok := c.duration(e, 1000, 10, 3000)
-		br.ForwardDelay = int(v)
+		br.ForwardDelay = intent.Centiseconds{Count: int(v)}
 		return ok
 	case "path-cost":
 		return c.portSettings(e, 1, 65535, func(p *intent.BridgePort, v int) { p.Cost = v })

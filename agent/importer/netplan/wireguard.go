@@ -91,7 +91,7 @@ func (c *conv) wgPeerKey(p *intent.WireguardPeer, e entry) bool {
 		p.Endpoint = e.v.Value
 	case "keepalive":
 		v, ok := c.number(e, e.v, 0, 65535)
-		p.PersistentKeepalive = int(v)
+		p.PersistentKeepalive = intent.Seconds{Count: int(v)}
 		return ok
 	default:
 		return c.bad(e, "unknown key")
