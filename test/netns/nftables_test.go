@@ -151,7 +151,7 @@ func TestNftablesPlanClash(t *testing.T) {
 	file := e.writeFile("nft.json", nftEdgeIntent)
 	res := e.netagent("plan", file)
 	if res.code != 1 || !strings.Contains(res.stdout, "nft-table inet/netagent") || !strings.Contains(res.stdout, "is not netagent's (no chain netagent-owned)") ||
-		!strings.Contains(res.stdout, "items would not converge") {
+		!strings.Contains(res.stdout, "1 item would not converge") {
 		t.Errorf("plan over someone's table: want the predicted clash, got %s", res)
 	}
 	var doc struct {
