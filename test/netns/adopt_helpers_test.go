@@ -21,6 +21,7 @@ import (
 	"github.com/netagent/netagent/agent/intent"
 	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testns"
+	"github.com/netagent/netagent/items"
 )
 
 // The foreign sentinel: an address and a route on uplink0 that no intent
@@ -545,8 +546,9 @@ func takeoverKernelPriorities(t *testing.T, e takeoverNS, file string) int {
 
 // takeoverPlanOnlyAdoptions checks that plan --adopt lists adoptions
 // only, at least one: each line "adopt (mark only) ITEM" in the text, and
-// "adopt": "mark only" in the JSON; but for sysctls, which carry no mark:
-// one may be written if the kernel already holds its value. It returns
+// "adopt": "mark only" in the JSON; but for sysctls and a bridge's VLANs,
+// which carry no mark: one may be written if the kernel already holds its
+// value. It returns
 // the items of every operation, sorted, and how many are adoptions.
 func takeoverPlanOnlyAdoptions(t *testing.T, e takeoverNS, file string) (items []string, adoptions int) {
 	t.Helper()
@@ -555,7 +557,7 @@ func takeoverPlanOnlyAdoptions(t *testing.T, e takeoverNS, file string) (items [
 	for _, l := range strings.Split(text, "\n") {
 		op, ok := takeoverPlanOp(l)
 		switch {
-		case !ok || strings.HasPrefix(op, "create sysctl/"):
+		case !ok || strings.HasPrefix(op, "create sysctl/") || strings.HasPrefix(op, "create bridge-vlans/"):
 		case strings.HasPrefix(op, "adopt (mark only) "):
 			n++
 		default:
@@ -566,7 +568,7 @@ func takeoverPlanOnlyAdoptions(t *testing.T, e takeoverNS, file string) (items [
 		switch {
 		case o.Adopt == "mark only":
 			adoptions++
-		case !takeoverSameSysctl(e, o):
+		case !takeoverSameSysctl(e, o) && !takeoverSameBridgeVLANs(t, e, o):
 			t.Errorf("plan --adopt --json: %s %s adopt %q, want only adoptions, mark only", o.Op, o.Item, o.Adopt)
 		}
 		items = append(items, o.Item)
@@ -584,6 +586,38 @@ func takeoverSameSysctl(e takeoverNS, o takeoverOp) bool {
 	key, val, ok := strings.Cut(strings.TrimPrefix(o.Description, "sysctl "), " = ")
 	return ok && o.Op == "create" && strings.HasPrefix(o.Item, "sysctl/") &&
 		strings.TrimSpace(e.exec("sysctl", "-n", key)) == val
+}
+
+// takeoverSameBridgeVLANs reports whether o writes a bridge member's
+// VLANs as the kernel holds them already (`bridge -j vlan show`): a
+// bridge's VLANs carry no mark of their own (the bridge's is theirs), so
+// adopting the bridge creates them, in place.
+func takeoverSameBridgeVLANs(t *testing.T, e takeoverNS, o takeoverOp) bool {
+	t.Helper()
+	port, ok := strings.CutPrefix(o.Item, items.TypeBridgeVLANs+"/")
+	if !ok || o.Op != "create" {
+		return false
+	}
+	var members []struct {
+		Vlans []struct {
+			Vlan, VlanEnd int
+			Flags         []string
+		}
+	}
+	out := e.exec("bridge", "-j", "vlan", "show", "dev", port)
+	if err := json.Unmarshal([]byte(out), &members); err != nil {
+		t.Fatalf("bridge -j vlan show dev %s: %v\n%s", port, err, out)
+	}
+	found := map[uint16]items.VLANFlags{}
+	for _, m := range members {
+		for _, v := range m.Vlans {
+			for vid := v.Vlan; vid <= max(v.Vlan, v.VlanEnd); vid++ {
+				found[uint16(vid)] = items.VLANFlags{PVID: slices.Contains(v.Flags, "PVID"), Untagged: slices.Contains(v.Flags, "Egress Untagged")}
+			}
+		}
+	}
+	_, vlans, _ := strings.Cut(o.Description, ": ")
+	return vlans == items.CanonicalVLANs(found).String()
 }
 
 // takeoverPlanOp is the operation of one line of plan's text ("  3. create
