@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/netagent/netagent/test/vm"
 )
@@ -53,9 +54,12 @@ func TestVM(t *testing.T) {
 // TestInVMAdoptENI pings through with, as the host's adopt tests), the
 // netagent binary, and
 // the host's root shared read-only, where TestInVMENIOracle runs the
-// host's python3 and ifupdown2.
+// host's python3 and ifupdown2; 9 minutes for the run: with
+// TestInVMAdoptENI (about 2.5 minutes) the in-VM tests ran past
+// vm.DefaultTimeout's 4 on a loaded 2-core host (go test's own deadline
+// still shortens it).
 func vmConfig(t *testing.T) vm.Config {
-	return vm.Config{NICs: vmNICs, Programs: append(slices.Clone(vm.ProgramsIPEthtool), "bridge", "ping"), HostRoot: true,
+	return vm.Config{NICs: vmNICs, Programs: append(slices.Clone(vm.ProgramsIPEthtool), "bridge", "ping"), HostRoot: true, Timeout: 9 * time.Minute,
 		Binaries: []string{vm.BuildBinary(t, "github.com/netagent/netagent/cmd/netagent")}}
 }
 
