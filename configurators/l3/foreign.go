@@ -23,8 +23,8 @@ const (
 // --all`). ReadBack leaves them out: netagent never touches them. The
 // kernel's own addresses (the loopback's, IPv6 link-local ones) and the
 // neighbours the kernel learned (its cache) are left out here too.
-func ReadForeignAddrNeigh(t *netnsx.Target) ([]dg.Item, error) {
-	conn, err := openConn(t)
+func ReadForeignAddrNeigh(t *netnsx.Target, stateDir string) ([]dg.Item, error) {
+	conn, err := openConnIn(t, stateDir)
 	if err != nil {
 		return nil, fmt.Errorf("l3 foreign read-back: %w", err)
 	}

@@ -33,8 +33,8 @@ type Refusals struct {
 
 // NewRefusals reads the IPv4 addresses and the routes of others through
 // each interface.
-func NewRefusals(t *netnsx.Target) (*Refusals, error) {
-	conn, err := openConn(t)
+func NewRefusals(t *netnsx.Target, stateDir string) (*Refusals, error) {
+	conn, err := openConnIn(t, stateDir)
 	if err != nil {
 		return nil, err
 	}
