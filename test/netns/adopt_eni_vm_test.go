@@ -75,10 +75,10 @@ var eniAdoptPeers = map[string]eniAdoptPeer{
 // peer namespace (eniAdoptPeers); no deletion, no ping lost, the kernel
 // as ifupdown2 left it, a second apply writes nothing (no operation, no
 // kernel event), and an intent without objects deletes exactly what was
-// adopted, leaving a foreign address and route on uplink0 alone. (On the
-// VM's Linux 6.1 it fails on netagent: that kernel keeps an IPv4
-// address's IFA_PROTO on an in-place replace, so no IPv4 address is
-// adopted; docs/migrating.md has the figures.)
+// adopted, leaving a foreign address and route on uplink0 alone. The
+// VM's Linux 6.1 keeps an IPv4 address's IFA_PROTO on an in-place
+// replace: those addresses are adopted by the state directory's record
+// (configurators/l3/addrrecord.go); docs/migrating.md has the figures.
 func TestInVMAdoptENI(t *testing.T) {
 	if !vm.InGuest() {
 		t.Fatal("this test runs in the VM only: go test -run '^TestVM$' ./test/netns/")
