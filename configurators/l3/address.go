@@ -94,7 +94,10 @@ func (c *addressConfigurator) create(a *items.Address) error {
 	if err := c.delAddr(conn, list, k, &old, index); err != nil {
 		return err
 	}
-	return addAddr(conn, a, index)
+	if err := addAddr(conn, a, index); err != nil || !k.recorded {
+		return err
+	}
+	return conn.addrRecords().remove(recordEntry(a, index)) // added with the mark
 }
 
 // refuses reports whether k, the kernel's address of a's identity, is
