@@ -38,7 +38,7 @@ func NewRegistryWith(t *netnsx.Target, stateDir string, opts Options) (*reconcil
 	if err := link.RegisterWith(reg, t, stateDir, link.Options{Adopt: opts.Adopt}); err != nil {
 		return nil, fmt.Errorf("registering link configurators: %w", err)
 	}
-	if err := l3.RegisterWith(reg, t, l3.Options{Adopt: opts.Adopt}); err != nil {
+	if err := l3.RegisterWith(reg, t, l3.Options{Adopt: opts.Adopt, StateDir: stateDir}); err != nil {
 		return nil, fmt.Errorf("registering l3 configurators: %w", err)
 	}
 	if err := firewall.Register(reg, t, stateDir); err != nil {
@@ -77,7 +77,7 @@ func ReadItems(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, er
 		read func() ([]dg.Item, error)
 	}{
 		{"links", func() ([]dg.Item, error) { return link.ReadBack(t, stateDir, hint) }},
-		{"l3", func() ([]dg.Item, error) { return l3.ReadBack(t, hint) }},
+		{"l3", func() ([]dg.Item, error) { return l3.ReadBack(t, stateDir, hint) }},
 		{"firewall", func() ([]dg.Item, error) { return firewall.ReadBack(t, stateDir, hint) }},
 		{"nftables", func() ([]dg.Item, error) { return nftables.ReadBackIn(t, stateDir) }},
 		{"ethtool", func() ([]dg.Item, error) { return ethtool.ReadBack(t, stateDir, hint) }},

@@ -25,7 +25,7 @@ type Foreign struct {
 // ReadForeign reads the objects of others in the target namespace that
 // ReadItems leaves out (see Foreign).
 func ReadForeign(t *netnsx.Target, stateDir string) (*Foreign, error) {
-	an, err := l3.ReadForeignAddrNeigh(t)
+	an, err := l3.ReadForeignAddrNeigh(t, stateDir)
 	if err != nil {
 		return nil, err
 	}

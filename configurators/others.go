@@ -28,7 +28,7 @@ func ReadOthers(t *netnsx.Target, stateDir string, all bool) ([]dg.Item, error) 
 		read func() ([]dg.Item, error)
 	}{
 		{"links", func() ([]dg.Item, error) { return link.ReadOthers(t, stateDir, all) }},
-		{"l3", func() ([]dg.Item, error) { return l3.ReadOthers(t, all) }},
+		{"l3", func() ([]dg.Item, error) { return l3.ReadOthers(t, stateDir, all) }},
 		{"sysctls", func() ([]dg.Item, error) { return firewall.ReadChangedSysctls(t) }},
 		{"iptables chains", func() ([]dg.Item, error) { return firewall.ReadOtherChains(t, stateDir) }},
 	}

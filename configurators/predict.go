@@ -25,7 +25,7 @@ import (
 func Clashes(t *netnsx.Target, stateDir string, intended *dg.Graph) (map[dg.ItemRef]error, error) {
 	return findClashes([]clashFinder{
 		{"links", func() (map[dg.ItemRef]error, error) { return link.Clashes(t, stateDir, intended) }},
-		{"l3", func() (map[dg.ItemRef]error, error) { return l3.Clashes(t, intended) }},
+		{"l3", func() (map[dg.ItemRef]error, error) { return l3.Clashes(t, stateDir, intended) }},
 		{"firewall", func() (map[dg.ItemRef]error, error) { return firewall.Clashes(t, stateDir, intended) }},
 		{"nftables", func() (map[dg.ItemRef]error, error) { return nftables.Clashes(t, stateDir, intended) }},
 	})
@@ -42,7 +42,7 @@ func Clashes(t *netnsx.Target, stateDir string, intended *dg.Graph) (map[dg.Item
 func Adoptions(t *netnsx.Target, stateDir string, intended *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
 	return findAdoptions(
 		func() (map[dg.ItemRef]dg.Item, error) { return link.Adoptions(t, stateDir, intended) },
-		func() (map[dg.ItemRef]dg.Item, error) { return l3.Adoptions(t, intended) },
+		func() (map[dg.ItemRef]dg.Item, error) { return l3.Adoptions(t, stateDir, intended) },
 		func() (map[dg.ItemRef]dg.Item, error) { return firewall.SysctlAdoptions(t, stateDir, intended) })
 }
 
@@ -93,8 +93,8 @@ type DryRun struct {
 }
 
 // NewDryRun reads what DryRun needs of the namespace.
-func NewDryRun(t *netnsx.Target) (*DryRun, error) {
-	r, err := l3.NewRefusals(t)
+func NewDryRun(t *netnsx.Target, stateDir string) (*DryRun, error) {
+	r, err := l3.NewRefusals(t, stateDir)
 	if err != nil {
 		return nil, fmt.Errorf("reading the addresses and routes: %w", err)
 	}

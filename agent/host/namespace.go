@@ -32,7 +32,7 @@ type namespace interface {
 	ReadNftItems(stateDir string, hint *dg.Graph) ([]dg.Item, error)
 	Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error)
 	Adoptions(stateDir string, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error)
-	NewDryRun() (*configurators.DryRun, error)
+	NewDryRun(stateDir string) (*configurators.DryRun, error)
 	// PlanWarnings are plan's warnings (configurators.PlanWarnings).
 	PlanWarnings(hint *dg.Graph) ([]configurators.Warning, error)
 	ReadFound(stateDir string) (link.Found, error)
@@ -68,8 +68,8 @@ func (n netnsNamespace) Adoptions(stateDir string, hint *dg.Graph) (map[dg.ItemR
 	return configurators.Adoptions(n.t, stateDir, hint)
 }
 
-func (n netnsNamespace) NewDryRun() (*configurators.DryRun, error) {
-	return configurators.NewDryRun(n.t)
+func (n netnsNamespace) NewDryRun(stateDir string) (*configurators.DryRun, error) {
+	return configurators.NewDryRun(n.t, stateDir)
 }
 
 func (n netnsNamespace) PlanWarnings(hint *dg.Graph) ([]configurators.Warning, error) {
@@ -133,3 +133,5 @@ func (r *Runtime) IPv6Forwarding() (bool, error) {
 	}
 	return configurators.IPv6Forwarding(r.target)
 }
+
+func (n fakeNamespace) NewDryRun(string) (*configurators.DryRun, error) { return n.Fake.NewDryRun() }

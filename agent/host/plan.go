@@ -144,7 +144,7 @@ func (r *Runtime) obstacles(intended *dg.Graph) (map[dg.ItemRef]error, map[dg.It
 	if cerr != nil {
 		cerr = fmt.Errorf("looking for objects in the way of intended ones: %w", cerr)
 	}
-	dry, derr := r.ns.NewDryRun()
+	dry, derr := r.ns.NewDryRun(r.stateDir)
 	if derr != nil {
 		derr = fmt.Errorf("looking for objects a delete would take along: %w", derr)
 	}

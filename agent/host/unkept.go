@@ -59,7 +59,30 @@ func (d Drift) Describe() string {
 	case d.Old == nil:
 		return fmt.Sprintf("%s was deleted, then found in the kernel again: %s", d.Ref, d.New)
 	}
-	return fmt.Sprintf("%s was written as %s, the kernel holds %s", d.Ref, d.Old, d.New)
+	msg := fmt.Sprintf("%s was written as %s, the kernel holds %s", d.Ref, d.Old, d.New)
+	if d.Old.String() == d.New.String() {
+		msg += "; " + hiddenDifference(d.Old, d.New)
+	}
+	return msg
+}
+
+// hiddenDifference says what differs between two items whose text is
+// the same: their dependencies (a route's on the address it goes from,
+// read back only where that address is netagent's), or else a field the
+// text leaves out.
+func hiddenDifference(old, cur dg.Item) string {
+	refs := func(it dg.Item) []string {
+		var out []string
+		for _, dep := range it.Dependencies() {
+			out = append(out, dep.RequiredItem.String())
+		}
+		slices.Sort(out)
+		return out
+	}
+	if o, c := refs(old), refs(cur); !slices.Equal(o, c) {
+		return fmt.Sprintf("they differ in their dependencies: written depending on %v, read back depending on %v", o, c)
+	}
+	return "they differ in a field the text leaves out"
 }
 
 // Apply puts the kernel's version into g, so that a reconcile writes the

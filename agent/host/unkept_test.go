@@ -1,6 +1,8 @@
 package host
 
 import (
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,5 +50,22 @@ func TestVerifierRule(t *testing.T) {
 	intended.Put(&items.Sysctl{Key: mtu.Key, Value: "1500"})
 	if got := v.Prune(intended); len(got) != 1 || got[0] != ref || v.Unkept(ref) != nil {
 		t.Fatalf("prune %v", got)
+	}
+}
+
+// A change whose two texts are the same says what differs: a route's
+// dependency on the address it goes from, written but not read back.
+func TestDriftDescribeHiddenDifference(t *testing.T) {
+	addr := dg.ItemRef{Type: items.TypeAddress, Name: "eth0/10.0.0.2/24"}
+	mk := func(deps ...dg.ItemRef) *items.Route {
+		return &items.Route{Dst: netip.MustParsePrefix("0.0.0.0/0"), Gw: netip.MustParseAddr("10.0.0.1"), Dev: "eth0", Deps: deps}
+	}
+	old, cur := mk(addr), mk()
+	if old.String() != cur.String() {
+		t.Skipf("the route's text shows its dependencies: %s", old)
+	}
+	got := Drift{Ref: dg.ItemRef{Type: old.Type(), Name: old.Name()}, Old: old, New: cur}.Describe()
+	if !strings.Contains(got, "dependencies") || !strings.Contains(got, addr.String()) {
+		t.Errorf("Describe: %s, want the dependency on %s named", got, addr)
 	}
 }

@@ -84,14 +84,20 @@ func (c *addressConfigurator) create(a *items.Address) error {
 	case k.owned() && addrAsWanted(k, a) && inPlaceAsWanted(k, a, time.Now()):
 		return nil
 	case addrAsWanted(k, a): // the mark too, for one adopt takes over
-		return sendOne(conn, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_REPLACE, a, index))
+		if err := sendOne(conn, addrRequest(unix.RTM_NEWADDR, unix.NLM_F_REPLACE, a, index)); err != nil {
+			return err
+		}
+		return markKept(conn, a, index)
 	}
 	old := *a
 	old.Peer = k.peer // the kernel matches a delete by the peer too
 	if err := c.delAddr(conn, list, k, &old, index); err != nil {
 		return err
 	}
-	return addAddr(conn, a, index)
+	if err := addAddr(conn, a, index); err != nil || !k.recorded {
+		return err
+	}
+	return conn.addrRecords().remove(recordEntry(a, index)) // added with the mark
 }
 
 // refuses reports whether k, the kernel's address of a's identity, is
@@ -165,6 +171,29 @@ func addAddr(conn rawOps, a *items.Address, index int) error {
 		return fmt.Errorf("%w (IFA_PROTO needs Linux 5.18)", ErrNoMark)
 	}
 	return nil
+}
+
+// markKept reads a back after an in-place replace: the kernel kept
+// another protocol (an IPv4 address before Linux 6.3), so the address's
+// ownership goes into the state directory's record (addrrecord.go); one
+// with the mark is unrecorded, as netagent's own.
+func markKept(conn rawOps, a *items.Address, index int) error {
+	list, k, err := lookupAddr(conn, a, index)
+	e := recordEntry(a, index)
+	switch {
+	case err != nil:
+		return err
+	case k == nil:
+		return errors.New("the kernel acknowledged the replace but does not list the address")
+	case k.proto == items.RouteProtocol:
+		if k.recorded {
+			return conn.addrRecords().remove(e)
+		}
+		return nil
+	case conn.addrRecords() == nil:
+		return fmt.Errorf("%w: the kernel kept the address's protocol %d on an in-place replace, and there is no state directory to record it in", ErrNoMark, k.proto)
+	}
+	return conn.addrRecords().add(e, list, ifNames(conn))
 }
 
 // peerText is a peer as addrDiffers names it.
@@ -253,7 +282,13 @@ func (c *addressConfigurator) delete(a *items.Address) error {
 	case !k.owned():
 		return errAddrNotOwned
 	}
-	return c.delAddr(conn, list, k, a, index)
+	if err := c.delAddr(conn, list, k, a, index); err != nil {
+		return err
+	}
+	if k.recorded {
+		return conn.addrRecords().remove(recordEntry(a, index))
+	}
+	return nil
 }
 
 // delAddr deletes our address k (a's kernel object), unless the kernel
@@ -428,7 +463,10 @@ func dumpAddrs(conn rawOps, family int) ([]kernelAddr, error) {
 		}
 		return err
 	})
-	return list, err
+	if err != nil {
+		return list, err
+	}
+	return list, applyAddrRecords(conn, list)
 }
 
 // sendOne sends one request and returns the kernel's answer.

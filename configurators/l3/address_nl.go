@@ -28,6 +28,9 @@ type kernelAddr struct {
 	// metric is the metric of the address's prefix route
 	// (IFA_RT_PRIORITY), 0 when absent.
 	metric uint32
+	// recorded: the state directory records the address as adopted by
+	// netagent where the kernel kept its protocol (see addrrecord.go).
+	recorded bool
 }
 
 // foreverLft is the kernel's infinite address lifetime.
@@ -37,8 +40,9 @@ const foreverLft = 0xffffffff
 // its subnet (IPv4).
 func (k *kernelAddr) secondary() bool { return k.flags&unix.IFA_F_SECONDARY != 0 }
 
-// owned reports whether the address carries netagent's mark.
-func (k *kernelAddr) owned() bool { return k.proto == items.RouteProtocol }
+// owned reports whether the address is netagent's: it carries netagent's
+// mark, or the state directory records it as adopted (recorded).
+func (k *kernelAddr) owned() bool { return k.proto == items.RouteProtocol || k.recorded }
 
 // addrRequest builds an RTM_NEWADDR or RTM_DELADDR message for a on the
 // interface index. A new address carries IFA_PROTO = items.RouteProtocol

@@ -26,11 +26,11 @@ import (
 //
 // It is ReadBack's counterpart for `plan`, which predicts these failures
 // instead of planning creates that apply would then fail.
-func Clashes(t *netnsx.Target, hint *dg.Graph) (map[dg.ItemRef]error, error) {
+func Clashes(t *netnsx.Target, stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error) {
 	if hint == nil {
 		return nil, nil
 	}
-	conn, err := openConn(t)
+	conn, err := openConnIn(t, stateDir)
 	if err != nil {
 		return nil, fmt.Errorf("l3 clashes: %w", err)
 	}
@@ -143,11 +143,11 @@ func (s *kernelState) foreignNeigh(n *items.Neighbor) bool {
 // another prefix length, the kernel's own addresses (the loopback's, IPv6
 // link-local ones), a route identity with several routes or ours
 // beside theirs, a rule whose delete would take an earlier rule.
-func Adoptions(t *netnsx.Target, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
+func Adoptions(t *netnsx.Target, stateDir string, hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
 	if hint == nil {
 		return nil, nil
 	}
-	conn, err := openConn(t)
+	conn, err := openConnIn(t, stateDir)
 	if err != nil {
 		return nil, fmt.Errorf("l3 adoptions: %w", err)
 	}

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"slices"
 	"sync"
 	"syscall"
 
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/internal/statefile"
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 	"github.com/vishvananda/netlink"
@@ -78,6 +80,11 @@ type FakeKernel struct {
 	// dropMarks makes the kernel drop IFA_PROTO and NDA_PROTOCOL, as
 	// kernels older than 5.18 and 5.0 do.
 	dropMarks bool
+	// keepsV4Proto makes an in-place replace keep an IPv4 address's
+	// protocol, as Linux before about 6.3 does (Debian 12's 6.1).
+	keepsV4Proto bool
+	// rec is the record of adopted addresses (UseStateDir), nil for none.
+	rec *addrRecords
 	// fail, if set, answers a request before the fake handles it: a
 	// non-nil error is returned instead.
 	fail func(msgType uint16) error
@@ -147,6 +154,18 @@ func (k *FakeKernel) Adoptions(hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
 // Refusals reads the fake's addresses and routes for a dry run, as
 // NewRefusals does a namespace's.
 func (k *FakeKernel) Refusals() (*Refusals, error) { return newRefusals(k, k) }
+
+// KeepV4ProtoOnReplace makes the fake keep an IPv4 address's protocol on
+// an in-place replace, as Linux 6.1 does.
+func (k *FakeKernel) KeepV4ProtoOnReplace() { k.keepsV4Proto = true }
+
+// UseStateDir keeps the fake's record of adopted addresses in dir, for a
+// namespace of identity ns.
+func (k *FakeKernel) UseStateDir(dir string, ns statefile.NsIdentity) {
+	k.rec = &addrRecords{path: filepath.Join(dir, addrRecordFile), ns: ns}
+}
+
+func (k *FakeKernel) addrRecords() *addrRecords { return k.rec }
 
 // open is an opener handing out the fake itself.
 func (k *FakeKernel) open() (rawOps, error) {
@@ -787,7 +806,7 @@ func (k *FakeKernel) replaceAddr(flags int, at int, a kernelAddr) error {
 	if flags&unix.NLM_F_REPLACE == 0 || flags&unix.NLM_F_EXCL != 0 {
 		return unix.EEXIST
 	}
-	if !k.dropMarks {
+	if !k.dropMarks && (!k.keepsV4Proto || !a.prefix.Addr().Is4()) {
 		k.addrs[at].proto = a.proto
 	}
 	if old := k.addrs[at]; old.metric != a.metric && old.prefix.Addr().Is4() && !old.secondary() {

@@ -25,8 +25,8 @@ const (
 // them. The kernel's own addresses (the loopback's, IPv6 link-local ones)
 // and routes (protocol kernel), and the neighbours the kernel learned (its
 // cache) are left out here too.
-func ReadForeignAddrNeigh(t *netnsx.Target) ([]dg.Item, error) {
-	conn, err := openConn(t)
+func ReadForeignAddrNeigh(t *netnsx.Target, stateDir string) ([]dg.Item, error) {
+	conn, err := openConnIn(t, stateDir)
 	if err != nil {
 		return nil, fmt.Errorf("l3 foreign read-back: %w", err)
 	}

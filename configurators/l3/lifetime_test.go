@@ -108,7 +108,7 @@ func kernelLifetimes(t *testing.T, nlh *netlink.Handle, a *items.Address) (valid
 // readAddr reads a back with a itself as the hint.
 func readAddr(t *testing.T, tgt *netnsx.Target, a *items.Address) *items.Address {
 	t.Helper()
-	got, err := ReadBack(tgt, dg.New("hint", a))
+	got, err := ReadBack(tgt, "", dg.New("hint", a))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,6 +55,9 @@ type rawOps interface {
 	ifIndex(name string) (int, error)
 	// close releases the conn (a shared conn goes back to its owner).
 	close()
+	// addrRecords is the namespace's record of adopted addresses (see
+	// addrrecord.go); nil without a state directory.
+	addrRecords() *addrRecords
 }
 
 // reply is the kernel's answer to one request: its ack (err is nil) or
@@ -90,6 +93,8 @@ type conn struct {
 	lax bool
 	// sendBuf and rbuf are reused by every request and read on the conn.
 	sendBuf, rbuf []byte
+	// rec is the namespace's record of adopted addresses, nil for none.
+	rec *addrRecords
 }
 
 var _ rawOps = (*conn)(nil)
@@ -115,6 +120,23 @@ func openConn(t *netnsx.Target) (*conn, error) {
 }
 
 func (c *conn) close() { c.s.Close() }
+
+func (c *conn) addrRecords() *addrRecords { return c.rec }
+
+// openConnIn is openConn with the namespace's record of adopted addresses
+// in stateDir ("": none).
+func openConnIn(t *netnsx.Target, stateDir string) (*conn, error) {
+	rec, err := newAddrRecords(t, stateDir)
+	if err != nil {
+		return nil, err
+	}
+	c, err := openConn(t)
+	if err != nil {
+		return nil, err
+	}
+	c.rec = rec
+	return c, nil
+}
 
 // exchange sends reqs in chunks of chunkSize, each chunk in one sendmsg,
 // and collects the kernel's ack for each request. Every request must ask
@@ -474,9 +496,11 @@ func (c *conn) ifIndex(name string) (int, error) {
 // one per operation would halve the speed of single operations. Users take
 // it with open and give it back with close; one at a time.
 type sharedConn struct {
-	t  *netnsx.Target
-	mu sync.Mutex
-	c  *conn
+	t *netnsx.Target
+	// stateDir holds the record of adopted addresses ("": none).
+	stateDir string
+	mu       sync.Mutex
+	c        *conn
 }
 
 // open takes the shared conn, opening it if needed.
@@ -486,7 +510,7 @@ func (s *sharedConn) open() (rawOps, error) {
 		if s.c != nil {
 			s.c.close()
 		}
-		c, err := openConn(s.t)
+		c, err := openConnIn(s.t, s.stateDir)
 		if err != nil {
 			s.c = nil
 			s.mu.Unlock()

@@ -32,8 +32,8 @@ const (
 // kernel routes and rules, the neighbour cache) are left out, or with all
 // returned as Foreign too: the kernel makes them by itself, so no intent
 // can declare them.
-func ReadOthers(t *netnsx.Target, all bool) ([]dg.Item, error) {
-	conn, err := openConn(t)
+func ReadOthers(t *netnsx.Target, stateDir string, all bool) ([]dg.Item, error) {
+	conn, err := openConnIn(t, stateDir)
 	if err != nil {
 		return nil, fmt.Errorf("l3 import read: %w", err)
 	}

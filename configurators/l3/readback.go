@@ -31,8 +31,8 @@ import (
 // Rule.Deps; Neighbor.Deps) are copied from it, so that what was applied
 // reads back Equal. A route's address dependencies are then anchored to
 // the addresses read back (see anchorRouteDeps).
-func ReadBack(t *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) {
-	conn, err := openConn(t)
+func ReadBack(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, error) {
+	conn, err := openConnIn(t, stateDir)
 	if err != nil {
 		return nil, fmt.Errorf("l3 read-back: %w", err)
 	}

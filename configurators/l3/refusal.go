@@ -39,8 +39,8 @@ type Refusals struct {
 
 // NewRefusals reads the IPv4 addresses (and, when a delete needs them,
 // the routes of others through an interface).
-func NewRefusals(t *netnsx.Target) (*Refusals, error) {
-	conn, err := openConn(t)
+func NewRefusals(t *netnsx.Target, stateDir string) (*Refusals, error) {
+	conn, err := openConnIn(t, stateDir)
 	if err != nil {
 		return nil, err
 	}

@@ -29,11 +29,14 @@ type Options struct {
 	// netagent's own would be (see each configurator). Adoptions says
 	// which creates adopt.
 	Adopt bool
+	// StateDir is where the record of the addresses adopted where the
+	// kernel kept their protocol lives ("": none; see addrrecord.go).
+	StateDir string
 }
 
 // RegisterWith is Register with opts.
 func RegisterWith(reg *reconciler.TypeRegistry, t *netnsx.Target, opts Options) error {
-	k := kernel{nlh: t.NL, open: (&sharedConn{t: t}).open, promotes: promotesIn(t), promoting: promotingIn(t), adopt: opts.Adopt}
+	k := kernel{nlh: t.NL, open: (&sharedConn{t: t, stateDir: opts.StateDir}).open, promotes: promotesIn(t), promoting: promotingIn(t), adopt: opts.Adopt}
 	return register(reg, k)
 }
 

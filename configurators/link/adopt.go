@@ -183,7 +183,48 @@ func (k *kernel) adoptions(hint *dg.Graph) (map[dg.ItemRef]dg.Item, error) {
 			out[dg.Ref(it)] = got // else refused: a clash (notOwnedLink)
 		}
 	}
-	return out, k.portAdoptions(hint, now, out)
+	if err := k.portAdoptions(hint, now, out); err != nil {
+		return nil, err
+	}
+	return out, k.vlanAdoptions(hint, now, out)
+}
+
+// vlanAdoptions adds to out the bridge VLAN settings of hint that the
+// kernel holds already, on a bridge the adoption takes over (in out) or
+// netagent owns, for the bridge itself or a member enslaved to it: they
+// carry no mark of their own, and their create writes nothing (see
+// convergeVLANs), so the plan lists them as adopted, not created.
+func (k *kernel) vlanAdoptions(hint *dg.Graph, now *linksNow, out map[dg.ItemRef]dg.Item) error {
+	var all map[int]items.VLANSet
+	for it := range hint.Items() {
+		want, ok := it.(*items.BridgeVLANs)
+		if !ok {
+			continue
+		}
+		bridge, ok := now.byName[want.Bridge]
+		if !ok || bridge.Type() != string(items.KindBridge) {
+			continue
+		}
+		if _, adopted := out[items.InterfaceRef(want.Bridge)]; !adopted && !now.owns(bridge) {
+			continue
+		}
+		member := bridge
+		if !want.Self() {
+			if member, ok = now.byName[want.IfName]; !ok || member.Attrs().MasterIndex != bridge.Attrs().Index {
+				continue
+			}
+		}
+		if all == nil {
+			var err error
+			if all, err = k.raw.bridgeVLANs(); err != nil {
+				return fmt.Errorf("reading vlans of %s: %w", want.IfName, err)
+			}
+		}
+		if add, del := vlanDiff(all[member.Attrs().Index], want.VLANs); len(add) == 0 && len(del) == 0 {
+			out[dg.Ref(it)] = want
+		}
+	}
+	return nil
 }
 
 // matchedAdoption is, for a physical interface with a match (an

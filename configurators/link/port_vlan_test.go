@@ -370,3 +370,23 @@ func TestFakeBridgeVLANsPortMoves(t *testing.T) {
 		t.Errorf("v0 after the move: vlans %s master %d", got, e.link("v0").Attrs().MasterIndex)
 	}
 }
+
+// A bridge's VLAN settings the kernel holds already, on a bridge netagent
+// owns, are adoptions (they carry no mark; the create writes nothing);
+// settings that differ are not.
+func TestFakeBridgeVLANAdoptions(t *testing.T) {
+	e := newFakeEnv(t)
+	s := newBridgeVLANScene()
+	self := &items.BridgeVLANs{IfName: "br0", Bridge: "br0", VLANs: vset(vr(10, 10, true, true))}
+	port := &items.BridgeVLANs{IfName: "v0", Bridge: "br0", VLANs: vset(vr(10, 10, true, true), vr(20, 30, false, false))}
+	e.converge(s.with(self, port)...)
+	found, err := e.f.Adoptions("", dg.New("intended", s.with(self, port)...))
+	if err != nil || found[dg.Ref(self)] == nil || found[dg.Ref(port)] == nil {
+		t.Fatalf("Adoptions: %v %v, want both VLAN settings", found, err)
+	}
+	other := &items.BridgeVLANs{IfName: "v0", Bridge: "br0", VLANs: vset(vr(20, 20, true, true))}
+	found, err = e.f.Adoptions("", dg.New("intended", s.with(self, other)...))
+	if _, ok := found[dg.Ref(other)]; err != nil || ok {
+		t.Errorf("Adoptions of settings the kernel does not hold: %v %v", found, err)
+	}
+}

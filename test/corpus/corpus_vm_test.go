@@ -183,7 +183,8 @@ func vmReadBack(t *testing.T, tgt *netnsx.Target, stateDir string, hint *dg.Grap
 	t.Helper()
 	var cur []dg.Item
 	linkReadBack := func(tgt *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) { return link.ReadBack(tgt, stateDir, hint) }
-	for _, read := range []func(*netnsx.Target, *dg.Graph) ([]dg.Item, error){linkReadBack, l3.ReadBack} {
+	l3ReadBack := func(tgt *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) { return l3.ReadBack(tgt, stateDir, hint) }
+	for _, read := range []func(*netnsx.Target, *dg.Graph) ([]dg.Item, error){linkReadBack, l3ReadBack} {
 		got, err := read(tgt, hint)
 		if err != nil {
 			t.Fatal(err)

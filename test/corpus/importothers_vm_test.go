@@ -113,7 +113,7 @@ func vmReadOthers(t *testing.T, tgt *netnsx.Target) []dg.Item {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs, err := l3.ReadOthers(tgt, false)
+	objs, err := l3.ReadOthers(tgt, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,8 @@ func cliVMApply(t *testing.T, tgt *netnsx.Target, reg reconciler.Registry, inten
 	t.Helper()
 	var cur []dg.Item
 	linkReadBack := func(tgt *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) { return link.ReadBack(tgt, "", hint) }
-	for _, read := range []func(*netnsx.Target, *dg.Graph) ([]dg.Item, error){linkReadBack, l3.ReadBack} {
+	l3ReadBack := func(tgt *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) { return l3.ReadBack(tgt, "", hint) }
+	for _, read := range []func(*netnsx.Target, *dg.Graph) ([]dg.Item, error){linkReadBack, l3ReadBack} {
 		got, err := read(tgt, intended)
 		if err != nil {
 			t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -179,11 +178,7 @@ func (e *cliEnv) writeIntent(name string, in *intent.Intent) string {
 // writeFile writes a file into the test's temporary directory.
 func (e *cliEnv) writeFile(name, content string) string {
 	e.t.Helper()
-	p := filepath.Join(e.t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		e.t.Fatal(err)
-	}
-	return p
+	return takeoverTempFile(e.t, name, content)
 }
 
 // cliGateway parses the gateway example, to be edited by a test.
@@ -358,4 +353,14 @@ func (e *cliEnv) startSeeing(marker, command string, args ...string) (proc *os.P
 		}
 		return res
 	}
+}
+
+// target is the namespace (takeoverNS).
+func (e *cliEnv) target() *netnsx.Target { return e.tgt }
+
+// agentRun is netagent's outcome (takeoverNS).
+func (e *cliEnv) agentRun(command string, args ...string) (stdout, stderr string, code int) {
+	e.t.Helper()
+	r := e.netagent(command, args...)
+	return r.stdout, r.stderr, r.code
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/netagent/netagent/agent/intent"
+	"github.com/netagent/netagent/internal/netnsx"
 	"github.com/netagent/netagent/internal/testns"
 	"github.com/netagent/netagent/test/vm"
 )
@@ -118,7 +119,7 @@ func eniVMCase(t *testing.T, name, file string, own bool) string {
 	eniStandIns(old, in)
 	eniStandIns(ours, in)
 	eniVMIfup(t, old, file)
-	ours.netagent("apply", "--netns", ours.tgt.Name, file+".json")
+	takeoverAgent(t, ours, "apply", file+".json")
 	want, have := eniVMState(old), eniVMState(ours)
 	eniVMCovered(t, name, in, want)
 	diff := lineDiff(want, have)
@@ -206,13 +207,28 @@ func (e *eniVMEnv) exec(name string, args ...string) string {
 	return testns.Exec(e.t, e.tgt, name, args...)
 }
 
-// netagent runs the guest's netagent binary with e's state directory.
-func (e *eniVMEnv) netagent(command string, args ...string) {
+func (e *eniVMEnv) target() *netnsx.Target { return e.tgt }
+
+// agentRun runs the guest's netagent binary with e's state directory on
+// e's namespace: `netagent COMMAND --netns NS ARGS` (takeoverNS).
+func (e *eniVMEnv) agentRun(command string, args ...string) (stdout, stderr string, code int) {
 	e.t.Helper()
-	argv := append([]string{"--state-dir", e.stateDir, command}, args...)
-	if out, err := exec.Command(vm.GuestBinary("netagent"), argv...).CombinedOutput(); err != nil {
-		e.t.Fatalf("netagent %s: %v\n%s", strings.Join(argv, " "), err, out)
+	var out, errOut strings.Builder
+	cmd := exec.Command(vm.GuestBinary("netagent"), append([]string{"--state-dir", e.stateDir, command, "--netns", e.tgt.Name}, args...)...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if x, ok := err.(*exec.ExitError); ok {
+		return out.String(), errOut.String(), x.ExitCode()
+	} else if err != nil {
+		e.t.Fatalf("netagent %s: %v", command, err)
 	}
+	return out.String(), errOut.String(), 0
+}
+
+// writeFile writes a file into the test's temporary directory.
+func (e *eniVMEnv) writeFile(name, content string) string {
+	e.t.Helper()
+	return takeoverTempFile(e.t, name, content)
 }
 
 // eniVMIfup runs ifupdown2's ifup -a -i FILE in e's namespace as

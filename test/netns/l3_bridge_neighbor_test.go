@@ -79,7 +79,7 @@ func l3ReconcileOnce(t *testing.T, tgt *netnsx.Target, name, content string) rec
 	if err != nil {
 		t.Fatal(err)
 	}
-	l3cur, err := l3.ReadBack(tgt, intended)
+	l3cur, err := l3.ReadBack(tgt, "", intended)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func l3MustNotOwn(t *testing.T, what string, err error) {
 // readBack runs l3.ReadBack and indexes the items by reference.
 func (e *l3Env) readBack(hint *dg.Graph) map[dg.ItemRef]dg.Item {
 	e.t.Helper()
-	got, err := l3.ReadBack(e.tgt, hint)
+	got, err := l3.ReadBack(e.tgt, "", hint)
 	if err != nil {
 		e.t.Fatalf("read-back: %v", err)
 	}

@@ -129,7 +129,7 @@ func TestL3RouteMultipathForeignUntouched(t *testing.T) {
 		l3MustNotOwn(t, "modify "+r.Name(), e.cfg(r).Modify(e.ctx, r, r))
 		l3MustNotOwn(t, "delete "+r.Name(), e.cfg(r).Delete(e.ctx, r))
 	}
-	clashes, err := l3.Clashes(e.tgt, dg.New("intended", ecmp, ecmp6))
+	clashes, err := l3.Clashes(e.tgt, "", dg.New("intended", ecmp, ecmp6))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestL3RuleSelectorsForeignUntouched(t *testing.T) {
 		l3MustNotOwn(t, "create "+r.Name(), e.cfg(r).Create(e.ctx, r))
 		l3MustNotOwn(t, "delete "+r.Name(), e.cfg(r).Delete(e.ctx, r))
 	}
-	clashes, err := l3.Clashes(e.tgt, dg.New("intended", l3Items(mine)...))
+	clashes, err := l3.Clashes(e.tgt, "", dg.New("intended", l3Items(mine)...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func (e *vrfEnv) current(intended *dg.Graph) *dg.Graph {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	l3cur, err := l3.ReadBack(e.tgt, intended)
+	l3cur, err := l3.ReadBack(e.tgt, "", intended)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func vmReadCurrent(t *testing.T, tgt *netnsx.Target, intended *dg.Graph) *dg.Gra
 	t.Helper()
 	var cur []dg.Item
 	linkReadBack := func(tgt *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) { return link.ReadBack(tgt, "", hint) }
-	for _, read := range []func(*netnsx.Target, *dg.Graph) ([]dg.Item, error){linkReadBack, l3.ReadBack} {
+	for _, read := range []func(*netnsx.Target, *dg.Graph) ([]dg.Item, error){linkReadBack, func(tgt *netnsx.Target, hint *dg.Graph) ([]dg.Item, error) { return l3.ReadBack(tgt, "", hint) }} {
 		got, err := read(tgt, intended)
 		if err != nil {
 			t.Fatal(err)

@@ -58,13 +58,15 @@ func TestVM(t *testing.T) {
 	}
 }
 
-// vmConfig is TestVM's VM: vmNICs, ip, ethtool and bridge (which
-// TestInVMENIOracle reads bridge VLANs with), the netagent binary, and
+// vmConfig is TestVM's VM: vmNICs, ip, ethtool, bridge (which
+// TestInVMENIOracle reads bridge VLANs with) and ping (iputils', which
+// TestInVMAdoptENI pings through with, as the host's adopt tests), the
+// netagent binary, and
 // the host's root shared read-only, where TestInVMENIOracle runs the
 // host's python3 and ifupdown2, and TestInVMNetplanOracle netplan,
 // systemd-networkd and dnsmasq.
 func vmConfig(t *testing.T) vm.Config {
-	return vm.Config{NICs: vmNICs, Programs: append(slices.Clone(vm.ProgramsIPEthtool), "bridge"), HostRoot: true,
+	return vm.Config{NICs: vmNICs, Programs: append(slices.Clone(vm.ProgramsIPEthtool), "bridge", "ping"), HostRoot: true,
 		Binaries: []string{vm.BuildBinary(t, "github.com/netagent/netagent/cmd/netagent")}, Timeout: vmTimeout}
 }
 
