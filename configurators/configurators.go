@@ -93,11 +93,3 @@ func ReadItems(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, er
 	}
 	return slices.Concat(lists...), nil
 }
-
-// MissingTools reports the programs that some item types need and that are
-// not on PATH, nil when none is missing. Everything else works without
-// them: today only firewall chains need programs (iptables-save and
-// iptables-restore of their family), and a chain of a family without them
-// fails as its own item, while read-back skips that family. Callers warn
-// about it once.
-func MissingTools() error { return firewall.MissingTools() }

@@ -15,7 +15,7 @@
 //	statefile      —                                   (the state directory's files, shared)
 //
 // Item types whose programs are missing (iptables) still register: their
-// items fail one by one, and MissingTools says what is missing.
+// items fail one by one, each naming the program missing.
 //
 // Each package marks what it creates in the kernel and reads back only its
 // own objects (plus, for links, the external link items that physical

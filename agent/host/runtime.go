@@ -7,7 +7,6 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/netagent/netagent/configurators"
 	"github.com/netagent/netagent/configurators/dhcp"
 	"github.com/netagent/netagent/configurators/dhcp6"
 	dg "github.com/netagent/netagent/depgraph"
@@ -49,9 +48,11 @@ type Runtime struct {
 
 // Open opens the named network namespace ("" for the caller's own),
 // creates the state directory if needed and registers the configurators.
-// Programs that some items need and that are missing (iptables) are logged
-// here, once, as a warning: those items fail on their own, and read-back
-// skips what it cannot read. Close releases the namespace handle.
+// Programs that some items need and that are missing (iptables) are not
+// warned of here: an intent without firewall chains needs none, and the
+// chains of one that has them fail on their own, naming the program
+// (firewall.ErrNoTools); read-back skips what it cannot read. Close
+// releases the namespace handle.
 func Open(netns, stateDir string, log logrus.FieldLogger) (*Runtime, error) {
 	return OpenWith(netns, stateDir, log, Options{})
 }
@@ -79,9 +80,6 @@ func OpenWith(netns, stateDir string, log logrus.FieldLogger, opts Options) (*Ru
 	if err := r.SetAdopt(opts.Adopt); err != nil {
 		t.Close()
 		return nil, fmt.Errorf("namespace %q: %w", netns, err)
-	}
-	if err := configurators.MissingTools(); err != nil {
-		log.WithError(err).Warn("firewall chains of the families named cannot be applied, and are not read back")
 	}
 	return r, nil
 }

@@ -59,8 +59,9 @@
 // iptables-restore (ip6tables... for IPv6), else their -nft, else their
 // -legacy names, whichever variant has all three. A family without them
 // does not stop anything else: its chains fail as their own items
-// (ErrNoTools, "iptables-restore not found"), read-back skips it, and
-// MissingTools tells the caller, who warns once.
+// (ErrNoTools, "iptables-restore not found", which names the program),
+// and read-back skips it; an intent without chains needs none and is not
+// warned about (MissingTools reports which families lack them).
 //
 // ApplyBatch (reconciler.BatchConfigurator) turns the ready operations of a
 // family and table into one transaction, with one iptables-save per family

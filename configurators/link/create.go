@@ -90,6 +90,25 @@ func (k *kernel) createAll(wants []*items.Interface) (errs []error, taken []bool
 	return errs, taken
 }
 
+// kindModules are the kernel modules that give each kind of link (the
+// rtnl_link_ops a create asks for): a kernel without the module answers
+// EOPNOTSUPP.
+var kindModules = map[items.InterfaceKind]string{
+	items.KindBond: "bonding", items.KindBridge: "bridge", items.KindDummy: "dummy", items.KindIpvlan: "ipvlan",
+	items.KindMacvlan: "macvlan", items.KindGRE: "ip_gre", items.KindIPIP: "ipip", items.KindSIT: "sit",
+	items.KindIP6Tnl: "ip6_tunnel", items.KindVeth: "veth", items.KindVLAN: "8021q", items.KindVRF: "vrf",
+	items.KindVxlan: "vxlan", items.KindWireguard: "wireguard",
+}
+
+// moduleHint is what an EOPNOTSUPP on adding a link of kind means: the
+// kernel lacks the kind, and which module gives it.
+func moduleHint(kind items.InterfaceKind) string {
+	if m, ok := kindModules[kind]; ok {
+		return fmt.Sprintf(" (this kernel has no %s links: load the module with `modprobe %s`, or use a kernel built with it)", kind, m)
+	}
+	return ""
+}
+
 // errTaken marks the failed add of a link whose name exists.
 var errTaken = errors.New("the name is taken")
 
@@ -98,8 +117,11 @@ var errTaken = errors.New("the name is taken")
 // delete failed).
 func (k *kernel) createJournaled(link netlink.Link, want *items.Interface) (err error, keep bool) {
 	if err = k.nl.LinkAdd(link); err != nil {
-		if errors.Is(err, unix.EEXIST) {
+		switch {
+		case errors.Is(err, unix.EEXIST):
 			err = fmt.Errorf("%w: %w", err, errTaken)
+		case errors.Is(err, unix.EOPNOTSUPP):
+			err = fmt.Errorf("%w%s", err, moduleHint(want.Kind))
 		}
 		return fmt.Errorf("adding %s %s: %w", want.Kind, want.IfName, err), false
 	}
