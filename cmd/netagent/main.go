@@ -191,7 +191,7 @@ func newLogger(format, level string, out io.Writer) (*logrus.Logger, error) {
 
 const exitCodesHelp = `  0  success (apply: every item converged; check: running matches intended)
   1  invalid intent, failed or blocked items, or differences found (check)
-  2  bad command line
+  2  bad command line; plan --detailed-exitcode: an apply would change something (and converge)
   3  I/O or internal error: an intent file could not be read (missing, unreadable); the kernel,
      the state directory or the daemon could not be reached; or another netagent holds the
      namespace (a daemon serves it; the lock wait timed out); plan, check: a trial is pending

@@ -14,7 +14,7 @@ func init() {
 	register(&command{
 		name:    "plan",
 		summary: "print the exact operations an apply would run now and what would fail; changes nothing",
-		usage:   "[--netns NAME] [--against SNAPSHOT] [--resolv-conf PATH] [--json] [--via-daemon] [--adopt] [--protect LINK]... [--force] FILE...",
+		usage:   "[--netns NAME] [--against SNAPSHOT] [--resolv-conf PATH] [--json] [--via-daemon] [--adopt] [--protect LINK]... [--force] [--detailed-exitcode] FILE...",
 		run:     runPlan,
 	})
 }
@@ -28,12 +28,16 @@ func runPlan(g *globals, args []string) int {
 	adoptFlag(fs, k, "plan to")
 	prot := protectFlags(fs, true)
 	against := fs.String("against", "", "plan against the namespace of the `SNAPSHOT` file (netagent snapshot) instead of the kernel: the same planner over fakes loaded from it")
+	detailed := fs.Bool("detailed-exitcode", false, "for CI, as terraform's: exit 0 when there is nothing to change, 2 when an apply would change something and converge (1, 3 and 4 as without it; a bad command line also exits 2)")
 	o, code, ok := k.parse(g, fs, args, prot)
 	if !ok {
 		return code
 	}
 	if *against != "" && k.viaDaemon {
 		return usageError(g, fs, "--against plans offline: it takes no --via-daemon")
+	}
+	if *detailed && k.viaDaemon {
+		return usageError(g, fs, "--detailed-exitcode plans here: it takes no --via-daemon")
 	}
 	var res *oneshot.Planned
 	var err error
@@ -45,8 +49,16 @@ func runPlan(g *globals, args []string) int {
 	if err != nil {
 		return k.failed(g, err, fs.Args())
 	}
-	return printPlanned(g, res, *asJSON)
+	code = printPlanned(g, res, *asJSON)
+	if *detailed && code == exitOK && len(res.Ops) > 0 {
+		return exitChangesPending
+	}
+	return code
 }
+
+// exitChangesPending is plan --detailed-exitcode's: an apply would change
+// something, and converge.
+const exitChangesPending = 2
 
 // printPlanned prints a plan, as text or JSON, then the refusals, and
 // returns its exit code.
