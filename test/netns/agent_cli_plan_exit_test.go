@@ -1,3 +1,5 @@
+//go:build !vmtest
+
 package netns_test
 
 import (
