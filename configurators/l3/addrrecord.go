@@ -32,7 +32,9 @@ import (
 // addrRecordFile is the record's file in the state directory.
 const addrRecordFile = "addresses.json"
 
-// maxAddrRecords bounds the entries read from one namespace's entry.
+// maxAddrRecords bounds one namespace's entries, read or written: an
+// update that would hold more is refused (the adopt fails, naming the
+// file), never trimmed.
 const maxAddrRecords = 4096
 
 // addrRecordsFile is the file: one entry per namespace instance.
@@ -121,6 +123,7 @@ func (r *addrRecords) update(f func([]adoptedAddr) []adoptedAddr) error {
 	if r == nil {
 		return nil
 	}
+	over := 0
 	err := statefile.UpdateJSON(r.path, func(file *addrRecordsFile) bool {
 		var kept []nsAddrs
 		var mine []adoptedAddr
@@ -134,7 +137,8 @@ func (r *addrRecords) update(f func([]adoptedAddr) []adoptedAddr) error {
 		}
 		mine = slices.DeleteFunc(f(mine), func(e adoptedAddr) bool { return e.check() != nil })
 		if len(mine) > maxAddrRecords {
-			mine = mine[len(mine)-maxAddrRecords:]
+			over = len(mine)
+			return false // refused, not trimmed: a dropped entry would lose an address's ownership
 		}
 		if len(mine) > 0 {
 			kept = append(kept, nsAddrs{NsIdentity: r.ns, Addresses: mine})
@@ -144,6 +148,9 @@ func (r *addrRecords) update(f func([]adoptedAddr) []adoptedAddr) error {
 	})
 	if err != nil {
 		return fmt.Errorf("address records: %w", err)
+	}
+	if over > 0 {
+		return fmt.Errorf("address records %s: %d addresses for one namespace, more than %d: not recorded", r.path, over, maxAddrRecords)
 	}
 	return nil
 }

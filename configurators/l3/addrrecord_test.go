@@ -1,6 +1,7 @@
 package l3
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -127,5 +128,38 @@ func TestFakeAddressRecordMalformed(t *testing.T) {
 				t.Errorf("read-back over a malformed record: %v, want an error naming %s", err, path)
 			}
 		})
+	}
+}
+
+// A record that would hold more than maxAddrRecords entries is refused,
+// naming the file: the adopt fails and no entry is dropped to make room
+// (a dropped entry would turn an adopted address foreign).
+func TestFakeAddressRecordFullRefused(t *testing.T) {
+	e, cfg, path := newV61Env(t)
+	e.k.addAddr("up0", "10.0.0.1/32", unix.RTPROT_STATIC)
+	must(t, cfg.Create(ctx, &items.Address{Dev: "up0", Prefix: pfx("10.0.0.1/32")}))
+	es, err := e.k.rec.get()
+	if err != nil || len(es) != 1 {
+		t.Fatalf("record after one adopt: %+v %v", es, err)
+	}
+	full := make([]adoptedAddr, 0, maxAddrRecords)
+	for i := range maxAddrRecords {
+		p := fmt.Sprintf("10.%d.%d.1/32", 1+i/256, i%256)
+		if i > 0 {
+			e.k.addAddr("up0", p, unix.RTPROT_STATIC)
+		} else {
+			p = "10.0.0.1/32"
+		}
+		full = append(full, adoptedAddr{Index: es[0].Index, Dev: "up0", Prefix: pfx(p)})
+	}
+	must(t, statefile.SaveJSON(path, addrRecordsFile{Namespaces: []nsAddrs{{NsIdentity: fakeNs, Addresses: full}}}))
+	e.k.addAddr("up0", "10.99.0.1/32", unix.RTPROT_STATIC)
+	err = cfg.Create(ctx, &items.Address{Dev: "up0", Prefix: pfx("10.99.0.1/32")})
+	want := fmt.Sprintf("address records %s: %d addresses for one namespace, more than %d: not recorded", path, maxAddrRecords+1, maxAddrRecords)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("adopt into a full record: %v, want it to contain %q", err, want)
+	}
+	if es, err := e.k.rec.get(); err != nil || !slices.Equal(es, full) {
+		t.Errorf("record after the refused adopt: %d entries, %v; want the %d unchanged", len(es), err, len(full))
 	}
 }
