@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -112,6 +113,21 @@ func moduleHint(kind items.InterfaceKind) string {
 // errTaken marks the failed add of a link whose name exists.
 var errTaken = errors.New("the name is taken")
 
+// explainExists says what an EEXIST on adding want means: the name is
+// taken (errTaken), or, when no link has the name, another link already
+// has the identity the kernel keeps unique for want's kind (a VLAN's
+// parent, protocol and id; a VXLAN's VNI and port; a tunnel's endpoints).
+func (k *kernel) explainExists(err error, want *items.Interface) error {
+	if _, lerr := k.nl.LinkByName(want.IfName); lerr == nil || want.Attrs == nil {
+		return fmt.Errorf("%w: %w", err, errTaken)
+	}
+	keys := want.Attrs.ConflictKeys(want.IfName)
+	if len(keys) == 0 {
+		return fmt.Errorf("%w: %w", err, errTaken)
+	}
+	return fmt.Errorf("%w: another link already is %s, which the kernel allows once per namespace", err, strings.Join(keys, ", "))
+}
+
 // createJournaled adds a journaled link and finishes it; keep reports
 // that its journal entry must stay (the link exists without the mark: its
 // delete failed).
@@ -119,7 +135,7 @@ func (k *kernel) createJournaled(link netlink.Link, want *items.Interface) (err 
 	if err = k.nl.LinkAdd(link); err != nil {
 		switch {
 		case errors.Is(err, unix.EEXIST):
-			err = fmt.Errorf("%w: %w", err, errTaken)
+			err = k.explainExists(err, want)
 		case errors.Is(err, unix.EOPNOTSUPP):
 			err = fmt.Errorf("%w%s", err, moduleHint(want.Kind))
 		}
