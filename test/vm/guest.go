@@ -137,7 +137,9 @@ func MoveNIC(t testing.TB, n NIC, netns string) string {
 func moveBack(t testing.TB, n NIC, netns string) {
 	t.Helper()
 	for _, l := range IPLinks(t, netns) {
-		if strings.EqualFold(l.Address, n.MAC) || strings.EqualFold(l.Permaddr, n.MAC) {
+		// The card itself, not a VLAN or macvlan on it with its MAC: only
+		// the card has a parent bus.
+		if l.ParentBus != "" && (strings.EqualFold(l.Address, n.MAC) || strings.EqualFold(l.Permaddr, n.MAC)) {
 			GuestRun(t, "", "ip", "-n", netns, "link", "set", "dev", l.Ifname, "netns", "1")
 			return
 		}

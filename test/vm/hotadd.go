@@ -73,7 +73,8 @@ func hotNIC(id string) (NIC, error) {
 }
 
 // LinkWithMAC returns the name of the link in sysfs's network namespace
-// (the VM's initial one) whose current address is mac, or "" if none has it.
+// (the VM's initial one) whose current address is mac and that is a bus
+// device (the card, not a VLAN or macvlan on it), or "" if none is.
 func LinkWithMAC(mac string) (string, error) {
 	want, err := net.ParseMAC(mac)
 	if err != nil {
@@ -88,8 +89,12 @@ func LinkWithMAC(mac string) (string, error) {
 		if err != nil {
 			continue // the link went away between the glob and the read
 		}
+		dir := filepath.Dir(p)
+		if _, err := os.Stat(filepath.Join(dir, "device")); err != nil {
+			continue // no bus device: a VLAN, macvlan or bond has the NIC's MAC too
+		}
 		if got, err := net.ParseMAC(strings.TrimSpace(string(b))); err == nil && got.String() == want.String() {
-			return filepath.Base(filepath.Dir(p)), nil
+			return filepath.Base(dir), nil
 		}
 	}
 	return "", nil
