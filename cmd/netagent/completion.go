@@ -134,7 +134,7 @@ func fleetSubNames() []string {
 // nothing for the other options that take a value (a duration, a number,
 // a link).
 func writeBashCompletion(w io.Writer, specs []completionSpec) {
-	script := strings.Replace(bashCompletionScript, "@SCAN_WORDS@", scanWords("COMP_WORDS", "1", "COMP_CWORD"), 1)
+	script := strings.NewReplacer("@SCAN_WORDS@", scanWords("COMP_WORDS", "1", "COMP_CWORD"), "@CASE_FUNCTIONS@", caseFunctions).Replace(bashCompletionScript)
 	shellReplacer(specs).WriteString(w, script)
 }
 
@@ -194,6 +194,23 @@ func scanWords(words, first, current string) string {
     done`)
 }
 
+// caseFunctions are the bash and zsh scripts' lookups of a command's
+// options (_netagent_flags) and of those that take a value
+// (_netagent_valued), filled in by shellReplacer.
+const caseFunctions = `# _netagent_flags CMD: the options of CMD.
+_netagent_flags() {
+    case $1 in
+@FLAG_CASES@
+    esac
+}
+
+# _netagent_valued CMD: the options of CMD that take a value, space-delimited.
+_netagent_valued() {
+    case $1 in
+@VALUED_CASES@
+    esac
+}`
+
 // globalFlags are the global options, spelled --NAME.
 func globalFlags() []string {
 	flags := make([]string, 0, len(globalNames))
@@ -207,19 +224,7 @@ const bashCompletionScript = `# bash completion for netagent, made by 'netagent 
 # Load it in a shell:   source <(netagent completion bash)
 # or for every shell:   netagent completion bash > /etc/bash_completion.d/netagent
 
-# _netagent_flags CMD: the options of CMD.
-_netagent_flags() {
-    case $1 in
-@FLAG_CASES@
-    esac
-}
-
-# _netagent_valued CMD: the options of CMD that take a value, space-delimited.
-_netagent_valued() {
-    case $1 in
-@VALUED_CASES@
-    esac
-}
+@CASE_FUNCTIONS@
 
 # _netagent_files WORD: intent files (*.json) and directories, or any file
 # when none matches.

@@ -30,7 +30,7 @@ func writeZshCompletion(w io.Writer, specs []completionSpec) {
 		"@FLEET_SUB_DESCS@", strings.Join(subDescs, " "),
 		"@OPTION_DESCS@", strings.Join(optionCases, "\n"),
 	)
-	script := strings.Replace(zshCompletionScript, "@SCAN_WORDS@", scanWords("words", "2", "CURRENT"), 1)
+	script := strings.NewReplacer("@SCAN_WORDS@", scanWords("words", "2", "CURRENT"), "@CASE_FUNCTIONS@", caseFunctions).Replace(zshCompletionScript)
 	shellReplacer(specs).WriteString(w, r.Replace(script))
 }
 
@@ -46,19 +46,7 @@ const zshCompletionScript = `#compdef netagent
 #                    (a directory of $fpath; compinit must run after it)
 # or in one shell:   autoload -U compinit && compinit; source <(netagent completion zsh)
 
-# _netagent_flags CMD: the options of CMD.
-_netagent_flags() {
-    case $1 in
-@FLAG_CASES@
-    esac
-}
-
-# _netagent_valued CMD: the options of CMD that take a value, space-delimited.
-_netagent_valued() {
-    case $1 in
-@VALUED_CASES@
-    esac
-}
+@CASE_FUNCTIONS@
 
 # _netagent_options KEY: offers KEY's options, each with its description.
 _netagent_options() {
