@@ -6,14 +6,14 @@ import "fmt"
 const LinkVRF LinkType = "vrf"
 
 // VRF holds the settings of a vrf interface: {"type": "vrf", "vrf":
-// {"table": 10}}, the routing table of the interfaces enslaved to it
+// {"table": 10}} (or a table's name, as routes take), the routing table of the interfaces enslaved to it
 // (those naming it as their master). The section is required. Routes with
 // that table over its ports are the vrf's routes. The table is the vrf's
 // own: not 0, 253, 254 or 255, nor another vrf's. A vrf is no port of a
 // bond, bridge or vrf, lo is no port of a vrf, no VLAN, macvlan or ipvlan
 // sits on a vrf, and a vrf's mtu is 1280 or more.
 type VRF struct {
-	Table uint32 `json:"table"`
+	Table TableID `json:"table"` // a name in JSON (TableID)
 }
 
 // vrfSection: required; a vrf is a master, takes no receive handler (no
@@ -40,7 +40,7 @@ var reservedTables = map[uint32]string{0: "unspec", 253: "default", 254: "main",
 // lets vrfs share a table unless net.vrf.strict_mode is on, but their
 // routes would mix). No VLAN, macvlan or ipvlan sits on it (uppers).
 func (c *checker) vrf(ifc *Interface, o Origin, unique map[string]Origin) {
-	t := ifc.VRF.Table
+	t := uint32(ifc.VRF.Table)
 	if name, ok := reservedTables[t]; ok {
 		c.fail(o.field("table"), "%d is the %s table; a vrf needs a table of its own (1-252, 256-4294967295)", t, name)
 		return

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -42,5 +43,37 @@ func TestTableNames(t *testing.T) {
 	want := `routes[0].table: unknown table name "nosuch-table": give a number, main, local, default or a name of /etc/iproute2/rt_tables`
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("unknown table name: %v, want %q", err, want)
+	}
+}
+
+// A vrf's table takes a name as a route's does; the kernel's own tables
+// stay refused by name as by number.
+func TestVRFTableNames(t *testing.T) {
+	prev := RTTablesFiles
+	t.Cleanup(func() { RTTablesFiles = prev; rtTables.once = sync.Once{} })
+	path := t.TempDir() + "/rt_tables"
+	if err := os.WriteFile(path, []byte("1001 blue\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	RTTablesFiles, rtTables.once = []string{path}, sync.Once{}
+	in, err := Parse([]byte(`{"version": 1, "interfaces": [{"name": "blue", "type": "vrf", "vrf": {"table": "blue"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := in.Interfaces[0].VRF.Table; got != 1001 {
+		t.Errorf("vrf table blue: %d, want 1001", got)
+	}
+	for name, want := range map[string]string{
+		`"main"`:   "interfaces[0].vrf.table: 254 is the main table; a vrf needs a table of its own",
+		`"local"`:  "interfaces[0].vrf.table: 255 is the local table",
+		`"nosuch"`: `interfaces[0].vrf.table: unknown table name "nosuch"`,
+	} {
+		in, err := Parse([]byte(`{"version": 1, "interfaces": [{"name": "blue", "type": "vrf", "vrf": {"table": ` + name + `}}]}`))
+		if err == nil {
+			err = in.Validate()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("vrf table %s: %v, want %q", name, err, want)
+		}
 	}
 }

@@ -60,6 +60,11 @@ func TestBinaryTableNames(t *testing.T) {
 			t.Errorf("validate table %s: exit %d\nstdout:\n%s\nstderr:\n%s\nwant:\n%s", table, code, out, errOut, want)
 		}
 	}
+	f := writeUnitsIntent(t, "vrf.json", `"interfaces": [{"name": "blue", "type": "vrf", "vrf": {"table": "main"}}]`)
+	want := f + ": interfaces[0].vrf.table: 254 is the main table; a vrf needs a table of its own (1-252, 256-4294967295)\nnetagent: invalid intent: 1 problem; nothing was changed\n"
+	if code, out, errOut := runBinary(t, "validate", f); code != exitFailed || out != "" || errOut != want {
+		t.Errorf("validate vrf table main: exit %d\nstdout:\n%s\nstderr:\n%s\nwant:\n%s", code, out, errOut, want)
+	}
 }
 
 // A bond's miimon takes milliseconds or a duration with its unit.

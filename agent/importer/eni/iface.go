@@ -251,7 +251,7 @@ func (ifc *iface) build(name string) intent.Interface {
 	out := intent.Interface{Name: name, Type: intent.LinkPhysical, MTU: ifc.mtu, Addresses: ifc.addresses(), Master: ifc.vrf}
 	switch {
 	case ifc.vrfTable != 0:
-		out.Type, out.VRF = intent.LinkVRF, &intent.VRF{Table: ifc.vrfTable}
+		out.Type, out.VRF = intent.LinkVRF, &intent.VRF{Table: intent.TableID(ifc.vrfTable)}
 	case ifc.vxlan != nil:
 		out.Type, out.VXLAN = intent.LinkVXLAN, ifc.vxlan
 	case ifc.bond != nil:

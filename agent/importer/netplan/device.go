@@ -102,7 +102,7 @@ func (c *conv) device(dev *device) (*intent.Interface, bool) {
 		ok = h(c, ifc, e) && ok
 	}
 	if ifc.VRF != nil {
-		c.vrfTables(ifc.VRF.Table, firstRule, firstRoute)
+		c.vrfTables(uint32(ifc.VRF.Table), firstRule, firstRoute)
 	}
 	c.gatewayOnLink(ifc, firstRoute)
 	c.dhcpFinish(dev, ifc)

@@ -56,7 +56,7 @@ func (c *conv) wakeonlan(ifc *intent.Interface, e entry) bool {
 
 func (c *conv) vrfTable(ifc *intent.Interface, e entry) bool {
 	v, ok := c.number(e, e.v, 1, 1<<32-1)
-	ifc.VRF.Table = uint32(v)
+	ifc.VRF.Table = intent.TableID(v)
 	return ok
 }
 
