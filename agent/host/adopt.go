@@ -112,6 +112,18 @@ func (r *Runtime) adoptions(intended *dg.Graph, clashes map[dg.ItemRef]error) (m
 	return out, nil
 }
 
+// unmarked reports whether it is a kind of object that carries no mark of
+// its own: a bridge's VLAN settings and a port are netagent's with their
+// bridge or master (link.Adoptions), so adopting one equal to the intent
+// writes nothing.
+func unmarked(it dg.Item) bool {
+	switch it.(type) {
+	case *items.BridgeVLANs, *items.Port:
+		return true
+	}
+	return false
+}
+
 // predictAdoptions puts, in preds (what each operation of ops does to
 // traffic), the predictions of the creates that adopt: none for a mark
 // alone (written in place, the object never missing), and for one that
@@ -124,7 +136,11 @@ func predictAdoptions(ops reconciler.OperationLog, preds []disrupt.Prediction, a
 			continue
 		}
 		if a.MarkOnly {
-			preds[i] = disrupt.Certainly(disrupt.None, "adopted: only netagent's mark is written, in place; the object is never missing")
+			why := "adopted: only netagent's mark is written, in place; the object is never missing"
+			if unmarked(e.Item) {
+				why = "adopted: nothing is written (it carries no mark of its own and equals the intent)"
+			}
+			preds[i] = disrupt.Certainly(disrupt.None, why)
 			continue
 		}
 		m := e

@@ -261,3 +261,26 @@ func sorted(s []string) []string {
 }
 
 func sameSet(a, b []string) bool { return slices.Equal(sorted(a), sorted(b)) }
+
+// An adoption equal to the intent is predicted harmless, and says what it
+// writes: the mark, or nothing for objects that carry none (a bridge's
+// VLAN settings, a port).
+func TestPredictAdoptionsMarkOnlyText(t *testing.T) {
+	vlans := &items.BridgeVLANs{IfName: "br0", Bridge: "br0"}
+	br := &items.Interface{IfName: "br0", Kind: items.KindBridge, AdminUp: true}
+	ops := reconciler.OperationLog{
+		{Op: reconciler.OpCreate, Ref: dg.Ref(br), Item: br},
+		{Op: reconciler.OpCreate, Ref: dg.Ref(vlans), Item: vlans},
+	}
+	adoptions := map[dg.ItemRef]Adoption{dg.Ref(br): {Found: br, MarkOnly: true}, dg.Ref(vlans): {Found: vlans, MarkOnly: true}}
+	preds := make([]disrupt.Prediction, len(ops))
+	predictAdoptions(ops, preds, adoptions, nil)
+	for i, want := range []string{
+		"adopted: only netagent's mark is written, in place; the object is never missing",
+		"adopted: nothing is written (it carries no mark of its own and equals the intent)",
+	} {
+		if preds[i].Why != want || preds[i].Effect != disrupt.None {
+			t.Errorf("%v: %+v, want none: %q", ops[i].Ref, preds[i], want)
+		}
+	}
+}
