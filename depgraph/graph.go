@@ -439,7 +439,7 @@ func (r *root) link(n *Node, srcReq []*Node) {
 		var req *Node
 		if srcReq != nil {
 			req = srcReq[i].in(r)
-			if k := int(srcReq[i].ndependants); req.dependants == nil && k > 1 {
+			if k := int(srcReq[i].ndependants); req.dependants == nil && k > 0 {
 				// as many as in the other graph: not grown step by step
 				req.setDependants(r.nodeArray(k)[:0])
 			}

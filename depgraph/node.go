@@ -273,13 +273,10 @@ func (n *Node) setPeer(p *Node) {
 // addDependant records that d requires n. A node lists each dependant
 // once: link adds a node once per distinct required reference.
 func (r *root) addDependant(n, d *Node) {
-	list := n.dependantList()
-	if len(list) == cap(list) {
-		grown := r.nodeArray(max(2*len(list), 2))
-		copy(grown, list) // list stays as it was, for whoever holds it
-		list = grown[:len(list)]
-	}
-	list = append(list, d)
+	// A list that grows step by step (a graph built by Put) is grown
+	// by append: what it leaves behind is garbage at once, where in a
+	// slab it would stay allocated with the slab.
+	list := append(n.dependantList(), d)
 	n.setDependants(list)
 	if len(r.hubs) > 0 && len(list) > hubThreshold {
 		if pos := r.hubs[n]; pos != nil {
