@@ -51,6 +51,7 @@ type root struct {
 	sortStale   bool      // items were added or removed since
 	added       []*Node   // the nodes that got an item since (nodeAdded)
 	slab        []Node    // where the next nodes are allocated (see newNode)
+	ptrSlab     []*Node   // where the next small node arrays are carved (see nodeArray)
 	owners      []*Graph  // the subgraphs that own nodes, by Node.owner (0: the root)
 	freeOwners  []int32   // numbers of owners[] free again (releaseOwners)
 	nextIdx     int32     // the Index of the next new node, unless free has one
@@ -433,14 +434,14 @@ func (r *root) link(n *Node, srcReq []*Node) {
 		n.req = nil
 		return
 	}
-	reqs := make([]*Node, len(deps))
+	reqs := r.nodeArray(len(deps))
 	for i := range deps { // not a copy of each 64-byte Dependency
 		var req *Node
 		if srcReq != nil {
 			req = srcReq[i].in(r)
-			if k := int(srcReq[i].ndependants); req.dependants == nil && k > 1 {
+			if k := int(srcReq[i].ndependants); req.dependants == nil && k > 0 {
 				// as many as in the other graph: not grown step by step
-				req.setDependants(make([]*Node, 0, k))
+				req.setDependants(r.nodeArray(k)[:0])
 			}
 		} else {
 			req = r.nodeFor(deps[i].RequiredItem)

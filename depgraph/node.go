@@ -259,8 +259,11 @@ func link(n, p *Node) {
 func (n *Node) setPeer(p *Node) {
 	if n.peer == nil {
 		r := n.r
-		if r.peered == nil { // sized once for a run that looks at everything
-			r.peered = make([]*Node, 0, max(16, r.index.count))
+		if r.peered == nil {
+			// Sized once for a run that looks at everything: as many
+			// as either graph has (a current graph about to take a
+			// whole intended one holds few nodes yet).
+			r.peered = make([]*Node, 0, max(16, r.index.count, p.r.index.count))
 		}
 		r.peered = append(r.peered, n)
 	}
@@ -270,6 +273,9 @@ func (n *Node) setPeer(p *Node) {
 // addDependant records that d requires n. A node lists each dependant
 // once: link adds a node once per distinct required reference.
 func (r *root) addDependant(n, d *Node) {
+	// A list that grows step by step (a graph built by Put) is grown
+	// by append: what it leaves behind is garbage at once, where in a
+	// slab it would stay allocated with the slab.
 	list := append(n.dependantList(), d)
 	n.setDependants(list)
 	if len(r.hubs) > 0 && len(list) > hubThreshold {
@@ -277,6 +283,31 @@ func (r *root) addDependant(n, d *Node) {
 			pos[d] = len(list) - 1
 		}
 	}
+}
+
+// ptrSlab is how many node pointers one allocation holds for the small
+// arrays of required nodes and dependants (see nodeArray): 16 KiB with the
+// malloc header, one size class.
+const ptrSlab = (16384 - mallocHeader) / int(unsafe.Sizeof((*Node)(nil)))
+
+// nodeArray returns an array of n nil node pointers (length and capacity
+// n). A small one is carved from the root's slab, so that linking a graph
+// of 100k items makes a few hundred allocations instead of one or two per
+// item, and the collector tracks a few big objects instead of many small
+// ones. Like the node slabs, a slab stays allocated while any array in it
+// is in use, and what is carved is never carved again: an array a node no
+// longer uses (its item deleted or relinked) may still be held by a caller
+// (Required, Dependants), and is only garbage once its slab is.
+func (r *root) nodeArray(n int) []*Node {
+	if n > ptrSlab/16 {
+		return make([]*Node, n)
+	}
+	s := r.ptrSlab
+	if cap(s)-len(s) < n {
+		s = make([]*Node, 0, ptrSlab)
+	}
+	r.ptrSlab = s[:len(s)+n]
+	return s[len(s) : len(s)+n : len(s)+n]
 }
 
 // hubThreshold is the number of dependants past which removing one uses an

@@ -6,11 +6,11 @@ import (
 
 // proposal is an operation found ready in a wave.
 type proposal struct {
-	op       Operation
 	node     *dg.Node // the current-state node (of the item's reference)
 	old, new dg.Item
-	recreate bool
-	evictSeq uint64 // run.evictSeq when it was proposed
+	op       Operation
+	evictSeq uint32 // run.evictSeq when it was proposed
+	recreate bool   // (next to evictSeq: a proposal is 56 bytes)
 }
 
 func (p proposal) ref() dg.ItemRef { return p.node.Ref() }

@@ -46,7 +46,7 @@ type run struct {
 	spareQueue []*dg.Node    // the last wave's array, reused for the next queue
 	grouping   *grouping     // see groupByType (made by the first)
 
-	evictSeq        uint64                  // evictions so far (see stillReady)
+	evictSeq        uint32                  // evictions so far (see stillReady; at most one per node and operation)
 	retiring        []*dg.Node              // no longer intended: deleted at the end (retire.go)
 	conflicts       map[string][]*dg.Node   // retiring items by conflict key
 	conflictWaiters map[*dg.Node][]*dg.Node // items waiting for a conflicting item's delete
