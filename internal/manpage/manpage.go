@@ -15,7 +15,8 @@
 // docs pages and files of the tree, which a man page cannot follow) into
 // their text. A page that go-md2man would render with a warning (raw HTML
 // other than comments) is refused, as is one without the title line or
-// the NAME section.
+// the NAME section. Characters beyond ASCII are written as groff's
+// \[uXXXX] escapes.
 package manpage
 
 import (
@@ -24,6 +25,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cpuguy83/go-md2man/v2/md2man"
 	"github.com/russross/blackfriday/v2"
@@ -77,8 +79,23 @@ func Convert(md []byte, h Header) (Page, error) {
 		return r.RenderNode(&out, n, entering)
 	})
 	r.RenderFooter(&out, doc)
-	p.Roff = out.Bytes()
+	p.Roff = asciiOnly(out.Bytes())
 	return p, nil
+}
+
+// asciiOnly writes every rune beyond ASCII as groff's \[uXXXX], so that
+// the page renders the same whatever encoding troff is given (groff
+// without preconv warns of each byte above 127).
+func asciiOnly(roff []byte) []byte {
+	var b bytes.Buffer
+	for _, r := range string(roff) {
+		if r < utf8.RuneSelf {
+			b.WriteRune(r)
+		} else {
+			fmt.Fprintf(&b, "\\[u%04X]", r)
+		}
+	}
+	return b.Bytes()
 }
 
 // check refuses what would make a broken page: raw HTML (go-md2man drops
