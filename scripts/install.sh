@@ -13,6 +13,9 @@
 #                                            for /usr and /usr/local, which systemd searches;
 #                                            /etc/systemd/system for any other PREFIX)
 #   $PREFIX/share/doc/netagent/README.md     the documentation the unit points to
+#   $PREFIX/share/man/man8/netagent*.8       the man pages, made from docs/commands/*.md
+#   $PREFIX/share/man/man5/netagent.json.5   and docs/intent.md by internal/docgen (go run;
+#                                            dated by SOURCE_DATE_EPOCH or the last commit)
 #   $PREFIX/share/bash-completion/completions/netagent   shell completion, written by
 #   $PREFIX/share/zsh/site-functions/_netagent           `netagent completion SHELL`
 #   $PREFIX/share/fish/vendor_completions.d/netagent.fish  (where each shell looks)
@@ -73,6 +76,28 @@ grep -q "^ExecStart=$PREFIX/sbin/netagent " "$tmp/netagent.service" || {
 install -D -m 0755 "$bin" "$DESTDIR$PREFIX/sbin/netagent"
 install -D -m 0644 "$tmp/netagent.service" "$DESTDIR$UNITDIR/netagent.service"
 install -D -m 0644 "$here/README.md" "$DESTDIR$PREFIX/share/doc/netagent/README.md"
+# The man pages, from the docs/ pages whose first line is "# name(section)".
+mandate=
+if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
+	mandate=$(date -u -d "@$SOURCE_DATE_EPOCH" +%F)
+elif ! mandate=$(git -C "$here" log -1 --format=%cs 2>/dev/null) || [ -z "$mandate" ]; then
+	mandate=$(date -u +%F)
+fi
+mansource="netagent $(git -C "$here" describe --tags --always --dirty 2>/dev/null || true)"
+set -- "$here/docs/intent.md"
+for page in "$here"/docs/commands/*.md; do
+	if [ -e "$page" ]; then set -- "$@" "$page"; fi
+done
+if command -v go >/dev/null; then
+	(cd "$here" && go run ./internal/docgen man -date "$mandate" -source "${mansource% }" -o "$tmp/man" "$@")
+	for page in "$tmp"/man/man[1-8]/*; do
+		sect=$(basename "$(dirname "$page")")
+		install -D -m 0644 "$page" "$DESTDIR$PREFIX/share/man/$sect/$(basename "$page")"
+	done
+else
+	echo "install.sh: go is not on the PATH: the man pages (made by go run ./internal/docgen) are not installed" >&2
+fi
+
 for shell in bash zsh fish; do
 	"$bin" completion "$shell" >"$tmp/completion.$shell"
 done

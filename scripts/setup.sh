@@ -11,6 +11,7 @@ packages+=(netplan.io)  # import netplan: its examples and netplan generate, the
 packages+=(python3)  # ifupdown2 (unpacked below, the ENI oracle) runs on Debian's /usr/bin/python3
 packages+=(nftables)  # the nft program: the oracle of the nftables tests in test/netns (nft -j list)
 packages+=(zsh fish)  # completion zsh|fish: cmd/netagent runs each shell on its script
+packages+=(man-db groff-base)  # internal/manpage renders every installed man page (man -l, groff -ww, lexgrog)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

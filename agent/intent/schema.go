@@ -5,6 +5,10 @@ import (
 	_ "embed"
 )
 
+// The field reference of docs/intent.md is made from schema.json's
+// descriptions (TestIntentDocIsCurrent fails when it is stale).
+//go:generate go run ../../internal/docgen intent -schema schema.json -page ../../docs/intent.md
+
 //go:embed schema.json
 var schema []byte
 

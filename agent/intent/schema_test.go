@@ -52,7 +52,13 @@ func TestSchemaMatchesTypes(t *testing.T) {
 	sc.compare(t, reflect.TypeFor[Intent](), sc.root, "intent")
 }
 
-func (sc *schemaChecker) compare(t *testing.T, typ reflect.Type, s any, path string) {
+// errorReporter is what the comparison reports to: a *testing.T, or a
+// recorder in the test that shows it catches an undocumented field.
+type errorReporter interface {
+	Errorf(format string, args ...any)
+}
+
+func (sc *schemaChecker) compare(t errorReporter, typ reflect.Type, s any, path string) {
 	for typ.Kind() == reflect.Pointer {
 		typ = typ.Elem()
 	}
@@ -90,7 +96,7 @@ func (sc *schemaChecker) compare(t *testing.T, typ reflect.Type, s any, path str
 	}
 }
 
-func (sc *schemaChecker) compareStruct(t *testing.T, typ reflect.Type, m map[string]any, path string) {
+func (sc *schemaChecker) compareStruct(t errorReporter, typ reflect.Type, m map[string]any, path string) {
 	if m["additionalProperties"] != false {
 		t.Errorf("%s: additionalProperties is not false", path)
 	}
@@ -126,7 +132,7 @@ func jsonTypeName(typ reflect.Type) string {
 	return "integer"
 }
 
-func compareEnum(t *testing.T, typ reflect.Type, m map[string]any, path string) {
+func compareEnum(t errorReporter, typ reflect.Type, m map[string]any, path string) {
 	values, isEnum := goEnums[typ]
 	switch {
 	case typ.Name() != "string" && !isEnum:
@@ -140,7 +146,7 @@ func compareEnum(t *testing.T, typ reflect.Type, m map[string]any, path string) 
 	}
 }
 
-func compareBounds(t *testing.T, typ reflect.Type, m map[string]any, path string) {
+func compareBounds(t errorReporter, typ reflect.Type, m map[string]any, path string) {
 	if _, ok := m["const"]; ok {
 		return
 	}
