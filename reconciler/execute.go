@@ -158,7 +158,9 @@ func (u *run) executeBatch(b BatchConfigurator, group []proposal) {
 		} else {
 			err = fmt.Errorf("batch returned %d results for %d operations", len(errs), len(ops))
 		}
-		u.finish(p, u.entry(p, start), end, err)
+		e := u.entry(p, start)
+		e.Batch = len(group)
+		u.finish(p, e, end, err)
 	}
 }
 

@@ -21,7 +21,11 @@ type OpLogEntry struct {
 	// InProgress: the operation goes on in the background (End is zero).
 	InProgress bool
 	Start, End time.Time
-	Err        error
+	// Batch is the number of operations that ran with this one in one
+	// kernel batch (BatchConfigurator), 0 for one run on its own. The
+	// entries of one batch share Start and End: the batch's duration.
+	Batch int
+	Err   error
 	// PrevErr is the item's error before this operation (nil if none).
 	PrevErr error
 }

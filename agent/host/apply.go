@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -9,7 +10,9 @@ import (
 	"time"
 
 	"github.com/netagent/netagent/agent/linkwatch"
+	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -39,6 +42,17 @@ type Problem struct {
 	// items, so a link event may unblock it. An item blocked only behind a
 	// failed item or a cycle has it false: Apply does not wait for it.
 	WaitsOnLink bool
+	// MissingNIC names the NIC the item is, or waits for, when it does not
+	// exist on this host and nothing in the intent creates it: a physical
+	// interface's NIC, by name or by match. Only a hotplug brings it, so a
+	// one-shot Apply does not wait for it (ApplyOptions.WaitForNICs); the
+	// daemon does, at every link event.
+	MissingNIC string
+	// WaitsOnState names the link whose state (its carrier) the blocked
+	// item waits for, directly or through other blocked items; "" if it
+	// waits for nothing of a link's state. A plan whose operations set
+	// that link up predicts a wait, not a failure (oneshot's Outcome).
+	WaitsOnState string
 	// Unkept: the kernel did not keep the change (see Verifier); the
 	// item is not converging, Reason says what the kernel holds.
 	Unkept bool
@@ -69,6 +83,10 @@ type ApplyOptions struct {
 	// Wait bounds how long Apply waits, when items are blocked, for the
 	// link events that would unblock them (see Apply). 0: no wait.
 	Wait time.Duration
+	// WaitForNICs: wait also for items that wait only for NICs that do
+	// not exist on this host (Problem.MissingNIC), for a hotplug; without
+	// it Apply does not wait for them.
+	WaitForNICs bool
 }
 
 // Apply converges the namespace: it reads the current state back,
@@ -99,7 +117,7 @@ func (r *Runtime) applyOn(ctx context.Context, b Backend, intended *dg.Graph, op
 		go linkwatch.NewNetlink(r.target.Name, r.log).Watch(ctx, events)
 		return events
 	}
-	w := waiter{converge: converge, subscribe: subscribe, after: time.After, wait: opts.Wait, log: r.log}
+	w := waiter{converge: converge, subscribe: subscribe, after: time.After, wait: opts.Wait, nics: opts.WaitForNICs, log: r.log}
 	return w.run(ctx)
 }
 
@@ -354,7 +372,11 @@ func Summarize(st reconciler.Status, intended *dg.Graph) *Result {
 	waits := newLinkWaits(intended, st.NewCurrentState, st.Blocked, st.BlockedOn)
 	for ref, reason := range st.Blocked {
 		reason = strings.TrimPrefix(reason, "blocked: ")
-		res.Problems = append(res.Problems, Problem{Ref: ref, Blocked: true, WaitsOnLink: waits.of(ref), Reason: reason})
+		nic := waits.missingNIC(ref)
+		if nic != "" {
+			reason = missingNICReason(reason, nic, st.BlockedOn[ref])
+		}
+		res.Problems = append(res.Problems, Problem{Ref: ref, Blocked: true, WaitsOnLink: waits.of(ref), Reason: reason, MissingNIC: nic, WaitsOnState: waits.stateOf(ref)})
 	}
 	for want, have := range eachPairUnordered(intended, st.NewCurrentState) {
 		ref := refOf(want, have)
@@ -365,11 +387,26 @@ func Summarize(st reconciler.Status, intended *dg.Graph) *Result {
 			if held, ok := st.Held[ref]; ok {
 				reason = "not deleted: " + held
 			}
-			res.Problems = append(res.Problems, Problem{Ref: ref, Reason: reason})
+			p := Problem{Ref: ref, Reason: reason}
+			if have != nil && errors.Is(have.State().LastErr, link.ErrNoMatch) {
+				p.MissingNIC = ref.Name
+				p.Reason += ": the NIC does not exist on this host"
+			}
+			res.Problems = append(res.Problems, p)
 		}
 	}
 	slices.SortFunc(res.Problems, func(a, b Problem) int { return a.Ref.Compare(b.Ref) })
 	return res
+}
+
+// missingNICReason says why an item waits for the NIC nic, which does not
+// exist on this host: plainly for the physical interface that is the NIC
+// (blocked on its link, on), after the reason of the items behind it.
+func missingNICReason(reason, nic string, on dg.ItemRef) string {
+	if on == items.LinkRef(nic) {
+		return "NIC " + nic + " does not exist on this host (a physical interface, found by the name " + nic + "; nothing in the intent creates it)"
+	}
+	return reason + " (NIC " + nic + " does not exist on this host)"
 }
 
 // problem says why an item has not converged, if it has not: want is its

@@ -1,6 +1,9 @@
 package host
 
 import (
+	"errors"
+
+	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/items"
 )
@@ -65,4 +68,55 @@ func (w *linkWaits) waitsFor(on dg.ItemRef) bool {
 	have, _, exists := w.cur.Lookup(on)
 	want, wanted := w.intended.Get(on)
 	return exists && have.External() || wanted && want.External() || !wanted && !exists
+}
+
+// root follows the blocked item ref through the blocked items it waits
+// for to the last of them (last) and what that one waits for (on), which
+// is not blocked; ok false for a cycle of blocked items.
+func (w *linkWaits) root(ref dg.ItemRef) (last, on dg.ItemRef, ok bool) {
+	for range len(w.blocked) + 1 { // bounded: a cycle of blocked items ends it
+		on := w.on[ref]
+		if _, blocked := w.blocked[on]; !blocked {
+			return ref, on, true
+		}
+		ref = on
+	}
+	return ref, dg.ItemRef{}, false
+}
+
+// missingNIC returns the name of the NIC that the blocked item ref waits
+// for, directly or through other blocked items, when that NIC does not
+// exist on the host and nothing in the intent creates it (a link ref
+// neither graph holds, or a physical interface whose match found no NIC):
+// only a hotplug brings it. "" otherwise.
+func (w *linkWaits) missingNIC(ref dg.ItemRef) string {
+	_, on, ok := w.root(ref)
+	if !ok {
+		return ""
+	}
+	_, st, exists := w.cur.Lookup(on)
+	if exists && st.State == dg.StateFailed && errors.Is(st.LastErr, link.ErrNoMatch) {
+		return on.Name // a physical interface whose match finds no NIC
+	}
+	if _, wanted := w.intended.Get(on); on.Type != items.TypeLink || exists || wanted {
+		return ""
+	}
+	return on.Name
+}
+
+// stateOf returns the name of the link whose state (a MustSatisfy
+// predicate: its carrier) the blocked item ref waits for, directly or
+// through other blocked items; "" otherwise.
+func (w *linkWaits) stateOf(ref dg.ItemRef) string {
+	last, on, ok := w.root(ref)
+	if !ok || on.Type != items.TypeLink {
+		return ""
+	}
+	_, deps, _ := w.intended.LookupDeps(last)
+	for _, d := range deps {
+		if d.RequiredItem == on && d.MustSatisfy != nil {
+			return on.Name
+		}
+	}
+	return ""
 }

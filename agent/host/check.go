@@ -59,7 +59,26 @@ func (d Difference) String() string {
 	for i, h := range d.HeldBy {
 		held[i] = h.String()
 	}
-	return DiffText(d.Ref.String(), d.Kind, want, have, d.Fields, held)
+	text := DiffText(d.Ref.String(), d.Kind, want, have, d.Fields, held)
+	if d.Kind == Missing {
+		text += missingNICNote(d.Want)
+	}
+	return text
+}
+
+// missingNICNote says, for a physical interface that is missing, that its
+// NIC does not exist on this host (by name; a matched one is not there
+// under its name: apply renames the NIC its match finds); "" for any other
+// item.
+func missingNICNote(want dg.Item) string {
+	ifc, ok := want.(*items.Interface)
+	switch {
+	case !ok || ifc.Kind != items.KindPhysical:
+		return ""
+	case ifc.Match == nil:
+		return "; NIC " + ifc.IfName + " does not exist on this host"
+	}
+	return "; no NIC on this host is named " + ifc.IfName + " (apply renames the NIC that matches " + ifc.Match.String() + ", if one does)"
 }
 
 // DiffText is check's text of a difference of the item ref (Difference's,

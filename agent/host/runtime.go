@@ -285,12 +285,16 @@ func identical(a, b dg.Item) bool {
 // LogOp returns an operation hook (reconciler.WithOpHook) that logs one
 // line per kernel operation with the fields item, op, outcome ("ok",
 // "failed", "in progress"), duration and, for a recreate, recreate=true:
-// at info level, or at warning level with the error for a failure.
+// at info level, or at warning level with the error for a failure. The
+// operations of one kernel batch share their duration: it is logged once,
+// on a "kernel batch" line (ops, duration) before the batch's operations,
+// and their lines carry none.
 //
 // A line the logger's level leaves out costs nothing: at 100k operations,
 // building its fields took a fifth of an initial apply.
 func LogOp(log logrus.FieldLogger) func(reconciler.OpLogEntry) {
 	leveled, _ := log.(interface{ IsLevelEnabled(logrus.Level) bool })
+	var batch [2]time.Time // the Start and End of the last batch logged
 	return func(e reconciler.OpLogEntry) {
 		level := logrus.InfoLevel
 		if e.Err != nil {
@@ -300,7 +304,13 @@ func LogOp(log logrus.FieldLogger) func(reconciler.OpLogEntry) {
 			return
 		}
 		fields := logrus.Fields{"item": e.Ref.String(), "op": e.Op.String(), "outcome": outcome(e)}
-		if !e.InProgress {
+		switch {
+		case e.Batch > 0:
+			if b := [2]time.Time{e.Start, e.End}; b != batch {
+				batch = b
+				log.WithFields(logrus.Fields{"ops": e.Batch, "duration": e.End.Sub(e.Start)}).Log(level, "kernel batch")
+			}
+		case !e.InProgress:
 			fields["duration"] = e.End.Sub(e.Start)
 		}
 		if e.Recreate {

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -50,6 +51,38 @@ func TestLogOpLevels(t *testing.T) {
 		if got := out.Len() > 0; got != c.failed {
 			t.Errorf("level %v, entry: failure logged %v, want %v", c.level, got, c.failed)
 		}
+	}
+}
+
+// The operations of one kernel batch share one duration: LogOp logs it
+// once, on a "kernel batch" line, and the operations' lines carry none; an
+// operation run on its own keeps its duration.
+func TestLogOpBatchDuration(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var entries []reconciler.OpLogEntry
+	for _, dst := range []string{"10.0.0.0/24", "10.0.1.0/24", "10.0.2.0/24"} {
+		r := &items.Route{Dst: netip.MustParsePrefix(dst), Dev: "eth0"}
+		entries = append(entries, reconciler.OpLogEntry{Ref: dg.Ref(r), Item: r, Op: reconciler.OpCreate,
+			Start: start, End: start.Add(30 * time.Millisecond), Batch: 3})
+	}
+	alone := entries[0]
+	alone.Batch, alone.Start, alone.End = 0, start.Add(time.Second), start.Add(time.Second+2*time.Millisecond)
+	var out bytes.Buffer
+	log := logrus.New()
+	log.SetOutput(&out)
+	log.SetFormatter(&logrus.TextFormatter{DisableTimestamp: true})
+	hook := LogOp(log)
+	for _, e := range append(entries, alone) {
+		hook(e)
+	}
+	want := `level=info msg="kernel batch" duration=30ms ops=3
+level=info msg="kernel operation" item="route/main 10.0.0.0/24 metric 0" op=create outcome=ok
+level=info msg="kernel operation" item="route/main 10.0.1.0/24 metric 0" op=create outcome=ok
+level=info msg="kernel operation" item="route/main 10.0.2.0/24 metric 0" op=create outcome=ok
+level=info msg="kernel operation" duration=2ms item="route/main 10.0.0.0/24 metric 0" op=create outcome=ok
+`
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
 	}
 }
 

@@ -21,7 +21,10 @@ type waiter struct {
 	// after is time.After (replaced in tests).
 	after func(time.Duration) <-chan time.Time
 	wait  time.Duration
-	log   logrus.FieldLogger
+	// nics: wait also for NICs that do not exist on this host
+	// (ApplyOptions.WaitForNICs).
+	nics bool
+	log  logrus.FieldLogger
 }
 
 // run converges and, only when items are blocked, subscribes to the link
@@ -36,7 +39,7 @@ type waiter struct {
 func (w *waiter) run(ctx context.Context) (*Result, error) {
 	timeout := w.after(w.wait)
 	res, err := w.converge(ctx)
-	if err != nil || !anyBlocked(res) {
+	if err != nil || !w.anyBlocked(res) {
 		return res, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -58,10 +61,10 @@ func (w *waiter) run(ctx context.Context) (*Result, error) {
 		}
 		ops = append(ops, res.Ops...)
 		res.Ops = ops
-		if !anyBlocked(res) {
+		if !w.anyBlocked(res) {
 			return res, nil
 		}
-		w.log.WithField("blocked", countBlocked(res)).Debug("items blocked; waiting for link events")
+		w.log.WithField("blocked", w.countBlocked(res)).Debug("items blocked; waiting for link events")
 		select {
 		case ev := <-events:
 			w.log.WithFields(logrus.Fields{"links": ev.Names, "resync": ev.Resync}).Debug("link event; converging again")
@@ -75,13 +78,17 @@ func (w *waiter) run(ctx context.Context) (*Result, error) {
 }
 
 // anyBlocked reports whether an item of res waits for a link (see
-// Problem.WaitsOnLink): only then can a link event change the outcome.
-func anyBlocked(res *Result) bool { return countBlocked(res) > 0 }
+// Problem.WaitsOnLink): only then can a link event change the outcome. An
+// item waiting only for a NIC that does not exist on this host
+// (Problem.MissingNIC) counts only with w.nics: nothing but a hotplug
+// brings it; with w.nics, so does a physical interface whose match finds
+// no NIC.
+func (w *waiter) anyBlocked(res *Result) bool { return w.countBlocked(res) > 0 }
 
-func countBlocked(res *Result) int {
+func (w *waiter) countBlocked(res *Result) int {
 	n := 0
 	for _, p := range res.Problems {
-		if p.WaitsOnLink {
+		if p.MissingNIC != "" && w.nics || p.MissingNIC == "" && p.WaitsOnLink {
 			n++
 		}
 	}

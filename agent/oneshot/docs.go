@@ -103,6 +103,18 @@ type ProblemDoc struct {
 	State   string `json:"state"`
 	Blocked bool   `json:"blocked"`
 	Reason  string `json:"reason"`
+	// MissingNIC names the NIC the item is or waits for, which does not
+	// exist on this host (host.Problem.MissingNIC).
+	MissingNIC string `json:"missingNic,omitempty"`
+	// WaitsForCarrier names the link whose carrier the blocked item waits
+	// for (host.Problem.WaitsOnState).
+	WaitsForCarrier string `json:"waitsForCarrier,omitempty"`
+}
+
+// problemDoc is the ProblemDoc of p, in state.
+func problemDoc(p host.Problem, state string) ProblemDoc {
+	return ProblemDoc{Item: p.Ref.String(), State: state, Blocked: p.Blocked, Reason: p.Reason,
+		MissingNIC: p.MissingNIC, WaitsForCarrier: p.WaitsOnState}
 }
 
 // SideEffectDoc is an intended item the kernel changes by itself after
@@ -342,7 +354,7 @@ func PlanDocOf(res *host.PlanResult, gd *Guarded) PlanDoc {
 		}
 	}
 	for _, p := range res.Problems {
-		doc.Problems = append(doc.Problems, ProblemDoc{Item: p.Ref.String(), State: ProblemState(p), Blocked: p.Blocked, Reason: p.Reason})
+		doc.Problems = append(doc.Problems, problemDoc(p, ProblemState(p)))
 	}
 	for _, e := range res.SideEffects {
 		doc.SideEffects = append(doc.SideEffects, SideEffectDoc{Item: e.Ref.String(), Cause: e.Cause, Reason: e.Reason, Certain: e.Certain})
@@ -408,7 +420,7 @@ func ApplyDocOf(applied *host.Applied, took time.Duration, leases []LeaseReport,
 		if p.Blocked {
 			state = "blocked"
 		}
-		doc.Problems = append(doc.Problems, ProblemDoc{Item: p.Ref.String(), State: state, Blocked: p.Blocked, Reason: p.Reason})
+		doc.Problems = append(doc.Problems, problemDoc(p, state))
 	}
 	if res.Err != nil && len(res.Problems) == 0 {
 		doc.Error = res.Err.Error()

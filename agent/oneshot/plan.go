@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/configurators"
+	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -24,10 +26,65 @@ func (p *Planned) Outcome() Outcome {
 	switch {
 	case p.Guarded.Stops():
 		return Refused
-	case len(p.Problems) > 0 || p.Err != nil:
+	case p.Err != nil || len(p.Problems) > 0 && CarrierWaits(p.PlanResult) == nil:
 		return NotConverged
 	}
 	return Converged
+}
+
+// CarrierWaits returns the links whose carrier the blocked items of res
+// wait for when each of its problems is such a wait on a link that its
+// operations set up (a NIC the change brings up: the carrier comes a
+// moment after, and apply waits for it, up to --wait): an apply converges.
+// nil when there is another problem, or none.
+func CarrierWaits(res *host.PlanResult) []string {
+	var links []string
+	for _, p := range res.Problems {
+		if !p.Blocked || p.WaitsOnState == "" || p.MissingNIC != "" || !setsUp(res.Ops, p.WaitsOnState) {
+			return nil
+		}
+		if !slices.Contains(links, p.WaitsOnState) {
+			links = append(links, p.WaitsOnState)
+		}
+	}
+	slices.Sort(links)
+	return links
+}
+
+// setsUp reports whether ops create or modify the interface link into one
+// that is up.
+func setsUp(ops reconciler.OperationLog, link string) bool {
+	return slices.ContainsFunc(ops, func(e reconciler.OpLogEntry) bool {
+		ifc, ok := e.Item.(*items.Interface)
+		return ok && e.Err == nil && e.Op != reconciler.OpDelete && ifc.IfName == link && ifc.AdminUp
+	})
+}
+
+// MissingNICs returns the NICs that the problems of res name as not
+// existing on this host (host.Problem.MissingNIC), sorted, each once.
+func MissingNICs(problems []host.Problem) []string {
+	var nics []string
+	for _, p := range problems {
+		if p.MissingNIC != "" && !slices.Contains(nics, p.MissingNIC) {
+			nics = append(nics, p.MissingNIC)
+		}
+	}
+	slices.Sort(nics)
+	return nics
+}
+
+// MissingNICNote says that the NICs of problems that do not exist on this
+// host are not waited for: "" when there are none.
+func MissingNICNote(problems []host.Problem) string {
+	nics := MissingNICs(problems)
+	if len(nics) == 0 {
+		return ""
+	}
+	what := "NIC " + nics[0] + " does not exist"
+	if len(nics) > 1 {
+		what = "NICs " + strings.Join(nics, ", ") + " do not exist"
+	}
+	return what + " on this host: apply does not wait for a NIC nothing creates (--wait-for-nics waits up to --wait for it to be plugged in); the daemon configures it when it appears"
 }
 
 // Plan is `netagent plan`: the exact operations an apply of the intent
@@ -68,7 +125,10 @@ func SideEffectText(e configurators.SideEffect) string {
 // events, so a plan cannot list those. Items blocked only behind a failure
 // are not waited for. "" when no item waits for a link.
 func WaitNote(res *host.PlanResult) string {
-	if !slices.ContainsFunc(res.Problems, func(p host.Problem) bool { return p.WaitsOnLink }) {
+	if links := CarrierWaits(res); links != nil {
+		return "apply sets " + strings.Join(links, ", ") + " up and waits for the carrier (up to --wait) before it adds what waits for it"
+	}
+	if !slices.ContainsFunc(res.Problems, func(p host.Problem) bool { return p.WaitsOnLink && p.MissingNIC == "" }) {
 		return ""
 	}
 	note := "while items wait for a link, apply waits for link events (up to --wait) and converges again at each"

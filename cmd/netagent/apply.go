@@ -24,7 +24,7 @@ func init() {
 	register(&command{
 		name:    "apply",
 		summary: "converge once to the intent files and exit (no daemon needed)",
-		usage:   "[--netns NAME] [--json] [--all-ops] [--wait D] [--resolv-conf PATH] [--lock-timeout D] [--via-daemon] [--if-version N] [--adopt] [--protect LINK]... [--force] FILE...",
+		usage:   "[--netns NAME] [--json] [--all-ops] [--wait D] [--wait-for-nics] [--resolv-conf PATH] [--lock-timeout D] [--via-daemon] [--if-version N] [--adopt] [--protect LINK]... [--force] FILE...",
 		run:     runApply,
 	})
 }
@@ -36,6 +36,7 @@ func runApply(g *globals, args []string) int {
 	fs.BoolVar(&g.asJSON, "json", false, "print the operations run and the outcome as JSON (see the README's JSON shapes)")
 	fs.BoolVar(&g.allOps, "all-ops", false, fmt.Sprintf("print every operation run (default: the first %d, then how many more)", opsShown))
 	waitFlag(fs, &spec.Wait)
+	waitForNICsFlag(fs, &spec.WaitForNICs, "apply")
 	resolvConfFlag(fs, k)
 	vo := versionFlags(fs)
 	k.gateFlags(fs, true, func(h host.Holder, files []string) int { return applyViaDaemon(g, spec.Wait, vo, h, files) })
@@ -68,6 +69,12 @@ func waitFlag(fs *flag.FlagSet, wait *time.Duration) {
 		*wait = d
 		return err
 	})
+}
+
+// waitForNICsFlag adds --wait-for-nics to apply, try and rollback (verb).
+func waitForNICsFlag(fs *flag.FlagSet, nics *bool, verb string) {
+	fs.BoolVar(nics, "wait-for-nics", false, "wait (up to --wait) also for the physical NICs of the intent that do not exist on this host, "+
+		"to be plugged in; by default the "+verb+" does not wait for a NIC nothing creates and says that it does not exist")
 }
 
 // printApplyResult prints the outcome of an apply (or a rollback, verb)
@@ -111,6 +118,9 @@ func reportApplyTook(g *globals, res *host.Result, took time.Duration) int {
 	}
 	if len(res.Problems) == 0 && res.Err != nil {
 		fmt.Fprintf(g.stderr, "%s\n", termsafe.String(res.Err.Error()))
+	}
+	if note := oneshot.MissingNICNote(res.Problems); note != "" {
+		fmt.Fprintf(g.stderr, "%s\n", termsafe.String(note))
 	}
 	fmt.Fprintf(g.stdout, "not converged: %s failed or blocked (%s)%s\n", plural.N(len(res.Problems), "item"), plural.N(len(res.Ops), "operation"), applyTally(res, took))
 	return exitFailed

@@ -34,7 +34,7 @@ var globalNames = []string{"netns", "state-dir", "log-level", "log-format"}
 var globalUsage = map[string]string{
 	"netns":      "the named network namespace `NAME` to manage (default: the host's)",
 	"state-dir":  "keep netagent's records in `DIR` (default /var/lib/netagent/<netns or host>)",
-	"log-level":  "log `LEVEL`: debug, info, warn, error",
+	"log-level":  "log `LEVEL`: debug, info, warn, error (default: warn; run, the daemon: info)",
 	"log-format": "log `FORMAT`: text or json",
 }
 

@@ -37,6 +37,10 @@ type command struct {
 	name    string
 	summary string // one line for --help
 	usage   string // argument synopsis
+	// logInfo: the command logs at info level unless --log-level says
+	// otherwise (the daemon); the others log warnings and errors only,
+	// their output being what they print.
+	logInfo bool
 	// run gets the global options and the subcommand's own arguments and
 	// returns an exit code.
 	run func(g *globals, args []string) int
@@ -57,8 +61,10 @@ func register(c *command) {
 type globals struct {
 	netns     string
 	logFormat string
-	logLevel  string
-	stateDir  string
+	// logLevel is --log-level; "" until given: the command's default
+	// (command.logInfo).
+	logLevel string
+	stateDir string
 	// stateDirGiven: --state-dir was given; otherwise stateDir follows
 	// the namespace.
 	stateDirGiven bool
@@ -82,7 +88,7 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	g := &globals{stdout: stdout, stderr: stderr, logFormat: "text", logLevel: "info"}
+	g := &globals{stdout: stdout, stderr: stderr, logFormat: "text"}
 	fs, showVersion := topFlags(g)
 	name, rest, err := splitCommand(fs, args)
 	switch {
@@ -102,6 +108,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	c, ok := commands[name]
 	if !ok {
 		return unknownCommand(g, name)
+	}
+	if g.logLevel == "" {
+		g.logLevel = "warn"
+		if c.logInfo {
+			g.logLevel = "info"
+		}
 	}
 	if err := g.settle(); err != nil {
 		fmt.Fprintf(stderr, "netagent: %v\n", err)

@@ -125,6 +125,9 @@ func printPlanTextGuarded(g *globals, res *host.PlanResult, protected []string) 
 	if note := oneshot.WaitNote(res); note != "" {
 		fmt.Fprintf(g.stdout, "  ~  %s\n", note)
 	}
+	if note := oneshot.MissingNICNote(res.Problems); note != "" {
+		fmt.Fprintf(g.stdout, "  ~  %s\n", termsafe.String(note))
+	}
 	passes := ""
 	if len(res.FollowUps) > 0 {
 		passes = fmt.Sprintf(" in %d passes", len(res.FollowUps)+1)
@@ -134,6 +137,8 @@ func printPlanTextGuarded(g *globals, res *host.PlanResult, protected []string) 
 		fmt.Fprintln(g.stdout, "no changes: the kernel already matches the intent")
 	case failed == 0 && res.Err == nil:
 		fmt.Fprintf(g.stdout, "plan: %s%s\n", plural.N(len(res.Ops), "operation"), passes)
+	case res.Err == nil && oneshot.CarrierWaits(res) != nil:
+		fmt.Fprintf(g.stdout, "plan: %s%s; %s for the carrier of a link it sets up (apply waits for it)\n", plural.N(len(res.Ops), "operation"), passes, plural.Of(failed, "item waits", "items wait"))
 	default:
 		fmt.Fprintf(g.stdout, "plan: %s%s; %s would not converge (predicted to fail or blocked)\n", plural.N(len(res.Ops), "operation"), passes, plural.N(failed, "item"))
 	}

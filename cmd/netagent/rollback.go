@@ -37,6 +37,7 @@ func runRollback(g *globals, args []string) int {
 	k := kernelFlags(g, fs)
 	opts := host.ApplyOptions{Wait: oneshot.DefaultApplyWait}
 	fs.DurationVar(&opts.Wait, "wait", oneshot.DefaultApplyWait, "how long to wait, while items are blocked, for the link events the rollback causes")
+	waitForNICsFlag(fs, &opts.WaitForNICs, "rollback")
 	vo := versionFlags(fs)
 	n := 0
 	k.gateFlags(fs, true, func(h host.Holder, _ []string) int { return rollbackViaDaemon(g, h, n, vo) })

@@ -35,6 +35,7 @@ func init() {
 		summary: "run the daemon: keep the network as the intent directory (and the socket API) say",
 		usage:   "[--intent-dir DIR] [--socket PATH] [--metrics-listen ADDR] [--protect LINK]... [--adopt] [--etcd-endpoints URL,... [--etcd-prefix P] [--hostname H] [--group G]... [--label K=V]... [--publish-snapshot INTERVAL]]",
 		run:     runDaemon,
+		logInfo: true,
 	})
 }
 

@@ -53,6 +53,7 @@ func tryFlags(g *globals, fs *flag.FlagSet, k *kernelOpts) (*oneshot.TrySpec, *v
 	fs.BoolVar(&o.ProbesMustPassBefore, "probe-must-pass-before", false, "refuse the trial, before any change, when a probe fails before it (exit 4)")
 	fs.BoolVar(&o.AutoConfirm, "confirm-when-probes-pass", false, "confirm as soon as the apply verified and every probe passed (unattended)")
 	fs.DurationVar(&o.Apply.Wait, "wait", oneshot.DefaultApplyWait, "how long to wait, while items are blocked, for the link events the apply causes")
+	waitForNICsFlag(fs, &o.Apply.WaitForNICs, "try")
 	vo := versionFlags(fs)
 	d := &daemonTrialOpts{}
 	fs.StringVar(&d.name, "name", "", "with --via-daemon: the intent file that confirming writes in the daemon's intent directory (default trial-<version>.json)")

@@ -23,7 +23,7 @@ func TestAgentCLICheck(t *testing.T) {
 	if !strings.Contains(res.stdout, "route/main 0.0.0.0/0 metric 100: Gw: want 192.0.2.1, have 192.0.2.254") {
 		t.Errorf("check after a hand change: %s", res)
 	}
-	res = e.mustRun(0, "apply", cliGatewayFile)
+	res = e.mustRun(0, "apply", cliGatewayFile, "--log-level", "info")
 	if !strings.Contains(res.stdout, "converged: 1 operation") ||
 		!strings.Contains(res.stderr, `item="route/main 0.0.0.0/0 metric 100" op=modify outcome=ok`) {
 		t.Errorf("repairing apply: %s", res)

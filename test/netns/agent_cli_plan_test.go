@@ -181,7 +181,7 @@ func TestAgentCLIPlanPredictsClashes(t *testing.T) {
 	// clash), so apply does not wait for link events: it returns long
 	// before its wait ends.
 	start := time.Now()
-	res = e.mustRun(1, "apply", "--wait", "2m", file)
+	res = e.mustRun(1, "apply", "--log-level", "info", "--wait", "2m", file)
 	if took := time.Since(start); took > time.Minute {
 		t.Errorf("apply took %v: it waited for link events although no item waits for a link", took)
 	}
@@ -321,7 +321,7 @@ func TestAgentCLIPlanFollowUpPass(t *testing.T) {
 	if len(doc.SideEffects) != 1 || !doc.SideEffects[0].Certain || doc.SideEffects[0].Item != "sysctl/net.ipv4.conf.uplink0.forwarding" {
 		t.Errorf("side effects: %+v", doc.SideEffects)
 	}
-	res := e.mustRun(0, "apply", fwd)
+	res := e.mustRun(0, "apply", "--log-level", "info", fwd)
 	if ran := appliedOps(res.stderr); !slices.Equal(ran, ops) {
 		t.Errorf("apply ran %q, plan said %q", ran, ops)
 	}
@@ -343,7 +343,7 @@ func TestAgentCLIPlanFollowUpPass(t *testing.T) {
 	if len(doc.Problems) != 0 {
 		t.Errorf("problems: %+v", doc.Problems)
 	}
-	res = e.mustRun(0, "apply", down)
+	res = e.mustRun(0, "apply", "--log-level", "info", down)
 	if ran := appliedOps(res.stderr); !slices.Equal(ran, ops) {
 		t.Errorf("apply ran %q, plan said %q", ran, ops)
 	}
@@ -413,7 +413,7 @@ func TestAgentCLIPlanPredictsRefusedDeletes(t *testing.T) {
 		for i, o := range doc.Operations {
 			planned = append(planned, ops[i]+" failed="+fmt.Sprint(o.Error != ""))
 		}
-		res := e.mustRun(code, "apply", file)
+		res := e.mustRun(code, "apply", "--log-level", "info", file)
 		var ran []string
 		for _, m := range opOutcome.FindAllStringSubmatch(res.stderr, -1) {
 			ran = append(ran, m[2]+" "+m[1]+" failed="+fmt.Sprint(m[3] == "failed"))
@@ -463,7 +463,7 @@ func TestAgentCLIPlanFollowUpLastAddress(t *testing.T) {
 	e.mustRun(0, "apply", intent("start.json", "10.9.0.1/24"))
 	moved := intent("moved.json", "10.9.0.5/24")
 	ops, passes, doc := e.planFull(0, moved)
-	res := e.mustRun(0, "apply", moved)
+	res := e.mustRun(0, "apply", "--log-level", "info", moved)
 	if ran := appliedOps(res.stderr); !slices.Equal(ran, ops) {
 		t.Errorf("apply ran %q\nplan said %q", ran, ops)
 	}
