@@ -101,7 +101,33 @@ func (w *linkWaits) missingNIC(ref dg.ItemRef) string {
 	if _, wanted := w.intended.Get(on); on.Type != items.TypeLink || exists || wanted {
 		return ""
 	}
+	if w.intentBrings(on.Name) {
+		return ""
+	}
 	return on.Name
+}
+
+// intentBrings reports whether the intent brings a link named name that
+// the kernel has not got yet: an interface it creates (a bridge, a VLAN),
+// or a physical one it matches by what the NIC is (MAC, permanent MAC,
+// driver, path), whose NIC apply renames name, unless its match has found
+// no NIC. A physical interface found by its name brings nothing: only a
+// hotplug does.
+func (w *linkWaits) intentBrings(name string) bool {
+	ref := items.InterfaceRef(name)
+	want, wanted := w.intended.Get(ref)
+	if !wanted {
+		return false
+	}
+	ifc, ok := want.(*items.Interface)
+	if !ok || ifc.Kind != items.KindPhysical {
+		return true
+	}
+	if ifc.Match == nil {
+		return false
+	}
+	_, st, exists := w.cur.Lookup(ref)
+	return !exists || st.State != dg.StateFailed || !errors.Is(st.LastErr, link.ErrNoMatch)
 }
 
 // stateOf returns the name of the link whose state (a MustSatisfy

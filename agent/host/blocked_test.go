@@ -3,9 +3,13 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"testing"
 
+	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
+	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
 )
 
@@ -101,3 +105,62 @@ func TestSummarizeWaitsOnLink(t *testing.T) {
 		}
 	}
 }
+
+// A route waiting for the carrier of a link the kernel has not got is
+// waiting for a missing NIC only when nothing in the intent brings that
+// link: a physical interface found by its name (eth9) is missing; one
+// matched by its permanent MAC (mainif, apply renames the NIC it finds)
+// and a bridge the intent creates (br0) are not, until the match has
+// found no NIC (gone0).
+func TestSummarizeMissingNICOnlyWhenNothingBringsIt(t *testing.T) {
+	mac := net.HardwareAddr{0xde, 0xad, 0xbe, 0xef, 0xca, 0xfe}
+	noMatch := &items.Interface{IfName: "gone0", Kind: items.KindPhysical, Match: &items.NICMatch{MAC: mac}}
+	intended := dg.New("intended",
+		&items.Interface{IfName: "eth9", Kind: items.KindPhysical},
+		&items.Interface{IfName: "mainif", Kind: items.KindPhysical, Match: &items.NICMatch{PermanentMAC: mac}},
+		&items.Interface{IfName: "br0", Kind: items.KindBridge, Attrs: &items.BridgeAttrs{}},
+		noMatch,
+		needs("route", "via-eth9", carrierOf("eth9")),
+		needs("route", "via-mainif", carrierOf("mainif")),
+		needs("route", "via-br0", carrierOf("br0")),
+		needs("route", "via-gone0", carrierOf("gone0")),
+	)
+	reg := &reconciler.TypeRegistry{}
+	for _, typ := range []string{"route", items.TypeInterface} {
+		if err := reg.Register(typ, nicConf{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := reconciler.New(reg).Reconcile(context.Background(), dg.New("current"), intended)
+	want := map[string]string{"via-eth9": "eth9", "via-mainif": "", "via-br0": "", "via-gone0": "gone0"}
+	for _, p := range Summarize(st, intended).Problems {
+		if p.Ref.Type != "route" {
+			continue
+		}
+		w, ok := want[p.Ref.Name]
+		if !ok {
+			t.Errorf("unexpected problem %s: %s", p.Ref, p.Reason)
+			continue
+		}
+		delete(want, p.Ref.Name)
+		if p.MissingNIC != w {
+			t.Errorf("%s (%s): MissingNIC %q, want %q", p.Ref, p.Reason, p.MissingNIC, w)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("not reported: %v", want)
+	}
+}
+
+// nicConf creates everything; a matched interface named gone0 finds no NIC.
+type nicConf struct{}
+
+func (nicConf) Create(_ context.Context, it dg.Item) error {
+	if it.Name() == "gone0" {
+		return fmt.Errorf("interface gone0: %w", link.ErrNoMatch)
+	}
+	return nil
+}
+func (nicConf) Modify(context.Context, dg.Item, dg.Item) error { return nil }
+func (nicConf) Delete(context.Context, dg.Item) error          { return nil }
+func (nicConf) NeedsRecreate(dg.Item, dg.Item) bool            { return false }
