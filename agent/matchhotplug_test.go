@@ -115,3 +115,31 @@ func wantHotNICConfigured(t *testing.T, f *configurators.Fake, index int) {
 		}
 	}
 }
+
+// The daemon's status says that a NIC does not exist on this host as
+// apply does (host.MissingNICReason), not only that items wait for its
+// link: for a physical interface found by its name (eth9) and for the
+// items on a matched one whose match found no NIC (lan0).
+func TestStatusSaysTheNICDoesNotExist(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		docs := hotDocs()
+		docs["20-eth9.json"] = `{"version": 1, "interfaces": [{"name": "eth9", "type": "physical", "addresses": ["198.51.100.9/24"]}]}`
+		r := newRig(t, docs, onFakeNamespace(t, configurators.NewFake(nil))).start()
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		byRef := map[string]status.ItemStatus{}
+		for _, it := range r.status().Items {
+			byRef[it.Item] = it
+		}
+		for ref, want := range map[string]string{
+			"interface/eth9":               "NIC eth9 does not exist on this host (a physical interface, found by the name eth9; nothing in the intent creates it)",
+			"address/eth9/198.51.100.9/24": "(NIC eth9 does not exist on this host)",
+			"address/lan0/192.0.2.10/24":   "(NIC lan0 does not exist on this host)",
+			"interface/lan0.10":            "(NIC lan0 does not exist on this host)",
+		} {
+			if it := byRef[ref]; it.State != "blocked" || !strings.Contains(it.BlockedOn, want) {
+				t.Errorf("%s: %+v, want blocked with %q", ref, it, want)
+			}
+		}
+	})
+}

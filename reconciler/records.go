@@ -156,6 +156,9 @@ func (r *Records) Block(ref dg.ItemRef) (Block, bool) {
 // Blocked returns the blocked items, in ref order.
 func (r *Records) Blocked() []dg.ItemRef { return sortedKeys(r.blocked) }
 
+// NumBlocked returns how many items are blocked.
+func (r *Records) NumBlocked() int { return len(r.blocked) }
+
 // InFlight reports whether an operation on the item continues in the
 // background.
 func (r *Records) InFlight(ref dg.ItemRef) bool {

@@ -369,7 +369,10 @@ func Summarize(st reconciler.Status, intended *dg.Graph) *Result {
 		intended = dg.New("intended")
 	}
 	res := &Result{Ops: st.OperationLog, Err: st.Err, Current: st.NewCurrentState}
-	waits := newLinkWaits(intended, st.NewCurrentState, st.Blocked, st.BlockedOn)
+	waits := newLinkWaits(intended, st.NewCurrentState, func(ref dg.ItemRef) (dg.ItemRef, bool) {
+		_, blocked := st.Blocked[ref]
+		return st.BlockedOn[ref], blocked
+	}, len(st.Blocked))
 	for ref, reason := range st.Blocked {
 		reason = strings.TrimPrefix(reason, "blocked: ")
 		nic := waits.missingNIC(ref)

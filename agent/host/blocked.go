@@ -2,6 +2,7 @@ package host
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/netagent/netagent/configurators/link"
 	dg "github.com/netagent/netagent/depgraph"
@@ -17,10 +18,19 @@ import (
 // does not wait for it.
 type linkWaits struct {
 	intended, cur *dg.Graph
-	blocked       map[dg.ItemRef]string
-	on            map[dg.ItemRef]dg.ItemRef
-	memo          map[dg.ItemRef]verdict
+	// on returns what the item ref waits for; blocked false: it is not
+	// blocked.
+	on BlockedOn
+	// blocked is how many items are blocked: no walk along them is
+	// longer, but one that goes round a cycle of them.
+	blocked int
+	memo    map[dg.ItemRef]verdict
 }
+
+// BlockedOn returns what the blocked item ref waits for (the reconciler's
+// record of it); blocked false for an item that is not blocked.
+type BlockedOn func(ref dg.ItemRef) (on dg.ItemRef, blocked bool)
+
 
 type verdict uint8
 
@@ -31,11 +41,27 @@ const (
 	waitsNot
 )
 
-func newLinkWaits(intended, cur *dg.Graph, blocked map[dg.ItemRef]string, on map[dg.ItemRef]dg.ItemRef) *linkWaits {
+func newLinkWaits(intended, cur *dg.Graph, on BlockedOn, blocked int) *linkWaits {
 	if cur == nil {
 		cur = dg.New("current")
 	}
-	return &linkWaits{intended: intended, cur: cur, blocked: blocked, on: on, memo: map[dg.ItemRef]verdict{}}
+	return &linkWaits{intended: intended, cur: cur, on: on, blocked: blocked, memo: map[dg.ItemRef]verdict{}}
+}
+
+// MissingNICReason says why the blocked item ref waits, given the
+// reconciler's reason for it, when what it waits for (directly or through
+// other blocked items) is a NIC that does not exist on this host and that
+// nothing in the intent brings; ok false otherwise. blocked is how many
+// items are blocked. Apply's result and the daemon's status say it in the
+// same words.
+func MissingNICReason(intended, cur *dg.Graph, on BlockedOn, blocked int, ref dg.ItemRef, reason string) (nic, why string, ok bool) {
+	w := newLinkWaits(intended, cur, on, blocked)
+	nic = w.missingNIC(ref)
+	if nic == "" {
+		return "", reason, false
+	}
+	waited, _ := on(ref)
+	return nic, missingNICReason(strings.TrimPrefix(reason, "blocked: "), nic, waited), true
 }
 
 // of reports whether the blocked item ref waits for an external item.
@@ -48,7 +74,7 @@ func (w *linkWaits) of(ref dg.ItemRef) bool {
 	}
 	w.memo[ref] = visiting
 	v := waitsNot
-	if w.waitsFor(w.on[ref]) {
+	if on, _ := w.on(ref); w.waitsFor(on) {
 		v = waits
 	}
 	w.memo[ref] = v
@@ -62,7 +88,7 @@ func (w *linkWaits) waitsFor(on dg.ItemRef) bool {
 	if on == (dg.ItemRef{}) || items.IsDHCP4AddressRef(on) { // a lease's address: render, not a link, brings it
 		return false
 	}
-	if _, blocked := w.blocked[on]; blocked {
+	if _, blocked := w.on(on); blocked {
 		return w.of(on)
 	}
 	have, _, exists := w.cur.Lookup(on)
@@ -74,9 +100,9 @@ func (w *linkWaits) waitsFor(on dg.ItemRef) bool {
 // for to the last of them (last) and what that one waits for (on), which
 // is not blocked; ok false for a cycle of blocked items.
 func (w *linkWaits) root(ref dg.ItemRef) (last, on dg.ItemRef, ok bool) {
-	for range len(w.blocked) + 1 { // bounded: a cycle of blocked items ends it
-		on := w.on[ref]
-		if _, blocked := w.blocked[on]; !blocked {
+	for range w.blocked + 1 { // bounded: a cycle of blocked items ends it
+		on, _ := w.on(ref)
+		if _, blocked := w.on(on); !blocked {
 			return ref, on, true
 		}
 		ref = on

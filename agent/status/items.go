@@ -3,6 +3,7 @@ package status
 import (
 	"slices"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/render"
 	dg "github.com/netagent/netagent/depgraph"
 	"github.com/netagent/netagent/internal/graphwalk"
@@ -130,6 +131,9 @@ func ItemState(in *Snapshot, ref dg.ItemRef) (file, state, why string) {
 	}
 	if b, blocked := in.Records.Block(in.Current, in.Intended, ref); blocked && state != dg.StateFailed.String() {
 		state, why = StateBlocked, b.Reason
+		if _, text, missing := host.MissingNICReason(in.Intended, in.Current, in.blockedOn, in.Records.Reconciler.NumBlocked(), ref, b.Reason); missing {
+			why = text
+		}
 	}
 	if u := in.Records.Unkept(ref); u != nil && state != dg.StateFailed.String() && !st.State.InTransition() {
 		state, why = StateNotConverging, u.Reason
@@ -156,4 +160,10 @@ func stateOf(intended, exists bool, want, have dg.Item, st dg.StateData) string 
 func FileOf(g *dg.Graph, ref dg.ItemRef) string {
 	p, _ := g.ScopeOf(ref)
 	return render.FileOfSubgraph(p)
+}
+
+// blockedOn is a host.BlockedOn of the snapshot's records.
+func (in *Snapshot) blockedOn(ref dg.ItemRef) (dg.ItemRef, bool) {
+	b, blocked := in.Records.Block(in.Current, in.Intended, ref)
+	return b.On, blocked
 }
