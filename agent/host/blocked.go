@@ -31,7 +31,6 @@ type linkWaits struct {
 // record of it); blocked false for an item that is not blocked.
 type BlockedOn func(ref dg.ItemRef) (on dg.ItemRef, blocked bool)
 
-
 type verdict uint8
 
 const (
