@@ -85,6 +85,9 @@ func (o *storeOpts) check() error {
 		}
 		return nil
 	}
+	if !member.Built {
+		return fmt.Errorf("--etcd-endpoints: %w", member.ErrNoFleet)
+	}
 	if o.publish != 0 && o.publish < time.Second {
 		return fmt.Errorf("--publish-snapshot %v: at most one snapshot a second (0: none)", o.publish)
 	}
@@ -96,7 +99,7 @@ func (o *storeOpts) check() error {
 // openMember opens the fleet member when the daemon is one, and lists its
 // documents before the agent starts (member.Member.Prime).
 func openMember(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
-	if !o.store.enabled() {
+	if !o.store.enabled() || !member.Built { // check refused --etcd-endpoints without the fleet
 		return exitOK, true
 	}
 	so := o.store
