@@ -12,7 +12,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/netagent/netagent/agent/member"
 )
+
+// noFleet reports whether a test's command line is fleet's and this
+// build has none (go test -tags nofleet).
+func noFleet(args []string) bool { return !member.Built && slices.Contains(args, "fleet") }
 
 // goTool is the go command of the toolchain running the tests.
 func goTool() string { return filepath.Join(runtime.GOROOT(), "bin", "go") }
