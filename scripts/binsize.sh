@@ -7,22 +7,28 @@
 # (GODEBUG=inittrace=1) over --repeat runs (default 9), the two builds
 # interleaved run by run, so that a loaded machine disturbs both alike.
 #
-#   scripts/binsize.sh [--repeat N] [--against BIN]
+#   scripts/binsize.sh [--repeat N] [--against NAME=BIN]...
 #
-# --against BIN adds the rows of another netagent binary (an older build,
-# for before and after figures of one machine and day). show runs in a
+# --against NAME=BIN adds the rows, named NAME, of another netagent binary
+# (an older build, for before and after figures of one machine and day). show runs in a
 # fresh network namespace holding a veth pair, one end with an address (never the
 # host's; run as root), removed at the end; validate reads
 # examples/gateway.json.
 set -euo pipefail
 
 repeat=9
-against=
+against=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--repeat) repeat=$2; shift 2 ;;
-	--against) against=$2; shift 2 ;;
-	*) echo "usage: $0 [--repeat N] [--against BIN]" >&2; exit 2 ;;
+	--against)
+		case $2 in
+		?*=?*) against+=("$2") ;;
+		*) echo "binsize.sh: --against NAME=BIN" >&2; exit 2 ;;
+		esac
+		shift 2
+		;;
+	*) echo "usage: $0 [--repeat N] [--against NAME=BIN]..." >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "binsize.sh: run as root (show runs in a namespace of its own)" >&2; exit 2; }
@@ -33,15 +39,27 @@ ns=netagent-binsize-$$
 trap 'ip netns del "$ns" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 cd "$here"
-go build -o "$work/full" ./cmd/netagent
-go build -tags nofleet -o "$work/nofleet" ./cmd/netagent
+# Every binary measured is written the same way (cat, from a build or the
+# --against file): how a file was written (the linker maps its output)
+# changes how the page cache holds it, and with that the faults and the
+# resident pages of a run of it, by a megabyte or two.
+mkdir "$work/build"
+go build -o "$work/build/full" ./cmd/netagent
+go build -tags nofleet -o "$work/build/nofleet" ./cmd/netagent
+cat "$work/build/full" >"$work/full"
+cat "$work/build/nofleet" >"$work/nofleet"
+chmod +x "$work/full" "$work/nofleet"
 go build -ldflags='-s -w' -o "$work/full.stripped" ./cmd/netagent
 go build -tags nofleet -ldflags='-s -w' -o "$work/nofleet.stripped" ./cmd/netagent
 builds=(full nofleet)
-if [ -n "$against" ]; then
-	cp "$against" "$work/against"
-	builds+=(against)
-fi
+for a in "${against[@]}"; do
+	case ${a%%=*} in
+	full | nofleet | *.* | */*) echo "binsize.sh: --against $a: pick another NAME" >&2; exit 2 ;;
+	esac
+	cat "${a#*=}" >"$work/${a%%=*}"
+	chmod +x "$work/${a%%=*}"
+	builds+=("${a%%=*}")
+done
 
 ip netns add "$ns"
 ip -n "$ns" link set lo up
