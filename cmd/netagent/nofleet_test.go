@@ -101,6 +101,8 @@ func TestNoFleetBinary(t *testing.T) {
 		{[]string{"fleet", "push", "--host", "h1", "x.json"}, exitUsage, "netagent fleet: " + msg + "\n"},
 		{[]string{"run", "--etcd-endpoints", "http://127.0.0.1:1", "--state-dir", t.TempDir()}, exitUsage,
 			"netagent run: --etcd-endpoints: " + msg + "\nRun 'netagent run --help' for its usage.\n"},
+		{[]string{"run", "--intent-dir", t.TempDir(), "--group", "g1"}, exitUsage,
+			"netagent run: --group: " + msg + "\nRun 'netagent run --help' for its usage.\n"},
 		{[]string{"version"}, exitOK, ""},
 		{[]string{"validate", "../../examples/gateway.json"}, exitOK, ""},
 	} {
