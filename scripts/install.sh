@@ -5,7 +5,9 @@
 #
 # BINARY is a netagent binary built already; without it, the script builds
 # one from this checkout (Go 1.26 on the PATH), its version and revision
-# stamped from git (git describe, git rev-parse HEAD).
+# stamped from git (git describe, git rev-parse HEAD). NETAGENT_TAGS are
+# the build tags of that build: NETAGENT_TAGS=nofleet builds netagent
+# without the fleet (no etcd client, no gRPC: docs/binary-size.md).
 #
 # Where the files go (every path is prefixed with $DESTDIR):
 #   $PREFIX/sbin/netagent                    the binary (PREFIX: /usr/local)
@@ -56,7 +58,7 @@ else
 	if rev=$(git -C "$here" rev-parse HEAD 2>/dev/null); then
 		ldflags="-X main.version=$(git -C "$here" describe --tags --always --dirty) -X main.revision=$rev"
 	fi
-	(cd "$here" && go build -trimpath -ldflags "$ldflags" -o "$bin" ./cmd/netagent)
+	(cd "$here" && go build -trimpath -tags "${NETAGENT_TAGS:-}" -ldflags "$ldflags" -o "$bin" ./cmd/netagent)
 fi
 if [ ! -x "$bin" ]; then
 	echo "install.sh: $bin is not an executable" >&2

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/netagent/netagent/configurators/l3"
 	dg "github.com/netagent/netagent/depgraph"
@@ -85,7 +86,9 @@ const (
 	maxJournalSize = 1 << 30
 )
 
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
+// crcTable is the journal lines' CRC-32C table, made on first use (8 KB
+// and the CPU check that every one-shot command would pay at start).
+var crcTable = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // BeforeImage is what an item was before the trial first changed it:
 // Absent, or Item.
@@ -483,7 +486,7 @@ func (j *Journal) write(rec *record) error {
 		line = append(line, data...)
 	}
 	line = append(line, '}')
-	sum := binary.BigEndian.AppendUint32(nil, crc32.Checksum(line[9:], crcTable))
+	sum := binary.BigEndian.AppendUint32(nil, crc32.Checksum(line[9:], crcTable()))
 	hex.Encode(line[:8], sum)
 	line[8] = ' '
 	line = append(line, '\n')
@@ -683,5 +686,5 @@ func parseRecord(line []byte) (recordJSON, string) {
 // checksumOK reports whether sum (8 hex digits) is the crc32c of data.
 func checksumOK(sum, data []byte) bool {
 	want, err := hex.DecodeString(string(sum))
-	return err == nil && binary.BigEndian.Uint32(want) == crc32.Checksum(data, crcTable)
+	return err == nil && binary.BigEndian.Uint32(want) == crc32.Checksum(data, crcTable())
 }

@@ -73,7 +73,7 @@ func (c *journalCount) close() error { return c.f.Close() }
 func countLine(n int) []byte {
 	digits := fmt.Appendf(nil, "%0*d", countDigits, n)
 	line := make([]byte, 9, 9+countDigits+1)
-	hex.Encode(line[:8], binary.BigEndian.AppendUint32(nil, crc32.Checksum(digits, crcTable)))
+	hex.Encode(line[:8], binary.BigEndian.AppendUint32(nil, crc32.Checksum(digits, crcTable())))
 	line[8] = ' '
 	return append(append(line, digits...), '\n')
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/netagent/netagent/agent/intent"
 )
@@ -12,7 +13,7 @@ import (
 // danglingRef is Validate's error for a name that no interface of the
 // intent has, at an object of a list: "interfaces[3].master",
 // "routes[0].dev".
-var danglingRef = regexp.MustCompile(`^(interfaces|routes|neighbors)\[(\d+)\]`)
+var danglingRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(interfaces|routes|neighbors)\[(\d+)\]`) })
 
 // LeaveOutDangling finishes what SkipUnsupported began: an object that
 // names an interface the import left out (a port of a refused bond, a
@@ -57,7 +58,7 @@ func danglingObjects(in *intent.Intent) []dangling {
 		if _, err := fmt.Sscanf(fe.Msg, "interface %q is not defined", &name); err != nil {
 			continue
 		}
-		m := danglingRef.FindStringSubmatch(fe.Path)
+		m := danglingRef().FindStringSubmatch(fe.Path)
 		if m == nil || seen[m[0]] {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/netagent/netagent/items"
 )
@@ -34,7 +35,7 @@ func nftTableKeys(t *NftablesTable) []string {
 
 // nftName is what netagent accepts as a table, chain or set name: nft's
 // identifiers, at most 64 characters (the kernel's limit is 255).
-var nftName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
+var nftName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`) })
 
 // nftHooks are the hooks of each family that the kernel offers a filter
 // chain; nat and route chains are narrower (nftTypeHooks).
@@ -82,7 +83,7 @@ func (c *checker) nftTable(t *items.NftTable, at Origin) bool {
 		c.fail(at.field("family"), "%q is not an nftables family (want inet, ip, ip6, bridge, netdev)", t.Family)
 		ok = false
 	}
-	if !nftName.MatchString(t.Table) {
+	if !nftName().MatchString(t.Table) {
 		c.fail(at.field("name"), "%q is not a table name (a letter or '_', then up to 63 letters, digits, '_', '.', '-')", t.Table)
 		ok = false
 	}
@@ -120,7 +121,7 @@ func (c *checker) nftTable(t *items.NftTable, at Origin) bool {
 
 // nftChain checks a chain's own fields.
 func (c *checker) nftChain(family string, ch *items.NftChain, at Origin) {
-	if !nftName.MatchString(ch.Name) {
+	if !nftName().MatchString(ch.Name) {
 		c.fail(at.field("name"), "%q is not a chain name (a letter or '_', then up to 63 letters, digits, '_', '.', '-')", ch.Name)
 	} else if ch.Name == items.NftOwnerChain {
 		c.fail(at.field("name"), "%q is the chain that marks netagent's tables", ch.Name)
@@ -195,7 +196,7 @@ func nftPriorityNames(family string) string {
 
 // nftSet checks a set and its elements.
 func (c *checker) nftSet(family string, s *items.NftSet, at Origin) {
-	if !nftName.MatchString(s.Name) {
+	if !nftName().MatchString(s.Name) {
 		c.fail(at.field("name"), "%q is not a set name (a letter or '_', then up to 63 letters, digits, '_', '.', '-')", s.Name)
 	}
 	if !slices.Contains(nftSetTypes, s.Type) {

@@ -61,7 +61,7 @@ func (s *shapeChecker) token(o Origin) (json.Token, error) {
 
 // yamlStart is how a YAML document's first line begins: a document
 // marker, or a plain key and a colon ("network:", "version: 2").
-var yamlStart = regexp.MustCompile(`^(---|%YAML|[A-Za-z_][A-Za-z0-9_-]*:(\s|$))`)
+var yamlStart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(---|%YAML|[A-Za-z_][A-Za-z0-9_-]*:(\s|$))`) })
 
 // looksLikeYAML reports whether data, which is no JSON, begins as YAML
 // does: its first line that is no comment or blank.
@@ -71,7 +71,7 @@ func looksLikeYAML(data []byte) bool {
 		if len(line) == 0 || line[0] == '#' {
 			continue
 		}
-		return yamlStart.Match(line)
+		return yamlStart().Match(line)
 	}
 	return false
 }

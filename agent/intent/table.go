@@ -98,7 +98,7 @@ func LookupTable(name string) (uint32, error) {
 }
 
 // rtTableName is a name iproute2 would print: no space, no comment.
-var rtTableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`)
+var rtTableName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`) })
 
 // readRTTables reads a table names file ("NUMBER NAME" lines, "#"
 // comments); nil when it cannot be read or is larger than maxRTTables.
@@ -123,7 +123,7 @@ func parseRTTables(data []byte) map[string]uint32 {
 	for sc.Scan() {
 		line, _, _ := strings.Cut(sc.Text(), "#")
 		fields := strings.Fields(line)
-		if len(fields) != 2 || !rtTableName.MatchString(fields[1]) {
+		if len(fields) != 2 || !rtTableName().MatchString(fields[1]) {
 			continue
 		}
 		n, err := strconv.ParseUint(fields[0], 0, 32)

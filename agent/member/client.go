@@ -12,12 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
-
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
-	"github.com/netagent/netagent/store/etcd"
 )
+
+// ErrNoFleet: this netagent was built with the tag nofleet (etcd.go).
+var ErrNoFleet = errors.New("this netagent was built without the fleet (build tag nofleet)")
 
 // Conn says how to reach the fleet's store (etcd).
 type Conn struct {
@@ -38,8 +38,7 @@ type Client struct {
 // Dial connects to the store, lazily: the first operation finds out
 // whether it answers. An error is a configuration the store refuses.
 func Dial(conn Conn) (*Client, error) {
-	st, err := etcd.New(etcd.Config{Endpoints: conn.Endpoints, CAFile: conn.CAFile, CertFile: conn.CertFile, KeyFile: conn.KeyFile,
-		DialTimeout: conn.Timeout, RequestTimeout: conn.Timeout})
+	st, err := openStore(conn, true)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +107,7 @@ func (c *Client) Explain(err error) (Failure, string) {
 			c.Source(cas.Key), expected, stored)
 	case errors.Is(err, store.ErrNotFound):
 		return FailInvalid, err.Error()
-	case errors.Is(err, rpctypes.ErrRequestTooLarge):
+	case tooLarge(err):
 		return FailInvalid, fmt.Sprintf("the document is larger than etcd takes in one request (its --max-request-bytes, 1.5 MiB by default): split it into several documents; nothing was written (%v)", err)
 	case errors.Is(err, store.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		return FailStore, fmt.Sprintf("etcd at %s unreachable within %v: %v", strings.Join(c.conn.Endpoints, ", "), c.conn.Timeout, err)

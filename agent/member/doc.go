@@ -30,6 +30,11 @@
 // (check.go: CheckConn, Place.Check, DocName, CheckHost, Endpoints), with
 // errors that name the options of `netagent fleet` and `netagent run`.
 //
+// The store is etcd, opened in etcd.go alone, the package's only file
+// that imports the etcd client (and so gRPC). A build with the tag nofleet
+// takes etcd_nofleet.go instead: Built is false, Open and Dial fail with
+// ErrNoFleet, and the binary has no etcd client (docs/binary-size.md).
+//
 // Rules: the package never imports package agent, directly or not; what it
 // needs of the loop comes in as values (Snapshot) or callbacks
 // (BeginFunc). Its goroutines (watches, probes, the writer) share the

@@ -11,7 +11,6 @@ import (
 	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/store"
-	"github.com/netagent/netagent/store/etcd"
 )
 
 // Config says how the daemon joins its fleet (`netagent run
@@ -57,7 +56,7 @@ type Member struct {
 // and the status writer.
 func Open(cfg Config) (*Member, error) {
 	c := cfg.Conn
-	st, err := etcd.New(etcd.Config{Endpoints: c.Endpoints, CAFile: c.CAFile, CertFile: c.CertFile, KeyFile: c.KeyFile})
+	st, err := openStore(c, false)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/netagent/netagent/internal/suggest"
 )
@@ -173,12 +174,12 @@ func parseQuiet(fs *flag.FlagSet, args []string) error {
 
 // flagInMessage is an option as the flag package's errors spell it: one
 // dash ("flag provided but not defined: -x", "invalid value … for flag -x").
-var flagInMessage = regexp.MustCompile(`(^|[\s:])-([A-Za-z][A-Za-z0-9-]*)`)
+var flagInMessage = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[\s:])-([A-Za-z][A-Za-z0-9-]*)`) })
 
 // respell spells the options in one of the flag package's messages with
 // two dashes, as netagent's documentation and its other messages do.
 func respell(msg string) string {
-	return flagInMessage.ReplaceAllString(msg, "$1--$2")
+	return flagInMessage().ReplaceAllString(msg, "$1--$2")
 }
 
 // suggestFlag is "; did you mean --X?" when err is an option fs does not

@@ -1,3 +1,5 @@
+//go:build !nofleet
+
 package main
 
 // `netagent fleet`: the operator's side of a fleet (package fleet's key
@@ -32,15 +34,6 @@ func init() {
 		run:     runFleet,
 	})
 }
-
-// fleetSub is one subcommand of fleet.
-type fleetSub struct {
-	summary, usage string
-	run            func(g *globals, args []string) int
-}
-
-// fleetSubs are the subcommands (set in init: their functions use it).
-var fleetSubs map[string]fleetSub
 
 func init() {
 	fleetSubs = map[string]fleetSub{

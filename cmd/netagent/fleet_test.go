@@ -1,3 +1,5 @@
+//go:build !nofleet
+
 package main
 
 import (
@@ -525,5 +527,24 @@ func TestFleetUsage(t *testing.T) {
 	}
 	if code, out, _ := runCLI("fleet", "status", "--help"); code != exitOK || !strings.Contains(out, "--stale DURATION") {
 		t.Errorf("fleet status --help: exit %d\n%s", code, out)
+	}
+}
+
+// fleet status prints the hosts' names and reasons escaped (termsafe_test.go
+// has the other commands').
+func TestFleetStatusEscapesNames(t *testing.T) {
+	rows := []member.HostRow{{Host: "h1\x1b[2J", Bad: evilReason, Status: &fleet.Status{Host: "h1", Version: 1,
+		Revisions:  map[string]int64{"hosts/h1/" + evilFile: 3},
+		Conditions: []fleet.Condition{{Type: "Ready", Message: evilFile + " " + evilItem}},
+		Trial:      &fleet.Trial{State: "reverted", Source: "hosts/h1/x.json", Reason: evilReason}}}}
+	var out bytes.Buffer
+	fleetStatusPrint(&out, rows, time.Now())
+	for _, raw := range []string{"\x1b", "\r", "\u202e", "\u009b", "\nnetagent"} {
+		if strings.Contains(out.String(), raw) {
+			t.Errorf("fleet status: printed %q raw:\n%s", raw, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), `h1\x1b[2J`) || !strings.Contains(out.String(), `\u202etxt`) {
+		t.Errorf("fleet status: the names are not escaped:\n%s", out.String())
 	}
 }

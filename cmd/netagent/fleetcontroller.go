@@ -1,3 +1,5 @@
+//go:build !nofleet
+
 package main
 
 // `netagent fleet controller`: the long-running rollout controller

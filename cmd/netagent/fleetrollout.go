@@ -1,3 +1,5 @@
+//go:build !nofleet
+
 package main
 
 // `netagent fleet rollout`: the rollout controller (package agent/rollout)

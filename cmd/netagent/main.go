@@ -56,6 +56,16 @@ func register(c *command) {
 	commands[c.name] = c
 }
 
+// fleetSub is one subcommand of fleet.
+type fleetSub struct {
+	summary, usage string
+	run            func(g *globals, args []string) int
+}
+
+// fleetSubs are fleet's subcommands (set in fleet.go's init: their
+// functions use it; none in a build without the fleet, fleet_nofleet.go).
+var fleetSubs map[string]fleetSub
+
 // globals are the options every subcommand accepts before its name (and
 // after it: see parseFlags).
 type globals struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/netagent/netagent/agent/host"
@@ -33,10 +34,21 @@ type storeOpts struct {
 	key       string
 	ttl       time.Duration
 	publish   time.Duration
+	// fs and names: the flag set and the options storeFlags defined in
+	// it (a build without the fleet refuses each of them, check).
+	fs    *flag.FlagSet
+	names []string
 }
 
 func storeFlags(fs *flag.FlagSet) *storeOpts {
-	o := &storeOpts{}
+	o := &storeOpts{fs: fs}
+	var before []string
+	fs.VisitAll(func(f *flag.Flag) { before = append(before, f.Name) })
+	defer fs.VisitAll(func(f *flag.Flag) {
+		if !slices.Contains(before, f.Name) {
+			o.names = append(o.names, f.Name)
+		}
+	})
 	fs.StringVar(&o.endpoints, "etcd-endpoints", "", "etcd client URLs, comma-separated: read intents from etcd and write the status there")
 	fs.StringVar(&o.prefix, "etcd-prefix", fleet.DefaultPrefix, "the fleet's key prefix in etcd")
 	fs.StringVar(&o.hostname, "hostname", "", "this host's name in the fleet (default: the machine's hostname)")
@@ -79,6 +91,18 @@ func (o *storeOpts) enabled() bool { return o.endpoints != "" }
 
 // check validates the options that need no connection.
 func (o *storeOpts) check() error {
+	if !member.Built {
+		var given string
+		o.fs.Visit(func(f *flag.Flag) {
+			if given == "" && slices.Contains(o.names, f.Name) {
+				given = f.Name
+			}
+		})
+		if given != "" {
+			return fmt.Errorf("--%s: %w", given, member.ErrNoFleet)
+		}
+		return nil
+	}
 	if !o.enabled() {
 		if len(o.groups) > 0 || o.hostname != "" || len(o.labels) > 0 || o.publish != 0 {
 			return errors.New("--group, --label, --hostname and --publish-snapshot need --etcd-endpoints")
@@ -96,7 +120,7 @@ func (o *storeOpts) check() error {
 // openMember opens the fleet member when the daemon is one, and lists its
 // documents before the agent starts (member.Member.Prime).
 func openMember(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
-	if !o.store.enabled() {
+	if !o.store.enabled() || !member.Built { // check refused --etcd-endpoints without the fleet
 		return exitOK, true
 	}
 	so := o.store

@@ -10,10 +10,8 @@ import (
 
 	"github.com/netagent/netagent/agent/api"
 	"github.com/netagent/netagent/agent/host"
-	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/status"
 	dg "github.com/netagent/netagent/depgraph"
-	"github.com/netagent/netagent/fleet"
 )
 
 // Names from outside that a terminal would act on: a newline that starts
@@ -80,22 +78,6 @@ func TestPrintersEscapeNamesFromOutside(t *testing.T) {
 		var out, errb bytes.Buffer
 		run([]string{"status", "--watch", "--socket", path}, &out, &errb)
 		wantEscaped(t, "status --watch", out.String())
-	})
-	t.Run("fleet status", func(t *testing.T) {
-		rows := []member.HostRow{{Host: "h1\x1b[2J", Bad: evilReason, Status: &fleet.Status{Host: "h1", Version: 1,
-			Revisions:  map[string]int64{"hosts/h1/" + evilFile: 3},
-			Conditions: []fleet.Condition{{Type: "Ready", Message: evilFile + " " + evilItem}},
-			Trial:      &fleet.Trial{State: "reverted", Source: "hosts/h1/x.json", Reason: evilReason}}}}
-		var out bytes.Buffer
-		fleetStatusPrint(&out, rows, time.Now())
-		for _, raw := range []string{"\x1b", "\r", "\u202e", "\u009b", "\nnetagent"} {
-			if strings.Contains(out.String(), raw) {
-				t.Errorf("fleet status: printed %q raw:\n%s", raw, out.String())
-			}
-		}
-		if !strings.Contains(out.String(), `h1\x1b[2J`) || !strings.Contains(out.String(), `\u202etxt`) {
-			t.Errorf("fleet status: the names are not escaped:\n%s", out.String())
-		}
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -141,7 +142,7 @@ func (h hostNIC) nicPath(name string, index int) (string, error) {
 func (h hostNIC) busInfoParent(name string) (bus, dev string) {
 	_ = h.ioctl(name, func(fd int) error {
 		info, err := unix.IoctlGetEthtoolDrvinfo(fd, name)
-		if err == nil && pciAddress.MatchString(unix.ByteSliceToString(info.Bus_info[:])) {
+		if err == nil && pciAddress().MatchString(unix.ByteSliceToString(info.Bus_info[:])) {
 			bus, dev = "pci", unix.ByteSliceToString(info.Bus_info[:])
 		}
 		return err
@@ -151,4 +152,4 @@ func (h hostNIC) busInfoParent(name string) (bus, dev string) {
 
 // pciAddress is a PCI function's address as the kernel writes it
 // (pci_name): domain, bus, device, function, in lower-case hex.
-var pciAddress = regexp.MustCompile(`^[0-9a-f]{4,8}:[0-9a-f]{2}:[01][0-9a-f]\.[0-7]$`)
+var pciAddress = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{4,8}:[0-9a-f]{2}:[01][0-9a-f]\.[0-7]$`) })

@@ -156,7 +156,7 @@ func TestPCIAddress(t *testing.T) {
 		"virtio0": false, "usb-0000:00:14.0-2": false, "0000:00:20.0": false, "0000:00:04.8": false,
 		"0000:00:04.0/..": false, "0000:0G:04.0": false, "": false, "0000:00:04.0\n": false,
 	} {
-		if got := pciAddress.MatchString(s); got != want {
+		if got := pciAddress().MatchString(s); got != want {
 			t.Errorf("pciAddress(%q) = %t, want %t", s, got, want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/netagent/netagent/agent/intent"
 )
@@ -54,12 +55,12 @@ func setVID(vid *int, args []string) string {
 }
 
 // vidSep splits bridge-vids as ifupdown2 does: blanks and commas.
-var vidSep = regexp.MustCompile(`[\s,]+`)
+var vidSep = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[\s,]+`) })
 
 // setVIDs reads bridge-vids: VIDs and ranges (10 20-30,40).
 func (ifc *iface) setVIDs(args []string) string {
 	ifc.vids = []int{}
-	for _, w := range vidSep.Split(strings.Join(args, " "), -1) {
+	for _, w := range vidSep().Split(strings.Join(args, " "), -1) {
 		if w == "" {
 			continue
 		}

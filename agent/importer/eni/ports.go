@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // MaxPorts bounds the ports one bridge-ports or bond-slaves line names,
@@ -47,15 +48,17 @@ func portList(args []string) ([]string, string) {
 
 // portGlobs are ifupdown2's glob forms (modulebase.glob_regexs):
 // swp[1-2]s[0-3].100, swp1-10.100 and swp[1-10].100.
-var portGlobs = []*regexp.Regexp{
-	regexp.MustCompile(`^([A-Za-z0-9\-]+)\[(\d+)\-(\d+)\]([A-Za-z0-9\-]+)\[(\d+)\-(\d+)\](.*)$`),
-	regexp.MustCompile(`^([A-Za-z0-9\-]+[A-Za-z])(\d+)\-(\d+)(.*)$`),
-	regexp.MustCompile(`^([A-Za-z0-9\-]+)\[(\d+)\-(\d+)\](.*)$`),
-}
+var portGlobs = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`^([A-Za-z0-9\-]+)\[(\d+)\-(\d+)\]([A-Za-z0-9\-]+)\[(\d+)\-(\d+)\](.*)$`),
+		regexp.MustCompile(`^([A-Za-z0-9\-]+[A-Za-z])(\d+)\-(\d+)(.*)$`),
+		regexp.MustCompile(`^([A-Za-z0-9\-]+)\[(\d+)\-(\d+)\](.*)$`),
+	}
+})
 
 // expandGlob expands one glob word into at most max names.
 func expandGlob(expr string, max int) ([]string, string) {
-	if m := portGlobs[0].FindStringSubmatch(expr); m != nil {
+	if m := portGlobs()[0].FindStringSubmatch(expr); m != nil {
 		var out []string
 		for _, i := range portRange(m[2], m[3]) {
 			for _, j := range portRange(m[5], m[6]) {
@@ -67,7 +70,7 @@ func expandGlob(expr string, max int) ([]string, string) {
 		}
 		return out, ""
 	}
-	for _, re := range portGlobs[1:] {
+	for _, re := range portGlobs()[1:] {
 		if m := re.FindStringSubmatch(expr); m != nil {
 			r := portRange(m[2], m[3])
 			if len(r) > max {

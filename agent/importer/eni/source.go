@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/netagent/netagent/agent/importer"
 	"github.com/netagent/netagent/internal/safefile"
@@ -85,7 +86,7 @@ func (p *parser) source(l line) {
 
 // runPartsName is the names ifupdown's source-directory reads (those
 // run-parts runs): letters, digits, '_' and '-' only.
-var runPartsName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var runPartsName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // sourceDirectory handles `source-directory DIR` as ifupdown does
 // (ifupdown2 3.0 does not know it): the regular files of DIR whose names
@@ -106,7 +107,7 @@ func (p *parser) sourceDirectory(l line) {
 		return
 	}
 	for _, e := range entries { // ReadDir sorts by name
-		if runPartsName.MatchString(e.Name()) {
+		if runPartsName().MatchString(e.Name()) {
 			p.include(l.pos[1], "source-directory", filepath.Join(dir, e.Name()), false)
 		}
 	}
