@@ -94,7 +94,7 @@ func TestReadRefusesNamingThePath(t *testing.T) {
 	}{
 		{"version", func(d *Document) { d.Version = 1 }},
 		{"links[1].name", func(d *Document) { d.Links[1].Name = "a/b" }},
-		{"links[1].kind", func(d *Document) { d.Links[1].Kind = "wireguard" }},
+		{"links[1].kind", func(d *Document) { d.Links[1].Kind = "ipip6" }},
 		{"links[1].mtu", func(d *Document) { d.Links[1].MTU = -1 }},
 		{"links[1].mac", func(d *Document) { d.Links[1].MAC = "zz" }},
 		{"links[2].index", func(d *Document) { d.Links[2].Index = 2 }},

@@ -27,7 +27,7 @@ import (
 func init() {
 	register(&command{
 		name:    "fleet",
-		summary: "push intent documents to hosts and groups in etcd, read the fleet's status, roll documents out in waves (push, delete, get, list, status, rollout, controller)",
+		summary: "push intent documents to hosts and groups in etcd, read the fleet's status and the hosts' snapshots, roll documents out in waves (push, delete, get, list, status, snapshot, rollout, controller)",
 		usage:   "push|delete|get|list|status [options] [FILE]",
 		run:     runFleet,
 	})
@@ -67,13 +67,13 @@ func runFleet(g *globals, args []string) int {
 			fleetUsage(g.stdout)
 			return exitOK
 		}
-		fmt.Fprintln(g.stderr, "netagent fleet: which subcommand? push, delete, get, list, status, rollout or controller")
+		fmt.Fprintln(g.stderr, "netagent fleet: which subcommand? push, delete, get, list, status, snapshot, rollout or controller")
 		fleetUsage(g.stderr)
 		return exitUsage
 	}
 	sub, ok := fleetSubs[args[i]]
 	if !ok {
-		fmt.Fprintf(g.stderr, "netagent fleet: unknown subcommand %q: push, delete, get, list, status, rollout or controller\n", args[i])
+		fmt.Fprintf(g.stderr, "netagent fleet: unknown subcommand %q: push, delete, get, list, status, snapshot, rollout or controller\n", args[i])
 		return exitUsage
 	}
 	return sub.run(g, append(slices.Clone(args[:i]), args[i+1:]...))
@@ -103,7 +103,7 @@ func fleetSubIndex(fs *flag.FlagSet, args []string) int {
 
 func fleetUsage(w io.Writer) {
 	fmt.Fprintf(w, "usage: netagent fleet SUBCOMMAND [options] [FILE]\n\n%s\n\nsubcommands:\n", commands["fleet"].summary)
-	for _, name := range []string{"push", "delete", "get", "list", "status", "rollout", "controller"} {
+	for _, name := range []string{"push", "delete", "get", "list", "status", "snapshot", "rollout", "controller"} {
 		s := fleetSubs[name]
 		fmt.Fprintf(w, "  %-7s %s\n          %s\n", name, s.usage, s.summary)
 	}
@@ -150,7 +150,7 @@ func fleetFlagSet(g *globals, sub string) (*flag.FlagSet, *fleetConn) {
 	}
 	c := &fleetConn{}
 	c.connFlags(fs)
-	if sub != "status" {
+	if sub != "status" && sub != "snapshot" {
 		c.placeFlags(fs, sub)
 	}
 	return fs, c
