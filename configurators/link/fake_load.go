@@ -209,12 +209,19 @@ func loadTunnel(fl *fakeLink, l netlink.Link) {
 }
 
 // creatable is l as a create request: a veth's peer gets a placeholder
-// name (the peer is planted on its own, and the placeholder dropped), a
-// lower link keeps its index.
+// name (the peer is planted on its own, and the placeholder dropped); an
+// ipvlan has no MAC (the kernel refuses one: its MAC is its parent's,
+// which the dump shows and loadOne gives it); a lower link keeps its
+// index.
 func creatable(l netlink.Link) netlink.Link {
-	if v, ok := l.(*netlink.Veth); ok {
+	switch v := l.(type) {
+	case *netlink.Veth:
 		c := *v
 		c.PeerName, c.PeerNamespace = fmt.Sprintf("snp-peer-%d", v.Index%100000), nil
+		return &c
+	case *netlink.IPVlan:
+		c := *v
+		c.HardwareAddr = nil
 		return &c
 	}
 	return l
