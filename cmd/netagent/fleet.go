@@ -195,7 +195,7 @@ func (c *fleetConn) placeFlags(fs *flag.FlagSet, sub string) {
 func (c *fleetConn) pushFlags(fs *flag.FlagSet) {
 	fs.Func("with", "validate the file together with this intent `FILE` too (a document the members merge with it, such as the host's own when pushing to a group), without pushing it; repeatable",
 		func(v string) error { c.with = append(c.with, v); return nil })
-	fs.BoolVar(&c.try, "try", false, "push the document as a trial: each member applies it, confirms it when its --probe pass, and reverts to its previous version after --trial-timeout otherwise (fleet status shows the trial per host)")
+	fs.BoolVar(&c.try, "try", false, "push the document as a trial: each member applies it, watches its --probe until --trial-timeout and confirms it then (without probes: once it converged), and reverts to its previous version when a probe fails or it does not converge (fleet status shows the trial per host)")
 	fs.DurationVar(&c.trialTimeout, "trial-timeout", member.DefaultTrialTimeout, "with --try: how long a member waits for the trial to converge and its probes to pass")
 	fs.Func("probe", "with --try: a `PROBE` each member runs after applying the trial (ping:HOST, tcp:HOST:PORT, dns:NAME[@SERVER], http(s)://URL or arping:ADDR@DEV, see `go doc agent/probe`); repeatable",
 		func(v string) error { c.probes = append(c.probes, v); return nil })

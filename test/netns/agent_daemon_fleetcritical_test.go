@@ -5,9 +5,7 @@ package netns_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,14 +43,7 @@ func TestAgentDaemonFleetRolloutPreflightCritical(t *testing.T) {
 		return e.Version
 	}
 	before := version()
-	dir := t.TempDir()
-	write := func(name, data string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := fileWriter(t)
 	write("down.json", `{"version": 1, "interfaces": [{"name": "uplink0", "type": "physical", "state": "down", "addresses": ["192.0.2.2/24"]}]}`)
 	endpoints := strings.Join(f.etcd.Endpoints(), ",")
 	cli := func(args ...string) (string, error) {
