@@ -171,14 +171,25 @@ func TestFleetTrialConfirmed(t *testing.T) {
 		if !f.k.has(route2Ref) || !f.k.has(routeRef) {
 			t.Fatalf("the trial was not applied: %v", f.k.takeOps())
 		}
+		// Its first probe round passed: it stands, its probes watched,
+		// until its deadline, when it is confirmed.
+		if tr := f.trial(t); tr == nil || tr.Revision != int64(rev) || tr.State != member.FleetTrialPending {
+			t.Fatalf("trial in the status after its first probe round %+v, want pending", tr)
+		}
+		time.Sleep(30 * time.Second)
+		settle()
 		want := fleet.Trial{Source: "groups/g1/routes.json", Revision: int64(rev), State: member.FleetTrialConfirmed}
 		if tr := f.trial(t); tr == nil || tr.Source != want.Source || tr.Revision != want.Revision || tr.State != want.State {
 			t.Fatalf("trial in the status %+v, want %+v", tr, want)
 		}
-		time.Sleep(time.Minute) // past the timeout: nothing reverts
+		rounds := p.count()
+		if rounds < 20 {
+			t.Errorf("probe runs through the trial window: %d, want one a second", rounds)
+		}
+		time.Sleep(time.Minute) // past the timeout: nothing reverts, nothing is probed (no bake)
 		synctest.Wait()
-		if !f.k.has(route2Ref) || p.count() != 1 {
-			t.Errorf("after the timeout: route2 applied %v, probe rounds %d", f.k.has(route2Ref), p.count())
+		if !f.k.has(route2Ref) || p.count() != rounds {
+			t.Errorf("after the timeout: route2 applied %v, probe rounds %d (were %d)", f.k.has(route2Ref), p.count(), rounds)
 		}
 		if st, _ := f.fleetStatus(t); !st.Ready || st.Revisions["groups/g1/routes.json"] != int64(rev) {
 			t.Errorf("status after the confirm: %+v", st)
@@ -352,6 +363,8 @@ func TestFleetTrialJournal(t *testing.T) {
 		p.mu.Unlock()
 		m.Put(groupRoutes, trialDoc(t, "30s", twoRoutesDoc, "ping:192.0.2.2"))
 		settle()
+		settle()
+		time.Sleep(30 * time.Second) // confirmed at its deadline
 		settle()
 		if got := strings.Join(f.trials.events, ","); got != "begin,revert,begin,confirm" || !f.k.has(route2Ref) {
 			t.Fatalf("journal events %q, want begin,revert,begin,confirm; route2 %v", got, f.k.has(route2Ref))

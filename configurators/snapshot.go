@@ -36,14 +36,16 @@ type KernelState struct {
 // MaxSysctls bounds the files of /proc/sys/net DumpKernel reads.
 const MaxSysctls = 100_000
 
-// DumpKernel reads t's namespace whole (KernelState). It writes nothing.
-func DumpKernel(ctx context.Context, t *netnsx.Target) (*KernelState, error) {
+// DumpKernel reads t's namespace whole (KernelState), with the link
+// records of stateDir ("": none) that name WireGuard key files. It
+// writes nothing.
+func DumpKernel(ctx context.Context, t *netnsx.Target, stateDir string) (*KernelState, error) {
 	id, err := statefile.Identify(t)
 	if err != nil {
 		return nil, err
 	}
 	s := &KernelState{Identity: id}
-	if s.Links, err = link.Dump(t); err != nil {
+	if s.Links, err = link.Dump(t, stateDir); err != nil {
 		return nil, err
 	}
 	names, indexes := map[int]string{}, map[string]int{}

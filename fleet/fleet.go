@@ -243,11 +243,19 @@ type Trial struct {
 	Started  time.Time `json:"started,omitzero"`
 	Deadline time.Time `json:"deadline,omitzero"`
 	Ended    time.Time `json:"ended,omitzero"`
+	// BakeUntil is when the bake of a confirmed trial ends: until then
+	// the host keeps running its probes. BakeProbe is the probe that
+	// failed during the bake (BakeFailure says how): the host is
+	// Degraded from then on, until the document is pushed again.
+	BakeUntil   time.Time `json:"bakeUntil,omitzero"`
+	BakeProbe   string    `json:"bakeProbe,omitempty"`
+	BakeFailure string    `json:"bakeFailure,omitempty"`
 }
 
 // Equal reports whether t and u say the same.
 func (t Trial) Equal(u Trial) bool {
 	return t.Source == u.Source && t.Revision == u.Revision && t.State == u.State && t.Reason == u.Reason &&
 		slices.Equal(t.FailingBefore, u.FailingBefore) && t.Probe == u.Probe && t.ProbeFailedAt.Equal(u.ProbeFailedAt) &&
-		t.Started.Equal(u.Started) && t.Deadline.Equal(u.Deadline) && t.Ended.Equal(u.Ended)
+		t.Started.Equal(u.Started) && t.Deadline.Equal(u.Deadline) && t.Ended.Equal(u.Ended) &&
+		t.BakeUntil.Equal(u.BakeUntil) && t.BakeProbe == u.BakeProbe && t.BakeFailure == u.BakeFailure
 }

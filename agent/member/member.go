@@ -28,10 +28,11 @@ type Config struct {
 	// TTL is the status's lease (DefaultStatusTTL).
 	TTL time.Duration
 	Log logrus.FieldLogger
-	// Prober, PreCheck and StateDir are the StoreSource's
+	// Prober, PreCheck, Watcher and StateDir are the StoreSource's
 	// (StoreSourceConfig).
 	Prober   func(ctx context.Context, specs []string) error
 	PreCheck func(ctx context.Context, specs []string) ([]string, []trial.Failing)
+	Watcher  func(ctx context.Context, specs []string, every time.Duration) <-chan error
 	StateDir string
 	// PublishSnapshot, if positive, publishes the host's snapshot (taken
 	// by TakeSnapshot) at most once per PublishSnapshot
@@ -62,7 +63,7 @@ func Open(cfg Config) (*Member, error) {
 	}
 	layout := fleet.Layout{Prefix: c.Prefix}
 	src, err := NewStoreSource(StoreSourceConfig{Store: st, Layout: layout, Host: cfg.Host, Groups: cfg.Groups, Log: cfg.Log,
-		Prober: cfg.Prober, PreCheck: cfg.PreCheck, StateDir: cfg.StateDir})
+		Prober: cfg.Prober, PreCheck: cfg.PreCheck, Watcher: cfg.Watcher, StateDir: cfg.StateDir})
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -149,6 +149,9 @@ type TrialOptions struct {
 	Timeout, ProbeTimeout time.Duration
 	Probes                []string
 	ProbesMustPassBefore  bool
+	// Bake: how long a confirmed trial's probes keep running (a
+	// rollout's wave's bake; TrialSpec.Bake); 0: none.
+	Bake time.Duration
 }
 
 // Envelope wraps the intent data in a trial envelope (`fleet push
@@ -186,6 +189,9 @@ func EnvelopeWith(data []byte, o TrialOptions) ([]byte, error) {
 	spec := TrialSpec{Timeout: o.Timeout.String(), Probes: o.Probes, ProbesMustPassBefore: o.ProbesMustPassBefore}
 	if o.ProbeTimeout > 0 {
 		spec.ProbeTimeout = o.ProbeTimeout.String()
+	}
+	if o.Bake > 0 && len(o.Probes) > 0 {
+		spec.Bake = o.Bake.String()
 	}
 	return json.Marshal(TrialEnvelope{Trial: spec, Intent: compact.Bytes()})
 }

@@ -49,6 +49,11 @@ type StoreSourceConfig struct {
 	// PreCheck runs a fleet trial's probes once before its intent is
 	// delivered (trial.PreChecks; nil: none, every probe judges it).
 	PreCheck func(ctx context.Context, specs []string) ([]string, []trial.Failing)
+	// Watcher watches a standing fleet trial's probes, and a confirmed
+	// one's through its bake (trial.Watches: every interval, the failure
+	// of a probe that failed trial.FailuresToRevert rounds in a row); nil:
+	// trial.Watch over Prober, each run bounded by trial.ProbeInterval.
+	Watcher  func(ctx context.Context, specs []string, every time.Duration) <-chan error
 	StateDir string
 }
 

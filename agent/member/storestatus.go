@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -92,6 +93,7 @@ func (w *StatusWriter) Report(st fleet.Status) {
 	if w.cfg.Source != nil {
 		w.cfg.Source.observe(st)
 		st.Trial = w.cfg.Source.trialState()
+		bakeDegraded(&st)
 	}
 	w.mu.Lock()
 	if w.snapshot != nil {
@@ -115,6 +117,7 @@ func (w *StatusWriter) trialChanged() {
 	if w.latest != nil {
 		st := *w.latest
 		st.Trial = w.cfg.Source.trialState()
+		bakeDegraded(&st)
 		w.latest = &st
 	}
 	w.mu.Unlock()
@@ -295,4 +298,22 @@ func (w *StatusWriter) write(ctx context.Context, raw []byte) error {
 		w.version = v
 		return nil
 	}
+}
+
+// CondBakeProbe is the condition of a host whose trial's probe failed
+// during its bake (fleet.Trial.BakeProbe): the host is Degraded.
+const CondBakeProbe = "BakeProbe"
+
+// bakeDegraded makes st Degraded, with a CondBakeProbe condition naming
+// the probe, when its trial's probe failed during the bake.
+func bakeDegraded(st *fleet.Status) {
+	if st.Trial == nil || st.Trial.BakeProbe == "" {
+		return
+	}
+	st.Degraded = true
+	if slices.ContainsFunc(st.Conditions, func(c fleet.Condition) bool { return c.Type == CondBakeProbe }) {
+		return
+	}
+	st.Conditions = append(slices.Clone(st.Conditions), fleet.Condition{Type: CondBakeProbe, Status: true, Reason: "ProbeFailed",
+		Message: fmt.Sprintf("during the bake of %s: %s", st.Trial.Source, st.Trial.BakeFailure)})
 }

@@ -66,6 +66,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/netagent/netagent/agent/host"
 	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/agent/versions"
 	"github.com/netagent/netagent/fleet"
@@ -105,6 +106,23 @@ type TrialSpec struct {
 	// ProbesMustPassBefore: a probe failing before the change reverts the
 	// trial before its intent is applied, instead of being left out.
 	ProbesMustPassBefore bool `json:"probesMustPassBefore,omitempty"`
+	// Bake is how long a confirmed trial's probes keep running (a
+	// rollout's wave's bake): a probe that fails trial.FailuresToRevert
+	// times in a row then makes the host Degraded (fleet.Trial.BakeProbe),
+	// which the rollout counts against the wave's tolerance. "": none.
+	Bake string `json:"bake,omitempty"`
+}
+
+// bake is the spec's bake (0: none).
+func (spec TrialSpec) bake() (time.Duration, error) {
+	if spec.Bake == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(spec.Bake)
+	if err != nil || d < 0 || d > MaxTrialTimeout {
+		return 0, fmt.Errorf("trial.bake: %q is no duration of at most %v", spec.Bake, MaxTrialTimeout)
+	}
+	return d, nil
 }
 
 // MaxTrialTimeout bounds a fleet trial's timeout: an envelope comes from
@@ -132,6 +150,9 @@ func (spec TrialSpec) check() (timeout, probeTimeout time.Duration, err error) {
 	}
 	if err := trial.CheckSpecs(spec.Probes); err != nil {
 		return 0, 0, fmt.Errorf("trial.%w", err)
+	}
+	if _, err := spec.bake(); err != nil {
+		return 0, 0, err
 	}
 	return timeout, probeTimeout, nil
 }
@@ -189,7 +210,13 @@ type storeTrial struct {
 	// (preCheck); meanwhile the source delivers what it did before.
 	prechecking bool
 	probing     bool
-	timer       *time.Timer
+	// standing: its first probe round passed; its probes are watched
+	// until its deadline (watchTrial), when it is confirmed.
+	standing bool
+	bake     time.Duration
+	timer    *time.Timer
+	// stopWatch ends the watch of its probes (standing, or baking).
+	stopWatch context.CancelFunc
 }
 
 // fleetTrialsState is fleetTrialsFile's content.
@@ -331,8 +358,9 @@ func (s *StoreSource) noteTrial(name string, e store.Entry, old *store.Entry) {
 		s.stopTrial(t)
 	}
 	_, probeTimeout, _ := env.Trial.check() // checked by ParseTrialEnvelope
+	bake, _ := env.Trial.bake()
 	nt := &storeTrial{Trial: fleet.Trial{Revision: int64(e.Version), State: FleetTrialPending}, Intent: env.Intent,
-		probes: env.Trial.Probes, timeout: timeout, probeTimeout: probeTimeout, mustPassBefore: env.Trial.ProbesMustPassBefore}
+		probes: env.Trial.Probes, timeout: timeout, probeTimeout: probeTimeout, mustPassBefore: env.Trial.ProbesMustPassBefore, bake: bake}
 	if old != nil {
 		nt.Previous, nt.HasPrevious = s.deliverable(name, old.Value)
 	} else {
@@ -354,9 +382,7 @@ func (s *StoreSource) startTrial(name string, t *storeTrial) {
 	now := time.Now()
 	t.prechecking, t.Started, t.Deadline = false, now, now.Add(t.timeout)
 	rev, timeout := t.Revision, t.timeout
-	t.timer = time.AfterFunc(timeout, func() {
-		s.finishTrial(name, rev, fmt.Errorf("timeout: not converged with its probes passed within %s", timeout))
-	})
+	t.timer = time.AfterFunc(timeout, func() { s.trialDeadline(name, rev, timeout) })
 	s.trialsDirty = true
 	s.changed()
 	s.cfg.Log.WithField("document", name).WithField("revision", rev).WithField("timeout", timeout).Info("fleet trial: applying; reverts unless confirmed by its probes")
@@ -422,10 +448,15 @@ func (s *StoreSource) forgetTrial(name string) {
 	}
 }
 
-// stopTrial stops a pending trial's timer (s.mu held).
+// stopTrial stops a pending trial's timer and the watch of its probes
+// (s.mu held).
 func (s *StoreSource) stopTrial(t *storeTrial) {
 	if t.timer != nil {
 		t.timer.Stop()
+	}
+	if t.stopWatch != nil {
+		t.stopWatch()
+		t.stopWatch = nil
 	}
 }
 
@@ -485,7 +516,8 @@ func (s *StoreSource) finishTrial(name string, rev int64, err error) {
 	log := s.cfg.Log.WithField("document", name).WithField("revision", rev)
 	if err == nil {
 		t.State, t.Previous, t.HasPrevious = FleetTrialConfirmed, nil, false
-		log.Info("fleet trial confirmed: its probes passed")
+		log.Info("fleet trial confirmed: its probes passed through the trial window")
+		s.startBake(name, t)
 	} else {
 		t.State, t.Reason = FleetTrialReverted, err.Error()
 		log.WithError(err).Warn("fleet trial reverted: the previous version of the document is applied again")
@@ -548,6 +580,10 @@ func (s *StoreSource) runProbes(parent context.Context, name string, rev int64, 
 			}
 		}
 	}
+	if err == nil && len(probes) > 0 {
+		s.stand(name, rev, probes)
+		return
+	}
 	s.finishTrial(name, rev, err)
 }
 
@@ -571,3 +607,113 @@ func (s *StoreSource) trialState() *fleet.Trial {
 	}
 	return best
 }
+
+// trialDeadline ends the trial of name at revision rev at its deadline:
+// confirmed when it stands (its probes passed, then kept passing), else
+// reverted.
+func (s *StoreSource) trialDeadline(name string, rev int64, timeout time.Duration) {
+	s.mu.Lock()
+	t := s.trials[name]
+	standing := t != nil && t.Revision == rev && t.standing
+	s.mu.Unlock()
+	if standing {
+		s.finishTrial(name, rev, nil)
+		return
+	}
+	s.finishTrial(name, rev, fmt.Errorf("timeout: not converged with its probes passed within %s", timeout))
+}
+
+// stand keeps the trial of name at revision rev, whose first probe round
+// passed, pending until its deadline, its probes watched meanwhile (as
+// the daemon's standing trial: trial.Watch): one that fails
+// trial.FailuresToRevert rounds in a row reverts it at once.
+func (s *StoreSource) stand(name string, rev int64, probes []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.trials[name]
+	if t == nil || t.Revision != rev || t.State != FleetTrialPending {
+		return
+	}
+	t.standing = true
+	ctx, cancel := context.WithDeadline(s.probeCtx(), t.Deadline)
+	t.stopWatch = cancel
+	failed := s.watch(ctx, probes)
+	s.cfg.Log.WithField("document", name).WithField("revision", rev).WithField("until", t.Deadline).
+		Info("fleet trial: its probes passed; watching them until its deadline")
+	go func() {
+		if err, ok := <-failed; ok && err != nil {
+			s.finishTrial(name, rev, fmt.Errorf("probe failed: %w", err))
+		}
+	}()
+}
+
+// startBake watches a trial confirmed now through its bake: a probe
+// failing then makes the host Degraded (bakeFailed) (s.mu held).
+func (s *StoreSource) startBake(name string, t *storeTrial) {
+	if t.bake <= 0 || len(t.probes) == 0 {
+		return
+	}
+	t.BakeUntil = t.Ended.Add(t.bake)
+	ctx, cancel := context.WithDeadline(s.probeCtx(), t.BakeUntil)
+	t.stopWatch = cancel
+	failed, rev := s.watch(ctx, slices.Clone(t.probes)), t.Revision
+	go func() {
+		if err, ok := <-failed; ok && err != nil {
+			s.bakeFailed(name, rev, err)
+		}
+	}()
+}
+
+// bakeFailed records the probe that failed during the bake of the
+// confirmed trial of name at revision rev: the host's status is Degraded.
+func (s *StoreSource) bakeFailed(name string, rev int64, err error) {
+	s.mu.Lock()
+	t := s.trials[name]
+	if t == nil || t.Revision != rev || t.State != FleetTrialConfirmed {
+		s.mu.Unlock()
+		return
+	}
+	t.BakeProbe, t.BakeFailure = err.Error(), err.Error()
+	if f := trial.FailureOf(err); f != nil {
+		t.BakeProbe = f.Probe
+	}
+	s.cfg.Log.WithField("document", name).WithField("revision", rev).WithError(err).Warn("fleet trial: a probe failed during the bake: the host is Degraded")
+	s.trialsDirty = true
+	s.saveTrials()
+	w := s.writer
+	s.mu.Unlock()
+	if w != nil {
+		w.trialChanged()
+	}
+}
+
+// watch watches the probes until ctx ends (Watcher, else trial.Watch over
+// Prober).
+func (s *StoreSource) watch(ctx context.Context, probes []string) <-chan error {
+	if s.cfg.Watcher != nil {
+		return s.cfg.Watcher(ctx, probes, trial.ProbeInterval)
+	}
+	ps := make([]host.Prober, len(probes))
+	for i, spec := range probes {
+		ps[i] = specProber{spec: spec, run: s.cfg.Prober}
+	}
+	return trial.Watch(ctx, ps, trial.ProbeInterval, trial.FailuresToRevert)
+}
+
+// specProber is one probe spec run by a StoreSourceConfig.Prober, each
+// run bounded by trial.ProbeInterval.
+type specProber struct {
+	spec string
+	run  func(ctx context.Context, specs []string) error
+}
+
+func (p specProber) Probe(ctx context.Context) error {
+	if p.run == nil {
+		return errors.New("no prober: the probes cannot run")
+	}
+	ctx, cancel := context.WithTimeout(ctx, trial.ProbeInterval)
+	defer cancel()
+	return p.run(ctx, []string{p.spec})
+}
+
+func (p specProber) String() string { return p.spec }

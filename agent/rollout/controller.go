@@ -13,6 +13,7 @@ import (
 
 	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/agent/status"
+	"github.com/netagent/netagent/agent/trial"
 	"github.com/netagent/netagent/fleet"
 	"github.com/netagent/netagent/internal/plural"
 	"github.com/netagent/netagent/store"
@@ -240,7 +241,7 @@ func (p *step) hostKey(host string) string {
 
 func (p *step) envelope(wave int) ([]byte, error) {
 	w := &p.s.Spec.Waves[wave]
-	return member.Envelope(p.s.Intent, w.trialTimeout(), w.Probes)
+	return member.EnvelopeWith(p.s.Intent, member.TrialOptions{Timeout: w.trialTimeout(), Probes: w.Probes, Bake: w.bake()})
 }
 
 // markNext records the next hosts to push (as many as the concurrency
@@ -378,7 +379,7 @@ func (p *step) judge(host string, hs *HostState, st *fleet.Status, w *Wave) {
 		case st != nil && st.Trial != nil && st.Trial.Source == src && st.Trial.Revision == hs.Version &&
 			st.Trial.State == member.FleetTrialReverted:
 			hs.State, hs.Reason = HostReverted, st.Trial.Reason
-		case p.now.After(hs.Pushed.Add(w.trialTimeout() + ReportGrace)):
+		case p.now.After(hs.Pushed.Add(w.trialTimeout() + trial.DefaultProbeTimeout + ReportGrace)):
 			hs.State, hs.Reason = HostTimeout, "no report of its trial within the trial timeout"
 		}
 	case HostConfirmed:
@@ -386,6 +387,9 @@ func (p *step) judge(host string, hs *HostState, st *fleet.Status, w *Wave) {
 			return // the store's outage, not the document's: judged when it answers again
 		}
 		hs.NotReady = st == nil || !st.Ready || st.Degraded
+		if st != nil && st.Trial != nil && st.Trial.Source == src && st.Trial.Revision == hs.Version && st.Trial.BakeProbe != "" {
+			hs.Reason = "during the bake: " + st.Trial.BakeFailure
+		}
 	}
 }
 

@@ -75,7 +75,10 @@ type fleetFake struct {
 	st         store.Store
 	hosts      []string
 	fail, sick map[string]bool
-	labels     map[string]map[string]string
+	// bakeFails are hosts that confirm, then report a probe failing in
+	// the bake (Degraded, fleet.Trial.BakeProbe), as members do.
+	bakeFails map[string]bool
+	labels    map[string]map[string]string
 }
 
 func newFleet(t *testing.T, n int) (*fleetFake, *countStore) {
@@ -85,7 +88,7 @@ func newFleet(t *testing.T, n int) (*fleetFake, *countStore) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ls.Close() })
-	f := &fleetFake{t: t, st: ls, fail: map[string]bool{}, sick: map[string]bool{}, labels: map[string]map[string]string{}}
+	f := &fleetFake{t: t, st: ls, fail: map[string]bool{}, sick: map[string]bool{}, bakeFails: map[string]bool{}, labels: map[string]map[string]string{}}
 	for i := range n {
 		f.hosts = append(f.hosts, fmt.Sprintf("edge-%03d", i))
 	}
@@ -132,6 +135,9 @@ func (f *fleetFake) react() {
 			st.Trial.State, st.Trial.Reason = member.FleetTrialReverted, "probe ping:192.0.2.1 failed"
 		}
 		st.Ready = !f.sick[h]
+		if f.bakeFails[h] {
+			st.Degraded, st.Trial.BakeProbe, st.Trial.BakeFailure = true, "ping:192.0.2.1", "probe ping:192.0.2.1 failed 3 times in a row after the change: no reply"
+		}
 		f.write(h, st)
 	}
 }

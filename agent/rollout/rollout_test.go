@@ -185,6 +185,28 @@ func TestCanaryFailureHaltsBeforeTheRest(t *testing.T) {
 	}
 }
 
+// A canary whose probe fails during the bake (its member reports it
+// Degraded, naming the probe) halts the rollout over a tolerance of 0:
+// the rest is never pushed, and the host's reason names the probe.
+func TestBakeProbeFailureHalts(t *testing.T) {
+	f, cs, clock := started(t, 20, threeWaves)
+	f.bakeFails["edge-001"] = true
+	r, err := drive(t, newController(cs, clock, "c1"), f, clock)
+	if err != nil || r.Phase != PhaseHalted {
+		t.Fatalf("phase %s, err %v", r.Phase, err)
+	}
+	if n := pushedOnce(t, cs); n != 2 {
+		t.Errorf("%d hosts pushed, want the 2 canaries", n)
+	}
+	s := load(t, cs)
+	if hs := s.Hosts["edge-001"]; hs.State != HostConfirmed || !hs.NotReady || !strings.Contains(hs.Reason, "during the bake: probe ping:192.0.2.1 failed") {
+		t.Errorf("edge-001 %+v: want confirmed, not Ready, the bake's probe named", hs)
+	}
+	if s.Wave != 0 || !strings.Contains(s.Reason, "wave canary") {
+		t.Errorf("wave %d, reason %q", s.Wave, s.Reason)
+	}
+}
+
 func TestKilledAfterEveryWriteResumes(t *testing.T) {
 	f, cs, clock := started(t, 12, threeWaves)
 	kills := 0

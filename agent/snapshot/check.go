@@ -127,7 +127,7 @@ func (d *Document) checkLinks() (map[int]*Link, map[string]bool, error) {
 }
 
 var kinds = map[string]bool{"loopback": true, "physical": true, "veth": true, "dummy": true, "bridge": true, "macvlan": true, "vxlan": true,
-	"bond": true, "vlan": true, "vrf": true, "gre": true, "ipip": true, "sit": true, "ip6tnl": true}
+	"bond": true, "vlan": true, "vrf": true, "gre": true, "ipip": true, "sit": true, "ip6tnl": true, "ipvlan": true, "wireguard": true}
 
 // tunnels are the tunnel kinds a snapshot holds settings of.
 var tunnels = map[string]bool{"gre": true, "ipip": true, "sit": true, "ip6tnl": true}
@@ -144,7 +144,7 @@ func (l *Link) check(p string) error {
 	case l.Fallback && (!link.IsFallbackDevice(l.Name, l.Kind) || l.Master != 0 || l.Parent != 0 || l.Port != nil):
 		return bad(p+".fallback", "%s of kind %q is no tunnel module's fallback device, or has a master or parent", l.Name, truncate(l.Kind))
 	case !kinds[l.Kind] && !l.Fallback:
-		return bad(p+".kind", "kind %q is not one a snapshot loads (loopback, physical, veth, dummy, bridge, macvlan, vxlan, bond, vlan, vrf)", l.Kind)
+		return bad(p+".kind", "kind %q is not one a snapshot loads (loopback, physical, veth, dummy, bridge, macvlan, vxlan, bond, vlan, vrf, gre, ipip, sit, ip6tnl, ipvlan, wireguard)", l.Kind)
 	case l.MTU < 0 || l.MTU > 1<<20:
 		return bad(p+".mtu", "MTU %d is out of range", l.MTU)
 	case len(l.Alias) > maxText:
@@ -161,10 +161,14 @@ func (l *Link) check(p string) error {
 		return bad(p+".vlan", "settings of a VLAN are there exactly for a VLAN")
 	case (l.Vrf != nil) != (l.Kind == "vrf"):
 		return bad(p+".vrf", "settings of a VRF are there exactly for a VRF")
+	case (l.Ipvlan != nil) != (l.Kind == "ipvlan"):
+		return bad(p+".ipvlan", "settings of an ipvlan are there exactly for an ipvlan")
+	case (l.Wireguard != nil) != (l.Kind == "wireguard"):
+		return bad(p+".wireguard", "settings of a WireGuard device are there exactly for one")
 	case (l.Tunnel != nil) != (tunnels[l.Kind] && !l.Fallback):
 		return bad(p+".tunnel", "settings of a tunnel are there exactly for a tunnel (not a fallback device)")
 	case l.Parent != 0 && l.Kind != "veth" && !lowered[l.Kind] && l.Tunnel == nil, lowered[l.Kind] && l.Parent == 0:
-		return bad(p+".parent", "only a veth (its peer), a macvlan and a VLAN (its lower link, required) and a tunnel (its lower device) have a parent")
+		return bad(p+".parent", "only a veth (its peer), a macvlan, an ipvlan and a VLAN (its lower link, required) and a tunnel (its lower device) have a parent")
 	case l.Port != nil && l.Master == 0:
 		return bad(p+".port", "only a bridge port has port settings")
 	case l.Port != nil && (l.Port.Cost > 65535 || l.Port.Priority != nil && *l.Port.Priority > 63):
@@ -401,7 +405,7 @@ func (d *Document) checkNftables() error {
 }
 
 // lowered are the kinds that have a lower link (Parent).
-var lowered = map[string]bool{"macvlan": true, "vlan": true}
+var lowered = map[string]bool{"macvlan": true, "vlan": true, "ipvlan": true}
 
 // checkKind checks a bond's, VLAN's and VRF's settings.
 func (l *Link) checkKind(p string) error {
@@ -429,6 +433,14 @@ func (l *Link) checkKind(p string) error {
 	}
 	if l.Vrf != nil && l.Vrf.Table == 0 {
 		return bad(p+".vrf.table", "a VRF has a table")
+	}
+	if v := l.Ipvlan; v != nil {
+		if _, _, ok := link.IpvlanOf(v.Mode, v.Flag); !ok {
+			return bad(p+".ipvlan", "mode %q flag %q: want l2, l3 or l3s and bridge, private or vepa", truncate(v.Mode), truncate(v.Flag))
+		}
+	}
+	if l.Wireguard != nil {
+		return l.Wireguard.check(p + ".wireguard")
 	}
 	if l.Tunnel != nil {
 		return l.Tunnel.check(p+".tunnel", l.Kind)

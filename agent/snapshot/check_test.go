@@ -94,7 +94,7 @@ func TestReadRefusesNamingThePath(t *testing.T) {
 	}{
 		{"version", func(d *Document) { d.Version = 1 }},
 		{"links[1].name", func(d *Document) { d.Links[1].Name = "a/b" }},
-		{"links[1].kind", func(d *Document) { d.Links[1].Kind = "wireguard" }},
+		{"links[1].kind", func(d *Document) { d.Links[1].Kind = "ipip6" }},
 		{"links[1].mtu", func(d *Document) { d.Links[1].MTU = -1 }},
 		{"links[1].mac", func(d *Document) { d.Links[1].MAC = "zz" }},
 		{"links[2].index", func(d *Document) { d.Links[2].Index = 2 }},
@@ -213,11 +213,16 @@ func kindsDoc() *Document {
 		Link{Index: 12, Name: "gretap0", Kind: "gretap", MTU: 1462, Fallback: true},
 		Link{Index: 13, Name: "gre1", Kind: "gre", MTU: 1472, Parent: 6, Tunnel: &Tunnel{Local: "192.0.2.1", Remote: "198.51.100.1", TTL: 64, PMTUDisc: 1, IKey: 5, OKey: 7}},
 		Link{Index: 14, Name: "sit1", Kind: "sit", MTU: 1480, Tunnel: &Tunnel{Remote: "198.51.100.2", Proto: 41}},
-		Link{Index: 15, Name: "t6", Kind: "ip6tnl", MTU: 1452, Tunnel: &Tunnel{Local: "2001:db8::1", Remote: "2001:db8::2", TTL: 64, Proto: 41, EncapLimit: 4}})
+		Link{Index: 15, Name: "t6", Kind: "ip6tnl", MTU: 1452, Tunnel: &Tunnel{Local: "2001:db8::1", Remote: "2001:db8::2", TTL: 64, Proto: 41, EncapLimit: 4}},
+		// ipvlans carry their parent's MAC, as the kernel dumps them (a
+		// create with a MAC is refused: the fake loads them without).
+		Link{Index: 16, Name: "eth2", Kind: "physical", MTU: 1500, MAC: "02:00:00:00:00:10"},
+		Link{Index: 17, Name: "iv0", Kind: "ipvlan", MTU: 1500, MAC: "02:00:00:00:00:10", Parent: 16, Ipvlan: &Ipvlan{Mode: "l3", Flag: "private"}},
+		Link{Index: 18, Name: "iv1", Kind: "ipvlan", MTU: 1500, MAC: "02:00:00:00:00:10", Parent: 16, Ipvlan: &Ipvlan{Mode: "l3", Flag: "private"}})
 	return d
 }
 
-// Bonds, VLANs, VRFs, tunnels and the tunnel modules' fallback devices load into
+// Bonds, VLANs, VRFs, tunnels, ipvlans and the tunnel modules' fallback devices load into
 // the fake as the document has them:
 // the fake's links read back (as the link configurator reads them) into
 // the document's links, their settings, ports and lower links included.

@@ -59,7 +59,7 @@ type Link struct {
 	Index int    `json:"index"`
 	Name  string `json:"name"`
 	// Kind is loopback, physical, bridge, veth, macvlan, vxlan, dummy,
-	// bond, vlan, vrf, gre, ipip, sit, ip6tnl, a tunnel module's
+	// bond, vlan, vrf, gre, ipip, sit, ip6tnl, ipvlan, wireguard, a tunnel module's
 	// fallback device's kind (Fallback), or another kind's name (which a
 	// load refuses).
 	Kind    string `json:"kind"`
@@ -88,6 +88,10 @@ type Link struct {
 	Vlan          *Vlan    `json:"vlan,omitempty"`
 	Vrf           *Vrf     `json:"vrf,omitempty"`
 	Tunnel        *Tunnel  `json:"tunnel,omitempty"`
+	// Ipvlan and Wireguard are an ipvlan's and a WireGuard device's
+	// settings (document_wireguard.go).
+	Ipvlan    *Ipvlan    `json:"ipvlan,omitempty"`
+	Wireguard *Wireguard `json:"wireguard,omitempty"`
 	// Fallback: a tunnel module's own device (gre0 of kind gre, gretap0,
 	// erspan0, tunl0, sit0, ip6tnl0, ip6gre0, ip_vti0, ip6_vti0), which
 	// the module makes in every namespace; it has no settings here.
@@ -286,6 +290,15 @@ func linkOf(l link.LoadedLink) Link {
 		x.Vlan = &Vlan{ID: v.VlanId, Protocol: v.VlanProtocol.String()}
 	case *netlink.Vrf:
 		x.Vrf = &Vrf{Table: v.Table}
+	case *netlink.IPVlan:
+		x.Parent = a.ParentIndex
+		mode, flag := link.IpvlanNames(v)
+		x.Ipvlan = &Ipvlan{Mode: mode, Flag: flag}
+	case *netlink.Wireguard:
+		x.MAC = "" // ARPHRD_NONE
+		if l.Wireguard != nil {
+			x.Wireguard = wireguardOf(l.Wireguard)
+		}
 	case *netlink.Gretun, *netlink.Iptun, *netlink.Sittun, *netlink.Ip6tnl:
 		x.Parent, x.MAC, x.Tunnel = a.ParentIndex, "", tunnelOf(v) // a tunnel's device address is its local address
 	case *netlink.Vxlan:
@@ -366,6 +379,11 @@ func (l *Link) loaded() link.LoadedLink {
 		out.Link = &netlink.Vlan{LinkAttrs: a, VlanId: l.Vlan.ID, VlanProtocol: netlink.StringToVlanProtocol(l.Vlan.Protocol)}
 	case "vrf":
 		out.Link = &netlink.Vrf{LinkAttrs: a, Table: l.Vrf.Table}
+	case "ipvlan":
+		mode, flag, _ := link.IpvlanOf(l.Ipvlan.Mode, l.Ipvlan.Flag)
+		out.Link = &netlink.IPVlan{LinkAttrs: a, Mode: mode, Flag: flag}
+	case "wireguard":
+		out.Link, out.Wireguard = &netlink.Wireguard{LinkAttrs: a}, l.Wireguard.loaded()
 	case "gre", "ipip", "sit", "ip6tnl":
 		out.Link = l.Tunnel.link(l.Kind, a)
 	case "vxlan":

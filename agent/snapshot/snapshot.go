@@ -22,7 +22,7 @@ func Take(ctx context.Context, netns, stateDir string) (*Document, error) {
 		return nil, err
 	}
 	defer t.Close()
-	s, err := configurators.DumpKernel(ctx, t)
+	s, err := configurators.DumpKernel(ctx, t, stateDir)
 	if err != nil {
 		return nil, fmt.Errorf("reading the namespace: %w", err)
 	}

@@ -31,6 +31,11 @@ const (
 // is not published.
 var ErrTooLarge = errors.New("the snapshot is larger than the store takes")
 
+// ErrInvalidStored is a stored snapshot ReadStored refuses: too large,
+// not gzip, or not a document Read accepts (the error says which, and
+// the JSON path of what is wrong).
+var ErrInvalidStored = errors.New("invalid stored snapshot")
+
 // EncodeStored is d as the store holds it: compact JSON, gzipped. A
 // result over MaxStored is ErrTooLarge, with both sizes.
 func (d *Document) EncodeStored() ([]byte, error) {
@@ -76,12 +81,15 @@ func ReadStored(ctx context.Context, st store.Store, l fleet.Layout, host string
 	}
 	key := l.Snapshot(host)
 	e, err := st.Read(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, fmt.Errorf("reading the snapshot of %s: %s holds none (its daemon publishes one with --publish-snapshot): %w", host, key, err)
+	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading the snapshot of %s: %w", host, err)
 	}
 	d, err := DecodeStored(e.Value)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s (version %d): %w", key, e.Version, err)
+		return nil, 0, fmt.Errorf("%w %s (version %d, %d bytes): %w", ErrInvalidStored, key, e.Version, len(e.Value), err)
 	}
 	return d, e.Version, nil
 }

@@ -79,9 +79,9 @@ var completionCases = []completionCase{
 	{[]string{"netagent", "help", "plan", ""}, nil},
 	{[]string{"netagent", "completion", ""}, []string{"bash", "fish", "zsh"}},
 	// fleet: its subcommands, then each one's options and (push) file
-	{[]string{"netagent", "fleet", ""}, []string{"controller", "delete", "get", "list", "push", "rollout", "status"}},
+	{[]string{"netagent", "fleet", ""}, []string{"controller", "delete", "get", "list", "push", "rollout", "snapshot", "status"}},
 	{[]string{"netagent", "fleet", "--etcd-endpoints", "http://e:2379", "p"}, []string{"push"}},
-	{[]string{"netagent", "--log-level", "warn", "fleet", "s"}, []string{"status"}},
+	{[]string{"netagent", "--log-level", "warn", "fleet", "s"}, []string{"snapshot", "status"}},
 	{[]string{"netagent", "fleet", "push", "--ho"}, []string{"--host"}},
 	{[]string{"netagent", "fleet", "status", "--st"}, []string{"--stale", "--state-dir"}},
 	{[]string{"netagent", "fleet", "status", "--ho"}, nil},

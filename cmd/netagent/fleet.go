@@ -29,7 +29,7 @@ import (
 func init() {
 	register(&command{
 		name:    "fleet",
-		summary: "push intent documents to hosts and groups in etcd, read the fleet's status, roll documents out in waves (push, delete, get, list, status, rollout, controller)",
+		summary: "push intent documents to hosts and groups in etcd, read the fleet's status and the hosts' snapshots, roll documents out in waves (push, delete, get, list, status, snapshot, rollout, controller)",
 		usage:   "push|delete|get|list|status [options] [FILE]",
 		run:     runFleet,
 	})
@@ -60,13 +60,13 @@ func runFleet(g *globals, args []string) int {
 			fleetUsage(g.stdout)
 			return exitOK
 		}
-		fmt.Fprintln(g.stderr, "netagent fleet: which subcommand? push, delete, get, list, status, rollout or controller")
+		fmt.Fprintln(g.stderr, "netagent fleet: which subcommand? push, delete, get, list, status, snapshot, rollout or controller")
 		fleetUsage(g.stderr)
 		return exitUsage
 	}
 	sub, ok := fleetSubs[args[i]]
 	if !ok {
-		fmt.Fprintf(g.stderr, "netagent fleet: unknown subcommand %q: push, delete, get, list, status, rollout or controller\n", args[i])
+		fmt.Fprintf(g.stderr, "netagent fleet: unknown subcommand %q: push, delete, get, list, status, snapshot, rollout or controller\n", args[i])
 		return exitUsage
 	}
 	return sub.run(g, append(slices.Clone(args[:i]), args[i+1:]...))
@@ -96,7 +96,7 @@ func fleetSubIndex(fs *flag.FlagSet, args []string) int {
 
 func fleetUsage(w io.Writer) {
 	fmt.Fprintf(w, "usage: netagent fleet SUBCOMMAND [options] [FILE]\n\n%s\n\nsubcommands:\n", commands["fleet"].summary)
-	for _, name := range []string{"push", "delete", "get", "list", "status", "rollout", "controller"} {
+	for _, name := range []string{"push", "delete", "get", "list", "status", "snapshot", "rollout", "controller"} {
 		s := fleetSubs[name]
 		fmt.Fprintf(w, "  %-7s %s\n          %s\n", name, s.usage, s.summary)
 	}
@@ -143,7 +143,7 @@ func fleetFlagSet(g *globals, sub string) (*flag.FlagSet, *fleetConn) {
 	}
 	c := &fleetConn{}
 	c.connFlags(fs)
-	if sub != "status" {
+	if sub != "status" && sub != "snapshot" {
 		c.placeFlags(fs, sub)
 	}
 	return fs, c
@@ -188,7 +188,7 @@ func (c *fleetConn) placeFlags(fs *flag.FlagSet, sub string) {
 func (c *fleetConn) pushFlags(fs *flag.FlagSet) {
 	fs.Func("with", "validate the file together with this intent `FILE` too (a document the members merge with it, such as the host's own when pushing to a group), without pushing it; repeatable",
 		func(v string) error { c.with = append(c.with, v); return nil })
-	fs.BoolVar(&c.try, "try", false, "push the document as a trial: each member applies it, confirms it when its --probe pass, and reverts to its previous version after --trial-timeout otherwise (fleet status shows the trial per host)")
+	fs.BoolVar(&c.try, "try", false, "push the document as a trial: each member applies it, watches its --probe until --trial-timeout and confirms it then (without probes: once it converged), and reverts to its previous version when a probe fails or it does not converge (fleet status shows the trial per host)")
 	fs.DurationVar(&c.trialTimeout, "trial-timeout", member.DefaultTrialTimeout, "with --try: how long a member waits for the trial to converge and its probes to pass")
 	fs.Func("probe", "with --try: a `PROBE` each member runs after applying the trial (ping:HOST, tcp:HOST:PORT, dns:NAME[@SERVER], http(s)://URL or arping:ADDR@DEV, see `go doc agent/probe`); repeatable",
 		func(v string) error { c.probes = append(c.probes, v); return nil })

@@ -126,7 +126,7 @@ func openMember(g *globals, o *daemonOpts, rt *host.Runtime) (int, bool) {
 	so := o.store
 	m, err := member.Open(member.Config{
 		Conn: member.Conn{Endpoints: member.Endpoints(so.endpoints), Prefix: so.prefix, CAFile: so.ca, CertFile: so.cert, KeyFile: so.key},
-		Host: so.hostname, Groups: so.groups, Labels: so.labels, TTL: so.ttl, Log: g.log, Prober: trial.Probes(rt), PreCheck: trial.PreChecks(rt), StateDir: o.kernel.stateDir(g),
+		Host: so.hostname, Groups: so.groups, Labels: so.labels, TTL: so.ttl, Log: g.log, Prober: trial.Probes(rt), PreCheck: trial.PreChecks(rt), Watcher: trial.Watches(rt), StateDir: o.kernel.stateDir(g),
 		PublishSnapshot: so.publish, TakeSnapshot: func(ctx context.Context) (*snapshot.Document, error) {
 			return snapshot.Take(ctx, o.kernel.netns, o.kernel.stateDir(g))
 		}})

@@ -40,6 +40,9 @@ type LoadedLink struct {
 	// default).
 	PortCost     uint32
 	PortPriority *uint16
+	// Wireguard is a WireGuard device's configuration (nil for another
+	// kind).
+	Wireguard *LoadedWireguard
 	// Fallback: the link is a tunnel module's fallback device
 	// (IsFallbackDevice: gre0, gretap0, tunl0, sit0, ...), planted as the
 	// module makes it; of the kinds the fake does not model (gretap,
@@ -125,6 +128,9 @@ func (f *FakeKernel) loadOne(l LoadedLink, all []LoadedLink) error {
 	if fl.tunnel != nil && !l.Fallback {
 		loadTunnel(fl, l.Link)
 	}
+	if l.Wireguard != nil && fl.wg != nil {
+		loadWireguard(fl, l.Wireguard)
+	}
 	if fl.tunnel != nil {
 		// A tunnel's device address is its local address, which a dump
 		// leaves out when it is any (netlink drops an all-zero address).
@@ -203,12 +209,19 @@ func loadTunnel(fl *fakeLink, l netlink.Link) {
 }
 
 // creatable is l as a create request: a veth's peer gets a placeholder
-// name (the peer is planted on its own, and the placeholder dropped), a
-// lower link keeps its index.
+// name (the peer is planted on its own, and the placeholder dropped); an
+// ipvlan has no MAC (the kernel refuses one: its MAC is its parent's,
+// which the dump shows and loadOne gives it); a lower link keeps its
+// index.
 func creatable(l netlink.Link) netlink.Link {
-	if v, ok := l.(*netlink.Veth); ok {
+	switch v := l.(type) {
+	case *netlink.Veth:
 		c := *v
 		c.PeerName, c.PeerNamespace = fmt.Sprintf("snp-peer-%d", v.Index%100000), nil
+		return &c
+	case *netlink.IPVlan:
+		c := *v
+		c.HardwareAddr = nil
 		return &c
 	}
 	return l
@@ -283,9 +296,11 @@ func (f *FakeKernel) loadMasters(links []LoadedLink) error {
 }
 
 // Dump reads every link of t's namespace as Load plants them: the link
-// dump, each link's carrier and a bridge's STP and forward delay. It
-// writes nothing.
-func Dump(t *netnsx.Target) ([]LoadedLink, error) {
+// dump, each link's carrier, a bridge's STP and forward delay, a
+// WireGuard device's configuration (without its keys) with the key files
+// of its link record in stateDir ("": none) that hold them. It writes
+// nothing.
+func Dump(t *netnsx.Target, stateDir string) ([]LoadedLink, error) {
 	list, err := t.NL.LinkList()
 	if err != nil {
 		return nil, fmt.Errorf("listing links: %w", err)
@@ -313,6 +328,9 @@ func Dump(t *netnsx.Target) ([]LoadedLink, error) {
 			ll.ForwardDelay, _ = info.dataU32(nl.IFLA_BR_FORWARD_DELAY)
 		}
 		out = append(out, ll)
+	}
+	if err := dumpWireguard(t, stateDir, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -23,6 +23,12 @@ type fakeWG struct {
 	port    int
 	mark    int
 	peers   []*fakePeer
+	// loaded: from a snapshot (fake_load_wireguard.go): the keys set are
+	// stand-ins (standInKey), public is the dumped public key, and
+	// privateFile the file that held the private key.
+	loaded      bool
+	public      wgtypes.Key
+	privateFile string
 }
 
 type fakePeer struct {
@@ -30,6 +36,7 @@ type fakePeer struct {
 	endpoint  *net.UDPAddr
 	keepalive time.Duration
 	allowed   []netip.Prefix
+	pskFile   string // loaded: the file that held the preshared key
 }
 
 var _ wgOps = (*FakeKernel)(nil)
@@ -65,7 +72,10 @@ func (f *FakeKernel) Device(name string) (*wgtypes.Device, error) {
 		w.port = 40000 + fl.attrs().Index // udp_sock_create with port 0
 	}
 	d := &wgtypes.Device{Name: name, Type: wgtypes.LinuxKernel, PrivateKey: w.private, ListenPort: w.port, FirewallMark: w.mark}
-	if w.private != (wgtypes.Key{}) {
+	switch {
+	case w.loaded && w.private == standInKey:
+		d.PublicKey = w.public
+	case w.private != (wgtypes.Key{}):
 		d.PublicKey = w.private.PublicKey()
 	}
 	for _, p := range w.peers {
@@ -114,7 +124,7 @@ func (f *FakeKernel) ConfigureDevice(name string, cfg wgtypes.Config) error {
 		w.mark = *cfg.FirewallMark
 	}
 	if cfg.PrivateKey != nil {
-		w.private = *cfg.PrivateKey
+		w.private, w.privateFile, w.loaded = *cfg.PrivateKey, "", false
 		w.removePeer(w.private.PublicKey())
 	}
 	if cfg.ReplacePeers {

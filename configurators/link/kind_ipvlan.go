@@ -139,3 +139,16 @@ func ipvlanFlag(name string) netlink.IPVlanFlag {
 }
 
 func u16Attr(typ int, v uint16) attr { return attr{typ, nl.Uint16Attr(v)} }
+
+// IpvlanNames are an ipvlan's mode and flag by name ("l2", "l3", "l3s";
+// "bridge", "private", "vepa"), as a snapshot keeps them.
+func IpvlanNames(v *netlink.IPVlan) (mode, flag string) {
+	return ipvlanModes[v.Mode], ipvlanFlags[v.Flag]
+}
+
+// IpvlanOf is the mode and flag of those names; ok false when one is no
+// name of IpvlanNames.
+func IpvlanOf(mode, flag string) (netlink.IPVlanMode, netlink.IPVlanFlag, bool) {
+	m, f := ipvlanMode(mode), ipvlanFlag(flag)
+	return m, f, ipvlanModes[m] == mode && ipvlanFlags[f] == flag
+}

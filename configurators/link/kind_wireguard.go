@@ -246,10 +246,11 @@ func (wireguardKind) observe(k *kernel, l netlink.Link, _ func(int) string) (ite
 	if files.Index != l.Attrs().Index {
 		files = wgKeyFiles{}
 	}
+	judge := k.keyJudge()
 	a := &items.WireguardAttrs{ListenPort: uint16(dev.ListenPort), FwMark: uint32(dev.FirewallMark)}
 	if dev.PrivateKey != (wgtypes.Key{}) {
 		a.PublicKey = dev.PublicKey.String()
-		if key, err := readKey(files.PrivateKey); err == nil && key.PublicKey() == dev.PublicKey {
+		if judge.holdsPrivate(dev, files.PrivateKey) {
 			a.PrivateKeyFile = files.PrivateKey
 		}
 	}
@@ -260,7 +261,7 @@ func (wireguardKind) observe(k *kernel, l netlink.Link, _ func(int) string) (ite
 		if p.PresharedKey != (wgtypes.Key{}) {
 			peer.PresharedKeySum = keySum(p.PresharedKey)
 			path := files.Preshared[peer.PublicKey]
-			if psk, err := readKey(path); err == nil && psk == p.PresharedKey {
+			if judge.holdsPreshared(dev, &p, path) {
 				peer.PresharedKeyFile = path
 			}
 		}
@@ -329,8 +330,13 @@ func (wireguardKind) mask(obs, wantAttrs items.KindAttrs) items.KindAttrs {
 	if want.ListenPort == 0 {
 		o.ListenPort = 0
 	}
-	if key, err := readKey(want.PrivateKeyFile); err == nil && o.PublicKey == key.PublicKey().String() {
-		o.PrivateKeyFile, o.PublicKey = want.PrivateKeyFile, ""
+	switch {
+	case o.PrivateKeyFile != "" && o.PrivateKeyFile == want.PrivateKeyFile: // observe found the file holds the key
+		o.PublicKey = ""
+	case o.PublicKey != "":
+		if key, err := readKey(want.PrivateKeyFile); err == nil && o.PublicKey == key.PublicKey().String() {
+			o.PrivateKeyFile, o.PublicKey = want.PrivateKeyFile, ""
+		}
 	}
 	wantPeers := map[string]*items.WireguardPeer{}
 	for i := range want.Peers {
@@ -346,6 +352,10 @@ func (wireguardKind) mask(obs, wantAttrs items.KindAttrs) items.KindAttrs {
 			p.Endpoint = netip.AddrPort{}
 		}
 		if w.PresharedKeyFile == "" {
+			continue
+		}
+		if p.PresharedKeyFile == w.PresharedKeyFile { // observe found the file holds the key
+			p.PresharedKeySum = ""
 			continue
 		}
 		if psk, err := readKey(w.PresharedKeyFile); err == nil && p.PresharedKeySum == keySum(psk) {
@@ -388,4 +398,34 @@ func prefixesOf(nets []net.IPNet) []netip.Prefix {
 		out = append(out, netip.PrefixFrom(a, ones).Masked())
 	}
 	return out
+}
+
+// keyJudge tells whether key files hold a device's keys: the files read
+// on this host (fileKeys), or, for a fake loaded from a snapshot, what
+// the snapshot found when it was taken (FakeKernel's).
+type keyJudge interface {
+	holdsPrivate(dev *wgtypes.Device, path string) bool
+	holdsPreshared(dev *wgtypes.Device, peer *wgtypes.Peer, path string) bool
+}
+
+// fileKeys judges by reading the files (readKey).
+type fileKeys struct{}
+
+func (fileKeys) holdsPrivate(dev *wgtypes.Device, path string) bool {
+	key, err := readKey(path)
+	return path != "" && err == nil && key.PublicKey() == dev.PublicKey
+}
+
+func (fileKeys) holdsPreshared(_ *wgtypes.Device, peer *wgtypes.Peer, path string) bool {
+	psk, err := readKey(path)
+	return path != "" && err == nil && psk == peer.PresharedKey
+}
+
+// keyJudge is the kernel's wgOps if it judges key files itself, else
+// fileKeys.
+func (k *kernel) keyJudge() keyJudge {
+	if j, ok := k.wg.(keyJudge); ok {
+		return j
+	}
+	return fileKeys{}
 }

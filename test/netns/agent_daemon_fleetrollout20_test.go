@@ -9,9 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -87,14 +85,7 @@ func newBigFleet(t *testing.T) *bigFleet {
 			return ok, e.ip("route")
 		})
 	}
-	dir := t.TempDir()
-	b.write = func(name, data string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	b.write = fileWriter(t)
 	b.write("good.json", `{"version": 1, "routes": [{"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10}]}`)
 	// Through 192.0.2.254: the probe's path, which a host with a wrong
 	// neighbour entry for .254 loses.
@@ -104,15 +95,22 @@ func newBigFleet(t *testing.T) *bigFleet {
 	return b
 }
 
+// bigFleetTrial is the waves' trial timeout. A trial with probes is
+// confirmed at its deadline only (its probes watched until then), so it
+// sets the pace: with 20 s the test took 565 s (good 166, bad 53, kill
+// 164, etcd 166); with 4 s 150 s (38, 14, 41, 40). 4 s leaves a host over
+// 3 s to converge and pass its first probe round (milliseconds here).
+const bigFleetTrial = "4s"
+
 // spec writes a rollout document of three waves: the canaries by label,
 // half the pool, the rest.
 func (b *bigFleet) spec(id, intent, halfTolerance string) string {
 	probes := `["ping:198.51.100.1"]`
 	return b.write(id+".rollout.json", fmt.Sprintf(`{"rollout": %q, "document": "groups/edge/30-%s.json", "intent": %q, "waves": [
-		{"name": "canary", "labels": {"ring": "canary"}, "trialTimeout": "20s", "probes": %s, "bake": "1s"},
-		{"name": "half", "percent": 50, "concurrency": 2, "trialTimeout": "20s", "probes": %s, "failureTolerance": %s, "bake": "1s"},
-		{"name": "rest", "percent": 100, "concurrency": 4, "trialTimeout": "20s", "probes": %s, "failureTolerance": 1}]}`,
-		id, id, intent, probes, probes, halfTolerance, probes))
+		{"name": "canary", "labels": {"ring": "canary"}, "trialTimeout": %[4]q, "probes": %[5]s, "bake": "1s"},
+		{"name": "half", "percent": 50, "concurrency": 2, "trialTimeout": %[4]q, "probes": %[5]s, "failureTolerance": %[6]s, "bake": "1s"},
+		{"name": "rest", "percent": 100, "concurrency": 4, "trialTimeout": %[4]q, "probes": %[5]s, "failureTolerance": 1}]}`,
+		id, id, intent, bigFleetTrial, probes, halfTolerance))
 }
 
 func (b *bigFleet) cli(args ...string) *exec.Cmd {
@@ -404,6 +402,7 @@ func TestAgentDaemonFleetRolloutTwenty(t *testing.T) {
 			t.Fatalf("status: %v\n%s", err, out)
 		}
 		t.Logf("status:\n%s", out)
+		checkDocExample(t, "docs/fleet.md", "rollout-status-preflight", string(out))
 		time.Sleep(2 * time.Second) // a few of the controller's looks: it pushes nothing
 		if keys := b.keysUnder(t, fleetLayout.Hosts()); keys[fleetLayout.HostDoc("h5", "30-pre.json")] || keys[fleetLayout.HostDoc("h3", "30-pre.json")] {
 			t.Fatal("the held wave pushed")
@@ -419,6 +418,12 @@ func TestAgentDaemonFleetRolloutTwenty(t *testing.T) {
 		if hs := s.Hosts["h5"]; hs == nil || hs.State != rollout.HostReverted || s.Hosts["h3"] != nil || s.Hosts["h4"] != nil {
 			t.Errorf("hosts %+v", s.Hosts)
 		}
+		out, err = b.cli("rollout", "status", "pre").CombinedOutput()
+		if err != nil {
+			t.Fatalf("status: %v\n%s", err, out)
+		}
+		t.Logf("status:\n%s", out)
+		checkDocExample(t, "docs/fleet.md", "rollout-status-halted", string(out))
 		ctrl.Process.Signal(syscall.SIGTERM)
 		if err := waitExit(ctrl, 20*time.Second); err != nil {
 			t.Errorf("the controller on SIGTERM: %v", err)

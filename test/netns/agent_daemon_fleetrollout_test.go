@@ -77,16 +77,23 @@ func rolloutFleet(t *testing.T) (*fleetEnv, []*daemonEnv, string, func(name, dat
 			return ok, e.ip("route")
 		})
 	}
+	write := fileWriter(t)
+	write("extra.json", `{"version": 1, "routes": [{"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10}]}`)
+	return f, envs, endpoints, write
+}
+
+// fileWriter is write(name, data), which writes a file of a directory of
+// t's (mode 0600) and returns its path.
+func fileWriter(t *testing.T) func(name, data string) string {
 	dir := t.TempDir()
-	write := func(name, data string) string {
+	return func(name, data string) string {
+		t.Helper()
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
-	write("extra.json", `{"version": 1, "routes": [{"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "uplink0", "metric": 10}]}`)
-	return f, envs, endpoints, write
 }
 
 // keysUnder lists the keys under prefix.

@@ -51,6 +51,13 @@ func TestAgentDaemonFleetPublishesSnapshot(t *testing.T) {
 		return ok, fmt.Sprintf("%v %v %+v", err, serr, st.Snapshot)
 	})
 	d, _, _ := f.storedSnapshot()
+	summary, err := exec.Command(f.bin, "fleet", "snapshot", "h1", "--etcd-endpoints", strings.Join(f.etcd.Endpoints(), ","),
+		"--etcd-prefix", fleetLayout.Prefix).CombinedOutput()
+	if err != nil {
+		t.Fatalf("fleet snapshot h1: %v\n%s", err, summary)
+	}
+	t.Logf("fleet snapshot h1:\n%s", summary)
+	checkDocExample(t, "docs/commands/netagent-fleet-snapshot.md", "fleet-snapshot", string(summary))
 	dir := t.TempDir()
 	snapFile := filepath.Join(dir, "h1.json")
 	out, err := os.Create(snapFile)

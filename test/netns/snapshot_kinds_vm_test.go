@@ -3,18 +3,9 @@
 package netns_test
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/vishvananda/netlink"
-
-	"github.com/netagent/netagent/internal/testns"
-	"github.com/netagent/netagent/test/vm"
 )
 
 // snapKindsIntent is a bond of two NICs (balance-tlb, a primary, a
@@ -40,50 +31,8 @@ func snapKindsIntent(vlanID, miimon int) string {
 // depends on it), and for an intent without them (deletes); the tunnels
 // before and after their apply, with a new TTL, and removed.
 func TestInVMSnapshotPlanAgainstKinds(t *testing.T) {
-	if !vm.InGuest() {
-		t.Fatal("this test runs in the VM only: go test -run '^TestVM$' ./test/netns/")
-	}
-	tgt := testns.New(t)
-	for _, nic := range []string{"eth1", "eth2"} {
-		if err := tgt.NL.LinkAdd(&netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: nic}}); err != nil {
-			t.Fatalf("adding dummy %s: %v", nic, err)
-		}
-	}
-	dir := t.TempDir()
-	state := filepath.Join(dir, "state")
-	run := func(args ...string) (string, string, int) {
-		cmd := exec.Command(vm.GuestBinary("netagent"), append([]string{"--netns", tgt.Name, "--state-dir", state}, args...)...)
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), errOut.String(), code
-	}
-	file := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	same := func(intent string) string {
-		t.Helper()
-		snap := filepath.Join(dir, "snapshot.json")
-		if out, errOut, code := run("snapshot", "--out", snap); code != 0 {
-			t.Fatalf("snapshot: exit %d: %s%s", code, out, errOut)
-		}
-		live, _, code := run("plan", intent)
-		offline, errOut, ocode := run("plan", "--against", snap, intent)
-		if live != offline || code != ocode {
-			t.Errorf("plan of %s: live (exit %d) and --against (exit %d) differ:\nlive:\n%s\noffline:\n%s\n%s", filepath.Base(intent), code, ocode, live, offline, errOut)
-		}
-		return live
-	}
+	r := newSnapRig(t)
+	run, file, same := r.run, r.file, r.same
 	first := file("kinds.json", snapKindsIntent(10, 100))
 	if live := same(first); !strings.Contains(live, "create interface/bond0") {
 		t.Errorf("the plan makes no bond:\n%s", live)
