@@ -1,3 +1,5 @@
+//go:build !nofleet
+
 package main
 
 import (
