@@ -93,3 +93,11 @@ func ReadItems(t *netnsx.Target, stateDir string, hint *dg.Graph) ([]dg.Item, er
 	}
 	return slices.Concat(lists...), nil
 }
+
+// KeepRouteTables rebuilds the target's record of the route tables
+// netagent wrote when it is lost or damaged (l3.KeepRouteTables), and
+// returns a note saying so ("" when it was whole): a writer's read-back
+// (an apply, the daemon) calls it first; dry runs never do.
+func KeepRouteTables(t *netnsx.Target, stateDir string) (string, error) {
+	return l3.KeepRouteTables(t, stateDir)
+}

@@ -121,6 +121,10 @@ func (f *Fake) ReadItems(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
 	return slices.Concat(linkItems, l3Items, fwItems, nftItems, etItems), nil
 }
 
+// KeepRouteTables is KeepRouteTables over the l3 fake (its record is
+// where its UseStateDir put it, none without).
+func (f *Fake) KeepRouteTables(string) (string, error) { return f.L3.KeepRouteTables() }
+
 // Clashes finds the intended items whose place someone else's object
 // holds in the fakes, as Clashes does in a namespace.
 func (f *Fake) Clashes(stateDir string, hint *dg.Graph) (map[dg.ItemRef]error, error) {

@@ -22,15 +22,32 @@ type Kernel struct {
 // Kernel returns the daemon's view of the target.
 func (r *Runtime) Kernel() *Kernel { return &Kernel{rt: r} }
 
-// ReadCurrent reads the kernel back (Runtime.ReadCurrent).
+// ReadCurrent reads the kernel back (Runtime.ReadCurrent). It is a
+// writer's read-back (Converge's, the daemon's): a lost record of the
+// route tables netagent wrote is rebuilt first (keepRouteTables).
 func (k *Kernel) ReadCurrent(_ context.Context, hint *dg.Graph) (*dg.Graph, error) {
+	k.keepRouteTables()
 	return k.rt.ReadCurrent(hint)
 }
 
 // ReadItems is ReadCurrent as a list of items, in the order read, for a
 // caller that may not need the graph (Verifier.VerifyItems).
 func (k *Kernel) ReadItems(_ context.Context, hint *dg.Graph) ([]dg.Item, error) {
+	k.keepRouteTables()
 	return k.rt.readItems(hint)
+}
+
+// keepRouteTables rebuilds a lost or damaged record of the route tables
+// netagent wrote, saying so in the log; one it cannot rebuild leaves the
+// read-back dumping every table (the same result, the old cost).
+func (k *Kernel) keepRouteTables() {
+	note, err := k.rt.ns.KeepRouteTables(k.rt.stateDir)
+	switch {
+	case err != nil:
+		k.rt.log.WithError(err).Warn("route table record; reading every table")
+	case note != "":
+		k.rt.log.Info(note)
+	}
 }
 
 // ReadItemsAfterWrite is ReadItems right after the caller's own reconcile
@@ -39,6 +56,7 @@ func (k *Kernel) ReadItems(_ context.Context, hint *dg.Graph) ([]dg.Item, error)
 // ok is always true.
 func (k *Kernel) ReadItemsAfterWrite(_ context.Context, hint *dg.Graph) (list []dg.Item, ok bool, err error) {
 	defer k.rt.ns.ReuseAfterWrite()()
+	k.keepRouteTables()
 	list, err = k.rt.readItems(hint)
 	return list, true, err
 }

@@ -26,6 +26,9 @@ import (
 type namespace interface {
 	NewRegistryWith(stateDir string, opts configurators.Options) (*reconciler.TypeRegistry, error)
 	ReadItems(stateDir string, hint *dg.Graph) ([]dg.Item, error)
+	// KeepRouteTables rebuilds a lost record of the route tables netagent
+	// wrote (configurators.KeepRouteTables): a writer's read-back only.
+	KeepRouteTables(stateDir string) (string, error)
 	// ReadLinkItems is the link configurator's read-back alone.
 	ReadLinkItems(stateDir string, hint *dg.Graph) ([]dg.Item, error)
 	// ReadNftItems is the nftables configurator's read-back alone.
@@ -50,6 +53,10 @@ func (n netnsNamespace) NewRegistryWith(stateDir string, opts configurators.Opti
 
 func (n netnsNamespace) ReadItems(stateDir string, hint *dg.Graph) ([]dg.Item, error) {
 	return configurators.ReadItems(n.t, stateDir, hint)
+}
+
+func (n netnsNamespace) KeepRouteTables(stateDir string) (string, error) {
+	return configurators.KeepRouteTables(n.t, stateDir)
 }
 
 func (n netnsNamespace) ReadLinkItems(stateDir string, hint *dg.Graph) ([]dg.Item, error) {

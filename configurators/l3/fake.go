@@ -85,6 +85,8 @@ type FakeKernel struct {
 	keepsV4Proto bool
 	// rec is the record of adopted addresses (UseStateDir), nil for none.
 	rec *addrRecords
+	// tables is the record of route tables (UseStateDir), nil for none.
+	tables *tableRecord
 	// fail, if set, answers a request before the fake handles it: a
 	// non-nil error is returned instead.
 	fail func(msgType uint16) error
@@ -159,13 +161,20 @@ func (k *FakeKernel) Refusals() (*Refusals, error) { return newRefusals(k, k) }
 // an in-place replace, as Linux 6.1 does.
 func (k *FakeKernel) KeepV4ProtoOnReplace() { k.keepsV4Proto = true }
 
-// UseStateDir keeps the fake's record of adopted addresses in dir, for a
-// namespace of identity ns.
+// UseStateDir keeps the fake's records of adopted addresses and of route
+// tables in dir, for a namespace of identity ns.
 func (k *FakeKernel) UseStateDir(dir string, ns statefile.NsIdentity) {
 	k.rec = &addrRecords{path: filepath.Join(dir, addrRecordFile), ns: ns}
+	k.tables = newTableRecord(dir, ns)
 }
 
 func (k *FakeKernel) addrRecords() *addrRecords { return k.rec }
+
+func (k *FakeKernel) tableRecord() *tableRecord { return k.tables }
+
+// kernelFilters is false: the fake applies no dump filter (see
+// dumpFiltered).
+func (k *FakeKernel) kernelFilters() bool { return false }
 
 // open is an opener handing out the fake itself.
 func (k *FakeKernel) open() (rawOps, error) {

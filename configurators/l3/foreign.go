@@ -50,7 +50,7 @@ func readForeignAddrNeigh(conn rawOps) ([]dg.Item, error) {
 	}
 	var out []dg.Item
 	seen := map[string]int{}
-	err = eachRouteMsg(conn, unix.AF_UNSPEC, routeFilter{}, func(m *routeMsg) {
+	err = eachRouteIn(conn, unix.AF_UNSPEC, []routeFilter{{}}, func(m *routeMsg) {
 		if m.Protocol != items.RouteProtocol && m.Protocol != unix.RTPROT_KERNEL {
 			plain, _ := decodeRoute(*m, names)
 			out = append(out, foreignRoute(*m, plain, names, seen))

@@ -58,6 +58,13 @@ type rawOps interface {
 	// addrRecords is the namespace's record of adopted addresses (see
 	// addrrecord.go); nil without a state directory.
 	addrRecords() *addrRecords
+	// tableRecord is the namespace's record of the route tables netagent
+	// wrote (see routetables.go); nil without a state directory.
+	tableRecord() *tableRecord
+	// kernelFilters reports whether the kernel applies the filters of a
+	// dump request (strict checking, Linux 4.20): else dumpFiltered's
+	// answer is every object.
+	kernelFilters() bool
 }
 
 // reply is the kernel's answer to one request: its ack (err is nil) or
@@ -91,10 +98,14 @@ type conn struct {
 	// lax: the kernel has no strict checking, or refused a strict dump
 	// request; dumpFiltered dumps unfiltered.
 	lax bool
+	// probed: strict checking was tried (kernelFilters).
+	probed bool
 	// sendBuf and rbuf are reused by every request and read on the conn.
 	sendBuf, rbuf []byte
 	// rec is the namespace's record of adopted addresses, nil for none.
 	rec *addrRecords
+	// tables is the namespace's record of route tables, nil for none.
+	tables *tableRecord
 }
 
 var _ rawOps = (*conn)(nil)
@@ -123,8 +134,24 @@ func (c *conn) close() { c.s.Close() }
 
 func (c *conn) addrRecords() *addrRecords { return c.rec }
 
-// openConnIn is openConn with the namespace's record of adopted addresses
-// in stateDir ("": none).
+func (c *conn) tableRecord() *tableRecord { return c.tables }
+
+// kernelFilters tries strict checking once (dumpFiltered turns it on for
+// each filtered dump): a kernel before 4.20 refuses the option.
+func (c *conn) kernelFilters() bool {
+	if !c.lax && !c.probed {
+		c.probed = true
+		if c.setStrict(1) != nil {
+			c.lax = true
+		} else if c.setStrict(0) != nil {
+			c.broken = true
+		}
+	}
+	return !c.lax
+}
+
+// openConnIn is openConn with the namespace's records of adopted
+// addresses and route tables in stateDir ("": none).
 func openConnIn(t *netnsx.Target, stateDir string) (*conn, error) {
 	rec, err := newAddrRecords(t, stateDir)
 	if err != nil {
@@ -135,6 +162,9 @@ func openConnIn(t *netnsx.Target, stateDir string) (*conn, error) {
 		return nil, err
 	}
 	c.rec = rec
+	if rec != nil {
+		c.tables = newTableRecord(stateDir, rec.ns)
+	}
 	return c, nil
 }
 

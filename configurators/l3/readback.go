@@ -282,12 +282,13 @@ func addrItemOf(k *kernelAddr, dev string, hint *items.Address) *items.Address {
 }
 
 // readRoutes decodes the raw route dump with the codec the writer uses
-// (routeMsg), message by message as it arrives: netagent's routes, every
-// table, both families, asked of the kernel by protocol (routeFilter: the
-// kernel sends no other owner's route). A route that reads back Equal to
-// its hint is the hint itself (no copy: items are values no one changes in
-// place), so that the current state of a converged namespace shares its
-// items with the intended graph.
+// (routeMsg), message by message as it arrives: netagent's routes, both
+// families, asked of the kernel by protocol and table (readFilters: the
+// tables of the record and of hint's routes; the kernel sends no other
+// owner's route and walks no other table). A route that reads back Equal
+// to its hint is the hint itself (no copy: items are values no one
+// changes in place), so that the current state of a converged namespace
+// shares its items with the intended graph.
 //
 // Other owners' routes are read only where they matter: when an intended
 // route of hint is not there, the routes of its table are dumped and those
@@ -305,8 +306,7 @@ func readRoutes(conn rawOps, names map[int]string, h hinter) ([]dg.Item, error) 
 	if h.g != nil {
 		out = make([]dg.Item, 0, h.g.Len()) // about as many as intended
 	}
-	ours := routeFilter{proto: items.RouteProtocol}
-	err := eachRouteMsg(conn, unix.AF_UNSPEC, ours, func(m *routeMsg) {
+	err := eachRouteIn(conn, unix.AF_UNSPEC, readFilters(conn, h.g), func(m *routeMsg) {
 		if decodeRouteInto(m, names, &it) {
 			hint := next.hint(&it, h)
 			r := ownRoute(&it, hint)
@@ -339,7 +339,7 @@ func countRoutes(g *dg.Graph) int {
 // clashingRoutes appends to out (netagent's routes read back, hits of them
 // as their hint) the routes of other protocols that hold the identity of
 // an intended route out has not: the routes of those routes' tables are
-// dumped (all tables for more than maxFilteredTables). When every intended
+// dumped (tableFilters). When every intended
 // route read back as its hint, nothing is dumped.
 func clashingRoutes(conn rawOps, names map[int]string, h hinter, out []dg.Item, hits int) ([]dg.Item, error) {
 	if h.g == nil || hits == countRoutes(h.g) {
@@ -363,18 +363,16 @@ func clashingRoutes(conn rawOps, names map[int]string, h hinter, out []dg.Item, 
 		return out, nil
 	}
 	seen := map[string]int{}
-	for _, f := range routeTables(tables) {
-		start := len(out)
-		err := eachRouteMsg(conn, unix.AF_UNSPEC, f, func(m *routeMsg) {
-			if m.Protocol == items.RouteProtocol || m.Protocol == unix.RTPROT_KERNEL || m.Tos != 0 || !missing[m.identity()] {
-				return
-			}
-			plain, _ := decodeRoute(*m, names)
-			out = append(out, foreignRoute(*m, plain, names, seen))
-		}, func() { out = out[:start] })
-		if err != nil {
-			return nil, err
+	start := len(out)
+	err := eachRouteIn(conn, unix.AF_UNSPEC, tableFilters(conn, 0, tables), func(m *routeMsg) {
+		if m.Protocol == items.RouteProtocol || m.Protocol == unix.RTPROT_KERNEL || m.Tos != 0 || !missing[m.identity()] {
+			return
 		}
+		plain, _ := decodeRoute(*m, names)
+		out = append(out, foreignRoute(*m, plain, names, seen))
+	}, func() { out, seen = out[:start], map[string]int{} })
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

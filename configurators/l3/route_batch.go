@@ -2,6 +2,7 @@ package l3
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/netagent/netagent/items"
 	"github.com/netagent/netagent/reconciler"
@@ -59,12 +60,59 @@ func (b *routeBatch) run() {
 	b.conn = conn
 	b.ifindex.conn = conn
 	defer conn.close()
+	if err := recordTables(conn, b.written()); err != nil {
+		b.failWrites(err) // a route the record misses would be read back by no one
+	}
 	for start := 0; start < len(b.ops); start += planChunk {
 		for i := start; i < min(start+planChunk, len(b.ops)); i++ {
 			b.plan(i, b.ops[i])
 		}
 		b.answer()
 	}
+	_ = forgetEmptied(conn, b.emptied()) // a table left recorded costs one dump
+}
+
+// written returns the tables the batch's creates and modifies write a
+// route in, each once, recorded before any is written.
+func (b *routeBatch) written() []uint32 {
+	var out []uint32
+	for _, op := range b.ops {
+		if r, ok := op.New.(*items.Route); ok && op.Op != reconciler.OpDelete {
+			out = appendTable(out, r.TableID())
+		}
+	}
+	return out
+}
+
+// appendTable appends t to tables (a few) unless it is there.
+func appendTable(tables []uint32, t uint32) []uint32 {
+	if slices.Contains(tables, t) {
+		return tables
+	}
+	return append(tables, t)
+}
+
+// failWrites fails the batch's creates and modifies with err.
+func (b *routeBatch) failWrites(err error) {
+	for i, op := range b.ops {
+		if op.Op != reconciler.OpDelete {
+			b.errs[i] = err
+		}
+	}
+}
+
+// emptied returns the tables the batch's deletes may have emptied of
+// netagent's routes: those of its deleted routes that none of its
+// creates and modifies wrote in.
+func (b *routeBatch) emptied() []uint32 {
+	kept := b.written()
+	var out []uint32
+	for i, op := range b.ops {
+		if r, ok := op.Old.(*items.Route); ok && op.Op == reconciler.OpDelete && b.errs[i] == nil && !slices.Contains(kept, r.TableID()) {
+			out = appendTable(out, r.TableID())
+		}
+	}
+	return out
 }
 
 // planChunk is how many operations are planned, sent and answered before

@@ -2,6 +2,7 @@ package l3
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -543,10 +544,12 @@ func routeDumpRequest(family int) *nl.NetlinkRequest {
 // table (0: of every table) and of one protocol (0: of any). The kernel
 // applies it only to a request on a socket with strict checking
 // (rawOps.dumpFiltered: Linux 4.20 and later); an older one answers with
-// every route, so a reader also filters with keeps.
+// every route, so a reader also filters with keeps. A dump of every table
+// may keep only the tables in (sorted; nil: all), filtered while read.
 type routeFilter struct {
 	table uint32
 	proto uint8
+	in    []uint32
 }
 
 // request is the dump request of f for family (AF_UNSPEC: both), as
@@ -567,57 +570,47 @@ func (f routeFilter) request(family int) *nl.NetlinkRequest {
 
 // keeps reports whether m is a route f asks for.
 func (f routeFilter) keeps(m *routeMsg) bool {
+	if f.in != nil {
+		if _, ok := slices.BinarySearch(f.in, m.Table); !ok {
+			return false
+		}
+	}
 	return (f.table == 0 || m.Table == f.table) && (f.proto == 0 || m.Protocol == f.proto)
 }
 
-// maxFilteredTables is how many tables a dump asks the kernel for one by
-// one (routeTables); more, and it dumps every table at once.
-const maxFilteredTables = 8
-
-// routeTables returns the filters that dump the given tables (duplicates
-// allowed), or the one filter of every table when there are none or more
-// than maxFilteredTables.
-func routeTables(tables []uint32) []routeFilter {
-	slices.Sort(tables)
-	tables = slices.Compact(tables)
-	if len(tables) == 0 || len(tables) > maxFilteredTables {
-		return []routeFilter{{}}
-	}
-	out := make([]routeFilter, len(tables))
-	for i, t := range tables {
-		out[i] = routeFilter{table: t}
-	}
-	return out
-}
-
 // dumpRouteMsgs dumps the routes of family in the given tables (see
-// routeTables) over conn, decoded with parseRouteMsg; cloned routes (the
+// tableFilters) over conn, decoded with parseRouteMsg; cloned routes (the
 // IPv6 exception cache) are left out, as netlink.Handle leaves them out.
 func dumpRouteMsgs(conn rawOps, family int, tables []uint32) ([]routeMsg, error) {
 	var list []routeMsg
-	for _, f := range routeTables(tables) {
-		start := len(list)
-		err := eachRouteMsg(conn, family, f, func(m *routeMsg) { list = append(list, *m) }, func() { list = list[:start] })
-		if err != nil {
-			return nil, err
-		}
+	err := eachRouteIn(conn, family, tableFilters(conn, 0, tables), func(m *routeMsg) { list = append(list, *m) }, func() { list = list[:0] })
+	if err != nil {
+		return nil, err
 	}
 	return list, nil
 }
 
-// eachRouteMsg runs a dump of f's routes of family, filtered in the
-// kernel where it can, and hands each route f keeps (cloned ones left
-// out) to each: m is valid only during the call. A dump the kernel
-// interrupts is run again (up to dumpAttempts times), after restart.
-func eachRouteMsg(conn rawOps, family int, f routeFilter, each func(m *routeMsg), restart func()) error {
+// eachRouteIn runs the dumps of filters for family, filtered in the
+// kernel where it can, and hands each route a filter keeps (cloned ones
+// left out) to each: m is valid only during the call. A table the kernel
+// does not have (ENOENT: a dump of one family asking for a table it has
+// not made) holds no route. A dump the kernel interrupts runs them all
+// again (up to dumpAttempts times), after restart.
+func eachRouteIn(conn rawOps, family int, filters []routeFilter, each func(m *routeMsg), restart func()) error {
 	var m routeMsg
 	return retryDump("routes", func() error {
 		restart()
-		return conn.dumpFiltered(f.request(family), unix.RTM_NEWROUTE, func(b []byte) {
-			if parseRouteMsgInto(b, &m) == nil && m.Flags&unix.RTM_F_CLONED == 0 && f.keeps(&m) {
-				each(&m)
+		for _, f := range filters {
+			err := conn.dumpFiltered(f.request(family), unix.RTM_NEWROUTE, func(b []byte) {
+				if parseRouteMsgInto(b, &m) == nil && m.Flags&unix.RTM_F_CLONED == 0 && f.keeps(&m) {
+					each(&m)
+				}
+			})
+			if err != nil && !(f.table != 0 && errors.Is(err, unix.ENOENT)) {
+				return err
 			}
-		})
+		}
+		return nil
 	})
 }
 

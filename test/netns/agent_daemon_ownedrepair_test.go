@@ -5,6 +5,7 @@ package netns_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"os/exec"
 	"slices"
 	"strings"
@@ -25,6 +26,33 @@ const ownedNeighFile = `{"version": 1,
 func (e *daemonEnv) hasOwnedNeigh() bool {
 	out := e.ip("neigh", "show", "192.0.2.9", "dev", "uplink0")
 	return strings.Contains(out, "02:00:00:00:00:09") && strings.Contains(out, "PERMANENT")
+}
+
+// hasBridgeAsIntended reports whether br0 is there as daemonBridgeFile
+// has it: up, MTU 1400, with its address.
+func (e *daemonEnv) hasBridgeAsIntended() bool {
+	var out []struct {
+		IfName string   `json:"ifname"`
+		MTU    int      `json:"mtu"`
+		Flags  []string `json:"flags"`
+		Addrs  []struct {
+			Local string `json:"local"`
+		} `json:"addr_info"`
+	}
+	if json.Unmarshal([]byte(e.ip("-j", "addr", "show")), &out) != nil {
+		return false
+	}
+	for _, l := range out {
+		if l.IfName != "br0" || l.MTU != 1400 || !slices.Contains(l.Flags, "UP") {
+			continue
+		}
+		for _, a := range l.Addrs {
+			if a.Local == "10.50.0.1" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // TestAgentDaemonRepairsOwnedOnEvent: netagent's route, address and
@@ -165,15 +193,16 @@ func TestAgentDaemonFightingWriterBackedOff(t *testing.T) {
 }
 
 // TestAgentDaemonOwnedRepairLatency measures issue 28's repair in a
-// second: netagent's route, neighbour and address, each deleted by hand 20
-// times (after the daemon verified its last repair), polled back with ip;
-// it logs the median and the maximum of each (no timing assertion: the
-// machine is shared), and fails only if one is not repaired at all within
-// daemonWait.
+// second: netagent's route, neighbour, address and link (a bridge it
+// created), each deleted by hand 20 times (after the daemon verified its
+// last repair), polled back with ip; it logs the median and the maximum
+// of each (no timing assertion: the machine is shared), and fails only if
+// one is not repaired at all within daemonWait.
 func TestAgentDaemonOwnedRepairLatency(t *testing.T) {
 	e := daemonNewEnv(t)
 	e.writeIntent("10-uplink.json", ownedNeighFile)
 	e.writeIntent("20-routes.json", daemonRoutesFile)
+	e.writeIntent("30-bridge.json", daemonBridgeFile)
 	e.start("--drift-interval", "1h")
 	e.waitForVerified()
 	routeBack := func() bool { _, ok := e.route("198.51.100.0/24"); return ok }
@@ -186,6 +215,7 @@ func TestAgentDaemonOwnedRepairLatency(t *testing.T) {
 		{"neighbour", []string{"neigh", "del", "192.0.2.9", "dev", "uplink0"}, e.hasOwnedNeigh},
 		{"address", []string{"addr", "del", "192.0.2.2/24", "dev", "uplink0"},
 			func() bool { return e.hasAddress("192.0.2.2/24") && routeBack() && e.hasOwnedNeigh() }},
+		{"link", []string{"link", "del", "br0"}, e.hasBridgeAsIntended},
 	} {
 		var took []time.Duration
 		for range 20 {
