@@ -50,9 +50,18 @@ func (t RouteType) String() string {
 //
 // The configurator sets RouteProtocol on every route it creates.
 type Route struct {
+	// The fields are in an order that leaves no padding: a host may hold
+	// 100k routes, twice (intended and read back), and the struct's size
+	// class is what each costs (TestRouteSize).
+
 	Dst netip.Prefix // masked; 0.0.0.0/0 or ::/0 for a default route
 	Gw  netip.Addr   // zero for none
+	Src netip.Addr   // preferred source; zero for none
 	Dev string       // "" for none
+	// Nexthops makes a multipath route (RTA_MULTIPATH, two or more); Gw,
+	// Dev and OnLink are then unset. Their order does not matter (Equal
+	// compares them as a set).
+	Nexthops []Nexthop
 	// Table is the routing table; 0 means TableMain (254), in the name and
 	// in Equal alike.
 	Table uint32
@@ -60,22 +69,17 @@ type Route struct {
 	// IPv6DefaultMetric (1024) from the kernel, so the two are the same in
 	// the name and in Equal.
 	Metric uint32
+	// MTU is the path MTU (RTAX_MTU in RTA_METRICS); 0 for none.
+	MTU uint32
 	// Scope: routes with only a Dev are usually ScopeLink (as `ip route`
 	// sets them); the zero value is global.
 	Scope Scope
-	Src   netip.Addr // preferred source; zero for none
 	// Kind is the route type (rtm_type); a field named Type would clash
 	// with the Type method.
 	Kind RouteType
 	// OnLink (RTNH_F_ONLINK) takes Gw as on the link of Dev even when no
 	// address of Dev covers it.
 	OnLink bool
-	// Nexthops makes a multipath route (RTA_MULTIPATH, two or more); Gw,
-	// Dev and OnLink are then unset. Their order does not matter (Equal
-	// compares them as a set).
-	Nexthops []Nexthop
-	// MTU is the path MTU (RTAX_MTU in RTA_METRICS); 0 for none.
-	MTU uint32
 	// Pref is an IPv6 route's preference (RTA_PREF); the zero value is
 	// medium, the kernel's default. IPv4 routes have none.
 	Pref RoutePref

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	dg "github.com/netagent/netagent/depgraph"
 )
@@ -43,4 +44,12 @@ func depRefs(deps []dg.Dependency) []string {
 		out = append(out, d.RequiredItem.String()+" "+d.Description)
 	}
 	return out
+}
+
+// TestRouteSize: a Route is 192 bytes (its fields in an order without
+// padding; it was 208), the size class a route costs in each graph.
+func TestRouteSize(t *testing.T) {
+	if n := unsafe.Sizeof(Route{}); n > 192 {
+		t.Errorf("Route is %d bytes, want at most 192", n)
+	}
 }

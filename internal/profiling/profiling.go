@@ -21,10 +21,15 @@ import (
 // variables rather than flags so that a profile of any command line, the
 // daemon's included, needs no change to it. The daemon also writes the
 // heap profile whenever it gets SIGUSR1 (HeapOnSignal): at its end
-// its state is gone.
+// its state is gone. NETAGENT_PEAKPROFILE=FILE writes the heap profile
+// after every collection that found more live heap than any before, so
+// that FILE ends up holding the profile of the peak (what a max RSS is
+// made of; the profile at the end shows only what is left); with a %d in
+// FILE, each such profile is kept, numbered.
 const (
-	EnvCPUProfile = "NETAGENT_CPUPROFILE"
-	EnvMemProfile = "NETAGENT_MEMPROFILE"
+	EnvCPUProfile  = "NETAGENT_CPUPROFILE"
+	EnvMemProfile  = "NETAGENT_MEMPROFILE"
+	EnvPeakProfile = "NETAGENT_PEAKPROFILE"
 )
 
 // Start starts what the environment asks for; the returned function
@@ -41,6 +46,9 @@ func Start(stderr io.Writer) (stop func()) {
 		} else {
 			cpu = f
 		}
+	}
+	if path := os.Getenv(EnvPeakProfile); path != "" {
+		watchPeak(path, stderr)
 	}
 	return func() {
 		if cpu != nil {
