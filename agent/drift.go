@@ -129,13 +129,22 @@ var linkTypes = map[string]bool{items.TypeInterface: true, items.TypePort: true,
 // change the kernel did not keep, links gone or new, and the links of skip (whose external
 // link appeared, went or was replaced in this burst: the link events'
 // own path handles them) are left to that check (the Verifier tells a
-// change the kernel undid from someone else's).
-func (a *Agent) checkLinks(ctx context.Context, skip map[string]bool) {
+// change the kernel undid from someone else's). A link of named (the
+// owned links the burst's events named) that the current state holds as
+// created and the kernel has not got any more (deleted by hand, with
+// nothing of netagent's on it whose notification would say so) runs that
+// check within a second, as an owned route's deletion does
+// (ownedrepair.go): it puts the link back under its drift policy.
+func (a *Agent) checkLinks(ctx context.Context, skip map[string]bool, named []string) {
 	s := a.st
 	list, err := a.cfg.Kernel.ReadLinkItems(ctx, s.intended)
 	if err != nil {
 		a.log.WithError(err).Warn("reading the links back after a link event; the drift check will")
 		return
+	}
+	if s.ownedLinkGone(named, list) {
+		s.ownedPending = true
+		s.ownedDeb.Touch()
 	}
 	var found []host.Finding
 	for _, d := range linkDrifts(s.current, list) {
@@ -145,6 +154,28 @@ func (a *Agent) checkLinks(ctx context.Context, skip map[string]bool) {
 		found = append(found, host.Finding{Drift: d})
 	}
 	a.repairFound(found)
+}
+
+// ownedLinkGone reports whether a link of named that the current state
+// holds as created is not in list, the links read back.
+func (s *loopState) ownedLinkGone(named []string, list []dg.Item) bool {
+	var have map[dg.ItemRef]bool // made on first need
+	for _, n := range named {
+		ref := items.InterfaceRef(n)
+		if _, st, ok := s.current.Lookup(ref); !ok || st.State != dg.StateCreated {
+			continue
+		}
+		if have == nil {
+			have = make(map[dg.ItemRef]bool, len(list))
+			for _, it := range list {
+				have[dg.Ref(it)] = true
+			}
+		}
+		if !have[ref] {
+			return true
+		}
+	}
+	return false
 }
 
 // linkDrifts compares the owned link items of current (settled ones: of

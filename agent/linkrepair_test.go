@@ -67,3 +67,32 @@ func TestReloadRepairsDrift(t *testing.T) {
 		}
 	})
 }
+
+// A bridge of the agent's with nothing of its on it (no address, no
+// route: nothing whose notification the owned watcher gets), deleted by
+// hand: its link event alone puts it back within a second, by the drift
+// check the owned objects' events run, minutes before the periodic one;
+// under drift policy report it is only reported.
+func TestLinkEventRepairsAnOwnedLinkDeleted(t *testing.T) {
+	for _, policy := range []string{"repair", "report"} {
+		t.Run(policy, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newRig(t, map[string]string{"10-br.json": `{"version": 1,
+					"interfaces": [{"name": "br9", "type": "bridge", "bridge": {"stp": false}, "drift": "` + policy + `"}]}`},
+					func(c *Config) { c.DriftInterval = time.Hour }).start()
+				time.Sleep(2 * time.Second) // the verification read-back after the start
+				synctest.Wait()
+				r.k.takeOps()
+				br := items.InterfaceRef("br9")
+				r.k.tamper(func(o map[dg.ItemRef]dg.Item) { delete(o, br) })
+				r.linkEvent("br9")
+				time.Sleep(time.Second)
+				synctest.Wait()
+				ops := r.k.takeOps()
+				if repaired := slices.Contains(ops, "create "+br.String()); repaired != (policy == "repair") {
+					t.Fatalf("br9 deleted by hand, policy %s: ops %v a second after its link event", policy, ops)
+				}
+			})
+		})
+	}
+}

@@ -43,7 +43,8 @@ func (a *Agent) refreshLinks(ctx context.Context) {
 	if s.linkResync {
 		log = log.WithField("resync", true)
 	}
-	owned := s.linkResync || s.namesOwnedLink()
+	named := s.ownedLinksNamed()
+	owned := s.linkResync || len(named) > 0
 	links, err := a.cfg.Kernel.ReadLinks(ctx)
 	if err != nil {
 		log.WithError(err).Warn("listing links; trying again")
@@ -72,22 +73,24 @@ func (a *Agent) refreshLinks(ctx context.Context) {
 		s.want(reasonLink)
 	}
 	if owned {
-		a.checkLinks(ctx, moved)
+		a.checkLinks(ctx, moved, named)
 	}
 }
 
-// namesOwnedLink reports whether the burst's events named a link the agent
-// owns (an interface item: one it created or configures), whose change
-// (an MTU, a state, a master set by hand) checkLinks repairs at once. The
-// events of other links cost nothing more than the listing.
-func (s *loopState) namesOwnedLink() bool {
+// ownedLinksNamed returns the links the burst's events named that the
+// agent owns (an interface item: one it created or configures), whose
+// change (an MTU, a state, a master set by hand, the link deleted)
+// checkLinks repairs at once. The events of other links cost nothing more
+// than the listing.
+func (s *loopState) ownedLinksNamed() []string {
+	var out []string
 	for n := range s.linkNames {
-		ref := dg.ItemRef{Type: items.TypeInterface, Name: n}
+		ref := items.InterfaceRef(n)
 		if s.intended.Contains(ref) || s.current.Contains(ref) {
-			return true
+			out = append(out, n)
 		}
 	}
-	return false
+	return out
 }
 
 // linkChange is the difference of one external link between the current

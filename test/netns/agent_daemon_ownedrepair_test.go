@@ -28,6 +28,29 @@ func (e *daemonEnv) hasOwnedNeigh() bool {
 	return strings.Contains(out, "02:00:00:00:00:09") && strings.Contains(out, "PERMANENT")
 }
 
+// bareBridgeFile is a bridge with nothing of netagent's on it: no
+// address, no route, no port.
+const bareBridgeFile = `{"version": 1, "interfaces": [{"name": "br9", "type": "bridge", "mtu": 1300, "bridge": {"stp": false}}]}`
+
+// hasBareBridge reports whether br9 is there as bareBridgeFile has it.
+func (e *daemonEnv) hasBareBridge() bool {
+	var out []struct {
+		IfName string   `json:"ifname"`
+		MTU    int      `json:"mtu"`
+		Flags  []string `json:"flags"`
+	}
+	if json.Unmarshal([]byte(e.ip("-j", "link", "show")), &out) != nil {
+		return false
+	}
+	return slices.ContainsFunc(out, func(l struct {
+		IfName string   `json:"ifname"`
+		MTU    int      `json:"mtu"`
+		Flags  []string `json:"flags"`
+	}) bool {
+		return l.IfName == "br9" && l.MTU == 1300 && slices.Contains(l.Flags, "UP")
+	})
+}
+
 // hasBridgeAsIntended reports whether br0 is there as daemonBridgeFile
 // has it: up, MTU 1400, with its address.
 func (e *daemonEnv) hasBridgeAsIntended() bool {
@@ -203,6 +226,7 @@ func TestAgentDaemonOwnedRepairLatency(t *testing.T) {
 	e.writeIntent("10-uplink.json", ownedNeighFile)
 	e.writeIntent("20-routes.json", daemonRoutesFile)
 	e.writeIntent("30-bridge.json", daemonBridgeFile)
+	e.writeIntent("40-bare.json", bareBridgeFile)
 	e.start("--drift-interval", "1h")
 	e.waitForVerified()
 	routeBack := func() bool { _, ok := e.route("198.51.100.0/24"); return ok }
@@ -216,6 +240,8 @@ func TestAgentDaemonOwnedRepairLatency(t *testing.T) {
 		{"address", []string{"addr", "del", "192.0.2.2/24", "dev", "uplink0"},
 			func() bool { return e.hasAddress("192.0.2.2/24") && routeBack() && e.hasOwnedNeigh() }},
 		{"link", []string{"link", "del", "br0"}, e.hasBridgeAsIntended},
+		// nothing of netagent's on br9: only its own link event tells
+		{"bare link", []string{"link", "del", "br9"}, func() bool { return e.hasBareBridge() }},
 	} {
 		var took []time.Duration
 		for range 20 {
