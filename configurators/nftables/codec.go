@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/google/nftables/expr"
@@ -163,12 +164,17 @@ func encodeAddr(family, v string, dst bool, sets setTypes) ([]expr.Any, error) {
 	}
 	v6 := p.Addr().Is6()
 	off, n := addrOffset(v6, dst)
+	addr := p.Addr().AsSlice()
+	if bits := p.Bits(); bits > 0 && bits%8 == 0 {
+		// as nft writes a byte-aligned prefix: only its bytes, no mask
+		n, addr = uint32(bits/8), addr[:bits/8]
+	}
 	out := append(nfproto(family, v6), &expr.Payload{DestRegister: reg, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n})
-	if !p.IsSingleIP() {
+	if int(n)*8 > p.Bits() {
 		mask := netip.PrefixFrom(lastMask(p.Addr().BitLen()), p.Bits()).Masked().Addr().AsSlice()
 		out = append(out, &expr.Bitwise{SourceRegister: reg, DestRegister: reg, Len: n, Mask: mask, Xor: make([]byte, n)})
 	}
-	return append(out, cmpEq(p.Addr().AsSlice())), nil
+	return append(out, cmpEq(addr)), nil
 }
 
 // lastMask returns the all-ones address of bits bits.
@@ -226,6 +232,8 @@ type decoder struct {
 	v6     bool   // the rule's nfproto match, in an inet table
 	imm    map[uint32][]byte
 	mask   []byte
+	width  int     // the bytes of the address loaded (4, 16)
+	load   int     // the bytes loaded: a byte-aligned prefix's may be fewer
 	lo     *uint16 // the low end of a port range
 }
 
@@ -316,14 +324,20 @@ func (d *decoder) payload(e *expr.Payload) error {
 		d.loaded = "sport"
 	case e.Base == expr.PayloadBaseTransportHeader && e.Len == 2 && e.Offset == 2:
 		d.loaded = "dport"
-	case e.Base == expr.PayloadBaseNetworkHeader && (e.Offset == 12 || e.Offset == 8) && e.Len == 4*(1+3*btoi(e.Offset == 8)):
-		d.loaded = "saddr"
-	case e.Base == expr.PayloadBaseNetworkHeader && (e.Offset == 16 || e.Offset == 24) && e.Len == 4*(1+3*btoi(e.Offset == 24)):
-		d.loaded = "daddr"
+	case e.Base == expr.PayloadBaseNetworkHeader && (e.Offset == 12 || e.Offset == 8) && addrLoad(e, e.Offset == 8):
+		d.loaded, d.width, d.load = "saddr", int(4*(1+3*btoi(e.Offset == 8))), int(e.Len)
+	case e.Base == expr.PayloadBaseNetworkHeader && (e.Offset == 16 || e.Offset == 24) && addrLoad(e, e.Offset == 24):
+		d.loaded, d.width, d.load = "daddr", int(4*(1+3*btoi(e.Offset == 24))), int(e.Len)
 	default:
 		return fmt.Errorf("payload base %d offset %d len %d", e.Base, e.Offset, e.Len)
 	}
 	return nil
+}
+
+// addrLoad reports whether e loads an address (v6: of 16 bytes, else 4)
+// or, as nft loads a byte-aligned prefix, its first bytes.
+func addrLoad(e *expr.Payload, v6 bool) bool {
+	return e.Len >= 1 && e.Len <= 4*(1+3*btoi(v6))
 }
 
 func btoi(b bool) uint32 {
@@ -390,11 +404,14 @@ func (d *decoder) cmp(e *expr.Cmp) error {
 }
 
 func (d *decoder) addr(data []byte) error {
-	a, ok := netip.AddrFromSlice(data)
+	if len(data) != d.load {
+		return fmt.Errorf("address of %d bytes after a load of %d", len(data), d.load)
+	}
+	bits := len(data) * 8 // a byte-aligned prefix's bytes, or the whole address
+	a, ok := netip.AddrFromSlice(append(slices.Clip(data), make([]byte, d.width-len(data))...))
 	if !ok {
 		return fmt.Errorf("address of %d bytes", len(data))
 	}
-	bits := a.BitLen()
 	if d.mask != nil {
 		bits = 0
 		for _, b := range d.mask {

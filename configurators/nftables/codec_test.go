@@ -151,6 +151,24 @@ func TestCodecStatementsAsNft(t *testing.T) {
 				&expr.NAT{Type: expr.NATTypeDestNAT, Family: 2, RegAddrMin: 1, RegProtoMin: 2, RegProtoMax: 3, Specified: true}})},
 		{"dnat ip to 192.0.2.1-192.0.2.9", "inet", items.NftRule{DNAT: "192.0.2.1-192.0.2.9"},
 			[]expr.Any{imm(1, 192, 0, 2, 1), imm(2, 192, 0, 2, 9), &expr.NAT{Type: expr.NATTypeDestNAT, Family: 2, RegAddrMin: 1, RegAddrMax: 2}}},
+		// A byte-aligned prefix loads only its bytes, with no mask; any
+		// other loads the whole address and masks it (nft 1.0.6).
+		{"ip saddr 10.1.2.0/24 accept", "ip", items.NftRule{Saddr: "10.1.2.0/24", Verdict: "accept"},
+			[]expr.Any{netLoad(12, 3), cmpEq([]byte{10, 1, 2}), &expr.Verdict{Kind: expr.VerdictAccept}}},
+		{"ip saddr 10.0.0.0/8 accept", "ip", items.NftRule{Saddr: "10.0.0.0/8", Verdict: "accept"},
+			[]expr.Any{netLoad(12, 1), cmpEq([]byte{10}), &expr.Verdict{Kind: expr.VerdictAccept}}},
+		{"ip daddr 10.2.0.0/16 accept", "inet", items.NftRule{Daddr: "10.2.0.0/16", Verdict: "accept"},
+			cat(nfp(2), []expr.Any{netLoad(16, 2), cmpEq([]byte{10, 2}), &expr.Verdict{Kind: expr.VerdictAccept}})},
+		{"ip saddr 10.1.0.0/20 accept", "ip", items.NftRule{Saddr: "10.1.0.0/20", Verdict: "accept"},
+			[]expr.Any{netLoad(12, 4), &expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: []byte{0xff, 0xff, 0xf0, 0}, Xor: make([]byte, 4)},
+				cmpEq([]byte{10, 1, 0, 0}), &expr.Verdict{Kind: expr.VerdictAccept}}},
+		{"ip saddr 0.0.0.0/0 accept", "ip", items.NftRule{Saddr: "0.0.0.0/0", Verdict: "accept"},
+			[]expr.Any{netLoad(12, 4), &expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: make([]byte, 4), Xor: make([]byte, 4)},
+				cmpEq(make([]byte, 4)), &expr.Verdict{Kind: expr.VerdictAccept}}},
+		{"ip saddr 192.0.2.1 accept", "ip", items.NftRule{Saddr: "192.0.2.1", Verdict: "accept"},
+			[]expr.Any{netLoad(12, 4), cmpEq([]byte{192, 0, 2, 1}), &expr.Verdict{Kind: expr.VerdictAccept}}},
+		{"ip6 daddr 2001:db8::/32 accept", "ip6", items.NftRule{Daddr: "2001:db8::/32", Verdict: "accept"},
+			[]expr.Any{netLoad(24, 4), cmpEq([]byte{0x20, 0x01, 0x0d, 0xb8}), &expr.Verdict{Kind: expr.VerdictAccept}}},
 		{"ip saddr != @tm drop", "inet", items.NftRule{Saddr: "!@tm", Verdict: "drop"},
 			cat(nfp(2), []expr.Any{&expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: 12, Len: 4},
 				&expr.Lookup{SourceRegister: 1, SetName: "tm", Invert: true}, &expr.Verdict{Kind: expr.VerdictDrop}})},
@@ -172,3 +190,35 @@ func exprsString(es []expr.Any) string {
 	}
 	return strings.Join(out, " ")
 }
+
+func netLoad(off, n uint32) *expr.Payload {
+	return &expr.Payload{DestRegister: 1, Base: expr.PayloadBaseNetworkHeader, Offset: off, Len: n}
+}
+
+// TestDecodePrefixAsEarlierBuildsWrote: a byte-aligned prefix that an
+// earlier netagent wrote as the whole address, masked, reads back as the
+// same rule as nft's form, so a table they wrote is no change; a load
+// and a comparison of different widths is refused.
+func TestDecodePrefixAsEarlierBuildsWrote(t *testing.T) {
+	for _, tc := range []struct {
+		exprs []expr.Any
+		saddr string
+	}{
+		{[]expr.Any{netLoad(12, 4), &expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 4, Mask: []byte{0xff, 0xff, 0xff, 0}, Xor: make([]byte, 4)},
+			cmpEq([]byte{10, 1, 2, 0})}, "10.1.2.0/24"},
+		{[]expr.Any{netLoad(12, 3), cmpEq([]byte{10, 1, 2})}, "10.1.2.0/24"},
+		{[]expr.Any{netLoad(8, 16), &expr.Bitwise{SourceRegister: 1, DestRegister: 1, Len: 16, Mask: append(bytes4(0xff), make([]byte, 12)...), Xor: make([]byte, 16)},
+			cmpEq(append([]byte{0x20, 0x01, 0x0d, 0xb8}, make([]byte, 12)...))}, "2001:db8::/32"},
+		{[]expr.Any{netLoad(8, 4), cmpEq([]byte{0x20, 0x01, 0x0d, 0xb8})}, "2001:db8::/32"},
+	} {
+		got, err := decodeRule(tc.exprs)
+		if err != nil || got.Saddr != tc.saddr {
+			t.Errorf("%s: saddr %q, %v; want %s", exprsString(tc.exprs), got.Saddr, err, tc.saddr)
+		}
+	}
+	if r, err := decodeRule([]expr.Any{netLoad(12, 3), cmpEq([]byte{10, 1, 2, 0})}); err == nil {
+		t.Errorf("a 3-byte load compared with 4 bytes decodes to %+v", r)
+	}
+}
+
+func bytes4(b byte) []byte { return []byte{b, b, b, b} }

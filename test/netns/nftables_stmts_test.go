@@ -60,6 +60,11 @@ var nftStmtTables = []struct {
 			{`{"protocol": "icmp", "icmpType": "destination-unreachable", "verdict": "accept"}`, `meta l4proto icmp icmp type destination-unreachable accept`},
 			{`{"reject": {}}`, `reject`},
 			{`{"reject": {"with": "icmp admin-prohibited"}}`, `reject with icmp type admin-prohibited`},
+			// prefixes: a byte-aligned one loads only its bytes, unmasked
+			{`{"saddr": "10.1.2.0/24", "daddr": "10.0.0.0/8", "verdict": "accept"}`, `ip saddr 10.1.2.0/24 ip daddr 10.0.0.0/8 accept`},
+			{`{"saddr": "10.1.0.0/20", "daddr": "192.0.2.7", "verdict": "drop"}`, `ip saddr 10.1.0.0/20 ip daddr 192.0.2.7 drop`},
+			{`{"saddr": "0.0.0.0/0", "daddr": "172.16.0.0/16", "protocol": "tcp", "dport": "22", "verdict": "accept"}`,
+				`ip saddr 0.0.0.0/0 ip daddr 172.16.0.0/16 meta l4proto tcp tcp dport 22 accept`},
 		}},
 	}},
 	{"ip6", "netagent6", "", "", []nftCase{
@@ -67,6 +72,8 @@ var nftStmtTables = []struct {
 			{`{"protocol": "icmpv6", "icmpType": "echo-request", "verdict": "accept"}`, `meta l4proto icmpv6 icmpv6 type echo-request accept`},
 			{`{"reject": {}}`, `reject`},
 			{`{"reject": {"with": "icmpv6 addr-unreachable"}}`, `reject with icmpv6 type addr-unreachable`},
+			{`{"saddr": "2001:db8::/32", "daddr": "2001:db8:8000::/33", "verdict": "accept"}`, `ip6 saddr 2001:db8::/32 ip6 daddr 2001:db8:8000::/33 accept`},
+			{`{"daddr": "fe80::/10", "verdict": "accept"}`, `ip6 daddr fe80::/10 accept`},
 		}},
 	}},
 }
