@@ -15,7 +15,7 @@ func init() {
 	register(&command{
 		name:    "confirm",
 		summary: "make the running trial (`netagent try`, also through the daemon) permanent",
-		usage:   "[--netns NAME]",
+		usage:   "[--netns NAME] [--json]",
 		run:     runConfirm,
 	})
 }
@@ -23,6 +23,7 @@ func init() {
 func runConfirm(g *globals, args []string) int {
 	fs := newFlagSet(g, "confirm", "")
 	k := kernelFlags(g, fs)
+	fs.BoolVar(&g.asJSON, "json", false, "print how the trial ended as JSON (oneshot.AnswerDoc)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -47,8 +48,13 @@ func rollbackTrial(g *globals, k *kernelOpts) (code int, handled bool) {
 		return exitOK, false
 	}
 	if h, _ := host.HolderOf(stateDir); h == nil {
-		res, err := oneshot.RecoverTrial(context.Background(), k.options(g))
-		return printRecover(g, res, err, false), true
+		o := k.options(g)
+		res, err := oneshot.RecoverTrial(context.Background(), o)
+		code := printRecover(g, res, err, false)
+		if g.asJSON {
+			return printRecoverJSON(g, []oneshot.RecoverDoc{oneshot.RecoverDocOf(o, res, err)}, false, code), true
+		}
+		return code, true
 	}
 	return requestTrial(g, stateDir, host.RequestReverted), true
 }
@@ -84,6 +90,11 @@ func requestTrial(g *globals, stateDir string, r host.Request) int {
 		// The trial's process could not revert it and ended: it stays
 		// pending, the kernel as the trial left it.
 		fmt.Fprintf(g.stderr, "netagent: %s: the trial's process (pid %d) could not revert it: %s: %s\n", r, t.Trial.PID, o.Result, termsafe.String(o.Reason))
+		if g.asJSON {
+			doc := oneshot.AnswerDocOf(o, r)
+			doc.Answered = false
+			writeJSON(g, doc)
+		}
 		return exitFailed
 	}
 	return printAnswer(g, o, r)
@@ -92,11 +103,17 @@ func requestTrial(g *globals, stateDir string, r host.Request) int {
 // printAnswer prints how the trial ended on request r: exitFailed when
 // not as asked.
 func printAnswer(g *globals, o *host.Outcome, r host.Request) int {
-	fmt.Fprintf(g.stdout, "%s", o.Result)
-	if o.Reason != "" {
-		fmt.Fprintf(g.stdout, ": %s", termsafe.String(o.Reason))
+	if g.asJSON {
+		if writeJSON(g, oneshot.AnswerDocOf(o, r)) != nil {
+			return exitInternal
+		}
+	} else {
+		fmt.Fprintf(g.stdout, "%s", o.Result)
+		if o.Reason != "" {
+			fmt.Fprintf(g.stdout, ": %s", termsafe.String(o.Reason))
+		}
+		fmt.Fprintln(g.stdout)
 	}
-	fmt.Fprintln(g.stdout)
 	if !oneshot.Answered(o, r) {
 		return exitFailed
 	}

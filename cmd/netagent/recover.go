@@ -20,13 +20,13 @@ func init() {
 	register(&command{
 		name:    "recover",
 		summary: "revert a trial left pending by a netagent that died (the unit runs it at boot)",
-		usage:   "[--netns NAME] [--all] [--accept-damaged] [--accept-incomplete]",
+		usage:   "[--netns NAME] [--all] [--accept-damaged] [--accept-incomplete] [--json]",
 		run:     runRecover,
 	})
 }
 
 func runRecover(g *globals, args []string) int {
-	fs := newFlagSet(g, "recover", "[--netns NAME] [--all] [--accept-damaged] [--accept-incomplete]")
+	fs := newFlagSet(g, "recover", "[--netns NAME] [--all] [--accept-damaged] [--accept-incomplete] [--json]")
 	k := kernelFlags(g, fs)
 	all := fs.Bool("all", false, "every target under the state directory's parent (one directory per namespace, \"host\" for the host's)")
 	var ro oneshot.RecoverOptions
@@ -35,14 +35,17 @@ func runRecover(g *globals, args []string) int {
 	fs.DurationVar(&k.lockTimeout, "lock-timeout", oneshot.DefaultLockTimeout, "how long to wait while another netagent apply changes the namespace")
 	fs.BoolVar(&ro.AcceptDamaged, "accept-damaged", false,
 		"set aside damaged state files (as <name>.damaged-<time>), saying what each held; the commands that need them refuse until then")
+	fs.BoolVar(&g.asJSON, "json", false, "print what was recovered as JSON: an object (oneshot.RecoverDoc), with --all a list of them")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return usageError(g, fs, "unexpected arguments")
 	}
+	var docs []oneshot.RecoverDoc // --json
 	if !*all {
-		return recoverTarget(g, k.options(g), ro)
+		code := recoverTarget(g, k.options(g), ro, &docs)
+		return printRecoverJSON(g, docs, false, code)
 	}
 	targets, err := oneshot.StateTargets(filepath.Dir(k.stateDir(g)))
 	if err != nil {
@@ -50,20 +53,40 @@ func runRecover(g *globals, args []string) int {
 		return exitInternal
 	}
 	code := exitOK
+	docs = []oneshot.RecoverDoc{}
 	for _, t := range targets {
 		o := k.options(g)
 		o.Netns, o.StateDir = t.Netns, t.StateDir
-		if c := recoverTarget(g, o, ro); c != exitOK {
+		if c := recoverTarget(g, o, ro, &docs); c != exitOK {
 			code = c
 		}
+	}
+	return printRecoverJSON(g, docs, true, code)
+}
+
+// printRecoverJSON prints, with --json, the recoveries' documents: a list
+// with --all (list), else the one; it returns code, recover's exit code.
+func printRecoverJSON(g *globals, docs []oneshot.RecoverDoc, list bool, code int) int {
+	if !g.asJSON {
+		return code
+	}
+	var v any = docs
+	if !list {
+		v = docs[0]
+	}
+	if writeJSON(g, v) != nil {
+		return exitInternal
 	}
 	return code
 }
 
 // recoverTarget recovers one namespace (oneshot.Recover) and says what it
-// did.
-func recoverTarget(g *globals, o *oneshot.Options, ro oneshot.RecoverOptions) int {
+// did on stderr; with --json its document is added to docs.
+func recoverTarget(g *globals, o *oneshot.Options, ro oneshot.RecoverOptions, docs *[]oneshot.RecoverDoc) int {
 	res, err := oneshot.Recover(context.Background(), o, ro)
+	if g.asJSON {
+		*docs = append(*docs, oneshot.RecoverDocOf(o, res, err))
+	}
 	return printRecover(g, res, err, ro.AcceptDamaged)
 }
 

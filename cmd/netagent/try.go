@@ -36,7 +36,7 @@ func init() {
 	register(&command{
 		name:    "try",
 		summary: "apply, then revert exactly unless confirmed (Enter, `netagent confirm`) before the timeout",
-		usage:   "[--timeout D] [--probe P]... [--probe-must-pass-before] [--keep-partial] [--confirm-when-probes-pass] [--if-version N] [--adopt] [--protect LINK]... [--force] FILE...",
+		usage:   "[--timeout D] [--probe P]... [--probe-must-pass-before] [--keep-partial] [--confirm-when-probes-pass] [--if-version N] [--adopt] [--protect LINK]... [--force] [--json] FILE...",
 		run:     runTry,
 	})
 }
@@ -69,9 +69,15 @@ func runTry(g *globals, args []string) int {
 	k := kernelFlags(g, fs)
 	k.name = "try"
 	spec, vo, prot := tryFlags(g, fs, k)
+	fs.BoolVar(&g.asJSON, "json", false, "print how the trial ended as JSON (oneshot.TryDoc); what it prints as it goes is on stderr")
 	o, code, ok := k.parse(g, fs, args, prot)
 	if !ok {
 		return code
+	}
+	out := g.stdout // --json: the document's; the text goes to stderr
+	if g.asJSON {
+		g.stdout = g.stderr
+		defer func() { g.stdout = out }()
 	}
 	if _, err := probe.ParseAll(spec.Probes); err != nil {
 		return usageError(g, fs, err.Error())
@@ -95,9 +101,17 @@ func runTry(g *globals, args []string) int {
 		if len(res.FailingBefore) > 0 {
 			fmt.Fprintf(g.stderr, "netagent: try: refused, nothing changed: %v\n", trial.Refusal(res.FailingBefore))
 		}
-		return exitRefused
+		code = exitRefused
+	} else {
+		code = printTrial(g, res)
 	}
-	return printTrial(g, res)
+	if g.asJSON {
+		g.stdout = out
+		if writeJSON(g, oneshot.TryDocOf(res)) != nil {
+			return exitInternal
+		}
+	}
+	return code
 }
 
 // runTrial runs the trial until SIGINT or SIGTERM (oneshot.Try), showing

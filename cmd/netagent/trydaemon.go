@@ -35,6 +35,10 @@ type daemonTrialOpts struct {
 // tryViaDaemon runs the trial of files in the daemon h.
 func tryViaDaemon(g *globals, o *oneshot.TryOptions, d *daemonTrialOpts, vo *versionOpts) func(h host.Holder, files []string) int {
 	return func(h host.Holder, files []string) int {
+		if g.asJSON {
+			fmt.Fprintln(g.stderr, "netagent: try: --json is the one-shot try's: through the daemon, read status --json after it")
+			return exitUsage
+		}
 		resp, err := oneshot.TryViaDaemon(h, files, o, d.name, vo.request)
 		if err != nil {
 			return daemonFail(g, err)
@@ -146,6 +150,16 @@ func daemonTrialRequest(g *globals, h host.Holder, command, id string) int {
 	case err != nil:
 		fmt.Fprintf(g.stderr, "netagent: %v\n", err)
 		return exitInternal
+	}
+	if g.asJSON {
+		r := host.RequestReverted
+		if command == api.CmdConfirm {
+			r = host.RequestConfirmed
+		}
+		if writeJSON(g, oneshot.DaemonAnswerDocOf(o, id, r)) != nil {
+			return exitInternal
+		}
+		return exitOK
 	}
 	if o != nil {
 		termsafe.Sanitize(o)
