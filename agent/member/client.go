@@ -7,6 +7,7 @@ package member
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -135,6 +136,29 @@ func (c *Client) Delete(ctx context.Context, p Place, doc string, ifVersion *int
 		expect = cur.Version
 	}
 	return expect, c.st.DeleteCAS(ctx, key, expect)
+}
+
+// StoredDoc is a stored document as `fleet get --json` prints it (and,
+// without Document, what `fleet delete --json` removed): the stored bytes
+// as Document when they are JSON (an intent, a trial envelope), else as
+// Bytes (base64; the store is not trusted to hold what push wrote).
+type StoredDoc struct {
+	Source   string          `json:"source"`
+	Key      string          `json:"key"`
+	Version  int64           `json:"version"`
+	Document json.RawMessage `json:"document,omitempty"`
+	Bytes    []byte          `json:"bytes,omitempty"`
+}
+
+// StoredDocOf is the StoredDoc of e, the document of source.
+func StoredDocOf(source string, e store.Entry) StoredDoc {
+	d := StoredDoc{Source: source, Key: e.Key, Version: int64(e.Version)}
+	if json.Valid(e.Value) {
+		d.Document = e.Value
+	} else {
+		d.Bytes = e.Value
+	}
+	return d
 }
 
 // ListedDoc is a document as `fleet list` shows it.

@@ -34,17 +34,17 @@ type Push struct {
 	BeforeWrite func()
 }
 
-// Pushed is what a push did.
+// Pushed is what a push did (`fleet push --json` prints it).
 type Pushed struct {
-	Source string // the document, named as the daemon names it
+	Source string `json:"source"` // the document, named as the daemon names it
 	// Version is the new version, or the current one when Unchanged.
-	Version store.Version
+	Version store.Version `json:"version"`
 	// Replaced is the version replaced (store.NoVersion: a new document).
-	Replaced  store.Version
-	Unchanged bool // the document held Data already: nothing written
+	Replaced  store.Version `json:"replaced"`
+	Unchanged bool          `json:"unchanged"` // the document held Data already: nothing written
 	// Warnings name the place's stored documents that are invalid
 	// themselves (their hosts reject them; not held against the push).
-	Warnings []string
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // MergeError is a push refused because the pushed document conflicts

@@ -86,7 +86,7 @@ var completionCases = []completionCase{
 	{[]string{"netagent", "fleet", "status", "--st"}, []string{"--stale", "--state-dir"}},
 	{[]string{"netagent", "fleet", "status", "--ho"}, nil},
 	{[]string{"netagent", "fleet", "list", "--j"}, []string{"--json"}},
-	{[]string{"netagent", "fleet", "push", "--j"}, nil},
+	{[]string{"netagent", "fleet", "push", "--j"}, []string{"--json"}},
 	{[]string{"netagent", "fleet", "--host", "h1", "push", "--tr"}, []string{"--trial-timeout", "--try"}},
 	{[]string{"netagent", "fleet", "push", ""}, []string{"--x.json", "a.json", "sub"}},
 	{[]string{"netagent", "fleet", "push", "--host", "h1", "a"}, []string{"a.json"}},

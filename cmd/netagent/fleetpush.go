@@ -14,6 +14,7 @@ import (
 	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/internal/plural"
 	"github.com/netagent/netagent/internal/termsafe"
+	"github.com/netagent/netagent/store"
 )
 
 // runFleetPush validates FILE as `netagent validate` does, then (member's
@@ -23,6 +24,7 @@ import (
 // or on the version it read just before.
 func runFleetPush(g *globals, args []string) int {
 	fs, c := fleetFlagSet(g, "push")
+	fs.BoolVar(&g.asJSON, "json", false, "print what the push did as JSON (member.Pushed) instead of the version alone")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -110,6 +112,9 @@ func (c *fleetConn) push(g *globals, fs *flag.FlagSet, p *member.Push, items str
 		}
 		fmt.Fprintf(g.stderr, "netagent: pushed %s (%s): version %s, %s\n", res.Source, items, res.Version, was)
 	}
+	if g.asJSON {
+		return jsonCode(writeJSON(g, res))
+	}
 	fmt.Fprintln(g.stdout, res.Version)
 	return exitOK
 }
@@ -136,6 +141,7 @@ var fleetPushHook func()
 // or on the version it read just before.
 func runFleetDelete(g *globals, args []string) int {
 	fs, c := fleetFlagSet(g, "delete")
+	asJSON := fs.Bool("json", false, "print the document deleted as JSON (member.StoredDoc: source, key, version)")
 	if code, ok := c.parse(g, fs, args, true); !ok {
 		return code
 	}
@@ -151,13 +157,18 @@ func runFleetDelete(g *globals, args []string) int {
 	if err != nil {
 		return c.fail(g, "delete", err)
 	}
-	fmt.Fprintf(g.stderr, "netagent: deleted %s (version %s)\n", c.client.Source(c.client.DocKey(c.place(), c.doc)), v)
+	key := c.client.DocKey(c.place(), c.doc)
+	fmt.Fprintf(g.stderr, "netagent: deleted %s (version %s)\n", c.client.Source(key), v)
+	if *asJSON {
+		return jsonCode(writeJSON(g, member.StoredDocOf(c.client.Source(key), store.Entry{Key: key, Version: v})))
+	}
 	return exitOK
 }
 
 // runFleetGet prints a document as stored.
 func runFleetGet(g *globals, args []string) int {
 	fs, c := fleetFlagSet(g, "get")
+	asJSON := fs.Bool("json", false, "print the document with its key and version as JSON (member.StoredDoc)")
 	if code, ok := c.parse(g, fs, args, true); !ok {
 		return code
 	}
@@ -171,6 +182,9 @@ func runFleetGet(g *globals, args []string) int {
 		return c.fail(g, "get", err)
 	}
 	fmt.Fprintf(g.stderr, "netagent: %s: version %s\n", c.client.Source(e.Key), e.Version)
+	if *asJSON {
+		return jsonCode(writeJSON(g, member.StoredDocOf(c.client.Source(e.Key), e)))
+	}
 	g.stdout.Write(e.Value)
 	return exitOK
 }

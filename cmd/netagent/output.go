@@ -306,6 +306,15 @@ func writeJSON(g *globals, v any) error {
 	return err
 }
 
+// jsonCode is the exit code of a command whose result writeJSON printed
+// (err its error).
+func jsonCode(err error) int {
+	if err != nil {
+		return exitInternal
+	}
+	return exitOK
+}
+
 func isTerminal(f *os.File) bool {
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
