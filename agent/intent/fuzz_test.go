@@ -18,6 +18,8 @@ func FuzzParseValidate(f *testing.F) {
 	f.Add([]byte(`{"version": 1, "firewall": {"chains": [{"table": "nat", "name": "A", "rules": ["'"]}]}}`))
 	f.Add([]byte(`{"version": 1, "interfaces": [{"name": "a", "type": "bond", "master": "b"}, {"name": "b", "type": "bridge", "master": "a"}]}`))
 	f.Add([]byte(nftPriorities(`-150`, `"filter"`)))
+	f.Add([]byte(`{"version": 1, "interfaces": [{"name": "e", "type": "physical", "adresses": []}, {"name": "b", "type": "bridge", "mtu": 0}],
+		"routes": [{"to": "10.0.0.0/8", "dev": "e"}, {"to": "x", "metric": "1"}, {"to": "default", "dev": "b"}], "dns": {"servers": 1}}`))
 	f.Add([]byte(`{"version": 1, "nftables": {"tables": [{"family": "inet", "name": "t", "sets": [{"name": "s", "type": "ipv4_addr", "elements": ["10.0.0.1", "10.0.0.0"]}],
 		"chains": [{"name": "c", "rules": [{"saddr": "@s", "mark": 7, "ctState": ["new"], "verdict": "drop"}]}]}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -25,6 +27,9 @@ func FuzzParseValidate(f *testing.F) {
 		in, err := Parse(data)
 		if err != nil {
 			checkFieldErrorsOnly(t, err)
+			if part := ParsePartial(data, err); part != nil { // what validate judges besides the shape errors
+				checkFieldErrorsOnly(t, part.Validate())
+			}
 			return
 		}
 		checkFieldErrorsOnly(t, in.Validate())

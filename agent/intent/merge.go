@@ -46,6 +46,12 @@ func Merge(files map[string]*Intent) (*Intent, error) {
 	out.DriftByFile = make(map[string]DriftPolicy, len(ok))
 	for _, f := range ok {
 		out.DriftByFile[f.name] = f.in.Drift.Effective()
+		for name := range f.in.broken {
+			if out.broken == nil {
+				out.broken = map[string]bool{}
+			}
+			out.broken[name] = true
+		}
 	}
 	for _, s := range sections {
 		s.merge(m, ok, out)
@@ -95,7 +101,7 @@ func withoutList[T any](m *merger, files []namedIntent, kind string, list func(*
 	var claims []claim
 	for _, f := range files {
 		for i := range *list(f.in) {
-			claims = append(claims, claim{at: Origin{File: f.name, Path: Origin{Path: kind}.index(i).Path}, keys: keys(&(*list(f.in))[i])})
+			claims = append(claims, claim{at: Origin{File: f.name, Path: Origin{Path: kind}.index(f.in.origIndex(kind, i)).Path}, keys: keys(&(*list(f.in))[i])})
 		}
 	}
 	keep := m.resolve(claims)
@@ -163,13 +169,13 @@ func mergeList[T any](m *merger, files []namedIntent, kind string, list func(*In
 	if n == 0 {
 		return nil
 	}
-	if share && len(files) == 1 && noOrigins(list(files[0].in), origin) {
+	if share && len(files) == 1 && files[0].in.renumber[kind] == nil && noOrigins(list(files[0].in), origin) {
 		return list(files[0].in)
 	}
 	all := make([]T, 0, n)
 	for _, f := range files {
 		for i, obj := range list(f.in) {
-			*origin(&obj) = Origin{File: f.name, Path: Origin{Path: kind}.index(i).Path}
+			*origin(&obj) = Origin{File: f.name, Path: Origin{Path: kind}.index(f.in.origIndex(kind, i)).Path}
 			all = append(all, obj)
 		}
 	}

@@ -49,7 +49,7 @@ func (in *Intent) Locate(o Origin, kind string, i int) Origin {
 	if o != (Origin{}) {
 		return o
 	}
-	return Origin{File: in.file, Path: kind}.index(i)
+	return Origin{File: in.file, Path: kind}.index(in.origIndex(kind, i))
 }
 
 // FileOf returns the file of an object of in whose Origin is o: what

@@ -31,6 +31,12 @@ type Intent struct {
 	// file is the file of the objects without an Origin, when Merge made
 	// the intent from one file and shared its lists (see Locate).
 	file string
+
+	// renumber and broken are ParsePartial's: the position in the
+	// document of each element of a list it left elements of out, and the
+	// names of the interfaces it left out (Merge keeps both).
+	renumber map[string][]int
+	broken   map[string]bool
 }
 
 // Interface is a network interface. Physical interfaces must exist already

@@ -157,7 +157,7 @@ func ifnameProblem(name string) string {
 // ref checks that the interface name is defined, and returns its definition.
 func (c *checker) ref(o Origin, name string) (linkDef, bool) {
 	def, ok := c.links[name]
-	if !ok {
+	if !ok && !c.in.broken[name] { // broken: its own entry's problem is reported
 		c.fail(o, "interface %q is not defined", name)
 	}
 	return def, ok

@@ -59,7 +59,7 @@ func Load(paths []string, sized func(bytes int)) (*Intent, error) {
 	}
 	files, err := render.ParseFiles(data)
 	if err != nil {
-		return nil, &InvalidError{Err: err}
+		return nil, &InvalidError{Err: render.AllProblems(data, files, err)}
 	}
 	in := &Intent{Paths: paths, Files: files, Size: size, Protected: render.ProtectedLinks(files)}
 	if in.Drift, err = render.DriftOf(files); err != nil {

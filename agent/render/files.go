@@ -49,7 +49,36 @@ func inFile(name string, err error) []error {
 func Load(files map[string][]byte) (*dg.Graph, error) {
 	parsed, err := ParseFiles(files)
 	if err != nil {
-		return nil, err
+		return nil, AllProblems(files, parsed, err)
 	}
 	return RenderFiles(parsed)
+}
+
+// AllProblems returns every problem of files, of which those in parsed
+// parsed and the others failed with err (ParseFiles'): err's, and then
+// what merging and validating finds in the files that parsed and in what
+// the others hold besides their shape errors (intent.ParsePartial), so
+// that one run reports every problem of every file. Nothing it judges is
+// rendered or applied.
+func AllProblems(files map[string][]byte, parsed map[string]*intent.Intent, err error) error {
+	byFile := map[string][]error{}
+	for _, fe := range intent.FieldErrors(err) {
+		byFile[fe.File] = append(byFile[fe.File], fe)
+	}
+	all := maps.Clone(parsed)
+	partials := 0
+	for name, data := range files {
+		if _, ok := parsed[name]; ok {
+			continue
+		}
+		if in := intent.ParsePartial(data, errors.Join(byFile[name]...)); in != nil {
+			all[name] = in
+			partials++
+		}
+	}
+	if partials == 0 {
+		return err // nothing more to judge than before
+	}
+	merged, merr := intent.Merge(all)
+	return errors.Join(err, merr, merged.Validate())
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,5 +111,61 @@ func TestParseFiles(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("errors %q lack %q", got, want)
 		}
+	}
+}
+
+// Every problem of every file in one run (issue 29, point 4): the shape
+// errors of one object do not hide the semantic errors of the others,
+// which keep their paths in the document (a.json's routes[3], not [2]);
+// a reference to an interface whose own entry is broken (eth0) is not
+// reported again as undefined; a file that parsed is judged with the
+// rest (b.json's route through a.json's br1); a chain left out of a
+// nested list keeps its neighbours' paths.
+func TestLoadReportsEveryProblem(t *testing.T) {
+	files := map[string][]byte{
+		"a.json": []byte(`{"version": 1,
+			"interfaces": [
+				{"name": "eth0", "type": "physical", "adresses": ["192.0.2.10/24"]},
+				{"name": "br0", "type": "bridge", "mtu": "big"},
+				{"name": "br1", "type": "bridge", "addresses": ["198.51.100.1/33"]}],
+			"routes": [
+				{"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "eth0"},
+				{"to": "203.0.114.0/24", "dev": "nosuch0"},
+				{"to": "10.0.0.0/8", "dev": "br1", "metric": "x"},
+				{"to": "10.1.0.1/8", "dev": "br1"}],
+			"firewall": {"chains": [
+				{"table": "filter", "name": "A", "rules": [{"bogus": 1}]},
+				{"table": "nosuch", "name": "B"}]}}`),
+		"b.json": []byte(`{"version": 1, "routes": [{"to": "192.0.2.0/33", "dev": "br1"}, {"to": "198.18.0.0/15", "dev": "br1"}]}`),
+	}
+	_, err := Load(files)
+	var got []string
+	for _, fe := range intent.FieldErrors(err) {
+		got = append(got, fe.Error())
+	}
+	want := []string{
+		`a.json: interfaces[0]: unknown field "adresses"; did you mean "addresses"?`,
+		`a.json: interfaces[1].mtu: expected an integer, got a string`,
+		`a.json: routes[2].metric: expected an integer, got a string`,
+		`a.json: firewall.chains[0].rules[0]: expected a string, got an object`,
+	}
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("missing %q", w)
+		}
+	}
+	for _, sem := range []string{"a.json: interfaces[2].addresses[0]:", "a.json: routes[1].dev: interface \"nosuch0\" is not defined",
+		"a.json: routes[3].to: 10.1.0.1/8 has host bits set", "a.json: firewall.chains[1].table:", "b.json: routes[0].to:"} {
+		if !slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, sem) }) {
+			t.Errorf("no problem starting %q", sem)
+		}
+	}
+	for _, g := range got {
+		if strings.Contains(g, `"eth0" is not defined`) || strings.Contains(g, "b.json: routes[1]") {
+			t.Errorf("a problem that is none: %q", g)
+		}
+	}
+	if t.Failed() {
+		t.Logf("got:\n%s", strings.Join(got, "\n"))
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,5 +98,41 @@ func TestInvalidIntentNeverReachesTheKernel(t *testing.T) {
 	code, _, _ := runCLI("--state-dir", t.TempDir(), "plan", "--netns", "na-does-not-exist", "../../examples/gateway.json")
 	if code != exitInternal {
 		t.Errorf("valid intent, missing namespace: exit %d, want %d", code, exitInternal)
+	}
+}
+
+// Every problem of a file in one run, through the binary (issue 29,
+// point 4): a shape error (an unknown key, a wrong type) leaves its own
+// object out and the semantic errors of the others are reported with
+// their paths; a route on the broken eth0 is not called undefined.
+// validate --json lists the same problems.
+func TestBinaryEveryProblemInOneRun(t *testing.T) {
+	bad := writeIntent(t, "bad.json", `{"version": 1,
+ "interfaces": [
+   {"name": "eth0", "type": "physical", "adresses": ["192.0.2.10/24"]},
+   {"name": "br0", "type": "bridge", "mtu": "big"},
+   {"name": "br1", "type": "bridge", "addresses": ["198.51.100.1/33"]}],
+ "routes": [
+   {"to": "203.0.113.0/24", "via": "192.0.2.1", "dev": "eth0"},
+   {"to": "203.0.114.0/24", "dev": "nosuch0"},
+   {"to": "10.1.0.1/8", "dev": "br1"}]}`)
+	code, out, errOut := runBinary(t, "validate", bad)
+	want := bad + `: interfaces[0]: unknown field "adresses"; did you mean "addresses"?
+` + bad + `: interfaces[1].mtu: expected an integer, got a string
+` + bad + `: interfaces[2].addresses[0]: "198.51.100.1/33" is not a valid CIDR address (like 192.0.2.10/24)
+` + bad + `: routes[1].dev: interface "nosuch0" is not defined
+` + bad + `: routes[2].to: 10.1.0.1/8 has host bits set (did you mean 10.0.0.0/8?)
+netagent: invalid intent: 5 problems; nothing was changed
+`
+	if code != exitFailed || out != "" || errOut != want {
+		t.Errorf("validate: exit %d\nstdout:\n%s\nstderr:\n%s\nwant:\n%s", code, out, errOut, want)
+	}
+	code, out, _ = runBinary(t, "validate", "--json", bad)
+	var doc struct {
+		Valid    bool
+		Problems []struct{ Path, Message string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitFailed || doc.Valid || len(doc.Problems) != 5 || doc.Problems[4].Path != "routes[2].to" {
+		t.Errorf("validate --json: exit %d, %v, %+v", code, err, doc)
 	}
 }
