@@ -136,3 +136,17 @@ netagent: invalid intent: 5 problems; nothing was changed
 		t.Errorf("validate --json: exit %d, %v, %+v", code, err, doc)
 	}
 }
+
+// A YAML file (netplan's) is refused as JSON that looks like YAML,
+// naming the import that converts it (issue 29, point 5: intents are
+// JSON, docs/intent.md says why), through the binary.
+func TestBinaryYAMLSaysSo(t *testing.T) {
+	y := writeIntent(t, "01-netcfg.yaml", "network:\n  version: 2\n  ethernets:\n    eth0:\n      dhcp4: true\n")
+	code, out, errOut := runBinary(t, "validate", y)
+	want := y + ": invalid JSON at line 1, column 3: invalid character 'e' in literal null (expecting 'u'); " +
+		"intents are JSON, and this looks like YAML (netplan's YAML converts with `netagent import netplan FILE`)\n" +
+		"netagent: invalid intent: 1 problem; nothing was changed\n"
+	if code != exitFailed || out != "" || errOut != want {
+		t.Errorf("validate of YAML: exit %d\nstdout:\n%s\nstderr:\n%s\nwant:\n%s", code, out, errOut, want)
+	}
+}
