@@ -91,6 +91,8 @@ func waveSummary(s *State, i int, now time.Time) WaveSummary {
 	switch {
 	case st.Done:
 		ws.State = "done"
+	case i == s.Wave && (s.Phase == PhaseHalted || s.Phase == PhaseAborting || s.Phase == PhaseAborted):
+		ws.State = s.Phase // the wave it stopped in
 	case st.Flagged > 0 && !st.PreflightApproved:
 		ws.State = "awaiting approval (pre-flight)"
 	case st.BakeUntil.IsZero():
