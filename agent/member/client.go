@@ -150,6 +150,12 @@ type StoredDoc struct {
 	Bytes    []byte          `json:"bytes,omitempty"`
 }
 
+// DeletedDocOf is the StoredDoc of the document of source, at key, that a
+// delete removed at version v.
+func DeletedDocOf(source, key string, v store.Version) StoredDoc {
+	return StoredDoc{Source: source, Key: key, Version: int64(v)}
+}
+
 // StoredDocOf is the StoredDoc of e, the document of source.
 func StoredDocOf(source string, e store.Entry) StoredDoc {
 	d := StoredDoc{Source: source, Key: e.Key, Version: int64(e.Version)}

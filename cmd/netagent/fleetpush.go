@@ -14,7 +14,6 @@ import (
 	"github.com/netagent/netagent/agent/member"
 	"github.com/netagent/netagent/internal/plural"
 	"github.com/netagent/netagent/internal/termsafe"
-	"github.com/netagent/netagent/store"
 )
 
 // runFleetPush validates FILE as `netagent validate` does, then (member's
@@ -160,7 +159,7 @@ func runFleetDelete(g *globals, args []string) int {
 	key := c.client.DocKey(c.place(), c.doc)
 	fmt.Fprintf(g.stderr, "netagent: deleted %s (version %s)\n", c.client.Source(key), v)
 	if *asJSON {
-		return jsonCode(writeJSON(g, member.StoredDocOf(c.client.Source(key), store.Entry{Key: key, Version: v})))
+		return jsonCode(writeJSON(g, member.DeletedDocOf(c.client.Source(key), key, v)))
 	}
 	return exitOK
 }
