@@ -415,13 +415,7 @@ func ApplyDocOf(applied *host.Applied, took time.Duration, leases []LeaseReport,
 		d := DisruptionDocOf(host.SummarizeDisruption(res.Ops, applied.Disruptions, nil), nil)
 		doc.Disruption = &d
 	}
-	for _, p := range res.Problems {
-		state := "failed"
-		if p.Blocked {
-			state = "blocked"
-		}
-		doc.Problems = append(doc.Problems, problemDoc(p, state))
-	}
+	doc.Problems = problemDocs(res.Problems)
 	if res.Err != nil && len(res.Problems) == 0 {
 		doc.Error = res.Err.Error()
 	}
