@@ -196,7 +196,7 @@ func (t *NftTable) Equal(other dg.Item) bool {
 	// its parse.
 	tc, oc := sortedBy(t.Chains, chainName), sortedBy(o.Chains, chainName)
 	for i := range tc {
-		if !reflect.DeepEqual(tc[i], oc[i]) && !reflect.DeepEqual(canonicalChain(t.Family, tc[i]), canonicalChain(o.Family, oc[i])) {
+		if !tc[i].Same(&oc[i]) && !reflect.DeepEqual(canonicalChain(t.Family, tc[i]), canonicalChain(o.Family, oc[i])) {
 			return false
 		}
 	}
@@ -217,6 +217,26 @@ func (t *NftTable) Equal(other dg.Item) bool {
 		}
 	}
 	return true
+}
+
+// Same reports whether c and o are the same chain as written (a nil and
+// an empty list alike): Equal's and the differ's comparison of what
+// needs no canonical form, without reflection (a table of 10k rules is
+// compared on every read-back).
+func (c *NftChain) Same(o *NftChain) bool {
+	return c.Name == o.Name && c.Type == o.Type && c.Hook == o.Hook && c.Policy == o.Policy && c.Device == o.Device &&
+		ptrEqual(c.Priority, o.Priority) && slices.EqualFunc(c.Rules, o.Rules, func(a, b NftRule) bool { return a.Same(&b) })
+}
+
+// Same reports whether r and o are the same rule as written (a nil and
+// an empty list alike).
+func (r *NftRule) Same(o *NftRule) bool {
+	return r.IIfName == o.IIfName && r.OIfName == o.OIfName && r.Saddr == o.Saddr && r.Daddr == o.Daddr &&
+		r.Protocol == o.Protocol && r.Sport == o.Sport && r.Dport == o.Dport && r.ICMPType == o.ICMPType &&
+		slices.Equal(r.CtState, o.CtState) && ptrEqual(r.Mark, o.Mark) && ptrEqual(r.Vmap, o.Vmap) &&
+		ptrEqual(r.Limit, o.Limit) && r.Counter == o.Counter && ptrEqual(r.Log, o.Log) &&
+		r.Masquerade == o.Masquerade && r.SNAT == o.SNAT && r.DNAT == o.DNAT &&
+		ptrEqual(r.Redirect, o.Redirect) && ptrEqual(r.Reject, o.Reject) && r.Verdict == o.Verdict && r.Target == o.Target
 }
 
 func chainName(c NftChain) string { return c.Name }
@@ -291,11 +311,15 @@ func canonicalRules(family string, rules []NftRule) []NftRule {
 		r.CtState = canonicalCtState(r.CtState)
 		r.Saddr, r.Daddr = canonicalAddr(r.Saddr), canonicalAddr(r.Daddr)
 		r.SNAT, r.DNAT = canonicalNatTo(r.SNAT), canonicalNatTo(r.DNAT)
-		if n := NftProtoNumber(r.Protocol); n >= 0 {
-			r.Protocol = NftProtoName(n)
+		if _, named := nftProtos[r.Protocol]; !named && r.Protocol != "" {
+			if n := NftProtoNumber(r.Protocol); n >= 0 {
+				r.Protocol = NftProtoName(n)
+			}
 		}
-		if n := NftICMPType(r.Protocol, r.ICMPType); r.ICMPType != "" && n >= 0 {
-			r.ICMPType = NftICMPTypeName(r.Protocol, n)
+		if r.ICMPType != "" {
+			if n := NftICMPType(r.Protocol, r.ICMPType); n >= 0 {
+				r.ICMPType = NftICMPTypeName(r.Protocol, n)
+			}
 		}
 		if r.Log != nil && r.Log.Level == "" {
 			r.Log = &NftLog{Prefix: r.Log.Prefix, Level: "warn"}
@@ -342,7 +366,16 @@ func canonicalAddr(s string) string {
 		return s
 	}
 	if p, err := ParseNftPrefix(s); err == nil {
-		return NftPrefixString(p)
+		// The spelling as the read-back's, without an allocation when s
+		// is it already (as an intent mostly writes it).
+		var buf [64]byte
+		b := p.Addr().AppendTo(buf[:0])
+		if !p.IsSingleIP() {
+			b = strconv.AppendInt(append(b, '/'), int64(p.Bits()), 10)
+		}
+		if string(b) != s {
+			return string(b)
+		}
 	}
 	return s
 }

@@ -110,9 +110,11 @@ func (c *checker) nftTable(t *items.NftTable, at Origin) bool {
 	for i := range t.Chains {
 		ca := at.field("chains").index(i)
 		c.nftChain(t.Family, &t.Chains[i], ca)
+		rules := ca.field("rules")
 		for j := range t.Chains[i].Rules {
-			c.nftRule(t.Family, &t.Chains[i].Rules[j], ca.field("rules").index(j), chains, sets)
-			c.nftVmap(&t.Chains[i].Rules[j], ca.field("rules").index(j), vmaps)
+			ra := rules.index(j)
+			c.nftRule(t.Family, &t.Chains[i].Rules[j], ra, chains, sets)
+			c.nftVmap(&t.Chains[i].Rules[j], ra, vmaps)
 		}
 	}
 	c.nftNatReach(t, at)
@@ -353,8 +355,11 @@ func (c *checker) nftNatReach(t *items.NftTable, at Origin) {
 				return
 			}
 			seen[k] = true
-			for j, r := range t.Chains[k].Rules {
-				c.nftActionAllowed(t.Family, base, &r, at.field("chains").index(k).field("rules").index(j))
+			for j := range t.Chains[k].Rules {
+				r := &t.Chains[k].Rules[j]
+				// The path only for a refusal: every rule of a large table
+				// is looked at.
+				c.nftActionAllowed(t.Family, base, r, func() Origin { return at.field("chains").index(k).field("rules").index(j) })
 				if r.Verdict == "jump" || r.Verdict == "goto" {
 					if next, ok := index[r.Target]; ok && !t.Chains[next].Base() {
 						walk(next)

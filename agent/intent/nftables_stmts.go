@@ -191,16 +191,17 @@ func (c *checker) nftReject(family string, r *items.NftRule, at Origin, sets map
 }
 
 // nftActionAllowed reports an action of r that base cannot run.
-func (c *checker) nftActionAllowed(family string, base *items.NftChain, r *items.NftRule, at Origin) {
+// at is the rule's origin.
+func (c *checker) nftActionAllowed(family string, base *items.NftChain, r *items.NftRule, at func() Origin) {
 	for _, a := range nftActions {
 		if !a.set(r) {
 			continue
 		}
 		hooks := a.actionHooks(family)
 		if a.nat && base.Type != "nat" {
-			c.fail(at.field(a.name), "%s is only allowed in a nat chain, and base chain %q is of type %s", a.name, base.Name, base.Type)
+			c.fail(at().field(a.name), "%s is only allowed in a nat chain, and base chain %q is of type %s", a.name, base.Name, base.Type)
 		} else if !slices.Contains(hooks, base.Hook) {
-			c.fail(at.field(a.name), "%s is only allowed from hook %s, and base chain %q is on %s",
+			c.fail(at().field(a.name), "%s is only allowed from hook %s, and base chain %q is on %s",
 				a.name, strings.Join(hooks, ", "), base.Name, base.Hook)
 		}
 	}

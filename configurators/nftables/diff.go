@@ -263,7 +263,7 @@ func matchRules(have, want []items.NftRule, keep []bool) []int {
 		match[j] = -1
 	}
 	keeps := func(i int) bool { return keep == nil || keep[i] }
-	eq := func(i, j int) bool { return keeps(i) && reflect.DeepEqual(have[i], want[j]) }
+	eq := func(i, j int) bool { return keeps(i) && have[i].Same(&want[j]) }
 	lo := 0
 	for ; lo < len(have) && lo < len(want) && eq(lo, lo); lo++ {
 		match[lo] = lo

@@ -213,11 +213,3 @@ func (b *builder) mapOp(t *gnft.Table, op Op) error {
 	return err
 }
 
-// cloneMaps is a copy of maps that shares nothing.
-func cloneMaps(maps []items.NftMap) []items.NftMap {
-	out := slices.Clone(maps)
-	for i := range out {
-		out[i].Elements = slices.Clone(out[i].Elements)
-	}
-	return out
-}
