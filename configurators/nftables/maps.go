@@ -212,4 +212,3 @@ func (b *builder) mapOp(t *gnft.Table, op Op) error {
 	b.raw = append(b.raw, msgs...)
 	return err
 }
-
