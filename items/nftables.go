@@ -196,7 +196,7 @@ func (t *NftTable) Equal(other dg.Item) bool {
 	// its parse.
 	tc, oc := sortedBy(t.Chains, chainName), sortedBy(o.Chains, chainName)
 	for i := range tc {
-		if !tc[i].Same(&oc[i]) && !reflect.DeepEqual(canonicalChain(t.Family, tc[i]), canonicalChain(o.Family, oc[i])) {
+		if !tc[i].Same(&oc[i]) && !sameChain(canonicalChain(t.Family, tc[i]), canonicalChain(o.Family, oc[i])) {
 			return false
 		}
 	}
@@ -238,6 +238,8 @@ func (r *NftRule) Same(o *NftRule) bool {
 		r.Masquerade == o.Masquerade && r.SNAT == o.SNAT && r.DNAT == o.DNAT &&
 		ptrEqual(r.Redirect, o.Redirect) && ptrEqual(r.Reject, o.Reject) && r.Verdict == o.Verdict && r.Target == o.Target
 }
+
+func sameChain(a, b NftChain) bool { return a.Same(&b) }
 
 func chainName(c NftChain) string { return c.Name }
 func setName(s NftSet) string     { return s.Name }
@@ -306,33 +308,50 @@ func canonicalRules(family string, rules []NftRule) []NftRule {
 	if len(rules) == 0 {
 		return nil
 	}
-	out := make([]NftRule, len(rules))
-	for i, r := range rules {
-		r.CtState = canonicalCtState(r.CtState)
-		r.Saddr, r.Daddr = canonicalAddr(r.Saddr), canonicalAddr(r.Daddr)
-		r.SNAT, r.DNAT = canonicalNatTo(r.SNAT), canonicalNatTo(r.DNAT)
-		if _, named := nftProtos[r.Protocol]; !named && r.Protocol != "" {
-			if n := NftProtoNumber(r.Protocol); n >= 0 {
-				r.Protocol = NftProtoName(n)
-			}
+	// Copied only from the first rule not canonical already: an intent's
+	// rules mostly are (and items are not changed, so they can be shared).
+	var out []NftRule
+	for i := range rules {
+		r := canonicalRule(family, rules[i])
+		if out == nil && (!r.Same(&rules[i]) || rules[i].CtState != nil && len(rules[i].CtState) == 0) { // Same: nil and empty alike
+			out = make([]NftRule, len(rules))
+			copy(out, rules[:i])
 		}
-		if r.ICMPType != "" {
-			if n := NftICMPType(r.Protocol, r.ICMPType); n >= 0 {
-				r.ICMPType = NftICMPTypeName(r.Protocol, n)
-			}
+		if out != nil {
+			out[i] = r
 		}
-		if r.Log != nil && r.Log.Level == "" {
-			r.Log = &NftLog{Prefix: r.Log.Prefix, Level: "warn"}
-		}
-		if r.Limit != nil && r.Limit.Burst == 0 {
-			l := *r.Limit
-			l.Burst = NftLimitBurstDefault
-			r.Limit = &l
-		}
-		r.Reject = canonicalReject(family, r.Reject)
-		out[i] = r
+	}
+	if out == nil {
+		return rules
 	}
 	return out
+}
+
+// canonicalRule is r in canonical form.
+func canonicalRule(family string, r NftRule) NftRule {
+	r.CtState = canonicalCtState(r.CtState)
+	r.Saddr, r.Daddr = canonicalAddr(r.Saddr), canonicalAddr(r.Daddr)
+	r.SNAT, r.DNAT = canonicalNatTo(r.SNAT), canonicalNatTo(r.DNAT)
+	if _, named := nftProtos[r.Protocol]; !named && r.Protocol != "" {
+		if n := NftProtoNumber(r.Protocol); n >= 0 {
+			r.Protocol = NftProtoName(n)
+		}
+	}
+	if r.ICMPType != "" {
+		if n := NftICMPType(r.Protocol, r.ICMPType); n >= 0 {
+			r.ICMPType = NftICMPTypeName(r.Protocol, n)
+		}
+	}
+	if r.Log != nil && r.Log.Level == "" {
+		r.Log = &NftLog{Prefix: r.Log.Prefix, Level: "warn"}
+	}
+	if r.Limit != nil && r.Limit.Burst == 0 {
+		l := *r.Limit
+		l.Burst = NftLimitBurstDefault
+		r.Limit = &l
+	}
+	r.Reject = canonicalReject(family, r.Reject)
+	return r
 }
 
 // canonicalNatTo spells a nat statement's range as the read-back does.

@@ -2,65 +2,111 @@ package intent
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 
 	"github.com/netagent/netagent/internal/jsonstr"
 )
 
-// Marshal returns exactly what json.Marshal(in) does, the routes encoded
-// by hand: a version of 100k routes is recorded on every apply and every
-// change the daemon adopts, and encoding/json's reflection spends most of
-// the record's time on them. The other sections go through json.Marshal,
-// in two parts around the routes (see marshalParts); TestMarshal compares
-// the result with json.Marshal's.
+// Marshal returns exactly what json.Marshal(in) does, the routes and the
+// nftables tables encoded by hand: a version of 100k routes or of 10k
+// firewall rules is recorded on every apply and every change the daemon
+// adopts, and encoding/json's reflection spends most of the record's time
+// on them. The other sections go through json.Marshal, in parts around
+// those two (see marshalParts); TestMarshal compares the result with
+// json.Marshal's.
 func (in *Intent) Marshal() ([]byte, error) {
-	if len(in.Routes) < 64 {
+	if len(in.Routes) < 64 && in.Nftables.size() < 64 {
 		return json.Marshal(in)
 	}
-	head, tail, err := in.marshalParts()
+	head, mid, tail, err := in.marshalParts()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, len(head)+len(tail)+len(in.Routes)*96)
+	out := make([]byte, 0, len(head)+len(mid)+len(tail)+len(in.Routes)*96+in.Nftables.size()*64)
 	out = append(out, head[:len(head)-1]...) // without its "}"
-	out = append(out, `,"routes":[`...)
-	for i := range in.Routes {
-		if i > 0 {
-			out = append(out, ',')
+	if len(in.Routes) > 0 {
+		out = append(out, `,"routes":[`...)
+		for i := range in.Routes {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = in.Routes[i].appendJSON(out)
 		}
-		out = in.Routes[i].appendJSON(out)
+		out = append(out, ']')
 	}
-	out = append(out, ']')
-	if len(tail) > 2 { // not "{}"
-		out = append(out, ',')
-		out = append(out, tail[1:]...)
-	} else {
+	out = appendMembers(out, mid)
+	if in.Nftables.Tables != nil { // omitzero: an empty list is not zero
+		out = append(out, `,"nftables":{`...)
+		if len(in.Nftables.Tables) > 0 {
+			out = append(out, `"tables":[`...)
+			for i := range in.Nftables.Tables {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				t := &in.Nftables.Tables[i]
+				if out, err = t.AppendJSON(out); err != nil {
+					return nil, fmt.Errorf("nftables table %s %s: %w", t.Family, t.Table, err)
+				}
+			}
+			out = append(out, ']')
+		}
 		out = append(out, '}')
 	}
-	return out, nil
+	out = appendMembers(out, tail)
+	return append(out, '}'), nil
 }
 
-// marshalParts returns the JSON of the members of in before its routes
-// and of those after them, as json.Marshal writes them (in the order of
-// Intent's fields, which TestMarshalCoversIntent checks this follows).
-func (in *Intent) marshalParts() (head, tail []byte, err error) {
+// appendMembers appends the members of the JSON object obj, each after a
+// comma (none for "{}").
+func appendMembers(b, obj []byte) []byte {
+	if len(obj) <= 2 {
+		return b
+	}
+	return append(append(b, ','), obj[1:len(obj)-1]...)
+}
+
+// size is the number of the section's rules and set elements, the part
+// Marshal encodes by hand.
+func (n *Nftables) size() int {
+	total := 0
+	for _, t := range n.Tables {
+		for _, c := range t.Chains {
+			total += len(c.Rules)
+		}
+		for _, s := range t.Sets {
+			total += len(s.Elements)
+		}
+	}
+	return total
+}
+
+// marshalParts returns the JSON of the members of in before its routes,
+// of those between the routes and the nftables section, and of those
+// after it, as json.Marshal writes them (in the order of Intent's fields,
+// which TestMarshalCoversIntent checks this follows).
+func (in *Intent) marshalParts() (head, mid, tail []byte, err error) {
 	head, err = json.Marshal(struct {
 		Version    int         `json:"version"`
 		Drift      DriftPolicy `json:"drift,omitempty"`
 		Interfaces []Interface `json:"interfaces,omitempty"`
 	}{in.Version, in.Drift, in.Interfaces})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	tail, err = json.Marshal(struct {
+	mid, err = json.Marshal(struct {
 		Rules     []Rule            `json:"rules,omitempty"`
 		Neighbors []Neighbor        `json:"neighbors,omitempty"`
 		Sysctls   map[string]string `json:"sysctls,omitempty"`
 		Firewall  Firewall          `json:"firewall,omitzero"`
-		Nftables  Nftables          `json:"nftables,omitzero"`
-		DNS       *DNS              `json:"dns,omitempty"`
-	}{in.Rules, in.Neighbors, in.Sysctls, in.Firewall, in.Nftables, in.DNS})
-	return head, tail, err
+	}{in.Rules, in.Neighbors, in.Sysctls, in.Firewall})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tail, err = json.Marshal(struct {
+		DNS *DNS `json:"dns,omitempty"`
+	}{in.DNS})
+	return head, mid, tail, err
 }
 
 // appendJSON appends r as json.Marshal writes it.

@@ -1,8 +1,11 @@
 package intent
 
 import (
+	"os"
+
 	"encoding/json"
 	"fmt"
+	"github.com/netagent/netagent/items"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -72,6 +75,30 @@ func TestMarshal(t *testing.T) {
 		}
 	}
 	cases = append(cases, &Intent{Version: 7, Routes: slices.Repeat([]Route{{To: "default"}}, 100)})
+	// The nftables section by hand (items' TestNftTableAppendJSON covers
+	// every field): below and above the size Marshal encodes it at, with
+	// and without routes and the sections around it, an empty list.
+	edge := mustParse(t, string(readFile(t, "../../examples/nftables-edge.json")))
+	for _, n := range []int{0, 63, 64, 500} {
+		for _, around := range []bool{false, true} {
+			in := &Intent{Version: Version, Nftables: edge.Nftables}
+			in.Nftables.Tables = slices.Clone(in.Nftables.Tables)
+			tab := &in.Nftables.Tables[0]
+			tab.Chains = slices.Clone(tab.Chains)
+			for i := range n {
+				tab.Chains[0].Rules = append(slices.Clip(tab.Chains[0].Rules), items.NftRule{
+					Saddr: fmt.Sprintf("10.%d.0.0/16", i%256), IIfName: []string{"", "a<b>&c", "é", "\u2028"}[i%4], Counter: i%2 == 0, Verdict: "accept"})
+			}
+			if around {
+				in.Interfaces, in.DNS = edge.Interfaces, &DNS{Nameservers: []string{"192.0.2.53"}}
+				for i := range 70 {
+					in.Routes = append(in.Routes, randomRoute(r, i))
+				}
+			}
+			cases = append(cases, in)
+		}
+	}
+	cases = append(cases, &Intent{Version: Version, Routes: slices.Repeat([]Route{{To: "default"}}, 64), Nftables: Nftables{Tables: []NftablesTable{}}})
 	for i, in := range cases {
 		want, err := json.Marshal(in)
 		if err != nil {
@@ -82,7 +109,7 @@ func TestMarshal(t *testing.T) {
 			t.Fatal(err)
 		}
 		if string(got) != string(want) {
-			t.Errorf("case %d (%d routes): Marshal\n%s\nwant (json.Marshal)\n%s", i, len(in.Routes), got, want)
+			t.Errorf("case %d (%d routes, %d nftables rules and elements): Marshal\n%s\nwant (json.Marshal)\n%s", i, len(in.Routes), in.Nftables.size(), got, want)
 		}
 	}
 }
@@ -119,4 +146,13 @@ func cutComma(tag string) (string, string, bool) {
 		}
 	}
 	return tag, "", false
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
