@@ -13,7 +13,9 @@ import (
 // and sets set or not, strings that need escapes among them.
 func randomNftTable(r *rand.Rand) NftTable {
 	pick := func(vals ...string) string { return vals[r.IntN(len(vals))] }
-	odd := func() string { return pick("", "eth0", "a<b>&c", "tab\there", "é", "\u2028", "quote\"back\\slash", "\xff") }
+	odd := func() string {
+		return pick("", "eth0", "a<b>&c", "tab\there", "é", "\u2028", "quote\"back\\slash", "\xff")
+	}
 	t := NftTable{Family: pick("inet", "ip6"), Table: pick("netagent", "<t>")}
 	for c := range r.IntN(4) {
 		ch := NftChain{Name: pick("input", "c<"+strings.Repeat("x", c)), Type: pick("", "filter"), Hook: pick("", "input"),
