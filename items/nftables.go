@@ -402,14 +402,14 @@ func canonicalAddr(s string) string {
 // canonicalElements spells a set's elements as the read-back does, in
 // the order of their keys (stable; an element that does not parse first,
 // as written). Elements already in that form and order (a read-back's,
-// or an intent's rendered) are returned as a copy without one allocation
-// per element: a set of 100k is compared on every Equal.
+// or an intent's rendered) are returned as they are, shared (items are
+// not changed): a set of 100k is compared on every Equal.
 func canonicalElements(s NftSet) []string {
 	if len(s.Elements) == 0 {
 		return nil
 	}
 	if canonicalAlready(s) {
-		return slices.Clone(s.Elements)
+		return s.Elements
 	}
 	type elem struct {
 		key nftElemKey

@@ -88,16 +88,65 @@ func TestSetElementsRoundTrip(t *testing.T) {
 		{Name: "adj", Type: "ipv4_addr", Interval: true, Elements: []string{"10.0.0.0/24", "10.0.1.0/24", "10.0.2.0-10.0.2.9"}},
 		{Name: "adjp", Type: "inet_service", Interval: true, Elements: []string{"1-9", "10-19", "20"}},
 	} {
-		_, elems, err := encodeSet(&gnft.Table{Name: "t"}, s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		elems := allElements(t, s)
 		// The kernel dumps in its own order (the rbtree's: descending).
 		slices.Reverse(elems)
 		got := decodeElements(s.Type, s.Interval, elems)
 		if want := (&items.NftTable{Sets: []items.NftSet{s}}).Canonical().Sets[0].Elements; !reflect.DeepEqual(got, want) {
 			t.Errorf("set %s: got %q, want %q", s.Name, got, want)
 		}
+	}
+}
+
+// allElements is every element setElements gives for s, copied out of
+// its buffer; no call has more than elemsPerMessage.
+func allElements(t *testing.T, s items.NftSet) []gnft.SetElement {
+	t.Helper()
+	var out []gnft.SetElement
+	err := setElements(s, func(chunk []gnft.SetElement) error {
+		if len(chunk) == 0 || len(chunk) > elemsPerMessage {
+			t.Errorf("set %s: a message of %d elements", s.Name, len(chunk))
+		}
+		for _, e := range chunk {
+			e.Key = slices.Clone(e.Key)
+			out = append(out, e)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestSetElementsChunked: a set larger than a message is given in
+// messages of elemsPerMessage elements (an interval's end leading the
+// next when its start ended the last), and comes back whole.
+func TestSetElementsChunked(t *testing.T) {
+	for _, s := range []items.NftSet{
+		{Name: "ranges", Type: "ipv4_addr", Interval: true},
+		{Name: "hosts", Type: "ipv4_addr"},
+	} {
+		for i := range 2*elemsPerMessage + 501 {
+			if s.Interval {
+				s.Elements = append(s.Elements, fmt.Sprintf("10.%d.%d.0-10.%d.%d.9", i>>8, i&255, i>>8, i&255))
+			} else {
+				s.Elements = append(s.Elements, fmt.Sprintf("10.%d.%d.1", i>>8, i&255))
+			}
+		}
+		elems := allElements(t, s)
+		if want := len(s.Elements) * int(1+btoi(s.Interval)); len(elems) != want {
+			t.Fatalf("set %s: %d elements, want %d", s.Name, len(elems), want)
+		}
+		slices.Reverse(elems)
+		got := decodeElements(s.Type, s.Interval, elems)
+		if want := (&items.NftTable{Sets: []items.NftSet{s}}).Canonical().Sets[0].Elements; !reflect.DeepEqual(got, want) {
+			t.Errorf("set %s: %d elements back, want %d (first %q, want %q)", s.Name, len(got), len(want), got[:1], want[:1])
+		}
+	}
+	bad := items.NftSet{Name: "bad", Type: "ipv4_addr", Elements: append(slices.Repeat([]string{"10.0.0.1"}, elemsPerMessage+3), "not-an-address")}
+	if err := setElements(bad, func([]gnft.SetElement) error { return nil }); err == nil || !strings.Contains(err.Error(), "set bad") {
+		t.Errorf("a bad element: %v, want an error naming set bad", err)
 	}
 }
 

@@ -153,8 +153,7 @@ func (k netlinkKernel) reused(conn *netlink.Conn, key dumpKey, gen uint32) (Dump
 // tell, so its dump is not kept for the next process.
 func volatile(t items.NftTable) bool {
 	for _, s := range t.Sets {
-		s.Elements = nil
-		set, _, err := encodeSet(&gnft.Table{}, s)
+		set, err := encodeSet(&gnft.Table{}, s)
 		if err != nil || set.HasTimeout || set.Timeout != 0 || set.Dynamic {
 			return true
 		}

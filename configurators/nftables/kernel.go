@@ -211,31 +211,49 @@ var setDatatypes = map[string]gnft.SetDatatype{
 	"ipv4_addr": gnft.TypeIPAddr, "ipv6_addr": gnft.TypeIP6Addr, "inet_service": gnft.TypeInetService,
 }
 
-// encodeSet returns the set and its elements: with Interval, each range
-// as its start and the key after its end (nft's encoding).
-func encodeSet(t *gnft.Table, s items.NftSet) (*gnft.Set, []gnft.SetElement, error) {
+// encodeSet returns the set without its elements (setElements).
+func encodeSet(t *gnft.Table, s items.NftSet) (*gnft.Set, error) {
 	set := &gnft.Set{Table: t, Name: s.Name, KeyType: setDatatypes[s.Type], Interval: s.Interval}
 	if d, ok, err := items.NftSetTimeout(s); err != nil {
-		return nil, nil, fmt.Errorf("set %s: %w", s.Name, err)
+		return nil, fmt.Errorf("set %s: %w", s.Name, err)
 	} else if ok {
 		set.HasTimeout, set.Timeout = true, d
 	}
-	if len(s.Elements) == 0 {
-		return set, nil, nil
-	}
-	// One allocation for the elements and one for their keys (a set of
-	// 100k elements is 12 MiB of SetElement: growing the slice by
-	// appending allocated several times that).
-	n := len(s.Elements)
+	return set, nil
+}
+
+// setElements calls add with the kernel's elements of s (an interval's
+// end after its start), elemsPerMessage at a time and the rest last, in
+// a buffer add must not keep: a message is marshalled from each, so a
+// set of 100k elements never has its 12 MiB of SetElement at once.
+func setElements(s items.NftSet, add func([]gnft.SetElement) error) error {
+	n := min(len(s.Elements), elemsPerMessage)
 	if s.Interval {
-		n *= 2
+		n = min(2*len(s.Elements), elemsPerMessage+1)
 	}
 	elems := make([]gnft.SetElement, 0, n)
 	keys := make([]byte, 0, n*keyLen(s.Type))
+	flush := func() error {
+		for len(elems) >= elemsPerMessage {
+			if err := add(elems[:elemsPerMessage]); err != nil {
+				return err
+			}
+			// An interval's start may have gone and its end stayed: it
+			// leads the next message (its key is copied to the front).
+			rest := copy(elems, elems[elemsPerMessage:])
+			elems = elems[:rest]
+			keys = keys[:0]
+			for i := range elems {
+				keys = append(keys, elems[i].Key...)
+				elems[i].Key = keys[len(keys)-len(elems[i].Key) : len(keys) : len(keys)]
+			}
+		}
+		return nil
+	}
 	for _, e := range s.Elements {
 		r, err := items.ParseNftElement(s.Type, s.Interval, e)
 		if err != nil {
-			return nil, nil, fmt.Errorf("set %s: %w", s.Name, err)
+			return fmt.Errorf("set %s: %w", s.Name, err)
 		}
 		keys = append(keys, r.Lo...)
 		elems = append(elems, gnft.SetElement{Key: keys[len(keys)-len(r.Lo) : len(keys) : len(keys)]})
@@ -245,8 +263,14 @@ func encodeSet(t *gnft.Table, s items.NftSet) (*gnft.Set, []gnft.SetElement, err
 				elems = append(elems, gnft.SetElement{Key: keys[len(keys)-len(end) : len(keys) : len(keys)], IntervalEnd: true})
 			}
 		}
+		if err := flush(); err != nil {
+			return err
+		}
 	}
-	return set, elems, nil
+	if len(elems) > 0 {
+		return add(elems)
+	}
+	return nil
 }
 
 // keyLen is the length of the keys of a set of type typ (16 when not
@@ -745,13 +769,14 @@ func marshalOps(ops []Op) ([]message, error) {
 		}
 		b.raw = nil
 		for _, a := range adds {
-			for chunk := range slices.Chunk(a.elems, elemsPerMessage) {
+			err := setElements(a.src, func(chunk []gnft.SetElement) error {
 				if err := c.SetAddElements(a.set, chunk); err != nil {
-					return nil, fmt.Errorf("nftables: %s: %w", op, err)
+					return fmt.Errorf("nftables: %s: %w", op, err)
 				}
-				if err := take(i, true); err != nil {
-					return nil, err
-				}
+				return take(i, true)
+			})
+			if err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -981,8 +1006,8 @@ func recvReplies(rc syscall.RawConn, buf []byte) (int, error) {
 // elemAdds are the elements to add to a set, after the batch's other
 // messages.
 type elemAdds struct {
-	set   *gnft.Set
-	elems []gnft.SetElement
+	set *gnft.Set
+	src items.NftSet // the elements, encoded as they are added
 }
 
 // builder puts ops into a library Conn's batch, keeping the sets the
@@ -1056,7 +1081,7 @@ func (b *builder) createTable(t *gnft.Table, desc *items.NftTable) ([]elemAdds, 
 }
 
 func (b *builder) addSet(t *gnft.Table, table string, s items.NftSet) ([]elemAdds, error) {
-	set, elems, err := encodeSet(t, s)
+	set, err := encodeSet(t, s)
 	if err != nil {
 		return nil, err
 	}
@@ -1064,11 +1089,11 @@ func (b *builder) addSet(t *gnft.Table, table string, s items.NftSet) ([]elemAdd
 		return nil, fmt.Errorf("set %s: %w", s.Name, err)
 	}
 	b.sets[table+" "+s.Name] = set
-	return []elemAdds{{set, elems}}, nil
+	return []elemAdds{{set, s}}, nil
 }
 
 func (b *builder) elements(t *gnft.Table, op Op) ([]elemAdds, error) {
-	set, elems, err := encodeSet(t, op.Set)
+	set, err := encodeSet(t, op.Set)
 	if err != nil {
 		return nil, err
 	}
@@ -1076,14 +1101,14 @@ func (b *builder) elements(t *gnft.Table, op Op) ([]elemAdds, error) {
 		set.ID = made.ID
 	}
 	if op.Kind == OpAddElements {
-		return []elemAdds{{set, elems}}, nil
+		return []elemAdds{{set, op.Set}}, nil
 	}
-	for chunk := range slices.Chunk(elems, elemsPerMessage) {
+	return nil, setElements(op.Set, func(chunk []gnft.SetElement) error {
 		if err := b.c.SetDeleteElements(set, chunk); err != nil {
-			return nil, fmt.Errorf("set %s: %w", op.Set.Name, err)
+			return fmt.Errorf("set %s: %w", op.Set.Name, err)
 		}
-	}
-	return nil, nil
+		return nil
+	})
 }
 
 // addRule puts rule r into chain of t, before the rule of handle before

@@ -14,7 +14,7 @@ import (
 // timeout (added at runtime) are left out of the read-back.
 func TestSetTimeoutCodec(t *testing.T) {
 	tab := &gnft.Table{Name: "t", Family: gnft.TableFamilyINet}
-	s, _, err := encodeSet(tab, items.NftSet{Name: "s", Type: "ipv4_addr", Timeout: "90s"})
+	s, err := encodeSet(tab, items.NftSet{Name: "s", Type: "ipv4_addr", Timeout: "90s"})
 	if err != nil || !s.HasTimeout || s.Timeout != 90*time.Second {
 		t.Fatalf("encodeSet: %+v, %v", s, err)
 	}
@@ -32,7 +32,7 @@ func TestSetTimeoutCodec(t *testing.T) {
 	if got := staticElements(&gnft.Set{HasTimeout: true}, elems); len(got) != 1 || got[0].Key[3] != 1 {
 		t.Errorf("staticElements of a timeout set: %v", got)
 	}
-	if _, _, err := encodeSet(tab, items.NftSet{Name: "s", Type: "ipv4_addr", Timeout: "x"}); err == nil {
+	if _, err := encodeSet(tab, items.NftSet{Name: "s", Type: "ipv4_addr", Timeout: "x"}); err == nil {
 		t.Error("encodeSet of a bad timeout: no error")
 	}
 }
