@@ -39,9 +39,11 @@
 // netagent's own batch, when the generation is exactly the batch's (no
 // other writer committed), the table is the intended one: the read-back
 // takes it without a dump, with the rules' handles from the batch's
-// answers (echo.go: each NFT_MSG_NEWRULE asks for its echo, NLM_F_ECHO,
-// and the kernel sends the committed rule with its handle before the
-// batch's ack); only a table written without them (a batch of more than
+// answers (echo.go: the first and last NFT_MSG_NEWRULE of each run of
+// rules ask for their echo, NLM_F_ECHO, and the kernel sends the
+// committed rule with its handle before the batch's ack; the handles
+// between follow from the kernel's counter, and the last's echo checks
+// them); only a table written without them (a batch of more than
 // 16 MiB of rules) has a Modify read them alone (one NFT_MSG_GETRULE dump
 // decoding only chain and handle). The last dump is also kept in the state directory
 // (dumpfile.go: nftables-dumps/FAMILY-TABLE.gob, with the boot, the

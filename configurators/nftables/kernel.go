@@ -828,8 +828,8 @@ func nfgen(family uint8, res uint16) []byte {
 // not 0, and waits for its outcome: the ack of its last message, or the
 // errors of the messages that failed (the kernel then aborts it all).
 //
-// With echo, each rule message asks for its echo (NLM_F_ECHO), given to
-// echoed with the message's index in msgs.
+// With echo, the rule messages echoWanted picks ask for their echo
+// (NLM_F_ECHO), given to echoed with the message's index in msgs.
 func sendBatch(conn *netlink.Conn, gen uint32, msgs []message, ops []Op, echo bool, echoed func(i int, e ruleEcho)) error {
 	begin := netlink.Message{Header: netlink.Header{Type: netlink.HeaderType(unix.NFNL_MSG_BATCH_BEGIN), Flags: netlink.Request},
 		Data: nfgen(0, unix.NFNL_SUBSYS_NFTABLES)}
@@ -846,10 +846,14 @@ func sendBatch(conn *netlink.Conn, gen uint32, msgs []message, ops []Op, echo bo
 	all = append(all, begin)
 	size := 0
 	echoes := 0
-	for _, m := range msgs {
+	var want []bool
+	if echo {
+		want = echoWanted(msgs, ops)
+	}
+	for j, m := range msgs {
 		all = append(all, m.m)
 		size += m.size()
-		if echo && m.m.Header.Type == newRuleType {
+		if echo && want[j] {
 			all[len(all)-1].Header.Flags |= unix.NLM_F_ECHO
 			echoes += m.size()
 		}
