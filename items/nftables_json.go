@@ -19,29 +19,18 @@ func (t *NftTable) AppendJSON(b []byte) ([]byte, error) {
 	b = jsonstr.Append(b, t.Family)
 	b = append(b, `,"name":`...)
 	b = jsonstr.Append(b, t.Table)
-	if len(t.Chains) > 0 {
-		b = append(b, `,"chains":[`...)
-		for i := range t.Chains {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = t.Chains[i].appendJSON(b); err != nil {
-				return nil, err
-			}
+	var err error // a priority's, the first
+	b = jsonstr.AppendList(b, `,"chains":[`, t.Chains, func(c *NftChain, b []byte) []byte {
+		b, cerr := c.appendJSON(b)
+		if err == nil {
+			err = cerr
 		}
-		b = append(b, ']')
+		return b
+	})
+	if err != nil {
+		return nil, err
 	}
-	if len(t.Sets) > 0 {
-		b = append(b, `,"sets":[`...)
-		for i := range t.Sets {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = t.Sets[i].appendJSON(b)
-		}
-		b = append(b, ']')
-	}
+	b = jsonstr.AppendList(b, `,"sets":[`, t.Sets, (*NftSet).appendJSON)
 	if len(t.Maps) > 0 {
 		m, err := json.Marshal(t.Maps)
 		if err != nil {
@@ -55,8 +44,8 @@ func (t *NftTable) AppendJSON(b []byte) ([]byte, error) {
 func (c *NftChain) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"name":`...)
 	b = jsonstr.Append(b, c.Name)
-	b = appendMember(b, `,"type":`, c.Type)
-	b = appendMember(b, `,"hook":`, c.Hook)
+	b = jsonstr.AppendMember(b, `,"type":`, c.Type)
+	b = jsonstr.AppendMember(b, `,"hook":`, c.Hook)
 	if c.Priority != nil {
 		p, err := json.Marshal(c.Priority)
 		if err != nil {
@@ -64,114 +53,73 @@ func (c *NftChain) appendJSON(b []byte) ([]byte, error) {
 		}
 		b = append(append(b, `,"priority":`...), p...)
 	}
-	b = appendMember(b, `,"policy":`, c.Policy)
-	b = appendMember(b, `,"device":`, c.Device)
-	if len(c.Rules) > 0 {
-		b = append(b, `,"rules":[`...)
-		for i := range c.Rules {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = c.Rules[i].appendJSON(b)
-		}
-		b = append(b, ']')
-	}
+	b = jsonstr.AppendMember(b, `,"policy":`, c.Policy)
+	b = jsonstr.AppendMember(b, `,"device":`, c.Device)
+	b = jsonstr.AppendList(b, `,"rules":[`, c.Rules, (*NftRule).appendJSON)
 	return append(b, '}'), nil
 }
 
 func (r *NftRule) appendJSON(b []byte) []byte {
-	b = append(b, '{')
-	start := len(b)
-	member := func(name string) {
-		if len(b) > start {
-			b = append(b, ',')
-		}
-		b = append(b, name...)
-	}
-	str := func(name, v string) {
-		if v != "" {
-			member(name)
-			b = jsonstr.Append(b, v)
-		}
-	}
-	str(`"iifname":`, r.IIfName)
-	str(`"oifname":`, r.OIfName)
-	str(`"saddr":`, r.Saddr)
-	str(`"daddr":`, r.Daddr)
-	str(`"protocol":`, r.Protocol)
-	str(`"sport":`, r.Sport)
-	str(`"dport":`, r.Dport)
-	str(`"icmpType":`, r.ICMPType)
+	o := jsonstr.OpenObject(b)
+	o.String(`"iifname":`, r.IIfName)
+	o.String(`"oifname":`, r.OIfName)
+	o.String(`"saddr":`, r.Saddr)
+	o.String(`"daddr":`, r.Daddr)
+	o.String(`"protocol":`, r.Protocol)
+	o.String(`"sport":`, r.Sport)
+	o.String(`"dport":`, r.Dport)
+	o.String(`"icmpType":`, r.ICMPType)
 	if len(r.CtState) > 0 {
-		member(`"ctState":[`)
-		for i, s := range r.CtState {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonstr.Append(b, s)
-		}
-		b = append(b, ']')
+		o.Member(`"ctState":`)
+		o.B = jsonstr.AppendList(o.B, `[`, r.CtState, func(s *string, b []byte) []byte { return jsonstr.Append(b, *s) })
 	}
 	if r.Mark != nil {
-		member(`"mark":`)
-		b = strconv.AppendUint(b, uint64(*r.Mark), 10)
+		o.Member(`"mark":`)
+		o.B = strconv.AppendUint(o.B, uint64(*r.Mark), 10)
 	}
-	if r.Vmap != nil {
-		member(`"vmap":{"on":`)
-		b = jsonstr.Append(b, r.Vmap.On)
-		b = jsonstr.Append(append(b, `,"map":`...), r.Vmap.Map)
-		b = append(b, '}')
+	if v := r.Vmap; v != nil {
+		o.Member(`"vmap":{"on":`)
+		o.B = jsonstr.Append(o.B, v.On)
+		o.B = append(jsonstr.Append(append(o.B, `,"map":`...), v.Map), '}')
 	}
 	if l := r.Limit; l != nil {
-		member(`"limit":{"rate":`)
-		b = strconv.AppendUint(b, l.Rate, 10)
-		b = jsonstr.Append(append(b, `,"per":`...), l.Per)
+		o.Member(`"limit":{"rate":`)
+		o.B = strconv.AppendUint(o.B, l.Rate, 10)
+		o.B = jsonstr.Append(append(o.B, `,"per":`...), l.Per)
 		if l.Burst != 0 {
-			b = strconv.AppendUint(append(b, `,"burst":`...), uint64(l.Burst), 10)
+			o.B = strconv.AppendUint(append(o.B, `,"burst":`...), uint64(l.Burst), 10)
 		}
 		if l.Over {
-			b = append(b, `,"over":true`...)
+			o.B = append(o.B, `,"over":true`...)
 		}
-		b = append(b, '}')
+		o.B = append(o.B, '}')
 	}
 	if r.Counter {
-		member(`"counter":true`)
+		o.Member(`"counter":true`)
 	}
 	if l := r.Log; l != nil {
-		member(`"log":{`)
-		if l.Prefix != "" {
-			b = jsonstr.Append(append(b, `"prefix":`...), l.Prefix)
-		}
-		if l.Level != "" {
-			if l.Prefix != "" {
-				b = append(b, ',')
-			}
-			b = jsonstr.Append(append(b, `"level":`...), l.Level)
-		}
-		b = append(b, '}')
+		o.Member(`"log":`)
+		lo := jsonstr.OpenObject(o.B)
+		lo.String(`"prefix":`, l.Prefix)
+		lo.String(`"level":`, l.Level)
+		o.B = lo.Close()
 	}
 	if r.Masquerade {
-		member(`"masquerade":true`)
+		o.Member(`"masquerade":true`)
 	}
-	str(`"snat":`, r.SNAT)
-	str(`"dnat":`, r.DNAT)
+	o.String(`"snat":`, r.SNAT)
+	o.String(`"dnat":`, r.DNAT)
 	if r.Redirect != nil {
-		member(`"redirect":{`)
-		if r.Redirect.Port != "" {
-			b = jsonstr.Append(append(b, `"port":`...), r.Redirect.Port)
-		}
-		b = append(b, '}')
+		o.Member(`"redirect":{`)
+		o.B = append(jsonstr.AppendMember(o.B, `"port":`, r.Redirect.Port), '}')
 	}
 	if r.Reject != nil {
-		member(`"reject":{`)
-		if r.Reject.With != "" {
-			b = jsonstr.Append(append(b, `"with":`...), r.Reject.With)
-		}
-		b = append(b, '}')
+		o.Member(`"reject":{`)
+		o.B = append(jsonstr.AppendMember(o.B, `"with":`, r.Reject.With), '}')
 	}
-	str(`"verdict":`, r.Verdict)
-	str(`"target":`, r.Target)
-	return append(b, '}')
+	o.String(`"verdict":`, r.Verdict)
+	o.String(`"target":`, r.Target)
+	return o.Close()
 }
 
 func (s *NftSet) appendJSON(b []byte) []byte {
@@ -181,25 +129,7 @@ func (s *NftSet) appendJSON(b []byte) []byte {
 	if s.Interval {
 		b = append(b, `,"interval":true`...)
 	}
-	b = appendMember(b, `,"timeout":`, s.Timeout)
-	if len(s.Elements) > 0 {
-		b = append(b, `,"elements":[`...)
-		for i, e := range s.Elements {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonstr.Append(b, e)
-		}
-		b = append(b, ']')
-	}
+	b = jsonstr.AppendMember(b, `,"timeout":`, s.Timeout)
+	b = jsonstr.AppendList(b, `,"elements":[`, s.Elements, func(e *string, b []byte) []byte { return jsonstr.Append(b, *e) })
 	return append(b, '}')
-}
-
-// appendMember appends the member name (`,"type":`) and s, unless s is
-// empty (omitempty).
-func appendMember(b []byte, name, s string) []byte {
-	if s == "" {
-		return b
-	}
-	return jsonstr.Append(append(b, name...), s)
 }

@@ -25,31 +25,19 @@ func (in *Intent) Marshal() ([]byte, error) {
 	}
 	out := make([]byte, 0, len(head)+len(mid)+len(tail)+len(in.Routes)*96+in.Nftables.size()*64)
 	out = append(out, head[:len(head)-1]...) // without its "}"
-	if len(in.Routes) > 0 {
-		out = append(out, `,"routes":[`...)
-		for i := range in.Routes {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			out = in.Routes[i].appendJSON(out)
-		}
-		out = append(out, ']')
-	}
+	out = jsonstr.AppendList(out, `,"routes":[`, in.Routes, (*Route).appendJSON)
 	out = appendMembers(out, mid)
 	if in.Nftables.Tables != nil { // omitzero: an empty list is not zero
 		out = append(out, `,"nftables":{`...)
-		if len(in.Nftables.Tables) > 0 {
-			out = append(out, `"tables":[`...)
-			for i := range in.Nftables.Tables {
-				if i > 0 {
-					out = append(out, ',')
-				}
-				t := &in.Nftables.Tables[i]
-				if out, err = t.AppendJSON(out); err != nil {
-					return nil, fmt.Errorf("nftables table %s %s: %w", t.Family, t.Table, err)
-				}
+		out = jsonstr.AppendList(out, `"tables":[`, in.Nftables.Tables, func(t *NftablesTable, b []byte) []byte {
+			var terr error
+			if b, terr = t.AppendJSON(b); terr != nil && err == nil {
+				err = fmt.Errorf("nftables table %s %s: %w", t.Family, t.Table, terr)
 			}
-			out = append(out, ']')
+			return b
+		})
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, '}')
 	}
@@ -113,68 +101,37 @@ func (in *Intent) marshalParts() (head, mid, tail []byte, err error) {
 func (r *Route) appendJSON(b []byte) []byte {
 	b = append(b, `{"to":`...)
 	b = jsonstr.Append(b, r.To)
-	b = appendOptString(b, `,"via":`, r.Via)
-	b = appendOptString(b, `,"dev":`, r.Dev)
+	b = jsonstr.AppendMember(b, `,"via":`, r.Via)
+	b = jsonstr.AppendMember(b, `,"dev":`, r.Dev)
 	if r.OnLink {
 		b = append(b, `,"onlink":true`...)
 	}
-	if len(r.Nexthops) > 0 {
-		b = append(b, `,"nexthops":[`...)
-		for i, n := range r.Nexthops {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = n.appendJSON(b)
-		}
-		b = append(b, ']')
-	}
+	b = jsonstr.AppendList(b, `,"nexthops":[`, r.Nexthops, (*Nexthop).appendJSON)
 	b = appendOptUint(b, `,"table":`, uint64(r.Table))
 	b = appendOptUint(b, `,"metric":`, uint64(r.Metric))
-	b = appendOptString(b, `,"scope":`, string(r.Scope))
-	b = appendOptString(b, `,"src":`, r.Src)
-	b = appendOptString(b, `,"type":`, string(r.Type))
+	b = jsonstr.AppendMember(b, `,"scope":`, string(r.Scope))
+	b = jsonstr.AppendMember(b, `,"src":`, r.Src)
+	b = jsonstr.AppendMember(b, `,"type":`, string(r.Type))
 	b = appendOptUint(b, `,"mtu":`, uint64(r.MTU))
-	b = appendOptString(b, `,"pref":`, string(r.Pref))
-	b = appendOptString(b, `,"family":`, string(r.Family))
-	b = appendOptString(b, `,"drift":`, string(r.Drift))
+	b = jsonstr.AppendMember(b, `,"pref":`, string(r.Pref))
+	b = jsonstr.AppendMember(b, `,"family":`, string(r.Family))
+	b = jsonstr.AppendMember(b, `,"drift":`, string(r.Drift))
 	return append(b, '}')
 }
 
 // appendJSON appends n as json.Marshal writes it.
-func (n Nexthop) appendJSON(b []byte) []byte {
-	b = append(b, '{')
-	start := len(b)
-	member := func(name string) {
-		if len(b) > start {
-			b = append(b, ',')
-		}
-		b = append(b, name...)
-	}
-	if n.Via != "" {
-		member(`"via":`)
-		b = jsonstr.Append(b, n.Via)
-	}
-	if n.Dev != "" {
-		member(`"dev":`)
-		b = jsonstr.Append(b, n.Dev)
-	}
+func (n *Nexthop) appendJSON(b []byte) []byte {
+	o := jsonstr.OpenObject(b)
+	o.String(`"via":`, n.Via)
+	o.String(`"dev":`, n.Dev)
 	if n.Weight != 0 {
-		member(`"weight":`)
-		b = strconv.AppendInt(b, int64(n.Weight), 10)
+		o.Member(`"weight":`)
+		o.B = strconv.AppendInt(o.B, int64(n.Weight), 10)
 	}
 	if n.OnLink {
-		member(`"onlink":true`)
+		o.Member(`"onlink":true`)
 	}
-	return append(b, '}')
-}
-
-// appendOptString appends the member name (`,"via":`) and s, unless s is
-// empty (omitempty).
-func appendOptString(b []byte, name, s string) []byte {
-	if s == "" {
-		return b
-	}
-	return jsonstr.Append(append(b, name...), s)
+	return o.Close()
 }
 
 // appendOptUint appends the member name and v, unless v is 0 (omitempty).

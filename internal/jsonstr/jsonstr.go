@@ -40,3 +40,63 @@ func NumberOrString(b []byte, what string) (s string, n int, isString bool, err 
 	}
 	return "", int(v), false, nil
 }
+
+// AppendMember appends the member name (`,"via":`) and s quoted, unless
+// s is empty (omitempty).
+func AppendMember(b []byte, name, s string) []byte {
+	if s == "" {
+		return b
+	}
+	return Append(append(b, name...), s)
+}
+
+// AppendList appends open (`,"routes":[`), the elements of list as each
+// writes them (a method expression: (*Route).appendJSON), separated by commas, and "]"; nothing for an empty list
+// (omitempty).
+func AppendList[T any](b []byte, open string, list []T, each func(*T, []byte) []byte) []byte {
+	if len(list) == 0 {
+		return b
+	}
+	b = append(b, open...)
+	for i := range list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = each(&list[i], b)
+	}
+	return append(b, ']')
+}
+
+// Object writes a JSON object whose members are all optional: Member puts
+// the comma before each but the first.
+type Object struct {
+	B     []byte
+	start int
+}
+
+// OpenObject starts an object at the end of b.
+func OpenObject(b []byte) Object {
+	b = append(b, '{')
+	return Object{B: b, start: len(b)}
+}
+
+// Member appends a member's name (`"via":`), after a comma unless it is
+// the first; the caller appends its value to o.B.
+func (o *Object) Member(name string) {
+	if len(o.B) > o.start {
+		o.B = append(o.B, ',')
+	}
+	o.B = append(o.B, name...)
+}
+
+// String appends member name with s quoted, unless s is empty
+// (omitempty).
+func (o *Object) String(name, s string) {
+	if s != "" {
+		o.Member(name)
+		o.B = Append(o.B, s)
+	}
+}
+
+// Close ends the object and returns the bytes.
+func (o *Object) Close() []byte { return append(o.B, '}') }

@@ -25,3 +25,35 @@ func FuzzAppendAsMarshal(f *testing.F) {
 		}
 	})
 }
+
+// TestObjectAndList: the helpers of the hand-written encoders write what
+// json.Marshal does for optional members and lists.
+func TestObjectAndList(t *testing.T) {
+	type v struct {
+		A string   `json:"a,omitempty"`
+		B []string `json:"b,omitempty"`
+		C string   `json:"c,omitempty"`
+	}
+	for _, tc := range []v{{}, {A: "x"}, {C: "<&>"}, {B: []string{"1"}}, {A: "a", B: []string{"1", "2\n"}, C: "c"}, {B: []string{}}} {
+		want, err := json.Marshal(tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := OpenObject([]byte("p"))
+		o.String(`"a":`, tc.A)
+		if len(tc.B) > 0 {
+			o.Member(`"b":`)
+			o.B = AppendList(o.B, `[`, tc.B, func(s *string, b []byte) []byte { return Append(b, *s) })
+		}
+		o.String(`"c":`, tc.C)
+		if got := o.Close(); string(got) != "p"+string(want) {
+			t.Errorf("%+v: %s, want %s", tc, got, want)
+		}
+		if got := AppendMember([]byte("{"), `"c":`, tc.C); tc.C == "" && string(got) != "{" {
+			t.Errorf("AppendMember of an empty string: %s", got)
+		}
+	}
+	if got := AppendList(nil, `,"l":[`, []int{}, func(*int, []byte) []byte { return nil }); len(got) != 0 {
+		t.Errorf("AppendList of an empty list: %q", got)
+	}
+}
