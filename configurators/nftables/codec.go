@@ -37,10 +37,10 @@ func cmpEq(data []byte) expr.Any { return &expr.Cmp{Op: expr.CmpOpEq, Register: 
 
 // encodeRule returns the expressions of r in a table of family.
 func encodeRule(family string, r *items.NftRule, sets setTypes) ([]expr.Any, error) {
-	var out []expr.Any
+	out := make([]expr.Any, 0, 12) // most rules: a match or three and a verdict
 	if rejectNeedsNfproto(family, r) {
 		kind, _, _ := items.ParseNftReject(family, r.Reject.With)
-		out = nfproto(family, kind == "icmpv6")
+		out = append(out, nfproto(family, kind == "icmpv6")...)
 	}
 	if r.IIfName != "" {
 		out = append(out, &expr.Meta{Key: expr.MetaKeyIIFNAME, Register: reg}, cmpEq(ifnameData(r.IIfName)))

@@ -1,6 +1,7 @@
 package nftables
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -10,22 +11,24 @@ import (
 
 	gnft "github.com/google/nftables"
 	"github.com/google/nftables/expr"
+	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/netagent/netagent/items"
 )
 
-// TestCodecRoundTrip: every match and statement of the model encodes to
-// expressions that decode to the same rule, in every family that has it,
-// as the table's Canonical compares it (an ip6 table's icmpv6 reject
-// reads back as icmp, the kernel's expression being the same).
-func TestCodecRoundTrip(t *testing.T) {
+// codecSets are the sets codecCases' lookups name.
+var codecSets = setTypes{"v4": "ipv4_addr", "v6": "ipv6_addr", "ports": "inet_service"}
+
+type codecCase struct {
+	family string
+	r      items.NftRule
+}
+
+// codecCases are rules of every match and statement the codec knows.
+func codecCases() []codecCase {
 	mark := uint32(0x2a)
-	sets := setTypes{"v4": "ipv4_addr", "v6": "ipv6_addr", "ports": "inet_service"}
-	for _, tc := range []struct {
-		family string
-		r      items.NftRule
-	}{
+	return []codecCase{
 		{"inet", items.NftRule{IIfName: "lan0", OIfName: "wan0", Saddr: "10.0.0.0/8", Daddr: "192.0.2.1", Protocol: "tcp",
 			Sport: "1000-2000", Dport: "22", CtState: []string{"established", "related", "untracked"}, Mark: &mark, Counter: true, Verdict: "accept"}},
 		{"inet", items.NftRule{Saddr: "2001:db8::/32", Daddr: "@v6", Protocol: "udp", Dport: "@ports", Verdict: "jump", Target: "other"}},
@@ -59,8 +62,64 @@ func TestCodecRoundTrip(t *testing.T) {
 		{"inet", items.NftRule{Protocol: "tcp", SNAT: "192.0.2.1-192.0.2.9:1024-2048"}},
 		{"ip6", items.NftRule{Protocol: "udp", SNAT: "[2001:db8::1-2001:db8::9]:53"}},
 		{"inet", items.NftRule{Saddr: "!@v4", Daddr: "!@v6", Protocol: "tcp", Sport: "!@ports", Verdict: "drop"}},
-	} {
-		exprs, err := encodeRule(tc.family, &tc.r, sets)
+	}
+}
+
+// TestRuleMessageAsLibrary: ruleMessage marshals a rule, appended or
+// inserted, exactly as the library's AddRule and InsertRule do (but the
+// flags the batch clears: the ack and the echo, which sendBatch sets).
+func TestRuleMessageAsLibrary(t *testing.T) {
+	var got []netlink.Message
+	c, err := gnft.New(gnft.WithTestDial(func(req []netlink.Message) ([]netlink.Message, error) {
+		if req == nil {
+			return []netlink.Message{{Header: netlink.Header{Type: netlink.Error}, Data: make([]byte, 20)}}, nil
+		}
+		got = append(got, req[1:len(req)-1]...)
+		return nil, nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range codecCases() {
+		exprs, err := encodeRule(tc.family, &tc.r, codecSets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab := &gnft.Table{Family: families[tc.family], Name: "netagent"}
+		for _, before := range []uint64{0, 42} {
+			rule := &gnft.Rule{Table: tab, Chain: &gnft.Chain{Table: tab, Name: "input"}, Exprs: exprs, Position: before}
+			if before != 0 {
+				c.InsertRule(rule)
+			} else {
+				c.AddRule(rule)
+			}
+			got = nil
+			if err := c.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 {
+				t.Fatalf("case %d: the library marshalled %d messages", i, len(got))
+			}
+			want := got[0]
+			want.Header.Flags &^= netlink.Acknowledge | unix.NLM_F_ECHO
+			m, err := ruleMessage(tab, "input", exprs, before)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Header.Type != want.Header.Type || m.Header.Flags != want.Header.Flags || !bytes.Equal(m.Data, want.Data) {
+				t.Errorf("case %d (%+v), before %d:\n got  %v %x\n want %v %x", i, tc.r, before, m.Header, m.Data, want.Header, want.Data)
+			}
+		}
+	}
+}
+
+// TestCodecRoundTrip: every match and statement of the model encodes to
+// expressions that decode to the same rule, in every family that has it,
+// as the table's Canonical compares it (an ip6 table's icmpv6 reject
+// reads back as icmp, the kernel's expression being the same).
+func TestCodecRoundTrip(t *testing.T) {
+	for _, tc := range codecCases() {
+		exprs, err := encodeRule(tc.family, &tc.r, codecSets)
 		if err != nil {
 			t.Fatalf("encode %+v: %v", tc.r, err)
 		}
