@@ -61,14 +61,17 @@
 // ErrGenerationChanged, which the next reconcile retries from a new dump.
 //
 // netagent frames and sends the batch itself: the library marshals each
-// message (its Conn over a capturing dial), and kernel.go writes them into
+// message (its Conn over a capturing dial) but the rules and the maps'
+// elements, which netagent frames around the library's expressions
+// (ruleMessage; mapElementMessages), and kernel.go writes them into
 // one buffer sent in one sendmsg on a socket whose send buffer it raises
 // to the batch's size (SO_SNDBUFFORCE; the kernel refuses a larger
 // message, EMSGSIZE) and whose receive buffer it raises to hold the
 // rules' echoes, asking for the ack of the last message only, so that a
 // batch of 10k rules cannot overflow the replies (google/nftables#350,
-// #360: ENOBUFS after a commit). Set elements go in messages of 1000 (an element list is one
-// netlink attribute, at most 64 KiB); when a batch exceeds 8 MiB, its
+// #360: ENOBUFS after a commit). Set elements go in messages of 1000 (an
+// element list is one netlink attribute, at most 64 KiB), each encoded as
+// its message is made (setElements); when a batch exceeds 8 MiB, its
 // set elements, and nothing else, go into follow-up batches, each checked
 // against the generation after the previous one.
 //
