@@ -98,7 +98,9 @@ func TestMarshal(t *testing.T) {
 			cases = append(cases, in)
 		}
 	}
-	cases = append(cases, &Intent{Version: Version, Routes: slices.Repeat([]Route{{To: "default"}}, 64), Nftables: Nftables{Tables: []NftablesTable{}}})
+	cases = append(cases, &Intent{Version: Version, Routes: slices.Repeat([]Route{{To: "default"}}, 64), Nftables: Nftables{Tables: []NftablesTable{}}},
+		// Parts empty but not zero: an empty firewall, a drift policy alone.
+		&Intent{Version: Version, Drift: "report", Routes: slices.Repeat([]Route{{To: "default"}}, 64), Firewall: Firewall{Chains: []Chain{}}, DNS: &DNS{}})
 	for i, in := range cases {
 		want, err := json.Marshal(in)
 		if err != nil {
