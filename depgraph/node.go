@@ -209,7 +209,7 @@ func (r *root) releaseOwners(g *Graph) {
 	for _, s := range g.subs {
 		r.releaseOwners(s)
 	}
-	if g.ownerID != 0 && len(g.members) == 0 {
+	if g.ownerID != 0 && g.nmembers == 0 {
 		r.owners[g.ownerID] = nil
 		r.freeOwners = append(r.freeOwners, g.ownerID)
 		g.ownerID = 0
