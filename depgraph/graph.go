@@ -714,6 +714,29 @@ func (g *Graph) Unordered() iter.Seq[Item] {
 	}
 }
 
+// UnorderedNodes yields the nodes of g's items in no particular order:
+// for a caller that visits every node and needs no order, which spares
+// Nodes' sort (at 100k items, tens of milliseconds and 4 MB on a graph
+// whose order is not cached: a reconciler's writes are not journaled).
+// A subgraph's nodes come in Nodes' order. g must not change meanwhile.
+func (g *Graph) UnorderedNodes() iter.Seq[*Node] {
+	return func(yield func(*Node) bool) {
+		if g.parent != nil || g.only != nil {
+			for _, n := range g.Nodes() {
+				if !yield(n) {
+					return
+				}
+			}
+			return
+		}
+		for _, n := range g.r.index.nodes {
+			if n != nil && n.item != nil && !yield(n) {
+				return
+			}
+		}
+	}
+}
+
 // Items iterates over g's items in order (type, then name).
 func (g *Graph) Items() iter.Seq2[Item, StateData] {
 	nodes := g.Nodes()
