@@ -160,7 +160,7 @@ func (u *run) executeBatch(b BatchConfigurator, group []proposal) {
 			err = fmt.Errorf("batch returned %d results for %d operations", len(errs), len(group))
 		}
 		e := u.entry(p, start)
-		e.Batch = len(group)
+		e.Batch = int32(len(group))
 		u.finish(p, e, end, err)
 	}
 }
