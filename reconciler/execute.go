@@ -138,6 +138,7 @@ func (u *run) executeGroup(group []proposal) {
 		u.executeBatch(b, group)
 		return
 	}
+	u.reserveLog(len(group)) // at most one entry each: not grown step by step
 	for _, p := range group {
 		u.executeOne(cfg, p)
 	}

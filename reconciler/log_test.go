@@ -4,8 +4,7 @@ import "testing"
 
 // The log grows by doubling up to the run's hint and past it, never one
 // entry at a time (a run may log more operations than its hint: a
-// recreate is two), and a batch's reservation makes it exactly as long
-// as needed.
+// recreate is two); a big group takes it to the hint at once.
 func TestReserveLogGrowth(t *testing.T) {
 	u := &run{logHint: 10}
 	grows := 0
@@ -26,5 +25,10 @@ func TestReserveLogGrowth(t *testing.T) {
 	u.reserveLog(100_000)
 	if cap(u.log) != 100_001 {
 		t.Errorf("a batch of 100000 after one entry: capacity %d, want 100001", cap(u.log))
+	}
+	u = &run{logHint: 100_000}
+	u.reserveLog(1000)
+	if cap(u.log) != 100_000 {
+		t.Errorf("a group of 1000 first: capacity %d, want the hint, 100000", cap(u.log))
 	}
 }

@@ -139,10 +139,12 @@ func (u *run) logEntry(e OpLogEntry) {
 // reserveLog makes room in the log for n more entries. The log is made at
 // the first operation (a run that changes nothing makes none) and grows
 // when it is full, by doubling, but from below logHint not past it
-// (unless n needs more): a batch reserves its entries only once the
-// configurator is done with it, so that the log's array of one entry per
-// operation (13 MB at 100k routes) is not made before the batch's own
-// arrays are garbage.
+// (unless n needs more); a group of operations that outgrows the log
+// (256 or more) takes it to logHint at once, as the run is then about
+// that big. A batch reserves its entries only once the configurator is
+// done with it, so that the log's array of one entry per operation
+// (13 MB at 100k routes) is not made before the batch's own arrays are
+// garbage.
 func (u *run) reserveLog(n int) {
 	need := len(u.log) + n
 	if need <= cap(u.log) {
@@ -151,6 +153,9 @@ func (u *run) reserveLog(n int) {
 	size := 2 * cap(u.log)
 	if cap(u.log) < u.logHint {
 		size = min(size, u.logHint)
+		if n >= 256 && n > cap(u.log) {
+			size = u.logHint
+		}
 	}
 	grown := make(OperationLog, len(u.log), max(size, need, 8))
 	copy(grown, u.log)
