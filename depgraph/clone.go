@@ -36,10 +36,7 @@ func (g *Graph) Clone() *Graph {
 		c := peer(n)
 		if o := n.ownerGraph(); o != nil {
 			co := dst.EditSubGraph(o.Path())
-			if co.members == nil {
-				co.members = make(map[*Node]struct{})
-			}
-			co.members[c] = struct{}{}
+			co.addMember(c)
 			c.setOwner(co)
 		}
 		if req := n.required(); req != nil {

@@ -303,7 +303,7 @@ func TestStateDataRoundTrip(t *testing.T) {
 	for _, st := range []dg.StateData{
 		{State: dg.StateCreated, LastOp: dg.OpModify, Since: now},
 		{State: dg.StateFailed, LastOp: dg.OpCreate, LastErr: errors.New("boom"), Since: now},
-		{State: dg.State(1000), LastOp: dg.Operation(-1)},
+		{State: dg.State(1000), LastOp: dg.Operation(200)},
 		{State: dg.StateDeleting, LastOp: dg.OpDelete, Since: now.Add(time.Second)},
 		{},
 	} {

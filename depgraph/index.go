@@ -8,7 +8,7 @@ import (
 )
 
 // index finds the nodes of a root graph by reference. It is a hash table
-// with open addressing (linear probing, at most 3/4 full) that holds node
+// with open addressing (linear probing, at most 7/8 full) that holds node
 // pointers and a 32-bit hash of each: 12 bytes a slot, where a Go map keyed
 // by the reference took 40 (and a map per type keyed by the name, 24). The
 // node holds its reference (Node.typ, Node.name), so the table needs no
@@ -47,7 +47,7 @@ func (x *index) get(typ uint16, name string, h uint32) *Node {
 
 // add puts n, whose hash is h, in the table; n must not be in it.
 func (x *index) add(n *Node, h uint32) {
-	if (x.count+1)*4 > len(x.nodes)*3 {
+	if (x.count+1)*8 > len(x.nodes)*7 {
 		x.resize(max(2*len(x.nodes), 64))
 	}
 	x.place(n, h)
@@ -89,11 +89,11 @@ func (x *index) remove(n *Node, h uint32) {
 // reserve makes room for n more nodes without growing.
 func (x *index) reserve(n int) {
 	need := x.count + n
-	if need*4 <= len(x.nodes)*3 {
+	if need*8 <= len(x.nodes)*7 {
 		return
 	}
 	size := max(len(x.nodes), 64)
-	for size*3 < need*4 {
+	for size*7 < need*8 {
 		size *= 2
 	}
 	x.resize(size)

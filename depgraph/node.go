@@ -78,7 +78,7 @@ func (n *Node) setState(st StateData) {
 		delete(n.r.cold, n)
 		n.flags &^= nodeCold
 	}
-	if st.LastErr == nil && st.State >= 0 && st.State < 16 && st.LastOp >= 0 && st.LastOp < 16 {
+	if st.LastErr == nil && st.State >= 0 && st.State < 16 && st.LastOp < 16 {
 		n.so, n.since = uint8(st.State)|uint8(st.LastOp)<<4, st.Since
 		return
 	}
@@ -209,7 +209,7 @@ func (r *root) releaseOwners(g *Graph) {
 	for _, s := range g.subs {
 		r.releaseOwners(s)
 	}
-	if g.ownerID != 0 && len(g.members) == 0 {
+	if g.ownerID != 0 && g.nmembers == 0 {
 		r.owners[g.ownerID] = nil
 		r.freeOwners = append(r.freeOwners, g.ownerID)
 		g.ownerID = 0

@@ -3,7 +3,7 @@ package depgraph
 import "time"
 
 // Operation is a state transition of one item.
-type Operation int
+type Operation uint8
 
 // The operations a reconciler runs.
 const (

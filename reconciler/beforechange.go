@@ -38,7 +38,7 @@ func (u *run) beforeChange(props *[3][]proposal) bool {
 	ops := make([]PlannedOp, 0, n)
 	for _, group := range props {
 		for _, p := range group {
-			ops = append(ops, PlannedOp{Op: p.op, Ref: p.ref(), Old: p.old, New: p.new})
+			ops = append(ops, PlannedOp{Op: p.op, Ref: p.ref(), Old: p.old(), New: p.new})
 		}
 	}
 	err := u.r.before(ops)

@@ -7,13 +7,24 @@ import (
 // proposal is an operation found ready in a wave.
 type proposal struct {
 	node     *dg.Node // the current-state node (of the item's reference)
-	old, new dg.Item
+	new      dg.Item  // nil for a delete; the old value is node's (see old)
+	evictSeq uint32   // run.evictSeq when it was proposed
 	op       Operation
-	evictSeq uint32 // run.evictSeq when it was proposed
-	recreate bool   // (next to evictSeq: a proposal is 56 bytes)
+	recreate bool // (op and recreate next to evictSeq: a proposal is 32 bytes)
 }
 
 func (p proposal) ref() dg.ItemRef { return p.node.Ref() }
+
+// old is the value a delete or modify replaces (nil for a create): the
+// node's item, which nothing but p's own operation changes between its
+// proposal and its run (a node is in a wave once). Not keeping a copy
+// saves a sixth of a wave's proposals (1.6 MB at 100k creates).
+func (p proposal) old() dg.Item {
+	if p.op == OpCreate {
+		return nil
+	}
+	return p.node.Item()
+}
 
 // equal reports whether a and b describe the same state. An item is equal
 // to itself without asking it (see dg.Item).

@@ -129,7 +129,7 @@ func (p proposal) item() dg.Item {
 	if p.new != nil {
 		return p.new
 	}
-	return p.old
+	return p.node.Item()
 }
 
 func (u *run) executeGroup(group []proposal) {
@@ -138,6 +138,7 @@ func (u *run) executeGroup(group []proposal) {
 		u.executeBatch(b, group)
 		return
 	}
+	u.reserveLog(len(group)) // at most one entry each: not grown step by step
 	for _, p := range group {
 		u.executeOne(cfg, p)
 	}
@@ -146,20 +147,21 @@ func (u *run) executeGroup(group []proposal) {
 func (u *run) executeBatch(b BatchConfigurator, group []proposal) {
 	ops := make([]BatchOp, len(group))
 	for i, p := range group {
-		ops[i] = BatchOp{Op: p.op, Old: p.old, New: p.new}
+		ops[i] = BatchOp{Op: p.op, Old: p.old(), New: p.new}
 	}
 	start := u.r.now()
 	errs := b.ApplyBatch(u.ctx, ops)
 	end := u.r.now()
+	u.reserveLog(len(group)) // ops is garbage now (not used below)
 	for i, p := range group {
 		var err error
 		if i < len(errs) {
 			err = errs[i]
 		} else {
-			err = fmt.Errorf("batch returned %d results for %d operations", len(errs), len(ops))
+			err = fmt.Errorf("batch returned %d results for %d operations", len(errs), len(group))
 		}
 		e := u.entry(p, start)
-		e.Batch = len(group)
+		e.Batch = int32(len(group))
 		u.finish(p, e, end, err)
 	}
 }
@@ -200,9 +202,9 @@ func call(cfg Configurator, ctx context.Context, p proposal) error {
 	case OpCreate:
 		return cfg.Create(ctx, p.new)
 	case OpModify:
-		return cfg.Modify(ctx, p.old, p.new)
+		return cfg.Modify(ctx, p.old(), p.new)
 	}
-	return cfg.Delete(ctx, p.old)
+	return cfg.Delete(ctx, p.old())
 }
 
 // opContext returns the context for one call, reusing the last one if the

@@ -12,11 +12,11 @@ func (u *run) propose(wave []*dg.Node) *[3][]proposal {
 	for k := range u.props {
 		u.props[k] = u.props[k][:0]
 	}
-	for _, c := range wave {
+	for j, c := range wave {
 		if p, ok := u.decide(c); ok {
 			p.evictSeq = u.evictSeq
 			k := opRank(p.op)
-			u.props[k] = append(roomForOne(u.props[k]), p)
+			u.props[k] = append(roomForUpTo(u.props[k], len(wave)-j), p)
 		}
 	}
 	return &u.props
@@ -83,7 +83,7 @@ func (u *run) decideDelete(c *dg.Node, stillWanted bool) (proposal, bool) {
 		return proposal{}, false
 	}
 	re := u.has(c, fRecreating) || stillWanted
-	return proposal{op: OpDelete, node: c, old: c.Item(), recreate: re}, true
+	return proposal{op: OpDelete, node: c, recreate: re}, true
 }
 
 // dependantsRemain reports whether current items still depend on c,
@@ -120,7 +120,7 @@ func (u *run) decideModify(c *dg.Node, st dg.StateData, w target) (proposal, boo
 	if changed && (u.evictRecreateOnModify(c) || u.conflictPending(c, w.item)) {
 		return proposal{}, false
 	}
-	return proposal{op: OpModify, node: c, old: c.Item(), new: w.item}, true
+	return proposal{op: OpModify, node: c, new: w.item}, true
 }
 
 func (u *run) stall(c *dg.Node) {

@@ -118,9 +118,7 @@ func (u *run) settleAsync(c *dg.Node, op *opCtx) {
 	now := u.r.now()
 	e := OpLogEntry{Ref: c.Ref(), Item: op.item, Op: op.op, Start: op.start, End: now, Err: err, PrevErr: c.State().LastErr}
 	p := proposal{op: op.op, node: c}
-	if op.op == OpDelete {
-		p.old = op.item
-	} else {
+	if op.op != OpDelete {
 		p.new = op.item
 	}
 	u.finish(p, e, now, err)
@@ -131,13 +129,37 @@ func (u *run) settleAsync(c *dg.Node, op *opCtx) {
 }
 
 func (u *run) logEntry(e OpLogEntry) {
-	if u.log == nil { // a run that changes nothing makes no log
-		u.log = make(OperationLog, 0, max(u.logHint, 8))
-	}
-	u.log = append(roomForOne(u.log), e)
+	u.reserveLog(1)
+	u.log = append(u.log, e)
 	if u.r.hook != nil {
 		u.r.hook(e)
 	}
+}
+
+// reserveLog makes room in the log for n more entries. The log is made at
+// the first operation (a run that changes nothing makes none) and grows
+// when it is full, by doubling, but from below logHint not past it
+// (unless n needs more); a group of operations that outgrows the log
+// (256 or more) takes it to logHint at once, as the run is then about
+// that big. A batch reserves its entries only once the configurator is
+// done with it, so that the log's array of one entry per operation
+// (13 MB at 100k routes) is not made before the batch's own arrays are
+// garbage.
+func (u *run) reserveLog(n int) {
+	need := len(u.log) + n
+	if need <= cap(u.log) {
+		return
+	}
+	size := 2 * cap(u.log)
+	if cap(u.log) < u.logHint {
+		size = min(size, u.logHint)
+		if n >= 256 && n > cap(u.log) {
+			size = u.logHint
+		}
+	}
+	grown := make(OperationLog, len(u.log), max(size, need, 8))
+	copy(grown, u.log)
+	u.log = grown
 }
 
 // queueDependants queues the items (current and intended) that depend on

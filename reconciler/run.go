@@ -35,10 +35,10 @@ type run struct {
 	stalled    []*dg.Node // a change waited for a dependency
 	subgraphs  map[string]*dg.Graph
 	log        OperationLog
-	// logHint is the capacity the log is made with at the first
-	// operation: about the most operations the run looks like running
+	// logHint is about the most operations the run looks like running
 	// (seedEverything subtracts the external items it queued; reconcile
-	// adds the length of the queue).
+	// adds the length of the queue): the log does not grow past it by
+	// doubling (see reserveLog).
 	logHint    int
 	errs       []error
 	spare      *opCtx
@@ -256,6 +256,18 @@ func roomForOne[S ~[]E, E any](s S) S {
 		return s
 	}
 	grown := make(S, len(s), 2*len(s)) // not slices.Grow: it overshoots
+	copy(grown, s)
+	return grown
+}
+
+// roomForUpTo is roomForOne for a slice that gets at most n more
+// elements, this one included: it does not double past them (a wave of
+// 100k creates made room for 131072 proposals).
+func roomForUpTo[S ~[]E, E any](s S, n int) S {
+	if len(s) < cap(s) || len(s) < 256 {
+		return s
+	}
+	grown := make(S, len(s), len(s)+min(len(s), max(n, 1)))
 	copy(grown, s)
 	return grown
 }

@@ -20,12 +20,14 @@ type OpLogEntry struct {
 	Recreate bool
 	// InProgress: the operation goes on in the background (End is zero).
 	InProgress bool
-	Start, End time.Time
 	// Batch is the number of operations that ran with this one in one
 	// kernel batch (BatchConfigurator), 0 for one run on its own. The
 	// entries of one batch share Start and End: the batch's duration.
-	Batch int
-	Err   error
+	// (Op, the flags and Batch share 8 bytes: an entry is 136 bytes, and
+	// a log of 100k creates 13.6 MB.)
+	Batch      int32
+	Start, End time.Time
+	Err        error
 	// PrevErr is the item's error before this operation (nil if none).
 	PrevErr error
 }

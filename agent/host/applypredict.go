@@ -47,46 +47,53 @@ func (r *Runtime) ApplyPredicted(ctx context.Context, intended *dg.Graph, opts A
 		return nil, err
 	}
 	out := &Applied{Result: *res, Adoptions: p.adopted}
-	if len(p.preds) == len(res.Ops) {
-		out.Disruptions = p.preds
-	}
+	out.Disruptions = p.predictions(res.Ops)
 	return out, nil
 }
 
 // predicting is a Backend that predicts what the operations of each of its
 // reconciles do to traffic, from the state the reconcile starts from, in
 // the order the reconciles ran them (Converge and the wait of Apply keep
-// every reconcile's operations, in that order).
+// every reconcile's operations, in that order). It keeps what each
+// reconcile's predictions need and makes them once the apply is done
+// (predictions): at 100k routes they hold 8 MB, which the apply's
+// Summarize and read-back need not share the heap with.
 type predicting struct {
 	Backend
 	// found reads what the physical NICs had before netagent (nil: not
 	// known), which their delete gives back.
-	found func() link.Found
-	preds []disrupt.Prediction
+	found  func() link.Found
+	passes []predictPass
 	// adoptions, while the Runtime adopts, finds the creates that take
 	// over someone else's object; adopted gathers them.
 	adoptions func(intended *dg.Graph) map[dg.ItemRef]Adoption
 	adopted   map[dg.ItemRef]Adoption
 }
 
+// predictPass is what the predictions of one reconcile's operations are
+// made from.
+type predictPass struct {
+	before  *dg.Graph // what of the state it started from they need
+	found   link.Found
+	adopted map[dg.ItemRef]Adoption
+	ops     int // its operations
+}
+
 // Reconcile keeps what the predictions need of current (and of the NICs'
 // found settings, which a restore forgets) before the reconciler changes
-// it, reconciles, and predicts the operations run.
+// it, and reconciles.
 func (p *predicting) Reconcile(ctx context.Context, records *reconciler.Records, current, intended *dg.Graph) reconciler.Status {
-	before := configurators.PredictInputs(current)
-	var found link.Found
+	pass := predictPass{before: configurators.PredictInputs(current)}
 	if p.found != nil {
-		found = p.found()
+		pass.found = p.found()
 	}
-	var adopted map[dg.ItemRef]Adoption
 	if p.adoptions != nil {
-		adopted = p.adoptions(intended)
+		pass.adopted = p.adoptions(intended)
 	}
 	st := p.Backend.Reconcile(ctx, records, current, intended)
-	preds := PredictOpsFound(st.OperationLog, before, found)
-	predictAdoptions(st.OperationLog, preds, adopted, found)
-	p.preds = append(p.preds, preds...)
-	for ref, a := range adopted {
+	pass.ops = len(st.OperationLog)
+	p.passes = append(p.passes, pass)
+	for ref, a := range pass.adopted {
 		if p.adopted == nil {
 			p.adopted = make(map[dg.ItemRef]Adoption)
 		}
@@ -95,6 +102,32 @@ func (p *predicting) Reconcile(ctx context.Context, records *reconciler.Records,
 		}
 	}
 	return st
+}
+
+// predictions says what each of ops, the operations of the reconciles in
+// the order they ran, does to traffic, each from the state its reconcile
+// started from; nil when there are none, or ops are not as many as theirs.
+func (p *predicting) predictions(ops reconciler.OperationLog) []disrupt.Prediction {
+	n := 0
+	for _, pass := range p.passes {
+		n += pass.ops
+	}
+	if n != len(ops) || n == 0 {
+		return nil
+	}
+	var preds []disrupt.Prediction
+	for _, pass := range p.passes {
+		seg := ops[:pass.ops]
+		ops = ops[pass.ops:]
+		pp := PredictOpsFound(seg, pass.before, pass.found)
+		predictAdoptions(seg, pp, pass.adopted, pass.found)
+		if preds == nil {
+			preds = pp // not a copy: 8 MB at 100k operations
+		} else {
+			preds = append(preds, pp...)
+		}
+	}
+	return preds
 }
 
 // ReadItemsAfterWrite is the Backend's read-back after its own reconcile
