@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/coreos/go-iptables/iptables"
 	"github.com/netagent/netagent/internal/netnsx"
@@ -59,6 +60,17 @@ type execBackend struct {
 	// noTables, when set, tells that the family has no table, so that
 	// save need not run the program (ipt_empty.go).
 	noTables tablesProbe
+	// listing: the restore program lists a table at the end of its
+	// transaction ("-S" before COMMIT) as the transaction leaves it, in
+	// iptables-save's spelling, so that a batch learns what it wrote
+	// without an iptables-save after it (ApplyBatch). iptables-nft does:
+	// it prints its cache of the table, which holds the transaction's
+	// changes, as iptables-save prints what the kernel holds, rule for
+	// rule. iptables-legacy does not (it cannot print a jump to a chain
+	// the same transaction made), nor, as far as is known, may every
+	// other version: a batch whose transaction fails with the listing
+	// tries once more without it, and lists no more if that works.
+	listing atomic.Bool
 }
 
 // lister returns the go-iptables lister, made at the first call.
@@ -92,8 +104,10 @@ func newExecBackend(t *netnsx.Target, fam items.Family) (backend, error) {
 		}
 		return ipt, nil
 	}
-	return &execBackend{do: t.Do, newLister: newLister, run: nsRunner{t}, saveCmd: cmds.save, restoreCmd: cmds.restore,
-		key: afterWriteKey{netns: t.Name, fam: fam}, noTables: newTablesProbe(t, fam, cmds.save)}, nil
+	b := &execBackend{do: t.Do, newLister: newLister, run: nsRunner{t}, saveCmd: cmds.save, restoreCmd: cmds.restore,
+		key: afterWriteKey{netns: t.Name, fam: fam}, noTables: newTablesProbe(t, fam, cmds.save)}
+	b.listing.Store(variantOf(cmds.restore) == "nft")
+	return b, nil
 }
 
 // iptVariants are the spellings of an iptables variant's program names,
@@ -221,9 +235,15 @@ func (b *execBackend) save(ctx context.Context) (map[string]*tableView, error) {
 }
 
 func (b *execBackend) restore(ctx context.Context, input []byte) error {
-	b.key.wrote()
-	_, err := b.run.run(ctx, input, b.restoreCmd, "--noflush", "--wait")
+	_, err := b.restoreOutput(ctx, input)
 	return err
+}
+
+// restoreOutput is restore, returning what the program printed: the
+// listing of a transaction that asks for one (see listing).
+func (b *execBackend) restoreOutput(ctx context.Context, input []byte) ([]byte, error) {
+	b.key.wrote()
+	return b.run.run(ctx, input, b.restoreCmd, "--noflush", "--wait")
 }
 
 // streamer is a runner that hands a program's standard output to consume
