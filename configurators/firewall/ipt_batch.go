@@ -137,17 +137,13 @@ func (c *chainConfigurator) restoreGroup(ctx context.Context, g batchGroup, v *t
 	if !ok || !eb.listing.Load() {
 		return nil, b.restore(ctx, renderTable(g.table, v, plans, false))
 	}
-	out, err := eb.restoreOutput(ctx, renderTable(g.table, v, plans, true))
+	listed, err := eb.restoreListed(ctx, renderTable(g.table, v, plans, true))
 	if err != nil {
 		if eb.restore(ctx, renderTable(g.table, v, plans, false)) != nil {
 			return nil, err
 		}
 		eb.listing.Store(false)
 		return nil, nil
-	}
-	listed, err := parseListing(out)
-	if err != nil {
-		return nil, nil // the write worked: a save after it sees what it left
 	}
 	return listed, nil
 }

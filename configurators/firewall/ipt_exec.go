@@ -222,7 +222,7 @@ func (b *execBackend) save(ctx context.Context) (map[string]*tableView, error) {
 	}
 	if s, ok := b.run.(streamer); ok {
 		var p saveParser
-		if err := s.stream(ctx, p.write, b.saveCmd); err != nil {
+		if err := s.stream(ctx, nil, p.write, b.saveCmd); err != nil {
 			return nil, err
 		}
 		return p.finish()
@@ -235,21 +235,53 @@ func (b *execBackend) save(ctx context.Context) (map[string]*tableView, error) {
 }
 
 func (b *execBackend) restore(ctx context.Context, input []byte) error {
-	_, err := b.restoreOutput(ctx, input)
-	return err
+	return b.restoreTo(ctx, input, func([]byte) error { return nil })
 }
 
-// restoreOutput is restore, returning what the program printed: the
-// listing of a transaction that asks for one (see listing).
-func (b *execBackend) restoreOutput(ctx context.Context, input []byte) ([]byte, error) {
+// restoreListed is restore of a transaction that ends in a listing of its
+// table (see listing): it returns the table as listed, nil when the
+// listing did not parse. The listing is parsed as the program prints it,
+// while the kernel commits.
+func (b *execBackend) restoreListed(ctx context.Context, input []byte) (*tableView, error) {
+	p := newListingParser()
+	var perr error
+	consume := func(chunk []byte) error {
+		if perr == nil {
+			perr = p.write(chunk)
+		}
+		return nil
+	}
+	if err := b.restoreTo(ctx, input, consume); err != nil {
+		return nil, err
+	}
+	if perr == nil {
+		_, perr = p.finish()
+	}
+	if perr != nil {
+		return nil, nil // the write worked: the caller saves to see what it left
+	}
+	return p.cur, nil
+}
+
+// restoreTo commits input in one iptables-restore --noflush transaction,
+// passing what the program prints to consume.
+func (b *execBackend) restoreTo(ctx context.Context, input []byte, consume func([]byte) error) error {
 	b.key.wrote()
-	return b.run.run(ctx, input, b.restoreCmd, "--noflush", "--wait")
+	argv := []string{b.restoreCmd, "--noflush", "--wait"}
+	if s, ok := b.run.(streamer); ok {
+		return s.stream(ctx, input, consume, argv...)
+	}
+	out, err := b.run.run(ctx, input, argv...)
+	if err != nil {
+		return err
+	}
+	return consume(out)
 }
 
 // streamer is a runner that hands a program's standard output to consume
 // as it comes, so that the caller works while the program does.
 type streamer interface {
-	stream(ctx context.Context, consume func([]byte) error, argv ...string) error
+	stream(ctx context.Context, stdin []byte, consume func([]byte) error, argv ...string) error
 }
 
 // nsRunner runs programs inside a Target's namespace: the child inherits the
@@ -258,13 +290,16 @@ type nsRunner struct{ t *netnsx.Target }
 
 var _ streamer = nsRunner{}
 
-// stream runs argv (no input) and passes its output to consume piece by
-// piece, each valid only during the call. After consume fails, the rest
-// of the output is read and dropped, and the program waited for; its
-// error comes first.
-func (r nsRunner) stream(ctx context.Context, consume func([]byte) error, argv ...string) error {
+// stream runs argv with stdin (none when nil) and passes its output to
+// consume piece by piece, each valid only during the call. After consume
+// fails, the rest of the output is read and dropped, and the program
+// waited for; its error comes first.
+func (r nsRunner) stream(ctx context.Context, stdin []byte, consume func([]byte) error, argv ...string) error {
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -201,19 +201,13 @@ func (p *saveParser) parse(out []byte) error {
 	return nil
 }
 
-// parseListing parses what "-S" printed at the end of a restore's
-// transaction (see renderTable): one table in iptables -S's form, "-P
-// <built-in chain> <policy>" and "-N <chain>" for its chains, in
-// iptables-save's order, then its rules as iptables-save prints them.
-func parseListing(out []byte) (*tableView, error) {
-	p := saveParser{listing: true, cur: newTableView()}
-	if err := p.write(out); err != nil {
-		return nil, err
-	}
-	if _, err := p.finish(); err != nil {
-		return nil, err
-	}
-	return p.cur, nil
+// newListingParser returns a parser of what "-S" printed at the end of a
+// restore's transaction (see renderTable), into its cur: one table in
+// iptables -S's form, "-P <built-in chain> <policy>" and "-N <chain>" for
+// its chains, in iptables-save's order, then its rules as iptables-save
+// prints them.
+func newListingParser() *saveParser {
+	return &saveParser{listing: true, cur: newTableView()}
 }
 
 // declare adds the chain of a listing's "-P" or "-N" line. One after a
