@@ -149,12 +149,23 @@ func (c *chainConfigurator) restoreGroup(ctx context.Context, g batchGroup, v *t
 }
 
 // listedAll reports whether a listing is of the table the plans leave:
-// every chain they wrote is there, and none they deleted. Else the caller
-// saves instead (a listing that is not the transaction's is never learnt).
+// it declares chains (iptables lists a table's built-in chains always),
+// among them every chain the plans wrote and every chain they put a jump
+// into or took one from, and none they deleted. Else the caller saves
+// instead (a listing that is not the transaction's is never learnt).
 func listedAll(listed *tableView, plans []*chainPlan) bool {
+	if len(listed.order) == 0 {
+		return false
+	}
+	has := func(chain string) bool { _, ok := listed.rules(chain); return ok }
 	for _, p := range plans {
-		if _, ok := listed.rules(p.chain); ok == p.drop || p.write && !ok {
+		if has(p.chain) == p.drop || p.write && !has(p.chain) || p.jump != nil && !has(p.jump.from) {
 			return false
+		}
+		for from := range p.delJumps {
+			if !has(from) {
+				return false
+			}
 		}
 	}
 	return true

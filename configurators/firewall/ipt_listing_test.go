@@ -128,25 +128,31 @@ func TestBatchListingFallsBack(t *testing.T) {
 	}
 }
 
-// TestListedAll: a listing counts only when it holds every chain the
-// plans wrote and none they deleted.
+// TestListedAll: a listing counts only when it declares chains, among
+// them every chain the plans wrote or moved a jump in, and none they
+// deleted.
 func TestListedAll(t *testing.T) {
 	v := newTableView()
+	v.addChain("FORWARD")
 	v.addRule("NA-A", markerRule)
 	write := &chainPlan{chain: "NA-A", write: true}
 	jumpOnly := &chainPlan{chain: "NA-A", jump: &jumpSpec{from: "FORWARD", pos: 1}}
-	for _, c := range []struct {
-		plans []*chainPlan
-		want  bool
+	for i, c := range []struct {
+		listed *tableView
+		plans  []*chainPlan
+		want   bool
 	}{
-		{[]*chainPlan{write}, true},
-		{[]*chainPlan{jumpOnly}, true},
-		{[]*chainPlan{write, {chain: "NA-B", write: true}}, false},
-		{[]*chainPlan{{chain: "NA-A", drop: true}}, false},
-		{[]*chainPlan{write, {chain: "NA-GONE", drop: true}}, true},
+		{v, []*chainPlan{write}, true},
+		{v, []*chainPlan{jumpOnly}, true},
+		{v, []*chainPlan{write, {chain: "NA-B", write: true}}, false},
+		{v, []*chainPlan{{chain: "NA-A", drop: true}}, false},
+		{v, []*chainPlan{write, {chain: "NA-GONE", drop: true, delJumps: map[string]int{"FORWARD": 1}}}, true},
+		{v, []*chainPlan{{chain: "NA-A", jump: &jumpSpec{from: "INPUT", pos: 1}}}, false},
+		{v, []*chainPlan{{chain: "NA-GONE", drop: true, delJumps: map[string]int{"INPUT": 1}}}, false},
+		{newTableView(), []*chainPlan{{chain: "NA-GONE", drop: true}}, false},
 	} {
-		if got := listedAll(v, c.plans); got != c.want {
-			t.Errorf("listedAll(%v) = %v, want %v", c.plans, got, c.want)
+		if got := listedAll(c.listed, c.plans); got != c.want {
+			t.Errorf("case %d: listedAll = %v, want %v", i, got, c.want)
 		}
 	}
 }

@@ -138,7 +138,7 @@ type saveParser struct {
 	cur     *tableView
 	pending []byte // an incomplete last line
 	// listing: the input is one table as "-S" prints it (see
-	// parseListing), into cur; rules is set once a rule came.
+	// newListingParser), into cur; rules is set once a rule came.
 	listing, rules bool
 }
 
