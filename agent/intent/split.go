@@ -21,6 +21,9 @@ import (
 // It rejects unbalanced quotes, a trailing backslash, invalid UTF-8 and
 // control characters (a rule is one line of iptables-restore input).
 func SplitRule(rule string) ([]string, error) {
+	if args, ok, err := splitPlain(rule); ok {
+		return args, err
+	}
 	if !utf8.ValidString(rule) {
 		return nil, fmt.Errorf("rule is not valid UTF-8")
 	}
@@ -29,6 +32,48 @@ func SplitRule(rule string) ([]string, error) {
 	}
 	sp := splitter{rule: rule}
 	return sp.split()
+}
+
+// splitPlain is SplitRule of a rule in ASCII without quotes or
+// backslashes, the usual rule (10k of them took a tenth of netagent's own
+// work in an apply through the general splitter): its arguments are the
+// runs between spaces and tabs, substrings of rule. ok is false for any
+// other rule, which the general splitter takes.
+func splitPlain(rule string) (args []string, ok bool, err error) {
+	n, control := 0, -1 // arguments; the first control character
+	for i := 0; i < len(rule); i++ {
+		switch c := rule[i]; {
+		case c >= 0x80 || c == '\'' || c == '"' || c == '\\':
+			return nil, false, nil
+		case c == ' ' || c == '\t':
+		case isControl(rune(c)):
+			if control < 0 {
+				control = i
+			}
+		case i == 0 || rule[i-1] == ' ' || rule[i-1] == '\t':
+			n++
+		}
+	}
+	switch {
+	case control >= 0:
+		return nil, true, fmt.Errorf("control character %q at column %d", rule[control], control+1)
+	case n == 0:
+		return nil, true, nil
+	}
+	args = make([]string, 0, n)
+	for i := 0; i < len(rule); {
+		for i < len(rule) && (rule[i] == ' ' || rule[i] == '\t') {
+			i++
+		}
+		start := i
+		for i < len(rule) && rule[i] != ' ' && rule[i] != '\t' {
+			i++
+		}
+		if start < i {
+			args = append(args, rule[start:i])
+		}
+	}
+	return args, true, nil
 }
 
 // splitter is the state of one SplitRule.

@@ -1,9 +1,11 @@
 package intent
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestSplitRule(t *testing.T) {
@@ -50,6 +52,50 @@ func TestSplitRuleErrors(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("SplitRule(%q) = %q, %v; want error %q", tc.rule, got, err, tc.want)
 		}
+	}
+}
+
+// splitGeneral is SplitRule without its fast path (splitPlain).
+func splitGeneral(rule string) ([]string, error) {
+	if !utf8.ValidString(rule) {
+		return nil, fmt.Errorf("rule is not valid UTF-8")
+	}
+	if i := strings.IndexFunc(rule, isControl); i >= 0 {
+		return nil, fmt.Errorf("control character %q at column %d", rule[i], i+1)
+	}
+	sp := splitter{rule: rule}
+	return sp.split()
+}
+
+// TestSplitPlainIsTheSplitter: the fast path takes exactly the plain
+// rules, and splits them, or refuses them, as the general splitter does.
+func TestSplitPlainIsTheSplitter(t *testing.T) {
+	for _, rule := range []string{"-i br-lan -o uplink0 -j ACCEPT", "  -j\tACCEPT  ", "", "   ", "\t", "x",
+		"-j ACCEPT\n-A INPUT -j DROP", "-j ACCEPT\x00", "a\x7fb", "-m comment --comment it's", `a\ b`, "naïve"} {
+		checkSplitPlain(t, rule)
+	}
+}
+
+// FuzzSplitPlain: the fast path agrees with the general splitter.
+func FuzzSplitPlain(f *testing.F) {
+	for _, s := range []string{"-j ACCEPT", " a  b\t", "", "\x01", "'", "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(checkSplitPlain)
+}
+
+func checkSplitPlain(t *testing.T, rule string) {
+	args, ok, err := splitPlain(rule)
+	plain := !strings.ContainsAny(rule, `'"\`) && !strings.ContainsFunc(rule, func(r rune) bool { return r >= 0x80 })
+	if ok != plain {
+		t.Fatalf("splitPlain(%q) took it: %v, want %v", rule, ok, plain)
+	}
+	if !ok {
+		return
+	}
+	want, werr := splitGeneral(rule)
+	if fmt.Sprint(err) != fmt.Sprint(werr) || !slices.Equal(args, want) || (args == nil) != (want == nil) {
+		t.Fatalf("splitPlain(%q) = %q, %v; the splitter: %q, %v", rule, args, err, want, werr)
 	}
 }
 

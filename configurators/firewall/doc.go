@@ -65,8 +65,18 @@
 //
 // ApplyBatch (reconciler.BatchConfigurator) turns the ready operations of a
 // family and table into one transaction, with one iptables-save per family
-// before and one per table after; a failed transaction is retried one
-// operation at a time, so each operation gets its own error. Right after a
+// before; a failed transaction is retried one operation at a time, so each
+// operation gets its own error. What the transaction left, which tells
+// the kernel's spelling of the rules written, iptables-nft's restore
+// prints itself: the transaction ends with "-S" before COMMIT, which lists
+// the table as the transaction leaves it, rule for rule as iptables-save
+// prints it after the commit, so no save follows. With iptables-legacy
+// (whose restore cannot list a table in the middle of a transaction), or
+// a listing that does not parse or lacks a chain written, one
+// iptables-save per table follows the restore instead; a restore that
+// fails with the listing and works without it (an iptables that refuses
+// "-S" there) stops the listing for the family. The other tables of the
+// family are, after the write, as seen before it. Right after a
 // read-back (its save at most a second old, no restore since) the batch
 // plans against the read-back's save instead of saving the same tables
 // again: a chain the view lacks is created with -N, which fails the
@@ -120,8 +130,8 @@
 // kernel, and losing it costs one atomic rewrite of the chain. Deps, which
 // the kernel cannot know, are copied from the hint.
 //
-// The tables ApplyBatch saves after a write are kept (per namespace and
-// family, until the next restore there) for one read-back: the one-shot's
+// The tables as ApplyBatch saw them after a write are kept (per namespace
+// and family, until the next restore there) for one read-back: the one-shot's
 // next pass reads back right after its own write, and ReuseAfterWrite lets
 // that read-back use them instead of a second iptables-save; for a family
 // the write did not touch, it uses what the read-back before the write

@@ -59,18 +59,29 @@ func (f *FakeIPTables) save(context.Context) (map[string]*tableView, error) {
 	return cloneTables(f.tables), nil
 }
 
-func (f *FakeIPTables) restore(_ context.Context, input []byte) error {
+func (f *FakeIPTables) restore(ctx context.Context, input []byte) error {
+	_, err := f.restoreOutput(ctx, input)
+	return err
+}
+
+// restoreOutput is restore, returning what it printed: for a "-S" line,
+// the table as the transaction has it so far, as iptables-nft lists it
+// (its chains declared with -N, then their rules).
+func (f *FakeIPTables) restoreOutput(_ context.Context, input []byte) ([]byte, error) {
 	f.restores = append(f.restores, string(input))
 	if f.failOn != "" && strings.Contains(string(input), f.failOn) {
-		return errFakeRestore
+		return nil, errFakeRestore
 	}
 	next := cloneTables(f.tables)
 	var cur *tableView
+	var out strings.Builder
 	for _, line := range strings.Split(strings.TrimSpace(string(input)), "\n") {
 		var err error
 		switch {
 		case line == "COMMIT":
 			cur = nil
+		case line == "-S":
+			writeListing(&out, cur)
 		case line[0] == '*':
 			cur = next[line[1:]]
 			if cur == nil {
@@ -85,11 +96,23 @@ func (f *FakeIPTables) restore(_ context.Context, input []byte) error {
 			err = f.command(cur, line)
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %q: %v", errFakeRestore, line, err)
+			return nil, fmt.Errorf("%w: %q: %v", errFakeRestore, line, err)
 		}
 	}
 	f.tables = next
-	return nil
+	return []byte(out.String()), nil
+}
+
+// writeListing writes v as iptables -S lists a table.
+func writeListing(b *strings.Builder, v *tableView) {
+	for _, ch := range v.order {
+		fmt.Fprintf(b, "-N %s\n", ch)
+	}
+	for _, ch := range v.order {
+		for _, rule := range v.chains[ch] {
+			fmt.Fprintf(b, "-A %s %s\n", ch, strings.Join(rule, " "))
+		}
+	}
 }
 
 // command applies one -A, -I, -D, -F or -X line.
@@ -199,7 +222,7 @@ func (r fakeRunner) run(ctx context.Context, stdin []byte, argv ...string) ([]by
 		}
 		return []byte(b.String()), nil
 	case "iptables-restore":
-		return nil, r.fb.restore(ctx, stdin)
+		return r.fb.restoreOutput(ctx, stdin)
 	}
 	return nil, fmt.Errorf("unexpected %v", argv)
 }

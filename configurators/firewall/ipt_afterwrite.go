@@ -9,9 +9,10 @@ import (
 	"github.com/netagent/netagent/items"
 )
 
-// The tables as saved right after netagent's last write, per namespace and
-// family (ApplyBatch saves them to learn the kernel's spelling of the
-// rules), and as the last read-back saved them. A caller that reads back
+// The tables as seen right after netagent's last write, per namespace and
+// family (ApplyBatch has the restore list the table it wrote, or saves
+// them, to learn the kernel's spelling of the rules), and as the last
+// read-back saved them. A caller that reads back
 // right after its own write (the one-shot's next pass) may have them
 // instead of a second iptables-save: see ReuseAfterWrite. Any restore in the namespace and family drops them
 // (iptables-restore always goes through execBackend.restore), and a save
@@ -71,8 +72,8 @@ func (k afterWriteKey) keepReadBack(gen uint64, at time.Time, tables map[string]
 	}
 }
 
-// readBackTables returns the tables the last read-back saved when no
-// restore came since and the save is at most readBackReuse old: the
+// readBackTables returns the tables the last read-back saved, and when,
+// if no restore came since and the save is at most readBackReuse old: the
 // read-back that precedes a reconcile has just seen the kernel, and
 // ApplyBatch plans against that instead of saving the same tables again.
 // A foreign change in that moment is as possible as one between a fresh
@@ -81,9 +82,8 @@ func (k afterWriteKey) keepReadBack(gen uint64, at time.Time, tables map[string]
 // that name appeared; jumps are deleted by spec, which fails when the
 // jump is gone), and a failed transaction is retried one operation at a
 // time, each with its own fresh look at the kernel.
-func (k afterWriteKey) readBackTables() (map[string]*tableView, bool) {
-	s, ok := k.lastReadBack()
-	return s.tables, ok
+func (k afterWriteKey) readBackTables() (savedTables, bool) {
+	return k.lastReadBack()
 }
 
 // lastReadBack returns what the last read-back saved when no restore came

@@ -49,19 +49,44 @@ func kernelSave(chains []*items.IptablesChain) []byte {
 	return []byte(b.String())
 }
 
-// cannedRunner answers iptables-save with before until a restore, then
-// with after; restores succeed and change nothing else.
-type cannedRunner struct {
-	mu            sync.Mutex
-	before, after []byte
-	written       bool
+// kernelListing is what "-S" at the end of the restore of chains prints
+// (iptables-nft's listing of the table: see execBackend.listing).
+func kernelListing(chains []*items.IptablesChain) []byte {
+	save := string(kernelSave(chains))
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(save), "\n") {
+		switch {
+		case strings.HasPrefix(line, ":"):
+			name, policy, _ := strings.Cut(line[1:], " ")
+			if policy, _, _ = strings.Cut(policy, " "); policy == "-" {
+				fmt.Fprintf(&b, "-N %s\n", name)
+			} else {
+				fmt.Fprintf(&b, "-P %s %s\n", name, policy)
+			}
+		case strings.HasPrefix(line, "-A "):
+			b.WriteString(line + "\n")
+		}
+	}
+	return []byte(b.String())
 }
 
-func (r *cannedRunner) run(_ context.Context, _ []byte, argv ...string) ([]byte, error) {
+// cannedRunner answers iptables-save with before until a restore, then
+// with after; restores succeed and change nothing else, and print listing
+// when their input asks for it.
+type cannedRunner struct {
+	mu                     sync.Mutex
+	before, after, listing []byte
+	written                bool
+}
+
+func (r *cannedRunner) run(_ context.Context, stdin []byte, argv ...string) ([]byte, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if argv[0] == "iptables-restore" {
 		r.written = true
+		if strings.HasSuffix(string(stdin), "\n-S\nCOMMIT\n") {
+			return r.listing, nil
+		}
 		return nil, nil
 	}
 	if r.written {
@@ -73,9 +98,20 @@ func (r *cannedRunner) run(_ context.Context, _ []byte, argv ...string) ([]byte,
 // BenchmarkBatchThenReadBack10k is the firewall's part of an initial
 // one-shot apply of 10k rules in 100 chains, over a canned iptables: the
 // read-back before (an empty table), the batch (plan, render, restore, the
-// save after it, the records), and the read-back after it, which reuses
-// that save.
+// restore's listing of the table (listing) or the save after it (save),
+// the records), and the read-back after it, which reuses what the batch
+// saw.
 func BenchmarkBatchThenReadBack10k(b *testing.B) {
+	for _, listing := range []bool{false, true} {
+		name := "save"
+		if listing {
+			name = "listing"
+		}
+		b.Run(name, func(b *testing.B) { benchBatchThenReadBack(b, listing) })
+	}
+}
+
+func benchBatchThenReadBack(b *testing.B, listing bool) {
 	chains := benchChains(100, 100)
 	hint := dg.New("intent")
 	ops := make([]reconciler.BatchOp, len(chains))
@@ -83,15 +119,16 @@ func BenchmarkBatchThenReadBack10k(b *testing.B) {
 		hint.Put(c)
 		ops[i] = reconciler.BatchOp{Op: reconciler.OpCreate, New: c}
 	}
-	after := kernelSave(chains)
+	after, listed := kernelSave(chains), kernelListing(chains)
 	before := []byte("*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n")
 	ctx := context.Background()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		dir := b.TempDir()
 		key := afterWriteKey{netns: fmt.Sprintf("bench-%d", i), fam: items.FamilyIPv4}
-		eb := &execBackend{run: &cannedRunner{before: before, after: after}, saveCmd: "iptables-save",
+		eb := &execBackend{run: &cannedRunner{before: before, after: after, listing: listed}, saveCmd: "iptables-save",
 			restoreCmd: "iptables-restore", key: key}
+		eb.listing.Store(listing)
 		recs, err := loadRecords(dir)
 		if err != nil {
 			b.Fatal(err)
@@ -109,6 +146,9 @@ func BenchmarkBatchThenReadBack10k(b *testing.B) {
 		got, err := readBackChains(ctx, withSaved(c.backends), c.records, c.made, hint)
 		if err != nil || len(got) != len(chains) {
 			b.Fatalf("read back %d chains: %v", len(got), err)
+		}
+		if eb.listing.Load() != listing {
+			b.Fatal("the listing was refused")
 		}
 		for j, it := range got {
 			if it != dg.Item(chains[j]) && !it.Equal(chains[j]) {

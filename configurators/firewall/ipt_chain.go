@@ -97,7 +97,7 @@ func (c *chainConfigurator) apply(ctx context.Context, old, ch *items.IptablesCh
 			return fmt.Errorf("recording the chain: %w", err)
 		}
 	}
-	if err := b.restore(ctx, renderTable(ch.Table, v, []*chainPlan{p})); err != nil {
+	if err := b.restore(ctx, renderTable(ch.Table, v, []*chainPlan{p}, false)); err != nil {
 		return err
 	}
 	if p.write {
@@ -121,7 +121,7 @@ func (c *chainConfigurator) remove(ctx context.Context, ch *items.IptablesChain)
 		return err
 	}
 	if !p.empty() {
-		if err := b.restore(ctx, renderTable(ch.Table, v, []*chainPlan{p})); err != nil {
+		if err := b.restore(ctx, renderTable(ch.Table, v, []*chainPlan{p}, false)); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/coreos/go-iptables/iptables"
 	"github.com/netagent/netagent/internal/netnsx"
@@ -59,6 +60,17 @@ type execBackend struct {
 	// noTables, when set, tells that the family has no table, so that
 	// save need not run the program (ipt_empty.go).
 	noTables tablesProbe
+	// listing: the restore program lists a table at the end of its
+	// transaction ("-S" before COMMIT) as the transaction leaves it, in
+	// iptables-save's spelling, so that a batch learns what it wrote
+	// without an iptables-save after it (ApplyBatch). iptables-nft does:
+	// it prints its cache of the table, which holds the transaction's
+	// changes, as iptables-save prints what the kernel holds, rule for
+	// rule. iptables-legacy does not (it cannot print a jump to a chain
+	// the same transaction made), nor, as far as is known, may every
+	// other version: a batch whose transaction fails with the listing
+	// tries once more without it, and lists no more if that works.
+	listing atomic.Bool
 }
 
 // lister returns the go-iptables lister, made at the first call.
@@ -92,8 +104,10 @@ func newExecBackend(t *netnsx.Target, fam items.Family) (backend, error) {
 		}
 		return ipt, nil
 	}
-	return &execBackend{do: t.Do, newLister: newLister, run: nsRunner{t}, saveCmd: cmds.save, restoreCmd: cmds.restore,
-		key: afterWriteKey{netns: t.Name, fam: fam}, noTables: newTablesProbe(t, fam, cmds.save)}, nil
+	b := &execBackend{do: t.Do, newLister: newLister, run: nsRunner{t}, saveCmd: cmds.save, restoreCmd: cmds.restore,
+		key: afterWriteKey{netns: t.Name, fam: fam}, noTables: newTablesProbe(t, fam, cmds.save)}
+	b.listing.Store(variantOf(cmds.restore) == "nft")
+	return b, nil
 }
 
 // iptVariants are the spellings of an iptables variant's program names,
@@ -208,7 +222,7 @@ func (b *execBackend) save(ctx context.Context) (map[string]*tableView, error) {
 	}
 	if s, ok := b.run.(streamer); ok {
 		var p saveParser
-		if err := s.stream(ctx, p.write, b.saveCmd); err != nil {
+		if err := s.stream(ctx, nil, p.write, b.saveCmd); err != nil {
 			return nil, err
 		}
 		return p.finish()
@@ -221,15 +235,53 @@ func (b *execBackend) save(ctx context.Context) (map[string]*tableView, error) {
 }
 
 func (b *execBackend) restore(ctx context.Context, input []byte) error {
+	return b.restoreTo(ctx, input, func([]byte) error { return nil })
+}
+
+// restoreListed is restore of a transaction that ends in a listing of its
+// table (see listing): it returns the table as listed, nil when the
+// listing did not parse. The listing is parsed as the program prints it,
+// while the kernel commits.
+func (b *execBackend) restoreListed(ctx context.Context, input []byte) (*tableView, error) {
+	p := newListingParser()
+	var perr error
+	consume := func(chunk []byte) error {
+		if perr == nil {
+			perr = p.write(chunk)
+		}
+		return nil
+	}
+	if err := b.restoreTo(ctx, input, consume); err != nil {
+		return nil, err
+	}
+	if perr == nil {
+		_, perr = p.finish()
+	}
+	if perr != nil {
+		return nil, nil // the write worked: the caller saves to see what it left
+	}
+	return p.cur, nil
+}
+
+// restoreTo commits input in one iptables-restore --noflush transaction,
+// passing what the program prints to consume.
+func (b *execBackend) restoreTo(ctx context.Context, input []byte, consume func([]byte) error) error {
 	b.key.wrote()
-	_, err := b.run.run(ctx, input, b.restoreCmd, "--noflush", "--wait")
-	return err
+	argv := []string{b.restoreCmd, "--noflush", "--wait"}
+	if s, ok := b.run.(streamer); ok {
+		return s.stream(ctx, input, consume, argv...)
+	}
+	out, err := b.run.run(ctx, input, argv...)
+	if err != nil {
+		return err
+	}
+	return consume(out)
 }
 
 // streamer is a runner that hands a program's standard output to consume
 // as it comes, so that the caller works while the program does.
 type streamer interface {
-	stream(ctx context.Context, consume func([]byte) error, argv ...string) error
+	stream(ctx context.Context, stdin []byte, consume func([]byte) error, argv ...string) error
 }
 
 // nsRunner runs programs inside a Target's namespace: the child inherits the
@@ -238,13 +290,16 @@ type nsRunner struct{ t *netnsx.Target }
 
 var _ streamer = nsRunner{}
 
-// stream runs argv (no input) and passes its output to consume piece by
-// piece, each valid only during the call. After consume fails, the rest
-// of the output is read and dropped, and the program waited for; its
-// error comes first.
-func (r nsRunner) stream(ctx context.Context, consume func([]byte) error, argv ...string) error {
+// stream runs argv with stdin (none when nil) and passes its output to
+// consume piece by piece, each valid only during the call. After consume
+// fails, the rest of the output is read and dropped, and the program
+// waited for; its error comes first.
+func (r nsRunner) stream(ctx context.Context, stdin []byte, consume func([]byte) error, argv ...string) error {
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

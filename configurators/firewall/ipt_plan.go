@@ -210,8 +210,10 @@ func countJumps(v *tableView, sources []string, target string) map[string]int {
 
 // renderTable renders the plans of one table as one iptables-restore
 // transaction: declarations, jump deletions, chain contents, jump
-// insertions (by position, so positions hold), chain deletions, COMMIT.
-func renderTable(table string, v *tableView, plans []*chainPlan) []byte {
+// insertions (by position, so positions hold), chain deletions, and, with
+// list, "-S" (the table as the transaction leaves it, printed by the
+// restore: see execBackend.restoreListed), COMMIT.
+func renderTable(table string, v *tableView, plans []*chainPlan, list bool) []byte {
 	var b bytes.Buffer
 	size := len(table) + 64
 	for _, p := range plans {
@@ -236,6 +238,9 @@ func renderTable(table string, v *tableView, plans []*chainPlan) []byte {
 		if p.drop {
 			b.WriteString("-F " + p.chain + "\n-X " + p.chain + "\n")
 		}
+	}
+	if list {
+		b.WriteString("-S\n")
 	}
 	b.WriteString("COMMIT\n")
 	return b.Bytes()

@@ -137,6 +137,9 @@ type saveParser struct {
 	views   map[string]*tableView
 	cur     *tableView
 	pending []byte // an incomplete last line
+	// listing: the input is one table as "-S" prints it (see
+	// newListingParser), into cur; rules is set once a rule came.
+	listing, rules bool
 }
 
 // write parses the complete lines of what came so far.
@@ -181,7 +184,12 @@ func (p *saveParser) parse(out []byte) error {
 		case line[0] == ':':
 			name, _, _ := bytes.Cut(line[1:], []byte(" "))
 			p.cur.addChain(string(name))
+		case p.listing && (bytes.HasPrefix(line, []byte("-P ")) || bytes.HasPrefix(line, []byte("-N "))):
+			if err := p.declare(line); err != nil {
+				return err
+			}
 		default:
+			p.rules = true
 			n := chainLines(out)
 			if err := addRuleLines(p.cur, string(out[:n])); err != nil {
 				return err
@@ -190,6 +198,30 @@ func (p *saveParser) parse(out []byte) error {
 		}
 		out = rest
 	}
+	return nil
+}
+
+// newListingParser returns a parser of what "-S" printed at the end of a
+// restore's transaction (see renderTable), into its cur: one table in
+// iptables -S's form, "-P <built-in chain> <policy>" and "-N <chain>" for
+// its chains, in iptables-save's order, then its rules as iptables-save
+// prints them.
+func newListingParser() *saveParser {
+	return &saveParser{listing: true, cur: newTableView()}
+}
+
+// declare adds the chain of a listing's "-P" or "-N" line. One after a
+// rule starts the listing again: should iptables print its listing twice
+// (a transaction it retried), the last counts.
+func (p *saveParser) declare(line []byte) error {
+	f := bytes.Fields(line[3:])
+	if len(f) == 0 {
+		return fmt.Errorf("iptables listing line %q names no chain", line)
+	}
+	if p.rules {
+		p.cur, p.rules = newTableView(), false
+	}
+	p.cur.addChain(string(f[0]))
 	return nil
 }
 

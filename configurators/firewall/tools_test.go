@@ -137,7 +137,7 @@ func TestOnlyIptablesOnPath(t *testing.T) {
 }
 
 // TestNsRunnerStream: a program's output streamed from inside the
-// namespace arrives whole, in order; a program that fails is an error
+// namespace arrives whole, in order, also with input; a program that fails is an error
 // naming it, with its standard error; an error of consume is returned
 // after the program ran to its end.
 func TestNsRunnerStream(t *testing.T) {
@@ -145,7 +145,7 @@ func TestNsRunnerStream(t *testing.T) {
 	r := nsRunner{tgt}
 	ctx := context.Background()
 	var got []byte
-	if err := r.stream(ctx, func(b []byte) error { got = append(got, b...); return nil }, "seq", "1", "100000"); err != nil {
+	if err := r.stream(ctx, nil, func(b []byte) error { got = append(got, b...); return nil }, "seq", "1", "100000"); err != nil {
 		t.Fatal(err)
 	}
 	want, err := exec.Command("seq", "1", "100000").Output()
@@ -156,19 +156,23 @@ func TestNsRunnerStream(t *testing.T) {
 		t.Errorf("streamed %d bytes, want %d", len(got), len(want))
 	}
 	got = nil
-	if err := r.stream(ctx, func(b []byte) error { got = append(got, b...); return nil }, "cat", "/proc/net/dev"); err != nil {
+	if err := r.stream(ctx, want, func(b []byte) error { got = append(got, b...); return nil }, "cat"); err != nil || string(got) != string(want) {
+		t.Errorf("cat of %d bytes of input: %d bytes, %v", len(want), len(got), err)
+	}
+	got = nil
+	if err := r.stream(ctx, nil, func(b []byte) error { got = append(got, b...); return nil }, "cat", "/proc/net/dev"); err != nil {
 		t.Fatal(err)
 	}
 	if lines := strings.Split(strings.TrimSpace(string(got)), "\n"); len(lines) != 3 || !strings.Contains(lines[2], "lo:") {
 		t.Errorf("/proc/net/dev in the namespace:\n%s\nwant lo only", got)
 	}
-	if err := r.stream(ctx, func([]byte) error { return nil }, "ls", "/nonexistent-na"); err == nil ||
+	if err := r.stream(ctx, nil, func([]byte) error { return nil }, "ls", "/nonexistent-na"); err == nil ||
 		!strings.Contains(err.Error(), "ls") || !strings.Contains(err.Error(), "nonexistent-na") {
 		t.Errorf("failing program: %v", err)
 	}
 	stop := errors.New("stop")
 	calls := 0
-	if err := r.stream(ctx, func([]byte) error { calls++; return stop }, "seq", "1", "100000"); !errors.Is(err, stop) || calls != 1 {
+	if err := r.stream(ctx, nil, func([]byte) error { calls++; return stop }, "seq", "1", "100000"); !errors.Is(err, stop) || calls != 1 {
 		t.Errorf("consume failing: %v after %d calls, want stop after 1", err, calls)
 	}
 }
