@@ -98,7 +98,9 @@ type Diffed struct {
 // runs. On an error after the versions were read, the result holds what
 // was found until then. It changes nothing.
 func Diff(ctx context.Context, o *Options, nums []int) (*Diffed, error) {
-	a, b, err := diffPair(versions.Open(o.StateDir, 0), nums)
+	st := versions.Open(o.StateDir, 0)
+	defer st.Close()
+	a, b, err := diffPair(st, nums)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,9 @@ type HistoryEntry struct {
 // History lists the versions kept in stateDir, oldest first, the current
 // one (the newest) marked.
 func History(stateDir string) ([]HistoryEntry, error) {
-	list, err := versions.Open(stateDir, 0).List()
+	st := versions.Open(stateDir, 0)
+	defer st.Close()
+	list, err := st.List()
 	if err != nil {
 		return nil, err
 	}

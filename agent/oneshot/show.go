@@ -85,7 +85,9 @@ func dhcp4Sections(rt interface{ StateDir() string }, kept map[string]*lease4.Le
 // intent kept in stateDir, by interface; nil when there is none or it
 // cannot be read.
 func currentDHCP4(stateDir string) map[string]*intent.DHCP4 {
-	v, err := versions.Open(stateDir, 0).Current()
+	st := versions.Open(stateDir, 0)
+	defer st.Close()
+	v, err := st.Current()
 	if err != nil || v == nil {
 		return nil
 	}

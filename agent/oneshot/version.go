@@ -22,7 +22,9 @@ type VersionSpec struct {
 // caller holds the namespace's lock. A refused compare-and-swap is
 // versions.ErrConflict.
 func RecordVersion(o *Options, s VersionSpec, files map[string]*intent.Intent) (versions.Meta, error) {
-	rec := versions.Recorder{Store: versions.Open(o.StateDir, s.Keep), Log: o.log()}
+	st := versions.Open(o.StateDir, s.Keep)
+	defer st.Close()
+	rec := versions.Recorder{Store: st, Log: o.log()}
 	cur, _, err := rec.Record(s.Source, files, s.IfVersion)
 	return cur, err
 }
