@@ -85,7 +85,7 @@ func snapshot(nlh dumpNL, conn rawOps, hint *dg.Graph) (*kernelState, error) {
 	}
 	s.routes = kernelRoutes{}
 	if len(tables) > 0 {
-		if s.routes, err = dumpRoutes(conn, unix.AF_UNSPEC, tables); err != nil {
+		if s.routes, err = dumpRoutes(conn, unix.AF_UNSPEC, tables, nil); err != nil {
 			return nil, err
 		}
 	}

@@ -89,20 +89,23 @@ func ownedOf(rs []routeMsg) (owned *routeMsg, foreign bool) {
 
 // dumpRoutes indexes the routes of family in the given tables (see
 // routeTables: all tables for none or many), dumped raw over conn and
-// decoded with the writer's codec (routeMsg). Only the tables of the items
-// in question are dumped: another owner's full table elsewhere costs
-// nothing.
-func dumpRoutes(conn rawOps, family int, tables []uint32) (kernelRoutes, error) {
-	list, err := dumpRouteMsgs(conn, family, tables)
+// decoded with the writer's codec (routeMsg); with keep, only the routes
+// of its identities (the others are decoded and dropped as they come:
+// a route batch that looks up one route in a table of 100k holds one,
+// not 20 MB of them). Only the tables of the items in question are
+// dumped: another owner's full table elsewhere costs nothing.
+func dumpRoutes(conn rawOps, family int, tables []uint32, keep map[string]bool) (kernelRoutes, error) {
+	idx := make(kernelRoutes)
+	err := eachRouteIn(conn, family, tableFilters(conn, 0, tables), func(m *routeMsg) {
+		if m.Tos != 0 {
+			return
+		}
+		if id := m.identity(); keep == nil || keep[id] {
+			idx[id] = append(idx[id], *m)
+		}
+	}, func() { clear(idx) })
 	if err != nil {
 		return nil, err
-	}
-	idx := make(kernelRoutes)
-	for _, m := range list {
-		if m.Tos == 0 {
-			id := m.identity()
-			idx[id] = append(idx[id], m)
-		}
 	}
 	return idx, nil
 }

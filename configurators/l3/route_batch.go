@@ -378,7 +378,7 @@ func (b *routeBatch) index(f items.Family) (kernelRoutes, error) {
 	if idx, ok := b.kernel[af]; ok {
 		return idx, nil
 	}
-	idx, err := dumpRoutes(b.conn, int(af), b.tables(f))
+	idx, err := dumpRoutes(b.conn, int(af), b.tables(f), b.names(f))
 	if err != nil {
 		return nil, err
 	}
@@ -387,6 +387,21 @@ func (b *routeBatch) index(f items.Family) (kernelRoutes, error) {
 	}
 	b.kernel[af] = idx
 	return idx, nil
+}
+
+// names returns the identities of the batch's routes of family f: the
+// only ones its lookups of the dump ask for (settle, gone,
+// deleteChecked).
+func (b *routeBatch) names(f items.Family) map[string]bool {
+	out := map[string]bool{}
+	for _, op := range b.ops {
+		for _, it := range []any{op.Old, op.New} {
+			if r, ok := it.(*items.Route); ok && r.Family() == f {
+				out[r.Name()] = true
+			}
+		}
+	}
+	return out
 }
 
 // tables returns the tables of the batch's routes of family f.

@@ -578,18 +578,6 @@ func (f routeFilter) keeps(m *routeMsg) bool {
 	return (f.table == 0 || m.Table == f.table) && (f.proto == 0 || m.Protocol == f.proto)
 }
 
-// dumpRouteMsgs dumps the routes of family in the given tables (see
-// tableFilters) over conn, decoded with parseRouteMsg; cloned routes (the
-// IPv6 exception cache) are left out, as netlink.Handle leaves them out.
-func dumpRouteMsgs(conn rawOps, family int, tables []uint32) ([]routeMsg, error) {
-	var list []routeMsg
-	err := eachRouteIn(conn, family, tableFilters(conn, 0, tables), func(m *routeMsg) { list = append(list, *m) }, func() { list = list[:0] })
-	if err != nil {
-		return nil, err
-	}
-	return list, nil
-}
-
 // eachRouteIn runs the dumps of filters for family, filtered in the
 // kernel where it can, and hands each route a filter keeps (cloned ones
 // left out) to each: m is valid only during the call. A table the kernel
