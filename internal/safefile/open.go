@@ -54,14 +54,40 @@ func ReadAt(dir int, name string, max int64) ([]byte, *unix.Stat_t, error) {
 	return data, st, nil
 }
 
+// ErrReplaced: the file was replaced between the look and the open, again
+// and again.
+var ErrReplaced = errors.New("replaced while it was opened")
+
+// replacedAttempts bounds the opens of a file replaced between the look
+// and the open: a writer that replaces it by a rename (statefile's atomic
+// writes, the store's compaction) makes a reader look again, not fail.
+const replacedAttempts = 4
+
 // OpenAt opens the regular file name in the directory open at dir, with
 // flags (O_RDONLY, O_RDWR|O_CREAT, ...) and O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC,
 // checking first (without following a link) and after the open (the
-// descriptor) that it is the regular file looked at. A file made by the
-// open (O_CREAT) gets mode 0600.
+// descriptor) that it is the regular file looked at; a file replaced in
+// between is looked at and opened again, up to replacedAttempts times
+// (then ErrReplaced). A file made by the open (O_CREAT) gets mode 0600.
 func OpenAt(dir int, name string, flags int) (int, *unix.Stat_t, error) {
+	for range replacedAttempts - 1 {
+		fd, st, err := openAt(dir, name, flags)
+		if !errors.Is(err, ErrReplaced) {
+			return fd, st, err
+		}
+	}
+	return openAt(dir, name, flags)
+}
+
+// afterLook, when set (tests), runs between the look and the open.
+var afterLook func()
+
+func openAt(dir int, name string, flags int) (int, *unix.Stat_t, error) {
 	var before unix.Stat_t
 	err := unix.Fstatat(dir, name, &before, unix.AT_SYMLINK_NOFOLLOW)
+	if afterLook != nil {
+		afterLook()
+	}
 	exists := err == nil
 	switch {
 	case err != nil && !(errors.Is(err, unix.ENOENT) && flags&unix.O_CREAT != 0):
@@ -85,7 +111,7 @@ func OpenAt(dir int, name string, flags int) (int, *unix.Stat_t, error) {
 	}
 	err = regular(&st)
 	if err == nil && exists && (st.Dev != before.Dev || st.Ino != before.Ino) {
-		err = errors.New("replaced while it was opened")
+		err = ErrReplaced
 	}
 	if err != nil {
 		unix.Close(fd)
