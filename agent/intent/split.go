@@ -24,6 +24,11 @@ func SplitRule(rule string) ([]string, error) {
 	if args, ok, err := splitPlain(rule); ok {
 		return args, err
 	}
+	return splitGeneral(rule)
+}
+
+// splitGeneral is SplitRule without its fast path (splitPlain).
+func splitGeneral(rule string) ([]string, error) {
 	if !utf8.ValidString(rule) {
 		return nil, fmt.Errorf("rule is not valid UTF-8")
 	}

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
 func TestSplitRule(t *testing.T) {
@@ -53,18 +52,6 @@ func TestSplitRuleErrors(t *testing.T) {
 			t.Errorf("SplitRule(%q) = %q, %v; want error %q", tc.rule, got, err, tc.want)
 		}
 	}
-}
-
-// splitGeneral is SplitRule without its fast path (splitPlain).
-func splitGeneral(rule string) ([]string, error) {
-	if !utf8.ValidString(rule) {
-		return nil, fmt.Errorf("rule is not valid UTF-8")
-	}
-	if i := strings.IndexFunc(rule, isControl); i >= 0 {
-		return nil, fmt.Errorf("control character %q at column %d", rule[i], i+1)
-	}
-	sp := splitter{rule: rule}
-	return sp.split()
 }
 
 // TestSplitPlainIsTheSplitter: the fast path takes exactly the plain

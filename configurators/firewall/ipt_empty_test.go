@@ -17,47 +17,38 @@ import (
 // program: a chain made by someone else (here with iptables itself) is
 // saved and read as before.
 func TestTablesProbeSkipsOnlyAnEmptyFamily(t *testing.T) {
-	for _, variant := range []string{"nft", "legacy"} {
-		t.Run(variant, func(t *testing.T) {
-			prog := "iptables-" + variant
-			if _, err := exec.LookPath(prog); err != nil {
-				if os.Getenv("CI") != "" {
-					t.Fatalf("%s: %v (the setup script installs iptables)", prog, err)
-				}
-				t.Skipf("%s: %v", prog, err)
+	eachVariant(t, func(t *testing.T, variant, prog string) {
+		tgt := testns.New(t)
+		v4 := probeOf(t, tgt, items.FamilyIPv4, variant)
+		v6 := probeOf(t, tgt, items.FamilyIPv6, variant)
+		for fam, p := range map[string]tablesProbe{"IPv4": v4, "IPv6": v6} {
+			if none, err := p(); err != nil || !none {
+				t.Fatalf("%s in a new namespace: none=%v, %v; want no table", fam, none, err)
 			}
-			tgt := testns.New(t)
-			v4 := probeOf(t, tgt, items.FamilyIPv4, variant)
-			v6 := probeOf(t, tgt, items.FamilyIPv6, variant)
-			for fam, p := range map[string]tablesProbe{"IPv4": v4, "IPv6": v6} {
-				if none, err := p(); err != nil || !none {
-					t.Fatalf("%s in a new namespace: none=%v, %v; want no table", fam, none, err)
-				}
-			}
-			testns.Exec(t, tgt, prog, "-t", "filter", "-N", "someone-elses")
-			if none, err := v4(); err != nil || none {
-				t.Errorf("IPv4 with a chain: none=%v, %v; want a table", none, err)
-			}
-			if none, err := v6(); err != nil || !none {
-				t.Errorf("IPv6 without: none=%v, %v; want no table", none, err)
-			}
+		}
+		testns.Exec(t, tgt, prog, "-t", "filter", "-N", "someone-elses")
+		if none, err := v4(); err != nil || none {
+			t.Errorf("IPv4 with a chain: none=%v, %v; want a table", none, err)
+		}
+		if none, err := v6(); err != nil || !none {
+			t.Errorf("IPv6 without: none=%v, %v; want no table", none, err)
+		}
 
-			b, err := newExecBackend(tgt, items.FamilyIPv4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			eb := b.(*execBackend)
-			eb.saveCmd = mustLook(t, "iptables-"+variant+"-save")
-			eb.noTables = v4
-			tables, err := eb.save(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v := tables["filter"]; v == nil || !hasChain(v, "someone-elses") {
-				t.Errorf("save with a table: %v; want filter with the chain", tables)
-			}
-		})
-	}
+		b, err := newExecBackend(tgt, items.FamilyIPv4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eb := b.(*execBackend)
+		eb.saveCmd = mustLook(t, "iptables-"+variant+"-save")
+		eb.noTables = v4
+		tables, err := eb.save(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := tables["filter"]; v == nil || !hasChain(v, "someone-elses") {
+			t.Errorf("save with a table: %v; want filter with the chain", tables)
+		}
+	})
 }
 
 // probeOf returns the probe of the variant's save program.
@@ -116,4 +107,22 @@ func TestVariantOf(t *testing.T) {
 func hasChain(v *tableView, chain string) bool {
 	_, ok := v.rules(chain)
 	return ok
+}
+
+// eachVariant runs f as a subtest for iptables-nft and iptables-legacy,
+// given the program's name: a variant not installed fails under CI (the
+// setup script installs both) and is skipped elsewhere.
+func eachVariant(t *testing.T, f func(t *testing.T, variant, prog string)) {
+	for _, variant := range []string{"nft", "legacy"} {
+		t.Run(variant, func(t *testing.T) {
+			prog := "iptables-" + variant
+			if _, err := exec.LookPath(prog); err != nil {
+				if os.Getenv("CI") != "" {
+					t.Fatalf("%s: %v (the setup script installs iptables)", prog, err)
+				}
+				t.Skipf("%s: %v", prog, err)
+			}
+			f(t, variant, prog)
+		})
+	}
 }

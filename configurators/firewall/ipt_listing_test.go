@@ -3,8 +3,6 @@ package firewall
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -214,61 +212,52 @@ func parseListing(out []byte) (*tableView, error) {
 // the commit (chains in order, the kernel's spelling of every rule);
 // iptables-legacy's cannot, and its backend does not ask it to.
 func TestRestoreListingIsTheSave(t *testing.T) {
-	for _, variant := range []string{"nft", "legacy"} {
-		t.Run(variant, func(t *testing.T) {
-			prog := "iptables-" + variant
-			if _, err := exec.LookPath(prog); err != nil {
-				if os.Getenv("CI") != "" {
-					t.Fatalf("%s: %v (the setup script installs iptables)", prog, err)
-				}
-				t.Skipf("%s: %v", prog, err)
-			}
-			tgt := testns.New(t)
-			testns.Exec(t, tgt, prog, "-t", "filter", "-N", "someone-elses")
-			testns.Exec(t, tgt, prog, "-t", "filter", "-A", "FORWARD", "-j", "LOG")
-			pathWith(t, prog, prog+"-save", prog+"-restore") // this variant only
-			b, err := newExecBackend(tgt, items.FamilyIPv4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			eb := b.(*execBackend)
-			if eb.listing.Load() != (variant == "nft") {
-				t.Fatalf("listing %v for %s", eb.listing.Load(), variant)
-			}
-			if variant != "nft" {
-				return
-			}
-			ch := &items.IptablesChain{Family: items.FamilyIPv4, Table: "filter", Chain: "NA-LIST", JumpFrom: "FORWARD", Position: 1,
-				Rules: [][]string{
-					{"-s", "10.0.0.5/24", "-p", "tcp", "--dport", "22", "-j", "ACCEPT"},
-					{"-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "ACCEPT"},
-					{"!", "-i", "lo", "-d", "192.168.1.1", "-j", "DROP"},
-					{"-m", "comment", "--comment", `a "quoted" comment`, "-j", "RETURN"},
-					{"-p", "icmp", "--icmp-type", "echo-request", "-j", "ACCEPT"},
-					{"-j", "LOG", "--log-prefix", "na: "},
-				}}
-			before, err := eb.save(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := planApply(before["filter"], nil, ch, nil, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			listed, err := eb.restoreListed(context.Background(), renderTable("filter", before["filter"], []*chainPlan{p}, true))
-			if err != nil || listed == nil {
-				t.Fatalf("restore with the listing: %v, %v", listed, err)
-			}
-			saved, err := eb.save(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(listed, saved["filter"]) {
-				t.Errorf("the restore listed %+v;\niptables-save: %+v", listed, saved["filter"])
-			}
-			if rules, _ := listed.rules("NA-LIST"); len(rules) != len(ch.Rules)+1 {
-				t.Errorf("NA-LIST listed with %d rules, want %d", len(rules), len(ch.Rules)+1)
-			}
-		})
-	}
+	eachVariant(t, func(t *testing.T, variant, prog string) {
+		tgt := testns.New(t)
+		testns.Exec(t, tgt, prog, "-t", "filter", "-N", "someone-elses")
+		testns.Exec(t, tgt, prog, "-t", "filter", "-A", "FORWARD", "-j", "LOG")
+		pathWith(t, prog, prog+"-save", prog+"-restore") // this variant only
+		b, err := newExecBackend(tgt, items.FamilyIPv4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eb := b.(*execBackend)
+		if eb.listing.Load() != (variant == "nft") {
+			t.Fatalf("listing %v for %s", eb.listing.Load(), variant)
+		}
+		if variant != "nft" {
+			return
+		}
+		ch := &items.IptablesChain{Family: items.FamilyIPv4, Table: "filter", Chain: "NA-LIST", JumpFrom: "FORWARD", Position: 1,
+			Rules: [][]string{
+				{"-s", "10.0.0.5/24", "-p", "tcp", "--dport", "22", "-j", "ACCEPT"},
+				{"-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "ACCEPT"},
+				{"!", "-i", "lo", "-d", "192.168.1.1", "-j", "DROP"},
+				{"-m", "comment", "--comment", `a "quoted" comment`, "-j", "RETURN"},
+				{"-p", "icmp", "--icmp-type", "echo-request", "-j", "ACCEPT"},
+				{"-j", "LOG", "--log-prefix", "na: "},
+			}}
+		before, err := eb.save(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := planApply(before["filter"], nil, ch, nil, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed, err := eb.restoreListed(context.Background(), renderTable("filter", before["filter"], []*chainPlan{p}, true))
+		if err != nil || listed == nil {
+			t.Fatalf("restore with the listing: %v, %v", listed, err)
+		}
+		saved, err := eb.save(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(listed, saved["filter"]) {
+			t.Errorf("the restore listed %+v;\niptables-save: %+v", listed, saved["filter"])
+		}
+		if rules, _ := listed.rules("NA-LIST"); len(rules) != len(ch.Rules)+1 {
+			t.Errorf("NA-LIST listed with %d rules, want %d", len(rules), len(ch.Rules)+1)
+		}
+	})
 }
